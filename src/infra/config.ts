@@ -1,0 +1,33 @@
+/**
+ * Configuration from environment variables (the README's configuration table lists them all).
+ * Read once per process; tests pass their own values to `loadConfig`.
+ */
+import path from "node:path";
+
+export interface Config {
+  /** TCP port of the HTTP server (0 = random free port). */
+  port: number;
+  host: string;
+  /** PostgreSQL URL; when unset the embedded PGlite database under `dataDir` is used. */
+  databaseUrl?: string;
+  /** Directory for the embedded database and other local state. */
+  dataDir: string;
+  logLevel: string;
+  /** Absolute base URL used in `next`/`previous` links and file URLs; derived from the request when unset. */
+  publicUrl?: string;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = env.PORT === undefined || env.PORT === "" ? 3000 : Number(env.PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`PORT must be an integer between 0 and 65535, got ${env.PORT}`);
+  }
+  return {
+    port,
+    host: env.HOST || "0.0.0.0",
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: path.resolve(env.BILLING_DATA_DIR || "data"),
+    logLevel: env.LOG_LEVEL || "info",
+    publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/$/, "") : undefined,
+  };
+}

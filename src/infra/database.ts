@@ -1,0 +1,42 @@
+/**
+ * Prisma client factory over the driver adapters of driver-adapter.ts (PGlite by default,
+ * PostgreSQL when `DATABASE_URL` is set; DESIGN.md "Fixed choices").
+ */
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaClient } from "./prisma/generated/client.js";
+import { databaseTarget, NameAsTextPool, openPGlite, type DatabaseTarget } from "./driver-adapter.js";
+
+export { databaseTarget, type DatabaseTarget } from "./driver-adapter.js";
+
+export interface Database {
+  prisma: PrismaClient;
+  target: DatabaseTarget;
+  close(): Promise<void>;
+}
+
+/** Creates the Prisma client for `target`; `close()` releases the pool or the PGlite instance. */
+export async function createDatabase(target: DatabaseTarget = databaseTarget()): Promise<Database> {
+  if (target.kind === "postgres") {
+    const pool = new NameAsTextPool({ connectionString: target.url, max: 10 });
+    const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+    return {
+      prisma,
+      target,
+      async close() {
+        await prisma.$disconnect();
+        await pool.end().catch(() => undefined);
+      },
+    };
+  }
+  const pglite = await openPGlite(target.dir);
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  return {
+    prisma,
+    target,
+    async close() {
+      await prisma.$disconnect();
+      await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,109 @@
+/**
+ * Driver adapters (no Prisma client import, so prisma.config.ts can load it before `prisma generate`). Two databases, one PostgreSQL dialect:
+ * - embedded PGlite in `<dataDir>/pglite` (default, nothing to install);
+ * - PostgreSQL through `pg` when `DATABASE_URL` is set.
+ * Both go through Prisma 6.19 driver adapters (DESIGN.md "Fixed choices").
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+
+export type DatabaseTarget =
+  | { kind: "postgres"; url: string }
+  /** `dir` undefined = in-memory */
+  | { kind: "pglite"; dir?: string };
+
+/** The database selected by `DATABASE_URL` / `BILLING_DATA_DIR`. */
+export function databaseTarget(env: NodeJS.ProcessEnv = process.env): DatabaseTarget {
+  if (env.DATABASE_URL) return { kind: "postgres", url: env.DATABASE_URL };
+  return { kind: "pglite", dir: path.join(path.resolve(env.BILLING_DATA_DIR || "data"), "pglite") };
+}
+
+const PG_NAME_OID = 19;
+const PG_TEXT_OID = 25;
+
+/**
+ * `pg.Pool` that reports pg_catalog's `name` columns as `text`. Works around prisma/orm#27403
+ * ("Column type 'name' could not be deserialized"), which breaks `prisma migrate` with
+ * @prisma/adapter-pg 6.19 on a real PostgreSQL.
+ */
+export class NameAsTextPool extends pg.Pool {
+  // @ts-expect-error: pg's overloads; we forward every form unchanged and patch the result
+  override async query(...args: Parameters<pg.Pool["query"]>) {
+    // @ts-expect-error: forwarding overloads
+    const result = await super.query(...args);
+    for (const field of (result as pg.QueryResult)?.fields ?? []) {
+      if (field.dataTypeID === PG_NAME_OID) field.dataTypeID = PG_TEXT_OID;
+    }
+    return result;
+  }
+}
+
+/** Opens the PGlite database at `dir` (created when missing) or in memory. */
+export async function openPGlite(dir?: string): Promise<PGlite> {
+  if (dir) fs.mkdirSync(dir, { recursive: true });
+  const db = new PGlite(dir);
+  await db.waitReady;
+  return db;
+}
+
+/** Driver adapter factory for the Prisma CLI (prisma.config.ts). */
+export async function createDriverAdapter(
+  target: DatabaseTarget = databaseTarget(),
+): Promise<SqlMigrationAwareDriverAdapterFactory> {
+  if (target.kind === "postgres") {
+    return new PrismaPg(new NameAsTextPool({ connectionString: target.url, max: 10 }));
+  }
+  const pglite = await openPGlite(target.dir);
+  return closeWhenIdle(new PrismaPGlite(pglite), pglite);
+}
+
+const CLI_IDLE_CLOSE_MS = 2000;
+
+/**
+ * An open PGlite keeps Node running, and neither the Prisma CLI nor pglite-prisma-adapter closes
+ * it (the adapter's dispose() is a no-op and `migrate deploy` never calls it), so the CLI would
+ * hang after "All migrations have been successfully applied". For the CLI only, close the
+ * database once no query has run for CLI_IDLE_CLOSE_MS.
+ */
+function closeWhenIdle(
+  factory: SqlMigrationAwareDriverAdapterFactory,
+  pglite: PGlite,
+): SqlMigrationAwareDriverAdapterFactory {
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight = 0;
+  const touch = () => {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (inFlight === 0 && !pglite.closed) void pglite.close();
+    }, CLI_IDLE_CLOSE_MS);
+  };
+  const track = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      inFlight++;
+      try {
+        return await fn(...args);
+      } finally {
+        inFlight--;
+        touch();
+      }
+    };
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    async connect() {
+      const adapter = await factory.connect();
+      for (const method of ["queryRaw", "executeRaw", "executeScript", "startTransaction"] as const) {
+        const original = (adapter as any)[method];
+        if (typeof original === "function") (adapter as any)[method] = track(original.bind(adapter));
+      }
+      touch();
+      return adapter;
+    },
+    connectToShadowDb: () => factory.connectToShadowDb(),
+  };
+}
