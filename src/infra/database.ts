@@ -5,9 +5,12 @@
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "./prisma/generated/client.js";
-import { databaseTarget, NameAsTextPool, openPGlite, type DatabaseTarget } from "./driver-adapter.js";
+import { databaseTarget, nameAsTextPool, openPGlite, type DatabaseTarget } from "./driver-adapter.js";
 
 export { databaseTarget, type DatabaseTarget } from "./driver-adapter.js";
+
+/** Interactive transactions may queue behind row locks (numbering) or PGlite's single connection. */
+const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
 
 export interface Database {
   prisma: PrismaClient;
@@ -18,8 +21,8 @@ export interface Database {
 /** Creates the Prisma client for `target`; `close()` releases the pool or the PGlite instance. */
 export async function createDatabase(target: DatabaseTarget = databaseTarget()): Promise<Database> {
   if (target.kind === "postgres") {
-    const pool = new NameAsTextPool({ connectionString: target.url, max: 10 });
-    const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+    const pool = nameAsTextPool({ connectionString: target.url, max: 10 });
+    const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: TRANSACTION_OPTIONS });
     return {
       prisma,
       target,
@@ -30,7 +33,7 @@ export async function createDatabase(target: DatabaseTarget = databaseTarget()):
     };
   }
   const pglite = await openPGlite(target.dir);
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite), transactionOptions: TRANSACTION_OPTIONS });
   return {
     prisma,
     target,

@@ -27,20 +27,29 @@ const PG_NAME_OID = 19;
 const PG_TEXT_OID = 25;
 
 /**
- * `pg.Pool` that reports pg_catalog's `name` columns as `text`. Works around prisma/orm#27403
- * ("Column type 'name' could not be deserialized"), which breaks `prisma migrate` with
- * @prisma/adapter-pg 6.19 on a real PostgreSQL.
+ * A `pg.Pool` whose results report pg_catalog's `name` columns as `text`. Works around
+ * prisma/orm#27403 ("Column type 'name' could not be deserialized"), which breaks `prisma migrate`
+ * with @prisma/adapter-pg 6.19 on a real PostgreSQL. Applies to pool queries and pooled clients.
  */
-export class NameAsTextPool extends pg.Pool {
-  // @ts-expect-error: pg's overloads; we forward every form unchanged and patch the result
-  override async query(...args: Parameters<pg.Pool["query"]>) {
-    // @ts-expect-error: forwarding overloads
-    const result = await super.query(...args);
-    for (const field of (result as pg.QueryResult)?.fields ?? []) {
-      if (field.dataTypeID === PG_NAME_OID) field.dataTypeID = PG_TEXT_OID;
-    }
-    return result;
-  }
+export function nameAsTextPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool(config);
+  patchQuery(pool);
+  pool.on("connect", (client) => patchQuery(client));
+  return pool;
+}
+
+function patchQuery(target: { query: (...args: any[]) => any }): void {
+  const query = target.query.bind(target);
+  target.query = (...args: any[]) => {
+    const result = query(...args);
+    if (!result || typeof result.then !== "function") return result;
+    return result.then((res: pg.QueryResult | undefined) => {
+      for (const field of res?.fields ?? []) {
+        if (field.dataTypeID === PG_NAME_OID) field.dataTypeID = PG_TEXT_OID;
+      }
+      return res;
+    });
+  };
 }
 
 /** Opens the PGlite database at `dir` (created when missing) or in memory. */
@@ -56,7 +65,7 @@ export async function createDriverAdapter(
   target: DatabaseTarget = databaseTarget(),
 ): Promise<SqlMigrationAwareDriverAdapterFactory> {
   if (target.kind === "postgres") {
-    return new PrismaPg(new NameAsTextPool({ connectionString: target.url, max: 10 }));
+    return new PrismaPg(nameAsTextPool({ connectionString: target.url, max: 10 }));
   }
   const pglite = await openPGlite(target.dir);
   return closeWhenIdle(new PrismaPGlite(pglite), pglite);

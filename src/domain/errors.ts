@@ -1,0 +1,97 @@
+/**
+ * The one error taxonomy of the service (DESIGN.md "REST conventions"). Every use case throws one
+ * of these; GraphQL puts `code` (and `fields`) in `extensions`, REST maps `status` and prints
+ * `{"error": {"code", "message", "fields"}}`. Anything else is an internal error (500, masked).
+ */
+export type ErrorCode =
+  | "validation_error"
+  | "authentication_required"
+  | "permission_denied"
+  | "not_found"
+  | "invalid_state"
+  | "tax_agency_rejected"
+  | "rate_limited";
+
+/** Field path (dot-separated, array indexes as numbers: `lines.0.quantity`) -> messages. */
+export type FieldErrors = Record<string, string[]>;
+
+export abstract class DomainError extends Error {
+  abstract readonly code: ErrorCode;
+  abstract readonly status: number;
+  readonly fields?: FieldErrors;
+  constructor(message: string, fields?: FieldErrors) {
+    super(message);
+    this.name = new.target.name;
+    this.fields = fields;
+  }
+}
+
+/** 400: the input breaks a rule; `fields` names each offending field. Nothing was written. */
+export class ValidationError extends DomainError {
+  readonly code = "validation_error" as const;
+  readonly status = 400;
+  constructor(message: string, fields: FieldErrors = {}) {
+    super(message, fields);
+  }
+  /** One field, one reason: `ValidationError.field("lines.0.quantity", "must not be negative")`. */
+  static field(path: string, reason: string): ValidationError {
+    return new ValidationError(`${path}: ${reason}`, { [path]: [reason] });
+  }
+}
+
+/** 401: missing, malformed or revoked API key. */
+export class AuthenticationError extends DomainError {
+  readonly code = "authentication_required" as const;
+  readonly status = 401;
+}
+
+/** 403: the key is valid but may not do this. */
+export class PermissionError extends DomainError {
+  readonly code = "permission_denied" as const;
+  readonly status = 403;
+}
+
+/** 404: no such resource for this organization and mode (other tenants' rows read the same). */
+export class NotFoundError extends DomainError {
+  readonly code = "not_found" as const;
+  readonly status = 404;
+  constructor(resource: string, id: string) {
+    super(`No ${resource} with id ${id}`);
+  }
+}
+
+/** 409: the resource's state forbids the action (for example updating a finalized invoice). */
+export class InvalidStateError extends DomainError {
+  readonly code = "invalid_state" as const;
+  readonly status = 409;
+}
+
+/** 422: the tax agency rejected the document. */
+export class TaxAgencyRejectedError extends DomainError {
+  readonly code = "tax_agency_rejected" as const;
+  readonly status = 422;
+}
+
+/** 429: too many requests. */
+export class RateLimitedError extends DomainError {
+  readonly code = "rate_limited" as const;
+  readonly status = 429;
+}
+
+/** Collects field errors and throws them together as one ValidationError. */
+export class FieldErrorCollector {
+  private readonly fields: FieldErrors = {};
+  add(path: string, reason: string): void {
+    (this.fields[path] ??= []).push(reason);
+  }
+  get empty(): boolean {
+    return Object.keys(this.fields).length === 0;
+  }
+  throwIfAny(message = "Invalid input"): void {
+    if (this.empty) return;
+    const summary = Object.entries(this.fields)
+      .map(([path, reasons]) => `${path}: ${reasons.join(", ")}`)
+      .join("; ");
+    throw new ValidationError(`${message}: ${summary}`, this.fields);
+  }
+}

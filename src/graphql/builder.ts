@@ -1,0 +1,73 @@
+/**
+ * The Pothos schema builder: plugins (prisma, relay), scalars and context type only. Types live in
+ * ./types/<resource>.ts; ./schema.ts imports them and builds the schema.
+ */
+import SchemaBuilder from "@pothos/core";
+import PrismaPlugin from "@pothos/plugin-prisma";
+import RelayPlugin from "@pothos/plugin-relay";
+import type PrismaTypes from "../infra/prisma/generated/pothos-types.js";
+import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
+import { idPrefix } from "../infra/ids.js";
+import type { GraphQLContext } from "./context.js";
+import { DateScalar, DateTimeResolver, DecimalScalar, JSONObjectResolver } from "./scalars.js";
+
+/** GraphQL type of each id prefix: the Relay global id of a node is its resource id. */
+export const NODE_TYPES: Record<string, string> = {
+  cus: "Customer",
+  inv: "Invoice",
+  pay: "Payment",
+};
+
+const UNKNOWN_NODE = "Unknown";
+
+export const builder = new SchemaBuilder<{
+  Context: GraphQLContext;
+  PrismaTypes: PrismaTypes;
+  DefaultFieldNullability: false;
+  DefaultEdgesNullability: false;
+  DefaultNodeNullability: false;
+  Connection: { totalCount: () => Promise<number> };
+  Scalars: {
+    Decimal: { Input: string; Output: unknown };
+    Date: { Input: string; Output: Date | string };
+    DateTime: { Input: Date; Output: Date };
+    JSONObject: { Input: Record<string, unknown>; Output: unknown };
+  };
+}>({
+  plugins: [PrismaPlugin, RelayPlugin],
+  defaultFieldNullability: false,
+  prisma: {
+    client: (ctx) => ctx.prisma,
+    dmmf: getDatamodel(),
+    exposeDescriptions: false,
+    filterConnectionTotalCount: true,
+    onUnusedQuery: process.env.NODE_ENV === "production" ? null : "error",
+  },
+  relay: {
+    clientMutationId: "omit",
+    cursorType: "String",
+    edgesFieldOptions: { nullable: false },
+    nodeFieldOptions: { nullable: false },
+    encodeGlobalID: (_typename, id) => String(id),
+    decodeGlobalID: (globalID) => ({ typename: NODE_TYPES[idPrefix(globalID) ?? ""] ?? UNKNOWN_NODE, id: globalID }),
+    // an id whose prefix names no node type reads as "not found" (null), like any unknown id
+    nodeQueryOptions: {
+      resolve: (_root, { id }, _ctx, _info, resolveNode) => (id.typename === UNKNOWN_NODE ? null : resolveNode(id)),
+    },
+  },
+});
+
+builder.addScalarType("Decimal", DecimalScalar);
+builder.addScalarType("Date", DateScalar);
+builder.addScalarType("DateTime", DateTimeResolver);
+builder.addScalarType("JSONObject", JSONObjectResolver);
+
+builder.queryType({ description: "Reads. Every field needs an API key; results are scoped to its organization and mode." });
+builder.mutationType({ description: "Writes. Each mutation is one database transaction; a failed one changes nothing." });
+
+builder.globalConnectionField("totalCount", (t) =>
+  t.int({
+    description: "Number of items matching the filters, over all pages.",
+    resolve: (connection) => connection.totalCount(),
+  }),
+);

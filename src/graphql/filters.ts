@@ -1,0 +1,71 @@
+/**
+ * Filter inputs shared by list fields, and their Prisma translation. REST's `field=`,
+ * `field__in=`, `__exact`, `__contains`, `__icontains`, `__gte`, `__lte` map onto them
+ * (src/rest/filters.ts).
+ */
+import { builder } from "./builder.js";
+
+export interface StringFilterValue {
+  equals?: string | null;
+  in?: string[] | null;
+  contains?: string | null;
+  icontains?: string | null;
+}
+
+export const StringFilter = builder.inputType("StringFilter", {
+  description: "Text filter; every given operator must match.",
+  fields: (t) => ({
+    equals: t.string({ description: "exact match (REST `field=` and `field__exact=`)" }),
+    in: t.stringList({ description: "one of (REST `field__in=a,b`)" }),
+    contains: t.string({ description: "substring, case-sensitive (REST `__contains`)" }),
+    icontains: t.string({ description: "substring, case-insensitive (REST `__icontains`)" }),
+  }),
+});
+
+export interface DateTimeFilterValue {
+  equals?: Date | null;
+  gte?: Date | null;
+  lte?: Date | null;
+}
+
+export const DateTimeFilter = builder.inputType("DateTimeFilter", {
+  description: "Time filter; bounds are inclusive.",
+  fields: (t) => ({
+    equals: t.field({ type: "DateTime" }),
+    gte: t.field({ type: "DateTime", description: "at or after (REST `__gte`)" }),
+    lte: t.field({ type: "DateTime", description: "at or before (REST `__lte`)" }),
+  }),
+});
+
+/** Prisma `where` fragment of a StringFilter (undefined when empty). */
+export function stringWhere(filter: StringFilterValue | null | undefined, { uppercase = false } = {}) {
+  if (!filter) return undefined;
+  const norm = (v: string) => (uppercase ? v.toUpperCase() : v);
+  const where: Record<string, unknown> = {};
+  if (filter.equals != null) where.equals = norm(filter.equals);
+  if (filter.in != null) where.in = filter.in.map(norm);
+  const and: Record<string, unknown>[] = [];
+  if (filter.contains != null) and.push({ contains: filter.contains });
+  if (filter.icontains != null) and.push({ contains: filter.icontains, mode: "insensitive" });
+  if (and.length === 1) Object.assign(where, and[0]);
+  return { where: Object.keys(where).length ? where : undefined, extra: and.length > 1 ? and : [] };
+}
+
+/** `{ field: <prisma filter> }` list (AND-ed) for a StringFilter on `field`. */
+export function stringConditions(field: string, filter: StringFilterValue | null | undefined, options?: { uppercase?: boolean }) {
+  const built = stringWhere(filter, options);
+  if (!built) return [];
+  const conditions: Record<string, unknown>[] = [];
+  if (built.where) conditions.push({ [field]: built.where });
+  for (const extra of built.extra) conditions.push({ [field]: extra });
+  return conditions;
+}
+
+export function dateTimeConditions(field: string, filter: DateTimeFilterValue | null | undefined) {
+  if (!filter) return [];
+  const where: Record<string, Date> = {};
+  if (filter.equals) where.equals = filter.equals;
+  if (filter.gte) where.gte = filter.gte;
+  if (filter.lte) where.lte = filter.lte;
+  return Object.keys(where).length ? [{ [field]: where }] : [];
+}

@@ -1,0 +1,38 @@
+/**
+ * Offset-based Relay connections. Cursors are offsets (plugin-relay's `OffsetConnection:N`), so a
+ * REST page N of size S is `first: S, after: cursor(S*(N-1)-1)`; the same pages on both surfaces.
+ * Only the requested page is loaded; `totalCount` runs a COUNT only when selected.
+ */
+import { resolveOffsetConnection } from "@pothos/plugin-relay";
+import { ValidationError } from "../domain/errors.js";
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+export interface ConnectionArgs {
+  first?: number | null;
+  last?: number | null;
+  after?: string | null;
+  before?: string | null;
+}
+
+export async function offsetConnection<T>(
+  args: ConnectionArgs,
+  load: (page: { skip: number; take: number }) => Promise<T[]>,
+  count: () => Promise<number>,
+) {
+  for (const key of ["first", "last"] as const) {
+    const value = args[key];
+    if (value !== null && value !== undefined && (value < 0 || value > MAX_PAGE_SIZE)) {
+      throw ValidationError.field(key, `must be between 0 and ${MAX_PAGE_SIZE}`);
+    }
+  }
+  let counted: Promise<number> | undefined;
+  const totalCount = () => (counted ??= count());
+  const needsTotal = (args.last ?? null) !== null && !args.before;
+  const connection = await resolveOffsetConnection(
+    { args, defaultSize: DEFAULT_PAGE_SIZE, maxSize: MAX_PAGE_SIZE, totalCount: needsTotal ? await totalCount() : undefined },
+    ({ limit, offset }) => load({ skip: offset, take: limit }),
+  );
+  return { ...connection, totalCount };
+}

@@ -1,0 +1,54 @@
+/**
+ * Scalars. Decimal travels as a string (exact, DESIGN.md "Money"); Date is `yyyy-mm-dd`;
+ * DateTime and JSONObject come from graphql-scalars.
+ */
+import { GraphQLError, GraphQLScalarType, Kind } from "graphql";
+import { DateTimeResolver, JSONObjectResolver } from "graphql-scalars";
+import { Decimal } from "decimal.js";
+import { isIsoDate } from "../domain/formats.js";
+
+const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
+
+function parseDecimal(value: unknown): string {
+  const text = typeof value === "number" && Number.isFinite(value) ? String(value) : value;
+  if (typeof text !== "string" || !DECIMAL_TEXT.test(text.trim())) {
+    throw new GraphQLError(`Decimal must be a number or a decimal string like "1234.50", got ${JSON.stringify(value)}`);
+  }
+  return new Decimal(text.trim()).toFixed();
+}
+
+/** Exact decimal number, serialized as a string without exponent ("2916", "0.19"). */
+export const DecimalScalar = new GraphQLScalarType<string, string>({
+  name: "Decimal",
+  description: 'Exact decimal number as a string, e.g. "2916" or "1234.50". Inputs accept strings or numbers.',
+  serialize: (value) => {
+    if (value === null || value === undefined) return value as never;
+    return new Decimal(String(value)).toFixed();
+  },
+  parseValue: parseDecimal,
+  parseLiteral: (ast) => {
+    if (ast.kind === Kind.STRING || ast.kind === Kind.INT || ast.kind === Kind.FLOAT) return parseDecimal(ast.value);
+    throw new GraphQLError("Decimal must be a string or number literal");
+  },
+});
+
+function parseDate(value: unknown): string {
+  if (typeof value !== "string" || !isIsoDate(value)) {
+    throw new GraphQLError(`Date must be a calendar date yyyy-mm-dd, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** Calendar date `yyyy-mm-dd` (no time zone); stored in @db.Date columns. */
+export const DateScalar = new GraphQLScalarType<string, string>({
+  name: "Date",
+  description: "Calendar date yyyy-mm-dd.",
+  serialize: (value) => (value instanceof Date ? value.toISOString().slice(0, 10) : parseDate(value)),
+  parseValue: parseDate,
+  parseLiteral: (ast) => {
+    if (ast.kind !== Kind.STRING) throw new GraphQLError("Date must be a string yyyy-mm-dd");
+    return parseDate(ast.value);
+  },
+});
+
+export { DateTimeResolver, JSONObjectResolver };

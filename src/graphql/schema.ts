@@ -1,0 +1,8 @@
+/** Builds the GraphQL schema from every type module (one file per resource under ./types). */
+import { builder } from "./builder.js";
+import "./types/reference.js";
+import "./types/customer.js";
+import "./types/payment.js";
+import "./types/invoice.js";
+
+export const schema = builder.toSchema({ sortSchema: true });

@@ -1,0 +1,135 @@
+/**
+ * Reference lists (spec "Document type", "Currency", "State"; countries embed in customers):
+ * global, read-only, seeded by migration. Lists are Relay connections with filters.
+ */
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import { builder } from "../builder.js";
+import { StringFilter, stringConditions } from "../filters.js";
+import { offsetConnection } from "../pagination.js";
+
+export const Country = builder.prismaObject("Country", {
+  description: "A country (ISO 3166-1 alpha-2 id) with its default sales tax.",
+  fields: (t) => ({
+    id: t.exposeString("id", { description: "ISO 3166-1 alpha-2 code, e.g. CL" }),
+    name: t.exposeString("name", { description: "name in Spanish" }),
+    nameEn: t.exposeString("nameEn"),
+    phoneCode: t.exposeString("phoneCode", { description: "international dialing prefix, e.g. +56" }),
+    hasRegulation: t.exposeBoolean("hasRegulation", { description: "electronic tax documents are regulated by a tax agency" }),
+    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "default VAT in percent (19 for CL)" }),
+  }),
+});
+
+export const Currency = builder.prismaObject("Currency", {
+  description: "A currency (ISO 4217 id). `rounded` currencies use whole units (CLP).",
+  fields: (t) => ({
+    id: t.exposeString("id", { description: "ISO 4217 code" }),
+    conversion: t.exposeString("conversionId", { nullable: true, description: "currency amounts are converted into (CLF -> CLP)" }),
+    country: t.exposeString("countryId", { nullable: true, description: "country id" }),
+    default: t.exposeBoolean("isDefault", { description: "primary currency of its country" }),
+    isChargeable: t.exposeBoolean("isChargeable", { description: "a payment gateway can charge it" }),
+    available: t.exposeBoolean("available"),
+    name: t.exposeString("name"),
+    nameEn: t.exposeString("nameEn"),
+    rounded: t.exposeBoolean("rounded", { description: "amounts round to whole units" }),
+    decimals: t.exposeInt("decimals", { description: "ISO 4217 minor unit (decimal places) used when not rounded" }),
+  }),
+});
+
+export const State = builder.prismaObject("State", {
+  description: "A first-level subdivision (Chile: region), id ISO 3166-2 (CL-RM).",
+  fields: (t) => ({
+    id: t.exposeString("id", { description: "ISO 3166-2 code, e.g. CL-RM" }),
+    code: t.exposeString("code", { description: "code within the country, e.g. RM" }),
+    country: t.exposeString("countryId", { description: "country id" }),
+    name: t.exposeString("name"),
+  }),
+});
+
+export const DocumentType = builder.prismaObject("DocumentType", {
+  description: "A kind of tax document; id = country + code (CL33 = Factura electrónica). docs/reference-data.md explains each flag.",
+  fields: (t) => ({
+    id: t.exposeString("id"),
+    currency: t.relation("currency", { description: "default currency of documents of this type" }),
+    tax: t.expose("tax", { type: "Decimal", description: "tax percent applied (19 for CL33, 0 for exempt types)" }),
+    code: t.exposeInt("code", { description: "tax agency code (SII TipoDTE)" }),
+    name: t.exposeString("name"),
+    hasTaxes: t.exposeBoolean("hasTaxes", { description: "lines are taxed (false: every line is exempt)" }),
+    hasTaxesDetail: t.exposeBoolean("hasTaxesDetail", { description: "tax is printed apart from the net amount" }),
+    hasLinesTotal: t.exposeBoolean("hasLinesTotal", { description: "lines carry a total" }),
+    hasLocalFormat: t.exposeBoolean("hasLocalFormat", { description: "finalize produces a tax-agency file (DTE XML)" }),
+    holdTaxes: t.exposeBoolean("holdTaxes", { description: "tax is withheld by the issuer (CL46)" }),
+    isForeign: t.exposeBoolean("isForeign", { description: "export document" }),
+    isSale: t.exposeBoolean("isSale"),
+    isPurchase: t.exposeBoolean("isPurchase", { description: "REST spells it is_purshase" }),
+    isOrder: t.exposeBoolean("isOrder", { description: "dispatch guide" }),
+    isNote: t.exposeBoolean("isNote", { description: "credit or debit note" }),
+    pricesIncludeTax: t.exposeBoolean("pricesIncludeTax", { description: "line prices include tax (boletas 39, 41)" }),
+    send: t.exposeBoolean("send", { description: "sent to the tax agency" }),
+    given: t.exposeBoolean("given", { description: "has an assignable (cedible) copy" }),
+    country: t.exposeString("countryId", { description: "country id" }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  currencies: t.connection({
+    type: Currency,
+    description: "Currencies, ordered by id.",
+    args: { country: t.arg({ type: StringFilter }), name: t.arg({ type: StringFilter }), id: t.arg({ type: StringFilter }) },
+    resolve: (_root, args, ctx, info) => {
+      const where = { AND: [...stringConditions("countryId", args.country, { uppercase: true }), ...stringConditions("name", args.name), ...stringConditions("id", args.id, { uppercase: true })] };
+      return offsetConnection(
+        args,
+        (page) => ctx.prisma.currency.findMany({ ...queryFromInfo({ context: ctx, info, path: ["edges", "node"] }), where, orderBy: { id: "asc" }, ...page }),
+        () => ctx.prisma.currency.count({ where }),
+      );
+    },
+  }),
+  states: t.connection({
+    type: State,
+    description: "States (regions), ordered by country and id.",
+    args: { country: t.arg({ type: StringFilter }), name: t.arg({ type: StringFilter }), code: t.arg({ type: StringFilter }) },
+    resolve: (_root, args, ctx, info) => {
+      const where = { AND: [...stringConditions("countryId", args.country, { uppercase: true }), ...stringConditions("name", args.name), ...stringConditions("code", args.code, { uppercase: true })] };
+      return offsetConnection(
+        args,
+        (page) => ctx.prisma.state.findMany({ ...queryFromInfo({ context: ctx, info, path: ["edges", "node"] }), where, orderBy: [{ countryId: "asc" }, { id: "asc" }], ...page }),
+        () => ctx.prisma.state.count({ where }),
+      );
+    },
+  }),
+  documentTypes: t.connection({
+    type: DocumentType,
+    description: "Document types, ordered by country and code.",
+    args: {
+      country: t.arg({ type: StringFilter }),
+      name: t.arg({ type: StringFilter }),
+      id: t.arg({ type: StringFilter }),
+      isSale: t.arg.boolean(),
+      isPurchase: t.arg.boolean(),
+      isOrder: t.arg.boolean(),
+    },
+    resolve: (_root, args, ctx, info) => {
+      const flags: Record<string, boolean>[] = [];
+      for (const flag of ["isSale", "isPurchase", "isOrder"] as const) if (args[flag] != null) flags.push({ [flag]: args[flag]! });
+      const where = { AND: [...stringConditions("countryId", args.country, { uppercase: true }), ...stringConditions("name", args.name), ...stringConditions("id", args.id, { uppercase: true }), ...flags] };
+      return offsetConnection(
+        args,
+        (page) => ctx.prisma.documentType.findMany({ ...queryFromInfo({ context: ctx, info, path: ["edges", "node"] }), where, orderBy: [{ countryId: "asc" }, { code: "asc" }], ...page }),
+        () => ctx.prisma.documentType.count({ where }),
+      );
+    },
+  }),
+  countries: t.connection({
+    type: Country,
+    description: "Countries, ordered by id.",
+    args: { name: t.arg({ type: StringFilter }), id: t.arg({ type: StringFilter }) },
+    resolve: (_root, args, ctx, info) => {
+      const where = { AND: [...stringConditions("name", args.name), ...stringConditions("id", args.id, { uppercase: true })] };
+      return offsetConnection(
+        args,
+        (page) => ctx.prisma.country.findMany({ ...queryFromInfo({ context: ctx, info, path: ["edges", "node"] }), where, orderBy: { id: "asc" }, ...page }),
+        () => ctx.prisma.country.count({ where }),
+      );
+    },
+  }),
+}));

@@ -1,0 +1,48 @@
+/**
+ * Resource ids: `<prefix>_<24 random base62 chars>` from crypto randomness (DESIGN.md "Ids").
+ * The prefix names the type; the Relay global id of a node is its resource id.
+ */
+import { customAlphabet } from "nanoid";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const random24 = customAlphabet(BASE62, 24);
+
+export const ID_PREFIXES = {
+  org: "Organization",
+  key: "ApiKey",
+  cus: "Customer",
+  inv: "Invoice",
+  ord: "Order",
+  cre: "CreditNote",
+  lin: "Line",
+  pay: "Payment",
+  sou: "Source",
+  pro: "Product",
+  pla: "Plan",
+  add: "Addon",
+  cou: "Coupon",
+  sub: "Subscription",
+  usa: "Usage",
+  rem: "Reminder",
+  ses: "Session",
+  swa: "Swap",
+  pur: "Purchase",
+  evt: "Event",
+} as const;
+
+export type IdPrefix = keyof typeof ID_PREFIXES;
+
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${random24()}`;
+}
+
+/** The prefix of an id (`inv` for `inv_...`), or undefined when it has none we know. */
+export function idPrefix(id: string): IdPrefix | undefined {
+  const prefix = id.split("_", 1)[0];
+  return prefix in ID_PREFIXES ? (prefix as IdPrefix) : undefined;
+}
+
+/** A secret of `bytes` random bytes in base62 (API keys, session keys). */
+export function randomSecret(length = 32): string {
+  return customAlphabet(BASE62, length)();
+}

@@ -1,0 +1,8 @@
+/** pino logger; one JSON line per event (DESIGN.md "Logs"). */
+import { pino, type Logger } from "pino";
+
+export type { Logger };
+
+export function createLogger(level = process.env.LOG_LEVEL || "info"): Logger {
+  return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+}

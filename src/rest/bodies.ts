@@ -1,0 +1,152 @@
+/**
+ * Request body shapes of the REST paths (spec "Endpoints"), checked with zod before the body
+ * becomes GraphQL variables: types, unknown fields (400), and the snake_case -> camelCase rename.
+ * Server-assigned and computed fields of a resource (id, number, status, totals, created, ...)
+ * are accepted and ignored, so a retrieved resource can be sent back. Business rules (required
+ * fields, limits, references) are checked by the services behind GraphQL, not here.
+ */
+import { z } from "zod";
+import { ValidationError, type FieldErrors } from "../domain/errors.js";
+
+const text = z.string().nullable().optional();
+const decimal = z
+  .union([z.number().finite(), z.string().regex(/^-?\d+(\.\d+)?$/, "must be a decimal number")])
+  .transform((v) => String(v))
+  .nullable()
+  .optional();
+const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date yyyy-mm-dd").nullable().optional();
+const keyValues = z.record(z.string(), z.unknown()).nullable().optional();
+const ignored = z.unknown().optional();
+
+const contact = z.strictObject({ name: text, email: text, phone: text, role: text });
+
+export const customerBody = z.strictObject({
+  id: ignored,
+  created: ignored,
+  updated: ignored,
+  aggregations: ignored,
+  sources: ignored,
+  name: text,
+  address: text,
+  country: z.union([z.string(), z.object({ id: z.string() }).transform((c) => c.id)]).nullable().optional(),
+  state: z.union([z.string(), z.object({ code: z.string() }).transform((s) => s.code)]).nullable().optional(),
+  currency: text,
+  email: text,
+  phone: text,
+  website: text,
+  tax_id: text,
+  contacts: z.array(contact).nullable().optional(),
+  tax_settings: keyValues,
+  metadata: keyValues,
+});
+
+export function customerInput(body: z.infer<typeof customerBody>) {
+  return {
+    name: body.name,
+    address: body.address,
+    country: body.country,
+    state: body.state,
+    currency: body.currency,
+    email: body.email,
+    phone: body.phone,
+    website: body.website,
+    taxId: body.tax_id,
+    contacts: body.contacts,
+    taxSettings: body.tax_settings,
+    metadata: body.metadata,
+  };
+}
+
+const invoiceLine = z.strictObject({
+  id: ignored,
+  total: ignored,
+  name: text,
+  description: text,
+  quantity: decimal,
+  amount: decimal,
+  discount: decimal,
+  discount_scheme: text,
+  exempt: z.boolean().nullable().optional(),
+});
+
+export const invoiceBody = z.strictObject({
+  id: ignored,
+  number: ignored,
+  status: ignored,
+  created: ignored,
+  updated: ignored,
+  test_mode: ignored,
+  payments: ignored,
+  amount: ignored,
+  exempt: ignored,
+  tax: ignored,
+  tax_percent: ignored,
+  subtotal: ignored,
+  total: ignored,
+  local_file: ignored,
+  user: ignored,
+  customer: z.union([z.string(), z.object({ id: z.string() }).transform((c) => c.id)]).nullable().optional(),
+  document: z
+    .union([z.string(), z.object({ id: z.string(), currency: z.string().optional() }).passthrough()])
+    .nullable()
+    .optional(),
+  currency: text,
+  date,
+  due_date: date,
+  collection_method: text,
+  lines: z.array(invoiceLine).nullable().optional(),
+  discount: decimal,
+  discount_scheme: text,
+  period_start: date,
+  period_end: date,
+  note: text,
+  fiscal_settings: keyValues,
+  metadata: keyValues,
+});
+
+export function invoiceInput(body: z.infer<typeof invoiceBody>) {
+  const document = typeof body.document === "object" && body.document !== null ? body.document : null;
+  return {
+    customer: body.customer,
+    document: document ? document.id : (body.document as string | null | undefined),
+    currency: body.currency ?? (document?.currency as string | undefined),
+    date: body.date,
+    dueDate: body.due_date,
+    collectionMethod: body.collection_method,
+    lines: body.lines?.map((l) => ({
+      name: l.name,
+      description: l.description,
+      quantity: l.quantity,
+      amount: l.amount,
+      discount: l.discount,
+      discountScheme: l.discount_scheme,
+      exempt: l.exempt,
+    })),
+    discount: body.discount,
+    discountScheme: body.discount_scheme,
+    periodStart: body.period_start,
+    periodEnd: body.period_end,
+    note: body.note,
+    fiscalSettings: body.fiscal_settings,
+    metadata: body.metadata,
+  };
+}
+
+/** Parses `raw` with `schema`; a ValidationError names each bad or unknown field. */
+export function parseBody<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw ValidationError.field("body", "must be a JSON object");
+  }
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  const fields: FieldErrors = {};
+  for (const issue of result.error.issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) (fields[[...issue.path, key].join(".")] ??= []).push("unknown field");
+    } else {
+      (fields[issue.path.join(".") || "body"] ??= []).push(issue.message);
+    }
+  }
+  const summary = Object.entries(fields).map(([k, v]) => `${k}: ${v.join(", ")}`).join("; ");
+  throw new ValidationError(`Invalid request body: ${summary}`, fields);
+}

@@ -1,0 +1,74 @@
+/**
+ * REST list query parameters -> GraphQL filter values (DESIGN.md "Lists"): `field=v` and
+ * `field__exact=v` (equals), `field__in=a,b`, `field__contains=v`, `field__icontains=v`, and on
+ * dates `field__gte`, `field__lte`. Unknown parameters and operators are a 400 naming them.
+ */
+import { ValidationError, type FieldErrors } from "../domain/errors.js";
+
+export type FilterKind = "string" | "datetime" | "boolean";
+
+/** REST field name -> GraphQL filter key and kind. */
+export type FilterSpec = Record<string, { key: string; kind: FilterKind }>;
+
+export const PAGINATION_PARAMS = new Set(["page", "page_size"]);
+
+const STRING_OPS: Record<string, string> = { exact: "equals", in: "in", contains: "contains", icontains: "icontains" };
+const DATE_OPS = new Set(["exact", "gte", "lte"]);
+
+function dayBounds(value: string, param: string, errors: FieldErrors): { start: Date; end: Date } | null {
+  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
+  const parsed = new Date(dateOnly ? `${value}T00:00:00.000Z` : value);
+  if (Number.isNaN(parsed.getTime())) {
+    (errors[param] ??= []).push("must be a date yyyy-mm-dd or an ISO 8601 timestamp");
+    return null;
+  }
+  return { start: parsed, end: dateOnly ? new Date(parsed.getTime() + 86_400_000 - 1) : parsed };
+}
+
+/** Parses the filter parameters of `query` (other than `allowedExtra` and pagination). */
+export function parseFilters(query: URLSearchParams, spec: FilterSpec, allowedExtra: string[] = []): Record<string, unknown> {
+  const filters: Record<string, Record<string, unknown> | boolean> = {};
+  const errors: FieldErrors = {};
+  for (const [param, value] of query) {
+    if (PAGINATION_PARAMS.has(param) || allowedExtra.includes(param)) continue;
+    let field = param;
+    let op = "exact";
+    if (!(param in spec)) {
+      const at = param.lastIndexOf("__");
+      if (at > 0) {
+        field = param.slice(0, at);
+        op = param.slice(at + 2);
+      }
+    }
+    const target = spec[field];
+    if (!target) {
+      (errors[param] ??= []).push(`unknown filter; filterable fields: ${Object.keys(spec).join(", ")}`);
+      continue;
+    }
+    if (target.kind === "boolean") {
+      if (op !== "exact" || !["true", "false"].includes(value)) (errors[param] ??= []).push("must be true or false");
+      else filters[target.key] = value === "true";
+      continue;
+    }
+    const current = (filters[target.key] ??= {}) as Record<string, unknown>;
+    if (target.kind === "string") {
+      const graphqlOp = STRING_OPS[op];
+      if (!graphqlOp) (errors[param] ??= []).push(`unknown operator ${op}; use exact, in, contains or icontains`);
+      else current[graphqlOp] = op === "in" ? value.split(",").map((v) => v.trim()).filter(Boolean) : value;
+      continue;
+    }
+    if (!DATE_OPS.has(op)) {
+      (errors[param] ??= []).push(`unknown operator ${op}; use exact, gte or lte`);
+      continue;
+    }
+    const bounds = dayBounds(value, param, errors);
+    if (!bounds) continue;
+    if (op === "gte") current.gte = bounds.start;
+    else if (op === "lte") current.lte = bounds.end;
+    else Object.assign(current, { gte: bounds.start, lte: bounds.end });
+  }
+  if (Object.keys(errors).length) {
+    throw new ValidationError(`Invalid query parameters: ${Object.entries(errors).map(([k, v]) => `${k}: ${v.join(", ")}`).join("; ")}`, errors);
+  }
+  return filters;
+}

@@ -1,0 +1,161 @@
+/**
+ * The HTTP application: /graphql (graphql-yoga), /v1 (REST adapter over the same Yoga instance),
+ * /healthz, /readyz, /metrics. `createApp` wires it to a database; `startServer` listens.
+ */
+import http from "node:http";
+import { randomUUID } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { createYoga } from "graphql-yoga";
+import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { schema } from "./graphql/schema.js";
+import type { GraphQLContext } from "./graphql/context.js";
+import { maskError } from "./graphql/errors.js";
+import { authenticate } from "./services/api-keys.js";
+import { createRestHandler } from "./rest/router.js";
+import type { Database } from "./infra/database.js";
+import type { Logger } from "./infra/logger.js";
+import { migrationNames } from "./infra/migrate.js";
+
+export interface AppOptions {
+  database: Database;
+  logger: Logger;
+  /** absolute base URL for links; derived from each request when unset */
+  publicUrl?: string;
+}
+
+export interface App {
+  handle(request: Request): Promise<Response>;
+  yoga: ReturnType<typeof createYoga<Record<string, unknown>, GraphQLContext>>;
+  registry: Registry;
+}
+
+export function createApp({ database, logger, publicUrl }: AppOptions): App {
+  const { prisma } = database;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: "billing_http_requests_total",
+    help: "HTTP requests by surface and status",
+    labelNames: ["surface", "status"],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "billing_http_request_duration_seconds",
+    help: "HTTP request duration by surface",
+    labelNames: ["surface"],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+
+  const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
+    schema,
+    graphqlEndpoint: "/graphql",
+    graphiql: { title: "Billing API" },
+    landingPage: false,
+    logging: false,
+    maskedErrors: { maskError: (error) => maskError(error, logger) },
+    context: async ({ request }) => {
+      const requestId = request.headers.get("x-request-id") ?? randomUUID();
+      const auth = await authenticate(prisma, request.headers.get("authorization"));
+      return { prisma, auth, now: () => new Date(), requestId, logger: logger.child({ requestId }) } as GraphQLContext;
+    },
+  });
+
+  const rest = createRestHandler({ yoga, publicUrl });
+
+  async function ready(): Promise<{ ok: boolean; detail: string }> {
+    try {
+      const applied = await prisma.$queryRaw<{ migration_name: string }[]>`
+        SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`;
+      const names = new Set(applied.map((r) => r.migration_name));
+      const missing = (await migrationNames()).filter((n) => !names.has(n));
+      return missing.length ? { ok: false, detail: `pending migrations: ${missing.join(", ")}` } : { ok: true, detail: "ok" };
+    } catch (e) {
+      return { ok: false, detail: `database unreachable: ${(e as Error).message}` };
+    }
+  }
+
+  async function handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const surface = url.pathname.startsWith("/graphql") ? "graphql" : url.pathname.startsWith("/v1") ? "rest" : "other";
+    const started = performance.now();
+    const requestId = request.headers.get("x-request-id") ?? randomUUID();
+    let response: Response;
+    try {
+      if (surface === "graphql") {
+        const headers = new Headers(request.headers);
+        headers.set("x-request-id", requestId);
+        response = await yoga.fetch(new Request(request, { headers }));
+      } else if (surface === "rest") response = await rest(request, requestId);
+      else if (url.pathname === "/healthz") response = Response.json({ status: "ok" });
+      else if (url.pathname === "/readyz") {
+        const r = await ready();
+        response = Response.json({ status: r.ok ? "ready" : "not_ready", detail: r.detail }, { status: r.ok ? 200 : 503 });
+      } else if (url.pathname === "/metrics") {
+        response = new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
+      } else {
+        response = Response.json({ error: { code: "not_found", message: `No route for ${request.method} ${url.pathname}` } }, { status: 404 });
+      }
+    } catch (e) {
+      logger.error({ err: e, requestId }, "request failed");
+      response = Response.json({ error: { code: "internal_error", message: "Unexpected error." } }, { status: 500 });
+    }
+    const ms = performance.now() - started;
+    requests.inc({ surface, status: String(response.status) });
+    duration.observe({ surface }, ms / 1000);
+    logger.info({ requestId, method: request.method, path: url.pathname, status: response.status, ms: Math.round(ms) }, "request");
+    const headers = new Headers(response.headers);
+    headers.set("x-request-id", requestId);
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
+
+  return { handle, yoga, registry };
+}
+
+/** Node http server around `app.handle` (fetch API Request/Response). */
+export function createHttpServer(app: App): http.Server {
+  return http.createServer(async (req, res) => {
+    try {
+      const host = req.headers.host ?? "localhost";
+      const url = `http://${host}${req.url ?? "/"}`;
+      const method = req.method ?? "GET";
+      const body = method === "GET" || method === "HEAD" ? undefined : await readBody(req);
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (Array.isArray(v)) for (const item of v) headers.append(k, item);
+        else if (v !== undefined) headers.set(k, v);
+      }
+      const response = await app.handle(new Request(url, { method, headers, body: body as unknown as BodyInit | undefined }));
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.end(Buffer.from(await response.arrayBuffer()));
+    } catch (e) {
+      res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { code: "internal_error", message: "Unexpected error." } }));
+    }
+  });
+}
+
+const MAX_BODY_BYTES = 5 * 1024 * 1024;
+
+function readBody(req: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error("body too large"));
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
+
+/** Listens on `port` (0 = random); resolves with the server and its base URL. */
+export async function listen(server: http.Server, port: number, host: string): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  const address = server.address() as AddressInfo;
+  return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${address.port}`;
+}

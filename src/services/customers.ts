@@ -1,0 +1,168 @@
+/**
+ * Customers (spec "Customer"; REST /v1/customers/, GraphQL createCustomer/updateCustomer).
+ * Rules: country is a known two-letter ISO 3166-1 code; state is at most six characters and,
+ * when the country has seeded states, one of them (code `RM` or id `CL-RM`); currency a known
+ * ISO 4217 code; Chilean customers' tax_id a valid RUT, stored normalized (`76042235-5`);
+ * metadata merges (an empty value removes a key).
+ */
+import type { Prisma } from "../infra/prisma/generated/client.js";
+import { newId } from "../infra/ids.js";
+import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
+import { isEmailAddress, isHttpUrl } from "../domain/formats.js";
+import { mergeMetadata, type Metadata } from "../domain/metadata.js";
+import { normalizeRut } from "../domain/rut.js";
+import { tenant, type ServiceContext } from "./context.js";
+
+export interface ContactInput {
+  name?: string | null;
+  email?: string | null;
+  phone?: string | null;
+  role?: string | null;
+}
+
+export interface CustomerInput {
+  name?: string | null;
+  address?: string | null;
+  country?: string | null;
+  state?: string | null;
+  currency?: string | null;
+  email?: string | null;
+  phone?: string | null;
+  website?: string | null;
+  taxId?: string | null;
+  contacts?: ContactInput[] | null;
+  taxSettings?: Record<string, unknown> | null;
+  metadata?: Record<string, unknown> | null;
+}
+
+export const STATE_CODE_MAX_LENGTH = 6;
+
+/** Loads a customer of the caller's organization and mode; NotFoundError (404) otherwise. */
+export async function getCustomer(ctx: ServiceContext, id: string) {
+  const customer = await ctx.prisma.customer.findFirst({ where: { id, ...tenant(ctx) } });
+  if (!customer) throw new NotFoundError("customer", id);
+  return customer;
+}
+
+type CustomerColumns = Omit<Prisma.CustomerUncheckedCreateInput, "id" | "organizationId" | "testMode">;
+
+async function resolveCustomerColumns(
+  ctx: ServiceContext,
+  input: CustomerInput,
+  current: { countryId: string | null; stateId: string | null; stateCode: string | null; metadata: Metadata; taxId: string | null } | null,
+): Promise<CustomerColumns> {
+  const errors = new FieldErrorCollector();
+  const data: CustomerColumns = {};
+  const text = (field: keyof CustomerInput & keyof CustomerColumns, max: number) => {
+    const value = input[field];
+    if (value === undefined) return;
+    if (value !== null && typeof value === "string" && value.length > max) errors.add(snake(field), `must have at most ${max} characters`);
+    (data as Record<string, unknown>)[field] = value === "" ? null : value;
+  };
+  text("name", 200);
+  text("address", 500);
+  text("phone", 40);
+
+  if (input.email !== undefined) {
+    if (input.email && !isEmailAddress(input.email)) errors.add("email", "must be an e-mail address");
+    data.email = input.email || null;
+  }
+  if (input.website !== undefined) {
+    if (input.website && !isHttpUrl(input.website)) errors.add("website", "must be an http(s) URL");
+    data.website = input.website || null;
+  }
+
+  let countryId = current?.countryId ?? null;
+  if (input.country !== undefined) {
+    if (input.country === null || input.country === "") countryId = null;
+    else if (!/^[A-Za-z]{2}$/.test(input.country)) errors.add("country", "must be a two-letter ISO 3166-1 code");
+    else {
+      const country = await ctx.prisma.country.findUnique({ where: { id: input.country.toUpperCase() } });
+      if (!country) errors.add("country", `unknown country ${input.country.toUpperCase()}`);
+      countryId = country?.id ?? null;
+    }
+    data.countryId = countryId;
+  }
+
+  // state: re-checked when it or the country changes
+  const stateText = input.state !== undefined ? input.state : input.country !== undefined ? (current?.stateCode ?? current?.stateId ?? null) : undefined;
+  if (stateText !== undefined) {
+    if (stateText === null || stateText === "") {
+      data.stateId = null;
+      data.stateCode = null;
+    } else if (stateText.length > STATE_CODE_MAX_LENGTH) {
+      errors.add("state", `must have at most ${STATE_CODE_MAX_LENGTH} characters`);
+    } else {
+      const states = countryId ? await ctx.prisma.state.findMany({ where: { countryId } }) : [];
+      const wanted = stateText.toUpperCase();
+      const state = states.find((s) => s.code.toUpperCase() === wanted || s.id.toUpperCase() === wanted);
+      if (state) {
+        data.stateId = state.id;
+        data.stateCode = state.code;
+      } else if (states.length > 0) {
+        errors.add("state", `unknown state ${stateText} for country ${countryId}`);
+      } else {
+        data.stateId = null;
+        data.stateCode = stateText;
+      }
+    }
+  }
+
+  if (input.currency !== undefined) {
+    if (input.currency === null || input.currency === "") data.currencyId = null;
+    else if (!/^[A-Za-z]{3}$/.test(input.currency)) errors.add("currency", "must be a three-letter ISO 4217 code");
+    else {
+      const currency = await ctx.prisma.currency.findUnique({ where: { id: input.currency.toUpperCase() } });
+      if (!currency) errors.add("currency", `unknown currency ${input.currency.toUpperCase()}`);
+      data.currencyId = currency?.id ?? null;
+    }
+  }
+
+  const taxId = input.taxId !== undefined ? input.taxId || null : current?.taxId ?? null;
+  if (input.taxId !== undefined || input.country !== undefined) {
+    if (taxId && countryId === "CL") {
+      const rut = normalizeRut(taxId);
+      if (!rut) errors.add("tax_id", "must be a valid Chilean RUT (for example 76042235-5); the check digit does not match");
+      data.taxId = rut ?? taxId;
+    } else {
+      data.taxId = taxId;
+    }
+    if (taxId && taxId.length > 40) errors.add("tax_id", "must have at most 40 characters");
+  }
+
+  if (input.contacts !== undefined) {
+    const contacts = input.contacts ?? [];
+    contacts.forEach((contact, i) => {
+      if (contact.email && !isEmailAddress(contact.email)) errors.add(`contacts.${i}.email`, "must be an e-mail address");
+    });
+    data.contacts = contacts.map((c) => ({ name: c.name ?? null, email: c.email ?? null, phone: c.phone ?? null, role: c.role ?? null }));
+  }
+  if (input.taxSettings !== undefined) data.taxSettings = (input.taxSettings ?? {}) as Prisma.InputJsonValue;
+  if (input.metadata !== undefined) {
+    try {
+      data.metadata = mergeMetadata(current?.metadata ?? {}, input.metadata);
+    } catch (e) {
+      const fields = (e as { fields?: Record<string, string[]> }).fields ?? { metadata: [String(e)] };
+      for (const [path, reasons] of Object.entries(fields)) for (const r of reasons) errors.add(path, r);
+    }
+  }
+  errors.throwIfAny("Invalid customer");
+  return data;
+}
+
+function snake(field: string): string {
+  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** Creates a customer; ValidationError (400) names each bad field and nothing is written. */
+export async function createCustomer(ctx: ServiceContext, input: CustomerInput) {
+  const data = await resolveCustomerColumns(ctx, input, null);
+  return ctx.prisma.customer.create({ data: { ...data, id: newId("cus"), ...tenant(ctx) } });
+}
+
+/** Updates the given fields of a customer; 404 for another tenant's customer, 400 for bad input. */
+export async function updateCustomer(ctx: ServiceContext, id: string, input: CustomerInput) {
+  const current = await getCustomer(ctx, id);
+  const data = await resolveCustomerColumns(ctx, input, { ...current, metadata: current.metadata as Metadata });
+  return ctx.prisma.customer.update({ where: { id: current.id }, data });
+}
