@@ -22,3 +22,12 @@ export function tenant(ctx: ServiceContext) {
 }
 
 export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
+
+/**
+ * The same context with every query going through transaction `tx`. Use it for reads made while
+ * a transaction holds locks: on PGlite (one connection) a read outside the transaction would wait
+ * for it to end, and on PostgreSQL it would not see the transaction's writes.
+ */
+export function withinTransaction(ctx: ServiceContext, tx: Tx): ServiceContext {
+  return { ...ctx, prisma: tx as unknown as ServiceContext["prisma"] };
+}

@@ -13,7 +13,7 @@ import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import type { DecimalInput } from "../domain/money.js";
 import { renderDocumentPdf } from "../infra/pdf.js";
 import { formatAmount, formatMoney, formatQuantity } from "../domain/format-money.js";
-import { tenant, type ServiceContext } from "./context.js";
+import { tenant, withinTransaction, type ServiceContext } from "./context.js";
 import {
   dateColumn,
   documentTotals,
@@ -159,7 +159,7 @@ export async function updateInvoice(ctx: ServiceContext, id: string, input: Invo
     if (status === null) throw new NotFoundError("invoice", id);
     transition("invoice", status, "update");
     const current = await tx.invoice.findUniqueOrThrow({ where: { id }, include: { lines: { orderBy: { position: "asc" } } } });
-    const { columns, lines, linesChanged } = await prepare(ctx, input, current);
+    const { columns, lines, linesChanged } = await prepare(withinTransaction(ctx, tx), input, current);
     if (linesChanged) await tx.invoiceLine.deleteMany({ where: { invoiceId: id } });
     else {
       // totals may change per line (document type or currency changed): rewrite line totals

@@ -1,0 +1,41 @@
+/** Test databases: a migrated template per run, cloned per test file (PGlite dir copy or CREATE DATABASE ... TEMPLATE). */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import type { DatabaseTarget } from "../../src/infra/driver-adapter.js";
+
+export const TEST_DB = (process.env.TEST_DB ?? "pglite") as "pglite" | "postgres";
+export const POSTGRES_URL = process.env.TEST_DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/test";
+
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh database cloned from the template prepared by global-setup.ts; `drop` removes it. */
+export async function cloneTemplate(template: string): Promise<{ target: DatabaseTarget; drop: () => Promise<void> }> {
+  const suffix = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  if (TEST_DB === "postgres") {
+    const name = `billing_test_${suffix}`;
+    await adminQuery(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+    return {
+      target: { kind: "postgres", url: withDatabase(POSTGRES_URL, name) },
+      drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+    };
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `billing-test-${suffix}-`));
+  fs.cpSync(template, path.join(dir, "pglite"), { recursive: true });
+  return { target: { kind: "pglite", dir: path.join(dir, "pglite") }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+}

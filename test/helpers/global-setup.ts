@@ -1,0 +1,29 @@
+/** Migrates one template database per test run (`prisma migrate deploy`, the same command `npm start` runs). */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { TestProject } from "vitest/node";
+import { migrateDeploy } from "../../src/infra/migrate.js";
+import { adminQuery, POSTGRES_URL, withDatabase } from "./databases.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    template: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const kind = project.config.env?.TEST_DB ?? "pglite";
+  if (kind === "postgres") {
+    const name = `billing_template_${process.pid}`;
+    await adminQuery(`DROP DATABASE IF EXISTS "${name}"`);
+    await adminQuery(`CREATE DATABASE "${name}"`);
+    await migrateDeploy({ kind: "postgres", url: withDatabase(POSTGRES_URL, name) });
+    project.provide("template", name);
+    return async () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-template-"));
+  await migrateDeploy({ kind: "pglite", dir: path.join(dir, "pglite") });
+  project.provide("template", path.join(dir, "pglite"));
+  return async () => fs.rmSync(dir, { recursive: true, force: true });
+}

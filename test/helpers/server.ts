@@ -1,0 +1,77 @@
+/**
+ * Starts the real service on a random port over a fresh database, with two organizations and
+ * their keys: `acme` (test and live keys) and `other` (test key). Requests go over real HTTP.
+ */
+import { inject } from "vitest";
+import type { Server } from "node:http";
+import { createDatabase, type Database } from "../../src/infra/database.js";
+import { createLogger } from "../../src/infra/logger.js";
+import { createApiKey } from "../../src/services/api-keys.js";
+import { createApp, createHttpServer, listen } from "../../src/server.js";
+import { cloneTemplate } from "./databases.js";
+
+export interface TestServer {
+  url: string;
+  database: Database;
+  keys: { acme: string; acmeLive: string; other: string };
+  orgs: { acme: string; other: string };
+  /** REST call with a key; returns status and parsed JSON (null for empty bodies) */
+  rest(method: string, path: string, options?: { key?: string | null; body?: unknown; raw?: string }): Promise<{ status: number; body: any; text: string }>;
+  /** GraphQL call with a key */
+  graphql(query: string, variables?: Record<string, unknown>, key?: string): Promise<{ status: number; body: any }>;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(): Promise<TestServer> {
+  const { target, drop } = await cloneTemplate(inject("template"));
+  const database = await createDatabase(target);
+  const acme = await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "ops@acme.cl", mode: "test" });
+  const acmeLive = await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "live@acme.cl", mode: "live" });
+  const other = await createApiKey(database.prisma, { organizationName: "Other Ltda", email: "ops@other.cl", mode: "test" });
+  await database.prisma.organization.update({
+    where: { id: acme.organization },
+    data: { taxId: "76042235-5", taxBusinessName: "Acme SpA", taxAddress: "Av. Providencia 1234", taxCommune: "Providencia", taxActivity: "Servicios informáticos" },
+  });
+  const app = createApp({ database, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent") });
+  const server: Server = createHttpServer(app);
+  const url = await listen(server, 0, "127.0.0.1");
+
+  const rest: TestServer["rest"] = async (method, path, options = {}) => {
+    const key = options.key === undefined ? acme.key : options.key;
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (key) headers.authorization = `Bearer ${key}`;
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers,
+      body: options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null, text };
+  };
+  const graphql: TestServer["graphql"] = async (query, variables, key = acme.key) => {
+    const res = await fetch(`${url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  return {
+    url,
+    database,
+    keys: { acme: acme.key, acmeLive: acmeLive.key, other: other.key },
+    orgs: { acme: acme.organization, other: other.organization },
+    rest,
+    graphql,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await database.close();
+      await drop();
+    },
+  };
+}
+
+/** A valid Chilean customer body. */
+export function chileanCustomer(overrides: Record<string, unknown> = {}) {
+  return { name: "Cliente SpA", address: "Av. Siempre Viva 123", country: "CL", state: "RM", tax_id: "76.042.235-5", email: "pagos@cliente.cl", ...overrides };
+}

@@ -1,0 +1,37 @@
+/**
+ * Three projects: `unit` (pure domain rules), and the integration suite twice, on `pglite` and on
+ * `postgres` (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/test). Each
+ * integration test file gets its own database cloned from a migrated template.
+ */
+import { createRequire } from "node:module";
+import { defineConfig } from "vitest/config";
+
+// One graphql instance: Node loads dependencies' `graphql` as CommonJS (index.js), so the code
+// under test must too, or GraphQLError/GraphQLScalarType `instanceof` checks fail across copies.
+const graphqlEntry = createRequire(import.meta.url).resolve("graphql");
+
+const integration = (name: "pglite" | "postgres") => ({
+  extends: true as const,
+  test: {
+    name,
+    include: ["test/integration/**/*.test.ts"],
+    globalSetup: ["test/helpers/global-setup.ts"],
+    env: { TEST_DB: name },
+    pool: "forks" as const,
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});
+
+export default defineConfig({
+  resolve: { alias: [{ find: /^graphql$/, replacement: graphqlEntry }] },
+  test: {
+    maxWorkers: 2,
+    minWorkers: 1,
+    projects: [
+      { extends: true as const, test: { name: "unit", include: ["test/domain/**/*.test.ts", "test/*.test.ts"], testTimeout: 30_000 } },
+      integration("pglite"),
+      integration("postgres"),
+    ],
+  },
+});
