@@ -14,6 +14,8 @@ export interface TestServer {
   url: string;
   database: Database;
   keys: { acme: string; acmeLive: string; other: string };
+  /** `Model.operation` of every Prisma query the app ran, in order (tests may clear it) */
+  queries: string[];
   orgs: { acme: string; other: string };
   /** REST call with a key; returns status and parsed JSON (null for empty bodies) */
   rest(method: string, path: string, options?: { key?: string | null; body?: unknown; raw?: string }): Promise<{ status: number; body: any; text: string }>;
@@ -32,7 +34,19 @@ export async function startTestServer(): Promise<TestServer> {
     where: { id: acme.organization },
     data: { taxId: "76042235-5", taxBusinessName: "Acme SpA", taxAddress: "Av. Providencia 1234", taxCommune: "Providencia", taxActivity: "Servicios informáticos" },
   });
-  const app = createApp({ database, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent") });
+  // every Prisma operation the app runs is recorded, so tests can catch N+1 queries
+  const queries: string[] = [];
+  const counted = database.prisma.$extends({
+    query: {
+      $allModels: {
+        async $allOperations({ model, operation, args, query }) {
+          queries.push(`${model}.${operation}`);
+          return query(args);
+        },
+      },
+    },
+  }) as unknown as Database["prisma"];
+  const app = createApp({ database: { ...database, prisma: counted }, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent") });
   const server: Server = createHttpServer(app);
   const url = await listen(server, 0, "127.0.0.1");
 
@@ -60,6 +74,7 @@ export async function startTestServer(): Promise<TestServer> {
     url,
     database,
     keys: { acme: acme.key, acmeLive: acmeLive.key, other: other.key },
+    queries,
     orgs: { acme: acme.organization, other: other.organization },
     rest,
     graphql,

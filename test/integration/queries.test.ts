@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => s?.close());
+
+const LIST = `{ invoices(first: 50) { totalCount edges { node { id total customer { name country { name } state { name } } document { name currency { id } } currency { id } lines { name total } payments { id } } } } }`;
+
+async function queriesFor(query: string) {
+  s.queries.length = 0;
+  const res = await s.graphql(query);
+  expect(res.body.errors).toBeUndefined();
+  return [...s.queries];
+}
+
+describe("query counts (no N+1)", () => {
+  it("loads an invoice list with nested customer, document, lines and payments in the same number of queries for 2 or 10 invoices", async () => {
+    const addInvoices = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: `C${i}` }) })).body.id;
+        await s.rest("POST", "/v1/invoices/", { body: { customer, lines: [{ name: "a", amount: 100 }, { name: "b", amount: 200 }] } });
+      }
+    };
+    await addInvoices(2);
+    const withTwo = await queriesFor(LIST);
+    await addInvoices(8);
+    const withTen = await queriesFor(LIST);
+    expect(withTen.length).toBe(withTwo.length);
+    // one findMany for the page (relations are joined or batched) and one count for totalCount
+    expect(withTen.filter((q) => q === "Invoice.findMany")).toHaveLength(1);
+    expect(withTen.filter((q) => q === "Invoice.count")).toHaveLength(1);
+    // the only lookup by id is the API key (authentication, once per request)
+    expect(withTen.filter((q) => q.endsWith("findUnique") || q.endsWith("findUniqueOrThrow"))).toEqual(["ApiKey.findUnique"]);
+  });
+
+  it("does not count rows when totalCount is not selected", async () => {
+    const queries = await queriesFor(`{ customers(first: 5) { edges { node { id country { id } } } } }`);
+    expect(queries).toEqual(["ApiKey.findUnique", "Customer.findMany"]);
+  });
+});
