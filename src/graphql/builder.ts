@@ -16,6 +16,7 @@ export const NODE_TYPES: Record<string, string> = {
   cus: "Customer",
   inv: "Invoice",
   pay: "Payment",
+  sou: "Source",
 };
 
 const UNKNOWN_NODE = "Unknown";

@@ -3,7 +3,10 @@
  * REST page N of size S is `first: S, after: cursor(S*(N-1)-1)`; the same pages on both surfaces.
  * Only the requested page is loaded; `totalCount` runs a COUNT only when selected.
  */
+import { queryFromInfo } from "@pothos/plugin-prisma";
 import { resolveOffsetConnection } from "@pothos/plugin-relay";
+import type { GraphQLResolveInfo } from "graphql";
+import type { GraphQLContext } from "./context.js";
 import { ValidationError } from "../domain/errors.js";
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -35,4 +38,28 @@ export async function offsetConnection<T>(
     ({ limit, offset }) => load({ skip: offset, take: limit }),
   );
   return { ...connection, totalCount };
+}
+
+/** The part of a Prisma model delegate a list needs (`ctx.prisma.invoice`, ...). */
+interface ListDelegate {
+  findMany(args: any): Promise<any[]>;
+  count(args: { where: any }): Promise<number>;
+}
+
+/**
+ * An offset connection over a Prisma model: one findMany for the page, selecting exactly what the
+ * query asks of `edges.node` (relations included, so no N+1), and a COUNT only for totalCount.
+ */
+export function prismaConnection(
+  ctx: GraphQLContext,
+  info: GraphQLResolveInfo,
+  model: ListDelegate,
+  args: ConnectionArgs,
+  query: { where: unknown; orderBy: unknown },
+) {
+  return offsetConnection(
+    args,
+    (page) => model.findMany({ ...queryFromInfo({ context: ctx, info, path: ["edges", "node"] }), ...query, ...page }),
+    () => model.count({ where: query.where }),
+  );
 }

@@ -12,6 +12,7 @@ import type {
   EmbeddedCustomerFieldsFragment,
   InvoiceFieldsFragment,
   PaymentFieldsFragment,
+  SourceFieldsFragment,
   StateFieldsFragment,
 } from "../graphql/generated/operations.js";
 import { num } from "./json.js";
@@ -92,9 +93,29 @@ export function customer(c: CustomerFieldsFragment, expanded: boolean) {
     tax_id: c.taxId,
     tax_settings: c.taxSettings,
     contacts: c.contacts,
+    sources: c.sources.map(source),
     metadata: c.metadata,
     created: isoTimestamp(c.created),
     updated: isoTimestamp(c.updated),
+  };
+}
+
+/** Source (spec "Payment", embedded source): ISO 8601 timestamps. */
+export function source(s: SourceFieldsFragment) {
+  return {
+    id: s.id,
+    amount: num(s.amount),
+    description: s.description,
+    return_url: s.returnUrl,
+    status: s.status,
+    metadata: s.metadata,
+    created: isoTimestamp(s.created),
+    updated: isoTimestamp(s.updated),
+    customer: s.customer,
+    gateway: s.gateway,
+    usage: s.usage,
+    flow: s.flow,
+    data: s.data,
   };
 }
 

@@ -2,16 +2,7 @@
 import { describe, it, expect } from "vitest";
 import { METADATA_LIMITS, mergeMetadata, validateMetadataPatch } from "../../src/domain/metadata.js";
 import { ValidationError } from "../../src/domain/errors.js";
-
-function validationErrorOf(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return error as ValidationError;
-  }
-  throw new Error("expected a ValidationError, nothing was thrown");
-}
+import { validationErrorOf } from "../helpers/errors.js";
 
 describe("mergeMetadata", () => {
   it("merges new keys and overwrites existing ones", () => {

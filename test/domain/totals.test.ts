@@ -5,6 +5,7 @@
 import { describe, it, expect } from "vitest";
 import { computeDocumentTotals, validateTotalsInput, type DocumentTotals, type TotalsInput } from "../../src/domain/totals.js";
 import { ValidationError } from "../../src/domain/errors.js";
+import { validationErrorOf } from "../helpers/errors.js";
 
 const CLP = { id: "CLP", rounded: true, decimals: 0 };
 const USD = { id: "USD", rounded: false, decimals: 2 };
@@ -32,17 +33,6 @@ function figures(t: DocumentTotals) {
 /** Per-line figures as strings: [gross, discount, total, exempt]. */
 function lineFigures(t: DocumentTotals) {
   return t.lines.map((l) => [l.gross.toString(), l.discountAmount.toString(), l.total.toString(), l.exempt]);
-}
-
-/** The ValidationError `fn` throws (fails the test when it throws nothing or something else). */
-function validationErrorOf(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return error as ValidationError;
-  }
-  throw new Error("expected a ValidationError, nothing was thrown");
 }
 
 describe("computeDocumentTotals: worked examples (docs/invoice-totals.md)", () => {

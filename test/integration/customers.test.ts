@@ -76,6 +76,15 @@ describe("GET and PATCH /v1/customers/{id}/", () => {
     expect(got.status).toBe(200);
     expect(got.body.country).toEqual({ id: "CL", name: "Chile", name_en: "Chile", phone_code: "+56", has_regulation: true, tax_percent: 19 });
     expect(got.body.state).toEqual({ id: "CL-RM", code: "RM", country: "CL", name: "Región Metropolitana de Santiago" });
+    expect(got.body.sources).toEqual([]);
+    await s.database.prisma.source.create({
+      data: { id: "sou_testsource000000000000001", organizationId: s.orgs.acme, testMode: true, customerId: created.id, gateway: "test", usage: "reusable", data: { last4: "4242" } },
+    });
+    const withSource = await s.rest("GET", `/v1/customers/${created.id}/`);
+    expect(withSource.body.sources).toHaveLength(1);
+    expect(withSource.body.sources[0]).toMatchObject({ id: "sou_testsource000000000000001", gateway: "test", usage: "reusable", status: "chargeable", flow: "none", customer: created.id, data: { last4: "4242" }, amount: null });
+    const bySource = await s.rest("GET", "/v1/customers/?sources=sou_testsource000000000000001");
+    expect(bySource.body.results.map((c: any) => c.id)).toEqual([created.id]);
 
     const patched = await s.rest("PATCH", `/v1/customers/${created.id}`, { body: { email: "nuevo@cliente.cl", name: "Cliente Nuevo", website: "https://cliente.cl", metadata: { a: "", c: "3" } } });
     expect(patched.status).toBe(200);

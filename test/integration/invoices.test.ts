@@ -147,6 +147,12 @@ describe("invoices over REST", () => {
     });
   }
 
+  it("rejects an invoice without a customer as a 400 on customer", async () => {
+    const res = await s.rest("POST", "/v1/invoices/", { body: { document: "CL33", lines: workedExampleLines } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.fields).toEqual({ customer: ["is required"] });
+  });
+
   it("rejects an invoice for another organization's customer as a 400 on customer", async () => {
     const foreign = (await s.rest("POST", "/v1/customers/", { key: s.keys.other, body: chileanCustomer() })).body;
     const res = await s.rest("POST", "/v1/invoices/", { body: { customer: foreign.id, lines: workedExampleLines } });

@@ -1,11 +1,11 @@
 /** Customers (spec "Customer"): node type, `customers` connection, create and update mutations. */
-import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { offsetConnection } from "../pagination.js";
+import { prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createCustomer, updateCustomer } from "../../services/customers.js";
 import "./reference.js";
+import "./payment.js";
 
 interface ContactShape {
   name: string | null;
@@ -44,6 +44,7 @@ export const Customer = builder.prismaNode("Customer", {
     contacts: t.field({ type: [Contact], select: { contacts: true }, resolve: (c) => (c.contacts as unknown as ContactShape[]) ?? [] }),
     taxSettings: t.expose("taxSettings", { type: "JSONObject" }),
     metadata: t.expose("metadata", { type: "JSONObject" }),
+    sources: t.relation("sources", { description: "payment sources, oldest first", query: { orderBy: { createdAt: "asc" } } }),
     created: t.expose("createdAt", { type: "DateTime" }),
     updated: t.expose("updatedAt", { type: "DateTime" }),
   }),
@@ -105,17 +106,7 @@ builder.queryFields((t) => ({
           ...(countryName.length ? [{ OR: [{ AND: countryName }, { AND: countryNameEn }] }] : []),
         ],
       };
-      return offsetConnection(
-        args,
-        (page) =>
-          ctx.prisma.customer.findMany({
-            ...queryFromInfo({ context: ctx, info, path: ["edges", "node"] }),
-            where,
-            orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-            ...page,
-          }),
-        () => ctx.prisma.customer.count({ where }),
-      );
+      return prismaConnection(ctx, info, ctx.prisma.customer, args, { where, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
     },
   }),
 }));

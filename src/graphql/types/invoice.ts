@@ -2,10 +2,9 @@
  * Invoices (spec "Invoice", "States and transitions"): node type, `invoices` connection and the
  * create/update/delete/finalize mutations. Rules live in services/invoices.ts and domain/.
  */
-import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { offsetConnection } from "../pagination.js";
+import { prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoice } from "../../services/invoices.js";
 import "./customer.js";
@@ -141,17 +140,7 @@ builder.queryFields((t) => ({
           ...dateTimeConditions("createdAt", w.created),
         ],
       };
-      return offsetConnection(
-        args,
-        (page) =>
-          ctx.prisma.invoice.findMany({
-            ...queryFromInfo({ context: ctx, info, path: ["edges", "node"] }),
-            where,
-            orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-            ...page,
-          }),
-        () => ctx.prisma.invoice.count({ where }),
-      );
+      return prismaConnection(ctx, info, ctx.prisma.invoice, args, { where, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
     },
   }),
 }));

@@ -24,3 +24,24 @@ export const Payment = builder.prismaNode("Payment", {
     updated: t.expose("updatedAt", { type: "DateTime" }),
   }),
 });
+
+export const Source = builder.prismaNode("Source", {
+  id: { field: "id", description: "`sou_` id" },
+  findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
+  nullable: true,
+  description: "A way to pay (card token, redirect checkout) at a payment gateway.",
+  fields: (t) => ({
+    amount: t.expose("amount", { type: "Decimal", nullable: true }),
+    description: t.exposeString("description", { nullable: true }),
+    returnUrl: t.exposeString("returnUrl", { nullable: true }),
+    status: t.exposeString("status", { description: "chargeable | consumed | failed" }),
+    metadata: t.expose("metadata", { type: "JSONObject" }),
+    customer: t.exposeString("customerId", { nullable: true, description: "customer id" }),
+    gateway: t.exposeString("gateway", { description: "payment gateway name" }),
+    usage: t.exposeString("usage", { description: "single_use | reusable" }),
+    flow: t.exposeString("flow", { description: "redirect | none" }),
+    data: t.expose("data", { type: "JSONObject", description: "gateway data; a redirect flow has redirect_url" }),
+    created: t.expose("createdAt", { type: "DateTime" }),
+    updated: t.expose("updatedAt", { type: "DateTime" }),
+  }),
+});

@@ -2,10 +2,9 @@
  * Reference lists (spec "Document type", "Currency", "State"; countries embed in customers):
  * global, read-only, seeded by migration. Lists are Relay connections with filters.
  */
-import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../builder.js";
 import { StringFilter, stringConditions } from "../filters.js";
-import { offsetConnection } from "../pagination.js";
+import { prismaConnection } from "../pagination.js";
 
 export const Country = builder.prismaObject("Country", {
   description: "A country (ISO 3166-1 alpha-2 id) with its default sales tax.",
@@ -77,11 +76,7 @@ builder.queryFields((t) => ({
     args: { country: t.arg({ type: StringFilter }), name: t.arg({ type: StringFilter }), id: t.arg({ type: StringFilter }) },
     resolve: (_root, args, ctx, info) => {
       const where = { AND: [...stringConditions("countryId", args.country, { uppercase: true }), ...stringConditions("name", args.name), ...stringConditions("id", args.id, { uppercase: true })] };
-      return offsetConnection(
-        args,
-        (page) => ctx.prisma.currency.findMany({ ...queryFromInfo({ context: ctx, info, path: ["edges", "node"] }), where, orderBy: { id: "asc" }, ...page }),
-        () => ctx.prisma.currency.count({ where }),
-      );
+      return prismaConnection(ctx, info, ctx.prisma.currency, args, { where, orderBy: { id: "asc" } });
     },
   }),
   states: t.connection({
@@ -90,11 +85,7 @@ builder.queryFields((t) => ({
     args: { country: t.arg({ type: StringFilter }), name: t.arg({ type: StringFilter }), code: t.arg({ type: StringFilter }) },
     resolve: (_root, args, ctx, info) => {
       const where = { AND: [...stringConditions("countryId", args.country, { uppercase: true }), ...stringConditions("name", args.name), ...stringConditions("code", args.code, { uppercase: true })] };
-      return offsetConnection(
-        args,
-        (page) => ctx.prisma.state.findMany({ ...queryFromInfo({ context: ctx, info, path: ["edges", "node"] }), where, orderBy: [{ countryId: "asc" }, { id: "asc" }], ...page }),
-        () => ctx.prisma.state.count({ where }),
-      );
+      return prismaConnection(ctx, info, ctx.prisma.state, args, { where, orderBy: [{ countryId: "asc" }, { id: "asc" }] });
     },
   }),
   documentTypes: t.connection({
@@ -112,11 +103,7 @@ builder.queryFields((t) => ({
       const flags: Record<string, boolean>[] = [];
       for (const flag of ["isSale", "isPurchase", "isOrder"] as const) if (args[flag] != null) flags.push({ [flag]: args[flag]! });
       const where = { AND: [...stringConditions("countryId", args.country, { uppercase: true }), ...stringConditions("name", args.name), ...stringConditions("id", args.id, { uppercase: true }), ...flags] };
-      return offsetConnection(
-        args,
-        (page) => ctx.prisma.documentType.findMany({ ...queryFromInfo({ context: ctx, info, path: ["edges", "node"] }), where, orderBy: [{ countryId: "asc" }, { code: "asc" }], ...page }),
-        () => ctx.prisma.documentType.count({ where }),
-      );
+      return prismaConnection(ctx, info, ctx.prisma.documentType, args, { where, orderBy: [{ countryId: "asc" }, { code: "asc" }] });
     },
   }),
   countries: t.connection({
@@ -125,11 +112,7 @@ builder.queryFields((t) => ({
     args: { name: t.arg({ type: StringFilter }), id: t.arg({ type: StringFilter }) },
     resolve: (_root, args, ctx, info) => {
       const where = { AND: [...stringConditions("name", args.name), ...stringConditions("id", args.id, { uppercase: true })] };
-      return offsetConnection(
-        args,
-        (page) => ctx.prisma.country.findMany({ ...queryFromInfo({ context: ctx, info, path: ["edges", "node"] }), where, orderBy: { id: "asc" }, ...page }),
-        () => ctx.prisma.country.count({ where }),
-      );
+      return prismaConnection(ctx, info, ctx.prisma.country, args, { where, orderBy: { id: "asc" } });
     },
   }),
 }));
