@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { print } from "graphql";
+import { RestCreateCustomerDocument, RestCreateInvoiceDocument, type RestCreateInvoiceMutation } from "../../src/graphql/generated/operations.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 let s: TestServer;
@@ -38,6 +40,15 @@ describe("GraphQL at /graphql", () => {
     expect(upd.body.errors[0].extensions.code).toBe("invalid_state");
     const del = await s.graphql(`mutation($id: ID!) { deleteInvoice(id: $id) { deleted } }`, { id });
     expect(del.body.errors[0].extensions.code).toBe("invalid_state");
+  });
+
+  it("runs the typed documents codegen generates (the ones the REST adapter uses)", async () => {
+    const customer = await s.graphql(print(RestCreateCustomerDocument), { input: { name: "Typed", country: "CL" } });
+    const res = await s.graphql(print(RestCreateInvoiceDocument), {
+      input: { customer: customer.body.data.createCustomer.id, lines: [{ name: "x", quantity: "1", amount: "2350" }] },
+    });
+    const invoice: RestCreateInvoiceMutation["createInvoice"] = res.body.data.createInvoice;
+    expect(invoice).toMatchObject({ amount: "2350", tax: "447", total: "2797", document: { id: "CL33" }, customer: { name: "Typed" } });
   });
 
   it("pages connections with cursors the REST pages share", async () => {
