@@ -68,15 +68,14 @@ type Current = Awaited<ReturnType<typeof getInvoice>> & { lines: { name: string;
 /** Validates `input` (merged over `current` on update) and computes every column. */
 async function prepare(ctx: ServiceContext, input: InvoiceInput, current: Current | null) {
   const errors = new FieldErrorCollector();
-  const org = await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId } });
-
-  let customer = null;
   const customerId = input.customer ?? current?.customerId;
+  // independent lookups run together; the organization is only needed for today's date
+  const [org, customer] = await Promise.all([
+    !input.date && !current ? ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId } }) : null,
+    customerId ? ctx.prisma.customer.findFirst({ where: { id: customerId, ...tenant(ctx) } }) : null,
+  ]);
   if (!customerId) errors.add("customer", "is required");
-  else {
-    customer = await ctx.prisma.customer.findFirst({ where: { id: customerId, ...tenant(ctx) } });
-    if (!customer) errors.add("customer", `unknown customer ${customerId}`);
-  }
+  else if (!customer) errors.add("customer", `unknown customer ${customerId}`);
 
   const documentId =
     input.document ?? current?.documentTypeId ?? (customer?.countryId ? DEFAULT_INVOICE_TYPE_BY_COUNTRY[customer.countryId] : undefined);
@@ -91,7 +90,7 @@ async function prepare(ctx: ServiceContext, input: InvoiceInput, current: Curren
   const currencyId = input.currency ?? (input.document ? undefined : current?.currencyId) ?? documentType?.currencyId;
   const currency = currencyId ? await findCurrency(ctx, currencyId, errors) : null;
 
-  const date = input.date ?? (current ? current.date.toISOString().slice(0, 10) : todayIn(org.timeZone, ctx.now()));
+  const date = input.date ?? (current ? current.date.toISOString().slice(0, 10) : todayIn(org!.timeZone, ctx.now()));
   const dueDate = input.dueDate !== undefined ? input.dueDate : current?.dueDate ? current.dueDate.toISOString().slice(0, 10) : date;
   if (dueDate && dueDate < date) errors.add("due_date", "must not be before date");
   const periodStart = input.periodStart !== undefined ? input.periodStart : current?.periodStart?.toISOString().slice(0, 10) ?? null;
