@@ -302,7 +302,12 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
       return errorResponse("method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${matches.map((m) => m.method).join(", ")}`);
     }
     const values = route.regex.exec(url.pathname)!.slice(1);
-    const params = Object.fromEntries(route.names.map((name, i) => [name, decodeURIComponent(values[i])]));
+    let params: Record<string, string>;
+    try {
+      params = Object.fromEntries(route.names.map((name, i) => [name, decodeURIComponent(values[i])]));
+    } catch {
+      return errorResponse("not_found", `No resource at ${url.pathname}`);
+    }
 
     let body: unknown;
     if (route.method === "POST" || route.method === "PATCH") {

@@ -181,5 +181,6 @@ describe("invoices over REST", () => {
   it("answers 405 for a wrong method and 404 for an unknown path", async () => {
     expect((await s.rest("PUT", `/v1/invoices/inv_x/`)).status).toBe(405);
     expect((await s.rest("GET", `/v1/nothing/`)).status).toBe(404);
+    expect((await s.rest("GET", `/v1/invoices/%E0%A4%A/`)).status).toBe(404);
   });
 });
