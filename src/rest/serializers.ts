@@ -93,6 +93,7 @@ export function customer(c: CustomerFieldsFragment, expanded: boolean) {
     tax_id: c.taxId,
     tax_settings: c.taxSettings,
     contacts: c.contacts,
+    aggregations: { balance: num(c.aggregations.balance), sales: num(c.aggregations.sales), sales_current_period: num(c.aggregations.salesCurrentPeriod) },
     sources: c.sources.map(source),
     metadata: c.metadata,
     created: isoTimestamp(c.created),

@@ -3,7 +3,10 @@ import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
 import { prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
+import DataLoader from "dataloader";
 import { createCustomer, updateCustomer } from "../../services/customers.js";
+import { customerAggregations, type CustomerAggregations as Aggregations } from "../../services/aggregations.js";
+import type { GraphQLContext } from "../context.js";
 import "./reference.js";
 import "./payment.js";
 
@@ -23,6 +26,24 @@ const Contact = builder.objectRef<ContactShape>("Contact").implement({
     role: t.exposeString("role", { nullable: true }),
   }),
 });
+
+const CustomerAggregations = builder.objectRef<Aggregations>("CustomerAggregations").implement({
+  description: "Financial summary in `currency` (the customer's currency, else its country's default): docs/decisions.md.",
+  fields: (t) => ({
+    currency: t.exposeString("currency", { nullable: true, description: "ISO 4217 code of the amounts" }),
+    balance: t.expose("balance", { type: "Decimal", description: "sales - finalized credit notes - succeeded payments" }),
+    sales: t.expose("sales", { type: "Decimal", description: "total of finalized invoices" }),
+    salesCurrentPeriod: t.expose("salesCurrentPeriod", { type: "Decimal", description: "sales dated in the current calendar month (organization time zone)" }),
+  }),
+});
+
+/** One aggregation query per request for every customer it shows (no N+1). */
+const aggregationLoaders = new WeakMap<GraphQLContext, DataLoader<string, Aggregations>>();
+function aggregationsOf(ctx: GraphQLContext, id: string): Promise<Aggregations> {
+  let loader = aggregationLoaders.get(ctx);
+  if (!loader) aggregationLoaders.set(ctx, (loader = new DataLoader((ids) => customerAggregations(ctx, ids))));
+  return loader.load(id);
+}
 
 export const Customer = builder.prismaNode("Customer", {
   id: { field: "id", description: "`cus_` id" },
@@ -44,6 +65,7 @@ export const Customer = builder.prismaNode("Customer", {
     contacts: t.field({ type: [Contact], select: { contacts: true }, resolve: (c) => (c.contacts as unknown as ContactShape[]) ?? [] }),
     taxSettings: t.expose("taxSettings", { type: "JSONObject" }),
     metadata: t.expose("metadata", { type: "JSONObject" }),
+    aggregations: t.field({ type: CustomerAggregations, select: { id: true }, resolve: (c, _args, ctx) => aggregationsOf(ctx, c.id) }),
     sources: t.relation("sources", { description: "payment sources, oldest first", query: { orderBy: { createdAt: "asc" } } }),
     created: t.expose("createdAt", { type: "DateTime" }),
     updated: t.expose("updatedAt", { type: "DateTime" }),
