@@ -84,6 +84,18 @@ export class FieldErrorCollector {
   add(path: string, reason: string): void {
     (this.fields[path] ??= []).push(reason);
   }
+  /**
+   * Runs `check`; a ValidationError it throws is added here (field by field) instead of
+   * propagating, so one 400 can name every bad field. Other errors propagate.
+   */
+  collect(check: () => void): void {
+    try {
+      check();
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      for (const [path, reasons] of Object.entries(e.fields ?? {})) for (const reason of reasons) this.add(path, reason);
+    }
+  }
   get empty(): boolean {
     return Object.keys(this.fields).length === 0;
   }

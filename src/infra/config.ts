@@ -1,17 +1,12 @@
 /**
  * Configuration from environment variables (the README's configuration table lists them all).
- * Read once per process; tests pass their own values to `loadConfig`.
+ * Read once per process; tests pass their own values to `loadConfig`. The database
+ * (`DATABASE_URL`, `BILLING_DATA_DIR`) is selected by `databaseTarget` in infra/driver-adapter.ts.
  */
-import path from "node:path";
-
 export interface Config {
   /** TCP port of the HTTP server (0 = random free port). */
   port: number;
   host: string;
-  /** PostgreSQL URL; when unset the embedded PGlite database under `dataDir` is used. */
-  databaseUrl?: string;
-  /** Directory for the embedded database and other local state. */
-  dataDir: string;
   logLevel: string;
   /** Absolute base URL used in `next`/`previous` links and file URLs; derived from the request when unset. */
   publicUrl?: string;
@@ -25,8 +20,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port,
     host: env.HOST || "0.0.0.0",
-    databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: path.resolve(env.BILLING_DATA_DIR || "data"),
     logLevel: env.LOG_LEVEL || "info",
     publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/$/, "") : undefined,
   };

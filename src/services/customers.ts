@@ -12,6 +12,7 @@ import { isEmailAddress, isHttpUrl } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import { normalizeRut } from "../domain/rut.js";
 import { tenant, type ServiceContext } from "./context.js";
+import { findCurrency } from "./reference.js";
 
 export interface ContactInput {
   name?: string | null;
@@ -109,13 +110,7 @@ async function resolveCustomerColumns(
   }
 
   if (input.currency !== undefined) {
-    if (input.currency === null || input.currency === "") data.currencyId = null;
-    else if (!/^[A-Za-z]{3}$/.test(input.currency)) errors.add("currency", "must be a three-letter ISO 4217 code");
-    else {
-      const currency = await ctx.prisma.currency.findUnique({ where: { id: input.currency.toUpperCase() } });
-      if (!currency) errors.add("currency", `unknown currency ${input.currency.toUpperCase()}`);
-      data.currencyId = currency?.id ?? null;
-    }
+    data.currencyId = input.currency ? ((await findCurrency(ctx, input.currency, errors))?.id ?? null) : null;
   }
 
   const taxId = input.taxId !== undefined ? input.taxId || null : current?.taxId ?? null;
@@ -139,12 +134,9 @@ async function resolveCustomerColumns(
   }
   if (input.taxSettings !== undefined) data.taxSettings = (input.taxSettings ?? {}) as Prisma.InputJsonValue;
   if (input.metadata !== undefined) {
-    try {
+    errors.collect(() => {
       data.metadata = mergeMetadata(current?.metadata ?? {}, input.metadata);
-    } catch (e) {
-      const fields = (e as { fields?: Record<string, string[]> }).fields ?? { metadata: [String(e)] };
-      for (const [path, reasons] of Object.entries(fields)) for (const r of reasons) errors.add(path, r);
-    }
+    });
   }
   errors.throwIfAny("Invalid customer");
   return data;

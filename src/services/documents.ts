@@ -1,10 +1,10 @@
 /**
- * Machinery shared by invoices, orders and credit notes: document type and currency lookup,
- * line validation and totals (domain/totals.ts), row locking and gapless numbering.
+ * Machinery shared by invoices, orders and credit notes: line validation and totals
+ * (domain/totals.ts), row locking and gapless numbering. Reference lookups: ./reference.ts.
  */
 import type { Currency, DocumentType } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
-import { FieldErrorCollector, ValidationError, type FieldErrors } from "../domain/errors.js";
+import type { FieldErrorCollector } from "../domain/errors.js";
 import { computeDocumentTotals, DISCOUNT_SCHEMES, type DiscountScheme, type DocumentTotals } from "../domain/totals.js";
 import { toDecimal, type DecimalInput } from "../domain/money.js";
 import type { ServiceContext, Tx } from "./context.js";
@@ -52,24 +52,6 @@ export function normalizeLines(lines: LineInput[], errors: FieldErrorCollector):
       exempt: line.exempt ?? false,
     };
   });
-}
-
-/** Loads a document type by id (`CL33`); adds a field error under `field` when unknown. */
-export async function findDocumentType(ctx: ServiceContext, id: string, errors: FieldErrorCollector, field = "document") {
-  const documentType = await ctx.prisma.documentType.findUnique({ where: { id: id.toUpperCase() } });
-  if (!documentType) errors.add(field, `unknown document type ${id}`);
-  return documentType;
-}
-
-/** Loads a currency by ISO code; adds a field error when unknown or malformed. */
-export async function findCurrency(ctx: ServiceContext, id: string, errors: FieldErrorCollector, field = "currency") {
-  if (!/^[A-Za-z]{3}$/.test(id)) {
-    errors.add(field, "must be a three-letter ISO 4217 code");
-    return null;
-  }
-  const currency = await ctx.prisma.currency.findUnique({ where: { id: id.toUpperCase() } });
-  if (!currency) errors.add(field, `unknown currency ${id.toUpperCase()}`);
-  return currency;
 }
 
 /** Totals of `lines` under `documentType` in `currency`; ValidationError keeps the field paths. */
@@ -133,18 +115,6 @@ export function normalizeDiscount(
     discount: toDecimal(input.discount ?? current?.discount ?? 0).toString(),
     discountScheme: scheme as DiscountScheme,
   };
-}
-
-/** Re-throws a totals ValidationError with the caller's messages merged (one 400 with every field). */
-export function mergeValidation(errors: FieldErrorCollector, run: () => void): void {
-  try {
-    run();
-  } catch (e) {
-    if (!(e instanceof ValidationError)) throw e;
-    for (const [path, reasons] of Object.entries(e.fields ?? ({} as FieldErrors))) {
-      for (const reason of reasons) errors.add(path.replace("discountScheme", "discount_scheme"), reason);
-    }
-  }
 }
 
 const TABLES: Record<DocumentKind, string> = { invoice: "Invoice", order: "Order", credit_note: "CreditNote" };

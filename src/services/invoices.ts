@@ -14,14 +14,12 @@ import type { DecimalInput } from "../domain/money.js";
 import { renderDocumentPdf } from "../infra/pdf.js";
 import { formatAmount, formatMoney, formatQuantity } from "../domain/format-money.js";
 import { tenant, withinTransaction, type ServiceContext } from "./context.js";
+import { findCurrency, findDocumentType } from "./reference.js";
 import {
   dateColumn,
   documentTotals,
-  findCurrency,
-  findDocumentType,
   lineRows,
   lockDocument,
-  mergeValidation,
   nextDocumentNumber,
   normalizeDiscount,
   normalizeLines,
@@ -111,13 +109,13 @@ async function prepare(ctx: ServiceContext, input: InvoiceInput, current: Curren
   );
   const discount = normalizeDiscount(input, current ? { discount: String(current.discount), discountScheme: current.discountScheme } : null, errors);
   let metadata: Metadata = (current?.metadata as Metadata) ?? {};
-  mergeValidation(errors, () => {
+  errors.collect(() => {
     metadata = mergeMetadata(metadata, input.metadata);
   });
 
   let totals = null;
   if (documentType && currency && errors.empty) {
-    mergeValidation(errors, () => {
+    errors.collect(() => {
       totals = documentTotals(documentType!, currency!, lines, discount);
     });
   }
