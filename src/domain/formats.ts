@@ -14,11 +14,16 @@ export function isHttpUrl(value: string): boolean {
   return url.safeParse(value).success;
 }
 
+/** The calendar date `yyyy-mm-dd` of a @db.Date value (stored at UTC midnight). */
+export function isoDate(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
 /** `yyyy-mm-dd` that is a real calendar date. */
 export function isIsoDate(value: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
   const date = new Date(`${value}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+  return !Number.isNaN(date.getTime()) && isoDate(date) === value;
 }
 
 /** Today's calendar date (`yyyy-mm-dd`) in `timeZone` (IANA name). */

@@ -5,7 +5,7 @@
 import { GraphQLError, GraphQLScalarType, Kind } from "graphql";
 import { DateTimeResolver, JSONObjectResolver } from "graphql-scalars";
 import { Decimal } from "decimal.js";
-import { isIsoDate } from "../domain/formats.js";
+import { isIsoDate, isoDate } from "../domain/formats.js";
 
 const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
 
@@ -43,7 +43,7 @@ function parseDate(value: unknown): string {
 export const DateScalar = new GraphQLScalarType<string, string>({
   name: "Date",
   description: "Calendar date yyyy-mm-dd.",
-  serialize: (value) => (value instanceof Date ? value.toISOString().slice(0, 10) : parseDate(value)),
+  serialize: (value) => (value instanceof Date ? isoDate(value) : parseDate(value)),
   parseValue: parseDate,
   parseLiteral: (ast) => {
     if (ast.kind !== Kind.STRING) throw new GraphQLError("Date must be a string yyyy-mm-dd");

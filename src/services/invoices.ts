@@ -8,7 +8,7 @@ import type { Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, NotFoundError, ValidationError } from "../domain/errors.js";
 import { transition } from "../domain/document-status.js";
-import { todayIn } from "../domain/formats.js";
+import { isoDate, todayIn } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import type { DecimalInput } from "../domain/money.js";
 import { renderDocumentPdf } from "../infra/pdf.js";
@@ -88,11 +88,12 @@ async function prepare(ctx: ServiceContext, input: InvoiceInput, current: Curren
   const currencyId = input.currency ?? (input.document ? undefined : current?.currencyId) ?? documentType?.currencyId;
   const currency = currencyId ? await findCurrency(ctx, currencyId, errors) : null;
 
-  const date = input.date ?? (current ? current.date.toISOString().slice(0, 10) : todayIn(org!.timeZone, ctx.now()));
-  const dueDate = input.dueDate !== undefined ? input.dueDate : current?.dueDate ? current.dueDate.toISOString().slice(0, 10) : date;
+  const storedDate = (d: Date | null | undefined) => (d ? isoDate(d) : null);
+  const date = input.date ?? (current ? isoDate(current.date) : todayIn(org!.timeZone, ctx.now()));
+  const dueDate = input.dueDate !== undefined ? input.dueDate : (storedDate(current?.dueDate) ?? date);
   if (dueDate && dueDate < date) errors.add("due_date", "must not be before date");
-  const periodStart = input.periodStart !== undefined ? input.periodStart : current?.periodStart?.toISOString().slice(0, 10) ?? null;
-  const periodEnd = input.periodEnd !== undefined ? input.periodEnd : current?.periodEnd?.toISOString().slice(0, 10) ?? null;
+  const periodStart = input.periodStart !== undefined ? input.periodStart : storedDate(current?.periodStart);
+  const periodEnd = input.periodEnd !== undefined ? input.periodEnd : storedDate(current?.periodEnd);
   if (periodStart && periodEnd && periodEnd < periodStart) errors.add("period_end", "must not be before period_start");
 
   const collectionMethod = input.collectionMethod ?? current?.collectionMethod ?? "deferred";
@@ -220,7 +221,7 @@ export async function invoicePdf(ctx: ServiceContext, id: string): Promise<Buffe
   });
   if (!invoice) throw new NotFoundError("invoice", id);
   const { currency, organization: org, customer } = invoice;
-  const day = (d: Date | null) => (d ? d.toISOString().slice(0, 10) : "");
+  const day = (d: Date | null) => (d ? isoDate(d) : "");
   const totals: [string, string][] = [["Subtotal", formatMoney(invoice.subtotal.toString(), currency)]];
   if (!invoice.discountAmount.isZero()) {
     const label = invoice.discountScheme === "%" ? `Discount (${invoice.discount.toString()} %)` : "Discount";
