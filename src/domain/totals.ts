@@ -49,6 +49,15 @@ export interface LineTotals {
   /** gross - discountAmount */
   total: Decimal;
   exempt: boolean;
+  /** the document's tax percent, 0 on exempt lines */
+  taxPercent: Decimal;
+  /**
+   * tax of this line alone, null when exempt: round(total x taxPercent / 100), or with
+   * tax-included prices total - round(total / (1 + taxPercent / 100)). Informational (orders and
+   * credit notes print it per line): the document tax is computed once on the summed net after
+   * the document discount, so line taxes may not add up to it.
+   */
+  tax: Decimal | null;
 }
 
 export interface DocumentTotals {
@@ -109,12 +118,23 @@ export function validateTotalsInput(input: TotalsInput): void {
   errors.throwIfAny();
 }
 
+function lineTax(total: Decimal, exempt: boolean, input: TotalsInput, currency: CurrencyUnit): { taxPercent: Decimal; tax: Decimal | null } {
+  if (exempt) return { taxPercent: new Decimal(0), tax: null };
+  const taxPercent = toDecimal(input.taxPercent);
+  const tax = input.pricesIncludeTax
+    ? total.minus(roundMoney(total.dividedBy(taxPercent.dividedBy(100).plus(1)), currency))
+    : roundMoney(total.times(taxPercent).dividedBy(100), currency);
+  return { taxPercent, tax };
+}
+
 function computeUnchecked(input: TotalsInput): DocumentTotals {
   const { currency } = input;
   const lines = input.lines.map((line): LineTotals => {
     const gross = roundMoney(toDecimal(line.quantity).times(toDecimal(line.amount)), currency);
     const discountAmount = discountOf(gross, toDecimal(line.discount ?? 0), line.discountScheme ?? "%", currency);
-    return { gross, discountAmount, total: gross.minus(discountAmount), exempt: !input.hasTaxes || line.exempt === true };
+    const total = gross.minus(discountAmount);
+    const exempt = !input.hasTaxes || line.exempt === true;
+    return { gross, discountAmount, total, exempt, ...lineTax(total, exempt, input, currency) };
   });
   let taxableNet = new Decimal(0);
   let exempt = new Decimal(0);

@@ -12,7 +12,7 @@ import { isEmailAddress, isHttpUrl } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import { normalizeRut } from "../domain/rut.js";
 import { tenant, type ServiceContext } from "./context.js";
-import { findCurrency } from "./reference.js";
+import { findCurrency, resolveState } from "./reference.js";
 
 export interface ContactInput {
   name?: string | null;
@@ -35,8 +35,6 @@ export interface CustomerInput {
   taxSettings?: Record<string, unknown> | null;
   metadata?: Record<string, unknown> | null;
 }
-
-export const STATE_CODE_MAX_LENGTH = 6;
 
 /** Loads a customer of the caller's organization and mode; NotFoundError (404) otherwise. */
 export async function getCustomer(ctx: ServiceContext, id: string) {
@@ -88,25 +86,9 @@ async function resolveCustomerColumns(
   // state: re-checked when it or the country changes
   const stateText = input.state !== undefined ? input.state : input.country !== undefined ? (current?.stateCode ?? current?.stateId ?? null) : undefined;
   if (stateText !== undefined) {
-    if (stateText === null || stateText === "") {
-      data.stateId = null;
-      data.stateCode = null;
-    } else if (stateText.length > STATE_CODE_MAX_LENGTH) {
-      errors.add("state", `must have at most ${STATE_CODE_MAX_LENGTH} characters`);
-    } else {
-      const states = countryId ? await ctx.prisma.state.findMany({ where: { countryId } }) : [];
-      const wanted = stateText.toUpperCase();
-      const state = states.find((s) => s.code.toUpperCase() === wanted || s.id.toUpperCase() === wanted);
-      if (state) {
-        data.stateId = state.id;
-        data.stateCode = state.code;
-      } else if (states.length > 0) {
-        errors.add("state", `unknown state ${stateText} for country ${countryId}`);
-      } else {
-        data.stateId = null;
-        data.stateCode = stateText;
-      }
-    }
+    const state = await resolveState(ctx, countryId, stateText, errors);
+    data.stateId = state.id;
+    data.stateCode = state.code;
   }
 
   if (input.currency !== undefined) {

@@ -1,13 +1,16 @@
 /**
- * Machinery shared by invoices, orders and credit notes: line validation and totals
- * (domain/totals.ts), row locking and gapless numbering. Reference lookups: ./reference.ts.
+ * Machinery shared by invoices, orders and credit notes (DESIGN.md "Documents"): line validation
+ * and totals (domain/totals.ts), the draft lifecycle (update, delete, finalize under a row lock,
+ * domain/document-status.ts) and gapless numbering. Reference lookups: ./reference.ts.
  */
 import type { Currency, DocumentType } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
-import type { FieldErrorCollector } from "../domain/errors.js";
-import { computeDocumentTotals, DISCOUNT_SCHEMES, type DiscountScheme, type DocumentTotals } from "../domain/totals.js";
+import { NotFoundError, ValidationError, type FieldErrorCollector } from "../domain/errors.js";
+import { transition } from "../domain/document-status.js";
+import { isoDate, todayIn } from "../domain/formats.js";
+import { computeDocumentTotals, DISCOUNT_SCHEMES, type DiscountScheme, type DocumentTotals, type TotalsInput } from "../domain/totals.js";
 import { toDecimal, type DecimalInput } from "../domain/money.js";
-import type { ServiceContext, Tx } from "./context.js";
+import { tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
 
 export type DocumentKind = "invoice" | "order" | "credit_note";
 
@@ -54,38 +57,82 @@ export function normalizeLines(lines: LineInput[], errors: FieldErrorCollector):
   });
 }
 
-/** Totals of `lines` under `documentType` in `currency`; ValidationError keeps the field paths. */
+/** A document type's tax rules, as computeDocumentTotals takes them. */
+export function taxRulesOf(documentType: DocumentType): Pick<TotalsInput, "taxPercent" | "hasTaxes" | "pricesIncludeTax"> {
+  return { taxPercent: documentType.tax.toString(), hasTaxes: documentType.hasTaxes, pricesIncludeTax: documentType.pricesIncludeTax };
+}
+
+/**
+ * Totals of `lines` under `taxRules` (a document type's, see taxRulesOf, or a credit note's
+ * invoice's) in `currency`; ValidationError keeps the field paths.
+ */
 export function documentTotals(
-  documentType: DocumentType,
+  taxRules: Pick<TotalsInput, "taxPercent" | "hasTaxes" | "pricesIncludeTax">,
   currency: Currency,
   lines: NormalizedLine[],
   discount: { discount: string; discountScheme: DiscountScheme },
 ): DocumentTotals {
-  return computeDocumentTotals({
-    lines,
-    discount: discount.discount,
-    discountScheme: discount.discountScheme,
-    taxPercent: documentType.tax.toString(),
-    hasTaxes: documentType.hasTaxes,
-    pricesIncludeTax: documentType.pricesIncludeTax,
-    currency,
+  return computeDocumentTotals({ lines, discount: discount.discount, discountScheme: discount.discountScheme, ...taxRules, currency });
+}
+
+/**
+ * Prisma create rows for `lines` with their computed totals. `withLineTax`: also the per-line
+ * `tax` and `taxPercent` columns (order and credit note lines print them).
+ */
+export function lineRows(lines: NormalizedLine[], totals: DocumentTotals, { withLineTax = false } = {}) {
+  return lines.map((line, position) => {
+    const computed = totals.lines[position];
+    return {
+      id: newId("lin"),
+      position,
+      name: line.name,
+      description: line.description,
+      quantity: line.quantity,
+      amount: line.amount,
+      discount: line.discount,
+      discountScheme: line.discountScheme,
+      exempt: computed.exempt,
+      total: computed.total.toString(),
+      ...(withLineTax ? { tax: computed.tax?.toString() ?? null, taxPercent: computed.taxPercent.toString() } : {}),
+    };
   });
 }
 
-/** Prisma create rows for `lines` with their computed totals. */
-export function lineRows(lines: NormalizedLine[], totals: DocumentTotals) {
-  return lines.map((line, position) => ({
-    id: newId("lin"),
-    position,
-    name: line.name,
-    description: line.description,
-    quantity: line.quantity,
-    amount: line.amount,
-    discount: line.discount,
-    discountScheme: line.discountScheme,
-    exempt: totals.lines[position].exempt,
-    total: totals.lines[position].total.toString(),
+/** Stored line rows back as line input (decimals as exact strings), to recompute a draft's totals. */
+export function storedLineInputs(
+  lines: { name: string; description: string | null; quantity: unknown; amount: unknown; discount: unknown; discountScheme: string; exempt: boolean }[],
+): LineInput[] {
+  return lines.map((l) => ({
+    name: l.name,
+    description: l.description,
+    quantity: String(l.quantity),
+    amount: String(l.amount),
+    discount: String(l.discount),
+    discountScheme: l.discountScheme,
+    exempt: l.exempt,
   }));
+}
+
+/** A customer of the caller for a document; a field error (not a 404) when missing or unknown. */
+export async function findDocumentCustomer(ctx: ServiceContext, id: string | null | undefined, errors: FieldErrorCollector, field = "customer") {
+  if (!id) {
+    errors.add(field, "is required");
+    return null;
+  }
+  const customer = await ctx.prisma.customer.findFirst({ where: { id, ...tenant(ctx) } });
+  if (!customer) errors.add(field, `unknown customer ${id}`);
+  return customer;
+}
+
+/** Today (`yyyy-mm-dd`) in the caller organization's time zone: the default document date. */
+export async function organizationToday(ctx: ServiceContext): Promise<string> {
+  const org = await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } });
+  return todayIn(org.timeZone, ctx.now());
+}
+
+/** A stored `@db.Date` as `yyyy-mm-dd`, null stays null. */
+export function storedDate(d: Date | null | undefined): string | null {
+  return d ? isoDate(d) : null;
 }
 
 /** Document columns from totals. */
@@ -118,6 +165,97 @@ export function normalizeDiscount(
 }
 
 const TABLES: Record<DocumentKind, string> = { invoice: "Invoice", order: "Order", credit_note: "CreditNote" };
+
+/** Words of a kind in messages: "credit note". */
+const RESOURCE: Record<DocumentKind, string> = { invoice: "invoice", order: "order", credit_note: "credit note" };
+
+/** The Prisma delegates of a kind's document and line tables (their shapes agree where used here). */
+interface DocumentModel {
+  document(tx: Tx): {
+    findUniqueOrThrow(args: object): Promise<any>;
+    update(args: object): Promise<any>;
+    delete(args: object): Promise<unknown>;
+  };
+  lines(tx: Tx): { update(args: object): Promise<unknown>; deleteMany(args: object): Promise<unknown> };
+  parentKey: string;
+}
+
+const MODELS: Record<DocumentKind, DocumentModel> = {
+  invoice: { document: (tx) => tx.invoice, lines: (tx) => tx.invoiceLine, parentKey: "invoiceId" },
+  order: { document: (tx) => tx.order, lines: (tx) => tx.orderLine, parentKey: "orderId" },
+  credit_note: { document: (tx) => tx.creditNote, lines: (tx) => tx.creditNoteLine, parentKey: "creditNoteId" },
+};
+
+/** What a kind's `prepare` returns: every column, the line rows, and whether lines were given. */
+export interface PreparedDocument {
+  columns: Record<string, unknown>;
+  lines: ReturnType<typeof lineRows>;
+  linesChanged: boolean;
+}
+
+type StoredLine = { id: string } & Record<string, unknown>;
+
+/**
+ * Updates a draft: locks it, checks the transition (404 unknown, 409 not a draft), lets `prepare`
+ * validate the input over the stored document (read inside the transaction, lines by position),
+ * then replaces the lines when given, or rewrites the computed columns of the stored lines that
+ * changed (totals depend on the document type and currency). One transaction; a failure changes
+ * nothing. Returns the updated document row.
+ */
+export async function updateDraftDocument<T>(
+  ctx: ServiceContext,
+  kind: DocumentKind,
+  id: string,
+  prepare: (ctx: ServiceContext, current: any) => Promise<PreparedDocument>,
+): Promise<T> {
+  const model = MODELS[kind];
+  return ctx.prisma.$transaction(async (tx) => {
+    const status = await lockDocument(tx, kind, id, ctx);
+    if (status === null) throw new NotFoundError(RESOURCE[kind], id);
+    transition(RESOURCE[kind], status, "update");
+    const current = await model.document(tx).findUniqueOrThrow({ where: { id }, include: { lines: { orderBy: { position: "asc" } } } });
+    const { columns, lines, linesChanged } = await prepare(withinTransaction(ctx, tx), current);
+    if (linesChanged) await model.lines(tx).deleteMany({ where: { [model.parentKey]: id } });
+    else {
+      for (const [i, stored] of (current.lines as StoredLine[]).entries()) {
+        const { total, exempt, tax, taxPercent } = lines[i] as Record<string, unknown>;
+        const computed = Object.fromEntries(Object.entries({ total, exempt, tax, taxPercent }).filter(([, v]) => v !== undefined));
+        if (Object.entries(computed).some(([key, value]) => String(stored[key]) !== String(value))) {
+          await model.lines(tx).update({ where: { id: stored.id }, data: computed });
+        }
+      }
+    }
+    return model.document(tx).update({ where: { id }, data: { ...columns, ...(linesChanged ? { lines: { create: lines } } : {}) } });
+  });
+}
+
+/** Deletes a draft and its lines (cascade): 404 unknown, 409 finalized. One transaction. */
+export async function deleteDraftDocument(ctx: ServiceContext, kind: DocumentKind, id: string): Promise<void> {
+  await ctx.prisma.$transaction(async (tx) => {
+    const status = await lockDocument(tx, kind, id, ctx);
+    if (status === null) throw new NotFoundError(RESOURCE[kind], id);
+    transition(RESOURCE[kind], status, "delete");
+    await MODELS[kind].document(tx).delete({ where: { id } });
+  });
+}
+
+/**
+ * Finalizes a draft: locks it (404 unknown, 409 not a draft), requires at least one line (400 on
+ * `lines`; a tax document needs one), assigns the next number of its document type (gapless,
+ * unique under concurrency), sets status `finalized` and `finalizedAt`. One transaction.
+ */
+export async function finalizeDraftDocument<T>(ctx: ServiceContext, kind: DocumentKind, id: string): Promise<T> {
+  const model = MODELS[kind];
+  return ctx.prisma.$transaction(async (tx) => {
+    const status = await lockDocument(tx, kind, id, ctx);
+    if (status === null) throw new NotFoundError(RESOURCE[kind], id);
+    transition(RESOURCE[kind], status, "finalize");
+    const document = await model.document(tx).findUniqueOrThrow({ where: { id }, include: { _count: { select: { lines: true } } } });
+    if (document._count.lines === 0) throw ValidationError.field("lines", `a${kind === "order" || kind === "invoice" ? "n" : ""} ${RESOURCE[kind]} needs at least one line to be finalized`);
+    const number = await nextDocumentNumber(tx, ctx, document.documentTypeId, kind);
+    return model.document(tx).update({ where: { id }, data: { status: "finalized", number, finalizedAt: ctx.now() } });
+  });
+}
 
 /**
  * Locks the document row for the rest of the transaction (`SELECT ... FOR UPDATE`) and returns its

@@ -23,3 +23,31 @@ export async function findCurrency(ctx: ServiceContext, id: string, errors: Fiel
   return currency;
 }
 
+
+/** Spec "Limits": a state code has at most six characters. */
+export const STATE_CODE_MAX_LENGTH = 6;
+
+/**
+ * Resolves a state given as its code (`RM`) or ISO id (`CL-RM`). When `countryId` has seeded
+ * states (Chile) it must be one of them; otherwise any text of at most six characters is kept as
+ * the code. Empty or null clears it. Problems become field errors under `field`.
+ */
+export async function resolveState(
+  ctx: ServiceContext,
+  countryId: string | null,
+  text: string | null,
+  errors: FieldErrorCollector,
+  field = "state",
+): Promise<{ id: string | null; code: string | null }> {
+  if (text === null || text === "") return { id: null, code: null };
+  if (text.length > STATE_CODE_MAX_LENGTH) {
+    errors.add(field, `must have at most ${STATE_CODE_MAX_LENGTH} characters`);
+    return { id: null, code: null };
+  }
+  const states = countryId ? await ctx.prisma.state.findMany({ where: { countryId } }) : [];
+  const wanted = text.toUpperCase();
+  const state = states.find((s) => s.code.toUpperCase() === wanted || s.id.toUpperCase() === wanted);
+  if (state) return { id: state.id, code: state.code };
+  if (states.length > 0) errors.add(field, `unknown state ${text} for country ${countryId}`);
+  return { id: null, code: text };
+}

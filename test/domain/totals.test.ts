@@ -344,3 +344,35 @@ describe("computeDocumentTotals: validation (400 validation_error)", () => {
     expect(() => validateTotalsInput({ ...CL33, lines: [{ quantity: 1, amount: 1000, discount: 100 }] })).not.toThrow();
   });
 });
+
+describe("computeDocumentTotals: per-line tax (printed on order and credit note lines)", () => {
+  const lineTaxes = (t: DocumentTotals) => t.lines.map((l) => [l.taxPercent.toString(), l.tax?.toString() ?? null]);
+
+  it("CL33: each taxable line's own 19 %, exempt lines null; the document tax is taken on the sum", () => {
+    const t = computeDocumentTotals({
+      ...CL33,
+      lines: [
+        { quantity: 1, amount: 2350 },
+        { quantity: 1, amount: 2350 },
+        { quantity: 1, amount: 500, exempt: true },
+      ],
+    });
+    // 2350 x 0.19 = 446.5 -> 447 per line, but 4700 x 0.19 = 893 for the document
+    expect(lineTaxes(t)).toEqual([
+      ["19", "447"],
+      ["19", "447"],
+      ["0", null],
+    ]);
+    expect(t.tax.toString()).toBe("893");
+  });
+
+  it("tax-included prices: the tax inside the line (680 -> 109)", () => {
+    const t = computeDocumentTotals({ ...CL39, lines: [{ quantity: 1, amount: 680 }] });
+    expect(lineTaxes(t)).toEqual([["19", "109"]]);
+  });
+
+  it("document types without taxes: every line null at 0 %", () => {
+    const t = computeDocumentTotals({ ...CL34, lines: [{ quantity: 1, amount: 1000 }] });
+    expect(lineTaxes(t)).toEqual([["0", null]]);
+  });
+});

@@ -1,0 +1,94 @@
+/**
+ * The printed representation of a stored invoice, order or credit note (DESIGN.md "Documents":
+ * issuer, customer, lines, totals, number, dates) as PDF bytes: this module turns the stored rows
+ * into the formatted values infra/pdf.ts draws. Each kind adds its own dates and notes.
+ */
+import type { Prisma } from "../infra/prisma/generated/client.js";
+import { renderDocumentPdf } from "../infra/pdf.js";
+import { formatAmount, formatMoney, formatQuantity } from "../domain/format-money.js";
+
+/** What every printed document loads with it. */
+export const PDF_INCLUDE = {
+  lines: { orderBy: { position: "asc" } },
+  customer: { include: { country: true } },
+  documentType: true,
+  currency: true,
+  organization: true,
+} as const;
+
+type Decimal = Prisma.Decimal;
+
+/** A document row loaded with PDF_INCLUDE (the columns invoices, orders and credit notes share). */
+export interface PrintableDocument {
+  number: number | null;
+  status: string;
+  discount: Decimal;
+  discountScheme: string;
+  discountAmount: Decimal;
+  subtotal: Decimal;
+  exempt: Decimal;
+  amount: Decimal;
+  taxPercent: Decimal;
+  tax: Decimal;
+  total: Decimal;
+  documentType: { name: string };
+  currency: { id: string; nameEn: string; rounded: boolean; decimals: number };
+  organization: {
+    name: string;
+    businessName: string | null;
+    taxBusinessName: string | null;
+    taxId: string | null;
+    taxAddress: string | null;
+    taxCommune: string | null;
+    taxCity: string | null;
+    taxActivity: string | null;
+  };
+  customer: { id: string; name: string | null; email: string | null; taxId: string | null; address: string | null; country: { name: string } | null };
+  lines: { name: string; description: string | null; quantity: Decimal; amount: Decimal; discount: Decimal; discountScheme: string; exempt: boolean; total: Decimal }[];
+}
+
+/**
+ * Renders `doc` with pdfkit. `dates`: label/value rows printed beside the customer (dates,
+ * references, transport); `notes`: paragraphs under the totals.
+ */
+export function printDocument(doc: PrintableDocument, extra: { dates: [string, string][]; notes?: (string | null | undefined)[] }): Promise<Buffer> {
+  const { currency, organization: org, customer } = doc;
+  const totals: [string, string][] = [["Subtotal", formatMoney(doc.subtotal.toString(), currency)]];
+  if (!doc.discountAmount.isZero()) {
+    const label = doc.discountScheme === "%" ? `Discount (${doc.discount.toString()} %)` : "Discount";
+    totals.unshift([label, `-${formatMoney(doc.discountAmount.toString(), currency)}`]);
+  }
+  if (!doc.exempt.isZero()) totals.push(["Exempt", formatMoney(doc.exempt.toString(), currency)]);
+  totals.push(["Net", formatMoney(doc.amount.toString(), currency)]);
+  totals.push([`Tax (${doc.taxPercent.toString()} %)`, formatMoney(doc.tax.toString(), currency)]);
+  totals.push(["Total", formatMoney(doc.total.toString(), currency)]);
+  return renderDocumentPdf({
+    documentName: doc.documentType.name,
+    number: doc.number,
+    status: doc.status,
+    issuer: {
+      name: org.taxBusinessName ?? org.businessName ?? org.name,
+      taxId: org.taxId,
+      address: [org.taxAddress, org.taxCommune, org.taxCity].filter(Boolean).join(", ") || null,
+      lines: org.taxActivity ? [org.taxActivity] : [],
+    },
+    customer: {
+      name: customer.name ?? customer.email ?? customer.id,
+      taxId: customer.taxId,
+      address: [customer.address, customer.country?.name].filter(Boolean).join(", ") || null,
+      email: customer.email,
+    },
+    dates: extra.dates,
+    currency: `${currency.id} (${currency.nameEn})`,
+    lines: doc.lines.map((l) => ({
+      name: l.exempt ? `${l.name} (exempt)` : l.name,
+      description: l.description,
+      quantity: formatQuantity(l.quantity.toString()),
+      unitPrice: formatAmount(l.amount.toString(), { ...currency, rounded: false, decimals: Math.max(currency.decimals, l.amount.decimalPlaces()) }),
+      discount: l.discount.isZero() ? "" : l.discountScheme === "%" ? `${l.discount.toString()} %` : formatAmount(l.discount.toString(), currency),
+      total: formatAmount(l.total.toString(), currency),
+    })),
+    totals,
+    notes: (extra.notes ?? []).filter((n): n is string => !!n),
+  });
+}

@@ -1,0 +1,62 @@
+/** Credit note rules (src/domain/credit-notes.ts); the worked example of its header is the first test. */
+import { describe, expect, it } from "vitest";
+import { amountLeftToCredit, assertCreditFits, creditNoteTaxRules } from "../../src/domain/credit-notes.js";
+import { validationErrorOf } from "../helpers/errors.js";
+
+const CLP = { id: "CLP", rounded: true, decimals: 0 };
+const USD = { id: "USD", rounded: false, decimals: 2 };
+
+describe("amount left to credit", () => {
+  it("worked example: 2916 with a 1190 note leaves 1726; 1726 fits, 1727 does not", () => {
+    expect(amountLeftToCredit(2916, [1190]).toString()).toBe("1726");
+    expect(() => assertCreditFits({ invoiceId: "inv_1", invoiceTotal: 2916, creditNoteTotals: [1190], creditNoteTotal: 1726, currency: CLP })).not.toThrow();
+    const error = validationErrorOf(() =>
+      assertCreditFits({ invoiceId: "inv_1", invoiceTotal: 2916, creditNoteTotals: [1190], creditNoteTotal: 1727, currency: CLP }),
+    );
+    expect(error.fields).toEqual({
+      total: ["1727 CLP exceeds what is left to credit on invoice inv_1: 1726 CLP (invoice total 2916 CLP, already credited 1190 CLP)"],
+    });
+  });
+
+  it("no credit notes: the whole invoice can be credited, and not a peso more", () => {
+    expect(amountLeftToCredit("2916", []).toString()).toBe("2916");
+    expect(() => assertCreditFits({ invoiceId: "inv_1", invoiceTotal: 2916, creditNoteTotals: [], creditNoteTotal: 2917, currency: CLP })).toThrow(/left to credit on invoice inv_1: 2916 CLP/);
+  });
+
+  it("exact decimals in USD: 100.10 - 33.37 - 33.37 leaves 33.36", () => {
+    expect(amountLeftToCredit("100.10", ["33.37", "33.37"]).toString()).toBe("33.36");
+    expect(() => assertCreditFits({ invoiceId: "inv_2", invoiceTotal: "100.10", creditNoteTotals: ["33.37", "33.37"], creditNoteTotal: "33.37", currency: USD })).toThrow(
+      /33.37 USD exceeds .* 33.36 USD/,
+    );
+  });
+
+  it("a fully credited invoice leaves 0 and refuses anything above 0", () => {
+    const error = validationErrorOf(() => assertCreditFits({ invoiceId: "inv_3", invoiceTotal: 1000, creditNoteTotals: [1000], creditNoteTotal: 1, currency: CLP }));
+    expect(error.fields?.total?.[0]).toContain("inv_3: 0 CLP");
+    expect(() => assertCreditFits({ invoiceId: "inv_3", invoiceTotal: 1000, creditNoteTotals: [1000], creditNoteTotal: 0, currency: CLP })).not.toThrow();
+  });
+});
+
+describe("credit note tax rules follow the invoice", () => {
+  const CL61 = { hasTaxes: true };
+  const CL112 = { hasTaxes: false };
+
+  it("a note on a factura (CL33): the invoice's 19 %, net prices", () => {
+    const rules = creditNoteTaxRules(CL61, { hasTaxes: true, pricesIncludeTax: false }, "19");
+    expect({ ...rules, taxPercent: rules.taxPercent.toString() }).toEqual({ taxPercent: "19", hasTaxes: true, pricesIncludeTax: false });
+  });
+
+  it("a note on a boleta (CL39): prices include tax as on the boleta", () => {
+    expect(creditNoteTaxRules(CL61, { hasTaxes: true, pricesIncludeTax: true }, 19).pricesIncludeTax).toBe(true);
+  });
+
+  it("a note on a factura exenta (CL34), or an export note (CL112): no tax", () => {
+    for (const [note, invoice] of [
+      [CL61, { hasTaxes: false, pricesIncludeTax: false }],
+      [CL112, { hasTaxes: true, pricesIncludeTax: false }],
+    ] as const) {
+      const rules = creditNoteTaxRules(note, invoice, 19);
+      expect({ ...rules, taxPercent: rules.taxPercent.toString() }).toEqual({ taxPercent: "0", hasTaxes: false, pricesIncludeTax: false });
+    }
+  });
+});
