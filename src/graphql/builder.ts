@@ -15,6 +15,8 @@ import { DateScalar, DateTimeResolver, DecimalScalar, JSONObjectResolver } from 
 export const NODE_TYPES: Record<string, string> = {
   cus: "Customer",
   inv: "Invoice",
+  ord: "Order",
+  cre: "CreditNote",
   pay: "Payment",
   sou: "Source",
 };

@@ -4,5 +4,7 @@ import "./types/reference.js";
 import "./types/customer.js";
 import "./types/payment.js";
 import "./types/invoice.js";
+import "./types/order.js";
+import "./types/credit-note.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

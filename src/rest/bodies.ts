@@ -132,6 +132,117 @@ export function invoiceInput(body: z.infer<typeof invoiceBody>) {
   };
 }
 
+const reference = z.union([z.string(), z.object({ id: z.string() }).passthrough().transform((o) => o.id)]).nullable().optional();
+
+const orderLine = z.strictObject({
+  id: ignored,
+  total: ignored,
+  tax: ignored,
+  tax_percent: ignored,
+  created: ignored,
+  updated: ignored,
+  name: text,
+  description: text,
+  quantity: decimal,
+  amount: decimal,
+  exempt: z.boolean().nullable().optional(),
+});
+
+/** Spec "Order": the fields a client sends; `shipping_type` may be a string or a number. */
+export const orderBody = z.strictObject({
+  id: ignored,
+  number: ignored,
+  status: ignored,
+  created: ignored,
+  updated: ignored,
+  test_mode: ignored,
+  amount: ignored,
+  exempt: ignored,
+  tax: ignored,
+  tax_percent: ignored,
+  total: ignored,
+  local_file: ignored,
+  tax_agency: ignored,
+  customer: reference,
+  document: reference,
+  date,
+  address: text,
+  carrier_id: text,
+  carrier_name: text,
+  state: text,
+  licence_plate: text,
+  shipping_type: z
+    .union([z.string(), z.number().int().transform((n) => String(n))])
+    .nullable()
+    .optional(),
+  lines: z.array(orderLine).nullable().optional(),
+});
+
+export function orderInput(body: z.infer<typeof orderBody>) {
+  return {
+    customer: body.customer,
+    document: body.document,
+    date: body.date,
+    address: body.address,
+    carrierId: body.carrier_id,
+    carrierName: body.carrier_name,
+    state: body.state,
+    licencePlate: body.licence_plate,
+    shippingType: body.shipping_type,
+    lines: body.lines?.map((l) => ({ name: l.name, description: l.description, quantity: l.quantity, amount: l.amount, exempt: l.exempt })),
+  };
+}
+
+const creditNoteLine = invoiceLine.extend({ tax: ignored, tax_percent: ignored, created: ignored, updated: ignored });
+
+/** Spec "Credit note" and its create endpoint: invoice, document, date, lines, plus discounts and notes. */
+export const creditNoteBody = z.strictObject({
+  id: ignored,
+  number: ignored,
+  status: ignored,
+  created: ignored,
+  updated: ignored,
+  amount: ignored,
+  exempt: ignored,
+  tax: ignored,
+  tax_percent: ignored,
+  subtotal: ignored,
+  total: ignored,
+  local_file: ignored,
+  tax_agency: ignored,
+  imported: ignored,
+  user: ignored,
+  invoice: reference,
+  document: reference,
+  date,
+  lines: z.array(creditNoteLine).nullable().optional(),
+  discount: decimal,
+  discount_scheme: text,
+  internal_note: text,
+  note: text,
+});
+
+export function creditNoteInput(body: z.infer<typeof creditNoteBody>) {
+  return {
+    invoice: body.invoice,
+    document: body.document,
+    date: body.date,
+    lines: body.lines?.map((l) => ({
+      name: l.name,
+      description: l.description,
+      quantity: l.quantity,
+      amount: l.amount,
+      discount: l.discount,
+      discountScheme: l.discount_scheme,
+      exempt: l.exempt,
+    })),
+    discount: body.discount,
+    discountScheme: body.discount_scheme,
+    internalNote: body.internal_note,
+    note: body.note,
+  };
+}
+
 /** Parses `raw` with `schema`; a ValidationError names each bad or unknown field. */
 export function parseBody<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {

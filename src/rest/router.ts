@@ -10,7 +10,7 @@ import { offsetToCursor } from "@pothos/plugin-relay";
 import { DomainError, ValidationError, type FieldErrors } from "../domain/errors.js";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../graphql/pagination.js";
 import * as ops from "../graphql/generated/operations.js";
-import { customerBody, customerInput, invoiceBody, invoiceInput, parseBody } from "./bodies.js";
+import { creditNoteBody, creditNoteInput, customerBody, customerInput, invoiceBody, invoiceInput, orderBody, orderInput, parseBody } from "./bodies.js";
 import { parseFilters, type FilterSpec } from "./filters.js";
 import { jsonResponse } from "./json.js";
 import * as out from "./serializers.js";
@@ -98,6 +98,22 @@ function paged<T>(r: RestRequest, page: { page: number; size: number }, count: n
     previous: page.page > 1 ? pageUrl(r, Math.min(page.page - 1, Math.max(1, Math.ceil(count / page.size)))) : null,
     results,
   });
+}
+
+/**
+ * `?expand=a,b` (or repeated `expand=`): which references to print as objects. Only `allowed`
+ * names are accepted; anything else is a 400 naming the parameter.
+ */
+function expansions(url: URL, allowed: readonly string[]): Set<string> {
+  const wanted = url.searchParams.getAll("expand").flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean);
+  const unknown = wanted.filter((v) => !allowed.includes(v));
+  if (unknown.length) throw ValidationError.field("expand", `cannot expand ${unknown.join(", ")}; expandable: ${allowed.join(", ")}`);
+  return new Set(wanted);
+}
+
+/** `{file}` of a document's PDF (spec: Base64 of the PDF). */
+function pdfResponse(node: { __typename?: string } | null | undefined, typename: string, resource: string, id: string) {
+  return jsonResponse({ file: (expectNode(node, typename, resource, id) as { pdf: string }).pdf });
 }
 
 const CUSTOMER_FILTERS: FilterSpec = {
@@ -205,8 +221,106 @@ const routes: Route[] = [
     path: "/v1/invoices/:id/pdf",
     handle: async (r) => {
       const data = await r.run(ops.RestInvoicePdfDocument, { id: r.params.id });
-      const node = expectNode(data.node, "Invoice", "invoice", r.params.id) as { pdf: string };
-      return jsonResponse({ file: node.pdf });
+      return pdfResponse(data.node, "Invoice", "invoice", r.params.id);
+    },
+  },
+
+  // Orders
+  {
+    method: "POST",
+    path: "/v1/orders",
+    handle: async (r) => {
+      const input = orderInput(parseBody(orderBody, r.body));
+      const data = await r.run(ops.RestCreateOrderDocument, { input });
+      return jsonResponse(out.order(data.createOrder), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/orders/:id",
+    handle: async (r) => {
+      const data = await r.run(ops.RestOrderDocument, { id: r.params.id });
+      return jsonResponse(out.order(expectNode(data.node, "Order", "order", r.params.id) as ops.OrderFieldsFragment));
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/v1/orders/:id",
+    handle: async (r) => {
+      const input = orderInput(parseBody(orderBody, r.body));
+      const data = await r.run(ops.RestUpdateOrderDocument, { id: r.params.id, input });
+      return jsonResponse(out.order(data.updateOrder));
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/v1/orders/:id",
+    handle: async (r) => {
+      await r.run(ops.RestDeleteOrderDocument, { id: r.params.id });
+      return new Response(null, { status: 204 });
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/orders/:id/finalize",
+    handle: async (r) => {
+      const data = await r.run(ops.RestFinalizeOrderDocument, { id: r.params.id });
+      return jsonResponse(out.order(data.finalizeOrder));
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/orders/:id/pdf",
+    handle: async (r) => {
+      const data = await r.run(ops.RestOrderPdfDocument, { id: r.params.id });
+      return pdfResponse(data.node, "Order", "order", r.params.id);
+    },
+  },
+
+  // Credit notes (`?expand=invoice` prints the invoice object instead of its id)
+  {
+    method: "POST",
+    path: "/v1/creditnotes",
+    handle: async (r) => {
+      const expandInvoice = expansions(r.url, ["invoice"]).has("invoice");
+      const input = creditNoteInput(parseBody(creditNoteBody, r.body));
+      const data = await r.run(ops.RestCreateCreditNoteDocument, { input, expandInvoice });
+      return jsonResponse(out.creditNote(data.createCreditNote, expandInvoice), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/creditnotes/:id",
+    handle: async (r) => {
+      const expandInvoice = expansions(r.url, ["invoice"]).has("invoice");
+      const data = await r.run(ops.RestCreditNoteDocument, { id: r.params.id, expandInvoice });
+      const node = expectNode(data.node, "CreditNote", "credit note", r.params.id) as ops.CreditNoteFieldsFragment;
+      return jsonResponse(out.creditNote(node, expandInvoice));
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/v1/creditnotes/:id",
+    handle: async (r) => {
+      await r.run(ops.RestDeleteCreditNoteDocument, { id: r.params.id });
+      return new Response(null, { status: 204 });
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/creditnotes/:id/finalize",
+    handle: async (r) => {
+      const expandInvoice = expansions(r.url, ["invoice"]).has("invoice");
+      const data = await r.run(ops.RestFinalizeCreditNoteDocument, { id: r.params.id, expandInvoice });
+      return jsonResponse(out.creditNote(data.finalizeCreditNote, expandInvoice));
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/creditnotes/:id/pdf",
+    handle: async (r) => {
+      const data = await r.run(ops.RestCreditNotePdfDocument, { id: r.params.id });
+      return pdfResponse(data.node, "CreditNote", "credit note", r.params.id);
     },
   },
 

@@ -5,6 +5,8 @@
  * Pure reshaping: no rule lives here.
  */
 import type {
+  CreditNoteFieldsFragment,
+  OrderFieldsFragment,
   CountryFieldsFragment,
   CurrencyFieldsFragment,
   CustomerFieldsFragment,
@@ -74,6 +76,11 @@ export function documentType(d: DocumentTypeFieldsFragment) {
   };
 }
 
+/** A customer's `aggregations` (spec "Customer"). */
+function aggregations(a: { balance: string; sales: string; salesCurrentPeriod: string }) {
+  return { balance: num(a.balance), sales: num(a.sales), sales_current_period: num(a.salesCurrentPeriod) };
+}
+
 /**
  * A customer resource. `expanded`: country and state as objects (retrieve and list, per spec);
  * otherwise as codes (create and update responses).
@@ -93,7 +100,7 @@ export function customer(c: CustomerFieldsFragment, expanded: boolean) {
     tax_id: c.taxId,
     tax_settings: c.taxSettings,
     contacts: c.contacts,
-    aggregations: { balance: num(c.aggregations.balance), sales: num(c.aggregations.sales), sales_current_period: num(c.aggregations.salesCurrentPeriod) },
+    aggregations: aggregations(c.aggregations),
     sources: c.sources.map(source),
     metadata: c.metadata,
     created: isoTimestamp(c.created),
@@ -195,5 +202,96 @@ export function invoice(i: InvoiceFieldsFragment) {
     user: i.user,
     created: plainTimestamp(i.created),
     updated: plainTimestamp(i.updated),
+  };
+}
+
+/** Spec "Order": ISO 8601 timestamps, the embedded customer with aggregations, document.currency as an object. */
+export function order(o: OrderFieldsFragment) {
+  return {
+    id: o.id,
+    customer: {
+      ...embeddedCustomer(o.customer),
+      aggregations: aggregations(o.customer.aggregations),
+    },
+    number: o.number,
+    document: { id: o.document.id, name: o.document.name, country: o.document.country, currency: currency(o.currency) },
+    test_mode: o.testMode,
+    date: o.date,
+    address: o.address,
+    carrier_id: o.carrierId,
+    carrier_name: o.carrierName,
+    state: o.state,
+    licence_plate: o.licencePlate,
+    shipping_type: o.shippingType,
+    lines: o.lines.map((l) => ({
+      id: l.id,
+      name: l.name,
+      description: l.description,
+      quantity: num(l.quantity),
+      amount: num(l.amount),
+      exempt: l.exempt,
+      tax: l.tax === null ? null : num(l.tax),
+      tax_percent: num(l.taxPercent),
+      total: num(l.total),
+      created: isoTimestamp(l.created),
+      updated: isoTimestamp(l.updated),
+    })),
+    amount: num(o.amount),
+    exempt: num(o.exempt),
+    tax: num(o.tax),
+    tax_percent: num(o.taxPercent),
+    total: num(o.total),
+    local_file: o.localFile,
+    tax_agency: o.taxAgency,
+    status: o.status,
+    created: isoTimestamp(o.created),
+    updated: isoTimestamp(o.updated),
+  };
+}
+
+/**
+ * Spec "Credit note": `invoice` is the invoice id, or the invoice object (as GET /v1/invoices/{id}/
+ * prints it) when `expandInvoice` (REST `?expand=invoice`); `document` is the type id; ISO 8601
+ * timestamps.
+ */
+export function creditNote(c: CreditNoteFieldsFragment, expandInvoice: boolean) {
+  return {
+    id: c.id,
+    invoice: expandInvoice ? invoice(c.invoice as InvoiceFieldsFragment) : c.invoice.id,
+    number: c.number,
+    document: c.document.id,
+    date: c.date,
+    lines: c.lines.map((l) => ({
+      id: l.id,
+      amount: num(l.amount),
+      description: l.description,
+      discount: num(l.discount),
+      discount_scheme: l.discountScheme,
+      exempt: l.exempt,
+      name: l.name,
+      quantity: num(l.quantity),
+      tax: l.tax === null ? null : num(l.tax),
+      tax_percent: num(l.taxPercent),
+      total: num(l.total),
+      created: isoTimestamp(l.created),
+      updated: isoTimestamp(l.updated),
+    })),
+    amount: num(c.amount),
+    exempt: num(c.exempt),
+    tax: num(c.tax),
+    tax_percent: num(c.taxPercent),
+    subtotal: num(c.subtotal),
+    total: num(c.total),
+    discount: num(c.discount),
+    discount_scheme: c.discountScheme,
+    local_file: c.localFile,
+    internal_note: c.internalNote,
+    note: c.note,
+    tax_agency: c.taxAgency,
+    status: c.status,
+    imported: c.imported,
+    user: c.user,
+    created: isoTimestamp(c.created),
+    updated: isoTimestamp(c.updated),
   };
 }

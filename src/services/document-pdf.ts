@@ -7,14 +7,19 @@ import type { Prisma } from "../infra/prisma/generated/client.js";
 import { renderDocumentPdf } from "../infra/pdf.js";
 import { formatAmount, formatMoney, formatQuantity } from "../domain/format-money.js";
 
-/** What every printed document loads with it. */
-export const PDF_INCLUDE = {
+/** What a printed document loads with it, besides its customer. */
+export const PDF_DOCUMENT_INCLUDE = {
   lines: { orderBy: { position: "asc" } },
-  customer: { include: { country: true } },
   documentType: true,
   currency: true,
   organization: true,
 } as const;
+
+/** The customer as printed (with its country's name). */
+export const PDF_CUSTOMER_INCLUDE = { include: { country: true } } as const;
+
+/** What an invoice or order loads to be printed. */
+export const PDF_INCLUDE = { ...PDF_DOCUMENT_INCLUDE, customer: PDF_CUSTOMER_INCLUDE } as const;
 
 type Decimal = Prisma.Decimal;
 

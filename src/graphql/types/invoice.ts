@@ -7,13 +7,9 @@ import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } fr
 import { prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoice } from "../../services/invoices.js";
+import { DeletePayload, DocumentStatus, type DocumentStatusValue } from "./document.js";
 import "./customer.js";
 import "./payment.js";
-
-const DocumentStatus = builder.enumType("DocumentStatus", {
-  description: "draft: editable; finalized: numbered and locked.",
-  values: { draft: { value: "draft" }, finalized: { value: "finalized" } } as const,
-});
 
 export const InvoiceLine = builder.prismaObject("InvoiceLine", {
   description: "A line of an invoice. total = round(quantity x amount) - line discount, in the invoice currency.",
@@ -49,6 +45,11 @@ export const Invoice = builder.prismaNode("Invoice", {
       description: "succeeded payments of this invoice",
       query: { where: { status: "succeeded" }, orderBy: { createdAt: "asc" } },
     }),
+    creditNotes: t.relation("creditNotes", {
+      description: "credit notes discounting this invoice (drafts and finalized), oldest first",
+      query: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
+    }),
+    orders: t.relation("orders", { description: "orders this invoice bills (invoiceOrders), by number", query: { orderBy: [{ number: "asc" }, { id: "asc" }] } }),
     amount: t.expose("amount", { type: "Decimal", description: "taxable net after the document discount (SII MntNeto)" }),
     exempt: t.expose("exempt", { type: "Decimal", description: "exempt net (SII MntExe)" }),
     tax: t.expose("tax", { type: "Decimal", description: "tax amount (SII IVA)" }),
@@ -63,7 +64,7 @@ export const Invoice = builder.prismaNode("Invoice", {
     localFile: t.exposeString("localFile", { nullable: true, description: "URL of the tax-agency file, after finalize" }),
     note: t.exposeString("note", { nullable: true }),
     fiscalSettings: t.expose("fiscalSettings", { type: "JSONObject" }),
-    status: t.field({ type: DocumentStatus, resolve: (invoice) => invoice.status as "draft" | "finalized" }),
+    status: t.field({ type: DocumentStatus, resolve: (invoice) => invoice.status as DocumentStatusValue }),
     metadata: t.expose("metadata", { type: "JSONObject" }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
     finalized: t.expose("finalizedAt", { type: "DateTime", nullable: true }),
@@ -117,11 +118,6 @@ const InvoiceWhere = builder.inputType("InvoiceWhere", {
     document: t.field({ type: StringFilter, description: "document type id" }),
     created: t.field({ type: DateTimeFilter }),
   }),
-});
-
-const DeletePayload = builder.objectRef<{ id: string; deleted: boolean }>("DeletePayload").implement({
-  description: "Result of a delete.",
-  fields: (t) => ({ id: t.exposeID("id"), deleted: t.exposeBoolean("deleted") }),
 });
 
 builder.queryFields((t) => ({

@@ -62,6 +62,7 @@ export const DocumentType = builder.prismaObject("DocumentType", {
     isPurchase: t.exposeBoolean("isPurchase", { description: "REST spells it is_purshase" }),
     isOrder: t.exposeBoolean("isOrder", { description: "dispatch guide" }),
     isNote: t.exposeBoolean("isNote", { description: "credit or debit note" }),
+    isCreditNote: t.exposeBoolean("isCreditNote", { description: "credit note (61, 112): the types createCreditNote accepts" }),
     pricesIncludeTax: t.exposeBoolean("pricesIncludeTax", { description: "line prices include tax (boletas 39, 41)" }),
     send: t.exposeBoolean("send", { description: "sent to the tax agency" }),
     given: t.exposeBoolean("given", { description: "has an assignable (cedible) copy" }),

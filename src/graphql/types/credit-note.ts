@@ -1,0 +1,160 @@
+/**
+ * Credit notes (spec "Credit note"; SII DTE 61 and 112): node type, `creditNotes` connection and
+ * the create/delete/finalize mutations (the spec has no update). Rules live in
+ * services/credit-notes.ts and domain/credit-notes.ts.
+ */
+import { builder } from "../builder.js";
+import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
+import { prismaConnection } from "../pagination.js";
+import { tenant } from "../../services/context.js";
+import { createCreditNote, creditNotePdf, deleteCreditNote, finalizeCreditNote } from "../../services/credit-notes.js";
+import { DeletePayload, DocumentStatus, type DocumentStatusValue } from "./document.js";
+import "./invoice.js";
+
+export const CreditNoteLine = builder.prismaObject("CreditNoteLine", {
+  description: "A line of a credit note. total = round(quantity x amount) - line discount, in the invoice currency.",
+  fields: (t) => ({
+    id: t.exposeID("id", { description: "`lin_` id" }),
+    name: t.exposeString("name"),
+    description: t.exposeString("description", { nullable: true }),
+    quantity: t.expose("quantity", { type: "Decimal" }),
+    amount: t.expose("amount", { type: "Decimal", description: "unit price" }),
+    discount: t.expose("discount", { type: "Decimal", description: "percent or amount per discountScheme" }),
+    discountScheme: t.exposeString("discountScheme", { description: "% or $" }),
+    exempt: t.exposeBoolean("exempt", { description: "not taxed (adds to the note's exempt)" }),
+    tax: t.expose("tax", { type: "Decimal", nullable: true, description: "this line's tax, null when exempt (the note's tax is computed on the sum)" }),
+    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "percent; 0 when exempt" }),
+    total: t.expose("total", { type: "Decimal", description: "line net after its discount" }),
+    created: t.expose("createdAt", { type: "DateTime" }),
+    updated: t.expose("updatedAt", { type: "DateTime" }),
+  }),
+});
+
+export const CreditNote = builder.prismaNode("CreditNote", {
+  id: { field: "id", description: "`cre_` id" },
+  findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
+  nullable: true,
+  description: "A document discounting a finalized invoice, in its currency and taxed as it. Totals as for invoices (docs/invoice-totals.md).",
+  fields: (t) => ({
+    invoice: t.relation("invoice", { description: "the invoice this note discounts" }),
+    document: t.relation("documentType", { description: "document type (CL61, or CL112 for exports)" }),
+    currency: t.relation("currency", { description: "the invoice's currency" }),
+    number: t.exposeInt("number", { nullable: true, description: "assigned at finalize; null on drafts" }),
+    testMode: t.exposeBoolean("testMode"),
+    date: t.expose("date", { type: "Date", description: "closing date" }),
+    lines: t.relation("lines", { query: { orderBy: { position: "asc" } } }),
+    amount: t.expose("amount", { type: "Decimal", description: "taxable net after the document discount" }),
+    exempt: t.expose("exempt", { type: "Decimal", description: "exempt net" }),
+    tax: t.expose("tax", { type: "Decimal" }),
+    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "percent (the invoice's)" }),
+    subtotal: t.expose("subtotal", { type: "Decimal", description: "amount + exempt" }),
+    total: t.expose("total", { type: "Decimal", description: "subtotal + tax" }),
+    discount: t.expose("discount", { type: "Decimal", description: "document discount, percent or amount per discountScheme" }),
+    discountScheme: t.exposeString("discountScheme", { description: "% or $" }),
+    discountAmount: t.expose("discountAmount", { type: "Decimal", description: "document discount in currency units" }),
+    localFile: t.exposeString("localFile", { nullable: true, description: "URL of the tax-agency file, after finalize" }),
+    internalNote: t.exposeString("internalNote", { nullable: true, description: "internal information about the adjustment (not printed)" }),
+    note: t.exposeString("note", { nullable: true, description: "note or reason for the customer (printed)" }),
+    taxAgency: t.expose("taxAgency", { type: "JSONObject", description: "tax agency properties (track id, status) once sent" }),
+    status: t.field({ type: DocumentStatus, resolve: (note) => note.status as DocumentStatusValue }),
+    imported: t.exposeBoolean("imported", { description: "true only for notes created by an import" }),
+    user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
+    finalized: t.expose("finalizedAt", { type: "DateTime", nullable: true }),
+    created: t.expose("createdAt", { type: "DateTime" }),
+    updated: t.expose("updatedAt", { type: "DateTime" }),
+    pdf: t.string({
+      description: "Base64 of the credit note PDF, naming the invoice it corrects (rendered on request).",
+      select: { id: true },
+      resolve: async (note, _args, ctx) => (await creditNotePdf(ctx, note.id)).toString("base64"),
+    }),
+  }),
+});
+
+const CreditNoteLineInput = builder.inputType("CreditNoteLineInput", {
+  description: "A credit note line. name and amount are required; quantity defaults to 1, discount to 0 (%).",
+  fields: (t) => ({
+    name: t.string(),
+    description: t.string(),
+    quantity: t.field({ type: "Decimal", description: "units, not negative" }),
+    amount: t.field({ type: "Decimal", description: "unit price in the invoice currency, not negative" }),
+    discount: t.field({ type: "Decimal", description: "percent (0-100) or amount" }),
+    discountScheme: t.string({ description: "% (default) or $" }),
+    exempt: t.boolean({ description: "not taxed" }),
+  }),
+});
+
+const CreditNoteInput = builder.inputType("CreditNoteInput", {
+  description: "A new credit note.",
+  fields: (t) => ({
+    invoice: t.id({ description: "the finalized invoice to discount (required)" }),
+    document: t.string({ description: "credit note type id (default CL61, CL112 for export invoices)" }),
+    date: t.field({ type: "Date", description: "closing date; default today in the organization's time zone; not before the invoice's date" }),
+    lines: t.field({ type: [CreditNoteLineInput], description: "at least one (required)" }),
+    discount: t.field({ type: "Decimal", description: "document discount on taxable lines, percent (0-100) or amount" }),
+    discountScheme: t.string({ description: "% (default) or $" }),
+    internalNote: t.string({ description: "not printed; at most 5000 characters" }),
+    note: t.string({ description: "printed; at most 5000 characters" }),
+  }),
+});
+
+const CreditNoteWhere = builder.inputType("CreditNoteWhere", {
+  fields: (t) => ({
+    invoice: t.field({ type: StringFilter, description: "invoice id" }),
+    status: t.field({ type: StringFilter }),
+    document: t.field({ type: StringFilter, description: "document type id" }),
+    created: t.field({ type: DateTimeFilter }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  creditNotes: t.connection({
+    type: CreditNote,
+    description: "Credit notes of the caller's organization and mode, newest first.",
+    args: { where: t.arg({ type: CreditNoteWhere }) },
+    resolve: (_root, args, ctx, info) => {
+      const w = args.where ?? {};
+      const where = {
+        ...tenant(ctx),
+        AND: [
+          ...stringConditions("invoiceId", w.invoice),
+          ...stringConditions("status", w.status),
+          ...stringConditions("documentTypeId", w.document, { uppercase: true }),
+          ...dateTimeConditions("createdAt", w.created),
+        ],
+      };
+      return prismaConnection(ctx, info, ctx.prisma.creditNote, args, { where, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+    },
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createCreditNote: t.prismaField({
+    type: "CreditNote",
+    description:
+      "Creates a draft credit note against a finalized invoice. Errors: validation_error (invoice not finalized or unknown, " +
+      "wrong document type, no lines, negative values, or more than the invoice has left to credit: `total` names the amount left).",
+    args: { input: t.arg({ type: CreditNoteInput, required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const created = await createCreditNote(ctx, args.input);
+      return ctx.prisma.creditNote.findUniqueOrThrow({ ...query, where: { id: created.id } });
+    },
+  }),
+  deleteCreditNote: t.field({
+    type: DeletePayload,
+    description: "Deletes a draft credit note. Errors: not_found, invalid_state (finalized).",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      await deleteCreditNote(ctx, String(args.id));
+      return { id: String(args.id), deleted: true };
+    },
+  }),
+  finalizeCreditNote: t.prismaField({
+    type: "CreditNote",
+    description: "Numbers and locks a draft credit note. Errors: not_found, invalid_state (not a draft).",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const finalized = await finalizeCreditNote(ctx, String(args.id));
+      return ctx.prisma.creditNote.findUniqueOrThrow({ ...query, where: { id: finalized.id } });
+    },
+  }),
+}));

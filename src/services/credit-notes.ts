@@ -1,0 +1,172 @@
+/**
+ * Credit notes (spec "Credit note", "States and transitions"; SII DTE 61 and 112): a document
+ * that discounts a finalized invoice. Created as drafts, deleted only as drafts, numbered at
+ * finalize (services/documents.ts); the spec has no update.
+ *
+ * Rules (errors are 400 naming the field, nothing written):
+ * - `invoice` is a finalized invoice of the caller's organization and mode (another tenant's
+ *   reads as unknown);
+ * - `document` is a credit note type (`isCreditNote`) of the invoice type's country and kind
+ *   (CL61 for national invoices, CL112 for exports; the default);
+ * - the currency is the invoice's, and the tax follows the invoice (domain/credit-notes.ts);
+ * - `date` (default today in the organization's time zone) is not before the invoice's date;
+ * - at least one line; totals as for invoices (domain/totals.ts);
+ * - the totals of the invoice's credit notes, drafts included, may not exceed the invoice total:
+ *   `total` names the amount left. The invoice row is locked while this is checked, so concurrent
+ *   credit notes cannot together exceed it.
+ */
+import type { CreditNote } from "../infra/prisma/generated/client.js";
+import { newId } from "../infra/ids.js";
+import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
+import { assertCreditFits, creditNoteTaxRules } from "../domain/credit-notes.js";
+import type { DecimalInput } from "../domain/money.js";
+import { tenant, withinTransaction, type ServiceContext } from "./context.js";
+import { findDocumentType } from "./reference.js";
+import {
+  dateColumn,
+  deleteDraftDocument,
+  documentTotals,
+  finalizeDraftDocument,
+  lineRows,
+  lockDocument,
+  normalizeDiscount,
+  normalizeLines,
+  organizationToday,
+  storedDate,
+  totalColumns,
+  type LineInput,
+} from "./documents.js";
+import { PDF_CUSTOMER_INCLUDE, PDF_DOCUMENT_INCLUDE, printDocument } from "./document-pdf.js";
+
+export interface CreditNoteInput {
+  /** id of the finalized invoice to discount (required) */
+  invoice?: string | null;
+  /** credit note document type id (default: CL61, or CL112 for export invoices) */
+  document?: string | null;
+  date?: string | null;
+  lines?: LineInput[] | null;
+  discount?: DecimalInput | null;
+  discountScheme?: string | null;
+  /** internal information about the adjustment (not printed) */
+  internalNote?: string | null;
+  /** note or reason for the customer (printed) */
+  note?: string | null;
+}
+
+const MAX_NOTE_LENGTH = 5000;
+
+/** Creates a draft credit note against a finalized invoice, in one transaction. Errors: see the module header. */
+export async function createCreditNote(ctx: ServiceContext, input: CreditNoteInput): Promise<CreditNote> {
+  return ctx.prisma.$transaction(async (tx) => {
+    const txCtx = withinTransaction(ctx, tx);
+    const errors = new FieldErrorCollector();
+    const invoiceId = input.invoice;
+    let invoice = null;
+    if (!invoiceId) errors.add("invoice", "is required");
+    else {
+      const status = await lockDocument(tx, "invoice", invoiceId, ctx);
+      if (status === null) errors.add("invoice", `unknown invoice ${invoiceId}`);
+      else if (status !== "finalized") errors.add("invoice", `${invoiceId} is a ${status}; only finalized invoices can be credited`);
+      else invoice = await tx.invoice.findUniqueOrThrow({ where: { id: invoiceId }, include: { documentType: true, currency: true } });
+    }
+
+    let noteType = null;
+    if (invoice) {
+      const invoiceType = invoice.documentType;
+      if (input.document) {
+        noteType = await findDocumentType(txCtx, input.document, errors);
+        if (noteType && !noteType.isCreditNote) errors.add("document", `${noteType.id} (${noteType.name}) is not a credit note type`);
+        else if (noteType && (noteType.countryId !== invoiceType.countryId || noteType.isForeign !== invoiceType.isForeign)) {
+          errors.add("document", `${noteType.id} cannot credit a ${invoiceType.id} invoice (${invoiceType.name})`);
+        }
+      } else {
+        noteType = await tx.documentType.findFirst({
+          where: { isCreditNote: true, countryId: invoiceType.countryId, isForeign: invoiceType.isForeign },
+          orderBy: { code: "asc" },
+        });
+        if (!noteType) errors.add("document", `is required (no credit note type for ${invoiceType.id} invoices)`);
+      }
+    }
+
+    const date = input.date ?? (await organizationToday(txCtx));
+    const invoiceDate = invoice ? storedDate(invoice.date)! : null;
+    if (invoiceDate && date < invoiceDate) errors.add("date", `must not be before the invoice's date ${invoiceDate}`);
+    for (const [field, value] of [["note", input.note], ["internal_note", input.internalNote]] as const) {
+      if (value && value.length > MAX_NOTE_LENGTH) errors.add(field, `must have at most ${MAX_NOTE_LENGTH} characters`);
+    }
+    if (!input.lines || input.lines.length === 0) errors.add("lines", "a credit note needs at least one line");
+    const lines = normalizeLines(input.lines ?? [], errors);
+    const discount = normalizeDiscount(input, null, errors);
+
+    let totals = null;
+    if (invoice && noteType && errors.empty) {
+      const rules = creditNoteTaxRules(noteType, invoice.documentType, invoice.taxPercent.toString());
+      errors.collect(() => {
+        totals = documentTotals(rules, invoice!.currency, lines, discount);
+      });
+    }
+    errors.throwIfAny("Invalid credit note");
+    const t = totals!;
+
+    const existing = await tx.creditNote.findMany({ where: { invoiceId: invoice!.id }, select: { total: true } });
+    assertCreditFits({
+      invoiceId: invoice!.id,
+      invoiceTotal: invoice!.total.toString(),
+      creditNoteTotals: existing.map((c) => c.total.toString()),
+      creditNoteTotal: t.total,
+      currency: invoice!.currency,
+    });
+
+    return tx.creditNote.create({
+      data: {
+        id: newId("cre"),
+        ...tenant(ctx),
+        userEmail: ctx.auth.userEmail,
+        status: "draft",
+        invoiceId: invoice!.id,
+        documentTypeId: noteType!.id,
+        currencyId: invoice!.currencyId,
+        date: dateColumn(date),
+        internalNote: input.internalNote || null,
+        note: input.note || null,
+        imported: false,
+        ...totalColumns(t, discount),
+        lines: { create: lineRows(lines, t, { withLineTax: true }) },
+      },
+    });
+  });
+}
+
+/** Deletes a draft credit note and its lines; 404 unknown, 409 finalized. Its amount can be credited again. */
+export async function deleteCreditNote(ctx: ServiceContext, id: string): Promise<void> {
+  await deleteDraftDocument(ctx, "credit_note", id);
+}
+
+/** Numbers and locks a draft credit note (gapless per document type). 404 unknown, 409 not a draft. */
+export async function finalizeCreditNote(ctx: ServiceContext, id: string): Promise<CreditNote> {
+  return finalizeDraftDocument<CreditNote>(ctx, "credit_note", id);
+}
+
+/**
+ * The credit note's printed representation: issuer, the invoice's customer, number, date, the
+ * invoice it corrects (document name, number and date), lines, totals and the note for the
+ * customer (the internal note is not printed). 404 for another tenant's credit note.
+ */
+export async function creditNotePdf(ctx: ServiceContext, id: string): Promise<Buffer> {
+  const note = await ctx.prisma.creditNote.findFirst({
+    where: { id, ...tenant(ctx) },
+    include: { ...PDF_DOCUMENT_INCLUDE, invoice: { include: { documentType: true, customer: PDF_CUSTOMER_INCLUDE } } },
+  });
+  if (!note) throw new NotFoundError("credit note", id);
+  const { invoice } = note;
+  return printDocument(
+    { ...note, customer: invoice.customer },
+    {
+      dates: [
+        ["Date", storedDate(note.date)!],
+        ["Corrects", `${invoice.documentType.name} N° ${invoice.number} of ${storedDate(invoice.date)}`],
+      ],
+      notes: [note.note && `Reason: ${note.note}`],
+    },
+  );
+}
