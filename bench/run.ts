@@ -94,6 +94,16 @@ try {
       body: JSON.stringify({ query: "{ invoices(first: 20) { totalCount edges { node { id total customer { name } lines { total } } } } }" }),
     }).then((r) => r.json()),
   );
+  // orders: create (embedded customer aggregations in every response), finalize
+  const orders: string[] = [];
+  await measure("POST /v1/orders/ (3 lines)", REQUESTS, async () => {
+    orders.push((await call("POST", "/v1/orders/", { customer: customer.id, lines: lines.map(({ discount: _d, ...l }) => l) })).id);
+  });
+  await measure("GET /v1/orders/{id}/finalize/", REQUESTS, (i) => call("GET", `/v1/orders/${orders[i]}/finalize/`));
+  // credit notes against the finalized invoices (locks the invoice, sums its notes)
+  await measure("POST /v1/creditnotes/ (1 line)", REQUESTS, (i) =>
+    call("POST", "/v1/creditnotes/", { invoice: created[i], lines: [{ name: "Devolución", quantity: 1, amount: 100 }] }),
+  );
   await measure("GET /v1/customers/?page_size=20", REQUESTS, () => call("GET", "/v1/customers/?page_size=20"));
   await measure("GET /v1/generals/documents/", REQUESTS, () => call("GET", "/v1/generals/documents/"));
   const concurrent = await Promise.all(

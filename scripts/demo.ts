@@ -2,7 +2,9 @@
  * `npm run demo`: a real scenario against the service. With BILLING_URL and BILLING_API_KEY set it
  * talks to that running server; otherwise it starts one in-process on a fresh embedded database.
  * Creates a Chilean customer (valid RUT), an invoice with several lines and a discount, finalizes
- * it, writes its PDF to out/ and prints the totals.
+ * it; dispatches goods with an order (guía de despacho) and bills it with a second invoice
+ * (GraphQL invoiceOrders); credits part of the first invoice with a credit note. Writes every PDF
+ * to out/ and prints the totals.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -50,6 +52,31 @@ async function call(method: string, pathname: string, body?: unknown) {
   return json;
 }
 
+async function graphql(query: string, variables: Record<string, unknown>) {
+  const res = await fetch(`${service.url}/graphql`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${service.key}`, "content-type": "application/json" },
+    body: JSON.stringify({ query, variables }),
+  });
+  const json = (await res.json()) as { data?: any; errors?: unknown[] };
+  if (json.errors) throw new Error(`GraphQL ${JSON.stringify(json.errors)}`);
+  return json.data;
+}
+
+async function savePdf(pathname: string, name: string) {
+  const { file } = await call("GET", pathname);
+  fs.mkdirSync("out", { recursive: true });
+  const pdfPath = path.join("out", name);
+  fs.writeFileSync(pdfPath, Buffer.from(file, "base64"));
+  console.log(`  pdf written to ${pdfPath}`);
+}
+
+function printDocument(what: string, documentName: string, doc: any, currency: string) {
+  console.log(`${what} ${doc.id}  ${documentName} N° ${doc.number}  status ${doc.status}`);
+  for (const line of doc.lines) console.log(`  ${line.name.padEnd(28)} ${String(line.quantity).padStart(6)} x ${String(line.amount).padStart(8)}  = ${line.total}${line.exempt ? " (exempt)" : ""}`);
+  for (const field of ["amount", "exempt", "tax", "total"]) console.log(`${field.padStart(10)}: ${currency} ${doc[field]}`);
+}
+
 try {
   const customer = await call("POST", "/v1/customers/", {
     name: "Comercial Los Andes Ltda.",
@@ -73,15 +100,45 @@ try {
     note: "Gracias por su preferencia",
   });
   const invoice = await call("GET", `/v1/invoices/${draft.id}/finalize/`);
-  const { file } = await call("GET", `/v1/invoices/${invoice.id}/pdf/`);
-  fs.mkdirSync("out", { recursive: true });
-  const pdfPath = path.join("out", `invoice-${invoice.document.id}-${invoice.number}.pdf`);
-  fs.writeFileSync(pdfPath, Buffer.from(file, "base64"));
-  console.log(`invoice ${invoice.id}  ${invoice.document.name} N° ${invoice.number}  status ${invoice.status}`);
-  for (const line of invoice.lines) console.log(`  ${line.name.padEnd(24)} ${String(line.quantity).padStart(6)} x ${String(line.amount).padStart(8)}  = ${line.total}`);
-  const currency = invoice.document.currency;
-  for (const field of ["amount", "exempt", "subtotal", "tax", "total"]) console.log(`${field.padStart(10)}: ${currency} ${invoice[field]}`);
-  console.log(`pdf written to ${pdfPath}`);
+  printDocument("invoice", invoice.document.name, invoice, invoice.document.currency);
+  await savePdf(`/v1/invoices/${invoice.id}/pdf/`, `invoice-${invoice.document.id}-${invoice.number}.pdf`);
+
+  // an order (guía de despacho): goods leave now, the invoice follows
+  const orderDraft = await call("POST", "/v1/orders/", {
+    customer: customer.id,
+    shipping_type: "1",
+    address: "Camino Lo Boza 120, Pudahuel",
+    state: "RM",
+    carrier_id: "76.042.235-5",
+    carrier_name: "Transportes Demo",
+    licence_plate: "GHJK12",
+    lines: [
+      { name: "Servidor rack 2U", quantity: 2, amount: 1250000 },
+      { name: "Flete", quantity: 1, amount: 35000, exempt: true },
+    ],
+  });
+  const order = await call("GET", `/v1/orders/${orderDraft.id}/finalize/`);
+  printDocument("order", order.document.name, order, order.document.currency.id);
+  console.log(`  customer balance ${order.customer.aggregations.balance}, sales ${order.customer.aggregations.sales}`);
+  await savePdf(`/v1/orders/${order.id}/pdf/`, `order-${order.document.id}-${order.number}.pdf`);
+
+  const billed = await graphql(`mutation($ids: [ID!]!) { invoiceOrders(orderIds: $ids) { id total } }`, { ids: [order.id] });
+  const orderInvoice = await call("GET", `/v1/invoices/${billed.invoiceOrders.id}/finalize/`);
+  printDocument("invoice for the order", orderInvoice.document.name, orderInvoice, orderInvoice.document.currency);
+
+  // a credit note: one licence returned
+  const noteDraft = await call("POST", "/v1/creditnotes/", {
+    invoice: invoice.id,
+    lines: [{ name: "Licencia anual (devolución)", quantity: 1, amount: 45000 }],
+    note: "Devolución de una licencia",
+    internal_note: "ticket 1024",
+  });
+  const note = await call("GET", `/v1/creditnotes/${noteDraft.id}/finalize/?expand=invoice`);
+  printDocument(`credit note for invoice N° ${note.invoice.number}`, note.document, note, invoice.document.currency);
+  await savePdf(`/v1/creditnotes/${note.id}/pdf/`, `creditnote-${note.document}-${note.number}.pdf`);
+
+  const after = await call("GET", `/v1/customers/${customer.id}/`);
+  console.log(`customer aggregations: ${JSON.stringify(after.aggregations)}`);
 } finally {
   await service.close();
 }

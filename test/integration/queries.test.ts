@@ -36,6 +36,40 @@ describe("query counts (no N+1)", () => {
     expect(withTen.filter((q) => q.endsWith("findUnique") || q.endsWith("findUniqueOrThrow"))).toEqual(["ApiKey.findUnique"]);
   });
 
+  it("loads an order list with customer aggregations, currency, lines and invoice in the same number of queries for 2 or 10 orders", async () => {
+    const ORDERS = `{ orders(first: 50) { totalCount edges { node { id total customer { name aggregations { balance } } document { name } currency { id name } lines { name tax total } invoice { id } } } } }`;
+    const addOrders = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: `O${i}` }) })).body.id;
+        await s.rest("POST", "/v1/orders/", { body: { customer, lines: [{ name: "a", amount: 100 }, { name: "b", amount: 200 }] } });
+      }
+    };
+    await addOrders(2);
+    const withTwo = await queriesFor(ORDERS);
+    await addOrders(8);
+    const withTen = await queriesFor(ORDERS);
+    expect(withTen).toEqual(withTwo);
+    expect(withTen.filter((q) => q === "Order.findMany")).toHaveLength(1);
+  });
+
+  it("loads a credit note list with its invoice, customer and lines in the same number of queries for 2 or 10 notes", async () => {
+    const NOTES = `{ creditNotes(first: 50) { totalCount edges { node { id total invoice { number customer { name } } document { name } lines { name tax } } } } }`;
+    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "N" }) })).body.id;
+    const addNotes = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const invoice = (await s.rest("POST", "/v1/invoices/", { body: { customer, lines: [{ name: "a", amount: 1000 }] } })).body.id;
+        await s.rest("GET", `/v1/invoices/${invoice}/finalize/`);
+        await s.rest("POST", "/v1/creditnotes/", { body: { invoice, lines: [{ name: "n", amount: 100 }] } });
+      }
+    };
+    await addNotes(2);
+    const withTwo = await queriesFor(NOTES);
+    await addNotes(8);
+    const withTen = await queriesFor(NOTES);
+    expect(withTen).toEqual(withTwo);
+    expect(withTen.filter((q) => q === "CreditNote.findMany")).toHaveLength(1);
+  });
+
   it("does not count rows when totalCount is not selected", async () => {
     const queries = await queriesFor(`{ customers(first: 5) { edges { node { id country { id } } } } }`);
     expect(queries).toEqual(["ApiKey.findUnique", "Customer.findMany"]);

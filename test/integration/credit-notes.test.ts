@@ -1,0 +1,291 @@
+/**
+ * Credit notes (spec "Credit note"; SII 61/112) over REST and GraphQL: shape, `?expand=invoice`,
+ * the amount-left rule (also under concurrency), bad inputs, lifecycle, PDF, aggregations.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PDFParse } from "pdf-parse";
+import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+
+let s: TestServer;
+let customerId: string;
+beforeAll(async () => {
+  s = await startTestServer();
+  customerId = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
+});
+afterAll(async () => s?.close());
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
+
+/** A finalized CL33 invoice of DESIGN.md's worked example: total 2916. */
+async function finalizedInvoice(body: Record<string, unknown> = {}, key = s.keys.acme) {
+  const customer = key === s.keys.acme ? customerId : (await s.rest("POST", "/v1/customers/", { key, body: chileanCustomer() })).body.id;
+  const inv = await s.rest("POST", "/v1/invoices/", {
+    key,
+    body: { customer, date: "2026-11-20", lines: [{ name: "Consultoría", quantity: 2, amount: 1000 }, { name: "Soporte", amount: 500, discount: 10 }], ...body },
+  });
+  expect(inv.status, JSON.stringify(inv.body)).toBe(201);
+  const fin = await s.rest("GET", `/v1/invoices/${inv.body.id}/finalize/`, { key });
+  expect(fin.status).toBe(200);
+  return fin.body;
+}
+
+async function createCreditNote(body: Record<string, unknown>, query = "") {
+  const res = await s.rest("POST", `/v1/creditnotes/${query}`, { body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+describe("credit notes over REST", () => {
+  it("creates a draft against a finalized invoice with the spec's fields and invoice totals", async () => {
+    const invoice = await finalizedInvoice();
+    const note = await createCreditNote({
+      invoice: invoice.id,
+      document: "CL61",
+      date: "2026-11-22",
+      lines: [
+        { name: "Devolución consultoría", quantity: 1, amount: 1000 },
+        { name: "Ajuste", description: "descuento", quantity: 2, amount: 100, discount: 50, discount_scheme: "$" },
+      ],
+      internal_note: "ticket 4411",
+      note: "Devolución parcial",
+    });
+    expect(note).toEqual({
+      id: expect.stringMatching(/^cre_/),
+      invoice: invoice.id,
+      number: null,
+      document: "CL61",
+      date: "2026-11-22",
+      lines: [
+        { id: expect.stringMatching(/^lin_/), amount: 1000, description: null, discount: 0, discount_scheme: "%", exempt: false, name: "Devolución consultoría", quantity: 1, tax: 190, tax_percent: 19, total: 1000, created: expect.stringMatching(ISO), updated: expect.stringMatching(ISO) },
+        { id: expect.stringMatching(/^lin_/), amount: 100, description: "descuento", discount: 50, discount_scheme: "$", exempt: false, name: "Ajuste", quantity: 2, tax: 29, tax_percent: 19, total: 150, created: expect.stringMatching(ISO), updated: expect.stringMatching(ISO) },
+      ],
+      amount: 1150,
+      exempt: 0,
+      tax: 219,
+      tax_percent: 19,
+      subtotal: 1150,
+      total: 1369,
+      discount: 0,
+      discount_scheme: "%",
+      local_file: null,
+      internal_note: "ticket 4411",
+      note: "Devolución parcial",
+      tax_agency: {},
+      status: "draft",
+      imported: false,
+      user: "ops@acme.cl",
+      created: expect.stringMatching(ISO),
+      updated: expect.stringMatching(ISO),
+    });
+    const row = await s.database.prisma.creditNote.findUniqueOrThrow({ where: { id: note.id }, include: { lines: true } });
+    expect({ invoiceId: row.invoiceId, currencyId: row.currencyId, total: row.total.toString(), lines: row.lines.length }).toEqual({ invoiceId: invoice.id, currencyId: "CLP", total: "1369", lines: 2 });
+    expect((await s.rest("GET", `/v1/creditnotes/${note.id}/`)).body).toEqual(note);
+  });
+
+  it("prints the invoice object with ?expand=invoice on retrieve, create and finalize; other expansions are a 400", async () => {
+    const invoice = await finalizedInvoice();
+    const created = await createCreditNote({ invoice: invoice.id, lines: [{ name: "x", amount: 100 }] }, "?expand=invoice");
+    expect(created.invoice).toEqual((await s.rest("GET", `/v1/invoices/${invoice.id}/`)).body);
+    const got = await s.rest("GET", `/v1/creditnotes/${created.id}/?expand=invoice`);
+    expect(got.body.invoice).toMatchObject({ id: invoice.id, number: invoice.number, total: 2916, status: "finalized", customer: { id: customerId } });
+    const fin = await s.rest("GET", `/v1/creditnotes/${created.id}/finalize/?expand=invoice`);
+    expect(fin.body.invoice.id).toBe(invoice.id);
+    expect((await s.rest("GET", `/v1/creditnotes/${created.id}/`)).body.invoice).toBe(invoice.id);
+    const bad = await s.rest("GET", `/v1/creditnotes/${created.id}/?expand=customer`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.fields).toEqual({ expand: ["cannot expand customer; expandable: invoice"] });
+  });
+
+  it("defaults to CL61 in the invoice's currency and today's date, and to CL112 for an export invoice", async () => {
+    const invoice = await finalizedInvoice();
+    const note = await createCreditNote({ invoice: invoice.id, lines: [{ name: "x", amount: 1000 }] });
+    expect(note).toMatchObject({ document: "CL61", total: 1190 });
+    expect(note.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+
+    const usd = await finalizedInvoice({ document: "CL110", lines: [{ name: "Export", quantity: 3, amount: "2.50" }] });
+    expect(usd.total).toBe(7.5);
+    const exportNote = await createCreditNote({ invoice: usd.id, lines: [{ name: "Export", amount: "1.25" }] });
+    expect(exportNote).toMatchObject({ document: "CL112", amount: 0, exempt: 1.25, tax: 0, tax_percent: 0, total: 1.25 });
+    expect((await s.database.prisma.creditNote.findUniqueOrThrow({ where: { id: exportNote.id } })).currencyId).toBe("USD");
+  });
+
+  it("is taxed as its invoice: none on a factura exenta, tax included on a boleta", async () => {
+    const exenta = await finalizedInvoice({ document: "CL34", lines: [{ name: "Curso", amount: 10000 }] });
+    expect(await createCreditNote({ invoice: exenta.id, lines: [{ name: "Curso", amount: 4000 }] })).toMatchObject({ amount: 0, exempt: 4000, tax: 0, total: 4000 });
+    const boleta = await finalizedInvoice({ document: "CL39", lines: [{ name: "Café", amount: 680 }] });
+    expect(boleta.total).toBe(680);
+    expect(await createCreditNote({ invoice: boleta.id, lines: [{ name: "Café", amount: 680 }] })).toMatchObject({ amount: 571, tax: 109, total: 680 });
+  });
+
+  it("credits at most the invoice total: a 400 names the amount left, and deleting a draft frees its amount", async () => {
+    const invoice = await finalizedInvoice();
+    const first = await createCreditNote({ invoice: invoice.id, lines: [{ name: "a", amount: 1000 }] }); // 1190
+    const before = await s.database.prisma.creditNote.count();
+    const over = await s.rest("POST", "/v1/creditnotes/", { body: { invoice: invoice.id, lines: [{ name: "b", amount: 1451 }] } }); // 1727
+    expect(over.status).toBe(400);
+    expect(over.body.error).toMatchObject({
+      code: "validation_error",
+      fields: { total: [`1727 CLP exceeds what is left to credit on invoice ${invoice.id}: 1726 CLP (invoice total 2916 CLP, already credited 1190 CLP)`] },
+    });
+    expect(await s.database.prisma.creditNote.count()).toBe(before);
+
+    // exactly what is left fits: net 1450 + tax 276 (275.5 rounded half away from zero) = 1726
+    const rest = await createCreditNote({ invoice: invoice.id, lines: [{ name: "b", amount: 1450 }] });
+    expect(rest.total).toBe(1726);
+    const full = await s.rest("POST", "/v1/creditnotes/", { body: { invoice: invoice.id, lines: [{ name: "c", amount: 1 }] } });
+    expect(full.status).toBe(400);
+    expect(full.body.error.fields.total[0]).toContain(": 0 CLP");
+
+    expect((await s.rest("DELETE", `/v1/creditnotes/${first.id}/`)).status).toBe(204);
+    expect((await createCreditNote({ invoice: invoice.id, lines: [{ name: "c", amount: 1000 }] })).total).toBe(1190);
+  });
+
+  it("lets concurrent credit notes together credit no more than the invoice total", async () => {
+    const invoice = await finalizedInvoice(); // 2916: room for two notes of 1190, not three
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => s.rest("POST", "/v1/creditnotes/", { body: { invoice: invoice.id, lines: [{ name: "x", amount: 1000 }] } })),
+    );
+    expect(results.filter((r) => r.status === 201)).toHaveLength(2);
+    expect(results.filter((r) => r.status === 400)).toHaveLength(4);
+    const credited = await s.database.prisma.creditNote.aggregate({ where: { invoiceId: invoice.id }, _sum: { total: true } });
+    expect(credited._sum.total?.toString()).toBe("2380");
+  });
+
+  it("finalizes with its own numbering and then refuses delete and finalize with 409, changing nothing", async () => {
+    const invoice = await finalizedInvoice();
+    const a = await createCreditNote({ invoice: invoice.id, lines: [{ name: "a", amount: 100 }] });
+    const b = await createCreditNote({ invoice: invoice.id, lines: [{ name: "b", amount: 100 }] });
+    const fa = await s.rest("GET", `/v1/creditnotes/${a.id}/finalize/`);
+    const fb = await s.rest("GET", `/v1/creditnotes/${b.id}/finalize/`);
+    expect(fa.status).toBe(200);
+    expect(fa.body.status).toBe("finalized");
+    expect(fb.body.number).toBe(fa.body.number + 1);
+    const counter = await s.database.prisma.documentCounter.findFirstOrThrow({ where: { organizationId: s.orgs.acme, testMode: true, documentTypeId: "CL61" } });
+    expect(counter).toMatchObject({ kind: "credit_note", lastNumber: fb.body.number });
+
+    const before = await s.database.prisma.creditNote.findUniqueOrThrow({ where: { id: a.id }, include: { lines: true } });
+    for (const [method, path] of [["DELETE", `/v1/creditnotes/${a.id}/`], ["GET", `/v1/creditnotes/${a.id}/finalize/`]]) {
+      const res = await s.rest(method, path);
+      expect(res.status, `${method} ${path}`).toBe(409);
+      expect(res.body.error.code).toBe("invalid_state");
+    }
+    expect(await s.database.prisma.creditNote.findUniqueOrThrow({ where: { id: a.id }, include: { lines: true } })).toEqual(before);
+    // the spec has no update of credit notes
+    expect((await s.rest("PATCH", `/v1/creditnotes/${b.id}/`, { body: {} })).status).toBe(405);
+  });
+
+  it("renders a PDF naming the invoice it corrects, with its number and date", async () => {
+    const invoice = await finalizedInvoice();
+    const note = await createCreditNote({ invoice: invoice.id, date: "2026-11-22", lines: [{ name: "Devolución", amount: 1000 }], note: "Producto dañado", internal_note: "no imprimir" });
+    const fin = (await s.rest("GET", `/v1/creditnotes/${note.id}/finalize/`)).body;
+    const res = await s.rest("GET", `/v1/creditnotes/${note.id}/pdf/`);
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body)).toEqual(["file"]);
+    const pdf = Buffer.from(res.body.file, "base64");
+    expect(pdf.subarray(0, 5).toString()).toBe("%PDF-");
+    const text = (await new PDFParse({ data: new Uint8Array(pdf) }).getText()).text;
+    for (const expected of [
+      "Acme SpA",
+      "Cliente SpA",
+      "NOTA DE CRÉDITO ELECTRÓNICA",
+      `N° ${fin.number}`,
+      "2026-11-22",
+      `Corrects: Factura electrónica N° ${invoice.number} of 2026-11-20`,
+      "Devolución",
+      "CLP 1.000",
+      "CLP 190",
+      "CLP 1.190",
+      "Reason: Producto dañado",
+    ]) {
+      expect(text).toContain(expected);
+    }
+    expect(text).not.toContain("no imprimir");
+  });
+
+  it("keeps credit notes inside their organization and mode (404 for others)", async () => {
+    const invoice = await finalizedInvoice();
+    const note = await createCreditNote({ invoice: invoice.id, lines: [{ name: "x", amount: 100 }] });
+    for (const key of [s.keys.other, s.keys.acmeLive]) {
+      for (const [method, path] of [["GET", `/v1/creditnotes/${note.id}/`], ["DELETE", `/v1/creditnotes/${note.id}/`], ["GET", `/v1/creditnotes/${note.id}/finalize/`], ["GET", `/v1/creditnotes/${note.id}/pdf/`]]) {
+        const res = await s.rest(method, path, { key });
+        expect(res.status, `${method} ${path}`).toBe(404);
+      }
+    }
+    expect((await s.database.prisma.creditNote.findUniqueOrThrow({ where: { id: note.id } })).status).toBe("draft");
+  });
+});
+
+describe("credit notes: bad input (400 in DESIGN.md's shape, nothing written)", () => {
+  let invoiceId: string;
+  let draftInvoiceId: string;
+  let foreignInvoiceId: string;
+  let liveInvoiceId: string;
+  beforeAll(async () => {
+    invoiceId = (await finalizedInvoice()).id;
+    draftInvoiceId = (await s.rest("POST", "/v1/invoices/", { body: { customer: customerId, lines: [{ name: "x", amount: 1000 }] } })).body.id;
+    foreignInvoiceId = (await finalizedInvoice({}, s.keys.other)).id;
+    liveInvoiceId = (await finalizedInvoice({}, s.keys.acmeLive)).id;
+  });
+
+  const cases: [string, () => Record<string, unknown>, string, string | RegExp][] = [
+    ["a draft invoice", () => ({ invoice: draftInvoiceId }), "invoice", "is a draft; only finalized invoices can be credited"],
+    ["another organization's invoice", () => ({ invoice: foreignInvoiceId }), "invoice", "unknown invoice"],
+    ["a live invoice from a test key", () => ({ invoice: liveInvoiceId }), "invoice", "unknown invoice"],
+    ["no invoice", () => ({ invoice: undefined }), "invoice", "is required"],
+    ["no lines", () => ({ lines: undefined }), "lines", "a credit note needs at least one line"],
+    ["an empty lines list", () => ({ lines: [] }), "lines", "a credit note needs at least one line"],
+    ["a negative quantity", () => ({ lines: [{ name: "x", quantity: -1, amount: 100 }] }), "lines.0.quantity", "must not be negative"],
+    ["a negative amount", () => ({ lines: [{ name: "x", amount: -100 }] }), "lines.0.amount", "must not be negative"],
+    ["a line without a name", () => ({ lines: [{ amount: 100 }] }), "lines.0.name", "is required"],
+    ["more than the invoice total", () => ({ lines: [{ name: "x", amount: 2451 }] }), "total", "left to credit"],
+    ["an invoice document type", () => ({ document: "CL33" }), "document", "is not a credit note type"],
+    ["a debit note type", () => ({ document: "CL56" }), "document", "is not a credit note type"],
+    ["an export credit note for a national invoice", () => ({ document: "CL112" }), "document", "cannot credit a CL33 invoice"],
+    ["a date before the invoice's", () => ({ date: "2026-11-19" }), "date", "must not be before the invoice's date 2026-11-20"],
+    ["an unknown field", () => ({ customer: customerId }), "customer", "unknown field"],
+  ];
+  for (const [what, body, field, reason] of cases) {
+    it(`rejects ${what} (${field})`, async () => {
+      const before = await s.database.prisma.creditNote.count();
+      const res = await s.rest("POST", "/v1/creditnotes/", { body: { invoice: invoiceId, lines: [{ name: "Devolución", amount: 100 }], ...body() } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe("validation_error");
+      expect(res.body.error.fields[field]?.join(" "), JSON.stringify(res.body)).toMatch(reason);
+      expect(await s.database.prisma.creditNote.count()).toBe(before);
+    });
+  }
+});
+
+describe("credit notes over GraphQL, and the customer balance", () => {
+  it("creates, lists per invoice, finalizes; a finalized note lowers the customer balance", async () => {
+    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Balance" }) })).body.id;
+    const invoice = (await s.rest("POST", "/v1/invoices/", { body: { customer, lines: [{ name: "x", amount: 10000 }] } })).body;
+    await s.rest("GET", `/v1/invoices/${invoice.id}/finalize/`);
+    const balance = async () => (await s.rest("GET", `/v1/customers/${customer}/`)).body.aggregations;
+    expect(await balance()).toMatchObject({ sales: 11900, balance: 11900 });
+
+    const created = await s.graphql(
+      `mutation($input: CreditNoteInput!) { createCreditNote(input: $input) { id status total currency { id } invoice { id } lines { tax taxPercent } } }`,
+      { input: { invoice: invoice.id, lines: [{ name: "Devolución", amount: "2000" }], note: "parcial" } },
+    );
+    expect(created.body.errors).toBeUndefined();
+    const note = created.body.data.createCreditNote;
+    expect(note).toMatchObject({ status: "draft", total: "2380", currency: { id: "CLP" }, invoice: { id: invoice.id }, lines: [{ tax: "380", taxPercent: "19" }] });
+    expect(await balance()).toMatchObject({ balance: 11900 }); // drafts do not count
+
+    const fin = await s.graphql(`mutation($id: ID!) { finalizeCreditNote(id: $id) { status number } }`, { id: note.id });
+    expect(fin.body.data.finalizeCreditNote.status).toBe("finalized");
+    expect(await balance()).toMatchObject({ sales: 11900, balance: 9520 });
+
+    const listed = await s.graphql(
+      `query($inv: String) { creditNotes(where: { invoice: { equals: $inv } }) { totalCount edges { node { id total } } } }`,
+      { inv: invoice.id },
+    );
+    expect(listed.body.data.creditNotes).toEqual({ totalCount: 1, edges: [{ node: { id: note.id, total: "2380" } }] });
+    const viaInvoice = await s.graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { creditNotes { id status } } } }`, { id: invoice.id });
+    expect(viaInvoice.body.data.node.creditNotes).toEqual([{ id: note.id, status: "finalized" }]);
+
+    const over = await s.graphql(`mutation($input: CreditNoteInput!) { createCreditNote(input: $input) { id } }`, { input: { invoice: invoice.id, lines: [{ name: "x", amount: "8001" }] } });
+    expect(over.body.errors[0].extensions).toMatchObject({ code: "validation_error", fields: { total: [expect.stringContaining(": 9520 CLP")] } });
+  });
+});
