@@ -20,6 +20,24 @@ const ignored = z.unknown().optional();
 
 const contact = z.strictObject({ name: text, email: text, phone: text, role: text });
 
+/** What the service assigns or computes on every document (accepted in bodies and ignored). */
+const documentOutputs = {
+  id: ignored,
+  number: ignored,
+  status: ignored,
+  created: ignored,
+  updated: ignored,
+  amount: ignored,
+  exempt: ignored,
+  tax: ignored,
+  tax_percent: ignored,
+  total: ignored,
+  local_file: ignored,
+};
+
+/** What the service computes on every line (accepted and ignored). */
+const lineOutputs = { id: ignored, total: ignored };
+
 export const customerBody = z.strictObject({
   id: ignored,
   created: ignored,
@@ -58,8 +76,7 @@ export function customerInput(body: z.infer<typeof customerBody>) {
 }
 
 const invoiceLine = z.strictObject({
-  id: ignored,
-  total: ignored,
+  ...lineOutputs,
   name: text,
   description: text,
   quantity: decimal,
@@ -70,20 +87,10 @@ const invoiceLine = z.strictObject({
 });
 
 export const invoiceBody = z.strictObject({
-  id: ignored,
-  number: ignored,
-  status: ignored,
-  created: ignored,
-  updated: ignored,
+  ...documentOutputs,
   test_mode: ignored,
   payments: ignored,
-  amount: ignored,
-  exempt: ignored,
-  tax: ignored,
-  tax_percent: ignored,
   subtotal: ignored,
-  total: ignored,
-  local_file: ignored,
   user: ignored,
   customer: z.union([z.string(), z.object({ id: z.string() }).transform((c) => c.id)]).nullable().optional(),
   document: z
@@ -135,8 +142,7 @@ export function invoiceInput(body: z.infer<typeof invoiceBody>) {
 const reference = z.union([z.string(), z.object({ id: z.string() }).passthrough().transform((o) => o.id)]).nullable().optional();
 
 const orderLine = z.strictObject({
-  id: ignored,
-  total: ignored,
+  ...lineOutputs,
   tax: ignored,
   tax_percent: ignored,
   created: ignored,
@@ -150,18 +156,8 @@ const orderLine = z.strictObject({
 
 /** Spec "Order": the fields a client sends; `shipping_type` may be a string or a number. */
 export const orderBody = z.strictObject({
-  id: ignored,
-  number: ignored,
-  status: ignored,
-  created: ignored,
-  updated: ignored,
+  ...documentOutputs,
   test_mode: ignored,
-  amount: ignored,
-  exempt: ignored,
-  tax: ignored,
-  tax_percent: ignored,
-  total: ignored,
-  local_file: ignored,
   tax_agency: ignored,
   customer: reference,
   document: reference,
@@ -197,18 +193,8 @@ const creditNoteLine = invoiceLine.extend({ tax: ignored, tax_percent: ignored, 
 
 /** Spec "Credit note" and its create endpoint: invoice, document, date, lines, plus discounts and notes. */
 export const creditNoteBody = z.strictObject({
-  id: ignored,
-  number: ignored,
-  status: ignored,
-  created: ignored,
-  updated: ignored,
-  amount: ignored,
-  exempt: ignored,
-  tax: ignored,
-  tax_percent: ignored,
+  ...documentOutputs,
   subtotal: ignored,
-  total: ignored,
-  local_file: ignored,
   tax_agency: ignored,
   imported: ignored,
   user: ignored,

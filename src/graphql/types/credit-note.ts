@@ -9,7 +9,7 @@ import { prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createCreditNote, creditNotePdf, deleteCreditNote, finalizeCreditNote } from "../../services/credit-notes.js";
 import { DeletePayload, DocumentStatus, type DocumentStatusValue } from "./document.js";
-import "./invoice.js";
+import { InvoiceLineInput } from "./invoice.js";
 
 export const CreditNoteLine = builder.prismaObject("CreditNoteLine", {
   description: "A line of a credit note. total = round(quantity x amount) - line discount, in the invoice currency.",
@@ -70,26 +70,13 @@ export const CreditNote = builder.prismaNode("CreditNote", {
   }),
 });
 
-const CreditNoteLineInput = builder.inputType("CreditNoteLineInput", {
-  description: "A credit note line. name and amount are required; quantity defaults to 1, discount to 0 (%).",
-  fields: (t) => ({
-    name: t.string(),
-    description: t.string(),
-    quantity: t.field({ type: "Decimal", description: "units, not negative" }),
-    amount: t.field({ type: "Decimal", description: "unit price in the invoice currency, not negative" }),
-    discount: t.field({ type: "Decimal", description: "percent (0-100) or amount" }),
-    discountScheme: t.string({ description: "% (default) or $" }),
-    exempt: t.boolean({ description: "not taxed" }),
-  }),
-});
-
 const CreditNoteInput = builder.inputType("CreditNoteInput", {
   description: "A new credit note.",
   fields: (t) => ({
     invoice: t.id({ description: "the finalized invoice to discount (required)" }),
     document: t.string({ description: "credit note type id (default CL61, CL112 for export invoices)" }),
     date: t.field({ type: "Date", description: "closing date; default today in the organization's time zone; not before the invoice's date" }),
-    lines: t.field({ type: [CreditNoteLineInput], description: "at least one (required)" }),
+    lines: t.field({ type: [InvoiceLineInput], description: "at least one (required); prices in the invoice currency" }),
     discount: t.field({ type: "Decimal", description: "document discount on taxable lines, percent (0-100) or amount" }),
     discountScheme: t.string({ description: "% (default) or $" }),
     internalNote: t.string({ description: "not printed; at most 5000 characters" }),

@@ -78,13 +78,13 @@ export const Invoice = builder.prismaNode("Invoice", {
   }),
 });
 
-const InvoiceLineInput = builder.inputType("InvoiceLineInput", {
-  description: "A line. name and amount are required; quantity defaults to 1, discount to 0 (%).",
+export const InvoiceLineInput = builder.inputType("InvoiceLineInput", {
+  description: "A line of an invoice or a credit note. name and amount are required; quantity defaults to 1, discount to 0 (%).",
   fields: (t) => ({
     name: t.string(),
     description: t.string(),
     quantity: t.field({ type: "Decimal", description: "units, not negative" }),
-    amount: t.field({ type: "Decimal", description: "unit price in the invoice currency, not negative" }),
+    amount: t.field({ type: "Decimal", description: "unit price in the document currency, not negative" }),
     discount: t.field({ type: "Decimal", description: "percent (0-100) or amount" }),
     discountScheme: t.string({ description: "% (default) or $" }),
     exempt: t.boolean({ description: "not taxed" }),
