@@ -15,12 +15,15 @@ import { createRestHandler } from "./rest/router.js";
 import type { Database } from "./infra/database.js";
 import type { Logger } from "./infra/logger.js";
 import { migrationNames } from "./infra/migrate.js";
+import { DEFAULT_SETTINGS, type AppSettings } from "./infra/config.js";
 
 export interface AppOptions {
   database: Database;
   logger: Logger;
   /** absolute base URL for links; derived from each request when unset */
   publicUrl?: string;
+  /** run-time settings of the use cases (infra/config.ts); defaults for what is not given */
+  settings?: Partial<AppSettings>;
 }
 
 export interface App {
@@ -29,8 +32,9 @@ export interface App {
   registry: Registry;
 }
 
-export function createApp({ database, logger, publicUrl }: AppOptions): App {
+export function createApp({ database, logger, publicUrl, settings: given }: AppOptions): App {
   const { prisma } = database;
+  const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -57,7 +61,8 @@ export function createApp({ database, logger, publicUrl }: AppOptions): App {
     context: async ({ request }) => {
       const requestId = request.headers.get("x-request-id") ?? randomUUID();
       const auth = await authenticate(prisma, request.headers.get("authorization"));
-      return { prisma, auth, now: () => new Date(), requestId, logger: logger.child({ requestId }) } as GraphQLContext;
+      const baseUrl = publicUrl ?? new URL(request.url).origin;
+      return { prisma, auth, now: () => new Date(), settings, baseUrl, requestId, logger: logger.child({ requestId }) } as GraphQLContext;
     },
   });
 

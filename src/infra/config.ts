@@ -10,17 +10,40 @@ export interface Config {
   logLevel: string;
   /** Absolute base URL used in `next`/`previous` links and file URLs; derived from the request when unset. */
   publicUrl?: string;
+  /** What the use cases read at run time (mail, sessions, payments); passed to createApp. */
+  settings: AppSettings;
 }
+
+/** Run-time settings of the use cases; every field has a default so tests and scripts can omit them. */
+export interface AppSettings {
+  /** SMTP server URL (`smtp://user:pass@host:587`); unset: mail is kept in the outbox and logged */
+  smtpUrl?: string;
+  /** From address of outgoing mail */
+  mailFrom: string;
+  /** Lifetime of a customer session, in seconds */
+  sessionTtlSeconds: number;
+}
+
+export const DEFAULT_SETTINGS: AppSettings = { mailFrom: "billing@localhost", sessionTtlSeconds: 3600 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === "" ? 3000 : Number(env.PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new Error(`PORT must be an integer between 0 and 65535, got ${env.PORT}`);
   }
+  const sessionTtlSeconds = env.SESSION_TTL_SECONDS ? Number(env.SESSION_TTL_SECONDS) : DEFAULT_SETTINGS.sessionTtlSeconds;
+  if (!Number.isInteger(sessionTtlSeconds) || sessionTtlSeconds < 1) {
+    throw new Error(`SESSION_TTL_SECONDS must be a positive integer, got ${env.SESSION_TTL_SECONDS}`);
+  }
   return {
     port,
     host: env.HOST || "0.0.0.0",
     logLevel: env.LOG_LEVEL || "info",
     publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/$/, "") : undefined,
+    settings: {
+      smtpUrl: env.SMTP_URL || undefined,
+      mailFrom: env.MAIL_FROM || DEFAULT_SETTINGS.mailFrom,
+      sessionTtlSeconds,
+    },
   };
 }

@@ -1,5 +1,6 @@
 /** What every use case needs: the database and who is asking (organization, mode, user). */
 import type { PrismaClient } from "../infra/prisma/generated/client.js";
+import type { AppSettings } from "../infra/config.js";
 
 export interface Auth {
   organizationId: string;
@@ -14,6 +15,10 @@ export interface ServiceContext {
   auth: Auth;
   /** current time (tests and test clocks may fix it) */
   now: () => Date;
+  /** run-time settings (mail, sessions, payments) */
+  settings: AppSettings;
+  /** absolute base URL of the service for links in responses (`http://host:3000`): PUBLIC_URL, else the request's origin */
+  baseUrl: string;
 }
 
 /** The tenant filter every query of a tenant table carries. */

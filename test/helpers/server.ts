@@ -8,6 +8,7 @@ import { createDatabase, type Database } from "../../src/infra/database.js";
 import { createLogger } from "../../src/infra/logger.js";
 import { createApiKey } from "../../src/services/api-keys.js";
 import { createApp, createHttpServer, listen } from "../../src/server.js";
+import type { AppSettings } from "../../src/infra/config.js";
 import { cloneTemplate } from "./databases.js";
 
 export interface TestServer {
@@ -24,7 +25,8 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(): Promise<TestServer> {
+/** `settings`: run-time settings for this server (SMTP URL, session lifetime, ...), as createApp takes them. */
+export async function startTestServer(options: { settings?: Partial<AppSettings> } = {}): Promise<TestServer> {
   const { target, drop } = await cloneTemplate(inject("template"));
   const database = await createDatabase(target);
   const acme = await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "ops@acme.cl", mode: "test" });
@@ -46,7 +48,7 @@ export async function startTestServer(): Promise<TestServer> {
       },
     },
   }) as unknown as Database["prisma"];
-  const app = createApp({ database: { ...database, prisma: counted }, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent") });
+  const app = createApp({ database: { ...database, prisma: counted }, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"), settings: options.settings });
   const server: Server = createHttpServer(app);
   const url = await listen(server, 0, "127.0.0.1");
 
