@@ -12,6 +12,7 @@ import type { GraphQLContext } from "./graphql/context.js";
 import { maskError } from "./graphql/errors.js";
 import { authenticate } from "./services/api-keys.js";
 import { createRestHandler } from "./rest/router.js";
+import { handleCheckout } from "./rest/checkout.js";
 import type { Database } from "./infra/database.js";
 import type { Logger } from "./infra/logger.js";
 import { migrationNames } from "./infra/migrate.js";
@@ -92,7 +93,10 @@ export function createApp({ database, logger, publicUrl, settings: given }: AppO
         headers.set("x-request-id", requestId);
         response = await yoga.fetch(new Request(request, { headers }));
       } else if (surface === "rest") response = await rest(request, requestId);
-      else if (url.pathname === "/healthz") response = Response.json({ status: "ok" });
+      else if (url.pathname.startsWith("/checkout/") && /^\/checkout\/[A-Za-z0-9_]+\/?$/.test(url.pathname)) {
+        const token = url.pathname.split("/")[2];
+        response = await handleCheckout(request, token, { prisma, now: () => new Date(), settings, baseUrl: publicUrl ?? url.origin });
+      } else if (url.pathname === "/healthz") response = Response.json({ status: "ok" });
       else if (url.pathname === "/readyz") {
         const r = await ready();
         response = Response.json({ status: r.ok ? "ready" : "not_ready", detail: r.detail }, { status: r.ok ? 200 : 503 });

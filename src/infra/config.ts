@@ -22,9 +22,11 @@ export interface AppSettings {
   mailFrom: string;
   /** Lifetime of a customer session, in seconds */
   sessionTtlSeconds: number;
+  /** Enabled payment gateways by name (infra/gateways); the built-in ones work with test keys only */
+  paymentGateways: string[];
 }
 
-export const DEFAULT_SETTINGS: AppSettings = { mailFrom: "billing@localhost", sessionTtlSeconds: 3600 };
+export const DEFAULT_SETTINGS: AppSettings = { mailFrom: "billing@localhost", sessionTtlSeconds: 3600, paymentGateways: ["test", "redirect"] };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === "" ? 3000 : Number(env.PORT);
@@ -44,6 +46,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       smtpUrl: env.SMTP_URL || undefined,
       mailFrom: env.MAIL_FROM || DEFAULT_SETTINGS.mailFrom,
       sessionTtlSeconds,
+      paymentGateways: env.PAYMENT_GATEWAYS
+        ? env.PAYMENT_GATEWAYS.split(",").map((g) => g.trim()).filter(Boolean)
+        : DEFAULT_SETTINGS.paymentGateways,
     },
   };
 }

@@ -28,6 +28,7 @@ export const ID_PREFIXES = {
   swa: "Swap",
   pur: "Purchase",
   evt: "Event",
+  chg: "PaymentCharge",
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;

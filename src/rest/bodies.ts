@@ -229,6 +229,70 @@ export function creditNoteInput(body: z.infer<typeof creditNoteBody>) {
   };
 }
 
+/** Spec "Payment" and its create endpoint: amount, date, description, currency, customer, invoice, metadata. */
+export const paymentBody = z.strictObject({
+  id: ignored,
+  status: ignored,
+  created: ignored,
+  updated: ignored,
+  source: ignored,
+  return_url: ignored,
+  payment_date: ignored,
+  failure_reason: ignored,
+  amount: decimal,
+  date,
+  description: text,
+  currency: text,
+  customer: reference,
+  invoice: reference,
+  metadata: keyValues,
+});
+
+export function paymentInput(body: z.infer<typeof paymentBody>) {
+  return {
+    amount: body.amount,
+    date: body.date,
+    description: body.description,
+    currency: body.currency,
+    customer: body.customer,
+    invoice: body.invoice,
+    metadata: body.metadata,
+  };
+}
+
+/** POST /v1/payments/{id}/authorize/: the source that pays the payment. */
+export const authorizeBody = z.strictObject({ source: reference });
+
+/** POST /v1/sources/ (not in the spec; docs/payments.md): the Source fields a client sends. */
+export const sourceBody = z.strictObject({
+  id: ignored,
+  status: ignored,
+  flow: ignored,
+  created: ignored,
+  updated: ignored,
+  customer: reference,
+  gateway: text,
+  usage: text,
+  amount: decimal,
+  description: text,
+  return_url: text,
+  data: keyValues,
+  metadata: keyValues,
+});
+
+export function sourceInput(body: z.infer<typeof sourceBody>) {
+  return {
+    customer: body.customer,
+    gateway: body.gateway,
+    usage: body.usage,
+    amount: body.amount,
+    description: body.description,
+    returnUrl: body.return_url,
+    data: body.data,
+    metadata: body.metadata,
+  };
+}
+
 /** Parses `raw` with `schema`; a ValidationError names each bad or unknown field. */
 export function parseBody<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {

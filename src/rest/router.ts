@@ -10,7 +10,22 @@ import { offsetToCursor } from "@pothos/plugin-relay";
 import { DomainError, ValidationError, type FieldErrors } from "../domain/errors.js";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../graphql/pagination.js";
 import * as ops from "../graphql/generated/operations.js";
-import { creditNoteBody, creditNoteInput, customerBody, customerInput, invoiceBody, invoiceInput, orderBody, orderInput, parseBody } from "./bodies.js";
+import {
+  authorizeBody,
+  creditNoteBody,
+  creditNoteInput,
+  customerBody,
+  customerInput,
+  invoiceBody,
+  invoiceInput,
+  orderBody,
+  orderInput,
+  parseBody,
+  paymentBody,
+  paymentInput,
+  sourceBody,
+  sourceInput,
+} from "./bodies.js";
 import { parseFilters, type FilterSpec } from "./filters.js";
 import { jsonResponse } from "./json.js";
 import * as out from "./serializers.js";
@@ -321,6 +336,68 @@ const routes: Route[] = [
     handle: async (r) => {
       const data = await r.run(ops.RestCreditNotePdfDocument, { id: r.params.id });
       return pdfResponse(data.node, "CreditNote", "credit note", r.params.id);
+    },
+  },
+
+  // Payments (spec "Payments"; the pay operation adds `redirect_url` to the payment) and sources
+  // (not in the spec; docs/payments.md)
+  {
+    method: "POST",
+    path: "/v1/payments",
+    handle: async (r) => {
+      const input = paymentInput(parseBody(paymentBody, r.body));
+      const data = await r.run(ops.RestCreatePaymentDocument, { input });
+      return jsonResponse(out.payment(data.createPayment), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/payments/:id",
+    handle: async (r) => {
+      const data = await r.run(ops.RestPaymentDocument, { id: r.params.id });
+      return jsonResponse(out.payment(expectNode(data.node, "Payment", "payment", r.params.id) as ops.PaymentFieldsFragment));
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/v1/payments/:id",
+    handle: async (r) => {
+      await r.run(ops.RestDeletePaymentDocument, { id: r.params.id });
+      return new Response(null, { status: 204 });
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/payments/:id/authorize",
+    handle: async (r) => {
+      const body = parseBody(authorizeBody, r.body);
+      const data = await r.run(ops.RestAuthorizePaymentDocument, { id: r.params.id, source: body.source });
+      return jsonResponse(out.payment(data.authorizePayment));
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/payments/:id/pay",
+    handle: async (r) => {
+      const data = await r.run(ops.RestPayPaymentDocument, { id: r.params.id });
+      return jsonResponse({ ...out.payment(data.payPayment.payment), redirect_url: data.payPayment.redirectUrl });
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/sources",
+    handle: async (r) => {
+      const input = sourceInput(parseBody(sourceBody, r.body));
+      const data = await r.run(ops.RestCreateSourceDocument, { input });
+      return jsonResponse(out.source(data.createSource), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/sources/:id",
+    handle: async (r) => {
+      const data = await r.run(ops.RestSourceDocument, { id: r.params.id });
+      return jsonResponse(out.source(expectNode(data.node, "Source", "source", r.params.id) as ops.SourceFieldsFragment));
     },
   },
 

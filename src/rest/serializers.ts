@@ -144,6 +144,11 @@ export function embeddedCustomer(c: EmbeddedCustomerFieldsFragment) {
   };
 }
 
+/**
+ * Spec "Payment": `yyyy-mm-dd hh:mm:ss` timestamps, the embedded source (null until authorize),
+ * `return_url` (the pay operation, once a source is attached), and `failure_reason` (ours: why
+ * the last charge was declined).
+ */
 export function payment(p: PaymentFieldsFragment) {
   return {
     id: p.id,
@@ -151,11 +156,13 @@ export function payment(p: PaymentFieldsFragment) {
     amount: num(p.amount),
     currency: p.currency,
     description: p.description,
-    source: null as unknown,
+    source: p.source ? source(p.source) : null,
     payment_date: plainTimestamp(p.paymentDate),
     customer: p.customer,
     invoice: p.invoice,
     status: p.status,
+    return_url: p.returnUrl,
+    failure_reason: p.failureReason,
     metadata: p.metadata,
     created: plainTimestamp(p.created),
     updated: plainTimestamp(p.updated),

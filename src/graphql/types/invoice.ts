@@ -7,9 +7,20 @@ import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } fr
 import { prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoice } from "../../services/invoices.js";
+import DataLoader from "dataloader";
+import { invoiceBalances, type InvoiceBalance } from "../../services/invoice-balances.js";
+import type { GraphQLContext } from "../context.js";
 import { DeletePayload, DocumentStatus, type DocumentStatusValue } from "./document.js";
 import "./customer.js";
 import "./payment.js";
+
+/** One balance query per request for every invoice it shows (no N+1). */
+const balanceLoaders = new WeakMap<GraphQLContext, DataLoader<string, InvoiceBalance>>();
+function balanceOf(ctx: GraphQLContext, id: string): Promise<InvoiceBalance> {
+  let loader = balanceLoaders.get(ctx);
+  if (!loader) balanceLoaders.set(ctx, (loader = new DataLoader((ids) => invoiceBalances(ctx, ids))));
+  return loader.load(id);
+}
 
 export const InvoiceLine = builder.prismaObject("InvoiceLine", {
   description: "A line of an invoice. total = round(quantity x amount) - line discount, in the invoice currency.",
@@ -50,6 +61,18 @@ export const Invoice = builder.prismaNode("Invoice", {
       query: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
     }),
     orders: t.relation("orders", { description: "orders this invoice bills (invoiceOrders), by number", query: { orderBy: [{ number: "asc" }, { id: "asc" }] } }),
+    amountPaid: t.field({
+      type: "Decimal",
+      description: "succeeded payments of this invoice, in its currency",
+      select: { id: true },
+      resolve: async (invoice, _args, ctx) => (await balanceOf(ctx, invoice.id)).paid,
+    }),
+    amountDue: t.field({
+      type: "Decimal",
+      description: "total - finalized credit notes - amountPaid, never below 0 (docs/payments.md)",
+      select: { id: true },
+      resolve: async (invoice, _args, ctx) => (await balanceOf(ctx, invoice.id)).due,
+    }),
     amount: t.expose("amount", { type: "Decimal", description: "taxable net after the document discount (SII MntNeto)" }),
     exempt: t.expose("exempt", { type: "Decimal", description: "exempt net (SII MntExe)" }),
     tax: t.expose("tax", { type: "Decimal", description: "tax amount (SII IVA)" }),

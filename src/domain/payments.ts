@@ -1,0 +1,93 @@
+/**
+ * Payments (spec "Payment", "Payment (status)", "Limits"): the status machine and the limits of a
+ * new payment. Pure; services/payments.ts applies them under row locks.
+ *
+ * Status moves (the spec names the states and leaves the moves open; these are ours):
+ *
+ * | from \ event              | attach_source            | start_charge | succeed   | decline                  | cancel   |
+ * |---------------------------|--------------------------|--------------|-----------|--------------------------|----------|
+ * | requires_payment_method   | requires_payment_method  | processing   | -         | -                        | canceled |
+ * | processing                | -                        | -            | succeeded | requires_payment_method  | canceled (only while the customer is at a redirect checkout) |
+ * | succeeded                 | -                        | -            | -         | -                        | -        |
+ * | canceled                  | -                        | -            | -         | -                        | -        |
+ *
+ * - attach_source: authorize with a single-use source (paid later through the pay operation);
+ * - start_charge: authorize with a reusable source (charged at once), or pay with a single-use
+ *   source (the customer is sent to the gateway's checkout);
+ * - succeed / decline: the gateway's answer; a decline keeps its reason on the payment;
+ * - cancel: DELETE; a succeeded payment cannot be canceled (409), nor one whose charge is being
+ *   answered by the gateway right now.
+ * Any other move is a 409 `invalid_state`.
+ */
+import { FieldErrorCollector, InvalidStateError } from "./errors.js";
+import { currencyScale, Decimal, toDecimal, type CurrencyUnit, type DecimalInput } from "./money.js";
+
+export const PAYMENT_STATUSES = ["requires_payment_method", "processing", "succeeded", "canceled"] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+export type PaymentEvent = "attach_source" | "start_charge" | "succeed" | "decline" | "cancel";
+
+export const PAYMENT_MOVES: Record<PaymentStatus, Partial<Record<PaymentEvent, PaymentStatus>>> = {
+  requires_payment_method: { attach_source: "requires_payment_method", start_charge: "processing", cancel: "canceled" },
+  processing: { succeed: "succeeded", decline: "requires_payment_method", cancel: "canceled" },
+  succeeded: {},
+  canceled: {},
+};
+
+const WHY_NOT: Partial<Record<PaymentStatus, string>> = {
+  succeeded: "it has succeeded",
+  canceled: "it is canceled",
+  processing: "a charge is in progress",
+};
+
+/**
+ * The status after `event`, or InvalidStateError (409). `chargeInFlight`: the gateway is
+ * answering a charge right now (a direct card charge), so the payment cannot be canceled until
+ * it has answered; a redirect charge waiting for the customer can be canceled.
+ */
+export function paymentTransition(status: string, event: PaymentEvent, { chargeInFlight = false } = {}): PaymentStatus {
+  const next = PAYMENT_MOVES[status as PaymentStatus]?.[event];
+  if (!next || (event === "cancel" && status === "processing" && chargeInFlight)) {
+    const action = { attach_source: "attach a source to", start_charge: "charge", succeed: "settle", decline: "decline", cancel: "cancel" }[event];
+    throw new InvalidStateError(`Cannot ${action} a payment that is ${status}${WHY_NOT[status as PaymentStatus] ? `: ${WHY_NOT[status as PaymentStatus]}` : ""}`);
+  }
+  return next;
+}
+
+/** Spec "Limits": a payment description has at most 256 characters. */
+export const MAX_DESCRIPTION_LENGTH = 256;
+
+/**
+ * Checks the limits of a new payment (spec "Limits"), adding field errors:
+ * `amount` positive and expressible in the currency (whole units for CLP, cents for USD);
+ * `date` not before `today` (the organization's today); `description` at most 256 characters;
+ * `currency` chargeable (`isChargeable`; CLF and the other reference currencies are not).
+ */
+export function checkPaymentLimits(
+  input: { amount: DecimalInput | null | undefined; date: string; description?: string | null },
+  currency: (CurrencyUnit & { isChargeable: boolean }) | null,
+  today: string,
+  errors: FieldErrorCollector,
+): void {
+  if (input.amount === null || input.amount === undefined) errors.add("amount", "is required");
+  else {
+    const amount = toDecimal(input.amount);
+    if (!amount.isPositive() || amount.isZero()) errors.add("amount", "must be positive");
+    else if (currency && amount.decimalPlaces() > currencyScale(currency)) {
+      errors.add("amount", currency.rounded ? `${currency.id} amounts are whole units` : `${currency.id} amounts have at most ${currencyScale(currency)} decimals`);
+    }
+  }
+  if (input.date < today) errors.add("date", `must not be before today (${today})`);
+  if (input.description && input.description.length > MAX_DESCRIPTION_LENGTH) {
+    errors.add("description", `must have at most ${MAX_DESCRIPTION_LENGTH} characters`);
+  }
+  if (currency && !currency.isChargeable) errors.add("currency", `${currency.id} cannot be charged; chargeable currencies have is_chargeable true`);
+}
+
+/**
+ * What is still to pay on an invoice: its total minus finalized credit notes minus succeeded
+ * payments, never below 0. Worked example: total 2916, a finalized credit note of 1190 and a
+ * payment of 1000 -> 726 due; a further payment of 726 settles it.
+ */
+export function invoiceAmountDue(total: DecimalInput, credited: DecimalInput, paid: DecimalInput): Decimal {
+  return Decimal.max(toDecimal(total).minus(toDecimal(credited)).minus(toDecimal(paid)), 0);
+}

@@ -1,0 +1,68 @@
+/**
+ * What is paid and due on invoices, for a batch of invoices in one SQL query (indexes
+ * CreditNote(invoiceId, status) and Payment(invoiceId, status)); GraphQL batches it with a
+ * DataLoader, so a list of invoices costs one query.
+ *
+ *   paid     = succeeded payments of the invoice
+ *   credited = finalized credit notes of the invoice
+ *   due      = max(0, total - credited - paid)            (domain/payments.ts invoiceAmountDue)
+ *   inFlight = payments being charged right now (processing); a new charge must fit in due - inFlight
+ *
+ * Payments of an invoice are in its currency (services/payments.ts), so the sums are exact.
+ */
+import { Prisma } from "../infra/prisma/generated/client.js";
+import { invoiceAmountDue } from "../domain/payments.js";
+import type { ServiceContext } from "./context.js";
+
+export interface InvoiceBalance {
+  /** decimal strings in the invoice currency */
+  total: string;
+  credited: string;
+  paid: string;
+  inFlight: string;
+  due: string;
+}
+
+interface Row {
+  id: string;
+  total: string;
+  credited: string;
+  paid: string;
+  inFlight: string;
+}
+
+const ZERO: InvoiceBalance = { total: "0", credited: "0", paid: "0", inFlight: "0", due: "0" };
+
+/** Balances of `invoiceIds` (of the caller's organization and mode), in input order; unknown ids give zeros. */
+export async function invoiceBalances(ctx: ServiceContext, invoiceIds: readonly string[]): Promise<InvoiceBalance[]> {
+  if (invoiceIds.length === 0) return [];
+  const rows = await ctx.prisma.$queryRaw<Row[]>(Prisma.sql`
+    SELECT i."id", i."total"::text AS "total",
+           COALESCE(cn.credited, 0)::text AS "credited",
+           COALESCE(p.paid, 0)::text AS "paid",
+           COALESCE(p.in_flight, 0)::text AS "inFlight"
+    FROM "Invoice" i
+    LEFT JOIN LATERAL (
+      SELECT SUM(n."total") AS credited FROM "CreditNote" n WHERE n."invoiceId" = i."id" AND n."status" = 'finalized'
+    ) cn ON true
+    LEFT JOIN LATERAL (
+      SELECT SUM(pay."amount") FILTER (WHERE pay."status" = 'succeeded') AS paid,
+             SUM(pay."amount") FILTER (WHERE pay."status" = 'processing') AS in_flight
+      FROM "Payment" pay WHERE pay."invoiceId" = i."id" AND pay."status" IN ('succeeded', 'processing')
+    ) p ON true
+    WHERE i."id" IN (${Prisma.join(invoiceIds)})
+      AND i."organizationId" = ${ctx.auth.organizationId} AND i."testMode" = ${ctx.auth.testMode}`);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return invoiceIds.map((id) => {
+    const r = byId.get(id);
+    if (!r) return ZERO;
+    const plain = (v: string) => new Prisma.Decimal(v).toFixed();
+    return {
+      total: plain(r.total),
+      credited: plain(r.credited),
+      paid: plain(r.paid),
+      inFlight: plain(r.inFlight),
+      due: invoiceAmountDue(r.total, r.credited, r.paid).toFixed(),
+    };
+  });
+}

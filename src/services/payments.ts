@@ -1,0 +1,404 @@
+/**
+ * Payments and sources (spec "Payment", "Payment (status)", "Limits"; docs/payments.md).
+ *
+ * A payment is created in `requires_payment_method`; a source is attached by authorize. A
+ * reusable source (test card) is charged at once; a single-use source (redirect) is paid through
+ * the pay operation, which sends the customer to the gateway's checkout, whose answer settles the
+ * payment. Status moves: domain/payments.ts.
+ *
+ * Never charging twice: every charge is a numbered attempt row created in the same transaction
+ * that moves the payment to `processing`, under a row lock on the payment (concurrent authorizes
+ * queue; the later ones find it processing or succeeded and get a 409), and a partial unique index
+ * allows one pending or succeeded attempt per payment. The gateway is then called with the attempt
+ * id as idempotency key, outside the transaction, and a second transaction records its answer.
+ */
+import { createHash } from "node:crypto";
+import type { Payment, Prisma, Source } from "../infra/prisma/generated/client.js";
+import { newId, randomSecret } from "../infra/ids.js";
+import { findGateway, type ChargeResult, type PaymentGateway } from "../infra/gateways/index.js";
+import { checkoutPath } from "../infra/gateways/redirect.js";
+import { FieldErrorCollector, InvalidStateError, NotFoundError, ValidationError } from "../domain/errors.js";
+import { isHttpUrl } from "../domain/formats.js";
+import { mergeMetadata, type Metadata } from "../domain/metadata.js";
+import { Decimal, toDecimal, type DecimalInput } from "../domain/money.js";
+import { checkPaymentLimits, paymentTransition } from "../domain/payments.js";
+import { tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
+import { findCurrency } from "./reference.js";
+import { dateColumn, findDocumentCustomer, organizationToday } from "./documents.js";
+import { invoiceBalances } from "./invoice-balances.js";
+
+export interface SourceInput {
+  customer?: string | null;
+  /** gateway name: `test` (card tokens) or `redirect` (hosted checkout) when enabled */
+  gateway?: string | null;
+  usage?: string | null;
+  amount?: DecimalInput | null;
+  description?: string | null;
+  /** where the checkout sends the customer back (redirect flow) */
+  returnUrl?: string | null;
+  /** gateway data: `{token}` for the test gateway */
+  data?: Record<string, unknown> | null;
+  metadata?: Record<string, unknown> | null;
+}
+
+export interface PaymentInput {
+  /** positive, in `currency`, at most its decimals */
+  amount?: DecimalInput | null;
+  /** ISO 4217; default: the invoice's, else the customer's currency */
+  currency?: string | null;
+  /** yyyy-mm-dd, not before today in the organization's time zone; default today */
+  date?: string | null;
+  description?: string | null;
+  customer?: string | null;
+  invoice?: string | null;
+  metadata?: Record<string, unknown> | null;
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+
+/** The gateway of `name` if it is enabled and usable in the caller's mode; a field error otherwise. */
+function gatewayFor(ctx: ServiceContext, name: string, errors: FieldErrorCollector, field = "gateway"): PaymentGateway | null {
+  const gateway = findGateway(name, ctx.settings.paymentGateways);
+  if (!gateway) errors.add(field, `unknown or disabled gateway ${name}; enabled: ${ctx.settings.paymentGateways.join(", ") || "none"}`);
+  else if (gateway.testOnly && !ctx.auth.testMode) errors.add(field, `the ${name} gateway works with test keys only`);
+  return gateway && (!gateway.testOnly || ctx.auth.testMode) ? gateway : null;
+}
+
+/**
+ * Creates a source at a gateway (`chargeable`). Test cards: `{gateway: "test", data: {token:
+ * "tok_visa"}}`, reusable. Redirect: `{gateway: "redirect", return_url}`, single use, with
+ * `data.redirect_url` leading to the hosted checkout. 400 for an unknown gateway, token or
+ * customer, or a gateway used outside test mode.
+ */
+export async function createSource(ctx: ServiceContext, input: SourceInput): Promise<Source> {
+  const errors = new FieldErrorCollector();
+  const customer = input.customer ? await findDocumentCustomer(ctx, input.customer, errors) : null;
+  let prepared = null;
+  if (!input.gateway) errors.add("gateway", "is required");
+  else {
+    const gateway = gatewayFor(ctx, input.gateway, errors);
+    prepared = gateway?.prepareSource({ usage: input.usage, data: input.data ?? {} }, errors) ?? null;
+  }
+  if (input.amount !== undefined && input.amount !== null && !toDecimal(input.amount).isPositive()) errors.add("amount", "must be positive");
+  if (input.description && input.description.length > 256) errors.add("description", "must have at most 256 characters");
+  if (input.returnUrl && !isHttpUrl(input.returnUrl)) errors.add("return_url", "must be an http(s) URL");
+  let metadata: Metadata = {};
+  errors.collect(() => {
+    metadata = mergeMetadata({}, input.metadata);
+  });
+  errors.throwIfAny("Invalid source");
+
+  let checkoutTokenHash: string | null = null;
+  const data = { ...prepared!.data };
+  if (prepared!.flow === "redirect") {
+    const token = `chk_${randomSecret(32)}`;
+    checkoutTokenHash = sha256(token);
+    data.redirect_url = `${ctx.baseUrl}${checkoutPath(token)}`;
+  }
+  return ctx.prisma.source.create({
+    data: {
+      id: newId("sou"),
+      ...tenant(ctx),
+      customerId: customer?.id ?? null,
+      amount: input.amount !== undefined && input.amount !== null ? toDecimal(input.amount).toString() : null,
+      description: input.description || null,
+      returnUrl: input.returnUrl || null,
+      status: "chargeable",
+      gateway: input.gateway!,
+      usage: prepared!.usage,
+      flow: prepared!.flow,
+      data: data as Prisma.InputJsonValue,
+      metadata,
+      checkoutTokenHash,
+    },
+  });
+}
+
+/**
+ * Creates a payment in `requires_payment_method`. Limits (spec): amount positive and in the
+ * currency's unit, date not before today (organization time zone), description at most 256
+ * characters, currency known and chargeable. With an invoice: it is finalized, the currency and
+ * customer are the invoice's, and the amount is at most what is due. 400 naming each bad field.
+ */
+export async function createPayment(ctx: ServiceContext, input: PaymentInput): Promise<Payment> {
+  const errors = new FieldErrorCollector();
+  const [today, invoice] = await Promise.all([
+    organizationToday(ctx),
+    input.invoice ? ctx.prisma.invoice.findFirst({ where: { id: input.invoice, ...tenant(ctx) } }) : null,
+  ]);
+  if (input.invoice && !invoice) errors.add("invoice", `unknown invoice ${input.invoice}`);
+  else if (invoice && invoice.status !== "finalized") errors.add("invoice", `${invoice.id} is a ${invoice.status}; only finalized invoices are paid`);
+
+  const customerId = input.customer ?? invoice?.customerId ?? null;
+  const customer = customerId ? await findDocumentCustomer(ctx, customerId, errors) : null;
+  if (invoice && customer && invoice.customerId !== customer.id) errors.add("customer", `invoice ${invoice.id} belongs to customer ${invoice.customerId}`);
+
+  const currencyId = input.currency ?? invoice?.currencyId ?? customer?.currencyId;
+  const currency = currencyId ? await findCurrency(ctx, currencyId, errors) : null;
+  if (!currencyId) errors.add("currency", "is required (no invoice or customer currency to default to)");
+  if (invoice && currency && currency.id !== invoice.currencyId) errors.add("currency", `must be the invoice's currency ${invoice.currencyId}`);
+
+  const date = input.date ?? today;
+  checkPaymentLimits({ amount: input.amount, date, description: input.description }, currency, today, errors);
+  let metadata: Metadata = {};
+  errors.collect(() => {
+    metadata = mergeMetadata({}, input.metadata);
+  });
+  if (invoice && invoice.status === "finalized" && errors.empty) {
+    const [balance] = await invoiceBalances(ctx, [invoice.id]);
+    if (toDecimal(input.amount!).greaterThan(balance.due)) {
+      errors.add("amount", `exceeds what is due on invoice ${invoice.id}: ${balance.due} ${invoice.currencyId}`);
+    }
+  }
+  errors.throwIfAny("Invalid payment");
+  return ctx.prisma.payment.create({
+    data: {
+      id: newId("pay"),
+      ...tenant(ctx),
+      customerId: customer?.id ?? null,
+      invoiceId: invoice?.id ?? null,
+      amount: toDecimal(input.amount!).toString(),
+      currencyId: currency!.id,
+      date: dateColumn(date),
+      description: input.description || null,
+      status: "requires_payment_method",
+      metadata,
+      userEmail: ctx.auth.userEmail,
+    },
+  });
+}
+
+/** Merges `metadata` into a payment's (an empty value removes a key); any status. 404 unknown. */
+export async function updatePaymentMetadata(ctx: ServiceContext, id: string, metadata: Record<string, unknown>): Promise<Payment> {
+  return ctx.prisma.$transaction(async (tx) => {
+    const payment = await lockPayment(tx, ctx, id);
+    return tx.payment.update({ where: { id }, data: { metadata: mergeMetadata(payment.metadata as Metadata, metadata) } });
+  });
+}
+
+/** Locks the payment row (`FOR UPDATE`) for the rest of the transaction and loads it; 404 for another tenant's. */
+async function lockPayment(tx: Tx, ctx: ServiceContext, id: string) {
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    SELECT "id" FROM "Payment" WHERE "id" = ${id} AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} FOR UPDATE`;
+  if (rows.length === 0) throw new NotFoundError("payment", id);
+  // loaded one after the other: Prisma runs the relations of one include in parallel, and a
+  // transaction's single connection would queue them anyway (pg warns about that)
+  const payment = await tx.payment.findUniqueOrThrow({ where: { id }, include: { source: true } });
+  const charges = await tx.paymentCharge.findMany({ where: { paymentId: id, status: "pending" } });
+  return { ...payment, charges };
+}
+
+/**
+ * Cancels a payment that has not succeeded (DELETE): it stays readable with status `canceled`.
+ * A redirect charge waiting at the checkout is canceled with it. 409 when it has succeeded, is
+ * canceled already, or a card charge is being answered right now; 404 unknown.
+ */
+export async function cancelPayment(ctx: ServiceContext, id: string): Promise<Payment> {
+  return ctx.prisma.$transaction(async (tx) => {
+    const payment = await lockPayment(tx, ctx, id);
+    const pending = payment.charges[0];
+    const next = paymentTransition(payment.status, "cancel", { chargeInFlight: !!pending && payment.source?.flow !== "redirect" });
+    if (pending) await tx.paymentCharge.update({ where: { id: pending.id }, data: { status: "canceled" } });
+    return tx.payment.update({ where: { id }, data: { status: next } });
+  });
+}
+
+/** Checks that `sourceId` may pay `payment`; field errors on `source`. */
+async function usableSource(ctx: ServiceContext, sourceId: string | null | undefined, payment: Payment, errors: FieldErrorCollector) {
+  if (!sourceId) {
+    errors.add("source", "is required");
+    return null;
+  }
+  const source = await ctx.prisma.source.findFirst({ where: { id: sourceId, ...tenant(ctx) } });
+  if (!source) {
+    errors.add("source", `unknown source ${sourceId}`);
+    return null;
+  }
+  if (source.customerId && payment.customerId && source.customerId !== payment.customerId) {
+    errors.add("source", `source ${source.id} belongs to another customer than the payment's (${payment.customerId})`);
+  }
+  if (source.status !== "chargeable") errors.add("source", `source ${source.id} is ${source.status}, not chargeable`);
+  if (source.amount !== null && !source.amount.equals(payment.amount)) {
+    errors.add("source", `source ${source.id} is for ${source.amount.toFixed()}, the payment is ${payment.amount.toFixed()}`);
+  }
+  gatewayFor(ctx, source.gateway, errors, "source");
+  return source;
+}
+
+/** What a started charge needs after its transaction commits. */
+interface StartedCharge {
+  chargeId: string;
+  gateway: PaymentGateway;
+  source: Source;
+}
+
+/**
+ * Inside a locked transaction: moves the payment to `processing` and records attempt N+1 as
+ * pending. When the payment bills an invoice, the amount must still fit in what is due minus
+ * other charges in flight (the invoice row is locked meanwhile).
+ */
+async function startCharge(tx: Tx, ctx: ServiceContext, payment: Payment, source: Source): Promise<StartedCharge> {
+  const next = paymentTransition(payment.status, "start_charge");
+  if (payment.invoiceId) {
+    await tx.$queryRaw`SELECT "id" FROM "Invoice" WHERE "id" = ${payment.invoiceId} FOR UPDATE`;
+    const [balance] = await invoiceBalances(withinTransaction(ctx, tx), [payment.invoiceId]);
+    const room = new Decimal(balance.due).minus(balance.inFlight);
+    if (payment.amount.greaterThan(room)) {
+      throw ValidationError.field("amount", `exceeds what is due on invoice ${payment.invoiceId}: ${Decimal.max(room, 0).toFixed()} ${payment.currencyId}`);
+    }
+  }
+  const last = await tx.paymentCharge.aggregate({ where: { paymentId: payment.id }, _max: { attempt: true } });
+  const charge = await tx.paymentCharge.create({
+    data: {
+      id: newId("chg"),
+      paymentId: payment.id,
+      attempt: (last._max.attempt ?? 0) + 1,
+      sourceId: source.id,
+      gateway: source.gateway,
+      amount: payment.amount,
+      currencyId: payment.currencyId,
+      status: "pending",
+    },
+  });
+  await tx.payment.update({ where: { id: payment.id }, data: { status: next, sourceId: source.id, failureReason: null } });
+  return { chargeId: charge.id, gateway: findGateway(source.gateway, ctx.settings.paymentGateways)!, source };
+}
+
+/** Records a gateway's answer to a pending charge: succeeded, or back to requires_payment_method with the reason. */
+async function settleCharge(ctx: ServiceContext, paymentId: string, chargeId: string, result: ChargeResult): Promise<Payment> {
+  return ctx.prisma.$transaction(async (tx) => {
+    const payment = await lockPayment(tx, ctx, paymentId);
+    // answered, or canceled, since the charge started (a second checkout answer, a DELETE)
+    if (!payment.charges.some((c) => c.id === chargeId)) throw new InvalidStateError(`Payment ${paymentId} was answered or canceled meanwhile`);
+    const event = result.status === "succeeded" ? "succeed" : "decline";
+    const next = paymentTransition(payment.status, event);
+    await tx.paymentCharge.update({
+      where: { id: chargeId },
+      data: {
+        status: result.status,
+        reference: result.reference,
+        ...(result.status === "declined" ? { failureCode: result.failureCode, failureMessage: result.failureMessage } : {}),
+      },
+    });
+    if (payment.source?.usage === "single_use") {
+      await tx.source.update({ where: { id: payment.source.id }, data: { status: result.status === "succeeded" ? "consumed" : "failed" } });
+    }
+    return tx.payment.update({
+      where: { id: paymentId },
+      data:
+        result.status === "succeeded"
+          ? { status: next, paymentDate: ctx.now(), failureReason: null }
+          : { status: next, failureReason: `${result.failureCode}: ${result.failureMessage}` },
+    });
+  });
+}
+
+/** Charges a started reusable charge at its gateway and records the answer. */
+async function chargeNow(ctx: ServiceContext, payment: Payment, started: StartedCharge): Promise<Payment> {
+  const result = await started.gateway.charge!({
+    chargeId: started.chargeId,
+    amount: payment.amount.toFixed(),
+    currency: payment.currencyId,
+    description: payment.description,
+    source: { id: started.source.id, data: started.source.data as Record<string, unknown> },
+  });
+  return settleCharge(ctx, payment.id, started.chargeId, result);
+}
+
+/**
+ * Attaches `sourceId` to a payment (spec: POST .../authorize/). A reusable source is charged at
+ * once: the payment ends `succeeded`, or back in `requires_payment_method` with the decline
+ * reason. A single-use source is only attached; the pay operation then sends the customer to its
+ * checkout. 404 unknown payment; 409 when the payment is not awaiting a payment method; 400 for
+ * an unknown, consumed or foreign source. Called concurrently, it charges once.
+ */
+export async function authorizePayment(ctx: ServiceContext, id: string, sourceId: string | null | undefined): Promise<Payment> {
+  const started = await ctx.prisma.$transaction(async (tx) => {
+    const payment = await lockPayment(tx, ctx, id);
+    const txCtx = withinTransaction(ctx, tx);
+    const errors = new FieldErrorCollector();
+    const source = await usableSource(txCtx, sourceId, payment, errors);
+    errors.throwIfAny("Cannot authorize the payment");
+    if (source!.usage !== "reusable") {
+      const next = paymentTransition(payment.status, "attach_source");
+      await tx.payment.update({ where: { id }, data: { status: next, sourceId: source!.id } });
+      return null;
+    }
+    return { payment, started: await startCharge(tx, txCtx, payment, source!) };
+  });
+  if (!started) return ctx.prisma.payment.findUniqueOrThrow({ where: { id } });
+  return chargeNow(ctx, started.payment, started.started);
+}
+
+/**
+ * The pay operation (spec: GET .../pay/). With a single-use (redirect) source: moves the payment to
+ * `processing` and returns the checkout address to send the customer to (called again while the
+ * customer is there, it returns the same address). With a reusable source: charges it now, as
+ * authorize does; when an earlier attempt got no answer from the gateway, it asks again with the
+ * same attempt (idempotency key). 409 without a source, or when succeeded or canceled.
+ */
+export async function payPayment(ctx: ServiceContext, id: string): Promise<{ payment: Payment; redirectUrl: string | null }> {
+  const outcome = await ctx.prisma.$transaction(async (tx) => {
+    const payment = await lockPayment(tx, ctx, id);
+    const source = payment.source;
+    if (!source) throw new InvalidStateError(`Payment ${id} has no source; attach one with authorize first`);
+    if (source.flow === "redirect") {
+      const redirectUrl = String((source.data as Record<string, unknown>).redirect_url);
+      if (payment.status === "processing" && payment.charges.length > 0) return { redirectUrl, started: null };
+      if (payment.status === "requires_payment_method" && source.status !== "chargeable") {
+        throw ValidationError.field("source", `source ${source.id} is ${source.status}; authorize the payment with a new source`);
+      }
+      await startCharge(tx, withinTransaction(ctx, tx), payment, source);
+      return { redirectUrl, started: null };
+    }
+    const gateway = findGateway(source.gateway, ctx.settings.paymentGateways);
+    const pending = payment.charges[0];
+    if (payment.status === "processing" && pending && gateway) {
+      // the gateway did not answer this attempt (network failure): ask again with the same
+      // idempotency key, so it is charged at most once
+      return { redirectUrl: null, started: { payment, started: { chargeId: pending.id, gateway, source } } };
+    }
+    if (source.status !== "chargeable") throw ValidationError.field("source", `source ${source.id} is ${source.status}, not chargeable`);
+    return { redirectUrl: null, started: { payment, started: await startCharge(tx, withinTransaction(ctx, tx), payment, source) } };
+  });
+  const payment = outcome.started
+    ? await chargeNow(ctx, outcome.started.payment, outcome.started.started)
+    : await ctx.prisma.payment.findUniqueOrThrow({ where: { id } });
+  return { payment, redirectUrl: outcome.redirectUrl };
+}
+
+/** What the hosted checkout shows: the payment waiting at a redirect source, and where to return. */
+export interface Checkout {
+  organizationName: string;
+  source: Source;
+  payment: Payment | null;
+}
+
+/** The checkout of `token` (no API key: the token is the secret), or null when unknown. */
+export async function findCheckout(prisma: ServiceContext["prisma"], token: string): Promise<Checkout | null> {
+  const source = await prisma.source.findUnique({ where: { checkoutTokenHash: sha256(token) }, include: { organization: true } });
+  if (!source) return null;
+  const payment = await prisma.payment.findFirst({ where: { sourceId: source.id }, orderBy: { updatedAt: "desc" } });
+  const { organization, ...rest } = source;
+  return { organizationName: organization.businessName ?? organization.taxBusinessName ?? organization.name, source: rest, payment };
+}
+
+/**
+ * The customer's answer at the hosted checkout of `token`: `approve` settles the waiting payment as
+ * succeeded, `reject` declines it (`rejected_by_customer`). 404 for an unknown token; 409 when no
+ * payment waits at this checkout (not paid yet, answered already, or canceled).
+ */
+export async function completeCheckout(base: Omit<ServiceContext, "auth">, token: string, decision: "approve" | "reject"): Promise<{ payment: Payment; source: Source }> {
+  const source = await base.prisma.source.findUnique({ where: { checkoutTokenHash: sha256(token) } });
+  if (!source) throw new NotFoundError("checkout", token.slice(0, 8));
+  const ctx: ServiceContext = { ...base, auth: { organizationId: source.organizationId, testMode: source.testMode, userEmail: "checkout", apiKeyId: "" } };
+  const waiting = await ctx.prisma.paymentCharge.findFirst({ where: { sourceId: source.id, status: "pending" } });
+  if (!waiting) throw new InvalidStateError("No payment is waiting at this checkout: it was answered already, canceled, or not paid yet");
+  const result: ChargeResult =
+    decision === "approve"
+      ? { status: "succeeded", reference: `redirect_${waiting.id}` }
+      : { status: "declined", reference: `redirect_${waiting.id}`, failureCode: "rejected_by_customer", failureMessage: "The customer rejected the payment at the checkout." };
+  return { payment: await settleCharge(ctx, waiting.paymentId, waiting.id, result), source };
+}
+
+export type { Payment, Source };

@@ -1,0 +1,79 @@
+/** Payment status moves and limits (src/domain/payments.ts): every cell of the table is a test. */
+import { describe, expect, it } from "vitest";
+import { FieldErrorCollector, InvalidStateError } from "../../src/domain/errors.js";
+import { PAYMENT_MOVES, PAYMENT_STATUSES, checkPaymentLimits, invoiceAmountDue, paymentTransition, type PaymentEvent } from "../../src/domain/payments.js";
+import { validationErrorOf } from "../helpers/errors.js";
+
+const EVENTS: PaymentEvent[] = ["attach_source", "start_charge", "succeed", "decline", "cancel"];
+
+const EXPECTED: Record<string, Record<PaymentEvent, string | null>> = {
+  requires_payment_method: { attach_source: "requires_payment_method", start_charge: "processing", succeed: null, decline: null, cancel: "canceled" },
+  processing: { attach_source: null, start_charge: null, succeed: "succeeded", decline: "requires_payment_method", cancel: "canceled" },
+  succeeded: { attach_source: null, start_charge: null, succeed: null, decline: null, cancel: null },
+  canceled: { attach_source: null, start_charge: null, succeed: null, decline: null, cancel: null },
+};
+
+describe("payment status moves", () => {
+  for (const status of PAYMENT_STATUSES) {
+    for (const event of EVENTS) {
+      const next = EXPECTED[status][event];
+      it(`${status} --${event}--> ${next ?? "409"}`, () => {
+        if (next) expect(paymentTransition(status, event)).toBe(next);
+        else expect(() => paymentTransition(status, event)).toThrow(InvalidStateError);
+      });
+    }
+  }
+
+  it("the table has no move the tests do not list", () => {
+    for (const status of PAYMENT_STATUSES) {
+      expect(Object.entries(PAYMENT_MOVES[status])).toEqual(Object.entries(EXPECTED[status]).filter(([, v]) => v !== null));
+    }
+  });
+
+  it("a processing payment whose charge the gateway is answering cannot be canceled", () => {
+    expect(() => paymentTransition("processing", "cancel", { chargeInFlight: true })).toThrow("Cannot cancel a payment that is processing: a charge is in progress");
+    expect(paymentTransition("processing", "cancel", { chargeInFlight: false })).toBe("canceled");
+  });
+
+  it("says why a succeeded payment cannot be canceled", () => {
+    expect(() => paymentTransition("succeeded", "cancel")).toThrow("Cannot cancel a payment that is succeeded: it has succeeded");
+  });
+});
+
+describe("payment limits (spec Limits)", () => {
+  const CLP = { id: "CLP", rounded: true, decimals: 0, isChargeable: true };
+  const USD = { id: "USD", rounded: false, decimals: 2, isChargeable: true };
+  const CLF = { id: "CLF", rounded: false, decimals: 4, isChargeable: false };
+  const fieldsOf = (input: Parameters<typeof checkPaymentLimits>[0], currency = CLP, today = "2026-11-22") => {
+    const errors = new FieldErrorCollector();
+    checkPaymentLimits(input, currency, today, errors);
+    if (errors.empty) return {};
+    return validationErrorOf(() => errors.throwIfAny()).fields;
+  };
+
+  it("accepts a positive amount dated today with a 256-character description", () => {
+    expect(fieldsOf({ amount: "2916", date: "2026-11-22", description: "x".repeat(256) })).toEqual({});
+    expect(fieldsOf({ amount: "10.50", date: "2026-12-01" }, USD)).toEqual({});
+  });
+
+  it("refuses each limit on its own", () => {
+    expect(fieldsOf({ amount: "0", date: "2026-11-22" })).toEqual({ amount: ["must be positive"] });
+    expect(fieldsOf({ amount: "-5", date: "2026-11-22" })).toEqual({ amount: ["must be positive"] });
+    expect(fieldsOf({ amount: null, date: "2026-11-22" })).toEqual({ amount: ["is required"] });
+    expect(fieldsOf({ amount: "10.5", date: "2026-11-22" })).toEqual({ amount: ["CLP amounts are whole units"] });
+    expect(fieldsOf({ amount: "10.505", date: "2026-11-22" }, USD)).toEqual({ amount: ["USD amounts have at most 2 decimals"] });
+    expect(fieldsOf({ amount: "100", date: "2026-11-21" })).toEqual({ date: ["must not be before today (2026-11-22)"] });
+    expect(fieldsOf({ amount: "100", date: "2026-11-22", description: "x".repeat(257) })).toEqual({ description: ["must have at most 256 characters"] });
+    expect(fieldsOf({ amount: "1", date: "2026-11-22" }, CLF)).toEqual({ currency: ["CLF cannot be charged; chargeable currencies have is_chargeable true"] });
+  });
+});
+
+describe("invoice amount due", () => {
+  it("worked example: 2916 - 1190 credited - 1000 paid = 726", () => {
+    expect(invoiceAmountDue(2916, 1190, 1000).toString()).toBe("726");
+    expect(invoiceAmountDue(2916, 1190, 1726).toString()).toBe("0");
+  });
+  it("never goes below zero", () => {
+    expect(invoiceAmountDue("7.50", "0", "8").toString()).toBe("0");
+  });
+});
