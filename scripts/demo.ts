@@ -3,8 +3,8 @@
  * talks to that running server; otherwise it starts one in-process on a fresh embedded database.
  * Creates a Chilean customer (valid RUT), an invoice with several lines and a discount, finalizes
  * it; dispatches goods with an order (guía de despacho) and bills it with a second invoice
- * (GraphQL invoiceOrders); credits part of the first invoice with a credit note. Writes every PDF
- * to out/ and prints the totals.
+ * (GraphQL invoiceOrders); credits part of the first invoice with a credit note and pays what is
+ * left with a test card. Writes every PDF to out/ and prints the totals.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -137,8 +137,16 @@ try {
   printDocument(`credit note for invoice N° ${note.invoice.number}`, note.document, note, invoice.document.currency);
   await savePdf(`/v1/creditnotes/${note.id}/pdf/`, `creditnote-${note.document}-${note.number}.pdf`);
 
-  const after = await call("GET", `/v1/customers/${customer.id}/`);
-  console.log(`customer aggregations: ${JSON.stringify(after.aggregations)}`);
+  // pay what is left of the first invoice with a test card (test gateway, tok_visa)
+  const due = await graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountDue } } }`, { id: invoice.id });
+  const payment = await call("POST", "/v1/payments/", { invoice: invoice.id, amount: due.node.amountDue, description: `Factura N° ${invoice.number}` });
+  const card = await call("POST", "/v1/sources/", { gateway: "test", customer: customer.id, data: { token: "tok_visa" } });
+  const paid = await call("POST", `/v1/payments/${payment.id}/authorize/`, { source: card.id });
+  const after = await graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountPaid amountDue } } }`, { id: invoice.id });
+  console.log(`payment ${paid.id}  ${paid.currency} ${paid.amount} with ${card.data.brand} ${card.data.last4}: ${paid.status}; invoice N° ${invoice.number} paid ${after.node.amountPaid}, due ${after.node.amountDue}`);
+
+  const customerAfter = await call("GET", `/v1/customers/${customer.id}/`);
+  console.log(`customer aggregations: ${JSON.stringify(customerAfter.aggregations)}`);
 } finally {
   await service.close();
 }
