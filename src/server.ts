@@ -138,25 +138,36 @@ export function createHttpServer(app: App): http.Server {
       res.writeHead(response.status, Object.fromEntries(response.headers));
       res.end(Buffer.from(await response.arrayBuffer()));
     } catch (e) {
+      if (e instanceof BodyTooLargeError) {
+        res.writeHead(413, { "content-type": "application/json", connection: "close" });
+        res.end(JSON.stringify({ error: { code: "payload_too_large", message: `The body is larger than ${MAX_BODY_BYTES} bytes` } }));
+        return;
+      }
       res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { code: "internal_error", message: "Unexpected error." } }));
     }
   });
 }
 
-const MAX_BODY_BYTES = 5 * 1024 * 1024;
+/** Largest request body accepted; a larger one is answered 413 `payload_too_large`. */
+export const MAX_BODY_BYTES = 5 * 1024 * 1024;
+
+class BodyTooLargeError extends Error {}
 
 function readBody(req: http.IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on("data", (c: Buffer) => {
+    const onData = (c: Buffer) => {
       size += c.length;
       if (size > MAX_BODY_BYTES) {
-        reject(new Error("body too large"));
-        req.destroy();
+        // stop keeping the body, let the rest drain so the 413 can be written
+        req.off("data", onData);
+        req.resume();
+        reject(new BodyTooLargeError());
       } else chunks.push(c);
-    });
+    };
+    req.on("data", onData);
     req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });

@@ -178,6 +178,17 @@ describe("invoices over REST", () => {
     expect(res.body.error.fields).toHaveProperty("lines");
   });
 
+  it("answers 413 payload_too_large for a body over 5 MiB, writing nothing", async () => {
+    const before = await s.database.prisma.invoice.count();
+    const big = JSON.stringify({ customer: customerId, note: "x".repeat(5 * 1024 * 1024) });
+    const res = await s.rest("POST", "/v1/invoices/", { raw: big });
+    expect(res.status).toBe(413);
+    expect(res.body.error.code).toBe("payload_too_large");
+    expect(await s.database.prisma.invoice.count()).toBe(before);
+    // the server keeps serving
+    expect((await s.rest("GET", "/v1/generals/currencies/")).status).toBe(200);
+  });
+
   it("answers 405 for a wrong method and 404 for an unknown path", async () => {
     expect((await s.rest("PUT", `/v1/invoices/inv_x/`)).status).toBe(405);
     expect((await s.rest("GET", `/v1/nothing/`)).status).toBe(404);
