@@ -245,6 +245,37 @@ describe("payments: test cards", () => {
   });
 });
 
+describe("payments: a charge the gateway did not answer", () => {
+  it("cannot be canceled while in flight, and pay asks the gateway again with the same attempt", async () => {
+    const p = await payment();
+    const source = await card();
+    // the state a crash or a network failure between the two transactions leaves behind
+    await s.database.prisma.$transaction([
+      s.database.prisma.paymentCharge.create({ data: { id: "chg_inflight000000000000000", paymentId: p.id, attempt: 1, sourceId: source.id, gateway: "test", amount: "2916", currencyId: "CLP", status: "pending" } }),
+      s.database.prisma.payment.update({ where: { id: p.id }, data: { status: "processing", sourceId: source.id } }),
+    ]);
+    const del = await s.rest("DELETE", `/v1/payments/${p.id}/`);
+    expect(del.status).toBe(409);
+    expect(del.body.error.message).toBe("Cannot cancel a payment that is processing: a charge is in progress");
+    expect((await authorize(p.id, source.id)).status).toBe(409);
+
+    const pay = await s.rest("GET", `/v1/payments/${p.id}/pay/`);
+    expect(pay.status).toBe(200);
+    expect(pay.body).toMatchObject({ status: "succeeded", redirect_url: null });
+    const charges = await s.database.prisma.paymentCharge.findMany({ where: { paymentId: p.id } });
+    expect(charges.map((c) => [c.id, c.attempt, c.status, c.reference])).toEqual([["chg_inflight000000000000000", 1, "succeeded", "test_chg_inflight000000000000000"]]);
+  });
+
+  it("the database refuses a second active charge of one payment", async () => {
+    const p = await payment();
+    const row = { paymentId: p.id, gateway: "test", amount: "2916", currencyId: "CLP", status: "pending" };
+    await s.database.prisma.paymentCharge.create({ data: { ...row, id: "chg_first0000000000000000000", attempt: 1 } });
+    await expect(s.database.prisma.paymentCharge.create({ data: { ...row, id: "chg_second000000000000000000", attempt: 2, status: "succeeded" } })).rejects.toThrow();
+    await s.database.prisma.paymentCharge.update({ where: { id: "chg_first0000000000000000000" }, data: { status: "declined" } });
+    await expect(s.database.prisma.paymentCharge.create({ data: { ...row, id: "chg_second000000000000000000", attempt: 2 } })).resolves.toBeTruthy();
+  });
+});
+
 describe("payments: delete cancels", () => {
   it("cancels what has not succeeded (204, then readable as canceled) and refuses succeeded or canceled with 409", async () => {
     const p = await payment();
