@@ -104,6 +104,13 @@ try {
   await measure("POST /v1/creditnotes/ (1 line)", REQUESTS, (i) =>
     call("POST", "/v1/creditnotes/", { invoice: created[i], lines: [{ name: "Devolución", quantity: 1, amount: 100 }] }),
   );
+  // payments: create and charge a test card (two transactions around the gateway call)
+  const payments: string[] = [];
+  await measure("POST /v1/payments/", REQUESTS, async () => {
+    payments.push((await call("POST", "/v1/payments/", { customer: customer.id, amount: 1000, currency: "CLP" })).id);
+  });
+  const card = await call("POST", "/v1/sources/", { customer: customer.id, gateway: "test", data: { token: "tok_visa" } });
+  await measure("POST /v1/payments/{id}/authorize/ (tok_visa)", REQUESTS, (i) => call("POST", `/v1/payments/${payments[i]}/authorize/`, { source: card.id }));
   await measure("GET /v1/customers/?page_size=20", REQUESTS, () => call("GET", "/v1/customers/?page_size=20"));
   await measure("GET /v1/generals/documents/", REQUESTS, () => call("GET", "/v1/generals/documents/"));
   const concurrent = await Promise.all(

@@ -70,6 +70,24 @@ describe("query counts (no N+1)", () => {
     expect(withTen.filter((q) => q === "CreditNote.findMany")).toHaveLength(1);
   });
 
+  it("loads a payment list with sources in the same number of queries for 2 or 10 payments", async () => {
+    const PAYMENTS = `{ payments(first: 50) { totalCount edges { node { id amount status returnUrl source { id data } } } } }`;
+    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "P" }) })).body.id;
+    const addPayments = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const payment = (await s.rest("POST", "/v1/payments/", { body: { customer, amount: 1000 + i, currency: "CLP" } })).body.id;
+        const source = (await s.rest("POST", "/v1/sources/", { body: { customer, gateway: "test", data: { token: "tok_visa" } } })).body.id;
+        await s.rest("POST", `/v1/payments/${payment}/authorize/`, { body: { source } });
+      }
+    };
+    await addPayments(2);
+    const withTwo = await queriesFor(PAYMENTS);
+    await addPayments(8);
+    const withTen = await queriesFor(PAYMENTS);
+    expect(withTen).toEqual(withTwo);
+    expect(withTen.filter((q) => q === "Payment.findMany")).toHaveLength(1);
+  });
+
   it("does not count rows when totalCount is not selected", async () => {
     const queries = await queriesFor(`{ customers(first: 5) { edges { node { id country { id } } } } }`);
     expect(queries).toEqual(["ApiKey.findUnique", "Customer.findMany"]);
