@@ -14,6 +14,7 @@ import { authenticate } from "./services/api-keys.js";
 import { createRestHandler } from "./rest/router.js";
 import type { Database } from "./infra/database.js";
 import type { Logger } from "./infra/logger.js";
+import { redactSessionKeys } from "./domain/customer-sessions.js";
 import { migrationNames } from "./infra/migrate.js";
 import { DEFAULT_SETTINGS, type AppSettings } from "./infra/config.js";
 
@@ -108,7 +109,7 @@ export function createApp({ database, logger, publicUrl, settings: given }: AppO
     const ms = performance.now() - started;
     requests.inc({ surface, status: String(response.status) });
     duration.observe({ surface }, ms / 1000);
-    logger.info({ requestId, method: request.method, path: url.pathname, status: response.status, ms: Math.round(ms) }, "request");
+    logger.info({ requestId, method: request.method, path: redactSessionKeys(url.pathname), status: response.status, ms: Math.round(ms) }, "request");
     const headers = new Headers(response.headers);
     headers.set("x-request-id", requestId);
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
