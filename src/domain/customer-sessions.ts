@@ -11,8 +11,6 @@ export const SESSION_KEY_RANDOM_LENGTH = 32;
 /** Entropy of a key: 32 x log2(62) ~ 190.5 bits (at least 128 are required). */
 export const SESSION_KEY_BITS = SESSION_KEY_RANDOM_LENGTH * Math.log2(62);
 
-const SESSION_KEY_PATTERN = new RegExp(`^${SESSION_KEY_PREFIX}[0-9A-Za-z]{${SESSION_KEY_RANDOM_LENGTH}}$`);
-
 /**
  * A new session key: the prefix and `randomBase62(32)`, which must return that many uniformly
  * random base62 characters from a cryptographic source (infra/ids.ts `randomSecret`).
@@ -23,11 +21,6 @@ export function newSessionKey(randomBase62: (length: number) => string): string 
     throw new Error(`session key source must return ${SESSION_KEY_RANDOM_LENGTH} base62 characters`);
   }
   return `${SESSION_KEY_PREFIX}${random}`;
-}
-
-/** Whether `value` has the shape of a session key (anything else cannot match a stored key). */
-export function isSessionKey(value: string): boolean {
-  return SESSION_KEY_PATTERN.test(value);
 }
 
 /** When a session created at `createdAt` stops working: `ttlSeconds` (a positive integer) later. */

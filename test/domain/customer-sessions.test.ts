@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import {
   SESSION_KEY_BITS,
   isSessionExpired,
-  isSessionKey,
   newSessionKey,
   normalizeHexColor,
   redactSessionKeys,
@@ -17,7 +16,6 @@ describe("newSessionKey", () => {
   it("is cs_ and 32 base62 characters, at least 128 bits of randomness", () => {
     const key = newSessionKey(randomSecret);
     expect(key).toMatch(/^cs_[0-9A-Za-z]{32}$/);
-    expect(isSessionKey(key)).toBe(true);
     expect(SESSION_KEY_BITS).toBeGreaterThanOrEqual(128);
     expect(SESSION_KEY_BITS).toBeCloseTo(190.5, 1);
   });
@@ -39,17 +37,6 @@ describe("newSessionKey", () => {
     expect(keys.size).toBe(2000);
     const chars = new Set([...keys].flatMap((k) => [...k.slice(3)]));
     expect(chars.size).toBe(62);
-  });
-});
-
-describe("isSessionKey", () => {
-  it("accepts only the exact shape", () => {
-    expect(isSessionKey(`cs_${"A1".repeat(16)}`)).toBe(true);
-    expect(isSessionKey(`cs_${"A".repeat(31)}`)).toBe(false);
-    expect(isSessionKey(`cs_${"A".repeat(33)}`)).toBe(false);
-    expect(isSessionKey(`sk_${"A".repeat(32)}`)).toBe(false);
-    expect(isSessionKey(`cs_${"A".repeat(31)}-`)).toBe(false);
-    expect(isSessionKey("")).toBe(false);
   });
 });
 
