@@ -64,7 +64,7 @@ const OrganizationBranding = builder.objectRef<Branding>("OrganizationBranding")
   description: "The organization's customer portal branding; new customer sessions copy it into their settings. Shared by test and live mode.",
   fields: (t) => ({
     organization: t.exposeID("id", { description: "`org_` id" }),
-    name: t.exposeString("name", { description: "the organization's name (the business name when that is not set)" }),
+    name: t.exposeString("name", { description: "the organization's name; sessions use it as business name when businessName is not set" }),
     businessName: t.exposeString("businessName", { nullable: true }),
     colorBackground: t.exposeString("colorBackground", { nullable: true, description: "#rrggbb" }),
     colorAsset: t.exposeString("colorAsset", { nullable: true, description: "#rrggbb" }),
