@@ -15,6 +15,8 @@ import { createRestHandler } from "./rest/router.js";
 import { handleCheckout } from "./rest/checkout.js";
 import type { Database } from "./infra/database.js";
 import type { Logger } from "./infra/logger.js";
+import { redactSessionKeys } from "./domain/customer-sessions.js";
+import { redactCheckoutTokens } from "./domain/payments.js";
 import { migrationNames } from "./infra/migrate.js";
 import { DEFAULT_SETTINGS, type AppSettings } from "./infra/config.js";
 
@@ -112,7 +114,7 @@ export function createApp({ database, logger, publicUrl, settings: given }: AppO
     const ms = performance.now() - started;
     requests.inc({ surface, status: String(response.status) });
     duration.observe({ surface }, ms / 1000);
-    logger.info({ requestId, method: request.method, path: url.pathname, status: response.status, ms: Math.round(ms) }, "request");
+    logger.info({ requestId, method: request.method, path: redactCheckoutTokens(redactSessionKeys(url.pathname)), status: response.status, ms: Math.round(ms) }, "request");
     const headers = new Headers(response.headers);
     headers.set("x-request-id", requestId);
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers });

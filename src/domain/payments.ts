@@ -91,3 +91,8 @@ export function checkPaymentLimits(
 export function invoiceAmountDue(total: DecimalInput, credited: DecimalInput, paid: DecimalInput): Decimal {
   return Decimal.max(toDecimal(total).minus(toDecimal(credited)).minus(toDecimal(paid)), 0);
 }
+
+/** `text` with every hosted checkout token replaced by `chk_[redacted]` (request logs print paths; the token is a secret). */
+export function redactCheckoutTokens(text: string): string {
+  return text.replace(/\bchk_[0-9A-Za-z]+/g, "chk_[redacted]");
+}

@@ -35,6 +35,10 @@ export function nameAsTextPool(config: pg.PoolConfig): pg.Pool {
   const pool = new pg.Pool(config);
   patchQuery(pool);
   pool.on("connect", (client) => patchQuery(client));
+  // An idle client whose connection the server ends (restart, failover, or a test's DROP DATABASE
+  // ... WITH (FORCE) racing pool.end(), which does not wait for sockets to close) is re-emitted
+  // here after pg-pool has discarded it; without a listener that error would crash the process.
+  pool.on("error", () => undefined);
   return pool;
 }
 

@@ -311,3 +311,21 @@ export function parseBody<S extends z.ZodType>(schema: S, raw: unknown): z.infer
   const summary = Object.entries(fields).map(([k, v]) => `${k}: ${v.join(", ")}`).join("; ");
   throw new ValidationError(`Invalid request body: ${summary}`, fields);
 }
+
+/**
+ * Spec "Sessions" create: customer and return_url. The session's server-assigned fields (id, key,
+ * created, expires, settings: a snapshot of the organization's branding) are accepted and ignored.
+ */
+export const customerSessionBody = z.strictObject({
+  id: ignored,
+  key: ignored,
+  created: ignored,
+  expires: ignored,
+  settings: ignored,
+  customer: reference,
+  return_url: text,
+});
+
+export function customerSessionInput(body: z.infer<typeof customerSessionBody>) {
+  return { customer: body.customer, returnUrl: body.return_url };
+}

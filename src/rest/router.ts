@@ -14,6 +14,8 @@ import {
   authorizeBody,
   creditNoteBody,
   creditNoteInput,
+  customerSessionBody,
+  customerSessionInput,
   customerBody,
   customerInput,
   invoiceBody,
@@ -436,6 +438,26 @@ const routes: Route[] = [
       const filters = parseFilters(r.url.searchParams, { ...COUNTRY_NAME_FILTERS, code: { key: "code", kind: "string" } });
       const data = await r.run(ops.RestStatesDocument, { first: page.first, after: page.after, ...filters });
       return paged(r, page, data.states.totalCount, data.states.edges.map((e) => out.state(e.node)));
+    },
+  },
+
+  // Customer sessions (an unknown, expired or other tenant's key is a 404)
+  {
+    method: "POST",
+    path: "/v1/customer_base/sessions",
+    handle: async (r) => {
+      const input = customerSessionInput(parseBody(customerSessionBody, r.body));
+      const data = await r.run(ops.RestCreateCustomerSessionDocument, { input });
+      return jsonResponse(out.customerSession(data.createCustomerSession), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/customer_base/sessions/:key",
+    handle: async (r) => {
+      const data = await r.run(ops.RestCustomerSessionDocument, { key: r.params.key });
+      if (!data.customerSession) return errorResponse("not_found", "No customer session with this key (unknown, expired, or of another organization or mode)");
+      return jsonResponse(out.customerSession(data.customerSession));
     },
   },
 ];

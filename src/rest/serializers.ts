@@ -17,6 +17,7 @@ import type {
   SourceFieldsFragment,
   StateFieldsFragment,
 } from "../graphql/generated/operations.js";
+import type { CustomerSessionFieldsFragment } from "../graphql/generated/operations.js";
 import { num } from "./json.js";
 
 /** ISO 8601 -> `yyyy-mm-dd hh:mm:ss` in UTC. */
@@ -300,5 +301,29 @@ export function creditNote(c: CreditNoteFieldsFragment, expandInvoice: boolean) 
     user: c.user,
     created: isoTimestamp(c.created),
     updated: isoTimestamp(c.updated),
+  };
+}
+
+/**
+ * Spec "Session" plus `expires` (ISO 8601, when the key stops working). `key` is the plaintext key:
+ * in the create response, and echoed by GET /v1/customer_base/sessions/{key}/.
+ */
+export function customerSession(s: CustomerSessionFieldsFragment) {
+  return {
+    id: s.id,
+    key: s.key,
+    return_url: s.returnUrl,
+    created: isoTimestamp(s.created),
+    expires: isoTimestamp(s.expires),
+    customer: s.customer.id,
+    settings: {
+      business_name: s.settings.businessName,
+      color_background: s.settings.colorBackground,
+      color_asset: s.settings.colorAsset,
+      display_invoices: s.settings.displayInvoices,
+      terms_of_service_url: s.settings.termsOfServiceUrl,
+      privacy_policy_url: s.settings.privacyPolicyUrl,
+      return_url: s.settings.returnUrl,
+    },
   };
 }

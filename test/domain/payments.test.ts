@@ -1,7 +1,7 @@
 /** Payment status moves and limits (src/domain/payments.ts): every cell of the table is a test. */
 import { describe, expect, it } from "vitest";
 import { FieldErrorCollector, InvalidStateError } from "../../src/domain/errors.js";
-import { PAYMENT_MOVES, PAYMENT_STATUSES, checkPaymentLimits, invoiceAmountDue, paymentTransition, type PaymentEvent } from "../../src/domain/payments.js";
+import { PAYMENT_MOVES, PAYMENT_STATUSES, checkPaymentLimits, invoiceAmountDue, paymentTransition, redactCheckoutTokens, type PaymentEvent } from "../../src/domain/payments.js";
 import { validationErrorOf } from "../helpers/errors.js";
 
 const EVENTS: PaymentEvent[] = ["attach_source", "start_charge", "succeed", "decline", "cancel"];
@@ -75,5 +75,12 @@ describe("invoice amount due", () => {
   });
   it("never goes below zero", () => {
     expect(invoiceAmountDue("7.50", "0", "8").toString()).toBe("0");
+  });
+});
+
+describe("redactCheckoutTokens", () => {
+  it("hides the checkout token of a path and leaves other ids alone", () => {
+    expect(redactCheckoutTokens("/checkout/chk_0123456789abcdefABCDEF0123456789")).toBe("/checkout/chk_[redacted]");
+    expect(redactCheckoutTokens("/v1/payments/pay_abc/pay/")).toBe("/v1/payments/pay_abc/pay/");
   });
 });

@@ -1,0 +1,134 @@
+/**
+ * Customer sessions (spec "Session") and the organization's branding they copy: the
+ * `CustomerSession` node, `createCustomerSession`, `customerSession(key)`, `organizationBranding`
+ * and `updateOrganizationBranding`. Rules live in services/customer-sessions.ts, services/branding.ts
+ * and domain/customer-sessions.ts.
+ */
+import { builder } from "../builder.js";
+import type { GraphQLContext } from "../context.js";
+import { storedSessionSettings, type SessionSettings } from "../../domain/customer-sessions.js";
+import { activeSessionById, activeSessionByKey, createCustomerSession } from "../../services/customer-sessions.js";
+import { getBranding, updateBranding, type OrganizationBranding as Branding } from "../../services/branding.js";
+import "./customer.js";
+
+/**
+ * Plaintext keys this request knows (session id -> key): the one createCustomerSession made and
+ * the one customerSession(key) was asked for. Only hashes are stored, so no other read has a key.
+ */
+const knownKeys = new WeakMap<GraphQLContext, Map<string, string>>();
+function rememberKey(ctx: GraphQLContext, id: string, key: string): void {
+  let keys = knownKeys.get(ctx);
+  if (!keys) knownKeys.set(ctx, (keys = new Map()));
+  keys.set(id, key);
+}
+
+const CustomerSessionSettings = builder.objectRef<SessionSettings>("CustomerSessionSettings").implement({
+  description: "The organization's branding when the session was created (a snapshot), and the return URL.",
+  fields: (t) => ({
+    businessName: t.exposeString("businessName", { nullable: true, description: "the organization's business name (its name when none is set)" }),
+    colorBackground: t.exposeString("colorBackground", { nullable: true, description: "#rrggbb" }),
+    colorAsset: t.exposeString("colorAsset", { nullable: true, description: "#rrggbb" }),
+    displayInvoices: t.exposeBoolean("displayInvoices", { description: "whether the portal lists the customer's invoices" }),
+    termsOfServiceUrl: t.exposeString("termsOfServiceUrl", { nullable: true }),
+    privacyPolicyUrl: t.exposeString("privacyPolicyUrl", { nullable: true }),
+    returnUrl: t.exposeString("returnUrl", { description: "same as the session's returnUrl" }),
+  }),
+});
+
+export const CustomerSession = builder.prismaNode("CustomerSession", {
+  id: { field: "id", description: "`ses_` id" },
+  findUnique: (id, ctx) => activeSessionById(ctx, id),
+  nullable: true,
+  description: "A customer's access to the customer portal, identified by a secret key, until it expires (docs/customer-sessions.md). Expired sessions read as null.",
+  fields: (t) => ({
+    key: t.string({
+      nullable: true,
+      select: { id: true },
+      description: "the secret key (`cs_` + 32 base62): only in the result of createCustomerSession and of customerSession(key); null elsewhere (only its hash is stored)",
+      resolve: (s, _args, ctx) => knownKeys.get(ctx)?.get(s.id) ?? null,
+    }),
+    customer: t.relation("customer"),
+    testMode: t.exposeBoolean("testMode"),
+    returnUrl: t.exposeString("returnUrl", { description: "where the portal sends the customer back" }),
+    settings: t.field({
+      type: CustomerSessionSettings,
+      select: { settings: true, returnUrl: true },
+      resolve: (s) => storedSessionSettings(s.settings, s.returnUrl),
+    }),
+    created: t.expose("createdAt", { type: "DateTime" }),
+    expires: t.expose("expiresAt", { type: "DateTime", description: "the key stops working at this instant (created + SESSION_TTL_SECONDS)" }),
+  }),
+});
+
+const OrganizationBranding = builder.objectRef<Branding>("OrganizationBranding").implement({
+  description: "The organization's customer portal branding; new customer sessions copy it into their settings. Shared by test and live mode.",
+  fields: (t) => ({
+    organization: t.exposeID("id", { description: "`org_` id" }),
+    name: t.exposeString("name", { description: "the organization's name; sessions use it as business name when businessName is not set" }),
+    businessName: t.exposeString("businessName", { nullable: true }),
+    colorBackground: t.exposeString("colorBackground", { nullable: true, description: "#rrggbb" }),
+    colorAsset: t.exposeString("colorAsset", { nullable: true, description: "#rrggbb" }),
+    displayInvoices: t.exposeBoolean("displayInvoices"),
+    termsOfServiceUrl: t.exposeString("termsOfServiceUrl", { nullable: true }),
+    privacyPolicyUrl: t.exposeString("privacyPolicyUrl", { nullable: true }),
+    updated: t.expose("updatedAt", { type: "DateTime" }),
+  }),
+});
+
+const CustomerSessionInput = builder.inputType("CustomerSessionInput", {
+  description: "Both fields are required (checked by the service, so errors name the field).",
+  fields: (t) => ({
+    customer: t.string({ description: "`cus_` id of a customer of this organization and mode" }),
+    returnUrl: t.string({ description: "absolute http(s) URL to return to" }),
+  }),
+});
+
+const OrganizationBrandingInput = builder.inputType("OrganizationBrandingInput", {
+  description: "Only the given fields change; null or an empty string clears a text field.",
+  fields: (t) => ({
+    businessName: t.string({ description: "at most 100 characters" }),
+    colorBackground: t.string({ description: "#rrggbb or #rgb (stored as lowercase #rrggbb)" }),
+    colorAsset: t.string({ description: "#rrggbb or #rgb (stored as lowercase #rrggbb)" }),
+    displayInvoices: t.boolean({ description: "whether the portal lists the customer's invoices (not null)" }),
+    termsOfServiceUrl: t.string({ description: "absolute http(s) URL" }),
+    privacyPolicyUrl: t.string({ description: "absolute http(s) URL" }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  customerSession: t.prismaField({
+    type: "CustomerSession",
+    nullable: true,
+    description: "The session with this key in the caller's organization and mode; null when there is none or it has expired.",
+    args: { key: t.arg.string({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const session = await ctx.prisma.customerSession.findFirst({ ...query, where: activeSessionByKey(ctx, args.key) });
+      if (session) rememberKey(ctx, session.id, args.key);
+      return session;
+    },
+  }),
+  organizationBranding: t.field({
+    type: OrganizationBranding,
+    description: "The caller's organization's customer portal branding.",
+    resolve: (_root, _args, ctx) => getBranding(ctx),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createCustomerSession: t.prismaField({
+    type: "CustomerSession",
+    description: "Creates a session for a customer; the result carries the key (shown once). Errors: validation_error (customer, return_url).",
+    args: { input: t.arg({ type: CustomerSessionInput, required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const { session, key } = await createCustomerSession(ctx, args.input);
+      rememberKey(ctx, session.id, key);
+      return ctx.prisma.customerSession.findUniqueOrThrow({ ...query, where: { id: session.id } });
+    },
+  }),
+  updateOrganizationBranding: t.field({
+    type: OrganizationBranding,
+    description: "Changes the given branding fields; later sessions copy them. Errors: validation_error.",
+    args: { input: t.arg({ type: OrganizationBrandingInput, required: true }) },
+    resolve: (_root, args, ctx) => updateBranding(ctx, args.input),
+  }),
+}));

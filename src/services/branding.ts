@@ -1,0 +1,84 @@
+/**
+ * The organization's portal branding (spec "Session" settings: business name, colours, terms and
+ * privacy URLs, whether invoices are shown). Read and updated through GraphQL; new customer
+ * sessions copy it (services/customer-sessions.ts). Branding belongs to the organization, not to a
+ * mode: test and live keys see and change the same values (docs/customer-sessions.md).
+ */
+import { FieldErrorCollector } from "../domain/errors.js";
+import { BUSINESS_NAME_MAX_LENGTH, normalizeHexColor, type Branding } from "../domain/customer-sessions.js";
+import type { ServiceContext } from "./context.js";
+import { checkHttpUrl } from "./customer-sessions.js";
+
+export interface BrandingInput {
+  businessName?: string | null;
+  colorBackground?: string | null;
+  colorAsset?: string | null;
+  displayInvoices?: boolean | null;
+  termsOfServiceUrl?: string | null;
+  privacyPolicyUrl?: string | null;
+}
+
+const BRANDING_SELECT = {
+  id: true,
+  name: true,
+  businessName: true,
+  colorBackground: true,
+  colorAsset: true,
+  displayInvoices: true,
+  termsOfServiceUrl: true,
+  privacyPolicyUrl: true,
+  updatedAt: true,
+} as const;
+
+export type OrganizationBranding = Branding & { id: string; name: string; updatedAt: Date };
+
+/** The caller's organization's branding. */
+export async function getBranding(ctx: ServiceContext): Promise<OrganizationBranding> {
+  return ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: BRANDING_SELECT });
+}
+
+/**
+ * Changes the given branding fields; an absent field is kept, null or "" clears a text field
+ * (displayInvoices cannot be null). Colours are `#rgb` or `#rrggbb`, stored as lowercase
+ * `#rrggbb`; URLs absolute http(s); the business name at most 100 characters and not blank.
+ * ValidationError (400) names each bad field; then nothing changes (one UPDATE).
+ */
+export async function updateBranding(ctx: ServiceContext, input: BrandingInput): Promise<OrganizationBranding> {
+  const errors = new FieldErrorCollector();
+  const data: Partial<Branding> = {};
+  if (input.businessName !== undefined) {
+    const name = input.businessName?.trim() ?? "";
+    if (input.businessName !== null && input.businessName !== "" && name === "") errors.add("business_name", "must not be blank");
+    if (name.length > BUSINESS_NAME_MAX_LENGTH) errors.add("business_name", `must have at most ${BUSINESS_NAME_MAX_LENGTH} characters`);
+    data.businessName = name || null;
+  }
+  for (const [field, path] of [
+    ["colorBackground", "color_background"],
+    ["colorAsset", "color_asset"],
+  ] as const) {
+    const value = input[field];
+    if (value === undefined) continue;
+    if (value === null || value === "") {
+      data[field] = null;
+      continue;
+    }
+    const color = normalizeHexColor(value);
+    if (!color) errors.add(path, "must be a hex colour #rrggbb or #rgb");
+    data[field] = color;
+  }
+  if (input.displayInvoices !== undefined) {
+    if (input.displayInvoices === null) errors.add("display_invoices", "must be true or false");
+    else data.displayInvoices = input.displayInvoices;
+  }
+  for (const [field, path] of [
+    ["termsOfServiceUrl", "terms_of_service_url"],
+    ["privacyPolicyUrl", "privacy_policy_url"],
+  ] as const) {
+    const value = input[field];
+    if (value === undefined) continue;
+    checkHttpUrl(value, path, errors, false);
+    data[field] = value || null;
+  }
+  errors.throwIfAny("Invalid branding");
+  return ctx.prisma.organization.update({ where: { id: ctx.auth.organizationId }, data, select: BRANDING_SELECT });
+}
