@@ -203,16 +203,25 @@ export async function cancelPayment(ctx: ServiceContext, id: string): Promise<Pa
   });
 }
 
-/** Checks that `sourceId` may pay `payment`; field errors on `source`. */
+/**
+ * Checks that `sourceId` may pay `payment` (call inside the payment's transaction, with a
+ * transaction context); field errors on `source`. A single-use source pays one payment only.
+ */
 async function usableSource(ctx: ServiceContext, sourceId: string | null | undefined, payment: Payment, errors: FieldErrorCollector) {
   if (!sourceId) {
     errors.add("source", "is required");
     return null;
   }
+  // locked, so two payments cannot take one single-use source at the same time
+  await ctx.prisma.$queryRaw`SELECT "id" FROM "Source" WHERE "id" = ${sourceId} FOR UPDATE`;
   const source = await ctx.prisma.source.findFirst({ where: { id: sourceId, ...tenant(ctx) } });
   if (!source) {
     errors.add("source", `unknown source ${sourceId}`);
     return null;
+  }
+  if (source.usage === "single_use") {
+    const other = await ctx.prisma.payment.findFirst({ where: { sourceId: source.id, id: { not: payment.id }, status: { not: "canceled" } }, select: { id: true } });
+    if (other) errors.add("source", `single-use source ${source.id} belongs to payment ${other.id}`);
   }
   if (source.customerId && payment.customerId && source.customerId !== payment.customerId) {
     errors.add("source", `source ${source.id} belongs to another customer than the payment's (${payment.customerId})`);

@@ -370,6 +370,14 @@ describe("payments: redirect flow through the hosted checkout (no browser)", () 
     expect((await s.rest("GET", `/v1/payments/${p.id}/`)).body.status).toBe("canceled");
   });
 
+  it("a single-use source pays one payment only", async () => {
+    const { source } = await redirectPayment();
+    const other = await payment();
+    const res = await authorize(other.id, source.id);
+    expect(res.status).toBe(400);
+    expect(res.body.error.fields.source[0]).toMatch(/single-use source .* belongs to payment pay_/);
+  });
+
   it("answers 404 for an unknown checkout, 409 before pay, 400 for a bad decision, and pay without a source is a 409", async () => {
     expect((await fetch(`${s.url}/checkout/chk_unknown`)).status).toBe(404);
     const { source, payment: p } = await redirectPayment();
