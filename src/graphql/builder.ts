@@ -19,6 +19,7 @@ export const NODE_TYPES: Record<string, string> = {
   cre: "CreditNote",
   pay: "Payment",
   sou: "Source",
+  rem: "Reminder",
 };
 
 const UNKNOWN_NODE = "Unknown";

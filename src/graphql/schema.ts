@@ -6,5 +6,6 @@ import "./types/payment.js";
 import "./types/invoice.js";
 import "./types/order.js";
 import "./types/credit-note.js";
+import "./types/reminder.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -17,6 +17,7 @@ import type {
   SourceFieldsFragment,
   StateFieldsFragment,
 } from "../graphql/generated/operations.js";
+import type { ReminderFieldsFragment } from "../graphql/generated/operations.js";
 import { num } from "./json.js";
 
 /** ISO 8601 -> `yyyy-mm-dd hh:mm:ss` in UTC. */
@@ -293,5 +294,33 @@ export function creditNote(c: CreditNoteFieldsFragment, expandInvoice: boolean) 
     user: c.user,
     created: isoTimestamp(c.created),
     updated: isoTimestamp(c.updated),
+  };
+}
+
+/**
+ * Reminder (spec "Reminder"): the spec's fields (`recipient` is the address list) plus `id` and
+ * `delivery` (status of the e-mail: pending | sent | failed | kept; docs/reminders.md).
+ */
+export function reminder(r: ReminderFieldsFragment) {
+  return {
+    id: r.id,
+    subject: r.subject,
+    recipient: r.recipients,
+    message: r.message,
+    created: isoTimestamp(r.created),
+    invoice: r.invoice?.id ?? null,
+    credit_note: r.creditNote?.id ?? null,
+    payment: r.payment?.id ?? null,
+    order: r.order?.id ?? null,
+    user: r.user,
+    delivery: r.delivery
+      ? {
+          status: r.delivery.status,
+          attempts: r.delivery.attempts,
+          last_error: r.delivery.lastError,
+          next_attempt: isoTimestamp(r.delivery.nextAttempt),
+          sent: isoTimestamp(r.delivery.sent),
+        }
+      : null,
   };
 }
