@@ -26,7 +26,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
-    server.close(() => void database.close().finally(() => process.exit(0)));
+    server.close(() => void app.close().finally(() => database.close().finally(() => process.exit(0))));
     setTimeout(() => process.exit(1), 10_000).unref();
   });
 }

@@ -19,6 +19,8 @@ import { redactSessionKeys } from "./domain/customer-sessions.js";
 import { redactCheckoutTokens } from "./domain/payments.js";
 import { migrationNames } from "./infra/migrate.js";
 import { DEFAULT_SETTINGS, type AppSettings } from "./infra/config.js";
+import { createSmtpMailer, type Mailer } from "./infra/mail.js";
+import { startOutboxWorker, type OutboxWorker } from "./services/outbox.js";
 
 export interface AppOptions {
   database: Database;
@@ -27,17 +29,27 @@ export interface AppOptions {
   publicUrl?: string;
   /** run-time settings of the use cases (infra/config.ts); defaults for what is not given */
   settings?: Partial<AppSettings>;
+  /** outbox: a Mailer to use instead of SMTP_URL's (tests); how often the retry worker runs (ms, default 30 s; 0: no worker) */
+  mailer?: Mailer | null;
+  outboxIntervalMs?: number;
 }
 
 export interface App {
   handle(request: Request): Promise<Response>;
   yoga: ReturnType<typeof createYoga<Record<string, unknown>, GraphQLContext>>;
   registry: Registry;
+  /** SMTP mailer (null without SMTP_URL) */
+  mailer: Mailer | null;
+  /** stops background work (the outbox worker) and closes the mailer; the database stays open */
+  close(): Promise<void>;
 }
 
-export function createApp({ database, logger, publicUrl, settings: given }: AppOptions): App {
+export function createApp({ database, logger, publicUrl, settings: given, mailer: givenMailer, outboxIntervalMs = 30_000 }: AppOptions): App {
   const { prisma } = database;
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
+  // outbox (docs/reminders.md): with a mailer, due messages are retried by an interval in this process
+  const mailer = givenMailer !== undefined ? givenMailer : settings.smtpUrl ? createSmtpMailer(settings.smtpUrl) : null;
+  const worker: OutboxWorker | null = mailer && outboxIntervalMs > 0 ? startOutboxWorker({ prisma, mailer, logger, settings }, outboxIntervalMs) : null;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -65,7 +77,7 @@ export function createApp({ database, logger, publicUrl, settings: given }: AppO
       const requestId = request.headers.get("x-request-id") ?? randomUUID();
       const auth = await authenticate(prisma, request.headers.get("authorization"));
       const baseUrl = publicUrl ?? new URL(request.url).origin;
-      return { prisma, auth, now: () => new Date(), settings, baseUrl, requestId, logger: logger.child({ requestId }) } as GraphQLContext;
+      return { prisma, auth, now: () => new Date(), settings, baseUrl, requestId, logger: logger.child({ requestId }), mailer } as GraphQLContext;
     },
   });
 
@@ -120,7 +132,12 @@ export function createApp({ database, logger, publicUrl, settings: given }: AppO
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
   }
 
-  return { handle, yoga, registry };
+  async function close(): Promise<void> {
+    await worker?.stop();
+    mailer?.close();
+  }
+
+  return { handle, yoga, registry, mailer, close };
 }
 
 /** Node http server around `app.handle` (fetch API Request/Response). */

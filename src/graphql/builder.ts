@@ -20,6 +20,7 @@ export const NODE_TYPES: Record<string, string> = {
   pay: "Payment",
   sou: "Source",
   ses: "CustomerSession",
+  rem: "Reminder",
 };
 
 const UNKNOWN_NODE = "Unknown";

@@ -7,5 +7,6 @@ import "./types/invoice.js";
 import "./types/order.js";
 import "./types/credit-note.js";
 import "./types/customer-session.js";
+import "./types/reminder.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -329,3 +329,30 @@ export const customerSessionBody = z.strictObject({
 export function customerSessionInput(body: z.infer<typeof customerSessionBody>) {
   return { customer: body.customer, returnUrl: body.return_url };
 }
+
+/** POST /v1/reminders/messages/ (spec "Reminders"): `recipient` is the list of addresses. */
+export const reminderBody = z.strictObject({
+  id: ignored,
+  created: ignored,
+  user: ignored,
+  delivery: ignored,
+  subject: text,
+  recipient: z.union([z.array(z.string()), z.string().transform((one) => [one])]).nullable().optional(),
+  message: text,
+  invoice: reference,
+  credit_note: reference,
+  payment: reference,
+  order: reference,
+});
+
+export function reminderInput(body: z.infer<typeof reminderBody>) {
+  return {
+    subject: body.subject,
+    recipients: body.recipient,
+    message: body.message,
+    invoice: body.invoice,
+    creditNote: body.credit_note,
+    payment: body.payment,
+    order: body.order,
+  };
+}

@@ -25,6 +25,8 @@ import {
   parseBody,
   paymentBody,
   paymentInput,
+  reminderBody,
+  reminderInput,
   sourceBody,
   sourceInput,
 } from "./bodies.js";
@@ -149,9 +151,58 @@ const COUNTRY_NAME_FILTERS: FilterSpec = {
 };
 
 // ---------------------------------------------------------------------------------------------
+// reminders (spec "Reminders"; docs/reminders.md)
+
+const REMINDER_FILTERS: FilterSpec = {
+  invoice: { key: "invoice", kind: "string" },
+  credit_note: { key: "creditNote", kind: "string" },
+  payment: { key: "payment", kind: "string" },
+  order: { key: "order", kind: "string" },
+  created: { key: "created", kind: "datetime" },
+};
+
+/**
+ * A list the spec returns as a bare array (the reminder list): the page's items as the body, and
+ * the page links in headers: `X-Total-Count`, and `Link` with rel="next"/"prev" (docs/decisions.md).
+ */
+function arrayPage<T>(r: RestRequest, page: { page: number; size: number }, count: number, results: T[]) {
+  const response = jsonResponse(results);
+  response.headers.set("x-total-count", String(count));
+  const links: string[] = [];
+  if (page.page * page.size < count) links.push(`<${pageUrl(r, page.page + 1)}>; rel="next"`);
+  if (page.page > 1) links.push(`<${pageUrl(r, Math.min(page.page - 1, Math.max(1, Math.ceil(count / page.size))))}>; rel="prev"`);
+  if (links.length) response.headers.set("link", links.join(", "));
+  return response;
+}
+
+const reminderRoutes: Route[] = [
+  {
+    method: "POST",
+    path: "/v1/reminders/messages",
+    handle: async (r) => {
+      const input = reminderInput(parseBody(reminderBody, r.body));
+      const data = await r.run(ops.RestSendReminderDocument, { input });
+      return jsonResponse(out.reminder(data.sendReminder), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/reminders/messages",
+    handle: async (r) => {
+      const page = pageArgs(r.url);
+      const where = parseFilters(r.url.searchParams, REMINDER_FILTERS);
+      const data = await r.run(ops.RestRemindersDocument, { first: page.first, after: page.after, where });
+      return arrayPage(r, page, data.reminders.totalCount, data.reminders.edges.map((e) => out.reminder(e.node)));
+    },
+  },
+];
+
+// ---------------------------------------------------------------------------------------------
 // routes
 
 const routes: Route[] = [
+  ...reminderRoutes,
+
   // Customers
   {
     method: "POST",

@@ -18,6 +18,7 @@ import type {
   StateFieldsFragment,
 } from "../graphql/generated/operations.js";
 import type { CustomerSessionFieldsFragment } from "../graphql/generated/operations.js";
+import type { ReminderFieldsFragment } from "../graphql/generated/operations.js";
 import { num } from "./json.js";
 
 /** ISO 8601 -> `yyyy-mm-dd hh:mm:ss` in UTC. */
@@ -325,5 +326,33 @@ export function customerSession(s: CustomerSessionFieldsFragment) {
       privacy_policy_url: s.settings.privacyPolicyUrl,
       return_url: s.settings.returnUrl,
     },
+  };
+}
+
+/**
+ * Reminder (spec "Reminder"): the spec's fields (`recipient` is the address list) plus `id` and
+ * `delivery` (status of the e-mail: pending | sent | failed | kept; docs/reminders.md).
+ */
+export function reminder(r: ReminderFieldsFragment) {
+  return {
+    id: r.id,
+    subject: r.subject,
+    recipient: r.recipients,
+    message: r.message,
+    created: isoTimestamp(r.created),
+    invoice: r.invoice?.id ?? null,
+    credit_note: r.creditNote?.id ?? null,
+    payment: r.payment?.id ?? null,
+    order: r.order?.id ?? null,
+    user: r.user,
+    delivery: r.delivery
+      ? {
+          status: r.delivery.status,
+          attempts: r.delivery.attempts,
+          last_error: r.delivery.lastError,
+          next_attempt: isoTimestamp(r.delivery.nextAttempt),
+          sent: isoTimestamp(r.delivery.sent),
+        }
+      : null,
   };
 }

@@ -25,8 +25,11 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** `settings`: run-time settings for this server (SMTP URL, session lifetime, ...), as createApp takes them. */
-export async function startTestServer(options: { settings?: Partial<AppSettings> } = {}): Promise<TestServer> {
+/**
+ * `settings`: run-time settings for this server (SMTP URL, session lifetime, ...), as createApp takes them;
+ * `outboxIntervalMs`: how often the mail outbox worker runs (createApp's default when absent).
+ */
+export async function startTestServer(options: { settings?: Partial<AppSettings>; outboxIntervalMs?: number } = {}): Promise<TestServer> {
   const { target, drop } = await cloneTemplate(inject("template"));
   const database = await createDatabase(target);
   const acme = await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "ops@acme.cl", mode: "test" });
@@ -48,7 +51,7 @@ export async function startTestServer(options: { settings?: Partial<AppSettings>
       },
     },
   }) as unknown as Database["prisma"];
-  const app = createApp({ database: { ...database, prisma: counted }, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"), settings: options.settings });
+  const app = createApp({ database: { ...database, prisma: counted }, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"), settings: options.settings, outboxIntervalMs: options.outboxIntervalMs });
   const server: Server = createHttpServer(app);
   const url = await listen(server, 0, "127.0.0.1");
 
@@ -82,6 +85,7 @@ export async function startTestServer(options: { settings?: Partial<AppSettings>
     graphql,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await app.close();
       await database.close();
       await drop();
     },

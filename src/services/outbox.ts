@@ -1,0 +1,212 @@
+/**
+ * The mail outbox (docs/reminders.md "Delivery"). Use cases write an OutboxMessage in the same
+ * transaction as what it reports (a reminder); delivery happens after commit, here:
+ *
+ * - A new message is written already claimed by the request that wrote it (`claimedOnCreate`),
+ *   which sends it right after commit (`deliverClaimed`); `deliverDueMessages`, run by the worker
+ *   (`startOutboxWorker`, an interval in the server) or any other process, sends every due one.
+ * - A message is claimed with one `UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED)`
+ *   that counts the attempt and moves `nextAttemptAt` a lease ahead, so several workers (and the
+ *   request) never send the same message twice, and a process that dies mid-send lets another one
+ *   retry it once the lease is over. The send happens outside any transaction.
+ * - Success: `sent` (sentAt). Failure: `lastError`, `nextAttemptAt = now + backoff(attempts)`,
+ *   and `failed` after MAX_DELIVERY_ATTEMPTS (domain/reminders.ts). Rows are never deleted.
+ * - The attachment (a document's PDF) is rendered at delivery time from `attachmentKind/Id`.
+ *
+ * Without SMTP (no Mailer) messages are written as `kept` and only logged; nothing sends them.
+ */
+import type { PrismaClient } from "../infra/prisma/generated/client.js";
+import type { AppSettings } from "../infra/config.js";
+import type { Logger } from "../infra/logger.js";
+import type { MailAttachment, Mailer } from "../infra/mail.js";
+import { NotFoundError } from "../domain/errors.js";
+import { CLAIM_LEASE_MS, afterFailure, attachmentFileName, type RelatedKind } from "../domain/reminders.js";
+import type { ServiceContext } from "./context.js";
+import { invoicePdf } from "./invoices.js";
+import { orderPdf } from "./orders.js";
+import { creditNotePdf } from "./credit-notes.js";
+
+export interface OutboxDeps {
+  prisma: PrismaClient;
+  /** null when SMTP_URL is unset: nothing is sent */
+  mailer: Mailer | null;
+  logger: Logger;
+  settings: AppSettings;
+}
+
+export type AttachmentKind = Exclude<RelatedKind, "payment">;
+
+export interface DeliveryReport {
+  claimed: number;
+  sent: number;
+  /** failed this time, retried later */
+  retrying: number;
+  /** failed for the last time (status `failed`) */
+  failed: number;
+}
+
+const EMPTY_REPORT: DeliveryReport = { claimed: 0, sent: 0, retrying: 0, failed: 0 };
+
+/** A message's claim: the attempt it is on (the guard of the outcome's update). */
+export interface Claim {
+  id: string;
+  attempts: number;
+}
+
+/**
+ * The columns that write a new `pending` message already claimed for its first attempt by the
+ * writer (the request), so no worker sends it meanwhile; if the writer dies before sending, the
+ * lease runs out and a worker retries it.
+ */
+export function claimedOnCreate(now: Date): { status: "pending"; attempts: number; nextAttemptAt: Date } {
+  return { status: "pending", attempts: 1, nextAttemptAt: new Date(now.getTime() + CLAIM_LEASE_MS) };
+}
+
+/**
+ * Claims up to `limit` due `pending` messages: attempts + 1 and nextAttemptAt = now + lease, in
+ * one statement. Rows another worker holds are skipped.
+ */
+async function claim(prisma: PrismaClient, now: Date, limit: number): Promise<Claim[]> {
+  const lease = new Date(now.getTime() + CLAIM_LEASE_MS);
+  const rows = await prisma.$queryRaw<{ id: string; attempts: number }[]>`
+        UPDATE "OutboxMessage" SET "attempts" = "attempts" + 1, "nextAttemptAt" = ${lease}::timestamptz
+        WHERE "id" IN (
+          SELECT "id" FROM "OutboxMessage"
+          WHERE "status" = 'pending' AND "nextAttemptAt" <= ${now}::timestamptz
+          ORDER BY "nextAttemptAt", "id"
+          LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED)
+        RETURNING "id", "attempts"`;
+  return rows.map((r) => ({ id: r.id, attempts: Number(r.attempts) }));
+}
+
+/** The use-case context of the organization and mode a message belongs to (to render its document). */
+function ownerContext(deps: OutboxDeps, owner: { organizationId: string; testMode: boolean; userEmail: string }, now: Date): ServiceContext {
+  return {
+    prisma: deps.prisma,
+    auth: { organizationId: owner.organizationId, testMode: owner.testMode, userEmail: owner.userEmail, apiKeyId: "" },
+    now: () => now,
+    settings: deps.settings,
+    baseUrl: "",
+  };
+}
+
+/**
+ * The PDF of `kind`/`id` as an attachment, rendered now. Undefined when the document no longer
+ * exists (a draft deleted after the reminder): the message then goes without it.
+ */
+export async function renderAttachment(ctx: ServiceContext, kind: AttachmentKind, id: string): Promise<MailAttachment | undefined> {
+  const where = { id, organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode };
+  const select = { documentTypeId: true, number: true } as const;
+  const doc =
+    kind === "invoice"
+      ? await ctx.prisma.invoice.findFirst({ where, select })
+      : kind === "order"
+        ? await ctx.prisma.order.findFirst({ where, select })
+        : await ctx.prisma.creditNote.findFirst({ where, select });
+  if (!doc) return undefined;
+  try {
+    const content = kind === "invoice" ? await invoicePdf(ctx, id) : kind === "order" ? await orderPdf(ctx, id) : await creditNotePdf(ctx, id);
+    return { filename: attachmentFileName(kind, doc.documentTypeId, doc.number), content, contentType: "application/pdf" };
+  } catch (e) {
+    if (e instanceof NotFoundError) return undefined;
+    throw e;
+  }
+}
+
+type Outcome = "sent" | "retrying" | "failed" | "skipped";
+
+/** Sends one claimed message and records the outcome (guarded by the claim's attempt count). */
+async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise<Outcome> {
+  const { prisma, logger } = deps;
+  const message = await prisma.outboxMessage.findUnique({ where: { id: claimed.id }, include: { reminder: { select: { id: true, testMode: true, userEmail: true } } } });
+  if (!message) return "skipped";
+  const log = { outboxMessage: message.id, reminder: message.reminderId, attempt: claimed.attempts };
+  // the claim is ours while status and attempts are unchanged
+  const mine = { id: message.id, status: "pending", attempts: claimed.attempts };
+  try {
+    if (!deps.mailer) throw new Error("no SMTP server configured (SMTP_URL)"); // not reached: callers return early
+    const attachments: MailAttachment[] = [];
+    if (message.attachmentKind && message.attachmentId) {
+      const owner = message.reminder ?? { testMode: false, userEmail: "" };
+      const attachment = await renderAttachment(ownerContext(deps, { organizationId: message.organizationId, ...owner }, now), message.attachmentKind as AttachmentKind, message.attachmentId);
+      if (attachment) attachments.push(attachment);
+      else logger.warn({ ...log, attachment: `${message.attachmentKind} ${message.attachmentId}` }, "attachment's document no longer exists; sending without it");
+    }
+    const result = await deps.mailer.send({
+      from: deps.settings.mailFrom,
+      to: message.recipients,
+      replyTo: message.reminder?.userEmail || undefined,
+      subject: message.subject,
+      text: message.body,
+      attachments,
+    });
+    const note = result.rejected.length ? `accepted by ${result.accepted.length}; rejected: ${result.rejected.join(", ")}` : null;
+    await prisma.outboxMessage.updateMany({ where: mine, data: { status: "sent", sentAt: now, lastError: note } });
+    logger.info({ ...log, messageId: result.messageId, recipients: result.accepted.length, rejected: result.rejected }, "mail sent");
+    return "sent";
+  } catch (e) {
+    const error = e instanceof Error ? e.message : String(e);
+    const next = afterFailure(claimed.attempts, now);
+    await prisma.outboxMessage.updateMany({ where: mine, data: { status: next.status, nextAttemptAt: next.nextAttemptAt, lastError: error.slice(0, 2000) } });
+    if (next.status === "failed") logger.error({ ...log, err: error }, "mail delivery failed for good; the message stays in the outbox as failed");
+    else logger.warn({ ...log, err: error, nextAttemptAt: next.nextAttemptAt.toISOString() }, "mail delivery failed; will retry");
+    return next.status === "failed" ? "failed" : "retrying";
+  }
+}
+
+function tally(report: DeliveryReport, outcome: Outcome): DeliveryReport {
+  if (outcome === "skipped") return report;
+  return { ...report, [outcome]: report[outcome] + 1 };
+}
+
+/**
+ * Sends a message the caller has claimed (written with `claimedOnCreate`): the request's
+ * immediate attempt after commit. Delivery failures are recorded, never thrown.
+ */
+export async function deliverClaimed(deps: OutboxDeps, claimed: Claim, now: Date = new Date()): Promise<DeliveryReport> {
+  if (!deps.mailer) return { ...EMPTY_REPORT };
+  return tally({ ...EMPTY_REPORT, claimed: 1 }, await sendClaimed(deps, claimed, now));
+}
+
+/**
+ * Delivers every message due at `now` (nothing without a Mailer), in batches of `batchSize` (at most `maxBatches` per call
+ * so one call stays bounded). Safe to run in several processes at once.
+ */
+export async function deliverDueMessages(deps: OutboxDeps, now: Date = new Date(), { batchSize = 20, maxBatches = 10 } = {}): Promise<DeliveryReport> {
+  let report = { ...EMPTY_REPORT };
+  if (!deps.mailer) return report;
+  for (let batch = 0; batch < maxBatches; batch++) {
+    const claimed = await claim(deps.prisma, now, batchSize);
+    report.claimed += claimed.length;
+    for (const c of claimed) report = tally(report, await sendClaimed(deps, c, now));
+    if (claimed.length < batchSize) break;
+  }
+  return report;
+}
+
+export interface OutboxWorker {
+  /** stops the interval and waits for a running round */
+  stop(): Promise<void>;
+}
+
+/** Runs `deliverDueMessages` every `intervalMs` (one round at a time; the timer does not hold the process open). */
+export function startOutboxWorker(deps: OutboxDeps, intervalMs: number): OutboxWorker {
+  let running: Promise<unknown> | null = null;
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (running || stopped) return;
+    running = deliverDueMessages(deps)
+      .then((r) => r.claimed && deps.logger.info({ ...r }, "outbox round"))
+      .catch((e) => deps.logger.error({ err: e }, "outbox round failed"))
+      .finally(() => (running = null));
+  }, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
