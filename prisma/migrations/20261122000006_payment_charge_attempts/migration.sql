@@ -1,4 +1,4 @@
--- Payments: a payment may be tried again after a decline, so its charges are numbered attempts;
+-- Payments: a payment may be tried again after a decline, so its charges are numbered attempts,
 -- the database itself refuses a second active (pending or succeeded) charge of one payment.
 DROP INDEX "PaymentCharge_paymentId_key";
 ALTER TABLE "PaymentCharge" ADD COLUMN "attempt" INTEGER NOT NULL DEFAULT 1;
