@@ -8,6 +8,7 @@ import { resolveOffsetConnection } from "@pothos/plugin-relay";
 import type { GraphQLResolveInfo } from "graphql";
 import type { GraphQLContext } from "./context.js";
 import { ValidationError } from "../domain/errors.js";
+import { tenant } from "../services/context.js";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -62,4 +63,12 @@ export function prismaConnection(
     (page) => model.findMany({ ...queryFromInfo({ context: ctx, info, path: ["edges", "node"] }), ...query, ...page }),
     () => model.count({ where: query.where }),
   );
+}
+
+/**
+ * The list of a tenant resource: rows of the caller's organization and mode matching every one of
+ * `conditions` (Prisma where fragments, AND-ed), newest first (`createdAt`, then `id`).
+ */
+export function tenantConnection(ctx: GraphQLContext, info: GraphQLResolveInfo, model: ListDelegate, args: ConnectionArgs, conditions: object[]) {
+  return prismaConnection(ctx, info, model, args, { where: { ...tenant(ctx), AND: conditions }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
 }

@@ -5,7 +5,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { prismaConnection } from "../pagination.js";
+import { tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createCreditNote, creditNotePdf, deleteCreditNote, finalizeCreditNote } from "../../services/credit-notes.js";
 import { DeletePayload, DocumentStatus, type DocumentStatusValue } from "./document.js";
@@ -100,16 +100,12 @@ builder.queryFields((t) => ({
     args: { where: t.arg({ type: CreditNoteWhere }) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
-      const where = {
-        ...tenant(ctx),
-        AND: [
-          ...stringConditions("invoiceId", w.invoice),
-          ...stringConditions("status", w.status),
-          ...stringConditions("documentTypeId", w.document, { uppercase: true }),
-          ...dateTimeConditions("createdAt", w.created),
-        ],
-      };
-      return prismaConnection(ctx, info, ctx.prisma.creditNote, args, { where, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+      return tenantConnection(ctx, info, ctx.prisma.creditNote, args, [
+        ...stringConditions("invoiceId", w.invoice),
+        ...stringConditions("status", w.status),
+        ...stringConditions("documentTypeId", w.document, { uppercase: true }),
+        ...dateTimeConditions("createdAt", w.created),
+      ]);
     },
   }),
 }));

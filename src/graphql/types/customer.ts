@@ -1,7 +1,7 @@
 /** Customers (spec "Customer"): node type, `customers` connection, create and update mutations. */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { prismaConnection } from "../pagination.js";
+import { tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import DataLoader from "dataloader";
 import { createCustomer, updateCustomer } from "../../services/customers.js";
@@ -116,19 +116,15 @@ builder.queryFields((t) => ({
       const w = args.where ?? {};
       const countryName = stringConditions("name", w.countryName).map((c) => ({ country: { is: c } }));
       const countryNameEn = stringConditions("nameEn", w.countryName).map((c) => ({ country: { is: c } }));
-      const where = {
-        ...tenant(ctx),
-        AND: [
-          ...stringConditions("countryId", w.country, { uppercase: true }),
-          ...stringConditions("email", w.email),
-          ...stringConditions("name", w.name),
-          ...stringConditions("taxId", w.taxId),
-          ...dateTimeConditions("createdAt", w.created),
-          ...stringConditions("id", w.sources).map((c) => ({ sources: { some: c } })),
-          ...(countryName.length ? [{ OR: [{ AND: countryName }, { AND: countryNameEn }] }] : []),
-        ],
-      };
-      return prismaConnection(ctx, info, ctx.prisma.customer, args, { where, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+      return tenantConnection(ctx, info, ctx.prisma.customer, args, [
+        ...stringConditions("countryId", w.country, { uppercase: true }),
+        ...stringConditions("email", w.email),
+        ...stringConditions("name", w.name),
+        ...stringConditions("taxId", w.taxId),
+        ...dateTimeConditions("createdAt", w.created),
+        ...stringConditions("id", w.sources).map((c) => ({ sources: { some: c } })),
+        ...(countryName.length ? [{ OR: [{ AND: countryName }, { AND: countryNameEn }] }] : []),
+      ]);
     },
   }),
 }));

@@ -4,7 +4,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { prismaConnection } from "../pagination.js";
+import { tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoice } from "../../services/invoices.js";
 import DataLoader from "dataloader";
@@ -150,16 +150,12 @@ builder.queryFields((t) => ({
     args: { where: t.arg({ type: InvoiceWhere }) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
-      const where = {
-        ...tenant(ctx),
-        AND: [
-          ...stringConditions("customerId", w.customer),
-          ...stringConditions("status", w.status),
-          ...stringConditions("documentTypeId", w.document, { uppercase: true }),
-          ...dateTimeConditions("createdAt", w.created),
-        ],
-      };
-      return prismaConnection(ctx, info, ctx.prisma.invoice, args, { where, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+      return tenantConnection(ctx, info, ctx.prisma.invoice, args, [
+        ...stringConditions("customerId", w.customer),
+        ...stringConditions("status", w.status),
+        ...stringConditions("documentTypeId", w.document, { uppercase: true }),
+        ...dateTimeConditions("createdAt", w.created),
+      ]);
     },
   }),
 }));

@@ -5,7 +5,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { prismaConnection } from "../pagination.js";
+import { tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createOrder, deleteOrder, finalizeOrder, invoiceOrders, orderPdf, updateOrder } from "../../services/orders.js";
 import { SHIPPING_TYPES } from "../../domain/shipping-types.js";
@@ -120,18 +120,14 @@ builder.queryFields((t) => ({
     args: { where: t.arg({ type: OrderWhere }) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
-      const where = {
-        ...tenant(ctx),
-        AND: [
-          ...stringConditions("customerId", w.customer),
-          ...stringConditions("status", w.status),
-          ...stringConditions("shippingType", w.shippingType),
-          ...stringConditions("invoiceId", w.invoice),
-          ...(w.invoiced === true ? [{ invoiceId: { not: null } }] : w.invoiced === false ? [{ invoiceId: null }] : []),
-          ...dateTimeConditions("createdAt", w.created),
-        ],
-      };
-      return prismaConnection(ctx, info, ctx.prisma.order, args, { where, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+      return tenantConnection(ctx, info, ctx.prisma.order, args, [
+        ...stringConditions("customerId", w.customer),
+        ...stringConditions("status", w.status),
+        ...stringConditions("shippingType", w.shippingType),
+        ...stringConditions("invoiceId", w.invoice),
+        ...(w.invoiced === true ? [{ invoiceId: { not: null } }] : w.invoiced === false ? [{ invoiceId: null }] : []),
+        ...dateTimeConditions("createdAt", w.created),
+      ]);
     },
   }),
 }));

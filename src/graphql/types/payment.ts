@@ -6,7 +6,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { prismaConnection } from "../pagination.js";
+import { tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { authorizePayment, cancelPayment, createPayment, createSource, payPayment, updatePaymentMetadata } from "../../services/payments.js";
 
@@ -119,16 +119,12 @@ builder.queryFields((t) => ({
     args: { where: t.arg({ type: PaymentWhere }) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
-      const where = {
-        ...tenant(ctx),
-        AND: [
-          ...stringConditions("customerId", w.customer),
-          ...stringConditions("invoiceId", w.invoice),
-          ...stringConditions("status", w.status),
-          ...dateTimeConditions("createdAt", w.created),
-        ],
-      };
-      return prismaConnection(ctx, info, ctx.prisma.payment, args, { where, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+      return tenantConnection(ctx, info, ctx.prisma.payment, args, [
+        ...stringConditions("customerId", w.customer),
+        ...stringConditions("invoiceId", w.invoice),
+        ...stringConditions("status", w.status),
+        ...dateTimeConditions("createdAt", w.created),
+      ]);
     },
   }),
 }));

@@ -5,7 +5,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { prismaConnection } from "../pagination.js";
+import { tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { sendReminder } from "../../services/reminders.js";
 import { MAX_DELIVERY_ATTEMPTS, MAX_RECIPIENTS } from "../../domain/reminders.js";
@@ -90,17 +90,13 @@ builder.queryFields((t) => ({
     args: { where: t.arg({ type: ReminderWhere }) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
-      const where = {
-        ...tenant(ctx),
-        AND: [
-          ...stringConditions("invoiceId", w.invoice),
-          ...stringConditions("creditNoteId", w.creditNote),
-          ...stringConditions("paymentId", w.payment),
-          ...stringConditions("orderId", w.order),
-          ...dateTimeConditions("createdAt", w.created),
-        ],
-      };
-      return prismaConnection(ctx, info, ctx.prisma.reminder, args, { where, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+      return tenantConnection(ctx, info, ctx.prisma.reminder, args, [
+        ...stringConditions("invoiceId", w.invoice),
+        ...stringConditions("creditNoteId", w.creditNote),
+        ...stringConditions("paymentId", w.payment),
+        ...stringConditions("orderId", w.order),
+        ...dateTimeConditions("createdAt", w.created),
+      ]);
     },
   }),
 }));
