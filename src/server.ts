@@ -21,6 +21,8 @@ import { migrationNames } from "./infra/migrate.js";
 import { DEFAULT_SETTINGS, type AppSettings } from "./infra/config.js";
 import { createSmtpMailer, type Mailer } from "./infra/mail.js";
 import { startOutboxWorker, type OutboxWorker } from "./services/outbox.js";
+import { runIdempotent } from "./services/idempotency.js";
+import { DomainError } from "./domain/errors.js";
 
 export interface AppOptions {
   database: Database;
@@ -95,8 +97,47 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     }
   }
 
+  /**
+   * A POST to /v1 or /graphql with an `Idempotency-Key` header runs once per key (of the key's
+   * organization and mode); the same key again replays the first answer with
+   * `Idempotent-Replayed: true` (domain/idempotency.ts). Without a valid API key the request runs
+   * as usual (and answers 401).
+   */
+  async function idempotent(request: Request, key: string, surface: string, run: (request: Request) => Promise<Response>): Promise<Response> {
+    let auth;
+    try {
+      auth = await authenticate(prisma, request.headers.get("authorization"));
+    } catch {
+      return run(request);
+    }
+    const url = new URL(request.url);
+    const body = await request.text();
+    const replay = (r: Request) => new Request(r.url, { method: r.method, headers: r.headers, body });
+    let firstHeaders: Headers | null = null;
+    try {
+      const answer = await runIdempotent(prisma, auth, { key, operation: `POST ${url.pathname}`, body }, new Date(), async () => {
+        const response = await run(replay(request));
+        firstHeaders = response.headers;
+        return { status: response.status, body: await response.text() };
+      });
+      const headers = firstHeaders ?? new Headers({ "content-type": "application/json; charset=utf-8", "idempotent-replayed": "true" });
+      return new Response(answer.body || null, { status: answer.status, headers });
+    } catch (e) {
+      if (!(e instanceof DomainError)) throw e;
+      const error = { code: e.code, message: e.message, ...(e.fields ? { fields: e.fields } : {}) };
+      return Response.json(surface === "graphql" ? { errors: [{ message: e.message, extensions: error }] } : { error }, { status: e.status });
+    }
+  }
+
   async function handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
+    const idempotencyKey = request.method === "POST" ? request.headers.get("idempotency-key") : null;
+    if (idempotencyKey !== null && (url.pathname.startsWith("/graphql") || url.pathname.startsWith("/v1"))) {
+      const surface = url.pathname.startsWith("/graphql") ? "graphql" : "rest";
+      const headers = new Headers(request.headers);
+      headers.delete("idempotency-key");
+      return idempotent(new Request(request, { headers }), idempotencyKey, surface, handle);
+    }
     const surface = url.pathname.startsWith("/graphql") ? "graphql" : url.pathname.startsWith("/v1") ? "rest" : "other";
     const started = performance.now();
     const requestId = request.headers.get("x-request-id") ?? randomUUID();
