@@ -20,6 +20,11 @@ export const NODE_TYPES: Record<string, string> = {
   pay: "Payment",
   sou: "Source",
   ses: "CustomerSession",
+  // catalogue (docs/catalogue.md)
+  pro: "Product",
+  pla: "Plan",
+  add: "Addon",
+  cou: "Coupon",
 };
 
 const UNKNOWN_NODE = "Unknown";

@@ -7,5 +7,9 @@ import "./types/invoice.js";
 import "./types/order.js";
 import "./types/credit-note.js";
 import "./types/customer-session.js";
+// catalogue (docs/catalogue.md)
+import "./types/product.js";
+import "./types/addon.js";
+import "./types/coupon.js";
 
 export const schema = builder.toSchema({ sortSchema: true });
