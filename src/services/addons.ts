@@ -63,6 +63,11 @@ async function addonColumns(f: Fields, input: AddonInput, current: Addon | null)
   };
 }
 
+/** Rates as comparable text (JSONB reorders object keys). */
+function rateValues(rates: unknown): string {
+  return JSON.stringify(((rates ?? []) as AddonRate[]).map((r) => ("percent" in r ? [r.cycle, "percent", r.percent] : [r.cycle, "amount", r.amount])));
+}
+
 async function loadAddon(ctx: ServiceContext, id: string): Promise<Addon> {
   await ctx.prisma.$queryRaw`SELECT "id" FROM "Addon" WHERE "id" = ${id} AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} FOR UPDATE`;
   const addon = await ctx.prisma.addon.findFirst({ where: { id, ...tenant(ctx) } });
@@ -89,7 +94,7 @@ export async function updateAddon(ctx: ServiceContext, id: string, input: AddonI
       if (input[field] === undefined) return false;
       if (field === "amount") return !current.amount.eq(data.amount);
       if (field === "currency") return data.currencyId !== current.currencyId;
-      if (field === "rates") return JSON.stringify(data.rates) !== JSON.stringify(current.rates);
+      if (field === "rates") return rateValues(data.rates) !== rateValues(current.rates);
       return data[field] !== current[field];
     });
     if (changed.length > 0 && (await tx.prisma.subscriptionAddon.count({ where: { addonId: current.id } })) > 0) {

@@ -229,8 +229,11 @@ function samePricing(field: (typeof PLAN_PRICING_FIELDS)[number], data: PlanColu
       return current.amount.eq(String(data.amount));
     case "currency":
       return data.currencyId === current.currencyId;
-    case "tiers":
-      return JSON.stringify(data.tiers) === JSON.stringify(current.tiers);
+    case "tiers": {
+      // JSONB reorders object keys: compare the values, tier by tier
+      const values = (tiers: unknown) => JSON.stringify(((tiers ?? []) as Tier[]).map((t) => [t.up_to, t.unit_amount, t.flat_amount]));
+      return values(data.tiers) === values(current.tiers);
+    }
     default:
       return data[field] === current[field];
   }

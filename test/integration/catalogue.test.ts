@@ -302,6 +302,15 @@ describe("plans over REST", () => {
     expect(price.body.error.message).toMatch(/amount/);
     // the same values are not a change
     expect((await s.rest("PATCH", `/v1/plans/${planId}/`, { body: { amount: 10000, currency: "CLP", name: "Renamed" } })).status).toBe(200);
+    // a retrieved plan sent back unchanged (tiers included) is not a change either
+    const tiered = await product({ plans: [{ currency: "CLP", tiers_mode: "volume", tiers: TIERS }] });
+    await subscribe(tiered.plans[0].id);
+    const back = await s.rest("PATCH", `/v1/plans/${tiered.plans[0].id}/`, { body: { ...tiered.plans[0], description: "same price" } });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    expect(back.body.tiers).toEqual(TIERS);
+    const retiered = await s.rest("PATCH", `/v1/plans/${tiered.plans[0].id}/`, { body: { tiers: [{ up_to: null, unit_amount: 1 }] } });
+    expect(retiered.status).toBe(409);
+    expect(retiered.body.error.message).toMatch(/tiers/);
     expect((await s.rest("DELETE", `/v1/plans/${planId}/`)).status).toBe(204);
     const got = await s.rest("GET", `/v1/plans/${planId}/`);
     expect(got.body).toMatchObject({ name: "Renamed", status: "archived", amount: 10000 });
@@ -440,6 +449,10 @@ describe("addons", () => {
     const p = await product();
     await subscribe(p.plans[0].id, { addonId: a.id });
     expect((await s.rest("PATCH", `/v1/addons/${a.id}/`, { body: { amount: 6000 } })).status).toBe(409);
+    const withRates = (await s.rest("POST", "/v1/addons/", { body: { name: "Split", amount: 300, currency: "CLP", rates: [{ cycle: 1, percent: 50 }, { cycle: 2, percent: 50 }] } })).body;
+    await subscribe(p.plans[0].id, { addonId: withRates.id });
+    expect((await s.rest("PATCH", `/v1/addons/${withRates.id}/`, { body: { ...withRates, name: "Split setup" } })).status).toBe(200);
+    expect((await s.rest("PATCH", `/v1/addons/${withRates.id}/`, { body: { rates: [{ cycle: 1, percent: 100 }] } })).status).toBe(409);
     expect((await s.rest("DELETE", `/v1/addons/${a.id}/`, { key: s.keys.other })).status).toBe(404);
     expect((await s.rest("DELETE", `/v1/addons/${a.id}/`)).status).toBe(204);
     expect((await s.rest("GET", `/v1/addons/${a.id}/`)).body.status).toBe("archived");
@@ -546,6 +559,16 @@ describe("catalogue over GraphQL", () => {
     expect(del.body.data.deleteProduct).toEqual({ id: p.id, deleted: true, archived: false });
     const missing = await s.graphql(`mutation($id: ID!) { deleteProduct(id: $id) { id } }`, { id: p.id });
     expect(missing.body.errors[0].extensions.code).toBe("not_found");
+  });
+
+  it("rejects a product whose nested plan is bad with the plan's field path, writing nothing", async () => {
+    const before = await counts();
+    const res = await s.graphql(`mutation($input: ProductInput!) { createProduct(input: $input) { id } }`, {
+      input: { name: "Bad", plans: [{ amount: "1", currency: "CLP" }, { currency: "CLP", tiersMode: "graduated", tiers: [{ upTo: "10", unitAmount: "1" }, { upTo: "3", unitAmount: "1" }] }] },
+    });
+    expect(res.body.errors[0].extensions.code).toBe("validation_error");
+    expect(Object.keys(res.body.errors[0].extensions.fields)).toEqual(["plans.1.tiers.1.up_to"]);
+    expect(await counts()).toEqual(before);
   });
 
   it("reports archived instead of deleted for a product in use", async () => {
