@@ -21,6 +21,11 @@ export const NODE_TYPES: Record<string, string> = {
   sou: "Source",
   ses: "CustomerSession",
   rem: "Reminder",
+  // catalogue (docs/catalogue.md)
+  pro: "Product",
+  pla: "Plan",
+  add: "Addon",
+  cou: "Coupon",
 };
 
 const UNKNOWN_NODE = "Unknown";

@@ -8,5 +8,9 @@ import "./types/order.js";
 import "./types/credit-note.js";
 import "./types/customer-session.js";
 import "./types/reminder.js";
+// catalogue (docs/catalogue.md)
+import "./types/product.js";
+import "./types/addon.js";
+import "./types/coupon.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -356,3 +356,117 @@ export function reminderInput(body: z.infer<typeof reminderBody>) {
     order: body.order,
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Catalogue (docs/catalogue.md): products with nested plans, plans, addons, coupons. `status`,
+// `archived`, `test_mode`, `id`, `created` and `updated` are server fields (accepted, ignored);
+// `currency`, `frequency` and `product` may be the id or the printed object with `id`.
+
+const catalogueOutputs = { id: ignored, status: ignored, archived: ignored, test_mode: ignored, created: ignored, updated: ignored };
+const integer = z.number().int("must be an integer").nullable().optional();
+
+const planTier = z.strictObject({ up_to: decimal, unit_amount: decimal, flat_amount: decimal });
+
+export const planBody = z.strictObject({
+  ...catalogueOutputs,
+  product: reference,
+  sku: text,
+  name: text,
+  description: text,
+  amount: decimal,
+  currency: reference,
+  frequency: reference,
+  usage_scheme: text,
+  usage_aggregation: text,
+  tiers_mode: text,
+  tiers: z.array(planTier).nullable().optional(),
+  exempt: z.boolean().nullable().optional(),
+  metadata: keyValues,
+});
+
+export function planInput(body: z.infer<typeof planBody>) {
+  return {
+    product: body.product,
+    sku: body.sku,
+    name: body.name,
+    description: body.description,
+    amount: body.amount,
+    currency: body.currency,
+    frequency: body.frequency,
+    usageScheme: body.usage_scheme,
+    usageAggregation: body.usage_aggregation,
+    tiersMode: body.tiers_mode,
+    tiers: body.tiers?.map((t) => ({ upTo: t.up_to, unitAmount: t.unit_amount, flatAmount: t.flat_amount })),
+    exempt: body.exempt,
+    metadata: body.metadata,
+  };
+}
+
+/** Spec "Product": name, unit_label, metadata and (on create) its plans. */
+export const productBody = z.strictObject({
+  ...catalogueOutputs,
+  name: text,
+  unit_label: text,
+  metadata: keyValues,
+  plans: z.array(planBody).nullable().optional(),
+});
+
+export function productInput(body: z.infer<typeof productBody>) {
+  return { name: body.name, unitLabel: body.unit_label, metadata: body.metadata, plans: body.plans?.map(planInput) };
+}
+
+const addonRate = z.strictObject({ cycle: integer, percent: decimal, amount: decimal });
+
+export const addonBody = z.strictObject({
+  ...catalogueOutputs,
+  apply_scheme: text,
+  duration_times: integer,
+  sku: text,
+  name: text,
+  description: text,
+  amount: decimal,
+  currency: reference,
+  rates: z.array(addonRate).nullable().optional(),
+  metadata: keyValues,
+});
+
+export function addonInput(body: z.infer<typeof addonBody>) {
+  return {
+    applyScheme: body.apply_scheme,
+    durationTimes: body.duration_times,
+    sku: body.sku,
+    name: body.name,
+    description: body.description,
+    amount: body.amount,
+    currency: body.currency,
+    rates: body.rates,
+    metadata: body.metadata,
+  };
+}
+
+export const couponBody = z.strictObject({
+  ...catalogueOutputs,
+  discount_scheme: text,
+  duration_scheme: text,
+  duration_times: integer,
+  name: text,
+  amount: decimal,
+  valid_until: z.string().datetime({ offset: true, message: "must be an ISO 8601 timestamp with offset" }).nullable().optional(),
+  apply_on: text,
+  currency: reference,
+  metadata: keyValues,
+});
+
+export function couponInput(body: z.infer<typeof couponBody>) {
+  return {
+    discountScheme: body.discount_scheme,
+    durationScheme: body.duration_scheme,
+    durationTimes: body.duration_times,
+    name: body.name,
+    amount: body.amount,
+    validUntil: body.valid_until,
+    applyOn: body.apply_on,
+    currency: body.currency,
+    metadata: body.metadata,
+  };
+}

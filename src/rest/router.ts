@@ -30,6 +30,7 @@ import {
   sourceBody,
   sourceInput,
 } from "./bodies.js";
+import { addonBody, addonInput, couponBody, couponInput, planBody, planInput, productBody, productInput } from "./bodies.js";
 import { parseFilters, type FilterSpec } from "./filters.js";
 import { jsonResponse } from "./json.js";
 import * as out from "./serializers.js";
@@ -512,6 +513,205 @@ const routes: Route[] = [
     },
   },
 ];
+
+// ---------------------------------------------------------------------------------------------
+// Catalogue (spec "Products"; /v1/plans/, /v1/addons/, /v1/coupons/ are ours: docs/catalogue.md).
+// DELETE answers 204 whether the resource was removed or, being in use, archived.
+
+const ARCHIVABLE_FILTERS: FilterSpec = {
+  name: { key: "name", kind: "string" },
+  status: { key: "status", kind: "string" },
+  created: { key: "created", kind: "datetime" },
+  archived: { key: "archived", kind: "boolean" },
+};
+
+routes.push(
+  {
+    method: "POST",
+    path: "/v1/products",
+    handle: async (r) => {
+      const input = productInput(parseBody(productBody, r.body));
+      const data = await r.run(ops.RestCreateProductDocument, { input });
+      return jsonResponse(out.product(data.createProduct), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/products/:id",
+    handle: async (r) => {
+      const data = await r.run(ops.RestProductDocument, { id: r.params.id });
+      return jsonResponse(out.product(expectNode(data.node, "Product", "product", r.params.id) as ops.ProductFieldsFragment));
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/v1/products/:id",
+    handle: async (r) => {
+      const input = productInput(parseBody(productBody, r.body));
+      const data = await r.run(ops.RestUpdateProductDocument, { id: r.params.id, input });
+      return jsonResponse(out.product(data.updateProduct));
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/v1/products/:id",
+    handle: async (r) => {
+      await r.run(ops.RestDeleteProductDocument, { id: r.params.id });
+      return new Response(null, { status: 204 });
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/products",
+    handle: async (r) => {
+      const page = pageArgs(r.url);
+      const where = parseFilters(r.url.searchParams, ARCHIVABLE_FILTERS);
+      const data = await r.run(ops.RestProductsDocument, { first: page.first, after: page.after, where });
+      return paged(r, page, data.products.totalCount, data.products.edges.map((e) => out.product(e.node)));
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/plans",
+    handle: async (r) => {
+      const input = planInput(parseBody(planBody, r.body));
+      const data = await r.run(ops.RestCreatePlanDocument, { input });
+      return jsonResponse(out.plan(data.createPlan), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/plans/:id",
+    handle: async (r) => {
+      const data = await r.run(ops.RestPlanDocument, { id: r.params.id });
+      return jsonResponse(out.plan(expectNode(data.node, "Plan", "plan", r.params.id) as ops.PlanFieldsFragment));
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/v1/plans/:id",
+    handle: async (r) => {
+      const input = planInput(parseBody(planBody, r.body));
+      const data = await r.run(ops.RestUpdatePlanDocument, { id: r.params.id, input });
+      return jsonResponse(out.plan(data.updatePlan));
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/v1/plans/:id",
+    handle: async (r) => {
+      await r.run(ops.RestDeletePlanDocument, { id: r.params.id });
+      return new Response(null, { status: 204 });
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/plans",
+    handle: async (r) => {
+      const page = pageArgs(r.url);
+      const where = parseFilters(r.url.searchParams, {
+        ...ARCHIVABLE_FILTERS,
+        product: { key: "product", kind: "string" },
+        currency: { key: "currency", kind: "string" },
+        frequency: { key: "frequency", kind: "string" },
+      });
+      const data = await r.run(ops.RestPlansDocument, { first: page.first, after: page.after, where });
+      return paged(r, page, data.plans.totalCount, data.plans.edges.map((e) => out.plan(e.node)));
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/addons",
+    handle: async (r) => {
+      const input = addonInput(parseBody(addonBody, r.body));
+      const data = await r.run(ops.RestCreateAddonDocument, { input });
+      return jsonResponse(out.addon(data.createAddon), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/addons/:id",
+    handle: async (r) => {
+      const data = await r.run(ops.RestAddonDocument, { id: r.params.id });
+      return jsonResponse(out.addon(expectNode(data.node, "Addon", "addon", r.params.id) as ops.AddonFieldsFragment));
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/v1/addons/:id",
+    handle: async (r) => {
+      const input = addonInput(parseBody(addonBody, r.body));
+      const data = await r.run(ops.RestUpdateAddonDocument, { id: r.params.id, input });
+      return jsonResponse(out.addon(data.updateAddon));
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/v1/addons/:id",
+    handle: async (r) => {
+      await r.run(ops.RestDeleteAddonDocument, { id: r.params.id });
+      return new Response(null, { status: 204 });
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/addons",
+    handle: async (r) => {
+      const page = pageArgs(r.url);
+      const where = parseFilters(r.url.searchParams, {
+        ...ARCHIVABLE_FILTERS,
+        currency: { key: "currency", kind: "string" },
+        apply_scheme: { key: "applyScheme", kind: "string" },
+      });
+      const data = await r.run(ops.RestAddonsDocument, { first: page.first, after: page.after, where });
+      return paged(r, page, data.addons.totalCount, data.addons.edges.map((e) => out.addon(e.node)));
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/coupons",
+    handle: async (r) => {
+      const input = couponInput(parseBody(couponBody, r.body));
+      const data = await r.run(ops.RestCreateCouponDocument, { input });
+      return jsonResponse(out.coupon(data.createCoupon), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/coupons/:id",
+    handle: async (r) => {
+      const data = await r.run(ops.RestCouponDocument, { id: r.params.id });
+      return jsonResponse(out.coupon(expectNode(data.node, "Coupon", "coupon", r.params.id) as ops.CouponFieldsFragment));
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/v1/coupons/:id",
+    handle: async (r) => {
+      const input = couponInput(parseBody(couponBody, r.body));
+      const data = await r.run(ops.RestUpdateCouponDocument, { id: r.params.id, input });
+      return jsonResponse(out.coupon(data.updateCoupon));
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/v1/coupons/:id",
+    handle: async (r) => {
+      await r.run(ops.RestDeleteCouponDocument, { id: r.params.id });
+      return new Response(null, { status: 204 });
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/coupons",
+    handle: async (r) => {
+      const page = pageArgs(r.url);
+      const where = parseFilters(r.url.searchParams, { ...ARCHIVABLE_FILTERS, discount_scheme: { key: "discountScheme", kind: "string" } });
+      const data = await r.run(ops.RestCouponsDocument, { first: page.first, after: page.after, where });
+      return paged(r, page, data.coupons.totalCount, data.coupons.edges.map((e) => out.coupon(e.node)));
+    },
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // dispatch

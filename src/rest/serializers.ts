@@ -19,6 +19,7 @@ import type {
 } from "../graphql/generated/operations.js";
 import type { CustomerSessionFieldsFragment } from "../graphql/generated/operations.js";
 import type { ReminderFieldsFragment } from "../graphql/generated/operations.js";
+import type { AddonFieldsFragment, CouponFieldsFragment, PlanFieldsFragment, ProductFieldsFragment } from "../graphql/generated/operations.js";
 import { num } from "./json.js";
 
 /** ISO 8601 -> `yyyy-mm-dd hh:mm:ss` in UTC. */
@@ -354,5 +355,84 @@ export function reminder(r: ReminderFieldsFragment) {
           sent: isoTimestamp(r.delivery.sent),
         }
       : null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Catalogue (docs/catalogue.md): ISO 8601 timestamps; `archived` is when it was archived or null.
+
+export function plan(p: PlanFieldsFragment) {
+  return {
+    id: p.id,
+    tiers: p.tiers.map((t) => ({ up_to: num(t.upTo), unit_amount: num(t.unitAmount), flat_amount: num(t.flatAmount) })),
+    sku: p.sku,
+    name: p.name,
+    description: p.description,
+    product: p.product.id,
+    amount: num(p.amount),
+    tiers_mode: p.tiersMode,
+    exempt: p.exempt,
+    usage_scheme: p.usageScheme,
+    usage_aggregation: p.usageAggregation,
+    frequency: { id: p.frequency.id, name: p.frequency.name },
+    currency: currency(p.currency),
+    status: p.status,
+    archived: isoTimestamp(p.archived),
+    metadata: p.metadata,
+    created: isoTimestamp(p.created),
+    updated: isoTimestamp(p.updated),
+  };
+}
+
+export function product(p: ProductFieldsFragment) {
+  return {
+    id: p.id,
+    name: p.name,
+    unit_label: p.unitLabel,
+    plans: p.plans.map(plan),
+    status: p.status,
+    test_mode: p.testMode,
+    archived: isoTimestamp(p.archived),
+    metadata: p.metadata,
+    created: isoTimestamp(p.created),
+    updated: isoTimestamp(p.updated),
+  };
+}
+
+export function addon(a: AddonFieldsFragment) {
+  return {
+    id: a.id,
+    apply_scheme: a.applyScheme,
+    duration_times: a.durationTimes,
+    sku: a.sku,
+    name: a.name,
+    description: a.description,
+    amount: num(a.amount),
+    currency: currency(a.currency),
+    rates: a.rates.map((r) => (r.percent !== null ? { cycle: r.cycle, percent: num(r.percent) } : { cycle: r.cycle, amount: num(r.amount) })),
+    metadata: a.metadata,
+    archived: isoTimestamp(a.archived),
+    status: a.status,
+    created: isoTimestamp(a.created),
+    updated: isoTimestamp(a.updated),
+  };
+}
+
+export function coupon(c: CouponFieldsFragment) {
+  return {
+    id: c.id,
+    discount_scheme: c.discountScheme,
+    duration_scheme: c.durationScheme,
+    duration_times: c.durationTimes,
+    name: c.name,
+    amount: num(c.amount),
+    valid_until: isoTimestamp(c.validUntil),
+    apply_on: c.applyOn,
+    currency: c.currency ? currency(c.currency) : null,
+    metadata: c.metadata,
+    archived: isoTimestamp(c.archived),
+    status: c.status,
+    created: isoTimestamp(c.created),
+    updated: isoTimestamp(c.updated),
   };
 }
