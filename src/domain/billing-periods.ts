@@ -8,18 +8,7 @@
  */
 import { ValidationError } from "./errors.js";
 import { roundMoney, toDecimal, type CurrencyUnit, type Decimal, type DecimalInput } from "./money.js";
-
-export const FREQUENCIES = ["daily", "weekly", "monthly", "quarterly", "yearly"] as const;
-export type Frequency = (typeof FREQUENCIES)[number];
-
-/** Human names of the frequencies (printed on invoice lines and in the API). */
-export const FREQUENCY_NAMES: Record<Frequency, string> = {
-  daily: "Daily",
-  weekly: "Weekly",
-  monthly: "Monthly",
-  quarterly: "Quarterly",
-  yearly: "Yearly",
-};
+import { FREQUENCIES, type Frequency } from "./catalogue.js";
 
 const DAY_MS = 86_400_000;
 
@@ -56,21 +45,23 @@ export function addMonthsClamped(anchor: string, months: number): string {
   return format(year, month, Math.min(d, daysInMonth(year, month)));
 }
 
-/** Start of cycle `cycle` (1-based) of a subscription anchored at `anchor`. */
+/**
+ * Start of cycle `cycle` (1-based) of a subscription anchored at `anchor`, stepping by the
+ * frequency's interval (domain/catalogue.ts FREQUENCIES: quarterly is 3 months).
+ */
 export function cycleStart(anchor: string, frequency: Frequency, cycle: number): string {
   if (!Number.isInteger(cycle) || cycle < 1) throw new Error(`cycle must be a positive integer, got ${cycle}`);
-  const n = cycle - 1;
-  switch (frequency) {
-    case "daily":
-      return addDays(anchor, n);
-    case "weekly":
-      return addDays(anchor, 7 * n);
-    case "monthly":
-      return addMonthsClamped(anchor, n);
-    case "quarterly":
-      return addMonthsClamped(anchor, 3 * n);
-    case "yearly":
-      return addMonthsClamped(anchor, 12 * n);
+  const { interval, intervalCount } = FREQUENCIES[frequency];
+  const steps = (cycle - 1) * intervalCount;
+  switch (interval) {
+    case "day":
+      return addDays(anchor, steps);
+    case "week":
+      return addDays(anchor, 7 * steps);
+    case "month":
+      return addMonthsClamped(anchor, steps);
+    case "year":
+      return addMonthsClamped(anchor, 12 * steps);
   }
 }
 

@@ -14,8 +14,8 @@
  * list wins (the caller lists records by creation).
  */
 import { Decimal, toDecimal, type DecimalInput } from "./money.js";
+import type { USAGE_AGGREGATIONS } from "./catalogue.js";
 
-export const USAGE_AGGREGATIONS = ["sum", "max", "last_during_period", "last_ever"] as const;
 export type UsageAggregation = (typeof USAGE_AGGREGATIONS)[number];
 
 export interface UsageRecord {
