@@ -1,7 +1,8 @@
 /**
- * Three projects: `unit` (pure domain rules), and the integration suite twice, on `pglite` and on
- * `postgres` (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/test). Each
- * integration test file gets its own database cloned from a migrated template.
+ * Three projects: `unit` (pure domain rules, and the SII DTE library in test/sii checked with
+ * xmllint and xmlsec1), and the integration suite twice, on `pglite` and on `postgres`
+ * (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/test). Each integration test
+ * file gets its own database cloned from a migrated template.
  */
 import { createRequire } from "node:module";
 import { defineConfig } from "vitest/config";
@@ -29,7 +30,7 @@ export default defineConfig({
     maxWorkers: 2,
     minWorkers: 1,
     projects: [
-      { extends: true as const, test: { name: "unit", include: ["test/domain/**/*.test.ts", "test/*.test.ts"], testTimeout: 30_000 } },
+      { extends: true as const, test: { name: "unit", include: ["test/domain/**/*.test.ts", "test/sii/**/*.test.ts", "test/*.test.ts"], testTimeout: 30_000 } },
       integration("pglite"),
       integration("postgres"),
     ],

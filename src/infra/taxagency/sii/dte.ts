@@ -1,0 +1,362 @@
+/**
+ * The DTE XML of one document (../shared/domain/chile-dte.md section 2; schema/sii/DTE_v10.xsd):
+ *
+ *   DTE version="1.0" xmlns="http://www.sii.cl/SiiDte"
+ *   └─ Documento ID="F<folio>T<type>"
+ *      ├─ Encabezado: IdDoc, Emisor, Receptor, [Transporte], Totales
+ *      ├─ Detalle[1..60], [DscRcgGlobal], [Referencia 0..40]
+ *      ├─ TED (ted.ts)
+ *      └─ TmstFirma
+ *
+ * Built from a plain input object (not Prisma rows). The amounts are computed here with
+ * `computeDocumentTotals` (src/domain/totals.ts, CLP), so `MontoItem`, `MntNeto`, `MntExe`, `IVA`
+ * and `MntTotal` are exactly what the service stores. Texts are cut to SII's maximum lengths and
+ * kept inside ISO-8859-1 (src/domain/dte-rules.ts). The result is unsigned: signature.ts adds the
+ * XMLDSig `Signature`, encoding.ts turns it into the ISO-8859-1 file.
+ */
+import { create } from "xmlbuilder2";
+import { ValidationError } from "../../../domain/errors.js";
+import { computeDocumentTotals, type DiscountScheme, type DocumentTotals } from "../../../domain/totals.js";
+import { toDecimal, type CurrencyUnit, type DecimalInput } from "../../../domain/money.js";
+import { isShippingType, type ShippingType } from "../../../domain/shipping-types.js";
+import {
+  REFERENCE_REQUIRED_TYPES,
+  SII_MAX_LENGTH as MAX,
+  isDteType,
+  requiredSiiText,
+  siiAmount,
+  siiDate,
+  siiDecimal,
+  siiRut,
+  siiText,
+  siiTimestamp,
+  type DteType,
+} from "../../../domain/dte-rules.js";
+import { assertCafCovers, type Caf } from "./caf.js";
+import { appendTed, type XMLBuilder } from "./ted.js";
+
+export const SII_NAMESPACE = "http://www.sii.cl/SiiDte";
+
+const CLP: CurrencyUnit = { id: "CLP", rounded: true, decimals: 0 };
+
+/** The issuer's tax profile (Organization tax columns). */
+export interface DteEmitter {
+  /** RUT (`RUTEmisor`), any form: "76.042.235-5" */
+  rut: string;
+  /** `RznSoc` (100) */
+  businessName: string;
+  /** activity text, `GiroEmis` (80) */
+  activity: string;
+  /** SII activity codes, `Acteco` (1 to 4, up to 6 digits) */
+  activityCodes: (string | number)[];
+  phones?: string[];
+  email?: string;
+  /** `Sucursal` (20) */
+  branch?: string;
+  /** SII branch code, `CdgSIISucur` */
+  branchCode?: string | number;
+  address?: string;
+  commune?: string;
+  city?: string;
+}
+
+export interface DteReceiver {
+  rut: string;
+  /** `RznSocRecep` (100) */
+  name: string;
+  /** `GiroRecep` (40) */
+  activity?: string;
+  /** `CdgIntRecep`: our customer code (20) */
+  internalCode?: string;
+  contact?: string;
+  email?: string;
+  address?: string;
+  commune?: string;
+  city?: string;
+}
+
+export interface DteLine {
+  /** `NmbItem` (80) */
+  name: string;
+  /** `DscItem` (1000) */
+  description?: string;
+  /** `CdgItem` (e.g. { type: "INT1", value: "011" }) */
+  code?: { type: string; value: string };
+  /** `QtyItem`, at most 6 decimals; 0 leaves it out */
+  quantity: DecimalInput;
+  /** `UnmdItem` (4) */
+  unit?: string;
+  /** unit price `PrcItem` in pesos, at most 6 decimals; 0 leaves it out */
+  unitPrice: DecimalInput;
+  /** line discount: percent (`DescuentoPct`, 2 decimals) or pesos, per `discountScheme` (default %) */
+  discount?: DecimalInput;
+  discountScheme?: DiscountScheme;
+  /** not subject to VAT: `IndExe` 1, amount in `MntExe` */
+  exempt?: boolean;
+}
+
+export interface DteReference {
+  /** `TpoDocRef`: a DTE code (33), a paper code, 801 purchase order, "SET"… */
+  type: string | number;
+  folio: string | number;
+  /** yyyy-mm-dd */
+  date: string;
+  /** 1 cancels, 2 corrects text, 3 corrects amounts */
+  code?: 1 | 2 | 3;
+  /** `RazonRef` (90) */
+  reason?: string;
+  /** `IndGlobal` 1: refers to a set of documents */
+  global?: boolean;
+  /** `RUTOtr`: issuer of the referenced document when it is another taxpayer */
+  otherRut?: string;
+}
+
+export interface DteTransport {
+  /** vehicle plate `Patente` (8) */
+  plate?: string;
+  /** carrier RUT `RUTTrans` */
+  carrierRut?: string;
+  /** destination `DirDest` (70), `CmnaDest` (20), `CiudadDest` (20) */
+  address?: string;
+  commune?: string;
+  city?: string;
+}
+
+export interface DteInput {
+  type: DteType;
+  folio: number;
+  /** FchEmis, yyyy-mm-dd */
+  issueDate: string;
+  /** FchVenc, yyyy-mm-dd */
+  dueDate?: string;
+  /** FmaPago: 1 cash, 2 credit, 3 no cost */
+  paymentMethod?: 1 | 2 | 3;
+  emitter: DteEmitter;
+  receiver: DteReceiver;
+  lines: DteLine[];
+  /** document discount (`DscRcgGlobal`, TpoMov D) on the taxable lines, as totals.ts applies it */
+  discount?: { value: DecimalInput; scheme: DiscountScheme; description?: string };
+  /** VAT percent; default 19 */
+  taxPercent?: DecimalInput;
+  /**
+   * every line exempt (forced for 34; set it on 56/61 notes of an exempt document)
+   */
+  exemptDocument?: boolean;
+  references?: DteReference[];
+  /** 52 only: `IndTraslado` (required on 52), a shipping type "1".."9" */
+  shippingType?: ShippingType;
+  /** 52 only: `TipoDespacho` 1 buyer, 2 issuer to buyer's premises, 3 issuer to other premises */
+  dispatchType?: 1 | 2 | 3;
+  /** 52 only */
+  transport?: DteTransport;
+  /** TED `TSTED` and `TmstFirma`: a Date (written in Chilean local time) or yyyy-mm-ddThh:mm:ss */
+  timestamp: Date | string;
+}
+
+export interface BuiltDte {
+  /** unsigned DTE XML (declaration says ISO-8859-1; still a JS string) */
+  xml: string;
+  /** `Documento/@ID` */
+  id: string;
+  totals: DocumentTotals;
+}
+
+/** `Documento/@ID` of a document: SII's example style, "F60T33". */
+export function documentId(type: number, folio: number): string {
+  return `F${folio}T${type}`;
+}
+
+function maxDecimals(value: DecimalInput, places: number, field: string): void {
+  if (toDecimal(value).decimalPlaces() > places) throw ValidationError.field(field, `must have at most ${places} decimals`);
+}
+
+function optional(parent: XMLBuilder, name: string, value: string | undefined): void {
+  if (value !== undefined) parent.ele(name).txt(value);
+}
+
+function checkInput(input: DteInput): void {
+  if (!isDteType(input.type)) throw ValidationError.field("type", "must be 33, 34, 52, 56 or 61");
+  if (!Number.isInteger(input.folio) || input.folio < 1 || input.folio > 9_999_999_999) {
+    throw ValidationError.field("folio", "must be a positive integer of up to 10 digits");
+  }
+  if (input.lines.length < 1 || input.lines.length > 60) throw ValidationError.field("lines", "must have 1 to 60 lines");
+  input.lines.forEach((line, i) => {
+    maxDecimals(line.quantity, 6, `lines.${i}.quantity`);
+    maxDecimals(line.unitPrice, 6, `lines.${i}.unitPrice`);
+    if ((line.discountScheme ?? "%") === "%") maxDecimals(line.discount ?? 0, 2, `lines.${i}.discount`);
+    else maxDecimals(line.discount ?? 0, 0, `lines.${i}.discount`);
+  });
+  if (input.discount) maxDecimals(input.discount.value, input.discount.scheme === "%" ? 2 : 0, "discount");
+  if (input.type === 52) {
+    if (!input.shippingType || !isShippingType(input.shippingType)) throw ValidationError.field("shippingType", "is required on a 52 (IndTraslado 1-9)");
+  } else {
+    if (input.shippingType !== undefined) throw ValidationError.field("shippingType", "is only for type 52");
+    if (input.transport !== undefined) throw ValidationError.field("transport", "is only for type 52");
+    if (input.dispatchType !== undefined) throw ValidationError.field("dispatchType", "is only for type 52");
+  }
+  const refs = input.references ?? [];
+  if (refs.length > 40) throw ValidationError.field("references", "must have at most 40 references");
+  if (REFERENCE_REQUIRED_TYPES.includes(input.type) && !refs.some((r) => r.code !== undefined)) {
+    throw ValidationError.field("references", "a debit or credit note needs a reference with a code (CodRef)");
+  }
+  const codes = input.emitter.activityCodes;
+  if (codes.length < 1 || codes.length > 4 || codes.some((c) => !/^[1-9]\d{0,5}$/.test(String(c)))) {
+    throw ValidationError.field("emitter.activityCodes", "must be 1 to 4 SII activity codes of up to 6 digits");
+  }
+}
+
+/** Builds the unsigned DTE (with its TED, stamped with `caf`). Throws ValidationError on bad input. */
+export function buildDte(input: DteInput, caf: Caf): BuiltDte {
+  checkInput(input);
+  const type = input.type;
+  const issueDate = siiDate(input.issueDate, "issueDate");
+  const emitterRut = siiRut(input.emitter.rut, "emitter.rut");
+  const receiverRut = siiRut(input.receiver.rut, "receiver.rut");
+  assertCafCovers(caf, { rut: emitterRut, type, folio: input.folio, issueDate });
+  const timestamp = siiTimestamp(input.timestamp);
+
+  const hasTaxes = type !== 34 && input.exemptDocument !== true;
+  const totals = computeDocumentTotals({
+    lines: input.lines.map((l) => ({
+      quantity: l.quantity,
+      amount: l.unitPrice,
+      discount: l.discount,
+      discountScheme: l.discountScheme,
+      exempt: l.exempt,
+    })),
+    discount: input.discount?.value,
+    discountScheme: input.discount?.scheme,
+    taxPercent: input.taxPercent ?? 19,
+    hasTaxes,
+    pricesIncludeTax: false,
+    currency: CLP,
+  });
+
+  const id = documentId(type, input.folio);
+  const root = create({ version: "1.0", encoding: "ISO-8859-1" }).ele(SII_NAMESPACE, "DTE", { version: "1.0" });
+  const doc = root.ele("Documento", { ID: id });
+  const header = doc.ele("Encabezado");
+
+  const idDoc = header.ele("IdDoc");
+  idDoc.ele("TipoDTE").txt(String(type));
+  idDoc.ele("Folio").txt(String(input.folio));
+  idDoc.ele("FchEmis").txt(issueDate);
+  if (input.dispatchType !== undefined) idDoc.ele("TipoDespacho").txt(String(input.dispatchType));
+  if (input.shippingType !== undefined) idDoc.ele("IndTraslado").txt(input.shippingType);
+  if (input.paymentMethod !== undefined) idDoc.ele("FmaPago").txt(String(input.paymentMethod));
+  if (input.dueDate !== undefined) idDoc.ele("FchVenc").txt(siiDate(input.dueDate, "dueDate"));
+
+  const e = input.emitter;
+  const emisor = header.ele("Emisor");
+  emisor.ele("RUTEmisor").txt(emitterRut);
+  emisor.ele("RznSoc").txt(requiredSiiText(e.businessName, MAX.RznSoc, "emitter.businessName"));
+  emisor.ele("GiroEmis").txt(requiredSiiText(e.activity, MAX.GiroEmis, "emitter.activity"));
+  for (const phone of (e.phones ?? []).slice(0, 2)) optional(emisor, "Telefono", siiText(phone, MAX.Telefono));
+  optional(emisor, "CorreoEmisor", siiText(e.email, MAX.CorreoEmisor));
+  for (const code of e.activityCodes) emisor.ele("Acteco").txt(String(code));
+  optional(emisor, "Sucursal", siiText(e.branch, MAX.Sucursal));
+  if (e.branchCode !== undefined) {
+    if (!/^[1-9]\d{0,8}$/.test(String(e.branchCode))) throw ValidationError.field("emitter.branchCode", "must be an SII branch code of up to 9 digits");
+    emisor.ele("CdgSIISucur").txt(String(e.branchCode));
+  }
+  optional(emisor, "DirOrigen", siiText(e.address, MAX.DirOrigen));
+  optional(emisor, "CmnaOrigen", siiText(e.commune, MAX.CmnaOrigen));
+  optional(emisor, "CiudadOrigen", siiText(e.city, MAX.CiudadOrigen));
+
+  const r = input.receiver;
+  const receiverName = requiredSiiText(r.name, MAX.RznSocRecep, "receiver.name");
+  const receptor = header.ele("Receptor");
+  receptor.ele("RUTRecep").txt(receiverRut);
+  optional(receptor, "CdgIntRecep", siiText(r.internalCode, MAX.CdgIntRecep));
+  receptor.ele("RznSocRecep").txt(receiverName);
+  optional(receptor, "GiroRecep", siiText(r.activity, MAX.GiroRecep));
+  optional(receptor, "Contacto", siiText(r.contact, MAX.Contacto));
+  optional(receptor, "CorreoRecep", siiText(r.email, MAX.CorreoRecep));
+  optional(receptor, "DirRecep", siiText(r.address, MAX.DirRecep));
+  optional(receptor, "CmnaRecep", siiText(r.commune, MAX.CmnaRecep));
+  optional(receptor, "CiudadRecep", siiText(r.city, MAX.CiudadRecep));
+
+  const t = input.transport;
+  if (t && (t.plate || t.carrierRut || t.address || t.commune || t.city)) {
+    const transporte = header.ele("Transporte");
+    optional(transporte, "Patente", siiText(t.plate, MAX.Patente));
+    if (t.carrierRut) transporte.ele("RUTTrans").txt(siiRut(t.carrierRut, "transport.carrierRut"));
+    optional(transporte, "DirDest", siiText(t.address, MAX.DirDest));
+    optional(transporte, "CmnaDest", siiText(t.commune, MAX.CmnaDest));
+    optional(transporte, "CiudadDest", siiText(t.city, MAX.CiudadDest));
+  }
+
+  // Totales: taxable part when some line is taxable, exempt part when some line is exempt
+  const anyTaxable = totals.lines.some((l) => !l.exempt);
+  const anyExempt = totals.lines.some((l) => l.exempt);
+  const totales = header.ele("Totales");
+  if (anyTaxable) totales.ele("MntNeto").txt(siiAmount(totals.amount, "totals.amount"));
+  if (anyExempt) totales.ele("MntExe").txt(siiAmount(totals.exempt, "totals.exempt"));
+  if (anyTaxable) {
+    totales.ele("TasaIVA").txt(siiDecimal(totals.taxPercent, 2));
+    totales.ele("IVA").txt(siiAmount(totals.tax, "totals.tax"));
+  }
+  totales.ele("MntTotal").txt(siiAmount(totals.total, "totals.total"));
+
+  input.lines.forEach((line, i) => {
+    const lt = totals.lines[i];
+    const det = doc.ele("Detalle");
+    det.ele("NroLinDet").txt(String(i + 1));
+    if (line.code) {
+      const cdg = det.ele("CdgItem");
+      cdg.ele("TpoCodigo").txt(requiredSiiText(line.code.type, MAX.TpoCodigo, `lines.${i}.code.type`));
+      cdg.ele("VlrCodigo").txt(requiredSiiText(line.code.value, MAX.VlrCodigo, `lines.${i}.code.value`));
+    }
+    if (lt.exempt) det.ele("IndExe").txt("1");
+    det.ele("NmbItem").txt(requiredSiiText(line.name, MAX.NmbItem, `lines.${i}.name`));
+    optional(det, "DscItem", siiText(line.description, MAX.DscItem));
+    if (!toDecimal(line.quantity).isZero()) det.ele("QtyItem").txt(siiDecimal(line.quantity, 6));
+    optional(det, "UnmdItem", siiText(line.unit, MAX.UnmdItem));
+    if (!toDecimal(line.unitPrice).isZero()) det.ele("PrcItem").txt(siiDecimal(line.unitPrice, 6));
+    if (!lt.discountAmount.isZero()) {
+      if ((line.discountScheme ?? "%") === "%") det.ele("DescuentoPct").txt(siiDecimal(line.discount ?? 0, 2));
+      det.ele("DescuentoMonto").txt(siiAmount(lt.discountAmount, `lines.${i}.discount`));
+    }
+    det.ele("MontoItem").txt(siiAmount(lt.total, `lines.${i}.total`));
+  });
+
+  if (input.discount && !totals.discountAmount.isZero()) {
+    const dr = doc.ele("DscRcgGlobal");
+    dr.ele("NroLinDR").txt("1");
+    dr.ele("TpoMov").txt("D");
+    optional(dr, "GlosaDR", siiText(input.discount.description, MAX.GlosaDR));
+    dr.ele("TpoValor").txt(input.discount.scheme);
+    dr.ele("ValorDR").txt(siiDecimal(input.discount.value, 2));
+  }
+
+  (input.references ?? []).forEach((ref, i) => {
+    const el = doc.ele("Referencia");
+    el.ele("NroLinRef").txt(String(i + 1));
+    el.ele("TpoDocRef").txt(requiredSiiText(String(ref.type), MAX.TpoDocRef, `references.${i}.type`));
+    if (ref.global) el.ele("IndGlobal").txt("1");
+    el.ele("FolioRef").txt(requiredSiiText(String(ref.folio), MAX.FolioRef, `references.${i}.folio`));
+    if (ref.otherRut) el.ele("RUTOtr").txt(siiRut(ref.otherRut, `references.${i}.otherRut`));
+    el.ele("FchRef").txt(siiDate(ref.date, `references.${i}.date`));
+    if (ref.code !== undefined) el.ele("CodRef").txt(String(ref.code));
+    optional(el, "RazonRef", siiText(ref.reason, MAX.RazonRef));
+  });
+
+  appendTed(
+    doc,
+    {
+      emitterRut,
+      type,
+      folio: input.folio,
+      issueDate,
+      receiverRut,
+      receiverName,
+      total: siiAmount(totals.total, "totals.total"),
+      firstItemName: input.lines[0].name,
+      timestamp,
+    },
+    caf,
+  );
+  doc.ele("TmstFirma").txt(timestamp);
+
+  return { xml: root.end({ prettyPrint: false }), id, totals };
+}

@@ -1,0 +1,32 @@
+/**
+ * Chile's SII as a library (first step of issue 6): build a DTE with its TED, sign it and encode
+ * it as the ISO-8859-1 file SII expects. No API, folio assignment or sending yet (docs/sii-dte.md).
+ */
+import { buildDte, type DteInput } from "./dte.js";
+import { signDte, type SigningCredentials } from "./signature.js";
+import { encodeIso88591 } from "./encoding.js";
+import type { Caf } from "./caf.js";
+import type { DocumentTotals } from "../../../domain/totals.js";
+
+export { buildDte, documentId, SII_NAMESPACE } from "./dte.js";
+export type { BuiltDte, DteInput, DteEmitter, DteReceiver, DteLine, DteReference, DteTransport } from "./dte.js";
+export { parseCaf, assertCafCovers, flattenXml, type Caf } from "./caf.js";
+export { verifyTed, extractTed, serializeDd, signDd } from "./ted.js";
+export { signDte, keyInfoContent, type SigningCredentials } from "./signature.js";
+export { encodeIso88591, decodeIso88591 } from "./encoding.js";
+
+export interface SignedDte {
+  id: string;
+  /** the signed XML as a string */
+  xml: string;
+  /** the file: ISO-8859-1 bytes of `xml` */
+  file: Buffer;
+  totals: DocumentTotals;
+}
+
+/** Builds, stamps (TED with `caf`) and signs (with `credentials`) one DTE. */
+export function issueDte(input: DteInput, caf: Caf, credentials: SigningCredentials): SignedDte {
+  const built = buildDte(input, caf);
+  const xml = signDte(built.xml, credentials);
+  return { id: built.id, xml, file: encodeIso88591(xml), totals: built.totals };
+}

@@ -1,0 +1,73 @@
+/**
+ * XMLDSig enveloped signature of a DTE (../shared/domain/chile-dte.md section 2.8; the SII
+ * signature schema schema/sii/xmldsignature_v10.xsd fixes most of it):
+ *
+ *   DTE > Documento ID="F60T33" … > Signature xmlns="http://www.w3.org/2000/09/xmldsig#"
+ *     SignedInfo: CanonicalizationMethod inclusive C14N 1.0 (REC-xml-c14n-20010315),
+ *                 SignatureMethod rsa-sha1, one Reference URI="#F60T33" with one C14N Transform,
+ *                 DigestMethod sha1
+ *     SignatureValue
+ *     KeyInfo: KeyValue/RSAKeyValue (Modulus, Exponent) and X509Data/X509Certificate
+ *
+ * The signature is the last child of `DTE`, a sibling of `Documento`, so no enveloped-signature
+ * transform is needed. The DTE is signed standalone with its own xmlns (inclusive C14N pulls the
+ * in-scope namespace into the digest), to be embedded byte for byte in an EnvioDTE later.
+ * The built document text is kept as is: only the `Signature` element is inserted before
+ * `</DTE>`, so the TED's `DD` bytes stay exactly the signed ones.
+ */
+import { X509Certificate, createPrivateKey, createPublicKey } from "node:crypto";
+import { SignedXml } from "xml-crypto";
+
+const C14N = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315";
+const RSA_SHA1 = "http://www.w3.org/2000/09/xmldsig#rsa-sha1";
+const SHA1 = "http://www.w3.org/2000/09/xmldsig#sha1";
+
+/** The signer's certificate (PEM) and its private key (PEM); from the organization's PKCS#12. */
+export interface SigningCredentials {
+  certificatePem: string;
+  privateKeyPem: string;
+}
+
+/** Base64 in lines of 76 characters, like SII's example. */
+function wrap(b64: string): string {
+  return b64.replace(/(.{76})(?=.)/g, "$1\n");
+}
+
+/** `KeyValue/RSAKeyValue` and `X509Data/X509Certificate` of the certificate. */
+export function keyInfoContent(certificatePem: string): string {
+  const cert = new X509Certificate(certificatePem);
+  const jwk = cert.publicKey.export({ format: "jwk" });
+  if (jwk.kty !== "RSA" || !jwk.n || !jwk.e) throw new Error("the signing certificate must have an RSA key");
+  const modulus = Buffer.from(jwk.n, "base64url").toString("base64");
+  const exponent = Buffer.from(jwk.e, "base64url").toString("base64");
+  return (
+    `<KeyValue><RSAKeyValue><Modulus>${wrap(modulus)}</Modulus><Exponent>${exponent}</Exponent></RSAKeyValue></KeyValue>` +
+    `<X509Data><X509Certificate>${wrap(cert.raw.toString("base64"))}</X509Certificate></X509Data>`
+  );
+}
+
+/**
+ * Signs the `Documento` of an unsigned DTE (as built by dte.ts) and returns the DTE with its
+ * `Signature`. Throws when the key does not match the certificate or the DTE has no Documento ID.
+ */
+export function signDte(xml: string, credentials: SigningCredentials): string {
+  const cert = new X509Certificate(credentials.certificatePem);
+  const key = createPrivateKey(credentials.privateKeyPem);
+  const publicOfKey = createPublicKey(key).export({ format: "jwk" });
+  if (publicOfKey.n !== cert.publicKey.export({ format: "jwk" }).n) throw new Error("the private key does not match the certificate");
+  if (!/<Documento ID="[^"]+"/.test(xml)) throw new Error("the DTE has no Documento ID");
+  const closing = xml.lastIndexOf("</DTE>");
+  if (closing < 0) throw new Error("not a DTE");
+
+  const sig = new SignedXml({
+    privateKey: credentials.privateKeyPem,
+    publicCert: credentials.certificatePem,
+    signatureAlgorithm: RSA_SHA1,
+    canonicalizationAlgorithm: C14N,
+    idAttribute: "ID",
+    getKeyInfoContent: () => keyInfoContent(credentials.certificatePem),
+  });
+  sig.addReference({ xpath: "/*/*[local-name(.)='Documento']", transforms: [C14N], digestAlgorithm: SHA1 });
+  sig.computeSignature(xml, { location: { reference: "/*", action: "append" } });
+  return xml.slice(0, closing) + sig.getSignatureXml() + xml.slice(closing);
+}

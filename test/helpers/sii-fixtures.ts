@@ -1,0 +1,119 @@
+/**
+ * Test-only SII material, generated at test time (no private key is ever committed):
+ * - a fake CAF in SII's layout (AUTORIZACION > CAF > DA + FRMA, RSASK, RSAPUBK), its DA signed by a
+ *   fake "SII" key whose public half the test can use to check FRMA;
+ * - a self-signed X.509 certificate and key made with openssl, standing in for the issuer's
+ *   certificate;
+ * - `withTempDir` and the two command-line checks: `xmllintValidate` (SII's XSD) and
+ *   `xmlsecVerify` (the XMLDSig signature).
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { generateKeyPairSync, sign, type KeyObject } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const SCHEMA_DIR = fileURLToPath(new URL("../../schema/sii/", import.meta.url));
+export const DTE_XSD = join(SCHEMA_DIR, "DTE_v10.xsd");
+
+export interface FakeCaf {
+  /** the CAF file as SII would hand it over (ISO-8859-1 bytes) */
+  file: Buffer;
+  /** the fake SII key's public half: verifies FRMA */
+  siiPublicKey: KeyObject;
+}
+
+function b64(jwkValue: string): string {
+  return Buffer.from(jwkValue, "base64url").toString("base64");
+}
+
+/** A CAF for `rut`, `type`, folios from..to, authorised on `authorizedOn`; RSA-512 like SII's. */
+export function generateCaf(options: {
+  rut: string;
+  type: number;
+  from?: number;
+  to?: number;
+  authorizedOn: string;
+  businessName?: string;
+  idk?: number;
+}): FakeCaf {
+  const caf = generateKeyPairSync("rsa", { modulusLength: 512, publicExponent: 3 });
+  const sii = generateKeyPairSync("rsa", { modulusLength: 1024 });
+  const jwk = caf.publicKey.export({ format: "jwk" });
+  const da =
+    `<DA><RE>${options.rut}</RE><RS>${options.businessName ?? "EMPRESA DE PRUEBA"}</RS><TD>${options.type}</TD>` +
+    `<RNG><D>${options.from ?? 1}</D><H>${options.to ?? 100}</H></RNG><FA>${options.authorizedOn}</FA>` +
+    `<RSAPK><M>${b64(jwk.n!)}</M><E>${b64(jwk.e!)}</E></RSAPK><IDK>${options.idk ?? 100}</IDK></DA>`;
+  const frma = sign("sha1", Buffer.from(da, "latin1"), sii.privateKey).toString("base64");
+  // indented like SII's files: the CAF copied into the TED must come out without that whitespace
+  const xml =
+    `<?xml version="1.0"?>\n<AUTORIZACION>\n<CAF version="1.0">\n${da.replace(/></g, ">\n<")}\n` +
+    `<FRMA algoritmo="SHA1withRSA">${frma}</FRMA>\n</CAF>\n` +
+    `<RSASK>${caf.privateKey.export({ type: "pkcs1", format: "pem" }).toString().trim()}</RSASK>\n` +
+    `<RSAPUBK>${caf.publicKey.export({ type: "spki", format: "pem" }).toString().trim()}</RSAPUBK>\n</AUTORIZACION>\n`;
+  return { file: Buffer.from(xml, "latin1"), siiPublicKey: sii.publicKey };
+}
+
+export interface FakeCertificate {
+  certificatePem: string;
+  privateKeyPem: string;
+}
+
+/** A self-signed RSA-2048 certificate valid for two days, made with openssl. */
+export function generateCertificate(commonName = "Firmante de Prueba"): FakeCertificate {
+  return withTempDir((dir) => {
+    const key = join(dir, "key.pem");
+    const cert = join(dir, "cert.pem");
+    execFileSync(
+      "openssl",
+      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2", "-subj", `/C=CL/O=Pruebas/CN=${commonName}`, "-keyout", key, "-out", cert],
+      { stdio: "pipe" },
+    );
+    return { certificatePem: readFileSync(cert, "utf8"), privateKeyPem: readFileSync(key, "utf8") };
+  });
+}
+
+export function withTempDir<T>(fn: (dir: string) => T): T {
+  const dir = mkdtempSync(join(tmpdir(), "sii-test-"));
+  try {
+    return fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface ToolResult {
+  ok: boolean;
+  output: string;
+}
+
+/** `xmllint --noout --schema schema/sii/DTE_v10.xsd <file>` */
+export function xmllintValidate(file: Buffer, xsd = DTE_XSD): ToolResult {
+  return withTempDir((dir) => {
+    const path = join(dir, "dte.xml");
+    writeFileSync(path, file);
+    const r = spawnSync("xmllint", ["--noout", "--schema", xsd, path], { encoding: "utf8" });
+    return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` };
+  });
+}
+
+/**
+ * `xmlsec1 --verify --enabled-key-data x509 --id-attr:ID http://www.sii.cl/SiiDte:Documento
+ * --trusted-pem cert.pem <file>`:
+ * the signature must verify with the key of the X509Certificate, which must be the trusted
+ * (self-signed) certificate; without `--enabled-key-data x509` xmlsec1 would accept the bare
+ * RSAKeyValue and trust nothing.
+ */
+export function xmlsecVerify(file: Buffer, certificatePem: string): ToolResult {
+  return withTempDir((dir) => {
+    const path = join(dir, "dte.xml");
+    const cert = join(dir, "cert.pem");
+    writeFileSync(path, file);
+    writeFileSync(cert, certificatePem);
+    const r = spawnSync("xmlsec1", ["--verify", "--enabled-key-data", "x509", "--id-attr:ID", "http://www.sii.cl/SiiDte:Documento", "--trusted-pem", cert, path], {
+      encoding: "utf8",
+    });
+    return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` };
+  });
+}
