@@ -13,6 +13,7 @@
  * No record gives 0. Records at `end` belong to the next period. Ties on time: the later in the
  * list wins (the caller lists records by creation).
  */
+import { FieldErrorCollector, InvalidStateError } from "./errors.js";
 import { Decimal, toDecimal, type DecimalInput } from "./money.js";
 import type { USAGE_AGGREGATIONS } from "./catalogue.js";
 
@@ -43,4 +44,26 @@ export function aggregateUsage(records: readonly UsageRecord[], aggregation: Usa
       return last ? toDecimal(last.quantity) : new Decimal(0);
     }
   }
+}
+
+/** How far in the future a usage may be dated (clock skew between the caller and us). */
+export const USAGE_FUTURE_TOLERANCE_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Checks a new usage record (issue "Usage records"): only metered lines take usage (400 on
+ * `subscription_line`); `quantity` is required and not negative; `date_time` is not more than a
+ * day in the future; a cancelled subscription takes no more usage (409).
+ */
+export function checkUsage(
+  usage: { quantity: DecimalInput | null | undefined; dateTime: Date },
+  line: { usageScheme: string; subscriptionStatus: string } | null,
+  now: Date,
+  errors: FieldErrorCollector,
+): void {
+  if (line && line.usageScheme !== "metered") errors.add("subscription_line", "only lines of metered plans take usage; this line's plan is licensed");
+  if (usage.quantity === null || usage.quantity === undefined) errors.add("quantity", "is required");
+  else if (toDecimal(usage.quantity).isNegative()) errors.add("quantity", "must not be negative");
+  if (usage.dateTime.getTime() > now.getTime() + USAGE_FUTURE_TOLERANCE_MS) errors.add("date_time", "must not be more than a day in the future");
+  errors.throwIfAny("Invalid usage");
+  if (line?.subscriptionStatus === "cancelled") throw new InvalidStateError("The subscription is cancelled; it takes no more usage");
 }

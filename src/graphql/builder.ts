@@ -26,6 +26,7 @@ export const NODE_TYPES: Record<string, string> = {
   pla: "Plan",
   add: "Addon",
   cou: "Coupon",
+  usa: "Usage",
 };
 
 const UNKNOWN_NODE = "Unknown";

@@ -12,5 +12,6 @@ import "./types/reminder.js";
 import "./types/product.js";
 import "./types/addon.js";
 import "./types/coupon.js";
+import "./types/usage.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -470,3 +470,17 @@ export function couponInput(body: z.infer<typeof couponBody>) {
     metadata: body.metadata,
   };
 }
+
+/** POST /v1/usages/ (spec "Usages"): subscription_line, quantity, date_time (ISO 8601; default now). */
+export const usageBody = z.strictObject({
+  id: ignored,
+  created: ignored,
+  invoice: ignored,
+  subscription_line: reference,
+  quantity: decimal,
+  date_time: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp with an offset" }).nullable().optional(),
+});
+
+export function usageInput(body: z.infer<typeof usageBody>) {
+  return { subscriptionLine: body.subscription_line, quantity: body.quantity, dateTime: body.date_time };
+}

@@ -29,6 +29,8 @@ import {
   reminderInput,
   sourceBody,
   sourceInput,
+  usageBody,
+  usageInput,
 } from "./bodies.js";
 import { addonBody, addonInput, couponBody, couponInput, planBody, planInput, productBody, productInput } from "./bodies.js";
 import { parseFilters, type FilterSpec } from "./filters.js";
@@ -452,6 +454,39 @@ const routes: Route[] = [
     handle: async (r) => {
       const data = await r.run(ops.RestSourceDocument, { id: r.params.id });
       return jsonResponse(out.source(expectNode(data.node, "Source", "source", r.params.id) as ops.SourceFieldsFragment));
+    },
+  },
+
+  // Usage records (spec "Usages"; Idempotency-Key records a usage once: server.ts)
+  {
+    method: "POST",
+    path: "/v1/usages",
+    handle: async (r) => {
+      const input = usageInput(parseBody(usageBody, r.body));
+      const data = await r.run(ops.RestCreateUsageDocument, { input });
+      return jsonResponse(out.usage(data.createUsage), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/usages",
+    handle: async (r) => {
+      const page = pageArgs(r.url);
+      const where = parseFilters(r.url.searchParams, {
+        subscription_line: { key: "subscriptionLine", kind: "string" },
+        invoice: { key: "invoice", kind: "string" },
+        date_time: { key: "dateTime", kind: "datetime" },
+      });
+      const data = await r.run(ops.RestUsagesDocument, { first: page.first, after: page.after, where });
+      return paged(r, page, data.usages.totalCount, data.usages.edges.map((e) => out.usage(e.node)));
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/v1/usages/:id",
+    handle: async (r) => {
+      await r.run(ops.RestDeleteUsageDocument, { id: r.params.id });
+      return new Response(null, { status: 204 });
     },
   },
 

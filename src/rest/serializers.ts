@@ -19,6 +19,7 @@ import type {
 } from "../graphql/generated/operations.js";
 import type { CustomerSessionFieldsFragment } from "../graphql/generated/operations.js";
 import type { ReminderFieldsFragment } from "../graphql/generated/operations.js";
+import type { UsageFieldsFragment } from "../graphql/generated/operations.js";
 import type { AddonFieldsFragment, CouponFieldsFragment, PlanFieldsFragment, ProductFieldsFragment } from "../graphql/generated/operations.js";
 import { num } from "./json.js";
 
@@ -434,5 +435,17 @@ export function coupon(c: CouponFieldsFragment) {
     status: c.status,
     created: isoTimestamp(c.created),
     updated: isoTimestamp(c.updated),
+  };
+}
+
+/** Spec "Usage" plus `invoice` (the invoice that billed it, null until then); ISO 8601 timestamps. */
+export function usage(u: UsageFieldsFragment) {
+  return {
+    id: u.id,
+    subscription_line: u.subscriptionLine,
+    quantity: num(u.quantity),
+    date_time: isoTimestamp(u.dateTime),
+    invoice: u.invoice,
+    created: isoTimestamp(u.created),
   };
 }

@@ -1,6 +1,7 @@
 /** Usage aggregation (src/domain/usage.ts) and coupon rules (src/domain/coupons.ts). */
 import { describe, expect, it } from "vitest";
-import { aggregateUsage, type UsageRecord } from "../../src/domain/usage.js";
+import { aggregateUsage, checkUsage, type UsageRecord } from "../../src/domain/usage.js";
+import { FieldErrorCollector, InvalidStateError } from "../../src/domain/errors.js";
 import { assertCouponAttachable, couponApplies, couponDiscounts, type CouponTerms } from "../../src/domain/coupons.js";
 import { computeDocumentTotals } from "../../src/domain/totals.js";
 import { validationErrorOf } from "../helpers/errors.js";
@@ -77,5 +78,25 @@ describe("coupons", () => {
     const { document, lines } = couponDiscounts(coupon({ applyOn: "line", discountScheme: "$", amount: 3000 }), [{ gross: 20000 }, { gross: 2000 }]);
     expect(document).toBeNull();
     expect(lines).toEqual([{ discount: "3000", discountScheme: "$" }, { discount: "2000", discountScheme: "$" }]);
+  });
+});
+
+describe("a new usage record", () => {
+  const now = at("2026-11-22T12:00:00Z");
+  const metered = { usageScheme: "metered", subscriptionStatus: "active" };
+  const check = (quantity: string | null, dateTime: Date, line: typeof metered | null = metered) => () => checkUsage({ quantity, dateTime }, line, now, new FieldErrorCollector());
+
+  it("accepts a metered line, quantity 0 or more, up to a day ahead", () => {
+    expect(check("0", now)).not.toThrow();
+    expect(check("3.5", at("2026-11-23T12:00:00Z"))).not.toThrow();
+  });
+  it("refuses a licensed line, a negative or missing quantity, a date over a day ahead (400)", () => {
+    expect(validationErrorOf(check("1", now, { ...metered, usageScheme: "licensed" })).fields).toHaveProperty("subscription_line");
+    expect(validationErrorOf(check("-1", now)).fields).toEqual({ quantity: ["must not be negative"] });
+    expect(validationErrorOf(check(null, now)).fields).toEqual({ quantity: ["is required"] });
+    expect(validationErrorOf(check("1", at("2026-11-23T12:00:01Z"))).fields).toEqual({ date_time: ["must not be more than a day in the future"] });
+  });
+  it("refuses usage on a cancelled subscription (409)", () => {
+    expect(check("1", now, { ...metered, subscriptionStatus: "cancelled" })).toThrow(InvalidStateError);
   });
 });
