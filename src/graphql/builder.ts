@@ -26,6 +26,8 @@ export const NODE_TYPES: Record<string, string> = {
   pla: "Plan",
   add: "Addon",
   cou: "Coupon",
+  // subscriptions (docs/subscriptions.md)
+  sub: "Subscription",
 };
 
 const UNKNOWN_NODE = "Unknown";

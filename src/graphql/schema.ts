@@ -12,5 +12,7 @@ import "./types/reminder.js";
 import "./types/product.js";
 import "./types/addon.js";
 import "./types/coupon.js";
+// subscriptions (docs/subscriptions.md)
+import "./types/subscription.js";
 
 export const schema = builder.toSchema({ sortSchema: true });
