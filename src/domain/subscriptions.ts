@@ -2,7 +2,9 @@
  * Subscription rules that need no database (issue "Subscriptions"): the lines of a subscription
  * share one currency and one frequency, and use active plans. Field paths `lines.N.plan`.
  */
-import { FieldErrorCollector } from "./errors.js";
+import { FieldErrorCollector, InvalidStateError, ValidationError } from "./errors.js";
+import { cycleStart } from "./billing-periods.js";
+import type { Frequency } from "./catalogue.js";
 
 export interface SubscriptionLinePlan {
   /** `pla_` id */
@@ -29,4 +31,62 @@ export function checkSubscriptionPlans(plans: readonly (SubscriptionLinePlan | n
     if (plan.currencyId !== first.currencyId) errors.add(`lines.${i}.plan`, `plan ${plan.id} is in ${plan.currencyId}; every line must be in ${first.currencyId} like ${first.id}`);
     if (plan.frequency !== first.frequency) errors.add(`lines.${i}.plan`, `plan ${plan.id} bills ${plan.frequency}; every line must bill ${first.frequency} like ${first.id}`);
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Status machine and dates (docs/subscriptions.md)
+
+/** `active` (billed every cycle), `paused` (not billed until resumed), `cancelled` (final). */
+export const SUBSCRIPTION_STATUSES = ["active", "paused", "cancelled"] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+/** What can be done to a subscription. `cancel_at_period_end` schedules the end; the billing run ends it. */
+export type SubscriptionAction = "update" | "cancel" | "cancel_at_period_end" | "pause" | "resume";
+
+/**
+ * The moves: status x action -> next status. A missing entry is a 409 (`invalid_state`).
+ * Cancelled is final: no update, pause, resume or second cancel.
+ */
+export const SUBSCRIPTION_MOVES: Record<SubscriptionStatus, Partial<Record<SubscriptionAction, SubscriptionStatus>>> = {
+  active: { update: "active", cancel: "cancelled", cancel_at_period_end: "active", pause: "paused" },
+  paused: { update: "paused", cancel: "cancelled", cancel_at_period_end: "paused", resume: "active" },
+  cancelled: {},
+};
+
+const ACTION_WORDS: Record<SubscriptionAction, string> = {
+  update: "updated",
+  cancel: "cancelled",
+  cancel_at_period_end: "cancelled at period end",
+  pause: "paused",
+  resume: "resumed",
+};
+
+/**
+ * The status after `action` on a subscription in `status` (and with `cancelAtPeriodEnd` already
+ * scheduled or not); InvalidStateError (409) when the move is not allowed.
+ */
+export function subscriptionTransition(status: string, action: SubscriptionAction, cancelAtPeriodEnd = false): SubscriptionStatus {
+  const next = SUBSCRIPTION_MOVES[status as SubscriptionStatus]?.[action];
+  if (!next) throw new InvalidStateError(`A ${status} subscription cannot be ${ACTION_WORDS[action]}`);
+  if (action === "cancel_at_period_end" && cancelAtPeriodEnd) throw new InvalidStateError("The subscription is already set to cancel at the end of its period");
+  return next;
+}
+
+/** Default `cancel_reason`. Any text of 1 to 255 characters is accepted (e.g. `no_card`). */
+export const DEFAULT_CANCEL_REASON = "requested_by_customer";
+export const MAX_REASON_LENGTH = 255;
+
+/** The cancel or pause reason to store: default when absent, 400 on `field` when too long. */
+export function normalizeReason(reason: string | null | undefined, field: string, fallback: string | null): string | null {
+  const value = reason === undefined || reason === null || reason.trim() === "" ? fallback : reason.trim();
+  if (value && value.length > MAX_REASON_LENGTH) throw ValidationError.field(field, `must have at most ${MAX_REASON_LENGTH} characters`);
+  return value;
+}
+
+/**
+ * `end_date` of a subscription of `billingCycles` cycles started on `dateStart`: the start of cycle
+ * `billingCycles + 1` (the day after the last billed cycle ends). Null: runs until cancelled.
+ */
+export function subscriptionEndDate(dateStart: string, frequency: Frequency, billingCycles: number | null): string | null {
+  return billingCycles === null ? null : cycleStart(dateStart, frequency, billingCycles + 1);
 }

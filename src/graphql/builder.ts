@@ -27,6 +27,8 @@ export const NODE_TYPES: Record<string, string> = {
   add: "Addon",
   cou: "Coupon",
   usa: "Usage",
+  // subscriptions (docs/subscriptions.md)
+  sub: "Subscription",
 };
 
 const UNKNOWN_NODE = "Unknown";

@@ -13,5 +13,7 @@ import "./types/product.js";
 import "./types/addon.js";
 import "./types/coupon.js";
 import "./types/usage.js";
+// subscriptions (docs/subscriptions.md)
+import "./types/subscription.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

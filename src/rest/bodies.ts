@@ -484,3 +484,73 @@ export const usageBody = z.strictObject({
 export function usageInput(body: z.infer<typeof usageBody>) {
   return { subscriptionLine: body.subscription_line, quantity: body.quantity, dateTime: body.date_time };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Subscriptions (docs/subscriptions.md). `plan`, `addon`, `coupon` and `customer` may be the id or
+// the printed object with `id`; computed fields (dates of billing, redemptions, status, cancel and
+// pause fields) are accepted and ignored, so a retrieved subscription can be sent back.
+
+const subscriptionLine = z.strictObject({
+  id: ignored,
+  created: ignored,
+  updated: ignored,
+  coupon_redemptions: ignored,
+  plan: reference,
+  quantity: decimal,
+  coupon: reference,
+});
+
+const subscriptionAddon = z.strictObject({
+  addon_redemptions: ignored,
+  addon: reference,
+  quantity: integer,
+  rates: z.array(addonRate).nullable().optional(),
+});
+
+export const subscriptionBody = z.strictObject({
+  id: ignored,
+  test_mode: ignored,
+  next_billing: ignored,
+  next_billing_cycle: ignored,
+  previous_billing: ignored,
+  coupon_redemptions: ignored,
+  status: ignored,
+  paused: ignored,
+  paused_reason: ignored,
+  cancelled: ignored,
+  cancel_reason: ignored,
+  cancel_at_period_end: ignored,
+  created: ignored,
+  updated: ignored,
+  customer: reference,
+  document: reference,
+  date_start: date,
+  end_date: date,
+  billing_cycles: integer,
+  lines: z.array(subscriptionLine).nullable().optional(),
+  addons: z.array(subscriptionAddon).nullable().optional(),
+  coupon: reference,
+  expiration_days: integer,
+  references: z.array(z.record(z.string(), z.unknown())).nullable().optional(),
+  note: text,
+  metadata: keyValues,
+  tax_settings: keyValues,
+});
+
+export function subscriptionInput(body: z.infer<typeof subscriptionBody>) {
+  return {
+    customer: body.customer,
+    document: body.document,
+    dateStart: body.date_start,
+    endDate: body.end_date,
+    billingCycles: body.billing_cycles,
+    lines: body.lines?.map((l) => ({ plan: l.plan, quantity: l.quantity, coupon: l.coupon })),
+    addons: body.addons?.map((a) => ({ addon: a.addon, quantity: a.quantity, rates: a.rates })),
+    coupon: body.coupon,
+    expirationDays: body.expiration_days,
+    references: body.references,
+    note: body.note,
+    metadata: body.metadata,
+    taxSettings: body.tax_settings,
+  };
+}

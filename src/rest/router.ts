@@ -33,6 +33,7 @@ import {
   usageInput,
 } from "./bodies.js";
 import { addonBody, addonInput, couponBody, couponInput, planBody, planInput, productBody, productInput } from "./bodies.js";
+import { subscriptionBody, subscriptionInput } from "./bodies.js";
 import { parseFilters, type FilterSpec } from "./filters.js";
 import { jsonResponse } from "./json.js";
 import * as out from "./serializers.js";
@@ -744,6 +745,77 @@ routes.push(
       const where = parseFilters(r.url.searchParams, { ...ARCHIVABLE_FILTERS, discount_scheme: { key: "discountScheme", kind: "string" } });
       const data = await r.run(ops.RestCouponsDocument, { first: page.first, after: page.after, where });
       return paged(r, page, data.coupons.totalCount, data.coupons.edges.map((e) => out.coupon(e.node)));
+    },
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Subscriptions (spec "Subscriptions"; docs/subscriptions.md). DELETE cancels and answers 200 with
+// the subscription: `?cancel_reason=` (free text, default requested_by_customer) and
+// `?at_period_end=true|false` (default false: now).
+
+const SUBSCRIPTION_FILTERS: FilterSpec = {
+  customer: { key: "customer", kind: "string" },
+  status: { key: "status", kind: "string" },
+  created: { key: "created", kind: "datetime" },
+};
+
+/** The DELETE parameters; anything else, or at_period_end other than true/false, is a 400. */
+function cancelParams(url: URL): { cancelReason: string | null; atPeriodEnd: boolean } {
+  const errors: FieldErrors = {};
+  for (const name of new Set(url.searchParams.keys())) {
+    if (name !== "cancel_reason" && name !== "at_period_end") (errors[name] ??= []).push("unknown parameter; DELETE takes cancel_reason and at_period_end");
+  }
+  const raw = url.searchParams.get("at_period_end");
+  if (raw !== null && raw !== "true" && raw !== "false") (errors.at_period_end ??= []).push("must be true or false");
+  if (Object.keys(errors).length) throw new ValidationError("Invalid cancel parameters", errors);
+  return { cancelReason: url.searchParams.get("cancel_reason"), atPeriodEnd: raw === "true" };
+}
+
+routes.push(
+  {
+    method: "POST",
+    path: "/v1/subscriptions",
+    handle: async (r) => {
+      const input = subscriptionInput(parseBody(subscriptionBody, r.body));
+      const data = await r.run(ops.RestCreateSubscriptionDocument, { input });
+      return jsonResponse(out.subscription(data.createSubscription), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/subscriptions/:id",
+    handle: async (r) => {
+      const data = await r.run(ops.RestSubscriptionDocument, { id: r.params.id });
+      return jsonResponse(out.subscription(expectNode(data.node, "Subscription", "subscription", r.params.id) as ops.SubscriptionFieldsFragment));
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/v1/subscriptions/:id",
+    handle: async (r) => {
+      const input = subscriptionInput(parseBody(subscriptionBody, r.body));
+      const data = await r.run(ops.RestUpdateSubscriptionDocument, { id: r.params.id, input });
+      return jsonResponse(out.subscription(data.updateSubscription));
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/v1/subscriptions/:id",
+    handle: async (r) => {
+      const params = cancelParams(r.url);
+      const data = await r.run(ops.RestCancelSubscriptionDocument, { id: r.params.id, ...params });
+      return jsonResponse(out.subscription(data.cancelSubscription));
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/subscriptions",
+    handle: async (r) => {
+      const page = pageArgs(r.url);
+      const where = parseFilters(r.url.searchParams, SUBSCRIPTION_FILTERS);
+      const data = await r.run(ops.RestSubscriptionsDocument, { first: page.first, after: page.after, where });
+      return paged(r, page, data.subscriptions.totalCount, data.subscriptions.edges.map((e) => out.subscription(e.node)));
     },
   },
 );

@@ -449,3 +449,53 @@ export function usage(u: UsageFieldsFragment) {
     created: isoTimestamp(u.created),
   };
 }
+
+/**
+ * Spec "Subscription": `document` is the type id, the customer embedded with aggregations (as an
+ * order prints it), full plan, addon and coupon objects, ISO 8601 timestamps; plus ours:
+ * `cancel_at_period_end` (docs/subscriptions.md).
+ */
+export function subscription(s: import("../graphql/generated/operations.js").SubscriptionFieldsFragment) {
+  return {
+    id: s.id,
+    document: s.document.id,
+    customer: { ...embeddedCustomer(s.customer), aggregations: aggregations(s.customer.aggregations) },
+    test_mode: s.testMode,
+    date_start: s.dateStart,
+    end_date: s.endDate,
+    billing_cycles: s.billingCycles,
+    next_billing: s.nextBilling,
+    next_billing_cycle: s.nextBillingCycle,
+    previous_billing: s.previousBilling,
+    lines: s.lines.map((l) => ({
+      id: l.id,
+      plan: plan(l.plan),
+      quantity: num(l.quantity),
+      coupon: l.coupon ? coupon(l.coupon) : null,
+      coupon_redemptions: l.couponRedemptions,
+      created: isoTimestamp(l.created),
+      updated: isoTimestamp(l.updated),
+    })),
+    addons: s.addons.map((a) => ({
+      addon: addon(a.addon),
+      addon_redemptions: a.addonRedemptions,
+      quantity: a.quantity,
+      rates: a.rates.map((r) => (r.percent !== null ? { cycle: r.cycle, percent: num(r.percent) } : { cycle: r.cycle, amount: num(r.amount) })),
+    })),
+    coupon: s.coupon ? coupon(s.coupon) : null,
+    coupon_redemptions: s.couponRedemptions,
+    expiration_days: s.expirationDays,
+    references: s.references,
+    note: s.note,
+    metadata: s.metadata,
+    tax_settings: s.taxSettings,
+    status: s.status,
+    paused: isoTimestamp(s.paused),
+    paused_reason: s.pausedReason,
+    cancelled: isoTimestamp(s.cancelled),
+    cancel_reason: s.cancelReason,
+    cancel_at_period_end: s.cancelAtPeriodEnd,
+    created: isoTimestamp(s.created),
+    updated: isoTimestamp(s.updated),
+  };
+}

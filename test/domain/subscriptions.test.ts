@@ -28,3 +28,62 @@ describe("subscription lines", () => {
     expect(fieldsOf([null, plan("pla_b")])).toEqual({});
   });
 });
+
+import { InvalidStateError, ValidationError } from "../../src/domain/errors.js";
+import { SUBSCRIPTION_MOVES, normalizeReason, subscriptionEndDate, subscriptionTransition } from "../../src/domain/subscriptions.js";
+
+describe("subscription status machine", () => {
+  const allowed: [string, Parameters<typeof subscriptionTransition>[1], string][] = [
+    ["active", "update", "active"],
+    ["active", "cancel", "cancelled"],
+    ["active", "cancel_at_period_end", "active"],
+    ["active", "pause", "paused"],
+    ["paused", "update", "paused"],
+    ["paused", "cancel", "cancelled"],
+    ["paused", "cancel_at_period_end", "paused"],
+    ["paused", "resume", "active"],
+  ];
+  it.each(allowed)("%s --%s--> %s", (status, action, next) => {
+    expect(subscriptionTransition(status, action)).toBe(next);
+  });
+
+  const refused: [string, Parameters<typeof subscriptionTransition>[1]][] = [
+    ["active", "resume"],
+    ["paused", "pause"],
+    ["cancelled", "update"],
+    ["cancelled", "cancel"],
+    ["cancelled", "cancel_at_period_end"],
+    ["cancelled", "pause"],
+    ["cancelled", "resume"],
+    ["unknown", "update"],
+  ];
+  it.each(refused)("%s refuses %s (409)", (status, action) => {
+    expect(() => subscriptionTransition(status, action)).toThrow(InvalidStateError);
+  });
+
+  it("refuses scheduling the cancel at period end twice", () => {
+    expect(() => subscriptionTransition("active", "cancel_at_period_end", true)).toThrow(/already set to cancel/);
+    expect(subscriptionTransition("active", "cancel", true)).toBe("cancelled");
+  });
+
+  it("lists every move in one table (the tests above cover each entry)", () => {
+    const moves = Object.entries(SUBSCRIPTION_MOVES).flatMap(([from, actions]) => Object.entries(actions).map(([action, to]) => [from, action, to]));
+    expect(moves).toEqual(allowed);
+  });
+});
+
+describe("subscription dates and reasons", () => {
+  it("end_date is the start of cycle billing_cycles + 1; null cycles: no end", () => {
+    expect(subscriptionEndDate("2026-01-31", "monthly", 1)).toBe("2026-02-28");
+    expect(subscriptionEndDate("2026-11-22", "monthly", 12)).toBe("2027-11-22");
+    expect(subscriptionEndDate("2026-11-22", "quarterly", 2)).toBe("2027-05-22");
+    expect(subscriptionEndDate("2026-11-22", "weekly", 3)).toBe("2026-12-13");
+    expect(subscriptionEndDate("2026-11-22", "yearly", null)).toBeNull();
+  });
+  it("reasons default, trim, and are at most 255 characters", () => {
+    expect(normalizeReason(undefined, "cancel_reason", "requested_by_customer")).toBe("requested_by_customer");
+    expect(normalizeReason("  no_card ", "cancel_reason", "x")).toBe("no_card");
+    expect(normalizeReason("", "reason", null)).toBeNull();
+    expect(() => normalizeReason("x".repeat(256), "cancel_reason", null)).toThrow(ValidationError);
+  });
+});

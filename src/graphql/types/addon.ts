@@ -10,7 +10,7 @@ import { createAddon, deleteAddon, updateAddon } from "../../services/addons.js"
 import type { AddonRate as AddonRateValue } from "../../domain/pricing.js";
 import { CatalogueDeletePayload, archivedCondition } from "./product.js";
 
-const AddonRate = builder.objectRef<AddonRateValue>("AddonRate").implement({
+export const AddonRate = builder.objectRef<AddonRateValue>("AddonRate").implement({
   description: "A share of a one-time addon's amount billed in subscription cycle `cycle` (1 = first): a percent or an amount.",
   fields: (t) => ({
     cycle: t.exposeInt("cycle"),

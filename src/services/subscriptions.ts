@@ -1,0 +1,433 @@
+/**
+ * Subscriptions (spec "Subscription"; docs/subscriptions.md): a customer on one or more plans of
+ * one currency and frequency, with addons and coupons, billed every cycle by the billing run (a
+ * later step). This module creates, updates, cancels, pauses and resumes them; the rules without a
+ * database live in domain/subscriptions.ts (plan checks, status machine, end date).
+ *
+ * - Cycles are billed in advance at their start: at creation `next_billing` = `date_start`,
+ *   `next_billing_cycle` = 1, `previous_billing` = null.
+ * - `billing_cycles` null runs until cancelled; set, `end_date` = start of cycle billing_cycles + 1.
+ * - Lines and addons (and `date_start`) can be replaced while no cycle has been billed
+ *   (`next_billing_cycle` = 1); afterwards such a change needs proration (next step): 409.
+ */
+import type { Addon, Coupon, Plan, Prisma, Subscription } from "../infra/prisma/generated/client.js";
+import { newId } from "../infra/ids.js";
+import { FieldErrorCollector, InvalidStateError, NotFoundError } from "../domain/errors.js";
+import { isoDate } from "../domain/formats.js";
+import { assertCouponAttachable, type CouponTerms } from "../domain/coupons.js";
+import { isOneOf, FREQUENCIES, type Frequency } from "../domain/catalogue.js";
+import { toDecimal, type Decimal, type DecimalInput } from "../domain/money.js";
+import { MAX_AMOUNT_DECIMALS, validateAddonRates, type AddonRate, type AddonRateInput } from "../domain/pricing.js";
+import {
+  DEFAULT_CANCEL_REASON,
+  checkSubscriptionPlans,
+  normalizeReason,
+  subscriptionEndDate,
+  subscriptionTransition,
+  type SubscriptionStatus,
+} from "../domain/subscriptions.js";
+import { tenant, withinTransaction, type ServiceContext } from "./context.js";
+import { Fields } from "./catalogue.js";
+import { findDocumentType } from "./reference.js";
+import { dateColumn, findDocumentCustomer, organizationToday, storedDate } from "./documents.js";
+
+export interface SubscriptionLineInput {
+  /** `pla_` id (required) */
+  plan?: string | null;
+  /** units, more than 0 (default 1); metered plans: 1 (usage decides what is billed) */
+  quantity?: DecimalInput | null;
+  /** `cou_` id of a coupon for this line only */
+  coupon?: string | null;
+}
+
+export interface SubscriptionAddonInput {
+  /** `add_` id (required) */
+  addon?: string | null;
+  /** integer, at least 1 (default 1) */
+  quantity?: number | null;
+  /** shares of a one-time addon by cycle (default: the addon's rates) */
+  rates?: AddonRateInput[] | null;
+}
+
+export interface SubscriptionInput {
+  customer?: string | null;
+  /** invoice document type of the cycle invoices (default CL33 for Chilean customers) */
+  document?: string | null;
+  dateStart?: string | null;
+  endDate?: string | null;
+  billingCycles?: number | null;
+  lines?: SubscriptionLineInput[] | null;
+  addons?: SubscriptionAddonInput[] | null;
+  /** `cou_` id; null or "" removes the coupon */
+  coupon?: string | null;
+  expirationDays?: number | null;
+  references?: unknown[] | null;
+  note?: string | null;
+  metadata?: Record<string, unknown> | null;
+  taxSettings?: Record<string, unknown> | null;
+}
+
+const DEFAULT_INVOICE_TYPE_BY_COUNTRY: Record<string, string> = { CL: "CL33" };
+export const MAX_SUBSCRIPTION_LINES = 100;
+export const MAX_REFERENCES = 50;
+const MAX_NOTE = 5000;
+const MAX_EXPIRATION_DAYS = 3650;
+
+const CURRENT_INCLUDE = {
+  lines: { orderBy: [{ position: "asc" }, { id: "asc" }], include: { plan: true } },
+  addons: { orderBy: [{ position: "asc" }, { id: "asc" }], include: { addon: true } },
+  coupon: true,
+} satisfies Prisma.SubscriptionInclude;
+
+type Current = Prisma.SubscriptionGetPayload<{ include: typeof CURRENT_INCLUDE }>;
+
+function couponTerms(c: Coupon): CouponTerms {
+  return {
+    discountScheme: c.discountScheme as CouponTerms["discountScheme"],
+    amount: c.amount.toString(),
+    durationScheme: c.durationScheme as CouponTerms["durationScheme"],
+    durationTimes: c.durationTimes,
+    applyOn: c.applyOn as CouponTerms["applyOn"],
+    validUntil: c.validUntil,
+  };
+}
+
+/** Same lines as stored (plan, quantity, coupon, in order): sending them back is not a change. */
+function sameLines(current: Current, lines: SubscriptionLineInput[]): boolean {
+  if (lines.length !== current.lines.length) return false;
+  return lines.every((l, i) => {
+    const c = current.lines[i];
+    let quantity: Decimal;
+    try {
+      quantity = toDecimal(l.quantity ?? 1);
+    } catch {
+      return false;
+    }
+    return l.plan === c.planId && quantity.eq(c.quantity.toString()) && (l.coupon || null) === c.couponId;
+  });
+}
+
+function rateKey(rates: unknown): string {
+  return JSON.stringify(((rates ?? []) as AddonRate[]).map((r) => ("percent" in r ? [r.cycle, "percent", toDecimal(r.percent).toString()] : [r.cycle, "amount", toDecimal(r.amount).toString()])));
+}
+
+function sameAddons(current: Current, addons: SubscriptionAddonInput[]): boolean {
+  if (addons.length !== current.addons.length) return false;
+  return addons.every((a, i) => {
+    const c = current.addons[i];
+    if (a.addon !== c.addonId || (a.quantity ?? 1) !== c.quantity) return false;
+    if (a.rates === undefined || a.rates === null) return true;
+    try {
+      return rateKey(a.rates.map((r) => (r.percent !== undefined && r.percent !== null ? { cycle: r.cycle, percent: r.percent } : { cycle: r.cycle, amount: r.amount }))) === rateKey(c.rates);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The checked columns and child rows of a create or an update. */
+interface Prepared {
+  columns: {
+    customerId: string;
+    documentTypeId: string;
+    dateStart: Date;
+    endDate: Date | null;
+    billingCycles: number | null;
+    nextBilling: Date;
+    couponId: string | null;
+    couponRedemptions: number;
+    expirationDays: number;
+    references: Prisma.InputJsonValue;
+    note: string | null;
+    metadata: Prisma.InputJsonValue;
+    taxSettings: Prisma.InputJsonValue;
+  };
+  /** null: keep the stored lines */
+  lines: { id: string; position: number; planId: string; quantity: string; couponId: string | null }[] | null;
+  /** null: keep the stored addons */
+  addons: { id: string; position: number; addonId: string; quantity: number; rates: Prisma.InputJsonValue }[] | null;
+}
+
+/**
+ * Validates `input` (over `current` on update) and computes every column. Every problem is a field
+ * error (one 400 naming them all); a line or addon change after the first billed cycle is a 409.
+ */
+async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: Current | null): Promise<Prepared> {
+  const errors = new FieldErrorCollector();
+  const f = new Fields(ctx, errors);
+  const billed = current ? current.nextBillingCycle > 1 : false;
+
+  const linesChanged = input.lines !== undefined && input.lines !== null && !(current && sameLines(current, input.lines));
+  const addonsChanged = input.addons !== undefined && input.addons !== null && !(current && sameAddons(current, input.addons));
+  const startChanged = current && input.dateStart !== undefined && input.dateStart !== null && input.dateStart !== isoDate(current.dateStart);
+  if (billed && (linesChanged || addonsChanged || startChanged)) {
+    const what = [linesChanged && "lines", addonsChanged && "addons", startChanged && "date_start"].filter(Boolean).join(", ");
+    throw new InvalidStateError(
+      `Cycle ${current!.nextBillingCycle - 1} of subscription ${current!.id} has been billed: ${what} cannot change yet. ` +
+        "Plan, quantity and addon changes in the middle of a subscription come with proration, which is not available yet (docs/subscriptions.md).",
+    );
+  }
+
+  // customer (fixed once created) and document type
+  let customer: { id: string; countryId: string | null } | null = null;
+  if (current) {
+    if (input.customer && input.customer !== current.customerId) errors.add("customer", "cannot change; cancel this subscription and create one for the other customer");
+    customer = { id: current.customerId, countryId: null };
+  } else {
+    customer = await findDocumentCustomer(ctx, input.customer, errors);
+  }
+  const documentId = input.document || current?.documentTypeId || (customer?.countryId ? DEFAULT_INVOICE_TYPE_BY_COUNTRY[customer.countryId] : undefined);
+  if (!documentId) {
+    if (customer) errors.add("document", "is required (no default invoice type for the customer's country)");
+  } else if (!current || documentId !== current.documentTypeId) {
+    const documentType = await findDocumentType(ctx, documentId, errors);
+    if (documentType && (documentType.isOrder || documentType.isNote)) errors.add("document", `${documentType.id} (${documentType.name}) is not an invoice type`);
+  }
+
+  // lines: plans of the caller, active, one currency and frequency
+  let lines: Prepared["lines"] = null;
+  let currencyId: string | null = current?.lines[0]?.plan.currencyId ?? null;
+  let frequency: string | null = current?.lines[0]?.plan.frequency ?? null;
+  const lineInputs = linesChanged ? input.lines! : [];
+  const addonInputs = addonsChanged ? input.addons! : [];
+  const couponIds = [...new Set([input.coupon, ...lineInputs.map((l) => l.coupon)].filter((c): c is string => !!c))];
+  const [plans, addons, coupons] = await Promise.all([
+    lineInputs.length ? ctx.prisma.plan.findMany({ where: { id: { in: lineInputs.map((l) => l.plan).filter((p): p is string => !!p) }, ...tenant(ctx) } }) : ([] as Plan[]),
+    addonInputs.length ? ctx.prisma.addon.findMany({ where: { id: { in: addonInputs.map((a) => a.addon).filter((a): a is string => !!a) }, ...tenant(ctx) } }) : ([] as Addon[]),
+    couponIds.length ? ctx.prisma.coupon.findMany({ where: { id: { in: couponIds }, ...tenant(ctx) } }) : ([] as Coupon[]),
+  ]);
+  const planById = new Map(plans.map((p) => [p.id, p]));
+  const couponById = new Map(coupons.map((c) => [c.id, c]));
+
+  if (linesChanged || !current) {
+    if (lineInputs.length > MAX_SUBSCRIPTION_LINES) errors.add("lines", `at most ${MAX_SUBSCRIPTION_LINES} lines`);
+    const linePlans = lineInputs.map((l, i) => {
+      if (!l.plan) {
+        errors.add(`lines.${i}.plan`, "is required");
+        return null;
+      }
+      const plan = planById.get(l.plan);
+      if (!plan) errors.add(`lines.${i}.plan`, `unknown plan ${l.plan}`);
+      return plan ?? null;
+    });
+    checkSubscriptionPlans(
+      linePlans.map((p) => (p ? { id: p.id, currencyId: p.currencyId, frequency: p.frequency, status: p.status } : null)),
+      errors,
+    );
+    const first = linePlans.find((p): p is Plan => p !== null);
+    currencyId = first?.currencyId ?? null;
+    frequency = first?.frequency ?? null;
+    lines = lineInputs.map((l, i) => {
+      const plan = linePlans[i];
+      let quantity = "1";
+      try {
+        const q = toDecimal(l.quantity ?? 1);
+        if (!q.isFinite()) throw new Error("not finite");
+        if (!q.gt(0)) errors.add(`lines.${i}.quantity`, "must be more than 0");
+        else if (q.decimalPlaces() > MAX_AMOUNT_DECIMALS) errors.add(`lines.${i}.quantity`, `must have at most ${MAX_AMOUNT_DECIMALS} decimal places`);
+        else if (plan?.usageScheme === "metered" && !q.eq(1)) errors.add(`lines.${i}.quantity`, "must be 1 (or absent) on a metered plan: reported usage decides what is billed");
+        quantity = q.toString();
+      } catch {
+        errors.add(`lines.${i}.quantity`, "must be a decimal number");
+      }
+      return { id: newId("lin"), position: i, planId: plan?.id ?? "", quantity, couponId: l.coupon || null };
+    });
+  }
+
+  /** A coupon being attached: known, active, in the subscription's currency ($), not expired. */
+  const checkCoupon = (id: string, field: string) => {
+    const coupon = couponById.get(id);
+    if (!coupon) return errors.add(field, `unknown coupon ${id}`);
+    if (coupon.status !== "active") return errors.add(field, `coupon ${id} is ${coupon.status}; attach active coupons`);
+    if (coupon.discountScheme === "$" && currencyId && coupon.currencyId !== currencyId) {
+      errors.add(field, `coupon ${id} discounts ${coupon.currencyId}; the subscription bills ${currencyId}`);
+    }
+    errors.collect(() => assertCouponAttachable(couponTerms(coupon), ctx.now(), field));
+  };
+  lines?.forEach((l, i) => {
+    if (l.couponId) checkCoupon(l.couponId, `lines.${i}.coupon`);
+  });
+  let couponId = current?.couponId ?? null;
+  let couponRedemptions = current?.couponRedemptions ?? 0;
+  if (input.coupon !== undefined && (input.coupon || null) !== couponId) {
+    const next = input.coupon || null;
+    if (next) checkCoupon(next, "coupon");
+    couponId = next;
+    couponRedemptions = 0;
+  } else if (current?.coupon && linesChanged && current.coupon.discountScheme === "$" && currencyId && current.coupon.currencyId !== currencyId) {
+    errors.add("coupon", `coupon ${current.coupon.id} discounts ${current.coupon.currencyId}; the new lines bill ${currencyId} (remove or replace the coupon)`);
+  }
+  // addons kept while the lines change currency
+  if (current && linesChanged && !addonsChanged && currencyId) {
+    current.addons.forEach((a, i) => {
+      if (a.addon.currencyId !== currencyId) errors.add(`addons.${i}.addon`, `addon ${a.addonId} is in ${a.addon.currencyId}; the new lines bill ${currencyId} (replace the addons too)`);
+    });
+  }
+
+  // addons: of the caller, active, in the subscription's currency
+  let addonRows: Prepared["addons"] = null;
+  if (addonsChanged || !current) {
+    const addonById = new Map(addons.map((a) => [a.id, a]));
+    const currency = currencyId ? await f.currency("lines", currencyId, null) : null;
+    addonRows = addonInputs.map((a, i) => {
+      const addon = a.addon ? addonById.get(a.addon) : undefined;
+      if (!a.addon) errors.add(`addons.${i}.addon`, "is required");
+      else if (!addon) errors.add(`addons.${i}.addon`, `unknown addon ${a.addon}`);
+      else {
+        if (addon.status !== "active") errors.add(`addons.${i}.addon`, `addon ${addon.id} is ${addon.status}; attach active addons`);
+        if (currencyId && addon.currencyId !== currencyId) errors.add(`addons.${i}.addon`, `addon ${addon.id} is in ${addon.currencyId}; the subscription bills ${currencyId}`);
+      }
+      const quantity = a.quantity ?? 1;
+      if (!Number.isInteger(quantity) || quantity < 1) errors.add(`addons.${i}.quantity`, "must be an integer, at least 1");
+      let rates: unknown = addon?.rates ?? [];
+      if (addon && a.rates !== undefined && a.rates !== null) {
+        if (a.rates.length > 0 && addon.applyScheme !== "one_time") errors.add(`addons.${i}.rates`, "split a one-time addon; a recurring addon bills its whole amount every cycle");
+        else if (currency) errors.collect(() => (rates = validateAddonRates(a.rates!, addon.amount.toString(), currency, `addons.${i}.rates`)));
+      }
+      return { id: newId("lin"), position: i, addonId: addon?.id ?? "", quantity, rates: rates as Prisma.InputJsonValue };
+    });
+  }
+
+  // dates
+  const today = !current && !input.dateStart ? await organizationToday(ctx) : null;
+  const dateStart = input.dateStart || (current ? isoDate(current.dateStart) : today!);
+  let billingCycles = input.billingCycles !== undefined ? input.billingCycles : (current?.billingCycles ?? null);
+  if (billingCycles !== null && (!Number.isInteger(billingCycles) || billingCycles < 1)) {
+    errors.add("billing_cycles", "must be a positive integer (or null: until cancelled)");
+    billingCycles = null;
+  } else if (billingCycles !== null && current && billingCycles < current.nextBillingCycle - 1) {
+    errors.add("billing_cycles", `must be at least ${current.nextBillingCycle - 1}: that many cycles have been billed`);
+  }
+  let endDate: string | null;
+  if (billingCycles !== null) {
+    endDate = isOneOf(Object.keys(FREQUENCIES) as Frequency[], frequency) ? subscriptionEndDate(dateStart, frequency, billingCycles) : null;
+    if (input.endDate && endDate && input.endDate !== endDate && input.billingCycles !== undefined) {
+      errors.add("end_date", `is the start of cycle ${billingCycles + 1} (${endDate}) when billing_cycles is set; send one of them`);
+    }
+  } else {
+    endDate = input.endDate !== undefined ? input.endDate || null : input.billingCycles !== undefined ? null : storedDate(current?.endDate);
+    if (endDate && endDate <= dateStart) errors.add("end_date", "must be after date_start");
+  }
+
+  const expirationDays = input.expirationDays ?? current?.expirationDays ?? 0;
+  if (!Number.isInteger(expirationDays) || expirationDays < 0 || expirationDays > MAX_EXPIRATION_DAYS) {
+    errors.add("expiration_days", `must be an integer from 0 to ${MAX_EXPIRATION_DAYS}`);
+  }
+  const references = input.references !== undefined ? (input.references ?? []) : ((current?.references ?? []) as unknown[]);
+  if (!Array.isArray(references)) errors.add("references", "must be an array");
+  else if (references.length > MAX_REFERENCES) errors.add("references", `at most ${MAX_REFERENCES} references`);
+  const note = input.note !== undefined ? input.note || null : (current?.note ?? null);
+  if (note && note.length > MAX_NOTE) errors.add("note", `must have at most ${MAX_NOTE} characters`);
+  const metadata = f.metadata("metadata", input.metadata, current?.metadata);
+  const taxSettings = input.taxSettings !== undefined ? (input.taxSettings ?? {}) : (current?.taxSettings ?? {});
+
+  errors.throwIfAny("Invalid subscription");
+  return {
+    columns: {
+      customerId: customer!.id,
+      documentTypeId: documentId!.toUpperCase(),
+      dateStart: dateColumn(dateStart),
+      endDate: endDate ? dateColumn(endDate) : null,
+      billingCycles,
+      // nothing billed yet: the first cycle is billed (in advance) on its start
+      nextBilling: current && billed ? current.nextBilling : dateColumn(dateStart),
+      couponId,
+      couponRedemptions,
+      expirationDays,
+      references: references as Prisma.InputJsonValue,
+      note,
+      metadata,
+      taxSettings: taxSettings as Prisma.InputJsonValue,
+    },
+    lines,
+    addons: addonRows,
+  };
+}
+
+/** Locks the subscription row for the transaction; null when the caller has no such subscription. */
+async function lockSubscription(ctx: ServiceContext, id: string): Promise<Current> {
+  await ctx.prisma.$queryRaw`SELECT "id" FROM "Subscription" WHERE "id" = ${id} AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} FOR UPDATE`;
+  const current = await ctx.prisma.subscription.findFirst({ where: { id, ...tenant(ctx) }, include: CURRENT_INCLUDE });
+  if (!current) throw new NotFoundError("subscription", id);
+  return current;
+}
+
+function inTransaction<T>(ctx: ServiceContext, fn: (tx: ServiceContext) => Promise<T>): Promise<T> {
+  return ctx.prisma.$transaction((tx) => fn(withinTransaction(ctx, tx)));
+}
+
+/** Creates an active subscription. 400 naming every bad field; nothing is written then. */
+export async function createSubscription(ctx: ServiceContext, input: SubscriptionInput): Promise<Subscription> {
+  return inTransaction(ctx, async (tx) => {
+    const { columns, lines, addons } = await prepare(tx, input, null);
+    return tx.prisma.subscription.create({
+      data: {
+        id: newId("sub"),
+        ...tenant(ctx),
+        userEmail: ctx.auth.userEmail,
+        status: "active",
+        nextBillingCycle: 1,
+        ...columns,
+        lines: { create: lines ?? [] },
+        addons: { create: addons ?? [] },
+      },
+    });
+  });
+}
+
+/**
+ * Updates the given fields (metadata merges). `lines`/`addons` replace all of them, only while no
+ * cycle has been billed (409 afterwards, unless they are sent back unchanged). Cancelled: 409.
+ */
+export async function updateSubscription(ctx: ServiceContext, id: string, input: SubscriptionInput): Promise<Subscription> {
+  return inTransaction(ctx, async (tx) => {
+    const current = await lockSubscription(tx, id);
+    subscriptionTransition(current.status, "update");
+    const { columns, lines, addons } = await prepare(tx, input, current);
+    if (lines) await tx.prisma.subscriptionLine.deleteMany({ where: { subscriptionId: id } });
+    if (addons) await tx.prisma.subscriptionAddon.deleteMany({ where: { subscriptionId: id } });
+    return tx.prisma.subscription.update({
+      where: { id },
+      data: { ...columns, ...(lines ? { lines: { create: lines } } : {}), ...(addons ? { addons: { create: addons } } : {}) },
+    });
+  });
+}
+
+/**
+ * Cancels now (status `cancelled`, `cancelled` = now) or, `atPeriodEnd`, at the end of the current
+ * period (`cancel_at_period_end` true; status and `cancelled` unchanged until the billing run ends
+ * it). `cancel_reason` defaults to `requested_by_customer`. Already cancelled (or already set to
+ * cancel at period end, for `atPeriodEnd`): 409.
+ */
+export async function cancelSubscription(ctx: ServiceContext, id: string, options: { reason?: string | null; atPeriodEnd?: boolean | null } = {}): Promise<Subscription> {
+  const reason = normalizeReason(options.reason, "cancel_reason", DEFAULT_CANCEL_REASON);
+  return inTransaction(ctx, async (tx) => {
+    const current = await lockSubscription(tx, id);
+    if (options.atPeriodEnd) {
+      subscriptionTransition(current.status, "cancel_at_period_end", current.cancelAtPeriodEnd);
+      return tx.prisma.subscription.update({ where: { id }, data: { cancelAtPeriodEnd: true, cancelReason: reason } });
+    }
+    const status: SubscriptionStatus = subscriptionTransition(current.status, "cancel");
+    return tx.prisma.subscription.update({ where: { id }, data: { status, cancelled: ctx.now(), cancelReason: reason } });
+  });
+}
+
+/** Pauses an active subscription (`paused` = now, `paused_reason`); the billing run skips it. 409 unless active. */
+export async function pauseSubscription(ctx: ServiceContext, id: string, reason?: string | null): Promise<Subscription> {
+  const pausedReason = normalizeReason(reason, "reason", null);
+  return inTransaction(ctx, async (tx) => {
+    const current = await lockSubscription(tx, id);
+    const status = subscriptionTransition(current.status, "pause");
+    return tx.prisma.subscription.update({ where: { id }, data: { status, paused: ctx.now(), pausedReason } });
+  });
+}
+
+/** Resumes a paused subscription: back to `active`, `paused` and `paused_reason` cleared. 409 unless paused. */
+export async function resumeSubscription(ctx: ServiceContext, id: string): Promise<Subscription> {
+  return inTransaction(ctx, async (tx) => {
+    const current = await lockSubscription(tx, id);
+    const status = subscriptionTransition(current.status, "resume");
+    return tx.prisma.subscription.update({ where: { id }, data: { status, paused: null, pausedReason: null } });
+  });
+}
+
