@@ -74,7 +74,9 @@ async function loadCoupon(ctx: ServiceContext, id: string): Promise<Coupon> {
 }
 
 async function couponUses(ctx: ServiceContext, id: string): Promise<number> {
-  const [subscriptions, lines] = await Promise.all([ctx.prisma.subscription.count({ where: { couponId: id } }), ctx.prisma.subscriptionLine.count({ where: { couponId: id } })]);
+  // sequential: called inside transactions, whose one connection takes one query at a time
+  const subscriptions = await ctx.prisma.subscription.count({ where: { couponId: id } });
+  const lines = await ctx.prisma.subscriptionLine.count({ where: { couponId: id } });
   return subscriptions + lines;
 }
 

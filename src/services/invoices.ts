@@ -71,11 +71,10 @@ type Current = Invoice & { lines: Parameters<typeof storedLineInputs>[0] };
 /** Validates `input` (merged over `current` on update) and computes every column. */
 async function prepare(ctx: ServiceContext, input: InvoiceInput, current: Current | null): Promise<PreparedDocument> {
   const errors = new FieldErrorCollector();
-  // independent lookups run together; the organization is only needed for today's date
-  const [today, customer] = await Promise.all([
-    !input.date && !current ? organizationToday(ctx) : null,
-    findDocumentCustomer(ctx, input.customer ?? current?.customerId, errors),
-  ]);
+  // one after the other: prepare also runs inside transactions (updates, invoiceOrders), whose one
+  // connection takes one query at a time; the organization is only needed for today's date
+  const today = !input.date && !current ? await organizationToday(ctx) : null;
+  const customer = await findDocumentCustomer(ctx, input.customer ?? current?.customerId, errors);
   if (current && customer && customer.id !== current.customerId) {
     const billedOrders = await ctx.prisma.order.count({ where: { invoiceId: current.id } });
     if (billedOrders > 0) errors.add("customer", `cannot change: the invoice bills ${billedOrders} order(s) of ${current.customerId}`);

@@ -73,10 +73,9 @@ type Current = Order & { lines: Parameters<typeof storedLineInputs>[0] };
 /** Validates `input` (merged over `current` on update) and computes every column. */
 async function prepare(ctx: ServiceContext, input: OrderInput, current: Current | null): Promise<PreparedDocument> {
   const errors = new FieldErrorCollector();
-  const [today, customer] = await Promise.all([
-    !input.date && !current ? organizationToday(ctx) : null,
-    findDocumentCustomer(ctx, input.customer ?? current?.customerId, errors),
-  ]);
+  // one after the other: prepare also runs inside the update transaction
+  const today = !input.date && !current ? await organizationToday(ctx) : null;
+  const customer = await findDocumentCustomer(ctx, input.customer ?? current?.customerId, errors);
 
   const documentId = input.document ?? current?.documentTypeId ?? (customer?.countryId ? DEFAULT_ORDER_TYPE_BY_COUNTRY[customer.countryId] : undefined);
   let documentType = null;

@@ -155,10 +155,9 @@ export async function updateProduct(ctx: ServiceContext, id: string, input: Prod
 
 /** Lines (subscription or invoice) that use any of `planIds`. */
 async function planUses(ctx: ServiceContext, where: Prisma.PlanWhereInput): Promise<number> {
-  const [subscriptions, invoices] = await Promise.all([
-    ctx.prisma.subscriptionLine.count({ where: { plan: where } }),
-    ctx.prisma.invoiceLine.count({ where: { plan: where } }),
-  ]);
+  // sequential: called inside transactions, whose one connection takes one query at a time
+  const subscriptions = await ctx.prisma.subscriptionLine.count({ where: { plan: where } });
+  const invoices = await ctx.prisma.invoiceLine.count({ where: { plan: where } });
   return subscriptions + invoices;
 }
 

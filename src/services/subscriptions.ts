@@ -191,11 +191,14 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   const lineInputs = linesChanged ? input.lines! : [];
   const addonInputs = addonsChanged ? input.addons! : [];
   const couponIds = [...new Set([input.coupon, ...lineInputs.map((l) => l.coupon)].filter((c): c is string => !!c))];
-  const [plans, addons, coupons] = await Promise.all([
-    lineInputs.length ? ctx.prisma.plan.findMany({ where: { id: { in: lineInputs.map((l) => l.plan).filter((p): p is string => !!p) }, ...tenant(ctx) } }) : ([] as Plan[]),
-    addonInputs.length ? ctx.prisma.addon.findMany({ where: { id: { in: addonInputs.map((a) => a.addon).filter((a): a is string => !!a) }, ...tenant(ctx) } }) : ([] as Addon[]),
-    couponIds.length ? ctx.prisma.coupon.findMany({ where: { id: { in: couponIds }, ...tenant(ctx) } }) : ([] as Coupon[]),
-  ]);
+  // one after the other: this runs inside a transaction, whose single connection takes one query at a time
+  const plans = lineInputs.length
+    ? await ctx.prisma.plan.findMany({ where: { id: { in: lineInputs.map((l) => l.plan).filter((p): p is string => !!p) }, ...tenant(ctx) } })
+    : ([] as Plan[]);
+  const addons = addonInputs.length
+    ? await ctx.prisma.addon.findMany({ where: { id: { in: addonInputs.map((a) => a.addon).filter((a): a is string => !!a) }, ...tenant(ctx) } })
+    : ([] as Addon[]);
+  const coupons = couponIds.length ? await ctx.prisma.coupon.findMany({ where: { id: { in: couponIds }, ...tenant(ctx) } }) : ([] as Coupon[]);
   const planById = new Map(plans.map((p) => [p.id, p]));
   const couponById = new Map(coupons.map((c) => [c.id, c]));
 
@@ -347,9 +350,13 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
 /** Locks the subscription row for the transaction; null when the caller has no such subscription. */
 async function lockSubscription(ctx: ServiceContext, id: string): Promise<Current> {
   await ctx.prisma.$queryRaw`SELECT "id" FROM "Subscription" WHERE "id" = ${id} AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} FOR UPDATE`;
-  const current = await ctx.prisma.subscription.findFirst({ where: { id, ...tenant(ctx) }, include: CURRENT_INCLUDE });
-  if (!current) throw new NotFoundError("subscription", id);
-  return current;
+  // relations loaded one by one: Prisma runs the relations of one include in parallel, which a
+  // transaction's single connection would only queue (pg warns about it)
+  const subscription = await ctx.prisma.subscription.findFirst({ where: { id, ...tenant(ctx) }, include: { coupon: true } });
+  if (!subscription) throw new NotFoundError("subscription", id);
+  const lines = await ctx.prisma.subscriptionLine.findMany({ where: { subscriptionId: id }, orderBy: CURRENT_INCLUDE.lines.orderBy, include: { plan: true } });
+  const addons = await ctx.prisma.subscriptionAddon.findMany({ where: { subscriptionId: id }, orderBy: CURRENT_INCLUDE.addons.orderBy, include: { addon: true } });
+  return { ...subscription, lines, addons };
 }
 
 function inTransaction<T>(ctx: ServiceContext, fn: (tx: ServiceContext) => Promise<T>): Promise<T> {
