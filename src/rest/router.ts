@@ -139,6 +139,18 @@ function pdfResponse(node: { __typename?: string } | null | undefined, typename:
   return jsonResponse({ file: (expectNode(node, typename, resource, id) as { pdf: string }).pdf });
 }
 
+/** `DELETE path` running `doc` with the path's id; 204 with no body (DESIGN.md), errors as GraphQL's. */
+function deleteRoute(path: string, doc: TypedDocumentNode<unknown, { id: string }>): Route {
+  return {
+    method: "DELETE",
+    path,
+    handle: async (r) => {
+      await r.run(doc, { id: r.params.id });
+      return new Response(null, { status: 204 });
+    },
+  };
+}
+
 const CUSTOMER_FILTERS: FilterSpec = {
   country: { key: "country", kind: "string" },
   country__name: { key: "countryName", kind: "string" },
@@ -272,14 +284,7 @@ const routes: Route[] = [
       return jsonResponse(out.invoice(data.updateInvoice));
     },
   },
-  {
-    method: "DELETE",
-    path: "/v1/invoices/:id",
-    handle: async (r) => {
-      await r.run(ops.RestDeleteInvoiceDocument, { id: r.params.id });
-      return new Response(null, { status: 204 });
-    },
-  },
+  deleteRoute("/v1/invoices/:id", ops.RestDeleteInvoiceDocument),
   {
     method: "GET",
     path: "/v1/invoices/:id/finalize",
@@ -324,14 +329,7 @@ const routes: Route[] = [
       return jsonResponse(out.order(data.updateOrder));
     },
   },
-  {
-    method: "DELETE",
-    path: "/v1/orders/:id",
-    handle: async (r) => {
-      await r.run(ops.RestDeleteOrderDocument, { id: r.params.id });
-      return new Response(null, { status: 204 });
-    },
-  },
+  deleteRoute("/v1/orders/:id", ops.RestDeleteOrderDocument),
   {
     method: "GET",
     path: "/v1/orders/:id/finalize",
@@ -370,14 +368,7 @@ const routes: Route[] = [
       return jsonResponse(out.creditNote(node, expandInvoice));
     },
   },
-  {
-    method: "DELETE",
-    path: "/v1/creditnotes/:id",
-    handle: async (r) => {
-      await r.run(ops.RestDeleteCreditNoteDocument, { id: r.params.id });
-      return new Response(null, { status: 204 });
-    },
-  },
+  deleteRoute("/v1/creditnotes/:id", ops.RestDeleteCreditNoteDocument),
   {
     method: "GET",
     path: "/v1/creditnotes/:id/finalize",
@@ -415,14 +406,7 @@ const routes: Route[] = [
       return jsonResponse(out.payment(expectNode(data.node, "Payment", "payment", r.params.id) as ops.PaymentFieldsFragment));
     },
   },
-  {
-    method: "DELETE",
-    path: "/v1/payments/:id",
-    handle: async (r) => {
-      await r.run(ops.RestDeletePaymentDocument, { id: r.params.id });
-      return new Response(null, { status: 204 });
-    },
-  },
+  deleteRoute("/v1/payments/:id", ops.RestDeletePaymentDocument),
   {
     method: "POST",
     path: "/v1/payments/:id/authorize",
@@ -482,14 +466,7 @@ const routes: Route[] = [
       return paged(r, page, data.usages.totalCount, data.usages.edges.map((e) => out.usage(e.node)));
     },
   },
-  {
-    method: "DELETE",
-    path: "/v1/usages/:id",
-    handle: async (r) => {
-      await r.run(ops.RestDeleteUsageDocument, { id: r.params.id });
-      return new Response(null, { status: 204 });
-    },
-  },
+  deleteRoute("/v1/usages/:id", ops.RestDeleteUsageDocument),
 
   // Reference lists
   {
@@ -588,14 +565,7 @@ routes.push(
       return jsonResponse(out.product(data.updateProduct));
     },
   },
-  {
-    method: "DELETE",
-    path: "/v1/products/:id",
-    handle: async (r) => {
-      await r.run(ops.RestDeleteProductDocument, { id: r.params.id });
-      return new Response(null, { status: 204 });
-    },
-  },
+  deleteRoute("/v1/products/:id", ops.RestDeleteProductDocument),
   {
     method: "GET",
     path: "/v1/products",
@@ -632,14 +602,7 @@ routes.push(
       return jsonResponse(out.plan(data.updatePlan));
     },
   },
-  {
-    method: "DELETE",
-    path: "/v1/plans/:id",
-    handle: async (r) => {
-      await r.run(ops.RestDeletePlanDocument, { id: r.params.id });
-      return new Response(null, { status: 204 });
-    },
-  },
+  deleteRoute("/v1/plans/:id", ops.RestDeletePlanDocument),
   {
     method: "GET",
     path: "/v1/plans",
@@ -681,14 +644,7 @@ routes.push(
       return jsonResponse(out.addon(data.updateAddon));
     },
   },
-  {
-    method: "DELETE",
-    path: "/v1/addons/:id",
-    handle: async (r) => {
-      await r.run(ops.RestDeleteAddonDocument, { id: r.params.id });
-      return new Response(null, { status: 204 });
-    },
-  },
+  deleteRoute("/v1/addons/:id", ops.RestDeleteAddonDocument),
   {
     method: "GET",
     path: "/v1/addons",
@@ -729,14 +685,7 @@ routes.push(
       return jsonResponse(out.coupon(data.updateCoupon));
     },
   },
-  {
-    method: "DELETE",
-    path: "/v1/coupons/:id",
-    handle: async (r) => {
-      await r.run(ops.RestDeleteCouponDocument, { id: r.params.id });
-      return new Response(null, { status: 204 });
-    },
-  },
+  deleteRoute("/v1/coupons/:id", ops.RestDeleteCouponDocument),
   {
     method: "GET",
     path: "/v1/coupons",
