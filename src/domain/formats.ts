@@ -30,3 +30,20 @@ export function isIsoDate(value: string): boolean {
 export function todayIn(timeZone: string, now: Date = new Date()): string {
   return new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(now);
 }
+
+/**
+ * The instant local midnight starts `date` (`yyyy-mm-dd`) in `timeZone`: 2026-11-01 in
+ * America/Santiago (UTC-3 in November) is 2026-11-01T03:00:00Z. Used to compare timestamps with
+ * calendar periods of an organization.
+ */
+export function zonedMidnight(date: string, timeZone: string): Date {
+  const offsetAt = (instant: number) => {
+    const name = new Intl.DateTimeFormat("en-US", { timeZone, timeZoneName: "longOffset" }).formatToParts(new Date(instant)).find((p) => p.type === "timeZoneName")?.value ?? "GMT";
+    const m = /GMT([+-])(\d{2}):(\d{2})/.exec(name);
+    return m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) * 60_000 : 0;
+  };
+  const utcMidnight = Date.parse(`${date}T00:00:00Z`);
+  let instant = utcMidnight - offsetAt(utcMidnight);
+  instant = utcMidnight - offsetAt(instant); // the offset may change between the two (DST)
+  return new Date(instant);
+}

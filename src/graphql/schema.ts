@@ -15,5 +15,6 @@ import "./types/coupon.js";
 import "./types/usage.js";
 // subscriptions (docs/subscriptions.md)
 import "./types/subscription.js";
+import "./types/upcoming-invoice.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -468,6 +468,16 @@ const routes: Route[] = [
   },
   deleteRoute("/v1/usages/:id", ops.RestDeleteUsageDocument),
 
+  // The next cycle's invoice of a subscription (not in the spec; docs/subscriptions.md)
+  {
+    method: "GET",
+    path: "/v1/subscriptions/:id/upcoming_invoice",
+    handle: async (r) => {
+      const data = await r.run(ops.RestUpcomingInvoiceDocument, { subscription: r.params.id });
+      return jsonResponse(out.upcomingInvoice(data.upcomingInvoice));
+    },
+  },
+
   // Reference lists
   {
     method: "GET",

@@ -20,6 +20,7 @@ import type {
 import type { CustomerSessionFieldsFragment } from "../graphql/generated/operations.js";
 import type { ReminderFieldsFragment } from "../graphql/generated/operations.js";
 import type { UsageFieldsFragment } from "../graphql/generated/operations.js";
+import type { RestUpcomingInvoiceQuery } from "../graphql/generated/operations.js";
 import type { AddonFieldsFragment, CouponFieldsFragment, PlanFieldsFragment, ProductFieldsFragment } from "../graphql/generated/operations.js";
 import { num } from "./json.js";
 
@@ -497,5 +498,39 @@ export function subscription(s: import("../graphql/generated/operations.js").Sub
     cancel_at_period_end: s.cancelAtPeriodEnd,
     created: isoTimestamp(s.created),
     updated: isoTimestamp(s.updated),
+  };
+}
+
+/** The next cycle's invoice of a subscription (ours; docs/subscriptions.md), snake_case, decimals as numbers. */
+export function upcomingInvoice(i: RestUpcomingInvoiceQuery["upcomingInvoice"]) {
+  return {
+    subscription: i.subscription,
+    cycle: i.cycle,
+    date: i.date,
+    period_start: i.periodStart,
+    period_end: i.periodEnd,
+    currency: i.currency,
+    document: i.document,
+    lines: i.lines.map((l) => ({
+      name: l.name,
+      description: l.description,
+      quantity: num(l.quantity),
+      amount: num(l.amount),
+      discount: num(l.discount),
+      discount_scheme: l.discountScheme,
+      exempt: l.exempt,
+      total: num(l.total),
+      period_start: l.periodStart,
+      period_end: l.periodEnd,
+      subscription_line: l.subscriptionLine,
+    })),
+    discount: num(i.discount),
+    discount_scheme: i.discountScheme,
+    amount: num(i.amount),
+    exempt: num(i.exempt),
+    subtotal: num(i.subtotal),
+    tax_percent: num(i.taxPercent),
+    tax: num(i.tax),
+    total: num(i.total),
   };
 }

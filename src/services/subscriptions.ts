@@ -81,7 +81,8 @@ const CURRENT_INCLUDE = {
 
 type Current = Prisma.SubscriptionGetPayload<{ include: typeof CURRENT_INCLUDE }>;
 
-function couponTerms(c: Coupon): CouponTerms {
+/** A coupon row as the domain's coupon terms. */
+export function couponTerms(c: Coupon): CouponTerms {
   return {
     discountScheme: c.discountScheme as CouponTerms["discountScheme"],
     amount: c.amount.toString(),

@@ -100,3 +100,13 @@ describe("a new usage record", () => {
     expect(check("1", now, { ...metered, subscriptionStatus: "cancelled" })).toThrow(InvalidStateError);
   });
 });
+
+import { zonedMidnight } from "../../src/domain/formats.js";
+
+describe("zonedMidnight", () => {
+  it("is the instant a calendar day starts in a time zone", () => {
+    expect(zonedMidnight("2026-11-01", "America/Santiago").toISOString()).toBe("2026-11-01T03:00:00.000Z");
+    expect(zonedMidnight("2026-07-01", "America/Santiago").toISOString()).toBe("2026-07-01T04:00:00.000Z");
+    expect(zonedMidnight("2026-11-01", "UTC").toISOString()).toBe("2026-11-01T00:00:00.000Z");
+  });
+});
