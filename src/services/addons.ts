@@ -15,7 +15,7 @@ import { InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { APPLY_SCHEMES } from "../domain/catalogue.js";
 import { validateAddonRates, type AddonRate, type AddonRateInput } from "../domain/pricing.js";
 import type { DecimalInput } from "../domain/money.js";
-import { tenant, type ServiceContext } from "./context.js";
+import { lockTenantRow, tenant, type ServiceContext } from "./context.js";
 import { Fields, inTransaction, type DeleteResult } from "./catalogue.js";
 
 export interface AddonInput {
@@ -69,7 +69,7 @@ function rateValues(rates: unknown): string {
 }
 
 async function loadAddon(ctx: ServiceContext, id: string): Promise<Addon> {
-  await ctx.prisma.$queryRaw`SELECT "id" FROM "Addon" WHERE "id" = ${id} AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} FOR UPDATE`;
+  await lockTenantRow(ctx.prisma, ctx, "Addon", id);
   const addon = await ctx.prisma.addon.findFirst({ where: { id, ...tenant(ctx) } });
   if (!addon) throw new NotFoundError("addon", id);
   return addon;

@@ -28,6 +28,30 @@ export function tenant(ctx: ServiceContext) {
 
 export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 
+/** Tables whose rows belong to a tenant (organizationId, testMode) and that use cases lock. */
+export type TenantTable = "Invoice" | "Order" | "CreditNote" | "Payment" | "Source" | "Usage" | "Subscription" | "Product" | "Plan" | "Addon" | "Coupon";
+
+/**
+ * Locks row `id` of `table` if it belongs to the caller's organization and mode
+ * (`SELECT ... FOR UPDATE`, held until the transaction `db` ends) and returns `columns` of it, or
+ * null when the caller has no such row. Concurrent changes of one row queue on this lock.
+ */
+export async function lockTenantRow<C extends string = "id">(
+  db: Pick<Tx, "$queryRawUnsafe">,
+  ctx: ServiceContext,
+  table: TenantTable,
+  id: string,
+  columns: readonly C[] = ["id"] as unknown as C[],
+): Promise<Record<C, unknown> | null> {
+  const rows = await db.$queryRawUnsafe<Record<C, unknown>[]>(
+    `SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${table}" WHERE "id" = $1 AND "organizationId" = $2 AND "testMode" = $3 FOR UPDATE`,
+    id,
+    ctx.auth.organizationId,
+    ctx.auth.testMode,
+  );
+  return rows[0] ?? null;
+}
+
 /**
  * The same context with every query going through transaction `tx`. Use it for reads made while
  * a transaction holds locks: on PGlite (one connection) a read outside the transaction would wait

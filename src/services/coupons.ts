@@ -15,7 +15,7 @@ import { newId } from "../infra/ids.js";
 import { InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { APPLY_ON, DISCOUNT_SCHEMES, DURATION_SCHEMES } from "../domain/catalogue.js";
 import { roundMoney, type DecimalInput } from "../domain/money.js";
-import { tenant, type ServiceContext } from "./context.js";
+import { lockTenantRow, tenant, type ServiceContext } from "./context.js";
 import { Fields, inTransaction, type DeleteResult } from "./catalogue.js";
 
 export interface CouponInput {
@@ -67,7 +67,7 @@ async function couponColumns(f: Fields, input: CouponInput, current: Coupon | nu
 }
 
 async function loadCoupon(ctx: ServiceContext, id: string): Promise<Coupon> {
-  await ctx.prisma.$queryRaw`SELECT "id" FROM "Coupon" WHERE "id" = ${id} AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} FOR UPDATE`;
+  await lockTenantRow(ctx.prisma, ctx, "Coupon", id);
   const coupon = await ctx.prisma.coupon.findFirst({ where: { id, ...tenant(ctx) } });
   if (!coupon) throw new NotFoundError("coupon", id);
   return coupon;

@@ -10,7 +10,7 @@ import { transition } from "../domain/document-status.js";
 import { isoDate, todayIn } from "../domain/formats.js";
 import { computeDocumentTotals, DISCOUNT_SCHEMES, type DiscountScheme, type DocumentTotals, type TotalsInput } from "../domain/totals.js";
 import { toDecimal, type DecimalInput } from "../domain/money.js";
-import { tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
+import { lockTenantRow, tenant, withinTransaction, type ServiceContext, type TenantTable, type Tx } from "./context.js";
 
 export type DocumentKind = "invoice" | "order" | "credit_note";
 
@@ -164,7 +164,7 @@ export function normalizeDiscount(
   };
 }
 
-const TABLES: Record<DocumentKind, string> = { invoice: "Invoice", order: "Order", credit_note: "CreditNote" };
+const TABLES: Record<DocumentKind, TenantTable> = { invoice: "Invoice", order: "Order", credit_note: "CreditNote" };
 
 /** Words of a kind in messages: "credit note". */
 const RESOURCE: Record<DocumentKind, string> = { invoice: "invoice", order: "order", credit_note: "credit note" };
@@ -263,13 +263,8 @@ export async function finalizeDraftDocument<T>(ctx: ServiceContext, kind: Docume
  * finalizes of one document are serialized by this lock.
  */
 export async function lockDocument(tx: Tx, kind: DocumentKind, id: string, ctx: ServiceContext): Promise<string | null> {
-  const rows = await tx.$queryRawUnsafe<{ status: string }[]>(
-    `SELECT "status" FROM "${TABLES[kind]}" WHERE "id" = $1 AND "organizationId" = $2 AND "testMode" = $3 FOR UPDATE`,
-    id,
-    ctx.auth.organizationId,
-    ctx.auth.testMode,
-  );
-  return rows[0]?.status ?? null;
+  const row = await lockTenantRow(tx, ctx, TABLES[kind], id, ["status"]);
+  return row ? String(row.status) : null;
 }
 
 /**

@@ -22,7 +22,7 @@ import { isHttpUrl } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import { Decimal, toDecimal, type DecimalInput } from "../domain/money.js";
 import { checkPaymentLimits, paymentTransition } from "../domain/payments.js";
-import { tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
+import { lockTenantRow, tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
 import { findCurrency } from "./reference.js";
 import { dateColumn, findDocumentCustomer, organizationToday } from "./documents.js";
 import { invoiceBalances } from "./invoice-balances.js";
@@ -178,9 +178,7 @@ export async function updatePaymentMetadata(ctx: ServiceContext, id: string, met
 
 /** Locks the payment row (`FOR UPDATE`) for the rest of the transaction and loads it; 404 for another tenant's. */
 async function lockPayment(tx: Tx, ctx: ServiceContext, id: string) {
-  const rows = await tx.$queryRaw<{ id: string }[]>`
-    SELECT "id" FROM "Payment" WHERE "id" = ${id} AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} FOR UPDATE`;
-  if (rows.length === 0) throw new NotFoundError("payment", id);
+  if (!(await lockTenantRow(tx, ctx, "Payment", id))) throw new NotFoundError("payment", id);
   // loaded one after the other: Prisma runs the relations of one include in parallel, and a
   // transaction's single connection would queue them anyway (pg warns about that)
   const payment = await tx.payment.findUniqueOrThrow({ where: { id }, include: { source: true } });
@@ -213,7 +211,7 @@ async function usableSource(ctx: ServiceContext, sourceId: string | null | undef
     return null;
   }
   // locked, so two payments cannot take one single-use source at the same time
-  await ctx.prisma.$queryRaw`SELECT "id" FROM "Source" WHERE "id" = ${sourceId} FOR UPDATE`;
+  await lockTenantRow(ctx.prisma, ctx, "Source", sourceId);
   const source = await ctx.prisma.source.findFirst({ where: { id: sourceId, ...tenant(ctx) } });
   if (!source) {
     errors.add("source", `unknown source ${sourceId}`);
@@ -249,7 +247,7 @@ interface StartedCharge {
 async function startCharge(tx: Tx, ctx: ServiceContext, payment: Payment, source: Source): Promise<StartedCharge> {
   const next = paymentTransition(payment.status, "start_charge");
   if (payment.invoiceId) {
-    await tx.$queryRaw`SELECT "id" FROM "Invoice" WHERE "id" = ${payment.invoiceId} FOR UPDATE`;
+    await lockTenantRow(tx, ctx, "Invoice", payment.invoiceId);
     const [balance] = await invoiceBalances(withinTransaction(ctx, tx), [payment.invoiceId]);
     const room = new Decimal(balance.due).minus(balance.inFlight);
     if (payment.amount.greaterThan(room)) {
@@ -409,5 +407,3 @@ export async function completeCheckout(base: Omit<ServiceContext, "auth">, token
       : { status: "declined", reference: `redirect_${waiting.id}`, failureCode: "rejected_by_customer", failureMessage: "The customer rejected the payment at the checkout." };
   return { payment: await settleCharge(ctx, waiting.paymentId, waiting.id, result), source };
 }
-
-export type { Payment, Source };

@@ -19,7 +19,7 @@ import { InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { FREQUENCIES, USAGE_AGGREGATIONS, USAGE_SCHEMES, type Frequency } from "../domain/catalogue.js";
 import { TIERS_MODES, validateTiers, type Tier, type TierInput } from "../domain/pricing.js";
 import type { DecimalInput } from "../domain/money.js";
-import { tenant, type ServiceContext } from "./context.js";
+import { lockTenantRow, tenant, type ServiceContext } from "./context.js";
 import { Fields, inTransaction, type DeleteResult } from "./catalogue.js";
 
 export interface PlanInput {
@@ -105,14 +105,14 @@ function productColumns(f: Fields, input: ProductInput, current: Product | null)
 }
 
 async function loadProduct(ctx: ServiceContext, id: string, { lock = false } = {}): Promise<Product> {
-  if (lock) await ctx.prisma.$queryRaw`SELECT "id" FROM "Product" WHERE "id" = ${id} AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} FOR UPDATE`;
+  if (lock) await lockTenantRow(ctx.prisma, ctx, "Product", id);
   const product = await ctx.prisma.product.findFirst({ where: { id, ...tenant(ctx) } });
   if (!product) throw new NotFoundError("product", id);
   return product;
 }
 
 async function loadPlan(ctx: ServiceContext, id: string, { lock = false } = {}): Promise<Plan> {
-  if (lock) await ctx.prisma.$queryRaw`SELECT "id" FROM "Plan" WHERE "id" = ${id} AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} FOR UPDATE`;
+  if (lock) await lockTenantRow(ctx.prisma, ctx, "Plan", id);
   const plan = await ctx.prisma.plan.findFirst({ where: { id, ...tenant(ctx) } });
   if (!plan) throw new NotFoundError("plan", id);
   return plan;
@@ -188,7 +188,7 @@ export async function createPlan(ctx: ServiceContext, input: PlanInput): Promise
     let product: Product | null = null;
     if (!input.product) f.errors.add("product", "is required (a product id)");
     else {
-      await tx.prisma.$queryRaw`SELECT "id" FROM "Product" WHERE "id" = ${input.product} AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} FOR UPDATE`;
+      await lockTenantRow(tx.prisma, ctx, "Product", input.product);
       product = await tx.prisma.product.findFirst({ where: { id: input.product, ...tenant(ctx) } });
       if (!product) f.errors.add("product", `unknown product ${input.product}`);
     }

@@ -26,7 +26,7 @@ import {
   subscriptionTransition,
   type SubscriptionStatus,
 } from "../domain/subscriptions.js";
-import { tenant, withinTransaction, type ServiceContext } from "./context.js";
+import { lockTenantRow, tenant, withinTransaction, type ServiceContext } from "./context.js";
 import { Fields } from "./catalogue.js";
 import { findDocumentType } from "./reference.js";
 import { dateColumn, findDocumentCustomer, organizationToday, storedDate } from "./documents.js";
@@ -350,7 +350,7 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
 
 /** Locks the subscription row for the transaction; null when the caller has no such subscription. */
 async function lockSubscription(ctx: ServiceContext, id: string): Promise<Current> {
-  await ctx.prisma.$queryRaw`SELECT "id" FROM "Subscription" WHERE "id" = ${id} AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} FOR UPDATE`;
+  await lockTenantRow(ctx.prisma, ctx, "Subscription", id);
   // relations loaded one by one: Prisma runs the relations of one include in parallel, which a
   // transaction's single connection would only queue (pg warns about it)
   const subscription = await ctx.prisma.subscription.findFirst({ where: { id, ...tenant(ctx) }, include: { coupon: true } });

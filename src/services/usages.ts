@@ -9,7 +9,7 @@ import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { checkUsage } from "../domain/usage.js";
 import { toDecimal, type DecimalInput } from "../domain/money.js";
-import { tenant, type ServiceContext } from "./context.js";
+import { lockTenantRow, tenant, type ServiceContext } from "./context.js";
 
 export interface UsageInput {
   /** `lin_` id of a subscription line of the caller */
@@ -40,10 +40,9 @@ export async function createUsage(ctx: ServiceContext, input: UsageInput): Promi
 /** Deletes a usage that no invoice has billed; 404 unknown, 409 billed. One transaction. */
 export async function deleteUsage(ctx: ServiceContext, id: string): Promise<void> {
   await ctx.prisma.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<{ invoiceId: string | null }[]>`
-      SELECT "invoiceId" FROM "Usage" WHERE "id" = ${id} AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} FOR UPDATE`;
-    if (rows.length === 0) throw new NotFoundError("usage", id);
-    if (rows[0].invoiceId) throw new InvalidStateError(`Usage ${id} is billed by invoice ${rows[0].invoiceId}; billed usage cannot be deleted`);
+    const row = await lockTenantRow(tx, ctx, "Usage", id, ["invoiceId"]);
+    if (!row) throw new NotFoundError("usage", id);
+    if (row.invoiceId) throw new InvalidStateError(`Usage ${id} is billed by invoice ${row.invoiceId}; billed usage cannot be deleted`);
     await tx.usage.delete({ where: { id } });
   });
 }
