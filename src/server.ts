@@ -148,7 +148,7 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
         headers.set("x-request-id", requestId);
         response = await yoga.fetch(new Request(request, { headers }));
       } else if (surface === "rest") response = await rest(request, requestId);
-      else if (url.pathname.startsWith("/checkout/") && /^\/checkout\/[A-Za-z0-9_]+\/?$/.test(url.pathname)) {
+      else if (/^\/checkout\/[A-Za-z0-9_]+\/?$/.test(url.pathname)) {
         const token = url.pathname.split("/")[2];
         response = await handleCheckout(request, token, { prisma, now: () => new Date(), settings, baseUrl: publicUrl ?? url.origin });
       } else if (url.pathname === "/healthz") response = Response.json({ status: "ok" });

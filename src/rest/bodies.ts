@@ -86,6 +86,9 @@ const invoiceLine = z.strictObject({
   exempt: z.boolean().nullable().optional(),
 });
 
+/** Credit note lines: invoice lines that also print their tax and timestamps (ignored on input). */
+const creditNoteLine = invoiceLine.extend({ tax: ignored, tax_percent: ignored, created: ignored, updated: ignored });
+
 export const invoiceBody = z.strictObject({
   ...documentOutputs,
   test_mode: ignored,
@@ -141,18 +144,8 @@ export function invoiceInput(body: z.infer<typeof invoiceBody>) {
 
 const reference = z.union([z.string(), z.object({ id: z.string() }).passthrough().transform((o) => o.id)]).nullable().optional();
 
-const orderLine = z.strictObject({
-  ...lineOutputs,
-  tax: ignored,
-  tax_percent: ignored,
-  created: ignored,
-  updated: ignored,
-  name: text,
-  description: text,
-  quantity: decimal,
-  amount: decimal,
-  exempt: z.boolean().nullable().optional(),
-});
+/** Order lines print their tax (ignored on input) and take no discounts (the spec's order line has none). */
+const orderLine = creditNoteLine.omit({ discount: true, discount_scheme: true });
 
 /** Spec "Order": the fields a client sends; `shipping_type` may be a string or a number. */
 export const orderBody = z.strictObject({
@@ -189,7 +182,6 @@ export function orderInput(body: z.infer<typeof orderBody>) {
   };
 }
 
-const creditNoteLine = invoiceLine.extend({ tax: ignored, tax_percent: ignored, created: ignored, updated: ignored });
 
 /** Spec "Credit note" and its create endpoint: invoice, document, date, lines, plus discounts and notes. */
 export const creditNoteBody = z.strictObject({

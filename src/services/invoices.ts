@@ -60,12 +60,6 @@ function isInvoiceType(t: { isOrder: boolean; isNote: boolean }) {
 
 const DEFAULT_INVOICE_TYPE_BY_COUNTRY: Record<string, string> = { CL: "CL33" };
 
-export async function getInvoice(ctx: ServiceContext, id: string) {
-  const invoice = await ctx.prisma.invoice.findFirst({ where: { id, ...tenant(ctx) } });
-  if (!invoice) throw new NotFoundError("invoice", id);
-  return invoice;
-}
-
 type Current = Invoice & { lines: Parameters<typeof storedLineInputs>[0] };
 
 /** Validates `input` (merged over `current` on update) and computes every column. */

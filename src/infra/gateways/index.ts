@@ -14,8 +14,6 @@ const AVAILABLE: Record<string, PaymentGateway> = {
   [redirectGateway.name]: redirectGateway,
 };
 
-export const AVAILABLE_GATEWAYS = Object.keys(AVAILABLE);
-
 /** The enabled gateway called `name`, or null. */
 export function findGateway(name: string, enabled: readonly string[]): PaymentGateway | null {
   return enabled.includes(name) ? (AVAILABLE[name] ?? null) : null;
