@@ -240,21 +240,32 @@ export async function deleteDraftDocument(ctx: ServiceContext, kind: DocumentKin
 }
 
 /**
- * Finalizes a draft: locks it (404 unknown, 409 not a draft), requires at least one line (400 on
- * `lines`; a tax document needs one), assigns the next number of its document type (gapless,
- * unique under concurrency), sets status `finalized` and `finalizedAt`. One transaction.
+ * Finalizes a draft: locks it (404 unknown, 409 not a draft) and finalizes it with
+ * finalizeLockedDocument. One transaction.
  */
 export async function finalizeDraftDocument<T>(ctx: ServiceContext, kind: DocumentKind, id: string): Promise<T> {
-  const model = MODELS[kind];
   return ctx.prisma.$transaction(async (tx) => {
     const status = await lockDocument(tx, kind, id, ctx);
     if (status === null) throw new NotFoundError(RESOURCE[kind], id);
-    transition(RESOURCE[kind], status, "finalize");
-    const document = await model.document(tx).findUniqueOrThrow({ where: { id }, include: { _count: { select: { lines: true } } } });
-    if (document._count.lines === 0) throw ValidationError.field("lines", `a${kind === "order" || kind === "invoice" ? "n" : ""} ${RESOURCE[kind]} needs at least one line to be finalized`);
-    const number = await nextDocumentNumber(tx, ctx, document.documentTypeId, kind);
-    return model.document(tx).update({ where: { id }, data: { status: "finalized", number, finalizedAt: ctx.now() } });
+    return finalizeLockedDocument<T>(tx, ctx, kind, id, status);
   });
+}
+
+/**
+ * Finalizes draft `id`, already locked by the caller's transaction `tx` (lockDocument, or created in
+ * it): checks the transition (409 not a draft), requires at least one line (400 on `lines`; a tax
+ * document needs one), assigns the next number of its document type (gapless, unique under
+ * concurrency), sets status `finalized` and `finalizedAt`. Everything the API's finalize does
+ * happens here, so other use cases (the billing run) finalize the same way inside their own
+ * transaction. Returns the finalized row.
+ */
+export async function finalizeLockedDocument<T>(tx: Tx, ctx: ServiceContext, kind: DocumentKind, id: string, status: string): Promise<T> {
+  const model = MODELS[kind];
+  transition(RESOURCE[kind], status, "finalize");
+  const document = await model.document(tx).findUniqueOrThrow({ where: { id }, include: { _count: { select: { lines: true } } } });
+  if (document._count.lines === 0) throw ValidationError.field("lines", `a${kind === "order" || kind === "invoice" ? "n" : ""} ${RESOURCE[kind]} needs at least one line to be finalized`);
+  const number = await nextDocumentNumber(tx, ctx, document.documentTypeId, kind);
+  return model.document(tx).update({ where: { id }, data: { status: "finalized", number, finalizedAt: ctx.now() } });
 }
 
 /**
