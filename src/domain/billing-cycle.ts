@@ -16,7 +16,13 @@
  *   coupon discounts the invoice (`apply_on: invoice`) or every line without its own coupon
  *   (`apply_on: line`), while its duration lasts. The result says which coupons were redeemed.
  * - Exempt plans give exempt lines; totals and tax follow the document type (domain/totals.ts).
- * Prorations of mid-cycle changes are not part of this step yet.
+ * - Pending items (prorations of mid-cycle changes, domain/proration.ts; credits carried from an
+ *   earlier invoice) follow, after coupons, undiscounted by line coupons: charges first, then
+ *   credits (negative amounts). A credit never takes its tax class (taxable or exempt lines)
+ *   below zero: the part that does not fit is cut from the line and returned as `carriedCredits`,
+ *   which the billing run stores as a pending item of the next cycle (like Stripe's customer
+ *   balance). So the total is never negative. An invoice coupon discounts the taxable net after
+ *   credits.
  */
 import type { Frequency } from "./catalogue.js";
 import { billingPeriod } from "./billing-periods.js";
@@ -57,6 +63,18 @@ export interface CycleAddon {
   redemptions: number;
 }
 
+/** An item waiting for the next cycle invoice (PendingInvoiceItem): `quantity x amount`, negative amount a credit. */
+export interface CyclePendingItem {
+  id: string;
+  name: string;
+  quantity: DecimalInput;
+  /** signed unit amount */
+  amount: DecimalInput;
+  exempt: boolean;
+  periodStart: string;
+  periodEnd: string;
+}
+
 export interface CycleInput {
   cycle: number;
   /** subscription start (`yyyy-mm-dd`), the anchor of its periods */
@@ -69,6 +87,8 @@ export interface CycleInput {
   lines: readonly CycleLine[];
   addons: readonly CycleAddon[];
   coupon: CycleCoupon | null;
+  /** pending items (prorations, carried credits), billed whole on this invoice */
+  pendingItems?: readonly CyclePendingItem[];
 }
 
 export interface CycleInvoiceLine {
@@ -83,7 +103,7 @@ export interface CycleInvoiceLine {
   periodStart: string;
   periodEnd: string;
   /** the subscription line or addon it bills */
-  source: { kind: "line" | "addon"; id: string };
+  source: { kind: "line" | "addon" | "pending_item"; id: string };
 }
 
 export interface CycleInvoice {
@@ -101,6 +121,10 @@ export interface CycleInvoice {
   redeemedLineCoupons: string[];
   /** whether the subscription's coupon discounted this invoice (its redemptions go up by one) */
   subscriptionCouponRedeemed: boolean;
+  /** pending items this invoice bills (all of the input's; a credit cut by carriedCredits included) */
+  billedPendingItems: string[];
+  /** credit that did not fit (a negative amount per tax class), for a pending item of the next cycle */
+  carriedCredits: { name: string; amount: Decimal; exempt: boolean; periodStart: string; periodEnd: string }[];
 }
 
 const plain = (d: Decimal) => d.toFixed();
@@ -192,7 +216,51 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
       discountScheme: documentDiscount.discountScheme,
       ...input.taxRules,
       currency: input.currency,
+      allowCredits: true,
     });
+
+  // pending items: charges, then credits capped at what is left of their tax class
+  const billedPendingItems: string[] = [];
+  const carriedCredits: CycleInvoice["carriedCredits"] = [];
+  const items = input.pendingItems ?? [];
+  if (items.length > 0) {
+    const base = totalsOf({ discount: "0", discountScheme: "%" });
+    const exemptOf = (flag: boolean) => !input.taxRules.hasTaxes || flag;
+    const room = new Map<boolean, Decimal>([
+      [false, new Decimal(0)],
+      [true, new Decimal(0)],
+    ]);
+    base.lines.forEach((l) => room.set(l.exempt, room.get(l.exempt)!.plus(l.total)));
+    const totalOf = (item: CyclePendingItem) => roundMoney(toDecimal(item.quantity).times(item.amount), input.currency);
+    const ordered = [...items.filter((i) => !totalOf(i).isNegative()), ...items.filter((i) => totalOf(i).isNegative())];
+    for (const item of ordered) {
+      const exempt = exemptOf(item.exempt);
+      const total = totalOf(item);
+      let quantity = toDecimal(item.quantity);
+      let amount = toDecimal(item.amount);
+      billedPendingItems.push(item.id);
+      if (total.isNegative() && total.abs().gt(room.get(exempt)!)) {
+        const fits = room.get(exempt)!;
+        carriedCredits.push({ name: item.name, amount: total.plus(fits), exempt: item.exempt, periodStart: item.periodStart, periodEnd: item.periodEnd });
+        if (fits.isZero()) continue;
+        quantity = new Decimal(1);
+        amount = fits.negated();
+      }
+      room.set(exempt, room.get(exempt)!.plus(roundMoney(quantity.times(amount), input.currency)));
+      lines.push({
+        name: item.name,
+        description: `${total.isNegative() ? "credit" : "charge"}, ${item.periodStart} to ${item.periodEnd}${amount.eq(item.amount) ? "" : ` (${total.toFixed()}; the rest is carried to the next invoice)`}`,
+        quantity: plain(quantity),
+        amount: plain(amount),
+        discount: "0",
+        discountScheme: "%",
+        exempt: item.exempt,
+        periodStart: item.periodStart,
+        periodEnd: item.periodEnd,
+        source: { kind: "pending_item", id: item.id },
+      });
+    }
+  }
   if (subscriptionCoupon?.applyOn === "invoice" && lines.length > 0) {
     discount = couponDiscounts(subscriptionCoupon, []).document!;
     if (discount.discountScheme === "$") {
@@ -205,5 +273,17 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
     subscriptionCouponRedeemed = true;
   }
   const totals = totalsOf(discount);
-  return { periodStart: period.start, periodEnd: period.end, lines, ...discount, totals, redeemedCoupons: [...redeemed], billedAddons, redeemedLineCoupons, subscriptionCouponRedeemed };
+  return {
+    periodStart: period.start,
+    periodEnd: period.end,
+    lines,
+    ...discount,
+    totals,
+    redeemedCoupons: [...redeemed],
+    billedAddons,
+    redeemedLineCoupons,
+    subscriptionCouponRedeemed,
+    billedPendingItems,
+    carriedCredits,
+  };
 }

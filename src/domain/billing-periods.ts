@@ -88,6 +88,14 @@ export function splitByDays(amount: DecimalInput, period: { start: string; end: 
   return { used: whole.minus(unused), unused };
 }
 
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** "Nov 21" for 2026-11-21 (proration line names). */
+export function shortDate(date: string): string {
+  const { m, d } = parse(date);
+  return `${MONTHS[m - 1]} ${d}`;
+}
+
 export interface ProrationLine {
   name: string;
   /** negative: a credit */
@@ -103,9 +111,12 @@ export interface ProrationLine {
  * period (quantity x price, or tiers). A change on the period's start credits and charges the
  * whole period; a change on its end prorates nothing (no lines).
  *
+ * Names end with the prorated days as "(Nov 21 - Dec 1)": from the change to the renewal date
+ * (periodEnd, exclusive, as invoices print periods).
+ *
  * Worked example: 2 seats x 10 000 -> 3 seats x 10 000 on Nov 21 of Nov 1 - Dec 1:
- *   "Unused time on 2 x Pro after 2026-11-21"      -6 667   (round(20 000 x 10/30))
- *   "Remaining time on 3 x Pro from 2026-11-21"   10 000   (round(30 000 x 10/30))
+ *   "Unused time on 2 x Pro (Nov 21 - Dec 1)"      -6 667   (round(20 000 x 10/30))
+ *   "Remaining time on 3 x Pro (Nov 21 - Dec 1)"   10 000   (round(30 000 x 10/30))
  */
 export function prorationLines(change: {
   oldName: string;
@@ -123,11 +134,12 @@ export function prorationLines(change: {
   const old = splitByDays(change.oldAmount, change.period, change.date, change.currency);
   const next = splitByDays(change.newAmount, change.period, change.date, change.currency);
   const lines: ProrationLine[] = [];
+  const days = `(${shortDate(change.date)} - ${shortDate(change.period.end)})`;
   if (!old.unused.isZero()) {
-    lines.push({ name: `Unused time on ${change.oldName} after ${change.date}`, amount: old.unused.negated(), periodStart: change.date, periodEnd: change.period.end });
+    lines.push({ name: `Unused time on ${change.oldName} ${days}`, amount: old.unused.negated(), periodStart: change.date, periodEnd: change.period.end });
   }
   if (!next.unused.isZero()) {
-    lines.push({ name: `Remaining time on ${change.newName} from ${change.date}`, amount: next.unused, periodStart: change.date, periodEnd: change.period.end });
+    lines.push({ name: `Remaining time on ${change.newName} ${days}`, amount: next.unused, periodStart: change.date, periodEnd: change.period.end });
   }
   return lines;
 }

@@ -39,6 +39,11 @@ export interface TotalsInput {
   /** line amounts include tax (CL39 boleta): net is derived from the gross total */
   pricesIncludeTax: boolean;
   currency: CurrencyUnit;
+  /**
+   * true: a line may have a negative unit amount, without a line discount (a credit: subscription
+   * prorations, domain/billing-cycle.ts). The taxable amount still may not go negative.
+   */
+  allowCredits?: boolean;
 }
 
 export interface LineTotals {
@@ -95,7 +100,8 @@ export function validateTotalsInput(input: TotalsInput): void {
   };
   input.lines.forEach((line, i) => {
     nonNegative(`lines.${i}.quantity`, line.quantity);
-    nonNegative(`lines.${i}.amount`, line.amount);
+    if (!input.allowCredits) nonNegative(`lines.${i}.amount`, line.amount);
+    else if (toDecimal(line.amount).isNegative() && !toDecimal(line.discount ?? 0).isZero()) errors.add(`lines.${i}.discount`, "a credit line takes no discount");
     nonNegative(`lines.${i}.discount`, line.discount);
     const scheme = line.discountScheme ?? "%";
     if (scheme === "%" && line.discount !== undefined && toDecimal(line.discount).greaterThan(100)) {
@@ -110,11 +116,12 @@ export function validateTotalsInput(input: TotalsInput): void {
   // `$` discounts larger than what they discount would make a negative total
   const totals = computeUnchecked(input);
   totals.lines.forEach((line, i) => {
-    if (line.total.isNegative()) errors.add(`lines.${i}.discount`, "the discount exceeds the line amount");
+    if (line.total.isNegative() && !line.gross.isNegative()) errors.add(`lines.${i}.discount`, "the discount exceeds the line amount");
   });
   errors.throwIfAny();
   // only a document discount can make the taxable amount negative once every line is >= 0
-  if (totals.amount.isNegative()) errors.add("discount", "the discount exceeds the taxable amount");
+  if (totals.amount.isNegative()) errors.add(input.allowCredits ? "lines" : "discount", input.allowCredits ? "credits and the discount exceed the taxable amount" : "the discount exceeds the taxable amount");
+  if (totals.exempt.isNegative()) errors.add("lines", "credits exceed the exempt amount");
   errors.throwIfAny();
 }
 

@@ -29,6 +29,7 @@ export const ID_PREFIXES = {
   pur: "Purchase",
   evt: "Event",
   chg: "PaymentCharge",
+  pii: "PendingInvoiceItem",
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;

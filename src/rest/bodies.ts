@@ -512,6 +512,8 @@ export const subscriptionBody = z.strictObject({
   cancelled: ignored,
   cancel_reason: ignored,
   cancel_at_period_end: ignored,
+  pending_changes: ignored,
+  pending_invoice_items: ignored,
   created: ignored,
   updated: ignored,
   customer: reference,
@@ -527,6 +529,10 @@ export const subscriptionBody = z.strictObject({
   note: text,
   metadata: keyValues,
   tax_settings: keyValues,
+  // update of lines after a billed cycle (docs/proration.md)
+  proration_behavior: text,
+  proration_date: date,
+  at_period_end: z.boolean().nullable().optional(),
 });
 
 export function subscriptionInput(body: z.infer<typeof subscriptionBody>) {
@@ -544,5 +550,8 @@ export function subscriptionInput(body: z.infer<typeof subscriptionBody>) {
     note: body.note,
     metadata: body.metadata,
     taxSettings: body.tax_settings,
+    prorationBehavior: body.proration_behavior,
+    prorationDate: body.proration_date,
+    atPeriodEnd: body.at_period_end,
   };
 }

@@ -496,6 +496,19 @@ export function subscription(s: import("../graphql/generated/operations.js").Sub
     cancelled: isoTimestamp(s.cancelled),
     cancel_reason: s.cancelReason,
     cancel_at_period_end: s.cancelAtPeriodEnd,
+    pending_changes: s.pendingChanges
+      ? { cycle: s.pendingChanges.cycle, requested: s.pendingChanges.requested, lines: s.pendingChanges.lines.map((l) => ({ id: l.id, plan: l.plan, quantity: num(l.quantity), coupon: l.coupon })) }
+      : null,
+    pending_invoice_items: s.pendingInvoiceItems.map((i) => ({
+      id: i.id,
+      name: i.name,
+      quantity: num(i.quantity),
+      amount: num(i.amount),
+      exempt: i.exempt,
+      period_start: i.periodStart,
+      period_end: i.periodEnd,
+      created: isoTimestamp(i.created),
+    })),
     created: isoTimestamp(s.created),
     updated: isoTimestamp(s.updated),
   };

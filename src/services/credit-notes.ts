@@ -20,7 +20,7 @@ import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
 import { assertCreditFits, creditNoteTaxRules } from "../domain/credit-notes.js";
 import type { DecimalInput } from "../domain/money.js";
-import { tenant, withinTransaction, type ServiceContext } from "./context.js";
+import { tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
 import { findDocumentType } from "./reference.js";
 import {
   dateColumn,
@@ -57,83 +57,89 @@ const MAX_NOTE_LENGTH = 5000;
 
 /** Creates a draft credit note against a finalized invoice, in one transaction. Errors: see the module header. */
 export async function createCreditNote(ctx: ServiceContext, input: CreditNoteInput): Promise<CreditNote> {
-  return ctx.prisma.$transaction(async (tx) => {
-    const txCtx = withinTransaction(ctx, tx);
-    const errors = new FieldErrorCollector();
-    const invoiceId = input.invoice;
-    let invoice = null;
-    if (!invoiceId) errors.add("invoice", "is required");
-    else {
-      const status = await lockDocument(tx, "invoice", invoiceId, ctx);
-      if (status === null) errors.add("invoice", `unknown invoice ${invoiceId}`);
-      else if (status !== "finalized") errors.add("invoice", `${invoiceId} is a ${status}; only finalized invoices can be credited`);
-      else invoice = await tx.invoice.findUniqueOrThrow({ where: { id: invoiceId }, include: { documentType: true, currency: true } });
-    }
+  return ctx.prisma.$transaction((tx) => createCreditNoteIn(tx, ctx, input));
+}
 
-    let noteType = null;
-    if (invoice) {
-      const invoiceType = invoice.documentType;
-      if (input.document) {
-        noteType = await findDocumentType(txCtx, input.document, errors);
-        if (noteType && !noteType.isCreditNote) errors.add("document", `${noteType.id} (${noteType.name}) is not a credit note type`);
-        else if (noteType && (noteType.countryId !== invoiceType.countryId || noteType.isForeign !== invoiceType.isForeign)) {
-          errors.add("document", `${noteType.id} cannot credit a ${invoiceType.id} invoice (${invoiceType.name})`);
-        }
-      } else {
-        noteType = await tx.documentType.findFirst({
-          where: { isCreditNote: true, countryId: invoiceType.countryId, isForeign: invoiceType.isForeign },
-          orderBy: { code: "asc" },
-        });
-        if (!noteType) errors.add("document", `is required (no credit note type for ${invoiceType.id} invoices)`);
+/**
+ * createCreditNote inside the caller's transaction `tx` (proration with `always_invoice` credits
+ * the cycle invoice in the subscription update's transaction). Same rules and errors.
+ */
+export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: CreditNoteInput): Promise<CreditNote> {
+  const txCtx = withinTransaction(ctx, tx);
+  const errors = new FieldErrorCollector();
+  const invoiceId = input.invoice;
+  let invoice = null;
+  if (!invoiceId) errors.add("invoice", "is required");
+  else {
+    const status = await lockDocument(tx, "invoice", invoiceId, ctx);
+    if (status === null) errors.add("invoice", `unknown invoice ${invoiceId}`);
+    else if (status !== "finalized") errors.add("invoice", `${invoiceId} is a ${status}; only finalized invoices can be credited`);
+    else invoice = await tx.invoice.findUniqueOrThrow({ where: { id: invoiceId }, include: { documentType: true, currency: true } });
+  }
+
+  let noteType = null;
+  if (invoice) {
+    const invoiceType = invoice.documentType;
+    if (input.document) {
+      noteType = await findDocumentType(txCtx, input.document, errors);
+      if (noteType && !noteType.isCreditNote) errors.add("document", `${noteType.id} (${noteType.name}) is not a credit note type`);
+      else if (noteType && (noteType.countryId !== invoiceType.countryId || noteType.isForeign !== invoiceType.isForeign)) {
+        errors.add("document", `${noteType.id} cannot credit a ${invoiceType.id} invoice (${invoiceType.name})`);
       }
-    }
-
-    const date = input.date ?? (await organizationToday(txCtx));
-    const invoiceDate = invoice ? storedDate(invoice.date)! : null;
-    if (invoiceDate && date < invoiceDate) errors.add("date", `must not be before the invoice's date ${invoiceDate}`);
-    for (const [field, value] of [["note", input.note], ["internal_note", input.internalNote]] as const) {
-      if (value && value.length > MAX_NOTE_LENGTH) errors.add(field, `must have at most ${MAX_NOTE_LENGTH} characters`);
-    }
-    if (!input.lines || input.lines.length === 0) errors.add("lines", "a credit note needs at least one line");
-    const lines = normalizeLines(input.lines ?? [], errors);
-    const discount = normalizeDiscount(input, null, errors);
-
-    let totals = null;
-    if (invoice && noteType && errors.empty) {
-      const rules = creditNoteTaxRules(noteType, invoice.documentType, invoice.taxPercent.toString());
-      errors.collect(() => {
-        totals = documentTotals(rules, invoice!.currency, lines, discount);
+    } else {
+      noteType = await tx.documentType.findFirst({
+        where: { isCreditNote: true, countryId: invoiceType.countryId, isForeign: invoiceType.isForeign },
+        orderBy: { code: "asc" },
       });
+      if (!noteType) errors.add("document", `is required (no credit note type for ${invoiceType.id} invoices)`);
     }
-    errors.throwIfAny("Invalid credit note");
-    const t = totals!;
+  }
 
-    const existing = await tx.creditNote.findMany({ where: { invoiceId: invoice!.id }, select: { total: true } });
-    assertCreditFits({
+  const date = input.date ?? (await organizationToday(txCtx));
+  const invoiceDate = invoice ? storedDate(invoice.date)! : null;
+  if (invoiceDate && date < invoiceDate) errors.add("date", `must not be before the invoice's date ${invoiceDate}`);
+  for (const [field, value] of [["note", input.note], ["internal_note", input.internalNote]] as const) {
+    if (value && value.length > MAX_NOTE_LENGTH) errors.add(field, `must have at most ${MAX_NOTE_LENGTH} characters`);
+  }
+  if (!input.lines || input.lines.length === 0) errors.add("lines", "a credit note needs at least one line");
+  const lines = normalizeLines(input.lines ?? [], errors);
+  const discount = normalizeDiscount(input, null, errors);
+
+  let totals = null;
+  if (invoice && noteType && errors.empty) {
+    const rules = creditNoteTaxRules(noteType, invoice.documentType, invoice.taxPercent.toString());
+    errors.collect(() => {
+      totals = documentTotals(rules, invoice!.currency, lines, discount);
+    });
+  }
+  errors.throwIfAny("Invalid credit note");
+  const t = totals!;
+
+  const existing = await tx.creditNote.findMany({ where: { invoiceId: invoice!.id }, select: { total: true } });
+  assertCreditFits({
+    invoiceId: invoice!.id,
+    invoiceTotal: invoice!.total.toString(),
+    creditNoteTotals: existing.map((c) => c.total.toString()),
+    creditNoteTotal: t.total,
+    currency: invoice!.currency,
+  });
+
+  return tx.creditNote.create({
+    data: {
+      id: newId("cre"),
+      ...tenant(ctx),
+      userEmail: ctx.auth.userEmail,
+      status: "draft",
       invoiceId: invoice!.id,
-      invoiceTotal: invoice!.total.toString(),
-      creditNoteTotals: existing.map((c) => c.total.toString()),
-      creditNoteTotal: t.total,
-      currency: invoice!.currency,
-    });
-
-    return tx.creditNote.create({
-      data: {
-        id: newId("cre"),
-        ...tenant(ctx),
-        userEmail: ctx.auth.userEmail,
-        status: "draft",
-        invoiceId: invoice!.id,
-        documentTypeId: noteType!.id,
-        currencyId: invoice!.currencyId,
-        date: dateColumn(date),
-        internalNote: input.internalNote || null,
-        note: input.note || null,
-        imported: false,
-        ...totalColumns(t, discount),
-        lines: { create: lineRows(lines, t, { withLineTax: true }) },
-      },
-    });
+      documentTypeId: noteType!.id,
+      currencyId: invoice!.currencyId,
+      date: dateColumn(date),
+      internalNote: input.internalNote || null,
+      note: input.note || null,
+      imported: false,
+      ...totalColumns(t, discount),
+      lines: { create: lineRows(lines, t, { withLineTax: true }) },
+    },
   });
 }
 

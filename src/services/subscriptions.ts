@@ -8,16 +8,19 @@
  *   `next_billing_cycle` = 1, `previous_billing` = null.
  * - `billing_cycles` null runs until cancelled; set, `end_date` = start of cycle billing_cycles + 1.
  * - Lines and addons (and `date_start`) can be replaced while no cycle has been billed
- *   (`next_billing_cycle` = 1); afterwards such a change needs proration (next step): 409.
+ *   (`next_billing_cycle` = 1). Afterwards lines can change plan or quantity (same currency and
+ *   frequency; metered lines stay) with proration (docs/proration.md; `proration_behavior`,
+ *   `proration_date`, `at_period_end`); addons and `date_start` cannot: 409.
  */
-import type { Addon, Coupon, Plan, Prisma, Subscription } from "../infra/prisma/generated/client.js";
+import { Prisma, type Addon, type Coupon, type Plan, type Subscription } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError } from "../domain/errors.js";
-import { isoDate } from "../domain/formats.js";
+import { isIsoDate, isoDate } from "../domain/formats.js";
 import { assertCouponAttachable, type CouponTerms } from "../domain/coupons.js";
 import { isOneOf, FREQUENCIES, type Frequency } from "../domain/catalogue.js";
 import { toDecimal, type Decimal, type DecimalInput } from "../domain/money.js";
-import { MAX_AMOUNT_DECIMALS, validateAddonRates, type AddonRate, type AddonRateInput } from "../domain/pricing.js";
+import { changeProrations, prorationBehavior, prorationPoint, type PendingChanges, type ProratedLine, type ProrationBehavior } from "../domain/proration.js";
+import { MAX_AMOUNT_DECIMALS, priceQuantity, validateAddonRates, type AddonRate, type AddonRateInput } from "../domain/pricing.js";
 import {
   DEFAULT_CANCEL_REASON,
   checkSubscriptionPlans,
@@ -30,6 +33,7 @@ import { lockTenantRow, tenant, withinTransaction, type ServiceContext } from ".
 import { Fields } from "./catalogue.js";
 import { findDocumentType } from "./reference.js";
 import { dateColumn, findDocumentCustomer, organizationToday, storedDate } from "./documents.js";
+import { invoiceProrationsNow, storePendingItems } from "./proration.js";
 
 export interface SubscriptionLineInput {
   /** `pla_` id (required) */
@@ -65,8 +69,15 @@ export interface SubscriptionInput {
   note?: string | null;
   metadata?: Record<string, unknown> | null;
   taxSettings?: Record<string, unknown> | null;
+  /** update only, lines changed after a billed cycle: create_prorations (default), none, always_invoice */
+  prorationBehavior?: string | null;
+  /** update only: the day prorations start (`yyyy-mm-dd` within the current period; default today) */
+  prorationDate?: string | null;
+  /** update only: true schedules the new lines for the next cycle (pendingChanges), no proration */
+  atPeriodEnd?: boolean | null;
 }
 
+const DB_NULL = Prisma.DbNull;
 const DEFAULT_INVOICE_TYPE_BY_COUNTRY: Record<string, string> = { CL: "CL33" };
 export const MAX_SUBSCRIPTION_LINES = 100;
 export const MAX_REFERENCES = 50;
@@ -145,6 +156,10 @@ interface Prepared {
   };
   /** null: keep the stored lines */
   lines: { id: string; position: number; planId: string; quantity: string; couponId: string | null }[] | null;
+  /** the plans of `lines` (by id), for proration */
+  plans: Map<string, Plan>;
+  /** update of lines after a billed cycle: how to prorate, from which day */
+  proration: { behavior: ProrationBehavior; requestedDate: string | null; atPeriodEnd: boolean } | null;
   /** null: keep the stored addons */
   addons: { id: string; position: number; addonId: string; quantity: number; rates: Prisma.InputJsonValue }[] | null;
 }
@@ -161,13 +176,22 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   const linesChanged = input.lines !== undefined && input.lines !== null && !(current && sameLines(current, input.lines));
   const addonsChanged = input.addons !== undefined && input.addons !== null && !(current && sameAddons(current, input.addons));
   const startChanged = current && input.dateStart !== undefined && input.dateStart !== null && input.dateStart !== isoDate(current.dateStart);
-  if (billed && (linesChanged || addonsChanged || startChanged)) {
-    const what = [linesChanged && "lines", addonsChanged && "addons", startChanged && "date_start"].filter(Boolean).join(", ");
+  if (billed && (addonsChanged || startChanged)) {
+    const what = [addonsChanged && "addons", startChanged && "date_start"].filter(Boolean).join(", ");
     throw new InvalidStateError(
-      `Cycle ${current!.nextBillingCycle - 1} of subscription ${current!.id} has been billed: ${what} cannot change yet. ` +
-        "Plan, quantity and addon changes in the middle of a subscription come with proration, which is not available yet (docs/subscriptions.md).",
+      `Cycle ${current!.nextBillingCycle - 1} of subscription ${current!.id} has been billed: ${what} cannot change any more. ` +
+        "Lines (plans and quantities) can change with proration (docs/proration.md).",
     );
   }
+  // proration options are checked on every update and used when lines change after a billed cycle
+  let behavior: ProrationBehavior = "create_prorations";
+  errors.collect(() => (behavior = prorationBehavior(input.prorationBehavior)));
+  if (input.prorationDate != null && !isIsoDate(input.prorationDate)) errors.add("proration_date", "must be a yyyy-mm-dd date");
+  if (input.atPeriodEnd && (input.prorationBehavior != null || input.prorationDate != null)) {
+    errors.add(input.prorationBehavior != null ? "proration_behavior" : "proration_date", "a change at period end is not prorated: send at_period_end or proration options, not both");
+  }
+  const proration: Prepared["proration"] =
+    current && billed && input.lines !== undefined && input.lines !== null ? { behavior, requestedDate: input.prorationDate ?? null, atPeriodEnd: input.atPeriodEnd === true } : null;
 
   // customer (fixed once created) and document type
   let customer: { id: string; countryId: string | null } | null = null;
@@ -219,6 +243,20 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
       errors,
     );
     const first = linePlans.find((p): p is Plan => p !== null);
+    if (billed && current) {
+      // mid-subscription: the billed periods fix the currency and frequency; metered lines bill
+      // their usage in arrears, so they stay where they are (docs/proration.md)
+      const was = current.lines[0]?.plan;
+      linePlans.forEach((p, i) => {
+        if (p && was && p.currencyId !== was.currencyId) errors.add(`lines.${i}.plan`, `plan ${p.id} bills ${p.currencyId}; the subscription bills ${was.currencyId} (cancel it and subscribe again to change currency)`);
+        else if (p && was && p.frequency !== was.frequency) errors.add(`lines.${i}.plan`, `plan ${p.id} is ${p.frequency}; the subscription is ${was.frequency} (cancel it and subscribe again to change frequency)`);
+      });
+      current.lines.forEach((c, i) => {
+        if (c.plan.usageScheme === "metered" && lineInputs[i]?.plan !== c.planId) {
+          errors.add(`lines.${i}.plan`, `line ${c.id} is metered (plan ${c.planId}): once a cycle is billed it stays at its position with its plan, so its usage is billed`);
+        }
+      });
+    }
     currencyId = first?.currencyId ?? null;
     frequency = first?.frequency ?? null;
     lines = lineInputs.map((l, i) => {
@@ -234,7 +272,9 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
       } catch {
         errors.add(`lines.${i}.quantity`, "must be a decimal number");
       }
-      return { id: newId("lin"), position: i, planId: plan?.id ?? "", quantity, couponId: l.coupon || null };
+      // after a billed cycle a position keeps its line id (usage and history stay attached)
+      const id = billed && current?.lines[i] ? current.lines[i].id : newId("lin");
+      return { id, position: i, planId: plan?.id ?? "", quantity, couponId: l.coupon || null };
     });
   }
 
@@ -345,6 +385,8 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
     },
     lines,
     addons: addonRows,
+    plans: planById,
+    proration,
   };
 }
 
@@ -384,14 +426,33 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
 }
 
 /**
- * Updates the given fields (metadata merges). `lines`/`addons` replace all of them, only while no
- * cycle has been billed (409 afterwards, unless they are sent back unchanged). Cancelled: 409.
+ * Updates the given fields (metadata merges). `lines`/`addons` replace all of them. Addons and
+ * `date_start` change only while no cycle has been billed (409 afterwards, unless sent back
+ * unchanged). Lines changed after a billed cycle are prorated (changeLinesMidCycle). Cancelled: 409.
  */
 export async function updateSubscription(ctx: ServiceContext, id: string, input: SubscriptionInput): Promise<Subscription> {
   return inTransaction(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
     subscriptionTransition(current.status, "update");
-    const { columns, lines, addons } = await prepare(tx, input, current);
+    const { columns, lines, addons, plans, proration } = await prepare(tx, input, current);
+    let pendingChanges: PendingChanges | null | undefined; // undefined: unchanged
+    if (proration) {
+      if (proration.atPeriodEnd) {
+        // scheduled for the renewal; the same lines as now cancel a scheduled change
+        pendingChanges = lines
+          ? { cycle: current.nextBillingCycle, requested: ctx.now().toISOString(), lines: lines.map((l) => ({ id: l.id, plan: l.planId, quantity: l.quantity, coupon: l.couponId })) }
+          : null;
+      } else if (lines) {
+        await changeLinesMidCycle(tx, current, lines, plans, proration);
+        pendingChanges = null; // a change now replaces one scheduled for the renewal
+      }
+      const data = { ...columns, ...(pendingChanges === undefined ? {} : { pendingChanges: pendingChanges === null ? DB_NULL : (pendingChanges as unknown as Prisma.InputJsonValue) }) };
+      if (addons) {
+        await tx.prisma.subscriptionAddon.deleteMany({ where: { subscriptionId: id } });
+        return tx.prisma.subscription.update({ where: { id }, data: { ...data, addons: { create: addons } } });
+      }
+      return tx.prisma.subscription.update({ where: { id }, data });
+    }
     if (lines) await tx.prisma.subscriptionLine.deleteMany({ where: { subscriptionId: id } });
     if (addons) await tx.prisma.subscriptionAddon.deleteMany({ where: { subscriptionId: id } });
     return tx.prisma.subscription.update({
@@ -399,6 +460,64 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
       data: { ...columns, ...(lines ? { lines: { create: lines } } : {}), ...(addons ? { addons: { create: addons } } : {}) },
     });
   });
+}
+
+/**
+ * Lines replaced after a billed cycle, in the update's transaction: the prorations of the change
+ * (domain/proration.ts changeProrations, at list prices, on `proration_date` or today clamped to
+ * the current period) are stored as pending items (`create_prorations`), dropped (`none`) or billed
+ * now (`always_invoice`, services/proration.ts invoiceProrationsNow); then the lines are written in
+ * place (kept positions keep their id; a changed coupon restarts its redemptions).
+ */
+async function changeLinesMidCycle(
+  tx: ServiceContext,
+  current: Current,
+  lines: NonNullable<Prepared["lines"]>,
+  plans: Map<string, Plan>,
+  proration: NonNullable<Prepared["proration"]>,
+): Promise<void> {
+  const first = current.lines[0].plan;
+  const currency = await tx.prisma.currency.findUniqueOrThrow({ where: { id: first.currencyId } });
+  const priced = (plan: Plan, quantity: DecimalInput): ProratedLine => ({
+    plan: plan.id,
+    name: plan.name,
+    quantity,
+    // metered lines bill usage in arrears: nothing to prorate
+    periodAmount: plan.usageScheme === "metered" ? 0 : priceQuantity({ amount: plan.amount.toString(), tiersMode: plan.tiersMode, tiers: plan.tiers as never }, quantity, currency),
+    exempt: plan.exempt,
+  });
+  const { period, date } = prorationPoint({
+    anchor: isoDate(current.dateStart),
+    frequency: first.frequency as Frequency,
+    nextBillingCycle: current.nextBillingCycle,
+    today: await organizationToday(tx),
+    requested: proration.requestedDate,
+  });
+  const items = changeProrations({
+    before: current.lines.map((l) => priced(l.plan, l.quantity.toString())),
+    after: lines.map((l) => priced(plans.get(l.planId)!, l.quantity)),
+    period,
+    date,
+    currency,
+  });
+  if (proration.behavior === "create_prorations") await storePendingItems(tx, current.id, items);
+  else if (proration.behavior === "always_invoice") await invoiceProrationsNow(tx, current, currency, items);
+
+  const kept = new Set(lines.map((l) => l.id));
+  const removed = current.lines.filter((l) => !kept.has(l.id)).map((l) => l.id);
+  if (removed.length > 0) await tx.prisma.subscriptionLine.deleteMany({ where: { id: { in: removed } } });
+  for (const line of lines) {
+    const before = current.lines.find((l) => l.id === line.id);
+    if (!before) {
+      await tx.prisma.subscriptionLine.create({ data: { ...line, subscriptionId: current.id } });
+      continue;
+    }
+    const sameCoupon = before.couponId === line.couponId;
+    await tx.prisma.subscriptionLine.update({
+      where: { id: line.id },
+      data: { position: line.position, planId: line.planId, quantity: line.quantity, couponId: line.couponId, ...(sameCoupon ? {} : { couponRedemptions: 0 }) },
+    });
+  }
 }
 
 /**

@@ -7,12 +7,19 @@
  *
  * Usage: metered lines bill the period before the cycle; `last_ever` reads the latest record
  * before that period's end, the other aggregations the period's records not billed yet.
+ *
+ * Proration (docs/proration.md): the subscription's pending items (prorations, carried credits)
+ * are billed by its next cycle invoice, and lines scheduled `at_period_end` for this cycle replace
+ * the stored ones (domain/proration.ts linesAtCycle; the billing run applies them first with
+ * services/proration.ts applyPendingChanges, so both bill the same lines).
  */
 import type { Subscription, SubscriptionLine } from "../infra/prisma/generated/client.js";
 import type { Frequency } from "../domain/catalogue.js";
 import { billingPeriod } from "../domain/billing-periods.js";
 import { cycleInvoice, type CycleInput, type CycleInvoice, type CycleLine } from "../domain/billing-cycle.js";
 import { InvalidStateError, NotFoundError } from "../domain/errors.js";
+import { linesAtCycle, parsePendingChanges } from "../domain/proration.js";
+import { Prisma } from "../infra/prisma/generated/client.js";
 import { isoDate, zonedMidnight } from "../domain/formats.js";
 import type { AddonRate } from "../domain/pricing.js";
 import type { UsageAggregation } from "../domain/usage.js";
@@ -48,7 +55,33 @@ export async function cycleInputOf(
   if (subscription.status === "cancelled") throw new InvalidStateError(`Subscription ${id} is cancelled; it bills no more cycles`);
   if (subscription.status === "paused") throw new InvalidStateError(`Subscription ${id} is paused; resume it to bill its next cycle`);
   if (subscription.billingCycles !== null && n > subscription.billingCycles) throw new InvalidStateError(`Subscription ${id} has billed its ${subscription.billingCycles} cycles`);
-  const lines = await ctx.prisma.subscriptionLine.findMany({ where: { subscriptionId: id }, orderBy: [{ position: "asc" }, { id: "asc" }], include: { plan: { include: { product: true, currency: true } }, coupon: true } });
+  const lineInclude = { plan: { include: { product: true, currency: true } }, coupon: true } as const;
+  const stored = await ctx.prisma.subscriptionLine.findMany({ where: { subscriptionId: id }, orderBy: [{ position: "asc" }, { id: "asc" }], include: lineInclude });
+  const scheduled = linesAtCycle(parsePendingChanges(subscription.pendingChanges), n);
+  let lines = stored;
+  if (scheduled) {
+    // the lines as applyPendingChanges will write them: kept ids keep their coupon redemptions
+    const plans = await ctx.prisma.plan.findMany({ where: { id: { in: scheduled.map((l) => l.plan) } }, include: lineInclude.plan.include });
+    const couponIds = scheduled.map((l) => l.coupon).filter((c): c is string => !!c);
+    const coupons = couponIds.length ? await ctx.prisma.coupon.findMany({ where: { id: { in: couponIds } } }) : [];
+    lines = scheduled.map((l, position) => {
+      const before = stored.find((s) => s.id === l.id);
+      const coupon = coupons.find((c) => c.id === l.coupon) ?? null;
+      return {
+        ...(before ?? { createdAt: subscription.createdAt, updatedAt: subscription.updatedAt, couponRedemptions: 0 }),
+        id: l.id,
+        subscriptionId: id,
+        position,
+        planId: l.plan,
+        plan: plans.find((p) => p.id === l.plan)!,
+        quantity: new Prisma.Decimal(l.quantity),
+        couponId: l.coupon,
+        coupon,
+        couponRedemptions: before && before.couponId === l.coupon ? before.couponRedemptions : 0,
+      };
+    });
+  }
+  const pendingItems = await ctx.prisma.pendingInvoiceItem.findMany({ where: { subscriptionId: id, invoiceId: null }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   const addons = await ctx.prisma.subscriptionAddon.findMany({ where: { subscriptionId: id }, orderBy: [{ position: "asc" }, { id: "asc" }], include: { addon: true } });
   const org = known.timeZone ? { timeZone: known.timeZone } : await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } });
   const first = lines[0]?.plan;
@@ -109,6 +142,15 @@ export async function cycleInputOf(
       redemptions: a.addonRedemptions,
     })),
     coupon: subscription.coupon ? { ...couponTerms(subscription.coupon), id: subscription.coupon.id, name: subscription.coupon.name, redemptions: subscription.couponRedemptions } : null,
+    pendingItems: pendingItems.map((i) => ({
+      id: i.id,
+      name: i.name,
+      quantity: i.quantity.toString(),
+      amount: i.amount.toString(),
+      exempt: i.exempt,
+      periodStart: isoDate(i.periodStart),
+      periodEnd: isoDate(i.periodEnd),
+    })),
   };
   return { input, currency: first.currencyId, document: subscription.documentTypeId, cycle: n, subscription, lines };
 }

@@ -58,8 +58,8 @@ describe("proration by day", () => {
   it("worked example: 2 -> 3 seats of 10 000 on Nov 21 gives a credit of 6 667 and a charge of 10 000", () => {
     const lines = prorationLines({ oldName: "2 x Pro", oldAmount: 20000, newName: "3 x Pro", newAmount: 30000, period: november, date: "2026-11-21", currency: CLP });
     expect(lines.map((l) => [l.name, l.amount.toString(), l.periodStart, l.periodEnd])).toEqual([
-      ["Unused time on 2 x Pro after 2026-11-21", "-6667", "2026-11-21", "2026-12-01"],
-      ["Remaining time on 3 x Pro from 2026-11-21", "10000", "2026-11-21", "2026-12-01"],
+      ["Unused time on 2 x Pro (Nov 21 - Dec 1)", "-6667", "2026-11-21", "2026-12-01"],
+      ["Remaining time on 3 x Pro (Nov 21 - Dec 1)", "10000", "2026-11-21", "2026-12-01"],
     ]);
   });
 

@@ -17,6 +17,7 @@ import {
 } from "../../services/subscriptions.js";
 import { DEFAULT_CANCEL_REASON } from "../../domain/subscriptions.js";
 import type { AddonRate as AddonRateValue } from "../../domain/pricing.js";
+import { parsePendingChanges, type PendingChanges as PendingChangesValue } from "../../domain/proration.js";
 import "./customer.js";
 import "./product.js";
 import { AddonRate } from "./addon.js";
@@ -42,6 +43,46 @@ export const SubscriptionAddon = builder.prismaObject("SubscriptionAddon", {
     addonRedemptions: t.exposeInt("addonRedemptions", { description: "invoices that have billed this addon" }),
     quantity: t.exposeInt("quantity"),
     rates: t.field({ type: [AddonRate], select: { rates: true }, resolve: (a) => (a.rates ?? []) as unknown as AddonRateValue[] }),
+  }),
+});
+
+export const PendingInvoiceItem = builder.prismaObject("PendingInvoiceItem", {
+  description: "An amount waiting for the subscription's next cycle invoice: a proration of a mid-cycle change or a credit carried over (docs/proration.md).",
+  fields: (t) => ({
+    id: t.exposeID("id", { description: "`pii_` id" }),
+    name: t.exposeString("name", { description: 'e.g. "Unused time on 2 x Pro (Nov 21 - Dec 1)"' }),
+    quantity: t.expose("quantity", { type: "Decimal" }),
+    amount: t.expose("amount", { type: "Decimal", description: "signed unit amount in the subscription's currency: negative is a credit" }),
+    exempt: t.exposeBoolean("exempt"),
+    periodStart: t.expose("periodStart", { type: "Date" }),
+    periodEnd: t.expose("periodEnd", { type: "Date", description: "exclusive" }),
+    created: t.expose("createdAt", { type: "DateTime" }),
+  }),
+});
+
+interface PendingLineValue {
+  id: string;
+  plan: string;
+  quantity: string;
+  coupon: string | null;
+}
+
+const PendingLine = builder.objectRef<PendingLineValue>("SubscriptionPendingLine").implement({
+  description: "A line that replaces the current ones when the pending change takes effect.",
+  fields: (t) => ({
+    id: t.exposeString("id", { description: "`lin_` id (kept from the line at the same position)" }),
+    plan: t.exposeString("plan", { description: "`pla_` id" }),
+    quantity: t.field({ type: "Decimal", resolve: (l) => l.quantity }),
+    coupon: t.exposeString("coupon", { nullable: true, description: "`cou_` id" }),
+  }),
+});
+
+const PendingChanges = builder.objectRef<PendingChangesValue>("SubscriptionPendingChanges").implement({
+  description: "Lines scheduled with atPeriodEnd: they replace the current lines when cycle `cycle` starts (docs/proration.md).",
+  fields: (t) => ({
+    cycle: t.exposeInt("cycle", { description: "the first cycle billed with the new lines" }),
+    requested: t.exposeString("requested", { description: "ISO 8601 time of the update that scheduled it" }),
+    lines: t.field({ type: [PendingLine], resolve: (p) => p.lines }),
   }),
 });
 
@@ -75,6 +116,17 @@ export const Subscription = builder.prismaNode("Subscription", {
     cancelled: t.expose("cancelled", { type: "DateTime", nullable: true, description: "when it was cancelled" }),
     cancelReason: t.exposeString("cancelReason", { nullable: true }),
     cancelAtPeriodEnd: t.exposeBoolean("cancelAtPeriodEnd", { description: "the billing run cancels it at the end of the current period" }),
+    pendingChanges: t.field({
+      type: PendingChanges,
+      nullable: true,
+      select: { pendingChanges: true },
+      description: "lines scheduled with atPeriodEnd for the next cycle; null when none",
+      resolve: (s) => parsePendingChanges(s.pendingChanges),
+    }),
+    pendingInvoiceItems: t.relation("pendingInvoiceItems", {
+      description: "items the next cycle invoice will bill (prorations, carried credits), oldest first",
+      query: { where: { invoiceId: null }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
+    }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
     created: t.expose("createdAt", { type: "DateTime" }),
     updated: t.expose("updatedAt", { type: "DateTime" }),
@@ -107,15 +159,18 @@ const SubscriptionAddonInput = builder.inputType("SubscriptionAddonInput", {
 
 const SubscriptionInput = builder.inputType("SubscriptionInput", {
   description:
-    "Subscription fields. On update only given fields change (metadata merges); lines, addons and dateStart only while no cycle has been billed " +
-    "(nextBillingCycle 1; afterwards 409: changes mid-subscription come with proration, not available yet).",
+    "Subscription fields. On update only given fields change (metadata merges); addons and dateStart only while no cycle has been billed " +
+    "(nextBillingCycle 1; afterwards 409); lines afterwards with proration (docs/proration.md).",
   fields: (t) => ({
     customer: t.id({ description: "customer id (required on create; cannot change)" }),
     document: t.string({ description: "invoice document type (default CL33 for Chilean customers)" }),
     dateStart: t.field({ type: "Date", description: "default: today in the organization's time zone" }),
     endDate: t.field({ type: "Date", description: "only without billingCycles (set, endDate is computed)" }),
     billingCycles: t.int({ description: "positive; null: until cancelled" }),
-    lines: t.field({ type: [SubscriptionLineInput], description: "at least one; replaces all lines" }),
+    lines: t.field({
+      type: [SubscriptionLineInput],
+      description: "at least one; replaces all lines. After a billed cycle: same currency and frequency, metered lines stay, the change is prorated (prorationBehavior) or scheduled (atPeriodEnd)",
+    }),
     addons: t.field({ type: [SubscriptionAddonInput], description: "replaces all addons" }),
     coupon: t.id({ description: "`cou_` id; null or empty removes it" }),
     expirationDays: t.int({ description: "0 or more (default 0)" }),
@@ -123,6 +178,13 @@ const SubscriptionInput = builder.inputType("SubscriptionInput", {
     note: t.string(),
     metadata: t.field({ type: "JSONObject", description: "merged; an empty value removes a key" }),
     taxSettings: t.field({ type: "JSONObject" }),
+    prorationBehavior: t.string({
+      description:
+        "update of lines after a billed cycle (docs/proration.md): create_prorations (default: credit the unused time, charge the remaining time on the next invoice), " +
+        "none (the new lines bill from the next cycle), always_invoice (bill the net now: an invoice for a charge, a credit note for a credit)",
+    }),
+    prorationDate: t.field({ type: "Date", description: "day the proration starts, within the current period (default today in the organization's time zone)" }),
+    atPeriodEnd: t.boolean({ description: "true: the new lines take effect at the next cycle (pendingChanges), nothing is prorated; the same lines as now cancel a scheduled change" }),
   }),
 });
 
@@ -173,7 +235,10 @@ builder.mutationFields((t) => ({
   }),
   updateSubscription: t.prismaField({
     type: "Subscription",
-    description: "Updates a subscription. Errors: not_found, validation_error, invalid_state (cancelled; lines, addons or dateStart after the first billed cycle).",
+    description:
+      "Updates a subscription; lines changed after a billed cycle are prorated per prorationBehavior or scheduled with atPeriodEnd (docs/proration.md). " +
+      "Errors: not_found, validation_error (also: another currency or frequency, a metered line changed, an unknown prorationBehavior, a prorationDate outside the current period), " +
+      "invalid_state (cancelled; addons or dateStart after the first billed cycle).",
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: SubscriptionInput, required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const updated = await updateSubscription(ctx, String(args.id), serviceInput(args.input));
