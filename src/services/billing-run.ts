@@ -42,6 +42,7 @@ import { dateColumn, finalizeLockedDocument, totalColumns } from "./documents.js
 import { invoiceBalances } from "./invoice-balances.js";
 import { authorizePayment, createPayment } from "./payments.js";
 import { cycleInputOf } from "./upcoming-invoice.js";
+import { applyPendingChanges, markPendingItemsBilled } from "./proration.js";
 
 /** `cancel_reason` of a subscription cancelled by the no-card rule (spec: value `no_card` occurs). */
 export const NO_CARD_REASON = "no_card";
@@ -66,6 +67,11 @@ export interface BillingRunOptions {
   onProgress?: (done: number, total: number) => void;
   /** collect the new invoices with the customers' reusable sources (default true) */
   collect?: boolean;
+  /**
+   * bill only the subscriptions of customers on this test clock (advanceTestClock, with `now` and
+   * `until` from the clock); without it, those customers are left out
+   */
+  testClockId?: string;
 }
 
 export interface BillingRunSummary {
@@ -111,10 +117,17 @@ export function runContext(prisma: PrismaClient, settings: AppSettings, now: () 
   return { prisma, auth: { organizationId: c.organizationId, testMode: c.testMode, userEmail: c.userEmail, apiKeyId: "" }, now, settings, baseUrl: "" };
 }
 
-/** The due-filter SQL: active, next billing on or before the cutoff (`until`, or today in the organization's zone). */
-function dueFilter(until: string | undefined, now: Date): Prisma.Sql {
+/**
+ * The due-filter SQL: active, next billing on or before the cutoff (`until`, or today in the
+ * organization's zone), and on test clock `testClockId` or, without it, on none (test clocks,
+ * docs/test-clocks.md: their customers are billed only when their clock advances).
+ */
+function dueFilter(until: string | undefined, now: Date, testClockId: string | undefined): Prisma.Sql {
   const cutoff = until ? Prisma.sql`${until}::date` : Prisma.sql`(${now.toISOString()}::timestamptz AT TIME ZONE o."timeZone")::date`;
-  return Prisma.sql`s."status" = 'active' AND s."nextBilling" <= ${cutoff}`;
+  const clock = testClockId
+    ? Prisma.sql`s."customerId" IN (SELECT c."id" FROM "Customer" c WHERE c."testClockId" = ${testClockId})`
+    : Prisma.sql`s."customerId" NOT IN (SELECT c."id" FROM "Customer" c WHERE c."testClockId" IS NOT NULL)`;
+  return Prisma.sql`s."status" = 'active' AND s."nextBilling" <= ${cutoff} AND ${clock}`;
 }
 
 /**
@@ -135,7 +148,7 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
   };
 
   const [{ count }] = await prisma.$queryRaw<{ count: number }[]>(Prisma.sql`
-    SELECT COUNT(*)::int AS "count" FROM "Subscription" s JOIN "Organization" o ON o."id" = s."organizationId" WHERE ${dueFilter(until, startedAt)}`);
+    SELECT COUNT(*)::int AS "count" FROM "Subscription" s JOIN "Organization" o ON o."id" = s."organizationId" WHERE ${dueFilter(until, startedAt, options.testClockId)}`);
   const total = Number(count);
   let done = 0;
   // subscriptions that failed or stopped early in this run are not claimed again
@@ -147,7 +160,7 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
     return tx.$queryRaw<Claimed[]>(Prisma.sql`
       SELECT s."id", s."organizationId", s."testMode", o."timeZone", s."userEmail"
       FROM "Subscription" s JOIN "Organization" o ON o."id" = s."organizationId"
-      WHERE ${dueFilter(until, startedAt)} ${notIn} ${onlyId}
+      WHERE ${dueFilter(until, startedAt, options.testClockId)} ${notIn} ${onlyId}
       ORDER BY s."nextBilling", s."id"
       LIMIT ${limit}
       FOR UPDATE OF s SKIP LOCKED`);
@@ -213,7 +226,7 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
 
   await Promise.all(Array.from({ length: Math.max(1, options.workers ?? 1) }, () => worker()));
   // invoices billed by an earlier run that stopped before collecting them
-  if (options.collect !== false) {
+  if (options.collect !== false && !options.testClockId) {
     const r = await collectInvoices({ prisma, settings, now });
     summary.collected += r.collected;
     for (const [id, e] of r.failures) fail(id, e);
@@ -255,6 +268,8 @@ async function billSubscription(tx: Tx, base: ServiceContext, claimed: Claimed, 
       break;
     }
 
+    // lines scheduled at_period_end for this cycle take effect first (docs/proration.md)
+    await applyPendingChanges(ctx, sub.id, n);
     const { input, currency, document, lines } = await cycleInputOf(ctx, sub.id, n, { timeZone: claimed.timeZone });
     const invoice = cycleInvoice(input);
     // the cycle's period ends where the next one starts
@@ -306,6 +321,8 @@ async function billSubscription(tx: Tx, base: ServiceContext, claimed: Claimed, 
       });
       await finalizeLockedDocument(tx, ctx, "invoice", invoiceId, "draft");
       outcome.invoices.push(invoiceId);
+      // prorations and carried credits this invoice bills; credit that did not fit waits for the next cycle
+      if (invoice.billedPendingItems.length || invoice.carriedCredits.length) await markPendingItemsBilled(ctx, sub.id, invoiceId, invoice);
 
       // the usages this invoice bills: each metered line's period records not billed yet
       const metered = invoice.lines.filter((l) => l.source.kind === "line" && input.lines.find((c) => c.id === l.source.id)?.plan.usageScheme === "metered");
