@@ -29,6 +29,8 @@ export const NODE_TYPES: Record<string, string> = {
   usa: "Usage",
   // subscriptions (docs/subscriptions.md)
   sub: "Subscription",
+  // test clocks (docs/test-clocks.md)
+  clk: "TestClock",
 };
 
 const UNKNOWN_NODE = "Unknown";

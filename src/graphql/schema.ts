@@ -16,5 +16,6 @@ import "./types/usage.js";
 // subscriptions (docs/subscriptions.md)
 import "./types/subscription.js";
 import "./types/upcoming-invoice.js";
+import "./types/test-clock.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

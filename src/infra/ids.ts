@@ -30,6 +30,7 @@ export const ID_PREFIXES = {
   evt: "Event",
   chg: "PaymentCharge",
   pii: "PendingInvoiceItem",
+  clk: "TestClock",
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;

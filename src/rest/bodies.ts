@@ -56,6 +56,7 @@ export const customerBody = z.strictObject({
   contacts: z.array(contact).nullable().optional(),
   tax_settings: keyValues,
   metadata: keyValues,
+  test_clock: text,
 });
 
 export function customerInput(body: z.infer<typeof customerBody>) {
@@ -72,7 +73,23 @@ export function customerInput(body: z.infer<typeof customerBody>) {
     contacts: body.contacts,
     taxSettings: body.tax_settings,
     metadata: body.metadata,
+    testClock: body.test_clock,
   };
+}
+
+/** POST /v1/test_clocks/ and POST /v1/test_clocks/{id}/advance/ (docs/test-clocks.md). */
+export const testClockBody = z.strictObject({
+  id: ignored,
+  status: ignored,
+  customers: ignored,
+  created: ignored,
+  updated: ignored,
+  name: text,
+  frozen_time: z.string().datetime({ offset: true, message: "must be an ISO 8601 timestamp with offset" }),
+});
+
+export function testClockInput(body: z.infer<typeof testClockBody>) {
+  return { name: body.name, frozenTime: body.frozen_time };
 }
 
 const invoiceLine = z.strictObject({

@@ -33,7 +33,7 @@ import {
   usageInput,
 } from "./bodies.js";
 import { addonBody, addonInput, couponBody, couponInput, planBody, planInput, productBody, productInput } from "./bodies.js";
-import { subscriptionBody, subscriptionInput } from "./bodies.js";
+import { subscriptionBody, subscriptionInput, testClockBody, testClockInput } from "./bodies.js";
 import { parseFilters, type FilterSpec } from "./filters.js";
 import { jsonResponse } from "./json.js";
 import * as out from "./serializers.js";
@@ -775,6 +775,47 @@ routes.push(
       const where = parseFilters(r.url.searchParams, SUBSCRIPTION_FILTERS);
       const data = await r.run(ops.RestSubscriptionsDocument, { first: page.first, after: page.after, where });
       return paged(r, page, data.subscriptions.totalCount, data.subscriptions.edges.map((e) => out.subscription(e.node)));
+    },
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Test clocks (ours, test mode only; docs/test-clocks.md). POST .../advance/ moves the clock
+// forward and bills what came due for its customers.
+
+routes.push(
+  {
+    method: "POST",
+    path: "/v1/test_clocks",
+    handle: async (r) => {
+      const data = await r.run(ops.RestCreateTestClockDocument, { input: testClockInput(parseBody(testClockBody, r.body)) });
+      return jsonResponse(out.testClock(data.createTestClock), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/test_clocks/:id",
+    handle: async (r) => {
+      const data = await r.run(ops.RestTestClockDocument, { id: r.params.id });
+      return jsonResponse(out.testClock(expectNode(data.node, "TestClock", "test_clock", r.params.id) as ops.TestClockFieldsFragment));
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/test_clocks/:id/advance",
+    handle: async (r) => {
+      const data = await r.run(ops.RestAdvanceTestClockDocument, { id: r.params.id, input: testClockInput(parseBody(testClockBody, r.body)) });
+      return jsonResponse(out.testClock(data.advanceTestClock));
+    },
+  },
+  deleteRoute("/v1/test_clocks/:id", ops.RestDeleteTestClockDocument),
+  {
+    method: "GET",
+    path: "/v1/test_clocks",
+    handle: async (r) => {
+      const page = pageArgs(r.url);
+      const data = await r.run(ops.RestTestClocksDocument, { first: page.first, after: page.after });
+      return paged(r, page, data.testClocks.totalCount, data.testClocks.edges.map((e) => out.testClock(e.node)));
     },
   },
 );

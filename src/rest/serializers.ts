@@ -108,6 +108,7 @@ export function customer(c: CustomerFieldsFragment, expanded: boolean) {
     aggregations: aggregations(c.aggregations),
     sources: c.sources.map(source),
     metadata: c.metadata,
+    test_clock: c.testClock?.id ?? null,
     created: isoTimestamp(c.created),
     updated: isoTimestamp(c.updated),
   };
@@ -545,5 +546,18 @@ export function upcomingInvoice(i: RestUpcomingInvoiceQuery["upcomingInvoice"]) 
     tax_percent: num(i.taxPercent),
     tax: num(i.tax),
     total: num(i.total),
+  };
+}
+
+/** Test clock (ours, docs/test-clocks.md): ISO 8601 timestamps, `customers` = how many are attached. */
+export function testClock(c: import("../graphql/generated/operations.js").TestClockFieldsFragment) {
+  return {
+    id: c.id,
+    name: c.name,
+    frozen_time: isoTimestamp(c.frozenTime),
+    status: c.status,
+    customers: c.customers,
+    created: isoTimestamp(c.created),
+    updated: isoTimestamp(c.updated),
   };
 }

@@ -13,6 +13,7 @@ import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import { normalizeRut } from "../domain/rut.js";
 import { tenant, type ServiceContext } from "./context.js";
 import { findCurrency, resolveState } from "./reference.js";
+import { resolveTestClock } from "./test-clocks.js";
 
 export interface ContactInput {
   name?: string | null;
@@ -34,6 +35,8 @@ export interface CustomerInput {
   contacts?: ContactInput[] | null;
   taxSettings?: Record<string, unknown> | null;
   metadata?: Record<string, unknown> | null;
+  /** test mode only, at creation only: id of the test clock whose time the customer lives on (services/test-clocks.ts) */
+  testClock?: string | null;
 }
 
 /** Loads a customer of the caller's organization and mode; NotFoundError (404) otherwise. */
@@ -119,6 +122,10 @@ async function resolveCustomerColumns(
     errors.collect(() => {
       data.metadata = mergeMetadata(current?.metadata ?? {}, input.metadata);
     });
+  }
+  if (input.testClock !== undefined) {
+    if (current) errors.add("test_clock", "is set when the customer is created and cannot change");
+    else data.testClockId = await resolveTestClock(ctx, input.testClock, errors);
   }
   errors.throwIfAny("Invalid customer");
   return data;

@@ -14,6 +14,7 @@
  */
 import { Prisma, type Addon, type Coupon, type Plan, type Subscription } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
+import { customerContext } from "./test-clocks.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { isIsoDate, isoDate } from "../domain/formats.js";
 import { assertCouponAttachable, type CouponTerms } from "../domain/coupons.js";
@@ -333,7 +334,8 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   }
 
   // dates
-  const today = !current && !input.dateStart ? await organizationToday(ctx) : null;
+  // a customer on a test clock starts on the clock's day (services/test-clocks.ts)
+  const today = !current && !input.dateStart ? await organizationToday(customer ? await customerContext(ctx, customer.id) : ctx) : null;
   const dateStart = input.dateStart || (current ? isoDate(current.dateStart) : today!);
   let billingCycles = input.billingCycles !== undefined ? input.billingCycles : (current?.billingCycles ?? null);
   if (billingCycles !== null && (!Number.isInteger(billingCycles) || billingCycles < 1)) {

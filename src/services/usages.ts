@@ -6,6 +6,7 @@
  */
 import type { Usage } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
+import { customerContext } from "./test-clocks.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { checkUsage } from "../domain/usage.js";
 import { toDecimal, type DecimalInput } from "../domain/money.js";
@@ -25,13 +26,15 @@ export async function createUsage(ctx: ServiceContext, input: UsageInput): Promi
   const line = input.subscriptionLine
     ? await ctx.prisma.subscriptionLine.findFirst({
         where: { id: input.subscriptionLine, subscription: tenant(ctx) },
-        select: { id: true, plan: { select: { usageScheme: true } }, subscription: { select: { status: true } } },
+        select: { id: true, plan: { select: { usageScheme: true } }, subscription: { select: { status: true, customerId: true } } },
       })
     : null;
+  // usage of a customer on a test clock happens on the clock's time (services/test-clocks.ts)
+  const now = line ? (await customerContext(ctx, line.subscription.customerId)).now() : ctx.now();
   if (!input.subscriptionLine) errors.add("subscription_line", "is required");
   else if (!line) errors.add("subscription_line", `unknown subscription line ${input.subscriptionLine}`);
-  const dateTime = input.dateTime ?? ctx.now();
-  checkUsage({ quantity: input.quantity, dateTime }, line ? { usageScheme: line.plan.usageScheme, subscriptionStatus: line.subscription.status } : null, ctx.now(), errors);
+  const dateTime = input.dateTime ?? now;
+  checkUsage({ quantity: input.quantity, dateTime }, line ? { usageScheme: line.plan.usageScheme, subscriptionStatus: line.subscription.status } : null, now, errors);
   return ctx.prisma.usage.create({
     data: { id: newId("usa"), ...tenant(ctx), subscriptionLineId: line!.id, quantity: toDecimal(input.quantity!).toString(), dateTime },
   });

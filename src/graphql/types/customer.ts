@@ -9,6 +9,7 @@ import { customerAggregations, type CustomerAggregations as Aggregations } from 
 import type { GraphQLContext } from "../context.js";
 import "./reference.js";
 import "./payment.js";
+import "./test-clock.js";
 
 interface ContactShape {
   name: string | null;
@@ -67,6 +68,7 @@ export const Customer = builder.prismaNode("Customer", {
     metadata: t.expose("metadata", { type: "JSONObject" }),
     aggregations: t.field({ type: CustomerAggregations, select: { id: true }, resolve: (c, _args, ctx) => aggregationsOf(ctx, c.id) }),
     sources: t.relation("sources", { description: "payment sources, oldest first", query: { orderBy: { createdAt: "asc" } } }),
+    testClock: t.relation("testClock", { nullable: true, description: "test clock whose frozen time the customer lives on (test mode only)" }),
     created: t.expose("createdAt", { type: "DateTime" }),
     updated: t.expose("updatedAt", { type: "DateTime" }),
   }),
@@ -91,6 +93,7 @@ const CustomerInput = builder.inputType("CustomerInput", {
     contacts: t.field({ type: [ContactInput] }),
     taxSettings: t.field({ type: "JSONObject" }),
     metadata: t.field({ type: "JSONObject" }),
+    testClock: t.string({ description: "`clk_` id of a test clock to attach the customer to: test mode only, at creation only" }),
   }),
 });
 
