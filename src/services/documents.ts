@@ -269,7 +269,7 @@ export async function finalizeLockedDocument<T>(tx: Tx, ctx: ServiceContext, kin
   const document = await model.document(tx).findUniqueOrThrow({ where: { id }, include: { _count: { select: { lines: true } } } });
   if (document._count.lines === 0) throw ValidationError.field("lines", `a${kind === "order" || kind === "invoice" ? "n" : ""} ${RESOURCE[kind]} needs at least one line to be finalized`);
   // an organization enrolled with a tax agency gets the agency's file, numbered with its folio
-  const issued = await issueTaxDocument(tx, withinTransaction(ctx, tx), kind, id);
+  const issued = await issueTaxDocument(tx, withinTransaction(ctx, tx), kind, id, document.documentTypeId);
   const number = issued ? issued.folio : await nextDocumentNumber(tx, ctx, document.documentTypeId, kind);
   const taxColumns = issued ? { localFile: issued.localFile, taxAgency: issued.taxAgency } : {};
   return model.document(tx).update({ where: { id }, data: { status: "finalized", number, finalizedAt: ctx.now(), ...taxColumns } });

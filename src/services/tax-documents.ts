@@ -75,7 +75,14 @@ function receiver(customer: { name: string | null; taxId: string | null; country
  * (no folio left, no valid certificate, no encryption key) or 400 (customer without RUT, a line
  * breaking SII's format) so the finalize transaction rolls back and nothing is used up.
  */
-export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: DocumentKind, id: string): Promise<IssuedTaxDocument | null> {
+export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: DocumentKind, id: string, documentTypeId: string): Promise<IssuedTaxDocument | null> {
+  // cheap checks first: most finalizes (no agency, or not enrolled) stop here
+  const agency = taxAgencyFor(await tx.documentType.findUniqueOrThrow({ where: { id: documentTypeId } }));
+  if (!agency) return null;
+  const organizationId = ctx.auth.organizationId;
+  const org = await tx.organization.findUniqueOrThrow({ where: { id: organizationId }, include: { _count: { select: { certificates: true } } } });
+  if (!org.taxId || org._count.certificates === 0) return null;
+
   const include = { lines: { orderBy: { position: "asc" as const } }, customer: true, documentType: true };
   const doc: any =
     kind === "invoice"
@@ -83,12 +90,6 @@ export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: Docume
       : kind === "order"
         ? await tx.order.findUniqueOrThrow({ where: { id }, include })
         : await tx.creditNote.findUniqueOrThrow({ where: { id }, include: { lines: include.lines, documentType: true, invoice: { include: { customer: true, documentType: true } } } });
-  const agency = taxAgencyFor(doc.documentType);
-  if (!agency) return null;
-  const organizationId = ctx.auth.organizationId;
-  const org = await tx.organization.findUniqueOrThrow({ where: { id: organizationId }, include: { _count: { select: { certificates: true } } } });
-  if (!org.taxId || org._count.certificates === 0) return null;
-
   const issueDate = isoDate(doc.date);
   const missing = [
     !org.taxBusinessName && "business_name",
