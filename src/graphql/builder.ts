@@ -31,6 +31,8 @@ export const NODE_TYPES: Record<string, string> = {
   sub: "Subscription",
   // test clocks (docs/test-clocks.md)
   clk: "TestClock",
+  // Chile's SII (docs/sii-setup.md)
+  caf: "Caf",
 };
 
 const UNKNOWN_NODE = "Unknown";

@@ -17,5 +17,7 @@ import "./types/usage.js";
 import "./types/subscription.js";
 import "./types/upcoming-invoice.js";
 import "./types/test-clock.js";
+// Chile's SII (docs/sii-setup.md)
+import "./types/sii.js";
 
 export const schema = builder.toSchema({ sortSchema: true });
