@@ -3,6 +3,8 @@
  * Read once per process; tests pass their own values to `loadConfig`. The database
  * (`DATABASE_URL`, `BILLING_DATA_DIR`) is selected by `databaseTarget` in infra/driver-adapter.ts.
  */
+import { parseEncryptionKey } from "./secrets.js";
+
 export interface Config {
   /** TCP port of the HTTP server (0 = random free port). */
   port: number;
@@ -24,6 +26,12 @@ export interface AppSettings {
   sessionTtlSeconds: number;
   /** Enabled payment gateways by name (infra/gateways); the built-in ones work with test keys only */
   paymentGateways: string[];
+  /**
+   * AES-256-GCM key (32 bytes) sealing certificates and CAF private keys at rest (infra/secrets.ts):
+   * `CERTIFICATE_ENCRYPTION_KEY` (base64); on the embedded database main.ts falls back to a key
+   * file generated in the data dir. Unset: uploading or signing is a 409 naming the variable.
+   */
+  certificateEncryptionKey?: Buffer;
 }
 
 export const DEFAULT_SETTINGS: AppSettings = { mailFrom: "billing@localhost", sessionTtlSeconds: 3600, paymentGateways: ["test", "redirect"] };
@@ -49,6 +57,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       paymentGateways: env.PAYMENT_GATEWAYS
         ? env.PAYMENT_GATEWAYS.split(",").map((g) => g.trim()).filter(Boolean)
         : DEFAULT_SETTINGS.paymentGateways,
+      certificateEncryptionKey: env.CERTIFICATE_ENCRYPTION_KEY ? parseEncryptionKey(env.CERTIFICATE_ENCRYPTION_KEY) : undefined,
     },
   };
 }
