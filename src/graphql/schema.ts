@@ -18,5 +18,7 @@ import "./types/subscription.js";
 import "./types/upcoming-invoice.js";
 // Chile's SII (docs/sii-setup.md)
 import "./types/sii.js";
+// receiving (docs/sii-receiving.md)
+import "./types/swap.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

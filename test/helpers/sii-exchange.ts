@@ -5,7 +5,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { SCHEMA_DIR, withTempDir, type ToolResult } from "./sii-fixtures.js";
 
 export const RESPUESTA_XSD = join(SCHEMA_DIR, "RespuestaEnvioDTE_v10.xsd");
@@ -30,22 +30,3 @@ export function xmlsecVerifySignature(file: Buffer, certificatePem: string, idNo
   });
 }
 
-/**
- * A PKCS#12 (.p12) of a fresh self-signed RSA-2048 certificate whose subject serialNumber is
- * `rut` (how Chilean certificates name their holder), made with openssl using the legacy
- * SHA1/3DES algorithms node-forge reads. Returns the file (Base64 for the API) and the PEM pair.
- */
-export function generatePkcs12(rut: string, password: string): { base64: string; certificatePem: string; privateKeyPem: string } {
-  return withTempDir((dir) => {
-    const key = join(dir, "key.pem");
-    const cert = join(dir, "cert.pem");
-    const p12 = join(dir, "cert.p12");
-    const run = (args: string[]) => {
-      const r = spawnSync("openssl", args, { encoding: "utf8" });
-      if (r.status !== 0) throw new Error(`openssl ${args[0]}: ${r.stderr}`);
-    };
-    run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2", "-subj", `/C=CL/O=Pruebas/CN=Firmante de Prueba/serialNumber=${rut}`, "-keyout", key, "-out", cert]);
-    run(["pkcs12", "-export", "-inkey", key, "-in", cert, "-out", p12, "-passout", `pass:${password}`, "-keypbe", "PBE-SHA1-3DES", "-certpbe", "PBE-SHA1-3DES", "-macalg", "sha1"]);
-    return { base64: readFileSync(p12).toString("base64"), certificatePem: readFileSync(cert, "utf8"), privateKeyPem: readFileSync(key, "utf8") };
-  });
-}
