@@ -122,6 +122,17 @@ describe("POST /v1/billers/built_in/purchases/", () => {
     expect(await counts()).toEqual(before);
   });
 
+  it("two concurrent imports of one new document: one 201, the other a clear 409", async () => {
+    const before = await counts();
+    const results = await Promise.all([1, 2].map(() => s.rest("POST", "/v1/billers/built_in/purchases/", { body: { xml: withFolio(90) } })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
+    expect(results.find((r) => r.status === 409)!.body.error.message).toContain("type 33 folio 90 from 97975000-5");
+    const after = await counts();
+    expect([after.swaps - before.swaps, after.purchases - before.purchases, after.files - before.files]).toEqual([1, 1, 2]);
+    await s.database.prisma.swap.delete({ where: { id: results.find((r) => r.status === 201)!.body.id } });
+    await s.database.prisma.storedFile.deleteMany({ where: { name: { startsWith: results.find((r) => r.status === 201)!.body.id } } });
+  });
+
   it("400 naming the reason, nothing stored: malformed, schema-invalid, addressed to another RUT, no input", async () => {
     const before = await counts();
     const malformed = await s.rest("POST", "/v1/billers/built_in/purchases/", { body: { xml: SAMPLE_TEXT.slice(0, 2000) } });
