@@ -33,6 +33,9 @@ export const NODE_TYPES: Record<string, string> = {
   clk: "TestClock",
   // Chile's SII (docs/sii-setup.md)
   caf: "Caf",
+  // receiving (docs/sii-receiving.md)
+  swa: "Swap",
+  pur: "Purchase",
 };
 
 const UNKNOWN_NODE = "Unknown";

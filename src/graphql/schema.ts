@@ -19,5 +19,7 @@ import "./types/upcoming-invoice.js";
 import "./types/test-clock.js";
 // Chile's SII (docs/sii-setup.md)
 import "./types/sii.js";
+// receiving (docs/sii-receiving.md)
+import "./types/swap.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

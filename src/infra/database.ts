@@ -2,10 +2,9 @@
  * Prisma client factory over the driver adapters of driver-adapter.ts (PGlite by default,
  * PostgreSQL when `DATABASE_URL` is set; DESIGN.md "Fixed choices").
  */
-import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "./prisma/generated/client.js";
-import { databaseTarget, nameAsTextPool, openPGlite, type DatabaseTarget } from "./driver-adapter.js";
+import { databaseTarget, nameAsTextPool, openPGlite, pgliteAdapter, type DatabaseTarget } from "./driver-adapter.js";
 
 export { databaseTarget, type DatabaseTarget } from "./driver-adapter.js";
 
@@ -33,7 +32,7 @@ export async function createDatabase(target: DatabaseTarget = databaseTarget()):
     };
   }
   const pglite = await openPGlite(target.dir);
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite), transactionOptions: TRANSACTION_OPTIONS });
+  const prisma = new PrismaClient({ adapter: pgliteAdapter(pglite), transactionOptions: TRANSACTION_OPTIONS });
   return {
     prisma,
     target,

@@ -64,6 +64,42 @@ export async function openPGlite(dir?: string): Promise<PGlite> {
   return db;
 }
 
+/**
+ * pglite-prisma-adapter 0.6.1 hands Prisma 6.19's `Bytes` arguments (base64 strings typed
+ * `scalarType: "bytes"`) to PGlite unchanged, and PGlite refuses them ("Invalid input for bytea
+ * type"). The adapter's classes are not exported, so the shared query method (`performIO`, on
+ * the prototype of both the adapter and its transactions) is wrapped once to turn those
+ * arguments into bytes. @prisma/adapter-pg converts them itself.
+ */
+const patchedPrototypes = new WeakSet<object>();
+export async function pgliteBytesFix(adapter: object): Promise<void> {
+  let proto = Object.getPrototypeOf(adapter);
+  while (proto && !Object.hasOwn(proto, "performIO")) proto = Object.getPrototypeOf(proto);
+  if (!proto || patchedPrototypes.has(proto)) return;
+  patchedPrototypes.add(proto);
+  const original = proto.performIO as (query: { args: unknown[]; argTypes?: { scalarType?: string }[] }) => Promise<unknown>;
+  proto.performIO = function (this: unknown, query: { args: unknown[]; argTypes?: { scalarType?: string }[] }) {
+    const types = query.argTypes ?? [];
+    if (types.some((t) => t?.scalarType === "bytes")) {
+      const args = query.args.map((a, i) => (types[i]?.scalarType === "bytes" && typeof a === "string" ? new Uint8Array(Buffer.from(a, "base64")) : a));
+      return original.call(this, { ...query, args });
+    }
+    return original.call(this, query);
+  };
+}
+
+/** The PGlite driver adapter factory, its Bytes arguments fixed (pgliteBytesFix). */
+export function pgliteAdapter(pglite: PGlite): PrismaPGlite {
+  const factory = new PrismaPGlite(pglite);
+  const connect = factory.connect.bind(factory);
+  factory.connect = async () => {
+    const adapter = await connect();
+    await pgliteBytesFix(adapter);
+    return adapter;
+  };
+  return factory;
+}
+
 /** Driver adapter factory for the Prisma CLI (prisma.config.ts). */
 export async function createDriverAdapter(
   target: DatabaseTarget = databaseTarget(),
@@ -72,7 +108,7 @@ export async function createDriverAdapter(
     return new PrismaPg(nameAsTextPool({ connectionString: target.url, max: 10 }));
   }
   const pglite = await openPGlite(target.dir);
-  return closeWhenIdle(new PrismaPGlite(pglite), pglite);
+  return closeWhenIdle(pgliteAdapter(pglite), pglite);
 }
 
 const CLI_IDLE_CLOSE_MS = 2000;

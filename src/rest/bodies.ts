@@ -572,3 +572,37 @@ export function subscriptionInput(body: z.infer<typeof subscriptionBody>) {
     atPeriodEnd: body.at_period_end,
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Swaps and purchases (docs/sii-receiving.md). PATCH takes the swap's fields: status and reply_to
+// are set, the others are the server's and ignored, so a retrieved swap can be sent back.
+
+export const swapBody = z.strictObject({
+  id: ignored,
+  purchases: ignored,
+  local_file: ignored,
+  receipt: ignored,
+  reception: ignored,
+  result: ignored,
+  reply_by: ignored,
+  reply_date: ignored,
+  imported: ignored,
+  created: ignored,
+  status: z.string().nullable().optional(),
+  reply_to: z.string().nullable().optional(),
+});
+
+export function swapInput(body: z.infer<typeof swapBody>) {
+  return { status: body.status, replyTo: body.reply_to };
+}
+
+/** POST /billers/built_in/purchases/: the EnvioDTE as `xml` (text) or `file` (Base64), optional `file_name`. */
+export const purchasesBody = z.strictObject({
+  xml: z.string().nullable().optional(),
+  file: z.string().nullable().optional(),
+  file_name: z.string().max(80).nullable().optional(),
+});
+
+export function purchasesInput(body: z.infer<typeof purchasesBody>) {
+  return { xml: body.xml, file: body.file, fileName: body.file_name };
+}

@@ -34,6 +34,7 @@ import {
 } from "./bodies.js";
 import { addonBody, addonInput, couponBody, couponInput, planBody, planInput, productBody, productInput } from "./bodies.js";
 import { subscriptionBody, subscriptionInput, testClockBody, testClockInput } from "./bodies.js";
+import { purchasesBody, purchasesInput, swapBody, swapInput } from "./bodies.js";
 import { parseFilters, type FilterSpec } from "./filters.js";
 import { jsonResponse } from "./json.js";
 import * as out from "./serializers.js";
@@ -885,6 +886,62 @@ routes.push(
     handle: async (r) => {
       const data = await r.run(ops.RestCafDocument, { id: r.params.id });
       return jsonResponse(sii.caf(expectNode(data.node, "Caf", "CAF", r.params.id) as ops.CafFieldsFragment));
+    },
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Swaps and purchases (spec "Swaps"; docs/sii-receiving.md)
+
+const SWAP_FILTERS: FilterSpec = {
+  status: { key: "status", kind: "string" },
+  created: { key: "created", kind: "datetime" },
+  imported: { key: "imported", kind: "boolean" },
+};
+
+routes.push(
+  {
+    method: "POST",
+    path: "/v1/billers/built_in/purchases",
+    handle: async (r) => {
+      const input = purchasesInput(parseBody(purchasesBody, r.body));
+      const data = await r.run(ops.RestReceivePurchaseDocumentsDocument, { input });
+      return jsonResponse(out.swap(data.receivePurchaseDocuments), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/billers/built_in/swaps",
+    handle: async (r) => {
+      const page = pageArgs(r.url);
+      const where = parseFilters(r.url.searchParams, SWAP_FILTERS);
+      const data = await r.run(ops.RestSwapsDocument, { first: page.first, after: page.after, where });
+      return paged(r, page, data.swaps.totalCount, data.swaps.edges.map((e) => out.swap(e.node)));
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/billers/built_in/swaps/:id",
+    handle: async (r) => {
+      const data = await r.run(ops.RestSwapDocument, { id: r.params.id });
+      return jsonResponse(out.swap(expectNode(data.node, "Swap", "swap", r.params.id) as ops.SwapFieldsFragment));
+    },
+  },
+  {
+    method: "PATCH",
+    path: "/v1/billers/built_in/swaps/:id",
+    handle: async (r) => {
+      const input = swapInput(parseBody(swapBody, r.body));
+      const data = await r.run(ops.RestUpdateSwapDocument, { id: r.params.id, input });
+      return jsonResponse(out.swap(data.updateSwap));
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/billers/built_in/swaps/:id/pdf",
+    handle: async (r) => {
+      const data = await r.run(ops.RestSwapPdfDocument, { id: r.params.id });
+      return pdfResponse(data.node, "Swap", "swap", r.params.id);
     },
   },
 );

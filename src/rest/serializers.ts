@@ -20,6 +20,7 @@ import type {
 import type { CustomerSessionFieldsFragment } from "../graphql/generated/operations.js";
 import type { ReminderFieldsFragment } from "../graphql/generated/operations.js";
 import type { UsageFieldsFragment } from "../graphql/generated/operations.js";
+import type { SwapFieldsFragment } from "../graphql/generated/operations.js";
 import type { RestUpcomingInvoiceQuery } from "../graphql/generated/operations.js";
 import type { AddonFieldsFragment, CouponFieldsFragment, PlanFieldsFragment, ProductFieldsFragment } from "../graphql/generated/operations.js";
 import { num } from "./json.js";
@@ -559,5 +560,23 @@ export function testClock(c: import("../graphql/generated/operations.js").TestCl
     customers: c.customers,
     created: isoTimestamp(c.created),
     updated: isoTimestamp(c.updated),
+  };
+}
+
+/** Spec "Swap": `purchases` as ids, file URLs, ISO 8601 timestamps (docs/sii-receiving.md). */
+export function swap(s: SwapFieldsFragment) {
+  return {
+    id: s.id,
+    purchases: s.purchases.map((p) => p.id),
+    local_file: s.localFile,
+    receipt: s.receipt,
+    reception: s.reception,
+    result: s.result,
+    reply_to: s.replyTo,
+    reply_by: s.replyBy,
+    reply_date: isoTimestamp(s.replyDate),
+    status: s.status,
+    imported: s.imported,
+    created: isoTimestamp(s.created),
   };
 }

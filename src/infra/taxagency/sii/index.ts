@@ -31,3 +31,17 @@ export function issueDte(input: DteInput, caf: Caf, credentials: SigningCredenti
   const xml = signDte(built.xml, credentials);
   return { id: built.id, xml, file: encodeIso88591(xml), totals: built.totals };
 }
+export { readEnvioDte, parseEnvioDte, validateEnvioDte, decodeXmlFile, SII_SCHEMA_DIR, type ReceivedDte, type ReceivedEnvelope } from "./received-envelope.js";
+export {
+  buildRecepcionDte,
+  buildResultadoDte,
+  buildEnvioRecibos,
+  signEnveloped,
+  RECIBO_DECLARATION,
+  type SignedXmlFile,
+  type ResponseHeader,
+  type AnsweredDocument,
+  type RecepcionInput,
+  type ResultadoInput,
+  type RecibosInput,
+} from "./responses.js";

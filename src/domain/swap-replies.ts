@@ -1,0 +1,78 @@
+/**
+ * Replies to received supplier documents (swaps): ../shared/domain/chile-dte.md section 6.1-6.3,
+ * docs/sii-receiving.md. Pure rules, no database.
+ *
+ * | status | meaning                                          | kind       | ResultadoDTE EstadoDTE |
+ * |--------|--------------------------------------------------|------------|------------------------|
+ * | ACD    | accepts the content of the document              | acceptance | 0 accepted             |
+ * | ERM    | receipt of goods or services (Ley 19.983 recibo) | acceptance | 0 accepted (+ EnvioRecibos) |
+ * | RCD    | claims the content of the document               | claim      | 2 rejected             |
+ * | RFP    | claims partial non-delivery of goods             | claim      | 2 rejected             |
+ * | RFT    | claims total non-delivery of goods               | claim      | 2 rejected             |
+ *
+ * A swap is answered once: a reply is final (409 after). A claim must be made within 8 calendar
+ * days of the reception (SII: received 1 Jan 20:00, the window ends 9 Jan 23:59, Chilean time);
+ * after that the documents are irrevocably accepted, so a claim is refused (409) while ACD and ERM
+ * are still allowed.
+ */
+import { InvalidStateError, ValidationError } from "./errors.js";
+import { siiTimestamp } from "./dte-rules.js";
+
+export const SWAP_REPLY_STATUSES = {
+  ACD: { kind: "acceptance", resultStatus: 0, text: "Acepta contenido del documento" },
+  ERM: { kind: "acceptance", resultStatus: 0, text: "Otorga recibo de mercaderias o servicios (Ley 19.983)" },
+  RCD: { kind: "claim", resultStatus: 2, text: "Reclamo al contenido del documento" },
+  RFP: { kind: "claim", resultStatus: 2, text: "Reclamo por falta parcial de mercaderias" },
+  RFT: { kind: "claim", resultStatus: 2, text: "Reclamo por falta total de mercaderias" },
+} as const;
+
+export type SwapReplyStatus = keyof typeof SWAP_REPLY_STATUSES;
+
+/** SII's claim window: calendar days after the day of reception. */
+export const CLAIM_WINDOW_DAYS = 8;
+/** SII counts days in Chile. */
+export const SII_TIME_ZONE = "America/Santiago";
+
+export function isSwapReplyStatus(value: string): value is SwapReplyStatus {
+  return Object.hasOwn(SWAP_REPLY_STATUSES, value);
+}
+
+/**
+ * The last day (yyyy-mm-dd, Chilean calendar) on which a claim about documents received at
+ * `receivedAt` can be made: the reception's Chilean date plus 8 days (received 2026-01-01 20:00
+ * -> "2026-01-09", the claim is allowed until 23:59:59 of that day).
+ */
+export function claimDeadline(receivedAt: Date): string {
+  const day = siiTimestamp(receivedAt, SII_TIME_ZONE).slice(0, 10);
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + CLAIM_WINDOW_DAYS);
+  return d.toISOString().slice(0, 10);
+}
+
+/**
+ * Checks a reply to a swap. Throws:
+ * - ValidationError (400, field `status`) for a status other than ACD, RCD, ERM, RFP, RFT (or none);
+ * - InvalidStateError (409) when the swap already has a status (a reply is final);
+ * - InvalidStateError (409) for a claim (RCD, RFP, RFT) when `now` is after the claim deadline.
+ * Returns the status's row of SWAP_REPLY_STATUSES.
+ */
+export function checkSwapReply(input: { status: string | null | undefined; currentStatus: string | null; receivedAt: Date; now: Date; swapId: string }) {
+  const { status } = input;
+  if (!status) throw ValidationError.field("status", `is required: one of ${Object.keys(SWAP_REPLY_STATUSES).join(", ")}`);
+  if (!isSwapReplyStatus(status)) throw ValidationError.field("status", `must be one of ${Object.keys(SWAP_REPLY_STATUSES).join(", ")}, not ${status}`);
+  if (input.currentStatus) {
+    throw new InvalidStateError(`Swap ${input.swapId} was already answered with ${input.currentStatus}; a reply is final`);
+  }
+  const rule = SWAP_REPLY_STATUSES[status];
+  if (rule.kind === "claim") {
+    const deadline = claimDeadline(input.receivedAt);
+    const today = siiTimestamp(input.now, SII_TIME_ZONE).slice(0, 10);
+    if (today > deadline) {
+      throw new InvalidStateError(
+        `Claim ${status} refused: SII accepts claims within ${CLAIM_WINDOW_DAYS} calendar days of reception ` +
+          `(received ${siiTimestamp(input.receivedAt, SII_TIME_ZONE).slice(0, 10)}, last day ${deadline}, ${SII_TIME_ZONE}); the documents are now accepted`,
+      );
+    }
+  }
+  return rule;
+}

@@ -1,0 +1,258 @@
+/**
+ * Receiving supplier documents (issue 6 "Receiving: purchases and swaps"; docs/sii-receiving.md).
+ *
+ * receivePurchaseDocuments: an EnvioDTE (XML text or the file's bytes) is read and checked against
+ * SII's schema (infra/taxagency/sii/envelope.ts); every DTE must be addressed to the
+ * organization's RUT; in ONE transaction each DTE becomes a Purchase (`pur_`), the envelope a Swap
+ * (`swa_`, imported true), the file a StoredFile (`local_file`) and the signed RecepcionDTE
+ * another (`reception`). Any failure stores nothing.
+ *
+ * replyToSwap: the reply (ACD, ERM, RCD, RFP, RFT; rules in domain/swap-replies.ts) is recorded
+ * once with `reply_by` (the key's user) and `reply_date`, with the signed ResultadoDTE (`result`)
+ * and, for ERM, the signed EnvioRecibos (`receipt`), in one transaction.
+ *
+ * Signing needs the organization's certificate: callers pass a CredentialsLoader (the API passes
+ * the one reading the uploaded certificate).
+ */
+import { Prisma, type Swap } from "../infra/prisma/generated/client.js";
+import { newId } from "../infra/ids.js";
+import { InvalidStateError, NotFoundError, ValidationError } from "../domain/errors.js";
+import { normalizeRut } from "../domain/rut.js";
+import { checkSwapReply, SWAP_REPLY_STATUSES } from "../domain/swap-replies.js";
+import {
+  buildEnvioRecibos,
+  buildRecepcionDte,
+  buildResultadoDte,
+  readEnvioDte,
+  type AnsweredDocument,
+  type ResponseHeader,
+  type SigningCredentials,
+} from "../infra/taxagency/sii/index.js";
+import { renderSwapPdf } from "../infra/swap-pdf.js";
+import { lockTenantRow, tenant, type ServiceContext, type Tx } from "./context.js";
+
+/** The organization's signing certificate and key; `signerRut` is the holder's RUT (Recibo `RutFirma`). */
+export type SwapSigner = SigningCredentials & { signerRut?: string | null };
+export type CredentialsLoader = (tx: Tx, organizationId: string) => Promise<SwapSigner>;
+
+export interface ReceiveInput {
+  /** the EnvioDTE as text */
+  xml?: string | null;
+  /** or the file's bytes in Base64 (keeps SII's ISO-8859-1 bytes exactly) */
+  file?: string | null;
+  /** the received file's name (RecepcionEnvio `NmbEnvio`); default `<swap id>.xml` */
+  fileName?: string | null;
+}
+
+/** Name of a swap's stored file: `<swap id>-<kind>.xml`, served at /v1/files/<name>. */
+export function swapFileName(swapId: string, kind: "envio" | "recepcion" | "resultado" | "recibos"): string {
+  return `${swapId}-${kind}.xml`;
+}
+
+function inputBytes(input: ReceiveInput): Buffer | string {
+  const given = [input.xml, input.file].filter((v) => v !== null && v !== undefined && v !== "");
+  if (given.length !== 1) throw ValidationError.field("xml", "give the EnvioDTE as exactly one of xml (text) or file (Base64)");
+  if (input.xml) return input.xml;
+  const b64 = input.file!.replace(/\s+/g, "");
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) throw ValidationError.field("file", "must be Base64");
+  return Buffer.from(b64, "base64");
+}
+
+function isUniqueViolation(e: unknown): boolean {
+  return e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002";
+}
+
+async function organizationRut(db: Pick<Tx, "organization">, ctx: ServiceContext) {
+  const org = await db.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { taxId: true, name: true, taxBusinessName: true, taxAddress: true, taxCommune: true } });
+  const rut = org.taxId ? normalizeRut(org.taxId) : null;
+  if (!rut) throw new InvalidStateError("The organization has no valid tax ID (RUT): set its tax profile before receiving or answering SII documents");
+  return { ...org, rut };
+}
+
+function header(rut: string, issuerRut: string, signedAt: Date, contactEmail?: string | null): ResponseHeader {
+  return { responderRut: rut, recipientRut: issuerRut, contactEmail, signedAt };
+}
+
+/**
+ * Imports an EnvioDTE. Errors (nothing stored): 400 `xml` (not exactly one of xml/file, malformed,
+ * schema-invalid, a DTE or the envelope addressed to another RUT), 409 (the organization has no
+ * RUT; a document already received: same issuer, type and folio), and the loader's errors.
+ */
+export async function receivePurchaseDocuments(ctx: ServiceContext, input: ReceiveInput, loadCredentials: CredentialsLoader): Promise<Swap> {
+  const bytes = inputBytes(input);
+  const envelope = await readEnvioDte(bytes);
+  const org = await organizationRut(ctx.prisma, ctx);
+  const wrong = envelope.documents.filter((d) => normalizeRut(d.receiverRut) !== org.rut);
+  if (wrong.length) {
+    throw ValidationError.field(
+      "xml",
+      wrong.map((d) => `DTE type ${d.type} folio ${d.folio} is addressed to RUT ${d.receiverRut}, not to this organization (${org.rut})`).join("; "),
+    );
+  }
+  if (envelope.receiverRut !== org.rut && envelope.receiverRut !== "60803000-K") {
+    throw ValidationError.field("xml", `the envelope (Caratula RutReceptor) is addressed to RUT ${envelope.receiverRut}, not to this organization (${org.rut}) or SII`);
+  }
+  const keys = envelope.documents.map((d) => ({ issuerTaxId: normalizeRut(d.issuerRut) ?? d.issuerRut, documentCode: d.type, folio: d.folio }));
+  const seen = new Set<string>();
+  for (const k of keys) {
+    const key = `${k.issuerTaxId}/${k.documentCode}/${k.folio}`;
+    if (seen.has(key)) throw ValidationError.field("xml", `the envelope holds DTE type ${k.documentCode} folio ${k.folio} of ${k.issuerTaxId} twice`);
+    seen.add(key);
+  }
+  const duplicate = () =>
+    new InvalidStateError(`Already received: ${keys.map((k) => `type ${k.documentCode} folio ${k.folio} from ${k.issuerTaxId}`).join(", ")} (a purchase is unique per issuer, type and folio)`);
+
+  const swapId = newId("swa");
+  const fileBytes = typeof bytes === "string" ? Buffer.from(bytes, "utf8") : bytes;
+  const now = ctx.now();
+  try {
+    return await ctx.prisma.$transaction(async (tx) => {
+      const existing = await tx.purchase.findMany({ where: { ...tenant(ctx), OR: keys }, select: { id: true, documentCode: true, folio: true, issuerTaxId: true } });
+      if (existing.length) {
+        throw new InvalidStateError(
+          `Already received: ${existing.map((p) => `type ${p.documentCode} folio ${p.folio} from ${p.issuerTaxId} (${p.id})`).join(", ")}; a purchase is unique per issuer, type and folio`,
+        );
+      }
+      const swap = await tx.swap.create({ data: { id: swapId, ...tenant(ctx), imported: true, createdAt: now } });
+      await tx.purchase.createMany({
+        data: envelope.documents.map((d, i) => ({
+          id: newId("pur"),
+          ...tenant(ctx),
+          swapId,
+          ...keys[i],
+          issuerName: d.issuerName,
+          date: new Date(`${d.issueDate}T00:00:00Z`),
+          amount: d.netAmount,
+          exempt: d.exemptAmount,
+          tax: d.tax,
+          total: d.total,
+          xml: d.xml,
+        })),
+      });
+      const credentials = await loadCredentials(tx, ctx.auth.organizationId);
+      const localName = swapFileName(swapId, "envio");
+      const reception = buildRecepcionDte(
+        {
+          header: header(org.rut, envelope.issuerRut, now),
+          responseId: swap.code,
+          fileName: input.fileName || localName,
+          receivedAt: now,
+          envelopeCode: swap.code,
+          envelopeId: envelope.setId,
+          digest: envelope.digest,
+          envelopeIssuerRut: envelope.issuerRut,
+          envelopeReceiverRut: envelope.receiverRut,
+          status: 0,
+          statusText: "Envio recibido conforme",
+          documents: envelope.documents.map((d) => ({ ...d, status: 0 as const, statusText: "DTE recibido" })),
+        },
+        credentials,
+      );
+      const receptionName = swapFileName(swapId, "recepcion");
+      await tx.storedFile.create({ data: { name: localName, ...tenant(ctx), contentType: "application/xml", content: new Uint8Array(fileBytes) } });
+      await tx.storedFile.create({ data: { name: receptionName, ...tenant(ctx), contentType: "application/xml", content: new Uint8Array(reception.file) } });
+      return tx.swap.update({ where: { id: swapId }, data: { localFile: localName, reception: receptionName } });
+    });
+  } catch (e) {
+    if (isUniqueViolation(e)) throw duplicate();
+    throw e;
+  }
+}
+
+export interface SwapReplyInput {
+  /** ACD, ERM, RCD, RFP or RFT */
+  status?: string | null;
+  /** the supplier's exchange e-mail address */
+  replyTo?: string | null;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/**
+ * Answers a swap (one transaction, the swap row locked). Errors: 404 unknown swap; 400 `status`
+ * (not one of the five) or `reply_to` (not an e-mail); 409 already answered, or a claim after SII's
+ * 8-day window (domain/swap-replies.ts), or no organization RUT.
+ */
+export async function replyToSwap(ctx: ServiceContext, id: string, input: SwapReplyInput, loadCredentials: CredentialsLoader): Promise<Swap> {
+  if (input.replyTo !== null && input.replyTo !== undefined && !EMAIL.test(input.replyTo)) throw ValidationError.field("reply_to", "must be an e-mail address");
+  return ctx.prisma.$transaction(async (tx) => {
+    const row = await lockTenantRow(tx, ctx, "Swap", id, ["status", "createdAt"]);
+    if (!row) throw new NotFoundError("swap", id);
+    const now = ctx.now();
+    const rule = checkSwapReply({ status: input.status, currentStatus: row.status as string | null, receivedAt: row.createdAt as Date, now, swapId: id });
+    const status = input.status!;
+    const swap = await tx.swap.findUniqueOrThrow({ where: { id }, include: { purchases: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }] } } });
+    const org = await organizationRut(tx, ctx);
+    const credentials = await loadCredentials(tx, ctx.auth.organizationId);
+    const issuers = [...new Set(swap.purchases.map((p) => p.issuerTaxId))];
+    const documents: AnsweredDocument[] = swap.purchases.map((p) => ({
+      type: p.documentCode,
+      folio: p.folio,
+      issueDate: p.date.toISOString().slice(0, 10),
+      issuerRut: p.issuerTaxId,
+      receiverRut: org.rut,
+      total: p.total.toFixed(0),
+    }));
+    const head = header(org.rut, issuers[0], now, null);
+    const result = buildResultadoDte(
+      {
+        header: head,
+        responseId: swap.code,
+        envelopeCode: swap.code,
+        documents: documents.map((d) => ({ ...d, status: rule.resultStatus, statusText: `${status}: ${rule.text}`, reasonCode: rule.resultStatus === 2 ? -1 : null })),
+      },
+      credentials,
+    );
+    const files = [{ name: swapFileName(id, "resultado"), ...tenant(ctx), contentType: "application/xml", content: new Uint8Array(result.file) }];
+    let receipt: string | null = null;
+    if (status === "ERM") {
+      const recibos = buildEnvioRecibos(
+        {
+          header: head,
+          place: [org.taxAddress, org.taxCommune].filter(Boolean).join(", ") || org.taxBusinessName || org.name,
+          signerRut: credentials.signerRut ?? org.rut,
+          documents,
+        },
+        credentials,
+      );
+      receipt = swapFileName(id, "recibos");
+      files.push({ name: receipt, ...tenant(ctx), contentType: "application/xml", content: new Uint8Array(recibos.file) });
+    }
+    for (const data of files) await tx.storedFile.create({ data });
+    return tx.swap.update({
+      where: { id },
+      data: { status, replyTo: input.replyTo ?? null, replyBy: ctx.auth.userEmail, replyDate: now, result: files[0].name, receipt },
+    });
+  });
+}
+
+/** The swap's PDF: its envelope and each purchase with amounts (infra/swap-pdf.ts). 404 when unknown. */
+export async function swapPdf(ctx: ServiceContext, id: string): Promise<Buffer> {
+  const swap = await ctx.prisma.swap.findFirst({
+    where: { id, ...tenant(ctx) },
+    include: { purchases: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }] }, organization: { select: { name: true, taxBusinessName: true, taxId: true } } },
+  });
+  if (!swap) throw new NotFoundError("swap", id);
+  return renderSwapPdf({
+    id: swap.id,
+    receiver: swap.organization.taxBusinessName ?? swap.organization.name,
+    receiverTaxId: swap.organization.taxId,
+    received: swap.createdAt,
+    status: swap.status,
+    replyBy: swap.replyBy,
+    replyDate: swap.replyDate,
+    purchases: swap.purchases.map((p) => ({
+      type: p.documentCode,
+      folio: p.folio,
+      issuerTaxId: p.issuerTaxId,
+      issuerName: p.issuerName,
+      date: p.date.toISOString().slice(0, 10),
+      amount: p.amount.toFixed(0),
+      exempt: p.exempt.toFixed(0),
+      tax: p.tax.toFixed(0),
+      total: p.total.toFixed(0),
+    })),
+  });
+}
+
+export { SWAP_REPLY_STATUSES };
