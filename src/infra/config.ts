@@ -24,9 +24,21 @@ export interface AppSettings {
   sessionTtlSeconds: number;
   /** Enabled payment gateways by name (infra/gateways); the built-in ones work with test keys only */
   paymentGateways: string[];
+  /** SII hosts (docs/sii-sending.md): certification for test mode, production for live mode */
+  sii: SiiHosts;
 }
 
-export const DEFAULT_SETTINGS: AppSettings = { mailFrom: "billing@localhost", sessionTtlSeconds: 3600, paymentGateways: ["test", "redirect"] };
+/** Base URLs of SII's DTE services; overridable with SII_CERTIFICATION_URL and SII_PRODUCTION_URL. */
+export interface SiiHosts {
+  /** test mode: SII's certification environment, default https://maullin.sii.cl */
+  certificationUrl: string;
+  /** live mode: SII's production environment, default https://palena.sii.cl */
+  productionUrl: string;
+}
+
+export const DEFAULT_SII_HOSTS: SiiHosts = { certificationUrl: "https://maullin.sii.cl", productionUrl: "https://palena.sii.cl" };
+
+export const DEFAULT_SETTINGS: AppSettings = { mailFrom: "billing@localhost", sessionTtlSeconds: 3600, paymentGateways: ["test", "redirect"], sii: DEFAULT_SII_HOSTS };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === "" ? 3000 : Number(env.PORT);
@@ -49,6 +61,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       paymentGateways: env.PAYMENT_GATEWAYS
         ? env.PAYMENT_GATEWAYS.split(",").map((g) => g.trim()).filter(Boolean)
         : DEFAULT_SETTINGS.paymentGateways,
+      sii: {
+        certificationUrl: (env.SII_CERTIFICATION_URL || DEFAULT_SII_HOSTS.certificationUrl).replace(/\/+$/, ""),
+        productionUrl: (env.SII_PRODUCTION_URL || DEFAULT_SII_HOSTS.productionUrl).replace(/\/+$/, ""),
+      },
     },
   };
 }
