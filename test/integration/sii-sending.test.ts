@@ -1,0 +1,222 @@
+/**
+ * Sending issued DTEs to SII (services/sii-sending.ts, docs/sii-sending.md) against the fake SII
+ * of test/helpers/fake-sii.ts, which checks the token signature with xmlsec1 and the uploaded
+ * envelope with xmllint (EnvioDTE_v10.xsd). Rounds are run by calling `sendDueSubmissions` with
+ * explicit times, so backoff is checked to the millisecond.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { createLogger } from "../../src/infra/logger.js";
+import { DEFAULT_SETTINGS } from "../../src/infra/config.js";
+import { enqueueSiiSubmission, sendDueSubmissions, storeFile, type SiiSendingDeps } from "../../src/services/sii-sending.js";
+import { issueDte, parseCaf, type Caf } from "../../src/infra/taxagency/sii/index.js";
+import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { SCHEMA_DIR, generateCaf, generateCertificate, type FakeCertificate } from "../helpers/sii-fixtures.js";
+import { FakeSii, countsOf, startFakeSii } from "../helpers/fake-sii.js";
+import { dteSignature, ENVELOPE_SIGNATURE, xmlsecVerifyNode } from "../helpers/sii-envelope.js";
+
+const RUT = "76042235-5";
+const HOLDER_RUT = "11111111-1";
+let s: TestServer;
+let sii: FakeSii;
+let cert: FakeCertificate;
+let caf: Caf;
+let customerId: string;
+let deps: SiiSendingDeps;
+
+beforeAll(async () => {
+  cert = generateCertificate();
+  caf = parseCaf(generateCaf({ rut: RUT, type: 33, from: 1, to: 1000, authorizedOn: "2026-11-01" }).file);
+  sii = await startFakeSii({ trustedCertificatePem: cert.certificatePem, schema: join(SCHEMA_DIR, "EnvioDTE_v10.xsd") });
+  const hosts = { certificationUrl: sii.url, productionUrl: sii.url };
+  s = await startTestServer({ settings: { sii: hosts } });
+  await s.database.prisma.organization.update({ where: { id: s.orgs.acme }, data: { taxResolutionNumber: 80, taxResolutionDate: new Date("2014-08-22") } });
+  customerId = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ tax_id: "77.777.777-7" }) })).body.id;
+  deps = {
+    prisma: s.database.prisma,
+    logger: createLogger("silent"),
+    settings: { ...DEFAULT_SETTINGS, sii: hosts },
+    loadCredentials: async () => ({ ...cert, subjectRut: HOLDER_RUT }),
+  };
+});
+afterAll(async () => {
+  await s?.close();
+  await sii?.stop();
+});
+beforeEach(() => {
+  sii.statusFor = (u) => ({ estado: "EPR", glosa: "Envio Procesado", counts: countsOf(u.file, "all-accepted") });
+});
+
+/**
+ * A finalized invoice with its signed DTE stored and queued: what finalize does for a DTE
+ * (the sii-issue slice), done here with the same library calls in one transaction.
+ */
+async function finalizedDte(): Promise<{ id: string; folio: number }> {
+  const inv = (await s.rest("POST", "/v1/invoices/", { body: { customer: customerId, document: "CL33", date: "2026-11-20", lines: [{ name: "Consultoría", quantity: 2, amount: 50000 }] } })).body;
+  const fin = await s.rest("GET", `/v1/invoices/${inv.id}/finalize/`);
+  expect(fin.status).toBe(200);
+  const folio = fin.body.number as number;
+  const dte = issueDte(
+    {
+      type: 33,
+      folio,
+      issueDate: "2026-11-20",
+      emitter: { rut: RUT, businessName: "Acme SpA", activity: "Servicios informáticos", activityCodes: [620200], address: "Av. Providencia 1234", commune: "Providencia" },
+      receiver: { rut: "77777777-7", name: "Cliente SpA", activity: "Comercio", address: "Av. Siempre Viva 123", commune: "Santiago" },
+      lines: [{ name: "Consultoría", quantity: 2, unitPrice: 50000 }],
+      timestamp: "2026-11-20T10:00:00",
+    },
+    caf,
+    cert,
+  );
+  const name = `dte-${inv.id}.xml`;
+  await s.database.prisma.$transaction(async (tx) => {
+    await storeFile(tx, { name, organizationId: s.orgs.acme, testMode: true, contentType: "application/xml", content: dte.file });
+    await enqueueSiiSubmission(tx, { organizationId: s.orgs.acme, testMode: true, documentKind: "invoice", documentId: inv.id, dteType: 33, folio, dteFile: name, now: new Date() });
+  });
+  return { id: inv.id, folio };
+}
+
+/** The invoice stays finalized whatever SII does; its stored `taxAgency` (the REST invoice has no tax_agency field in the spec; orders and credit notes show it). */
+async function taxAgency(id: string): Promise<Record<string, unknown>> {
+  const res = await s.rest("GET", `/v1/invoices/${id}/`);
+  expect(res.status).toBe(200);
+  expect(res.body.status).toBe("finalized");
+  const row = await s.database.prisma.invoice.findUniqueOrThrow({ where: { id }, select: { taxAgency: true } });
+  return row.taxAgency as Record<string, unknown>;
+}
+
+describe("sending to SII", () => {
+  it("finalized DTEs → one EnvioDTE uploaded → track id → polled → accepted", async () => {
+    const a = await finalizedDte();
+    const b = await finalizedDte();
+    expect(await taxAgency(a.id)).toEqual({ status: "pending", attempts: 0 });
+    const t0 = new Date(Date.now() + 1000);
+    const uploadsBefore = sii.uploads.length;
+
+    expect(await sendDueSubmissions(deps, t0)).toEqual({ uploaded: 2, envelopes: 1, decided: 0, retrying: 0 });
+    expect(sii.uploads).toHaveLength(uploadsBefore + 1);
+    const upload = sii.uploads.at(-1)!;
+    expect([upload.rutSender, upload.dvSender, upload.rutCompany, upload.dvCompany]).toEqual(["11111111", "1", "76042235", "5"]);
+    const xml = upload.file.toString("latin1");
+    expect(xml).toContain("<RutEmisor>76042235-5</RutEmisor><RutEnvia>11111111-1</RutEnvia><RutReceptor>60803000-K</RutReceptor><FchResol>2014-08-22</FchResol><NroResol>0</NroResol>");
+    expect(xml).toContain("<SubTotDTE><TpoDTE>33</TpoDTE><NroDTE>2</NroDTE></SubTotDTE>");
+    expect(xml).toContain(`<Documento ID="F${a.folio}T33">`);
+    expect(xml).toContain(`<Documento ID="F${b.folio}T33">`);
+    // the envelope SII got verifies with the two tools (the fake already checked the schema)
+    expect(xmlsecVerifyNode(upload.file, cert.certificatePem, ENVELOPE_SIGNATURE).ok).toBe(true);
+    expect(xmlsecVerifyNode(upload.file, cert.certificatePem, dteSignature(2)).ok).toBe(true);
+
+    const sent = await taxAgency(a.id);
+    expect(sent).toMatchObject({ status: "sent", track_id: upload.trackId, sent_at: t0.toISOString() });
+    expect(sent).not.toHaveProperty("last_error");
+    const envelopeName = String(sent.envelope_file).replace("/v1/files/", "");
+    const stored = await s.database.prisma.storedFile.findUnique({ where: { name: envelopeName } });
+    expect(Buffer.from(stored!.content).equals(upload.file)).toBe(true);
+    expect([stored!.organizationId, stored!.testMode, stored!.contentType]).toEqual([s.orgs.acme, true, "application/xml"]);
+    expect((await taxAgency(b.id)).track_id).toBe(upload.trackId);
+
+    // not polled before the poll delay; SII still processing: stays sent with SII's code
+    expect(await sendDueSubmissions(deps, new Date(t0.getTime() + 30_000))).toEqual({ uploaded: 0, envelopes: 0, decided: 0, retrying: 0 });
+    sii.statusFor = () => ({ estado: "SOK", glosa: "Schema Validado" });
+    await sendDueSubmissions(deps, new Date(t0.getTime() + 60_000));
+    expect(await taxAgency(a.id)).toMatchObject({ status: "sent", sii_status: "SOK" });
+
+    sii.statusFor = (u) => ({ estado: "EPR", glosa: "Envio Procesado", counts: countsOf(u.file, "all-accepted") });
+    const t2 = new Date(t0.getTime() + 10 * 60_000);
+    expect(await sendDueSubmissions(deps, t2)).toEqual({ uploaded: 0, envelopes: 0, decided: 2, retrying: 0 });
+    expect(await taxAgency(a.id)).toEqual({
+      status: "accepted",
+      track_id: upload.trackId,
+      sent_at: t0.toISOString(),
+      envelope_file: `/v1/files/${envelopeName}`,
+      sii_status: "EPR",
+      sii_message: "Envio Procesado",
+      decided_at: t2.toISOString(),
+    });
+    const rows = await s.database.prisma.siiSubmission.findMany({ where: { documentId: { in: [a.id, b.id] } } });
+    expect(rows.map((r) => [r.status, r.trackId, r.siiStatus])).toEqual([
+      ["done", upload.trackId, "EPR"],
+      ["done", upload.trackId, "EPR"],
+    ]);
+    // nothing left to do
+    expect(await sendDueSubmissions(deps, new Date(t2.getTime() + 86_400_000))).toEqual({ uploaded: 0, envelopes: 0, decided: 0, retrying: 0 });
+  });
+
+  it("SII down: the invoice stays finalized and pending with attempts, next attempt and the error; retried with backoff, then sent", async () => {
+    const a = await finalizedDte();
+    const t0 = new Date(Date.now() + 1000);
+    await sii.down();
+    try {
+      expect(await sendDueSubmissions(deps, t0)).toMatchObject({ uploaded: 0, retrying: 1 });
+      const first = await taxAgency(a.id);
+      expect(first).toMatchObject({ status: "pending", attempts: 1, next_attempt_at: new Date(t0.getTime() + 60_000).toISOString() });
+      expect(first.last_error).toMatch(new RegExp(`^cannot reach SII at ${sii.url} \\((seed|upload)\\): `));
+      // not retried before its time
+      expect(await sendDueSubmissions(deps, new Date(t0.getTime() + 59_000))).toMatchObject({ retrying: 0 });
+      expect((await taxAgency(a.id)).attempts).toBe(1);
+      // second failure: two minutes
+      const t1 = new Date(t0.getTime() + 60_000);
+      await sendDueSubmissions(deps, t1);
+      expect(await taxAgency(a.id)).toMatchObject({ status: "pending", attempts: 2, next_attempt_at: new Date(t1.getTime() + 120_000).toISOString() });
+    } finally {
+      await sii.up();
+    }
+    // SII answers HTTP 500: third failure, four minutes
+    sii.failWith500 = true;
+    const t2 = new Date(t0.getTime() + 180_000);
+    try {
+      await sendDueSubmissions(deps, t2);
+    } finally {
+      sii.failWith500 = false;
+    }
+    expect(await taxAgency(a.id)).toMatchObject({ status: "pending", attempts: 3, next_attempt_at: new Date(t2.getTime() + 240_000).toISOString(), });
+    expect((await taxAgency(a.id)).last_error).toMatch(/^SII answered HTTP 500 \((seed|token|upload)\)$/);
+
+    const t3 = new Date(t2.getTime() + 240_000);
+    expect(await sendDueSubmissions(deps, t3)).toMatchObject({ uploaded: 1, envelopes: 1 });
+    const sent = await taxAgency(a.id);
+    expect(sent).toMatchObject({ status: "sent", track_id: sii.uploads.at(-1)!.trackId, sent_at: t3.toISOString() });
+    expect(Object.keys(sent).sort()).toEqual(["envelope_file", "sent_at", "status", "track_id"]);
+  });
+
+  it("SII's verdicts: rejected envelope (RCH), objections (RLV), a mixed type (review); a status query error is retried", async () => {
+    const cases: [string, (file: Buffer) => { estado: string; counts?: ReturnType<typeof countsOf> }, string][] = [
+      ["RCH", () => ({ estado: "RCH" }), "rejected"],
+      ["RLV", () => ({ estado: "RLV" }), "accepted_with_objections"],
+      ["EPR mixed", (f) => ({ estado: "EPR", counts: countsOf(f, "all-accepted").map((c) => ({ ...c, reported: 2, accepted: 1, rejected: 1 })) }), "review"],
+      ["EPR rejected", (f) => ({ estado: "EPR", counts: countsOf(f, "all-rejected") }), "rejected"],
+    ];
+    for (const [what, answer, expected] of cases) {
+      const a = await finalizedDte();
+      const t0 = new Date(Date.now() + 1000);
+      await sendDueSubmissions(deps, t0);
+      sii.statusFor = (u) => answer(u.file);
+      await sendDueSubmissions(deps, new Date(t0.getTime() + 60_000));
+      const ta = await taxAgency(a.id);
+      expect(ta.status, what).toBe(expected);
+      expect(ta.sii_status, what).toBe(what.slice(0, 3));
+    }
+    // a query error (negative ESTADO) keeps the document sent, with the error and a retry time
+    const b = await finalizedDte();
+    const t0 = new Date(Date.now() + 1000);
+    await sendDueSubmissions(deps, t0);
+    sii.statusFor = () => ({ estado: "-3", glosa: "ERROR INTERNO" });
+    const t1 = new Date(t0.getTime() + 60_000);
+    expect(await sendDueSubmissions(deps, t1)).toMatchObject({ retrying: 1 });
+    expect(await taxAgency(b.id)).toMatchObject({ status: "sent", attempts: 1, last_error: "SII status query answered -3 (ERROR INTERNO)", next_attempt_at: new Date(t1.getTime() + 60_000).toISOString() });
+  });
+
+  it("an envelope SII refuses at upload (schema error, STATUS 7) rejects its documents without retrying", async () => {
+    const a = await finalizedDte();
+    // break the stored DTE's schema (and signature): SII answers STATUS 7
+    const row = await s.database.prisma.siiSubmission.findUniqueOrThrow({ where: { documentKind_documentId: { documentKind: "invoice", documentId: a.id } } });
+    const file = await s.database.prisma.storedFile.findUniqueOrThrow({ where: { name: row.dteFile } });
+    const broken = Buffer.from(file.content).toString("latin1").replace(/<TasaIVA>19<\/TasaIVA>/, "<TasaIVA>diecinueve</TasaIVA>");
+    await s.database.prisma.$executeRaw`UPDATE "StoredFile" SET "content" = decode(${Buffer.from(broken, "latin1").toString("base64")}, 'base64') WHERE "name" = ${row.dteFile}`;
+    const t0 = new Date(Date.now() + 1000);
+    expect(await sendDueSubmissions(deps, t0)).toMatchObject({ uploaded: 0, decided: 1, retrying: 0 });
+    expect(await taxAgency(a.id)).toMatchObject({ status: "rejected", sii_status: "upload:7" });
+    expect(await sendDueSubmissions(deps, new Date(t0.getTime() + 86_400_000))).toMatchObject({ uploaded: 0, retrying: 0 });
+  });
+});
