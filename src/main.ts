@@ -2,7 +2,9 @@
  * `npm start`: applies pending migrations, then serves /graphql, /v1, /healthz, /readyz and
  * /metrics on PORT (default 3000). PGlite under ./data unless DATABASE_URL is set.
  */
+import path from "node:path";
 import { loadConfig } from "./infra/config.js";
+import { ensureKeyFile } from "./infra/secrets.js";
 import { createDatabase, databaseTarget } from "./infra/database.js";
 import { createLogger } from "./infra/logger.js";
 import { migrateDeploy } from "./infra/migrate.js";
@@ -11,6 +13,8 @@ import { createApp, createHttpServer, listen } from "./server.js";
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
 const target = databaseTarget();
+// the embedded database keeps its certificate encryption key next to its data (docs/sii-setup.md)
+if (!config.settings.certificateEncryptionKey && target.kind === "pglite" && target.dir) config.settings.certificateEncryptionKey = ensureKeyFile(path.dirname(target.dir));
 
 logger.info({ database: target.kind === "postgres" ? "postgresql" : `pglite ${target.dir}` }, "applying migrations");
 await migrateDeploy(target);

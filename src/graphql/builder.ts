@@ -29,6 +29,8 @@ export const NODE_TYPES: Record<string, string> = {
   usa: "Usage",
   // subscriptions (docs/subscriptions.md)
   sub: "Subscription",
+  // Chile's SII (docs/sii-setup.md)
+  caf: "Caf",
 };
 
 const UNKNOWN_NODE = "Unknown";

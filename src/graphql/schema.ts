@@ -16,5 +16,7 @@ import "./types/usage.js";
 // subscriptions (docs/subscriptions.md)
 import "./types/subscription.js";
 import "./types/upcoming-invoice.js";
+// Chile's SII (docs/sii-setup.md)
+import "./types/sii.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

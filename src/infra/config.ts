@@ -3,6 +3,8 @@
  * Read once per process; tests pass their own values to `loadConfig`. The database
  * (`DATABASE_URL`, `BILLING_DATA_DIR`) is selected by `databaseTarget` in infra/driver-adapter.ts.
  */
+import { parseEncryptionKey } from "./secrets.js";
+
 export interface Config {
   /** TCP port of the HTTP server (0 = random free port). */
   port: number;
@@ -26,6 +28,12 @@ export interface AppSettings {
   paymentGateways: string[];
   /** SII hosts (docs/sii-sending.md): certification for test mode, production for live mode */
   sii: SiiHosts;
+  /**
+   * AES-256-GCM key (32 bytes) sealing certificates and CAF private keys at rest (infra/secrets.ts):
+   * `CERTIFICATE_ENCRYPTION_KEY` (base64); on the embedded database main.ts falls back to a key
+   * file generated in the data dir. Unset: uploading or signing is a 409 naming the variable.
+   */
+  certificateEncryptionKey?: Buffer;
 }
 
 /** Base URLs of SII's DTE services; overridable with SII_CERTIFICATION_URL and SII_PRODUCTION_URL. */
@@ -65,6 +73,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         certificationUrl: (env.SII_CERTIFICATION_URL || DEFAULT_SII_HOSTS.certificationUrl).replace(/\/+$/, ""),
         productionUrl: (env.SII_PRODUCTION_URL || DEFAULT_SII_HOSTS.productionUrl).replace(/\/+$/, ""),
       },
+      certificateEncryptionKey: env.CERTIFICATE_ENCRYPTION_KEY ? parseEncryptionKey(env.CERTIFICATE_ENCRYPTION_KEY) : undefined,
     },
   };
 }

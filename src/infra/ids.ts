@@ -28,6 +28,9 @@ export const ID_PREFIXES = {
   swa: "Swap",
   pur: "Purchase",
   evt: "Event",
+  // Chile's SII (docs/sii-setup.md)
+  caf: "Caf",
+  cer: "Certificate",
   chg: "PaymentCharge",
 } as const;
 

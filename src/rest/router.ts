@@ -37,6 +37,7 @@ import { subscriptionBody, subscriptionInput } from "./bodies.js";
 import { parseFilters, type FilterSpec } from "./filters.js";
 import { jsonResponse } from "./json.js";
 import * as out from "./serializers.js";
+import * as sii from "./sii.js";
 
 const STATUS_BY_CODE: Record<string, number> = {
   validation_error: 400,
@@ -775,6 +776,64 @@ routes.push(
       const where = parseFilters(r.url.searchParams, SUBSCRIPTION_FILTERS);
       const data = await r.run(ops.RestSubscriptionsDocument, { first: page.first, after: page.after, where });
       return paged(r, page, data.subscriptions.totalCount, data.subscriptions.edges.map((e) => out.subscription(e.node)));
+    },
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Chile's SII set-up (not in the spec; docs/sii-setup.md): tax profile, certificates, CAFs
+
+routes.push(
+  {
+    method: "GET",
+    path: "/v1/billers/built_in/tax_profile",
+    handle: async (r) => jsonResponse(sii.taxProfile((await r.run(ops.RestTaxProfileDocument, {})).taxProfile)),
+  },
+  {
+    method: "PATCH",
+    path: "/v1/billers/built_in/tax_profile",
+    handle: async (r) => {
+      const input = sii.taxProfileInput(parseBody(sii.taxProfileBody, r.body));
+      return jsonResponse(sii.taxProfile((await r.run(ops.RestUpdateTaxProfileDocument, { input })).updateTaxProfile));
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/billers/built_in/certificates",
+    handle: async (r) => {
+      const input = parseBody(sii.certificateBody, r.body);
+      return jsonResponse(sii.certificate((await r.run(ops.RestUploadCertificateDocument, { input })).uploadCertificate), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/billers/built_in/certificates",
+    handle: async (r) => jsonResponse((await r.run(ops.RestCertificatesDocument, {})).certificates.map(sii.certificate)),
+  },
+  {
+    method: "POST",
+    path: "/v1/billers/built_in/cafs",
+    handle: async (r) => {
+      const input = parseBody(sii.cafBody, r.body);
+      return jsonResponse(sii.caf((await r.run(ops.RestUploadCafDocument, { input })).uploadCaf), 201);
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/billers/built_in/cafs",
+    handle: async (r) => {
+      const page = pageArgs(r.url);
+      const where = parseFilters(r.url.searchParams, { document: { key: "documentType", kind: "string" } });
+      const data = await r.run(ops.RestCafsDocument, { first: page.first, after: page.after, where });
+      return paged(r, page, data.cafs.totalCount, data.cafs.edges.map((e) => sii.caf(e.node)));
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/billers/built_in/cafs/:id",
+    handle: async (r) => {
+      const data = await r.run(ops.RestCafDocument, { id: r.params.id });
+      return jsonResponse(sii.caf(expectNode(data.node, "Caf", "CAF", r.params.id) as ops.CafFieldsFragment));
     },
   },
 );

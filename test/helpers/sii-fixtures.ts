@@ -117,3 +117,35 @@ export function xmlsecVerify(file: Buffer, certificatePem: string): ToolResult {
     return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` };
   });
 }
+
+export interface FakePkcs12 extends FakeCertificate {
+  /** the PKCS#12 file (OpenSSL 3 defaults: AES-256-CBC, PBKDF2, HMAC-SHA256) */
+  file: Buffer;
+  password: string;
+}
+
+/**
+ * A PKCS#12 like a Chilean CA's: a self-signed RSA-2048 certificate whose subjectAltName carries
+ * the holder's RUT as otherName 1.3.6.1.4.1.8321.1 (omitted when `rut` is null), made with openssl.
+ */
+export function generatePkcs12(options: { rut?: string | null; password?: string; commonName?: string; days?: number } = {}): FakePkcs12 {
+  const password = options.password ?? "secreto";
+  return withTempDir((dir) => {
+    const key = join(dir, "key.pem");
+    const cert = join(dir, "cert.pem");
+    const p12 = join(dir, "cert.p12");
+    const rut = options.rut === undefined ? "12345678-5" : options.rut;
+    execFileSync(
+      "openssl",
+      [
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", String(options.days ?? 2),
+        "-subj", `/C=CL/O=Pruebas/CN=${options.commonName ?? "Firmante de Prueba"}`,
+        ...(rut ? ["-addext", `subjectAltName=otherName:1.3.6.1.4.1.8321.1;IA5STRING:${rut}`] : []),
+        "-keyout", key, "-out", cert,
+      ],
+      { stdio: "pipe" },
+    );
+    execFileSync("openssl", ["pkcs12", "-export", "-inkey", key, "-in", cert, "-passout", `pass:${password}`, "-out", p12], { stdio: "pipe" });
+    return { file: readFileSync(p12), password, certificatePem: readFileSync(cert, "utf8"), privateKeyPem: readFileSync(key, "utf8") };
+  });
+}

@@ -1,0 +1,145 @@
+/**
+ * Chile's SII set-up (docs/sii-setup.md): the organization's tax profile (`taxProfile`,
+ * `updateTaxProfile`), signing certificates (`certificates`, `uploadCertificate`) and CAF files
+ * (`Caf` node, `cafs`, `uploadCaf`). Rules: services/tax-profile.ts, services/certificates.ts,
+ * services/cafs.ts and domain/tax-profile.ts.
+ */
+import { builder } from "../builder.js";
+import { StringFilter, stringConditions } from "../filters.js";
+import { prismaConnection } from "../pagination.js";
+import { tenant } from "../../services/context.js";
+import { getTaxProfile, updateTaxProfile, type TaxProfile as TaxProfileValue } from "../../services/tax-profile.js";
+import { listCertificates, uploadCertificate } from "../../services/certificates.js";
+import { storedCafLastUsableDate, uploadCaf } from "../../services/cafs.js";
+import { isoDate } from "../../domain/formats.js";
+
+const TaxProfile = builder.objectRef<TaxProfileValue>("TaxProfile").implement({
+  description:
+    "The organization's tax profile: the issuer (Emisor) of its DTEs. Shared by test and live mode. With a RUT and a signing certificate the organization is enrolled: finalizing a regulated document issues a DTE (docs/sii-setup.md).",
+  fields: (t) => ({
+    organization: t.exposeID("organization", { description: "`org_` id" }),
+    taxId: t.exposeString("taxId", { nullable: true, description: "RUT in normal form (76042235-5): RUTEmisor" }),
+    businessName: t.exposeString("businessName", { nullable: true, description: "RznSoc (at most 100 characters)" }),
+    activity: t.exposeString("activity", { nullable: true, description: "GiroEmis (at most 80 characters)" }),
+    activityCodes: t.exposeStringList("activityCodes", { description: "SII economic activity codes, Acteco (1 to 4, up to 6 digits each)" }),
+    address: t.exposeString("address", { nullable: true, description: "DirOrigen (70)" }),
+    commune: t.exposeString("commune", { nullable: true, description: "CmnaOrigen (20)" }),
+    city: t.exposeString("city", { nullable: true, description: "CiudadOrigen (20)" }),
+    resolutionNumber: t.exposeInt("resolutionNumber", { nullable: true, description: "SII resolution number authorizing electronic documents (0 in certification)" }),
+    resolutionDate: t.field({ type: "Date", nullable: true, description: "date of that resolution", resolve: (p) => p.resolutionDate }),
+    missing: t.exposeStringList("missing", { description: "fields SII requires that are still empty (tax_id, business_name, activity, activity_codes)" }),
+    updated: t.expose("updated", { type: "DateTime" }),
+  }),
+});
+
+const TaxProfileInput = builder.inputType("TaxProfileInput", {
+  description: "Only the given fields change; null or an empty string clears one.",
+  fields: (t) => ({
+    taxId: t.string({ description: "RUT, any form (76.042.235-5); a wrong check digit is a 400" }),
+    businessName: t.string({ description: "at most 100 characters" }),
+    activity: t.string({ description: "at most 80 characters" }),
+    activityCodes: t.stringList({ description: "1 to 4 codes of 1 to 6 digits" }),
+    address: t.string({ description: "at most 70 characters" }),
+    commune: t.string({ description: "at most 20 characters" }),
+    city: t.string({ description: "at most 20 characters" }),
+    resolutionNumber: t.int({ description: "0 or more" }),
+    resolutionDate: t.string({ description: "yyyy-mm-dd" }),
+  }),
+});
+
+const Certificate = builder.prismaObject("Certificate", {
+  description: "A signing certificate of the organization (PKCS#12, kept encrypted at rest). Only public facts are readable.",
+  fields: (t) => ({
+    id: t.exposeID("id", { description: "`cer_` id" }),
+    subjectRut: t.exposeString("subjectRut", { nullable: true, description: "RUT of the certificate's holder (normal form)" }),
+    validFrom: t.expose("validFrom", { type: "DateTime", nullable: true }),
+    validTo: t.expose("validTo", { type: "DateTime", nullable: true, description: "after this instant it no longer signs" }),
+    created: t.expose("createdAt", { type: "DateTime" }),
+  }),
+});
+
+const CertificateInput = builder.inputType("CertificateInput", {
+  description: "A PKCS#12 file (.p12/.pfx) and its password.",
+  fields: (t) => ({
+    file: t.string({ description: "the PKCS#12 file in base64 (required)" }),
+    password: t.string({ description: "its password" }),
+  }),
+});
+
+export const Caf = builder.prismaNode("Caf", {
+  id: { field: "id", description: "`caf_` id" },
+  findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
+  nullable: true,
+  description: "A CAF file: a range of folios SII authorized for one document type (IDK 100 certification CAFs are test mode, others live). The file itself (with its private key) is never readable.",
+  fields: (t) => ({
+    documentType: t.exposeString("documentTypeId", { description: "document type id (CL33)" }),
+    rangeFrom: t.exposeInt("rangeFrom", { description: "first authorized folio" }),
+    rangeTo: t.exposeInt("rangeTo", { description: "last authorized folio" }),
+    nextFolio: t.int({ nullable: true, description: "the folio the next finalize takes; null when used up", select: { nextFolio: true, rangeTo: true }, resolve: (c) => (c.nextFolio > c.rangeTo ? null : c.nextFolio) }),
+    available: t.int({ description: "folios left", select: { nextFolio: true, rangeTo: true }, resolve: (c) => Math.max(0, c.rangeTo - c.nextFolio + 1) }),
+    authorized: t.field({ type: "Date", description: "SII's authorization date (FA)", select: { authorizedAt: true }, resolve: (c) => isoDate(c.authorizedAt) }),
+    expires: t.field({
+      type: "Date",
+      nullable: true,
+      description: "last day its folios may be used (6 months from FA for 33, 56, 61); null when it does not expire",
+      select: { authorizedAt: true, documentTypeId: true },
+      resolve: (c) => storedCafLastUsableDate(c),
+    }),
+    testMode: t.exposeBoolean("testMode"),
+    created: t.expose("createdAt", { type: "DateTime" }),
+  }),
+});
+
+const CafInput = builder.inputType("CafInput", {
+  fields: (t) => ({ file: t.string({ description: "the CAF XML as SII issued it, in base64 (required)" }) }),
+});
+
+const CafWhere = builder.inputType("CafWhere", {
+  fields: (t) => ({ documentType: t.field({ type: StringFilter, description: "document type id (CL33)" }) }),
+});
+
+builder.queryFields((t) => ({
+  taxProfile: t.field({
+    type: TaxProfile,
+    description: "The caller's organization's tax profile.",
+    resolve: (_root, _args, ctx) => getTaxProfile(ctx),
+  }),
+  certificates: t.prismaField({
+    type: [Certificate],
+    description: "The organization's signing certificates, newest first (the newest unexpired one signs).",
+    resolve: (_query, _root, _args, ctx) => listCertificates(ctx) as never,
+  }),
+  cafs: t.connection({
+    type: Caf,
+    description: "CAFs of the caller's organization and mode, newest first.",
+    args: { where: t.arg({ type: CafWhere }) },
+    resolve: (_root, args, ctx, info) => {
+      const where = { ...tenant(ctx), AND: [...stringConditions("documentTypeId", args.where?.documentType)] };
+      return prismaConnection(ctx, info, ctx.prisma.caf, args, { where, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+    },
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  updateTaxProfile: t.field({
+    type: TaxProfile,
+    description: "Changes the given tax profile fields. Errors: validation_error (tax_id, business_name, activity, activity_codes, address, commune, city, resolution_number, resolution_date).",
+    args: { input: t.arg({ type: TaxProfileInput, required: true }) },
+    resolve: (_root, args, ctx) => updateTaxProfile(ctx, args.input),
+  }),
+  uploadCertificate: t.prismaField({
+    type: Certificate,
+    description: "Stores a signing certificate (PKCS#12 + password), encrypted at rest. Errors: validation_error (file, password), invalid_state (no encryption key configured).",
+    args: { input: t.arg({ type: CertificateInput, required: true }) },
+    resolve: (_query, _root, args, ctx) => uploadCertificate(ctx, args.input) as never,
+  }),
+  uploadCaf: t.prismaField({
+    type: "Caf",
+    description: "Stores a CAF file after checking it (RUT of the tax profile, document type, range, SII signature present, mode from IDK, not expired, no overlap). Errors: validation_error (file, tax_id), invalid_state (no encryption key).",
+    args: { input: t.arg({ type: CafInput, required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const caf = await uploadCaf(ctx, args.input);
+      return ctx.prisma.caf.findUniqueOrThrow({ ...query, where: { id: caf.id } });
+    },
+  }),
+}));

@@ -1,0 +1,149 @@
+/**
+ * CAF files (Código de Autorización de Folios, ../shared/domain/chile-dte.md section 4;
+ * docs/sii-setup.md): uploaded, checked by infra/taxagency/sii parseCaf and against the
+ * organization, stored sealed (the file carries the private key that signs the TED), and consumed
+ * folio by folio at finalize (`takeFolio`, gapless under a row lock).
+ *
+ * Mode: a CAF with IDK 100 comes from SII's certification environment and belongs to test mode; any
+ * other IDK is production and belongs to live mode. A CAF is uploaded with a key of its mode.
+ */
+import { FieldErrorCollector, InvalidStateError, NotFoundError, ValidationError } from "../domain/errors.js";
+import { cafLastUsableDate, isDteType, DTE_TYPES } from "../domain/dte-rules.js";
+import { isoDate } from "../domain/formats.js";
+import { newId } from "../infra/ids.js";
+import { openSecret, requireKey, sealSecret } from "../infra/secrets.js";
+import { parseCaf, type Caf as ParsedCaf } from "../infra/taxagency/sii/index.js";
+import { decodeBase64 } from "./certificates.js";
+import { dateColumn } from "./documents.js";
+import { tenant, type ServiceContext, type Tx } from "./context.js";
+
+export interface CafInput {
+  /** the CAF XML file as SII issued it, base64 (its bytes are ISO-8859-1) */
+  file?: string | null;
+}
+
+/** Prefix of a sealed CAF in `Caf.xml`: `sealed:` + base64(sealSecret(xml bytes)). */
+const SEALED = "sealed:";
+
+/** A stored CAF's XML (decrypted with `key`). */
+export function openCafXml(stored: string, key: Buffer | undefined): Buffer {
+  if (!stored.startsWith(SEALED)) return Buffer.from(stored, "latin1");
+  return openSecret(requireKey(key), Buffer.from(stored.slice(SEALED.length), "base64"));
+}
+
+/** The CAF's last usable date (yyyy-mm-dd) from its type and authorisation date, null when it does not expire. */
+export function storedCafLastUsableDate(caf: { documentTypeId: string; authorizedAt: Date }): string | null {
+  return cafLastUsableDate(Number(caf.documentTypeId.replace(/^CL/, "")), isoDate(caf.authorizedAt));
+}
+
+/**
+ * Stores a CAF. 400 (field `file`) when the file is missing, not base64, not a valid CAF (parseCaf
+ * lists every problem: RUT, type, range, FRMA signature present, RSASK matching RSAPK), of a type
+ * this service does not issue (33, 34, 52, 56, 61), of another RUT than the tax profile's (400 on
+ * `tax_id` when the profile has none), of the other mode (IDK 100 = test), already expired, or
+ * overlapping a stored CAF of the same type and mode or folios already used as document numbers.
+ * 409 without an encryption key. Uploads of one organization are serialized (organization row lock).
+ */
+export async function uploadCaf(ctx: ServiceContext, input: CafInput) {
+  const key = requireKey(ctx.settings.certificateEncryptionKey);
+  if (!input.file) throw ValidationError.field("file", "is required (the CAF XML in base64)");
+  const bytes = decodeBase64(input.file);
+  if (!bytes) throw ValidationError.field("file", "must be base64");
+  let caf: ParsedCaf;
+  try {
+    caf = parseCaf(bytes);
+  } catch (error) {
+    if (error instanceof ValidationError) throw new ValidationError(error.message, { file: error.fields?.caf ?? [error.message] });
+    throw error;
+  }
+  const errors = new FieldErrorCollector();
+  if (!isDteType(caf.type)) errors.add("file", `the CAF is for document type ${caf.type}; this service issues ${Object.keys(DTE_TYPES).join(", ")}`);
+  if (caf.testMode !== ctx.auth.testMode) {
+    errors.add("file", caf.testMode ? "a certification CAF (IDK 100) belongs to test mode: upload it with a test key" : `a production CAF (IDK ${caf.idk}) belongs to live mode: upload it with a live key`);
+  }
+  const today = isoDate(ctx.now());
+  if (caf.lastUsableDate && caf.lastUsableDate < today) errors.add("file", `the CAF expired: its folios were usable up to ${caf.lastUsableDate}`);
+  errors.throwIfAny("Invalid CAF");
+
+  return ctx.prisma.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT "id" FROM "Organization" WHERE "id" = ${ctx.auth.organizationId} FOR UPDATE`;
+    const org = await tx.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { taxId: true } });
+    if (!org.taxId) throw ValidationError.field("tax_id", "set the organization's tax profile (RUT) before uploading CAFs");
+    if (org.taxId !== caf.rut) throw ValidationError.field("file", `the CAF is for RUT ${caf.rut}, the tax profile's RUT is ${org.taxId}`);
+    const documentTypeId = `CL${caf.type}`;
+    const type = await tx.documentType.findUnique({ where: { id: documentTypeId } });
+    if (!type || !type.hasLocalFormat) throw ValidationError.field("file", `document type ${documentTypeId} has no local format`);
+    const overlapping = await tx.caf.findFirst({
+      where: { ...tenant(ctx), documentTypeId, rangeFrom: { lte: caf.to }, rangeTo: { gte: caf.from } },
+      select: { id: true, rangeFrom: true, rangeTo: true },
+    });
+    if (overlapping) throw ValidationError.field("file", `folios ${caf.from}..${caf.to} overlap CAF ${overlapping.id} (folios ${overlapping.rangeFrom}..${overlapping.rangeTo})`);
+    const numbered = { ...tenant(ctx), documentTypeId, number: { gte: caf.from, lte: caf.to } };
+    const used = (await tx.invoice.count({ where: numbered })) + (await tx.order.count({ where: numbered })) + (await tx.creditNote.count({ where: numbered }));
+    if (used > 0) throw ValidationError.field("file", `${used} ${documentTypeId} document(s) of this mode already carry numbers in ${caf.from}..${caf.to}`);
+    return tx.caf.create({
+      data: {
+        id: newId("caf"),
+        ...tenant(ctx),
+        documentTypeId,
+        rangeFrom: caf.from,
+        rangeTo: caf.to,
+        nextFolio: caf.from,
+        authorizedAt: dateColumn(caf.authorizedOn),
+        xml: SEALED + sealSecret(key, bytes).toString("base64"),
+      },
+    });
+  });
+}
+
+/** A CAF of the caller's organization and mode, or 404. */
+export async function getCaf(ctx: ServiceContext, id: string) {
+  const caf = await ctx.prisma.caf.findFirst({ where: { id, ...tenant(ctx) } });
+  if (!caf) throw new NotFoundError("CAF", id);
+  return caf;
+}
+
+export interface TakenFolio {
+  folio: number;
+  /** the parsed CAF that covers it (its private key signs the TED) */
+  caf: ParsedCaf;
+  cafId: string;
+}
+
+/**
+ * Takes the next folio of document type `documentTypeId` for (organization, mode) inside the
+ * caller's transaction: the CAF with folios left and not expired on `issueDate` with the lowest range
+ * is locked (`FOR UPDATE`) and its `nextFolio` incremented. Concurrent finalizes queue on the lock;
+ * a rolled-back transaction gives the folio back, so folios are gapless and never reused.
+ * 409 InvalidStateError when no CAF has an authorized folio left.
+ */
+export async function takeFolio(
+  tx: Tx,
+  tenantKey: { organizationId: string; testMode: boolean },
+  documentTypeId: string,
+  issueDate: string,
+  key: Buffer | undefined,
+): Promise<TakenFolio> {
+  // candidates in range order; each one locked and re-read (another transaction may have used it up)
+  const candidates = await tx.caf.findMany({
+    where: { ...tenantKey, documentTypeId },
+    orderBy: [{ rangeFrom: "asc" }],
+    select: { id: true, documentTypeId: true, authorizedAt: true },
+  });
+  for (const candidate of candidates) {
+    const lastUsable = storedCafLastUsableDate(candidate);
+    if (lastUsable && lastUsable < issueDate) continue;
+    const rows = await tx.$queryRaw<{ id: string; nextFolio: number; rangeTo: number; xml: string }[]>`
+      SELECT "id", "nextFolio", "rangeTo", "xml" FROM "Caf" WHERE "id" = ${candidate.id} FOR UPDATE`;
+    const row = rows[0];
+    if (!row || Number(row.nextFolio) > Number(row.rangeTo)) continue;
+    const folio = Number(row.nextFolio);
+    await tx.caf.update({ where: { id: row.id }, data: { nextFolio: folio + 1 } });
+    return { folio, caf: parseCaf(openCafXml(row.xml, key)), cafId: row.id };
+  }
+  throw new InvalidStateError(
+    candidates.length
+      ? `no authorized folio is left for ${documentTypeId} in ${tenantKey.testMode ? "test" : "live"} mode: every CAF is used up or expired; upload a new CAF`
+      : `no CAF for ${documentTypeId} in ${tenantKey.testMode ? "test" : "live"} mode: upload one to issue this document type`,
+  );
+}

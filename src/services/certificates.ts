@@ -1,0 +1,85 @@
+/**
+ * The organization's signing certificate (docs/sii-setup.md): uploaded as PKCS#12 + password,
+ * read with node-forge (infra/pkcs12.ts), kept as the PEM pair sealed with AES-256-GCM
+ * (infra/secrets.ts) in `Certificate.encrypted`; the holder's RUT and validity are stored in
+ * clear. Certificates belong to the organization (both modes). The newest unexpired one signs.
+ */
+import { InvalidStateError, ValidationError } from "../domain/errors.js";
+import { newId } from "../infra/ids.js";
+import { readPkcs12 } from "../infra/pkcs12.js";
+import { openSecret, requireKey, sealSecret } from "../infra/secrets.js";
+import type { ServiceContext, Tx } from "./context.js";
+
+export interface CertificateInput {
+  /** the PKCS#12 file (.p12/.pfx) in base64 */
+  file?: string | null;
+  password?: string | null;
+}
+
+export const CERTIFICATE_PUBLIC_SELECT = { id: true, subjectRut: true, validFrom: true, validTo: true, createdAt: true } as const;
+
+export interface SigningCredentials {
+  certificatePem: string;
+  privateKeyPem: string;
+  /** RUT of the certificate's holder (EnvioDTE `RutEnvia`) */
+  subjectRut: string;
+}
+
+/** Strict base64 (whitespace allowed) to bytes, or null. */
+export function decodeBase64(text: string): Buffer | null {
+  const compact = text.replace(/\s+/g, "");
+  if (!compact || !/^[A-Za-z0-9+/]+={0,2}$/.test(compact) || compact.length % 4 !== 0) return null;
+  return Buffer.from(compact, "base64");
+}
+
+/**
+ * Stores a certificate: 400 on `file` (missing, not base64, not PKCS#12, no RSA key and its
+ * certificate, no RUT in it, expired) or `password` (wrong); 409 when no encryption key is
+ * configured. Returns the public columns (id `cer_`, subjectRut, validFrom, validTo, createdAt).
+ */
+export async function uploadCertificate(ctx: ServiceContext, input: CertificateInput) {
+  const key = requireKey(ctx.settings.certificateEncryptionKey);
+  if (!input.file) throw ValidationError.field("file", "is required (the PKCS#12 file in base64)");
+  const der = decodeBase64(input.file);
+  if (!der) throw ValidationError.field("file", "must be base64");
+  const contents = readPkcs12(der, input.password ?? "");
+  if (contents.validTo.getTime() <= ctx.now().getTime()) throw ValidationError.field("file", `the certificate expired on ${contents.validTo.toISOString()}`);
+  const sealed = sealSecret(key, Buffer.from(JSON.stringify({ certificatePem: contents.certificatePem, privateKeyPem: contents.privateKeyPem }), "utf8"));
+  // bytea goes in as base64 text decoded by the database: pglite-prisma-adapter 0.6 cannot bind the
+  // Bytes values Prisma 6 hands it ("Invalid input for bytea type"); reads come back as bytes
+  const id = newId("cer");
+  await ctx.prisma.$executeRaw`
+    INSERT INTO "Certificate" ("id", "organizationId", "subjectRut", "encrypted", "validFrom", "validTo")
+    VALUES (${id}, ${ctx.auth.organizationId}, ${contents.subjectRut}, decode(${sealed.toString("base64")}, 'base64'), ${contents.validFrom}, ${contents.validTo})`;
+  return ctx.prisma.certificate.findUniqueOrThrow({ where: { id }, select: CERTIFICATE_PUBLIC_SELECT });
+}
+
+/** The organization's certificates, newest first (public columns only). */
+export async function listCertificates(ctx: ServiceContext) {
+  return ctx.prisma.certificate.findMany({ where: { organizationId: ctx.auth.organizationId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], select: CERTIFICATE_PUBLIC_SELECT });
+}
+
+/** Whether the organization has uploaded a certificate (expired or not): one half of SII enrollment. */
+export async function hasCertificate(db: Pick<Tx, "certificate">, organizationId: string): Promise<boolean> {
+  return (await db.certificate.count({ where: { organizationId } })) > 0;
+}
+
+/**
+ * The PEM pair that signs the organization's DTEs: its newest certificate still valid at `now`.
+ * 409 InvalidStateError when it has none or all expired, or when `key` is missing; an Error when
+ * the stored secret cannot be decrypted with `key` (wrong CERTIFICATE_ENCRYPTION_KEY).
+ * `key` is the configured encryption key (`ctx.settings.certificateEncryptionKey`).
+ */
+export async function loadSigningCredentials(
+  db: Pick<Tx, "certificate">,
+  organizationId: string,
+  key: Buffer | undefined,
+  now: Date = new Date(),
+): Promise<SigningCredentials> {
+  const rows = await db.certificate.findMany({ where: { organizationId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+  if (!rows.length) throw new InvalidStateError("the organization has no signing certificate: upload one (docs/sii-setup.md)");
+  const row = rows.find((r) => !r.validTo || r.validTo.getTime() > now.getTime());
+  if (!row) throw new InvalidStateError(`the organization's signing certificate expired on ${rows[0].validTo?.toISOString()}: upload a new one`);
+  const pair = JSON.parse(openSecret(requireKey(key), row.encrypted).toString("utf8")) as { certificatePem: string; privateKeyPem: string };
+  return { certificatePem: pair.certificatePem, privateKeyPem: pair.privateKeyPem, subjectRut: row.subjectRut ?? "" };
+}
