@@ -3,6 +3,8 @@
  *   api-key create --organization "Acme SpA" --email ops@acme.cl --mode test
  *       prints {"organization":"org_...","key":"sk_test_..."} as its last line
  *   migrate     applies pending migrations
+ *   sii send    uploads the queued DTEs to SII and polls sent envelopes once (docs/sii-sending.md);
+ *               prints the round's report as JSON
  * Works with the server stopped on the embedded database, any time on PostgreSQL.
  */
 import { Command } from "commander";
@@ -10,6 +12,11 @@ import { createDatabase, databaseTarget } from "./infra/database.js";
 import { migrateDeploy } from "./infra/migrate.js";
 import { createApiKey } from "./services/api-keys.js";
 import { DomainError } from "./domain/errors.js";
+import path from "node:path";
+import { loadConfig } from "./infra/config.js";
+import { ensureKeyFile } from "./infra/secrets.js";
+import { createLogger } from "./infra/logger.js";
+import { sendDueSubmissions } from "./services/sii-sending.js";
 
 const program = new Command().name("billing").description("Billing service command line");
 
@@ -34,6 +41,24 @@ apiKey
     try {
       const created = await createApiKey(database.prisma, { organizationName: options.organization, email: options.email, mode: options.mode });
       process.stdout.write(`${JSON.stringify(created)}\n`);
+    } finally {
+      await database.close();
+    }
+  });
+
+const sii = program.command("sii").description("Chile's SII");
+sii
+  .command("send")
+  .description("upload queued DTEs to SII and poll sent envelopes once (what the server's worker does on its interval)")
+  .action(async () => {
+    const config = loadConfig();
+    const target = databaseTarget();
+    if (!config.settings.certificateEncryptionKey && target.kind === "pglite" && target.dir) config.settings.certificateEncryptionKey = ensureKeyFile(path.dirname(target.dir));
+    await migrateDeploy(target);
+    const database = await createDatabase(target);
+    try {
+      const report = await sendDueSubmissions({ prisma: database.prisma, logger: createLogger(config.logLevel), settings: config.settings });
+      process.stdout.write(`${JSON.stringify(report)}\n`);
     } finally {
       await database.close();
     }

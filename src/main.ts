@@ -19,7 +19,7 @@ if (!config.settings.certificateEncryptionKey && target.kind === "pglite" && tar
 logger.info({ database: target.kind === "postgres" ? "postgresql" : `pglite ${target.dir}` }, "applying migrations");
 await migrateDeploy(target);
 const database = await createDatabase(target);
-const app = createApp({ database, logger, publicUrl: config.publicUrl, settings: config.settings });
+const app = createApp({ database, logger, publicUrl: config.publicUrl, settings: config.settings, siiIntervalMs: config.siiSendIntervalMs });
 const server = createHttpServer(app);
 const url = await listen(server, config.port, config.host);
 logger.info({ url, graphql: `${url}/graphql`, rest: `${url}/v1` }, "billing service listening");

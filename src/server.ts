@@ -21,6 +21,7 @@ import { migrationNames } from "./infra/migrate.js";
 import { DEFAULT_SETTINGS, type AppSettings } from "./infra/config.js";
 import { createSmtpMailer, type Mailer } from "./infra/mail.js";
 import { startOutboxWorker, type OutboxWorker } from "./services/outbox.js";
+import { startSiiWorker, type SiiWorker } from "./services/sii-sending.js";
 import { runIdempotent } from "./services/idempotency.js";
 import { DomainError } from "./domain/errors.js";
 
@@ -34,6 +35,8 @@ export interface AppOptions {
   /** outbox: a Mailer to use instead of SMTP_URL's (tests); how often the retry worker runs (ms, default 30 s; 0: no worker) */
   mailer?: Mailer | null;
   outboxIntervalMs?: number;
+  /** SII sending (docs/sii-sending.md): how often the worker uploads queued DTEs and polls SII (ms; default 0: no worker, as in tests; main.ts passes SII_SEND_INTERVAL_SECONDS) */
+  siiIntervalMs?: number;
 }
 
 export interface App {
@@ -42,16 +45,18 @@ export interface App {
   registry: Registry;
   /** SMTP mailer (null without SMTP_URL) */
   mailer: Mailer | null;
-  /** stops background work (the outbox worker) and closes the mailer; the database stays open */
+  /** stops background work (the outbox and SII workers) and closes the mailer; the database stays open */
   close(): Promise<void>;
 }
 
-export function createApp({ database, logger, publicUrl, settings: given, mailer: givenMailer, outboxIntervalMs = 30_000 }: AppOptions): App {
+export function createApp({ database, logger, publicUrl, settings: given, mailer: givenMailer, outboxIntervalMs = 30_000, siiIntervalMs = 0 }: AppOptions): App {
   const { prisma } = database;
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
   // outbox (docs/reminders.md): with a mailer, due messages are retried by an interval in this process
   const mailer = givenMailer !== undefined ? givenMailer : settings.smtpUrl ? createSmtpMailer(settings.smtpUrl) : null;
   const worker: OutboxWorker | null = mailer && outboxIntervalMs > 0 ? startOutboxWorker({ prisma, mailer, logger, settings }, outboxIntervalMs) : null;
+  // SII (docs/sii-sending.md): queued DTEs are uploaded and their status polled by an interval in this process
+  const siiWorker: SiiWorker | null = siiIntervalMs > 0 ? startSiiWorker({ prisma, logger, settings }, siiIntervalMs) : null;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -175,6 +180,7 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
 
   async function close(): Promise<void> {
     await worker?.stop();
+    await siiWorker?.stop();
     mailer?.close();
   }
 

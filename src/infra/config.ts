@@ -12,6 +12,8 @@ export interface Config {
   logLevel: string;
   /** Absolute base URL used in `next`/`previous` links and file URLs; derived from the request when unset. */
   publicUrl?: string;
+  /** How often the server's SII worker sends queued DTEs and polls SII (ms; SII_SEND_INTERVAL_SECONDS, default 60; 0: off) */
+  siiSendIntervalMs: number;
   /** What the use cases read at run time (mail, sessions, payments); passed to createApp. */
   settings: AppSettings;
 }
@@ -57,8 +59,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(sessionTtlSeconds) || sessionTtlSeconds < 1) {
     throw new Error(`SESSION_TTL_SECONDS must be a positive integer, got ${env.SESSION_TTL_SECONDS}`);
   }
+  const siiSendSeconds = env.SII_SEND_INTERVAL_SECONDS === undefined || env.SII_SEND_INTERVAL_SECONDS === "" ? 60 : Number(env.SII_SEND_INTERVAL_SECONDS);
+  if (!Number.isInteger(siiSendSeconds) || siiSendSeconds < 0) {
+    throw new Error(`SII_SEND_INTERVAL_SECONDS must be a non-negative integer, got ${env.SII_SEND_INTERVAL_SECONDS}`);
+  }
   return {
     port,
+    siiSendIntervalMs: siiSendSeconds * 1000,
     host: env.HOST || "0.0.0.0",
     logLevel: env.LOG_LEVEL || "info",
     publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/$/, "") : undefined,

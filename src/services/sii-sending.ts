@@ -28,6 +28,7 @@ import { buildEnvioDte, isBoletaType, SII_RUT } from "../infra/taxagency/sii/env
 import { SiiTransport, type UploadStatus } from "../infra/taxagency/sii/transport.js";
 import type { SigningCredentials } from "../infra/taxagency/sii/signature.js";
 import type { Tx } from "./context.js";
+import { loadSigningCredentials } from "./certificates.js";
 
 /** How long a claimed row is held by the worker that claimed it. */
 const CLAIM_LEASE_MS = 10 * 60_000;
@@ -43,8 +44,8 @@ export interface SiiSendingDeps {
   prisma: PrismaClient;
   logger: Logger;
   settings: AppSettings;
-  /** the organization's signing certificate (services/certificates.ts loadSigningCredentials) */
-  loadCredentials: (organizationId: string, now: Date) => Promise<SenderCredentials>;
+  /** the organization's signing certificate; default: services/certificates.ts loadSigningCredentials with settings.certificateEncryptionKey */
+  loadCredentials?: (organizationId: string, now: Date) => Promise<SenderCredentials>;
   /** one transport per host, reused across rounds (it caches the token) */
   transports?: Map<string, SiiTransport>;
 }
@@ -150,6 +151,11 @@ function transportFor(deps: SiiSendingDeps, testMode: boolean): SiiTransport {
   return t;
 }
 
+function credentials(deps: SiiSendingDeps, organizationId: string, now: Date): Promise<SenderCredentials> {
+  if (deps.loadCredentials) return deps.loadCredentials(organizationId, now);
+  return loadSigningCredentials(deps.prisma, organizationId, deps.settings.certificateEncryptionKey, now);
+}
+
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -205,8 +211,8 @@ async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report:
     if (!org?.taxId || !org.taxResolutionDate || (!testMode && org.taxResolutionNumber === null)) {
       throw new Error("the tax profile needs the RUT and SII's resolution number and date to send DTEs");
     }
-    const credentials = await deps.loadCredentials(organizationId, now);
-    if (!credentials.subjectRut) throw new Error("the signing certificate has no holder RUT (RutEnvia)");
+    const signer = await credentials(deps, organizationId, now);
+    if (!signer.subjectRut) throw new Error("the signing certificate has no holder RUT (RutEnvia)");
     const files = await prisma.storedFile.findMany({ where: { name: { in: dtes.map((r) => r.dteFile) }, organizationId }, select: { name: true, content: true } });
     const byName = new Map(files.map((f) => [f.name, Buffer.from(f.content)]));
     const missing = dtes.filter((r) => !byName.has(r.dteFile));
@@ -215,17 +221,17 @@ async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report:
       dtes: dtes.map((r) => byName.get(r.dteFile)!),
       caratula: {
         rutEmisor: org.taxId,
-        rutEnvia: credentials.subjectRut,
+        rutEnvia: signer.subjectRut,
         rutReceptor: SII_RUT,
         fchResol: org.taxResolutionDate.toISOString().slice(0, 10),
         // SII's certification environment takes resolution number 0 (chile-dte.md 5.1)
         nroResol: testMode ? 0 : org.taxResolutionNumber!,
       },
-      credentials,
+      credentials: signer,
       timestamp: now,
     });
     envelope = { file: built.file, name: `sii-envio-${randomUUID()}.xml` };
-    const receipt = await transportFor(deps, testMode).upload(credentials, { rutSender: credentials.subjectRut, rutCompany: org.taxId, file: built.file, fileName: envelope.name });
+    const receipt = await transportFor(deps, testMode).upload(signer, { rutSender: signer.subjectRut, rutCompany: org.taxId, file: built.file, fileName: envelope.name });
     const outcome = uploadOutcome(receipt.status);
     if (outcome === "retry") throw new Error(`SII did not take the upload (STATUS ${receipt.status})`);
     const env = envelope;
@@ -275,8 +281,8 @@ async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: S
   try {
     const org = await deps.prisma.organization.findUnique({ where: { id: organizationId }, select: { taxId: true } });
     if (!org?.taxId) throw new Error("the tax profile has no RUT");
-    const credentials = await deps.loadCredentials(organizationId, now);
-    const status: UploadStatus = await transportFor(deps, testMode).status(credentials, { rutCompany: org.taxId, trackId: trackId! });
+    const signer = await credentials(deps, organizationId, now);
+    const status: UploadStatus = await transportFor(deps, testMode).status(signer, { rutCompany: org.taxId, trackId: trackId! });
     const outcome = envelopeOutcome(status.estado);
     if (outcome === "retry") throw new Error(`SII status query answered ${status.estado}${status.glosa ? ` (${status.glosa})` : ""}`);
     if (outcome === "in_progress") {

@@ -6,17 +6,19 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
+import { randomBytes } from "node:crypto";
 import { createLogger } from "../../src/infra/logger.js";
 import { DEFAULT_SETTINGS } from "../../src/infra/config.js";
 import { enqueueSiiSubmission, sendDueSubmissions, storeFile, type SiiSendingDeps } from "../../src/services/sii-sending.js";
 import { issueDte, parseCaf, type Caf } from "../../src/infra/taxagency/sii/index.js";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
-import { SCHEMA_DIR, generateCaf, generateCertificate, type FakeCertificate } from "../helpers/sii-fixtures.js";
+import { SCHEMA_DIR, generateCaf, generatePkcs12, type FakeCertificate } from "../helpers/sii-fixtures.js";
 import { FakeSii, countsOf, startFakeSii } from "../helpers/fake-sii.js";
 import { dteSignature, ENVELOPE_SIGNATURE, xmlsecVerifyNode } from "../helpers/sii-envelope.js";
 
 const RUT = "76042235-5";
 const HOLDER_RUT = "11111111-1";
+const KEY = randomBytes(32);
 let s: TestServer;
 let sii: FakeSii;
 let cert: FakeCertificate;
@@ -25,18 +27,21 @@ let customerId: string;
 let deps: SiiSendingDeps;
 
 beforeAll(async () => {
-  cert = generateCertificate();
+  const p12 = generatePkcs12({ rut: HOLDER_RUT });
+  cert = p12;
   caf = parseCaf(generateCaf({ rut: RUT, type: 33, from: 1, to: 1000, authorizedOn: "2026-11-01" }).file);
   sii = await startFakeSii({ trustedCertificatePem: cert.certificatePem, schema: join(SCHEMA_DIR, "EnvioDTE_v10.xsd") });
   const hosts = { certificationUrl: sii.url, productionUrl: sii.url };
-  s = await startTestServer({ settings: { sii: hosts } });
+  s = await startTestServer({ settings: { sii: hosts, certificateEncryptionKey: KEY } });
+  // the organization's certificate, uploaded like a user does: the queue signs with it (loadSigningCredentials)
+  const uploaded = await s.rest("POST", "/v1/billers/built_in/certificates/", { body: { file: p12.file.toString("base64"), password: p12.password } });
+  expect(uploaded.status).toBe(201);
   await s.database.prisma.organization.update({ where: { id: s.orgs.acme }, data: { taxResolutionNumber: 80, taxResolutionDate: new Date("2014-08-22") } });
   customerId = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ tax_id: "77.777.777-7" }) })).body.id;
   deps = {
     prisma: s.database.prisma,
     logger: createLogger("silent"),
-    settings: { ...DEFAULT_SETTINGS, sii: hosts },
-    loadCredentials: async () => ({ ...cert, subjectRut: HOLDER_RUT }),
+    settings: { ...DEFAULT_SETTINGS, sii: hosts, certificateEncryptionKey: KEY },
   };
 });
 afterAll(async () => {
