@@ -829,6 +829,16 @@ routes.push(
     },
   },
   {
+    // a stored file's bytes (a document's local_file), only to its organization and mode
+    method: "GET",
+    path: "/v1/files/:name",
+    handle: async (r) => {
+      const file = (await r.run(ops.RestStoredFileDocument, { name: r.params.name })).storedFile;
+      if (!file) return errorResponse("not_found", `No file named ${r.params.name}`);
+      return new Response(Buffer.from(file.content, "base64"), { status: 200, headers: { "content-type": file.contentType, "content-disposition": `inline; filename="${file.name}"` } });
+    },
+  },
+  {
     method: "GET",
     path: "/v1/billers/built_in/cafs/:id",
     handle: async (r) => {

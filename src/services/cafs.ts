@@ -105,8 +105,8 @@ export async function getCaf(ctx: ServiceContext, id: string) {
 
 export interface TakenFolio {
   folio: number;
-  /** the parsed CAF that covers it (its private key signs the TED) */
-  caf: ParsedCaf;
+  /** the CAF file that covers it (its private key signs the TED) */
+  cafFile: Buffer;
   cafId: string;
 }
 
@@ -139,7 +139,7 @@ export async function takeFolio(
     if (!row || Number(row.nextFolio) > Number(row.rangeTo)) continue;
     const folio = Number(row.nextFolio);
     await tx.caf.update({ where: { id: row.id }, data: { nextFolio: folio + 1 } });
-    return { folio, caf: parseCaf(openCafXml(row.xml, key)), cafId: row.id };
+    return { folio, cafFile: openCafXml(row.xml, key), cafId: row.id };
   }
   throw new InvalidStateError(
     candidates.length

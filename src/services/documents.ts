@@ -10,6 +10,7 @@ import { transition } from "../domain/document-status.js";
 import { isoDate, todayIn } from "../domain/formats.js";
 import { computeDocumentTotals, DISCOUNT_SCHEMES, type DiscountScheme, type DocumentTotals, type TotalsInput } from "../domain/totals.js";
 import { toDecimal, type DecimalInput } from "../domain/money.js";
+import { issueTaxDocument } from "./tax-documents.js";
 import { lockTenantRow, tenant, withinTransaction, type ServiceContext, type TenantTable, type Tx } from "./context.js";
 
 export type DocumentKind = "invoice" | "order" | "credit_note";
@@ -255,7 +256,10 @@ export async function finalizeDraftDocument<T>(ctx: ServiceContext, kind: Docume
  * Finalizes draft `id`, already locked by the caller's transaction `tx` (lockDocument, or created in
  * it): checks the transition (409 not a draft), requires at least one line (400 on `lines`; a tax
  * document needs one), assigns the next number of its document type (gapless, unique under
- * concurrency), sets status `finalized` and `finalizedAt`. Everything the API's finalize does
+ * concurrency), sets status `finalized` and `finalizedAt`. For an organization enrolled with SII
+ * and a type its agency issues, the number is the next CAF folio instead and the signed DTE is
+ * stored as `localFile` with `taxAgency` pending (services/tax-documents.ts; 409 when no folio is
+ * left). Everything the API's finalize does
  * happens here, so other use cases (the billing run) finalize the same way inside their own
  * transaction. Returns the finalized row.
  */
@@ -264,8 +268,11 @@ export async function finalizeLockedDocument<T>(tx: Tx, ctx: ServiceContext, kin
   transition(RESOURCE[kind], status, "finalize");
   const document = await model.document(tx).findUniqueOrThrow({ where: { id }, include: { _count: { select: { lines: true } } } });
   if (document._count.lines === 0) throw ValidationError.field("lines", `a${kind === "order" || kind === "invoice" ? "n" : ""} ${RESOURCE[kind]} needs at least one line to be finalized`);
-  const number = await nextDocumentNumber(tx, ctx, document.documentTypeId, kind);
-  return model.document(tx).update({ where: { id }, data: { status: "finalized", number, finalizedAt: ctx.now() } });
+  // an organization enrolled with a tax agency gets the agency's file, numbered with its folio
+  const issued = await issueTaxDocument(tx, withinTransaction(ctx, tx), kind, id);
+  const number = issued ? issued.folio : await nextDocumentNumber(tx, ctx, document.documentTypeId, kind);
+  const taxColumns = issued ? { localFile: issued.localFile, taxAgency: issued.taxAgency } : {};
+  return model.document(tx).update({ where: { id }, data: { status: "finalized", number, finalizedAt: ctx.now(), ...taxColumns } });
 }
 
 /**

@@ -143,3 +143,33 @@ builder.mutationFields((t) => ({
     },
   }),
 }));
+
+interface StoredFileValue {
+  name: string;
+  contentType: string;
+  content: string;
+  created: Date;
+}
+
+const StoredFile = builder.objectRef<StoredFileValue>("StoredFile").implement({
+  description: "A file the service produced for the organization (a document's DTE XML), served at /v1/files/<name>.",
+  fields: (t) => ({
+    name: t.exposeString("name"),
+    contentType: t.exposeString("contentType", { description: "MIME type (application/xml; charset=ISO-8859-1 for a DTE)" }),
+    content: t.exposeString("content", { description: "the bytes in base64" }),
+    created: t.expose("created", { type: "DateTime" }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  storedFile: t.field({
+    type: StoredFile,
+    nullable: true,
+    description: "A stored file of the caller's organization and mode by name (a document's local_file ends with it); null when there is none.",
+    args: { name: t.arg.string({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      const file = await ctx.prisma.storedFile.findFirst({ where: { name: args.name, ...tenant(ctx) } });
+      return file ? { name: file.name, contentType: file.contentType, content: Buffer.from(file.content).toString("base64"), created: file.createdAt } : null;
+    },
+  }),
+}));

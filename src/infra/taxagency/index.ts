@@ -1,0 +1,50 @@
+/**
+ * Tax agencies (DESIGN.md "Documents"): the local-format file a regulated document type needs at
+ * finalize. `taxAgencyFor(documentType)` picks the agency by the type's country, for types with
+ * `hasLocalFormat`; Chile's SII is the only one (docs/sii-setup.md). An agency turns a plain
+ * document description plus its authorization material into a signed file; it knows nothing about
+ * the database (services/tax-documents.ts does the reading, folio taking and storing).
+ */
+import { isDteType } from "../../domain/dte-rules.js";
+import { issueDte, parseCaf, type DteInput, type SigningCredentials } from "./sii/index.js";
+
+export interface LocalFile {
+  /** agency's id of the document inside the file (SII: `Documento/@ID`, F<folio>T<type>) */
+  documentId: string;
+  /** the file's bytes and content type */
+  content: Buffer;
+  contentType: string;
+  /** file name extension without the dot */
+  extension: string;
+}
+
+export interface TaxAgency {
+  /** short name stored in `tax_agency.agency` */
+  name: string;
+  /** whether this agency issues documents of this type code (SII: 33, 34, 52, 56, 61) */
+  issues(code: number): boolean;
+  /**
+   * The signed local file of `document`, stamped with `authorization` (SII: the CAF file covering
+   * its folio) and signed with `credentials`. ValidationError when the document breaks a format rule.
+   */
+  issue(document: DteInput, authorization: Buffer, credentials: SigningCredentials): LocalFile;
+}
+
+/** Chile's SII: DTE XML (ISO-8859-1) with TED and XMLDSig signature. */
+export const sii: TaxAgency = {
+  name: "sii",
+  issues: (code) => isDteType(code),
+  issue(document, authorization, credentials) {
+    const signed = issueDte(document, parseCaf(authorization), credentials);
+    return { documentId: signed.id, content: signed.file, contentType: "application/xml; charset=ISO-8859-1", extension: "xml" };
+  },
+};
+
+const BY_COUNTRY: Record<string, TaxAgency> = { CL: sii };
+
+/** The agency of a document type, or null when its country has none or it has no local format. */
+export function taxAgencyFor(documentType: { countryId: string; hasLocalFormat: boolean; code: number }): TaxAgency | null {
+  if (!documentType.hasLocalFormat) return null;
+  const agency = BY_COUNTRY[documentType.countryId];
+  return agency && agency.issues(documentType.code) ? agency : null;
+}

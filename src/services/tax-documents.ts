@@ -1,0 +1,153 @@
+/**
+ * The tax-agency step of finalize (docs/sii-setup.md): for an organization enrolled with SII (a
+ * tax profile RUT and a signing certificate) and a document type its agency issues (CL33, CL34,
+ * CL52, CL61), inside the finalize transaction: take the next folio of the type's CAF (the
+ * document's number), build and sign the DTE, store it as a StoredFile and return `local_file`
+ * and `tax_agency`. Not enrolled, or a type without agency: null, and finalize numbers the
+ * document as before.
+ */
+import { ValidationError } from "../domain/errors.js";
+import { isoDate } from "../domain/formats.js";
+import { normalizeRut } from "../domain/rut.js";
+import { activityCodesOf } from "../domain/tax-profile.js";
+import { isShippingType } from "../domain/shipping-types.js";
+import type { DteType } from "../domain/dte-rules.js";
+import { taxAgencyFor } from "../infra/taxagency/index.js";
+import type { DteInput, DteLine, DteReceiver } from "../infra/taxagency/sii/index.js";
+import { loadSigningCredentials } from "./certificates.js";
+import { takeFolio } from "./cafs.js";
+import type { DocumentKind } from "./documents.js";
+import type { ServiceContext, Tx } from "./context.js";
+
+/** SII's RUT for receivers without a Chilean RUT (foreign customers). */
+export const FOREIGN_RECEIVER_RUT = "55555555-5";
+
+export interface IssuedTaxDocument {
+  folio: number;
+  localFile: string;
+  taxAgency: Record<string, unknown>;
+}
+
+/** Whether the organization is enrolled: its tax profile has a RUT and it has a certificate. */
+export async function isEnrolled(db: Pick<Tx, "organization" | "certificate">, organizationId: string): Promise<boolean> {
+  const org = await db.organization.findUniqueOrThrow({ where: { id: organizationId }, select: { taxId: true, _count: { select: { certificates: true } } } });
+  return !!org.taxId && org._count.certificates > 0;
+}
+
+type StoredLine = { name: string; description: string | null; quantity: unknown; amount: unknown; discount: unknown; discountScheme: string; exempt: boolean };
+
+function dteLines(lines: StoredLine[]): DteLine[] {
+  return lines.map((l) => ({
+    name: l.name,
+    description: l.description ?? undefined,
+    quantity: String(l.quantity),
+    unitPrice: String(l.amount),
+    discount: String(l.discount),
+    discountScheme: l.discountScheme as "%" | "$",
+    exempt: l.exempt,
+  }));
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === "string" && value.trim() ? value : undefined;
+}
+
+/** Receptor from a customer: its RUT (SII's 55555555-5 for a foreign customer without one). */
+function receiver(customer: { name: string | null; taxId: string | null; countryId: string | null; address: string | null; email: string | null; taxSettings: unknown }): DteReceiver {
+  const settings = (customer.taxSettings ?? {}) as Record<string, unknown>;
+  const rut = customer.taxId ? normalizeRut(customer.taxId) : customer.countryId && customer.countryId !== "CL" ? FOREIGN_RECEIVER_RUT : null;
+  if (!rut) throw ValidationError.field("customer", "a DTE needs the customer's RUT (tax_id)");
+  if (!customer.name?.trim()) throw ValidationError.field("customer", "a DTE needs the customer's name");
+  return {
+    rut,
+    name: customer.name,
+    activity: text(settings.activity),
+    email: customer.email ?? undefined,
+    address: customer.address ?? undefined,
+    commune: text(settings.commune),
+    city: text(settings.city),
+  };
+}
+
+/**
+ * Issues the local file of draft `id` (locked by the caller's transaction) when the organization
+ * is enrolled and the document type has an agency that issues it; null otherwise. Throws 409
+ * (no folio left, no valid certificate, no encryption key) or 400 (customer without RUT, a line
+ * breaking SII's format) so the finalize transaction rolls back and nothing is used up.
+ */
+export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: DocumentKind, id: string): Promise<IssuedTaxDocument | null> {
+  const include = { lines: { orderBy: { position: "asc" as const } }, customer: true, documentType: true };
+  const doc: any =
+    kind === "invoice"
+      ? await tx.invoice.findUniqueOrThrow({ where: { id }, include })
+      : kind === "order"
+        ? await tx.order.findUniqueOrThrow({ where: { id }, include })
+        : await tx.creditNote.findUniqueOrThrow({ where: { id }, include: { lines: include.lines, documentType: true, invoice: { include: { customer: true, documentType: true } } } });
+  const agency = taxAgencyFor(doc.documentType);
+  if (!agency) return null;
+  const organizationId = ctx.auth.organizationId;
+  const org = await tx.organization.findUniqueOrThrow({ where: { id: organizationId }, include: { _count: { select: { certificates: true } } } });
+  if (!org.taxId || org._count.certificates === 0) return null;
+
+  const issueDate = isoDate(doc.date);
+  const missing = [
+    !org.taxBusinessName && "business_name",
+    !org.taxActivity && "activity",
+    !activityCodesOf(org.taxActivityCode).length && "activity_codes",
+  ].filter(Boolean);
+  if (missing.length) throw ValidationError.field("tax_profile", `the organization's tax profile lacks ${missing.join(", ")}, which SII requires`);
+  const credentials = await loadSigningCredentials(tx, organizationId, ctx.settings.certificateEncryptionKey, ctx.now());
+  const taken = await takeFolio(tx, { organizationId, testMode: ctx.auth.testMode }, doc.documentTypeId, issueDate, ctx.settings.certificateEncryptionKey);
+
+  const customer = kind === "credit_note" ? doc.invoice.customer : doc.customer;
+  const input: DteInput = {
+    type: doc.documentType.code as DteType,
+    folio: taken.folio,
+    issueDate,
+    dueDate: doc.dueDate ? isoDate(doc.dueDate) : undefined,
+    emitter: {
+      rut: org.taxId,
+      businessName: org.taxBusinessName!,
+      activity: org.taxActivity!,
+      activityCodes: activityCodesOf(org.taxActivityCode),
+      address: org.taxAddress ?? undefined,
+      commune: org.taxCommune ?? undefined,
+      city: org.taxCity ?? undefined,
+    },
+    receiver: receiver(customer),
+    lines: dteLines(doc.lines),
+    discount: Number(doc.discount) > 0 ? { value: String(doc.discount), scheme: doc.discountScheme } : undefined,
+    taxPercent: String(doc.documentType.tax),
+    timestamp: ctx.now(),
+  };
+  if (kind === "credit_note") {
+    const invoice = doc.invoice;
+    if (invoice.number === null) throw ValidationError.field("invoice", "the referenced invoice has no number");
+    input.exemptDocument = !invoice.documentType.hasTaxes;
+    input.references = [
+      {
+        type: invoice.documentType.code,
+        folio: invoice.number,
+        date: isoDate(invoice.date),
+        code: ([1, 2, 3].includes(doc.referenceCode) ? doc.referenceCode : 3) as 1 | 2 | 3,
+        reason: doc.note ?? undefined,
+      },
+    ];
+  }
+  if (kind === "order") {
+    if (isShippingType(doc.shippingType)) input.shippingType = doc.shippingType;
+    if (doc.licencePlate || doc.address) input.transport = { plate: doc.licencePlate ?? undefined, address: doc.address ?? undefined };
+  }
+
+  const file = agency.issue(input, taken.cafFile, credentials);
+  const name = `${doc.id}_${doc.documentType.code}_${taken.folio}.${file.extension}`;
+  await tx.$executeRaw`
+    INSERT INTO "StoredFile" ("name", "organizationId", "testMode", "contentType", "content")
+    VALUES (${name}, ${organizationId}, ${ctx.auth.testMode}, ${file.contentType}, decode(${file.content.toString("base64")}, 'base64'))`;
+  const now = ctx.now().toISOString();
+  return {
+    folio: taken.folio,
+    localFile: `${ctx.baseUrl}/v1/files/${name}`,
+    taxAgency: { agency: agency.name, status: "pending", track_id: null, document_id: file.documentId, folio: taken.folio, caf: taken.cafId, issued_at: now, updated_at: now },
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * Issuing DTEs at finalize (docs/sii-setup.md) end to end through the API, for an enrolled
+ * organization: invoices 33 and 34, a guía 52 and a credit note 61. Each stored XML is read back
+ * through its `local_file` URL and checked with two external tools (xmllint against SII's
+ * DTE_v10.xsd, xmlsec1 against the uploaded certificate). Folios: gapless under 20 concurrent
+ * finalizes, 409 when the CAF is used up (nothing changes). Organizations without a certificate
+ * finalize as before.
+ */
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { generateCaf, generatePkcs12, xmllintValidate, xmlsecVerify, type FakePkcs12 } from "../helpers/sii-fixtures.js";
+
+const RUT = "76042235-5";
+let s: TestServer;
+let certificate: FakePkcs12;
+let customer: string;
+
+const authorizedOn = new Date(Date.now() - 5 * 86400_000).toISOString().slice(0, 10);
+
+async function uploadCaf(type: number, from: number, to: number) {
+  const caf = generateCaf({ rut: RUT, type, from, to, authorizedOn });
+  const res = await s.rest("POST", "/v1/billers/built_in/cafs/", { body: { file: caf.file.toString("base64") } });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+/** GET a local_file URL with a key: status, content type, bytes. */
+async function readFile(url: string, key: string = s.keys.acme) {
+  const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+  return { status: res.status, contentType: res.headers.get("content-type"), bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+/** The file behind `local_file`: fetched, XSD-valid and signature-verified; its text (ISO-8859-1). */
+async function checkedXml(localFile: string): Promise<string> {
+  expect(localFile.startsWith(`${s.url}/v1/files/`)).toBe(true);
+  const file = await readFile(localFile);
+  expect(file.status).toBe(200);
+  expect(file.contentType).toBe("application/xml; charset=ISO-8859-1");
+  const schema = xmllintValidate(file.bytes);
+  expect(schema.ok, schema.output).toBe(true);
+  const signature = xmlsecVerify(file.bytes, certificate.certificatePem);
+  expect(signature.ok, signature.output).toBe(true);
+  return file.bytes.toString("latin1");
+}
+
+async function finalize(path: string) {
+  return s.rest("GET", `${path}/finalize/`);
+}
+
+beforeAll(async () => {
+  s = await startTestServer({ settings: { certificateEncryptionKey: randomBytes(32) } });
+  expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { activity_codes: ["620200"], city: "Santiago", resolution_number: 0, resolution_date: "2026-01-15" } })).status).toBe(200);
+  certificate = generatePkcs12({ rut: "12345678-5" });
+  const cert = await s.rest("POST", "/v1/billers/built_in/certificates/", { body: { file: certificate.file.toString("base64"), password: certificate.password } });
+  expect(cert.status).toBe(201);
+  customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Cliente Ñandú SpA" }) })).body.id;
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+describe("finalize issues a DTE", () => {
+  let invoice: any;
+
+  it("33: the folio is the number, the signed XML is stored and served, tax_agency is pending", async () => {
+    await uploadCaf(33, 1, 21);
+    const draft = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "Consultoría", quantity: 2, amount: 1000 }, { name: "Soporte", amount: 500 }], discount: 10 } })).body;
+    const res = await finalize(`/v1/invoices/${draft.id}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    invoice = res.body;
+    expect(invoice).toMatchObject({ number: 1, status: "finalized", amount: 2250, tax: 428, total: 2678 });
+    expect(invoice.local_file).toBe(`${s.url}/v1/files/${draft.id}_33_1.xml`);
+    const stored = await s.database.prisma.invoice.findUniqueOrThrow({ where: { id: draft.id } });
+    expect(stored.taxAgency).toMatchObject({ agency: "sii", status: "pending", track_id: null, document_id: "F1T33", folio: 1 });
+    const xml = await checkedXml(invoice.local_file);
+    expect(xml).toContain("<TipoDTE>33</TipoDTE><Folio>1</Folio>");
+    expect(xml).toContain(`<RUTEmisor>${RUT}</RUTEmisor><RznSoc>Acme SpA</RznSoc>`);
+    expect(xml).toContain("<Acteco>620200</Acteco>");
+    expect(xml).toContain("<RUTRecep>76042235-5</RUTRecep><RznSocRecep>Cliente Ñandú SpA</RznSocRecep>");
+    expect(xml).toContain("<MntNeto>2250</MntNeto><TasaIVA>19</TasaIVA><IVA>428</IVA><MntTotal>2678</MntTotal>");
+    expect(xml).toContain("<TpoMov>D</TpoMov><TpoValor>%</TpoValor><ValorDR>10</ValorDR>");
+  });
+
+  it("serves a file only to its organization and mode", async () => {
+    expect((await readFile(invoice.local_file, s.keys.other)).status).toBe(404);
+    expect((await readFile(invoice.local_file, s.keys.acmeLive)).status).toBe(404);
+    expect((await fetch(invoice.local_file)).status).toBe(401);
+    expect((await readFile(`${s.url}/v1/files/nothing.xml`)).status).toBe(404);
+  });
+
+  it("34: every line exempt (MntExe, no IVA)", async () => {
+    await uploadCaf(34, 1, 10);
+    const draft = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL34", lines: [{ name: "Curso", amount: 50000 }] } })).body;
+    const res = await finalize(`/v1/invoices/${draft.id}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ number: 1, exempt: 50000, total: 50000 });
+    const xml = await checkedXml(res.body.local_file);
+    expect(xml).toContain("<TipoDTE>34</TipoDTE><Folio>1</Folio>");
+    expect(xml).toContain("<MntExe>50000</MntExe><MntTotal>50000</MntTotal>");
+    expect(xml).not.toContain("<IVA>");
+  });
+
+  it("52: a guía with IndTraslado and Transporte", async () => {
+    await uploadCaf(52, 5, 10);
+    const draft = (await s.rest("POST", "/v1/orders/", { body: { customer, shipping_type: "1", address: "Av. Matta 100", licence_plate: "ABCD12", lines: [{ name: "Router", quantity: 3, amount: 20000 }] } })).body;
+    const res = await finalize(`/v1/orders/${draft.id}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.number).toBe(5);
+    expect(res.body.tax_agency).toMatchObject({ agency: "sii", status: "pending", document_id: "F5T52" });
+    const xml = await checkedXml(res.body.local_file);
+    expect(xml).toContain("<TipoDTE>52</TipoDTE><Folio>5</Folio>");
+    expect(xml).toContain("<IndTraslado>1</IndTraslado>");
+    expect(xml).toContain("<Patente>ABCD12</Patente>");
+    expect(xml).toContain("<MntNeto>60000</MntNeto><TasaIVA>19</TasaIVA><IVA>11400</IVA><MntTotal>71400</MntTotal>");
+  });
+
+  it("61: a credit note references the invoice's type, folio and date", async () => {
+    await uploadCaf(61, 1, 10);
+    const draft = (await s.rest("POST", "/v1/creditnotes/", { body: { invoice: invoice.id, note: "Devolución parcial", lines: [{ name: "Soporte", amount: 500 }] } })).body;
+    const res = await finalize(`/v1/creditnotes/${draft.id}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.number).toBe(1);
+    const xml = await checkedXml(res.body.local_file);
+    expect(xml).toContain("<TipoDTE>61</TipoDTE><Folio>1</Folio>");
+    expect(xml).toContain(`<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>33</TpoDocRef><FolioRef>1</FolioRef><FchRef>${invoice.date}</FchRef><CodRef>3</CodRef><RazonRef>Devolución parcial</RazonRef></Referencia>`);
+    expect(xml).toContain("<MntTotal>595</MntTotal>");
+  });
+});
+
+describe("folios", () => {
+  it("20 concurrent finalizes take folios 2..21 exactly once, then 409 with nothing changed", async () => {
+    const drafts = await Promise.all(
+      Array.from({ length: 21 }, async (_, i) => (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: `Item ${i}`, amount: 1000 + i }] } })).body.id as string),
+    );
+    const results = await Promise.all(drafts.slice(0, 20).map((id) => finalize(`/v1/invoices/${id}`)));
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(results.map((r) => r.body.number).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
+    for (const r of results) expect(r.body.local_file).toBe(`${s.url}/v1/files/${r.body.id}_33_${r.body.number}.xml`);
+    expect(await s.database.prisma.storedFile.count({ where: { name: { endsWith: ".xml" }, organizationId: s.orgs.acme } })).toBe(24);
+
+    const exhausted = await finalize(`/v1/invoices/${drafts[20]}`);
+    expect(exhausted.status).toBe(409);
+    expect(exhausted.body.error).toMatchObject({ code: "invalid_state", message: expect.stringContaining("no authorized folio is left for CL33") });
+    expect((await s.rest("GET", `/v1/invoices/${drafts[20]}/`)).body).toMatchObject({ status: "draft", number: null, local_file: null });
+    const caf = await s.database.prisma.caf.findFirstOrThrow({ where: { organizationId: s.orgs.acme, documentTypeId: "CL33" } });
+    expect(caf.nextFolio).toBe(22);
+
+    // a new CAF continues where the authorization says
+    await uploadCaf(33, 22, 30);
+    const next = await finalize(`/v1/invoices/${drafts[20]}`);
+    expect(next.status).toBe(200);
+    expect(next.body.number).toBe(22);
+  });
+
+  it("a type without a CAF is a 409 naming it", async () => {
+    const draft = (await s.rest("POST", "/v1/invoices/", { key: s.keys.acmeLive, body: { customer: (await s.rest("POST", "/v1/customers/", { key: s.keys.acmeLive, body: chileanCustomer() })).body.id, document: "CL33", lines: [{ name: "x", amount: 1 }] } })).body;
+    const res = await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`, { key: s.keys.acmeLive });
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toContain("no CAF for CL33 in live mode");
+  });
+
+  it("an organization without a certificate finalizes as before (counter numbers, no file)", async () => {
+    const other = (await s.rest("POST", "/v1/customers/", { key: s.keys.other, body: chileanCustomer() })).body.id;
+    const draft = (await s.rest("POST", "/v1/invoices/", { key: s.keys.other, body: { customer: other, document: "CL33", lines: [{ name: "x", amount: 1000 }] } })).body;
+    const res = await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`, { key: s.keys.other });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ number: 1, local_file: null });
+  });
+});
