@@ -61,12 +61,13 @@ export interface SendReport {
 }
 
 /**
- * Queues a finalized DTE for SII, inside the finalize transaction `tx`, and marks the document
- * `taxAgency.status = "pending"` (merging with what finalize stored there).
+ * Queues a finalized DTE for SII, inside the finalize transaction `tx`; with `markPending` (default)
+ * also merges `{status: "pending", attempts: 0}` into the document's `taxAgency`.
  */
 export async function enqueueSiiSubmission(
   tx: Tx,
   input: { organizationId: string; testMode: boolean; documentKind: SubmissionKind; documentId: string; dteType: number; folio: number; dteFile: string; now: Date },
+  markPending = true,
 ): Promise<void> {
   await tx.siiSubmission.create({
     data: {
@@ -82,7 +83,31 @@ export async function enqueueSiiSubmission(
       nextAttemptAt: input.now,
     },
   });
-  await mergeTaxAgency(tx, input.documentKind, input.documentId, { status: "pending", attempts: 0 });
+  if (markPending) await mergeTaxAgency(tx, input.documentKind, input.documentId, { status: "pending", attempts: 0, updated_at: input.now.toISOString() });
+}
+
+/**
+ * Called by finalize (services/documents.ts) after it stored a document issued by a tax agency
+ * (services/tax-documents.ts): an SII DTE is queued for sending. The file name is the end of
+ * `localFile` (`…/v1/files/<name>`), the type and folio come from `taxAgency.document_id`
+ * (`F<folio>T<type>`, dte.ts documentId). Other agencies: nothing.
+ */
+export async function enqueueIssuedDocument(
+  tx: Tx,
+  owner: { organizationId: string; testMode: boolean; now: Date },
+  kind: SubmissionKind,
+  id: string,
+  issued: { localFile: string; taxAgency: Record<string, unknown> },
+): Promise<void> {
+  if (issued.taxAgency.agency !== "sii") return;
+  const parsed = /^F(\d+)T(\d+)$/.exec(String(issued.taxAgency.document_id ?? ""));
+  const name = /\/v1\/files\/([^/?#]+)$/.exec(issued.localFile)?.[1];
+  if (!parsed || !name) throw new Error(`cannot queue ${id} for SII: unexpected document_id or local_file`);
+  await enqueueSiiSubmission(
+    tx,
+    { ...owner, documentKind: kind, documentId: id, dteType: Number(parsed[2]), folio: Number(parsed[1]), dteFile: decodeURIComponent(name) },
+    false,
+  );
 }
 
 type Row = {
@@ -166,7 +191,7 @@ async function recordFailure(deps: SiiSendingDeps, rows: Row[], status: "pending
     for (const row of rows) {
       const next = siiNextAttemptAt(row.attempts, now);
       await tx.siiSubmission.updateMany({ where: { id: row.id, status }, data: { lastError: error, nextAttemptAt: next } });
-      await mergeTaxAgency(tx, row.documentKind, row.documentId, {
+      await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
         status: status === "pending" ? "pending" : "sent",
         attempts: row.attempts,
         next_attempt_at: next.toISOString(),
@@ -181,7 +206,7 @@ async function recordDecision(deps: SiiSendingDeps, decided: { row: Row; status:
   await deps.prisma.$transaction(async (tx) => {
     for (const { row, status } of decided) {
       await tx.siiSubmission.updateMany({ where: { id: row.id }, data: { status: "done", siiStatus, lastError: null } });
-      await mergeTaxAgency(tx, row.documentKind, row.documentId, {
+      await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
         status,
         sii_status: siiStatus,
         sii_message: glosa ?? null,
@@ -241,7 +266,7 @@ async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report:
         if (outcome === "received") {
           const next = new Date(now.getTime() + SII_POLL_DELAY_MS);
           await tx.siiSubmission.update({ where: { id: row.id }, data: { status: "sent", trackId: receipt.trackId, envelopeFile: env.name, sentAt: now, attempts: 0, nextAttemptAt: next, lastError: null, siiStatus: null } });
-          await mergeTaxAgency(tx, row.documentKind, row.documentId, {
+          await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
             status: "sent",
             track_id: receipt.trackId,
             sent_at: now.toISOString(),
@@ -252,7 +277,7 @@ async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report:
           });
         } else {
           await tx.siiSubmission.update({ where: { id: row.id }, data: { status: "done", envelopeFile: env.name, siiStatus: `upload:${receipt.status}`, lastError: null } });
-          await mergeTaxAgency(tx, row.documentKind, row.documentId, {
+          await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
             status: "rejected",
             sii_status: `upload:${receipt.status}`,
             envelope_file: `/v1/files/${env.name}`,
@@ -289,7 +314,7 @@ async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: S
       await deps.prisma.$transaction(async (tx) => {
         for (const row of rows) {
           await tx.siiSubmission.updateMany({ where: { id: row.id, status: "sent" }, data: { siiStatus: status.estado, lastError: null, nextAttemptAt: siiNextAttemptAt(row.attempts, now) } });
-          await mergeTaxAgency(tx, row.documentKind, row.documentId, { sii_status: status.estado, last_error: null });
+          await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(), sii_status: status.estado, last_error: null });
         }
       });
       return;
