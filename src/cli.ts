@@ -5,6 +5,8 @@
  *   migrate     applies pending migrations
  *   billing run [--until yyyy-mm-dd] [--json] [--batch-size n] [--workers n]
  *       bills every due subscription (docs/billing-run.md); progress bar on stderr, summary on stdout
+ *   sii send    uploads the queued DTEs to SII and polls sent envelopes once (docs/sii-sending.md);
+ *               prints the round's report as JSON
  * Works with the server stopped on the embedded database, any time on PostgreSQL.
  */
 import { Command } from "commander";
@@ -15,6 +17,9 @@ import { runBilling, type BillingRunSummary } from "./services/billing-run.js";
 import { loadConfig } from "./infra/config.js";
 import cliProgress from "cli-progress";
 import { DomainError } from "./domain/errors.js";
+import { withEmbeddedKey } from "./infra/secrets.js";
+import { createLogger } from "./infra/logger.js";
+import { sendDueSubmissions } from "./services/sii-sending.js";
 
 const program = new Command().name("billing").description("Billing service command line");
 
@@ -63,7 +68,7 @@ billing
     try {
       summary = await runBilling({
         prisma: database.prisma,
-        settings: loadConfig().settings,
+        settings: withEmbeddedKey(loadConfig().settings, target),
         until: options.until,
         batchSize: positive(options.batchSize, "--batch-size"),
         workers: positive(options.workers, "--workers"),
@@ -94,6 +99,23 @@ function positive(value: string, name: string): number {
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${value}`);
   return n;
 }
+
+const sii = program.command("sii").description("Chile's SII");
+sii
+  .command("send")
+  .description("upload queued DTEs to SII and poll sent envelopes once (what the server's worker does on its interval)")
+  .action(async () => {
+    const config = loadConfig();
+    const target = databaseTarget();
+    await migrateDeploy(target);
+    const database = await createDatabase(target);
+    try {
+      const report = await sendDueSubmissions({ prisma: database.prisma, logger: createLogger(config.logLevel), settings: withEmbeddedKey(config.settings, target) });
+      process.stdout.write(`${JSON.stringify(report)}\n`);
+    } finally {
+      await database.close();
+    }
+  });
 
 try {
   await program.parseAsync(process.argv);

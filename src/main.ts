@@ -2,9 +2,8 @@
  * `npm start`: applies pending migrations, then serves /graphql, /v1, /healthz, /readyz and
  * /metrics on PORT (default 3000). PGlite under ./data unless DATABASE_URL is set.
  */
-import path from "node:path";
 import { loadConfig } from "./infra/config.js";
-import { ensureKeyFile } from "./infra/secrets.js";
+import { withEmbeddedKey } from "./infra/secrets.js";
 import { createDatabase, databaseTarget } from "./infra/database.js";
 import { createLogger } from "./infra/logger.js";
 import { migrateDeploy } from "./infra/migrate.js";
@@ -14,12 +13,19 @@ const config = loadConfig();
 const logger = createLogger(config.logLevel);
 const target = databaseTarget();
 // the embedded database keeps its certificate encryption key next to its data (docs/sii-setup.md)
-if (!config.settings.certificateEncryptionKey && target.kind === "pglite" && target.dir) config.settings.certificateEncryptionKey = ensureKeyFile(path.dirname(target.dir));
+config.settings = withEmbeddedKey(config.settings, target);
 
 logger.info({ database: target.kind === "postgres" ? "postgresql" : `pglite ${target.dir}` }, "applying migrations");
 await migrateDeploy(target);
 const database = await createDatabase(target);
-const app = createApp({ database, logger, publicUrl: config.publicUrl, settings: config.settings, billingRunIntervalMs: config.billingRunIntervalSeconds * 1000 });
+const app = createApp({
+  database,
+  logger,
+  publicUrl: config.publicUrl,
+  settings: config.settings,
+  billingRunIntervalMs: config.billingRunIntervalSeconds * 1000,
+  siiIntervalMs: config.siiSendIntervalMs,
+});
 const server = createHttpServer(app);
 const url = await listen(server, config.port, config.host);
 logger.info({ url, graphql: `${url}/graphql`, rest: `${url}/v1` }, "billing service listening");

@@ -22,6 +22,7 @@ import { DEFAULT_SETTINGS, type AppSettings } from "./infra/config.js";
 import { createSmtpMailer, type Mailer } from "./infra/mail.js";
 import { startOutboxWorker, type OutboxWorker } from "./services/outbox.js";
 import { startBillingRunWorker, type BillingRunWorker } from "./services/billing-run.js";
+import { startSiiWorker, type SiiWorker } from "./services/sii-sending.js";
 import { runIdempotent } from "./services/idempotency.js";
 import { DomainError } from "./domain/errors.js";
 
@@ -37,6 +38,8 @@ export interface AppOptions {
   outboxIntervalMs?: number;
   /** how often the billing run runs inside the server (ms; default 0: never; BILLING_RUN_INTERVAL_SECONDS) */
   billingRunIntervalMs?: number;
+  /** SII sending (docs/sii-sending.md): how often the worker uploads queued DTEs and polls SII (ms; default 0: no worker, as in tests; main.ts passes SII_SEND_INTERVAL_SECONDS) */
+  siiIntervalMs?: number;
 }
 
 export interface App {
@@ -45,11 +48,11 @@ export interface App {
   registry: Registry;
   /** SMTP mailer (null without SMTP_URL) */
   mailer: Mailer | null;
-  /** stops background work (the outbox worker, the billing run) and closes the mailer; the database stays open */
+  /** stops background work (the outbox worker, the billing run, the SII worker) and closes the mailer; the database stays open */
   close(): Promise<void>;
 }
 
-export function createApp({ database, logger, publicUrl, settings: given, mailer: givenMailer, outboxIntervalMs = 30_000, billingRunIntervalMs = 0 }: AppOptions): App {
+export function createApp({ database, logger, publicUrl, settings: given, mailer: givenMailer, outboxIntervalMs = 30_000, billingRunIntervalMs = 0, siiIntervalMs = 0 }: AppOptions): App {
   const { prisma } = database;
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
   // outbox (docs/reminders.md): with a mailer, due messages are retried by an interval in this process
@@ -63,6 +66,8 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
           else if (summary && (summary.cycles || summary.cancelled || summary.collected || summary.failed)) logger.info({ ...summary }, "billing run");
         })
       : null;
+  // SII (docs/sii-sending.md): queued DTEs are uploaded and their status polled by an interval in this process
+  const siiWorker: SiiWorker | null = siiIntervalMs > 0 ? startSiiWorker({ prisma, logger, settings }, siiIntervalMs) : null;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -187,6 +192,7 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
   async function close(): Promise<void> {
     await worker?.stop();
     await billingWorker?.stop();
+    await siiWorker?.stop();
     mailer?.close();
   }
 

@@ -12,6 +12,8 @@ export interface Config {
   logLevel: string;
   /** Absolute base URL used in `next`/`previous` links and file URLs; derived from the request when unset. */
   publicUrl?: string;
+  /** How often the server's SII worker sends queued DTEs and polls SII (ms; SII_SEND_INTERVAL_SECONDS, default 60; 0: off) */
+  siiSendIntervalMs: number;
   /** What the use cases read at run time (mail, sessions, payments); passed to createApp. */
   settings: AppSettings;
   /** BILLING_RUN_INTERVAL_SECONDS: run the billing run inside the server every so many seconds; 0 (default): never (use the CLI or cron) */
@@ -28,6 +30,8 @@ export interface AppSettings {
   sessionTtlSeconds: number;
   /** Enabled payment gateways by name (infra/gateways); the built-in ones work with test keys only */
   paymentGateways: string[];
+  /** SII hosts (docs/sii-sending.md): certification for test mode, production for live mode */
+  sii: SiiHosts;
   /**
    * AES-256-GCM key (32 bytes) sealing certificates and CAF private keys at rest (infra/secrets.ts):
    * `CERTIFICATE_ENCRYPTION_KEY` (base64); on the embedded database main.ts falls back to a key
@@ -36,7 +40,17 @@ export interface AppSettings {
   certificateEncryptionKey?: Buffer;
 }
 
-export const DEFAULT_SETTINGS: AppSettings = { mailFrom: "billing@localhost", sessionTtlSeconds: 3600, paymentGateways: ["test", "redirect"] };
+/** Base URLs of SII's DTE services; overridable with SII_CERTIFICATION_URL and SII_PRODUCTION_URL. */
+export interface SiiHosts {
+  /** test mode: SII's certification environment, default https://maullin.sii.cl */
+  certificationUrl: string;
+  /** live mode: SII's production environment, default https://palena.sii.cl */
+  productionUrl: string;
+}
+
+export const DEFAULT_SII_HOSTS: SiiHosts = { certificationUrl: "https://maullin.sii.cl", productionUrl: "https://palena.sii.cl" };
+
+export const DEFAULT_SETTINGS: AppSettings = { mailFrom: "billing@localhost", sessionTtlSeconds: 3600, paymentGateways: ["test", "redirect"], sii: DEFAULT_SII_HOSTS };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === "" ? 3000 : Number(env.PORT);
@@ -51,9 +65,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(billingRunIntervalSeconds) || billingRunIntervalSeconds < 0) {
     throw new Error(`BILLING_RUN_INTERVAL_SECONDS must be a non-negative integer, got ${env.BILLING_RUN_INTERVAL_SECONDS}`);
   }
+  const siiSendSeconds = env.SII_SEND_INTERVAL_SECONDS === undefined || env.SII_SEND_INTERVAL_SECONDS === "" ? 60 : Number(env.SII_SEND_INTERVAL_SECONDS);
+  if (!Number.isInteger(siiSendSeconds) || siiSendSeconds < 0) {
+    throw new Error(`SII_SEND_INTERVAL_SECONDS must be a non-negative integer, got ${env.SII_SEND_INTERVAL_SECONDS}`);
+  }
   return {
     port,
     billingRunIntervalSeconds,
+    siiSendIntervalMs: siiSendSeconds * 1000,
     host: env.HOST || "0.0.0.0",
     logLevel: env.LOG_LEVEL || "info",
     publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/$/, "") : undefined,
@@ -64,6 +83,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       paymentGateways: env.PAYMENT_GATEWAYS
         ? env.PAYMENT_GATEWAYS.split(",").map((g) => g.trim()).filter(Boolean)
         : DEFAULT_SETTINGS.paymentGateways,
+      sii: {
+        certificationUrl: (env.SII_CERTIFICATION_URL || DEFAULT_SII_HOSTS.certificationUrl).replace(/\/+$/, ""),
+        productionUrl: (env.SII_PRODUCTION_URL || DEFAULT_SII_HOSTS.productionUrl).replace(/\/+$/, ""),
+      },
       certificateEncryptionKey: env.CERTIFICATE_ENCRYPTION_KEY ? parseEncryptionKey(env.CERTIFICATE_ENCRYPTION_KEY) : undefined,
     },
   };

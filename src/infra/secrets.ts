@@ -77,3 +77,13 @@ export function openSecret(key: Buffer, sealed: Buffer | Uint8Array): Buffer {
     throw new Error("cannot decrypt a stored secret: wrong CERTIFICATE_ENCRYPTION_KEY or corrupted data");
   }
 }
+
+/**
+ * `settings` with the certificate encryption key every process on this database must share:
+ * the configured one, or on the embedded database the key file next to its data (ensureKeyFile).
+ * Used by the server and every CLI command that may sign (docs/sii-setup.md).
+ */
+export function withEmbeddedKey<S extends { certificateEncryptionKey?: Buffer | null }>(settings: S, target: { kind: string; dir?: string }): S {
+  if (settings.certificateEncryptionKey || target.kind !== "pglite" || !target.dir) return settings;
+  return { ...settings, certificateEncryptionKey: ensureKeyFile(path.dirname(target.dir)) };
+}

@@ -11,6 +11,7 @@ import { isoDate, todayIn } from "../domain/formats.js";
 import { computeDocumentTotals, DISCOUNT_SCHEMES, type DiscountScheme, type DocumentTotals, type TotalsInput } from "../domain/totals.js";
 import { toDecimal, type DecimalInput } from "../domain/money.js";
 import { issueTaxDocument } from "./tax-documents.js";
+import { enqueueIssuedDocument } from "./sii-sending.js";
 import { lockTenantRow, tenant, withinTransaction, type ServiceContext, type TenantTable, type Tx } from "./context.js";
 
 export type DocumentKind = "invoice" | "order" | "credit_note";
@@ -272,7 +273,10 @@ export async function finalizeLockedDocument<T>(tx: Tx, ctx: ServiceContext, kin
   const issued = await issueTaxDocument(tx, withinTransaction(ctx, tx), kind, id, document.documentTypeId);
   const number = issued ? issued.folio : await nextDocumentNumber(tx, ctx, document.documentTypeId, kind);
   const taxColumns = issued ? { localFile: issued.localFile, taxAgency: issued.taxAgency } : {};
-  return model.document(tx).update({ where: { id }, data: { status: "finalized", number, finalizedAt: ctx.now(), ...taxColumns } });
+  const finalized = await model.document(tx).update({ where: { id }, data: { status: "finalized", number, finalizedAt: ctx.now(), ...taxColumns } });
+  // an SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
+  if (issued) await enqueueIssuedDocument(tx, { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode, now: ctx.now() }, kind, id, issued);
+  return finalized;
 }
 
 /**

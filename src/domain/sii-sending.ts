@@ -1,0 +1,84 @@
+/**
+ * Rules of sending DTEs to SII (docs/sii-sending.md; ../shared/domain/chile-dte.md 5.2): what an
+ * upload answer and an envelope status mean for the documents in it, and when a failed send is
+ * retried. Pure functions; the queue (services/sii-sending.ts) applies them.
+ */
+
+/** `tax_agency.status` of a document issued as a DTE. */
+export type TaxAgencyStatus = "pending" | "sent" | "accepted" | "accepted_with_objections" | "rejected" | "review";
+
+/** First retry after one minute, doubling, at most six hours apart; sending never gives up. */
+export const SII_RETRY_BASE_MS = 60_000;
+export const SII_RETRY_MAX_MS = 6 * 3600_000;
+/** How long after an upload (and between polls) the envelope status is asked for. */
+export const SII_POLL_DELAY_MS = 60_000;
+
+/**
+ * Delay before attempt `attempts + 1` after `attempts` failed ones (>= 1): 1 min · 2^(attempts-1),
+ * capped at 6 h. Examples: 1 → 60 000 ms, 2 → 120 000, 5 → 960 000 (16 min), 10 and more → 21 600 000 (6 h).
+ */
+export function siiRetryDelayMs(attempts: number): number {
+  const n = Math.max(1, Math.floor(attempts));
+  if (n > 20) return SII_RETRY_MAX_MS;
+  return Math.min(SII_RETRY_MAX_MS, SII_RETRY_BASE_MS * 2 ** (n - 1));
+}
+
+/** `nextAttemptAt` after `attempts` failed attempts ending at `now`. */
+export function siiNextAttemptAt(attempts: number, now: Date): Date {
+  return new Date(now.getTime() + siiRetryDelayMs(attempts));
+}
+
+/**
+ * What DTEUpload's `STATUS` means (chile-dte.md 5.2): 0 received (a TRACKID follows);
+ * 2 size error, 3 truncated file, 7 schema error, 8 signature error: SII refused this file, sending
+ * it again cannot help → `rejected`; 1 no permission, 5 not authenticated, 6 company not
+ * authorised, 9 SII internal error, 99 already received and anything else → `retry` later.
+ */
+export function uploadOutcome(status: string): "received" | "rejected" | "retry" {
+  const code = status.trim();
+  if (code === "0") return "received";
+  if (["2", "3", "7", "8"].includes(code)) return "rejected";
+  return "retry";
+}
+
+const IN_PROGRESS = ["REC", "SOK", "FOK", "PDR", "CRT", "-11"];
+const REJECTED = ["RSC", "RFR", "RCT", "RCH", "RPT", "VOF", "RCO", "RCS", "RDC", "RSE"];
+const WITH_OBJECTIONS = ["RLV", "RPR"];
+
+/** Per-type counts of a processed envelope (QueryEstUp `RESP_BODY`). */
+export interface TypeCounts {
+  type: number;
+  reported: number;
+  accepted: number;
+  rejected: number;
+  objections: number;
+}
+
+/**
+ * What QueryEstUp's `ESTADO` means for the envelope (chile-dte.md 5.2): REC, SOK, FOK, PDR, CRT
+ * (and -11, "not yet processed") → `in_progress` (ask again later); EPR → `processed` (the counts
+ * decide per type: `documentStatusFromCounts`); RLV, RPR → `accepted_with_objections`; RSC, RFR,
+ * RCT, RCH, RPT, VOF (and the other R.. codes SII lists) → `rejected`; 001–003 (token) and other
+ * negative codes (query errors) → `retry`; anything unknown → `retry` too (never guessed as a result).
+ */
+export function envelopeOutcome(estado: string): "in_progress" | "processed" | "accepted_with_objections" | "rejected" | "retry" {
+  const code = estado.trim();
+  if (IN_PROGRESS.includes(code)) return "in_progress";
+  if (code === "EPR") return "processed";
+  if (WITH_OBJECTIONS.includes(code)) return "accepted_with_objections";
+  if (REJECTED.includes(code)) return "rejected";
+  return "retry";
+}
+
+/**
+ * Status of the documents of one type in a processed (EPR) envelope, from SII's counts:
+ * none rejected and none with objections → `accepted`; none rejected, some with objections →
+ * `accepted_with_objections`; all rejected → `rejected`; some rejected and some not → `review`
+ * (the envelope status does not say which ones: check each in SII). No counts for the type → `review`.
+ */
+export function documentStatusFromCounts(counts: TypeCounts | undefined): TaxAgencyStatus {
+  if (!counts || counts.reported === 0) return "review";
+  if (counts.rejected === 0) return counts.objections > 0 ? "accepted_with_objections" : "accepted";
+  if (counts.rejected >= counts.reported) return "rejected";
+  return "review";
+}

@@ -1,0 +1,379 @@
+/**
+ * Sending issued DTEs to SII (docs/sii-sending.md; rules in domain/sii-sending.ts). The model is
+ * the mail outbox (services/outbox.ts):
+ *
+ * - Finalizing a DTE writes a `SiiSubmission` (`enqueueSiiSubmission`) in the same transaction
+ *   and sets the document's `taxAgency` to `{status: "pending", …}`.
+ * - `sendDueSubmissions` (the worker: `startSiiWorker`, an interval in the server; or
+ *   `npm run cli -- sii send`) claims due rows with one `UPDATE … WHERE id IN (SELECT … FOR
+ *   UPDATE SKIP LOCKED)` that counts the attempt and moves `nextAttemptAt` a lease ahead, so two
+ *   workers never send one DTE twice. Network calls happen outside any transaction; each outcome
+ *   is one transaction (submission rows + documents' `taxAgency`).
+ * - Upload round: per organization and mode, the due DTEs go in one EnvioDTE (Caratula from the
+ *   tax profile, signed with the organization's certificate) to the mode's host (test mode:
+ *   certification, live: production); the envelope is stored as a StoredFile; the rows become
+ *   `sent` with the TRACKID and the documents `{status: "sent", track_id, sent_at, envelope_file}`.
+ * - Poll round: per track id, QueryEstUp until SII decides; then each document is `accepted`,
+ *   `accepted_with_objections`, `rejected` or `review` with SII's code (`sii_status`).
+ * - Failure (no network, SII error, missing profile/certificate): the document stays finalized
+ *   and `pending` (or `sent` while polling) with `attempts`, `next_attempt_at` and `last_error`;
+ *   the row is retried after `siiRetryDelayMs(attempts)` (1 min doubling to 6 h), never dropped.
+ */
+import { randomUUID } from "node:crypto";
+import type { PrismaClient } from "../infra/prisma/generated/client.js";
+import type { AppSettings } from "../infra/config.js";
+import type { Logger } from "../infra/logger.js";
+import { SII_POLL_DELAY_MS, documentStatusFromCounts, envelopeOutcome, siiNextAttemptAt, uploadOutcome, type TaxAgencyStatus } from "../domain/sii-sending.js";
+import { buildEnvioDte, isBoletaType, SII_RUT } from "../infra/taxagency/sii/envelope.js";
+import { SiiTransport, type UploadStatus } from "../infra/taxagency/sii/transport.js";
+import type { SigningCredentials } from "../infra/taxagency/sii/signature.js";
+import type { Tx } from "./context.js";
+import { loadSigningCredentials } from "./certificates.js";
+
+/** How long a claimed row is held by the worker that claimed it. */
+const CLAIM_LEASE_MS = 10 * 60_000;
+/** Rows claimed per round (an EnvioDTE holds up to 2000 DTEs). */
+const BATCH = 500;
+
+export type SubmissionKind = "invoice" | "order" | "credit_note";
+
+/** The certificate that signs for an organization and the RUT of its holder (`RutEnvia`). */
+export type SenderCredentials = SigningCredentials & { subjectRut: string };
+
+export interface SiiSendingDeps {
+  prisma: PrismaClient;
+  logger: Logger;
+  settings: AppSettings;
+  /** the organization's signing certificate; default: services/certificates.ts loadSigningCredentials with settings.certificateEncryptionKey */
+  loadCredentials?: (organizationId: string, now: Date) => Promise<SenderCredentials>;
+  /** one transport per host, reused across rounds (it caches the token) */
+  transports?: Map<string, SiiTransport>;
+}
+
+export interface SendReport {
+  /** DTEs uploaded this round */
+  uploaded: number;
+  envelopes: number;
+  /** DTEs whose final SII status arrived this round */
+  decided: number;
+  /** DTEs whose upload or poll failed this round (retried later) */
+  retrying: number;
+}
+
+/**
+ * Queues a finalized DTE for SII, inside the finalize transaction `tx`; with `markPending` (default)
+ * also merges `{status: "pending", attempts: 0}` into the document's `taxAgency`.
+ */
+export async function enqueueSiiSubmission(
+  tx: Tx,
+  input: { organizationId: string; testMode: boolean; documentKind: SubmissionKind; documentId: string; dteType: number; folio: number; dteFile: string; now: Date },
+  markPending = true,
+): Promise<void> {
+  await tx.siiSubmission.create({
+    data: {
+      id: randomUUID(),
+      organizationId: input.organizationId,
+      testMode: input.testMode,
+      documentKind: input.documentKind,
+      documentId: input.documentId,
+      dteType: input.dteType,
+      folio: input.folio,
+      dteFile: input.dteFile,
+      status: "pending",
+      nextAttemptAt: input.now,
+    },
+  });
+  if (markPending) await mergeTaxAgency(tx, input.documentKind, input.documentId, { status: "pending", attempts: 0, updated_at: input.now.toISOString() });
+}
+
+/**
+ * Called by finalize (services/documents.ts) after it stored a document issued by a tax agency
+ * (services/tax-documents.ts): an SII DTE is queued for sending. The file name is the end of
+ * `localFile` (`…/v1/files/<name>`), the type and folio come from `taxAgency.document_id`
+ * (`F<folio>T<type>`, dte.ts documentId). Other agencies: nothing.
+ */
+export async function enqueueIssuedDocument(
+  tx: Tx,
+  owner: { organizationId: string; testMode: boolean; now: Date },
+  kind: SubmissionKind,
+  id: string,
+  issued: { localFile: string; taxAgency: Record<string, unknown> },
+): Promise<void> {
+  if (issued.taxAgency.agency !== "sii") return;
+  const parsed = /^F(\d+)T(\d+)$/.exec(String(issued.taxAgency.document_id ?? ""));
+  const name = /\/v1\/files\/([^/?#]+)$/.exec(issued.localFile)?.[1];
+  if (!parsed || !name) throw new Error(`cannot queue ${id} for SII: unexpected document_id or local_file`);
+  await enqueueSiiSubmission(
+    tx,
+    { ...owner, documentKind: kind, documentId: id, dteType: Number(parsed[2]), folio: Number(parsed[1]), dteFile: decodeURIComponent(name) },
+    false,
+  );
+}
+
+type Row = {
+  id: string;
+  organizationId: string;
+  testMode: boolean;
+  documentKind: SubmissionKind;
+  documentId: string;
+  dteType: number;
+  folio: number;
+  dteFile: string;
+  attempts: number;
+  trackId: string | null;
+};
+
+async function claim(prisma: PrismaClient, status: "pending" | "sent", now: Date): Promise<Row[]> {
+  const lease = new Date(now.getTime() + CLAIM_LEASE_MS);
+  const rows = await prisma.$queryRaw<Row[]>`
+        UPDATE "SiiSubmission" SET "attempts" = "attempts" + 1, "nextAttemptAt" = ${lease}::timestamptz
+        WHERE "id" IN (
+          SELECT "id" FROM "SiiSubmission"
+          WHERE "status" = ${status} AND "nextAttemptAt" <= ${now}::timestamptz
+          ORDER BY "nextAttemptAt", "id"
+          LIMIT ${BATCH}
+          FOR UPDATE SKIP LOCKED)
+        RETURNING "id", "organizationId", "testMode", "documentKind", "documentId", "dteType", "folio", "dteFile", "attempts", "trackId"`;
+  return rows.map((r) => ({ ...r, attempts: Number(r.attempts), dteType: Number(r.dteType), folio: Number(r.folio) }));
+}
+
+/** Merges `values` into a document's `taxAgency` (null values remove the key). */
+async function mergeTaxAgency(tx: Tx, kind: SubmissionKind, id: string, values: Record<string, unknown>): Promise<void> {
+  const where = { id };
+  const current =
+    kind === "invoice"
+      ? await tx.invoice.findUnique({ where, select: { taxAgency: true } })
+      : kind === "order"
+        ? await tx.order.findUnique({ where, select: { taxAgency: true } })
+        : await tx.creditNote.findUnique({ where, select: { taxAgency: true } });
+  if (!current) return;
+  const next: Record<string, unknown> = { ...((current.taxAgency as Record<string, unknown> | null) ?? {}) };
+  for (const [k, v] of Object.entries(values)) {
+    if (v === null || v === undefined) delete next[k];
+    else next[k] = v;
+  }
+  const data = { taxAgency: next as object };
+  if (kind === "invoice") await tx.invoice.update({ where, data });
+  else if (kind === "order") await tx.order.update({ where, data });
+  else await tx.creditNote.update({ where, data });
+}
+
+/**
+ * Writes a StoredFile. The bytes go as base64 text decoded by the database: pglite-prisma-adapter
+ * 0.6.1 does not accept the form Prisma 6.19 hands Bytes arguments in ("Invalid input for bytea").
+ */
+export async function storeFile(tx: Tx, file: { name: string; organizationId: string; testMode: boolean; contentType: string; content: Buffer }): Promise<void> {
+  await tx.$executeRaw`
+        INSERT INTO "StoredFile" ("name", "organizationId", "testMode", "contentType", "content")
+        VALUES (${file.name}, ${file.organizationId}, ${file.testMode}, ${file.contentType}, decode(${file.content.toString("base64")}, 'base64'))`;
+}
+
+function transportFor(deps: SiiSendingDeps, testMode: boolean): SiiTransport {
+  const baseUrl = testMode ? deps.settings.sii.certificationUrl : deps.settings.sii.productionUrl;
+  deps.transports ??= new Map();
+  let t = deps.transports.get(baseUrl);
+  if (!t) deps.transports.set(baseUrl, (t = new SiiTransport({ baseUrl })));
+  return t;
+}
+
+function credentials(deps: SiiSendingDeps, organizationId: string, now: Date): Promise<SenderCredentials> {
+  if (deps.loadCredentials) return deps.loadCredentials(organizationId, now);
+  return loadSigningCredentials(deps.prisma, organizationId, deps.settings.certificateEncryptionKey, now);
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Records a failed attempt: backoff on the rows, `last_error` and the next attempt on the documents. */
+async function recordFailure(deps: SiiSendingDeps, rows: Row[], status: "pending" | "sent", error: string, now: Date): Promise<void> {
+  await deps.prisma.$transaction(async (tx) => {
+    for (const row of rows) {
+      const next = siiNextAttemptAt(row.attempts, now);
+      await tx.siiSubmission.updateMany({ where: { id: row.id, status }, data: { lastError: error, nextAttemptAt: next } });
+      await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
+        status: status === "pending" ? "pending" : "sent",
+        attempts: row.attempts,
+        next_attempt_at: next.toISOString(),
+        last_error: error,
+      });
+    }
+  });
+}
+
+/** Records SII's decision for rows (status per row) in one transaction. */
+async function recordDecision(deps: SiiSendingDeps, decided: { row: Row; status: TaxAgencyStatus }[], siiStatus: string, glosa: string | undefined, now: Date): Promise<void> {
+  await deps.prisma.$transaction(async (tx) => {
+    for (const { row, status } of decided) {
+      await tx.siiSubmission.updateMany({ where: { id: row.id }, data: { status: "done", siiStatus, lastError: null } });
+      await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
+        status,
+        sii_status: siiStatus,
+        sii_message: glosa ?? null,
+        decided_at: now.toISOString(),
+        attempts: null,
+        next_attempt_at: null,
+        last_error: null,
+      });
+    }
+  });
+}
+
+/** Uploads the claimed pending rows of one organization and mode in one EnvioDTE. */
+async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: SendReport): Promise<void> {
+  const { prisma } = deps;
+  const { organizationId, testMode } = rows[0];
+  const boletas = rows.filter((r) => isBoletaType(r.dteType));
+  if (boletas.length) {
+    await recordFailure(deps, boletas, "pending", "boletas (39, 41) go to SII's boleta API, which is not supported yet", now);
+    report.retrying += boletas.length;
+  }
+  const dtes = rows.filter((r) => !isBoletaType(r.dteType));
+  if (!dtes.length) return;
+  let envelope: { file: Buffer; name: string } | undefined;
+  try {
+    const org = await prisma.organization.findUnique({ where: { id: organizationId }, select: { taxId: true, taxResolutionNumber: true, taxResolutionDate: true } });
+    if (!org?.taxId || !org.taxResolutionDate || (!testMode && org.taxResolutionNumber === null)) {
+      throw new Error("the tax profile needs the RUT and SII's resolution number and date to send DTEs");
+    }
+    const signer = await credentials(deps, organizationId, now);
+    if (!signer.subjectRut) throw new Error("the signing certificate has no holder RUT (RutEnvia)");
+    const files = await prisma.storedFile.findMany({ where: { name: { in: dtes.map((r) => r.dteFile) }, organizationId }, select: { name: true, content: true } });
+    const byName = new Map(files.map((f) => [f.name, Buffer.from(f.content)]));
+    const missing = dtes.filter((r) => !byName.has(r.dteFile));
+    if (missing.length) throw new Error(`the signed DTE file ${missing[0].dteFile} is missing`);
+    const built = buildEnvioDte({
+      dtes: dtes.map((r) => byName.get(r.dteFile)!),
+      caratula: {
+        rutEmisor: org.taxId,
+        rutEnvia: signer.subjectRut,
+        rutReceptor: SII_RUT,
+        fchResol: org.taxResolutionDate.toISOString().slice(0, 10),
+        // SII's certification environment takes resolution number 0 (chile-dte.md 5.1)
+        nroResol: testMode ? 0 : org.taxResolutionNumber!,
+      },
+      credentials: signer,
+      timestamp: now,
+    });
+    envelope = { file: built.file, name: `sii-envio-${randomUUID()}.xml` };
+    const receipt = await transportFor(deps, testMode).upload(signer, { rutSender: signer.subjectRut, rutCompany: org.taxId, file: built.file, fileName: envelope.name });
+    const outcome = uploadOutcome(receipt.status);
+    if (outcome === "retry") throw new Error(`SII did not take the upload (STATUS ${receipt.status})`);
+    const env = envelope;
+    await prisma.$transaction(async (tx) => {
+      await storeFile(tx, { name: env.name, organizationId, testMode, contentType: "application/xml", content: env.file });
+      for (const row of dtes) {
+        if (outcome === "received") {
+          const next = new Date(now.getTime() + SII_POLL_DELAY_MS);
+          await tx.siiSubmission.update({ where: { id: row.id }, data: { status: "sent", trackId: receipt.trackId, envelopeFile: env.name, sentAt: now, attempts: 0, nextAttemptAt: next, lastError: null, siiStatus: null } });
+          await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
+            status: "sent",
+            track_id: receipt.trackId,
+            sent_at: now.toISOString(),
+            envelope_file: `/v1/files/${env.name}`,
+            attempts: null,
+            next_attempt_at: null,
+            last_error: null,
+          });
+        } else {
+          await tx.siiSubmission.update({ where: { id: row.id }, data: { status: "done", envelopeFile: env.name, siiStatus: `upload:${receipt.status}`, lastError: null } });
+          await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
+            status: "rejected",
+            sii_status: `upload:${receipt.status}`,
+            envelope_file: `/v1/files/${env.name}`,
+            decided_at: now.toISOString(),
+            attempts: null,
+            next_attempt_at: null,
+            last_error: null,
+          });
+        }
+      }
+    });
+    if (outcome === "received") report.uploaded += dtes.length;
+    else report.decided += dtes.length;
+    report.envelopes += 1;
+    deps.logger.info({ organizationId, testMode, trackId: receipt.trackId, status: receipt.status, documents: dtes.length }, "SII upload");
+  } catch (e) {
+    await recordFailure(deps, dtes, "pending", message(e), now);
+    report.retrying += dtes.length;
+    deps.logger.warn({ organizationId, testMode, documents: dtes.length, err: message(e) }, "SII upload failed; retrying later");
+  }
+}
+
+/** Asks SII for the status of one track id and records what it says. */
+async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: SendReport): Promise<void> {
+  const { organizationId, testMode, trackId } = rows[0];
+  try {
+    const org = await deps.prisma.organization.findUnique({ where: { id: organizationId }, select: { taxId: true } });
+    if (!org?.taxId) throw new Error("the tax profile has no RUT");
+    const signer = await credentials(deps, organizationId, now);
+    const status: UploadStatus = await transportFor(deps, testMode).status(signer, { rutCompany: org.taxId, trackId: trackId! });
+    const outcome = envelopeOutcome(status.estado);
+    if (outcome === "retry") throw new Error(`SII status query answered ${status.estado}${status.glosa ? ` (${status.glosa})` : ""}`);
+    if (outcome === "in_progress") {
+      await deps.prisma.$transaction(async (tx) => {
+        for (const row of rows) {
+          await tx.siiSubmission.updateMany({ where: { id: row.id, status: "sent" }, data: { siiStatus: status.estado, lastError: null, nextAttemptAt: siiNextAttemptAt(row.attempts, now) } });
+          await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(), sii_status: status.estado, last_error: null });
+        }
+      });
+      return;
+    }
+    const decided = rows.map((row) => ({
+      row,
+      status: (outcome === "processed" ? documentStatusFromCounts(status.counts.find((c) => c.type === row.dteType)) : outcome) as TaxAgencyStatus,
+    }));
+    await recordDecision(deps, decided, status.estado, status.glosa, now);
+    report.decided += rows.length;
+    deps.logger.info({ organizationId, testMode, trackId, estado: status.estado, documents: rows.length }, "SII decided");
+  } catch (e) {
+    await recordFailure(deps, rows, "sent", message(e), now);
+    report.retrying += rows.length;
+    deps.logger.warn({ organizationId, testMode, trackId, err: message(e) }, "SII status query failed; retrying later");
+  }
+}
+
+function groupBy(rows: Row[], key: (r: Row) => string): Row[][] {
+  const groups = new Map<string, Row[]>();
+  for (const r of rows) groups.set(key(r), [...(groups.get(key(r)) ?? []), r]);
+  return [...groups.values()];
+}
+
+/**
+ * One round: uploads every due pending DTE (one EnvioDTE per organization and mode) and polls
+ * every due sent envelope. Never throws for SII or network trouble (it is recorded on the rows
+ * and documents); returns what happened.
+ */
+export async function sendDueSubmissions(deps: SiiSendingDeps, now: Date = new Date()): Promise<SendReport> {
+  const report: SendReport = { uploaded: 0, envelopes: 0, decided: 0, retrying: 0 };
+  const pending = await claim(deps.prisma, "pending", now);
+  for (const group of groupBy(pending, (r) => `${r.organizationId}/${r.testMode}`)) await uploadGroup(deps, group, now, report);
+  const sent = await claim(deps.prisma, "sent", now);
+  for (const group of groupBy(sent, (r) => `${r.organizationId}/${r.testMode}/${r.trackId}`)) await pollGroup(deps, group, now, report);
+  return report;
+}
+
+export interface SiiWorker {
+  stop(): Promise<void>;
+}
+
+/** Runs `sendDueSubmissions` every `intervalMs` (one round at a time) until `stop`. */
+export function startSiiWorker(deps: SiiSendingDeps, intervalMs: number): SiiWorker {
+  let running: Promise<unknown> | null = null;
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (running || stopped) return;
+    running = sendDueSubmissions(deps)
+      .then((r) => (r.uploaded || r.decided || r.retrying) && deps.logger.info({ ...r }, "SII round"))
+      .catch((e) => deps.logger.error({ err: e }, "SII round failed"))
+      .finally(() => (running = null));
+  }, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * A fake SII (node:http) speaking enough of CrSeed, GetTokenFromSeed, DTEUpload and QueryEstUp
+ * for the tests (SII itself cannot run here). It:
+ * - hands out seeds and, for a seed it issued whose signed getToken verifies with xmlsec1 against
+ *   `trustedCertificatePem` (when given), a token;
+ * - takes uploads only with a valid `Cookie: TOKEN=`, optionally validates the envelope with
+ *   xmllint (`schema`: STATUS 7 when invalid), keeps them (`uploads`) and answers a TRACKID;
+ * - answers QueryEstUp with `statusFor(upload)` (default: EPR, every document accepted);
+ * - can be taken down (`down()`: connections refused) and brought back (`up()`) on the same port,
+ *   or made to answer HTTP 500 (`failWith500 = true`).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { DOMParser } from "@xmldom/xmldom";
+import { withTempDir } from "./sii-fixtures.js";
+
+export interface FakeUpload {
+  trackId: string;
+  rutSender: string;
+  dvSender: string;
+  rutCompany: string;
+  dvCompany: string;
+  fileName: string;
+  file: Buffer;
+  token: string;
+}
+
+export interface FakeStatus {
+  estado: string;
+  glosa?: string;
+  counts?: { type: number; reported: number; accepted: number; rejected: number; objections: number }[];
+}
+
+export interface FakeSiiOptions {
+  /** the certificate the token signature must verify with (xmlsec1 --trusted-pem) */
+  trustedCertificatePem?: string;
+  /** XSD an uploaded envelope must validate against, else STATUS 7 */
+  schema?: string;
+}
+
+function escape(xml: string): string {
+  return xml.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+function soapAnswer(method: string, inner: string): string {
+  return (
+    `<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">` +
+    `<soapenv:Body><ns1:${method}Response soapenv:encodingStyle="http://schemas.xmlsoap.org/soap/encoding/" xmlns:ns1="http://DefaultNamespace">` +
+    `<${method}Return xsi:type="xsd:string">${escape(`<?xml version="1.0" encoding="UTF-8"?>${inner}`)}</${method}Return></ns1:${method}Response></soapenv:Body></soapenv:Envelope>`
+  );
+}
+
+function respuesta(body: string, hdr: string): string {
+  return `<SII:RESPUESTA xmlns:SII="http://www.sii.cl/XMLSchema"><SII:RESP_BODY>${body}</SII:RESP_BODY><SII:RESP_HDR>${hdr}</SII:RESP_HDR></SII:RESPUESTA>`;
+}
+
+function tag(xml: string, name: string): string | undefined {
+  return new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1];
+}
+
+function xmlsecOk(xml: string, certificatePem: string): boolean {
+  return withTempDir((dir) => {
+    writeFileSync(join(dir, "t.xml"), xml);
+    writeFileSync(join(dir, "c.pem"), certificatePem);
+    return spawnSync("xmlsec1", ["--verify", "--enabled-key-data", "x509", "--trusted-pem", join(dir, "c.pem"), join(dir, "t.xml")]).status === 0;
+  });
+}
+
+function xmllintOk(file: Buffer, xsd: string): boolean {
+  return withTempDir((dir) => {
+    writeFileSync(join(dir, "e.xml"), file);
+    return spawnSync("xmllint", ["--noout", "--schema", xsd, join(dir, "e.xml")]).status === 0;
+  });
+}
+
+export class FakeSii {
+  private server: Server;
+  private port = 0;
+  private seeds = new Set<string>();
+  private tokens = new Set<string>();
+  private counter = 0;
+  readonly uploads: FakeUpload[] = [];
+  /** every request: "seed", "token", "upload", "status" */
+  readonly calls: string[] = [];
+  /** QueryEstUp answer for an upload */
+  statusFor: (upload: FakeUpload) => FakeStatus = (upload) => ({ estado: "EPR", glosa: "Envio Procesado", counts: countsOf(upload.file, "all-accepted") });
+  failWith500 = false;
+
+  constructor(private readonly options: FakeSiiOptions = {}) {
+    this.server = this.newServer();
+  }
+
+  private newServer(): Server {
+    return createServer((req, res) => {
+      this.handle(req, res).catch((e) => {
+        res.statusCode = 500;
+        res.end(String(e));
+      });
+    });
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(this.port, "127.0.0.1", resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+    return this;
+  }
+
+  /** Stops listening: connections are refused until `up()`. */
+  async down(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server = this.newServer();
+  }
+
+  /** Listens again on the same port. */
+  async up(): Promise<void> {
+    await this.start();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.server.listening) return;
+    await this.down();
+  }
+
+  /** Makes SII forget every token (the next upload or status answers "token invalid"). */
+  expireTokens(): void {
+    this.tokens.clear();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    if (this.failWith500) {
+      res.statusCode = 500;
+      res.end("Internal Server Error");
+      return;
+    }
+    const path = (req.url ?? "").split("?")[0];
+    const xml = (text: string) => {
+      res.setHeader("Content-Type", "text/xml");
+      res.end(text);
+    };
+    if (path === "/DTEWS/CrSeed.jws") {
+      this.calls.push("seed");
+      const seed = String(100_000_000_000 + ++this.counter);
+      this.seeds.add(seed);
+      return xml(soapAnswer("getSeed", respuesta(`<SEMILLA>${seed}</SEMILLA>`, "<ESTADO>00</ESTADO>")));
+    }
+    if (path === "/DTEWS/GetTokenFromSeed.jws") {
+      this.calls.push("token");
+      const soap = body.toString("utf8");
+      const signed = /<!\[CDATA\[([\s\S]*?)\]\]>/.exec(soap)?.[1] ?? "";
+      const seed = tag(signed, "Semilla");
+      const valid = !!seed && this.seeds.delete(seed) && (!this.options.trustedCertificatePem || xmlsecOk(signed, this.options.trustedCertificatePem));
+      if (!valid) return xml(soapAnswer("getToken", respuesta("", "<ESTADO>-07</ESTADO><GLOSA>Error Firma</GLOSA>")));
+      const token = `TOK${++this.counter}`;
+      this.tokens.add(token);
+      return xml(soapAnswer("getToken", respuesta(`<TOKEN>${token}</TOKEN>`, "<ESTADO>00</ESTADO><GLOSA>Token Creado</GLOSA>")));
+    }
+    if (path === "/cgi_dte/UPL/DTEUpload") {
+      this.calls.push("upload");
+      const token = /TOKEN=([^;\s]+)/.exec(req.headers.cookie ?? "")?.[1] ?? "";
+      const form = await new Request("http://x/", { method: "POST", headers: { "content-type": req.headers["content-type"] ?? "" }, body }).formData();
+      const archivo = form.get("archivo");
+      const field = (n: string) => String(form.get(n) ?? "");
+      const answer = (status: string, trackId?: string) =>
+        xml(
+          `<?xml version="1.0"?><RECEPCIONDTE><RUTSENDER>${field("rutSender")}-${field("dvSender")}</RUTSENDER><RUTCOMPANY>${field("rutCompany")}-${field("dvCompany")}</RUTCOMPANY>` +
+            `<FILE>${archivo instanceof File ? archivo.name : ""}</FILE><TIMESTAMP>2026-11-23 10:00:00</TIMESTAMP><STATUS>${status}</STATUS>${trackId ? `<TRACKID>${trackId}</TRACKID>` : ""}</RECEPCIONDTE>`,
+        );
+      if (!this.tokens.has(token)) return answer("5");
+      if (!(archivo instanceof File)) return answer("3");
+      const file = Buffer.from(await archivo.arrayBuffer());
+      if (this.options.schema && !xmllintOk(file, this.options.schema)) return answer("7");
+      const trackId = String(4_000_000 + ++this.counter);
+      this.uploads.push({ trackId, rutSender: field("rutSender"), dvSender: field("dvSender"), rutCompany: field("rutCompany"), dvCompany: field("dvCompany"), fileName: archivo.name, file, token });
+      return answer("0", trackId);
+    }
+    if (path === "/DTEWS/QueryEstUp.jws") {
+      this.calls.push("status");
+      const soap = body.toString("utf8");
+      const token = tag(soap, "Token") ?? "";
+      const trackId = tag(soap, "TrackId") ?? "";
+      if (!this.tokens.has(token)) return xml(soapAnswer("getEstUp", respuesta("", "<ESTADO>001</ESTADO><GLOSA>TOKEN NO EXISTE</GLOSA>")));
+      const upload = this.uploads.find((u) => u.trackId === trackId && u.rutCompany === tag(soap, "RutCompania"));
+      if (!upload) return xml(soapAnswer("getEstUp", respuesta("", "<ESTADO>-11</ESTADO><GLOSA>TRACKID NO EXISTE</GLOSA>")));
+      const s = this.statusFor(upload);
+      const counts = (s.counts ?? [])
+        .map((c) => `<TIPO_DOCTO>${c.type}</TIPO_DOCTO><INFORMADOS>${c.reported}</INFORMADOS><ACEPTADOS>${c.accepted}</ACEPTADOS><RECHAZADOS>${c.rejected}</RECHAZADOS><REPAROS>${c.objections}</REPAROS>`)
+        .join("");
+      return xml(soapAnswer("getEstUp", respuesta(counts, `<TRACKID>${trackId}</TRACKID><ESTADO>${s.estado}</ESTADO>${s.glosa ? `<GLOSA>${s.glosa}</GLOSA>` : ""}<NUM_ATENCION>1</NUM_ATENCION>`)));
+    }
+    res.statusCode = 404;
+    res.end("not found");
+  }
+}
+
+/** SubTotDTE of an uploaded envelope as SII's counts: all accepted, all rejected, or all with objections. */
+export function countsOf(file: Buffer, outcome: "all-accepted" | "all-rejected" | "all-objections"): NonNullable<FakeStatus["counts"]> {
+  const doc = new DOMParser().parseFromString(file.toString("latin1"), "text/xml");
+  const subs = doc.getElementsByTagName("SubTotDTE");
+  const out: NonNullable<FakeStatus["counts"]> = [];
+  for (let i = 0; i < subs.length; i++) {
+    const s = subs.item(i)!;
+    const type = Number(s.getElementsByTagName("TpoDTE").item(0)?.textContent);
+    const n = Number(s.getElementsByTagName("NroDTE").item(0)?.textContent);
+    out.push({
+      type,
+      reported: n,
+      accepted: outcome === "all-accepted" ? n : 0,
+      rejected: outcome === "all-rejected" ? n : 0,
+      objections: outcome === "all-objections" ? n : 0,
+    });
+  }
+  return out;
+}
+
+export async function startFakeSii(options: FakeSiiOptions = {}): Promise<FakeSii> {
+  return new FakeSii(options).start();
+}

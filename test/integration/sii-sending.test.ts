@@ -1,0 +1,215 @@
+/**
+ * Sending issued DTEs to SII (services/sii-sending.ts, docs/sii-sending.md) against the fake SII
+ * of test/helpers/fake-sii.ts, which checks the token signature with xmlsec1 and the uploaded
+ * envelope with xmllint (EnvioDTE_v10.xsd). Rounds are run by calling `sendDueSubmissions` with
+ * explicit times, so backoff is checked to the millisecond.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { createLogger } from "../../src/infra/logger.js";
+import { DEFAULT_SETTINGS } from "../../src/infra/config.js";
+import { sendDueSubmissions, type SiiSendingDeps } from "../../src/services/sii-sending.js";
+import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { SCHEMA_DIR, generateCaf, generatePkcs12, type FakeCertificate } from "../helpers/sii-fixtures.js";
+import { FakeSii, countsOf, startFakeSii } from "../helpers/fake-sii.js";
+import { dteSignature, ENVELOPE_SIGNATURE, xmlsecVerifyNode } from "../helpers/sii-envelope.js";
+
+const RUT = "76042235-5";
+const HOLDER_RUT = "11111111-1";
+const KEY = randomBytes(32);
+let s: TestServer;
+let sii: FakeSii;
+let cert: FakeCertificate;
+let customerId: string;
+let deps: SiiSendingDeps;
+
+beforeAll(async () => {
+  const p12 = generatePkcs12({ rut: HOLDER_RUT });
+  cert = p12;
+  sii = await startFakeSii({ trustedCertificatePem: cert.certificatePem, schema: join(SCHEMA_DIR, "EnvioDTE_v10.xsd") });
+  const hosts = { certificationUrl: sii.url, productionUrl: sii.url };
+  s = await startTestServer({ settings: { sii: hosts, certificateEncryptionKey: KEY } });
+  // the organization's certificate, uploaded like a user does: the queue signs with it (loadSigningCredentials)
+  const uploaded = await s.rest("POST", "/v1/billers/built_in/certificates/", { body: { file: p12.file.toString("base64"), password: p12.password } });
+  expect(uploaded.status).toBe(201);
+  // enrollment as a user does it: tax profile, certificate (above), CAF
+  expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { activity_codes: ["620200"], city: "Santiago", resolution_number: 80, resolution_date: "2014-08-22" } })).status).toBe(200);
+  const caf = generateCaf({ rut: RUT, type: 33, from: 1, to: 1000, authorizedOn: new Date(Date.now() - 5 * 86400_000).toISOString().slice(0, 10) });
+  expect((await s.rest("POST", "/v1/billers/built_in/cafs/", { body: { file: caf.file.toString("base64") } })).status).toBe(201);
+  customerId = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ tax_id: "77.777.777-7" }) })).body.id;
+  deps = {
+    prisma: s.database.prisma,
+    logger: createLogger("silent"),
+    settings: { ...DEFAULT_SETTINGS, sii: hosts, certificateEncryptionKey: KEY },
+  };
+});
+afterAll(async () => {
+  await s?.close();
+  await sii?.stop();
+});
+beforeEach(() => {
+  sii.statusFor = (u) => ({ estado: "EPR", glosa: "Envio Procesado", counts: countsOf(u.file, "all-accepted") });
+});
+
+/** A finalized invoice: finalize issues the DTE (CAF folio, signed, stored) and queues it for SII. */
+async function finalizedDte(): Promise<{ id: string; folio: number }> {
+  const inv = (await s.rest("POST", "/v1/invoices/", { body: { customer: customerId, document: "CL33", lines: [{ name: "Consultoría", quantity: 2, amount: 50000 }] } })).body;
+  const fin = await s.rest("GET", `/v1/invoices/${inv.id}/finalize/`);
+  expect(fin.status).toBe(200);
+  expect(fin.body.local_file).toMatch(/\/v1\/files\//);
+  return { id: inv.id, folio: fin.body.number as number };
+}
+
+/** The invoice stays finalized whatever SII does; its stored `taxAgency` (the REST invoice has no tax_agency field in the spec; orders and credit notes show it). */
+async function taxAgency(id: string): Promise<Record<string, unknown>> {
+  // one retry: a round with xmllint/xmlsec1 can outlast the server's 5 s keep-alive, and fetch may
+  // reuse the socket the server is closing (ECONNRESET)
+  const res = await s.rest("GET", `/v1/invoices/${id}/`).catch(() => s.rest("GET", `/v1/invoices/${id}/`));
+  expect(res.status).toBe(200);
+  expect(res.body.status).toBe("finalized");
+  const row = await s.database.prisma.invoice.findUniqueOrThrow({ where: { id }, select: { taxAgency: true } });
+  return row.taxAgency as Record<string, unknown>;
+}
+
+describe("sending to SII", () => {
+  it("finalized DTEs → one EnvioDTE uploaded → track id → polled → accepted", async () => {
+    const a = await finalizedDte();
+    const b = await finalizedDte();
+    expect(await taxAgency(a.id)).toMatchObject({ agency: "sii", status: "pending", document_id: `F${a.folio}T33`, folio: a.folio });
+    const queued = await s.database.prisma.siiSubmission.findUniqueOrThrow({ where: { documentKind_documentId: { documentKind: "invoice", documentId: a.id } } });
+    expect([queued.status, queued.dteType, queued.folio, queued.testMode, queued.organizationId]).toEqual(["pending", 33, a.folio, true, s.orgs.acme]);
+    const t0 = new Date(Date.now() + 1000);
+    const uploadsBefore = sii.uploads.length;
+
+    expect(await sendDueSubmissions(deps, t0)).toEqual({ uploaded: 2, envelopes: 1, decided: 0, retrying: 0 });
+    expect(sii.uploads).toHaveLength(uploadsBefore + 1);
+    const upload = sii.uploads.at(-1)!;
+    expect([upload.rutSender, upload.dvSender, upload.rutCompany, upload.dvCompany]).toEqual(["11111111", "1", "76042235", "5"]);
+    const xml = upload.file.toString("latin1");
+    expect(xml).toContain("<RutEmisor>76042235-5</RutEmisor><RutEnvia>11111111-1</RutEnvia><RutReceptor>60803000-K</RutReceptor><FchResol>2014-08-22</FchResol><NroResol>0</NroResol>");
+    expect(xml).toContain("<SubTotDTE><TpoDTE>33</TpoDTE><NroDTE>2</NroDTE></SubTotDTE>");
+    expect(xml).toContain(`<Documento ID="F${a.folio}T33">`);
+    expect(xml).toContain(`<Documento ID="F${b.folio}T33">`);
+    // the envelope SII got verifies with the two tools (the fake already checked the schema)
+    expect(xmlsecVerifyNode(upload.file, cert.certificatePem, ENVELOPE_SIGNATURE).ok).toBe(true);
+    expect(xmlsecVerifyNode(upload.file, cert.certificatePem, dteSignature(2)).ok).toBe(true);
+
+    const sent = await taxAgency(a.id);
+    expect(sent).toMatchObject({ status: "sent", track_id: upload.trackId, sent_at: t0.toISOString() });
+    expect(sent).not.toHaveProperty("last_error");
+    const envelopeName = String(sent.envelope_file).replace("/v1/files/", "");
+    const stored = await s.database.prisma.storedFile.findUnique({ where: { name: envelopeName } });
+    expect(Buffer.from(stored!.content).equals(upload.file)).toBe(true);
+    expect([stored!.organizationId, stored!.testMode, stored!.contentType]).toEqual([s.orgs.acme, true, "application/xml"]);
+    expect((await taxAgency(b.id)).track_id).toBe(upload.trackId);
+
+    // not polled before the poll delay; SII still processing: stays sent with SII's code
+    expect(await sendDueSubmissions(deps, new Date(t0.getTime() + 30_000))).toEqual({ uploaded: 0, envelopes: 0, decided: 0, retrying: 0 });
+    sii.statusFor = () => ({ estado: "SOK", glosa: "Schema Validado" });
+    await sendDueSubmissions(deps, new Date(t0.getTime() + 60_000));
+    expect(await taxAgency(a.id)).toMatchObject({ status: "sent", sii_status: "SOK" });
+
+    sii.statusFor = (u) => ({ estado: "EPR", glosa: "Envio Procesado", counts: countsOf(u.file, "all-accepted") });
+    const t2 = new Date(t0.getTime() + 10 * 60_000);
+    expect(await sendDueSubmissions(deps, t2)).toEqual({ uploaded: 0, envelopes: 0, decided: 2, retrying: 0 });
+    const accepted = await taxAgency(a.id);
+    for (const gone of ["attempts", "next_attempt_at", "last_error"]) expect(accepted).not.toHaveProperty(gone);
+    expect(accepted).toMatchObject({
+      agency: "sii",
+      document_id: `F${a.folio}T33`,
+      updated_at: t2.toISOString(),
+      status: "accepted",
+      track_id: upload.trackId,
+      sent_at: t0.toISOString(),
+      envelope_file: `/v1/files/${envelopeName}`,
+      sii_status: "EPR",
+      sii_message: "Envio Procesado",
+      decided_at: t2.toISOString(),
+    });
+    const rows = await s.database.prisma.siiSubmission.findMany({ where: { documentId: { in: [a.id, b.id] } } });
+    expect(rows.map((r) => [r.status, r.trackId, r.siiStatus])).toEqual([
+      ["done", upload.trackId, "EPR"],
+      ["done", upload.trackId, "EPR"],
+    ]);
+    // nothing left to do
+    expect(await sendDueSubmissions(deps, new Date(t2.getTime() + 86_400_000))).toEqual({ uploaded: 0, envelopes: 0, decided: 0, retrying: 0 });
+  });
+
+  it("SII down: the invoice stays finalized and pending with attempts, next attempt and the error; retried with backoff, then sent", async () => {
+    const a = await finalizedDte();
+    const t0 = new Date(Date.now() + 1000);
+    await sii.down();
+    try {
+      expect(await sendDueSubmissions(deps, t0)).toMatchObject({ uploaded: 0, retrying: 1 });
+      const first = await taxAgency(a.id);
+      expect(first).toMatchObject({ status: "pending", attempts: 1, next_attempt_at: new Date(t0.getTime() + 60_000).toISOString() });
+      expect(first.last_error).toMatch(new RegExp(`^cannot reach SII at ${sii.url} \\((seed|upload)\\): `));
+      // not retried before its time
+      expect(await sendDueSubmissions(deps, new Date(t0.getTime() + 59_000))).toMatchObject({ retrying: 0 });
+      expect((await taxAgency(a.id)).attempts).toBe(1);
+      // second failure: two minutes
+      const t1 = new Date(t0.getTime() + 60_000);
+      await sendDueSubmissions(deps, t1);
+      expect(await taxAgency(a.id)).toMatchObject({ status: "pending", attempts: 2, next_attempt_at: new Date(t1.getTime() + 120_000).toISOString() });
+    } finally {
+      await sii.up();
+    }
+    // SII answers HTTP 500: third failure, four minutes
+    sii.failWith500 = true;
+    const t2 = new Date(t0.getTime() + 180_000);
+    try {
+      await sendDueSubmissions(deps, t2);
+    } finally {
+      sii.failWith500 = false;
+    }
+    expect(await taxAgency(a.id)).toMatchObject({ status: "pending", attempts: 3, next_attempt_at: new Date(t2.getTime() + 240_000).toISOString(), });
+    expect((await taxAgency(a.id)).last_error).toMatch(/^SII answered HTTP 500 \((seed|token|upload)\)$/);
+
+    const t3 = new Date(t2.getTime() + 240_000);
+    expect(await sendDueSubmissions(deps, t3)).toMatchObject({ uploaded: 1, envelopes: 1 });
+    const sent = await taxAgency(a.id);
+    expect(sent).toMatchObject({ status: "sent", track_id: sii.uploads.at(-1)!.trackId, sent_at: t3.toISOString() });
+    for (const gone of ["attempts", "next_attempt_at", "last_error"]) expect(sent).not.toHaveProperty(gone);
+  });
+
+  it("SII's verdicts: rejected envelope (RCH), objections (RLV), a mixed type (review); a status query error is retried", async () => {
+    const cases: [string, (file: Buffer) => { estado: string; counts?: ReturnType<typeof countsOf> }, string][] = [
+      ["RCH", () => ({ estado: "RCH" }), "rejected"],
+      ["RLV", () => ({ estado: "RLV" }), "accepted_with_objections"],
+      ["EPR mixed", (f) => ({ estado: "EPR", counts: countsOf(f, "all-accepted").map((c) => ({ ...c, reported: 2, accepted: 1, rejected: 1 })) }), "review"],
+      ["EPR rejected", (f) => ({ estado: "EPR", counts: countsOf(f, "all-rejected") }), "rejected"],
+    ];
+    for (const [what, answer, expected] of cases) {
+      const a = await finalizedDte();
+      const t0 = new Date(Date.now() + 1000);
+      await sendDueSubmissions(deps, t0);
+      sii.statusFor = (u) => answer(u.file);
+      await sendDueSubmissions(deps, new Date(t0.getTime() + 60_000));
+      const ta = await taxAgency(a.id);
+      expect(ta.status, what).toBe(expected);
+      expect(ta.sii_status, what).toBe(what.slice(0, 3));
+    }
+    // a query error (negative ESTADO) keeps the document sent, with the error and a retry time
+    const b = await finalizedDte();
+    const t0 = new Date(Date.now() + 1000);
+    await sendDueSubmissions(deps, t0);
+    sii.statusFor = () => ({ estado: "-3", glosa: "ERROR INTERNO" });
+    const t1 = new Date(t0.getTime() + 60_000);
+    expect(await sendDueSubmissions(deps, t1)).toMatchObject({ retrying: 1 });
+    expect(await taxAgency(b.id)).toMatchObject({ status: "sent", attempts: 1, last_error: "SII status query answered -3 (ERROR INTERNO)", next_attempt_at: new Date(t1.getTime() + 60_000).toISOString() });
+  });
+
+  it("an envelope SII refuses at upload (schema error, STATUS 7) rejects its documents without retrying", async () => {
+    const a = await finalizedDte();
+    // break the stored DTE's schema (and signature): SII answers STATUS 7
+    const row = await s.database.prisma.siiSubmission.findUniqueOrThrow({ where: { documentKind_documentId: { documentKind: "invoice", documentId: a.id } } });
+    const file = await s.database.prisma.storedFile.findUniqueOrThrow({ where: { name: row.dteFile } });
+    const broken = Buffer.from(file.content).toString("latin1").replace(/<TasaIVA>19<\/TasaIVA>/, "<TasaIVA>diecinueve</TasaIVA>");
+    await s.database.prisma.$executeRaw`UPDATE "StoredFile" SET "content" = decode(${Buffer.from(broken, "latin1").toString("base64")}, 'base64') WHERE "name" = ${row.dteFile}`;
+    const t0 = new Date(Date.now() + 1000);
+    expect(await sendDueSubmissions(deps, t0)).toMatchObject({ uploaded: 0, decided: 1, retrying: 0 });
+    expect(await taxAgency(a.id)).toMatchObject({ status: "rejected", sii_status: "upload:7" });
+    expect(await sendDueSubmissions(deps, new Date(t0.getTime() + 86_400_000))).toMatchObject({ uploaded: 0, retrying: 0 });
+  });
+});
