@@ -73,7 +73,7 @@ export async function cycleInputOf(ctx: ServiceContext, id: string, cycle?: numb
       };
     });
   }
-  const pendingItems = await ctx.prisma.pendingInvoiceItem.findMany({ where: { subscriptionId: id, invoiceId: null }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  const pendingItems = await ctx.prisma.pendingInvoiceItem.findMany({ where: { subscriptionId: id, invoiceId: null }, orderBy: [{ createdAt: "asc" }, { position: "asc" }, { id: "asc" }] });
   const addons = await ctx.prisma.subscriptionAddon.findMany({ where: { subscriptionId: id }, orderBy: [{ position: "asc" }, { id: "asc" }], include: { addon: true } });
   const org = await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } });
   const first = lines[0]?.plan;
