@@ -92,6 +92,11 @@ describe("create_prorations (default)", () => {
       ["Remaining time on 3 x Pro (Nov 21 - Dec 1)", 1, 10000, 10000],
       ["Unused time on 2 x Pro (Nov 21 - Dec 1)", 1, -6667, -6667],
     ]);
+    expect(next.lines.map((l: any) => [l.subscription_line, l.pending_item])).toEqual([
+      [sub.lines[0].id, null],
+      [null, res.body.pending_invoice_items[1].id],
+      [null, res.body.pending_invoice_items[0].id],
+    ]);
     // 30 000 + 10 000 - 6 667 = 33 333; tax 6 333 (6 333.27); total 39 666
     expect([next.cycle, next.amount, next.tax, next.total]).toEqual([2, 33333, 6333, 39666]);
   });
