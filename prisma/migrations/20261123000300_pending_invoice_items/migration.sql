@@ -4,7 +4,6 @@ CREATE TABLE "PendingInvoiceItem" (
     "organizationId" TEXT NOT NULL,
     "testMode" BOOLEAN NOT NULL,
     "subscriptionId" TEXT NOT NULL,
-    "position" INTEGER NOT NULL DEFAULT 0,
     "name" TEXT NOT NULL,
     "quantity" DECIMAL(20,6) NOT NULL DEFAULT 1,
     "amount" DECIMAL(20,6) NOT NULL,
