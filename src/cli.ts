@@ -3,12 +3,17 @@
  *   api-key create --organization "Acme SpA" --email ops@acme.cl --mode test
  *       prints {"organization":"org_...","key":"sk_test_..."} as its last line
  *   migrate     applies pending migrations
+ *   billing run [--until yyyy-mm-dd] [--json] [--batch-size n] [--workers n]
+ *       bills every due subscription (docs/billing-run.md); progress bar on stderr, summary on stdout
  * Works with the server stopped on the embedded database, any time on PostgreSQL.
  */
 import { Command } from "commander";
 import { createDatabase, databaseTarget } from "./infra/database.js";
 import { migrateDeploy } from "./infra/migrate.js";
 import { createApiKey } from "./services/api-keys.js";
+import { runBilling, type BillingRunSummary } from "./services/billing-run.js";
+import { loadConfig } from "./infra/config.js";
+import cliProgress from "cli-progress";
 import { DomainError } from "./domain/errors.js";
 
 const program = new Command().name("billing").description("Billing service command line");
@@ -38,6 +43,57 @@ apiKey
       await database.close();
     }
   });
+
+const billing = program.command("billing").description("recurring billing");
+billing
+  .command("run")
+  .description("bill every due subscription of every organization and mode once, then collect with saved cards")
+  .option("--until <date>", "bill cycles starting on or before this day (yyyy-mm-dd); default: today in each organization's time zone")
+  .option("--json", "print the summary as JSON (default: plain text)")
+  .option("--batch-size <n>", "subscriptions per transaction", "25")
+  .option("--workers <n>", "parallel claim loops (PostgreSQL; keep 1 on the embedded database)", "1")
+  .option("--no-progress", "no progress bar")
+  .action(async (options: { until?: string; json?: boolean; batchSize: string; workers: string; progress: boolean }) => {
+    const target = databaseTarget();
+    await migrateDeploy(target);
+    const database = await createDatabase(target);
+    const bar = options.progress ? new cliProgress.SingleBar({ stream: process.stderr, format: "billing [{bar}] {value}/{total} subscriptions | {eta_formatted} left", hideCursor: true }, cliProgress.Presets.shades_classic) : null;
+    let started = false;
+    let summary: BillingRunSummary;
+    try {
+      summary = await runBilling({
+        prisma: database.prisma,
+        settings: loadConfig().settings,
+        until: options.until,
+        batchSize: positive(options.batchSize, "--batch-size"),
+        workers: positive(options.workers, "--workers"),
+        onProgress: (done, total) => {
+          if (!bar) return;
+          if (!started) {
+            bar.start(total, 0);
+            started = true;
+          }
+          bar.setTotal(total);
+          bar.update(done);
+        },
+      });
+    } finally {
+      if (started) bar?.stop();
+      await database.close();
+    }
+    const { errors, ...counts } = summary;
+    if (options.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    else {
+      process.stdout.write(`${Object.entries(counts).map(([k, v]) => `${k}: ${v}`).join("\n")}\n`);
+      for (const e of errors) process.stdout.write(`error: ${e}\n`);
+    }
+  });
+
+function positive(value: string, name: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${value}`);
+  return n;
+}
 
 try {
   await program.parseAsync(process.argv);

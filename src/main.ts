@@ -15,7 +15,7 @@ const target = databaseTarget();
 logger.info({ database: target.kind === "postgres" ? "postgresql" : `pglite ${target.dir}` }, "applying migrations");
 await migrateDeploy(target);
 const database = await createDatabase(target);
-const app = createApp({ database, logger, publicUrl: config.publicUrl, settings: config.settings });
+const app = createApp({ database, logger, publicUrl: config.publicUrl, settings: config.settings, billingRunIntervalMs: config.billingRunIntervalSeconds * 1000 });
 const server = createHttpServer(app);
 const url = await listen(server, config.port, config.host);
 logger.info({ url, graphql: `${url}/graphql`, rest: `${url}/v1` }, "billing service listening");

@@ -21,6 +21,7 @@ import { migrationNames } from "./infra/migrate.js";
 import { DEFAULT_SETTINGS, type AppSettings } from "./infra/config.js";
 import { createSmtpMailer, type Mailer } from "./infra/mail.js";
 import { startOutboxWorker, type OutboxWorker } from "./services/outbox.js";
+import { startBillingRunWorker, type BillingRunWorker } from "./services/billing-run.js";
 import { runIdempotent } from "./services/idempotency.js";
 import { DomainError } from "./domain/errors.js";
 
@@ -34,6 +35,8 @@ export interface AppOptions {
   /** outbox: a Mailer to use instead of SMTP_URL's (tests); how often the retry worker runs (ms, default 30 s; 0: no worker) */
   mailer?: Mailer | null;
   outboxIntervalMs?: number;
+  /** how often the billing run runs inside the server (ms; default 0: never; BILLING_RUN_INTERVAL_SECONDS) */
+  billingRunIntervalMs?: number;
 }
 
 export interface App {
@@ -42,16 +45,24 @@ export interface App {
   registry: Registry;
   /** SMTP mailer (null without SMTP_URL) */
   mailer: Mailer | null;
-  /** stops background work (the outbox worker) and closes the mailer; the database stays open */
+  /** stops background work (the outbox worker, the billing run) and closes the mailer; the database stays open */
   close(): Promise<void>;
 }
 
-export function createApp({ database, logger, publicUrl, settings: given, mailer: givenMailer, outboxIntervalMs = 30_000 }: AppOptions): App {
+export function createApp({ database, logger, publicUrl, settings: given, mailer: givenMailer, outboxIntervalMs = 30_000, billingRunIntervalMs = 0 }: AppOptions): App {
   const { prisma } = database;
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
   // outbox (docs/reminders.md): with a mailer, due messages are retried by an interval in this process
   const mailer = givenMailer !== undefined ? givenMailer : settings.smtpUrl ? createSmtpMailer(settings.smtpUrl) : null;
   const worker: OutboxWorker | null = mailer && outboxIntervalMs > 0 ? startOutboxWorker({ prisma, mailer, logger, settings }, outboxIntervalMs) : null;
+  // billing run (docs/billing-run.md): off unless configured; safe next to other runners (SKIP LOCKED claims)
+  const billingWorker: BillingRunWorker | null =
+    billingRunIntervalMs > 0
+      ? startBillingRunWorker({ prisma, settings }, billingRunIntervalMs, (summary, error) => {
+          if (error) logger.error({ err: error }, "billing run failed");
+          else if (summary && (summary.cycles || summary.cancelled || summary.collected || summary.failed)) logger.info({ ...summary }, "billing run");
+        })
+      : null;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -175,6 +186,7 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
 
   async function close(): Promise<void> {
     await worker?.stop();
+    await billingWorker?.stop();
     mailer?.close();
   }
 

@@ -117,6 +117,10 @@ export interface CycleInvoice {
   redeemedCoupons: string[];
   /** addons billed in this cycle */
   billedAddons: string[];
+  /** subscription lines whose own coupon discounted this invoice (each line's redemptions go up by one) */
+  redeemedLineCoupons: string[];
+  /** whether the subscription's coupon discounted this invoice (its redemptions go up by one) */
+  subscriptionCouponRedeemed: boolean;
   /** pending items this invoice bills (all of the input's; a credit cut by carriedCredits included) */
   billedPendingItems: string[];
   /** credit that did not fit (a negative amount per tax class), for a pending item of the next cycle */
@@ -189,11 +193,15 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
   }
 
   const redeemed = new Set<string>();
+  const redeemedLineCoupons: string[] = [];
+  let subscriptionCouponRedeemed = false;
   const subscriptionCoupon = input.coupon && couponApplies(input.coupon, input.coupon.redemptions) ? input.coupon : null;
   let discount = { discount: "0", discountScheme: "%" as DiscountScheme };
   lines.forEach((line, i) => {
     const coupon = lineCoupons[i] ?? (subscriptionCoupon?.applyOn === "line" ? subscriptionCoupon : null);
     if (!coupon) return;
+    if (lineCoupons[i]) redeemedLineCoupons.push(line.source.id);
+    else subscriptionCouponRedeemed = true;
     const gross = roundMoney(toDecimal(line.quantity).times(line.amount), input.currency);
     const [lineDiscount] = couponDiscounts({ ...coupon, applyOn: "line" }, [{ gross }]).lines;
     line.discount = lineDiscount.discount;
@@ -262,7 +270,20 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
       discount = { discount: Decimal.min(toDecimal(discount.discount), base).toFixed(), discountScheme: "$" };
     }
     redeemed.add(subscriptionCoupon.id);
+    subscriptionCouponRedeemed = true;
   }
   const totals = totalsOf(discount);
-  return { periodStart: period.start, periodEnd: period.end, lines, ...discount, totals, redeemedCoupons: [...redeemed], billedAddons, billedPendingItems, carriedCredits };
+  return {
+    periodStart: period.start,
+    periodEnd: period.end,
+    lines,
+    ...discount,
+    totals,
+    redeemedCoupons: [...redeemed],
+    billedAddons,
+    redeemedLineCoupons,
+    subscriptionCouponRedeemed,
+    billedPendingItems,
+    carriedCredits,
+  };
 }

@@ -11,10 +11,15 @@ import { Decimal, toDecimal, type DecimalInput } from "./money.js";
 import { ValidationError } from "./errors.js";
 import { normalizeRut } from "./rut.js";
 
-/** DTE types this service issues inside `Documento` (DTE_v10.xsd `DTEType` less 46). */
+/**
+ * DTE types this service issues inside `Documento`: DTE_v10.xsd `DTEType` less 46, and the
+ * boletas 39 and 41 (EnvioBOLETA_v11.xsd `BOLETADefType`).
+ */
 export const DTE_TYPES = {
   33: "Factura electrónica",
   34: "Factura no afecta o exenta electrónica",
+  39: "Boleta electrónica",
+  41: "Boleta no afecta o exenta electrónica",
   52: "Guía de despacho electrónica",
   56: "Nota de débito electrónica",
   61: "Nota de crédito electrónica",
@@ -25,6 +30,12 @@ export type DteType = keyof typeof DTE_TYPES;
 export function isDteType(code: number): code is DteType {
   return Object.hasOwn(DTE_TYPES, code);
 }
+
+/** Boletas (chile-dte.md section 1): prices include IVA, `BOLETADefType` layout, sent in an EnvioBOLETA. */
+export const BOLETA_TYPES: readonly number[] = [39, 41];
+
+/** `IndServicio` of a boleta: 1 periodic services, 2 periodic home services, 3 sales and services, 4 shows. */
+export type BoletaServiceIndicator = 1 | 2 | 3 | 4;
 
 /** Types whose CAF expires 6 months after its authorisation date (chile-dte.md section 4). */
 export const EXPIRING_CAF_TYPES: readonly number[] = [33, 43, 46, 56, 61];

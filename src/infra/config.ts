@@ -12,6 +12,8 @@ export interface Config {
   publicUrl?: string;
   /** What the use cases read at run time (mail, sessions, payments); passed to createApp. */
   settings: AppSettings;
+  /** BILLING_RUN_INTERVAL_SECONDS: run the billing run inside the server every so many seconds; 0 (default): never (use the CLI or cron) */
+  billingRunIntervalSeconds: number;
 }
 
 /** Run-time settings of the use cases; every field has a default so tests and scripts can omit them. */
@@ -37,8 +39,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(sessionTtlSeconds) || sessionTtlSeconds < 1) {
     throw new Error(`SESSION_TTL_SECONDS must be a positive integer, got ${env.SESSION_TTL_SECONDS}`);
   }
+  const billingRunIntervalSeconds = env.BILLING_RUN_INTERVAL_SECONDS ? Number(env.BILLING_RUN_INTERVAL_SECONDS) : 0;
+  if (!Number.isInteger(billingRunIntervalSeconds) || billingRunIntervalSeconds < 0) {
+    throw new Error(`BILLING_RUN_INTERVAL_SECONDS must be a non-negative integer, got ${env.BILLING_RUN_INTERVAL_SECONDS}`);
+  }
   return {
     port,
+    billingRunIntervalSeconds,
     host: env.HOST || "0.0.0.0",
     logLevel: env.LOG_LEVEL || "info",
     publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/$/, "") : undefined,

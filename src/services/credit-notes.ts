@@ -166,6 +166,7 @@ export async function creditNotePdf(ctx: ServiceContext, id: string): Promise<Bu
   if (!note) throw new NotFoundError("credit note", id);
   const { invoice } = note;
   return printDocument(
+    ctx,
     { ...note, customer: invoice.customer },
     {
       dates: [

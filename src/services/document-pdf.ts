@@ -4,7 +4,9 @@
  * into the formatted values infra/pdf.ts draws. Each kind adds its own dates and notes.
  */
 import type { Prisma } from "../infra/prisma/generated/client.js";
-import { renderDocumentPdf } from "../infra/pdf.js";
+import { renderDocumentPdf, type PdfTaxStamp } from "../infra/pdf.js";
+import { cedibleLabel, compactTed, decodeIso88591, timbreCaption, timbrePng } from "../infra/taxagency/sii/index.js";
+import { tenant, type ServiceContext } from "./context.js";
 import { formatAmount, formatMoney, formatQuantity } from "../domain/format-money.js";
 
 /** What a printed document loads with it, besides its customer. */
@@ -36,7 +38,9 @@ export interface PrintableDocument {
   taxPercent: Decimal;
   tax: Decimal;
   total: Decimal;
-  documentType: { name: string };
+  /** URL of the stored tax document (`<base>/v1/files/<name>`), when one was issued */
+  localFile: string | null;
+  documentType: { name: string; code: number };
   currency: { id: string; nameEn: string; rounded: boolean; decimals: number };
   organization: {
     name: string;
@@ -47,16 +51,39 @@ export interface PrintableDocument {
     taxCommune: string | null;
     taxCity: string | null;
     taxActivity: string | null;
+    taxResolutionNumber: number | null;
+    taxResolutionDate: Date | null;
   };
   customer: { id: string; name: string | null; email: string | null; taxId: string | null; address: string | null; country: { name: string } | null };
   lines: { name: string; description: string | null; quantity: Decimal; amount: Decimal; discount: Decimal; discountScheme: string; exempt: boolean; total: Decimal }[];
 }
 
 /**
- * Renders `doc` with pdfkit. `dates`: label/value rows printed beside the customer (dates,
- * references, transport); `notes`: paragraphs under the totals.
+ * The printed timbre of a document whose stored file (`local_file`) is a DTE with a TED
+ * (chile-dte.md §9; docs/sii-dte.md "The printed timbre"): the PDF417 barcode, its caption with
+ * the organization's SII resolution, and the CEDIBLE copy's label for its type. Undefined for a
+ * document without one.
  */
-export function printDocument(doc: PrintableDocument, extra: { dates: [string, string][]; notes?: (string | null | undefined)[] }): Promise<Buffer> {
+async function taxStampOf(ctx: ServiceContext, doc: PrintableDocument): Promise<PdfTaxStamp | undefined> {
+  if (!doc.localFile) return undefined;
+  const name = decodeURIComponent(doc.localFile.split("/").filter(Boolean).pop() ?? "");
+  const file = await ctx.prisma.storedFile.findFirst({ where: { name, ...tenant(ctx) }, select: { content: true } });
+  const xml = file ? decodeIso88591(Buffer.from(file.content)) : "";
+  if (!/<TED\b/.test(xml)) return undefined;
+  const org = doc.organization;
+  return {
+    barcodePng: await timbrePng(compactTed(xml)),
+    caption: timbreCaption({ number: org.taxResolutionNumber, date: org.taxResolutionDate }),
+    cedible: cedibleLabel(doc.documentType.code),
+  };
+}
+
+/**
+ * Renders `doc` with pdfkit. `dates`: label/value rows printed beside the customer (dates,
+ * references, transport); `notes`: paragraphs under the totals. A document with a stored DTE also
+ * gets its timbre (and the CEDIBLE copy where its type has one).
+ */
+export async function printDocument(ctx: ServiceContext, doc: PrintableDocument, extra: { dates: [string, string][]; notes?: (string | null | undefined)[] }): Promise<Buffer> {
   const { currency, organization: org, customer } = doc;
   const totals: [string, string][] = [["Subtotal", formatMoney(doc.subtotal.toString(), currency)]];
   if (!doc.discountAmount.isZero()) {
@@ -95,5 +122,6 @@ export function printDocument(doc: PrintableDocument, extra: { dates: [string, s
     })),
     totals,
     notes: (extra.notes ?? []).filter((n): n is string => !!n),
+    taxStamp: await taxStampOf(ctx, doc),
   });
 }

@@ -174,7 +174,7 @@ export async function invoicePdf(ctx: ServiceContext, id: string): Promise<Buffe
   const invoice = await ctx.prisma.invoice.findFirst({ where: { id, ...tenant(ctx) }, include: PDF_INCLUDE });
   if (!invoice) throw new NotFoundError("invoice", id);
   const day = (d: Date | null) => storedDate(d) ?? "";
-  return printDocument(invoice, {
+  return printDocument(ctx, invoice, {
     dates: [
       ["Date", day(invoice.date)],
       ["Due date", day(invoice.dueDate)],

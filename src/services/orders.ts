@@ -216,5 +216,5 @@ export async function orderPdf(ctx: ServiceContext, id: string): Promise<Buffer>
     ["Carrier", [order.carrierName, order.carrierId && `RUT ${order.carrierId}`].filter(Boolean).join(", ") || null],
     ["Licence plate", order.licencePlate],
   ];
-  return printDocument(order, { dates: rows.filter((r): r is [string, string] => !!r[1]) });
+  return printDocument(ctx, order, { dates: rows.filter((r): r is [string, string] => !!r[1]) });
 }

@@ -2,8 +2,8 @@
  * The upcoming invoice of a subscription (issue "Subscriptions": `upcomingInvoice` and GET
  * /v1/subscriptions/{id}/upcoming_invoice/): the invoice of its next cycle as
  * domain/billing-cycle.ts computes it, from the stored subscription, its plans, addons, coupons
- * and usage. The billing run will call the same `cycleInvoiceOf`, so a preview and the invoice it
- * becomes agree line for line.
+ * and usage. The billing run (services/billing-run.ts) calls the same `cycleInputOf` and
+ * `cycleInvoice`, so a preview and the invoice it becomes agree line for line.
  *
  * Usage: metered lines bill the period before the cycle; `last_ever` reads the latest record
  * before that period's end, the other aggregations the period's records not billed yet.
@@ -13,6 +13,7 @@
  * the stored ones (domain/proration.ts linesAtCycle; the billing run applies them first with
  * services/proration.ts applyPendingChanges, so both bill the same lines).
  */
+import type { Subscription, SubscriptionLine } from "../infra/prisma/generated/client.js";
 import type { Frequency } from "../domain/catalogue.js";
 import { billingPeriod } from "../domain/billing-periods.js";
 import { cycleInvoice, type CycleInput, type CycleInvoice, type CycleLine } from "../domain/billing-cycle.js";
@@ -36,11 +37,18 @@ export interface UpcomingInvoice extends CycleInvoice {
 }
 
 /**
- * The inputs of cycle `cycle` of subscription `id` (of the caller), read one query at a time
- * (callers may run it inside a transaction). 404 unknown; 409 when the subscription bills no
- * such cycle (cancelled, paused, or past its billing cycles).
+ * The inputs of cycle `cycle` of subscription `id` (of `ctx.auth`'s organization and mode; the
+ * billing run builds a context per organization), read one query at a time (callers may run it
+ * inside a transaction). `known.timeZone`: the organization's time zone when the caller has it
+ * (saves a query). Also returns the subscription row and its line rows as read. 404 unknown; 409
+ * when the subscription bills no such cycle (cancelled, paused, or past its billing cycles).
  */
-export async function cycleInputOf(ctx: ServiceContext, id: string, cycle?: number): Promise<{ input: CycleInput; currency: string; document: string; cycle: number }> {
+export async function cycleInputOf(
+  ctx: ServiceContext,
+  id: string,
+  cycle?: number,
+  known: { timeZone?: string } = {},
+): Promise<{ input: CycleInput; currency: string; document: string; cycle: number; subscription: Subscription; lines: SubscriptionLine[] }> {
   const subscription = await ctx.prisma.subscription.findFirst({ where: { id, ...tenant(ctx) }, include: { documentType: true, coupon: true } });
   if (!subscription) throw new NotFoundError("subscription", id);
   const n = cycle ?? subscription.nextBillingCycle;
@@ -75,7 +83,7 @@ export async function cycleInputOf(ctx: ServiceContext, id: string, cycle?: numb
   }
   const pendingItems = await ctx.prisma.pendingInvoiceItem.findMany({ where: { subscriptionId: id, invoiceId: null }, orderBy: [{ createdAt: "asc" }, { position: "asc" }, { id: "asc" }] });
   const addons = await ctx.prisma.subscriptionAddon.findMany({ where: { subscriptionId: id }, orderBy: [{ position: "asc" }, { id: "asc" }], include: { addon: true } });
-  const org = await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } });
+  const org = known.timeZone ? { timeZone: known.timeZone } : await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } });
   const first = lines[0]?.plan;
   if (!first) throw new InvalidStateError(`Subscription ${id} has no lines`);
   const frequency = first.frequency as Frequency;
@@ -144,7 +152,7 @@ export async function cycleInputOf(ctx: ServiceContext, id: string, cycle?: numb
       periodEnd: isoDate(i.periodEnd),
     })),
   };
-  return { input, currency: first.currencyId, document: subscription.documentTypeId, cycle: n };
+  return { input, currency: first.currencyId, document: subscription.documentTypeId, cycle: n, subscription, lines };
 }
 
 /** The invoice the next cycle of subscription `id` will produce. Errors as cycleInputOf. */

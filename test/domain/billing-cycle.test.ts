@@ -101,6 +101,7 @@ describe("cycle invoice: worked examples (docs/recurring-billing.md)", () => {
     expect([first.discount, first.discountScheme, first.totals.amount.toString(), first.redeemedCoupons]).toEqual(["10", "%", "18000", ["cou_1"]]);
     const second = cycleInvoice(input({ coupon: coupon({ redemptions: 1 }) }));
     expect([second.discount, second.totals.amount.toString(), second.redeemedCoupons]).toEqual(["0", "20000", []]);
+    expect([first.subscriptionCouponRedeemed, first.redeemedLineCoupons, second.subscriptionCouponRedeemed]).toEqual([true, [], false]);
 
     const lineCoupon = coupon({ id: "cou_line", discountScheme: "$", amount: "3000", applyOn: "line", durationScheme: "forever" });
     const perLine = cycleInvoice(
@@ -115,6 +116,8 @@ describe("cycle invoice: worked examples (docs/recurring-billing.md)", () => {
     ]);
     expect(perLine.totals.amount.toString()).toBe("26000");
     expect(perLine.redeemedCoupons.sort()).toEqual(["cou_line", "cou_sub"]);
+    // the billing run counts one redemption on the first line's own coupon and one on the subscription's
+    expect([perLine.redeemedLineCoupons, perLine.subscriptionCouponRedeemed]).toEqual([["lin_pro"], true]);
   });
 
   it("a $ invoice coupon larger than the invoice takes it to zero, not below", () => {

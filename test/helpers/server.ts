@@ -27,9 +27,10 @@ export interface TestServer {
 
 /**
  * `settings`: run-time settings for this server (SMTP URL, session lifetime, ...), as createApp takes them;
- * `outboxIntervalMs`: how often the mail outbox worker runs (createApp's default when absent).
+ * `outboxIntervalMs`: how often the mail outbox worker runs (createApp's default when absent);
+ * `billingRunIntervalMs`: the billing run's interval inside the server (default off).
  */
-export async function startTestServer(options: { settings?: Partial<AppSettings>; outboxIntervalMs?: number } = {}): Promise<TestServer> {
+export async function startTestServer(options: { settings?: Partial<AppSettings>; outboxIntervalMs?: number; billingRunIntervalMs?: number } = {}): Promise<TestServer> {
   const { target, drop } = await cloneTemplate(inject("template"));
   const database = await createDatabase(target);
   const acme = await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "ops@acme.cl", mode: "test" });
@@ -51,7 +52,7 @@ export async function startTestServer(options: { settings?: Partial<AppSettings>
       },
     },
   }) as unknown as Database["prisma"];
-  const app = createApp({ database: { ...database, prisma: counted }, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"), settings: options.settings, outboxIntervalMs: options.outboxIntervalMs });
+  const app = createApp({ database: { ...database, prisma: counted }, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"), settings: options.settings, outboxIntervalMs: options.outboxIntervalMs, billingRunIntervalMs: options.billingRunIntervalMs });
   const server: Server = createHttpServer(app);
   const url = await listen(server, 0, "127.0.0.1");
 

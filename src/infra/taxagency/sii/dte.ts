@@ -1,5 +1,6 @@
 /**
- * The DTE XML of one document (../shared/domain/chile-dte.md section 2; schema/sii/DTE_v10.xsd):
+ * The DTE XML of one document (../shared/domain/chile-dte.md section 2; schema/sii/DTE_v10.xsd, and
+ * for boletas 39/41 the `BOLETADefType` of schema/sii/EnvioBOLETA_v11.xsd):
  *
  *   DTE version="1.0" xmlns="http://www.sii.cl/SiiDte"
  *   └─ Documento ID="F<folio>T<type>"
@@ -13,6 +14,12 @@
  * and `MntTotal` are exactly what the service stores. Texts are cut to SII's maximum lengths and
  * kept inside ISO-8859-1 (src/domain/dte-rules.ts). The result is unsigned: signature.ts adds the
  * XMLDSig `Signature`, encoding.ts turns it into the ISO-8859-1 file.
+ *
+ * Boletas differ (BOLETADefType): line prices (`PrcItem`, `MontoItem`) include IVA and the net
+ * and IVA are derived from the total (totals.ts `pricesIncludeTax`); `IdDoc` carries
+ * `IndServicio`; `Emisor` has `RznSocEmisor`/`GiroEmisor` and no `Acteco`; `Totales` has no
+ * `TasaIVA`; `Referencia` has no date; up to 1000 lines; the receiver defaults to SII's final
+ * consumer 66666666-6.
  */
 import { create } from "xmlbuilder2";
 import { ValidationError } from "../../../domain/errors.js";
@@ -20,8 +27,10 @@ import { computeDocumentTotals, type DiscountScheme, type DocumentTotals } from 
 import { toDecimal, type CurrencyUnit, type DecimalInput } from "../../../domain/money.js";
 import { isShippingType, type ShippingType } from "../../../domain/shipping-types.js";
 import {
+  BOLETA_TYPES,
   REFERENCE_REQUIRED_TYPES,
   SII_MAX_LENGTH as MAX,
+  type BoletaServiceIndicator,
   isDteType,
   requiredSiiText,
   siiAmount,
@@ -149,6 +158,8 @@ export interface DteInput {
   dispatchType?: 1 | 2 | 3;
   /** 52 only */
   transport?: DteTransport;
+  /** 39/41 only: `IndServicio` (default 3, sales and services) */
+  serviceIndicator?: BoletaServiceIndicator;
   /** TED `TSTED` and `TmstFirma`: a Date (written in Chilean local time) or yyyy-mm-ddThh:mm:ss */
   timestamp: Date | string;
 }
@@ -160,6 +171,9 @@ export interface BuiltDte {
   id: string;
   totals: DocumentTotals;
 }
+
+/** RUT of the anonymous final consumer on boletas (chile-dte.md section 1). */
+export const FINAL_CONSUMER_RUT = "66666666-6";
 
 /** `Documento/@ID` of a document: SII's example style, "F60T33". */
 export function documentId(type: number, folio: number): string {
@@ -175,11 +189,15 @@ function optional(parent: XMLBuilder, name: string, value: string | undefined): 
 }
 
 function checkInput(input: DteInput): void {
-  if (!isDteType(input.type)) throw ValidationError.field("type", "must be 33, 34, 52, 56 or 61");
+  if (!isDteType(input.type)) throw ValidationError.field("type", "must be 33, 34, 39, 41, 52, 56 or 61");
   if (!Number.isInteger(input.folio) || input.folio < 1 || input.folio > 9_999_999_999) {
     throw ValidationError.field("folio", "must be a positive integer of up to 10 digits");
   }
-  if (input.lines.length < 1 || input.lines.length > 60) throw ValidationError.field("lines", "must have 1 to 60 lines");
+  const boleta = BOLETA_TYPES.includes(input.type);
+  const maxLines = boleta ? 1000 : 60;
+  if (input.lines.length < 1 || input.lines.length > maxLines) throw ValidationError.field("lines", `must have 1 to ${maxLines} lines`);
+  if (!boleta && input.serviceIndicator !== undefined) throw ValidationError.field("serviceIndicator", "is only for boletas 39 and 41");
+  if (boleta && input.serviceIndicator !== undefined && ![1, 2, 3, 4].includes(input.serviceIndicator)) throw ValidationError.field("serviceIndicator", "must be 1, 2, 3 or 4");
   input.lines.forEach((line, i) => {
     maxDecimals(line.quantity, 6, `lines.${i}.quantity`);
     maxDecimals(line.unitPrice, 6, `lines.${i}.unitPrice`);
@@ -200,7 +218,9 @@ function checkInput(input: DteInput): void {
     throw ValidationError.field("references", "a debit or credit note needs a reference with a code (CodRef)");
   }
   const codes = input.emitter.activityCodes;
-  if (codes.length < 1 || codes.length > 4 || codes.some((c) => !/^[1-9]\d{0,5}$/.test(String(c)))) {
+  if (boleta) {
+    if (codes.length > 4 || codes.some((c) => !/^[1-9]\d{0,5}$/.test(String(c)))) throw ValidationError.field("emitter.activityCodes", "must be up to 4 SII activity codes of up to 6 digits");
+  } else if (codes.length < 1 || codes.length > 4 || codes.some((c) => !/^[1-9]\d{0,5}$/.test(String(c)))) {
     throw ValidationError.field("emitter.activityCodes", "must be 1 to 4 SII activity codes of up to 6 digits");
   }
 }
@@ -215,7 +235,8 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
   assertCafCovers(caf, { rut: emitterRut, type, folio: input.folio, issueDate });
   const timestamp = siiTimestamp(input.timestamp);
 
-  const hasTaxes = type !== 34 && input.exemptDocument !== true;
+  const boleta = BOLETA_TYPES.includes(type);
+  const hasTaxes = type !== 34 && type !== 41 && input.exemptDocument !== true;
   const totals = computeDocumentTotals({
     lines: input.lines.map((l) => ({
       quantity: l.quantity,
@@ -228,7 +249,7 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
     discountScheme: input.discount?.scheme,
     taxPercent: input.taxPercent ?? 19,
     hasTaxes,
-    pricesIncludeTax: false,
+    pricesIncludeTax: type === 39,
     currency: CLP,
   });
 
@@ -241,20 +262,23 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
   idDoc.ele("TipoDTE").txt(String(type));
   idDoc.ele("Folio").txt(String(input.folio));
   idDoc.ele("FchEmis").txt(issueDate);
+  if (boleta) idDoc.ele("IndServicio").txt(String(input.serviceIndicator ?? 3));
   if (input.dispatchType !== undefined) idDoc.ele("TipoDespacho").txt(String(input.dispatchType));
   if (input.shippingType !== undefined) idDoc.ele("IndTraslado").txt(input.shippingType);
-  if (input.paymentMethod !== undefined) idDoc.ele("FmaPago").txt(String(input.paymentMethod));
+  if (input.paymentMethod !== undefined && !boleta) idDoc.ele("FmaPago").txt(String(input.paymentMethod));
   if (input.dueDate !== undefined) idDoc.ele("FchVenc").txt(siiDate(input.dueDate, "dueDate"));
 
   const e = input.emitter;
   const emisor = header.ele("Emisor");
   emisor.ele("RUTEmisor").txt(emitterRut);
-  emisor.ele("RznSoc").txt(requiredSiiText(e.businessName, MAX.RznSoc, "emitter.businessName"));
-  emisor.ele("GiroEmis").txt(requiredSiiText(e.activity, MAX.GiroEmis, "emitter.activity"));
-  for (const phone of (e.phones ?? []).slice(0, 2)) optional(emisor, "Telefono", siiText(phone, MAX.Telefono));
-  optional(emisor, "CorreoEmisor", siiText(e.email, MAX.CorreoEmisor));
-  for (const code of e.activityCodes) emisor.ele("Acteco").txt(String(code));
-  optional(emisor, "Sucursal", siiText(e.branch, MAX.Sucursal));
+  emisor.ele(boleta ? "RznSocEmisor" : "RznSoc").txt(requiredSiiText(e.businessName, MAX.RznSoc, "emitter.businessName"));
+  emisor.ele(boleta ? "GiroEmisor" : "GiroEmis").txt(requiredSiiText(e.activity, MAX.GiroEmis, "emitter.activity"));
+  if (!boleta) {
+    for (const phone of (e.phones ?? []).slice(0, 2)) optional(emisor, "Telefono", siiText(phone, MAX.Telefono));
+    optional(emisor, "CorreoEmisor", siiText(e.email, MAX.CorreoEmisor));
+    for (const code of e.activityCodes) emisor.ele("Acteco").txt(String(code));
+    optional(emisor, "Sucursal", siiText(e.branch, MAX.Sucursal));
+  }
   if (e.branchCode !== undefined) {
     if (!/^[1-9]\d{0,8}$/.test(String(e.branchCode))) throw ValidationError.field("emitter.branchCode", "must be an SII branch code of up to 9 digits");
     emisor.ele("CdgSIISucur").txt(String(e.branchCode));
@@ -269,9 +293,9 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
   receptor.ele("RUTRecep").txt(receiverRut);
   optional(receptor, "CdgIntRecep", siiText(r.internalCode, MAX.CdgIntRecep));
   receptor.ele("RznSocRecep").txt(receiverName);
-  optional(receptor, "GiroRecep", siiText(r.activity, MAX.GiroRecep));
+  if (!boleta) optional(receptor, "GiroRecep", siiText(r.activity, MAX.GiroRecep));
   optional(receptor, "Contacto", siiText(r.contact, MAX.Contacto));
-  optional(receptor, "CorreoRecep", siiText(r.email, MAX.CorreoRecep));
+  if (!boleta) optional(receptor, "CorreoRecep", siiText(r.email, MAX.CorreoRecep));
   optional(receptor, "DirRecep", siiText(r.address, MAX.DirRecep));
   optional(receptor, "CmnaRecep", siiText(r.commune, MAX.CmnaRecep));
   optional(receptor, "CiudadRecep", siiText(r.city, MAX.CiudadRecep));
@@ -293,7 +317,7 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
   if (anyTaxable) totales.ele("MntNeto").txt(siiAmount(totals.amount, "totals.amount"));
   if (anyExempt) totales.ele("MntExe").txt(siiAmount(totals.exempt, "totals.exempt"));
   if (anyTaxable) {
-    totales.ele("TasaIVA").txt(siiDecimal(totals.taxPercent, 2));
+    if (!boleta) totales.ele("TasaIVA").txt(siiDecimal(totals.taxPercent, 2));
     totales.ele("IVA").txt(siiAmount(totals.tax, "totals.tax"));
   }
   totales.ele("MntTotal").txt(siiAmount(totals.total, "totals.total"));
@@ -333,10 +357,10 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
     const el = doc.ele("Referencia");
     el.ele("NroLinRef").txt(String(i + 1));
     el.ele("TpoDocRef").txt(requiredSiiText(String(ref.type), MAX.TpoDocRef, `references.${i}.type`));
-    if (ref.global) el.ele("IndGlobal").txt("1");
+    if (ref.global && !boleta) el.ele("IndGlobal").txt("1");
     el.ele("FolioRef").txt(requiredSiiText(String(ref.folio), MAX.FolioRef, `references.${i}.folio`));
-    if (ref.otherRut) el.ele("RUTOtr").txt(siiRut(ref.otherRut, `references.${i}.otherRut`));
-    el.ele("FchRef").txt(siiDate(ref.date, `references.${i}.date`));
+    if (ref.otherRut && !boleta) el.ele("RUTOtr").txt(siiRut(ref.otherRut, `references.${i}.otherRut`));
+    if (!boleta) el.ele("FchRef").txt(siiDate(ref.date, `references.${i}.date`));
     if (ref.code !== undefined) el.ele("CodRef").txt(String(ref.code));
     optional(el, "RazonRef", siiText(ref.reason, MAX.RazonRef));
   });

@@ -11,7 +11,8 @@ import type { DocumentTotals } from "../../../domain/totals.js";
 export { buildDte, documentId, SII_NAMESPACE } from "./dte.js";
 export type { BuiltDte, DteInput, DteEmitter, DteReceiver, DteLine, DteReference, DteTransport } from "./dte.js";
 export { parseCaf, assertCafCovers, flattenXml, type Caf } from "./caf.js";
-export { verifyTed, extractTed, serializeDd, signDd } from "./ted.js";
+export { verifyTed, extractTed, compactTed, serializeDd, signDd } from "./ted.js";
+export { timbrePng, timbreCaption, cedibleLabel } from "./timbre.js";
 export { signDte, keyInfoContent, type SigningCredentials } from "./signature.js";
 export { encodeIso88591, decodeIso88591 } from "./encoding.js";
 

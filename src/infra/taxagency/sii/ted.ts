@@ -102,6 +102,16 @@ export function extractTed(xml: string): { dd: string; frmt: string } {
   return { dd, frmt };
 }
 
+/**
+ * The whole TED element of a DTE as the printed barcode carries it (chile-dte.md §9): the
+ * `<TED version="1.0">...</TED>` text as signed, without whitespace between tags.
+ */
+export function compactTed(xml: string): string {
+  const ted = /<TED\b[^>]*>[\s\S]*?<\/TED>/.exec(xml)?.[0];
+  if (!ted) throw new Error("no TED found");
+  return ted.replace(/>\s+</g, "><");
+}
+
 /** Verifies a DTE's TED: FRMT over the flattened DD with the CAF public key (`DA/RSAPK`). */
 export function verifyTed(xml: string, cafPublicKey: KeyLike): boolean {
   const { dd, frmt } = extractTed(xml);
