@@ -538,6 +538,7 @@ export function upcomingInvoice(i: RestUpcomingInvoiceQuery["upcomingInvoice"]) 
       period_start: l.periodStart,
       period_end: l.periodEnd,
       subscription_line: l.subscriptionLine,
+      pending_item: l.pendingItem,
     })),
     discount: num(i.discount),
     discount_scheme: i.discountScheme,

@@ -28,8 +28,9 @@ const tx = (ctx: ServiceContext) => ctx.prisma as unknown as Tx;
 export async function storePendingItems(ctx: ServiceContext, subscriptionId: string, items: readonly PendingItemDraft[]): Promise<void> {
   if (items.length === 0) return;
   await ctx.prisma.pendingInvoiceItem.createMany({
-    data: items.map((i) => ({
+    data: items.map((i, position) => ({
       id: newId("pii"),
+      position,
       ...tenant(ctx),
       subscriptionId,
       name: i.name,

@@ -448,11 +448,8 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
         await changeLinesMidCycle(tx, current, lines, plans, proration);
         pendingChanges = null; // a change now replaces one scheduled for the renewal
       }
+      // (addons cannot change after a billed cycle: prepare answered 409)
       const data = { ...columns, ...(pendingChanges === undefined ? {} : { pendingChanges: pendingChanges === null ? DB_NULL : (pendingChanges as unknown as Prisma.InputJsonValue) }) };
-      if (addons) {
-        await tx.prisma.subscriptionAddon.deleteMany({ where: { subscriptionId: id } });
-        return tx.prisma.subscription.update({ where: { id }, data: { ...data, addons: { create: addons } } });
-      }
       return tx.prisma.subscription.update({ where: { id }, data });
     }
     if (lines) await tx.prisma.subscriptionLine.deleteMany({ where: { subscriptionId: id } });

@@ -125,7 +125,7 @@ export const Subscription = builder.prismaNode("Subscription", {
     }),
     pendingInvoiceItems: t.relation("pendingInvoiceItems", {
       description: "items the next cycle invoice will bill (prorations, carried credits), oldest first",
-      query: { where: { invoiceId: null }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
+      query: { where: { invoiceId: null }, orderBy: [{ createdAt: "asc" }, { position: "asc" }, { id: "asc" }] },
     }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
     created: t.expose("createdAt", { type: "DateTime" }),

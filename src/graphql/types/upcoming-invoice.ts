@@ -11,7 +11,7 @@ import "./subscription.js";
 type LineValue = CycleInvoiceLine & { total: string };
 
 const UpcomingInvoiceLine = builder.objectRef<LineValue>("UpcomingInvoiceLine").implement({
-  description: "A line of an upcoming invoice: a plan for the period (metered: the previous period's usage) or an addon.",
+  description: "A line of an upcoming invoice: a plan for the period (metered: the previous period's usage), an addon, or a pending item (a proration; negative: a credit).",
   fields: (t) => ({
     name: t.exposeString("name"),
     description: t.exposeString("description", { description: "period, usage or tiers the line bills" }),
@@ -24,6 +24,11 @@ const UpcomingInvoiceLine = builder.objectRef<LineValue>("UpcomingInvoiceLine").
     periodStart: t.field({ type: "Date", resolve: (l) => l.periodStart }),
     periodEnd: t.field({ type: "Date", description: "exclusive", resolve: (l) => l.periodEnd }),
     subscriptionLine: t.string({ nullable: true, description: "`lin_` id of the subscription line it bills", resolve: (l) => (l.source.kind === "line" ? l.source.id : null) }),
+    pendingItem: t.string({
+      nullable: true,
+      description: "`pii_` id of the pending invoice item it bills (a proration or a carried credit; docs/proration.md)",
+      resolve: (l) => (l.source.kind === "pending_item" ? l.source.id : null),
+    }),
   }),
 });
 
