@@ -11,9 +11,9 @@ import { isoDate } from "../domain/formats.js";
 import { normalizeRut } from "../domain/rut.js";
 import { activityCodesOf } from "../domain/tax-profile.js";
 import { isShippingType } from "../domain/shipping-types.js";
-import type { DteType } from "../domain/dte-rules.js";
+import { BOLETA_TYPES, type DteType } from "../domain/dte-rules.js";
 import { taxAgencyFor } from "../infra/taxagency/index.js";
-import type { DteInput, DteLine, DteReceiver } from "../infra/taxagency/sii/index.js";
+import { FINAL_CONSUMER_RUT, type DteInput, type DteLine, type DteReceiver } from "../infra/taxagency/sii/index.js";
 import { loadSigningCredentials } from "./certificates.js";
 import { takeFolio } from "./cafs.js";
 import type { DocumentKind } from "./documents.js";
@@ -52,15 +52,20 @@ function text(value: unknown): string | undefined {
   return typeof value === "string" && value.trim() ? value : undefined;
 }
 
-/** Receptor from a customer: its RUT (SII's 55555555-5 for a foreign customer without one). */
-function receiver(customer: { name: string | null; taxId: string | null; countryId: string | null; address: string | null; email: string | null; taxSettings: unknown }): DteReceiver {
+/**
+ * Receptor from a customer: its RUT (SII's 55555555-5 for a foreign customer without one; on a
+ * boleta, SII's final consumer 66666666-6 for a customer without one, named "Consumidor final"
+ * when it has no name either).
+ */
+function receiver(customer: { name: string | null; taxId: string | null; countryId: string | null; address: string | null; email: string | null; taxSettings: unknown }, boleta: boolean): DteReceiver {
   const settings = (customer.taxSettings ?? {}) as Record<string, unknown>;
-  const rut = customer.taxId ? normalizeRut(customer.taxId) : customer.countryId && customer.countryId !== "CL" ? FOREIGN_RECEIVER_RUT : null;
+  const rut = customer.taxId ? normalizeRut(customer.taxId) : boleta ? FINAL_CONSUMER_RUT : customer.countryId && customer.countryId !== "CL" ? FOREIGN_RECEIVER_RUT : null;
   if (!rut) throw ValidationError.field("customer", "a DTE needs the customer's RUT (tax_id)");
-  if (!customer.name?.trim()) throw ValidationError.field("customer", "a DTE needs the customer's name");
+  const name = customer.name?.trim() ? customer.name : boleta ? "Consumidor final" : null;
+  if (!name) throw ValidationError.field("customer", "a DTE needs the customer's name");
   return {
     rut,
-    name: customer.name,
+    name,
     activity: text(settings.activity),
     email: customer.email ?? undefined,
     address: customer.address ?? undefined,
@@ -115,7 +120,7 @@ export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: Docume
       commune: org.taxCommune ?? undefined,
       city: org.taxCity ?? undefined,
     },
-    receiver: receiver(customer),
+    receiver: receiver(customer, BOLETA_TYPES.includes(doc.documentType.code)),
     lines: dteLines(doc.lines),
     discount: Number(doc.discount) > 0 ? { value: String(doc.discount), scheme: doc.discountScheme } : undefined,
     taxPercent: String(doc.documentType.tax),

@@ -81,7 +81,8 @@ function issueAndCheck(input: DteInput): SignedDte {
   expect(verifyTed(decodeIso88591(dte.file), caf.publicKey)).toBe(true);
   // totals in the XML are computeDocumentTotals'
   expect(one(dte.xml, "MntTotal")).toBe(dte.totals.total.toFixed());
-  expect(all(dte.xml, "MontoItem")).toEqual(dte.totals.lines.map((l) => l.total.toFixed()));
+  // credit lines are printed as DscRcgGlobal, not Detalle
+  expect(all(dte.xml, "MontoItem")).toEqual(dte.totals.lines.filter((l) => !l.total.isNegative()).map((l) => l.total.toFixed()));
   return dte;
 }
 
@@ -217,6 +218,46 @@ describe("factura 33", () => {
     expect(xmlsecVerify(tampered, cert.certificatePem).ok).toBe(false);
     expect(xmlsecVerify(dte.file, generateCertificate("Otro").certificatePem).ok).toBe(false);
     expect(verifyTed(dte.xml, generateKeyPairSync("rsa", { modulusLength: 512 }).publicKey)).toBe(false);
+  });
+});
+
+describe("credit lines (proration credits) as DscRcgGlobal", () => {
+  // docs/proration.md: 2 -> 3 seats of 15 000 on Nov 21 of a Nov 1 - Dec 1 period
+  const lines: DteInput["lines"] = [
+    { name: "Pro", quantity: 2, unitPrice: 15000 },
+    { name: "Remaining time on 3 x Pro (Nov 21 - Dec 1)", quantity: 1, unitPrice: 10000 },
+    { name: "Unused time on 2 x Pro (Nov 21 - Dec 1)", quantity: 1, unitPrice: -6667 },
+  ];
+
+  it("prints the credit as a discount amount and keeps the totals: 40 000 - 6 667 = 33 333 net, IVA 6 333", () => {
+    const dte = issueAndCheck(base(33, 40, lines));
+    expect(all(dte.xml, "NmbItem")).toEqual(["Pro", "Remaining time on 3 x Pro (Nov 21 - Dec 1)"]);
+    expect(all(dte.xml, "NroLinDet")).toEqual(["1", "2"]);
+    expect(dte.xml).toContain("<DscRcgGlobal><NroLinDR>1</NroLinDR><TpoMov>D</TpoMov><GlosaDR>Unused time on 2 x Pro (Nov 21 - Dec 1)</GlosaDR><TpoValor>$</TpoValor><ValorDR>6667</ValorDR></DscRcgGlobal>");
+    expect(totalsOf(dte.xml)).toEqual({ MntNeto: "33333", MntExe: undefined, TasaIVA: "19", IVA: "6333", MntTotal: "39666" });
+  });
+
+  it("follows a credit with the document discount as an amount (10 % of 33 333 = 3 333)", () => {
+    const dte = issueAndCheck(base(33, 41, lines, { discount: { value: 10, scheme: "%" } }));
+    expect(all(dte.xml, "ValorDR")).toEqual(["6667", "3333"]);
+    expect(all(dte.xml, "TpoValor")).toEqual(["$", "$"]);
+    expect(totalsOf(dte.xml)).toEqual({ MntNeto: "30000", MntExe: undefined, TasaIVA: "19", IVA: "5700", MntTotal: "35700" });
+  });
+
+  it("marks an exempt credit IndExeDR and takes it from MntExe", () => {
+    const dte = issueAndCheck(
+      base(33, 42, [
+        { name: "Pro", quantity: 1, unitPrice: 10000 },
+        { name: "Curso", quantity: 1, unitPrice: 5000, exempt: true },
+        { name: "Unused time on Curso", quantity: 1, unitPrice: -2000, exempt: true },
+      ]),
+    );
+    expect(dte.xml).toContain("<ValorDR>2000</ValorDR><IndExeDR>1</IndExeDR></DscRcgGlobal>");
+    expect(totalsOf(dte.xml)).toEqual({ MntNeto: "10000", MntExe: "3000", TasaIVA: "19", IVA: "1900", MntTotal: "14900" });
+  });
+
+  it("refuses a document of credits only", () => {
+    expect(() => buildDte(base(33, 43, [{ name: "Unused time", quantity: 1, unitPrice: -100 }]), cafFor(33))).toThrow(/not a credit/);
   });
 });
 

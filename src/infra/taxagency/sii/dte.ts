@@ -103,6 +103,10 @@ export interface DteLine {
   /** not subject to VAT: `IndExe` 1, amount in `MntExe` */
   exempt?: boolean;
 }
+// A line with a negative unit price is a credit (a proration credit of the billing run): SII has
+// no negative `MontoItem`, so it is printed as a `DscRcgGlobal` discount (TpoMov D, TpoValor $,
+// `IndExeDR` 1 on exempt lines) and the totals are the same as with the line (totals.ts
+// `allowCredits`).
 
 export interface DteReference {
   /** `TpoDocRef`: a DTE code (33), a paper code, 801 purchase order, "SET"… */
@@ -188,6 +192,11 @@ function optional(parent: XMLBuilder, name: string, value: string | undefined): 
   if (value !== undefined) parent.ele(name).txt(value);
 }
 
+/** A credit line: negative unit price (see DteLine). */
+function isCredit(line: DteLine): boolean {
+  return toDecimal(line.unitPrice).isNegative();
+}
+
 function checkInput(input: DteInput): void {
   if (!isDteType(input.type)) throw ValidationError.field("type", "must be 33, 34, 39, 41, 52, 56 or 61");
   if (!Number.isInteger(input.folio) || input.folio < 1 || input.folio > 9_999_999_999) {
@@ -198,6 +207,8 @@ function checkInput(input: DteInput): void {
   if (input.lines.length < 1 || input.lines.length > maxLines) throw ValidationError.field("lines", `must have 1 to ${maxLines} lines`);
   if (!boleta && input.serviceIndicator !== undefined) throw ValidationError.field("serviceIndicator", "is only for boletas 39 and 41");
   if (boleta && input.serviceIndicator !== undefined && ![1, 2, 3, 4].includes(input.serviceIndicator)) throw ValidationError.field("serviceIndicator", "must be 1, 2, 3 or 4");
+  if (input.lines.every((line) => isCredit(line))) throw ValidationError.field("lines", "needs at least one line that is not a credit");
+  if (input.lines.filter((line) => isCredit(line)).length + (input.discount ? 1 : 0) > 20) throw ValidationError.field("lines", "at most 20 credits and discounts (DscRcgGlobal)");
   input.lines.forEach((line, i) => {
     maxDecimals(line.quantity, 6, `lines.${i}.quantity`);
     maxDecimals(line.unitPrice, 6, `lines.${i}.unitPrice`);
@@ -251,6 +262,7 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
     hasTaxes,
     pricesIncludeTax: type === 39,
     currency: CLP,
+    allowCredits: true,
   });
 
   const id = documentId(type, input.folio);
@@ -322,10 +334,12 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
   }
   totales.ele("MntTotal").txt(siiAmount(totals.total, "totals.total"));
 
+  let lineNumber = 0;
   input.lines.forEach((line, i) => {
+    if (isCredit(line)) return;
     const lt = totals.lines[i];
     const det = doc.ele("Detalle");
-    det.ele("NroLinDet").txt(String(i + 1));
+    det.ele("NroLinDet").txt(String(++lineNumber));
     if (line.code) {
       const cdg = det.ele("CdgItem");
       cdg.ele("TpoCodigo").txt(requiredSiiText(line.code.type, MAX.TpoCodigo, `lines.${i}.code.type`));
@@ -344,13 +358,24 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
     det.ele("MontoItem").txt(siiAmount(lt.total, `lines.${i}.total`));
   });
 
-  if (input.discount && !totals.discountAmount.isZero()) {
+  // DscRcgGlobal: each credit line as an amount, then the document discount (as an amount when
+  // credits come first, since totals.ts takes the % of the taxable net after credits)
+  let discountNumber = 0;
+  const globalDiscount = (glosa: string | undefined, scheme: DiscountScheme, value: string, exempt: boolean) => {
     const dr = doc.ele("DscRcgGlobal");
-    dr.ele("NroLinDR").txt("1");
+    dr.ele("NroLinDR").txt(String(++discountNumber));
     dr.ele("TpoMov").txt("D");
-    optional(dr, "GlosaDR", siiText(input.discount.description, MAX.GlosaDR));
-    dr.ele("TpoValor").txt(input.discount.scheme);
-    dr.ele("ValorDR").txt(siiDecimal(input.discount.value, 2));
+    optional(dr, "GlosaDR", siiText(glosa, MAX.GlosaDR));
+    dr.ele("TpoValor").txt(scheme);
+    dr.ele("ValorDR").txt(value);
+    if (exempt) dr.ele("IndExeDR").txt("1");
+  };
+  input.lines.forEach((line, i) => {
+    if (isCredit(line)) globalDiscount(line.name, "$", siiAmount(totals.lines[i].total.negated(), `lines.${i}.total`), totals.lines[i].exempt);
+  });
+  if (input.discount && !totals.discountAmount.isZero()) {
+    if (discountNumber > 0) globalDiscount(input.discount.description, "$", siiAmount(totals.discountAmount, "discount"), false);
+    else globalDiscount(input.discount.description, input.discount.scheme, siiDecimal(input.discount.value, 2), false);
   }
 
   (input.references ?? []).forEach((ref, i) => {
@@ -375,7 +400,7 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
       receiverRut,
       receiverName,
       total: siiAmount(totals.total, "totals.total"),
-      firstItemName: input.lines[0].name,
+      firstItemName: input.lines.find((line) => !isCredit(line))!.name,
       timestamp,
     },
     caf,

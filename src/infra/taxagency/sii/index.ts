@@ -8,7 +8,7 @@ import { encodeIso88591 } from "./encoding.js";
 import type { Caf } from "./caf.js";
 import type { DocumentTotals } from "../../../domain/totals.js";
 
-export { buildDte, documentId, SII_NAMESPACE } from "./dte.js";
+export { buildDte, documentId, SII_NAMESPACE, FINAL_CONSUMER_RUT } from "./dte.js";
 export type { BuiltDte, DteInput, DteEmitter, DteReceiver, DteLine, DteReference, DteTransport } from "./dte.js";
 export { parseCaf, assertCafCovers, flattenXml, type Caf } from "./caf.js";
 export { verifyTed, extractTed, compactTed, serializeDd, signDd } from "./ted.js";
