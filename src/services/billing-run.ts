@@ -125,7 +125,9 @@ function dueFilter(until: string | undefined, now: Date): Prisma.Sql {
  */
 export async function runBilling(options: BillingRunOptions): Promise<BillingRunSummary> {
   const { prisma, until } = options;
-  if (until !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(until)) throw ValidationError.field("until", "must be a date yyyy-mm-dd");
+  if (until !== undefined && !(/^\d{4}-\d{2}-\d{2}$/.test(until) && !Number.isNaN(Date.parse(`${until}T00:00:00Z`)) && new Date(`${until}T00:00:00Z`).toISOString().startsWith(until))) {
+    throw ValidationError.field("until", `must be a date yyyy-mm-dd, got ${until}`);
+  }
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...options.settings };
   const now = options.now ?? (() => new Date());
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
