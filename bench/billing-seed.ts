@@ -4,7 +4,8 @@
  * Mixed plans in turn: licensed seats, graduated tiers, volume tiers, and a metered plan (sum)
  * with `usagesPerMetered` usage records in the first period. Every subscription starts on
  * `dateStart` (monthly), so on `until` = start of cycle 2 each bills two cycles (the metered
- * usage on cycle 2). Customers have no payment source (collection finds nothing to charge).
+ * usage on cycle 2). Customers have no payment source (collection finds nothing to charge);
+ * invoices fall due after 45 days, so the no-card rule does not cancel them on cycle 2.
  */
 import type { PrismaClient } from "../src/infra/prisma/generated/client.js";
 import { newId } from "../src/infra/ids.js";
@@ -64,7 +65,7 @@ export async function seedSubscriptions(prisma: PrismaClient, options: SeedOptio
     const lineId = newId("lin");
     const plan = plans[i % plans.length];
     customers.push({ id: customerId, ...tenant, name: `Cliente ${i}`, countryId: "CL", taxId: "76042235-5" });
-    subscriptions.push({ id: subscriptionId, ...tenant, documentTypeId: "CL33", customerId, dateStart, nextBilling: dateStart, userEmail: "seed@example.cl" });
+    subscriptions.push({ id: subscriptionId, ...tenant, documentTypeId: "CL33", customerId, dateStart, nextBilling: dateStart, expirationDays: 45, userEmail: "seed@example.cl" });
     lines.push({ id: lineId, subscriptionId, planId: plan.id, quantity: plan.usageScheme === "metered" ? "1" : String((i % 25) + 1) });
     if (plan.usageScheme === "metered") {
       let sum = 0;

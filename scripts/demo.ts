@@ -4,7 +4,10 @@
  * Creates a Chilean customer (valid RUT), an invoice with several lines and a discount, finalizes
  * it; dispatches goods with an order (guía de despacho) and bills it with a second invoice
  * (GraphQL invoiceOrders); credits part of the first invoice with a credit note and pays what is
- * left with a test card. Writes every PDF to out/ and prints the totals.
+ * left with a test card. Then recurring billing: a product with a licensed and a metered plan, a
+ * subscription started a month ago, usage records, and the billing run (services/billing-run.ts,
+ * in-process only) that finalizes its cycle invoices and charges the saved card. Writes every PDF
+ * to out/ and prints the totals.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -14,6 +17,8 @@ import { createLogger } from "../src/infra/logger.js";
 import { migrateDeploy } from "../src/infra/migrate.js";
 import { createApiKey } from "../src/services/api-keys.js";
 import { createApp, createHttpServer, listen } from "../src/server.js";
+import { runBilling } from "../src/services/billing-run.js";
+import type { Database } from "../src/infra/database.js";
 
 async function inProcessServer() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-demo-"));
@@ -30,6 +35,7 @@ async function inProcessServer() {
   return {
     url,
     key,
+    database: database as Database | null,
     close: async () => {
       await new Promise((r) => server.close(r));
       await database.close();
@@ -39,7 +45,7 @@ async function inProcessServer() {
 }
 
 const external = process.env.BILLING_URL && process.env.BILLING_API_KEY;
-const service = external ? { url: process.env.BILLING_URL!.replace(/\/$/, ""), key: process.env.BILLING_API_KEY!, close: async () => {} } : await inProcessServer();
+const service = external ? { url: process.env.BILLING_URL!.replace(/\/$/, ""), key: process.env.BILLING_API_KEY!, close: async () => {}, database: null } : await inProcessServer();
 
 async function call(method: string, pathname: string, body?: unknown) {
   const res = await fetch(`${service.url}${pathname}`, {
@@ -144,6 +150,40 @@ try {
   const paid = await call("POST", `/v1/payments/${payment.id}/authorize/`, { source: card.id });
   const after = await graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountPaid amountDue } } }`, { id: invoice.id });
   console.log(`payment ${paid.id}  ${paid.currency} ${paid.amount} with ${card.data.brand} ${card.data.last4}: ${paid.status}; invoice N° ${invoice.number} paid ${after.node.amountPaid}, due ${after.node.amountDue}`);
+
+  // recurring billing: a licensed and a metered plan, a subscription started a month ago, usage
+  const product = await call("POST", "/v1/products/", {
+    name: "Plataforma Nube",
+    plans: [
+      { name: "Pro", amount: 29990, currency: "CLP", frequency: "monthly" },
+      { name: "Llamadas API", amount: 2, currency: "CLP", frequency: "monthly", usage_scheme: "metered", usage_aggregation: "sum" },
+    ],
+  });
+  const day = (offset: number, from = new Date()) => new Date(from.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
+  const start = new Date();
+  start.setUTCMonth(start.getUTCMonth() - 1);
+  const subscription = await call("POST", "/v1/subscriptions/", {
+    customer: customer.id,
+    date_start: day(0, start),
+    lines: [{ plan: product.plans[0].id, quantity: 3 }, { plan: product.plans[1].id }],
+  });
+  for (const [offset, quantity] of [[2, 1200], [9, 850], [20, 2310]] as const) {
+    await call("POST", "/v1/usages/", { subscription_line: subscription.lines[1].id, quantity, date_time: `${day(offset, start)}T15:00:00-03:00` });
+  }
+  console.log(`subscription ${subscription.id} from ${subscription.date_start}: 3 x Pro, metered API calls (4 360 used)`);
+  if (service.database) {
+    const summary = await runBilling({ prisma: service.database.prisma, until: day(0) });
+    const { errors, ...counts } = summary;
+    console.log(`billing run: ${JSON.stringify(counts)}${errors.length ? ` errors: ${errors.join("; ")}` : ""}`);
+    const invoices = await service.database.prisma.invoice.findMany({ where: { subscriptionId: subscription.id }, orderBy: { billingCycle: "asc" } });
+    for (const row of invoices) {
+      const cycleInvoice = await call("GET", `/v1/invoices/${row.id}/`);
+      printDocument(`cycle ${row.billingCycle} invoice (${cycleInvoice.period_start} to ${cycleInvoice.period_end})`, cycleInvoice.document.name, cycleInvoice, cycleInvoice.document.currency);
+      console.log(`  payments: ${cycleInvoice.payments.map((p: any) => `${p.id} ${p.amount} ${p.status}`).join(", ") || "none"}`);
+    }
+  } else {
+    console.log("external server: bill it with `npm run --silent cli -- billing run` where the server's database is");
+  }
 
   const customerAfter = await call("GET", `/v1/customers/${customer.id}/`);
   console.log(`customer aggregations: ${JSON.stringify(customerAfter.aggregations)}`);

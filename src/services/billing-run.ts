@@ -104,6 +104,8 @@ interface Claimed {
 /** What billing one subscription did. */
 interface Outcome {
   invoices: string[];
+  /** the context the invoices were created with (their organization and mode) */
+  ctx: ServiceContext | null;
   cycles: number;
   cancelled: boolean;
   /** still due after MAX_CYCLES_PER_RUN cycles */
@@ -136,7 +138,9 @@ function dueFilter(until: string | undefined, now: Date, testClockId: string | u
  */
 export async function runBilling(options: BillingRunOptions): Promise<BillingRunSummary> {
   const { prisma, until } = options;
-  if (until !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(until)) throw ValidationError.field("until", "must be a date yyyy-mm-dd");
+  if (until !== undefined && !(/^\d{4}-\d{2}-\d{2}$/.test(until) && !Number.isNaN(Date.parse(`${until}T00:00:00Z`)) && new Date(`${until}T00:00:00Z`).toISOString().startsWith(until))) {
+    throw ValidationError.field("until", `must be a date yyyy-mm-dd, got ${until}`);
+  }
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...options.settings };
   const now = options.now ?? (() => new Date());
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
@@ -193,6 +197,7 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
           batch = await claim(tx, batchSize);
           const results: Outcome[] = [];
           for (const claimed of batch) results.push(await billSubscription(tx, runContext(prisma, settings, now, claimed), claimed, until ?? todayIn(claimed.timeZone, startedAt)));
+          await finalizeDrafts(tx, results);
           return results;
         }, RUN_TRANSACTION);
         if (batch.length === 0) return;
@@ -205,7 +210,10 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
           try {
             const outcome = await prisma.$transaction(async (tx) => {
               const [again] = await claim(tx, 1, claimed.id);
-              return again ? billSubscription(tx, runContext(prisma, settings, now, again), again, until ?? todayIn(again.timeZone, startedAt)) : null;
+              if (!again) return null;
+              const result = await billSubscription(tx, runContext(prisma, settings, now, again), again, until ?? todayIn(again.timeZone, startedAt));
+              await finalizeDrafts(tx, [result]);
+              return result;
             }, RUN_TRANSACTION);
             if (outcome) {
               record(claimed, outcome);
@@ -240,7 +248,7 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
  */
 async function billSubscription(tx: Tx, base: ServiceContext, claimed: Claimed, cutoff: string): Promise<Outcome> {
   const ctx = withinTransaction(base, tx);
-  const outcome: Outcome = { invoices: [], cycles: 0, cancelled: false, unfinished: false };
+  const outcome: Outcome = { invoices: [], ctx, cycles: 0, cancelled: false, unfinished: false };
   let sub = await tx.subscription.findUniqueOrThrow({ where: { id: claimed.id } });
   const dayStart = (date: string) => zonedMidnight(date, claimed.timeZone);
   const cancel = async (reason: string | null, at: Date) => {
@@ -319,7 +327,7 @@ async function billSubscription(tx: Tx, base: ServiceContext, claimed: Claimed, 
         },
         select: { id: true },
       });
-      await finalizeLockedDocument(tx, ctx, "invoice", invoiceId, "draft");
+      // finalized (numbered) at the end of the transaction: finalizeDrafts
       outcome.invoices.push(invoiceId);
       // prorations and carried credits this invoice bills; credit that did not fit waits for the next cycle
       if (invoice.billedPendingItems.length || invoice.carriedCredits.length) await markPendingItemsBilled(ctx, sub.id, invoiceId, invoice);
@@ -354,13 +362,24 @@ async function billSubscription(tx: Tx, base: ServiceContext, claimed: Claimed, 
 }
 
 /**
+ * Finalizes the drafts the batch created, in creation order (so numbers follow the cycles), with
+ * `finalizeLockedDocument` (the drafts were created in this transaction, so nobody else sees them).
+ * Done last: the document counter row it locks is held until commit, and concurrent runners of
+ * one organization queue on it only for these few queries, not for the whole batch.
+ */
+async function finalizeDrafts(tx: Tx, outcomes: Outcome[]): Promise<void> {
+  for (const o of outcomes) for (const id of o.invoices) await finalizeLockedDocument(tx, o.ctx!, "invoice", id, "draft");
+}
+
+/**
  * The no-card rule (docs/billing-run.md): at the start of cycle `n` (`date`), the invoice of cycle
  * n-1 still has an amount due, its due date is before `date`, and the customer has no usable
  * reusable source.
  */
 async function noCardApplies(ctx: ServiceContext, subscriptionId: string, n: number, date: string, customerId: string): Promise<boolean> {
   const previous = await ctx.prisma.invoice.findUnique({ where: { subscriptionId_billingCycle: { subscriptionId, billingCycle: n - 1 } }, select: { id: true, dueDate: true, status: true } });
-  if (!previous || previous.status !== "finalized" || !previous.dueDate || isoDate(previous.dueDate) >= date) return false;
+  // the previous cycle may have been billed (still a draft) earlier in this transaction
+  if (!previous || !["draft", "finalized"].includes(previous.status) || !previous.dueDate || isoDate(previous.dueDate) >= date) return false;
   const [balance] = await invoiceBalances(ctx, [previous.id]);
   if (!toDecimal(balance.due).greaterThan(0)) return false;
   return (await usableSourceOf(ctx, customerId)) === null;

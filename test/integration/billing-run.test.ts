@@ -224,6 +224,11 @@ describe("billing run", () => {
     expect((await invoicesOf(onTime.id)).map((i) => i.billingCycle)).toEqual([1, 2]);
   });
 
+  it("rejects an impossible --until date before touching anything", async () => {
+    await expect(runBilling({ prisma: s.database.prisma, until: "2026-02-30" })).rejects.toThrow("until: must be a date yyyy-mm-dd, got 2026-02-30");
+    await expect(runBilling({ prisma: s.database.prisma, until: "tomorrow" })).rejects.toMatchObject({ status: 400 });
+  });
+
   it("bills every organization and both modes, numbering each apart; paused subscriptions wait", async () => {
     const live = await subscribe({ customer: await customer(s.keys.acmeLive), date_start: "2026-04-01", lines: [{ plan: await livePlan() }] }, s.keys.acmeLive);
     const otherOrg = await subscribe({ customer: await customer(s.keys.other), date_start: "2026-04-01", lines: [{ plan: await otherPlan() }] }, s.keys.other);
