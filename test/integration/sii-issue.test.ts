@@ -4,12 +4,19 @@
  * through its `local_file` URL and checked with two external tools (xmllint against SII's
  * DTE_v10.xsd, xmlsec1 against the uploaded certificate). Folios: gapless under 20 concurrent
  * finalizes, 409 when the CAF is used up (nothing changes). Organizations without a certificate
- * finalize as before.
+ * finalize as before. Boletas 39/41 are checked inside an EnvioBOLETA (their schema); the PDF of a
+ * DTE carries its timbre, decoded back from the barcode.
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
-import { generateCaf, generatePkcs12, xmllintValidate, xmlsecVerify, type FakePkcs12 } from "../helpers/sii-fixtures.js";
+import { join } from "node:path";
+import { buildEnvioBoleta, SII_RUT } from "../../src/infra/taxagency/sii/envelope.js";
+import { compactTed } from "../../src/infra/taxagency/sii/index.js";
+import { SCHEMA_DIR, generateCaf, generatePkcs12, xmllintValidate, xmlsecVerify, type FakePkcs12 } from "../helpers/sii-fixtures.js";
+import { dteSignature, xmlsecVerifyNode } from "../helpers/sii-envelope.js";
+import { pdfTimbres } from "../helpers/pdf417.js";
+import { PDFParse } from "pdf-parse";
 
 const RUT = "76042235-5";
 let s: TestServer;
@@ -166,5 +173,68 @@ describe("folios", () => {
     const res = await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`, { key: s.keys.other });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ number: 1, local_file: null });
+  });
+});
+
+describe("boletas and the printed timbre", () => {
+  /** A boleta's file: fetched, enveloped in an EnvioBOLETA that validates, its signature verified in place. */
+  async function checkedBoleta(localFile: string): Promise<string> {
+    const file = await readFile(localFile);
+    expect(file.status).toBe(200);
+    const xml = file.bytes.toString("latin1");
+    const envio = buildEnvioBoleta({ dtes: [xml], caratula: { rutEmisor: RUT, rutEnvia: "12345678-5", rutReceptor: SII_RUT, fchResol: "2026-01-15", nroResol: 0 }, credentials: certificate, timestamp: "2026-11-20T10:00:00" });
+    const schema = xmllintValidate(envio.file, join(SCHEMA_DIR, "EnvioBOLETA_v11.xsd"));
+    expect(schema.ok, schema.output).toBe(true);
+    const signature = xmlsecVerifyNode(envio.file, certificate.certificatePem, dteSignature(1));
+    expect(signature.ok, signature.output).toBe(true);
+    return xml;
+  }
+
+  it("39: gross line prices, net derived from the total; a customer without RUT is SII's final consumer", async () => {
+    await uploadCaf(39, 1, 10);
+    const walkIn = await s.rest("POST", "/v1/customers/", { body: { name: "Juana Pérez", country: "CL", email: "juana@example.cl" } });
+    expect(walkIn.status, JSON.stringify(walkIn.body)).toBe(201);
+    const draft = (await s.rest("POST", "/v1/invoices/", { body: { customer: walkIn.body.id, document: "CL39", lines: [{ name: "Café cortado", quantity: 2, amount: 1990 }, { name: "Sándwich", amount: 3500 }] } })).body;
+    const res = await finalize(`/v1/invoices/${draft.id}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ number: 1, amount: 6286, tax: 1194, total: 7480 });
+    const xml = await checkedBoleta(res.body.local_file);
+    expect(xml).toContain("<TipoDTE>39</TipoDTE><Folio>1</Folio>");
+    expect(xml).toContain("<RUTRecep>66666666-6</RUTRecep><RznSocRecep>Juana Pérez</RznSocRecep>");
+    expect(xml).toContain("<MntNeto>6286</MntNeto><IVA>1194</IVA><MntTotal>7480</MntTotal>");
+    expect(xml).toContain("<PrcItem>1990</PrcItem><MontoItem>3980</MontoItem>");
+  });
+
+  it("41: an exempt boleta", async () => {
+    await uploadCaf(41, 1, 10);
+    const draft = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL41", lines: [{ name: "Curso de barismo", quantity: 3, amount: 15000 }] } })).body;
+    const res = await finalize(`/v1/invoices/${draft.id}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ number: 1, exempt: 45000, total: 45000 });
+    const xml = await checkedBoleta(res.body.local_file);
+    expect(xml).toContain("<MntExe>45000</MntExe><MntTotal>45000</MntTotal>");
+  });
+
+  it("the PDF prints the timbre (decoded back to the stored TED), the resolution, and a CEDIBLE copy for a 33", async () => {
+    // folio 23 of the CAF 22..30 the folio tests uploaded
+    const draft = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "Diseño", amount: 125000 }] } })).body;
+    const done = await finalize(`/v1/invoices/${draft.id}`);
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    const ted = compactTed((await readFile(done.body.local_file)).bytes.toString("latin1"));
+    const res = await s.rest("GET", `/v1/invoices/${draft.id}/pdf/`);
+    expect(res.status).toBe(200);
+    const pdf = Buffer.from(res.body.file, "base64");
+    expect(await pdfTimbres(pdf)).toEqual([ted, ted]);
+    const parser = new PDFParse({ data: new Uint8Array(pdf) });
+    const text = await parser.getText();
+    await parser.destroy();
+    expect(text.pages).toHaveLength(2);
+    expect(text.pages[0].text).toContain("Timbre Electrónico SII");
+    expect(text.pages[0].text).toContain("Res. 0 de 2026");
+    expect(text.pages[0].text).not.toContain("CEDIBLE");
+    expect(text.pages[1].text).toContain("CEDIBLE");
+    // a draft has no timbre
+    const other = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "x", amount: 1 }] } })).body;
+    expect(await pdfTimbres(Buffer.from((await s.rest("GET", `/v1/invoices/${other.id}/pdf/`)).body.file, "base64"))).toEqual([]);
   });
 });
