@@ -156,7 +156,7 @@ describe("CAFs", () => {
     const cases: [Buffer, RegExp][] = [
       [generateCaf({ rut: RUT, type: 33, from: 40, to: 60, authorizedOn: today() }).file, /overlap CAF caf_\w+ \(folios 1\.\.50\)/],
       [generateCaf({ rut: "60803000-K", type: 33, from: 100, to: 110, authorizedOn: today() }).file, /RUT 60803000-K.*76042235-5/],
-      [generateCaf({ rut: RUT, type: 39, from: 1, to: 10, authorizedOn: today() }).file, /document type 39/],
+      [generateCaf({ rut: RUT, type: 110, from: 1, to: 10, authorizedOn: today() }).file, /document type 110/],
       [generateCaf({ rut: RUT, type: 61, from: 1, to: 10, authorizedOn: "2025-01-10" }).file, /expired/],
       [Buffer.from("<AUTORIZACION><CAF/></AUTORIZACION>"), /invalid CAF|CAF/],
     ];
