@@ -6,8 +6,10 @@
  * (GraphQL invoiceOrders); credits part of the first invoice with a credit note and pays what is
  * left with a test card. Then recurring billing: a product with a licensed and a metered plan, a
  * subscription started a month ago, usage records, and the billing run (services/billing-run.ts,
- * in-process only) that finalizes its cycle invoices and charges the saved card. Writes every PDF
- * to out/ and prints the totals.
+ * in-process only) that finalizes its cycle invoices and charges the saved card. Last, Chile's
+ * SII (docs/sii-setup.md): the tax profile, a generated test certificate (PKCS#12) and CAF (never
+ * a real taxpayer's), and a signed invoice (DTE) whose PDF carries the timbre. Writes every PDF and
+ * the DTE to out/ and prints the totals.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -19,6 +21,8 @@ import { createApiKey } from "../src/services/api-keys.js";
 import { createApp, createHttpServer, listen } from "../src/server.js";
 import { runBilling } from "../src/services/billing-run.js";
 import type { Database } from "../src/infra/database.js";
+import { randomBytes } from "node:crypto";
+import { generateCaf, generatePkcs12 } from "../test/helpers/sii-fixtures.js";
 
 async function inProcessServer() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-demo-"));
@@ -30,7 +34,8 @@ async function inProcessServer() {
   await database.prisma.organization.updateMany({
     data: { taxId: "76042235-5", taxBusinessName: "Demo SpA", taxAddress: "Av. Apoquindo 3000", taxCommune: "Las Condes", taxCity: "Santiago", taxActivity: "Desarrollo de software" },
   });
-  const server = createHttpServer(createApp({ database, logger: createLogger("warn") }));
+  // the key that seals the demo's certificate and CAF (a real server takes CERTIFICATE_ENCRYPTION_KEY or a key file)
+  const server = createHttpServer(createApp({ database, logger: createLogger("warn"), settings: { certificateEncryptionKey: randomBytes(32) } }));
   const url = await listen(server, 0, "127.0.0.1");
   return {
     url,
@@ -187,6 +192,35 @@ try {
 
   const customerAfter = await call("GET", `/v1/customers/${customer.id}/`);
   console.log(`customer aggregations: ${JSON.stringify(customerAfter.aggregations)}`);
+
+  // Chile's SII: tax profile, certificate and CAF, then a signed invoice with its timbre
+  await call("PATCH", "/v1/billers/built_in/tax_profile/", {
+    tax_id: "76042235-5",
+    business_name: "Demo SpA",
+    activity: "Desarrollo de software",
+    activity_codes: ["620200"],
+    address: "Av. Apoquindo 3000",
+    commune: "Las Condes",
+    city: "Santiago",
+    resolution_number: 0,
+    resolution_date: "2026-01-15",
+  });
+  const pkcs12 = generatePkcs12({ rut: "12345678-5", commonName: "Firmante Demo" });
+  const certificate = await call("POST", "/v1/billers/built_in/certificates/", { file: pkcs12.file.toString("base64"), password: pkcs12.password });
+  // the range starts after the numbers the demo's earlier invoices already carry (the upload refuses overlaps)
+  const caf = generateCaf({ rut: "76042235-5", type: 33, from: 101, to: 150, authorizedOn: day(-1), idk: 100 });
+  const uploaded = await call("POST", "/v1/billers/built_in/cafs/", { file: caf.file.toString("base64") });
+  console.log(`SII: certificate of ${certificate.subject_rut ?? "12345678-5"} uploaded; CAF ${uploaded.id} for ${uploaded.document} folios ${uploaded.range_from}..${uploaded.range_to} (test mode)`);
+  const dteDraft = await call("POST", "/v1/invoices/", { customer: customer.id, document: "CL33", lines: [{ name: "Implementación DTE", quantity: 1, amount: 250000 }, { name: "Capacitación", quantity: 2, amount: 60000 }] });
+  const signed = await call("GET", `/v1/invoices/${dteDraft.id}/finalize/`);
+  printDocument("signed invoice", signed.document.name, signed, signed.document.currency);
+  const xml = await fetch(signed.local_file, { headers: { authorization: `Bearer ${service.key}` } });
+  fs.mkdirSync("out", { recursive: true });
+  const xmlPath = path.join("out", `dte-33-${signed.number}.xml`);
+  fs.writeFileSync(xmlPath, Buffer.from(await xml.arrayBuffer()));
+  console.log(`  folio ${signed.number}, DTE ${signed.local_file} written to ${xmlPath}`);
+  await savePdf(`/v1/invoices/${signed.id}/pdf/`, `dte-33-${signed.number}.pdf`);
+  console.log("  the PDF prints the timbre (PDF417 of the TED) and a CEDIBLE copy");
 } finally {
   await service.close();
 }
