@@ -42,6 +42,7 @@ import { dateColumn, finalizeLockedDocument, totalColumns } from "./documents.js
 import { invoiceBalances } from "./invoice-balances.js";
 import { authorizePayment, createPayment } from "./payments.js";
 import { cycleInputOf } from "./upcoming-invoice.js";
+import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
 import { applyPendingChanges, markPendingItemsBilled } from "./proration.js";
 
 /** `cancel_reason` of a subscription cancelled by the no-card rule (spec: value `no_card` occurs). */
@@ -459,30 +460,18 @@ export async function collectInvoices(options: CollectOptions): Promise<{ collec
 }
 
 /** A billing run repeated every `intervalMs` inside the server (BILLING_RUN_INTERVAL_SECONDS). */
-export interface BillingRunWorker {
-  stop(): Promise<void>;
-}
+export type BillingRunWorker = IntervalWorker;
 
 /**
  * Starts the billing run on an interval (a round never overlaps the previous one; other runners
  * may run at the same time: claims are SKIP LOCKED). `report` gets each round's summary or error.
  */
 export function startBillingRunWorker(options: Omit<BillingRunOptions, "until" | "onProgress">, intervalMs: number, report: (summary: BillingRunSummary | null, error?: unknown) => void): BillingRunWorker {
-  let running: Promise<unknown> | null = null;
-  let stopped = false;
-  const timer = setInterval(() => {
-    if (running || stopped) return;
-    running = runBilling(options)
-      .then((s) => report(s))
-      .catch((e) => report(null, e))
-      .finally(() => (running = null));
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startIntervalWorker(
+    () =>
+      runBilling(options)
+        .then((s) => report(s))
+        .catch((e) => report(null, e)),
+    intervalMs,
+  );
 }

@@ -25,6 +25,7 @@ import type { ServiceContext } from "./context.js";
 import { invoicePdf } from "./invoices.js";
 import { orderPdf } from "./orders.js";
 import { creditNotePdf } from "./credit-notes.js";
+import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
 
 export interface OutboxDeps {
   prisma: PrismaClient;
@@ -185,28 +186,15 @@ export async function deliverDueMessages(deps: OutboxDeps, now: Date = new Date(
   return report;
 }
 
-export interface OutboxWorker {
-  /** stops the interval and waits for a running round */
-  stop(): Promise<void>;
-}
+export type OutboxWorker = IntervalWorker;
 
 /** Runs `deliverDueMessages` every `intervalMs` (one round at a time; the timer does not hold the process open). */
 export function startOutboxWorker(deps: OutboxDeps, intervalMs: number): OutboxWorker {
-  let running: Promise<unknown> | null = null;
-  let stopped = false;
-  const timer = setInterval(() => {
-    if (running || stopped) return;
-    running = deliverDueMessages(deps)
-      .then((r) => r.claimed && deps.logger.info({ ...r }, "outbox round"))
-      .catch((e) => deps.logger.error({ err: e }, "outbox round failed"))
-      .finally(() => (running = null));
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startIntervalWorker(
+    () =>
+      deliverDueMessages(deps)
+        .then((r) => r.claimed && deps.logger.info({ ...r }, "outbox round"))
+        .catch((e) => deps.logger.error({ err: e }, "outbox round failed")),
+    intervalMs,
+  );
 }

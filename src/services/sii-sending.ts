@@ -29,6 +29,7 @@ import { SiiTransport, type UploadStatus } from "../infra/taxagency/sii/transpor
 import type { SigningCredentials } from "../infra/taxagency/sii/signature.js";
 import type { Tx } from "./context.js";
 import { loadSigningCredentials } from "./certificates.js";
+import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
 
 /** How long a claimed row is held by the worker that claimed it. */
 const CLAIM_LEASE_MS = 10 * 60_000;
@@ -353,27 +354,15 @@ export async function sendDueSubmissions(deps: SiiSendingDeps, now: Date = new D
   return report;
 }
 
-export interface SiiWorker {
-  stop(): Promise<void>;
-}
+export type SiiWorker = IntervalWorker;
 
 /** Runs `sendDueSubmissions` every `intervalMs` (one round at a time) until `stop`. */
 export function startSiiWorker(deps: SiiSendingDeps, intervalMs: number): SiiWorker {
-  let running: Promise<unknown> | null = null;
-  let stopped = false;
-  const timer = setInterval(() => {
-    if (running || stopped) return;
-    running = sendDueSubmissions(deps)
-      .then((r) => (r.uploaded || r.decided || r.retrying) && deps.logger.info({ ...r }, "SII round"))
-      .catch((e) => deps.logger.error({ err: e }, "SII round failed"))
-      .finally(() => (running = null));
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startIntervalWorker(
+    () =>
+      sendDueSubmissions(deps)
+        .then((r) => (r.uploaded || r.decided || r.retrying) && deps.logger.info({ ...r }, "SII round"))
+        .catch((e) => deps.logger.error({ err: e }, "SII round failed")),
+    intervalMs,
+  );
 }

@@ -18,16 +18,12 @@
  * The DTE texts are concatenated, never re-serialized, and only the envelope `Signature` is
  * inserted before the closing tag, so each embedded DTE keeps its bytes and its signature.
  */
-import { SignedXml } from "xml-crypto";
 import { ValidationError } from "../../../domain/errors.js";
 import { siiDate, siiRut, siiTimestamp } from "../../../domain/dte-rules.js";
 import { SII_NAMESPACE } from "./dte.js";
 import { decodeIso88591, encodeIso88591 } from "./encoding.js";
-import { keyInfoContent, type SigningCredentials } from "./signature.js";
+import { signEnveloped, type SigningCredentials } from "./signature.js";
 
-const C14N = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315";
-const RSA_SHA1 = "http://www.w3.org/2000/09/xmldsig#rsa-sha1";
-const SHA1 = "http://www.w3.org/2000/09/xmldsig#sha1";
 
 /** SII's own RUT: `RutReceptor` of an envelope uploaded to SII. */
 export const SII_RUT = "60803000-K";
@@ -92,25 +88,6 @@ function embeddable(dte: string | Buffer, index: number): { text: string; type: 
   return { text: xml, type, rut };
 }
 
-/**
- * Signs `SetDTE` (Reference URI="#SetDoc") and returns the envelope with its `Signature` as the
- * last child of the root; the rest of the text is unchanged.
- */
-function signEnvelope(xml: string, root: string, credentials: SigningCredentials): string {
-  const closing = xml.lastIndexOf(`</${root}>`);
-  const sig = new SignedXml({
-    privateKey: credentials.privateKeyPem,
-    publicCert: credentials.certificatePem,
-    signatureAlgorithm: RSA_SHA1,
-    canonicalizationAlgorithm: C14N,
-    idAttribute: "ID",
-    getKeyInfoContent: () => keyInfoContent(credentials.certificatePem),
-  });
-  sig.addReference({ xpath: "/*/*[local-name(.)='SetDTE']", transforms: [C14N], digestAlgorithm: SHA1 });
-  sig.computeSignature(xml, { location: { reference: "/*", action: "append" } });
-  return xml.slice(0, closing) + sig.getSignatureXml() + xml.slice(closing);
-}
-
 function buildEnvelope(kind: EnvelopeKind, input: EnvelopeInput): BuiltEnvelope {
   if (input.dtes.length < 1 || input.dtes.length > kind.maxDocuments) {
     throw ValidationError.field("dtes", `an ${kind.root} holds 1 to ${kind.maxDocuments} documents`);
@@ -142,7 +119,7 @@ function buildEnvelope(kind: EnvelopeKind, input: EnvelopeInput): BuiltEnvelope 
   const unsigned =
     `<?xml version="1.0" encoding="ISO-8859-1"?>\n<${kind.root} xmlns="${SII_NAMESPACE}" version="1.0">` +
     `<SetDTE ID="${SET_ID}">${caratula}${dtes.map((d) => d.text).join("")}</SetDTE></${kind.root}>`;
-  const xml = signEnvelope(unsigned, kind.root, input.credentials);
+  const xml = signEnveloped(unsigned, "SetDTE", input.credentials);
   return { xml, file: encodeIso88591(xml), subtotals };
 }
 

@@ -13,7 +13,7 @@ export type { BuiltDte, DteInput, DteEmitter, DteReceiver, DteLine, DteReference
 export { parseCaf, assertCafCovers, flattenXml, type Caf } from "./caf.js";
 export { verifyTed, extractTed, compactTed, serializeDd, signDd } from "./ted.js";
 export { timbrePng, timbreCaption, cedibleLabel } from "./timbre.js";
-export { signDte, keyInfoContent, type SigningCredentials } from "./signature.js";
+export { signDte, signEnveloped, keyInfoContent, type SigningCredentials } from "./signature.js";
 export { encodeIso88591, decodeIso88591 } from "./encoding.js";
 
 export interface SignedDte {
@@ -36,7 +36,6 @@ export {
   buildRecepcionDte,
   buildResultadoDte,
   buildEnvioRecibos,
-  signEnveloped,
   RECIBO_DECLARATION,
   type SignedXmlFile,
   type ResponseHeader,

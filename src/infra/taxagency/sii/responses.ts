@@ -11,15 +11,11 @@
  * X509Certificate) over the element with the `ID`, as last child of its parent. Returns the XML
  * text and the ISO-8859-1 file. Texts go through siiText (ISO-8859-1-safe, cut to SII's lengths).
  */
-import { SignedXml } from "xml-crypto";
 import { siiRut, siiText, siiTimestamp } from "../../../domain/dte-rules.js";
 import { SII_NAMESPACE } from "./dte.js";
 import { encodeIso88591 } from "./encoding.js";
-import { keyInfoContent, type SigningCredentials } from "./signature.js";
+import { signEnveloped, type SigningCredentials } from "./signature.js";
 
-const C14N = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315";
-const RSA_SHA1 = "http://www.w3.org/2000/09/xmldsig#rsa-sha1";
-const SHA1 = "http://www.w3.org/2000/09/xmldsig#sha1";
 
 /** The legal sentence `Recibos_v10.xsd` fixes for `Declaracion` (Ley 19.983). */
 export const RECIBO_DECLARATION =
@@ -36,27 +32,6 @@ function esc(value: string | number): string {
 }
 function el(name: string, value: string | number | null | undefined): string {
   return value === null || value === undefined || value === "" ? "" : `<${name}>${esc(value)}</${name}>`;
-}
-
-/**
- * Signs the child of the root named `signedElement` (by its ID) and appends the Signature as the
- * root's last child. Only the Signature is inserted into `xml`; the rest stays byte-identical.
- */
-export function signEnveloped(xml: string, signedElement: string, credentials: SigningCredentials): string {
-  const root = /^<([A-Za-z]+)[\s>]/.exec(xml)?.[1];
-  if (!root) throw new Error("no root element");
-  const closing = xml.lastIndexOf(`</${root}>`);
-  const sig = new SignedXml({
-    privateKey: credentials.privateKeyPem,
-    publicCert: credentials.certificatePem,
-    signatureAlgorithm: RSA_SHA1,
-    canonicalizationAlgorithm: C14N,
-    idAttribute: "ID",
-    getKeyInfoContent: () => keyInfoContent(credentials.certificatePem),
-  });
-  sig.addReference({ xpath: `/*/*[local-name(.)='${signedElement}']`, transforms: [C14N], digestAlgorithm: SHA1 });
-  sig.computeSignature(xml, { location: { reference: "/*", action: "append" } });
-  return xml.slice(0, closing) + sig.getSignatureXml() + xml.slice(closing);
 }
 
 function finish(xml: string): SignedXmlFile {

@@ -56,9 +56,21 @@ export function signDte(xml: string, credentials: SigningCredentials): string {
   const publicOfKey = createPublicKey(key).export({ format: "jwk" });
   if (publicOfKey.n !== cert.publicKey.export({ format: "jwk" }).n) throw new Error("the private key does not match the certificate");
   if (!/<Documento ID="[^"]+"/.test(xml)) throw new Error("the DTE has no Documento ID");
-  const closing = xml.lastIndexOf("</DTE>");
-  if (closing < 0) throw new Error("not a DTE");
+  if (!xml.includes("</DTE>")) throw new Error("not a DTE");
+  return signEnveloped(xml, "Documento", credentials);
+}
 
+/**
+ * XMLDSig of SII's files (chile-dte.md section 2.8): signs the child of the root named
+ * `signedElement` (Reference to its ID; RSA-SHA1, C14N, KeyValue + X509Data) and appends the
+ * Signature as the root's last child. Only the Signature is inserted into `xml`; the rest stays
+ * byte-identical, so documents signed earlier and embedded in it keep verifying. Used for the DTE
+ * (`Documento`), envelopes (`SetDTE`) and responses (`Resultado`, `DocumentoRecibo`, `SetRecibos`).
+ */
+export function signEnveloped(xml: string, signedElement: string, credentials: SigningCredentials): string {
+  const root = /^(?:<\?xml[^>]*\?>\s*)?<([A-Za-z]+)[\s>]/.exec(xml)?.[1];
+  if (!root) throw new Error("no root element");
+  const closing = xml.lastIndexOf(`</${root}>`);
   const sig = new SignedXml({
     privateKey: credentials.privateKeyPem,
     publicCert: credentials.certificatePem,
@@ -67,7 +79,7 @@ export function signDte(xml: string, credentials: SigningCredentials): string {
     idAttribute: "ID",
     getKeyInfoContent: () => keyInfoContent(credentials.certificatePem),
   });
-  sig.addReference({ xpath: "/*/*[local-name(.)='Documento']", transforms: [C14N], digestAlgorithm: SHA1 });
+  sig.addReference({ xpath: `/*/*[local-name(.)='${signedElement}']`, transforms: [C14N], digestAlgorithm: SHA1 });
   sig.computeSignature(xml, { location: { reference: "/*", action: "append" } });
   return xml.slice(0, closing) + sig.getSignatureXml() + xml.slice(closing);
 }
