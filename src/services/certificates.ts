@@ -45,12 +45,10 @@ export async function uploadCertificate(ctx: ServiceContext, input: CertificateI
   const contents = readPkcs12(der, input.password ?? "");
   if (contents.validTo.getTime() <= ctx.now().getTime()) throw ValidationError.field("file", `the certificate expired on ${contents.validTo.toISOString()}`);
   const sealed = sealSecret(key, Buffer.from(JSON.stringify({ certificatePem: contents.certificatePem, privateKeyPem: contents.privateKeyPem }), "utf8"));
-  // bytea goes in as base64 text decoded by the database: pglite-prisma-adapter 0.6 cannot bind the
-  // Bytes values Prisma 6 hands it ("Invalid input for bytea type"); reads come back as bytes
   const id = newId("cer");
-  await ctx.prisma.$executeRaw`
-    INSERT INTO "Certificate" ("id", "organizationId", "subjectRut", "encrypted", "validFrom", "validTo")
-    VALUES (${id}, ${ctx.auth.organizationId}, ${contents.subjectRut}, decode(${sealed.toString("base64")}, 'base64'), ${contents.validFrom}, ${contents.validTo})`;
+  await ctx.prisma.certificate.create({
+    data: { id, organizationId: ctx.auth.organizationId, subjectRut: contents.subjectRut, encrypted: new Uint8Array(sealed), validFrom: contents.validFrom, validTo: contents.validTo },
+  });
   return ctx.prisma.certificate.findUniqueOrThrow({ where: { id }, select: CERTIFICATE_PUBLIC_SELECT });
 }
 

@@ -7,6 +7,7 @@ import type { Prisma } from "../infra/prisma/generated/client.js";
 import { renderDocumentPdf, type PdfTaxStamp } from "../infra/pdf.js";
 import { cedibleLabel, compactTed, decodeIso88591, timbreCaption, timbrePng } from "../infra/taxagency/sii/index.js";
 import { tenant, type ServiceContext } from "./context.js";
+import { fileNameOfUrl } from "./files.js";
 import { formatAmount, formatMoney, formatQuantity } from "../domain/format-money.js";
 
 /** What a printed document loads with it, besides its customer. */
@@ -66,7 +67,7 @@ export interface PrintableDocument {
  */
 async function taxStampOf(ctx: ServiceContext, doc: PrintableDocument): Promise<PdfTaxStamp | undefined> {
   if (!doc.localFile) return undefined;
-  const name = decodeURIComponent(doc.localFile.split("/").filter(Boolean).pop() ?? "");
+  const name = fileNameOfUrl(doc.localFile);
   const file = await ctx.prisma.storedFile.findFirst({ where: { name, ...tenant(ctx) }, select: { content: true } });
   const xml = file ? decodeIso88591(Buffer.from(file.content)) : "";
   if (!/<TED\b/.test(xml)) return undefined;

@@ -30,6 +30,7 @@ import type { SigningCredentials } from "../infra/taxagency/sii/signature.js";
 import type { Tx } from "./context.js";
 import { loadSigningCredentials } from "./certificates.js";
 import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
+import { storeFile } from "./files.js";
 
 /** How long a claimed row is held by the worker that claimed it. */
 const CLAIM_LEASE_MS = 10 * 60_000;
@@ -157,16 +158,6 @@ async function mergeTaxAgency(tx: Tx, kind: SubmissionKind, id: string, values: 
   if (kind === "invoice") await tx.invoice.update({ where, data });
   else if (kind === "order") await tx.order.update({ where, data });
   else await tx.creditNote.update({ where, data });
-}
-
-/**
- * Writes a StoredFile. The bytes go as base64 text decoded by the database: pglite-prisma-adapter
- * 0.6.1 does not accept the form Prisma 6.19 hands Bytes arguments in ("Invalid input for bytea").
- */
-export async function storeFile(tx: Tx, file: { name: string; organizationId: string; testMode: boolean; contentType: string; content: Buffer }): Promise<void> {
-  await tx.$executeRaw`
-        INSERT INTO "StoredFile" ("name", "organizationId", "testMode", "contentType", "content")
-        VALUES (${file.name}, ${file.organizationId}, ${file.testMode}, ${file.contentType}, decode(${file.content.toString("base64")}, 'base64'))`;
 }
 
 function transportFor(deps: SiiSendingDeps, testMode: boolean): SiiTransport {

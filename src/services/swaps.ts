@@ -30,6 +30,7 @@ import {
 } from "../infra/taxagency/sii/index.js";
 import { renderSwapPdf } from "../infra/swap-pdf.js";
 import { lockTenantRow, tenant, type ServiceContext, type Tx } from "./context.js";
+import { storeFile } from "./files.js";
 
 /** The organization's signing certificate and key; `signerRut` is the holder's RUT (Recibo `RutFirma`). */
 export type SwapSigner = SigningCredentials & { signerRut?: string | null };
@@ -149,8 +150,8 @@ export async function receivePurchaseDocuments(ctx: ServiceContext, input: Recei
         credentials,
       );
       const receptionName = swapFileName(swapId, "recepcion");
-      await tx.storedFile.create({ data: { name: localName, ...tenant(ctx), contentType: "application/xml", content: new Uint8Array(fileBytes) } });
-      await tx.storedFile.create({ data: { name: receptionName, ...tenant(ctx), contentType: "application/xml", content: new Uint8Array(reception.file) } });
+      await storeFile(tx, { name: localName, ...tenant(ctx), contentType: "application/xml", content: Buffer.from(fileBytes) });
+      await storeFile(tx, { name: receptionName, ...tenant(ctx), contentType: "application/xml", content: reception.file });
       return tx.swap.update({ where: { id: swapId }, data: { localFile: localName, reception: receptionName } });
     });
   } catch (e) {

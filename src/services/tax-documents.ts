@@ -16,6 +16,7 @@ import { taxAgencyFor } from "../infra/taxagency/index.js";
 import { FINAL_CONSUMER_RUT, type DteInput, type DteLine, type DteReceiver } from "../infra/taxagency/sii/index.js";
 import { loadSigningCredentials } from "./certificates.js";
 import { takeFolio } from "./cafs.js";
+import { fileUrl, storeFile } from "./files.js";
 import type { DocumentKind } from "./documents.js";
 import type { ServiceContext, Tx } from "./context.js";
 
@@ -147,13 +148,11 @@ export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: Docume
 
   const file = agency.issue(input, taken.cafFile, credentials);
   const name = `${doc.id}_${doc.documentType.code}_${taken.folio}.${file.extension}`;
-  await tx.$executeRaw`
-    INSERT INTO "StoredFile" ("name", "organizationId", "testMode", "contentType", "content")
-    VALUES (${name}, ${organizationId}, ${ctx.auth.testMode}, ${file.contentType}, decode(${file.content.toString("base64")}, 'base64'))`;
+  await storeFile(tx, { name, organizationId, testMode: ctx.auth.testMode, contentType: file.contentType, content: file.content });
   const now = ctx.now().toISOString();
   return {
     folio: taken.folio,
-    localFile: `${ctx.baseUrl}/v1/files/${name}`,
+    localFile: fileUrl(ctx.baseUrl, name),
     taxAgency: { agency: agency.name, status: "pending", track_id: null, document_id: file.documentId, folio: taken.folio, caf: taken.cafId, issued_at: now, updated_at: now },
   };
 }

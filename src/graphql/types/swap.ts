@@ -11,6 +11,7 @@ import { tenant } from "../../services/context.js";
 import { loadSigningCredentials } from "../../services/certificates.js";
 import { receivePurchaseDocuments, replyToSwap, swapPdf, type CredentialsLoader } from "../../services/swaps.js";
 import { SWAP_REPLY_STATUSES } from "../../domain/swap-replies.js";
+import { fileUrl } from "../../services/files.js";
 
 /** The organization's uploaded certificate (services/certificates.ts), its holder's RUT as RutFirma. */
 function credentialsLoader(ctx: GraphQLContext): CredentialsLoader {
@@ -21,8 +22,8 @@ function credentialsLoader(ctx: GraphQLContext): CredentialsLoader {
 }
 
 /** `/v1/files/<name>` of a stored file, absolute. */
-function fileUrl(ctx: GraphQLContext, name: string | null): string | null {
-  return name ? `${ctx.baseUrl}/v1/files/${encodeURIComponent(name)}` : null;
+function storedFileUrl(ctx: GraphQLContext, name: string | null): string | null {
+  return name ? fileUrl(ctx.baseUrl, name) : null;
 }
 
 export const Purchase = builder.prismaNode("Purchase", {
@@ -56,10 +57,10 @@ export const Swap = builder.prismaNode("Swap", {
     "result (ResultadoDTE) and receipt (EnvioRecibos, ERM only), made when the swap is answered.",
   fields: (t) => ({
     purchases: t.relation("purchases", { query: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }] }, description: "the envelope's documents" }),
-    localFile: t.string({ nullable: true, select: { localFile: true }, description: "URL of the received EnvioDTE (authenticated)", resolve: (s, _a, ctx) => fileUrl(ctx, s.localFile) }),
-    reception: t.string({ nullable: true, select: { reception: true }, description: "URL of our signed RecepcionDTE", resolve: (s, _a, ctx) => fileUrl(ctx, s.reception) }),
-    result: t.string({ nullable: true, select: { result: true }, description: "URL of our signed ResultadoDTE; null until answered", resolve: (s, _a, ctx) => fileUrl(ctx, s.result) }),
-    receipt: t.string({ nullable: true, select: { receipt: true }, description: "URL of our signed EnvioRecibos; only for ERM", resolve: (s, _a, ctx) => fileUrl(ctx, s.receipt) }),
+    localFile: t.string({ nullable: true, select: { localFile: true }, description: "URL of the received EnvioDTE (authenticated)", resolve: (s, _a, ctx) => storedFileUrl(ctx, s.localFile) }),
+    reception: t.string({ nullable: true, select: { reception: true }, description: "URL of our signed RecepcionDTE", resolve: (s, _a, ctx) => storedFileUrl(ctx, s.reception) }),
+    result: t.string({ nullable: true, select: { result: true }, description: "URL of our signed ResultadoDTE; null until answered", resolve: (s, _a, ctx) => storedFileUrl(ctx, s.result) }),
+    receipt: t.string({ nullable: true, select: { receipt: true }, description: "URL of our signed EnvioRecibos; only for ERM", resolve: (s, _a, ctx) => storedFileUrl(ctx, s.receipt) }),
     replyTo: t.exposeString("replyTo", { nullable: true, description: "the supplier's exchange e-mail address" }),
     replyBy: t.exposeString("replyBy", { nullable: true, description: "e-mail of the user whose key answered" }),
     replyDate: t.expose("replyDate", { type: "DateTime", nullable: true }),
