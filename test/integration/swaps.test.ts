@@ -13,7 +13,8 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 import { generatePkcs12, xmllintValidate } from "../helpers/sii-fixtures.js";
 import { ENVIO_RECIBOS_XSD, RESPUESTA_XSD, xmlsecVerifySignature } from "../helpers/sii-exchange.js";
 
-const SAMPLE = readFileSync(new URL("../../../shared/domain/samples/F60T33-ejemplo-oficial-SII.xml", import.meta.url));
+// SII's own example (../shared/domain/samples/), kept in the repository so a clone tests alone
+const SAMPLE = readFileSync(new URL("../fixtures/sii/F60T33-ejemplo-oficial-SII.xml", import.meta.url));
 const SAMPLE_TEXT = SAMPLE.toString("latin1");
 /** SII's example with another folio (a different document of the same supplier). */
 const withFolio = (folio: number) => SAMPLE_TEXT.replace("<Folio>60</Folio>", `<Folio>${folio}</Folio>`).replace('ID="F60T33"', `ID="F${folio}T33"`);
