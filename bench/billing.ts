@@ -10,7 +10,7 @@ import { Command } from "commander";
 import pg from "pg";
 import { createDatabase } from "../src/infra/database.js";
 import { migrateDeploy } from "../src/infra/migrate.js";
-import { runBilling } from "../src/services/billing-run.js";
+import { BILLING_PHASE_MS, runBilling } from "../src/services/billing-run.js";
 import { seedSubscriptions } from "./billing-seed.js";
 
 const options = new Command()
@@ -56,6 +56,7 @@ try {
     console.log(`billed ${summary.billed} subscriptions (${invoices} invoices, ${summary.cycles} cycles) in ${seconds.toFixed(1)} s`);
     console.log(`${(summary.billed / seconds).toFixed(0)} subscriptions/s, ${(summary.invoices / seconds).toFixed(0)} invoices/s; peak memory (maxRSS) ${maxRssMb.toFixed(0)} MB`);
     console.log(`workers ${options.workers}, batch size ${options.batchSize}`);
+    console.log(`phases (ms, summed over workers): ${JSON.stringify(Object.fromEntries(Object.entries(BILLING_PHASE_MS).map(([k, v]) => [k, Math.round(v)])))}`);
   } finally {
     await database.close();
   }
