@@ -1,5 +1,5 @@
 /**
- * `npm run bench:billing [-- --count 10000 --workers 4 --batch-size 25]`: the billing run's
+ * `npm run bench:billing [-- --count 10000 --workers 4 --batch-size 100]`: the billing run's
  * throughput on PostgreSQL. Creates a fresh database (BENCH_POSTGRES_URL's server, default
  * postgresql://postgres@127.0.0.1:5432/postgres), migrates it, seeds `count` subscriptions with
  * mixed plans (licensed seats, graduated and volume tiers, metered with usages:
@@ -16,7 +16,7 @@ import { seedSubscriptions } from "./billing-seed.js";
 const options = new Command()
   .option("--count <n>", "subscriptions to seed", "10000")
   .option("--workers <n>", "parallel claim loops", "4")
-  .option("--batch-size <n>", "subscriptions per transaction", "25")
+  .option("--batch-size <n>", "subscriptions per transaction", "100")
   .parse()
   .opts<{ count: string; workers: string; batchSize: string }>();
 const count = Number(options.count);

@@ -50,7 +50,7 @@ export const NO_CARD_REASON = "no_card";
 /** `cancel_reason` of a subscription that reached its `billing_cycles` or `end_date`. */
 export const ENDED_REASON = "ended";
 /** Subscriptions claimed per transaction. */
-export const DEFAULT_BATCH_SIZE = 25;
+export const DEFAULT_BATCH_SIZE = 100;
 /** At most this many cycles are billed per subscription in one run (a runaway catch-up guard). */
 export const MAX_CYCLES_PER_RUN = 1000;
 
