@@ -8,10 +8,12 @@
  * - Work is claimed in batches with `SELECT ... FOR UPDATE SKIP LOCKED`: concurrent runners (CLI,
  *   server interval, several processes) take disjoint subscriptions. A batch is ONE transaction:
  *   for each claimed subscription, every due cycle in order (catch-up) gets its invoice, computed
- *   by domain/billing-cycle.ts `cycleInvoice` over `cycleInputOf` (the same functions as the
- *   upcoming-invoice preview), finalized with `finalizeLockedDocument` (numbered), the period's
- *   usages marked billed, coupon and addon redemptions counted, and `next_billing`,
- *   `next_billing_cycle`, `previous_billing` advanced. A crash rolls the whole batch back; the
+ *   by domain/billing-cycle.ts `cycleInvoice` over `cycleInputFrom` (the same functions as the
+ *   upcoming-invoice preview), finalized (numbered; finalizeNewInvoiceDrafts, which finalizes
+ *   SII-issued types one by one with `finalizeLockedDocument`), the period's usages marked billed,
+ *   coupon and addon redemptions counted, and `next_billing`, `next_billing_cycle`,
+ *   `previous_billing` advanced. The batch is read with one `loadCycleData` and written with a few
+ *   bulk statements (BatchWrites; docs/billing-run.md "Throughput"). A crash rolls the whole batch back; the
  *   unique index Invoice(subscriptionId, billingCycle) is the last guard against a double bill.
  *   When a batch fails, its subscriptions are retried one transaction each, so one bad
  *   subscription fails alone.

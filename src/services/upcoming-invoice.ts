@@ -2,8 +2,9 @@
  * The upcoming invoice of a subscription (issue "Subscriptions": `upcomingInvoice` and GET
  * /v1/subscriptions/{id}/upcoming_invoice/): the invoice of its next cycle as
  * domain/billing-cycle.ts computes it, from the stored subscription, its plans, addons, coupons
- * and usage. The billing run (services/billing-run.ts) calls the same `cycleInputOf` and
- * `cycleInvoice`, so a preview and the invoice it becomes agree line for line.
+ * and usage. The billing run (services/billing-run.ts) calls the same `loadCycleData`,
+ * `cycleInputFrom` and `cycleInvoice` (for a whole batch), so a preview and the invoice it becomes
+ * agree line for line.
  *
  * Usage: metered lines bill the period before the cycle; `last_ever` reads the latest record
  * before that period's end, the other aggregations the period's records not billed yet.
