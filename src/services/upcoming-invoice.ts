@@ -75,7 +75,6 @@ export interface CycleData {
   timeZone: string;
 }
 
-const lineInclude = { plan: { include: { product: true, currency: true } }, coupon: true } as const;
 
 /** The unbilled pending items of `subscriptionIds`, in billing order. */
 export async function loadPendingItems(prisma: PrismaClient | Tx, subscriptionIds: readonly string[]): Promise<PendingInvoiceItem[]> {
@@ -96,20 +95,37 @@ export async function loadCycleData(
   const result = new Map<string, CycleData>();
   if (subscriptionIds.length === 0) return result;
   const ids = [...subscriptionIds];
-  const subscriptions = await prisma.subscription.findMany({ where: { id: { in: ids }, ...options.where }, include: { documentType: true, coupon: true } });
-  if (subscriptions.length === 0) return result;
-  const found = subscriptions.map((s) => s.id);
-  const [lines, addons, pendingItems] = [
-    await prisma.subscriptionLine.findMany({ where: { subscriptionId: { in: found } }, orderBy: [{ position: "asc" }, { id: "asc" }], include: lineInclude }),
-    await prisma.subscriptionAddon.findMany({ where: { subscriptionId: { in: found } }, orderBy: [{ position: "asc" }, { id: "asc" }], include: { addon: true } }),
-    await loadPendingItems(prisma, found),
-  ];
-  const scheduledOf = new Map(subscriptions.map((s) => [s.id, parsePendingChanges(s.pendingChanges)] as const));
+  // flat queries joined here: Prisma's `include` runs its relation queries in parallel, which a
+  // transaction's single connection can only queue (pg warns about it)
+  const rows = await prisma.subscription.findMany({ where: { id: { in: ids }, ...options.where } });
+  if (rows.length === 0) return result;
+  const found = rows.map((s) => s.id);
+  const storedLines = await prisma.subscriptionLine.findMany({ where: { subscriptionId: { in: found } }, orderBy: [{ position: "asc" }, { id: "asc" }] });
+  const addonRows = await prisma.subscriptionAddon.findMany({ where: { subscriptionId: { in: found } }, orderBy: [{ position: "asc" }, { id: "asc" }] });
+  const pendingItems = await loadPendingItems(prisma, found);
+  const scheduledOf = new Map(rows.map((s) => [s.id, parsePendingChanges(s.pendingChanges)] as const));
   const scheduledLines = [...scheduledOf.values()].flatMap((c) => c?.lines ?? []);
-  const planIds = [...new Set(scheduledLines.map((l) => l.plan))];
-  const couponIds = [...new Set(scheduledLines.map((l) => l.coupon).filter((c): c is string => !!c))];
-  const scheduledPlans = planIds.length ? await prisma.plan.findMany({ where: { id: { in: planIds } }, include: lineInclude.plan.include }) : [];
-  const scheduledCoupons = couponIds.length ? await prisma.coupon.findMany({ where: { id: { in: couponIds } } }) : [];
+  const unique = <T,>(values: (T | null | undefined)[]) => [...new Set(values.filter((v): v is T => v !== null && v !== undefined))];
+  const documentTypes = await prisma.documentType.findMany({ where: { id: { in: unique(rows.map((s) => s.documentTypeId)) } } });
+  const couponIds = unique([...rows.map((s) => s.couponId), ...storedLines.map((l) => l.couponId), ...scheduledLines.map((l) => l.coupon)]);
+  const coupons = couponIds.length ? await prisma.coupon.findMany({ where: { id: { in: couponIds } } }) : [];
+  const planIds = unique([...storedLines.map((l) => l.planId), ...scheduledLines.map((l) => l.plan)]);
+  const planRows = planIds.length ? await prisma.plan.findMany({ where: { id: { in: planIds } } }) : [];
+  const products = planRows.length ? await prisma.product.findMany({ where: { id: { in: unique(planRows.map((p) => p.productId)) } } }) : [];
+  const currencies = planRows.length ? await prisma.currency.findMany({ where: { id: { in: unique(planRows.map((p) => p.currencyId)) } } }) : [];
+  const addonIds = unique(addonRows.map((a) => a.addonId));
+  const addonDefinitions = addonIds.length ? await prisma.addon.findMany({ where: { id: { in: addonIds } } }) : [];
+  const byId = <T extends { id: string }>(list: T[]) => new Map(list.map((x) => [x.id, x]));
+  const [documentTypeOf, couponOf, productOf, currencyOf, addonOf] = [byId(documentTypes), byId(coupons), byId(products), byId(currencies), byId(addonDefinitions)];
+  const plans: PlanRow[] = planRows.map((p) => ({ ...p, product: productOf.get(p.productId)!, currency: currencyOf.get(p.currencyId)! }));
+  const planOf = byId(plans);
+  const subscriptions = rows.map((s) => ({ ...s, documentType: documentTypeOf.get(s.documentTypeId)!, coupon: s.couponId ? (couponOf.get(s.couponId) ?? null) : null }));
+  const lines: LineRow[] = storedLines.map((l) => ({ ...l, plan: planOf.get(l.planId)!, coupon: l.couponId ? (couponOf.get(l.couponId) ?? null) : null }));
+  const addons = addonRows.map((a) => ({ ...a, addon: addonOf.get(a.addonId)! }));
+  const scheduledPlanIds = new Set(scheduledLines.map((l) => l.plan));
+  const scheduledCouponIds = new Set(scheduledLines.map((l) => l.coupon));
+  const scheduledPlans = plans.filter((p) => scheduledPlanIds.has(p.id));
+  const scheduledCoupons = coupons.filter((c) => scheduledCouponIds.has(c.id));
 
   // usages: from the start of the period the first cycle bills, per start date (one OR branch each)
   const fromOf = new Map<string, Date>();
