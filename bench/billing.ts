@@ -1,5 +1,5 @@
 /**
- * `npm run bench:billing [-- --count 10000 --workers 4 --batch-size 25]`: the billing run's
+ * `npm run bench:billing [-- --count 10000 --workers 4 --batch-size 100]`: the billing run's
  * throughput on PostgreSQL. Creates a fresh database (BENCH_POSTGRES_URL's server, default
  * postgresql://postgres@127.0.0.1:5432/postgres), migrates it, seeds `count` subscriptions with
  * mixed plans (licensed seats, graduated and volume tiers, metered with usages:
@@ -10,13 +10,13 @@ import { Command } from "commander";
 import pg from "pg";
 import { createDatabase } from "../src/infra/database.js";
 import { migrateDeploy } from "../src/infra/migrate.js";
-import { runBilling } from "../src/services/billing-run.js";
+import { BILLING_PHASE_MS, runBilling } from "../src/services/billing-run.js";
 import { seedSubscriptions } from "./billing-seed.js";
 
 const options = new Command()
   .option("--count <n>", "subscriptions to seed", "10000")
   .option("--workers <n>", "parallel claim loops", "4")
-  .option("--batch-size <n>", "subscriptions per transaction", "25")
+  .option("--batch-size <n>", "subscriptions per transaction", "100")
   .parse()
   .opts<{ count: string; workers: string; batchSize: string }>();
 const count = Number(options.count);
@@ -56,6 +56,7 @@ try {
     console.log(`billed ${summary.billed} subscriptions (${invoices} invoices, ${summary.cycles} cycles) in ${seconds.toFixed(1)} s`);
     console.log(`${(summary.billed / seconds).toFixed(0)} subscriptions/s, ${(summary.invoices / seconds).toFixed(0)} invoices/s; peak memory (maxRSS) ${maxRssMb.toFixed(0)} MB`);
     console.log(`workers ${options.workers}, batch size ${options.batchSize}`);
+    console.log(`phases (ms, summed over workers): ${JSON.stringify(Object.fromEntries(Object.entries(BILLING_PHASE_MS).map(([k, v]) => [k, Math.round(v)])))}`);
   } finally {
     await database.close();
   }

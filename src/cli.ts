@@ -55,7 +55,7 @@ billing
   .description("bill every due subscription of every organization and mode once, then collect with saved cards")
   .option("--until <date>", "bill cycles starting on or before this day (yyyy-mm-dd); default: today in each organization's time zone")
   .option("--json", "print the summary as JSON (default: plain text)")
-  .option("--batch-size <n>", "subscriptions per transaction", "25")
+  .option("--batch-size <n>", "subscriptions per transaction", "100")
   .option("--workers <n>", "parallel claim loops (PostgreSQL; keep 1 on the embedded database)", "1")
   .option("--no-progress", "no progress bar")
   .action(async (options: { until?: string; json?: boolean; batchSize: string; workers: string; progress: boolean }) => {

@@ -8,10 +8,12 @@
  * - Work is claimed in batches with `SELECT ... FOR UPDATE SKIP LOCKED`: concurrent runners (CLI,
  *   server interval, several processes) take disjoint subscriptions. A batch is ONE transaction:
  *   for each claimed subscription, every due cycle in order (catch-up) gets its invoice, computed
- *   by domain/billing-cycle.ts `cycleInvoice` over `cycleInputOf` (the same functions as the
- *   upcoming-invoice preview), finalized with `finalizeLockedDocument` (numbered), the period's
- *   usages marked billed, coupon and addon redemptions counted, and `next_billing`,
- *   `next_billing_cycle`, `previous_billing` advanced. A crash rolls the whole batch back; the
+ *   by domain/billing-cycle.ts `cycleInvoice` over `cycleInputFrom` (the same functions as the
+ *   upcoming-invoice preview), finalized (numbered; finalizeNewInvoiceDrafts, which finalizes
+ *   SII-issued types one by one with `finalizeLockedDocument`), the period's usages marked billed,
+ *   coupon and addon redemptions counted, and `next_billing`, `next_billing_cycle`,
+ *   `previous_billing` advanced. The batch is read with one `loadCycleData` and written with a few
+ *   bulk statements (BatchWrites; docs/billing-run.md "Throughput"). A crash rolls the whole batch back; the
  *   unique index Invoice(subscriptionId, billingCycle) is the last guard against a double bill.
  *   When a batch fails, its subscriptions are retried one transaction each, so one bad
  *   subscription fails alone.
@@ -38,11 +40,12 @@ import { ValidationError } from "../domain/errors.js";
 import { isoDate, todayIn, zonedMidnight } from "../domain/formats.js";
 import { toDecimal } from "../domain/money.js";
 import { withinTransaction, type ServiceContext, type Tx } from "./context.js";
-import { dateColumn, finalizeLockedDocument, totalColumns } from "./documents.js";
+import { dateColumn, finalizeNewInvoiceDrafts, totalColumns } from "./documents.js";
 import { invoiceBalances } from "./invoice-balances.js";
 import { authorizePayment, createPayment } from "./payments.js";
-import { cycleInputOf } from "./upcoming-invoice.js";
 import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
+import { cycleInputFrom, loadCycleData, loadPendingItems, type CycleData } from "./upcoming-invoice.js";
+import { linesAtCycle, parsePendingChanges } from "../domain/proration.js";
 import { applyPendingChanges, markPendingItemsBilled } from "./proration.js";
 
 /** `cancel_reason` of a subscription cancelled by the no-card rule (spec: value `no_card` occurs). */
@@ -50,7 +53,7 @@ export const NO_CARD_REASON = "no_card";
 /** `cancel_reason` of a subscription that reached its `billing_cycles` or `end_date`. */
 export const ENDED_REASON = "ended";
 /** Subscriptions claimed per transaction. */
-export const DEFAULT_BATCH_SIZE = 25;
+export const DEFAULT_BATCH_SIZE = 100;
 /** At most this many cycles are billed per subscription in one run (a runaway catch-up guard). */
 export const MAX_CYCLES_PER_RUN = 1000;
 
@@ -105,6 +108,8 @@ interface Claimed {
 /** What billing one subscription did. */
 interface Outcome {
   invoices: string[];
+  /** the invoices with their document type, to finalize */
+  drafts: { id: string; documentTypeId: string }[];
   /** the context the invoices were created with (their organization and mode) */
   ctx: ServiceContext | null;
   cycles: number;
@@ -113,6 +118,13 @@ interface Outcome {
   unfinished: boolean;
 }
 
+/**
+ * Milliseconds spent per phase of the billing run in this process, summed over every run and
+ * worker (claim, load, prev, flush with f.inv / f.lines / f.marks, subs, bill, finalize, tx,
+ * collect): the bench prints them. Two performance.now() calls per phase and batch.
+ */
+export const BILLING_PHASE_MS: Record<string, number> = {};
+const tick = async <T>(k: string, f: () => Promise<T>): Promise<T> => { const t = performance.now(); try { return await f(); } finally { BILLING_PHASE_MS[k] = (BILLING_PHASE_MS[k] ?? 0) + performance.now() - t; } };
 const RUN_TRANSACTION = { maxWait: 30_000, timeout: 120_000 };
 
 /** A service context acting for `organizationId` in mode `testMode` (the run has no API key). */
@@ -189,18 +201,20 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
     for (const [id, e] of r.failures) fail(id, e);
   };
 
+  const contextOf = (claimed: Claimed) => runContext(prisma, settings, now, claimed);
+  const cutoffOf = (claimed: Claimed) => until ?? todayIn(claimed.timeZone, startedAt);
+
   const worker = async () => {
     for (;;) {
       let batch: Claimed[] = [];
       let invoices: string[] = [];
       try {
-        const outcomes = await prisma.$transaction(async (tx) => {
-          batch = await claim(tx, batchSize);
-          const results: Outcome[] = [];
-          for (const claimed of batch) results.push(await billSubscription(tx, runContext(prisma, settings, now, claimed), claimed, until ?? todayIn(claimed.timeZone, startedAt)));
-          await finalizeDrafts(tx, results);
+        const outcomes = await tick("tx", () => prisma.$transaction(async (tx) => {
+          batch = await tick("claim", () => claim(tx, batchSize));
+          const results = await tick("bill", () => billBatch(tx, batch, contextOf, cutoffOf));
+          await tick("finalize", () => finalizeDrafts(tx, results));
           return results;
-        }, RUN_TRANSACTION);
+        }, RUN_TRANSACTION));
         if (batch.length === 0) return;
         outcomes.forEach((o, i) => record(batch[i], o));
         invoices = outcomes.flatMap((o) => o.invoices);
@@ -212,9 +226,9 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
             const outcome = await prisma.$transaction(async (tx) => {
               const [again] = await claim(tx, 1, claimed.id);
               if (!again) return null;
-              const result = await billSubscription(tx, runContext(prisma, settings, now, again), again, until ?? todayIn(again.timeZone, startedAt));
-              await finalizeDrafts(tx, [result]);
-              return result;
+              const results = await billBatch(tx, [again], contextOf, cutoffOf);
+              await finalizeDrafts(tx, results);
+              return results[0];
             }, RUN_TRANSACTION);
             if (outcome) {
               record(claimed, outcome);
@@ -229,7 +243,7 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
       }
       done += batch.length;
       options.onProgress?.(Math.min(done, Math.max(total, done)), Math.max(total, done));
-      await collectNow(invoices);
+      await tick("collect", () => collectNow(invoices));
     }
   };
 
@@ -243,17 +257,147 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
   return summary;
 }
 
+/** The invoice of cycle n-1 as the no-card rule reads it. */
+interface PreviousInvoice {
+  id: string;
+  dueDate: Date | null;
+  status: string;
+}
+
+const ROWS_PER_STATEMENT = 1000;
+async function inChunks<T>(rows: readonly T[], write: (chunk: T[]) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await write(rows.slice(i, i + ROWS_PER_STATEMENT));
+}
+
+/** Columns of an Invoice row the run inserts (`@db.Date` columns as `yyyy-mm-dd`, decimals as strings). */
+type InvoiceRow = Record<string, string | number | boolean | null>;
+type InvoiceLineRow = Record<string, string | number | boolean | null>;
+
 /**
- * Bills every due cycle of the claimed (locked) subscription in order, inside `tx`: see the
- * module comment for the rules. `cutoff` (`yyyy-mm-dd`): the last cycle start to bill.
+ * Inserts `rows` (all with the same keys: column names; the other columns take their defaults)
+ * into `table` with one statement and one parameter: the rows as JSON, typed by the table's row
+ * type (json_populate_recordset). Much cheaper than createMany for wide rows.
  */
-async function billSubscription(tx: Tx, base: ServiceContext, claimed: Claimed, cutoff: string): Promise<Outcome> {
+async function insertRows(tx: Tx, table: "Invoice" | "InvoiceLine", rows: readonly Record<string, unknown>[]): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = Prisma.raw(Object.keys(rows[0]).map((c) => `"${c}"`).join(", "));
+  const json = JSON.stringify(rows, (_k, v: unknown) => (v instanceof Date ? v.toISOString() : v));
+  await tx.$executeRaw(Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json)`);
+}
+
+/**
+ * The writes of a batch, buffered and written with a few bulk statements (flush): invoice drafts
+ * and their lines, usage marks, line coupon and addon redemption increments. Flushed before
+ * anything that reads or writes those rows in the database (applyPendingChanges, the no-card
+ * balance, markPendingItemsBilled) and at the end of the batch, so the database sees the same
+ * rows, in the same order, as with one statement per write.
+ */
+class BatchWrites {
+  invoices: InvoiceRow[] = [];
+  lines: InvoiceLineRow[] = [];
+  usageMarks: { id: string; invoiceId: string }[] = [];
+  lineRedemptions = new Map<string, number>();
+  addonRedemptions = new Map<string, number>();
+
+  constructor(private readonly tx: Tx) {}
+
+  async flush(): Promise<void> {
+    const { tx } = this;
+    const [invoices, lines, marks, lineRedemptions, addonRedemptions] = [this.invoices, this.lines, this.usageMarks, [...this.lineRedemptions], [...this.addonRedemptions]];
+    this.invoices = [];
+    this.lines = [];
+    this.usageMarks = [];
+    this.lineRedemptions = new Map();
+    this.addonRedemptions = new Map();
+    const now = new Date();
+    await tick("f.inv", () => inChunks(invoices, (rows) => insertRows(tx, "Invoice", rows.map((r) => ({ ...r, updatedAt: now })))));
+    await tick("f.lines", () => inChunks(lines, (rows) => insertRows(tx, "InvoiceLine", rows.map((r) => ({ ...r, updatedAt: now })))));
+    await tick("f.marks", () => inChunks(marks, (chunk) =>
+      tx.$executeRaw(Prisma.sql`
+        UPDATE "Usage" u SET "invoiceId" = v."invoiceId"
+        FROM (VALUES ${Prisma.join(chunk.map((m) => Prisma.sql`(${m.id}, ${m.invoiceId})`))}) AS v("id", "invoiceId")
+        WHERE u."id" = v."id" AND u."invoiceId" IS NULL`),
+    ));
+    await inChunks(lineRedemptions, (chunk) =>
+      tx.$executeRaw(Prisma.sql`
+        UPDATE "SubscriptionLine" l SET "couponRedemptions" = l."couponRedemptions" + v."n", "updatedAt" = ${now}
+        FROM (VALUES ${Prisma.join(chunk.map(([id, n]) => Prisma.sql`(${id}, ${n}::int)`))}) AS v("id", "n")
+        WHERE l."id" = v."id"`),
+    );
+    await inChunks(addonRedemptions, (chunk) =>
+      tx.$executeRaw(Prisma.sql`
+        UPDATE "SubscriptionAddon" a SET "addonRedemptions" = a."addonRedemptions" + v."n", "updatedAt" = ${now}
+        FROM (VALUES ${Prisma.join(chunk.map(([id, n]) => Prisma.sql`(${id}, ${n}::int)`))}) AS v("id", "n")
+        WHERE a."id" = v."id"`),
+    );
+  }
+}
+
+/**
+ * Bills every due cycle of each claimed (locked) subscription of `batch` in order, inside `tx`
+ * (see the module comment for the rules): reads the batch with loadCycleData, computes each cycle
+ * with cycleInputFrom + cycleInvoice while keeping that data current in memory, buffers the
+ * writes (BatchWrites), and advances or cancels the subscriptions with one statement. The drafts
+ * are finalized by the caller (finalizeDrafts). `cutoffOf`: the last cycle start to bill.
+ */
+async function billBatch(tx: Tx, batch: Claimed[], contextOf: (c: Claimed) => ServiceContext, cutoffOf: (c: Claimed) => string): Promise<Outcome[]> {
+  if (batch.length === 0) return [];
+  const zoneOf = new Map(batch.map((c) => [c.id, c.timeZone]));
+  const data = await tick("load", () => loadCycleData(tx, batch.map((c) => c.id), { timeZoneOf: (s) => zoneOf.get(s.id)! }));
+  // the no-card rule reads cycle n-1's invoice: stored ones, and the ones this batch creates
+  const previousKey = (id: string, n: number) => `${id}#${n}`;
+  const previousInvoices = new Map<string, PreviousInvoice>();
+  const wanted = [...data.values()].map((d) => ({ subscriptionId: d.subscription.id, billingCycle: { gte: d.subscription.nextBillingCycle - 1 } }));
+  for (const i of await tick("prev", () => tx.invoice.findMany({ where: { OR: wanted }, select: { id: true, subscriptionId: true, billingCycle: true, dueDate: true, status: true } }))) {
+    previousInvoices.set(previousKey(i.subscriptionId!, i.billingCycle!), i);
+  }
+  const writes = new BatchWrites(tx);
+  const outcomes: Outcome[] = [];
+  for (const claimed of batch) {
+    const d = data.get(claimed.id);
+    if (!d) throw new Error(`subscription ${claimed.id} was claimed but not found`);
+    outcomes.push(await billSubscription(tx, contextOf(claimed), d, cutoffOf(claimed), writes, previousInvoices, previousKey));
+  }
+  await tick("flush", () => writes.flush());
+  const changed = batch.map((c, i) => ({ sub: data.get(c.id)!.subscription, outcome: outcomes[i] })).filter((c) => c.outcome.cycles > 0 || c.outcome.cancelled);
+  const now = new Date();
+  await tick("subs", () => inChunks(changed, (chunk) =>
+    tx.$executeRaw(Prisma.sql`
+      UPDATE "Subscription" s SET "nextBilling" = v."nextBilling", "nextBillingCycle" = v."nextBillingCycle", "previousBilling" = v."previousBilling",
+        "couponRedemptions" = v."couponRedemptions", "status" = v."status", "cancelled" = v."cancelled", "cancelReason" = v."cancelReason", "updatedAt" = ${now}
+      FROM (VALUES ${Prisma.join(
+        chunk.map(
+          ({ sub }) =>
+            Prisma.sql`(${sub.id}, ${isoDate(sub.nextBilling)}::date, ${sub.nextBillingCycle}::int, ${sub.previousBilling ? isoDate(sub.previousBilling) : null}::date, ${sub.couponRedemptions}::int, ${sub.status}, ${sub.cancelled}::timestamptz, ${sub.cancelReason}::text)`,
+        ),
+      )}) AS v("id", "nextBilling", "nextBillingCycle", "previousBilling", "couponRedemptions", "status", "cancelled", "cancelReason")
+      WHERE s."id" = v."id"`),
+  ));
+  return outcomes;
+}
+
+/**
+ * Bills every due cycle of one claimed subscription (its CycleData `d`, kept current in memory)
+ * up to `cutoff` (`yyyy-mm-dd`), buffering the writes in `writes`; the subscription row itself is
+ * written by billBatch from `d.subscription`.
+ */
+async function billSubscription(
+  tx: Tx,
+  base: ServiceContext,
+  d: CycleData,
+  cutoff: string,
+  writes: BatchWrites,
+  previousInvoices: Map<string, PreviousInvoice>,
+  previousKey: (id: string, n: number) => string,
+): Promise<Outcome> {
   const ctx = withinTransaction(base, tx);
-  const outcome: Outcome = { invoices: [], ctx, cycles: 0, cancelled: false, unfinished: false };
-  let sub = await tx.subscription.findUniqueOrThrow({ where: { id: claimed.id } });
-  const dayStart = (date: string) => zonedMidnight(date, claimed.timeZone);
-  const cancel = async (reason: string | null, at: Date) => {
-    await tx.subscription.update({ where: { id: sub.id }, data: { status: "cancelled", cancelled: at, cancelReason: reason } });
+  const outcome: Outcome = { invoices: [], drafts: [], ctx, cycles: 0, cancelled: false, unfinished: false };
+  const sub = d.subscription;
+  const dayStart = (date: string) => zonedMidnight(date, d.timeZone);
+  const cancel = (reason: string | null, at: Date) => {
+    sub.status = "cancelled";
+    sub.cancelled = at;
+    sub.cancelReason = reason;
     outcome.cancelled = true;
   };
 
@@ -265,122 +409,146 @@ async function billSubscription(tx: Tx, base: ServiceContext, claimed: Claimed, 
     const date = isoDate(sub.nextBilling);
     const n = sub.nextBillingCycle;
     if (sub.cancelAtPeriodEnd) {
-      await cancel(sub.cancelReason, dayStart(date));
+      cancel(sub.cancelReason, dayStart(date));
       break;
     }
     if ((sub.billingCycles !== null && n > sub.billingCycles) || (sub.endDate && isoDate(sub.endDate) <= date)) {
-      await cancel(ENDED_REASON, dayStart(date));
+      cancel(ENDED_REASON, dayStart(date));
       break;
     }
-    if (n > 1 && (await noCardApplies(ctx, sub.id, n, date, sub.customerId))) {
-      await cancel(NO_CARD_REASON, base.now());
+    if (n > 1 && (await noCardApplies(ctx, previousInvoices.get(previousKey(sub.id, n - 1)) ?? null, date, sub.customerId, () => writes.flush()))) {
+      cancel(NO_CARD_REASON, base.now());
       break;
     }
 
-    // lines scheduled at_period_end for this cycle take effect first (docs/proration.md)
-    await applyPendingChanges(ctx, sub.id, n);
-    const { input, currency, document, lines } = await cycleInputOf(ctx, sub.id, n, { timeZone: claimed.timeZone });
+    const { input, currency, document, lines } = cycleInputFrom(d, n);
+    // lines scheduled at_period_end for this cycle take effect first (docs/proration.md); the
+    // input above already bills them as applyPendingChanges writes them
+    if (linesAtCycle(parsePendingChanges(sub.pendingChanges), n)) {
+      await writes.flush();
+      await applyPendingChanges(ctx, sub.id, n);
+      d.lines = lines;
+      sub.pendingChanges = null;
+    }
     const invoice = cycleInvoice(input);
     // the cycle's period ends where the next one starts
     const next = invoice.periodEnd;
-    let invoiceId: string | null = null;
     if (invoice.lines.length > 0) {
-      invoiceId = newId("inv");
+      const invoiceId = newId("inv");
       const planOf = new Map(lines.map((l) => [l.id, l.planId]));
       const due = new Date(dateColumn(date).getTime() + sub.expirationDays * 86_400_000);
-      await tx.invoice.create({
-        data: {
-          id: invoiceId,
-          organizationId: claimed.organizationId,
-          testMode: claimed.testMode,
-          customerId: sub.customerId,
-          documentTypeId: document,
-          currencyId: currency,
-          date: dateColumn(date),
-          dueDate: due,
-          ...totalColumns(invoice.totals, invoice),
-          periodStart: dateColumn(invoice.periodStart),
-          periodEnd: dateColumn(invoice.periodEnd),
-          note: sub.note,
-          status: "draft",
-          userEmail: sub.userEmail,
-          subscriptionId: sub.id,
-          billingCycle: n,
-          lines: {
-            createMany: {
-              data: invoice.lines.map((l, position) => ({
-                id: newId("lin"),
-                position,
-                name: l.name,
-                description: l.description,
-                quantity: l.quantity,
-                amount: l.amount,
-                discount: l.discount,
-                discountScheme: l.discountScheme,
-                exempt: invoice.totals.lines[position].exempt,
-                total: invoice.totals.lines[position].total.toString(),
-                planId: l.source.kind === "line" ? (planOf.get(l.source.id) ?? null) : null,
-                periodStart: dateColumn(l.periodStart),
-                periodEnd: dateColumn(l.periodEnd),
-              })),
-            },
-          },
-        },
-        select: { id: true },
+      writes.invoices.push({
+        id: invoiceId,
+        organizationId: sub.organizationId,
+        testMode: sub.testMode,
+        customerId: sub.customerId,
+        documentTypeId: document,
+        currencyId: currency,
+        date,
+        dueDate: isoDate(due),
+        ...totalColumns(invoice.totals, invoice),
+        periodStart: invoice.periodStart,
+        periodEnd: invoice.periodEnd,
+        note: sub.note,
+        status: "draft",
+        userEmail: sub.userEmail,
+        subscriptionId: sub.id,
+        billingCycle: n,
       });
+      writes.lines.push(
+        ...invoice.lines.map((l, position) => ({
+          id: newId("lin"),
+          invoiceId,
+          position,
+          name: l.name,
+          description: l.description,
+          quantity: l.quantity,
+          amount: l.amount,
+          discount: l.discount,
+          discountScheme: l.discountScheme,
+          exempt: invoice.totals.lines[position].exempt,
+          total: invoice.totals.lines[position].total.toString(),
+          planId: l.source.kind === "line" ? (planOf.get(l.source.id) ?? null) : null,
+          periodStart: l.periodStart,
+          periodEnd: l.periodEnd,
+        })),
+      );
+      previousInvoices.set(previousKey(sub.id, n), { id: invoiceId, dueDate: due, status: "draft" });
       // finalized (numbered) at the end of the transaction: finalizeDrafts
       outcome.invoices.push(invoiceId);
+      outcome.drafts.push({ id: invoiceId, documentTypeId: document });
       // prorations and carried credits this invoice bills; credit that did not fit waits for the next cycle
-      if (invoice.billedPendingItems.length || invoice.carriedCredits.length) await markPendingItemsBilled(ctx, sub.id, invoiceId, invoice);
+      if (invoice.billedPendingItems.length || invoice.carriedCredits.length) {
+        await writes.flush();
+        await markPendingItemsBilled(ctx, sub.id, invoiceId, invoice);
+        d.pendingItems = await loadPendingItems(tx, [sub.id]);
+      }
 
       // the usages this invoice bills: each metered line's period records not billed yet
       const metered = invoice.lines.filter((l) => l.source.kind === "line" && input.lines.find((c) => c.id === l.source.id)?.plan.usageScheme === "metered");
-      if (metered.length) {
-        await tx.usage.updateMany({
-          where: { invoiceId: null, OR: metered.map((l) => ({ subscriptionLineId: l.source.id, dateTime: { gte: dayStart(l.periodStart), lt: dayStart(l.periodEnd) } })) },
-          data: { invoiceId },
-        });
+      for (const l of metered) {
+        const start = dayStart(l.periodStart).getTime();
+        const end = dayStart(l.periodEnd).getTime();
+        for (const u of d.usages) {
+          if (u.subscriptionLineId !== l.source.id || u.invoiceId !== null || u.dateTime.getTime() < start || u.dateTime.getTime() >= end) continue;
+          u.invoiceId = invoiceId;
+          writes.usageMarks.push({ id: u.id, invoiceId });
+        }
       }
-      if (invoice.redeemedLineCoupons.length) {
-        await tx.subscriptionLine.updateMany({ where: { id: { in: invoice.redeemedLineCoupons } }, data: { couponRedemptions: { increment: 1 } } });
+      for (const id of new Set(invoice.redeemedLineCoupons)) {
+        writes.lineRedemptions.set(id, (writes.lineRedemptions.get(id) ?? 0) + 1);
+        const line = d.lines.find((x) => x.id === id);
+        if (line) line.couponRedemptions++;
       }
-      if (invoice.billedAddons.length) {
-        await tx.subscriptionAddon.updateMany({ where: { id: { in: invoice.billedAddons } }, data: { addonRedemptions: { increment: 1 } } });
+      for (const id of new Set(invoice.billedAddons)) {
+        writes.addonRedemptions.set(id, (writes.addonRedemptions.get(id) ?? 0) + 1);
+        const addon = d.addons.find((x) => x.id === id);
+        if (addon) addon.addonRedemptions++;
       }
     }
-    sub = await tx.subscription.update({
-      where: { id: sub.id },
-      data: {
-        nextBilling: dateColumn(next),
-        nextBillingCycle: n + 1,
-        previousBilling: dateColumn(date),
-        ...(invoice.subscriptionCouponRedeemed ? { couponRedemptions: { increment: 1 } } : {}),
-      },
-    });
+    sub.nextBilling = dateColumn(next);
+    sub.nextBillingCycle = n + 1;
+    sub.previousBilling = dateColumn(date);
+    if (invoice.subscriptionCouponRedeemed) sub.couponRedemptions++;
     outcome.cycles++;
   }
   return outcome;
 }
 
 /**
- * Finalizes the drafts the batch created, in creation order (so numbers follow the cycles), with
- * `finalizeLockedDocument` (the drafts were created in this transaction, so nobody else sees them).
- * Done last: the document counter row it locks is held until commit, and concurrent runners of
- * one organization queue on it only for these few queries, not for the whole batch.
+ * Finalizes the drafts the batch created (finalizeNewInvoiceDrafts: numbered with one counter
+ * update per organization, mode and document type, or one by one with finalizeLockedDocument when
+ * the organization issues that type with SII), in creation order within each document type (so
+ * numbers follow the cycles). Groups go in a fixed order, so concurrent runners lock counter rows
+ * in the same order. Done last: the counter row is held until commit, and concurrent runners of
+ * one organization queue on it only for these few statements, not for the whole batch.
  */
 async function finalizeDrafts(tx: Tx, outcomes: Outcome[]): Promise<void> {
-  for (const o of outcomes) for (const id of o.invoices) await finalizeLockedDocument(tx, o.ctx!, "invoice", id, "draft");
+  const groups = new Map<string, { ctx: ServiceContext; documentTypeId: string; ids: string[] }>();
+  for (const o of outcomes) {
+    for (const draft of o.drafts) {
+      const key = `${o.ctx!.auth.organizationId}\u0000${o.ctx!.auth.testMode}\u0000${draft.documentTypeId}`;
+      const group = groups.get(key) ?? { ctx: o.ctx!, documentTypeId: draft.documentTypeId, ids: [] };
+      group.ids.push(draft.id);
+      groups.set(key, group);
+    }
+  }
+  for (const key of [...groups.keys()].sort()) {
+    const group = groups.get(key)!;
+    await finalizeNewInvoiceDrafts(tx, group.ctx, group.documentTypeId, group.ids);
+  }
 }
 
 /**
- * The no-card rule (docs/billing-run.md): at the start of cycle `n` (`date`), the invoice of cycle
- * n-1 still has an amount due, its due date is before `date`, and the customer has no usable
- * reusable source.
+ * The no-card rule (docs/billing-run.md): at the start of cycle N (`date`), the invoice of cycle
+ * N-1 (`previous`, null when there is none) still has an amount due, its due date is before
+ * `date`, and the customer has no usable reusable source. `beforeReading` runs before the
+ * database is read (the run writes its buffered rows first).
  */
-async function noCardApplies(ctx: ServiceContext, subscriptionId: string, n: number, date: string, customerId: string): Promise<boolean> {
-  const previous = await ctx.prisma.invoice.findUnique({ where: { subscriptionId_billingCycle: { subscriptionId, billingCycle: n - 1 } }, select: { id: true, dueDate: true, status: true } });
+async function noCardApplies(ctx: ServiceContext, previous: PreviousInvoice | null, date: string, customerId: string, beforeReading: () => Promise<void>): Promise<boolean> {
   // the previous cycle may have been billed (still a draft) earlier in this transaction
   if (!previous || !["draft", "finalized"].includes(previous.status) || !previous.dueDate || isoDate(previous.dueDate) >= date) return false;
+  await beforeReading();
   const [balance] = await invoiceBalances(ctx, [previous.id]);
   if (!toDecimal(balance.due).greaterThan(0)) return false;
   return (await usableSourceOf(ctx, customerId)) === null;

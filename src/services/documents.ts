@@ -4,13 +4,14 @@
  * domain/document-status.ts) and gapless numbering. Reference lookups: ./reference.ts.
  */
 import type { Currency, DocumentType } from "../infra/prisma/generated/client.js";
+import { Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { NotFoundError, ValidationError, type FieldErrorCollector } from "../domain/errors.js";
 import { transition } from "../domain/document-status.js";
 import { isoDate, todayIn } from "../domain/formats.js";
 import { computeDocumentTotals, DISCOUNT_SCHEMES, type DiscountScheme, type DocumentTotals, type TotalsInput } from "../domain/totals.js";
 import { toDecimal, type DecimalInput } from "../domain/money.js";
-import { issueTaxDocument } from "./tax-documents.js";
+import { issueTaxDocument, taxAgencyIssuing } from "./tax-documents.js";
 import { enqueueIssuedDocument } from "./sii-sending.js";
 import { lockTenantRow, tenant, withinTransaction, type ServiceContext, type TenantTable, type Tx } from "./context.js";
 
@@ -295,13 +296,48 @@ export async function lockDocument(tx: Tx, kind: DocumentKind, id: string, ctx: 
  * rolled-back finalize gives its number back: numbers are gapless and unique.
  */
 export async function nextDocumentNumber(tx: Tx, ctx: ServiceContext, documentTypeId: string, kind: DocumentKind): Promise<number> {
+  return (await nextDocumentNumbers(tx, ctx, documentTypeId, kind, 1))[0];
+}
+
+/**
+ * The next `count` (>= 1) numbers of (organization, mode, document type), in order, with one
+ * update of the counter row (same lock and gapless guarantee as nextDocumentNumber).
+ */
+export async function nextDocumentNumbers(tx: Tx, ctx: ServiceContext, documentTypeId: string, kind: DocumentKind, count: number): Promise<number[]> {
   const rows = await tx.$queryRaw<{ lastNumber: number }[]>`
     INSERT INTO "DocumentCounter" ("organizationId", "testMode", "documentTypeId", "kind", "lastNumber")
-    VALUES (${ctx.auth.organizationId}, ${ctx.auth.testMode}, ${documentTypeId}, ${kind}, 1)
+    VALUES (${ctx.auth.organizationId}, ${ctx.auth.testMode}, ${documentTypeId}, ${kind}, ${count}::int)
     ON CONFLICT ("organizationId", "testMode", "documentTypeId", "kind")
-    DO UPDATE SET "lastNumber" = "DocumentCounter"."lastNumber" + 1
+    DO UPDATE SET "lastNumber" = "DocumentCounter"."lastNumber" + ${count}::int
     RETURNING "lastNumber"`;
-  return Number(rows[0].lastNumber);
+  const last = Number(rows[0].lastNumber);
+  return Array.from({ length: count }, (_, i) => last - count + 1 + i);
+}
+
+/**
+ * Finalizes invoice drafts `ids` of document type `documentTypeId`, all created in the caller's
+ * transaction `tx` with at least one line each (so nobody else sees them and none is empty), in
+ * the order given: as finalizeLockedDocument each, but when the organization issues no tax
+ * documents of that type (taxAgencyIssuing null) numbered with one counter update and one update
+ * of the invoices. Returns how many were finalized.
+ */
+export async function finalizeNewInvoiceDrafts(tx: Tx, ctx: ServiceContext, documentTypeId: string, ids: readonly string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  if (await taxAgencyIssuing(tx, ctx.auth.organizationId, documentTypeId)) {
+    for (const id of ids) await finalizeLockedDocument(tx, ctx, "invoice", id, "draft");
+    return ids.length;
+  }
+  transition(RESOURCE.invoice, "draft", "finalize");
+  const numbers = await nextDocumentNumbers(tx, ctx, documentTypeId, "invoice", ids.length);
+  const now = ctx.now();
+  const values = Prisma.join(ids.map((id, i) => Prisma.sql`(${id}, ${numbers[i]}::int)`));
+  const updated = await tx.$executeRaw(Prisma.sql`
+    UPDATE "Invoice" i SET "status" = 'finalized', "number" = v."number", "finalizedAt" = ${now}, "updatedAt" = ${now}
+    FROM (VALUES ${values}) AS v("id", "number")
+    WHERE i."id" = v."id" AND i."status" = 'draft' AND i."organizationId" = ${ctx.auth.organizationId} AND i."testMode" = ${ctx.auth.testMode}
+      AND i."documentTypeId" = ${documentTypeId} AND EXISTS (SELECT 1 FROM "InvoiceLine" l WHERE l."invoiceId" = i."id")`);
+  if (updated !== ids.length) throw new Error(`finalizing ${ids.length} new invoice drafts updated ${updated}`);
+  return ids.length;
 }
 
 /** `yyyy-mm-dd` -> Date at UTC midnight (how @db.Date columns are written). */

@@ -76,6 +76,20 @@ function receiver(customer: { name: string | null; taxId: string | null; country
 }
 
 /**
+ * The agency that issues documents of type `documentTypeId` for organization `organizationId`
+ * and the organization row, or null when nobody does: the type has no agency, or the organization
+ * is not enrolled (no RUT or no certificate). issueTaxDocument returns null exactly then; the
+ * billing run asks once per batch and document type to number the others in bulk.
+ */
+export async function taxAgencyIssuing(tx: Tx, organizationId: string, documentTypeId: string) {
+  const agency = taxAgencyFor(await tx.documentType.findUniqueOrThrow({ where: { id: documentTypeId } }));
+  if (!agency) return null;
+  const org = await tx.organization.findUniqueOrThrow({ where: { id: organizationId }, include: { _count: { select: { certificates: true } } } });
+  if (!org.taxId || org._count.certificates === 0) return null;
+  return { agency, org };
+}
+
+/**
  * Issues the local file of draft `id` (locked by the caller's transaction) when the organization
  * is enrolled and the document type has an agency that issues it; null otherwise. Throws 409
  * (no folio left, no valid certificate, no encryption key) or 400 (customer without RUT, a line
@@ -83,11 +97,10 @@ function receiver(customer: { name: string | null; taxId: string | null; country
  */
 export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: DocumentKind, id: string, documentTypeId: string): Promise<IssuedTaxDocument | null> {
   // cheap checks first: most finalizes (no agency, or not enrolled) stop here
-  const agency = taxAgencyFor(await tx.documentType.findUniqueOrThrow({ where: { id: documentTypeId } }));
-  if (!agency) return null;
+  const enrolled = await taxAgencyIssuing(tx, ctx.auth.organizationId, documentTypeId);
+  if (!enrolled) return null;
+  const { agency, org } = enrolled;
   const organizationId = ctx.auth.organizationId;
-  const org = await tx.organization.findUniqueOrThrow({ where: { id: organizationId }, include: { _count: { select: { certificates: true } } } });
-  if (!org.taxId || org._count.certificates === 0) return null;
 
   const include = { lines: { orderBy: { position: "asc" as const } }, customer: true, documentType: true };
   const doc: any =
@@ -113,7 +126,7 @@ export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: Docume
     issueDate,
     dueDate: doc.dueDate ? isoDate(doc.dueDate) : undefined,
     emitter: {
-      rut: org.taxId,
+      rut: org.taxId!,
       businessName: org.taxBusinessName!,
       activity: org.taxActivity!,
       activityCodes: activityCodesOf(org.taxActivityCode),

@@ -2,8 +2,9 @@
  * The upcoming invoice of a subscription (issue "Subscriptions": `upcomingInvoice` and GET
  * /v1/subscriptions/{id}/upcoming_invoice/): the invoice of its next cycle as
  * domain/billing-cycle.ts computes it, from the stored subscription, its plans, addons, coupons
- * and usage. The billing run (services/billing-run.ts) calls the same `cycleInputOf` and
- * `cycleInvoice`, so a preview and the invoice it becomes agree line for line.
+ * and usage. The billing run (services/billing-run.ts) calls the same `loadCycleData`,
+ * `cycleInputFrom` and `cycleInvoice` (for a whole batch), so a preview and the invoice it becomes
+ * agree line for line.
  *
  * Usage: metered lines bill the period before the cycle; `last_ever` reads the latest record
  * before that period's end, the other aggregations the period's records not billed yet.
@@ -13,7 +14,7 @@
  * the stored ones (domain/proration.ts linesAtCycle; the billing run applies them first with
  * services/proration.ts applyPendingChanges, so both bill the same lines).
  */
-import type { Subscription, SubscriptionLine } from "../infra/prisma/generated/client.js";
+import type { Addon, Coupon, Currency, DocumentType, PendingInvoiceItem, Plan, PrismaClient, Product, Subscription, SubscriptionAddon, SubscriptionLine } from "../infra/prisma/generated/client.js";
 import type { Frequency } from "../domain/catalogue.js";
 import { billingPeriod } from "../domain/billing-periods.js";
 import { cycleInvoice, type CycleInput, type CycleInvoice, type CycleLine } from "../domain/billing-cycle.js";
@@ -23,7 +24,7 @@ import { Prisma } from "../infra/prisma/generated/client.js";
 import { isoDate, zonedMidnight } from "../domain/formats.js";
 import type { AddonRate } from "../domain/pricing.js";
 import type { UsageAggregation } from "../domain/usage.js";
-import { tenant, type ServiceContext } from "./context.js";
+import { tenant, type ServiceContext, type Tx } from "./context.js";
 import { taxRulesOf } from "./documents.js";
 import { couponTerms } from "./subscriptions.js";
 
@@ -36,44 +37,166 @@ export interface UpcomingInvoice extends CycleInvoice {
   document: string;
 }
 
+type PlanRow = Plan & { product: Product; currency: Currency };
+/** A subscription line row with its plan (product, currency) and coupon. */
+export type LineRow = SubscriptionLine & { plan: PlanRow; coupon: Coupon | null };
+/** A usage record as the cycle input reads it (`invoiceId` null: not billed yet). */
+export interface UsageRow {
+  id: string;
+  subscriptionLineId: string;
+  quantity: string;
+  dateTime: Date;
+  createdAt: Date;
+  invoiceId: string | null;
+}
+
 /**
- * The inputs of cycle `cycle` of subscription `id` (of `ctx.auth`'s organization and mode; the
- * billing run builds a context per organization), read one query at a time (callers may run it
- * inside a transaction). `known.timeZone`: the organization's time zone when the caller has it
- * (saves a query). Also returns the subscription row and its line rows as read. 404 unknown; 409
- * when the subscription bills no such cycle (cancelled, paused, or past its billing cycles).
+ * What the cycle inputs of one subscription are built from (loadCycleData), from cycle `fromCycle`
+ * on. The billing run keeps it current in memory while it bills a subscription's cycles one after
+ * the other (redemptions, billed usages, lines after pending changes), so each cycle's input is
+ * what a fresh read would give.
  */
-export async function cycleInputOf(
-  ctx: ServiceContext,
-  id: string,
-  cycle?: number,
-  known: { timeZone?: string } = {},
-): Promise<{ input: CycleInput; currency: string; document: string; cycle: number; subscription: Subscription; lines: SubscriptionLine[] }> {
-  const subscription = await ctx.prisma.subscription.findFirst({ where: { id, ...tenant(ctx) }, include: { documentType: true, coupon: true } });
-  if (!subscription) throw new NotFoundError("subscription", id);
-  const n = cycle ?? subscription.nextBillingCycle;
+export interface CycleData {
+  subscription: Subscription & { documentType: DocumentType; coupon: Coupon | null };
+  /** stored lines, by position */
+  lines: LineRow[];
+  addons: (SubscriptionAddon & { addon: Addon })[];
+  /** pending items not billed yet, in billing order */
+  pendingItems: PendingInvoiceItem[];
+  /** plans and coupons that `pendingChanges` schedules */
+  scheduledPlans: PlanRow[];
+  scheduledCoupons: Coupon[];
+  /**
+   * usage records of the lines: every record from the start of the period cycle `fromCycle` bills
+   * on, and for `last_ever` lines also the latest record before it
+   */
+  usages: UsageRow[];
+  /** the organization's time zone */
+  timeZone: string;
+}
+
+
+/** The unbilled pending items of `subscriptionIds`, in billing order. */
+export async function loadPendingItems(prisma: PrismaClient | Tx, subscriptionIds: readonly string[]): Promise<PendingInvoiceItem[]> {
+  return prisma.pendingInvoiceItem.findMany({ where: { subscriptionId: { in: [...subscriptionIds] }, invoiceId: null }, orderBy: [{ createdAt: "asc" }, { position: "asc" }, { id: "asc" }] });
+}
+
+/**
+ * Reads, in a fixed handful of queries whatever their number, what the cycle inputs of
+ * `subscriptionIds` need (see CycleData) from cycle `fromCycle(subscription)` (default its next
+ * cycle) on. `where`: extra conditions on the subscriptions (a tenant). `timeZoneOf`: each
+ * subscription's organization time zone. Unknown ids are left out of the map.
+ */
+export async function loadCycleData(
+  prisma: PrismaClient | Tx,
+  subscriptionIds: readonly string[],
+  options: { where?: { organizationId: string; testMode: boolean }; timeZoneOf: (s: Subscription) => string; fromCycle?: (s: Subscription) => number },
+): Promise<Map<string, CycleData>> {
+  const result = new Map<string, CycleData>();
+  if (subscriptionIds.length === 0) return result;
+  const ids = [...subscriptionIds];
+  // flat queries joined here: Prisma's `include` runs its relation queries in parallel, which a
+  // transaction's single connection can only queue (pg warns about it)
+  const rows = await prisma.subscription.findMany({ where: { id: { in: ids }, ...options.where } });
+  if (rows.length === 0) return result;
+  const found = rows.map((s) => s.id);
+  const storedLines = await prisma.subscriptionLine.findMany({ where: { subscriptionId: { in: found } }, orderBy: [{ position: "asc" }, { id: "asc" }] });
+  const addonRows = await prisma.subscriptionAddon.findMany({ where: { subscriptionId: { in: found } }, orderBy: [{ position: "asc" }, { id: "asc" }] });
+  const pendingItems = await loadPendingItems(prisma, found);
+  const scheduledOf = new Map(rows.map((s) => [s.id, parsePendingChanges(s.pendingChanges)] as const));
+  const scheduledLines = [...scheduledOf.values()].flatMap((c) => c?.lines ?? []);
+  const unique = <T,>(values: (T | null | undefined)[]) => [...new Set(values.filter((v): v is T => v !== null && v !== undefined))];
+  const documentTypes = await prisma.documentType.findMany({ where: { id: { in: unique(rows.map((s) => s.documentTypeId)) } } });
+  const couponIds = unique([...rows.map((s) => s.couponId), ...storedLines.map((l) => l.couponId), ...scheduledLines.map((l) => l.coupon)]);
+  const coupons = couponIds.length ? await prisma.coupon.findMany({ where: { id: { in: couponIds } } }) : [];
+  const planIds = unique([...storedLines.map((l) => l.planId), ...scheduledLines.map((l) => l.plan)]);
+  const planRows = planIds.length ? await prisma.plan.findMany({ where: { id: { in: planIds } } }) : [];
+  const products = planRows.length ? await prisma.product.findMany({ where: { id: { in: unique(planRows.map((p) => p.productId)) } } }) : [];
+  const currencies = planRows.length ? await prisma.currency.findMany({ where: { id: { in: unique(planRows.map((p) => p.currencyId)) } } }) : [];
+  const addonIds = unique(addonRows.map((a) => a.addonId));
+  const addonDefinitions = addonIds.length ? await prisma.addon.findMany({ where: { id: { in: addonIds } } }) : [];
+  const byId = <T extends { id: string }>(list: T[]) => new Map(list.map((x) => [x.id, x]));
+  const [documentTypeOf, couponOf, productOf, currencyOf, addonOf] = [byId(documentTypes), byId(coupons), byId(products), byId(currencies), byId(addonDefinitions)];
+  const plans: PlanRow[] = planRows.map((p) => ({ ...p, product: productOf.get(p.productId)!, currency: currencyOf.get(p.currencyId)! }));
+  const planOf = byId(plans);
+  const subscriptions = rows.map((s) => ({ ...s, documentType: documentTypeOf.get(s.documentTypeId)!, coupon: s.couponId ? (couponOf.get(s.couponId) ?? null) : null }));
+  const lines: LineRow[] = storedLines.map((l) => ({ ...l, plan: planOf.get(l.planId)!, coupon: l.couponId ? (couponOf.get(l.couponId) ?? null) : null }));
+  const addons = addonRows.map((a) => ({ ...a, addon: addonOf.get(a.addonId)! }));
+  const scheduledPlanIds = new Set(scheduledLines.map((l) => l.plan));
+  const scheduledCouponIds = new Set(scheduledLines.map((l) => l.coupon));
+  const scheduledPlans = plans.filter((p) => scheduledPlanIds.has(p.id));
+  const scheduledCoupons = coupons.filter((c) => scheduledCouponIds.has(c.id));
+
+  // usages: from the start of the period the first cycle bills, per start date (one OR branch each)
+  const fromOf = new Map<string, Date>();
+  for (const s of subscriptions) {
+    const first = lines.find((l) => l.subscriptionId === s.id)?.plan;
+    if (!first) continue;
+    const n = options.fromCycle?.(s) ?? s.nextBillingCycle;
+    fromOf.set(s.id, zonedMidnight(billingPeriod(isoDate(s.dateStart), first.frequency as Frequency, Math.max(1, n - 1)).start, options.timeZoneOf(s)));
+  }
+  const byStart = new Map<number, string[]>();
+  const lastEverByStart = new Map<number, string[]>();
+  for (const l of lines) {
+    const from = fromOf.get(l.subscriptionId);
+    if (!from) continue;
+    byStart.set(from.getTime(), [...(byStart.get(from.getTime()) ?? []), l.id]);
+    const lastEver = l.plan.usageAggregation === "last_ever" || scheduledLines.some((sl) => sl.id === l.id && scheduledPlans.find((p) => p.id === sl.plan)?.usageAggregation === "last_ever");
+    if (lastEver) lastEverByStart.set(from.getTime(), [...(lastEverByStart.get(from.getTime()) ?? []), l.id]);
+  }
+  const usages: UsageRow[] = [];
+  const usageSelect = { id: true, subscriptionLineId: true, quantity: true, dateTime: true, createdAt: true, invoiceId: true } as const;
+  const toRow = (u: { id: string; subscriptionLineId: string; quantity: { toString(): string }; dateTime: Date; createdAt: Date; invoiceId: string | null }): UsageRow => ({ ...u, quantity: u.quantity.toString() });
+  if (byStart.size) {
+    const rows = await prisma.usage.findMany({ where: { OR: [...byStart].map(([from, lineIds]) => ({ subscriptionLineId: { in: lineIds }, dateTime: { gte: new Date(from) } })) }, select: usageSelect });
+    usages.push(...rows.map(toRow));
+  }
+  for (const [from, lineIds] of lastEverByStart) {
+    const rows = await prisma.$queryRaw<{ id: string; subscriptionLineId: string; quantity: string; dateTime: Date; createdAt: Date; invoiceId: string | null }[]>(Prisma.sql`
+      SELECT DISTINCT ON ("subscriptionLineId") "id", "subscriptionLineId", "quantity"::text AS "quantity", "dateTime", "createdAt", "invoiceId"
+      FROM "Usage" WHERE "subscriptionLineId" IN (${Prisma.join(lineIds)}) AND "dateTime" < ${new Date(from)}
+      ORDER BY "subscriptionLineId", "dateTime" DESC, "createdAt" DESC`);
+    usages.push(...rows.map(toRow));
+  }
+  for (const s of subscriptions) {
+    result.set(s.id, { subscription: s, lines: [], addons: [], pendingItems: [], scheduledPlans, scheduledCoupons, usages: [], timeZone: options.timeZoneOf(s) });
+  }
+  const subscriptionOfLine = new Map(lines.map((l) => [l.id, l.subscriptionId]));
+  for (const l of lines) result.get(l.subscriptionId)!.lines.push(l);
+  for (const a of addons) result.get(a.subscriptionId)!.addons.push(a);
+  for (const i of pendingItems) result.get(i.subscriptionId)!.pendingItems.push(i);
+  for (const u of usages) result.get(subscriptionOfLine.get(u.subscriptionLineId)!)!.usages.push(u);
+  return result;
+}
+
+/**
+ * The inputs of cycle `n` of the subscription `data` describes (loadCycleData), with no database
+ * access: the one builder of the preview (cycleInputOf) and the billing run. Also returns the line
+ * rows the cycle bills (the stored ones, or the ones `at_period_end` changes schedule for it, as
+ * applyPendingChanges will write them). 409 when the subscription bills no such cycle (cancelled,
+ * paused, or past its billing cycles) or has no lines.
+ */
+export function cycleInputFrom(data: CycleData, n: number): { input: CycleInput; currency: string; document: string; cycle: number; subscription: Subscription; lines: LineRow[] } {
+  const { subscription } = data;
+  const id = subscription.id;
   if (subscription.status === "cancelled") throw new InvalidStateError(`Subscription ${id} is cancelled; it bills no more cycles`);
   if (subscription.status === "paused") throw new InvalidStateError(`Subscription ${id} is paused; resume it to bill its next cycle`);
   if (subscription.billingCycles !== null && n > subscription.billingCycles) throw new InvalidStateError(`Subscription ${id} has billed its ${subscription.billingCycles} cycles`);
-  const lineInclude = { plan: { include: { product: true, currency: true } }, coupon: true } as const;
-  const stored = await ctx.prisma.subscriptionLine.findMany({ where: { subscriptionId: id }, orderBy: [{ position: "asc" }, { id: "asc" }], include: lineInclude });
+  const stored = data.lines;
   const scheduled = linesAtCycle(parsePendingChanges(subscription.pendingChanges), n);
   let lines = stored;
   if (scheduled) {
     // the lines as applyPendingChanges will write them: kept ids keep their coupon redemptions
-    const plans = await ctx.prisma.plan.findMany({ where: { id: { in: scheduled.map((l) => l.plan) } }, include: lineInclude.plan.include });
-    const couponIds = scheduled.map((l) => l.coupon).filter((c): c is string => !!c);
-    const coupons = couponIds.length ? await ctx.prisma.coupon.findMany({ where: { id: { in: couponIds } } }) : [];
     lines = scheduled.map((l, position) => {
       const before = stored.find((s) => s.id === l.id);
-      const coupon = coupons.find((c) => c.id === l.coupon) ?? null;
+      const coupon = data.scheduledCoupons.find((c) => c.id === l.coupon) ?? null;
       return {
         ...(before ?? { createdAt: subscription.createdAt, updatedAt: subscription.updatedAt, couponRedemptions: 0 }),
         id: l.id,
         subscriptionId: id,
         position,
         planId: l.plan,
-        plan: plans.find((p) => p.id === l.plan)!,
+        plan: data.scheduledPlans.find((p) => p.id === l.plan)!,
         quantity: new Prisma.Decimal(l.quantity),
         couponId: l.coupon,
         coupon,
@@ -81,33 +204,27 @@ export async function cycleInputOf(
       };
     });
   }
-  const pendingItems = await ctx.prisma.pendingInvoiceItem.findMany({ where: { subscriptionId: id, invoiceId: null }, orderBy: [{ createdAt: "asc" }, { position: "asc" }, { id: "asc" }] });
-  const addons = await ctx.prisma.subscriptionAddon.findMany({ where: { subscriptionId: id }, orderBy: [{ position: "asc" }, { id: "asc" }], include: { addon: true } });
-  const org = known.timeZone ? { timeZone: known.timeZone } : await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } });
   const first = lines[0]?.plan;
   if (!first) throw new InvalidStateError(`Subscription ${id} has no lines`);
   const frequency = first.frequency as Frequency;
   const anchor = isoDate(subscription.dateStart);
-  const dayStart = (date: string) => zonedMidnight(date, org.timeZone);
+  const dayStart = (date: string) => zonedMidnight(date, data.timeZone);
 
   const previous = n > 1 ? billingPeriod(anchor, frequency, n - 1) : null;
-  const usagesOf = async (lineId: string, aggregation: UsageAggregation) => {
+  const byTime = (a: UsageRow, b: UsageRow) => a.dateTime.getTime() - b.dateTime.getTime() || a.createdAt.getTime() - b.createdAt.getTime();
+  const usagesOf = (lineId: string, aggregation: UsageAggregation): UsageRow[] => {
     if (!previous) return [];
-    const end = dayStart(previous.end);
-    if (aggregation === "last_ever") {
-      return ctx.prisma.usage.findMany({ where: { subscriptionLineId: lineId, dateTime: { lt: end } }, orderBy: [{ dateTime: "desc" }, { createdAt: "desc" }], take: 1, select: { quantity: true, dateTime: true } });
-    }
-    return ctx.prisma.usage.findMany({
-      where: { subscriptionLineId: lineId, dateTime: { gte: dayStart(previous.start), lt: end }, invoiceId: null },
-      orderBy: [{ dateTime: "asc" }, { createdAt: "asc" }],
-      select: { quantity: true, dateTime: true },
-    });
+    const start = dayStart(previous.start).getTime();
+    const end = dayStart(previous.end).getTime();
+    const mine = data.usages.filter((u) => u.subscriptionLineId === lineId && u.dateTime.getTime() < end);
+    // last_ever: the latest record before the period's end; the others: the period's records not billed yet
+    if (aggregation === "last_ever") return mine.sort(byTime).slice(-1);
+    return mine.filter((u) => u.dateTime.getTime() >= start && u.invoiceId === null).sort(byTime);
   };
 
-  const cycleLines: CycleLine[] = [];
-  for (const line of lines) {
+  const cycleLines: CycleLine[] = lines.map((line) => {
     const aggregation = line.plan.usageAggregation as UsageAggregation;
-    cycleLines.push({
+    return {
       id: line.id,
       name: `${line.plan.product.name} - ${line.plan.name}`,
       plan: {
@@ -120,9 +237,9 @@ export async function cycleInputOf(
       },
       quantity: line.quantity.toString(),
       coupon: line.coupon ? { ...couponTerms(line.coupon), id: line.coupon.id, name: line.coupon.name, redemptions: line.couponRedemptions } : null,
-      usages: line.plan.usageScheme === "metered" ? (await usagesOf(line.id, aggregation)).map((u) => ({ quantity: u.quantity.toString(), dateTime: u.dateTime })) : [],
-    });
-  }
+      usages: line.plan.usageScheme === "metered" ? usagesOf(line.id, aggregation).map((u) => ({ quantity: u.quantity, dateTime: u.dateTime })) : [],
+    };
+  });
   const input: CycleInput = {
     cycle: n,
     anchor,
@@ -131,7 +248,7 @@ export async function cycleInputOf(
     currency: first.currency,
     taxRules: taxRulesOf(subscription.documentType),
     lines: cycleLines,
-    addons: addons.map((a) => ({
+    addons: data.addons.map((a) => ({
       id: a.id,
       name: a.addon.name,
       applyScheme: a.addon.applyScheme,
@@ -142,7 +259,7 @@ export async function cycleInputOf(
       redemptions: a.addonRedemptions,
     })),
     coupon: subscription.coupon ? { ...couponTerms(subscription.coupon), id: subscription.coupon.id, name: subscription.coupon.name, redemptions: subscription.couponRedemptions } : null,
-    pendingItems: pendingItems.map((i) => ({
+    pendingItems: data.pendingItems.map((i) => ({
       id: i.id,
       name: i.name,
       quantity: i.quantity.toString(),
@@ -153,6 +270,19 @@ export async function cycleInputOf(
     })),
   };
   return { input, currency: first.currencyId, document: subscription.documentTypeId, cycle: n, subscription, lines };
+}
+
+/**
+ * The inputs of cycle `cycle` (default the next) of subscription `id` of `ctx.auth`'s organization
+ * and mode: loadCycleData + cycleInputFrom, the same builder the billing run uses (callers may run
+ * it inside a transaction). `known.timeZone`: the organization's time zone when the caller has it
+ * (saves a query). 404 unknown; 409 as cycleInputFrom.
+ */
+export async function cycleInputOf(ctx: ServiceContext, id: string, cycle?: number, known: { timeZone?: string } = {}): Promise<ReturnType<typeof cycleInputFrom>> {
+  const timeZone = known.timeZone ?? (await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } })).timeZone;
+  const data = (await loadCycleData(ctx.prisma, [id], { where: tenant(ctx), timeZoneOf: () => timeZone, fromCycle: (s) => cycle ?? s.nextBillingCycle })).get(id);
+  if (!data) throw new NotFoundError("subscription", id);
+  return cycleInputFrom(data, cycle ?? data.subscription.nextBillingCycle);
 }
 
 /** The invoice the next cycle of subscription `id` will produce. Errors as cycleInputOf. */

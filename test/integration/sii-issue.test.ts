@@ -17,11 +17,13 @@ import { SCHEMA_DIR, generateCaf, generatePkcs12, xmllintValidate, xmlsecVerify,
 import { dteSignature, xmlsecVerifyNode } from "../helpers/sii-envelope.js";
 import { pdfTimbres } from "../helpers/pdf417.js";
 import { PDFParse } from "pdf-parse";
+import { runBilling } from "../../src/services/billing-run.js";
 
 const RUT = "76042235-5";
 let s: TestServer;
 let certificate: FakePkcs12;
 let customer: string;
+const certificateEncryptionKey = randomBytes(32);
 
 const authorizedOn = new Date(Date.now() - 5 * 86400_000).toISOString().slice(0, 10);
 
@@ -56,7 +58,7 @@ async function finalize(path: string) {
 }
 
 beforeAll(async () => {
-  s = await startTestServer({ settings: { certificateEncryptionKey: randomBytes(32) } });
+  s = await startTestServer({ settings: { certificateEncryptionKey } });
   expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { activity_codes: ["620200"], city: "Santiago", resolution_number: 0, resolution_date: "2026-01-15" } })).status).toBe(200);
   certificate = generatePkcs12({ rut: "12345678-5" });
   const cert = await s.rest("POST", "/v1/billers/built_in/certificates/", { body: { file: certificate.file.toString("base64"), password: certificate.password } });
@@ -236,5 +238,42 @@ describe("boletas and the printed timbre", () => {
     // a draft has no timbre
     const other = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "x", amount: 1 }] } })).body;
     expect(await pdfTimbres(Buffer.from((await s.rest("GET", `/v1/invoices/${other.id}/pdf/`)).body.file, "base64"))).toEqual([]);
+  });
+});
+
+describe("the billing run", () => {
+  it("issues the cycle invoices of an enrolled organization as DTEs: CAF folios in cycle order, signed XML, queued for sending", async () => {
+    const product = await s.rest("POST", "/v1/products/", { body: { name: "Nube", plans: [{ name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" }] } });
+    expect(product.status, JSON.stringify(product.body)).toBe(201);
+    const subs: string[] = [];
+    for (const quantity of [2, 3]) {
+      const res = await s.rest("POST", "/v1/subscriptions/", { body: { customer, date_start: authorizedOn, expiration_days: 30, lines: [{ plan: product.body.plans[0].id, quantity }] } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      subs.push(res.body.id);
+    }
+    const caf = await s.database.prisma.caf.findFirstOrThrow({ where: { organizationId: s.orgs.acme, testMode: true, documentTypeId: "CL33" }, orderBy: { nextFolio: "desc" } });
+    const first = caf.nextFolio;
+    const summary = await runBilling({ prisma: s.database.prisma, settings: { certificateEncryptionKey }, until: authorizedOn, collect: false });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(summary.failed, summary.errors.join("; ")).toBe(0);
+    expect(summary.invoices).toBe(2);
+    const invoices = await s.database.prisma.invoice.findMany({ where: { subscriptionId: { in: subs } } });
+    // 2 and 3 seats of 10 000 + 19% IVA; the two folios that follow the CAF's next one, once each
+    const bySubscription = new Map(invoices.map((i) => [i.subscriptionId, i]));
+    expect(subs.map((id) => [bySubscription.get(id)?.documentTypeId, bySubscription.get(id)?.status, bySubscription.get(id)?.billingCycle, Number(bySubscription.get(id)?.total)])).toEqual([
+      ["CL33", "finalized", 1, 23800],
+      ["CL33", "finalized", 1, 35700],
+    ]);
+    expect(invoices.map((i) => i.number).sort((x, y) => x! - y!)).toEqual([first, first + 1]);
+    for (const invoice of invoices) {
+      expect(invoice.taxAgency).toMatchObject({ agency: "sii", status: "pending", document_id: `F${invoice.number}T33`, folio: invoice.number });
+      const api = (await s.rest("GET", `/v1/invoices/${invoice.id}/`)).body;
+      expect(api.local_file).toMatch(new RegExp(`/v1/files/${invoice.id}_33_${invoice.number}\\.xml$`));
+      // the run has no request, so no base URL: its files are stored as paths (see the report)
+      const xml = await checkedXml(new URL(api.local_file, s.url).toString());
+      expect(xml).toContain(`<TipoDTE>33</TipoDTE><Folio>${invoice.number}</Folio>`);
+      expect(xml).toContain(`<MntTotal>${Number(invoice.total)}</MntTotal>`);
+    }
+    expect((await s.database.prisma.caf.findUniqueOrThrow({ where: { id: caf.id } })).nextFolio).toBe(first + 2);
   });
 });
