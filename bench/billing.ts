@@ -43,7 +43,7 @@ try {
   try {
     let t = performance.now();
     const seeded = await seedSubscriptions(database.prisma, { count, dateStart: "2026-01-01" });
-    console.log(`seeded ${count} subscriptions in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    console.log(`seeded ${count} subscriptions in ${((performance.now() - t) / 1000).toFixed(1)} s; peak memory so far (maxRSS) ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 
     t = performance.now();
     const summary = await runBilling({ prisma: database.prisma, until: "2026-02-01", workers: Number(options.workers), batchSize: Number(options.batchSize) });
