@@ -19,12 +19,18 @@ export async function storeFile(tx: Pick<Tx, "storedFile">, file: NewFile): Prom
   await tx.storedFile.create({ data: { ...file, content: new Uint8Array(file.content) } });
 }
 
-/** The absolute URL of stored file `name`: `<baseUrl>/v1/files/<name>`. */
-export function fileUrl(baseUrl: string, name: string): string {
-  return `${baseUrl}/v1/files/${encodeURIComponent(name)}`;
+/**
+ * The absolute URL of stored file `name`: `<baseUrl>/v1/files/<name>` (null stays null). Rows keep
+ * the file name and the URL is built when read, with the request's base URL, so a document issued
+ * without a request (the billing run) gets the same URL as one finalized over the API.
+ */
+export function fileUrl(baseUrl: string, name: string): string;
+export function fileUrl(baseUrl: string, name: string | null): string | null;
+export function fileUrl(baseUrl: string, name: string | null): string | null {
+  return name === null ? null : `${baseUrl}/v1/files/${encodeURIComponent(fileNameOfUrl(name))}`;
 }
 
-/** The stored file name a `fileUrl` points at (its last path segment). */
+/** The stored file name a `fileUrl` (or a bare name) points at: its last path segment. */
 export function fileNameOfUrl(url: string): string {
   return decodeURIComponent(url.split("/").filter(Boolean).pop() ?? "");
 }

@@ -30,7 +30,7 @@ import type { SigningCredentials } from "../infra/taxagency/sii/signature.js";
 import type { Tx } from "./context.js";
 import { loadSigningCredentials } from "./certificates.js";
 import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
-import { storeFile } from "./files.js";
+import { fileNameOfUrl, storeFile } from "./files.js";
 
 /** How long a claimed row is held by the worker that claimed it. */
 const CLAIM_LEASE_MS = 10 * 60_000;
@@ -103,11 +103,11 @@ export async function enqueueIssuedDocument(
 ): Promise<void> {
   if (issued.taxAgency.agency !== "sii") return;
   const parsed = /^F(\d+)T(\d+)$/.exec(String(issued.taxAgency.document_id ?? ""));
-  const name = /\/v1\/files\/([^/?#]+)$/.exec(issued.localFile)?.[1];
+  const name = fileNameOfUrl(issued.localFile);
   if (!parsed || !name) throw new Error(`cannot queue ${id} for SII: unexpected document_id or local_file`);
   await enqueueSiiSubmission(
     tx,
-    { ...owner, documentKind: kind, documentId: id, dteType: Number(parsed[2]), folio: Number(parsed[1]), dteFile: decodeURIComponent(name) },
+    { ...owner, documentKind: kind, documentId: id, dteType: Number(parsed[2]), folio: Number(parsed[1]), dteFile: name },
     false,
   );
 }

@@ -16,7 +16,7 @@ import { taxAgencyFor } from "../infra/taxagency/index.js";
 import { FINAL_CONSUMER_RUT, type DteInput, type DteLine, type DteReceiver } from "../infra/taxagency/sii/index.js";
 import { loadSigningCredentials } from "./certificates.js";
 import { takeFolio } from "./cafs.js";
-import { fileUrl, storeFile } from "./files.js";
+import { storeFile } from "./files.js";
 import type { DocumentKind } from "./documents.js";
 import type { ServiceContext, Tx } from "./context.js";
 
@@ -25,6 +25,7 @@ export const FOREIGN_RECEIVER_RUT = "55555555-5";
 
 export interface IssuedTaxDocument {
   folio: number;
+  /** the stored file's name (the `local_file` URL is built from it when read: services/files.ts fileUrl) */
   localFile: string;
   taxAgency: Record<string, unknown>;
 }
@@ -165,7 +166,7 @@ export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: Docume
   const now = ctx.now().toISOString();
   return {
     folio: taken.folio,
-    localFile: fileUrl(ctx.baseUrl, name),
+    localFile: name,
     taxAgency: { agency: agency.name, status: "pending", track_id: null, document_id: file.documentId, folio: taken.folio, caf: taken.cafId, issued_at: now, updated_at: now },
   };
 }

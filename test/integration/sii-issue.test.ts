@@ -268,9 +268,10 @@ describe("the billing run", () => {
     for (const invoice of invoices) {
       expect(invoice.taxAgency).toMatchObject({ agency: "sii", status: "pending", document_id: `F${invoice.number}T33`, folio: invoice.number });
       const api = (await s.rest("GET", `/v1/invoices/${invoice.id}/`)).body;
-      expect(api.local_file).toMatch(new RegExp(`/v1/files/${invoice.id}_33_${invoice.number}\\.xml$`));
-      // the run has no request, so no base URL: its files are stored as paths (see the report)
-      const xml = await checkedXml(new URL(api.local_file, s.url).toString());
+      // the row keeps the file name; the URL is built with the request's base, as for an API finalize
+      expect(invoice.localFile).toBe(`${invoice.id}_33_${invoice.number}.xml`);
+      expect(api.local_file).toBe(`${s.url}/v1/files/${invoice.id}_33_${invoice.number}.xml`);
+      const xml = await checkedXml(api.local_file);
       expect(xml).toContain(`<TipoDTE>33</TipoDTE><Folio>${invoice.number}</Folio>`);
       expect(xml).toContain(`<MntTotal>${Number(invoice.total)}</MntTotal>`);
     }

@@ -10,6 +10,7 @@ import { tenant } from "../../services/context.js";
 import { createCreditNote, creditNotePdf, deleteCreditNote, finalizeCreditNote } from "../../services/credit-notes.js";
 import { DeletePayload, DocumentStatus, type DocumentStatusValue } from "./document.js";
 import { InvoiceLineInput } from "./invoice.js";
+import { fileUrl } from "../../services/files.js";
 
 export const CreditNoteLine = builder.prismaObject("CreditNoteLine", {
   description: "A line of a credit note. total = round(quantity x amount) - line discount, in the invoice currency.",
@@ -52,7 +53,12 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     discount: t.expose("discount", { type: "Decimal", description: "document discount, percent or amount per discountScheme" }),
     discountScheme: t.exposeString("discountScheme", { description: "% or $" }),
     discountAmount: t.expose("discountAmount", { type: "Decimal", description: "document discount in currency units" }),
-    localFile: t.exposeString("localFile", { nullable: true, description: "URL of the tax-agency file, after finalize" }),
+    localFile: t.string({
+      nullable: true,
+      select: { localFile: true },
+      description: "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize",
+      resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
+    }),
     internalNote: t.exposeString("internalNote", { nullable: true, description: "internal information about the adjustment (not printed)" }),
     note: t.exposeString("note", { nullable: true, description: "note or reason for the customer (printed)" }),
     taxAgency: t.expose("taxAgency", { type: "JSONObject", description: "tax agency properties (track id, status) once sent" }),

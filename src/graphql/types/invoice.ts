@@ -13,6 +13,7 @@ import type { GraphQLContext } from "../context.js";
 import { DeletePayload, DocumentStatus, type DocumentStatusValue } from "./document.js";
 import "./customer.js";
 import "./payment.js";
+import { fileUrl } from "../../services/files.js";
 
 /** One balance query per request for every invoice it shows (no N+1). */
 const balanceLoaders = new WeakMap<GraphQLContext, DataLoader<string, InvoiceBalance>>();
@@ -84,7 +85,12 @@ export const Invoice = builder.prismaNode("Invoice", {
     total: t.expose("total", { type: "Decimal", description: "subtotal + tax" }),
     periodStart: t.expose("periodStart", { type: "Date", nullable: true }),
     periodEnd: t.expose("periodEnd", { type: "Date", nullable: true }),
-    localFile: t.exposeString("localFile", { nullable: true, description: "URL of the tax-agency file, after finalize" }),
+    localFile: t.string({
+      nullable: true,
+      select: { localFile: true },
+      description: "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize",
+      resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
+    }),
     note: t.exposeString("note", { nullable: true }),
     fiscalSettings: t.expose("fiscalSettings", { type: "JSONObject" }),
     status: t.field({ type: DocumentStatus, resolve: (invoice) => invoice.status as DocumentStatusValue }),

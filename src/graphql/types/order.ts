@@ -12,6 +12,7 @@ import { SHIPPING_TYPES } from "../../domain/shipping-types.js";
 import { DeletePayload, DocumentStatus, type DocumentStatusValue } from "./document.js";
 import "./customer.js";
 import "./invoice.js";
+import { fileUrl } from "../../services/files.js";
 
 const SHIPPING_TYPE_LIST = Object.entries(SHIPPING_TYPES)
   .map(([code, label]) => `${code} ${label}`)
@@ -59,7 +60,12 @@ export const Order = builder.prismaNode("Order", {
     taxPercent: t.expose("taxPercent", { type: "Decimal", description: "percent" }),
     subtotal: t.expose("subtotal", { type: "Decimal", description: "amount + exempt" }),
     total: t.expose("total", { type: "Decimal", description: "subtotal + tax" }),
-    localFile: t.exposeString("localFile", { nullable: true, description: "URL of the tax-agency file, after finalize" }),
+    localFile: t.string({
+      nullable: true,
+      select: { localFile: true },
+      description: "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize",
+      resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
+    }),
     taxAgency: t.expose("taxAgency", { type: "JSONObject", description: "tax agency properties (track id, status) once sent" }),
     status: t.field({ type: DocumentStatus, resolve: (order) => order.status as DocumentStatusValue }),
     invoice: t.relation("invoice", { nullable: true, description: "the invoice that bills this order (invoiceOrders); null until invoiced" }),

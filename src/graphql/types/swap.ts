@@ -21,10 +21,6 @@ function credentialsLoader(ctx: GraphQLContext): CredentialsLoader {
   };
 }
 
-/** `/v1/files/<name>` of a stored file, absolute. */
-function storedFileUrl(ctx: GraphQLContext, name: string | null): string | null {
-  return name ? fileUrl(ctx.baseUrl, name) : null;
-}
 
 export const Purchase = builder.prismaNode("Purchase", {
   id: { field: "id", description: "`pur_` id" },
@@ -57,10 +53,10 @@ export const Swap = builder.prismaNode("Swap", {
     "result (ResultadoDTE) and receipt (EnvioRecibos, ERM only), made when the swap is answered.",
   fields: (t) => ({
     purchases: t.relation("purchases", { query: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }] }, description: "the envelope's documents" }),
-    localFile: t.string({ nullable: true, select: { localFile: true }, description: "URL of the received EnvioDTE (authenticated)", resolve: (s, _a, ctx) => storedFileUrl(ctx, s.localFile) }),
-    reception: t.string({ nullable: true, select: { reception: true }, description: "URL of our signed RecepcionDTE", resolve: (s, _a, ctx) => storedFileUrl(ctx, s.reception) }),
-    result: t.string({ nullable: true, select: { result: true }, description: "URL of our signed ResultadoDTE; null until answered", resolve: (s, _a, ctx) => storedFileUrl(ctx, s.result) }),
-    receipt: t.string({ nullable: true, select: { receipt: true }, description: "URL of our signed EnvioRecibos; only for ERM", resolve: (s, _a, ctx) => storedFileUrl(ctx, s.receipt) }),
+    localFile: t.string({ nullable: true, select: { localFile: true }, description: "URL of the received EnvioDTE (authenticated)", resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.localFile) }),
+    reception: t.string({ nullable: true, select: { reception: true }, description: "URL of our signed RecepcionDTE", resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.reception) }),
+    result: t.string({ nullable: true, select: { result: true }, description: "URL of our signed ResultadoDTE; null until answered", resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.result) }),
+    receipt: t.string({ nullable: true, select: { receipt: true }, description: "URL of our signed EnvioRecibos; only for ERM", resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.receipt) }),
     replyTo: t.exposeString("replyTo", { nullable: true, description: "the supplier's exchange e-mail address" }),
     replyBy: t.exposeString("replyBy", { nullable: true, description: "e-mail of the user whose key answered" }),
     replyDate: t.expose("replyDate", { type: "DateTime", nullable: true }),
