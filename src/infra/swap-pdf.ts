@@ -4,6 +4,10 @@
  * (type, folio, issuer, date, net, exempt, VAT, total in whole pesos). pdfkit, like infra/pdf.ts.
  */
 import PDFDocument from "pdfkit";
+import { formatAmount } from "../domain/format-money.js";
+
+/** Received DTE amounts are whole Chilean pesos. */
+const CLP = { id: "CLP", rounded: true, decimals: 0 };
 
 export interface SwapPdfData {
   id: string;
@@ -15,13 +19,6 @@ export interface SwapPdfData {
   replyDate: Date | null;
   /** amounts as whole-peso decimal strings */
   purchases: { type: number; folio: number; issuerTaxId: string; issuerName: string | null; date: string; amount: string; exempt: string; tax: string; total: string }[];
-}
-
-/** "119000" -> "119.000" (Chilean grouping; digits only, no float). */
-export function groupThousands(value: string): string {
-  const negative = value.startsWith("-");
-  const digits = negative ? value.slice(1) : value;
-  return (negative ? "-" : "") + digits.replace(/\B(?=(\d{3})+(?!\d))/g, ".");
 }
 
 /** Renders the swap; resolves to the PDF bytes. */
@@ -76,10 +73,10 @@ export function renderSwapPdf(data: SwapPdfData): Promise<Buffer> {
         String(p.folio),
         `${p.issuerName ?? ""} (${p.issuerTaxId})`,
         p.date,
-        groupThousands(p.amount),
-        groupThousands(p.exempt),
-        groupThousands(p.tax),
-        groupThousands(p.total),
+        formatAmount(p.amount, CLP),
+        formatAmount(p.exempt, CLP),
+        formatAmount(p.tax, CLP),
+        formatAmount(p.total, CLP),
       ]);
     }
     doc.end();

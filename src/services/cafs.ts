@@ -7,7 +7,7 @@
  * Mode: a CAF with IDK 100 comes from SII's certification environment and belongs to test mode; any
  * other IDK is production and belongs to live mode. A CAF is uploaded with a key of its mode.
  */
-import { FieldErrorCollector, InvalidStateError, NotFoundError, ValidationError } from "../domain/errors.js";
+import { FieldErrorCollector, InvalidStateError, ValidationError } from "../domain/errors.js";
 import { cafLastUsableDate, isDteType, DTE_TYPES } from "../domain/dte-rules.js";
 import { isoDate } from "../domain/formats.js";
 import { newId } from "../infra/ids.js";
@@ -94,13 +94,6 @@ export async function uploadCaf(ctx: ServiceContext, input: CafInput) {
       },
     });
   });
-}
-
-/** A CAF of the caller's organization and mode, or 404. */
-export async function getCaf(ctx: ServiceContext, id: string) {
-  const caf = await ctx.prisma.caf.findFirst({ where: { id, ...tenant(ctx) } });
-  if (!caf) throw new NotFoundError("CAF", id);
-  return caf;
 }
 
 export interface TakenFolio {

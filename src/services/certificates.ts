@@ -57,11 +57,6 @@ export async function listCertificates(ctx: ServiceContext) {
   return ctx.prisma.certificate.findMany({ where: { organizationId: ctx.auth.organizationId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], select: CERTIFICATE_PUBLIC_SELECT });
 }
 
-/** Whether the organization has uploaded a certificate (expired or not): one half of SII enrollment. */
-export async function hasCertificate(db: Pick<Tx, "certificate">, organizationId: string): Promise<boolean> {
-  return (await db.certificate.count({ where: { organizationId } })) > 0;
-}
-
 /**
  * The PEM pair that signs the organization's DTEs: its newest certificate still valid at `now`.
  * 409 InvalidStateError when it has none or all expired, or when `key` is missing; an Error when

@@ -30,12 +30,6 @@ export interface IssuedTaxDocument {
   taxAgency: Record<string, unknown>;
 }
 
-/** Whether the organization is enrolled: its tax profile has a RUT and it has a certificate. */
-export async function isEnrolled(db: Pick<Tx, "organization" | "certificate">, organizationId: string): Promise<boolean> {
-  const org = await db.organization.findUniqueOrThrow({ where: { id: organizationId }, select: { taxId: true, _count: { select: { certificates: true } } } });
-  return !!org.taxId && org._count.certificates > 0;
-}
-
 type StoredLine = { name: string; description: string | null; quantity: unknown; amount: unknown; discount: unknown; discountScheme: string; exempt: boolean };
 
 function dteLines(lines: StoredLine[]): DteLine[] {
