@@ -1,17 +1,32 @@
 /**
- * Credit notes (spec "Credit note"; SII DTE 61 and 112, ../shared/domain/chile-dte.md 2.1 and
- * 2.6): the rules that need no database.
+ * Credit and debit notes (spec "Credit note"; SII DTE 61 and 112 credit, 56 and 111 debit,
+ * ../shared/domain/chile-dte.md 2.1 and 2.6): the rules that need no database. Both are created
+ * through the credit note resource (`document` picks the type); a credit note lowers what the
+ * invoice's customer owes, a debit note raises it (docs/orders-and-credit-notes.md).
  *
  * Worked example: an invoice totals CLP 2.916 and already has a credit note of CLP 1.190 (draft
  * or finalized; deleted ones are gone). 2.916 - 1.190 = 1.726 is left to credit; a new credit note
- * of 1.726 fits exactly, one of 1.727 is refused naming the 1.726 left.
+ * of 1.726 fits exactly, one of 1.727 is refused naming the 1.726 left. A finalized debit note of
+ * CLP 595 on the same invoice raises what can be credited to 1.726 + 595 = 2.321.
  */
 import { ValidationError } from "./errors.js";
 import { Decimal, sum, toDecimal, type CurrencyUnit, type DecimalInput } from "./money.js";
 
-/** What an invoice can still be credited: its total minus its credit notes' totals (may be < 0 only if data was imported). */
-export function amountLeftToCredit(invoiceTotal: DecimalInput, creditNoteTotals: DecimalInput[]): Decimal {
-  return toDecimal(invoiceTotal).minus(sum(creditNoteTotals.map(toDecimal)));
+/** How a note adjusts the invoice it references: SII's 61/112 credit (lower), 56/111 debit (raise). */
+export type NoteEffect = "credit" | "debit";
+
+/** The effect of a note document type (`isNote`, `isCreditNote` of DocumentType), or null for a type that is not a note. */
+export function noteEffect(documentType: { isNote: boolean; isCreditNote: boolean }): NoteEffect | null {
+  if (!documentType.isNote) return null;
+  return documentType.isCreditNote ? "credit" : "debit";
+}
+
+/**
+ * What an invoice can still be credited: its total plus its finalized debit notes minus its credit
+ * notes' totals (drafts included). May be < 0 only if data was imported.
+ */
+export function amountLeftToCredit(invoiceTotal: DecimalInput, creditNoteTotals: DecimalInput[], debitNoteTotals: DecimalInput[] = []): Decimal {
+  return toDecimal(invoiceTotal).plus(sum(debitNoteTotals.map(toDecimal))).minus(sum(creditNoteTotals.map(toDecimal)));
 }
 
 /**
@@ -24,17 +39,23 @@ export function assertCreditFits(input: {
   invoiceTotal: DecimalInput;
   /** totals of the invoice's existing (non-deleted) credit notes, drafts included */
   creditNoteTotals: DecimalInput[];
+  /** totals of the invoice's finalized debit notes (a draft can still be deleted, so it adds nothing yet) */
+  debitNoteTotals?: DecimalInput[];
   creditNoteTotal: DecimalInput;
   currency: CurrencyUnit;
 }): void {
-  const left = amountLeftToCredit(input.invoiceTotal, input.creditNoteTotals);
+  const debitNoteTotals = input.debitNoteTotals ?? [];
+  const left = amountLeftToCredit(input.invoiceTotal, input.creditNoteTotals, debitNoteTotals);
   const total = toDecimal(input.creditNoteTotal);
   if (total.greaterThan(left)) {
     const money = (d: Decimal) => `${d.toString()} ${input.currency.id}`;
+    const debited = sum(debitNoteTotals.map(toDecimal));
     throw ValidationError.field(
       "total",
       `${money(total)} exceeds what is left to credit on invoice ${input.invoiceId}: ${money(Decimal.max(left, 0))} ` +
-        `(invoice total ${money(toDecimal(input.invoiceTotal))}, already credited ${money(toDecimal(input.invoiceTotal).minus(left))})`,
+        `(invoice total ${money(toDecimal(input.invoiceTotal))}` +
+        (debited.isZero() ? "" : `, debit notes ${money(debited)}`) +
+        `, already credited ${money(sum(input.creditNoteTotals.map(toDecimal)))})`,
     );
   }
 }
@@ -49,7 +70,7 @@ export interface NoteTaxRules {
 }
 
 /**
- * A credit note is taxed as the invoice it corrects (SII: tax "as referenced doc"): the invoice's
+ * A credit or debit note is taxed as the invoice it corrects (SII: tax "as referenced doc"): the invoice's
  * tax percent, its tax-included prices (a note on a boleta lists gross amounts like the boleta),
  * and no tax at all when the invoice's or the note's document type has none (a note on a
  * factura exenta, an export credit note).

@@ -84,12 +84,14 @@ export function checkPaymentLimits(
 }
 
 /**
- * What is still to pay on an invoice: its total minus finalized credit notes minus succeeded
- * payments, never below 0. Worked example: total 2916, a finalized credit note of 1190 and a
- * payment of 1000 -> 726 due; a further payment of 726 settles it.
+ * What is still to pay on an invoice: its total plus finalized debit notes minus finalized credit
+ * notes minus succeeded payments, never below 0 (decimals in the invoice currency). Worked
+ * example: total 2916, a finalized credit note of 1190 and a payment of 1000 -> 726 due; a further
+ * payment of 726 settles it; a debit note of 595 then makes 595 due again.
  */
-export function invoiceAmountDue(total: DecimalInput, credited: DecimalInput, paid: DecimalInput): Decimal {
-  return Decimal.max(toDecimal(total).minus(toDecimal(credited)).minus(toDecimal(paid)), 0);
+export function invoiceAmountDue(balance: { total: DecimalInput; credited: DecimalInput; debited: DecimalInput; paid: DecimalInput }): Decimal {
+  const owed = toDecimal(balance.total).plus(toDecimal(balance.debited));
+  return Decimal.max(owed.minus(toDecimal(balance.credited)).minus(toDecimal(balance.paid)), 0);
 }
 
 /** `text` with every hosted checkout token replaced by `chk_[redacted]` (request logs print paths; the token is a secret). */

@@ -6,7 +6,8 @@
  *   sales                = total of finalized invoices
  *   sales_current_period = the same, dated in the current calendar month of the organization's
  *                          time zone
- *   balance              = sales - total of finalized credit notes of its invoices
+ *   balance              = sales + total of finalized debit notes of its invoices
+ *                          - total of finalized credit notes of its invoices
  *                          - amount of succeeded payments
  *
  * Amounts are in the customer's aggregation currency: its `currency`, else its country's default
@@ -32,6 +33,7 @@ interface Row {
   sales: string;
   salesCurrentPeriod: string;
   credited: string;
+  debited: string;
   paid: string;
 }
 
@@ -51,6 +53,7 @@ export async function customerAggregations(ctx: ServiceContext, customerIds: rea
            COALESCE(inv.sales, 0)::text AS "sales",
            COALESCE(inv.period, 0)::text AS "salesCurrentPeriod",
            COALESCE(cn.credited, 0)::text AS "credited",
+           COALESCE(cn.debited, 0)::text AS "debited",
            COALESCE(pay.paid, 0)::text AS "paid"
     FROM customers c
     LEFT JOIN LATERAL (
@@ -60,8 +63,9 @@ export async function customerAggregations(ctx: ServiceContext, customerIds: rea
       WHERE i."customerId" = c."id" AND i."status" = 'finalized' AND (c.currency IS NULL OR i."currencyId" = c.currency)
     ) inv ON true
     LEFT JOIN LATERAL (
-      SELECT SUM(n."total") AS credited
-      FROM "Invoice" i JOIN "CreditNote" n ON n."invoiceId" = i."id"
+      SELECT SUM(n."total") FILTER (WHERE t."isCreditNote") AS credited,
+             SUM(n."total") FILTER (WHERE NOT t."isCreditNote") AS debited
+      FROM "Invoice" i JOIN "CreditNote" n ON n."invoiceId" = i."id" JOIN "DocumentType" t ON t."id" = n."documentTypeId"
       WHERE i."customerId" = c."id" AND n."status" = 'finalized' AND (c.currency IS NULL OR n."currencyId" = c.currency)
     ) cn ON true
     LEFT JOIN LATERAL (
@@ -73,7 +77,7 @@ export async function customerAggregations(ctx: ServiceContext, customerIds: rea
   return customerIds.map((id) => {
     const r = byId.get(id);
     if (!r) return { currency: null, balance: "0", sales: "0", salesCurrentPeriod: "0" };
-    const balance = new Prisma.Decimal(r.sales).minus(r.credited).minus(r.paid);
+    const balance = new Prisma.Decimal(r.sales).plus(r.debited).minus(r.credited).minus(r.paid);
     return { currency: r.currency, balance: balance.toFixed(), sales: new Prisma.Decimal(r.sales).toFixed(), salesCurrentPeriod: new Prisma.Decimal(r.salesCurrentPeriod).toFixed() };
   });
 }

@@ -1,24 +1,28 @@
 /**
  * Credit notes (spec "Credit note", "States and transitions"; SII DTE 61 and 112): a document
  * that discounts a finalized invoice. Created as drafts, deleted only as drafts, numbered at
- * finalize (services/documents.ts); the spec has no update.
+ * finalize (services/documents.ts); the spec has no update. The same resource issues debit notes
+ * (SII 56 and 111, `document: CL56`), which raise what the invoice's customer owes: the spec's
+ * credit note has a `document` type and SII treats both as notes referencing the invoice
+ * (docs/orders-and-credit-notes.md "Debit notes").
  *
  * Rules (errors are 400 naming the field, nothing written):
  * - `invoice` is a finalized invoice of the caller's organization and mode (another tenant's
  *   reads as unknown);
- * - `document` is a credit note type (`isCreditNote`) of the invoice type's country and kind
- *   (CL61 for national invoices, CL112 for exports; the default);
+ * - `document` is a note type (`isNote`) of the invoice type's country and kind: a credit note
+ *   (CL61 for national invoices, CL112 for exports; the default) or a debit note (CL56, CL111);
  * - the currency is the invoice's, and the tax follows the invoice (domain/credit-notes.ts);
  * - `date` (default today in the organization's time zone) is not before the invoice's date;
  * - at least one line; totals as for invoices (domain/totals.ts);
- * - the totals of the invoice's credit notes, drafts included, may not exceed the invoice total:
- *   `total` names the amount left. The invoice row is locked while this is checked, so concurrent
- *   credit notes cannot together exceed it.
+ * - the totals of the invoice's credit notes, drafts included, may not exceed the invoice total
+ *   plus its finalized debit notes: `total` names the amount left. The invoice row is locked while
+ *   this is checked, so concurrent credit notes cannot together exceed it. Debit notes have no
+ *   ceiling.
  */
 import type { CreditNote } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
-import { assertCreditFits, creditNoteTaxRules } from "../domain/credit-notes.js";
+import { assertCreditFits, creditNoteTaxRules, noteEffect } from "../domain/credit-notes.js";
 import type { DecimalInput } from "../domain/money.js";
 import { tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
 import { findDocumentType } from "./reference.js";
@@ -41,7 +45,7 @@ import { PDF_CUSTOMER_INCLUDE, PDF_DOCUMENT_INCLUDE, printDocument } from "./doc
 export interface CreditNoteInput {
   /** id of the finalized invoice to discount (required) */
   invoice?: string | null;
-  /** credit note document type id (default: CL61, or CL112 for export invoices) */
+  /** note document type id: a credit note (default: CL61, or CL112 for export invoices) or a debit note (CL56, CL111) */
   document?: string | null;
   date?: string | null;
   lines?: LineInput[] | null;
@@ -82,9 +86,9 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
     const invoiceType = invoice.documentType;
     if (input.document) {
       noteType = await findDocumentType(txCtx, input.document, errors);
-      if (noteType && !noteType.isCreditNote) errors.add("document", `${noteType.id} (${noteType.name}) is not a credit note type`);
+      if (noteType && !noteEffect(noteType)) errors.add("document", `${noteType.id} (${noteType.name}) is not a credit or debit note type`);
       else if (noteType && (noteType.countryId !== invoiceType.countryId || noteType.isForeign !== invoiceType.isForeign)) {
-        errors.add("document", `${noteType.id} cannot credit a ${invoiceType.id} invoice (${invoiceType.name})`);
+        errors.add("document", `${noteType.id} cannot ${noteEffect(noteType)} a ${invoiceType.id} invoice (${invoiceType.name})`);
       }
     } else {
       noteType = await tx.documentType.findFirst({
@@ -115,14 +119,17 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
   errors.throwIfAny("Invalid credit note");
   const t = totals!;
 
-  const existing = await tx.creditNote.findMany({ where: { invoiceId: invoice!.id }, select: { total: true } });
-  assertCreditFits({
-    invoiceId: invoice!.id,
-    invoiceTotal: invoice!.total.toString(),
-    creditNoteTotals: existing.map((c) => c.total.toString()),
-    creditNoteTotal: t.total,
-    currency: invoice!.currency,
-  });
+  if (noteEffect(noteType!) === "credit") {
+    const existing = await tx.creditNote.findMany({ where: { invoiceId: invoice!.id }, select: { total: true, status: true, documentType: { select: { isNote: true, isCreditNote: true } } } });
+    assertCreditFits({
+      invoiceId: invoice!.id,
+      invoiceTotal: invoice!.total.toString(),
+      creditNoteTotals: existing.filter((n) => noteEffect(n.documentType) === "credit").map((n) => n.total.toString()),
+      debitNoteTotals: existing.filter((n) => noteEffect(n.documentType) === "debit" && n.status === "finalized").map((n) => n.total.toString()),
+      creditNoteTotal: t.total,
+      currency: invoice!.currency,
+    });
+  }
 
   return tx.creditNote.create({
     data: {

@@ -4,8 +4,9 @@
  * DataLoader, so a list of invoices costs one query.
  *
  *   paid     = succeeded payments of the invoice
- *   credited = finalized credit notes of the invoice
- *   due      = max(0, total - credited - paid)            (domain/payments.ts invoiceAmountDue)
+ *   credited = finalized credit notes of the invoice (61, 112)
+ *   debited  = finalized debit notes of the invoice (56, 111)
+ *   due      = max(0, total + debited - credited - paid)  (domain/payments.ts invoiceAmountDue)
  *   inFlight = payments being charged right now (processing); a new charge must fit in due - inFlight
  *
  * Payments of an invoice are in its currency (services/payments.ts), so the sums are exact.
@@ -18,6 +19,7 @@ export interface InvoiceBalance {
   /** decimal strings in the invoice currency */
   total: string;
   credited: string;
+  debited: string;
   paid: string;
   inFlight: string;
   due: string;
@@ -27,11 +29,12 @@ interface Row {
   id: string;
   total: string;
   credited: string;
+  debited: string;
   paid: string;
   inFlight: string;
 }
 
-const ZERO: InvoiceBalance = { total: "0", credited: "0", paid: "0", inFlight: "0", due: "0" };
+const ZERO: InvoiceBalance = { total: "0", credited: "0", debited: "0", paid: "0", inFlight: "0", due: "0" };
 
 /** Balances of `invoiceIds` (of the caller's organization and mode), in input order; unknown ids give zeros. */
 export async function invoiceBalances(ctx: ServiceContext, invoiceIds: readonly string[]): Promise<InvoiceBalance[]> {
@@ -39,11 +42,15 @@ export async function invoiceBalances(ctx: ServiceContext, invoiceIds: readonly 
   const rows = await ctx.prisma.$queryRaw<Row[]>(Prisma.sql`
     SELECT i."id", i."total"::text AS "total",
            COALESCE(cn.credited, 0)::text AS "credited",
+           COALESCE(cn.debited, 0)::text AS "debited",
            COALESCE(p.paid, 0)::text AS "paid",
            COALESCE(p.in_flight, 0)::text AS "inFlight"
     FROM "Invoice" i
     LEFT JOIN LATERAL (
-      SELECT SUM(n."total") AS credited FROM "CreditNote" n WHERE n."invoiceId" = i."id" AND n."status" = 'finalized'
+      SELECT SUM(n."total") FILTER (WHERE t."isCreditNote") AS credited,
+             SUM(n."total") FILTER (WHERE NOT t."isCreditNote") AS debited
+      FROM "CreditNote" n JOIN "DocumentType" t ON t."id" = n."documentTypeId"
+      WHERE n."invoiceId" = i."id" AND n."status" = 'finalized'
     ) cn ON true
     LEFT JOIN LATERAL (
       SELECT SUM(pay."amount") FILTER (WHERE pay."status" = 'succeeded') AS paid,
@@ -60,9 +67,10 @@ export async function invoiceBalances(ctx: ServiceContext, invoiceIds: readonly 
     return {
       total: plain(r.total),
       credited: plain(r.credited),
+      debited: plain(r.debited),
       paid: plain(r.paid),
       inFlight: plain(r.inFlight),
-      due: invoiceAmountDue(r.total, r.credited, r.paid).toFixed(),
+      due: invoiceAmountDue(r).toFixed(),
     };
   });
 }

@@ -1,7 +1,7 @@
 /**
  * The tax-agency step of finalize (docs/sii-setup.md): for an organization enrolled with SII (a
  * tax profile RUT and a signing certificate) and a document type its agency issues (CL33, CL34,
- * CL52, CL61), inside the finalize transaction: take the next folio of the type's CAF (the
+ * CL39, CL41, CL52, CL56, CL61), inside the finalize transaction: take the next folio of the type's CAF (the
  * document's number), build and sign the DTE, store it as a StoredFile and return `local_file`
  * and `tax_agency`. Not enrolled, or a type without agency: null, and finalize numbers the
  * document as before.

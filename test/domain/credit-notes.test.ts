@@ -1,6 +1,6 @@
 /** Credit note rules (src/domain/credit-notes.ts); the worked example of its header is the first test. */
 import { describe, expect, it } from "vitest";
-import { amountLeftToCredit, assertCreditFits, creditNoteTaxRules } from "../../src/domain/credit-notes.js";
+import { amountLeftToCredit, assertCreditFits, creditNoteTaxRules, noteEffect } from "../../src/domain/credit-notes.js";
 import { validationErrorOf } from "../helpers/errors.js";
 
 const CLP = { id: "CLP", rounded: true, decimals: 0 };
@@ -30,10 +30,29 @@ describe("amount left to credit", () => {
     );
   });
 
+  it("worked example: a finalized debit note of 595 raises what can be credited to 1726 + 595 = 2321", () => {
+    expect(amountLeftToCredit(2916, [1190], [595]).toString()).toBe("2321");
+    expect(() => assertCreditFits({ invoiceId: "inv_1", invoiceTotal: 2916, creditNoteTotals: [1190], debitNoteTotals: [595], creditNoteTotal: 2321, currency: CLP })).not.toThrow();
+    const error = validationErrorOf(() =>
+      assertCreditFits({ invoiceId: "inv_1", invoiceTotal: 2916, creditNoteTotals: [1190], debitNoteTotals: [595], creditNoteTotal: 2322, currency: CLP }),
+    );
+    expect(error.fields).toEqual({
+      total: ["2322 CLP exceeds what is left to credit on invoice inv_1: 2321 CLP (invoice total 2916 CLP, debit notes 595 CLP, already credited 1190 CLP)"],
+    });
+  });
+
   it("a fully credited invoice leaves 0 and refuses anything above 0", () => {
     const error = validationErrorOf(() => assertCreditFits({ invoiceId: "inv_3", invoiceTotal: 1000, creditNoteTotals: [1000], creditNoteTotal: 1, currency: CLP }));
     expect(error.fields?.total?.[0]).toContain("inv_3: 0 CLP");
     expect(() => assertCreditFits({ invoiceId: "inv_3", invoiceTotal: 1000, creditNoteTotals: [1000], creditNoteTotal: 0, currency: CLP })).not.toThrow();
+  });
+});
+
+describe("note effect", () => {
+  it("61 and 112 credit, 56 and 111 debit, an invoice type is no note", () => {
+    expect(noteEffect({ isNote: true, isCreditNote: true })).toBe("credit");
+    expect(noteEffect({ isNote: true, isCreditNote: false })).toBe("debit");
+    expect(noteEffect({ isNote: false, isCreditNote: false })).toBeNull();
   });
 });
 

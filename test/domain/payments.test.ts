@@ -70,11 +70,14 @@ describe("payment limits (spec Limits)", () => {
 
 describe("invoice amount due", () => {
   it("worked example: 2916 - 1190 credited - 1000 paid = 726", () => {
-    expect(invoiceAmountDue(2916, 1190, 1000).toString()).toBe("726");
-    expect(invoiceAmountDue(2916, 1190, 1726).toString()).toBe("0");
+    expect(invoiceAmountDue({ total: 2916, credited: 1190, debited: 0, paid: 1000 }).toString()).toBe("726");
+    expect(invoiceAmountDue({ total: 2916, credited: 1190, debited: 0, paid: 1726 }).toString()).toBe("0");
+  });
+  it("a finalized debit note of 595 on the settled invoice makes 595 due again", () => {
+    expect(invoiceAmountDue({ total: 2916, credited: 1190, debited: 595, paid: 1726 }).toString()).toBe("595");
   });
   it("never goes below zero", () => {
-    expect(invoiceAmountDue("7.50", "0", "8").toString()).toBe("0");
+    expect(invoiceAmountDue({ total: "7.50", credited: "0", debited: "0", paid: "8" }).toString()).toBe("0");
   });
 });
 

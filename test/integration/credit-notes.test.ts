@@ -1,6 +1,7 @@
 /**
  * Credit notes (spec "Credit note"; SII 61/112) over REST and GraphQL: shape, `?expand=invoice`,
- * the amount-left rule (also under concurrency), bad inputs, lifecycle, PDF, aggregations.
+ * the amount-left rule (also under concurrency), bad inputs, lifecycle, PDF, aggregations; and
+ * debit notes (56) through the same resource, which raise what is due.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PDFParse } from "pdf-parse";
@@ -238,8 +239,9 @@ describe("credit notes: bad input (400 in DESIGN.md's shape, nothing written)", 
     ["a negative amount", () => ({ lines: [{ name: "x", amount: -100 }] }), "lines.0.amount", "must not be negative"],
     ["a line without a name", () => ({ lines: [{ amount: 100 }] }), "lines.0.name", "is required"],
     ["more than the invoice total", () => ({ lines: [{ name: "x", amount: 2451 }] }), "total", "left to credit"],
-    ["an invoice document type", () => ({ document: "CL33" }), "document", "is not a credit note type"],
-    ["a debit note type", () => ({ document: "CL56" }), "document", "is not a credit note type"],
+    ["an invoice document type", () => ({ document: "CL33" }), "document", "is not a credit or debit note type"],
+    ["a purchase-only or invoice type", () => ({ document: "CL46" }), "document", "is not a credit or debit note type"],
+    ["an export debit note for a national invoice", () => ({ document: "CL111" }), "document", "cannot debit a CL33 invoice"],
     ["an export credit note for a national invoice", () => ({ document: "CL112" }), "document", "cannot credit a CL33 invoice"],
     ["a date before the invoice's", () => ({ date: "2026-11-19" }), "date", "must not be before the invoice's date 2026-11-20"],
     ["an unknown field", () => ({ customer: customerId }), "customer", "unknown field"],
@@ -287,5 +289,63 @@ describe("credit notes over GraphQL, and the customer balance", () => {
 
     const over = await s.graphql(`mutation($input: CreditNoteInput!) { createCreditNote(input: $input) { id } }`, { input: { invoice: invoice.id, lines: [{ name: "x", amount: "8001" }] } });
     expect(over.body.errors[0].extensions).toMatchObject({ code: "validation_error", fields: { total: [expect.stringContaining(": 9520 CLP")] } });
+  });
+});
+
+describe("debit notes (CL56) through the credit note resource", () => {
+  it("a finalized debit note raises the amount due, the customer balance and what can be credited", async () => {
+    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Debit" }) })).body.id;
+    const invoice = (await s.rest("POST", "/v1/invoices/", { body: { customer, lines: [{ name: "Servicio", amount: 10000 }] } })).body;
+    expect((await s.rest("GET", `/v1/invoices/${invoice.id}/finalize/`)).status).toBe(200);
+    const state = async () => {
+      const res = await s.graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountDue customer { aggregations { balance sales } } } } }`, { id: invoice.id });
+      expect(res.body.errors).toBeUndefined();
+      return res.body.data.node;
+    };
+    expect(await state()).toEqual({ amountDue: "11900", customer: { aggregations: { balance: "11900", sales: "11900" } } });
+
+    // a draft debit note (interest charged late: 500 net + 95 IVA) changes nothing yet
+    const draft = await createCreditNote({ invoice: invoice.id, document: "CL56", note: "Intereses por mora", lines: [{ name: "Intereses", amount: 500 }] });
+    expect(draft).toMatchObject({ document: "CL56", status: "draft", amount: 500, tax: 95, tax_percent: 19, total: 595, invoice: invoice.id });
+    expect(await state()).toMatchObject({ amountDue: "11900" });
+    // the whole invoice can be credited, and not the draft debit on top
+    const over = await s.rest("POST", "/v1/creditnotes/", { body: { invoice: invoice.id, lines: [{ name: "x", amount: 10001 }] } });
+    expect(over.body.error.fields.total[0]).toContain("left to credit on invoice");
+
+    const fin = await s.rest("GET", `/v1/creditnotes/${draft.id}/finalize/`);
+    expect(fin.status).toBe(200);
+    expect(fin.body).toMatchObject({ status: "finalized", number: 1, document: "CL56" });
+    expect(await state()).toEqual({ amountDue: "12495", customer: { aggregations: { balance: "12495", sales: "11900" } } });
+
+    // the debit note's 595 can now be credited as well: 11900 + 595 = 12495, and not a peso more
+    const tooMuch = await s.rest("POST", "/v1/creditnotes/", { body: { invoice: invoice.id, lines: [{ name: "x", amount: 10500 }, { name: "y", amount: 1 }] } });
+    expect(tooMuch.status).toBe(400);
+    expect(tooMuch.body.error.fields.total).toEqual([`12496 CLP exceeds what is left to credit on invoice ${invoice.id}: 12495 CLP (invoice total 11900 CLP, debit notes 595 CLP, already credited 0 CLP)`]);
+    const credit = await createCreditNote({ invoice: invoice.id, lines: [{ name: "Anulación", amount: 10500 }] });
+    expect(credit).toMatchObject({ document: "CL61", total: 12495 });
+    expect((await s.rest("GET", `/v1/creditnotes/${credit.id}/finalize/`)).status).toBe(200);
+    expect(await state()).toEqual({ amountDue: "0", customer: { aggregations: { balance: "0", sales: "11900" } } });
+
+    const type = await s.graphql(`{ documentTypes(country: { equals: "CL" }, first: 50) { edges { node { id isNote isCreditNote isDebitNote } } } }`);
+    expect(type.body.errors).toBeUndefined();
+    expect(type.body.data.documentTypes.edges.map((e: any) => e.node)).toEqual(
+      expect.arrayContaining([
+        { id: "CL33", isNote: false, isCreditNote: false, isDebitNote: false },
+        { id: "CL56", isNote: true, isCreditNote: false, isDebitNote: true },
+        { id: "CL61", isNote: true, isCreditNote: true, isDebitNote: false },
+      ]),
+    );
+  });
+
+  it("the debit note's PDF is titled as a debit note and names the invoice it corrects", async () => {
+    const invoice = await finalizedInvoice();
+    const note = await createCreditNote({ invoice: invoice.id, document: "CL56", note: "Flete no facturado", lines: [{ name: "Flete", amount: 3000 }] });
+    const pdf = await s.rest("GET", `/v1/creditnotes/${note.id}/pdf/`);
+    expect(pdf.status).toBe(200);
+    // the PDF wraps long lines: compare with whitespace collapsed
+    const text = (await new PDFParse({ data: new Uint8Array(Buffer.from(pdf.body.file, "base64")) }).getText()).text.replace(/\s+/g, " ");
+    expect(text).toContain("NOTA DE DÉBITO ELECTRÓNICA");
+    expect(text).toContain(`Corrects: Factura electrónica N° ${invoice.number} of 2026-11-20`);
+    expect(text).toContain("Reason: Flete no facturado");
   });
 });

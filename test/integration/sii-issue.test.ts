@@ -1,6 +1,6 @@
 /**
  * Issuing DTEs at finalize (docs/sii-setup.md) end to end through the API, for an enrolled
- * organization: invoices 33 and 34, a guía 52 and a credit note 61. Each stored XML is read back
+ * organization: invoices 33 and 34, a guía 52, a credit note 61 and a debit note 56. Each stored XML is read back
  * through its `local_file` URL and checked with two external tools (xmllint against SII's
  * DTE_v10.xsd, xmlsec1 against the uploaded certificate). Folios: gapless under 20 concurrent
  * finalizes, 409 when the CAF is used up (nothing changes). Organizations without a certificate
@@ -135,6 +135,24 @@ describe("finalize issues a DTE", () => {
     expect(xml).toContain(`<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>33</TpoDocRef><FolioRef>1</FolioRef><FchRef>${invoice.date}</FchRef><CodRef>3</CodRef><RazonRef>Devolución parcial</RazonRef></Referencia>`);
     expect(xml).toContain("<MntTotal>595</MntTotal>");
   });
+
+  it("56: a debit note (document CL56 on the credit note resource) references the invoice and adds to what is due", async () => {
+    await uploadCaf(56, 1, 10);
+    const draft = await s.rest("POST", "/v1/creditnotes/", { body: { invoice: invoice.id, document: "CL56", note: "Intereses por mora", lines: [{ name: "Intereses", amount: 1000 }] } });
+    expect(draft.status, JSON.stringify(draft.body)).toBe(201);
+    const res = await finalize(`/v1/creditnotes/${draft.body.id}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ document: "CL56", number: 1, amount: 1000, tax: 190, total: 1190 });
+    expect(res.body.local_file).toBe(`${s.url}/v1/files/${draft.body.id}_56_1.xml`);
+    expect(res.body.tax_agency).toMatchObject({ agency: "sii", status: "pending", document_id: "F1T56", folio: 1 });
+    const xml = await checkedXml(res.body.local_file);
+    expect(xml).toContain("<TipoDTE>56</TipoDTE><Folio>1</Folio>");
+    expect(xml).toContain("<MntNeto>1000</MntNeto><TasaIVA>19</TasaIVA><IVA>190</IVA><MntTotal>1190</MntTotal>");
+    expect(xml).toContain(`<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>33</TpoDocRef><FolioRef>1</FolioRef><FchRef>${invoice.date}</FchRef><CodRef>3</CodRef><RazonRef>Intereses por mora</RazonRef></Referencia>`);
+    // invoice 2678, credit note 61 of 595, debit note 56 of 1190: 3273 due
+    const due = await s.graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountDue } } }`, { id: invoice.id });
+    expect(due.body.data.node.amountDue).toBe("3273");
+  });
 });
 
 describe("folios", () => {
@@ -146,7 +164,7 @@ describe("folios", () => {
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(results.map((r) => r.body.number).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
     for (const r of results) expect(r.body.local_file).toBe(`${s.url}/v1/files/${r.body.id}_33_${r.body.number}.xml`);
-    expect(await s.database.prisma.storedFile.count({ where: { name: { endsWith: ".xml" }, organizationId: s.orgs.acme } })).toBe(24);
+    expect(await s.database.prisma.storedFile.count({ where: { name: { endsWith: ".xml" }, organizationId: s.orgs.acme } })).toBe(25);
 
     const exhausted = await finalize(`/v1/invoices/${drafts[20]}`);
     expect(exhausted.status).toBe(409);

@@ -1,5 +1,6 @@
 /**
- * Credit notes (spec "Credit note"; SII DTE 61 and 112): node type, `creditNotes` connection and
+ * Credit notes (spec "Credit note"; SII DTE 61 and 112, and debit notes 56 and 111 through the
+ * same resource): node type, `creditNotes` connection and
  * the create/delete/finalize mutations (the spec has no update). Rules live in
  * services/credit-notes.ts and domain/credit-notes.ts.
  */
@@ -35,10 +36,11 @@ export const CreditNote = builder.prismaNode("CreditNote", {
   id: { field: "id", description: "`cre_` id" },
   findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
   nullable: true,
-  description: "A document discounting a finalized invoice, in its currency and taxed as it. Totals as for invoices (docs/invoice-totals.md).",
+  description:
+    "A note correcting a finalized invoice, in its currency and taxed as it: a credit note (CL61, CL112) discounts it, a debit note (CL56, CL111) adds to it (document.isDebitNote). Totals as for invoices (docs/invoice-totals.md).",
   fields: (t) => ({
-    invoice: t.relation("invoice", { description: "the invoice this note discounts" }),
-    document: t.relation("documentType", { description: "document type (CL61, or CL112 for exports)" }),
+    invoice: t.relation("invoice", { description: "the invoice this note corrects" }),
+    document: t.relation("documentType", { description: "document type: CL61 or CL112 (exports) credit, CL56 or CL111 debit" }),
     currency: t.relation("currency", { description: "the invoice's currency" }),
     number: t.exposeInt("number", { nullable: true, description: "assigned at finalize; null on drafts" }),
     testMode: t.exposeBoolean("testMode"),
@@ -77,10 +79,10 @@ export const CreditNote = builder.prismaNode("CreditNote", {
 });
 
 const CreditNoteInput = builder.inputType("CreditNoteInput", {
-  description: "A new credit note.",
+  description: "A new credit (or debit) note.",
   fields: (t) => ({
-    invoice: t.id({ description: "the finalized invoice to discount (required)" }),
-    document: t.string({ description: "credit note type id (default CL61, CL112 for export invoices)" }),
+    invoice: t.id({ description: "the finalized invoice to correct (required)" }),
+    document: t.string({ description: "note type id: credit (default CL61, CL112 for export invoices) or debit (CL56, CL111 for exports)" }),
     date: t.field({ type: "Date", description: "closing date; default today in the organization's time zone; not before the invoice's date" }),
     lines: t.field({ type: [InvoiceLineInput], description: "at least one (required); prices in the invoice currency" }),
     discount: t.field({ type: "Decimal", description: "document discount on taxable lines, percent (0-100) or amount" }),

@@ -70,7 +70,7 @@ export const Invoice = builder.prismaNode("Invoice", {
     }),
     amountDue: t.field({
       type: "Decimal",
-      description: "total - finalized credit notes - amountPaid, never below 0 (docs/payments.md)",
+      description: "total + finalized debit notes - finalized credit notes - amountPaid, never below 0 (docs/payments.md)",
       select: { id: true },
       resolve: async (invoice, _args, ctx) => (await balanceOf(ctx, invoice.id)).due,
     }),

@@ -5,6 +5,7 @@
 import { builder } from "../builder.js";
 import { StringFilter, stringConditions } from "../filters.js";
 import { prismaConnection } from "../pagination.js";
+import { noteEffect } from "../../domain/credit-notes.js";
 
 export const Country = builder.prismaObject("Country", {
   description: "A country (ISO 3166-1 alpha-2 id) with its default sales tax.",
@@ -62,7 +63,12 @@ export const DocumentType = builder.prismaObject("DocumentType", {
     isPurchase: t.exposeBoolean("isPurchase", { description: "REST spells it is_purshase" }),
     isOrder: t.exposeBoolean("isOrder", { description: "dispatch guide" }),
     isNote: t.exposeBoolean("isNote", { description: "credit or debit note" }),
-    isCreditNote: t.exposeBoolean("isCreditNote", { description: "credit note (61, 112): the types createCreditNote accepts" }),
+    isCreditNote: t.exposeBoolean("isCreditNote", { description: "credit note (61, 112): lowers what the invoice's customer owes" }),
+    isDebitNote: t.boolean({
+      description: "debit note (56, 111): raises what the invoice's customer owes. createCreditNote accepts credit and debit note types",
+      select: { isNote: true, isCreditNote: true },
+      resolve: (type) => noteEffect(type) === "debit",
+    }),
     pricesIncludeTax: t.exposeBoolean("pricesIncludeTax", { description: "line prices include tax (boletas 39, 41)" }),
     send: t.exposeBoolean("send", { description: "sent to the tax agency" }),
     given: t.exposeBoolean("given", { description: "has an assignable (cedible) copy" }),
