@@ -82,3 +82,19 @@ export function documentStatusFromCounts(counts: TypeCounts | undefined): TaxAge
   if (counts.rejected >= counts.reported) return "rejected";
   return "review";
 }
+
+/**
+ * Status of one boleta in a processed (EPR) EnvioBOLETA, from SII's boleta API, which lists only
+ * the boletas it objected to or rejected (`detalle_rep_rech`): not listed → `accepted`; listed
+ * with a rejection code (RCH, RSC, RFR, …) → `rejected`; with RPR or RLV →
+ * `accepted_with_objections`; listed with an accepting code (DOK, EPR) → `accepted`; any other
+ * code → `review` (never guessed).
+ */
+export function boletaStatusFromDetail(detail: { estado: string } | undefined): TaxAgencyStatus {
+  if (!detail) return "accepted";
+  const code = detail.estado.trim();
+  if (REJECTED.includes(code)) return "rejected";
+  if (WITH_OBJECTIONS.includes(code)) return "accepted_with_objections";
+  if (code === "DOK" || code === "EPR") return "accepted";
+  return "review";
+}

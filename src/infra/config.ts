@@ -40,17 +40,55 @@ export interface AppSettings {
   certificateEncryptionKey?: Buffer;
 }
 
-/** Base URLs of SII's DTE services; overridable with SII_CERTIFICATION_URL and SII_PRODUCTION_URL. */
+/**
+ * Base URLs of SII's services (docs/sii-sending.md "Hosts"): DTEs go to SII_CERTIFICATION_URL /
+ * SII_PRODUCTION_URL; boletas to SII's boleta REST API, SII_BOLETA_CERTIFICATION_URL /
+ * SII_BOLETA_PRODUCTION_URL (seed, token, status) and SII_BOLETA_CERTIFICATION_UPLOAD_URL /
+ * SII_BOLETA_PRODUCTION_UPLOAD_URL (upload). Certification serves test mode, production live mode.
+ */
 export interface SiiHosts {
   /** test mode: SII's certification environment, default https://maullin.sii.cl */
   certificationUrl: string;
   /** live mode: SII's production environment, default https://palena.sii.cl */
   productionUrl: string;
+  /** boletas, test mode: default https://apicert.sii.cl/recursos/v1 */
+  boletaCertificationUrl: string;
+  /** boleta uploads, test mode: default https://pangal.sii.cl/recursos/v1 */
+  boletaCertificationUploadUrl: string;
+  /** boletas, live mode: default https://api.sii.cl/recursos/v1 */
+  boletaProductionUrl: string;
+  /** boleta uploads, live mode: default https://rahue.sii.cl/recursos/v1 */
+  boletaProductionUploadUrl: string;
 }
 
-export const DEFAULT_SII_HOSTS: SiiHosts = { certificationUrl: "https://maullin.sii.cl", productionUrl: "https://palena.sii.cl" };
+export const DEFAULT_SII_HOSTS: SiiHosts = {
+  certificationUrl: "https://maullin.sii.cl",
+  productionUrl: "https://palena.sii.cl",
+  boletaCertificationUrl: "https://apicert.sii.cl/recursos/v1",
+  boletaCertificationUploadUrl: "https://pangal.sii.cl/recursos/v1",
+  boletaProductionUrl: "https://api.sii.cl/recursos/v1",
+  boletaProductionUploadUrl: "https://rahue.sii.cl/recursos/v1",
+};
 
 export const DEFAULT_SETTINGS: AppSettings = { mailFrom: "billing@localhost", sessionTtlSeconds: 3600, paymentGateways: ["test", "redirect"], sii: DEFAULT_SII_HOSTS };
+
+const SII_HOST_VARIABLES: Record<keyof SiiHosts, string> = {
+  certificationUrl: "SII_CERTIFICATION_URL",
+  productionUrl: "SII_PRODUCTION_URL",
+  boletaCertificationUrl: "SII_BOLETA_CERTIFICATION_URL",
+  boletaCertificationUploadUrl: "SII_BOLETA_CERTIFICATION_UPLOAD_URL",
+  boletaProductionUrl: "SII_BOLETA_PRODUCTION_URL",
+  boletaProductionUploadUrl: "SII_BOLETA_PRODUCTION_UPLOAD_URL",
+};
+
+/** SII hosts from the environment (trailing slashes dropped), defaults from DEFAULT_SII_HOSTS. */
+function siiHosts(env: NodeJS.ProcessEnv): SiiHosts {
+  const hosts = { ...DEFAULT_SII_HOSTS };
+  for (const [key, variable] of Object.entries(SII_HOST_VARIABLES) as [keyof SiiHosts, string][]) {
+    hosts[key] = (env[variable] || DEFAULT_SII_HOSTS[key]).replace(/\/+$/, "");
+  }
+  return hosts;
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === "" ? 3000 : Number(env.PORT);
@@ -83,10 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       paymentGateways: env.PAYMENT_GATEWAYS
         ? env.PAYMENT_GATEWAYS.split(",").map((g) => g.trim()).filter(Boolean)
         : DEFAULT_SETTINGS.paymentGateways,
-      sii: {
-        certificationUrl: (env.SII_CERTIFICATION_URL || DEFAULT_SII_HOSTS.certificationUrl).replace(/\/+$/, ""),
-        productionUrl: (env.SII_PRODUCTION_URL || DEFAULT_SII_HOSTS.productionUrl).replace(/\/+$/, ""),
-      },
+      sii: siiHosts(env),
       certificateEncryptionKey: env.CERTIFICATE_ENCRYPTION_KEY ? parseEncryptionKey(env.CERTIFICATE_ENCRYPTION_KEY) : undefined,
     },
   };

@@ -11,10 +11,13 @@
  *   is one transaction (submission rows + documents' `taxAgency`).
  * - Upload round: per organization and mode, the due DTEs go in one EnvioDTE (Caratula from the
  *   tax profile, signed with the organization's certificate) to the mode's host (test mode:
- *   certification, live: production); the envelope is stored as a StoredFile; the rows become
- *   `sent` with the TRACKID and the documents `{status: "sent", track_id, sent_at, envelope_file}`.
- * - Poll round: per track id, QueryEstUp until SII decides; then each document is `accepted`,
- *   `accepted_with_objections`, `rejected` or `review` with SII's code (`sii_status`).
+ *   certification, live: production), and the due boletas (39, 41) in one EnvioBOLETA to SII's
+ *   boleta REST API; each envelope is stored as a StoredFile; the rows become `sent` with the
+ *   track id and the documents `{status: "sent", track_id, sent_at, envelope_file}`.
+ * - Poll round: per track id, QueryEstUp (boletas: the boleta API's envío status) until SII
+ *   decides; then each document is `accepted`, `accepted_with_objections`, `rejected` or `review`
+ *   with SII's code (`sii_status`). The boleta API names each boleta it objected to or rejected,
+ *   so boletas are decided one by one (`sii_message` is SII's reason for that boleta).
  * - Failure (no network, SII error, missing profile/certificate): the document stays finalized
  *   and `pending` (or `sent` while polling) with `attempts`, `next_attempt_at` and `last_error`;
  *   the row is retried after `siiRetryDelayMs(attempts)` (1 min doubling to 6 h), never dropped.
@@ -23,8 +26,9 @@ import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "../infra/prisma/generated/client.js";
 import type { AppSettings } from "../infra/config.js";
 import type { Logger } from "../infra/logger.js";
-import { SII_POLL_DELAY_MS, documentStatusFromCounts, envelopeOutcome, siiNextAttemptAt, uploadOutcome, type TaxAgencyStatus } from "../domain/sii-sending.js";
-import { buildEnvioDte, isBoletaType, SII_RUT } from "../infra/taxagency/sii/envelope.js";
+import { SII_POLL_DELAY_MS, boletaStatusFromDetail, documentStatusFromCounts, envelopeOutcome, siiNextAttemptAt, uploadOutcome, type TaxAgencyStatus } from "../domain/sii-sending.js";
+import { buildEnvioBoleta, buildEnvioDte, isBoletaType, SII_RUT } from "../infra/taxagency/sii/envelope.js";
+import { SiiBoletaTransport } from "../infra/taxagency/sii/boleta-transport.js";
 import { SiiTransport, type UploadStatus } from "../infra/taxagency/sii/transport.js";
 import type { SigningCredentials } from "../infra/taxagency/sii/signature.js";
 import type { Tx } from "./context.js";
@@ -50,6 +54,8 @@ export interface SiiSendingDeps {
   loadCredentials?: (organizationId: string, now: Date) => Promise<SenderCredentials>;
   /** one transport per host, reused across rounds (it caches the token) */
   transports?: Map<string, SiiTransport>;
+  /** the same for SII's boleta API, per API host */
+  boletaTransports?: Map<string, SiiBoletaTransport>;
 }
 
 export interface SendReport {
@@ -160,6 +166,15 @@ async function mergeTaxAgency(tx: Tx, kind: SubmissionKind, id: string, values: 
   else await tx.creditNote.update({ where, data });
 }
 
+function boletaTransportFor(deps: SiiSendingDeps, testMode: boolean): SiiBoletaTransport {
+  const { sii } = deps.settings;
+  const [apiUrl, uploadUrl] = testMode ? [sii.boletaCertificationUrl, sii.boletaCertificationUploadUrl] : [sii.boletaProductionUrl, sii.boletaProductionUploadUrl];
+  deps.boletaTransports ??= new Map();
+  let t = deps.boletaTransports.get(apiUrl);
+  if (!t) deps.boletaTransports.set(apiUrl, (t = new SiiBoletaTransport({ apiUrl, uploadUrl })));
+  return t;
+}
+
 function transportFor(deps: SiiSendingDeps, testMode: boolean): SiiTransport {
   const baseUrl = testMode ? deps.settings.sii.certificationUrl : deps.settings.sii.productionUrl;
   deps.transports ??= new Map();
@@ -193,15 +208,21 @@ async function recordFailure(deps: SiiSendingDeps, rows: Row[], status: "pending
   });
 }
 
-/** Records SII's decision for rows (status per row) in one transaction. */
-async function recordDecision(deps: SiiSendingDeps, decided: { row: Row; status: TaxAgencyStatus }[], siiStatus: string, glosa: string | undefined, now: Date): Promise<void> {
+/** Records SII's decision for rows (status, and a message of its own when SII gave one per document) in one transaction. */
+async function recordDecision(
+  deps: SiiSendingDeps,
+  decided: { row: Row; status: TaxAgencyStatus; message?: string }[],
+  siiStatus: string,
+  glosa: string | undefined,
+  now: Date,
+): Promise<void> {
   await deps.prisma.$transaction(async (tx) => {
-    for (const { row, status } of decided) {
+    for (const { row, status, message } of decided) {
       await tx.siiSubmission.updateMany({ where: { id: row.id }, data: { status: "done", siiStatus, lastError: null } });
       await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
         status,
         sii_status: siiStatus,
-        sii_message: glosa ?? null,
+        sii_message: message ?? glosa ?? null,
         decided_at: now.toISOString(),
         attempts: null,
         next_attempt_at: null,
@@ -211,17 +232,38 @@ async function recordDecision(deps: SiiSendingDeps, decided: { row: Row; status:
   });
 }
 
-/** Uploads the claimed pending rows of one organization and mode in one EnvioDTE. */
+/** DTEs travel in an EnvioDTE to DTEUpload; boletas (39, 41) in an EnvioBOLETA to SII's boleta API. */
+type EnvelopeKind = "dte" | "boleta";
+
+/** What an upload gave: SII received it (track id), refused the file for good, or must be asked again. */
+interface UploadResult {
+  outcome: "received" | "rejected" | "retry";
+  trackId: string;
+  /** SII's code: DTEUpload STATUS, or the boleta API's `estado` */
+  code: string;
+}
+
+async function uploadEnvelopeFile(deps: SiiSendingDeps, kind: EnvelopeKind, testMode: boolean, signer: SenderCredentials, input: { rutSender: string; rutCompany: string; file: Buffer; fileName: string }): Promise<UploadResult> {
+  if (kind === "boleta") {
+    const receipt = await boletaTransportFor(deps, testMode).upload(signer, input);
+    return { outcome: "received", trackId: receipt.trackId, code: receipt.estado };
+  }
+  const receipt = await transportFor(deps, testMode).upload(signer, input);
+  return { outcome: uploadOutcome(receipt.status), trackId: receipt.trackId, code: receipt.status };
+}
+
+/** Uploads the claimed pending rows of one organization and mode: one EnvioDTE for DTEs, one EnvioBOLETA for boletas. */
 async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: SendReport): Promise<void> {
+  const dtes = rows.filter((r) => !isBoletaType(r.dteType));
+  const boletas = rows.filter((r) => isBoletaType(r.dteType));
+  if (dtes.length) await uploadEnvelope(deps, "dte", dtes, now, report);
+  if (boletas.length) await uploadEnvelope(deps, "boleta", boletas, now, report);
+}
+
+/** Builds, signs, uploads and records one envelope of `kind` holding `rows` (one organization and mode). */
+async function uploadEnvelope(deps: SiiSendingDeps, kind: EnvelopeKind, rows: Row[], now: Date, report: SendReport): Promise<void> {
   const { prisma } = deps;
   const { organizationId, testMode } = rows[0];
-  const boletas = rows.filter((r) => isBoletaType(r.dteType));
-  if (boletas.length) {
-    await recordFailure(deps, boletas, "pending", "boletas (39, 41) go to SII's boleta API, which is not supported yet", now);
-    report.retrying += boletas.length;
-  }
-  const dtes = rows.filter((r) => !isBoletaType(r.dteType));
-  if (!dtes.length) return;
   let envelope: { file: Buffer; name: string } | undefined;
   try {
     const org = await prisma.organization.findUnique({ where: { id: organizationId }, select: { taxId: true, taxResolutionNumber: true, taxResolutionDate: true } });
@@ -230,12 +272,13 @@ async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report:
     }
     const signer = await credentials(deps, organizationId, now);
     if (!signer.subjectRut) throw new Error("the signing certificate has no holder RUT (RutEnvia)");
-    const files = await prisma.storedFile.findMany({ where: { name: { in: dtes.map((r) => r.dteFile) }, organizationId }, select: { name: true, content: true } });
+    const files = await prisma.storedFile.findMany({ where: { name: { in: rows.map((r) => r.dteFile) }, organizationId }, select: { name: true, content: true } });
     const byName = new Map(files.map((f) => [f.name, Buffer.from(f.content)]));
-    const missing = dtes.filter((r) => !byName.has(r.dteFile));
+    const missing = rows.filter((r) => !byName.has(r.dteFile));
     if (missing.length) throw new Error(`the signed DTE file ${missing[0].dteFile} is missing`);
-    const built = buildEnvioDte({
-      dtes: dtes.map((r) => byName.get(r.dteFile)!),
+    const build = kind === "boleta" ? buildEnvioBoleta : buildEnvioDte;
+    const built = build({
+      dtes: rows.map((r) => byName.get(r.dteFile)!),
       caratula: {
         rutEmisor: org.taxId,
         rutEnvia: signer.subjectRut,
@@ -247,20 +290,19 @@ async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report:
       credentials: signer,
       timestamp: now,
     });
-    envelope = { file: built.file, name: `sii-envio-${randomUUID()}.xml` };
-    const receipt = await transportFor(deps, testMode).upload(signer, { rutSender: signer.subjectRut, rutCompany: org.taxId, file: built.file, fileName: envelope.name });
-    const outcome = uploadOutcome(receipt.status);
-    if (outcome === "retry") throw new Error(`SII did not take the upload (STATUS ${receipt.status})`);
+    envelope = { file: built.file, name: `sii-envio-${kind === "boleta" ? "boleta-" : ""}${randomUUID()}.xml` };
+    const sent = await uploadEnvelopeFile(deps, kind, testMode, signer, { rutSender: signer.subjectRut, rutCompany: org.taxId, file: built.file, fileName: envelope.name });
+    if (sent.outcome === "retry") throw new Error(`SII did not take the upload (STATUS ${sent.code})`);
     const env = envelope;
     await prisma.$transaction(async (tx) => {
       await storeFile(tx, { name: env.name, organizationId, testMode, contentType: "application/xml", content: env.file });
-      for (const row of dtes) {
-        if (outcome === "received") {
+      for (const row of rows) {
+        if (sent.outcome === "received") {
           const next = new Date(now.getTime() + SII_POLL_DELAY_MS);
-          await tx.siiSubmission.update({ where: { id: row.id }, data: { status: "sent", trackId: receipt.trackId, envelopeFile: env.name, sentAt: now, attempts: 0, nextAttemptAt: next, lastError: null, siiStatus: null } });
+          await tx.siiSubmission.update({ where: { id: row.id }, data: { status: "sent", trackId: sent.trackId, envelopeFile: env.name, sentAt: now, attempts: 0, nextAttemptAt: next, lastError: null, siiStatus: null } });
           await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
             status: "sent",
-            track_id: receipt.trackId,
+            track_id: sent.trackId,
             sent_at: now.toISOString(),
             envelope_file: `/v1/files/${env.name}`,
             attempts: null,
@@ -268,10 +310,10 @@ async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report:
             last_error: null,
           });
         } else {
-          await tx.siiSubmission.update({ where: { id: row.id }, data: { status: "done", envelopeFile: env.name, siiStatus: `upload:${receipt.status}`, lastError: null } });
+          await tx.siiSubmission.update({ where: { id: row.id }, data: { status: "done", envelopeFile: env.name, siiStatus: `upload:${sent.code}`, lastError: null } });
           await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
             status: "rejected",
-            sii_status: `upload:${receipt.status}`,
+            sii_status: `upload:${sent.code}`,
             envelope_file: `/v1/files/${env.name}`,
             decided_at: now.toISOString(),
             attempts: null,
@@ -281,43 +323,63 @@ async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report:
         }
       }
     });
-    if (outcome === "received") report.uploaded += dtes.length;
-    else report.decided += dtes.length;
+    if (sent.outcome === "received") report.uploaded += rows.length;
+    else report.decided += rows.length;
     report.envelopes += 1;
-    deps.logger.info({ organizationId, testMode, trackId: receipt.trackId, status: receipt.status, documents: dtes.length }, "SII upload");
+    deps.logger.info({ organizationId, testMode, kind, trackId: sent.trackId, status: sent.code, documents: rows.length }, "SII upload");
   } catch (e) {
-    await recordFailure(deps, dtes, "pending", message(e), now);
-    report.retrying += dtes.length;
-    deps.logger.warn({ organizationId, testMode, documents: dtes.length, err: message(e) }, "SII upload failed; retrying later");
+    await recordFailure(deps, rows, "pending", message(e), now);
+    report.retrying += rows.length;
+    deps.logger.warn({ organizationId, testMode, kind, documents: rows.length, err: message(e) }, "SII upload failed; retrying later");
   }
 }
 
-/** Asks SII for the status of one track id and records what it says. */
+/** SII's answer about one upload, the same for both APIs: its code and what it means for each document once processed. */
+interface EnvelopeVerdict {
+  estado: string;
+  glosa?: string;
+  /** status (and SII's message, when it gave one per document) of a row once SII processed the envelope (EPR) */
+  documentStatus: (row: Row) => { status: TaxAgencyStatus; message?: string };
+}
+
+async function askEnvelopeStatus(deps: SiiSendingDeps, testMode: boolean, signer: SenderCredentials, rutCompany: string, trackId: string, boleta: boolean): Promise<EnvelopeVerdict> {
+  if (boleta) {
+    const status = await boletaTransportFor(deps, testMode).status(signer, { rutCompany, trackId });
+    return {
+      estado: status.estado,
+      documentStatus: (row) => {
+        const detail = status.details.find((d) => d.type === row.dteType && d.folio === row.folio);
+        return { status: boletaStatusFromDetail(detail), message: detail?.message || undefined };
+      },
+    };
+  }
+  const status: UploadStatus = await transportFor(deps, testMode).status(signer, { rutCompany, trackId });
+  return { estado: status.estado, glosa: status.glosa, documentStatus: (row) => ({ status: documentStatusFromCounts(status.counts.find((c) => c.type === row.dteType)) }) };
+}
+
+/** Asks SII for the status of one track id (DTE or boleta API by the rows' type) and records what it says. */
 async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: SendReport): Promise<void> {
   const { organizationId, testMode, trackId } = rows[0];
   try {
     const org = await deps.prisma.organization.findUnique({ where: { id: organizationId }, select: { taxId: true } });
     if (!org?.taxId) throw new Error("the tax profile has no RUT");
     const signer = await credentials(deps, organizationId, now);
-    const status: UploadStatus = await transportFor(deps, testMode).status(signer, { rutCompany: org.taxId, trackId: trackId! });
-    const outcome = envelopeOutcome(status.estado);
-    if (outcome === "retry") throw new Error(`SII status query answered ${status.estado}${status.glosa ? ` (${status.glosa})` : ""}`);
+    const verdict = await askEnvelopeStatus(deps, testMode, signer, org.taxId, trackId!, isBoletaType(rows[0].dteType));
+    const outcome = envelopeOutcome(verdict.estado);
+    if (outcome === "retry") throw new Error(`SII status query answered ${verdict.estado}${verdict.glosa ? ` (${verdict.glosa})` : ""}`);
     if (outcome === "in_progress") {
       await deps.prisma.$transaction(async (tx) => {
         for (const row of rows) {
-          await tx.siiSubmission.updateMany({ where: { id: row.id, status: "sent" }, data: { siiStatus: status.estado, lastError: null, nextAttemptAt: siiNextAttemptAt(row.attempts, now) } });
-          await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(), sii_status: status.estado, last_error: null });
+          await tx.siiSubmission.updateMany({ where: { id: row.id, status: "sent" }, data: { siiStatus: verdict.estado, lastError: null, nextAttemptAt: siiNextAttemptAt(row.attempts, now) } });
+          await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(), sii_status: verdict.estado, last_error: null });
         }
       });
       return;
     }
-    const decided = rows.map((row) => ({
-      row,
-      status: (outcome === "processed" ? documentStatusFromCounts(status.counts.find((c) => c.type === row.dteType)) : outcome) as TaxAgencyStatus,
-    }));
-    await recordDecision(deps, decided, status.estado, status.glosa, now);
+    const decided = rows.map((row) => (outcome === "processed" ? { row, ...verdict.documentStatus(row) } : { row, status: outcome as TaxAgencyStatus }));
+    await recordDecision(deps, decided, verdict.estado, verdict.glosa, now);
     report.decided += rows.length;
-    deps.logger.info({ organizationId, testMode, trackId, estado: status.estado, documents: rows.length }, "SII decided");
+    deps.logger.info({ organizationId, testMode, trackId, estado: verdict.estado, documents: rows.length }, "SII decided");
   } catch (e) {
     await recordFailure(deps, rows, "sent", message(e), now);
     report.retrying += rows.length;

@@ -1,6 +1,6 @@
-/** Sending rules (src/domain/sii-sending.ts): retry delays, upload STATUS and envelope ESTADO meanings. */
+/** Sending rules (src/domain/sii-sending.ts): retry delays, upload STATUS and envelope ESTADO meanings, boleta details. */
 import { describe, expect, it } from "vitest";
-import { documentStatusFromCounts, envelopeOutcome, siiNextAttemptAt, siiRetryDelayMs, uploadOutcome } from "../../src/domain/sii-sending.js";
+import { boletaStatusFromDetail, documentStatusFromCounts, envelopeOutcome, siiNextAttemptAt, siiRetryDelayMs, uploadOutcome } from "../../src/domain/sii-sending.js";
 
 describe("siiRetryDelayMs", () => {
   it("starts at one minute, doubles, and stops growing at six hours", () => {
@@ -35,5 +35,25 @@ describe("envelopeOutcome and documentStatusFromCounts", () => {
     expect(documentStatusFromCounts(c(2, 0, 2, 0))).toBe("rejected");
     expect(documentStatusFromCounts(c(3, 2, 1, 0))).toBe("review");
     expect(documentStatusFromCounts(undefined)).toBe("review");
+  });
+});
+
+describe("boletaStatusFromDetail", () => {
+  it("a boleta SII does not list in detalle_rep_rech is accepted", () => {
+    expect(boletaStatusFromDetail(undefined)).toBe("accepted");
+  });
+  it("RCH (and the other rejection codes) reject, RPR and RLV are objections, DOK accepts", () => {
+    expect(["RCH", "RSC", "RFR", "RPR", "RLV", "DOK", " RCH "].map((estado) => boletaStatusFromDetail({ estado }))).toEqual([
+      "rejected",
+      "rejected",
+      "rejected",
+      "accepted_with_objections",
+      "accepted_with_objections",
+      "accepted",
+      "rejected",
+    ]);
+  });
+  it("an unknown code is left for review, never guessed", () => {
+    expect(boletaStatusFromDetail({ estado: "XYZ" })).toBe("review");
   });
 });

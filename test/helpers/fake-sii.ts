@@ -1,11 +1,15 @@
 /**
- * A fake SII (node:http) speaking enough of CrSeed, GetTokenFromSeed, DTEUpload and QueryEstUp
- * for the tests (SII itself cannot run here). It:
+ * A fake SII (node:http) speaking enough of CrSeed, GetTokenFromSeed, DTEUpload and QueryEstUp,
+ * and of the boleta REST API (`/recursos/v1/boleta.electronica.semilla`, `.token`, `.envio` and
+ * `.envio/{rut}-{dv}-{trackid}`), for the tests (SII itself cannot run here). It:
  * - hands out seeds and, for a seed it issued whose signed getToken verifies with xmlsec1 against
  *   `trustedCertificatePem` (when given), a token;
  * - takes uploads only with a valid `Cookie: TOKEN=`, optionally validates the envelope with
  *   xmllint (`schema`: STATUS 7 when invalid), keeps them (`uploads`) and answers a TRACKID;
- * - answers QueryEstUp with `statusFor(upload)` (default: EPR, every document accepted);
+ * - answers QueryEstUp with `statusFor(upload)` (default: EPR, every document accepted), and the
+ *   boleta status with `boletaStatusFor(upload)` (default: EPR, nothing objected or rejected);
+ * - takes boleta uploads only with a Content-Length (SII's gateway reads one chunk of a chunked
+ *   body) and answers HTTP 401 to a token it does not know, as SII's boleta API does;
  * - can be taken down (`down()`: connections refused) and brought back (`up()`) on the same port,
  *   or made to answer HTTP 500 (`failWith500 = true`).
  */
@@ -16,8 +20,11 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DOMParser } from "@xmldom/xmldom";
 import { withTempDir } from "./sii-fixtures.js";
+import type { SiiHosts } from "../../src/infra/config.js";
 
 export interface FakeUpload {
+  /** which API took it: DTEUpload, or the boleta API */
+  api: "dte" | "boleta";
   trackId: string;
   rutSender: string;
   dvSender: string;
@@ -39,6 +46,15 @@ export interface FakeSiiOptions {
   trustedCertificatePem?: string;
   /** XSD an uploaded envelope must validate against, else STATUS 7 */
   schema?: string;
+  /** XSD an uploaded EnvioBOLETA must validate against, else HTTP 400 */
+  boletaSchema?: string;
+}
+
+/** The boleta API's envío status (JSON, as SII writes it). */
+export interface FakeBoletaStatus {
+  estado: string;
+  estadistica?: { tipo: number; informados: number; aceptados: number; rechazados: number; reparos: number }[];
+  detalle_rep_rech?: { tipo: number; folio: number; estado: string; descripcion: string; error?: { descripcion: string; detalle?: string }[] }[];
 }
 
 function escape(xml: string): string {
@@ -87,6 +103,8 @@ export class FakeSii {
   readonly calls: string[] = [];
   /** QueryEstUp answer for an upload */
   statusFor: (upload: FakeUpload) => FakeStatus = (upload) => ({ estado: "EPR", glosa: "Envio Procesado", counts: countsOf(upload.file, "all-accepted") });
+  /** boleta API envío status for an upload */
+  boletaStatusFor: (upload: FakeUpload) => FakeBoletaStatus = () => ({ estado: "EPR", detalle_rep_rech: [] });
   failWith500 = false;
 
   constructor(private readonly options: FakeSiiOptions = {}) {
@@ -104,6 +122,19 @@ export class FakeSii {
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Every SII host of the settings pointing at this fake (DTE and boleta APIs, both environments). */
+  get hosts(): SiiHosts {
+    const boleta = `${this.url}/recursos/v1`;
+    return {
+      certificationUrl: this.url,
+      productionUrl: this.url,
+      boletaCertificationUrl: boleta,
+      boletaCertificationUploadUrl: boleta,
+      boletaProductionUrl: boleta,
+      boletaProductionUploadUrl: boleta,
+    };
   }
 
   async start(): Promise<this> {
@@ -158,11 +189,8 @@ export class FakeSii {
       this.calls.push("token");
       const soap = body.toString("utf8");
       const signed = /<!\[CDATA\[([\s\S]*?)\]\]>/.exec(soap)?.[1] ?? "";
-      const seed = tag(signed, "Semilla");
-      const valid = !!seed && this.seeds.delete(seed) && (!this.options.trustedCertificatePem || xmlsecOk(signed, this.options.trustedCertificatePem));
-      if (!valid) return xml(soapAnswer("getToken", respuesta("", "<ESTADO>-07</ESTADO><GLOSA>Error Firma</GLOSA>")));
-      const token = `TOK${++this.counter}`;
-      this.tokens.add(token);
+      const token = this.tokenFor(signed);
+      if (!token) return xml(soapAnswer("getToken", respuesta("", "<ESTADO>-07</ESTADO><GLOSA>Error Firma</GLOSA>")));
       return xml(soapAnswer("getToken", respuesta(`<TOKEN>${token}</TOKEN>`, "<ESTADO>00</ESTADO><GLOSA>Token Creado</GLOSA>")));
     }
     if (path === "/cgi_dte/UPL/DTEUpload") {
@@ -181,7 +209,7 @@ export class FakeSii {
       const file = Buffer.from(await archivo.arrayBuffer());
       if (this.options.schema && !xmllintOk(file, this.options.schema)) return answer("7");
       const trackId = String(4_000_000 + ++this.counter);
-      this.uploads.push({ trackId, rutSender: field("rutSender"), dvSender: field("dvSender"), rutCompany: field("rutCompany"), dvCompany: field("dvCompany"), fileName: archivo.name, file, token });
+      this.uploads.push({ api: "dte", trackId, rutSender: field("rutSender"), dvSender: field("dvSender"), rutCompany: field("rutCompany"), dvCompany: field("dvCompany"), fileName: archivo.name, file, token });
       return answer("0", trackId);
     }
     if (path === "/DTEWS/QueryEstUp.jws") {
@@ -198,8 +226,72 @@ export class FakeSii {
         .join("");
       return xml(soapAnswer("getEstUp", respuesta(counts, `<TRACKID>${trackId}</TRACKID><ESTADO>${s.estado}</ESTADO>${s.glosa ? `<GLOSA>${s.glosa}</GLOSA>` : ""}<NUM_ATENCION>1</NUM_ATENCION>`)));
     }
+    if (path.startsWith("/recursos/v1/")) return this.handleBoletaApi(req, res, path.slice("/recursos/v1/".length), body);
     res.statusCode = 404;
     res.end("not found");
+  }
+
+  /** Issues a token for a signed getToken whose seed this fake gave out and whose signature verifies. */
+  private tokenFor(signed: string): string | undefined {
+    const seed = tag(signed, "Semilla");
+    const valid = !!seed && this.seeds.delete(seed) && (!this.options.trustedCertificatePem || xmlsecOk(signed, this.options.trustedCertificatePem));
+    if (!valid) return undefined;
+    const token = `TOK${++this.counter}`;
+    this.tokens.add(token);
+    return token;
+  }
+
+  private async handleBoletaApi(req: IncomingMessage, res: ServerResponse, resource: string, body: Buffer): Promise<void> {
+    const send = (status: number, contentType: string, text: string) => {
+      res.statusCode = status;
+      res.setHeader("Content-Type", contentType);
+      res.end(text);
+    };
+    const json = (status: number, value: unknown) => send(status, "application/json", JSON.stringify(value));
+    const token = /TOKEN=([^;\s]+)/.exec(req.headers.cookie ?? "")?.[1] ?? "";
+    if (req.method === "GET" && resource === "boleta.electronica.semilla") {
+      this.calls.push("boleta-seed");
+      const seed = String(200_000_000_000 + ++this.counter);
+      this.seeds.add(seed);
+      return send(200, "application/xml", `<?xml version="1.0" encoding="UTF-8"?>${respuesta(`<SEMILLA>${seed}</SEMILLA>`, "<ESTADO>00</ESTADO>")}`);
+    }
+    if (req.method === "POST" && resource === "boleta.electronica.token") {
+      this.calls.push("boleta-token");
+      const issued = this.tokenFor(body.toString("utf8"));
+      if (!issued) return send(200, "application/xml", respuesta("", "<ESTADO>-07</ESTADO><GLOSA>Error Firma</GLOSA>"));
+      return send(200, "application/xml", respuesta(`<TOKEN>${issued}</TOKEN>`, "<ESTADO>00</ESTADO><GLOSA>Token Creado</GLOSA>"));
+    }
+    if (req.method === "POST" && resource === "boleta.electronica.envio") {
+      this.calls.push("boleta-upload");
+      if (!this.tokens.has(token)) return json(401, { message: "NO ESTA AUTENTICADO" });
+      if (req.headers["transfer-encoding"] || !req.headers["content-length"]) return json(400, { message: "chunked body: only the first chunk is read" });
+      const form = await new Request("http://x/", { method: "POST", headers: { "content-type": req.headers["content-type"] ?? "" }, body: new Uint8Array(body) }).formData();
+      const archivo = form.get("archivo");
+      const field = (n: string) => String(form.get(n) ?? "");
+      if (!(archivo instanceof File)) return json(400, { message: "archivo is required" });
+      const file = Buffer.from(await archivo.arrayBuffer());
+      if (this.options.boletaSchema && !xmllintOk(file, this.options.boletaSchema)) return json(400, { message: "EnvioBOLETA does not validate" });
+      const trackId = String(7_000_000 + ++this.counter);
+      this.uploads.push({ api: "boleta", trackId, rutSender: field("rutSender"), dvSender: field("dvSender"), rutCompany: field("rutCompany"), dvCompany: field("dvCompany"), fileName: archivo.name, file, token });
+      return json(200, {
+        rut_emisor: `${field("rutCompany")}-${field("dvCompany")}`,
+        rut_envia: `${field("rutSender")}-${field("dvSender")}`,
+        trackid: Number(trackId),
+        fecha_recepcion: "2026-11-23 10:00:00",
+        estado: "REC",
+        file: archivo.name,
+      });
+    }
+    const status = /^boleta\.electronica\.envio\/(\d+)-([\dkK])-(\d+)$/.exec(resource);
+    if (req.method === "GET" && status) {
+      this.calls.push("boleta-status");
+      if (!this.tokens.has(token)) return json(401, { message: "NO ESTA AUTENTICADO" });
+      const upload = this.uploads.find((u) => u.api === "boleta" && u.trackId === status[3] && u.rutCompany === status[1]);
+      if (!upload) return json(404, { message: "trackid no existe" });
+      const answer = this.boletaStatusFor(upload);
+      return json(200, { rut_emisor: `${upload.rutCompany}-${upload.dvCompany}`, rut_envia: `${upload.rutSender}-${upload.dvSender}`, trackid: Number(upload.trackId), fecha_recepcion: "2026-11-23 10:00:00", ...answer });
+    }
+    json(404, { message: "not found" });
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * Sending issued DTEs to SII (services/sii-sending.ts, docs/sii-sending.md) against the fake SII
  * of test/helpers/fake-sii.ts, which checks the token signature with xmlsec1 and the uploaded
- * envelope with xmllint (EnvioDTE_v10.xsd). Rounds are run by calling `sendDueSubmissions` with
+ * envelope with xmllint (EnvioDTE_v10.xsd; boletas: EnvioBOLETA_v11.xsd through the boleta API). Rounds are run by calling `sendDueSubmissions` with
  * explicit times, so backoff is checked to the millisecond.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -27,8 +27,8 @@ let deps: SiiSendingDeps;
 beforeAll(async () => {
   const p12 = generatePkcs12({ rut: HOLDER_RUT });
   cert = p12;
-  sii = await startFakeSii({ trustedCertificatePem: cert.certificatePem, schema: join(SCHEMA_DIR, "EnvioDTE_v10.xsd") });
-  const hosts = { certificationUrl: sii.url, productionUrl: sii.url };
+  sii = await startFakeSii({ trustedCertificatePem: cert.certificatePem, schema: join(SCHEMA_DIR, "EnvioDTE_v10.xsd"), boletaSchema: join(SCHEMA_DIR, "EnvioBOLETA_v11.xsd") });
+  const hosts = sii.hosts;
   s = await startTestServer({ settings: { sii: hosts, certificateEncryptionKey: KEY } });
   // the organization's certificate, uploaded like a user does: the queue signs with it (loadSigningCredentials)
   const uploaded = await s.rest("POST", "/v1/billers/built_in/certificates/", { body: { file: p12.file.toString("base64"), password: p12.password } });
@@ -211,5 +211,88 @@ describe("sending to SII", () => {
     expect(await sendDueSubmissions(deps, t0)).toMatchObject({ uploaded: 0, decided: 1, retrying: 0 });
     expect(await taxAgency(a.id)).toMatchObject({ status: "rejected", sii_status: "upload:7" });
     expect(await sendDueSubmissions(deps, new Date(t0.getTime() + 86_400_000))).toMatchObject({ uploaded: 0, retrying: 0 });
+  });
+});
+
+describe("sending boletas through SII's boleta API", () => {
+  it("boletas go in an EnvioBOLETA to the boleta API, DTEs in an EnvioDTE, in the same round; SII's verdict is read per boleta", async () => {
+    const caf = generateCaf({ rut: RUT, type: 39, from: 1, to: 100, authorizedOn: new Date(Date.now() - 5 * 86400_000).toISOString().slice(0, 10) });
+    expect((await s.rest("POST", "/v1/billers/built_in/cafs/", { body: { file: caf.file.toString("base64") } })).status).toBe(201);
+    const walkIn = (await s.rest("POST", "/v1/customers/", { body: { name: "Juana Pérez", country: "CL" } })).body.id;
+    const boleta = async (amount: number) => {
+      const draft = (await s.rest("POST", "/v1/invoices/", { body: { customer: walkIn, document: "CL39", lines: [{ name: "Café", amount }] } })).body;
+      const fin = await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`);
+      expect(fin.status, JSON.stringify(fin.body)).toBe(200);
+      return { id: draft.id as string, folio: fin.body.number as number };
+    };
+    const a = await boleta(1990);
+    const b = await boleta(3500);
+    const invoice = await finalizedDte();
+    expect(await taxAgency(a.id)).toMatchObject({ agency: "sii", status: "pending", document_id: `F${a.folio}T39` });
+
+    const t0 = new Date(Date.now() + 1000);
+    const uploadsBefore = sii.uploads.length;
+    expect(await sendDueSubmissions(deps, t0)).toEqual({ uploaded: 3, envelopes: 2, decided: 0, retrying: 0 });
+    const uploads = sii.uploads.slice(uploadsBefore);
+    expect(uploads.map((u) => u.api).sort()).toEqual(["boleta", "dte"]);
+    const envio = uploads.find((u) => u.api === "boleta")!;
+    expect([envio.rutSender, envio.dvSender, envio.rutCompany, envio.dvCompany]).toEqual(["11111111", "1", "76042235", "5"]);
+    const xml = envio.file.toString("latin1");
+    expect(xml).toMatch(/^<\?xml version="1.0" encoding="ISO-8859-1"\?>\s*<EnvioBOLETA /);
+    expect(xml).toContain("<SubTotDTE><TpoDTE>39</TpoDTE><NroDTE>2</NroDTE></SubTotDTE>");
+    expect(xml).not.toContain("<TipoDTE>33</TipoDTE>");
+    // the fake checked EnvioBOLETA_v11.xsd; the envelope's and each boleta's signatures verify in place
+    expect(xmlsecVerifyNode(envio.file, cert.certificatePem, ENVELOPE_SIGNATURE).ok).toBe(true);
+    expect(xmlsecVerifyNode(envio.file, cert.certificatePem, dteSignature(1)).ok).toBe(true);
+    expect(xmlsecVerifyNode(envio.file, cert.certificatePem, dteSignature(2)).ok).toBe(true);
+
+    const sent = await taxAgency(a.id);
+    expect(sent).toMatchObject({ status: "sent", track_id: envio.trackId, sent_at: t0.toISOString() });
+    expect(sent).not.toHaveProperty("last_error");
+    const stored = await s.database.prisma.storedFile.findUniqueOrThrow({ where: { name: String(sent.envelope_file).replace("/v1/files/", "") } });
+    expect(Buffer.from(stored.content).equals(envio.file)).toBe(true);
+    expect((await taxAgency(invoice.id)).track_id).toBe(uploads.find((u) => u.api === "dte")!.trackId);
+
+    // SII accepts the first boleta and rejects the second, naming it
+    sii.boletaStatusFor = () => ({
+      estado: "EPR",
+      estadistica: [{ tipo: 39, informados: 2, aceptados: 1, rechazados: 1, reparos: 0 }],
+      detalle_rep_rech: [{ tipo: 39, folio: b.folio, estado: "RCH", descripcion: "Dte Rechazado", error: [{ descripcion: "Error en Monto Total" }] }],
+    });
+    const t1 = new Date(t0.getTime() + 60_000);
+    try {
+      expect(await sendDueSubmissions(deps, t1)).toEqual({ uploaded: 0, envelopes: 0, decided: 3, retrying: 0 });
+    } finally {
+      sii.boletaStatusFor = () => ({ estado: "EPR", detalle_rep_rech: [] });
+    }
+    expect(await taxAgency(a.id)).toMatchObject({ status: "accepted", sii_status: "EPR", track_id: envio.trackId, decided_at: t1.toISOString() });
+    expect((await taxAgency(a.id)).sii_message).toBeUndefined();
+    expect(await taxAgency(b.id)).toMatchObject({ status: "rejected", sii_status: "EPR", sii_message: "Dte Rechazado; Error en Monto Total", decided_at: t1.toISOString() });
+    expect(await taxAgency(invoice.id)).toMatchObject({ status: "accepted", sii_status: "EPR" });
+    const rows = await s.database.prisma.siiSubmission.findMany({ where: { documentId: { in: [a.id, b.id] } }, orderBy: { folio: "asc" } });
+    expect(rows.map((r) => [r.dteType, r.status, r.trackId, r.siiStatus])).toEqual([
+      [39, "done", envio.trackId, "EPR"],
+      [39, "done", envio.trackId, "EPR"],
+    ]);
+  });
+
+  it("the boleta API unreachable: boletas stay pending with the error and are retried with backoff", async () => {
+    const walkIn = (await s.rest("POST", "/v1/customers/", { body: { name: "Pedro", country: "CL" } })).body.id;
+    const draft = (await s.rest("POST", "/v1/invoices/", { body: { customer: walkIn, document: "CL39", lines: [{ name: "Té", amount: 1500 }] } })).body;
+    expect((await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`)).status).toBe(200);
+    const t0 = new Date(Date.now() + 1000);
+    await sii.down();
+    try {
+      expect(await sendDueSubmissions(deps, t0)).toMatchObject({ uploaded: 0, retrying: 1 });
+    } finally {
+      await sii.up();
+    }
+    const failed = await taxAgency(draft.id);
+    expect(failed).toMatchObject({ status: "pending", attempts: 1, next_attempt_at: new Date(t0.getTime() + 60_000).toISOString() });
+    expect(failed.last_error).toMatch(new RegExp(`^cannot reach SII at ${sii.url} \\(boleta (seed|upload)\\): `));
+    const t1 = new Date(t0.getTime() + 60_000);
+    expect(await sendDueSubmissions(deps, t1)).toMatchObject({ uploaded: 1, envelopes: 1, retrying: 0 });
+    expect(await taxAgency(draft.id)).toMatchObject({ status: "sent", track_id: sii.uploads.at(-1)!.trackId });
+    expect(sii.uploads.at(-1)!.api).toBe("boleta");
   });
 });

@@ -16,7 +16,8 @@
  *
  * Errors are `SiiTransportError`: `network` (no connection, timeout, HTTP 5xx, unreadable answer),
  * `auth` (seed/token refused, token expired), or `sii` (SII answered with an error code).
- * Boletas (39/41) go to SII's separate REST API, which this transport does not speak.
+ * Boletas (39/41) go to SII's separate REST API: boleta-transport.ts, which shares the helpers
+ * exported here (request, answer parsing, seed signing).
  */
 import { DOMParser } from "@xmldom/xmldom";
 import { SignedXml } from "xml-crypto";
@@ -28,7 +29,7 @@ const ENVELOPED = "http://www.w3.org/2000/09/xmldsig#enveloped-signature";
 const RSA_SHA1 = "http://www.w3.org/2000/09/xmldsig#rsa-sha1";
 const SHA1 = "http://www.w3.org/2000/09/xmldsig#sha1";
 /** SII's upload page historically requires a browser-like User-Agent (LibreDTE, Odoo send this one). */
-const USER_AGENT = "Mozilla/4.0 (compatible; PROG 1.0; Windows NT 5.0; YComp 5.0.2.4)";
+export const USER_AGENT = "Mozilla/4.0 (compatible; PROG 1.0; Windows NT 5.0; YComp 5.0.2.4)";
 
 export type SiiErrorKind = "network" | "auth" | "sii";
 
@@ -51,11 +52,12 @@ export interface SiiTransportOptions {
   timeoutMs?: number;
 }
 
-interface Dom {
+export interface Dom {
   getElementsByTagName(name: string): { length: number; item(i: number): { localName?: string; textContent: string | null } | null };
 }
 
-function parse(xml: string, what: string): Dom {
+/** Parses an answer of SII; `network` error when it is not XML. */
+export function parse(xml: string, what: string): Dom {
   let failed = false;
   const doc = new DOMParser({ errorHandler: { warning: () => undefined, error: () => (failed = true), fatalError: () => (failed = true) } }).parseFromString(xml, "text/xml") as unknown as Dom;
   if (failed || !doc) throw new SiiTransportError(`unreadable answer from SII (${what})`, "network");
@@ -63,7 +65,7 @@ function parse(xml: string, what: string): Dom {
 }
 
 /** Texts of every element named `localName` (any prefix). */
-function texts(doc: Dom, localName: string): string[] {
+export function texts(doc: Dom, localName: string): string[] {
   const all = doc.getElementsByTagName("*");
   const out: string[] = [];
   for (let i = 0; i < all.length; i++) {
@@ -73,7 +75,8 @@ function texts(doc: Dom, localName: string): string[] {
   return out;
 }
 
-function text(doc: Dom, localName: string): string | undefined {
+/** Text of the first element named `localName` (any prefix). */
+export function text(doc: Dom, localName: string): string | undefined {
   return texts(doc, localName)[0];
 }
 
@@ -81,11 +84,12 @@ function soapEnvelope(body: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body>${body}</soapenv:Body></soapenv:Envelope>`;
 }
 
-function escapeXml(value: string): string {
+export function escapeXml(value: string): string {
   return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-function splitRut(rut: string): { number: string; dv: string } {
+/** `76042235-5` → `{ number: "76042235", dv: "5" }` (SII's forms and paths take them apart). */
+export function splitRut(rut: string): { number: string; dv: string } {
   const normal = siiRut(rut, "rut");
   const [number, dv] = normal.split("-");
   return { number, dv };
@@ -129,6 +133,36 @@ export interface UploadReceipt {
 }
 
 /**
+ * One HTTP request to SII with the browser-like User-Agent and a timeout. Throws `network` when
+ * SII cannot be reached or answers HTTP 5xx/4xx, except the statuses listed in `accept` (returned
+ * for the caller to read, e.g. 401 for an expired boleta token).
+ */
+export async function siiRequest(
+  url: string,
+  init: { method: "GET" | "POST"; body?: string | FormData | Uint8Array; headers?: Record<string, string> },
+  what: string,
+  timeoutMs: number,
+  accept: number[] = [],
+): Promise<{ status: number; body: string }> {
+  let response: Response;
+  const origin = new URL(url).origin;
+  try {
+    response = await fetch(url, {
+      method: init.method,
+      body: init.body as BodyInit | undefined,
+      headers: { "User-Agent": USER_AGENT, ...init.headers },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (e) {
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    throw new SiiTransportError(`cannot reach SII at ${origin} (${what}): ${cause?.code ?? cause?.message ?? (e as Error).message}`, "network");
+  }
+  const body = await response.text().catch(() => "");
+  if (!response.ok && !accept.includes(response.status)) throw new SiiTransportError(`SII answered HTTP ${response.status} (${what})`, "network", String(response.status));
+  return { status: response.status, body };
+}
+
+/**
  * A client of one SII host. Keeps the token of the last authentication per certificate
  * and asks for a new one when SII says it is no longer valid.
  */
@@ -143,22 +177,8 @@ export class SiiTransport {
     this.timeoutMs = options.timeoutMs ?? 30_000;
   }
 
-  private async post(path: string, init: { body: string | FormData; headers?: Record<string, string> }, what: string): Promise<string> {
-    let response: Response;
-    try {
-      response = await fetch(`${this.baseUrl}${path}`, {
-        method: "POST",
-        body: init.body,
-        headers: { "User-Agent": USER_AGENT, ...init.headers },
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-    } catch (e) {
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      throw new SiiTransportError(`cannot reach SII at ${this.baseUrl} (${what}): ${cause?.code ?? cause?.message ?? (e as Error).message}`, "network");
-    }
-    const body = await response.text().catch(() => "");
-    if (!response.ok) throw new SiiTransportError(`SII answered HTTP ${response.status} (${what})`, "network", String(response.status));
-    return body;
+  private post(path: string, init: { body: string | FormData; headers?: Record<string, string> }, what: string): Promise<string> {
+    return siiRequest(`${this.baseUrl}${path}`, { method: "POST", ...init }, what, this.timeoutMs).then((r) => r.body);
   }
 
   private async soap(service: string, body: string, what: string): Promise<Dom> {
