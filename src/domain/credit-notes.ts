@@ -87,3 +87,38 @@ export function creditNoteTaxRules(
     pricesIncludeTax: hasTaxes && invoiceType.pricesIncludeTax,
   };
 }
+
+/** SII `CodRef` of a note's Referencia (chile-dte.md 2.6): 1 cancels the invoice, 2 corrects text only, 3 corrects amounts. */
+export const REFERENCE_CODES = [1, 2, 3] as const;
+export type ReferenceCode = (typeof REFERENCE_CODES)[number];
+/** What a note does when the caller does not say: correct amounts. */
+export const DEFAULT_REFERENCE_CODE: ReferenceCode = 3;
+
+/**
+ * Why `code` does not fit the note, or null when it does (SII rules, chile-dte.md 2.6):
+ * - 1 (cancels): only a credit note cancels an invoice, and it credits the whole invoice total
+ *   (a debit note cancelling a credit note is not supported: notes reference invoices);
+ * - 2 (corrects text): changes no amount, so its total is 0;
+ * - 3 (corrects amounts): any amount.
+ * Worked example: on an invoice of CLP 2.916, a credit note of 2.916 may cancel it (1); one of
+ * 1.190 may not ("a cancelling credit note credits the whole invoice total 2916 CLP, not 1190
+ * CLP"); a text correction of 0 may be 2, one of 1.190 may not.
+ */
+export function referenceCodeProblem(input: {
+  code: number;
+  effect: NoteEffect;
+  total: DecimalInput;
+  invoiceTotal: DecimalInput;
+  currency: CurrencyUnit;
+}): string | null {
+  const money = (d: DecimalInput) => `${toDecimal(d).toString()} ${input.currency.id}`;
+  if (!(REFERENCE_CODES as readonly number[]).includes(input.code)) return "must be 1 (cancels), 2 (corrects text) or 3 (corrects amounts)";
+  if (input.code === 1) {
+    if (input.effect !== "credit") return "1 (cancels) is for credit notes; a debit note corrects amounts (3) or text (2)";
+    if (!toDecimal(input.total).equals(toDecimal(input.invoiceTotal))) {
+      return `a cancelling credit note credits the whole invoice total ${money(input.invoiceTotal)}, not ${money(input.total)}`;
+    }
+  }
+  if (input.code === 2 && !toDecimal(input.total).isZero()) return `a text correction (2) changes no amount: its total must be 0, not ${money(input.total)}`;
+  return null;
+}

@@ -14,6 +14,8 @@
  * - the currency is the invoice's, and the tax follows the invoice (domain/credit-notes.ts);
  * - `date` (default today in the organization's time zone) is not before the invoice's date;
  * - at least one line; totals as for invoices (domain/totals.ts);
+ * - `reference_code` (SII CodRef, default 3) fits the note: 1 cancels, only for a credit note of the
+ *   whole invoice total; 2 corrects text, total 0 (domain/credit-notes.ts referenceCodeProblem);
  * - the totals of the invoice's credit notes, drafts included, may not exceed the invoice total
  *   plus its finalized debit notes: `total` names the amount left. The invoice row is locked while
  *   this is checked, so concurrent credit notes cannot together exceed it. Debit notes have no
@@ -22,7 +24,7 @@
 import type { CreditNote } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
-import { assertCreditFits, creditNoteTaxRules, noteEffect } from "../domain/credit-notes.js";
+import { DEFAULT_REFERENCE_CODE, assertCreditFits, creditNoteTaxRules, noteEffect, referenceCodeProblem } from "../domain/credit-notes.js";
 import type { DecimalInput } from "../domain/money.js";
 import { tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
 import { findDocumentType } from "./reference.js";
@@ -55,6 +57,8 @@ export interface CreditNoteInput {
   internalNote?: string | null;
   /** note or reason for the customer (printed) */
   note?: string | null;
+  /** SII CodRef: 1 cancels the invoice, 2 corrects text, 3 corrects amounts (default); domain/credit-notes.ts referenceCodeProblem */
+  referenceCode?: number | null;
 }
 
 const MAX_NOTE_LENGTH = 5000;
@@ -109,15 +113,21 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
   const lines = normalizeLines(input.lines ?? [], errors);
   const discount = normalizeDiscount(input, null, errors);
 
-  let totals = null;
+  let totals: ReturnType<typeof documentTotals> | undefined;
   if (invoice && noteType && errors.empty) {
     const rules = creditNoteTaxRules(noteType, invoice.documentType, invoice.taxPercent.toString());
     errors.collect(() => {
       totals = documentTotals(rules, invoice!.currency, lines, discount);
     });
   }
+  const t = totals as ReturnType<typeof documentTotals> | undefined;
+  const referenceCode = input.referenceCode ?? DEFAULT_REFERENCE_CODE;
+  if (t && invoice && noteType) {
+    const problem = referenceCodeProblem({ code: referenceCode, effect: noteEffect(noteType)!, total: t.total, invoiceTotal: invoice.total.toString(), currency: invoice.currency });
+    if (problem) errors.add("reference_code", problem);
+  }
   errors.throwIfAny("Invalid credit note");
-  const t = totals!;
+  if (!t) throw new Error("credit note totals missing after validation");
 
   if (noteEffect(noteType!) === "credit") {
     const existing = await tx.creditNote.findMany({ where: { invoiceId: invoice!.id }, select: { total: true, status: true, documentType: { select: { isNote: true, isCreditNote: true } } } });
@@ -143,6 +153,7 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
       date: dateColumn(date),
       internalNote: input.internalNote || null,
       note: input.note || null,
+      referenceCode,
       imported: false,
       ...totalColumns(t, discount),
       lines: { create: lineRows(lines, t, { withLineTax: true }) },

@@ -1,6 +1,6 @@
 /** Credit note rules (src/domain/credit-notes.ts); the worked example of its header is the first test. */
 import { describe, expect, it } from "vitest";
-import { amountLeftToCredit, assertCreditFits, creditNoteTaxRules, noteEffect } from "../../src/domain/credit-notes.js";
+import { amountLeftToCredit, assertCreditFits, creditNoteTaxRules, noteEffect, referenceCodeProblem } from "../../src/domain/credit-notes.js";
 import { validationErrorOf } from "../helpers/errors.js";
 
 const CLP = { id: "CLP", rounded: true, decimals: 0 };
@@ -77,5 +77,22 @@ describe("credit note tax rules follow the invoice", () => {
       const rules = creditNoteTaxRules(note, invoice, 19);
       expect({ ...rules, taxPercent: rules.taxPercent.toString() }).toEqual({ taxPercent: "0", hasTaxes: false, pricesIncludeTax: false });
     }
+  });
+});
+
+describe("reference codes (SII CodRef)", () => {
+  const base = { invoiceTotal: 2916, currency: CLP };
+  it("worked example: 1 cancels only with the whole invoice total; 2 only with total 0; 3 with any amount", () => {
+    expect(referenceCodeProblem({ ...base, code: 1, effect: "credit", total: 2916 })).toBeNull();
+    expect(referenceCodeProblem({ ...base, code: 1, effect: "credit", total: 1190 })).toBe("a cancelling credit note credits the whole invoice total 2916 CLP, not 1190 CLP");
+    expect(referenceCodeProblem({ ...base, code: 2, effect: "credit", total: 0 })).toBeNull();
+    expect(referenceCodeProblem({ ...base, code: 2, effect: "debit", total: "0" })).toBeNull();
+    expect(referenceCodeProblem({ ...base, code: 2, effect: "credit", total: 1190 })).toBe("a text correction (2) changes no amount: its total must be 0, not 1190 CLP");
+    expect(referenceCodeProblem({ ...base, code: 3, effect: "credit", total: 1190 })).toBeNull();
+    expect(referenceCodeProblem({ ...base, code: 3, effect: "debit", total: 99999 })).toBeNull();
+  });
+  it("a debit note does not cancel; codes other than 1, 2, 3 are refused", () => {
+    expect(referenceCodeProblem({ ...base, code: 1, effect: "debit", total: 2916 })).toBe("1 (cancels) is for credit notes; a debit note corrects amounts (3) or text (2)");
+    for (const code of [0, 4, -1]) expect(referenceCodeProblem({ ...base, code, effect: "credit", total: 1 })).toBe("must be 1 (cancels), 2 (corrects text) or 3 (corrects amounts)");
   });
 });

@@ -349,3 +349,37 @@ describe("debit notes (CL56) through the credit note resource", () => {
     expect(text).toContain("Reason: Flete no facturado");
   });
 });
+
+describe("reference codes (SII CodRef) over GraphQL", () => {
+  const create = (input: Record<string, unknown>) =>
+    s.graphql(`mutation($input: CreditNoteInput!) { createCreditNote(input: $input) { id total referenceCode } }`, { input });
+
+  it("default 3; 1 cancels the whole invoice; 2 corrects text with total 0; mismatches are a 400 on reference_code and store nothing", async () => {
+    const invoice = await finalizedInvoice();
+    const before = await s.database.prisma.creditNote.count();
+    const partialCancel = await create({ invoice: invoice.id, referenceCode: 1, lines: [{ name: "x", amount: "1000" }] });
+    expect(partialCancel.body.errors[0].extensions).toMatchObject({
+      code: "validation_error",
+      fields: { reference_code: ["a cancelling credit note credits the whole invoice total 2916 CLP, not 1190 CLP"] },
+    });
+    const textWithAmount = await create({ invoice: invoice.id, referenceCode: 2, lines: [{ name: "x", amount: "1000" }] });
+    expect(textWithAmount.body.errors[0].extensions.fields.reference_code).toEqual(["a text correction (2) changes no amount: its total must be 0, not 1190 CLP"]);
+    const debitCancel = await create({ invoice: invoice.id, document: "CL56", referenceCode: 1, lines: [{ name: "x", amount: "10" }] });
+    expect(debitCancel.body.errors[0].extensions.fields.reference_code).toEqual(["1 (cancels) is for credit notes; a debit note corrects amounts (3) or text (2)"]);
+    expect(await s.database.prisma.creditNote.count()).toBe(before);
+
+    const text = await create({ invoice: invoice.id, referenceCode: 2, note: "Donde dice Consultoria debe decir Asesoria", lines: [{ name: "Corrige glosa", amount: "0" }] });
+    expect(text.body.errors).toBeUndefined();
+    expect(text.body.data.createCreditNote).toMatchObject({ total: "0", referenceCode: 2 });
+    const plain = await create({ invoice: invoice.id, lines: [{ name: "x", amount: "100" }] });
+    expect(plain.body.data.createCreditNote.referenceCode).toBe(3);
+    await s.graphql(`mutation($id: ID!) { deleteCreditNote(id: $id) { deleted } }`, { id: plain.body.data.createCreditNote.id });
+
+    // the whole invoice (2 916: 2 450 net, of which the lines are 2 000 and 450) cancelled by one note
+    const cancel = await create({ invoice: invoice.id, referenceCode: 1, note: "Anula factura", lines: [{ name: "Consultoría", quantity: "2", amount: "1000" }, { name: "Soporte", amount: "450" }] });
+    expect(cancel.body.errors).toBeUndefined();
+    expect(cancel.body.data.createCreditNote).toMatchObject({ total: "2916", referenceCode: 1 });
+    const row = await s.database.prisma.creditNote.findUniqueOrThrow({ where: { id: cancel.body.data.createCreditNote.id } });
+    expect(row.referenceCode).toBe(1);
+  });
+});

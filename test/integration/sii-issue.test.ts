@@ -153,6 +153,22 @@ describe("finalize issues a DTE", () => {
     const due = await s.graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountDue } } }`, { id: invoice.id });
     expect(due.body.data.node.amountDue).toBe("3273");
   });
+
+  it("61 with CodRef 1 (GraphQL referenceCode): cancels a whole exempt invoice (34), exempt itself", async () => {
+    const exempt = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL34", lines: [{ name: "Taller", amount: 30000 }] } })).body;
+    const fin = await finalize(`/v1/invoices/${exempt.id}`);
+    expect(fin.body.number).toBe(2);
+    const created = await s.graphql(`mutation($input: CreditNoteInput!) { createCreditNote(input: $input) { id referenceCode } }`, {
+      input: { invoice: exempt.id, referenceCode: 1, note: "Anula factura exenta", lines: [{ name: "Taller", amount: "30000" }] },
+    });
+    expect(created.body.errors).toBeUndefined();
+    const res = await finalize(`/v1/creditnotes/${created.body.data.createCreditNote.id}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const xml = await checkedXml(res.body.local_file);
+    expect(xml).toContain("<TipoDTE>61</TipoDTE><Folio>2</Folio>");
+    expect(xml).toContain("<MntExe>30000</MntExe><MntTotal>30000</MntTotal>");
+    expect(xml).toContain(`<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>34</TpoDocRef><FolioRef>2</FolioRef><FchRef>${fin.body.date}</FchRef><CodRef>1</CodRef><RazonRef>Anula factura exenta</RazonRef></Referencia>`);
+  });
 });
 
 describe("folios", () => {
@@ -164,7 +180,7 @@ describe("folios", () => {
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(results.map((r) => r.body.number).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
     for (const r of results) expect(r.body.local_file).toBe(`${s.url}/v1/files/${r.body.id}_33_${r.body.number}.xml`);
-    expect(await s.database.prisma.storedFile.count({ where: { name: { endsWith: ".xml" }, organizationId: s.orgs.acme } })).toBe(25);
+    expect(await s.database.prisma.storedFile.count({ where: { name: { endsWith: ".xml" }, organizationId: s.orgs.acme } })).toBe(27);
 
     const exhausted = await finalize(`/v1/invoices/${drafts[20]}`);
     expect(exhausted.status).toBe(409);

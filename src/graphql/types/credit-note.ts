@@ -55,6 +55,7 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     discount: t.expose("discount", { type: "Decimal", description: "document discount, percent or amount per discountScheme" }),
     discountScheme: t.exposeString("discountScheme", { description: "% or $" }),
     discountAmount: t.expose("discountAmount", { type: "Decimal", description: "document discount in currency units" }),
+    referenceCode: t.exposeInt("referenceCode", { description: "SII CodRef of its reference to the invoice: 1 cancels, 2 corrects text, 3 corrects amounts" }),
     localFile: t.string({
       nullable: true,
       select: { localFile: true },
@@ -89,6 +90,10 @@ const CreditNoteInput = builder.inputType("CreditNoteInput", {
     discountScheme: t.string({ description: "% (default) or $" }),
     internalNote: t.string({ description: "not printed; at most 5000 characters" }),
     note: t.string({ description: "printed; at most 5000 characters" }),
+    referenceCode: t.int({
+      description:
+        "SII CodRef of the note's reference to the invoice: 1 cancels it (credit notes of the whole invoice total only), 2 corrects text (total 0), 3 corrects amounts (default). GraphQL only: the REST body has no such field.",
+    }),
   }),
 });
 
