@@ -98,3 +98,20 @@ export function boletaStatusFromDetail(detail: { estado: string } | undefined): 
   if (code === "DOK" || code === "EPR") return "accepted";
   return "review";
 }
+
+/** QueryEstDte codes meaning SII holds the DTE as issued (DOK), possibly since corrected or cancelled by a note. */
+const RECORDED = ["DOK", "TMD", "TMC", "MMD", "MMC", "AND", "ANC"];
+
+/**
+ * Status of a DTE left for `review` (its type was partly rejected in a processed envelope), from
+ * SII's record of it (QueryEstDte `ESTADO`): DOK (received, data match; also TMD, TMC, MMD, MMC,
+ * AND, ANC: received, later modified by a note) → `accepted`; FAU (not received: SII processed the
+ * envelope without keeping it) or FNA (not authorised) → `rejected`; anything else (DNK data do not
+ * match, FAN, EMP, error codes) → stays `review`.
+ */
+export function documentStatusFromRecord(estado: string): TaxAgencyStatus {
+  const code = estado.trim();
+  if (RECORDED.includes(code)) return "accepted";
+  if (code === "FAU" || code === "FNA") return "rejected";
+  return "review";
+}

@@ -17,7 +17,8 @@
  * - Poll round: per track id, QueryEstUp (boletas: the boleta API's envío status) until SII
  *   decides; then each document is `accepted`, `accepted_with_objections`, `rejected` or `review`
  *   with SII's code (`sii_status`). The boleta API names each boleta it objected to or rejected,
- *   so boletas are decided one by one (`sii_message` is SII's reason for that boleta).
+ *   so boletas are decided one by one (`sii_message` is SII's reason for that boleta). A DTE whose
+ *   type was only partly rejected is looked up alone (QueryEstDte, `sii_document_status`).
  * - Failure (no network, SII error, missing profile/certificate): the document stays finalized
  *   and `pending` (or `sent` while polling) with `attempts`, `next_attempt_at` and `last_error`;
  *   the row is retried after `siiRetryDelayMs(attempts)` (1 min doubling to 6 h), never dropped.
@@ -26,10 +27,10 @@ import { randomUUID } from "node:crypto";
 import type { PrismaClient } from "../infra/prisma/generated/client.js";
 import type { AppSettings } from "../infra/config.js";
 import type { Logger } from "../infra/logger.js";
-import { SII_POLL_DELAY_MS, boletaStatusFromDetail, documentStatusFromCounts, envelopeOutcome, siiNextAttemptAt, uploadOutcome, type TaxAgencyStatus } from "../domain/sii-sending.js";
+import { SII_POLL_DELAY_MS, boletaStatusFromDetail, documentStatusFromCounts, documentStatusFromRecord, envelopeOutcome, siiNextAttemptAt, uploadOutcome, type TaxAgencyStatus } from "../domain/sii-sending.js";
 import { buildEnvioBoleta, buildEnvioDte, isBoletaType, SII_RUT } from "../infra/taxagency/sii/envelope.js";
 import { SiiBoletaTransport } from "../infra/taxagency/sii/boleta-transport.js";
-import { SiiTransport, type UploadStatus } from "../infra/taxagency/sii/transport.js";
+import { SiiTransport, parse, text, type UploadStatus } from "../infra/taxagency/sii/transport.js";
 import type { SigningCredentials } from "../infra/taxagency/sii/signature.js";
 import type { Tx } from "./context.js";
 import { loadSigningCredentials } from "./certificates.js";
@@ -208,21 +209,46 @@ async function recordFailure(deps: SiiSendingDeps, rows: Row[], status: "pending
   });
 }
 
+/** A row's verdict: its status, SII's message for it alone, and SII's record code (QueryEstDte) when it was asked. */
+type Decided = { row: Row; status: TaxAgencyStatus; message?: string; recordStatus?: string };
+
+/**
+ * A DTE left for `review` (its type was partly rejected in a processed envelope, which does not
+ * say which documents): asks SII for its record (QueryEstDte, with the receiver, date and total
+ * read from the stored DTE) and decides with domain/sii-sending.ts documentStatusFromRecord. Any
+ * failure leaves it in `review` with the reason as message: the envelope is decided either way.
+ */
+async function resolveReview(deps: SiiSendingDeps, row: Row, testMode: boolean, signer: SenderCredentials, rutCompany: string): Promise<Partial<Decided>> {
+  try {
+    const file = await deps.prisma.storedFile.findUnique({ where: { name: row.dteFile }, select: { content: true } });
+    if (!file) throw new Error(`the signed DTE file ${row.dteFile} is missing`);
+    const dte = parse(Buffer.from(file.content).toString("latin1"), "stored DTE");
+    const [rutReceiver, issueDate, total] = [text(dte, "RUTRecep"), text(dte, "FchEmis"), text(dte, "MntTotal")];
+    if (!rutReceiver || !issueDate || !total) throw new Error(`the signed DTE file ${row.dteFile} lacks RUTRecep, FchEmis or MntTotal`);
+    const record = await transportFor(deps, testMode).documentStatus(signer, { rutQuerier: signer.subjectRut, rutCompany, rutReceiver, type: row.dteType, folio: row.folio, issueDate, total });
+    return { status: documentStatusFromRecord(record.estado), recordStatus: record.estado, message: record.glosa };
+  } catch (e) {
+    deps.logger.warn({ documentId: row.documentId, err: message(e) }, "SII document status query failed; left for review");
+    return { message: `SII's envelope status does not say whether this DTE was rejected, and asking SII failed: ${message(e)}` };
+  }
+}
+
 /** Records SII's decision for rows (status, and a message of its own when SII gave one per document) in one transaction. */
 async function recordDecision(
   deps: SiiSendingDeps,
-  decided: { row: Row; status: TaxAgencyStatus; message?: string }[],
+  decided: Decided[],
   siiStatus: string,
   glosa: string | undefined,
   now: Date,
 ): Promise<void> {
   await deps.prisma.$transaction(async (tx) => {
-    for (const { row, status, message } of decided) {
+    for (const { row, status, message, recordStatus } of decided) {
       await tx.siiSubmission.updateMany({ where: { id: row.id }, data: { status: "done", siiStatus, lastError: null } });
       await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
         status,
         sii_status: siiStatus,
         sii_message: message ?? glosa ?? null,
+        sii_document_status: recordStatus ?? null,
         decided_at: now.toISOString(),
         attempts: null,
         next_attempt_at: null,
@@ -376,7 +402,10 @@ async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: S
       });
       return;
     }
-    const decided = rows.map((row) => (outcome === "processed" ? { row, ...verdict.documentStatus(row) } : { row, status: outcome as TaxAgencyStatus }));
+    const decided: Decided[] = rows.map((row) => (outcome === "processed" ? { row, ...verdict.documentStatus(row) } : { row, status: outcome as TaxAgencyStatus }));
+    for (const d of decided) {
+      if (d.status === "review") Object.assign(d, await resolveReview(deps, d.row, testMode, signer, org.taxId));
+    }
     await recordDecision(deps, decided, verdict.estado, verdict.glosa, now);
     report.decided += rows.length;
     deps.logger.info({ organizationId, testMode, trackId, estado: verdict.estado, documents: rows.length }, "SII decided");

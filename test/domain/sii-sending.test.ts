@@ -1,6 +1,6 @@
 /** Sending rules (src/domain/sii-sending.ts): retry delays, upload STATUS and envelope ESTADO meanings, boleta details. */
 import { describe, expect, it } from "vitest";
-import { boletaStatusFromDetail, documentStatusFromCounts, envelopeOutcome, siiNextAttemptAt, siiRetryDelayMs, uploadOutcome } from "../../src/domain/sii-sending.js";
+import { boletaStatusFromDetail, documentStatusFromCounts, documentStatusFromRecord, envelopeOutcome, siiNextAttemptAt, siiRetryDelayMs, uploadOutcome } from "../../src/domain/sii-sending.js";
 
 describe("siiRetryDelayMs", () => {
   it("starts at one minute, doubles, and stops growing at six hours", () => {
@@ -55,5 +55,21 @@ describe("boletaStatusFromDetail", () => {
   });
   it("an unknown code is left for review, never guessed", () => {
     expect(boletaStatusFromDetail({ estado: "XYZ" })).toBe("review");
+  });
+});
+
+describe("documentStatusFromRecord (QueryEstDte)", () => {
+  it("DOK and the codes of a recorded DTE later modified by a note accept; FAU and FNA reject; others stay in review", () => {
+    expect(["DOK", "MMC", "ANC", "TMD", "FAU", "FNA", "DNK", "FAN", "-3"].map(documentStatusFromRecord)).toEqual([
+      "accepted",
+      "accepted",
+      "accepted",
+      "accepted",
+      "rejected",
+      "rejected",
+      "review",
+      "review",
+      "review",
+    ]);
   });
 });

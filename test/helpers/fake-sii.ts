@@ -6,6 +6,8 @@
  *   `trustedCertificatePem` (when given), a token;
  * - takes uploads only with a valid `Cookie: TOKEN=`, optionally validates the envelope with
  *   xmllint (`schema`: STATUS 7 when invalid), keeps them (`uploads`) and answers a TRACKID;
+ * - answers QueryEstDte with `documentStatusFor(query)` (default: DOK for a DTE found in an upload
+ *   of that company, FAU otherwise), and keeps each query (`documentQueries`);
  * - answers QueryEstUp with `statusFor(upload)` (default: EPR, every document accepted), and the
  *   boleta status with `boletaStatusFor(upload)` (default: EPR, nothing objected or rejected);
  * - takes boleta uploads only with a Content-Length (SII's gateway reads one chunk of a chunked
@@ -49,6 +51,9 @@ export interface FakeSiiOptions {
   /** XSD an uploaded EnvioBOLETA must validate against, else HTTP 400 */
   boletaSchema?: string;
 }
+
+/** The fields of a QueryEstDte call. */
+export type FakeDocumentQuery = Record<"RutConsultante" | "DvConsultante" | "RutCompania" | "DvCompania" | "RutReceptor" | "DvReceptor" | "TipoDte" | "FolioDte" | "FechaEmisionDte" | "MontoDte" | "Token", string>;
 
 /** The boleta API's envío status (JSON, as SII writes it). */
 export interface FakeBoletaStatus {
@@ -103,6 +108,13 @@ export class FakeSii {
   readonly calls: string[] = [];
   /** QueryEstUp answer for an upload */
   statusFor: (upload: FakeUpload) => FakeStatus = (upload) => ({ estado: "EPR", glosa: "Envio Procesado", counts: countsOf(upload.file, "all-accepted") });
+  /** QueryEstDte queries received, with their SOAP fields */
+  readonly documentQueries: FakeDocumentQuery[] = [];
+  /** QueryEstDte answer */
+  documentStatusFor: (query: FakeDocumentQuery) => { estado: string; glosa: string } = (q) =>
+    this.uploads.some((u) => u.api === "dte" && u.rutCompany === q.RutCompania && u.file.toString("latin1").includes(`<Documento ID="F${q.FolioDte}T${q.TipoDte}">`))
+      ? { estado: "DOK", glosa: "Documento Recibido por el SII. Datos Coinciden con los Registrados" }
+      : { estado: "FAU", glosa: "Documento No Recibido por el SII" };
   /** boleta API envío status for an upload */
   boletaStatusFor: (upload: FakeUpload) => FakeBoletaStatus = () => ({ estado: "EPR", detalle_rep_rech: [] });
   failWith500 = false;
@@ -225,6 +237,16 @@ export class FakeSii {
         .map((c) => `<TIPO_DOCTO>${c.type}</TIPO_DOCTO><INFORMADOS>${c.reported}</INFORMADOS><ACEPTADOS>${c.accepted}</ACEPTADOS><RECHAZADOS>${c.rejected}</RECHAZADOS><REPAROS>${c.objections}</REPAROS>`)
         .join("");
       return xml(soapAnswer("getEstUp", respuesta(counts, `<TRACKID>${trackId}</TRACKID><ESTADO>${s.estado}</ESTADO>${s.glosa ? `<GLOSA>${s.glosa}</GLOSA>` : ""}<NUM_ATENCION>1</NUM_ATENCION>`)));
+    }
+    if (path === "/DTEWS/QueryEstDte.jws") {
+      this.calls.push("document-status");
+      const soap = body.toString("utf8");
+      const names = ["RutConsultante", "DvConsultante", "RutCompania", "DvCompania", "RutReceptor", "DvReceptor", "TipoDte", "FolioDte", "FechaEmisionDte", "MontoDte", "Token"] as const;
+      const query = Object.fromEntries(names.map((n) => [n, tag(soap, n) ?? ""])) as FakeDocumentQuery;
+      if (!this.tokens.has(query.Token)) return xml(soapAnswer("getEstDte", respuesta("", "<ESTADO>001</ESTADO><GLOSA>TOKEN NO EXISTE</GLOSA>")));
+      this.documentQueries.push(query);
+      const answer = this.documentStatusFor(query);
+      return xml(soapAnswer("getEstDte", respuesta("", `<ESTADO>${answer.estado}</ESTADO><GLOSA_ESTADO>${answer.glosa}</GLOSA_ESTADO><ERR_CODE>0</ERR_CODE><NUM_ATENCION>1</NUM_ATENCION>`)));
     }
     if (path.startsWith("/recursos/v1/")) return this.handleBoletaApi(req, res, path.slice("/recursos/v1/".length), body);
     res.statusCode = 404;

@@ -173,7 +173,10 @@ describe("sending to SII", () => {
     for (const gone of ["attempts", "next_attempt_at", "last_error"]) expect(sent).not.toHaveProperty(gone);
   });
 
-  it("SII's verdicts: rejected envelope (RCH), objections (RLV), a mixed type (review); a status query error is retried", async () => {
+  it("SII's verdicts: rejected envelope (RCH), objections (RLV), a mixed type SII's record does not settle (review); a status query error is retried", async () => {
+    // a mixed type is looked up per DTE (QueryEstDte); DNK (data do not match) settles nothing
+    const lookup = sii.documentStatusFor;
+    sii.documentStatusFor = () => ({ estado: "DNK", glosa: "Documento Recibido por el SII pero Datos NO Coinciden con los Registrados" });
     const cases: [string, (file: Buffer) => { estado: string; counts?: ReturnType<typeof countsOf> }, string][] = [
       ["RCH", () => ({ estado: "RCH" }), "rejected"],
       ["RLV", () => ({ estado: "RLV" }), "accepted_with_objections"],
@@ -189,7 +192,10 @@ describe("sending to SII", () => {
       const ta = await taxAgency(a.id);
       expect(ta.status, what).toBe(expected);
       expect(ta.sii_status, what).toBe(what.slice(0, 3));
+      if (what === "EPR mixed") expect(ta).toMatchObject({ sii_document_status: "DNK", sii_message: "Documento Recibido por el SII pero Datos NO Coinciden con los Registrados" });
+      else expect(ta).not.toHaveProperty("sii_document_status");
     }
+    sii.documentStatusFor = lookup;
     // a query error (negative ESTADO) keeps the document sent, with the error and a retry time
     const b = await finalizedDte();
     const t0 = new Date(Date.now() + 1000);
@@ -198,6 +204,43 @@ describe("sending to SII", () => {
     const t1 = new Date(t0.getTime() + 60_000);
     expect(await sendDueSubmissions(deps, t1)).toMatchObject({ retrying: 1 });
     expect(await taxAgency(b.id)).toMatchObject({ status: "sent", attempts: 1, last_error: "SII status query answered -3 (ERROR INTERNO)", next_attempt_at: new Date(t1.getTime() + 60_000).toISOString() });
+  });
+
+  it("a type partly rejected in an envelope: each DTE is looked up (QueryEstDte) and decided alone", async () => {
+    const a = await finalizedDte();
+    const b = await finalizedDte();
+    const t0 = new Date(Date.now() + 1000);
+    expect(await sendDueSubmissions(deps, t0)).toMatchObject({ uploaded: 2, envelopes: 1 });
+    sii.statusFor = (u) => ({ estado: "EPR", glosa: "Envio Procesado", counts: countsOf(u.file, "all-accepted").map((c) => ({ ...c, accepted: 1, rejected: 1 })) });
+    const lookup = sii.documentStatusFor;
+    sii.documentStatusFor = (q) =>
+      Number(q.FolioDte) === b.folio ? { estado: "FAU", glosa: "Documento No Recibido por el SII" } : { estado: "DOK", glosa: "Documento Recibido por el SII. Datos Coinciden con los Registrados" };
+    const queriesBefore = sii.documentQueries.length;
+    try {
+      expect(await sendDueSubmissions(deps, new Date(t0.getTime() + 60_000))).toMatchObject({ decided: 2, retrying: 0 });
+    } finally {
+      sii.documentStatusFor = lookup;
+    }
+    expect(await taxAgency(a.id)).toMatchObject({ status: "accepted", sii_status: "EPR", sii_document_status: "DOK", sii_message: "Documento Recibido por el SII. Datos Coinciden con los Registrados" });
+    expect(await taxAgency(b.id)).toMatchObject({ status: "rejected", sii_status: "EPR", sii_document_status: "FAU", sii_message: "Documento No Recibido por el SII" });
+    // asked as the certificate holder, about the issuer's DTE, with the receiver, date (DDMMAAAA) and total of the stored XML
+    const queries = sii.documentQueries.slice(queriesBefore).sort((x, y) => Number(x.FolioDte) - Number(y.FolioDte));
+    const issued = (await s.rest("GET", `/v1/invoices/${a.id}/`)).body;
+    const [year, month, day] = String(issued.date).split("-");
+    expect(queries.map(({ Token: _token, ...q }) => q)).toEqual(
+      [a, b].map((d) => ({
+        RutConsultante: "11111111",
+        DvConsultante: "1",
+        RutCompania: "76042235",
+        DvCompania: "5",
+        RutReceptor: "77777777",
+        DvReceptor: "7",
+        TipoDte: "33",
+        FolioDte: String(d.folio),
+        FechaEmisionDte: `${day}${month}${year}`,
+        MontoDte: "119000",
+      })),
+    );
   });
 
   it("an envelope SII refuses at upload (schema error, STATUS 7) rejects its documents without retrying", async () => {

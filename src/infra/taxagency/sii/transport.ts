@@ -9,6 +9,9 @@
  *              dvCompany, archivo; `Cookie: TOKEN=…`                             → RECEPCIONDTE STATUS, TRACKID
  *   4. status: POST {base}/DTEWS/QueryEstUp.jws       SOAP getEstUp(RutCompania, DvCompania, TrackId, Token)
  *              → RESP_HDR/ESTADO, GLOSA and, once processed (EPR), RESP_BODY counts per TIPO_DOCTO
+ *   5. one DTE: POST {base}/DTEWS/QueryEstDte.jws     SOAP getEstDte(RutConsultante, DvConsultante,
+ *              RutCompania, DvCompania, RutReceptor, DvReceptor, TipoDte, FolioDte,
+ *              FechaEmisionDte DDMMAAAA, MontoDte, Token) → RESP_HDR/ESTADO (DOK, FAU, …), GLOSA_ESTADO
  *
  * `base` is `https://maullin.sii.cl` (certification, test mode) or `https://palena.sii.cl`
  * (production, live mode), from configuration (infra/config.ts `sii`). SOAP answers carry SII's
@@ -122,6 +125,13 @@ export interface UploadStatus {
   glosa?: string;
   /** RESP_BODY per TIPO_DOCTO, once processed */
   counts: { type: number; reported: number; accepted: number; rejected: number; objections: number }[];
+}
+
+/** SII's record of one DTE (QueryEstDte). */
+export interface DteRecordStatus {
+  /** DOK received and matching, DNK received but not matching, FAU not received, FNA not authorised, … or an error code */
+  estado: string;
+  glosa?: string;
 }
 
 export interface UploadReceipt {
@@ -278,6 +288,41 @@ export class SiiTransport {
         glosa: text(doc, "GLOSA"),
         counts: types.map((t, i) => ({ type: Number(t), reported: reported[i] ?? 0, accepted: accepted[i] ?? 0, rejected: rejected[i] ?? 0, objections: objections[i] ?? 0 })),
       };
+    };
+    let result = await attempt(await this.token(credentials));
+    if (["001", "002", "003"].includes(result.estado)) {
+      this.dropToken(credentials);
+      result = await attempt(await this.getToken(credentials));
+    }
+    return result;
+  }
+
+  /**
+   * QueryEstDte.getEstDte: what SII recorded for one DTE of `rutCompany`, asked by the
+   * certificate holder `rutQuerier`, identified by its type, folio, receiver, issue date
+   * (`yyyy-mm-dd`) and total. A token SII no longer accepts (ESTADO 001–003) is renewed once.
+   */
+  async documentStatus(
+    credentials: SigningCredentials,
+    input: { rutQuerier: string; rutCompany: string; rutReceiver: string; type: number; folio: number; issueDate: string; total: string },
+  ): Promise<DteRecordStatus> {
+    const querier = splitRut(input.rutQuerier);
+    const company = splitRut(input.rutCompany);
+    const receiver = splitRut(input.rutReceiver);
+    const [year, month, day] = input.issueDate.split("-");
+    const attempt = async (token: string): Promise<DteRecordStatus> => {
+      const doc = await this.soap(
+        "QueryEstDte",
+        `<getEstDte><RutConsultante>${querier.number}</RutConsultante><DvConsultante>${querier.dv}</DvConsultante>` +
+          `<RutCompania>${company.number}</RutCompania><DvCompania>${company.dv}</DvCompania>` +
+          `<RutReceptor>${receiver.number}</RutReceptor><DvReceptor>${receiver.dv}</DvReceptor>` +
+          `<TipoDte>${input.type}</TipoDte><FolioDte>${input.folio}</FolioDte><FechaEmisionDte>${day}${month}${year}</FechaEmisionDte>` +
+          `<MontoDte>${escapeXml(input.total)}</MontoDte><Token>${escapeXml(token)}</Token></getEstDte>`,
+        "document status",
+      );
+      const estado = text(doc, "ESTADO");
+      if (!estado) throw new SiiTransportError("SII's document status answer has no ESTADO", "network");
+      return { estado, glosa: text(doc, "GLOSA_ESTADO") ?? text(doc, "GLOSA") };
     };
     let result = await attempt(await this.token(credentials));
     if (["001", "002", "003"].includes(result.estado)) {
