@@ -242,12 +242,12 @@ async function recordDecision(
   now: Date,
 ): Promise<void> {
   await deps.prisma.$transaction(async (tx) => {
-    for (const { row, status, message, recordStatus } of decided) {
+    for (const { row, status, message: documentMessage, recordStatus } of decided) {
       await tx.siiSubmission.updateMany({ where: { id: row.id }, data: { status: "done", siiStatus, lastError: null } });
       await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
         status,
         sii_status: siiStatus,
-        sii_message: message ?? glosa ?? null,
+        sii_message: documentMessage ?? glosa ?? null,
         sii_document_status: recordStatus ?? null,
         decided_at: now.toISOString(),
         attempts: null,

@@ -21,7 +21,7 @@
  * Errors are transport.ts `SiiTransportError` (`network`, `auth`, `sii`), as for DTEs.
  */
 import type { SigningCredentials } from "./signature.js";
-import { SiiTransportError, parse, signSeed, siiRequest, splitRut, text } from "./transport.js";
+import { SiiTransportError, parse, seedOf, signSeed, siiRequest, splitRut, tokenOf } from "./transport.js";
 
 export interface BoletaTransportOptions {
   /** seed, token and status: `https://apicert.sii.cl/recursos/v1` or `https://api.sii.cl/recursos/v1` */
@@ -106,11 +106,7 @@ export class SiiBoletaTransport {
   /** boleta.electronica.semilla: a fresh seed. Throws `auth` when ESTADO is not 00. */
   async getSeed(): Promise<string> {
     const answer = await siiRequest(`${this.apiUrl}/boleta.electronica.semilla`, { method: "GET", headers: { Accept: "application/xml" } }, "boleta seed", this.timeoutMs);
-    const doc = parse(answer.body, "boleta seed");
-    const estado = text(doc, "ESTADO");
-    const seed = text(doc, "SEMILLA");
-    if (estado !== "00" || !seed) throw new SiiTransportError(`SII refused a seed (ESTADO ${estado ?? "missing"})`, "auth", estado);
-    return seed;
+    return seedOf(parse(answer.body, "boleta seed"));
   }
 
   /** boleta.electronica.token with the seed signed by `credentials`. Throws `auth` when refused. */
@@ -122,12 +118,7 @@ export class SiiBoletaTransport {
       "boleta token",
       this.timeoutMs,
     );
-    const doc = parse(answer.body, "boleta token");
-    const estado = text(doc, "ESTADO");
-    const token = text(doc, "TOKEN");
-    if (estado !== "00" || !token) {
-      throw new SiiTransportError(`SII refused a token (ESTADO ${estado ?? "missing"}${text(doc, "GLOSA") ? `: ${text(doc, "GLOSA")}` : ""})`, "auth", estado);
-    }
+    const token = tokenOf(parse(answer.body, "boleta token"));
     this.tokens.set(credentials.certificatePem, token);
     return token;
   }

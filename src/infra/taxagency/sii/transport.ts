@@ -117,6 +117,24 @@ export function signSeed(seed: string, credentials: SigningCredentials): string 
   return sig.getSignedXml();
 }
 
+/** The `SEMILLA` of SII's seed answer (DTE or boleta API). Throws `auth` when ESTADO is not 00. */
+export function seedOf(doc: Dom): string {
+  const estado = text(doc, "ESTADO");
+  const seed = text(doc, "SEMILLA");
+  if (estado !== "00" || !seed) throw new SiiTransportError(`SII refused a seed (ESTADO ${estado ?? "missing"})`, "auth", estado);
+  return seed;
+}
+
+/** The `TOKEN` of SII's token answer (DTE or boleta API). Throws `auth`, with SII's GLOSA, when ESTADO is not 00. */
+export function tokenOf(doc: Dom): string {
+  const estado = text(doc, "ESTADO");
+  const token = text(doc, "TOKEN");
+  if (estado !== "00" || !token) {
+    throw new SiiTransportError(`SII refused a token (ESTADO ${estado ?? "missing"}${text(doc, "GLOSA") ? `: ${text(doc, "GLOSA")}` : ""})`, "auth", estado);
+  }
+  return token;
+}
+
 /** The state of an uploaded envelope (QueryEstUp). */
 export interface UploadStatus {
   trackId: string;
@@ -205,22 +223,13 @@ export class SiiTransport {
 
   /** CrSeed.getSeed: a fresh seed. Throws `auth` when ESTADO is not 00. */
   async getSeed(): Promise<string> {
-    const doc = await this.soap("CrSeed", "<getSeed/>", "seed");
-    const estado = text(doc, "ESTADO");
-    const seed = text(doc, "SEMILLA");
-    if (estado !== "00" || !seed) throw new SiiTransportError(`SII refused a seed (ESTADO ${estado ?? "missing"})`, "auth", estado);
-    return seed;
+    return seedOf(await this.soap("CrSeed", "<getSeed/>", "seed"));
   }
 
   /** GetTokenFromSeed.getToken with the seed signed by `credentials`. Throws `auth` when refused. */
   async getToken(credentials: SigningCredentials): Promise<string> {
     const signed = signSeed(await this.getSeed(), credentials);
-    const doc = await this.soap("GetTokenFromSeed", `<getToken><pszXml><![CDATA[${signed}]]></pszXml></getToken>`, "token");
-    const estado = text(doc, "ESTADO");
-    const token = text(doc, "TOKEN");
-    if (estado !== "00" || !token) {
-      throw new SiiTransportError(`SII refused a token (ESTADO ${estado ?? "missing"}${text(doc, "GLOSA") ? `: ${text(doc, "GLOSA")}` : ""})`, "auth", estado);
-    }
+    const token = tokenOf(await this.soap("GetTokenFromSeed", `<getToken><pszXml><![CDATA[${signed}]]></pszXml></getToken>`, "token"));
     this.tokens.set(credentials.certificatePem, token);
     return token;
   }
