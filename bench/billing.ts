@@ -9,7 +9,7 @@
 import { Command } from "commander";
 import pg from "pg";
 import { createDatabase } from "../src/infra/database.js";
-import { migrateDeploy } from "../src/infra/migrate.js";
+import { migrateTarget } from "../src/infra/database.js";
 import { BILLING_PHASE_MS, runBilling } from "../src/services/billing-run.js";
 import { seedSubscriptions } from "./billing-seed.js";
 
@@ -38,7 +38,7 @@ const target = { kind: "postgres" as const, url: url.toString() };
 
 await admin(`CREATE DATABASE "${name}"`);
 try {
-  await migrateDeploy(target);
+  await migrateTarget(target);
   const database = await createDatabase(target);
   try {
     let t = performance.now();

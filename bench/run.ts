@@ -10,7 +10,7 @@ import path from "node:path";
 import { createDatabase } from "../src/infra/database.js";
 import type { DatabaseTarget } from "../src/infra/driver-adapter.js";
 import { createLogger } from "../src/infra/logger.js";
-import { migrateDeploy } from "../src/infra/migrate.js";
+import { migrateTarget } from "../src/infra/database.js";
 import { newId } from "../src/infra/ids.js";
 import { createApiKey } from "../src/services/api-keys.js";
 import { createApp, createHttpServer, listen } from "../src/server.js";
@@ -23,7 +23,7 @@ const target: DatabaseTarget = process.env.BENCH_DATABASE_URL
   ? { kind: "postgres", url: process.env.BENCH_DATABASE_URL }
   : { kind: "pglite", dir: path.join(dir, "pglite") };
 console.log(`database: ${target.kind}; seeding ${SEEDED} invoices; ${REQUESTS} requests per operation`);
-await migrateDeploy(target);
+await migrateTarget(target);
 const database = await createDatabase(target);
 const { key, organization } = await createApiKey(database.prisma, { organizationName: `Bench ${Date.now()}`, email: "bench@example.cl", mode: "test" });
 const server = createHttpServer(createApp({ database, logger: createLogger("silent") }));

@@ -1,33 +1,84 @@
 /**
- * Command line: `npm run --silent cli -- <command>`.
+ * Command line: `npm run --silent cli -- <command>` (`node dist/cli.js <command>`).
  *   api-key create --organization "Acme SpA" --email ops@acme.cl --mode test
  *       prints {"organization":"org_...","key":"sk_test_..."} as its last line
- *   migrate     applies pending migrations
+ *   migrate [deploy]   applies pending migrations;  migrate status   lists applied and pending ones
  *   billing run [--until yyyy-mm-dd] [--json] [--batch-size n] [--workers n]
  *       bills every due subscription (docs/billing-run.md); progress bar on stderr, summary on stdout
  *   sii send    uploads the queued DTEs to SII and polls sent envelopes once (docs/sii-sending.md);
  *               prints the round's report as JSON
- * Works with the server stopped on the embedded database, any time on PostgreSQL.
+ * Works with the server stopped on the embedded database (beside a running server it stops at once
+ * with a message naming the directory and the server's process), any time on PostgreSQL.
+ *
+ * Only commander and Node's own modules load up front; each command imports what it needs, so
+ * `--help` and `--version` answer at once.
  */
+import fs from "node:fs";
 import { Command } from "commander";
-import { createDatabase, databaseTarget } from "./infra/database.js";
-import { migrateDeploy } from "./infra/migrate.js";
-import { createApiKey } from "./services/api-keys.js";
-import { runBilling, type BillingRunSummary } from "./services/billing-run.js";
-import { loadConfig } from "./infra/config.js";
-import cliProgress from "cli-progress";
-import { DomainError } from "./domain/errors.js";
-import { withEmbeddedKey } from "./infra/secrets.js";
-import { createLogger } from "./infra/logger.js";
-import { sendDueSubmissions } from "./services/sii-sending.js";
+import type { Database } from "./infra/database.js";
 
-const program = new Command().name("billing").description("Billing service command line");
+const { version } = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
 
-program
-  .command("migrate")
-  .description("apply pending database migrations")
+/** Opens the configured database and applies pending migrations (silently: the CLI's stdout is for results). */
+async function openDatabase(): Promise<Database> {
+  const { createDatabase, databaseTarget, migrate } = await import("./infra/database.js");
+  const database = await createDatabase(databaseTarget());
+  try {
+    await migrate(database);
+  } catch (e) {
+    await database.close();
+    throw e;
+  }
+  return database;
+}
+
+/** Settings as the server would use them (configuration validated, the embedded key file). */
+async function settings() {
+  const [{ loadConfig }, { withEmbeddedKey }, { databaseTarget }] = await Promise.all([import("./infra/config.js"), import("./infra/secrets.js"), import("./infra/driver-adapter.js")]);
+  const config = loadConfig();
+  return { config, settings: withEmbeddedKey(config.settings, databaseTarget()) };
+}
+
+const program = new Command().name("billing").description("Billing service command line").version(version, "-V, --version", "print the version");
+
+const migrateCommand = program.command("migrate").description("database migrations (prisma/migrations)");
+migrateCommand
+  .command("deploy", { isDefault: true })
+  .description("apply pending migrations (what `npm start` does first)")
   .action(async () => {
-    process.stderr.write(await migrateDeploy(databaseTarget()));
+    const { createDatabase, databaseTarget, migrate } = await import("./infra/database.js");
+    const database = await createDatabase(databaseTarget());
+    try {
+      const report = await migrate(database);
+      process.stderr.write(report.applied.length ? `applied ${report.applied.length} migration(s):\n${report.applied.map((n) => `  ${n}\n`).join("")}` : "the database is up to date\n");
+      for (const name of report.modified) process.stderr.write(`warning: ${name} changed after it was applied\n`);
+    } finally {
+      await database.close();
+    }
+  });
+migrateCommand
+  .command("status")
+  .description("list applied and pending migrations; exit code 1 when some are pending or failed")
+  .option("--json", "print the status as JSON")
+  .action(async (options: { json?: boolean }) => {
+    const { createDatabase, databaseTarget, migrationsOf } = await import("./infra/database.js");
+    const database = await createDatabase(databaseTarget());
+    try {
+      const status = await migrationsOf(database);
+      if (options.json) process.stdout.write(`${JSON.stringify(status)}\n`);
+      else {
+        const lines = [
+          ...status.applied.map((n) => `applied   ${n}${status.modified.includes(n) ? "  (changed since)" : ""}`),
+          ...status.failed.map((n) => `failed    ${n}`),
+          ...status.pending.map((n) => `pending   ${n}`),
+          ...status.unknown.map((n) => `unknown   ${n}  (applied, not in this build)`),
+        ];
+        process.stdout.write(`${lines.join("\n")}\n${status.pending.length || status.failed.length ? `${status.pending.length} pending, ${status.failed.length} failed` : "the database is up to date"}\n`);
+      }
+      if (status.pending.length || status.failed.length) process.exitCode = 1;
+    } finally {
+      await database.close();
+    }
   });
 
 const apiKey = program.command("api-key").description("manage API keys");
@@ -38,9 +89,8 @@ apiKey
   .requiredOption("--email <email>", "e-mail of the key's user (written as `user` on documents)")
   .option("--mode <mode>", "test or live", "test")
   .action(async (options: { organization: string; email: string; mode: string }) => {
-    const target = databaseTarget();
-    await migrateDeploy(target);
-    const database = await createDatabase(target);
+    const { createApiKey } = await import("./services/api-keys.js");
+    const database = await openDatabase();
     try {
       const created = await createApiKey(database.prisma, { organizationName: options.organization, email: options.email, mode: options.mode });
       process.stdout.write(`${JSON.stringify(created)}\n`);
@@ -59,19 +109,20 @@ billing
   .option("--workers <n>", "parallel claim loops (PostgreSQL; keep 1 on the embedded database)", "1")
   .option("--no-progress", "no progress bar")
   .action(async (options: { until?: string; json?: boolean; batchSize: string; workers: string; progress: boolean }) => {
-    const target = databaseTarget();
-    await migrateDeploy(target);
-    const database = await createDatabase(target);
+    const batchSize = positive(options.batchSize, "--batch-size");
+    const workers = positive(options.workers, "--workers");
+    const [{ runBilling }, { default: cliProgress }, { settings: runSettings }] = await Promise.all([import("./services/billing-run.js"), import("cli-progress"), settings()]);
+    const database = await openDatabase();
     const bar = options.progress ? new cliProgress.SingleBar({ stream: process.stderr, format: "billing [{bar}] {value}/{total} subscriptions | {eta_formatted} left", hideCursor: true }, cliProgress.Presets.shades_classic) : null;
     let started = false;
-    let summary: BillingRunSummary;
+    let summary;
     try {
       summary = await runBilling({
         prisma: database.prisma,
-        settings: withEmbeddedKey(loadConfig().settings, target),
+        settings: runSettings,
         until: options.until,
-        batchSize: positive(options.batchSize, "--batch-size"),
-        workers: positive(options.workers, "--workers"),
+        batchSize,
+        workers,
         onProgress: (done, total) => {
           if (!bar) return;
           if (!started) {
@@ -96,30 +147,38 @@ billing
 
 function positive(value: string, name: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${value}`);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${name} must be a positive integer, got ${value}`);
   return n;
 }
+
+/** A mistake in the command line: its message alone is printed. */
+class UsageError extends Error {}
 
 const sii = program.command("sii").description("Chile's SII");
 sii
   .command("send")
   .description("upload queued DTEs to SII and poll sent envelopes once (what the server's worker does on its interval)")
   .action(async () => {
-    const config = loadConfig();
-    const target = databaseTarget();
-    await migrateDeploy(target);
-    const database = await createDatabase(target);
+    const [{ sendDueSubmissions }, { createLogger }, { config, settings: siiSettings }] = await Promise.all([import("./services/sii-sending.js"), import("./infra/logger.js"), settings()]);
+    const database = await openDatabase();
     try {
-      const report = await sendDueSubmissions({ prisma: database.prisma, logger: createLogger(config.logLevel), settings: withEmbeddedKey(config.settings, target) });
+      const report = await sendDueSubmissions({ prisma: database.prisma, logger: createLogger(config.logLevel, config.logFormat), settings: siiSettings });
       process.stdout.write(`${JSON.stringify(report)}\n`);
     } finally {
       await database.close();
     }
   });
 
+/** Errors whose message says it all (no stack trace): bad input, configuration, a busy data directory, a migration; and system or database errors with a code. */
+const EXPECTED = new Set(["DataDirInUseError", "ConfigError", "MigrationError", "UsageError"]);
+
 try {
   await program.parseAsync(process.argv);
 } catch (e) {
-  process.stderr.write(`${e instanceof DomainError ? `${e.message}` : (e as Error).stack}\n`);
+  const { DomainError } = await import("./domain/errors.js");
+  const error = e as Error & { code?: string; errors?: Error[] };
+  const expected = e instanceof DomainError || e instanceof UsageError || EXPECTED.has(error.name) || typeof error.code === "string";
+  const message = error.message || error.errors?.map((x) => x.message).join("; ") || error.code || String(e);
+  process.stderr.write(`${expected ? `error: ${message}` : `error: ${message}\n${error.stack ?? ""}`}\n`);
   process.exit(1);
 }

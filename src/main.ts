@@ -1,42 +1,147 @@
 /**
- * `npm start`: applies pending migrations, then serves /graphql, /v1, /healthz, /readyz and
- * /metrics on PORT (default 3000). PGlite under ./data unless DATABASE_URL is set.
+ * `npm start` (`node dist/main.js`): the billing service in one process.
+ *
+ * Start, in this order, each failure one log line and exit code 1:
+ * 1. configuration (infra/config.ts): a bad variable is named with the reason;
+ * 2. the HTTP port is bound (a port in use is reported before the database is touched); until the
+ *    service is ready every request, /healthz included, gets 503 `starting` with Retry-After;
+ * 3. the database is opened (the embedded one locked for this process, infra/data-dir-lock.ts)
+ *    and pending migrations applied in process (infra/migrate.ts);
+ * 4. the app answers: /graphql, /v1, /healthz, /readyz, /metrics, and its interval workers run.
+ *
+ * Stop: SIGTERM or SIGINT stops accepting connections, finishes requests in flight (10 s at most,
+ * then their connections are closed), stops the workers between items, closes the database and
+ * exits 0. A second signal exits at once with code 1. Logs are JSON lines (pino) from the first.
  */
-import { loadConfig } from "./infra/config.js";
+import type http from "node:http";
+import { ConfigError, loadConfig, type Config } from "./infra/config.js";
+import { createLogger, type Logger } from "./infra/logger.js";
+import { databaseTarget, type DatabaseTarget } from "./infra/driver-adapter.js";
+import type { Database } from "./infra/database.js";
+import { DataDirInUseError } from "./infra/data-dir-lock.js";
+import { MigrationError } from "./infra/migrate.js";
 import { withEmbeddedKey } from "./infra/secrets.js";
-import { createDatabase, databaseTarget } from "./infra/database.js";
-import { createLogger } from "./infra/logger.js";
-import { migrateDeploy } from "./infra/migrate.js";
-import { createApp, createHttpServer, listen } from "./server.js";
+import type { App } from "./server.js";
 
-const config = loadConfig();
-const logger = createLogger(config.logLevel);
-const target = databaseTarget();
-// the embedded database keeps its certificate encryption key next to its data (docs/sii-setup.md)
-config.settings = withEmbeddedKey(config.settings, target);
+/** How long requests in flight may take to finish after SIGTERM. */
+const DRAIN_MS = 10_000;
+/** After a signal, the process exits by this time whatever hangs. */
+const SHUTDOWN_DEADLINE_MS = 25_000;
 
-logger.info({ database: target.kind === "postgres" ? "postgresql" : `pglite ${target.dir}` }, "applying migrations");
-await migrateDeploy(target);
-const database = await createDatabase(target);
-const app = createApp({
-  database,
-  logger,
-  publicUrl: config.publicUrl,
-  settings: config.settings,
-  billingRunIntervalMs: config.billingRunIntervalSeconds * 1000,
-  siiIntervalMs: config.siiSendIntervalMs,
-});
-const server = createHttpServer(app);
-const url = await listen(server, config.port, config.host);
-logger.info({ url, graphql: `${url}/graphql`, rest: `${url}/v1` }, "billing service listening");
-
-let stopping = false;
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down");
-    server.close(() => void app.close().finally(() => database.close().finally(() => process.exit(0))));
-    setTimeout(() => process.exit(1), 10_000).unref();
+let config: Config;
+try {
+  config = loadConfig();
+} catch (e) {
+  const logger = createLogger("info", process.env.LOG_FORMAT === "pretty" ? "pretty" : "json");
+  if (e instanceof ConfigError) logger.fatal({ variable: e.variable }, `invalid configuration: ${e.message}`);
+  else logger.fatal({ reason: (e as Error).message }, "invalid configuration");
+  process.exit(1);
+}
+const logger = createLogger(config.logLevel, config.logFormat);
+for (const event of ["uncaughtException", "unhandledRejection"] as const) {
+  process.on(event, (error) => {
+    logger.fatal({ err: error }, event);
+    process.exit(1);
   });
 }
+
+// the app's modules load while the port is bound and the database opens
+const serverModule = import("./server.js");
+const databaseModule = import("./infra/database.js");
+
+const target = databaseTarget();
+let app: App | null = null;
+let database: Database | null = null;
+let server: http.Server;
+let url: string;
+
+function fail(message: string, fields: Record<string, unknown>): never {
+  logger.fatal(fields, message);
+  process.exit(1);
+}
+
+/** The database as a log field: the embedded directory, or the PostgreSQL URL without its password. */
+function describe(t: DatabaseTarget): string {
+  if (t.kind === "pglite") return `embedded ${t.dir ?? "(in memory)"}`;
+  try {
+    const u = new URL(t.url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "postgresql";
+  }
+}
+
+/** The message of a driver error; Node's AggregateError (every address refused) has none of its own. */
+function reason(e: unknown): string {
+  const err = e as Error & { code?: string; errors?: Error[] };
+  return err.message || err.errors?.map((x) => x.message).join("; ") || err.code || String(e);
+}
+
+const startup = (async () => {
+  const { createApp, createHttpServer, listen } = await serverModule;
+  server = createHttpServer({
+    handle: async (request) =>
+      app
+        ? app.handle(request)
+        : Response.json({ error: { code: "service_unavailable", message: "The service is starting; retry in a moment." } }, { status: 503, headers: { "retry-after": "1" } }),
+  });
+  try {
+    url = await listen(server, config.port, config.host);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === "EADDRINUSE" ? "is already in use" : code === "EACCES" ? "may not be used by this user" : `cannot be listened on: ${reason(e)}`;
+    fail(`port ${config.port} on ${config.host} ${why}`, { port: config.port, host: config.host, code });
+  }
+  const { createDatabase, migrate } = await databaseModule;
+  logger.info({ database: describe(target) }, "opening database");
+  try {
+    database = await createDatabase(target);
+    const report = await migrate(database);
+    if (report.applied.length) logger.info({ applied: report.applied, ms: Math.round(report.ms) }, "migrations applied");
+    else logger.info({ ms: Math.round(report.ms) }, "database schema up to date");
+    if (report.modified.length) logger.warn({ modified: report.modified }, "applied migrations changed since they were applied (the schema may differ from prisma/migrations)");
+  } catch (e) {
+    server.close();
+    await database?.close().catch(() => undefined);
+    if (e instanceof DataDirInUseError) fail(e.message, { dir: e.dir, pid: e.owner.pid });
+    if (e instanceof MigrationError) fail(e.message, { migration: e.migration });
+    fail(`cannot open the database: ${reason(e)}`, { database: describe(target), code: (e as { code?: string }).code });
+  }
+  app = createApp({
+    database: database!,
+    logger,
+    publicUrl: config.publicUrl,
+    // the embedded database keeps its certificate encryption key next to its data (docs/sii-setup.md)
+    settings: withEmbeddedKey(config.settings, target),
+    billingRunIntervalMs: config.billingRunIntervalSeconds * 1000,
+    siiIntervalMs: config.siiSendIntervalMs,
+  });
+  logger.info({ url, graphql: `${url}/graphql`, rest: `${url}/v1`, startupMs: Math.round(performance.now()) }, "billing service listening");
+})();
+
+let stopping = false;
+async function shutdown(signal: NodeJS.Signals): Promise<void> {
+  if (stopping) {
+    logger.warn({ signal }, "second signal: exiting now");
+    process.exit(1);
+  }
+  stopping = true;
+  setTimeout(() => {
+    logger.error({ ms: SHUTDOWN_DEADLINE_MS }, "shutdown did not finish in time; exiting");
+    process.exit(1);
+  }, SHUTDOWN_DEADLINE_MS).unref();
+  const started = performance.now();
+  await startup.catch(() => undefined);
+  logger.info({ signal }, "shutting down: no new connections, finishing requests in flight");
+  const { drainHttpServer } = await serverModule;
+  const drained = await drainHttpServer(server, DRAIN_MS);
+  if (!drained) logger.warn({ ms: DRAIN_MS }, "requests still in flight after the grace period; their connections were closed");
+  await app?.close();
+  await database?.close();
+  logger.info({ ms: Math.round(performance.now() - started) }, "stopped");
+  process.exit(0);
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void shutdown(signal));
+
+await startup.catch((e) => fail("start failed", { err: e }));

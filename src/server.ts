@@ -199,9 +199,12 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
   return { handle, yoga, registry, mailer, close };
 }
 
-/** Node http server around `app.handle` (fetch API Request/Response). */
-export function createHttpServer(app: App): http.Server {
-  return http.createServer(async (req, res) => {
+/**
+ * Node http server around `app.handle` (fetch API Request/Response). While the server is closing
+ * (`drainHttpServer`), answers carry `Connection: close`, so keep-alive clients reconnect elsewhere.
+ */
+export function createHttpServer(app: Pick<App, "handle">): http.Server {
+  const server = http.createServer(async (req, res) => {
     try {
       const host = req.headers.host ?? "localhost";
       const url = `http://${host}${req.url ?? "/"}`;
@@ -213,6 +216,7 @@ export function createHttpServer(app: App): http.Server {
         else if (v !== undefined) headers.set(k, v);
       }
       const response = await app.handle(new Request(url, { method, headers, body: body as unknown as BodyInit | undefined }));
+      if (!server.listening) res.setHeader("connection", "close");
       res.writeHead(response.status, Object.fromEntries(response.headers));
       res.end(Buffer.from(await response.arrayBuffer()));
     } catch (e) {
@@ -225,6 +229,32 @@ export function createHttpServer(app: App): http.Server {
       res.end(JSON.stringify({ error: { code: "internal_error", message: "Unexpected error." } }));
     }
   });
+  return server;
+}
+
+/**
+ * Stops `server` gracefully: no new connections, idle keep-alive connections closed at once,
+ * requests in flight answered (their connections closed after the answer) for up to `graceMs`;
+ * after that the remaining connections are closed. Resolves true when everything in flight
+ * finished within `graceMs`.
+ */
+export async function drainHttpServer(server: http.Server, graceMs: number): Promise<boolean> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // a connection idle now is closed by close(); one busy now becomes idle after its answer
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
+  try {
+    const drained = await Promise.race([closed.then(() => true as const), late]);
+    if (!drained) {
+      server.closeAllConnections();
+      await closed;
+    }
+    return drained;
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(timer);
+  }
 }
 
 /** Largest request body accepted; a larger one is answered 413 `payload_too_large`. */
@@ -251,9 +281,18 @@ function readBody(req: http.IncomingMessage): Promise<Buffer> {
   });
 }
 
-/** Listens on `port` (0 = random); resolves with the server and its base URL. */
+/**
+ * Listens on `port` (0 = random); resolves with the server's base URL. Rejects with the listen
+ * error (EADDRINUSE: the port is taken; EACCES: not allowed; EADDRNOTAVAIL: no such interface).
+ */
 export async function listen(server: http.Server, port: number, host: string): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
   const address = server.address() as AddressInfo;
   return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${address.port}`;
 }

@@ -1,15 +1,21 @@
 /**
- * Configuration from environment variables (the README's configuration table lists them all).
- * Read once per process; tests pass their own values to `loadConfig`. The database
- * (`DATABASE_URL`, `BILLING_DATA_DIR`) is selected by `databaseTarget` in infra/driver-adapter.ts.
+ * Configuration from environment variables (the README's configuration table lists them all),
+ * validated at start by one zod schema: a bad value is a ConfigError naming the variable and the
+ * reason, which main.ts prints as one log line before exiting with code 1. Read once per process;
+ * tests pass their own values to `loadConfig`. The database (`DATABASE_URL`, `BILLING_DATA_DIR`)
+ * is selected by `databaseTarget` in infra/driver-adapter.ts; `loadConfig` checks their form.
  */
+import { z } from "zod";
 import { parseEncryptionKey } from "./secrets.js";
+import { GATEWAY_NAMES } from "./gateways/index.js";
 
 export interface Config {
   /** TCP port of the HTTP server (0 = random free port). */
   port: number;
   host: string;
-  logLevel: string;
+  logLevel: LogLevel;
+  /** `json` (default): one JSON object per line; `pretty`: colored lines for people (pino-pretty) */
+  logFormat: LogFormat;
   /** Absolute base URL used in `next`/`previous` links and file URLs; derived from the request when unset. */
   publicUrl?: string;
   /** How often the server's SII worker sends queued DTEs and polls SII (ms; SII_SEND_INTERVAL_SECONDS, default 60; 0: off) */
@@ -81,48 +87,111 @@ const SII_HOST_VARIABLES: Record<keyof SiiHosts, string> = {
   boletaProductionUploadUrl: "SII_BOLETA_PRODUCTION_UPLOAD_URL",
 };
 
-/** SII hosts from the environment (trailing slashes dropped), defaults from DEFAULT_SII_HOSTS. */
-function siiHosts(env: NodeJS.ProcessEnv): SiiHosts {
-  const hosts = { ...DEFAULT_SII_HOSTS };
-  for (const [key, variable] of Object.entries(SII_HOST_VARIABLES) as [keyof SiiHosts, string][]) {
-    hosts[key] = (env[variable] || DEFAULT_SII_HOSTS[key]).replace(/\/+$/, "");
+
+/** pino levels LOG_LEVEL accepts. */
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ["json", "pretty"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** A configuration variable with a bad value; `message` is `VARIABLE: reason (got "value")`. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    readonly reason: string,
+    value: string | undefined,
+  ) {
+    super(`${variable}: ${reason}${value === undefined ? "" : ` (got ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}...` : value)})`}`);
+    this.name = "ConfigError";
   }
-  return hosts;
 }
 
+/** Unset and empty are the same: the default applies. */
+const unset = (v: unknown) => (v === "" ? undefined : v);
+const integer = (min: number, max: number, what: string) =>
+  z.preprocess(unset, z.string().regex(/^\d+$/, what).transform(Number).pipe(z.number().int().min(min, what).max(max, what)).optional());
+const url = (protocols: string[], what: string) =>
+  z.preprocess(
+    unset,
+    z
+      .string()
+      .refine((v) => {
+        try {
+          return protocols.includes(new URL(v).protocol);
+        } catch {
+          return false;
+        }
+      }, what)
+      .optional(),
+  );
+const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
+  z.preprocess(unset, z.enum(values, { error: `must be one of ${values.join(", ")}` }).optional());
+
+/** Every variable of the README's configuration table, with its rule. */
+const ENV_SCHEMA = z.object({
+  PORT: integer(0, 65535, "must be an integer between 0 and 65535"),
+  HOST: z.preprocess(unset, z.string().regex(/^[^\s/]+$/, "must be a host name or an IP address").optional()),
+  DATABASE_URL: url(["postgres:", "postgresql:"], "must be a PostgreSQL URL (postgresql://user:password@host:5432/database)"),
+  BILLING_DATA_DIR: z.preprocess(unset, z.string().optional()),
+  PUBLIC_URL: url(["http:", "https:"], "must be an absolute http(s) URL"),
+  LOG_LEVEL: oneOf(LOG_LEVELS),
+  LOG_FORMAT: oneOf(LOG_FORMATS),
+  SMTP_URL: url(["smtp:", "smtps:"], "must be an smtp:// or smtps:// URL"),
+  MAIL_FROM: z.preprocess(unset, z.string().regex(/^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, "must be an e-mail address or `Name <address>`").optional()),
+  SESSION_TTL_SECONDS: integer(1, 31_536_000, "must be a whole number of seconds between 1 and 31536000"),
+  BILLING_RUN_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
+  SII_SEND_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
+  PAYMENT_GATEWAYS: z.preprocess(
+    unset,
+    z
+      .string()
+      .transform((v) => v.split(",").map((g) => g.trim()).filter(Boolean))
+      .refine((names) => names.every((n) => GATEWAY_NAMES.includes(n)), `must be a comma-separated list of ${GATEWAY_NAMES.join(", ")}`)
+      .optional(),
+  ),
+  CERTIFICATE_ENCRYPTION_KEY: z.preprocess(unset, z.string().optional()),
+  ...(Object.fromEntries(Object.values(SII_HOST_VARIABLES).map((v) => [v, url(["http:", "https:"], "must be an absolute http(s) URL")])) as Record<string, ReturnType<typeof url>>),
+});
+
+/**
+ * Reads and validates the configuration from `env`. Throws ConfigError for the first bad variable
+ * (in the order of the README's table).
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = env.PORT === undefined || env.PORT === "" ? 3000 : Number(env.PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new Error(`PORT must be an integer between 0 and 65535, got ${env.PORT}`);
+  const parsed = ENV_SCHEMA.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const variable = String(issue.path[0]);
+    throw new ConfigError(variable, issue.message, env[variable]);
   }
-  const sessionTtlSeconds = env.SESSION_TTL_SECONDS ? Number(env.SESSION_TTL_SECONDS) : DEFAULT_SETTINGS.sessionTtlSeconds;
-  if (!Number.isInteger(sessionTtlSeconds) || sessionTtlSeconds < 1) {
-    throw new Error(`SESSION_TTL_SECONDS must be a positive integer, got ${env.SESSION_TTL_SECONDS}`);
+  const e = parsed.data as z.infer<typeof ENV_SCHEMA> & Record<string, string | undefined>;
+  let certificateEncryptionKey: Buffer | undefined;
+  if (e.CERTIFICATE_ENCRYPTION_KEY) {
+    try {
+      certificateEncryptionKey = parseEncryptionKey(e.CERTIFICATE_ENCRYPTION_KEY);
+    } catch {
+      throw new ConfigError("CERTIFICATE_ENCRYPTION_KEY", "must be 32 bytes in base64 (openssl rand -base64 32)", undefined);
+    }
   }
-  const billingRunIntervalSeconds = env.BILLING_RUN_INTERVAL_SECONDS ? Number(env.BILLING_RUN_INTERVAL_SECONDS) : 0;
-  if (!Number.isInteger(billingRunIntervalSeconds) || billingRunIntervalSeconds < 0) {
-    throw new Error(`BILLING_RUN_INTERVAL_SECONDS must be a non-negative integer, got ${env.BILLING_RUN_INTERVAL_SECONDS}`);
-  }
-  const siiSendSeconds = env.SII_SEND_INTERVAL_SECONDS === undefined || env.SII_SEND_INTERVAL_SECONDS === "" ? 60 : Number(env.SII_SEND_INTERVAL_SECONDS);
-  if (!Number.isInteger(siiSendSeconds) || siiSendSeconds < 0) {
-    throw new Error(`SII_SEND_INTERVAL_SECONDS must be a non-negative integer, got ${env.SII_SEND_INTERVAL_SECONDS}`);
+  const sii = { ...DEFAULT_SII_HOSTS };
+  for (const [key, variable] of Object.entries(SII_HOST_VARIABLES) as [keyof SiiHosts, string][]) {
+    sii[key] = (e[variable] || DEFAULT_SII_HOSTS[key]).replace(/\/+$/, "");
   }
   return {
-    port,
-    billingRunIntervalSeconds,
-    siiSendIntervalMs: siiSendSeconds * 1000,
-    host: env.HOST || "0.0.0.0",
-    logLevel: env.LOG_LEVEL || "info",
-    publicUrl: env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/$/, "") : undefined,
+    port: e.PORT ?? 3000,
+    host: e.HOST ?? "0.0.0.0",
+    logLevel: e.LOG_LEVEL ?? "info",
+    logFormat: e.LOG_FORMAT ?? "json",
+    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
+    billingRunIntervalSeconds: e.BILLING_RUN_INTERVAL_SECONDS ?? 0,
+    siiSendIntervalMs: (e.SII_SEND_INTERVAL_SECONDS ?? 60) * 1000,
     settings: {
-      smtpUrl: env.SMTP_URL || undefined,
-      mailFrom: env.MAIL_FROM || DEFAULT_SETTINGS.mailFrom,
-      sessionTtlSeconds,
-      paymentGateways: env.PAYMENT_GATEWAYS
-        ? env.PAYMENT_GATEWAYS.split(",").map((g) => g.trim()).filter(Boolean)
-        : DEFAULT_SETTINGS.paymentGateways,
-      sii: siiHosts(env),
-      certificateEncryptionKey: env.CERTIFICATE_ENCRYPTION_KEY ? parseEncryptionKey(env.CERTIFICATE_ENCRYPTION_KEY) : undefined,
+      smtpUrl: e.SMTP_URL,
+      mailFrom: e.MAIL_FROM ?? DEFAULT_SETTINGS.mailFrom,
+      sessionTtlSeconds: e.SESSION_TTL_SECONDS ?? DEFAULT_SETTINGS.sessionTtlSeconds,
+      paymentGateways: e.PAYMENT_GATEWAYS ?? DEFAULT_SETTINGS.paymentGateways,
+      sii,
+      certificateEncryptionKey,
     },
   };
 }

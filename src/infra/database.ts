@@ -1,10 +1,15 @@
 /**
  * Prisma client factory over the driver adapters of driver-adapter.ts (PGlite by default,
- * PostgreSQL when `DATABASE_URL` is set; DESIGN.md "Fixed choices").
+ * PostgreSQL when `DATABASE_URL` is set; DESIGN.md "Fixed choices"), and the migrations that
+ * `npm start` and the CLI apply through the same driver before anything else runs.
  */
 import { PrismaPg } from "@prisma/adapter-pg";
+import type { PGlite } from "@electric-sql/pglite";
+import type pg from "pg";
 import { PrismaClient } from "./prisma/generated/client.js";
 import { databaseTarget, nameAsTextPool, openPGlite, pgliteAdapter, type DatabaseTarget } from "./driver-adapter.js";
+import { lockDataDir } from "./data-dir-lock.js";
+import { applyMigrations, migrationStatus, type MigrationReport, type MigrationStatus, type SqlSession } from "./migrate.js";
 
 export { databaseTarget, type DatabaseTarget } from "./driver-adapter.js";
 
@@ -14,10 +19,37 @@ const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
 export interface Database {
   prisma: PrismaClient;
   target: DatabaseTarget;
+  /**
+   * Runs `fn` on one session of the app's own driver (a client of the pool, or the PGlite
+   * instance). For migrations and other scripts that must run before the app serves requests: on
+   * PGlite the session is the app's single connection.
+   */
+  session<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
+  /** releases the pool or closes the PGlite instance (and its data directory lock) */
   close(): Promise<void>;
 }
 
-/** Creates the Prisma client for `target`; `close()` releases the pool or the PGlite instance. */
+function pgliteSession(pglite: PGlite): SqlSession {
+  return {
+    concurrent: false,
+    exec: async (script) => void (await pglite.exec(script)),
+    query: async <T,>(sql: string, params?: unknown[]) => (await pglite.query<T>(sql, params)).rows,
+  };
+}
+
+function pgSession(client: pg.PoolClient): SqlSession {
+  return {
+    concurrent: true,
+    exec: async (script) => void (await client.query(script)),
+    query: async <T,>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[],
+  };
+}
+
+/**
+ * Creates the Prisma client for `target`. An embedded database on disk is locked for this process
+ * first (data-dir-lock.ts): a second process gets DataDirInUseError at once, naming the directory
+ * and the owner. Nothing is migrated here: see `migrate`.
+ */
 export async function createDatabase(target: DatabaseTarget = databaseTarget()): Promise<Database> {
   if (target.kind === "postgres") {
     const pool = nameAsTextPool({ connectionString: target.url, max: 10 });
@@ -25,20 +57,60 @@ export async function createDatabase(target: DatabaseTarget = databaseTarget()):
     return {
       prisma,
       target,
+      async session(fn) {
+        const client = await pool.connect();
+        try {
+          return await fn(pgSession(client));
+        } finally {
+          client.release();
+        }
+      },
       async close() {
         await prisma.$disconnect();
         await pool.end().catch(() => undefined);
       },
     };
   }
-  const pglite = await openPGlite(target.dir);
+  const lock = target.dir ? lockDataDir(target.dir) : null;
+  let pglite: PGlite;
+  try {
+    pglite = await openPGlite(target.dir);
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
   const prisma = new PrismaClient({ adapter: pgliteAdapter(pglite), transactionOptions: TRANSACTION_OPTIONS });
   return {
     prisma,
     target,
+    session: (fn) => fn(pgliteSession(pglite)),
     async close() {
-      await prisma.$disconnect();
-      await pglite.close();
+      try {
+        await prisma.$disconnect();
+        await pglite.close();
+      } finally {
+        lock?.release();
+      }
     },
   };
+}
+
+/** Applies pending migrations (infra/migrate.ts) on `database`; throws MigrationError when one fails. */
+export function migrate(database: Database): Promise<MigrationReport> {
+  return database.session((session) => applyMigrations(session));
+}
+
+/** Applied, pending, modified and failed migrations of `database`; changes nothing. */
+export function migrationsOf(database: Database): Promise<MigrationStatus> {
+  return database.session((session) => migrationStatus(session));
+}
+
+/** Opens `target`, applies its pending migrations and closes it (test templates, scripts). */
+export async function migrateTarget(target: DatabaseTarget): Promise<MigrationReport> {
+  const database = await createDatabase(target);
+  try {
+    return await migrate(database);
+  } finally {
+    await database.close();
+  }
 }

@@ -69,6 +69,11 @@ export interface BillingRunOptions {
   workers?: number;
   /** called after each batch: subscriptions processed so far, and how many were due at the start */
   onProgress?: (done: number, total: number) => void;
+  /**
+   * aborted when the server stops: the run ends after the batch in progress (committed, its
+   * invoices collected); the subscriptions left are billed by the next run
+   */
+  signal?: AbortSignal;
   /** collect the new invoices with the customers' reusable sources (default true) */
   collect?: boolean;
   /**
@@ -205,7 +210,7 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
   const cutoffOf = (claimed: Claimed) => until ?? todayIn(claimed.timeZone, startedAt);
 
   const worker = async () => {
-    for (;;) {
+    while (!options.signal?.aborted) {
       let batch: Claimed[] = [];
       let invoices: string[] = [];
       try {
@@ -249,7 +254,7 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
 
   await Promise.all(Array.from({ length: Math.max(1, options.workers ?? 1) }, () => worker()));
   // invoices billed by an earlier run that stopped before collecting them
-  if (options.collect !== false && !options.testClockId) {
+  if (options.collect !== false && !options.testClockId && !options.signal?.aborted) {
     const r = await collectInvoices({ prisma, settings, now });
     summary.collected += r.collected;
     for (const [id, e] of r.failures) fail(id, e);
@@ -636,8 +641,8 @@ export type BillingRunWorker = IntervalWorker;
  */
 export function startBillingRunWorker(options: Omit<BillingRunOptions, "until" | "onProgress">, intervalMs: number, report: (summary: BillingRunSummary | null, error?: unknown) => void): BillingRunWorker {
   return startIntervalWorker(
-    () =>
-      runBilling(options)
+    (signal) =>
+      runBilling({ ...options, signal })
         .then((s) => report(s))
         .catch((e) => report(null, e)),
     intervalMs,

@@ -172,12 +172,13 @@ export async function deliverClaimed(deps: OutboxDeps, claimed: Claim, now: Date
 
 /**
  * Delivers every message due at `now` (nothing without a Mailer), in batches of `batchSize` (at most `maxBatches` per call
- * so one call stays bounded). Safe to run in several processes at once.
+ * so one call stays bounded). Safe to run in several processes at once. An aborted `signal` (the
+ * server stopping) ends the call after the batch being sent.
  */
-export async function deliverDueMessages(deps: OutboxDeps, now: Date = new Date(), { batchSize = 20, maxBatches = 10 } = {}): Promise<DeliveryReport> {
+export async function deliverDueMessages(deps: OutboxDeps, now: Date = new Date(), { batchSize = 20, maxBatches = 10, signal }: { batchSize?: number; maxBatches?: number; signal?: AbortSignal } = {}): Promise<DeliveryReport> {
   let report = { ...EMPTY_REPORT };
   if (!deps.mailer) return report;
-  for (let batch = 0; batch < maxBatches; batch++) {
+  for (let batch = 0; batch < maxBatches && !signal?.aborted; batch++) {
     const claimed = await claim(deps.prisma, now, batchSize);
     report.claimed += claimed.length;
     for (const c of claimed) report = tally(report, await sendClaimed(deps, c, now));
@@ -191,8 +192,8 @@ export type OutboxWorker = IntervalWorker;
 /** Runs `deliverDueMessages` every `intervalMs` (one round at a time; the timer does not hold the process open). */
 export function startOutboxWorker(deps: OutboxDeps, intervalMs: number): OutboxWorker {
   return startIntervalWorker(
-    () =>
-      deliverDueMessages(deps)
+    (signal) =>
+      deliverDueMessages(deps, new Date(), { signal })
         .then((r) => r.claimed && deps.logger.info({ ...r }, "outbox round"))
         .catch((e) => deps.logger.error({ err: e }, "outbox round failed")),
     intervalMs,

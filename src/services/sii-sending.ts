@@ -425,12 +425,15 @@ function groupBy(rows: Row[], key: (r: Row) => string): Row[][] {
 /**
  * One round: uploads every due pending DTE (one EnvioDTE per organization and mode) and polls
  * every due sent envelope. Never throws for SII or network trouble (it is recorded on the rows
- * and documents); returns what happened.
+ * and documents); returns what happened. `signal` (the server stopping) skips the polling half
+ * when it is aborted after the uploads.
  */
-export async function sendDueSubmissions(deps: SiiSendingDeps, now: Date = new Date()): Promise<SendReport> {
+export async function sendDueSubmissions(deps: SiiSendingDeps, now: Date = new Date(), signal?: AbortSignal): Promise<SendReport> {
   const report: SendReport = { uploaded: 0, envelopes: 0, decided: 0, retrying: 0 };
   const pending = await claim(deps.prisma, "pending", now);
   for (const group of groupBy(pending, (r) => `${r.organizationId}/${r.testMode}`)) await uploadGroup(deps, group, now, report);
+  // stopping (server shutdown): what was claimed is uploaded; the polls wait for the next round
+  if (signal?.aborted) return report;
   const sent = await claim(deps.prisma, "sent", now);
   for (const group of groupBy(sent, (r) => `${r.organizationId}/${r.testMode}/${r.trackId}`)) await pollGroup(deps, group, now, report);
   return report;
@@ -441,8 +444,8 @@ export type SiiWorker = IntervalWorker;
 /** Runs `sendDueSubmissions` every `intervalMs` (one round at a time) until `stop`. */
 export function startSiiWorker(deps: SiiSendingDeps, intervalMs: number): SiiWorker {
   return startIntervalWorker(
-    () =>
-      sendDueSubmissions(deps)
+    (signal) =>
+      sendDueSubmissions(deps, new Date(), signal)
         .then((r) => (r.uploaded || r.decided || r.retrying) && deps.logger.info({ ...r }, "SII round"))
         .catch((e) => deps.logger.error({ err: e }, "SII round failed")),
     intervalMs,

@@ -19,7 +19,7 @@ let url: string;
 let seeded: Seeded;
 
 function cli(args: string[]) {
-  return spawn(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], { env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "silent" }, stdio: ["ignore", "pipe", "pipe"] });
+  return spawn(process.execPath, ["dist/cli.js", ...args], { env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "silent" }, stdio: ["ignore", "pipe", "pipe"] });
 }
 
 describe.skipIf(TEST_DB !== "postgres")("billing run crash", () => {

@@ -14,6 +14,9 @@ const AVAILABLE: Record<string, PaymentGateway> = {
   [redirectGateway.name]: redirectGateway,
 };
 
+/** Names of the gateways this build has (PAYMENT_GATEWAYS may enable any of them). */
+export const GATEWAY_NAMES: readonly string[] = Object.keys(AVAILABLE);
+
 /** The enabled gateway called `name`, or null. */
 export function findGateway(name: string, enabled: readonly string[]): PaymentGateway | null {
   return enabled.includes(name) ? (AVAILABLE[name] ?? null) : null;

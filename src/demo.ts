@@ -1,5 +1,5 @@
 /**
- * `npm run demo`: a real scenario against the service. With BILLING_URL and BILLING_API_KEY set it
+ * `npm run demo` (`node dist/demo.js`): a real scenario against the service. With BILLING_URL and BILLING_API_KEY set it
  * talks to that running server; otherwise it starts one in-process on a fresh embedded database.
  * Creates a Chilean customer (valid RUT), an invoice with several lines and a discount, finalizes
  * it; dispatches goods with an order (guía de despacho) and bills it with a second invoice
@@ -14,22 +14,21 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createDatabase } from "../src/infra/database.js";
-import { createLogger } from "../src/infra/logger.js";
-import { migrateDeploy } from "../src/infra/migrate.js";
-import { createApiKey } from "../src/services/api-keys.js";
-import { createApp, createHttpServer, listen } from "../src/server.js";
-import { runBilling } from "../src/services/billing-run.js";
-import type { Database } from "../src/infra/database.js";
+import { createDatabase, migrate } from "./infra/database.js";
+import { createLogger } from "./infra/logger.js";
+import { createApiKey } from "./services/api-keys.js";
+import { createApp, createHttpServer, listen } from "./server.js";
+import { runBilling } from "./services/billing-run.js";
+import type { Database } from "./infra/database.js";
 import { randomBytes } from "node:crypto";
-import { generateCaf, generatePkcs12 } from "../test/helpers/sii-fixtures.js";
+import { generateCaf, generatePkcs12 } from "./infra/taxagency/sii/test-material.js";
 
 async function inProcessServer() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-demo-"));
   const target = { kind: "pglite" as const, dir: path.join(dir, "pglite") };
   console.log("starting an in-process server on a fresh embedded database ...");
-  await migrateDeploy(target);
   const database = await createDatabase(target);
+  await migrate(database);
   const { key } = await createApiKey(database.prisma, { organizationName: "Demo SpA", email: "demo@example.cl", mode: "test" });
   await database.prisma.organization.updateMany({
     data: { taxId: "76042235-5", taxBusinessName: "Demo SpA", taxAddress: "Av. Apoquindo 3000", taxCommune: "Las Condes", taxCity: "Santiago", taxActivity: "Desarrollo de software" },

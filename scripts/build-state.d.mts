@@ -1,0 +1,4 @@
+/** Types of build-state.mjs (used from TypeScript tests). */
+export declare const root: string;
+export declare const stamp: string;
+export declare function buildState(): "fresh" | "stale" | "missing" | "missing-sources";

@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+/**
+ * `npm run build`: the generated code (Prisma client and Pothos types from prisma/schema.prisma,
+ * typed GraphQL operations from src/rest/operations/*.graphql), then the TypeScript compiler
+ * (type check and emit) from src/ to plain JavaScript in dist/. Needs the dev dependencies.
+ * dist/build-info.json, written last, marks a complete build (scripts/run.mjs compares its time
+ * with the sources').
+ */
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const require = createRequire(path.join(root, "package.json"));
+
+/** Absolute path of the `bin` script `name` of package `pkg`. */
+function bin(pkg, name) {
+  const manifest = require.resolve(`${pkg}/package.json`);
+  const { bin } = JSON.parse(fs.readFileSync(manifest, "utf8"));
+  return path.join(path.dirname(manifest), typeof bin === "string" ? bin : bin[name]);
+}
+
+function step(label, args) {
+  const started = performance.now();
+  // prisma's generators (prisma-pothos-types) are found on PATH, as under `npm run`
+  const PATH = [path.join(root, "node_modules", ".bin"), process.env.PATH].filter(Boolean).join(path.delimiter);
+  const r = spawnSync(process.execPath, args, { cwd: root, encoding: "utf8", env: { ...process.env, PATH, PRISMA_HIDE_UPDATE_MESSAGE: "1" } });
+  if (r.status !== 0) {
+    process.stderr.write(`${r.stdout ?? ""}${r.stderr ?? ""}build: ${label} failed (exit ${r.status ?? r.signal})\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`build: ${label} ${Math.round(performance.now() - started)} ms\n`);
+}
+
+step("prisma generate", [bin("prisma", "prisma"), "generate", "--no-hints"]);
+step("graphql-codegen", [bin("@graphql-codegen/cli", "graphql-codegen"), "--config", "codegen.ts"]);
+fs.rmSync(path.join(root, "dist"), { recursive: true, force: true });
+step("tsc", [bin("typescript", "tsc"), "-p", "tsconfig.build.json"]);
+const { version } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
+fs.writeFileSync(path.join(root, "dist", "build-info.json"), `${JSON.stringify({ version, builtAt: new Date().toISOString(), node: process.version })}\n`);

@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+/**
+ * `npm start`, `npm run cli`, `npm run demo`: runs dist/<entry>.js (main, cli or demo) in this same
+ * process, so signals sent to npm reach the service directly (npm forwards them to this process;
+ * no shell, tsx or second node in between). When dist/ is missing or older than the sources (a
+ * fresh clone, a pull), it runs the build (scripts/build.mjs, `npm run build`) first; its progress goes to stderr as JSON lines.
+ * In an installation without sources or without the dev dependencies (a production install over
+ * a built dist/), dist/ is used as it is.
+ */
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { buildState, root } from "./build-state.mjs";
+
+const entry = process.argv[2];
+if (!["main", "cli", "demo"].includes(entry)) {
+  process.stderr.write("usage: node scripts/run.mjs main|cli|demo [arguments]\n");
+  process.exit(2);
+}
+function log(level, msg, fields = {}) {
+  process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), msg, ...fields })}\n`);
+}
+
+const state = buildState();
+if (state === "missing-sources") {
+  log(60, "dist/ is missing and there are no sources to build it from");
+  process.exit(1);
+}
+if (state !== "fresh") {
+  const canBuild = fs.existsSync(path.join(root, "node_modules", "typescript"));
+  if (!canBuild && state === "missing") {
+    log(60, "dist/ is missing: run `npm run build` (it needs the dev dependencies: npm install)");
+    process.exit(1);
+  }
+  if (canBuild) {
+    log(30, state === "missing" ? "building dist/ (first run)" : "building dist/ (sources changed since the last build)");
+    const started = performance.now();
+    const r = spawnSync(process.execPath, [path.join(root, "scripts", "build.mjs")], { cwd: root, encoding: "utf8" });
+    if (r.status !== 0) {
+      log(60, "build failed", { output: `${r.stdout ?? ""}${r.stderr ?? ""}` });
+      process.exit(1);
+    }
+    log(30, "built dist/", { ms: Math.round(performance.now() - started) });
+  } else log(40, "dist/ is older than the sources and the dev dependencies are not installed: running it as it is");
+}
+process.argv.splice(2, 1);
+await import(pathToFileURL(path.join(root, "dist", `${entry}.js`)).href);

@@ -1,0 +1,54 @@
+/**
+ * Configuration (src/infra/config.ts): every variable of the README's table is checked at start;
+ * a bad value is a ConfigError naming the variable, the reason and the value.
+ */
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/infra/config.js";
+
+function error(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) return e;
+    throw e;
+  }
+  throw new Error("no error");
+}
+
+describe("loadConfig", () => {
+  it("defaults for an empty environment; empty values count as unset", () => {
+    const config = loadConfig({ PORT: "", LOG_LEVEL: "" });
+    expect(config).toMatchObject({ port: 3000, host: "0.0.0.0", logLevel: "info", logFormat: "json", billingRunIntervalSeconds: 0, siiSendIntervalMs: 60_000, publicUrl: undefined });
+    expect(config.settings).toMatchObject({ mailFrom: "billing@localhost", sessionTtlSeconds: 3600, paymentGateways: ["test", "redirect"], smtpUrl: undefined });
+  });
+
+  it("reads every variable", () => {
+    const config = loadConfig({
+      PORT: "8080", HOST: "127.0.0.1", PUBLIC_URL: "https://billing.example.cl/", LOG_LEVEL: "warn", LOG_FORMAT: "pretty",
+      SMTP_URL: "smtp://u:p@mail:587", MAIL_FROM: "Facturación <billing@acme.cl>", SESSION_TTL_SECONDS: "600",
+      BILLING_RUN_INTERVAL_SECONDS: "300", SII_SEND_INTERVAL_SECONDS: "0", PAYMENT_GATEWAYS: "test",
+      DATABASE_URL: "postgresql://u@db:5432/billing", SII_CERTIFICATION_URL: "http://127.0.0.1:9000/",
+    });
+    expect(config).toMatchObject({ port: 8080, host: "127.0.0.1", publicUrl: "https://billing.example.cl", logLevel: "warn", logFormat: "pretty", billingRunIntervalSeconds: 300, siiSendIntervalMs: 0 });
+    expect(config.settings).toMatchObject({ smtpUrl: "smtp://u:p@mail:587", mailFrom: "Facturación <billing@acme.cl>", sessionTtlSeconds: 600, paymentGateways: ["test"] });
+    expect(config.settings.sii.certificationUrl).toBe("http://127.0.0.1:9000");
+  });
+
+  it("a bad value names the variable, the reason and the value", () => {
+    expect(error({ PORT: "70000" }).message).toBe('PORT: must be an integer between 0 and 65535 (got "70000")');
+    expect(error({ PORT: "3000.5" }).variable).toBe("PORT");
+    expect(error({ LOG_LEVEL: "verbose" }).message).toBe('LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")');
+    expect(error({ LOG_FORMAT: "xml" }).variable).toBe("LOG_FORMAT");
+    expect(error({ DATABASE_URL: "mysql://db/billing" }).message).toMatch(/^DATABASE_URL: must be a PostgreSQL URL/);
+    expect(error({ PUBLIC_URL: "billing.example.cl" }).variable).toBe("PUBLIC_URL");
+    expect(error({ SMTP_URL: "mail.example.com" }).variable).toBe("SMTP_URL");
+    expect(error({ MAIL_FROM: "not an address" }).variable).toBe("MAIL_FROM");
+    expect(error({ SESSION_TTL_SECONDS: "0" }).variable).toBe("SESSION_TTL_SECONDS");
+    expect(error({ BILLING_RUN_INTERVAL_SECONDS: "-5" }).variable).toBe("BILLING_RUN_INTERVAL_SECONDS");
+    expect(error({ PAYMENT_GATEWAYS: "test,stripe" }).message).toBe('PAYMENT_GATEWAYS: must be a comma-separated list of test, redirect (got "test,stripe")');
+    expect(error({ SII_PRODUCTION_URL: "palena.sii.cl" }).variable).toBe("SII_PRODUCTION_URL");
+    const key = error({ CERTIFICATE_ENCRYPTION_KEY: "c2hvcnQ=" });
+    expect(key.message).toBe("CERTIFICATE_ENCRYPTION_KEY: must be 32 bytes in base64 (openssl rand -base64 32)");
+    expect(key.message).not.toContain("c2hvcnQ"); // a secret is never echoed
+  });
+});

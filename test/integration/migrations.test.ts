@@ -1,0 +1,86 @@
+/**
+ * In-process migrations (src/infra/migrate.ts) on an empty database of each kind: every migration
+ * of prisma/migrations applied once with Prisma's checksum, nothing to do the second time, a
+ * failing migration rolled back whole (no table, no bookkeeping row) with its name in the error,
+ * and on PostgreSQL two concurrent starts applying each migration exactly once.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createDatabase, type Database } from "../../src/infra/database.js";
+import { applyMigrations, localMigrations, migrationStatus, MigrationError, MIGRATIONS_DIR } from "../../src/infra/migrate.js";
+import type { DatabaseTarget } from "../../src/infra/driver-adapter.js";
+import { adminQuery, POSTGRES_URL, TEST_DB, withDatabase } from "../helpers/databases.js";
+
+const cleanup: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c();
+});
+
+/** An empty database of this project's kind. */
+async function emptyDatabase(): Promise<Database> {
+  let target: DatabaseTarget;
+  if (TEST_DB === "postgres") {
+    const name = `billing_migrations_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+    await adminQuery(`CREATE DATABASE "${name}"`);
+    cleanup.push(() => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+    target = { kind: "postgres", url: withDatabase(POSTGRES_URL, name) };
+  } else {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-migrations-"));
+    cleanup.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
+    target = { kind: "pglite", dir: path.join(dir, "pglite") };
+  }
+  const database = await createDatabase(target);
+  cleanup.push(() => database.close());
+  return database;
+}
+
+describe("migrations in process", () => {
+  it("applies every migration once with Prisma's checksum, then has nothing to do", async () => {
+    const db = await emptyDatabase();
+    const local = await localMigrations();
+    expect(local.length).toBeGreaterThan(10);
+    const first = await db.session((s) => applyMigrations(s));
+    expect(first.applied).toEqual(local.map((m) => m.name));
+    const rows = await db.session((s) => s.query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(`SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name`));
+    expect(rows.map((r) => r.migration_name)).toEqual(local.map((m) => m.name));
+    const sql = fs.readFileSync(path.join(MIGRATIONS_DIR, local[0].name, "migration.sql"));
+    expect(rows[0].checksum).toBe(createHash("sha256").update(sql).digest("hex"));
+    expect(rows.every((r) => r.finished_at !== null && r.applied_steps_count === 1)).toBe(true);
+    expect((await db.session((s) => applyMigrations(s))).applied).toEqual([]);
+    expect(await db.session((s) => migrationStatus(s))).toEqual({ applied: local.map((m) => m.name), pending: [], modified: [], failed: [], unknown: [] });
+    // the schema is there: a reference list seeded by a migration
+    expect(await db.prisma.currency.count()).toBeGreaterThan(0);
+  });
+
+  it("a failing migration is rolled back whole and named; the ones before it stay applied", async () => {
+    const db = await emptyDatabase();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-migration-dirs-"));
+    cleanup.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
+    fs.mkdirSync(path.join(dir, "20000101000000_first"));
+    fs.writeFileSync(path.join(dir, "20000101000000_first", "migration.sql"), `CREATE TABLE "First" ("id" INTEGER PRIMARY KEY);`);
+    fs.mkdirSync(path.join(dir, "20000101000001_broken"));
+    fs.writeFileSync(path.join(dir, "20000101000001_broken", "migration.sql"), `CREATE TABLE "Half" ("id" INTEGER);\nINSERT INTO "Half" VALUES (1);\nSELECT no_such_function();`);
+    const local = await localMigrations(dir);
+    const error = await db.session((s) => applyMigrations(s, local)).catch((e) => e);
+    expect(error).toBeInstanceOf(MigrationError);
+    expect(error.migration).toBe("20000101000001_broken");
+    expect(error.message).toMatch(/^migration 20000101000001_broken failed and was rolled back: .*no_such_function/);
+    const tables = await db.session((s) => s.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`));
+    expect(tables.map((t) => t.name)).toEqual(["First", "_prisma_migrations"]);
+    expect(await db.session((s) => migrationStatus(s, local))).toMatchObject({ applied: ["20000101000000_first"], pending: ["20000101000001_broken"], failed: [] });
+  });
+
+  it.skipIf(TEST_DB !== "postgres")("two instances starting at once apply each migration exactly once (advisory lock)", async () => {
+    const db1 = await emptyDatabase();
+    const db2 = await createDatabase(db1.target);
+    cleanup.push(() => db2.close());
+    const [a, b] = await Promise.all([db1.session((s) => applyMigrations(s)), db2.session((s) => applyMigrations(s))]);
+    const local = await localMigrations();
+    expect([...a.applied, ...b.applied].sort()).toEqual(local.map((m) => m.name));
+    const rows = await db1.session((s) => s.query<{ n: string }>(`SELECT count(*)::text AS n FROM "_prisma_migrations"`));
+    expect(rows[0].n).toBe(String(local.length));
+  });
+});
