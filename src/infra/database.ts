@@ -1,6 +1,6 @@
 /**
  * Prisma client factory over the driver adapters of driver-adapter.ts (PGlite by default,
- * PostgreSQL when `DATABASE_URL` is set; DESIGN.md "Fixed choices").
+ * PostgreSQL when `DATABASE_URL` is set; docs/decisions.md "Operations").
  */
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "./prisma/generated/client.js";

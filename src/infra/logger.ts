@@ -1,4 +1,4 @@
-/** pino logger; one JSON line per event (DESIGN.md "Logs"). */
+/** pino logger; one JSON line per event (README "Configuration": LOG_LEVEL). */
 import { pino, type Logger } from "pino";
 
 export type { Logger };
