@@ -1,5 +1,5 @@
 // Prisma CLI configuration: the JS schema engine with the same driver adapter the app uses, so
-// `prisma migrate deploy/status/diff` run from the npm packages alone (DESIGN.md, Prisma 6.19).
+// `prisma migrate deploy/status/diff` run from the npm packages alone (docs/decisions.md, "Prisma 6.19, not 7").
 import path from "node:path";
 import { defineConfig } from "prisma/config";
 import { createDriverAdapter } from "./src/infra/driver-adapter.js";

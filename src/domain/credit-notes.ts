@@ -1,6 +1,6 @@
 /**
  * Credit and debit notes (spec "Credit note"; SII DTE 61 and 112 credit, 56 and 111 debit,
- * ../shared/domain/chile-dte.md 2.1 and 2.6): the rules that need no database. Both are created
+ * docs/sii-dte.md "Sources": Referencia): the rules that need no database. Both are created
  * through the credit note resource (`document` picks the type); a credit note lowers what the
  * invoice's customer owes, a debit note raises it (docs/orders-and-credit-notes.md).
  *

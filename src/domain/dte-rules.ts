@@ -1,5 +1,5 @@
 /**
- * Format rules of Chile's DTE XML (../shared/domain/chile-dte.md sections 1-4; the SII schemas in
+ * Format rules of Chile's DTE XML (docs/sii-dte.md; the SII schemas in
  * schema/sii/ win). Pure: text cut to SII's maximum lengths and restricted to ISO-8859-1, RUTs in
  * normal form, dates yyyy-mm-dd, time stamps yyyy-mm-ddThh:mm:ss (Chilean local time), amounts as
  * integers and quantities with at most 6 decimals, and the CAF expiry rule.

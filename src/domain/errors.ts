@@ -1,5 +1,5 @@
 /**
- * The one error taxonomy of the service (DESIGN.md "REST conventions"). Every use case throws one
+ * The one error taxonomy of the service (docs/rest.md "Responses"). Every use case throws one
  * of these; GraphQL puts `code` (and `fields`) in `extensions`, REST maps `status` and prints
  * `{"error": {"code", "message", "fields"}}`. Anything else is an internal error (500, masked).
  */

@@ -1,7 +1,7 @@
 /**
- * Money arithmetic. Amounts are decimal.js values, never JS floats (DESIGN.md "Money").
+ * Money arithmetic. Amounts are decimal.js values, never JS floats (docs/rest.md "Tenancy, ids, money").
  *
- * Rounding rule (DESIGN.md "Documents", SII/LibreDTE): to the currency's unit, whole units for
+ * Rounding rule (docs/invoice-totals.md, SII/LibreDTE): to the currency's unit, whole units for
  * `rounded` currencies (CLP), else the currency's ISO 4217 minor unit (2 for USD/EUR, 4 for CLF),
  * half away from zero (1.5 -> 2, -1.5 -> -2, 465.5 -> 466). Banker's rounding is wrong here.
  */
@@ -31,7 +31,7 @@ export function currencyScale(currency: CurrencyUnit): number {
   return currency.rounded ? 0 : currency.decimals;
 }
 
-/** round(x) of DESIGN.md: to the currency's unit, half away from zero. */
+/** round(x) of docs/invoice-totals.md: to the currency's unit, half away from zero. */
 export function roundMoney(value: DecimalInput, currency: CurrencyUnit): Decimal {
   return toDecimal(value).toDecimalPlaces(currencyScale(currency), Decimal.ROUND_HALF_UP);
 }

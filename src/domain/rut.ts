@@ -1,5 +1,5 @@
 /**
- * Chilean RUT (Rol Único Tributario), ../shared/domain/chile-dte.md section 7.
+ * Chilean RUT (Rol Único Tributario), docs/sii-dte.md "Sources" (RUT).
  * Check digit: body digits right to left times 2,3,4,5,6,7,2,3...; r = 11 - (sum mod 11);
  * 11 -> 0, 10 -> K. Normal form (SII XML): digits, "-", check digit, no dots, uppercase K.
  * Examples: 76042235-5, 60803000-K (SII), 77879240-0.

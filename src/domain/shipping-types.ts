@@ -1,6 +1,6 @@
 /**
  * Shipping types of orders (Chile's guía de despacho, DTE 52): SII's transfer codes `IndTraslado`
- * (../shared/domain/chile-dte.md section 2.2; labels 1-7 from SII's DTE_v10.xsd, 8-9 from
+ * (docs/sii-dte.md "The document"; labels 1-7 from SII's DTE_v10.xsd, 8-9 from
  * LibreDTE). An order's `shipping_type` is one of these codes, as a string ("1".."9").
  *
  * Sales (1, 2, 9) are invoiced later; the other codes move goods without selling them, so

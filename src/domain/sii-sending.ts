@@ -1,5 +1,5 @@
 /**
- * Rules of sending DTEs to SII (docs/sii-sending.md; ../shared/domain/chile-dte.md 5.2): what an
+ * Rules of sending DTEs to SII (docs/sii-sending.md): what an
  * upload answer and an envelope status mean for the documents in it, and when a failed send is
  * retried. Pure functions; the queue (services/sii-sending.ts) applies them.
  */

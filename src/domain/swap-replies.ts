@@ -1,6 +1,6 @@
 /**
- * Replies to received supplier documents (swaps): ../shared/domain/chile-dte.md section 6.1-6.3,
- * docs/sii-receiving.md. Pure rules, no database.
+ * Replies to received supplier documents (swaps): docs/sii-receiving.md and
+ * docs/sii-dte.md "Sources" (receiver events). Pure rules, no database.
  *
  * | status | meaning                                          | kind       | ResultadoDTE EstadoDTE |
  * |--------|--------------------------------------------------|------------|------------------------|

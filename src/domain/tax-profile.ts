@@ -1,6 +1,6 @@
 /**
- * The organization's tax profile: the issuer (`Emisor`) of its DTEs (../shared/domain/chile-dte.md
- * section 2; maximum lengths from SII's schema, dte-rules.ts SII_MAX_LENGTH). Pure rules:
+ * The organization's tax profile: the issuer (`Emisor`) of its DTEs (docs/sii-dte.md
+ * "The document"; maximum lengths from SII's schema, dte-rules.ts SII_MAX_LENGTH). Pure rules:
  * `normalizeTaxProfile` validates a change, `missingForIssuing` says what an enrolled organization
  * still lacks before it can issue.
  *

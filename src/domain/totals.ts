@@ -1,6 +1,6 @@
 /**
- * Document totals for invoices, orders and credit notes (DESIGN.md "Documents"; SII's Totales and
- * LibreDTE's computation, ../shared/domain/chile-dte.md section 3). Pure: the same input always
+ * Document totals for invoices, orders and credit notes (docs/invoice-totals.md; SII's Totales and
+ * LibreDTE's computation). Pure: the same input always
  * gives the same totals; the services recompute them on every create and update.
  *
  * Worked example (CL33, CLP, 19 %): lines 2 x 1000 and 1 x 500 with 10 % off

@@ -1,5 +1,5 @@
 /**
- * One error shape for GraphQL (DESIGN.md "Errors"): DomainErrors become GraphQL errors with
+ * One error shape for GraphQL (docs/rest.md "Responses"): DomainErrors become GraphQL errors with
  * `extensions.code` (and `extensions.fields`); GraphQL's own validation and input-coercion errors
  * get code `validation_error` with the field named when the message gives it; anything else is
  * logged and masked as `internal_error`.

@@ -1,5 +1,5 @@
 /**
- * Scalars. Decimal travels as a string (exact, DESIGN.md "Money"); Date is `yyyy-mm-dd`;
+ * Scalars. Decimal travels as a string (exact, docs/rest.md "Tenancy, ids, money"); Date is `yyyy-mm-dd`;
  * DateTime and JSONObject come from graphql-scalars.
  */
 import { GraphQLError, GraphQLScalarType, Kind } from "graphql";

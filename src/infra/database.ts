@@ -1,6 +1,6 @@
 /**
  * Prisma client factory over the driver adapters of driver-adapter.ts (PGlite by default,
- * PostgreSQL when `DATABASE_URL` is set; DESIGN.md "Fixed choices"), and the migrations that
+ * PostgreSQL when `DATABASE_URL` is set; docs/decisions.md "Operations"), and the migrations that
  * `npm start` and the CLI apply through the same driver before anything else runs.
  */
 import { PrismaPg } from "@prisma/adapter-pg";

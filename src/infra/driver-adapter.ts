@@ -2,7 +2,7 @@
  * Driver adapters (no Prisma client import, so prisma.config.ts can load it before `prisma generate`). Two databases, one PostgreSQL dialect:
  * - embedded PGlite in `<dataDir>/pglite` (default, nothing to install);
  * - PostgreSQL through `pg` when `DATABASE_URL` is set.
- * Both go through Prisma 6.19 driver adapters (DESIGN.md "Fixed choices").
+ * Both go through Prisma 6.19 driver adapters (docs/decisions.md "Operations": Prisma 6.19, not 7).
  */
 import fs from "node:fs";
 import path from "node:path";

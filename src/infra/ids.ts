@@ -1,5 +1,5 @@
 /**
- * Resource ids: `<prefix>_<24 random base62 chars>` from crypto randomness (DESIGN.md "Ids").
+ * Resource ids: `<prefix>_<24 random base62 chars>` from crypto randomness (docs/rest.md "Tenancy, ids, money").
  * The prefix names the type; the Relay global id of a node is its resource id.
  */
 import { customAlphabet } from "nanoid";

@@ -1,7 +1,7 @@
 /**
- * pino logger; one JSON line per event (DESIGN.md "Logs"), from the first line a process writes.
- * `LOG_FORMAT=pretty` writes colored lines for people through pino-pretty instead (in process, no
- * worker thread).
+ * pino logger; one JSON line per event (README "Configuration": LOG_LEVEL, LOG_FORMAT), from the
+ * first line a process writes. `LOG_FORMAT=pretty` writes colored lines for people through
+ * pino-pretty instead (in process, no worker thread).
  */
 import { createRequire } from "node:module";
 import { pino, type Logger } from "pino";

@@ -1,5 +1,5 @@
 /**
- * Outgoing e-mail (DESIGN.md "Mail"): a Mailer sends one message; `createSmtpMailer` sends over
+ * Outgoing e-mail (docs/reminders.md): a Mailer sends one message; `createSmtpMailer` sends over
  * SMTP with nodemailer (`SMTP_URL`, e.g. `smtp://user:pass@host:587`, `smtps://...:465`; query
  * options of nodemailer's URL form such as `?ignoreTLS=true` apply). Without SMTP_URL no Mailer
  * exists and the outbox keeps messages (services/outbox.ts).

@@ -1,5 +1,5 @@
 /**
- * REST list query parameters -> GraphQL filter values (DESIGN.md "Lists"): `field=v` and
+ * REST list query parameters -> GraphQL filter values (docs/rest.md "Lists"): `field=v` and
  * `field__exact=v` (equals), `field__in=a,b`, `field__contains=v`, `field__icontains=v`, and on
  * dates `field__gte`, `field__lte`. Unknown parameters and operators are a 400 naming them.
  */

@@ -1,5 +1,5 @@
 /**
- * GraphQL results -> the spec's REST shapes (../shared/spec/billing-api.md, "Resources and their
+ * GraphQL results -> the spec's REST shapes (docs/rest-api.md, "Resources and their
  * fields"): snake_case names, decimals as JSON numbers, timestamps `yyyy-mm-dd hh:mm:ss` (UTC) for
  * invoices, embedded customers and payments and ISO 8601 with offset elsewhere, dates `yyyy-mm-dd`.
  * Pure reshaping: no rule lives here.

@@ -1,5 +1,5 @@
 /**
- * CAF files (Código de Autorización de Folios, ../shared/domain/chile-dte.md section 4;
+ * CAF files (Código de Autorización de Folios, docs/sii-dte.md "CAF";
  * docs/sii-setup.md): uploaded, checked by infra/taxagency/sii parseCaf and against the
  * organization, stored sealed (the file carries the private key that signs the TED), and consumed
  * folio by folio at finalize (`takeFolio`, gapless under a row lock).

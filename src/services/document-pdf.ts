@@ -1,5 +1,5 @@
 /**
- * The printed representation of a stored invoice, order or credit note (DESIGN.md "Documents":
+ * The printed representation of a stored invoice, order or credit note (docs/sii-dte.md "The printed timbre" for DTEs;
  * issuer, customer, lines, totals, number, dates) as PDF bytes: this module turns the stored rows
  * into the formatted values infra/pdf.ts draws. Each kind adds its own dates and notes.
  */

@@ -1,5 +1,5 @@
 /**
- * Machinery shared by invoices, orders and credit notes (DESIGN.md "Documents"): line validation
+ * Machinery shared by invoices, orders and credit notes (docs/invoice-totals.md, docs/orders-and-credit-notes.md): line validation
  * and totals (domain/totals.ts), the draft lifecycle (update, delete, finalize under a row lock,
  * domain/document-status.ts) and gapless numbering. Reference lookups: ./reference.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * Invoices (spec "Invoice", "States and transitions"; DESIGN.md "Documents").
+ * Invoices (docs/rest-api.md "Invoice", "States and transitions"; docs/rest.md "Invoices").
  * create -> draft; update/delete only while draft (409 `invalid_state` otherwise, nothing
  * changed); finalize numbers the invoice (gapless per organization, mode and document type).
  * Totals are recomputed from the lines on every write (domain/totals.ts), never taken from input.

@@ -1,4 +1,4 @@
-/** DTE format rules (src/domain/dte-rules.ts; ../shared/domain/chile-dte.md sections 2-4). */
+/** DTE format rules (src/domain/dte-rules.ts; docs/sii-dte.md). */
 import { describe, it, expect } from "vitest";
 import { cafLastUsableDate, siiAmount, siiDate, siiDecimal, siiRut, siiText, siiTimestamp } from "../../src/domain/dte-rules.js";
 

@@ -1,4 +1,4 @@
-/** RUT check digit and normal form (../shared/domain/chile-dte.md section 7). */
+/** RUT check digit and normal form (docs/sii-dte.md "Sources"). */
 import { describe, it, expect } from "vitest";
 import { normalizeRut, rutCheckDigit } from "../../src/domain/rut.js";
 

@@ -1,5 +1,5 @@
 /**
- * Document totals (DESIGN.md "Documents"; ../shared/domain/chile-dte.md section 3).
+ * Document totals (docs/invoice-totals.md).
  * Every example of docs/invoice-totals.md is one test here, under the same name.
  */
 import { describe, it, expect } from "vitest";
@@ -36,7 +36,7 @@ function lineFigures(t: DocumentTotals) {
 }
 
 describe("computeDocumentTotals: worked examples (docs/invoice-totals.md)", () => {
-  it("DESIGN example: CL33 2 x 1000 + 1 x 500 with 10 % line discount", () => {
+  it("worked example: CL33 2 x 1000 + 1 x 500 with 10 % line discount", () => {
     const t = computeDocumentTotals({
       ...CL33,
       lines: [

@@ -4,7 +4,12 @@
  */
 import { PNG } from "pngjs";
 import { PDFParse } from "pdf-parse";
-import { BarcodeFormat, BinaryBitmap, DecodeHintType, HybridBinarizer, PDF417Reader, RGBLuminanceSource } from "@zxing/library";
+import { BarcodeFormat, BinaryBitmap, DecodeHintType, HybridBinarizer, PDF417Reader, RGBLuminanceSource, ZXingStringEncoding } from "@zxing/library";
+
+// @zxing/library 0.21 (the last release that supports Node 20, docs/decisions.md) decodes
+// ISO-8859-1 text through a decodeURIComponent fallback outside browsers, which throws on accents.
+// Node's TextDecoder reads ISO-8859-1 itself; 0.23 does exactly this for every encoding.
+ZXingStringEncoding.customDecoder = (bytes, encodingName) => new TextDecoder(encodingName).decode(bytes);
 
 /** Decodes the single PDF417 barcode of a grayscale or RGB(A) image. */
 export function decodePdf417(pixels: { width: number; height: number; channels: number; data: Uint8Array }): string {

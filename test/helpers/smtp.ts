@@ -1,5 +1,5 @@
 /**
- * A real SMTP server for tests (smtp-server, DESIGN.md "Mail"): listens on a random local port,
+ * A real SMTP server for tests (smtp-server, docs/reminders.md): listens on a random local port,
  * accepts any sender without TLS or auth, and keeps each message parsed by mailparser. `rejecting`
  * makes it refuse every recipient with a temporary 451, as a server in trouble would.
  */

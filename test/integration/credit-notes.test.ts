@@ -17,7 +17,7 @@ afterAll(async () => s?.close());
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
 
-/** A finalized CL33 invoice of DESIGN.md's worked example: total 2916. */
+/** A finalized CL33 invoice of docs/invoice-totals.md's worked example: total 2916. */
 async function finalizedInvoice(body: Record<string, unknown> = {}, key = s.keys.acme) {
   const customer = key === s.keys.acme ? customerId : (await s.rest("POST", "/v1/customers/", { key, body: chileanCustomer() })).body.id;
   const inv = await s.rest("POST", "/v1/invoices/", {
@@ -216,7 +216,7 @@ describe("credit notes over REST", () => {
   });
 });
 
-describe("credit notes: bad input (400 in DESIGN.md's shape, nothing written)", () => {
+describe("credit notes: bad input (400 in docs/rest.md's shape, nothing written)", () => {
   let invoiceId: string;
   let draftInvoiceId: string;
   let foreignInvoiceId: string;

@@ -22,7 +22,7 @@ async function createInvoice(body: Record<string, unknown> = {}) {
 }
 
 describe("invoices over REST", () => {
-  it("creates a draft with DESIGN.md's worked totals and the spec's shape", async () => {
+  it("creates a draft with docs/invoice-totals.md's worked totals and the spec's shape", async () => {
     const inv = await createInvoice({ date: "2026-11-20", due_date: "2026-12-20", metadata: { po: "123" }, note: "Gracias" });
     expect(inv).toMatchObject({
       status: "draft",

@@ -17,7 +17,7 @@ afterAll(async () => s?.close());
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
 const PLAIN = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 
-/** A finalized CL33 invoice of DESIGN.md's worked example: total 2916. */
+/** A finalized CL33 invoice of docs/invoice-totals.md's worked example: total 2916. */
 async function finalizedInvoice(customer = customerId) {
   const inv = (await s.rest("POST", "/v1/invoices/", { body: { customer, lines: [{ name: "Consultoría", quantity: 2, amount: 1000 }, { name: "Soporte", amount: 500, discount: 10 }] } })).body;
   return (await s.rest("GET", `/v1/invoices/${inv.id}/finalize/`)).body;

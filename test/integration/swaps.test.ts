@@ -13,7 +13,7 @@ import { startTestServer, type TestServer } from "../helpers/server.js";
 import { generatePkcs12, xmllintValidate } from "../helpers/sii-fixtures.js";
 import { ENVIO_RECIBOS_XSD, RESPUESTA_XSD, xmlsecVerifySignature } from "../helpers/sii-exchange.js";
 
-// SII's own example (../shared/domain/samples/), kept in the repository so a clone tests alone
+// SII's own example (docs/sii-dte.md "Sources"), kept in the repository so a clone tests alone
 const SAMPLE = readFileSync(new URL("../fixtures/sii/F60T33-ejemplo-oficial-SII.xml", import.meta.url));
 const SAMPLE_TEXT = SAMPLE.toString("latin1");
 /** SII's example with another folio (a different document of the same supplier). */

@@ -1,5 +1,5 @@
 /**
- * The payment gateway interface (DESIGN.md "Everything else": gateways in infra/gateways). A gateway
+ * The payment gateway interface (docs/payments.md). A gateway
  * validates the sources made for it and charges them; services/payments.ts owns the payment's
  * state, the charge attempts and the transactions around every call. A real gateway is one more
  * implementation registered in ./index.ts and enabled by PAYMENT_GATEWAYS.

@@ -1,5 +1,5 @@
 /**
- * Tax agencies (DESIGN.md "Documents"): the local-format file a regulated document type needs at
+ * Tax agencies (docs/sii-setup.md "What finalize does"): the local-format file a regulated document type needs at
  * finalize. `taxAgencyFor(documentType)` picks the agency by the type's country, for types with
  * `hasLocalFormat`; Chile's SII is the only one (docs/sii-setup.md). An agency turns a plain
  * document description plus its authorization material into a signed file; it knows nothing about

@@ -1,5 +1,5 @@
 /**
- * CAF (Código de Autorización de Folios), ../shared/domain/chile-dte.md section 4: the XML SII
+ * CAF (Código de Autorización de Folios), docs/sii-dte.md "CAF": the XML SII
  * issues for one folio range of one document type of one issuer.
  *
  *   AUTORIZACION > CAF version="1.0" > DA (RE, RS, TD, RNG/D..H, FA, RSAPK M/E, IDK) + FRMA

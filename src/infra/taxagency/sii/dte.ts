@@ -1,5 +1,5 @@
 /**
- * The DTE XML of one document (../shared/domain/chile-dte.md section 2; schema/sii/DTE_v10.xsd, and
+ * The DTE XML of one document (docs/sii-dte.md "The document"; schema/sii/DTE_v10.xsd, and
  * for boletas 39/41 the `BOLETADefType` of schema/sii/EnvioBOLETA_v11.xsd):
  *
  *   DTE version="1.0" xmlns="http://www.sii.cl/SiiDte"

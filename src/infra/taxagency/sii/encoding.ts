@@ -1,5 +1,5 @@
 /**
- * SII's DTE files are ISO-8859-1 (../shared/domain/chile-dte.md: "files are ISO-8859-1").
+ * SII's DTE files are ISO-8859-1 (docs/sii-dte.md "Encoding").
  * `encodeIso88591` turns the XML string into those bytes; the XML declaration must say so.
  */
 

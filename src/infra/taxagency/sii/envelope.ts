@@ -1,5 +1,5 @@
 /**
- * The envelopes SII receives (../shared/domain/chile-dte.md section 5.1; schemas
+ * The envelopes SII receives (docs/sii-sending.md "What is sent"; schemas
  * schema/sii/EnvioDTE_v10.xsd and schema/sii/EnvioBOLETA_v11.xsd):
  *
  *   EnvioDTE|EnvioBOLETA version="1.0" xmlns="http://www.sii.cl/SiiDte"

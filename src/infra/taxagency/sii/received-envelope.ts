@@ -1,5 +1,5 @@
 /**
- * Reading a received EnvioDTE (../shared/domain/chile-dte.md sections 5.1 and 6; docs/sii-receiving.md):
+ * Reading a received EnvioDTE (docs/sii-receiving.md):
  *
  *   EnvioDTE > SetDTE ID="SetDoc" > Caratula (RutEmisor, RutEnvia, RutReceptor, FchResol,
  *              NroResol, TmstFirmaEnv, SubTotDTE*) , DTE+ ; Signature

@@ -1,5 +1,5 @@
 /**
- * The receiver's XML answers to a supplier's EnvioDTE (../shared/domain/chile-dte.md section 6.2;
+ * The receiver's XML answers to a supplier's EnvioDTE (docs/sii-receiving.md "Files";
  * SII's schemas `schema/sii/RespuestaEnvioDTE_v10.xsd`, `EnvioRecibos_v10.xsd`, `Recibos_v10.xsd`;
  * docs/sii-receiving.md):
  *

@@ -1,5 +1,5 @@
 /**
- * XMLDSig enveloped signature of a DTE (../shared/domain/chile-dte.md section 2.8; the SII
+ * XMLDSig enveloped signature of a DTE (docs/sii-dte.md "Signature"; the SII
  * signature schema schema/sii/xmldsignature_v10.xsd fixes most of it):
  *
  *   DTE > Documento ID="F60T33" … > Signature xmlns="http://www.w3.org/2000/09/xmldsig#"

@@ -1,5 +1,5 @@
 /**
- * TED (timbre electrónico), ../shared/domain/chile-dte.md section 2.7:
+ * TED (timbre electrónico), docs/sii-dte.md "TED (timbre)":
  *
  *   TED version="1.0" > DD (RE, TD, F, FE, RR, RSR, MNT, IT1, CAF, TSTED)
  *                     > FRMT algoritmo="SHA1withRSA"

@@ -1,5 +1,5 @@
 /**
- * HTTP transport to SII's DTE services (../shared/domain/chile-dte.md 5.2 and 5.3; docs/sii-sending.md):
+ * HTTP transport to SII's DTE services (docs/sii-sending.md):
  *
  *   1. seed:   POST {base}/DTEWS/CrSeed.jws           SOAP getSeed                → SEMILLA, ESTADO 00
  *   2. token:  POST {base}/DTEWS/GetTokenFromSeed.jws SOAP getToken(pszXml)       → TOKEN, ESTADO 00
