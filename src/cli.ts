@@ -1,7 +1,8 @@
 /**
  * Command line: `npm run --silent cli -- <command>` (`node dist/cli.js <command>`).
- *   api-key create --organization "Acme SpA" --email ops@acme.cl --mode test
- *       prints {"organization":"org_...","key":"sk_test_..."} as its last line
+ *   api-key create --organization "Acme SpA" --email ops@acme.cl --mode test [--expires yyyy-mm-dd]
+ *       prints {"organization":"org_...","id":"key_...","key":"sk_test_...","expires_at":null} as its last line
+ *   api-key list [--organization <name or id>] [--json]     api-key revoke <key id>   (src/cli/api-keys.ts)
  *   migrate [deploy]   applies pending migrations;  migrate status   lists applied and pending ones
  *   billing run [--until yyyy-mm-dd] [--json] [--batch-size n] [--workers n]
  *       bills every due subscription (docs/billing-run.md); progress bar on stderr, summary on stdout
@@ -16,6 +17,7 @@
 import fs from "node:fs";
 import { Command } from "commander";
 import type { Database } from "./infra/database.js";
+import { apiKeyCommands } from "./cli/api-keys.js";
 
 const { version } = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -81,23 +83,7 @@ migrateCommand
     }
   });
 
-const apiKey = program.command("api-key").description("manage API keys");
-apiKey
-  .command("create")
-  .description("create an API key (and the organization when no organization has that name)")
-  .requiredOption("--organization <name>", "organization name")
-  .requiredOption("--email <email>", "e-mail of the key's user (written as `user` on documents)")
-  .option("--mode <mode>", "test or live", "test")
-  .action(async (options: { organization: string; email: string; mode: string }) => {
-    const { createApiKey } = await import("./services/api-keys.js");
-    const database = await openDatabase();
-    try {
-      const created = await createApiKey(database.prisma, { organizationName: options.organization, email: options.email, mode: options.mode });
-      process.stdout.write(`${JSON.stringify(created)}\n`);
-    } finally {
-      await database.close();
-    }
-  });
+program.addCommand(apiKeyCommands(openDatabase));
 
 const billing = program.command("billing").description("recurring billing");
 billing

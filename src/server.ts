@@ -25,6 +25,10 @@ import { startBillingRunWorker, type BillingRunWorker } from "./services/billing
 import { startSiiWorker, type SiiWorker } from "./services/sii-sending.js";
 import { runIdempotent } from "./services/idempotency.js";
 import { DomainError } from "./domain/errors.js";
+import { registerBusinessMetrics } from "./services/metrics.js";
+
+/** /readyz answers 503 when the database does not answer within this long (ms). */
+export const READY_TIMEOUT_MS = 2_000;
 
 export interface AppOptions {
   database: Database;
@@ -55,21 +59,24 @@ export interface App {
 export function createApp({ database, logger, publicUrl, settings: given, mailer: givenMailer, outboxIntervalMs = 30_000, billingRunIntervalMs = 0, siiIntervalMs = 0 }: AppOptions): App {
   const { prisma } = database;
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  // business and health series (services/metrics.ts): database-backed ones are read at each scrape
+  const business = registerBusinessMetrics(registry, prisma, database.pool);
   // outbox (docs/reminders.md): with a mailer, due messages are retried by an interval in this process
   const mailer = givenMailer !== undefined ? givenMailer : settings.smtpUrl ? createSmtpMailer(settings.smtpUrl) : null;
   const worker: OutboxWorker | null = mailer && outboxIntervalMs > 0 ? startOutboxWorker({ prisma, mailer, logger, settings }, outboxIntervalMs) : null;
   // billing run (docs/billing-run.md): off unless configured; safe next to other runners (SKIP LOCKED claims)
   const billingWorker: BillingRunWorker | null =
     billingRunIntervalMs > 0
-      ? startBillingRunWorker({ prisma, settings }, billingRunIntervalMs, (summary, error) => {
+      ? startBillingRunWorker({ prisma, settings }, billingRunIntervalMs, (summary, error, seconds) => {
+          business.billingRun(summary, error, seconds);
           if (error) logger.error({ err: error }, "billing run failed");
           else if (summary && (summary.cycles || summary.cancelled || summary.collected || summary.failed)) logger.info({ ...summary }, "billing run");
         })
       : null;
   // SII (docs/sii-sending.md): queued DTEs are uploaded and their status polled by an interval in this process
   const siiWorker: SiiWorker | null = siiIntervalMs > 0 ? startSiiWorker({ prisma, logger, settings }, siiIntervalMs) : null;
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
   const requests = new Counter({
     name: "billing_http_requests_total",
     help: "HTTP requests by surface and status",
@@ -101,15 +108,25 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
 
   const rest = createRestHandler({ yoga, publicUrl });
 
+  /** Ready when the database answers within READY_TIMEOUT_MS and every migration is applied. */
   async function ready(): Promise<{ ok: boolean; detail: string }> {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const applied = await prisma.$queryRaw<{ migration_name: string }[]>`
-        SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+      });
+      const applied = await Promise.race([
+        prisma.$queryRaw<{ migration_name: string }[]>`
+          SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+        timeout,
+      ]);
       const names = new Set(applied.map((r) => r.migration_name));
       const missing = (await migrationNames()).filter((n) => !names.has(n));
       return missing.length ? { ok: false, detail: `pending migrations: ${missing.join(", ")}` } : { ok: true, detail: "ok" };
     } catch (e) {
       return { ok: false, detail: `database unreachable: ${(e as Error).message}` };
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -172,6 +189,7 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
         const r = await ready();
         response = Response.json({ status: r.ok ? "ready" : "not_ready", detail: r.detail }, { status: r.ok ? 200 : 503 });
       } else if (url.pathname === "/metrics") {
+        await business.refresh();
         response = new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
       } else {
         response = Response.json({ error: { code: "not_found", message: `No route for ${request.method} ${url.pathname}` } }, { status: 404 });

@@ -16,6 +16,24 @@ export { databaseTarget, type DatabaseTarget } from "./driver-adapter.js";
 /** Interactive transactions may queue behind row locks (numbering) or PGlite's single connection. */
 const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
 
+/**
+ * PostgreSQL pool options. A connection attempt (or a wait for a free client of a full pool) fails
+ * after CONNECT_TIMEOUT_MS instead of hanging on an unreachable server; TCP keep-alive finds dead
+ * sockets; pg-pool discards a client whose connection errored, so the pool recovers by itself
+ * when the server is back. No query_timeout: billing runs and reports may legitimately run long
+ * (the readiness probe bounds its own query, server.ts).
+ */
+const POOL_OPTIONS = { max: 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 10_000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
+
+export interface DatabasePool {
+  /** clients open (idle and in use) */
+  total(): number;
+  /** open clients not in use */
+  idle(): number;
+  /** requests queued for a client */
+  waiting(): number;
+}
+
 export interface Database {
   prisma: PrismaClient;
   target: DatabaseTarget;
@@ -25,6 +43,8 @@ export interface Database {
    * PGlite the session is the app's single connection.
    */
   session<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
+  /** the connection pool's counts (PostgreSQL only; PGlite is one in-process connection) */
+  pool?: DatabasePool;
   /** releases the pool or closes the PGlite instance (and its data directory lock) */
   close(): Promise<void>;
 }
@@ -52,11 +72,12 @@ function pgSession(client: pg.PoolClient): SqlSession {
  */
 export async function createDatabase(target: DatabaseTarget = databaseTarget()): Promise<Database> {
   if (target.kind === "postgres") {
-    const pool = nameAsTextPool({ connectionString: target.url, max: 10 });
+    const pool = nameAsTextPool({ connectionString: target.url, ...POOL_OPTIONS });
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: TRANSACTION_OPTIONS });
     return {
       prisma,
       target,
+      pool: { total: () => pool.totalCount, idle: () => pool.idleCount, waiting: () => pool.waitingCount },
       async session(fn) {
         const client = await pool.connect();
         try {

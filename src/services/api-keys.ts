@@ -5,8 +5,9 @@
 import { createHash } from "node:crypto";
 import type { PrismaClient } from "../infra/prisma/generated/client.js";
 import { newId, randomSecret } from "../infra/ids.js";
-import { AuthenticationError, FieldErrorCollector } from "../domain/errors.js";
+import { AuthenticationError, FieldErrorCollector, NotFoundError, ValidationError } from "../domain/errors.js";
 import { isEmailAddress } from "../domain/formats.js";
+import { isKeyExpired, LAST_USED_RESOLUTION_MS, lastUseIsStale } from "../domain/api-keys.js";
 import type { Auth } from "./context.js";
 
 export type KeyMode = "test" | "live";
@@ -16,56 +17,161 @@ export function hashKey(key: string): string {
 }
 
 export interface CreatedApiKey {
+  /** organization id (`org_...`) */
   organization: string;
+  /** the key's id (`key_...`), for `api-key revoke` */
+  id: string;
+  /** the full key; shown once, only its hash is stored */
   key: string;
+  /** ISO 8601 instant from which the key answers 401, or null (never expires) */
+  expires_at: string | null;
 }
 
 /**
  * Creates an API key for the organization named `organizationName` (created when no organization
- * has that name). Returns the key once; it cannot be read again. Throws ValidationError for a
- * blank name, a malformed e-mail or an unknown mode.
+ * has that name), in one transaction. `expiresAt`: the instant the key stops working (null or
+ * absent: never; see domain/api-keys.ts parseKeyExpiry for the CLI's `--expires`). Returns the key
+ * once; it cannot be read again. Throws ValidationError for a blank name, a malformed e-mail, an
+ * unknown mode or an `expiresAt` not after `now`; nothing is written then.
  */
 export async function createApiKey(
   prisma: PrismaClient,
-  input: { organizationName: string; email: string; mode: string },
+  input: { organizationName: string; email: string; mode: string; expiresAt?: Date | null },
+  now: Date = new Date(),
 ): Promise<CreatedApiKey> {
   const errors = new FieldErrorCollector();
   const name = input.organizationName.trim();
   if (!name) errors.add("organization", "is required");
   if (!isEmailAddress(input.email)) errors.add("email", "must be an e-mail address");
   if (input.mode !== "test" && input.mode !== "live") errors.add("mode", "must be test or live");
+  const expiresAt = input.expiresAt ?? null;
+  if (expiresAt && !(expiresAt.getTime() > now.getTime())) errors.add("expires", "must be in the future");
   errors.throwIfAny("Cannot create API key");
   const testMode = input.mode === "test";
   const key = `sk_${input.mode}_${randomSecret(32)}`;
+  const id = newId("key");
   return prisma.$transaction(async (tx) => {
     const organization =
       (await tx.organization.findFirst({ where: { name }, orderBy: { createdAt: "asc" } })) ??
       (await tx.organization.create({ data: { id: newId("org"), name, businessName: name } }));
     await tx.apiKey.create({
       data: {
-        id: newId("key"),
+        id,
         organizationId: organization.id,
         testMode,
         hash: hashKey(key),
         prefix: key.slice(0, 12),
         userEmail: input.email,
+        expiresAt,
       },
     });
-    return { organization: organization.id, key };
+    return { organization: organization.id, id, key, expires_at: expiresAt?.toISOString() ?? null };
+  });
+}
+
+/** One key as `api-key list` shows it: never the key nor its hash. Times are ISO 8601 or null. */
+export interface ApiKeyListing {
+  id: string;
+  /** first 12 characters of the key (`sk_test_ab12`) */
+  prefix: string;
+  organization: { id: string; name: string };
+  mode: KeyMode;
+  email: string;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+/**
+ * Lists API keys, oldest first, of every organization or of one: `organization` is an
+ * organization id (`org_...`) or an exact organization name. Throws NotFoundError when no
+ * organization has that id or name.
+ */
+export async function listApiKeys(prisma: PrismaClient, filter: { organization?: string } = {}): Promise<ApiKeyListing[]> {
+  let organizationIds: string[] | undefined;
+  if (filter.organization !== undefined) {
+    const wanted = filter.organization.trim();
+    const organizations = await prisma.organization.findMany({ where: { OR: [{ id: wanted }, { name: wanted }] }, select: { id: true } });
+    if (!organizations.length) throw new NotFoundError("organization", wanted);
+    organizationIds = organizations.map((o) => o.id);
+  }
+  const keys = await prisma.apiKey.findMany({
+    where: organizationIds ? { organizationId: { in: organizationIds } } : {},
+    select: {
+      id: true,
+      prefix: true,
+      testMode: true,
+      userEmail: true,
+      createdAt: true,
+      lastUsedAt: true,
+      expiresAt: true,
+      revokedAt: true,
+      organization: { select: { id: true, name: true } },
+    },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
+  return keys.map((k) => ({
+    id: k.id,
+    prefix: k.prefix,
+    organization: { id: k.organization.id, name: k.organization.name },
+    mode: k.testMode ? "test" : "live",
+    email: k.userEmail,
+    created_at: k.createdAt.toISOString(),
+    last_used_at: k.lastUsedAt?.toISOString() ?? null,
+    expires_at: k.expiresAt?.toISOString() ?? null,
+    revoked_at: k.revokedAt?.toISOString() ?? null,
+  }));
+}
+
+export interface RevokedApiKey {
+  id: string;
+  prefix: string;
+  /** ISO 8601 instant of the (first) revocation */
+  revoked_at: string;
+  /** true when the key was already revoked before this call (its revokedAt is kept) */
+  already_revoked: boolean;
+}
+
+/**
+ * Revokes the key with id `id` (`key_...`): sets `revokedAt` to `now` with one conditional
+ * UPDATE, so the key answers 401 from the next request on. Revoking a revoked key changes
+ * nothing and reports `already_revoked` with the first revocation's time. Throws NotFoundError
+ * for an unknown id and ValidationError for a blank one.
+ */
+export async function revokeApiKey(prisma: PrismaClient, id: string, now: Date = new Date()): Promise<RevokedApiKey> {
+  const wanted = id.trim();
+  if (!wanted) throw ValidationError.field("id", "is required");
+  return prisma.$transaction(async (tx) => {
+    const { count } = await tx.apiKey.updateMany({ where: { id: wanted, revokedAt: null }, data: { revokedAt: now } });
+    const key = await tx.apiKey.findUnique({ where: { id: wanted }, select: { id: true, prefix: true, revokedAt: true } });
+    if (!key || !key.revokedAt) throw new NotFoundError("API key", wanted);
+    return { id: key.id, prefix: key.prefix, revoked_at: key.revokedAt.toISOString(), already_revoked: count === 0 };
   });
 }
 
 /**
- * Resolves `Authorization: Bearer <key>` to the key's organization, mode and user.
- * Throws AuthenticationError (401) when the header is missing, malformed, unknown or revoked.
+ * Resolves `Authorization: Bearer <key>` to the key's organization, mode and user with one
+ * SELECT by hash. Throws AuthenticationError (401) when the header is missing or malformed, the
+ * key is unknown or revoked, or it expired (`expiresAt` at or before `now`). When the stored
+ * `lastUsedAt` is null or older than LAST_USED_RESOLUTION_MS (60 s) it is set to `now` with one
+ * conditional UPDATE (a concurrent request that already wrote it makes the UPDATE match no row).
  */
-export async function authenticate(prisma: PrismaClient, authorization: string | null | undefined): Promise<Auth> {
+export async function authenticate(prisma: PrismaClient, authorization: string | null | undefined, now: Date = new Date()): Promise<Auth> {
   const match = /^Bearer\s+(sk_(test|live)_[0-9A-Za-z]+)\s*$/.exec(authorization ?? "");
   if (!match) {
     throw new AuthenticationError("Send an API key as `Authorization: Bearer sk_test_...` or `sk_live_...`");
   }
   const apiKey = await prisma.apiKey.findUnique({ where: { hash: hashKey(match[1]) } });
   if (!apiKey || apiKey.revokedAt) throw new AuthenticationError("Unknown or revoked API key");
+  if (isKeyExpired(apiKey.expiresAt, now)) throw new AuthenticationError(`API key expired at ${apiKey.expiresAt!.toISOString()}`);
+  if (lastUseIsStale(apiKey.lastUsedAt, now)) {
+    const cutoff = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
+    // raw, so it is not a model operation: the per-request query lists tests keep stay as they were
+    await prisma.$executeRaw`
+      UPDATE "ApiKey" SET "lastUsedAt" = ${now}
+      WHERE "id" = ${apiKey.id} AND ("lastUsedAt" IS NULL OR "lastUsedAt" < ${cutoff})`;
+  }
   return {
     organizationId: apiKey.organizationId,
     testMode: apiKey.testMode,

@@ -637,14 +637,19 @@ export type BillingRunWorker = IntervalWorker;
 
 /**
  * Starts the billing run on an interval (a round never overlaps the previous one; other runners
- * may run at the same time: claims are SKIP LOCKED). `report` gets each round's summary or error.
+ * may run at the same time: claims are SKIP LOCKED). `report` gets each round's summary or error,
+ * and the round's wall-clock duration in seconds.
  */
-export function startBillingRunWorker(options: Omit<BillingRunOptions, "until" | "onProgress">, intervalMs: number, report: (summary: BillingRunSummary | null, error?: unknown) => void): BillingRunWorker {
-  return startIntervalWorker(
-    (signal) =>
-      runBilling({ ...options, signal })
-        .then((s) => report(s))
-        .catch((e) => report(null, e)),
-    intervalMs,
-  );
+export function startBillingRunWorker(
+  options: Omit<BillingRunOptions, "until" | "onProgress">,
+  intervalMs: number,
+  report: (summary: BillingRunSummary | null, error?: unknown, durationSeconds?: number) => void,
+): BillingRunWorker {
+  return startIntervalWorker((signal) => {
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    return runBilling({ ...options, signal })
+      .then((s) => report(s, undefined, seconds()))
+      .catch((e) => report(null, e, seconds()));
+  }, intervalMs);
 }

@@ -1,0 +1,95 @@
+/**
+ * `api-key` commands of the command line (wired into src/cli.ts):
+ *   api-key create --organization <name> --email <e-mail> [--mode test|live] [--expires <date>]
+ *       prints {"organization":"org_...","id":"key_...","key":"sk_test_...","expires_at":null} as its last line
+ *   api-key list [--organization <name or org_ id>] [--json]
+ *       prefix, organization, mode, e-mail, created, last used, expires, revoked (never the key)
+ *   api-key revoke <key id>
+ * Errors (bad input, unknown id) are thrown as DomainError for the caller to print and exit 1;
+ * nothing is written then. The services are imported when a command runs, so building the
+ * command tree stays cheap.
+ */
+import { Command } from "commander";
+import type { Database } from "../infra/database.js";
+
+/** Where the commands print; process.stdout by default. */
+export interface CommandOutput {
+  write(text: string): unknown;
+}
+
+/**
+ * The `api-key` command. `openDatabase` opens an already migrated database; each subcommand opens
+ * it once and closes it (`database.close()`) when done, also on errors. `out` receives what the
+ * commands print (tests pass a buffer).
+ */
+export function apiKeyCommands(openDatabase: () => Promise<Database>, out: CommandOutput = process.stdout): Command {
+  const withDatabase = async <T>(run: (database: Database) => Promise<T>): Promise<T> => {
+    const database = await openDatabase();
+    try {
+      return await run(database);
+    } finally {
+      await database.close();
+    }
+  };
+
+  const command = new Command("api-key").description("manage API keys");
+  command
+    .command("create")
+    .description("create an API key (and the organization when no organization has that name)")
+    .requiredOption("--organization <name>", "organization name")
+    .requiredOption("--email <email>", "e-mail of the key's user (written as `user` on documents)")
+    .option("--mode <mode>", "test or live", "test")
+    .option("--expires <date>", "the key stops working at 00:00 UTC of this date (yyyy-mm-dd), or at an ISO 8601 timestamp with offset; default: never")
+    .action(async (options: { organization: string; email: string; mode: string; expires?: string }) => {
+      const { parseKeyExpiry } = await import("../domain/api-keys.js");
+      const { createApiKey } = await import("../services/api-keys.js");
+      const now = new Date();
+      // parsed before the database is opened: a bad date writes nothing
+      const expiresAt = options.expires === undefined ? null : parseKeyExpiry(options.expires, now);
+      const created = await withDatabase((database) =>
+        createApiKey(database.prisma, { organizationName: options.organization, email: options.email, mode: options.mode, expiresAt }, now),
+      );
+      out.write(`${JSON.stringify(created)}\n`);
+    });
+
+  command
+    .command("list")
+    .description("list API keys (never the keys themselves)")
+    .option("--organization <name or id>", "only this organization (its org_ id or its exact name)")
+    .option("--json", "one JSON object per line instead of a table")
+    .action(async (options: { organization?: string; json?: boolean }) => {
+      const { listApiKeys } = await import("../services/api-keys.js");
+      const keys = await withDatabase((database) => listApiKeys(database.prisma, { organization: options.organization }));
+      if (options.json) {
+        for (const k of keys) out.write(`${JSON.stringify(k)}\n`);
+        return;
+      }
+      out.write(formatTable(keys));
+    });
+
+  command
+    .command("revoke")
+    .description("revoke an API key: it answers 401 from the next request on")
+    .argument("<id>", "the key's id (key_..., see api-key list)")
+    .action(async (id: string) => {
+      const { revokeApiKey } = await import("../services/api-keys.js");
+      const revoked = await withDatabase((database) => revokeApiKey(database.prisma, id));
+      out.write(
+        revoked.already_revoked
+          ? `${revoked.id} (${revoked.prefix}…) was already revoked at ${revoked.revoked_at}\n`
+          : `${revoked.id} (${revoked.prefix}…) revoked at ${revoked.revoked_at}\n`,
+      );
+    });
+  return command;
+}
+
+type Listing = Awaited<ReturnType<typeof import("../services/api-keys.js").listApiKeys>>[number];
+
+/** Plain text table, one key a line, `-` for empty times; "no API keys" when there are none. */
+function formatTable(keys: Listing[]): string {
+  if (!keys.length) return "no API keys\n";
+  const header = ["ID", "PREFIX", "ORGANIZATION", "NAME", "MODE", "EMAIL", "CREATED", "LAST USED", "EXPIRES", "REVOKED"];
+  const rows = keys.map((k) => [k.id, k.prefix, k.organization.id, k.organization.name, k.mode, k.email, k.created_at, k.last_used_at ?? "-", k.expires_at ?? "-", k.revoked_at ?? "-"]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  return [header, ...rows].map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join("  ").trimEnd()).join("\n") + "\n";
+}
