@@ -5,7 +5,8 @@
 import http from "node:http";
 import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { createYoga } from "graphql-yoga";
+import { createYoga, type GraphiQLOptions } from "graphql-yoga";
+import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
 import { schema } from "./graphql/schema.js";
 import type { GraphQLContext } from "./graphql/context.js";
@@ -25,6 +26,20 @@ import { startBillingRunWorker, type BillingRunWorker } from "./services/billing
 import { startSiiWorker, type SiiWorker } from "./services/sii-sending.js";
 import { runIdempotent } from "./services/idempotency.js";
 import { DomainError } from "./domain/errors.js";
+
+/**
+ * GraphiQL at GET /graphql (Accept: text/html). The page comes whole from
+ * `@graphql-yoga/render-graphiql` (GraphiQL's JS, CSS and editor workers inlined, from
+ * node_modules), so it loads with no request to a CDN and works offline. The headers editor starts
+ * as `{"Authorization": "Bearer "}` for the API key, and GraphiQL keeps what is typed there in the
+ * browser's localStorage (`shouldPersistHeaders`), so the key is remembered in that browser.
+ */
+export const GRAPHIQL_OPTIONS: GraphiQLOptions = {
+  title: "Billing API",
+  defaultHeaders: '{"Authorization": "Bearer "}',
+  shouldPersistHeaders: true,
+  defaultEditorToolsVisibility: "headers",
+};
 
 export interface AppOptions {
   database: Database;
@@ -87,7 +102,8 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: "/graphql",
-    graphiql: { title: "Billing API" },
+    graphiql: GRAPHIQL_OPTIONS,
+    renderGraphiQL, // the offline page, instead of Yoga's default one that loads GraphiQL from a CDN
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: (error) => maskError(error, logger) },
