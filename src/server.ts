@@ -6,7 +6,6 @@ import http from "node:http";
 import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { createYoga, type GraphiQLOptions } from "graphql-yoga";
-import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
 import { schema } from "./graphql/schema.js";
 import type { GraphQLContext } from "./graphql/context.js";
@@ -40,6 +39,15 @@ export const GRAPHIQL_OPTIONS: GraphiQLOptions = {
   shouldPersistHeaders: true,
   defaultEditorToolsVisibility: "headers",
 };
+
+/**
+ * `renderGraphiQL` of `@graphql-yoga/render-graphiql`, imported at the first page view: the module
+ * is about 9 MB (close to a second and 50 MB to load), which API calls and most tests never need.
+ */
+async function renderOfflineGraphiQL(options: GraphiQLOptions): Promise<string> {
+  const { renderGraphiQL } = await import("@graphql-yoga/render-graphiql");
+  return renderGraphiQL(options);
+}
 
 export interface AppOptions {
   database: Database;
@@ -103,7 +111,7 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     schema,
     graphqlEndpoint: "/graphql",
     graphiql: GRAPHIQL_OPTIONS,
-    renderGraphiQL, // the offline page, instead of Yoga's default one that loads GraphiQL from a CDN
+    renderGraphiQL: renderOfflineGraphiQL, // the offline page, instead of Yoga's default one that loads GraphiQL from a CDN
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: (error) => maskError(error, logger) },
