@@ -2,10 +2,11 @@
  * Three projects: `unit` (pure domain rules, and the SII DTE library in test/sii checked with
  * xmllint and xmlsec1), and the integration suite twice, on `pglite` and on `postgres`
  * (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/test). Each integration test
- * file gets its own database cloned from a migrated template.
+ * file gets its own database cloned from a migrated template. The GraphiQL browser test
+ * (test/integration/graphiql.test.ts, headless Chromium) runs on `pglite` only.
  */
 import { createRequire } from "node:module";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 // One graphql instance: Node loads dependencies' `graphql` as CommonJS (index.js), so the code
 // under test must too, or GraphQLError/GraphQLScalarType `instanceof` checks fail across copies.
@@ -16,6 +17,8 @@ const integration = (name: "pglite" | "postgres") => ({
   test: {
     name,
     include: ["test/integration/**/*.test.ts"],
+    // the GraphiQL browser test checks the page, not the database: once, on PGlite
+    exclude: name === "postgres" ? [...configDefaults.exclude, "test/integration/graphiql.test.ts"] : configDefaults.exclude,
     globalSetup: ["test/helpers/global-setup.ts"],
     env: { TEST_DB: name },
     pool: "forks" as const,
