@@ -20,8 +20,11 @@ ENV NODE_ENV=production \
     PORT=3000 \
     BILLING_DATA_DIR=/app/data
 WORKDIR /app
-COPY package.json package-lock.json ./
+# the same files test/integration/production-install.test.ts installs from (the tested path)
+COPY package.json package-lock.json .npmrc ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# `npm start` works too (scripts/run.mjs runs dist/ as it is when there are no sources)
+COPY scripts/run.mjs scripts/build-state.mjs ./scripts/
 COPY --from=build /app/dist ./dist
 # applied in process at start
 COPY prisma/migrations ./prisma/migrations

@@ -36,9 +36,9 @@ export function serviceEnv(extra: Record<string, string | undefined>): NodeJS.Pr
   return env;
 }
 
-/** Starts `command args` in the project root and collects its output lines. */
-export function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv): ServiceProcess {
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+/** Starts `command args` in `cwd` (default the project root) and collects its output lines. */
+export function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string = ROOT): ServiceProcess {
+  const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   const lines: string[] = [];
   const waiters = new Set<() => void>();
   for (const stream of [child.stdout!, child.stderr!]) {

@@ -54,6 +54,13 @@ export async function startTestServer(options: { settings?: Partial<AppSettings>
   }) as unknown as Database["prisma"];
   const app = createApp({ database: { ...database, prisma: counted }, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"), settings: options.settings, outboxIntervalMs: options.outboxIntervalMs, billingRunIntervalMs: options.billingRunIntervalMs });
   const server: Server = createHttpServer(app);
+  // Keep-alive: the client must always be the side that drops an idle connection. With Node's 5 s
+  // default the server announces `Keep-Alive: timeout=5` and fetch (undici) keeps idle sockets 4 s;
+  // in a test process the event loop can be busy for seconds (PGlite runs in this thread), so both
+  // timers come due together and fetch could send a request on a socket the server is closing
+  // (ECONNRESET). With 120 s the server never closes a socket fetch may still reuse.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 121_000;
   const url = await listen(server, 0, "127.0.0.1");
 
   const rest: TestServer["rest"] = async (method, path, options = {}) => {

@@ -13,15 +13,9 @@ let plans: { pro: string; api: string; tiered: string };
 let setup: string;
 let welcome: string;
 
-/**
- * The run, in this process. On PGlite its queries keep the event loop busy for seconds, so the
- * server's keep-alive timer and the client's idle sockets expire together; a short pause lets the
- * server close them before the next request (otherwise fetch may pick a closing socket: ECONNRESET).
- */
+/** The run, in this process. */
 async function run(until: string, extra: Partial<Parameters<typeof runBilling>[0]> = {}) {
-  const summary = await runBilling({ prisma: s.database.prisma, until, ...extra });
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  return summary;
+  return runBilling({ prisma: s.database.prisma, until, ...extra });
 }
 
 async function customer(key?: string) {

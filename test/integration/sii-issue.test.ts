@@ -288,7 +288,6 @@ describe("the billing run", () => {
     const caf = await s.database.prisma.caf.findFirstOrThrow({ where: { organizationId: s.orgs.acme, testMode: true, documentTypeId: "CL33" }, orderBy: { nextFolio: "desc" } });
     const first = caf.nextFolio;
     const summary = await runBilling({ prisma: s.database.prisma, settings: { certificateEncryptionKey }, until: authorizedOn, collect: false });
-    await new Promise((resolve) => setTimeout(resolve, 50));
     expect(summary.failed, summary.errors.join("; ")).toBe(0);
     expect(summary.invoices).toBe(2);
     const invoices = await s.database.prisma.invoice.findMany({ where: { subscriptionId: { in: subs } } });

@@ -63,9 +63,7 @@ async function finalizedDte(): Promise<{ id: string; folio: number }> {
 
 /** The invoice stays finalized whatever SII does; its stored `taxAgency` (the REST invoice has no tax_agency field in the spec; orders and credit notes show it). */
 async function taxAgency(id: string): Promise<Record<string, unknown>> {
-  // one retry: a round with xmllint/xmlsec1 can outlast the server's 5 s keep-alive, and fetch may
-  // reuse the socket the server is closing (ECONNRESET)
-  const res = await s.rest("GET", `/v1/invoices/${id}/`).catch(() => s.rest("GET", `/v1/invoices/${id}/`));
+  const res = await s.rest("GET", `/v1/invoices/${id}/`);
   expect(res.status).toBe(200);
   expect(res.body.status).toBe("finalized");
   const row = await s.database.prisma.invoice.findUniqueOrThrow({ where: { id }, select: { taxAgency: true } });
