@@ -22,9 +22,6 @@ const integration = (name: "pglite" | "postgres") => ({
     globalSetup: ["test/helpers/global-setup.ts"],
     env: { TEST_DB: name },
     pool: "forks" as const,
-    // a worker keeps its modules from one file to the next: the app (schema, Prisma client) is
-    // imported once per worker, not once per file; each file still gets its own database
-    isolate: false,
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },
