@@ -82,9 +82,12 @@ export async function localMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]
   );
 }
 
-/** Names of the migrations in prisma/migrations, oldest first. */
-export async function migrationNames(): Promise<string[]> {
-  return (await localMigrations()).map((m) => m.name);
+let names: Promise<string[]> | undefined;
+
+/** Names of the migrations in prisma/migrations, oldest first (read once per process: /readyz asks often). */
+export function migrationNames(): Promise<string[]> {
+  names ??= fs.readdir(MIGRATIONS_DIR, { withFileTypes: true }).then((entries) => entries.filter((e) => e.isDirectory()).map((e) => e.name).sort());
+  return names;
 }
 
 interface AppliedRow {
