@@ -10,8 +10,9 @@
  *   order of the foreign keys from pg_constraint; none of them is deferrable, so order is the only
  *   way). A self-referencing table (Currency's conversion) is inserted in one statement: PostgreSQL
  *   checks foreign keys at the end of the statement, so the rows' order does not matter there;
- * - rows travel as JSON text, never parsed in JavaScript: `row_to_json` on the source (through a
- *   cursor of one REPEATABLE READ READ ONLY transaction, so the copy is one snapshot) and
+ * - rows travel in batches (500 rows, 50 for tables with a bytea column) as JSON text, never
+ *   parsed in JavaScript: `row_to_json` on the source (through a cursor of one REPEATABLE READ
+ *   READ ONLY transaction, so the copy is one snapshot) and
  *   `json_populate_recordset` on the target. numeric (money), bytea (hex), timestamptz (ISO 8601
  *   with offset), jsonb, arrays, enums and booleans arrive exactly as they were;
  * - the sequences of the schema (Swap's `code`) are set to the source's values;
@@ -30,6 +31,8 @@ import { applyMigrations, migrationStatus, type MigrationStatus, type SqlSession
 
 /** Rows fetched from the source and inserted into the target per statement. */
 const BATCH_ROWS = 500;
+/** The same for tables with a bytea column (stored PDFs, certificates), to bound memory. */
+const BATCH_ROWS_WITH_BYTES = 50;
 
 /** One copied table. */
 export interface CopiedTable {
@@ -69,14 +72,16 @@ interface TableInfo {
   columns: string[];
   /** primary key columns in key order (empty when the table has none) */
   key: string[];
+  /** true when a column is bytea */
+  bytes: boolean;
 }
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /** Base tables of `public` (without `_prisma_migrations`), their insertable columns and primary keys. */
 async function tablesOf(session: SqlSession): Promise<Map<string, TableInfo>> {
-  const columns = await session.query<{ table_name: string; column_name: string }>(
-    `SELECT c.table_name, c.column_name FROM information_schema.columns c
+  const columns = await session.query<{ table_name: string; column_name: string; data_type: string }>(
+    `SELECT c.table_name, c.column_name, c.data_type FROM information_schema.columns c
        JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
       WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE' AND c.table_name <> '_prisma_migrations' AND c.is_generated = 'NEVER'
       ORDER BY c.table_name, c.ordinal_position`,
@@ -93,8 +98,9 @@ async function tablesOf(session: SqlSession): Promise<Map<string, TableInfo>> {
   );
   const tables = new Map<string, TableInfo>();
   for (const c of columns) {
-    const table = tables.get(c.table_name) ?? { name: c.table_name, columns: [], key: [] };
+    const table = tables.get(c.table_name) ?? { name: c.table_name, columns: [], key: [], bytes: false };
     table.columns.push(c.column_name);
+    if (c.data_type === "bytea") table.bytes = true;
     tables.set(c.table_name, table);
   }
   for (const k of keys) tables.get(k.table_name)?.key.push(k.column_name);
@@ -149,8 +155,19 @@ async function tableDigest(session: SqlSession, table: TableInfo): Promise<{ row
   return row;
 }
 
-/** What the migrations insert: table -> digest, from a migrated in-memory PGlite database. */
-async function seededByMigrations(): Promise<Map<string, { rows: number; md5: string }>> {
+let seededOnce: Promise<Map<string, { rows: number; md5: string }>> | undefined;
+
+/** What the migrations insert: table -> digest (computed once per process: the migrations are this build's). */
+function seededByMigrations(): Promise<Map<string, { rows: number; md5: string }>> {
+  seededOnce ??= seedDigests().catch((e) => {
+    seededOnce = undefined;
+    throw e;
+  });
+  return seededOnce;
+}
+
+/** Migrates an in-memory PGlite database and digests its non-empty tables. */
+async function seedDigests(): Promise<Map<string, { rows: number; md5: string }>> {
   const pglite = await openPGlite();
   try {
     const session: SqlSession = {
@@ -258,7 +275,7 @@ async function copyIn(src: SqlSession, dst: SqlSession, seeded: Map<string, { ro
     const cursor = `copy_${tables.length}`;
     await src.exec(`DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT row_to_json(t)::text AS j FROM ${quote(name)} t ORDER BY ${sortKey.map((c) => `t.${quote(c)}`).join(", ")}`);
     // a self-referencing table goes in one statement (foreign keys checked at its end)
-    const fetch = selfReferencing.has(name) ? "ALL" : String(BATCH_ROWS);
+    const fetch = selfReferencing.has(name) ? "ALL" : String(table.bytes ? BATCH_ROWS_WITH_BYTES : BATCH_ROWS);
     let rows = 0;
     for (;;) {
       const batch = await src.query<{ j: string }>(`FETCH ${fetch} FROM ${cursor}`);

@@ -116,6 +116,9 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     // bytea: every byte value; text[]: quotes, commas, braces and an empty string
     await source.prisma.storedFile.create({ data: { name: "every-byte.bin", organizationId: created.organization, testMode: true, contentType: "application/octet-stream", content: Buffer.from(Array.from({ length: 256 }, (_, i) => i)) } });
     await source.prisma.outboxMessage.create({ data: { id: "out_copy_test", organizationId: created.organization, recipients: ['"Quoted, Name" <a@b.cl>', "{braces}", ""], subject: "Copia", body: "línea 1\nlínea 2", sentAt: new Date("2026-01-02T03:04:05.678Z") } });
+    // more rows than one batch: 1100 messages (batches of 500) and 120 files (batches of 50)
+    await source.session((s) => s.query(`INSERT INTO "OutboxMessage" (id, "organizationId", recipients, subject, body) SELECT 'out_bulk_' || i, $1, ARRAY['bulk' || i || '@x.cl'], 'Bulk ' || i, repeat('x', i % 7) FROM generate_series(1, 1100) i`, [created.organization]));
+    await source.session((s) => s.query(`INSERT INTO "StoredFile" (name, "organizationId", "testMode", "contentType", content) SELECT 'bulk-' || i, $1, i % 2 = 0, 'application/octet-stream', decode(md5(i::text), 'hex') FROM generate_series(1, 120) i`, [created.organization]));
     // reference data changed by the operator travels too (the seeded rows are the source's)
     await source.session((s) => s.query(`UPDATE "Country" SET "taxPercent" = 12.3456 WHERE id = (SELECT min(id) FROM "Country" WHERE id <> 'CL')`));
     before = await snapshot(source);
@@ -143,7 +146,9 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     expect(position.get("Reminder")!).toBeLessThan(position.get("OutboxMessage")!);
 
     // the data that was there: real rows of each kind
-    for (const table of ["Organization", "ApiKey", "Customer", "Invoice", "Payment", "Source", "StoredFile", "OutboxMessage"]) expect(after[table].rows, table).toBeGreaterThan(0);
+    for (const table of ["Organization", "ApiKey", "Customer", "Invoice", "InvoiceLine", "Payment", "PaymentCharge", "Source"]) expect(after[table].rows, table).toBeGreaterThan(0);
+    expect(after.OutboxMessage.rows).toBeGreaterThan(1100);
+    expect(after.StoredFile.rows).toBeGreaterThan(120);
     // money exact as text, and through Prisma's Decimal
     const amounts = await target.session((s) => s.query<{ amount: string }>(`SELECT p.amount::text AS amount FROM "Payment" p ORDER BY p.amount`));
     expect(amounts.map((a) => a.amount)).toEqual(["2916.000000", BIG_MONEY]);
@@ -199,6 +204,20 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     expect(error.message).toBe("the target database is not empty: table State differs from the reference data its migrations insert; copy into a new, empty database");
     const counts = await snapshot(target);
     expect(counts.Customer.rows).toBe(0);
+  });
+
+  it("a copy failing in its last tables leaves the target as it was (one transaction)", async () => {
+    const target = await newPostgres();
+    await migrate(target);
+    const fresh = await snapshot(target);
+    // a constraint the source's rows break, on the table copied last
+    await target.session((s) => s.query(`ALTER TABLE "OutboxMessage" ADD CONSTRAINT no_copy CHECK (subject <> 'Copia')`));
+    const seen: string[] = [];
+    const error = await copyDatabase(source, target, { onTable: (table) => seen.push(table) }).catch((e) => e);
+    expect(error.message).toMatch(/no_copy/);
+    expect(seen).toContain("Invoice");
+    expect(seen).not.toContain("OutboxMessage");
+    expect(await snapshot(target)).toEqual(fresh);
   });
 
   it("db copy --to migrates the target, copies and prints one line per table and a total", async () => {
