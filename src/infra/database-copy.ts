@@ -189,7 +189,7 @@ async function seedDigests(): Promise<Map<string, { rows: number; md5: string }>
 }
 
 function checkMigrations(side: "source" | "target", status: MigrationStatus): void {
-  const fix = side === "source" ? "migrate it first (`npm run --silent cli -- migrate` with the same configuration)" : "migrate it first (`db copy` does: run it again)";
+  const fix = side === "source" ? "migrate it first (`npm run --silent cli -- migrate` with the same configuration)" : "migrate it first (`DATABASE_URL=<target> npm run --silent cli -- migrate`; `db copy` migrates its target itself)";
   if (status.failed.length) throw new DatabaseCopyError(`the ${side} database has a failed migration (${status.failed[0]}); resolve it first`);
   if (status.pending.length) throw new DatabaseCopyError(`the ${side} database has ${status.pending.length} pending migration(s) (first: ${status.pending[0]}); ${fix}`);
   if (status.unknown.length) throw new DatabaseCopyError(`the ${side} database has migrations this build does not know (${status.unknown.join(", ")}); use the build that applied them`);
