@@ -4,6 +4,8 @@
  *       prints {"organization":"org_...","id":"key_...","key":"sk_test_...","expires_at":null} as its last line
  *   api-key list [--organization <name or id>] [--json]     api-key revoke <key id>   (src/cli/api-keys.ts)
  *   migrate [deploy]   applies pending migrations;  migrate status   lists applied and pending ones
+ *   db copy --to <postgresql url>   copies the configured (embedded) database into an empty
+ *       PostgreSQL database, migrated first (docs/moving-to-postgresql.md; src/cli/database.ts)
  *   billing run [--until yyyy-mm-dd] [--json] [--batch-size n] [--workers n]
  *       bills every due subscription (docs/billing-run.md); progress bar on stderr, summary on stdout
  *   sii send    uploads the queued DTEs to SII and polls sent envelopes once (docs/sii-sending.md);
@@ -18,6 +20,7 @@ import fs from "node:fs";
 import { Command } from "commander";
 import type { Database } from "./infra/database.js";
 import { apiKeyCommands } from "./cli/api-keys.js";
+import { databaseCommands } from "./cli/database.js";
 
 const { version } = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -84,6 +87,7 @@ migrateCommand
   });
 
 program.addCommand(apiKeyCommands(openDatabase));
+program.addCommand(databaseCommands(openDatabase));
 
 const billing = program.command("billing").description("recurring billing");
 billing
