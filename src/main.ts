@@ -22,6 +22,7 @@ import { DataDirInUseError } from "./infra/data-dir-lock.js";
 import { MigrationError } from "./infra/migrate.js";
 import { withEmbeddedKey } from "./infra/secrets.js";
 import type { App } from "./server.js";
+import { createHttpServer, drainHttpServer, listen } from "./http-server.js";
 
 /** How long requests in flight may take to finish after SIGTERM. */
 const DRAIN_MS = 10_000;
@@ -45,9 +46,11 @@ for (const event of ["uncaughtException", "unhandledRejection"] as const) {
   });
 }
 
-// the app's modules load while the port is bound and the database opens
+// the app's modules (GraphQL schema, Yoga, services: over a second) load while the port is bound
+// and the database opens
 const serverModule = import("./server.js");
 const databaseModule = import("./infra/database.js");
+serverModule.catch(() => undefined); // awaited below; a load error is reported there
 
 const target = databaseTarget();
 let app: App | null = null;
@@ -79,7 +82,6 @@ function reason(e: unknown): string {
 }
 
 const startup = (async () => {
-  const { createApp, createHttpServer, listen } = await serverModule;
   server = createHttpServer({
     handle: async (request) =>
       app
@@ -108,6 +110,7 @@ const startup = (async () => {
     if (e instanceof MigrationError) fail(e.message, { migration: e.migration });
     fail(`cannot open the database: ${reason(e)}`, { database: describe(target), code: (e as { code?: string }).code });
   }
+  const { createApp } = await serverModule;
   app = createApp({
     database: database!,
     logger,
@@ -134,7 +137,6 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
   const started = performance.now();
   await startup.catch(() => undefined);
   logger.info({ signal }, "shutting down: no new connections, finishing requests in flight");
-  const { drainHttpServer } = await serverModule;
   const drained = await drainHttpServer(server, DRAIN_MS);
   if (!drained) logger.warn({ ms: DRAIN_MS }, "requests still in flight after the grace period; their connections were closed");
   await app?.close();

@@ -1,0 +1,110 @@
+/**
+ * The Node HTTP server around an app's `handle` (fetch API Request/Response): body limit, graceful
+ * drain, listen. Its own module, with nothing but node:http, so `main.ts` can bind the port before
+ * the app's modules (GraphQL schema, Prisma client) have loaded.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** What the server calls for each request (server.ts `App` has it). */
+export interface RequestHandler {
+  handle(request: Request): Promise<Response>;
+}
+
+/**
+ * Node http server around `app.handle` (fetch API Request/Response). While the server is closing
+ * (`drainHttpServer`), answers carry `Connection: close`, so keep-alive clients reconnect elsewhere.
+ */
+export function createHttpServer(app: RequestHandler): http.Server {
+  const server = http.createServer(async (req, res) => {
+    try {
+      const host = req.headers.host ?? "localhost";
+      const url = `http://${host}${req.url ?? "/"}`;
+      const method = req.method ?? "GET";
+      const body = method === "GET" || method === "HEAD" ? undefined : await readBody(req);
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) {
+        if (Array.isArray(v)) for (const item of v) headers.append(k, item);
+        else if (v !== undefined) headers.set(k, v);
+      }
+      const response = await app.handle(new Request(url, { method, headers, body: body as unknown as BodyInit | undefined }));
+      if (!server.listening) res.setHeader("connection", "close");
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.end(Buffer.from(await response.arrayBuffer()));
+    } catch (e) {
+      if (e instanceof BodyTooLargeError) {
+        res.writeHead(413, { "content-type": "application/json", connection: "close" });
+        res.end(JSON.stringify({ error: { code: "payload_too_large", message: `The body is larger than ${MAX_BODY_BYTES} bytes` } }));
+        return;
+      }
+      res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { code: "internal_error", message: "Unexpected error." } }));
+    }
+  });
+  return server;
+}
+
+/**
+ * Stops `server` gracefully: no new connections, idle keep-alive connections closed at once,
+ * requests in flight answered (their connections closed after the answer) for up to `graceMs`;
+ * after that the remaining connections are closed. Resolves true when everything in flight
+ * finished within `graceMs`.
+ */
+export async function drainHttpServer(server: http.Server, graceMs: number): Promise<boolean> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // a connection idle now is closed by close(); one busy now becomes idle after its answer
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs)));
+  try {
+    const drained = await Promise.race([closed.then(() => true as const), late]);
+    if (!drained) {
+      server.closeAllConnections();
+      await closed;
+    }
+    return drained;
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(timer);
+  }
+}
+
+/** Largest request body accepted; a larger one is answered 413 `payload_too_large`. */
+export const MAX_BODY_BYTES = 5 * 1024 * 1024;
+
+class BodyTooLargeError extends Error {}
+
+function readBody(req: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        // stop keeping the body, let the rest drain so the 413 can be written
+        req.off("data", onData);
+        req.resume();
+        reject(new BodyTooLargeError());
+      } else chunks.push(c);
+    };
+    req.on("data", onData);
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
+
+/**
+ * Listens on `port` (0 = random); resolves with the server's base URL. Rejects with the listen
+ * error (EADDRINUSE: the port is taken; EACCES: not allowed; EADDRNOTAVAIL: no such interface).
+ */
+export async function listen(server: http.Server, port: number, host: string): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  return `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${address.port}`;
+}
