@@ -32,6 +32,10 @@ export default defineConfig({
   test: {
     maxWorkers: 2,
     minWorkers: 1,
+    // a worker keeps its modules from one test file to the next: the app (GraphQL schema, Prisma
+    // client, Yoga) is imported once per worker instead of once per file; each integration file
+    // still gets its own database and server (test/helpers/server.ts)
+    isolate: false,
     projects: [
       { extends: true as const, test: { name: "unit", include: ["test/domain/**/*.test.ts", "test/sii/**/*.test.ts", "test/*.test.ts"], testTimeout: 30_000 } },
       integration("pglite"),
