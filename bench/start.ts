@@ -7,6 +7,7 @@
  *   plus the migration check's own time, from the service's log line;
  * - `npm start` on an empty data directory (the first start: the database is created and migrated), once;
  * - `npm run --silent cli -- --help` and `-- --version`;
+ * - the CLI beside a running server on the same embedded database, until it is refused;
  * and, as the floor each is compared with, in the same run: a bare `node` that opens the same
  * PGlite directory and answers HTTP (what any service on this stack pays), and `node -e 0`.
  */
@@ -91,6 +92,22 @@ try {
     if (line) migrationCheck.push(JSON.parse(line).ms);
     floor.push((await timeToHealthy(process.execPath, [floorFile], env)).ms);
   }
+  // the CLI beside a running server on the same embedded database: refused, how fast
+  const busy: number[] = [];
+  {
+    const port = nextPort++;
+    const server = spawn("npm", ["start"], { cwd: root, env: { ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: "ignore" });
+    await waitHealthy(port, server);
+    for (let i = 0; i < RUNS; i++) {
+      const started = performance.now();
+      const r = spawnSync("npm", ["run", "--silent", "cli", "--", "api-key", "list"], { cwd: root, env, encoding: "utf8" });
+      busy.push(performance.now() - started);
+      if (r.status !== 1 || !r.stderr.includes("is in use by process")) throw new Error(`expected the CLI to be refused: ${r.status} ${r.stderr}`);
+    }
+    const exited = new Promise((r) => server.once("exit", r));
+    server.kill("SIGTERM");
+    await exited;
+  }
   const help: number[] = [];
   const version: number[] = [];
   const bareNode: number[] = [];
@@ -113,6 +130,7 @@ try {
   console.log(row("migration check with nothing to migrate (in the service)", migrationCheck));
   console.log(row("`npm run --silent cli -- --help`", help, bareNode));
   console.log(row(`\`npm run --silent cli -- --version\` (prints ${printedVersion})`, version, bareNode));
+  console.log(row("`npm run --silent cli -- api-key list` beside a running server: refused (exit 1)", busy, bareNode));
   console.log(row("  floor: `node -e 0`", bareNode));
 } finally {
   fs.rmSync(dir, { recursive: true, force: true });

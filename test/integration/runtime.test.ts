@@ -95,7 +95,9 @@ describe.skipIf(TEST_DB !== "pglite")("the service on the embedded database", ()
     const ended = new Promise((r) => socket.once("close", r));
     // headers and half the body: the request is in flight, waiting for the rest
     socket.write(`POST /v1/customers/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`);
-    await new Promise((r) => setTimeout(r, 200));
+    // give the idle server time to read the headers: a connection whose request has not been read
+    // yet counts as idle and is closed at once by the shutdown
+    await new Promise((r) => setTimeout(r, 1000));
     service.child.kill("SIGTERM");
     await service.waitForLog((l) => l.msg === "shutting down: no new connections, finishing requests in flight");
     expect(await portOpen(Number(port)), "no new connections while draining").toBe(false);
