@@ -259,3 +259,31 @@ async function otherPlan() {
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.plans[0].id;
 }
+
+describe("stopping the billing run (server shutdown)", () => {
+  it("an aborted signal ends the run after the batch in progress, committed; the next run bills the rest", async () => {
+    const subs = [];
+    for (let i = 0; i < 3; i++) subs.push(await subscribe({ customer: await customerWithCard(), date_start: "2027-06-01", lines: [{ plan: plans.pro }] }));
+    const controller = new AbortController();
+    const batches: number[] = [];
+    const stopped = await run("2027-06-01", {
+      batchSize: 1,
+      collect: false,
+      signal: controller.signal,
+      onProgress: (done) => {
+        batches.push(done);
+        controller.abort(); // as the server's worker does on SIGTERM
+      },
+    });
+    expect(batches).toEqual([1]); // one batch of one subscription, then no other batch was claimed
+    expect(stopped.failed, stopped.errors.join("; ")).toBe(0);
+    const billedNow = await s.database.prisma.invoice.count({ where: { subscriptionId: { in: subs.map((x) => x.id) } } });
+    expect(billedNow).toBeLessThanOrEqual(1);
+    const rest = await run("2027-06-01", { collect: false });
+    expect(rest.failed, rest.errors.join("; ")).toBe(0);
+    for (const sub of subs) {
+      const invoices = await invoicesOf(sub.id);
+      expect(invoices.filter((i) => i.billingCycle === 1), sub.id).toHaveLength(1);
+    }
+  });
+});
