@@ -100,7 +100,13 @@ describe.skipIf(TEST_DB !== "pglite")("the service on the embedded database", ()
     await new Promise((r) => setTimeout(r, 1000));
     service.child.kill("SIGTERM");
     await service.waitForLog((l) => l.msg === "shutting down: no new connections, finishing requests in flight");
-    expect(await portOpen(Number(port)), "no new connections while draining").toBe(false);
+    // the listening socket closes in the event loop turn after the log line: poll briefly
+    let listening = true;
+    for (let i = 0; i < 50 && listening; i++) {
+      listening = await portOpen(Number(port));
+      if (listening) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(listening, "no new connections while draining").toBe(false);
     socket.write(body.slice(10));
     await ended;
     expect(answer).toMatch(/^HTTP\/1\.1 201 /);
