@@ -2,3 +2,4 @@
 export declare const root: string;
 export declare const stamp: string;
 export declare function buildState(): "fresh" | "stale" | "missing" | "missing-sources";
+export declare function runBuild(): { ok: boolean; output: string };

@@ -1,9 +1,11 @@
 /**
  * Whether dist/ is up to date with the sources: `fresh`, `stale` (a source is newer than
  * dist/build-info.json, which the build writes last), `missing` (no complete build), or
- * `missing-sources` (neither sources nor a build). Used by scripts/run.mjs (npm start, cli, demo)
- * and by the test setup. Reads file times only (a few milliseconds).
+ * `missing-sources` (neither sources nor a build), and `runBuild` to build. Used by scripts/run.mjs
+ * (npm start, cli, demo) and by the test setup. `buildState` reads file times only (a few
+ * milliseconds).
  */
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,4 +38,13 @@ export function buildState() {
   if (!built) return "missing";
   const changed = Math.max(...INPUTS.map((f) => newest(path.join(root, f))));
   return changed > built ? "stale" : "fresh";
+}
+
+/**
+ * Runs the build (scripts/build.mjs, what `npm run build` runs) to completion.
+ * @returns {{ ok: boolean, output: string }} whether it succeeded, and what it printed
+ */
+export function runBuild() {
+  const r = spawnSync(process.execPath, [path.join(root, "scripts", "build.mjs")], { cwd: root, encoding: "utf8" });
+  return { ok: r.status === 0, output: `${r.stdout ?? ""}${r.stderr ?? ""}` };
 }

@@ -10,9 +10,8 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { root, stamp } from "./build-state.mjs";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const require = createRequire(path.join(root, "package.json"));
 
 /** Absolute path of the `bin` script `name` of package `pkg`. */
@@ -39,4 +38,4 @@ step("graphql-codegen", [bin("@graphql-codegen/cli", "graphql-codegen"), "--conf
 fs.rmSync(path.join(root, "dist"), { recursive: true, force: true });
 step("tsc", [bin("typescript", "tsc"), "-p", "tsconfig.build.json"]);
 const { version } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
-fs.writeFileSync(path.join(root, "dist", "build-info.json"), `${JSON.stringify({ version, builtAt: new Date().toISOString(), node: process.version })}\n`);
+fs.writeFileSync(stamp, `${JSON.stringify({ version, builtAt: new Date().toISOString(), node: process.version })}\n`);

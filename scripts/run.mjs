@@ -7,11 +7,10 @@
  * In an installation without sources or without the dev dependencies (a production install over
  * a built dist/), dist/ is used as it is.
  */
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { buildState, root } from "./build-state.mjs";
+import { buildState, root, runBuild } from "./build-state.mjs";
 
 const entry = process.argv[2];
 if (!["main", "cli", "demo"].includes(entry)) {
@@ -28,7 +27,8 @@ if (state === "missing-sources") {
   process.exit(1);
 }
 if (state !== "fresh") {
-  const canBuild = fs.existsSync(path.join(root, "node_modules", "typescript"));
+  // a dev dependency only the build uses (typescript itself is also installed by prisma in production)
+  const canBuild = fs.existsSync(path.join(root, "node_modules", "@graphql-codegen", "cli"));
   if (!canBuild && state === "missing") {
     log(60, "dist/ is missing: run `npm run build` (it needs the dev dependencies: npm install)");
     process.exit(1);
@@ -36,9 +36,9 @@ if (state !== "fresh") {
   if (canBuild) {
     log(30, state === "missing" ? "building dist/ (first run)" : "building dist/ (sources changed since the last build)");
     const started = performance.now();
-    const r = spawnSync(process.execPath, [path.join(root, "scripts", "build.mjs")], { cwd: root, encoding: "utf8" });
-    if (r.status !== 0) {
-      log(60, "build failed", { output: `${r.stdout ?? ""}${r.stderr ?? ""}` });
+    const built = runBuild();
+    if (!built.ok) {
+      log(60, "build failed", { output: built.output });
       process.exit(1);
     }
     log(30, "built dist/", { ms: Math.round(performance.now() - started) });

@@ -165,10 +165,10 @@ const EXPECTED = new Set(["DataDirInUseError", "ConfigError", "MigrationError", 
 try {
   await program.parseAsync(process.argv);
 } catch (e) {
-  const { DomainError } = await import("./domain/errors.js");
-  const error = e as Error & { code?: string; errors?: Error[] };
+  const [{ DomainError }, { errorMessage }] = await Promise.all([import("./domain/errors.js"), import("./infra/driver-adapter.js")]);
+  const error = e as Error & { code?: string };
   const expected = e instanceof DomainError || e instanceof UsageError || EXPECTED.has(error.name) || typeof error.code === "string";
-  const message = error.message || error.errors?.map((x) => x.message).join("; ") || error.code || String(e);
+  const message = errorMessage(e);
   process.stderr.write(`${expected ? `error: ${message}` : `error: ${message}\n${error.stack ?? ""}`}\n`);
   process.exit(1);
 }

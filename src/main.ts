@@ -16,7 +16,7 @@
 import type http from "node:http";
 import { ConfigError, loadConfig, type Config } from "./infra/config.js";
 import { createLogger, type Logger } from "./infra/logger.js";
-import { databaseTarget, type DatabaseTarget } from "./infra/driver-adapter.js";
+import { databaseTarget, errorMessage, type DatabaseTarget } from "./infra/driver-adapter.js";
 import type { Database } from "./infra/database.js";
 import { DataDirInUseError } from "./infra/data-dir-lock.js";
 import { MigrationError } from "./infra/migrate.js";
@@ -75,12 +75,6 @@ function describe(t: DatabaseTarget): string {
   }
 }
 
-/** The message of a driver error; Node's AggregateError (every address refused) has none of its own. */
-function reason(e: unknown): string {
-  const err = e as Error & { code?: string; errors?: Error[] };
-  return err.message || err.errors?.map((x) => x.message).join("; ") || err.code || String(e);
-}
-
 const startup = (async () => {
   server = createHttpServer({
     handle: async (request) =>
@@ -92,7 +86,7 @@ const startup = (async () => {
     url = await listen(server, config.port, config.host);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const why = code === "EADDRINUSE" ? "is already in use" : code === "EACCES" ? "may not be used by this user" : `cannot be listened on: ${reason(e)}`;
+    const why = code === "EADDRINUSE" ? "is already in use" : code === "EACCES" ? "may not be used by this user" : `cannot be listened on: ${errorMessage(e)}`;
     fail(`port ${config.port} on ${config.host} ${why}`, { port: config.port, host: config.host, code });
   }
   const { createDatabase, migrate } = await databaseModule;
@@ -108,7 +102,7 @@ const startup = (async () => {
     await database?.close().catch(() => undefined);
     if (e instanceof DataDirInUseError) fail(e.message, { dir: e.dir, pid: e.owner.pid });
     if (e instanceof MigrationError) fail(e.message, { migration: e.migration });
-    fail(`cannot open the database: ${reason(e)}`, { database: describe(target), code: (e as { code?: string }).code });
+    fail(`cannot open the database: ${errorMessage(e)}`, { database: describe(target), code: (e as { code?: string }).code });
   }
   const { createApp } = await serverModule;
   app = createApp({

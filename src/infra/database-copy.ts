@@ -26,7 +26,7 @@
  * change to a reference row is carried over; nothing is duplicated).
  */
 import { openPGlite } from "./driver-adapter.js";
-import type { Database } from "./database.js";
+import { pgliteSession, type Database } from "./database.js";
 import { applyMigrations, migrationStatus, type MigrationStatus, type SqlSession } from "./migrate.js";
 
 /** Rows fetched from the source and inserted into the target per statement. */
@@ -170,11 +170,7 @@ function seededByMigrations(): Promise<Map<string, { rows: number; md5: string }
 async function seedDigests(): Promise<Map<string, { rows: number; md5: string }>> {
   const pglite = await openPGlite();
   try {
-    const session: SqlSession = {
-      concurrent: false,
-      exec: async (script) => void (await pglite.exec(script)),
-      query: async <T,>(sql: string, params?: unknown[]) => (await pglite.query<T>(sql, params)).rows,
-    };
+    const session = pgliteSession(pglite);
     await applyMigrations(session);
     await session.exec(`SET TimeZone = 'UTC'; SET bytea_output = 'hex'`);
     const seeded = new Map<string, { rows: number; md5: string }>();

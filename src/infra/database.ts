@@ -49,7 +49,8 @@ export interface Database {
   close(): Promise<void>;
 }
 
-function pgliteSession(pglite: PGlite): SqlSession {
+/** One session over a PGlite instance (its single connection): what `Database.session` gives on PGlite. */
+export function pgliteSession(pglite: PGlite): SqlSession {
   return {
     concurrent: false,
     exec: async (script) => void (await pglite.exec(script)),

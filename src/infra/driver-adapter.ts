@@ -17,6 +17,16 @@ export type DatabaseTarget =
   /** `dir` undefined = in-memory */
   | { kind: "pglite"; dir?: string };
 
+/**
+ * The message of an error from opening or using a database: its own, or, for Node's AggregateError
+ * (a connection refused on every address of a host, which has an empty message), its errors'
+ * messages joined; else its code.
+ */
+export function errorMessage(e: unknown): string {
+  const err = e as Error & { code?: string; errors?: Error[] };
+  return err.message || err.errors?.map((x) => x.message).join("; ") || err.code || String(e);
+}
+
 /** The database selected by `DATABASE_URL` / `BILLING_DATA_DIR`. */
 export function databaseTarget(env: NodeJS.ProcessEnv = process.env): DatabaseTarget {
   if (env.DATABASE_URL) return { kind: "postgres", url: env.DATABASE_URL };

@@ -70,10 +70,15 @@ CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
     "applied_steps_count"   INTEGER NOT NULL DEFAULT 0
 )`;
 
+/** Names of the migration folders in `dir`, oldest first. */
+async function folderNames(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { withFileTypes: true });
+  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+}
+
 /** The migrations in `dir` (default MIGRATIONS_DIR), oldest first. */
 export async function localMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
-  const entries = await fs.readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = await folderNames(dir);
   return Promise.all(
     names.map(async (name) => {
       const sql = await fs.readFile(path.join(dir, name, "migration.sql"), "utf8");
@@ -86,7 +91,7 @@ let names: Promise<string[]> | undefined;
 
 /** Names of the migrations in prisma/migrations, oldest first (read once per process: /readyz asks often). */
 export function migrationNames(): Promise<string[]> {
-  names ??= fs.readdir(MIGRATIONS_DIR, { withFileTypes: true }).then((entries) => entries.filter((e) => e.isDirectory()).map((e) => e.name).sort());
+  names ??= folderNames(MIGRATIONS_DIR);
   return names;
 }
 

@@ -4,10 +4,9 @@
  * before the tests, so there it only checks); concurrent callers (both database projects) wait for
  * one build, serialized by an exclusive lock directory.
  */
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { buildState, root } from "../../scripts/build-state.mjs";
+import { buildState, root, runBuild } from "../../scripts/build-state.mjs";
 
 export const DIST = path.join(root, "dist");
 
@@ -25,8 +24,8 @@ export async function ensureBuilt(): Promise<void> {
   }
   try {
     if (buildState() === "fresh") return;
-    const r = spawnSync(process.execPath, [path.join(root, "scripts", "build.mjs")], { cwd: root, encoding: "utf8" });
-    if (r.status !== 0) throw new Error(`npm run build failed:\n${r.stdout}${r.stderr}`);
+    const built = runBuild();
+    if (!built.ok) throw new Error(`npm run build failed:\n${built.output}`);
   } finally {
     fs.rmSync(lock, { recursive: true, force: true });
   }
