@@ -22,6 +22,7 @@ import { startOutboxWorker, type OutboxWorker } from "./services/outbox.js";
 import { startBillingRunWorker, type BillingRunWorker } from "./services/billing-run.js";
 import { startSiiWorker, type SiiWorker } from "./services/sii-sending.js";
 import { runIdempotent } from "./services/idempotency.js";
+import { requestDatabase, withRequestDatabase } from "./services/request-transaction.js";
 import { DomainError } from "./domain/errors.js";
 import { registerBusinessMetrics } from "./services/metrics.js";
 
@@ -122,9 +123,11 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     maskedErrors: { maskError: (error) => maskError(error, logger) },
     context: async ({ request }) => {
       const requestId = request.headers.get("x-request-id") ?? randomUUID();
-      const auth = await authenticate(prisma, request.headers.get("authorization"));
+      // a keyed request runs in its own transaction (idempotent() below): every query goes there
+      const db = requestDatabase() ?? prisma;
+      const auth = await authenticate(db, request.headers.get("authorization"));
       const baseUrl = publicUrl ?? new URL(request.url).origin;
-      return { prisma, auth, now: () => new Date(), settings, baseUrl, requestId, logger: logger.child({ requestId }), mailer } as GraphQLContext;
+      return { prisma: db, auth, now: () => new Date(), settings, baseUrl, requestId, logger: logger.child({ requestId }), mailer } as GraphQLContext;
     },
   });
 
@@ -155,8 +158,11 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
   /**
    * A POST to /v1 or /graphql with an `Idempotency-Key` header runs once per key (of the key's
    * organization and mode); the same key again replays the first answer with
-   * `Idempotent-Replayed: true` (domain/idempotency.ts). Without a valid API key the request runs
-   * as usual (and answers 401).
+   * `Idempotent-Replayed: true` (domain/idempotency.ts). The whole request runs in one database
+   * transaction with the key and its stored answer (services/idempotency.ts): every query of the
+   * request goes through it as the ambient database (request-transaction.ts), a 5xx answer (or a
+   * GraphQL `internal_error`) rolls it all back and frees the key. Without a valid API key the
+   * request runs as usual (and answers 401).
    */
   async function idempotent(request: Request, key: string, surface: string, run: (request: Request) => Promise<Response>): Promise<Response> {
     let auth;
@@ -170,11 +176,19 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     const replay = (r: Request) => new Request(r.url, { method: r.method, headers: r.headers, body });
     let firstHeaders: Headers | null = null;
     try {
-      const answer = await runIdempotent(prisma, auth, { key, operation: `POST ${url.pathname}`, body }, new Date(), async () => {
-        const response = await run(replay(request));
-        firstHeaders = response.headers;
-        return { status: response.status, body: await response.text() };
-      });
+      const answer = await runIdempotent(
+        prisma,
+        auth,
+        { key, operation: `POST ${url.pathname}`, body },
+        new Date(),
+        (db) =>
+          withRequestDatabase(db, async () => {
+            const response = await run(replay(request));
+            firstHeaders = response.headers;
+            return { status: response.status, body: await response.text() };
+          }),
+        (answer) => answer.status >= 500 || (surface === "graphql" && hasInternalError(answer.body)),
+      );
       const headers = firstHeaders ?? new Headers({ "content-type": "application/json; charset=utf-8", "idempotent-replayed": "true" });
       return new Response(answer.body || null, { status: answer.status, headers });
     } catch (e) {
@@ -237,6 +251,19 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
   }
 
   return { handle, yoga, registry, mailer, close };
+}
+
+/**
+ * True when a GraphQL answer (200 with `errors`) reports a failure of the service rather than of
+ * the request: an error with code `internal_error` (or none), or with an HTTP status of 5xx.
+ */
+function hasInternalError(body: string): boolean {
+  try {
+    const parsed = JSON.parse(body) as { errors?: { extensions?: { code?: string; http?: { status?: number } } }[] };
+    return (parsed.errors ?? []).some((e) => !e.extensions?.code || e.extensions.code === "internal_error" || (e.extensions.http?.status ?? 0) >= 500);
+  } catch {
+    return false;
+  }
 }
 
 export { createHttpServer, drainHttpServer, listen, MAX_BODY_BYTES } from "./http-server.js";

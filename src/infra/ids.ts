@@ -2,6 +2,7 @@
  * Resource ids: `<prefix>_<24 random base62 chars>` from crypto randomness (docs/rest.md "Tenancy, ids, money").
  * The prefix names the type; the Relay global id of a node is its resource id.
  */
+import { createHash } from "node:crypto";
 import { customAlphabet } from "nanoid";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -40,6 +41,18 @@ export type IdPrefix = keyof typeof ID_PREFIXES;
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${random24()}`;
+}
+
+/**
+ * An id of `prefix` derived from `seed` (the same seed gives the same id): for a row that must get
+ * the same id when it is written again after a rollback, e.g. a payment's charge attempt N, whose
+ * id is the idempotency key at the gateway. 24 base62 characters of SHA-256(seed); not a secret.
+ */
+export function derivedId(prefix: IdPrefix, seed: string): string {
+  const digest = createHash("sha256").update(seed).digest();
+  let chars = "";
+  for (let i = 0; i < 24; i++) chars += BASE62[digest[i] % 62];
+  return `${prefix}_${chars}`;
 }
 
 /** The prefix of an id (`inv` for `inv_...`), or undefined when it has none we know. */

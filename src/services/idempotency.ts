@@ -1,12 +1,19 @@
 /**
- * Storage of idempotent requests (rules: domain/idempotency.ts). The key is reserved by an
- * INSERT ... ON CONFLICT DO NOTHING before the request runs, so two concurrent requests with one
- * key cannot both run: the second finds the reservation and gets a 409, later ones the answer.
+ * Storage of idempotent requests (rules: domain/idempotency.ts; docs/decisions.md "Idempotency
+ * keys"). A keyed request runs inside one database transaction (request-transaction.ts) that
+ * also takes the key and stores the answer: after a crash a key is either done (the answer
+ * committed with the request's writes, replayed to a retry) or free (nothing committed, a retry
+ * runs once). Two concurrent requests with one key cannot both run: the transaction first takes
+ * a PostgreSQL advisory lock of the key (`pg_try_advisory_xact_lock`, held until it ends), and a
+ * second request that cannot take it gets a 409 at once. On PGlite (one connection) transactions
+ * run one at a time, so the second one starts after the first committed and replays its answer.
  */
 import { createHash } from "node:crypto";
 import type { PrismaClient } from "../infra/prisma/generated/client.js";
+import { InvalidStateError } from "../domain/errors.js";
 import { assertIdempotencyKey, idempotencyDecision } from "../domain/idempotency.js";
 import type { Auth } from "./context.js";
+import { runInTransaction, type TransactionOptions } from "./request-transaction.js";
 
 export interface IdempotentRequest {
   key: string;
@@ -21,42 +28,68 @@ export interface StoredAnswer {
 }
 
 /**
- * Runs `run` once per key of the caller (organization and mode): the first time it runs and its
- * answer is stored (unless it is a 5xx); afterwards the stored answer is returned with
- * `replayed: true`. Throws ValidationError (400) for a bad key or a key reused with another
- * request, InvalidStateError (409) while the first request still runs.
+ * The transaction of a keyed request. maxWait: how long it may wait to start (a free pool
+ * connection, or on PGlite the end of the transaction before it: keyed requests queue there);
+ * timeout: how long the whole request may run. Past either, the request fails (5xx), nothing is
+ * kept and the key stays free.
+ */
+export const IDEMPOTENT_TRANSACTION: TransactionOptions = { maxWait: 30_000, timeout: 60_000 };
+
+/** The text whose `hashtextextended(text, 0)` is the advisory lock of a key (tests take it too). */
+export function idempotencyLockText(auth: Pick<Auth, "organizationId" | "testMode">, key: string): string {
+  // organization ids and the mode hold no "/", so the text names one key
+  return `idempotency/${auth.organizationId}/${auth.testMode ? "test" : "live"}/${key}`;
+}
+
+/** Thrown inside the transaction to roll back a failed request and hand its answer out. */
+class RolledBack extends Error {
+  constructor(readonly answer: StoredAnswer) {
+    super("the request failed; rolled back");
+  }
+}
+
+/**
+ * Runs `run` once per key of the caller (organization and mode), inside one transaction with
+ * the key: `run` gets the transaction's client and must make every query of the request through
+ * it (server.ts makes it the request's ambient database). Its answer is stored with its writes
+ * and returned; afterwards the stored answer is returned with `replayed: true`. A failed answer
+ * (`failed(answer)`, e.g. a 5xx) or an error thrown by `run` rolls back everything, the key
+ * included. Throws ValidationError (400) for a bad key or a key reused with another request,
+ * InvalidStateError (409) while another request with the key runs.
  */
 export async function runIdempotent(
   prisma: PrismaClient,
   auth: Auth,
   request: IdempotentRequest,
   now: Date,
-  run: () => Promise<StoredAnswer>,
+  run: (db: PrismaClient) => Promise<StoredAnswer>,
+  failed: (answer: StoredAnswer) => boolean = (answer) => answer.status >= 500,
 ): Promise<StoredAnswer & { replayed: boolean }> {
   assertIdempotencyKey(request.key);
   const requestHash = createHash("sha256").update(request.body).digest("hex");
   const id = { organizationId: auth.organizationId, testMode: auth.testMode, key: request.key };
-  const reserve = () => prisma.$executeRaw`
-    INSERT INTO "IdempotencyKey" ("organizationId", "testMode", "key", "operation", "requestHash", "createdAt")
-    VALUES (${id.organizationId}, ${id.testMode}, ${id.key}, ${request.operation}, ${requestHash}, ${now})
-    ON CONFLICT ("organizationId", "testMode", "key") DO NOTHING`;
-  if ((await reserve()) === 0) {
-    const stored = await prisma.idempotencyKey.findUnique({ where: { organizationId_testMode_key: id } });
-    if (stored) {
-      const decision = idempotencyDecision(stored, { operation: request.operation, requestHash }, now);
-      if (decision === "replay") return { status: stored.responseStatus!, body: stored.responseBody ?? "", replayed: true };
-      await prisma.idempotencyKey.deleteMany({ where: { ...id, createdAt: stored.createdAt } });
-    }
-    if ((await reserve()) === 0) return runIdempotent(prisma, auth, request, now, run);
-  }
-  let answer: StoredAnswer;
+  let answer: StoredAnswer | null = null;
   try {
-    answer = await run();
+    return await runInTransaction(prisma, IDEMPOTENT_TRANSACTION, async (db) => {
+      const [lock] = await db.$queryRaw<{ locked: boolean }[]>`SELECT pg_try_advisory_xact_lock(hashtextextended(${idempotencyLockText(auth, request.key)}, 0)) AS locked`;
+      if (!lock.locked) throw new InvalidStateError("A request with this Idempotency-Key is still running; retry when it has answered");
+      const stored = await db.idempotencyKey.findUnique({ where: { organizationId_testMode_key: id } });
+      if (stored && idempotencyDecision(stored, { operation: request.operation, requestHash }, now) === "replay") {
+        return { status: stored.responseStatus!, body: stored.responseBody ?? "", replayed: true };
+      }
+      answer = await run(db);
+      if (failed(answer)) throw new RolledBack(answer);
+      const data = { operation: request.operation, requestHash, createdAt: now, responseStatus: answer.status, responseBody: answer.body };
+      if (stored) await db.idempotencyKey.update({ where: { organizationId_testMode_key: id }, data });
+      else await db.idempotencyKey.create({ data: { ...id, ...data } });
+      return { ...answer, replayed: false };
+    });
   } catch (e) {
-    await prisma.idempotencyKey.delete({ where: { organizationId_testMode_key: id } });
+    if (e instanceof RolledBack) return { ...e.answer, replayed: false };
+    // the answer was a 4xx ("nothing changed") but storing it or committing failed: nothing
+    // changed indeed, so it is still the right answer (not stored: a retry runs again)
+    const given = answer as StoredAnswer | null;
+    if (given && given.status >= 400 && given.status < 500) return { ...given, replayed: false };
     throw e;
   }
-  if (answer.status >= 500) await prisma.idempotencyKey.delete({ where: { organizationId_testMode_key: id } });
-  else await prisma.idempotencyKey.update({ where: { organizationId_testMode_key: id }, data: { responseStatus: answer.status, responseBody: answer.body } });
-  return { ...answer, replayed: false };
 }

@@ -14,7 +14,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Payment, Prisma, Source } from "../infra/prisma/generated/client.js";
-import { newId, randomSecret } from "../infra/ids.js";
+import { derivedId, newId, randomSecret } from "../infra/ids.js";
 import { findGateway, type ChargeResult, type PaymentGateway } from "../infra/gateways/index.js";
 import { checkoutPath } from "../infra/gateways/redirect.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError, ValidationError } from "../domain/errors.js";
@@ -255,11 +255,15 @@ async function startCharge(tx: Tx, ctx: ServiceContext, payment: Payment, source
     }
   }
   const last = await tx.paymentCharge.aggregate({ where: { paymentId: payment.id }, _max: { attempt: true } });
+  const attempt = (last._max.attempt ?? 0) + 1;
   const charge = await tx.paymentCharge.create({
     data: {
-      id: newId("chg"),
+      // derived from (payment, attempt): when a keyed request rolls back after the gateway call
+      // (a crash, a 5xx), its retry writes attempt N again with the same id and the gateway,
+      // idempotent per id, answers the first call's result instead of charging twice
+      id: derivedId("chg", `${payment.id}/${attempt}`),
       paymentId: payment.id,
-      attempt: (last._max.attempt ?? 0) + 1,
+      attempt,
       sourceId: source.id,
       gateway: source.gateway,
       amount: payment.amount,

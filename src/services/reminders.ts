@@ -21,6 +21,7 @@ import {
 } from "../domain/reminders.js";
 import { tenant, type ServiceContext, type Tx } from "./context.js";
 import { claimedOnCreate, deliverClaimed, type OutboxDeps } from "./outbox.js";
+import { afterCommit } from "./request-transaction.js";
 
 export interface ReminderInput {
   subject?: string | null;
@@ -107,8 +108,11 @@ export async function sendReminder(ctx: ServiceContext, input: ReminderInput, ou
       "mail kept in the outbox (no SMTP_URL)",
     );
   } else {
-    // the first attempt, after commit; a failure is recorded on the message and retried later
-    await deliverClaimed(outbox, { id: messageId, attempts }, ctx.now()).catch((e) => outbox.logger.error({ err: e, outboxMessage: messageId }, "immediate delivery attempt failed"));
+    // the first attempt, after commit (of the request's transaction when the request is keyed:
+    // request-transaction.ts); a failure is recorded on the message and retried later
+    await afterCommit(outbox.prisma, (prisma) =>
+      deliverClaimed({ ...outbox, prisma }, { id: messageId, attempts }, ctx.now()).catch((e) => outbox.logger.error({ err: e, outboxMessage: messageId }, "immediate delivery attempt failed")),
+    );
   }
   return reminder;
 }
