@@ -44,7 +44,10 @@ const PG_TEXT_OID = 25;
 export function nameAsTextPool(config: pg.PoolConfig): pg.Pool {
   const pool = new pg.Pool(config);
   patchQuery(pool);
-  pool.on("connect", (client) => patchQuery(client));
+  pool.on("connect", (client) => {
+    patchQuery(client);
+    serializeQueries(client);
+  });
   // An idle client whose connection the server ends (restart, failover, or a test's DROP DATABASE
   // ... WITH (FORCE) racing pool.end(), which does not wait for sockets to close) is re-emitted
   // here after pg-pool has discarded it; without a listener that error would crash the process.
@@ -63,6 +66,25 @@ function patchQuery(target: { query: (...args: any[]) => any }): void {
       }
       return res;
     });
+  };
+}
+
+/**
+ * Queries sent to one client while it runs another wait for it here instead of in pg's own queue,
+ * which pg 8 deprecates (a warning; pg 9 will refuse them). It happens inside an interactive
+ * transaction whose queries are issued in parallel, as GraphQL resolves a keyed request's fields
+ * (services/request-transaction.ts). Promise-style calls only; callback and submittable calls
+ * pass through unchanged.
+ */
+function serializeQueries(client: { query: (...args: any[]) => any }): void {
+  const query = client.query.bind(client);
+  let last: Promise<unknown> = Promise.resolve();
+  client.query = (...args: any[]) => {
+    const first = args[0];
+    if (typeof args[args.length - 1] === "function" || (first && typeof first.submit === "function")) return query(...args);
+    const result = last.then(() => query(...args));
+    last = result.catch(() => undefined);
+    return result;
   };
 }
 

@@ -35,8 +35,8 @@ export interface StoredAnswer {
  */
 export const IDEMPOTENT_TRANSACTION: TransactionOptions = { maxWait: 30_000, timeout: 60_000 };
 
-/** The text whose `hashtextextended(text, 0)` is the advisory lock of a key (tests take it too). */
-export function idempotencyLockText(auth: Pick<Auth, "organizationId" | "testMode">, key: string): string {
+/** The text whose `hashtextextended(text, 0)` (64 bits) is the advisory lock of a key. */
+function idempotencyLockText(auth: Pick<Auth, "organizationId" | "testMode">, key: string): string {
   // organization ids and the mode hold no "/", so the text names one key
   return `idempotency/${auth.organizationId}/${auth.testMode ? "test" : "live"}/${key}`;
 }
