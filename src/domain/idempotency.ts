@@ -7,10 +7,13 @@
  * |-----------------------------------------------------|------------------------------------------|
  * | nothing, or older than 24 hours                     | run the request and store its answer     |
  * | another method, path or body                        | 400 on `idempotency_key`                 |
- * | the same request, still running                     | 409 `invalid_state` (retry later)        |
+ * | the same request, still running (no answer stored)  | 409 `invalid_state` (retry later)        |
  * | the same request, answered                          | the stored answer, replayed              |
  *
- * Answers with a 5xx status are not stored, so a retry runs again.
+ * Answers with a 5xx status are not stored, so a retry runs again. services/idempotency.ts stores
+ * a key only with its answer, in the request's own transaction, and answers the 409 itself while
+ * another request holds the key; a stored key without an answer is left only by versions before
+ * that (docs/decisions.md "Idempotency keys") and keeps its 409 until it expires.
  */
 import { InvalidStateError, ValidationError } from "./errors.js";
 
