@@ -192,9 +192,14 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
       const headers = firstHeaders ?? new Headers({ "content-type": "application/json; charset=utf-8", "idempotent-replayed": "true" });
       return new Response(answer.body || null, { status: answer.status, headers });
     } catch (e) {
-      if (!(e instanceof DomainError)) throw e;
-      const error = { code: e.code, message: e.message, ...(e.fields ? { fields: e.fields } : {}) };
-      return Response.json(surface === "graphql" ? { errors: [{ message: e.message, extensions: error }] } : { error }, { status: e.status });
+      // not the request's own answer: its transaction could not start, store or commit (the
+      // request's errors are answers, handle() catches them); everything is rolled back
+      if (!(e instanceof DomainError)) logger.error({ err: e, idempotencyKey: key }, "keyed request failed; rolled back, the key stays free");
+      const error =
+        e instanceof DomainError
+          ? { code: e.code, message: e.message, ...(e.fields ? { fields: e.fields } : {}) }
+          : { code: "internal_error", message: "Unexpected error." };
+      return Response.json(surface === "graphql" ? { errors: [{ message: error.message, extensions: error }] } : { error }, { status: e instanceof DomainError ? e.status : 500 });
     }
   }
 
