@@ -93,10 +93,11 @@ describe("api-key commands", () => {
 
   it("says when it joins an existing organization by name, and names one by id", async () => {
     const organizations = await s.database.prisma.organization.count();
-    const byName = await cli(s.database, ["create", "--organization", "Acme SpA", "--email", "ops2@acme.cl", "--mode", "live"]);
+    const ops = (await s.database.prisma.organization.findFirstOrThrow({ where: { name: "Ops SpA" } })).id;
+    const byName = await cli(s.database, ["create", "--organization", "Ops SpA", "--email", "ops2@ops.cl", "--mode", "live"]);
     const joined = JSON.parse(lastLine(byName.out));
-    expect([joined.organization, joined.organization_name, joined.organization_created]).toEqual([s.orgs.acme, "Acme SpA", false]);
-    expect(byName.notes).toBe(`joined the existing organization ${s.orgs.acme} "Acme SpA" (it has that name; pass --organization ${s.orgs.acme} to name it by id)\n`);
+    expect([joined.organization, joined.organization_name, joined.organization_created]).toEqual([ops, "Ops SpA", false]);
+    expect(byName.notes).toBe(`joined the existing organization ${ops} "Ops SpA" (it has that name; pass --organization ${ops} to name it by id)\n`);
 
     const byId = await cli(s.database, ["create", "--organization", s.orgs.other, "--email", "ops2@other.cl"]);
     const other = JSON.parse(lastLine(byId.out));
