@@ -29,8 +29,10 @@ async function inProcessServer() {
   console.log("starting an in-process server on a fresh embedded database ...");
   const database = await createDatabase(target);
   await migrate(database);
-  const { key } = await createApiKey(database.prisma, { organizationName: "Demo SpA", email: "demo@example.cl", mode: "test" });
-  await database.prisma.organization.updateMany({
+  const { key, organization } = await createApiKey(database.prisma, { organizationName: "Demo SpA", email: "demo@example.cl", mode: "test" });
+  // the demo runs in test mode: its tax profile is test mode's (settings are per mode)
+  await database.prisma.organizationSettings.updateMany({
+    where: { organizationId: organization, testMode: true },
     data: { taxId: "76042235-5", taxBusinessName: "Demo SpA", taxAddress: "Av. Apoquindo 3000", taxCommune: "Las Condes", taxCity: "Santiago", taxActivity: "Desarrollo de software" },
   });
   // the key that seals the demo's certificate and CAF (a real server takes CERTIFICATE_ENCRYPTION_KEY or a key file)

@@ -1,7 +1,9 @@
 /**
  * `api-key` commands of the command line (wired into src/cli.ts):
- *   api-key create --organization <name> --email <e-mail> [--mode test|live] [--expires <date>]
- *       prints {"organization":"org_...","id":"key_...","key":"sk_test_...","expires_at":null} as its last line
+ *   api-key create --organization <name or org_ id> --email <e-mail> [--mode test|live] [--expires <date>]
+ *       prints {"organization":"org_...","organization_name":"...","organization_created":true,"id":"key_...",
+ *       "key":"sk_test_...","expires_at":null} as its last line, and on stderr whether it created the
+ *       organization or joined an existing one
  *   api-key list [--organization <name or org_ id>] [--json]
  *       prefix, organization, mode, e-mail, created, last used, expires, revoked (never the key)
  *   api-key revoke <key id>
@@ -20,9 +22,10 @@ export interface CommandOutput {
 /**
  * The `api-key` command. `openDatabase` opens an already migrated database; each subcommand opens
  * it once and closes it (`database.close()`) when done, also on errors. `out` receives what the
- * commands print (tests pass a buffer).
+ * commands print (tests pass a buffer), `notes` the lines meant for a person (stderr by default),
+ * so `out` stays machine-readable.
  */
-export function apiKeyCommands(openDatabase: () => Promise<Database>, out: CommandOutput = process.stdout): Command {
+export function apiKeyCommands(openDatabase: () => Promise<Database>, out: CommandOutput = process.stdout, notes: CommandOutput = process.stderr): Command {
   const withDatabase = async <T>(run: (database: Database) => Promise<T>): Promise<T> => {
     const database = await openDatabase();
     try {
@@ -35,19 +38,25 @@ export function apiKeyCommands(openDatabase: () => Promise<Database>, out: Comma
   const command = new Command("api-key").description("manage API keys");
   command
     .command("create")
-    .description("create an API key (and the organization when no organization has that name)")
-    .requiredOption("--organization <name>", "organization name")
+    .description("create an API key for an organization named by id, or by name (created when no organization has that name; says when it joins an existing one)")
+    .requiredOption("--organization <name or id>", "an organization id (org_...), or a name: the organization with exactly that name, else a new one")
     .requiredOption("--email <email>", "e-mail of the key's user (written as `user` on documents)")
     .option("--mode <mode>", "test or live", "test")
     .option("--expires <date>", "the key stops working at 00:00 UTC of this date (yyyy-mm-dd), or at an ISO 8601 timestamp with offset; default: never")
     .action(async (options: { organization: string; email: string; mode: string; expires?: string }) => {
-      const { parseKeyExpiry } = await import("../domain/api-keys.js");
+      const { isOrganizationId, parseKeyExpiry } = await import("../domain/api-keys.js");
       const { createApiKey } = await import("../services/api-keys.js");
       const now = new Date();
       // parsed before the database is opened: a bad date writes nothing
       const expiresAt = options.expires === undefined ? null : parseKeyExpiry(options.expires, now);
-      const created = await withDatabase((database) =>
-        createApiKey(database.prisma, { organizationName: options.organization, email: options.email, mode: options.mode, expiresAt }, now),
+      const organization = options.organization.trim();
+      const target = isOrganizationId(organization) ? { organizationId: organization } : { organizationName: options.organization };
+      const created = await withDatabase((database) => createApiKey(database.prisma, { ...target, email: options.email, mode: options.mode, expiresAt }, now));
+      const named = `${created.organization} ${JSON.stringify(created.organization_name)}`;
+      notes.write(
+        created.organization_created
+          ? `created the organization ${named}\n`
+          : `joined the existing organization ${named}${"organizationName" in target ? ` (it has that name; pass --organization ${created.organization} to name it by id)` : ""}\n`,
       );
       out.write(`${JSON.stringify(created)}\n`);
     });

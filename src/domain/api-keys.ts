@@ -60,3 +60,23 @@ function validOffset(offset: string): boolean {
   const [h, min] = offset.slice(1).split(":").map(Number);
   return h <= 14 && min < 60;
 }
+
+const API_KEY = /^sk_(?:test|live)_[0-9A-Za-z]+$/;
+
+/**
+ * The API key of an `Authorization` header, or null when the header is missing or is not
+ * `Bearer <key>` with a key shaped `sk_test_...`/`sk_live_...`. The scheme is case-insensitive
+ * (RFC 7235 §2.1: `Bearer`, `bearer` and `BEARER` are the same); the key is not. Whitespace around
+ * and between the two parts is allowed. Example: `bearer  sk_test_abc ` -> `sk_test_abc`;
+ * `Basic sk_test_abc` -> null; `Bearer SK_TEST_abc` -> null.
+ */
+export function bearerKey(header: string | null | undefined): string | null {
+  const match = /^\s*(\S+)\s+(\S+)\s*$/.exec(header ?? "");
+  if (!match || match[1].toLowerCase() !== "bearer" || !API_KEY.test(match[2])) return null;
+  return match[2];
+}
+
+/** Whether `text` has the shape of an organization id (`org_` + 24 base62 characters), so `api-key create --organization` names one by id. */
+export function isOrganizationId(text: string): boolean {
+  return /^org_[0-9A-Za-z]{24}$/.test(text);
+}

@@ -53,7 +53,7 @@ export function normalizeHexColor(value: string): string | null {
   return null;
 }
 
-/** The organization's portal branding (Organization columns). */
+/** The organization's portal branding in one mode (OrganizationSettings columns). */
 export interface Branding {
   businessName: string | null;
   colorBackground: string | null;

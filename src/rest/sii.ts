@@ -48,6 +48,7 @@ export const cafBody = z.strictObject({ file: text });
 export function taxProfile(p: TaxProfileFieldsFragment) {
   return {
     organization: p.organization,
+    test_mode: p.testMode,
     tax_id: p.taxId,
     business_name: p.businessName,
     activity: p.activity,
@@ -63,7 +64,7 @@ export function taxProfile(p: TaxProfileFieldsFragment) {
 }
 
 export function certificate(c: CertificateFieldsFragment) {
-  return { id: c.id, subject_rut: c.subjectRut, valid_from: isoTimestamp(c.validFrom), valid_to: isoTimestamp(c.validTo), created: isoTimestamp(c.created) };
+  return { id: c.id, subject_rut: c.subjectRut, valid_from: isoTimestamp(c.validFrom), valid_to: isoTimestamp(c.validTo), test_mode: c.testMode, created: isoTimestamp(c.created) };
 }
 
 export function caf(c: CafFieldsFragment) {

@@ -7,8 +7,9 @@ import type { PrismaClient } from "../infra/prisma/generated/client.js";
 import { newId, randomSecret } from "../infra/ids.js";
 import { AuthenticationError, FieldErrorCollector, NotFoundError, ValidationError } from "../domain/errors.js";
 import { isEmailAddress } from "../domain/formats.js";
-import { isKeyExpired, LAST_USED_RESOLUTION_MS, lastUseIsStale } from "../domain/api-keys.js";
+import { bearerKey, isKeyExpired, isOrganizationId, LAST_USED_RESOLUTION_MS, lastUseIsStale } from "../domain/api-keys.js";
 import type { Auth } from "./context.js";
+import { newOrganizationSettings } from "./organization-settings.js";
 
 export type KeyMode = "test" | "live";
 
@@ -19,6 +20,10 @@ export function hashKey(key: string): string {
 export interface CreatedApiKey {
   /** organization id (`org_...`) */
   organization: string;
+  /** the organization's name */
+  organization_name: string;
+  /** true when this call created the organization, false when the key joined an existing one */
+  organization_created: boolean;
   /** the key's id (`key_...`), for `api-key revoke` */
   id: string;
   /** the full key; shown once, only its hash is stored */
@@ -28,20 +33,29 @@ export interface CreatedApiKey {
 }
 
 /**
- * Creates an API key for the organization named `organizationName` (created when no organization
- * has that name), in one transaction. `expiresAt`: the instant the key stops working (null or
- * absent: never; see domain/api-keys.ts parseKeyExpiry for the CLI's `--expires`). Returns the key
- * once; it cannot be read again. Throws ValidationError for a blank name, a malformed e-mail, an
- * unknown mode or an `expiresAt` not after `now`; nothing is written then.
+ * Creates an API key, in one transaction, for
+ * - `organizationId` (`org_...`): that organization; NotFoundError (404) when there is none, so a
+ *   mistyped id never creates an organization;
+ * - else `organizationName`: the organization with exactly that name (the key joins it and the
+ *   result says `organization_created: false`), or a new organization with that name and both
+ *   modes' settings (`organization_created: true`). ValidationError on `organization` when more than
+ *   one organization has that name: name one by its id.
+ * `expiresAt`: the instant the key stops working (null or absent: never; see domain/api-keys.ts
+ * parseKeyExpiry for the CLI's `--expires`). Returns the key once; it cannot be read again.
+ * Throws ValidationError for neither or both of organizationId and organizationName, a blank
+ * name, a malformed e-mail, an unknown mode or an `expiresAt` not after `now`; nothing is written then.
  */
 export async function createApiKey(
   prisma: PrismaClient,
-  input: { organizationName: string; email: string; mode: string; expiresAt?: Date | null },
+  input: { organizationName?: string; organizationId?: string; email: string; mode: string; expiresAt?: Date | null },
   now: Date = new Date(),
 ): Promise<CreatedApiKey> {
   const errors = new FieldErrorCollector();
-  const name = input.organizationName.trim();
-  if (!name) errors.add("organization", "is required");
+  const byId = input.organizationId?.trim();
+  const wanted = input.organizationName?.trim() ?? "";
+  if (byId !== undefined && input.organizationName !== undefined) errors.add("organization", "name it by id or by name, not both");
+  else if (byId !== undefined && !isOrganizationId(byId)) errors.add("organization", `must be an organization id (org_ and 24 letters or digits), got ${JSON.stringify(byId.slice(0, 40))}`);
+  else if (byId === undefined && !wanted) errors.add("organization", "is required");
   if (!isEmailAddress(input.email)) errors.add("email", "must be an e-mail address");
   if (input.mode !== "test" && input.mode !== "live") errors.add("mode", "must be test or live");
   const expiresAt = input.expiresAt ?? null;
@@ -51,13 +65,30 @@ export async function createApiKey(
   const key = `sk_${input.mode}_${randomSecret(32)}`;
   const id = newId("key");
   return prisma.$transaction(async (tx) => {
-    const organization =
-      (await tx.organization.findFirst({ where: { name }, orderBy: { createdAt: "asc" } })) ??
-      (await tx.organization.create({ data: { id: newId("org"), name, businessName: name } }));
+    let organizationId: string;
+    let name = wanted;
+    let created = false;
+    if (byId !== undefined) {
+      const found = await tx.organization.findUnique({ where: { id: byId }, select: { id: true, name: true } });
+      if (!found) throw new NotFoundError("organization", byId);
+      [organizationId, name] = [found.id, found.name];
+    } else {
+      const named = await tx.organization.findMany({ where: { name: wanted }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], select: { id: true } });
+      if (named.length > 1) {
+        throw ValidationError.field("organization", `${named.length} organizations are named ${JSON.stringify(wanted)} (${named.map((o) => o.id).join(", ")}): name one by its org_ id`);
+      }
+      if (named.length === 1) organizationId = named[0].id;
+      else {
+        organizationId = newId("org");
+        created = true;
+        await tx.organization.create({ data: { id: organizationId, name: wanted } });
+        await tx.organizationSettings.createMany({ data: newOrganizationSettings(organizationId, wanted) });
+      }
+    }
     await tx.apiKey.create({
       data: {
         id,
-        organizationId: organization.id,
+        organizationId,
         testMode,
         hash: hashKey(key),
         prefix: key.slice(0, 12),
@@ -65,7 +96,7 @@ export async function createApiKey(
         expiresAt,
       },
     });
-    return { organization: organization.id, id, key, expires_at: expiresAt?.toISOString() ?? null };
+    return { organization: organizationId, organization_name: name, organization_created: created, id, key, expires_at: expiresAt?.toISOString() ?? null };
   });
 }
 
@@ -151,18 +182,18 @@ export async function revokeApiKey(prisma: PrismaClient, id: string, now: Date =
 }
 
 /**
- * Resolves `Authorization: Bearer <key>` to the key's organization, mode and user with one
- * SELECT by hash. Throws AuthenticationError (401) when the header is missing or malformed, the
+ * Resolves `Authorization: Bearer <key>` (the scheme in any case, RFC 7235; domain/api-keys.ts
+ * bearerKey) to the key's organization, mode and user with one SELECT by hash. Throws AuthenticationError (401) when the header is missing or malformed, the
  * key is unknown or revoked, or it expired (`expiresAt` at or before `now`). When the stored
  * `lastUsedAt` is null or older than LAST_USED_RESOLUTION_MS (60 s) it is set to `now` with one
  * conditional UPDATE (a concurrent request that already wrote it makes the UPDATE match no row).
  */
 export async function authenticate(prisma: PrismaClient, authorization: string | null | undefined, now: Date = new Date()): Promise<Auth> {
-  const match = /^Bearer\s+(sk_(test|live)_[0-9A-Za-z]+)\s*$/.exec(authorization ?? "");
-  if (!match) {
+  const presented = bearerKey(authorization);
+  if (!presented) {
     throw new AuthenticationError("Send an API key as `Authorization: Bearer sk_test_...` or `sk_live_...`");
   }
-  const apiKey = await prisma.apiKey.findUnique({ where: { hash: hashKey(match[1]) } });
+  const apiKey = await prisma.apiKey.findUnique({ where: { hash: hashKey(presented) } });
   if (!apiKey || apiKey.revokedAt) throw new AuthenticationError("Unknown or revoked API key");
   if (isKeyExpired(apiKey.expiresAt, now)) throw new AuthenticationError(`API key expired at ${apiKey.expiresAt!.toISOString()}`);
   if (lastUseIsStale(apiKey.lastUsedAt, now)) {

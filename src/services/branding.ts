@@ -1,13 +1,15 @@
 /**
  * The organization's portal branding (spec "Session" settings: business name, colours, terms and
  * privacy URLs, whether invoices are shown). Read and updated through GraphQL; new customer
- * sessions copy it (services/customer-sessions.ts). Branding belongs to the organization, not to a
- * mode: test and live keys see and change the same values (docs/customer-sessions.md).
+ * sessions copy it (services/customer-sessions.ts). Branding is per mode, like the tax profile:
+ * test and live keys each see and change their own mode's values (services/organization-settings.ts;
+ * docs/decisions.md "Mode isolation of settings").
  */
 import { FieldErrorCollector } from "../domain/errors.js";
 import { BUSINESS_NAME_MAX_LENGTH, normalizeHexColor, type Branding } from "../domain/customer-sessions.js";
-import type { ServiceContext } from "./context.js";
+import { tenant, type ServiceContext } from "./context.js";
 import { checkHttpUrl } from "./customer-sessions.js";
+import { readSettings, writeSettings, type OrganizationSettings } from "./organization-settings.js";
 
 export interface BrandingInput {
   businessName?: string | null;
@@ -18,30 +20,39 @@ export interface BrandingInput {
   privacyPolicyUrl?: string | null;
 }
 
-const BRANDING_SELECT = {
-  id: true,
-  name: true,
-  businessName: true,
-  colorBackground: true,
-  colorAsset: true,
-  displayInvoices: true,
-  termsOfServiceUrl: true,
-  privacyPolicyUrl: true,
-  updatedAt: true,
-} as const;
+export type OrganizationBranding = Branding & { id: string; name: string; testMode: boolean; updatedAt: Date };
 
-export type OrganizationBranding = Branding & { id: string; name: string; updatedAt: Date };
+/** The branding view of a mode's settings (`name`: the organization's name). */
+function brandingOf(name: string, row: OrganizationSettings): OrganizationBranding {
+  return {
+    id: row.organizationId,
+    name,
+    testMode: row.testMode,
+    businessName: row.businessName,
+    colorBackground: row.colorBackground,
+    colorAsset: row.colorAsset,
+    displayInvoices: row.displayInvoices,
+    termsOfServiceUrl: row.termsOfServiceUrl,
+    privacyPolicyUrl: row.privacyPolicyUrl,
+    updatedAt: row.updatedAt,
+  };
+}
 
-/** The caller's organization's branding. */
+async function organizationName(ctx: ServiceContext): Promise<string> {
+  return (await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { name: true } })).name;
+}
+
+/** The caller's organization's branding in the caller's mode. */
 export async function getBranding(ctx: ServiceContext): Promise<OrganizationBranding> {
-  return ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: BRANDING_SELECT });
+  return brandingOf(await organizationName(ctx), await readSettings(ctx.prisma, tenant(ctx)));
 }
 
 /**
  * Changes the given branding fields; an absent field is kept, null or "" clears a text field
  * (displayInvoices cannot be null). Colours are `#rgb` or `#rrggbb`, stored as lowercase
  * `#rrggbb`; URLs absolute http(s); the business name at most 100 characters and not blank.
- * ValidationError (400) names each bad field; then nothing changes (one UPDATE).
+ * Only the caller's mode changes. ValidationError (400) names each bad field; then nothing changes
+ * (one upsert).
  */
 export async function updateBranding(ctx: ServiceContext, input: BrandingInput): Promise<OrganizationBranding> {
   const errors = new FieldErrorCollector();
@@ -80,5 +91,5 @@ export async function updateBranding(ctx: ServiceContext, input: BrandingInput):
     data[field] = value || null;
   }
   errors.throwIfAny("Invalid branding");
-  return ctx.prisma.organization.update({ where: { id: ctx.auth.organizationId }, data, select: BRANDING_SELECT });
+  return brandingOf(await organizationName(ctx), await writeSettings(ctx.prisma, tenant(ctx), data));
 }

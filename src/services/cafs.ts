@@ -16,6 +16,7 @@ import { parseCaf, type Caf as ParsedCaf } from "../infra/taxagency/sii/index.js
 import { decodeBase64 } from "./certificates.js";
 import { dateColumn } from "./documents.js";
 import { tenant, type ServiceContext, type Tx } from "./context.js";
+import { readSettings } from "./organization-settings.js";
 
 export interface CafInput {
   /** the CAF XML file as SII issued it, base64 (its bytes are ISO-8859-1) */
@@ -39,8 +40,8 @@ export function storedCafLastUsableDate(caf: { documentTypeId: string; authorize
 /**
  * Stores a CAF. 400 (field `file`) when the file is missing, not base64, not a valid CAF (parseCaf
  * lists every problem: RUT, type, range, FRMA signature present, RSASK matching RSAPK), of a type
- * this service does not issue (33, 34, 39, 41, 52, 56, 61), of another RUT than the tax profile's (400 on
- * `tax_id` when the profile has none), of the other mode (IDK 100 = test), already expired, or
+ * this service does not issue (33, 34, 39, 41, 52, 56, 61), of another RUT than the caller's mode's
+ * tax profile's (400 on `tax_id` when that profile has none), of the other mode (IDK 100 = test), already expired, or
  * overlapping a stored CAF of the same type and mode or folios already used as document numbers.
  * 409 without an encryption key. Uploads of one organization are serialized (organization row lock).
  */
@@ -67,9 +68,10 @@ export async function uploadCaf(ctx: ServiceContext, input: CafInput) {
 
   return ctx.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT "id" FROM "Organization" WHERE "id" = ${ctx.auth.organizationId} FOR UPDATE`;
-    const org = await tx.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { taxId: true } });
-    if (!org.taxId) throw ValidationError.field("tax_id", "set the organization's tax profile (RUT) before uploading CAFs");
-    if (org.taxId !== caf.rut) throw ValidationError.field("file", `the CAF is for RUT ${caf.rut}, the tax profile's RUT is ${org.taxId}`);
+    const org = await readSettings(tx, tenant(ctx));
+    const mode = ctx.auth.testMode ? "test" : "live";
+    if (!org.taxId) throw ValidationError.field("tax_id", `set the ${mode} mode tax profile (RUT) before uploading CAFs`);
+    if (org.taxId !== caf.rut) throw ValidationError.field("file", `the CAF is for RUT ${caf.rut}, the ${mode} mode tax profile's RUT is ${org.taxId}`);
     const documentTypeId = `CL${caf.type}`;
     const type = await tx.documentType.findUnique({ where: { id: documentTypeId } });
     if (!type || !type.hasLocalFormat) throw ValidationError.field("file", `document type ${documentTypeId} has no local format`);

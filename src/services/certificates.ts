@@ -2,13 +2,15 @@
  * The organization's signing certificate (docs/sii-setup.md): uploaded as PKCS#12 + password,
  * read with node-forge (infra/pkcs12.ts), kept as the PEM pair sealed with AES-256-GCM
  * (infra/secrets.ts) in `Certificate.encrypted`; the holder's RUT and validity are stored in
- * clear. Certificates belong to the organization (both modes). The newest unexpired one signs.
+ * clear. Certificates are per mode (docs/decisions.md "Mode isolation of settings"): one uploaded
+ * with a test key signs test documents only, one uploaded with a live key live documents only. The
+ * newest unexpired one of the mode signs.
  */
 import { InvalidStateError, ValidationError } from "../domain/errors.js";
 import { newId } from "../infra/ids.js";
 import { readPkcs12 } from "../infra/pkcs12.js";
 import { openSecret, requireKey, sealSecret } from "../infra/secrets.js";
-import type { ServiceContext, Tx } from "./context.js";
+import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
 
 export interface CertificateInput {
   /** the PKCS#12 file (.p12/.pfx) in base64 */
@@ -16,7 +18,7 @@ export interface CertificateInput {
   password?: string | null;
 }
 
-export const CERTIFICATE_PUBLIC_SELECT = { id: true, subjectRut: true, validFrom: true, validTo: true, createdAt: true } as const;
+export const CERTIFICATE_PUBLIC_SELECT = { id: true, subjectRut: true, validFrom: true, validTo: true, testMode: true, createdAt: true } as const;
 
 export interface SigningCredentials {
   certificatePem: string;
@@ -33,9 +35,9 @@ export function decodeBase64(text: string): Buffer | null {
 }
 
 /**
- * Stores a certificate: 400 on `file` (missing, not base64, not PKCS#12, no RSA key and its
+ * Stores a certificate for the caller's mode: 400 on `file` (missing, not base64, not PKCS#12, no RSA key and its
  * certificate, no RUT in it, expired) or `password` (wrong); 409 when no encryption key is
- * configured. Returns the public columns (id `cer_`, subjectRut, validFrom, validTo, createdAt).
+ * configured. Returns the public columns (id `cer_`, subjectRut, validFrom, validTo, testMode, createdAt).
  */
 export async function uploadCertificate(ctx: ServiceContext, input: CertificateInput) {
   const key = requireKey(ctx.settings.certificateEncryptionKey);
@@ -47,32 +49,34 @@ export async function uploadCertificate(ctx: ServiceContext, input: CertificateI
   const sealed = sealSecret(key, Buffer.from(JSON.stringify({ certificatePem: contents.certificatePem, privateKeyPem: contents.privateKeyPem }), "utf8"));
   const id = newId("cer");
   await ctx.prisma.certificate.create({
-    data: { id, organizationId: ctx.auth.organizationId, subjectRut: contents.subjectRut, encrypted: new Uint8Array(sealed), validFrom: contents.validFrom, validTo: contents.validTo },
+    data: { id, ...tenant(ctx), subjectRut: contents.subjectRut, encrypted: new Uint8Array(sealed), validFrom: contents.validFrom, validTo: contents.validTo },
   });
   return ctx.prisma.certificate.findUniqueOrThrow({ where: { id }, select: CERTIFICATE_PUBLIC_SELECT });
 }
 
-/** The organization's certificates, newest first (public columns only). */
+/** The certificates of the caller's organization and mode, newest first (public columns only). */
 export async function listCertificates(ctx: ServiceContext) {
-  return ctx.prisma.certificate.findMany({ where: { organizationId: ctx.auth.organizationId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], select: CERTIFICATE_PUBLIC_SELECT });
+  return ctx.prisma.certificate.findMany({ where: tenant(ctx), orderBy: [{ createdAt: "desc" }, { id: "desc" }], select: CERTIFICATE_PUBLIC_SELECT });
 }
 
 /**
- * The PEM pair that signs the organization's DTEs: its newest certificate still valid at `now`.
+ * The PEM pair that signs the DTEs of organization `owner.organizationId` in mode `owner.testMode`:
+ * that mode's newest certificate still valid at `now` (the other mode's never signs).
  * 409 InvalidStateError when it has none or all expired, or when `key` is missing; an Error when
  * the stored secret cannot be decrypted with `key` (wrong CERTIFICATE_ENCRYPTION_KEY).
  * `key` is the configured encryption key (`ctx.settings.certificateEncryptionKey`).
  */
 export async function loadSigningCredentials(
   db: Pick<Tx, "certificate">,
-  organizationId: string,
+  owner: TenantKey,
   key: Buffer | undefined,
   now: Date = new Date(),
 ): Promise<SigningCredentials> {
-  const rows = await db.certificate.findMany({ where: { organizationId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
-  if (!rows.length) throw new InvalidStateError("the organization has no signing certificate: upload one (docs/sii-setup.md)");
+  const mode = owner.testMode ? "test" : "live";
+  const rows = await db.certificate.findMany({ where: { organizationId: owner.organizationId, testMode: owner.testMode }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+  if (!rows.length) throw new InvalidStateError(`the organization has no signing certificate in ${mode} mode: upload one with a ${mode} key (docs/sii-setup.md)`);
   const row = rows.find((r) => !r.validTo || r.validTo.getTime() > now.getTime());
-  if (!row) throw new InvalidStateError(`the organization's signing certificate expired on ${rows[0].validTo?.toISOString()}: upload a new one`);
+  if (!row) throw new InvalidStateError(`the organization's ${mode} signing certificate expired on ${rows[0].validTo?.toISOString()}: upload a new one with a ${mode} key`);
   const pair = JSON.parse(openSecret(requireKey(key), row.encrypted).toString("utf8")) as { certificatePem: string; privateKeyPem: string };
   return { certificatePem: pair.certificatePem, privateKeyPem: pair.privateKeyPem, subjectRut: row.subjectRut ?? "" };
 }

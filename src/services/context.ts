@@ -21,8 +21,14 @@ export interface ServiceContext {
   baseUrl: string;
 }
 
+/** An organization and a mode: whose rows (and whose settings) a query is about. */
+export interface TenantKey {
+  organizationId: string;
+  testMode: boolean;
+}
+
 /** The tenant filter every query of a tenant table carries. */
-export function tenant(ctx: ServiceContext) {
+export function tenant(ctx: ServiceContext): TenantKey {
   return { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode };
 }
 

@@ -13,6 +13,7 @@ import { URL_MAX_LENGTH, newSessionKey, sessionExpiresAt, sessionSettings } from
 import { hashKey } from "./api-keys.js";
 import { tenant, type ServiceContext } from "./context.js";
 import { findDocumentCustomer } from "./documents.js";
+import { readSettings } from "./organization-settings.js";
 
 export interface CustomerSessionInput {
   /** `cus_` id of a customer of the caller's organization and mode */
@@ -42,7 +43,8 @@ export async function createCustomerSession(ctx: ServiceContext, input: Customer
   checkHttpUrl(input.returnUrl, "return_url", errors, true);
   const customer = await findDocumentCustomer(ctx, input.customer, errors);
   errors.throwIfAny("Invalid customer session");
-  const organization = await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId } });
+  const { name } = await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { name: true } });
+  const organization = { ...(await readSettings(ctx.prisma, tenant(ctx))), name };
   const key = newSessionKey(randomSecret);
   const createdAt = ctx.now();
   const session = await ctx.prisma.customerSession.create({

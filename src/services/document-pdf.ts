@@ -7,6 +7,7 @@ import type { Prisma } from "../infra/prisma/generated/client.js";
 import { renderDocumentPdf, type PdfTaxStamp } from "../infra/pdf.js";
 import { cedibleLabel, compactTed, decodeIso88591, timbreCaption, timbrePng } from "../infra/taxagency/sii/index.js";
 import { tenant, type ServiceContext } from "./context.js";
+import { readSettings, type OrganizationSettings } from "./organization-settings.js";
 import { fileNameOfUrl } from "./files.js";
 import { formatAmount, formatMoney, formatQuantity } from "../domain/format-money.js";
 
@@ -15,7 +16,7 @@ export const PDF_DOCUMENT_INCLUDE = {
   lines: { orderBy: { position: "asc" } },
   documentType: true,
   currency: true,
-  organization: true,
+  organization: { select: { name: true } },
 } as const;
 
 /** The customer as printed (with its country's name). */
@@ -28,6 +29,9 @@ type Decimal = Prisma.Decimal;
 
 /** A document row loaded with PDF_INCLUDE (the columns invoices, orders and credit notes share). */
 export interface PrintableDocument {
+  /** the document's organization and mode: the issuer printed is that mode's tax profile */
+  organizationId: string;
+  testMode: boolean;
   number: number | null;
   status: string;
   discount: Decimal;
@@ -43,21 +47,13 @@ export interface PrintableDocument {
   localFile: string | null;
   documentType: { name: string; code: number };
   currency: { id: string; nameEn: string; rounded: boolean; decimals: number };
-  organization: {
-    name: string;
-    businessName: string | null;
-    taxBusinessName: string | null;
-    taxId: string | null;
-    taxAddress: string | null;
-    taxCommune: string | null;
-    taxCity: string | null;
-    taxActivity: string | null;
-    taxResolutionNumber: number | null;
-    taxResolutionDate: Date | null;
-  };
+  organization: { name: string };
   customer: { id: string; name: string | null; email: string | null; taxId: string | null; address: string | null; country: { name: string } | null };
   lines: { name: string; description: string | null; quantity: Decimal; amount: Decimal; discount: Decimal; discountScheme: string; exempt: boolean; total: Decimal }[];
 }
+
+/** The issuer as printed: the document's mode's settings (tax profile, branding name) and the organization's name. */
+type Issuer = OrganizationSettings & { name: string };
 
 /**
  * The printed timbre of a document whose stored file (`local_file`) is a DTE with a TED
@@ -65,13 +61,12 @@ export interface PrintableDocument {
  * the organization's SII resolution, and the CEDIBLE copy's label for its type. Undefined for a
  * document without one.
  */
-async function taxStampOf(ctx: ServiceContext, doc: PrintableDocument): Promise<PdfTaxStamp | undefined> {
+async function taxStampOf(ctx: ServiceContext, doc: PrintableDocument, org: Issuer): Promise<PdfTaxStamp | undefined> {
   if (!doc.localFile) return undefined;
   const name = fileNameOfUrl(doc.localFile);
   const file = await ctx.prisma.storedFile.findFirst({ where: { name, ...tenant(ctx) }, select: { content: true } });
   const xml = file ? decodeIso88591(Buffer.from(file.content)) : "";
   if (!/<TED\b/.test(xml)) return undefined;
-  const org = doc.organization;
   return {
     barcodePng: await timbrePng(compactTed(xml)),
     caption: timbreCaption({ number: org.taxResolutionNumber, date: org.taxResolutionDate }),
@@ -85,7 +80,8 @@ async function taxStampOf(ctx: ServiceContext, doc: PrintableDocument): Promise<
  * gets its timbre (and the CEDIBLE copy where its type has one).
  */
 export async function printDocument(ctx: ServiceContext, doc: PrintableDocument, extra: { dates: [string, string][]; notes?: (string | null | undefined)[] }): Promise<Buffer> {
-  const { currency, organization: org, customer } = doc;
+  const { currency, customer } = doc;
+  const org: Issuer = { ...(await readSettings(ctx.prisma, { organizationId: doc.organizationId, testMode: doc.testMode })), name: doc.organization.name };
   const totals: [string, string][] = [["Subtotal", formatMoney(doc.subtotal.toString(), currency)]];
   if (!doc.discountAmount.isZero()) {
     const label = doc.discountScheme === "%" ? `Discount (${doc.discount.toString()} %)` : "Discount";
@@ -123,6 +119,6 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
     })),
     totals,
     notes: (extra.notes ?? []).filter((n): n is string => !!n),
-    taxStamp: await taxStampOf(ctx, doc),
+    taxStamp: await taxStampOf(ctx, doc, org),
   });
 }

@@ -323,7 +323,7 @@ export async function nextDocumentNumbers(tx: Tx, ctx: ServiceContext, documentT
  */
 export async function finalizeNewInvoiceDrafts(tx: Tx, ctx: ServiceContext, documentTypeId: string, ids: readonly string[]): Promise<number> {
   if (ids.length === 0) return 0;
-  if (await taxAgencyIssuing(tx, ctx.auth.organizationId, documentTypeId)) {
+  if (await taxAgencyIssuing(tx, tenant(ctx), documentTypeId)) {
     for (const id of ids) await finalizeLockedDocument(tx, ctx, "invoice", id, "draft");
     return ids.length;
   }

@@ -23,6 +23,7 @@ import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import { Decimal, toDecimal, type DecimalInput } from "../domain/money.js";
 import { checkPaymentLimits, paymentTransition } from "../domain/payments.js";
 import { lockTenantRow, tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
+import { readSettings } from "./organization-settings.js";
 import { findCurrency } from "./reference.js";
 import { dateColumn, findDocumentCustomer, organizationToday } from "./documents.js";
 import { invoiceBalances } from "./invoice-balances.js";
@@ -391,7 +392,9 @@ export async function findCheckout(prisma: ServiceContext["prisma"], token: stri
   if (!source) return null;
   const payment = await prisma.payment.findFirst({ where: { sourceId: source.id }, orderBy: { updatedAt: "desc" } });
   const { organization, ...rest } = source;
-  return { organizationName: organization.businessName ?? organization.taxBusinessName ?? organization.name, source: rest, payment };
+  // the source's mode's settings: a test key's branding never shows on a live checkout
+  const settings = await readSettings(prisma, { organizationId: source.organizationId, testMode: source.testMode });
+  return { organizationName: settings.businessName ?? settings.taxBusinessName ?? organization.name, source: rest, payment };
 }
 
 /**

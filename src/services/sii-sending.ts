@@ -32,8 +32,9 @@ import { buildEnvioBoleta, buildEnvioDte, isBoletaType, SII_RUT } from "../infra
 import { SiiBoletaTransport } from "../infra/taxagency/sii/boleta-transport.js";
 import { SiiTransport, parse, text, type UploadStatus } from "../infra/taxagency/sii/transport.js";
 import type { SigningCredentials } from "../infra/taxagency/sii/signature.js";
-import type { Tx } from "./context.js";
+import type { TenantKey, Tx } from "./context.js";
 import { loadSigningCredentials } from "./certificates.js";
+import { readSettings } from "./organization-settings.js";
 import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
 import { fileNameOfUrl, storeFile } from "./files.js";
 
@@ -51,8 +52,8 @@ export interface SiiSendingDeps {
   prisma: PrismaClient;
   logger: Logger;
   settings: AppSettings;
-  /** the organization's signing certificate; default: services/certificates.ts loadSigningCredentials with settings.certificateEncryptionKey */
-  loadCredentials?: (organizationId: string, now: Date) => Promise<SenderCredentials>;
+  /** the signing certificate of an organization's mode; default: services/certificates.ts loadSigningCredentials with settings.certificateEncryptionKey */
+  loadCredentials?: (owner: TenantKey, now: Date) => Promise<SenderCredentials>;
   /** one transport per host, reused across rounds (it caches the token) */
   transports?: Map<string, SiiTransport>;
   /** the same for SII's boleta API, per API host */
@@ -184,9 +185,9 @@ function transportFor(deps: SiiSendingDeps, testMode: boolean): SiiTransport {
   return t;
 }
 
-function credentials(deps: SiiSendingDeps, organizationId: string, now: Date): Promise<SenderCredentials> {
-  if (deps.loadCredentials) return deps.loadCredentials(organizationId, now);
-  return loadSigningCredentials(deps.prisma, organizationId, deps.settings.certificateEncryptionKey, now);
+function credentials(deps: SiiSendingDeps, owner: TenantKey, now: Date): Promise<SenderCredentials> {
+  if (deps.loadCredentials) return deps.loadCredentials(owner, now);
+  return loadSigningCredentials(deps.prisma, owner, deps.settings.certificateEncryptionKey, now);
 }
 
 function message(e: unknown): string {
@@ -292,11 +293,13 @@ async function uploadEnvelope(deps: SiiSendingDeps, kind: EnvelopeKind, rows: Ro
   const { organizationId, testMode } = rows[0];
   let envelope: { file: Buffer; name: string } | undefined;
   try {
-    const org = await prisma.organization.findUnique({ where: { id: organizationId }, select: { taxId: true, taxResolutionNumber: true, taxResolutionDate: true } });
-    if (!org?.taxId || !org.taxResolutionDate || (!testMode && org.taxResolutionNumber === null)) {
-      throw new Error("the tax profile needs the RUT and SII's resolution number and date to send DTEs");
+    // the envelope's mode's profile and certificate (settings are per mode)
+    const org = await readSettings(prisma, { organizationId, testMode });
+    const taxId = org.taxId;
+    if (!taxId || !org.taxResolutionDate || (!testMode && org.taxResolutionNumber === null)) {
+      throw new Error(`the ${testMode ? "test" : "live"} mode tax profile needs the RUT and SII's resolution number and date to send DTEs`);
     }
-    const signer = await credentials(deps, organizationId, now);
+    const signer = await credentials(deps, { organizationId, testMode }, now);
     if (!signer.subjectRut) throw new Error("the signing certificate has no holder RUT (RutEnvia)");
     const files = await prisma.storedFile.findMany({ where: { name: { in: rows.map((r) => r.dteFile) }, organizationId }, select: { name: true, content: true } });
     const byName = new Map(files.map((f) => [f.name, Buffer.from(f.content)]));
@@ -306,7 +309,7 @@ async function uploadEnvelope(deps: SiiSendingDeps, kind: EnvelopeKind, rows: Ro
     const built = build({
       dtes: rows.map((r) => byName.get(r.dteFile)!),
       caratula: {
-        rutEmisor: org.taxId,
+        rutEmisor: taxId,
         rutEnvia: signer.subjectRut,
         rutReceptor: SII_RUT,
         fchResol: org.taxResolutionDate.toISOString().slice(0, 10),
@@ -317,7 +320,7 @@ async function uploadEnvelope(deps: SiiSendingDeps, kind: EnvelopeKind, rows: Ro
       timestamp: now,
     });
     envelope = { file: built.file, name: `sii-envio-${kind === "boleta" ? "boleta-" : ""}${randomUUID()}.xml` };
-    const sent = await uploadEnvelopeFile(deps, kind, testMode, signer, { rutSender: signer.subjectRut, rutCompany: org.taxId, file: built.file, fileName: envelope.name });
+    const sent = await uploadEnvelopeFile(deps, kind, testMode, signer, { rutSender: signer.subjectRut, rutCompany: taxId, file: built.file, fileName: envelope.name });
     if (sent.outcome === "retry") throw new Error(`SII did not take the upload (STATUS ${sent.code})`);
     const env = envelope;
     await prisma.$transaction(async (tx) => {
@@ -387,10 +390,10 @@ async function askEnvelopeStatus(deps: SiiSendingDeps, testMode: boolean, signer
 async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: SendReport): Promise<void> {
   const { organizationId, testMode, trackId } = rows[0];
   try {
-    const org = await deps.prisma.organization.findUnique({ where: { id: organizationId }, select: { taxId: true } });
-    if (!org?.taxId) throw new Error("the tax profile has no RUT");
-    const signer = await credentials(deps, organizationId, now);
-    const verdict = await askEnvelopeStatus(deps, testMode, signer, org.taxId, trackId!, isBoletaType(rows[0].dteType));
+    const taxId = (await readSettings(deps.prisma, { organizationId, testMode })).taxId;
+    if (!taxId) throw new Error(`the ${testMode ? "test" : "live"} mode tax profile has no RUT`);
+    const signer = await credentials(deps, { organizationId, testMode }, now);
+    const verdict = await askEnvelopeStatus(deps, testMode, signer, taxId, trackId!, isBoletaType(rows[0].dteType));
     const outcome = envelopeOutcome(verdict.estado);
     if (outcome === "retry") throw new Error(`SII status query answered ${verdict.estado}${verdict.glosa ? ` (${verdict.glosa})` : ""}`);
     if (outcome === "in_progress") {
@@ -404,7 +407,7 @@ async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: S
     }
     const decided: Decided[] = rows.map((row) => (outcome === "processed" ? { row, ...verdict.documentStatus(row) } : { row, status: outcome as TaxAgencyStatus }));
     for (const d of decided) {
-      if (d.status === "review") Object.assign(d, await resolveReview(deps, d.row, testMode, signer, org.taxId));
+      if (d.status === "review") Object.assign(d, await resolveReview(deps, d.row, testMode, signer, taxId));
     }
     await recordDecision(deps, decided, verdict.estado, verdict.glosa, now);
     report.decided += rows.length;

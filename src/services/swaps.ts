@@ -31,6 +31,7 @@ import {
 import { renderSwapPdf } from "../infra/swap-pdf.js";
 import { lockTenantRow, tenant, type ServiceContext, type Tx } from "./context.js";
 import { storeFile } from "./files.js";
+import { readSettings } from "./organization-settings.js";
 
 /** The organization's signing certificate and key; `signerRut` is the holder's RUT (Recibo `RutFirma`). */
 export type SwapSigner = SigningCredentials & { signerRut?: string | null };
@@ -63,10 +64,12 @@ function isUniqueViolation(e: unknown): boolean {
   return e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002";
 }
 
-async function organizationRut(db: Pick<Tx, "organization">, ctx: ServiceContext) {
-  const org = await db.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { taxId: true, name: true, taxBusinessName: true, taxAddress: true, taxCommune: true } });
+/** The receiver: the organization's name and the caller's mode's tax profile (settings are per mode), with its RUT normalized. 409 without a valid RUT. */
+async function organizationRut(db: Pick<Tx, "organization" | "organizationSettings">, ctx: ServiceContext) {
+  const { name } = await db.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { name: true } });
+  const org = { ...(await readSettings(db, tenant(ctx))), name };
   const rut = org.taxId ? normalizeRut(org.taxId) : null;
-  if (!rut) throw new InvalidStateError("The organization has no valid tax ID (RUT): set its tax profile before receiving or answering SII documents");
+  if (!rut) throw new InvalidStateError(`The organization has no valid tax ID (RUT) in ${ctx.auth.testMode ? "test" : "live"} mode: set that mode's tax profile before receiving or answering SII documents`);
   return { ...org, rut };
 }
 
@@ -231,13 +234,14 @@ export async function replyToSwap(ctx: ServiceContext, id: string, input: SwapRe
 export async function swapPdf(ctx: ServiceContext, id: string): Promise<Buffer> {
   const swap = await ctx.prisma.swap.findFirst({
     where: { id, ...tenant(ctx) },
-    include: { purchases: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }] }, organization: { select: { name: true, taxBusinessName: true, taxId: true } } },
+    include: { purchases: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }] }, organization: { select: { name: true } } },
   });
   if (!swap) throw new NotFoundError("swap", id);
+  const receiver = await readSettings(ctx.prisma, tenant(ctx));
   return renderSwapPdf({
     id: swap.id,
-    receiver: swap.organization.taxBusinessName ?? swap.organization.name,
-    receiverTaxId: swap.organization.taxId,
+    receiver: receiver.taxBusinessName ?? swap.organization.name,
+    receiverTaxId: receiver.taxId,
     received: swap.createdAt,
     status: swap.status,
     replyBy: swap.replyBy,

@@ -1,6 +1,7 @@
 /**
- * The tax-agency step of finalize (docs/sii-setup.md): for an organization enrolled with SII (a
- * tax profile RUT and a signing certificate) and a document type its agency issues (CL33, CL34,
+ * The tax-agency step of finalize (docs/sii-setup.md): for an organization enrolled with SII in
+ * the document's mode (that mode's tax profile RUT and signing certificate: settings are per mode,
+ * docs/decisions.md "Mode isolation of settings") and a document type its agency issues (CL33, CL34,
  * CL39, CL41, CL52, CL56, CL61), inside the finalize transaction: take the next folio of the type's CAF (the
  * document's number), build and sign the DTE, store it as a StoredFile and return `local_file`
  * and `tax_agency`. Not enrolled, or a type without agency: null, and finalize numbers the
@@ -18,7 +19,8 @@ import { loadSigningCredentials } from "./certificates.js";
 import { takeFolio } from "./cafs.js";
 import { storeFile } from "./files.js";
 import type { DocumentKind } from "./documents.js";
-import type { ServiceContext, Tx } from "./context.js";
+import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
+import { readSettings } from "./organization-settings.js";
 
 /** SII's RUT for receivers without a Chilean RUT (foreign customers). */
 export const FOREIGN_RECEIVER_RUT = "55555555-5";
@@ -71,16 +73,17 @@ function receiver(customer: { name: string | null; taxId: string | null; country
 }
 
 /**
- * The agency that issues documents of type `documentTypeId` for organization `organizationId`
- * and the organization row, or null when nobody does: the type has no agency, or the organization
- * is not enrolled (no RUT or no certificate). issueTaxDocument returns null exactly then; the
+ * The agency that issues documents of type `documentTypeId` for organization
+ * `owner.organizationId` in mode `owner.testMode`, and that mode's settings (`org`: the issuer's
+ * tax profile), or null when nobody does: the type has no agency, or the organization is not
+ * enrolled in that mode (no RUT or no certificate of the mode). issueTaxDocument returns null exactly then; the
  * billing run asks once per batch and document type to number the others in bulk.
  */
-export async function taxAgencyIssuing(tx: Tx, organizationId: string, documentTypeId: string) {
+export async function taxAgencyIssuing(tx: Tx, owner: TenantKey, documentTypeId: string) {
   const agency = taxAgencyFor(await tx.documentType.findUniqueOrThrow({ where: { id: documentTypeId } }));
   if (!agency) return null;
-  const org = await tx.organization.findUniqueOrThrow({ where: { id: organizationId }, include: { _count: { select: { certificates: true } } } });
-  if (!org.taxId || org._count.certificates === 0) return null;
+  const org = await readSettings(tx, owner);
+  if (!org.taxId || (await tx.certificate.count({ where: { organizationId: owner.organizationId, testMode: owner.testMode } })) === 0) return null;
   return { agency, org };
 }
 
@@ -92,7 +95,7 @@ export async function taxAgencyIssuing(tx: Tx, organizationId: string, documentT
  */
 export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: DocumentKind, id: string, documentTypeId: string): Promise<IssuedTaxDocument | null> {
   // cheap checks first: most finalizes (no agency, or not enrolled) stop here
-  const enrolled = await taxAgencyIssuing(tx, ctx.auth.organizationId, documentTypeId);
+  const enrolled = await taxAgencyIssuing(tx, tenant(ctx), documentTypeId);
   if (!enrolled) return null;
   const { agency, org } = enrolled;
   const organizationId = ctx.auth.organizationId;
@@ -111,8 +114,8 @@ export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: Docume
     !activityCodesOf(org.taxActivityCode).length && "activity_codes",
   ].filter(Boolean);
   if (missing.length) throw ValidationError.field("tax_profile", `the organization's tax profile lacks ${missing.join(", ")}, which SII requires`);
-  const credentials = await loadSigningCredentials(tx, organizationId, ctx.settings.certificateEncryptionKey, ctx.now());
-  const taken = await takeFolio(tx, { organizationId, testMode: ctx.auth.testMode }, doc.documentTypeId, issueDate, ctx.settings.certificateEncryptionKey);
+  const credentials = await loadSigningCredentials(tx, tenant(ctx), ctx.settings.certificateEncryptionKey, ctx.now());
+  const taken = await takeFolio(tx, tenant(ctx), doc.documentTypeId, issueDate, ctx.settings.certificateEncryptionKey);
 
   const customer = kind === "credit_note" ? doc.invoice.customer : doc.customer;
   const input: DteInput = {

@@ -1,29 +1,19 @@
 /**
- * The organization's tax profile (the DTE issuer, Organization tax* columns) and its SII
- * enrollment. Shared by test and live mode, like branding. Rules: domain/tax-profile.ts;
- * docs/sii-setup.md.
+ * The organization's tax profile (the DTE issuer: the tax* columns of OrganizationSettings) and
+ * its SII enrollment. Per mode: test and live keys each read and change their own mode's profile
+ * (services/organization-settings.ts; docs/decisions.md "Mode isolation of settings"). Rules:
+ * domain/tax-profile.ts; docs/sii-setup.md.
  */
 import { FieldErrorCollector } from "../domain/errors.js";
 import { activityCodesOf, missingForIssuing, normalizeTaxProfile, type TaxProfileInput } from "../domain/tax-profile.js";
 import { storedDate, dateColumn } from "./documents.js";
-import type { ServiceContext } from "./context.js";
-
-export const TAX_PROFILE_SELECT = {
-  id: true,
-  taxId: true,
-  taxBusinessName: true,
-  taxActivity: true,
-  taxActivityCode: true,
-  taxAddress: true,
-  taxCommune: true,
-  taxCity: true,
-  taxResolutionNumber: true,
-  taxResolutionDate: true,
-  updatedAt: true,
-} as const;
+import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
+import { readSettings, writeSettings } from "./organization-settings.js";
 
 export interface TaxProfile {
   organization: string;
+  /** the mode this profile belongs to (each mode has its own) */
+  testMode: boolean;
   taxId: string | null;
   businessName: string | null;
   activity: string | null;
@@ -40,7 +30,8 @@ export interface TaxProfile {
 }
 
 type StoredProfile = {
-  id: string;
+  organizationId: string;
+  testMode: boolean;
   taxId: string | null;
   taxBusinessName: string | null;
   taxActivity: string | null;
@@ -55,7 +46,8 @@ type StoredProfile = {
 
 function view(row: StoredProfile): TaxProfile {
   return {
-    organization: row.id,
+    organization: row.organizationId,
+    testMode: row.testMode,
     taxId: row.taxId,
     businessName: row.taxBusinessName,
     activity: row.taxActivity,
@@ -70,19 +62,25 @@ function view(row: StoredProfile): TaxProfile {
   };
 }
 
-/** The caller's organization's tax profile. */
+/** The tax profile of organization `key.organizationId` in mode `key.testMode` (inside a transaction: pass it as `db`). */
+export async function readTaxProfile(db: Pick<Tx, "organizationSettings">, key: TenantKey): Promise<TaxProfile> {
+  return view(await readSettings(db, key));
+}
+
+/** The caller's organization's tax profile in the caller's mode. */
 export async function getTaxProfile(ctx: ServiceContext): Promise<TaxProfile> {
-  return view(await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: TAX_PROFILE_SELECT }));
+  return readTaxProfile(ctx.prisma, tenant(ctx));
 }
 
 /**
- * Changes the given profile fields (absent: kept; null or "": cleared). ValidationError (400)
- * names every bad field (domain/tax-profile.ts normalizeTaxProfile); then nothing changes.
+ * Changes the given profile fields of the caller's mode (absent: kept; null or "": cleared); the
+ * other mode's profile is not touched. ValidationError (400) names every bad field
+ * (domain/tax-profile.ts normalizeTaxProfile); then nothing changes.
  */
 export async function updateTaxProfile(ctx: ServiceContext, input: TaxProfileInput): Promise<TaxProfile> {
   const errors = new FieldErrorCollector();
   const { taxResolutionDate, ...columns } = normalizeTaxProfile(input, errors);
   errors.throwIfAny("Invalid tax profile");
   const data = { ...columns, ...(taxResolutionDate !== undefined ? { taxResolutionDate: taxResolutionDate === null ? null : dateColumn(taxResolutionDate) } : {}) };
-  return view(await ctx.prisma.organization.update({ where: { id: ctx.auth.organizationId }, data, select: TAX_PROFILE_SELECT }));
+  return view(await writeSettings(ctx.prisma, tenant(ctx), data));
 }

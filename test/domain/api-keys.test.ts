@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isKeyExpired, lastUseIsStale, parseKeyExpiry } from "../../src/domain/api-keys.js";
+import { bearerKey, isKeyExpired, isOrganizationId, lastUseIsStale, parseKeyExpiry } from "../../src/domain/api-keys.js";
 import { ValidationError } from "../../src/domain/errors.js";
 
 const now = new Date("2026-11-24T15:30:00.000Z");
@@ -53,5 +53,25 @@ describe("isKeyExpired and lastUseIsStale", () => {
     expect(lastUseIsStale(new Date(now.getTime() - 60_000), now)).toBe(false);
     expect(lastUseIsStale(new Date(now.getTime() - 60_001), now)).toBe(true);
     expect(lastUseIsStale(new Date(now.getTime() - 5_000), now)).toBe(false);
+  });
+});
+
+describe("bearerKey", () => {
+  it("takes the scheme in any case (RFC 7235) and the key exactly", () => {
+    for (const scheme of ["Bearer", "bearer", "BEARER", "bEaReR"]) expect(bearerKey(`${scheme} sk_test_abc123`)).toBe("sk_test_abc123");
+    expect(bearerKey("  bearer \t sk_live_XYZ9  ")).toBe("sk_live_XYZ9");
+  });
+
+  it("refuses other schemes, malformed keys and missing headers", () => {
+    for (const header of [null, undefined, "", "Bearer", "Bearer ", "Basic sk_test_abc", "Bearer SK_TEST_abc", "Bearer sk_test_", "Bearer sk_prod_abc", "Bearer sk_test_abc extra", "Bearersk_test_abc", "sk_test_abc", "Bearer sk_test_ab-c"]) {
+      expect(bearerKey(header), String(header)).toBeNull();
+    }
+  });
+});
+
+describe("isOrganizationId", () => {
+  it("is org_ and 24 base62 characters", () => {
+    expect(isOrganizationId("org_0123456789abcdefghijABCD")).toBe(true);
+    for (const text of ["Acme SpA", "org_", "org_0123456789abcdefghijABC", "org_0123456789abcdefghijABCDE", "cus_0123456789abcdefghijABCD", "org_0123456789abcdefghij-BCD"]) expect(isOrganizationId(text), text).toBe(false);
   });
 });

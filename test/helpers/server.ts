@@ -36,8 +36,9 @@ export async function startTestServer(options: { settings?: Partial<AppSettings>
   const acme = await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "ops@acme.cl", mode: "test" });
   const acmeLive = await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "live@acme.cl", mode: "live" });
   const other = await createApiKey(database.prisma, { organizationName: "Other Ltda", email: "ops@other.cl", mode: "test" });
-  await database.prisma.organization.update({
-    where: { id: acme.organization },
+  // the same tax profile in both modes (settings are per mode: docs/decisions.md)
+  await database.prisma.organizationSettings.updateMany({
+    where: { organizationId: acme.organization },
     data: { taxId: "76042235-5", taxBusinessName: "Acme SpA", taxAddress: "Av. Providencia 1234", taxCommune: "Providencia", taxActivity: "Servicios informáticos" },
   });
   // every Prisma operation the app runs is recorded, so tests can catch N+1 queries

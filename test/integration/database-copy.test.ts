@@ -91,8 +91,8 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     await migrate(source);
     const created = await createApiKey(source.prisma, { organizationName: "Acme SpA", email: "ops@acme.cl", mode: "test" });
     key = created.key;
-    await source.prisma.organization.update({
-      where: { id: created.organization },
+    await source.prisma.organizationSettings.update({
+      where: { organizationId_testMode: { organizationId: created.organization, testMode: true } },
       data: { taxId: "76042235-5", taxBusinessName: "Acme SpA", taxAddress: "Av. Providencia 1234", taxCommune: "Providencia", taxActivity: "Servicios informáticos" },
     });
     const app = await serve(source, key);

@@ -16,16 +16,17 @@ import { createLogger } from "../../src/infra/logger.js";
 import { NotFoundError, ValidationError } from "../../src/domain/errors.js";
 
 /** Runs `api-key <args>` in process; the database stays open (it is the server's), closes are counted. */
-async function cli(database: Database, args: string[]): Promise<{ out: string; opened: number; closed: number }> {
+async function cli(database: Database, args: string[]): Promise<{ out: string; notes: string; opened: number; closed: number }> {
   const chunks: string[] = [];
+  const notes: string[] = [];
   let opened = 0;
   let closed = 0;
   const open = async (): Promise<Database> => {
     opened++;
     return { ...database, close: async () => void closed++ };
   };
-  await apiKeyCommands(open, { write: (t: string) => chunks.push(t) }).parseAsync(args, { from: "user" });
-  return { out: chunks.join(""), opened, closed };
+  await apiKeyCommands(open, { write: (t: string) => chunks.push(t) }, { write: (t: string) => notes.push(t) }).parseAsync(args, { from: "user" });
+  return { out: chunks.join(""), notes: notes.join(""), opened, closed };
 }
 
 async function cliError(database: Database, args: string[]): Promise<Error> {
@@ -72,8 +73,11 @@ describe("api-key commands", () => {
     const run = await cli(s.database, ["create", "--organization", "Ops SpA", "--email", "ops@ops.cl", "--mode", "live", "--expires", "2099-01-01"]);
     expect([run.opened, run.closed]).toEqual([1, 1]);
     const created = JSON.parse(lastLine(run.out));
-    expect(Object.keys(created)).toEqual(["organization", "id", "key", "expires_at"]);
+    expect(Object.keys(created)).toEqual(["organization", "organization_name", "organization_created", "id", "key", "expires_at"]);
     expect(created.organization).toMatch(/^org_/);
+    expect([created.organization_name, created.organization_created]).toEqual(["Ops SpA", true]);
+    expect(run.notes).toBe(`created the organization ${created.organization} "Ops SpA"\n`);
+    expect(run.out).toBe(`${lastLine(run.out)}\n`);
     expect(created.id).toMatch(/^key_/);
     expect(created.key).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
     expect(created.expires_at).toBe("2099-01-01T00:00:00.000Z");
@@ -85,6 +89,55 @@ describe("api-key commands", () => {
     expect([iso.organization, iso.expires_at]).toEqual([created.organization, "2099-06-30T13:00:00.000Z"]);
     const never = JSON.parse(lastLine((await cli(s.database, ["create", "--organization", "Ops SpA", "--email", "ops@ops.cl"])).out));
     expect(never.expires_at).toBeNull();
+  });
+
+  it("says when it joins an existing organization by name, and names one by id", async () => {
+    const organizations = await s.database.prisma.organization.count();
+    const ops = (await s.database.prisma.organization.findFirstOrThrow({ where: { name: "Ops SpA" } })).id;
+    const byName = await cli(s.database, ["create", "--organization", "Ops SpA", "--email", "ops2@ops.cl", "--mode", "live"]);
+    const joined = JSON.parse(lastLine(byName.out));
+    expect([joined.organization, joined.organization_name, joined.organization_created]).toEqual([ops, "Ops SpA", false]);
+    expect(byName.notes).toBe(`joined the existing organization ${ops} "Ops SpA" (it has that name; pass --organization ${ops} to name it by id)\n`);
+
+    const byId = await cli(s.database, ["create", "--organization", s.orgs.other, "--email", "ops2@other.cl"]);
+    const other = JSON.parse(lastLine(byId.out));
+    expect([other.organization, other.organization_name, other.organization_created]).toEqual([s.orgs.other, "Other Ltda", false]);
+    expect(byId.notes).toBe(`joined the existing organization ${s.orgs.other} "Other Ltda"\n`);
+    expect((await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: other.id } })).organizationId).toBe(s.orgs.other);
+    expect((await get(`${s.url}/v1/customers/`, other.key)).status).toBe(200);
+    expect(await s.database.prisma.organization.count()).toBe(organizations);
+
+    // an unknown id never creates an organization; a name two organizations share must be given as an id
+    const keys = await s.database.prisma.apiKey.count();
+    const unknown = await cliError(s.database, ["create", "--organization", "org_000000000000000000000000", "--email", "x@acme.cl"]);
+    expect([unknown instanceof NotFoundError, unknown.message]).toEqual([true, "No organization with id org_000000000000000000000000"]);
+    await s.database.prisma.organization.create({ data: { id: "org_twin00000000000000000001", name: "Twin SpA" } });
+    await s.database.prisma.organization.create({ data: { id: "org_twin00000000000000000002", name: "Twin SpA" } });
+    const twins = await cliError(s.database, ["create", "--organization", "Twin SpA", "--email", "x@twin.cl"]);
+    expect(twins).toBeInstanceOf(ValidationError);
+    expect(twins.message).toContain('2 organizations are named "Twin SpA" (org_twin00000000000000000001, org_twin00000000000000000002): name one by its org_ id');
+    expect([await s.database.prisma.apiKey.count(), await s.database.prisma.organization.count()]).toEqual([keys, organizations + 2]);
+    const twin = JSON.parse(lastLine((await cli(s.database, ["create", "--organization", "org_twin00000000000000000002", "--email", "x@twin.cl"])).out));
+    expect(twin.organization).toBe("org_twin00000000000000000002");
+  });
+
+  it("a new organization starts with settings of its own in both modes", async () => {
+    const created = JSON.parse(lastLine((await cli(s.database, ["create", "--organization", "Nueva SpA", "--email", "ops@nueva.cl"])).out));
+    const rows = await s.database.prisma.organizationSettings.findMany({ where: { organizationId: created.organization }, orderBy: { testMode: "asc" } });
+    expect(rows.map((r) => [r.testMode, r.businessName, r.taxId])).toEqual([[false, "Nueva SpA", null], [true, "Nueva SpA", null]]);
+  });
+
+  it("takes the Bearer scheme in any case (RFC 7235), the key itself exactly", async () => {
+    for (const scheme of ["Bearer", "bearer", "BEARER", "bEaReR"]) {
+      const res = await fetch(`${s.url}/v1/customers/`, { headers: { authorization: `${scheme} ${s.keys.acme}` } });
+      expect(res.status, scheme).toBe(200);
+      const gql = await fetch(`${s.url}/graphql`, { method: "POST", headers: { "content-type": "application/json", authorization: `${scheme} ${s.keys.acme}` }, body: JSON.stringify({ query: "{ customers(first: 1) { totalCount } }" }) });
+      expect(gql.status, scheme).toBe(200);
+    }
+    for (const header of [`Basic ${s.keys.acme}`, `Bearer ${s.keys.acme.toUpperCase()}`, `Bearer${s.keys.acme}`, s.keys.acme]) {
+      const res = await fetch(`${s.url}/v1/customers/`, { headers: { authorization: header } });
+      expect(res.status, header).toBe(401);
+    }
   });
 
   it("refuses a past or malformed --expires with one ValidationError and writes nothing", async () => {

@@ -300,10 +300,13 @@ describe("branding", () => {
     expect((await createSession()).settings).toMatchObject({ business_name: "Acme SpA", color_asset: null, color_background: "#ff00ff" });
   });
 
-  it("is shared by test and live mode (it belongs to the organization)", async () => {
-    await s.graphql(UPDATE_BRANDING, { input: { colorBackground: "#000000" } }, s.keys.acmeLive);
-    const res = await s.graphql(`{ organizationBranding { colorBackground } }`);
-    expect(res.body.data.organizationBranding.colorBackground).toBe("#000000");
+  it("is per mode: a live key's change stays in live mode, a test key's in test mode", async () => {
+    const testBefore = (await s.graphql(`{ organizationBranding { testMode colorBackground updated } }`)).body.data.organizationBranding;
+    const live = await s.graphql(UPDATE_BRANDING, { input: { colorBackground: "#000000" } }, s.keys.acmeLive);
+    expect(live.body.data.updateOrganizationBranding).toMatchObject({ colorBackground: "#000000" });
+    expect((await s.graphql(`{ organizationBranding { testMode colorBackground } }`, {}, s.keys.acmeLive)).body.data.organizationBranding).toEqual({ testMode: false, colorBackground: "#000000" });
+    expect((await s.graphql(`{ organizationBranding { testMode colorBackground updated } }`)).body.data.organizationBranding).toEqual(testBefore);
+    expect(testBefore).toMatchObject({ testMode: true, colorBackground: "#ff00ff" });
   });
 
   const badBranding: [string, Record<string, unknown>, string][] = [
@@ -318,11 +321,12 @@ describe("branding", () => {
   ];
   for (const [what, input, field] of badBranding) {
     it(`rejects ${what} (validation_error on ${field}) and changes nothing`, async () => {
-      const before = await s.database.prisma.organization.findUniqueOrThrow({ where: { id: s.orgs.acme } });
+      const settings = () => s.database.prisma.organizationSettings.findMany({ where: { organizationId: s.orgs.acme }, orderBy: { testMode: "asc" } });
+      const before = await settings();
       const res = await s.graphql(UPDATE_BRANDING, { input: { businessName: "Changed", ...input } });
       expect(res.body.errors[0].extensions.code).toBe("validation_error");
       expect(Object.keys(res.body.errors[0].extensions.fields)).toEqual([field]);
-      expect(await s.database.prisma.organization.findUniqueOrThrow({ where: { id: s.orgs.acme } })).toEqual(before);
+      expect(await settings()).toEqual(before);
     });
   }
 });

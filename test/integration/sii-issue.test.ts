@@ -197,6 +197,10 @@ describe("folios", () => {
   });
 
   it("a type without a CAF is a 409 naming it", async () => {
+    // live mode is enrolled with its own profile and certificate (settings are per mode), and has no CAF
+    expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { key: s.keys.acmeLive, body: { activity_codes: ["620200"], resolution_number: 80, resolution_date: "2014-08-22" } })).status).toBe(200);
+    const live = await s.rest("POST", "/v1/billers/built_in/certificates/", { key: s.keys.acmeLive, body: { file: certificate.file.toString("base64"), password: certificate.password } });
+    expect(live.status).toBe(201);
     const draft = (await s.rest("POST", "/v1/invoices/", { key: s.keys.acmeLive, body: { customer: (await s.rest("POST", "/v1/customers/", { key: s.keys.acmeLive, body: chileanCustomer() })).body.id, document: "CL33", lines: [{ name: "x", amount: 1 }] } })).body;
     const res = await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`, { key: s.keys.acmeLive });
     expect(res.status).toBe(409);

@@ -39,7 +39,7 @@ describe("tax profile", () => {
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe("validation_error");
     expect(Object.keys(res.body.error.fields).sort()).toEqual(["activity_codes.0", "activity_codes.1", "business_name", "resolution_date", "tax_id"]);
-    const org = await s.database.prisma.organization.findUniqueOrThrow({ where: { id: s.orgs.acme } });
+    const org = await s.database.prisma.organizationSettings.findUniqueOrThrow({ where: { organizationId_testMode: { organizationId: s.orgs.acme, testMode: true } } });
     expect(org.taxId).toBe(RUT);
     expect(org.taxBusinessName).toBe("Acme SpA");
   });
@@ -50,7 +50,7 @@ describe("tax profile", () => {
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ tax_id: RUT, activity_codes: ["620200", "631200"], city: "Santiago", resolution_number: 0, resolution_date: "2026-01-15", missing: [] });
-    const org = await s.database.prisma.organization.findUniqueOrThrow({ where: { id: s.orgs.acme } });
+    const org = await s.database.prisma.organizationSettings.findUniqueOrThrow({ where: { organizationId_testMode: { organizationId: s.orgs.acme, testMode: true } } });
     expect(org.taxActivityCode).toBe("620200,631200");
     const g = await s.graphql(`{ taxProfile { taxId activityCodes resolutionDate missing } }`);
     expect(g.body.data.taxProfile).toEqual({ taxId: RUT, activityCodes: ["620200", "631200"], resolutionDate: "2026-01-15", missing: [] });
@@ -61,8 +61,9 @@ describe("tax profile", () => {
     expect(g.body.errors[0].extensions).toMatchObject({ code: "validation_error", fields: { tax_id: [expect.stringContaining("check digit")] } });
   });
 
-  it("is the organization's: the live key sees the same profile, another organization its own", async () => {
-    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.acmeLive })).body.tax_id).toBe(RUT);
+  it("is the mode's: the live key sees live's profile (untouched by the test key's changes), another organization its own", async () => {
+    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.acmeLive })).body).toMatchObject({ test_mode: false, tax_id: RUT, activity_codes: [], city: null, resolution_date: null });
+    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/")).body).toMatchObject({ test_mode: true, activity_codes: ["620200", "631200"], city: "Santiago" });
     expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.other })).body).toMatchObject({ organization: s.orgs.other, tax_id: null });
     expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { unknown: 1 } })).status).toBe(400);
   });
@@ -82,14 +83,18 @@ describe("certificates", () => {
     const row = await s.database.prisma.certificate.findUniqueOrThrow({ where: { id: res.body.id } });
     expect(Buffer.from(row.encrypted).includes("PRIVATE KEY")).toBe(false);
     expect(Buffer.from(row.encrypted).includes(p12.certificatePem.split("\n")[1])).toBe(false);
-    const credentials = await loadSigningCredentials(s.database.prisma, s.orgs.acme, KEY);
+    const credentials = await loadSigningCredentials(s.database.prisma, { organizationId: s.orgs.acme, testMode: true }, KEY);
     expect(credentials.subjectRut).toBe("12345678-5");
     expect(credentials.certificatePem.replace(/\r/g, "").trim()).toBe(p12.certificatePem.trim());
     expect(credentials.privateKeyPem).toContain("PRIVATE KEY");
-    await expect(loadSigningCredentials(s.database.prisma, s.orgs.acme, randomBytes(32))).rejects.toThrow(/wrong CERTIFICATE_ENCRYPTION_KEY/);
+    await expect(loadSigningCredentials(s.database.prisma, { organizationId: s.orgs.acme, testMode: true }, randomBytes(32))).rejects.toThrow(/wrong CERTIFICATE_ENCRYPTION_KEY/);
+    // the test key's certificate signs test documents only
+    await expect(loadSigningCredentials(s.database.prisma, { organizationId: s.orgs.acme, testMode: false }, KEY)).rejects.toThrow(/no signing certificate in live mode/);
 
     const list = await s.rest("GET", "/v1/billers/built_in/certificates/");
     expect(list.body.map((c: { id: string }) => c.id)).toEqual([res.body.id]);
+    expect(list.body[0].test_mode).toBe(true);
+    expect((await s.rest("GET", "/v1/billers/built_in/certificates/", { key: s.keys.acmeLive })).body).toEqual([]);
     expect((await s.rest("GET", "/v1/billers/built_in/certificates/", { key: s.keys.other })).body).toEqual([]);
   });
 
@@ -112,7 +117,7 @@ describe("certificates", () => {
   });
 
   it("loadSigningCredentials says clearly when an organization has no certificate", async () => {
-    await expect(loadSigningCredentials(s.database.prisma, s.orgs.other, KEY)).rejects.toThrow(/no signing certificate/);
+    await expect(loadSigningCredentials(s.database.prisma, { organizationId: s.orgs.other, testMode: true }, KEY)).rejects.toThrow(/no signing certificate in test mode/);
   });
 });
 

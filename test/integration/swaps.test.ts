@@ -41,7 +41,7 @@ async function counts() {
 beforeAll(async () => {
   s = await startTestServer({ settings: { certificateEncryptionKey: randomBytes(32) } });
   // the test organization is the example's receiver
-  await s.database.prisma.organization.update({ where: { id: s.orgs.acme }, data: { taxId: "77777777-7", taxBusinessName: "EMPRESA LTDA", taxAddress: "SAN DIEGO 2222", taxCommune: "LA FLORIDA" } });
+  await s.database.prisma.organizationSettings.update({ where: { organizationId_testMode: { organizationId: s.orgs.acme, testMode: true } }, data: { taxId: "77777777-7", taxBusinessName: "EMPRESA LTDA", taxAddress: "SAN DIEGO 2222", taxCommune: "LA FLORIDA" } });
   // the signer's certificate names its holder's RUT (Recibo RutFirma)
   const p12 = generatePkcs12({ rut: "7880442-4", password: "clave secreta" });
   cert = p12;

@@ -61,9 +61,10 @@ export const CustomerSession = builder.prismaNode("CustomerSession", {
 });
 
 const OrganizationBranding = builder.objectRef<Branding>("OrganizationBranding").implement({
-  description: "The organization's customer portal branding; new customer sessions copy it into their settings. Shared by test and live mode.",
+  description: "The organization's customer portal branding in the caller's mode; new customer sessions (and the hosted checkout) of that mode use it. Test and live mode each have their own (a test key never changes live's; docs/decisions.md).",
   fields: (t) => ({
     organization: t.exposeID("id", { description: "`org_` id" }),
+    testMode: t.exposeBoolean("testMode", { description: "the mode this branding belongs to: the caller's" }),
     name: t.exposeString("name", { description: "the organization's name; sessions use it as business name when businessName is not set" }),
     businessName: t.exposeString("businessName", { nullable: true }),
     colorBackground: t.exposeString("colorBackground", { nullable: true, description: "#rrggbb" }),
@@ -109,7 +110,7 @@ builder.queryFields((t) => ({
   }),
   organizationBranding: t.field({
     type: OrganizationBranding,
-    description: "The caller's organization's customer portal branding.",
+    description: "The caller's organization's customer portal branding in the caller's mode.",
     resolve: (_root, _args, ctx) => getBranding(ctx),
   }),
 }));
@@ -127,7 +128,7 @@ builder.mutationFields((t) => ({
   }),
   updateOrganizationBranding: t.field({
     type: OrganizationBranding,
-    description: "Changes the given branding fields; later sessions copy them. Errors: validation_error.",
+    description: "Changes the given branding fields of the caller's mode (the other mode's is not touched); later sessions of that mode copy them. Errors: validation_error.",
     args: { input: t.arg({ type: OrganizationBrandingInput, required: true }) },
     resolve: (_root, args, ctx) => updateBranding(ctx, args.input),
   }),

@@ -15,9 +15,10 @@ import { isoDate } from "../../domain/formats.js";
 
 const TaxProfile = builder.objectRef<TaxProfileValue>("TaxProfile").implement({
   description:
-    "The organization's tax profile: the issuer (Emisor) of its DTEs. Shared by test and live mode. With a RUT and a signing certificate the organization is enrolled: finalizing a regulated document issues a DTE (docs/sii-setup.md).",
+    "The organization's tax profile in the caller's mode: the issuer (Emisor) of that mode's DTEs. Test and live mode each have their own (a test key never changes live's; docs/decisions.md). With a RUT and a signing certificate of the mode the organization is enrolled in it: finalizing a regulated document of that mode issues a DTE (docs/sii-setup.md).",
   fields: (t) => ({
     organization: t.exposeID("organization", { description: "`org_` id" }),
+    testMode: t.exposeBoolean("testMode", { description: "the mode this profile belongs to: the caller's" }),
     taxId: t.exposeString("taxId", { nullable: true, description: "RUT in normal form (76042235-5): RUTEmisor" }),
     businessName: t.exposeString("businessName", { nullable: true, description: "RznSoc (at most 100 characters)" }),
     activity: t.exposeString("activity", { nullable: true, description: "GiroEmis (at most 80 characters)" }),
@@ -48,12 +49,13 @@ const TaxProfileInput = builder.inputType("TaxProfileInput", {
 });
 
 const Certificate = builder.prismaObject("Certificate", {
-  description: "A signing certificate of the organization (PKCS#12, kept encrypted at rest). Only public facts are readable.",
+  description: "A signing certificate of the organization in one mode (PKCS#12, kept encrypted at rest): it signs that mode's documents only. Only public facts are readable.",
   fields: (t) => ({
     id: t.exposeID("id", { description: "`cer_` id" }),
     subjectRut: t.exposeString("subjectRut", { nullable: true, description: "RUT of the certificate's holder (normal form)" }),
     validFrom: t.expose("validFrom", { type: "DateTime", nullable: true }),
     validTo: t.expose("validTo", { type: "DateTime", nullable: true, description: "after this instant it no longer signs" }),
+    testMode: t.exposeBoolean("testMode", { description: "the mode whose documents it signs: the mode of the key that uploaded it" }),
     created: t.expose("createdAt", { type: "DateTime" }),
   }),
 });
@@ -101,12 +103,12 @@ const CafWhere = builder.inputType("CafWhere", {
 builder.queryFields((t) => ({
   taxProfile: t.field({
     type: TaxProfile,
-    description: "The caller's organization's tax profile.",
+    description: "The caller's organization's tax profile in the caller's mode.",
     resolve: (_root, _args, ctx) => getTaxProfile(ctx),
   }),
   certificates: t.prismaField({
     type: [Certificate],
-    description: "The organization's signing certificates, newest first (the newest unexpired one signs).",
+    description: "The signing certificates of the caller's organization and mode, newest first (the newest unexpired one signs that mode's documents).",
     resolve: (_query, _root, _args, ctx) => listCertificates(ctx) as never,
   }),
   cafs: t.connection({
@@ -123,19 +125,19 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   updateTaxProfile: t.field({
     type: TaxProfile,
-    description: "Changes the given tax profile fields. Errors: validation_error (tax_id, business_name, activity, activity_codes, address, commune, city, resolution_number, resolution_date).",
+    description: "Changes the given fields of the caller's mode's tax profile (the other mode's is not touched). Errors: validation_error (tax_id, business_name, activity, activity_codes, address, commune, city, resolution_number, resolution_date).",
     args: { input: t.arg({ type: TaxProfileInput, required: true }) },
     resolve: (_root, args, ctx) => updateTaxProfile(ctx, args.input),
   }),
   uploadCertificate: t.prismaField({
     type: Certificate,
-    description: "Stores a signing certificate (PKCS#12 + password), encrypted at rest. Errors: validation_error (file, password), invalid_state (no encryption key configured).",
+    description: "Stores a signing certificate (PKCS#12 + password) for the caller's mode, encrypted at rest. Errors: validation_error (file, password), invalid_state (no encryption key configured).",
     args: { input: t.arg({ type: CertificateInput, required: true }) },
     resolve: (_query, _root, args, ctx) => uploadCertificate(ctx, args.input) as never,
   }),
   uploadCaf: t.prismaField({
     type: "Caf",
-    description: "Stores a CAF file after checking it (RUT of the tax profile, document type, range, SII signature present, mode from IDK, not expired, no overlap). Errors: validation_error (file, tax_id), invalid_state (no encryption key).",
+    description: "Stores a CAF file after checking it (RUT of the caller's mode's tax profile, document type, range, SII signature present, mode from IDK, not expired, no overlap). Errors: validation_error (file, tax_id), invalid_state (no encryption key).",
     args: { input: t.arg({ type: CafInput, required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const caf = await uploadCaf(ctx, args.input);

@@ -13,10 +13,10 @@ import { receivePurchaseDocuments, replyToSwap, swapPdf, type CredentialsLoader 
 import { SWAP_REPLY_STATUSES } from "../../domain/swap-replies.js";
 import { fileUrl } from "../../services/files.js";
 
-/** The organization's uploaded certificate (services/certificates.ts), its holder's RUT as RutFirma. */
+/** The certificate uploaded in the caller's mode (services/certificates.ts), its holder's RUT as RutFirma. */
 function credentialsLoader(ctx: GraphQLContext): CredentialsLoader {
   return async (tx, organizationId) => {
-    const c = await loadSigningCredentials(tx, organizationId, ctx.settings.certificateEncryptionKey, ctx.now());
+    const c = await loadSigningCredentials(tx, { organizationId, testMode: ctx.auth.testMode }, ctx.settings.certificateEncryptionKey, ctx.now());
     return { certificatePem: c.certificatePem, privateKeyPem: c.privateKeyPem, signerRut: c.subjectRut || null };
   };
 }
