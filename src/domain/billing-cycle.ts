@@ -89,6 +89,12 @@ export interface CycleInput {
   coupon: CycleCoupon | null;
   /** pending items (prorations, carried credits), billed whole on this invoice */
   pendingItems?: readonly CyclePendingItem[];
+  /**
+   * the final invoice of a subscription that ends at the start of `cycle` (cycleDecision's
+   * `finalInvoice`): only what the ended period still owes, i.e. metered usage of the last period
+   * and pending items; no licensed lines or addons for a period that is not served
+   */
+  final?: boolean;
 }
 
 export interface CycleInvoiceLine {
@@ -139,7 +145,7 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
 
   for (const line of input.lines) {
     const metered = line.plan.usageScheme === "metered";
-    const billed = metered ? previous : period;
+    const billed = metered ? previous : input.final ? null : period;
     if (!billed) continue;
     const quantity = metered
       ? aggregateUsage(line.usages ?? [], line.plan.usageAggregation, { start: input.dayStart(billed.start), end: input.dayStart(billed.end) })
@@ -163,7 +169,7 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
   }
 
   const billedAddons: string[] = [];
-  for (const addon of input.addons) {
+  for (const addon of input.final ? [] : input.addons) {
     let unit: Decimal | null = null;
     let label = "";
     if (addon.applyScheme === "one_time") {
@@ -210,9 +216,9 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
     redeemed.add(coupon.id);
   });
 
-  const totalsOf = (documentDiscount: typeof discount) =>
+  const totalsOf = (documentDiscount: typeof discount, of: CycleInvoiceLine[] = lines) =>
     computeDocumentTotals({
-      lines: lines.map((l) => ({ quantity: l.quantity, amount: l.amount, discount: l.discount, discountScheme: l.discountScheme, exempt: l.exempt })),
+      lines: of.map((l) => ({ quantity: l.quantity, amount: l.amount, discount: l.discount, discountScheme: l.discountScheme, exempt: l.exempt })),
       discount: documentDiscount.discount,
       discountScheme: documentDiscount.discountScheme,
       ...input.taxRules,
@@ -273,13 +279,19 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
     redeemed.add(subscriptionCoupon.id);
     subscriptionCouponRedeemed = true;
   }
+  if (input.final && !lines.some((l) => !toDecimal(l.quantity).times(l.amount).isZero())) {
+    // a final invoice is issued only when it bills something (usage, a flat tier fee, a pending item)
+    return { periodStart: period.start, periodEnd: period.end, lines: [], discount: "0", discountScheme: "%", totals: totalsOf({ discount: "0", discountScheme: "%" }, []), redeemedCoupons: [], billedAddons: [], redeemedLineCoupons: [], subscriptionCouponRedeemed: false, billedPendingItems: [], carriedCredits: [] };
+  }
   const totals = totalsOf(discount);
+  // a final invoice covers the period whose usage it bills
+  const covered = input.final ? (previous ?? period) : period;
   // the invoice's lines say what the totals made of them: every line is exempt on a document
   // type without taxes (CL34, CL41), whatever its plan says
   lines.forEach((l, i) => (l.exempt = totals.lines[i].exempt));
   return {
-    periodStart: period.start,
-    periodEnd: period.end,
+    periodStart: covered.start,
+    periodEnd: covered.end,
     lines,
     ...discount,
     totals,
@@ -329,9 +341,11 @@ export type CycleDecision =
   /**
    * cancel the subscription instead of billing cycle `cycle`: `cancelReason` is stored;
    * `cancelledAt`: `cycle_start` (midnight of `date` in the organization's zone) or `now`
-   * (no card: the moment the run found the invoice unpaid)
+   * (no card: the moment the run found the invoice unpaid); `finalInvoice`: the run first issues
+   * the final invoice of cycle `cycle` (cycleInvoice with `final`: the last period's usage and the
+   * pending items, when not zero); not for `no_card`, which stops billing an unpaying customer
    */
-  | { action: "end"; cycle: number; date: string; end: CycleEnd; cancelReason: string | null; cancelledAt: "cycle_start" | "now" }
+  | { action: "end"; cycle: number; date: string; end: CycleEnd; cancelReason: string | null; cancelledAt: "cycle_start" | "now"; finalInvoice: boolean }
   /** nothing happens while the subscription is paused or cancelled */
   | { action: "none"; status: string };
 
@@ -348,7 +362,15 @@ export type CycleDecision =
  */
 export function cycleDecision(sub: CycleSubscription, noCard = false): CycleDecision {
   if (sub.status !== "active") return { action: "none", status: sub.status };
-  const ends = (end: CycleEnd, cancelReason: string | null, cancelledAt: "cycle_start" | "now" = "cycle_start"): CycleDecision => ({ action: "end", cycle: sub.cycle, date: sub.date, end, cancelReason, cancelledAt });
+  const ends = (end: CycleEnd, cancelReason: string | null, cancelledAt: "cycle_start" | "now" = "cycle_start"): CycleDecision => ({
+    action: "end",
+    cycle: sub.cycle,
+    date: sub.date,
+    end,
+    cancelReason,
+    cancelledAt,
+    finalInvoice: end !== "no_card",
+  });
   if (sub.cancelAtPeriodEnd) return ends("cancel_at_period_end", sub.cancelReason);
   if (sub.billingCycles !== null && sub.cycle > sub.billingCycles) return ends("billing_cycles", ENDED_REASON);
   if (sub.endDate !== null && sub.endDate <= sub.date) return ends("end_date", ENDED_REASON);

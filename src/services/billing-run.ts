@@ -422,16 +422,19 @@ async function billSubscription(
       const check = { cycle: n, date, previous: previous && { ...previous, dueDate: previous.dueDate ? isoDate(previous.dueDate) : null }, customerId: sub.customerId };
       if (await noCardApplies(ctx, check, () => writes.flush())) decision = cycleDecision(state, true);
     }
-    if (decision.action === "end") {
-      cancel(decision.cancelReason, decision.cancelledAt === "now" ? base.now() : dayStart(date));
+    if (decision.action === "none") break;
+    const ending = decision.action === "end" ? decision : null;
+    const endNow = () => cancel(ending!.cancelReason, ending!.cancelledAt === "now" ? base.now() : dayStart(date));
+    if (ending && !ending.finalInvoice) {
+      endNow();
       break;
     }
-    if (decision.action !== "bill") break;
 
-    const { input, currency, document, lines } = cycleInputFrom(d, n);
+    // a final invoice (the subscription ends) bills the stored lines' last usage and pending items
+    const { input, currency, document, lines } = cycleInputFrom(d, n, { final: !!ending });
     // lines scheduled at_period_end for this cycle take effect first (docs/proration.md); the
     // input above already bills them as applyPendingChanges writes them
-    if (linesAtCycle(parsePendingChanges(sub.pendingChanges), n)) {
+    if (!ending && linesAtCycle(parsePendingChanges(sub.pendingChanges), n)) {
       await writes.flush();
       await applyPendingChanges(ctx, sub.id, n);
       d.lines = lines;
@@ -512,6 +515,12 @@ async function billSubscription(
         const addon = d.addons.find((x) => x.id === id);
         if (addon) addon.addonRedemptions++;
       }
+    }
+    if (ending) {
+      // ended after its final invoice: next_billing and next_billing_cycle stay where it ended
+      if (invoice.subscriptionCouponRedeemed) sub.couponRedemptions++;
+      endNow();
+      break;
     }
     sub.nextBilling = dateColumn(next);
     sub.nextBillingCycle = n + 1;

@@ -34,6 +34,11 @@ export interface UpcomingInvoice extends CycleInvoice {
   cycle: number;
   /** `yyyy-mm-dd`: the invoice's date, the subscription's `next_billing` (the cycle's start) */
   date: string;
+  /**
+   * the subscription ends at `date` and this is its final invoice: the last period's metered usage
+   * and pending items only (domain/billing-cycle.ts cycleDecision, cycleInvoice `final`)
+   */
+  final: boolean;
   /** ISO 4217 code of every amount */
   currency: string;
   /** document type id of the invoice */
@@ -179,14 +184,20 @@ export async function loadCycleData(
  * applyPendingChanges will write them). 409 when the subscription bills no such cycle (cancelled,
  * paused, or past its billing cycles) or has no lines.
  */
-export function cycleInputFrom(data: CycleData, n: number): { input: CycleInput; currency: string; document: string; cycle: number; subscription: Subscription; lines: LineRow[] } {
+export function cycleInputFrom(
+  data: CycleData,
+  n: number,
+  options: { final?: boolean } = {},
+): { input: CycleInput; currency: string; document: string; cycle: number; subscription: Subscription; lines: LineRow[] } {
   const { subscription } = data;
   const id = subscription.id;
+  const final = options.final === true;
   if (subscription.status === "cancelled") throw new InvalidStateError(`Subscription ${id} is cancelled; it bills no more cycles`);
   if (subscription.status === "paused") throw new InvalidStateError(`Subscription ${id} is paused; resume it to bill its next cycle`);
-  if (subscription.billingCycles !== null && n > subscription.billingCycles) throw new InvalidStateError(`Subscription ${id} has billed its ${subscription.billingCycles} cycles`);
+  if (!final && subscription.billingCycles !== null && n > subscription.billingCycles) throw new InvalidStateError(`Subscription ${id} has billed its ${subscription.billingCycles} cycles`);
   const stored = data.lines;
-  const scheduled = linesAtCycle(parsePendingChanges(subscription.pendingChanges), n);
+  // a final invoice bills the lines the last period was served with: scheduled changes never start
+  const scheduled = final ? null : linesAtCycle(parsePendingChanges(subscription.pendingChanges), n);
   let lines = stored;
   if (scheduled) {
     // the lines as applyPendingChanges will write them: kept ids keep their coupon redemptions
@@ -242,6 +253,7 @@ export function cycleInputFrom(data: CycleData, n: number): { input: CycleInput;
   });
   const input: CycleInput = {
     cycle: n,
+    final,
     anchor,
     frequency,
     dayStart,
@@ -332,9 +344,12 @@ export async function upcomingInvoice(ctx: ServiceContext, id: string): Promise<
   const data = (await loadCycleData(ctx.prisma, [id], { where: tenant(ctx), timeZoneOf: () => timeZone })).get(id);
   if (!data) throw new NotFoundError("subscription", id);
   const decision = await nextCycleDecision(ctx, data);
-  if (decision.action === "end") {
-    throw new InvalidStateError(`Subscription ${id} bills no more invoices: ${END_WORDS[decision.end]}, so the billing run cancels it on ${decision.date} instead of billing cycle ${decision.cycle}`);
-  }
-  const { input, currency, document, cycle } = cycleInputFrom(data, data.subscription.nextBillingCycle);
-  return { ...cycleInvoice(input), subscriptionId: id, cycle, date: isoDate(data.subscription.nextBilling), currency, document };
+  const ending = decision.action === "end" ? decision : null;
+  const nothing = () => new InvalidStateError(`Subscription ${id} bills no more invoices: ${END_WORDS[ending!.end]}, so the billing run cancels it on ${ending!.date} instead of billing cycle ${ending!.cycle}`);
+  if (ending && !ending.finalInvoice) throw nothing();
+  const { input, currency, document, cycle } = cycleInputFrom(data, data.subscription.nextBillingCycle, { final: !!ending });
+  const invoice = cycleInvoice(input);
+  // the final invoice when there is one (the last period's usage, pending items), else nothing
+  if (ending && invoice.lines.length === 0) throw nothing();
+  return { ...invoice, subscriptionId: id, cycle, final: !!ending, date: isoDate(data.subscription.nextBilling), currency, document };
 }

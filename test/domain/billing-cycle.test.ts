@@ -210,6 +210,7 @@ describe("when a cycle is billed and when a subscription ends (cycleDecision; do
       end: "cancel_at_period_end",
       cancelReason: "too_expensive",
       cancelledAt: "cycle_start",
+      finalInvoice: true,
     });
   });
 
@@ -227,7 +228,7 @@ describe("when a cycle is billed and when a subscription ends (cycleDecision; do
   });
 
   it("no card: ends with `no_card` at the moment it is found, only for a cycle that would be billed", () => {
-    expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01" }), true)).toEqual({ action: "end", cycle: 2, date: "2026-08-01", end: "no_card", cancelReason: NO_CARD_REASON, cancelledAt: "now" });
+    expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01" }), true)).toEqual({ action: "end", cycle: 2, date: "2026-08-01", end: "no_card", cancelReason: NO_CARD_REASON, cancelledAt: "now", finalInvoice: false });
     expect(cycleDecision(sub({ cycle: 3, date: "2026-09-01", billingCycles: 2 }), true)).toMatchObject({ end: "billing_cycles" });
   });
 
@@ -288,5 +289,47 @@ describe("lines of a document type without taxes are exempt on the invoice", () 
     const inv = cycleInvoice(input({ taxRules: { taxPercent: "0", hasTaxes: false, pricesIncludeTax: false } }));
     expect(inv.lines.map((l) => l.exempt)).toEqual([true]);
     expect([inv.totals.amount.toString(), inv.totals.exempt.toString(), inv.totals.total.toString()]).toEqual(["0", "20000", "20000"]);
+  });
+});
+
+describe("the final invoice of a subscription that ends (cycleInvoice `final`)", () => {
+  const api: CycleLine = {
+    id: "lin_api",
+    name: "API",
+    plan: { amount: "100", tiersMode: null, tiers: [], usageScheme: "metered", usageAggregation: "sum", exempt: false },
+    quantity: 1,
+    coupon: null,
+    usages: [
+      { quantity: 30, dateTime: new Date("2026-11-05T15:00:00Z") },
+      { quantity: 12, dateTime: new Date("2026-11-30T15:00:00Z") },
+    ],
+  };
+  const setup: CycleAddon = { id: "add_1", name: "Soporte", applyScheme: "recurring", durationTimes: null, amount: "1500", quantity: 1, rates: [], redemptions: 0 };
+
+  it("ends on Dec 1 after November: bills November's usage (42 x 100), no seats, no addon, dated for November", () => {
+    const inv = cycleInvoice(input({ cycle: 2, final: true, lines: [licensed(), api], addons: [setup] }));
+    expect(summary(inv)).toEqual({ lines: [["API", "42", "100", "0", "%", "2026-11-01", "2026-12-01"]], amount: "4200", tax: "798", total: "4998" });
+    expect([inv.periodStart, inv.periodEnd, inv.billedAddons]).toEqual(["2026-11-01", "2026-12-01", []]);
+  });
+
+  it("pending items are billed on it too", () => {
+    const item = { id: "pii_1", name: "Remaining time on 3 x Pro (Nov 21 - Dec 1)", quantity: 1, amount: "10000", exempt: false, periodStart: "2026-11-21", periodEnd: "2026-12-01" };
+    const inv = cycleInvoice(input({ cycle: 2, final: true, lines: [licensed()], pendingItems: [item] }));
+    expect(summary(inv).lines).toEqual([[item.name, "1", "10000", "0", "%", "2026-11-21", "2026-12-01"]]);
+    expect(inv.billedPendingItems).toEqual(["pii_1"]);
+  });
+
+  it("nothing to bill (no usage, licensed lines only, or cycle 1): no lines, no coupon redeemed", () => {
+    const none = cycleInvoice(input({ cycle: 2, final: true, lines: [licensed(), { ...api, usages: [] }], coupon: coupon({ applyOn: "invoice" }) }));
+    expect([none.lines, none.redeemedCoupons, none.subscriptionCouponRedeemed, none.totals.total.toString()]).toEqual([[], [], false, "0"]);
+    expect(cycleInvoice(input({ cycle: 1, final: true, lines: [api] })).lines).toEqual([]);
+  });
+
+  it("cycleDecision asks for a final invoice on every end but no_card", () => {
+    const base = { status: "active", cycle: 3, date: "2026-09-01", cancelAtPeriodEnd: false, cancelReason: null, billingCycles: null, endDate: null };
+    expect(cycleDecision({ ...base, billingCycles: 2 })).toMatchObject({ end: "billing_cycles", finalInvoice: true });
+    expect(cycleDecision({ ...base, cancelAtPeriodEnd: true })).toMatchObject({ end: "cancel_at_period_end", finalInvoice: true });
+    expect(cycleDecision({ ...base, endDate: "2026-09-01" })).toMatchObject({ end: "end_date", finalInvoice: true });
+    expect(cycleDecision(base, true)).toMatchObject({ end: "no_card", finalInvoice: false });
   });
 });

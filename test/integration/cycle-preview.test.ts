@@ -121,7 +121,7 @@ const stateOf = (id: string) => s.database.prisma.subscription.findUniqueOrThrow
 const linesOf = (lines: any[]) => lines.map((l) => ({ name: l.name, description: l.description, quantity: l.quantity, amount: l.amount, discount: l.discount, discount_scheme: l.discount_scheme, exempt: l.exempt, total: l.total }));
 const totalsOf = (b: any) => ({ discount: b.discount, discount_scheme: b.discount_scheme, amount: b.amount, exempt: b.exempt, subtotal: b.subtotal, tax_percent: b.tax_percent, tax: b.tax, total: b.total });
 
-let compared = { invoices: 0, nothing: 0, cycles: 0 };
+let compared = { invoices: 0, final: 0, nothing: 0, cycles: 0 };
 
 async function check(c: Case): Promise<void> {
   const rest = async (method: string, path: string, body?: unknown, ok = [200, 201, 204]) => {
@@ -213,7 +213,11 @@ async function check(c: Case): Promise<void> {
       expect(linesOf(invoice.lines)).toEqual(linesOf(preview.body.lines));
       expect(row!.lines.map((l) => [l.periodStart && isoDate(l.periodStart), l.periodEnd && isoDate(l.periodEnd)])).toEqual(preview.body.lines.map((l: any) => [l.period_start, l.period_end]));
       expect(totalsOf(invoice)).toEqual(totalsOf(preview.body));
+      // a final invoice (the last period's usage) ends the subscription; any other advances it
+      if (preview.body.final) expect([after.status, after.nextBillingCycle]).toEqual(["cancelled", cycle]);
+      else expect([after.status, after.nextBillingCycle]).toEqual(["active", cycle + 1]);
       compared.invoices++;
+      if (preview.body.final) compared.final++;
     }
     if (paused) {
       const res = await s.graphql(`mutation($id: ID!) { resumeSubscription(id: $id) { status } }`, { id: sub.id });
@@ -227,12 +231,13 @@ async function check(c: Case): Promise<void> {
 
 describe("upcoming invoice = the invoice the billing run creates (property)", () => {
   it("holds line for line over generated subscriptions, or both are nothing", async () => {
-    compared = { invoices: 0, nothing: 0, cycles: 0 };
+    compared = { invoices: 0, final: 0, nothing: 0, cycles: 0 };
     const started = performance.now();
     await fc.assert(fc.asyncProperty(caseArb, check), { seed: 15_07, numRuns: Number(process.env.CYCLE_PROPERTY_RUNS ?? 20), endOnFailure: true });
     if (process.env.CYCLE_PROPERTY_REPORT) console.log(`cycle property: ${JSON.stringify(compared)} in ${Math.round(performance.now() - started)} ms`);
     // the generator reaches both outcomes
     expect(compared.invoices).toBeGreaterThan(10);
     expect(compared.nothing).toBeGreaterThan(3);
+    expect(compared.final).toBeGreaterThan(0);
   });
 });
