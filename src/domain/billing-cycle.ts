@@ -23,6 +23,12 @@
  *   which the billing run stores as a pending item of the next cycle (like Stripe's customer
  *   balance). So the total is never negative. An invoice coupon discounts the taxable net after
  *   credits.
+ * - A final invoice (`final`, a subscription that ends) bills only metered usage of the last
+ *   period and pending items, and is empty unless one of its lines is not zero.
+ *
+ * The second half of the module says when a cycle is billed and when a subscription ends instead
+ * (cycleDecision, the no-card rule) and which usage a period bills (periodUsages): the one source
+ * of the cycle rules for the billing run and the upcoming-invoice preview (docs/billing-run.md).
  */
 import type { Frequency } from "./catalogue.js";
 import { billingPeriod } from "./billing-periods.js";

@@ -17,11 +17,14 @@
  *   unique index Invoice(subscriptionId, billingCycle) is the last guard against a double bill.
  *   When a batch fails, its subscriptions are retried one transaction each, so one bad
  *   subscription fails alone.
- * - Ends: at `next_billing`, a subscription with `cancel_at_period_end` is cancelled (its stored
- *   reason), one past its `billing_cycles` or reaching its `end_date` is cancelled with reason
- *   `ended`, and (rule "no card") one whose previous cycle's invoice is still unpaid after its
- *   due date while the customer has no usable reusable source is cancelled with `no_card`
- *   instead of billing the new cycle.
+ * - Which cycle is billed and when a subscription ends instead is domain/billing-cycle.ts
+ *   `cycleDecision` (the preview decides with it too): at `next_billing`, a subscription with
+ *   `cancel_at_period_end` is cancelled (its stored reason), one past its `billing_cycles` or
+ *   reaching its `end_date` is cancelled with reason `ended`, each after its final invoice (the
+ *   last period's metered usage and pending items, when not zero); and (rule "no card",
+ *   `noCardEnds` over services/cycle-decision.ts) one whose previous cycle's invoice is still
+ *   unpaid after its due date while the customer has no usable reusable source is cancelled with
+ *   `no_card` instead of billing the new cycle.
  * - Collection happens after the batch commits (gateways are never called inside a
  *   transaction): each finalized subscription invoice with an amount due, no payment yet, and a
  *   customer with a usable reusable source gets a payment for what is due, authorized with that

@@ -3,11 +3,14 @@
  * /v1/subscriptions/{id}/upcoming_invoice/): the invoice of its next cycle as
  * domain/billing-cycle.ts computes it, from the stored subscription, its plans, addons, coupons
  * and usage. The billing run (services/billing-run.ts) calls the same `loadCycleData`,
- * `cycleInputFrom` and `cycleInvoice` (for a whole batch), so a preview and the invoice it becomes
- * agree line for line.
+ * `cycleDecision`, `cycleInputFrom` and `cycleInvoice` (for a whole batch), so a preview and the
+ * invoice it becomes agree line for line, and the preview is a 409 exactly when the run creates
+ * no invoice for the cycle (test/integration/cycle-preview.test.ts checks it over generated
+ * subscriptions).
  *
- * Usage: metered lines bill the period before the cycle; `last_ever` reads the latest record
- * before that period's end, the other aggregations the period's records not billed yet.
+ * Usage: metered lines bill the period before the cycle (domain/billing-cycle.ts periodUsages:
+ * `last_ever` reads the latest record before that period's end, the other aggregations the
+ * period's records not billed yet).
  *
  * Proration (docs/proration.md): the subscription's pending items (prorations, carried credits)
  * are billed by its next cycle invoice, and lines scheduled `at_period_end` for this cycle replace
