@@ -9,7 +9,8 @@
  * recurring addons, invoice and line coupons, the four invoice document types, billing_cycles,
  * end_date, customers with a card, a declined card or none (the no-card rule), expiration days,
  * and a few cycles of steps: usage in the period (and on its boundaries), cancel at period end,
- * pause. Time moves with the billing run's cutoff, or with a test clock's advance (POST
+ * pause, more seats prorated mid-period (pending items) or scheduled for the next cycle. Time
+ * moves with the billing run's cutoff, or with a test clock's advance (POST
  * /v1/test_clocks/{id}/advance/) for customers on a clock. A fixed seed and a bounded number of
  * cases keep it to seconds; a failure prints the case.
  *
@@ -97,7 +98,7 @@ const usageArb = fc.record({
 const stepArb = fc.record({
   usages: fc.array(usageArb, { maxLength: 3 }),
   /** what the customer does before the preview */
-  action: fc.constantFrom("none", "none", "none", "none", "cancel_at_period_end", "pause_resume"),
+  action: fc.constantFrom("none", "none", "none", "none", "cancel_at_period_end", "pause_resume", "upgrade", "change_at_period_end"),
 });
 const caseArb = fc.record({
   frequency: fc.constantFrom(...FREQUENCIES),
@@ -115,13 +116,13 @@ const caseArb = fc.record({
 type Case = typeof caseArb extends fc.Arbitrary<infer T> ? T : never;
 
 /** The subscription's billing state (read from the database: the REST read embeds much more). */
-const stateOf = (id: string) => s.database.prisma.subscription.findUniqueOrThrow({ where: { id }, select: { status: true, nextBillingCycle: true, nextBilling: true, cancelAtPeriodEnd: true, cancelReason: true } });
+const stateOf = (id: string) => s.database.prisma.subscription.findUniqueOrThrow({ where: { id }, select: { status: true, nextBillingCycle: true, nextBilling: true, previousBilling: true, cancelAtPeriodEnd: true, cancelReason: true } });
 
 /** What both sides are compared on. */
 const linesOf = (lines: any[]) => lines.map((l) => ({ name: l.name, description: l.description, quantity: l.quantity, amount: l.amount, discount: l.discount, discount_scheme: l.discount_scheme, exempt: l.exempt, total: l.total }));
 const totalsOf = (b: any) => ({ discount: b.discount, discount_scheme: b.discount_scheme, amount: b.amount, exempt: b.exempt, subtotal: b.subtotal, tax_percent: b.tax_percent, tax: b.tax, total: b.total });
 
-let compared = { invoices: 0, final: 0, nothing: 0, cycles: 0 };
+let compared = { invoices: 0, final: 0, nothing: 0, cycles: 0, changes: 0 };
 
 async function check(c: Case): Promise<void> {
   const rest = async (method: string, path: string, body?: unknown, ok = [200, 201, 204]) => {
@@ -171,6 +172,16 @@ async function check(c: Case): Promise<void> {
       });
     }
     if (step.action === "cancel_at_period_end" && !before.cancelAtPeriodEnd) await rest("DELETE", `/v1/subscriptions/${sub.id}/?at_period_end=true&cancel_reason=too_expensive`);
+    if ((step.action === "upgrade" || step.action === "change_at_period_end") && cycle > 1 && before.previousBilling) {
+      // more seats: prorated now (a pending charge and credit for the next invoice) or from the next cycle
+      const current = await rest("GET", `/v1/subscriptions/${sub.id}/`);
+      const lines = current.lines.map((l: any) => ({ plan: l.plan.id, quantity: l.plan.usage_scheme === "metered" ? 1 : l.quantity + 1, coupon: l.coupon?.id ?? null }));
+      const previousBilling = isoDate(before.previousBilling);
+      const middle = addDays(previousBilling, Math.floor((new Date(date).getTime() - new Date(previousBilling).getTime()) / 86_400_000 / 2));
+      const change = step.action === "upgrade" ? { proration_date: middle } : { at_period_end: true };
+      await rest("PATCH", `/v1/subscriptions/${sub.id}/`, { lines, ...change });
+      compared.changes++;
+    }
     const paused = step.action === "pause_resume";
     if (paused) {
       const res = await s.graphql(`mutation($id: ID!) { pauseSubscription(id: $id) { status } }`, { id: sub.id });
@@ -231,7 +242,7 @@ async function check(c: Case): Promise<void> {
 
 describe("upcoming invoice = the invoice the billing run creates (property)", () => {
   it("holds line for line over generated subscriptions, or both are nothing", async () => {
-    compared = { invoices: 0, final: 0, nothing: 0, cycles: 0 };
+    compared = { invoices: 0, final: 0, nothing: 0, cycles: 0, changes: 0 };
     const started = performance.now();
     await fc.assert(fc.asyncProperty(caseArb, check), { seed: 15_07, numRuns: Number(process.env.CYCLE_PROPERTY_RUNS ?? 20), endOnFailure: true });
     if (process.env.CYCLE_PROPERTY_REPORT) console.log(`cycle property: ${JSON.stringify(compared)} in ${Math.round(performance.now() - started)} ms`);
@@ -239,5 +250,6 @@ describe("upcoming invoice = the invoice the billing run creates (property)", ()
     expect(compared.invoices).toBeGreaterThan(10);
     expect(compared.nothing).toBeGreaterThan(3);
     expect(compared.final).toBeGreaterThan(0);
+    expect(compared.changes).toBeGreaterThan(0);
   });
 });
