@@ -23,6 +23,12 @@
  *   which the billing run stores as a pending item of the next cycle (like Stripe's customer
  *   balance). So the total is never negative. An invoice coupon discounts the taxable net after
  *   credits.
+ * - A final invoice (`final`, a subscription that ends) bills only metered usage of the last
+ *   period and pending items, and is empty unless one of its lines is not zero.
+ *
+ * The second half of the module says when a cycle is billed and when a subscription ends instead
+ * (cycleDecision, the no-card rule) and which usage a period bills (periodUsages): the one source
+ * of the cycle rules for the billing run and the upcoming-invoice preview (docs/billing-run.md).
  */
 import type { Frequency } from "./catalogue.js";
 import { billingPeriod } from "./billing-periods.js";
@@ -89,6 +95,12 @@ export interface CycleInput {
   coupon: CycleCoupon | null;
   /** pending items (prorations, carried credits), billed whole on this invoice */
   pendingItems?: readonly CyclePendingItem[];
+  /**
+   * the final invoice of a subscription that ends at the start of `cycle` (cycleDecision's
+   * `finalInvoice`): only what the ended period still owes, i.e. metered usage of the last period
+   * and pending items; no licensed lines or addons for a period that is not served
+   */
+  final?: boolean;
 }
 
 export interface CycleInvoiceLine {
@@ -99,6 +111,7 @@ export interface CycleInvoiceLine {
   amount: string;
   discount: string;
   discountScheme: DiscountScheme;
+  /** exempt from tax: an exempt plan or pending item, or any line of a document type without taxes */
   exempt: boolean;
   periodStart: string;
   periodEnd: string;
@@ -132,13 +145,13 @@ const plain = (d: Decimal) => d.toFixed();
 /** The invoice of `input.cycle`. Throws ValidationError (400) only for inconsistent input (negative quantities). */
 export function cycleInvoice(input: CycleInput): CycleInvoice {
   const period = billingPeriod(input.anchor, input.frequency, input.cycle);
-  const previous = input.cycle > 1 ? billingPeriod(input.anchor, input.frequency, input.cycle - 1) : null;
+  const previous = meteredPeriod(input.anchor, input.frequency, input.cycle);
   const lines: CycleInvoiceLine[] = [];
   const lineCoupons: (CycleCoupon | null)[] = [];
 
   for (const line of input.lines) {
     const metered = line.plan.usageScheme === "metered";
-    const billed = metered ? previous : period;
+    const billed = metered ? previous : input.final ? null : period;
     if (!billed) continue;
     const quantity = metered
       ? aggregateUsage(line.usages ?? [], line.plan.usageAggregation, { start: input.dayStart(billed.start), end: input.dayStart(billed.end) })
@@ -162,7 +175,7 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
   }
 
   const billedAddons: string[] = [];
-  for (const addon of input.addons) {
+  for (const addon of input.final ? [] : input.addons) {
     let unit: Decimal | null = null;
     let label = "";
     if (addon.applyScheme === "one_time") {
@@ -209,9 +222,9 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
     redeemed.add(coupon.id);
   });
 
-  const totalsOf = (documentDiscount: typeof discount) =>
+  const totalsOf = (documentDiscount: typeof discount, of: CycleInvoiceLine[] = lines) =>
     computeDocumentTotals({
-      lines: lines.map((l) => ({ quantity: l.quantity, amount: l.amount, discount: l.discount, discountScheme: l.discountScheme, exempt: l.exempt })),
+      lines: of.map((l) => ({ quantity: l.quantity, amount: l.amount, discount: l.discount, discountScheme: l.discountScheme, exempt: l.exempt })),
       discount: documentDiscount.discount,
       discountScheme: documentDiscount.discountScheme,
       ...input.taxRules,
@@ -272,10 +285,19 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
     redeemed.add(subscriptionCoupon.id);
     subscriptionCouponRedeemed = true;
   }
+  if (input.final && !lines.some((l) => !toDecimal(l.quantity).times(l.amount).isZero())) {
+    // a final invoice is issued only when it bills something (usage, a flat tier fee, a pending item)
+    return { periodStart: period.start, periodEnd: period.end, lines: [], discount: "0", discountScheme: "%", totals: totalsOf({ discount: "0", discountScheme: "%" }, []), redeemedCoupons: [], billedAddons: [], redeemedLineCoupons: [], subscriptionCouponRedeemed: false, billedPendingItems: [], carriedCredits: [] };
+  }
   const totals = totalsOf(discount);
+  // a final invoice covers the period whose usage it bills
+  const covered = input.final ? (previous ?? period) : period;
+  // the invoice's lines say what the totals made of them: every line is exempt on a document
+  // type without taxes (CL34, CL41), whatever its plan says
+  lines.forEach((l, i) => (l.exempt = totals.lines[i].exempt));
   return {
-    periodStart: period.start,
-    periodEnd: period.end,
+    periodStart: covered.start,
+    periodEnd: covered.end,
     lines,
     ...discount,
     totals,
@@ -286,4 +308,139 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
     billedPendingItems,
     carriedCredits,
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// When a cycle is billed and when a subscription ends (docs/billing-run.md "What is due"). The
+// billing run (services/billing-run.ts) and the upcoming-invoice preview
+// (services/upcoming-invoice.ts) both decide with cycleDecision, so the preview shows an invoice
+// exactly when the run will create one.
+
+/** `cancel_reason` of a subscription that reached its `billing_cycles` or `end_date`. */
+export const ENDED_REASON = "ended";
+/** `cancel_reason` of a subscription cancelled by the no-card rule (spec: value `no_card` occurs). */
+export const NO_CARD_REASON = "no_card";
+
+/** What cycleDecision reads of a subscription (its stored fields; dates `yyyy-mm-dd`). */
+export interface CycleSubscription {
+  /** `active`, `paused` or `cancelled` */
+  status: string;
+  /** `next_billing_cycle`: the cycle to decide on */
+  cycle: number;
+  /** `next_billing`: the day that cycle starts and is billed */
+  date: string;
+  cancelAtPeriodEnd: boolean;
+  /** the stored reason (set when a cancel at period end was scheduled) */
+  cancelReason: string | null;
+  /** null: until cancelled */
+  billingCycles: number | null;
+  /** null: no end date */
+  endDate: string | null;
+}
+
+/** Why a subscription ends at the start of a cycle instead of billing it. */
+export type CycleEnd = "cancel_at_period_end" | "billing_cycles" | "end_date" | "no_card";
+
+export type CycleDecision =
+  /** bill cycle `cycle`, dated `date` */
+  | { action: "bill"; cycle: number; date: string }
+  /**
+   * cancel the subscription instead of billing cycle `cycle`: `cancelReason` is stored;
+   * `cancelledAt`: `cycle_start` (midnight of `date` in the organization's zone) or `now`
+   * (no card: the moment the run found the invoice unpaid); `finalInvoice`: the run first issues
+   * the final invoice of cycle `cycle` (cycleInvoice with `final`: the last period's usage and the
+   * pending items, when not zero); not for `no_card`, which stops billing an unpaying customer
+   */
+  | { action: "end"; cycle: number; date: string; end: CycleEnd; cancelReason: string | null; cancelledAt: "cycle_start" | "now"; finalInvoice: boolean }
+  /** nothing happens while the subscription is paused or cancelled */
+  | { action: "none"; status: string };
+
+/**
+ * What happens at the start of the subscription's next cycle (`sub.cycle` on `sub.date`), in this
+ * order: not active -> nothing; `cancel_at_period_end` -> ends with its stored reason; cycle past
+ * `billing_cycles` or `date` on or after `end_date` -> ends with `ended`; `noCard` (noCardEnds
+ * over the cycle before) -> ends with `no_card`; else the cycle is billed.
+ *
+ * Worked examples (docs/billing-run.md): `billing_cycles` 2 from 2026-07-01 bills Jul 1 and Aug 1
+ * and ends on Sep 1 (cycle 3); `end_date` 2026-08-15 from 2026-07-01 bills Jul 1 and Aug 1 (Aug 1
+ * is before the end date: the whole period is billed) and ends on Sep 1; `cancel_at_period_end`
+ * set during cycle 1 ends on the start of cycle 2.
+ */
+export function cycleDecision(sub: CycleSubscription, noCard = false): CycleDecision {
+  if (sub.status !== "active") return { action: "none", status: sub.status };
+  const ends = (end: CycleEnd, cancelReason: string | null, cancelledAt: "cycle_start" | "now" = "cycle_start"): CycleDecision => ({
+    action: "end",
+    cycle: sub.cycle,
+    date: sub.date,
+    end,
+    cancelReason,
+    cancelledAt,
+    finalInvoice: end !== "no_card",
+  });
+  if (sub.cancelAtPeriodEnd) return ends("cancel_at_period_end", sub.cancelReason);
+  if (sub.billingCycles !== null && sub.cycle > sub.billingCycles) return ends("billing_cycles", ENDED_REASON);
+  if (sub.endDate !== null && sub.endDate <= sub.date) return ends("end_date", ENDED_REASON);
+  if (noCard) return ends("no_card", NO_CARD_REASON, "now");
+  return { action: "bill", cycle: sub.cycle, date: sub.date };
+}
+
+/** The invoice of the cycle before, as the no-card rule reads it. */
+export interface PreviousCycleInvoice {
+  status: string;
+  /** `yyyy-mm-dd`, null: none */
+  dueDate: string | null;
+}
+
+/**
+ * Whether the no-card rule has to look at the balance and the customer's sources for cycle
+ * `cycle` starting on `date`: there is a cycle before, it has an invoice (`previous`) that is
+ * issued (draft within the run's transaction, or finalized), and its due date is before `date`.
+ */
+export function noCardCheckNeeded(cycle: number, previous: PreviousCycleInvoice | null, date: string): boolean {
+  return cycle > 1 && previous !== null && ["draft", "finalized"].includes(previous.status) && previous.dueDate !== null && previous.dueDate < date;
+}
+
+/**
+ * The no-card rule (docs/billing-run.md "Collection and the no-card rule"): the subscription ends
+ * with `no_card` at the start of cycle `cycle` when noCardCheckNeeded holds, the invoice of the
+ * cycle before still has an amount due (`amountDue` > 0), and the customer has no usable reusable
+ * source. Example: a cycle-1 invoice due May 13 with 11 900 due on Jun 3 and no card: ends.
+ */
+export function noCardEnds(check: { cycle: number; date: string; previous: PreviousCycleInvoice | null; amountDue: DecimalInput; hasUsableSource: boolean }): boolean {
+  return noCardCheckNeeded(check.cycle, check.previous, check.date) && toDecimal(check.amountDue).greaterThan(0) && !check.hasUsableSource;
+}
+
+/** A usage record as periodUsages reads it (`invoiceId` null: not billed yet). */
+export interface StoredUsage extends UsageRecord {
+  createdAt: Date;
+  invoiceId: string | null;
+}
+
+/**
+ * Which usage records of one metered line the invoice of `period` (`[start, end)`, the previous
+ * cycle's period, compared as instants) prices and which it bills (marks with its id):
+ *
+ * - `billed`: the period's records not billed yet, by time then creation; each is billed once;
+ * - `priced`: what aggregateUsage reads: for `last_ever` the latest record before the period's
+ *   end, billed or not (it carries over from earlier periods); for the other aggregations the
+ *   billed records.
+ *
+ * A record at `end` belongs to the next period; a record billed by another invoice is never
+ * counted again. Example: `sum` over Oct 5 30 (unbilled), Oct 10 7 (billed), Oct 31 12, Nov 1 500
+ * for October: priced and billed 30 and 12 (42).
+ */
+export function periodUsages<T extends StoredUsage>(records: readonly T[], aggregation: UsageAggregation, period: { start: Date; end: Date }): { priced: T[]; billed: T[] } {
+  const byTime = (a: T, b: T) => a.dateTime.getTime() - b.dateTime.getTime() || a.createdAt.getTime() - b.createdAt.getTime();
+  const before = records.filter((u) => u.dateTime.getTime() < period.end.getTime());
+  const billed = before.filter((u) => u.dateTime.getTime() >= period.start.getTime() && u.invoiceId === null).sort(byTime);
+  const priced = aggregation === "last_ever" ? [...before].sort(byTime).slice(-1) : billed;
+  return { priced, billed };
+}
+
+/**
+ * The period whose usage metered lines bill in cycle `cycle` (in arrears: the cycle before's
+ * period), null for cycle 1.
+ */
+export function meteredPeriod(anchor: string, frequency: Frequency, cycle: number): { start: string; end: string } | null {
+  return cycle > 1 ? billingPeriod(anchor, frequency, cycle - 1) : null;
 }

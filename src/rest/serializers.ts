@@ -521,6 +521,7 @@ export function upcomingInvoice(i: RestUpcomingInvoiceQuery["upcomingInvoice"]) 
   return {
     subscription: i.subscription,
     cycle: i.cycle,
+    final: i.final,
     date: i.date,
     period_start: i.periodStart,
     period_end: i.periodEnd,

@@ -17,11 +17,14 @@
  *   unique index Invoice(subscriptionId, billingCycle) is the last guard against a double bill.
  *   When a batch fails, its subscriptions are retried one transaction each, so one bad
  *   subscription fails alone.
- * - Ends: at `next_billing`, a subscription with `cancel_at_period_end` is cancelled (its stored
- *   reason), one past its `billing_cycles` or reaching its `end_date` is cancelled with reason
- *   `ended`, and (rule "no card") one whose previous cycle's invoice is still unpaid after its
- *   due date while the customer has no usable reusable source is cancelled with `no_card`
- *   instead of billing the new cycle.
+ * - Which cycle is billed and when a subscription ends instead is domain/billing-cycle.ts
+ *   `cycleDecision` (the preview decides with it too): at `next_billing`, a subscription with
+ *   `cancel_at_period_end` is cancelled (its stored reason), one past its `billing_cycles` or
+ *   reaching its `end_date` is cancelled with reason `ended`, each after its final invoice (the
+ *   last period's metered usage and pending items, when not zero); and (rule "no card",
+ *   `noCardEnds` over services/cycle-decision.ts) one whose previous cycle's invoice is still
+ *   unpaid after its due date while the customer has no usable reusable source is cancelled with
+ *   `no_card` instead of billing the new cycle.
  * - Collection happens after the batch commits (gateways are never called inside a
  *   transaction): each finalized subscription invoice with an amount due, no payment yet, and a
  *   customer with a usable reusable source gets a payment for what is due, authorized with that
@@ -33,9 +36,10 @@ import type { PrismaClient } from "../infra/prisma/generated/client.js";
 import { Prisma } from "../infra/prisma/generated/client.js";
 import type { AppSettings } from "../infra/config.js";
 import { DEFAULT_SETTINGS } from "../infra/config.js";
-import { findGateway } from "../infra/gateways/index.js";
 import { newId } from "../infra/ids.js";
-import { cycleInvoice } from "../domain/billing-cycle.js";
+import { cycleDecision, cycleInvoice, periodUsages } from "../domain/billing-cycle.js";
+import type { UsageAggregation } from "../domain/usage.js";
+import { noCardApplies, usableSourceOf } from "./cycle-decision.js";
 import { ValidationError } from "../domain/errors.js";
 import { isoDate, todayIn, zonedMidnight } from "../domain/formats.js";
 import { toDecimal } from "../domain/money.js";
@@ -44,14 +48,13 @@ import { dateColumn, finalizeNewInvoiceDrafts, totalColumns } from "./documents.
 import { invoiceBalances } from "./invoice-balances.js";
 import { authorizePayment, createPayment } from "./payments.js";
 import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
-import { cycleInputFrom, loadCycleData, loadPendingItems, type CycleData } from "./upcoming-invoice.js";
+import { cycleInputFrom, cycleState, loadCycleData, loadPendingItems, type CycleData } from "./upcoming-invoice.js";
 import { linesAtCycle, parsePendingChanges } from "../domain/proration.js";
 import { applyPendingChanges, markPendingItemsBilled } from "./proration.js";
 
-/** `cancel_reason` of a subscription cancelled by the no-card rule (spec: value `no_card` occurs). */
-export const NO_CARD_REASON = "no_card";
-/** `cancel_reason` of a subscription that reached its `billing_cycles` or `end_date`. */
-export const ENDED_REASON = "ended";
+/** The cancel reasons and the source the run charges, from the one place of the cycle rules. */
+export { ENDED_REASON, NO_CARD_REASON } from "../domain/billing-cycle.js";
+export { usableSourceOf } from "./cycle-decision.js";
 /** Subscriptions claimed per transaction. */
 export const DEFAULT_BATCH_SIZE = 100;
 /** At most this many cycles are billed per subscription in one run (a runaway catch-up guard). */
@@ -411,25 +414,30 @@ async function billSubscription(
       outcome.unfinished = true;
       break;
     }
-    const date = isoDate(sub.nextBilling);
-    const n = sub.nextBillingCycle;
-    if (sub.cancelAtPeriodEnd) {
-      cancel(sub.cancelReason, dayStart(date));
-      break;
+    // the cycle rules (domain/billing-cycle.ts cycleDecision), as the upcoming-invoice preview decides
+    const state = cycleState(sub);
+    const date = state.date;
+    const n = state.cycle;
+    let decision = cycleDecision(state);
+    if (decision.action === "bill") {
+      // the no-card rule is read from the database only for a cycle that would be billed
+      const previous = previousInvoices.get(previousKey(sub.id, n - 1)) ?? null;
+      const check = { cycle: n, date, previous: previous && { ...previous, dueDate: previous.dueDate ? isoDate(previous.dueDate) : null }, customerId: sub.customerId };
+      if (await noCardApplies(ctx, check, () => writes.flush())) decision = cycleDecision(state, true);
     }
-    if ((sub.billingCycles !== null && n > sub.billingCycles) || (sub.endDate && isoDate(sub.endDate) <= date)) {
-      cancel(ENDED_REASON, dayStart(date));
-      break;
-    }
-    if (n > 1 && (await noCardApplies(ctx, previousInvoices.get(previousKey(sub.id, n - 1)) ?? null, date, sub.customerId, () => writes.flush()))) {
-      cancel(NO_CARD_REASON, base.now());
+    if (decision.action === "none") break;
+    const ending = decision.action === "end" ? decision : null;
+    const endNow = () => cancel(ending!.cancelReason, ending!.cancelledAt === "now" ? base.now() : dayStart(date));
+    if (ending && !ending.finalInvoice) {
+      endNow();
       break;
     }
 
-    const { input, currency, document, lines } = cycleInputFrom(d, n);
+    // a final invoice (the subscription ends) bills the stored lines' last usage and pending items
+    const { input, currency, document, lines } = cycleInputFrom(d, n, { final: !!ending });
     // lines scheduled at_period_end for this cycle take effect first (docs/proration.md); the
     // input above already bills them as applyPendingChanges writes them
-    if (linesAtCycle(parsePendingChanges(sub.pendingChanges), n)) {
+    if (!ending && linesAtCycle(parsePendingChanges(sub.pendingChanges), n)) {
       await writes.flush();
       await applyPendingChanges(ctx, sub.id, n);
       d.lines = lines;
@@ -471,7 +479,7 @@ async function billSubscription(
           amount: l.amount,
           discount: l.discount,
           discountScheme: l.discountScheme,
-          exempt: invoice.totals.lines[position].exempt,
+          exempt: l.exempt,
           total: invoice.totals.lines[position].total.toString(),
           planId: l.source.kind === "line" ? (planOf.get(l.source.id) ?? null) : null,
           periodStart: l.periodStart,
@@ -490,12 +498,12 @@ async function billSubscription(
       }
 
       // the usages this invoice bills: each metered line's period records not billed yet
-      const metered = invoice.lines.filter((l) => l.source.kind === "line" && input.lines.find((c) => c.id === l.source.id)?.plan.usageScheme === "metered");
-      for (const l of metered) {
-        const start = dayStart(l.periodStart).getTime();
-        const end = dayStart(l.periodEnd).getTime();
-        for (const u of d.usages) {
-          if (u.subscriptionLineId !== l.source.id || u.invoiceId !== null || u.dateTime.getTime() < start || u.dateTime.getTime() >= end) continue;
+      // (domain/billing-cycle.ts periodUsages: the records the preview priced, marked billed)
+      for (const l of invoice.lines) {
+        const plan = l.source.kind === "line" ? input.lines.find((c) => c.id === l.source.id)?.plan : undefined;
+        if (plan?.usageScheme !== "metered") continue;
+        const records = d.usages.filter((u) => u.subscriptionLineId === l.source.id);
+        for (const u of periodUsages(records, plan.usageAggregation as UsageAggregation, { start: dayStart(l.periodStart), end: dayStart(l.periodEnd) }).billed) {
           u.invoiceId = invoiceId;
           writes.usageMarks.push({ id: u.id, invoiceId });
         }
@@ -510,6 +518,12 @@ async function billSubscription(
         const addon = d.addons.find((x) => x.id === id);
         if (addon) addon.addonRedemptions++;
       }
+    }
+    if (ending) {
+      // ended after its final invoice: next_billing and next_billing_cycle stay where it ended
+      if (invoice.subscriptionCouponRedeemed) sub.couponRedemptions++;
+      endNow();
+      break;
     }
     sub.nextBilling = dateColumn(next);
     sub.nextBillingCycle = n + 1;
@@ -542,39 +556,6 @@ async function finalizeDrafts(tx: Tx, outcomes: Outcome[]): Promise<void> {
     const group = groups.get(key)!;
     await finalizeNewInvoiceDrafts(tx, group.ctx, group.documentTypeId, group.ids);
   }
-}
-
-/**
- * The no-card rule (docs/billing-run.md): at the start of cycle N (`date`), the invoice of cycle
- * N-1 (`previous`, null when there is none) still has an amount due, its due date is before
- * `date`, and the customer has no usable reusable source. `beforeReading` runs before the
- * database is read (the run writes its buffered rows first).
- */
-async function noCardApplies(ctx: ServiceContext, previous: PreviousInvoice | null, date: string, customerId: string, beforeReading: () => Promise<void>): Promise<boolean> {
-  // the previous cycle may have been billed (still a draft) earlier in this transaction
-  if (!previous || !["draft", "finalized"].includes(previous.status) || !previous.dueDate || isoDate(previous.dueDate) >= date) return false;
-  await beforeReading();
-  const [balance] = await invoiceBalances(ctx, [previous.id]);
-  if (!toDecimal(balance.due).greaterThan(0)) return false;
-  return (await usableSourceOf(ctx, customerId)) === null;
-}
-
-/**
- * The customer's source the run charges: the newest `chargeable` `reusable` source of the
- * customer (in the context's organization and mode) whose gateway is enabled and allowed in that
- * mode; null when there is none.
- */
-export async function usableSourceOf(ctx: ServiceContext, customerId: string): Promise<string | null> {
-  const sources = await ctx.prisma.source.findMany({
-    where: { customerId, organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode, usage: "reusable", status: "chargeable", gateway: { in: ctx.settings.paymentGateways } },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    select: { id: true, gateway: true },
-  });
-  const usable = sources.find((s) => {
-    const gateway = findGateway(s.gateway, ctx.settings.paymentGateways);
-    return gateway && gateway.charge && (!gateway.testOnly || ctx.auth.testMode);
-  });
-  return usable?.id ?? null;
 }
 
 interface CollectOptions {

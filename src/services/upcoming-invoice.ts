@@ -3,11 +3,14 @@
  * /v1/subscriptions/{id}/upcoming_invoice/): the invoice of its next cycle as
  * domain/billing-cycle.ts computes it, from the stored subscription, its plans, addons, coupons
  * and usage. The billing run (services/billing-run.ts) calls the same `loadCycleData`,
- * `cycleInputFrom` and `cycleInvoice` (for a whole batch), so a preview and the invoice it becomes
- * agree line for line.
+ * `cycleDecision`, `cycleInputFrom` and `cycleInvoice` (for a whole batch), so a preview and the
+ * invoice it becomes agree line for line, and the preview is a 409 exactly when the run creates
+ * no invoice for the cycle (test/integration/cycle-preview.test.ts checks it over generated
+ * subscriptions).
  *
- * Usage: metered lines bill the period before the cycle; `last_ever` reads the latest record
- * before that period's end, the other aggregations the period's records not billed yet.
+ * Usage: metered lines bill the period before the cycle (domain/billing-cycle.ts periodUsages:
+ * `last_ever` reads the latest record before that period's end, the other aggregations the
+ * period's records not billed yet).
  *
  * Proration (docs/proration.md): the subscription's pending items (prorations, carried credits)
  * are billed by its next cycle invoice, and lines scheduled `at_period_end` for this cycle replace
@@ -17,7 +20,7 @@
 import type { Addon, Coupon, Currency, DocumentType, PendingInvoiceItem, Plan, PrismaClient, Product, Subscription, SubscriptionAddon, SubscriptionLine } from "../infra/prisma/generated/client.js";
 import type { Frequency } from "../domain/catalogue.js";
 import { billingPeriod } from "../domain/billing-periods.js";
-import { cycleInvoice, type CycleInput, type CycleInvoice, type CycleLine } from "../domain/billing-cycle.js";
+import { cycleDecision, cycleInvoice, meteredPeriod, periodUsages, type CycleDecision, type CycleInput, type CycleInvoice, type CycleLine, type CycleSubscription } from "../domain/billing-cycle.js";
 import { InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { linesAtCycle, parsePendingChanges } from "../domain/proration.js";
 import { Prisma } from "../infra/prisma/generated/client.js";
@@ -27,10 +30,18 @@ import type { UsageAggregation } from "../domain/usage.js";
 import { tenant, type ServiceContext, type Tx } from "./context.js";
 import { taxRulesOf } from "./documents.js";
 import { couponTerms } from "./subscriptions.js";
+import { noCardApplies } from "./cycle-decision.js";
 
 export interface UpcomingInvoice extends CycleInvoice {
   subscriptionId: string;
   cycle: number;
+  /** `yyyy-mm-dd`: the invoice's date, the subscription's `next_billing` (the cycle's start) */
+  date: string;
+  /**
+   * the subscription ends at `date` and this is its final invoice: the last period's metered usage
+   * and pending items only (domain/billing-cycle.ts cycleDecision, cycleInvoice `final`)
+   */
+  final: boolean;
   /** ISO 4217 code of every amount */
   currency: string;
   /** document type id of the invoice */
@@ -176,14 +187,20 @@ export async function loadCycleData(
  * applyPendingChanges will write them). 409 when the subscription bills no such cycle (cancelled,
  * paused, or past its billing cycles) or has no lines.
  */
-export function cycleInputFrom(data: CycleData, n: number): { input: CycleInput; currency: string; document: string; cycle: number; subscription: Subscription; lines: LineRow[] } {
+export function cycleInputFrom(
+  data: CycleData,
+  n: number,
+  options: { final?: boolean } = {},
+): { input: CycleInput; currency: string; document: string; cycle: number; subscription: Subscription; lines: LineRow[] } {
   const { subscription } = data;
   const id = subscription.id;
+  const final = options.final === true;
   if (subscription.status === "cancelled") throw new InvalidStateError(`Subscription ${id} is cancelled; it bills no more cycles`);
   if (subscription.status === "paused") throw new InvalidStateError(`Subscription ${id} is paused; resume it to bill its next cycle`);
-  if (subscription.billingCycles !== null && n > subscription.billingCycles) throw new InvalidStateError(`Subscription ${id} has billed its ${subscription.billingCycles} cycles`);
+  if (!final && subscription.billingCycles !== null && n > subscription.billingCycles) throw new InvalidStateError(`Subscription ${id} has billed its ${subscription.billingCycles} cycles`);
   const stored = data.lines;
-  const scheduled = linesAtCycle(parsePendingChanges(subscription.pendingChanges), n);
+  // a final invoice bills the lines the last period was served with: scheduled changes never start
+  const scheduled = final ? null : linesAtCycle(parsePendingChanges(subscription.pendingChanges), n);
   let lines = stored;
   if (scheduled) {
     // the lines as applyPendingChanges will write them: kept ids keep their coupon redemptions
@@ -210,16 +227,13 @@ export function cycleInputFrom(data: CycleData, n: number): { input: CycleInput;
   const anchor = isoDate(subscription.dateStart);
   const dayStart = (date: string) => zonedMidnight(date, data.timeZone);
 
-  const previous = n > 1 ? billingPeriod(anchor, frequency, n - 1) : null;
-  const byTime = (a: UsageRow, b: UsageRow) => a.dateTime.getTime() - b.dateTime.getTime() || a.createdAt.getTime() - b.createdAt.getTime();
+  // metered lines price the previous period's usage (domain/billing-cycle.ts periodUsages, which
+  // the billing run also uses to mark the records it billed)
+  const previous = meteredPeriod(anchor, frequency, n);
   const usagesOf = (lineId: string, aggregation: UsageAggregation): UsageRow[] => {
     if (!previous) return [];
-    const start = dayStart(previous.start).getTime();
-    const end = dayStart(previous.end).getTime();
-    const mine = data.usages.filter((u) => u.subscriptionLineId === lineId && u.dateTime.getTime() < end);
-    // last_ever: the latest record before the period's end; the others: the period's records not billed yet
-    if (aggregation === "last_ever") return mine.sort(byTime).slice(-1);
-    return mine.filter((u) => u.dateTime.getTime() >= start && u.invoiceId === null).sort(byTime);
+    const mine = data.usages.filter((u) => u.subscriptionLineId === lineId);
+    return periodUsages(mine, aggregation, { start: dayStart(previous.start), end: dayStart(previous.end) }).priced;
   };
 
   const cycleLines: CycleLine[] = lines.map((line) => {
@@ -242,6 +256,7 @@ export function cycleInputFrom(data: CycleData, n: number): { input: CycleInput;
   });
   const input: CycleInput = {
     cycle: n,
+    final,
     anchor,
     frequency,
     dayStart,
@@ -285,8 +300,59 @@ export async function cycleInputOf(ctx: ServiceContext, id: string, cycle?: numb
   return cycleInputFrom(data, cycle ?? data.subscription.nextBillingCycle);
 }
 
-/** The invoice the next cycle of subscription `id` will produce. Errors as cycleInputOf. */
+/** The subscription's fields the cycle rules read (domain/billing-cycle.ts cycleDecision). */
+export function cycleState(s: Subscription): CycleSubscription {
+  return {
+    status: s.status,
+    cycle: s.nextBillingCycle,
+    date: isoDate(s.nextBilling),
+    cancelAtPeriodEnd: s.cancelAtPeriodEnd,
+    cancelReason: s.cancelReason,
+    billingCycles: s.billingCycles,
+    endDate: s.endDate ? isoDate(s.endDate) : null,
+  };
+}
+
+const END_WORDS: Record<string, string> = {
+  cancel_at_period_end: "it is set to cancel at the end of its period",
+  billing_cycles: "it has billed all its billing_cycles",
+  end_date: "its end_date is reached",
+  no_card: "the invoice of its previous cycle is past due and the customer has no card to charge (no_card rule; paying it or adding a card keeps the subscription)",
+};
+
+/**
+ * What the billing run will do at the start of the next cycle of `data`'s subscription
+ * (domain/billing-cycle.ts cycleDecision), with the no-card rule read as the database is now.
+ */
+export async function nextCycleDecision(ctx: ServiceContext, data: CycleData): Promise<CycleDecision> {
+  const state = cycleState(data.subscription);
+  const decision = cycleDecision(state);
+  if (decision.action !== "bill" || state.cycle <= 1) return decision;
+  const previous = await ctx.prisma.invoice.findFirst({ where: { subscriptionId: data.subscription.id, billingCycle: state.cycle - 1 }, select: { id: true, status: true, dueDate: true } });
+  const check = { cycle: state.cycle, date: state.date, previous: previous && { ...previous, dueDate: previous.dueDate ? isoDate(previous.dueDate) : null }, customerId: data.subscription.customerId };
+  return (await noCardApplies(ctx, check)) ? cycleDecision(state, true) : decision;
+}
+
+/**
+ * The invoice the next cycle of subscription `id` will produce: exactly the one the billing run
+ * creates for that cycle when nothing changes in between (same data, same rules). 409 when the run
+ * will create none: paused or cancelled, or the subscription ends at that cycle's start
+ * (cancel at period end, billing_cycles, end_date, the no-card rule; domain/billing-cycle.ts
+ * cycleDecision), with the reason and the date; also (as cycleInputOf) when it has no lines.
+ * 404 unknown. A cycle with nothing to bill (cycle 1 of a metered-only subscription) answers an
+ * invoice with no lines, which the run skips.
+ */
 export async function upcomingInvoice(ctx: ServiceContext, id: string): Promise<UpcomingInvoice> {
-  const { input, currency, document, cycle } = await cycleInputOf(ctx, id);
-  return { ...cycleInvoice(input), subscriptionId: id, cycle, currency, document };
+  const timeZone = (await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } })).timeZone;
+  const data = (await loadCycleData(ctx.prisma, [id], { where: tenant(ctx), timeZoneOf: () => timeZone })).get(id);
+  if (!data) throw new NotFoundError("subscription", id);
+  const decision = await nextCycleDecision(ctx, data);
+  const ending = decision.action === "end" ? decision : null;
+  const nothing = () => new InvalidStateError(`Subscription ${id} bills no more invoices: ${END_WORDS[ending!.end]}, so the billing run cancels it on ${ending!.date} instead of billing cycle ${ending!.cycle}`);
+  if (ending && !ending.finalInvoice) throw nothing();
+  const { input, currency, document, cycle } = cycleInputFrom(data, data.subscription.nextBillingCycle, { final: !!ending });
+  const invoice = cycleInvoice(input);
+  // the final invoice when there is one (the last period's usage, pending items), else nothing
+  if (ending && invoice.lines.length === 0) throw nothing();
+  return { ...invoice, subscriptionId: id, cycle, final: !!ending, date: isoDate(data.subscription.nextBilling), currency, document };
 }

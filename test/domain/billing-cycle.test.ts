@@ -1,7 +1,22 @@
 /** A cycle's invoice (src/domain/billing-cycle.ts): worked examples and properties. */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { cycleInvoice, type CycleAddon, type CycleCoupon, type CycleInput, type CycleLine } from "../../src/domain/billing-cycle.js";
+import {
+  cycleDecision,
+  cycleInvoice,
+  ENDED_REASON,
+  meteredPeriod,
+  NO_CARD_REASON,
+  noCardCheckNeeded,
+  noCardEnds,
+  periodUsages,
+  type CycleAddon,
+  type CycleCoupon,
+  type CycleInput,
+  type CycleLine,
+  type CycleSubscription,
+} from "../../src/domain/billing-cycle.js";
+import { aggregateUsage } from "../../src/domain/usage.js";
 
 const CLP = { id: "CLP", rounded: true, decimals: 0 };
 const CL33 = { taxPercent: "19", hasTaxes: true, pricesIncludeTax: false };
@@ -163,5 +178,158 @@ describe("cycle invoice: properties", () => {
         return priced("graduated") === priced("volume");
       }),
     );
+  });
+});
+
+describe("when a cycle is billed and when a subscription ends (cycleDecision; docs/billing-run.md)", () => {
+  const sub = (over: Partial<CycleSubscription> = {}): CycleSubscription => ({
+    status: "active",
+    cycle: 1,
+    date: "2026-07-01",
+    cancelAtPeriodEnd: false,
+    cancelReason: null,
+    billingCycles: null,
+    endDate: null,
+    ...over,
+  });
+
+  it("bills an active subscription's next cycle on its date", () => {
+    expect(cycleDecision(sub({ cycle: 3, date: "2026-09-01" }))).toEqual({ action: "bill", cycle: 3, date: "2026-09-01" });
+  });
+
+  it("does nothing while paused or cancelled", () => {
+    expect(cycleDecision(sub({ status: "paused", cancelAtPeriodEnd: true }))).toEqual({ action: "none", status: "paused" });
+    expect(cycleDecision(sub({ status: "cancelled" }), true)).toEqual({ action: "none", status: "cancelled" });
+  });
+
+  it("cancel at period end: ends at the next cycle's start with the stored reason, before any other rule", () => {
+    expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01", cancelAtPeriodEnd: true, cancelReason: "too_expensive", billingCycles: 1 }), true)).toEqual({
+      action: "end",
+      cycle: 2,
+      date: "2026-08-01",
+      end: "cancel_at_period_end",
+      cancelReason: "too_expensive",
+      cancelledAt: "cycle_start",
+      finalInvoice: true,
+    });
+  });
+
+  it("billing_cycles 2 from 2026-07-01: bills Jul 1 and Aug 1, ends on Sep 1 with `ended`", () => {
+    const at = (cycle: number, date: string) => cycleDecision(sub({ cycle, date, billingCycles: 2, endDate: "2026-09-01" }));
+    expect(at(1, "2026-07-01").action).toBe("bill");
+    expect(at(2, "2026-08-01").action).toBe("bill");
+    expect(at(3, "2026-09-01")).toMatchObject({ action: "end", end: "billing_cycles", cancelReason: ENDED_REASON, cancelledAt: "cycle_start" });
+  });
+
+  it("end_date 2026-08-15: Aug 1 is billed whole (before the end date), Sep 1 ends; an end date on a cycle's start ends there", () => {
+    expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01", endDate: "2026-08-15" })).action).toBe("bill");
+    expect(cycleDecision(sub({ cycle: 3, date: "2026-09-01", endDate: "2026-08-15" }))).toMatchObject({ action: "end", end: "end_date", cancelReason: ENDED_REASON });
+    expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01", endDate: "2026-08-01" }))).toMatchObject({ action: "end", end: "end_date" });
+  });
+
+  it("no card: ends with `no_card` at the moment it is found, only for a cycle that would be billed", () => {
+    expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01" }), true)).toEqual({ action: "end", cycle: 2, date: "2026-08-01", end: "no_card", cancelReason: NO_CARD_REASON, cancelledAt: "now", finalInvoice: false });
+    expect(cycleDecision(sub({ cycle: 3, date: "2026-09-01", billingCycles: 2 }), true)).toMatchObject({ end: "billing_cycles" });
+  });
+
+  it("the no-card rule: a past-due previous invoice with an amount due and no usable source", () => {
+    const previous = { status: "finalized", dueDate: "2026-05-13" };
+    const check = { cycle: 2, date: "2026-06-03", previous, amountDue: "11900", hasUsableSource: false };
+    expect(noCardEnds(check)).toBe(true);
+    expect(noCardEnds({ ...check, hasUsableSource: true })).toBe(false); // the run charges the card
+    expect(noCardEnds({ ...check, amountDue: "0" })).toBe(false); // paid on time by other means
+    expect(noCardEnds({ ...check, previous: { ...previous, dueDate: "2026-06-03" } })).toBe(false); // due on the renewal day: not yet past due
+    expect(noCardEnds({ ...check, previous: { ...previous, status: "void" } })).toBe(false);
+    expect(noCardEnds({ ...check, previous: null })).toBe(false); // nothing billed before (metered-only cycle 1)
+    expect(noCardEnds({ ...check, cycle: 1 })).toBe(false);
+    expect(noCardCheckNeeded(2, { status: "draft", dueDate: "2026-05-13" }, "2026-06-03")).toBe(true); // billed earlier in the same run
+  });
+});
+
+describe("which usage a period bills (periodUsages, meteredPeriod)", () => {
+  const at = (iso: string, quantity: number, invoiceId: string | null = null, created = iso) => ({ quantity, dateTime: new Date(iso), createdAt: new Date(created), invoiceId });
+  const october = { start: new Date("2026-10-01T03:00:00Z"), end: new Date("2026-11-01T03:00:00Z") };
+  const records = [
+    at("2026-09-20T12:00:00Z", 9, "inv_sep"),
+    at("2026-10-31T23:00:00Z", 12),
+    at("2026-10-05T12:00:00Z", 30),
+    at("2026-10-10T12:00:00Z", 7, "inv_other"),
+    at("2026-11-01T03:00:00Z", 500),
+  ];
+
+  it("sum over October: the period's records not billed yet, by time (42); the one at the period's end waits", () => {
+    const { priced, billed } = periodUsages(records, "sum", october);
+    expect(priced.map((u) => u.quantity)).toEqual([30, 12]);
+    expect(billed).toEqual(priced);
+    expect(aggregateUsage(priced, "sum", october).toString()).toBe("42");
+  });
+
+  it("last_ever prices the latest record before the period's end, billed or not, and bills the period's unbilled records", () => {
+    const { priced, billed } = periodUsages(records, "last_ever", october);
+    expect(priced.map((u) => u.quantity)).toEqual([12]);
+    expect(billed.map((u) => u.quantity)).toEqual([30, 12]);
+    const november = { start: october.end, end: new Date("2026-12-01T03:00:00Z") };
+    expect(periodUsages(records.slice(0, 4), "last_ever", november)).toEqual({ priced: [records[1]], billed: [] });
+  });
+
+  it("equal times: the record created later is later", () => {
+    const a = at("2026-10-10T12:00:00Z", 1, null, "2026-10-10T12:00:01Z");
+    const b = at("2026-10-10T12:00:00Z", 2, null, "2026-10-10T12:00:00Z");
+    expect(periodUsages([a, b], "last_during_period", october).priced).toEqual([b, a]);
+  });
+
+  it("metered lines bill the cycle before's period: none in cycle 1", () => {
+    expect(meteredPeriod("2026-01-31", "monthly", 1)).toBeNull();
+    expect(meteredPeriod("2026-01-31", "monthly", 2)).toEqual({ start: "2026-01-31", end: "2026-02-28" });
+  });
+});
+
+describe("lines of a document type without taxes are exempt on the invoice", () => {
+  it("CL34: a taxable plan's line says exempt, as its totals count it", () => {
+    const inv = cycleInvoice(input({ taxRules: { taxPercent: "0", hasTaxes: false, pricesIncludeTax: false } }));
+    expect(inv.lines.map((l) => l.exempt)).toEqual([true]);
+    expect([inv.totals.amount.toString(), inv.totals.exempt.toString(), inv.totals.total.toString()]).toEqual(["0", "20000", "20000"]);
+  });
+});
+
+describe("the final invoice of a subscription that ends (cycleInvoice `final`)", () => {
+  const api: CycleLine = {
+    id: "lin_api",
+    name: "API",
+    plan: { amount: "100", tiersMode: null, tiers: [], usageScheme: "metered", usageAggregation: "sum", exempt: false },
+    quantity: 1,
+    coupon: null,
+    usages: [
+      { quantity: 30, dateTime: new Date("2026-11-05T15:00:00Z") },
+      { quantity: 12, dateTime: new Date("2026-11-30T15:00:00Z") },
+    ],
+  };
+  const setup: CycleAddon = { id: "add_1", name: "Soporte", applyScheme: "recurring", durationTimes: null, amount: "1500", quantity: 1, rates: [], redemptions: 0 };
+
+  it("ends on Dec 1 after November: bills November's usage (42 x 100), no seats, no addon, dated for November", () => {
+    const inv = cycleInvoice(input({ cycle: 2, final: true, lines: [licensed(), api], addons: [setup] }));
+    expect(summary(inv)).toEqual({ lines: [["API", "42", "100", "0", "%", "2026-11-01", "2026-12-01"]], amount: "4200", tax: "798", total: "4998" });
+    expect([inv.periodStart, inv.periodEnd, inv.billedAddons]).toEqual(["2026-11-01", "2026-12-01", []]);
+  });
+
+  it("pending items are billed on it too", () => {
+    const item = { id: "pii_1", name: "Remaining time on 3 x Pro (Nov 21 - Dec 1)", quantity: 1, amount: "10000", exempt: false, periodStart: "2026-11-21", periodEnd: "2026-12-01" };
+    const inv = cycleInvoice(input({ cycle: 2, final: true, lines: [licensed()], pendingItems: [item] }));
+    expect(summary(inv).lines).toEqual([[item.name, "1", "10000", "0", "%", "2026-11-21", "2026-12-01"]]);
+    expect(inv.billedPendingItems).toEqual(["pii_1"]);
+  });
+
+  it("nothing to bill (no usage, licensed lines only, or cycle 1): no lines, no coupon redeemed", () => {
+    const none = cycleInvoice(input({ cycle: 2, final: true, lines: [licensed(), { ...api, usages: [] }], coupon: coupon({ applyOn: "invoice" }) }));
+    expect([none.lines, none.redeemedCoupons, none.subscriptionCouponRedeemed, none.totals.total.toString()]).toEqual([[], [], false, "0"]);
+    expect(cycleInvoice(input({ cycle: 1, final: true, lines: [api] })).lines).toEqual([]);
+  });
+
+  it("cycleDecision asks for a final invoice on every end but no_card", () => {
+    const base = { status: "active", cycle: 3, date: "2026-09-01", cancelAtPeriodEnd: false, cancelReason: null, billingCycles: null, endDate: null };
+    expect(cycleDecision({ ...base, billingCycles: 2 })).toMatchObject({ end: "billing_cycles", finalInvoice: true });
+    expect(cycleDecision({ ...base, cancelAtPeriodEnd: true })).toMatchObject({ end: "cancel_at_period_end", finalInvoice: true });
+    expect(cycleDecision({ ...base, endDate: "2026-09-01" })).toMatchObject({ end: "end_date", finalInvoice: true });
+    expect(cycleDecision(base, true)).toMatchObject({ end: "no_card", finalInvoice: false });
   });
 });

@@ -1,10 +1,12 @@
 /**
  * The upcoming invoice of a subscription (GraphQL upcomingInvoice, GET
  * /v1/subscriptions/{id}/upcoming_invoice/): the next cycle computed by domain/billing-cycle.ts
- * from stored plans, addons, coupons and usage.
+ * from stored plans, addons, coupons and usage; at the end of a subscription it equals what the
+ * billing run does (nothing, or the final invoice).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { runBilling } from "../../src/services/billing-run.js";
 
 let s: TestServer;
 let subscription: any;
@@ -93,5 +95,83 @@ describe("upcoming invoice", () => {
     await s.graphql(`mutation($id: ID!) { resumeSubscription(id: $id) { status } }`, { id: subscription.id });
     await s.rest("DELETE", `/v1/subscriptions/${subscription.id}/`);
     expect((await s.rest("GET", `/v1/subscriptions/${subscription.id}/upcoming_invoice/`)).status).toBe(409);
+  });
+});
+
+describe("upcoming invoice at the end of a subscription (issue 15: the preview equals the run)", () => {
+  const plan = async (body: Record<string, unknown>) => {
+    const res = await s.rest("POST", "/v1/products/", { body: { name: "Fin", plans: [{ currency: "CLP", frequency: "monthly", ...body }] } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body.plans[0].id as string;
+  };
+  const subscribe = async (body: Record<string, unknown>) => {
+    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
+    const res = await s.rest("POST", "/v1/subscriptions/", { body: { customer, date_start: "2026-01-01", ...body } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body;
+  };
+  const preview = (id: string) => s.rest("GET", `/v1/subscriptions/${id}/upcoming_invoice/`);
+  const run = (until: string) => runBilling({ prisma: s.database.prisma, until });
+  const invoicesOf = (subscriptionId: string) => s.database.prisma.invoice.findMany({ where: { subscriptionId }, orderBy: { billingCycle: "asc" } });
+
+  it("cancel at period end and end_date: the preview answers 409 with the date, and the run bills nothing (it showed 11 900 before)", async () => {
+    const basic = await plan({ name: "Básico", amount: 10000 });
+    const scheduled = await subscribe({ lines: [{ plan: basic }] });
+    const ending = await subscribe({ lines: [{ plan: basic }], end_date: "2026-02-01" });
+    await run("2026-01-01");
+    expect((await s.rest("DELETE", `/v1/subscriptions/${scheduled.id}/?at_period_end=true`)).status).toBe(200);
+    for (const [sub, words] of [[scheduled, "set to cancel at the end of its period"], [ending, "its end_date is reached"]] as const) {
+      const res = await preview(sub.id);
+      expect(res.status, res.text).toBe(409);
+      expect(res.body.error.code).toBe("invalid_state");
+      expect(res.body.error.message).toContain(words);
+      expect(res.body.error.message).toContain("cancels it on 2026-02-01 instead of billing cycle 2");
+    }
+    await run("2026-02-01");
+    for (const sub of [scheduled, ending]) {
+      expect((await invoicesOf(sub.id)).map((i) => [i.billingCycle, i.total.toString()])).toEqual([[1, "11900"]]);
+      expect((await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body.status).toBe("cancelled");
+    }
+  });
+
+  it("no card: an unpaid, past-due previous invoice and no card make the preview a 409, as the run cancels with no_card", async () => {
+    const basic = await plan({ name: "Básico", amount: 10000 });
+    const sub = await subscribe({ lines: [{ plan: basic }], expiration_days: 10 });
+    await run("2026-01-01");
+    const res = await preview(sub.id);
+    expect(res.status, res.text).toBe(409);
+    expect(res.body.error.message).toContain("no_card");
+    await run("2026-02-01");
+    expect((await invoicesOf(sub.id)).map((i) => i.billingCycle)).toEqual([1]);
+    expect((await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body.cancel_reason).toBe("no_card");
+  });
+
+  it("the final invoice: a metered plan cancelled at period end bills its last period's usage, previewed and billed alike", async () => {
+    const api = await plan({ name: "API", amount: 100, usage_scheme: "metered" });
+    const basic = await plan({ name: "Básico", amount: 10000 });
+    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
+    expect((await s.rest("POST", "/v1/sources/", { body: { customer, gateway: "test", usage: "reusable", data: { token: "tok_visa" } } })).status).toBe(201);
+    const sub = (await s.rest("POST", "/v1/subscriptions/", { body: { customer, date_start: "2026-01-01", lines: [{ plan: basic }, { plan: api }] } })).body;
+    await run("2026-01-01");
+    for (const [quantity, at] of [[30, "2026-01-05T12:00:00-03:00"], [12, "2026-01-31T20:59:59-03:00"]] as const) {
+      expect((await s.rest("POST", "/v1/usages/", { body: { subscription_line: sub.lines[1].id, quantity, date_time: at } })).status).toBe(201);
+    }
+    expect((await s.rest("DELETE", `/v1/subscriptions/${sub.id}/?at_period_end=true&cancel_reason=too_expensive`)).status).toBe(200);
+    const res = await preview(sub.id);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ cycle: 2, final: true, date: "2026-02-01", period_start: "2026-01-01", period_end: "2026-02-01" });
+    expect(res.body.lines.map((l: any) => [l.name, l.description, l.quantity, l.amount, l.total])).toEqual([["Fin - API", "usage 2026-01-01 to 2026-02-01", 42, 100, 4200]]);
+    expect([res.body.amount, res.body.tax, res.body.total]).toEqual([4200, 798, 4998]);
+
+    const summary = await run("2026-02-01");
+    expect(summary.errors).toEqual([]);
+    const [, last] = await invoicesOf(sub.id);
+    const invoice = (await s.rest("GET", `/v1/invoices/${last.id}/`)).body;
+    expect([last.billingCycle, invoice.status, invoice.date, invoice.period_start, invoice.period_end, invoice.total]).toEqual([2, "finalized", "2026-02-01", "2026-01-01", "2026-02-01", 4998]);
+    expect(invoice.lines.map((l: any) => [l.name, l.description, l.quantity, l.amount, l.total])).toEqual(res.body.lines.map((l: any) => [l.name, l.description, l.quantity, l.amount, l.total]));
+    const after = (await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body;
+    expect([after.status, after.cancel_reason, after.next_billing_cycle]).toEqual(["cancelled", "too_expensive", 2]);
+    const usages = await s.database.prisma.usage.findMany({ where: { subscriptionLineId: sub.lines[1].id } });
+    expect(usages.every((u) => u.invoiceId === last.id)).toBe(true);
   });
 });

@@ -37,7 +37,10 @@ const UpcomingInvoice = builder.objectRef<UpcomingInvoiceValue>("UpcomingInvoice
   fields: (t) => ({
     subscription: t.exposeString("subscriptionId", { description: "`sub_` id" }),
     cycle: t.exposeInt("cycle", { description: "the cycle it bills (1 = the first)" }),
-    date: t.field({ type: "Date", description: "issue date: the cycle's start", resolve: (i) => i.periodStart }),
+    final: t.exposeBoolean("final", {
+      description: "true: the subscription ends on `date` (cancel at period end, billing_cycles, end_date) and this is its final invoice: the last period's metered usage and pending items only",
+    }),
+    date: t.field({ type: "Date", description: "issue date: the subscription's next_billing (the cycle's start)", resolve: (i) => i.date }),
     periodStart: t.field({ type: "Date", resolve: (i) => i.periodStart }),
     periodEnd: t.field({ type: "Date", description: "exclusive; the renewal date", resolve: (i) => i.periodEnd }),
     currency: t.exposeString("currency", { description: "ISO 4217" }),
@@ -57,7 +60,7 @@ const UpcomingInvoice = builder.objectRef<UpcomingInvoiceValue>("UpcomingInvoice
 builder.queryFields((t) => ({
   upcomingInvoice: t.field({
     type: UpcomingInvoice,
-    description: "Preview of the next cycle's invoice of a subscription. Errors: not_found, invalid_state (cancelled, paused, or all cycles billed).",
+    description: "Preview of the next cycle's invoice of a subscription: exactly the invoice the billing run creates for that cycle when nothing changes before (docs/subscriptions.md). Errors: not_found; invalid_state when the run will bill nothing (paused, cancelled, or ending at that cycle's start with no final invoice to issue: cancel at period end, billing_cycles or end_date with no usage or pending item left to bill, or the no-card rule; the message says which and when).",
     args: { subscription: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => upcomingInvoice(ctx, String(args.subscription)),
   }),
