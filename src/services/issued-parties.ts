@@ -70,37 +70,24 @@ export async function snapshotPartiesOfCustomers(ctx: ServiceContext, customerId
   return { issuer, customers: new Map(rows.map((c) => [c.id, customerSnapshot(c)])) };
 }
 
-type RelationArgs = boolean | { select?: object; include?: object } | undefined;
-
-/** The `country` / `state` sub-query of a Prisma query (include or select), if it asks for one. */
-function relationArgs(query: { include?: Record<string, unknown>; select?: Record<string, unknown> } | undefined, name: string): RelationArgs {
-  return (query?.include?.[name] ?? query?.select?.[name]) as RelationArgs;
-}
-
 /**
- * The customer of `doc` as issued: `live` (the customer row now, loaded with `query`'s relations)
- * with the snapshot's columns once `doc` is finalized. The `country` and `state` relations loaded
- * with `live` are reloaded (reference data) when the snapshot names another one. Drafts: `live`.
+ * The customer of `doc` as issued: `live` (the customer row now, with whatever relations it was
+ * loaded with) with the snapshot's columns once `doc` is finalized. A `country` or `state`
+ * relation loaded with `live` is reloaded (reference data, whole rows) when the snapshot names
+ * another one. Drafts: `live` itself.
  */
-export async function documentCustomer<T extends CustomerColumns>(
-  ctx: ServiceContext,
-  doc: DocumentWithSnapshot,
-  live: T,
-  query?: { include?: Record<string, unknown>; select?: Record<string, unknown> },
-): Promise<T> {
+export async function documentCustomer<T extends CustomerColumns>(ctx: ServiceContext, doc: DocumentWithSnapshot, live: T): Promise<T> {
   const issued = customerAsIssued(doc, live);
   if (issued === live) return live;
   const out = issued as unknown as Record<string, unknown>;
   const relations = live as unknown as Record<string, unknown>;
   for (const [name, key, load] of [
-    ["country", "countryId", (id: string, args: object) => ctx.prisma.country.findUnique({ ...args, where: { id } })],
-    ["state", "stateId", (id: string, args: object) => ctx.prisma.state.findUnique({ ...args, where: { id } })],
+    ["country", "countryId", (id: string) => ctx.prisma.country.findUnique({ where: { id } })],
+    ["state", "stateId", (id: string) => ctx.prisma.state.findUnique({ where: { id } })],
   ] as const) {
-    if (!(name in relations)) continue;
-    if (issued[key] === live[key]) continue;
-    const args = relationArgs(query, name);
+    if (!(name in relations) || issued[key] === live[key]) continue;
     const id = issued[key];
-    out[name] = id ? await load(id, typeof args === "object" ? args : {}) : null;
+    out[name] = id ? await load(id) : null;
   }
   return issued;
 }
