@@ -259,11 +259,11 @@ export async function finalizeDraftDocument<T>(ctx: ServiceContext, kind: Docume
  * Finalizes draft `id`, already locked by the caller's transaction `tx` (lockDocument, or created in
  * it): checks the transition (409 not a draft), requires at least one line (400 on `lines`; a tax
  * document needs one), assigns the next number of its document type (gapless, unique under
- * concurrency), sets status `finalized` and `finalizedAt`, and stores the snapshot of its customer
- * and issuer (services/issued-parties.ts: what every reader shows from then on). For an organization enrolled with SII
- * and a type its agency issues, the number is the next CAF folio instead and the signed DTE is
- * stored as `localFile` with `taxAgency` pending (services/tax-documents.ts; 409 when no folio is
- * left). Everything the API's finalize does
+ * concurrency), sets status `finalized` and `finalizedAt`, and stores the snapshot of its
+ * customer and issuer (services/issued-parties.ts: what every reader shows from then on). For an
+ * organization enrolled with SII and a type its agency issues, the number is the next CAF folio
+ * instead and the signed DTE, built from that snapshot, is stored as `localFile` with `taxAgency`
+ * pending (services/tax-documents.ts; 409 when no folio is left). Everything the API's finalize does
  * happens here, so other use cases (the billing run) finalize the same way inside their own
  * transaction. Returns the finalized row.
  */
@@ -323,7 +323,7 @@ export async function nextDocumentNumbers(tx: Tx, ctx: ServiceContext, documentT
  * transaction `tx` with at least one line each (so nobody else sees them and none is empty), in
  * the order given: as finalizeLockedDocument each, but when the organization issues no tax
  * documents of that type (taxAgencyIssuing null) numbered with one counter update and one update
- * of the invoices. Returns how many were finalized.
+ * of the invoices, which also writes each one's snapshot of its customer and issuer. Returns how many were finalized.
  */
 export async function finalizeNewInvoiceDrafts(tx: Tx, ctx: ServiceContext, documentTypeId: string, ids: readonly string[]): Promise<number> {
   if (ids.length === 0) return 0;
