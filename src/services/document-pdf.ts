@@ -5,9 +5,11 @@
  */
 import type { Prisma } from "../infra/prisma/generated/client.js";
 import { renderDocumentPdf, type PdfTaxStamp } from "../infra/pdf.js";
-import { cedibleLabel, compactTed, decodeIso88591, timbreCaption, timbrePng } from "../infra/taxagency/sii/index.js";
+import { cedibleLabel, compactTed, decodeIso88591, dteParties, timbreCaption, timbrePng, type DteParty } from "../infra/taxagency/sii/index.js";
+import type { PdfParty } from "../infra/pdf.js";
+import type { CustomerColumns } from "../domain/issued-parties.js";
+import { documentCustomer, documentIssuer } from "./issued-parties.js";
 import { tenant, type ServiceContext } from "./context.js";
-import { readSettings, type OrganizationSettings } from "./organization-settings.js";
 import { fileNameOfUrl } from "./files.js";
 import { formatAmount, formatMoney, formatQuantity } from "../domain/format-money.js";
 
@@ -16,7 +18,6 @@ export const PDF_DOCUMENT_INCLUDE = {
   lines: { orderBy: { position: "asc" } },
   documentType: true,
   currency: true,
-  organization: { select: { name: true } },
 } as const;
 
 /** The customer as printed (with its country's name). */
@@ -47,30 +48,64 @@ export interface PrintableDocument {
   localFile: string | null;
   documentType: { name: string; code: number };
   currency: { id: string; nameEn: string; rounded: boolean; decimals: number };
-  organization: { name: string };
-  customer: { id: string; name: string | null; email: string | null; taxId: string | null; address: string | null; country: { name: string } | null };
+  /** the parties as issued (domain/issued-parties.ts), null on drafts */
+  customerSnapshot: unknown;
+  issuerSnapshot: unknown;
+  /** the live customer (a credit note's: its invoice's); a finalized document prints its snapshot */
+  customer: CustomerColumns & { country: { name: string } | null };
   lines: { name: string; description: string | null; quantity: Decimal; amount: Decimal; discount: Decimal; discountScheme: string; exempt: boolean; total: Decimal }[];
 }
 
-/** The issuer as printed: the document's mode's settings (tax profile, branding name) and the organization's name. */
-type Issuer = OrganizationSettings & { name: string };
+/** The stored tax-agency file of `doc` (`local_file`) as text, or null when it has none. */
+async function storedTaxFile(ctx: ServiceContext, doc: PrintableDocument): Promise<string | null> {
+  if (!doc.localFile) return null;
+  const name = fileNameOfUrl(doc.localFile);
+  const file = await ctx.prisma.storedFile.findFirst({ where: { name, ...tenant(ctx) }, select: { content: true } });
+  return file ? decodeIso88591(Buffer.from(file.content)) : null;
+}
 
 /**
  * The printed timbre of a document whose stored file (`local_file`) is a DTE with a TED
  * (chile-dte.md §9; docs/sii-dte.md "The printed timbre"): the PDF417 barcode, its caption with
- * the organization's SII resolution, and the CEDIBLE copy's label for its type. Undefined for a
- * document without one.
+ * the issuer's SII resolution (as issued), and the CEDIBLE copy's label for its type. Undefined
+ * for a document without one.
  */
-async function taxStampOf(ctx: ServiceContext, doc: PrintableDocument, org: Issuer): Promise<PdfTaxStamp | undefined> {
-  if (!doc.localFile) return undefined;
-  const name = fileNameOfUrl(doc.localFile);
-  const file = await ctx.prisma.storedFile.findFirst({ where: { name, ...tenant(ctx) }, select: { content: true } });
-  const xml = file ? decodeIso88591(Buffer.from(file.content)) : "";
-  if (!/<TED\b/.test(xml)) return undefined;
+async function taxStampOf(xml: string | null, doc: PrintableDocument, resolution: { number: number | null; date: string | null }): Promise<PdfTaxStamp | undefined> {
+  if (!xml || !/<TED\b/.test(xml)) return undefined;
   return {
     barcodePng: await timbrePng(compactTed(xml)),
-    caption: timbreCaption({ number: org.taxResolutionNumber, date: org.taxResolutionDate }),
+    caption: timbreCaption({ number: resolution.number, date: resolution.date ? new Date(`${resolution.date}T00:00:00Z`) : null }),
     cedible: cedibleLabel(doc.documentType.code),
+  };
+}
+
+/** A DTE's party as printed: its name, RUT, address (DirX, CmnaX, CiudadX), e-mail and activity (Giro), as the DTE says them. */
+function printedDteParty(p: DteParty): PdfParty {
+  return { name: p.name, taxId: p.rut, address: [p.address, p.commune, p.city].filter(Boolean).join(", ") || null, email: p.email, lines: p.activity ? [p.activity] : [] };
+}
+
+/**
+ * Issuer and customer as printed on `doc`. A document with a stored DTE prints the DTE's own
+ * `Emisor` and `Receptor` (so the PDF and the DTE agree field for field); otherwise the parties
+ * as issued (services/issued-parties.ts: the snapshot once finalized, live data on drafts).
+ */
+async function printedParties(ctx: ServiceContext, doc: PrintableDocument, xml: string | null): Promise<{ issuer: PdfParty; customer: PdfParty }> {
+  const fromDte = xml ? dteParties(xml) : null;
+  if (fromDte) return { issuer: printedDteParty(fromDte.issuer), customer: printedDteParty(fromDte.receiver) };
+  const [issuer, customer] = await Promise.all([documentIssuer(ctx, doc), documentCustomer(ctx, doc, doc.customer)]);
+  return {
+    issuer: {
+      name: issuer.name,
+      taxId: issuer.taxId,
+      address: [issuer.address, issuer.commune, issuer.city].filter(Boolean).join(", ") || null,
+      lines: issuer.activity ? [issuer.activity] : [],
+    },
+    customer: {
+      name: customer.name ?? customer.email ?? customer.id,
+      taxId: customer.taxId,
+      address: [customer.address, customer.country?.name].filter(Boolean).join(", ") || null,
+      email: customer.email,
+    },
   };
 }
 
@@ -80,8 +115,9 @@ async function taxStampOf(ctx: ServiceContext, doc: PrintableDocument, org: Issu
  * gets its timbre (and the CEDIBLE copy where its type has one).
  */
 export async function printDocument(ctx: ServiceContext, doc: PrintableDocument, extra: { dates: [string, string][]; notes?: (string | null | undefined)[] }): Promise<Buffer> {
-  const { currency, customer } = doc;
-  const org: Issuer = { ...(await readSettings(ctx.prisma, { organizationId: doc.organizationId, testMode: doc.testMode })), name: doc.organization.name };
+  const { currency } = doc;
+  const xml = await storedTaxFile(ctx, doc);
+  const [{ issuer, customer }, issuedBy] = await Promise.all([printedParties(ctx, doc, xml), documentIssuer(ctx, doc)]);
   const totals: [string, string][] = [["Subtotal", formatMoney(doc.subtotal.toString(), currency)]];
   if (!doc.discountAmount.isZero()) {
     const label = doc.discountScheme === "%" ? `Discount (${doc.discount.toString()} %)` : "Discount";
@@ -95,18 +131,8 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
     documentName: doc.documentType.name,
     number: doc.number,
     status: doc.status,
-    issuer: {
-      name: org.taxBusinessName ?? org.businessName ?? org.name,
-      taxId: org.taxId,
-      address: [org.taxAddress, org.taxCommune, org.taxCity].filter(Boolean).join(", ") || null,
-      lines: org.taxActivity ? [org.taxActivity] : [],
-    },
-    customer: {
-      name: customer.name ?? customer.email ?? customer.id,
-      taxId: customer.taxId,
-      address: [customer.address, customer.country?.name].filter(Boolean).join(", ") || null,
-      email: customer.email,
-    },
+    issuer,
+    customer,
     dates: extra.dates,
     currency: `${currency.id} (${currency.nameEn})`,
     lines: doc.lines.map((l) => ({
@@ -119,6 +145,6 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
     })),
     totals,
     notes: (extra.notes ?? []).filter((n): n is string => !!n),
-    taxStamp: await taxStampOf(ctx, doc, org),
+    taxStamp: await taxStampOf(xml, doc, { number: issuedBy.resolutionNumber, date: issuedBy.resolutionDate }),
   });
 }

@@ -13,6 +13,7 @@ import { computeDocumentTotals, DISCOUNT_SCHEMES, type DiscountScheme, type Docu
 import { toDecimal, type DecimalInput } from "../domain/money.js";
 import { issueTaxDocument, taxAgencyIssuing } from "./tax-documents.js";
 import { enqueueIssuedDocument } from "./sii-sending.js";
+import { snapshotColumns, snapshotParties, snapshotPartiesOfCustomers } from "./issued-parties.js";
 import { lockTenantRow, tenant, withinTransaction, type ServiceContext, type TenantTable, type Tx } from "./context.js";
 
 export type DocumentKind = "invoice" | "order" | "credit_note";
@@ -258,10 +259,11 @@ export async function finalizeDraftDocument<T>(ctx: ServiceContext, kind: Docume
  * Finalizes draft `id`, already locked by the caller's transaction `tx` (lockDocument, or created in
  * it): checks the transition (409 not a draft), requires at least one line (400 on `lines`; a tax
  * document needs one), assigns the next number of its document type (gapless, unique under
- * concurrency), sets status `finalized` and `finalizedAt`. For an organization enrolled with SII
- * and a type its agency issues, the number is the next CAF folio instead and the signed DTE is
- * stored as `localFile` with `taxAgency` pending (services/tax-documents.ts; 409 when no folio is
- * left). Everything the API's finalize does
+ * concurrency), sets status `finalized` and `finalizedAt`, and stores the snapshot of its
+ * customer and issuer (services/issued-parties.ts: what every reader shows from then on). For an
+ * organization enrolled with SII and a type its agency issues, the number is the next CAF folio
+ * instead and the signed DTE, built from that snapshot, is stored as `localFile` with `taxAgency`
+ * pending (services/tax-documents.ts; 409 when no folio is left). Everything the API's finalize does
  * happens here, so other use cases (the billing run) finalize the same way inside their own
  * transaction. Returns the finalized row.
  */
@@ -270,11 +272,13 @@ export async function finalizeLockedDocument<T>(tx: Tx, ctx: ServiceContext, kin
   transition(RESOURCE[kind], status, "finalize");
   const document = await model.document(tx).findUniqueOrThrow({ where: { id }, include: { _count: { select: { lines: true } } } });
   if (document._count.lines === 0) throw ValidationError.field("lines", `a${kind === "order" || kind === "invoice" ? "n" : ""} ${RESOURCE[kind]} needs at least one line to be finalized`);
+  // the customer and issuer as issued, stored with the document (services/issued-parties.ts)
+  const parties = await snapshotParties(withinTransaction(ctx, tx), kind, id);
   // an organization enrolled with a tax agency gets the agency's file, numbered with its folio
-  const issued = await issueTaxDocument(tx, withinTransaction(ctx, tx), kind, id, document.documentTypeId);
+  const issued = await issueTaxDocument(tx, withinTransaction(ctx, tx), kind, id, document.documentTypeId, parties);
   const number = issued ? issued.folio : await nextDocumentNumber(tx, ctx, document.documentTypeId, kind);
   const taxColumns = issued ? { localFile: issued.localFile, taxAgency: issued.taxAgency } : {};
-  const finalized = await model.document(tx).update({ where: { id }, data: { status: "finalized", number, finalizedAt: ctx.now(), ...taxColumns } });
+  const finalized = await model.document(tx).update({ where: { id }, data: { status: "finalized", number, finalizedAt: ctx.now(), ...snapshotColumns(parties), ...taxColumns } });
   // an SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
   if (issued) await enqueueIssuedDocument(tx, { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode, now: ctx.now() }, kind, id, issued);
   return finalized;
@@ -319,7 +323,7 @@ export async function nextDocumentNumbers(tx: Tx, ctx: ServiceContext, documentT
  * transaction `tx` with at least one line each (so nobody else sees them and none is empty), in
  * the order given: as finalizeLockedDocument each, but when the organization issues no tax
  * documents of that type (taxAgencyIssuing null) numbered with one counter update and one update
- * of the invoices. Returns how many were finalized.
+ * of the invoices, which also writes each one's snapshot of its customer and issuer. Returns how many were finalized.
  */
 export async function finalizeNewInvoiceDrafts(tx: Tx, ctx: ServiceContext, documentTypeId: string, ids: readonly string[]): Promise<number> {
   if (ids.length === 0) return 0;
@@ -330,10 +334,16 @@ export async function finalizeNewInvoiceDrafts(tx: Tx, ctx: ServiceContext, docu
   transition(RESOURCE.invoice, "draft", "finalize");
   const numbers = await nextDocumentNumbers(tx, ctx, documentTypeId, "invoice", ids.length);
   const now = ctx.now();
-  const values = Prisma.join(ids.map((id, i) => Prisma.sql`(${id}, ${numbers[i]}::int)`));
+  // the snapshot of each invoice's customer and of the issuer, as finalizeLockedDocument stores it
+  const drafts = await tx.invoice.findMany({ where: { id: { in: [...ids] } }, select: { id: true, customerId: true } });
+  const customerOf = new Map(drafts.map((d) => [d.id, d.customerId]));
+  const { issuer, customers } = await snapshotPartiesOfCustomers(withinTransaction(ctx, tx), drafts.map((d) => d.customerId));
+  const issuerJson = JSON.stringify(issuer);
+  const values = Prisma.join(ids.map((id, i) => Prisma.sql`(${id}, ${numbers[i]}::int, ${JSON.stringify(customers.get(customerOf.get(id)!) ?? null)}::jsonb)`));
   const updated = await tx.$executeRaw(Prisma.sql`
-    UPDATE "Invoice" i SET "status" = 'finalized', "number" = v."number", "finalizedAt" = ${now}, "updatedAt" = ${now}
-    FROM (VALUES ${values}) AS v("id", "number")
+    UPDATE "Invoice" i SET "status" = 'finalized', "number" = v."number", "finalizedAt" = ${now}, "updatedAt" = ${now},
+      "customerSnapshot" = v."customerSnapshot", "issuerSnapshot" = ${issuerJson}::jsonb
+    FROM (VALUES ${values}) AS v("id", "number", "customerSnapshot")
     WHERE i."id" = v."id" AND i."status" = 'draft' AND i."organizationId" = ${ctx.auth.organizationId} AND i."testMode" = ${ctx.auth.testMode}
       AND i."documentTypeId" = ${documentTypeId} AND EXISTS (SELECT 1 FROM "InvoiceLine" l WHERE l."invoiceId" = i."id")`);
   if (updated !== ids.length) throw new Error(`finalizing ${ids.length} new invoice drafts updated ${updated}`);

@@ -10,7 +10,7 @@
 import { ValidationError } from "../domain/errors.js";
 import { isoDate } from "../domain/formats.js";
 import { normalizeRut } from "../domain/rut.js";
-import { activityCodesOf } from "../domain/tax-profile.js";
+import { customerTaxSetting, type IssuedCustomer } from "../domain/issued-parties.js";
 import { isShippingType } from "../domain/shipping-types.js";
 import { BOLETA_TYPES, type DteType } from "../domain/dte-rules.js";
 import { taxAgencyFor } from "../infra/taxagency/index.js";
@@ -21,6 +21,7 @@ import { storeFile } from "./files.js";
 import type { DocumentKind } from "./documents.js";
 import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
 import { readSettings } from "./organization-settings.js";
+import type { IssuedParties } from "./issued-parties.js";
 
 /** SII's RUT for receivers without a Chilean RUT (foreign customers). */
 export const FOREIGN_RECEIVER_RUT = "55555555-5";
@@ -46,17 +47,13 @@ function dteLines(lines: StoredLine[]): DteLine[] {
   }));
 }
 
-function text(value: unknown): string | undefined {
-  return typeof value === "string" && value.trim() ? value : undefined;
-}
-
 /**
- * Receptor from a customer: its RUT (SII's 55555555-5 for a foreign customer without one; on a
- * boleta, SII's final consumer 66666666-6 for a customer without one, named "Consumidor final"
- * when it has no name either).
+ * Receptor from the customer as issued (the document's snapshot, services/issued-parties.ts): its
+ * RUT (SII's 55555555-5 for a foreign customer without one; on a boleta, SII's final consumer
+ * 66666666-6 for a customer without one, named "Consumidor final" when it has no name either);
+ * activity, commune and city from its `tax_settings`.
  */
-function receiver(customer: { name: string | null; taxId: string | null; countryId: string | null; address: string | null; email: string | null; taxSettings: unknown }, boleta: boolean): DteReceiver {
-  const settings = (customer.taxSettings ?? {}) as Record<string, unknown>;
+function receiver(customer: IssuedCustomer, boleta: boolean): DteReceiver {
   const rut = customer.taxId ? normalizeRut(customer.taxId) : boleta ? FINAL_CONSUMER_RUT : customer.countryId && customer.countryId !== "CL" ? FOREIGN_RECEIVER_RUT : null;
   if (!rut) throw ValidationError.field("customer", "a DTE needs the customer's RUT (tax_id)");
   const name = customer.name?.trim() ? customer.name : boleta ? "Consumidor final" : null;
@@ -64,11 +61,11 @@ function receiver(customer: { name: string | null; taxId: string | null; country
   return {
     rut,
     name,
-    activity: text(settings.activity),
+    activity: customerTaxSetting(customer, "activity"),
     email: customer.email ?? undefined,
     address: customer.address ?? undefined,
-    commune: text(settings.commune),
-    city: text(settings.city),
+    commune: customerTaxSetting(customer, "commune"),
+    city: customerTaxSetting(customer, "city"),
   };
 }
 
@@ -89,50 +86,48 @@ export async function taxAgencyIssuing(tx: Tx, owner: TenantKey, documentTypeId:
 
 /**
  * Issues the local file of draft `id` (locked by the caller's transaction) when the organization
- * is enrolled and the document type has an agency that issues it; null otherwise. Throws 409
+ * is enrolled and the document type has an agency that issues it; null otherwise. Emitter and
+ * receiver come from `parties`, the snapshot the document stores (services/issued-parties.ts), so
+ * the stored DTE and the document's snapshot say the same. Throws 409
  * (no folio left, no valid certificate, no encryption key) or 400 (customer without RUT, a line
  * breaking SII's format) so the finalize transaction rolls back and nothing is used up.
  */
-export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: DocumentKind, id: string, documentTypeId: string): Promise<IssuedTaxDocument | null> {
+export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: DocumentKind, id: string, documentTypeId: string, parties: IssuedParties): Promise<IssuedTaxDocument | null> {
   // cheap checks first: most finalizes (no agency, or not enrolled) stop here
   const enrolled = await taxAgencyIssuing(tx, tenant(ctx), documentTypeId);
   if (!enrolled) return null;
   const { agency, org } = enrolled;
   const organizationId = ctx.auth.organizationId;
 
-  const include = { lines: { orderBy: { position: "asc" as const } }, customer: true, documentType: true };
+  const include = { lines: { orderBy: { position: "asc" as const } }, documentType: true };
   const doc: any =
     kind === "invoice"
       ? await tx.invoice.findUniqueOrThrow({ where: { id }, include })
       : kind === "order"
         ? await tx.order.findUniqueOrThrow({ where: { id }, include })
-        : await tx.creditNote.findUniqueOrThrow({ where: { id }, include: { lines: include.lines, documentType: true, invoice: { include: { customer: true, documentType: true } } } });
+        : await tx.creditNote.findUniqueOrThrow({ where: { id }, include: { lines: include.lines, documentType: true, invoice: { include: { documentType: true } } } });
   const issueDate = isoDate(doc.date);
-  const missing = [
-    !org.taxBusinessName && "business_name",
-    !org.taxActivity && "activity",
-    !activityCodesOf(org.taxActivityCode).length && "activity_codes",
-  ].filter(Boolean);
+  const issuer = parties.issuer;
+  const missing = [!issuer.businessName && "business_name", !issuer.activity && "activity", !issuer.activityCodes.length && "activity_codes"].filter(Boolean);
   if (missing.length) throw ValidationError.field("tax_profile", `the organization's tax profile lacks ${missing.join(", ")}, which SII requires`);
   const credentials = await loadSigningCredentials(tx, tenant(ctx), ctx.settings.certificateEncryptionKey, ctx.now());
   const taken = await takeFolio(tx, tenant(ctx), doc.documentTypeId, issueDate, ctx.settings.certificateEncryptionKey);
 
-  const customer = kind === "credit_note" ? doc.invoice.customer : doc.customer;
   const input: DteInput = {
     type: doc.documentType.code as DteType,
     folio: taken.folio,
     issueDate,
     dueDate: doc.dueDate ? isoDate(doc.dueDate) : undefined,
     emitter: {
-      rut: org.taxId!,
-      businessName: org.taxBusinessName!,
-      activity: org.taxActivity!,
-      activityCodes: activityCodesOf(org.taxActivityCode),
-      address: org.taxAddress ?? undefined,
-      commune: org.taxCommune ?? undefined,
-      city: org.taxCity ?? undefined,
+      rut: issuer.taxId ?? org.taxId!,
+      businessName: issuer.businessName!,
+      activity: issuer.activity!,
+      activityCodes: issuer.activityCodes,
+      address: issuer.address ?? undefined,
+      commune: issuer.commune ?? undefined,
+      city: issuer.city ?? undefined,
     },
-    receiver: receiver(customer, BOLETA_TYPES.includes(doc.documentType.code)),
+    receiver: receiver(parties.customer, BOLETA_TYPES.includes(doc.documentType.code)),
     lines: dteLines(doc.lines),
     discount: Number(doc.discount) > 0 ? { value: String(doc.discount), scheme: doc.discountScheme } : undefined,
     taxPercent: String(doc.documentType.tax),

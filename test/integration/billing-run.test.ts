@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { runBilling, NO_CARD_REASON } from "../../src/services/billing-run.js";
+import { customerSnapshot } from "../../src/domain/issued-parties.js";
 
 let s: TestServer;
 let plans: { pro: string; api: string; tiered: string };
@@ -98,6 +99,10 @@ describe("billing run", () => {
     const [first, second] = await invoicesOf(sub.id);
     // cycle 1: (20 000 + 4 500) - 10 % = 22 050 + 4 190 tax; cycle 2: 20 000 + 42 x 100 + 2 250 = 26 450 + 5 026
     expect([first.total.toString(), second.total.toString()]).toEqual(["26240", "31476"]);
+    // finalized in bulk, each invoice stores its parties as a single finalize does (domain/issued-parties.ts)
+    const billed = customerSnapshot(await s.database.prisma.customer.findUniqueOrThrow({ where: { id: first.customerId } }));
+    expect([first.customerSnapshot, second.customerSnapshot]).toEqual([billed, billed]);
+    expect(first.issuerSnapshot).toEqual({ name: "Acme SpA", taxId: "76042235-5", businessName: "Acme SpA", activity: "Servicios informáticos", activityCodes: [], address: "Av. Providencia 1234", commune: "Providencia", city: null, resolutionNumber: null, resolutionDate: null });
 
     // October's usage (30 + 12) is billed by cycle 2; the November record waits for cycle 3
     const usages = await s.database.prisma.usage.findMany({ where: { subscriptionLineId: metered }, orderBy: { dateTime: "asc" } });

@@ -2,7 +2,8 @@
  * In-process migrations (src/infra/migrate.ts) on an empty database of each kind: every migration
  * of prisma/migrations applied once with Prisma's checksum, nothing to do the second time, a
  * failing migration rolled back whole (no table, no bookkeeping row) with its name in the error,
- * and on PostgreSQL two concurrent starts applying each migration exactly once.
+ * and on PostgreSQL two concurrent starts applying each migration exactly once. The backfill of
+ * 20261124010000_issued_snapshots writes what finalize writes.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -13,6 +14,7 @@ import { createDatabase, type Database } from "../../src/infra/database.js";
 import { applyMigrations, localMigrations, migrationStatus, MigrationError, MIGRATIONS_DIR } from "../../src/infra/migrate.js";
 import type { DatabaseTarget } from "../../src/infra/driver-adapter.js";
 import { adminQuery, POSTGRES_URL, TEST_DB, withDatabase } from "../helpers/databases.js";
+import { customerSnapshot, issuerSnapshot } from "../../src/domain/issued-parties.js";
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -82,5 +84,53 @@ describe("migrations in process", () => {
     expect([...a.applied, ...b.applied].sort()).toEqual(local.map((m) => m.name));
     const rows = await db1.session((s) => s.query<{ n: string }>(`SELECT count(*)::text AS n FROM "_prisma_migrations"`));
     expect(rows[0].n).toBe(String(local.length));
+  });
+});
+
+describe("20261124010000_issued_snapshots", () => {
+  it("backfills finalized documents with the snapshot finalize writes (domain/issued-parties.ts), drafts stay without", async () => {
+    const db = await emptyDatabase();
+    const local = await localMigrations();
+    const at = local.findIndex((m) => m.name === "20261124010000_issued_snapshots");
+    expect(at).toBeGreaterThan(0);
+    await db.session((s) => applyMigrations(s, local.slice(0, at)));
+    // rows written before the migration (select: the snapshot columns do not exist yet)
+    const p = db.prisma;
+    const select = { id: true } as const;
+    // raw SQL: these columns of Organization moved to OrganizationSettings in a later migration
+    await p.$executeRawUnsafe(
+      `INSERT INTO "Organization" ("id", "name", "businessName", "taxId", "taxActivity", "taxActivityCode", "taxAddress", "taxCommune", "taxResolutionNumber", "taxResolutionDate", "updatedAt")
+       VALUES ('org_m', 'Org Name', 'Brand Name', '76042235-5', 'Servicios', '620200,631200', 'Calle 1', 'Providencia', 80, '2014-08-22T00:00:00Z', now())`,
+    );
+    await p.$executeRawUnsafe(`INSERT INTO "Organization" ("id", "name", "updatedAt") VALUES ('org_n', 'No Profile Ltda', now())`);
+    await p.customer.create({
+      select,
+      data: { id: "cus_m", organizationId: "org_m", testMode: true, name: "Cliente SpA", address: "Av. 2", countryId: "CL", stateId: "CL-RM", stateCode: "RM", email: "a@b.cl", taxId: "76042235-5", contacts: [{ name: "Ana", email: null, phone: null, role: "pagos" }], taxSettings: { activity: "Retail", commune: "Ñuñoa" }, metadata: { k: "v" } },
+    });
+    await p.customer.create({ select, data: { id: "cus_n", organizationId: "org_n", testMode: false, name: null } });
+    const doc = { testMode: true, currencyId: "CLP", date: new Date("2026-11-01T00:00:00Z"), userEmail: "ops@x.cl" };
+    await p.invoice.create({ select, data: { ...doc, id: "inv_m", organizationId: "org_m", customerId: "cus_m", documentTypeId: "CL33", status: "finalized", number: 1 } });
+    await p.invoice.create({ select, data: { ...doc, id: "inv_d", organizationId: "org_m", customerId: "cus_m", documentTypeId: "CL33" } });
+    await p.invoice.create({ select, data: { ...doc, testMode: false, id: "inv_n", organizationId: "org_n", customerId: "cus_n", documentTypeId: "CL33", status: "finalized", number: 1 } });
+    await p.order.create({ select, data: { ...doc, id: "ord_m", organizationId: "org_m", customerId: "cus_m", documentTypeId: "CL52", status: "finalized", number: 1 } });
+    await p.creditNote.create({ select, data: { ...doc, id: "cre_m", organizationId: "org_m", invoiceId: "inv_m", documentTypeId: "CL61", status: "finalized", number: 1 } });
+
+    await db.session((s) => applyMigrations(s, local.slice(0, at + 1)));
+    const customerM = customerSnapshot(await p.customer.findUniqueOrThrow({ where: { id: "cus_m" } }));
+    const issuerM = issuerSnapshot({ name: "Org Name", businessName: "Brand Name" }, { taxId: "76042235-5", businessName: null, activity: "Servicios", activityCodes: ["620200", "631200"], address: "Calle 1", commune: "Providencia", city: null, resolutionNumber: 80, resolutionDate: "2014-08-22" });
+    expect(issuerM.name).toBe("Brand Name");
+    for (const row of [
+      await p.invoice.findUniqueOrThrow({ where: { id: "inv_m" } }),
+      await p.order.findUniqueOrThrow({ where: { id: "ord_m" } }),
+      await p.creditNote.findUniqueOrThrow({ where: { id: "cre_m" } }),
+    ]) {
+      expect(row.customerSnapshot).toEqual(customerM);
+      expect(row.issuerSnapshot).toEqual(issuerM);
+    }
+    const bare = await p.invoice.findUniqueOrThrow({ where: { id: "inv_n" } });
+    expect(bare.customerSnapshot).toEqual(customerSnapshot(await p.customer.findUniqueOrThrow({ where: { id: "cus_n" } })));
+    expect(bare.issuerSnapshot).toEqual(issuerSnapshot({ name: "No Profile Ltda", businessName: null }, { taxId: null, businessName: null, activity: null, activityCodes: [], address: null, commune: null, city: null, resolutionNumber: null, resolutionDate: null }));
+    const draft = await p.invoice.findUniqueOrThrow({ where: { id: "inv_d" } });
+    expect([draft.customerSnapshot, draft.issuerSnapshot]).toEqual([null, null]);
   });
 });

@@ -9,7 +9,9 @@ import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } fr
 import { tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createCreditNote, creditNotePdf, deleteCreditNote, finalizeCreditNote } from "../../services/credit-notes.js";
-import { DeletePayload, DocumentStatus, type DocumentStatusValue } from "./document.js";
+import { DeletePayload, DocumentIssuer, DocumentStatus, type DocumentStatusValue } from "./document.js";
+import { Customer } from "./customer.js";
+import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import { InvoiceLineInput } from "./invoice.js";
 import { fileUrl } from "../../services/files.js";
 
@@ -40,6 +42,18 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     "A note correcting a finalized invoice, in its currency and taxed as it: a credit note (CL61, CL112) discounts it, a debit note (CL56, CL111) adds to it (document.isDebitNote). Totals as for invoices (docs/invoice-totals.md).",
   fields: (t) => ({
     invoice: t.relation("invoice", { description: "the invoice this note corrects" }),
+    customer: t.field({
+      type: Customer,
+      description:
+        "The invoice's customer: on a finalized note as it was when the note was issued (stored at finalize), on a draft the customer now (docs/decisions.md \"Issued documents\").",
+      select: (_args, _ctx, nestedSelection) => ({ invoice: { select: { customer: nestedSelection(true) } } }),
+      resolve: (note, _args, ctx) => documentCustomer(ctx, note, note.invoice.customer),
+    }),
+    issuer: t.field({
+      type: DocumentIssuer,
+      description: "The issuer: as issued once finalized, the organization's tax profile now on a draft.",
+      resolve: (note, _args, ctx) => documentIssuer(ctx, note),
+    }),
     document: t.relation("documentType", { description: "document type: CL61 or CL112 (exports) credit, CL56 or CL111 debit" }),
     currency: t.relation("currency", { description: "the invoice's currency" }),
     number: t.exposeInt("number", { nullable: true, description: "assigned at finalize; null on drafts" }),

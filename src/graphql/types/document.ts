@@ -1,6 +1,7 @@
 /** GraphQL types every document kind (invoice, order, credit note) shares. */
 import { builder } from "../builder.js";
 import type { DocumentStatus as DocumentStatusValue } from "../../domain/document-status.js";
+import type { IssuedIssuer } from "../../domain/issued-parties.js";
 
 export type { DocumentStatusValue };
 
@@ -12,4 +13,21 @@ export const DocumentStatus = builder.enumType("DocumentStatus", {
 export const DeletePayload = builder.objectRef<{ id: string; deleted: boolean }>("DeletePayload").implement({
   description: "Result of a delete.",
   fields: (t) => ({ id: t.exposeID("id"), deleted: t.exposeBoolean("deleted") }),
+});
+
+export const DocumentIssuer = builder.objectRef<IssuedIssuer>("DocumentIssuer").implement({
+  description:
+    "The issuer of a document: on a finalized document as it was issued (stored at finalize, never changed afterwards), on a draft the organization's tax profile now (docs/decisions.md \"Issued documents\").",
+  fields: (t) => ({
+    name: t.exposeString("name", { description: "printed name: the tax profile's business name, else the branding business name, else the organization's name" }),
+    taxId: t.exposeString("taxId", { nullable: true, description: "RUT (SII RUTEmisor)" }),
+    businessName: t.exposeString("businessName", { nullable: true, description: "legal name (SII RznSoc)" }),
+    activity: t.exposeString("activity", { nullable: true, description: "activity text (SII GiroEmis)" }),
+    activityCodes: t.exposeStringList("activityCodes", { description: "SII activity codes (Acteco)" }),
+    address: t.exposeString("address", { nullable: true, description: "SII DirOrigen" }),
+    commune: t.exposeString("commune", { nullable: true, description: "SII CmnaOrigen" }),
+    city: t.exposeString("city", { nullable: true, description: "SII CiudadOrigen" }),
+    resolutionNumber: t.exposeInt("resolutionNumber", { nullable: true, description: "SII resolution number (NroResol)" }),
+    resolutionDate: t.expose("resolutionDate", { type: "Date", nullable: true, description: "SII resolution date (FchResol)" }),
+  }),
 });

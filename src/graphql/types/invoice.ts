@@ -10,8 +10,9 @@ import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoic
 import DataLoader from "dataloader";
 import { invoiceBalances, type InvoiceBalance } from "../../services/invoice-balances.js";
 import type { GraphQLContext } from "../context.js";
-import { DeletePayload, DocumentStatus, type DocumentStatusValue } from "./document.js";
-import "./customer.js";
+import { DeletePayload, DocumentIssuer, DocumentStatus, type DocumentStatusValue } from "./document.js";
+import { Customer } from "./customer.js";
+import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./payment.js";
 import { fileUrl } from "../../services/files.js";
 
@@ -44,7 +45,17 @@ export const Invoice = builder.prismaNode("Invoice", {
   nullable: true,
   description: "A sales document. Totals are computed by the service (docs/invoice-totals.md).",
   fields: (t) => ({
-    customer: t.relation("customer"),
+    customer: t.field({
+      type: Customer,
+      description: "The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations and sources are the customer's now), on a draft the customer now (docs/decisions.md \"Issued documents\").",
+      select: (_args, _ctx, nestedSelection) => ({ customer: nestedSelection(true) }),
+      resolve: (doc, _args, ctx) => documentCustomer(ctx, doc, doc.customer),
+    }),
+    issuer: t.field({
+      type: DocumentIssuer,
+      description: "The issuer: as issued once finalized, the organization's tax profile now on a draft.",
+      resolve: (doc, _args, ctx) => documentIssuer(ctx, doc),
+    }),
     document: t.relation("documentType", { description: "document type" }),
     currency: t.relation("currency", { description: "currency of every amount of the invoice" }),
     number: t.exposeInt("number", { nullable: true, description: "assigned at finalize; null on drafts" }),

@@ -9,8 +9,9 @@ import { tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createOrder, deleteOrder, finalizeOrder, invoiceOrders, orderPdf, updateOrder } from "../../services/orders.js";
 import { SHIPPING_TYPES } from "../../domain/shipping-types.js";
-import { DeletePayload, DocumentStatus, type DocumentStatusValue } from "./document.js";
-import "./customer.js";
+import { DeletePayload, DocumentIssuer, DocumentStatus, type DocumentStatusValue } from "./document.js";
+import { Customer } from "./customer.js";
+import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./invoice.js";
 import { fileUrl } from "../../services/files.js";
 
@@ -41,7 +42,17 @@ export const Order = builder.prismaNode("Order", {
   nullable: true,
   description: "A sale or transfer of goods to deliver before invoicing (guía de despacho). Totals as for invoices (docs/invoice-totals.md).",
   fields: (t) => ({
-    customer: t.relation("customer"),
+    customer: t.field({
+      type: Customer,
+      description: "The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations and sources are the customer's now), on a draft the customer now (docs/decisions.md \"Issued documents\").",
+      select: (_args, _ctx, nestedSelection) => ({ customer: nestedSelection(true) }),
+      resolve: (doc, _args, ctx) => documentCustomer(ctx, doc, doc.customer),
+    }),
+    issuer: t.field({
+      type: DocumentIssuer,
+      description: "The issuer: as issued once finalized, the organization's tax profile now on a draft.",
+      resolve: (doc, _args, ctx) => documentIssuer(ctx, doc),
+    }),
     document: t.relation("documentType", { description: "document type (an order type, CL52)" }),
     currency: t.relation("currency", { description: "the document type's currency; every amount is in it" }),
     number: t.exposeInt("number", { nullable: true, description: "assigned at finalize; null on drafts" }),
