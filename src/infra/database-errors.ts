@@ -16,14 +16,14 @@ import { MAX_DECIMAL } from "../domain/input-limits.js";
 export const RETRY_AFTER_SECONDS = 5;
 
 /** Prisma error codes of an unavailable database: unreachable, timed out, closed, pool or transaction start timeout, too many connections. */
-const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1008", "P1017", "P1018", "P2024", "P2028", "P2037"]);
-/** SQLSTATEs of the same: admin/crash shutdown, cannot connect now, statement cancelled (statement_timeout), lock timeout, too many connections, connection exceptions. */
-const SQLSTATE_UNAVAILABLE = new Set(["57P01", "57P02", "57P03", "57014", "55P03", "53300", "08000", "08001", "08003", "08004", "08006", "08007"]);
+const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1003", "P1008", "P1017", "P1018", "P2024", "P2028", "P2037"]);
+/** SQLSTATEs of the same: the database gone (3D000), admin/crash shutdown, cannot connect now, statement cancelled (statement_timeout), lock timeout, too many connections, connection exceptions. */
+const SQLSTATE_UNAVAILABLE = new Set(["3D000", "57P01", "57P02", "57P03", "57014", "55P03", "53300", "08000", "08001", "08003", "08004", "08006", "08007"]);
 const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EPIPE", "EHOSTUNREACH", "ENETUNREACH"]);
-const ADAPTER_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TooManyConnections", "TransactionAlreadyClosed"]);
+const ADAPTER_KINDS = new Set(["DatabaseDoesNotExist", "DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TooManyConnections", "TransactionAlreadyClosed"]);
 /** Messages of failures that carry no code (pg and pg-pool throw plain Errors for these). */
 const UNAVAILABLE_MESSAGE =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|Can't reach database server|Unable to start a transaction in the given time|Transaction API error|Server has closed the connection|canceling statement due to (statement|lock) timeout|terminating connection|the database system is (shutting down|starting up)|Timed out fetching a new connection|Cannot use a pool after calling end|PGlite is closed/i;
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|Can't reach database server|Unable to start a transaction in the given time|Transaction API error|Server has closed the connection|canceling statement due to (statement|lock) timeout|terminating connection|the database system is (shutting down|starting up|in recovery mode)|is not currently accepting connections|database "[^"]*" does not exist|Timed out fetching a new connection|Cannot use a pool after calling end|PGlite is closed/i;
 
 type Kind = "unavailable" | "out_of_range" | null;
 
