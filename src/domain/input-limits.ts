@@ -6,6 +6,7 @@
  * error messages that quote input are bounded here too (`quote`, `boundMessage`).
  */
 import { Decimal } from "decimal.js";
+import { URL_MAX_LENGTH } from "./customer-sessions.js";
 import { addFieldError, type FieldErrors } from "./errors.js";
 
 // ------------------------------------------------------------------------------------------------
@@ -51,6 +52,12 @@ export const TEXT_LIMITS: Readonly<Record<string, number>> = {
   "CreditNoteInput.internalNote": 5_000,
   "SubscriptionInput.note": 5_000,
   "ReminderInput.message": 10_000,
+  // URLs (domain/customer-sessions.ts URL_MAX_LENGTH, 2,000)
+  "CustomerInput.website": URL_MAX_LENGTH,
+  "CustomerSessionInput.returnUrl": URL_MAX_LENGTH,
+  "SourceInput.returnUrl": URL_MAX_LENGTH,
+  "OrganizationBrandingInput.privacyPolicyUrl": URL_MAX_LENGTH,
+  "OrganizationBrandingInput.termsOfServiceUrl": URL_MAX_LENGTH,
   // files travel as base64 (or XML) text; the request body limit (5 MB) bounds them too
   "CafInput.file": 100_000,
   "CertificateInput.file": 100_000,
@@ -80,7 +87,7 @@ function codePoints(text: string, stop: number): number {
 export function textProblem(text: string, limit: number | null = DEFAULT_TEXT_LIMIT): string | null {
   if (text.includes("\u0000")) return "must not contain NUL characters (\\u0000)";
   if (LONE_SURROGATE.test(text)) return "must not contain unpaired UTF-16 surrogates (not valid Unicode text)";
-  if (limit !== null && codePoints(text, limit) > limit) return `must be at most ${limit} characters long`;
+  if (limit !== null && codePoints(text, limit) > limit) return `must have at most ${limit} characters`;
   return null;
 }
 

@@ -34,7 +34,7 @@ describe("text", () => {
     expect(textProblem("\udc00")).toMatch(/surrogate/);
     expect(textProblem("😀 ok")).toBeNull(); // a pair is fine
     expect(textProblem("x".repeat(DEFAULT_TEXT_LIMIT))).toBeNull();
-    expect(textProblem("x".repeat(DEFAULT_TEXT_LIMIT + 1))).toBe(`must be at most ${DEFAULT_TEXT_LIMIT} characters long`);
+    expect(textProblem("x".repeat(DEFAULT_TEXT_LIMIT + 1))).toBe(`must have at most ${DEFAULT_TEXT_LIMIT} characters`);
     expect(textProblem("😀".repeat(DEFAULT_TEXT_LIMIT))).toBeNull(); // 2000 UTF-16 units, 1000 characters
     expect(textProblem("x".repeat(5000), null)).toBeNull();
   });
@@ -60,7 +60,7 @@ describe("JSON structure", () => {
   it("checks every string and key of a parsed value by path, without recursion", () => {
     const errors: FieldErrors = {};
     checkJsonValue({ name: "a\u0000", lines: [{ ["k\ud800"]: 1 }, { d: "x".repeat(20) }] }, "", errors, (path) => (path === "lines.1.d" ? 10 : null));
-    expect(errors).toEqual({ name: [expect.stringMatching(/NUL/)], "lines.0.k\ud800": [expect.stringMatching(/^key .*surrogate/)], "lines.1.d": ["must be at most 10 characters long"] });
+    expect(errors).toEqual({ name: [expect.stringMatching(/NUL/)], "lines.0.k\ud800": [expect.stringMatching(/^key .*surrogate/)], "lines.1.d": ["must have at most 10 characters"] });
     let deep: unknown = 1;
     for (let i = 0; i < 100_000; i++) deep = [deep];
     const deepErrors: FieldErrors = {};

@@ -129,12 +129,12 @@ describe("text lengths and bounded messages", () => {
   it("a text over its field's maximum is a 400 with the field path; a note may be longer than a name", async () => {
     const long = await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "A", description: "d".repeat(1_000_001), quantity: 1, amount: 1 }] } });
     expect(long.status).toBe(400);
-    expect(long.body.error.fields).toEqual({ "lines.0.description": ["must be at most 1000 characters long"] });
+    expect(long.body.error.fields).toEqual({ "lines.0.description": ["must have at most 1000 characters"] });
     const name = await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "n".repeat(1001) }) });
-    expect(name.body.error.fields).toEqual({ name: ["must be at most 1000 characters long"] });
+    expect(name.body.error.fields).toEqual({ name: ["must have at most 1000 characters"] });
     const note = await s.rest("PATCH", `/v1/invoices/${invoice}/`, { body: { note: "n".repeat(5000) } });
     expect(note.status).toBe(200);
-    expect((await s.rest("PATCH", `/v1/invoices/${invoice}/`, { body: { note: "n".repeat(5001) } })).body.error.fields).toEqual({ note: ["must be at most 5000 characters long"] });
+    expect((await s.rest("PATCH", `/v1/invoices/${invoice}/`, { body: { note: "n".repeat(5001) } })).body.error.fields).toEqual({ note: ["must have at most 5000 characters"] });
   });
 
   it("a 4.9 MB value in an error quotes at most 200 characters of it", async () => {
