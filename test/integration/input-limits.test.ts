@@ -84,6 +84,19 @@ describe("nesting and keys", () => {
       body: `{"query":${JSON.stringify(query)},"variables":{"input":{"name":"A","metadata":${nested}}}}`,
     });
     const gql = await res.json();
+    // 100 000 levels inside a GraphQL variable, and a list variable nested as deep: a 4xx-style error, no crash
+    for (const variables of [`{"m":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`, `{"ids":${"[".repeat(100_000)}${"]".repeat(100_000)}}`]) {
+      const deepQuery = variables.startsWith('{"m"') ? `mutation($m: JSONObject!) { updatePayment(id: "pay_x", metadata: $m) { id } }` : `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`;
+      const deepRes = await fetch(`${s.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${s.keys.acme}` },
+        body: `{"query":${JSON.stringify(deepQuery)},"variables":${variables}}`,
+      });
+      const deepBody = await deepRes.text();
+      expect(deepRes.status, deepBody.slice(0, 300)).toBeLessThan(500);
+      expect(deepBody).not.toContain("internal_error");
+      expect(deepBody.length).toBeLessThan(3_000);
+    }
     expect(gql.errors[0].extensions.code).toBe("validation_error");
     const [[path, reasons]] = Object.entries(gql.errors[0].extensions.fields as Record<string, string[]>);
     expect(path).toBe(`metadata${".a".repeat(32)}`);
