@@ -6,7 +6,7 @@ import { GraphQLError, GraphQLScalarType, Kind } from "graphql";
 import { DateTimeResolver, JSONObjectResolver } from "graphql-scalars";
 import { Decimal } from "decimal.js";
 import { isIsoDate, isoDate } from "../domain/formats.js";
-import { decimalRangeProblem, quote } from "../domain/input-limits.js";
+import { decimalRangeProblem, MAX_DECIMAL, quote } from "../domain/input-limits.js";
 
 const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
 
@@ -29,7 +29,8 @@ function parseDecimal(value: unknown): string {
 /** Exact decimal number, serialized as a string without exponent ("2916", "0.19"). */
 export const DecimalScalar = new GraphQLScalarType<string, string>({
   name: "Decimal",
-  description: 'Exact decimal number as a string, e.g. "2916" or "1234.50". Inputs accept strings or numbers.',
+  description:
+    `Exact decimal number as a string, e.g. "2916" or "1234.50". Inputs accept strings or numbers, at most ${MAX_DECIMAL} in magnitude (the Decimal(20,6) columns); a larger one is a validation_error naming the field.`,
   serialize: (value) => {
     if (value === null || value === undefined) return value as never;
     return new Decimal(String(value)).toFixed();
