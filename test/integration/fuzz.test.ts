@@ -64,7 +64,9 @@ async function check(endpoint: string, send: () => Promise<Response>, writes = t
   if (text.includes('"internal_error"')) note("internal_error");
   const isError = res.status >= 400 || text.includes('"errors"');
   if (isError && INTERNALS.test(text)) note(`internals in the error body: ${INTERNALS.exec(text)![0]}`);
-  if (writes && last && res.status >= 400 && res.status < 500) {
+  // a refused request: a 4xx, or a GraphQL answer with errors (one mutation per document, so nothing of it may stay)
+  const refused = (res.status >= 400 && res.status < 500) || (res.status < 300 && text.startsWith('{"errors"'));
+  if (writes && last && refused) {
     const xid = await nextXid();
     if (xid !== last.xid) {
       last = { fingerprint: await fingerprint(), xid };
