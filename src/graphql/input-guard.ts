@@ -3,7 +3,7 @@
  * both surfaces (REST runs GraphQL operations): each String and ID value is checked by
  * domain/input-limits.ts `textProblem` (no NUL, no unpaired surrogates, at most its field's
  * length from TEXT_LIMITS), each ID by infra/ids.ts `isWellFormedId`, each JSONObject value by
- * `checkJsonValue` (depth, keys, its strings). Decimals are range-checked by the Decimal scalar.
+ * `checkJsonValue` (depth, keys, its strings), each list at most MAX_JSON_KEYS items. Decimals are range-checked by the Decimal scalar.
  *
  * Errors: a malformed top-level `id` argument (the REST path's id) is 404 `not_found`, as if no
  * such resource existed; anything else is one 400 `validation_error` naming every bad field by its
@@ -22,7 +22,7 @@ import {
   type GraphQLSchema,
 } from "graphql";
 import { addFieldError, NotFoundError, ValidationError, type FieldErrors } from "../domain/errors.js";
-import { checkJsonValue, DEFAULT_TEXT_LIMIT, textLimit, textProblem } from "../domain/input-limits.js";
+import { checkJsonValue, DEFAULT_TEXT_LIMIT, MAX_JSON_KEYS, textLimit, textProblem } from "../domain/input-limits.js";
 import { isWellFormedId } from "../infra/ids.js";
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -36,6 +36,10 @@ function checkValue(value: unknown, type: GraphQLInputType, path: string, key: s
   const inner = isNonNullType(type) ? type.ofType : type;
   if (isListType(inner)) {
     const items = Array.isArray(value) ? value : [value];
+    if (items.length > MAX_JSON_KEYS) {
+      addFieldError(errors, path, `must have at most ${MAX_JSON_KEYS} items`);
+      return;
+    }
     items.forEach((item, i) => checkValue(item, inner.ofType, join(path, String(i)), key, errors));
     return;
   }

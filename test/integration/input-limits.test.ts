@@ -103,6 +103,11 @@ describe("nesting and keys", () => {
     expect(reasons).toEqual(["must not nest arrays and objects more than 32 levels deep"]);
   });
 
+  it("a list argument of more than 1000 items is a 400 on it (a filter's `in` never becomes 100 000 query parameters)", async () => {
+    const res = await s.graphql(`query($in: [String!]) { customers(first: 1, where: { name: { in: $in } }) { totalCount } }`, { in: Array.from({ length: 100_000 }, (_, i) => `n${i}`) });
+    expect(res.body.errors[0].extensions).toMatchObject({ code: "validation_error", fields: { "where.name.in": ["must have at most 1000 items"] } });
+  });
+
   it("keys named like Object.prototype's are unknown fields, never a crash", async () => {
     for (const raw of ['{"constructor":1}', '{"__proto__":{"x":1}}', '{"toString":"a","lines":[{"constructor":1,"__proto__":2}]}', '{"valueOf":[],"hasOwnProperty":{}}']) {
       const res = await s.rest("POST", "/v1/invoices/", { raw });
