@@ -105,7 +105,7 @@ describe.skipIf(TEST_DB !== "postgres")("PostgreSQL going away", () => {
     s = await startTestServer();
     closers.push(() => s.close());
     const name = nameOf(s.database);
-    await admin(`ALTER DATABASE "${name}" SET statement_timeout = '300ms'`);
+    await admin(`ALTER DATABASE "${name}" SET statement_timeout = '1s'`);
     await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`); // new sessions take the setting
     const locker = new pg.Client({ connectionString: (s.database.target as { url: string }).url });
     await locker.connect();
