@@ -9,7 +9,8 @@ import { schema } from "./graphql/schema.js";
 import type { GraphQLContext } from "./graphql/context.js";
 import { maskError } from "./graphql/errors.js";
 import { authenticate } from "./services/api-keys.js";
-import { createRestHandler } from "./rest/router.js";
+import { createRestHandler, errorResponse } from "./rest/router.js";
+import { domainErrorOfDatabaseFailure } from "./infra/database-errors.js";
 import { handleCheckout } from "./rest/checkout.js";
 import type { Database } from "./infra/database.js";
 import type { Logger } from "./infra/logger.js";
@@ -236,8 +237,15 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
         response = Response.json({ error: { code: "not_found", message: `No route for ${request.method} ${url.pathname}` } }, { status: 404 });
       }
     } catch (e) {
-      logger.error({ err: e, requestId }, "request failed");
-      response = Response.json({ error: { code: "internal_error", message: "Unexpected error." } }, { status: 500 });
+      // a database that cannot serve now is a 503 with Retry-After (infra/database-errors.ts); anything else a masked 500
+      const mapped = domainErrorOfDatabaseFailure(e);
+      if (mapped) {
+        logger.warn({ err: e, requestId }, `request failed: ${mapped.code}`);
+        response = errorResponse(mapped.code, mapped.message, mapped.fields);
+      } else {
+        logger.error({ err: e, requestId }, "request failed");
+        response = Response.json({ error: { code: "internal_error", message: "Unexpected error." } }, { status: 500 });
+      }
     }
     const ms = performance.now() - started;
     requests.inc({ surface, status: String(response.status) });

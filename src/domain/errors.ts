@@ -10,10 +10,21 @@ export type ErrorCode =
   | "not_found"
   | "invalid_state"
   | "tax_agency_rejected"
-  | "rate_limited";
+  | "rate_limited"
+  | "service_unavailable";
 
 /** Field path (dot-separated, array indexes as numbers: `lines.0.quantity`) -> messages. */
 export type FieldErrors = Record<string, string[]>;
+
+/**
+ * Adds `reason` under `path` in `fields`. Safe for any path, also one named like an
+ * Object.prototype key (`constructor`, `toString`, `__proto__`): only own keys count, and the key
+ * is defined, never assigned (assigning `__proto__` would replace the prototype instead).
+ */
+export function addFieldError(fields: FieldErrors, path: string, reason: string): void {
+  if (!Object.hasOwn(fields, path)) Object.defineProperty(fields, path, { value: [], enumerable: true, writable: true, configurable: true });
+  fields[path].push(reason);
+}
 
 export abstract class DomainError extends Error {
   abstract readonly code: ErrorCode;
@@ -56,7 +67,7 @@ export class NotFoundError extends DomainError {
   readonly code = "not_found" as const;
   readonly status = 404;
   constructor(resource: string, id: string) {
-    super(`No ${resource} with id ${id}`);
+    super(`No ${resource} with id ${id.length > 200 ? `${id.slice(0, 200)}… (${id.length} characters)` : id}`);
   }
 }
 
@@ -78,11 +89,26 @@ export class RateLimitedError extends DomainError {
   readonly status = 429;
 }
 
+/**
+ * 503: the database cannot serve the request now (unreachable, no free connection, a statement
+ * timeout). Nothing was written; retry after `retryAfterSeconds` (the `Retry-After` header).
+ */
+export class ServiceUnavailableError extends DomainError {
+  readonly code = "service_unavailable" as const;
+  readonly status = 503;
+  constructor(
+    message = "The service cannot reach its database right now; nothing was changed. Retry later.",
+    readonly retryAfterSeconds = 5,
+  ) {
+    super(message);
+  }
+}
+
 /** Collects field errors and throws them together as one ValidationError. */
 export class FieldErrorCollector {
   private readonly fields: FieldErrors = {};
   add(path: string, reason: string): void {
-    (this.fields[path] ??= []).push(reason);
+    addFieldError(this.fields, path, reason);
   }
   /**
    * Runs `check`; a ValidationError it throws is added here (field by field) instead of

@@ -7,7 +7,7 @@ import PrismaPlugin from "@pothos/plugin-prisma";
 import RelayPlugin from "@pothos/plugin-relay";
 import type PrismaTypes from "../infra/prisma/generated/pothos-types.js";
 import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
-import { idPrefix } from "../infra/ids.js";
+import { idPrefix, isWellFormedId } from "../infra/ids.js";
 import type { GraphQLContext } from "./context.js";
 import { DateScalar, DateTimeResolver, DecimalScalar, JSONObjectResolver } from "./scalars.js";
 
@@ -69,10 +69,21 @@ export const builder = new SchemaBuilder<{
     edgesFieldOptions: { nullable: false },
     nodeFieldOptions: { nullable: false },
     encodeGlobalID: (_typename, id) => String(id),
-    decodeGlobalID: (globalID) => ({ typename: NODE_TYPES[idPrefix(globalID) ?? ""] ?? UNKNOWN_NODE, id: globalID }),
-    // an id whose prefix names no node type reads as "not found" (null), like any unknown id
+    decodeGlobalID: (globalID) => {
+      const prefix = isWellFormedId(globalID) ? idPrefix(globalID) : undefined;
+      return { typename: prefix && Object.hasOwn(NODE_TYPES, prefix) ? NODE_TYPES[prefix] : UNKNOWN_NODE, id: globalID };
+    },
+    // an id that is malformed (infra/ids.ts) or whose prefix names no node type reads as "not
+    // found" (null), like any unknown id, without a query
     nodeQueryOptions: {
       resolve: (_root, { id }, _ctx, _info, resolveNode) => (id.typename === UNKNOWN_NODE ? null : resolveNode(id)),
+    },
+    nodesQueryOptions: {
+      // Pothos resolves `args.ids` (not the list handed to resolveNodes): unknown ones become null there
+      resolve: (_root, args, _ctx, _info, resolveNodes) => {
+        (args as { ids: ({ id: string; typename: string } | null)[] }).ids = args.ids.map((id) => (id.typename === UNKNOWN_NODE ? null : id));
+        return resolveNodes([]);
+      },
     },
   },
 });

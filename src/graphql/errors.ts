@@ -2,10 +2,15 @@
  * One error shape for GraphQL (docs/rest.md "Responses"): DomainErrors become GraphQL errors with
  * `extensions.code` (and `extensions.fields`); GraphQL's own validation and input-coercion errors
  * get code `validation_error` with the field named when the message gives it; anything else is
- * logged and masked as `internal_error`.
+ * logged and masked as `internal_error`. A database that cannot serve the request now (unreachable,
+ * pool exhausted, statement timeout: infra/database-errors.ts) is `service_unavailable` with HTTP
+ * 503 and `Retry-After`. Messages and field reasons are bounded here (domain/input-limits.ts
+ * `boundMessage`: at most 200 characters of quoted input).
  */
 import { GraphQLError } from "graphql";
-import { DomainError, type FieldErrors } from "../domain/errors.js";
+import { DomainError, ServiceUnavailableError, type FieldErrors } from "../domain/errors.js";
+import { boundFieldErrors, boundMessage } from "../domain/input-limits.js";
+import { domainErrorOfDatabaseFailure } from "../infra/database-errors.js";
 import type { Logger } from "../infra/logger.js";
 
 /** `Variable "$input" got invalid value ... at "input.lines[0].quantity"` -> `lines.0.quantity` */
@@ -22,24 +27,41 @@ function fieldFromMessage(message: string): string | undefined {
 
 export function maskError(error: unknown, logger: Logger): GraphQLError {
   const graphQLError = error instanceof GraphQLError ? error : null;
-  const original = graphQLError ? graphQLError.originalError ?? null : error;
+  let original = graphQLError ? graphQLError.originalError ?? null : error;
   const path = graphQLError?.path;
+  if (original && !(original instanceof DomainError) && !(original instanceof GraphQLError)) {
+    const mapped = domainErrorOfDatabaseFailure(original);
+    if (mapped) {
+      logger.warn({ err: original }, "database failure answered as " + mapped.code);
+      original = mapped;
+    }
+  }
   if (original instanceof DomainError) {
-    return new GraphQLError(original.message, {
+    const http =
+      original instanceof ServiceUnavailableError
+        ? { http: { status: 503, headers: { "retry-after": String(original.retryAfterSeconds) } } }
+        : original.status === 401
+          ? { http: { status: 401 } }
+          : {};
+    return new GraphQLError(boundMessage(original.message), {
       path,
       nodes: graphQLError?.nodes,
       extensions: {
         code: original.code,
-        ...(original.fields && Object.keys(original.fields).length ? { fields: original.fields } : {}),
-        ...(original.status === 401 ? { http: { status: 401 } } : {}),
+        ...(original.fields && Object.keys(original.fields).length ? { fields: boundFieldErrors(original.fields) } : {}),
+        ...http,
       },
     });
   }
   if (graphQLError && (!original || original instanceof GraphQLError)) {
-    if (graphQLError.extensions?.code && graphQLError.extensions.code !== "BAD_USER_INPUT") return graphQLError;
-    const field = fieldFromMessage(graphQLError.message);
-    const fields: FieldErrors | undefined = field ? { [field]: [graphQLError.message] } : undefined;
-    return new GraphQLError(graphQLError.message, {
+    if (graphQLError.extensions?.code && graphQLError.extensions.code !== "BAD_USER_INPUT") {
+      const bounded = boundMessage(graphQLError.message);
+      return bounded === graphQLError.message ? graphQLError : new GraphQLError(bounded, { path, nodes: graphQLError.nodes, extensions: graphQLError.extensions });
+    }
+    const message = boundMessage(graphQLError.message);
+    const field = fieldFromMessage(message);
+    const fields: FieldErrors | undefined = field ? boundFieldErrors({ [field]: [message] }) : undefined;
+    return new GraphQLError(message, {
       path,
       nodes: graphQLError.nodes,
       extensions: { ...graphQLError.extensions, code: "validation_error", ...(fields ? { fields } : {}) },

@@ -6,21 +6,31 @@ import { GraphQLError, GraphQLScalarType, Kind } from "graphql";
 import { DateTimeResolver, JSONObjectResolver } from "graphql-scalars";
 import { Decimal } from "decimal.js";
 import { isIsoDate, isoDate } from "../domain/formats.js";
+import { decimalRangeProblem, MAX_DECIMAL, quote } from "../domain/input-limits.js";
 
 const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
 
+/**
+ * A Decimal input: a decimal string or a finite number, within the range of the `Decimal(20,6)`
+ * columns (domain/input-limits.ts MAX_DECIMAL); the error names the largest allowed value.
+ */
 function parseDecimal(value: unknown): string {
-  const text = typeof value === "number" && Number.isFinite(value) ? String(value) : value;
-  if (typeof text !== "string" || !DECIMAL_TEXT.test(text.trim())) {
-    throw new GraphQLError(`Decimal must be a number or a decimal string like "1234.50", got ${JSON.stringify(value)}`);
+  const text = typeof value === "number" && Number.isFinite(value) ? new Decimal(value).toFixed() : value;
+  if (typeof text !== "string" || text.length > 100 || !DECIMAL_TEXT.test(text.trim())) {
+    const shown = typeof value === "string" ? quote(value) : typeof value === "number" ? String(value) : typeof value;
+    throw new GraphQLError(`Decimal must be a number or a decimal string like "1234.50", got ${shown}`);
   }
-  return new Decimal(text.trim()).toFixed();
+  const decimal = new Decimal(text.trim());
+  const problem = decimalRangeProblem(decimal);
+  if (problem) throw new GraphQLError(`Decimal ${problem}, got ${quote(text.trim(), 40)}`);
+  return decimal.toFixed();
 }
 
 /** Exact decimal number, serialized as a string without exponent ("2916", "0.19"). */
 export const DecimalScalar = new GraphQLScalarType<string, string>({
   name: "Decimal",
-  description: 'Exact decimal number as a string, e.g. "2916" or "1234.50". Inputs accept strings or numbers.',
+  description:
+    `Exact decimal number as a string, e.g. "2916" or "1234.50". Inputs accept strings or numbers, at most ${MAX_DECIMAL} in magnitude (the Decimal(20,6) columns); a larger one is a validation_error naming the field.`,
   serialize: (value) => {
     if (value === null || value === undefined) return value as never;
     return new Decimal(String(value)).toFixed();

@@ -1,5 +1,6 @@
 /** Builds the GraphQL schema from every type module (one file per resource under ./types). */
 import { builder } from "./builder.js";
+import { guardInputs } from "./input-guard.js";
 import "./types/reference.js";
 import "./types/customer.js";
 import "./types/payment.js";
@@ -22,4 +23,5 @@ import "./types/sii.js";
 // receiving (docs/sii-receiving.md)
 import "./types/swap.js";
 
-export const schema = builder.toSchema({ sortSchema: true });
+/** Every field with arguments checks them first (input-guard.ts: text, ids, JSON values). */
+export const schema = guardInputs(builder.toSchema({ sortSchema: true }));

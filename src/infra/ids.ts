@@ -58,7 +58,21 @@ export function derivedId(prefix: IdPrefix, seed: string): string {
 /** The prefix of an id (`inv` for `inv_...`), or undefined when it has none we know. */
 export function idPrefix(id: string): IdPrefix | undefined {
   const prefix = id.split("_", 1)[0];
-  return prefix in ID_PREFIXES ? (prefix as IdPrefix) : undefined;
+  return Object.hasOwn(ID_PREFIXES, prefix) ? (prefix as IdPrefix) : undefined;
+}
+
+/** Longest random part accepted in an id (ours have 24 characters; a little room for imported ones). */
+const ID_SHAPE = /^([a-z]{3})_[0-9A-Za-z]{1,64}$/;
+
+/**
+ * Whether `id` has the shape of a resource id: a known prefix (of `prefixes` when given), `_`, and
+ * 1 to 64 base62 characters. Checked before any query, so a malformed id (NUL, odd bytes, another
+ * alphabet) never reaches the database; it reads as "no such resource".
+ */
+export function isWellFormedId(id: string, prefixes?: readonly IdPrefix[]): boolean {
+  const m = ID_SHAPE.exec(id);
+  if (!m || !Object.hasOwn(ID_PREFIXES, m[1])) return false;
+  return !prefixes || prefixes.includes(m[1] as IdPrefix);
 }
 
 /** A secret of `bytes` random bytes in base62 (API keys, session keys). */

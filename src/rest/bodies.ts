@@ -6,12 +6,18 @@
  * fields, limits, references) are checked by the services behind GraphQL, not here.
  */
 import { z } from "zod";
-import { ValidationError, type FieldErrors } from "../domain/errors.js";
+import { Decimal } from "decimal.js";
+import { decimalRangeProblem } from "../domain/input-limits.js";
+import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
 
 const text = z.string().nullable().optional();
+/** A money or quantity value: a JSON number or a decimal string, within the column's range (domain/input-limits.ts). */
 const decimal = z
-  .union([z.number().finite(), z.string().regex(/^-?\d+(\.\d+)?$/, "must be a decimal number")])
-  .transform((v) => String(v))
+  .union([z.number().finite().transform((n) => new Decimal(n).toFixed()), z.string().max(100, "must be a decimal number").regex(/^-?\d+(\.\d+)?$/, "must be a decimal number")])
+  .superRefine((v, ctx) => {
+    const problem = decimalRangeProblem(v);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  })
   .nullable()
   .optional();
 const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date yyyy-mm-dd").nullable().optional();
@@ -312,9 +318,9 @@ export function parseBody<S extends z.ZodType>(schema: S, raw: unknown): z.infer
   const fields: FieldErrors = {};
   for (const issue of result.error.issues) {
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) (fields[[...issue.path, key].join(".")] ??= []).push("unknown field");
+      for (const key of issue.keys) addFieldError(fields, [...issue.path, key].join("."), "unknown field");
     } else {
-      (fields[issue.path.join(".") || "body"] ??= []).push(issue.message);
+      addFieldError(fields, issue.path.join(".") || "body", issue.message);
     }
   }
   const summary = Object.entries(fields).map(([k, v]) => `${k}: ${v.join(", ")}`).join("; ");

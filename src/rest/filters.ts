@@ -3,7 +3,7 @@
  * `field__exact=v` (equals), `field__in=a,b`, `field__contains=v`, `field__icontains=v`, and on
  * dates `field__gte`, `field__lte`. Unknown parameters and operators are a 400 naming them.
  */
-import { ValidationError, type FieldErrors } from "../domain/errors.js";
+import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
 
 export type FilterKind = "string" | "datetime" | "boolean";
 
@@ -19,7 +19,7 @@ function dayBounds(value: string, param: string, errors: FieldErrors): { start: 
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
   const parsed = new Date(dateOnly ? `${value}T00:00:00.000Z` : value);
   if (Number.isNaN(parsed.getTime())) {
-    (errors[param] ??= []).push("must be a date yyyy-mm-dd or an ISO 8601 timestamp");
+    addFieldError(errors, param, "must be a date yyyy-mm-dd or an ISO 8601 timestamp");
     return null;
   }
   return { start: parsed, end: dateOnly ? new Date(parsed.getTime() + 86_400_000 - 1) : parsed };
@@ -42,23 +42,23 @@ export function parseFilters(query: URLSearchParams, spec: FilterSpec, allowedEx
     }
     const target = spec[field];
     if (!target) {
-      (errors[param] ??= []).push(`unknown filter; filterable fields: ${Object.keys(spec).join(", ")}`);
+      addFieldError(errors, param, `unknown filter; filterable fields: ${Object.keys(spec).join(", ")}`);
       continue;
     }
     if (target.kind === "boolean") {
-      if (op !== "exact" || !["true", "false"].includes(value)) (errors[param] ??= []).push("must be true or false");
+      if (op !== "exact" || !["true", "false"].includes(value)) addFieldError(errors, param, "must be true or false");
       else filters[target.key] = value === "true";
       continue;
     }
     const current = (filters[target.key] ??= {}) as Record<string, unknown>;
     if (target.kind === "string") {
       const graphqlOp = STRING_OPS[op];
-      if (!graphqlOp) (errors[param] ??= []).push(`unknown operator ${op}; use exact, in, contains or icontains`);
+      if (!graphqlOp) addFieldError(errors, param, `unknown operator ${op}; use exact, in, contains or icontains`);
       else current[graphqlOp] = op === "in" ? value.split(",").map((v) => v.trim()).filter(Boolean) : value;
       continue;
     }
     if (!DATE_OPS.has(op)) {
-      (errors[param] ??= []).push(`unknown operator ${op}; use exact, gte or lte`);
+      addFieldError(errors, param, `unknown operator ${op}; use exact, gte or lte`);
       continue;
     }
     const bounds = dayBounds(value, param, errors);

@@ -7,7 +7,9 @@
 import { print } from "graphql";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { offsetToCursor } from "@pothos/plugin-relay";
-import { DomainError, ValidationError, type FieldErrors } from "../domain/errors.js";
+import { addFieldError, DomainError, ValidationError, type FieldErrors } from "../domain/errors.js";
+import { boundFieldErrors, boundMessage, checkJsonValue, DEFAULT_TEXT_LIMIT, jsonDepthProblem, textProblem } from "../domain/input-limits.js";
+import { domainErrorOfDatabaseFailure, RETRY_AFTER_SECONDS } from "../infra/database-errors.js";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../graphql/pagination.js";
 import * as ops from "../graphql/generated/operations.js";
 import {
@@ -49,11 +51,20 @@ const STATUS_BY_CODE: Record<string, number> = {
   invalid_state: 409,
   tax_agency_rejected: 422,
   rate_limited: 429,
+  service_unavailable: 503,
 };
 
-/** The REST error body (docs/rest.md "Responses"). */
+/**
+ * The REST error body (docs/rest.md "Responses"), the one place REST errors are written: the
+ * message and field reasons are bounded (domain/input-limits.ts `boundMessage`), and a 503
+ * `service_unavailable` carries `Retry-After` (infra/database-errors.ts).
+ */
 export function errorResponse(code: string, message: string, fields?: FieldErrors): Response {
-  return jsonResponse({ error: { code, message, ...(fields && Object.keys(fields).length ? { fields } : {}) } }, STATUS_BY_CODE[code] ?? 500);
+  const status = Object.hasOwn(STATUS_BY_CODE, code) ? STATUS_BY_CODE[code] : 500;
+  const bounded = fields && Object.keys(fields).length ? boundFieldErrors(fields) : null;
+  const response = jsonResponse({ error: { code, message: boundMessage(message), ...(bounded ? { fields: bounded } : {}) } }, status);
+  if (status === 503) response.headers.set("retry-after", String(RETRY_AFTER_SECONDS));
+  return response;
 }
 
 class RestError extends Error {
@@ -98,7 +109,7 @@ function pageArgs(url: URL): { page: number; size: number; first: number; after:
     if (raw === null) return fallback;
     const value = Number(raw);
     if (!/^\d+$/.test(raw) || value < 1 || (max !== undefined && value > max)) {
-      (errors[name] ??= []).push(max ? `must be an integer from 1 to ${max}` : "must be a positive integer");
+      addFieldError(errors, name, max ? `must be an integer from 1 to ${max}` : "must be a positive integer");
     }
     return value;
   };
@@ -725,10 +736,10 @@ const SUBSCRIPTION_FILTERS: FilterSpec = {
 function cancelParams(url: URL): { cancelReason: string | null; atPeriodEnd: boolean } {
   const errors: FieldErrors = {};
   for (const name of new Set(url.searchParams.keys())) {
-    if (name !== "cancel_reason" && name !== "at_period_end") (errors[name] ??= []).push("unknown parameter; DELETE takes cancel_reason and at_period_end");
+    if (name !== "cancel_reason" && name !== "at_period_end") addFieldError(errors, name, "unknown parameter; DELETE takes cancel_reason and at_period_end");
   }
   const raw = url.searchParams.get("at_period_end");
-  if (raw !== null && raw !== "true" && raw !== "false") (errors.at_period_end ??= []).push("must be true or false");
+  if (raw !== null && raw !== "true" && raw !== "false") addFieldError(errors, "at_period_end", "must be true or false");
   if (Object.keys(errors).length) throw new ValidationError("Invalid cancel parameters", errors);
   return { cancelReason: url.searchParams.get("cancel_reason"), atPeriodEnd: raw === "true" };
 }
@@ -949,6 +960,11 @@ routes.push(
 // ---------------------------------------------------------------------------------------------
 // dispatch
 
+/** Method and path of every REST route, in declaration order (the fuzz test takes its list from here). */
+export function restRoutes(): { method: Route["method"]; path: string }[] {
+  return routes.map(({ method, path }) => ({ method, path }));
+}
+
 interface CompiledRoute extends Route {
   regex: RegExp;
   names: string[];
@@ -972,11 +988,11 @@ type GraphQLResponse = { data?: unknown; errors?: { message: string; extensions?
 /** Maps GraphQL errors to the REST error response: the first error's code decides the status. */
 function graphQLErrorResponse(errors: NonNullable<GraphQLResponse["errors"]>): Response {
   const code = errors[0].extensions?.code ?? "internal_error";
-  if (!(code in STATUS_BY_CODE)) return errorResponse("internal_error", "Unexpected error.");
+  if (!Object.hasOwn(STATUS_BY_CODE, code)) return errorResponse("internal_error", "Unexpected error.");
   const fields: FieldErrors = {};
   for (const e of errors) {
     if ((e.extensions?.code ?? code) !== code) continue;
-    for (const [k, v] of Object.entries(e.extensions?.fields ?? {})) (fields[k] ??= []).push(...v);
+    for (const [k, v] of Object.entries(e.extensions?.fields ?? {})) for (const reason of v) addFieldError(fields, k, reason);
   }
   const message = errors.filter((e) => (e.extensions?.code ?? code) === code).map((e) => e.message).join("; ");
   return errorResponse(code, message, fields);
@@ -1005,14 +1021,30 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
     } catch {
       return errorResponse("not_found", `No resource at ${url.pathname}`);
     }
+    // a path segment with NUL, an unpaired surrogate or over 200 characters names nothing (ids: input-guard.ts)
+    if (Object.values(params).some((value) => textProblem(value, 200) !== null)) return errorResponse("not_found", `No resource at ${url.pathname}`);
+    // query strings and bodies: the text and structure rules of domain/input-limits.ts, before anything else
+    const inputErrors: FieldErrors = {};
+    for (const [name, value] of url.searchParams) {
+      const problem = textProblem(name, 200) ?? textProblem(value, DEFAULT_TEXT_LIMIT);
+      if (problem) addFieldError(inputErrors, name, problem);
+    }
+    if (Object.keys(inputErrors).length) return errorResponse("validation_error", "Invalid query string", inputErrors);
 
     let body: unknown;
     if (route.method === "POST" || route.method === "PATCH") {
       const text = await request.text();
+      const depth = jsonDepthProblem(text);
+      if (depth) return errorResponse("validation_error", `Invalid request body: ${depth}`, { body: [depth] });
       try {
         body = text ? JSON.parse(text) : {};
       } catch {
         return errorResponse("validation_error", "The body must be valid JSON", { body: ["must be valid JSON"] });
+      }
+      checkJsonValue(body, "", inputErrors, () => null); // lengths: per field, by the GraphQL input check
+      if (Object.keys(inputErrors).length) {
+        const summary = Object.entries(inputErrors).map(([k, v]) => `${k}: ${v.join(", ")}`).join("; ");
+        return errorResponse("validation_error", `Invalid request body: ${summary}`, inputErrors);
       }
     }
 
@@ -1032,7 +1064,8 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
       return await route.handle({ request, url, params, body, base: publicUrl ?? url.origin, run });
     } catch (e) {
       if (e instanceof RestError) return e.response;
-      if (e instanceof DomainError) return errorResponse(e.code, e.message, e.fields);
+      const error = e instanceof DomainError ? e : domainErrorOfDatabaseFailure(e);
+      if (error) return errorResponse(error.code, error.message, error.fields);
       throw e;
     }
   };
