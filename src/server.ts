@@ -10,7 +10,8 @@ import type { GraphQLContext } from "./graphql/context.js";
 import { maskError } from "./graphql/errors.js";
 import { authenticate } from "./services/api-keys.js";
 import { createRestHandler, errorResponse } from "./rest/router.js";
-import { domainErrorOfDatabaseFailure } from "./infra/database-errors.js";
+import { domainErrorOfDatabaseFailure, RETRY_AFTER_SECONDS } from "./infra/database-errors.js";
+import { boundFieldErrors, boundMessage } from "./domain/input-limits.js";
 import { handleCheckout } from "./rest/checkout.js";
 import type { Database } from "./infra/database.js";
 import type { Logger } from "./infra/logger.js";
@@ -169,8 +170,11 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     let auth;
     try {
       auth = await authenticate(prisma, request.headers.get("authorization"));
-    } catch {
-      return run(request);
+    } catch (e) {
+      // no valid key: the request runs as usual and answers 401; anything else (a database that
+      // cannot serve) must not run the request without its key
+      if (e instanceof DomainError && e.status === 401) return run(request);
+      return keyedFailure(e, key, surface);
     }
     const url = new URL(request.url);
     const body = await request.text();
@@ -195,13 +199,29 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     } catch (e) {
       // not the request's own answer: its transaction could not start, store or commit (the
       // request's errors are answers, handle() catches them); everything is rolled back
-      if (!(e instanceof DomainError)) logger.error({ err: e, idempotencyKey: key }, "keyed request failed; rolled back, the key stays free");
-      const error =
-        e instanceof DomainError
-          ? { code: e.code, message: e.message, ...(e.fields ? { fields: e.fields } : {}) }
-          : { code: "internal_error", message: "Unexpected error." };
-      return Response.json(surface === "graphql" ? { errors: [{ message: error.message, extensions: error }] } : { error }, { status: e instanceof DomainError ? e.status : 500 });
+      return keyedFailure(e, key, surface);
     }
+  }
+
+  /**
+   * The answer of a keyed request that failed outside the request itself (authentication or its
+   * transaction could not run, start, store or commit; everything is rolled back, the key stays
+   * free): a DomainError as itself, a database that cannot serve as 503 with Retry-After
+   * (infra/database-errors.ts), anything else a logged, masked 500.
+   */
+  function keyedFailure(e: unknown, key: string, surface: string): Response {
+    // a database that cannot serve (no connection for the transaction, a timeout) is a 503 with
+    // Retry-After, as everywhere else (infra/database-errors.ts)
+    const known = e instanceof DomainError ? e : domainErrorOfDatabaseFailure(e);
+    if (!known) logger.error({ err: e, idempotencyKey: key }, "keyed request failed; rolled back, the key stays free");
+    else if (!(e instanceof DomainError)) logger.warn({ err: e, idempotencyKey: key }, `keyed request failed: ${known.code}; rolled back, the key stays free`);
+    if (known && surface === "rest") return errorResponse(known.code, known.message, known.fields);
+    const error = known
+      ? { code: known.code, message: boundMessage(known.message), ...(known.fields ? { fields: boundFieldErrors(known.fields) } : {}) }
+      : { code: "internal_error", message: "Unexpected error." };
+    const status = known ? known.status : 500;
+    const headers: Record<string, string> = status === 503 ? { "retry-after": String(RETRY_AFTER_SECONDS) } : {};
+    return Response.json(surface === "graphql" ? { errors: [{ message: error.message, extensions: error }] } : { error }, { status, headers });
   }
 
   async function handle(request: Request): Promise<Response> {

@@ -45,6 +45,15 @@ async function expectUnavailable(handle: (r: Request) => Promise<Response>, key:
   const post = await handle(new Request(`${base}/v1/customers/`, { method: "POST", headers, body: JSON.stringify({ name: "A" }) }));
   expect(post.status).toBe(503);
   expect(post.headers.get("retry-after")).toBe("5");
+  // a keyed write is refused the same way: it never runs without its key (server.ts idempotent())
+  for (const path of ["/v1/customers/", "/graphql"]) {
+    const body = path === "/graphql" ? { query: 'mutation { createCustomer(input: { name: "A" }) { id } }' } : { name: "A" };
+    const keyed = await handle(new Request(`${base}${path}`, { method: "POST", headers: { ...headers, "idempotency-key": "db-down-1" }, body: JSON.stringify(body) }));
+    const text = await keyed.text();
+    expect(keyed.status, text).toBe(503);
+    expect(keyed.headers.get("retry-after")).toBe("5");
+    expect(text).toContain("service_unavailable");
+  }
   const gql = await handle(new Request(`${base}/graphql`, { method: "POST", headers, body: JSON.stringify({ query: "{ customers(first: 1) { totalCount } }" }) }));
   const gqlBody = await gql.text();
   expect(gql.status, gqlBody).toBe(503);
