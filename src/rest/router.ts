@@ -49,6 +49,9 @@ const STATUS_BY_CODE: Record<string, number> = {
   invalid_state: 409,
   tax_agency_rejected: 422,
   rate_limited: 429,
+  // GraphQL limits (graphql/limits.ts): a document over a limit, a query over its time budget
+  query_too_complex: 400,
+  request_timeout: 503,
 };
 
 /** The REST error body (docs/rest.md "Responses"). */
