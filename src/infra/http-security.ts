@@ -8,8 +8,8 @@
  * - the hosted checkout page (rest/checkout.ts): its inline style only, images from the service;
  *   its forms post to the page itself, which then redirects to the merchant's `return_url`, so
  *   `form-action` is left open (Chromium applies it to the redirect too);
- * - GraphiQL (server.ts): the page is one HTML file with GraphiQL's code inlined, so its two inline
- *   scripts are allowed by their SHA-256 hashes (computed from the page when it is rendered),
+ * - GraphiQL (server.ts): the page is one HTML file with GraphiQL's code inlined, so its inline
+ *   script(s) are allowed by their SHA-256 hashes (computed from the page when it is rendered),
  *   Monaco's editor workers from `blob:`, its styles inline and its fonts and icons from `data:`;
  *   requests go to the service itself only (`connect-src 'self'`).
  *
