@@ -4,7 +4,8 @@
  * into the formatted values infra/pdf.ts draws. Each kind adds its own dates and notes.
  */
 import type { Prisma } from "../infra/prisma/generated/client.js";
-import { renderDocumentPdf, type PdfTaxStamp } from "../infra/pdf.js";
+import type { PdfTaxStamp } from "../infra/pdf.js";
+import { renderDocumentPdfOffThread } from "../infra/pdf-pool.js";
 import { cedibleLabel, compactTed, decodeIso88591, timbreCaption, timbrePng } from "../infra/taxagency/sii/index.js";
 import { tenant, type ServiceContext } from "./context.js";
 import { fileNameOfUrl } from "./files.js";
@@ -95,7 +96,7 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
   totals.push(["Net", formatMoney(doc.amount.toString(), currency)]);
   totals.push([`Tax (${doc.taxPercent.toString()} %)`, formatMoney(doc.tax.toString(), currency)]);
   totals.push(["Total", formatMoney(doc.total.toString(), currency)]);
-  return renderDocumentPdf({
+  return renderDocumentPdfOffThread({
     documentName: doc.documentType.name,
     number: doc.number,
     status: doc.status,

@@ -28,7 +28,7 @@ import {
   type ResponseHeader,
   type SigningCredentials,
 } from "../infra/taxagency/sii/index.js";
-import { renderSwapPdf } from "../infra/swap-pdf.js";
+import { renderSwapPdfOffThread } from "../infra/pdf-pool.js";
 import { lockTenantRow, tenant, type ServiceContext, type Tx } from "./context.js";
 import { storeFile } from "./files.js";
 
@@ -234,7 +234,7 @@ export async function swapPdf(ctx: ServiceContext, id: string): Promise<Buffer> 
     include: { purchases: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }] }, organization: { select: { name: true, taxBusinessName: true, taxId: true } } },
   });
   if (!swap) throw new NotFoundError("swap", id);
-  return renderSwapPdf({
+  return renderSwapPdfOffThread({
     id: swap.id,
     receiver: swap.organization.taxBusinessName ?? swap.organization.name,
     receiverTaxId: swap.organization.taxId,
