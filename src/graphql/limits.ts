@@ -14,7 +14,7 @@
  * message) before anything runs; the REST adapter's documents (src/rest/operations) stay within
  * every limit at the largest page size (test/graphql-limits.test.ts checks them all).
  */
-import { GraphQLError, Kind, type DefinitionNode, getNamedType, getNullableType, isListType, isObjectType, isInterfaceType, type ASTVisitor, type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLSchema, type SelectionSetNode, type ValidationContext, type GraphQLOutputType, type ValueNode, defaultFieldResolver } from "graphql";
+import { GraphQLError, Kind, print, type DocumentNode, type DefinitionNode, getNamedType, getNullableType, isListType, isObjectType, isInterfaceType, type ASTVisitor, type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLSchema, type SelectionSetNode, type ValidationContext, type GraphQLOutputType, type ValueNode, defaultFieldResolver } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
 import { maxDepthPlugin } from "@escape.tech/graphql-armor-max-depth";
@@ -23,6 +23,7 @@ import { maxDirectivesPlugin } from "@escape.tech/graphql-armor-max-directives";
 import { blockFieldSuggestionsPlugin } from "@escape.tech/graphql-armor-block-field-suggestions";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./pagination.js";
 import { MAX_NODE_IDS } from "./builder.js";
+import * as restOperations from "./generated/operations.js";
 
 /** The limits and their defaults (docs/limits.md lists them). */
 export const GRAPHQL_LIMITS = {
@@ -34,23 +35,23 @@ export const GRAPHQL_LIMITS = {
   maxAliases: 30,
   /** directives in one operation */
   maxDirectives: 20,
-  /** the cost of one operation by `costRule` */
-  maxCost: 500_000,
+  /** the cost of one operation by `costRule` (the REST adapter's own documents are exempt: `isRestDocument`) */
+  maxCost: 20_000,
   /** ids in one `nodes(ids:)` */
   maxNodeIds: MAX_NODE_IDS,
 } as const;
 
 /**
  * Cost of the fields that do far more work than reading a column: rendering a PDF (pdfkit, tens of
- * milliseconds of CPU each) and the stored XML of a purchase. With `maxCost` 500,000 a request can
+ * milliseconds of CPU each) and the stored XML of a purchase. With `maxCost` 20,000 a request can
  * render at most two PDFs, however they are nested or aliased.
  */
 export const FIELD_COSTS: Readonly<Record<string, number>> = {
-  "Invoice.pdf": 200_000,
-  "Order.pdf": 200_000,
-  "CreditNote.pdf": 200_000,
-  "Swap.pdf": 200_000,
-  "Purchase.xml": 2_000,
+  "Invoice.pdf": 8_000,
+  "Order.pdf": 8_000,
+  "CreditNote.pdf": 8_000,
+  "Swap.pdf": 8_000,
+  "Purchase.xml": 100,
 };
 
 /** Items assumed for a plain list field (an invoice's lines, payments, ...). */
@@ -171,6 +172,24 @@ function relabel(what: string) {
   };
 }
 
+/**
+ * The documents the REST adapter sends (src/rest/operations, printed as rest/router.ts prints
+ * them). They are fixed, their page size is at most 100 by the REST rules, and priced at their
+ * worst (every variable page at 100, every nested list at LIST_FACTOR) the list documents would cost
+ * more than any ad-hoc query may: so the cost rule does not apply to them. Sent to /graphql as
+ * they are, they cost what the same REST call costs. Every other limit applies to them.
+ */
+const REST_DOCUMENTS = new Set(
+  Object.values(restOperations)
+    .filter((d): d is DocumentNode => typeof d === "object" && d !== null && (d as DocumentNode).kind === Kind.DOCUMENT)
+    .map((d) => print(d)),
+);
+
+/** True when `query` is, character for character, a document of the REST adapter. */
+export function isRestDocument(query: string | undefined): boolean {
+  return query !== undefined && REST_DOCUMENTS.has(query);
+}
+
 /** Every limit of the document, as Yoga plugins, in the order they apply. */
 export function documentLimitPlugins(): Plugin[] {
   return [
@@ -179,7 +198,11 @@ export function documentLimitPlugins(): Plugin[] {
     maxDepthPlugin({ n: GRAPHQL_LIMITS.maxDepth, flattenFragments: true, ...relabel("depth") }) as Plugin,
     maxAliasesPlugin({ n: GRAPHQL_LIMITS.maxAliases, ...relabel("aliases") }) as Plugin,
     maxDirectivesPlugin({ n: GRAPHQL_LIMITS.maxDirectives, ...relabel("directives") }) as Plugin,
-    { onValidate: ({ addValidationRule }) => addValidationRule(costRule()) },
+    {
+      onValidate: ({ addValidationRule, context }) => {
+        if (!isRestDocument((context as { params?: { query?: string } }).params?.query)) addValidationRule(costRule());
+      },
+    },
     blockFieldSuggestionsPlugin({ mask: "" }) as Plugin,
     // Yoga labels the schema's own validation errors GRAPHQL_VALIDATION_FAILED; the project's code is validation_error
     // (relabelled as the answer is written: Yoga adds its label after every plugin's validation hook)
