@@ -36,22 +36,24 @@ export const GRAPHQL_LIMITS = {
   /** directives in one operation */
   maxDirectives: 20,
   /** the cost of one operation by `costRule` (the REST adapter's own documents are exempt: `isRestDocument`) */
-  maxCost: 20_000,
+  maxCost: 3_000,
   /** ids in one `nodes(ids:)` */
   maxNodeIds: MAX_NODE_IDS,
 } as const;
 
 /**
  * Cost of the fields that do far more work than reading a column: rendering a PDF (pdfkit, tens of
- * milliseconds of CPU each) and the stored XML of a purchase. With `maxCost` 20,000 a request can
+ * milliseconds of CPU each, in the PDF thread) and the stored XML of a purchase. A row read and
+ * resolved costs the main thread about 60 microseconds (bench/abuse.ts: 13,200 objects in 0.8 s),
+ * so 3,000 keeps a request to a few hundred rows: about 3 pages of 100 invoices with their lines. With `maxCost` 3,000 a request can
  * render at most two PDFs, however they are nested or aliased.
  */
 export const FIELD_COSTS: Readonly<Record<string, number>> = {
-  "Invoice.pdf": 8_000,
-  "Order.pdf": 8_000,
-  "CreditNote.pdf": 8_000,
-  "Swap.pdf": 8_000,
-  "Purchase.xml": 100,
+  "Invoice.pdf": 1_000,
+  "Order.pdf": 1_000,
+  "CreditNote.pdf": 1_000,
+  "Swap.pdf": 1_000,
+  "Purchase.xml": 50,
 };
 
 /** Items assumed for a plain list field (an invoice's lines, payments, ...). */

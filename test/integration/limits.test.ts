@@ -57,8 +57,8 @@ describe("GraphQL limits", () => {
       [`{ ${aliased} }`, /^Aliases limit of 30 exceeded, found 31/],
       [`{ invoices(first: 1) { edges { node { ${deep} } } } }`, /^Query depth limit of 10 exceeded/],
       [`{ node(id: "x") { id ${directives} } }`, /^Directives limit of 20 exceeded, found 21/],
-      [`{ ${pdf("a")} ${pdf("b")} ${pdf("c")} }`, /^The query costs 24003, more than the limit of 20000/],
-      [`{ invoices(first: 5) { edges { node { pdf } } } }`, /^The query costs \d+, more than the limit of 20000/],
+      [`{ ${pdf("a")} ${pdf("b")} ${pdf("c")} }`, /^The query costs 3003, more than the limit of 3000/],
+      [`{ invoices(first: 5) { edges { node { pdf } } } }`, /^The query costs \d+, more than the limit of 3000/],
     ];
     expect((await s.graphql(`{ ${aliases} }`)).body.errors).toBeUndefined();
     for (const [query, message] of cases) {
