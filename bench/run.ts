@@ -26,7 +26,8 @@ console.log(`database: ${target.kind}; seeding ${SEEDED} invoices; ${REQUESTS} r
 await migrateTarget(target);
 const database = await createDatabase(target);
 const { key, organization } = await createApiKey(database.prisma, { organizationName: `Bench ${Date.now()}`, email: "bench@example.cl", mode: "test" });
-const server = createHttpServer(createApp({ database, logger: createLogger("silent") }));
+// rate limits off: this bench times the paths with one key sending as fast as it can (docs/limits.md)
+const server = createHttpServer(createApp({ database, logger: createLogger("silent"), settings: { rateLimitRequests: 0 } }));
 const url = await listen(server, 0, "127.0.0.1");
 
 async function call(method: string, pathname: string, body?: unknown) {

@@ -1,10 +1,24 @@
 /**
  * The Node HTTP server around an app's `handle` (fetch API Request/Response): body limit, graceful
- * drain, listen. Its own module, with nothing but node:http, so `main.ts` can bind the port before
+ * drain, listen, security headers on the answers it writes itself. Its own module, with nothing but
+ * node:http (and infra/http-security.ts, no dependencies), so `main.ts` can bind the port before
  * the app's modules (GraphQL schema, Prisma client) have loaded.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { secure } from "./infra/http-security.js";
+
+/** The socket's peer address of each request this server made (read with `socketAddress`). */
+const peers = new WeakMap<Request, string>();
+
+/**
+ * The address of the peer that sent `request` over its TCP connection (as node:http saw it, IPv4
+ * addresses without the `::ffff:` prefix), or "unknown" for a request that did not come through
+ * `createHttpServer` (tests calling `app.handle` directly).
+ */
+export function socketAddress(request: Request): string {
+  return peers.get(request) ?? "unknown";
+}
 
 /** What the server calls for each request (server.ts `App` has it). */
 export interface RequestHandler {
@@ -27,17 +41,20 @@ export function createHttpServer(app: RequestHandler): http.Server {
         if (Array.isArray(v)) for (const item of v) headers.append(k, item);
         else if (v !== undefined) headers.set(k, v);
       }
-      const response = await app.handle(new Request(url, { method, headers, body: body as unknown as BodyInit | undefined }));
+      const request = new Request(url, { method, headers, body: body as unknown as BodyInit | undefined });
+      peers.set(request, (req.socket.remoteAddress ?? "unknown").replace(/^::ffff:/, ""));
+      const response = await app.handle(request);
       if (!server.listening) res.setHeader("connection", "close");
-      res.writeHead(response.status, Object.fromEntries(response.headers));
+      // every answer over HTTP carries the security headers (infra/http-security.ts)
+      res.writeHead(response.status, Object.fromEntries(secure(new Headers(response.headers))));
       res.end(Buffer.from(await response.arrayBuffer()));
     } catch (e) {
       if (e instanceof BodyTooLargeError) {
-        res.writeHead(413, { "content-type": "application/json", connection: "close" });
+        res.writeHead(413, Object.fromEntries(secure(new Headers({ "content-type": "application/json", connection: "close" }))));
         res.end(JSON.stringify({ error: { code: "payload_too_large", message: `The body is larger than ${MAX_BODY_BYTES} bytes` } }));
         return;
       }
-      res.writeHead(500, { "content-type": "application/json" });
+      res.writeHead(500, Object.fromEntries(secure(new Headers({ "content-type": "application/json" }))));
       res.end(JSON.stringify({ error: { code: "internal_error", message: "Unexpected error." } }));
     }
   });

@@ -2,7 +2,7 @@
  * The HTTP application: /graphql (graphql-yoga), /v1 (REST adapter over the same Yoga instance),
  * /healthz, /readyz, /metrics. `createApp` wires it to a database; `startServer` listens.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { createYoga, type GraphiQLOptions } from "graphql-yoga";
 import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
 import { schema } from "./graphql/schema.js";
@@ -27,6 +27,10 @@ import { runIdempotent } from "./services/idempotency.js";
 import { requestDatabase, withRequestDatabase } from "./services/request-transaction.js";
 import { DomainError } from "./domain/errors.js";
 import { registerBusinessMetrics } from "./services/metrics.js";
+import { documentLimitPlugins, enforceDeadlines, timeBudgetPlugin } from "./graphql/limits.js";
+import { createRateLimits, type Refusal } from "./infra/rate-limit.js";
+import { cors, graphiqlCsp, inlineScriptHashes } from "./infra/http-security.js";
+import { socketAddress } from "./http-server.js";
 
 /** /readyz answers 503 when the database does not answer within this long (ms). */
 export const READY_TIMEOUT_MS = 2_000;
@@ -51,7 +55,30 @@ export const GRAPHIQL_OPTIONS: GraphiQLOptions = {
  */
 async function renderOfflineGraphiQL(options: GraphiQLOptions): Promise<string> {
   const { renderGraphiQL } = await import("@graphql-yoga/render-graphiql");
-  return renderGraphiQL(options);
+  const html = renderGraphiQL(options);
+  graphiqlPolicy ??= graphiqlCsp(inlineScriptHashes(html));
+  return html;
+}
+
+/** The CSP of the GraphiQL page (infra/http-security.ts), known once the page was rendered. */
+let graphiqlPolicy: string | undefined;
+
+/** The client's address: the socket's peer, or with TRUST_PROXY the last X-Forwarded-For entry. */
+export function clientAddress(request: Request, trustProxy: boolean): string {
+  if (trustProxy) {
+    const forwarded = request.headers.get("x-forwarded-for")?.split(",").map((a) => a.trim()).filter(Boolean).at(-1);
+    if (forwarded) return forwarded;
+  }
+  return socketAddress(request);
+}
+
+/** True when `authorization` is `Bearer <token>` (scheme in any case). Compared by hashes, in constant time. */
+function bearerMatches(authorization: string | null, token: string | undefined): boolean {
+  if (!token || !authorization) return false;
+  const m = /^bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!m) return false;
+  const digest = (v: string) => createHash("sha256").update(v).digest();
+  return timingSafeEqual(digest(m[1]), digest(token));
 }
 
 export interface AppOptions {
@@ -115,8 +142,12 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     registers: [registry],
   });
 
+  // GraphQL limits (graphql/limits.ts, docs/limits.md): document limits, cost, time budget
+  enforceDeadlines(schema);
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
+    plugins: [...documentLimitPlugins(), timeBudgetPlugin(settings.graphqlTimeBudgetMs)],
+    cors: false, // CORS is answered for /graphql and /v1 alike in `guarded` (infra/http-security.ts)
     graphqlEndpoint: "/graphql",
     graphiql: GRAPHIQL_OPTIONS,
     renderGraphiQL: renderOfflineGraphiQL, // the offline page, instead of Yoga's default one that loads GraphiQL from a CDN
@@ -135,8 +166,12 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
 
   const rest = createRestHandler({ yoga, publicUrl });
 
-  /** Ready when the database answers within READY_TIMEOUT_MS and every migration is applied. */
-  async function ready(): Promise<{ ok: boolean; detail: string }> {
+  /**
+   * Ready when the database answers within READY_TIMEOUT_MS and every migration is applied.
+   * `reason` is what anyone may read; `detail` (the driver's error, the pending migrations) only
+   * the holder of METRICS_TOKEN.
+   */
+  async function ready(): Promise<{ ok: boolean; reason: string; detail: string }> {
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
@@ -149,9 +184,9 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
       ]);
       const names = new Set(applied.map((r) => r.migration_name));
       const missing = (await migrationNames()).filter((n) => !names.has(n));
-      return missing.length ? { ok: false, detail: `pending migrations: ${missing.join(", ")}` } : { ok: true, detail: "ok" };
+      return missing.length ? { ok: false, reason: "pending migrations", detail: `pending migrations: ${missing.join(", ")}` } : { ok: true, reason: "ok", detail: "ok" };
     } catch (e) {
-      return { ok: false, detail: `database unreachable: ${(e as Error).message}` };
+      return { ok: false, reason: "database unreachable", detail: `database unreachable: ${(e as Error).message}` };
     } finally {
       clearTimeout(timer);
     }
@@ -249,10 +284,18 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
       } else if (url.pathname === "/healthz") response = Response.json({ status: "ok" });
       else if (url.pathname === "/readyz") {
         const r = await ready();
-        response = Response.json({ status: r.ok ? "ready" : "not_ready", detail: r.detail }, { status: r.ok ? 200 : 503 });
+        const detail = bearerMatches(request.headers.get("authorization"), settings.metricsToken) ? r.detail : r.reason;
+        response = Response.json({ status: r.ok ? "ready" : "not_ready", detail }, { status: r.ok ? 200 : 503 });
       } else if (url.pathname === "/metrics") {
-        await business.refresh();
-        response = new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
+        // behind METRICS_TOKEN (docs/limits.md "Metrics and readiness"): off without it
+        if (!settings.metricsToken) response = errorResponse("not_found", "No route for /metrics: set METRICS_TOKEN to serve metrics");
+        else if (!bearerMatches(request.headers.get("authorization"), settings.metricsToken)) {
+          response = errorResponse("authentication_required", "/metrics needs Authorization: Bearer <METRICS_TOKEN>");
+          response.headers.set("www-authenticate", 'Bearer realm="metrics"');
+        } else {
+          await business.refresh();
+          response = new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
+        }
       } else {
         response = Response.json({ error: { code: "not_found", message: `No route for ${request.method} ${url.pathname}` } }, { status: 404 });
       }
@@ -276,6 +319,51 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
   }
 
+  const limits = createRateLimits(settings);
+
+  /** The 429 of a refused request, in the surface's error shape, with Retry-After. */
+  function rateLimited(surface: "graphql" | "rest", refusal: Refusal, why: string): Response {
+    const message = `Too many ${why}; retry in ${refusal.retryAfterSeconds} s.`;
+    const response =
+      surface === "graphql"
+        ? Response.json({ errors: [{ message, extensions: { code: "rate_limited" } }] }, { status: 429 })
+        : errorResponse("rate_limited", message);
+    response.headers.set("retry-after", String(refusal.retryAfterSeconds));
+    return response;
+  }
+
+  /**
+   * What every request passes first (docs/limits.md): on /graphql and /v1, CORS (preflights
+   * answered here), the failed-authentication limit of the client address and the rate limit of
+   * the API key; a 401 to a request that carried a key counts as a failed authentication. The
+   * GraphiQL page gets its CSP. Security headers are added by http-server.ts for every answer.
+   */
+  async function guarded(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const surface = url.pathname.startsWith("/graphql") ? "graphql" : url.pathname.startsWith("/v1") ? "rest" : null;
+    if (!surface) return handle(request);
+    const policy = cors(request, settings.corsOrigins);
+    const finish = (response: Response) => {
+      const headers = new Headers(response.headers);
+      policy.decorate(headers);
+      if (surface === "graphql" && graphiqlPolicy && headers.get("content-type")?.startsWith("text/html")) headers.set("content-security-policy", graphiqlPolicy);
+      return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+    };
+    if (policy.preflight) return finish(policy.preflight);
+    const address = clientAddress(request, settings.trustProxy);
+    const authorization = request.headers.get("authorization");
+    const blocked = await limits.checkAuthFailures(address);
+    const refusal = blocked ?? (await limits.consumeRequest(authorization, address));
+    if (refusal) {
+      requests.inc({ surface, status: "429" });
+      logger.warn({ method: request.method, path: redactCheckoutTokens(redactSessionKeys(url.pathname)), address, reason: blocked ? "authentication failures" : "rate limit" }, "request refused");
+      return finish(rateLimited(surface, refusal, blocked ? "failed authentications from this address" : "requests for this API key"));
+    }
+    const response = await handle(request);
+    if (response.status === 401 && authorization) await limits.recordAuthFailure(address);
+    return finish(response);
+  }
+
   async function close(): Promise<void> {
     await worker?.stop();
     await billingWorker?.stop();
@@ -283,7 +371,7 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     mailer?.close();
   }
 
-  return { handle, yoga, registry, mailer, close };
+  return { handle: guarded, yoga, registry, mailer, close };
 }
 
 /**

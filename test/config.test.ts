@@ -34,6 +34,21 @@ describe("loadConfig", () => {
     expect(config.settings.sii.certificationUrl).toBe("http://127.0.0.1:9000");
   });
 
+  it("reads the limits (docs/limits.md): defaults, values, and a METRICS_TOKEN never echoed", () => {
+    expect(loadConfig({}).settings).toMatchObject({ rateLimitRequests: 100, rateLimitWindowSeconds: 1, rateLimitBurst: 200, authFailureLimit: 20, authFailureWindowSeconds: 300, trustProxy: false, corsOrigins: [], metricsToken: undefined, graphqlTimeBudgetMs: 10_000 });
+    const config = loadConfig({
+      RATE_LIMIT_REQUESTS: "0", RATE_LIMIT_WINDOW_SECONDS: "60", RATE_LIMIT_BURST: "5", AUTH_FAILURE_LIMIT: "3", AUTH_FAILURE_WINDOW_SECONDS: "900",
+      TRUST_PROXY: "true", CORS_ORIGINS: "https://app.example.com, http://localhost:5173", METRICS_TOKEN: "0123456789abcdef0123", GRAPHQL_TIME_BUDGET_MS: "2500",
+    });
+    expect(config.settings).toMatchObject({ rateLimitRequests: 0, rateLimitWindowSeconds: 60, rateLimitBurst: 5, authFailureLimit: 3, authFailureWindowSeconds: 900, trustProxy: true, corsOrigins: ["https://app.example.com", "http://localhost:5173"], metricsToken: "0123456789abcdef0123", graphqlTimeBudgetMs: 2500 });
+    expect(error({ CORS_ORIGINS: "https://app.example.com/path" }).variable).toBe("CORS_ORIGINS");
+    expect(error({ TRUST_PROXY: "yes" }).message).toBe('TRUST_PROXY: must be true or false (got "yes")');
+    expect(error({ RATE_LIMIT_WINDOW_SECONDS: "0" }).variable).toBe("RATE_LIMIT_WINDOW_SECONDS");
+    const token = error({ METRICS_TOKEN: "short secret" });
+    expect(token.variable).toBe("METRICS_TOKEN");
+    expect(token.message).not.toContain("short secret");
+  });
+
   it("a bad value names the variable, the reason and the value", () => {
     expect(error({ PORT: "70000" }).message).toBe('PORT: must be an integer between 0 and 65535 (got "70000")');
     expect(error({ PORT: "3000.5" }).variable).toBe("PORT");

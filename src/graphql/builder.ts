@@ -8,6 +8,7 @@ import RelayPlugin from "@pothos/plugin-relay";
 import type PrismaTypes from "../infra/prisma/generated/pothos-types.js";
 import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
 import { idPrefix, isWellFormedId } from "../infra/ids.js";
+import { ValidationError } from "../domain/errors.js";
 import type { GraphQLContext } from "./context.js";
 import { DateScalar, DateTimeResolver, DecimalScalar, JSONObjectResolver } from "./scalars.js";
 
@@ -39,6 +40,9 @@ export const NODE_TYPES: Record<string, string> = {
 };
 
 const UNKNOWN_NODE = "Unknown";
+
+/** Largest number of ids one `nodes(ids:)` takes (GRAPHQL_LIMITS.maxNodeIds in ./limits.ts). */
+export const MAX_NODE_IDS = 100;
 
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
@@ -78,9 +82,12 @@ export const builder = new SchemaBuilder<{
     nodeQueryOptions: {
       resolve: (_root, { id }, _ctx, _info, resolveNode) => (id.typename === UNKNOWN_NODE ? null : resolveNode(id)),
     },
+    // at most MAX_NODE_IDS (100) ids per call (docs/limits.md)
     nodesQueryOptions: {
+      description: `The nodes with these ids, in order (null for an unknown id). At most ${MAX_NODE_IDS} ids; more is a validation_error on ids.`,
       // Pothos resolves `args.ids` (not the list handed to resolveNodes): unknown ones become null there
       resolve: (_root, args, _ctx, _info, resolveNodes) => {
+        if (args.ids.length > MAX_NODE_IDS) throw ValidationError.field("ids", `at most ${MAX_NODE_IDS} ids per request (got ${args.ids.length})`);
         (args as { ids: ({ id: string; typename: string } | null)[] }).ids = args.ids.map((id) => (id.typename === UNKNOWN_NODE ? null : id));
         return resolveNodes([]);
       },

@@ -44,6 +44,38 @@ export interface AppSettings {
    * file generated in the data dir. Unset: uploading or signing is a 409 naming the variable.
    */
   certificateEncryptionKey?: Buffer;
+  /**
+   * Per-API-key rate limit (docs/limits.md "Rate limits"), a token bucket of rate-limiter-flexible:
+   * `rateLimitRequests` requests per `rateLimitWindowSeconds` (RATE_LIMIT_REQUESTS, default 100;
+   * RATE_LIMIT_WINDOW_SECONDS, default 1), plus `rateLimitBurst` extra requests a key may spend
+   * above that rate, refilled over a minute (RATE_LIMIT_BURST, default 200). 0 requests: no limit.
+   * Over it: 429 `rate_limited` with `Retry-After`.
+   */
+  rateLimitRequests: number;
+  rateLimitWindowSeconds: number;
+  rateLimitBurst: number;
+  /**
+   * Failed authentications (a 401 to a request that carried an `Authorization` header) allowed per
+   * client address per `authFailureWindowSeconds` (AUTH_FAILURE_LIMIT, default 20;
+   * AUTH_FAILURE_WINDOW_SECONDS, default 300); past it every /v1 and /graphql request from that
+   * address answers 429 `rate_limited` until the window ends. 0: no limit.
+   */
+  authFailureLimit: number;
+  authFailureWindowSeconds: number;
+  /**
+   * TRUST_PROXY (default false): the client address is the last entry of `X-Forwarded-For` (what
+   * the proxy in front saw) instead of the socket's peer. Set it only behind a proxy that appends it.
+   */
+  trustProxy: boolean;
+  /** CORS_ORIGINS: origins allowed to call /graphql and /v1 from a browser (exact `scheme://host[:port]`); empty (default): CORS off */
+  corsOrigins: string[];
+  /**
+   * METRICS_TOKEN: bearer token for /metrics and the detail of /readyz. Unset (default): /metrics
+   * answers 404 and /readyz only says ready or not.
+   */
+  metricsToken?: string;
+  /** GRAPHQL_TIME_BUDGET_MS: a query operation still resolving after this long is ended with `request_timeout` (default 10000) */
+  graphqlTimeBudgetMs: number;
 }
 
 /**
@@ -76,7 +108,20 @@ export const DEFAULT_SII_HOSTS: SiiHosts = {
   boletaProductionUploadUrl: "https://rahue.sii.cl/recursos/v1",
 };
 
-export const DEFAULT_SETTINGS: AppSettings = { mailFrom: "billing@localhost", sessionTtlSeconds: 3600, paymentGateways: ["test", "redirect"], sii: DEFAULT_SII_HOSTS };
+export const DEFAULT_SETTINGS: AppSettings = {
+  mailFrom: "billing@localhost",
+  sessionTtlSeconds: 3600,
+  paymentGateways: ["test", "redirect"],
+  sii: DEFAULT_SII_HOSTS,
+  rateLimitRequests: 100,
+  rateLimitWindowSeconds: 1,
+  rateLimitBurst: 200,
+  authFailureLimit: 20,
+  authFailureWindowSeconds: 300,
+  trustProxy: false,
+  corsOrigins: [],
+  graphqlTimeBudgetMs: 10_000,
+};
 
 const SII_HOST_VARIABLES: Record<keyof SiiHosts, string> = {
   certificationUrl: "SII_CERTIFICATION_URL",
@@ -150,6 +195,22 @@ const ENV_SCHEMA = z.object({
       .optional(),
   ),
   CERTIFICATE_ENCRYPTION_KEY: z.preprocess(unset, z.string().optional()),
+  RATE_LIMIT_REQUESTS: integer(0, 1_000_000, "must be a whole number of requests (0: no limit)"),
+  RATE_LIMIT_WINDOW_SECONDS: integer(1, 86_400, "must be a whole number of seconds between 1 and 86400"),
+  RATE_LIMIT_BURST: integer(0, 1_000_000, "must be a whole number of requests"),
+  AUTH_FAILURE_LIMIT: integer(0, 1_000_000, "must be a whole number of attempts (0: no limit)"),
+  AUTH_FAILURE_WINDOW_SECONDS: integer(1, 86_400, "must be a whole number of seconds between 1 and 86400"),
+  TRUST_PROXY: z.preprocess(unset, z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional()),
+  CORS_ORIGINS: z.preprocess(
+    unset,
+    z
+      .string()
+      .transform((v) => v.split(",").map((o) => o.trim()).filter(Boolean))
+      .refine((origins) => origins.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), "must be a comma-separated list of origins like https://app.example.com (scheme and host, no path)")
+      .optional(),
+  ),
+  METRICS_TOKEN: z.preprocess(unset, z.string().optional()),
+  GRAPHQL_TIME_BUDGET_MS: integer(1, 600_000, "must be a whole number of milliseconds between 1 and 600000"),
   ...(Object.fromEntries(Object.values(SII_HOST_VARIABLES).map((v) => [v, url(["http:", "https:"], "must be an absolute http(s) URL")])) as Record<string, ReturnType<typeof url>>),
 });
 
@@ -173,6 +234,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError("CERTIFICATE_ENCRYPTION_KEY", "must be 32 bytes in base64 (openssl rand -base64 32)", undefined);
     }
   }
+  // a secret is never echoed: the error names the rule only
+  if (e.METRICS_TOKEN !== undefined && !/^[\x21-\x7e]{16,}$/.test(e.METRICS_TOKEN)) {
+    throw new ConfigError("METRICS_TOKEN", "must be at least 16 printable characters without spaces (openssl rand -hex 32)", undefined);
+  }
   const sii = { ...DEFAULT_SII_HOSTS };
   for (const [key, variable] of Object.entries(SII_HOST_VARIABLES) as [keyof SiiHosts, string][]) {
     sii[key] = (e[variable] || DEFAULT_SII_HOSTS[key]).replace(/\/+$/, "");
@@ -192,6 +257,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       paymentGateways: e.PAYMENT_GATEWAYS ?? DEFAULT_SETTINGS.paymentGateways,
       sii,
       certificateEncryptionKey,
+      rateLimitRequests: e.RATE_LIMIT_REQUESTS ?? DEFAULT_SETTINGS.rateLimitRequests,
+      rateLimitWindowSeconds: e.RATE_LIMIT_WINDOW_SECONDS ?? DEFAULT_SETTINGS.rateLimitWindowSeconds,
+      rateLimitBurst: e.RATE_LIMIT_BURST ?? DEFAULT_SETTINGS.rateLimitBurst,
+      authFailureLimit: e.AUTH_FAILURE_LIMIT ?? DEFAULT_SETTINGS.authFailureLimit,
+      authFailureWindowSeconds: e.AUTH_FAILURE_WINDOW_SECONDS ?? DEFAULT_SETTINGS.authFailureWindowSeconds,
+      trustProxy: e.TRUST_PROXY === "true" || e.TRUST_PROXY === "1",
+      corsOrigins: e.CORS_ORIGINS ?? DEFAULT_SETTINGS.corsOrigins,
+      metricsToken: e.METRICS_TOKEN,
+      graphqlTimeBudgetMs: e.GRAPHQL_TIME_BUDGET_MS ?? DEFAULT_SETTINGS.graphqlTimeBudgetMs,
     },
   };
 }

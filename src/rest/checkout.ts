@@ -8,6 +8,7 @@
  * services.
  */
 import { DomainError } from "../domain/errors.js";
+import { CHECKOUT_CSP } from "../infra/http-security.js";
 import { formatMoney } from "../domain/format-money.js";
 import type { ServiceContext } from "../services/context.js";
 import { completeCheckout, findCheckout } from "../services/payments.js";
@@ -18,7 +19,7 @@ function page(title: string, body: string, status = 200): Response {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}button{font-size:1rem;padding:.5rem 1rem;margin-right:.5rem}.amount{font-size:2rem;font-weight:bold}</style>
 </head><body><p><em>Test checkout: no real money moves.</em></p>${body}</body></html>`;
-  return new Response(html, { status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
+  return new Response(html, { status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "content-security-policy": CHECKOUT_CSP } });
 }
 
 /** Handles `/checkout/<token>`; `base` is a use-case context without auth (the token decides the tenant). */

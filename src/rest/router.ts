@@ -52,6 +52,9 @@ const STATUS_BY_CODE: Record<string, number> = {
   tax_agency_rejected: 422,
   rate_limited: 429,
   service_unavailable: 503,
+  // GraphQL limits (graphql/limits.ts): a document over a limit, a query over its time budget
+  query_too_complex: 400,
+  request_timeout: 503,
 };
 
 /**

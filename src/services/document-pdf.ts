@@ -4,7 +4,8 @@
  * into the formatted values infra/pdf.ts draws. Each kind adds its own dates and notes.
  */
 import type { Prisma } from "../infra/prisma/generated/client.js";
-import { renderDocumentPdf, type PdfTaxStamp } from "../infra/pdf.js";
+import type { PdfTaxStamp } from "../infra/pdf.js";
+import { renderDocumentPdfOffThread } from "../infra/pdf-pool.js";
 import { cedibleLabel, compactTed, decodeIso88591, dteParties, timbreCaption, timbrePng, type DteParty } from "../infra/taxagency/sii/index.js";
 import type { PdfParty } from "../infra/pdf.js";
 import type { CustomerColumns } from "../domain/issued-parties.js";
@@ -127,7 +128,7 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
   totals.push(["Net", formatMoney(doc.amount.toString(), currency)]);
   totals.push([`Tax (${doc.taxPercent.toString()} %)`, formatMoney(doc.tax.toString(), currency)]);
   totals.push(["Total", formatMoney(doc.total.toString(), currency)]);
-  return renderDocumentPdf({
+  return renderDocumentPdfOffThread({
     documentName: doc.documentType.name,
     number: doc.number,
     status: doc.status,

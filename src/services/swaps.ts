@@ -28,7 +28,7 @@ import {
   type ResponseHeader,
   type SigningCredentials,
 } from "../infra/taxagency/sii/index.js";
-import { renderSwapPdf } from "../infra/swap-pdf.js";
+import { renderSwapPdfOffThread } from "../infra/pdf-pool.js";
 import { lockTenantRow, tenant, type ServiceContext, type Tx } from "./context.js";
 import { storeFile } from "./files.js";
 import { readSettings } from "./organization-settings.js";
@@ -238,7 +238,7 @@ export async function swapPdf(ctx: ServiceContext, id: string): Promise<Buffer> 
   });
   if (!swap) throw new NotFoundError("swap", id);
   const receiver = await readSettings(ctx.prisma, tenant(ctx));
-  return renderSwapPdf({
+  return renderSwapPdfOffThread({
     id: swap.id,
     receiver: receiver.taxBusinessName ?? swap.organization.name,
     receiverTaxId: receiver.taxId,

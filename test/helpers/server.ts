@@ -11,6 +11,9 @@ import { createApp, createHttpServer, listen } from "../../src/server.js";
 import type { AppSettings } from "../../src/infra/config.js";
 import { cloneTemplate } from "./databases.js";
 
+/** METRICS_TOKEN of test servers (unless a test's settings give another): /metrics and /readyz's detail need it. */
+export const TEST_METRICS_TOKEN = "test-metrics-token-0123456789";
+
 export interface TestServer {
   url: string;
   database: Database;
@@ -53,7 +56,8 @@ export async function startTestServer(options: { settings?: Partial<AppSettings>
       },
     },
   }) as unknown as Database["prisma"];
-  const app = createApp({ database: { ...database, prisma: counted }, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"), settings: options.settings, outboxIntervalMs: options.outboxIntervalMs, billingRunIntervalMs: options.billingRunIntervalMs });
+  const settings: Partial<AppSettings> = { metricsToken: TEST_METRICS_TOKEN, ...options.settings };
+  const app = createApp({ database: { ...database, prisma: counted }, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"), settings, outboxIntervalMs: options.outboxIntervalMs, billingRunIntervalMs: options.billingRunIntervalMs });
   const server: Server = createHttpServer(app);
   // Keep-alive: the client must always be the side that drops an idle connection. With Node's 5 s
   // default the server announces `Keep-Alive: timeout=5` and fetch (undici) keeps idle sockets 4 s;

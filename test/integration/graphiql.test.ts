@@ -2,7 +2,8 @@
  * GraphiQL at /graphql, in headless Chromium (Debian's /usr/bin/chromium driven by playwright-core):
  * the page loads with every request to a host other than this machine aborted (and none is
  * attempted), the API key goes into the prefilled headers editor, a query runs and its result is
- * read from the result pane, and the key is still there after a reload (localStorage).
+ * read from the result pane, and the key is still there after a reload (localStorage); the page's
+ * Content-Security-Policy refuses nothing it needs.
  *
  * Runs in the pglite project only (vitest.config.ts): it checks the page, not the database.
  * Without Chromium the test fails (CI installs it: .ci/run).
@@ -70,11 +71,22 @@ describe("GraphiQL in a browser", () => {
     const errors: string[] = [];
     const page = await context.newPage();
     page.on("pageerror", (e) => errors.push(e.message));
+    // the page runs under its Content-Security-Policy (docs/limits.md): nothing it needs is refused
+    const violations: string[] = [];
+    page.on("console", (m) => {
+      if (/Content[ -]Security[ -]Policy/i.test(m.text())) violations.push(m.text());
+    });
+    await page.addInitScript(() => {
+      document.addEventListener("securitypolicyviolation", (e) => console.error(`Content Security Policy violation: ${e.effectiveDirective} ${e.blockedURI}`));
+    });
 
     // a step that fails because a request was aborted is reported as that request
     let failure: unknown;
     try {
-      await page.goto(`${s.url}/graphql`);
+      const answer = await page.goto(`${s.url}/graphql`);
+      const csp = answer?.headers()["content-security-policy"] ?? "";
+      expect(csp).toMatch(/script-src 'self' ('sha256-[^']+' )+blob:/);
+      expect(csp).toContain("frame-ancestors 'none'");
       const headers = editor(page, "request-headers.json");
       await expect.poll(() => shown(headers), { timeout: SLOW }).toBe('{"Authorization": "Bearer "}');
 
@@ -109,5 +121,6 @@ describe("GraphiQL in a browser", () => {
     expect(outside, "requests for hosts other than this machine").toEqual([]);
     if (failure) throw failure;
     expect(errors, "errors thrown in the page").toEqual([]);
+    expect(violations, "requests or scripts the page's CSP refused").toEqual([]);
   });
 });

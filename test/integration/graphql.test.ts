@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { print } from "graphql";
 import { RestCreateCustomerDocument, RestCreateInvoiceDocument, type RestCreateInvoiceMutation } from "../../src/graphql/generated/operations.js";
-import { startTestServer, type TestServer } from "../helpers/server.js";
+import { startTestServer, TEST_METRICS_TOKEN, type TestServer } from "../helpers/server.js";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -92,7 +92,7 @@ describe("GraphQL at /graphql", () => {
     const ready = await fetch(`${s.url}/readyz`);
     expect(ready.status).toBe(200);
     expect((await ready.json()).status).toBe("ready");
-    const metrics = await (await fetch(`${s.url}/metrics`)).text();
+    const metrics = await (await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })).text();
     expect(metrics).toContain("billing_http_requests_total");
   });
 });

@@ -6,7 +6,7 @@
 import net from "node:net";
 import type { Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { chileanCustomer, startTestServer, TEST_METRICS_TOKEN, type TestServer } from "../helpers/server.js";
 import { cloneTemplate, TEST_DB } from "../helpers/databases.js";
 import { apiKeyCommands } from "../../src/cli/api-keys.js";
 import { authenticate, createApiKey, hashKey } from "../../src/services/api-keys.js";
@@ -51,7 +51,7 @@ async function graphqlStatus(s: TestServer, key: string) {
 }
 
 async function metrics(url: string): Promise<string> {
-  const res = await fetch(`${url}/metrics`);
+  const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
   expect(res.status).toBe(200);
   return res.text();
 }
@@ -445,7 +445,7 @@ describe.skipIf(TEST_DB !== "postgres")("/readyz through a database outage (Post
     viaProxy.port = String(proxy.port);
     database = await createDatabase({ kind: "postgres", url: viaProxy.toString() });
     key = (await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "ops@acme.cl", mode: "test" })).key;
-    app = createApp({ database, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent") });
+    app = createApp({ database, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"), settings: { metricsToken: TEST_METRICS_TOKEN } });
     server = createHttpServer(app);
     url = await listen(server, 0, "127.0.0.1");
   });
@@ -459,7 +459,8 @@ describe.skipIf(TEST_DB !== "postgres")("/readyz through a database outage (Post
 
   async function readyz(): Promise<{ status: number; body: any; ms: number }> {
     const started = Date.now();
-    const res = await fetch(`${url}/readyz`);
+    // with the token /readyz gives the detail (the driver's error); docs/limits.md
+    const res = await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
     return { status: res.status, body: await res.json(), ms: Date.now() - started };
   }
 

@@ -1,0 +1,284 @@
+/**
+ * Bounds on one GraphQL request (docs/limits.md "GraphQL limits"), as Yoga plugins:
+ *
+ * - graphql-armor's max-tokens (checked while parsing, so a huge document stops at the first token
+ *   over the limit), max-depth, max-aliases and max-directives;
+ * - a cost rule of this project (`costRule`), since armor's cost-limit prices every object and
+ *   scalar alike: a PDF must cost far more than a scalar, and a list or connection multiplies what
+ *   is selected under it;
+ * - field suggestions ("Did you mean ...") removed from every validation error
+ *   (armor's block-field-suggestions), so field names are not revealed before authentication;
+ * - a time budget for query operations (`timeBudgetPlugin`).
+ *
+ * A refused document answers with code `query_too_complex` (the limit and what was found in the
+ * message) before anything runs; the REST adapter's documents (src/rest/operations) stay within
+ * every limit at the largest page size (test/graphql-limits.test.ts checks them all).
+ */
+import { GraphQLError, Kind, print, type DocumentNode, type DefinitionNode, getNamedType, getNullableType, isListType, isObjectType, isInterfaceType, type ASTVisitor, type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLSchema, type SelectionSetNode, type ValidationContext, type GraphQLOutputType, type ValueNode, defaultFieldResolver } from "graphql";
+import type { Plugin } from "graphql-yoga";
+import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
+import { maxDepthPlugin } from "@escape.tech/graphql-armor-max-depth";
+import { maxAliasesPlugin } from "@escape.tech/graphql-armor-max-aliases";
+import { maxDirectivesPlugin } from "@escape.tech/graphql-armor-max-directives";
+import { blockFieldSuggestionsPlugin } from "@escape.tech/graphql-armor-block-field-suggestions";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./pagination.js";
+import { MAX_NODE_IDS } from "./builder.js";
+import * as restOperations from "./generated/operations.js";
+
+/** The limits and their defaults (docs/limits.md lists them). */
+export const GRAPHQL_LIMITS = {
+  /** lexical tokens of the document (the REST adapter's largest document has under 300) */
+  maxTokens: 1000,
+  /** nesting of selections, fragments flattened (introspection not counted) */
+  maxDepth: 10,
+  /** aliased fields in one operation */
+  maxAliases: 30,
+  /** directives in one operation */
+  maxDirectives: 20,
+  /** the cost of one operation by `costRule` (the REST adapter's own documents are exempt: `isRestDocument`) */
+  maxCost: 3_000,
+  /** ids in one `nodes(ids:)` */
+  maxNodeIds: MAX_NODE_IDS,
+} as const;
+
+/**
+ * Cost of the fields that do far more work than reading a column: rendering a PDF (pdfkit, tens of
+ * milliseconds of CPU each, in the PDF thread) and the stored XML of a purchase. A row read and
+ * resolved costs the main thread about 60 microseconds (bench/abuse.ts: 13,200 objects in 0.8 s),
+ * so 3,000 keeps a request to a few hundred rows: about 3 pages of 100 invoices with their lines. With `maxCost` 3,000 a request can
+ * render at most two PDFs, however they are nested or aliased.
+ */
+export const FIELD_COSTS: Readonly<Record<string, number>> = {
+  "Invoice.pdf": 1_000,
+  "Order.pdf": 1_000,
+  "CreditNote.pdf": 1_000,
+  "Swap.pdf": 1_000,
+  "Purchase.xml": 50,
+};
+
+/** Items assumed for a plain list field (an invoice's lines, payments, ...). */
+export const LIST_FACTOR = 5;
+
+/** A GraphQL error of the limits, in the project's error shape (`extensions.code`). */
+export function tooComplex(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: "query_too_complex" } });
+}
+
+/** Literal integer of an argument; null when it is a variable or absent (the worst case applies). */
+function intArgument(node: FieldNode, name: string): number | null | undefined {
+  const arg = node.arguments?.find((a) => a.name.value === name);
+  if (!arg) return undefined;
+  return arg.value.kind === Kind.INT ? Number(arg.value.value) : null;
+}
+
+function listArgumentLength(value: ValueNode | undefined): number | null {
+  if (!value) return null;
+  if (value.kind === Kind.LIST) return value.values.length;
+  if (value.kind === Kind.VARIABLE) return null;
+  return 1; // a single value coerces to a list of one
+}
+
+/**
+ * How many times the selection under `field` runs: `first`/`last` of a connection (the default page
+ * size when absent, the largest page when it is a variable), the ids of `nodes(ids:)`, LIST_FACTOR
+ * for any other list, 1 otherwise.
+ */
+function multiplier(node: FieldNode, type: GraphQLOutputType, parentName: string): number {
+  const named = getNamedType(type);
+  if (parentName.endsWith("Connection") && node.name.value === "edges") return 1; // counted by the connection
+  if (node.name.value === "nodes" && node.arguments?.some((a) => a.name.value === "ids")) {
+    return listArgumentLength(node.arguments.find((a) => a.name.value === "ids")!.value) ?? GRAPHQL_LIMITS.maxNodeIds;
+  }
+  if (named.name.endsWith("Connection") && isObjectType(named) && named.getFields().edges) {
+    const first = intArgument(node, "first");
+    const last = intArgument(node, "last");
+    const size = first === null || last === null ? MAX_PAGE_SIZE : first ?? last ?? DEFAULT_PAGE_SIZE;
+    return Math.max(1, Math.min(size, MAX_PAGE_SIZE));
+  }
+  return isListType(getNullableType(type)) ? LIST_FACTOR : 1;
+}
+
+/**
+ * Validation rule: the cost of each operation is the sum over its selected fields of
+ * `FIELD_COSTS[Type.field] ?? 1` plus, for a field with a selection, the cost of that selection
+ * times `multiplier` (page size, ids, LIST_FACTOR). Inline fragments and fragment spreads add up
+ * (an upper bound when they are on different types); `__typename` and introspection cost nothing.
+ * Over `maxCost`: `query_too_complex`.
+ */
+export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost) {
+  return (context: ValidationContext): ASTVisitor => {
+    const schema = context.getSchema();
+    const fragmentCosts = new Map<string, Map<string, number>>();
+
+    const selectionCost = (set: SelectionSetNode, parentName: string, seen: Set<string>): number => {
+      let total = 0;
+      const parent = schema.getType(parentName);
+      for (const selection of set.selections) {
+        if (selection.kind === Kind.FIELD) {
+          const name = selection.name.value;
+          if (name === "__typename" || name === "__schema" || name === "__type") continue;
+          const field: GraphQLField<unknown, unknown> | undefined = parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[name] : undefined;
+          if (!field) continue; // unknown fields are another rule's error
+          let cost = FIELD_COSTS[`${parentName}.${name}`] ?? 1;
+          if (selection.selectionSet) cost += multiplier(selection, field.type, parentName) * selectionCost(selection.selectionSet, getNamedType(field.type).name, seen);
+          total += cost;
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          total += selectionCost(selection.selectionSet, selection.typeCondition?.name.value ?? parentName, seen);
+        } else {
+          const fragment: FragmentDefinitionNode | null | undefined = context.getFragment(selection.name.value);
+          if (!fragment || seen.has(fragment.name.value)) continue; // cycles are another rule's error
+          const type = fragment.typeCondition.name.value;
+          const cached = fragmentCosts.get(fragment.name.value)?.get(type);
+          if (cached !== undefined) {
+            total += cached;
+            continue;
+          }
+          const cost = selectionCost(fragment.selectionSet, type, new Set(seen).add(fragment.name.value));
+          if (!fragmentCosts.has(fragment.name.value)) fragmentCosts.set(fragment.name.value, new Map());
+          fragmentCosts.get(fragment.name.value)!.set(type, cost);
+          total += cost;
+        }
+      }
+      return total;
+    };
+
+    return {
+      OperationDefinition(operation) {
+        const root = operation.operation === "query" ? schema.getQueryType() : operation.operation === "mutation" ? schema.getMutationType() : schema.getSubscriptionType();
+        if (!root) return;
+        const cost = selectionCost(operation.selectionSet, root.name, new Set());
+        if (cost > maxCost) {
+          context.reportError(
+            new GraphQLError(`The query costs ${cost}, more than the limit of ${maxCost} (a PDF costs ${FIELD_COSTS["Invoice.pdf"]}; a list multiplies what it selects by its page size). Ask for fewer items, fewer PDFs or fewer fields.`, {
+              nodes: [operation],
+              extensions: { code: "query_too_complex", cost, maxCost },
+            }),
+          );
+        }
+      },
+    };
+  };
+}
+
+/** armor's rejection callbacks: its error (a "Syntax Error: ..." without a code) becomes `query_too_complex`. */
+function relabel(what: string) {
+  return {
+    propagateOnRejection: false,
+    onReject: [
+      (context: ValidationContext | null, error: GraphQLError) => {
+        const message = `${error.message.replace(/^Syntax Error: /, "")} (${what})`;
+        if (context) context.reportError(tooComplex(message));
+        else throw tooComplex(message);
+      },
+    ],
+  };
+}
+
+/**
+ * The documents the REST adapter sends (src/rest/operations, printed as rest/router.ts prints
+ * them). They are fixed, their page size is at most 100 by the REST rules, and priced at their
+ * worst (every variable page at 100, every nested list at LIST_FACTOR) the list documents would cost
+ * more than any ad-hoc query may: so the cost rule does not apply to them. Sent to /graphql as
+ * they are, they cost what the same REST call costs. Every other limit applies to them.
+ */
+const REST_DOCUMENTS = new Set(
+  Object.values(restOperations)
+    .filter((d): d is DocumentNode => typeof d === "object" && d !== null && (d as DocumentNode).kind === Kind.DOCUMENT)
+    .map((d) => print(d)),
+);
+
+/** True when `query` is, character for character, a document of the REST adapter. */
+export function isRestDocument(query: string | undefined): boolean {
+  return query !== undefined && REST_DOCUMENTS.has(query);
+}
+
+/** Every limit of the document, as Yoga plugins, in the order they apply. */
+export function documentLimitPlugins(): Plugin[] {
+  return [
+    // tokens: counted by the parser; armor throws (no context) and relabel turns it into ours
+    maxTokensPlugin({ n: GRAPHQL_LIMITS.maxTokens, ...relabel("tokens") }) as Plugin,
+    maxDepthPlugin({ n: GRAPHQL_LIMITS.maxDepth, flattenFragments: true, ...relabel("depth") }) as Plugin,
+    maxAliasesPlugin({ n: GRAPHQL_LIMITS.maxAliases, ...relabel("aliases") }) as Plugin,
+    maxDirectivesPlugin({ n: GRAPHQL_LIMITS.maxDirectives, ...relabel("directives") }) as Plugin,
+    {
+      onValidate: ({ addValidationRule, context }) => {
+        if (!isRestDocument((context as { params?: { query?: string } }).params?.query)) addValidationRule(costRule());
+      },
+    },
+    blockFieldSuggestionsPlugin({ mask: "" }) as Plugin,
+    // Yoga labels the schema's own validation errors GRAPHQL_VALIDATION_FAILED; the project's code is validation_error
+    // (relabelled as the answer is written: Yoga adds its label after every plugin's validation hook)
+    {
+      onResultProcess: ({ result }) => {
+        for (const one of Array.isArray(result) ? result : [result]) {
+          if (!one || !("errors" in one)) continue;
+          for (const error of one.errors ?? []) if (error.extensions?.code === "GRAPHQL_VALIDATION_FAILED") (error.extensions as Record<string, unknown>).code = "validation_error";
+        }
+      },
+    },
+  ];
+}
+
+/** Deadline (performance.now() ms) of each running query operation, by its context object. */
+const deadlines = new WeakMap<object, number>();
+const budgets = new WeakMap<object, number>();
+const wrapped = new WeakSet<GraphQLSchema>();
+
+function timeoutError(budgetMs: number): GraphQLError {
+  return new GraphQLError(`The query ran longer than its time budget of ${budgetMs} ms and was stopped; ask for less (fewer items or fields) or split it.`, {
+    extensions: { code: "request_timeout" },
+  });
+}
+
+/**
+ * Makes every resolver of `schema` (in place, once) check its operation's deadline before it runs:
+ * past it, the field is not resolved. Fields without a deadline (mutations, and every operation
+ * outside `timeBudgetPlugin`) are unaffected.
+ */
+export function enforceDeadlines(schema: GraphQLSchema): void {
+  if (wrapped.has(schema)) return;
+  wrapped.add(schema);
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith("__")) continue;
+    for (const field of Object.values(type.getFields())) {
+      const resolve = field.resolve ?? defaultFieldResolver;
+      if (!field.resolve) continue; // plain property reads do no work
+      field.resolve = (source, args, context, info) => {
+        const deadline = deadlines.get(context as object);
+        if (deadline !== undefined && performance.now() > deadline) throw timeoutError(budgets.get(context as object)!);
+        return resolve(source, args, context, info);
+      };
+    }
+  }
+}
+
+/**
+ * The time budget of a query operation: `budgetMs` after execution starts, resolvers not yet
+ * started are skipped (enforceDeadlines) and the answer is the `request_timeout` error alone, sent
+ * at once. Mutations are not cut short: each is one transaction, and stopping the answer after it
+ * committed would report a failure for a change that happened.
+ */
+export function timeBudgetPlugin(budgetMs: number): Plugin {
+  return {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const operation = args.document.definitions.find((d: DefinitionNode) => d.kind === Kind.OPERATION_DEFINITION && (!args.operationName || d.name?.value === args.operationName));
+      if (!operation || operation.kind !== Kind.OPERATION_DEFINITION || operation.operation !== "query") return;
+      const context = args.contextValue as object;
+      deadlines.set(context, performance.now() + budgetMs);
+      budgets.set(context, budgetMs);
+      setExecuteFn(async (executeArgs) => {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), budgetMs)));
+        try {
+          const result = await Promise.race([executeFn(executeArgs), late]);
+          // a result that a resolver cut short is replaced by the one timeout error
+          const cut = result === "late" || ("errors" in result && result.errors?.some((e: GraphQLError) => e.extensions?.code === "request_timeout"));
+          if (cut) return { data: null, errors: [timeoutError(budgetMs)] };
+          return result;
+        } finally {
+          clearTimeout(timer);
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * Security headers and CORS, written once for every response of the service (docs/limits.md
+ * "Security headers" and "CORS"). The set follows helmet's defaults (nosniff, frame-ancestors
+ * 'none' and X-Frame-Options DENY, Referrer-Policy no-referrer, HSTS, COOP/CORP, no DNS prefetch,
+ * no cross-domain policies) with a Content-Security-Policy per kind of answer:
+ *
+ * - API answers (JSON, files, metrics): `default-src 'none'`: nothing in them may load or run;
+ * - the hosted checkout page (rest/checkout.ts): its inline style only, images from the service;
+ *   its forms post to the page itself, which then redirects to the merchant's `return_url`, so
+ *   `form-action` is left open (Chromium applies it to the redirect too);
+ * - GraphiQL (server.ts): the page is one HTML file with GraphiQL's code inlined, so its inline
+ *   script(s) are allowed by their SHA-256 hashes (computed from the page when it is rendered),
+ *   Monaco's editor workers from `blob:`, its styles inline and its fonts and icons from `data:`;
+ *   requests go to the service itself only (`connect-src 'self'`).
+ *
+ * Every kind keeps `frame-ancestors 'none'` (no page of the service can be framed: the checkout's
+ * Approve button cannot be clickjacked), `base-uri 'none'` and `object-src 'none'`.
+ * No module dependencies, so http-server.ts can use it for the answers it writes itself.
+ */
+import { createHash } from "node:crypto";
+
+const COMMON = "frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
+
+/** CSP of API answers. */
+export const API_CSP = `default-src 'none'; ${COMMON}; form-action 'none'`;
+
+/** CSP of the hosted checkout page. */
+export const CHECKOUT_CSP = `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; ${COMMON}`;
+
+/** CSP of a GraphiQL page whose inline scripts have these SHA-256 hashes (base64). */
+export function graphiqlCsp(scriptHashes: string[]): string {
+  const scripts = scriptHashes.map((h) => `'sha256-${h}'`).join(" ");
+  return [
+    "default-src 'none'",
+    `script-src 'self' ${scripts} blob:`,
+    "worker-src 'self' blob: data:",
+    "style-src 'self' 'unsafe-inline'",
+    "font-src 'self' data:",
+    "img-src 'self' data: blob:",
+    "connect-src 'self'",
+    "manifest-src 'self'",
+    COMMON,
+    "form-action 'none'",
+  ].join("; ");
+}
+
+/** SHA-256 (base64) of the text of each inline `<script>` of `html`, for a hash-source CSP. */
+export function inlineScriptHashes(html: string): string[] {
+  const hashes: string[] = [];
+  for (const m of html.matchAll(/<script(?:\s[^>]*)?>([\s\S]*?)<\/script>/gi)) {
+    if (/\ssrc\s*=/i.test(m[0].slice(0, m[0].indexOf(">")))) continue;
+    hashes.push(createHash("sha256").update(m[1], "utf8").digest("base64"));
+  }
+  return hashes;
+}
+
+/** The headers every answer carries, whatever its kind (the CSP is added by `secure`). */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "strict-transport-security": "max-age=15552000; includeSubDomains",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+  "origin-agent-cluster": "?1",
+  "x-dns-prefetch-control": "off",
+  "x-download-options": "noopen",
+  "x-permitted-cross-domain-policies": "none",
+  "x-xss-protection": "0",
+};
+
+/**
+ * Adds the security headers to `headers` (in place). A CSP the answer already has (GraphiQL's,
+ * the checkout's) is kept; any other answer gets `API_CSP`.
+ */
+export function secure(headers: Headers): Headers {
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) headers.set(name, value);
+  if (!headers.has("content-security-policy")) headers.set("content-security-policy", API_CSP);
+  return headers;
+}
+
+/** Request headers a browser may send cross-origin to the API. */
+const ALLOWED_HEADERS = "Authorization, Content-Type, Accept, Idempotency-Key, X-Request-Id";
+/** Response headers a cross-origin script may read. */
+const EXPOSED_HEADERS = "Retry-After, X-Request-Id, Idempotent-Replayed";
+
+/**
+ * CORS for /graphql and /v1 (docs/limits.md "CORS"): off unless `origins` lists the request's
+ * `Origin` exactly. An allowed origin gets `Access-Control-Allow-Origin: <origin>` (never `*`,
+ * never credentials: the API key travels in the Authorization header, not in cookies); a preflight
+ * (OPTIONS with Access-Control-Request-Method) from it is answered 204 here. Returns the preflight
+ * answer, or null to go on; `decorate` adds the headers to the real answer.
+ */
+export function cors(request: Request, origins: readonly string[]): { preflight: Response | null; decorate(headers: Headers): void } {
+  const origin = request.headers.get("origin");
+  const allowed = origin !== null && origins.includes(origin);
+  const decorate = (headers: Headers) => {
+    headers.append("vary", "Origin");
+    if (!allowed) return;
+    headers.set("access-control-allow-origin", origin);
+    headers.set("access-control-expose-headers", EXPOSED_HEADERS);
+  };
+  if (request.method !== "OPTIONS" || !request.headers.has("access-control-request-method")) return { preflight: null, decorate };
+  const headers = new Headers();
+  if (allowed) {
+    headers.set("access-control-allow-methods", "GET, POST, PATCH, DELETE, OPTIONS");
+    headers.set("access-control-allow-headers", ALLOWED_HEADERS);
+    headers.set("access-control-max-age", "600");
+  }
+  return { preflight: new Response(null, { status: 204, headers }), decorate };
+}

@@ -1,0 +1,73 @@
+/**
+ * Request rate limits of /v1 and /graphql (docs/limits.md "Rate limits"), kept in this process's
+ * memory by rate-limiter-flexible:
+ *
+ * - per API key: a bucket of `rateLimitRequests` per `rateLimitWindowSeconds`, plus
+ *   `rateLimitBurst` extra requests refilled over a minute (BurstyRateLimiter: the burst bucket is
+ *   drawn only when the steady one is empty). The bucket is keyed by a SHA-256 of the presented
+ *   key, so a key is limited before the database is asked whether it exists; requests without a
+ *   key share their client address's bucket.
+ * - per client address: `authFailureLimit` failed authentications (401 to a request that carried
+ *   an `Authorization` header) per `authFailureWindowSeconds`; once they are spent, every request
+ *   from that address is refused until the window ends.
+ *
+ * Several processes each keep their own counts (the limits are per process).
+ */
+import { createHash } from "node:crypto";
+import { BurstyRateLimiter, RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import type { AppSettings } from "./config.js";
+
+/** Refill period of the burst bucket (seconds). */
+export const BURST_WINDOW_SECONDS = 60;
+
+/** A refusal: whole seconds until a request may succeed again (the `Retry-After` value, at least 1). */
+export interface Refusal {
+  retryAfterSeconds: number;
+}
+
+type Limiter = Pick<RateLimiterMemory, "consume">;
+
+export interface RateLimits {
+  /** Spends one request of the caller's bucket; a Refusal when it is empty. */
+  consumeRequest(bearer: string | null, address: string): Promise<Refusal | null>;
+  /** A Refusal while `address` has no failed authentications left. */
+  checkAuthFailures(address: string): Promise<Refusal | null>;
+  /** Records one failed authentication of `address`. */
+  recordAuthFailure(address: string): Promise<void>;
+}
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+async function spend(limiter: Limiter | null, key: string, points = 1): Promise<Refusal | null> {
+  if (!limiter) return null;
+  try {
+    await limiter.consume(key, points);
+    return null;
+  } catch (e) {
+    if (e instanceof RateLimiterRes) return { retryAfterSeconds: seconds(e.msBeforeNext) };
+    throw e;
+  }
+}
+
+export function createRateLimits(settings: Pick<AppSettings, "rateLimitRequests" | "rateLimitWindowSeconds" | "rateLimitBurst" | "authFailureLimit" | "authFailureWindowSeconds">): RateLimits {
+  let requests: Limiter | null = null;
+  if (settings.rateLimitRequests > 0) {
+    const steady = new RateLimiterMemory({ keyPrefix: "key", points: settings.rateLimitRequests, duration: settings.rateLimitWindowSeconds });
+    requests = settings.rateLimitBurst > 0 ? new BurstyRateLimiter(steady, new RateLimiterMemory({ keyPrefix: "burst", points: settings.rateLimitBurst, duration: BURST_WINDOW_SECONDS })) : steady;
+  }
+  const failures = settings.authFailureLimit > 0 ? new RateLimiterMemory({ keyPrefix: "auth", points: settings.authFailureLimit, duration: settings.authFailureWindowSeconds }) : null;
+  return {
+    consumeRequest(bearer, address) {
+      const key = bearer ? `k:${createHash("sha256").update(bearer).digest("base64url")}` : `a:${address}`;
+      return spend(requests, key);
+    },
+    async checkAuthFailures(address) {
+      if (!failures) return null;
+      const state = await failures.get(address);
+      return state && state.remainingPoints <= 0 ? { retryAfterSeconds: seconds(state.msBeforeNext) } : null;
+    },
+    async recordAuthFailure(address) {
+      await spend(failures, address);
+    },
+  };
+}
