@@ -7,7 +7,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import type { PGlite } from "@electric-sql/pglite";
 import type pg from "pg";
 import { PrismaClient } from "./prisma/generated/client.js";
-import { databaseTarget, nameAsTextPool, openPGlite, pgliteAdapter, type DatabaseTarget } from "./driver-adapter.js";
+import { databaseTarget, nameAsTextPool, openPGlite, pgliteAdapter, yieldingAdapter, type DatabaseTarget } from "./driver-adapter.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { applyMigrations, migrationStatus, type MigrationReport, type MigrationStatus, type SqlSession } from "./migrate.js";
 
@@ -74,7 +74,7 @@ function pgSession(client: pg.PoolClient): SqlSession {
 export async function createDatabase(target: DatabaseTarget = databaseTarget()): Promise<Database> {
   if (target.kind === "postgres") {
     const pool = nameAsTextPool({ connectionString: target.url, ...POOL_OPTIONS });
-    const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: TRANSACTION_OPTIONS });
+    const prisma = new PrismaClient({ adapter: yieldingAdapter(new PrismaPg(pool)), transactionOptions: TRANSACTION_OPTIONS });
     return {
       prisma,
       target,
@@ -101,7 +101,7 @@ export async function createDatabase(target: DatabaseTarget = databaseTarget()):
     lock?.release();
     throw e;
   }
-  const prisma = new PrismaClient({ adapter: pgliteAdapter(pglite), transactionOptions: TRANSACTION_OPTIONS });
+  const prisma = new PrismaClient({ adapter: yieldingAdapter(pgliteAdapter(pglite)), transactionOptions: TRANSACTION_OPTIONS });
   return {
     prisma,
     target,

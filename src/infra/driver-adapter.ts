@@ -120,6 +120,47 @@ export async function pgliteBytesFix(adapter: object): Promise<void> {
   };
 }
 
+/** Resolves after the event loop's pending I/O callbacks and timers have had their turn (`setImmediate`). */
+export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Makes every query of a connected Prisma driver adapter (and of its transactions: the query method
+ * `performIO` is on the prototype both share, in pglite-prisma-adapter and @prisma/adapter-pg)
+ * yield to the event loop before it is sent and after its rows arrive. PGlite runs in the
+ * service's own thread and answers without any I/O, so without this one request's queries, their
+ * result processing (Prisma) and the GraphQL completion run as one synchronous stretch: 3 pages of
+ * 100 invoices with their lines held the event loop 150-370 ms, and every other request (even
+ * `/healthz`) waited (docs/limits.md "Event loop"). With it the longest stretch is one query's work.
+ * On PostgreSQL the rows already arrive by I/O; the yield after them separates Prisma's processing
+ * of one result from the work that was queued before it. Costs one macrotask turn (microseconds)
+ * per query.
+ */
+const yieldingPrototypes = new WeakSet<object>();
+export function yieldAroundQueries(adapter: object): void {
+  let proto = Object.getPrototypeOf(adapter);
+  while (proto && !Object.hasOwn(proto, "performIO")) proto = Object.getPrototypeOf(proto);
+  if (!proto || yieldingPrototypes.has(proto)) return;
+  yieldingPrototypes.add(proto);
+  const original = proto.performIO as (query: unknown) => Promise<unknown>;
+  proto.performIO = async function (this: unknown, query: unknown) {
+    await yieldToEventLoop();
+    const result = await original.call(this, query);
+    await yieldToEventLoop();
+    return result;
+  };
+}
+
+/** A driver adapter factory whose adapters yield to the event loop around every query (yieldAroundQueries). */
+export function yieldingAdapter<F extends { connect: () => Promise<object> }>(factory: F): F {
+  const connect = factory.connect.bind(factory);
+  factory.connect = async () => {
+    const adapter = await connect();
+    yieldAroundQueries(adapter);
+    return adapter;
+  };
+  return factory;
+}
+
 /** The PGlite driver adapter factory, its Bytes arguments fixed (pgliteBytesFix). */
 export function pgliteAdapter(pglite: PGlite): PrismaPGlite {
   const factory = new PrismaPGlite(pglite);
