@@ -37,6 +37,12 @@ export const GRAPHQL_LIMITS = {
   maxDirectives: 20,
   /** the cost of one operation by `costRule` (the REST adapter's own documents are exempt: `isRestDocument`) */
   maxCost: 3_000,
+  /**
+   * the rows (objects) one operation may resolve by `costRule`'s count: a page of 100 invoices with
+   * their lines is 600, two such pages (1,200) are refused (bench/abuse.ts: the rows, not the fields,
+   * are what holds the event loop)
+   */
+  maxRows: 1_000,
   /** ids in one `nodes(ids:)` */
   maxNodeIds: MAX_NODE_IDS,
 } as const;
@@ -55,6 +61,18 @@ export const FIELD_COSTS: Readonly<Record<string, number>> = {
   "Swap.pdf": 1_000,
   "Purchase.xml": 50,
 };
+
+/**
+ * Whether `costRule` counts the items of this field as rows: a page (a connection: its `first`/
+ * `last`) or a list of objects (`nodes(ids:)`, an invoice's lines), not a page's list of edges
+ * (counted by the page) and not a single object (the invoice's customer), which the field costs
+ * and the aliases limit bound.
+ */
+function itemsAreRows(type: GraphQLOutputType): boolean {
+  const named = getNamedType(type);
+  if (named.name.endsWith("Connection") && isObjectType(named) && named.getFields().edges) return true;
+  return isListType(getNullableType(type)) && !named.name.endsWith("Edge");
+}
 
 /** Items assumed for a plain list field (an invoice's lines, payments, ...). */
 export const LIST_FACTOR = 5;
@@ -98,20 +116,27 @@ function multiplier(node: FieldNode, type: GraphQLOutputType, parentName: string
   return isListType(getNullableType(type)) ? LIST_FACTOR : 1;
 }
 
+/** Cost and rows of a selection (see costRule). */
+type Price = { cost: number; rows: number };
+
 /**
  * Validation rule: the cost of each operation is the sum over its selected fields of
  * `FIELD_COSTS[Type.field] ?? 1` plus, for a field with a selection, the cost of that selection
  * times `multiplier` (page size, ids, LIST_FACTOR). Inline fragments and fragment spreads add up
  * (an upper bound when they are on different types); `__typename` and introspection cost nothing.
- * Over `maxCost`: `query_too_complex`.
+ * Its rows are the items of its pages and lists (`itemsAreRows`) times how often each runs:
+ * `invoices(first: 100) { edges { node { lines { id } customer { id } } } }` is 100 + 100 x 5 = 600
+ * rows (a single object such as `customer` is not a row). Over `maxCost` or over `maxRows`:
+ * `query_too_complex`.
  */
-export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost) {
+export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost, maxRows: number = GRAPHQL_LIMITS.maxRows) {
   return (context: ValidationContext): ASTVisitor => {
     const schema = context.getSchema();
-    const fragmentCosts = new Map<string, Map<string, number>>();
+    const fragmentCosts = new Map<string, Map<string, Price>>();
 
-    const selectionCost = (set: SelectionSetNode, parentName: string, seen: Set<string>): number => {
+    const selectionCost = (set: SelectionSetNode, parentName: string, seen: Set<string>): Price => {
       let total = 0;
+      let rows = 0;
       const parent = schema.getType(parentName);
       for (const selection of set.selections) {
         if (selection.kind === Kind.FIELD) {
@@ -120,38 +145,55 @@ export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost) {
           const field: GraphQLField<unknown, unknown> | undefined = parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[name] : undefined;
           if (!field) continue; // unknown fields are another rule's error
           let cost = FIELD_COSTS[`${parentName}.${name}`] ?? 1;
-          if (selection.selectionSet) cost += multiplier(selection, field.type, parentName) * selectionCost(selection.selectionSet, getNamedType(field.type).name, seen);
+          if (selection.selectionSet) {
+            const times = multiplier(selection, field.type, parentName);
+            const typeName = getNamedType(field.type).name;
+            const inner = selectionCost(selection.selectionSet, typeName, seen);
+            cost += times * inner.cost;
+            rows += times * ((itemsAreRows(field.type) ? 1 : 0) + inner.rows);
+          }
           total += cost;
         } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-          total += selectionCost(selection.selectionSet, selection.typeCondition?.name.value ?? parentName, seen);
+          const inner = selectionCost(selection.selectionSet, selection.typeCondition?.name.value ?? parentName, seen);
+          total += inner.cost;
+          rows += inner.rows;
         } else {
           const fragment: FragmentDefinitionNode | null | undefined = context.getFragment(selection.name.value);
           if (!fragment || seen.has(fragment.name.value)) continue; // cycles are another rule's error
           const type = fragment.typeCondition.name.value;
           const cached = fragmentCosts.get(fragment.name.value)?.get(type);
           if (cached !== undefined) {
-            total += cached;
+            total += cached.cost;
+            rows += cached.rows;
             continue;
           }
-          const cost = selectionCost(fragment.selectionSet, type, new Set(seen).add(fragment.name.value));
+          const price = selectionCost(fragment.selectionSet, type, new Set(seen).add(fragment.name.value));
           if (!fragmentCosts.has(fragment.name.value)) fragmentCosts.set(fragment.name.value, new Map());
-          fragmentCosts.get(fragment.name.value)!.set(type, cost);
-          total += cost;
+          fragmentCosts.get(fragment.name.value)!.set(type, price);
+          total += price.cost;
+          rows += price.rows;
         }
       }
-      return total;
+      return { cost: total, rows };
     };
 
     return {
       OperationDefinition(operation) {
         const root = operation.operation === "query" ? schema.getQueryType() : operation.operation === "mutation" ? schema.getMutationType() : schema.getSubscriptionType();
         if (!root) return;
-        const cost = selectionCost(operation.selectionSet, root.name, new Set());
+        const { cost, rows } = selectionCost(operation.selectionSet, root.name, new Set());
         if (cost > maxCost) {
           context.reportError(
             new GraphQLError(`The query costs ${cost}, more than the limit of ${maxCost} (a PDF costs ${FIELD_COSTS["Invoice.pdf"]}; a list multiplies what it selects by its page size). Ask for fewer items, fewer PDFs or fewer fields.`, {
               nodes: [operation],
-              extensions: { code: "query_too_complex", cost, maxCost },
+              extensions: { code: "query_too_complex", cost, maxCost, rows, maxRows },
+            }),
+          );
+        } else if (rows > maxRows) {
+          context.reportError(
+            new GraphQLError(`The query reads up to ${rows} rows, more than the limit of ${maxRows} (a list or page multiplies the rows under it by its size: a page of 100 invoices with their lines is 600). Ask for fewer or smaller pages.`, {
+              nodes: [operation],
+              extensions: { code: "query_too_complex", cost, maxCost, rows, maxRows },
             }),
           );
         }

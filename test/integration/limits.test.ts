@@ -59,6 +59,7 @@ describe("GraphQL limits", () => {
       [`{ node(id: "x") { id ${directives} } }`, /^Directives limit of 20 exceeded, found 21/],
       [`{ ${pdf("a")} ${pdf("b")} ${pdf("c")} }`, /^The query costs 3003, more than the limit of 3000/],
       [`{ invoices(first: 5) { edges { node { pdf } } } }`, /^The query costs \d+, more than the limit of 3000/],
+      [`{ a: invoices(first: 100) { edges { node { id lines { id } } } } b: invoices(first: 100) { edges { node { id lines { id } } } } }`, /^The query reads up to 1200 rows, more than the limit of 1000/],
     ];
     expect((await s.graphql(`{ ${aliases} }`)).body.errors).toBeUndefined();
     for (const [query, message] of cases) {
@@ -265,6 +266,25 @@ describe("hardening", () => {
       expect((await operator.json()).detail).toMatch(/^database unreachable: ./);
     } finally {
       await app.close();
+      await drop();
+    }
+  });
+});
+
+describe("the event loop during database queries", () => {
+  it("lets callbacks queued before a query (I/O, setImmediate) run before the query's rows are processed, in and out of a transaction", async () => {
+    const { target, drop } = await cloneTemplate(inject("template"));
+    const database = await createDatabase(target);
+    try {
+      for (const run of [(sql: string) => database.prisma.$queryRawUnsafe(sql), (sql: string) => database.prisma.$transaction((tx) => tx.$queryRawUnsafe(sql))]) {
+        const order: string[] = [];
+        setImmediate(() => order.push("callback"));
+        await run("SELECT 1 AS one").then(() => order.push("rows"));
+        // PGlite answers in this thread without I/O: without the yield the rows would come first
+        expect(order).toEqual(["callback", "rows"]);
+      }
+    } finally {
+      await database.close();
       await drop();
     }
   });

@@ -372,7 +372,8 @@ describe("tenancy", () => {
 
 describe("query counts (no N+1)", () => {
   it("loads a subscription list with lines, plans, coupons, addons and customer aggregations in the same queries for 2 and 10 subscriptions", async () => {
-    const LIST = `query($c: [String!]) { subscriptions(first: 50, where: { customer: { in: $c } }) { totalCount edges { node { id customer { name aggregations { balance sales } } document { id } lines { plan { id currency { id } frequency { id } product { id } } coupon { id currency { id } } } addons { addon { id currency { id } } rates { cycle } } coupon { id } } } } }`;
+    // first: 20 (was 50): with every nested list counted at 5 items, 50 subscriptions with lines and addons with rates are 1,800 rows, over the rows limit (docs/limits.md)
+    const LIST = `query($c: [String!]) { subscriptions(first: 20, where: { customer: { in: $c } }) { totalCount edges { node { id customer { name aggregations { balance sales } } document { id } lines { plan { id currency { id } frequency { id } product { id } } coupon { id currency { id } } } addons { addon { id currency { id } } rates { cycle } } coupon { id } } } } }`;
     const customers: string[] = [];
     const add = async (n: number) => {
       for (let i = 0; i < n; i++) {
