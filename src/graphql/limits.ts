@@ -50,9 +50,9 @@ export const GRAPHQL_LIMITS = {
 /**
  * Cost of the fields that do far more work than reading a column: rendering a PDF (pdfkit, tens of
  * milliseconds of CPU each, in the PDF thread) and the stored XML of a purchase. A row read and
- * resolved costs the main thread about 60 microseconds (bench/abuse.ts: 13,200 objects in 0.8 s),
- * so 3,000 keeps a request to a few hundred rows: about 3 pages of 100 invoices with their lines. With `maxCost` 3,000 a request can
- * render at most two PDFs, however they are nested or aliased.
+ * resolved costs the main thread about 60 microseconds (bench/abuse.ts: 13,200 objects in 0.8 s);
+ * the rows themselves are bounded by `maxRows`. With `maxCost` 3,000 a request can render at most
+ * two PDFs, however they are nested or aliased.
  */
 export const FIELD_COSTS: Readonly<Record<string, number>> = {
   "Invoice.pdf": 1_000,
