@@ -47,17 +47,8 @@ export type IssuedCustomer = Omit<CustomerColumns, "createdAt" | "updatedAt"> & 
  * (SII RznSoc), else the organization's branding business name, else the organization's name.
  * The other fields are the tax profile (services/tax-profile.ts); `resolutionDate` `yyyy-mm-dd`.
  */
-export interface IssuedIssuer {
+export interface IssuedIssuer extends IssuerProfile {
   name: string;
-  taxId: string | null;
-  businessName: string | null;
-  activity: string | null;
-  activityCodes: string[];
-  address: string | null;
-  commune: string | null;
-  city: string | null;
-  resolutionNumber: number | null;
-  resolutionDate: string | null;
 }
 
 /** The tax profile fields the issuer is made of (services/tax-profile.ts TaxProfile has them). */
