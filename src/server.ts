@@ -4,6 +4,7 @@
  */
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { createYoga, type GraphiQLOptions } from "graphql-yoga";
+import { createInMemoryAPQStore, useAPQ } from "@graphql-yoga/plugin-apq";
 import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
 import { schema } from "./graphql/schema.js";
 import type { GraphQLContext } from "./graphql/context.js";
@@ -31,6 +32,15 @@ import { documentLimitPlugins, enforceDeadlines, timeBudgetPlugin } from "./grap
 import { createRateLimits, type Refusal } from "./infra/rate-limit.js";
 import { cors, graphiqlCsp, inlineScriptHashes } from "./infra/http-security.js";
 import { socketAddress } from "./http-server.js";
+
+/**
+ * Apollo's automatic persisted queries (docs/graphql.md "Persisted queries"): the documents sent
+ * with their SHA-256 hash are kept in memory, per process, in an LRU of at most this many, each for
+ * APQ_TTL_MS after it was stored; a hash no longer kept answers `PersistedQueryNotFound` and the
+ * client sends the query again.
+ */
+export const APQ_MAX_DOCUMENTS = 1_000;
+export const APQ_TTL_MS = 60 * 60 * 1000;
 
 /** /readyz answers 503 when the database does not answer within this long (ms). */
 export const READY_TIMEOUT_MS = 2_000;
@@ -146,7 +156,8 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
   enforceDeadlines(schema);
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
-    plugins: [...documentLimitPlugins(), timeBudgetPlugin(settings.graphqlTimeBudgetMs)],
+    // APQ first: it fills in the query of a hash at onParams, before the document limits parse it
+    plugins: [useAPQ({ store: createInMemoryAPQStore({ max: APQ_MAX_DOCUMENTS, ttl: APQ_TTL_MS }) }), ...documentLimitPlugins(), timeBudgetPlugin(settings.graphqlTimeBudgetMs)],
     cors: false, // CORS is answered for /graphql and /v1 alike in `guarded` (infra/http-security.ts)
     graphqlEndpoint: "/graphql",
     graphiql: GRAPHIQL_OPTIONS,

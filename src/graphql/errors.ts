@@ -25,6 +25,31 @@ function fieldFromMessage(message: string): string | undefined {
   return variable?.[1];
 }
 
+/**
+ * The code of an error Yoga or graphql-js raised itself (upper case, e.g. `BAD_REQUEST` for a
+ * missing query or a body that is not JSON, `GRAPHQL_PARSE_FAILED`, `PERSISTED_QUERY_MISMATCH`)
+ * in the project's lower-case codes (docs/graphql.md "Errors"): by the HTTP status Yoga gave it
+ * (405 `method_not_allowed`, 413 `payload_too_large`), else by name, else any other 4xx
+ * `validation_error` and anything else `internal_error`. `PERSISTED_QUERY_NOT_FOUND` stays as it is: Apollo's
+ * persisted-queries link reads that code (and the message `PersistedQueryNotFound`) to send the
+ * query again with its hash. A code already in lower case is returned unchanged.
+ */
+export function projectErrorCode(code: string, status?: number): string {
+  if (code === "PERSISTED_QUERY_NOT_FOUND" || code !== code.toUpperCase()) return code;
+  const named: Record<string, string> = {
+    BAD_REQUEST: "validation_error",
+    BAD_USER_INPUT: "validation_error",
+    GRAPHQL_PARSE_FAILED: "validation_error",
+    GRAPHQL_VALIDATION_FAILED: "validation_error",
+    PERSISTED_QUERY_MISMATCH: "validation_error",
+  };
+  if (status === 405) return "method_not_allowed";
+  if (status === 413) return "payload_too_large";
+  if (named[code]) return named[code];
+  if (status !== undefined && status >= 400 && status < 500) return "validation_error";
+  return "internal_error";
+}
+
 export function maskError(error: unknown, logger: Logger): GraphQLError {
   const graphQLError = error instanceof GraphQLError ? error : null;
   let original = graphQLError ? graphQLError.originalError ?? null : error;
@@ -54,9 +79,13 @@ export function maskError(error: unknown, logger: Logger): GraphQLError {
     });
   }
   if (graphQLError && (!original || original instanceof GraphQLError)) {
-    if (graphQLError.extensions?.code && graphQLError.extensions.code !== "BAD_USER_INPUT") {
+    const code = graphQLError.extensions?.code;
+    if (typeof code === "string" && code !== "BAD_USER_INPUT") {
+      const status = (graphQLError.extensions.http as { status?: number } | undefined)?.status;
+      const projected = projectErrorCode(code, status);
       const bounded = boundMessage(graphQLError.message);
-      return bounded === graphQLError.message ? graphQLError : new GraphQLError(bounded, { path, nodes: graphQLError.nodes, extensions: graphQLError.extensions });
+      if (bounded === graphQLError.message && projected === code) return graphQLError;
+      return new GraphQLError(bounded, { path, nodes: graphQLError.nodes, extensions: { ...graphQLError.extensions, code: projected } });
     }
     const message = boundMessage(graphQLError.message);
     const field = fieldFromMessage(message);

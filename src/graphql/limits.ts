@@ -23,6 +23,7 @@ import { maxDirectivesPlugin } from "@escape.tech/graphql-armor-max-directives";
 import { blockFieldSuggestionsPlugin } from "@escape.tech/graphql-armor-block-field-suggestions";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./pagination.js";
 import { MAX_NODE_IDS } from "./builder.js";
+import { projectErrorCode } from "./errors.js";
 import * as restOperations from "./generated/operations.js";
 
 /** The limits and their defaults (docs/limits.md lists them). */
@@ -249,12 +250,18 @@ export function documentLimitPlugins(): Plugin[] {
     },
     blockFieldSuggestionsPlugin({ mask: "" }) as Plugin,
     // Yoga labels the schema's own validation errors GRAPHQL_VALIDATION_FAILED; the project's code is validation_error
+    // (errors.ts projectErrorCode, the one table of Yoga's codes, which maskError uses too)
     // (relabelled as the answer is written: Yoga adds its label after every plugin's validation hook)
     {
       onResultProcess: ({ result }) => {
         for (const one of Array.isArray(result) ? result : [result]) {
           if (!one || !("errors" in one)) continue;
-          for (const error of one.errors ?? []) if (error.extensions?.code === "GRAPHQL_VALIDATION_FAILED") (error.extensions as Record<string, unknown>).code = "validation_error";
+          for (const error of one.errors ?? []) {
+            const code = error.extensions?.code;
+            if (typeof code !== "string") continue;
+            const status = (error.extensions.http as { status?: number } | undefined)?.status;
+            (error.extensions as Record<string, unknown>).code = projectErrorCode(code, status);
+          }
         }
       },
     },
