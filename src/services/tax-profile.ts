@@ -5,25 +5,17 @@
  * domain/tax-profile.ts; docs/sii-setup.md.
  */
 import { FieldErrorCollector } from "../domain/errors.js";
+import type { IssuerProfile } from "../domain/issued-parties.js";
 import { activityCodesOf, missingForIssuing, normalizeTaxProfile, type TaxProfileInput } from "../domain/tax-profile.js";
 import { storedDate, dateColumn } from "./documents.js";
 import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
 import { readSettings, writeSettings } from "./organization-settings.js";
 
-export interface TaxProfile {
+/** The profile's fields (domain/issued-parties.ts IssuerProfile: what a document's issuer snapshot is made of; `resolutionDate` yyyy-mm-dd) and its mode. */
+export interface TaxProfile extends IssuerProfile {
   organization: string;
   /** the mode this profile belongs to (each mode has its own) */
   testMode: boolean;
-  taxId: string | null;
-  businessName: string | null;
-  activity: string | null;
-  activityCodes: string[];
-  address: string | null;
-  commune: string | null;
-  city: string | null;
-  resolutionNumber: number | null;
-  /** yyyy-mm-dd */
-  resolutionDate: string | null;
   /** REST names of the fields SII requires that are still empty */
   missing: string[];
   updated: Date;

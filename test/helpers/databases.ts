@@ -39,3 +39,17 @@ export async function cloneTemplate(template: string): Promise<{ target: Databas
   fs.cpSync(template, path.join(dir, "pglite"), { recursive: true });
   return { target: { kind: "pglite", dir: path.join(dir, "pglite") }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
+
+/**
+ * A new empty database of this run's kind (no migration applied), for migration tests; `drop`
+ * removes it. `label` names it (`billing_<label>_...` or a `billing-<label>-` temporary folder).
+ */
+export async function emptyTarget(label: string): Promise<{ target: DatabaseTarget; drop: () => Promise<void> }> {
+  if (TEST_DB === "postgres") {
+    const name = `billing_${label}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+    await adminQuery(`CREATE DATABASE "${name}"`);
+    return { target: { kind: "postgres", url: withDatabase(POSTGRES_URL, name) }, drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `billing-${label}-`));
+  return { target: { kind: "pglite", dir: path.join(dir, "pglite") }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+}

@@ -12,8 +12,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createDatabase, type Database } from "../../src/infra/database.js";
 import { applyMigrations, localMigrations, migrationStatus, MigrationError, MIGRATIONS_DIR } from "../../src/infra/migrate.js";
-import type { DatabaseTarget } from "../../src/infra/driver-adapter.js";
-import { adminQuery, POSTGRES_URL, TEST_DB, withDatabase } from "../helpers/databases.js";
+import { emptyTarget, TEST_DB } from "../helpers/databases.js";
 import { customerSnapshot, issuerSnapshot } from "../../src/domain/issued-parties.js";
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -21,19 +20,10 @@ afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
 
-/** An empty database of this project's kind. */
+/** An empty database of this run's kind (test/helpers/databases.ts emptyTarget), closed and removed after the file. */
 async function emptyDatabase(): Promise<Database> {
-  let target: DatabaseTarget;
-  if (TEST_DB === "postgres") {
-    const name = `billing_migrations_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-    await adminQuery(`CREATE DATABASE "${name}"`);
-    cleanup.push(() => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-    target = { kind: "postgres", url: withDatabase(POSTGRES_URL, name) };
-  } else {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-migrations-"));
-    cleanup.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
-    target = { kind: "pglite", dir: path.join(dir, "pglite") };
-  }
+  const { target, drop } = await emptyTarget("migrations");
+  cleanup.push(drop);
   const database = await createDatabase(target);
   cleanup.push(() => database.close());
   return database;

@@ -9,18 +9,14 @@
  * checkout get test mode's settings. The migration that made settings per mode copies existing organization-wide values
  * into both modes.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PDFParse } from "pdf-parse";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { generateCaf, generatePkcs12, xmlsecVerify, type FakePkcs12 } from "../helpers/sii-fixtures.js";
-import { adminQuery, POSTGRES_URL, TEST_DB, withDatabase } from "../helpers/databases.js";
+import { emptyTarget } from "../helpers/databases.js";
 import { createDatabase, type Database } from "../../src/infra/database.js";
 import { applyMigrations, localMigrations } from "../../src/infra/migrate.js";
-import type { DatabaseTarget } from "../../src/infra/driver-adapter.js";
 import { readTaxProfile } from "../../src/services/tax-profile.js";
 import { loadSigningCredentials } from "../../src/services/certificates.js";
 
@@ -264,19 +260,10 @@ describe("the migration to per-mode settings", () => {
     for (const c of cleanup.reverse()) await c();
   });
 
-  /** An empty database of this run's kind. */
+  /** An empty database of this run's kind (test/helpers/databases.ts emptyTarget), closed and removed after the file. */
   async function emptyDatabase(): Promise<Database> {
-    let target: DatabaseTarget;
-    if (TEST_DB === "postgres") {
-      const name = `billing_settings_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-      await adminQuery(`CREATE DATABASE "${name}"`);
-      cleanup.push(() => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-      target = { kind: "postgres", url: withDatabase(POSTGRES_URL, name) };
-    } else {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-settings-"));
-      cleanup.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
-      target = { kind: "pglite", dir: path.join(dir, "pglite") };
-    }
+    const { target, drop } = await emptyTarget("settings");
+    cleanup.push(drop);
     const database = await createDatabase(target);
     cleanup.push(() => database.close());
     return database;
