@@ -3,7 +3,10 @@
  * `field__in=`, `__exact`, `__contains`, `__icontains`, `__gte`, `__lte` map onto them
  * (src/rest/filters.ts).
  */
+import type { EnumRef } from "@pothos/core";
 import { builder } from "./builder.js";
+
+type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer Types> ? Types : never;
 
 export interface StringFilterValue {
   equals?: string | null;
@@ -36,6 +39,35 @@ export const DateTimeFilter = builder.inputType("DateTimeFilter", {
     lte: t.field({ type: "DateTime", description: "at or before (REST `__lte`)" }),
   }),
 });
+
+export interface EnumFilterValue<T extends string> {
+  equals?: T | null;
+  in?: T[] | null;
+}
+
+/**
+ * A filter input over a closed set (`<Enum>Filter { equals, in }`), for a field whose output is the
+ * GraphQL enum `values` (docs/graphql.md "Enums"). REST's `field=` and `field__in=` map onto it;
+ * text operators do not apply to a closed set.
+ */
+export function enumFilter<T extends string>(values: EnumRef<BuilderTypes, T, T>, enumName: string) {
+  return builder.inputType(`${enumName}Filter`, {
+    description: `Filter on a ${enumName}; every given operator must match.`,
+    fields: (t) => ({
+      equals: t.field({ type: values, description: "exact match (REST `field=` and `field__exact=`)" }),
+      in: t.field({ type: [values], description: "one of (REST `field__in=a,b`)" }),
+    }),
+  });
+}
+
+/** `{ field: <prisma filter> }` list for an enum filter on `field` (internal values). */
+export function enumConditions<T extends string>(field: string, filter: EnumFilterValue<T> | null | undefined) {
+  if (!filter) return [];
+  const where: Record<string, unknown> = {};
+  if (filter.equals != null) where.equals = filter.equals;
+  if (filter.in != null) where.in = filter.in;
+  return Object.keys(where).length ? [{ [field]: where }] : [];
+}
 
 /** Prisma `where` fragment of a StringFilter (undefined when empty). */
 export function stringWhere(filter: StringFilterValue | null | undefined, { uppercase = false } = {}) {

@@ -4,11 +4,15 @@
  * dates `field__gte`, `field__lte`. Unknown parameters and operators are a 400 naming them.
  */
 import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
+import { graphqlEnumValue, restEnumValues } from "./enums.js";
 
-export type FilterKind = "string" | "datetime" | "boolean";
+export type FilterKind = "string" | "datetime" | "boolean" | "enum";
 
-/** REST field name -> GraphQL filter key and kind. */
-export type FilterSpec = Record<string, { key: string; kind: FilterKind }>;
+/**
+ * REST field name -> GraphQL filter key and kind; an "enum" filter names its GraphQL enum, takes
+ * `field=` and `field__in=` only, and refuses a value outside the set with a 400 listing it.
+ */
+export type FilterSpec = Record<string, { key: string; kind: FilterKind; enum?: string }>;
 
 export const PAGINATION_PARAMS = new Set(["page", "page_size"]);
 
@@ -51,6 +55,16 @@ export function parseFilters(query: URLSearchParams, spec: FilterSpec, allowedEx
       continue;
     }
     const current = (filters[target.key] ??= {}) as Record<string, unknown>;
+    if (target.kind === "enum") {
+      const allowed = restEnumValues(target.enum!);
+      const values = op === "in" ? value.split(",").map((v) => v.trim()).filter(Boolean) : [value];
+      const unknown = values.filter((v) => !allowed.includes(v));
+      if (op !== "exact" && op !== "in") addFieldError(errors, param, `unknown operator ${op}; use exact or in`);
+      else if (unknown.length) addFieldError(errors, param, `must be one of ${allowed.join(", ")}`);
+      else if (op === "in") current.in = values.map((v) => graphqlEnumValue(target.enum!, v));
+      else current.equals = graphqlEnumValue(target.enum!, value);
+      continue;
+    }
     if (target.kind === "string") {
       const graphqlOp = STRING_OPS[op];
       if (!graphqlOp) addFieldError(errors, param, `unknown operator ${op}; use exact, in, contains or icontains`);

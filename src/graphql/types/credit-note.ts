@@ -5,11 +5,11 @@
  * services/credit-notes.ts and domain/credit-notes.ts.
  */
 import { builder } from "../builder.js";
-import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
+import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, stringConditions } from "../filters.js";
 import { tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createCreditNote, creditNotePdf, deleteCreditNote, finalizeCreditNote } from "../../services/credit-notes.js";
-import { DeletePayload, DocumentIssuer, DocumentStatus, type DocumentStatusValue } from "./document.js";
+import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue } from "./document.js";
 import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import { InvoiceLineInput } from "./invoice.js";
@@ -114,7 +114,7 @@ const CreditNoteInput = builder.inputType("CreditNoteInput", {
 const CreditNoteWhere = builder.inputType("CreditNoteWhere", {
   fields: (t) => ({
     invoice: t.field({ type: StringFilter, description: "invoice id" }),
-    status: t.field({ type: StringFilter }),
+    status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
     document: t.field({ type: StringFilter, description: "document type id" }),
     created: t.field({ type: DateTimeFilter }),
   }),
@@ -129,7 +129,7 @@ builder.queryFields((t) => ({
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.creditNote, args, [
         ...stringConditions("invoiceId", w.invoice),
-        ...stringConditions("status", w.status),
+        ...enumConditions("status", w.status),
         ...stringConditions("documentTypeId", w.document, { uppercase: true }),
         ...dateTimeConditions("createdAt", w.created),
       ]);

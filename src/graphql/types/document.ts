@@ -1,5 +1,6 @@
 /** GraphQL types every document kind (invoice, order, credit note) shares. */
 import { builder } from "../builder.js";
+import { enumFilter } from "../filters.js";
 import type { DocumentStatus as DocumentStatusValue } from "../../domain/document-status.js";
 import type { IssuedIssuer } from "../../domain/issued-parties.js";
 
@@ -9,6 +10,8 @@ export const DocumentStatus = builder.enumType("DocumentStatus", {
   description: "draft: editable; finalized: numbered and locked (spec \"States and transitions\").",
   values: { draft: { value: "draft" }, finalized: { value: "finalized" } } as const,
 });
+
+export const DocumentStatusFilter = enumFilter(DocumentStatus, "DocumentStatus");
 
 export const DeletePayload = builder.objectRef<{ id: string; deleted: boolean }>("DeletePayload").implement({
   description: "Result of a delete.",

@@ -3,14 +3,14 @@
  * create/update/delete/finalize mutations. Rules live in services/invoices.ts and domain/.
  */
 import { builder } from "../builder.js";
-import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
+import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, stringConditions } from "../filters.js";
 import { tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoice } from "../../services/invoices.js";
 import DataLoader from "dataloader";
 import { invoiceBalances, type InvoiceBalance } from "../../services/invoice-balances.js";
 import type { GraphQLContext } from "../context.js";
-import { DeletePayload, DocumentIssuer, DocumentStatus, type DocumentStatusValue } from "./document.js";
+import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue } from "./document.js";
 import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./payment.js";
@@ -154,7 +154,7 @@ const InvoiceInput = builder.inputType("InvoiceInput", {
 const InvoiceWhere = builder.inputType("InvoiceWhere", {
   fields: (t) => ({
     customer: t.field({ type: StringFilter, description: "customer id" }),
-    status: t.field({ type: StringFilter }),
+    status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
     document: t.field({ type: StringFilter, description: "document type id" }),
     created: t.field({ type: DateTimeFilter }),
   }),
@@ -169,7 +169,7 @@ builder.queryFields((t) => ({
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.invoice, args, [
         ...stringConditions("customerId", w.customer),
-        ...stringConditions("status", w.status),
+        ...enumConditions("status", w.status),
         ...stringConditions("documentTypeId", w.document, { uppercase: true }),
         ...dateTimeConditions("createdAt", w.created),
       ]);

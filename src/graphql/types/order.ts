@@ -4,12 +4,12 @@
  * and domain/ (shipping-types.ts, order-invoicing.ts).
  */
 import { builder } from "../builder.js";
-import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
+import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, stringConditions } from "../filters.js";
 import { tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createOrder, deleteOrder, finalizeOrder, invoiceOrders, orderPdf, updateOrder } from "../../services/orders.js";
 import { SHIPPING_TYPES } from "../../domain/shipping-types.js";
-import { DeletePayload, DocumentIssuer, DocumentStatus, type DocumentStatusValue } from "./document.js";
+import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue } from "./document.js";
 import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./invoice.js";
@@ -122,7 +122,7 @@ const OrderInput = builder.inputType("OrderInput", {
 const OrderWhere = builder.inputType("OrderWhere", {
   fields: (t) => ({
     customer: t.field({ type: StringFilter, description: "customer id" }),
-    status: t.field({ type: StringFilter }),
+    status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
     shippingType: t.field({ type: StringFilter }),
     invoice: t.field({ type: StringFilter, description: "id of the invoice that bills the order" }),
     invoiced: t.boolean({ description: "true: billed by an invoice; false: not yet" }),
@@ -139,7 +139,7 @@ builder.queryFields((t) => ({
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.order, args, [
         ...stringConditions("customerId", w.customer),
-        ...stringConditions("status", w.status),
+        ...enumConditions("status", w.status),
         ...stringConditions("shippingType", w.shippingType),
         ...stringConditions("invoiceId", w.invoice),
         ...(w.invoiced === true ? [{ invoiceId: { not: null } }] : w.invoiced === false ? [{ invoiceId: null }] : []),

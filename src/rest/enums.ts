@@ -1,0 +1,34 @@
+/**
+ * REST <-> GraphQL enum values (docs/graphql.md "Enums"). A GraphQL enum value is the spec's string
+ * wherever that string is a GraphQL name (`draft`, `one_time`, `last_during_period`); the few spec
+ * strings that are not names (`%`, `$`) get a word in GraphQL, and this table is the one place REST
+ * translates them, in bodies, filters and responses alike.
+ */
+import { isEnumType } from "graphql";
+import { schema } from "../graphql/schema.js";
+
+/** enum name -> { REST string: GraphQL value name } for values whose names differ. */
+export const REST_ENUM_RENAMES: Record<string, Record<string, string>> = {};
+
+/** The GraphQL value name of a REST string of enum `enumName` (unchanged when not renamed). */
+export function graphqlEnumValue(enumName: string, restValue: string): string {
+  const renames = REST_ENUM_RENAMES[enumName];
+  return renames && Object.hasOwn(renames, restValue) ? renames[restValue] : restValue;
+}
+
+/** The REST string of a GraphQL value of enum `enumName` (unchanged when not renamed). */
+export function restEnumValue(enumName: string, graphqlValue: string): string;
+export function restEnumValue(enumName: string, graphqlValue: string | null): string | null;
+export function restEnumValue(enumName: string, graphqlValue: string | null): string | null {
+  if (graphqlValue === null) return null;
+  const renames = REST_ENUM_RENAMES[enumName];
+  if (renames) for (const [rest, graphql] of Object.entries(renames)) if (graphql === graphqlValue) return rest;
+  return graphqlValue;
+}
+
+/** The REST strings a field of enum `enumName` accepts, in schema order (for error messages). */
+export function restEnumValues(enumName: string): string[] {
+  const type = schema.getType(enumName);
+  if (!isEnumType(type)) throw new Error(`${enumName} is not an enum of the schema`);
+  return type.getValues().map((value) => restEnumValue(enumName, value.name));
+}
