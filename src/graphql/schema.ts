@@ -1,6 +1,7 @@
 /** Builds the GraphQL schema from every type module (one file per resource under ./types). */
 import { builder } from "./builder.js";
 import { guardInputs } from "./input-guard.js";
+import "./enums.js";
 import "./types/reference.js";
 import "./types/customer.js";
 import "./types/payment.js";

@@ -8,7 +8,9 @@ import { isEnumType } from "graphql";
 import { schema } from "../graphql/schema.js";
 
 /** enum name -> { REST string: GraphQL value name } for values whose names differ. */
-export const REST_ENUM_RENAMES: Record<string, Record<string, string>> = {};
+export const REST_ENUM_RENAMES: Record<string, Record<string, string>> = {
+  DiscountScheme: { "%": "percent", $: "amount" },
+};
 
 /** The GraphQL value name of a REST string of enum `enumName` (unchanged when not renamed). */
 export function graphqlEnumValue(enumName: string, restValue: string): string {

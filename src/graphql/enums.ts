@@ -1,0 +1,33 @@
+/**
+ * GraphQL enums shared by several resources (docs/graphql.md "Enums"). A value's GraphQL name is the
+ * spec's string wherever that string is a GraphQL name, so JSON answers read as before; the REST
+ * surface keeps the spec's strings through src/rest/enums.ts. Enums of one resource live with it
+ * in ./types/<resource>.ts.
+ */
+import { builder } from "./builder.js";
+import { enumFilter } from "./filters.js";
+
+/** Internal (stored) discount schemes: `%` percent, `$` amount in the document's currency. */
+export type DiscountSchemeValue = "%" | "$";
+
+export const DiscountScheme = builder.enumType("DiscountScheme", {
+  description:
+    "How a discount's amount reads (spec \"Discounts\"). REST writes these as `%` and `$`; GraphQL names them, since `%` and `$` are not GraphQL names.",
+  values: {
+    percent: { value: "%", description: "the amount is a percent of the line or document (0-100); REST `%`" },
+    amount: { value: "$", description: "the amount is money in the document's currency; REST `$`" },
+  } as const,
+});
+
+export const DiscountSchemeFilter = enumFilter(DiscountScheme, "DiscountScheme");
+
+/** Catalogue entries (products, plans, addons, coupons) are active or archived (docs/catalogue.md). */
+export const CatalogueStatus = builder.enumType("CatalogueStatus", {
+  description: "Whether a catalogue entry (product, plan, addon, coupon) can be used on new documents and subscriptions (docs/catalogue.md).",
+  values: {
+    active: { value: "active", description: "usable" },
+    archived: { value: "archived", description: "kept for what already uses it; refused on new documents and subscriptions (validation_error)" },
+  } as const,
+});
+
+export const CatalogueStatusFilter = enumFilter(CatalogueStatus, "CatalogueStatus");
