@@ -71,6 +71,21 @@ export const builder = new SchemaBuilder<{
     clientMutationId: "omit",
     cursorType: "String",
     edgesFieldOptions: { nullable: false },
+    // paging (src/graphql/pagination.ts, docs/graphql.md "Paging")
+    firstArgOptions: { description: "Page forward: at most this many items (0 to 100; default 20), from the start or after `after`." },
+    afterArgOptions: { description: "Page forward from this cursor (an `endCursor` or edge `cursor` this same connection returned): the items after it. Another connection's cursor or a malformed one is a validation_error on after." },
+    lastArgOptions: { description: "Page backward: at most this many items (0 to 100), the last ones of the list or the ones just before `before`, in the list's order. Cannot be combined with first (validation_error on last)." },
+    beforeArgOptions: { description: "Page backward from this cursor (a `startCursor` or edge `cursor` this same connection returned): the items before it. Another connection's cursor or a malformed one is a validation_error on before." },
+    cursorFieldOptions: { description: "Opaque cursor of this item, valid only for the connection that returned it; stays valid after the item is deleted." },
+    pageInfoTypeOptions: { description: "Where a page sits in its list (Relay connection spec)." },
+    startCursorFieldOptions: { description: "Cursor of the page's first item, for `before`; null when the page is empty." },
+    endCursorFieldOptions: { description: "Cursor of the page's last item, for `after`; null when the page is empty." },
+    hasNextPageFieldOptions: {
+      description: "Whether items follow this page. Paging forward (first): exact. Paging backward (last/before): true when the `before` item still exists, false with `last` alone (the final page).",
+    },
+    hasPreviousPageFieldOptions: {
+      description: "Whether items precede this page. Paging backward (last): exact. Paging forward: true when the `after` item still exists (or `offset` > 0 and the list reaches that far); false on the first page.",
+    },
     nodeFieldOptions: { nullable: false },
     encodeGlobalID: (_typename, id) => String(id),
     decodeGlobalID: (globalID) => {

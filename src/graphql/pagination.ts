@@ -1,68 +1,253 @@
 /**
- * Offset-based Relay connections. Cursors are offsets (plugin-relay's `OffsetConnection:N`), so a
- * REST page N of size S is `first: S, after: cursor(S*(N-1)-1)`; the same pages on both surfaces.
- * Only the requested page is loaded; `totalCount` runs a COUNT only when selected.
+ * Keyset Relay connections (docs/graphql.md "Paging", docs/decisions.md).
+ *
+ * A cursor is opaque to clients: base64url of `{"v":1,"c":"Query.invoices","k":[...]}`, the
+ * connection it belongs to (`<parent type>.<field>`) and the row's sort key (the values of the
+ * connection's orderBy fields, an `id` tie-breaker appended when the order lacks one). A page after
+ * (before) a cursor is the rows strictly after (before) that key in the connection's order, a WHERE
+ * on the sort fields, so pages are stable under inserts and deletes (the cursor's row need not
+ * exist any more). `offset` gives page-number access (what the REST adapter uses).
+ *
+ * One findMany per page, selecting what the query asks of `edges.node` plus the sort fields; it
+ * takes one row more than the page to know whether the paging direction has more, and one row on
+ * the cursor's side (the cursor's own row, or the row before the offset) to know whether the other
+ * direction has any. `totalCount` runs a COUNT only when selected.
  */
 import { queryFromInfo } from "@pothos/plugin-prisma";
-import { resolveOffsetConnection } from "@pothos/plugin-relay";
 import type { GraphQLResolveInfo } from "graphql";
 import type { GraphQLContext } from "./context.js";
 import { ValidationError } from "../domain/errors.js";
+import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
 import { tenant } from "../services/context.js";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
+/** Largest `offset` a connection takes (page-number access deeper than this should use cursors). */
+export const MAX_OFFSET = 100_000;
+/** Version of the cursor format (a cursor of another version is rejected as malformed). */
+const CURSOR_VERSION = 1;
+/** Longest cursor accepted (ours are well under 300 characters). */
+const MAX_CURSOR_LENGTH = 1000;
+
+/** The description of every connection's `offset` argument. */
+export const OFFSET_DESCRIPTION =
+  `Page-number access: skips this many items from the start of the list (0 to ${MAX_OFFSET}), so page N of size S is ` +
+  "`first: S, offset: S*(N-1)`; the REST adapter pages this way. Unlike cursors, an insert or delete between two requests " +
+  "shifts the pages: prefer `after`/`before`. Only with `first` (or no page size); combined with `after`, `before` or `last` " +
+  "it is a validation_error on offset.";
+
+/** The `offset` argument of a connection field: `args: { ...filters, offset: offsetArg(t) }`. */
+export function offsetArg<R>(t: { arg: { int(options: { description: string }): R } }): R {
+  return t.arg.int({ description: OFFSET_DESCRIPTION });
+}
 
 export interface ConnectionArgs {
   first?: number | null;
   last?: number | null;
   after?: string | null;
   before?: string | null;
+  offset?: number | null;
 }
 
-export async function offsetConnection<T>(
-  args: ConnectionArgs,
-  load: (page: { skip: number; take: number }) => Promise<T[]>,
-  count: () => Promise<number>,
-) {
+type Direction = "asc" | "desc";
+type ScalarKind = "String" | "Int" | "DateTime";
+type KeyValue = string | number;
+
+interface SortField {
+  field: string;
+  direction: Direction;
+  kind: ScalarKind;
+}
+
+interface CursorPayload {
+  v: number;
+  c: string;
+  k: KeyValue[];
+}
+
+/** The part of a Prisma model delegate a list needs (`ctx.prisma.invoice`, ...). */
+interface ListDelegate {
+  /** the model's name (Prisma client delegates carry it) */
+  $name?: string;
+  findMany(args: any): Promise<any[]>;
+  count(args: { where: any }): Promise<number>;
+}
+
+const models = getDatamodel().datamodel.models as Record<string, { fields: readonly { name: string; type: string; kind: string }[] }>;
+
+function modelFields(model: ListDelegate): Map<string, string> {
+  const name = model.$name ?? "";
+  const entry = models[name] ?? Object.entries(models).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1];
+  if (!entry) throw new Error(`pagination: unknown Prisma model "${name}"`);
+  return new Map(entry.fields.filter((f) => f.kind === "scalar").map((f) => [f.name, f.type]));
+}
+
+/** The sort fields of `orderBy` (an object or a list of one-key objects), with an `id` tie-breaker. */
+function sortFields(model: ListDelegate, orderBy: unknown): SortField[] {
+  const types = modelFields(model);
+  const entries = (Array.isArray(orderBy) ? orderBy : [orderBy]).flatMap((o) => Object.entries(o as Record<string, Direction>));
+  if (!entries.some(([field]) => field === "id")) entries.push(["id", "asc"]);
+  return entries.map(([field, direction]) => {
+    const kind = types.get(field);
+    if (kind !== "String" && kind !== "Int" && kind !== "DateTime") throw new Error(`pagination: cannot sort by ${field} (${kind})`);
+    return { field, direction, kind };
+  });
+}
+
+function keyOf(row: Record<string, unknown>, sort: SortField[]): KeyValue[] {
+  return sort.map(({ field, kind }) => {
+    const value = row[field];
+    return kind === "DateTime" ? (value as Date).toISOString() : (value as KeyValue);
+  });
+}
+
+function encodeCursor(connection: string, key: KeyValue[]): string {
+  const payload: CursorPayload = { v: CURSOR_VERSION, c: connection, k: key };
+  return Buffer.from(JSON.stringify(payload)).toString("base64url");
+}
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
+
+/** The sort key of `cursor`, or a validation_error on `arg` when it is not a cursor of `connection`. */
+function decodeCursor(arg: "after" | "before", cursor: string, connection: string, sort: SortField[]): KeyValue[] {
+  const invalid = () => ValidationError.field(arg, "is not a valid cursor (use a cursor this connection returned)");
+  if (cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+  let payload: Partial<CursorPayload>;
+  try {
+    payload = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw invalid();
+  }
+  if (typeof payload !== "object" || payload === null || payload.v !== CURSOR_VERSION || typeof payload.c !== "string" || !Array.isArray(payload.k)) throw invalid();
+  if (payload.c !== connection) throw ValidationError.field(arg, `is a cursor of ${payload.c}, not of ${connection}`);
+  const key = payload.k;
+  if (key.length !== sort.length) throw invalid();
+  sort.forEach(({ kind }, i) => {
+    const value = key[i];
+    const ok =
+      kind === "Int" ? Number.isSafeInteger(value) :
+      kind === "DateTime" ? typeof value === "string" && ISO_INSTANT.test(value) && !Number.isNaN(Date.parse(value)) :
+      typeof value === "string" && value.length <= 200;
+    if (!ok) throw invalid();
+  });
+  return key;
+}
+
+function sqlValue(kind: ScalarKind, value: KeyValue) {
+  return kind === "DateTime" ? new Date(value as string) : value;
+}
+
+/**
+ * Prisma where for the rows strictly after `key` in the order `sort` (`side: "after"`) or strictly
+ * before it (`"before"`), or also the row at `key` itself when `inclusive`: lexicographic over the
+ * sort fields, each compared in its own direction.
+ */
+function keyset(sort: SortField[], key: KeyValue[], side: "after" | "before", inclusive: boolean) {
+  const branches: object[] = [];
+  const equal = (n: number) => sort.slice(0, n).map((s, i) => ({ [s.field]: sqlValue(s.kind, key[i]!) }));
+  sort.forEach((s, i) => {
+    const ascending = (s.direction === "asc") === (side === "after");
+    branches.push({ AND: [...equal(i), { [s.field]: { [ascending ? "gt" : "lt"]: sqlValue(s.kind, key[i]!) } }] });
+  });
+  if (inclusive) branches.push({ AND: equal(sort.length) });
+  return { OR: branches };
+}
+
+function sameKey(a: KeyValue[], b: KeyValue[]) {
+  return a.length === b.length && a.every((value, i) => value === b[i]);
+}
+
+function checkArgs(args: ConnectionArgs) {
   for (const key of ["first", "last"] as const) {
     const value = args[key];
     if (value !== null && value !== undefined && (value < 0 || value > MAX_PAGE_SIZE)) {
       throw ValidationError.field(key, `must be between 0 and ${MAX_PAGE_SIZE}`);
     }
   }
-  let counted: Promise<number> | undefined;
-  const totalCount = () => (counted ??= count());
-  const needsTotal = (args.last ?? null) !== null && !args.before;
-  const connection = await resolveOffsetConnection(
-    { args, defaultSize: DEFAULT_PAGE_SIZE, maxSize: MAX_PAGE_SIZE, totalCount: needsTotal ? await totalCount() : undefined },
-    ({ limit, offset }) => load({ skip: offset, take: limit }),
-  );
-  return { ...connection, totalCount };
+  if (args.first != null && args.last != null) throw ValidationError.field("last", "cannot be combined with first: page forward with first/after or backward with last/before");
+  if (args.offset != null) {
+    if (args.offset < 0 || args.offset > MAX_OFFSET) throw ValidationError.field("offset", `must be between 0 and ${MAX_OFFSET}`);
+    if (args.after != null || args.before != null || args.last != null) {
+      throw ValidationError.field("offset", "cannot be combined with after, before or last: page with cursors or with first/offset");
+    }
+  }
 }
 
-/** The part of a Prisma model delegate a list needs (`ctx.prisma.invoice`, ...). */
-interface ListDelegate {
-  findMany(args: any): Promise<any[]>;
-  count(args: { where: any }): Promise<number>;
+/** What a connection field resolves to: edges, pageInfo and the lazy totalCount. */
+export interface ConnectionResult<T> {
+  edges: { cursor: string; node: T }[];
+  pageInfo: { startCursor: string | null; endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean };
+  totalCount: () => Promise<number>;
 }
 
 /**
- * An offset connection over a Prisma model: one findMany for the page, selecting exactly what the
- * query asks of `edges.node` (relations included, so no N+1), and a COUNT only for totalCount.
+ * A keyset connection over a Prisma model: one findMany for the page, selecting exactly what the
+ * query asks of `edges.node` (relations included, so no N+1) plus the sort fields, and a COUNT
+ * only for totalCount. `query.orderBy` is the connection's order (an `id` tie-breaker is added).
+ * Errors: validation_error on first/last (0..100), offset (0..100,000; not with cursors or last),
+ * after/before (not a cursor of this connection).
  */
-export function prismaConnection(
+export async function prismaConnection(
   ctx: GraphQLContext,
   info: GraphQLResolveInfo,
   model: ListDelegate,
   args: ConnectionArgs,
   query: { where: unknown; orderBy: unknown },
-) {
-  return offsetConnection(
-    args,
-    (page) => model.findMany({ ...queryFromInfo({ context: ctx, info, path: ["edges", "node"] }), ...query, ...page }),
-    () => model.count({ where: query.where }),
-  );
+): Promise<ConnectionResult<any>> {
+  checkArgs(args);
+  const connection = `${info.parentType.name}.${info.fieldName}`;
+  const sort = sortFields(model, query.orderBy);
+  const after = args.after != null ? decodeCursor("after", args.after, connection, sort) : null;
+  const before = args.before != null ? decodeCursor("before", args.before, connection, sort) : null;
+  const backward = args.last != null;
+  const size = (backward ? args.last : args.first) ?? DEFAULT_PAGE_SIZE;
+  const offset = args.offset ?? 0;
+
+  // the row just before the page on the side it starts from (the cursor's own row, or the row at
+  // offset - 1) tells whether items exist on that side
+  const start = backward ? before : after;
+  const peek = start !== null || offset > 0;
+  const where = [
+    query.where,
+    ...(after ? [keyset(sort, after, "after", !backward)] : []),
+    ...(before ? [keyset(sort, before, "before", backward)] : []),
+  ];
+  const orderBy = sort.map(({ field, direction }) => ({ [field]: backward ? (direction === "asc" ? "desc" : "asc") : direction }));
+
+  const selection = queryFromInfo({ context: ctx, info, path: ["edges", "node"] }) as { select?: Record<string, unknown> };
+  if (selection.select) for (const { field } of sort) selection.select[field] ??= true;
+
+  let rows = await model.findMany({
+    ...selection,
+    where: { AND: where },
+    orderBy,
+    ...(offset > 0 ? { skip: offset - 1 } : {}),
+    take: size + 1 + (peek ? 1 : 0),
+  });
+
+  let otherSide = false;
+  if (peek && rows.length > 0 && (offset > 0 || sameKey(keyOf(rows[0], sort), start!))) {
+    otherSide = true;
+    rows = rows.slice(1);
+  } else if (peek && rows.length > size + 1) {
+    rows = rows.slice(0, size + 1);
+  }
+  const more = rows.length > size;
+  const page = rows.slice(0, size);
+  if (backward) page.reverse();
+
+  const edges = page.map((node) => ({ cursor: encodeCursor(connection, keyOf(node, sort)), node }));
+  let counted: Promise<number> | undefined;
+  return {
+    edges,
+    pageInfo: {
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+      hasNextPage: backward ? otherSide : more,
+      hasPreviousPage: backward ? more : otherSide,
+    },
+    totalCount: () => (counted ??= model.count({ where: query.where })),
+  };
 }
 
 /**

@@ -6,11 +6,10 @@
  */
 import { print } from "graphql";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
-import { offsetToCursor } from "@pothos/plugin-relay";
 import { addFieldError, DomainError, ValidationError, type FieldErrors } from "../domain/errors.js";
 import { boundFieldErrors, boundMessage, checkJsonValue, DEFAULT_TEXT_LIMIT, jsonDepthProblem, textProblem } from "../domain/input-limits.js";
 import { domainErrorOfDatabaseFailure, RETRY_AFTER_SECONDS } from "../infra/database-errors.js";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../graphql/pagination.js";
+import { DEFAULT_PAGE_SIZE, MAX_OFFSET, MAX_PAGE_SIZE } from "../graphql/pagination.js";
 import * as ops from "../graphql/generated/operations.js";
 import {
   authorizeBody,
@@ -105,7 +104,8 @@ function expectNode<T extends { __typename?: string }>(node: T | null | undefine
   return node as T;
 }
 
-function pageArgs(url: URL): { page: number; size: number; first: number; after: string | null } {
+/** `page`/`page_size` of a list request as the connection's `first`/`offset` (page-number access). */
+function pageArgs(url: URL): { page: number; size: number; first: number; offset: number } {
   const errors: FieldErrors = {};
   const int = (name: string, fallback: number, max?: number) => {
     const raw = url.searchParams.get(name);
@@ -118,9 +118,9 @@ function pageArgs(url: URL): { page: number; size: number; first: number; after:
   };
   const page = int("page", 1);
   const size = int("page_size", DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+  if (!errors.page && !errors.page_size && (page - 1) * size > MAX_OFFSET) addFieldError(errors, "page", `must be at most ${Math.floor(MAX_OFFSET / size) + 1} with page_size ${size}`);
   if (Object.keys(errors).length) throw new ValidationError("Invalid pagination", errors);
-  const offset = (page - 1) * size;
-  return { page, size, first: size, after: offset > 0 ? offsetToCursor(offset - 1) : null };
+  return { page, size, first: size, offset: (page - 1) * size };
 }
 
 function pageUrl(r: RestRequest, page: number): string {
@@ -223,7 +223,7 @@ const reminderRoutes: Route[] = [
     handle: async (r) => {
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, REMINDER_FILTERS);
-      const data = await r.run(ops.RestRemindersDocument, { first: page.first, after: page.after, where });
+      const data = await r.run(ops.RestRemindersDocument, { first: page.first, offset: page.offset, where });
       return arrayPage(r, page, data.reminders.totalCount, data.reminders.edges.map((e) => out.reminder(e.node)));
     },
   },
@@ -268,7 +268,7 @@ const routes: Route[] = [
     handle: async (r) => {
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, CUSTOMER_FILTERS);
-      const data = await r.run(ops.RestCustomersDocument, { first: page.first, after: page.after, where });
+      const data = await r.run(ops.RestCustomersDocument, { first: page.first, offset: page.offset, where });
       return paged(r, page, data.customers.totalCount, data.customers.edges.map((e) => out.customer(e.node, true)));
     },
   },
@@ -478,7 +478,7 @@ const routes: Route[] = [
         invoice: { key: "invoice", kind: "string" },
         date_time: { key: "dateTime", kind: "datetime" },
       });
-      const data = await r.run(ops.RestUsagesDocument, { first: page.first, after: page.after, where });
+      const data = await r.run(ops.RestUsagesDocument, { first: page.first, offset: page.offset, where });
       return paged(r, page, data.usages.totalCount, data.usages.edges.map((e) => out.usage(e.node)));
     },
   },
@@ -507,7 +507,7 @@ const routes: Route[] = [
         is_purshase: { key: "isPurchase", kind: "boolean" },
         is_order: { key: "isOrder", kind: "boolean" },
       });
-      const data = await r.run(ops.RestDocumentTypesDocument, { first: page.first, after: page.after, ...filters });
+      const data = await r.run(ops.RestDocumentTypesDocument, { first: page.first, offset: page.offset, ...filters });
       return paged(r, page, data.documentTypes.totalCount, data.documentTypes.edges.map((e) => out.documentType(e.node)));
     },
   },
@@ -517,7 +517,7 @@ const routes: Route[] = [
     handle: async (r) => {
       const page = pageArgs(r.url);
       const filters = parseFilters(r.url.searchParams, { ...COUNTRY_NAME_FILTERS, id: { key: "id", kind: "string" } });
-      const data = await r.run(ops.RestCurrenciesDocument, { first: page.first, after: page.after, ...filters });
+      const data = await r.run(ops.RestCurrenciesDocument, { first: page.first, offset: page.offset, ...filters });
       return paged(r, page, data.currencies.totalCount, data.currencies.edges.map((e) => out.currency(e.node)));
     },
   },
@@ -527,7 +527,7 @@ const routes: Route[] = [
     handle: async (r) => {
       const page = pageArgs(r.url);
       const filters = parseFilters(r.url.searchParams, { ...COUNTRY_NAME_FILTERS, code: { key: "code", kind: "string" } });
-      const data = await r.run(ops.RestStatesDocument, { first: page.first, after: page.after, ...filters });
+      const data = await r.run(ops.RestStatesDocument, { first: page.first, offset: page.offset, ...filters });
       return paged(r, page, data.states.totalCount, data.states.edges.map((e) => out.state(e.node)));
     },
   },
@@ -598,7 +598,7 @@ routes.push(
     handle: async (r) => {
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, ARCHIVABLE_FILTERS);
-      const data = await r.run(ops.RestProductsDocument, { first: page.first, after: page.after, where });
+      const data = await r.run(ops.RestProductsDocument, { first: page.first, offset: page.offset, where });
       return paged(r, page, data.products.totalCount, data.products.edges.map((e) => out.product(e.node)));
     },
   },
@@ -640,7 +640,7 @@ routes.push(
         currency: { key: "currency", kind: "string" },
         frequency: { key: "frequency", kind: "string" },
       });
-      const data = await r.run(ops.RestPlansDocument, { first: page.first, after: page.after, where });
+      const data = await r.run(ops.RestPlansDocument, { first: page.first, offset: page.offset, where });
       return paged(r, page, data.plans.totalCount, data.plans.edges.map((e) => out.plan(e.node)));
     },
   },
@@ -681,7 +681,7 @@ routes.push(
         currency: { key: "currency", kind: "string" },
         apply_scheme: { key: "applyScheme", kind: "string" },
       });
-      const data = await r.run(ops.RestAddonsDocument, { first: page.first, after: page.after, where });
+      const data = await r.run(ops.RestAddonsDocument, { first: page.first, offset: page.offset, where });
       return paged(r, page, data.addons.totalCount, data.addons.edges.map((e) => out.addon(e.node)));
     },
   },
@@ -718,7 +718,7 @@ routes.push(
     handle: async (r) => {
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, { ...ARCHIVABLE_FILTERS, discount_scheme: { key: "discountScheme", kind: "string" } });
-      const data = await r.run(ops.RestCouponsDocument, { first: page.first, after: page.after, where });
+      const data = await r.run(ops.RestCouponsDocument, { first: page.first, offset: page.offset, where });
       return paged(r, page, data.coupons.totalCount, data.coupons.edges.map((e) => out.coupon(e.node)));
     },
   },
@@ -789,7 +789,7 @@ routes.push(
     handle: async (r) => {
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, SUBSCRIPTION_FILTERS);
-      const data = await r.run(ops.RestSubscriptionsDocument, { first: page.first, after: page.after, where });
+      const data = await r.run(ops.RestSubscriptionsDocument, { first: page.first, offset: page.offset, where });
       return paged(r, page, data.subscriptions.totalCount, data.subscriptions.edges.map((e) => out.subscription(e.node)));
     },
   },
@@ -830,7 +830,7 @@ routes.push(
     path: "/v1/test_clocks",
     handle: async (r) => {
       const page = pageArgs(r.url);
-      const data = await r.run(ops.RestTestClocksDocument, { first: page.first, after: page.after });
+      const data = await r.run(ops.RestTestClocksDocument, { first: page.first, offset: page.offset });
       return paged(r, page, data.testClocks.totalCount, data.testClocks.edges.map((e) => out.testClock(e.node)));
     },
   },
@@ -880,7 +880,7 @@ routes.push(
     handle: async (r) => {
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, { document: { key: "documentType", kind: "string" } });
-      const data = await r.run(ops.RestCafsDocument, { first: page.first, after: page.after, where });
+      const data = await r.run(ops.RestCafsDocument, { first: page.first, offset: page.offset, where });
       return paged(r, page, data.cafs.totalCount, data.cafs.edges.map((e) => sii.caf(e.node)));
     },
   },
@@ -929,7 +929,7 @@ routes.push(
     handle: async (r) => {
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, SWAP_FILTERS);
-      const data = await r.run(ops.RestSwapsDocument, { first: page.first, after: page.after, where });
+      const data = await r.run(ops.RestSwapsDocument, { first: page.first, offset: page.offset, where });
       return paged(r, page, data.swaps.totalCount, data.swaps.edges.map((e) => out.swap(e.node)));
     },
   },

@@ -4,7 +4,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { prismaConnection } from "../pagination.js";
+import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createAddon, deleteAddon, updateAddon } from "../../services/addons.js";
 import type { AddonRate as AddonRateValue } from "../../domain/pricing.js";
@@ -79,7 +79,7 @@ builder.queryFields((t) => ({
   addons: t.connection({
     type: Addon,
     description: "Addons of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: AddonWhere }) },
+    args: { where: t.arg({ type: AddonWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       const where = {

@@ -4,7 +4,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { prismaConnection } from "../pagination.js";
+import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createCoupon, deleteCoupon, updateCoupon } from "../../services/coupons.js";
 import { CatalogueDeletePayload, archivedCondition } from "./product.js";
@@ -60,7 +60,7 @@ builder.queryFields((t) => ({
   coupons: t.connection({
     type: Coupon,
     description: "Coupons of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: CouponWhere }) },
+    args: { where: t.arg({ type: CouponWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       const where = {

@@ -6,7 +6,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, stringConditions } from "../filters.js";
-import { tenantConnection } from "../pagination.js";
+import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createCreditNote, creditNotePdf, deleteCreditNote, finalizeCreditNote } from "../../services/credit-notes.js";
 import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue } from "./document.js";
@@ -124,7 +124,7 @@ builder.queryFields((t) => ({
   creditNotes: t.connection({
     type: CreditNote,
     description: "Credit notes of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: CreditNoteWhere }) },
+    args: { where: t.arg({ type: CreditNoteWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.creditNote, args, [

@@ -1,7 +1,7 @@
 /** Customers (spec "Customer"): node type, `customers` connection, create and update mutations. */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { tenantConnection } from "../pagination.js";
+import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import DataLoader from "dataloader";
 import { createCustomer, updateCustomer } from "../../services/customers.js";
@@ -114,7 +114,7 @@ builder.queryFields((t) => ({
   customers: t.connection({
     type: Customer,
     description: "Customers of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: CustomerWhere }) },
+    args: { where: t.arg({ type: CustomerWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       const countryName = stringConditions("name", w.countryName).map((c) => ({ country: { is: c } }));

@@ -4,7 +4,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, stringConditions } from "../filters.js";
-import { tenantConnection } from "../pagination.js";
+import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoice } from "../../services/invoices.js";
 import DataLoader from "dataloader";
@@ -164,7 +164,7 @@ builder.queryFields((t) => ({
   invoices: t.connection({
     type: Invoice,
     description: "Invoices of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: InvoiceWhere }) },
+    args: { where: t.arg({ type: InvoiceWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.invoice, args, [

@@ -5,7 +5,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, stringConditions } from "../filters.js";
-import { tenantConnection } from "../pagination.js";
+import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createOrder, deleteOrder, finalizeOrder, invoiceOrders, orderPdf, updateOrder } from "../../services/orders.js";
 import { SHIPPING_TYPES } from "../../domain/shipping-types.js";
@@ -134,7 +134,7 @@ builder.queryFields((t) => ({
   orders: t.connection({
     type: Order,
     description: "Orders of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: OrderWhere }) },
+    args: { where: t.arg({ type: OrderWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.order, args, [

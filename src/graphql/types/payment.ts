@@ -6,7 +6,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { tenantConnection } from "../pagination.js";
+import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { authorizePayment, cancelPayment, createPayment, createSource, payPayment, updatePaymentMetadata } from "../../services/payments.js";
 
@@ -116,7 +116,7 @@ builder.queryFields((t) => ({
   payments: t.connection({
     type: Payment,
     description: "Payments of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: PaymentWhere }) },
+    args: { where: t.arg({ type: PaymentWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.payment, args, [

@@ -5,7 +5,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { prismaConnection } from "../pagination.js";
+import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createPlan, createProduct, deletePlan, deleteProduct, updatePlan, updateProduct, type PlanInput as PlanInputValue } from "../../services/products.js";
 import { FREQUENCIES, USAGE_AGGREGATIONS, describeFrequency } from "../../domain/catalogue.js";
@@ -164,7 +164,7 @@ builder.queryFields((t) => ({
   products: t.connection({
     type: Product,
     description: "Products of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: ProductWhere }) },
+    args: { where: t.arg({ type: ProductWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       const where = {
@@ -177,7 +177,7 @@ builder.queryFields((t) => ({
   plans: t.connection({
     type: Plan,
     description: "Plans of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: PlanWhere }) },
+    args: { where: t.arg({ type: PlanWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       const where = {

@@ -4,7 +4,7 @@
  */
 import { builder } from "../builder.js";
 import { StringFilter, stringConditions } from "../filters.js";
-import { prismaConnection } from "../pagination.js";
+import { offsetArg, prismaConnection } from "../pagination.js";
 import { noteEffect } from "../../domain/credit-notes.js";
 
 export const Country = builder.prismaObject("Country", {
@@ -80,7 +80,7 @@ builder.queryFields((t) => ({
   currencies: t.connection({
     type: Currency,
     description: "Currencies, ordered by id.",
-    args: { country: t.arg({ type: StringFilter }), name: t.arg({ type: StringFilter }), id: t.arg({ type: StringFilter }) },
+    args: { country: t.arg({ type: StringFilter }), name: t.arg({ type: StringFilter }), id: t.arg({ type: StringFilter }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const where = { AND: [...stringConditions("countryId", args.country, { uppercase: true }), ...stringConditions("name", args.name), ...stringConditions("id", args.id, { uppercase: true })] };
       return prismaConnection(ctx, info, ctx.prisma.currency, args, { where, orderBy: { id: "asc" } });
@@ -89,7 +89,7 @@ builder.queryFields((t) => ({
   states: t.connection({
     type: State,
     description: "States (regions), ordered by country and id.",
-    args: { country: t.arg({ type: StringFilter }), name: t.arg({ type: StringFilter }), code: t.arg({ type: StringFilter }) },
+    args: { country: t.arg({ type: StringFilter }), name: t.arg({ type: StringFilter }), code: t.arg({ type: StringFilter }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const where = { AND: [...stringConditions("countryId", args.country, { uppercase: true }), ...stringConditions("name", args.name), ...stringConditions("code", args.code, { uppercase: true })] };
       return prismaConnection(ctx, info, ctx.prisma.state, args, { where, orderBy: [{ countryId: "asc" }, { id: "asc" }] });
@@ -105,6 +105,7 @@ builder.queryFields((t) => ({
       isSale: t.arg.boolean(),
       isPurchase: t.arg.boolean(),
       isOrder: t.arg.boolean(),
+      offset: offsetArg(t),
     },
     resolve: (_root, args, ctx, info) => {
       const flags: Record<string, boolean>[] = [];
@@ -116,7 +117,7 @@ builder.queryFields((t) => ({
   countries: t.connection({
     type: Country,
     description: "Countries, ordered by id.",
-    args: { name: t.arg({ type: StringFilter }), id: t.arg({ type: StringFilter }) },
+    args: { name: t.arg({ type: StringFilter }), id: t.arg({ type: StringFilter }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const where = { AND: [...stringConditions("name", args.name), ...stringConditions("id", args.id, { uppercase: true })] };
       return prismaConnection(ctx, info, ctx.prisma.country, args, { where, orderBy: { id: "asc" } });

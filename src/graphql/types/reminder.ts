@@ -5,7 +5,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { tenantConnection } from "../pagination.js";
+import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { sendReminder } from "../../services/reminders.js";
 import { MAX_DELIVERY_ATTEMPTS, MAX_RECIPIENTS } from "../../domain/reminders.js";
@@ -87,7 +87,7 @@ builder.queryFields((t) => ({
   reminders: t.connection({
     type: Reminder,
     description: "Reminders of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: ReminderWhere }) },
+    args: { where: t.arg({ type: ReminderWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.reminder, args, [

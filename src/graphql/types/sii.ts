@@ -6,7 +6,7 @@
  */
 import { builder } from "../builder.js";
 import { StringFilter, stringConditions } from "../filters.js";
-import { prismaConnection } from "../pagination.js";
+import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { getTaxProfile, updateTaxProfile, type TaxProfile as TaxProfileValue } from "../../services/tax-profile.js";
 import { listCertificates, uploadCertificate } from "../../services/certificates.js";
@@ -114,7 +114,7 @@ builder.queryFields((t) => ({
   cafs: t.connection({
     type: Caf,
     description: "CAFs of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: CafWhere }) },
+    args: { where: t.arg({ type: CafWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const where = { ...tenant(ctx), AND: [...stringConditions("documentTypeId", args.where?.documentType)] };
       return prismaConnection(ctx, info, ctx.prisma.caf, args, { where, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });

@@ -5,7 +5,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { tenantConnection } from "../pagination.js";
+import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import {
   cancelSubscription,
@@ -211,7 +211,7 @@ builder.queryFields((t) => ({
   subscriptions: t.connection({
     type: Subscription,
     description: "Subscriptions of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: SubscriptionWhere }) },
+    args: { where: t.arg({ type: SubscriptionWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.subscription, args, [

@@ -6,7 +6,7 @@
 import { builder } from "../builder.js";
 import type { GraphQLContext } from "../context.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { tenantConnection } from "../pagination.js";
+import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { loadSigningCredentials } from "../../services/certificates.js";
 import { receivePurchaseDocuments, replyToSwap, swapPdf, type CredentialsLoader } from "../../services/swaps.js";
@@ -108,7 +108,7 @@ builder.queryFields((t) => ({
   swaps: t.connection({
     type: Swap,
     description: "Swaps of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: SwapWhere }) },
+    args: { where: t.arg({ type: SwapWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.swap, args, [
@@ -121,7 +121,7 @@ builder.queryFields((t) => ({
   purchases: t.connection({
     type: Purchase,
     description: "Received documents of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: PurchaseWhere }) },
+    args: { where: t.arg({ type: PurchaseWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.purchase, args, [

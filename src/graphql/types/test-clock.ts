@@ -4,7 +4,7 @@
  * services/billing-run.ts).
  */
 import { builder } from "../builder.js";
-import { prismaConnection } from "../pagination.js";
+import { offsetArg, prismaConnection } from "../pagination.js";
 import { advanceTestClock, createTestClock, deleteTestClock, testClockTenant } from "../../services/test-clocks.js";
 
 export const TestClock = builder.prismaNode("TestClock", {
@@ -39,6 +39,7 @@ builder.queryFields((t) => ({
   testClocks: t.connection({
     type: TestClock,
     description: "Test clocks of the caller's organization, newest first. Errors: permission_denied with a live key.",
+    args: { offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) =>
       prismaConnection(ctx, info, ctx.prisma.testClock, args, { where: testClockTenant(ctx), orderBy: [{ createdAt: "desc" }, { id: "desc" }] }),
   }),

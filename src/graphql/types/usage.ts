@@ -4,7 +4,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
-import { prismaConnection } from "../pagination.js";
+import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createUsage, deleteUsage } from "../../services/usages.js";
 import { DeletePayload } from "./document.js";
@@ -45,7 +45,7 @@ builder.queryFields((t) => ({
   usages: t.connection({
     type: Usage,
     description: "Usage records of the caller's organization and mode, latest date_time first.",
-    args: { where: t.arg({ type: UsageWhere }) },
+    args: { where: t.arg({ type: UsageWhere }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       const where = {
