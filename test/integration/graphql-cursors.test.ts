@@ -3,6 +3,7 @@
  * inserts and deletes, scoped to their connection, null on an empty page, backward paging with
  * last/before, and `offset` for page numbers. Real server over real HTTP, real database.
  */
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
@@ -273,6 +274,37 @@ describe("keyset cursors", () => {
     const deep = await s.rest("GET", `/v1/generals/states/?page=5002&page_size=20`);
     expect(deep.status).toBe(400);
     expect(deep.body).toEqual({ error: { code: "validation_error", message: "Invalid pagination", fields: { page: ["must be at most 5001 with page_size 20"] } } });
+  });
+});
+
+describe("docs/graphql.md Paging examples", () => {
+  /** The `graphql` blocks of the Paging section, by operation name. */
+  const examples = () => {
+    const text = readFileSync(new URL("../../docs/graphql.md", import.meta.url), "utf8");
+    const section = text.slice(text.indexOf("## Paging"), text.indexOf("\n## ", text.indexOf("## Paging") + 1));
+    const blocks = [...section.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    return Object.fromEntries(blocks.map((b) => [/query (\w+)/.exec(b)![1]!, b]));
+  };
+
+  it("run as documented: forward, backward and by page number", async () => {
+    const q = examples();
+    expect(Object.keys(q).sort()).toEqual(["FirstPage", "LastPage", "NextPage", "PageThree", "PreviousPage"]);
+    const run = async (name: string, variables?: Record<string, unknown>) => {
+      const res = await s.graphql(q[name]!, variables);
+      expect(res.body.errors, name).toBeUndefined();
+      return res.body.data.invoices;
+    };
+    // this file's database holds only the test customer's invoices
+    const first = await run("FirstPage");
+    expect(first.totalCount).toBe(all.length);
+    const next = await run("NextPage", { after: first.pageInfo.endCursor });
+    expect([...ids(first), ...ids(next)]).toEqual(all.slice(0, 4));
+    expect(next.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: true });
+    const last = await run("LastPage");
+    const previous = await run("PreviousPage", { before: last.pageInfo.startCursor });
+    expect([...ids(previous), ...ids(last)]).toEqual(all.slice(-4));
+    const page3 = await run("PageThree");
+    expect(ids(page3)).toEqual(all.slice(4, 6));
   });
 });
 
