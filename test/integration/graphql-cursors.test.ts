@@ -4,6 +4,7 @@
  * last/before, and `offset` for page numbers. Real server over real HTTP, real database.
  */
 import { readFileSync } from "node:fs";
+import { buildSchema, getNamedType, isObjectType } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
@@ -274,6 +275,42 @@ describe("keyset cursors", () => {
     const deep = await s.rest("GET", `/v1/generals/states/?page=5002&page_size=20`);
     expect(deep.status).toBe(400);
     expect(deep.body).toEqual({ error: { code: "validation_error", message: "Invalid pagination", fields: { page: ["must be at most 5001 with page_size 20"] } } });
+  });
+});
+
+describe("every connection", () => {
+  it("pages forward and backward, scopes its cursors and takes offset (never a 5xx)", async () => {
+    const schema = buildSchema(readFileSync(new URL("../../schema/schema.graphql", import.meta.url), "utf8"));
+    const fields = Object.values(schema.getQueryType()!.getFields()).filter((f) => {
+      const type = getNamedType(f.type);
+      return isObjectType(type) && "pageInfo" in type.getFields() && "offset" in Object.fromEntries(f.args.map((a) => [a.name, a]));
+    });
+    expect(fields.length).toBeGreaterThanOrEqual(20);
+    let previous: { name: string; cursor: string } | null = null;
+    for (const { name } of fields) {
+      const forward = await s.graphql(`{ ${name}(first: 2) { edges { cursor } pageInfo { endCursor } } }`);
+      expect(forward.body.errors, name).toBeUndefined();
+      const backward = await s.graphql(`{ ${name}(last: 2, offset: null) { pageInfo { startCursor hasNextPage } } }`);
+      expect(backward.body.errors, name).toBeUndefined();
+      expect(backward.body.data[name].pageInfo.hasNextPage, name).toBe(false);
+      const byOffset = await s.graphql(`{ ${name}(first: 1, offset: 1) { edges { cursor } pageInfo { hasPreviousPage } } }`);
+      expect(byOffset.body.errors, name).toBeUndefined();
+      const cursor: string | null = forward.body.data[name].pageInfo.endCursor;
+      if (cursor) {
+        const again = await s.graphql(`query($c: String) { ${name}(first: 2, after: $c) { pageInfo { hasPreviousPage } } }`, { c: cursor });
+        expect(again.body.errors, name).toBeUndefined();
+        expect(again.body.data[name].pageInfo.hasPreviousPage, name).toBe(true);
+      }
+      for (const [bad, reason] of [
+        ["garbage", "is not a valid cursor (use a cursor this connection returned)"],
+        ...(previous ? [[previous.cursor, `is a cursor of Query.${previous.name}, not of Query.${name}`]] : []),
+      ] as [string, string][]) {
+        const res = await s.graphql(`query($c: String) { ${name}(first: 1, after: $c) { pageInfo { endCursor } } }`, { c: bad });
+        expect(res.status, name).toBeLessThan(500);
+        expect(res.body.errors?.[0]?.extensions, name).toEqual({ code: "validation_error", fields: { after: [reason] } });
+      }
+      if (cursor) previous = { name, cursor };
+    }
   });
 });
 
