@@ -2,7 +2,7 @@
  * relay-compiler 21 (the real binary) compiles the Relay fixtures in test/relay/src against the
  * committed schema/schema.graphql with no error: a @connection paginated by a @refetchable
  * fragment on Query, a @refetchable fragment on a Node type (refetched through node(id:)), and a
- * subscription with its lines and scheduled change. test/integration/relay.test.ts runs them.
+ * subscription with its lines and scheduled change, a delete whose deletedId has @deleteRecord. test/integration/relay.test.ts runs them.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { compileRelay, type RelayCompilation } from "./helpers/relay.js";
@@ -22,6 +22,8 @@ describe("relay-compiler over schema/schema.graphql", () => {
       "CustomersListPaginationQuery.graphql.js",
       "CustomersListQuery.graphql.js",
       "CustomersList_query.graphql.js",
+      "ProductDeleteMutation.graphql.js",
+      "ProductDeleteQuery.graphql.js",
       "SubscriptionDetailQuery.graphql.js",
     ]);
     // a second run in validate mode finds the artifacts current (the output is deterministic)
