@@ -5,8 +5,22 @@ import { schema } from "../src/graphql/schema.js";
 
 export const SCHEMA_PATH = new URL("../schema/schema.graphql", import.meta.url);
 
+/**
+ * The printed SDL, with an explicit `schema { query mutation }` block first. graphql-js leaves the
+ * block out when the roots have the common names (Query, Mutation), and an SDL reader then takes
+ * the billing type `Subscription` as the subscription root; the schema has none (docs/graphql.md).
+ */
 export function printedSchema(): string {
-  return `${printSchema(lexicographicSortSchema(schema))}\n`;
+  const sorted = lexicographicSortSchema(schema);
+  const roots = [`  query: ${sorted.getQueryType()!.name}`];
+  const mutation = sorted.getMutationType();
+  if (mutation) roots.push(`  mutation: ${mutation.name}`);
+  const subscription = sorted.getSubscriptionType();
+  if (subscription) roots.push(`  subscription: ${subscription.name}`);
+  const printed = printSchema(sorted);
+  // graphql-js prints the block itself when a root has an uncommon name: keep a single one
+  const body = printed.startsWith("schema {") ? printed.slice(printed.indexOf("}\n\n") + 3) : printed;
+  return `schema {\n${roots.join("\n")}\n}\n\n${body}\n`;
 }
 
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!)) {

@@ -7,6 +7,7 @@ import { createYoga, type GraphiQLOptions } from "graphql-yoga";
 import { createInMemoryAPQStore, useAPQ } from "@graphql-yoga/plugin-apq";
 import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
 import { schema } from "./graphql/schema.js";
+import { knownOperationTypesPlugin } from "./graphql/operation-types.js";
 import type { GraphQLContext } from "./graphql/context.js";
 import { maskError } from "./graphql/errors.js";
 import { authenticate } from "./services/api-keys.js";
@@ -157,7 +158,7 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     // APQ first: it fills in the query of a hash at onParams, before the document limits parse it
-    plugins: [useAPQ({ store: createInMemoryAPQStore({ max: APQ_MAX_DOCUMENTS, ttl: APQ_TTL_MS }) }), ...documentLimitPlugins(), timeBudgetPlugin(settings.graphqlTimeBudgetMs)],
+    plugins: [useAPQ({ store: createInMemoryAPQStore({ max: APQ_MAX_DOCUMENTS, ttl: APQ_TTL_MS }) }), ...documentLimitPlugins(), knownOperationTypesPlugin(), timeBudgetPlugin(settings.graphqlTimeBudgetMs)],
     cors: false, // CORS is answered for /graphql and /v1 alike in `guarded` (infra/http-security.ts)
     graphqlEndpoint: "/graphql",
     graphiql: GRAPHIQL_OPTIONS,

@@ -1,4 +1,5 @@
 /** Builds the GraphQL schema from every type module (one file per resource under ./types). */
+import { GraphQLSchema } from "graphql";
 import { builder } from "./builder.js";
 import { guardInputs } from "./input-guard.js";
 import "./enums.js";
@@ -24,5 +25,14 @@ import "./types/sii.js";
 // receiving (docs/sii-receiving.md)
 import "./types/swap.js";
 
+/**
+ * The built schema without a subscription root: Pothos takes a type named `Subscription` as the
+ * root, and ours is the billing subscription (a Node), not a root of GraphQL subscriptions. The
+ * schema has no subscription operations (docs/graphql.md "No subscription root").
+ */
+function withoutSubscriptionRoot(built: GraphQLSchema): GraphQLSchema {
+  return new GraphQLSchema({ ...built.toConfig(), subscription: undefined });
+}
+
 /** Every field with arguments checks them first (input-guard.ts: text, ids, JSON values). */
-export const schema = guardInputs(builder.toSchema({ sortSchema: true }));
+export const schema = guardInputs(withoutSubscriptionRoot(builder.toSchema({ sortSchema: true })));

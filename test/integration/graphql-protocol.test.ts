@@ -6,9 +6,12 @@
  * error, missing query, body that is not JSON, wrong method), while REST keeps its own shape.
  */
 import { createHash } from "node:crypto";
+import fs from "node:fs";
+import { buildSchema } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { MAX_BODY_BYTES } from "../../src/server.js";
+import { SCHEMA_PATH } from "../../scripts/print-schema.js";
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 const codes = (body: any): string[] => (body.errors ?? []).map((e: any) => e.extensions?.code);
@@ -118,5 +121,25 @@ describe("GraphQL protocol", () => {
     const list = await s.rest("GET", "/v1/customers/");
     expect(list.status).toBe(200);
     expect(list.text).toContain(customer);
+  });
+
+  it("have no subscription root: not in the committed SDL, not in introspection, and `subscription { id }` is a validation error", async () => {
+    // an SDL reader (codegen, relay-compiler, Apollo) takes a type named Subscription as the root unless a schema block says otherwise
+    const sdl = buildSchema(fs.readFileSync(SCHEMA_PATH, "utf8"));
+    expect(sdl.getQueryType()?.name).toBe("Query");
+    expect(sdl.getMutationType()?.name).toBe("Mutation");
+    expect(sdl.getSubscriptionType()).toBeUndefined();
+    expect(sdl.getType("Subscription")).toBeDefined(); // the billing type is still there, as a Node
+    const introspection = await post({ query: "{ __schema { queryType { name } mutationType { name } subscriptionType { name } } }" });
+    expect(introspection).toEqual({ status: 200, body: { data: { __schema: { queryType: { name: "Query" }, mutationType: { name: "Mutation" }, subscriptionType: null } } } });
+    const message = "The schema does not support subscription operations.";
+    const strict = await post({ query: "subscription { id }" }, { accept: "application/graphql-response+json" });
+    expect(strict.status).toBe(400);
+    expect(strict.body).toEqual({ errors: [{ message, locations: [{ line: 1, column: 1 }], extensions: { code: "validation_error" } }] });
+    // an application/json client gets Yoga's status for validation errors, as for a parse error
+    const legacy = await post({ query: "subscription Watch { id }" });
+    expect(legacy.status).toBe(200);
+    expect(legacy.body.data).toBeUndefined();
+    expect(legacy.body.errors).toEqual([{ message, locations: [{ line: 1, column: 1 }], extensions: { code: "validation_error" } }]);
   });
 });

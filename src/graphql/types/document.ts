@@ -15,7 +15,11 @@ export const DocumentStatusFilter = enumFilter(DocumentStatus, "DocumentStatus")
 
 export const DeletePayload = builder.objectRef<{ id: string; deleted: boolean }>("DeletePayload").implement({
   description: "Result of a delete.",
-  fields: (t) => ({ id: t.exposeID("id"), deleted: t.exposeBoolean("deleted") }),
+  fields: (t) => ({
+    deletedId: t.exposeID("id", { description: "id of the deleted object (Relay's deletedId convention: use it to remove the record from a client store)" }),
+    id: t.exposeString("id", { description: "id of the deleted object", deprecationReason: "Use deletedId: an id field holding another type's id breaks Relay's store. Removed in the next release." }),
+    deleted: t.exposeBoolean("deleted"),
+  }),
 });
 
 export const DocumentIssuer = builder.objectRef<IssuedIssuer>("DocumentIssuer").implement({

@@ -17,7 +17,8 @@ const FREQUENCY_LIST = Object.keys(FREQUENCIES).join(", ");
 export const CatalogueDeletePayload = builder.objectRef<{ id: string; deleted: boolean; archived: boolean }>("CatalogueDeletePayload").implement({
   description: "Result of deleting a product, plan, addon or coupon: removed (deleted) or, when something uses it, archived.",
   fields: (t) => ({
-    id: t.exposeID("id"),
+    deletedId: t.exposeID("id", { description: "id of the deleted or archived object (Relay's deletedId convention)" }),
+    id: t.exposeString("id", { description: "id of the deleted or archived object", deprecationReason: "Use deletedId: an id field holding another type's id breaks Relay's store. Removed in the next release." }),
     deleted: t.exposeBoolean("deleted", { description: "true: removed" }),
     archived: t.exposeBoolean("archived", { description: "true: kept and archived because a subscription (or invoice) uses it" }),
   }),

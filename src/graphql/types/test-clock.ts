@@ -32,7 +32,11 @@ const TestClockInput = builder.inputType("TestClockInput", {
 
 const TestClockDeletePayload = builder.objectRef<{ id: string; deleted: boolean }>("TestClockDeletePayload").implement({
   description: "Result of deleting a test clock.",
-  fields: (t) => ({ id: t.exposeID("id"), deleted: t.exposeBoolean("deleted") }),
+  fields: (t) => ({
+    deletedId: t.exposeID("id", { description: "id of the deleted test clock (Relay's deletedId convention)" }),
+    id: t.exposeString("id", { description: "id of the deleted test clock", deprecationReason: "Use deletedId: an id field holding another type's id breaks Relay's store. Removed in the next release." }),
+    deleted: t.exposeBoolean("deleted"),
+  }),
 });
 
 builder.queryFields((t) => ({
