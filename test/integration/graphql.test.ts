@@ -29,7 +29,7 @@ describe("GraphQL at /graphql", () => {
     const node = await s.graphql(`query($id: ID!) { node(id: $id) { id __typename ... on Invoice { customer { id } document { id } } } }`, { id });
     expect(node.body.data.node).toEqual({ id, __typename: "Invoice", customer: { id: customer }, document: { id: "CL33" } });
 
-    const list = await s.graphql(`{ invoices(first: 10, where: { status: { equals: "draft" } }) { totalCount edges { cursor node { id } } pageInfo { hasNextPage } } }`);
+    const list = await s.graphql(`{ invoices(first: 10, where: { status: { equals: draft } }) { totalCount edges { cursor node { id } } pageInfo { hasNextPage } } }`);
     expect(list.body.data.invoices.totalCount).toBe(1);
     expect(list.body.data.invoices.edges[0].node.id).toBe(id);
 
