@@ -14,7 +14,7 @@ import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import { InvoiceLineInput } from "./invoice.js";
 import { fileUrl } from "../../services/files.js";
-import { DiscountScheme } from "../enums.js";
+import { DiscountScheme, type DiscountSchemeValue } from "../enums.js";
 
 export const CreditNoteLine = builder.prismaObject("CreditNoteLine", {
   description: "A line of a credit note. total = round(quantity x amount) - line discount, in the invoice currency.",
@@ -31,7 +31,7 @@ export const CreditNoteLine = builder.prismaObject("CreditNoteLine", {
     discountScheme: t.field({
       type: DiscountScheme,
       description: "how `discount` reads: percent or amount (REST `%` or `$`)",
-      resolve: (line) => line.discountScheme as "%" | "$",
+      resolve: (line) => line.discountScheme as DiscountSchemeValue,
     }),
     exempt: t.exposeBoolean("exempt", { description: "true: not taxed, adds to the note's exempt (SII IndExe)" }),
     tax: t.expose("tax", { type: "Decimal", nullable: true, description: "this line's tax in currency units, null when exempt (the note's tax is computed on the sum)" }),
@@ -81,7 +81,7 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     discountScheme: t.field({
       type: DiscountScheme,
       description: "how `discount` reads: percent or amount (REST `%` or `$`)",
-      resolve: (note) => note.discountScheme as "%" | "$",
+      resolve: (note) => note.discountScheme as DiscountSchemeValue,
     }),
     discountAmount: t.expose("discountAmount", { type: "Decimal", description: "document discount in currency units of the invoice" }),
     referenceCode: t.exposeInt("referenceCode", { description: "SII CodRef of its reference to the invoice: 1 cancels, 2 corrects text, 3 corrects amounts" }),

@@ -15,7 +15,7 @@ import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./payment.js";
 import { fileUrl } from "../../services/files.js";
-import { DiscountScheme } from "../enums.js";
+import { DiscountScheme, type DiscountSchemeValue } from "../enums.js";
 import { COLLECTION_METHODS } from "../../services/invoices.js";
 
 type CollectionMethodValue = (typeof COLLECTION_METHODS)[number];
@@ -51,7 +51,7 @@ export const InvoiceLine = builder.prismaObject("InvoiceLine", {
     discountScheme: t.field({
       type: DiscountScheme,
       description: "how `discount` reads: percent or amount (REST `%` or `$`)",
-      resolve: (line) => line.discountScheme as "%" | "$",
+      resolve: (line) => line.discountScheme as DiscountSchemeValue,
     }),
     exempt: t.exposeBoolean("exempt", { description: "true: not taxed, adds to the invoice's exempt (SII IndExe); false: taxable" }),
     total: t.expose("total", { type: "Decimal", description: "line net after its discount, in the invoice currency: round(quantity x amount) - discount (docs/invoice-totals.md)" }),
@@ -120,7 +120,7 @@ export const Invoice = builder.prismaNode("Invoice", {
     discountScheme: t.field({
       type: DiscountScheme,
       description: "how `discount` reads: percent or amount (REST `%` or `$`)",
-      resolve: (invoice) => invoice.discountScheme as "%" | "$",
+      resolve: (invoice) => invoice.discountScheme as DiscountSchemeValue,
     }),
     discountAmount: t.expose("discountAmount", { type: "Decimal", description: "document discount in currency units of the invoice" }),
     total: t.expose("total", { type: "Decimal", description: "subtotal + tax, in the invoice currency (SII MntTotal)" }),
