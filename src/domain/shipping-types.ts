@@ -38,3 +38,8 @@ export function isSaleShippingType(code: string): boolean {
 export function describeShippingType(code: string): string {
   return isShippingType(code) ? `${code} (${SHIPPING_TYPES[code]})` : code;
 }
+
+/** The field error of a shipping type that is not a code (REST bodies and the service say the same). */
+export function shippingTypeRule(): string {
+  return `must be an SII transfer code (IndTraslado): ${Object.keys(SHIPPING_TYPES).map(describeShippingType).join(", ")}`;
+}

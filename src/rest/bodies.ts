@@ -9,6 +9,9 @@ import { z } from "zod";
 import { Decimal } from "decimal.js";
 import { decimalRangeProblem } from "../domain/input-limits.js";
 import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
+import { shippingTypeRule } from "../domain/shipping-types.js";
+import { restEnumField } from "./enums.js";
+import type { CollectionMethod, DiscountScheme, ShippingType, SourceUsage } from "../graphql/generated/operations.js";
 
 const text = z.string().nullable().optional();
 /** A money or quantity value: a JSON number or a decimal string, within the column's range (domain/input-limits.ts). */
@@ -105,7 +108,7 @@ const invoiceLine = z.strictObject({
   quantity: decimal,
   amount: decimal,
   discount: decimal,
-  discount_scheme: text,
+  discount_scheme: restEnumField<DiscountScheme>("DiscountScheme").nullable().optional(),
   exempt: z.boolean().nullable().optional(),
 });
 
@@ -126,10 +129,10 @@ export const invoiceBody = z.strictObject({
   currency: text,
   date,
   due_date: date,
-  collection_method: text,
+  collection_method: restEnumField<CollectionMethod>("CollectionMethod").nullable().optional(),
   lines: z.array(invoiceLine).nullable().optional(),
   discount: decimal,
-  discount_scheme: text,
+  discount_scheme: restEnumField<DiscountScheme>("DiscountScheme").nullable().optional(),
   period_start: date,
   period_end: date,
   note: text,
@@ -185,6 +188,7 @@ export const orderBody = z.strictObject({
   licence_plate: text,
   shipping_type: z
     .union([z.string(), z.number().int().transform((n) => String(n))])
+    .pipe(restEnumField<ShippingType>("ShippingType", shippingTypeRule))
     .nullable()
     .optional(),
   lines: z.array(orderLine).nullable().optional(),
@@ -218,7 +222,7 @@ export const creditNoteBody = z.strictObject({
   date,
   lines: z.array(creditNoteLine).nullable().optional(),
   discount: decimal,
-  discount_scheme: text,
+  discount_scheme: restEnumField<DiscountScheme>("DiscountScheme").nullable().optional(),
   internal_note: text,
   note: text,
 });
@@ -287,7 +291,7 @@ export const sourceBody = z.strictObject({
   updated: ignored,
   customer: reference,
   gateway: text,
-  usage: text,
+  usage: restEnumField<SourceUsage>("SourceUsage").nullable().optional(),
   amount: decimal,
   description: text,
   return_url: text,

@@ -5,11 +5,15 @@
  * translates them, in bodies, filters and responses alike.
  */
 import { isEnumType } from "graphql";
+import { z } from "zod";
 import { schema } from "../graphql/schema.js";
+import { SHIPPING_TYPE_NAMES } from "../graphql/types/order.js";
 
 /** enum name -> { REST string: GraphQL value name } for values whose names differ. */
 export const REST_ENUM_RENAMES: Record<string, Record<string, string>> = {
   DiscountScheme: { "%": "percent", $: "amount" },
+  // group A: SII IndTraslado codes are digits, not GraphQL names (src/graphql/types/order.ts)
+  ShippingType: { ...SHIPPING_TYPE_NAMES },
 };
 
 /** The GraphQL value name of a REST string of enum `enumName` (unchanged when not renamed). */
@@ -33,4 +37,21 @@ export function restEnumValues(enumName: string): string[] {
   const type = schema.getType(enumName);
   if (!isEnumType(type)) throw new Error(`${enumName} is not an enum of the schema`);
   return type.getValues().map((value) => restEnumValue(enumName, value.name));
+}
+
+// --- group A (documents, orders, payments, sources, reminders) ---
+
+/**
+ * A REST body field over enum `enumName`: the spec's string (a value outside the set is a 400
+ * naming the field, `rule` or "must be one of ..."), handed to GraphQL as the enum value's name
+ * (`T`: the enum's generated type, src/graphql/generated/operations.ts).
+ */
+export function restEnumField<T extends string>(enumName: string, rule?: () => string) {
+  return z
+    .string()
+    .superRefine((value, ctx) => {
+      const allowed = restEnumValues(enumName);
+      if (!allowed.includes(value)) ctx.addIssue({ code: "custom", message: rule ? rule() : `must be one of ${allowed.join(", ")}` });
+    })
+    .transform((value) => graphqlEnumValue(enumName, value) as T);
 }

@@ -24,6 +24,7 @@ import type { SwapFieldsFragment } from "../graphql/generated/operations.js";
 import type { RestUpcomingInvoiceQuery } from "../graphql/generated/operations.js";
 import type { AddonFieldsFragment, CouponFieldsFragment, PlanFieldsFragment, ProductFieldsFragment } from "../graphql/generated/operations.js";
 import { num } from "./json.js";
+import { restEnumValue } from "./enums.js";
 
 /** ISO 8601 -> `yyyy-mm-dd hh:mm:ss` in UTC. */
 export function plainTimestamp(iso: string | null | undefined): string | null {
@@ -126,7 +127,7 @@ export function source(s: SourceFieldsFragment) {
     metadata: s.metadata,
     created: isoTimestamp(s.created),
     updated: isoTimestamp(s.updated),
-    customer: s.customer,
+    customer: s.customer?.id ?? null,
     gateway: s.gateway,
     usage: s.usage,
     flow: s.flow,
@@ -165,8 +166,8 @@ export function payment(p: PaymentFieldsFragment) {
     description: p.description,
     source: p.source ? source(p.source) : null,
     payment_date: plainTimestamp(p.paymentDate),
-    customer: p.customer,
-    invoice: p.invoice,
+    customer: p.customer?.id ?? null,
+    invoice: p.invoice?.id ?? null,
     status: p.status,
     return_url: p.returnUrl,
     failure_reason: p.failureReason,
@@ -192,7 +193,7 @@ export function invoice(i: InvoiceFieldsFragment) {
       quantity: num(l.quantity),
       amount: num(l.amount),
       discount: num(l.discount),
-      discount_scheme: l.discountScheme,
+      discount_scheme: restEnumValue("DiscountScheme", l.discountScheme),
       exempt: l.exempt,
       total: num(l.total),
     })),
@@ -204,7 +205,7 @@ export function invoice(i: InvoiceFieldsFragment) {
     tax_percent: num(i.taxPercent),
     subtotal: num(i.subtotal),
     discount: num(i.discount),
-    discount_scheme: i.discountScheme,
+    discount_scheme: restEnumValue("DiscountScheme", i.discountScheme),
     total: num(i.total),
     period_start: i.periodStart,
     period_end: i.periodEnd,
@@ -236,7 +237,7 @@ export function order(o: OrderFieldsFragment) {
     carrier_name: o.carrierName,
     state: o.state,
     licence_plate: o.licencePlate,
-    shipping_type: o.shippingType,
+    shipping_type: restEnumValue("ShippingType", o.shippingType),
     lines: o.lines.map((l) => ({
       id: l.id,
       name: l.name,
@@ -280,7 +281,7 @@ export function creditNote(c: CreditNoteFieldsFragment, expandInvoice: boolean) 
       amount: num(l.amount),
       description: l.description,
       discount: num(l.discount),
-      discount_scheme: l.discountScheme,
+      discount_scheme: restEnumValue("DiscountScheme", l.discountScheme),
       exempt: l.exempt,
       name: l.name,
       quantity: num(l.quantity),
@@ -297,7 +298,7 @@ export function creditNote(c: CreditNoteFieldsFragment, expandInvoice: boolean) 
     subtotal: num(c.subtotal),
     total: num(c.total),
     discount: num(c.discount),
-    discount_scheme: c.discountScheme,
+    discount_scheme: restEnumValue("DiscountScheme", c.discountScheme),
     local_file: c.localFile,
     internal_note: c.internalNote,
     note: c.note,

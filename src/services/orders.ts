@@ -16,7 +16,7 @@ import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
 import { isoDate } from "../domain/formats.js";
 import { checkOrdersInvoiceable, invoiceLinesFromOrders } from "../domain/order-invoicing.js";
 import { normalizeRut } from "../domain/rut.js";
-import { DEFAULT_SHIPPING_TYPE, SHIPPING_TYPES, describeShippingType, isShippingType } from "../domain/shipping-types.js";
+import { DEFAULT_SHIPPING_TYPE, describeShippingType, isShippingType, shippingTypeRule } from "../domain/shipping-types.js";
 import { tenant, withinTransaction, type ServiceContext } from "./context.js";
 import { findCurrency, findDocumentType, resolveState } from "./reference.js";
 import {
@@ -90,7 +90,7 @@ async function prepare(ctx: ServiceContext, input: OrderInput, current: Current 
 
   const shippingType = input.shippingType ?? current?.shippingType ?? DEFAULT_SHIPPING_TYPE;
   if (!isShippingType(shippingType)) {
-    errors.add("shipping_type", `must be an SII transfer code (IndTraslado): ${Object.keys(SHIPPING_TYPES).map(describeShippingType).join(", ")}`);
+    errors.add("shipping_type", shippingTypeRule());
   }
 
   const text = (field: keyof typeof MAX_LENGTH, value: string | null | undefined, stored: string | null | undefined) => {

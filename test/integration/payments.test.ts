@@ -396,16 +396,16 @@ describe("payments over GraphQL", () => {
   it("creates, authorizes, pays and lists with the same rules; customer balance counts succeeded payments", async () => {
     const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "GraphQL" }) })).body.id;
     const invoice = await finalizedInvoice(customer);
-    const created = await s.graphql(`mutation($input: PaymentInput!) { createPayment(input: $input) { id status currency customer } }`, { input: { amount: "1000", invoice: invoice.id } });
+    const created = await s.graphql(`mutation($input: PaymentInput!) { createPayment(input: $input) { id status currency customer { id } invoice { id } } }`, { input: { amount: "1000", invoice: invoice.id } });
     expect(created.body.errors).toBeUndefined();
     const p = created.body.data.createPayment;
-    expect(p).toMatchObject({ status: "requires_payment_method", currency: "CLP", customer });
+    expect(p).toMatchObject({ status: "requires_payment_method", currency: "CLP", customer: { id: customer }, invoice: { id: invoice.id } });
     const source = await s.graphql(`mutation($input: SourceInput!) { createSource(input: $input) { id usage } }`, { input: { gateway: "test", customer, data: { token: "tok_visa" } } });
     const paid = await s.graphql(`mutation($id: ID!, $s: ID) { authorizePayment(id: $id, source: $s) { status source { id } returnUrl } }`, { id: p.id, s: source.body.data.createSource.id });
     expect(paid.body.data.authorizePayment).toMatchObject({ status: "succeeded", returnUrl: `${s.url}/v1/payments/${p.id}/pay/` });
     expect((await s.rest("GET", `/v1/customers/${customer}/`)).body.aggregations).toMatchObject({ sales: 2916, balance: 1916 });
 
-    const list = await s.graphql(`query($c: String) { payments(where: { customer: { equals: $c }, status: { equals: "succeeded" } }) { totalCount edges { node { id amount } } } }`, { c: customer });
+    const list = await s.graphql(`query($c: String) { payments(where: { customer: { equals: $c }, status: { equals: succeeded } }) { totalCount edges { node { id amount } } } }`, { c: customer });
     expect(list.body.data.payments).toEqual({ totalCount: 1, edges: [{ node: { id: p.id, amount: "1000" } }] });
     const invoiceView = await s.graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountPaid amountDue } } }`, { id: invoice.id });
     expect(invoiceView.body.data.node).toEqual({ amountPaid: "1000", amountDue: "1916" });

@@ -14,23 +14,31 @@ import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import { InvoiceLineInput } from "./invoice.js";
 import { fileUrl } from "../../services/files.js";
+import { DiscountScheme, type DiscountSchemeValue } from "../enums.js";
 
 export const CreditNoteLine = builder.prismaObject("CreditNoteLine", {
   description: "A line of a credit note. total = round(quantity x amount) - line discount, in the invoice currency.",
   fields: (t) => ({
     id: t.exposeID("id", { description: "`lin_` id" }),
-    name: t.exposeString("name"),
-    description: t.exposeString("description", { nullable: true }),
-    quantity: t.expose("quantity", { type: "Decimal" }),
-    amount: t.expose("amount", { type: "Decimal", description: "unit price" }),
-    discount: t.expose("discount", { type: "Decimal", description: "percent or amount per discountScheme" }),
-    discountScheme: t.exposeString("discountScheme", { description: "% or $" }),
-    exempt: t.exposeBoolean("exempt", { description: "not taxed (adds to the note's exempt)" }),
-    tax: t.expose("tax", { type: "Decimal", nullable: true, description: "this line's tax, null when exempt (the note's tax is computed on the sum)" }),
-    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "percent; 0 when exempt" }),
-    total: t.expose("total", { type: "Decimal", description: "line net after its discount" }),
-    created: t.expose("createdAt", { type: "DateTime" }),
-    updated: t.expose("updatedAt", { type: "DateTime" }),
+    name: t.exposeString("name", { description: "what is credited or debited, as printed (SII NmbItem)" }),
+    description: t.exposeString("description", { nullable: true, description: "longer text printed under the name (SII DscItem); null when none" }),
+    quantity: t.expose("quantity", { type: "Decimal", description: "units, a decimal string (SII QtyItem)" }),
+    amount: t.expose("amount", { type: "Decimal", description: "unit price, net of tax, in the invoice currency (SII PrcItem)" }),
+    discount: t.expose("discount", {
+      type: "Decimal",
+      description: "the line's discount: percent 0-100 when discountScheme is percent, else currency units of the invoice; 0 when none",
+    }),
+    discountScheme: t.field({
+      type: DiscountScheme,
+      description: "how `discount` reads: percent or amount (REST `%` or `$`)",
+      resolve: (line) => line.discountScheme as DiscountSchemeValue,
+    }),
+    exempt: t.exposeBoolean("exempt", { description: "true: not taxed, adds to the note's exempt (SII IndExe)" }),
+    tax: t.expose("tax", { type: "Decimal", nullable: true, description: "this line's tax in currency units, null when exempt (the note's tax is computed on the sum)" }),
+    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "tax rate, percent 0-100; 0 when exempt" }),
+    total: t.expose("total", { type: "Decimal", description: "line net after its discount, in the invoice currency" }),
+    created: t.expose("createdAt", { type: "DateTime", description: "when the line was created (ISO 8601)" }),
+    updated: t.expose("updatedAt", { type: "DateTime", description: "when the line last changed (ISO 8601)" }),
   }),
 });
 
@@ -56,19 +64,26 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     }),
     document: t.relation("documentType", { description: "document type: CL61 or CL112 (exports) credit, CL56 or CL111 debit" }),
     currency: t.relation("currency", { description: "the invoice's currency" }),
-    number: t.exposeInt("number", { nullable: true, description: "assigned at finalize; null on drafts" }),
-    testMode: t.exposeBoolean("testMode"),
-    date: t.expose("date", { type: "Date", description: "closing date" }),
-    lines: t.relation("lines", { query: { orderBy: { position: "asc" } } }),
-    amount: t.expose("amount", { type: "Decimal", description: "taxable net after the document discount" }),
-    exempt: t.expose("exempt", { type: "Decimal", description: "exempt net" }),
-    tax: t.expose("tax", { type: "Decimal" }),
-    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "percent (the invoice's)" }),
+    number: t.exposeInt("number", { nullable: true, description: "folio, assigned at finalize (SII Folio); null on drafts" }),
+    testMode: t.exposeBoolean("testMode", { description: "true when created with a test key" }),
+    date: t.expose("date", { type: "Date", description: "closing (issue) date, yyyy-mm-dd, not before the invoice's date" }),
+    lines: t.relation("lines", { description: "the note's lines, in the order they were given", query: { orderBy: { position: "asc" } } }),
+    amount: t.expose("amount", { type: "Decimal", description: "taxable net after the document discount, in the invoice currency" }),
+    exempt: t.expose("exempt", { type: "Decimal", description: "exempt net, in the invoice currency" }),
+    tax: t.expose("tax", { type: "Decimal", description: "tax amount in currency units (SII IVA)" }),
+    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "tax rate, percent 0-100 (the invoice's)" }),
     subtotal: t.expose("subtotal", { type: "Decimal", description: "amount + exempt" }),
-    total: t.expose("total", { type: "Decimal", description: "subtotal + tax" }),
-    discount: t.expose("discount", { type: "Decimal", description: "document discount, percent or amount per discountScheme" }),
-    discountScheme: t.exposeString("discountScheme", { description: "% or $" }),
-    discountAmount: t.expose("discountAmount", { type: "Decimal", description: "document discount in currency units" }),
+    total: t.expose("total", { type: "Decimal", description: "subtotal + tax: what the note credits (or debits) on the invoice" }),
+    discount: t.expose("discount", {
+      type: "Decimal",
+      description: "document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none",
+    }),
+    discountScheme: t.field({
+      type: DiscountScheme,
+      description: "how `discount` reads: percent or amount (REST `%` or `$`)",
+      resolve: (note) => note.discountScheme as DiscountSchemeValue,
+    }),
+    discountAmount: t.expose("discountAmount", { type: "Decimal", description: "document discount in currency units of the invoice" }),
     referenceCode: t.exposeInt("referenceCode", { description: "SII CodRef of its reference to the invoice: 1 cancels, 2 corrects text, 3 corrects amounts" }),
     localFile: t.string({
       nullable: true,
@@ -79,12 +94,12 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     internalNote: t.exposeString("internalNote", { nullable: true, description: "internal information about the adjustment (not printed)" }),
     note: t.exposeString("note", { nullable: true, description: "note or reason for the customer (printed)" }),
     taxAgency: t.expose("taxAgency", { type: "JSONObject", description: "tax agency properties (track id, status) once sent" }),
-    status: t.field({ type: DocumentStatus, resolve: (note) => note.status as DocumentStatusValue }),
+    status: t.field({ type: DocumentStatus, description: "draft or finalized", resolve: (note) => note.status as DocumentStatusValue }),
     imported: t.exposeBoolean("imported", { description: "true only for notes created by an import" }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
-    finalized: t.expose("finalizedAt", { type: "DateTime", nullable: true }),
-    created: t.expose("createdAt", { type: "DateTime" }),
-    updated: t.expose("updatedAt", { type: "DateTime" }),
+    finalized: t.expose("finalizedAt", { type: "DateTime", nullable: true, description: "when it was finalized (ISO 8601); null on drafts" }),
+    created: t.expose("createdAt", { type: "DateTime", description: "when it was created (ISO 8601)" }),
+    updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed (ISO 8601)" }),
     pdf: t.string({
       description: "Base64 of the credit note PDF, naming the invoice it corrects (rendered on request).",
       select: { id: true },
@@ -101,7 +116,7 @@ const CreditNoteInput = builder.inputType("CreditNoteInput", {
     date: t.field({ type: "Date", description: "closing date; default today in the organization's time zone; not before the invoice's date" }),
     lines: t.field({ type: [InvoiceLineInput], description: "at least one (required); prices in the invoice currency" }),
     discount: t.field({ type: "Decimal", description: "document discount on taxable lines, percent (0-100) or amount" }),
-    discountScheme: t.string({ description: "% (default) or $" }),
+    discountScheme: t.field({ type: DiscountScheme, description: "how `discount` reads; default percent" }),
     internalNote: t.string({ description: "not printed; at most 5000 characters" }),
     note: t.string({ description: "printed; at most 5000 characters" }),
     referenceCode: t.int({
@@ -112,11 +127,12 @@ const CreditNoteInput = builder.inputType("CreditNoteInput", {
 });
 
 const CreditNoteWhere = builder.inputType("CreditNoteWhere", {
+  description: "Filters of the credit notes list; every given filter must match.",
   fields: (t) => ({
-    invoice: t.field({ type: StringFilter, description: "invoice id" }),
+    invoice: t.field({ type: StringFilter, description: "id (`inv_`) of the invoice the note corrects" }),
     status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
-    document: t.field({ type: StringFilter, description: "document type id" }),
-    created: t.field({ type: DateTimeFilter }),
+    document: t.field({ type: StringFilter, description: "document type id, e.g. CL61 (case-insensitive)" }),
+    created: t.field({ type: DateTimeFilter, description: "creation time" }),
   }),
 });
 
@@ -124,7 +140,7 @@ builder.queryFields((t) => ({
   creditNotes: t.connection({
     type: CreditNote,
     description: "Credit notes of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: CreditNoteWhere }), offset: offsetArg(t) },
+    args: { where: t.arg({ type: CreditNoteWhere, description: "filters; none: every credit note" }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.creditNote, args, [
@@ -134,7 +150,9 @@ builder.queryFields((t) => ({
         ...dateTimeConditions("createdAt", w.created),
       ]);
     },
-  }),
+  },
+  { description: "A page of credit notes, newest first (Relay connection)." },
+  { description: "A credit note in a page, with its cursor." }),
 }));
 
 builder.mutationFields((t) => ({
@@ -143,7 +161,7 @@ builder.mutationFields((t) => ({
     description:
       "Creates a draft credit note against a finalized invoice. Errors: validation_error (invoice not finalized or unknown, " +
       "wrong document type, no lines, negative values, or more than the invoice has left to credit: `total` names the amount left).",
-    args: { input: t.arg({ type: CreditNoteInput, required: true }) },
+    args: { input: t.arg({ type: CreditNoteInput, required: true, description: "the note; invoice and lines are required" }) },
     resolve: async (query, _root, args, ctx) => {
       const created = await createCreditNote(ctx, args.input);
       return ctx.prisma.creditNote.findUniqueOrThrow({ ...query, where: { id: created.id } });
@@ -152,7 +170,7 @@ builder.mutationFields((t) => ({
   deleteCreditNote: t.field({
     type: DeletePayload,
     description: "Deletes a draft credit note. Errors: not_found, invalid_state (finalized).",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "`cre_` id" }) },
     resolve: async (_root, args, ctx) => {
       await deleteCreditNote(ctx, String(args.id));
       return { id: String(args.id), deleted: true };
@@ -160,8 +178,8 @@ builder.mutationFields((t) => ({
   }),
   finalizeCreditNote: t.prismaField({
     type: "CreditNote",
-    description: "Numbers and locks a draft credit note. Errors: not_found, invalid_state (not a draft).",
-    args: { id: t.arg.id({ required: true }) },
+    description: "Numbers and locks a draft credit note, freezing its customer and issuer as issued. Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
+    args: { id: t.arg.id({ required: true, description: "`cre_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeCreditNote(ctx, String(args.id));
       return ctx.prisma.creditNote.findUniqueOrThrow({ ...query, where: { id: finalized.id } });

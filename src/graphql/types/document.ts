@@ -7,8 +7,15 @@ import type { IssuedIssuer } from "../../domain/issued-parties.js";
 export type { DocumentStatusValue };
 
 export const DocumentStatus = builder.enumType("DocumentStatus", {
-  description: "draft: editable; finalized: numbered and locked (spec \"States and transitions\").",
-  values: { draft: { value: "draft" }, finalized: { value: "finalized" } } as const,
+  description:
+    "Where a document (invoice, order, credit note) is in its life (spec \"States and transitions\"): a draft is editable and deletable; finalize numbers it and locks it for good.",
+  values: {
+    draft: { value: "draft", description: "editable and deletable; no number yet; the customer and issuer shown are the current ones" },
+    finalized: {
+      value: "finalized",
+      description: "numbered (folio) and locked: updates and deletes answer invalid_state; customer and issuer are frozen as issued (docs/decisions.md \"Issued documents\")",
+    },
+  } as const satisfies Record<DocumentStatusValue, { value: DocumentStatusValue; description: string }>,
 });
 
 export const DocumentStatusFilter = enumFilter(DocumentStatus, "DocumentStatus");

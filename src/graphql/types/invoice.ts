@@ -15,6 +15,18 @@ import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./payment.js";
 import { fileUrl } from "../../services/files.js";
+import { DiscountScheme, type DiscountSchemeValue } from "../enums.js";
+import { COLLECTION_METHODS } from "../../services/invoices.js";
+
+type CollectionMethodValue = (typeof COLLECTION_METHODS)[number];
+
+/** How an invoice is collected (spec "Invoice" collection_method; services/invoices.ts COLLECTION_METHODS). */
+export const CollectionMethod = builder.enumType("CollectionMethod", {
+  description: "How the invoice's amount is collected (spec \"Invoice\" collection_method). Today one method exists; more may be added.",
+  values: {
+    deferred: { value: "deferred", description: "the customer pays later, by the due date, through payments (docs/payments.md); the default" },
+  } as const satisfies Record<CollectionMethodValue, { value: CollectionMethodValue; description: string }>,
+});
 
 /** One balance query per request for every invoice it shows (no N+1). */
 const balanceLoaders = new WeakMap<GraphQLContext, DataLoader<string, InvoiceBalance>>();
@@ -28,14 +40,21 @@ export const InvoiceLine = builder.prismaObject("InvoiceLine", {
   description: "A line of an invoice. total = round(quantity x amount) - line discount, in the invoice currency.",
   fields: (t) => ({
     id: t.exposeID("id", { description: "`lin_` id" }),
-    name: t.exposeString("name"),
-    description: t.exposeString("description", { nullable: true }),
-    quantity: t.expose("quantity", { type: "Decimal" }),
-    amount: t.expose("amount", { type: "Decimal", description: "unit price" }),
-    discount: t.expose("discount", { type: "Decimal", description: "percent or amount per discountScheme" }),
-    discountScheme: t.exposeString("discountScheme", { description: "% or $" }),
-    exempt: t.exposeBoolean("exempt", { description: "not taxed (adds to the invoice's exempt)" }),
-    total: t.expose("total", { type: "Decimal", description: "line net after its discount" }),
+    name: t.exposeString("name", { description: "what is sold, as printed (SII NmbItem), at most 200 characters" }),
+    description: t.exposeString("description", { nullable: true, description: "longer text printed under the name (SII DscItem); null when none" }),
+    quantity: t.expose("quantity", { type: "Decimal", description: "units sold, a decimal string (SII QtyItem)" }),
+    amount: t.expose("amount", { type: "Decimal", description: "unit price, net of tax, in the invoice currency (SII PrcItem)" }),
+    discount: t.expose("discount", {
+      type: "Decimal",
+      description: "the line's discount: percent 0-100 of quantity x amount when discountScheme is percent, else currency units of the invoice; 0 when none",
+    }),
+    discountScheme: t.field({
+      type: DiscountScheme,
+      description: "how `discount` reads: percent or amount (REST `%` or `$`)",
+      resolve: (line) => line.discountScheme as DiscountSchemeValue,
+    }),
+    exempt: t.exposeBoolean("exempt", { description: "true: not taxed, adds to the invoice's exempt (SII IndExe); false: taxable" }),
+    total: t.expose("total", { type: "Decimal", description: "line net after its discount, in the invoice currency: round(quantity x amount) - discount (docs/invoice-totals.md)" }),
   }),
 });
 
@@ -56,14 +75,18 @@ export const Invoice = builder.prismaNode("Invoice", {
       description: "The issuer: as issued once finalized, the organization's tax profile now on a draft.",
       resolve: (doc, _args, ctx) => documentIssuer(ctx, doc),
     }),
-    document: t.relation("documentType", { description: "document type" }),
+    document: t.relation("documentType", { description: "document type, e.g. CL33 (factura electrónica) or CL34 (exenta); SII TipoDTE" }),
     currency: t.relation("currency", { description: "currency of every amount of the invoice" }),
-    number: t.exposeInt("number", { nullable: true, description: "assigned at finalize; null on drafts" }),
-    testMode: t.exposeBoolean("testMode"),
-    date: t.expose("date", { type: "Date" }),
-    dueDate: t.expose("dueDate", { type: "Date", nullable: true }),
-    lines: t.relation("lines", { query: { orderBy: { position: "asc" } } }),
-    collectionMethod: t.exposeString("collectionMethod"),
+    number: t.exposeInt("number", { nullable: true, description: "folio, assigned at finalize from the document type's sequence (SII Folio); null on drafts" }),
+    testMode: t.exposeBoolean("testMode", { description: "true when created with a test key (test mode data is never sent to the tax agency)" }),
+    date: t.expose("date", { type: "Date", description: "issue date, yyyy-mm-dd (SII FchEmis)" }),
+    dueDate: t.expose("dueDate", { type: "Date", nullable: true, description: "payment due date, yyyy-mm-dd, not before date (SII FchVenc); null when none" }),
+    lines: t.relation("lines", { description: "the invoice's lines, in the order they were given", query: { orderBy: { position: "asc" } } }),
+    collectionMethod: t.field({
+      type: CollectionMethod,
+      description: "how the invoice is collected",
+      resolve: (invoice) => invoice.collectionMethod as CollectionMethodValue,
+    }),
     payments: t.relation("payments", {
       description: "succeeded payments of this invoice",
       query: { where: { status: "succeeded" }, orderBy: { createdAt: "asc" } },
@@ -88,28 +111,35 @@ export const Invoice = builder.prismaNode("Invoice", {
     amount: t.expose("amount", { type: "Decimal", description: "taxable net after the document discount (SII MntNeto)" }),
     exempt: t.expose("exempt", { type: "Decimal", description: "exempt net (SII MntExe)" }),
     tax: t.expose("tax", { type: "Decimal", description: "tax amount (SII IVA)" }),
-    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "percent" }),
-    subtotal: t.expose("subtotal", { type: "Decimal", description: "amount + exempt" }),
-    discount: t.expose("discount", { type: "Decimal", description: "document discount, percent or amount per discountScheme" }),
-    discountScheme: t.exposeString("discountScheme", { description: "% or $" }),
-    discountAmount: t.expose("discountAmount", { type: "Decimal", description: "document discount in currency units" }),
-    total: t.expose("total", { type: "Decimal", description: "subtotal + tax" }),
-    periodStart: t.expose("periodStart", { type: "Date", nullable: true }),
-    periodEnd: t.expose("periodEnd", { type: "Date", nullable: true }),
+    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "tax rate, percent 0-100 (19 for Chile's IVA; SII TasaIVA)" }),
+    subtotal: t.expose("subtotal", { type: "Decimal", description: "amount + exempt, in the invoice currency" }),
+    discount: t.expose("discount", {
+      type: "Decimal",
+      description: "document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none (SII DscRcgGlobal)",
+    }),
+    discountScheme: t.field({
+      type: DiscountScheme,
+      description: "how `discount` reads: percent or amount (REST `%` or `$`)",
+      resolve: (invoice) => invoice.discountScheme as DiscountSchemeValue,
+    }),
+    discountAmount: t.expose("discountAmount", { type: "Decimal", description: "document discount in currency units of the invoice" }),
+    total: t.expose("total", { type: "Decimal", description: "subtotal + tax, in the invoice currency (SII MntTotal)" }),
+    periodStart: t.expose("periodStart", { type: "Date", nullable: true, description: "first day of the billed service period, yyyy-mm-dd (SII FchPerDesde); null when none" }),
+    periodEnd: t.expose("periodEnd", { type: "Date", nullable: true, description: "last day of the billed service period, yyyy-mm-dd (SII FchPerHasta); null when none" }),
     localFile: t.string({
       nullable: true,
       select: { localFile: true },
       description: "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize",
       resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
     }),
-    note: t.exposeString("note", { nullable: true }),
-    fiscalSettings: t.expose("fiscalSettings", { type: "JSONObject" }),
-    status: t.field({ type: DocumentStatus, resolve: (invoice) => invoice.status as DocumentStatusValue }),
-    metadata: t.expose("metadata", { type: "JSONObject" }),
+    note: t.exposeString("note", { nullable: true, description: "printed note for the customer, at most 5000 characters; null when none" }),
+    fiscalSettings: t.expose("fiscalSettings", { type: "JSONObject", description: "tax-agency settings of this invoice (key-value object; {} when none)" }),
+    status: t.field({ type: DocumentStatus, description: "draft or finalized", resolve: (invoice) => invoice.status as DocumentStatusValue }),
+    metadata: t.expose("metadata", { type: "JSONObject", description: "your key-value data (string values; {} when none)" }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
-    finalized: t.expose("finalizedAt", { type: "DateTime", nullable: true }),
-    created: t.expose("createdAt", { type: "DateTime" }),
-    updated: t.expose("updatedAt", { type: "DateTime" }),
+    finalized: t.expose("finalizedAt", { type: "DateTime", nullable: true, description: "when it was finalized (ISO 8601); null on drafts" }),
+    created: t.expose("createdAt", { type: "DateTime", description: "when it was created (ISO 8601)" }),
+    updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed (ISO 8601)" }),
     pdf: t.string({
       description: "Base64 of the invoice PDF (rendered on request).",
       select: { id: true },
@@ -119,44 +149,45 @@ export const Invoice = builder.prismaNode("Invoice", {
 });
 
 export const InvoiceLineInput = builder.inputType("InvoiceLineInput", {
-  description: "A line of an invoice or a credit note. name and amount are required; quantity defaults to 1, discount to 0 (%).",
+  description: "A line of an invoice or a credit note. name and amount are required; quantity defaults to 1, discount to 0 (percent).",
   fields: (t) => ({
-    name: t.string(),
-    description: t.string(),
-    quantity: t.field({ type: "Decimal", description: "units, not negative" }),
-    amount: t.field({ type: "Decimal", description: "unit price in the document currency, not negative" }),
-    discount: t.field({ type: "Decimal", description: "percent (0-100) or amount" }),
-    discountScheme: t.string({ description: "% (default) or $" }),
-    exempt: t.boolean({ description: "not taxed" }),
+    name: t.string({ description: "what is sold, as printed; required, at most 200 characters" }),
+    description: t.string({ description: "longer text printed under the name" }),
+    quantity: t.field({ type: "Decimal", description: "units, not negative; default 1" }),
+    amount: t.field({ type: "Decimal", description: "unit price in the document currency, net of tax, not negative; required" }),
+    discount: t.field({ type: "Decimal", description: "the line's discount: percent 0-100 or currency units, per discountScheme; default 0" }),
+    discountScheme: t.field({ type: DiscountScheme, description: "how `discount` reads; default percent" }),
+    exempt: t.boolean({ description: "true: not taxed (SII IndExe); default false" }),
   }),
 });
 
 const InvoiceInput = builder.inputType("InvoiceInput", {
   description: "Invoice fields. On update only given fields change; `lines` replaces all lines; metadata merges.",
   fields: (t) => ({
-    customer: t.id({ description: "customer id (required on create)" }),
-    document: t.string({ description: "document type id, e.g. CL33 (default CL33 for Chilean customers)" }),
-    currency: t.string({ description: "ISO 4217 code (default: the document type's)" }),
-    date: t.field({ type: "Date", description: "default: today in the organization's time zone" }),
-    dueDate: t.field({ type: "Date", description: "default: date" }),
-    collectionMethod: t.string({ description: "deferred" }),
-    lines: t.field({ type: [InvoiceLineInput] }),
-    discount: t.field({ type: "Decimal", description: "document discount on taxable lines, percent (0-100) or amount" }),
-    discountScheme: t.string({ description: "% (default) or $" }),
-    periodStart: t.field({ type: "Date" }),
-    periodEnd: t.field({ type: "Date" }),
-    note: t.string(),
-    fiscalSettings: t.field({ type: "JSONObject" }),
-    metadata: t.field({ type: "JSONObject" }),
+    customer: t.id({ description: "`cus_` id of the customer (required on create); cannot change while the invoice bills orders" }),
+    document: t.string({ description: "document type id, e.g. CL33 (default CL33 for Chilean customers); must be an invoice type" }),
+    currency: t.string({ description: "ISO 4217 code, e.g. CLP (default: the document type's)" }),
+    date: t.field({ type: "Date", description: "issue date yyyy-mm-dd; default today in the organization's time zone" }),
+    dueDate: t.field({ type: "Date", description: "yyyy-mm-dd, not before date; default: date" }),
+    collectionMethod: t.field({ type: CollectionMethod, description: "default deferred" }),
+    lines: t.field({ type: [InvoiceLineInput], description: "the lines; on update they replace every line" }),
+    discount: t.field({ type: "Decimal", description: "document discount on taxable lines, percent (0-100) or currency units per discountScheme; default 0" }),
+    discountScheme: t.field({ type: DiscountScheme, description: "how `discount` reads; default percent" }),
+    periodStart: t.field({ type: "Date", description: "first day of the billed period, yyyy-mm-dd" }),
+    periodEnd: t.field({ type: "Date", description: "last day of the billed period, yyyy-mm-dd, not before periodStart" }),
+    note: t.string({ description: "printed note, at most 5000 characters" }),
+    fiscalSettings: t.field({ type: "JSONObject", description: "tax-agency settings (key-value object)" }),
+    metadata: t.field({ type: "JSONObject", description: "your key-value data; merged into the stored metadata, an empty value removes a key" }),
   }),
 });
 
 const InvoiceWhere = builder.inputType("InvoiceWhere", {
+  description: "Filters of the invoices list; every given filter must match.",
   fields: (t) => ({
-    customer: t.field({ type: StringFilter, description: "customer id" }),
+    customer: t.field({ type: StringFilter, description: "customer id (`cus_`)" }),
     status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
-    document: t.field({ type: StringFilter, description: "document type id" }),
-    created: t.field({ type: DateTimeFilter }),
+    document: t.field({ type: StringFilter, description: "document type id, e.g. CL33 (case-insensitive)" }),
+    created: t.field({ type: DateTimeFilter, description: "creation time" }),
   }),
 });
 
@@ -164,7 +195,7 @@ builder.queryFields((t) => ({
   invoices: t.connection({
     type: Invoice,
     description: "Invoices of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: InvoiceWhere }), offset: offsetArg(t) },
+    args: { where: t.arg({ type: InvoiceWhere, description: "filters; none: every invoice" }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.invoice, args, [
@@ -174,14 +205,19 @@ builder.queryFields((t) => ({
         ...dateTimeConditions("createdAt", w.created),
       ]);
     },
-  }),
+  },
+  { description: "A page of invoices, newest first (Relay connection)." },
+  { description: "An invoice in a page, with its cursor." }),
 }));
 
 builder.mutationFields((t) => ({
   createInvoice: t.prismaField({
     type: "Invoice",
-    description: "Creates a draft invoice. Errors: validation_error.",
-    args: { input: t.arg({ type: InvoiceInput, required: true }) },
+    description:
+      "Creates a draft invoice and computes its totals (docs/invoice-totals.md). Errors: validation_error with `fields` naming each problem " +
+      "(customer missing or unknown, document not an invoice type or none for the customer's country, currency unknown, due_date before date, " +
+      "period_end before period_start, a line without name or amount, negative values, too many lines, note over 5000 characters); nothing is written then.",
+    args: { input: t.arg({ type: InvoiceInput, required: true, description: "the invoice; customer and lines are required" }) },
     resolve: async (query, _root, args, ctx) => {
       const created = await createInvoice(ctx, args.input);
       return ctx.prisma.invoice.findUniqueOrThrow({ ...query, where: { id: created.id } });
@@ -189,8 +225,13 @@ builder.mutationFields((t) => ({
   }),
   updateInvoice: t.prismaField({
     type: "Invoice",
-    description: "Updates a draft invoice. Errors: not_found, invalid_state (finalized), validation_error.",
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: InvoiceInput, required: true }) },
+    description:
+      "Updates a draft invoice: given fields change, lines are replaced, totals recomputed. Errors: not_found (no such invoice in the caller's organization and mode), " +
+      "invalid_state (finalized), validation_error (as createInvoice; customer cannot change while the invoice bills orders).",
+    args: {
+      id: t.arg.id({ required: true, description: "`inv_` id" }),
+      input: t.arg({ type: InvoiceInput, required: true, description: "the fields to change" }),
+    },
     resolve: async (query, _root, args, ctx) => {
       const updated = await updateInvoice(ctx, String(args.id), args.input);
       return ctx.prisma.invoice.findUniqueOrThrow({ ...query, where: { id: updated.id } });
@@ -198,8 +239,8 @@ builder.mutationFields((t) => ({
   }),
   deleteInvoice: t.field({
     type: DeletePayload,
-    description: "Deletes a draft invoice. Errors: not_found, invalid_state (finalized).",
-    args: { id: t.arg.id({ required: true }) },
+    description: "Deletes a draft invoice (orders it billed become uninvoiced). Errors: not_found, invalid_state (finalized).",
+    args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
     resolve: async (_root, args, ctx) => {
       await deleteInvoice(ctx, String(args.id));
       return { id: String(args.id), deleted: true };
@@ -207,8 +248,9 @@ builder.mutationFields((t) => ({
   }),
   finalizeInvoice: t.prismaField({
     type: "Invoice",
-    description: "Numbers and locks a draft invoice. Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
-    args: { id: t.arg.id({ required: true }) },
+    description:
+      "Numbers and locks a draft invoice, freezing its customer and issuer as issued. Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
+    args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeInvoice(ctx, String(args.id));
       return ctx.prisma.invoice.findUniqueOrThrow({ ...query, where: { id: finalized.id } });

@@ -4,35 +4,61 @@
  * and domain/ (shipping-types.ts, order-invoicing.ts).
  */
 import { builder } from "../builder.js";
-import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, stringConditions } from "../filters.js";
+import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, enumFilter, stringConditions } from "../filters.js";
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createOrder, deleteOrder, finalizeOrder, invoiceOrders, orderPdf, updateOrder } from "../../services/orders.js";
-import { SHIPPING_TYPES } from "../../domain/shipping-types.js";
+import { SHIPPING_TYPES, SALE_SHIPPING_TYPES, type ShippingType as ShippingTypeCode } from "../../domain/shipping-types.js";
 import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue } from "./document.js";
 import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./invoice.js";
 import { fileUrl } from "../../services/files.js";
 
-const SHIPPING_TYPE_LIST = Object.entries(SHIPPING_TYPES)
-  .map(([code, label]) => `${code} ${label}`)
-  .join("; ");
+/**
+ * GraphQL names of the SII IndTraslado codes (domain/shipping-types.ts): the codes are digits, which
+ * are not GraphQL names, so each gets a word; REST keeps the codes (src/rest/enums.ts).
+ */
+export const SHIPPING_TYPE_NAMES: Record<ShippingTypeCode, string> = {
+  "1": "sale",
+  "2": "sale_to_be_made",
+  "3": "consignment",
+  "4": "free_delivery",
+  "5": "internal_transfer",
+  "6": "other_transfer",
+  "7": "return_guide",
+  "8": "export_transfer",
+  "9": "export_sale",
+};
+
+export const ShippingType = builder.enumType("ShippingType", {
+  description:
+    "What an order's goods movement is: SII's transfer code IndTraslado (docs/sii-dte.md \"The document\"). REST writes the code (`\"1\"`..`\"9\"`); GraphQL names it, since digits are not GraphQL names. " +
+    "Sales (sale, sale_to_be_made, export_sale) can be invoiced with invoiceOrders; the others move goods without selling them.",
+  values: Object.fromEntries(
+    (Object.entries(SHIPPING_TYPES) as [ShippingTypeCode, string][]).map(([code, label]) => [
+      SHIPPING_TYPE_NAMES[code],
+      { value: code, description: `IndTraslado ${code} (REST \`"${code}"\`): ${label}${SALE_SHIPPING_TYPES.includes(code) ? "; a sale, can be invoiced" : ""}` },
+    ]),
+  ) as Record<string, { value: ShippingTypeCode; description: string }>,
+});
+
+export const ShippingTypeFilter = enumFilter(ShippingType, "ShippingType");
 
 export const OrderLine = builder.prismaObject("OrderLine", {
   description: "A line of an order. total = round(quantity x amount), in the order currency.",
   fields: (t) => ({
     id: t.exposeID("id", { description: "`lin_` id" }),
-    name: t.exposeString("name"),
-    description: t.exposeString("description", { nullable: true }),
-    quantity: t.expose("quantity", { type: "Decimal" }),
-    amount: t.expose("amount", { type: "Decimal", description: "unit price" }),
-    exempt: t.exposeBoolean("exempt", { description: "not taxed (adds to the order's exempt)" }),
-    tax: t.expose("tax", { type: "Decimal", nullable: true, description: "this line's tax, null when exempt (the order's tax is computed on the sum)" }),
-    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "percent; 0 when exempt" }),
-    total: t.expose("total", { type: "Decimal", description: "line net" }),
-    created: t.expose("createdAt", { type: "DateTime" }),
-    updated: t.expose("updatedAt", { type: "DateTime" }),
+    name: t.exposeString("name", { description: "the goods, as printed (SII NmbItem)" }),
+    description: t.exposeString("description", { nullable: true, description: "longer text printed under the name (SII DscItem); null when none" }),
+    quantity: t.expose("quantity", { type: "Decimal", description: "units moved, a decimal string (SII QtyItem)" }),
+    amount: t.expose("amount", { type: "Decimal", description: "unit price, net of tax, in the order currency (SII PrcItem); may be 0 on transfers that are not sales" }),
+    exempt: t.exposeBoolean("exempt", { description: "true: not taxed, adds to the order's exempt (SII IndExe)" }),
+    tax: t.expose("tax", { type: "Decimal", nullable: true, description: "this line's tax in currency units, null when exempt (the order's tax is computed on the sum)" }),
+    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "tax rate, percent 0-100; 0 when exempt" }),
+    total: t.expose("total", { type: "Decimal", description: "line net: round(quantity x amount), in the order currency" }),
+    created: t.expose("createdAt", { type: "DateTime", description: "when the line was created (ISO 8601)" }),
+    updated: t.expose("updatedAt", { type: "DateTime", description: "when the line last changed (ISO 8601)" }),
   }),
 });
 
@@ -55,22 +81,26 @@ export const Order = builder.prismaNode("Order", {
     }),
     document: t.relation("documentType", { description: "document type (an order type, CL52)" }),
     currency: t.relation("currency", { description: "the document type's currency; every amount is in it" }),
-    number: t.exposeInt("number", { nullable: true, description: "assigned at finalize; null on drafts" }),
-    testMode: t.exposeBoolean("testMode"),
-    date: t.expose("date", { type: "Date" }),
-    address: t.exposeString("address", { nullable: true, description: "delivery address (SII DirDest)" }),
-    carrierId: t.exposeString("carrierId", { nullable: true, description: "carrier's tax id (SII RUTTrans)" }),
-    carrierName: t.exposeString("carrierName", { nullable: true }),
-    state: t.exposeString("state", { nullable: true, description: "delivery state code, e.g. RM" }),
-    licencePlate: t.exposeString("licencePlate", { nullable: true, description: "vehicle plate (SII Patente)" }),
-    shippingType: t.exposeString("shippingType", { description: `SII IndTraslado code: ${SHIPPING_TYPE_LIST}` }),
-    lines: t.relation("lines", { query: { orderBy: { position: "asc" } } }),
+    number: t.exposeInt("number", { nullable: true, description: "folio, assigned at finalize (SII Folio); null on drafts" }),
+    testMode: t.exposeBoolean("testMode", { description: "true when created with a test key" }),
+    date: t.expose("date", { type: "Date", description: "issue date, yyyy-mm-dd (SII FchEmis)" }),
+    address: t.exposeString("address", { nullable: true, description: "delivery address (SII DirDest); null when none" }),
+    carrierId: t.exposeString("carrierId", { nullable: true, description: "carrier's tax id, a RUT like 76042235-5 (SII RUTTrans); null when none" }),
+    carrierName: t.exposeString("carrierName", { nullable: true, description: "carrier's name; null when none" }),
+    state: t.exposeString("state", { nullable: true, description: "delivery state code, e.g. RM; null when none" }),
+    licencePlate: t.exposeString("licencePlate", { nullable: true, description: "vehicle plate (SII Patente); null when none" }),
+    shippingType: t.field({
+      type: ShippingType,
+      description: "what the goods movement is (SII IndTraslado); REST `shipping_type` is its code",
+      resolve: (order) => order.shippingType as ShippingTypeCode,
+    }),
+    lines: t.relation("lines", { description: "the order's lines, in the order they were given", query: { orderBy: { position: "asc" } } }),
     amount: t.expose("amount", { type: "Decimal", description: "taxable net (SII MntNeto)" }),
     exempt: t.expose("exempt", { type: "Decimal", description: "exempt net (SII MntExe)" }),
     tax: t.expose("tax", { type: "Decimal", description: "tax amount (SII IVA)" }),
-    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "percent" }),
-    subtotal: t.expose("subtotal", { type: "Decimal", description: "amount + exempt" }),
-    total: t.expose("total", { type: "Decimal", description: "subtotal + tax" }),
+    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "tax rate, percent 0-100 (SII TasaIVA)" }),
+    subtotal: t.expose("subtotal", { type: "Decimal", description: "amount + exempt, in the order currency" }),
+    total: t.expose("total", { type: "Decimal", description: "subtotal + tax, in the order currency (SII MntTotal)" }),
     localFile: t.string({
       nullable: true,
       select: { localFile: true },
@@ -78,12 +108,12 @@ export const Order = builder.prismaNode("Order", {
       resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
     }),
     taxAgency: t.expose("taxAgency", { type: "JSONObject", description: "tax agency properties (track id, status) once sent" }),
-    status: t.field({ type: DocumentStatus, resolve: (order) => order.status as DocumentStatusValue }),
+    status: t.field({ type: DocumentStatus, description: "draft or finalized", resolve: (order) => order.status as DocumentStatusValue }),
     invoice: t.relation("invoice", { nullable: true, description: "the invoice that bills this order (invoiceOrders); null until invoiced" }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
-    finalized: t.expose("finalizedAt", { type: "DateTime", nullable: true }),
-    created: t.expose("createdAt", { type: "DateTime" }),
-    updated: t.expose("updatedAt", { type: "DateTime" }),
+    finalized: t.expose("finalizedAt", { type: "DateTime", nullable: true, description: "when it was finalized (ISO 8601); null on drafts" }),
+    created: t.expose("createdAt", { type: "DateTime", description: "when it was created (ISO 8601)" }),
+    updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed (ISO 8601)" }),
     pdf: t.string({
       description: "Base64 of the order PDF (rendered on request).",
       select: { id: true },
@@ -95,38 +125,39 @@ export const Order = builder.prismaNode("Order", {
 const OrderLineInput = builder.inputType("OrderLineInput", {
   description: "An order line. name and amount are required; quantity defaults to 1. Orders take no discounts.",
   fields: (t) => ({
-    name: t.string(),
-    description: t.string(),
-    quantity: t.field({ type: "Decimal", description: "units, not negative" }),
+    name: t.string({ description: "the goods, as printed; required" }),
+    description: t.string({ description: "longer text printed under the name" }),
+    quantity: t.field({ type: "Decimal", description: "units, not negative; default 1" }),
     amount: t.field({ type: "Decimal", description: "unit price in the order currency, not negative" }),
-    exempt: t.boolean({ description: "not taxed" }),
+    exempt: t.boolean({ description: "true: not taxed (SII IndExe); default false" }),
   }),
 });
 
 const OrderInput = builder.inputType("OrderInput", {
   description: "Order fields. On update only given fields change; `lines` replaces all lines.",
   fields: (t) => ({
-    customer: t.id({ description: "customer id (required on create)" }),
-    document: t.string({ description: "order document type id (default CL52 for Chilean customers)" }),
-    date: t.field({ type: "Date", description: "default: today in the organization's time zone" }),
+    customer: t.id({ description: "`cus_` id of the customer (required on create)" }),
+    document: t.string({ description: "order document type id (default CL52 for Chilean customers); must be an order type" }),
+    date: t.field({ type: "Date", description: "issue date yyyy-mm-dd; default today in the organization's time zone" }),
     address: t.string({ description: "delivery address, at most 70 characters" }),
     carrierId: t.string({ description: "carrier's tax id; a valid RUT on Chilean orders" }),
     carrierName: t.string({ description: "at most 100 characters" }),
     state: t.string({ description: "delivery state: code (RM) or id (CL-RM) of a seeded state of the document type's country" }),
     licencePlate: t.string({ description: "at most 8 characters" }),
-    shippingType: t.string({ description: `SII IndTraslado code (default 1): ${SHIPPING_TYPE_LIST}` }),
-    lines: t.field({ type: [OrderLineInput] }),
+    shippingType: t.field({ type: ShippingType, description: "what the goods movement is (SII IndTraslado); default sale" }),
+    lines: t.field({ type: [OrderLineInput], description: "the lines; on update they replace every line" }),
   }),
 });
 
 const OrderWhere = builder.inputType("OrderWhere", {
+  description: "Filters of the orders list; every given filter must match.",
   fields: (t) => ({
-    customer: t.field({ type: StringFilter, description: "customer id" }),
+    customer: t.field({ type: StringFilter, description: "customer id (`cus_`)" }),
     status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
-    shippingType: t.field({ type: StringFilter }),
-    invoice: t.field({ type: StringFilter, description: "id of the invoice that bills the order" }),
+    shippingType: t.field({ type: ShippingTypeFilter, description: "what the goods movement is (SII IndTraslado)" }),
+    invoice: t.field({ type: StringFilter, description: "id (`inv_`) of the invoice that bills the order" }),
     invoiced: t.boolean({ description: "true: billed by an invoice; false: not yet" }),
-    created: t.field({ type: DateTimeFilter }),
+    created: t.field({ type: DateTimeFilter, description: "creation time" }),
   }),
 });
 
@@ -134,26 +165,31 @@ builder.queryFields((t) => ({
   orders: t.connection({
     type: Order,
     description: "Orders of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: OrderWhere }), offset: offsetArg(t) },
+    args: { where: t.arg({ type: OrderWhere, description: "filters; none: every order" }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.order, args, [
         ...stringConditions("customerId", w.customer),
         ...enumConditions("status", w.status),
-        ...stringConditions("shippingType", w.shippingType),
+        ...enumConditions("shippingType", w.shippingType),
         ...stringConditions("invoiceId", w.invoice),
         ...(w.invoiced === true ? [{ invoiceId: { not: null } }] : w.invoiced === false ? [{ invoiceId: null }] : []),
         ...dateTimeConditions("createdAt", w.created),
       ]);
     },
-  }),
+  },
+  { description: "A page of orders, newest first (Relay connection)." },
+  { description: "An order in a page, with its cursor." }),
 }));
 
 builder.mutationFields((t) => ({
   createOrder: t.prismaField({
     type: "Order",
-    description: "Creates a draft order. Errors: validation_error.",
-    args: { input: t.arg({ type: OrderInput, required: true }) },
+    description:
+      "Creates a draft order and computes its totals. Errors: validation_error with `fields` naming each problem (customer missing or unknown, " +
+      "document not an order type, carrier_id not a valid RUT on a Chilean order, address, carrier name or licence plate too long, unknown state, " +
+      "a line without name or amount, negative values); nothing is written then.",
+    args: { input: t.arg({ type: OrderInput, required: true, description: "the order; customer and lines are required" }) },
     resolve: async (query, _root, args, ctx) => {
       const created = await createOrder(ctx, args.input);
       return ctx.prisma.order.findUniqueOrThrow({ ...query, where: { id: created.id } });
@@ -161,8 +197,11 @@ builder.mutationFields((t) => ({
   }),
   updateOrder: t.prismaField({
     type: "Order",
-    description: "Updates a draft order. Errors: not_found, invalid_state (finalized), validation_error.",
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: OrderInput, required: true }) },
+    description: "Updates a draft order: given fields change, lines are replaced, totals recomputed. Errors: not_found, invalid_state (finalized), validation_error (as createOrder).",
+    args: {
+      id: t.arg.id({ required: true, description: "`ord_` id" }),
+      input: t.arg({ type: OrderInput, required: true, description: "the fields to change" }),
+    },
     resolve: async (query, _root, args, ctx) => {
       const updated = await updateOrder(ctx, String(args.id), args.input);
       return ctx.prisma.order.findUniqueOrThrow({ ...query, where: { id: updated.id } });
@@ -171,7 +210,7 @@ builder.mutationFields((t) => ({
   deleteOrder: t.field({
     type: DeletePayload,
     description: "Deletes a draft order. Errors: not_found, invalid_state (finalized).",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "`ord_` id" }) },
     resolve: async (_root, args, ctx) => {
       await deleteOrder(ctx, String(args.id));
       return { id: String(args.id), deleted: true };
@@ -179,8 +218,8 @@ builder.mutationFields((t) => ({
   }),
   finalizeOrder: t.prismaField({
     type: "Order",
-    description: "Numbers and locks a draft order. Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
-    args: { id: t.arg.id({ required: true }) },
+    description: "Numbers and locks a draft order, freezing its customer and issuer as issued. Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
+    args: { id: t.arg.id({ required: true, description: "`ord_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeOrder(ctx, String(args.id));
       return ctx.prisma.order.findUniqueOrThrow({ ...query, where: { id: finalized.id } });
@@ -189,11 +228,11 @@ builder.mutationFields((t) => ({
   invoiceOrders: t.prismaField({
     type: "Invoice",
     description:
-      "Creates one draft invoice billing finalized sale orders (shipping type 1, 2 or 9) of one customer and currency, and marks them invoiced; " +
+      "Creates one draft invoice billing finalized sale orders (shipping type sale, sale_to_be_made or export_sale: IndTraslado 1, 2 or 9) of one customer and currency, and marks them invoiced; " +
       "an order is invoiced once (deleting the draft invoice releases it). The invoice has every order line, orders by number. " +
       "Errors: not_found (an order), invalid_state (a draft or already invoiced order), validation_error (not a sale, mixed customers or currencies, bad invoice fields).",
     args: {
-      orderIds: t.arg.idList({ required: true, description: "orders to bill (at most 100)" }),
+      orderIds: t.arg.idList({ required: true, description: "`ord_` ids of the orders to bill (at most 100)" }),
       document: t.arg.string({ description: "invoice document type (default CL33 for Chilean customers)" }),
       date: t.arg({ type: "Date", description: "invoice date (default today in the organization's time zone)" }),
       dueDate: t.arg({ type: "Date", description: "default: date" }),

@@ -8,11 +8,21 @@ import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } fr
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { sendReminder } from "../../services/reminders.js";
-import { MAX_DELIVERY_ATTEMPTS, MAX_RECIPIENTS } from "../../domain/reminders.js";
+import { MAX_DELIVERY_ATTEMPTS, MAX_MESSAGE_LENGTH, MAX_RECIPIENTS, MAX_SUBJECT_LENGTH, type OutboxStatus } from "../../domain/reminders.js";
 import "./invoice.js";
 import "./order.js";
 import "./credit-note.js";
 import "./payment.js";
+
+export const ReminderDeliveryStatus = builder.enumType("ReminderDeliveryStatus", {
+  description: "Where a reminder's e-mail is in the mail outbox (docs/reminders.md).",
+  values: {
+    pending: { value: "pending", description: "not sent yet: the first attempt is under way, or a failed attempt is retried with backoff at nextAttempt" },
+    sent: { value: "sent", description: "accepted by the SMTP server (sent says when); final" },
+    failed: { value: "failed", description: `gave up after ${MAX_DELIVERY_ATTEMPTS} attempts (lastError says why); kept for inspection; final` },
+    kept: { value: "kept", description: "no SMTP server is configured (SMTP_URL): stored in the outbox and logged, not sent; final" },
+  } as const satisfies Record<OutboxStatus, { value: OutboxStatus; description: string }>,
+});
 
 export const ReminderDelivery = builder.prismaObject("OutboxMessage", {
   name: "ReminderDelivery",
@@ -20,7 +30,7 @@ export const ReminderDelivery = builder.prismaObject("OutboxMessage", {
     "Delivery of a reminder's e-mail (docs/reminders.md). status: pending (not sent yet; retried with backoff), sent, " +
     `failed (gave up after ${MAX_DELIVERY_ATTEMPTS} attempts; kept for inspection), kept (no SMTP server configured: stored in the outbox and logged).`,
   fields: (t) => ({
-    status: t.exposeString("status", { description: "pending | sent | failed | kept" }),
+    status: t.field({ type: ReminderDeliveryStatus, description: "where the e-mail is", resolve: (m) => m.status as OutboxStatus }),
     attempts: t.exposeInt("attempts", { description: "delivery attempts made" }),
     lastError: t.exposeString("lastError", { nullable: true, description: "the last failure's reason (on sent messages: recipients the server refused)" }),
     nextAttempt: t.field({
@@ -29,7 +39,7 @@ export const ReminderDelivery = builder.prismaObject("OutboxMessage", {
       description: "when the next attempt is due; null unless pending",
       resolve: (m) => (m.status === "pending" ? m.nextAttemptAt : null),
     }),
-    sent: t.expose("sentAt", { type: "DateTime", nullable: true, description: "when the SMTP server accepted it" }),
+    sent: t.expose("sentAt", { type: "DateTime", nullable: true, description: "when the SMTP server accepted it (ISO 8601); null unless sent" }),
   }),
 });
 
@@ -39,19 +49,20 @@ export const Reminder = builder.prismaNode("Reminder", {
   nullable: true,
   description: "An e-mail about one invoice, credit note, payment or order, with the document's PDF attached (payments have none).",
   fields: (t) => ({
-    subject: t.exposeString("subject"),
+    subject: t.exposeString("subject", { description: "the e-mail's subject, one line" }),
     recipients: t.exposeStringList("recipients", { description: "e-mail addresses (REST `recipient`)" }),
     message: t.exposeString("message", { description: "the e-mail's text" }),
-    invoice: t.relation("invoice", { nullable: true }),
-    creditNote: t.relation("creditNote", { nullable: true }),
-    payment: t.relation("payment", { nullable: true }),
-    order: t.relation("order", { nullable: true }),
-    testMode: t.exposeBoolean("testMode"),
+    invoice: t.relation("invoice", { nullable: true, description: "the invoice it is about; null when it is about another document" }),
+    creditNote: t.relation("creditNote", { nullable: true, description: "the credit note it is about; null when it is about another document" }),
+    payment: t.relation("payment", { nullable: true, description: "the payment it is about (no attachment); null when it is about another document" }),
+    order: t.relation("order", { nullable: true, description: "the order it is about; null when it is about another document" }),
+    testMode: t.exposeBoolean("testMode", { description: "true when sent with a test key" }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key sent it (the message's Reply-To)" }),
-    created: t.expose("createdAt", { type: "DateTime" }),
+    created: t.expose("createdAt", { type: "DateTime", description: "when it was recorded (ISO 8601)" }),
     delivery: t.field({
       type: ReminderDelivery,
       nullable: true,
+      description: "the delivery of its e-mail (recorded with the reminder, in the same transaction); null only if no e-mail was recorded for it",
       select: { outbox: { orderBy: { createdAt: "asc" }, take: 1 } },
       resolve: (reminder) => reminder.outbox[0] ?? null,
     }),
@@ -61,23 +72,24 @@ export const Reminder = builder.prismaNode("Reminder", {
 const ReminderInput = builder.inputType("ReminderInput", {
   description: "A reminder: subject, recipients and message are required, and exactly one of invoice, creditNote, payment or order.",
   fields: (t) => ({
-    subject: t.string({ description: "one line, at most 255 characters" }),
+    subject: t.string({ description: `one line, at most ${MAX_SUBJECT_LENGTH} characters (required)` }),
     recipients: t.stringList({ description: `1 to ${MAX_RECIPIENTS} e-mail addresses (duplicates are dropped)` }),
-    message: t.string({ description: "plain text, at most 10000 characters" }),
-    invoice: t.id({ description: "invoice id" }),
-    creditNote: t.id({ description: "credit note id" }),
-    payment: t.id({ description: "payment id (no attachment)" }),
-    order: t.id({ description: "order id" }),
+    message: t.string({ description: `plain text, at most ${MAX_MESSAGE_LENGTH} characters (required)` }),
+    invoice: t.id({ description: "`inv_` id of the invoice it is about" }),
+    creditNote: t.id({ description: "`cre_` id of the credit note it is about" }),
+    payment: t.id({ description: "`pay_` id of the payment it is about (no attachment)" }),
+    order: t.id({ description: "`ord_` id of the order it is about" }),
   }),
 });
 
 const ReminderWhere = builder.inputType("ReminderWhere", {
+  description: "Filters of the reminders list; every given filter must match.",
   fields: (t) => ({
     invoice: t.field({ type: StringFilter, description: "invoice id" }),
     creditNote: t.field({ type: StringFilter, description: "credit note id" }),
     payment: t.field({ type: StringFilter, description: "payment id" }),
     order: t.field({ type: StringFilter, description: "order id" }),
-    created: t.field({ type: DateTimeFilter }),
+    created: t.field({ type: DateTimeFilter, description: "when it was recorded" }),
   }),
 });
 
@@ -87,7 +99,7 @@ builder.queryFields((t) => ({
   reminders: t.connection({
     type: Reminder,
     description: "Reminders of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: ReminderWhere }), offset: offsetArg(t) },
+    args: { where: t.arg({ type: ReminderWhere, description: "filters; none: every reminder" }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       return tenantConnection(ctx, info, ctx.prisma.reminder, args, [
@@ -98,7 +110,9 @@ builder.queryFields((t) => ({
         ...dateTimeConditions("createdAt", w.created),
       ]);
     },
-  }),
+  },
+  { description: "A page of reminders, newest first (Relay connection)." },
+  { description: "A reminder in a page, with its cursor." }),
 }));
 
 builder.mutationFields((t) => ({
@@ -108,7 +122,7 @@ builder.mutationFields((t) => ({
       "Records a reminder and sends its e-mail: over SMTP when the service has SMTP_URL (first attempt now, failures retried with backoff), " +
       "else kept in the outbox and logged. Errors: validation_error (missing subject or message, bad or too many recipients, " +
       "not exactly one related document, or one unknown to the caller's organization and mode); nothing is written then.",
-    args: { input: t.arg({ type: ReminderInput, required: true }) },
+    args: { input: t.arg({ type: ReminderInput, required: true, description: "the reminder" }) },
     resolve: async (query, _root, args, ctx) => {
       const input = args.input;
       const reminder = await sendReminder(
