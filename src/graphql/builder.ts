@@ -10,6 +10,7 @@ import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
 import { idPrefix, isWellFormedId } from "../infra/ids.js";
 import { ValidationError } from "../domain/errors.js";
 import type { GraphQLContext } from "./context.js";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./pagination.js";
 import { DateScalar, DateTimeResolver, DecimalScalar, JSONObjectResolver } from "./scalars.js";
 
 /** GraphQL type of each id prefix: the Relay global id of a node is its resource id. */
@@ -70,8 +71,34 @@ export const builder = new SchemaBuilder<{
   relay: {
     clientMutationId: "omit",
     cursorType: "String",
-    edgesFieldOptions: { nullable: false },
-    nodeFieldOptions: { nullable: false },
+    // descriptions of the generic Relay elements (Node, PageInfo, edges, cursors, paging arguments;
+    // docs/graphql.md "Paging"); each connection and edge type describes its own items
+    nodeTypeOptions: {
+      description:
+        "An object with a global id (Relay's Object Identification). The id is the resource's own prefixed id (`cus_...`, `inv_...`); `node(id:)` and `nodes(ids:)` refetch any of them.",
+    },
+    idFieldOptions: { description: "The resource's id, prefixed by its type (`cus_`, `inv_`, ...): the same id REST uses." },
+    pageInfoTypeOptions: {
+      description: "Where a page of a connection sits in the whole list (Relay's Cursor Connections spec); pass its cursors as `after`/`before` to fetch the next or previous page.",
+    },
+    hasNextPageFieldOptions: { description: "true when items follow this page (fetch them with `first` and `after: endCursor`)." },
+    hasPreviousPageFieldOptions: { description: "true when items precede this page (fetch them with `last` and `before: startCursor`)." },
+    startCursorFieldOptions: { description: "Cursor of the page's first item (opaque string); null when the page is empty." },
+    endCursorFieldOptions: { description: "Cursor of the page's last item (opaque string); null when the page is empty." },
+    pageInfoFieldOptions: { description: "Paging state of this page: cursors and whether more items exist either way." },
+    edgesFieldOptions: { nullable: false, description: "The page's items, each with its cursor, in the list's order." },
+    nodeFieldOptions: { nullable: false, description: "The item." },
+    cursorFieldOptions: { description: "Opaque position of this item in the list; pass it as `after` or `before` to page from here." },
+    firstArgOptions: {
+      description: `Page forwards: this many items (0 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}) after \`after\` (from the start when absent). Outside 0 to ${MAX_PAGE_SIZE} is a validation_error on first.`,
+    },
+    afterArgOptions: { description: "Cursor (an edge's `cursor` or `pageInfo.endCursor`) to start after." },
+    lastArgOptions: {
+      description: `Page backwards: this many items (0 to ${MAX_PAGE_SIZE}) before \`before\` (from the end when absent). Outside 0 to ${MAX_PAGE_SIZE} is a validation_error on last.`,
+    },
+    beforeArgOptions: { description: "Cursor (an edge's `cursor` or `pageInfo.startCursor`) to end before." },
+    defaultConnectionTypeOptions: { description: "A page of a list (Relay connection): its items under `edges`, paging state under `pageInfo`, and `totalCount`." },
+    defaultEdgeTypeOptions: { description: "One item of a page with its cursor." },
     encodeGlobalID: (_typename, id) => String(id),
     decodeGlobalID: (globalID) => {
       const prefix = isWellFormedId(globalID) ? idPrefix(globalID) : undefined;
@@ -80,11 +107,14 @@ export const builder = new SchemaBuilder<{
     // an id that is malformed (infra/ids.ts) or whose prefix names no node type reads as "not
     // found" (null), like any unknown id, without a query
     nodeQueryOptions: {
+      description: "The object with this id (any Node type: Customer, Invoice, Subscription, ...), in the caller's organization and mode; null for an unknown, malformed or other organization's id.",
+      args: { id: { description: "A prefixed resource id (`cus_...`, `inv_...`)." } },
       resolve: (_root, { id }, _ctx, _info, resolveNode) => (id.typename === UNKNOWN_NODE ? null : resolveNode(id)),
     },
     // at most MAX_NODE_IDS (100) ids per call (docs/limits.md)
     nodesQueryOptions: {
       description: `The nodes with these ids, in order (null for an unknown id). At most ${MAX_NODE_IDS} ids; more is a validation_error on ids.`,
+      args: { ids: { description: `Prefixed resource ids, at most ${MAX_NODE_IDS}.` } },
       // Pothos resolves `args.ids` (not the list handed to resolveNodes): unknown ones become null there
       resolve: (_root, args, _ctx, _info, resolveNodes) => {
         if (args.ids.length > MAX_NODE_IDS) throw ValidationError.field("ids", `at most ${MAX_NODE_IDS} ids per request (got ${args.ids.length})`);

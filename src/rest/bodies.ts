@@ -9,6 +9,8 @@ import { z } from "zod";
 import { Decimal } from "decimal.js";
 import { decimalRangeProblem } from "../domain/input-limits.js";
 import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
+import type { AddonApplyScheme, CouponApplyOn, CouponDurationScheme, DiscountScheme } from "../graphql/generated/operations.js";
+import { restEnumField } from "./enums.js";
 
 const text = z.string().nullable().optional();
 /** A money or quantity value: a JSON number or a decimal string, within the column's range (domain/input-limits.ts). */
@@ -434,7 +436,7 @@ const addonRate = z.strictObject({ cycle: integer, percent: decimal, amount: dec
 
 export const addonBody = z.strictObject({
   ...catalogueOutputs,
-  apply_scheme: text,
+  apply_scheme: restEnumField<AddonApplyScheme>("AddonApplyScheme"),
   duration_times: integer,
   sku: text,
   name: text,
@@ -461,13 +463,13 @@ export function addonInput(body: z.infer<typeof addonBody>) {
 
 export const couponBody = z.strictObject({
   ...catalogueOutputs,
-  discount_scheme: text,
-  duration_scheme: text,
+  discount_scheme: restEnumField<DiscountScheme>("DiscountScheme"),
+  duration_scheme: restEnumField<CouponDurationScheme>("CouponDurationScheme"),
   duration_times: integer,
   name: text,
   amount: decimal,
   valid_until: z.string().datetime({ offset: true, message: "must be an ISO 8601 timestamp with offset" }).nullable().optional(),
-  apply_on: text,
+  apply_on: restEnumField<CouponApplyOn>("CouponApplyOn"),
   currency: reference,
   metadata: keyValues,
 });

@@ -5,6 +5,7 @@
  * translates them, in bodies, filters and responses alike.
  */
 import { isEnumType } from "graphql";
+import { z } from "zod";
 import { schema } from "../graphql/schema.js";
 
 /** enum name -> { REST string: GraphQL value name } for values whose names differ. */
@@ -33,4 +34,22 @@ export function restEnumValues(enumName: string): string[] {
   const type = schema.getType(enumName);
   if (!isEnumType(type)) throw new Error(`${enumName} is not an enum of the schema`);
   return type.getValues().map((value) => restEnumValue(enumName, value.name));
+}
+
+/**
+ * A REST body field of enum `enumName` (group C): the spec's string, null or absent. A string
+ * outside the set is a 400 validation_error naming the field ("must be one of ..."), before any
+ * GraphQL runs; a valid one becomes the GraphQL value name `T` for the operation's variables.
+ */
+export function restEnumField<T extends string>(enumName: string) {
+  return z
+    .string()
+    .nullable()
+    .optional()
+    .superRefine((value, ctx) => {
+      if (value != null && !restEnumValues(enumName).includes(value)) {
+        ctx.addIssue({ code: "custom", message: `must be one of ${restEnumValues(enumName).join(", ")}` });
+      }
+    })
+    .transform((value) => (value == null ? value : (graphqlEnumValue(enumName, value) as T)));
 }
