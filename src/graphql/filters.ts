@@ -52,7 +52,7 @@ export interface EnumFilterValue<T extends string> {
  */
 export function enumFilter<T extends string>(values: EnumRef<BuilderTypes, T, T>, enumName: string) {
   return builder.inputType(`${enumName}Filter`, {
-    description: `Filter on a ${enumName}; every given operator must match.`,
+    description: `Filter over the ${enumName} values; every given operator must match (an empty filter matches everything).`,
     fields: (t) => ({
       equals: t.field({ type: values, description: "exact match (REST `field=` and `field__exact=`)" }),
       in: t.field({ type: [values], description: "one of (REST `field__in=a,b`)" }),

@@ -18,8 +18,8 @@ type ApplyOnValue = (typeof APPLY_ON)[number];
 export const CouponDurationScheme = builder.enumType("CouponDurationScheme", {
   description: "How many billing cycles of a subscription a coupon discounts (docs/catalogue.md \"Coupons\"). REST `duration_scheme` uses the same strings.",
   values: {
-    once: { value: "once", description: "the first invoice after it is applied only" },
-    limited: { value: "limited", description: "durationTimes cycles" },
+    once: { value: "once", description: "one billing cycle: the first invoice it discounts" },
+    limited: { value: "limited", description: "durationTimes billing cycles, then it stops" },
     forever: { value: "forever", description: "every cycle while the subscription lasts" },
   } as const satisfies Record<DurationSchemeValue, { value: DurationSchemeValue; description: string }>,
 });
