@@ -10,6 +10,7 @@ import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
 import { idPrefix, isWellFormedId } from "../infra/ids.js";
 import { ValidationError } from "../domain/errors.js";
 import type { GraphQLContext } from "./context.js";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./pagination.js";
 import { DateScalar, DateTimeResolver, DecimalScalar, JSONObjectResolver } from "./scalars.js";
 
 /** GraphQL type of each id prefix: the Relay global id of a node is its resource id. */
@@ -70,11 +71,22 @@ export const builder = new SchemaBuilder<{
   relay: {
     clientMutationId: "omit",
     cursorType: "String",
-    edgesFieldOptions: { nullable: false },
+    // descriptions of the generic Relay elements (Node, PageInfo, edges, cursors, paging arguments;
+    // docs/graphql.md "Paging"); each connection and edge type describes its own items
+    nodeTypeOptions: {
+      description:
+        "An object with a global id (Relay's Object Identification). The id is the resource's own prefixed id (`cus_...`, `inv_...`); `node(id:)` and `nodes(ids:)` refetch any of them.",
+    },
+    idFieldOptions: { description: "The resource's id, prefixed by its type (`cus_`, `inv_`, ...): the same id REST uses." },
+    pageInfoFieldOptions: { description: "Paging state of this page: cursors and whether more items exist either way." },
+    edgesFieldOptions: { nullable: false, description: "The page's items, each with its cursor, in the list's order." },
+    nodeFieldOptions: { nullable: false, description: "The item." },
+    defaultConnectionTypeOptions: { description: "A page of a list (Relay connection): its items under `edges`, paging state under `pageInfo`, and `totalCount`." },
+    defaultEdgeTypeOptions: { description: "One item of a page with its cursor." },
     // paging (src/graphql/pagination.ts, docs/graphql.md "Paging")
-    firstArgOptions: { description: "Page forward: at most this many items (0 to 100; default 20), from the start or after `after`." },
+    firstArgOptions: { description: `Page forward: at most this many items (0 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}), from the start or after \`after\`. Outside 0 to ${MAX_PAGE_SIZE} is a validation_error on first.` },
     afterArgOptions: { description: "Page forward from this cursor (an `endCursor` or edge `cursor` this same connection returned): the items after it. Another connection's cursor or a malformed one is a validation_error on after." },
-    lastArgOptions: { description: "Page backward: at most this many items (0 to 100), the last ones of the list or the ones just before `before`, in the list's order. Cannot be combined with first (validation_error on last)." },
+    lastArgOptions: { description: `Page backward: at most this many items (0 to ${MAX_PAGE_SIZE}), the last ones of the list or the ones just before \`before\`, in the list's order. Cannot be combined with first (validation_error on last).` },
     beforeArgOptions: { description: "Page backward from this cursor (a `startCursor` or edge `cursor` this same connection returned): the items before it. Another connection's cursor or a malformed one is a validation_error on before." },
     cursorFieldOptions: { description: "Opaque cursor of this item, valid only for the connection that returned it; stays valid after the item is deleted." },
     pageInfoTypeOptions: { description: "Where a page sits in its list (Relay connection spec)." },
@@ -86,7 +98,6 @@ export const builder = new SchemaBuilder<{
     hasPreviousPageFieldOptions: {
       description: "Whether items precede this page. Paging backward (last): exact. Paging forward: true when the `after` item still exists (or `offset` > 0 and the list reaches that far); false on the first page.",
     },
-    nodeFieldOptions: { nullable: false },
     encodeGlobalID: (_typename, id) => String(id),
     decodeGlobalID: (globalID) => {
       const prefix = isWellFormedId(globalID) ? idPrefix(globalID) : undefined;
@@ -95,11 +106,14 @@ export const builder = new SchemaBuilder<{
     // an id that is malformed (infra/ids.ts) or whose prefix names no node type reads as "not
     // found" (null), like any unknown id, without a query
     nodeQueryOptions: {
+      description: "The object with this id (any Node type: Customer, Invoice, Subscription, ...), in the caller's organization and mode; null for an unknown, malformed or other organization's id.",
+      args: { id: { description: "A prefixed resource id (`cus_...`, `inv_...`)." } },
       resolve: (_root, { id }, _ctx, _info, resolveNode) => (id.typename === UNKNOWN_NODE ? null : resolveNode(id)),
     },
     // at most MAX_NODE_IDS (100) ids per call (docs/limits.md)
     nodesQueryOptions: {
       description: `The nodes with these ids, in order (null for an unknown id). At most ${MAX_NODE_IDS} ids; more is a validation_error on ids.`,
+      args: { ids: { description: `Prefixed resource ids, at most ${MAX_NODE_IDS}.` } },
       // Pothos resolves `args.ids` (not the list handed to resolveNodes): unknown ones become null there
       resolve: (_root, args, _ctx, _info, resolveNodes) => {
         if (args.ids.length > MAX_NODE_IDS) throw ValidationError.field("ids", `at most ${MAX_NODE_IDS} ids per request (got ${args.ids.length})`);

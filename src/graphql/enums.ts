@@ -25,7 +25,7 @@ export const DiscountSchemeFilter = enumFilter(DiscountScheme, "DiscountScheme")
 export const CatalogueStatus = builder.enumType("CatalogueStatus", {
   description: "Whether a catalogue entry (product, plan, addon, coupon) can be used on new documents and subscriptions (docs/catalogue.md).",
   values: {
-    active: { value: "active", description: "usable" },
+    active: { value: "active", description: "usable on new documents and subscriptions" },
     archived: { value: "archived", description: "kept for what already uses it; refused on new documents and subscriptions (validation_error)" },
   } as const,
 });

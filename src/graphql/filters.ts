@@ -16,7 +16,7 @@ export interface StringFilterValue {
 }
 
 export const StringFilter = builder.inputType("StringFilter", {
-  description: "Text filter; every given operator must match.",
+  description: "Text filter; every given operator must match (an empty filter matches everything). Matching is exact unless the operator says otherwise.",
   fields: (t) => ({
     equals: t.string({ description: "exact match (REST `field=` and `field__exact=`)" }),
     in: t.stringList({ description: "one of (REST `field__in=a,b`)" }),
@@ -32,9 +32,9 @@ export interface DateTimeFilterValue {
 }
 
 export const DateTimeFilter = builder.inputType("DateTimeFilter", {
-  description: "Time filter; bounds are inclusive.",
+  description: "Time filter on an instant; bounds are inclusive and every given operator must match. REST's date-only values (`yyyy-mm-dd`) cover that whole UTC day.",
   fields: (t) => ({
-    equals: t.field({ type: "DateTime" }),
+    equals: t.field({ type: "DateTime", description: "exactly this instant (to the millisecond)" }),
     gte: t.field({ type: "DateTime", description: "at or after (REST `__gte`)" }),
     lte: t.field({ type: "DateTime", description: "at or before (REST `__lte`)" }),
   }),
@@ -52,7 +52,7 @@ export interface EnumFilterValue<T extends string> {
  */
 export function enumFilter<T extends string>(values: EnumRef<BuilderTypes, T, T>, enumName: string) {
   return builder.inputType(`${enumName}Filter`, {
-    description: `Filter on a ${enumName}; every given operator must match.`,
+    description: `Filter over the ${enumName} values; every given operator must match (an empty filter matches everything).`,
     fields: (t) => ({
       equals: t.field({ type: values, description: "exact match (REST `field=` and `field__exact=`)" }),
       in: t.field({ type: [values], description: "one of (REST `field__in=a,b`)" }),

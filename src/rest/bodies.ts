@@ -11,7 +11,7 @@ import { decimalRangeProblem } from "../domain/input-limits.js";
 import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
 import { shippingTypeRule } from "../domain/shipping-types.js";
 import { restEnumField } from "./enums.js";
-import type { CollectionMethod, DiscountScheme, ShippingType, SourceUsage } from "../graphql/generated/operations.js";
+import type { AddonApplyScheme, CollectionMethod, CouponApplyOn, CouponDurationScheme, DiscountScheme, ShippingType, SourceUsage } from "../graphql/generated/operations.js";
 
 const text = z.string().nullable().optional();
 /** A money or quantity value: a JSON number or a decimal string, within the column's range (domain/input-limits.ts). */
@@ -438,7 +438,7 @@ const addonRate = z.strictObject({ cycle: integer, percent: decimal, amount: dec
 
 export const addonBody = z.strictObject({
   ...catalogueOutputs,
-  apply_scheme: text,
+  apply_scheme: restEnumField<AddonApplyScheme>("AddonApplyScheme").nullable().optional(),
   duration_times: integer,
   sku: text,
   name: text,
@@ -465,13 +465,13 @@ export function addonInput(body: z.infer<typeof addonBody>) {
 
 export const couponBody = z.strictObject({
   ...catalogueOutputs,
-  discount_scheme: text,
-  duration_scheme: text,
+  discount_scheme: restEnumField<DiscountScheme>("DiscountScheme").nullable().optional(),
+  duration_scheme: restEnumField<CouponDurationScheme>("CouponDurationScheme").nullable().optional(),
   duration_times: integer,
   name: text,
   amount: decimal,
   valid_until: z.string().datetime({ offset: true, message: "must be an ISO 8601 timestamp with offset" }).nullable().optional(),
-  apply_on: text,
+  apply_on: restEnumField<CouponApplyOn>("CouponApplyOn").nullable().optional(),
   currency: reference,
   metadata: keyValues,
 });

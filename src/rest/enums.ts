@@ -39,8 +39,6 @@ export function restEnumValues(enumName: string): string[] {
   return type.getValues().map((value) => restEnumValue(enumName, value.name));
 }
 
-// --- group A (documents, orders, payments, sources, reminders) ---
-
 /**
  * A REST body field over enum `enumName`: the spec's string (a value outside the set is a 400
  * naming the field, `rule` or "must be one of ..."), handed to GraphQL as the enum value's name

@@ -678,8 +678,9 @@ routes.push(
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, {
         ...ARCHIVABLE_FILTERS,
+        status: { key: "status", kind: "enum", enum: "CatalogueStatus" },
         currency: { key: "currency", kind: "string" },
-        apply_scheme: { key: "applyScheme", kind: "string" },
+        apply_scheme: { key: "applyScheme", kind: "enum", enum: "AddonApplyScheme" },
       });
       const data = await r.run(ops.RestAddonsDocument, { first: page.first, offset: page.offset, where });
       return paged(r, page, data.addons.totalCount, data.addons.edges.map((e) => out.addon(e.node)));
@@ -717,7 +718,11 @@ routes.push(
     path: "/v1/coupons",
     handle: async (r) => {
       const page = pageArgs(r.url);
-      const where = parseFilters(r.url.searchParams, { ...ARCHIVABLE_FILTERS, discount_scheme: { key: "discountScheme", kind: "string" } });
+      const where = parseFilters(r.url.searchParams, {
+        ...ARCHIVABLE_FILTERS,
+        status: { key: "status", kind: "enum", enum: "CatalogueStatus" },
+        discount_scheme: { key: "discountScheme", kind: "enum", enum: "DiscountScheme" },
+      });
       const data = await r.run(ops.RestCouponsDocument, { first: page.first, offset: page.offset, where });
       return paged(r, page, data.coupons.totalCount, data.coupons.edges.map((e) => out.coupon(e.node)));
     },

@@ -23,8 +23,8 @@ import type { UsageFieldsFragment } from "../graphql/generated/operations.js";
 import type { SwapFieldsFragment } from "../graphql/generated/operations.js";
 import type { RestUpcomingInvoiceQuery } from "../graphql/generated/operations.js";
 import type { AddonFieldsFragment, CouponFieldsFragment, PlanFieldsFragment, ProductFieldsFragment } from "../graphql/generated/operations.js";
-import { num } from "./json.js";
 import { restEnumValue } from "./enums.js";
+import { num } from "./json.js";
 
 /** ISO 8601 -> `yyyy-mm-dd hh:mm:ss` in UTC. */
 export function plainTimestamp(iso: string | null | undefined): string | null {
@@ -426,7 +426,7 @@ export function addon(a: AddonFieldsFragment) {
 export function coupon(c: CouponFieldsFragment) {
   return {
     id: c.id,
-    discount_scheme: c.discountScheme,
+    discount_scheme: restEnumValue("DiscountScheme", c.discountScheme),
     duration_scheme: c.durationScheme,
     duration_times: c.durationTimes,
     name: c.name,

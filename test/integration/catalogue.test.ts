@@ -547,7 +547,7 @@ describe("catalogue over GraphQL", () => {
     const coupon = await s.graphql(`mutation($input: CouponInput!) { createCoupon(input: $input) { id discountScheme validUntil } }`, {
       input: { name: "C", amount: "10", validUntil: "2099-01-01T00:00:00Z" },
     });
-    expect(coupon.body.data.createCoupon).toMatchObject({ discountScheme: "%", validUntil: "2099-01-01T00:00:00.000Z" });
+    expect(coupon.body.data.createCoupon).toMatchObject({ discountScheme: "percent", validUntil: "2099-01-01T00:00:00.000Z" });
     const lists = await s.graphql(`{ addons(first: 100) { totalCount } coupons(first: 100, where: { archived: false }) { totalCount } plans(first: 1) { totalCount } }`);
     expect(lists.body.errors).toBeUndefined();
     expect(lists.body.data.addons.totalCount).toBeGreaterThan(0);

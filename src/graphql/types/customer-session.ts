@@ -6,7 +6,7 @@
  */
 import { builder } from "../builder.js";
 import type { GraphQLContext } from "../context.js";
-import { storedSessionSettings, type SessionSettings } from "../../domain/customer-sessions.js";
+import { storedSessionSettings, URL_MAX_LENGTH, type SessionSettings } from "../../domain/customer-sessions.js";
 import { activeSessionById, activeSessionByKey, createCustomerSession } from "../../services/customer-sessions.js";
 import { getBranding, updateBranding, type OrganizationBranding as Branding } from "../../services/branding.js";
 import "./customer.js";
@@ -29,8 +29,8 @@ const CustomerSessionSettings = builder.objectRef<SessionSettings>("CustomerSess
     colorBackground: t.exposeString("colorBackground", { nullable: true, description: "#rrggbb" }),
     colorAsset: t.exposeString("colorAsset", { nullable: true, description: "#rrggbb" }),
     displayInvoices: t.exposeBoolean("displayInvoices", { description: "whether the portal lists the customer's invoices" }),
-    termsOfServiceUrl: t.exposeString("termsOfServiceUrl", { nullable: true }),
-    privacyPolicyUrl: t.exposeString("privacyPolicyUrl", { nullable: true }),
+    termsOfServiceUrl: t.exposeString("termsOfServiceUrl", { nullable: true, description: "http(s) URL of the organization's terms of service the portal links to; null: no link" }),
+    privacyPolicyUrl: t.exposeString("privacyPolicyUrl", { nullable: true, description: "http(s) URL of the organization's privacy policy the portal links to; null: no link" }),
     returnUrl: t.exposeString("returnUrl", { description: "same as the session's returnUrl" }),
   }),
 });
@@ -47,15 +47,16 @@ export const CustomerSession = builder.prismaNode("CustomerSession", {
       description: "the secret key (`cs_` + 32 base62): only in the result of createCustomerSession and of customerSession(key); null elsewhere (only its hash is stored)",
       resolve: (s, _args, ctx) => knownKeys.get(ctx)?.get(s.id) ?? null,
     }),
-    customer: t.relation("customer"),
-    testMode: t.exposeBoolean("testMode"),
+    customer: t.relation("customer", { description: "the customer the portal shows" }),
+    testMode: t.exposeBoolean("testMode", { description: "true for a session of test mode (made with a test key)" }),
     returnUrl: t.exposeString("returnUrl", { description: "where the portal sends the customer back" }),
     settings: t.field({
       type: CustomerSessionSettings,
+      description: "the branding the portal uses, copied when the session was created (later branding changes do not apply)",
       select: { settings: true, returnUrl: true },
       resolve: (s) => storedSessionSettings(s.settings, s.returnUrl),
     }),
-    created: t.expose("createdAt", { type: "DateTime" }),
+    created: t.expose("createdAt", { type: "DateTime", description: "when it was created" }),
     expires: t.expose("expiresAt", { type: "DateTime", description: "the key stops working at this instant (created + SESSION_TTL_SECONDS)" }),
   }),
 });
@@ -66,13 +67,13 @@ const OrganizationBranding = builder.objectRef<Branding>("OrganizationBranding")
     organization: t.exposeID("id", { description: "`org_` id" }),
     testMode: t.exposeBoolean("testMode", { description: "the mode this branding belongs to: the caller's" }),
     name: t.exposeString("name", { description: "the organization's name; sessions use it as business name when businessName is not set" }),
-    businessName: t.exposeString("businessName", { nullable: true }),
-    colorBackground: t.exposeString("colorBackground", { nullable: true, description: "#rrggbb" }),
-    colorAsset: t.exposeString("colorAsset", { nullable: true, description: "#rrggbb" }),
-    displayInvoices: t.exposeBoolean("displayInvoices"),
-    termsOfServiceUrl: t.exposeString("termsOfServiceUrl", { nullable: true }),
-    privacyPolicyUrl: t.exposeString("privacyPolicyUrl", { nullable: true }),
-    updated: t.expose("updatedAt", { type: "DateTime" }),
+    businessName: t.exposeString("businessName", { nullable: true, description: "name the portal shows (at most 100 characters); null: the organization's name is used" }),
+    colorBackground: t.exposeString("colorBackground", { nullable: true, description: "portal background colour, lowercase #rrggbb; null: the portal's default" }),
+    colorAsset: t.exposeString("colorAsset", { nullable: true, description: "portal accent colour (buttons, links), lowercase #rrggbb; null: the portal's default" }),
+    displayInvoices: t.exposeBoolean("displayInvoices", { description: "whether the portal lists the customer's invoices" }),
+    termsOfServiceUrl: t.exposeString("termsOfServiceUrl", { nullable: true, description: "http(s) URL of the terms of service; null: no link" }),
+    privacyPolicyUrl: t.exposeString("privacyPolicyUrl", { nullable: true, description: "http(s) URL of the privacy policy; null: no link" }),
+    updated: t.expose("updatedAt", { type: "DateTime", description: "when this mode's branding last changed" }),
   }),
 });
 
@@ -80,7 +81,7 @@ const CustomerSessionInput = builder.inputType("CustomerSessionInput", {
   description: "Both fields are required (checked by the service, so errors name the field).",
   fields: (t) => ({
     customer: t.string({ description: "`cus_` id of a customer of this organization and mode" }),
-    returnUrl: t.string({ description: "absolute http(s) URL to return to" }),
+    returnUrl: t.string({ description: `absolute http(s) URL to return to, at most ${URL_MAX_LENGTH} characters` }),
   }),
 });
 
@@ -91,8 +92,8 @@ const OrganizationBrandingInput = builder.inputType("OrganizationBrandingInput",
     colorBackground: t.string({ description: "#rrggbb or #rgb (stored as lowercase #rrggbb)" }),
     colorAsset: t.string({ description: "#rrggbb or #rgb (stored as lowercase #rrggbb)" }),
     displayInvoices: t.boolean({ description: "whether the portal lists the customer's invoices (not null)" }),
-    termsOfServiceUrl: t.string({ description: "absolute http(s) URL" }),
-    privacyPolicyUrl: t.string({ description: "absolute http(s) URL" }),
+    termsOfServiceUrl: t.string({ description: `absolute http(s) URL, at most ${URL_MAX_LENGTH} characters` }),
+    privacyPolicyUrl: t.string({ description: `absolute http(s) URL, at most ${URL_MAX_LENGTH} characters` }),
   }),
 });
 
@@ -101,7 +102,7 @@ builder.queryFields((t) => ({
     type: "CustomerSession",
     nullable: true,
     description: "The session with this key in the caller's organization and mode; null when there is none or it has expired.",
-    args: { key: t.arg.string({ required: true }) },
+    args: { key: t.arg.string({ required: true, description: "the session's secret key (`cs_` + 32 base62 characters)" }) },
     resolve: async (query, _root, args, ctx) => {
       const session = await ctx.prisma.customerSession.findFirst({ ...query, where: activeSessionByKey(ctx, args.key) });
       if (session) rememberKey(ctx, session.id, args.key);
@@ -118,8 +119,9 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createCustomerSession: t.prismaField({
     type: "CustomerSession",
-    description: "Creates a session for a customer; the result carries the key (shown once). Errors: validation_error (customer, return_url).",
-    args: { input: t.arg({ type: CustomerSessionInput, required: true }) },
+    description:
+      "Creates a session for a customer; the result carries the key (shown once). Errors: validation_error naming the field (customer missing or not a customer of this organization and mode; return_url missing, too long or not an absolute http(s) URL).",
+    args: { input: t.arg({ type: CustomerSessionInput, required: true, description: "the customer and the return URL" }) },
     resolve: async (query, _root, args, ctx) => {
       const { session, key } = await createCustomerSession(ctx, args.input);
       rememberKey(ctx, session.id, key);
@@ -128,8 +130,9 @@ builder.mutationFields((t) => ({
   }),
   updateOrganizationBranding: t.field({
     type: OrganizationBranding,
-    description: "Changes the given branding fields of the caller's mode (the other mode's is not touched); later sessions of that mode copy them. Errors: validation_error.",
-    args: { input: t.arg({ type: OrganizationBrandingInput, required: true }) },
+    description:
+      "Changes the given branding fields of the caller's mode (the other mode's is not touched); later sessions of that mode copy them. Errors: validation_error naming the field (business_name blank or over 100 characters; color_background or color_asset not #rrggbb/#rgb; display_invoices null; terms_of_service_url or privacy_policy_url not an absolute http(s) URL).",
+    args: { input: t.arg({ type: OrganizationBrandingInput, required: true, description: "the branding fields to change" }) },
     resolve: (_root, args, ctx) => updateBranding(ctx, args.input),
   }),
 }));

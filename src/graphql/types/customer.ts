@@ -21,10 +21,10 @@ interface ContactShape {
 const Contact = builder.objectRef<ContactShape>("Contact").implement({
   description: "A person to reach at the customer.",
   fields: (t) => ({
-    name: t.exposeString("name", { nullable: true }),
-    email: t.exposeString("email", { nullable: true }),
-    phone: t.exposeString("phone", { nullable: true }),
-    role: t.exposeString("role", { nullable: true }),
+    name: t.exposeString("name", { nullable: true, description: "the person's name; null when not given" }),
+    email: t.exposeString("email", { nullable: true, description: "e-mail address; null when not given" }),
+    phone: t.exposeString("phone", { nullable: true, description: "phone number as entered; null when not given" }),
+    role: t.exposeString("role", { nullable: true, description: "free text, e.g. Accounts payable; null when not given" }),
   }),
 });
 
@@ -52,47 +52,66 @@ export const Customer = builder.prismaNode("Customer", {
   nullable: true,
   description: "Someone the organization bills.",
   fields: (t) => ({
-    testMode: t.exposeBoolean("testMode"),
-    name: t.exposeString("name", { nullable: true }),
-    address: t.exposeString("address", { nullable: true }),
+    testMode: t.exposeBoolean("testMode", { description: "true for a customer of test mode (made with a test key); test and live data never mix" }),
+    name: t.exposeString("name", { nullable: true, description: "legal or display name printed on documents (at most 200 characters); null when not given" }),
+    address: t.exposeString("address", { nullable: true, description: "postal address printed on documents (at most 500 characters); null when not given" }),
     country: t.relation("country", { nullable: true, description: "Country object (REST prints the id where the spec asks for a string)" }),
     state: t.relation("state", { nullable: true, description: "State object when the country has seeded states" }),
     stateCode: t.exposeString("stateCode", { nullable: true, description: "state code (at most six characters), e.g. RM" }),
-    currency: t.exposeString("currencyId", { nullable: true, description: "ISO 4217 code" }),
-    email: t.exposeString("email", { nullable: true, description: "billing e-mail" }),
-    phone: t.exposeString("phone", { nullable: true }),
-    website: t.exposeString("website", { nullable: true }),
+    currency: t.exposeString("currencyId", {
+      nullable: true,
+      description: "ISO 4217 code of the customer's currency (e.g. CLP), a code of `currencies`; null: its country's default applies",
+    }),
+    email: t.exposeString("email", { nullable: true, description: "billing e-mail; documents and reminders go there; null when not given" }),
+    phone: t.exposeString("phone", { nullable: true, description: "phone number as entered (at most 40 characters); null when not given" }),
+    website: t.exposeString("website", { nullable: true, description: "http(s) URL; null when not given" }),
     taxId: t.exposeString("taxId", { nullable: true, description: "tax id; for Chile a RUT normalized as 76042235-5" }),
-    contacts: t.field({ type: [Contact], select: { contacts: true }, resolve: (c) => (c.contacts as unknown as ContactShape[]) ?? [] }),
-    taxSettings: t.expose("taxSettings", { type: "JSONObject" }),
-    metadata: t.expose("metadata", { type: "JSONObject" }),
-    aggregations: t.field({ type: CustomerAggregations, select: { id: true }, resolve: (c, _args, ctx) => aggregationsOf(ctx, c.id) }),
+    contacts: t.field({
+      type: [Contact],
+      select: { contacts: true },
+      description: "people to reach at the customer, in the order given; empty when none",
+      resolve: (c) => (c.contacts as unknown as ContactShape[]) ?? [],
+    }),
+    taxSettings: t.expose("taxSettings", { type: "JSONObject", description: "tax details stored as given: for a Chilean receiver its giro (activity), commune and city, printed on its DTEs (docs/orders-and-credit-notes.md); {} when none" }),
+    metadata: t.expose("metadata", { type: "JSONObject", description: "the organization's own string keys and values; {} when none" }),
+    aggregations: t.field({
+      type: CustomerAggregations,
+      select: { id: true },
+      description: "the customer's balance and sales (computed when asked, one query for every customer of the response)",
+      resolve: (c, _args, ctx) => aggregationsOf(ctx, c.id),
+    }),
     sources: t.relation("sources", { description: "payment sources, oldest first", query: { orderBy: { createdAt: "asc" } } }),
     testClock: t.relation("testClock", { nullable: true, description: "test clock whose frozen time the customer lives on (test mode only)" }),
-    created: t.expose("createdAt", { type: "DateTime" }),
-    updated: t.expose("updatedAt", { type: "DateTime" }),
+    created: t.expose("createdAt", { type: "DateTime", description: "when it was created" }),
+    updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed" }),
   }),
 });
 
 const ContactInput = builder.inputType("ContactInput", {
-  fields: (t) => ({ name: t.string(), email: t.string(), phone: t.string(), role: t.string() }),
+  description: "A person to reach at the customer; every field optional. Errors name `contacts.<i>.<field>`.",
+  fields: (t) => ({
+    name: t.string({ description: "the person's name" }),
+    email: t.string({ description: "an e-mail address (else a validation_error on contacts.<i>.email)" }),
+    phone: t.string({ description: "phone number, free text" }),
+    role: t.string({ description: "free text, e.g. Accounts payable" }),
+  }),
 });
 
 const CustomerInput = builder.inputType("CustomerInput", {
   description: "Customer fields. On update only the given fields change; metadata merges (an empty value removes a key).",
   fields: (t) => ({
-    name: t.string(),
-    address: t.string(),
+    name: t.string({ description: "legal or display name, at most 200 characters" }),
+    address: t.string({ description: "postal address, at most 500 characters" }),
     country: t.string({ description: "two-letter ISO 3166-1 code of a known country" }),
     state: t.string({ description: "state code, at most six characters (RM or CL-RM)" }),
     currency: t.string({ description: "ISO 4217 code" }),
-    email: t.string(),
-    phone: t.string(),
+    email: t.string({ description: "billing e-mail address" }),
+    phone: t.string({ description: "phone number, at most 40 characters" }),
     website: t.string({ description: "http(s) URL" }),
-    taxId: t.string({ description: "tax id; a valid RUT for Chilean customers" }),
-    contacts: t.field({ type: [ContactInput] }),
-    taxSettings: t.field({ type: "JSONObject" }),
-    metadata: t.field({ type: "JSONObject" }),
+    taxId: t.string({ description: "tax id, at most 40 characters; for Chilean customers a valid RUT in any form (76.042.235-5), stored as 76042235-5" }),
+    contacts: t.field({ type: [ContactInput], description: "replaces the whole list of contacts" }),
+    taxSettings: t.field({ type: "JSONObject", description: "replaces the stored tax settings" }),
+    metadata: t.field({ type: "JSONObject", description: "string keys and values, merged into the current metadata (an empty value removes a key)" }),
     testClock: t.string({ description: "`clk_` id of a test clock to attach the customer to: test mode only, at creation only" }),
   }),
 });
@@ -102,11 +121,11 @@ const CustomerWhere = builder.inputType("CustomerWhere", {
   fields: (t) => ({
     country: t.field({ type: StringFilter, description: "country id" }),
     countryName: t.field({ type: StringFilter, description: "country name (Spanish or English)" }),
-    email: t.field({ type: StringFilter }),
-    name: t.field({ type: StringFilter }),
-    taxId: t.field({ type: StringFilter }),
+    email: t.field({ type: StringFilter, description: "billing e-mail" }),
+    name: t.field({ type: StringFilter, description: "the customer's name" }),
+    taxId: t.field({ type: StringFilter, description: "tax id as stored (a RUT as 76042235-5)" }),
     sources: t.field({ type: StringFilter, description: "customers with a source whose id matches" }),
-    created: t.field({ type: DateTimeFilter }),
+    created: t.field({ type: DateTimeFilter, description: "creation instant" }),
   }),
 });
 
@@ -114,7 +133,7 @@ builder.queryFields((t) => ({
   customers: t.connection({
     type: Customer,
     description: "Customers of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: CustomerWhere }), offset: offsetArg(t) },
+    args: { where: t.arg({ type: CustomerWhere, description: "filters (all must match); absent: every customer" }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       const countryName = stringConditions("name", w.countryName).map((c) => ({ country: { is: c } }));
@@ -129,14 +148,17 @@ builder.queryFields((t) => ({
         ...(countryName.length ? [{ OR: [{ AND: countryName }, { AND: countryNameEn }] }] : []),
       ]);
     },
-  }),
+  },
+  { description: "A page of customers, newest first." },
+  { description: "A customer in a page of customers, with its cursor." }),
 }));
 
 builder.mutationFields((t) => ({
   createCustomer: t.prismaField({
     type: "Customer",
-    description: "Creates a customer. Errors: validation_error (field names in extensions.fields).",
-    args: { input: t.arg({ type: CustomerInput, required: true }) },
+    description:
+      "Creates a customer. Errors: validation_error with the fields in extensions.fields (a text over its length; email or contacts.<i>.email not an e-mail; website not http(s); country not a known two-letter code; state not one of the country's; currency unknown; tax_id not a valid RUT for a Chilean customer; test_clock unknown or used in live mode).",
+    args: { input: t.arg({ type: CustomerInput, required: true, description: "the customer's fields; every one optional" }) },
     resolve: async (query, _root, args, ctx) => {
       const created = await createCustomer(ctx, args.input);
       return ctx.prisma.customer.findUniqueOrThrow({ ...query, where: { id: created.id } });
@@ -144,8 +166,12 @@ builder.mutationFields((t) => ({
   }),
   updateCustomer: t.prismaField({
     type: "Customer",
-    description: "Updates the given fields of a customer. Errors: not_found, validation_error.",
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: CustomerInput, required: true }) },
+    description:
+      "Updates the given fields of a customer. Errors: not_found (no such customer in this organization and mode), validation_error naming the field (as createCustomer; test_clock cannot change after creation).",
+    args: {
+      id: t.arg.id({ required: true, description: "`cus_` id of the customer" }),
+      input: t.arg({ type: CustomerInput, required: true, description: "the fields to change; absent ones keep their value, null or an empty string clears a text field" }),
+    },
     resolve: async (query, _root, args, ctx) => {
       const updated = await updateCustomer(ctx, String(args.id), args.input);
       return ctx.prisma.customer.findUniqueOrThrow({ ...query, where: { id: updated.id } });

@@ -29,7 +29,7 @@ const TaxProfile = builder.objectRef<TaxProfileValue>("TaxProfile").implement({
     resolutionNumber: t.exposeInt("resolutionNumber", { nullable: true, description: "SII resolution number authorizing electronic documents (0 in certification)" }),
     resolutionDate: t.field({ type: "Date", nullable: true, description: "date of that resolution", resolve: (p) => p.resolutionDate }),
     missing: t.exposeStringList("missing", { description: "fields SII requires that are still empty (tax_id, business_name, activity, activity_codes)" }),
-    updated: t.expose("updated", { type: "DateTime" }),
+    updated: t.expose("updated", { type: "DateTime", description: "when this mode's profile last changed" }),
   }),
 });
 
@@ -44,7 +44,7 @@ const TaxProfileInput = builder.inputType("TaxProfileInput", {
     commune: t.string({ description: "at most 20 characters" }),
     city: t.string({ description: "at most 20 characters" }),
     resolutionNumber: t.int({ description: "0 or more" }),
-    resolutionDate: t.string({ description: "yyyy-mm-dd" }),
+    resolutionDate: t.string({ description: "date of the SII resolution, yyyy-mm-dd (a String for REST compatibility; another form is a validation_error on resolution_date)" }),
   }),
 });
 
@@ -53,10 +53,10 @@ const Certificate = builder.prismaObject("Certificate", {
   fields: (t) => ({
     id: t.exposeID("id", { description: "`cer_` id" }),
     subjectRut: t.exposeString("subjectRut", { nullable: true, description: "RUT of the certificate's holder (normal form)" }),
-    validFrom: t.expose("validFrom", { type: "DateTime", nullable: true }),
+    validFrom: t.expose("validFrom", { type: "DateTime", nullable: true, description: "before this instant it does not sign yet; null when the file gives none" }),
     validTo: t.expose("validTo", { type: "DateTime", nullable: true, description: "after this instant it no longer signs" }),
     testMode: t.exposeBoolean("testMode", { description: "the mode whose documents it signs: the mode of the key that uploaded it" }),
-    created: t.expose("createdAt", { type: "DateTime" }),
+    created: t.expose("createdAt", { type: "DateTime", description: "when it was uploaded" }),
   }),
 });
 
@@ -87,16 +87,18 @@ export const Caf = builder.prismaNode("Caf", {
       select: { authorizedAt: true, documentTypeId: true },
       resolve: (c) => storedCafLastUsableDate(c),
     }),
-    testMode: t.exposeBoolean("testMode"),
-    created: t.expose("createdAt", { type: "DateTime" }),
+    testMode: t.exposeBoolean("testMode", { description: "true for a certification CAF (IDK 100): it numbers test mode's documents; false: live mode's" }),
+    created: t.expose("createdAt", { type: "DateTime", description: "when it was uploaded" }),
   }),
 });
 
 const CafInput = builder.inputType("CafInput", {
+  description: "A CAF file (Código de Autorización de Folios) as downloaded from SII.",
   fields: (t) => ({ file: t.string({ description: "the CAF XML as SII issued it, in base64 (required)" }) }),
 });
 
 const CafWhere = builder.inputType("CafWhere", {
+  description: "CAF list filters.",
   fields: (t) => ({ documentType: t.field({ type: StringFilter, description: "document type id (CL33)" }) }),
 });
 
@@ -114,31 +116,35 @@ builder.queryFields((t) => ({
   cafs: t.connection({
     type: Caf,
     description: "CAFs of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: CafWhere }), offset: offsetArg(t) },
+    args: { where: t.arg({ type: CafWhere, description: "filters; absent: every CAF" }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const where = { ...tenant(ctx), AND: [...stringConditions("documentTypeId", args.where?.documentType)] };
       return prismaConnection(ctx, info, ctx.prisma.caf, args, { where, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
     },
-  }),
+  },
+  { description: "A page of CAFs, newest first." },
+  { description: "A CAF in a page of CAFs, with its cursor." }),
 }));
 
 builder.mutationFields((t) => ({
   updateTaxProfile: t.field({
     type: TaxProfile,
     description: "Changes the given fields of the caller's mode's tax profile (the other mode's is not touched). Errors: validation_error (tax_id, business_name, activity, activity_codes, address, commune, city, resolution_number, resolution_date).",
-    args: { input: t.arg({ type: TaxProfileInput, required: true }) },
+    args: { input: t.arg({ type: TaxProfileInput, required: true, description: "the fields to change" }) },
     resolve: (_root, args, ctx) => updateTaxProfile(ctx, args.input),
   }),
   uploadCertificate: t.prismaField({
     type: Certificate,
-    description: "Stores a signing certificate (PKCS#12 + password) for the caller's mode, encrypted at rest. Errors: validation_error (file, password), invalid_state (no encryption key configured).",
-    args: { input: t.arg({ type: CertificateInput, required: true }) },
+    description:
+      "Stores a signing certificate (PKCS#12 + password) for the caller's mode, encrypted at rest. Errors: validation_error naming the field (file missing, not base64, not PKCS#12, without an RSA key and its certificate, without a RUT, or expired; password wrong), invalid_state (no encryption key configured).",
+    args: { input: t.arg({ type: CertificateInput, required: true, description: "the file and its password" }) },
     resolve: (_query, _root, args, ctx) => uploadCertificate(ctx, args.input) as never,
   }),
   uploadCaf: t.prismaField({
     type: "Caf",
-    description: "Stores a CAF file after checking it (RUT of the caller's mode's tax profile, document type, range, SII signature present, mode from IDK, not expired, no overlap). Errors: validation_error (file, tax_id), invalid_state (no encryption key).",
-    args: { input: t.arg({ type: CafInput, required: true }) },
+    description:
+      "Stores a CAF file after checking it (RUT of the caller's mode's tax profile, document type, range, SII signature present, mode from IDK, not expired, no overlap). Errors: validation_error on file (missing, not base64, not a CAF, another RUT, a type this service does not issue, the other mode's IDK, expired, overlapping) or on tax_id (the mode's tax profile has no RUT yet), invalid_state (no encryption key).",
+    args: { input: t.arg({ type: CafInput, required: true, description: "the CAF file" }) },
     resolve: async (query, _root, args, ctx) => {
       const caf = await uploadCaf(ctx, args.input);
       return ctx.prisma.caf.findUniqueOrThrow({ ...query, where: { id: caf.id } });
@@ -156,10 +162,10 @@ interface StoredFileValue {
 const StoredFile = builder.objectRef<StoredFileValue>("StoredFile").implement({
   description: "A file the service produced for the organization (a document's DTE XML), served at /v1/files/<name>.",
   fields: (t) => ({
-    name: t.exposeString("name"),
+    name: t.exposeString("name", { description: "the file's name, unique in the organization and mode (the last part of a document's local_file)" }),
     contentType: t.exposeString("contentType", { description: "MIME type (application/xml; charset=ISO-8859-1 for a DTE)" }),
     content: t.exposeString("content", { description: "the bytes in base64" }),
-    created: t.expose("created", { type: "DateTime" }),
+    created: t.expose("created", { type: "DateTime", description: "when the service stored it" }),
   }),
 });
 
@@ -168,7 +174,7 @@ builder.queryFields((t) => ({
     type: StoredFile,
     nullable: true,
     description: "A stored file of the caller's organization and mode by name (a document's local_file ends with it); null when there is none.",
-    args: { name: t.arg.string({ required: true }) },
+    args: { name: t.arg.string({ required: true, description: "the file's name as it ends a document's local_file" }) },
     resolve: async (_root, args, ctx) => {
       const file = await ctx.prisma.storedFile.findFirst({ where: { name: args.name, ...tenant(ctx) } });
       return file ? { name: file.name, contentType: file.contentType, content: Buffer.from(file.content).toString("base64"), created: file.createdAt } : null;
