@@ -25,7 +25,7 @@ export const DeletePayload = builder.objectRef<{ id: string; deleted: boolean }>
   fields: (t) => ({
     deletedId: t.exposeID("id", { description: "id of the deleted object (Relay's deletedId convention: use it to remove the record from a client store)" }),
     id: t.exposeString("id", { description: "id of the deleted object", deprecationReason: "Use deletedId: an id field holding another type's id breaks Relay's store. Removed in the next release." }),
-    deleted: t.exposeBoolean("deleted"),
+    deleted: t.exposeBoolean("deleted", { description: "always true: the object is gone (a finalized document or a billed usage is never deleted: the mutation fails with invalid_state instead)" }),
   }),
 });
 
