@@ -33,7 +33,6 @@ export default [
           "ObjectTypeDefinition,ObjectTypeExtension": { forbiddenPatterns: [/(^type)|(type$)/i], ignorePattern: "^DocumentType$" },
         },
       ],
-      "@graphql-eslint/no-typename-prefix": "error",
       "@graphql-eslint/no-unreachable-types": "error",
       "@graphql-eslint/unique-enum-value-names": "error",
       "@graphql-eslint/unique-field-definition-names": "error",
