@@ -9,6 +9,8 @@ import { z } from "zod";
 import { Decimal } from "decimal.js";
 import { decimalRangeProblem } from "../domain/input-limits.js";
 import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
+import { graphqlEnumValue, restEnumValues } from "./enums.js";
+import type * as ops from "../graphql/generated/operations.js";
 
 const text = z.string().nullable().optional();
 /** A money or quantity value: a JSON number or a decimal string, within the column's range (domain/input-limits.ts). */
@@ -23,6 +25,30 @@ const decimal = z
 const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date yyyy-mm-dd").nullable().optional();
 const keyValues = z.record(z.string(), z.unknown()).nullable().optional();
 const ignored = z.unknown().optional();
+
+/**
+ * A field of a closed set: one of the REST strings of GraphQL enum `enumName` (src/rest/enums.ts),
+ * passed on as the enum's GraphQL value; another string is a 400 on the field (`message`, default
+ * "must be one of a, b, c"), before GraphQL sees it. `emptyIsNull`: "" means null (not set).
+ */
+function restEnum<T extends string = string>(
+  enumName: string,
+  { message, emptyIsNull = false, acceptObjectId = false }: { message?: (value: string, allowed: string[]) => string; emptyIsNull?: boolean; acceptObjectId?: boolean } = {},
+) {
+  const raw = acceptObjectId ? z.union([z.string(), z.object({ id: z.string() }).passthrough().transform((o) => o.id)]) : z.string();
+  return raw
+    .transform((value, ctx) => {
+      if (emptyIsNull && value === "") return null;
+      const allowed = restEnumValues(enumName);
+      if (!allowed.includes(value)) {
+        ctx.addIssue({ code: "custom", message: message ? message(value, allowed) : `must be one of ${allowed.join(", ")}` });
+        return z.NEVER;
+      }
+      return graphqlEnumValue(enumName, value) as T;
+    })
+    .nullable()
+    .optional();
+}
 
 const contact = z.strictObject({ name: text, email: text, phone: text, role: text });
 
@@ -390,10 +416,10 @@ export const planBody = z.strictObject({
   description: text,
   amount: decimal,
   currency: reference,
-  frequency: reference,
-  usage_scheme: text,
-  usage_aggregation: text,
-  tiers_mode: text,
+  frequency: restEnum<ops.BillingFrequency>("BillingFrequency", { acceptObjectId: true }),
+  usage_scheme: restEnum<ops.PlanUsageScheme>("PlanUsageScheme"),
+  usage_aggregation: restEnum<ops.PlanUsageAggregation>("PlanUsageAggregation"),
+  tiers_mode: restEnum<ops.PlanTiersMode>("PlanTiersMode", { emptyIsNull: true, message: (_v, allowed) => `must be one of ${allowed.join(", ")} (or null: flat per unit)` }),
   tiers: z.array(planTier).nullable().optional(),
   exempt: z.boolean().nullable().optional(),
   metadata: keyValues,
@@ -553,7 +579,7 @@ export const subscriptionBody = z.strictObject({
   metadata: keyValues,
   tax_settings: keyValues,
   // update of lines after a billed cycle (docs/proration.md)
-  proration_behavior: text,
+  proration_behavior: restEnum<ops.ProrationBehavior>("ProrationBehavior"),
   proration_date: date,
   at_period_end: z.boolean().nullable().optional(),
 });
@@ -594,7 +620,7 @@ export const swapBody = z.strictObject({
   reply_date: ignored,
   imported: ignored,
   created: ignored,
-  status: z.string().nullable().optional(),
+  status: restEnum<ops.SwapReplyStatus>("SwapReplyStatus", { message: (value, allowed) => `must be one of ${allowed.join(", ")}, not ${value}` }),
   reply_to: z.string().nullable().optional(),
 });
 

@@ -597,7 +597,7 @@ routes.push(
     path: "/v1/products",
     handle: async (r) => {
       const page = pageArgs(r.url);
-      const where = parseFilters(r.url.searchParams, ARCHIVABLE_FILTERS);
+      const where = parseFilters(r.url.searchParams, { ...ARCHIVABLE_FILTERS, status: { key: "status", kind: "enum", enum: "CatalogueStatus" } });
       const data = await r.run(ops.RestProductsDocument, { first: page.first, after: page.after, where });
       return paged(r, page, data.products.totalCount, data.products.edges.map((e) => out.product(e.node)));
     },
@@ -636,9 +636,10 @@ routes.push(
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, {
         ...ARCHIVABLE_FILTERS,
+        status: { key: "status", kind: "enum", enum: "CatalogueStatus" },
         product: { key: "product", kind: "string" },
         currency: { key: "currency", kind: "string" },
-        frequency: { key: "frequency", kind: "string" },
+        frequency: { key: "frequency", kind: "enum", enum: "BillingFrequency" },
       });
       const data = await r.run(ops.RestPlansDocument, { first: page.first, after: page.after, where });
       return paged(r, page, data.plans.totalCount, data.plans.edges.map((e) => out.plan(e.node)));
@@ -731,7 +732,7 @@ routes.push(
 
 const SUBSCRIPTION_FILTERS: FilterSpec = {
   customer: { key: "customer", kind: "string" },
-  status: { key: "status", kind: "string" },
+  status: { key: "status", kind: "enum", enum: "SubscriptionStatus" },
   created: { key: "created", kind: "datetime" },
 };
 
@@ -908,10 +909,15 @@ routes.push(
 // Swaps and purchases (spec "Swaps"; docs/sii-receiving.md)
 
 const SWAP_FILTERS: FilterSpec = {
-  status: { key: "status", kind: "string" },
+  status: { key: "status", kind: "enum", enum: "SwapReplyStatus" },
   created: { key: "created", kind: "datetime" },
   imported: { key: "imported", kind: "boolean" },
 };
+
+/** Swap `status` filters take the SII codes in any case (docs/sii-receiving.md): upper-cased before the enum check. */
+function swapFilterParams(query: URLSearchParams): URLSearchParams {
+  return new URLSearchParams([...query].map(([param, value]) => [param, param === "status" || param.startsWith("status__") ? value.toUpperCase() : value]));
+}
 
 routes.push(
   {
@@ -928,7 +934,7 @@ routes.push(
     path: "/v1/billers/built_in/swaps",
     handle: async (r) => {
       const page = pageArgs(r.url);
-      const where = parseFilters(r.url.searchParams, SWAP_FILTERS);
+      const where = parseFilters(swapFilterParams(r.url.searchParams), SWAP_FILTERS);
       const data = await r.run(ops.RestSwapsDocument, { first: page.first, after: page.after, where });
       return paged(r, page, data.swaps.totalCount, data.swaps.edges.map((e) => out.swap(e.node)));
     },
