@@ -449,7 +449,7 @@ export function usage(u: UsageFieldsFragment) {
     subscription_line: u.subscriptionLine.id,
     quantity: num(u.quantity),
     date_time: isoTimestamp(u.dateTime),
-    invoice: u.invoice,
+    invoice: u.invoice?.id ?? null,
     created: isoTimestamp(u.created),
   };
 }

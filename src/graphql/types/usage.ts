@@ -9,6 +9,7 @@ import { tenant } from "../../services/context.js";
 import { createUsage, deleteUsage } from "../../services/usages.js";
 import { DeletePayload } from "./document.js";
 import "./subscription.js";
+import "./invoice.js";
 
 export const Usage = builder.prismaNode("Usage", {
   id: { field: "id", description: "`usa_` id" },
@@ -21,7 +22,10 @@ export const Usage = builder.prismaNode("Usage", {
     }),
     quantity: t.expose("quantity", { type: "Decimal", description: "units used, not negative (the plan's unit; decimals allowed)" }),
     dateTime: t.expose("dateTime", { type: "DateTime", description: "when it was used, ISO 8601" }),
-    invoice: t.exposeString("invoiceId", { nullable: true, description: "`inv_` id of the invoice that billed it; null until billed" }),
+    invoice: t.relation("invoice", {
+      nullable: true,
+      description: "the invoice that billed it; null until billed (before this release an `inv_` id String: select `invoice { id }`)",
+    }),
     testMode: t.exposeBoolean("testMode", { description: "true: recorded with a test key, seen only in test mode" }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was recorded, ISO 8601" }),
   }),
