@@ -10,8 +10,13 @@ import { Decimal } from "decimal.js";
 import { decimalRangeProblem } from "../domain/input-limits.js";
 import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
 import { shippingTypeRule } from "../domain/shipping-types.js";
-import { restEnumField } from "./enums.js";
+import { graphqlEnumValue, restEnumField, restEnumValues } from "./enums.js";
 import type { AddonApplyScheme, CollectionMethod, CouponApplyOn, CouponDurationScheme, DiscountScheme, ShippingType, SourceUsage } from "../graphql/generated/operations.js";
+import { FREQUENCIES, USAGE_AGGREGATIONS, USAGE_SCHEMES } from "../domain/catalogue.js";
+import { TIERS_MODES } from "../domain/pricing.js";
+import { PRORATION_BEHAVIORS } from "../domain/proration.js";
+import { SWAP_REPLY_STATUSES } from "../domain/swap-replies.js";
+import type * as ops from "../graphql/generated/operations.js";
 
 const text = z.string().nullable().optional();
 /** A money or quantity value: a JSON number or a decimal string, within the column's range (domain/input-limits.ts). */
@@ -26,6 +31,33 @@ const decimal = z
 const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date yyyy-mm-dd").nullable().optional();
 const keyValues = z.record(z.string(), z.unknown()).nullable().optional();
 const ignored = z.unknown().optional();
+
+/**
+ * A field of a closed set: one of the REST strings of GraphQL enum `enumName` (src/rest/enums.ts),
+ * passed on as the enum's GraphQL value; another string is a 400 on the field (`message`, default
+ * "must be one of a, b, c", listed in the domain's `order`, as the services list them; the printed
+ * schema sorts values by name), before GraphQL sees it. `emptyIsNull`: "" means null (not set);
+ * `acceptObjectId`: the printed object `{id}` is accepted for its id.
+ */
+function restEnum<T extends string = string>(
+  enumName: string,
+  order: readonly string[],
+  { message, emptyIsNull = false, acceptObjectId = false }: { message?: (value: string, allowed: string[]) => string; emptyIsNull?: boolean; acceptObjectId?: boolean } = {},
+) {
+  const raw = acceptObjectId ? z.union([z.string(), z.object({ id: z.string() }).passthrough().transform((o) => o.id)]) : z.string();
+  return raw
+    .transform((value, ctx) => {
+      if (emptyIsNull && value === "") return null;
+      const allowed = restEnumValues(enumName).sort((a, b) => order.indexOf(a) - order.indexOf(b));
+      if (!allowed.includes(value)) {
+        ctx.addIssue({ code: "custom", message: message ? message(value, allowed) : `must be one of ${allowed.join(", ")}` });
+        return z.NEVER;
+      }
+      return graphqlEnumValue(enumName, value) as T;
+    })
+    .nullable()
+    .optional();
+}
 
 const contact = z.strictObject({ name: text, email: text, phone: text, role: text });
 
@@ -394,10 +426,10 @@ export const planBody = z.strictObject({
   description: text,
   amount: decimal,
   currency: reference,
-  frequency: reference,
-  usage_scheme: text,
-  usage_aggregation: text,
-  tiers_mode: text,
+  frequency: restEnum<ops.BillingFrequency>("BillingFrequency", Object.keys(FREQUENCIES), { acceptObjectId: true }),
+  usage_scheme: restEnum<ops.PlanUsageScheme>("PlanUsageScheme", USAGE_SCHEMES),
+  usage_aggregation: restEnum<ops.PlanUsageAggregation>("PlanUsageAggregation", USAGE_AGGREGATIONS),
+  tiers_mode: restEnum<ops.PlanTiersMode>("PlanTiersMode", TIERS_MODES, { emptyIsNull: true, message: (_v, allowed) => `must be one of ${allowed.join(", ")} (or null: flat per unit)` }),
   tiers: z.array(planTier).nullable().optional(),
   exempt: z.boolean().nullable().optional(),
   metadata: keyValues,
@@ -557,7 +589,7 @@ export const subscriptionBody = z.strictObject({
   metadata: keyValues,
   tax_settings: keyValues,
   // update of lines after a billed cycle (docs/proration.md)
-  proration_behavior: text,
+  proration_behavior: restEnum<ops.ProrationBehavior>("ProrationBehavior", PRORATION_BEHAVIORS),
   proration_date: date,
   at_period_end: z.boolean().nullable().optional(),
 });
@@ -598,7 +630,7 @@ export const swapBody = z.strictObject({
   reply_date: ignored,
   imported: ignored,
   created: ignored,
-  status: z.string().nullable().optional(),
+  status: restEnum<ops.SwapReplyStatus>("SwapReplyStatus", Object.keys(SWAP_REPLY_STATUSES), { message: (value, allowed) => `must be one of ${allowed.join(", ")}, not ${value}` }),
   reply_to: z.string().nullable().optional(),
 });
 

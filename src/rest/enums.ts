@@ -12,7 +12,7 @@ import { SHIPPING_TYPE_NAMES } from "../graphql/types/order.js";
 /** enum name -> { REST string: GraphQL value name } for values whose names differ. */
 export const REST_ENUM_RENAMES: Record<string, Record<string, string>> = {
   DiscountScheme: { "%": "percent", $: "amount" },
-  // group A: SII IndTraslado codes are digits, not GraphQL names (src/graphql/types/order.ts)
+  // SII IndTraslado codes are digits, not GraphQL names (src/graphql/types/order.ts)
   ShippingType: { ...SHIPPING_TYPE_NAMES },
 };
 

@@ -559,7 +559,7 @@ const routes: Route[] = [
 
 const ARCHIVABLE_FILTERS: FilterSpec = {
   name: { key: "name", kind: "string" },
-  status: { key: "status", kind: "string" },
+  status: { key: "status", kind: "enum", enum: "CatalogueStatus" },
   created: { key: "created", kind: "datetime" },
   archived: { key: "archived", kind: "boolean" },
 };
@@ -638,7 +638,7 @@ routes.push(
         ...ARCHIVABLE_FILTERS,
         product: { key: "product", kind: "string" },
         currency: { key: "currency", kind: "string" },
-        frequency: { key: "frequency", kind: "string" },
+        frequency: { key: "frequency", kind: "enum", enum: "BillingFrequency" },
       });
       const data = await r.run(ops.RestPlansDocument, { first: page.first, offset: page.offset, where });
       return paged(r, page, data.plans.totalCount, data.plans.edges.map((e) => out.plan(e.node)));
@@ -678,7 +678,6 @@ routes.push(
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, {
         ...ARCHIVABLE_FILTERS,
-        status: { key: "status", kind: "enum", enum: "CatalogueStatus" },
         currency: { key: "currency", kind: "string" },
         apply_scheme: { key: "applyScheme", kind: "enum", enum: "AddonApplyScheme" },
       });
@@ -720,7 +719,6 @@ routes.push(
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, {
         ...ARCHIVABLE_FILTERS,
-        status: { key: "status", kind: "enum", enum: "CatalogueStatus" },
         discount_scheme: { key: "discountScheme", kind: "enum", enum: "DiscountScheme" },
       });
       const data = await r.run(ops.RestCouponsDocument, { first: page.first, offset: page.offset, where });
@@ -736,7 +734,7 @@ routes.push(
 
 const SUBSCRIPTION_FILTERS: FilterSpec = {
   customer: { key: "customer", kind: "string" },
-  status: { key: "status", kind: "string" },
+  status: { key: "status", kind: "enum", enum: "SubscriptionStatus" },
   created: { key: "created", kind: "datetime" },
 };
 
@@ -913,10 +911,15 @@ routes.push(
 // Swaps and purchases (spec "Swaps"; docs/sii-receiving.md)
 
 const SWAP_FILTERS: FilterSpec = {
-  status: { key: "status", kind: "string" },
+  status: { key: "status", kind: "enum", enum: "SwapReplyStatus" },
   created: { key: "created", kind: "datetime" },
   imported: { key: "imported", kind: "boolean" },
 };
+
+/** Swap `status` filters take the SII codes in any case (docs/sii-receiving.md): upper-cased before the enum check. */
+function swapFilterParams(query: URLSearchParams): URLSearchParams {
+  return new URLSearchParams([...query].map(([param, value]) => [param, param === "status" || param.startsWith("status__") ? value.toUpperCase() : value]));
+}
 
 routes.push(
   {
@@ -933,7 +936,7 @@ routes.push(
     path: "/v1/billers/built_in/swaps",
     handle: async (r) => {
       const page = pageArgs(r.url);
-      const where = parseFilters(r.url.searchParams, SWAP_FILTERS);
+      const where = parseFilters(swapFilterParams(r.url.searchParams), SWAP_FILTERS);
       const data = await r.run(ops.RestSwapsDocument, { first: page.first, offset: page.offset, where });
       return paged(r, page, data.swaps.totalCount, data.swaps.edges.map((e) => out.swap(e.node)));
     },

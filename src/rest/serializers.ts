@@ -446,10 +446,10 @@ export function coupon(c: CouponFieldsFragment) {
 export function usage(u: UsageFieldsFragment) {
   return {
     id: u.id,
-    subscription_line: u.subscriptionLine,
+    subscription_line: u.subscriptionLine.id,
     quantity: num(u.quantity),
     date_time: isoTimestamp(u.dateTime),
-    invoice: u.invoice,
+    invoice: u.invoice?.id ?? null,
     created: isoTimestamp(u.created),
   };
 }
@@ -520,7 +520,7 @@ export function subscription(s: import("../graphql/generated/operations.js").Sub
 /** The next cycle's invoice of a subscription (ours; docs/subscriptions.md), snake_case, decimals as numbers. */
 export function upcomingInvoice(i: RestUpcomingInvoiceQuery["upcomingInvoice"]) {
   return {
-    subscription: i.subscription,
+    subscription: i.subscription.id,
     cycle: i.cycle,
     final: i.final,
     date: i.date,
@@ -534,7 +534,7 @@ export function upcomingInvoice(i: RestUpcomingInvoiceQuery["upcomingInvoice"]) 
       quantity: num(l.quantity),
       amount: num(l.amount),
       discount: num(l.discount),
-      discount_scheme: l.discountScheme,
+      discount_scheme: restEnumValue("DiscountScheme", l.discountScheme),
       exempt: l.exempt,
       total: num(l.total),
       period_start: l.periodStart,
@@ -543,7 +543,7 @@ export function upcomingInvoice(i: RestUpcomingInvoiceQuery["upcomingInvoice"]) 
       pending_item: l.pendingItem,
     })),
     discount: num(i.discount),
-    discount_scheme: i.discountScheme,
+    discount_scheme: restEnumValue("DiscountScheme", i.discountScheme),
     amount: num(i.amount),
     exempt: num(i.exempt),
     subtotal: num(i.subtotal),

@@ -260,8 +260,10 @@ describe("bad input: a 400 naming the field, nothing written", () => {
     expect(await expectRejected(sub.id, { lines: [{ plan: business.id }, { plan: api.id }], proration_date: "2026-12-02" }, "proration_date")).toEqual(["must be within the current period 2026-11-01 to 2026-12-01"]);
     await expectRejected(sub.id, { lines: [{ plan: business.id }, { plan: api.id }], at_period_end: true, proration_behavior: "none" }, "proration_behavior");
     // GraphQL: the same rule and shape
-    const res = await s.graphql(`mutation($id: ID!) { updateSubscription(id: $id, input: { lines: [{ plan: "${business.id}" }, { plan: "${api.id}" }], prorationBehavior: "later" }) { id } }`, { id: sub.id });
-    expect(res.body.errors[0].extensions).toMatchObject({ code: "validation_error", fields: { proration_behavior: ["must be one of create_prorations, none, always_invoice"] } });
+    const res = await s.graphql(`mutation($id: ID!) { updateSubscription(id: $id, input: { lines: [{ plan: "${business.id}" }, { plan: "${api.id}" }], prorationBehavior: later }) { id } }`, { id: sub.id });
+    // GraphQL: prorationBehavior is the ProrationBehavior enum, so an unknown value fails validation
+    expect(res.body.errors[0].message).toMatch(/Value "later" does not exist in "ProrationBehavior" enum/);
+    expect(res.body.errors[0].extensions).toMatchObject({ code: "validation_error" });
     // the metered line may stay while the licensed one changes
     const ok = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body: { lines: [{ plan: business.id }, { plan: api.id }], proration_date: "2026-11-21" } });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);

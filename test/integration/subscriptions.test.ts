@@ -350,7 +350,7 @@ describe("GraphQL", () => {
     expect(bad.body.errors[0].extensions).toMatchObject({ code: "validation_error", fields: { "lines.1.plan": [expect.stringMatching(/yearly|monthly/)] } });
     const updated = await s.graphql(`mutation($id: ID!, $input: SubscriptionInput!) { updateSubscription(id: $id, input: $input) { note metadata } }`, { id: sub.id, input: { note: "g", metadata: { k: "v" } } });
     expect(updated.body.data.updateSubscription).toEqual({ note: "g", metadata: { k: "v" } });
-    const list = await s.graphql(`query($c: String) { subscriptions(first: 100, where: { customer: { equals: $c }, status: { equals: "active" } }) { totalCount edges { node { id } } } }`, { c: customerId });
+    const list = await s.graphql(`query($c: String) { subscriptions(first: 100, where: { customer: { equals: $c }, status: { equals: active } }) { totalCount edges { node { id } } } }`, { c: customerId });
     expect(list.body.data.subscriptions.edges.map((e: any) => e.node.id)).toContain(sub.id);
   });
 });

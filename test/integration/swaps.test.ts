@@ -220,7 +220,7 @@ describe("swap endpoints", () => {
     expect(late.body.error.message).toMatch(/Claim RFT refused: SII accepts claims within 8 calendar days of reception/);
     expect((await s.database.prisma.swap.findUniqueOrThrow({ where: { id: lateSwap } })).status).toBeNull();
 
-    const res = await s.graphql(`mutation { updateSwap(id: "${graphSwap}", input: { status: "RCD" }) { status replyBy result receipt } }`);
+    const res = await s.graphql(`mutation { updateSwap(id: "${graphSwap}", input: { status: RCD }) { status replyBy result receipt } }`);
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data.updateSwap).toMatchObject({ status: "RCD", replyBy: "ops@acme.cl", receipt: null });
     const result = await fetchFile(res.body.data.updateSwap.result);
@@ -242,7 +242,7 @@ describe("swap endpoints", () => {
     expect((await s.rest("GET", `/v1/billers/built_in/swaps/?created__lte=${old}`)).body.results.map((x: any) => x.id)).toEqual([lateSwap]);
     expect((await s.rest("GET", "/v1/billers/built_in/swaps/?colour=red")).status).toBe(400);
     expect((await s.rest("GET", "/v1/billers/built_in/swaps/", { key: s.keys.other })).body.count).toBe(0);
-    const g = await s.graphql(`{ swaps(first: 10, where: { status: { equals: "rcd" } }) { totalCount edges { node { id purchases { folio } } } } }`);
+    const g = await s.graphql(`{ swaps(first: 10, where: { status: { equals: RCD } }) { totalCount edges { node { id purchases { folio } } } } }`);
     expect(g.body.data.swaps).toEqual({ totalCount: 1, edges: [{ node: { id: graphSwap, purchases: [{ folio: 61 }] } }] });
   });
 

@@ -122,9 +122,9 @@ describe("usage records over REST", () => {
   });
 
   it("GraphQL: createUsage, usages and deleteUsage with the same rules", async () => {
-    const created = await s.graphql(`mutation($input: UsageInput!) { createUsage(input: $input) { id quantity invoice subscriptionLine } }`, { input: { subscriptionLine: meteredLine, quantity: "2" } });
+    const created = await s.graphql(`mutation($input: UsageInput!) { createUsage(input: $input) { id quantity invoice { id } subscriptionLine { id plan { usageScheme } } } }`, { input: { subscriptionLine: meteredLine, quantity: "2" } });
     expect(created.body.errors).toBeUndefined();
-    expect(created.body.data.createUsage).toMatchObject({ quantity: "2", invoice: null, subscriptionLine: meteredLine });
+    expect(created.body.data.createUsage).toMatchObject({ quantity: "2", invoice: null, subscriptionLine: { id: meteredLine, plan: { usageScheme: "metered" } } });
     const listed = await s.graphql(`query($l: String) { usages(first: 100, where: { subscriptionLine: { equals: $l } }) { totalCount edges { node { id } } } }`, { l: meteredLine });
     expect(listed.body.data.usages.edges.map((e: any) => e.node.id)).toContain(created.body.data.createUsage.id);
     const bad = await s.graphql(`mutation($input: UsageInput!) { createUsage(input: $input) { id } }`, { input: { subscriptionLine: licensedLine, quantity: "1" } });

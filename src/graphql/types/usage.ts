@@ -8,6 +8,8 @@ import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createUsage, deleteUsage } from "../../services/usages.js";
 import { DeletePayload } from "./document.js";
+import "./subscription.js";
+import "./invoice.js";
 
 export const Usage = builder.prismaNode("Usage", {
   id: { field: "id", description: "`usa_` id" },
@@ -15,12 +17,17 @@ export const Usage = builder.prismaNode("Usage", {
   nullable: true,
   description: "A quantity used on a metered subscription line at a time; billed in arrears by the next cycle's invoice.",
   fields: (t) => ({
-    subscriptionLine: t.exposeString("subscriptionLineId", { description: "`lin_` id of the subscription line" }),
-    quantity: t.expose("quantity", { type: "Decimal" }),
-    dateTime: t.expose("dateTime", { type: "DateTime", description: "when it was used" }),
-    invoice: t.exposeString("invoiceId", { nullable: true, description: "the invoice that billed it; null until billed" }),
-    testMode: t.exposeBoolean("testMode"),
-    created: t.expose("createdAt", { type: "DateTime" }),
+    subscriptionLine: t.relation("subscriptionLine", {
+      description: "the metered subscription line it was used on (before this release a `lin_` id String: select `subscriptionLine { id }`)",
+    }),
+    quantity: t.expose("quantity", { type: "Decimal", description: "units used, not negative (the plan's unit; decimals allowed)" }),
+    dateTime: t.expose("dateTime", { type: "DateTime", description: "when it was used, ISO 8601" }),
+    invoice: t.relation("invoice", {
+      nullable: true,
+      description: "the invoice that billed it; null until billed (before this release an `inv_` id String: select `invoice { id }`)",
+    }),
+    testMode: t.exposeBoolean("testMode", { description: "true: recorded with a test key, seen only in test mode" }),
+    created: t.expose("createdAt", { type: "DateTime", description: "when it was recorded, ISO 8601" }),
   }),
 });
 
@@ -34,10 +41,11 @@ const UsageInput = builder.inputType("UsageInput", {
 });
 
 const UsageWhere = builder.inputType("UsageWhere", {
+  description: "Filter of `usages`; every given field must match.",
   fields: (t) => ({
-    subscriptionLine: t.field({ type: StringFilter, description: "subscription line id" }),
-    dateTime: t.field({ type: DateTimeFilter }),
-    invoice: t.field({ type: StringFilter, description: "id of the invoice that billed it" }),
+    subscriptionLine: t.field({ type: StringFilter, description: "`lin_` id of the subscription line" }),
+    dateTime: t.field({ type: DateTimeFilter, description: "when it was used" }),
+    invoice: t.field({ type: StringFilter, description: "`inv_` id of the invoice that billed it" }),
   }),
 });
 
@@ -45,7 +53,7 @@ builder.queryFields((t) => ({
   usages: t.connection({
     type: Usage,
     description: "Usage records of the caller's organization and mode, latest date_time first.",
-    args: { where: t.arg({ type: UsageWhere }), offset: offsetArg(t) },
+    args: { where: t.arg({ type: UsageWhere, description: "filter; all usage records when absent" }), offset: offsetArg(t) },
     resolve: (_root, args, ctx, info) => {
       const w = args.where ?? {};
       const where = {
@@ -54,14 +62,14 @@ builder.queryFields((t) => ({
       };
       return prismaConnection(ctx, info, ctx.prisma.usage, args, { where, orderBy: [{ dateTime: "desc" }, { id: "desc" }] });
     },
-  }),
+  }, { description: "A page of usage records, latest dateTime first." }, { description: "A usage record in a page of usage records." }),
 }));
 
 builder.mutationFields((t) => ({
   createUsage: t.prismaField({
     type: "Usage",
     description: "Records a usage. Errors: validation_error (unknown or licensed line, negative quantity, more than a day ahead), invalid_state (cancelled subscription).",
-    args: { input: t.arg({ type: UsageInput, required: true }) },
+    args: { input: t.arg({ type: UsageInput, required: true, description: "the usage; subscriptionLine and quantity required" }) },
     resolve: async (query, _root, args, ctx) => {
       const created = await createUsage(ctx, { subscriptionLine: args.input.subscriptionLine ? String(args.input.subscriptionLine) : null, quantity: args.input.quantity, dateTime: args.input.dateTime });
       return ctx.prisma.usage.findUniqueOrThrow({ ...query, where: { id: created.id } });
@@ -70,7 +78,7 @@ builder.mutationFields((t) => ({
   deleteUsage: t.field({
     type: DeletePayload,
     description: "Deletes a usage no invoice has billed. Errors: not_found, invalid_state (billed).",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: "`usa_` id" }) },
     resolve: async (_root, args, ctx) => {
       await deleteUsage(ctx, String(args.id));
       return { id: String(args.id), deleted: true };
