@@ -47,7 +47,7 @@ const TestClockDeletePayload = builder.objectRef<{ id: string; deleted: boolean 
   fields: (t) => ({
     deletedId: t.exposeID("id", { description: "id of the deleted test clock (Relay's deletedId convention)" }),
     id: t.exposeString("id", { description: "id of the deleted test clock", deprecationReason: "Use deletedId: an id field holding another type's id breaks Relay's store. Removed in the next release." }),
-    deleted: t.exposeBoolean("deleted"),
+    deleted: t.exposeBoolean("deleted", { description: "always true: the clock is gone (a clock with customers is never deleted: the mutation fails with invalid_state)" }),
   }),
 });
 
