@@ -23,9 +23,8 @@ export default [
           Argument: "camelCase",
           DirectiveDefinition: "camelCase",
           // the spec's strings, as REST sends them: draft, one_time, requested_by_customer
-          EnumValueDefinition: "snake_case",
-          // SII's reply codes (ACD, ERM, RCD, RFP, RFT) are the spec's strings too, upper case as SII writes them
-          "EnumValueDefinition[parent.name.value=SwapReplyStatus]": { style: "UPPER_CASE" },
+          // SII's reply codes (SwapReplyStatus: ACD, ERM, RCD, RFP, RFT) are the spec's strings too, upper case as SII writes them
+          EnumValueDefinition: { style: "snake_case", ignorePattern: "^(ACD|ERM|RCD|RFP|RFT)$" },
           "FieldDefinition[parent.name.value=Query]": { forbiddenPatterns: [/^(query|get)/i, /query$/i] },
           "FieldDefinition[parent.name.value=Mutation]": { forbiddenPatterns: [/(^mutation)|(mutation$)/i] },
           "EnumTypeDefinition,EnumTypeExtension": { forbiddenPatterns: [/(^enum)|(enum$)/i] },
