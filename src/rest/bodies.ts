@@ -10,7 +10,7 @@ import { Decimal } from "decimal.js";
 import { decimalRangeProblem } from "../domain/input-limits.js";
 import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
 import { shippingTypeRule } from "../domain/shipping-types.js";
-import { graphqlEnumValue, restEnumField, restEnumValues } from "./enums.js";
+import { restEnumField } from "./enums.js";
 import type { AddonApplyScheme, CollectionMethod, CouponApplyOn, CouponDurationScheme, DiscountScheme, ShippingType, SourceUsage } from "../graphql/generated/operations.js";
 import { FREQUENCIES, USAGE_AGGREGATIONS, USAGE_SCHEMES } from "../domain/catalogue.js";
 import { TIERS_MODES } from "../domain/pricing.js";
@@ -31,33 +31,6 @@ const decimal = z
 const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date yyyy-mm-dd").nullable().optional();
 const keyValues = z.record(z.string(), z.unknown()).nullable().optional();
 const ignored = z.unknown().optional();
-
-/**
- * A field of a closed set: one of the REST strings of GraphQL enum `enumName` (src/rest/enums.ts),
- * passed on as the enum's GraphQL value; another string is a 400 on the field (`message`, default
- * "must be one of a, b, c", listed in the domain's `order`, as the services list them; the printed
- * schema sorts values by name), before GraphQL sees it. `emptyIsNull`: "" means null (not set);
- * `acceptObjectId`: the printed object `{id}` is accepted for its id.
- */
-function restEnum<T extends string = string>(
-  enumName: string,
-  order: readonly string[],
-  { message, emptyIsNull = false, acceptObjectId = false }: { message?: (value: string, allowed: string[]) => string; emptyIsNull?: boolean; acceptObjectId?: boolean } = {},
-) {
-  const raw = acceptObjectId ? z.union([z.string(), z.object({ id: z.string() }).passthrough().transform((o) => o.id)]) : z.string();
-  return raw
-    .transform((value, ctx) => {
-      if (emptyIsNull && value === "") return null;
-      const allowed = restEnumValues(enumName).sort((a, b) => order.indexOf(a) - order.indexOf(b));
-      if (!allowed.includes(value)) {
-        ctx.addIssue({ code: "custom", message: message ? message(value, allowed) : `must be one of ${allowed.join(", ")}` });
-        return z.NEVER;
-      }
-      return graphqlEnumValue(enumName, value) as T;
-    })
-    .nullable()
-    .optional();
-}
 
 const contact = z.strictObject({ name: text, email: text, phone: text, role: text });
 
@@ -140,7 +113,7 @@ const invoiceLine = z.strictObject({
   quantity: decimal,
   amount: decimal,
   discount: decimal,
-  discount_scheme: restEnumField<DiscountScheme>("DiscountScheme").nullable().optional(),
+  discount_scheme: restEnumField<DiscountScheme>("DiscountScheme"),
   exempt: z.boolean().nullable().optional(),
 });
 
@@ -161,10 +134,10 @@ export const invoiceBody = z.strictObject({
   currency: text,
   date,
   due_date: date,
-  collection_method: restEnumField<CollectionMethod>("CollectionMethod").nullable().optional(),
+  collection_method: restEnumField<CollectionMethod>("CollectionMethod"),
   lines: z.array(invoiceLine).nullable().optional(),
   discount: decimal,
-  discount_scheme: restEnumField<DiscountScheme>("DiscountScheme").nullable().optional(),
+  discount_scheme: restEnumField<DiscountScheme>("DiscountScheme"),
   period_start: date,
   period_end: date,
   note: text,
@@ -218,11 +191,7 @@ export const orderBody = z.strictObject({
   carrier_name: text,
   state: text,
   licence_plate: text,
-  shipping_type: z
-    .union([z.string(), z.number().int().transform((n) => String(n))])
-    .pipe(restEnumField<ShippingType>("ShippingType", shippingTypeRule))
-    .nullable()
-    .optional(),
+  shipping_type: restEnumField<ShippingType>("ShippingType", { message: shippingTypeRule, acceptInteger: true }),
   lines: z.array(orderLine).nullable().optional(),
 });
 
@@ -254,7 +223,7 @@ export const creditNoteBody = z.strictObject({
   date,
   lines: z.array(creditNoteLine).nullable().optional(),
   discount: decimal,
-  discount_scheme: restEnumField<DiscountScheme>("DiscountScheme").nullable().optional(),
+  discount_scheme: restEnumField<DiscountScheme>("DiscountScheme"),
   internal_note: text,
   note: text,
 });
@@ -323,7 +292,7 @@ export const sourceBody = z.strictObject({
   updated: ignored,
   customer: reference,
   gateway: text,
-  usage: restEnumField<SourceUsage>("SourceUsage").nullable().optional(),
+  usage: restEnumField<SourceUsage>("SourceUsage"),
   amount: decimal,
   description: text,
   return_url: text,
@@ -426,10 +395,10 @@ export const planBody = z.strictObject({
   description: text,
   amount: decimal,
   currency: reference,
-  frequency: restEnum<ops.BillingFrequency>("BillingFrequency", Object.keys(FREQUENCIES), { acceptObjectId: true }),
-  usage_scheme: restEnum<ops.PlanUsageScheme>("PlanUsageScheme", USAGE_SCHEMES),
-  usage_aggregation: restEnum<ops.PlanUsageAggregation>("PlanUsageAggregation", USAGE_AGGREGATIONS),
-  tiers_mode: restEnum<ops.PlanTiersMode>("PlanTiersMode", TIERS_MODES, { emptyIsNull: true, message: (_v, allowed) => `must be one of ${allowed.join(", ")} (or null: flat per unit)` }),
+  frequency: restEnumField<ops.BillingFrequency>("BillingFrequency", { order: Object.keys(FREQUENCIES), acceptObjectId: true }),
+  usage_scheme: restEnumField<ops.PlanUsageScheme>("PlanUsageScheme", { order: USAGE_SCHEMES }),
+  usage_aggregation: restEnumField<ops.PlanUsageAggregation>("PlanUsageAggregation", { order: USAGE_AGGREGATIONS }),
+  tiers_mode: restEnumField<ops.PlanTiersMode>("PlanTiersMode", { order: TIERS_MODES, emptyIsNull: true, message: () => `must be one of ${TIERS_MODES.join(", ")} (or null: flat per unit)` }),
   tiers: z.array(planTier).nullable().optional(),
   exempt: z.boolean().nullable().optional(),
   metadata: keyValues,
@@ -470,7 +439,7 @@ const addonRate = z.strictObject({ cycle: integer, percent: decimal, amount: dec
 
 export const addonBody = z.strictObject({
   ...catalogueOutputs,
-  apply_scheme: restEnumField<AddonApplyScheme>("AddonApplyScheme").nullable().optional(),
+  apply_scheme: restEnumField<AddonApplyScheme>("AddonApplyScheme"),
   duration_times: integer,
   sku: text,
   name: text,
@@ -497,13 +466,13 @@ export function addonInput(body: z.infer<typeof addonBody>) {
 
 export const couponBody = z.strictObject({
   ...catalogueOutputs,
-  discount_scheme: restEnumField<DiscountScheme>("DiscountScheme").nullable().optional(),
-  duration_scheme: restEnumField<CouponDurationScheme>("CouponDurationScheme").nullable().optional(),
+  discount_scheme: restEnumField<DiscountScheme>("DiscountScheme"),
+  duration_scheme: restEnumField<CouponDurationScheme>("CouponDurationScheme"),
   duration_times: integer,
   name: text,
   amount: decimal,
   valid_until: z.string().datetime({ offset: true, message: "must be an ISO 8601 timestamp with offset" }).nullable().optional(),
-  apply_on: restEnumField<CouponApplyOn>("CouponApplyOn").nullable().optional(),
+  apply_on: restEnumField<CouponApplyOn>("CouponApplyOn"),
   currency: reference,
   metadata: keyValues,
 });
@@ -589,7 +558,7 @@ export const subscriptionBody = z.strictObject({
   metadata: keyValues,
   tax_settings: keyValues,
   // update of lines after a billed cycle (docs/proration.md)
-  proration_behavior: restEnum<ops.ProrationBehavior>("ProrationBehavior", PRORATION_BEHAVIORS),
+  proration_behavior: restEnumField<ops.ProrationBehavior>("ProrationBehavior", { order: PRORATION_BEHAVIORS }),
   proration_date: date,
   at_period_end: z.boolean().nullable().optional(),
 });
@@ -630,7 +599,7 @@ export const swapBody = z.strictObject({
   reply_date: ignored,
   imported: ignored,
   created: ignored,
-  status: restEnum<ops.SwapReplyStatus>("SwapReplyStatus", Object.keys(SWAP_REPLY_STATUSES), { message: (value, allowed) => `must be one of ${allowed.join(", ")}, not ${value}` }),
+  status: restEnumField<ops.SwapReplyStatus>("SwapReplyStatus", { order: Object.keys(SWAP_REPLY_STATUSES), message: (value) => `must be one of ${Object.keys(SWAP_REPLY_STATUSES).join(", ")}, not ${value}` }),
   reply_to: z.string().nullable().optional(),
 });
 

@@ -40,16 +40,39 @@ export function restEnumValues(enumName: string): string[] {
 }
 
 /**
- * A REST body field over enum `enumName`: the spec's string (a value outside the set is a 400
- * naming the field, `rule` or "must be one of ..."), handed to GraphQL as the enum value's name
- * (`T`: the enum's generated type, src/graphql/generated/operations.ts).
+ * A REST body field over enum `enumName`: the spec's string, null or absent; another string is a
+ * 400 validation_error on the field (`message`, default "must be one of a, b, c", listed in the
+ * domain's `order` when given, as the services list them: the schema sorts values by name),
+ * before GraphQL sees it; a valid one is handed to GraphQL as the enum value's name (`T`: the
+ * enum's generated type, src/graphql/generated/operations.ts). `emptyIsNull`: "" means null (not
+ * set); `acceptObjectId`: the printed object `{id}` is accepted for its id; `acceptInteger`: a
+ * JSON integer is accepted for its digits (SII codes).
  */
-export function restEnumField<T extends string>(enumName: string, rule?: () => string) {
-  return z
-    .string()
-    .superRefine((value, ctx) => {
+export function restEnumField<T extends string = string>(
+  enumName: string,
+  {
+    order,
+    message,
+    emptyIsNull = false,
+    acceptObjectId = false,
+    acceptInteger = false,
+  }: { order?: readonly string[]; message?: (value: string) => string; emptyIsNull?: boolean; acceptObjectId?: boolean; acceptInteger?: boolean } = {},
+) {
+  const forms: z.ZodType<string>[] = [z.string()];
+  if (acceptObjectId) forms.push(z.object({ id: z.string() }).passthrough().transform((o) => o.id));
+  if (acceptInteger) forms.push(z.number().int().transform((n) => String(n)));
+  const raw: z.ZodType<string> = forms.length === 1 ? forms[0] : z.union(forms);
+  return raw
+    .transform((value, ctx) => {
+      if (emptyIsNull && value === "") return null;
       const allowed = restEnumValues(enumName);
-      if (!allowed.includes(value)) ctx.addIssue({ code: "custom", message: rule ? rule() : `must be one of ${allowed.join(", ")}` });
+      if (order) allowed.sort((a, b) => order.indexOf(a) - order.indexOf(b));
+      if (!allowed.includes(value)) {
+        ctx.addIssue({ code: "custom", message: message ? message(value) : `must be one of ${allowed.join(", ")}` });
+        return z.NEVER;
+      }
+      return graphqlEnumValue(enumName, value) as T;
     })
-    .transform((value) => graphqlEnumValue(enumName, value) as T);
+    .nullable()
+    .optional();
 }
