@@ -157,7 +157,7 @@ describe("relay-runtime over /graphql", () => {
     expect(data.node).toEqual({
       nextBillingCycle: 2,
       lines: [{ id: line, quantity: "2", plan: { name: "Business" } }],
-      pendingChanges: { cycle: 2, lines: [{ quantity: "3" }] },
+      pendingChanges: { cycle: 2, lines: [{ quantity: "3", line: { id: line, quantity: "2" } }] },
     });
     const source = env.getStore().getSource();
     expect(source.get(sub.id)).toMatchObject({ __typename: "Subscription", nextBillingCycle: 2 });
@@ -168,6 +168,8 @@ describe("relay-runtime over /graphql", () => {
     const pendingLine = source.get((pending.lines as { __refs: string[] }).__refs[0])!;
     expect(pendingLine).toMatchObject({ __typename: "SubscriptionPendingLine", quantity: "3" });
     expect(pendingLine.__id).not.toBe(line);
+    // ... which points at the current line's record (the one it replaces) rather than repeating its id
+    expect(pendingLine.line).toEqual({ __ref: line });
   });
 
   it("removes a deleted record with @deleteRecord on the payload's deletedId", async () => {

@@ -1,6 +1,6 @@
-// A subscription with its lines and its scheduled change (pendingChanges). The pending lines'
-// own id is not selected: until it has one of its own it repeats the current line's `lin_` id,
-// which Relay's store would merge into the SubscriptionLine record.
+// A subscription with its lines and its scheduled change (pendingChanges). A pending line points
+// at the current line it replaces through `line` (a SubscriptionLine record); its deprecated
+// String `id`, the replaced line's id, is not selected (Relay would key the record by it).
 import { graphql } from "relay-runtime";
 
 export const subscriptionDetailQuery = graphql`
@@ -19,6 +19,10 @@ export const subscriptionDetailQuery = graphql`
           cycle
           lines {
             quantity
+            line {
+              id
+              quantity
+            }
           }
         }
       }
