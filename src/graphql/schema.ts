@@ -28,7 +28,7 @@ import "./types/swap.js";
 /**
  * The built schema without a subscription root: Pothos takes a type named `Subscription` as the
  * root, and ours is the billing subscription (a Node), not a root of GraphQL subscriptions. The
- * schema has no subscription operations (docs/graphql.md "No subscription root").
+ * schema has no subscription operations (docs/graphql.md "Ids and the schema's roots").
  */
 function withoutSubscriptionRoot(built: GraphQLSchema): GraphQLSchema {
   return new GraphQLSchema({ ...built.toConfig(), subscription: undefined });
