@@ -122,6 +122,10 @@ export class FieldErrorCollector {
       for (const [path, reasons] of Object.entries(e.fields ?? {})) for (const reason of reasons) this.add(path, reason);
     }
   }
+  /** The fields collected so far (path -> reasons). */
+  collected(): FieldErrors {
+    return { ...this.fields };
+  }
   get empty(): boolean {
     return Object.keys(this.fields).length === 0;
   }

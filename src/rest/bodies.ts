@@ -491,7 +491,10 @@ export function couponInput(body: z.infer<typeof couponBody>) {
   };
 }
 
-/** POST /v1/usages/ (spec "Usages"): subscription_line, quantity, date_time (ISO 8601; default now). */
+/**
+ * POST /v1/usages/ (spec "Usages"): subscription_line, quantity, date_time (ISO 8601; default now);
+ * ours: transaction_id (the sender's idempotency key, docs/subscriptions.md "Usage").
+ */
 export const usageBody = z.strictObject({
   id: ignored,
   created: ignored,
@@ -499,10 +502,18 @@ export const usageBody = z.strictObject({
   subscription_line: reference,
   quantity: decimal,
   date_time: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp with an offset" }).nullable().optional(),
+  transaction_id: text,
 });
 
 export function usageInput(body: z.infer<typeof usageBody>) {
-  return { subscriptionLine: body.subscription_line, quantity: body.quantity, dateTime: body.date_time };
+  return { subscriptionLine: body.subscription_line, quantity: body.quantity, dateTime: body.date_time, transactionId: body.transaction_id };
+}
+
+/** POST /v1/usages/ with `{"usages": [...]}` (ours, docs/subscriptions.md "Usage"): a batch of single-record bodies; the count is checked by recordUsages. */
+export const usageBatchBody = z.strictObject({ usages: z.array(usageBody) });
+
+export function usageBatchInput(body: z.infer<typeof usageBatchBody>) {
+  return { usages: body.usages.map(usageInput) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ import {
   reminderInput,
   sourceBody,
   sourceInput,
+  usageBatchBody,
+  usageBatchInput,
   usageBody,
   usageInput,
 } from "./bodies.js";
@@ -458,11 +460,19 @@ const routes: Route[] = [
     },
   },
 
-  // Usage records (spec "Usages"; Idempotency-Key records a usage once: server.ts)
+  // Usage records (spec "Usages"; Idempotency-Key records a usage once: server.ts). A body with
+  // `usages` is a batch (ours, docs/subscriptions.md "Usage"): 201 with every record's usage in
+  // order and the duplicates' indexes (200 when every record was a duplicate).
   {
     method: "POST",
     path: "/v1/usages",
     handle: async (r) => {
+      if (r.body !== null && typeof r.body === "object" && !Array.isArray(r.body) && Object.hasOwn(r.body, "usages")) {
+        const input = usageBatchInput(parseBody(usageBatchBody, r.body));
+        const data = await r.run(ops.RestRecordUsagesDocument, { input });
+        const { usages, duplicates } = data.recordUsages;
+        return jsonResponse({ usages: usages.map(out.usage), duplicates }, duplicates.length === usages.length ? 200 : 201);
+      }
       const input = usageInput(parseBody(usageBody, r.body));
       const data = await r.run(ops.RestCreateUsageDocument, { input });
       return jsonResponse(out.usage(data.createUsage), 201);

@@ -442,7 +442,10 @@ export function coupon(c: CouponFieldsFragment) {
   };
 }
 
-/** Spec "Usage" plus `invoice` (the invoice that billed it, null until then); ISO 8601 timestamps. */
+/**
+ * Spec "Usage" plus `invoice` (the invoice that billed it, null until then); ISO 8601 timestamps;
+ * `transaction_id` (ours) only when it was recorded with one, so a spec client's record prints as the spec's.
+ */
 export function usage(u: UsageFieldsFragment) {
   return {
     id: u.id,
@@ -451,6 +454,7 @@ export function usage(u: UsageFieldsFragment) {
     date_time: isoTimestamp(u.dateTime),
     invoice: u.invoice?.id ?? null,
     created: isoTimestamp(u.created),
+    ...(u.transactionId === null || u.transactionId === undefined ? {} : { transaction_id: u.transactionId }),
   };
 }
 

@@ -6,7 +6,7 @@ import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
 import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
-import { createUsage, deleteUsage } from "../../services/usages.js";
+import { createUsage, deleteUsage, MAX_USAGE_BATCH, recordUsages, type UsageInput as ServiceUsageInput } from "../../services/usages.js";
 import { DeletePayload } from "./document.js";
 import "./subscription.js";
 import "./invoice.js";
@@ -26,6 +26,10 @@ export const Usage = builder.prismaNode("Usage", {
       nullable: true,
       description: "the invoice that billed it; null until billed (before this release an `inv_` id String: select `invoice { id }`)",
     }),
+    transactionId: t.exposeString("transactionId", {
+      nullable: true,
+      description: "the sender's idempotency key it was recorded with (Lago's `transaction_id`), unique per organization and mode; null when sent without one",
+    }),
     testMode: t.exposeBoolean("testMode", { description: "true: recorded with a test key, seen only in test mode" }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was recorded, ISO 8601" }),
   }),
@@ -37,6 +41,42 @@ const UsageInput = builder.inputType("UsageInput", {
     subscriptionLine: t.id({ description: "`lin_` id of a metered subscription line (required)" }),
     quantity: t.field({ type: "Decimal", description: "not negative (required)" }),
     dateTime: t.field({ type: "DateTime", description: "default now; at most a day in the future" }),
+    transactionId: t.string({
+      description:
+        "optional idempotency key (Lago's `transaction_id`), 1 to 255 characters, unique per organization and mode: a usage sent again with a key already recorded is not counted again (the usage first recorded with it is returned)",
+    }),
+  }),
+});
+
+const RecordUsagesInput = builder.inputType("RecordUsagesInput", {
+  description: "A batch of usage records, validated as a whole and written together or not at all.",
+  fields: (t) => ({
+    usages: t.field({ type: [UsageInput], required: true, description: `1 to ${MAX_USAGE_BATCH} usage records; errors name a record's field as \`usages.<index>.<field>\` (0-based)` }),
+  }),
+});
+
+/** What recordUsages answers: the service's ids in input order and the duplicate indexes. */
+interface RecordedUsagesShape {
+  ids: string[];
+  duplicates: number[];
+}
+const RecordUsagesPayload = builder.objectRef<RecordedUsagesShape>("RecordUsagesPayload").implement({
+  description: "The usages of a batch, in the order sent, and which records were duplicates.",
+  fields: (t) => ({
+    usages: t.prismaField({
+      type: ["Usage"],
+      description:
+        "one usage per record sent, in the same order; a duplicate record's entry is the usage first recorded with its transactionId (so an id can appear more than once)",
+      resolve: async (query, parent, _args, ctx) => {
+        const rows = await ctx.prisma.usage.findMany({ ...query, where: { id: { in: [...new Set(parent.ids)] }, ...tenant(ctx) } });
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        return parent.ids.map((id) => byId.get(id)!);
+      },
+    }),
+    duplicates: t.exposeIntList("duplicates", {
+      description: "0-based indexes of the records not counted because their transactionId was already recorded (before, by a concurrent request, or earlier in this batch); empty when every record was new",
+    }),
+    created: t.int({ description: "how many usages this call recorded (records sent minus duplicates)", resolve: (p) => p.ids.length - p.duplicates.length }),
   }),
 });
 
@@ -48,6 +88,11 @@ const UsageWhere = builder.inputType("UsageWhere", {
     invoice: t.field({ type: StringFilter, description: "`inv_` id of the invoice that billed it" }),
   }),
 });
+
+/** The service's input of a GraphQL UsageInput. */
+function usageInput(input: { subscriptionLine?: string | number | null; quantity?: ServiceUsageInput["quantity"]; dateTime?: Date | null; transactionId?: string | null }): ServiceUsageInput {
+  return { subscriptionLine: input.subscriptionLine ? String(input.subscriptionLine) : null, quantity: input.quantity, dateTime: input.dateTime, transactionId: input.transactionId };
+}
 
 builder.queryFields((t) => ({
   usages: t.connection({
@@ -68,12 +113,19 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createUsage: t.prismaField({
     type: "Usage",
-    description: "Records a usage. Errors: validation_error (unknown or licensed line, negative quantity, more than a day ahead), invalid_state (cancelled subscription).",
+    description:
+      "Records a usage. With a transactionId already recorded nothing is written and the usage first recorded with it is returned. Errors: validation_error (unknown or licensed line, negative quantity, more than a day ahead, empty or over-long transactionId), invalid_state (cancelled subscription).",
     args: { input: t.arg({ type: UsageInput, required: true, description: "the usage; subscriptionLine and quantity required" }) },
     resolve: async (query, _root, args, ctx) => {
-      const created = await createUsage(ctx, { subscriptionLine: args.input.subscriptionLine ? String(args.input.subscriptionLine) : null, quantity: args.input.quantity, dateTime: args.input.dateTime });
+      const created = await createUsage(ctx, usageInput(args.input));
       return ctx.prisma.usage.findUniqueOrThrow({ ...query, where: { id: created.id } });
     },
+  }),
+  recordUsages: t.field({
+    type: RecordUsagesPayload,
+    description: `Records a batch of 1 to ${MAX_USAGE_BATCH} usages with one multi-row write, all or nothing. A record whose transactionId is already recorded (or repeats one earlier in the batch) is not counted again: it is listed in \`duplicates\`. Errors: validation_error (any bad record, fields named \`usages.<index>.<field>\`; more than ${MAX_USAGE_BATCH} records), invalid_state (a record of a cancelled subscription, same field paths); nothing is written on error.`,
+    args: { input: t.arg({ type: RecordUsagesInput, required: true, description: "the records" }) },
+    resolve: (_root, args, ctx) => recordUsages(ctx, args.input.usages.map(usageInput)),
   }),
   deleteUsage: t.field({
     type: DeletePayload,
