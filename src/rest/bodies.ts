@@ -493,7 +493,7 @@ export function couponInput(body: z.infer<typeof couponBody>) {
 
 /**
  * POST /v1/usages/ (spec "Usages"): subscription_line, quantity, date_time (ISO 8601; default now);
- * ours: transaction_id (the sender's idempotency key, docs/subscriptions.md "Usage").
+ * ours: transaction_id (the sender's idempotency key, docs/rest.md "Usage records").
  */
 export const usageBody = z.strictObject({
   id: ignored,
@@ -509,7 +509,7 @@ export function usageInput(body: z.infer<typeof usageBody>) {
   return { subscriptionLine: body.subscription_line, quantity: body.quantity, dateTime: body.date_time, transactionId: body.transaction_id };
 }
 
-/** POST /v1/usages/ with `{"usages": [...]}` (ours, docs/subscriptions.md "Usage"): a batch of single-record bodies; the count is checked by recordUsages. */
+/** POST /v1/usages/ with `{"usages": [...]}` (ours, docs/rest.md "Usage records"): a batch of single-record bodies; the count is checked by recordUsages. */
 export const usageBatchBody = z.strictObject({ usages: z.array(usageBody) });
 
 export function usageBatchInput(body: z.infer<typeof usageBatchBody>) {

@@ -461,7 +461,7 @@ const routes: Route[] = [
   },
 
   // Usage records (spec "Usages"; Idempotency-Key records a usage once: server.ts). A body with
-  // `usages` is a batch (ours, docs/subscriptions.md "Usage"): 201 with every record's usage in
+  // `usages` is a batch (ours, docs/rest.md "Usage records"): 201 with every record's usage in
   // order and the duplicates' indexes (200 when every record was a duplicate).
   {
     method: "POST",

@@ -1,5 +1,5 @@
 /**
- * Batched usage ingestion (issue 17 "Usage ingestion at scale"; docs/subscriptions.md "Usage"):
+ * Batched usage ingestion (issue 17 "Usage ingestion at scale"; docs/rest.md "Usage records"):
  * POST /v1/usages/ with `{"usages": [...]}` and GraphQL recordUsages, validated as a whole and
  * written with one multi-row INSERT; `transaction_id` counts a record once across and within
  * batches, also when two batches race; a cycle bills the same whether its usage came in batches
