@@ -162,11 +162,16 @@ export async function loadCycleData(
     const rows = await prisma.usage.findMany({ where: { OR: [...byStart].map(([from, lineIds]) => ({ subscriptionLineId: { in: lineIds }, dateTime: { gte: new Date(from) } })) }, select: usageSelect });
     usages.push(...rows.map(toRow));
   }
+  // last_ever: each line's latest record before the period, one index probe per line (LATERAL ... LIMIT 1
+  // on Usage_subscriptionLineId_dateTime_createdAt_idx, read backwards), however many records a line has
   for (const [from, lineIds] of lastEverByStart) {
     const rows = await prisma.$queryRaw<{ id: string; subscriptionLineId: string; quantity: string; dateTime: Date; createdAt: Date; invoiceId: string | null }[]>(Prisma.sql`
-      SELECT DISTINCT ON ("subscriptionLineId") "id", "subscriptionLineId", "quantity"::text AS "quantity", "dateTime", "createdAt", "invoiceId"
-      FROM "Usage" WHERE "subscriptionLineId" IN (${Prisma.join(lineIds)}) AND "dateTime" < ${new Date(from)}
-      ORDER BY "subscriptionLineId", "dateTime" DESC, "createdAt" DESC`);
+      SELECT u.* FROM unnest(ARRAY[${Prisma.join(lineIds)}]::text[]) AS l("lineId")
+      CROSS JOIN LATERAL (
+        SELECT "id", "subscriptionLineId", "quantity"::text AS "quantity", "dateTime", "createdAt", "invoiceId"
+        FROM "Usage" WHERE "subscriptionLineId" = l."lineId" AND "dateTime" < ${new Date(from)}
+        ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1
+      ) u`);
     usages.push(...rows.map(toRow));
   }
   for (const s of subscriptions) {
