@@ -131,7 +131,11 @@ async function recordUsageList(ctx: ServiceContext, inputs: readonly UsageInput[
     data.push({ id, ...tenant(ctx), subscriptionLineId: r.subscriptionLineId, quantity: r.quantity, dateTime: r.dateTime, transactionId: r.transactionId });
   });
   // ONE multi-row INSERT ... ON CONFLICT DO NOTHING: rows whose transaction id exists are skipped
-  const inserted = await ctx.prisma.usage.createManyAndReturn({ data, skipDuplicates: true, select: { id: true } });
+  // (one record without a key: a plain INSERT, which Prisma sends without BEGIN/COMMIT around it)
+  const inserted =
+    data.length === 1 && !data[0].transactionId
+      ? [await ctx.prisma.usage.create({ data: data[0], select: { id: true } })]
+      : await ctx.prisma.usage.createManyAndReturn({ data, skipDuplicates: true, select: { id: true } });
   const insertedIds = new Set(inserted.map((u) => u.id));
   const skippedKeys = data.filter((d) => !insertedIds.has(d.id!)).map((d) => d.transactionId!);
   const existing = skippedKeys.length
