@@ -11,6 +11,7 @@ import { knownOperationTypesPlugin } from "./graphql/operation-types.js";
 import type { GraphQLContext } from "./graphql/context.js";
 import { maskError } from "./graphql/errors.js";
 import { authenticate } from "./services/api-keys.js";
+import { ApiKeyCache } from "./services/api-key-cache.js";
 import { createRestHandler, errorResponse } from "./rest/router.js";
 import { domainErrorOfDatabaseFailure, RETRY_AFTER_SECONDS } from "./infra/database-errors.js";
 import { boundFieldErrors, boundMessage } from "./domain/input-limits.js";
@@ -121,6 +122,8 @@ export interface App {
 export function createApp({ database, logger, publicUrl, settings: given, mailer: givenMailer, outboxIntervalMs = 30_000, billingRunIntervalMs = 0, siiIntervalMs = 0 }: AppOptions): App {
   const { prisma } = database;
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
+  // API keys by hash, kept API_KEY_CACHE_TTL_SECONDS (services/api-key-cache.ts, docs/operations.md)
+  const apiKeys = new ApiKeyCache(settings.apiKeyCacheTtlSeconds * 1000);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   // business and health series (services/metrics.ts): database-backed ones are read at each scrape
@@ -170,7 +173,7 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
       const requestId = request.headers.get("x-request-id") ?? randomUUID();
       // a keyed request runs in its own transaction (idempotent() below): every query goes there
       const db = requestDatabase() ?? prisma;
-      const auth = await authenticate(db, request.headers.get("authorization"));
+      const auth = await authenticate(db, request.headers.get("authorization"), new Date(), apiKeys);
       const baseUrl = publicUrl ?? new URL(request.url).origin;
       return { prisma: db, auth, now: () => new Date(), settings, baseUrl, requestId, logger: logger.child({ requestId }), mailer } as GraphQLContext;
     },
@@ -216,7 +219,7 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
   async function idempotent(request: Request, key: string, surface: string, run: (request: Request) => Promise<Response>): Promise<Response> {
     let auth;
     try {
-      auth = await authenticate(prisma, request.headers.get("authorization"));
+      auth = await authenticate(prisma, request.headers.get("authorization"), new Date(), apiKeys);
     } catch (e) {
       // no valid key: the request runs as usual and answers 401; anything else (a database that
       // cannot serve) must not run the request without its key
@@ -381,6 +384,7 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     await billingWorker?.stop();
     await siiWorker?.stop();
     mailer?.close();
+    apiKeys.close();
   }
 
   return { handle: guarded, yoga, registry, mailer, close };

@@ -35,12 +35,13 @@ describe("loadConfig", () => {
   });
 
   it("reads the limits (docs/limits.md): defaults, values, and a METRICS_TOKEN never echoed", () => {
-    expect(loadConfig({}).settings).toMatchObject({ rateLimitRequests: 100, rateLimitWindowSeconds: 1, rateLimitBurst: 200, authFailureLimit: 20, authFailureWindowSeconds: 300, trustProxy: false, corsOrigins: [], metricsToken: undefined, graphqlTimeBudgetMs: 10_000 });
+    expect(loadConfig({}).settings).toMatchObject({ rateLimitRequests: 100, rateLimitWindowSeconds: 1, rateLimitBurst: 200, authFailureLimit: 20, authFailureWindowSeconds: 300, trustProxy: false, corsOrigins: [], metricsToken: undefined, graphqlTimeBudgetMs: 10_000, apiKeyCacheTtlSeconds: 30 });
     const config = loadConfig({
       RATE_LIMIT_REQUESTS: "0", RATE_LIMIT_WINDOW_SECONDS: "60", RATE_LIMIT_BURST: "5", AUTH_FAILURE_LIMIT: "3", AUTH_FAILURE_WINDOW_SECONDS: "900",
-      TRUST_PROXY: "true", CORS_ORIGINS: "https://app.example.com, http://localhost:5173", METRICS_TOKEN: "0123456789abcdef0123", GRAPHQL_TIME_BUDGET_MS: "2500",
+      TRUST_PROXY: "true", CORS_ORIGINS: "https://app.example.com, http://localhost:5173", METRICS_TOKEN: "0123456789abcdef0123", GRAPHQL_TIME_BUDGET_MS: "2500", API_KEY_CACHE_TTL_SECONDS: "0",
     });
-    expect(config.settings).toMatchObject({ rateLimitRequests: 0, rateLimitWindowSeconds: 60, rateLimitBurst: 5, authFailureLimit: 3, authFailureWindowSeconds: 900, trustProxy: true, corsOrigins: ["https://app.example.com", "http://localhost:5173"], metricsToken: "0123456789abcdef0123", graphqlTimeBudgetMs: 2500 });
+    expect(config.settings).toMatchObject({ rateLimitRequests: 0, rateLimitWindowSeconds: 60, rateLimitBurst: 5, authFailureLimit: 3, authFailureWindowSeconds: 900, trustProxy: true, corsOrigins: ["https://app.example.com", "http://localhost:5173"], metricsToken: "0123456789abcdef0123", graphqlTimeBudgetMs: 2500, apiKeyCacheTtlSeconds: 0 });
+    expect(error({ API_KEY_CACHE_TTL_SECONDS: "-1" }).variable).toBe("API_KEY_CACHE_TTL_SECONDS");
     expect(error({ CORS_ORIGINS: "https://app.example.com/path" }).variable).toBe("CORS_ORIGINS");
     expect(error({ TRUST_PROXY: "yes" }).message).toBe('TRUST_PROXY: must be true or false (got "yes")');
     expect(error({ RATE_LIMIT_WINDOW_SECONDS: "0" }).variable).toBe("RATE_LIMIT_WINDOW_SECONDS");

@@ -76,6 +76,13 @@ export interface AppSettings {
   metricsToken?: string;
   /** GRAPHQL_TIME_BUDGET_MS: a query operation still resolving after this long is ended with `request_timeout` (default 10000) */
   graphqlTimeBudgetMs: number;
+  /**
+   * API_KEY_CACHE_TTL_SECONDS: how long a request's API key, once read, is served from this
+   * process's memory (services/api-key-cache.ts; default 30, 0: read on every request). A key
+   * revoked in this process stops at once, an expired one at its expiry; a key revoked by another
+   * process (the CLI, another replica) stops within this time.
+   */
+  apiKeyCacheTtlSeconds: number;
 }
 
 /**
@@ -121,6 +128,7 @@ export const DEFAULT_SETTINGS: AppSettings = {
   trustProxy: false,
   corsOrigins: [],
   graphqlTimeBudgetMs: 10_000,
+  apiKeyCacheTtlSeconds: 30,
 };
 
 const SII_HOST_VARIABLES: Record<keyof SiiHosts, string> = {
@@ -211,6 +219,7 @@ const ENV_SCHEMA = z.object({
   ),
   METRICS_TOKEN: z.preprocess(unset, z.string().optional()),
   GRAPHQL_TIME_BUDGET_MS: integer(1, 600_000, "must be a whole number of milliseconds between 1 and 600000"),
+  API_KEY_CACHE_TTL_SECONDS: integer(0, 3_600, "must be a whole number of seconds between 0 and 3600 (0: no cache)"),
   ...(Object.fromEntries(Object.values(SII_HOST_VARIABLES).map((v) => [v, url(["http:", "https:"], "must be an absolute http(s) URL")])) as Record<string, ReturnType<typeof url>>),
 });
 
@@ -266,6 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       corsOrigins: e.CORS_ORIGINS ?? DEFAULT_SETTINGS.corsOrigins,
       metricsToken: e.METRICS_TOKEN,
       graphqlTimeBudgetMs: e.GRAPHQL_TIME_BUDGET_MS ?? DEFAULT_SETTINGS.graphqlTimeBudgetMs,
+      apiKeyCacheTtlSeconds: e.API_KEY_CACHE_TTL_SECONDS ?? DEFAULT_SETTINGS.apiKeyCacheTtlSeconds,
     },
   };
 }

@@ -7,7 +7,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import type { PGlite } from "@electric-sql/pglite";
 import type pg from "pg";
 import { PrismaClient } from "./prisma/generated/client.js";
-import { databaseTarget, nameAsTextPool, openPGlite, pgliteAdapter, yieldingAdapter, type DatabaseTarget } from "./driver-adapter.js";
+import { databaseTarget, nameAsTextPool, openPGlite, pgliteAdapter, statementCountingAdapter, yieldingAdapter, type DatabaseTarget, type StatementListener } from "./driver-adapter.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { applyMigrations, migrationStatus, type MigrationReport, type MigrationStatus, type SqlSession } from "./migrate.js";
 
@@ -66,15 +66,22 @@ function pgSession(client: pg.PoolClient): SqlSession {
   };
 }
 
+/** Options of createDatabase. */
+export interface DatabaseOptions {
+  /** called with every SQL statement the Prisma client sends, BEGIN/COMMIT included (driver-adapter.ts statementCountingAdapter); tests count them */
+  onStatement?: StatementListener;
+}
+
 /**
  * Creates the Prisma client for `target`. An embedded database on disk is locked for this process
  * first (data-dir-lock.ts): a second process gets DataDirInUseError at once, naming the directory
  * and the owner. Nothing is migrated here: see `migrate`.
  */
-export async function createDatabase(target: DatabaseTarget = databaseTarget()): Promise<Database> {
+export async function createDatabase(target: DatabaseTarget = databaseTarget(), options: DatabaseOptions = {}): Promise<Database> {
+  const counted = <F extends { connect: () => Promise<object> }>(factory: F): F => (options.onStatement ? statementCountingAdapter(factory, options.onStatement) : factory);
   if (target.kind === "postgres") {
     const pool = nameAsTextPool({ connectionString: target.url, ...POOL_OPTIONS });
-    const prisma = new PrismaClient({ adapter: yieldingAdapter(new PrismaPg(pool)), transactionOptions: TRANSACTION_OPTIONS });
+    const prisma = new PrismaClient({ adapter: counted(yieldingAdapter(new PrismaPg(pool))), transactionOptions: TRANSACTION_OPTIONS });
     return {
       prisma,
       target,
@@ -101,7 +108,7 @@ export async function createDatabase(target: DatabaseTarget = databaseTarget()):
     lock?.release();
     throw e;
   }
-  const prisma = new PrismaClient({ adapter: yieldingAdapter(pgliteAdapter(pglite)), transactionOptions: TRANSACTION_OPTIONS });
+  const prisma = new PrismaClient({ adapter: counted(yieldingAdapter(pgliteAdapter(pglite))), transactionOptions: TRANSACTION_OPTIONS });
   return {
     prisma,
     target,

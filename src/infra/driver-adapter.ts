@@ -229,3 +229,53 @@ function closeWhenIdle(
     connectToShadowDb: () => factory.connectToShadowDb(),
   };
 }
+
+/** Called with the SQL text of every statement a driver adapter sends (statementCountingAdapter). */
+export type StatementListener = (sql: string) => void;
+
+/**
+ * A driver adapter factory whose adapters report every SQL statement to `listener`, transactions
+ * included: `BEGIN` when one starts, then each query, then `COMMIT` or `ROLLBACK`. @prisma/adapter-pg
+ * sends BEGIN itself and COMMIT/ROLLBACK as queries (reported as sent); pglite-prisma-adapter's
+ * transactions are "phantom" (PGlite's own `transaction()` sends them), so they are reported from
+ * `startTransaction`, `commit` and `rollback`. Wraps the adapter and transaction instances only
+ * (not the shared prototypes), so two databases in one process count apart. For tests and
+ * diagnostics (test/helpers/server.ts `statements`); costs one function call per statement.
+ */
+export function statementCountingAdapter<F extends { connect: () => Promise<object> }>(factory: F, listener: StatementListener): F {
+  const connect = factory.connect.bind(factory);
+  const wrapQueries = (target: any) => {
+    for (const method of ["queryRaw", "executeRaw"] as const) {
+      const original = target[method];
+      if (typeof original !== "function") continue;
+      target[method] = (query: { sql: string }) => {
+        listener(query.sql);
+        return original.call(target, query);
+      };
+    }
+  };
+  factory.connect = async () => {
+    const adapter: any = await connect();
+    wrapQueries(adapter);
+    const start = adapter.startTransaction;
+    if (typeof start === "function") {
+      adapter.startTransaction = async (...args: unknown[]) => {
+        listener("BEGIN");
+        const tx: any = await start.apply(adapter, args);
+        wrapQueries(tx);
+        if (tx.options?.usePhantomQuery) {
+          for (const [method, sql] of [["commit", "COMMIT"], ["rollback", "ROLLBACK"]] as const) {
+            const original = tx[method];
+            tx[method] = (...a: unknown[]) => {
+              listener(sql);
+              return original.apply(tx, a);
+            };
+          }
+        }
+        return tx;
+      };
+    }
+    return adapter;
+  };
+  return factory;
+}

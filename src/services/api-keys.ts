@@ -9,6 +9,7 @@ import { AuthenticationError, FieldErrorCollector, NotFoundError, ValidationErro
 import { isEmailAddress } from "../domain/formats.js";
 import { bearerKey, isKeyExpired, isOrganizationId, LAST_USED_RESOLUTION_MS, lastUseIsStale } from "../domain/api-keys.js";
 import type { Auth } from "./context.js";
+import { forgetApiKey, type ApiKeyCache, type CachedApiKey } from "./api-key-cache.js";
 import { newOrganizationSettings } from "./organization-settings.js";
 
 export type KeyMode = "test" | "live";
@@ -166,38 +167,57 @@ export interface RevokedApiKey {
 
 /**
  * Revokes the key with id `id` (`key_...`): sets `revokedAt` to `now` with one conditional
- * UPDATE, so the key answers 401 from the next request on. Revoking a revoked key changes
+ * UPDATE, so the key answers 401 from the next request on in this process (its cached entry is
+ * dropped at once) and within API_KEY_CACHE_TTL_SECONDS in other processes. Revoking a revoked key changes
  * nothing and reports `already_revoked` with the first revocation's time. Throws NotFoundError
  * for an unknown id and ValidationError for a blank one.
  */
 export async function revokeApiKey(prisma: PrismaClient, id: string, now: Date = new Date()): Promise<RevokedApiKey> {
   const wanted = id.trim();
   if (!wanted) throw ValidationError.field("id", "is required");
-  return prisma.$transaction(async (tx) => {
+  const revoked = await prisma.$transaction(async (tx) => {
     const { count } = await tx.apiKey.updateMany({ where: { id: wanted, revokedAt: null }, data: { revokedAt: now } });
     const key = await tx.apiKey.findUnique({ where: { id: wanted }, select: { id: true, prefix: true, revokedAt: true } });
     if (!key || !key.revokedAt) throw new NotFoundError("API key", wanted);
     return { id: key.id, prefix: key.prefix, revoked_at: key.revokedAt.toISOString(), already_revoked: count === 0 };
   });
+  // after the commit (a request reading the key before it would cache it again): this process's
+  // caches drop it now, other processes' within their TTL (services/api-key-cache.ts)
+  forgetApiKey(revoked.id);
+  return revoked;
 }
 
 /**
  * Resolves `Authorization: Bearer <key>` (the scheme in any case, RFC 7235; domain/api-keys.ts
- * bearerKey) to the key's organization, mode and user with one SELECT by hash. Throws AuthenticationError (401) when the header is missing or malformed, the
- * key is unknown or revoked, or it expired (`expiresAt` at or before `now`). When the stored
- * `lastUsedAt` is null or older than LAST_USED_RESOLUTION_MS (60 s) it is set to `now` with one
- * conditional UPDATE (a concurrent request that already wrote it makes the UPDATE match no row).
+ * bearerKey) to the key's organization, mode and user. With `cache` (the app's ApiKeyCache,
+ * services/api-key-cache.ts) a key read within the cache's TTL is served without any statement;
+ * else (or without `cache`) with one SELECT by hash, and a key found and not revoked is cached.
+ * Throws AuthenticationError (401) when the header is missing or malformed, the key is unknown or
+ * revoked, or it expired (`expiresAt` at or before `now`; checked on every call, cached or not).
+ * When the `lastUsedAt` known (read, or last written by this cache) is null or older than
+ * LAST_USED_RESOLUTION_MS (60 s) it is set to `now` with one conditional UPDATE (a concurrent
+ * request that already wrote it makes the UPDATE match no row).
  */
-export async function authenticate(prisma: PrismaClient, authorization: string | null | undefined, now: Date = new Date()): Promise<Auth> {
+export async function authenticate(prisma: PrismaClient, authorization: string | null | undefined, now: Date = new Date(), cache?: ApiKeyCache): Promise<Auth> {
   const presented = bearerKey(authorization);
   if (!presented) {
     throw new AuthenticationError("Send an API key as `Authorization: Bearer sk_test_...` or `sk_live_...`");
   }
-  const apiKey = await prisma.apiKey.findUnique({ where: { hash: hashKey(presented) } });
-  if (!apiKey || apiKey.revokedAt) throw new AuthenticationError("Unknown or revoked API key");
+  const hash = hashKey(presented);
+  let apiKey: CachedApiKey | undefined = cache?.get(hash);
+  if (!apiKey) {
+    const generation = cache?.generation ?? 0;
+    const row = await prisma.apiKey.findUnique({ where: { hash } });
+    // unknown and revoked keys are never cached (services/api-key-cache.ts)
+    if (!row || row.revokedAt) throw new AuthenticationError("Unknown or revoked API key");
+    apiKey = { id: row.id, organizationId: row.organizationId, testMode: row.testMode, userEmail: row.userEmail, expiresAt: row.expiresAt, lastUsedAt: row.lastUsedAt };
+    cache?.set(hash, apiKey, generation);
+  }
   if (isKeyExpired(apiKey.expiresAt, now)) throw new AuthenticationError(`API key expired at ${apiKey.expiresAt!.toISOString()}`);
   if (lastUseIsStale(apiKey.lastUsedAt, now)) {
     const cutoff = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
+    // marked before the write, so concurrent requests of this process do not repeat it
+    apiKey.lastUsedAt = now;
     // raw, so it is not a model operation: the per-request query lists tests keep stay as they were
     await prisma.$executeRaw`
       UPDATE "ApiKey" SET "lastUsedAt" = ${now}

@@ -18,8 +18,14 @@ export interface TestServer {
   url: string;
   database: Database;
   keys: { acme: string; acmeLive: string; other: string };
-  /** `Model.operation` of every Prisma query the app ran, in order (tests may clear it) */
+  /**
+   * `Model.operation` of every Prisma query the app ran, in order (tests may clear it), except the
+   * API key lookup (`ApiKey.findUnique`): whether a request runs it depends on the key cache's
+   * timing (services/api-key-cache.ts); `statements` has it when it runs.
+   */
   queries: string[];
+  /** SQL text of every statement sent to the database (BEGIN/COMMIT included), in order (tests may clear it) */
+  statements: string[];
   orgs: { acme: string; other: string };
   /** REST call with a key; returns status and parsed JSON (null for empty bodies) */
   rest(method: string, path: string, options?: { key?: string | null; body?: unknown; raw?: string }): Promise<{ status: number; body: any; text: string }>;
@@ -35,7 +41,8 @@ export interface TestServer {
  */
 export async function startTestServer(options: { settings?: Partial<AppSettings>; outboxIntervalMs?: number; billingRunIntervalMs?: number } = {}): Promise<TestServer> {
   const { target, drop } = await cloneTemplate(inject("template"));
-  const database = await createDatabase(target);
+  const statements: string[] = [];
+  const database = await createDatabase(target, { onStatement: (sql) => statements.push(sql) });
   const acme = await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "ops@acme.cl", mode: "test" });
   const acmeLive = await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "live@acme.cl", mode: "live" });
   const other = await createApiKey(database.prisma, { organizationName: "Other Ltda", email: "ops@other.cl", mode: "test" });
@@ -50,7 +57,7 @@ export async function startTestServer(options: { settings?: Partial<AppSettings>
     query: {
       $allModels: {
         async $allOperations({ model, operation, args, query }) {
-          queries.push(`${model}.${operation}`);
+          if (model !== "ApiKey" || operation !== "findUnique") queries.push(`${model}.${operation}`);
           return query(args);
         },
       },
@@ -93,6 +100,7 @@ export async function startTestServer(options: { settings?: Partial<AppSettings>
     database,
     keys: { acme: acme.key, acmeLive: acmeLive.key, other: other.key },
     queries,
+    statements,
     orgs: { acme: acme.organization, other: other.organization },
     rest,
     graphql,

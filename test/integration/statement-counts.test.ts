@@ -1,0 +1,185 @@
+/**
+ * SQL statements per request (docs/performance.md "Statements per request"), counted at the driver
+ * adapter (test/helpers/server.ts `statements`: every statement sent, BEGIN/COMMIT included), and
+ * the API key cache (services/api-key-cache.ts): revocation and expiry at once, bounded, unknown
+ * keys never cached.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { authenticate, createApiKey, revokeApiKey } from "../../src/services/api-keys.js";
+import { ApiKeyCache } from "../../src/services/api-key-cache.js";
+
+let s: TestServer;
+let customer: string;
+beforeAll(async () => {
+  s = await startTestServer();
+  customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
+});
+afterAll(async () => s?.close());
+
+/** The table each statement reads or writes first (`BEGIN`/`COMMIT` as themselves). */
+const tables = (statements: string[]) => statements.map((sql) => /^\s*(BEGIN|COMMIT|ROLLBACK)\b/.exec(sql)?.[1] ?? /(?:FROM|INTO|UPDATE)\s+(?:"public"\.)?"(\w+)"/.exec(sql)?.[1] ?? sql.slice(0, 40));
+
+/**
+ * The tables of the statements `run` sends. `withoutKey`: leaves out the API key's (a SELECT when
+ * its cached entry has ended, the `lastUsedAt` UPDATE once a minute), which depend on timing; the
+ * key cache's own tests below count those.
+ */
+async function statementsOf(run: () => Promise<unknown>, withoutKey = false): Promise<string[]> {
+  s.statements.length = 0;
+  await run();
+  return tables([...s.statements]).filter((t) => !withoutKey || t !== "ApiKey");
+}
+
+const THREE_LINES = [{ name: "a", amount: 100 }, { name: "b", amount: 200 }, { name: "c", amount: 300 }];
+const PAGE = `{ invoices(first: 50) { edges { node { id total customer { name country { name } } lines { name total } payments { id amount } } } } }`;
+
+describe("statements per request", () => {
+  it("GET /v1/invoices/{id}/: no API key statement once the key is cached; the invoice and its relations", async () => {
+    const id = (await s.rest("POST", "/v1/invoices/", { body: { customer, lines: THREE_LINES } })).body.id;
+    const got = await statementsOf(async () => expect((await s.rest("GET", `/v1/invoices/${id}/`)).status).toBe(200), true);
+    // one per relation of the REST operation's selection (Prisma's query compiler, no relation
+    // joins: docs/performance.md); the four `IN (NULL)` ones are the empty payments' relations
+    expect(got).toEqual(["Invoice", "Customer", "DocumentType", "Currency", "InvoiceLine", "Payment", "Country", "Source", "Customer", "Invoice", "Customer"]);
+    expect(got).not.toContain("BEGIN");
+  });
+
+  it("a GraphQL page of 50 invoices with customer, country, lines and payments: 5 statements whatever the page size", async () => {
+    const addInvoices = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const other = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: `Cliente ${n}-${i}` }) })).body.id;
+        expect((await s.rest("POST", "/v1/invoices/", { body: { customer: other, lines: THREE_LINES } })).status).toBe(201);
+      }
+    };
+    await addInvoices(2);
+    const small = await statementsOf(async () => expect((await s.graphql(PAGE)).body.errors).toBeUndefined(), true);
+    await addInvoices(8);
+    let page: any;
+    const large = await statementsOf(async () => (page = (await s.graphql(PAGE)).body), true);
+    expect(page.errors).toBeUndefined();
+    expect(page.data.invoices.edges.length).toBeGreaterThanOrEqual(10);
+    expect(page.data.invoices.edges.every((e: any) => e.node.lines.length === 3 && e.node.customer.country.name === "Chile")).toBe(true);
+    // one per level of the selection: the page, then customers, lines and payments of all its
+    // invoices at once, then the customers' countries (no N+1)
+    expect(large).toEqual(small);
+    expect(large).toEqual(["Invoice", "Customer", "InvoiceLine", "Payment", "Country"]);
+  });
+
+  it("POST /v1/invoices/ with 3 lines: one transaction with two INSERTs; reads before it and the answer's read after it", async () => {
+    let status = 0;
+    const got = await statementsOf(async () => (status = (await s.rest("POST", "/v1/invoices/", { body: { customer, lines: THREE_LINES } })).status), true);
+    expect(status).toBe(201);
+    const begin = got.indexOf("BEGIN");
+    const commit = got.indexOf("COMMIT");
+    // the organization's time zone, the customer, document type and currency are validated first
+    expect(got.slice(0, begin)).toEqual(["Organization", "Customer", "DocumentType", "Currency"]);
+    // the invoice with its 3 lines in one multi-row INSERT; Prisma reads the created row back
+    expect(got.slice(begin, commit + 1)).toEqual(["BEGIN", "Invoice", "InvoiceLine", "Invoice", "COMMIT"]);
+    // the answer is GET's read (the REST operation's selection)
+    expect(got.slice(commit + 1)).toEqual(["Invoice", "Customer", "DocumentType", "Currency", "InvoiceLine", "Payment", "Country", "Source", "Customer", "Invoice", "Customer"]);
+  });
+});
+
+describe("API key cache", () => {
+  it("serves a key from the cache: the first request reads it, the next ones run no statement for it", async () => {
+    const created = await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email: "cache@acme.cl", mode: "test" });
+    const first = await statementsOf(async () => expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200));
+    expect(first.slice(0, 2)).toEqual(["ApiKey", "ApiKey"]); // the SELECT, then lastUsedAt's first write
+    const next = await statementsOf(async () => expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200));
+    expect(next).not.toContain("ApiKey");
+  });
+
+  it("a key revoked in this process answers 401 at once, on /v1 and /graphql", async () => {
+    const created = await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email: "revoke@acme.cl", mode: "test" });
+    expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200);
+    expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200); // cached
+    await revokeApiKey(s.database.prisma, created.id);
+    const rest = await s.rest("GET", "/v1/customers/", { key: created.key });
+    expect([rest.status, rest.body.error.message]).toEqual([401, "Unknown or revoked API key"]);
+    const gql = await s.graphql("{ customers(first: 1) { totalCount } }", {}, created.key);
+    expect([gql.status, gql.body.errors[0].extensions.code]).toEqual([401, "authentication_required"]);
+  });
+
+  it("a cached key answers 401 from its expiry instant on, without waiting for the cache", async () => {
+    const expiresAt = new Date(Date.now() + 1_500);
+    const created = await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email: "expiring@acme.cl", mode: "test", expiresAt });
+    expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200);
+    const cached = await statementsOf(async () => expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200));
+    expect(cached).not.toContain("ApiKey");
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt.getTime() - Date.now() + 50)));
+    const rest = await s.rest("GET", "/v1/customers/", { key: created.key });
+    expect([rest.status, rest.body.error.message]).toEqual([401, `API key expired at ${expiresAt.toISOString()}`]);
+  });
+
+  it("a key revoked by another process (here: in the database directly) stops once its cached entry ends", async () => {
+    const short = await startTestServer({ settings: { apiKeyCacheTtlSeconds: 1 } });
+    try {
+      const created = await createApiKey(short.database.prisma, { organizationName: "Acme SpA", email: "elsewhere@acme.cl", mode: "test" });
+      expect((await short.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200);
+      const readAt = Date.now();
+      await short.database.prisma.apiKey.update({ where: { id: created.id }, data: { revokedAt: new Date() } });
+      // within the TTL this process still serves it from memory (docs/operations.md "API key cache")
+      if (Date.now() - readAt < 800) expect((await short.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, readAt + 1_050 - Date.now())));
+      expect((await short.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(401);
+    } finally {
+      await short.close();
+    }
+  });
+
+  it("never caches an unknown or revoked key: each attempt is one SELECT and the cache stays empty", async () => {
+    const cache = new ApiKeyCache(30_000, 10);
+    try {
+      const revoked = await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email: "gone@acme.cl", mode: "test" });
+      await revokeApiKey(s.database.prisma, revoked.id);
+      for (const key of [`sk_test_${"x".repeat(32)}`, `sk_test_${"y".repeat(32)}`, revoked.key, revoked.key]) {
+        const sent = await statementsOf(() => authenticate(s.database.prisma, `Bearer ${key}`, new Date(), cache).then(() => expect.unreachable(), (e) => expect(e.status).toBe(401)));
+        expect(sent).toEqual(["ApiKey"]);
+      }
+      expect(cache.size).toBe(0);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it("is bounded: past maxEntries the least recently used key is dropped, and read again when it comes back", async () => {
+    const cache = new ApiKeyCache(30_000, 2);
+    try {
+      const keys = [];
+      for (const email of ["lru1@acme.cl", "lru2@acme.cl", "lru3@acme.cl"]) keys.push(await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email, mode: "test" }));
+      const auth = (key: string) => statementsOf(() => authenticate(s.database.prisma, `Bearer ${key}`, new Date(), cache));
+      await auth(keys[0].key);
+      await auth(keys[1].key);
+      expect(await auth(keys[0].key)).toEqual([]); // hit: key 0 is now the most recently used
+      await auth(keys[2].key); // drops key 1
+      expect(cache.size).toBe(2);
+      expect(await auth(keys[0].key)).toEqual([]);
+      expect(await auth(keys[2].key)).toEqual([]);
+      expect(await auth(keys[1].key)).toEqual(["ApiKey"]);
+      expect(cache.size).toBe(2);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it("drops an entry after its TTL", () => {
+    let now = 1_000;
+    const cache = new ApiKeyCache(30_000, 10, () => now);
+    try {
+      const key = { id: "key_a", organizationId: "org_a", testMode: true, userEmail: "a@a.cl", expiresAt: null, lastUsedAt: null };
+      cache.set("h", key);
+      now += 29_999;
+      expect(cache.get("h")).toEqual(key);
+      now += 1;
+      expect(cache.get("h")).toBeUndefined();
+      expect(cache.size).toBe(0);
+      // a read that started before a revocation is not cached
+      const before = cache.generation;
+      cache.forget("key_other");
+      cache.set("h", key, before);
+      expect(cache.get("h")).toBeUndefined();
+    } finally {
+      cache.close();
+    }
+  });
+});
