@@ -257,6 +257,8 @@ const PATHS: Path[] = [
 
 interface Run {
   rps: number;
+  /** requests answered in the run */
+  total: number;
   p50: number;
   p99: number;
   errors: number;
@@ -274,7 +276,7 @@ async function load(url: string, seedData: Seed, p: Path, seconds: number): Prom
     duration: seconds,
     setupClient: (client: { on: (e: string, f: (status: number) => void) => void }) => client.on("response", (status: number) => void (status !== r.expect && wrongStatus++)),
   } as autocannon.Options);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx + wrongStatus };
+  return { rps: result.requests.average, total: result.requests.total, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx + wrongStatus };
 }
 
 async function call(url: string, seedData: Seed, p: Path): Promise<{ status: number; body: unknown }> {
@@ -334,7 +336,7 @@ async function main(): Promise<void> {
         b.push(await load(baseline.url, seedData, p, SECONDS));
         loads.push(os.loadavg());
       }
-      const m = (runs: Run[]): Run => ({ rps: median(runs.map((r) => r.rps)), p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), errors: runs.reduce((n, r) => n + r.errors, 0) });
+      const m = (runs: Run[]): Run => ({ rps: median(runs.map((r) => r.rps)), total: median(runs.map((r) => r.total)), p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), errors: runs.reduce((n, r) => n + r.errors, 0) });
       const row = { p, service: m(s), baseline: m(b), load: loads.at(-1)! };
       rows.push(row);
       console.log(
@@ -359,12 +361,14 @@ async function main(): Promise<void> {
       children.push(profiled);
       const get32 = PATHS.find((p) => p.id === "get32")!;
       await load(profiled.url, seedData, get32, 2);
+      // the monotonic clock V8's profile timestamps use: the summary counts samples from here on
+      const sinceUs = process.hrtime.bigint() / 1000n;
       const run = await load(profiled.url, seedData, get32, SECONDS);
       await profiled.stop();
       children.length = 0;
       const written = fs.readdirSync(PROFILE_DIR).filter((f) => f.endsWith(".cpuprofile") && !before.has(f));
       console.log(`\nprofile of the service under the GET load at 32 connections (${fmtRow(run)} while profiled): ${written.map((f) => path.join(PROFILE_DIR, f)).join(", ")}`);
-      console.log(`summarise with: npx tsx bench/profile-summary.ts ${written.map((f) => path.join(PROFILE_DIR, f)).join(" ")}`);
+      console.log(`summarise with: npx tsx bench/profile-summary.ts ${written.map((f) => path.join(PROFILE_DIR, f)).join(" ")} --since-us ${sinceUs} --requests ${run.total}`);
     }
   } finally {
     for (const c of children) await c.stop().catch(() => undefined);
