@@ -14,6 +14,9 @@
  * 3. Loads each path with autocannon, interleaved (service, baseline, service, baseline, ...),
  *    BENCH_RUNS runs (default 3) of BENCH_SECONDS seconds (default 10) each, and prints the medians
  *    (req/s, p50, p99), the ratio service/baseline, and the load average while measuring.
+ * 3b. Counts the SQL statements per request of each path, service and baseline, through a TCP
+ *    proxy in front of PostgreSQL that counts the protocol's Execute and Query messages (a second
+ *    pair of children, pointed at the proxy, so the load runs go straight to PostgreSQL).
  * 4. With BENCH_PROFILE=<dir>: afterwards starts the service once more under `node --cpu-prof`
  *    during BENCH_SECONDS of the GET load at 32 connections and writes the .cpuprofile into <dir>
  *    (summarise it with `npx tsx bench/profile-summary.ts <file>`).
@@ -21,6 +24,7 @@
  * BENCH_ONLY=get1,get32,graphql,usages runs a subset. Figures go to stdout only.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import net from "node:net";
 import { isDeepStrictEqual } from "node:util";
 import fs from "node:fs";
 import os from "node:os";
@@ -233,6 +237,95 @@ function serviceEnv(databaseUrl: string): NodeJS.ProcessEnv {
   return env;
 }
 
+/**
+ * A TCP proxy to PostgreSQL counting the statements clients send: each Execute ('E', extended
+ * protocol) and each simple Query ('Q'). The first message of a connection (startup, or an
+ * SSLRequest then the startup) has no type byte.
+ */
+async function countingProxy(databaseUrl: string): Promise<{ url: string; statements: () => number; close: () => Promise<void> }> {
+  const target = new URL(databaseUrl);
+  let statements = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(upstream);
+    let buffer = Buffer.alloc(0);
+    let untyped = 1;
+    client.on("data", (chunk) => {
+      upstream.write(chunk);
+      buffer = Buffer.concat([buffer, chunk]);
+      for (;;) {
+        if (untyped > 0) {
+          if (buffer.length < 8) break;
+          const length = buffer.readInt32BE(0);
+          if (buffer.length < length) break;
+          if (buffer.readInt32BE(4) === 80877103) untyped++; // SSLRequest: the startup follows
+          untyped--;
+          buffer = buffer.subarray(length);
+          continue;
+        }
+        if (buffer.length < 5) break;
+        const length = buffer.readInt32BE(1);
+        if (buffer.length < 1 + length) break;
+        const type = String.fromCharCode(buffer[0]);
+        if (type === "E" || type === "Q") statements++;
+        buffer = buffer.subarray(1 + length);
+      }
+    });
+    upstream.on("data", (chunk) => client.write(chunk));
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on("close", end).on("error", end);
+    upstream.on("close", end).on("error", end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const proxied = new URL(databaseUrl);
+  proxied.hostname = "127.0.0.1";
+  proxied.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: proxied.toString(),
+    statements: () => statements,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** SQL statements per request of each path (the mean of `times` requests after one warm-up request). */
+async function countStatements(databaseUrl: string, seedData: Seed, paths: Path[], times = 5): Promise<Map<string, { service: number; baseline: number }>> {
+  const proxy = await countingProxy(databaseUrl);
+  const counted = new Map<string, { service: number; baseline: number }>();
+  const service = await startService(proxy.url);
+  const baseline = await startBaseline(proxy.url);
+  try {
+    for (const p of paths) {
+      const perRequest = async (url: string) => {
+        await call(url, seedData, p);
+        // let background writes of the warm-up (e.g. the key's last-used time) land first
+        await new Promise((r) => setTimeout(r, 200));
+        const before = proxy.statements();
+        for (let i = 0; i < times; i++) {
+          const { status } = await call(url, seedData, p);
+          if (status !== p.request(seedData).expect) throw new Error(`${p.name}: status ${status} while counting statements`);
+        }
+        await new Promise((r) => setTimeout(r, 200));
+        return (proxy.statements() - before) / times;
+      };
+      counted.set(p.id, { service: await perRequest(service.url), baseline: await perRequest(baseline.url) });
+    }
+  } finally {
+    await service.stop();
+    await baseline.stop();
+    await proxy.close();
+  }
+  return counted;
+}
+
 const startService = (databaseUrl: string, nodeArgs: string[] = []) => startChild([...nodeArgs, "dist/main.js"], serviceEnv(databaseUrl));
 const startBaseline = (databaseUrl: string) => startChild(["bench/baseline.mjs"], serviceEnv(databaseUrl));
 
@@ -322,6 +415,8 @@ async function main(): Promise<void> {
     await assertSameBodies(service.url, baseline.url, seedData);
     console.log("baseline and service serve the same JSON (GET invoice, GraphQL page of 50) and the same usage fields");
     const paths = PATHS.filter((p) => !ONLY || ONLY.includes(p.id));
+    const statements = await countStatements(db.url, seedData, paths);
+    for (const p of paths) console.log(`SQL statements per request, ${p.name}: service ${statements.get(p.id)!.service}, baseline ${statements.get(p.id)!.baseline}`);
     // warm-up: JIT, connection pools, Prisma's engine
     for (const p of paths) for (const c of [service, baseline]) await load(c.url, seedData, p, 2);
     console.log(`node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), ${RUNS} interleaved runs of ${SECONDS} s per path, medians`);
@@ -344,11 +439,11 @@ async function main(): Promise<void> {
       );
       if (row.service.errors || row.baseline.errors) console.log(`  errors or unexpected statuses: service ${row.service.errors}, baseline ${row.baseline.errors}`);
     }
-    console.log("\n| path | service req/s | service p50 / p99 | baseline req/s | baseline p50 / p99 | ratio (req/s) | load average (1, 5, 15 min) |");
-    console.log("|---|---|---|---|---|---|---|");
+    console.log("\n| path | service req/s | service p50 / p99 | baseline req/s | baseline p50 / p99 | ratio (req/s) | SQL statements per request (service / baseline) | load average (1, 5, 15 min) |");
+    console.log("|---|---|---|---|---|---|---|---|");
     for (const r of rows) {
       console.log(
-        `| ${r.p.name} | ${r.service.rps.toFixed(0)} | ${fmtMs(r.service.p50)} / ${fmtMs(r.service.p99)} | ${r.baseline.rps.toFixed(0)} | ${fmtMs(r.baseline.p50)} / ${fmtMs(r.baseline.p99)} | ${(r.service.rps / r.baseline.rps).toFixed(3)} | ${r.load.map((l) => l.toFixed(2)).join(", ")} |`,
+        `| ${r.p.name} | ${r.service.rps.toFixed(0)} | ${fmtMs(r.service.p50)} / ${fmtMs(r.service.p99)} | ${r.baseline.rps.toFixed(0)} | ${fmtMs(r.baseline.p50)} / ${fmtMs(r.baseline.p99)} | ${(r.service.rps / r.baseline.rps).toFixed(3)} | ${statements.get(r.p.id)!.service} / ${statements.get(r.p.id)!.baseline} | ${r.load.map((l) => l.toFixed(2)).join(", ")} |`,
       );
     }
     if (PROFILE_DIR) {
