@@ -1,0 +1,474 @@
+/**
+ * `npm run bench:http` (docs/performance.md): the service's hot HTTP paths beside a bare
+ * `node:http` + `pg` handler (bench/baseline.mjs) serving the same JSON, measured in the same run.
+ * Needs a current build (`npm run build`): the service runs as `node dist/main.js`.
+ *
+ * 1. On PostgreSQL (BENCH_DATABASE_URL, or a fresh database `bench_http_<pid>` it creates on
+ *    postgresql://postgres@127.0.0.1:5432 and drops at the end) migrates and seeds an organization,
+ *    an API key, BENCH_CUSTOMERS customers (default 200), BENCH_INVOICES invoices (default 1,000)
+ *    of 3 lines and 1 payment each, and one metered subscription line for usage records.
+ * 2. Starts the service (`node dist/main.js`, rate limits off, logs silent, workers off) and the
+ *    baseline, each in a child process of its own, and asserts once that both serve the same
+ *    JSON (deep equal) for GET /v1/invoices/{id}/ and the GraphQL page of 50 invoices, and the same
+ *    field names for POST /v1/usages/.
+ * 3. Loads each path with autocannon, interleaved (service, baseline, service, baseline, ...),
+ *    BENCH_RUNS runs (default 3) of BENCH_SECONDS seconds (default 10) each, and prints the medians
+ *    (req/s, p50, p99), the ratio service/baseline, and the load average while measuring.
+ * 3b. Counts the SQL statements per request of each path, service and baseline, through a TCP
+ *    proxy in front of PostgreSQL that counts the protocol's Execute and Query messages (a second
+ *    pair of children, pointed at the proxy, so the load runs go straight to PostgreSQL).
+ * 4. With BENCH_PROFILE=<dir>: afterwards starts the service once more under `node --cpu-prof`
+ *    during BENCH_SECONDS of the GET load at 32 connections and writes the .cpuprofile into <dir>
+ *    (summarise it with `npx tsx bench/profile-summary.ts <file>`).
+ *
+ * BENCH_ONLY=get1,get32,graphql,usages runs a subset. Figures go to stdout only.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import net from "node:net";
+import { isDeepStrictEqual } from "node:util";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import autocannon from "autocannon";
+import pg from "pg";
+import { buildState, root } from "../scripts/build-state.mjs";
+import { createDatabase, migrateTarget } from "../src/infra/database.js";
+import { newId } from "../src/infra/ids.js";
+import { createApiKey } from "../src/services/api-keys.js";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 200);
+const INVOICES = Number(process.env.BENCH_INVOICES ?? 1000);
+const PROFILE_DIR = process.env.BENCH_PROFILE;
+const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
+const ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
+
+/** The GraphQL page measured: 50 invoices with customer, country, lines and payments. */
+export const INVOICES_QUERY = `query BenchInvoices {
+  invoices(first: 50) {
+    edges {
+      node {
+        id number date total
+        customer { id name country { id name } }
+        lines { id name quantity amount total }
+        payments { id amount status }
+      }
+    }
+  }
+}`;
+
+if (buildState() !== "fresh") {
+  console.error("dist/ is missing or stale: run `npm run build` first");
+  process.exit(1);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** A fresh database on the local PostgreSQL, or BENCH_DATABASE_URL as given (not dropped). */
+async function openDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  if (process.env.BENCH_DATABASE_URL) return { url: process.env.BENCH_DATABASE_URL, drop: async () => undefined };
+  const name = `bench_http_${process.pid}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  return {
+    url: `postgresql://postgres@127.0.0.1:5432/${name}`,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: ADMIN_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+interface Seed {
+  key: string;
+  invoiceId: string;
+  subscriptionLineId: string;
+}
+
+/** Migrates and seeds through Prisma's createMany (bulk inserts; the reads are what is measured). */
+async function seed(url: string): Promise<Seed> {
+  await migrateTarget({ kind: "postgres", url });
+  const database = await createDatabase({ kind: "postgres", url });
+  try {
+    const prisma = database.prisma;
+    const { key, organization } = await createApiKey(prisma, { organizationName: "Bench HTTP", email: "bench@example.cl", mode: "test" });
+    const tenant = { organizationId: organization, testMode: true };
+    const countries = ["CL", "AR", "PE", "MX", "CO"];
+    const customers = Array.from({ length: CUSTOMERS }, (_, i) => ({
+      id: newId("cus"),
+      ...tenant,
+      name: `Cliente ${i} SpA`,
+      address: "Av. Siempre Viva 123",
+      countryId: countries[i % countries.length],
+      email: `pagos${i}@cliente.cl`,
+      taxId: "76042235-5",
+      metadata: { seq: i },
+    }));
+    await prisma.customer.createMany({ data: customers });
+    const start = Date.UTC(2026, 0, 1);
+    const invoices = Array.from({ length: INVOICES }, (_, i) => ({
+      id: newId("inv"),
+      ...tenant,
+      customerId: customers[i % customers.length].id,
+      documentTypeId: "CL33",
+      currencyId: "CLP",
+      number: i + 1,
+      date: new Date(start + (i % 300) * 86_400_000),
+      dueDate: new Date(start + ((i % 300) + 30) * 86_400_000),
+      userEmail: "bench@example.cl",
+      amount: "3600",
+      tax: "684",
+      taxPercent: "19",
+      subtotal: "3600",
+      total: "4284",
+      status: "finalized",
+      note: i % 2 ? `Nota ${i}` : null,
+      metadata: { order: `OC-${i}` },
+      createdAt: new Date(start + i * 60_000),
+      updatedAt: new Date(start + i * 60_000 + 1000),
+    }));
+    const CHUNK = 1000;
+    for (let i = 0; i < invoices.length; i += CHUNK) await prisma.invoice.createMany({ data: invoices.slice(i, i + CHUNK) });
+    const lines = invoices.flatMap((inv, n) =>
+      [0, 1, 2].map((position) => ({
+        id: newId("lin"),
+        invoiceId: inv.id,
+        position,
+        name: `Servicio ${position + 1}`,
+        description: position === 0 ? "Mensualidad del servicio" : null,
+        quantity: String(position + 1),
+        amount: String(600 + (n % 5)),
+        total: String((position + 1) * (600 + (n % 5))),
+        exempt: position === 2,
+      })),
+    );
+    for (let i = 0; i < lines.length; i += CHUNK) await prisma.invoiceLine.createMany({ data: lines.slice(i, i + CHUNK) });
+    const payments = invoices.map((inv, n) => ({
+      id: newId("pay"),
+      ...tenant,
+      customerId: inv.customerId,
+      invoiceId: inv.id,
+      amount: "4284",
+      currencyId: "CLP",
+      date: inv.date,
+      description: `Pago factura ${n + 1}`,
+      paymentDate: new Date(inv.date.getTime() + 3_600_000),
+      status: "succeeded",
+      userEmail: "bench@example.cl",
+      createdAt: new Date(inv.createdAt.getTime() + 5000),
+      updatedAt: new Date(inv.createdAt.getTime() + 6000),
+    }));
+    for (let i = 0; i < payments.length; i += CHUNK) await prisma.payment.createMany({ data: payments.slice(i, i + CHUNK) });
+    // one metered subscription line for POST /v1/usages/
+    const productId = newId("pro");
+    await prisma.product.create({ data: { id: productId, ...tenant, name: "API" } });
+    const planId = newId("pla");
+    await prisma.plan.create({ data: { id: planId, ...tenant, productId, position: 0, name: "API calls", amount: "7", usageScheme: "metered", currencyId: "CLP", frequency: "monthly", usageAggregation: "sum" } as never });
+    const subscriptionId = newId("sub");
+    await prisma.subscription.create({ data: { id: subscriptionId, ...tenant, documentTypeId: "CL33", customerId: customers[0].id, dateStart: new Date(start), nextBilling: new Date(start + 31 * 86_400_000), userEmail: "bench@example.cl" } as never });
+    const subscriptionLineId = newId("lin");
+    await prisma.subscriptionLine.create({ data: { id: subscriptionLineId, subscriptionId, planId, quantity: "1" } as never });
+    await prisma.$executeRawUnsafe("ANALYZE");
+    return { key, invoiceId: invoices[Math.floor(INVOICES / 2)].id, subscriptionLineId };
+  } finally {
+    await database.close();
+  }
+}
+
+let nextPort = 32000 + Math.floor(Math.random() * 1000);
+
+interface Child {
+  url: string;
+  child: ChildProcess;
+  stop: () => Promise<void>;
+}
+
+async function waitHealthy(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${child.spawnargs.join(" ")} exited ${child.exitCode}`);
+    if (Date.now() > deadline) throw new Error(`${url} did not become healthy in 60 s`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function startChild(args: string[], env: NodeJS.ProcessEnv): Promise<Child> {
+  const port = nextPort++;
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", "ignore", "inherit"] });
+  await waitHealthy(url, child);
+  return {
+    url,
+    child,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+function serviceEnv(databaseUrl: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    NODE_ENV: "production",
+    LOG_LEVEL: "silent",
+    RATE_LIMIT_REQUESTS: "0",
+    AUTH_FAILURE_LIMIT: "0",
+    BILLING_RUN_INTERVAL_SECONDS: "0",
+    SII_SEND_INTERVAL_SECONDS: "0",
+  };
+  delete env.BILLING_DATA_DIR;
+  delete env.NODE_OPTIONS;
+  return env;
+}
+
+/**
+ * A TCP proxy to PostgreSQL counting the statements clients send: each Execute ('E', extended
+ * protocol) and each simple Query ('Q'). The first message of a connection (startup, or an
+ * SSLRequest then the startup) has no type byte.
+ */
+async function countingProxy(databaseUrl: string): Promise<{ url: string; statements: () => number; close: () => Promise<void> }> {
+  const target = new URL(databaseUrl);
+  let statements = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(upstream);
+    let buffer = Buffer.alloc(0);
+    let untyped = 1;
+    client.on("data", (chunk) => {
+      upstream.write(chunk);
+      buffer = Buffer.concat([buffer, chunk]);
+      for (;;) {
+        if (untyped > 0) {
+          if (buffer.length < 8) break;
+          const length = buffer.readInt32BE(0);
+          if (buffer.length < length) break;
+          if (buffer.readInt32BE(4) === 80877103) untyped++; // SSLRequest: the startup follows
+          untyped--;
+          buffer = buffer.subarray(length);
+          continue;
+        }
+        if (buffer.length < 5) break;
+        const length = buffer.readInt32BE(1);
+        if (buffer.length < 1 + length) break;
+        const type = String.fromCharCode(buffer[0]);
+        if (type === "E" || type === "Q") statements++;
+        buffer = buffer.subarray(1 + length);
+      }
+    });
+    upstream.on("data", (chunk) => client.write(chunk));
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on("close", end).on("error", end);
+    upstream.on("close", end).on("error", end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const proxied = new URL(databaseUrl);
+  proxied.hostname = "127.0.0.1";
+  proxied.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: proxied.toString(),
+    statements: () => statements,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** SQL statements per request of each path (the mean of `times` requests after one warm-up request). */
+async function countStatements(databaseUrl: string, seedData: Seed, paths: Path[], times = 5): Promise<Map<string, { service: number; baseline: number }>> {
+  const proxy = await countingProxy(databaseUrl);
+  const counted = new Map<string, { service: number; baseline: number }>();
+  const service = await startService(proxy.url);
+  const baseline = await startBaseline(proxy.url);
+  try {
+    for (const p of paths) {
+      const perRequest = async (url: string) => {
+        await call(url, seedData, p);
+        // let background writes of the warm-up (e.g. the key's last-used time) land first
+        await new Promise((r) => setTimeout(r, 200));
+        const before = proxy.statements();
+        for (let i = 0; i < times; i++) {
+          const { status } = await call(url, seedData, p);
+          if (status !== p.request(seedData).expect) throw new Error(`${p.name}: status ${status} while counting statements`);
+        }
+        await new Promise((r) => setTimeout(r, 200));
+        return (proxy.statements() - before) / times;
+      };
+      counted.set(p.id, { service: await perRequest(service.url), baseline: await perRequest(baseline.url) });
+    }
+  } finally {
+    await service.stop();
+    await baseline.stop();
+    await proxy.close();
+  }
+  return counted;
+}
+
+const startService = (databaseUrl: string, nodeArgs: string[] = []) => startChild([...nodeArgs, "dist/main.js"], serviceEnv(databaseUrl));
+const startBaseline = (databaseUrl: string) => startChild(["bench/baseline.mjs"], serviceEnv(databaseUrl));
+
+interface Path {
+  name: string;
+  id: string;
+  connections: number;
+  request: (s: Seed) => { method: "GET" | "POST"; path: string; body?: string; expect: number };
+}
+
+const PATHS: Path[] = [
+  { name: "GET /v1/invoices/{id}/, 1 connection", id: "get1", connections: 1, request: (s) => ({ method: "GET", path: `/v1/invoices/${s.invoiceId}/`, expect: 200 }) },
+  { name: "GET /v1/invoices/{id}/, 32 connections", id: "get32", connections: 32, request: (s) => ({ method: "GET", path: `/v1/invoices/${s.invoiceId}/`, expect: 200 }) },
+  { name: "GraphQL invoices(first: 50) + customer, country, lines, payments, 8 connections", id: "graphql", connections: 8, request: () => ({ method: "POST", path: "/graphql", body: JSON.stringify({ query: INVOICES_QUERY }), expect: 200 }) },
+  {
+    name: "POST /v1/usages/, 32 connections",
+    id: "usages",
+    connections: 32,
+    request: (s) => ({ method: "POST", path: "/v1/usages/", body: JSON.stringify({ subscription_line: s.subscriptionLineId, quantity: "1.5", date_time: "2026-01-15T12:00:00.000+00:00" }), expect: 201 }),
+  },
+];
+
+interface Run {
+  rps: number;
+  /** requests answered in the run */
+  total: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function load(url: string, seedData: Seed, p: Path, seconds: number): Promise<Run> {
+  const r = p.request(seedData);
+  let wrongStatus = 0;
+  const result = await autocannon({
+    url: `${url}${r.path}`,
+    method: r.method,
+    body: r.body,
+    headers: { authorization: `Bearer ${seedData.key}`, "content-type": "application/json" },
+    connections: p.connections,
+    duration: seconds,
+    setupClient: (client: { on: (e: string, f: (status: number) => void) => void }) => client.on("response", (status: number) => void (status !== r.expect && wrongStatus++)),
+  } as autocannon.Options);
+  return { rps: result.requests.average, total: result.requests.total, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + wrongStatus };
+}
+
+async function call(url: string, seedData: Seed, p: Path): Promise<{ status: number; body: unknown }> {
+  const r = p.request(seedData);
+  const res = await fetch(`${url}${r.path}`, { method: r.method, body: r.body, headers: { authorization: `Bearer ${seedData.key}`, "content-type": "application/json" } });
+  return { status: res.status, body: await res.json() };
+}
+
+/** The baseline must serve what the service serves: the same JSON, or for a write the same fields. */
+async function assertSameBodies(service: string, baseline: string, seedData: Seed): Promise<void> {
+  for (const p of PATHS) {
+    const a = await call(service, seedData, p);
+    const b = await call(baseline, seedData, p);
+    const expect = p.request(seedData).expect;
+    if (a.status !== expect || b.status !== expect) throw new Error(`${p.name}: status ${a.status} (service), ${b.status} (baseline), expected ${expect}\n${JSON.stringify(a.body)}\n${JSON.stringify(b.body)}`);
+    if (p.id === "usages") {
+      const keys = (o: unknown) => Object.keys(o as object).sort().join(",");
+      if (keys(a.body) !== keys(b.body)) throw new Error(`${p.name}: the baseline's fields differ\nservice:  ${keys(a.body)}\nbaseline: ${keys(b.body)}`);
+      continue;
+    }
+    if (!isDeepStrictEqual(a.body, b.body)) {
+      fs.writeFileSync(path.join(os.tmpdir(), "bench-http-service.json"), JSON.stringify(a.body, null, 2));
+      fs.writeFileSync(path.join(os.tmpdir(), "bench-http-baseline.json"), JSON.stringify(b.body, null, 2));
+      throw new Error(`${p.name}: the baseline's JSON differs from the service's (both written to ${os.tmpdir()}/bench-http-{service,baseline}.json): update bench/baseline.mjs`);
+    }
+  }
+}
+
+const fmtMs = (v: number) => `${v.toFixed(0)} ms`;
+const fmtRow = (r: Run) => `${r.rps.toFixed(0)} req/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}`;
+
+async function main(): Promise<void> {
+  const db = await openDatabase();
+  const children: Child[] = [];
+  try {
+    const t0 = performance.now();
+    const seedData = await seed(db.url);
+    console.log(`seeded ${CUSTOMERS} customers, ${INVOICES} invoices (3 lines, 1 payment each) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const service = await startService(db.url);
+    children.push(service);
+    const baseline = await startBaseline(db.url);
+    children.push(baseline);
+    await assertSameBodies(service.url, baseline.url, seedData);
+    console.log("baseline and service serve the same JSON (GET invoice, GraphQL page of 50) and the same usage fields");
+    const paths = PATHS.filter((p) => !ONLY || ONLY.includes(p.id));
+    const statements = await countStatements(db.url, seedData, paths);
+    for (const p of paths) console.log(`SQL statements per request, ${p.name}: service ${statements.get(p.id)!.service}, baseline ${statements.get(p.id)!.baseline}`);
+    // warm-up: JIT, connection pools, Prisma's engine
+    for (const p of paths) for (const c of [service, baseline]) await load(c.url, seedData, p, 2);
+    console.log(`node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), ${RUNS} interleaved runs of ${SECONDS} s per path, medians`);
+    const rows: { p: Path; service: Run; baseline: Run; load: number[] }[] = [];
+    for (const p of paths) {
+      const s: Run[] = [];
+      const b: Run[] = [];
+      const loads: number[][] = [];
+      for (let i = 0; i < RUNS; i++) {
+        s.push(await load(service.url, seedData, p, SECONDS));
+        loads.push(os.loadavg());
+        b.push(await load(baseline.url, seedData, p, SECONDS));
+        loads.push(os.loadavg());
+      }
+      const m = (runs: Run[]): Run => ({ rps: median(runs.map((r) => r.rps)), total: median(runs.map((r) => r.total)), p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), errors: runs.reduce((n, r) => n + r.errors, 0) });
+      const row = { p, service: m(s), baseline: m(b), load: loads.at(-1)! };
+      rows.push(row);
+      console.log(
+        `${p.name}: service ${fmtRow(row.service)} [runs: ${s.map((r) => r.rps.toFixed(0)).join(", ")}]; baseline ${fmtRow(row.baseline)} [runs: ${b.map((r) => r.rps.toFixed(0)).join(", ")}]; ratio ${(row.service.rps / row.baseline.rps).toFixed(3)}; load ${row.load.map((l) => l.toFixed(2)).join(" ")}`,
+      );
+      if (row.service.errors || row.baseline.errors) console.log(`  errors or unexpected statuses: service ${row.service.errors}, baseline ${row.baseline.errors}`);
+    }
+    console.log("\n| path | service req/s | service p50 / p99 | baseline req/s | baseline p50 / p99 | ratio (req/s) | SQL statements per request (service / baseline) | load average (1, 5, 15 min) |");
+    console.log("|---|---|---|---|---|---|---|---|");
+    for (const r of rows) {
+      console.log(
+        `| ${r.p.name} | ${r.service.rps.toFixed(0)} | ${fmtMs(r.service.p50)} / ${fmtMs(r.service.p99)} | ${r.baseline.rps.toFixed(0)} | ${fmtMs(r.baseline.p50)} / ${fmtMs(r.baseline.p99)} | ${(r.service.rps / r.baseline.rps).toFixed(3)} | ${statements.get(r.p.id)!.service} / ${statements.get(r.p.id)!.baseline} | ${r.load.map((l) => l.toFixed(2)).join(", ")} |`,
+      );
+    }
+    if (PROFILE_DIR) {
+      await service.stop();
+      await baseline.stop();
+      children.length = 0;
+      fs.mkdirSync(PROFILE_DIR, { recursive: true });
+      const before = new Set(fs.readdirSync(PROFILE_DIR));
+      const profiled = await startService(db.url, ["--cpu-prof", "--cpu-prof-dir", path.resolve(PROFILE_DIR)]);
+      children.push(profiled);
+      const get32 = PATHS.find((p) => p.id === "get32")!;
+      await load(profiled.url, seedData, get32, 2);
+      // the monotonic clock V8's profile timestamps use: the summary counts samples from here on
+      const sinceUs = process.hrtime.bigint() / 1000n;
+      const run = await load(profiled.url, seedData, get32, SECONDS);
+      await profiled.stop();
+      children.length = 0;
+      const written = fs.readdirSync(PROFILE_DIR).filter((f) => f.endsWith(".cpuprofile") && !before.has(f));
+      console.log(`\nprofile of the service under the GET load at 32 connections (${fmtRow(run)} while profiled): ${written.map((f) => path.join(PROFILE_DIR, f)).join(", ")}`);
+      console.log(`summarise with: npx tsx bench/profile-summary.ts ${written.map((f) => path.join(PROFILE_DIR, f)).join(" ")} --since-us ${sinceUs} --requests ${run.total}`);
+    }
+  } finally {
+    for (const c of children) await c.stop().catch(() => undefined);
+    await db.drop();
+  }
+}
+
+await main();
