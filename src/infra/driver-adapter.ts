@@ -1,8 +1,8 @@
 /**
- * Driver adapters (no Prisma client import, so prisma.config.ts can load it before `prisma generate`). Two databases, one PostgreSQL dialect:
+ * Driver adapters (no Prisma client import, so scripts can load it before `prisma generate`). Two databases, one PostgreSQL dialect:
  * - embedded PGlite in `<dataDir>/pglite` (default, nothing to install);
  * - PostgreSQL through `pg` when `DATABASE_URL` is set.
- * Both go through Prisma 6.19 driver adapters (docs/decisions.md "Operations": Prisma 6.19, not 7).
+ * Both go through Prisma 7 driver adapters (docs/decisions.md "Operations": Prisma 7).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -10,7 +10,6 @@ import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 
 export type DatabaseTarget =
   | { kind: "postgres"; url: string }
@@ -38,8 +37,9 @@ const PG_TEXT_OID = 25;
 
 /**
  * A `pg.Pool` whose results report pg_catalog's `name` columns as `text`. Works around
- * prisma/orm#27403 ("Column type 'name' could not be deserialized"), which breaks `prisma migrate`
- * with @prisma/adapter-pg 6.19 on a real PostgreSQL. Applies to pool queries and pooled clients.
+ * prisma/orm#27403 ("Column type 'name' could not be deserialized"), which broke `prisma migrate`
+ * over @prisma/adapter-pg 6.19 on a real PostgreSQL, and keeps a `$queryRaw` that selects a
+ * catalog column readable. Applies to pool queries and pooled clients.
  */
 export function nameAsTextPool(config: pg.PoolConfig): pg.Pool {
   const pool = new pg.Pool(config);
@@ -96,30 +96,6 @@ export async function openPGlite(dir?: string): Promise<PGlite> {
   return db;
 }
 
-/**
- * pglite-prisma-adapter 0.6.1 hands Prisma 6.19's `Bytes` arguments (base64 strings typed
- * `scalarType: "bytes"`) to PGlite unchanged, and PGlite refuses them ("Invalid input for bytea
- * type"). The adapter's classes are not exported, so the shared query method (`performIO`, on
- * the prototype of both the adapter and its transactions) is wrapped once to turn those
- * arguments into bytes. @prisma/adapter-pg converts them itself.
- */
-const patchedPrototypes = new WeakSet<object>();
-export async function pgliteBytesFix(adapter: object): Promise<void> {
-  let proto = Object.getPrototypeOf(adapter);
-  while (proto && !Object.hasOwn(proto, "performIO")) proto = Object.getPrototypeOf(proto);
-  if (!proto || patchedPrototypes.has(proto)) return;
-  patchedPrototypes.add(proto);
-  const original = proto.performIO as (query: { args: unknown[]; argTypes?: { scalarType?: string }[] }) => Promise<unknown>;
-  proto.performIO = function (this: unknown, query: { args: unknown[]; argTypes?: { scalarType?: string }[] }) {
-    const types = query.argTypes ?? [];
-    if (types.some((t) => t?.scalarType === "bytes")) {
-      const args = query.args.map((a, i) => (types[i]?.scalarType === "bytes" && typeof a === "string" ? new Uint8Array(Buffer.from(a, "base64")) : a));
-      return original.call(this, { ...query, args });
-    }
-    return original.call(this, query);
-  };
-}
-
 /** Resolves after the event loop's pending I/O callbacks and timers have had their turn (`setImmediate`). */
 export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -161,73 +137,12 @@ export function yieldingAdapter<F extends { connect: () => Promise<object> }>(fa
   return factory;
 }
 
-/** The PGlite driver adapter factory, its Bytes arguments fixed (pgliteBytesFix). */
-export function pgliteAdapter(pglite: PGlite): PrismaPGlite {
-  const factory = new PrismaPGlite(pglite);
-  const connect = factory.connect.bind(factory);
-  factory.connect = async () => {
-    const adapter = await connect();
-    await pgliteBytesFix(adapter);
-    return adapter;
-  };
-  return factory;
-}
-
-/** Driver adapter factory for the Prisma CLI (prisma.config.ts). */
-export async function createDriverAdapter(
-  target: DatabaseTarget = databaseTarget(),
-): Promise<SqlMigrationAwareDriverAdapterFactory> {
-  if (target.kind === "postgres") {
-    return new PrismaPg(nameAsTextPool({ connectionString: target.url, max: 10 }));
-  }
-  const pglite = await openPGlite(target.dir);
-  return closeWhenIdle(pgliteAdapter(pglite), pglite);
-}
-
-const CLI_IDLE_CLOSE_MS = 2000;
-
 /**
- * An open PGlite keeps Node running, and neither the Prisma CLI nor pglite-prisma-adapter closes
- * it (the adapter's dispose() is a no-op and `migrate deploy` never calls it), so the CLI would
- * hang after "All migrations have been successfully applied". For the CLI only, close the
- * database once no query has run for CLI_IDLE_CLOSE_MS.
+ * The PGlite driver adapter factory. pglite-prisma-adapter 0.7 turns Prisma's `Bytes` arguments
+ * (base64 strings) into bytes itself; 0.6.1 did not, and this module used to patch it.
  */
-function closeWhenIdle(
-  factory: SqlMigrationAwareDriverAdapterFactory,
-  pglite: PGlite,
-): SqlMigrationAwareDriverAdapterFactory {
-  let timer: NodeJS.Timeout | undefined;
-  let inFlight = 0;
-  const touch = () => {
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => {
-      if (inFlight === 0 && !pglite.closed) void pglite.close();
-    }, CLI_IDLE_CLOSE_MS);
-  };
-  const track = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      inFlight++;
-      try {
-        return await fn(...args);
-      } finally {
-        inFlight--;
-        touch();
-      }
-    };
-  return {
-    provider: factory.provider,
-    adapterName: factory.adapterName,
-    async connect() {
-      const adapter = await factory.connect();
-      for (const method of ["queryRaw", "executeRaw", "executeScript", "startTransaction"] as const) {
-        const original = (adapter as any)[method];
-        if (typeof original === "function") (adapter as any)[method] = track(original.bind(adapter));
-      }
-      touch();
-      return adapter;
-    },
-    connectToShadowDb: () => factory.connectToShadowDb(),
-  };
+export function pgliteAdapter(pglite: PGlite): PrismaPGlite {
+  return new PrismaPGlite(pglite);
 }
 
 /** Called with the SQL text of every statement a driver adapter sends (statementCountingAdapter). */

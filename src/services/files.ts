@@ -1,8 +1,8 @@
 /**
  * Files the service produces for an organization (DTE XML, SII envelopes and responses): stored as
  * StoredFile rows and served at `/v1/files/<name>` to their organization and mode only
- * (docs/sii-setup.md "Files"). Bytes go through Prisma (on PGlite, driver-adapter.ts
- * pgliteBytesFix makes the adapter accept them).
+ * (docs/sii-setup.md "Files"). Bytes go through Prisma (pglite-prisma-adapter 0.7 and
+ * @prisma/adapter-pg turn them into bytea).
  */
 import type { Tx } from "./context.js";
 
@@ -14,7 +14,7 @@ export interface NewFile {
   content: Buffer;
 }
 
-/** Writes a StoredFile inside `tx` (Prisma Bytes; on PGlite through driver-adapter.ts pgliteBytesFix). */
+/** Writes a StoredFile inside `tx` (Prisma Bytes). */
 export async function storeFile(tx: Pick<Tx, "storedFile">, file: NewFile): Promise<void> {
   await tx.storedFile.create({ data: { ...file, content: new Uint8Array(file.content) } });
 }
