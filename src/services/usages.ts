@@ -46,7 +46,7 @@ export async function createUsage(ctx: ServiceContext, input: UsageInput): Promi
 }
 
 /**
- * Records a batch of 1 to MAX_USAGE_BATCH usages (issue 17 "Usage ingestion at scale"), validated
+ * Records a batch of 1 to MAX_USAGE_BATCH usages (docs/rest.md "Usage records"), validated
  * as a whole: every record is checked by domain/usage.ts `checkUsage` against its line, the lines
  * (with plan and subscription) read in one query for the whole batch. Any bad record: 400
  * `validation_error` naming each bad field as `usages.<i>.<field>`; a record of a cancelled
