@@ -7,6 +7,13 @@
 import { builder } from "./builder.js";
 import { enumFilter } from "./filters.js";
 
+/**
+ * The `values` of a Pothos enum over the domain's closed set `T`: every value of `T`, each with
+ * its internal value and a description (`values: {...} as const satisfies DescribedValues<T>`), so
+ * the enum and the domain's list cannot drift apart.
+ */
+export type DescribedValues<T extends string> = Record<T, { value: T; description: string }>;
+
 /** Internal (stored) discount schemes: `%` percent, `$` amount in the document's currency. */
 export type DiscountSchemeValue = "%" | "$";
 

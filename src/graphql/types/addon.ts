@@ -4,7 +4,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, enumFilter, stringConditions } from "../filters.js";
-import { CatalogueStatus, CatalogueStatusFilter } from "../enums.js";
+import { CatalogueStatus, CatalogueStatusFilter, type DescribedValues } from "../enums.js";
 import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createAddon, deleteAddon, updateAddon } from "../../services/addons.js";
@@ -20,7 +20,7 @@ export const AddonApplyScheme = builder.enumType("AddonApplyScheme", {
   values: {
     one_time: { value: "one_time", description: "billed once: its amount, or the shares its rates give to the cycles they name" },
     recurring: { value: "recurring", description: "billed every cycle, for durationTimes cycles (or while the subscription lasts)" },
-  } as const satisfies Record<ApplySchemeValue, { value: ApplySchemeValue; description: string }>,
+  } as const satisfies DescribedValues<ApplySchemeValue>,
 });
 
 export const AddonApplySchemeFilter = enumFilter(AddonApplyScheme, "AddonApplyScheme");

@@ -4,7 +4,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, stringConditions } from "../filters.js";
-import { CatalogueStatus, CatalogueStatusFilter, DiscountScheme, DiscountSchemeFilter, type DiscountSchemeValue } from "../enums.js";
+import { CatalogueStatus, CatalogueStatusFilter, DiscountScheme, DiscountSchemeFilter, type DiscountSchemeValue, type DescribedValues } from "../enums.js";
 import type { APPLY_ON, CatalogueStatus as CatalogueStatusValue, DURATION_SCHEMES } from "../../domain/catalogue.js";
 import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
@@ -21,7 +21,7 @@ export const CouponDurationScheme = builder.enumType("CouponDurationScheme", {
     once: { value: "once", description: "one billing cycle: the first invoice it discounts" },
     limited: { value: "limited", description: "durationTimes billing cycles, then it stops" },
     forever: { value: "forever", description: "every cycle while the subscription lasts" },
-  } as const satisfies Record<DurationSchemeValue, { value: DurationSchemeValue; description: string }>,
+  } as const satisfies DescribedValues<DurationSchemeValue>,
 });
 
 /** What a coupon discounts (domain/catalogue.ts APPLY_ON). */
@@ -30,7 +30,7 @@ export const CouponApplyOn = builder.enumType("CouponApplyOn", {
   values: {
     invoice: { value: "invoice", description: "the invoice as a whole (the document discount)" },
     line: { value: "line", description: "each subscription line (a line discount on every plan line)" },
-  } as const satisfies Record<ApplyOnValue, { value: ApplyOnValue; description: string }>,
+  } as const satisfies DescribedValues<ApplyOnValue>,
 });
 
 export const Coupon = builder.prismaNode("Coupon", {

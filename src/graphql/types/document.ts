@@ -1,5 +1,6 @@
 /** GraphQL types every document kind (invoice, order, credit note) shares. */
 import { builder } from "../builder.js";
+import type { DescribedValues } from "../enums.js";
 import { enumFilter } from "../filters.js";
 import type { DocumentStatus as DocumentStatusValue } from "../../domain/document-status.js";
 import type { IssuedIssuer } from "../../domain/issued-parties.js";
@@ -15,7 +16,7 @@ export const DocumentStatus = builder.enumType("DocumentStatus", {
       value: "finalized",
       description: "numbered (folio) and locked: updates and deletes answer invalid_state; customer and issuer are frozen as issued (docs/decisions.md \"Issued documents\")",
     },
-  } as const satisfies Record<DocumentStatusValue, { value: DocumentStatusValue; description: string }>,
+  } as const satisfies DescribedValues<DocumentStatusValue>,
 });
 
 export const DocumentStatusFilter = enumFilter(DocumentStatus, "DocumentStatus");

@@ -15,7 +15,7 @@ import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./payment.js";
 import { fileUrl } from "../../services/files.js";
-import { DiscountScheme, type DiscountSchemeValue } from "../enums.js";
+import { DiscountScheme, type DiscountSchemeValue, type DescribedValues } from "../enums.js";
 import { COLLECTION_METHODS } from "../../services/invoices.js";
 
 type CollectionMethodValue = (typeof COLLECTION_METHODS)[number];
@@ -25,7 +25,7 @@ export const CollectionMethod = builder.enumType("CollectionMethod", {
   description: "How the invoice's amount is collected (spec \"Invoice\" collection_method). Today one method exists; more may be added.",
   values: {
     deferred: { value: "deferred", description: "the customer pays later, by the due date, through payments (docs/payments.md); the default" },
-  } as const satisfies Record<CollectionMethodValue, { value: CollectionMethodValue; description: string }>,
+  } as const satisfies DescribedValues<CollectionMethodValue>,
 });
 
 /** One balance query per request for every invoice it shows (no N+1). */

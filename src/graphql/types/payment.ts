@@ -5,14 +5,13 @@
  * domain/payments.ts; gateways in infra/gateways.
  */
 import { builder } from "../builder.js";
+import type { DescribedValues } from "../enums.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, enumFilter, stringConditions } from "../filters.js";
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { authorizePayment, cancelPayment, createPayment, createSource, payPayment, updatePaymentMetadata } from "../../services/payments.js";
 import type { PaymentStatus as PaymentStatusValue } from "../../domain/payments.js";
 import type { SourceFlow as SourceFlowValue, SourceUsage as SourceUsageValue } from "../../infra/gateways/types.js";
-
-type Described<T extends string> = Record<T, { value: T; description: string }>;
 
 export const PaymentStatus = builder.enumType("PaymentStatus", {
   description: "Where a payment is (spec \"Payment (status)\"; the moves are in docs/payments.md and domain/payments.ts).",
@@ -24,7 +23,7 @@ export const PaymentStatus = builder.enumType("PaymentStatus", {
     processing: { value: "processing", description: "a charge is under way: the customer is at a redirect checkout, or the gateway is answering a card charge" },
     succeeded: { value: "succeeded", description: "paid (paymentDate says when); counts in the invoice's amountPaid; final" },
     canceled: { value: "canceled", description: "canceled by deletePayment before it succeeded; final" },
-  } as const satisfies Described<PaymentStatusValue>,
+  } as const satisfies DescribedValues<PaymentStatusValue>,
 });
 
 export const PaymentStatusFilter = enumFilter(PaymentStatus, "PaymentStatus");
@@ -37,7 +36,7 @@ export const SourceStatus = builder.enumType("SourceStatus", {
     chargeable: { value: "chargeable", description: "usable: a reusable source stays chargeable; a single-use one until its payment is answered" },
     consumed: { value: "consumed", description: "a single-use source whose payment succeeded; cannot be used again" },
     failed: { value: "failed", description: "a single-use source whose payment was declined at the gateway; cannot be used again" },
-  } as const satisfies Described<SourceStatusValue>,
+  } as const satisfies DescribedValues<SourceStatusValue>,
 });
 
 export const SourceUsage = builder.enumType("SourceUsage", {
@@ -45,7 +44,7 @@ export const SourceUsage = builder.enumType("SourceUsage", {
   values: {
     reusable: { value: "reusable", description: "any number of payments, charged directly (test cards; the billing run charges these)" },
     single_use: { value: "single_use", description: "one payment, paid by the customer at the gateway's checkout (redirect sources)" },
-  } as const satisfies Described<SourceUsageValue>,
+  } as const satisfies DescribedValues<SourceUsageValue>,
 });
 
 export const SourceFlow = builder.enumType("SourceFlow", {
@@ -53,7 +52,7 @@ export const SourceFlow = builder.enumType("SourceFlow", {
   values: {
     none: { value: "none", description: "charged directly by the service, no customer action" },
     redirect: { value: "redirect", description: "the customer is sent to `data.redirect_url` (the payPayment answer's redirectUrl) to pay" },
-  } as const satisfies Described<SourceFlowValue>,
+  } as const satisfies DescribedValues<SourceFlowValue>,
 });
 
 /** The pay operation's address for a payment (spec: a retrieved payment's `return_url`). */

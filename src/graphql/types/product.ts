@@ -5,7 +5,7 @@
  */
 import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, enumFilter, stringConditions } from "../filters.js";
-import { CatalogueStatus, CatalogueStatusFilter } from "../enums.js";
+import { CatalogueStatus, CatalogueStatusFilter, type DescribedValues } from "../enums.js";
 import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createPlan, createProduct, deletePlan, deleteProduct, updatePlan, updateProduct, type PlanInput as PlanInputValue } from "../../services/products.js";
@@ -29,7 +29,7 @@ export const BillingFrequency = builder.enumType("BillingFrequency", {
     monthly: { value: "monthly", description: "every calendar month" },
     quarterly: { value: "quarterly", description: "every 3 calendar months" },
     yearly: { value: "yearly", description: "every calendar year" },
-  } as const satisfies Record<Frequency, { value: Frequency; description: string }>,
+  } as const satisfies DescribedValues<Frequency>,
 });
 
 export const BillingFrequencyFilter = enumFilter(BillingFrequency, "BillingFrequency");
@@ -41,7 +41,7 @@ export const BillingInterval = builder.enumType("BillingInterval", {
     week: { value: "week", description: "7 days" },
     month: { value: "month", description: "a calendar month" },
     year: { value: "year", description: "a calendar year" },
-  } as const satisfies Record<IntervalValue, { value: IntervalValue; description: string }>,
+  } as const satisfies DescribedValues<IntervalValue>,
 });
 
 export const PlanUsageScheme = builder.enumType("PlanUsageScheme", {
@@ -49,7 +49,7 @@ export const PlanUsageScheme = builder.enumType("PlanUsageScheme", {
   values: {
     licensed: { value: "licensed", description: "the subscription line's quantity, billed in advance at each cycle's start" },
     metered: { value: "metered", description: "usage reported with createUsage (quantity 1 on the line), billed in arrears with the next cycle's invoice" },
-  } as const satisfies Record<UsageSchemeValue, { value: UsageSchemeValue; description: string }>,
+  } as const satisfies DescribedValues<UsageSchemeValue>,
 });
 
 export const PlanUsageAggregation = builder.enumType("PlanUsageAggregation", {
@@ -59,7 +59,7 @@ export const PlanUsageAggregation = builder.enumType("PlanUsageAggregation", {
     max: { value: "max", description: "the largest quantity of the period" },
     last_during_period: { value: "last_during_period", description: "the quantity of the latest record in the period" },
     last_ever: { value: "last_ever", description: "the quantity of the latest record before the period's end, even from an earlier period" },
-  } as const satisfies Record<UsageAggregationValue, { value: UsageAggregationValue; description: string }>,
+  } as const satisfies DescribedValues<UsageAggregationValue>,
 });
 
 export const PlanTiersMode = builder.enumType("PlanTiersMode", {
@@ -67,7 +67,7 @@ export const PlanTiersMode = builder.enumType("PlanTiersMode", {
   values: {
     graduated: { value: "graduated", description: "each unit at the price of the tier it falls in, plus the flatAmount of every tier reached" },
     volume: { value: "volume", description: "every unit at the price of the tier the whole quantity falls in, plus that tier's flatAmount" },
-  } as const satisfies Record<TiersModeValue, { value: TiersModeValue; description: string }>,
+  } as const satisfies DescribedValues<TiersModeValue>,
 });
 
 export const CatalogueDeletePayload = builder.objectRef<{ id: string; deleted: boolean; archived: boolean }>("CatalogueDeletePayload").implement({

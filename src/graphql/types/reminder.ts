@@ -4,6 +4,7 @@
  * services/reminders.ts and services/outbox.ts (docs/reminders.md).
  */
 import { builder } from "../builder.js";
+import type { DescribedValues } from "../enums.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
@@ -21,7 +22,7 @@ export const ReminderDeliveryStatus = builder.enumType("ReminderDeliveryStatus",
     sent: { value: "sent", description: "accepted by the SMTP server (sent says when); final" },
     failed: { value: "failed", description: `gave up after ${MAX_DELIVERY_ATTEMPTS} attempts (lastError says why); kept for inspection; final` },
     kept: { value: "kept", description: "no SMTP server is configured (SMTP_URL): stored in the outbox and logged, not sent; final" },
-  } as const satisfies Record<OutboxStatus, { value: OutboxStatus; description: string }>,
+  } as const satisfies DescribedValues<OutboxStatus>,
 });
 
 export const ReminderDelivery = builder.prismaObject("OutboxMessage", {

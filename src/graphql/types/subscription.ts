@@ -4,6 +4,7 @@
  * domain/subscriptions.ts (status machine).
  */
 import { builder } from "../builder.js";
+import type { DescribedValues } from "../enums.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, enumFilter, stringConditions } from "../filters.js";
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
@@ -31,7 +32,7 @@ export const SubscriptionStatus = builder.enumType("SubscriptionStatus", {
     active: { value: "active", description: "billed at every cycle's start (also while set to cancel at period end)" },
     paused: { value: "paused", description: "not billed until resumed (pauseSubscription / resumeSubscription)" },
     cancelled: { value: "cancelled", description: "ended (cancelSubscription, or the billing run at the period end); never billed again, cannot change" },
-  } as const satisfies Record<SubscriptionStatusValue, { value: SubscriptionStatusValue; description: string }>,
+  } as const satisfies DescribedValues<SubscriptionStatusValue>,
 });
 
 export const SubscriptionStatusFilter = enumFilter(SubscriptionStatus, "SubscriptionStatus");
@@ -45,7 +46,7 @@ export const ProrationBehavior = builder.enumType("ProrationBehavior", {
     },
     none: { value: "none", description: "no proration: the new lines bill from the next cycle" },
     always_invoice: { value: "always_invoice", description: "bill the net now: an invoice for a charge, a credit note for a credit" },
-  } as const satisfies Record<ProrationBehaviorValue, { value: ProrationBehaviorValue; description: string }>,
+  } as const satisfies DescribedValues<ProrationBehaviorValue>,
 });
 
 export const SubscriptionLine = builder.prismaObject("SubscriptionLine", {

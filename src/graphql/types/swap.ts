@@ -4,6 +4,7 @@
  * and `updateSwap`. Rules: services/swaps.ts and domain/swap-replies.ts.
  */
 import { builder } from "../builder.js";
+import type { DescribedValues } from "../enums.js";
 import type { GraphQLContext } from "../context.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, enumFilter, stringConditions } from "../filters.js";
 import { offsetArg, tenantConnection } from "../pagination.js";
@@ -32,7 +33,7 @@ const SWAP_REPLY_VALUES = Object.fromEntries(
         (status === "ERM" ? ", plus an EnvioRecibos (receipt)" : ""),
     },
   ]),
-) as Record<SwapReplyStatusValue, { value: SwapReplyStatusValue; description: string }>;
+) as DescribedValues<SwapReplyStatusValue>;
 
 export const SwapReplyStatus = builder.enumType("SwapReplyStatus", {
   description: "Our answer to a supplier's documents (SII's receiver events; docs/sii-receiving.md). The spec's strings, upper case.",

@@ -4,6 +4,7 @@
  * services/billing-run.ts).
  */
 import { builder } from "../builder.js";
+import type { DescribedValues } from "../enums.js";
 import { offsetArg, prismaConnection } from "../pagination.js";
 import { advanceTestClock, createTestClock, deleteTestClock, testClockTenant } from "../../services/test-clocks.js";
 
@@ -15,7 +16,7 @@ export const TestClockStatus = builder.enumType("TestClockStatus", {
   values: {
     ready: { value: "ready", description: "the last advance (if any) billed every due cycle; advances complete within the request" },
     internal_failure: { value: "internal_failure", description: "a subscription could not be billed on the last advance (its error is in the billing run's log); advance again to retry" },
-  } as const satisfies Record<TestClockStatusValue, { value: TestClockStatusValue; description: string }>,
+  } as const satisfies DescribedValues<TestClockStatusValue>,
 });
 
 export const TestClock = builder.prismaNode("TestClock", {
