@@ -75,11 +75,19 @@ interface ListDelegate {
 
 const models = getDatamodel().datamodel.models as Record<string, { fields: readonly { name: string; type: string; kind: string }[] }>;
 
+/** Scalar field name -> Prisma type, per model name: read from the datamodel once per model, not per page. */
+const fieldsByModel = new Map<string, Map<string, string>>();
+
 function modelFields(model: ListDelegate): Map<string, string> {
   const name = model.$name ?? "";
-  const entry = models[name] ?? Object.entries(models).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1];
-  if (!entry) throw new Error(`pagination: unknown Prisma model "${name}"`);
-  return new Map(entry.fields.filter((f) => f.kind === "scalar").map((f) => [f.name, f.type]));
+  let fields = fieldsByModel.get(name);
+  if (!fields) {
+    const entry = models[name] ?? Object.entries(models).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1];
+    if (!entry) throw new Error(`pagination: unknown Prisma model "${name}"`);
+    fields = new Map(entry.fields.filter((f) => f.kind === "scalar").map((f) => [f.name, f.type]));
+    fieldsByModel.set(name, fields);
+  }
+  return fields;
 }
 
 /** The sort fields of `orderBy` (an object or a list of one-key objects), with an `id` tie-breaker. */
