@@ -31,6 +31,12 @@ async function statementsOf(run: () => Promise<unknown>, withoutKey = false): Pr
   return tables([...s.statements]).filter((t) => !withoutKey || t !== "ApiKey");
 }
 
+/**
+ * A read's statements as a multiset: Prisma sends the relation reads of one level concurrently
+ * (on PostgreSQL each on its own pooled connection), so they arrive in no fixed order.
+ */
+const sorted = (tables: string[]) => [...tables].sort();
+
 const THREE_LINES = [{ name: "a", amount: 100 }, { name: "b", amount: 200 }, { name: "c", amount: 300 }];
 const PAGE = `{ invoices(first: 50) { edges { node { id total customer { name country { name } } lines { name total } payments { id amount } } } } }`;
 
@@ -40,7 +46,8 @@ describe("statements per request", () => {
     const got = await statementsOf(async () => expect((await s.rest("GET", `/v1/invoices/${id}/`)).status).toBe(200), true);
     // one per relation of the REST operation's selection (Prisma's query compiler, no relation
     // joins: docs/performance.md); the four `IN (NULL)` ones are the empty payments' relations
-    expect(got).toEqual(["Invoice", "Customer", "DocumentType", "Currency", "InvoiceLine", "Payment", "Country", "Source", "Customer", "Invoice", "Customer"]);
+    expect(got[0]).toBe("Invoice");
+    expect(sorted(got)).toEqual(sorted(["Invoice", "Customer", "DocumentType", "Currency", "InvoiceLine", "Payment", "Country", "Source", "Customer", "Invoice", "Customer"]));
     expect(got).not.toContain("BEGIN");
   });
 
@@ -61,8 +68,9 @@ describe("statements per request", () => {
     expect(page.data.invoices.edges.every((e: any) => e.node.lines.length === 3 && e.node.customer.country.name === "Chile")).toBe(true);
     // one per level of the selection: the page, then customers, lines and payments of all its
     // invoices at once, then the customers' countries (no N+1)
-    expect(large).toEqual(small);
-    expect(large).toEqual(["Invoice", "Customer", "InvoiceLine", "Payment", "Country"]);
+    expect(sorted(large)).toEqual(sorted(small));
+    expect(large[0]).toBe("Invoice");
+    expect(sorted(large)).toEqual(sorted(["Invoice", "Customer", "InvoiceLine", "Payment", "Country"]));
   });
 
   it("POST /v1/invoices/ with 3 lines: one transaction with two INSERTs; reads before it and the answer's read after it", async () => {
@@ -76,7 +84,7 @@ describe("statements per request", () => {
     // the invoice with its 3 lines in one multi-row INSERT; Prisma reads the created row back
     expect(got.slice(begin, commit + 1)).toEqual(["BEGIN", "Invoice", "InvoiceLine", "Invoice", "COMMIT"]);
     // the answer is GET's read (the REST operation's selection)
-    expect(got.slice(commit + 1)).toEqual(["Invoice", "Customer", "DocumentType", "Currency", "InvoiceLine", "Payment", "Country", "Source", "Customer", "Invoice", "Customer"]);
+    expect(sorted(got.slice(commit + 1))).toEqual(sorted(["Invoice", "Customer", "DocumentType", "Currency", "InvoiceLine", "Payment", "Country", "Source", "Customer", "Invoice", "Customer"]));
   });
 });
 
