@@ -9,6 +9,7 @@ import type pg from "pg";
 import { PrismaClient } from "./prisma/generated/client.js";
 import { databaseTarget, nameAsTextPool, openPGlite, pgliteAdapter, statementCountingAdapter, yieldingAdapter, type DatabaseTarget, type StatementListener } from "./driver-adapter.js";
 import { lockDataDir } from "./data-dir-lock.js";
+import { withJoinedReads } from "./joined-reads.js";
 import { applyMigrations, migrationStatus, type MigrationReport, type MigrationStatus, type SqlSession } from "./migrate.js";
 
 export { databaseTarget, type DatabaseTarget } from "./driver-adapter.js";
@@ -83,7 +84,7 @@ export async function createDatabase(target: DatabaseTarget = databaseTarget(), 
     const pool = nameAsTextPool({ connectionString: target.url, ...POOL_OPTIONS });
     const prisma = new PrismaClient({ adapter: counted(yieldingAdapter(new PrismaPg(pool))), transactionOptions: TRANSACTION_OPTIONS });
     return {
-      prisma,
+      prisma: withJoinedReads(prisma),
       target,
       pool: { total: () => pool.totalCount, idle: () => pool.idleCount, waiting: () => pool.waitingCount },
       async session(fn) {
@@ -110,7 +111,7 @@ export async function createDatabase(target: DatabaseTarget = databaseTarget(), 
   }
   const prisma = new PrismaClient({ adapter: counted(yieldingAdapter(pgliteAdapter(pglite))), transactionOptions: TRANSACTION_OPTIONS });
   return {
-    prisma,
+    prisma: withJoinedReads(prisma),
     target,
     session: (fn) => fn(pgliteSession(pglite)),
     async close() {

@@ -19,6 +19,8 @@ export interface ServiceContext {
   settings: AppSettings;
   /** absolute base URL of the service for links in responses (`http://host:3000`): PUBLIC_URL, else the request's origin */
   baseUrl: string;
+  /** true when `prisma` is a transaction's client (withinTransaction): `atomically` runs in it */
+  inTransaction?: boolean;
 }
 
 /** An organization and a mode: whose rows (and whose settings) a query is about. */
@@ -64,5 +66,14 @@ export async function lockTenantRow<C extends string = "id">(
  * for it to end, and on PostgreSQL it would not see the transaction's writes.
  */
 export function withinTransaction(ctx: ServiceContext, tx: Tx): ServiceContext {
-  return { ...ctx, prisma: tx as unknown as ServiceContext["prisma"] };
+  return { ...ctx, prisma: tx as unknown as ServiceContext["prisma"], inTransaction: true };
+}
+
+/**
+ * Runs `fn` in one transaction: the one `ctx` already runs in (`withinTransaction`), else a new
+ * one (which, in a keyed request, joins the request's: services/request-transaction.ts).
+ */
+export function atomically<T>(ctx: ServiceContext, fn: (tx: ServiceContext) => Promise<T>): Promise<T> {
+  if (ctx.inTransaction) return fn(ctx);
+  return ctx.prisma.$transaction((tx) => fn(withinTransaction(ctx, tx)));
 }

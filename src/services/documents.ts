@@ -123,7 +123,9 @@ export async function findDocumentCustomer(ctx: ServiceContext, id: string | nul
     errors.add(field, "is required");
     return null;
   }
-  const customer = await ctx.prisma.customer.findFirst({ where: { id, ...tenant(ctx) } });
+  // with what a new document's answer shows of it (its country) and the organization's time zone
+  // (the default document date): one statement (infra/joined-reads.ts)
+  const customer = await ctx.prisma.customer.findFirst({ where: { id, ...tenant(ctx) }, include: { country: true, organization: { select: { timeZone: true } } } });
   if (!customer) errors.add(field, `unknown customer ${id}`);
   return customer;
 }

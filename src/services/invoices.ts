@@ -4,13 +4,13 @@
  * changed); finalize numbers the invoice (gapless per organization, mode and document type).
  * Totals are recomputed from the lines on every write (domain/totals.ts), never taken from input.
  */
-import type { Invoice, Prisma } from "../infra/prisma/generated/client.js";
+import type { Currency, DocumentType, Invoice, Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
-import { isoDate } from "../domain/formats.js";
+import { isoDate, todayIn } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import type { DecimalInput } from "../domain/money.js";
-import { tenant, type ServiceContext } from "./context.js";
+import { atomically, tenant, type ServiceContext } from "./context.js";
 import { findCurrency, findDocumentType } from "./reference.js";
 import {
   dateColumn,
@@ -63,12 +63,16 @@ const DEFAULT_INVOICE_TYPE_BY_COUNTRY: Record<string, string> = { CL: "CL33" };
 type Current = Invoice & { lines: Parameters<typeof storedLineInputs>[0] };
 
 /** Validates `input` (merged over `current` on update) and computes every column. */
-async function prepare(ctx: ServiceContext, input: InvoiceInput, current: Current | null): Promise<PreparedDocument> {
+async function prepare(
+  ctx: ServiceContext,
+  input: InvoiceInput,
+  current: Current | null,
+): Promise<PreparedDocument & { customer: NonNullable<Awaited<ReturnType<typeof findDocumentCustomer>>>; documentType: DocumentType; currency: Currency }> {
   const errors = new FieldErrorCollector();
   // one after the other: prepare also runs inside transactions (updates, invoiceOrders), whose one
   // connection takes one query at a time; the organization is only needed for today's date
-  const today = !input.date && !current ? await organizationToday(ctx) : null;
   const customer = await findDocumentCustomer(ctx, input.customer ?? current?.customerId, errors);
+  const today = !input.date && !current ? (customer ? todayIn(customer.organization.timeZone, ctx.now()) : await organizationToday(ctx)) : null;
   if (current && customer && customer.id !== current.customerId) {
     const billedOrders = await ctx.prisma.order.count({ where: { invoiceId: current.id } });
     if (billedOrders > 0) errors.add("customer", `cannot change: the invoice bills ${billedOrders} order(s) of ${current.customerId}`);
@@ -129,17 +133,25 @@ async function prepare(ctx: ServiceContext, input: InvoiceInput, current: Curren
     metadata,
     ...totalColumns(t, discount),
   };
-  return { columns, lines: lineRows(lines, t), linesChanged: input.lines !== undefined && input.lines !== null };
+  return { columns, lines: lineRows(lines, t), linesChanged: input.lines !== undefined && input.lines !== null, customer: customer!, documentType: documentType!, currency: currency! };
 }
 
 /**
  * Creates a draft invoice. ValidationError (400) names every bad field; nothing is written then.
  * Inside a transaction pass `withinTransaction(ctx, tx)` (invoiceOrders does).
  */
-export async function createInvoice(ctx: ServiceContext, input: InvoiceInput): Promise<Invoice> {
-  const { columns, lines } = await prepare(ctx, input, null);
-  return ctx.prisma.invoice.create({
-    data: { id: newId("inv"), ...tenant(ctx), userEmail: ctx.auth.userEmail, status: "draft", ...(columns as Omit<Prisma.InvoiceUncheckedCreateInput, "id" | "organizationId" | "testMode" | "userEmail">), lines: { create: lines } },
+export async function createInvoice(ctx: ServiceContext, input: InvoiceInput) {
+  const { columns, lines, customer, documentType, currency } = await prepare(ctx, input, null);
+  const id = newId("inv");
+  // the invoice and its lines by two INSERT ... RETURNING in one transaction, not a nested create
+  // (which reads the row back); the answer is built from what was written and read
+  // (docs/performance.md "Statements per request")
+  return atomically(ctx, async (tx) => {
+    const invoice = await tx.prisma.invoice.create({
+      data: { id, ...tenant(ctx), userEmail: ctx.auth.userEmail, status: "draft", ...(columns as Omit<Prisma.InvoiceUncheckedCreateInput, "id" | "organizationId" | "testMode" | "userEmail">) },
+    });
+    const created = lines.length ? await tx.prisma.invoiceLine.createManyAndReturn({ data: lines.map((line) => ({ ...line, invoiceId: id })) }) : [];
+    return { ...invoice, lines: created, customer, documentType, currency, payments: [] };
   });
 }
 

@@ -3,11 +3,40 @@
  * malformed value becomes a field error in the caller's collector, so one 400 names every field.
  */
 import type { FieldErrorCollector } from "../domain/errors.js";
+import type { Currency, DocumentType } from "../infra/prisma/generated/client.js";
 import type { ServiceContext } from "./context.js";
+
+interface ReferenceData {
+  documentTypes: Map<string, Readonly<DocumentType>>;
+  currencies: Map<string, Readonly<Currency>>;
+}
+
+let reference: Promise<ReferenceData> | null = null;
+
+/**
+ * Document types and currencies, read once per process: only migrations write these tables, and
+ * the service migrates before it serves (docs/performance.md "Reference data"). A failed read is
+ * tried again by the next caller.
+ */
+function referenceData(ctx: ServiceContext): Promise<ReferenceData> {
+  if (!reference) {
+    reference = (async () => {
+      // one after the other: the caller may be inside a transaction (one connection)
+      const documentTypes = await ctx.prisma.documentType.findMany();
+      const currencies = await ctx.prisma.currency.findMany();
+      return {
+        documentTypes: new Map(documentTypes.map((row) => [row.id, Object.freeze(row)])),
+        currencies: new Map(currencies.map((row) => [row.id, Object.freeze(row)])),
+      };
+    })();
+    reference.catch(() => (reference = null));
+  }
+  return reference;
+}
 
 /** Loads a document type by id (`CL33`); adds a field error under `field` when unknown. */
 export async function findDocumentType(ctx: ServiceContext, id: string, errors: FieldErrorCollector, field = "document") {
-  const documentType = await ctx.prisma.documentType.findUnique({ where: { id: id.toUpperCase() } });
+  const documentType = (await referenceData(ctx)).documentTypes.get(id.toUpperCase()) ?? null;
   if (!documentType) errors.add(field, `unknown document type ${id}`);
   return documentType;
 }
@@ -18,7 +47,7 @@ export async function findCurrency(ctx: ServiceContext, id: string, errors: Fiel
     errors.add(field, "must be a three-letter ISO 4217 code");
     return null;
   }
-  const currency = await ctx.prisma.currency.findUnique({ where: { id: id.toUpperCase() } });
+  const currency = (await referenceData(ctx)).currencies.get(id.toUpperCase()) ?? null;
   if (!currency) errors.add(field, `unknown currency ${id.toUpperCase()}`);
   return currency;
 }

@@ -53,16 +53,9 @@ export async function startTestServer(options: { settings?: Partial<AppSettings>
   });
   // every Prisma operation the app runs is recorded, so tests can catch N+1 queries
   const queries: string[] = [];
-  const counted = database.prisma.$extends({
-    query: {
-      $allModels: {
-        async $allOperations({ model, operation, args, query }) {
-          if (model !== "ApiKey" || operation !== "findUnique") queries.push(`${model}.${operation}`);
-          return query(args);
-        },
-      },
-    },
-  }) as unknown as Database["prisma"];
+  const counted = recordingOperations(database.prisma, (model, operation) => {
+    if (model !== "ApiKey" || operation !== "findUnique") queries.push(`${model}.${operation}`);
+  });
   const settings: Partial<AppSettings> = { metricsToken: TEST_METRICS_TOKEN, ...options.settings };
   const app = createApp({ database: { ...database, prisma: counted }, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"), settings, outboxIntervalMs: options.outboxIntervalMs, billingRunIntervalMs: options.billingRunIntervalMs });
   const server: Server = createHttpServer(app);
@@ -116,4 +109,35 @@ export async function startTestServer(options: { settings?: Partial<AppSettings>
 /** A valid Chilean customer body. */
 export function chileanCustomer(overrides: Record<string, unknown> = {}) {
   return { name: "Cliente SpA", address: "Av. Siempre Viva 123", country: "CL", state: "RM", tax_id: "76.042.235-5", email: "pagos@cliente.cl", ...overrides };
+}
+
+/**
+ * `client` calling `record(model, operation)` for each model operation the app calls on it (or on
+ * the transaction clients of its `$transaction(fn)`), however it is answered (infra/joined-reads.ts
+ * answers some reads with raw SQL).
+ */
+function recordingOperations<C extends object>(client: C, record: (model: string, operation: string) => void): C {
+  const modelOf = (prop: string) => prop[0].toUpperCase() + prop.slice(1);
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof prop !== "string") return value;
+      if (prop === "$transaction" && typeof value === "function") {
+        return (arg: unknown, options?: unknown) =>
+          typeof arg === "function" ? value.call(target, (tx: object) => (arg as (tx: object) => unknown)(recordingOperations(tx, record)), options) : value.call(target, arg, options);
+      }
+      if (typeof value === "function") return value.bind(target);
+      if (prop.startsWith("$") || prop.startsWith("_") || typeof value !== "object" || value === null) return value;
+      return new Proxy(value, {
+        get(delegate, operation, r) {
+          const fn = Reflect.get(delegate, operation, r);
+          if (typeof operation !== "string" || typeof fn !== "function") return fn;
+          return (...args: unknown[]) => {
+            record(modelOf(prop), operation);
+            return fn.apply(delegate, args);
+          };
+        },
+      });
+    },
+  });
 }

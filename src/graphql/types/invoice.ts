@@ -218,9 +218,10 @@ builder.mutationFields((t) => ({
       "(customer missing or unknown, document not an invoice type or none for the customer's country, currency unknown, due_date before date, " +
       "period_end before period_start, a line without name or amount, negative values, too many lines, note over 5000 characters); nothing is written then.",
     args: { input: t.arg({ type: InvoiceInput, required: true, description: "the invoice; customer and lines are required" }) },
-    resolve: async (query, _root, args, ctx) => {
-      const created = await createInvoice(ctx, args.input);
-      return ctx.prisma.invoice.findUniqueOrThrow({ ...query, where: { id: created.id } });
+    resolve: async (_query, _root, args, ctx) => {
+      // the created invoice with its lines, customer, document type and currency: relations the
+      // selection asks beyond these are loaded by Pothos' fallback (no read-back of the whole tree)
+      return createInvoice(ctx, args.input);
     },
   }),
   updateInvoice: t.prismaField({

@@ -1,0 +1,485 @@
+/**
+ * Joined reads: a Prisma read whose selection includes relations, answered by ONE SQL statement that
+ * builds the nested rows as JSON inside PostgreSQL (a correlated subquery per relation, `row_to_json`
+ * and `json_agg`), the way Prisma's `relationJoins` preview does, but with exact values: decimals
+ * travel as text and become `Prisma.Decimal`, timestamps as epoch milliseconds, bytes as base64
+ * (docs/performance.md "Joined reads"; docs/decisions.md "Joined reads" says why not relationJoins).
+ *
+ * Without it, Prisma's query compiler loads an `include`/`select` tree level by level, one statement
+ * per relation: a REST invoice read was 11 statements, the GraphQL page of 50 invoices 5.
+ *
+ * `withJoinedReads(client)` wraps a Prisma client (and the transaction clients of its
+ * `$transaction(fn)`) so that `findUnique`, `findUniqueOrThrow`, `findFirst`, `findFirstOrThrow`
+ * and `findMany` of every model take this path when they can, and Prisma's own otherwise, with the
+ * same results (the same objects, keys and value types):
+ * - a selection without relations, or with what this translator does not handle (`_count`,
+ *   `omit`, `distinct`, `cursor`, relation filters, string filters such as `contains`...), is
+ *   Prisma's own read;
+ * - a `where` of equalities, `in`, comparisons and `AND`/`OR` over String, Int and Boolean columns
+ *   is translated; any other `where` (dates, decimals, relations, a keyset cursor's condition) is
+ *   answered in two statements: Prisma's read of the matching ids (with the same where, order, take
+ *   and skip), then the joined read of those ids, in that order;
+ * - `findUnique({ where: { id } })` calls of the same shape made in the same tick are read together
+ *   (`WHERE id IN (...)`), as Prisma batches them.
+ * To-many relations without an `orderBy` come back in the order PostgreSQL reads them, as with
+ * Prisma's own reads (no order is promised: ask for one).
+ */
+import { Prisma } from "./prisma/generated/client.js";
+import { getDatamodel } from "./prisma/generated/pothos-types.js";
+
+interface FieldInfo {
+  name: string;
+  type: string;
+  kind: string;
+  isList: boolean;
+  isId: boolean;
+  relationName?: string;
+  relationFromFields?: string[];
+}
+
+interface ModelInfo {
+  name: string;
+  fields: Map<string, FieldInfo>;
+  scalars: FieldInfo[];
+  hasId: boolean;
+}
+
+const MODELS = new Map<string, ModelInfo>(
+  Object.entries(getDatamodel().datamodel.models as unknown as Record<string, { fields: FieldInfo[] }>).map(([name, m]) => [
+    name,
+    { name, fields: new Map(m.fields.map((f) => [f.name, f])), scalars: m.fields.filter((f) => f.kind !== "object"), hasId: m.fields.some((f) => f.name === "id" && f.isId) },
+  ]),
+);
+
+/** The Prisma delegate name of a model (`Invoice` -> `invoice`) and back. */
+const MODEL_OF_DELEGATE = new Map([...MODELS.keys()].map((name) => [name[0].toLowerCase() + name.slice(1), name]));
+
+const READS = new Set(["findUnique", "findUniqueOrThrow", "findFirst", "findFirstOrThrow", "findMany"]);
+
+/** Types whose equality and comparisons translate without a cast (text, integer, boolean columns). */
+const WHERE_TYPES = new Set(["String", "Int", "Boolean"]);
+
+const q = (name: string) => `"${name}"`;
+
+type Args = Record<string, unknown>;
+
+/** What a read selects of a model: its scalar fields and its relations with their own arguments. */
+interface Selection {
+  scalars: FieldInfo[];
+  relations: { field: FieldInfo; args: Args }[];
+}
+
+/** Not translatable: the read goes to Prisma. */
+class Unsupported extends Error {}
+const unsupported = (why: string): never => {
+  throw new Unsupported(why);
+};
+
+function selectionOf(model: ModelInfo, args: Args): Selection {
+  for (const key of Object.keys(args)) {
+    if (!["select", "include", "where", "orderBy", "take", "skip"].includes(key) || (key !== "where" && args[key] === undefined)) {
+      if (args[key] !== undefined) unsupported(`argument ${key}`);
+    }
+  }
+  const select = args.select as Args | undefined;
+  const include = args.include as Args | undefined;
+  if (select && include) unsupported("select and include");
+  const scalars = select ? [] : [...model.scalars];
+  const relations: Selection["relations"] = [];
+  for (const [key, value] of Object.entries(select ?? include ?? {})) {
+    if (value === false || value === undefined) continue;
+    const field = model.fields.get(key) ?? unsupported(`field ${key}`);
+    if (field.kind === "object") relations.push({ field, args: value === true ? {} : (value as Args) });
+    else if (select && value === true) scalars.push(field);
+    else unsupported(`selection of ${key}`);
+  }
+  return { scalars, relations };
+}
+
+/** Parameters of one statement: `$n` placeholders in order. */
+class Params {
+  values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+const COMPARISONS: Record<string, string> = { equals: "=", lt: "<", lte: "<=", gt: ">", gte: ">=" };
+
+/** A `where` of the supported shape as SQL over `alias`, or Unsupported. */
+function whereSql(model: ModelInfo, alias: string, where: Args, params: Params): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(where)) {
+    if (value === undefined) continue;
+    if (key === "AND" || key === "OR") {
+      const list = (Array.isArray(value) ? value : [value]) as Args[];
+      const inner = list.map((w) => whereSql(model, alias, w, params)).map((s) => `(${s})`);
+      if (inner.length === 0) parts.push(key === "AND" ? "TRUE" : "FALSE");
+      else parts.push(`(${inner.join(key === "AND" ? " AND " : " OR ")})`);
+      continue;
+    }
+    const field = model.fields.get(key);
+    if (!field || field.kind === "object" || !WHERE_TYPES.has(field.type)) unsupported(`where on ${key}`);
+    const column = `${alias}.${q(key)}`;
+    if (value === null) parts.push(`${column} IS NULL`);
+    else if (typeof value !== "object") parts.push(`${column} = ${params.add(value)}`);
+    else {
+      for (const [op, operand] of Object.entries(value as Args)) {
+        if (operand === undefined) continue;
+        if (op in COMPARISONS && operand !== null && typeof operand !== "object") parts.push(`${column} ${COMPARISONS[op]} ${params.add(operand)}`);
+        else if (op === "equals" && operand === null) parts.push(`${column} IS NULL`);
+        else if (op === "not" && operand === null) parts.push(`${column} IS NOT NULL`);
+        else if (op === "not" && typeof operand !== "object") parts.push(`${column} IS DISTINCT FROM ${params.add(operand)}`);
+        else if ((op === "in" || op === "notIn") && Array.isArray(operand) && operand.every((v) => v !== null && typeof v !== "object")) {
+          if (operand.length === 0) parts.push(op === "in" ? "FALSE" : "TRUE");
+          else parts.push(`${column} ${op === "in" ? "IN" : "NOT IN"} (${operand.map((v) => params.add(v)).join(", ")})`);
+        } else unsupported(`where ${key}.${op}`);
+      }
+    }
+  }
+  return parts.length ? parts.join(" AND ") : "TRUE";
+}
+
+/** `orderBy` over scalar fields as `[column expression, direction]` pairs, or Unsupported. */
+function orderOf(model: ModelInfo, alias: string, orderBy: unknown): string[] {
+  const list = (orderBy === undefined ? [] : Array.isArray(orderBy) ? orderBy : [orderBy]) as Args[];
+  const out: string[] = [];
+  for (const item of list) {
+    for (const [key, value] of Object.entries(item)) {
+      const field = model.fields.get(key);
+      if (!field || field.kind === "object") unsupported(`orderBy ${key}`);
+      const spec = typeof value === "string" ? { sort: value } : (value as { sort?: string; nulls?: string });
+      if (spec.sort !== "asc" && spec.sort !== "desc") unsupported(`orderBy ${key}`);
+      const nulls = spec.nulls === "first" ? " NULLS FIRST" : spec.nulls === "last" ? " NULLS LAST" : "";
+      out.push(`${alias}.${q(key)} ${spec.sort!.toUpperCase()}${nulls}`);
+    }
+  }
+  return out;
+}
+
+/** A scalar column as a JSON-safe value: exact text for decimals and big integers, epoch ms for times, base64 for bytes. */
+function jsonColumn(field: FieldInfo, alias: string): string {
+  const column = `${alias}.${q(field.name)}`;
+  switch (field.type) {
+    case "Decimal":
+    case "BigInt":
+      return `${column}::text`;
+    case "DateTime":
+      return `round(extract(epoch from ${column}) * 1000)`;
+    case "Bytes":
+      return `encode(${column}, 'base64')`;
+    default:
+      return column;
+  }
+}
+
+/** How to turn a parsed JSON row back into Prisma's values, per model and selection. */
+interface Converter {
+  decimals: string[];
+  dates: string[];
+  bytes: string[];
+  bigints: string[];
+  relations: { name: string; convert: Converter; list: boolean }[];
+  hidden: string[];
+}
+
+function convertRow(row: Record<string, unknown>, c: Converter): Record<string, unknown> {
+  for (const k of c.decimals) if (row[k] != null) row[k] = new Prisma.Decimal(row[k] as string);
+  for (const k of c.dates) if (row[k] != null) row[k] = new Date(row[k] as number);
+  for (const k of c.bytes) if (row[k] != null) row[k] = Buffer.from(row[k] as string, "base64");
+  for (const k of c.bigints) if (row[k] != null) row[k] = BigInt(row[k] as string);
+  for (const r of c.relations) {
+    const value = row[r.name];
+    if (value == null) continue;
+    if (r.list) for (const item of value as Record<string, unknown>[]) convertRow(item, r.convert);
+    else convertRow(value as Record<string, unknown>, r.convert);
+  }
+  for (const k of c.hidden) delete row[k];
+  return row;
+}
+
+let aliasCounter = 0;
+
+/**
+ * The SELECT list of `model` at `alias` for `selection`, every value JSON-safe, with the relations
+ * as correlated subqueries; and the converter of its rows.
+ */
+function selectList(model: ModelInfo, alias: string, selection: Selection, params: Params): { columns: string[]; convert: Converter } {
+  const convert: Converter = { decimals: [], dates: [], bytes: [], bigints: [], relations: [], hidden: [] };
+  const columns: string[] = [];
+  for (const field of selection.scalars) {
+    columns.push(`${jsonColumn(field, alias)} AS ${q(field.name)}`);
+    if (field.type === "Decimal") convert.decimals.push(field.name);
+    else if (field.type === "DateTime") convert.dates.push(field.name);
+    else if (field.type === "Bytes") convert.bytes.push(field.name);
+    else if (field.type === "BigInt") convert.bigints.push(field.name);
+  }
+  for (const { field, args } of selection.relations) {
+    const related = MODELS.get(field.type) ?? unsupported(`model ${field.type}`);
+    const child = `t${++aliasCounter}`;
+    const join = joinCondition(model, alias, field, related, child);
+    const nested = selectionOf(related, args);
+    const inner = selectList(related, child, nested, params);
+    const where = args.where ? ` AND ${whereSql(related, child, args.where as Args, params)}` : "";
+    if (!field.isList) {
+      if (args.where || args.orderBy || args.take !== undefined || args.skip !== undefined) unsupported(`arguments of to-one ${field.name}`);
+      columns.push(`(SELECT row_to_json(s) FROM (SELECT ${inner.columns.join(", ")} FROM ${q(related.name)} ${child} WHERE ${join} LIMIT 1) s) AS ${q(field.name)}`);
+    } else {
+      const order = orderOf(related, child, args.orderBy);
+      const hidden = order.map((_, i) => `__o${i}`);
+      const orderColumns = order.map((o, i) => `${o.replace(/ (ASC|DESC)( NULLS (FIRST|LAST))?$/, "")} AS ${q(hidden[i])}`);
+      const aggOrder = order.map((o, i) => `s.${q(hidden[i])}${o.slice(o.replace(/ (ASC|DESC)( NULLS (FIRST|LAST))?$/, "").length)}`);
+      const take = args.take === undefined ? "" : Number.isInteger(args.take) && (args.take as number) >= 0 ? ` LIMIT ${args.take as number}` : unsupported("take");
+      const skip = args.skip === undefined ? "" : Number.isInteger(args.skip) && (args.skip as number) >= 0 ? ` OFFSET ${args.skip as number}` : unsupported("skip");
+      const orderClause = order.length ? ` ORDER BY ${order.join(", ")}` : "";
+      inner.convert.hidden.push(...hidden);
+      columns.push(
+        `(SELECT coalesce(json_agg(s${aggOrder.length ? ` ORDER BY ${aggOrder.join(", ")}` : ""}), '[]'::json) FROM (SELECT ${[...inner.columns, ...orderColumns].join(", ")} FROM ${q(related.name)} ${child} WHERE ${join}${where}${orderClause}${take}${skip}) s) AS ${q(field.name)}`,
+      );
+    }
+    convert.relations.push({ name: field.name, convert: inner.convert, list: field.isList });
+  }
+  return { columns, convert };
+}
+
+/** The join of relation `field` of `model` (at `alias`) to `related` (at `child`). */
+function joinCondition(model: ModelInfo, alias: string, field: FieldInfo, related: ModelInfo, child: string): string {
+  if (field.relationFromFields?.length) {
+    if (field.relationFromFields.length !== 1) unsupported(`compound relation ${field.name}`);
+    return `${child}."id" = ${alias}.${q(field.relationFromFields[0])}`;
+  }
+  const back = [...related.fields.values()].find((f) => f.relationName === field.relationName && f !== field && f.relationFromFields?.length);
+  if (!back || back.relationFromFields!.length !== 1) return unsupported(`relation ${field.name}`);
+  return `${child}.${q(back.relationFromFields![0])} = ${alias}."id"`;
+}
+
+interface Plan {
+  sql: string;
+  params: unknown[];
+  convert: Converter;
+}
+
+/** The one statement of a read of `model`: rows of one JSON column `r`, in order. */
+function plan(model: ModelInfo, args: Args, rootWhere: (alias: string, params: Params) => string, limit: string): Plan {
+  const selection = selectionOf(model, args);
+  if (selection.relations.length === 0) unsupported("no relation");
+  aliasCounter = 0; // plan() runs synchronously: the same read gives the same SQL text
+  const params = new Params();
+  const alias = `t${++aliasCounter}`;
+  const { columns, convert } = selectList(model, alias, selection, params);
+  const where = rootWhere(alias, params);
+  const order = orderOf(model, alias, args.orderBy);
+  const hidden = order.map((_, i) => `__o${i}`);
+  const direction = (o: string) => o.slice(o.replace(/ (ASC|DESC)( NULLS (FIRST|LAST))?$/, "").length);
+  const bare = (o: string) => o.slice(0, o.length - direction(o).length);
+  // the root's id under its own name, to match rows to ids whatever the selection
+  const idColumn = model.hasId ? [`${alias}."id" AS "__id"`] : [];
+  const sql =
+    `SELECT row_to_json(s) AS r FROM (SELECT ${[...columns, ...idColumn, ...order.map((o, i) => `${bare(o)} AS ${q(hidden[i])}`)].join(", ")} ` +
+    `FROM ${q(model.name)} ${alias} WHERE ${where}${order.length ? ` ORDER BY ${order.join(", ")}` : ""}${limit}) s` +
+    (order.length ? ` ORDER BY ${order.map((o, i) => `s.${q(hidden[i])}${direction(o)}`).join(", ")}` : "");
+  convert.hidden.push(...hidden);
+  return { sql, params: params.values, convert };
+}
+
+type Delegate = Record<string, (args?: Args) => Promise<unknown>>;
+interface RawClient {
+  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
+}
+
+/** The rows of `p` as parsed JSON, before conversion. */
+async function runJson(client: RawClient, p: Plan): Promise<Record<string, unknown>[]> {
+  const rows = await client.$queryRawUnsafe<{ r: Record<string, unknown> | string }[]>(p.sql, ...p.params);
+  return rows.map((row) => (typeof row.r === "string" ? JSON.parse(row.r) : row.r));
+}
+
+async function run(client: RawClient, p: Plan): Promise<Record<string, unknown>[]> {
+  return (await runJson(client, p)).map((row) => convertRow(row, p.convert));
+}
+
+/** The rows of `p` by their root id (the hidden `__id` column, taken off). */
+async function runById(client: RawClient, p: Plan): Promise<Map<string, Record<string, unknown>>> {
+  const byId = new Map<string, Record<string, unknown>>();
+  for (const row of await run(client, p)) {
+    byId.set(row.__id as string, row);
+    delete row.__id;
+  }
+  return byId;
+}
+
+function notFound(model: string): Error {
+  return new Prisma.PrismaClientKnownRequestError(`No record was found for a query.`, {
+    code: "P2025",
+    clientVersion: Prisma.prismaVersion.client,
+    meta: { modelName: model, cause: "No record was found for a query." },
+  });
+}
+
+const pagingKeys = (args: Args) => {
+  const { where, orderBy, take, skip, cursor, distinct } = args;
+  return { where, orderBy, take, skip, cursor, distinct };
+};
+
+/**
+ * One read through the joined path: its result, or `undefined` when it is not translatable (the
+ * caller then runs Prisma's own read).
+ */
+async function joinedRead(client: RawClient, delegate: Delegate, model: ModelInfo, operation: string, args: Args, batch: Batcher): Promise<unknown> {
+  const many = operation === "findMany";
+  const orThrow = operation.endsWith("OrThrow");
+  const where = (args.where ?? {}) as Args;
+  // the selection must be translatable at all, else Prisma's own read
+  let shape: Plan;
+  try {
+    const limit = many ? limitOf(args) : " LIMIT 1";
+    shape = plan(model, args, (alias, params) => whereSql(model, alias, where, params), limit);
+  } catch (e) {
+    if (!(e instanceof Unsupported)) throw e;
+    if (!model.hasId) return undefined;
+    // the where (or paging) is not translatable: ids by Prisma, then the joined read of those ids
+    let byIds: Plan;
+    try {
+      byIds = plan(model, { ...args, where: undefined, orderBy: undefined, take: undefined, skip: undefined }, (alias, params) => `${alias}."id" = ANY(${params.add([])}::text[])`, "");
+    } catch (inner) {
+      if (inner instanceof Unsupported) return undefined;
+      throw inner;
+    }
+    const base = many ? "findMany" : "findFirst";
+    const found = (await delegate[base]({ ...pagingKeys(args), select: { id: true } })) as { id: string }[] | { id: string } | null;
+    const ids = many ? (found as { id: string }[]).map((r) => r.id) : found ? [(found as { id: string }).id] : [];
+    if (ids.length === 0) {
+      if (orThrow) throw notFound(model.name);
+      return many ? [] : null;
+    }
+    const byId = await runById(client, { ...byIds, params: [ids] });
+    // a row deleted between the two statements is left out, as if the first had not seen it
+    const ordered = ids.map((id) => byId.get(id)).filter((r): r is Record<string, unknown> => r !== undefined);
+    if (!many && ordered.length === 0 && orThrow) throw notFound(model.name);
+    return many ? ordered : (ordered[0] ?? null);
+  }
+  // findUnique by id alone: read with the other findUnique calls of this tick
+  if (!many && (operation === "findUnique" || operation === "findUniqueOrThrow") && isIdOnly(where)) {
+    const row = await batch.load(client, model, args, where.id as string);
+    if (!row && orThrow) throw notFound(model.name);
+    return row;
+  }
+  const rows = (await run(client, shape)).map((row) => (delete row.__id, row));
+  if (many) return rows;
+  if (rows.length === 0 && orThrow) throw notFound(model.name);
+  return rows[0] ?? null;
+}
+
+function limitOf(args: Args): string {
+  const { take, skip } = args;
+  if (take !== undefined && !(Number.isInteger(take) && (take as number) >= 0)) unsupported("take");
+  if (skip !== undefined && !(Number.isInteger(skip) && (skip as number) >= 0)) unsupported("skip");
+  return `${take === undefined ? "" : ` LIMIT ${take as number}`}${skip === undefined ? "" : ` OFFSET ${skip as number}`}`;
+}
+
+const isIdOnly = (where: Args) => Object.keys(where).length === 1 && typeof where.id === "string";
+
+/** findUnique-by-id reads of the same model and selection in one tick, read by one statement. */
+class Batcher {
+  private pending = new Map<string, { client: RawClient; model: ModelInfo; args: Args; ids: Map<string, ((row: Record<string, unknown> | null) => void)[]>; fail: ((e: unknown) => void)[] }>();
+
+  load(client: RawClient, model: ModelInfo, args: Args, id: string): Promise<Record<string, unknown> | null> {
+    const key = `${model.name}\u0000${JSON.stringify({ select: args.select, include: args.include })}`;
+    let group = this.pending.get(key);
+    if (!group || group.client !== client) {
+      if (!group) {
+        group = { client, model, args, ids: new Map(), fail: [] };
+        this.pending.set(key, group);
+        queueMicrotask(() => this.flush(key));
+      } else {
+        // another client (a transaction) in the same tick: read on its own
+        return this.single(client, model, args, id);
+      }
+    }
+    return new Promise((resolve, reject) => {
+      const waiting = group.ids.get(id) ?? [];
+      waiting.push(resolve);
+      group.ids.set(id, waiting);
+      group.fail.push(reject);
+    });
+  }
+
+  private async single(client: RawClient, model: ModelInfo, args: Args, id: string) {
+    const byId = await runById(client, plan(model, { ...args, where: undefined }, (alias, params) => `${alias}."id" = ${params.add(id)}`, ""));
+    return byId.get(id) ?? null;
+  }
+
+  private async flush(key: string) {
+    const group = this.pending.get(key)!;
+    this.pending.delete(key);
+    try {
+      const ids = [...group.ids.keys()];
+      const p = plan(group.model, { ...group.args, where: undefined }, (alias, params) => (ids.length === 1 ? `${alias}."id" = ${params.add(ids[0])}` : `${alias}."id" = ANY(${params.add(ids)}::text[])`), "");
+      const byId = new Map((await runJson(group.client, p)).map((row) => [row.__id as string, row]));
+      for (const [id, waiting] of group.ids) {
+        const json = byId.get(id);
+        // each caller its own objects, as from Prisma
+        for (const [i, resolve] of waiting.entries()) {
+          if (!json) resolve(null);
+          else {
+            const row = convertRow(i === waiting.length - 1 ? json : structuredClone(json), p.convert);
+            delete row.__id;
+            resolve(row);
+          }
+        }
+      }
+    } catch (e) {
+      for (const reject of group.fail) reject(e);
+    }
+  }
+}
+
+const WRAPPED = Symbol("joinedReads");
+const RAW = Symbol("joinedReadsRaw");
+
+/** The client under `withJoinedReads` (Prisma's own reads only), for comparing both in tests. */
+export function withoutJoinedReads<C extends object>(client: C): C {
+  return ((client as { [RAW]?: C })[RAW] ?? client) as C;
+}
+
+/**
+ * `client` with joined reads (module comment): the same client for everything else, its
+ * `$transaction(fn)` handing `fn` a wrapped transaction client.
+ */
+export function withJoinedReads<C extends object>(client: C): C {
+  if ((client as { [WRAPPED]?: boolean })[WRAPPED]) return client;
+  const batch = new Batcher();
+  const delegates = new Map<string, unknown>();
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      if (prop === WRAPPED) return true;
+      if (prop === RAW) return target;
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof prop !== "string") return value;
+      if (prop === "$extends" && typeof value === "function") return (...extensions: unknown[]) => withJoinedReads(value.apply(target, extensions));
+      if (prop === "$transaction" && typeof value === "function") {
+        return (arg: unknown, options?: unknown) =>
+          typeof arg === "function" ? value.call(target, (tx: object) => (arg as (tx: object) => unknown)(withJoinedReads(tx)), options) : value.call(target, arg, options);
+      }
+      const modelName = MODEL_OF_DELEGATE.get(prop);
+      if (!modelName || typeof value !== "object" || value === null) return typeof value === "function" ? value.bind(target) : value;
+      let wrapped = delegates.get(prop);
+      if (!wrapped) {
+        const model = MODELS.get(modelName)!;
+        const delegate = value as Delegate;
+        wrapped = new Proxy(delegate, {
+          get(d, op, r) {
+            const original = Reflect.get(d, op, r);
+            if (typeof op !== "string" || !READS.has(op)) return original;
+            return async (args: Args = {}) => {
+              const result = await joinedRead(target as unknown as RawClient, delegate, model, op, args, batch);
+              return result === undefined ? original.call(d, args) : result;
+            };
+          },
+        });
+        delegates.set(prop, wrapped);
+      }
+      return wrapped;
+    },
+  });
+}
