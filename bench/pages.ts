@@ -18,7 +18,9 @@
  *    default limit of 10,000), the first page of 100, and the 1,000th page by cursor where the
  *    filter has that many pages.
  * 4. Prints EXPLAIN (ANALYZE, BUFFERS) of each statement measured (the plan's nodes and its
- *    execution time; the whole plan with BENCH_VERBOSE=1), captured from the app's own SQL.
+ *    execution time; the whole plan with BENCH_VERBOSE=1), captured from the app's own SQL, and of
+ *    the 1,000th page's keyset WHERE written by hand with and without the bound on its first
+ *    column (src/graphql/pagination.ts keyset), at the same cursor.
  * 5. Drops the database (kept with BENCH_KEEP=1).
  *
  * Figures go to stdout only; they never enter a test.
@@ -247,6 +249,24 @@ async function main() {
         console.log((await explain(CAPPED_QUERY, { where: f.where })).split("\n").filter((l) => l.includes("count(limit)")).join("\n"));
         console.log(await explain(PAGE_QUERY, { first: PAGE, where: f.where }));
         if (rows[i]!.cursor) console.log((await explain(PAGE_QUERY, { first: PAGE, after: rows[i]!.cursor, where: f.where })).replace("page:", "page 1000:"));
+      }
+      // the keyset WHERE without the bound on its first column (what the pages sent before it), at the same cursor, by hand
+      const deepAll = rows[0]!.cursor;
+      if (deepAll) {
+        const [createdAt, id] = (JSON.parse(Buffer.from(deepAll, "base64url").toString("utf8")) as { k: [string, string] }).k;
+        const select = `SELECT "id" FROM "Invoice" WHERE "organizationId" = $1 AND "testMode" = true AND `;
+        const tail = ` ORDER BY "createdAt" DESC, "id" DESC LIMIT 102`;
+        console.log(`  the 1,000th page's WHERE by hand, with and without the bound on createdAt (EXPLAIN ANALYZE):`);
+        for (const [label, where] of [
+          ["with    (createdAt <= x AND (createdAt < x OR (createdAt = x AND id < y)))", `"createdAt" <= $2 AND ("createdAt" < $2 OR ("createdAt" = $2 AND "id" < $3))`],
+          ["without (createdAt < x OR (createdAt = x AND id < y))", `("createdAt" < $2 OR ("createdAt" = $2 AND "id" < $3))`],
+        ] as const) {
+          const { rows: plan } = await explainClient.query(`EXPLAIN (ANALYZE, BUFFERS) ${select}${where}${tail}`, [organization, createdAt, id]);
+          const lines = plan.map((r) => r["QUERY PLAN"] as string);
+          const nodes = lines.filter((l) => /(Scan|Sort|Limit)/.test(l) && !/^\s*(Sort Key|Sort Method|Buffers|Heap Fetches|Full-sort Groups|Pre-sorted Groups)/.test(l)).map((l) => l.trim().replace(/^->\s*/, "").replace(/\s*\(cost=.*$/, ""));
+          console.log(`    ${label}: ${nodes.join(" <- ")}; ${lines.find((l) => l.startsWith("Execution Time"))}`);
+          if (VERBOSE) console.log(lines.map((l) => `      ${l}`).join("\n"));
+        }
       }
       console.log(`\nmachine: load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")} (end)`);
     } finally {

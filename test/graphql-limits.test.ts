@@ -102,6 +102,33 @@ describe("GraphQL limits", () => {
     expect(errors(parse(`{ p0: ${page} p1: ${page.replace("first: 100", "first: 67")} }`))).toHaveLength(1);
   });
 
+  it("price the worked examples of docs/limits.md as its table says", () => {
+    const price = (query: string) => {
+      const found = validate(schema, parse(query), [costRule(0, 0)]);
+      return { cost: Number(found[0]?.extensions.cost ?? 0), rows: Number(found[0]?.extensions.rows ?? 0), fits: errors(parse(query)).length === 0 };
+    };
+    const pdf = (alias: string) => `${alias}: node(id: "inv_${alias}") { ... on Invoice { pdf } }`;
+    const lines = `invoices(first: 100) { edges { node { id lines { id } } } }`;
+    const page50 = `invoices(first: 50) { edges { node { id number date dueDate status subtotal tax total amountDue note metadata created
+      payments { id date paymentDate amount status description metadata created updated } } } }`;
+    const aliased = (n: number, selection: string) => Array.from({ length: n }, (_, i) => `c${i}: ${selection}`).join(" ");
+    const table: [string, number, number, boolean][] = [
+      [`{ node(id: "inv_x") { id } }`, 1, 0, true],
+      [`{ ${pdf("a")} ${pdf("b")} }`, 2_002, 0, true],
+      [`{ ${pdf("a")} ${pdf("b")} ${pdf("c")} }`, 3_003, 0, false],
+      [`{ invoices(first: 2) { edges { node { pdf } } } }`, 2_004, 2, true],
+      [`{ invoices(first: 3) { edges { node { pdf } } } }`, 3_005, 3, false],
+      [`{ invoices(first: 5) { edges { node { id pdf } } } }`, 5_007, 5, false],
+      [`{ ${lines} }`, 202, 600, true],
+      [`{ a: ${lines} b: ${lines} }`, 404, 1_200, false],
+      [`{ ${page50} }`, 102, 300, true],
+      [`{ ${aliased(5, "invoices { totalCount }")} }`, 2_505, 100, true],
+      [`{ ${aliased(6, "invoices { totalCount }")} }`, 3_006, 120, false],
+      [`{ ${aliased(30, "invoices(first: 0) { count { count precision } }")} }`, 60, 30, true],
+    ];
+    for (const [query, cost, rows, fits] of table) expect(price(query), query).toEqual({ cost, rows, fits });
+  });
+
   it("count as rows the items of pages, lists and ids (fragments and variables too), not edges or single objects", () => {
     const rows = (query: string) => {
       const found = validate(schema, parse(query), [costRule(1_000_000, 0)]);
