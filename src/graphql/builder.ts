@@ -147,7 +147,7 @@ const CountPrecisionEnum = builder.enumType("CountPrecision", {
   values: {
     exact: { value: "exact", description: "`count` is the number of matching items" },
     at_least: { value: "at_least", description: "more items match than the limit asked: `count` is the limit, a lower bound (show it as \"10,000+\")" },
-  } as const,
+  } as const satisfies DescribedValues<CountPrecision>,
 });
 
 const CountRef = builder.objectRef<CappedCount>("Count").implement({
