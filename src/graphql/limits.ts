@@ -78,6 +78,24 @@ function itemsAreRows(type: GraphQLOutputType): boolean {
 /** Items assumed for a plain list field (an invoice's lines, payments, ...). */
 export const LIST_FACTOR = 5;
 
+/**
+ * Cost of a field with a selection (an object, a list of objects, a page, its edges and nodes):
+ * each is a row or a join to read and an object to build. A scalar or enum field costs
+ * SCALAR_COST: reading a column of a row already read is not work the limit needs to price (the
+ * rows are bounded by `maxRows`, the fields a type has are finite and repeated ones merge, aliases
+ * are bounded by `maxAliases`), and pricing it made an ordinary page refuse: 50 invoices with 12
+ * fields and their payments with 9 cost 3,001 when every scalar cost 1 (docs/limits.md "Cost").
+ */
+export const OBJECT_COST = 1;
+export const SCALAR_COST = 0;
+
+/**
+ * Cost of a connection's `totalCount`: an exact COUNT of every matching row, 0.2 to 0.7 s at a
+ * million rows (docs/performance.md "Deep pages"), so at most five in one request. Its capped
+ * sibling `count(limit:)` costs what an object costs (its work stops at the limit).
+ */
+export const TOTAL_COUNT_COST = 500;
+
 /** A GraphQL error of the limits, in the project's error shape (`extensions.code`). */
 export function tooComplex(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: "query_too_complex" } });
@@ -97,14 +115,22 @@ function listArgumentLength(value: ValueNode | undefined): number | null {
   return 1; // a single value coerces to a list of one
 }
 
-/**
- * How many times the selection under `field` runs: `first`/`last` of a connection (the default page
- * size when absent, the largest page when it is a variable), the ids of `nodes(ids:)`, LIST_FACTOR
- * for any other list, 1 otherwise.
- */
-function multiplier(node: FieldNode, type: GraphQLOutputType, parentName: string): number {
+/** True for a Relay connection type (its items under `edges`). */
+function isConnection(type: GraphQLOutputType): boolean {
   const named = getNamedType(type);
-  if (parentName.endsWith("Connection") && node.name.value === "edges") return 1; // counted by the connection
+  return named.name.endsWith("Connection") && isObjectType(named) && Boolean(named.getFields().edges);
+}
+
+/**
+ * How many times the selection under `field` runs: for a connection its page size, `first`/`last`
+ * (the default page size when absent, the largest page when it is a variable), which applies to
+ * its `edges` (`pageSize`, given for the fields under a connection), not to `pageInfo` or
+ * `totalCount`, read once a page; the ids of `nodes(ids:)`; LIST_FACTOR for any other list; 1
+ * otherwise.
+ */
+function multiplier(node: FieldNode, type: GraphQLOutputType, parentName: string, pageSize: number): number {
+  const named = getNamedType(type);
+  if (parentName.endsWith("Connection") && node.name.value === "edges") return pageSize;
   if (node.name.value === "nodes" && node.arguments?.some((a) => a.name.value === "ids")) {
     return listArgumentLength(node.arguments.find((a) => a.name.value === "ids")!.value) ?? GRAPHQL_LIMITS.maxNodeIds;
   }
@@ -122,8 +148,9 @@ type Price = { cost: number; rows: number };
 
 /**
  * Validation rule: the cost of each operation is the sum over its selected fields of
- * `FIELD_COSTS[Type.field] ?? 1` plus, for a field with a selection, the cost of that selection
- * times `multiplier` (page size, ids, LIST_FACTOR). Inline fragments and fragment spreads add up
+ * `FIELD_COSTS[Type.field]`, else TOTAL_COUNT_COST for a connection's `totalCount`, OBJECT_COST for
+ * a field with a selection and SCALAR_COST (0) for a scalar or enum, plus, for a field with a selection, the cost of that selection times
+ * `multiplier` (page size, ids, LIST_FACTOR). Inline fragments and fragment spreads add up
  * (an upper bound when they are on different types); `__typename` and introspection cost nothing.
  * Its rows are the items of its pages and lists (`itemsAreRows`) times how often each runs:
  * `invoices(first: 100) { edges { node { lines { id } customer { id } } } }` is 100 + 100 x 5 = 600
@@ -135,7 +162,8 @@ export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost, maxRows: numb
     const schema = context.getSchema();
     const fragmentCosts = new Map<string, Map<string, Price>>();
 
-    const selectionCost = (set: SelectionSetNode, parentName: string, seen: Set<string>): Price => {
+    /** `pageSize`: under a connection, its page size (what its `edges` multiply by); else 1 */
+    const selectionCost = (set: SelectionSetNode, parentName: string, seen: Set<string>, pageSize = 1): Price => {
       let total = 0;
       let rows = 0;
       const parent = schema.getType(parentName);
@@ -145,32 +173,37 @@ export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost, maxRows: numb
           if (name === "__typename" || name === "__schema" || name === "__type") continue;
           const field: GraphQLField<unknown, unknown> | undefined = parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[name] : undefined;
           if (!field) continue; // unknown fields are another rule's error
-          let cost = FIELD_COSTS[`${parentName}.${name}`] ?? 1;
+          const totalCount = name === "totalCount" && parentName.endsWith("Connection");
+          let cost = FIELD_COSTS[`${parentName}.${name}`] ?? (totalCount ? TOTAL_COUNT_COST : selection.selectionSet ? OBJECT_COST : SCALAR_COST);
           if (selection.selectionSet) {
-            const times = multiplier(selection, field.type, parentName);
+            const size = multiplier(selection, field.type, parentName, pageSize);
             const typeName = getNamedType(field.type).name;
-            const inner = selectionCost(selection.selectionSet, typeName, seen);
+            // a connection's own selection runs once; its edges run `size` times
+            const connection = isConnection(field.type);
+            const times = connection ? 1 : size;
+            const inner = selectionCost(selection.selectionSet, typeName, seen, connection ? size : 1);
             cost += times * inner.cost;
-            rows += times * ((itemsAreRows(field.type) ? 1 : 0) + inner.rows);
+            rows += (itemsAreRows(field.type) ? size : 0) + times * inner.rows;
           }
           total += cost;
         } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-          const inner = selectionCost(selection.selectionSet, selection.typeCondition?.name.value ?? parentName, seen);
+          const inner = selectionCost(selection.selectionSet, selection.typeCondition?.name.value ?? parentName, seen, pageSize);
           total += inner.cost;
           rows += inner.rows;
         } else {
           const fragment: FragmentDefinitionNode | null | undefined = context.getFragment(selection.name.value);
           if (!fragment || seen.has(fragment.name.value)) continue; // cycles are another rule's error
           const type = fragment.typeCondition.name.value;
-          const cached = fragmentCosts.get(fragment.name.value)?.get(type);
+          const cacheKey = `${type}:${pageSize}`;
+          const cached = fragmentCosts.get(fragment.name.value)?.get(cacheKey);
           if (cached !== undefined) {
             total += cached.cost;
             rows += cached.rows;
             continue;
           }
-          const price = selectionCost(fragment.selectionSet, type, new Set(seen).add(fragment.name.value));
+          const price = selectionCost(fragment.selectionSet, type, new Set(seen).add(fragment.name.value), pageSize);
           if (!fragmentCosts.has(fragment.name.value)) fragmentCosts.set(fragment.name.value, new Map());
-          fragmentCosts.get(fragment.name.value)!.set(type, price);
+          fragmentCosts.get(fragment.name.value)!.set(cacheKey, price);
           total += price.cost;
           rows += price.rows;
         }
@@ -185,7 +218,7 @@ export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost, maxRows: numb
         const { cost, rows } = selectionCost(operation.selectionSet, root.name, new Set());
         if (cost > maxCost) {
           context.reportError(
-            new GraphQLError(`The query costs ${cost}, more than the limit of ${maxCost} (a PDF costs ${FIELD_COSTS["Invoice.pdf"]}; a list multiplies what it selects by its page size). Ask for fewer items, fewer PDFs or fewer fields.`, {
+            new GraphQLError(`The query costs ${cost}, more than the limit of ${maxCost} (a PDF costs ${FIELD_COSTS["Invoice.pdf"]}, an exact totalCount ${TOTAL_COUNT_COST}; a list multiplies what it selects by its page size). Ask for fewer items, fewer PDFs or fewer fields.`, {
               nodes: [operation],
               extensions: { code: "query_too_complex", cost, maxCost, rows, maxRows },
             }),

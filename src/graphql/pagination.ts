@@ -11,7 +11,8 @@
  * One findMany per page, selecting what the query asks of `edges.node` plus the sort fields; it
  * takes one row more than the page to know whether the paging direction has more, and one row on
  * the cursor's side (the cursor's own row, or the row before the offset) to know whether the other
- * direction has any. `totalCount` runs a COUNT only when selected.
+ * direction has any. `totalCount` runs a COUNT only when selected, `count(limit:)` a COUNT that stops
+ * at `limit` + 1 rows.
  */
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
@@ -24,6 +25,23 @@ export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 /** Largest `offset` a connection takes (page-number access deeper than this should use cursors). */
 export const MAX_OFFSET = 100_000;
+/**
+ * Default and largest `limit` of a connection's `count` (docs/graphql.md "Counting"): a count that
+ * stops at `limit` + 1 matching rows costs at most that many index entries (about 5 ms for 10,000
+ * on the development machine), where an exact `totalCount` of a million rows costs 0.2 to 0.7 s.
+ */
+export const DEFAULT_COUNT_LIMIT = 10_000;
+export const MAX_COUNT_LIMIT = 100_000;
+
+/** Whether a capped count is the number of matching items or a lower bound of it. */
+export type CountPrecision = "exact" | "at_least";
+
+/** The answer of a connection's `count(limit:)`. */
+export interface CappedCount {
+  count: number;
+  precision: CountPrecision;
+}
+
 /** Version of the cursor format (a cursor of another version is rejected as malformed). */
 const CURSOR_VERSION = 1;
 /** Longest cursor accepted (ours are well under 300 characters). */
@@ -70,7 +88,7 @@ interface ListDelegate {
   /** the model's name (Prisma client delegates carry it) */
   $name?: string;
   findMany(args: any): Promise<any[]>;
-  count(args: { where: any }): Promise<number>;
+  count(args: { where: any; take?: number; orderBy?: any }): Promise<number>;
 }
 
 const models = getDatamodel().datamodel.models as Record<string, { fields: readonly { name: string; type: string; kind: string }[] }>;
@@ -149,6 +167,12 @@ function sqlValue(kind: ScalarKind, value: KeyValue) {
  * Prisma where for the rows strictly after `key` in the order `sort` (`side: "after"`) or strictly
  * before it (`"before"`), or also the row at `key` itself when `inclusive`: lexicographic over the
  * sort fields, each compared in its own direction.
+ *
+ * The lexicographic OR alone is no index range: PostgreSQL would read the whole list from its start
+ * (or bitmap-scan and sort every row past the cursor), so a deep page would cost as much as an
+ * offset. So the first sort field is bounded on its own as well (`createdAt <= x` for a page after x
+ * in a newest-first list), a range the list's index (`..., createdAt, id`) starts the scan at: the
+ * 1,000th page then reads the same ~100 index entries as the first (docs/performance.md "Deep pages").
  */
 function keyset(sort: SortField[], key: KeyValue[], side: "after" | "before", inclusive: boolean) {
   const branches: object[] = [];
@@ -158,7 +182,9 @@ function keyset(sort: SortField[], key: KeyValue[], side: "after" | "before", in
     branches.push({ AND: [...equal(i), { [s.field]: { [ascending ? "gt" : "lt"]: sqlValue(s.kind, key[i]!) } }] });
   });
   if (inclusive) branches.push({ AND: equal(sort.length) });
-  return { OR: branches };
+  const lead = sort[0]!;
+  const bound = { [lead.field]: { [(lead.direction === "asc") === (side === "after") ? "gte" : "lte"]: sqlValue(lead.kind, key[0]!) } };
+  return { AND: [bound, { OR: branches }] };
 }
 
 function sameKey(a: KeyValue[], b: KeyValue[]) {
@@ -181,11 +207,26 @@ function checkArgs(args: ConnectionArgs) {
   }
 }
 
-/** What a connection field resolves to: edges, pageInfo and the lazy totalCount. */
+/** What a connection field resolves to: edges, pageInfo, the lazy totalCount and the lazy capped count. */
 export interface ConnectionResult<T> {
   edges: { cursor: string; node: T }[];
   pageInfo: { startCursor: string | null; endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean };
   totalCount: () => Promise<number>;
+  count: (limit?: number | null) => Promise<CappedCount>;
+}
+
+/**
+ * The matching rows counted up to `limit` (DEFAULT_COUNT_LIMIT when absent): one COUNT over a
+ * subquery that stops at `limit` + 1 rows, so its cost is bounded by `limit`, not by the list.
+ * The subquery is in the list's order (`orderBy`): Prisma orders a `take` (by id when not told),
+ * and in the list's order the filter's list index serves it with no sort.
+ * Errors: validation_error on limit outside 1..MAX_COUNT_LIMIT.
+ */
+export async function cappedCount(model: ListDelegate, where: unknown, orderBy: unknown, limit: number | null | undefined): Promise<CappedCount> {
+  const cap = limit ?? DEFAULT_COUNT_LIMIT;
+  if (!Number.isSafeInteger(cap) || cap < 1 || cap > MAX_COUNT_LIMIT) throw ValidationError.field("limit", `must be between 1 and ${MAX_COUNT_LIMIT}`);
+  const found = await model.count({ where, orderBy, take: cap + 1 });
+  return found > cap ? { count: cap, precision: "at_least" } : { count: found, precision: "exact" };
 }
 
 /**
@@ -255,6 +296,7 @@ export async function prismaConnection(
       hasPreviousPage: backward ? more : otherSide,
     },
     totalCount: () => (counted ??= model.count({ where: query.where })),
+    count: (limit) => cappedCount(model, query.where, sort.map(({ field, direction }) => ({ [field]: direction })), limit),
   };
 }
 

@@ -145,8 +145,11 @@ export function pgliteAdapter(pglite: PGlite): PrismaPGlite {
   return new PrismaPGlite(pglite);
 }
 
-/** Called with the SQL text of every statement a driver adapter sends (statementCountingAdapter). */
-export type StatementListener = (sql: string) => void;
+/**
+ * Called with the SQL text of every statement a driver adapter sends (statementCountingAdapter),
+ * and its arguments when it has any (bench/pages.ts runs EXPLAIN on them).
+ */
+export type StatementListener = (sql: string, args?: readonly unknown[]) => void;
 
 /**
  * A driver adapter factory whose adapters report every SQL statement to `listener`, transactions
@@ -163,8 +166,8 @@ export function statementCountingAdapter<F extends { connect: () => Promise<obje
     for (const method of ["queryRaw", "executeRaw"] as const) {
       const original = target[method];
       if (typeof original !== "function") continue;
-      target[method] = (query: { sql: string }) => {
-        listener(query.sql);
+      target[method] = (query: { sql: string; args?: readonly unknown[] }) => {
+        listener(query.sql, query.args);
         return original.call(target, query);
       };
     }

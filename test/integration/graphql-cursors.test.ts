@@ -323,9 +323,9 @@ describe("docs/graphql.md Paging examples", () => {
     return Object.fromEntries(blocks.map((b) => [/query (\w+)/.exec(b)![1]!, b]));
   };
 
-  it("run as documented: forward, backward and by page number", async () => {
+  it("run as documented: forward, backward, by page number, and the counts", async () => {
     const q = examples();
-    expect(Object.keys(q).sort()).toEqual(["FirstPage", "LastPage", "NextPage", "PageThree", "PreviousPage"]);
+    expect(Object.keys(q).sort()).toEqual(["FirstPage", "InvoiceCounts", "LastPage", "NextPage", "PageThree", "PreviousPage"]);
     const run = async (name: string, variables?: Record<string, unknown>) => {
       const res = await s.graphql(q[name]!, variables);
       expect(res.body.errors, name).toBeUndefined();
@@ -342,6 +342,10 @@ describe("docs/graphql.md Paging examples", () => {
     expect([...ids(previous), ...ids(last)]).toEqual(all.slice(-4));
     const page3 = await run("PageThree");
     expect(ids(page3)).toEqual(all.slice(4, 6));
+    // Counting: the documented answer, for this file's 7 draft invoices
+    expect(all).toHaveLength(7);
+    const counts = await s.graphql(q.InvoiceCounts!);
+    expect(counts.body).toEqual({ data: { drafts: { count: { count: 7, precision: "exact" } }, all: { count: { count: 5, precision: "at_least" } } } });
   });
 });
 

@@ -71,6 +71,24 @@ describe("GraphQL limits", () => {
     }
   });
 
+  it("run an ordinary page of 50 invoices with their payments (3,001 when scalars cost 1), and refuse a sixth exact totalCount", async () => {
+    const page = `{ invoices(first: 50, where: { status: { equals: draft } }) { edges { node {
+      id number date dueDate status subtotal tax total amountDue note metadata created
+      payments { id date paymentDate amount status description metadata created updated } } } } }`;
+    const ok = await s.graphql(page);
+    expect(ok.body.errors).toBeUndefined();
+    expect(ok.body.data.invoices.edges.map((e: any) => e.node.id)).toEqual([invoice]);
+    const counts = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `c${i}: invoices(first: 0) { totalCount }`).join(" ")} }`;
+    const five = await s.graphql(counts(5));
+    expect(five.body.errors).toBeUndefined();
+    expect(five.body.data.c4.totalCount).toBe(1);
+    s.queries.length = 0;
+    const six = await s.graphql(counts(6));
+    expect(codes(six.body)).toEqual(["query_too_complex"]);
+    expect(six.body.errors[0].message).toMatch(/^The query costs 3006, more than the limit of 3000/);
+    expect(s.queries).toEqual([]);
+  });
+
   it("render two PDFs in one request", async () => {
     const res = await s.graphql(`{ a: node(id: "${invoice}") { ... on Invoice { pdf } } b: node(id: "${invoice}") { ... on Invoice { pdf } } }`);
     expect(res.body.errors).toBeUndefined();
