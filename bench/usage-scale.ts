@@ -7,7 +7,7 @@
  *    BENCH_DATABASE_URL) seeds an organization, an API key and a monthly subscription from
  *    2026-09-01 whose next cycle (3, on 2026-11-01) bills October's usage of one metered line.
  * 2. For each size of BENCH_ROWS (default `1000000,10000000`) adds rows with SQL (generate_series,
- *    chunks of 1 M) dated evenly from 2026-09-15 to 2026-11-20 (so about 47 % fall in the billed
+ *    chunks of 1 M) spread evenly from 2026-09-15 to 2026-11-20 (so about 47 % fall in the billed
  *    month, some before it for last_ever, some after it), then VACUUM ANALYZE, then for each
  *    aggregation (sum, max, last_during_period, last_ever; the plan's is switched with an UPDATE):
  *    - the preview's latency: GraphQL `upcomingInvoice` through the service, one warm-up, median of
@@ -66,16 +66,19 @@ async function seed(url: string): Promise<Seed> {
 }
 
 const FROM = "2026-09-15T00:00:00Z";
-const SPAN_S = (Date.parse("2026-11-20T00:00:00Z") - Date.parse(FROM)) / 1000;
+const SPAN_MS = Date.parse("2026-11-20T00:00:00Z") - Date.parse(FROM);
 
-/** Rows `first` to `last` (1-based) of the line: quantities 0.25 to 24.75, dates evenly spread, ids `usa_scale<n>`. */
-async function addRows(c: pg.Client, s: Seed, first: number, last: number, total: number): Promise<void> {
+/**
+ * Rows `first` to `last` (1-based) of the line, ids `usa_scale<n>`: quantities 0.25 to 24.75, dated
+ * at (n x 7919 mod the span) ms after FROM: 7919 is prime to the span, so every prefix of the rows
+ * (the first 1 M, then all 10 M) is spread evenly over the span, in no order.
+ */
+async function addRows(c: pg.Client, s: Seed, first: number, last: number): Promise<void> {
   await c.query(
     `INSERT INTO "Usage" ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime", "createdAt")
-     SELECT 'usa_scale' || g, $1, true, $2, ((g * 7919) % 99 + 1) / 4.0,
-            $3::timestamptz + ((g::float8 * $4 / $5) * interval '1 second'), $3::timestamptz + ((g::float8 * $4 / $5) * interval '1 second')
-     FROM generate_series($6::bigint, $7::bigint) g`,
-    [s.organization, s.line, FROM, SPAN_S, total, first, last],
+     SELECT 'usa_scale' || g, $1, true, $2, ((g * 7919) % 99 + 1) / 4.0, t, t
+     FROM generate_series($5::bigint, $6::bigint) g, LATERAL (SELECT $3::timestamptz + ((g * 7919) % $4) * interval '1 millisecond' AS t) d`,
+    [s.organization, s.line, FROM, SPAN_MS, first, last],
   );
 }
 
@@ -142,7 +145,7 @@ async function main(): Promise<void> {
     let rows = 0;
     for (const size of SIZES) {
       const t0 = performance.now();
-      for (let first = rows + 1; first <= size; first += CHUNK) await addRows(c, s, first, Math.min(size, first + CHUNK - 1), Math.max(...SIZES));
+      for (let first = rows + 1; first <= size; first += CHUNK) await addRows(c, s, first, Math.min(size, first + CHUNK - 1));
       await c.query(`VACUUM ANALYZE "Usage"`);
       rows = size;
       const inPeriod = Number((await c.query(`SELECT count(*) AS n FROM "Usage" WHERE "subscriptionLineId" = $1 AND "dateTime" >= $2 AND "dateTime" < $3`, [s.line, PERIOD.start, PERIOD.end])).rows[0].n);
