@@ -82,9 +82,30 @@ export interface CycleData {
    * on, and for `last_ever` lines also the latest record before it
    */
   usages: UsageRow[];
+  /**
+   * instead of `usages` (loadCycleData with `usage: "aggregates"`, the preview): each line's usage
+   * of the period cycle `fromCycle` bills, aggregated by SQL
+   */
+  usageAggregates?: UsageAggregates;
   /** the organization's time zone */
   timeZone: string;
 }
+
+/**
+ * A subscription's usage of one metered period [start, end), aggregated by SQL per line (the
+ * preview reads these instead of every record, so its cost does not grow with the records): for
+ * each aggregation the one record that prices the period under it (domain/usage.ts
+ * aggregateUsage), absent when there is none. `sum` and `max` are records standing for the
+ * period's unbilled records (their sum, their largest), dated at the period's start.
+ */
+export interface UsageAggregates {
+  start: Date;
+  end: Date;
+  byLine: Map<string, Partial<Record<UsageAggregation, UsageRow>>>;
+}
+
+/** cycleInputFrom was given usage aggregates of another period than the one the cycle bills (a scheduled plan of another frequency): read the records instead. */
+export class UsageAggregatesPeriodMismatch extends Error {}
 
 
 /** The unbilled pending items of `subscriptionIds`, in billing order. */
@@ -101,7 +122,13 @@ export async function loadPendingItems(prisma: PrismaClient | Tx, subscriptionId
 export async function loadCycleData(
   prisma: PrismaClient | Tx,
   subscriptionIds: readonly string[],
-  options: { where?: { organizationId: string; testMode: boolean }; timeZoneOf: (s: Subscription) => string; fromCycle?: (s: Subscription) => number },
+  options: {
+    where?: { organizationId: string; testMode: boolean };
+    timeZoneOf: (s: Subscription) => string;
+    fromCycle?: (s: Subscription) => number;
+    /** "rows" (default): `usages`, every record from the billed period on; "aggregates": `usageAggregates` of the period cycle `fromCycle` bills, for a preview */
+    usage?: "rows" | "aggregates";
+  },
 ): Promise<Map<string, CycleData>> {
   const result = new Map<string, CycleData>();
   if (subscriptionIds.length === 0) return result;
@@ -156,6 +183,21 @@ export async function loadCycleData(
     if (lastEver) lastEverByStart.set(from.getTime(), [...(lastEverByStart.get(from.getTime()) ?? []), l.id]);
   }
   const usages: UsageRow[] = [];
+  const aggregatesOf = new Map<string, UsageAggregates>();
+  if (options.usage === "aggregates") {
+    for (const s of subscriptions) {
+      const first = lines.find((l) => l.subscriptionId === s.id)?.plan;
+      if (!first) continue;
+      const n = options.fromCycle?.(s) ?? s.nextBillingCycle;
+      const period = billingPeriod(isoDate(s.dateStart), first.frequency as Frequency, Math.max(1, n - 1));
+      const tz = options.timeZoneOf(s);
+      const aggregationsOf = (l: LineRow) => new Set([l.plan.usageAggregation, ...scheduledLines.filter((sl) => sl.id === l.id).map((sl) => scheduledPlans.find((p) => p.id === sl.plan)?.usageAggregation)]);
+      const mine = lines.filter((l) => l.subscriptionId === s.id);
+      aggregatesOf.set(s.id, await usageAggregates(prisma, mine.map((l) => ({ id: l.id, aggregations: aggregationsOf(l) })), { start: zonedMidnight(period.start, tz), end: zonedMidnight(period.end, tz) }));
+    }
+    byStart.clear();
+    lastEverByStart.clear();
+  }
   const usageSelect = { id: true, subscriptionLineId: true, quantity: true, dateTime: true, createdAt: true, invoiceId: true } as const;
   const toRow = (u: { id: string; subscriptionLineId: string; quantity: { toString(): string }; dateTime: Date; createdAt: Date; invoiceId: string | null }): UsageRow => ({ ...u, quantity: u.quantity.toString() });
   if (byStart.size) {
@@ -175,7 +217,7 @@ export async function loadCycleData(
     usages.push(...rows.map(toRow));
   }
   for (const s of subscriptions) {
-    result.set(s.id, { subscription: s, lines: [], addons: [], pendingItems: [], scheduledPlans, scheduledCoupons, usages: [], timeZone: options.timeZoneOf(s) });
+    result.set(s.id, { subscription: s, lines: [], addons: [], pendingItems: [], scheduledPlans, scheduledCoupons, usages: [], usageAggregates: aggregatesOf.get(s.id), timeZone: options.timeZoneOf(s) });
   }
   const subscriptionOfLine = new Map(lines.map((l) => [l.id, l.subscriptionId]));
   for (const l of lines) result.get(l.subscriptionId)!.lines.push(l);
@@ -237,6 +279,12 @@ export function cycleInputFrom(
   const previous = meteredPeriod(anchor, frequency, n);
   const usagesOf = (lineId: string, aggregation: UsageAggregation): UsageRow[] => {
     if (!previous) return [];
+    if (data.usageAggregates) {
+      const { start, end, byLine } = data.usageAggregates;
+      if (start.getTime() !== dayStart(previous.start).getTime() || end.getTime() !== dayStart(previous.end).getTime()) throw new UsageAggregatesPeriodMismatch();
+      const record = byLine.get(lineId)?.[aggregation];
+      return record ? [record] : [];
+    }
     const mine = data.usages.filter((u) => u.subscriptionLineId === lineId);
     return periodUsages(mine, aggregation, { start: dayStart(previous.start), end: dayStart(previous.end) }).priced;
   };
@@ -349,8 +397,22 @@ export async function nextCycleDecision(ctx: ServiceContext, data: CycleData): P
  */
 export async function upcomingInvoice(ctx: ServiceContext, id: string): Promise<UpcomingInvoice> {
   const timeZone = (await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } })).timeZone;
-  const data = (await loadCycleData(ctx.prisma, [id], { where: tenant(ctx), timeZoneOf: () => timeZone })).get(id);
-  if (!data) throw new NotFoundError("subscription", id);
+  const load = async (usage: "rows" | "aggregates") => {
+    const data = (await loadCycleData(ctx.prisma, [id], { where: tenant(ctx), timeZoneOf: () => timeZone, usage })).get(id);
+    if (!data) throw new NotFoundError("subscription", id);
+    return data;
+  };
+  // usage aggregated by SQL (a preview's cost does not grow with the records); the records only
+  // when a scheduled plan bills another period than the stored lines' (UsageAggregatesPeriodMismatch)
+  try {
+    return await upcomingInvoiceOf(ctx, id, await load("aggregates"));
+  } catch (e) {
+    if (e instanceof UsageAggregatesPeriodMismatch) return upcomingInvoiceOf(ctx, id, await load("rows"));
+    throw e;
+  }
+}
+
+async function upcomingInvoiceOf(ctx: ServiceContext, id: string, data: CycleData): Promise<UpcomingInvoice> {
   const decision = await nextCycleDecision(ctx, data);
   const ending = decision.action === "end" ? decision : null;
   const nothing = () => new InvalidStateError(`Subscription ${id} bills no more invoices: ${END_WORDS[ending!.end]}, so the billing run cancels it on ${ending!.date} instead of billing cycle ${ending!.cycle}`);
@@ -360,4 +422,52 @@ export async function upcomingInvoice(ctx: ServiceContext, id: string): Promise<
   // the final invoice when there is one (the last period's usage, pending items), else nothing
   if (ending && invoice.lines.length === 0) throw nothing();
   return { ...invoice, subscriptionId: id, cycle, final: !!ending, date: isoDate(data.subscription.nextBilling), currency, document };
+}
+
+/**
+ * Each line's usage of [period.start, period.end) aggregated by SQL (see UsageAggregates), for the
+ * aggregations `lines` name: one statement for sum and max (records not billed yet, as
+ * domain/billing-cycle.ts periodUsages), one index probe per line for last_during_period (the
+ * period's latest unbilled record) and for last_ever (the latest record before the period's end,
+ * billed or not), each on Usage_subscriptionLineId_dateTime_createdAt_idx, which covers
+ * quantity and invoiceId so the sum reads the index only (migration 20261124220000).
+ */
+export async function usageAggregates(
+  prisma: PrismaClient | Tx,
+  lines: readonly { id: string; aggregations: ReadonlySet<string | undefined> }[],
+  period: { start: Date; end: Date },
+): Promise<UsageAggregates> {
+  const byLine = new Map<string, Partial<Record<UsageAggregation, UsageRow>>>(lines.map((l) => [l.id, {}]));
+  const which = (aggregation: UsageAggregation) => lines.filter((l) => l.aggregations.has(aggregation)).map((l) => l.id);
+  const record = (lineId: string, quantity: string, dateTime: Date, createdAt: Date): UsageRow => ({ id: `aggregate_${lineId}`, subscriptionLineId: lineId, quantity, dateTime, createdAt, invoiceId: null });
+  const summed = [...new Set([...which("sum"), ...which("max")])];
+  if (summed.length) {
+    const rows = await prisma.$queryRaw<{ lineId: string; sum: string; max: string }[]>`
+      SELECT "subscriptionLineId" AS "lineId", sum("quantity")::text AS "sum", max("quantity")::text AS "max"
+      FROM "Usage"
+      WHERE "subscriptionLineId" = ANY(${summed}::text[]) AND "dateTime" >= ${period.start} AND "dateTime" < ${period.end} AND "invoiceId" IS NULL
+      GROUP BY "subscriptionLineId"`;
+    for (const r of rows) {
+      const of = byLine.get(r.lineId)!;
+      of.sum = record(r.lineId, r.sum, period.start, period.start);
+      of.max = record(r.lineId, r.max, period.start, period.start);
+    }
+  }
+  const latest = async (aggregation: "last_during_period" | "last_ever") => {
+    const ids = which(aggregation);
+    if (!ids.length) return;
+    const since = aggregation === "last_ever" ? Prisma.empty : Prisma.sql`AND "dateTime" >= ${period.start} AND "invoiceId" IS NULL`;
+    const rows = await prisma.$queryRaw<{ lineId: string; quantity: string; dateTime: Date; createdAt: Date }[]>`
+      SELECT l."lineId", u."quantity", u."dateTime", u."createdAt"
+      FROM unnest(${ids}::text[]) AS l("lineId")
+      CROSS JOIN LATERAL (
+        SELECT "quantity"::text AS "quantity", "dateTime", "createdAt" FROM "Usage"
+        WHERE "subscriptionLineId" = l."lineId" AND "dateTime" < ${period.end} ${since}
+        ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1
+      ) u`;
+    for (const r of rows) byLine.get(r.lineId)![aggregation] = record(r.lineId, r.quantity, r.dateTime, r.createdAt);
+  };
+  await latest("last_during_period");
+  await latest("last_ever");
+  return { start: period.start, end: period.end, byLine };
 }

@@ -4,7 +4,7 @@
  * each usage's invoice. Rules: domain/usage.ts checkUsage. A billed usage cannot be deleted (409),
  * so no usage is silently lost. Creating twice with one Idempotency-Key records once (server.ts).
  */
-import type { Prisma } from "../infra/prisma/generated/client.js";
+import { Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError, ValidationError } from "../domain/errors.js";
 import { quote, textLimit, textProblem } from "../domain/input-limits.js";
@@ -25,10 +25,15 @@ export interface UsageInput {
 /** Most records in one batch (`recordUsages`; REST `POST /v1/usages/` with `{"usages": [...]}`). */
 export const MAX_USAGE_BATCH = 1_000;
 
+/** A usage row as stored (the Prisma model's scalar fields), as the write returns it. */
+export type UsageRow = Prisma.UsageGetPayload<object>;
+
 /** What `recordUsages` recorded: the usage of each input record, in input order, and which were duplicates. */
 export interface RecordedUsages {
   /** `usa_` id per input record; a duplicate's is the id of the usage first recorded with its transaction id */
   ids: string[];
+  /** the stored usage per input record (the same row for a record and its duplicates), read back by nothing: the INSERT's RETURNING, or for a duplicate of an earlier request its row */
+  usages: UsageRow[];
   /** 0-based indexes of the input records not counted: their transaction id was already recorded (before, or earlier in the batch) */
   duplicates: number[];
 }
@@ -37,45 +42,76 @@ export interface RecordedUsages {
  * Records one usage (createUsage, REST single-record POST): `recordUsages` of one record whose
  * field errors are named without the `usages.0.` prefix. 400 naming each bad field (unknown or
  * licensed line, negative quantity, future date); 409 for a cancelled subscription. With a
- * `transactionId` already recorded nothing is written and the first usage's id is returned
+ * `transactionId` already recorded nothing is written and the first usage is returned
  * (`duplicate` true).
  */
-export async function createUsage(ctx: ServiceContext, input: UsageInput): Promise<{ id: string; duplicate: boolean }> {
+export async function createUsage(ctx: ServiceContext, input: UsageInput): Promise<{ id: string; usage: UsageRow; duplicate: boolean }> {
   const recorded = await recordUsageList(ctx, [input], () => "");
-  return { id: recorded.ids[0], duplicate: recorded.duplicates.length > 0 };
+  return { id: recorded.ids[0], usage: recorded.usages[0], duplicate: recorded.duplicates.length > 0 };
 }
 
 /**
  * Records a batch of 1 to MAX_USAGE_BATCH usages (docs/rest.md "Usage records"), validated
  * as a whole: every record is checked by domain/usage.ts `checkUsage` against its line, the lines
- * (with plan and subscription) read in one query for the whole batch. Any bad record: 400
- * `validation_error` naming each bad field as `usages.<i>.<field>`; a record of a cancelled
- * subscription: 409 `invalid_state` with the same paths. Either way nothing is written.
+ * (with plan, subscription and the customer's test clock) read by one statement for the whole
+ * batch. Any bad record: 400 `validation_error` naming each bad field as `usages.<i>.<field>`; a
+ * record of a cancelled subscription: 409 `invalid_state` with the same paths. Either way nothing
+ * is written.
  *
- * Valid: the records are written with one multi-row INSERT ... ON CONFLICT DO NOTHING (atomic: all
- * or none). A record whose `transactionId` is already recorded in this organization and mode, or
- * appears earlier in the batch, is not counted again: its index is in `duplicates` and its id is
- * the existing usage's. The partial unique index on (organization, mode, transactionId) decides,
- * so concurrent batches sharing a transaction id count it once.
+ * Valid: the records are written by ONE statement, a multi-row INSERT ... ON CONFLICT DO NOTHING
+ * ... RETURNING (atomic: all or none, no transaction needed around it). A record whose
+ * `transactionId` is already recorded in this organization and mode, or appears earlier in the
+ * batch, is not counted again: its index is in `duplicates` and its usage is the existing one
+ * (read by one more statement, only when the INSERT skipped a record). The partial unique index on
+ * (organization, mode, transactionId) decides, so concurrent batches sharing a transaction id
+ * count it once. Statements: 2 for a batch without duplicates of earlier requests, whatever its
+ * size (docs/performance.md "Usage ingestion").
  */
 export async function recordUsages(ctx: ServiceContext, inputs: readonly UsageInput[]): Promise<RecordedUsages> {
   if (inputs.length < 1 || inputs.length > MAX_USAGE_BATCH) throw ValidationError.field("usages", `must have between 1 and ${MAX_USAGE_BATCH} records`);
   return recordUsageList(ctx, inputs, (i) => `usages.${i}.`);
 }
 
+/** A batch's subscription line as validation needs it: its plan's scheme, its subscription's status, the customer's frozen time on a test clock. */
+interface LineCheck {
+  id: string;
+  usageScheme: string;
+  status: string;
+  frozenTime: Date | null;
+}
+
+/** The stored usage of a RETURNING or SELECT (`quantity` as text: exact, made a Decimal here). */
+interface UsageSqlRow {
+  id: string;
+  organizationId: string;
+  testMode: boolean;
+  subscriptionLineId: string;
+  quantity: string;
+  dateTime: Date;
+  invoiceId: string | null;
+  transactionId: string | null;
+  createdAt: Date;
+}
+
+const USAGE_COLUMNS = Prisma.sql`"id", "organizationId", "testMode", "subscriptionLineId", "quantity"::text AS "quantity", "dateTime", "invoiceId", "transactionId", "createdAt"`;
+const toUsageRow = (r: UsageSqlRow): UsageRow => ({ ...r, quantity: new Prisma.Decimal(r.quantity) });
+
 async function recordUsageList(ctx: ServiceContext, inputs: readonly UsageInput[], prefix: (i: number) => string): Promise<RecordedUsages> {
-  // the lines of the whole batch, with plan and subscription, in one query
+  const tenantOf = tenant(ctx);
+  // the lines of the whole batch with plan, subscription and (test mode) the customer's test clock:
+  // one statement. Usage of a customer on a test clock happens on the clock's time (services/test-clocks.ts).
   const lineIds = [...new Set(inputs.map((u) => u.subscriptionLine).filter((id): id is string => !!id))];
   const lines = lineIds.length
-    ? await ctx.prisma.subscriptionLine.findMany({
-        where: { id: { in: lineIds }, subscription: tenant(ctx) },
-        select: { id: true, plan: { select: { usageScheme: true } }, subscription: { select: { status: true, customerId: true } } },
-      })
+    ? await ctx.prisma.$queryRaw<LineCheck[]>`
+        SELECT sl."id", p."usageScheme", s."status", tc."frozenTime"
+        FROM "SubscriptionLine" sl
+        JOIN "Subscription" s ON s."id" = sl."subscriptionId"
+        JOIN "Plan" p ON p."id" = sl."planId"
+        LEFT JOIN "Customer" c ON s."testMode" AND c."id" = s."customerId"
+        LEFT JOIN "TestClock" tc ON tc."id" = c."testClockId"
+        WHERE sl."id" = ANY(${lineIds}::text[]) AND s."organizationId" = ${tenantOf.organizationId} AND s."testMode" = ${tenantOf.testMode}`
     : [];
   const lineById = new Map(lines.map((l) => [l.id, l]));
-  // usage of a customer on a test clock happens on the clock's time (services/test-clocks.ts): the
-  // frozen times of the batch's customers, in one query (test mode only)
-  const frozenByCustomer = await frozenTimes(ctx, [...new Set(lines.map((l) => l.subscription.customerId))]);
 
   const errors = new FieldErrorCollector();
   const cancelled = new FieldErrorCollector();
@@ -83,7 +119,7 @@ async function recordUsageList(ctx: ServiceContext, inputs: readonly UsageInput[
   inputs.forEach((input, i) => {
     const at = prefix(i);
     const line = input.subscriptionLine ? lineById.get(input.subscriptionLine) : undefined;
-    const now = (line && frozenByCustomer.get(line.subscription.customerId)) ?? ctx.now();
+    const now = line?.frozenTime ?? ctx.now();
     const record = new FieldErrorCollector();
     if (!input.subscriptionLine) record.add("subscription_line", "is required");
     else if (!line) record.add("subscription_line", `unknown subscription line ${input.subscriptionLine}`);
@@ -91,7 +127,7 @@ async function recordUsageList(ctx: ServiceContext, inputs: readonly UsageInput[
     if (problem) record.add("transaction_id", problem);
     const dateTime = input.dateTime ?? now;
     try {
-      checkUsage({ quantity: input.quantity, dateTime }, line ? { usageScheme: line.plan.usageScheme, subscriptionStatus: line.subscription.status } : null, now, record);
+      checkUsage({ quantity: input.quantity, dateTime }, line ? { usageScheme: line.usageScheme, subscriptionStatus: line.status } : null, now, record);
     } catch (e) {
       if (e instanceof ValidationError) {
         for (const [field, reasons] of Object.entries(e.fields ?? {})) for (const reason of reasons) errors.add(`${at}${field}`, reason);
@@ -116,7 +152,7 @@ async function recordUsageList(ctx: ServiceContext, inputs: readonly UsageInput[
   const firstOfKey = new Map<string, number>();
   const ids: (string | undefined)[] = [];
   const duplicates: number[] = [];
-  const data: Prisma.UsageCreateManyInput[] = [];
+  const data: { id: string; subscriptionLineId: string; quantity: string; dateTime: string; transactionId: string | null }[] = [];
   rows.forEach((r, i) => {
     if (r.transactionId !== null) {
       if (firstOfKey.has(r.transactionId)) {
@@ -128,29 +164,33 @@ async function recordUsageList(ctx: ServiceContext, inputs: readonly UsageInput[
     }
     const id = newId("usa");
     ids.push(id);
-    data.push({ id, ...tenant(ctx), subscriptionLineId: r.subscriptionLineId, quantity: r.quantity, dateTime: r.dateTime, transactionId: r.transactionId });
+    data.push({ id, subscriptionLineId: r.subscriptionLineId, quantity: r.quantity, dateTime: r.dateTime.toISOString(), transactionId: r.transactionId });
   });
-  // ONE multi-row INSERT ... ON CONFLICT DO NOTHING: rows whose transaction id exists are skipped
-  // (one record without a key: a plain INSERT, which Prisma sends without BEGIN/COMMIT around it)
-  const inserted =
-    data.length === 1 && !data[0].transactionId
-      ? [await ctx.prisma.usage.create({ data: data[0], select: { id: true } })]
-      : await ctx.prisma.usage.createManyAndReturn({ data, skipDuplicates: true, select: { id: true } });
-  const insertedIds = new Set(inserted.map((u) => u.id));
-  const skippedKeys = data.filter((d) => !insertedIds.has(d.id!)).map((d) => d.transactionId!);
+  // ONE statement: the rows as arrays through unnest, rows whose transaction id exists skipped by
+  // the partial unique index, the written rows returned (no read after the write)
+  const inserted = await ctx.prisma.$queryRaw<UsageSqlRow[]>`
+    INSERT INTO "Usage" ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime", "transactionId")
+    SELECT t."id", ${tenantOf.organizationId}, ${tenantOf.testMode}, t."line", t."quantity", t."at", t."tx"
+    FROM unnest(${data.map((d) => d.id)}::text[], ${data.map((d) => d.subscriptionLineId)}::text[], ${data.map((d) => d.quantity)}::numeric[],
+                ${data.map((d) => d.dateTime)}::timestamptz[], ${data.map((d) => d.transactionId)}::text[]) AS t("id", "line", "quantity", "at", "tx")
+    ON CONFLICT ("organizationId", "testMode", "transactionId") WHERE "transactionId" IS NOT NULL DO NOTHING
+    RETURNING ${USAGE_COLUMNS}`;
+  const rowById = new Map(inserted.map((u) => [u.id, toUsageRow(u)]));
+  const skippedKeys = data.filter((d) => !rowById.has(d.id)).map((d) => d.transactionId!);
   const existing = skippedKeys.length
-    ? await ctx.prisma.usage.findMany({ where: { ...tenant(ctx), transactionId: { in: skippedKeys } }, select: { id: true, transactionId: true } })
+    ? await ctx.prisma.$queryRaw<UsageSqlRow[]>`
+        SELECT ${USAGE_COLUMNS} FROM "Usage"
+        WHERE "organizationId" = ${tenantOf.organizationId} AND "testMode" = ${tenantOf.testMode} AND "transactionId" = ANY(${skippedKeys}::text[])`
     : [];
-  const idOfKey = new Map<string, string>(existing.map((u) => [u.transactionId!, u.id]));
-  for (const d of data) if (insertedIds.has(d.id!) && d.transactionId) idOfKey.set(d.transactionId, d.id!);
-  const result: string[] = rows.map((r, i) => {
-    if (r.transactionId === null) return ids[i]!;
-    const id = idOfKey.get(r.transactionId);
-    if (!id) throw new InvalidStateError(`${prefix(i)}transaction_id: the usage recorded with transaction_id ${quote(r.transactionId)} was deleted while this request ran; send the record again`);
-    if (ids[i] !== undefined && ids[i] !== id) duplicates.push(i); // recorded before (or by a concurrent request)
-    return id;
+  const rowOfKey = new Map<string, UsageRow>(existing.map((u) => [u.transactionId!, toUsageRow(u)]));
+  for (const row of rowById.values()) if (row.transactionId) rowOfKey.set(row.transactionId, row);
+  const usages: UsageRow[] = rows.map((r, i) => {
+    const row = r.transactionId === null ? rowById.get(ids[i]!) : rowOfKey.get(r.transactionId);
+    if (!row) throw new InvalidStateError(`${prefix(i)}transaction_id: the usage recorded with transaction_id ${quote(r.transactionId!)} was deleted while this request ran; send the record again`);
+    if (ids[i] !== undefined && ids[i] !== row.id) duplicates.push(i); // recorded before (or by a concurrent request)
+    return row;
   });
-  return { ids: result, duplicates: duplicates.sort((a, b) => a - b) };
+  return { ids: usages.map((u) => u.id), usages, duplicates: duplicates.sort((a, b) => a - b) };
 }
 
 /** Why `transactionId` is not a usable idempotency key, or null (absent, or 1 to 255 characters). */
@@ -158,16 +198,6 @@ export function transactionIdProblem(transactionId: string | null | undefined): 
   if (transactionId === null || transactionId === undefined) return null;
   if (transactionId.length === 0) return "must not be empty (leave it out for no idempotency key)";
   return textProblem(transactionId, textLimit("UsageInput.transactionId"));
-}
-
-/** Frozen time of each listed customer on a test clock (test mode only); one query. */
-async function frozenTimes(ctx: ServiceContext, customerIds: string[]): Promise<Map<string, Date>> {
-  if (!ctx.auth.testMode || customerIds.length === 0) return new Map();
-  const customers = await ctx.prisma.customer.findMany({
-    where: { id: { in: customerIds }, organizationId: ctx.auth.organizationId, testMode: true, testClockId: { not: null } },
-    select: { id: true, testClock: { select: { frozenTime: true } } },
-  });
-  return new Map(customers.flatMap((c) => (c.testClock ? [[c.id, c.testClock.frozenTime] as const] : [])));
 }
 
 /** Deletes a usage that no invoice has billed; 404 unknown, 409 billed. One transaction. */

@@ -6,7 +6,9 @@ import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
 import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
-import { createUsage, deleteUsage, MAX_USAGE_BATCH, recordUsages, type UsageInput as ServiceUsageInput } from "../../services/usages.js";
+import { createUsage, deleteUsage, MAX_USAGE_BATCH, recordUsages, type UsageInput as ServiceUsageInput, type UsageRow } from "../../services/usages.js";
+import type { Prisma } from "../../infra/prisma/generated/client.js";
+import type { GraphQLContext } from "../context.js";
 import { DeletePayload } from "./document.js";
 import "./subscription.js";
 import "./invoice.js";
@@ -55,11 +57,44 @@ const RecordUsagesInput = builder.inputType("RecordUsagesInput", {
   }),
 });
 
-/** What recordUsages answers: the service's ids in input order and the duplicate indexes. */
+/** What recordUsages answers: the service's rows in input order and the duplicate indexes. */
 interface RecordedUsagesShape {
-  ids: string[];
+  usages: UsageRow[];
   duplicates: number[];
 }
+
+/**
+ * The usages a write returned (services/usages.ts: the INSERT's RETURNING), shaped as the
+ * selection's Prisma `query` asks, without reading them again: a selection of the usage's own
+ * fields and at most `subscriptionLine` and `invoice` as whole rows (what the REST operations and
+ * most clients select) costs one read of the batch's distinct lines (and of its invoices, when a
+ * duplicate is already billed). A deeper selection (say `subscriptionLine { plan { name } }`)
+ * reads the usages again with the query, one statement per level, as any other read.
+ */
+async function usagesAsQueried(ctx: GraphQLContext, query: { include?: Record<string, unknown>; select?: Record<string, unknown> }, rows: readonly UsageRow[]): Promise<unknown[]> {
+  const include = query.include ?? {};
+  const simple = !query.select && Object.entries(include).every(([relation, value]) => (relation === "subscriptionLine" || relation === "invoice") && value === true);
+  if (!simple) {
+    const read = await ctx.prisma.usage.findMany({ ...query, where: { id: { in: [...new Set(rows.map((r) => r.id))] }, ...tenant(ctx) } } as Prisma.UsageFindManyArgs);
+    const byId = new Map(read.map((r) => [r.id, r]));
+    return rows.map((r) => byId.get(r.id)!);
+  }
+  const distinct = (values: (string | null)[]) => [...new Set(values.filter((v): v is string => v !== null))];
+  const lineIds = include.subscriptionLine ? distinct(rows.map((r) => r.subscriptionLineId)) : [];
+  const invoiceIds = include.invoice ? distinct(rows.map((r) => r.invoiceId)) : [];
+  const [lines, invoices] = await Promise.all([
+    lineIds.length ? ctx.prisma.subscriptionLine.findMany({ where: { id: { in: lineIds } } }) : [],
+    invoiceIds.length ? ctx.prisma.invoice.findMany({ where: { id: { in: invoiceIds }, ...tenant(ctx) } }) : [],
+  ]);
+  const lineById = new Map<string, unknown>(lines.map((l) => [l.id, l]));
+  const invoiceById = new Map<string, unknown>(invoices.map((i) => [i.id, i]));
+  return rows.map((r) => ({
+    ...r,
+    ...(include.subscriptionLine ? { subscriptionLine: lineById.get(r.subscriptionLineId) } : {}),
+    ...(include.invoice ? { invoice: r.invoiceId === null ? null : (invoiceById.get(r.invoiceId) ?? null) } : {}),
+  }));
+}
+
 const RecordUsagesPayload = builder.objectRef<RecordedUsagesShape>("RecordUsagesPayload").implement({
   description: "The usages of a batch, in the order sent, and which records were duplicates.",
   fields: (t) => ({
@@ -67,16 +102,12 @@ const RecordUsagesPayload = builder.objectRef<RecordedUsagesShape>("RecordUsages
       type: ["Usage"],
       description:
         "one usage per record sent, in the same order; a duplicate record's entry is the usage first recorded with its transactionId (so an id can appear more than once)",
-      resolve: async (query, parent, _args, ctx) => {
-        const rows = await ctx.prisma.usage.findMany({ ...query, where: { id: { in: [...new Set(parent.ids)] }, ...tenant(ctx) } });
-        const byId = new Map(rows.map((r) => [r.id, r]));
-        return parent.ids.map((id) => byId.get(id)!);
-      },
+      resolve: (query, parent, _args, ctx) => usagesAsQueried(ctx, query, parent.usages) as never,
     }),
     duplicates: t.exposeIntList("duplicates", {
       description: "0-based indexes of the records not counted because their transactionId was already recorded (before, by a concurrent request, or earlier in this batch); empty when every record was new",
     }),
-    created: t.int({ description: "how many usages this call recorded (records sent minus duplicates)", resolve: (p) => p.ids.length - p.duplicates.length }),
+    created: t.int({ description: "how many usages this call recorded (records sent minus duplicates)", resolve: (p) => p.usages.length - p.duplicates.length }),
   }),
 });
 
@@ -118,7 +149,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: UsageInput, required: true, description: "the usage; subscriptionLine and quantity required" }) },
     resolve: async (query, _root, args, ctx) => {
       const created = await createUsage(ctx, usageInput(args.input));
-      return ctx.prisma.usage.findUniqueOrThrow({ ...query, where: { id: created.id } });
+      return (await usagesAsQueried(ctx, query, [created.usage]))[0] as never;
     },
   }),
   recordUsages: t.field({

@@ -1,0 +1,163 @@
+/**
+ * What the usage benchmarks (bench/usage.ts, bench/usage-scale.ts) share: a fresh PostgreSQL
+ * database, the service as a child process (`node dist/main.js`, as bench/http.ts runs it), a TCP
+ * proxy counting the SQL statements clients send, and a check that dist/ is current.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import net from "node:net";
+import os from "node:os";
+import pg from "pg";
+import { buildState, root } from "../scripts/build-state.mjs";
+
+export const ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
+
+/** Exits when dist/ is missing or older than the sources: the service runs as `node dist/main.js`. */
+export function requireFreshBuild(): void {
+  if (buildState() !== "fresh") {
+    console.error("dist/ is missing or stale: run `npm run build` first");
+    process.exit(1);
+  }
+}
+
+/** A fresh database `<prefix>_<pid>` on the local PostgreSQL (dropped by `drop`), or BENCH_DATABASE_URL as given (not dropped). */
+export async function openDatabase(prefix: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  if (process.env.BENCH_DATABASE_URL) return { url: process.env.BENCH_DATABASE_URL, drop: async () => undefined };
+  const name = `${prefix}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  return {
+    url: `postgresql://postgres@127.0.0.1:5432/${name}`,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: ADMIN_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export interface Child {
+  url: string;
+  child: ChildProcess;
+  stop: () => Promise<void>;
+}
+
+let nextPort = 33000 + Math.floor(Math.random() * 1000);
+
+async function waitHealthy(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${child.spawnargs.join(" ")} exited ${child.exitCode}`);
+    if (Date.now() > deadline) throw new Error(`${url} did not become healthy in 60 s`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The service's environment for a benchmark: PostgreSQL, production, logs silent, rate limits and workers off. */
+export function serviceEnv(databaseUrl: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    NODE_ENV: "production",
+    LOG_LEVEL: "silent",
+    RATE_LIMIT_REQUESTS: "0",
+    AUTH_FAILURE_LIMIT: "0",
+    BILLING_RUN_INTERVAL_SECONDS: "0",
+    SII_SEND_INTERVAL_SECONDS: "0",
+  };
+  delete env.BILLING_DATA_DIR;
+  delete env.NODE_OPTIONS;
+  return env;
+}
+
+/** Starts `node <args>` (cwd: the repository) on a free port and waits for /healthz. */
+export async function startChild(args: string[], env: NodeJS.ProcessEnv): Promise<Child> {
+  const port = nextPort++;
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", "ignore", "inherit"] });
+  await waitHealthy(url, child);
+  return {
+    url,
+    child,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+/** The service (`node [nodeArgs] dist/main.js`) on `databaseUrl`. */
+export const startService = (databaseUrl: string, nodeArgs: string[] = []) => startChild([...nodeArgs, "dist/main.js"], serviceEnv(databaseUrl));
+
+/**
+ * A TCP proxy to PostgreSQL counting the statements clients send: each Execute ('E', extended
+ * protocol) and each simple Query ('Q'). The first message of a connection (startup, or an
+ * SSLRequest then the startup) has no type byte.
+ */
+export async function countingProxy(databaseUrl: string): Promise<{ url: string; statements: () => number; close: () => Promise<void> }> {
+  const target = new URL(databaseUrl);
+  let statements = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(upstream);
+    let buffer = Buffer.alloc(0);
+    let untyped = 1;
+    client.on("data", (chunk) => {
+      upstream.write(chunk);
+      buffer = Buffer.concat([buffer, chunk]);
+      for (;;) {
+        if (untyped > 0) {
+          if (buffer.length < 8) break;
+          const length = buffer.readInt32BE(0);
+          if (buffer.length < length) break;
+          if (buffer.readInt32BE(4) === 80877103) untyped++; // SSLRequest: the startup follows
+          untyped--;
+          buffer = buffer.subarray(length);
+          continue;
+        }
+        if (buffer.length < 5) break;
+        const length = buffer.readInt32BE(1);
+        if (buffer.length < 1 + length) break;
+        const type = String.fromCharCode(buffer[0]);
+        if (type === "E" || type === "Q") statements++;
+        buffer = buffer.subarray(1 + length);
+      }
+    });
+    upstream.on("data", (chunk) => client.write(chunk));
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on("close", end).on("error", end);
+    upstream.on("close", end).on("error", end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const proxied = new URL(databaseUrl);
+  proxied.hostname = "127.0.0.1";
+  proxied.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: proxied.toString(),
+    statements: () => statements,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** The 1, 5 and 15-minute load averages, formatted "a, b, c". */
+export const loadAverage = () => os.loadavg().map((v) => v.toFixed(2)).join(", ");
