@@ -6,7 +6,8 @@
  * - `run --url U --until D --workers W --batch-size B`: opens the database, prints `ready`, waits
  *   for a line on stdin (so that several runners start together), runs the billing run once and
  *   prints one JSON line `{ summary, start, end, cpuMs, maxRssMb }` (`start`/`end`: epoch ms around
- *   the run; `cpuMs`: this process's CPU time (user + system) during the run; `maxRssMb`: this process's peak resident memory, process.resourceUsage().maxRSS).
+ *   the run; `cpuMs`: this process's CPU time (user + system) during the run; `maxRssMb`: this process's peak resident memory, process.resourceUsage().maxRSS;
+ *   `heapUsedMb`, `heapTotalMb`, `externalMb`: peaks of process.memoryUsage() sampled every 100 ms).
  */
 import { createInterface } from "node:readline";
 import { Command } from "commander";
@@ -38,12 +39,23 @@ try {
     const lines = createInterface({ input: process.stdin });
     await new Promise<void>((resolve) => lines.once("line", () => resolve()));
     lines.close();
+    // peaks of the V8 heap and of memory outside it, sampled during the run (where RSS goes)
+    const peak = { heapUsedMb: 0, heapTotalMb: 0, externalMb: 0 };
+    const sample = () => {
+      const m = process.memoryUsage();
+      peak.heapUsedMb = Math.max(peak.heapUsedMb, Math.round(m.heapUsed / 2 ** 20));
+      peak.heapTotalMb = Math.max(peak.heapTotalMb, Math.round(m.heapTotal / 2 ** 20));
+      peak.externalMb = Math.max(peak.externalMb, Math.round(m.external / 2 ** 20));
+    };
+    const sampler = setInterval(sample, 100);
     const start = Date.now();
     const cpu = process.cpuUsage();
     const summary = await runBilling({ prisma: database.prisma, until: opts.until, workers: Number(opts.workers), batchSize: opts.batchSize ? Number(opts.batchSize) : undefined });
     const end = Date.now();
     const used = process.cpuUsage(cpu);
-    console.log(JSON.stringify({ summary, start, end, cpuMs: (used.user + used.system) / 1000, maxRssMb: maxRssMb() }));
+    clearInterval(sampler);
+    sample();
+    console.log(JSON.stringify({ summary, start, end, cpuMs: (used.user + used.system) / 1000, maxRssMb: maxRssMb(), ...peak }));
   } else {
     throw new Error(`unknown mode ${mode}`);
   }

@@ -63,6 +63,9 @@ interface RunResult {
   end: number;
   cpuMs: number;
   maxRssMb: number;
+  heapUsedMb: number;
+  heapTotalMb: number;
+  externalMb: number;
 }
 
 /** The invariants of a finished run over the seeded database, checked with SQL; throws on a violation. */
@@ -143,7 +146,7 @@ for (const processes of settings) {
   console.log(
     `${processes} runner${processes > 1 ? "s" : ""}: seeded in ${r.seed.seconds.toFixed(1)} s (seed process peak RSS ${r.seed.maxRssMb} MB); ` +
       `billed ${r.billed} subscriptions (${r.invoices} invoices) in ${r.seconds.toFixed(2)} s = ${r.rate.toFixed(0)} subscriptions/s; ` +
-      `runner peak RSS ${r.runs.map((x) => `${x.maxRssMb} MB (${x.summary.billed} billed)`).join(", ")}; ` +
+      `runner peak RSS ${r.runs.map((x) => `${x.maxRssMb} MB (V8 heap used ${x.heapUsedMb} MB of ${x.heapTotalMb} MB, external ${x.externalMb} MB; ${x.summary.billed} billed)`).join(", ")}; ` +
       `runner CPU ${(r.runs.reduce((t, x) => t + x.cpuMs, 0) / r.billed).toFixed(2)} ms per subscription; checks passed; load average ${await load()}`,
   );
 }

@@ -284,7 +284,8 @@ type InvoiceLineRow = Record<string, string | number | boolean | null>;
 async function insertRows(tx: Tx, table: "Invoice" | "InvoiceLine", rows: readonly Record<string, unknown>[]): Promise<void> {
   if (rows.length === 0) return;
   const columns = Prisma.raw(Object.keys(rows[0]).map((c) => `"${c}"`).join(", "));
-  const json = JSON.stringify(rows, (_k, v: unknown) => (v instanceof Date ? v.toISOString() : v));
+  // Dates serialize as ISO instants (Date.prototype.toJSON)
+  const json = JSON.stringify(rows);
   await tx.$executeRaw(Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json)`);
 }
 
@@ -315,10 +316,11 @@ class BatchWrites {
     const now = new Date();
     await inChunks(invoices, (rows) => insertRows(tx, "Invoice", rows.map((r) => ({ ...r, updatedAt: now }))));
     await inChunks(lines, (rows) => insertRows(tx, "InvoiceLine", rows.map((r) => ({ ...r, updatedAt: now }))));
+    // one JSON parameter for the whole chunk (a VALUES list took two bound parameters per mark)
     await inChunks(marks, (chunk) =>
       tx.$executeRaw(Prisma.sql`
         UPDATE "Usage" u SET "invoiceId" = v."invoiceId"
-        FROM (VALUES ${Prisma.join(chunk.map((m) => Prisma.sql`(${m.id}, ${m.invoiceId})`))}) AS v("id", "invoiceId")
+        FROM json_to_recordset(${JSON.stringify(chunk)}::json) AS v("id" text, "invoiceId" text)
         WHERE u."id" = v."id" AND u."invoiceId" IS NULL`),
     );
     await inChunks(lineRedemptions, (chunk) =>
@@ -371,16 +373,23 @@ async function billBatch(tx: Tx, batch: Claimed[], contextOf: (c: Claimed) => Se
   await writes.flush();
   const changed = batch.map((c, i) => ({ sub: data.get(c.id)!.subscription, outcome: outcomes[i] })).filter((c) => c.outcome.cycles > 0 || c.outcome.cancelled);
   const now = new Date();
+  // one JSON parameter per chunk (a VALUES list took eight bound parameters per subscription)
   await inChunks(changed, (chunk) =>
     tx.$executeRaw(Prisma.sql`
       UPDATE "Subscription" s SET "nextBilling" = v."nextBilling", "nextBillingCycle" = v."nextBillingCycle", "previousBilling" = v."previousBilling",
         "couponRedemptions" = v."couponRedemptions", "status" = v."status", "cancelled" = v."cancelled", "cancelReason" = v."cancelReason", "updatedAt" = ${now}
-      FROM (VALUES ${Prisma.join(
-        chunk.map(
-          ({ sub }) =>
-            Prisma.sql`(${sub.id}, ${isoDate(sub.nextBilling)}::date, ${sub.nextBillingCycle}::int, ${sub.previousBilling ? isoDate(sub.previousBilling) : null}::date, ${sub.couponRedemptions}::int, ${sub.status}, ${sub.cancelled}::timestamptz, ${sub.cancelReason}::text)`,
-        ),
-      )}) AS v("id", "nextBilling", "nextBillingCycle", "previousBilling", "couponRedemptions", "status", "cancelled", "cancelReason")
+      FROM json_to_recordset(${JSON.stringify(
+        chunk.map(({ sub }) => ({
+          id: sub.id,
+          nextBilling: isoDate(sub.nextBilling),
+          nextBillingCycle: sub.nextBillingCycle,
+          previousBilling: sub.previousBilling ? isoDate(sub.previousBilling) : null,
+          couponRedemptions: sub.couponRedemptions,
+          status: sub.status,
+          cancelled: sub.cancelled,
+          cancelReason: sub.cancelReason,
+        })),
+      )}::json) AS v("id" text, "nextBilling" date, "nextBillingCycle" int, "previousBilling" date, "couponRedemptions" int, "status" text, "cancelled" timestamptz, "cancelReason" text)
       WHERE s."id" = v."id"`),
   );
   return outcomes;
