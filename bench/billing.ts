@@ -47,13 +47,19 @@ async function withClient<T>(connectionString: string, f: (client: pg.Client) =>
 /** Starts `node bench/billing-child.ts ...args`; `lines` gets each stdout line. */
 function child(args: string[], nodeFlags: string[] = []) {
   const proc = spawn(process.execPath, [...nodeFlags, "--import", "tsx", "bench/billing-child.ts", ...args], { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, LOG_LEVEL: "silent" } });
-  const lines = createInterface({ input: proc.stdout });
+  // stdout lines queued as they come, so none is lost while no one waits for it
+  const queued: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  createInterface({ input: proc.stdout }).on("line", (line) => (waiting.length ? waiting.shift()!(line) : queued.push(line)));
   const exited = new Promise<void>((resolve, reject) => proc.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bench/billing-child.ts ${args[0]} exited with ${code}`)))));
   exited.catch(() => undefined);
-  const next = () => new Promise<string>((resolve, reject) => {
-    lines.once("line", resolve);
-    exited.then(() => reject(new Error("child ended without output")), reject);
-  });
+  const next = () =>
+    queued.length
+      ? Promise.resolve(queued.shift()!)
+      : new Promise<string>((resolve, reject) => {
+          waiting.push(resolve);
+          exited.then(() => reject(new Error("child ended without output")), reject);
+        });
   return { proc, next, exited };
 }
 
