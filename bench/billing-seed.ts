@@ -1,13 +1,17 @@
 /**
- * Seeds `count` due subscriptions straight into the database (bulk inserts, no API), for the
- * billing bench (bench/billing.ts) and the crash test (test/integration/billing-run-crash.test.ts).
- * Mixed plans in turn: licensed seats, graduated tiers, volume tiers, and a metered plan (sum)
- * with `usagesPerMetered` usage records in the first period. Every subscription starts on
- * `dateStart` (monthly), so on `until` = start of cycle 2 each bills two cycles (the metered
- * usage on cycle 2). Customers have no payment source (collection finds nothing to charge);
- * invoices fall due after 45 days, so the no-card rule does not cancel them on cycle 2.
+ * Seeds `count` due subscriptions straight into the database with a few set-based SQL statements
+ * (`INSERT ... SELECT ... FROM generate_series`, no API and no rows built in JavaScript), for the
+ * billing bench (bench/billing.ts, which runs it in its own process: bench/billing-child.ts) and
+ * the crash test (test/integration/billing-run-crash.test.ts). 100,000 subscriptions take seconds.
+ * Mixed plans in turn (subscription i gets plan i mod 4): licensed seats, graduated tiers, volume
+ * tiers, and a metered plan (sum) with `usagesPerMetered` usage records in the first period.
+ * Every subscription starts on `dateStart` (monthly), so on `until` = start of cycle 2 each bills
+ * two cycles (the metered usage on cycle 2). Customers have no payment source (collection finds
+ * nothing to charge); invoices fall due after 45 days, so the no-card rule does not cancel them on
+ * cycle 2.
  */
 import type { PrismaClient } from "../src/infra/prisma/generated/client.js";
+import { Prisma } from "../src/infra/prisma/generated/client.js";
 import { newId } from "../src/infra/ids.js";
 import { createApiKey } from "../src/services/api-keys.js";
 
@@ -18,6 +22,8 @@ export interface SeedOptions {
   usagesPerMetered?: number;
   organizationName?: string;
   testMode?: boolean;
+  /** read back the subscription ids and the metered lines' usage sums (default true; the bench skips it) */
+  readBack?: boolean;
 }
 
 export interface Seeded {
@@ -27,16 +33,13 @@ export interface Seeded {
   meteredUsage: Map<string, number>;
 }
 
-const CHUNK = 1000;
-
-async function inChunks<T>(rows: T[], write: (chunk: T[]) => Promise<unknown>) {
-  for (let i = 0; i < rows.length; i += CHUNK) await write(rows.slice(i, i + CHUNK));
-}
+/** Subscriptions inserted per statement (each statement inserts their customers, lines and usages too). */
+const CHUNK = 25_000;
 
 /** Inserts the organization, a product with four plans, `count` customers with one subscription each, and usages. */
 export async function seedSubscriptions(prisma: PrismaClient, options: SeedOptions): Promise<Seeded> {
   const testMode = options.testMode ?? true;
-  const dateStart = new Date(`${options.dateStart ?? "2026-01-01"}T00:00:00Z`);
+  const dateStart = options.dateStart ?? "2026-01-01";
   const usagesPer = options.usagesPerMetered ?? 3;
   const { organization } = await createApiKey(prisma, { organizationName: options.organizationName ?? `Seed ${Date.now()}`, email: "seed@example.cl", mode: testMode ? "test" : "live" });
   const tenant = { organizationId: organization, testMode };
@@ -53,33 +56,38 @@ export async function seedSubscriptions(prisma: PrismaClient, options: SeedOptio
     { id: newId("pla"), name: "API calls", amount: "7", usageScheme: "metered", tiersMode: null, tiers: [] },
   ];
   await prisma.plan.createMany({ data: plans.map((p, position) => ({ ...p, ...tenant, productId, position, currencyId: "CLP", frequency: "monthly", usageAggregation: "sum" })) });
+  const planIds = plans.map((p) => p.id);
 
-  const customers: { id: string; organizationId: string; testMode: boolean; name: string; countryId: string; taxId: string }[] = [];
-  const subscriptions: Record<string, unknown>[] = [];
-  const lines: Record<string, unknown>[] = [];
-  const usages: Record<string, unknown>[] = [];
-  const meteredUsage = new Map<string, number>();
-  for (let i = 0; i < options.count; i++) {
-    const customerId = newId("cus");
-    const subscriptionId = newId("sub");
-    const lineId = newId("lin");
-    const plan = plans[i % plans.length];
-    customers.push({ id: customerId, ...tenant, name: `Cliente ${i}`, countryId: "CL", taxId: "76042235-5" });
-    subscriptions.push({ id: subscriptionId, ...tenant, documentTypeId: "CL33", customerId, dateStart, nextBilling: dateStart, expirationDays: 45, userEmail: "seed@example.cl" });
-    lines.push({ id: lineId, subscriptionId, planId: plan.id, quantity: plan.usageScheme === "metered" ? "1" : String((i % 25) + 1) });
-    if (plan.usageScheme === "metered") {
-      let sum = 0;
-      for (let u = 0; u < usagesPer; u++) {
-        const quantity = (i % 7) + u + 1;
-        sum += quantity;
-        usages.push({ id: newId("usa"), ...tenant, subscriptionLineId: lineId, quantity: String(quantity), dateTime: new Date(dateStart.getTime() + (u + 1) * 3 * 86_400_000) });
-      }
-      meteredUsage.set(lineId, sum);
-    }
+  // ids as newId makes them (prefix and 24 base62 characters; hex digits are base62 ones)
+  const id = (prefix: string, salt: string) => Prisma.sql`${`${prefix}_`} || substr(md5(random()::text || ${salt}::text || g.i::text), 1, 24)`;
+  for (let from = 0; from < options.count; from += CHUNK) {
+    const to = Math.min(options.count, from + CHUNK) - 1;
+    // one statement per chunk: the rows of subscription i are derived from i (quantities as the
+    // JavaScript seed had them: licensed (i mod 25) + 1 seats, metered usage u of i (i mod 7) + u + 1)
+    await prisma.$executeRaw(Prisma.sql`
+      WITH g AS MATERIALIZED (
+        SELECT g.i, ${id("cus", "c")} AS "customerId", ${id("sub", "s")} AS "subscriptionId", ${id("lin", "l")} AS "lineId",
+          (${planIds}::text[])[g.i % 4 + 1] AS "planId"
+        FROM generate_series(${from}::int, ${to}::int) AS g(i)
+      ), c AS (
+        INSERT INTO "Customer" ("id", "organizationId", "testMode", "name", "countryId", "taxId", "updatedAt")
+        SELECT "customerId", ${organization}, ${testMode}, 'Cliente ' || i, 'CL', '76042235-5', now() FROM g
+      ), s AS (
+        INSERT INTO "Subscription" ("id", "organizationId", "testMode", "documentTypeId", "customerId", "dateStart", "nextBilling", "expirationDays", "userEmail", "updatedAt")
+        SELECT "subscriptionId", ${organization}, ${testMode}, 'CL33', "customerId", ${dateStart}::date, ${dateStart}::date, 45, 'seed@example.cl', now() FROM g
+      ), l AS (
+        INSERT INTO "SubscriptionLine" ("id", "subscriptionId", "planId", "quantity", "updatedAt")
+        SELECT "lineId", "subscriptionId", "planId", CASE WHEN i % 4 = 3 THEN 1 ELSE i % 25 + 1 END, now() FROM g
+      )
+      INSERT INTO "Usage" ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime")
+      SELECT 'usa_' || substr(md5(random()::text || g.i::text || '-' || u::text), 1, 24), ${organization}, ${testMode}, "lineId", g.i % 7 + u + 1,
+        (${dateStart}::date + (u + 1) * 3)::timestamp AT TIME ZONE 'UTC'
+      FROM g CROSS JOIN generate_series(0, ${usagesPer - 1}::int) AS u
+      WHERE g.i % 4 = 3`);
   }
-  await inChunks(customers, (data) => prisma.customer.createMany({ data }));
-  await inChunks(subscriptions, (data) => prisma.subscription.createMany({ data: data as never }));
-  await inChunks(lines, (data) => prisma.subscriptionLine.createMany({ data: data as never }));
-  await inChunks(usages, (data) => prisma.usage.createMany({ data: data as never }));
-  return { organizationId: organization, subscriptionIds: subscriptions.map((s) => s.id as string), meteredUsage };
+  if (options.readBack === false) return { organizationId: organization, subscriptionIds: [], meteredUsage: new Map() };
+  const subscriptions = await prisma.$queryRaw<{ id: string }[]>`SELECT "id" FROM "Subscription" WHERE "organizationId" = ${organization}`;
+  const sums = await prisma.$queryRaw<{ id: string; sum: string }[]>`
+    SELECT u."subscriptionLineId" AS "id", SUM(u."quantity")::text AS "sum" FROM "Usage" u WHERE u."organizationId" = ${organization} GROUP BY u."subscriptionLineId"`;
+  return { organizationId: organization, subscriptionIds: subscriptions.map((s) => s.id), meteredUsage: new Map(sums.map((s) => [s.id, Number(s.sum)])) };
 }

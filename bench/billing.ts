@@ -1,65 +1,159 @@
 /**
- * `npm run bench:billing [-- --count 10000 --workers 4 --batch-size 100]`: the billing run's
- * throughput on PostgreSQL. Creates a fresh database (BENCH_POSTGRES_URL's server, default
- * postgresql://postgres@127.0.0.1:5432/postgres), migrates it, seeds `count` subscriptions with
- * mixed plans (licensed seats, graduated and volume tiers, metered with usages:
- * bench/billing-seed.ts), runs the billing run over two due cycles each, checks the result, prints
- * subscriptions billed per second and peak memory (maxRSS), and drops the database.
+ * `npm run bench:billing [-- --count 10000 --runners 2 --workers 1 --batch-size 100 --profile dir]`:
+ * the billing run's throughput and memory on PostgreSQL (docs/performance.md "Billing run").
+ *
+ * For each measured setting (one runner; with `--runners N` also N runners side by side, as a
+ * ratio to the one runner measured in the same invocation) it creates a fresh database on
+ * BENCH_POSTGRES_URL's server (default postgresql://postgres@127.0.0.1:5432/postgres), migrates
+ * it, seeds `count` subscriptions with mixed plans in a separate process (bench/billing-seed.ts:
+ * set-based SQL), then starts the runner processes (bench/billing-child.ts `run`: each opens its
+ * own Prisma client and runs `runBilling` with `--workers` claim loops), releases them together,
+ * and bills two due cycles per subscription. It prints the seed's time and peak memory, each
+ * runner's peak memory (maxRSS of that runner process only), subscriptions billed per second
+ * (wall clock from the first runner's start to the last one's end), and checks with SQL that every
+ * subscription was billed exactly once per due cycle, every usage record once, and the invoice
+ * numbers are gapless. The databases are dropped at the end. `--profile dir` runs the runners
+ * under `node --cpu-prof` (summarise with bench/profile-summary.ts).
  */
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
 import { Command } from "commander";
 import pg from "pg";
-import { createDatabase } from "../src/infra/database.js";
 import { migrateTarget } from "../src/infra/database.js";
-import { BILLING_PHASE_MS, runBilling } from "../src/services/billing-run.js";
-import { seedSubscriptions } from "./billing-seed.js";
 
 const options = new Command()
   .option("--count <n>", "subscriptions to seed", "10000")
-  .option("--workers <n>", "parallel claim loops", "4")
-  .option("--batch-size <n>", "subscriptions per transaction", "100")
+  .option("--runners <n>", "runner processes side by side (besides the one-runner baseline)", "1")
+  .option("--workers <n>", "parallel claim loops per runner process", "1")
+  .option("--batch-size <n>", "subscriptions per transaction (default: the run's DEFAULT_BATCH_SIZE)")
+  .option("--profile <dir>", "write a CPU profile of each runner process to dir")
   .parse()
-  .opts<{ count: string; workers: string; batchSize: string }>();
+  .opts<{ count: string; runners: string; workers: string; batchSize?: string; profile?: string }>();
 const count = Number(options.count);
-
+const runners = Number(options.runners);
 const server = process.env.BENCH_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-const name = `billing_bench_${process.pid}`;
-const admin = async (sql: string) => {
-  const client = new pg.Client({ connectionString: server });
+const UNTIL = "2026-02-01";
+
+async function withClient<T>(connectionString: string, f: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString });
   await client.connect();
   try {
-    await client.query(sql);
+    return await f(client);
   } finally {
     await client.end();
   }
-};
-const url = new URL(server);
-url.pathname = `/${name}`;
-const target = { kind: "postgres" as const, url: url.toString() };
-
-await admin(`CREATE DATABASE "${name}"`);
-try {
-  await migrateTarget(target);
-  const database = await createDatabase(target);
-  try {
-    let t = performance.now();
-    const seeded = await seedSubscriptions(database.prisma, { count, dateStart: "2026-01-01" });
-    console.log(`seeded ${count} subscriptions in ${((performance.now() - t) / 1000).toFixed(1)} s; peak memory so far (maxRSS) ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
-
-    t = performance.now();
-    const summary = await runBilling({ prisma: database.prisma, until: "2026-02-01", workers: Number(options.workers), batchSize: Number(options.batchSize) });
-    const seconds = (performance.now() - t) / 1000;
-    const invoices = await database.prisma.invoice.count({ where: { organizationId: seeded.organizationId, status: "finalized" } });
-    const billedUsage = await database.prisma.usage.count({ where: { organizationId: seeded.organizationId, invoiceId: null } });
-    console.log(JSON.stringify({ ...summary, errors: summary.errors.slice(0, 3) }));
-    if (summary.billed !== count || summary.failed || billedUsage !== 0) throw new Error(`expected ${count} billed, no failure and every usage billed (unbilled usages: ${billedUsage})`);
-    const maxRssMb = process.resourceUsage().maxRSS / 1024;
-    console.log(`billed ${summary.billed} subscriptions (${invoices} invoices, ${summary.cycles} cycles) in ${seconds.toFixed(1)} s`);
-    console.log(`${(summary.billed / seconds).toFixed(0)} subscriptions/s, ${(summary.invoices / seconds).toFixed(0)} invoices/s; peak memory (maxRSS) ${maxRssMb.toFixed(0)} MB`);
-    console.log(`workers ${options.workers}, batch size ${options.batchSize}`);
-    console.log(`phases (ms, summed over workers): ${JSON.stringify(Object.fromEntries(Object.entries(BILLING_PHASE_MS).map(([k, v]) => [k, Math.round(v)])))}`);
-  } finally {
-    await database.close();
-  }
-} finally {
-  await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
 }
+
+/** Starts `node bench/billing-child.ts ...args`; `lines` gets each stdout line. */
+function child(args: string[], nodeFlags: string[] = []) {
+  const proc = spawn(process.execPath, [...nodeFlags, "--import", "tsx", "bench/billing-child.ts", ...args], { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, LOG_LEVEL: "silent" } });
+  // stdout lines queued as they come, so none is lost while no one waits for it
+  const queued: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  createInterface({ input: proc.stdout }).on("line", (line) => (waiting.length ? waiting.shift()!(line) : queued.push(line)));
+  const exited = new Promise<void>((resolve, reject) => proc.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bench/billing-child.ts ${args[0]} exited with ${code}`)))));
+  exited.catch(() => undefined);
+  const next = () =>
+    queued.length
+      ? Promise.resolve(queued.shift()!)
+      : new Promise<string>((resolve, reject) => {
+          waiting.push(resolve);
+          exited.then(() => reject(new Error("child ended without output")), reject);
+        });
+  return { proc, next, exited };
+}
+
+interface RunResult {
+  summary: { billed: number; invoices: number; cycles: number; failed: number; skipped: number; errors: string[] };
+  start: number;
+  end: number;
+  cpuMs: number;
+  maxRssMb: number;
+  heapUsedMb: number;
+  heapTotalMb: number;
+  externalMb: number;
+}
+
+/** The invariants of a finished run over the seeded database, checked with SQL; throws on a violation. */
+async function check(client: pg.Client): Promise<{ invoices: number }> {
+  const q = async (sql: string) => (await client.query(sql)).rows[0] as Record<string, string>;
+  const subs = await q(`SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE "nextBillingCycle" <> 3) AS behind FROM "Subscription"`);
+  // cycle 1 bills the licensed plans in advance; cycle 2 bills them again and the metered usage of cycle 1's period
+  const wrong = await q(`
+    SELECT COUNT(*) AS n FROM (
+      SELECT s."id", p."usageScheme", COUNT(i."id") FILTER (WHERE i."billingCycle" = 1) AS c1, COUNT(i."id") FILTER (WHERE i."billingCycle" = 2) AS c2,
+        COUNT(i."id") FILTER (WHERE i."billingCycle" NOT IN (1, 2)) AS other
+      FROM "Subscription" s JOIN "SubscriptionLine" l ON l."subscriptionId" = s."id" JOIN "Plan" p ON p."id" = l."planId"
+      LEFT JOIN "Invoice" i ON i."subscriptionId" = s."id"
+      GROUP BY s."id", p."usageScheme"
+    ) x WHERE x.other > 0 OR x.c2 <> 1 OR x.c1 <> CASE WHEN x."usageScheme" = 'metered' THEN 0 ELSE 1 END`);
+  const usages = await q(`
+    SELECT COUNT(*) FILTER (WHERE u."invoiceId" IS NULL) AS unbilled,
+      COUNT(*) FILTER (WHERE u."invoiceId" IS NOT NULL AND (i."subscriptionId" IS DISTINCT FROM l."subscriptionId" OR i."billingCycle" <> 2)) AS misbilled
+    FROM "Usage" u JOIN "SubscriptionLine" l ON l."id" = u."subscriptionLineId" LEFT JOIN "Invoice" i ON i."id" = u."invoiceId"`);
+  const numbers = await q(`
+    SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE "status" <> 'finalized') AS drafts, COUNT(DISTINCT "number") AS distinct_numbers,
+      COALESCE(MAX("number") - MIN("number") + 1, 0) AS span
+    FROM "Invoice"`);
+  const problems = [
+    Number(subs.n) !== count && `${subs.n} subscriptions, seeded ${count}`,
+    Number(subs.behind) && `${subs.behind} subscriptions not advanced to cycle 3`,
+    Number(wrong.n) && `${wrong.n} subscriptions without exactly one invoice per due cycle`,
+    Number(usages.unbilled) && `${usages.unbilled} usage records unbilled`,
+    Number(usages.misbilled) && `${usages.misbilled} usage records on another subscription's or cycle's invoice`,
+    Number(numbers.drafts) && `${numbers.drafts} invoices left draft`,
+    (Number(numbers.distinct_numbers) !== Number(numbers.n) || Number(numbers.span) !== Number(numbers.n)) && `invoice numbers not gapless and unique (${numbers.n} invoices, ${numbers.distinct_numbers} numbers over a span of ${numbers.span})`,
+  ].filter(Boolean);
+  if (problems.length) throw new Error(`check failed: ${problems.join("; ")}`);
+  return { invoices: Number(numbers.n) };
+}
+
+/** One measured setting: a fresh database, seeded in its own process, billed by `processes` runner processes at once. */
+async function measure(processes: number) {
+  const name = `billing_bench_${process.pid}_${processes}`;
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  await withClient(server, (c) => c.query(`CREATE DATABASE "${name}"`));
+  try {
+    await migrateTarget({ kind: "postgres", url: url.toString() });
+    const seeder = child(["seed", "--url", url.toString(), "--count", String(count)]);
+    const seed = JSON.parse(await seeder.next()) as { seconds: number; maxRssMb: number };
+    await seeder.exited;
+    await withClient(url.toString(), (c) => c.query("VACUUM ANALYZE"));
+
+    const flags = options.profile ? ["--cpu-prof", `--cpu-prof-dir=${options.profile}`] : [];
+    const args = ["run", "--url", url.toString(), "--until", UNTIL, "--workers", options.workers, ...(options.batchSize ? ["--batch-size", options.batchSize] : [])];
+    const procs = Array.from({ length: processes }, () => child(args, flags));
+    for (const p of procs) if ((await p.next()) !== "ready") throw new Error("runner not ready");
+    const results = procs.map((p) => p.next());
+    for (const p of procs) p.proc.stdin.end("go\n");
+    const runs = (await Promise.all(results)).map((line) => JSON.parse(line) as RunResult);
+    await Promise.all(procs.map((p) => p.exited));
+
+    const seconds = (Math.max(...runs.map((r) => r.end)) - Math.min(...runs.map((r) => r.start))) / 1000;
+    const billed = runs.reduce((n, r) => n + r.summary.billed, 0);
+    const failed = runs.reduce((n, r) => n + r.summary.failed, 0);
+    if (failed) throw new Error(`${failed} failures: ${runs.flatMap((r) => r.summary.errors).slice(0, 3).join("; ")}`);
+    if (billed !== count) throw new Error(`billed ${billed} subscriptions, seeded ${count}`);
+    const { invoices } = await withClient(url.toString(), check);
+    return { processes, seed, seconds, billed, invoices, rate: billed / seconds, runs };
+  } finally {
+    await withClient(server, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  }
+}
+
+const load = async () => (await import("node:os")).loadavg().map((l) => l.toFixed(2)).join(", ");
+console.log(`billing bench: ${count} subscriptions, ${options.workers} claim loop(s) per runner, batch size ${options.batchSize ?? "default"}; load average ${await load()}`);
+const settings = runners > 1 ? [1, runners] : [1];
+const results = [];
+for (const processes of settings) {
+  const r = await measure(processes);
+  results.push(r);
+  console.log(
+    `${processes} runner${processes > 1 ? "s" : ""}: seeded in ${r.seed.seconds.toFixed(1)} s (seed process peak RSS ${r.seed.maxRssMb} MB); ` +
+      `billed ${r.billed} subscriptions (${r.invoices} invoices) in ${r.seconds.toFixed(2)} s = ${r.rate.toFixed(0)} subscriptions/s; ` +
+      `runner peak RSS ${r.runs.map((x) => `${x.maxRssMb} MB (V8 heap used ${x.heapUsedMb} MB of ${x.heapTotalMb} MB, external ${x.externalMb} MB; ${x.summary.billed} billed)`).join(", ")}; ` +
+      `runner CPU ${(r.runs.reduce((t, x) => t + x.cpuMs, 0) / r.billed).toFixed(2)} ms per subscription; checks passed; load average ${await load()}`,
+  );
+}
+if (results.length > 1) console.log(`${runners} runners / 1 runner: ${(results[1].rate / results[0].rate).toFixed(2)}x`);

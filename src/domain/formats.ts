@@ -26,24 +26,53 @@ export function isIsoDate(value: string): boolean {
   return !Number.isNaN(date.getTime()) && isoDate(date) === value;
 }
 
+/**
+ * One Intl.DateTimeFormat per time zone and use, made on first use: constructing one costs far
+ * more than formatting with it (it was most of the billing run's CPU). Bounded by the IANA zone
+ * names (an unknown name throws in the constructor and is not kept).
+ */
+function formatterCache(options: Intl.DateTimeFormatOptions, locale: string): (timeZone: string) => Intl.DateTimeFormat {
+  const cache = new Map<string, Intl.DateTimeFormat>();
+  return (timeZone) => {
+    let format = cache.get(timeZone);
+    if (!format) {
+      format = new Intl.DateTimeFormat(locale, { ...options, timeZone });
+      cache.set(timeZone, format);
+    }
+    return format;
+  };
+}
+const dayFormat = formatterCache({ year: "numeric", month: "2-digit", day: "2-digit" }, "en-CA");
+const offsetFormat = formatterCache({ timeZoneName: "longOffset" }, "en-US");
+
 /** Today's calendar date (`yyyy-mm-dd`) in `timeZone` (IANA name). */
 export function todayIn(timeZone: string, now: Date = new Date()): string {
-  return new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(now);
+  return dayFormat(timeZone).format(now);
 }
+
+/** zonedMidnight's instants by `timeZone` and date (cleared when full: a bounded memo). */
+const midnights = new Map<string, number>();
+const MIDNIGHTS_KEPT = 10_000;
 
 /**
  * The instant local midnight starts `date` (`yyyy-mm-dd`) in `timeZone`: 2026-11-01 in
  * America/Santiago (UTC-3 in November) is 2026-11-01T03:00:00Z. Used to compare timestamps with
- * calendar periods of an organization.
+ * calendar periods of an organization. Remembered per zone and date (the billing run asks for the
+ * same few dates for every subscription).
  */
 export function zonedMidnight(date: string, timeZone: string): Date {
+  const key = `${timeZone} ${date}`;
+  const known = midnights.get(key);
+  if (known !== undefined) return new Date(known);
   const offsetAt = (instant: number) => {
-    const name = new Intl.DateTimeFormat("en-US", { timeZone, timeZoneName: "longOffset" }).formatToParts(new Date(instant)).find((p) => p.type === "timeZoneName")?.value ?? "GMT";
+    const name = offsetFormat(timeZone).formatToParts(new Date(instant)).find((p) => p.type === "timeZoneName")?.value ?? "GMT";
     const m = /GMT([+-])(\d{2}):(\d{2})/.exec(name);
     return m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) * 60_000 : 0;
   };
   const utcMidnight = Date.parse(`${date}T00:00:00Z`);
   let instant = utcMidnight - offsetAt(utcMidnight);
   instant = utcMidnight - offsetAt(instant); // the offset may change between the two (DST)
+  if (midnights.size >= MIDNIGHTS_KEPT) midnights.clear();
+  midnights.set(key, instant);
   return new Date(instant);
 }

@@ -91,9 +91,10 @@ function discountOf(base: Decimal, discount: Decimal, scheme: DiscountScheme, cu
  * Checks the inputs totals depend on; throws ValidationError naming each field
  * (`lines.N.quantity`, `lines.N.discount`, `discount`, ...). Rules: at least one line is not
  * required here (drafts may be empty); quantity and amount >= 0; a `%` discount is 0..100; a `$`
- * discount is >= 0 and at most the base it applies to.
+ * discount is >= 0 and at most the base it applies to. Returns the totals it computed to check the
+ * last rules (what computeDocumentTotals returns).
  */
-export function validateTotalsInput(input: TotalsInput): void {
+export function validateTotalsInput(input: TotalsInput): DocumentTotals {
   const errors = new FieldErrorCollector();
   const nonNegative = (path: string, value: DecimalInput | undefined) => {
     if (value !== undefined && toDecimal(value).isNegative()) errors.add(path, "must not be negative");
@@ -123,6 +124,7 @@ export function validateTotalsInput(input: TotalsInput): void {
   if (totals.amount.isNegative()) errors.add(input.allowCredits ? "lines" : "discount", input.allowCredits ? "credits and the discount exceed the taxable amount" : "the discount exceeds the taxable amount");
   if (totals.exempt.isNegative()) errors.add("lines", "credits exceed the exempt amount");
   errors.throwIfAny();
+  return totals;
 }
 
 function lineTax(total: Decimal, exempt: boolean, input: TotalsInput, currency: CurrencyUnit): { taxPercent: Decimal; tax: Decimal | null } {
@@ -172,6 +174,6 @@ function computeUnchecked(input: TotalsInput): DocumentTotals {
  * discount over 100 or a discount larger than what it discounts.
  */
 export function computeDocumentTotals(input: TotalsInput): DocumentTotals {
-  validateTotalsInput(input);
-  return computeUnchecked(input);
+  // validation computes the totals to check them: computed once
+  return validateTotalsInput(input);
 }

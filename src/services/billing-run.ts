@@ -126,13 +126,6 @@ interface Outcome {
   unfinished: boolean;
 }
 
-/**
- * Milliseconds spent per phase of the billing run in this process, summed over every run and
- * worker (claim, load, prev, flush with f.inv / f.lines / f.marks, subs, bill, finalize, tx,
- * collect): the bench prints them. Two performance.now() calls per phase and batch.
- */
-export const BILLING_PHASE_MS: Record<string, number> = {};
-const tick = async <T>(k: string, f: () => Promise<T>): Promise<T> => { const t = performance.now(); try { return await f(); } finally { BILLING_PHASE_MS[k] = (BILLING_PHASE_MS[k] ?? 0) + performance.now() - t; } };
 const RUN_TRANSACTION = { maxWait: 30_000, timeout: 120_000 };
 
 /** A service context acting for `organizationId` in mode `testMode` (the run has no API key). */
@@ -217,12 +210,12 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
       let batch: Claimed[] = [];
       let invoices: string[] = [];
       try {
-        const outcomes = await tick("tx", () => prisma.$transaction(async (tx) => {
-          batch = await tick("claim", () => claim(tx, batchSize));
-          const results = await tick("bill", () => billBatch(tx, batch, contextOf, cutoffOf));
-          await tick("finalize", () => finalizeDrafts(tx, results));
+        const outcomes = await prisma.$transaction(async (tx) => {
+          batch = await claim(tx, batchSize);
+          const results = await billBatch(tx, batch, contextOf, cutoffOf);
+          await finalizeDrafts(tx, results);
           return results;
-        }, RUN_TRANSACTION));
+        }, RUN_TRANSACTION);
         if (batch.length === 0) return;
         outcomes.forEach((o, i) => record(batch[i], o));
         invoices = outcomes.flatMap((o) => o.invoices);
@@ -251,7 +244,7 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
       }
       done += batch.length;
       options.onProgress?.(Math.min(done, Math.max(total, done)), Math.max(total, done));
-      await tick("collect", () => collectNow(invoices));
+      await collectNow(invoices);
     }
   };
 
@@ -273,6 +266,8 @@ interface PreviousInvoice {
 }
 
 const ROWS_PER_STATEMENT = 1000;
+/** Invoices the collection sweep reads per query. */
+const COLLECT_PAGE = 500;
 async function inChunks<T>(rows: readonly T[], write: (chunk: T[]) => Promise<unknown>): Promise<void> {
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await write(rows.slice(i, i + ROWS_PER_STATEMENT));
 }
@@ -289,7 +284,8 @@ type InvoiceLineRow = Record<string, string | number | boolean | null>;
 async function insertRows(tx: Tx, table: "Invoice" | "InvoiceLine", rows: readonly Record<string, unknown>[]): Promise<void> {
   if (rows.length === 0) return;
   const columns = Prisma.raw(Object.keys(rows[0]).map((c) => `"${c}"`).join(", "));
-  const json = JSON.stringify(rows, (_k, v: unknown) => (v instanceof Date ? v.toISOString() : v));
+  // Dates serialize as ISO instants (Date.prototype.toJSON)
+  const json = JSON.stringify(rows);
   await tx.$executeRaw(Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json)`);
 }
 
@@ -318,14 +314,15 @@ class BatchWrites {
     this.lineRedemptions = new Map();
     this.addonRedemptions = new Map();
     const now = new Date();
-    await tick("f.inv", () => inChunks(invoices, (rows) => insertRows(tx, "Invoice", rows.map((r) => ({ ...r, updatedAt: now })))));
-    await tick("f.lines", () => inChunks(lines, (rows) => insertRows(tx, "InvoiceLine", rows.map((r) => ({ ...r, updatedAt: now })))));
-    await tick("f.marks", () => inChunks(marks, (chunk) =>
+    await inChunks(invoices, (rows) => insertRows(tx, "Invoice", rows.map((r) => ({ ...r, updatedAt: now }))));
+    await inChunks(lines, (rows) => insertRows(tx, "InvoiceLine", rows.map((r) => ({ ...r, updatedAt: now }))));
+    // one JSON parameter for the whole chunk (a VALUES list took two bound parameters per mark)
+    await inChunks(marks, (chunk) =>
       tx.$executeRaw(Prisma.sql`
         UPDATE "Usage" u SET "invoiceId" = v."invoiceId"
-        FROM (VALUES ${Prisma.join(chunk.map((m) => Prisma.sql`(${m.id}, ${m.invoiceId})`))}) AS v("id", "invoiceId")
+        FROM json_to_recordset(${JSON.stringify(chunk)}::json) AS v("id" text, "invoiceId" text)
         WHERE u."id" = v."id" AND u."invoiceId" IS NULL`),
-    ));
+    );
     await inChunks(lineRedemptions, (chunk) =>
       tx.$executeRaw(Prisma.sql`
         UPDATE "SubscriptionLine" l SET "couponRedemptions" = l."couponRedemptions" + v."n", "updatedAt" = ${now}
@@ -351,13 +348,20 @@ class BatchWrites {
 async function billBatch(tx: Tx, batch: Claimed[], contextOf: (c: Claimed) => ServiceContext, cutoffOf: (c: Claimed) => string): Promise<Outcome[]> {
   if (batch.length === 0) return [];
   const zoneOf = new Map(batch.map((c) => [c.id, c.timeZone]));
-  const data = await tick("load", () => loadCycleData(tx, batch.map((c) => c.id), { timeZoneOf: (s) => zoneOf.get(s.id)! }));
+  const data = await loadCycleData(tx, batch.map((c) => c.id), { timeZoneOf: (s) => zoneOf.get(s.id)! });
   // the no-card rule reads cycle n-1's invoice: stored ones, and the ones this batch creates
   const previousKey = (id: string, n: number) => `${id}#${n}`;
   const previousInvoices = new Map<string, PreviousInvoice>();
-  const wanted = [...data.values()].map((d) => ({ subscriptionId: d.subscription.id, billingCycle: { gte: d.subscription.nextBillingCycle - 1 } }));
-  for (const i of await tick("prev", () => tx.invoice.findMany({ where: { OR: wanted }, select: { id: true, subscriptionId: true, billingCycle: true, dueDate: true, status: true } }))) {
-    previousInvoices.set(previousKey(i.subscriptionId!, i.billingCycle!), i);
+  // one raw statement whatever the batch: each subscription's invoices from cycle n-1 on (the
+  // unique index on (subscriptionId, billingCycle) serves it); a findMany with one OR branch per
+  // subscription cost a query compilation per batch
+  const subs = [...data.values()].map((d) => d.subscription);
+  if (subs.length) {
+    const stored = await tx.$queryRaw<{ id: string; subscriptionId: string; billingCycle: number; dueDate: string | null; status: string }[]>(Prisma.sql`
+      SELECT i."id", i."subscriptionId", i."billingCycle", to_char(i."dueDate", 'YYYY-MM-DD') AS "dueDate", i."status"
+      FROM unnest(ARRAY[${Prisma.join(subs.map((s) => s.id))}]::text[], ARRAY[${Prisma.join(subs.map((s) => s.nextBillingCycle - 1))}]::int[]) AS w("id", "from")
+      JOIN "Invoice" i ON i."subscriptionId" = w."id" AND i."billingCycle" >= w."from"`);
+    for (const i of stored) previousInvoices.set(previousKey(i.subscriptionId, i.billingCycle), { id: i.id, status: i.status, dueDate: i.dueDate === null ? null : dateColumn(i.dueDate) });
   }
   const writes = new BatchWrites(tx);
   const outcomes: Outcome[] = [];
@@ -366,21 +370,28 @@ async function billBatch(tx: Tx, batch: Claimed[], contextOf: (c: Claimed) => Se
     if (!d) throw new Error(`subscription ${claimed.id} was claimed but not found`);
     outcomes.push(await billSubscription(tx, contextOf(claimed), d, cutoffOf(claimed), writes, previousInvoices, previousKey));
   }
-  await tick("flush", () => writes.flush());
+  await writes.flush();
   const changed = batch.map((c, i) => ({ sub: data.get(c.id)!.subscription, outcome: outcomes[i] })).filter((c) => c.outcome.cycles > 0 || c.outcome.cancelled);
   const now = new Date();
-  await tick("subs", () => inChunks(changed, (chunk) =>
+  // one JSON parameter per chunk (a VALUES list took eight bound parameters per subscription)
+  await inChunks(changed, (chunk) =>
     tx.$executeRaw(Prisma.sql`
       UPDATE "Subscription" s SET "nextBilling" = v."nextBilling", "nextBillingCycle" = v."nextBillingCycle", "previousBilling" = v."previousBilling",
         "couponRedemptions" = v."couponRedemptions", "status" = v."status", "cancelled" = v."cancelled", "cancelReason" = v."cancelReason", "updatedAt" = ${now}
-      FROM (VALUES ${Prisma.join(
-        chunk.map(
-          ({ sub }) =>
-            Prisma.sql`(${sub.id}, ${isoDate(sub.nextBilling)}::date, ${sub.nextBillingCycle}::int, ${sub.previousBilling ? isoDate(sub.previousBilling) : null}::date, ${sub.couponRedemptions}::int, ${sub.status}, ${sub.cancelled}::timestamptz, ${sub.cancelReason}::text)`,
-        ),
-      )}) AS v("id", "nextBilling", "nextBillingCycle", "previousBilling", "couponRedemptions", "status", "cancelled", "cancelReason")
+      FROM json_to_recordset(${JSON.stringify(
+        chunk.map(({ sub }) => ({
+          id: sub.id,
+          nextBilling: isoDate(sub.nextBilling),
+          nextBillingCycle: sub.nextBillingCycle,
+          previousBilling: sub.previousBilling ? isoDate(sub.previousBilling) : null,
+          couponRedemptions: sub.couponRedemptions,
+          status: sub.status,
+          cancelled: sub.cancelled,
+          cancelReason: sub.cancelReason,
+        })),
+      )}::json) AS v("id" text, "nextBilling" date, "nextBillingCycle" int, "previousBilling" date, "couponRedemptions" int, "status" text, "cancelled" timestamptz, "cancelReason" text)
       WHERE s."id" = v."id"`),
-  ));
+  );
   return outcomes;
 }
 
@@ -578,20 +589,30 @@ export async function collectInvoices(options: CollectOptions): Promise<{ collec
   const result = { collected: 0, failures: [] as [string, unknown][] };
   if (options.invoiceIds && options.invoiceIds.length === 0) return result;
   const only = options.invoiceIds ? Prisma.sql`AND i."id" IN (${Prisma.join(options.invoiceIds)})` : Prisma.empty;
-  const candidates = await prisma.$queryRaw<{ id: string; organizationId: string; testMode: boolean; customerId: string; userEmail: string; subscriptionId: string; billingCycle: number }[]>(Prisma.sql`
+  // the sweep (no ids) reads its candidates a page at a time, by id, so its memory does not grow with them
+  const limit = options.invoiceIds ? Prisma.empty : Prisma.sql`LIMIT ${COLLECT_PAGE}`;
+  const page = (after: string) => prisma.$queryRaw<CollectCandidate[]>(Prisma.sql`
     SELECT i."id", i."organizationId", i."testMode", i."customerId", i."userEmail", i."subscriptionId", i."billingCycle"
     FROM "Source" src
     JOIN "Invoice" i ON i."customerId" = src."customerId" AND i."organizationId" = src."organizationId" AND i."testMode" = src."testMode"
     WHERE src."usage" = 'reusable' AND src."status" = 'chargeable' AND src."customerId" IS NOT NULL
       AND i."subscriptionId" IS NOT NULL AND i."status" = 'finalized' AND i."total" > 0
-      AND NOT EXISTS (SELECT 1 FROM "Payment" p WHERE p."invoiceId" = i."id") ${only}
+      AND NOT EXISTS (SELECT 1 FROM "Payment" p WHERE p."invoiceId" = i."id") ${only} AND i."id" > ${after}
     GROUP BY i."id"
-    ORDER BY i."id"`);
-  for (const c of candidates) {
+    ORDER BY i."id"
+    ${limit}`);
+  let candidates = await page("");
+  while (candidates.length) {
+    for (const c of candidates) await collectOne(c);
+    candidates = options.invoiceIds ? [] : await page(candidates[candidates.length - 1].id);
+  }
+  return result;
+
+  async function collectOne(c: CollectCandidate): Promise<void> {
     const ctx = runContext(prisma, settings, now, c);
     try {
       const sourceId = await usableSourceOf(ctx, c.customerId);
-      if (!sourceId) continue;
+      if (!sourceId) return;
       const payment = await prisma.$transaction(async (tx) => {
         // claimed: a concurrent runner skips it, and sees the payment once this commits
         const locked = await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "Invoice" WHERE "id" = ${c.id} FOR UPDATE SKIP LOCKED`;
@@ -602,7 +623,7 @@ export async function collectInvoices(options: CollectOptions): Promise<{ collec
         if (!toDecimal(balance.due).greaterThan(0)) return null;
         return createPayment(txCtx, { amount: balance.due, invoice: c.id, description: `Subscription ${c.subscriptionId}, cycle ${c.billingCycle}` });
       });
-      if (!payment) continue;
+      if (!payment) return;
       const paid = await authorizePayment(ctx, payment.id, sourceId);
       if (paid.status === "succeeded") result.collected++;
       else result.failures.push([c.id, new Error(`charge of payment ${paid.id} ${paid.status}: ${paid.failureReason ?? ""}`)]);
@@ -610,7 +631,17 @@ export async function collectInvoices(options: CollectOptions): Promise<{ collec
       result.failures.push([c.id, e]);
     }
   }
-  return result;
+}
+
+/** A finalized subscription invoice the collection considers. */
+interface CollectCandidate {
+  id: string;
+  organizationId: string;
+  testMode: boolean;
+  customerId: string;
+  userEmail: string;
+  subscriptionId: string;
+  billingCycle: number;
 }
 
 /** A billing run repeated every `intervalMs` inside the server (BILLING_RUN_INTERVAL_SECONDS). */

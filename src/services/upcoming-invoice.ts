@@ -198,11 +198,17 @@ export async function loadCycleData(
     byStart.clear();
     lastEverByStart.clear();
   }
-  const usageSelect = { id: true, subscriptionLineId: true, quantity: true, dateTime: true, createdAt: true, invoiceId: true } as const;
   const toRow = (u: { id: string; subscriptionLineId: string; quantity: { toString(): string }; dateTime: Date; createdAt: Date; invoiceId: string | null }): UsageRow => ({ ...u, quantity: u.quantity.toString() });
   if (byStart.size) {
-    const rows = await prisma.usage.findMany({ where: { OR: [...byStart].map(([from, lineIds]) => ({ subscriptionLineId: { in: lineIds }, dateTime: { gte: new Date(from) } })) }, select: usageSelect });
-    usages.push(...rows.map(toRow));
+    // one raw statement (each line with its period start) on Usage_subscriptionLineId_dateTime_createdAt_idx:
+    // a findMany with an OR branch per start date cost a query compilation per call; trim_scale gives
+    // the quantity as Prisma's Decimal prints it ("3", not "3.000000")
+    const pairs = [...byStart].flatMap(([from, lineIds]) => lineIds.map((id) => [id, new Date(from)] as const));
+    const rows = await prisma.$queryRaw<{ id: string; subscriptionLineId: string; quantity: string; dateTime: Date; createdAt: Date; invoiceId: string | null }[]>(Prisma.sql`
+      SELECT u."id", u."subscriptionLineId", trim_scale(u."quantity")::text AS "quantity", u."dateTime", u."createdAt", u."invoiceId"
+      FROM unnest(ARRAY[${Prisma.join(pairs.map(([id]) => id))}]::text[], ARRAY[${Prisma.join(pairs.map(([, from]) => from))}]::timestamptz[]) AS l("lineId", "from")
+      JOIN "Usage" u ON u."subscriptionLineId" = l."lineId" AND u."dateTime" >= l."from"`);
+    for (const row of rows) usages.push(toRow(row));
   }
   // last_ever: each line's latest record before the period, one index probe per line (LATERAL ... LIMIT 1
   // on Usage_subscriptionLineId_dateTime_createdAt_idx, read backwards), however many records a line has
