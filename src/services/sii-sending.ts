@@ -120,6 +120,38 @@ export async function enqueueIssuedDocument(
   );
 }
 
+/**
+ * enqueueIssuedDocument for many documents of one organization and mode finalized together (the
+ * billing run's bulk finalize): one `SiiSubmission` row each, written with one statement.
+ */
+export async function enqueueIssuedDocuments(
+  tx: Tx,
+  owner: { organizationId: string; testMode: boolean; now: Date },
+  kind: SubmissionKind,
+  documents: readonly { id: string; issued: { localFile: string; taxAgency: Record<string, unknown> } }[],
+): Promise<void> {
+  const rows = documents
+    .filter((d) => d.issued.taxAgency.agency === "sii")
+    .map(({ id, issued }) => {
+      const parsed = /^F(\d+)T(\d+)$/.exec(String(issued.taxAgency.document_id ?? ""));
+      const name = fileNameOfUrl(issued.localFile);
+      if (!parsed || !name) throw new Error(`cannot queue ${id} for SII: unexpected document_id or local_file`);
+      return {
+        id: randomUUID(),
+        organizationId: owner.organizationId,
+        testMode: owner.testMode,
+        documentKind: kind,
+        documentId: id,
+        dteType: Number(parsed[2]),
+        folio: Number(parsed[1]),
+        dteFile: name,
+        status: "pending",
+        nextAttemptAt: owner.now,
+      };
+    });
+  if (rows.length) await tx.siiSubmission.createMany({ data: rows });
+}
+
 type Row = {
   id: string;
   organizationId: string;

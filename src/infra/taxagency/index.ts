@@ -41,6 +41,31 @@ export const sii: TaxAgency = {
 };
 
 const BY_COUNTRY: Record<string, TaxAgency> = { CL: sii };
+const BY_NAME: Record<string, TaxAgency> = { sii };
+
+/**
+ * A batch of documents of one issuer for `issueLocalFiles`: each document names the authorization
+ * that covers it (SII: the id of its CAF, whose file is in `authorizations`). Plain data, so it can
+ * be sent to a worker thread (infra/taxagency/issue-pool.ts).
+ */
+export interface IssueJob {
+  /** the agency's `name` */
+  agency: string;
+  credentials: SigningCredentials;
+  authorizations: Record<string, Uint8Array>;
+  documents: { document: DteInput; authorization: string }[];
+}
+
+/** The local files of `job.documents`, in order: `TaxAgency.issue` of each (the first error is thrown). */
+export function issueLocalFiles(job: IssueJob): LocalFile[] {
+  const agency = BY_NAME[job.agency];
+  if (!agency) throw new Error(`unknown tax agency ${job.agency}`);
+  return job.documents.map((d) => {
+    const authorization = job.authorizations[d.authorization];
+    if (!authorization) throw new Error(`no authorization ${d.authorization} for the document`);
+    return agency.issue(d.document, Buffer.from(authorization.buffer, authorization.byteOffset, authorization.byteLength), job.credentials);
+  });
+}
 
 /** The agency of a document type, or null when its country has none or it has no local format. */
 export function taxAgencyFor(documentType: { countryId: string; hasLocalFormat: boolean; code: number }): TaxAgency | null {
