@@ -15,7 +15,7 @@
  * The built document text is kept as is: only the `Signature` element is inserted before
  * `</DTE>`, so the TED's `DD` bytes stay exactly the signed ones.
  */
-import { X509Certificate, createPrivateKey, createPublicKey } from "node:crypto";
+import { X509Certificate, createPrivateKey, createPublicKey, type KeyLike } from "node:crypto";
 import { SignedXml } from "xml-crypto";
 
 const C14N = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315";
@@ -47,17 +47,29 @@ export function keyInfoContent(certificatePem: string): string {
 }
 
 /**
- * Signs the `Documento` of an unsigned DTE (as built by dte.ts) and returns the DTE with its
- * `Signature`. Throws when the key does not match the certificate or the DTE has no Documento ID.
+ * The signer of many DTEs with one certificate: checks once that the key matches the certificate
+ * (throws when not), then parses the key and builds the KeyInfo once instead of per signature.
+ * Each call signs like signDte.
  */
-export function signDte(xml: string, credentials: SigningCredentials): string {
+export function dteSigner(credentials: SigningCredentials): (xml: string) => string {
   const cert = new X509Certificate(credentials.certificatePem);
   const key = createPrivateKey(credentials.privateKeyPem);
   const publicOfKey = createPublicKey(key).export({ format: "jwk" });
   if (publicOfKey.n !== cert.publicKey.export({ format: "jwk" }).n) throw new Error("the private key does not match the certificate");
-  if (!/<Documento ID="[^"]+"/.test(xml)) throw new Error("the DTE has no Documento ID");
-  if (!xml.includes("</DTE>")) throw new Error("not a DTE");
-  return signEnveloped(xml, "Documento", credentials);
+  const keyInfo = keyInfoContent(credentials.certificatePem);
+  return (xml) => {
+    if (!/<Documento ID="[^"]+"/.test(xml)) throw new Error("the DTE has no Documento ID");
+    if (!xml.includes("</DTE>")) throw new Error("not a DTE");
+    return signEnvelopedWith(xml, "Documento", key, credentials.certificatePem, keyInfo);
+  };
+}
+
+/**
+ * Signs the `Documento` of an unsigned DTE (as built by dte.ts) and returns the DTE with its
+ * `Signature`. Throws when the key does not match the certificate or the DTE has no Documento ID.
+ */
+export function signDte(xml: string, credentials: SigningCredentials): string {
+  return dteSigner(credentials)(xml);
 }
 
 /**
@@ -68,16 +80,21 @@ export function signDte(xml: string, credentials: SigningCredentials): string {
  * (`Documento`), envelopes (`SetDTE`) and responses (`Resultado`, `DocumentoRecibo`, `SetRecibos`).
  */
 export function signEnveloped(xml: string, signedElement: string, credentials: SigningCredentials): string {
+  return signEnvelopedWith(xml, signedElement, credentials.privateKeyPem, credentials.certificatePem, keyInfoContent(credentials.certificatePem));
+}
+
+/** signEnveloped with the key (PEM or parsed) and the KeyInfo content given. */
+function signEnvelopedWith(xml: string, signedElement: string, privateKey: KeyLike, certificatePem: string, keyInfo: string): string {
   const root = /^(?:<\?xml[^>]*\?>\s*)?<([A-Za-z]+)[\s>]/.exec(xml)?.[1];
   if (!root) throw new Error("no root element");
   const closing = xml.lastIndexOf(`</${root}>`);
   const sig = new SignedXml({
-    privateKey: credentials.privateKeyPem,
-    publicCert: credentials.certificatePem,
+    privateKey,
+    publicCert: certificatePem,
     signatureAlgorithm: RSA_SHA1,
     canonicalizationAlgorithm: C14N,
     idAttribute: "ID",
-    getKeyInfoContent: () => keyInfoContent(credentials.certificatePem),
+    getKeyInfoContent: () => keyInfo,
   });
   sig.addReference({ xpath: `/*/*[local-name(.)='${signedElement}']`, transforms: [C14N], digestAlgorithm: SHA1 });
   sig.computeSignature(xml, { location: { reference: "/*", action: "append" } });
