@@ -15,7 +15,7 @@
  * The built document text is kept as is: only the `Signature` element is inserted before
  * `</DTE>`, so the TED's `DD` bytes stay exactly the signed ones.
  */
-import { X509Certificate, createPrivateKey, createPublicKey, type KeyLike } from "node:crypto";
+import { X509Certificate, createHash, createPrivateKey, createPublicKey, sign, type KeyLike, type KeyObject } from "node:crypto";
 import { SignedXml } from "xml-crypto";
 
 const C14N = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315";
@@ -60,8 +60,55 @@ export function dteSigner(credentials: SigningCredentials): (xml: string) => str
   return (xml) => {
     if (!/<Documento ID="[^"]+"/.test(xml)) throw new Error("the DTE has no Documento ID");
     if (!xml.includes("</DTE>")) throw new Error("not a DTE");
-    return signEnvelopedWith(xml, "Documento", key, credentials.certificatePem, keyInfo);
+    return signBuiltDte(xml, key, keyInfo) ?? signEnvelopedWith(xml, "Documento", key, credentials.certificatePem, keyInfo);
   };
+}
+
+const XMLDSIG = "http://www.w3.org/2000/09/xmldsig#";
+const DTE_HEAD = '<?xml version="1.0" encoding="ISO-8859-1"?><DTE xmlns="http://www.sii.cl/SiiDte" version="1.0"><Documento ID="';
+
+/**
+ * The inclusive C14N 1.0 of the `Documento` of a DTE as dte.ts builds it, read straight off the
+ * text, and its ID; null when the text has anything whose canonical form would differ from it
+ * (a self-closing tag, a carriage return, a reference other than &amp; &lt; &gt;, a raw `>` in a
+ * text, CDATA, a comment, a processing instruction, a start tag with more than one attribute or an
+ * attribute value that is not plain letters, digits and dots). For such a text the caller signs
+ * with xml-crypto instead. The canonical form of the built text only adds the in-scope default
+ * namespace to the `Documento` start tag (its only attribute, ID, follows the namespace).
+ */
+function canonicalDocumento(xml: string): { id: string; canonical: string } | null {
+  if (!xml.startsWith(DTE_HEAD)) return null;
+  const start = DTE_HEAD.length - '<Documento ID="'.length;
+  const end = xml.indexOf("</Documento>");
+  if (end < 0 || xml.indexOf("<Documento", start + 1) >= 0) return null;
+  const documento = xml.slice(start, end + "</Documento>".length);
+  if (/\/>|\r|<!|<\?|&(?!amp;|lt;|gt;)|>[^<]*>/.test(documento)) return null;
+  for (const tag of documento.matchAll(/<[A-Za-z][\w.-]*((?:\s[^>]*)?)>/g)) {
+    if (tag[1] && !/^ [A-Za-z]+="[A-Za-z0-9.]+"$/.test(tag[1])) return null;
+  }
+  const id = /^<Documento ID="([A-Za-z0-9]+)">/.exec(documento)?.[1];
+  if (!id) return null;
+  return { id, canonical: `<Documento xmlns="http://www.sii.cl/SiiDte" ID="${id}">${documento.slice(`<Documento ID="${id}">`.length)}` };
+}
+
+/**
+ * The DTE signed as signEnveloped signs it (same Signature bytes: test/sii/dte-signer.test.ts
+ * compares them), without parsing it: the digest is over canonicalDocumento's text and the
+ * SignedInfo is a fixed template. Null when canonicalDocumento is (the caller then uses xml-crypto).
+ */
+function signBuiltDte(xml: string, key: KeyObject, keyInfo: string): string | null {
+  const documento = canonicalDocumento(xml);
+  if (!documento) return null;
+  const digest = createHash("sha1").update(documento.canonical, "utf8").digest("base64");
+  const signedInfo = (xmlns: string, close: (name: string) => string) =>
+    `<SignedInfo${xmlns}><CanonicalizationMethod Algorithm="${C14N}"${close("CanonicalizationMethod")}<SignatureMethod Algorithm="${RSA_SHA1}"${close("SignatureMethod")}` +
+    `<Reference URI="#${documento.id}"><Transforms><Transform Algorithm="${C14N}"${close("Transform")}</Transforms><DigestMethod Algorithm="${SHA1}"${close("DigestMethod")}` +
+    `<DigestValue>${digest}</DigestValue></Reference></SignedInfo>`;
+  const canonicalSignedInfo = signedInfo(` xmlns="${XMLDSIG}"`, (name) => `></${name}>`);
+  const value = sign("sha1", Buffer.from(canonicalSignedInfo, "utf8"), key).toString("base64");
+  const signature = `<Signature xmlns="${XMLDSIG}">${signedInfo("", () => "/>")}<SignatureValue>${value}</SignatureValue><KeyInfo>${keyInfo}</KeyInfo></Signature>`;
+  const closing = xml.lastIndexOf("</DTE>");
+  return xml.slice(0, closing) + signature + xml.slice(closing);
 }
 
 /**
