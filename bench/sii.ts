@@ -15,6 +15,10 @@
  *    `--count` seeded subscriptions of the enrolled organization, two cycles each (bench/billing-seed.ts),
  *    beside the same run over an organization that is not enrolled (numbers, no DTE): DTEs/s.
  *
+ * `--bulk-only` leaves the one-by-one baseline out (to profile the bulk path). CPU per DTE is this
+ * process's (main thread and signing threads; PostgreSQL's own is not counted): on a loaded
+ * machine it says more than the rate.
+ *
  * Checks: every folio taken once and consecutive from the first CAF into the second, a sample of
  * the DTEs XSD-valid (xmllint, schema/sii/DTE_v10.xsd) with signatures that verify (xmlsec1). The
  * load average (os.loadavg) is printed at the start and the end: the machine may be shared.
@@ -46,8 +50,9 @@ const options = new Command()
   .option("--rounds <n>", "interleaved rounds of the finalize-only part", "3")
   .option("--batch-size <n>", "drafts (finalize-only) and subscriptions (billing run) per transaction", "100")
   .option("--workers <n>", "parallel claim loops of the billing run", "2")
+  .option("--bulk-only", "finalize-only part without the one-by-one baseline (to profile the bulk path)")
   .parse()
-  .opts<{ count: string; drafts: string; rounds: string; batchSize: string; workers: string }>();
+  .opts<{ count: string; drafts: string; rounds: string; batchSize: string; workers: string; bulkOnly?: boolean }>();
 const count = Number(options.count);
 const draftsPerRound = Number(options.drafts);
 const rounds = Number(options.rounds);
@@ -169,35 +174,51 @@ try {
     const enrolled1 = await enroll(prisma, finalizeOrg.organizationId, isoDate(new Date(Date.now() - DAY)), Math.floor(draftsPerRound / 2) + 7, total1 + 1000);
     const customers = (await prisma.customer.findMany({ where: { organizationId: finalizeOrg.organizationId }, select: { id: true } })).map((c) => c.id);
     const rates: Record<"bulk" | "oneByOne", number[]> = { bulk: [], oneByOne: [] };
+    // CPU of this process (main thread and signing threads; not PostgreSQL's) per DTE
+    const cpuMs: Record<"bulk" | "oneByOne", number[]> = { bulk: [], oneByOne: [] };
     // warm-up (threads started, queries compiled), untimed
-    for (const bulk of [true, false]) await finalizeAll(prisma, enrolled1.ctx, await insertDrafts(prisma, finalizeOrg.organizationId, customers, batchSize, today), bulk);
+    for (const bulk of options.bulkOnly ? [true] : [true, false]) await finalizeAll(prisma, enrolled1.ctx, await insertDrafts(prisma, finalizeOrg.organizationId, customers, batchSize, today), bulk);
     for (let r = 0; r < rounds; r++) {
-      for (const bulk of r % 2 === 0 ? [false, true] : [true, false]) {
+      for (const bulk of options.bulkOnly ? [true] : r % 2 === 0 ? [false, true] : [true, false]) {
         const ids = await insertDrafts(prisma, finalizeOrg.organizationId, customers, draftsPerRound, today);
+        const cpu = process.cpuUsage();
         const seconds = await finalizeAll(prisma, enrolled1.ctx, ids, bulk);
+        const used = process.cpuUsage(cpu);
+        const perDte = (used.user + used.system) / 1000 / draftsPerRound;
         rates[bulk ? "bulk" : "oneByOne"].push(draftsPerRound / seconds);
-        console.log(`round ${r + 1} ${bulk ? "bulk      " : "one by one"}: ${draftsPerRound} DTEs in ${seconds.toFixed(2)} s, ${(draftsPerRound / seconds).toFixed(0)} DTEs/s (load ${load()})`);
+        cpuMs[bulk ? "bulk" : "oneByOne"].push(perDte);
+        console.log(`round ${r + 1} ${bulk ? "bulk      " : "one by one"}: ${draftsPerRound} DTEs in ${seconds.toFixed(2)} s, ${(draftsPerRound / seconds).toFixed(0)} DTEs/s, ${perDte.toFixed(2)} ms CPU per DTE (load ${load()})`);
       }
     }
-    await checkFolios(prisma, finalizeOrg.organizationId, total1 + 2 * batchSize);
+    await checkFolios(prisma, finalizeOrg.organizationId, (options.bulkOnly ? total1 / 2 : total1) + (options.bulkOnly ? 1 : 2) * batchSize);
     const sample = await prisma.storedFile.findMany({ where: { organizationId: finalizeOrg.organizationId }, take: 6, orderBy: { createdAt: "desc" } });
     checkDtes(sample.map((f) => Buffer.from(f.content)), enrolled1.certificatePem);
     const bulkRate = median(rates.bulk);
-    const oneRate = median(rates.oneByOne);
-    console.log(`finalize+sign, batches of ${batchSize}: bulk ${bulkRate.toFixed(0)} DTEs/s, one by one ${oneRate.toFixed(0)} DTEs/s (medians of ${rounds}), ratio ${(bulkRate / oneRate).toFixed(2)}`);
+    if (options.bulkOnly) console.log(`finalize+sign, batches of ${batchSize}: bulk ${bulkRate.toFixed(0)} DTEs/s, ${median(cpuMs.bulk).toFixed(2)} ms CPU per DTE (medians of ${rounds})`);
+    else {
+      const oneRate = median(rates.oneByOne);
+      console.log(
+        `finalize+sign, batches of ${batchSize}: bulk ${bulkRate.toFixed(0)} DTEs/s (${median(cpuMs.bulk).toFixed(2)} ms CPU per DTE), ` +
+          `one by one ${oneRate.toFixed(0)} DTEs/s (${median(cpuMs.oneByOne).toFixed(2)} ms CPU per DTE), medians of ${rounds}; ratio ${(bulkRate / oneRate).toFixed(2)}`,
+      );
+    }
 
     // 2. the billing run end to end: an organization without SII, then an enrolled one
     const plain = await seedSubscriptions(prisma, { count, dateStart, organizationName: "Plain bench" });
     let t = performance.now();
+    const plainCpu = process.cpuUsage();
     const plainRun = await runBilling({ prisma, settings, until, workers, batchSize, collect: false });
     const plainSeconds = (performance.now() - t) / 1000;
+    const plainCpuUsed = process.cpuUsage(plainCpu);
     // metered subscriptions bill nothing on cycle 1 (usage is billed in arrears): about 1.75 invoices each
     if (plainRun.failed || plainRun.billed !== count) throw new Error(`plain run: ${JSON.stringify({ ...plainRun, errors: plainRun.errors.slice(0, 3) })}`);
     const seeded = await seedSubscriptions(prisma, { count, dateStart, organizationName: "SII billing bench" });
     const enrolled2 = await enroll(prisma, seeded.organizationId, authorizedOn, Math.floor(count / 3), 2 * count + 1000);
     t = performance.now();
+    const siiCpu = process.cpuUsage();
     const siiRun = await runBilling({ prisma, settings, until, workers, batchSize, collect: false });
     const siiSeconds = (performance.now() - t) / 1000;
+    const siiCpuUsed = process.cpuUsage(siiCpu);
     if (siiRun.failed || siiRun.billed !== count || siiRun.invoices !== plainRun.invoices) throw new Error(`SII run: ${JSON.stringify({ ...siiRun, errors: siiRun.errors.slice(0, 3) })}`);
     await checkFolios(prisma, seeded.organizationId, siiRun.invoices);
     const files = await prisma.storedFile.findMany({ where: { organizationId: seeded.organizationId }, take: 6, orderBy: { name: "asc" } });
@@ -205,8 +226,11 @@ try {
     const plainRate = plainRun.invoices / plainSeconds;
     const siiRate = siiRun.invoices / siiSeconds;
     console.log(`billing run, ${count} subscriptions, 2 cycles, workers ${workers}, batch size ${batchSize}:`);
-    console.log(`  enrolled with SII: ${siiRun.invoices} DTEs in ${siiSeconds.toFixed(1)} s, ${siiRate.toFixed(0)} DTEs/s`);
-    console.log(`  not enrolled:      ${plainRun.invoices} invoices in ${plainSeconds.toFixed(1)} s, ${plainRate.toFixed(0)} invoices/s (SII run at ${(siiRate / plainRate).toFixed(2)} of it)`);
+    const perInvoice = (u: NodeJS.CpuUsage, n: number) => ((u.user + u.system) / 1000 / n).toFixed(2);
+    console.log(`  enrolled with SII: ${siiRun.invoices} DTEs in ${siiSeconds.toFixed(1)} s, ${siiRate.toFixed(0)} DTEs/s, ${perInvoice(siiCpuUsed, siiRun.invoices)} ms CPU per DTE`);
+    console.log(
+      `  not enrolled:      ${plainRun.invoices} invoices in ${plainSeconds.toFixed(1)} s, ${plainRate.toFixed(0)} invoices/s, ${perInvoice(plainCpuUsed, plainRun.invoices)} ms CPU per invoice (SII run at ${(siiRate / plainRate).toFixed(2)} of it)`,
+    );
     console.log(`load average at end (1, 5, 15 min): ${load()}`);
   } finally {
     await database.close();

@@ -24,7 +24,7 @@
  *   the row is retried after `siiRetryDelayMs(attempts)` (1 min doubling to 6 h), never dropped.
  */
 import { randomUUID } from "node:crypto";
-import type { PrismaClient } from "../infra/prisma/generated/client.js";
+import { Prisma, type PrismaClient } from "../infra/prisma/generated/client.js";
 import type { AppSettings } from "../infra/config.js";
 import type { Logger } from "../infra/logger.js";
 import { SII_POLL_DELAY_MS, boletaStatusFromDetail, documentStatusFromCounts, documentStatusFromRecord, envelopeOutcome, siiNextAttemptAt, uploadOutcome, type TaxAgencyStatus } from "../domain/sii-sending.js";
@@ -138,18 +138,18 @@ export async function enqueueIssuedDocuments(
       if (!parsed || !name) throw new Error(`cannot queue ${id} for SII: unexpected document_id or local_file`);
       return {
         id: randomUUID(),
-        organizationId: owner.organizationId,
-        testMode: owner.testMode,
-        documentKind: kind,
         documentId: id,
         dteType: Number(parsed[2]),
         folio: Number(parsed[1]),
         dteFile: name,
-        status: "pending",
-        nextAttemptAt: owner.now,
       };
     });
-  if (rows.length) await tx.siiSubmission.createMany({ data: rows });
+  if (!rows.length) return;
+  // one statement with one parameter (the rows as JSON)
+  await tx.$executeRaw(Prisma.sql`
+    INSERT INTO "SiiSubmission" ("id", "organizationId", "testMode", "documentKind", "documentId", "dteType", "folio", "dteFile", "status", "nextAttemptAt", "updatedAt")
+    SELECT v."id", ${owner.organizationId}, ${owner.testMode}, ${kind}, v."documentId", v."dteType", v."folio", v."dteFile", 'pending', ${owner.now}, ${owner.now}
+    FROM json_to_recordset(${JSON.stringify(rows)}::json) AS v("id" text, "documentId" text, "dteType" int, "folio" int, "dteFile" text)`);
 }
 
 type Row = {
