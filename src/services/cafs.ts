@@ -2,7 +2,8 @@
  * CAF files (Código de Autorización de Folios, docs/sii-dte.md "CAF";
  * docs/sii-setup.md): uploaded, checked by infra/taxagency/sii parseCaf and against the
  * organization, stored sealed (the file carries the private key that signs the TED), and consumed
- * folio by folio at finalize (`takeFolio`, gapless under a row lock).
+ * folio by folio at finalize (`takeFolio`, gapless under a row lock), or a range at a time by the
+ * billing run's bulk finalize (`takeFolios`, the same locks).
  *
  * Mode: a CAF with IDK 100 comes from SII's certification environment and belongs to test mode; any
  * other IDK is production and belongs to live mode. A CAF is uploaded with a key of its mode.
