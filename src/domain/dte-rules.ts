@@ -135,6 +135,9 @@ export function siiDate(value: string, field: string): string {
   return value;
 }
 
+/** siiTimestamp's formatter per time zone (building one costs more than formatting with it). */
+const TIMESTAMP_FORMATS = new Map<string, Intl.DateTimeFormat>();
+
 /**
  * SII time stamp `yyyy-mm-ddThh:mm:ss` (no zone) of `instant` in `timeZone` (default Chile's
  * America/Santiago: implementations stamp Chilean local time). A string already in that form is
@@ -148,20 +151,12 @@ export function siiTimestamp(instant: Date | string, timeZone = "America/Santiag
     siiDate(instant.slice(0, 10), "timestamp");
     return instant;
   }
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-CA", {
-      timeZone,
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-      hourCycle: "h23",
-    })
-      .formatToParts(instant)
-      .map((p) => [p.type, p.value]),
-  );
+  let format = TIMESTAMP_FORMATS.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
+    TIMESTAMP_FORMATS.set(timeZone, format);
+  }
+  const parts = Object.fromEntries(format.formatToParts(instant).map((p) => [p.type, p.value]));
   return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}`;
 }
 

@@ -9,8 +9,8 @@
  *   server interval, several processes) take disjoint subscriptions. A batch is ONE transaction:
  *   for each claimed subscription, every due cycle in order (catch-up) gets its invoice, computed
  *   by domain/billing-cycle.ts `cycleInvoice` over `cycleInputFrom` (the same functions as the
- *   upcoming-invoice preview), finalized (numbered; finalizeNewInvoiceDrafts, which finalizes
- *   SII-issued types one by one with `finalizeLockedDocument`), the period's usages marked billed,
+ *   upcoming-invoice preview), finalized (numbered; finalizeNewInvoiceDrafts, which gives SII-issued
+ *   types one CAF folio range per batch and signs their DTEs in worker threads), the period's usages marked billed,
  *   coupon and addon redemptions counted, and `next_billing`, `next_billing_cycle`,
  *   `previous_billing` advanced. The batch is read with one `loadCycleData` and written with a few
  *   bulk statements (BatchWrites; docs/billing-run.md "Throughput"). A crash rolls the whole batch back; the
@@ -547,8 +547,8 @@ async function billSubscription(
 
 /**
  * Finalizes the drafts the batch created (finalizeNewInvoiceDrafts: numbered with one counter
- * update per organization, mode and document type, or one by one with finalizeLockedDocument when
- * the organization issues that type with SII), in creation order within each document type (so
+ * update per organization, mode and document type, or with one CAF folio range and DTEs signed in
+ * worker threads when the organization issues that type with SII), in creation order within each document type (so
  * numbers follow the cycles). Groups go in a fixed order, so concurrent runners lock counter rows
  * in the same order. Done last: the counter row is held until commit, and concurrent runners of
  * one organization queue on it only for these few statements, not for the whole batch.

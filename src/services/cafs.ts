@@ -2,7 +2,8 @@
  * CAF files (Código de Autorización de Folios, docs/sii-dte.md "CAF";
  * docs/sii-setup.md): uploaded, checked by infra/taxagency/sii parseCaf and against the
  * organization, stored sealed (the file carries the private key that signs the TED), and consumed
- * folio by folio at finalize (`takeFolio`, gapless under a row lock).
+ * folio by folio at finalize (`takeFolio`, gapless under a row lock), or a range at a time by the
+ * billing run's bulk finalize (`takeFolios`, the same locks).
  *
  * Mode: a CAF with IDK 100 comes from SII's certification environment and belongs to test mode; any
  * other IDK is production and belongs to live mode. A CAF is uploaded with a key of its mode.
@@ -11,6 +12,7 @@ import { FieldErrorCollector, InvalidStateError, ValidationError } from "../doma
 import { cafLastUsableDate, isDteType, DTE_TYPES } from "../domain/dte-rules.js";
 import { isoDate } from "../domain/formats.js";
 import { newId } from "../infra/ids.js";
+import { Prisma } from "../infra/prisma/generated/client.js";
 import { openSecret, requireKey, sealSecret } from "../infra/secrets.js";
 import { parseCaf, type Caf as ParsedCaf } from "../infra/taxagency/sii/index.js";
 import { decodeBase64 } from "./certificates.js";
@@ -141,4 +143,79 @@ export async function takeFolio(
       ? `no authorized folio is left for ${documentTypeId} in ${tenantKey.testMode ? "test" : "live"} mode: every CAF is used up or expired; upload a new CAF`
       : `no CAF for ${documentTypeId} in ${tenantKey.testMode ? "test" : "live"} mode: upload one to issue this document type`,
   );
+}
+
+/** A range of folios taken for a batch: each folio with its CAF, in order, and each CAF's file. */
+export interface TakenFolios {
+  folios: { folio: number; cafId: string }[];
+  /** the CAF file of every CAF in `folios` (its private key signs the TED), by CAF id */
+  cafFiles: Map<string, Buffer>;
+}
+
+/**
+ * Takes the next `count` (>= 1) folios of document type `documentTypeId` for (organization, mode)
+ * inside the caller's transaction, with one statement: the CAFs with folios left and usable on
+ * `latestIssueDate` (the latest issue date of the documents they number, so every document of the
+ * batch is covered) are locked in range order (`FOR UPDATE`, the lock takeFolio takes, so bulk
+ * and single finalizes queue on the same rows) and their `nextFolio` moved past the folios taken:
+ * the rest of the lowest CAF first, then the next CAF's, and so on. Folios follow each other
+ * within a CAF and the next CAF starts where its range starts, exactly as `count` takeFolio calls
+ * would number them; a rolled-back transaction gives them all back, so folios stay gapless and
+ * are never reused. 409 InvalidStateError, and nothing taken, when the usable CAFs have fewer
+ * than `count` folios left.
+ */
+export async function takeFolios(
+  tx: Tx,
+  tenantKey: { organizationId: string; testMode: boolean },
+  documentTypeId: string,
+  latestIssueDate: string,
+  count: number,
+  key: Buffer | undefined,
+): Promise<TakenFolios> {
+  if (!Number.isInteger(count) || count < 1) throw new Error(`takeFolios: count must be a positive integer, got ${count}`);
+  const mode = tenantKey.testMode ? "test" : "live";
+  const candidates = await tx.caf.findMany({
+    where: { ...tenantKey, documentTypeId },
+    orderBy: [{ rangeFrom: "asc" }],
+    select: { id: true, documentTypeId: true, authorizedAt: true },
+  });
+  if (!candidates.length) throw new InvalidStateError(`no CAF for ${documentTypeId} in ${mode} mode: upload one to issue this document type`);
+  const usable = candidates.filter((c) => {
+    const lastUsable = storedCafLastUsableDate(c);
+    return !lastUsable || lastUsable >= latestIssueDate;
+  });
+  // one statement: lock the usable CAFs in range order, split `count` over their folios left, and
+  // move each counter; nothing is updated when they have fewer than `count` folios left
+  const rows = usable.length
+    ? await tx.$queryRaw<{ id: string; first: number; taken: number; xml: string; rangeFrom: number }[]>(Prisma.sql`
+      WITH locked AS (
+        SELECT "id", "rangeFrom", "nextFolio", GREATEST("rangeTo" - "nextFolio" + 1, 0) AS "left"
+        FROM "Caf" WHERE "id" IN (${Prisma.join(usable.map((c) => c.id))}) AND "nextFolio" <= "rangeTo"
+        ORDER BY "rangeFrom", "id"
+        FOR UPDATE
+      ), split AS (
+        SELECT "id", "rangeFrom", "nextFolio",
+          LEAST("left", GREATEST(${count}::int - (SUM("left") OVER (ORDER BY "rangeFrom", "id") - "left"), 0))::int AS "taken"
+        FROM locked
+        WHERE (SELECT SUM("left") FROM locked) >= ${count}::int
+      )
+      UPDATE "Caf" c SET "nextFolio" = s."nextFolio" + s."taken"
+      FROM split s
+      WHERE c."id" = s."id" AND s."taken" > 0
+      RETURNING c."id", s."nextFolio" AS "first", s."taken", c."xml", s."rangeFrom"`)
+    : [];
+  if (!rows.length) {
+    throw new InvalidStateError(
+      `fewer than ${count} authorized folio(s) are left for ${documentTypeId} in ${mode} mode: every CAF is used up or expired; upload a new CAF`,
+    );
+  }
+  const ordered = rows.map((r) => ({ ...r, first: Number(r.first), taken: Number(r.taken), rangeFrom: Number(r.rangeFrom) })).sort((a, b) => a.rangeFrom - b.rangeFrom || (a.id < b.id ? -1 : 1));
+  const folios: TakenFolios["folios"] = [];
+  const cafFiles = new Map<string, Buffer>();
+  for (const r of ordered) {
+    for (let i = 0; i < r.taken; i++) folios.push({ folio: r.first + i, cafId: r.id });
+    cafFiles.set(r.id, openCafXml(r.xml, key));
+  }
+  if (folios.length !== count) throw new Error(`takeFolios: took ${folios.length} folios for ${count}`);
+  return { folios, cafFiles };
 }

@@ -11,8 +11,8 @@ import { transition } from "../domain/document-status.js";
 import { isoDate, todayIn } from "../domain/formats.js";
 import { computeDocumentTotals, DISCOUNT_SCHEMES, type DiscountScheme, type DocumentTotals, type TotalsInput } from "../domain/totals.js";
 import { toDecimal, type DecimalInput } from "../domain/money.js";
-import { issueTaxDocument, taxAgencyIssuing } from "./tax-documents.js";
-import { enqueueIssuedDocument } from "./sii-sending.js";
+import { issueTaxDocument, issueTaxInvoices, taxAgencyIssuing } from "./tax-documents.js";
+import { enqueueIssuedDocument, enqueueIssuedDocuments } from "./sii-sending.js";
 import { snapshotColumns, snapshotParties, snapshotPartiesOfCustomers } from "./issued-parties.js";
 import { lockTenantRow, tenant, withinTransaction, type ServiceContext, type TenantTable, type Tx } from "./context.js";
 
@@ -323,32 +323,43 @@ export async function nextDocumentNumbers(tx: Tx, ctx: ServiceContext, documentT
 /**
  * Finalizes invoice drafts `ids` of document type `documentTypeId`, all created in the caller's
  * transaction `tx` with at least one line each (so nobody else sees them and none is empty), in
- * the order given: as finalizeLockedDocument each, but when the organization issues no tax
- * documents of that type (taxAgencyIssuing null) numbered with one counter update and one update
- * of the invoices, which also writes each one's snapshot of its customer and issuer. Returns how many were finalized.
+ * the order given, as finalizeLockedDocument would each, in bulk: numbered with one counter update
+ * (nextDocumentNumbers) or, when the organization issues that type with SII (taxAgencyIssuing), with
+ * one CAF folio range and the DTEs built and signed off the main thread (tax-documents.ts
+ * issueTaxInvoices); then one update of the invoices, which also writes each one's snapshot of its
+ * customer and issuer (and its DTE file and `taxAgency`), and for DTEs one insert of their SII
+ * submissions. Returns how many were finalized.
  */
 export async function finalizeNewInvoiceDrafts(tx: Tx, ctx: ServiceContext, documentTypeId: string, ids: readonly string[]): Promise<number> {
   if (ids.length === 0) return 0;
-  if (await taxAgencyIssuing(tx, tenant(ctx), documentTypeId)) {
-    for (const id of ids) await finalizeLockedDocument(tx, ctx, "invoice", id, "draft");
-    return ids.length;
-  }
+  const enrolled = await taxAgencyIssuing(tx, tenant(ctx), documentTypeId);
   transition(RESOURCE.invoice, "draft", "finalize");
-  const numbers = await nextDocumentNumbers(tx, ctx, documentTypeId, "invoice", ids.length);
-  const now = ctx.now();
   // the snapshot of each invoice's customer and of the issuer, as finalizeLockedDocument stores it
   const drafts = await tx.invoice.findMany({ where: { id: { in: [...ids] } }, select: { id: true, customerId: true } });
   const customerOf = new Map(drafts.map((d) => [d.id, d.customerId]));
   const { issuer, customers } = await snapshotPartiesOfCustomers(withinTransaction(ctx, tx), drafts.map((d) => d.customerId));
+  const customerSnapshotOf = (id: string) => customers.get(customerOf.get(id)!) ?? null;
+  // an organization enrolled with SII for this type: one folio range, DTEs signed off the main thread
+  const issued = enrolled
+    ? await issueTaxInvoices(tx, ctx, enrolled, documentTypeId, ids, new Map(ids.map((id) => [id, { customer: customerSnapshotOf(id)!, issuer }])))
+    : null;
+  const numbers = issued ? issued.map((d) => d.folio) : await nextDocumentNumbers(tx, ctx, documentTypeId, "invoice", ids.length);
+  const now = ctx.now();
   const issuerJson = JSON.stringify(issuer);
-  const values = Prisma.join(ids.map((id, i) => Prisma.sql`(${id}, ${numbers[i]}::int, ${JSON.stringify(customers.get(customerOf.get(id)!) ?? null)}::jsonb)`));
+  // one parameter: the rows as JSON (a VALUES list of 5 parameters a row costs the Prisma client more)
+  const rows = JSON.stringify(
+    ids.map((id, i) => ({ id, number: numbers[i], customerSnapshot: customerSnapshotOf(id), localFile: issued?.[i].localFile ?? null, taxAgency: issued?.[i].taxAgency ?? null })),
+  );
   const updated = await tx.$executeRaw(Prisma.sql`
     UPDATE "Invoice" i SET "status" = 'finalized', "number" = v."number", "finalizedAt" = ${now}, "updatedAt" = ${now},
-      "customerSnapshot" = v."customerSnapshot", "issuerSnapshot" = ${issuerJson}::jsonb
-    FROM (VALUES ${values}) AS v("id", "number", "customerSnapshot")
+      "customerSnapshot" = v."customerSnapshot", "issuerSnapshot" = ${issuerJson}::jsonb,
+      "localFile" = COALESCE(v."localFile", i."localFile"), "taxAgency" = COALESCE(v."taxAgency", i."taxAgency")
+    FROM json_to_recordset(${rows}::json) AS v("id" text, "number" int, "customerSnapshot" jsonb, "localFile" text, "taxAgency" jsonb)
     WHERE i."id" = v."id" AND i."status" = 'draft' AND i."organizationId" = ${ctx.auth.organizationId} AND i."testMode" = ${ctx.auth.testMode}
       AND i."documentTypeId" = ${documentTypeId} AND EXISTS (SELECT 1 FROM "InvoiceLine" l WHERE l."invoiceId" = i."id")`);
   if (updated !== ids.length) throw new Error(`finalizing ${ids.length} new invoice drafts updated ${updated}`);
+  // each SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
+  if (issued) await enqueueIssuedDocuments(tx, { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode, now }, "invoice", ids.map((id, i) => ({ id, issued: issued[i] })));
   return ids.length;
 }
 

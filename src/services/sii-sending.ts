@@ -24,7 +24,7 @@
  *   the row is retried after `siiRetryDelayMs(attempts)` (1 min doubling to 6 h), never dropped.
  */
 import { randomUUID } from "node:crypto";
-import type { PrismaClient } from "../infra/prisma/generated/client.js";
+import { Prisma, type PrismaClient } from "../infra/prisma/generated/client.js";
 import type { AppSettings } from "../infra/config.js";
 import type { Logger } from "../infra/logger.js";
 import { SII_POLL_DELAY_MS, boletaStatusFromDetail, documentStatusFromCounts, documentStatusFromRecord, envelopeOutcome, siiNextAttemptAt, uploadOutcome, type TaxAgencyStatus } from "../domain/sii-sending.js";
@@ -118,6 +118,38 @@ export async function enqueueIssuedDocument(
     { ...owner, documentKind: kind, documentId: id, dteType: Number(parsed[2]), folio: Number(parsed[1]), dteFile: name },
     false,
   );
+}
+
+/**
+ * enqueueIssuedDocument for many documents of one organization and mode finalized together (the
+ * billing run's bulk finalize): one `SiiSubmission` row each, written with one statement.
+ */
+export async function enqueueIssuedDocuments(
+  tx: Tx,
+  owner: { organizationId: string; testMode: boolean; now: Date },
+  kind: SubmissionKind,
+  documents: readonly { id: string; issued: { localFile: string; taxAgency: Record<string, unknown> } }[],
+): Promise<void> {
+  const rows = documents
+    .filter((d) => d.issued.taxAgency.agency === "sii")
+    .map(({ id, issued }) => {
+      const parsed = /^F(\d+)T(\d+)$/.exec(String(issued.taxAgency.document_id ?? ""));
+      const name = fileNameOfUrl(issued.localFile);
+      if (!parsed || !name) throw new Error(`cannot queue ${id} for SII: unexpected document_id or local_file`);
+      return {
+        id: randomUUID(),
+        documentId: id,
+        dteType: Number(parsed[2]),
+        folio: Number(parsed[1]),
+        dteFile: name,
+      };
+    });
+  if (!rows.length) return;
+  // one statement with one parameter (the rows as JSON)
+  await tx.$executeRaw(Prisma.sql`
+    INSERT INTO "SiiSubmission" ("id", "organizationId", "testMode", "documentKind", "documentId", "dteType", "folio", "dteFile", "status", "nextAttemptAt", "updatedAt")
+    SELECT v."id", ${owner.organizationId}, ${owner.testMode}, ${kind}, v."documentId", v."dteType", v."folio", v."dteFile", 'pending', ${owner.now}, ${owner.now}
+    FROM json_to_recordset(${JSON.stringify(rows)}::json) AS v("id" text, "documentId" text, "dteType" int, "folio" int, "dteFile" text)`);
 }
 
 type Row = {

@@ -7,6 +7,7 @@
  * and `tax_agency`. Not enrolled, or a type without agency: null, and finalize numbers the
  * document as before.
  */
+import { Prisma } from "../infra/prisma/generated/client.js";
 import { ValidationError } from "../domain/errors.js";
 import { isoDate } from "../domain/formats.js";
 import { normalizeRut } from "../domain/rut.js";
@@ -16,7 +17,8 @@ import { BOLETA_TYPES, type DteType } from "../domain/dte-rules.js";
 import { taxAgencyFor } from "../infra/taxagency/index.js";
 import { FINAL_CONSUMER_RUT, type DteInput, type DteLine, type DteReceiver } from "../infra/taxagency/sii/index.js";
 import { loadSigningCredentials } from "./certificates.js";
-import { takeFolio } from "./cafs.js";
+import { takeFolio, takeFolios } from "./cafs.js";
+import { issueLocalFilesOffThread } from "../infra/taxagency/issue-pool.js";
 import { storeFile } from "./files.js";
 import type { DocumentKind } from "./documents.js";
 import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
@@ -84,6 +86,61 @@ export async function taxAgencyIssuing(tx: Tx, owner: TenantKey, documentTypeId:
   return { agency, org };
 }
 
+/** 400 on `tax_profile` when the issuer lacks what SII requires. */
+function checkIssuer(parties: IssuedParties): void {
+  const issuer = parties.issuer;
+  const missing = [!issuer.businessName && "business_name", !issuer.activity && "activity", !issuer.activityCodes.length && "activity_codes"].filter(Boolean);
+  if (missing.length) throw ValidationError.field("tax_profile", `the organization's tax profile lacks ${missing.join(", ")}, which SII requires`);
+}
+
+/**
+ * The DTE description of stored document `doc` (with `lines` by position and `documentType`; a
+ * credit note also with `invoice.documentType`) numbered `folio`, issued by `parties.issuer` (RUT
+ * `orgTaxId` when the snapshot has none) to `parties.customer`, stamped at `timestamp`.
+ */
+function dteInputOf(kind: DocumentKind, doc: any, parties: IssuedParties, orgTaxId: string, folio: number, timestamp: Date): DteInput {
+  const issuer = parties.issuer;
+  const input: DteInput = {
+    type: doc.documentType.code as DteType,
+    folio,
+    issueDate: isoDate(doc.date),
+    dueDate: doc.dueDate ? isoDate(doc.dueDate) : undefined,
+    emitter: {
+      rut: issuer.taxId ?? orgTaxId,
+      businessName: issuer.businessName!,
+      activity: issuer.activity!,
+      activityCodes: issuer.activityCodes,
+      address: issuer.address ?? undefined,
+      commune: issuer.commune ?? undefined,
+      city: issuer.city ?? undefined,
+    },
+    receiver: receiver(parties.customer, BOLETA_TYPES.includes(doc.documentType.code)),
+    lines: dteLines(doc.lines),
+    discount: Number(doc.discount) > 0 ? { value: String(doc.discount), scheme: doc.discountScheme } : undefined,
+    taxPercent: String(doc.documentType.tax),
+    timestamp,
+  };
+  if (kind === "credit_note") {
+    const invoice = doc.invoice;
+    if (invoice.number === null) throw ValidationError.field("invoice", "the referenced invoice has no number");
+    input.exemptDocument = !invoice.documentType.hasTaxes;
+    input.references = [
+      {
+        type: invoice.documentType.code,
+        folio: invoice.number,
+        date: isoDate(invoice.date),
+        code: ([1, 2, 3].includes(doc.referenceCode) ? doc.referenceCode : 3) as 1 | 2 | 3,
+        reason: doc.note ?? undefined,
+      },
+    ];
+  }
+  if (kind === "order") {
+    if (isShippingType(doc.shippingType)) input.shippingType = doc.shippingType;
+    if (doc.licencePlate || doc.address) input.transport = { plate: doc.licencePlate ?? undefined, address: doc.address ?? undefined };
+  }
+  return input;
+}
+
 /**
  * Issues the local file of draft `id` (locked by the caller's transaction) when the organization
  * is enrolled and the document type has an agency that issues it; null otherwise. Emitter and
@@ -107,50 +164,10 @@ export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: Docume
         ? await tx.order.findUniqueOrThrow({ where: { id }, include })
         : await tx.creditNote.findUniqueOrThrow({ where: { id }, include: { lines: include.lines, documentType: true, invoice: { include: { documentType: true } } } });
   const issueDate = isoDate(doc.date);
-  const issuer = parties.issuer;
-  const missing = [!issuer.businessName && "business_name", !issuer.activity && "activity", !issuer.activityCodes.length && "activity_codes"].filter(Boolean);
-  if (missing.length) throw ValidationError.field("tax_profile", `the organization's tax profile lacks ${missing.join(", ")}, which SII requires`);
+  checkIssuer(parties);
   const credentials = await loadSigningCredentials(tx, tenant(ctx), ctx.settings.certificateEncryptionKey, ctx.now());
   const taken = await takeFolio(tx, tenant(ctx), doc.documentTypeId, issueDate, ctx.settings.certificateEncryptionKey);
-
-  const input: DteInput = {
-    type: doc.documentType.code as DteType,
-    folio: taken.folio,
-    issueDate,
-    dueDate: doc.dueDate ? isoDate(doc.dueDate) : undefined,
-    emitter: {
-      rut: issuer.taxId ?? org.taxId!,
-      businessName: issuer.businessName!,
-      activity: issuer.activity!,
-      activityCodes: issuer.activityCodes,
-      address: issuer.address ?? undefined,
-      commune: issuer.commune ?? undefined,
-      city: issuer.city ?? undefined,
-    },
-    receiver: receiver(parties.customer, BOLETA_TYPES.includes(doc.documentType.code)),
-    lines: dteLines(doc.lines),
-    discount: Number(doc.discount) > 0 ? { value: String(doc.discount), scheme: doc.discountScheme } : undefined,
-    taxPercent: String(doc.documentType.tax),
-    timestamp: ctx.now(),
-  };
-  if (kind === "credit_note") {
-    const invoice = doc.invoice;
-    if (invoice.number === null) throw ValidationError.field("invoice", "the referenced invoice has no number");
-    input.exemptDocument = !invoice.documentType.hasTaxes;
-    input.references = [
-      {
-        type: invoice.documentType.code,
-        folio: invoice.number,
-        date: isoDate(invoice.date),
-        code: ([1, 2, 3].includes(doc.referenceCode) ? doc.referenceCode : 3) as 1 | 2 | 3,
-        reason: doc.note ?? undefined,
-      },
-    ];
-  }
-  if (kind === "order") {
-    if (isShippingType(doc.shippingType)) input.shippingType = doc.shippingType;
-    if (doc.licencePlate || doc.address) input.transport = { plate: doc.licencePlate ?? undefined, address: doc.address ?? undefined };
-  }
+  const input = dteInputOf(kind, doc, parties, org.taxId!, taken.folio, ctx.now());
 
   const file = agency.issue(input, taken.cafFile, credentials);
   const name = `${doc.id}_${doc.documentType.code}_${taken.folio}.${file.extension}`;
@@ -161,4 +178,71 @@ export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: Docume
     localFile: name,
     taxAgency: { agency: agency.name, status: "pending", track_id: null, document_id: file.documentId, folio: taken.folio, caf: taken.cafId, issued_at: now, updated_at: now },
   };
+}
+
+/**
+ * The bulk form of issueTaxDocument for invoice drafts `ids` of document type `documentTypeId`,
+ * all of the caller's organization and mode, locked or created by the caller's transaction, and
+ * `enrolled` (taxAgencyIssuing of that type, not null): one folio range is taken for the batch
+ * (cafs.ts takeFolios: one CAF counter update, spanning into the next CAF when one runs out;
+ * folios in the order of `ids`), each DTE is built and signed off the main thread
+ * (infra/taxagency/issue-pool.ts) from the same description as issueTaxDocument's
+ * (`parties.get(id)`, the snapshot stored with the invoice), and the files are stored with one
+ * statement. The result is what issueTaxDocument returns for each, in the order of `ids`. Throws
+ * what issueTaxDocument throws (409 no folio left for the whole batch, no valid certificate; 400
+ * a customer without RUT, a line breaking SII's format): the caller's transaction rolls back and
+ * gives every folio of the batch back.
+ */
+export async function issueTaxInvoices(
+  tx: Tx,
+  ctx: ServiceContext,
+  enrolled: NonNullable<Awaited<ReturnType<typeof taxAgencyIssuing>>>,
+  documentTypeId: string,
+  ids: readonly string[],
+  parties: ReadonlyMap<string, IssuedParties>,
+): Promise<IssuedTaxDocument[]> {
+  if (ids.length === 0) return [];
+  const { agency, org } = enrolled;
+  const rows = await tx.invoice.findMany({ where: { id: { in: [...ids] }, ...tenant(ctx), documentTypeId }, include: { lines: { orderBy: { position: "asc" } }, documentType: true } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const docs = ids.map((id) => {
+    const doc = byId.get(id);
+    if (!doc) throw new Error(`invoice ${id} of ${documentTypeId} not found in this organization and mode`);
+    return doc;
+  });
+  const partiesOf = (id: string) => {
+    const p = parties.get(id);
+    if (!p) throw new Error(`no snapshot of the parties of invoice ${id}`);
+    return p;
+  };
+  for (const id of ids) checkIssuer(partiesOf(id));
+  const key = ctx.settings.certificateEncryptionKey;
+  const { certificatePem, privateKeyPem } = await loadSigningCredentials(tx, tenant(ctx), key, ctx.now());
+  // the range's CAFs must be usable on the latest issue date of the batch (cafs.ts takeFolios)
+  const latest = docs.reduce((max, d) => (isoDate(d.date) > max ? isoDate(d.date) : max), isoDate(docs[0].date));
+  const taken = await takeFolios(tx, tenant(ctx), documentTypeId, latest, docs.length, key);
+  const inputs = docs.map((doc, i) => dteInputOf("invoice", doc, partiesOf(doc.id), org.taxId!, taken.folios[i].folio, ctx.now()));
+  const files = await issueLocalFilesOffThread({
+    agency: agency.name,
+    credentials: { certificatePem, privateKeyPem },
+    authorizations: Object.fromEntries([...taken.cafFiles].map(([id, file]) => [id, new Uint8Array(file.buffer, file.byteOffset, file.byteLength)])),
+    documents: inputs.map((document, i) => ({ document, authorization: taken.folios[i].cafId })),
+  });
+  const names = docs.map((doc, i) => `${doc.id}_${doc.documentType.code}_${taken.folios[i].folio}.${files[i].extension}`);
+  // one statement with one parameter (the files as JSON, bytes in base64): a createMany of this
+  // many bytes costs the Prisma client far more than the database
+  const json = JSON.stringify(files.map((file, i) => ({ name: names[i], contentType: file.contentType, content: file.content.toString("base64") })));
+  await tx.$executeRaw(Prisma.sql`
+    INSERT INTO "StoredFile" ("name", "organizationId", "testMode", "contentType", "content")
+    SELECT v."name", ${ctx.auth.organizationId}, ${ctx.auth.testMode}, v."contentType", decode(v."content", 'base64')
+    FROM json_to_recordset(${json}::json) AS v("name" text, "contentType" text, "content" text)`);
+  const now = ctx.now().toISOString();
+  return docs.map((_, i) => {
+    const { folio, cafId } = taken.folios[i];
+    return {
+      folio,
+      localFile: names[i],
+      taxAgency: { agency: agency.name, status: "pending", track_id: null, document_id: files[i].documentId, folio, caf: cafId, issued_at: now, updated_at: now },
+    };
+  });
 }

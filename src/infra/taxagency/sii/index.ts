@@ -3,7 +3,7 @@
  * it as the ISO-8859-1 file SII expects. No API, folio assignment or sending yet (docs/sii-dte.md).
  */
 import { buildDte, type DteInput } from "./dte.js";
-import { signDte, type SigningCredentials } from "./signature.js";
+import { dteSigner, type SigningCredentials } from "./signature.js";
 import { encodeIso88591 } from "./encoding.js";
 import type { Caf } from "./caf.js";
 import type { DocumentTotals } from "../../../domain/totals.js";
@@ -14,7 +14,7 @@ export { parseCaf, assertCafCovers, flattenXml, type Caf } from "./caf.js";
 export { verifyTed, extractTed, compactTed, serializeDd, signDd } from "./ted.js";
 export { timbrePng, timbreCaption, cedibleLabel } from "./timbre.js";
 export { dteParties, type DteParty } from "./dte-parties.js";
-export { signDte, signEnveloped, keyInfoContent, type SigningCredentials } from "./signature.js";
+export { signDte, dteSigner, signEnveloped, keyInfoContent, type SigningCredentials } from "./signature.js";
 export { encodeIso88591, decodeIso88591 } from "./encoding.js";
 
 export interface SignedDte {
@@ -28,9 +28,21 @@ export interface SignedDte {
 
 /** Builds, stamps (TED with `caf`) and signs (with `credentials`) one DTE. */
 export function issueDte(input: DteInput, caf: Caf, credentials: SigningCredentials): SignedDte {
-  const built = buildDte(input, caf);
-  const xml = signDte(built.xml, credentials);
-  return { id: built.id, xml, file: encodeIso88591(xml), totals: built.totals };
+  return dteIssuer(credentials)(input, caf);
+}
+
+/**
+ * issueDte for many DTEs signed with one certificate: the key is checked and parsed once
+ * (signature.ts dteSigner). Pass the same parsed `caf` object for DTEs of one CAF (its element is
+ * parsed once for all their TEDs).
+ */
+export function dteIssuer(credentials: SigningCredentials): (input: DteInput, caf: Caf) => SignedDte {
+  const sign = dteSigner(credentials);
+  return (input, caf) => {
+    const built = buildDte(input, caf);
+    const xml = sign(built.xml);
+    return { id: built.id, xml, file: encodeIso88591(xml), totals: built.totals };
+  };
 }
 export { readEnvioDte, parseEnvioDte, validateEnvioDte, decodeXmlFile, SII_SCHEMA_DIR, type ReceivedDte, type ReceivedEnvelope } from "./received-envelope.js";
 export {

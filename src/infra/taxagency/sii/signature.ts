@@ -15,7 +15,7 @@
  * The built document text is kept as is: only the `Signature` element is inserted before
  * `</DTE>`, so the TED's `DD` bytes stay exactly the signed ones.
  */
-import { X509Certificate, createPrivateKey, createPublicKey } from "node:crypto";
+import { X509Certificate, createHash, createPrivateKey, createPublicKey, sign, type KeyLike, type KeyObject } from "node:crypto";
 import { SignedXml } from "xml-crypto";
 
 const C14N = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315";
@@ -47,17 +47,76 @@ export function keyInfoContent(certificatePem: string): string {
 }
 
 /**
- * Signs the `Documento` of an unsigned DTE (as built by dte.ts) and returns the DTE with its
- * `Signature`. Throws when the key does not match the certificate or the DTE has no Documento ID.
+ * The signer of many DTEs with one certificate: checks once that the key matches the certificate
+ * (throws when not), then parses the key and builds the KeyInfo once instead of per signature.
+ * Each call signs like signDte.
  */
-export function signDte(xml: string, credentials: SigningCredentials): string {
+export function dteSigner(credentials: SigningCredentials): (xml: string) => string {
   const cert = new X509Certificate(credentials.certificatePem);
   const key = createPrivateKey(credentials.privateKeyPem);
   const publicOfKey = createPublicKey(key).export({ format: "jwk" });
   if (publicOfKey.n !== cert.publicKey.export({ format: "jwk" }).n) throw new Error("the private key does not match the certificate");
-  if (!/<Documento ID="[^"]+"/.test(xml)) throw new Error("the DTE has no Documento ID");
-  if (!xml.includes("</DTE>")) throw new Error("not a DTE");
-  return signEnveloped(xml, "Documento", credentials);
+  const keyInfo = keyInfoContent(credentials.certificatePem);
+  return (xml) => {
+    if (!/<Documento ID="[^"]+"/.test(xml)) throw new Error("the DTE has no Documento ID");
+    if (!xml.includes("</DTE>")) throw new Error("not a DTE");
+    return signBuiltDte(xml, key, keyInfo) ?? signEnvelopedWith(xml, "Documento", key, credentials.certificatePem, keyInfo);
+  };
+}
+
+const XMLDSIG = "http://www.w3.org/2000/09/xmldsig#";
+const DTE_HEAD = '<?xml version="1.0" encoding="ISO-8859-1"?><DTE xmlns="http://www.sii.cl/SiiDte" version="1.0"><Documento ID="';
+
+/**
+ * The inclusive C14N 1.0 of the `Documento` of a DTE as dte.ts builds it, read straight off the
+ * text, and its ID; null when the text has anything whose canonical form would differ from it
+ * (a self-closing tag, a carriage return, a reference other than &amp; &lt; &gt;, a raw `>` in a
+ * text, CDATA, a comment, a processing instruction, a start tag with more than one attribute or an
+ * attribute value that is not plain letters, digits and dots). For such a text the caller signs
+ * with xml-crypto instead. The canonical form of the built text only adds the in-scope default
+ * namespace to the `Documento` start tag (its only attribute, ID, follows the namespace).
+ */
+function canonicalDocumento(xml: string): { id: string; canonical: string } | null {
+  if (!xml.startsWith(DTE_HEAD)) return null;
+  const start = DTE_HEAD.length - '<Documento ID="'.length;
+  const end = xml.indexOf("</Documento>");
+  if (end < 0 || xml.indexOf("<Documento", start + 1) >= 0) return null;
+  const documento = xml.slice(start, end + "</Documento>".length);
+  if (/\/>|\r|<!|<\?|&(?!amp;|lt;|gt;)|>[^<]*>/.test(documento)) return null;
+  for (const tag of documento.matchAll(/<[A-Za-z][\w.-]*((?:\s[^>]*)?)>/g)) {
+    if (tag[1] && !/^ [A-Za-z]+="[A-Za-z0-9.]+"$/.test(tag[1])) return null;
+  }
+  const id = /^<Documento ID="([A-Za-z0-9]+)">/.exec(documento)?.[1];
+  if (!id) return null;
+  return { id, canonical: `<Documento xmlns="http://www.sii.cl/SiiDte" ID="${id}">${documento.slice(`<Documento ID="${id}">`.length)}` };
+}
+
+/**
+ * The DTE signed as signEnveloped signs it (same Signature bytes: test/sii/dte-signer.test.ts
+ * compares them), without parsing it: the digest is over canonicalDocumento's text and the
+ * SignedInfo is a fixed template. Null when canonicalDocumento is (the caller then uses xml-crypto).
+ */
+function signBuiltDte(xml: string, key: KeyObject, keyInfo: string): string | null {
+  const documento = canonicalDocumento(xml);
+  if (!documento) return null;
+  const digest = createHash("sha1").update(documento.canonical, "utf8").digest("base64");
+  const signedInfo = (xmlns: string, close: (name: string) => string) =>
+    `<SignedInfo${xmlns}><CanonicalizationMethod Algorithm="${C14N}"${close("CanonicalizationMethod")}<SignatureMethod Algorithm="${RSA_SHA1}"${close("SignatureMethod")}` +
+    `<Reference URI="#${documento.id}"><Transforms><Transform Algorithm="${C14N}"${close("Transform")}</Transforms><DigestMethod Algorithm="${SHA1}"${close("DigestMethod")}` +
+    `<DigestValue>${digest}</DigestValue></Reference></SignedInfo>`;
+  const canonicalSignedInfo = signedInfo(` xmlns="${XMLDSIG}"`, (name) => `></${name}>`);
+  const value = sign("sha1", Buffer.from(canonicalSignedInfo, "utf8"), key).toString("base64");
+  const signature = `<Signature xmlns="${XMLDSIG}">${signedInfo("", () => "/>")}<SignatureValue>${value}</SignatureValue><KeyInfo>${keyInfo}</KeyInfo></Signature>`;
+  const closing = xml.lastIndexOf("</DTE>");
+  return xml.slice(0, closing) + signature + xml.slice(closing);
+}
+
+/**
+ * Signs the `Documento` of an unsigned DTE (as built by dte.ts) and returns the DTE with its
+ * `Signature`. Throws when the key does not match the certificate or the DTE has no Documento ID.
+ */
+export function signDte(xml: string, credentials: SigningCredentials): string {
+  return dteSigner(credentials)(xml);
 }
 
 /**
@@ -68,16 +127,21 @@ export function signDte(xml: string, credentials: SigningCredentials): string {
  * (`Documento`), envelopes (`SetDTE`) and responses (`Resultado`, `DocumentoRecibo`, `SetRecibos`).
  */
 export function signEnveloped(xml: string, signedElement: string, credentials: SigningCredentials): string {
+  return signEnvelopedWith(xml, signedElement, credentials.privateKeyPem, credentials.certificatePem, keyInfoContent(credentials.certificatePem));
+}
+
+/** signEnveloped with the key (PEM or parsed) and the KeyInfo content given. */
+function signEnvelopedWith(xml: string, signedElement: string, privateKey: KeyLike, certificatePem: string, keyInfo: string): string {
   const root = /^(?:<\?xml[^>]*\?>\s*)?<([A-Za-z]+)[\s>]/.exec(xml)?.[1];
   if (!root) throw new Error("no root element");
   const closing = xml.lastIndexOf(`</${root}>`);
   const sig = new SignedXml({
-    privateKey: credentials.privateKeyPem,
-    publicCert: credentials.certificatePem,
+    privateKey,
+    publicCert: certificatePem,
     signatureAlgorithm: RSA_SHA1,
     canonicalizationAlgorithm: C14N,
     idAttribute: "ID",
-    getKeyInfoContent: () => keyInfoContent(credentials.certificatePem),
+    getKeyInfoContent: () => keyInfo,
   });
   sig.addReference({ xpath: `/*/*[local-name(.)='${signedElement}']`, transforms: [C14N], digestAlgorithm: SHA1 });
   sig.computeSignature(xml, { location: { reference: "/*", action: "append" } });

@@ -58,6 +58,18 @@ function copyElement(parent: XMLBuilder, node: DomNode): void {
   }
 }
 
+/** The parsed `CAF` element of each CAF, parsed once (a TED copies it into every DD it stamps). */
+const parsedCafs = new WeakMap<Caf, DomNode>();
+
+function cafElement(caf: Caf): DomNode {
+  let element = parsedCafs.get(caf);
+  if (!element) {
+    element = new DOMParser().parseFromString(caf.cafXml, "text/xml").documentElement as unknown as DomNode;
+    parsedCafs.set(caf, element);
+  }
+  return element;
+}
+
 /** Appends `DD` with its children to `parent` (in the parent's namespace, if any). */
 export function appendDd(parent: XMLBuilder, data: TedData, caf: Caf): void {
   const dd = parent.ele("DD");
@@ -69,8 +81,7 @@ export function appendDd(parent: XMLBuilder, data: TedData, caf: Caf): void {
   dd.ele("RSR").txt(requiredSiiText(data.receiverName, SII_MAX_LENGTH.RSR, "receiver.name"));
   dd.ele("MNT").txt(data.total);
   dd.ele("IT1").txt(requiredSiiText(data.firstItemName, SII_MAX_LENGTH.IT1, "lines.0.name"));
-  const cafDoc = new DOMParser().parseFromString(caf.cafXml, "text/xml");
-  copyElement(dd, cafDoc.documentElement as unknown as DomNode);
+  copyElement(dd, cafElement(caf));
   dd.ele("TSTED").txt(data.timestamp);
 }
 
