@@ -1,7 +1,10 @@
 /**
- * Printed representation of a document (invoice, order, credit note) with pdfkit: issuer,
- * customer, document name and number, dates, lines and totals in the document currency.
- * Pure rendering: callers pass already computed, formatted values.
+ * Printed representation of a document (invoice, order, credit note) with pdfkit, laid out as a
+ * Chilean DTE prints (docs/sii-dte.md "The printed representation"): issuer at the top left; the
+ * header box at the top right (tax id, document name, number) with the SII office under it; the
+ * receiver's rows and the dates framed below; transport; the lines table; references beside the
+ * totals; notes; the timbre at the bottom left. Pure rendering: callers pass already computed,
+ * formatted values and the labels in the document's language (services/document-pdf.ts).
  */
 import PDFDocument from "pdfkit";
 
@@ -125,7 +128,8 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
   doc.fillColor(RED).font("Helvetica-Bold").fontSize(11);
   let y = 60;
   for (const line of boxLines) {
-    doc.text(line, boxX + 6, y, { width: boxW - 12, align: "center" });
+    // a long document name ("FACTURA NO AFECTA O EXENTA ELECTRÓNICA") wraps inside the box
+    doc.text(line, boxX + 4, y, { width: boxW - 8, align: "center" });
     y = doc.y + 4;
   }
   doc.rect(boxX, 50, boxW, y - 50 + 4).lineWidth(1.5).strokeColor(RED).stroke();
@@ -152,8 +156,8 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
   // lines table
   const [cCode, cDescription, cQuantity, cUnit, cDiscount, cValue] = data.columns;
   const cols = [
-    { title: cCode, x: left, w: width * 0.1, align: "left" as const },
-    { title: cDescription, x: left + width * 0.1, w: width * 0.36, align: "left" as const },
+    { title: cCode, x: left, w: width * 0.14, align: "left" as const },
+    { title: cDescription, x: left + width * 0.14, w: width * 0.32, align: "left" as const },
     { title: cQuantity, x: left + width * 0.46, w: width * 0.1, align: "right" as const },
     { title: cUnit, x: left + width * 0.56, w: width * 0.16, align: "right" as const },
     { title: cDiscount, x: left + width * 0.72, w: width * 0.11, align: "right" as const },
