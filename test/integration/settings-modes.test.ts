@@ -101,7 +101,7 @@ async function expectLiveIssuedWithLiveSettings() {
 
   const text = await pdfText("invoices", invoice.id, s.keys.acmeLive);
   expect(text).toContain("Acme Producción SpA");
-  expect(text).toContain(`RUT ${LIVE_RUT}`);
+  expect(text).toContain("R.U.T.: 76.042.235-5"); // LIVE_RUT as printed
   expect(text).toContain("Res. 80 de 2014");
   expect(text).not.toMatch(/Prueba/);
 
