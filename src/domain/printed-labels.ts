@@ -24,6 +24,8 @@ export function documentLocale(countryId: string | null | undefined, override: s
 }
 
 export interface PrintedLabels {
+  /** the issuer's tax id in the header box ("R.U.T.: 76.042.235-5") */
+  headerTaxId: string;
   customer: string;
   taxId: string;
   activity: string;
@@ -74,6 +76,7 @@ export interface PrintedLabels {
 
 const LABELS: Record<PrintLocale, PrintedLabels> = {
   es: {
+    headerTaxId: "R.U.T.",
     customer: "Señor(es)",
     taxId: "RUT",
     activity: "Giro",
@@ -128,6 +131,7 @@ const LABELS: Record<PrintLocale, PrintedLabels> = {
     referenceCodes: { 1: "Anula documento de referencia", 2: "Corrige texto", 3: "Corrige montos" },
   },
   en: {
+    headerTaxId: "Tax id",
     customer: "Customer",
     taxId: "Tax id",
     activity: "Activity",

@@ -59,7 +59,7 @@ export interface PrintableDocument {
   /** the issue date (@db.Date) */
   date: Date;
   documentType: { name: string; code: number; countryId: string };
-  currency: { id: string; nameEn: string; rounded: boolean; decimals: number };
+  currency: { id: string; name: string; nameEn: string; rounded: boolean; decimals: number };
   /** the parties as issued (domain/issued-parties.ts), null on drafts */
   customerSnapshot: unknown;
   issuerSnapshot: unknown;
@@ -172,7 +172,7 @@ export interface PrintExtras {
   saleCondition?: boolean;
   references?: PrintedReference[];
   /** a guía's transport (Transporte): shipping type (IndTraslado, described), destination, carrier, licence plate */
-  transport?: { shippingType: string | null; destination: string | null; carrier: string | null; licencePlate: string | null };
+  transport?: { shippingType: string | null; destination: string | null; carrierName: string | null; carrierId: string | null; licencePlate: string | null };
   notes?: (string | null | undefined)[];
 }
 
@@ -211,14 +211,14 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
     [l.dueDate, extra.dueDate ? day(extra.dueDate) : null],
     [l.period, extra.period ? `${day(extra.period.start)} - ${day(extra.period.end)}` : null],
     [l.saleCondition, extra.saleCondition ? (extra.dueDate && extra.dueDate > issueDate ? l.credit : l.cash) : null],
-    [l.currency, `${currency.id} (${currency.nameEn})`],
+    [l.currency, `${currency.id} (${locale === "es" ? currency.name : currency.nameEn})`],
   ];
   const t = extra.transport;
   const transportRows: [string, string | null][] = t
     ? [
         [l.shippingType, t.shippingType && printedShippingType(t.shippingType, l)],
         [l.destination, t.destination],
-        [l.carrier, t.carrier],
+        [l.carrier, [t.carrierName, t.carrierId && `${l.taxId} ${printedRut(t.carrierId)}`].filter(Boolean).join(", ") || null],
         [l.licencePlate, t.licencePlate],
       ]
     : [];
@@ -235,7 +235,7 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
   }));
   return renderDocumentPdfOffThread({
     documentName: doc.documentType.name,
-    taxIdLine: issuer.taxId ? `${locale === "es" ? "R.U.T." : l.taxId}: ${printedRut(issuer.taxId)}` : null,
+    taxIdLine: issuer.taxId ? `${l.headerTaxId}: ${printedRut(issuer.taxId)}` : null,
     numberLine: doc.number === null ? l.draft : `N° ${doc.number}`,
     officeLine: office ? `S.I.I. - ${office.toUpperCase()}` : null,
     status: doc.status,

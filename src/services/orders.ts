@@ -16,7 +16,6 @@ import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
 import { isoDate } from "../domain/formats.js";
 import { checkOrdersInvoiceable, invoiceLinesFromOrders } from "../domain/order-invoicing.js";
 import { normalizeRut } from "../domain/rut.js";
-import { printedRut } from "../domain/printed-labels.js";
 import { DEFAULT_SHIPPING_TYPE, isShippingType, shippingTypeRule } from "../domain/shipping-types.js";
 import { tenant, withinTransaction, type ServiceContext } from "./context.js";
 import { findCurrency, findDocumentType, resolveState } from "./reference.js";
@@ -214,7 +213,8 @@ export async function orderPdf(ctx: ServiceContext, id: string): Promise<Buffer>
     transport: {
       shippingType: order.shippingType,
       destination: [order.address, order.state].filter(Boolean).join(", ") || null,
-      carrier: [order.carrierName, order.carrierId && `RUT ${printedRut(order.carrierId)}`].filter(Boolean).join(", ") || null,
+      carrierName: order.carrierName,
+      carrierId: order.carrierId,
       licencePlate: order.licencePlate,
     },
   });

@@ -213,7 +213,7 @@ describe("every DTE type prints as a Chilean document", () => {
       `Fecha de emisión: ${dmy(issued)}`,
       `Fecha de vencimiento: ${dmy(due)}`,
       "Condición de venta: Crédito",
-      "Moneda: CLP (Chilean peso)",
+      "Moneda: CLP (Peso chileno)",
       "Acme SpA",
       "Servicios informáticos",
       "Av. Providencia 1234, Providencia, Santiago",
@@ -333,7 +333,7 @@ describe("the organization's locale", () => {
     const gql = await s.graphql(`{ taxProfile { locale } }`);
     expect(gql.body.data.taxProfile.locale).toBe("en");
     const lines = await pdfLines("invoices", draft.id, "33-en");
-    expectLines(lines, ["Tax id: 76.042.235-5", "FACTURA ELECTRÓNICA", `Customer: ${RECEIVER.name}`, "Tax id: 76.042.235-5", `Activity: ${RECEIVER.activity}`, "Commune: Ñuñoa", `Date: ${issued}`, `Due date: ${due}`, "Terms: Credit", "Net CLP 1.000", "Tax (19 %) CLP 190", "Total CLP 1.190"]);
+    expectLines(lines, ["Tax id: 76.042.235-5", "FACTURA ELECTRÓNICA", `Customer: ${RECEIVER.name}`, "Tax id: 76.042.235-5", `Activity: ${RECEIVER.activity}`, "Commune: Ñuñoa", `Date: ${issued}`, `Due date: ${due}`, "Terms: Credit", "Currency: CLP (Chilean peso)", "Net CLP 1.000", "Tax (19 %) CLP 190", "Total CLP 1.190"]);
     expect(lines.join("\n")).toContain("Unit price");
     expect(lines.join("\n")).not.toMatch(/Señor\(es\)|Fecha de emisión/);
 
