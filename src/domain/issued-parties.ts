@@ -10,13 +10,15 @@
  * CreditNote; migration 20261124010000_issued_snapshots backfills it in SQL with the same keys):
  *
  *   customerSnapshot: { id, name, address, countryId, stateId, stateCode, currencyId, email,
- *                       phone, website, taxId, contacts, taxSettings, metadata,
- *                       createdAt, updatedAt }          (the Customer columns, timestamps ISO 8601 UTC)
+ *                       phone, website, taxId, activity, commune, city, contacts, taxSettings,
+ *                       metadata, createdAt, updatedAt } (the Customer columns, timestamps ISO 8601 UTC;
+ *                       activity, commune and city since migration 2026112501000000, absent
+ *                       from older snapshots and read as null)
  *   issuerSnapshot:   { name, taxId, businessName, activity, activityCodes, address, commune, city,
  *                       resolutionNumber, resolutionDate }
  *
- * Worked example: customer `{ name: "Cliente SpA", taxSettings: { activity: "Retail" } }` finalized,
- * then renamed "Otro": the document's customer still reads name "Cliente SpA" and activity "Retail".
+ * Worked example: customer `{ name: "Cliente SpA", activity: "Retail" }` finalized, then renamed
+ * "Otro": the document's customer still reads name "Cliente SpA" and activity "Retail".
  */
 
 /** The Customer columns an issued document keeps (a Prisma Customer row has all of them). */
@@ -32,6 +34,9 @@ export interface CustomerColumns {
   phone: string | null;
   website: string | null;
   taxId: string | null;
+  activity: string | null;
+  commune: string | null;
+  city: string | null;
   contacts: unknown;
   taxSettings: unknown;
   metadata: unknown;
@@ -78,6 +83,9 @@ export function customerSnapshot(c: CustomerColumns): IssuedCustomer {
     phone: c.phone,
     website: c.website,
     taxId: c.taxId,
+    activity: c.activity,
+    commune: c.commune,
+    city: c.city,
     contacts: c.contacts ?? [],
     taxSettings: c.taxSettings ?? {},
     metadata: c.metadata ?? {},
@@ -139,6 +147,9 @@ export function customerAsIssued<T extends CustomerColumns>(doc: DocumentWithSna
     phone: snap.phone,
     website: snap.website,
     taxId: snap.taxId,
+    activity: snap.activity ?? null,
+    commune: snap.commune ?? null,
+    city: snap.city ?? null,
     contacts: snap.contacts,
     taxSettings: snap.taxSettings,
     metadata: snap.metadata,
@@ -153,9 +164,25 @@ export function issuedIssuerOf(doc: DocumentWithSnapshot): IssuedIssuer | null {
   return readsSnapshot(doc) && snap ? snap : null;
 }
 
-/** A text setting of the customer's `tax_settings` (activity, commune, city), or undefined. */
-export function customerTaxSetting(customer: { taxSettings: unknown }, key: "activity" | "commune" | "city"): string | undefined {
+/** The receiver details a DTE and a printed document show (SII GiroRecep, CmnaRecep, CiudadRecep). */
+export interface ReceiverDetails {
+  activity: string | null;
+  commune: string | null;
+  city: string | null;
+}
+
+/**
+ * The customer's activity (giro), commune and city: its columns, and for a customer saved before
+ * they existed, the same keys of its `tax_settings` (where they were kept until then; the
+ * migration copies nothing). Blank texts read as null.
+ */
+export function receiverDetails(customer: { activity?: string | null; commune?: string | null; city?: string | null; taxSettings: unknown }): ReceiverDetails {
   const settings = (customer.taxSettings ?? {}) as Record<string, unknown>;
-  const value = settings[key];
-  return typeof value === "string" && value.trim() ? value : undefined;
+  const pick = (key: keyof ReceiverDetails) => {
+    const column = customer[key];
+    if (typeof column === "string" && column.trim()) return column;
+    const value = settings[key];
+    return typeof value === "string" && value.trim() ? value : null;
+  };
+  return { activity: pick("activity"), commune: pick("commune"), city: pick("city") };
 }

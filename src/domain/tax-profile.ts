@@ -11,6 +11,7 @@
 import { FieldErrorCollector } from "./errors.js";
 import { normalizeRut } from "./rut.js";
 import { SII_MAX_LENGTH } from "./dte-rules.js";
+import { PRINT_LOCALES, isPrintLocale } from "./printed-labels.js";
 
 export interface TaxProfileInput {
   taxId?: string | null;
@@ -23,6 +24,8 @@ export interface TaxProfileInput {
   resolutionNumber?: number | null;
   /** yyyy-mm-dd */
   resolutionDate?: string | null;
+  /** language of printed documents: "es" or "en"; null: by the document type's country (domain/printed-labels.ts) */
+  locale?: string | null;
 }
 
 /** The Organization columns a profile change writes (absent = unchanged, null = cleared). */
@@ -36,6 +39,7 @@ export interface TaxProfileColumns {
   taxCity?: string | null;
   taxResolutionNumber?: number | null;
   taxResolutionDate?: string | null;
+  locale?: string | null;
 }
 
 /** At most 4 activity codes (SII `Acteco` 1..4), each 1 to 6 digits. */
@@ -51,7 +55,7 @@ const TEXTS = [
 
 /**
  * Validates a profile change into columns; field errors (REST names: tax_id, business_name,
- * activity, activity_codes.N, address, commune, city, resolution_number, resolution_date) go to
+ * activity, activity_codes.N, address, commune, city, resolution_number, resolution_date, locale) go to
  * `errors`. Texts are trimmed, "" or null clears; the RUT is normalized (normalizeRut).
  */
 export function normalizeTaxProfile(input: TaxProfileInput, errors: FieldErrorCollector): TaxProfileColumns {
@@ -88,6 +92,11 @@ export function normalizeTaxProfile(input: TaxProfileInput, errors: FieldErrorCo
     const d = input.resolutionDate;
     if (d !== null && (!/^\d{4}-\d{2}-\d{2}$/.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`)))) errors.add("resolution_date", "must be a date yyyy-mm-dd");
     columns.taxResolutionDate = d;
+  }
+  if (input.locale !== undefined) {
+    const locale = input.locale?.trim().toLowerCase() || null;
+    if (locale !== null && !isPrintLocale(locale)) errors.add("locale", `must be one of ${PRINT_LOCALES.join(", ")} (or null: by the document's country)`);
+    columns.locale = locale;
   }
   return columns;
 }

@@ -1,19 +1,22 @@
 /**
- * Printed representation of a document (invoice, order, credit note) with pdfkit: issuer,
- * customer, document name and number, dates, lines and totals in the document currency.
- * Pure rendering: callers pass already computed, formatted values.
+ * Printed representation of a document (invoice, order, credit note) with pdfkit, laid out as a
+ * Chilean DTE prints (docs/sii-dte.md "The printed representation"): issuer at the top left; the
+ * header box at the top right (tax id, document name, number) with the SII office under it; the
+ * receiver's rows and the dates framed below; transport; the lines table; references beside the
+ * totals; notes; the timbre at the bottom left. Pure rendering: callers pass already computed,
+ * formatted values and the labels in the document's language (services/document-pdf.ts).
  */
 import PDFDocument from "pdfkit";
 
 export interface PdfParty {
   name: string;
-  taxId?: string | null;
-  address?: string | null;
-  email?: string | null;
+  /** lines under the name (activity, address, e-mail), already formatted */
   lines?: string[];
 }
 
 export interface PdfLine {
+  /** the item's code (Código), "" when it has none */
+  code: string;
   name: string;
   description?: string | null;
   quantity: string;
@@ -22,19 +25,38 @@ export interface PdfLine {
   total: string;
 }
 
+/** A titled table of texts (the references of a note). */
+export interface PdfTable {
+  title: string;
+  columns: string[];
+  rows: string[][];
+}
+
+/** The column titles of the lines table, in print order: code, description, quantity, unit price, discount, value. */
+export type PdfLineColumns = [string, string, string, string, string, string];
+
 export interface PdfDocumentData {
   /** e.g. "Factura electrónica" */
   documentName: string;
-  /** null for drafts */
-  number: number | null;
+  /** the header box: the issuer's tax id line ("R.U.T.: 76.042.235-5"), null when it has none */
+  taxIdLine: string | null;
+  /** the header box's number line: "N° 12", or the draft label */
+  numberLine: string;
+  /** under the header box: "S.I.I. - SANTIAGO ORIENTE" (a DTE's issuing office), null for none */
+  officeLine: string | null;
   status: string;
   issuer: PdfParty;
-  customer: PdfParty;
-  /** label -> formatted value, e.g. ["Date", "2026-11-22"] */
+  /** the receiver block: label -> value rows ("Señor(es)", "RUT", "Giro", "Dirección", "Comuna", "Ciudad", …); rows without a value are left out by the caller */
+  customer: [string, string][];
+  /** beside the receiver: label -> value rows (dates, sale condition, currency) */
   dates: [string, string][];
-  currency: string;
+  /** transport rows (guía de despacho), printed under a title when there are any */
+  transport?: { title: string; rows: [string, string][] };
+  columns: PdfLineColumns;
   lines: PdfLine[];
-  /** label -> formatted amount, e.g. ["Total", "CLP 2.916"]; the last one is printed bold */
+  /** references (Referencias), printed under the lines when there are rows */
+  references?: PdfTable;
+  /** label -> formatted amount, e.g. ["Total", "$ 2.916"]; the last one is printed bold */
   totals: [string, string][];
   notes?: string[];
   /** a DTE's printed representation (chile-dte.md §9); absent for documents without one */
@@ -62,7 +84,7 @@ const RECEIPT_TEXT =
 /** Renders the document; resolves to the PDF bytes. */
 export function renderDocumentPdf(data: PdfDocumentData): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const doc = new PDFDocument({ size: "A4", margin: 50, info: { Title: `${data.documentName} ${data.number ?? "draft"}` } });
+    const doc = new PDFDocument({ size: "A4", margin: 50, info: { Title: `${data.documentName} ${data.numberLine}` } });
     const chunks: Buffer[] = [];
     doc.on("data", (c: Buffer) => chunks.push(c));
     doc.on("end", () => resolve(Buffer.concat(chunks)));
@@ -76,46 +98,70 @@ export function renderDocumentPdf(data: PdfDocumentData): Promise<Buffer> {
   });
 }
 
+const RED = "#b00000";
+
+/** `label: value` rows at x (bold label), each as one text run; returns the y under the last. */
+function labelledRows(doc: PDFKit.PDFDocument, rows: [string, string][], x: number, y: number, width: number): number {
+  doc.fontSize(9);
+  doc.y = y;
+  for (const [label, value] of rows) {
+    doc.font("Helvetica-Bold").text(`${label}: `, x, doc.y, { width, continued: true }).font("Helvetica").text(value);
+  }
+  return doc.y;
+}
+
 /** One copy of the document on the current page (and following ones when the lines need them). */
 function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: string | null): void {
   const left = 50;
   const right = doc.page.width - 50;
   const width = right - left;
 
-  // issuer (left) and document box (right)
-  doc.font("Helvetica-Bold").fontSize(14).text(data.issuer.name, left, 50, { width: width * 0.55 });
+  // issuer (left) and the header box (right): RUT, document name, number; the SII office under it
+  doc.font("Helvetica-Bold").fontSize(14).fillColor("black").text(data.issuer.name, left, 50, { width: width * 0.55 });
   doc.font("Helvetica").fontSize(9);
-  for (const line of partyLines(data.issuer)) doc.text(line, { width: width * 0.55 });
+  for (const line of data.issuer.lines ?? []) doc.text(line, { width: width * 0.55 });
+  const issuerBottom = doc.y;
 
   const boxX = left + width * 0.6;
   const boxW = width * 0.4;
-  doc.rect(boxX, 50, boxW, 70).lineWidth(1.5).strokeColor("#b00000").stroke();
-  doc.fillColor("#b00000").font("Helvetica-Bold").fontSize(11);
-  if (data.issuer.taxId) doc.text(`RUT ${data.issuer.taxId}`, boxX, 58, { width: boxW, align: "center" });
-  doc.text(data.documentName.toUpperCase(), boxX, doc.y + 2, { width: boxW, align: "center" });
-  doc.text(data.number === null ? `DRAFT` : `N° ${data.number}`, boxX, doc.y + 2, { width: boxW, align: "center" });
+  const boxLines = [data.taxIdLine, data.documentName.toUpperCase(), data.numberLine].filter((l): l is string => !!l);
+  doc.fillColor(RED).font("Helvetica-Bold").fontSize(11);
+  let y = 60;
+  for (const line of boxLines) {
+    // a long document name ("FACTURA NO AFECTA O EXENTA ELECTRÓNICA") wraps inside the box
+    doc.text(line, boxX + 4, y, { width: boxW - 8, align: "center" });
+    y = doc.y + 4;
+  }
+  doc.rect(boxX, 50, boxW, y - 50 + 4).lineWidth(1.5).strokeColor(RED).stroke();
+  y += 8;
+  if (data.officeLine) {
+    doc.font("Helvetica-Bold").fontSize(10).text(data.officeLine, boxX, y, { width: boxW, align: "center" });
+    y = doc.y;
+  }
   doc.fillColor("black");
 
-  // customer and dates
-  let y = Math.max(doc.y, 130) + 15;
-  doc.font("Helvetica-Bold").fontSize(10).text("Customer", left, y);
-  doc.font("Helvetica").fontSize(9).text(data.customer.name, left, doc.y);
-  for (const line of partyLines(data.customer)) doc.text(line);
-  const customerBottom = doc.y;
-  doc.y = y;
-  for (const [label, value] of data.dates) {
-    doc.font("Helvetica-Bold").text(`${label}: `, boxX, doc.y, { continued: true }).font("Helvetica").text(value);
+  // receiver (left) and dates (right), framed
+  const top = Math.max(issuerBottom, y) + 14;
+  const customerBottom = labelledRows(doc, data.customer, left + 6, top + 6, width * 0.6 - 12);
+  const datesBottom = labelledRows(doc, data.dates, boxX + 6, top + 6, boxW - 12);
+  const frameBottom = Math.max(customerBottom, datesBottom) + 6;
+  doc.rect(left, top, width, frameBottom - top).lineWidth(0.8).strokeColor("#555555").stroke();
+  y = frameBottom + 10;
+
+  if (data.transport?.rows.length) {
+    doc.font("Helvetica-Bold").fontSize(10).text(data.transport.title, left, y);
+    y = labelledRows(doc, data.transport.rows, left, doc.y + 2, width) + 10;
   }
-  doc.font("Helvetica-Bold").text("Currency: ", boxX, doc.y, { continued: true }).font("Helvetica").text(data.currency);
-  y = Math.max(customerBottom, doc.y) + 20;
 
   // lines table
+  const [cCode, cDescription, cQuantity, cUnit, cDiscount, cValue] = data.columns;
   const cols = [
-    { title: "Item", x: left, w: width * 0.4, align: "left" as const },
-    { title: "Quantity", x: left + width * 0.4, w: width * 0.12, align: "right" as const },
-    { title: "Unit price", x: left + width * 0.52, w: width * 0.16, align: "right" as const },
-    { title: "Discount", x: left + width * 0.68, w: width * 0.14, align: "right" as const },
-    { title: "Total", x: left + width * 0.82, w: width * 0.18, align: "right" as const },
+    { title: cCode, x: left, w: width * 0.14, align: "left" as const },
+    { title: cDescription, x: left + width * 0.14, w: width * 0.32, align: "left" as const },
+    { title: cQuantity, x: left + width * 0.46, w: width * 0.1, align: "right" as const },
+    { title: cUnit, x: left + width * 0.56, w: width * 0.16, align: "right" as const },
+    { title: cDiscount, x: left + width * 0.72, w: width * 0.11, align: "right" as const },
+    { title: cValue, x: left + width * 0.83, w: width * 0.17, align: "right" as const },
   ];
   doc.rect(left, y - 4, width, 18).fill("#eeeeee").fillColor("black");
   doc.font("Helvetica-Bold").fontSize(9);
@@ -127,14 +173,14 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
       doc.addPage();
       y = 50;
     }
-    const values = [line.name, line.quantity, line.unitPrice, line.discount, line.total];
+    const values = [line.code, line.name, line.quantity, line.unitPrice, line.discount, line.total];
     let rowBottom = y;
     cols.forEach((c, i) => {
       doc.text(values[i], c.x + 2, y, { width: c.w - 4, align: c.align });
       rowBottom = Math.max(rowBottom, doc.y);
     });
     if (line.description) {
-      doc.fillColor("#555555").text(line.description, left + 2, rowBottom, { width: cols[0].w - 4 }).fillColor("black");
+      doc.fillColor("#555555").text(line.description, cols[1].x + 2, rowBottom, { width: cols[1].w - 4 }).fillColor("black");
       rowBottom = doc.y;
     }
     y = rowBottom + 6;
@@ -142,7 +188,30 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
   doc.moveTo(left, y).lineTo(right, y).lineWidth(0.5).strokeColor("#999999").stroke();
   y += 10;
 
-  // totals
+  // references (left) beside the totals (right)
+  const totalsTop = y;
+  if (data.references?.rows.length) {
+    const refs = data.references;
+    const refW = width * 0.58;
+    const widths = [0.34, 0.14, 0.2, 0.32].map((f) => f * refW);
+    doc.font("Helvetica-Bold").fontSize(9).text(refs.title, left, y);
+    y = doc.y + 2;
+    const row = (texts: string[], bold: boolean) => {
+      doc.font(bold ? "Helvetica-Bold" : "Helvetica").fontSize(8);
+      let x = left;
+      let bottom = y;
+      texts.forEach((t, i) => {
+        doc.text(t, x, y, { width: widths[i] - 4 });
+        bottom = Math.max(bottom, doc.y);
+        x += widths[i];
+      });
+      y = bottom + 2;
+    };
+    row(refs.columns, true);
+    for (const r of refs.rows) row(r, false);
+  }
+  const refsBottom = y;
+  y = totalsTop;
   data.totals.forEach(([label, value], i) => {
     const last = i === data.totals.length - 1;
     doc.font(last ? "Helvetica-Bold" : "Helvetica").fontSize(last ? 11 : 9);
@@ -150,6 +219,7 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
     doc.text(value, boxX + boxW * 0.5, y, { width: boxW * 0.5, align: "right" });
     y = doc.y + 4;
   });
+  y = Math.max(y, refsBottom);
 
   if (data.notes?.length) {
     y += 10;
@@ -189,10 +259,4 @@ function drawTaxStamp(doc: PDFKit.PDFDocument, stamp: PdfTaxStamp, minY: number,
   fields.forEach((label, i) => doc.text(`${label} ____________________________`, boxX + 6, top + 6 + i * 12, { width: boxW - 12 }));
   doc.fontSize(6.5).text(RECEIPT_TEXT, boxX + 6, top + 6 + fields.length * 12 + 2, { width: boxW - 12 });
   doc.font("Helvetica-Bold").fontSize(14).text(cedible, boxX, top + 114, { width: boxW, align: "right" });
-}
-
-function partyLines(party: PdfParty): string[] {
-  return [party.taxId ? `RUT/Tax id: ${party.taxId}` : null, party.address ?? null, party.email ?? null, ...(party.lines ?? [])].filter(
-    (l): l is string => !!l,
-  );
 }

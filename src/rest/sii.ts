@@ -23,6 +23,7 @@ export const taxProfileBody = z.strictObject({
   city: text,
   resolution_number: z.number().int().nullable().optional(),
   resolution_date: text,
+  locale: text,
 });
 
 export function taxProfileInput(body: z.infer<typeof taxProfileBody>) {
@@ -36,6 +37,7 @@ export function taxProfileInput(body: z.infer<typeof taxProfileBody>) {
     city: body.city,
     resolutionNumber: body.resolution_number,
     resolutionDate: body.resolution_date,
+    locale: body.locale,
   };
 }
 
@@ -58,6 +60,7 @@ export function taxProfile(p: TaxProfileFieldsFragment) {
     city: p.city,
     resolution_number: p.resolutionNumber,
     resolution_date: p.resolutionDate,
+    locale: p.locale,
     missing: p.missing,
     updated: isoTimestamp(p.updated),
   };

@@ -172,9 +172,10 @@ export async function finalizeCreditNote(ctx: ServiceContext, id: string): Promi
 }
 
 /**
- * The credit note's printed representation: issuer, the invoice's customer, number, date, the
- * invoice it corrects (document name, number and date), lines, totals and the note for the
- * customer (the internal note is not printed). 404 for another tenant's credit note.
+ * The credit (or debit) note's printed representation: issuer, the invoice's customer, number,
+ * date, its reference (Referencias: the invoice's document name and code, number, date, the
+ * reference code's meaning and the note for the customer as reason), lines and totals (the
+ * internal note is not printed). 404 for another tenant's credit note.
  */
 export async function creditNotePdf(ctx: ServiceContext, id: string): Promise<Buffer> {
   const note = await ctx.prisma.creditNote.findFirst({
@@ -187,11 +188,15 @@ export async function creditNotePdf(ctx: ServiceContext, id: string): Promise<Bu
     ctx,
     { ...note, customer: invoice.customer },
     {
-      dates: [
-        ["Date", storedDate(note.date)!],
-        ["Corrects", `${invoice.documentType.name} N° ${invoice.number} of ${storedDate(invoice.date)}`],
+      references: [
+        {
+          document: `${invoice.documentType.name} (${invoice.documentType.code})`,
+          folio: invoice.number === null ? "" : String(invoice.number),
+          date: storedDate(invoice.date),
+          code: note.referenceCode,
+          reason: note.note,
+        },
       ],
-      notes: [note.note && `Reason: ${note.note}`],
     },
   );
 }

@@ -3,6 +3,9 @@
  * Rules: country is a known two-letter ISO 3166-1 code; state is at most six characters and,
  * when the country has seeded states, one of them (code `RM` or id `CL-RM`); currency a known
  * ISO 4217 code; Chilean customers' tax_id a valid RUT, stored normalized (`76042235-5`);
+ * activity (giro, SII's GiroRecep) at most 40 characters; a Chilean customer's commune one of
+ * Chile's comunas (domain/chile-communes.ts, any case or accents, stored by its official name) and
+ * its city at most 20 characters (SII's CiudadRecep), other customers' at most 100;
  * metadata merges (an empty value removes a key).
  */
 import type { Prisma } from "../infra/prisma/generated/client.js";
@@ -11,6 +14,7 @@ import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
 import { isEmailAddress, isHttpUrl } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import { normalizeRut } from "../domain/rut.js";
+import { findCommune } from "../domain/chile-communes.js";
 import { tenant, type ServiceContext } from "./context.js";
 import { findCurrency, resolveState } from "./reference.js";
 import { resolveTestClock } from "./test-clocks.js";
@@ -32,6 +36,12 @@ export interface CustomerInput {
   phone?: string | null;
   website?: string | null;
   taxId?: string | null;
+  /** giro (SII GiroRecep), at most 40 characters */
+  activity?: string | null;
+  /** comuna (SII CmnaRecep): for a Chilean customer one of Chile's comunas */
+  commune?: string | null;
+  /** city (SII CiudadRecep) */
+  city?: string | null;
   contacts?: ContactInput[] | null;
   taxSettings?: Record<string, unknown> | null;
   metadata?: Record<string, unknown> | null;
@@ -46,12 +56,17 @@ export async function getCustomer(ctx: ServiceContext, id: string) {
   return customer;
 }
 
+/** SII's GiroRecep: at most 40 characters. */
+export const ACTIVITY_MAX_LENGTH = 40;
+/** SII's CiudadRecep: a Chilean customer's city has at most 20 characters. */
+export const CHILEAN_CITY_MAX_LENGTH = 20;
+
 type CustomerColumns = Omit<Prisma.CustomerUncheckedCreateInput, "id" | "organizationId" | "testMode">;
 
 async function resolveCustomerColumns(
   ctx: ServiceContext,
   input: CustomerInput,
-  current: { countryId: string | null; stateId: string | null; stateCode: string | null; metadata: Metadata; taxId: string | null } | null,
+  current: { countryId: string | null; stateId: string | null; stateCode: string | null; metadata: Metadata; taxId: string | null; commune: string | null; city: string | null } | null,
 ): Promise<CustomerColumns> {
   const errors = new FieldErrorCollector();
   const data: CustomerColumns = {};
@@ -108,6 +123,27 @@ async function resolveCustomerColumns(
       data.taxId = taxId;
     }
     if (taxId && taxId.length > 40) errors.add("tax_id", "must have at most 40 characters");
+  }
+
+  text("activity", ACTIVITY_MAX_LENGTH);
+  // commune and city: re-checked when they or the country change (a Chilean customer's commune is one of Chile's)
+  const chilean = countryId === "CL";
+  const commune = input.commune !== undefined ? input.commune || null : input.country !== undefined ? (current?.commune ?? null) : undefined;
+  if (commune !== undefined) {
+    if (commune && chilean) {
+      const known = findCommune(commune);
+      if (!known) errors.add("commune", `unknown comuna ${JSON.stringify(commune)}: a Chilean customer's commune must be one of Chile's comunas (for example Ñuñoa)`);
+      data.commune = known?.name ?? commune;
+    } else {
+      if (commune && commune.length > 100) errors.add("commune", "must have at most 100 characters");
+      data.commune = commune;
+    }
+  }
+  const city = input.city !== undefined ? input.city || null : input.country !== undefined ? (current?.city ?? null) : undefined;
+  if (city !== undefined) {
+    const max = chilean ? CHILEAN_CITY_MAX_LENGTH : 100;
+    if (city && city.length > max) errors.add("city", `must have at most ${max} characters${chilean ? " (SII's CiudadRecep)" : ""}`);
+    data.city = city;
   }
 
   if (input.contacts !== undefined) {

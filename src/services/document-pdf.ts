@@ -1,17 +1,26 @@
 /**
- * The printed representation of a stored invoice, order or credit note (docs/sii-dte.md "The printed timbre" for DTEs;
- * issuer, customer, lines, totals, number, dates) as PDF bytes: this module turns the stored rows
- * into the formatted values infra/pdf.ts draws. Each kind adds its own dates and notes.
+ * The printed representation of a stored invoice, order or credit note (docs/sii-dte.md "The
+ * printed representation" and "The printed timbre"): this module turns the stored rows into the
+ * formatted values infra/pdf.ts draws. The language is the document's (domain/printed-labels.ts:
+ * the organization's `locale`, else Spanish for a Chilean document type, English otherwise), and
+ * so are the labels (SII's on a Chilean document: Señor(es), RUT, Giro, Dirección, Comuna, Ciudad,
+ * Fecha de emisión, …), dates (`dd-mm-yyyy`) and RUTs (`76.042.235-5`). A document issued as a DTE
+ * prints its DTE's parties, `S.I.I. - <office>` under the header box (domain/chile-communes.ts) and
+ * its timbre. Each kind adds its own dates, references and transport.
  */
 import type { Prisma } from "../infra/prisma/generated/client.js";
-import type { PdfTaxStamp } from "../infra/pdf.js";
+import type { PdfLine, PdfTaxStamp } from "../infra/pdf.js";
 import { renderDocumentPdfOffThread } from "../infra/pdf-pool.js";
 import { cedibleLabel, compactTed, decodeIso88591, dteParties, timbreCaption, timbrePng, type DteParty } from "../infra/taxagency/sii/index.js";
 import type { PdfParty } from "../infra/pdf.js";
-import type { CustomerColumns } from "../domain/issued-parties.js";
+import { receiverDetails, type CustomerColumns } from "../domain/issued-parties.js";
+import { documentLocale, printedDate, printedLabels, printedRut, printedShippingType, type PrintedLabels, type PrintLocale } from "../domain/printed-labels.js";
+import { siiOfficeOf } from "../domain/chile-communes.js";
+import { isoDate } from "../domain/formats.js";
 import { documentCustomer, documentIssuer } from "./issued-parties.js";
 import { tenant, type ServiceContext } from "./context.js";
 import { fileNameOfUrl } from "./files.js";
+import { readSettings } from "./organization-settings.js";
 import { formatAmount, formatMoney, formatQuantity } from "../domain/format-money.js";
 
 /** What a printed document loads with it, besides its customer. */
@@ -47,14 +56,16 @@ export interface PrintableDocument {
   total: Decimal;
   /** URL of the stored tax document (`<base>/v1/files/<name>`), when one was issued */
   localFile: string | null;
-  documentType: { name: string; code: number };
-  currency: { id: string; nameEn: string; rounded: boolean; decimals: number };
+  /** the issue date (@db.Date) */
+  date: Date;
+  documentType: { name: string; code: number; countryId: string };
+  currency: { id: string; name: string; nameEn: string; rounded: boolean; decimals: number };
   /** the parties as issued (domain/issued-parties.ts), null on drafts */
   customerSnapshot: unknown;
   issuerSnapshot: unknown;
   /** the live customer (a credit note's: its invoice's); a finalized document prints its snapshot */
   customer: CustomerColumns & { country: { name: string } | null };
-  lines: { name: string; description: string | null; quantity: Decimal; amount: Decimal; discount: Decimal; discountScheme: string; exempt: boolean; total: Decimal }[];
+  lines: { name: string; description: string | null; quantity: Decimal; amount: Decimal; discount: Decimal; discountScheme: string; exempt: boolean; total: Decimal; code?: string | null }[];
 }
 
 /** The stored tax-agency file of `doc` (`local_file`) as text, or null when it has none. */
@@ -80,72 +91,169 @@ async function taxStampOf(xml: string | null, doc: PrintableDocument, resolution
   };
 }
 
-/** A DTE's party as printed: its name, RUT, address (DirX, CmnaX, CiudadX), e-mail and activity (Giro), as the DTE says them. */
-function printedDteParty(p: DteParty): PdfParty {
-  return { name: p.name, taxId: p.rut, address: [p.address, p.commune, p.city].filter(Boolean).join(", ") || null, email: p.email, lines: p.activity ? [p.activity] : [] };
+/** A party as printed, whatever its source: name, RUT (or tax id), activity, address, commune, city, e-mail. */
+interface PrintedParty {
+  name: string;
+  taxId: string | null;
+  activity: string | null;
+  address: string | null;
+  commune: string | null;
+  city: string | null;
+  email: string | null;
+}
+
+function fromDte(p: DteParty): PrintedParty {
+  return { name: p.name, taxId: p.rut, activity: p.activity ?? null, address: p.address ?? null, commune: p.commune ?? null, city: p.city ?? null, email: p.email ?? null };
 }
 
 /**
  * Issuer and customer as printed on `doc`. A document with a stored DTE prints the DTE's own
  * `Emisor` and `Receptor` (so the PDF and the DTE agree field for field); otherwise the parties
- * as issued (services/issued-parties.ts: the snapshot once finalized, live data on drafts).
+ * as issued (services/issued-parties.ts: the snapshot once finalized, live data on drafts), the
+ * customer's activity, commune and city by domain/issued-parties.ts receiverDetails, and a foreign
+ * customer's country after its address.
  */
-async function printedParties(ctx: ServiceContext, doc: PrintableDocument, xml: string | null): Promise<{ issuer: PdfParty; customer: PdfParty }> {
-  const fromDte = xml ? dteParties(xml) : null;
-  if (fromDte) return { issuer: printedDteParty(fromDte.issuer), customer: printedDteParty(fromDte.receiver) };
+async function printedParties(ctx: ServiceContext, doc: PrintableDocument, xml: string | null): Promise<{ issuer: PrintedParty; customer: PrintedParty }> {
+  const parties = xml ? dteParties(xml) : null;
+  if (parties) return { issuer: fromDte(parties.issuer), customer: fromDte(parties.receiver) };
   const [issuer, customer] = await Promise.all([documentIssuer(ctx, doc), documentCustomer(ctx, doc, doc.customer)]);
+  const details = receiverDetails(customer);
+  const foreign = customer.countryId && customer.countryId !== "CL" ? customer.country?.name : null;
   return {
-    issuer: {
-      name: issuer.name,
-      taxId: issuer.taxId,
-      address: [issuer.address, issuer.commune, issuer.city].filter(Boolean).join(", ") || null,
-      lines: issuer.activity ? [issuer.activity] : [],
-    },
+    issuer: { name: issuer.name, taxId: issuer.taxId, activity: issuer.activity, address: issuer.address, commune: issuer.commune, city: issuer.city, email: null },
     customer: {
       name: customer.name ?? customer.email ?? customer.id,
       taxId: customer.taxId,
-      address: [customer.address, customer.country?.name].filter(Boolean).join(", ") || null,
+      activity: details.activity,
+      address: [customer.address, foreign].filter(Boolean).join(", ") || null,
+      commune: details.commune,
+      city: details.city,
       email: customer.email,
     },
   };
 }
 
+/** The issuer's block under its name: activity, then address with commune and city, then e-mail. */
+function issuerBlock(p: PrintedParty): PdfParty {
+  const address = [p.address, p.commune, p.city].filter(Boolean).join(", ");
+  return { name: p.name, lines: [p.activity, address, p.email].filter((l): l is string => !!l) };
+}
+
+/** The receiver's rows: Señor(es), RUT, Giro, Dirección, Comuna, Ciudad, Correo (empty ones left out). */
+function receiverRows(p: PrintedParty, l: PrintedLabels): [string, string][] {
+  const rows: [string, string | null][] = [
+    [l.customer, p.name],
+    [l.taxId, p.taxId && printedRut(p.taxId)],
+    [l.activity, p.activity],
+    [l.address, p.address],
+    [l.commune, p.commune],
+    [l.city, p.city],
+    [l.email, p.email],
+  ];
+  return rows.filter((r): r is [string, string] => !!r[1]);
+}
+
+/** A reference of a note as printed: the referenced document's name, number, date and the reason. */
+export interface PrintedReference {
+  document: string;
+  folio: string;
+  /** yyyy-mm-dd */
+  date: string | null;
+  /** SII's CodRef (1 cancels, 2 corrects text, 3 corrects amounts), printed by its meaning before the reason */
+  code: number | null;
+  reason: string | null;
+}
+
+/** What each kind adds to the common content. Dates are `yyyy-mm-dd`; labels come from the document's locale. */
+export interface PrintExtras {
+  dueDate?: string | null;
+  period?: { start: string; end: string } | null;
+  /** invoices: SII's Condición de venta (contado, or crédito when due after the issue date) */
+  saleCondition?: boolean;
+  references?: PrintedReference[];
+  /** a guía's transport (Transporte): shipping type (IndTraslado, described), destination, carrier, licence plate */
+  transport?: { shippingType: string | null; destination: string | null; carrierName: string | null; carrierId: string | null; licencePlate: string | null };
+  notes?: (string | null | undefined)[];
+}
+
+/** The language `doc` prints in: the organization's `locale` of the document's mode, else by its type's country. */
+async function localeOf(ctx: ServiceContext, doc: PrintableDocument): Promise<PrintLocale> {
+  const settings = await readSettings(ctx.prisma, { organizationId: doc.organizationId, testMode: doc.testMode });
+  return documentLocale(doc.documentType.countryId, settings.locale);
+}
+
 /**
- * Renders `doc` with pdfkit. `dates`: label/value rows printed beside the customer (dates,
- * references, transport); `notes`: paragraphs under the totals. A document with a stored DTE also
- * gets its timbre (and the CEDIBLE copy where its type has one).
+ * Renders `doc` with pdfkit in its language: issuer, header box (RUT, document name, number, and
+ * for a DTE the SII office), receiver, dates, transport, lines, references, totals, notes. A
+ * document with a stored DTE also gets its timbre (and the CEDIBLE copy where its type has one).
  */
-export async function printDocument(ctx: ServiceContext, doc: PrintableDocument, extra: { dates: [string, string][]; notes?: (string | null | undefined)[] }): Promise<Buffer> {
+export async function printDocument(ctx: ServiceContext, doc: PrintableDocument, extra: PrintExtras): Promise<Buffer> {
   const { currency } = doc;
   const xml = await storedTaxFile(ctx, doc);
-  const [{ issuer, customer }, issuedBy] = await Promise.all([printedParties(ctx, doc, xml), documentIssuer(ctx, doc)]);
-  const totals: [string, string][] = [["Subtotal", formatMoney(doc.subtotal.toString(), currency)]];
+  const [{ issuer, customer }, issuedBy, locale] = await Promise.all([printedParties(ctx, doc, xml), documentIssuer(ctx, doc), localeOf(ctx, doc)]);
+  const l = printedLabels(locale);
+  const day = (iso: string) => printedDate(iso, locale);
+  const money = (v: Decimal) => formatMoney(v.toString(), currency);
+
+  const totals: [string, string][] = [];
   if (!doc.discountAmount.isZero()) {
-    const label = doc.discountScheme === "%" ? `Discount (${doc.discount.toString()} %)` : "Discount";
-    totals.unshift([label, `-${formatMoney(doc.discountAmount.toString(), currency)}`]);
+    totals.push([l.subtotal, money(doc.subtotal.plus(doc.discountAmount))]);
+    totals.push([doc.discountScheme === "%" ? `${l.globalDiscount} (${doc.discount.toString()} %)` : l.globalDiscount, `-${money(doc.discountAmount)}`]);
   }
-  if (!doc.exempt.isZero()) totals.push(["Exempt", formatMoney(doc.exempt.toString(), currency)]);
-  totals.push(["Net", formatMoney(doc.amount.toString(), currency)]);
-  totals.push([`Tax (${doc.taxPercent.toString()} %)`, formatMoney(doc.tax.toString(), currency)]);
-  totals.push(["Total", formatMoney(doc.total.toString(), currency)]);
+  if (!doc.amount.isZero() || doc.exempt.isZero()) totals.push([l.net, money(doc.amount)]);
+  if (!doc.exempt.isZero()) totals.push([l.exempt, money(doc.exempt)]);
+  if (!doc.taxPercent.isZero() || !doc.tax.isZero()) totals.push([l.tax(doc.taxPercent.toString()), money(doc.tax)]);
+  totals.push([l.total, money(doc.total)]);
+
+  const issueDate = isoDate(doc.date);
+  const dates: [string, string | null][] = [
+    [l.issueDate, day(issueDate)],
+    [l.dueDate, extra.dueDate ? day(extra.dueDate) : null],
+    [l.period, extra.period ? `${day(extra.period.start)} - ${day(extra.period.end)}` : null],
+    [l.saleCondition, extra.saleCondition ? (extra.dueDate && extra.dueDate > issueDate ? l.credit : l.cash) : null],
+    [l.currency, `${currency.id} (${locale === "es" ? currency.name : currency.nameEn})`],
+  ];
+  const t = extra.transport;
+  const transportRows: [string, string | null][] = t
+    ? [
+        [l.shippingType, t.shippingType && printedShippingType(t.shippingType, l)],
+        [l.destination, t.destination],
+        [l.carrier, [t.carrierName, t.carrierId && `${l.taxId} ${printedRut(t.carrierId)}`].filter(Boolean).join(", ") || null],
+        [l.licencePlate, t.licencePlate],
+      ]
+    : [];
+  const taxStamp = await taxStampOf(xml, doc, { number: issuedBy.resolutionNumber, date: issuedBy.resolutionDate });
+  const office = taxStamp ? siiOfficeOf(issuer.commune) : null;
+  const lines: PdfLine[] = doc.lines.map((line) => ({
+    code: line.code ?? "",
+    name: line.exempt ? `${line.name} (${l.exemptLine})` : line.name,
+    description: line.description,
+    quantity: formatQuantity(line.quantity.toString()),
+    unitPrice: formatAmount(line.amount.toString(), { ...currency, rounded: false, decimals: Math.max(currency.decimals, line.amount.decimalPlaces()) }),
+    discount: line.discount.isZero() ? "" : line.discountScheme === "%" ? `${line.discount.toString()} %` : formatAmount(line.discount.toString(), currency),
+    total: formatAmount(line.total.toString(), currency),
+  }));
   return renderDocumentPdfOffThread({
     documentName: doc.documentType.name,
-    number: doc.number,
+    taxIdLine: issuer.taxId ? `${l.headerTaxId}: ${printedRut(issuer.taxId)}` : null,
+    numberLine: doc.number === null ? l.draft : `N° ${doc.number}`,
+    officeLine: office ? `S.I.I. - ${office.toUpperCase()}` : null,
     status: doc.status,
-    issuer,
-    customer,
-    dates: extra.dates,
-    currency: `${currency.id} (${currency.nameEn})`,
-    lines: doc.lines.map((l) => ({
-      name: l.exempt ? `${l.name} (exempt)` : l.name,
-      description: l.description,
-      quantity: formatQuantity(l.quantity.toString()),
-      unitPrice: formatAmount(l.amount.toString(), { ...currency, rounded: false, decimals: Math.max(currency.decimals, l.amount.decimalPlaces()) }),
-      discount: l.discount.isZero() ? "" : l.discountScheme === "%" ? `${l.discount.toString()} %` : formatAmount(l.discount.toString(), currency),
-      total: formatAmount(l.total.toString(), currency),
-    })),
+    issuer: issuerBlock(issuer),
+    customer: receiverRows(customer, l),
+    dates: dates.filter((r): r is [string, string] => !!r[1]),
+    transport: { title: l.transport, rows: transportRows.filter((r): r is [string, string] => !!r[1]) },
+    columns: [l.code, l.description, l.quantity, l.unitPrice, l.discount, l.value],
+    lines,
+    references: extra.references?.length
+      ? {
+          title: l.references,
+          columns: [l.referenceType, l.referenceFolio, l.referenceDate, l.referenceReason],
+          rows: extra.references.map((r) => [r.document, r.folio, r.date ? day(r.date) : "", [r.code ? l.referenceCodes[r.code] : null, r.reason].filter(Boolean).join(": ")]),
+        }
+      : undefined,
     totals,
     notes: (extra.notes ?? []).filter((n): n is string => !!n),
-    taxStamp: await taxStampOf(xml, doc, { number: issuedBy.resolutionNumber, date: issuedBy.resolutionDate }),
+    taxStamp,
   });
 }

@@ -179,19 +179,20 @@ export async function finalizeInvoice(ctx: ServiceContext, id: string): Promise<
 }
 
 /**
- * The invoice's printed representation as PDF bytes (pdfkit): issuer, customer, document name and
- * number, dates, lines and totals in the invoice currency. 404 for another tenant's invoice.
+ * The invoice's printed representation as PDF bytes (pdfkit; services/document-pdf.ts): issuer,
+ * customer, document name and number, dates, sale condition, lines (a plan's line with its SKU as
+ * code) and totals in the invoice currency. 404 for another tenant's invoice.
  */
 export async function invoicePdf(ctx: ServiceContext, id: string): Promise<Buffer> {
-  const invoice = await ctx.prisma.invoice.findFirst({ where: { id, ...tenant(ctx) }, include: PDF_INCLUDE });
+  const invoice = await ctx.prisma.invoice.findFirst({
+    where: { id, ...tenant(ctx) },
+    include: { ...PDF_INCLUDE, lines: { ...PDF_INCLUDE.lines, include: { plan: { select: { sku: true } } } } },
+  });
   if (!invoice) throw new NotFoundError("invoice", id);
-  const day = (d: Date | null) => storedDate(d) ?? "";
-  return printDocument(ctx, invoice, {
-    dates: [
-      ["Date", day(invoice.date)],
-      ["Due date", day(invoice.dueDate)],
-      ...(invoice.periodStart ? ([["Period", `${day(invoice.periodStart)} - ${day(invoice.periodEnd)}`]] as [string, string][]) : []),
-    ],
+  return printDocument(ctx, { ...invoice, lines: invoice.lines.map((l) => ({ ...l, code: l.plan?.sku ?? null })) }, {
+    dueDate: storedDate(invoice.dueDate),
+    period: invoice.periodStart && invoice.periodEnd ? { start: storedDate(invoice.periodStart)!, end: storedDate(invoice.periodEnd)! } : null,
+    saleCondition: true,
     notes: [invoice.note],
   });
 }

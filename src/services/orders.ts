@@ -16,7 +16,7 @@ import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
 import { isoDate } from "../domain/formats.js";
 import { checkOrdersInvoiceable, invoiceLinesFromOrders } from "../domain/order-invoicing.js";
 import { normalizeRut } from "../domain/rut.js";
-import { DEFAULT_SHIPPING_TYPE, describeShippingType, isShippingType, shippingTypeRule } from "../domain/shipping-types.js";
+import { DEFAULT_SHIPPING_TYPE, isShippingType, shippingTypeRule } from "../domain/shipping-types.js";
 import { tenant, withinTransaction, type ServiceContext } from "./context.js";
 import { findCurrency, findDocumentType, resolveState } from "./reference.js";
 import {
@@ -209,12 +209,13 @@ export async function invoiceOrders(ctx: ServiceContext, input: InvoiceOrdersInp
 export async function orderPdf(ctx: ServiceContext, id: string): Promise<Buffer> {
   const order = await ctx.prisma.order.findFirst({ where: { id, ...tenant(ctx) }, include: PDF_INCLUDE });
   if (!order) throw new NotFoundError("order", id);
-  const rows: [string, string | null][] = [
-    ["Date", storedDate(order.date)],
-    ["Shipping type", describeShippingType(order.shippingType)],
-    ["Deliver to", [order.address, order.state].filter(Boolean).join(", ") || null],
-    ["Carrier", [order.carrierName, order.carrierId && `RUT ${order.carrierId}`].filter(Boolean).join(", ") || null],
-    ["Licence plate", order.licencePlate],
-  ];
-  return printDocument(ctx, order, { dates: rows.filter((r): r is [string, string] => !!r[1]) });
+  return printDocument(ctx, order, {
+    transport: {
+      shippingType: order.shippingType,
+      destination: [order.address, order.state].filter(Boolean).join(", ") || null,
+      carrierName: order.carrierName,
+      carrierId: order.carrierId,
+      licencePlate: order.licencePlate,
+    },
+  });
 }

@@ -31,6 +31,7 @@ function emptySettings(key: TenantKey): OrganizationSettings {
     taxCity: null,
     taxResolutionNumber: null,
     taxResolutionDate: null,
+    locale: null,
     createdAt: new Date(0),
     updatedAt: new Date(0),
   };

@@ -11,7 +11,7 @@ import { Prisma } from "../infra/prisma/generated/client.js";
 import { ValidationError } from "../domain/errors.js";
 import { isoDate } from "../domain/formats.js";
 import { normalizeRut } from "../domain/rut.js";
-import { customerTaxSetting, type IssuedCustomer } from "../domain/issued-parties.js";
+import { receiverDetails, type IssuedCustomer } from "../domain/issued-parties.js";
 import { isShippingType } from "../domain/shipping-types.js";
 import { BOLETA_TYPES, type DteType } from "../domain/dte-rules.js";
 import { taxAgencyFor } from "../infra/taxagency/index.js";
@@ -53,9 +53,12 @@ function dteLines(lines: StoredLine[]): DteLine[] {
  * Receptor from the customer as issued (the document's snapshot, services/issued-parties.ts): its
  * RUT (SII's 55555555-5 for a foreign customer without one; on a boleta, SII's final consumer
  * 66666666-6 for a customer without one, named "Consumidor final" when it has no name either);
- * activity, commune and city from its `tax_settings`.
+ * activity (GiroRecep), commune (CmnaRecep) and city (CiudadRecep) from its columns, or from its
+ * `tax_settings` for a customer saved before they existed (domain/issued-parties.ts receiverDetails);
+ * its e-mail (CorreoRecep) and address (DirRecep).
  */
 function receiver(customer: IssuedCustomer, boleta: boolean): DteReceiver {
+  const details = receiverDetails(customer);
   const rut = customer.taxId ? normalizeRut(customer.taxId) : boleta ? FINAL_CONSUMER_RUT : customer.countryId && customer.countryId !== "CL" ? FOREIGN_RECEIVER_RUT : null;
   if (!rut) throw ValidationError.field("customer", "a DTE needs the customer's RUT (tax_id)");
   const name = customer.name?.trim() ? customer.name : boleta ? "Consumidor final" : null;
@@ -63,11 +66,11 @@ function receiver(customer: IssuedCustomer, boleta: boolean): DteReceiver {
   return {
     rut,
     name,
-    activity: customerTaxSetting(customer, "activity"),
+    activity: details.activity ?? undefined,
     email: customer.email ?? undefined,
     address: customer.address ?? undefined,
-    commune: customerTaxSetting(customer, "commune"),
-    city: customerTaxSetting(customer, "city"),
+    commune: details.commune ?? undefined,
+    city: details.city ?? undefined,
   };
 }
 

@@ -16,6 +16,8 @@ export interface TaxProfile extends IssuerProfile {
   organization: string;
   /** the mode this profile belongs to (each mode has its own) */
   testMode: boolean;
+  /** language of the mode's printed documents ("es", "en"), null: by each document type's country */
+  locale: string | null;
   /** REST names of the fields SII requires that are still empty */
   missing: string[];
   updated: Date;
@@ -33,6 +35,7 @@ type StoredProfile = {
   taxCity: string | null;
   taxResolutionNumber: number | null;
   taxResolutionDate: Date | null;
+  locale: string | null;
   updatedAt: Date;
 };
 
@@ -49,6 +52,7 @@ function view(row: StoredProfile): TaxProfile {
     city: row.taxCity,
     resolutionNumber: row.taxResolutionNumber,
     resolutionDate: storedDate(row.taxResolutionDate),
+    locale: row.locale,
     missing: missingForIssuing(row),
     updated: row.updatedAt,
   };

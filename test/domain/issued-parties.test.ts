@@ -1,6 +1,6 @@
 /** The rules of an issued document's parties (src/domain/issued-parties.ts). */
 import { describe, expect, it } from "vitest";
-import { customerAsIssued, customerSnapshot, customerTaxSetting, issuedIssuerOf, issuerSnapshot, readsSnapshot, type CustomerColumns } from "../../src/domain/issued-parties.js";
+import { customerAsIssued, customerSnapshot, issuedIssuerOf, issuerSnapshot, readsSnapshot, receiverDetails, type CustomerColumns } from "../../src/domain/issued-parties.js";
 
 const row: CustomerColumns & { extra: string } = {
   id: "cus_1",
@@ -14,6 +14,9 @@ const row: CustomerColumns & { extra: string } = {
   phone: null,
   website: null,
   taxId: "76042235-5",
+  activity: null,
+  commune: "Ñuñoa",
+  city: null,
   contacts: [],
   taxSettings: { activity: "Retail", commune: " ", city: 3 },
   metadata: { k: "v" },
@@ -67,8 +70,16 @@ describe("which data a document shows", () => {
     expect(issuedIssuerOf(doc)).toBeNull();
   });
 
-  it("tax settings: non-blank strings only", () => {
-    expect([customerTaxSetting(row, "activity"), customerTaxSetting(row, "commune"), customerTaxSetting(row, "city")]).toEqual(["Retail", undefined, undefined]);
-    expect(customerTaxSetting({ taxSettings: null }, "activity")).toBeUndefined();
+  it("a snapshot taken before activity, commune and city existed reads them as null", () => {
+    const { activity: _a, commune: _c, city: _ci, ...older } = snapshot;
+    const shown = customerAsIssued({ status: "finalized", customerSnapshot: older }, renamed);
+    expect([shown.activity, shown.commune, shown.city]).toEqual([null, null, null]);
+  });
+
+  it("receiver details: the column, else the tax_settings key of older customers; non-blank strings only", () => {
+    // activity from tax_settings (column null), commune from the column (the setting is blank), city nowhere (3 is not text)
+    expect(receiverDetails(row)).toEqual({ activity: "Retail", commune: "Ñuñoa", city: null });
+    expect(receiverDetails({ ...row, activity: "Comercio", city: "  " })).toEqual({ activity: "Comercio", commune: "Ñuñoa", city: null });
+    expect(receiverDetails({ taxSettings: null })).toEqual({ activity: null, commune: null, city: null });
   });
 });

@@ -190,13 +190,14 @@ describe("credit notes over REST", () => {
       "Cliente SpA",
       "NOTA DE CRÉDITO ELECTRÓNICA",
       `N° ${fin.number}`,
-      "2026-11-22",
-      `Corrects: Factura electrónica N° ${invoice.number} of 2026-11-20`,
+      "Fecha de emisión: 22-11-2026",
+      "Referencias",
+      `Factura electrónica (33) ${invoice.number} 20-11-2026 Corrige montos:`,
+      "Producto dañado",
       "Devolución",
       "CLP 1.000",
       "CLP 190",
       "CLP 1.190",
-      "Reason: Producto dañado",
     ]) {
       expect(text).toContain(expected);
     }
@@ -345,8 +346,8 @@ describe("debit notes (CL56) through the credit note resource", () => {
     // the PDF wraps long lines: compare with whitespace collapsed
     const text = (await new PDFParse({ data: new Uint8Array(Buffer.from(pdf.body.file, "base64")) }).getText()).text.replace(/\s+/g, " ");
     expect(text).toContain("NOTA DE DÉBITO ELECTRÓNICA");
-    expect(text).toContain(`Corrects: Factura electrónica N° ${invoice.number} of 2026-11-20`);
-    expect(text).toContain("Reason: Flete no facturado");
+    // Referencias: type, folio, date (dd-mm-yyyy), then the reference code's meaning and the note as reason
+    expect(text).toContain(`Factura electrónica (33) ${invoice.number} 20-11-2026 Corrige montos: Flete no facturado`);
   });
 });
 

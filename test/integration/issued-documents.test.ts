@@ -231,17 +231,20 @@ describe("a document issued to SII prints its DTE's parties", () => {
     const pdfOf = async () => pdfText((await s.rest("GET", `/v1/invoices/${draft.id}/pdf/`)).body.file);
     const text = await pdfOf();
     const lines = text.split("\n").map((l) => l.trim());
-    // issuer block: name, RUT, address (DirOrigen, CmnaOrigen, CiudadOrigen), activity (GiroEmis)
+    // issuer block: name, address (DirOrigen, CmnaOrigen, CiudadOrigen), activity (GiroEmis); its RUT in the header box, with dots
     expect(lines).toContain(dte.RznSoc);
-    expect(lines).toContain(`RUT/Tax id: ${dte.RUTEmisor}`);
+    expect(lines).toContain("R.U.T.: 76.042.235-5");
     expect(lines).toContain(`${dte.DirOrigen}, ${dte.CmnaOrigen}, ${dte.CiudadOrigen}`);
     expect(lines).toContain(dte.GiroEmis);
-    // customer block: RznSocRecep, RUTRecep, DirRecep, CmnaRecep, CiudadRecep, CorreoRecep, GiroRecep
-    expect(lines).toContain(dte.RznSocRecep);
-    expect(lines).toContain(`RUT/Tax id: ${dte.RUTRecep}`);
-    expect(lines).toContain(`${dte.DirRecep}, ${dte.CmnaRecep}, ${dte.CiudadRecep}`);
-    expect(lines).toContain(dte.CorreoRecep);
-    expect(lines).toContain(dte.GiroRecep);
+    // receiver rows: RznSocRecep, RUTRecep, GiroRecep, DirRecep, CmnaRecep, CiudadRecep, CorreoRecep (this customer keeps
+    // its activity, commune and city in tax_settings, as customers saved before those fields did)
+    expect(lines).toContain(`Señor(es): ${dte.RznSocRecep}`);
+    expect(lines).toContain("RUT: 76.042.235-5");
+    expect(lines).toContain(`Giro: ${dte.GiroRecep}`);
+    expect(lines).toContain(`Dirección: ${dte.DirRecep}`);
+    expect(lines).toContain(`Comuna: ${dte.CmnaRecep}`);
+    expect(lines).toContain(`Ciudad: ${dte.CiudadRecep}`);
+    expect(lines).toContain(`Correo: ${dte.CorreoRecep}`);
     expect(text).not.toContain("“");
 
     // the snapshot agrees with the DTE it was built from

@@ -106,7 +106,11 @@ describe("20261124010000_issued_snapshots", () => {
     await p.creditNote.create({ select, data: { ...doc, id: "cre_m", organizationId: "org_m", invoiceId: "inv_m", documentTypeId: "CL61", status: "finalized", number: 1 } });
 
     await db.session((s) => applyMigrations(s, local.slice(0, at + 1)));
-    const customerM = customerSnapshot(await p.customer.findUniqueOrThrow({ where: { id: "cus_m" } }));
+    // the later migrations add columns the client reads (Customer activity, commune, city) and leave the snapshots as they are
+    await db.session((s) => applyMigrations(s, local));
+    /** A customer snapshot as this migration wrote it: without the keys later snapshots carry (activity, commune, city) */
+    const asMigrated = ({ activity: _a, commune: _c, city: _ci, ...rest }: ReturnType<typeof customerSnapshot>) => rest;
+    const customerM = asMigrated(customerSnapshot(await p.customer.findUniqueOrThrow({ where: { id: "cus_m" } })));
     const issuerM = issuerSnapshot({ name: "Org Name", businessName: "Brand Name" }, { taxId: "76042235-5", businessName: null, activity: "Servicios", activityCodes: ["620200", "631200"], address: "Calle 1", commune: "Providencia", city: null, resolutionNumber: 80, resolutionDate: "2014-08-22" });
     expect(issuerM.name).toBe("Brand Name");
     for (const row of [
@@ -118,7 +122,7 @@ describe("20261124010000_issued_snapshots", () => {
       expect(row.issuerSnapshot).toEqual(issuerM);
     }
     const bare = await p.invoice.findUniqueOrThrow({ where: { id: "inv_n" } });
-    expect(bare.customerSnapshot).toEqual(customerSnapshot(await p.customer.findUniqueOrThrow({ where: { id: "cus_n" } })));
+    expect(bare.customerSnapshot).toEqual(asMigrated(customerSnapshot(await p.customer.findUniqueOrThrow({ where: { id: "cus_n" } }))));
     expect(bare.issuerSnapshot).toEqual(issuerSnapshot({ name: "No Profile Ltda", businessName: null }, { taxId: null, businessName: null, activity: null, activityCodes: [], address: null, commune: null, city: null, resolutionNumber: null, resolutionDate: null }));
     const draft = await p.invoice.findUniqueOrThrow({ where: { id: "inv_d" } });
     expect([draft.customerSnapshot, draft.issuerSnapshot]).toEqual([null, null]);

@@ -31,13 +31,18 @@ async function signed(): Promise<string> {
 
 const printed: PdfDocumentData = {
   documentName: "Factura electrónica",
-  number: 1207,
+  taxIdLine: "R.U.T.: 76.042.235-5",
+  numberLine: "N° 1207",
+  officeLine: "S.I.I. - SANTIAGO ORIENTE",
   status: "finalized",
-  issuer: { name: "Compañía Ñandú SpA", taxId: "76.042.235-5" },
-  customer: { name: "Pingüino Señalética Ltda", taxId: "77.777.777-7" },
-  dates: [["Date", "2026-11-20"]],
-  currency: "CLP (Chilean peso)",
-  lines: [{ name: "Diseño de señalética", quantity: "2", unitPrice: "125.000", discount: "", total: "250.000" }],
+  issuer: { name: "Compañía Ñandú SpA" },
+  customer: [
+    ["Señor(es)", "Pingüino Señalética Ltda"],
+    ["RUT", "77.777.777-7"],
+  ],
+  dates: [["Fecha de emisión", "20-11-2026"]],
+  columns: ["Código", "Descripción", "Cantidad", "Precio unitario", "Descuento", "Valor"],
+  lines: [{ code: "", name: "Diseño de señalética", quantity: "2", unitPrice: "125.000", discount: "", total: "250.000" }],
   totals: [["Total", "CLP 297.500"]],
 };
 

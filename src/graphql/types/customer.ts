@@ -66,13 +66,22 @@ export const Customer = builder.prismaNode("Customer", {
     phone: t.exposeString("phone", { nullable: true, description: "phone number as entered (at most 40 characters); null when not given" }),
     website: t.exposeString("website", { nullable: true, description: "http(s) URL; null when not given" }),
     taxId: t.exposeString("taxId", { nullable: true, description: "tax id; for Chile a RUT normalized as 76042235-5" }),
+    activity: t.exposeString("activity", {
+      nullable: true,
+      description: "the customer's giro (line of business, at most 40 characters): SII's GiroRecep on its DTEs and `Giro` on printed documents; null when not given",
+    }),
+    commune: t.exposeString("commune", {
+      nullable: true,
+      description: "comuna of the address: for a Chilean customer one of Chile's comunas by its official name (SII's CmnaRecep); null when not given",
+    }),
+    city: t.exposeString("city", { nullable: true, description: "city of the address (SII's CiudadRecep; at most 20 characters for a Chilean customer); null when not given" }),
     contacts: t.field({
       type: [Contact],
       select: { contacts: true },
       description: "people to reach at the customer, in the order given; empty when none",
       resolve: (c) => (c.contacts as unknown as ContactShape[]) ?? [],
     }),
-    taxSettings: t.expose("taxSettings", { type: "JSONObject", description: "tax details stored as given: for a Chilean receiver its giro (activity), commune and city, printed on its DTEs (docs/orders-and-credit-notes.md); {} when none" }),
+    taxSettings: t.expose("taxSettings", { type: "JSONObject", description: "tax details stored as given; {} when none. A customer saved before `activity`, `commune` and `city` existed may hold them here under those keys: DTEs and printed documents read the field first, then the key" }),
     metadata: t.expose("metadata", { type: "JSONObject", description: "the organization's own string keys and values; {} when none" }),
     aggregations: t.field({
       type: CustomerAggregations,
@@ -109,6 +118,11 @@ const CustomerInput = builder.inputType("CustomerInput", {
     phone: t.string({ description: "phone number, at most 40 characters" }),
     website: t.string({ description: "http(s) URL" }),
     taxId: t.string({ description: "tax id, at most 40 characters; for Chilean customers a valid RUT in any form (76.042.235-5), stored as 76042235-5" }),
+    activity: t.string({ description: "giro (SII's GiroRecep), at most 40 characters (else a validation_error on activity)" }),
+    commune: t.string({
+      description: "comuna; for a Chilean customer one of Chile's comunas in any case, with or without accents (stored by its official name, e.g. nunoa → Ñuñoa), else a validation_error on commune; other customers: free text, at most 100 characters",
+    }),
+    city: t.string({ description: "city; at most 20 characters for a Chilean customer (SII's CiudadRecep), 100 for others" }),
     contacts: t.field({ type: [ContactInput], description: "replaces the whole list of contacts" }),
     taxSettings: t.field({ type: "JSONObject", description: "replaces the stored tax settings" }),
     metadata: t.field({ type: "JSONObject", description: "string keys and values, merged into the current metadata (an empty value removes a key)" }),
@@ -157,7 +171,7 @@ builder.mutationFields((t) => ({
   createCustomer: t.prismaField({
     type: "Customer",
     description:
-      "Creates a customer. Errors: validation_error with the fields in extensions.fields (a text over its length; email or contacts.<i>.email not an e-mail; website not http(s); country not a known two-letter code; state not one of the country's; currency unknown; tax_id not a valid RUT for a Chilean customer; test_clock unknown or used in live mode).",
+      "Creates a customer. Errors: validation_error with the fields in extensions.fields (a text over its length; email or contacts.<i>.email not an e-mail; website not http(s); country not a known two-letter code; state not one of the country's; currency unknown; tax_id not a valid RUT for a Chilean customer; activity over 40 characters; commune not one of Chile's comunas for a Chilean customer; city over its length; test_clock unknown or used in live mode).",
     args: { input: t.arg({ type: CustomerInput, required: true, description: "the customer's fields; every one optional" }) },
     resolve: async (query, _root, args, ctx) => {
       const created = await createCustomer(ctx, args.input);

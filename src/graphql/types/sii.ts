@@ -28,6 +28,10 @@ const TaxProfile = builder.objectRef<TaxProfileValue>("TaxProfile").implement({
     city: t.exposeString("city", { nullable: true, description: "CiudadOrigen (20)" }),
     resolutionNumber: t.exposeInt("resolutionNumber", { nullable: true, description: "SII resolution number authorizing electronic documents (0 in certification)" }),
     resolutionDate: t.field({ type: "Date", nullable: true, description: "date of that resolution", resolve: (p) => p.resolutionDate }),
+    locale: t.exposeString("locale", {
+      nullable: true,
+      description: "language of the mode's printed documents (PDFs): `es` or `en`; null: Spanish for a Chilean document type, English for others (docs/sii-dte.md \"The printed representation\")",
+    }),
     missing: t.exposeStringList("missing", { description: "fields SII requires that are still empty (tax_id, business_name, activity, activity_codes)" }),
     updated: t.expose("updated", { type: "DateTime", description: "when this mode's profile last changed" }),
   }),
@@ -45,6 +49,7 @@ const TaxProfileInput = builder.inputType("TaxProfileInput", {
     city: t.string({ description: "at most 20 characters" }),
     resolutionNumber: t.int({ description: "0 or more" }),
     resolutionDate: t.string({ description: "date of the SII resolution, yyyy-mm-dd (a String for REST compatibility; another form is a validation_error on resolution_date)" }),
+    locale: t.string({ description: "language of printed documents: `es` or `en` (another value is a validation_error on locale); null or an empty string: by the document type's country" }),
   }),
 });
 
@@ -129,7 +134,7 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   updateTaxProfile: t.field({
     type: TaxProfile,
-    description: "Changes the given fields of the caller's mode's tax profile (the other mode's is not touched). Errors: validation_error (tax_id, business_name, activity, activity_codes, address, commune, city, resolution_number, resolution_date).",
+    description: "Changes the given fields of the caller's mode's tax profile (the other mode's is not touched). Errors: validation_error (tax_id, business_name, activity, activity_codes, address, commune, city, resolution_number, resolution_date, locale).",
     args: { input: t.arg({ type: TaxProfileInput, required: true, description: "the fields to change" }) },
     resolve: (_root, args, ctx) => updateTaxProfile(ctx, args.input),
   }),

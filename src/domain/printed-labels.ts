@@ -1,0 +1,206 @@
+/**
+ * The words and formats of a printed document (docs/sii-dte.md "The printed representation"):
+ * the one table of labels, in Spanish (SII's labels, as Chilean DTEs print them) and English, and
+ * how dates and RUTs read on paper. Pure; services/document-pdf.ts picks the locale and passes the
+ * labels to infra/pdf.ts.
+ *
+ * Locale rule: the organization's `locale` setting when set, else Spanish for a document type of
+ * Chile (CL33, CL52, CL61, …) and English for every other country.
+ */
+import { SHIPPING_TYPES } from "./shipping-types.js";
+
+/** The languages a document prints in. */
+export const PRINT_LOCALES = ["es", "en"] as const;
+export type PrintLocale = (typeof PRINT_LOCALES)[number];
+
+export function isPrintLocale(value: string): value is PrintLocale {
+  return (PRINT_LOCALES as readonly string[]).includes(value);
+}
+
+/** The locale a document prints in: `override` (the organization's setting) when set, else by the document type's country. */
+export function documentLocale(countryId: string | null | undefined, override: string | null | undefined): PrintLocale {
+  if (override && isPrintLocale(override)) return override;
+  return countryId === "CL" ? "es" : "en";
+}
+
+export interface PrintedLabels {
+  /** the issuer's tax id in the header box ("R.U.T.: 76.042.235-5") */
+  headerTaxId: string;
+  customer: string;
+  taxId: string;
+  activity: string;
+  address: string;
+  commune: string;
+  city: string;
+  email: string;
+  issueDate: string;
+  dueDate: string;
+  period: string;
+  saleCondition: string;
+  currency: string;
+  code: string;
+  description: string;
+  quantity: string;
+  unitPrice: string;
+  discount: string;
+  value: string;
+  subtotal: string;
+  globalDiscount: string;
+  net: string;
+  exempt: string;
+  /** `tax(19)` → "IVA 19 %" */
+  tax: (percent: string) => string;
+  total: string;
+  references: string;
+  referenceType: string;
+  referenceFolio: string;
+  referenceDate: string;
+  referenceReason: string;
+  transport: string;
+  shippingType: string;
+  destination: string;
+  carrier: string;
+  licencePlate: string;
+  note: string;
+  /** the number line of a draft, which has no number yet */
+  draft: string;
+  exemptLine: string;
+  /** sale conditions by SII's FmaPago: contado (cash, due on issue) or crédito (a later due date) */
+  cash: string;
+  credit: string;
+  /** SII's transfer codes (IndTraslado "1".."9") by name */
+  shippingTypes: Record<string, string>;
+  /** SII's CodRef of a reference: 1 cancels, 2 corrects text, 3 corrects amounts */
+  referenceCodes: Record<number, string>;
+}
+
+const LABELS: Record<PrintLocale, PrintedLabels> = {
+  es: {
+    headerTaxId: "R.U.T.",
+    customer: "Señor(es)",
+    taxId: "RUT",
+    activity: "Giro",
+    address: "Dirección",
+    commune: "Comuna",
+    city: "Ciudad",
+    email: "Correo",
+    issueDate: "Fecha de emisión",
+    dueDate: "Fecha de vencimiento",
+    period: "Período",
+    saleCondition: "Condición de venta",
+    currency: "Moneda",
+    code: "Código",
+    description: "Descripción",
+    quantity: "Cantidad",
+    unitPrice: "Precio unitario",
+    discount: "Descuento",
+    value: "Valor",
+    subtotal: "Subtotal",
+    globalDiscount: "Descuento global",
+    net: "Monto neto",
+    exempt: "Monto exento",
+    tax: (percent) => `IVA ${percent} %`,
+    total: "Total",
+    references: "Referencias",
+    referenceType: "Tipo de documento",
+    referenceFolio: "Folio",
+    referenceDate: "Fecha",
+    referenceReason: "Razón",
+    transport: "Transporte",
+    shippingType: "Tipo de traslado",
+    destination: "Dirección de destino",
+    carrier: "Transportista",
+    licencePlate: "Patente",
+    note: "Observaciones",
+    draft: "BORRADOR",
+    exemptLine: "exento",
+    cash: "Contado",
+    credit: "Crédito",
+    // DTE_v10.xsd's labels of IndTraslado 1-7, 8-9 as LibreDTE names them (chile-dte.md 2.2)
+    shippingTypes: {
+      "1": "Operación constituye venta",
+      "2": "Ventas por efectuar",
+      "3": "Consignaciones",
+      "4": "Entrega gratuita",
+      "5": "Traslados internos",
+      "6": "Otros traslados no venta",
+      "7": "Guía de devolución",
+      "8": "Traslado para exportación (no venta)",
+      "9": "Venta para exportación",
+    },
+    referenceCodes: { 1: "Anula documento de referencia", 2: "Corrige texto", 3: "Corrige montos" },
+  },
+  en: {
+    headerTaxId: "Tax id",
+    customer: "Customer",
+    taxId: "Tax id",
+    activity: "Activity",
+    address: "Address",
+    commune: "Commune",
+    city: "City",
+    email: "E-mail",
+    issueDate: "Date",
+    dueDate: "Due date",
+    period: "Period",
+    saleCondition: "Terms",
+    currency: "Currency",
+    code: "Code",
+    description: "Item",
+    quantity: "Quantity",
+    unitPrice: "Unit price",
+    discount: "Discount",
+    value: "Total",
+    subtotal: "Subtotal",
+    globalDiscount: "Discount",
+    net: "Net",
+    exempt: "Exempt",
+    tax: (percent) => `Tax (${percent} %)`,
+    total: "Total",
+    references: "References",
+    referenceType: "Document",
+    referenceFolio: "Number",
+    referenceDate: "Date",
+    referenceReason: "Reason",
+    transport: "Transport",
+    shippingType: "Shipping type",
+    destination: "Deliver to",
+    carrier: "Carrier",
+    licencePlate: "Licence plate",
+    note: "Notes",
+    draft: "DRAFT",
+    exemptLine: "exempt",
+    cash: "Cash",
+    credit: "Credit",
+    shippingTypes: SHIPPING_TYPES,
+    referenceCodes: { 1: "Cancels the document", 2: "Corrects text", 3: "Corrects amounts" },
+  },
+};
+
+export function printedLabels(locale: PrintLocale): PrintedLabels {
+  return LABELS[locale];
+}
+
+/** A shipping type code as printed: `1 (Operación constituye venta)`, `1 (Sale)`; an unknown code as is. */
+export function printedShippingType(code: string, labels: PrintedLabels): string {
+  const name = labels.shippingTypes[code];
+  return name ? `${code} (${name})` : code;
+}
+
+const MONTHS_ES = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"];
+
+/**
+ * A calendar date `yyyy-mm-dd` as printed: `dd-mm-yyyy` in Spanish (SII's form, "20-11-2026"),
+ * `yyyy-mm-dd` in English. `long`: SII's long form, "20 de noviembre de 2026" (Spanish only).
+ */
+export function printedDate(iso: string, locale: PrintLocale, long = false): string {
+  const [y, m, d] = iso.split("-");
+  if (locale === "en") return iso;
+  return long ? `${Number(d)} de ${MONTHS_ES[Number(m) - 1]} de ${y}` : `${d}-${m}-${y}`;
+}
+
+/** A RUT in normal form (`76042235-5`) as printed, with thousands dots: `76.042.235-5`. Other text is returned as is. */
+export function printedRut(rut: string): string {
+  const m = /^(\d{1,8})-([\dK])$/.exec(rut);
+  if (!m) return rut;
+  return `${m[1].replace(/\B(?=(\d{3})+(?!\d))/g, ".")}-${m[2]}`;
+}

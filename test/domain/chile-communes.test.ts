@@ -1,0 +1,75 @@
+/** Chile's comunas and the SII office of each (src/domain/chile-communes.ts). */
+import { describe, expect, it } from "vitest";
+import { CHILEAN_COMMUNES, communeKey, findCommune, siiOfficeOf } from "../../src/domain/chile-communes.js";
+
+describe("comunas", () => {
+  it("are Chile's 346, each once, each short enough for SII's CmnaRecep (20)", () => {
+    expect(CHILEAN_COMMUNES).toHaveLength(346);
+    expect(new Set(CHILEAN_COMMUNES.map(communeKey)).size).toBe(346);
+    expect(CHILEAN_COMMUNES.filter((c) => c.length > 20)).toEqual([]);
+  });
+
+  it("are found in any case, with or without accents, and by common aliases", () => {
+    expect(findCommune("Ñuñoa")).toEqual({ name: "Ñuñoa", region: "CL-RM", siiOffice: "Santiago Oriente" });
+    expect(findCommune("  nunoa ")?.name).toBe("Ñuñoa");
+    expect(findCommune("LOS ANGELES")?.name).toBe("Los Ángeles");
+    expect(findCommune("Llay-Llay")?.name).toBe("Llaillay");
+    expect(findCommune("Puerto Natales")?.name).toBe("Natales");
+    expect(findCommune("o’higgins")?.name).toBe("O'Higgins");
+    expect(findCommune("Gotham")).toBeNull();
+    expect(findCommune("")).toBeNull();
+  });
+});
+
+describe("SII office of a comuna", () => {
+  it("the Región Metropolitana: each comuna has its Dirección Regional", () => {
+    expect(siiOfficeOf("Santiago")).toBe("Santiago Centro");
+    expect(siiOfficeOf("Las Condes")).toBe("Santiago Oriente");
+    expect(siiOfficeOf("Providencia")).toBe("Santiago Oriente");
+    expect(siiOfficeOf("Maipú")).toBe("Santiago Poniente");
+    expect(siiOfficeOf("Melipilla")).toBe("Santiago Poniente");
+    expect(siiOfficeOf("La Florida")).toBe("Santiago Sur");
+    expect(siiOfficeOf("Puente Alto")).toBe("Santiago Sur");
+    expect(siiOfficeOf("Colina")).toBe("Santiago Centro");
+    const rm = CHILEAN_COMMUNES.filter((c) => findCommune(c)!.region === "CL-RM");
+    expect(rm).toHaveLength(52);
+    expect(new Set(rm.map((c) => siiOfficeOf(c)))).toEqual(new Set(["Santiago Centro", "Santiago Oriente", "Santiago Poniente", "Santiago Sur"]));
+  });
+
+  it("each regional capital has its region's Dirección Regional", () => {
+    const capitals: Record<string, string> = {
+      Arica: "Arica",
+      Iquique: "Iquique",
+      Antofagasta: "Antofagasta",
+      Copiapó: "Copiapó",
+      "La Serena": "La Serena",
+      Valparaíso: "Valparaíso",
+      Rancagua: "Rancagua",
+      Talca: "Talca",
+      Chillán: "Chillán",
+      Concepción: "Concepción",
+      Temuco: "Temuco",
+      Valdivia: "Valdivia",
+      "Puerto Montt": "Puerto Montt",
+      Coyhaique: "Coyhaique",
+      "Punta Arenas": "Punta Arenas",
+    };
+    for (const [capital, office] of Object.entries(capitals)) expect(siiOfficeOf(capital), capital).toBe(office);
+  });
+
+  it("a province with its own unit, and the fallback to the region's Dirección Regional", () => {
+    expect(siiOfficeOf("San Pedro de Atacama")).toBe("Calama");
+    expect(siiOfficeOf("Hualpén")).toBe("Talcahuano");
+    expect(siiOfficeOf("Chiloé" /* a province, not a comuna */)).toBeNull();
+    expect(siiOfficeOf("Ancud")).toBe("Castro");
+    // no unit listed for Cardenal Caro: Rancagua's Dirección Regional
+    expect(siiOfficeOf("Pichilemu")).toBe("Rancagua");
+    expect(siiOfficeOf("Isla de Pascua")).toBe("Valparaíso");
+  });
+
+  it("every comuna has an office; unknown or empty names have none", () => {
+    for (const c of CHILEAN_COMMUNES) expect(siiOfficeOf(c), c).toBeTruthy();
+    expect(siiOfficeOf("Buenos Aires")).toBeNull();
+    expect(siiOfficeOf(null)).toBeNull();
+  });
+});
