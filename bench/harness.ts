@@ -1,5 +1,5 @@
 /**
- * What the usage benchmarks (bench/usage.ts, bench/usage-scale.ts) share: a fresh PostgreSQL
+ * What the HTTP benchmarks (bench/http.ts, bench/usage.ts, bench/usage-scale.ts) share: a fresh PostgreSQL
  * database, the service as a child process (`node dist/main.js`, as bench/http.ts runs it), a TCP
  * proxy counting the SQL statements clients send, and a check that dist/ is current.
  */

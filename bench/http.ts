@@ -23,15 +23,12 @@
  *
  * BENCH_ONLY=get1,get32,graphql,usages runs a subset. Figures go to stdout only.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import net from "node:net";
 import { isDeepStrictEqual } from "node:util";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
-import pg from "pg";
-import { buildState, root } from "../scripts/build-state.mjs";
+import { countingProxy, openDatabase, requireFreshBuild, serviceEnv, startChild, startService, type Child } from "./harness.js";
 import { createDatabase, migrateTarget } from "../src/infra/database.js";
 import { newId } from "../src/infra/ids.js";
 import { createApiKey } from "../src/services/api-keys.js";
@@ -42,7 +39,6 @@ const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 200);
 const INVOICES = Number(process.env.BENCH_INVOICES ?? 1000);
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
-const ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
 
 /** The GraphQL page measured: 50 invoices with customer, country, lines and payments. */
 export const INVOICES_QUERY = `query BenchInvoices {
@@ -58,32 +54,9 @@ export const INVOICES_QUERY = `query BenchInvoices {
   }
 }`;
 
-if (buildState() !== "fresh") {
-  console.error("dist/ is missing or stale: run `npm run build` first");
-  process.exit(1);
-}
+requireFreshBuild();
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-/** A fresh database on the local PostgreSQL, or BENCH_DATABASE_URL as given (not dropped). */
-async function openDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  if (process.env.BENCH_DATABASE_URL) return { url: process.env.BENCH_DATABASE_URL, drop: async () => undefined };
-  const name = `bench_http_${process.pid}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  return {
-    url: `postgresql://postgres@127.0.0.1:5432/${name}`,
-    drop: async () => {
-      const c = new pg.Client({ connectionString: ADMIN_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
 
 interface Seed {
   key: string;
@@ -181,121 +154,6 @@ async function seed(url: string): Promise<Seed> {
   }
 }
 
-let nextPort = 32000 + Math.floor(Math.random() * 1000);
-
-interface Child {
-  url: string;
-  child: ChildProcess;
-  stop: () => Promise<void>;
-}
-
-async function waitHealthy(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${child.spawnargs.join(" ")} exited ${child.exitCode}`);
-    if (Date.now() > deadline) throw new Error(`${url} did not become healthy in 60 s`);
-    try {
-      const res = await fetch(`${url}/healthz`);
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function startChild(args: string[], env: NodeJS.ProcessEnv): Promise<Child> {
-  const port = nextPort++;
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, args, { cwd: root, env: { ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", "ignore", "inherit"] });
-  await waitHealthy(url, child);
-  return {
-    url,
-    child,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      await exited;
-    },
-  };
-}
-
-function serviceEnv(databaseUrl: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    NODE_ENV: "production",
-    LOG_LEVEL: "silent",
-    RATE_LIMIT_REQUESTS: "0",
-    AUTH_FAILURE_LIMIT: "0",
-    BILLING_RUN_INTERVAL_SECONDS: "0",
-    SII_SEND_INTERVAL_SECONDS: "0",
-  };
-  delete env.BILLING_DATA_DIR;
-  delete env.NODE_OPTIONS;
-  return env;
-}
-
-/**
- * A TCP proxy to PostgreSQL counting the statements clients send: each Execute ('E', extended
- * protocol) and each simple Query ('Q'). The first message of a connection (startup, or an
- * SSLRequest then the startup) has no type byte.
- */
-async function countingProxy(databaseUrl: string): Promise<{ url: string; statements: () => number; close: () => Promise<void> }> {
-  const target = new URL(databaseUrl);
-  let statements = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    sockets.add(client).add(upstream);
-    let buffer = Buffer.alloc(0);
-    let untyped = 1;
-    client.on("data", (chunk) => {
-      upstream.write(chunk);
-      buffer = Buffer.concat([buffer, chunk]);
-      for (;;) {
-        if (untyped > 0) {
-          if (buffer.length < 8) break;
-          const length = buffer.readInt32BE(0);
-          if (buffer.length < length) break;
-          if (buffer.readInt32BE(4) === 80877103) untyped++; // SSLRequest: the startup follows
-          untyped--;
-          buffer = buffer.subarray(length);
-          continue;
-        }
-        if (buffer.length < 5) break;
-        const length = buffer.readInt32BE(1);
-        if (buffer.length < 1 + length) break;
-        const type = String.fromCharCode(buffer[0]);
-        if (type === "E" || type === "Q") statements++;
-        buffer = buffer.subarray(1 + length);
-      }
-    });
-    upstream.on("data", (chunk) => client.write(chunk));
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on("close", end).on("error", end);
-    upstream.on("close", end).on("error", end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const proxied = new URL(databaseUrl);
-  proxied.hostname = "127.0.0.1";
-  proxied.port = String((server.address() as net.AddressInfo).port);
-  return {
-    url: proxied.toString(),
-    statements: () => statements,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => server.close(r));
-    },
-  };
-}
-
 /** SQL statements per request of each path (the mean of `times` requests after one warm-up request). */
 async function countStatements(databaseUrl: string, seedData: Seed, paths: Path[], times = 5): Promise<Map<string, { service: number; baseline: number }>> {
   const proxy = await countingProxy(databaseUrl);
@@ -326,7 +184,6 @@ async function countStatements(databaseUrl: string, seedData: Seed, paths: Path[
   return counted;
 }
 
-const startService = (databaseUrl: string, nodeArgs: string[] = []) => startChild([...nodeArgs, "dist/main.js"], serviceEnv(databaseUrl));
 const startBaseline = (databaseUrl: string) => startChild(["bench/baseline.mjs"], serviceEnv(databaseUrl));
 
 interface Path {
@@ -402,7 +259,7 @@ const fmtMs = (v: number) => `${v.toFixed(0)} ms`;
 const fmtRow = (r: Run) => `${r.rps.toFixed(0)} req/s, p50 ${fmtMs(r.p50)}, p99 ${fmtMs(r.p99)}`;
 
 async function main(): Promise<void> {
-  const db = await openDatabase();
+  const db = await openDatabase("bench_http");
   const children: Child[] = [];
   try {
     const t0 = performance.now();
