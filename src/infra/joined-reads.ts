@@ -75,11 +75,11 @@ const unsupported = (why: string): never => {
   throw new Unsupported(why);
 };
 
+const TRANSLATED_ARGUMENTS = new Set(["select", "include", "where", "orderBy", "take", "skip"]);
+
 function selectionOf(model: ModelInfo, args: Args): Selection {
-  for (const key of Object.keys(args)) {
-    if (!["select", "include", "where", "orderBy", "take", "skip"].includes(key) || (key !== "where" && args[key] === undefined)) {
-      if (args[key] !== undefined) unsupported(`argument ${key}`);
-    }
+  for (const [key, value] of Object.entries(args)) {
+    if (value !== undefined && !TRANSLATED_ARGUMENTS.has(key)) unsupported(`argument ${key}`);
   }
   const select = args.select as Args | undefined;
   const include = args.include as Args | undefined;
@@ -345,7 +345,8 @@ async function joinedRead(client: RawClient, delegate: Delegate, model: ModelInf
       if (inner instanceof Unsupported) return undefined;
       throw inner;
     }
-    const base = many ? "findMany" : "findFirst";
+    // a findUnique's where may name a compound unique key, which only findUnique takes
+    const base = many ? "findMany" : operation.startsWith("findUnique") ? "findUnique" : "findFirst";
     const found = (await delegate[base]({ ...pagingKeys(args), select: { id: true } })) as { id: string }[] | { id: string } | null;
     const ids = many ? (found as { id: string }[]).map((r) => r.id) : found ? [(found as { id: string }).id] : [];
     if (ids.length === 0) {

@@ -118,6 +118,16 @@ describe("joined reads", () => {
     expect(r.joinedStatements).toHaveLength(2);
   });
 
+  it("a findUnique whose where it does not translate: Prisma's findUnique of the id, then the joined read", async () => {
+    const read = (p: Database["prisma"], from: string) => p.invoice.findUnique({ where: { id: ids.invoices[2], date: { gte: new Date(from) } }, include: { customer: true } });
+    const r = await both((p) => read(p, "2026-11-01"));
+    expect(r.joined).toEqual(r.own);
+    expect(r.joined?.customer.id).toBe(ids.customer);
+    expect(r.joinedStatements).toHaveLength(2);
+    const none = await both((p) => read(p, "2027-01-01"));
+    expect([none.joined, none.own]).toEqual([null, null]);
+  });
+
   it("findUnique by id in one tick: one statement for all, each its own copy", async () => {
     const r = await both((p) => Promise.all(ids.invoices.map((id) => p.invoice.findUnique({ where: { id }, include: { lines: true } }))));
     // without an orderBy neither promises an order of the lines: the same lines
