@@ -15,7 +15,9 @@
  *                       activity, commune and city since migration 2026112501000000, absent
  *                       from older snapshots and read as null)
  *   issuerSnapshot:   { name, taxId, businessName, activity, activityCodes, address, commune, city,
- *                       resolutionNumber, resolutionDate }
+ *                       resolutionNumber, resolutionDate, locale? } (locale: the organization's print
+ *                       locale when one was set at finalize; absent = the document's country's
+ *                       language, so an issued document prints in the language it was issued in)
  *
  * Worked example: customer `{ name: "Cliente SpA", activity: "Retail" }` finalized, then renamed
  * "Otro": the document's customer still reads name "Cliente SpA" and activity "Retail".
@@ -67,6 +69,8 @@ export interface IssuerProfile {
   city: string | null;
   resolutionNumber: number | null;
   resolutionDate: string | null;
+  /** the print locale (`es`, `en`) when the organization set one (TaxProfile.locale) */
+  locale?: string | null;
 }
 
 /** The customer's columns as they go into the snapshot (key order fixed, so equal rows give equal JSON). */
@@ -110,6 +114,7 @@ export function issuerSnapshot(org: { name: string; businessName: string | null 
     city: profile.city,
     resolutionNumber: profile.resolutionNumber,
     resolutionDate: profile.resolutionDate,
+    ...(profile.locale ? { locale: profile.locale } : {}),
   };
 }
 

@@ -13,7 +13,7 @@ import type { PdfLine, PdfTaxStamp } from "../infra/pdf.js";
 import { renderDocumentPdfOffThread } from "../infra/pdf-pool.js";
 import { cedibleLabel, compactTed, decodeIso88591, dteParties, timbreCaption, timbrePng, type DteParty } from "../infra/taxagency/sii/index.js";
 import type { PdfParty } from "../infra/pdf.js";
-import { receiverDetails, type CustomerColumns } from "../domain/issued-parties.js";
+import { issuedIssuerOf, readsSnapshot, receiverDetails, type CustomerColumns } from "../domain/issued-parties.js";
 import { documentLocale, printedDate, printedLabels, printedRut, printedShippingType, type PrintedLabels, type PrintLocale } from "../domain/printed-labels.js";
 import { siiOfficeOf } from "../domain/chile-communes.js";
 import { isoDate } from "../domain/formats.js";
@@ -176,8 +176,13 @@ export interface PrintExtras {
   notes?: (string | null | undefined)[];
 }
 
-/** The language `doc` prints in: the organization's `locale` of the document's mode, else by its type's country. */
+/**
+ * The language `doc` prints in: an issued document's is fixed at finalize (its issuer snapshot's
+ * `locale`, else its type's country's), so changing the setting never changes an issued document;
+ * a draft's is the organization's `locale` of the document's mode now, else by its type's country.
+ */
 async function localeOf(ctx: ServiceContext, doc: PrintableDocument): Promise<PrintLocale> {
+  if (readsSnapshot(doc)) return documentLocale(doc.documentType.countryId, issuedIssuerOf(doc)?.locale ?? null);
   const settings = await readSettings(ctx.prisma, { organizationId: doc.organizationId, testMode: doc.testMode });
   return documentLocale(doc.documentType.countryId, settings.locale);
 }

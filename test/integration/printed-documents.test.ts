@@ -324,10 +324,10 @@ describe("every DTE type prints as a Chilean document", () => {
 });
 
 describe("the organization's locale", () => {
-  it("en prints the same document in English (labels, ISO dates); null goes back to the country's; another value is a 400", async () => {
+  it("en prints documents finalized under it in English (labels, ISO dates), and they stay English when it changes; null goes back to the country's; another value is a 400", async () => {
     const draft = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", date: issued, due_date: due, lines: [{ name: "Consultoría", amount: 1000 }] } })).body;
-    expect((await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`)).status).toBe(200);
     const english = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { locale: "en" } });
+    expect((await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`)).status).toBe(200);
     expect(english.status, english.text).toBe(200);
     expect(english.body.locale).toBe("en");
     const gql = await s.graphql(`{ taxProfile { locale } }`);
@@ -341,7 +341,12 @@ describe("the organization's locale", () => {
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body.error.fields)).toEqual(["locale"]);
     expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { locale: null } })).body.locale).toBeNull();
-    expectLines(await pdfLines("invoices", draft.id, "33-es"), [`Señor(es): ${RECEIVER.name}`, `Fecha de emisión: ${dmy(issued)}`]);
+    // an issued document never changes: still English; a draft follows the setting (Spanish again)
+    expect((await pdfLines("invoices", draft.id, "33-en-after")).join("\n")).toContain("Unit price");
+    const spanish = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", date: issued, due_date: due, lines: [{ name: "Consultoría", amount: 1000 }] } })).body;
+    const spanishLines = await pdfLines("invoices", spanish.id, "33-es-draft");
+    expect(spanishLines.join("\n")).toContain("Precio unitario");
+    expectLines(spanishLines, [`Señor(es): ${RECEIVER.name}`, `Fecha de emisión: ${dmy(issued)}`]);
     // a test key's locale is test mode's only
     expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.acmeLive })).body.locale).toBeNull();
   });
