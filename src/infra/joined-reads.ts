@@ -209,7 +209,9 @@ function selectList(model: ModelInfo, alias: string, selection: Selection, param
   const convert: Converter = { decimals: [], dates: [], bytes: [], bigints: [], relations: [], hidden: [] };
   const columns: string[] = [];
   for (const field of selection.scalars) {
-    columns.push(`${jsonColumn(field, alias)} AS ${q(field.name)}`);
+    const expression = jsonColumn(field, alias);
+    // a bare column keeps its name in row_to_json; a cast needs it given (less SQL text to send)
+    columns.push(expression === `${alias}.${q(field.name)}` ? expression : `${expression} AS ${q(field.name)}`);
     if (field.type === "Decimal") convert.decimals.push(field.name);
     else if (field.type === "DateTime") convert.dates.push(field.name);
     else if (field.type === "Bytes") convert.bytes.push(field.name);
