@@ -15,19 +15,10 @@
  * - GET /healthz.
  * Configured by DATABASE_URL, PORT and HOST, as the service.
  */
-import http from "node:http";
-import crypto from "node:crypto";
-import pg from "pg";
-
-// numeric as text, parsed by the JSON building in SQL; dates as text
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+import { iso, newId, pool, readBody, send, serveBaseline } from "./baseline-server.mjs";
 
 /** `yyyy-mm-dd hh:mm:ss` in UTC, as the REST adapter prints invoice, customer and payment timestamps. */
 const plain = (col) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')`;
-/** ISO 8601 with +00:00, as the REST adapter prints usage timestamps. */
-const iso = (col) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"')`;
-
-const AUTH = `SELECT "organizationId" AS org, "testMode" AS test FROM "ApiKey" WHERE hash = $1 AND "revokedAt" IS NULL AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
 
 const INVOICE = `
 SELECT json_build_object(
@@ -83,38 +74,9 @@ WITH line AS (
 SELECT json_build_object('id', u.id, 'subscription_line', u."subscriptionLineId", 'quantity', u.quantity, 'date_time', ${iso('u."dateTime"')},
   'invoice', u."invoiceId", 'created', ${iso('u."createdAt"')})::text AS json FROM inserted u`;
 
-const ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-const newId = (prefix) => {
-  const bytes = crypto.randomBytes(24);
-  let s = "";
-  for (const b of bytes) s += ID_ALPHABET[b % ID_ALPHABET.length];
-  return `${prefix}_${s}`;
-};
-
-function send(res, status, body) {
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) });
-  res.end(body);
-}
-
-function readBody(req) {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
 const notFound = JSON.stringify({ error: { code: "not_found", message: "not found" } });
 
-async function handle(req, res) {
-  const url = req.url ?? "/";
-  if (url === "/healthz") return send(res, 200, '{"status":"ok"}');
-  const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
-  if (!token) return send(res, 401, '{"error":{"code":"unauthenticated"}}');
-  const hash = crypto.createHash("sha256").update(token).digest("hex");
-  const key = (await pool.query(AUTH, [hash])).rows[0];
-  if (!key) return send(res, 401, '{"error":{"code":"unauthenticated"}}');
+serveBaseline(async (req, res, key, url) => {
   const invoice = /^\/v1\/invoices\/([^/]+)\/?$/.exec(url);
   if (req.method === "GET" && invoice) {
     const row = (await pool.query(INVOICE, [invoice[1], key.org, key.test])).rows[0];
@@ -131,15 +93,4 @@ async function handle(req, res) {
     return row ? send(res, 201, row.json) : send(res, 400, '{"error":{"code":"validation_error","fields":{"subscription_line":"not found"}}}');
   }
   return send(res, 404, notFound);
-}
-
-const server = http.createServer((req, res) => {
-  handle(req, res).catch((e) => send(res, 500, JSON.stringify({ error: { code: "internal", message: String(e?.message ?? e) } })));
-});
-server.keepAliveTimeout = 65_000;
-server.listen(Number(process.env.PORT ?? 3001), process.env.HOST ?? "127.0.0.1");
-process.on("SIGTERM", () => {
-  server.close();
-  server.closeAllConnections();
-  void pool.end().then(() => process.exit(0));
 });
