@@ -15,8 +15,8 @@ import { InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { APPLY_SCHEMES } from "../domain/catalogue.js";
 import { validateAddonRates, type AddonRate, type AddonRateInput } from "../domain/pricing.js";
 import type { DecimalInput } from "../domain/money.js";
-import { lockTenantRow, tenant, type ServiceContext } from "./context.js";
-import { Fields, inTransaction, type DeleteResult } from "./catalogue.js";
+import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
+import { Fields, type DeleteResult } from "./catalogue.js";
 
 export interface AddonInput {
   applyScheme?: string | null;
@@ -85,7 +85,7 @@ export async function createAddon(ctx: ServiceContext, input: AddonInput): Promi
 
 /** Updates the given fields; pricing fields of an addon a subscription uses: 409. 404 for another tenant's addon. */
 export async function updateAddon(ctx: ServiceContext, id: string, input: AddonInput): Promise<Addon> {
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const current = await loadAddon(tx, id);
     const f = new Fields(tx);
     const data = await addonColumns(f, input, current);
@@ -106,7 +106,7 @@ export async function updateAddon(ctx: ServiceContext, id: string, input: AddonI
 
 /** Deletes an addon no subscription uses; archives one that is used. 404 for another tenant's addon. */
 export async function deleteAddon(ctx: ServiceContext, id: string): Promise<DeleteResult> {
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const addon = await loadAddon(tx, id);
     if ((await tx.prisma.subscriptionAddon.count({ where: { addonId: addon.id } })) > 0) {
       if (!addon.archivedAt) await tx.prisma.addon.update({ where: { id: addon.id }, data: { status: "archived", archivedAt: tx.now() } });

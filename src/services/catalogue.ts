@@ -7,7 +7,7 @@ import { MAX_AMOUNT_DECIMALS } from "../domain/pricing.js";
 import { Decimal, toDecimal, type DecimalInput } from "../domain/money.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import { isOneOf } from "../domain/catalogue.js";
-import { withinTransaction, type ServiceContext } from "./context.js";
+import type { ServiceContext } from "./context.js";
 import { findCurrency } from "./reference.js";
 
 export type Currency = NonNullable<Awaited<ReturnType<typeof findCurrency>>>;
@@ -89,14 +89,6 @@ export class Fields {
     });
     return merged;
   }
-}
-
-/**
- * Runs `fn` in one transaction, with a context whose queries go through it (every catalogue write
- * is one transaction; a failure changes nothing).
- */
-export function inTransaction<T>(ctx: ServiceContext, fn: (tx: ServiceContext) => Promise<T>): Promise<T> {
-  return ctx.prisma.$transaction((tx) => fn(withinTransaction(ctx, tx)));
 }
 
 /** Result of a catalogue delete: removed (`deleted`) or kept and archived because something uses it. */

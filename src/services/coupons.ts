@@ -15,8 +15,8 @@ import { newId } from "../infra/ids.js";
 import { InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { APPLY_ON, DISCOUNT_SCHEMES, DURATION_SCHEMES } from "../domain/catalogue.js";
 import { roundMoney, type DecimalInput } from "../domain/money.js";
-import { lockTenantRow, tenant, type ServiceContext } from "./context.js";
-import { Fields, inTransaction, type DeleteResult } from "./catalogue.js";
+import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
+import { Fields, type DeleteResult } from "./catalogue.js";
 
 export interface CouponInput {
   discountScheme?: string | null;
@@ -90,7 +90,7 @@ export async function createCoupon(ctx: ServiceContext, input: CouponInput): Pro
 
 /** Updates the given fields; pricing fields of a coupon a subscription uses: 409. 404 for another tenant's coupon. */
 export async function updateCoupon(ctx: ServiceContext, id: string, input: CouponInput): Promise<Coupon> {
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const current = await loadCoupon(tx, id);
     const f = new Fields(tx);
     const data = await couponColumns(f, input, current, tx.now());
@@ -110,7 +110,7 @@ export async function updateCoupon(ctx: ServiceContext, id: string, input: Coupo
 
 /** Deletes a coupon no subscription uses; archives one that is used. 404 for another tenant's coupon. */
 export async function deleteCoupon(ctx: ServiceContext, id: string): Promise<DeleteResult> {
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const coupon = await loadCoupon(tx, id);
     if ((await couponUses(tx, coupon.id)) > 0) {
       if (!coupon.archivedAt) await tx.prisma.coupon.update({ where: { id: coupon.id }, data: { status: "archived", archivedAt: tx.now() } });

@@ -19,8 +19,8 @@ import { InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { FREQUENCIES, USAGE_AGGREGATIONS, USAGE_SCHEMES, type Frequency } from "../domain/catalogue.js";
 import { TIERS_MODES, validateTiers, type Tier, type TierInput } from "../domain/pricing.js";
 import type { DecimalInput } from "../domain/money.js";
-import { lockTenantRow, tenant, type ServiceContext } from "./context.js";
-import { Fields, inTransaction, type DeleteResult } from "./catalogue.js";
+import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
+import { Fields, type DeleteResult } from "./catalogue.js";
 
 export interface PlanInput {
   /** product id (create through /v1/plans/ only; nested plans belong to their product) */
@@ -143,7 +143,7 @@ export async function createProduct(ctx: ServiceContext, input: ProductInput): P
 
 /** Updates name, unit_label and metadata. Plans change through their own paths (400 on `plans`). 404 for another tenant's product. */
 export async function updateProduct(ctx: ServiceContext, id: string, input: ProductInput): Promise<Product> {
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const current = await loadProduct(tx, id, { lock: true });
     const f = new Fields(tx);
     if (input.plans !== undefined && input.plans !== null) f.errors.add("plans", "plans are added with POST /v1/plans/ (createPlan) and changed with PATCH /v1/plans/{id}/ (updatePlan)");
@@ -167,7 +167,7 @@ async function planUses(ctx: ServiceContext, where: Prisma.PlanWhereInput): Prom
  * archived: unchanged). 404 for another tenant's product.
  */
 export async function deleteProduct(ctx: ServiceContext, id: string): Promise<DeleteResult> {
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const product = await loadProduct(tx, id, { lock: true });
     if ((await planUses(tx, { productId: product.id })) > 0) {
       const now = tx.now();
@@ -183,7 +183,7 @@ export async function deleteProduct(ctx: ServiceContext, id: string): Promise<De
 
 /** Adds a plan to a product (`product` required, of the caller's organization; not archived: 409). */
 export async function createPlan(ctx: ServiceContext, input: PlanInput): Promise<Plan> {
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const f = new Fields(tx);
     let product: Product | null = null;
     if (!input.product) f.errors.add("product", "is required (a product id)");
@@ -208,7 +208,7 @@ export async function createPlan(ctx: ServiceContext, input: PlanInput): Promise
  * change (400). 404 for another tenant's plan.
  */
 export async function updatePlan(ctx: ServiceContext, id: string, input: PlanInput): Promise<Plan> {
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const current = await loadPlan(tx, id, { lock: true });
     const f = new Fields(tx);
     if (input.product !== undefined && input.product !== null && input.product !== current.productId) f.errors.add("product", "a plan cannot move to another product");
@@ -244,7 +244,7 @@ function snake(field: string): string {
 
 /** Deletes a plan nothing uses; archives one a subscription or invoice line uses. 404 for another tenant's plan. */
 export async function deletePlan(ctx: ServiceContext, id: string): Promise<DeleteResult> {
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const plan = await loadPlan(tx, id, { lock: true });
     if ((await planUses(tx, { id: plan.id })) > 0) {
       if (!plan.archivedAt) await tx.prisma.plan.update({ where: { id: plan.id }, data: { status: "archived", archivedAt: tx.now() } });
