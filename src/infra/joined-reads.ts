@@ -141,10 +141,15 @@ function whereSql(model: ModelInfo, alias: string, where: Args, params: Params):
   return parts.length ? parts.join(" AND ") : "TRUE";
 }
 
-/** `orderBy` over scalar fields as `[column expression, direction]` pairs, or Unsupported. */
-function orderOf(model: ModelInfo, alias: string, orderBy: unknown): string[] {
+/**
+ * An `orderBy` over scalar fields (Unsupported otherwise), as the ORDER BY of the rows read
+ * (`rows`), the hidden columns `__o0`, `__o1`... that carry each key's value out of that subquery
+ * (`columns`, `hidden`), and the ORDER BY over them outside it (`outer`, on alias `s`). Empty
+ * strings and lists when there is no order.
+ */
+function orderOf(model: ModelInfo, alias: string, orderBy: unknown): { rows: string; columns: string[]; hidden: string[]; outer: string } {
   const list = (orderBy === undefined ? [] : Array.isArray(orderBy) ? orderBy : [orderBy]) as Args[];
-  const out: string[] = [];
+  const keys: { column: string; direction: string }[] = [];
   for (const item of list) {
     for (const [key, value] of Object.entries(item)) {
       const field = model.fields.get(key);
@@ -152,10 +157,16 @@ function orderOf(model: ModelInfo, alias: string, orderBy: unknown): string[] {
       const spec = typeof value === "string" ? { sort: value } : (value as { sort?: string; nulls?: string });
       if (spec.sort !== "asc" && spec.sort !== "desc") unsupported(`orderBy ${key}`);
       const nulls = spec.nulls === "first" ? " NULLS FIRST" : spec.nulls === "last" ? " NULLS LAST" : "";
-      out.push(`${alias}.${q(key)} ${spec.sort!.toUpperCase()}${nulls}`);
+      keys.push({ column: `${alias}.${q(key)}`, direction: `${spec.sort!.toUpperCase()}${nulls}` });
     }
   }
-  return out;
+  const hidden = keys.map((_, i) => `__o${i}`);
+  return {
+    rows: keys.length ? ` ORDER BY ${keys.map((k) => `${k.column} ${k.direction}`).join(", ")}` : "",
+    columns: keys.map((k, i) => `${k.column} AS ${q(hidden[i])}`),
+    hidden,
+    outer: keys.length ? ` ORDER BY ${keys.map((k, i) => `s.${q(hidden[i])} ${k.direction}`).join(", ")}` : "",
+  };
 }
 
 /** A scalar column as a JSON-safe value: exact text for decimals and big integers, epoch ms for times, base64 for bytes. */
@@ -229,15 +240,9 @@ function selectList(model: ModelInfo, alias: string, selection: Selection, param
       columns.push(`(SELECT row_to_json(s) FROM (SELECT ${inner.columns.join(", ")} FROM ${q(related.name)} ${child} WHERE ${join} LIMIT 1) s) AS ${q(field.name)}`);
     } else {
       const order = orderOf(related, child, args.orderBy);
-      const hidden = order.map((_, i) => `__o${i}`);
-      const orderColumns = order.map((o, i) => `${o.replace(/ (ASC|DESC)( NULLS (FIRST|LAST))?$/, "")} AS ${q(hidden[i])}`);
-      const aggOrder = order.map((o, i) => `s.${q(hidden[i])}${o.slice(o.replace(/ (ASC|DESC)( NULLS (FIRST|LAST))?$/, "").length)}`);
-      const take = args.take === undefined ? "" : Number.isInteger(args.take) && (args.take as number) >= 0 ? ` LIMIT ${args.take as number}` : unsupported("take");
-      const skip = args.skip === undefined ? "" : Number.isInteger(args.skip) && (args.skip as number) >= 0 ? ` OFFSET ${args.skip as number}` : unsupported("skip");
-      const orderClause = order.length ? ` ORDER BY ${order.join(", ")}` : "";
-      inner.convert.hidden.push(...hidden);
+      inner.convert.hidden.push(...order.hidden);
       columns.push(
-        `(SELECT coalesce(json_agg(s${aggOrder.length ? ` ORDER BY ${aggOrder.join(", ")}` : ""}), '[]'::json) FROM (SELECT ${[...inner.columns, ...orderColumns].join(", ")} FROM ${q(related.name)} ${child} WHERE ${join}${where}${orderClause}${take}${skip}) s) AS ${q(field.name)}`,
+        `(SELECT coalesce(json_agg(s${order.outer}), '[]'::json) FROM (SELECT ${[...inner.columns, ...order.columns].join(", ")} FROM ${q(related.name)} ${child} WHERE ${join}${where}${order.rows}${limitOf(args)}) s) AS ${q(field.name)}`,
       );
     }
     convert.relations.push({ name: field.name, convert: inner.convert, list: field.isList });
@@ -272,16 +277,10 @@ function plan(model: ModelInfo, args: Args, rootWhere: (alias: string, params: P
   const { columns, convert } = selectList(model, alias, selection, params);
   const where = rootWhere(alias, params);
   const order = orderOf(model, alias, args.orderBy);
-  const hidden = order.map((_, i) => `__o${i}`);
-  const direction = (o: string) => o.slice(o.replace(/ (ASC|DESC)( NULLS (FIRST|LAST))?$/, "").length);
-  const bare = (o: string) => o.slice(0, o.length - direction(o).length);
   // the root's id under its own name, to match rows to ids whatever the selection
   const idColumn = model.hasId ? [`${alias}."id" AS "__id"`] : [];
-  const sql =
-    `SELECT row_to_json(s) AS r FROM (SELECT ${[...columns, ...idColumn, ...order.map((o, i) => `${bare(o)} AS ${q(hidden[i])}`)].join(", ")} ` +
-    `FROM ${q(model.name)} ${alias} WHERE ${where}${order.length ? ` ORDER BY ${order.join(", ")}` : ""}${limit}) s` +
-    (order.length ? ` ORDER BY ${order.map((o, i) => `s.${q(hidden[i])}${direction(o)}`).join(", ")}` : "");
-  convert.hidden.push(...hidden);
+  const sql = `SELECT row_to_json(s) AS r FROM (SELECT ${[...columns, ...idColumn, ...order.columns].join(", ")} FROM ${q(model.name)} ${alias} WHERE ${where}${order.rows}${limit}) s${order.outer}`;
+  convert.hidden.push(...order.hidden);
   return { sql, params: params.values, convert };
 }
 
@@ -389,15 +388,12 @@ class Batcher {
   load(client: RawClient, model: ModelInfo, args: Args, id: string): Promise<Record<string, unknown> | null> {
     const key = `${model.name}\u0000${JSON.stringify({ select: args.select, include: args.include })}`;
     let group = this.pending.get(key);
-    if (!group || group.client !== client) {
-      if (!group) {
-        group = { client, model, args, ids: new Map(), fail: [] };
-        this.pending.set(key, group);
-        queueMicrotask(() => this.flush(key));
-      } else {
-        // another client (a transaction) in the same tick: read on its own
-        return this.single(client, model, args, id);
-      }
+    // another client (a transaction) in the same tick: read on its own
+    if (group && group.client !== client) return this.single(client, model, args, id);
+    if (!group) {
+      group = { client, model, args, ids: new Map(), fail: [] };
+      this.pending.set(key, group);
+      queueMicrotask(() => this.flush(key));
     }
     return new Promise((resolve, reject) => {
       const waiting = group.ids.get(id) ?? [];
