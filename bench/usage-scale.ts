@@ -118,7 +118,7 @@ async function preview(service: Child, s: Seed): Promise<{ ms: number; quantity:
   }
 }
 
-/** The SQL the preview sends for the line's usage under `aggregation` (services/upcoming-invoice.ts loadCycleData, aggregate mode). */
+/** The SQL the preview sends for the line's usage under `aggregation` (services/cycle-input.ts loadCycleData, aggregate mode). */
 function previewSql(aggregation: (typeof AGGREGATIONS)[number]): string {
   if (aggregation === "last_ever") {
     return `SELECT u.* FROM unnest(ARRAY[$1]::text[]) AS l("lineId") CROSS JOIN LATERAL (

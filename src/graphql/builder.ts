@@ -11,8 +11,14 @@ import { idPrefix, isWellFormedId } from "../infra/ids.js";
 import { ValidationError } from "../domain/errors.js";
 import type { GraphQLContext } from "./context.js";
 import { DEFAULT_COUNT_LIMIT, DEFAULT_PAGE_SIZE, MAX_COUNT_LIMIT, MAX_PAGE_SIZE, type CappedCount, type CountPrecision } from "./pagination.js";
-import type { DescribedValues } from "./enums.js";
 import { DateScalar, DateTimeResolver, DecimalScalar, JSONObjectResolver } from "./scalars.js";
+
+/**
+ * The `values` of a Pothos enum over the domain's closed set `T`: every value of `T`, each with
+ * its internal value and a description (`values: {...} as const satisfies DescribedValues<T>`), so
+ * the enum and the domain's list cannot drift apart.
+ */
+export type DescribedValues<T extends string> = Record<T, { value: T; description: string }>;
 
 /** GraphQL type of each id prefix: the Relay global id of a node is its resource id. */
 export const NODE_TYPES: Record<string, string> = {

@@ -7,12 +7,8 @@
 import { builder } from "./builder.js";
 import { enumFilter } from "./filters.js";
 
-/**
- * The `values` of a Pothos enum over the domain's closed set `T`: every value of `T`, each with
- * its internal value and a description (`values: {...} as const satisfies DescribedValues<T>`), so
- * the enum and the domain's list cannot drift apart.
- */
-export type DescribedValues<T extends string> = Record<T, { value: T; description: string }>;
+/** Re-exported for the type modules: defined in ./builder.ts, which the enums import. */
+export type { DescribedValues } from "./builder.js";
 
 /** Internal (stored) discount schemes: `%` percent, `$` amount in the document's currency. */
 export type DiscountSchemeValue = "%" | "$";

@@ -48,7 +48,7 @@ import { dateColumn, finalizeNewInvoiceDrafts, totalColumns } from "./documents.
 import { invoiceBalances } from "./invoice-balances.js";
 import { authorizePayment, createPayment } from "./payments.js";
 import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
-import { cycleInputFrom, cycleState, loadCycleData, loadPendingItems, type CycleData } from "./upcoming-invoice.js";
+import { cycleInputFrom, cycleState, loadCycleData, loadPendingItems, type CycleData } from "./cycle-input.js";
 import { linesAtCycle, parsePendingChanges } from "../domain/proration.js";
 import { applyPendingChanges, markPendingItemsBilled } from "./proration.js";
 

@@ -13,6 +13,7 @@
 import type { Coupon } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { InvalidStateError, NotFoundError } from "../domain/errors.js";
+import type { CouponTerms } from "../domain/coupons.js";
 import { APPLY_ON, DISCOUNT_SCHEMES, DURATION_SCHEMES } from "../domain/catalogue.js";
 import { roundMoney, type DecimalInput } from "../domain/money.js";
 import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
@@ -119,4 +120,16 @@ export async function deleteCoupon(ctx: ServiceContext, id: string): Promise<Del
     await tx.prisma.coupon.delete({ where: { id: coupon.id } });
     return { id, deleted: true, archived: false };
   });
+}
+
+/** A coupon row as the domain's coupon terms. */
+export function couponTerms(c: Coupon): CouponTerms {
+  return {
+    discountScheme: c.discountScheme as CouponTerms["discountScheme"],
+    amount: c.amount.toString(),
+    durationScheme: c.durationScheme as CouponTerms["durationScheme"],
+    durationTimes: c.durationTimes,
+    applyOn: c.applyOn as CouponTerms["applyOn"],
+    validUntil: c.validUntil,
+  };
 }

@@ -14,7 +14,8 @@
  */
 import { Prisma, type Addon, type Coupon, type Plan, type Subscription } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
-import { customerContext } from "./test-clocks.js";
+import { customerContext } from "./customer-clock.js";
+import { couponTerms } from "./coupons.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { isIsoDate, isoDate } from "../domain/formats.js";
 import { assertCouponAttachable, type CouponTerms } from "../domain/coupons.js";
@@ -92,18 +93,6 @@ const CURRENT_INCLUDE = {
 } satisfies Prisma.SubscriptionInclude;
 
 type Current = Prisma.SubscriptionGetPayload<{ include: typeof CURRENT_INCLUDE }>;
-
-/** A coupon row as the domain's coupon terms. */
-export function couponTerms(c: Coupon): CouponTerms {
-  return {
-    discountScheme: c.discountScheme as CouponTerms["discountScheme"],
-    amount: c.amount.toString(),
-    durationScheme: c.durationScheme as CouponTerms["durationScheme"],
-    durationTimes: c.durationTimes,
-    applyOn: c.applyOn as CouponTerms["applyOn"],
-    validUntil: c.validUntil,
-  };
-}
 
 /** Same lines as stored (plan, quantity, coupon, in order): sending them back is not a change. */
 function sameLines(current: Current, lines: SubscriptionLineInput[]): boolean {

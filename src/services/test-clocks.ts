@@ -127,16 +127,3 @@ export async function resolveTestClock(ctx: ServiceContext, id: string | null | 
   if (!clock) errors.add("test_clock", `no test clock ${id}`);
   return clock?.id ?? null;
 }
-
-/**
- * The caller's context as seen by customer `customerId`: `now` is its clock's frozen time when it
- * is attached to one, else unchanged. Services use it for a customer's dates (subscription start,
- * usage time checks).
- */
-export async function customerContext(ctx: ServiceContext, customerId: string): Promise<ServiceContext> {
-  if (!ctx.auth.testMode) return ctx;
-  const customer = await ctx.prisma.customer.findFirst({ where: { id: customerId, organizationId: ctx.auth.organizationId, testMode: true }, select: { testClock: { select: { frozenTime: true } } } });
-  const frozen = customer?.testClock?.frozenTime;
-  return frozen ? { ...ctx, now: () => frozen } : ctx;
-}
-

@@ -12,7 +12,7 @@ import { chileanCustomer, startTestServer, type TestServer } from "../helpers/se
 import { DEFAULT_SETTINGS } from "../../src/infra/config.js";
 import type { ServiceContext } from "../../src/services/context.js";
 import { applyPendingChanges, markPendingItemsBilled } from "../../src/services/proration.js";
-import { cycleInputOf } from "../../src/services/upcoming-invoice.js";
+import { cycleInputOf } from "../../src/services/cycle-input.js";
 import { cycleInvoice } from "../../src/domain/billing-cycle.js";
 
 let s: TestServer;

@@ -1,7 +1,8 @@
 /**
  * `upcomingInvoice(subscription)`: the invoice the next cycle of a subscription will produce,
- * computed by the same pure function the billing run uses (services/upcoming-invoice.ts,
- * domain/billing-cycle.ts; docs/recurring-billing.md). Amounts in `currency`.
+ * computed by the same pure function the billing run uses (services/upcoming-invoice.ts over
+ * services/cycle-input.ts, domain/billing-cycle.ts; docs/recurring-billing.md). Amounts in
+ * `currency`.
  */
 import { builder } from "../builder.js";
 import { upcomingInvoice, type UpcomingInvoice as UpcomingInvoiceValue } from "../../services/upcoming-invoice.js";

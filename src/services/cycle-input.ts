@@ -1,0 +1,403 @@
+/**
+ * The cycle input builder (docs/recurring-billing.md, docs/billing-run.md): reads what the
+ * invoice of a subscription's cycle is computed from (loadCycleData: the subscription, its lines
+ * with plans and coupons, addons, pending items, scheduled changes and usage, for many
+ * subscriptions in a fixed handful of queries) and turns it into domain/billing-cycle.ts
+ * `CycleInput` with no database access (cycleInputFrom). The billing run (services/billing-run/)
+ * and the upcoming-invoice preview (services/upcoming-invoice.ts) both build their inputs here,
+ * so a preview and the invoice it becomes agree line for line.
+ *
+ * Usage: metered lines bill the period before the cycle (domain/billing-cycle.ts periodUsages:
+ * `last_ever` reads the latest record before that period's end, the other aggregations the
+ * period's records not billed yet).
+ *
+ * Proration (docs/proration.md): the subscription's pending items (prorations, carried credits)
+ * are billed by its next cycle invoice, and lines scheduled `at_period_end` for this cycle replace
+ * the stored ones (domain/proration.ts linesAtCycle; the billing run applies them first with
+ * services/proration.ts applyPendingChanges, so both bill the same lines).
+ */
+import type { Addon, Coupon, Currency, DocumentType, PendingInvoiceItem, Plan, PrismaClient, Product, Subscription, SubscriptionAddon, SubscriptionLine } from "../infra/prisma/generated/client.js";
+import { Prisma } from "../infra/prisma/generated/client.js";
+import type { Frequency } from "../domain/catalogue.js";
+import { billingPeriod } from "../domain/billing-periods.js";
+import { meteredPeriod, periodUsages, type CycleInput, type CycleLine, type CycleSubscription } from "../domain/billing-cycle.js";
+import { InvalidStateError, NotFoundError } from "../domain/errors.js";
+import { linesAtCycle, parsePendingChanges } from "../domain/proration.js";
+import { isoDate, zonedMidnight } from "../domain/formats.js";
+import type { AddonRate } from "../domain/pricing.js";
+import type { UsageAggregation } from "../domain/usage.js";
+import { tenant, type ServiceContext, type Tx } from "./context.js";
+import { taxRulesOf } from "./documents.js";
+import { couponTerms } from "./coupons.js";
+
+type PlanRow = Plan & { product: Product; currency: Currency };
+/** A subscription line row with its plan (product, currency) and coupon. */
+export type LineRow = SubscriptionLine & { plan: PlanRow; coupon: Coupon | null };
+/** A usage record as the cycle input reads it (`invoiceId` null: not billed yet). */
+export interface UsageRow {
+  id: string;
+  subscriptionLineId: string;
+  quantity: string;
+  dateTime: Date;
+  createdAt: Date;
+  invoiceId: string | null;
+}
+
+/**
+ * What the cycle inputs of one subscription are built from (loadCycleData), from cycle `fromCycle`
+ * on. The billing run keeps it current in memory while it bills a subscription's cycles one after
+ * the other (redemptions, billed usages, lines after pending changes), so each cycle's input is
+ * what a fresh read would give.
+ */
+export interface CycleData {
+  subscription: Subscription & { documentType: DocumentType; coupon: Coupon | null };
+  /** stored lines, by position */
+  lines: LineRow[];
+  addons: (SubscriptionAddon & { addon: Addon })[];
+  /** pending items not billed yet, in billing order */
+  pendingItems: PendingInvoiceItem[];
+  /** plans and coupons that `pendingChanges` schedules */
+  scheduledPlans: PlanRow[];
+  scheduledCoupons: Coupon[];
+  /**
+   * usage records of the lines: every record from the start of the period cycle `fromCycle` bills
+   * on, and for `last_ever` lines also the latest record before it
+   */
+  usages: UsageRow[];
+  /**
+   * instead of `usages` (loadCycleData with `usage: "aggregates"`, the preview): each line's usage
+   * of the period cycle `fromCycle` bills, aggregated by SQL
+   */
+  usageAggregates?: UsageAggregates;
+  /** the organization's time zone */
+  timeZone: string;
+}
+
+/**
+ * A subscription's usage of one metered period [start, end), aggregated by SQL per line (the
+ * preview reads these instead of every record, so its cost does not grow with the records): for
+ * each aggregation the one record that prices the period under it (domain/usage.ts
+ * aggregateUsage), absent when there is none. `sum` and `max` are records standing for the
+ * period's unbilled records (their sum, their largest), dated at the period's start.
+ */
+export interface UsageAggregates {
+  start: Date;
+  end: Date;
+  byLine: Map<string, Partial<Record<UsageAggregation, UsageRow>>>;
+}
+
+/** cycleInputFrom was given usage aggregates of another period than the one the cycle bills (a scheduled plan of another frequency): read the records instead. */
+export class UsageAggregatesPeriodMismatch extends Error {}
+
+
+/** The unbilled pending items of `subscriptionIds`, in billing order. */
+export async function loadPendingItems(prisma: PrismaClient | Tx, subscriptionIds: readonly string[]): Promise<PendingInvoiceItem[]> {
+  return prisma.pendingInvoiceItem.findMany({ where: { subscriptionId: { in: [...subscriptionIds] }, invoiceId: null }, orderBy: [{ createdAt: "asc" }, { position: "asc" }, { id: "asc" }] });
+}
+
+/**
+ * Reads, in a fixed handful of queries whatever their number, what the cycle inputs of
+ * `subscriptionIds` need (see CycleData) from cycle `fromCycle(subscription)` (default its next
+ * cycle) on. `where`: extra conditions on the subscriptions (a tenant). `timeZoneOf`: each
+ * subscription's organization time zone. Unknown ids are left out of the map.
+ */
+export async function loadCycleData(
+  prisma: PrismaClient | Tx,
+  subscriptionIds: readonly string[],
+  options: {
+    where?: { organizationId: string; testMode: boolean };
+    timeZoneOf: (s: Subscription) => string;
+    fromCycle?: (s: Subscription) => number;
+    /** "rows" (default): `usages`, every record from the billed period on; "aggregates": `usageAggregates` of the period cycle `fromCycle` bills, for a preview */
+    usage?: "rows" | "aggregates";
+  },
+): Promise<Map<string, CycleData>> {
+  const result = new Map<string, CycleData>();
+  if (subscriptionIds.length === 0) return result;
+  const ids = [...subscriptionIds];
+  // flat queries joined here: Prisma's `include` runs its relation queries in parallel, which a
+  // transaction's single connection can only queue (pg warns about it)
+  const rows = await prisma.subscription.findMany({ where: { id: { in: ids }, ...options.where } });
+  if (rows.length === 0) return result;
+  const found = rows.map((s) => s.id);
+  const storedLines = await prisma.subscriptionLine.findMany({ where: { subscriptionId: { in: found } }, orderBy: [{ position: "asc" }, { id: "asc" }] });
+  const addonRows = await prisma.subscriptionAddon.findMany({ where: { subscriptionId: { in: found } }, orderBy: [{ position: "asc" }, { id: "asc" }] });
+  const pendingItems = await loadPendingItems(prisma, found);
+  const scheduledOf = new Map(rows.map((s) => [s.id, parsePendingChanges(s.pendingChanges)] as const));
+  const scheduledLines = [...scheduledOf.values()].flatMap((c) => c?.lines ?? []);
+  const unique = <T,>(values: (T | null | undefined)[]) => [...new Set(values.filter((v): v is T => v !== null && v !== undefined))];
+  const documentTypes = await prisma.documentType.findMany({ where: { id: { in: unique(rows.map((s) => s.documentTypeId)) } } });
+  const couponIds = unique([...rows.map((s) => s.couponId), ...storedLines.map((l) => l.couponId), ...scheduledLines.map((l) => l.coupon)]);
+  const coupons = couponIds.length ? await prisma.coupon.findMany({ where: { id: { in: couponIds } } }) : [];
+  const planIds = unique([...storedLines.map((l) => l.planId), ...scheduledLines.map((l) => l.plan)]);
+  const planRows = planIds.length ? await prisma.plan.findMany({ where: { id: { in: planIds } } }) : [];
+  const products = planRows.length ? await prisma.product.findMany({ where: { id: { in: unique(planRows.map((p) => p.productId)) } } }) : [];
+  const currencies = planRows.length ? await prisma.currency.findMany({ where: { id: { in: unique(planRows.map((p) => p.currencyId)) } } }) : [];
+  const addonIds = unique(addonRows.map((a) => a.addonId));
+  const addonDefinitions = addonIds.length ? await prisma.addon.findMany({ where: { id: { in: addonIds } } }) : [];
+  const byId = <T extends { id: string }>(list: T[]) => new Map(list.map((x) => [x.id, x]));
+  const [documentTypeOf, couponOf, productOf, currencyOf, addonOf] = [byId(documentTypes), byId(coupons), byId(products), byId(currencies), byId(addonDefinitions)];
+  const plans: PlanRow[] = planRows.map((p) => ({ ...p, product: productOf.get(p.productId)!, currency: currencyOf.get(p.currencyId)! }));
+  const planOf = byId(plans);
+  const subscriptions = rows.map((s) => ({ ...s, documentType: documentTypeOf.get(s.documentTypeId)!, coupon: s.couponId ? (couponOf.get(s.couponId) ?? null) : null }));
+  const lines: LineRow[] = storedLines.map((l) => ({ ...l, plan: planOf.get(l.planId)!, coupon: l.couponId ? (couponOf.get(l.couponId) ?? null) : null }));
+  const addons = addonRows.map((a) => ({ ...a, addon: addonOf.get(a.addonId)! }));
+  const scheduledPlanIds = new Set(scheduledLines.map((l) => l.plan));
+  const scheduledCouponIds = new Set(scheduledLines.map((l) => l.coupon));
+  const scheduledPlans = plans.filter((p) => scheduledPlanIds.has(p.id));
+  const scheduledCoupons = coupons.filter((c) => scheduledCouponIds.has(c.id));
+
+  // usages: from the start of the period the first cycle bills, per start date (one OR branch each)
+  const fromOf = new Map<string, Date>();
+  for (const s of subscriptions) {
+    const first = lines.find((l) => l.subscriptionId === s.id)?.plan;
+    if (!first) continue;
+    const n = options.fromCycle?.(s) ?? s.nextBillingCycle;
+    fromOf.set(s.id, zonedMidnight(billingPeriod(isoDate(s.dateStart), first.frequency as Frequency, Math.max(1, n - 1)).start, options.timeZoneOf(s)));
+  }
+  const byStart = new Map<number, string[]>();
+  const lastEverByStart = new Map<number, string[]>();
+  for (const l of lines) {
+    const from = fromOf.get(l.subscriptionId);
+    if (!from) continue;
+    byStart.set(from.getTime(), [...(byStart.get(from.getTime()) ?? []), l.id]);
+    const lastEver = l.plan.usageAggregation === "last_ever" || scheduledLines.some((sl) => sl.id === l.id && scheduledPlans.find((p) => p.id === sl.plan)?.usageAggregation === "last_ever");
+    if (lastEver) lastEverByStart.set(from.getTime(), [...(lastEverByStart.get(from.getTime()) ?? []), l.id]);
+  }
+  const usages: UsageRow[] = [];
+  const aggregatesOf = new Map<string, UsageAggregates>();
+  if (options.usage === "aggregates") {
+    for (const s of subscriptions) {
+      const first = lines.find((l) => l.subscriptionId === s.id)?.plan;
+      if (!first) continue;
+      const n = options.fromCycle?.(s) ?? s.nextBillingCycle;
+      const period = billingPeriod(isoDate(s.dateStart), first.frequency as Frequency, Math.max(1, n - 1));
+      const tz = options.timeZoneOf(s);
+      const aggregationsOf = (l: LineRow) => new Set([l.plan.usageAggregation, ...scheduledLines.filter((sl) => sl.id === l.id).map((sl) => scheduledPlans.find((p) => p.id === sl.plan)?.usageAggregation)]);
+      const mine = lines.filter((l) => l.subscriptionId === s.id);
+      aggregatesOf.set(s.id, await usageAggregates(prisma, mine.map((l) => ({ id: l.id, aggregations: aggregationsOf(l) })), { start: zonedMidnight(period.start, tz), end: zonedMidnight(period.end, tz) }));
+    }
+    byStart.clear();
+    lastEverByStart.clear();
+  }
+  const toRow = (u: { id: string; subscriptionLineId: string; quantity: { toString(): string }; dateTime: Date; createdAt: Date; invoiceId: string | null }): UsageRow => ({ ...u, quantity: u.quantity.toString() });
+  if (byStart.size) {
+    // one raw statement (each line with its period start) on Usage_subscriptionLineId_dateTime_createdAt_idx:
+    // a findMany with an OR branch per start date cost a query compilation per call; trim_scale gives
+    // the quantity as Prisma's Decimal prints it ("3", not "3.000000")
+    const pairs = [...byStart].flatMap(([from, lineIds]) => lineIds.map((id) => [id, new Date(from)] as const));
+    const rows = await prisma.$queryRaw<{ id: string; subscriptionLineId: string; quantity: string; dateTime: Date; createdAt: Date; invoiceId: string | null }[]>(Prisma.sql`
+      SELECT u."id", u."subscriptionLineId", trim_scale(u."quantity")::text AS "quantity", u."dateTime", u."createdAt", u."invoiceId"
+      FROM unnest(ARRAY[${Prisma.join(pairs.map(([id]) => id))}]::text[], ARRAY[${Prisma.join(pairs.map(([, from]) => from))}]::timestamptz[]) AS l("lineId", "from")
+      JOIN "Usage" u ON u."subscriptionLineId" = l."lineId" AND u."dateTime" >= l."from"`);
+    for (const row of rows) usages.push(toRow(row));
+  }
+  // last_ever: each line's latest record before the period, one index probe per line (LATERAL ... LIMIT 1
+  // on Usage_subscriptionLineId_dateTime_createdAt_idx, read backwards), however many records a line has
+  for (const [from, lineIds] of lastEverByStart) {
+    const rows = await prisma.$queryRaw<{ id: string; subscriptionLineId: string; quantity: string; dateTime: Date; createdAt: Date; invoiceId: string | null }[]>(Prisma.sql`
+      SELECT u.* FROM unnest(ARRAY[${Prisma.join(lineIds)}]::text[]) AS l("lineId")
+      CROSS JOIN LATERAL (
+        SELECT "id", "subscriptionLineId", "quantity"::text AS "quantity", "dateTime", "createdAt", "invoiceId"
+        FROM "Usage" WHERE "subscriptionLineId" = l."lineId" AND "dateTime" < ${new Date(from)}
+        ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1
+      ) u`);
+    usages.push(...rows.map(toRow));
+  }
+  for (const s of subscriptions) {
+    result.set(s.id, { subscription: s, lines: [], addons: [], pendingItems: [], scheduledPlans, scheduledCoupons, usages: [], usageAggregates: aggregatesOf.get(s.id), timeZone: options.timeZoneOf(s) });
+  }
+  const subscriptionOfLine = new Map(lines.map((l) => [l.id, l.subscriptionId]));
+  for (const l of lines) result.get(l.subscriptionId)!.lines.push(l);
+  for (const a of addons) result.get(a.subscriptionId)!.addons.push(a);
+  for (const i of pendingItems) result.get(i.subscriptionId)!.pendingItems.push(i);
+  for (const u of usages) result.get(subscriptionOfLine.get(u.subscriptionLineId)!)!.usages.push(u);
+  return result;
+}
+
+/**
+ * The inputs of cycle `n` of the subscription `data` describes (loadCycleData), with no database
+ * access: the one builder of the preview (cycleInputOf) and the billing run. Also returns the line
+ * rows the cycle bills (the stored ones, or the ones `at_period_end` changes schedule for it, as
+ * applyPendingChanges will write them). 409 when the subscription bills no such cycle (cancelled,
+ * paused, or past its billing cycles) or has no lines.
+ */
+export function cycleInputFrom(
+  data: CycleData,
+  n: number,
+  options: { final?: boolean } = {},
+): { input: CycleInput; currency: string; document: string; cycle: number; subscription: Subscription; lines: LineRow[] } {
+  const { subscription } = data;
+  const id = subscription.id;
+  const final = options.final === true;
+  if (subscription.status === "cancelled") throw new InvalidStateError(`Subscription ${id} is cancelled; it bills no more cycles`);
+  if (subscription.status === "paused") throw new InvalidStateError(`Subscription ${id} is paused; resume it to bill its next cycle`);
+  if (!final && subscription.billingCycles !== null && n > subscription.billingCycles) throw new InvalidStateError(`Subscription ${id} has billed its ${subscription.billingCycles} cycles`);
+  const stored = data.lines;
+  // a final invoice bills the lines the last period was served with: scheduled changes never start
+  const scheduled = final ? null : linesAtCycle(parsePendingChanges(subscription.pendingChanges), n);
+  let lines = stored;
+  if (scheduled) {
+    // the lines as applyPendingChanges will write them: kept ids keep their coupon redemptions
+    lines = scheduled.map((l, position) => {
+      const before = stored.find((s) => s.id === l.id);
+      const coupon = data.scheduledCoupons.find((c) => c.id === l.coupon) ?? null;
+      return {
+        ...(before ?? { createdAt: subscription.createdAt, updatedAt: subscription.updatedAt, couponRedemptions: 0 }),
+        id: l.id,
+        subscriptionId: id,
+        position,
+        planId: l.plan,
+        plan: data.scheduledPlans.find((p) => p.id === l.plan)!,
+        quantity: new Prisma.Decimal(l.quantity),
+        couponId: l.coupon,
+        coupon,
+        couponRedemptions: before && before.couponId === l.coupon ? before.couponRedemptions : 0,
+      };
+    });
+  }
+  const first = lines[0]?.plan;
+  if (!first) throw new InvalidStateError(`Subscription ${id} has no lines`);
+  const frequency = first.frequency as Frequency;
+  const anchor = isoDate(subscription.dateStart);
+  const dayStart = (date: string) => zonedMidnight(date, data.timeZone);
+
+  // metered lines price the previous period's usage (domain/billing-cycle.ts periodUsages, which
+  // the billing run also uses to mark the records it billed)
+  const previous = meteredPeriod(anchor, frequency, n);
+  const usagesOf = (lineId: string, aggregation: UsageAggregation): UsageRow[] => {
+    if (!previous) return [];
+    if (data.usageAggregates) {
+      const { start, end, byLine } = data.usageAggregates;
+      if (start.getTime() !== dayStart(previous.start).getTime() || end.getTime() !== dayStart(previous.end).getTime()) throw new UsageAggregatesPeriodMismatch();
+      const record = byLine.get(lineId)?.[aggregation];
+      return record ? [record] : [];
+    }
+    const mine = data.usages.filter((u) => u.subscriptionLineId === lineId);
+    return periodUsages(mine, aggregation, { start: dayStart(previous.start), end: dayStart(previous.end) }).priced;
+  };
+
+  const cycleLines: CycleLine[] = lines.map((line) => {
+    const aggregation = line.plan.usageAggregation as UsageAggregation;
+    return {
+      id: line.id,
+      name: `${line.plan.product.name} - ${line.plan.name}`,
+      plan: {
+        amount: line.plan.amount.toString(),
+        tiersMode: line.plan.tiersMode,
+        tiers: line.plan.tiers as unknown as CycleLine["plan"]["tiers"],
+        usageScheme: line.plan.usageScheme,
+        usageAggregation: aggregation,
+        exempt: line.plan.exempt,
+      },
+      quantity: line.quantity.toString(),
+      coupon: line.coupon ? { ...couponTerms(line.coupon), id: line.coupon.id, name: line.coupon.name, redemptions: line.couponRedemptions } : null,
+      usages: line.plan.usageScheme === "metered" ? usagesOf(line.id, aggregation).map((u) => ({ quantity: u.quantity, dateTime: u.dateTime })) : [],
+    };
+  });
+  const input: CycleInput = {
+    cycle: n,
+    final,
+    anchor,
+    frequency,
+    dayStart,
+    currency: first.currency,
+    taxRules: taxRulesOf(subscription.documentType),
+    lines: cycleLines,
+    addons: data.addons.map((a) => ({
+      id: a.id,
+      name: a.addon.name,
+      applyScheme: a.addon.applyScheme,
+      durationTimes: a.addon.durationTimes,
+      amount: a.addon.amount.toString(),
+      quantity: a.quantity,
+      rates: (a.rates ?? []) as unknown as AddonRate[],
+      redemptions: a.addonRedemptions,
+    })),
+    coupon: subscription.coupon ? { ...couponTerms(subscription.coupon), id: subscription.coupon.id, name: subscription.coupon.name, redemptions: subscription.couponRedemptions } : null,
+    pendingItems: data.pendingItems.map((i) => ({
+      id: i.id,
+      name: i.name,
+      quantity: i.quantity.toString(),
+      amount: i.amount.toString(),
+      exempt: i.exempt,
+      periodStart: isoDate(i.periodStart),
+      periodEnd: isoDate(i.periodEnd),
+    })),
+  };
+  return { input, currency: first.currencyId, document: subscription.documentTypeId, cycle: n, subscription, lines };
+}
+
+/**
+ * The inputs of cycle `cycle` (default the next) of subscription `id` of `ctx.auth`'s organization
+ * and mode: loadCycleData + cycleInputFrom, the same builder the billing run uses (callers may run
+ * it inside a transaction). `known.timeZone`: the organization's time zone when the caller has it
+ * (saves a query). 404 unknown; 409 as cycleInputFrom.
+ */
+export async function cycleInputOf(ctx: ServiceContext, id: string, cycle?: number, known: { timeZone?: string } = {}): Promise<ReturnType<typeof cycleInputFrom>> {
+  const timeZone = known.timeZone ?? (await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } })).timeZone;
+  const data = (await loadCycleData(ctx.prisma, [id], { where: tenant(ctx), timeZoneOf: () => timeZone, fromCycle: (s) => cycle ?? s.nextBillingCycle })).get(id);
+  if (!data) throw new NotFoundError("subscription", id);
+  return cycleInputFrom(data, cycle ?? data.subscription.nextBillingCycle);
+}
+
+/** The subscription's fields the cycle rules read (domain/billing-cycle.ts cycleDecision). */
+export function cycleState(s: Subscription): CycleSubscription {
+  return {
+    status: s.status,
+    cycle: s.nextBillingCycle,
+    date: isoDate(s.nextBilling),
+    cancelAtPeriodEnd: s.cancelAtPeriodEnd,
+    cancelReason: s.cancelReason,
+    billingCycles: s.billingCycles,
+    endDate: s.endDate ? isoDate(s.endDate) : null,
+  };
+}
+
+/**
+ * Each line's usage of [period.start, period.end) aggregated by SQL (see UsageAggregates), for the
+ * aggregations `lines` name: one statement for sum and max (records not billed yet, as
+ * domain/billing-cycle.ts periodUsages), one index probe per line for last_during_period (the
+ * period's latest unbilled record) and for last_ever (the latest record before the period's end,
+ * billed or not), each on Usage_subscriptionLineId_dateTime_createdAt_idx, which covers
+ * quantity and invoiceId so the sum reads the index only (migration 20261124220000).
+ */
+export async function usageAggregates(
+  prisma: PrismaClient | Tx,
+  lines: readonly { id: string; aggregations: ReadonlySet<string | undefined> }[],
+  period: { start: Date; end: Date },
+): Promise<UsageAggregates> {
+  const byLine = new Map<string, Partial<Record<UsageAggregation, UsageRow>>>(lines.map((l) => [l.id, {}]));
+  const which = (aggregation: UsageAggregation) => lines.filter((l) => l.aggregations.has(aggregation)).map((l) => l.id);
+  const record = (lineId: string, quantity: string, dateTime: Date, createdAt: Date): UsageRow => ({ id: `aggregate_${lineId}`, subscriptionLineId: lineId, quantity, dateTime, createdAt, invoiceId: null });
+  const summed = [...new Set([...which("sum"), ...which("max")])];
+  if (summed.length) {
+    const rows = await prisma.$queryRaw<{ lineId: string; sum: string; max: string }[]>`
+      SELECT "subscriptionLineId" AS "lineId", sum("quantity")::text AS "sum", max("quantity")::text AS "max"
+      FROM "Usage"
+      WHERE "subscriptionLineId" = ANY(${summed}::text[]) AND "dateTime" >= ${period.start} AND "dateTime" < ${period.end} AND "invoiceId" IS NULL
+      GROUP BY "subscriptionLineId"`;
+    for (const r of rows) {
+      const of = byLine.get(r.lineId)!;
+      of.sum = record(r.lineId, r.sum, period.start, period.start);
+      of.max = record(r.lineId, r.max, period.start, period.start);
+    }
+  }
+  const latest = async (aggregation: "last_during_period" | "last_ever") => {
+    const ids = which(aggregation);
+    if (!ids.length) return;
+    const since = aggregation === "last_ever" ? Prisma.empty : Prisma.sql`AND "dateTime" >= ${period.start} AND "invoiceId" IS NULL`;
+    const rows = await prisma.$queryRaw<{ lineId: string; quantity: string; dateTime: Date; createdAt: Date }[]>`
+      SELECT l."lineId", u."quantity", u."dateTime", u."createdAt"
+      FROM unnest(${ids}::text[]) AS l("lineId")
+      CROSS JOIN LATERAL (
+        SELECT "quantity"::text AS "quantity", "dateTime", "createdAt" FROM "Usage"
+        WHERE "subscriptionLineId" = l."lineId" AND "dateTime" < ${period.end} ${since}
+        ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1
+      ) u`;
+    for (const r of rows) byLine.get(r.lineId)![aggregation] = record(r.lineId, r.quantity, r.dateTime, r.createdAt);
+  };
+  await latest("last_during_period");
+  await latest("last_ever");
+  return { start: period.start, end: period.end, byLine };
+}
