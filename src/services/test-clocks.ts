@@ -69,7 +69,7 @@ export async function lockTestClock(tx: Tx, ctx: ServiceContext, id: string): Pr
 
 /**
  * Moves the clock to `frozenTime` (later than its current time, else 400) and returns it. The
- * caller (advanceTestClock in billing-run.ts) then bills what came due.
+ * caller (advanceTestClock below) then bills what came due.
  */
 export async function moveTestClock(tx: Tx, ctx: ServiceContext, id: string, input: TestClockInput): Promise<{ clock: TestClock; from: Date }> {
   const clock = await lockTestClock(tx, ctx, id);

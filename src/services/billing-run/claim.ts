@@ -1,0 +1,65 @@
+/**
+ * Claiming due subscriptions (docs/billing-run.md "What is due", "Concurrency"): `status` active,
+ * `next_billing` on or before the cutoff (`until` when given, else today in the organization's
+ * time zone), on the run's test clock or, without one, on none. Claimed in batches with
+ * `SELECT ... FOR UPDATE SKIP LOCKED`, so concurrent runners (CLI, server interval, several
+ * processes) take disjoint subscriptions.
+ */
+import type { PrismaClient } from "../../infra/prisma/generated/client.js";
+import { Prisma } from "../../infra/prisma/generated/client.js";
+import type { Tx } from "../context.js";
+
+/** A claimed (locked) due subscription, with what the run needs to bill it. */
+export interface Claimed {
+  id: string;
+  organizationId: string;
+  testMode: boolean;
+  timeZone: string;
+  userEmail: string;
+}
+
+/** Which subscriptions a run bills. */
+export interface DueScope {
+  /** `yyyy-mm-dd`: the cutoff; absent: today in each organization's time zone at `startedAt` */
+  until?: string;
+  startedAt: Date;
+  /** only the customers on this test clock; absent: only customers on none */
+  testClockId?: string;
+}
+
+/**
+ * The due-filter SQL: active, next billing on or before the cutoff, and on test clock
+ * `testClockId` or, without it, on none (test clocks, docs/test-clocks.md: their customers are
+ * billed only when their clock advances).
+ */
+function dueFilter({ until, startedAt, testClockId }: DueScope): Prisma.Sql {
+  const cutoff = until ? Prisma.sql`${until}::date` : Prisma.sql`(${startedAt.toISOString()}::timestamptz AT TIME ZONE o."timeZone")::date`;
+  const clock = testClockId
+    ? Prisma.sql`s."customerId" IN (SELECT c."id" FROM "Customer" c WHERE c."testClockId" = ${testClockId})`
+    : Prisma.sql`s."customerId" NOT IN (SELECT c."id" FROM "Customer" c WHERE c."testClockId" IS NOT NULL)`;
+  return Prisma.sql`s."status" = 'active' AND s."nextBilling" <= ${cutoff} AND ${clock}`;
+}
+
+/** How many subscriptions are due now (the run's progress total). */
+export async function countDue(prisma: PrismaClient, scope: DueScope): Promise<number> {
+  const [{ count }] = await prisma.$queryRaw<{ count: number }[]>(Prisma.sql`
+    SELECT COUNT(*)::int AS "count" FROM "Subscription" s JOIN "Organization" o ON o."id" = s."organizationId" WHERE ${dueFilter(scope)}`);
+  return Number(count);
+}
+
+/**
+ * Locks and returns up to `limit` due subscriptions no other runner holds (SKIP LOCKED), oldest
+ * `next_billing` first, leaving out `excluded` (failed or stopped early in this run); `only`: that
+ * subscription alone (the one-by-one retry of a failed batch).
+ */
+export async function claimDue(tx: Tx | PrismaClient, scope: DueScope, take: { limit: number; excluded: ReadonlySet<string>; only?: string }): Promise<Claimed[]> {
+  const notIn = take.excluded.size ? Prisma.sql`AND s."id" NOT IN (${Prisma.join([...take.excluded])})` : Prisma.empty;
+  const onlyId = take.only ? Prisma.sql`AND s."id" = ${take.only}` : Prisma.empty;
+  return tx.$queryRaw<Claimed[]>(Prisma.sql`
+    SELECT s."id", s."organizationId", s."testMode", o."timeZone", s."userEmail"
+    FROM "Subscription" s JOIN "Organization" o ON o."id" = s."organizationId"
+    WHERE ${dueFilter(scope)} ${notIn} ${onlyId}
+    ORDER BY s."nextBilling", s."id"
+    LIMIT ${take.limit}
+    FOR UPDATE OF s SKIP LOCKED`);
+}
