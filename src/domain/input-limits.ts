@@ -7,7 +7,7 @@
  */
 import { Decimal } from "decimal.js";
 import { URL_MAX_LENGTH } from "./customer-sessions.js";
-import { addFieldError, type FieldErrors } from "./errors.js";
+import { addFieldError, type FieldErrorCollector, type FieldErrors } from "./errors.js";
 
 // ------------------------------------------------------------------------------------------------
 // numbers
@@ -37,6 +37,17 @@ export function decimalRangeProblem(value: string | Decimal): string | null {
 // ------------------------------------------------------------------------------------------------
 // text
 
+/** Longest note (printed or internal) of an invoice, credit note or subscription, in characters. */
+export const MAX_NOTE_LENGTH = 5_000;
+
+/**
+ * Adds a field error on `field` when `note` is longer than MAX_NOTE_LENGTH (the services' rule;
+ * the GraphQL input guard holds the same fields to TEXT_LIMITS, which names this limit).
+ */
+export function checkNoteLength(errors: FieldErrorCollector, field: string, note: string | null | undefined): void {
+  if (note && note.length > MAX_NOTE_LENGTH) errors.add(field, `must have at most ${MAX_NOTE_LENGTH} characters`);
+}
+
 /** Maximum length (in characters, Unicode code points) of a text field without an entry in TEXT_LIMITS. */
 export const DEFAULT_TEXT_LIMIT = 1_000;
 
@@ -47,10 +58,10 @@ export const DEFAULT_TEXT_LIMIT = 1_000;
  */
 export const TEXT_LIMITS: Readonly<Record<string, number>> = {
   // free text printed on documents and messages
-  "InvoiceInput.note": 5_000,
-  "CreditNoteInput.note": 5_000,
-  "CreditNoteInput.internalNote": 5_000,
-  "SubscriptionInput.note": 5_000,
+  "InvoiceInput.note": MAX_NOTE_LENGTH,
+  "CreditNoteInput.note": MAX_NOTE_LENGTH,
+  "CreditNoteInput.internalNote": MAX_NOTE_LENGTH,
+  "SubscriptionInput.note": MAX_NOTE_LENGTH,
   "ReminderInput.message": 10_000,
   // URLs (domain/customer-sessions.ts URL_MAX_LENGTH, 2,000)
   "CustomerInput.website": URL_MAX_LENGTH,

@@ -16,7 +16,7 @@ import { APPLY_SCHEMES } from "../domain/catalogue.js";
 import { validateAddonRates, type AddonRate, type AddonRateInput } from "../domain/pricing.js";
 import type { DecimalInput } from "../domain/money.js";
 import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
-import { Fields, type DeleteResult } from "./catalogue.js";
+import { deleteOrArchive, Fields, type DeleteResult } from "./catalogue.js";
 
 export interface AddonInput {
   applyScheme?: string | null;
@@ -108,11 +108,10 @@ export async function updateAddon(ctx: ServiceContext, id: string, input: AddonI
 export async function deleteAddon(ctx: ServiceContext, id: string): Promise<DeleteResult> {
   return atomically(ctx, async (tx) => {
     const addon = await loadAddon(tx, id);
-    if ((await tx.prisma.subscriptionAddon.count({ where: { addonId: addon.id } })) > 0) {
-      if (!addon.archivedAt) await tx.prisma.addon.update({ where: { id: addon.id }, data: { status: "archived", archivedAt: tx.now() } });
-      return { id, deleted: false, archived: true };
-    }
-    await tx.prisma.addon.delete({ where: { id: addon.id } });
-    return { id, deleted: true, archived: false };
+    return deleteOrArchive(tx, id, {
+      uses: () => tx.prisma.subscriptionAddon.count({ where: { addonId: addon.id } }),
+      archive: (data) => tx.prisma.addon.updateMany({ where: { id: addon.id, archivedAt: null }, data }),
+      remove: () => tx.prisma.addon.delete({ where: { id: addon.id } }),
+    });
   });
 }

@@ -97,3 +97,29 @@ export interface DeleteResult {
   deleted: boolean;
   archived: boolean;
 }
+
+/** The columns an archive writes: status `archived`, `archivedAt` the time of the delete. */
+export interface ArchivedColumns {
+  status: "archived";
+  archivedAt: Date;
+}
+
+/**
+ * The catalogue's delete rule (docs/catalogue.md "Rules"), for products, plans, addons and
+ * coupons: a row something uses (`uses` counts it) is archived instead and stays readable
+ * (`archive` writes ArchivedColumns to the rows that are not archived yet, so deleting an
+ * archived row again changes nothing); a row nothing uses is deleted (`remove`). Run inside the
+ * caller's transaction `ctx` (atomically), with the row loaded (404) and locked.
+ */
+export async function deleteOrArchive(
+  ctx: ServiceContext,
+  id: string,
+  row: { uses: () => Promise<number>; archive: (columns: ArchivedColumns) => Promise<unknown>; remove: () => Promise<unknown> },
+): Promise<DeleteResult> {
+  if ((await row.uses()) > 0) {
+    await row.archive({ status: "archived", archivedAt: ctx.now() });
+    return { id, deleted: false, archived: true };
+  }
+  await row.remove();
+  return { id, deleted: true, archived: false };
+}

@@ -17,7 +17,7 @@ import type { CouponTerms } from "../domain/coupons.js";
 import { APPLY_ON, DISCOUNT_SCHEMES, DURATION_SCHEMES } from "../domain/catalogue.js";
 import { roundMoney, type DecimalInput } from "../domain/money.js";
 import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
-import { Fields, type DeleteResult } from "./catalogue.js";
+import { deleteOrArchive, Fields, type DeleteResult } from "./catalogue.js";
 
 export interface CouponInput {
   discountScheme?: string | null;
@@ -113,12 +113,11 @@ export async function updateCoupon(ctx: ServiceContext, id: string, input: Coupo
 export async function deleteCoupon(ctx: ServiceContext, id: string): Promise<DeleteResult> {
   return atomically(ctx, async (tx) => {
     const coupon = await loadCoupon(tx, id);
-    if ((await couponUses(tx, coupon.id)) > 0) {
-      if (!coupon.archivedAt) await tx.prisma.coupon.update({ where: { id: coupon.id }, data: { status: "archived", archivedAt: tx.now() } });
-      return { id, deleted: false, archived: true };
-    }
-    await tx.prisma.coupon.delete({ where: { id: coupon.id } });
-    return { id, deleted: true, archived: false };
+    return deleteOrArchive(tx, id, {
+      uses: () => couponUses(tx, coupon.id),
+      archive: (data) => tx.prisma.coupon.updateMany({ where: { id: coupon.id, archivedAt: null }, data }),
+      remove: () => tx.prisma.coupon.delete({ where: { id: coupon.id } }),
+    });
   });
 }
 

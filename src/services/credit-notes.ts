@@ -24,6 +24,7 @@
 import type { CreditNote } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
+import { checkNoteLength } from "../domain/input-limits.js";
 import { DEFAULT_REFERENCE_CODE, assertCreditFits, creditNoteTaxRules, noteEffect, referenceCodeProblem } from "../domain/credit-notes.js";
 import type { DecimalInput } from "../domain/money.js";
 import { tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
@@ -61,7 +62,6 @@ export interface CreditNoteInput {
   referenceCode?: number | null;
 }
 
-const MAX_NOTE_LENGTH = 5000;
 
 /** Creates a draft credit note against a finalized invoice, in one transaction. Errors: see the module header. */
 export async function createCreditNote(ctx: ServiceContext, input: CreditNoteInput): Promise<CreditNote> {
@@ -107,7 +107,7 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
   const invoiceDate = invoice ? storedDate(invoice.date)! : null;
   if (invoiceDate && date < invoiceDate) errors.add("date", `must not be before the invoice's date ${invoiceDate}`);
   for (const [field, value] of [["note", input.note], ["internal_note", input.internalNote]] as const) {
-    if (value && value.length > MAX_NOTE_LENGTH) errors.add(field, `must have at most ${MAX_NOTE_LENGTH} characters`);
+    checkNoteLength(errors, field, value);
   }
   if (!input.lines || input.lines.length === 0) errors.add("lines", "a credit note needs at least one line");
   const lines = normalizeLines(input.lines ?? [], errors);

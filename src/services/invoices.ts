@@ -7,6 +7,7 @@
 import type { Currency, DocumentType, Invoice, Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
+import { checkNoteLength } from "../domain/input-limits.js";
 import { isoDate, todayIn } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import type { DecimalInput } from "../domain/money.js";
@@ -102,7 +103,7 @@ async function prepare(
   if (!COLLECTION_METHODS.includes(collectionMethod as (typeof COLLECTION_METHODS)[number])) {
     errors.add("collection_method", `must be one of ${COLLECTION_METHODS.join(", ")}`);
   }
-  if (input.note && input.note.length > 5000) errors.add("note", "must have at most 5000 characters");
+  checkNoteLength(errors, "note", input.note);
 
   const lines = normalizeLines(input.lines ?? (current ? storedLineInputs(current.lines) : []), errors);
   const discount = normalizeDiscount(input, current ? { discount: String(current.discount), discountScheme: current.discountScheme } : null, errors);

@@ -20,7 +20,7 @@ import { FREQUENCIES, USAGE_AGGREGATIONS, USAGE_SCHEMES, type Frequency } from "
 import { TIERS_MODES, validateTiers, type Tier, type TierInput } from "../domain/pricing.js";
 import type { DecimalInput } from "../domain/money.js";
 import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
-import { Fields, type DeleteResult } from "./catalogue.js";
+import { deleteOrArchive, Fields, type DeleteResult } from "./catalogue.js";
 
 export interface PlanInput {
   /** product id (create through /v1/plans/ only; nested plans belong to their product) */
@@ -169,15 +169,17 @@ async function planUses(ctx: ServiceContext, where: Prisma.PlanWhereInput): Prom
 export async function deleteProduct(ctx: ServiceContext, id: string): Promise<DeleteResult> {
   return atomically(ctx, async (tx) => {
     const product = await loadProduct(tx, id, { lock: true });
-    if ((await planUses(tx, { productId: product.id })) > 0) {
-      const now = tx.now();
-      await tx.prisma.plan.updateMany({ where: { productId: product.id, archivedAt: null }, data: { status: "archived", archivedAt: now } });
-      if (!product.archivedAt) await tx.prisma.product.update({ where: { id: product.id }, data: { status: "archived", archivedAt: now } });
-      return { id, deleted: false, archived: true };
-    }
-    await tx.prisma.plan.deleteMany({ where: { productId: product.id } });
-    await tx.prisma.product.delete({ where: { id: product.id } });
-    return { id, deleted: true, archived: false };
+    return deleteOrArchive(tx, id, {
+      uses: () => planUses(tx, { productId: product.id }),
+      archive: async (data) => {
+        await tx.prisma.plan.updateMany({ where: { productId: product.id, archivedAt: null }, data });
+        await tx.prisma.product.updateMany({ where: { id: product.id, archivedAt: null }, data });
+      },
+      remove: async () => {
+        await tx.prisma.plan.deleteMany({ where: { productId: product.id } });
+        await tx.prisma.product.delete({ where: { id: product.id } });
+      },
+    });
   });
 }
 
@@ -246,11 +248,10 @@ function snake(field: string): string {
 export async function deletePlan(ctx: ServiceContext, id: string): Promise<DeleteResult> {
   return atomically(ctx, async (tx) => {
     const plan = await loadPlan(tx, id, { lock: true });
-    if ((await planUses(tx, { id: plan.id })) > 0) {
-      if (!plan.archivedAt) await tx.prisma.plan.update({ where: { id: plan.id }, data: { status: "archived", archivedAt: tx.now() } });
-      return { id, deleted: false, archived: true };
-    }
-    await tx.prisma.plan.delete({ where: { id: plan.id } });
-    return { id, deleted: true, archived: false };
+    return deleteOrArchive(tx, id, {
+      uses: () => planUses(tx, { id: plan.id }),
+      archive: (data) => tx.prisma.plan.updateMany({ where: { id: plan.id, archivedAt: null }, data }),
+      remove: () => tx.prisma.plan.delete({ where: { id: plan.id } }),
+    });
   });
 }

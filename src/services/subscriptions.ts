@@ -17,6 +17,7 @@ import { newId } from "../infra/ids.js";
 import { customerContext } from "./customer-clock.js";
 import { couponTerms } from "./coupons.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError } from "../domain/errors.js";
+import { checkNoteLength } from "../domain/input-limits.js";
 import { isIsoDate, isoDate } from "../domain/formats.js";
 import { assertCouponAttachable, type CouponTerms } from "../domain/coupons.js";
 import { isOneOf, FREQUENCIES, type Frequency } from "../domain/catalogue.js";
@@ -31,7 +32,7 @@ import {
   subscriptionTransition,
   type SubscriptionStatus,
 } from "../domain/subscriptions.js";
-import { lockTenantRow, tenant, withinTransaction, type ServiceContext } from "./context.js";
+import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
 import { Fields } from "./catalogue.js";
 import { findDocumentType } from "./reference.js";
 import { dateColumn, findDocumentCustomer, organizationToday, storedDate } from "./documents.js";
@@ -83,7 +84,6 @@ const DB_NULL = Prisma.DbNull;
 const DEFAULT_INVOICE_TYPE_BY_COUNTRY: Record<string, string> = { CL: "CL33" };
 export const MAX_SUBSCRIPTION_LINES = 100;
 export const MAX_REFERENCES = 50;
-const MAX_NOTE = 5000;
 const MAX_EXPIRATION_DAYS = 3650;
 
 const CURRENT_INCLUDE = {
@@ -352,7 +352,7 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   if (!Array.isArray(references)) errors.add("references", "must be an array");
   else if (references.length > MAX_REFERENCES) errors.add("references", `at most ${MAX_REFERENCES} references`);
   const note = input.note !== undefined ? input.note || null : (current?.note ?? null);
-  if (note && note.length > MAX_NOTE) errors.add("note", `must have at most ${MAX_NOTE} characters`);
+  checkNoteLength(errors, "note", note);
   const metadata = f.metadata("metadata", input.metadata, current?.metadata);
   const taxSettings = input.taxSettings !== undefined ? (input.taxSettings ?? {}) : (current?.taxSettings ?? {});
 
@@ -393,13 +393,9 @@ async function lockSubscription(ctx: ServiceContext, id: string): Promise<Curren
   return { ...subscription, lines, addons };
 }
 
-function inTransaction<T>(ctx: ServiceContext, fn: (tx: ServiceContext) => Promise<T>): Promise<T> {
-  return ctx.prisma.$transaction((tx) => fn(withinTransaction(ctx, tx)));
-}
-
 /** Creates an active subscription. 400 naming every bad field; nothing is written then. */
 export async function createSubscription(ctx: ServiceContext, input: SubscriptionInput): Promise<Subscription> {
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const { columns, lines, addons } = await prepare(tx, input, null);
     return tx.prisma.subscription.create({
       data: {
@@ -422,7 +418,7 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
  * unchanged). Lines changed after a billed cycle are prorated (changeLinesMidCycle). Cancelled: 409.
  */
 export async function updateSubscription(ctx: ServiceContext, id: string, input: SubscriptionInput): Promise<Subscription> {
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
     subscriptionTransition(current.status, "update");
     const { columns, lines, addons, plans, proration } = await prepare(tx, input, current);
@@ -516,7 +512,7 @@ async function changeLinesMidCycle(
  */
 export async function cancelSubscription(ctx: ServiceContext, id: string, options: { reason?: string | null; atPeriodEnd?: boolean | null } = {}): Promise<Subscription> {
   const reason = normalizeReason(options.reason, "cancel_reason", DEFAULT_CANCEL_REASON);
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
     if (options.atPeriodEnd) {
       subscriptionTransition(current.status, "cancel_at_period_end", current.cancelAtPeriodEnd);
@@ -530,7 +526,7 @@ export async function cancelSubscription(ctx: ServiceContext, id: string, option
 /** Pauses an active subscription (`paused` = now, `paused_reason`); the billing run skips it. 409 unless active. */
 export async function pauseSubscription(ctx: ServiceContext, id: string, reason?: string | null): Promise<Subscription> {
   const pausedReason = normalizeReason(reason, "reason", null);
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
     const status = subscriptionTransition(current.status, "pause");
     return tx.prisma.subscription.update({ where: { id }, data: { status, paused: ctx.now(), pausedReason } });
@@ -539,7 +535,7 @@ export async function pauseSubscription(ctx: ServiceContext, id: string, reason?
 
 /** Resumes a paused subscription: back to `active`, `paused` and `paused_reason` cleared. 409 unless paused. */
 export async function resumeSubscription(ctx: ServiceContext, id: string): Promise<Subscription> {
-  return inTransaction(ctx, async (tx) => {
+  return atomically(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
     const status = subscriptionTransition(current.status, "resume");
     return tx.prisma.subscription.update({ where: { id }, data: { status, paused: null, pausedReason: null } });

@@ -5,11 +5,13 @@ import {
   boundFieldErrors,
   boundMessage,
   checkJsonValue,
+  checkNoteLength,
   decimalRangeProblem,
   DEFAULT_TEXT_LIMIT,
   jsonDepthProblem,
   MAX_DECIMAL,
   MAX_JSON_DEPTH,
+  MAX_NOTE_LENGTH,
   quote,
   TEXT_LIMITS,
   textLimit,
@@ -46,6 +48,23 @@ describe("text", () => {
     const doc = fs.readFileSync(new URL("../../docs/input-limits.md", import.meta.url), "utf8");
     expect(doc).toContain(`| (any other text field) | ${DEFAULT_TEXT_LIMIT.toLocaleString("en")} |`);
     for (const [key, limit] of Object.entries(TEXT_LIMITS)) expect(doc).toContain(`| \`${key}\` | ${limit.toLocaleString("en")} |`);
+  });
+});
+
+describe("note length (invoices, credit notes, subscriptions)", () => {
+  it("accepts 5000 characters and refuses 5001 on the given field; the input guard uses the same limit", () => {
+    const errors = new FieldErrorCollector();
+    checkNoteLength(errors, "note", "a".repeat(5000));
+    checkNoteLength(errors, "note", null);
+    expect(() => errors.throwIfAny()).not.toThrow();
+    checkNoteLength(errors, "internal_note", "a".repeat(5001));
+    expect(() => errors.throwIfAny()).toThrow(ValidationError);
+    try {
+      errors.throwIfAny();
+    } catch (e) {
+      expect((e as ValidationError).fields).toEqual({ internal_note: ["must have at most 5000 characters"] });
+    }
+    expect([MAX_NOTE_LENGTH, textLimit("InvoiceInput.note"), textLimit("CreditNoteInput.internalNote"), textLimit("SubscriptionInput.note")]).toEqual([5000, 5000, 5000, 5000]);
   });
 });
 
