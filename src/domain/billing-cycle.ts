@@ -1,5 +1,5 @@
 /**
- * A subscription cycle's invoice, as a pure function (issue "The billing run": the billing run
+ * A subscription cycle's invoice, as a pure function (docs/billing-run.md: the billing run
  * and the upcoming-invoice preview must both use it, so a preview and the finalized invoice agree
  * line for line). Rules, each in docs/recurring-billing.md:
  *

@@ -1,5 +1,5 @@
 /**
- * Billing periods and proration (issue "Catalogue and recurring billing"; docs/proration.md).
+ * Billing periods and proration (docs/recurring-billing.md "Periods"; docs/proration.md).
  * Pure calendar arithmetic on `yyyy-mm-dd` dates: a subscription's cycle N covers
  * [start of N, start of N+1), starting from its anchor date, by its plans' frequency.
  *

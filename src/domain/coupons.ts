@@ -1,5 +1,5 @@
 /**
- * Coupons on recurring invoices (issue "Catalogue": `%` or `$`, `duration_scheme`
+ * Coupons on recurring invoices (docs/recurring-billing.md "Coupons": `%` or `$`, `duration_scheme`
  * once/limited/forever with `duration_times`, `valid_until`, `apply_on` invoice or line). Pure.
  *
  * - A coupon can be attached while `valid_until` has not passed; once attached it keeps applying

@@ -1,5 +1,5 @@
 /**
- * Idempotent requests (Stripe's `Idempotency-Key` header; issue "Usage records": creating twice
+ * Idempotent requests (Stripe's `Idempotency-Key` header; docs/rest.md: creating twice
  * with one key records once). A POST sent with a key runs once; the same key again gets the first
  * answer replayed. Pure decision; services/idempotency.ts stores keys and answers.
  *

@@ -1,5 +1,5 @@
 /**
- * Calendar periods in an organization's time zone (issue: customer aggregations; the current
+ * Calendar periods in an organization's time zone (customer aggregations, docs/rest.md; the current
  * period is the calendar month, default zone America/Santiago).
  */
 import { todayIn } from "./formats.js";

@@ -1,5 +1,5 @@
 /**
- * Proration of mid-cycle subscription changes (issue "Catalogue and recurring billing":
+ * Proration of mid-cycle subscription changes (docs/recurring-billing.md "Proration by day":
  * `proration_behavior`, `at_period_end`; docs/proration.md). Pure rules; the service
  * (services/subscriptions.ts) reads and writes the rows.
  *

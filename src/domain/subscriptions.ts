@@ -1,5 +1,5 @@
 /**
- * Subscription rules that need no database (issue "Subscriptions"): the lines of a subscription
+ * Subscription rules that need no database (docs/subscriptions.md): the lines of a subscription
  * share one currency and one frequency, and use active plans. Field paths `lines.N.plan`.
  */
 import { FieldErrorCollector, InvalidStateError, ValidationError } from "./errors.js";

@@ -1,5 +1,5 @@
 /**
- * Metered usage (issue "Usage records"; spec "Usage"): how a plan's `usage_aggregation` turns a
+ * Metered usage (docs/recurring-billing.md "Metered usage"; spec "Usage"): how a plan's `usage_aggregation` turns a
  * line's usage records into the quantity billed for a period. Pure; the billing run passes the
  * records of one subscription line.
  *
@@ -50,7 +50,7 @@ export function aggregateUsage(records: readonly UsageRecord[], aggregation: Usa
 export const USAGE_FUTURE_TOLERANCE_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Checks a new usage record (issue "Usage records"): only metered lines take usage (400 on
+ * Checks a new usage record (docs/recurring-billing.md "Usage records"): only metered lines take usage (400 on
  * `subscription_line`); `quantity` is required and not negative; `date_time` is not more than a
  * day in the future; a cancelled subscription takes no more usage (409).
  */

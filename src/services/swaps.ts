@@ -1,5 +1,5 @@
 /**
- * Receiving supplier documents (issue 6 "Receiving: purchases and swaps"; docs/sii-receiving.md).
+ * Receiving supplier documents: purchases and swaps (docs/sii-receiving.md).
  *
  * receivePurchaseDocuments: an EnvioDTE (XML text or the file's bytes) is read and checked against
  * SII's schema (infra/taxagency/sii/envelope.ts); every DTE must be addressed to the

@@ -1,5 +1,5 @@
 /**
- * Test clocks (issue 5; REST /v1/test_clocks/, GraphQL createTestClock/advanceTestClock/...;
+ * Test clocks (REST /v1/test_clocks/, GraphQL createTestClock/advanceTestClock/...;
  * docs/test-clocks.md): a frozen time for customers attached to it, so renewals can be tried
  * without waiting. Test mode only: a live key gets 403 and live data never sees a clock.
  *

@@ -1,5 +1,5 @@
 /**
- * Usage records (issue "Usage records"; spec "Usage"): quantities reported for metered
+ * Usage records (docs/recurring-billing.md "Usage records"; spec "Usage"): quantities reported for metered
  * subscription lines, billed in arrears by the billing run (domain/billing-cycle.ts), which sets
  * each usage's invoice. Rules: domain/usage.ts checkUsage. A billed usage cannot be deleted (409),
  * so no usage is silently lost. Creating twice with one Idempotency-Key records once (server.ts).

@@ -1,5 +1,5 @@
 /**
- * Received supplier documents (spec "Swap", issue 6 "Receiving"; docs/sii-receiving.md): the
+ * Received supplier documents (spec "Swap"; docs/sii-receiving.md): the
  * Purchase and Swap node types, `purchases` and `swaps` connections, `receivePurchaseDocuments`
  * and `updateSwap`. Rules: services/swaps.ts and domain/swap-replies.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * Test clocks (issue 5; docs/test-clocks.md): node type, `testClocks` connection, create /
+ * Test clocks (docs/test-clocks.md): node type, `testClocks` connection, create /
  * advance / delete mutations. Test mode only. Rules: services/test-clocks.ts (advancing runs
  * services/billing-run.ts).
  */

@@ -1,6 +1,6 @@
 /**
- * Chile's SII as a library (first step of issue 6): build a DTE with its TED, sign it and encode
- * it as the ISO-8859-1 file SII expects. No API, folio assignment or sending yet (docs/sii-dte.md).
+ * Chile's SII as a library (docs/sii-dte.md): build a DTE with its TED, sign it and encode
+ * it as the ISO-8859-1 file SII expects. Folios, issuing and sending are the services' (docs/sii-sending.md).
  */
 import { buildDte, type DteInput } from "./dte.js";
 import { dteSigner, type SigningCredentials } from "./signature.js";
