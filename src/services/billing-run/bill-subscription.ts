@@ -1,11 +1,11 @@
 /**
- * Billing one claimed subscription (docs/billing-run.md "What is due", "Catch-up"): every due
- * cycle in order up to the cutoff, each decided by domain/billing-cycle.ts `cycleDecision` (with
- * the no-card rule read from the database only for a cycle that would be billed) and computed by
- * `cycleInvoice` over services/cycle-input.ts `cycleInputFrom`, exactly as the upcoming-invoice
- * preview does. The invoice drafts, their lines, usage marks and redemptions are buffered in the
- * batch's BatchWrites; the subscription's billing state is kept in memory (its CycleData) and
- * written by the batch (batch.ts).
+ * Billing one claimed subscription (docs/billing-run.md "What is due", "The cycle rules: one
+ * source"): every due cycle in order up to the cutoff, each decided by domain/billing-cycle.ts
+ * `cycleDecision` (with the no-card rule read from the database only for a cycle that would be
+ * billed) and computed by `cycleInvoice` over services/cycle-input.ts `cycleInputFrom`, exactly as
+ * the upcoming-invoice preview does. The invoice drafts, their lines, usage marks and redemptions
+ * are buffered in the batch's BatchWrites; the subscription's billing state is kept in memory (its
+ * CycleData) and written by the batch (batch.ts).
  */
 import { newId } from "../../infra/ids.js";
 import { cycleDecision, cycleInvoice, periodUsages, type CycleDecision, type CycleInput, type CycleInvoice, type CycleSubscription } from "../../domain/billing-cycle.js";

@@ -1,8 +1,8 @@
 /**
- * Claiming due subscriptions (docs/billing-run.md "What is due", "Concurrency"): `status` active,
- * `next_billing` on or before the cutoff (`until` when given, else today in the organization's
- * time zone), on the run's test clock or, without one, on none. Claimed in batches with
- * `SELECT ... FOR UPDATE SKIP LOCKED`, so concurrent runners (CLI, server interval, several
+ * Claiming due subscriptions (docs/billing-run.md "What is due", "Exactly once and crash safety"):
+ * `status` active, `next_billing` on or before the cutoff (`until` when given, else today in the
+ * organization's time zone), on the run's test clock or, without one, on none. Claimed in batches
+ * with `SELECT ... FOR UPDATE SKIP LOCKED`, so concurrent runners (CLI, server interval, several
  * processes) take disjoint subscriptions.
  */
 import type { PrismaClient } from "../../infra/prisma/generated/client.js";

@@ -1,10 +1,11 @@
 /**
- * Collection (docs/billing-run.md "Collection"): after a batch commits (gateways are never called
- * inside a transaction), each finalized subscription invoice with an amount due, no payment yet,
- * and a customer with a usable reusable source gets a payment for what is due, authorized with
- * that source (services/payments.ts charges it once). The invoice row is claimed with SKIP LOCKED
- * while the payment is created, so two runners never create two payments for one invoice, and a
- * run that died between billing and collecting is caught up by the next run's sweep.
+ * Collection (docs/billing-run.md "Collection and the no-card rule"): after a batch commits
+ * (gateways are never called inside a transaction), each finalized subscription invoice with an
+ * amount due, no payment yet, and a customer with a usable reusable source gets a payment for what
+ * is due, authorized with that source (services/payments.ts charges it once). The invoice row is
+ * claimed with SKIP LOCKED while the payment is created, so two runners never create two payments
+ * for one invoice, and a run that died between billing and collecting is caught up by the next
+ * run's sweep.
  */
 import type { PrismaClient } from "../../infra/prisma/generated/client.js";
 import { Prisma } from "../../infra/prisma/generated/client.js";

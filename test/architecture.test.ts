@@ -1,0 +1,200 @@
+/**
+ * The import graph of src/ (docs/architecture.md): every relative import, re-export and dynamic
+ * import() of every hand-written module, read with the TypeScript parser (type-only imports count:
+ * a circle through types is still a circle of modules). Two rules:
+ *
+ * - no circle: no module reaches itself through its imports;
+ * - imports point down the layers: a module imports modules of its own layer or of a lower one.
+ *
+ * Generated code (src/**\/generated/) is outside the graph. Each rule is also run over a made-up
+ * graph that breaks it, so the checks themselves are seen to fail.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+const SRC = path.resolve(import.meta.dirname, "../src");
+
+/** The layers, lowest first, by path under src/ (docs/architecture.md draws them). */
+const LAYERS: { name: string; files: RegExp }[] = [
+  { name: "domain", files: /^domain\// },
+  { name: "infra", files: /^infra\// },
+  { name: "services", files: /^services\// },
+  { name: "graphql", files: /^graphql\// },
+  { name: "rest", files: /^rest\// },
+  { name: "entry points", files: /^(cli\/.*|cli\.ts|demo\.ts|http-server\.ts|server\.ts|main\.ts)$/ },
+];
+
+/**
+ * TEMPORARY exception: the circle through services/documents.ts (documents.ts imports
+ * tax-documents.ts and issued-parties.ts, which import back its helpers, directly or through
+ * cafs.ts, tax-profile.ts, branding.ts and customer-sessions.ts). It goes away when documents.ts
+ * is split into document lifecycle and numbering with its pure checks in src/domain; then delete
+ * this list. A circle is tolerated only when all its modules are listed here, so no other module
+ * can join it.
+ */
+const KNOWN_CIRCLE = new Set([
+  "services/documents.ts",
+  "services/tax-documents.ts",
+  "services/cafs.ts",
+  "services/issued-parties.ts",
+  "services/tax-profile.ts",
+  "services/branding.ts",
+  "services/customer-sessions.ts",
+]);
+
+type Graph = Map<string, string[]>;
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === "generated" ? [] : sourceFiles(full);
+    return e.name.endsWith(".ts") && !e.name.endsWith(".d.ts") ? [full] : [];
+  });
+}
+
+/** The module specifiers `file` imports: import/export declarations and import() calls. */
+function specifiers(file: string): string[] {
+  const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, false);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      found.push(node.moduleSpecifier.text);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+      found.push(node.arguments[0].text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** src/'s modules (paths relative to src/) and the modules each imports; throws on an import that resolves to no file. */
+function importGraph(): Graph {
+  const graph: Graph = new Map();
+  for (const file of sourceFiles(SRC)) {
+    const targets = new Set<string>();
+    for (const spec of specifiers(file)) {
+      if (!spec.startsWith(".")) continue;
+      const resolved = path.resolve(path.dirname(file), spec).replace(/\.js$/, ".ts");
+      if (resolved.split(path.sep).includes("generated")) continue;
+      const target = fs.existsSync(resolved) ? resolved : path.join(resolved.replace(/\.ts$/, ""), "index.ts");
+      if (!fs.existsSync(target)) throw new Error(`${path.relative(SRC, file)} imports ${spec}, which resolves to no file`);
+      targets.add(path.relative(SRC, target).split(path.sep).join("/"));
+    }
+    graph.set(path.relative(SRC, file).split(path.sep).join("/"), [...targets].sort());
+  }
+  return graph;
+}
+
+/** The circles of `graph`: its strongly connected components of more than one module (Tarjan), or a module importing itself. */
+function circles(graph: Graph): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const connect = (v: string) => {
+    index.set(v, counter);
+    low.set(v, counter++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        connect(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || graph.get(v)!.includes(v)) found.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) connect(v);
+  return found;
+}
+
+function layerOf(file: string): number {
+  return LAYERS.findIndex((l) => l.files.test(file));
+}
+
+/** `from -> to (lower layer -> higher layer)` for each import that points up the layers. */
+function upwardImports(graph: Graph): string[] {
+  const up: string[] = [];
+  for (const [from, targets] of graph) {
+    for (const to of targets) {
+      if (layerOf(to) > layerOf(from)) up.push(`${from} -> ${to} (${LAYERS[layerOf(from)].name} -> ${LAYERS[layerOf(to)].name})`);
+    }
+  }
+  return up;
+}
+
+/** Each function of `file` (declarations, methods, arrows, expressions) over `maxLines` lines or `maxParams` parameters, as `name:line lines=N params=N`. */
+function oversizedFunctions(file: string, { maxLines, maxParams }: { maxLines: number; maxParams: number }): string[] {
+  const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
+  const over: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && "body" in node && node.body) {
+      const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+      const lines = source.getLineAndCharacterOfPosition(node.end).line - first + 1;
+      const name = node.name?.getText(source) ?? (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText(source) : "(anonymous)");
+      if (lines > maxLines || node.parameters.length > maxParams) over.push(`${name}:${first + 1} lines=${lines} params=${node.parameters.length}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return over;
+}
+
+describe("architecture: the import graph of src/", () => {
+  const graph = importGraph();
+
+  it("reads every module, and every module belongs to a layer", () => {
+    expect(graph.size).toBeGreaterThan(100);
+    expect(graph.get("services/billing-run.ts")).toContain("services/billing-run/run.ts");
+    expect([...graph.keys()].filter((f) => layerOf(f) < 0)).toEqual([]);
+  });
+
+  it("has no import circle (but the known, temporary one through services/documents.ts)", () => {
+    const unexpected = circles(graph).filter((c) => !c.every((f) => KNOWN_CIRCLE.has(f)));
+    expect(unexpected).toEqual([]);
+  });
+
+  it("imports only down the layers: domain < infra < services < graphql < rest < entry points", () => {
+    expect(upwardImports(graph)).toEqual([]);
+  });
+
+  it("the checks find a circle and an upward import in a graph that has them", () => {
+    const bad: Graph = new Map([
+      ["domain/a.ts", ["services/b.ts"]],
+      ["services/b.ts", ["services/c.ts"]],
+      ["services/c.ts", ["services/b.ts", "domain/a.ts"]],
+      ["graphql/d.ts", ["graphql/d.ts"]],
+    ]);
+    expect(circles(bad)).toEqual([["domain/a.ts", "services/b.ts", "services/c.ts"], ["graphql/d.ts"]]);
+    expect(upwardImports(bad)).toEqual(["domain/a.ts -> services/b.ts (domain -> services)"]);
+  });
+});
+
+describe("architecture: the billing run by phase (src/services/billing-run/)", () => {
+  const limits = { maxLines: 80, maxParams: 5 };
+
+  it("has no function over 80 lines or 5 parameters", () => {
+    const files = [path.join(SRC, "services/billing-run.ts"), ...sourceFiles(path.join(SRC, "services/billing-run"))];
+    expect(files.length).toBeGreaterThan(5);
+    expect(files.flatMap((f) => oversizedFunctions(f, limits).map((o) => `${path.relative(SRC, f)} ${o}`))).toEqual([]);
+  });
+
+  it("the size check finds a long function and one with many parameters", () => {
+    const file = path.join(import.meta.dirname, "fixtures", "oversized-functions.ts");
+    expect(oversizedFunctions(file, limits)).toEqual(["long:3 lines=83 params=0", "many:88 lines=3 params=6"]);
+  });
+});
