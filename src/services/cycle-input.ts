@@ -95,36 +95,47 @@ export async function loadPendingItems(prisma: PrismaClient | Tx, subscriptionId
   return prisma.pendingInvoiceItem.findMany({ where: { subscriptionId: { in: [...subscriptionIds] }, invoiceId: null }, orderBy: [{ createdAt: "asc" }, { position: "asc" }, { id: "asc" }] });
 }
 
+/** How loadCycleData reads. */
+export interface CycleDataOptions {
+  /** extra conditions on the subscriptions (a tenant) */
+  where?: { organizationId: string; testMode: boolean };
+  /** each subscription's organization time zone */
+  timeZoneOf: (s: Subscription) => string;
+  /** the first cycle the data is for (default the subscription's next cycle) */
+  fromCycle?: (s: Subscription) => number;
+  /** "rows" (default): `usages`, every record from the billed period on; "aggregates": `usageAggregates` of the period cycle `fromCycle` bills, for a preview */
+  usage?: "rows" | "aggregates";
+}
+
+/** The rows of some subscriptions, joined in memory (CycleData before it is split per subscription). */
+interface CycleRows {
+  subscriptions: CycleData["subscription"][];
+  lines: LineRow[];
+  addons: CycleData["addons"];
+  pendingItems: PendingInvoiceItem[];
+  /** the lines `pendingChanges` schedules, of every subscription */
+  scheduledLines: NonNullable<ReturnType<typeof parsePendingChanges>>["lines"];
+  scheduledPlans: PlanRow[];
+  scheduledCoupons: Coupon[];
+}
+
+/** A usage record as read (quantity as text or a Decimal). */
+type StoredUsage = { id: string; subscriptionLineId: string; quantity: { toString(): string }; dateTime: Date; createdAt: Date; invoiceId: string | null };
+const toUsageRow = (u: StoredUsage): UsageRow => ({ ...u, quantity: u.quantity.toString() });
+
 /**
- * Reads, in a fixed handful of queries whatever their number, what the cycle inputs of
- * `subscriptionIds` need (see CycleData) from cycle `fromCycle(subscription)` (default its next
- * cycle) on. `where`: extra conditions on the subscriptions (a tenant). `timeZoneOf`: each
- * subscription's organization time zone. Unknown ids are left out of the map.
+ * Reads the subscriptions `ids` (with `where`) and what their cycles use, with flat queries joined
+ * here: Prisma's `include` runs its relation queries in parallel, which a transaction's single
+ * connection can only queue (pg warns about it). Null when none is found.
  */
-export async function loadCycleData(
-  prisma: PrismaClient | Tx,
-  subscriptionIds: readonly string[],
-  options: {
-    where?: { organizationId: string; testMode: boolean };
-    timeZoneOf: (s: Subscription) => string;
-    fromCycle?: (s: Subscription) => number;
-    /** "rows" (default): `usages`, every record from the billed period on; "aggregates": `usageAggregates` of the period cycle `fromCycle` bills, for a preview */
-    usage?: "rows" | "aggregates";
-  },
-): Promise<Map<string, CycleData>> {
-  const result = new Map<string, CycleData>();
-  if (subscriptionIds.length === 0) return result;
-  const ids = [...subscriptionIds];
-  // flat queries joined here: Prisma's `include` runs its relation queries in parallel, which a
-  // transaction's single connection can only queue (pg warns about it)
-  const rows = await prisma.subscription.findMany({ where: { id: { in: ids }, ...options.where } });
-  if (rows.length === 0) return result;
+async function readCycleRows(prisma: PrismaClient | Tx, ids: string[], where: CycleDataOptions["where"]): Promise<CycleRows | null> {
+  const rows = await prisma.subscription.findMany({ where: { id: { in: ids }, ...where } });
+  if (rows.length === 0) return null;
   const found = rows.map((s) => s.id);
   const storedLines = await prisma.subscriptionLine.findMany({ where: { subscriptionId: { in: found } }, orderBy: [{ position: "asc" }, { id: "asc" }] });
   const addonRows = await prisma.subscriptionAddon.findMany({ where: { subscriptionId: { in: found } }, orderBy: [{ position: "asc" }, { id: "asc" }] });
   const pendingItems = await loadPendingItems(prisma, found);
-  const scheduledOf = new Map(rows.map((s) => [s.id, parsePendingChanges(s.pendingChanges)] as const));
-  const scheduledLines = [...scheduledOf.values()].flatMap((c) => c?.lines ?? []);
+  const scheduledLines = rows.flatMap((s) => parsePendingChanges(s.pendingChanges)?.lines ?? []);
   const unique = <T,>(values: (T | null | undefined)[]) => [...new Set(values.filter((v): v is T => v !== null && v !== undefined))];
   const documentTypes = await prisma.documentType.findMany({ where: { id: { in: unique(rows.map((s) => s.documentTypeId)) } } });
   const couponIds = unique([...rows.map((s) => s.couponId), ...storedLines.map((l) => l.couponId), ...scheduledLines.map((l) => l.coupon)]);
@@ -139,78 +150,113 @@ export async function loadCycleData(
   const [documentTypeOf, couponOf, productOf, currencyOf, addonOf] = [byId(documentTypes), byId(coupons), byId(products), byId(currencies), byId(addonDefinitions)];
   const plans: PlanRow[] = planRows.map((p) => ({ ...p, product: productOf.get(p.productId)!, currency: currencyOf.get(p.currencyId)! }));
   const planOf = byId(plans);
-  const subscriptions = rows.map((s) => ({ ...s, documentType: documentTypeOf.get(s.documentTypeId)!, coupon: s.couponId ? (couponOf.get(s.couponId) ?? null) : null }));
-  const lines: LineRow[] = storedLines.map((l) => ({ ...l, plan: planOf.get(l.planId)!, coupon: l.couponId ? (couponOf.get(l.couponId) ?? null) : null }));
-  const addons = addonRows.map((a) => ({ ...a, addon: addonOf.get(a.addonId)! }));
   const scheduledPlanIds = new Set(scheduledLines.map((l) => l.plan));
   const scheduledCouponIds = new Set(scheduledLines.map((l) => l.coupon));
-  const scheduledPlans = plans.filter((p) => scheduledPlanIds.has(p.id));
-  const scheduledCoupons = coupons.filter((c) => scheduledCouponIds.has(c.id));
+  return {
+    subscriptions: rows.map((s) => ({ ...s, documentType: documentTypeOf.get(s.documentTypeId)!, coupon: s.couponId ? (couponOf.get(s.couponId) ?? null) : null })),
+    lines: storedLines.map((l) => ({ ...l, plan: planOf.get(l.planId)!, coupon: l.couponId ? (couponOf.get(l.couponId) ?? null) : null })),
+    addons: addonRows.map((a) => ({ ...a, addon: addonOf.get(a.addonId)! })),
+    pendingItems,
+    scheduledLines,
+    scheduledPlans: plans.filter((p) => scheduledPlanIds.has(p.id)),
+    scheduledCoupons: coupons.filter((c) => scheduledCouponIds.has(c.id)),
+  };
+}
 
-  // usages: from the start of the period the first cycle bills, per start date (one OR branch each)
+/** The period (zoned instants) the first cycle of `s` that the data is for bills usage of, or null without lines. */
+function billedUsagePeriod(rows: CycleRows, s: Subscription, options: CycleDataOptions): { start: Date; end: Date } | null {
+  const first = rows.lines.find((l) => l.subscriptionId === s.id)?.plan;
+  if (!first) return null;
+  const n = options.fromCycle?.(s) ?? s.nextBillingCycle;
+  const period = billingPeriod(isoDate(s.dateStart), first.frequency as Frequency, Math.max(1, n - 1));
+  const tz = options.timeZoneOf(s);
+  return { start: zonedMidnight(period.start, tz), end: zonedMidnight(period.end, tz) };
+}
+
+/** The aggregations a line is priced with: its plan's, and a scheduled plan's. */
+function aggregationsOf(rows: CycleRows, line: LineRow): Set<string | undefined> {
+  const scheduled = rows.scheduledLines.filter((sl) => sl.id === line.id).map((sl) => rows.scheduledPlans.find((p) => p.id === sl.plan)?.usageAggregation);
+  return new Set([line.plan.usageAggregation, ...scheduled]);
+}
+
+/** Each subscription's usage of the period its first cycle bills, aggregated by SQL (usageAggregates). */
+async function readUsageAggregates(prisma: PrismaClient | Tx, rows: CycleRows, options: CycleDataOptions): Promise<Map<string, UsageAggregates>> {
+  const aggregatesOf = new Map<string, UsageAggregates>();
+  for (const s of rows.subscriptions) {
+    const period = billedUsagePeriod(rows, s, options);
+    if (!period) continue;
+    const mine = rows.lines.filter((l) => l.subscriptionId === s.id);
+    aggregatesOf.set(s.id, await usageAggregates(prisma, mine.map((l) => ({ id: l.id, aggregations: aggregationsOf(rows, l) })), period));
+  }
+  return aggregatesOf;
+}
+
+/**
+ * The usage records of the lines: every record from the start of the period the first cycle
+ * bills, and for `last_ever` lines also the latest record before it.
+ */
+async function readUsageRows(prisma: PrismaClient | Tx, rows: CycleRows, options: CycleDataOptions): Promise<UsageRow[]> {
   const fromOf = new Map<string, Date>();
-  for (const s of subscriptions) {
-    const first = lines.find((l) => l.subscriptionId === s.id)?.plan;
-    if (!first) continue;
-    const n = options.fromCycle?.(s) ?? s.nextBillingCycle;
-    fromOf.set(s.id, zonedMidnight(billingPeriod(isoDate(s.dateStart), first.frequency as Frequency, Math.max(1, n - 1)).start, options.timeZoneOf(s)));
+  for (const s of rows.subscriptions) {
+    const period = billedUsagePeriod(rows, s, options);
+    if (period) fromOf.set(s.id, period.start);
   }
   const byStart = new Map<number, string[]>();
   const lastEverByStart = new Map<number, string[]>();
-  for (const l of lines) {
+  for (const l of rows.lines) {
     const from = fromOf.get(l.subscriptionId);
     if (!from) continue;
     byStart.set(from.getTime(), [...(byStart.get(from.getTime()) ?? []), l.id]);
-    const lastEver = l.plan.usageAggregation === "last_ever" || scheduledLines.some((sl) => sl.id === l.id && scheduledPlans.find((p) => p.id === sl.plan)?.usageAggregation === "last_ever");
-    if (lastEver) lastEverByStart.set(from.getTime(), [...(lastEverByStart.get(from.getTime()) ?? []), l.id]);
+    if (aggregationsOf(rows, l).has("last_ever")) lastEverByStart.set(from.getTime(), [...(lastEverByStart.get(from.getTime()) ?? []), l.id]);
   }
   const usages: UsageRow[] = [];
-  const aggregatesOf = new Map<string, UsageAggregates>();
-  if (options.usage === "aggregates") {
-    for (const s of subscriptions) {
-      const first = lines.find((l) => l.subscriptionId === s.id)?.plan;
-      if (!first) continue;
-      const n = options.fromCycle?.(s) ?? s.nextBillingCycle;
-      const period = billingPeriod(isoDate(s.dateStart), first.frequency as Frequency, Math.max(1, n - 1));
-      const tz = options.timeZoneOf(s);
-      const aggregationsOf = (l: LineRow) => new Set([l.plan.usageAggregation, ...scheduledLines.filter((sl) => sl.id === l.id).map((sl) => scheduledPlans.find((p) => p.id === sl.plan)?.usageAggregation)]);
-      const mine = lines.filter((l) => l.subscriptionId === s.id);
-      aggregatesOf.set(s.id, await usageAggregates(prisma, mine.map((l) => ({ id: l.id, aggregations: aggregationsOf(l) })), { start: zonedMidnight(period.start, tz), end: zonedMidnight(period.end, tz) }));
-    }
-    byStart.clear();
-    lastEverByStart.clear();
-  }
-  const toRow = (u: { id: string; subscriptionLineId: string; quantity: { toString(): string }; dateTime: Date; createdAt: Date; invoiceId: string | null }): UsageRow => ({ ...u, quantity: u.quantity.toString() });
   if (byStart.size) {
     // one raw statement (each line with its period start) on Usage_subscriptionLineId_dateTime_createdAt_idx:
     // a findMany with an OR branch per start date cost a query compilation per call; trim_scale gives
     // the quantity as Prisma's Decimal prints it ("3", not "3.000000")
     const pairs = [...byStart].flatMap(([from, lineIds]) => lineIds.map((id) => [id, new Date(from)] as const));
-    const rows = await prisma.$queryRaw<{ id: string; subscriptionLineId: string; quantity: string; dateTime: Date; createdAt: Date; invoiceId: string | null }[]>(Prisma.sql`
+    const found = await prisma.$queryRaw<StoredUsage[]>(Prisma.sql`
       SELECT u."id", u."subscriptionLineId", trim_scale(u."quantity")::text AS "quantity", u."dateTime", u."createdAt", u."invoiceId"
       FROM unnest(ARRAY[${Prisma.join(pairs.map(([id]) => id))}]::text[], ARRAY[${Prisma.join(pairs.map(([, from]) => from))}]::timestamptz[]) AS l("lineId", "from")
       JOIN "Usage" u ON u."subscriptionLineId" = l."lineId" AND u."dateTime" >= l."from"`);
-    for (const row of rows) usages.push(toRow(row));
+    usages.push(...found.map(toUsageRow));
   }
   // last_ever: each line's latest record before the period, one index probe per line (LATERAL ... LIMIT 1
   // on Usage_subscriptionLineId_dateTime_createdAt_idx, read backwards), however many records a line has
   for (const [from, lineIds] of lastEverByStart) {
-    const rows = await prisma.$queryRaw<{ id: string; subscriptionLineId: string; quantity: string; dateTime: Date; createdAt: Date; invoiceId: string | null }[]>(Prisma.sql`
+    const found = await prisma.$queryRaw<StoredUsage[]>(Prisma.sql`
       SELECT u.* FROM unnest(ARRAY[${Prisma.join(lineIds)}]::text[]) AS l("lineId")
       CROSS JOIN LATERAL (
         SELECT "id", "subscriptionLineId", "quantity"::text AS "quantity", "dateTime", "createdAt", "invoiceId"
         FROM "Usage" WHERE "subscriptionLineId" = l."lineId" AND "dateTime" < ${new Date(from)}
         ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1
       ) u`);
-    usages.push(...rows.map(toRow));
+    usages.push(...found.map(toUsageRow));
   }
-  for (const s of subscriptions) {
+  return usages;
+}
+
+/**
+ * Reads, in a fixed handful of queries whatever their number, what the cycle inputs of
+ * `subscriptionIds` need (see CycleData) from cycle `options.fromCycle(subscription)` (default
+ * its next cycle) on. Unknown ids are left out of the map.
+ */
+export async function loadCycleData(prisma: PrismaClient | Tx, subscriptionIds: readonly string[], options: CycleDataOptions): Promise<Map<string, CycleData>> {
+  const result = new Map<string, CycleData>();
+  if (subscriptionIds.length === 0) return result;
+  const rows = await readCycleRows(prisma, [...subscriptionIds], options.where);
+  if (!rows) return result;
+  const aggregates = options.usage === "aggregates";
+  const aggregatesOf = aggregates ? await readUsageAggregates(prisma, rows, options) : new Map<string, UsageAggregates>();
+  const usages = aggregates ? [] : await readUsageRows(prisma, rows, options);
+  const { scheduledPlans, scheduledCoupons } = rows;
+  for (const s of rows.subscriptions) {
     result.set(s.id, { subscription: s, lines: [], addons: [], pendingItems: [], scheduledPlans, scheduledCoupons, usages: [], usageAggregates: aggregatesOf.get(s.id), timeZone: options.timeZoneOf(s) });
   }
-  const subscriptionOfLine = new Map(lines.map((l) => [l.id, l.subscriptionId]));
-  for (const l of lines) result.get(l.subscriptionId)!.lines.push(l);
-  for (const a of addons) result.get(a.subscriptionId)!.addons.push(a);
-  for (const i of pendingItems) result.get(i.subscriptionId)!.pendingItems.push(i);
+  const subscriptionOfLine = new Map(rows.lines.map((l) => [l.id, l.subscriptionId]));
+  for (const l of rows.lines) result.get(l.subscriptionId)!.lines.push(l);
+  for (const a of rows.addons) result.get(a.subscriptionId)!.addons.push(a);
+  for (const i of rows.pendingItems) result.get(i.subscriptionId)!.pendingItems.push(i);
   for (const u of usages) result.get(subscriptionOfLine.get(u.subscriptionLineId)!)!.usages.push(u);
   return result;
 }
@@ -233,77 +279,20 @@ export function cycleInputFrom(
   if (subscription.status === "cancelled") throw new InvalidStateError(`Subscription ${id} is cancelled; it bills no more cycles`);
   if (subscription.status === "paused") throw new InvalidStateError(`Subscription ${id} is paused; resume it to bill its next cycle`);
   if (!final && subscription.billingCycles !== null && n > subscription.billingCycles) throw new InvalidStateError(`Subscription ${id} has billed its ${subscription.billingCycles} cycles`);
-  const stored = data.lines;
-  // a final invoice bills the lines the last period was served with: scheduled changes never start
-  const scheduled = final ? null : linesAtCycle(parsePendingChanges(subscription.pendingChanges), n);
-  let lines = stored;
-  if (scheduled) {
-    // the lines as applyPendingChanges will write them: kept ids keep their coupon redemptions
-    lines = scheduled.map((l, position) => {
-      const before = stored.find((s) => s.id === l.id);
-      const coupon = data.scheduledCoupons.find((c) => c.id === l.coupon) ?? null;
-      return {
-        ...(before ?? { createdAt: subscription.createdAt, updatedAt: subscription.updatedAt, couponRedemptions: 0 }),
-        id: l.id,
-        subscriptionId: id,
-        position,
-        planId: l.plan,
-        plan: data.scheduledPlans.find((p) => p.id === l.plan)!,
-        quantity: new Prisma.Decimal(l.quantity),
-        couponId: l.coupon,
-        coupon,
-        couponRedemptions: before && before.couponId === l.coupon ? before.couponRedemptions : 0,
-      };
-    });
-  }
+  const lines = linesOfCycle(data, n, final);
   const first = lines[0]?.plan;
   if (!first) throw new InvalidStateError(`Subscription ${id} has no lines`);
   const frequency = first.frequency as Frequency;
   const anchor = isoDate(subscription.dateStart);
-  const dayStart = (date: string) => zonedMidnight(date, data.timeZone);
-
-  // metered lines price the previous period's usage (domain/billing-cycle.ts periodUsages, which
-  // the billing run also uses to mark the records it billed)
-  const previous = meteredPeriod(anchor, frequency, n);
-  const usagesOf = (lineId: string, aggregation: UsageAggregation): UsageRow[] => {
-    if (!previous) return [];
-    if (data.usageAggregates) {
-      const { start, end, byLine } = data.usageAggregates;
-      if (start.getTime() !== dayStart(previous.start).getTime() || end.getTime() !== dayStart(previous.end).getTime()) throw new UsageAggregatesPeriodMismatch();
-      const record = byLine.get(lineId)?.[aggregation];
-      return record ? [record] : [];
-    }
-    const mine = data.usages.filter((u) => u.subscriptionLineId === lineId);
-    return periodUsages(mine, aggregation, { start: dayStart(previous.start), end: dayStart(previous.end) }).priced;
-  };
-
-  const cycleLines: CycleLine[] = lines.map((line) => {
-    const aggregation = line.plan.usageAggregation as UsageAggregation;
-    return {
-      id: line.id,
-      name: `${line.plan.product.name} - ${line.plan.name}`,
-      plan: {
-        amount: line.plan.amount.toString(),
-        tiersMode: line.plan.tiersMode,
-        tiers: line.plan.tiers as unknown as CycleLine["plan"]["tiers"],
-        usageScheme: line.plan.usageScheme,
-        usageAggregation: aggregation,
-        exempt: line.plan.exempt,
-      },
-      quantity: line.quantity.toString(),
-      coupon: line.coupon ? { ...couponTerms(line.coupon), id: line.coupon.id, name: line.coupon.name, redemptions: line.couponRedemptions } : null,
-      usages: line.plan.usageScheme === "metered" ? usagesOf(line.id, aggregation).map((u) => ({ quantity: u.quantity, dateTime: u.dateTime })) : [],
-    };
-  });
   const input: CycleInput = {
     cycle: n,
     final,
     anchor,
     frequency,
-    dayStart,
+    dayStart: (date: string) => zonedMidnight(date, data.timeZone),
     currency: first.currency,
     taxRules: taxRulesOf(subscription.documentType),
-    lines: cycleLines,
+    lines: cycleLines(data, lines, meteredPeriod(anchor, frequency, n)),
     addons: data.addons.map((a) => ({
       id: a.id,
       name: a.addon.name,
@@ -326,6 +315,72 @@ export function cycleInputFrom(
     })),
   };
   return { input, currency: first.currencyId, document: subscription.documentTypeId, cycle: n, subscription, lines };
+}
+
+/**
+ * The line rows cycle `n` bills: the stored ones, or the ones `at_period_end` changes schedule
+ * for it, as applyPendingChanges will write them (kept ids keep their coupon redemptions). A
+ * final invoice bills the lines the last period was served with: scheduled changes never start.
+ */
+function linesOfCycle(data: CycleData, n: number, final: boolean): LineRow[] {
+  const { subscription } = data;
+  const stored = data.lines;
+  const scheduled = final ? null : linesAtCycle(parsePendingChanges(subscription.pendingChanges), n);
+  if (!scheduled) return stored;
+  return scheduled.map((l, position) => {
+    const before = stored.find((s) => s.id === l.id);
+    const coupon = data.scheduledCoupons.find((c) => c.id === l.coupon) ?? null;
+    return {
+      ...(before ?? { createdAt: subscription.createdAt, updatedAt: subscription.updatedAt, couponRedemptions: 0 }),
+      id: l.id,
+      subscriptionId: subscription.id,
+      position,
+      planId: l.plan,
+      plan: data.scheduledPlans.find((p) => p.id === l.plan)!,
+      quantity: new Prisma.Decimal(l.quantity),
+      couponId: l.coupon,
+      coupon,
+      couponRedemptions: before && before.couponId === l.coupon ? before.couponRedemptions : 0,
+    };
+  });
+}
+
+/**
+ * The cycle's lines as domain/billing-cycle.ts reads them. Metered lines price the usage of
+ * `previous`, the period before the cycle (domain/billing-cycle.ts periodUsages, which the billing
+ * run also uses to mark the records it billed); null: the first cycle, no usage yet.
+ */
+function cycleLines(data: CycleData, lines: LineRow[], previous: { start: string; end: string } | null): CycleLine[] {
+  const dayStart = (date: string) => zonedMidnight(date, data.timeZone);
+  const usagesOf = (lineId: string, aggregation: UsageAggregation): UsageRow[] => {
+    if (!previous) return [];
+    if (data.usageAggregates) {
+      const { start, end, byLine } = data.usageAggregates;
+      if (start.getTime() !== dayStart(previous.start).getTime() || end.getTime() !== dayStart(previous.end).getTime()) throw new UsageAggregatesPeriodMismatch();
+      const record = byLine.get(lineId)?.[aggregation];
+      return record ? [record] : [];
+    }
+    const mine = data.usages.filter((u) => u.subscriptionLineId === lineId);
+    return periodUsages(mine, aggregation, { start: dayStart(previous.start), end: dayStart(previous.end) }).priced;
+  };
+  return lines.map((line) => {
+    const aggregation = line.plan.usageAggregation as UsageAggregation;
+    return {
+      id: line.id,
+      name: `${line.plan.product.name} - ${line.plan.name}`,
+      plan: {
+        amount: line.plan.amount.toString(),
+        tiersMode: line.plan.tiersMode,
+        tiers: line.plan.tiers as unknown as CycleLine["plan"]["tiers"],
+        usageScheme: line.plan.usageScheme,
+        usageAggregation: aggregation,
+        exempt: line.plan.exempt,
+      },
+      quantity: line.quantity.toString(),
+      coupon: line.coupon ? { ...couponTerms(line.coupon), id: line.coupon.id, name: line.coupon.name, redemptions: line.couponRedemptions } : null,
+      usages: line.plan.usageScheme === "metered" ? usagesOf(line.id, aggregation).map((u) => ({ quantity: u.quantity, dateTime: u.dateTime })) : [],
+    };
+  });
 }
 
 /**
