@@ -41,10 +41,11 @@ import { cycleDecision, cycleInvoice, periodUsages } from "../domain/billing-cyc
 import type { UsageAggregation } from "../domain/usage.js";
 import { noCardApplies, usableSourceOf } from "./cycle-decision.js";
 import { ValidationError } from "../domain/errors.js";
-import { isoDate, todayIn, zonedMidnight } from "../domain/formats.js";
+import { isoDate, todayIn, zonedMidnight, dateColumn } from "../domain/formats.js";
 import { toDecimal } from "../domain/money.js";
 import { withinTransaction, type ServiceContext, type Tx } from "./context.js";
-import { dateColumn, finalizeNewInvoiceDrafts, totalColumns } from "./documents.js";
+import { finalizeNewInvoiceDrafts } from "./document-lifecycle.js";
+import { totalColumns } from "../domain/document-lines.js";
 import { invoiceBalances } from "./invoice-balances.js";
 import { authorizePayment, createPayment } from "./payments.js";
 import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";

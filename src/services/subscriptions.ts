@@ -15,8 +15,9 @@
 import { Prisma, type Addon, type Coupon, type Plan, type Subscription } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { customerContext } from "./test-clocks.js";
+import { chosenDocumentType } from "../domain/document-types.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError } from "../domain/errors.js";
-import { isIsoDate, isoDate } from "../domain/formats.js";
+import { isIsoDate, isoDate, dateColumn, storedDate } from "../domain/formats.js";
 import { assertCouponAttachable, type CouponTerms } from "../domain/coupons.js";
 import { isOneOf, FREQUENCIES, type Frequency } from "../domain/catalogue.js";
 import { toDecimal, type Decimal, type DecimalInput } from "../domain/money.js";
@@ -32,8 +33,7 @@ import {
 } from "../domain/subscriptions.js";
 import { lockTenantRow, tenant, withinTransaction, type ServiceContext } from "./context.js";
 import { Fields } from "./catalogue.js";
-import { findDocumentType } from "./reference.js";
-import { dateColumn, findDocumentCustomer, organizationToday, storedDate } from "./documents.js";
+import { findDocumentType, findDocumentCustomer, organizationToday } from "./reference.js";
 import { invoiceProrationsNow, storePendingItems } from "./proration.js";
 
 export interface SubscriptionLineInput {
@@ -79,7 +79,6 @@ export interface SubscriptionInput {
 }
 
 const DB_NULL = Prisma.DbNull;
-const DEFAULT_INVOICE_TYPE_BY_COUNTRY: Record<string, string> = { CL: "CL33" };
 export const MAX_SUBSCRIPTION_LINES = 100;
 export const MAX_REFERENCES = 50;
 const MAX_NOTE = 5000;
@@ -202,7 +201,7 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   } else {
     customer = await findDocumentCustomer(ctx, input.customer, errors);
   }
-  const documentId = input.document || current?.documentTypeId || (customer?.countryId ? DEFAULT_INVOICE_TYPE_BY_COUNTRY[customer.countryId] : undefined);
+  const documentId = chosenDocumentType("invoice", input.document, current?.documentTypeId, customer?.countryId);
   if (!documentId) {
     if (customer) errors.add("document", "is required (no default invoice type for the customer's country)");
   } else if (!current || documentId !== current.documentTypeId) {
