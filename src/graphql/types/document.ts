@@ -30,7 +30,7 @@ export const DocumentNumbering = builder.enumType("DocumentNumbering", {
     internal: {
       value: "internal",
       description:
-        "the organization's own gapless series of the document type: a type no tax agency issues, or (test mode only) a regulated type finalized before the mode was set up with SII, which prints as a non-tax document (\"Documento no tributario\")",
+        "the organization's own gapless series of the document type: a type no tax agency issues; a regulated type finalized in test mode before the mode was set up with SII (live mode refuses it); a note on an internal document. A regulated type's internal document is no tax document and prints as \"Documento no tributario\"",
     },
   } as const satisfies DescribedValues<DocumentNumberingValue>,
 });
