@@ -36,7 +36,7 @@ import { DEFAULT_SETTINGS, type AppSettings } from "../src/infra/config.js";
 import { newId } from "../src/infra/ids.js";
 import { isoDate } from "../src/domain/formats.js";
 import { runBilling, runContext } from "../src/services/billing-run.js";
-import { finalizeLockedDocument, finalizeNewInvoiceDrafts } from "../src/services/documents.js";
+import { finalizeLockedDocument, finalizeNewInvoiceDrafts } from "../src/services/document-lifecycle.js";
 import { updateTaxProfile } from "../src/services/tax-profile.js";
 import { uploadCertificate } from "../src/services/certificates.js";
 import { uploadCaf } from "../src/services/cafs.js";

@@ -84,7 +84,9 @@ async function savePdf(pathname: string, name: string) {
 }
 
 function printDocument(what: string, documentName: string, doc: any, currency: string) {
-  console.log(`${what} ${doc.id}  ${documentName} N° ${doc.number}  status ${doc.status}`);
+  // before the SII set-up a Chilean document is numbered in the internal series, no tax document (docs/sii-setup.md)
+  const heading = doc.numbering === "internal" ? `Documento no tributario (${documentName}) N° interno ${doc.number}` : `${documentName} N° ${doc.number}`;
+  console.log(`${what} ${doc.id}  ${heading}  status ${doc.status}`);
   for (const line of doc.lines) console.log(`  ${line.name.padEnd(28)} ${String(line.quantity).padStart(6)} x ${String(line.amount).padStart(8)}  = ${line.total}${line.exempt ? " (exempt)" : ""}`);
   for (const field of ["amount", "exempt", "tax", "total"]) console.log(`${field.padStart(10)}: ${currency} ${doc[field]}`);
 }
@@ -208,8 +210,8 @@ try {
   });
   const pkcs12 = generatePkcs12({ rut: "12345678-5", commonName: "Firmante Demo" });
   const certificate = await call("POST", "/v1/billers/built_in/certificates/", { file: pkcs12.file.toString("base64"), password: pkcs12.password });
-  // the range starts after the numbers the demo's earlier invoices already carry (the upload refuses overlaps)
-  const caf = generateCaf({ rut: "76042235-5", type: 33, from: 101, to: 150, authorizedOn: day(-1), idk: 100 });
+  // SII's first CAF starts at folio 1: the earlier invoices' internal numbers are another series
+  const caf = generateCaf({ rut: "76042235-5", type: 33, from: 1, to: 50, authorizedOn: day(-1), idk: 100 });
   const uploaded = await call("POST", "/v1/billers/built_in/cafs/", { file: caf.file.toString("base64") });
   console.log(`SII: certificate of ${certificate.subject_rut ?? "12345678-5"} uploaded; CAF ${uploaded.id} for ${uploaded.document} folios ${uploaded.range_from}..${uploaded.range_to} (test mode)`);
   const dteDraft = await call("POST", "/v1/invoices/", { customer: customer.id, document: "CL33", lines: [{ name: "Implementación DTE", quantity: 1, amount: 250000 }, { name: "Capacitación", quantity: 2, amount: 60000 }] });

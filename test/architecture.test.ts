@@ -26,24 +26,6 @@ const LAYERS: { name: string; files: RegExp }[] = [
   { name: "entry points", files: /^(cli\/.*|cli\.ts|demo\.ts|http-server\.ts|server\.ts|main\.ts)$/ },
 ];
 
-/**
- * TEMPORARY exception: the circle through services/documents.ts (documents.ts imports
- * tax-documents.ts and issued-parties.ts, which import back its helpers, directly or through
- * cafs.ts, tax-profile.ts, branding.ts and customer-sessions.ts). It goes away when documents.ts
- * is split into document lifecycle and numbering with its pure checks in src/domain; then delete
- * this list. A circle is tolerated only when all its modules are listed here, so no other module
- * can join it.
- */
-const KNOWN_CIRCLE = new Set([
-  "services/documents.ts",
-  "services/tax-documents.ts",
-  "services/cafs.ts",
-  "services/issued-parties.ts",
-  "services/tax-profile.ts",
-  "services/branding.ts",
-  "services/customer-sessions.ts",
-]);
-
 type Graph = Map<string, string[]>;
 
 function sourceFiles(dir: string): string[] {
@@ -163,9 +145,8 @@ describe("architecture: the import graph of src/", () => {
     expect([...graph.keys()].filter((f) => layerOf(f) < 0)).toEqual([]);
   });
 
-  it("has no import circle (but the known, temporary one through services/documents.ts)", () => {
-    const unexpected = circles(graph).filter((c) => !c.every((f) => KNOWN_CIRCLE.has(f)));
-    expect(unexpected).toEqual([]);
+  it("has no import circle", () => {
+    expect(circles(graph)).toEqual([]);
   });
 
   it("imports only down the layers: domain < infra < services < graphql < rest < entry points", () => {

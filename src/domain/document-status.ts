@@ -6,6 +6,9 @@
  */
 import { InvalidStateError } from "./errors.js";
 
+/** The three kinds of document with this lifecycle (and a number at finalize: domain/document-numbering.ts). */
+export type DocumentKind = "invoice" | "order" | "credit_note";
+
 export type DocumentStatus = "draft" | "finalized";
 export type DocumentAction = "update" | "delete" | "finalize";
 

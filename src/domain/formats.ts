@@ -76,3 +76,13 @@ export function zonedMidnight(date: string, timeZone: string): Date {
   midnights.set(key, instant);
   return new Date(instant);
 }
+
+/** `yyyy-mm-dd` -> Date at UTC midnight (how @db.Date columns are written). */
+export function dateColumn(value: string): Date {
+  return new Date(`${value}T00:00:00.000Z`);
+}
+
+/** A stored `@db.Date` as `yyyy-mm-dd`, null stays null. */
+export function storedDate(d: Date | null | undefined): string | null {
+  return d ? isoDate(d) : null;
+}

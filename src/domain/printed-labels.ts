@@ -64,6 +64,12 @@ export interface PrintedLabels {
   note: string;
   /** the number line of a draft, which has no number yet */
   draft: string;
+  /** the title of a regulated type's document numbered in the internal series (printedHeading) */
+  nonTaxDocument: string;
+  /** before such a document's number: "N° interno 12" */
+  internalNumber: string;
+  /** the note such a document carries */
+  nonTaxNote: string;
   exemptLine: string;
   /** sale conditions by SII's FmaPago: contado (cash, due on issue) or crédito (a later due date) */
   cash: string;
@@ -113,6 +119,9 @@ const LABELS: Record<PrintLocale, PrintedLabels> = {
     licencePlate: "Patente",
     note: "Observaciones",
     draft: "BORRADOR",
+    nonTaxDocument: "Documento no tributario",
+    internalNumber: "N° interno",
+    nonTaxNote: "Sin validez tributaria: numerado en la serie interna del emisor, antes de su habilitación ante el SII para emitir documentos tributarios.",
     exemptLine: "exento",
     cash: "Contado",
     credit: "Crédito",
@@ -168,6 +177,9 @@ const LABELS: Record<PrintLocale, PrintedLabels> = {
     licencePlate: "Licence plate",
     note: "Notes",
     draft: "DRAFT",
+    nonTaxDocument: "Non-tax document",
+    internalNumber: "Internal No.",
+    nonTaxNote: "Not valid as a tax document: numbered in the issuer's internal series, before it was set up with SII to issue tax documents.",
     exemptLine: "exempt",
     cash: "Cash",
     credit: "Credit",
@@ -178,6 +190,36 @@ const LABELS: Record<PrintLocale, PrintedLabels> = {
 
 export function printedLabels(locale: PrintLocale): PrintedLabels {
   return LABELS[locale];
+}
+
+/** How a document's heading prints: its title, number line, whether in the tax header box, and a note. */
+export interface PrintedHeading {
+  title: string;
+  numberLine: string;
+  /** the red header box of a tax document (with the SII office under it when it carries a DTE) */
+  taxHeader: boolean;
+  /** a note printed with the document's notes, null for none */
+  note: string | null;
+}
+
+/**
+ * The heading of a document of type `documentName` with `number` in series `numbering`
+ * (domain/document-numbering.ts): a draft prints its type's name and the draft label; a document of
+ * a regulated type (`hasLocalFormat`: its country's tax agency defines it, such as Chile's
+ * electronic types) numbered in the internal series is no tax document, so it prints as
+ * "Documento no tributario" / "Non-tax document" with "N° interno 12", outside the tax header box,
+ * with a note saying so (docs/sii-setup.md "Numbering before enrollment"); any other prints its
+ * type's name and "N° 12".
+ */
+export function printedHeading(
+  doc: { documentName: string; number: number | null; numbering: string | null; hasLocalFormat: boolean },
+  labels: PrintedLabels,
+): PrintedHeading {
+  if (doc.number === null) return { title: doc.documentName, numberLine: labels.draft, taxHeader: true, note: null };
+  if (doc.numbering === "internal" && doc.hasLocalFormat) {
+    return { title: labels.nonTaxDocument, numberLine: `${labels.internalNumber} ${doc.number}`, taxHeader: false, note: labels.nonTaxNote };
+  }
+  return { title: doc.documentName, numberLine: `N° ${doc.number}`, taxHeader: true, note: null };
 }
 
 /** A shipping type code as printed: `1 (Operación constituye venta)`, `1 (Sale)`; an unknown code as is. */

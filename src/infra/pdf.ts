@@ -44,6 +44,8 @@ export interface PdfDocumentData {
   numberLine: string;
   /** under the header box: "S.I.I. - SANTIAGO ORIENTE" (a DTE's issuing office), null for none */
   officeLine: string | null;
+  /** false: the title and number print in black without the red header box (a non-tax document); default true */
+  taxHeader?: boolean;
   status: string;
   issuer: PdfParty;
   /** the receiver block: label -> value rows ("Señor(es)", "RUT", "Giro", "Dirección", "Comuna", "Ciudad", …); rows without a value are left out by the caller */
@@ -125,14 +127,15 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
   const boxX = left + width * 0.6;
   const boxW = width * 0.4;
   const boxLines = [data.taxIdLine, data.documentName.toUpperCase(), data.numberLine].filter((l): l is string => !!l);
-  doc.fillColor(RED).font("Helvetica-Bold").fontSize(11);
+  const taxHeader = data.taxHeader !== false;
+  doc.fillColor(taxHeader ? RED : "black").font("Helvetica-Bold").fontSize(11);
   let y = 60;
   for (const line of boxLines) {
     // a long document name ("FACTURA NO AFECTA O EXENTA ELECTRÓNICA") wraps inside the box
     doc.text(line, boxX + 4, y, { width: boxW - 8, align: "center" });
     y = doc.y + 4;
   }
-  doc.rect(boxX, 50, boxW, y - 50 + 4).lineWidth(1.5).strokeColor(RED).stroke();
+  if (taxHeader) doc.rect(boxX, 50, boxW, y - 50 + 4).lineWidth(1.5).strokeColor(RED).stroke();
   y += 8;
   if (data.officeLine) {
     doc.font("Helvetica-Bold").fontSize(10).text(data.officeLine, boxX, y, { width: boxW, align: "center" });

@@ -38,6 +38,7 @@ const contact = z.strictObject({ name: text, email: text, phone: text, role: tex
 const documentOutputs = {
   id: ignored,
   number: ignored,
+  numbering: ignored,
   status: ignored,
   created: ignored,
   updated: ignored,

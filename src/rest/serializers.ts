@@ -186,6 +186,7 @@ export function invoice(i: InvoiceFieldsFragment) {
     customer: embeddedCustomer(i.customer),
     document: { id: i.document.id, name: i.document.name, country: i.document.country, currency: i.currency.id },
     number: i.number,
+    numbering: i.numbering,
     test_mode: i.testMode,
     date: i.date,
     due_date: i.dueDate,
@@ -232,6 +233,7 @@ export function order(o: OrderFieldsFragment) {
       aggregations: aggregations(o.customer.aggregations),
     },
     number: o.number,
+    numbering: o.numbering,
     document: { id: o.document.id, name: o.document.name, country: o.document.country, currency: currency(o.currency) },
     test_mode: o.testMode,
     date: o.date,
@@ -277,6 +279,7 @@ export function creditNote(c: CreditNoteFieldsFragment, expandInvoice: boolean) 
     id: c.id,
     invoice: expandInvoice ? invoice(c.invoice as InvoiceFieldsFragment) : c.invoice.id,
     number: c.number,
+    numbering: c.numbering,
     document: c.document.id,
     date: c.date,
     lines: c.lines.map((l) => ({

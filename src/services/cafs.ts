@@ -10,13 +10,12 @@
  */
 import { FieldErrorCollector, InvalidStateError, ValidationError } from "../domain/errors.js";
 import { cafLastUsableDate, isDteType, DTE_TYPES } from "../domain/dte-rules.js";
-import { isoDate } from "../domain/formats.js";
+import { isoDate, dateColumn } from "../domain/formats.js";
 import { newId } from "../infra/ids.js";
 import { Prisma } from "../infra/prisma/generated/client.js";
 import { openSecret, requireKey, sealSecret } from "../infra/secrets.js";
 import { parseCaf, type Caf as ParsedCaf } from "../infra/taxagency/sii/index.js";
 import { decodeBase64 } from "./certificates.js";
-import { dateColumn } from "./documents.js";
 import { tenant, type ServiceContext, type Tx } from "./context.js";
 import { readSettings } from "./organization-settings.js";
 
@@ -44,7 +43,8 @@ export function storedCafLastUsableDate(caf: { documentTypeId: string; authorize
  * lists every problem: RUT, type, range, FRMA signature present, RSASK matching RSAPK), of a type
  * this service does not issue (33, 34, 39, 41, 52, 56, 61), of another RUT than the caller's mode's
  * tax profile's (400 on `tax_id` when that profile has none), of the other mode (IDK 100 = test), already expired, or
- * overlapping a stored CAF of the same type and mode or folios already used as document numbers.
+ * overlapping a stored CAF of the same type and mode or folios already issued (documents numbered
+ * `sii_folio`; numbers of the internal series are another series and do not count).
  * 409 without an encryption key. Uploads of one organization are serialized (organization row lock).
  */
 export async function uploadCaf(ctx: ServiceContext, input: CafInput) {
@@ -82,9 +82,11 @@ export async function uploadCaf(ctx: ServiceContext, input: CafInput) {
       select: { id: true, rangeFrom: true, rangeTo: true },
     });
     if (overlapping) throw ValidationError.field("file", `folios ${caf.from}..${caf.to} overlap CAF ${overlapping.id} (folios ${overlapping.rangeFrom}..${overlapping.rangeTo})`);
-    const numbered = { ...tenant(ctx), documentTypeId, number: { gte: caf.from, lte: caf.to } };
+    // only folios count: numbers of the internal series (documents issued before SII set-up) are
+    // another series and never collide with folios (docs/sii-setup.md "Numbering before enrollment")
+    const numbered = { ...tenant(ctx), documentTypeId, numbering: "sii_folio", number: { gte: caf.from, lte: caf.to } };
     const used = (await tx.invoice.count({ where: numbered })) + (await tx.order.count({ where: numbered })) + (await tx.creditNote.count({ where: numbered }));
-    if (used > 0) throw ValidationError.field("file", `${used} ${documentTypeId} document(s) of this mode already carry numbers in ${caf.from}..${caf.to}`);
+    if (used > 0) throw ValidationError.field("file", `${used} ${documentTypeId} document(s) of this mode already carry SII folios in ${caf.from}..${caf.to}`);
     return tx.caf.create({
       data: {
         id: newId("caf"),

@@ -28,21 +28,10 @@ import { checkNoteLength } from "../domain/input-limits.js";
 import { DEFAULT_REFERENCE_CODE, assertCreditFits, creditNoteTaxRules, noteEffect, referenceCodeProblem } from "../domain/credit-notes.js";
 import type { DecimalInput } from "../domain/money.js";
 import { tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
-import { findDocumentType } from "./reference.js";
-import {
-  dateColumn,
-  deleteDraftDocument,
-  documentTotals,
-  finalizeDraftDocument,
-  lineRows,
-  lockDocument,
-  normalizeDiscount,
-  normalizeLines,
-  organizationToday,
-  storedDate,
-  totalColumns,
-  type LineInput,
-} from "./documents.js";
+import { findDocumentType, organizationToday } from "./reference.js";
+import { dateColumn, storedDate } from "../domain/formats.js";
+import { deleteDraftDocument, finalizeDraftDocument, lineRows, lockDocument } from "./document-lifecycle.js";
+import { documentTotals, normalizeDiscount, normalizeLines, totalColumns, type LineInput } from "../domain/document-lines.js";
 import { PDF_CUSTOMER_INCLUDE, PDF_DOCUMENT_INCLUDE, printDocument } from "./document-pdf.js";
 
 export interface CreditNoteInput {
@@ -192,6 +181,7 @@ export async function creditNotePdf(ctx: ServiceContext, id: string): Promise<Bu
         {
           document: `${invoice.documentType.name} (${invoice.documentType.code})`,
           folio: invoice.number === null ? "" : String(invoice.number),
+          internal: invoice.numbering === "internal" && invoice.documentType.hasLocalFormat,
           date: storedDate(invoice.date),
           code: note.referenceCode,
           reason: note.note,

@@ -12,7 +12,7 @@ import { isHttpUrl } from "../domain/formats.js";
 import { URL_MAX_LENGTH, newSessionKey, sessionExpiresAt, sessionSettings } from "../domain/customer-sessions.js";
 import { hashKey } from "./api-keys.js";
 import { tenant, type ServiceContext } from "./context.js";
-import { findDocumentCustomer } from "./documents.js";
+import { findDocumentCustomer } from "./reference.js";
 import { readSettings } from "./organization-settings.js";
 
 export interface CustomerSessionInput {

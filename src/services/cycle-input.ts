@@ -27,7 +27,7 @@ import { isoDate, zonedMidnight } from "../domain/formats.js";
 import type { AddonRate } from "../domain/pricing.js";
 import type { UsageAggregation } from "../domain/usage.js";
 import { tenant, type ServiceContext, type Tx } from "./context.js";
-import { taxRulesOf } from "./documents.js";
+import { taxRulesOf } from "../domain/document-lines.js";
 import { couponTerms } from "./coupons.js";
 
 type PlanRow = Plan & { product: Product; currency: Currency };

@@ -14,7 +14,7 @@ import { renderDocumentPdfOffThread } from "../infra/pdf-pool.js";
 import { cedibleLabel, compactTed, decodeIso88591, dteParties, timbreCaption, timbrePng, type DteParty } from "../infra/taxagency/sii/index.js";
 import type { PdfParty } from "../infra/pdf.js";
 import { issuedIssuerOf, readsSnapshot, receiverDetails, type CustomerColumns } from "../domain/issued-parties.js";
-import { documentLocale, printedDate, printedLabels, printedRut, printedShippingType, type PrintedLabels, type PrintLocale } from "../domain/printed-labels.js";
+import { documentLocale, printedDate, printedHeading, printedLabels, printedRut, printedShippingType, type PrintedLabels, type PrintLocale } from "../domain/printed-labels.js";
 import { siiOfficeOf } from "../domain/chile-communes.js";
 import { isoDate } from "../domain/formats.js";
 import { documentCustomer, documentIssuer } from "./issued-parties.js";
@@ -44,6 +44,8 @@ export interface PrintableDocument {
   organizationId: string;
   testMode: boolean;
   number: number | null;
+  /** the series of `number` (domain/document-numbering.ts), null on drafts */
+  numbering: string | null;
   status: string;
   discount: Decimal;
   discountScheme: string;
@@ -58,7 +60,7 @@ export interface PrintableDocument {
   localFile: string | null;
   /** the issue date (@db.Date) */
   date: Date;
-  documentType: { name: string; code: number; countryId: string };
+  documentType: { name: string; code: number; countryId: string; hasLocalFormat: boolean };
   currency: { id: string; name: string; nameEn: string; rounded: boolean; decimals: number };
   /** the parties as issued (domain/issued-parties.ts), null on drafts */
   customerSnapshot: unknown;
@@ -161,6 +163,8 @@ export interface PrintedReference {
   date: string | null;
   /** SII's CodRef (1 cancels, 2 corrects text, 3 corrects amounts), printed by its meaning before the reason */
   code: number | null;
+  /** the referenced document is a non-tax document of the internal series (printedHeading): printed as such */
+  internal?: boolean;
   reason: string | null;
 }
 
@@ -238,11 +242,13 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
     discount: line.discount.isZero() ? "" : line.discountScheme === "%" ? `${line.discount.toString()} %` : formatAmount(line.discount.toString(), currency),
     total: formatAmount(line.total.toString(), currency),
   }));
+  const heading = printedHeading({ documentName: doc.documentType.name, number: doc.number, numbering: doc.numbering, hasLocalFormat: doc.documentType.hasLocalFormat }, l);
   return renderDocumentPdfOffThread({
-    documentName: doc.documentType.name,
+    documentName: heading.title,
     taxIdLine: issuer.taxId ? `${l.headerTaxId}: ${printedRut(issuer.taxId)}` : null,
-    numberLine: doc.number === null ? l.draft : `N° ${doc.number}`,
+    numberLine: heading.numberLine,
     officeLine: office ? `S.I.I. - ${office.toUpperCase()}` : null,
+    taxHeader: heading.taxHeader,
     status: doc.status,
     issuer: issuerBlock(issuer),
     customer: receiverRows(customer, l),
@@ -254,11 +260,16 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
       ? {
           title: l.references,
           columns: [l.referenceType, l.referenceFolio, l.referenceDate, l.referenceReason],
-          rows: extra.references.map((r) => [r.document, r.folio, r.date ? day(r.date) : "", [r.code ? l.referenceCodes[r.code] : null, r.reason].filter(Boolean).join(": ")]),
+          rows: extra.references.map((r) => [
+            r.internal ? l.nonTaxDocument : r.document,
+            r.folio,
+            r.date ? day(r.date) : "",
+            [r.code ? l.referenceCodes[r.code] : null, r.reason].filter(Boolean).join(": "),
+          ]),
         }
       : undefined,
     totals,
-    notes: (extra.notes ?? []).filter((n): n is string => !!n),
+    notes: [heading.note, ...(extra.notes ?? [])].filter((n): n is string => !!n),
     taxStamp,
   });
 }

@@ -6,31 +6,16 @@
  */
 import type { Currency, DocumentType, Invoice, Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
+import { chosenDocumentType } from "../domain/document-types.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
 import { checkNoteLength } from "../domain/input-limits.js";
-import { isoDate, todayIn } from "../domain/formats.js";
+import { isoDate, todayIn, dateColumn, storedDate } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import type { DecimalInput } from "../domain/money.js";
 import { atomically, tenant, type ServiceContext } from "./context.js";
-import { findCurrency, findDocumentType } from "./reference.js";
-import {
-  dateColumn,
-  deleteDraftDocument,
-  documentTotals,
-  finalizeDraftDocument,
-  findDocumentCustomer,
-  lineRows,
-  normalizeDiscount,
-  normalizeLines,
-  organizationToday,
-  storedDate,
-  storedLineInputs,
-  taxRulesOf,
-  totalColumns,
-  updateDraftDocument,
-  type LineInput,
-  type PreparedDocument,
-} from "./documents.js";
+import { findCurrency, findDocumentType, findDocumentCustomer, organizationToday } from "./reference.js";
+import { deleteDraftDocument, finalizeDraftDocument, lineRows, updateDraftDocument, type PreparedDocument } from "./document-lifecycle.js";
+import { documentTotals, normalizeDiscount, normalizeLines, storedLineInputs, taxRulesOf, totalColumns, type LineInput } from "../domain/document-lines.js";
 import { PDF_INCLUDE, printDocument } from "./document-pdf.js";
 
 export interface InvoiceInput {
@@ -59,8 +44,6 @@ function isInvoiceType(t: { isOrder: boolean; isNote: boolean }) {
   return !t.isOrder && !t.isNote;
 }
 
-const DEFAULT_INVOICE_TYPE_BY_COUNTRY: Record<string, string> = { CL: "CL33" };
-
 type Current = Invoice & { lines: Parameters<typeof storedLineInputs>[0] };
 
 /** Validates `input` (merged over `current` on update) and computes every column. */
@@ -79,8 +62,7 @@ async function prepare(
     if (billedOrders > 0) errors.add("customer", `cannot change: the invoice bills ${billedOrders} order(s) of ${current.customerId}`);
   }
 
-  const documentId =
-    input.document ?? current?.documentTypeId ?? (customer?.countryId ? DEFAULT_INVOICE_TYPE_BY_COUNTRY[customer.countryId] : undefined);
+  const documentId = chosenDocumentType("invoice", input.document, current?.documentTypeId, customer?.countryId);
   let documentType = null;
   if (!documentId) {
     if (customer) errors.add("document", "is required (no default document type for the customer's country)");

@@ -18,7 +18,7 @@ import {
 } from "../domain/issued-parties.js";
 import { getTaxProfile } from "./tax-profile.js";
 import { getBranding } from "./branding.js";
-import type { DocumentKind } from "./documents.js";
+import type { DocumentKind } from "../domain/document-status.js";
 import type { ServiceContext } from "./context.js";
 
 export interface IssuedParties {

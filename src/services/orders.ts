@@ -12,29 +12,16 @@
  */
 import type { Order } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
+import { chosenDocumentType } from "../domain/document-types.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
-import { isoDate } from "../domain/formats.js";
+import { isoDate, dateColumn, storedDate } from "../domain/formats.js";
 import { checkOrdersInvoiceable, invoiceLinesFromOrders } from "../domain/order-invoicing.js";
 import { normalizeRut } from "../domain/rut.js";
 import { DEFAULT_SHIPPING_TYPE, isShippingType, shippingTypeRule } from "../domain/shipping-types.js";
 import { tenant, withinTransaction, type ServiceContext } from "./context.js";
-import { findCurrency, findDocumentType, resolveState } from "./reference.js";
-import {
-  dateColumn,
-  deleteDraftDocument,
-  documentTotals,
-  finalizeDraftDocument,
-  findDocumentCustomer,
-  lineRows,
-  normalizeLines,
-  organizationToday,
-  storedDate,
-  storedLineInputs,
-  taxRulesOf,
-  totalColumns,
-  updateDraftDocument,
-  type PreparedDocument,
-} from "./documents.js";
+import { findCurrency, findDocumentType, resolveState, findDocumentCustomer, organizationToday } from "./reference.js";
+import { deleteDraftDocument, finalizeDraftDocument, lineRows, updateDraftDocument, type PreparedDocument } from "./document-lifecycle.js";
+import { documentTotals, normalizeLines, storedLineInputs, taxRulesOf, totalColumns } from "../domain/document-lines.js";
 import { PDF_INCLUDE, printDocument } from "./document-pdf.js";
 import { createInvoice } from "./invoices.js";
 
@@ -61,8 +48,6 @@ export interface OrderInput {
   lines?: OrderLineInput[] | null;
 }
 
-const DEFAULT_ORDER_TYPE_BY_COUNTRY: Record<string, string> = { CL: "CL52" };
-
 /** SII's maximum lengths of the Transporte fields (DTE_v10.xsd), and ours where SII has none. */
 const MAX_LENGTH = { address: 70, carrier_id: 20, carrier_name: 100, licence_plate: 8 } as const;
 
@@ -77,7 +62,7 @@ async function prepare(ctx: ServiceContext, input: OrderInput, current: Current 
   const today = !input.date && !current ? await organizationToday(ctx) : null;
   const customer = await findDocumentCustomer(ctx, input.customer ?? current?.customerId, errors);
 
-  const documentId = input.document ?? current?.documentTypeId ?? (customer?.countryId ? DEFAULT_ORDER_TYPE_BY_COUNTRY[customer.countryId] : undefined);
+  const documentId = chosenDocumentType("order", input.document, current?.documentTypeId, customer?.countryId);
   let documentType = null;
   if (!documentId) {
     if (customer) errors.add("document", "is required (no default order type for the customer's country)");

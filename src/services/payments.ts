@@ -18,14 +18,13 @@ import { derivedId, newId, randomSecret } from "../infra/ids.js";
 import { findGateway, type ChargeResult, type PaymentGateway } from "../infra/gateways/index.js";
 import { checkoutPath } from "../infra/gateways/redirect.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError, ValidationError } from "../domain/errors.js";
-import { isHttpUrl } from "../domain/formats.js";
+import { isHttpUrl, dateColumn } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import { Decimal, toDecimal, type DecimalInput } from "../domain/money.js";
 import { checkPaymentLimits, paymentTransition } from "../domain/payments.js";
 import { lockTenantRow, tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
 import { readSettings } from "./organization-settings.js";
-import { findCurrency } from "./reference.js";
-import { dateColumn, findDocumentCustomer, organizationToday } from "./documents.js";
+import { findCurrency, findDocumentCustomer, organizationToday } from "./reference.js";
 import { invoiceBalances } from "./invoice-balances.js";
 
 export interface SourceInput {

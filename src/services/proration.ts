@@ -18,7 +18,9 @@ import { linesAtCycle, netForInvoicing, parsePendingChanges, type PendingItemDra
 import { addDays } from "../domain/billing-periods.js";
 import { Decimal, type CurrencyUnit } from "../domain/money.js";
 import { tenant, type ServiceContext, type Tx } from "./context.js";
-import { dateColumn, finalizeLockedDocument, organizationToday } from "./documents.js";
+import { dateColumn } from "../domain/formats.js";
+import { finalizeLockedDocument } from "./document-lifecycle.js";
+import { organizationToday } from "./reference.js";
 import { createInvoice } from "./invoices.js";
 import { createCreditNoteIn } from "./credit-notes.js";
 

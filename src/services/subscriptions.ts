@@ -16,9 +16,10 @@ import { Prisma, type Addon, type Coupon, type Plan, type Subscription } from ".
 import { newId } from "../infra/ids.js";
 import { customerContext } from "./customer-clock.js";
 import { couponTerms } from "./coupons.js";
+import { chosenDocumentType } from "../domain/document-types.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { checkNoteLength } from "../domain/input-limits.js";
-import { isIsoDate, isoDate } from "../domain/formats.js";
+import { isIsoDate, isoDate, dateColumn, storedDate } from "../domain/formats.js";
 import { assertCouponAttachable, type CouponTerms } from "../domain/coupons.js";
 import { isOneOf, FREQUENCIES, type Frequency } from "../domain/catalogue.js";
 import { toDecimal, type Decimal, type DecimalInput } from "../domain/money.js";
@@ -34,8 +35,7 @@ import {
 } from "../domain/subscriptions.js";
 import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
 import { Fields } from "./catalogue.js";
-import { findDocumentType } from "./reference.js";
-import { dateColumn, findDocumentCustomer, organizationToday, storedDate } from "./documents.js";
+import { findDocumentType, findDocumentCustomer, organizationToday } from "./reference.js";
 import { invoiceProrationsNow, storePendingItems } from "./proration.js";
 
 export interface SubscriptionLineInput {
@@ -81,7 +81,6 @@ export interface SubscriptionInput {
 }
 
 const DB_NULL = Prisma.DbNull;
-const DEFAULT_INVOICE_TYPE_BY_COUNTRY: Record<string, string> = { CL: "CL33" };
 export const MAX_SUBSCRIPTION_LINES = 100;
 export const MAX_REFERENCES = 50;
 const MAX_EXPIRATION_DAYS = 3650;
@@ -191,7 +190,7 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   } else {
     customer = await findDocumentCustomer(ctx, input.customer, errors);
   }
-  const documentId = input.document || current?.documentTypeId || (customer?.countryId ? DEFAULT_INVOICE_TYPE_BY_COUNTRY[customer.countryId] : undefined);
+  const documentId = chosenDocumentType("invoice", input.document, current?.documentTypeId, customer?.countryId);
   if (!documentId) {
     if (customer) errors.add("document", "is required (no default invoice type for the customer's country)");
   } else if (!current || documentId !== current.documentTypeId) {

@@ -1,11 +1,10 @@
 /**
- * The tax-agency step of finalize (docs/sii-setup.md): for an organization enrolled with SII in
- * the document's mode (that mode's tax profile RUT and signing certificate: settings are per mode,
- * docs/decisions.md "Mode isolation of settings") and a document type its agency issues (CL33, CL34,
- * CL39, CL41, CL52, CL56, CL61), inside the finalize transaction: take the next folio of the type's CAF (the
- * document's number), build and sign the DTE, store it as a StoredFile and return `local_file`
- * and `tax_agency`. Not enrolled, or a type without agency: null, and finalize numbers the
- * document as before.
+ * The tax-agency step of finalize (docs/sii-setup.md): for a document numbered with an SII folio
+ * (services/numbering.ts decides the series: a type the agency issues, CL33, CL34, CL39, CL41, CL52,
+ * CL56, CL61, in a mode set up with SII, that mode's tax profile RUT and signing certificate: settings
+ * are per mode, docs/decisions.md "Mode isolation of settings"), inside the finalize transaction:
+ * take the next folio of the type's CAF (the document's number), build and sign the DTE, store it as
+ * a StoredFile and return `local_file` and `tax_agency`.
  */
 import { Prisma } from "../infra/prisma/generated/client.js";
 import { ValidationError } from "../domain/errors.js";
@@ -14,15 +13,15 @@ import { normalizeRut } from "../domain/rut.js";
 import { receiverDetails, type IssuedCustomer } from "../domain/issued-parties.js";
 import { isShippingType } from "../domain/shipping-types.js";
 import { BOLETA_TYPES, type DteType } from "../domain/dte-rules.js";
-import { taxAgencyFor } from "../infra/taxagency/index.js";
+import { taxAgencyFor, type TaxAgency } from "../infra/taxagency/index.js";
 import { FINAL_CONSUMER_RUT, type DteInput, type DteLine, type DteReceiver } from "../infra/taxagency/sii/index.js";
 import { loadSigningCredentials } from "./certificates.js";
 import { takeFolio, takeFolios } from "./cafs.js";
 import { issueLocalFilesOffThread } from "../infra/taxagency/issue-pool.js";
 import { storeFile } from "./files.js";
-import type { DocumentKind } from "./documents.js";
+import type { DocumentKind } from "../domain/document-status.js";
 import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
-import { readSettings } from "./organization-settings.js";
+import { readSettings, type OrganizationSettings } from "./organization-settings.js";
 import type { IssuedParties } from "./issued-parties.js";
 
 /** SII's RUT for receivers without a Chilean RUT (foreign customers). */
@@ -74,19 +73,24 @@ function receiver(customer: IssuedCustomer, boleta: boolean): DteReceiver {
   };
 }
 
+/** A mode set up to issue a type with its agency: the agency and that mode's settings (the issuer's tax profile). */
+export interface TaxAgencyIssuing {
+  agency: TaxAgency;
+  org: OrganizationSettings;
+}
+
 /**
- * The agency that issues documents of type `documentTypeId` for organization
- * `owner.organizationId` in mode `owner.testMode`, and that mode's settings (`org`: the issuer's
- * tax profile), or null when nobody does: the type has no agency, or the organization is not
- * enrolled in that mode (no RUT or no certificate of the mode). issueTaxDocument returns null exactly then; the
- * billing run asks once per batch and document type to number the others in bulk.
+ * The agency that issues documents of type `documentTypeId` and what organization
+ * `owner.organizationId` has set up for it in mode `owner.testMode` (`setup`: a RUT in that mode's
+ * tax profile, a signing certificate of the mode), or null when the type has no agency (not
+ * regulated). services/numbering.ts decides the series from it (domain/document-numbering.ts).
  */
-export async function taxAgencyIssuing(tx: Tx, owner: TenantKey, documentTypeId: string) {
+export async function taxAgencySetup(tx: Tx, owner: TenantKey, documentTypeId: string) {
   const agency = taxAgencyFor(await tx.documentType.findUniqueOrThrow({ where: { id: documentTypeId } }));
   if (!agency) return null;
   const org = await readSettings(tx, owner);
-  if (!org.taxId || (await tx.certificate.count({ where: { organizationId: owner.organizationId, testMode: owner.testMode } })) === 0) return null;
-  return { agency, org };
+  const certificate = (await tx.certificate.count({ where: { organizationId: owner.organizationId, testMode: owner.testMode } })) > 0;
+  return { agency, org, setup: { taxId: !!org.taxId, certificate } };
 }
 
 /** 400 on `tax_profile` when the issuer lacks what SII requires. */
@@ -145,17 +149,14 @@ function dteInputOf(kind: DocumentKind, doc: any, parties: IssuedParties, orgTax
 }
 
 /**
- * Issues the local file of draft `id` (locked by the caller's transaction) when the organization
- * is enrolled and the document type has an agency that issues it; null otherwise. Emitter and
+ * Issues the local file of draft `id` (locked by the caller's transaction), numbered with the next
+ * folio of its type's CAF, for a mode set up with the type's agency (`enrolled`). Emitter and
  * receiver come from `parties`, the snapshot the document stores (services/issued-parties.ts), so
  * the stored DTE and the document's snapshot say the same. Throws 409
  * (no folio left, no valid certificate, no encryption key) or 400 (customer without RUT, a line
  * breaking SII's format) so the finalize transaction rolls back and nothing is used up.
  */
-export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: DocumentKind, id: string, documentTypeId: string, parties: IssuedParties): Promise<IssuedTaxDocument | null> {
-  // cheap checks first: most finalizes (no agency, or not enrolled) stop here
-  const enrolled = await taxAgencyIssuing(tx, tenant(ctx), documentTypeId);
-  if (!enrolled) return null;
+export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, enrolled: TaxAgencyIssuing, kind: DocumentKind, id: string, parties: IssuedParties): Promise<IssuedTaxDocument> {
   const { agency, org } = enrolled;
   const organizationId = ctx.auth.organizationId;
 
@@ -186,7 +187,7 @@ export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: Docume
 /**
  * The bulk form of issueTaxDocument for invoice drafts `ids` of document type `documentTypeId`,
  * all of the caller's organization and mode, locked or created by the caller's transaction, and
- * `enrolled` (taxAgencyIssuing of that type, not null): one folio range is taken for the batch
+ * `enrolled` (a mode set up with that type's agency): one folio range is taken for the batch
  * (cafs.ts takeFolios: one CAF counter update, spanning into the next CAF when one runs out;
  * folios in the order of `ids`), each DTE is built and signed off the main thread
  * (infra/taxagency/issue-pool.ts) from the same description as issueTaxDocument's
@@ -199,7 +200,7 @@ export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, kind: Docume
 export async function issueTaxInvoices(
   tx: Tx,
   ctx: ServiceContext,
-  enrolled: NonNullable<Awaited<ReturnType<typeof taxAgencyIssuing>>>,
+  enrolled: TaxAgencyIssuing,
   documentTypeId: string,
   ids: readonly string[],
   parties: ReadonlyMap<string, IssuedParties>,

@@ -7,7 +7,7 @@
 import { FieldErrorCollector } from "../domain/errors.js";
 import type { IssuerProfile } from "../domain/issued-parties.js";
 import { activityCodesOf, missingForIssuing, normalizeTaxProfile, type TaxProfileInput } from "../domain/tax-profile.js";
-import { storedDate, dateColumn } from "./documents.js";
+import { storedDate, dateColumn } from "../domain/formats.js";
 import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
 import { readSettings, writeSettings } from "./organization-settings.js";
 

@@ -1,6 +1,6 @@
 /** The printed document's language, labels, dates and RUTs (src/domain/printed-labels.ts). */
 import { describe, expect, it } from "vitest";
-import { documentLocale, printedDate, printedLabels, printedRut, printedShippingType } from "../../src/domain/printed-labels.js";
+import { documentLocale, printedDate, printedHeading, printedLabels, printedRut, printedShippingType } from "../../src/domain/printed-labels.js";
 
 describe("printed documents", () => {
   it("print in Spanish for Chile, English otherwise, unless the organization's locale says", () => {
@@ -55,5 +55,32 @@ describe("printed documents", () => {
     expect(printedRut("1234567-4")).toBe("1.234.567-4");
     expect(printedRut("12-3")).toBe("12-3");
     expect(printedRut("DE123456789")).toBe("DE123456789");
+  });
+});
+
+describe("a document's printed heading", () => {
+  const es = printedLabels("es");
+  const en = printedLabels("en");
+  const doc = { documentName: "Factura electrónica", number: 12, numbering: "sii_folio", hasLocalFormat: true };
+
+  it("a folio prints its type's name and number in the tax header box", () => {
+    expect(printedHeading(doc, es)).toEqual({ title: "Factura electrónica", numberLine: "N° 12", taxHeader: true, note: null });
+  });
+
+  it("a regulated type's internal number prints as a non-tax document, outside the box, with a note", () => {
+    const heading = printedHeading({ ...doc, numbering: "internal" }, es);
+    expect(heading).toEqual({
+      title: "Documento no tributario",
+      numberLine: "N° interno 12",
+      taxHeader: false,
+      note: "Sin validez tributaria: numerado en la serie interna del emisor, antes de su habilitación ante el SII para emitir documentos tributarios.",
+    });
+    expect(JSON.stringify(heading)).not.toMatch(/electr[óo]nica/i);
+    expect(printedHeading({ ...doc, numbering: "internal" }, en)).toMatchObject({ title: "Non-tax document", numberLine: "Internal No. 12", taxHeader: false });
+  });
+
+  it("a draft prints its type's name and the draft label; a type without local format keeps its name when internal", () => {
+    expect(printedHeading({ ...doc, number: null, numbering: null }, es)).toEqual({ title: "Factura electrónica", numberLine: "BORRADOR", taxHeader: true, note: null });
+    expect(printedHeading({ documentName: "Invoice", number: 3, numbering: "internal", hasLocalFormat: false }, en)).toEqual({ title: "Invoice", numberLine: "N° 3", taxHeader: true, note: null });
   });
 });

@@ -118,7 +118,7 @@ describe("invoices over REST", () => {
     const pdf = Buffer.from(res.body.file, "base64");
     expect(pdf.subarray(0, 5).toString()).toBe("%PDF-");
     const text = (await new PDFParse({ data: new Uint8Array(pdf) }).getText()).text;
-    for (const expected of ["Acme SpA", "R.U.T.: 76.042.235-5", "Señor(es): Cliente SpA", "RUT: 76.042.235-5", "FACTURA ELECTRÓNICA", `N° ${fin.number}`, "Fecha de emisión: 20-11-2026", "Fecha de vencimiento: 05-12-2026", "Condición de venta: Crédito", "Consultoría", "Soporte", "CLP 2.450", "CLP 466", "CLP 2.916"]) {
+    for (const expected of ["Acme SpA", "R.U.T.: 76.042.235-5", "Señor(es): Cliente SpA", "RUT: 76.042.235-5", "DOCUMENTO NO TRIBUTARIO", `N° interno ${fin.number}`, "Fecha de emisión: 20-11-2026", "Fecha de vencimiento: 05-12-2026", "Condición de venta: Crédito", "Consultoría", "Soporte", "CLP 2.450", "CLP 466", "CLP 2.916"]) {
       expect(text).toContain(expected);
     }
   });

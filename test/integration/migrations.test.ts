@@ -128,3 +128,45 @@ describe("20261124010000_issued_snapshots", () => {
     expect([draft.customerSnapshot, draft.issuerSnapshot]).toEqual([null, null]);
   });
 });
+
+describe("2026112602000000_document_numbering", () => {
+  it("marks every numbered document's series without renumbering (a DTE is a folio, the rest internal), drafts stay null; the series then never collide", async () => {
+    const db = await emptyDatabase();
+    const local = await localMigrations();
+    const at = local.findIndex((m) => m.name === "2026112602000000_document_numbering");
+    expect(at).toBeGreaterThan(0);
+    await db.session((s) => applyMigrations(s, local.slice(0, at)));
+    // rows as the service wrote them before the migration (select: the numbering column does not exist yet)
+    const p = db.prisma;
+    const select = { id: true } as const;
+    await p.$executeRawUnsafe(`INSERT INTO "Organization" ("id", "name", "updatedAt") VALUES ('org_m', 'Acme SpA', now())`);
+    await p.customer.create({ select, data: { id: "cus_m", organizationId: "org_m", testMode: true, name: "Cliente SpA", countryId: "CL" } });
+    const doc = { organizationId: "org_m", customerId: "cus_m", testMode: true, currencyId: "CLP", date: new Date("2026-11-01T00:00:00Z"), userEmail: "ops@x.cl" };
+    const dte = (folio: number) => ({ agency: "sii", status: "accepted", folio, document_id: `F${folio}T33` });
+    // an organization enrolled after issuing: counter numbers 1..2, then a CAF from 51
+    await p.invoice.create({ select, data: { ...doc, id: "inv_1", documentTypeId: "CL33", status: "finalized", number: 1 } });
+    await p.invoice.create({ select, data: { ...doc, id: "inv_2", documentTypeId: "CL33", status: "finalized", number: 2 } });
+    await p.invoice.create({ select, data: { ...doc, id: "inv_51", documentTypeId: "CL33", status: "finalized", number: 51, localFile: "inv_51_33_51.xml", taxAgency: dte(51) } });
+    await p.invoice.create({ select, data: { ...doc, id: "inv_d", documentTypeId: "CL33" } });
+    await p.order.create({ select, data: { ...doc, id: "ord_1", documentTypeId: "CL52", status: "finalized", number: 1 } });
+    const { customerId: _c, ...noteColumns } = doc;
+    await p.creditNote.create({ select, data: { ...noteColumns, id: "cre_7", invoiceId: "inv_51", documentTypeId: "CL61", status: "finalized", number: 7, taxAgency: dte(7) } });
+
+    await db.session((s) => applyMigrations(s, local.slice(0, at + 1)));
+    const invoices = await p.invoice.findMany({ orderBy: { id: "asc" }, select: { id: true, number: true, numbering: true } });
+    expect(invoices).toEqual([
+      { id: "inv_1", number: 1, numbering: "internal" },
+      { id: "inv_2", number: 2, numbering: "internal" },
+      { id: "inv_51", number: 51, numbering: "sii_folio" },
+      { id: "inv_d", number: null, numbering: null },
+    ]);
+    expect(await p.order.findUniqueOrThrow({ where: { id: "ord_1" }, select: { number: true, numbering: true } })).toEqual({ number: 1, numbering: "internal" });
+    expect(await p.creditNote.findUniqueOrThrow({ where: { id: "cre_7" }, select: { number: true, numbering: true } })).toEqual({ number: 7, numbering: "sii_folio" });
+
+    // folio 1 of a new CAF beside internal number 1 of the same type: another series
+    await p.invoice.create({ select, data: { ...doc, id: "inv_f1", documentTypeId: "CL33", status: "finalized", number: 1, numbering: "sii_folio", taxAgency: dte(1) } });
+    // the same number twice in one series is still refused by the unique key
+    await expect(p.invoice.create({ select, data: { ...doc, id: "inv_dup", documentTypeId: "CL33", status: "finalized", number: 2, numbering: "internal" } })).rejects.toMatchObject({ code: "P2002" });
+    await db.session((s) => applyMigrations(s, local));
+  });
+});

@@ -111,7 +111,8 @@ describe("POST /v1/reminders/messages/ with SMTP", () => {
     expect(pdf.contentType).toBe("application/pdf");
     expect(pdf.content.subarray(0, 5).toString("latin1")).toBe("%PDF-");
     const text = await pdfText(pdf.content);
-    expect(text).toContain(`N° ${invoice.number}`);
+    // an invoice of a mode not set up with SII: the internal series (docs/sii-setup.md)
+    expect(text).toContain(`N° interno ${invoice.number}`);
     expect(text).toContain("Cliente SpA");
 
     const row = await outboxOf(res.body.id);
@@ -151,7 +152,7 @@ describe("POST /v1/reminders/messages/ with SMTP", () => {
     expect(await pdfText(orderPdf.content)).toContain("Cajas");
     const [notePdf] = smtp.received[1].parsed.attachments;
     expect(notePdf.filename).toBe(`credit-note-CL61-${finalizedNote.number}.pdf`);
-    expect(await pdfText(notePdf.content)).toContain(`N° ${finalizedNote.number}`);
+    expect(await pdfText(notePdf.content)).toContain(`N° interno ${finalizedNote.number}`);
   });
 
   it("sends a payment reminder with no attachment (payments have no PDF)", async () => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { generateCaf, generatePkcs12, xmllintValidate, xmlsecVerify, type FakePkcs12 } from "../helpers/sii-fixtures.js";
 import { runBilling, runContext } from "../../src/services/billing-run.js";
-import { finalizeLockedDocument, finalizeNewInvoiceDrafts } from "../../src/services/documents.js";
+import { finalizeLockedDocument, finalizeNewInvoiceDrafts } from "../../src/services/document-lifecycle.js";
 import { takeFolio, takeFolios } from "../../src/services/cafs.js";
 import { DEFAULT_SETTINGS } from "../../src/infra/config.js";
 import { InvalidStateError, ValidationError } from "../../src/domain/errors.js";

@@ -9,7 +9,7 @@ import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, strin
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createCreditNote, creditNotePdf, deleteCreditNote, finalizeCreditNote } from "../../services/credit-notes.js";
-import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue } from "./document.js";
+import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue, DocumentNumbering, NUMBERING_DESCRIPTION, type DocumentNumberingValue } from "./document.js";
 import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import { InvoiceLineInput } from "./invoice.js";
@@ -64,7 +64,8 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     }),
     document: t.relation("documentType", { description: "document type: CL61 or CL112 (exports) credit, CL56 or CL111 debit" }),
     currency: t.relation("currency", { description: "the invoice's currency" }),
-    number: t.exposeInt("number", { nullable: true, description: "folio, assigned at finalize (SII Folio); null on drafts" }),
+    number: t.exposeInt("number", { nullable: true, description: "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says which); null on drafts" }),
+    numbering: t.field({ type: DocumentNumbering, nullable: true, description: NUMBERING_DESCRIPTION, resolve: (doc) => doc.numbering as DocumentNumberingValue | null }),
     testMode: t.exposeBoolean("testMode", { description: "true when created with a test key" }),
     date: t.expose("date", { type: "Date", description: "closing (issue) date, yyyy-mm-dd, not before the invoice's date" }),
     lines: t.relation("lines", { description: "the note's lines, in the order they were given", query: { orderBy: { position: "asc" } } }),

@@ -3,6 +3,7 @@ import { builder } from "../builder.js";
 import type { DescribedValues } from "../enums.js";
 import { enumFilter } from "../filters.js";
 import type { DocumentStatus as DocumentStatusValue } from "../../domain/document-status.js";
+import type { DocumentNumbering as DocumentNumberingValue } from "../../domain/document-numbering.js";
 import type { IssuedIssuer } from "../../domain/issued-parties.js";
 
 export type { DocumentStatusValue };
@@ -20,6 +21,25 @@ export const DocumentStatus = builder.enumType("DocumentStatus", {
 });
 
 export const DocumentStatusFilter = enumFilter(DocumentStatus, "DocumentStatus");
+
+export const DocumentNumbering = builder.enumType("DocumentNumbering", {
+  description:
+    "Which series a finalized document's `number` belongs to (docs/sii-setup.md \"Numbering before enrollment\"). The two series never collide: a number is unique per organization, mode, document type and series.",
+  values: {
+    sii_folio: { value: "sii_folio", description: "a folio SII authorized in a CAF: the document is an electronic tax document (DTE, `localFile`, `taxAgency`)" },
+    internal: {
+      value: "internal",
+      description:
+        "the organization's own gapless series of the document type: a type no tax agency issues; a regulated type finalized in test mode before the mode was set up with SII (live mode refuses it); a note on an internal document. A regulated type's internal document is no tax document and prints as \"Documento no tributario\"",
+    },
+  } as const satisfies DescribedValues<DocumentNumberingValue>,
+});
+
+/** The description of the `numbering` field of invoices, orders and credit notes. */
+export const NUMBERING_DESCRIPTION =
+  "series of `number`: `sii_folio` (an SII folio, the document is a DTE) or `internal` (the organization's own series: for a regulated type a non-tax document); null on drafts";
+
+export type { DocumentNumberingValue };
 
 export const DeletePayload = builder.objectRef<{ id: string; deleted: boolean }>("DeletePayload").implement({
   description: "Result of a delete.",

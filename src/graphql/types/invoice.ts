@@ -10,7 +10,7 @@ import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoic
 import DataLoader from "dataloader";
 import { invoiceBalances, type InvoiceBalance } from "../../services/invoice-balances.js";
 import type { GraphQLContext } from "../context.js";
-import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue } from "./document.js";
+import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue, DocumentNumbering, NUMBERING_DESCRIPTION, type DocumentNumberingValue } from "./document.js";
 import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./payment.js";
@@ -77,7 +77,8 @@ export const Invoice = builder.prismaNode("Invoice", {
     }),
     document: t.relation("documentType", { description: "document type, e.g. CL33 (factura electrónica) or CL34 (exenta); SII TipoDTE" }),
     currency: t.relation("currency", { description: "currency of every amount of the invoice" }),
-    number: t.exposeInt("number", { nullable: true, description: "folio, assigned at finalize from the document type's sequence (SII Folio); null on drafts" }),
+    number: t.exposeInt("number", { nullable: true, description: "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says which); null on drafts" }),
+    numbering: t.field({ type: DocumentNumbering, nullable: true, description: NUMBERING_DESCRIPTION, resolve: (doc) => doc.numbering as DocumentNumberingValue | null }),
     testMode: t.exposeBoolean("testMode", { description: "true when created with a test key (test mode data is never sent to the tax agency)" }),
     date: t.expose("date", { type: "Date", description: "issue date, yyyy-mm-dd (SII FchEmis)" }),
     dueDate: t.expose("dueDate", { type: "Date", nullable: true, description: "payment due date, yyyy-mm-dd, not before date (SII FchVenc); null when none" }),

@@ -9,7 +9,7 @@ import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createOrder, deleteOrder, finalizeOrder, invoiceOrders, orderPdf, updateOrder } from "../../services/orders.js";
 import { SHIPPING_TYPES, SALE_SHIPPING_TYPES, type ShippingType as ShippingTypeCode } from "../../domain/shipping-types.js";
-import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue } from "./document.js";
+import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue, DocumentNumbering, NUMBERING_DESCRIPTION, type DocumentNumberingValue } from "./document.js";
 import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./invoice.js";
@@ -81,7 +81,8 @@ export const Order = builder.prismaNode("Order", {
     }),
     document: t.relation("documentType", { description: "document type (an order type, CL52)" }),
     currency: t.relation("currency", { description: "the document type's currency; every amount is in it" }),
-    number: t.exposeInt("number", { nullable: true, description: "folio, assigned at finalize (SII Folio); null on drafts" }),
+    number: t.exposeInt("number", { nullable: true, description: "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says which); null on drafts" }),
+    numbering: t.field({ type: DocumentNumbering, nullable: true, description: NUMBERING_DESCRIPTION, resolve: (doc) => doc.numbering as DocumentNumberingValue | null }),
     testMode: t.exposeBoolean("testMode", { description: "true when created with a test key" }),
     date: t.expose("date", { type: "Date", description: "issue date, yyyy-mm-dd (SII FchEmis)" }),
     address: t.exposeString("address", { nullable: true, description: "delivery address (SII DirDest); null when none" }),

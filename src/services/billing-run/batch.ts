@@ -7,7 +7,8 @@
 import { Prisma } from "../../infra/prisma/generated/client.js";
 import type { ServiceContext, Tx } from "../context.js";
 import { loadCycleData, type CycleData } from "../cycle-input.js";
-import { dateColumn, finalizeNewInvoiceDrafts } from "../documents.js";
+import { dateColumn } from "../../domain/formats.js";
+import { finalizeNewInvoiceDrafts } from "../document-lifecycle.js";
 import { billSubscription, PreviousInvoices, type Outcome } from "./bill-subscription.js";
 import { BatchWrites, writeSubscriptions } from "./bulk-writes.js";
 import type { Claimed } from "./claim.js";

@@ -15,7 +15,9 @@ import { linesAtCycle, parsePendingChanges } from "../../domain/proration.js";
 import { withinTransaction, type ServiceContext, type Tx } from "../context.js";
 import { noCardApplies } from "../cycle-decision.js";
 import { cycleInputFrom, cycleState, loadPendingItems, type CycleData, type LineRow } from "../cycle-input.js";
-import { dateColumn, lineRows, totalColumns } from "../documents.js";
+import { dateColumn } from "../../domain/formats.js";
+import { totalColumns } from "../../domain/document-lines.js";
+import { lineRows } from "../document-lifecycle.js";
 import { applyPendingChanges, markPendingItemsBilled } from "../proration.js";
 import { BatchWrites } from "./bulk-writes.js";
 

@@ -1,0 +1,201 @@
+/**
+ * The lifecycle of invoices, orders and credit notes (docs/invoice-totals.md,
+ * docs/orders-and-credit-notes.md): a draft's update, delete and finalize under a row lock
+ * (domain/document-status.ts), and the line rows they write. Lines and totals are computed by
+ * domain/document-lines.ts; the number a document gets at finalize comes from services/numbering.ts
+ * (its series: docs/sii-setup.md "Numbering before enrollment"). Reference lookups: ./reference.ts.
+ */
+import { Prisma } from "../infra/prisma/generated/client.js";
+import { newId } from "../infra/ids.js";
+import { NotFoundError, ValidationError } from "../domain/errors.js";
+import { transition, type DocumentKind } from "../domain/document-status.js";
+import type { NormalizedLine } from "../domain/document-lines.js";
+import type { DocumentTotals } from "../domain/totals.js";
+import { numberDocument, numberNewInvoices } from "./numbering.js";
+import { enqueueIssuedDocument, enqueueIssuedDocuments } from "./sii-sending.js";
+import { snapshotColumns, snapshotParties, snapshotPartiesOfCustomers } from "./issued-parties.js";
+import { lockTenantRow, withinTransaction, type ServiceContext, type TenantTable, type Tx } from "./context.js";
+
+/**
+ * Prisma create rows for `lines` with their computed totals. `withLineTax`: also the per-line
+ * `tax` and `taxPercent` columns (order and credit note lines print them).
+ */
+export function lineRows(lines: NormalizedLine[], totals: DocumentTotals, { withLineTax = false } = {}) {
+  return lines.map((line, position) => {
+    const computed = totals.lines[position];
+    return {
+      id: newId("lin"),
+      position,
+      name: line.name,
+      description: line.description,
+      quantity: line.quantity,
+      amount: line.amount,
+      discount: line.discount,
+      discountScheme: line.discountScheme,
+      exempt: computed.exempt,
+      total: computed.total.toString(),
+      ...(withLineTax ? { tax: computed.tax?.toString() ?? null, taxPercent: computed.taxPercent.toString() } : {}),
+    };
+  });
+}
+
+const TABLES: Record<DocumentKind, TenantTable> = { invoice: "Invoice", order: "Order", credit_note: "CreditNote" };
+
+/** Words of a kind in messages: "credit note". */
+const RESOURCE: Record<DocumentKind, string> = { invoice: "invoice", order: "order", credit_note: "credit note" };
+
+/** The Prisma delegates of a kind's document and line tables (their shapes agree where used here). */
+interface DocumentModel {
+  document(tx: Tx): {
+    findUniqueOrThrow(args: object): Promise<any>;
+    update(args: object): Promise<any>;
+    delete(args: object): Promise<unknown>;
+  };
+  lines(tx: Tx): { update(args: object): Promise<unknown>; deleteMany(args: object): Promise<unknown> };
+  parentKey: string;
+}
+
+const MODELS: Record<DocumentKind, DocumentModel> = {
+  invoice: { document: (tx) => tx.invoice, lines: (tx) => tx.invoiceLine, parentKey: "invoiceId" },
+  order: { document: (tx) => tx.order, lines: (tx) => tx.orderLine, parentKey: "orderId" },
+  credit_note: { document: (tx) => tx.creditNote, lines: (tx) => tx.creditNoteLine, parentKey: "creditNoteId" },
+};
+
+/** What a kind's `prepare` returns: every column, the line rows, and whether lines were given. */
+export interface PreparedDocument {
+  columns: Record<string, unknown>;
+  lines: ReturnType<typeof lineRows>;
+  linesChanged: boolean;
+}
+
+type StoredLine = { id: string } & Record<string, unknown>;
+
+/**
+ * Updates a draft: locks it, checks the transition (404 unknown, 409 not a draft), lets `prepare`
+ * validate the input over the stored document (read inside the transaction, lines by position),
+ * then replaces the lines when given, or rewrites the computed columns of the stored lines that
+ * changed (totals depend on the document type and currency). One transaction; a failure changes
+ * nothing. Returns the updated document row.
+ */
+export async function updateDraftDocument<T>(
+  ctx: ServiceContext,
+  kind: DocumentKind,
+  id: string,
+  prepare: (ctx: ServiceContext, current: any) => Promise<PreparedDocument>,
+): Promise<T> {
+  const model = MODELS[kind];
+  return ctx.prisma.$transaction(async (tx) => {
+    const status = await lockDocument(tx, kind, id, ctx);
+    if (status === null) throw new NotFoundError(RESOURCE[kind], id);
+    transition(RESOURCE[kind], status, "update");
+    const current = await model.document(tx).findUniqueOrThrow({ where: { id }, include: { lines: { orderBy: { position: "asc" } } } });
+    const { columns, lines, linesChanged } = await prepare(withinTransaction(ctx, tx), current);
+    if (linesChanged) await model.lines(tx).deleteMany({ where: { [model.parentKey]: id } });
+    else {
+      for (const [i, stored] of (current.lines as StoredLine[]).entries()) {
+        const { total, exempt, tax, taxPercent } = lines[i] as Record<string, unknown>;
+        const computed = Object.fromEntries(Object.entries({ total, exempt, tax, taxPercent }).filter(([, v]) => v !== undefined));
+        if (Object.entries(computed).some(([key, value]) => String(stored[key]) !== String(value))) {
+          await model.lines(tx).update({ where: { id: stored.id }, data: computed });
+        }
+      }
+    }
+    return model.document(tx).update({ where: { id }, data: { ...columns, ...(linesChanged ? { lines: { create: lines } } : {}) } });
+  });
+}
+
+/** Deletes a draft and its lines (cascade): 404 unknown, 409 finalized. One transaction. */
+export async function deleteDraftDocument(ctx: ServiceContext, kind: DocumentKind, id: string): Promise<void> {
+  await ctx.prisma.$transaction(async (tx) => {
+    const status = await lockDocument(tx, kind, id, ctx);
+    if (status === null) throw new NotFoundError(RESOURCE[kind], id);
+    transition(RESOURCE[kind], status, "delete");
+    await MODELS[kind].document(tx).delete({ where: { id } });
+  });
+}
+
+/**
+ * Finalizes a draft: locks it (404 unknown, 409 not a draft) and finalizes it with
+ * finalizeLockedDocument. One transaction.
+ */
+export async function finalizeDraftDocument<T>(ctx: ServiceContext, kind: DocumentKind, id: string): Promise<T> {
+  return ctx.prisma.$transaction(async (tx) => {
+    const status = await lockDocument(tx, kind, id, ctx);
+    if (status === null) throw new NotFoundError(RESOURCE[kind], id);
+    return finalizeLockedDocument<T>(tx, ctx, kind, id, status);
+  });
+}
+
+/**
+ * Finalizes draft `id`, already locked by the caller's transaction `tx` (lockDocument, or created in
+ * it): checks the transition (409 not a draft), requires at least one line (400 on `lines`; a tax
+ * document needs one), stores the snapshot of its customer and issuer (services/issued-parties.ts:
+ * what every reader shows from then on), numbers it (services/numbering.ts: an SII folio with the
+ * signed DTE, built from that snapshot, stored as `localFile` with `taxAgency` pending, for a mode
+ * set up with SII and a type it issues; else the internal series; 409 in live mode for a type SII
+ * issues when the mode is not set up, or when no folio is left), and sets status `finalized`,
+ * `finalizedAt`, `number` and `numbering`. Everything the API's finalize does happens here, so other
+ * use cases (the billing run) finalize the same way inside their own transaction. Returns the
+ * finalized row.
+ */
+export async function finalizeLockedDocument<T>(tx: Tx, ctx: ServiceContext, kind: DocumentKind, id: string, status: string): Promise<T> {
+  const model = MODELS[kind];
+  transition(RESOURCE[kind], status, "finalize");
+  const document = await model.document(tx).findUniqueOrThrow({ where: { id }, include: { _count: { select: { lines: true } } } });
+  if (document._count.lines === 0) throw ValidationError.field("lines", `a${kind === "order" || kind === "invoice" ? "n" : ""} ${RESOURCE[kind]} needs at least one line to be finalized`);
+  // the customer and issuer as issued, stored with the document (services/issued-parties.ts)
+  const parties = await snapshotParties(withinTransaction(ctx, tx), kind, id);
+  const { number, numbering, issued } = await numberDocument(tx, withinTransaction(ctx, tx), kind, id, document.documentTypeId, parties);
+  const taxColumns = issued ? { localFile: issued.localFile, taxAgency: issued.taxAgency } : {};
+  const finalized = await model.document(tx).update({ where: { id }, data: { status: "finalized", number, numbering, finalizedAt: ctx.now(), ...snapshotColumns(parties), ...taxColumns } });
+  // an SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
+  if (issued) await enqueueIssuedDocument(tx, { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode, now: ctx.now() }, kind, id, issued);
+  return finalized;
+}
+
+/**
+ * Locks the document row for the rest of the transaction (`SELECT ... FOR UPDATE`) and returns its
+ * status, or null when no such row of this tenant exists. Concurrent updates, deletes and
+ * finalizes of one document are serialized by this lock.
+ */
+export async function lockDocument(tx: Tx, kind: DocumentKind, id: string, ctx: ServiceContext): Promise<string | null> {
+  const row = await lockTenantRow(tx, ctx, TABLES[kind], id, ["status"]);
+  return row ? String(row.status) : null;
+}
+
+/**
+ * Finalizes invoice drafts `ids` of document type `documentTypeId`, all created in the caller's
+ * transaction `tx` with at least one line each (so nobody else sees them and none is empty), in
+ * the order given, as finalizeLockedDocument would each, in bulk: numbered by numbering.ts
+ * numberNewInvoices (one counter update for the internal series, or one CAF folio range with the
+ * DTEs built and signed off the main thread; the same 409s), then one update of the invoices, which
+ * also writes each one's snapshot of its customer and issuer (and its DTE file and `taxAgency`),
+ * and for DTEs one insert of their SII submissions. Returns how many were finalized.
+ */
+export async function finalizeNewInvoiceDrafts(tx: Tx, ctx: ServiceContext, documentTypeId: string, ids: readonly string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  transition(RESOURCE.invoice, "draft", "finalize");
+  // the snapshot of each invoice's customer and of the issuer, as finalizeLockedDocument stores it
+  const drafts = await tx.invoice.findMany({ where: { id: { in: [...ids] } }, select: { id: true, customerId: true } });
+  const customerOf = new Map(drafts.map((d) => [d.id, d.customerId]));
+  const { issuer, customers } = await snapshotPartiesOfCustomers(withinTransaction(ctx, tx), drafts.map((d) => d.customerId));
+  const customerSnapshotOf = (id: string) => customers.get(customerOf.get(id)!) ?? null;
+  const { numbering, numbers, issued } = await numberNewInvoices(tx, ctx, documentTypeId, ids, new Map(ids.map((id) => [id, { customer: customerSnapshotOf(id)!, issuer }])));
+  const now = ctx.now();
+  const issuerJson = JSON.stringify(issuer);
+  // one parameter: the rows as JSON (a VALUES list of 5 parameters a row costs the Prisma client more)
+  const rows = JSON.stringify(
+    ids.map((id, i) => ({ id, number: numbers[i], customerSnapshot: customerSnapshotOf(id), localFile: issued?.[i].localFile ?? null, taxAgency: issued?.[i].taxAgency ?? null })),
+  );
+  const updated = await tx.$executeRaw(Prisma.sql`
+    UPDATE "Invoice" i SET "status" = 'finalized', "number" = v."number", "numbering" = ${numbering}, "finalizedAt" = ${now}, "updatedAt" = ${now},
+      "customerSnapshot" = v."customerSnapshot", "issuerSnapshot" = ${issuerJson}::jsonb,
+      "localFile" = COALESCE(v."localFile", i."localFile"), "taxAgency" = COALESCE(v."taxAgency", i."taxAgency")
+    FROM json_to_recordset(${rows}::json) AS v("id" text, "number" int, "customerSnapshot" jsonb, "localFile" text, "taxAgency" jsonb)
+    WHERE i."id" = v."id" AND i."status" = 'draft' AND i."organizationId" = ${ctx.auth.organizationId} AND i."testMode" = ${ctx.auth.testMode}
+      AND i."documentTypeId" = ${documentTypeId} AND EXISTS (SELECT 1 FROM "InvoiceLine" l WHERE l."invoiceId" = i."id")`);
+  if (updated !== ids.length) throw new Error(`finalizing ${ids.length} new invoice drafts updated ${updated}`);
+  // each SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
+  if (issued) await enqueueIssuedDocuments(tx, { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode, now }, "invoice", ids.map((id, i) => ({ id, issued: issued[i] })));
+  return ids.length;
+}
