@@ -588,5 +588,16 @@ export function swap(s: SwapFieldsFragment) {
     status: s.status,
     imported: s.imported,
     created: isoTimestamp(s.created),
+    verification: s.purchases.map((p) => ({
+      purchase: p.id,
+      document_type: p.documentType,
+      folio: p.folio,
+      issuer_tax_id: p.issuerTaxId,
+      signature_valid: p.signatureValid,
+      ted_valid: p.tedValid,
+      reason: p.verificationReason,
+    })),
+    proposed_status: s.proposedStatus,
+    proposed_reason: s.proposedReason,
   };
 }
