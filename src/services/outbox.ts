@@ -26,7 +26,7 @@ import { invoicePdf } from "./invoices.js";
 import { orderPdf } from "./orders.js";
 import { creditNotePdf } from "./credit-notes.js";
 import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
-import { mergeTaxAgency, type SubmissionKind } from "./sii-sending.js";
+import { mergeTaxAgency, type SubmissionKind } from "./tax-agency-state.js";
 import { EXCHANGE_MESSAGE_KIND } from "./sii-exchange.js";
 
 export interface OutboxDeps {

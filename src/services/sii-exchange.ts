@@ -19,10 +19,15 @@ import { buildEnvioDte, isBoletaType } from "../infra/taxagency/sii/envelope.js"
 import { dteParties } from "../infra/taxagency/sii/dte-parties.js";
 import { decodeIso88591 } from "../infra/taxagency/sii/encoding.js";
 import { FINAL_CONSUMER_RUT } from "../infra/taxagency/sii/dte.js";
-import type { Tx } from "./context.js";
+import { InvalidStateError, ValidationError } from "../domain/errors.js";
+import { normalizeRut } from "../domain/rut.js";
+import { nextReceiverStatus, receiverStatusOf, type ReceiverStatus } from "../domain/receiver-status.js";
+import { readReceiverAnswer, type AnsweredDte, type ReceiverAnswerKind } from "../infra/taxagency/sii/receiver-answers.js";
+import { tenant, type ServiceContext, type Tx } from "./context.js";
 import { storeFile } from "./files.js";
-import type { SenderCredentials, SubmissionKind } from "./sii-sending.js";
-import type { OrganizationSettings } from "./organization-settings.js";
+import type { SigningCredentials } from "../infra/taxagency/sii/signature.js";
+import { mergeTaxAgency, type SubmissionKind } from "./tax-agency-state.js";
+import { readSettings, type OrganizationSettings } from "./organization-settings.js";
 
 /** RUTs that are no taxpayer with an exchange address: SII's final consumer (boletas) and foreign receiver. */
 const NO_EXCHANGE_RUTS = new Set([FINAL_CONSUMER_RUT, "55555555-5"]);
@@ -81,7 +86,7 @@ export async function prepareExchanges(
   prisma: PrismaClient,
   dtes: readonly AcceptedDte[],
   settings: Pick<OrganizationSettings, "taxId" | "taxBusinessName" | "taxResolutionDate" | "taxResolutionNumber">,
-  signer: SenderCredentials,
+  signer: SigningCredentials & { subjectRut: string },
   now: Date,
 ): Promise<PreparedExchange[]> {
   const out: PreparedExchange[] = [];
@@ -185,4 +190,138 @@ export async function writeExchanges(
     });
   }
   return ids;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inbound: the receiver's answers (docs/sii-exchange.md "Inbound")
+
+export interface ReceiverAnswerInput {
+  /** the answer as text */
+  xml?: string | null;
+  /** or the file's bytes in Base64 (keeps SII's ISO-8859-1 bytes exactly) */
+  file?: string | null;
+}
+
+/** One document an answer was recorded on. */
+export interface RecordedAnswer {
+  documentKind: SubmissionKind;
+  documentId: string;
+  type: number;
+  folio: number;
+  /** the document's receiver_status after the answer */
+  receiverStatus: ReceiverStatus;
+}
+
+export interface RecordedReceiverAnswer {
+  kind: ReceiverAnswerKind;
+  /** the stored answer's file name (served at /v1/files/<name>) */
+  file: string;
+  documents: RecordedAnswer[];
+}
+
+function answerBytes(input: ReceiverAnswerInput): Buffer | string {
+  const given = [input.xml, input.file].filter((v) => v !== null && v !== undefined && v !== "");
+  if (given.length !== 1) throw ValidationError.field("xml", "give the answer as exactly one of xml (text) or file (Base64)");
+  if (input.xml) return input.xml;
+  const b64 = input.file!.replace(/\s+/g, "");
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) throw ValidationError.field("file", "must be Base64");
+  return Buffer.from(b64, "base64");
+}
+
+/** `MntTotal`, `FchEmis` and `RUTRecep` of a stored signed DTE. */
+function issuedFields(content: Buffer): { total: string | null; issueDate: string | null; receiverRut: string | null } {
+  const xml = decodeIso88591(content);
+  const pick = (name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1]?.trim() ?? null;
+  return { total: pick("MntTotal"), issueDate: pick("FchEmis"), receiverRut: pick("RUTRecep")?.toUpperCase() ?? null };
+}
+
+/**
+ * Records a receiver's answer (RecepcionDTE, ResultadoDTE or EnvioRecibos) to DTEs the caller's
+ * organization issued, in the caller's mode: the file is validated against SII's schema and its
+ * signatures verified (infra/taxagency/sii/receiver-answers.ts), every document it names must be
+ * ours, then in ONE transaction the file is stored (`sii-respuesta-<uuid>.xml`) and each
+ * document's `taxAgency` gets `receiver_status` (domain/receiver-status.ts), `receiver_code`,
+ * `receiver_message`, `receiver_status_at` and the file in `receiver_files`.
+ *
+ * Errors, nothing written: 400 `xml`/`file` (not exactly one; not Base64; malformed; schema; a
+ * signature that does not verify; `RutRecibe` or a document's `RUTEmisor` not the organization's
+ * RUT; a document we never issued or never sent to SII in this mode, named by type and folio; a
+ * document whose `RUTRecep`, `RutResponde`, `FchEmis` or `MntTotal` differ from what we issued);
+ * 409 when the organization has no RUT in this mode.
+ */
+export async function recordReceiverAnswer(ctx: ServiceContext, input: ReceiverAnswerInput): Promise<RecordedReceiverAnswer> {
+  const bytes = answerBytes(input);
+  const answer = await readReceiverAnswer(bytes);
+  const settings = await readSettings(ctx.prisma, tenant(ctx));
+  const rut = settings.taxId ? normalizeRut(settings.taxId) : null;
+  if (!rut) throw new InvalidStateError(`The organization has no valid tax ID (RUT) in ${ctx.auth.testMode ? "test" : "live"} mode: set that mode's tax profile before recording receivers' answers`);
+  if (normalizeRut(answer.recipientRut) !== rut) {
+    throw ValidationError.field("xml", `the answer is addressed to RUT ${answer.recipientRut} (RutRecibe), not to this organization (${rut})`);
+  }
+  if (!answer.documents.length) throw ValidationError.field("xml", "the answer names no document");
+  const name = (d: AnsweredDte) => `DTE type ${d.type} folio ${d.folio}`;
+  const problems: string[] = [];
+  const found: { dte: AnsweredDte; submission: { documentKind: string; documentId: string; dteFile: string } }[] = [];
+  for (const d of answer.documents) {
+    if (normalizeRut(d.issuerRut) !== rut) {
+      problems.push(`${name(d)} was issued by RUT ${d.issuerRut} (RUTEmisor), not by this organization (${rut})`);
+      continue;
+    }
+    const submission = await ctx.prisma.siiSubmission.findFirst({
+      where: { ...tenant(ctx), dteType: d.type, folio: d.folio },
+      orderBy: { createdAt: "desc" },
+      select: { documentKind: true, documentId: true, dteFile: true },
+    });
+    if (!submission) {
+      problems.push(`${name(d)}: no such DTE issued by this organization in ${ctx.auth.testMode ? "test" : "live"} mode`);
+      continue;
+    }
+    const file = await ctx.prisma.storedFile.findUnique({ where: { name: submission.dteFile }, select: { content: true } });
+    const issued = file ? issuedFields(Buffer.from(file.content)) : { total: null, issueDate: null, receiverRut: null };
+    const mismatches = [
+      issued.receiverRut && normalizeRut(d.receiverRut) !== normalizeRut(issued.receiverRut) ? `RUTRecep ${d.receiverRut} (issued to ${issued.receiverRut})` : null,
+      issued.receiverRut && normalizeRut(answer.responderRut) !== normalizeRut(issued.receiverRut) ? `RutResponde ${answer.responderRut} (issued to ${issued.receiverRut})` : null,
+      issued.issueDate && d.issueDate !== issued.issueDate ? `FchEmis ${d.issueDate} (issued ${issued.issueDate})` : null,
+      issued.total && d.total !== issued.total ? `MntTotal ${d.total} (issued ${issued.total})` : null,
+    ].filter(Boolean);
+    if (mismatches.length) {
+      problems.push(`${name(d)} does not match the document issued (${submission.documentId}): ${mismatches.join(", ")}`);
+      continue;
+    }
+    found.push({ dte: d, submission });
+  }
+  if (problems.length) throw ValidationError.field("xml", problems.join("; "));
+
+  const now = ctx.now();
+  const fileName = `sii-respuesta-${randomUUID()}.xml`;
+  const content = typeof bytes === "string" ? Buffer.from(bytes, "utf8") : bytes;
+  return ctx.prisma.$transaction(async (tx) => {
+    await storeFile(tx, { name: fileName, ...tenant(ctx), contentType: "application/xml", content });
+    const documents: RecordedAnswer[] = [];
+    for (const { dte, submission } of found) {
+      const kind = submission.documentKind as SubmissionKind;
+      const current = await currentTaxAgency(tx, kind, submission.documentId);
+      const incoming = receiverStatusOf(answer.kind, dte.code);
+      const status = nextReceiverStatus(current.receiver_status, incoming);
+      const files = Array.isArray(current.receiver_files) ? (current.receiver_files as unknown[]) : [];
+      await mergeTaxAgency(tx, kind, submission.documentId, {
+        ...(status === incoming ? { receiver_status: status, receiver_code: dte.code, receiver_message: dte.text, receiver_status_at: now.toISOString() } : {}),
+        receiver_files: [...files, `/v1/files/${fileName}`],
+      });
+      documents.push({ documentKind: kind, documentId: submission.documentId, type: dte.type, folio: dte.folio, receiverStatus: status });
+    }
+    return { kind: answer.kind, file: fileName, documents };
+  });
+}
+
+/** A document's taxAgency as stored (read inside the answer's transaction). */
+async function currentTaxAgency(tx: Tx, kind: SubmissionKind, id: string): Promise<Record<string, unknown>> {
+  const where = { id };
+  const row =
+    kind === "invoice"
+      ? await tx.invoice.findUnique({ where, select: { taxAgency: true } })
+      : kind === "order"
+        ? await tx.order.findUnique({ where, select: { taxAgency: true } })
+        : await tx.creditNote.findUnique({ where, select: { taxAgency: true } });
+  return ((row?.taxAgency as Record<string, unknown> | null) ?? {}) as Record<string, unknown>;
 }

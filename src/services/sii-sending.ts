@@ -38,13 +38,15 @@ import { readSettings } from "./organization-settings.js";
 import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
 import { fileNameOfUrl, storeFile } from "./files.js";
 import { prepareExchanges, writeExchanges, type PreparedExchange } from "./sii-exchange.js";
+import { mergeTaxAgency, type SubmissionKind } from "./tax-agency-state.js";
+
+export { mergeTaxAgency, type SubmissionKind };
 
 /** How long a claimed row is held by the worker that claimed it. */
 const CLAIM_LEASE_MS = 10 * 60_000;
 /** Rows claimed per round (an EnvioDTE holds up to 2000 DTEs). */
 const BATCH = 500;
 
-export type SubmissionKind = "invoice" | "order" | "credit_note";
 
 /** The certificate that signs for an organization and the RUT of its holder (`RutEnvia`). */
 export type SenderCredentials = SigningCredentials & { subjectRut: string };
@@ -178,27 +180,6 @@ async function claim(prisma: PrismaClient, status: "pending" | "sent", now: Date
           FOR UPDATE SKIP LOCKED)
         RETURNING "id", "organizationId", "testMode", "documentKind", "documentId", "dteType", "folio", "dteFile", "attempts", "trackId"`;
   return rows.map((r) => ({ ...r, attempts: Number(r.attempts), dteType: Number(r.dteType), folio: Number(r.folio) }));
-}
-
-/** Merges `values` into a document's `taxAgency` (null values remove the key). */
-export async function mergeTaxAgency(tx: Tx, kind: SubmissionKind, id: string, values: Record<string, unknown>): Promise<void> {
-  const where = { id };
-  const current =
-    kind === "invoice"
-      ? await tx.invoice.findUnique({ where, select: { taxAgency: true } })
-      : kind === "order"
-        ? await tx.order.findUnique({ where, select: { taxAgency: true } })
-        : await tx.creditNote.findUnique({ where, select: { taxAgency: true } });
-  if (!current) return;
-  const next: Record<string, unknown> = { ...((current.taxAgency as Record<string, unknown> | null) ?? {}) };
-  for (const [k, v] of Object.entries(values)) {
-    if (v === null || v === undefined) delete next[k];
-    else next[k] = v;
-  }
-  const data = { taxAgency: next as object };
-  if (kind === "invoice") await tx.invoice.update({ where, data });
-  else if (kind === "order") await tx.order.update({ where, data });
-  else await tx.creditNote.update({ where, data });
 }
 
 function boletaTransportFor(deps: SiiSendingDeps, testMode: boolean): SiiBoletaTransport {

@@ -5,6 +5,11 @@
  * - outbound: a finalized factura, uploaded and accepted by the fake SII, is e-mailed to the
  *   receiver's exchange address with an EnvioDTE addressed to the receiver (checked with xmllint
  *   against EnvioDTE_v10.xsd and xmlsec1) and its PDF; retried while the SMTP server refuses.
+ * - inbound: the receiver's answers (RecepcionDTE, ResultadoDTE, EnvioRecibos), built and signed
+ *   here with the project's builders (infra/taxagency/sii/responses.ts) and a certificate of the
+ *   receiver, recorded through REST and GraphQL as the documents' receiver status; an unknown
+ *   folio, a forged signature, another RutRecibe/RUTEmisor/RUTRecep, a malformed or schema-invalid
+ *   file: 400 naming the document or the reason, nothing written.
  * Rounds (SII worker, outbox) are run by calling them with explicit times.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,6 +27,8 @@ import { ENVIO_DTE_XSD } from "../helpers/sii-exchange.js";
 import { FakeSii, countsOf, startFakeSii } from "../helpers/fake-sii.js";
 import { dteSignature, ENVELOPE_SIGNATURE, xmlsecVerifyNode } from "../helpers/sii-envelope.js";
 import { startSmtpServer, type TestSmtpServer } from "../helpers/smtp.js";
+import { generateCertificate } from "../helpers/sii-fixtures.js";
+import { buildEnvioRecibos, buildRecepcionDte, buildResultadoDte, type AnsweredDocument } from "../../src/infra/taxagency/sii/index.js";
 
 const RUT = "76042235-5";
 const HOLDER_RUT = "11111111-1";
@@ -142,5 +149,171 @@ describe("outbound: an accepted DTE goes to the receiver's exchange address", ()
     expect(smtp.received).toHaveLength(before + 1);
     expect(smtp.received.at(-1)!.envelope.to).toEqual(["contabilidad@cliente.cl"]);
     expect(await taxAgency(inv.id)).toHaveProperty("exchange_sent_at");
+  });
+});
+
+let receiverCert: FakeCertificate;
+let receiptInvoice: { id: string; folio: number };
+
+/** The fields every answer repeats, read from the DTE we issued for `invoiceId` (its stored file). */
+async function answered(invoiceId: string, overrides: Partial<AnsweredDocument> = {}): Promise<AnsweredDocument> {
+  const sub = await s.database.prisma.siiSubmission.findFirstOrThrow({ where: { documentId: invoiceId } });
+  const file = await s.database.prisma.storedFile.findUniqueOrThrow({ where: { name: sub.dteFile } });
+  const xml = Buffer.from(file.content).toString("latin1");
+  return { type: 33, folio: sub.folio, issueDate: one(xml, "FchEmis")!, issuerRut: RUT, receiverRut: RECEIVER_RUT, total: one(xml, "MntTotal")!, ...overrides };
+}
+
+const header = (overrides: Record<string, unknown> = {}) => ({ responderRut: RECEIVER_RUT, recipientRut: RUT, contactEmail: "dte@cliente.cl", signedAt: new Date(), ...overrides });
+
+function reception(doc: AnsweredDocument, status: 0 | 1 = 0, headerOverrides = {}) {
+  return buildRecepcionDte(
+    {
+      header: header(headerOverrides),
+      responseId: 7,
+      fileName: "intercambio.xml",
+      receivedAt: new Date(),
+      envelopeCode: 7,
+      envelopeId: "SetDoc",
+      envelopeIssuerRut: RUT,
+      envelopeReceiverRut: RECEIVER_RUT,
+      status: 0,
+      statusText: "Envio recibido conforme",
+      documents: [{ ...doc, status, statusText: status === 0 ? "DTE recibido" : "Error de firma" }],
+    },
+    receiverCert,
+  ).file;
+}
+
+function result(doc: AnsweredDocument, status: 0 | 1 | 2, headerOverrides = {}) {
+  return buildResultadoDte(
+    { header: header(headerOverrides), responseId: 8, envelopeCode: 7, documents: [{ ...doc, status, statusText: status === 2 ? "RCD: Reclamo al contenido del documento" : "ACD", reasonCode: status === 2 ? -1 : null }] },
+    receiverCert,
+  ).file;
+}
+
+async function answer(file: Buffer) {
+  return s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { file: file.toString("base64") } });
+}
+
+async function state() {
+  const p = s.database.prisma;
+  const docs = await p.invoice.findMany({ where: { id: { in: [sentInvoice.id, receiptInvoice.id] } }, select: { id: true, taxAgency: true }, orderBy: { id: "asc" } });
+  return { files: await p.storedFile.count(), docs: JSON.stringify(docs) };
+}
+
+const invoiceStatus = async (id: string) => (await s.graphql(`{ node(id: "${id}") { ... on Invoice { receiverStatus } } }`)).body.data.node.receiverStatus;
+
+describe("inbound: the receiver's answers", () => {
+  beforeAll(async () => {
+    receiverCert = generateCertificate("Receptor de Prueba");
+    receiptInvoice = await acceptedInvoice(withExchange);
+  });
+
+  it("RecepcionDTE (EstadoRecepDTE 0) through REST: received, with the file stored", async () => {
+    expect(await invoiceStatus(sentInvoice.id)).toBeNull();
+    const res = await answer(reception(await answered(sentInvoice.id)));
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body).toEqual({
+      kind: "reception",
+      file: expect.stringMatching(new RegExp(`^${s.url}/v1/files/sii-respuesta-.+\\.xml$`)),
+      documents: [{ kind: "invoice", document: sentInvoice.id, document_type: 33, folio: sentInvoice.folio, receiver_status: "received" }],
+    });
+    const ta = await taxAgency(sentInvoice.id);
+    expect(ta).toMatchObject({ status: "accepted", receiver_status: "received", receiver_code: 0, receiver_message: "DTE recibido", receiver_files: [res.body.file.replace(s.url, "")] });
+    expect(await invoiceStatus(sentInvoice.id)).toBe("received");
+    const stored = await fetch(res.body.file, { headers: { authorization: `Bearer ${s.keys.acme}` } });
+    expect(stored.status).toBe(200);
+  });
+
+  it("ResultadoDTE with a claim (EstadoDTE 2) through GraphQL: claimed; a reception arriving later keeps the claim", async () => {
+    const file = result(await answered(sentInvoice.id), 2);
+    const g = await s.graphql(`mutation($input: ReceiverAnswerInput!) { recordReceiverAnswer(input: $input) { kind documents { kind document documentType folio receiverStatus } } }`, {
+      input: { file: file.toString("base64") },
+    });
+    expect(g.body.errors).toBeUndefined();
+    expect(g.body.data.recordReceiverAnswer).toEqual({ kind: "result", documents: [{ kind: "invoice", document: sentInvoice.id, documentType: 33, folio: sentInvoice.folio, receiverStatus: "claimed" }] });
+    expect(await taxAgency(sentInvoice.id)).toMatchObject({ receiver_status: "claimed", receiver_code: 2, receiver_message: "RCD: Reclamo al contenido del documento; CodRchDsc -1" });
+    const late = await answer(reception(await answered(sentInvoice.id)));
+    expect(late.status).toBe(201);
+    expect(late.body.documents[0].receiver_status).toBe("claimed");
+    const ta = await taxAgency(sentInvoice.id);
+    expect([ta.receiver_status, ta.receiver_files.length]).toEqual(["claimed", 3]);
+  });
+
+  it("EnvioRecibos (Ley 19.983 receipt, each Recibo and the set signed): goods_received", async () => {
+    const doc = await answered(receiptInvoice.id);
+    const file = buildEnvioRecibos({ header: header(), place: "SAN DIEGO 2222, LA FLORIDA", signerRut: "7880442-4", documents: [doc] }, receiverCert).file;
+    const res = await answer(file);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.kind).toBe("receipt");
+    expect(res.body.documents).toEqual([{ kind: "invoice", document: receiptInvoice.id, document_type: 33, folio: receiptInvoice.folio, receiver_status: "goods_received" }]);
+    expect(await taxAgency(receiptInvoice.id)).toMatchObject({ receiver_status: "goods_received", receiver_message: "Recinto: SAN DIEGO 2222, LA FLORIDA; RutFirma: 7880442-4" });
+    expect(await invoiceStatus(receiptInvoice.id)).toBe("goods_received");
+  });
+
+  it("400 naming the document or the reason, nothing written: unknown folio, forged signature, another RutRecibe, RUTEmisor, RUTRecep or total, malformed, schema-invalid", async () => {
+    const before = await state();
+    const doc = await answered(receiptInvoice.id);
+
+    const unknown = await answer(result({ ...doc, folio: 999_999 }, 0));
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.fields.xml).toEqual(["DTE type 33 folio 999999: no such DTE issued by this organization in test mode"]);
+
+    // EstadoDTE changed from 0 (accepted) to 2 after the receiver signed: the digest no longer matches
+    const forged = Buffer.from(result(doc, 0).toString("latin1").replace("<EstadoDTE>0</EstadoDTE>", "<EstadoDTE>2</EstadoDTE>"), "latin1");
+    const f = await answer(forged);
+    expect(f.status).toBe(400);
+    expect(f.body.error.fields.xml).toEqual(["the signature of the RespuestaDTE (Resultado ResultadoDTE) does not verify: the signature does not verify"]);
+
+    // signed by a key that is not the one of the certificate it shows
+    const other = generateCertificate("Otro");
+    const swapped = Buffer.from(
+      result(doc, 0).toString("latin1").replace(/<X509Certificate>[^<]+<\/X509Certificate>/, `<X509Certificate>${other.certificatePem.replace(/-----[^-]+-----|\s/g, "")}</X509Certificate>`),
+      "latin1",
+    );
+    const sw = await answer(swapped);
+    expect(sw.status).toBe(400);
+    expect(sw.body.error.fields.xml[0]).toMatch(/^the signature of the RespuestaDTE \(Resultado ResultadoDTE\) does not verify/);
+
+    const elsewhere = await answer(result(doc, 0, { recipientRut: "96790240-3" }));
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body.error.fields.xml).toEqual([`the answer is addressed to RUT 96790240-3 (RutRecibe), not to this organization (${RUT})`]);
+
+    const notOurs = await answer(result({ ...doc, issuerRut: "96790240-3" }, 0));
+    expect(notOurs.status).toBe(400);
+    expect(notOurs.body.error.fields.xml).toEqual([`DTE type 33 folio ${receiptInvoice.folio} was issued by RUT 96790240-3 (RUTEmisor), not by this organization (${RUT})`]);
+
+    const otherReceiver = await answer(result({ ...doc, receiverRut: "96790240-3" }, 0, { responderRut: "96790240-3" }));
+    expect(otherReceiver.status).toBe(400);
+    expect(otherReceiver.body.error.fields.xml).toEqual([
+      `DTE type 33 folio ${receiptInvoice.folio} does not match the document issued (${receiptInvoice.id}): RUTRecep 96790240-3 (issued to ${RECEIVER_RUT}), RutResponde 96790240-3 (issued to ${RECEIVER_RUT})`,
+    ]);
+
+    const otherTotal = await answer(result({ ...doc, total: "1" }, 0));
+    expect(otherTotal.status).toBe(400);
+    expect(otherTotal.body.error.fields.xml[0]).toContain(`MntTotal 1 (issued ${doc.total})`);
+
+    const malformed = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { xml: "<RespuestaDTE xmlns=\"http://www.sii.cl/SiiDte\"><Resultado>" } });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.fields.xml[0]).toMatch(/^is not well-formed XML/);
+
+    const invalid = Buffer.from(result(doc, 0).toString("latin1").replace(/<Folio>\d+<\/Folio>/, "<Folio>uno</Folio>"), "latin1");
+    const inv = await answer(invalid);
+    expect(inv.status).toBe(400);
+    expect(inv.body.error.fields.xml[0]).toMatch(/^does not match SII's RespuestaDTE schema \(RespuestaEnvioDTE_v10.xsd\)/);
+
+    const notAnswer = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { xml: "<EnvioDTE/>" } });
+    expect(notAnswer.status).toBe(400);
+    expect(notAnswer.body.error.fields.xml[0]).toMatch(/^must be a RespuestaDTE/);
+    expect((await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: {} })).body.error.fields.xml[0]).toMatch(/exactly one of xml/);
+    expect((await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { file: "no base64!" } })).body.error.fields.file).toEqual(["must be Base64"]);
+    expect((await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { xml: "<x/>", colour: "red" } })).status).toBe(400);
+
+    // another organization: the documents are not its own
+    const foreign = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { key: s.keys.other, body: { file: result(doc, 0).toString("base64") } });
+    expect(foreign.status).toBeGreaterThanOrEqual(400);
+    expect(foreign.status).toBeLessThan(500);
+
+    expect(await state()).toEqual(before);
   });
 });
