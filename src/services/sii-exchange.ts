@@ -14,7 +14,7 @@
  *   (services/outbox.ts) delivers it with its retries and marks `exchange_sent_at` on success.
  */
 import { randomUUID } from "node:crypto";
-import type { PrismaClient } from "../infra/prisma/generated/client.js";
+import type { PrismaClient, SiiSubmission } from "../infra/prisma/generated/client.js";
 import { buildEnvioDte, isBoletaType } from "../infra/taxagency/sii/envelope.js";
 import { dteParties } from "../infra/taxagency/sii/dte-parties.js";
 import { decodeIso88591 } from "../infra/taxagency/sii/encoding.js";
@@ -25,8 +25,9 @@ import { nextReceiverStatus, receiverStatusOf, type ReceiverStatus } from "../do
 import { readReceiverAnswer, type AnsweredDte, type ReceiverAnswerKind } from "../infra/taxagency/sii/receiver-answers.js";
 import { tenant, type ServiceContext, type Tx } from "./context.js";
 import { storeFile } from "./files.js";
+import { xmlFileInput } from "./swaps.js";
 import type { SigningCredentials } from "../infra/taxagency/sii/signature.js";
-import { mergeTaxAgency, type SubmissionKind } from "./tax-agency-state.js";
+import { mergeTaxAgency, readTaxAgency, type SubmissionKind } from "./tax-agency-state.js";
 import { readSettings, type OrganizationSettings } from "./organization-settings.js";
 
 /** RUTs that are no taxpayer with an exchange address: SII's final consumer (boletas) and foreign receiver. */
@@ -37,17 +38,8 @@ export const EXCHANGE_MESSAGE_KIND = "dte_exchange";
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** A DTE SII accepted, as the worker knows it. */
-export interface AcceptedDte {
-  organizationId: string;
-  testMode: boolean;
-  documentKind: SubmissionKind;
-  documentId: string;
-  dteType: number;
-  folio: number;
-  /** the stored signed DTE's file name */
-  dteFile: string;
-}
+/** A DTE SII accepted, as the worker knows it (its SiiSubmission row; `dteFile` the stored signed DTE's name). */
+export type AcceptedDte = Pick<SiiSubmission, "organizationId" | "testMode" | "documentId" | "dteType" | "folio" | "dteFile"> & { documentKind: SubmissionKind };
 
 /** What `writeExchanges` records for one accepted DTE. */
 export type PreparedExchange =
@@ -219,15 +211,6 @@ export interface RecordedReceiverAnswer {
   documents: RecordedAnswer[];
 }
 
-function answerBytes(input: ReceiverAnswerInput): Buffer | string {
-  const given = [input.xml, input.file].filter((v) => v !== null && v !== undefined && v !== "");
-  if (given.length !== 1) throw ValidationError.field("xml", "give the answer as exactly one of xml (text) or file (Base64)");
-  if (input.xml) return input.xml;
-  const b64 = input.file!.replace(/\s+/g, "");
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) throw ValidationError.field("file", "must be Base64");
-  return Buffer.from(b64, "base64");
-}
-
 /** `MntTotal`, `FchEmis` and `RUTRecep` of a stored signed DTE. */
 function issuedFields(content: Buffer): { total: string | null; issueDate: string | null; receiverRut: string | null } {
   const xml = decodeIso88591(content);
@@ -250,7 +233,7 @@ function issuedFields(content: Buffer): { total: string | null; issueDate: strin
  * 409 when the organization has no RUT in this mode.
  */
 export async function recordReceiverAnswer(ctx: ServiceContext, input: ReceiverAnswerInput): Promise<RecordedReceiverAnswer> {
-  const bytes = answerBytes(input);
+  const bytes = xmlFileInput(input, "the answer");
   const answer = await readReceiverAnswer(bytes);
   const settings = await readSettings(ctx.prisma, tenant(ctx));
   const rut = settings.taxId ? normalizeRut(settings.taxId) : null;
@@ -300,7 +283,7 @@ export async function recordReceiverAnswer(ctx: ServiceContext, input: ReceiverA
     const documents: RecordedAnswer[] = [];
     for (const { dte, submission } of found) {
       const kind = submission.documentKind as SubmissionKind;
-      const current = await currentTaxAgency(tx, kind, submission.documentId);
+      const current = (await readTaxAgency(tx, kind, submission.documentId)) ?? {};
       const incoming = receiverStatusOf(answer.kind, dte.code);
       const status = nextReceiverStatus(current.receiver_status, incoming);
       const files = Array.isArray(current.receiver_files) ? (current.receiver_files as unknown[]) : [];
@@ -312,16 +295,4 @@ export async function recordReceiverAnswer(ctx: ServiceContext, input: ReceiverA
     }
     return { kind: answer.kind, file: fileName, documents };
   });
-}
-
-/** A document's taxAgency as stored (read inside the answer's transaction). */
-async function currentTaxAgency(tx: Tx, kind: SubmissionKind, id: string): Promise<Record<string, unknown>> {
-  const where = { id };
-  const row =
-    kind === "invoice"
-      ? await tx.invoice.findUnique({ where, select: { taxAgency: true } })
-      : kind === "order"
-        ? await tx.order.findUnique({ where, select: { taxAgency: true } })
-        : await tx.creditNote.findUnique({ where, select: { taxAgency: true } });
-  return ((row?.taxAgency as Record<string, unknown> | null) ?? {}) as Record<string, unknown>;
 }

@@ -52,9 +52,14 @@ export function swapFileName(swapId: string, kind: "envio" | "recepcion" | "resu
   return `${swapId}-${kind}.xml`;
 }
 
-function inputBytes(input: ReceiveInput): Buffer | string {
+/**
+ * An uploaded XML file given as exactly one of `xml` (text) or `file` (Base64 of its bytes, kept as
+ * they are): the text, or the bytes. 400 `xml` when not exactly one is given, `file` when not Base64.
+ * Used for EnvioDTE imports and for receivers' answers (services/sii-exchange.ts).
+ */
+export function xmlFileInput(input: { xml?: string | null; file?: string | null }, what = "the EnvioDTE"): Buffer | string {
   const given = [input.xml, input.file].filter((v) => v !== null && v !== undefined && v !== "");
-  if (given.length !== 1) throw ValidationError.field("xml", "give the EnvioDTE as exactly one of xml (text) or file (Base64)");
+  if (given.length !== 1) throw ValidationError.field("xml", `give ${what} as exactly one of xml (text) or file (Base64)`);
   if (input.xml) return input.xml;
   const b64 = input.file!.replace(/\s+/g, "");
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) throw ValidationError.field("file", "must be Base64");
@@ -84,7 +89,7 @@ function header(rut: string, issuerRut: string, signedAt: Date, contactEmail?: s
  * RUT; a document already received: same issuer, type and folio), and the loader's errors.
  */
 export async function receivePurchaseDocuments(ctx: ServiceContext, input: ReceiveInput, loadCredentials: CredentialsLoader): Promise<Swap> {
-  const bytes = inputBytes(input);
+  const bytes = xmlFileInput(input);
   const envelope = await readEnvioDte(bytes);
   const org = await organizationRut(ctx.prisma, ctx);
   const wrong = envelope.documents.filter((d) => normalizeRut(d.receiverRut) !== org.rut);

@@ -56,8 +56,10 @@ beforeAll(async () => {
   s = await startTestServer({ settings, outboxIntervalMs: 0 });
   expect((await s.rest("POST", "/v1/billers/built_in/certificates/", { body: { file: p12.file.toString("base64"), password: p12.password } })).status).toBe(201);
   expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { activity_codes: ["620200"], city: "Santiago", resolution_number: 80, resolution_date: "2014-08-22" } })).status).toBe(200);
-  const caf = generateCaf({ rut: RUT, type: 33, from: 1, to: 1000, authorizedOn: new Date(Date.now() - 5 * 86400_000).toISOString().slice(0, 10) });
-  expect((await s.rest("POST", "/v1/billers/built_in/cafs/", { body: { file: caf.file.toString("base64") } })).status).toBe(201);
+  for (const type of [33, 61]) {
+    const caf = generateCaf({ rut: RUT, type, from: 1, to: 1000, authorizedOn: new Date(Date.now() - 5 * 86400_000).toISOString().slice(0, 10) });
+    expect((await s.rest("POST", "/v1/billers/built_in/cafs/", { body: { file: caf.file.toString("base64") } })).status).toBe(201);
+  }
   const a = await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ tax_id: "77.777.777-7", email: "pagos@cliente.cl", tax_settings: { exchange_email: "dte@cliente.cl" } }) });
   expect(a.status, JSON.stringify(a.body)).toBe(201);
   withExchange = a.body.id;
@@ -249,6 +251,25 @@ describe("inbound: the receiver's answers", () => {
     expect(res.body.documents).toEqual([{ kind: "invoice", document: receiptInvoice.id, document_type: 33, folio: receiptInvoice.folio, receiver_status: "goods_received" }]);
     expect(await taxAgency(receiptInvoice.id)).toMatchObject({ receiver_status: "goods_received", receiver_message: "Recinto: SAN DIEGO 2222, LA FLORIDA; RutFirma: 7880442-4" });
     expect(await invoiceStatus(receiptInvoice.id)).toBe("goods_received");
+  });
+
+  it("a credit note (61): its ResultadoDTE shows in REST tax_agency.receiver_status and GraphQL receiverStatus", async () => {
+    const draft = await s.rest("POST", "/v1/creditnotes/", { body: { invoice: receiptInvoice.id, note: "Devolución parcial", lines: [{ name: "Consultoría", amount: 5000 }] } });
+    expect(draft.status, JSON.stringify(draft.body)).toBe(201);
+    const fin = await s.rest("GET", `/v1/creditnotes/${draft.body.id}/finalize/`);
+    expect(fin.status, JSON.stringify(fin.body)).toBe(200);
+    expect((await sendDueSubmissions(deps, later(1000))).uploaded).toBe(1);
+    expect((await sendDueSubmissions(deps, later(10 * 60_000))).decided).toBe(1);
+    const sub = await s.database.prisma.siiSubmission.findFirstOrThrow({ where: { documentId: draft.body.id } });
+    const dte = Buffer.from((await s.database.prisma.storedFile.findUniqueOrThrow({ where: { name: sub.dteFile } })).content).toString("latin1");
+    const doc = { type: 61, folio: sub.folio, issueDate: one(dte, "FchEmis")!, issuerRut: RUT, receiverRut: RECEIVER_RUT, total: one(dte, "MntTotal")! };
+    const res = await answer(result(doc, 0));
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.documents).toEqual([{ kind: "credit_note", document: draft.body.id, document_type: 61, folio: sub.folio, receiver_status: "accepted" }]);
+    const rest = await s.rest("GET", `/v1/creditnotes/${draft.body.id}/`);
+    expect(rest.body.tax_agency).toMatchObject({ status: "accepted", receiver_status: "accepted", receiver_code: 0, receiver_message: "ACD" });
+    const g = await s.graphql(`{ node(id: "${draft.body.id}") { ... on CreditNote { receiverStatus } } }`);
+    expect(g.body.data.node).toEqual({ receiverStatus: "accepted" });
   });
 
   it("400 naming the document or the reason, nothing written: unknown folio, forged signature, another RutRecibe, RUTEmisor, RUTRecep or total, malformed, schema-invalid", async () => {
