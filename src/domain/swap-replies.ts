@@ -76,3 +76,41 @@ export function checkSwapReply(input: { status: string | null | undefined; curre
   }
   return rule;
 }
+
+/** A received document's verification as the import recorded it (null: imported before verification). */
+export interface VerifiedDocument {
+  type: number;
+  folio: number;
+  issuerTaxId: string;
+  signatureValid: boolean | null;
+  tedValid: boolean | null;
+}
+
+/** The reply the service proposes for a swap, from its documents' verification; the user still answers. */
+export interface ProposedReply {
+  status: "ACD" | "RCD" | null;
+  reason: string;
+}
+
+/**
+ * Proposes a reply from the verification of the swap's documents (docs/sii-receiving.md
+ * "Verification"):
+ * - any document whose XMLDSig signature or TED did not verify: **RCD** (claim the content: what
+ *   was received is not what the issuer signed, or its timbre was not made with a folio SII
+ *   authorised), naming the documents;
+ * - every document verified: **ACD** (the content can be accepted; receipt of goods, ERM, and the
+ *   delivery claims RFP and RFT depend on the goods, which no signature tells);
+ * - a document imported before verification existed (null): no proposal.
+ */
+export function proposeSwapReply(documents: readonly VerifiedDocument[]): ProposedReply {
+  if (documents.some((d) => d.signatureValid === null || d.tedValid === null)) {
+    return { status: null, reason: "imported before signatures and timbres were verified: no proposal" };
+  }
+  const bad = documents.filter((d) => !d.signatureValid || !d.tedValid);
+  if (!bad.length) return { status: "ACD", reason: "every document's signature and timbre (TED) verified" };
+  const what = (d: VerifiedDocument) => [!d.signatureValid && "signature", !d.tedValid && "timbre (TED)"].filter(Boolean).join(" and ");
+  return {
+    status: "RCD",
+    reason: `${bad.map((d) => `type ${d.type} folio ${d.folio} from ${d.issuerTaxId}: ${what(d)} did not verify`).join("; ")}; claim the content within ${CLAIM_WINDOW_DAYS} days`,
+  };
+}

@@ -24,6 +24,7 @@ import "./types/test-clock.js";
 import "./types/sii.js";
 // receiving (docs/sii-receiving.md)
 import "./types/swap.js";
+import "./types/sii-exchange.js";
 
 /**
  * The built schema without a subscription root: Pothos takes a type named `Subscription` as the

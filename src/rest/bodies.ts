@@ -635,3 +635,9 @@ export const purchasesBody = z.strictObject({
 export function purchasesInput(body: z.infer<typeof purchasesBody>) {
   return { xml: body.xml, file: body.file, fileName: body.file_name };
 }
+
+// A receiver's answer to our DTEs (docs/sii-exchange.md "Inbound"): the file as text or Base64.
+export const receiverAnswerBody = z.strictObject({
+  xml: z.string().nullable().optional(),
+  file: z.string().nullable().optional(),
+});

@@ -37,7 +37,7 @@ import {
 } from "./bodies.js";
 import { addonBody, addonInput, couponBody, couponInput, planBody, planInput, productBody, productInput } from "./bodies.js";
 import { subscriptionBody, subscriptionInput, testClockBody, testClockInput } from "./bodies.js";
-import { purchasesBody, purchasesInput, swapBody, swapInput } from "./bodies.js";
+import { purchasesBody, purchasesInput, receiverAnswerBody, swapBody, swapInput } from "./bodies.js";
 import { parseFilters, type FilterSpec } from "./filters.js";
 import { jsonResponse } from "./json.js";
 import * as out from "./serializers.js";
@@ -932,6 +932,16 @@ function swapFilterParams(query: URLSearchParams): URLSearchParams {
 }
 
 routes.push(
+  {
+    // the receiver's answers to our DTEs (docs/sii-exchange.md "Inbound"); not in the spec, shaped like the purchases import
+    method: "POST",
+    path: "/v1/billers/built_in/receiver_answers",
+    handle: async (r) => {
+      const body = parseBody(receiverAnswerBody, r.body);
+      const data = await r.run(ops.RestRecordReceiverAnswerDocument, { input: { xml: body.xml, file: body.file } });
+      return jsonResponse(out.receiverAnswer(data.recordReceiverAnswer), 201);
+    },
+  },
   {
     method: "POST",
     path: "/v1/billers/built_in/purchases",

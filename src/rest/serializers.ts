@@ -20,7 +20,7 @@ import type {
 import type { CustomerSessionFieldsFragment } from "../graphql/generated/operations.js";
 import type { ReminderFieldsFragment } from "../graphql/generated/operations.js";
 import type { UsageFieldsFragment } from "../graphql/generated/operations.js";
-import type { SwapFieldsFragment } from "../graphql/generated/operations.js";
+import type { RestRecordReceiverAnswerMutation, SwapFieldsFragment } from "../graphql/generated/operations.js";
 import type { RestUpcomingInvoiceQuery } from "../graphql/generated/operations.js";
 import type { AddonFieldsFragment, CouponFieldsFragment, PlanFieldsFragment, ProductFieldsFragment } from "../graphql/generated/operations.js";
 import { restEnumValue } from "./enums.js";
@@ -591,5 +591,25 @@ export function swap(s: SwapFieldsFragment) {
     status: s.status,
     imported: s.imported,
     created: isoTimestamp(s.created),
+    verification: s.purchases.map((p) => ({
+      purchase: p.id,
+      document_type: p.documentType,
+      folio: p.folio,
+      issuer_tax_id: p.issuerTaxId,
+      signature_valid: p.signatureValid,
+      ted_valid: p.tedValid,
+      reason: p.verificationReason,
+    })),
+    proposed_status: s.proposedStatus,
+    proposed_reason: s.proposedReason,
+  };
+}
+
+/** A recorded receiver's answer (docs/sii-exchange.md "Inbound"): the file's URL and each document's new receiver status. */
+export function receiverAnswer(a: RestRecordReceiverAnswerMutation["recordReceiverAnswer"]) {
+  return {
+    kind: a.kind,
+    file: a.file,
+    documents: a.documents.map((d) => ({ kind: d.kind, document: d.document, document_type: d.documentType, folio: d.folio, receiver_status: d.receiverStatus })),
   };
 }

@@ -26,6 +26,8 @@ import { invoicePdf } from "./invoices.js";
 import { orderPdf } from "./orders.js";
 import { creditNotePdf } from "./credit-notes.js";
 import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
+import { mergeTaxAgency, type SubmissionKind } from "./tax-agency-state.js";
+import { EXCHANGE_MESSAGE_KIND } from "./sii-exchange.js";
 
 export interface OutboxDeps {
   prisma: PrismaClient;
@@ -129,10 +131,19 @@ async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise
     if (!deps.mailer) throw new Error("no SMTP server configured (SMTP_URL)"); // not reached: callers return early
     const attachments: MailAttachment[] = [];
     if (message.attachmentKind && message.attachmentId) {
-      const owner = message.reminder ?? { testMode: false, userEmail: "" };
+      const owner = message.reminder ?? { testMode: message.testMode ?? false, userEmail: "" };
       const attachment = await renderAttachment(ownerContext(deps, { organizationId: message.organizationId, ...owner }, now), message.attachmentKind as AttachmentKind, message.attachmentId);
       if (attachment) attachments.push(attachment);
       else logger.warn({ ...log, attachment: `${message.attachmentKind} ${message.attachmentId}` }, "attachment's document no longer exists; sending without it");
+    }
+    if (message.files.length) {
+      // stored files attached as they are (the exchange's EnvioDTE, services/sii-exchange.ts)
+      const stored = await prisma.storedFile.findMany({ where: { name: { in: message.files }, organizationId: message.organizationId }, select: { name: true, content: true, contentType: true } });
+      for (const name of message.files) {
+        const file = stored.find((f) => f.name === name);
+        if (!file) throw new Error(`the attached file ${name} is missing`);
+        attachments.push({ filename: name, content: Buffer.from(file.content), contentType: file.contentType });
+      }
     }
     const result = await deps.mailer.send({
       from: deps.settings.mailFrom,
@@ -143,13 +154,24 @@ async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise
       attachments,
     });
     const note = result.rejected.length ? `accepted by ${result.accepted.length}; rejected: ${result.rejected.join(", ")}` : null;
-    await prisma.outboxMessage.updateMany({ where: mine, data: { status: "sent", sentAt: now, lastError: note } });
+    await prisma.$transaction(async (tx) => {
+      const { count } = await tx.outboxMessage.updateMany({ where: mine, data: { status: "sent", sentAt: now, lastError: note } });
+      if (count && message.kind === EXCHANGE_MESSAGE_KIND && message.attachmentKind && message.attachmentId) {
+        await mergeTaxAgency(tx, message.attachmentKind as SubmissionKind, message.attachmentId, { exchange_sent_at: now.toISOString() });
+      }
+    });
     logger.info({ ...log, messageId: result.messageId, recipients: result.accepted.length, rejected: result.rejected }, "mail sent");
     return "sent";
   } catch (e) {
     const error = e instanceof Error ? e.message : String(e);
     const next = afterFailure(claimed.attempts, now);
-    await prisma.outboxMessage.updateMany({ where: mine, data: { status: next.status, nextAttemptAt: next.nextAttemptAt, lastError: error.slice(0, 2000) } });
+    await prisma.$transaction(async (tx) => {
+      const { count } = await tx.outboxMessage.updateMany({ where: mine, data: { status: next.status, nextAttemptAt: next.nextAttemptAt, lastError: error.slice(0, 2000) } });
+      // an exchange e-mail that failed for good says so on its document
+      if (count && next.status === "failed" && message.kind === EXCHANGE_MESSAGE_KIND && message.attachmentKind && message.attachmentId) {
+        await mergeTaxAgency(tx, message.attachmentKind as SubmissionKind, message.attachmentId, { exchange_error: `delivery failed for good: ${error.slice(0, 500)}` });
+      }
+    });
     if (next.status === "failed") logger.error({ ...log, err: error }, "mail delivery failed for good; the message stays in the outbox as failed");
     else logger.warn({ ...log, err: error, nextAttemptAt: next.nextAttemptAt.toISOString() }, "mail delivery failed; will retry");
     return next.status === "failed" ? "failed" : "retrying";

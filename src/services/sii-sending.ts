@@ -37,13 +37,16 @@ import { loadSigningCredentials } from "./certificates.js";
 import { readSettings } from "./organization-settings.js";
 import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
 import { fileNameOfUrl, storeFile } from "./files.js";
+import { prepareExchanges, writeExchanges, type PreparedExchange } from "./sii-exchange.js";
+import { mergeTaxAgency, type SubmissionKind } from "./tax-agency-state.js";
+
+export { mergeTaxAgency, type SubmissionKind };
 
 /** How long a claimed row is held by the worker that claimed it. */
 const CLAIM_LEASE_MS = 10 * 60_000;
 /** Rows claimed per round (an EnvioDTE holds up to 2000 DTEs). */
 const BATCH = 500;
 
-export type SubmissionKind = "invoice" | "order" | "credit_note";
 
 /** The certificate that signs for an organization and the RUT of its holder (`RutEnvia`). */
 export type SenderCredentials = SigningCredentials & { subjectRut: string };
@@ -179,27 +182,6 @@ async function claim(prisma: PrismaClient, status: "pending" | "sent", now: Date
   return rows.map((r) => ({ ...r, attempts: Number(r.attempts), dteType: Number(r.dteType), folio: Number(r.folio) }));
 }
 
-/** Merges `values` into a document's `taxAgency` (null values remove the key). */
-async function mergeTaxAgency(tx: Tx, kind: SubmissionKind, id: string, values: Record<string, unknown>): Promise<void> {
-  const where = { id };
-  const current =
-    kind === "invoice"
-      ? await tx.invoice.findUnique({ where, select: { taxAgency: true } })
-      : kind === "order"
-        ? await tx.order.findUnique({ where, select: { taxAgency: true } })
-        : await tx.creditNote.findUnique({ where, select: { taxAgency: true } });
-  if (!current) return;
-  const next: Record<string, unknown> = { ...((current.taxAgency as Record<string, unknown> | null) ?? {}) };
-  for (const [k, v] of Object.entries(values)) {
-    if (v === null || v === undefined) delete next[k];
-    else next[k] = v;
-  }
-  const data = { taxAgency: next as object };
-  if (kind === "invoice") await tx.invoice.update({ where, data });
-  else if (kind === "order") await tx.order.update({ where, data });
-  else await tx.creditNote.update({ where, data });
-}
-
 function boletaTransportFor(deps: SiiSendingDeps, testMode: boolean): SiiBoletaTransport {
   const { sii } = deps.settings;
   const [apiUrl, uploadUrl] = testMode ? [sii.boletaCertificationUrl, sii.boletaCertificationUploadUrl] : [sii.boletaProductionUrl, sii.boletaProductionUploadUrl];
@@ -273,6 +255,7 @@ async function recordDecision(
   siiStatus: string,
   glosa: string | undefined,
   now: Date,
+  exchanges: PreparedExchange[] = [],
 ): Promise<void> {
   await deps.prisma.$transaction(async (tx) => {
     for (const { row, status, message: documentMessage, recordStatus } of decided) {
@@ -288,7 +271,30 @@ async function recordDecision(
         last_error: null,
       });
     }
+    if (exchanges.length) {
+      const { organizationId, testMode } = decided[0].row;
+      // the outbox worker sends it (SMTP_URL set); else it is kept, as reminders are
+      const delivery = deps.settings.smtpUrl ? { status: "pending" as const, attempts: 0, nextAttemptAt: now } : { status: "kept" as const, attempts: 0, nextAttemptAt: now };
+      await writeExchanges(tx, { organizationId, testMode }, exchanges, now, mergeTaxAgency, delivery);
+    }
   });
+}
+
+/**
+ * The exchange of the DTEs SII just accepted (services/sii-exchange.ts): built and signed before
+ * the verdict's transaction, recorded in it. A failure here never blocks recording SII's verdict.
+ */
+async function exchangesFor(deps: SiiSendingDeps, decided: Decided[], signer: SenderCredentials, now: Date): Promise<PreparedExchange[]> {
+  const accepted = decided.filter((d) => d.status === "accepted" || d.status === "accepted_with_objections").map((d) => d.row);
+  if (!accepted.length) return [];
+  try {
+    const { organizationId, testMode } = accepted[0];
+    const settings = await readSettings(deps.prisma, { organizationId, testMode });
+    return await prepareExchanges(deps.prisma, accepted, settings, signer, now);
+  } catch (e) {
+    deps.logger.warn({ err: message(e) }, "DTE exchange could not be prepared");
+    return accepted.map((r) => ({ documentKind: r.documentKind, documentId: r.documentId, send: false as const, reason: message(e) }));
+  }
 }
 
 /** DTEs travel in an EnvioDTE to DTEUpload; boletas (39, 41) in an EnvioBOLETA to SII's boleta API. */
@@ -441,7 +447,7 @@ async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: S
     for (const d of decided) {
       if (d.status === "review") Object.assign(d, await resolveReview(deps, d.row, testMode, signer, taxId));
     }
-    await recordDecision(deps, decided, verdict.estado, verdict.glosa, now);
+    await recordDecision(deps, decided, verdict.estado, verdict.glosa, now, await exchangesFor(deps, decided, signer, now));
     report.decided += rows.length;
     deps.logger.info({ organizationId, testMode, trackId, estado: verdict.estado, documents: rows.length }, "SII decided");
   } catch (e) {

@@ -18,12 +18,13 @@ import { Prisma, type Swap } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { InvalidStateError, NotFoundError, ValidationError } from "../domain/errors.js";
 import { normalizeRut } from "../domain/rut.js";
-import { checkSwapReply, SWAP_REPLY_STATUSES } from "../domain/swap-replies.js";
+import { checkSwapReply, proposeSwapReply, SWAP_REPLY_STATUSES, type ProposedReply } from "../domain/swap-replies.js";
 import {
   buildEnvioRecibos,
   buildRecepcionDte,
   buildResultadoDte,
   readEnvioDte,
+  verifyReceivedDte,
   type AnsweredDocument,
   type ResponseHeader,
   type SigningCredentials,
@@ -51,9 +52,14 @@ export function swapFileName(swapId: string, kind: "envio" | "recepcion" | "resu
   return `${swapId}-${kind}.xml`;
 }
 
-function inputBytes(input: ReceiveInput): Buffer | string {
+/**
+ * An uploaded XML file given as exactly one of `xml` (text) or `file` (Base64 of its bytes, kept as
+ * they are): the text, or the bytes. 400 `xml` when not exactly one is given, `file` when not Base64.
+ * Used for EnvioDTE imports and for receivers' answers (services/sii-exchange.ts).
+ */
+export function xmlFileInput(input: { xml?: string | null; file?: string | null }, what = "the EnvioDTE"): Buffer | string {
   const given = [input.xml, input.file].filter((v) => v !== null && v !== undefined && v !== "");
-  if (given.length !== 1) throw ValidationError.field("xml", "give the EnvioDTE as exactly one of xml (text) or file (Base64)");
+  if (given.length !== 1) throw ValidationError.field("xml", `give ${what} as exactly one of xml (text) or file (Base64)`);
   if (input.xml) return input.xml;
   const b64 = input.file!.replace(/\s+/g, "");
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) throw ValidationError.field("file", "must be Base64");
@@ -83,7 +89,7 @@ function header(rut: string, issuerRut: string, signedAt: Date, contactEmail?: s
  * RUT; a document already received: same issuer, type and folio), and the loader's errors.
  */
 export async function receivePurchaseDocuments(ctx: ServiceContext, input: ReceiveInput, loadCredentials: CredentialsLoader): Promise<Swap> {
-  const bytes = inputBytes(input);
+  const bytes = xmlFileInput(input);
   const envelope = await readEnvioDte(bytes);
   const org = await organizationRut(ctx.prisma, ctx);
   const wrong = envelope.documents.filter((d) => normalizeRut(d.receiverRut) !== org.rut);
@@ -106,6 +112,9 @@ export async function receivePurchaseDocuments(ctx: ServiceContext, input: Recei
   const duplicate = () =>
     new InvalidStateError(`Already received: ${keys.map((k) => `type ${k.documentCode} folio ${k.folio} from ${k.issuerTaxId}`).join(", ")} (a purchase is unique per issuer, type and folio)`);
 
+  // the issuer's signature and the timbre of each DTE (infra/taxagency/sii/received-verification.ts):
+  // recorded per purchase, never a reason to refuse the envelope (a forged document must be kept to be claimed)
+  const verifications = envelope.documents.map((d) => verifyReceivedDte(d.xml));
   const swapId = newId("swa");
   const fileBytes = typeof bytes === "string" ? Buffer.from(bytes, "utf8") : bytes;
   const now = ctx.now();
@@ -131,6 +140,9 @@ export async function receivePurchaseDocuments(ctx: ServiceContext, input: Recei
           tax: d.tax,
           total: d.total,
           xml: d.xml,
+          signatureValid: verifications[i].signatureValid,
+          tedValid: verifications[i].tedValid,
+          verificationError: verifications[i].reason,
         })),
       });
       const credentials = await loadCredentials(tx, ctx.auth.organizationId);
@@ -148,7 +160,13 @@ export async function receivePurchaseDocuments(ctx: ServiceContext, input: Recei
           envelopeReceiverRut: envelope.receiverRut,
           status: 0,
           statusText: "Envio recibido conforme",
-          documents: envelope.documents.map((d) => ({ ...d, status: 0 as const, statusText: "DTE recibido" })),
+          // EstadoRecepDTE: 1 signature error, 99 other (the timbre), 0 received
+          documents: envelope.documents.map((d, i) => {
+            const v = verifications[i];
+            if (!v.signatureValid) return { ...d, status: 1 as const, statusText: `Error de firma: ${v.reason}` };
+            if (!v.tedValid) return { ...d, status: 99 as const, statusText: `Timbre (TED) no verifica: ${v.reason}` };
+            return { ...d, status: 0 as const, statusText: "DTE recibido" };
+          }),
         },
         credentials,
       );
@@ -258,6 +276,11 @@ export async function swapPdf(ctx: ServiceContext, id: string): Promise<Buffer> 
       total: p.total.toFixed(0),
     })),
   });
+}
+
+/** The reply proposed from the swap's documents' verification (domain/swap-replies.ts proposeSwapReply). */
+export function proposedReply(purchases: readonly { documentCode: number; folio: number; issuerTaxId: string; signatureValid: boolean | null; tedValid: boolean | null }[]): ProposedReply {
+  return proposeSwapReply(purchases.map((p) => ({ type: p.documentCode, folio: p.folio, issuerTaxId: p.issuerTaxId, signatureValid: p.signatureValid, tedValid: p.tedValid })));
 }
 
 export { SWAP_REPLY_STATUSES };

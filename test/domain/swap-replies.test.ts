@@ -1,6 +1,6 @@
 /** Swap replies (src/domain/swap-replies.ts): statuses, one reply per swap, SII's 8-day claim window. */
 import { describe, it, expect } from "vitest";
-import { checkSwapReply, claimDeadline, SWAP_REPLY_STATUSES } from "../../src/domain/swap-replies.js";
+import { checkSwapReply, claimDeadline, proposeSwapReply, SWAP_REPLY_STATUSES } from "../../src/domain/swap-replies.js";
 
 // 2026-01-01 20:00 in Santiago (summer, UTC-3) is 23:00 UTC
 const received = new Date("2026-01-01T23:00:00Z");
@@ -36,5 +36,23 @@ describe("checkSwapReply", () => {
     expect(() => checkSwapReply({ ...base, status: "OK", now: received })).toThrow(expect.objectContaining({ status: 400, fields: { status: ["must be one of ACD, ERM, RCD, RFP, RFT, not OK"] } }));
     expect(() => checkSwapReply({ ...base, status: null, now: received })).toThrow(expect.objectContaining({ status: 400 }));
     expect(() => checkSwapReply({ ...base, currentStatus: "ACD", status: "RCD", now: received })).toThrow(expect.objectContaining({ status: 409, message: expect.stringContaining("already answered with ACD") }));
+  });
+});
+
+describe("proposeSwapReply", () => {
+  const ok = { type: 33, folio: 60, issuerTaxId: "97975000-5", signatureValid: true, tedValid: true };
+  it("every document verified: ACD", () => {
+    expect(proposeSwapReply([ok, { ...ok, folio: 61 }])).toEqual({ status: "ACD", reason: "every document's signature and timbre (TED) verified" });
+  });
+  it("a bad signature or timbre: RCD naming each document and what failed", () => {
+    expect(proposeSwapReply([ok, { ...ok, folio: 61, signatureValid: false }, { ...ok, folio: 62, signatureValid: false, tedValid: false }, { ...ok, folio: 63, tedValid: false }])).toEqual({
+      status: "RCD",
+      reason:
+        "type 33 folio 61 from 97975000-5: signature did not verify; type 33 folio 62 from 97975000-5: signature and timbre (TED) did not verify; " +
+        "type 33 folio 63 from 97975000-5: timbre (TED) did not verify; claim the content within 8 days",
+    });
+  });
+  it("documents imported before verification: no proposal", () => {
+    expect(proposeSwapReply([ok, { ...ok, folio: 61, signatureValid: null, tedValid: null }]).status).toBeNull();
   });
 });

@@ -12,10 +12,13 @@ import { PDFParse } from "pdf-parse";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { generatePkcs12, xmllintValidate } from "../helpers/sii-fixtures.js";
 import { ENVIO_RECIBOS_XSD, RESPUESTA_XSD, xmlsecVerifySignature } from "../helpers/sii-exchange.js";
+import { SUPPLIER_RUT, supplierEnvelope } from "../helpers/supplier-envelope.js";
 
 // SII's own example (docs/sii-dte.md "Sources"), kept in the repository so a clone tests alone
 const SAMPLE = readFileSync(new URL("../fixtures/sii/F60T33-ejemplo-oficial-SII.xml", import.meta.url));
 const SAMPLE_TEXT = SAMPLE.toString("latin1");
+/** SII's example with MntTotal 119000 changed to 119001 after signing. */
+const TAMPERED = readFileSync(new URL("../fixtures/sii/F60T33-ejemplo-oficial-SII-alterado.xml", import.meta.url));
 /** SII's example with another folio (a different document of the same supplier). */
 const withFolio = (folio: number) => SAMPLE_TEXT.replace("<Folio>60</Folio>", `<Folio>${folio}</Folio>`).replace('ID="F60T33"', `ID="F${folio}T33"`);
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
@@ -70,6 +73,20 @@ describe("POST /v1/billers/built_in/purchases/", () => {
       status: null,
       imported: true,
       created: expect.stringMatching(ISO),
+      // SII's example: its timbre verifies, its signature does not (test/sii/received-verification.test.ts)
+      verification: [
+        {
+          purchase: res.body.purchases[0],
+          document_type: 33,
+          folio: 60,
+          issuer_tax_id: "97975000-5",
+          signature_valid: false,
+          ted_valid: true,
+          reason: "signature: the signature does not verify",
+        },
+      ],
+      proposed_status: "RCD",
+      proposed_reason: "type 33 folio 60 from 97975000-5: signature did not verify; claim the content within 8 days",
     });
     const purchase = await s.database.prisma.purchase.findUniqueOrThrow({ where: { id: res.body.purchases[0] } });
     expect({ ...purchase, amount: purchase.amount.toString(), exempt: purchase.exempt.toString(), tax: purchase.tax.toString(), total: purchase.total.toString(), xml: undefined, createdAt: undefined }).toEqual({
@@ -87,6 +104,9 @@ describe("POST /v1/billers/built_in/purchases/", () => {
       tax: "19000",
       total: "119000",
       xml: undefined,
+      signatureValid: false,
+      tedValid: true,
+      verificationError: "signature: the signature does not verify",
       createdAt: undefined,
     });
     expect(purchase.xml).toContain('<Documento ID="F60T33">');
@@ -101,7 +121,7 @@ describe("POST /v1/billers/built_in/purchases/", () => {
     expect(xmllintValidate(reception.bytes, RESPUESTA_XSD).output).toContain("validates");
     expect(xmlsecVerifySignature(reception.bytes, cert.certificatePem, ["Resultado"]).output).toMatch(/^OK/);
     const xml = reception.bytes.toString("latin1");
-    expect([one(xml, "RutResponde"), one(xml, "RutRecibe"), one(xml, "NmbEnvio"), one(xml, "EnvioDTEID"), one(xml, "EstadoRecepEnv"), one(xml, "Folio"), one(xml, "MntTotal")]).toEqual([
+    expect([one(xml, "RutResponde"), one(xml, "RutRecibe"), one(xml, "NmbEnvio"), one(xml, "EnvioDTEID"), one(xml, "EstadoRecepEnv"), one(xml, "Folio"), one(xml, "MntTotal"), one(xml, "EstadoRecepDTE")]).toEqual([
       "77777777-7",
       "97975000-5",
       "F60T33-ejemplo-oficial-SII.xml",
@@ -109,6 +129,8 @@ describe("POST /v1/billers/built_in/purchases/", () => {
       "0",
       "60",
       "119000",
+      // 1: signature error (the example's signature does not verify)
+      "1",
     ]);
     // another organization cannot read the files
     expect((await fetchFile(sampleSwap.local_file, s.keys.other)).status).toBe(404);
@@ -148,6 +170,64 @@ describe("POST /v1/billers/built_in/purchases/", () => {
     expect((await s.rest("POST", "/v1/billers/built_in/purchases/", { body: {} })).body.error.fields.xml[0]).toMatch(/exactly one of xml/);
     expect((await s.rest("POST", "/v1/billers/built_in/purchases/", { body: { xml: SAMPLE_TEXT, colour: "red" } })).status).toBe(400);
     expect(await counts()).toEqual(before);
+  });
+});
+
+/** Removes a swap made by a test (its purchases cascade) and its files, so the list tests below count only theirs. */
+async function dropSwap(id: string) {
+  await s.database.prisma.swap.delete({ where: { id } });
+  await s.database.prisma.storedFile.deleteMany({ where: { name: { startsWith: id } } });
+}
+
+describe("verification on import (docs/sii-receiving.md \"Verification\")", () => {
+  const made: string[] = [];
+  afterAll(async () => {
+    for (const id of made) await dropSwap(id);
+  });
+  it("a supplier's factura signed by the test helpers: signature and TED valid, ACD proposed, EstadoRecepDTE 0", async () => {
+    const supplier = supplierEnvelope({ receiverRut: "77777777-7", folio: 12 });
+    const res = await s.rest("POST", "/v1/billers/built_in/purchases/", { body: { file: supplier.file.toString("base64") } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    made.push(res.body.id);
+    expect(res.body.verification).toEqual([
+      { purchase: res.body.purchases[0], document_type: 33, folio: 12, issuer_tax_id: SUPPLIER_RUT, signature_valid: true, ted_valid: true, reason: null },
+    ]);
+    expect([res.body.proposed_status, res.body.proposed_reason]).toEqual(["ACD", "every document's signature and timbre (TED) verified"]);
+    const reception = (await fetchFile(res.body.reception)).bytes.toString("latin1");
+    expect([one(reception, "EstadoRecepDTE"), one(reception, "RecepDTEGlosa")]).toEqual(["0", "DTE recibido"]);
+    const g = await s.graphql(`{ node(id: "${res.body.purchases[0]}") { ... on Purchase { signatureValid tedValid verificationReason } } }`);
+    expect(g.body.data.node).toEqual({ signatureValid: true, tedValid: true, verificationReason: null });
+  });
+
+  it("the tampered copy of SII's example (MntTotal 119001, as folio 63): both flagged with reasons, RCD proposed, kept so it can be claimed", async () => {
+    const tampered = TAMPERED.toString("latin1").replace("<Folio>60</Folio>", "<Folio>63</Folio>").replace('ID="F60T33"', 'ID="F63T33"');
+    const res = await s.rest("POST", "/v1/billers/built_in/purchases/", { body: { file: Buffer.from(tampered, "latin1").toString("base64") } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    made.push(res.body.id);
+    expect(res.body.verification).toEqual([
+      {
+        purchase: res.body.purchases[0],
+        document_type: 33,
+        folio: 63,
+        issuer_tax_id: "97975000-5",
+        signature_valid: false,
+        ted_valid: false,
+        // the Documento ID changed with the folio: the signature still references the old one
+        reason: "signature: the signature must reference #F63T33 only, not #F60T33; TED: the timbre's DD does not match the document (F, MNT)",
+      },
+    ]);
+    expect(res.body.proposed_status).toBe("RCD");
+    expect(res.body.proposed_reason).toBe("type 33 folio 63 from 97975000-5: signature and timbre (TED) did not verify; claim the content within 8 days");
+    const reception = (await fetchFile(res.body.reception)).bytes.toString("latin1");
+    expect(xmllintValidate(Buffer.from(reception, "latin1"), RESPUESTA_XSD).output).toContain("validates");
+    expect(one(reception, "EstadoRecepDTE")).toBe("1");
+    expect(one(reception, "RecepDTEGlosa")).toMatch(/^Error de firma: signature: the signature must reference #F63T33/);
+    const g = await s.graphql(`{ node(id: "${res.body.id}") { ... on Swap { proposedStatus proposedReason purchases { signatureValid tedValid } } } }`);
+    expect(g.body.data.node).toEqual({ proposedStatus: "RCD", proposedReason: res.body.proposed_reason, purchases: [{ signatureValid: false, tedValid: false }] });
+    // the proposal is what the user can send: the claim is accepted
+    const claim = await s.rest("PATCH", `/v1/billers/built_in/swaps/${res.body.id}/`, { body: { status: res.body.proposed_status } });
+    expect(claim.status, JSON.stringify(claim.body)).toBe(200);
+    expect(claim.body.status).toBe("RCD");
   });
 });
 

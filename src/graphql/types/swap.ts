@@ -10,7 +10,7 @@ import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, enumF
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { loadSigningCredentials } from "../../services/certificates.js";
-import { receivePurchaseDocuments, replyToSwap, swapPdf, type CredentialsLoader } from "../../services/swaps.js";
+import { proposedReply, receivePurchaseDocuments, replyToSwap, swapPdf, type CredentialsLoader } from "../../services/swaps.js";
 import { CLAIM_WINDOW_DAYS, SWAP_REPLY_STATUSES, type SwapReplyStatus as SwapReplyStatusValue } from "../../domain/swap-replies.js";
 import { fileUrl } from "../../services/files.js";
 
@@ -58,6 +58,15 @@ export const Purchase = builder.prismaNode("Purchase", {
     tax: t.expose("tax", { type: "Decimal", description: "VAT (IVA), whole pesos" }),
     total: t.expose("total", { type: "Decimal", description: "total (MntTotal), whole pesos" }),
     xml: t.exposeString("xml", { description: "the DTE element as received (with its signature)" }),
+    signatureValid: t.exposeBoolean("signatureValid", {
+      nullable: true,
+      description: "true: the issuer's XMLDSig signature over the Documento verified on import with the certificate in its KeyInfo; null: imported before verification existed (docs/sii-receiving.md \"Verification\")",
+    }),
+    tedValid: t.exposeBoolean("tedValid", {
+      nullable: true,
+      description: "true: the timbre (TED) verified on import: FRMT (SHA1withRSA) over the flattened DD with the CAF's public key (DD/CAF/DA/RSAPK), the DD matching the document and the CAF covering its folio; null: imported before verification existed",
+    }),
+    verificationReason: t.exposeString("verificationError", { nullable: true, description: "why the signature or the TED did not verify; null when both did (or before verification existed)" }),
     swap: t.relation("swap", { description: "the envelope it came in" }),
     testMode: t.exposeBoolean("testMode", { description: "true: received in test mode" }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was received, ISO 8601" }),
@@ -84,6 +93,18 @@ export const Swap = builder.prismaNode("Swap", {
     imported: t.exposeBoolean("imported", { description: "true: the envelope was uploaded through the API (receivePurchaseDocuments)" }),
     testMode: t.exposeBoolean("testMode", { description: "true: received in test mode" }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was received (start of SII's 8-day claim window)" }),
+    proposedStatus: t.field({
+      type: SwapReplyStatus,
+      nullable: true,
+      description: "The reply the service proposes from the documents' verification: RCD when a document's signature or timbre did not verify, ACD when all did, null for swaps imported before verification. A proposal only: the swap is answered with updateSwap.",
+      select: { purchases: { select: { documentCode: true, folio: true, issuerTaxId: true, signatureValid: true, tedValid: true } } },
+      resolve: (swap) => proposedReply(swap.purchases).status,
+    }),
+    proposedReason: t.string({
+      description: "Why proposedStatus is what it is: the documents whose signature or timbre did not verify, or that all did.",
+      select: { purchases: { select: { documentCode: true, folio: true, issuerTaxId: true, signatureValid: true, tedValid: true } } },
+      resolve: (swap) => proposedReply(swap.purchases).reason,
+    }),
     pdf: t.string({
       description: "Base64 of a PDF listing the swap's documents (rendered on request).",
       select: { id: true },

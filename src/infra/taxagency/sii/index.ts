@@ -57,3 +57,5 @@ export {
   type ResultadoInput,
   type RecibosInput,
 } from "./responses.js";
+export { verifyReceivedDte, type DteVerification } from "./received-verification.js";
+export { verifyEnvelopedSignature, type SignatureCheck } from "./signature.js";

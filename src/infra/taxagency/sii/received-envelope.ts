@@ -70,13 +70,30 @@ export function decodeXmlFile(file: Buffer | string): string {
   return declared === "utf-8" || declared === "utf8" ? file.toString("utf8") : file.toString("latin1");
 }
 
-let schemaFiles: XMLFileInfo[] | null = null;
-function schemas(): XMLFileInfo[] {
-  schemaFiles ??= ["EnvioDTE_v10.xsd", "DTE_v10.xsd", "SiiTypes_v10.xsd", "xmldsignature_v10.xsd"].map((fileName) => ({
-    fileName,
-    contents: new Uint8Array(readFileSync(`${SII_SCHEMA_DIR}${fileName}`)),
-  }));
-  return schemaFiles;
+const schemaCache = new Map<string, XMLFileInfo>();
+function schemaFile(fileName: string): XMLFileInfo {
+  let info = schemaCache.get(fileName);
+  if (!info) schemaCache.set(fileName, (info = { fileName, contents: new Uint8Array(readFileSync(`${SII_SCHEMA_DIR}${fileName}`)) }));
+  return info;
+}
+
+/**
+ * Validates an SII file against `schema/sii/<main>` (with the schemas it includes, `preload`) in
+ * process (xmllint-wasm). Resolves when valid; rejects with a ValidationError on field `xml`:
+ * "is not well-formed XML: ..." or "does not match SII's <label> schema (<main>): ..." (the first
+ * libxml2 messages).
+ */
+export async function validateSiiXml(file: Buffer | string, main: string, preload: string[], label: string): Promise<void> {
+  const bytes = typeof file === "string" ? Buffer.from(file, "utf8") : file;
+  const text = decodeXmlFile(file);
+  // xmllint reads the bytes by the declaration; a string is UTF-8, so its declaration must say so
+  const contents = typeof file === "string" ? Buffer.from(text.replace(/^(\s*<\?xml[^?]*encoding\s*=\s*)(["'])[^"']*\2/i, '$1"UTF-8"'), "utf8") : bytes;
+  const result = await validateXML({ xml: { fileName: "file.xml", contents: new Uint8Array(contents) }, schema: schemaFile(main), preload: preload.map(schemaFile) });
+  if (result.valid) return;
+  const parserError = result.errors.some((e) => /parser error/i.test(e.rawMessage));
+  const messages = result.errors.slice(0, 3).map((e) => e.message.trim());
+  if (parserError) throw ValidationError.field("xml", `is not well-formed XML: ${messages.join("; ")}`);
+  throw ValidationError.field("xml", `does not match SII's ${label} schema (${main}): ${messages.join("; ")}`);
 }
 
 /**
@@ -85,17 +102,7 @@ function schemas(): XMLFileInfo[] {
  * "does not match SII's EnvioDTE schema: ..." (the first libxml2 messages).
  */
 export async function validateEnvioDte(file: Buffer | string): Promise<void> {
-  const bytes = typeof file === "string" ? Buffer.from(file, "utf8") : file;
-  const text = decodeXmlFile(file);
-  // xmllint reads the bytes by the declaration; a string is UTF-8, so its declaration must say so
-  const contents = typeof file === "string" ? Buffer.from(text.replace(/^(\s*<\?xml[^?]*encoding\s*=\s*)(["'])[^"']*\2/i, '$1"UTF-8"'), "utf8") : bytes;
-  const [main, ...preload] = schemas();
-  const result = await validateXML({ xml: { fileName: "envio.xml", contents: new Uint8Array(contents) }, schema: main, preload });
-  if (result.valid) return;
-  const parserError = result.errors.some((e) => /parser error/i.test(e.rawMessage));
-  const messages = result.errors.slice(0, 3).map((e) => e.message.trim());
-  if (parserError) throw ValidationError.field("xml", `is not well-formed XML: ${messages.join("; ")}`);
-  throw ValidationError.field("xml", `does not match SII's EnvioDTE schema (EnvioDTE_v10.xsd): ${messages.join("; ")}`);
+  return validateSiiXml(file, "EnvioDTE_v10.xsd", ["DTE_v10.xsd", "SiiTypes_v10.xsd", "xmldsignature_v10.xsd"], "EnvioDTE");
 }
 
 function child(parent: Element | null | undefined, name: string): Element | null {

@@ -147,3 +147,50 @@ function signEnvelopedWith(xml: string, signedElement: string, privateKey: KeyLi
   sig.computeSignature(xml, { location: { reference: "/*", action: "append" } });
   return xml.slice(0, closing) + sig.getSignatureXml() + xml.slice(closing);
 }
+
+/** The outcome of checking one XMLDSig signature of a received file. */
+export interface SignatureCheck {
+  valid: boolean;
+  /** why it is not valid (null when valid) */
+  reason: string | null;
+  /** the certificate of the signature's KeyInfo (PEM), when there is one */
+  certificatePem: string | null;
+}
+
+function pemOf(base64: string): string {
+  return `-----BEGIN CERTIFICATE-----\n${base64.replace(/\s+/g, "").replace(/(.{64})(?=.)/g, "$1\n")}\n-----END CERTIFICATE-----\n`;
+}
+
+/**
+ * Verifies one enveloped XMLDSig signature of a received SII file (a DTE, a RespuestaDTE, an
+ * EnvioRecibos or one of its Recibos) with xml-crypto: the `Signature` element `signature`
+ * (a node of the parsed `xml`) must have exactly one Reference, to `#<referenceId>`, whose digest
+ * matches the referenced element's inclusive C14N in `xml`, and its SignatureValue must verify
+ * with the key of the `X509Certificate` in its own KeyInfo (SII's form; the certificate's chain is
+ * not checked: SII's exchange has no trust list). Never throws: a broken signature is
+ * `{valid: false, reason}`.
+ */
+export function verifyEnvelopedSignature(xml: string, signature: Element, referenceId: string): SignatureCheck {
+  const certText = signature.getElementsByTagNameNS(XMLDSIG, "X509Certificate")[0]?.textContent ?? "";
+  if (!certText.trim()) return { valid: false, reason: "the signature has no X509Certificate", certificatePem: null };
+  const certificatePem = pemOf(certText);
+  try {
+    new X509Certificate(certificatePem);
+  } catch {
+    return { valid: false, reason: "the signature's X509Certificate cannot be read", certificatePem: null };
+  }
+  const references = signature.getElementsByTagNameNS(XMLDSIG, "Reference");
+  const uris = Array.from({ length: references.length }, (_, i) => references[i].getAttribute("URI"));
+  if (uris.length !== 1 || uris[0] !== `#${referenceId}`) {
+    return { valid: false, reason: `the signature must reference #${referenceId} only, not ${uris.join(", ") || "nothing"}`, certificatePem };
+  }
+  try {
+    const sig = new SignedXml({ publicCert: certificatePem });
+    sig.loadSignature(signature);
+    if (sig.checkSignature(xml)) return { valid: true, reason: null, certificatePem };
+    return { valid: false, reason: "the signature does not verify", certificatePem };
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    return { valid: false, reason: `the signature does not verify (${message.split("\n")[0].slice(0, 200)})`, certificatePem };
+  }
+}
