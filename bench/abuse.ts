@@ -39,7 +39,6 @@ type ToAbuser = { url?: string; key?: string; query?: string; clients?: number; 
 type FromAbuser = { times: number[]; statuses: Record<string, number> };
 type FromChild = { url: string; key: string; invoice: string } | { stats: Stats };
 
-
 /** The child: the service with default settings on a seeded database; reports event-loop delay on request. */
 async function serve(): Promise<void> {
   const { migrateTarget, createDatabase } = await import("../src/infra/database.js");
@@ -48,33 +47,79 @@ async function serve(): Promise<void> {
   const { createApiKey } = await import("../src/services/api-keys.js");
   const { createApp, createHttpServer, listen } = await import("../src/server.js");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-abuse-"));
-  const target = process.env.BENCH_DATABASE_URL ? ({ kind: "postgres", url: process.env.BENCH_DATABASE_URL } as const) : ({ kind: "pglite", dir: path.join(dir, "pglite") } as const);
+  const target = process.env.BENCH_DATABASE_URL
+    ? ({ kind: "postgres", url: process.env.BENCH_DATABASE_URL } as const)
+    : ({ kind: "pglite", dir: path.join(dir, "pglite") } as const);
   const step = (what: string) => process.env.ABUSE_DEBUG && console.error(`server: ${what}`);
   await migrateTarget(target);
   step("migrated");
   const database = await createDatabase(target);
-  const { key, organization } = await createApiKey(database.prisma, { organizationName: `Abuse ${Date.now()}`, email: "bench@example.cl", mode: "test" });
+  const { key, organization } = await createApiKey(database.prisma, {
+    organizationName: `Abuse ${Date.now()}`,
+    email: "bench@example.cl",
+    mode: "test",
+  });
   const app = createApp({ database, logger: createLogger("silent") });
   const server = createHttpServer(app);
   const url = await listen(server, 0, "127.0.0.1");
   const call = async (method: string, pathname: string, body?: unknown) => {
-    const res = await fetch(`${url}${pathname}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${url}${pathname}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const json = await res.json();
     if (!res.ok) throw new Error(`${method} ${pathname} -> ${res.status} ${JSON.stringify(json)}`);
     return json;
   };
-  const customer = await call("POST", "/v1/customers/", { name: "Cliente SpA", address: "Av. Siempre Viva 123", country: "CL", state: "RM", tax_id: "76.042.235-5", email: "pagos@cliente.cl" });
-  const lines = Array.from({ length: PDF_LINES }, (_, i) => ({ name: `Servicio ${i + 1}`, description: "Mensualidad del servicio de facturación", quantity: 1 + (i % 3), amount: 1000 + i * 10 }));
+  const customer = await call("POST", "/v1/customers/", {
+    name: "Cliente SpA",
+    address: "Av. Siempre Viva 123",
+    country: "CL",
+    state: "RM",
+    tax_id: "76.042.235-5",
+    email: "pagos@cliente.cl",
+  });
+  const lines = Array.from({ length: PDF_LINES }, (_, i) => ({
+    name: `Servicio ${i + 1}`,
+    description: "Mensualidad del servicio de facturación",
+    quantity: 1 + (i % 3),
+    amount: 1000 + i * 10,
+  }));
   step("customer");
   const invoice = await call("POST", "/v1/invoices/", { customer: customer.id, document: "CL33", lines });
   step("invoice");
   // a page of invoices with five lines each, written directly (the reads are what is measured)
   const rows = Array.from({ length: INVOICES }, () => newId("inv"));
   await database.prisma.invoice.createMany({
-    data: rows.map((id) => ({ id, organizationId: organization, testMode: true, customerId: customer.id, documentTypeId: "CL33", currencyId: "CLP", date: new Date("2026-11-01T00:00:00Z"), userEmail: "bench@example.cl", amount: "5000", tax: "950", taxPercent: "19", subtotal: "5000", total: "5950" })),
+    data: rows.map((id) => ({
+      id,
+      organizationId: organization,
+      testMode: true,
+      customerId: customer.id,
+      documentTypeId: "CL33",
+      currencyId: "CLP",
+      date: new Date("2026-11-01T00:00:00Z"),
+      userEmail: "bench@example.cl",
+      amount: "5000",
+      tax: "950",
+      taxPercent: "19",
+      subtotal: "5000",
+      total: "5950",
+    })),
   });
   await database.prisma.invoiceLine.createMany({
-    data: rows.flatMap((invoiceId) => Array.from({ length: 5 }, (_, position) => ({ id: newId("lin"), invoiceId, position, name: `Línea ${position + 1}`, quantity: "1", amount: "1000", total: "1000" }))),
+    data: rows.flatMap((invoiceId) =>
+      Array.from({ length: 5 }, (_, position) => ({
+        id: newId("lin"),
+        invoiceId,
+        position,
+        name: `Línea ${position + 1}`,
+        quantity: "1",
+        amount: "1000",
+        total: "1000",
+      })),
+    ),
   });
   step("seeded");
   const delay = monitorEventLoopDelay({ resolution: 10 });
@@ -103,7 +148,10 @@ function percentiles(times: number[]) {
 const ms = (v: number) => `${v.toFixed(1).padStart(7)} ms`;
 
 async function main(): Promise<void> {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ["--server"], { execArgv: ["--import", "tsx", ...(process.env.ABUSE_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean)], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ["--server"], {
+    execArgv: ["--import", "tsx", ...(process.env.ABUSE_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean)],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   const next = () => new Promise<FromChild>((resolve) => child.once("message", (m) => resolve(m as FromChild)));
   const ready = (await next()) as { url: string; key: string; invoice: string };
   const { url, key, invoice } = ready;
@@ -112,14 +160,26 @@ async function main(): Promise<void> {
     return ((await next()) as { stats: Stats }).stats;
   };
   const graphql = async (query: string) => {
-    const res = await fetch(`${url}/graphql`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ query }) });
-    return { status: res.status, body: (await res.json()) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] } };
+    const res = await fetch(`${url}/graphql`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ query }),
+    });
+    return {
+      status: res.status,
+      body: (await res.json()) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] },
+    };
   };
 
-  console.log(`database: ${process.env.BENCH_DATABASE_URL ? "postgres" : "pglite"}; ${HEALTHZ} /healthz per phase; ${CLIENTS} abusive clients`);
+  console.log(
+    `database: ${process.env.BENCH_DATABASE_URL ? "postgres" : "pglite"}; ${HEALTHZ} /healthz per phase; ${CLIENTS} abusive clients`,
+  );
   try {
     // 1. refusals
-    const pdfAlias = Array.from({ length: 500 }, (_, i) => `a${i}: node(id: "${invoice}") { ... on Invoice { pdf } }`).join(" ");
+    const pdfAlias = Array.from(
+      { length: 500 },
+      (_, i) => `a${i}: node(id: "${invoice}") { ... on Invoice { pdf } }`,
+    ).join(" ");
     const nodeAlias = Array.from({ length: 2000 }, (_, i) => `a${i}: node(id: "${invoice}") { id }`).join(" ");
     let nested = "id";
     for (let i = 0; i < 50; i++) nested = `creditNotes { invoice { ${nested} } }`;
@@ -136,7 +196,9 @@ async function main(): Promise<void> {
         const started = performance.now();
         const res = await graphql(query);
         times.push(performance.now() - started);
-        code = res.body.errors ? [...new Set(res.body.errors.map((e) => e.extensions?.code))].join(",") : `accepted (${res.status})`;
+        code = res.body.errors
+          ? [...new Set(res.body.errors.map((e) => e.extensions?.code))].join(",")
+          : `accepted (${res.status})`;
       }
       const p = percentiles(times);
       console.log(`refused: ${name.padEnd(40)} ${code.padEnd(18)} p50 ${ms(p.p50)}  max ${ms(p.max)}`);
@@ -159,15 +221,29 @@ async function main(): Promise<void> {
     // and one of 66 (396 rows): 996 rows of the 1,000 allowed (ABUSE_PAGES=n: n pages of 100, for comparison)
     const page = (n: number) => `invoices(first: ${n}) { edges { node { id lines { id } } } }`;
     const scenarios: [string, string][] = [
-      ["two PDFs of a 40-line invoice", `{ a: node(id: "${invoice}") { ... on Invoice { pdf } } b: node(id: "${invoice}") { ... on Invoice { pdf } } }`],
-      PAGES ? [`${PAGES} pages of 100 invoices with lines`, `{ ${Array.from({ length: PAGES }, (_, i) => `p${i}: ${page(100)}`).join(" ")} }`] : ["100 + 66 invoices with their lines (996 rows)", `{ p0: ${page(100)} p1: ${page(66)} }`],
+      [
+        "two PDFs of a 40-line invoice",
+        `{ a: node(id: "${invoice}") { ... on Invoice { pdf } } b: node(id: "${invoice}") { ... on Invoice { pdf } } }`,
+      ],
+      PAGES
+        ? [
+            `${PAGES} pages of 100 invoices with lines`,
+            `{ ${Array.from({ length: PAGES }, (_, i) => `p${i}: ${page(100)}`).join(" ")} }`,
+          ]
+        : ["100 + 66 invoices with their lines (996 rows)", `{ p0: ${page(100)} p1: ${page(66)} }`],
     ];
     for (const [name, query] of scenarios) {
       await serverStats();
       const started = performance.now();
-      const probe = query.startsWith("GET ") ? await fetch(`${url}${query.slice(4)}`, { headers: { authorization: `Bearer ${key}` } }).then(async (res) => ({ status: res.status, body: (await res.json()) as { errors?: unknown[] } })) : await graphql(query);
+      const probe = query.startsWith("GET ")
+        ? await fetch(`${url}${query.slice(4)}`, { headers: { authorization: `Bearer ${key}` } }).then(async (res) => ({
+            status: res.status,
+            body: (await res.json()) as { errors?: unknown[] },
+          }))
+        : await graphql(query);
       const took = performance.now() - started;
-      if (probe.body.errors || probe.status !== 200) throw new Error(`${name} was refused: ${JSON.stringify(probe.body)}`);
+      if (probe.body.errors || probe.status !== 200)
+        throw new Error(`${name} was refused: ${JSON.stringify(probe.body)}`);
       const alone = await serverStats();
       console.log(`one request alone: ${name.padEnd(38)} ${ms(took)}  server event-loop max ${ms(alone.maxMs)}`);
     }
@@ -177,11 +253,16 @@ async function main(): Promise<void> {
     await serverStats();
     const baseline = await healthz();
     const baselineLoop = await serverStats();
-    console.log(`\n/healthz baseline:                      p50 ${ms(baseline.p50)}  p95 ${ms(baseline.p95)}  p99 ${ms(baseline.p99)}  max ${ms(baseline.max)}  server event-loop max ${ms(baselineLoop.maxMs)}`);
+    console.log(
+      `\n/healthz baseline:                      p50 ${ms(baseline.p50)}  p95 ${ms(baseline.p95)}  p99 ${ms(baseline.p99)}  max ${ms(baseline.max)}  server event-loop max ${ms(baselineLoop.maxMs)}`,
+    );
     for (const [name, query] of scenarios) {
       // the abusive clients run in their own process: parsing their answers must not delay this
       // process's /healthz timings (the server is what is measured)
-      const abuser: ChildProcess = fork(fileURLToPath(import.meta.url), ["--abuser"], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+      const abuser: ChildProcess = fork(fileURLToPath(import.meta.url), ["--abuser"], {
+        execArgv: ["--import", "tsx"],
+        stdio: ["ignore", "inherit", "inherit", "ipc"],
+      });
       await new Promise((r) => abuser.once("message", r)); // loaded
       abuser.send({ url, key, query, clients: CLIENTS } satisfies ToAbuser);
       await new Promise((r) => setTimeout(r, 300)); // the abuse is under way
@@ -194,8 +275,14 @@ async function main(): Promise<void> {
       abuser.disconnect();
       const a = percentiles(abusive);
       console.log(`/healthz under abuse (${name}):`);
-      console.log(`  /healthz                              p50 ${ms(under.p50)}  p95 ${ms(under.p95)}  p99 ${ms(under.p99)}  max ${ms(under.max)}  p99 ratio ${(under.p99 / baseline.p99).toFixed(2)}  (${under.n} requests)`);
-      console.log(`  abusive request (${abusive.length} sent, ${Object.entries(statuses).map(([k, v]) => `${k}: ${v}`).join(", ")})  p50 ${ms(a.p50)}  max ${ms(a.max)}`);
+      console.log(
+        `  /healthz                              p50 ${ms(under.p50)}  p95 ${ms(under.p95)}  p99 ${ms(under.p99)}  max ${ms(under.max)}  p99 ratio ${(under.p99 / baseline.p99).toFixed(2)}  (${under.n} requests)`,
+      );
+      console.log(
+        `  abusive request (${abusive.length} sent, ${Object.entries(statuses)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join(", ")})  p50 ${ms(a.p50)}  max ${ms(a.max)}`,
+      );
       console.log(`  server event loop                     p99 ${ms(loop.p99Ms)}  max ${ms(loop.maxMs)}`);
     }
     console.log(`\nthis process's event-loop max: ${ms(local.max / 1e6)}`);
@@ -207,7 +294,9 @@ async function main(): Promise<void> {
 /** The abusive clients: `clients` loops each sending the request until told to stop; then the times and statuses go back. */
 async function abuse(): Promise<void> {
   process.send!({ loaded: true });
-  const { url, key, query, clients } = await new Promise<ToAbuser & { url: string }>((r) => process.once("message", (m) => r(m as ToAbuser & { url: string })));
+  const { url, key, query, clients } = await new Promise<ToAbuser & { url: string }>((r) =>
+    process.once("message", (m) => r(m as ToAbuser & { url: string })),
+  );
   let stop = false;
   process.once("message", () => (stop = true));
   const times: number[] = [];
@@ -218,10 +307,18 @@ async function abuse(): Promise<void> {
         const started = performance.now();
         const res = query!.startsWith("GET ")
           ? await fetch(`${url}${query!.slice(4)}`, { headers: { authorization: `Bearer ${key}` } })
-          : await fetch(`${url}/graphql`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ query }) });
+          : await fetch(`${url}/graphql`, {
+              method: "POST",
+              headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+              body: JSON.stringify({ query }),
+            });
         const body = (await res.json()) as { errors?: { extensions?: { code?: string } }[]; error?: { code?: string } };
         times.push(performance.now() - started);
-        const label = body.errors ? (body.errors[0].extensions?.code ?? "error") : body.error ? (body.error.code ?? "error") : String(res.status);
+        const label = body.errors
+          ? (body.errors[0].extensions?.code ?? "error")
+          : body.error
+            ? (body.error.code ?? "error")
+            : String(res.status);
         statuses[label] = (statuses[label] ?? 0) + 1;
       }
     }),

@@ -27,7 +27,10 @@ export const newId = (prefix) => {
 };
 
 export function send(res, status, body) {
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body) });
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+  });
   res.end(body);
 }
 
@@ -53,7 +56,9 @@ export function serveBaseline(route) {
     return route(req, res, key, url);
   };
   const server = http.createServer((req, res) => {
-    handle(req, res).catch((e) => send(res, 500, JSON.stringify({ error: { code: "internal", message: String(e?.message ?? e) } })));
+    handle(req, res).catch((e) =>
+      send(res, 500, JSON.stringify({ error: { code: "internal", message: String(e?.message ?? e) } })),
+    );
   });
   server.keepAliveTimeout = 65_000;
   server.listen(Number(process.env.PORT ?? 3001), process.env.HOST ?? "127.0.0.1");

@@ -89,8 +89,19 @@ serveBaseline(async (req, res, key, url) => {
   }
   if (req.method === "POST" && /^\/v1\/usages\/?$/.test(url)) {
     const body = JSON.parse(await readBody(req));
-    const row = (await pool.query(USAGE, [newId("usa"), body.subscription_line, String(body.quantity), body.date_time ?? null, key.org, key.test])).rows[0];
-    return row ? send(res, 201, row.json) : send(res, 400, '{"error":{"code":"validation_error","fields":{"subscription_line":"not found"}}}');
+    const row = (
+      await pool.query(USAGE, [
+        newId("usa"),
+        body.subscription_line,
+        String(body.quantity),
+        body.date_time ?? null,
+        key.org,
+        key.test,
+      ])
+    ).rows[0];
+    return row
+      ? send(res, 201, row.json)
+      : send(res, 400, '{"error":{"code":"validation_error","fields":{"subscription_line":"not found"}}}');
   }
   return send(res, 404, notFound);
 });

@@ -31,8 +31,18 @@ const database = await createDatabase({ kind: "postgres", url: opts.url });
 try {
   if (mode === "seed") {
     const t = performance.now();
-    const seeded = await seedSubscriptions(database.prisma, { count: Number(opts.count), dateStart: "2026-01-01", readBack: false });
-    console.log(JSON.stringify({ organizationId: seeded.organizationId, seconds: (performance.now() - t) / 1000, maxRssMb: maxRssMb() }));
+    const seeded = await seedSubscriptions(database.prisma, {
+      count: Number(opts.count),
+      dateStart: "2026-01-01",
+      readBack: false,
+    });
+    console.log(
+      JSON.stringify({
+        organizationId: seeded.organizationId,
+        seconds: (performance.now() - t) / 1000,
+        maxRssMb: maxRssMb(),
+      }),
+    );
   } else if (mode === "run") {
     await database.prisma.$queryRaw`SELECT 1`;
     console.log("ready");
@@ -50,12 +60,19 @@ try {
     const sampler = setInterval(sample, 100);
     const start = Date.now();
     const cpu = process.cpuUsage();
-    const summary = await runBilling({ prisma: database.prisma, until: opts.until, workers: Number(opts.workers), batchSize: opts.batchSize ? Number(opts.batchSize) : undefined });
+    const summary = await runBilling({
+      prisma: database.prisma,
+      until: opts.until,
+      workers: Number(opts.workers),
+      batchSize: opts.batchSize ? Number(opts.batchSize) : undefined,
+    });
     const end = Date.now();
     const used = process.cpuUsage(cpu);
     clearInterval(sampler);
     sample();
-    console.log(JSON.stringify({ summary, start, end, cpuMs: (used.user + used.system) / 1000, maxRssMb: maxRssMb(), ...peak }));
+    console.log(
+      JSON.stringify({ summary, start, end, cpuMs: (used.user + used.system) / 1000, maxRssMb: maxRssMb(), ...peak }),
+    );
   } else {
     throw new Error(`unknown mode ${mode}`);
   }

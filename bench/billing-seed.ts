@@ -41,7 +41,11 @@ export async function seedSubscriptions(prisma: PrismaClient, options: SeedOptio
   const testMode = options.testMode ?? true;
   const dateStart = options.dateStart ?? "2026-01-01";
   const usagesPer = options.usagesPerMetered ?? 3;
-  const { organization } = await createApiKey(prisma, { organizationName: options.organizationName ?? `Seed ${Date.now()}`, email: "seed@example.cl", mode: testMode ? "test" : "live" });
+  const { organization } = await createApiKey(prisma, {
+    organizationName: options.organizationName ?? `Seed ${Date.now()}`,
+    email: "seed@example.cl",
+    mode: testMode ? "test" : "live",
+  });
   const tenant = { organizationId: organization, testMode };
   const productId = newId("pro");
   await prisma.product.create({ data: { id: productId, ...tenant, name: "Seeded" } });
@@ -51,15 +55,33 @@ export async function seedSubscriptions(prisma: PrismaClient, options: SeedOptio
   ];
   const plans = [
     { id: newId("pla"), name: "Seats", amount: "9990", usageScheme: "licensed", tiersMode: null, tiers: [] },
-    { id: newId("pla"), name: "Storage graduated", amount: "0", usageScheme: "licensed", tiersMode: "graduated", tiers },
+    {
+      id: newId("pla"),
+      name: "Storage graduated",
+      amount: "0",
+      usageScheme: "licensed",
+      tiersMode: "graduated",
+      tiers,
+    },
     { id: newId("pla"), name: "Storage volume", amount: "0", usageScheme: "licensed", tiersMode: "volume", tiers },
     { id: newId("pla"), name: "API calls", amount: "7", usageScheme: "metered", tiersMode: null, tiers: [] },
   ];
-  await prisma.plan.createMany({ data: plans.map((p, position) => ({ ...p, ...tenant, productId, position, currencyId: "CLP", frequency: "monthly", usageAggregation: "sum" })) });
+  await prisma.plan.createMany({
+    data: plans.map((p, position) => ({
+      ...p,
+      ...tenant,
+      productId,
+      position,
+      currencyId: "CLP",
+      frequency: "monthly",
+      usageAggregation: "sum",
+    })),
+  });
   const planIds = plans.map((p) => p.id);
 
   // ids as newId makes them (prefix and 24 base62 characters; hex digits are base62 ones)
-  const id = (prefix: string, salt: string) => Prisma.sql`${`${prefix}_`} || substr(md5(random()::text || ${salt}::text || g.i::text), 1, 24)`;
+  const id = (prefix: string, salt: string) =>
+    Prisma.sql`${`${prefix}_`} || substr(md5(random()::text || ${salt}::text || g.i::text), 1, 24)`;
   for (let from = 0; from < options.count; from += CHUNK) {
     const to = Math.min(options.count, from + CHUNK) - 1;
     // one statement per chunk: the rows of subscription i are derived from i (quantities as the
@@ -86,8 +108,14 @@ export async function seedSubscriptions(prisma: PrismaClient, options: SeedOptio
       WHERE g.i % 4 = 3`);
   }
   if (options.readBack === false) return { organizationId: organization, subscriptionIds: [], meteredUsage: new Map() };
-  const subscriptions = await prisma.$queryRaw<{ id: string }[]>`SELECT "id" FROM "Subscription" WHERE "organizationId" = ${organization}`;
+  const subscriptions = await prisma.$queryRaw<
+    { id: string }[]
+  >`SELECT "id" FROM "Subscription" WHERE "organizationId" = ${organization}`;
   const sums = await prisma.$queryRaw<{ id: string; sum: string }[]>`
     SELECT u."subscriptionLineId" AS "id", SUM(u."quantity")::text AS "sum" FROM "Usage" u WHERE u."organizationId" = ${organization} GROUP BY u."subscriptionLineId"`;
-  return { organizationId: organization, subscriptionIds: subscriptions.map((s) => s.id), meteredUsage: new Map(sums.map((s) => [s.id, Number(s.sum)])) };
+  return {
+    organizationId: organization,
+    subscriptionIds: subscriptions.map((s) => s.id),
+    meteredUsage: new Map(sums.map((s) => [s.id, Number(s.sum)])),
+  };
 }

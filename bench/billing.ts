@@ -46,12 +46,21 @@ async function withClient<T>(connectionString: string, f: (client: pg.Client) =>
 
 /** Starts `node bench/billing-child.ts ...args`; `lines` gets each stdout line. */
 function child(args: string[], nodeFlags: string[] = []) {
-  const proc = spawn(process.execPath, [...nodeFlags, "--import", "tsx", "bench/billing-child.ts", ...args], { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, LOG_LEVEL: "silent" } });
+  const proc = spawn(process.execPath, [...nodeFlags, "--import", "tsx", "bench/billing-child.ts", ...args], {
+    stdio: ["pipe", "pipe", "inherit"],
+    env: { ...process.env, LOG_LEVEL: "silent" },
+  });
   // stdout lines queued as they come, so none is lost while no one waits for it
   const queued: string[] = [];
   const waiting: ((line: string) => void)[] = [];
-  createInterface({ input: proc.stdout }).on("line", (line) => (waiting.length ? waiting.shift()!(line) : queued.push(line)));
-  const exited = new Promise<void>((resolve, reject) => proc.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bench/billing-child.ts ${args[0]} exited with ${code}`)))));
+  createInterface({ input: proc.stdout }).on("line", (line) =>
+    waiting.length ? waiting.shift()!(line) : queued.push(line),
+  );
+  const exited = new Promise<void>((resolve, reject) =>
+    proc.once("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`bench/billing-child.ts ${args[0]} exited with ${code}`)),
+    ),
+  );
   exited.catch(() => undefined);
   const next = () =>
     queued.length
@@ -77,7 +86,9 @@ interface RunResult {
 /** The invariants of a finished run over the seeded database, checked with SQL; throws on a violation. */
 async function check(client: pg.Client): Promise<{ invoices: number }> {
   const q = async (sql: string) => (await client.query(sql)).rows[0] as Record<string, string>;
-  const subs = await q(`SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE "nextBillingCycle" <> 3) AS behind FROM "Subscription"`);
+  const subs = await q(
+    `SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE "nextBillingCycle" <> 3) AS behind FROM "Subscription"`,
+  );
   // cycle 1 bills the licensed plans in advance; cycle 2 bills them again and the metered usage of cycle 1's period
   const wrong = await q(`
     SELECT COUNT(*) AS n FROM (
@@ -102,7 +113,8 @@ async function check(client: pg.Client): Promise<{ invoices: number }> {
     Number(usages.unbilled) && `${usages.unbilled} usage records unbilled`,
     Number(usages.misbilled) && `${usages.misbilled} usage records on another subscription's or cycle's invoice`,
     Number(numbers.drafts) && `${numbers.drafts} invoices left draft`,
-    (Number(numbers.distinct_numbers) !== Number(numbers.n) || Number(numbers.span) !== Number(numbers.n)) && `invoice numbers not gapless and unique (${numbers.n} invoices, ${numbers.distinct_numbers} numbers over a span of ${numbers.span})`,
+    (Number(numbers.distinct_numbers) !== Number(numbers.n) || Number(numbers.span) !== Number(numbers.n)) &&
+      `invoice numbers not gapless and unique (${numbers.n} invoices, ${numbers.distinct_numbers} numbers over a span of ${numbers.span})`,
   ].filter(Boolean);
   if (problems.length) throw new Error(`check failed: ${problems.join("; ")}`);
   return { invoices: Number(numbers.n) };
@@ -122,7 +134,16 @@ async function measure(processes: number) {
     await withClient(url.toString(), (c) => c.query("VACUUM ANALYZE"));
 
     const flags = options.profile ? ["--cpu-prof", `--cpu-prof-dir=${options.profile}`] : [];
-    const args = ["run", "--url", url.toString(), "--until", UNTIL, "--workers", options.workers, ...(options.batchSize ? ["--batch-size", options.batchSize] : [])];
+    const args = [
+      "run",
+      "--url",
+      url.toString(),
+      "--until",
+      UNTIL,
+      "--workers",
+      options.workers,
+      ...(options.batchSize ? ["--batch-size", options.batchSize] : []),
+    ];
     const procs = Array.from({ length: processes }, () => child(args, flags));
     for (const p of procs) if ((await p.next()) !== "ready") throw new Error("runner not ready");
     const results = procs.map((p) => p.next());
@@ -133,7 +154,13 @@ async function measure(processes: number) {
     const seconds = (Math.max(...runs.map((r) => r.end)) - Math.min(...runs.map((r) => r.start))) / 1000;
     const billed = runs.reduce((n, r) => n + r.summary.billed, 0);
     const failed = runs.reduce((n, r) => n + r.summary.failed, 0);
-    if (failed) throw new Error(`${failed} failures: ${runs.flatMap((r) => r.summary.errors).slice(0, 3).join("; ")}`);
+    if (failed)
+      throw new Error(
+        `${failed} failures: ${runs
+          .flatMap((r) => r.summary.errors)
+          .slice(0, 3)
+          .join("; ")}`,
+      );
     if (billed !== count) throw new Error(`billed ${billed} subscriptions, seeded ${count}`);
     const { invoices } = await withClient(url.toString(), check);
     return { processes, seed, seconds, billed, invoices, rate: billed / seconds, runs };
@@ -142,8 +169,14 @@ async function measure(processes: number) {
   }
 }
 
-const load = async () => (await import("node:os")).loadavg().map((l) => l.toFixed(2)).join(", ");
-console.log(`billing bench: ${count} subscriptions, ${options.workers} claim loop(s) per runner, batch size ${options.batchSize ?? "default"}; load average ${await load()}`);
+const load = async () =>
+  (await import("node:os"))
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(", ");
+console.log(
+  `billing bench: ${count} subscriptions, ${options.workers} claim loop(s) per runner, batch size ${options.batchSize ?? "default"}; load average ${await load()}`,
+);
 const settings = runners > 1 ? [1, runners] : [1];
 const results = [];
 for (const processes of settings) {
@@ -156,4 +189,5 @@ for (const processes of settings) {
       `runner CPU ${(r.runs.reduce((t, x) => t + x.cpuMs, 0) / r.billed).toFixed(2)} ms per subscription; checks passed; load average ${await load()}`,
   );
 }
-if (results.length > 1) console.log(`${runners} runners / 1 runner: ${(results[1].rate / results[0].rate).toFixed(2)}x`);
+if (results.length > 1)
+  console.log(`${runners} runners / 1 runner: ${(results[1].rate / results[0].rate).toFixed(2)}x`);

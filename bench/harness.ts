@@ -83,7 +83,11 @@ export function serviceEnv(databaseUrl: string): NodeJS.ProcessEnv {
 export async function startChild(args: string[], env: NodeJS.ProcessEnv): Promise<Child> {
   const port = nextPort++;
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, args, { cwd: root, env: { ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", "ignore", "inherit"] });
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...env, PORT: String(port), HOST: "127.0.0.1" },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   await waitHealthy(url, child);
   return {
     url,
@@ -98,14 +102,17 @@ export async function startChild(args: string[], env: NodeJS.ProcessEnv): Promis
 }
 
 /** The service (`node [nodeArgs] dist/main.js`) on `databaseUrl`. */
-export const startService = (databaseUrl: string, nodeArgs: string[] = []) => startChild([...nodeArgs, "dist/main.js"], serviceEnv(databaseUrl));
+export const startService = (databaseUrl: string, nodeArgs: string[] = []) =>
+  startChild([...nodeArgs, "dist/main.js"], serviceEnv(databaseUrl));
 
 /**
  * A TCP proxy to PostgreSQL counting the statements clients send: each Execute ('E', extended
  * protocol) and each simple Query ('Q'). The first message of a connection (startup, or an
  * SSLRequest then the startup) has no type byte.
  */
-export async function countingProxy(databaseUrl: string): Promise<{ url: string; statements: () => number; close: () => Promise<void> }> {
+export async function countingProxy(
+  databaseUrl: string,
+): Promise<{ url: string; statements: () => number; close: () => Promise<void> }> {
   const target = new URL(databaseUrl);
   let statements = 0;
   const sockets = new Set<net.Socket>();
@@ -160,4 +167,8 @@ export async function countingProxy(databaseUrl: string): Promise<{ url: string;
 }
 
 /** The 1, 5 and 15-minute load averages, formatted "a, b, c". */
-export const loadAverage = () => os.loadavg().map((v) => v.toFixed(2)).join(", ");
+export const loadAverage = () =>
+  os
+    .loadavg()
+    .map((v) => v.toFixed(2))
+    .join(", ");

@@ -28,7 +28,15 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
-import { countingProxy, openDatabase, requireFreshBuild, serviceEnv, startChild, startService, type Child } from "./harness.js";
+import {
+  countingProxy,
+  openDatabase,
+  requireFreshBuild,
+  serviceEnv,
+  startChild,
+  startService,
+  type Child,
+} from "./harness.js";
 import { createDatabase, migrateTarget } from "../src/infra/database.js";
 import { newId } from "../src/infra/ids.js";
 import { createApiKey } from "../src/services/api-keys.js";
@@ -70,7 +78,11 @@ async function seed(url: string): Promise<Seed> {
   const database = await createDatabase({ kind: "postgres", url });
   try {
     const prisma = database.prisma;
-    const { key, organization } = await createApiKey(prisma, { organizationName: "Bench HTTP", email: "bench@example.cl", mode: "test" });
+    const { key, organization } = await createApiKey(prisma, {
+      organizationName: "Bench HTTP",
+      email: "bench@example.cl",
+      mode: "test",
+    });
     const tenant = { organizationId: organization, testMode: true };
     const countries = ["CL", "AR", "PE", "MX", "CO"];
     const customers = Array.from({ length: CUSTOMERS }, (_, i) => ({
@@ -107,7 +119,8 @@ async function seed(url: string): Promise<Seed> {
       updatedAt: new Date(start + i * 60_000 + 1000),
     }));
     const CHUNK = 1000;
-    for (let i = 0; i < invoices.length; i += CHUNK) await prisma.invoice.createMany({ data: invoices.slice(i, i + CHUNK) });
+    for (let i = 0; i < invoices.length; i += CHUNK)
+      await prisma.invoice.createMany({ data: invoices.slice(i, i + CHUNK) });
     const lines = invoices.flatMap((inv, n) =>
       [0, 1, 2].map((position) => ({
         id: newId("lin"),
@@ -121,7 +134,8 @@ async function seed(url: string): Promise<Seed> {
         exempt: position === 2,
       })),
     );
-    for (let i = 0; i < lines.length; i += CHUNK) await prisma.invoiceLine.createMany({ data: lines.slice(i, i + CHUNK) });
+    for (let i = 0; i < lines.length; i += CHUNK)
+      await prisma.invoiceLine.createMany({ data: lines.slice(i, i + CHUNK) });
     const payments = invoices.map((inv, n) => ({
       id: newId("pay"),
       ...tenant,
@@ -137,16 +151,42 @@ async function seed(url: string): Promise<Seed> {
       createdAt: new Date(inv.createdAt.getTime() + 5000),
       updatedAt: new Date(inv.createdAt.getTime() + 6000),
     }));
-    for (let i = 0; i < payments.length; i += CHUNK) await prisma.payment.createMany({ data: payments.slice(i, i + CHUNK) });
+    for (let i = 0; i < payments.length; i += CHUNK)
+      await prisma.payment.createMany({ data: payments.slice(i, i + CHUNK) });
     // one metered subscription line for POST /v1/usages/
     const productId = newId("pro");
     await prisma.product.create({ data: { id: productId, ...tenant, name: "API" } });
     const planId = newId("pla");
-    await prisma.plan.create({ data: { id: planId, ...tenant, productId, position: 0, name: "API calls", amount: "7", usageScheme: "metered", currencyId: "CLP", frequency: "monthly", usageAggregation: "sum" } as never });
+    await prisma.plan.create({
+      data: {
+        id: planId,
+        ...tenant,
+        productId,
+        position: 0,
+        name: "API calls",
+        amount: "7",
+        usageScheme: "metered",
+        currencyId: "CLP",
+        frequency: "monthly",
+        usageAggregation: "sum",
+      } as never,
+    });
     const subscriptionId = newId("sub");
-    await prisma.subscription.create({ data: { id: subscriptionId, ...tenant, documentTypeId: "CL33", customerId: customers[0].id, dateStart: new Date(start), nextBilling: new Date(start + 31 * 86_400_000), userEmail: "bench@example.cl" } as never });
+    await prisma.subscription.create({
+      data: {
+        id: subscriptionId,
+        ...tenant,
+        documentTypeId: "CL33",
+        customerId: customers[0].id,
+        dateStart: new Date(start),
+        nextBilling: new Date(start + 31 * 86_400_000),
+        userEmail: "bench@example.cl",
+      } as never,
+    });
     const subscriptionLineId = newId("lin");
-    await prisma.subscriptionLine.create({ data: { id: subscriptionLineId, subscriptionId, planId, quantity: "1" } as never });
+    await prisma.subscriptionLine.create({
+      data: { id: subscriptionLineId, subscriptionId, planId, quantity: "1" } as never,
+    });
     await prisma.$executeRawUnsafe("ANALYZE");
     return { key, invoiceId: invoices[Math.floor(INVOICES / 2)].id, subscriptionLineId };
   } finally {
@@ -155,7 +195,12 @@ async function seed(url: string): Promise<Seed> {
 }
 
 /** SQL statements per request of each path (the mean of `times` requests after one warm-up request). */
-async function countStatements(databaseUrl: string, seedData: Seed, paths: Path[], times = 5): Promise<Map<string, { service: number; baseline: number }>> {
+async function countStatements(
+  databaseUrl: string,
+  seedData: Seed,
+  paths: Path[],
+  times = 5,
+): Promise<Map<string, { service: number; baseline: number }>> {
   const proxy = await countingProxy(databaseUrl);
   const counted = new Map<string, { service: number; baseline: number }>();
   const service = await startService(proxy.url);
@@ -169,7 +214,8 @@ async function countStatements(databaseUrl: string, seedData: Seed, paths: Path[
         const before = proxy.statements();
         for (let i = 0; i < times; i++) {
           const { status } = await call(url, seedData, p);
-          if (status !== p.request(seedData).expect) throw new Error(`${p.name}: status ${status} while counting statements`);
+          if (status !== p.request(seedData).expect)
+            throw new Error(`${p.name}: status ${status} while counting statements`);
         }
         await new Promise((r) => setTimeout(r, 200));
         return (proxy.statements() - before) / times;
@@ -194,14 +240,38 @@ interface Path {
 }
 
 const PATHS: Path[] = [
-  { name: "GET /v1/invoices/{id}/, 1 connection", id: "get1", connections: 1, request: (s) => ({ method: "GET", path: `/v1/invoices/${s.invoiceId}/`, expect: 200 }) },
-  { name: "GET /v1/invoices/{id}/, 32 connections", id: "get32", connections: 32, request: (s) => ({ method: "GET", path: `/v1/invoices/${s.invoiceId}/`, expect: 200 }) },
-  { name: "GraphQL invoices(first: 50) + customer, country, lines, payments, 8 connections", id: "graphql", connections: 8, request: () => ({ method: "POST", path: "/graphql", body: JSON.stringify({ query: INVOICES_QUERY }), expect: 200 }) },
+  {
+    name: "GET /v1/invoices/{id}/, 1 connection",
+    id: "get1",
+    connections: 1,
+    request: (s) => ({ method: "GET", path: `/v1/invoices/${s.invoiceId}/`, expect: 200 }),
+  },
+  {
+    name: "GET /v1/invoices/{id}/, 32 connections",
+    id: "get32",
+    connections: 32,
+    request: (s) => ({ method: "GET", path: `/v1/invoices/${s.invoiceId}/`, expect: 200 }),
+  },
+  {
+    name: "GraphQL invoices(first: 50) + customer, country, lines, payments, 8 connections",
+    id: "graphql",
+    connections: 8,
+    request: () => ({ method: "POST", path: "/graphql", body: JSON.stringify({ query: INVOICES_QUERY }), expect: 200 }),
+  },
   {
     name: "POST /v1/usages/, 32 connections",
     id: "usages",
     connections: 32,
-    request: (s) => ({ method: "POST", path: "/v1/usages/", body: JSON.stringify({ subscription_line: s.subscriptionLineId, quantity: "1.5", date_time: "2026-01-15T12:00:00.000+00:00" }), expect: 201 }),
+    request: (s) => ({
+      method: "POST",
+      path: "/v1/usages/",
+      body: JSON.stringify({
+        subscription_line: s.subscriptionLineId,
+        quantity: "1.5",
+        date_time: "2026-01-15T12:00:00.000+00:00",
+      }),
+      expect: 201,
+    }),
   },
 ];
 
@@ -224,14 +294,25 @@ async function load(url: string, seedData: Seed, p: Path, seconds: number): Prom
     headers: { authorization: `Bearer ${seedData.key}`, "content-type": "application/json" },
     connections: p.connections,
     duration: seconds,
-    setupClient: (client: { on: (e: string, f: (status: number) => void) => void }) => client.on("response", (status: number) => void (status !== r.expect && wrongStatus++)),
+    setupClient: (client: { on: (e: string, f: (status: number) => void) => void }) =>
+      client.on("response", (status: number) => void (status !== r.expect && wrongStatus++)),
   } as autocannon.Options);
-  return { rps: result.requests.average, total: result.requests.total, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + wrongStatus };
+  return {
+    rps: result.requests.average,
+    total: result.requests.total,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + wrongStatus,
+  };
 }
 
 async function call(url: string, seedData: Seed, p: Path): Promise<{ status: number; body: unknown }> {
   const r = p.request(seedData);
-  const res = await fetch(`${url}${r.path}`, { method: r.method, body: r.body, headers: { authorization: `Bearer ${seedData.key}`, "content-type": "application/json" } });
+  const res = await fetch(`${url}${r.path}`, {
+    method: r.method,
+    body: r.body,
+    headers: { authorization: `Bearer ${seedData.key}`, "content-type": "application/json" },
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -241,16 +322,27 @@ async function assertSameBodies(service: string, baseline: string, seedData: See
     const a = await call(service, seedData, p);
     const b = await call(baseline, seedData, p);
     const expect = p.request(seedData).expect;
-    if (a.status !== expect || b.status !== expect) throw new Error(`${p.name}: status ${a.status} (service), ${b.status} (baseline), expected ${expect}\n${JSON.stringify(a.body)}\n${JSON.stringify(b.body)}`);
+    if (a.status !== expect || b.status !== expect)
+      throw new Error(
+        `${p.name}: status ${a.status} (service), ${b.status} (baseline), expected ${expect}\n${JSON.stringify(a.body)}\n${JSON.stringify(b.body)}`,
+      );
     if (p.id === "usages") {
-      const keys = (o: unknown) => Object.keys(o as object).sort().join(",");
-      if (keys(a.body) !== keys(b.body)) throw new Error(`${p.name}: the baseline's fields differ\nservice:  ${keys(a.body)}\nbaseline: ${keys(b.body)}`);
+      const keys = (o: unknown) =>
+        Object.keys(o as object)
+          .sort()
+          .join(",");
+      if (keys(a.body) !== keys(b.body))
+        throw new Error(
+          `${p.name}: the baseline's fields differ\nservice:  ${keys(a.body)}\nbaseline: ${keys(b.body)}`,
+        );
       continue;
     }
     if (!isDeepStrictEqual(a.body, b.body)) {
       fs.writeFileSync(path.join(os.tmpdir(), "bench-http-service.json"), JSON.stringify(a.body, null, 2));
       fs.writeFileSync(path.join(os.tmpdir(), "bench-http-baseline.json"), JSON.stringify(b.body, null, 2));
-      throw new Error(`${p.name}: the baseline's JSON differs from the service's (both written to ${os.tmpdir()}/bench-http-{service,baseline}.json): update bench/baseline.mjs`);
+      throw new Error(
+        `${p.name}: the baseline's JSON differs from the service's (both written to ${os.tmpdir()}/bench-http-{service,baseline}.json): update bench/baseline.mjs`,
+      );
     }
   }
 }
@@ -264,7 +356,9 @@ async function main(): Promise<void> {
   try {
     const t0 = performance.now();
     const seedData = await seed(db.url);
-    console.log(`seeded ${CUSTOMERS} customers, ${INVOICES} invoices (3 lines, 1 payment each) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `seeded ${CUSTOMERS} customers, ${INVOICES} invoices (3 lines, 1 payment each) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
     const service = await startService(db.url);
     children.push(service);
     const baseline = await startBaseline(db.url);
@@ -273,10 +367,15 @@ async function main(): Promise<void> {
     console.log("baseline and service serve the same JSON (GET invoice, GraphQL page of 50) and the same usage fields");
     const paths = PATHS.filter((p) => !ONLY || ONLY.includes(p.id));
     const statements = await countStatements(db.url, seedData, paths);
-    for (const p of paths) console.log(`SQL statements per request, ${p.name}: service ${statements.get(p.id)!.service}, baseline ${statements.get(p.id)!.baseline}`);
+    for (const p of paths)
+      console.log(
+        `SQL statements per request, ${p.name}: service ${statements.get(p.id)!.service}, baseline ${statements.get(p.id)!.baseline}`,
+      );
     // warm-up: JIT, connection pools, Prisma's engine
     for (const p of paths) for (const c of [service, baseline]) await load(c.url, seedData, p, 2);
-    console.log(`node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), ${RUNS} interleaved runs of ${SECONDS} s per path, medians`);
+    console.log(
+      `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), ${RUNS} interleaved runs of ${SECONDS} s per path, medians`,
+    );
     const rows: { p: Path; service: Run; baseline: Run; load: number[] }[] = [];
     for (const p of paths) {
       const s: Run[] = [];
@@ -288,15 +387,24 @@ async function main(): Promise<void> {
         b.push(await load(baseline.url, seedData, p, SECONDS));
         loads.push(os.loadavg());
       }
-      const m = (runs: Run[]): Run => ({ rps: median(runs.map((r) => r.rps)), total: median(runs.map((r) => r.total)), p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), errors: runs.reduce((n, r) => n + r.errors, 0) });
+      const m = (runs: Run[]): Run => ({
+        rps: median(runs.map((r) => r.rps)),
+        total: median(runs.map((r) => r.total)),
+        p50: median(runs.map((r) => r.p50)),
+        p99: median(runs.map((r) => r.p99)),
+        errors: runs.reduce((n, r) => n + r.errors, 0),
+      });
       const row = { p, service: m(s), baseline: m(b), load: loads.at(-1)! };
       rows.push(row);
       console.log(
         `${p.name}: service ${fmtRow(row.service)} [runs: ${s.map((r) => r.rps.toFixed(0)).join(", ")}]; baseline ${fmtRow(row.baseline)} [runs: ${b.map((r) => r.rps.toFixed(0)).join(", ")}]; ratio ${(row.service.rps / row.baseline.rps).toFixed(3)}; load ${row.load.map((l) => l.toFixed(2)).join(" ")}`,
       );
-      if (row.service.errors || row.baseline.errors) console.log(`  errors or unexpected statuses: service ${row.service.errors}, baseline ${row.baseline.errors}`);
+      if (row.service.errors || row.baseline.errors)
+        console.log(`  errors or unexpected statuses: service ${row.service.errors}, baseline ${row.baseline.errors}`);
     }
-    console.log("\n| path | service req/s | service p50 / p99 | baseline req/s | baseline p50 / p99 | ratio (req/s) | SQL statements per request (service / baseline) | load average (1, 5, 15 min) |");
+    console.log(
+      "\n| path | service req/s | service p50 / p99 | baseline req/s | baseline p50 / p99 | ratio (req/s) | SQL statements per request (service / baseline) | load average (1, 5, 15 min) |",
+    );
     console.log("|---|---|---|---|---|---|---|---|");
     for (const r of rows) {
       console.log(
@@ -319,8 +427,12 @@ async function main(): Promise<void> {
       await profiled.stop();
       children.length = 0;
       const written = fs.readdirSync(PROFILE_DIR).filter((f) => f.endsWith(".cpuprofile") && !before.has(f));
-      console.log(`\nprofile of the service under the GET load at 32 connections (${fmtRow(run)} while profiled): ${written.map((f) => path.join(PROFILE_DIR, f)).join(", ")}`);
-      console.log(`summarise with: npx tsx bench/profile-summary.ts ${written.map((f) => path.join(PROFILE_DIR, f)).join(" ")} --since-us ${sinceUs} --requests ${run.total}`);
+      console.log(
+        `\nprofile of the service under the GET load at 32 connections (${fmtRow(run)} while profiled): ${written.map((f) => path.join(PROFILE_DIR, f)).join(", ")}`,
+      );
+      console.log(
+        `summarise with: npx tsx bench/profile-summary.ts ${written.map((f) => path.join(PROFILE_DIR, f)).join(" ")} --since-us ${sinceUs} --requests ${run.total}`,
+      );
     }
   } finally {
     for (const c of children) await c.stop().catch(() => undefined);

@@ -102,20 +102,45 @@ const FILTERS: { label: string; where: Where }[] = [
   { label: "status = finalized", where: { status: { equals: "finalized" } } },
   { label: "customer", where: { customer: { equals: "cus_bench0007" } } },
   { label: "document = CL34", where: { document: { equals: "CL34" } } },
-  { label: "created: one month", where: { created: { gte: "2026-03-01T00:00:00.000Z", lte: "2026-03-31T23:59:59.999Z" } } },
-  { label: "created: one year", where: { created: { gte: "2025-01-01T00:00:00.000Z", lte: "2025-12-31T23:59:59.999Z" } } },
-  { label: "status = finalized, created: one month", where: { status: { equals: "finalized" }, created: { gte: "2026-03-01T00:00:00.000Z", lte: "2026-03-31T23:59:59.999Z" } } },
-  { label: "customer, status = finalized", where: { customer: { equals: "cus_bench0007" }, status: { equals: "finalized" } } },
-  { label: "document = CL34, status = finalized", where: { document: { equals: "CL34" }, status: { equals: "finalized" } } },
+  {
+    label: "created: one month",
+    where: { created: { gte: "2026-03-01T00:00:00.000Z", lte: "2026-03-31T23:59:59.999Z" } },
+  },
+  {
+    label: "created: one year",
+    where: { created: { gte: "2025-01-01T00:00:00.000Z", lte: "2025-12-31T23:59:59.999Z" } },
+  },
+  {
+    label: "status = finalized, created: one month",
+    where: {
+      status: { equals: "finalized" },
+      created: { gte: "2026-03-01T00:00:00.000Z", lte: "2026-03-31T23:59:59.999Z" },
+    },
+  },
+  {
+    label: "customer, status = finalized",
+    where: { customer: { equals: "cus_bench0007" }, status: { equals: "finalized" } },
+  },
+  {
+    label: "document = CL34, status = finalized",
+    where: { document: { equals: "CL34" }, status: { equals: "finalized" } },
+  },
 ];
 
 async function main() {
-  console.log(`machine: ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")} (start)`);
+  console.log(
+    `machine: ${os.cpus().length} CPUs, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")} (start)`,
+  );
   await admin(`CREATE DATABASE "${name}"`);
   const explainClient = new pg.Client({ connectionString: target.url });
   try {
     await migrateTarget(target);
-    const database = await createDatabase(target, { onStatement: (sql, args) => capturing?.push({ sql, args: args ?? [] }) });
+    const database = await createDatabase(target, {
+      onStatement: (sql, args) => capturing?.push({ sql, args: args ?? [] }),
+    });
     await explainClient.connect();
     const app = createApp({
       database,
@@ -124,7 +149,11 @@ async function main() {
       outboxIntervalMs: 3_600_000,
     });
     try {
-      const { key, organization } = await createApiKey(database.prisma, { organizationName: "Bench pages", email: "bench@example.cl", mode: "test" });
+      const { key, organization } = await createApiKey(database.prisma, {
+        organizationName: "Bench pages",
+        email: "bench@example.cl",
+        mode: "test",
+      });
       await explainClient.query(
         `INSERT INTO "Customer" ("id", "organizationId", "testMode", "name", "countryId", "taxId", "createdAt", "updatedAt")
          SELECT 'cus_bench' || lpad(i::text, 4, '0'), $1, true, 'Cliente ' || i, 'CL', '76042235-5', now(), now() FROM generate_series(0, ${CUSTOMERS - 1}) AS i`,
@@ -133,7 +162,9 @@ async function main() {
       let t = performance.now();
       await seedInvoices(explainClient, organization, 1, PAGE_ROWS);
       await explainClient.query(`VACUUM ANALYZE`);
-      console.log(`seeded ${PAGE_ROWS.toLocaleString("en")} invoices in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+      console.log(
+        `seeded ${PAGE_ROWS.toLocaleString("en")} invoices in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+      );
 
       const graphql = async (query: string, variables: Record<string, unknown>) => {
         const response = await app.handle(
@@ -144,7 +175,8 @@ async function main() {
           }),
         );
         const body = (await response.json()) as { data?: any; errors?: unknown[] };
-        if (response.status !== 200 || body.errors) throw new Error(`GraphQL ${response.status}: ${JSON.stringify(body.errors)}`);
+        if (response.status !== 200 || body.errors)
+          throw new Error(`GraphQL ${response.status}: ${JSON.stringify(body.errors)}`);
         return body.data;
       };
       const timed = async (query: string, variables: Record<string, unknown>) => {
@@ -156,14 +188,35 @@ async function main() {
       const explain = async (query: string, variables: Record<string, unknown>) => {
         capturing = [];
         await graphql(query, variables);
-        const statements = capturing.filter((s) => /FROM "public"\."Invoice"/.test(s.sql) && !/"InvoiceLine"|"Payment"/.test(s.sql.split("FROM")[1] ?? ""));
+        const statements = capturing.filter(
+          (s) =>
+            /FROM "public"\."Invoice"/.test(s.sql) && !/"InvoiceLine"|"Payment"/.test(s.sql.split("FROM")[1] ?? ""),
+        );
         capturing = null;
         const out: string[] = [];
         for (const statement of statements) {
-          const { rows } = await explainClient.query(`EXPLAIN (ANALYZE, BUFFERS) ${statement.sql}`, statement.args as unknown[]);
+          const { rows } = await explainClient.query(
+            `EXPLAIN (ANALYZE, BUFFERS) ${statement.sql}`,
+            statement.args as unknown[],
+          );
           const lines = rows.map((r) => r["QUERY PLAN"] as string);
-          const kind = /count\(/i.test(statement.sql) ? (/LIMIT/i.test(statement.sql) ? "count(limit)" : "count") : "page";
-          const nodes = lines.filter((l) => /(Scan|Sort|Limit|Aggregate|Gather|Nested Loop|Hash)/.test(l) && !/^\s*(Sort Key|Sort Method|Buffers|Heap Fetches|Full-sort Groups|Pre-sorted Groups)/.test(l)).map((l) => l.trim().replace(/^->\s*/, "").replace(/\s*\(cost=.*$/, ""));
+          const kind = /count\(/i.test(statement.sql)
+            ? /LIMIT/i.test(statement.sql)
+              ? "count(limit)"
+              : "count"
+            : "page";
+          const nodes = lines
+            .filter(
+              (l) =>
+                /(Scan|Sort|Limit|Aggregate|Gather|Nested Loop|Hash)/.test(l) &&
+                !/^\s*(Sort Key|Sort Method|Buffers|Heap Fetches|Full-sort Groups|Pre-sorted Groups)/.test(l),
+            )
+            .map((l) =>
+              l
+                .trim()
+                .replace(/^->\s*/, "")
+                .replace(/\s*\(cost=.*$/, ""),
+            );
           const time = lines.find((l) => l.startsWith("Execution Time"));
           out.push(`    ${kind}: ${nodes.join(" <- ")}; ${time}`);
           if (VERBOSE) out.push(`      SQL: ${statement.sql}`, ...lines.map((l) => `      ${l}`));
@@ -178,11 +231,15 @@ async function main() {
       const byOffset = await graphql(PAGE_QUERY, { first: PAGE, offset: deepOffset });
       const byCursor = await graphql(PAGE_QUERY, { first: PAGE, after: deepCursor });
       const idsOf = (data: any) => data.invoices.edges.map((e: any) => e.node.id).join(",");
-      if (idsOf(byOffset) !== idsOf(byCursor) || byCursor.invoices.edges.length !== PAGE) throw new Error("the 1,000th page by cursor differs from the one by offset");
+      if (idsOf(byOffset) !== idsOf(byCursor) || byCursor.invoices.edges.length !== PAGE)
+        throw new Error("the 1,000th page by cursor differs from the one by offset");
 
       const variants = [
         { label: `first page (first: ${PAGE})`, variables: { first: PAGE } },
-        { label: `page ${DEEP} by offset (offset: ${deepOffset.toLocaleString("en")}), before`, variables: { first: PAGE, offset: deepOffset } },
+        {
+          label: `page ${DEEP} by offset (offset: ${deepOffset.toLocaleString("en")}), before`,
+          variables: { first: PAGE, offset: deepOffset },
+        },
         { label: `page ${DEEP} by cursor (after), after`, variables: { first: PAGE, after: deepCursor } },
       ];
       const times = variants.map(() => [] as number[]);
@@ -192,7 +249,9 @@ async function main() {
           if (round >= 3) times[i]!.push(took);
         }
       }
-      console.log(`\n## Pages of ${PAGE} on ${PAGE_ROWS.toLocaleString("en")} invoices (median of ${RUNS}, interleaved; load average ${os.loadavg()[0]!.toFixed(2)})`);
+      console.log(
+        `\n## Pages of ${PAGE} on ${PAGE_ROWS.toLocaleString("en")} invoices (median of ${RUNS}, interleaved; load average ${os.loadavg()[0]!.toFixed(2)})`,
+      );
       const first = median(times[0]!);
       for (const [i, v] of variants.entries()) {
         const m = median(times[i]!);
@@ -206,15 +265,22 @@ async function main() {
         t = performance.now();
         await seedInvoices(explainClient, organization, PAGE_ROWS + 1, COUNT_ROWS);
         await explainClient.query(`VACUUM ANALYZE`);
-        console.log(`\nseeded invoices up to ${COUNT_ROWS.toLocaleString("en")} in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+        console.log(
+          `\nseeded invoices up to ${COUNT_ROWS.toLocaleString("en")} in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+        );
       }
       const total = COUNT_ROWS > PAGE_ROWS ? COUNT_ROWS : PAGE_ROWS;
-      console.log(`\n## totalCount and pages of ${PAGE} by filter on ${total.toLocaleString("en")} invoices (median of ${COUNT_RUNS}, interleaved)`);
+      console.log(
+        `\n## totalCount and pages of ${PAGE} by filter on ${total.toLocaleString("en")} invoices (median of ${COUNT_RUNS}, interleaved)`,
+      );
       const rows: { label: string; count: number; cursor: string | null }[] = [];
       for (const f of FILTERS) {
         const count = (await graphql(COUNT_QUERY, { where: f.where })).invoices.totalCount as number;
         const deepReachable = count >= DEEP * PAGE;
-        const cursor = deepReachable ? ((await graphql(PAGE_QUERY, { first: PAGE, offset: deepOffset - PAGE, where: f.where })).invoices.pageInfo.endCursor as string) : null;
+        const cursor = deepReachable
+          ? ((await graphql(PAGE_QUERY, { first: PAGE, offset: deepOffset - PAGE, where: f.where })).invoices.pageInfo
+              .endCursor as string)
+          : null;
         rows.push({ label: f.label, count, cursor });
       }
       const countTimes = FILTERS.map(() => [] as number[]);
@@ -226,9 +292,12 @@ async function main() {
         for (const [i, f] of FILTERS.entries()) {
           const c = await timed(COUNT_QUERY, { where: f.where });
           const k = await timed(CAPPED_QUERY, { where: f.where });
-          if (round === 0) capped.push(`${k.data.invoices.count.count.toLocaleString("en")} ${k.data.invoices.count.precision}`);
+          if (round === 0)
+            capped.push(`${k.data.invoices.count.count.toLocaleString("en")} ${k.data.invoices.count.precision}`);
           const p = await timed(PAGE_QUERY, { first: PAGE, where: f.where });
-          const d = rows[i]!.cursor ? await timed(PAGE_QUERY, { first: PAGE, after: rows[i]!.cursor, where: f.where }) : null;
+          const d = rows[i]!.cursor
+            ? await timed(PAGE_QUERY, { first: PAGE, after: rows[i]!.cursor, where: f.where })
+            : null;
           if (round === 0) continue;
           countTimes[i]!.push(c.ms);
           cappedTimes[i]!.push(k.ms);
@@ -236,39 +305,87 @@ async function main() {
           if (d) deepTimes[i]!.push(d.ms);
         }
       }
-      console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-      console.log(`${"filter".padEnd(42)} ${"rows".padStart(9)} ${"totalCount".padStart(11)} ${"count".padStart(11)} ${"count answers".padStart(17)} ${"first page".padStart(11)} ${`page ${DEEP}`.padStart(11)}`);
+      console.log(
+        `load average ${os
+          .loadavg()
+          .map((l) => l.toFixed(2))
+          .join(" ")}`,
+      );
+      console.log(
+        `${"filter".padEnd(42)} ${"rows".padStart(9)} ${"totalCount".padStart(11)} ${"count".padStart(11)} ${"count answers".padStart(17)} ${"first page".padStart(11)} ${`page ${DEEP}`.padStart(11)}`,
+      );
       for (const [i, f] of FILTERS.entries()) {
         const deep = deepTimes[i]!.length ? ms(median(deepTimes[i]!)) : "-";
-        console.log(`${f.label.padEnd(42)} ${rows[i]!.count.toLocaleString("en").padStart(9)} ${ms(median(countTimes[i]!)).padStart(11)} ${ms(median(cappedTimes[i]!)).padStart(11)} ${capped[i]!.padStart(17)} ${ms(median(firstTimes[i]!)).padStart(11)} ${deep.padStart(11)}`);
+        console.log(
+          `${f.label.padEnd(42)} ${rows[i]!.count.toLocaleString("en").padStart(9)} ${ms(median(countTimes[i]!)).padStart(11)} ${ms(median(cappedTimes[i]!)).padStart(11)} ${capped[i]!.padStart(17)} ${ms(median(firstTimes[i]!)).padStart(11)} ${deep.padStart(11)}`,
+        );
       }
       console.log("plans (EXPLAIN ANALYZE of the statements the app sent):");
       for (const [i, f] of FILTERS.entries()) {
         console.log(`  ${f.label}`);
         console.log(await explain(COUNT_QUERY, { where: f.where }));
-        console.log((await explain(CAPPED_QUERY, { where: f.where })).split("\n").filter((l) => l.includes("count(limit)")).join("\n"));
+        console.log(
+          (await explain(CAPPED_QUERY, { where: f.where }))
+            .split("\n")
+            .filter((l) => l.includes("count(limit)"))
+            .join("\n"),
+        );
         console.log(await explain(PAGE_QUERY, { first: PAGE, where: f.where }));
-        if (rows[i]!.cursor) console.log((await explain(PAGE_QUERY, { first: PAGE, after: rows[i]!.cursor, where: f.where })).replace("page:", "page 1000:"));
+        if (rows[i]!.cursor)
+          console.log(
+            (await explain(PAGE_QUERY, { first: PAGE, after: rows[i]!.cursor, where: f.where })).replace(
+              "page:",
+              "page 1000:",
+            ),
+          );
       }
       // the keyset WHERE without the bound on its first column (what the pages sent before it), at the same cursor, by hand
       const deepAll = rows[0]!.cursor;
       if (deepAll) {
-        const [createdAt, id] = (JSON.parse(Buffer.from(deepAll, "base64url").toString("utf8")) as { k: [string, string] }).k;
+        const [createdAt, id] = (
+          JSON.parse(Buffer.from(deepAll, "base64url").toString("utf8")) as { k: [string, string] }
+        ).k;
         const select = `SELECT "id" FROM "Invoice" WHERE "organizationId" = $1 AND "testMode" = true AND `;
         const tail = ` ORDER BY "createdAt" DESC, "id" DESC LIMIT 102`;
         console.log(`  the 1,000th page's WHERE by hand, with and without the bound on createdAt (EXPLAIN ANALYZE):`);
         for (const [label, where] of [
-          ["with    (createdAt <= x AND (createdAt < x OR (createdAt = x AND id < y)))", `"createdAt" <= $2 AND ("createdAt" < $2 OR ("createdAt" = $2 AND "id" < $3))`],
-          ["without (createdAt < x OR (createdAt = x AND id < y))", `("createdAt" < $2 OR ("createdAt" = $2 AND "id" < $3))`],
+          [
+            "with    (createdAt <= x AND (createdAt < x OR (createdAt = x AND id < y)))",
+            `"createdAt" <= $2 AND ("createdAt" < $2 OR ("createdAt" = $2 AND "id" < $3))`,
+          ],
+          [
+            "without (createdAt < x OR (createdAt = x AND id < y))",
+            `("createdAt" < $2 OR ("createdAt" = $2 AND "id" < $3))`,
+          ],
         ] as const) {
-          const { rows: plan } = await explainClient.query(`EXPLAIN (ANALYZE, BUFFERS) ${select}${where}${tail}`, [organization, createdAt, id]);
+          const { rows: plan } = await explainClient.query(`EXPLAIN (ANALYZE, BUFFERS) ${select}${where}${tail}`, [
+            organization,
+            createdAt,
+            id,
+          ]);
           const lines = plan.map((r) => r["QUERY PLAN"] as string);
-          const nodes = lines.filter((l) => /(Scan|Sort|Limit)/.test(l) && !/^\s*(Sort Key|Sort Method|Buffers|Heap Fetches|Full-sort Groups|Pre-sorted Groups)/.test(l)).map((l) => l.trim().replace(/^->\s*/, "").replace(/\s*\(cost=.*$/, ""));
+          const nodes = lines
+            .filter(
+              (l) =>
+                /(Scan|Sort|Limit)/.test(l) &&
+                !/^\s*(Sort Key|Sort Method|Buffers|Heap Fetches|Full-sort Groups|Pre-sorted Groups)/.test(l),
+            )
+            .map((l) =>
+              l
+                .trim()
+                .replace(/^->\s*/, "")
+                .replace(/\s*\(cost=.*$/, ""),
+            );
           console.log(`    ${label}: ${nodes.join(" <- ")}; ${lines.find((l) => l.startsWith("Execution Time"))}`);
           if (VERBOSE) console.log(lines.map((l) => `      ${l}`).join("\n"));
         }
       }
-      console.log(`\nmachine: load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")} (end)`);
+      console.log(
+        `\nmachine: load average ${os
+          .loadavg()
+          .map((l) => l.toFixed(2))
+          .join(" ")} (end)`,
+      );
     } finally {
       await app.close();
       await database.close();

@@ -69,9 +69,15 @@ export interface Summary {
 
 /** The layer of a group (the first matching prefix), for the rollup the issue compares. */
 const LAYERS: [string, RegExp][] = [
-  ["Prisma (client runtime, Wasm query compiler, driver adapter)", /^node_modules\/(@prisma\/|prisma|pglite-prisma-adapter)/],
+  [
+    "Prisma (client runtime, Wasm query compiler, driver adapter)",
+    /^node_modules\/(@prisma\/|prisma|pglite-prisma-adapter)/,
+  ],
   ["pg (driver, pool, protocol)", /^node_modules\/pg(-|$|\s)/],
-  ["GraphQL execution (graphql-js, graphql-tools, envelop, Pothos, armor)", /^node_modules\/(graphql(?= |$)|@graphql-tools\/|@envelop\/|@pothos\/|@escape\.tech\/|graphql-scalars)/],
+  [
+    "GraphQL execution (graphql-js, graphql-tools, envelop, Pothos, armor)",
+    /^node_modules\/(graphql(?= |$)|@graphql-tools\/|@envelop\/|@pothos\/|@escape\.tech\/|graphql-scalars)/,
+  ],
   ["HTTP layer (Yoga, whatwg-node)", /^node_modules\/(graphql-yoga|@graphql-yoga\/|@whatwg-node\/)/],
   ["ours (dist/)", /^ours: /],
   ["garbage collection", /^\(garbage collector\)/],
@@ -92,7 +98,13 @@ export function summarize(profile: CpuProfile, sinceUs = 0): Summary {
     const node = byId.get(id)!;
     const { functionName, url } = node.callFrame;
     let group: string;
-    if (functionName === "(garbage collector)" || functionName === "(program)" || functionName === "(idle)" || functionName === "(root)") group = functionName;
+    if (
+      functionName === "(garbage collector)" ||
+      functionName === "(program)" ||
+      functionName === "(idle)" ||
+      functionName === "(root)"
+    )
+      group = functionName;
     else {
       const own = groupOfUrl(url);
       if (own) group = own;
@@ -146,7 +158,12 @@ export function summarize(profile: CpuProfile, sinceUs = 0): Summary {
     idleMs: idleUs / 1000,
     busyMs: (totalUs - idleUs) / 1000,
     groups: [...groups].map(([group, us]) => ({ group, ms: us / 1000 })).sort((a, b) => b.ms - a.ms),
-    layers: [...[...groups].reduce((m, [group, us]) => m.set(layerOf(group), (m.get(layerOf(group)) ?? 0) + us), new Map<string, number>())]
+    layers: [
+      ...[...groups].reduce(
+        (m, [group, us]) => m.set(layerOf(group), (m.get(layerOf(group)) ?? 0) + us),
+        new Map<string, number>(),
+      ),
+    ]
       .map(([layer, us]) => ({ layer, ms: us / 1000 }))
       .sort((a, b) => b.ms - a.ms),
     functions: [...functions.values()].sort((a, b) => b.ms - a.ms),
@@ -166,20 +183,28 @@ function main(): void {
   const requests = option("--requests");
   const sinceUs = Number(option("--since-us") ?? 0);
   if (!args.length) {
-    console.error("usage: npx tsx bench/profile-summary.ts <file.cpuprofile>... [--top N] [--since-us T] [--requests N]");
+    console.error(
+      "usage: npx tsx bench/profile-summary.ts <file.cpuprofile>... [--top N] [--since-us T] [--requests N]",
+    );
     process.exit(2);
   }
   for (const file of args) {
     const s = summarize(JSON.parse(fs.readFileSync(file, "utf8")) as CpuProfile, sinceUs);
     const pct = (ms: number) => `${((100 * ms) / s.busyMs).toFixed(1)} %`;
-    console.log(`${file}: ${(s.totalMs / 1000).toFixed(1)} s profiled${sinceUs ? " (from --since-us)" : ""}, ${(s.idleMs / 1000).toFixed(1)} s idle, ${(s.busyMs / 1000).toFixed(1)} s busy`);
-    if (requests) console.log(`busy CPU per request: ${(s.busyMs / Number(requests)).toFixed(2)} ms (${requests} requests)`);
+    console.log(
+      `${file}: ${(s.totalMs / 1000).toFixed(1)} s profiled${sinceUs ? " (from --since-us)" : ""}, ${(s.idleMs / 1000).toFixed(1)} s idle, ${(s.busyMs / 1000).toFixed(1)} s busy`,
+    );
+    if (requests)
+      console.log(`busy CPU per request: ${(s.busyMs / Number(requests)).toFixed(2)} ms (${requests} requests)`);
     console.log("\n| layer | self ms | % of busy |\n|---|---|---|");
     for (const l of s.layers) console.log(`| ${l.layer} | ${l.ms.toFixed(0)} | ${pct(l.ms)} |`);
     console.log("\n| group | self ms | % of busy |\n|---|---|---|");
     for (const g of s.groups) console.log(`| ${g.group} | ${g.ms.toFixed(0)} | ${pct(g.ms)} |`);
     console.log(`\n| function | group | where | self ms | % of busy |\n|---|---|---|---|---|`);
-    for (const f of s.functions.slice(0, top)) console.log(`| \`${f.name}\` | ${f.group} | ${f.where ? `\`${f.where}\`` : ""} | ${f.ms.toFixed(0)} | ${pct(f.ms)} |`);
+    for (const f of s.functions.slice(0, top))
+      console.log(
+        `| \`${f.name}\` | ${f.group} | ${f.where ? `\`${f.where}\`` : ""} | ${f.ms.toFixed(0)} | ${pct(f.ms)} |`,
+      );
     console.log();
   }
 }

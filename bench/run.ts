@@ -25,9 +25,15 @@ const target: DatabaseTarget = process.env.BENCH_DATABASE_URL
 console.log(`database: ${target.kind}; seeding ${SEEDED} invoices; ${REQUESTS} requests per operation`);
 await migrateTarget(target);
 const database = await createDatabase(target);
-const { key, organization } = await createApiKey(database.prisma, { organizationName: `Bench ${Date.now()}`, email: "bench@example.cl", mode: "test" });
+const { key, organization } = await createApiKey(database.prisma, {
+  organizationName: `Bench ${Date.now()}`,
+  email: "bench@example.cl",
+  mode: "test",
+});
 // rate limits off: this bench times the paths with one key sending as fast as it can (docs/limits.md)
-const server = createHttpServer(createApp({ database, logger: createLogger("silent"), settings: { rateLimitRequests: 0 } }));
+const server = createHttpServer(
+  createApp({ database, logger: createLogger("silent"), settings: { rateLimitRequests: 0 } }),
+);
 const url = await listen(server, 0, "127.0.0.1");
 
 async function call(method: string, pathname: string, body?: unknown) {
@@ -50,11 +56,18 @@ async function measure(name: string, n: number, op: (i: number) => Promise<unkno
   }
   times.sort((a, b) => a - b);
   const pct = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))].toFixed(1);
-  console.log(`${name.padEnd(44)} p50 ${pct(50).padStart(7)} ms   p95 ${pct(95).padStart(7)} ms   max ${times[times.length - 1].toFixed(1).padStart(7)} ms`);
+  console.log(
+    `${name.padEnd(44)} p50 ${pct(50).padStart(7)} ms   p95 ${pct(95).padStart(7)} ms   max ${times[times.length - 1].toFixed(1).padStart(7)} ms`,
+  );
 }
 
 try {
-  const customer = await call("POST", "/v1/customers/", { name: "Bench SpA", country: "CL", state: "RM", tax_id: "76042235-5" });
+  const customer = await call("POST", "/v1/customers/", {
+    name: "Bench SpA",
+    country: "CL",
+    state: "RM",
+    tax_id: "76042235-5",
+  });
   // seed rows directly (the measured paths are the reads below)
   const batch = 500;
   for (let done = 0; done < SEEDED; done += batch) {
@@ -85,33 +98,53 @@ try {
     created.push((await call("POST", "/v1/invoices/", { customer: customer.id, lines })).id);
   });
   await measure("GET /v1/invoices/{id}/", REQUESTS, (i) => call("GET", `/v1/invoices/${created[i % created.length]}/`));
-  await measure("PATCH /v1/invoices/{id}/ (replace lines)", REQUESTS, (i) => call("PATCH", `/v1/invoices/${created[i % created.length]}/`, { lines }));
-  await measure("GET /v1/invoices/{id}/finalize/", REQUESTS, (i) => call("GET", `/v1/invoices/${created[i]}/finalize/`));
-  await measure("GET /v1/invoices/{id}/pdf/", Math.min(REQUESTS, 50), (i) => call("GET", `/v1/invoices/${created[i]}/pdf/`));
+  await measure("PATCH /v1/invoices/{id}/ (replace lines)", REQUESTS, (i) =>
+    call("PATCH", `/v1/invoices/${created[i % created.length]}/`, { lines }),
+  );
+  await measure("GET /v1/invoices/{id}/finalize/", REQUESTS, (i) =>
+    call("GET", `/v1/invoices/${created[i]}/finalize/`),
+  );
+  await measure("GET /v1/invoices/{id}/pdf/", Math.min(REQUESTS, 50), (i) =>
+    call("GET", `/v1/invoices/${created[i]}/pdf/`),
+  );
   await measure(`GraphQL invoices(first: 20) + totalCount of ${SEEDED + REQUESTS}`, REQUESTS, () =>
     fetch(`${url}/graphql`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ query: "{ invoices(first: 20) { totalCount edges { node { id total customer { name } lines { total } } } } }" }),
+      body: JSON.stringify({
+        query: "{ invoices(first: 20) { totalCount edges { node { id total customer { name } lines { total } } } } }",
+      }),
     }).then((r) => r.json()),
   );
   // orders: create (embedded customer aggregations in every response), finalize
   const orders: string[] = [];
   await measure("POST /v1/orders/ (3 lines)", REQUESTS, async () => {
-    orders.push((await call("POST", "/v1/orders/", { customer: customer.id, lines: lines.map(({ discount: _d, ...l }) => l) })).id);
+    orders.push(
+      (await call("POST", "/v1/orders/", { customer: customer.id, lines: lines.map(({ discount: _d, ...l }) => l) }))
+        .id,
+    );
   });
   await measure("GET /v1/orders/{id}/finalize/", REQUESTS, (i) => call("GET", `/v1/orders/${orders[i]}/finalize/`));
   // credit notes against the finalized invoices (locks the invoice, sums its notes)
   await measure("POST /v1/creditnotes/ (1 line)", REQUESTS, (i) =>
-    call("POST", "/v1/creditnotes/", { invoice: created[i], lines: [{ name: "Devolución", quantity: 1, amount: 100 }] }),
+    call("POST", "/v1/creditnotes/", {
+      invoice: created[i],
+      lines: [{ name: "Devolución", quantity: 1, amount: 100 }],
+    }),
   );
   // payments: create and charge a test card (two transactions around the gateway call)
   const payments: string[] = [];
   await measure("POST /v1/payments/", REQUESTS, async () => {
     payments.push((await call("POST", "/v1/payments/", { customer: customer.id, amount: 1000, currency: "CLP" })).id);
   });
-  const card = await call("POST", "/v1/sources/", { customer: customer.id, gateway: "test", data: { token: "tok_visa" } });
-  await measure("POST /v1/payments/{id}/authorize/ (tok_visa)", REQUESTS, (i) => call("POST", `/v1/payments/${payments[i]}/authorize/`, { source: card.id }));
+  const card = await call("POST", "/v1/sources/", {
+    customer: customer.id,
+    gateway: "test",
+    data: { token: "tok_visa" },
+  });
+  await measure("POST /v1/payments/{id}/authorize/ (tok_visa)", REQUESTS, (i) =>
+    call("POST", `/v1/payments/${payments[i]}/authorize/`, { source: card.id }),
+  );
   await measure("GET /v1/customers/?page_size=20", REQUESTS, () => call("GET", "/v1/customers/?page_size=20"));
   await measure("GET /v1/generals/documents/", REQUESTS, () => call("GET", "/v1/generals/documents/"));
   const concurrent = await Promise.all(

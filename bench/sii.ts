@@ -75,35 +75,94 @@ const url = new URL(server);
 url.pathname = `/${name}`;
 const target = { kind: "postgres" as const, url: url.toString() };
 const settings: AppSettings = { ...DEFAULT_SETTINGS, certificateEncryptionKey: randomBytes(32) };
-const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const DAY = 86_400_000;
 
 /** Enrolls `organizationId` (test mode): tax profile, certificate, CAFs 33 `1..firstTo` and `firstTo+1..lastTo`. */
-async function enroll(prisma: PrismaClient, organizationId: string, authorizedOn: string, firstTo: number, lastTo: number) {
-  const ctx = runContext(prisma, settings, () => new Date(), { organizationId, testMode: true, userEmail: "bench@example.cl" });
-  await updateTaxProfile(ctx, { taxId: RUT, businessName: "Bench SpA", activity: "Servicios informáticos", activityCodes: ["620200"], city: "Santiago", commune: "Santiago", address: "Av. Siempre Viva 742" });
+async function enroll(
+  prisma: PrismaClient,
+  organizationId: string,
+  authorizedOn: string,
+  firstTo: number,
+  lastTo: number,
+) {
+  const ctx = runContext(prisma, settings, () => new Date(), {
+    organizationId,
+    testMode: true,
+    userEmail: "bench@example.cl",
+  });
+  await updateTaxProfile(ctx, {
+    taxId: RUT,
+    businessName: "Bench SpA",
+    activity: "Servicios informáticos",
+    activityCodes: ["620200"],
+    city: "Santiago",
+    commune: "Santiago",
+    address: "Av. Siempre Viva 742",
+  });
   const p12 = generatePkcs12({ rut: "12345678-5" });
   await uploadCertificate(ctx, { file: p12.file.toString("base64"), password: p12.password });
-  for (const [from, to] of [[1, firstTo], [firstTo + 1, lastTo]]) {
+  for (const [from, to] of [
+    [1, firstTo],
+    [firstTo + 1, lastTo],
+  ]) {
     await uploadCaf(ctx, { file: generateCaf({ rut: RUT, type: 33, from, to, authorizedOn }).file.toString("base64") });
   }
   return { ctx, certificatePem: p12.certificatePem };
 }
 
 /** Inserts `n` draft invoices of type 33 dated `date` (two lines each) for the organization's customers. */
-async function insertDrafts(prisma: PrismaClient, organizationId: string, customers: string[], n: number, date: string): Promise<string[]> {
+async function insertDrafts(
+  prisma: PrismaClient,
+  organizationId: string,
+  customers: string[],
+  n: number,
+  date: string,
+): Promise<string[]> {
   const invoices: Record<string, unknown>[] = [];
   const lines: Record<string, unknown>[] = [];
   for (let i = 0; i < n; i++) {
     const id = newId("inv");
     invoices.push({
-      id, organizationId, testMode: true, customerId: customers[i % customers.length], documentTypeId: "CL33", currencyId: "CLP",
-      date: new Date(`${date}T00:00:00Z`), dueDate: new Date(Date.parse(`${date}T00:00:00Z`) + 30 * DAY),
-      amount: "25000", tax: "4750", taxPercent: "19", subtotal: "25000", total: "29750", status: "draft", userEmail: "bench@example.cl",
+      id,
+      organizationId,
+      testMode: true,
+      customerId: customers[i % customers.length],
+      documentTypeId: "CL33",
+      currencyId: "CLP",
+      date: new Date(`${date}T00:00:00Z`),
+      dueDate: new Date(Date.parse(`${date}T00:00:00Z`) + 30 * DAY),
+      amount: "25000",
+      tax: "4750",
+      taxPercent: "19",
+      subtotal: "25000",
+      total: "29750",
+      status: "draft",
+      userEmail: "bench@example.cl",
     });
-    lines.push({ id: newId("lin"), invoiceId: id, position: 0, name: "Plan Pro", quantity: "2", amount: "10000", total: "20000" });
-    lines.push({ id: newId("lin"), invoiceId: id, position: 1, name: "Soporte", description: "Mesa de ayuda", quantity: "1", amount: "5000", total: "5000" });
+    lines.push({
+      id: newId("lin"),
+      invoiceId: id,
+      position: 0,
+      name: "Plan Pro",
+      quantity: "2",
+      amount: "10000",
+      total: "20000",
+    });
+    lines.push({
+      id: newId("lin"),
+      invoiceId: id,
+      position: 1,
+      name: "Soporte",
+      description: "Mesa de ayuda",
+      quantity: "1",
+      amount: "5000",
+      total: "5000",
+    });
   }
   await prisma.invoice.createMany({ data: invoices as never });
   await prisma.invoiceLine.createMany({ data: lines as never });
@@ -111,7 +170,12 @@ async function insertDrafts(prisma: PrismaClient, organizationId: string, custom
 }
 
 /** Finalizes `ids` in transactions of `batchSize`, in bulk or one by one; returns seconds. */
-async function finalizeAll(prisma: PrismaClient, ctx: ReturnType<typeof runContext>, ids: string[], bulk: boolean): Promise<number> {
+async function finalizeAll(
+  prisma: PrismaClient,
+  ctx: ReturnType<typeof runContext>,
+  ids: string[],
+  bulk: boolean,
+): Promise<number> {
   const t = performance.now();
   for (let i = 0; i < ids.length; i += batchSize) {
     const batch = ids.slice(i, i + batchSize);
@@ -138,7 +202,20 @@ function checkDtes(files: Buffer[], certificatePem: string) {
       writeFileSync(path, file);
       const schema = spawnSync("xmllint", ["--noout", "--schema", xsd, path], { encoding: "utf8" });
       if (schema.status !== 0) throw new Error(`DTE ${i} is not XSD-valid: ${schema.stderr}`);
-      const sig = spawnSync("xmlsec1", ["--verify", "--enabled-key-data", "x509", "--id-attr:ID", "http://www.sii.cl/SiiDte:Documento", "--trusted-pem", cert, path], { encoding: "utf8" });
+      const sig = spawnSync(
+        "xmlsec1",
+        [
+          "--verify",
+          "--enabled-key-data",
+          "x509",
+          "--id-attr:ID",
+          "http://www.sii.cl/SiiDte:Documento",
+          "--trusted-pem",
+          cert,
+          path,
+        ],
+        { encoding: "utf8" },
+      );
       if (sig.status !== 0) throw new Error(`DTE ${i}'s signature does not verify: ${sig.stderr}`);
     });
   });
@@ -146,9 +223,14 @@ function checkDtes(files: Buffer[], certificatePem: string) {
 
 /** Folios of the organization's 33s: each once, consecutive from 1. */
 async function checkFolios(prisma: PrismaClient, organizationId: string, expected: number) {
-  const rows = await prisma.invoice.findMany({ where: { organizationId, status: "finalized", documentTypeId: "CL33" }, select: { number: true }, orderBy: { number: "asc" } });
+  const rows = await prisma.invoice.findMany({
+    where: { organizationId, status: "finalized", documentTypeId: "CL33" },
+    select: { number: true },
+    orderBy: { number: "asc" },
+  });
   const bad = rows.findIndex((r, i) => r.number !== i + 1);
-  if (rows.length !== expected || bad !== -1) throw new Error(`folios: expected 1..${expected} once each, got ${rows.length} rows, first mismatch at ${bad}`);
+  if (rows.length !== expected || bad !== -1)
+    throw new Error(`folios: expected 1..${expected} once each, got ${rows.length} rows, first mismatch at ${bad}`);
   const submissions = await prisma.siiSubmission.count({ where: { organizationId } });
   if (submissions !== expected) throw new Error(`expected ${expected} SII submissions, got ${submissions}`);
 }
@@ -162,22 +244,44 @@ try {
   try {
     // dates: cycle 1 some 40 days ago, cycle 2 a month later (both billed), CAFs authorized the day before
     const start = new Date(Date.now() - 40 * DAY);
-    const dateStart = isoDate(new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), Math.min(start.getUTCDate(), 28))));
-    const until = isoDate(new Date(Date.UTC(Number(dateStart.slice(0, 4)), Number(dateStart.slice(5, 7)), Number(dateStart.slice(8, 10)))));
+    const dateStart = isoDate(
+      new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), Math.min(start.getUTCDate(), 28))),
+    );
+    const until = isoDate(
+      new Date(Date.UTC(Number(dateStart.slice(0, 4)), Number(dateStart.slice(5, 7)), Number(dateStart.slice(8, 10)))),
+    );
     const authorizedOn = isoDate(new Date(Date.parse(`${dateStart}T00:00:00Z`) - DAY));
     const today = isoDate(new Date());
 
     // 1. finalize only: bulk against one by one, interleaved
-    const finalizeOrg = await seedSubscriptions(prisma, { count: 50, dateStart: today, organizationName: "SII finalize bench" });
+    const finalizeOrg = await seedSubscriptions(prisma, {
+      count: 50,
+      dateStart: today,
+      organizationName: "SII finalize bench",
+    });
     const total1 = draftsPerRound * rounds * 2;
     // the first CAF ends inside the first round, so batches cross into the second one
-    const enrolled1 = await enroll(prisma, finalizeOrg.organizationId, isoDate(new Date(Date.now() - DAY)), Math.floor(draftsPerRound / 2) + 7, total1 + 1000);
-    const customers = (await prisma.customer.findMany({ where: { organizationId: finalizeOrg.organizationId }, select: { id: true } })).map((c) => c.id);
+    const enrolled1 = await enroll(
+      prisma,
+      finalizeOrg.organizationId,
+      isoDate(new Date(Date.now() - DAY)),
+      Math.floor(draftsPerRound / 2) + 7,
+      total1 + 1000,
+    );
+    const customers = (
+      await prisma.customer.findMany({ where: { organizationId: finalizeOrg.organizationId }, select: { id: true } })
+    ).map((c) => c.id);
     const rates: Record<"bulk" | "oneByOne", number[]> = { bulk: [], oneByOne: [] };
     // CPU of this process (main thread and signing threads; not PostgreSQL's) per DTE
     const cpuMs: Record<"bulk" | "oneByOne", number[]> = { bulk: [], oneByOne: [] };
     // warm-up (threads started, queries compiled), untimed
-    for (const bulk of options.bulkOnly ? [true] : [true, false]) await finalizeAll(prisma, enrolled1.ctx, await insertDrafts(prisma, finalizeOrg.organizationId, customers, batchSize, today), bulk);
+    for (const bulk of options.bulkOnly ? [true] : [true, false])
+      await finalizeAll(
+        prisma,
+        enrolled1.ctx,
+        await insertDrafts(prisma, finalizeOrg.organizationId, customers, batchSize, today),
+        bulk,
+      );
     for (let r = 0; r < rounds; r++) {
       for (const bulk of options.bulkOnly ? [true] : r % 2 === 0 ? [false, true] : [true, false]) {
         const ids = await insertDrafts(prisma, finalizeOrg.organizationId, customers, draftsPerRound, today);
@@ -187,14 +291,30 @@ try {
         const perDte = (used.user + used.system) / 1000 / draftsPerRound;
         rates[bulk ? "bulk" : "oneByOne"].push(draftsPerRound / seconds);
         cpuMs[bulk ? "bulk" : "oneByOne"].push(perDte);
-        console.log(`round ${r + 1} ${bulk ? "bulk      " : "one by one"}: ${draftsPerRound} DTEs in ${seconds.toFixed(2)} s, ${(draftsPerRound / seconds).toFixed(0)} DTEs/s, ${perDte.toFixed(2)} ms CPU per DTE (load ${load()})`);
+        console.log(
+          `round ${r + 1} ${bulk ? "bulk      " : "one by one"}: ${draftsPerRound} DTEs in ${seconds.toFixed(2)} s, ${(draftsPerRound / seconds).toFixed(0)} DTEs/s, ${perDte.toFixed(2)} ms CPU per DTE (load ${load()})`,
+        );
       }
     }
-    await checkFolios(prisma, finalizeOrg.organizationId, (options.bulkOnly ? total1 / 2 : total1) + (options.bulkOnly ? 1 : 2) * batchSize);
-    const sample = await prisma.storedFile.findMany({ where: { organizationId: finalizeOrg.organizationId }, take: 6, orderBy: { createdAt: "desc" } });
-    checkDtes(sample.map((f) => Buffer.from(f.content)), enrolled1.certificatePem);
+    await checkFolios(
+      prisma,
+      finalizeOrg.organizationId,
+      (options.bulkOnly ? total1 / 2 : total1) + (options.bulkOnly ? 1 : 2) * batchSize,
+    );
+    const sample = await prisma.storedFile.findMany({
+      where: { organizationId: finalizeOrg.organizationId },
+      take: 6,
+      orderBy: { createdAt: "desc" },
+    });
+    checkDtes(
+      sample.map((f) => Buffer.from(f.content)),
+      enrolled1.certificatePem,
+    );
     const bulkRate = median(rates.bulk);
-    if (options.bulkOnly) console.log(`finalize+sign, batches of ${batchSize}: bulk ${bulkRate.toFixed(0)} DTEs/s, ${median(cpuMs.bulk).toFixed(2)} ms CPU per DTE (medians of ${rounds})`);
+    if (options.bulkOnly)
+      console.log(
+        `finalize+sign, batches of ${batchSize}: bulk ${bulkRate.toFixed(0)} DTEs/s, ${median(cpuMs.bulk).toFixed(2)} ms CPU per DTE (medians of ${rounds})`,
+      );
     else {
       const oneRate = median(rates.oneByOne);
       console.log(
@@ -211,23 +331,40 @@ try {
     const plainSeconds = (performance.now() - t) / 1000;
     const plainCpuUsed = process.cpuUsage(plainCpu);
     // metered subscriptions bill nothing on cycle 1 (usage is billed in arrears): about 1.75 invoices each
-    if (plainRun.failed || plainRun.billed !== count) throw new Error(`plain run: ${JSON.stringify({ ...plainRun, errors: plainRun.errors.slice(0, 3) })}`);
+    if (plainRun.failed || plainRun.billed !== count)
+      throw new Error(`plain run: ${JSON.stringify({ ...plainRun, errors: plainRun.errors.slice(0, 3) })}`);
     const seeded = await seedSubscriptions(prisma, { count, dateStart, organizationName: "SII billing bench" });
-    const enrolled2 = await enroll(prisma, seeded.organizationId, authorizedOn, Math.floor(count / 3), 2 * count + 1000);
+    const enrolled2 = await enroll(
+      prisma,
+      seeded.organizationId,
+      authorizedOn,
+      Math.floor(count / 3),
+      2 * count + 1000,
+    );
     t = performance.now();
     const siiCpu = process.cpuUsage();
     const siiRun = await runBilling({ prisma, settings, until, workers, batchSize, collect: false });
     const siiSeconds = (performance.now() - t) / 1000;
     const siiCpuUsed = process.cpuUsage(siiCpu);
-    if (siiRun.failed || siiRun.billed !== count || siiRun.invoices !== plainRun.invoices) throw new Error(`SII run: ${JSON.stringify({ ...siiRun, errors: siiRun.errors.slice(0, 3) })}`);
+    if (siiRun.failed || siiRun.billed !== count || siiRun.invoices !== plainRun.invoices)
+      throw new Error(`SII run: ${JSON.stringify({ ...siiRun, errors: siiRun.errors.slice(0, 3) })}`);
     await checkFolios(prisma, seeded.organizationId, siiRun.invoices);
-    const files = await prisma.storedFile.findMany({ where: { organizationId: seeded.organizationId }, take: 6, orderBy: { name: "asc" } });
-    checkDtes(files.map((f) => Buffer.from(f.content)), enrolled2.certificatePem);
+    const files = await prisma.storedFile.findMany({
+      where: { organizationId: seeded.organizationId },
+      take: 6,
+      orderBy: { name: "asc" },
+    });
+    checkDtes(
+      files.map((f) => Buffer.from(f.content)),
+      enrolled2.certificatePem,
+    );
     const plainRate = plainRun.invoices / plainSeconds;
     const siiRate = siiRun.invoices / siiSeconds;
     console.log(`billing run, ${count} subscriptions, 2 cycles, workers ${workers}, batch size ${batchSize}:`);
     const perInvoice = (u: NodeJS.CpuUsage, n: number) => ((u.user + u.system) / 1000 / n).toFixed(2);
-    console.log(`  enrolled with SII: ${siiRun.invoices} DTEs in ${siiSeconds.toFixed(1)} s, ${siiRate.toFixed(0)} DTEs/s, ${perInvoice(siiCpuUsed, siiRun.invoices)} ms CPU per DTE`);
+    console.log(
+      `  enrolled with SII: ${siiRun.invoices} DTEs in ${siiSeconds.toFixed(1)} s, ${siiRate.toFixed(0)} DTEs/s, ${perInvoice(siiCpuUsed, siiRun.invoices)} ms CPU per DTE`,
+    );
     console.log(
       `  not enrolled:      ${plainRun.invoices} invoices in ${plainSeconds.toFixed(1)} s, ${plainRate.toFixed(0)} invoices/s, ${perInvoice(plainCpuUsed, plainRun.invoices)} ms CPU per invoice (SII run at ${(siiRate / plainRate).toFixed(2)} of it)`,
     );

@@ -42,10 +42,18 @@ async function waitHealthy(port: number, child: ReturnType<typeof spawn>): Promi
 let nextPort = 31000 + Math.floor(Math.random() * 1000);
 
 /** Spawns `command`, waits for /healthz 200, returns the milliseconds and the output; stops it with SIGTERM. */
-async function timeToHealthy(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ ms: number; output: string }> {
+async function timeToHealthy(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ ms: number; output: string }> {
   const port = nextPort++;
   const started = performance.now();
-  const child = spawn(command, args, { cwd: root, env: { ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...env, PORT: String(port), HOST: "127.0.0.1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
@@ -65,7 +73,13 @@ function timeCommand(command: string, args: string[], env: NodeJS.ProcessEnv): {
 }
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-bench-start-"));
-const env: NodeJS.ProcessEnv = { ...process.env, BILLING_DATA_DIR: dir, LOG_LEVEL: "info", SII_SEND_INTERVAL_SECONDS: "0", NODE_ENV: "production" };
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  BILLING_DATA_DIR: dir,
+  LOG_LEVEL: "info",
+  SII_SEND_INTERVAL_SECONDS: "0",
+  NODE_ENV: "production",
+};
 delete env.DATABASE_URL;
 
 // the floor: node itself, and node opening the same PGlite directory and answering HTTP
@@ -96,13 +110,22 @@ try {
   const busy: number[] = [];
   {
     const port = nextPort++;
-    const server = spawn("npm", ["start"], { cwd: root, env: { ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: "ignore" });
+    const server = spawn("npm", ["start"], {
+      cwd: root,
+      env: { ...env, PORT: String(port), HOST: "127.0.0.1" },
+      stdio: "ignore",
+    });
     await waitHealthy(port, server);
     for (let i = 0; i < RUNS; i++) {
       const started = performance.now();
-      const r = spawnSync("npm", ["run", "--silent", "cli", "--", "api-key", "list"], { cwd: root, env, encoding: "utf8" });
+      const r = spawnSync("npm", ["run", "--silent", "cli", "--", "api-key", "list"], {
+        cwd: root,
+        env,
+        encoding: "utf8",
+      });
       busy.push(performance.now() - started);
-      if (r.status !== 1 || !r.stderr.includes("is in use by process")) throw new Error(`expected the CLI to be refused: ${r.status} ${r.stderr}`);
+      if (r.status !== 1 || !r.stderr.includes("is in use by process"))
+        throw new Error(`expected the CLI to be refused: ${r.status} ${r.stderr}`);
     }
     const exited = new Promise((r) => server.once("exit", r));
     server.kill("SIGTERM");
@@ -121,10 +144,17 @@ try {
   }
   const row = (name: string, xs: number[], base?: number[]) =>
     `| ${name} | ${Math.round(median(xs))} ms | ${base ? `${(median(xs) / median(base)).toFixed(2)}` : ""} |`;
-  console.log(`node ${process.version}, ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}, medians of ${RUNS}`);
+  console.log(
+    `node ${process.version}, ${os.cpus().length} cores, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}, medians of ${RUNS}`,
+  );
   console.log("| what | time | ratio to its floor |");
   console.log("|---|---|---|");
-  console.log(`| first \`npm start\` (empty data directory: create and migrate), once | ${Math.round(first.ms)} ms | |`);
+  console.log(
+    `| first \`npm start\` (empty data directory: create and migrate), once | ${Math.round(first.ms)} ms | |`,
+  );
   console.log(row("second `npm start` to /healthz 200", second, floor));
   console.log(row("  floor: bare node opening the same PGlite directory and answering HTTP", floor));
   console.log(row("migration check with nothing to migrate (in the service)", migrationCheck));

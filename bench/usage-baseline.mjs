@@ -29,9 +29,16 @@ serveBaseline(async (req, res, key, url) => {
   if (req.method === "POST" && /^\/v1\/usages\/?$/.test(url)) {
     const body = JSON.parse(await readBody(req));
     const records = Array.isArray(body.usages) ? body.usages : [body];
-    const cols = [records.map(() => newId("usa")), records.map((r) => r.subscription_line), records.map((r) => String(r.quantity)), records.map((r) => r.date_time ?? null), records.map((r) => r.transaction_id ?? null)];
+    const cols = [
+      records.map(() => newId("usa")),
+      records.map((r) => r.subscription_line),
+      records.map((r) => String(r.quantity)),
+      records.map((r) => r.date_time ?? null),
+      records.map((r) => r.transaction_id ?? null),
+    ];
     const row = (await pool.query(INSERT, [...cols, key.org, key.test])).rows[0];
-    if (row.n !== records.length) return send(res, 400, '{"error":{"code":"validation_error","message":"unknown subscription line or duplicate"}}');
+    if (row.n !== records.length)
+      return send(res, 400, '{"error":{"code":"validation_error","message":"unknown subscription line or duplicate"}}');
     if (!Array.isArray(body.usages)) return send(res, 201, row.json.slice(1, -1));
     return send(res, 201, `{"usages":${row.json},"duplicates":[]}`);
   }

@@ -44,21 +44,59 @@ async function seed(url: string): Promise<Seed> {
   const database = await createDatabase({ kind: "postgres", url });
   try {
     const prisma = database.prisma;
-    const { key, organization } = await createApiKey(prisma, { organizationName: "Bench usage scale", email: "bench@example.cl", mode: "test" });
+    const { key, organization } = await createApiKey(prisma, {
+      organizationName: "Bench usage scale",
+      email: "bench@example.cl",
+      mode: "test",
+    });
     await prisma.organization.update({ where: { id: organization }, data: { timeZone: TIME_ZONE } });
     const tenant = { organizationId: organization, testMode: true };
     const customerId = newId("cus");
-    await prisma.customer.create({ data: { id: customerId, ...tenant, name: "Cliente SpA", address: "Av. Siempre Viva 123", countryId: "CL", email: "pagos@cliente.cl", taxId: "76042235-5" } });
+    await prisma.customer.create({
+      data: {
+        id: customerId,
+        ...tenant,
+        name: "Cliente SpA",
+        address: "Av. Siempre Viva 123",
+        countryId: "CL",
+        email: "pagos@cliente.cl",
+        taxId: "76042235-5",
+      },
+    });
     const productId = newId("pro");
     await prisma.product.create({ data: { id: productId, ...tenant, name: "API" } });
     const plan = newId("pla");
-    await prisma.plan.create({ data: { id: plan, ...tenant, productId, position: 0, name: "API calls", amount: "7", usageScheme: "metered", currencyId: "CLP", frequency: "monthly", usageAggregation: "sum" } as never });
+    await prisma.plan.create({
+      data: {
+        id: plan,
+        ...tenant,
+        productId,
+        position: 0,
+        name: "API calls",
+        amount: "7",
+        usageScheme: "metered",
+        currencyId: "CLP",
+        frequency: "monthly",
+        usageAggregation: "sum",
+      } as never,
+    });
     const subscription = newId("sub");
     await prisma.subscription.create({
-      data: { id: subscription, ...tenant, documentTypeId: "CL33", customerId, dateStart: new Date("2026-09-01"), nextBilling: new Date("2026-11-01"), nextBillingCycle: 3, userEmail: "bench@example.cl" } as never,
+      data: {
+        id: subscription,
+        ...tenant,
+        documentTypeId: "CL33",
+        customerId,
+        dateStart: new Date("2026-09-01"),
+        nextBilling: new Date("2026-11-01"),
+        nextBillingCycle: 3,
+        userEmail: "bench@example.cl",
+      } as never,
     });
     const line = newId("lin");
-    await prisma.subscriptionLine.create({ data: { id: line, subscriptionId: subscription, planId: plan, quantity: "1" } as never });
+    await prisma.subscriptionLine.create({
+      data: { id: line, subscriptionId: subscription, planId: plan, quantity: "1" } as never,
+    });
     return { key, organization, subscription, line, plan };
   } finally {
     await database.close();
@@ -108,7 +146,10 @@ async function preview(service: Child, s: Seed): Promise<{ ms: number; quantity:
       body: JSON.stringify({ query: PREVIEW, variables: { id: s.subscription } }),
       signal: AbortSignal.timeout(TIMEOUT_S * 1000),
     });
-    const body = (await res.json()) as { data?: { upcomingInvoice: { lines: { quantity: string; periodStart: string }[] } }; errors?: { message: string }[] };
+    const body = (await res.json()) as {
+      data?: { upcomingInvoice: { lines: { quantity: string; periodStart: string }[] } };
+      errors?: { message: string }[];
+    };
     const ms = performance.now() - t0;
     if (body.errors?.length) return { ms, quantity: null, error: body.errors[0].message };
     const line = body.data!.upcomingInvoice.lines.find((l) => l.periodStart.startsWith("2026-10-01"));
@@ -145,11 +186,21 @@ async function main(): Promise<void> {
     let rows = 0;
     for (const size of SIZES) {
       const t0 = performance.now();
-      for (let first = rows + 1; first <= size; first += CHUNK) await addRows(c, s, first, Math.min(size, first + CHUNK - 1));
+      for (let first = rows + 1; first <= size; first += CHUNK)
+        await addRows(c, s, first, Math.min(size, first + CHUNK - 1));
       await c.query(`VACUUM ANALYZE "Usage"`);
       rows = size;
-      const inPeriod = Number((await c.query(`SELECT count(*) AS n FROM "Usage" WHERE "subscriptionLineId" = $1 AND "dateTime" >= $2 AND "dateTime" < $3`, [s.line, PERIOD.start, PERIOD.end])).rows[0].n);
-      console.log(`\n${size.toLocaleString("en")} rows of one line (${inPeriod.toLocaleString("en")} in the billed month), seeded in ${((performance.now() - t0) / 1000).toFixed(0)} s; load ${loadAverage()}`);
+      const inPeriod = Number(
+        (
+          await c.query(
+            `SELECT count(*) AS n FROM "Usage" WHERE "subscriptionLineId" = $1 AND "dateTime" >= $2 AND "dateTime" < $3`,
+            [s.line, PERIOD.start, PERIOD.end],
+          )
+        ).rows[0].n,
+      );
+      console.log(
+        `\n${size.toLocaleString("en")} rows of one line (${inPeriod.toLocaleString("en")} in the billed month), seeded in ${((performance.now() - t0) / 1000).toFixed(0)} s; load ${loadAverage()}`,
+      );
       // what the billing run reads for the line (loadCycleData's rows: every record from the billed period's start on)
       const rowsPlan = await c.query(
         `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT "id", "subscriptionLineId", "quantity", "dateTime", "createdAt", "invoiceId" FROM "Usage" WHERE "subscriptionLineId" IN ($1) AND "dateTime" >= $2`,
@@ -176,8 +227,14 @@ async function main(): Promise<void> {
           if (i > 0) times.push(r.ms);
         }
         const median = times.length ? [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] : NaN;
-        console.log(`  ${aggregation}: preview ${times.length ? `${median.toFixed(0)} ms (median of ${times.length}: ${times.map((t) => t.toFixed(0)).join(", ")})` : "-"}, quantity ${want}${note}; load ${loadAverage()}`);
-        const plan = await c.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${previewSql(aggregation)}`, [s.line, PERIOD.start, PERIOD.end]);
+        console.log(
+          `  ${aggregation}: preview ${times.length ? `${median.toFixed(0)} ms (median of ${times.length}: ${times.map((t) => t.toFixed(0)).join(", ")})` : "-"}, quantity ${want}${note}; load ${loadAverage()}`,
+        );
+        const plan = await c.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${previewSql(aggregation)}`, [
+          s.line,
+          PERIOD.start,
+          PERIOD.end,
+        ]);
         for (const row of plan.rows) console.log(`      ${row["QUERY PLAN"]}`);
       }
     }

@@ -26,7 +26,16 @@ import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import pg from "pg";
-import { countingProxy, loadAverage, openDatabase, requireFreshBuild, serviceEnv, startChild, startService, type Child } from "./harness.js";
+import {
+  countingProxy,
+  loadAverage,
+  openDatabase,
+  requireFreshBuild,
+  serviceEnv,
+  startChild,
+  startService,
+  type Child,
+} from "./harness.js";
 import { createDatabase, migrateTarget } from "../src/infra/database.js";
 import { newId } from "../src/infra/ids.js";
 import { createApiKey } from "../src/services/api-keys.js";
@@ -67,17 +76,54 @@ async function seed(url: string): Promise<Seed> {
   const database = await createDatabase({ kind: "postgres", url });
   try {
     const prisma = database.prisma;
-    const { key, organization } = await createApiKey(prisma, { organizationName: "Bench usage", email: "bench@example.cl", mode: "test" });
+    const { key, organization } = await createApiKey(prisma, {
+      organizationName: "Bench usage",
+      email: "bench@example.cl",
+      mode: "test",
+    });
     const tenant = { organizationId: organization, testMode: true };
     const customerId = newId("cus");
-    await prisma.customer.create({ data: { id: customerId, ...tenant, name: "Cliente SpA", address: "Av. Siempre Viva 123", countryId: "CL", email: "pagos@cliente.cl", taxId: "76042235-5" } });
+    await prisma.customer.create({
+      data: {
+        id: customerId,
+        ...tenant,
+        name: "Cliente SpA",
+        address: "Av. Siempre Viva 123",
+        countryId: "CL",
+        email: "pagos@cliente.cl",
+        taxId: "76042235-5",
+      },
+    });
     const productId = newId("pro");
     await prisma.product.create({ data: { id: productId, ...tenant, name: "API" } });
     const planId = newId("pla");
-    await prisma.plan.create({ data: { id: planId, ...tenant, productId, position: 0, name: "API calls", amount: "7", usageScheme: "metered", currencyId: "CLP", frequency: "monthly", usageAggregation: "sum" } as never });
+    await prisma.plan.create({
+      data: {
+        id: planId,
+        ...tenant,
+        productId,
+        position: 0,
+        name: "API calls",
+        amount: "7",
+        usageScheme: "metered",
+        currencyId: "CLP",
+        frequency: "monthly",
+        usageAggregation: "sum",
+      } as never,
+    });
     const subscriptionId = newId("sub");
     const start = Date.UTC(2026, 0, 1);
-    await prisma.subscription.create({ data: { id: subscriptionId, ...tenant, documentTypeId: "CL33", customerId, dateStart: new Date(start), nextBilling: new Date(start + 31 * 86_400_000), userEmail: "bench@example.cl" } as never });
+    await prisma.subscription.create({
+      data: {
+        id: subscriptionId,
+        ...tenant,
+        documentTypeId: "CL33",
+        customerId,
+        dateStart: new Date(start),
+        nextBilling: new Date(start + 31 * 86_400_000),
+        userEmail: "bench@example.cl",
+      } as never,
+    });
     const line = newId("lin");
     await prisma.subscriptionLine.create({ data: { id: line, subscriptionId, planId, quantity: "1" } as never });
     return { key, line };
@@ -124,7 +170,13 @@ async function load(url: string, s: Seed, sc: Scenario, seconds: number): Promis
     connections: sc.connections,
     duration: seconds,
     headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
-    requests: [{ method: "POST", path: "/v1/usages/", setupRequest: (req: autocannon.Request) => ({ ...req, body: next(sc.size) }) }],
+    requests: [
+      {
+        method: "POST",
+        path: "/v1/usages/",
+        setupRequest: (req: autocannon.Request) => ({ ...req, body: next(sc.size) }),
+      },
+    ],
   }) as unknown as autocannon.Instance & Promise<autocannon.Result>;
   instance.on("response", (_client: unknown, status: number) => {
     if (status !== 201) {
@@ -152,7 +204,12 @@ async function load(url: string, s: Seed, sc: Scenario, seconds: number): Promis
 }
 
 /** SQL statements per request of each scenario, the mean of `times` requests after one warm-up. */
-async function countStatements(url: string, s: Seed, scenarios: Scenario[], times = 5): Promise<Map<string, { service: number; baseline: number }>> {
+async function countStatements(
+  url: string,
+  s: Seed,
+  scenarios: Scenario[],
+  times = 5,
+): Promise<Map<string, { service: number; baseline: number }>> {
   const proxy = await countingProxy(url);
   const service = await startService(proxy.url);
   const baseline = await startChild(["bench/usage-baseline.mjs"], serviceEnv(proxy.url));
@@ -162,8 +219,15 @@ async function countStatements(url: string, s: Seed, scenarios: Scenario[], time
       const perRequest = async (base: string) => {
         const next = bodies(s.line, `count-${sc.id}-${base.slice(-5)}`);
         const post = async () => {
-          const res = await fetch(`${base}/v1/usages/`, { method: "POST", body: next(sc.size), headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" } });
-          if (res.status !== 201) throw new Error(`${sc.name}: status ${res.status} while counting statements: ${(await res.text()).slice(0, 300)}`);
+          const res = await fetch(`${base}/v1/usages/`, {
+            method: "POST",
+            body: next(sc.size),
+            headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+          });
+          if (res.status !== 201)
+            throw new Error(
+              `${sc.name}: status ${res.status} while counting statements: ${(await res.text()).slice(0, 300)}`,
+            );
           await res.arrayBuffer().catch(() => undefined);
         };
         await post();
@@ -212,13 +276,18 @@ async function main(): Promise<void> {
     const seedData = await seed(db.url);
     const scenarios = SCENARIOS.filter((sc) => !ONLY || ONLY.includes(sc.id));
     const statements = await countStatements(db.url, seedData, scenarios);
-    for (const sc of scenarios) console.log(`SQL statements per request, ${sc.name}: service ${statements.get(sc.id)!.service}, baseline ${statements.get(sc.id)!.baseline}`);
+    for (const sc of scenarios)
+      console.log(
+        `SQL statements per request, ${sc.name}: service ${statements.get(sc.id)!.service}, baseline ${statements.get(sc.id)!.baseline}`,
+      );
     const service = await startService(db.url);
     children.push(service);
     const baseline = await startChild(["bench/usage-baseline.mjs"], serviceEnv(db.url));
     children.push(baseline);
     for (const sc of scenarios) for (const c of [service, baseline]) await load(c.url, seedData, sc, 2); // warm-up
-    console.log(`node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}); service ${SECONDS} s, baseline ${BASELINE_SECONDS} s per scenario; transaction ids ${TRANSACTION_IDS ? "on" : "off"}`);
+    console.log(
+      `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}); service ${SECONDS} s, baseline ${BASELINE_SECONDS} s per scenario; transaction ids ${TRANSACTION_IDS ? "on" : "off"}`,
+    );
     const rows: { sc: Scenario; service: Run; baseline: Run; load: string }[] = [];
     for (const sc of scenarios) {
       const before = await rowsIn(db.url);
@@ -229,19 +298,31 @@ async function main(): Promise<void> {
       const row = { sc, service: s, baseline: b, load: loadService };
       rows.push(row);
       console.log(`\n${sc.name} (${sc.connections} connections):`);
-      console.log(`  service: ${f0(s.eventsPerSecond)} events/s overall (${s.events} events in ${s.seconds.toFixed(1)} s), per request p50 ${f0(s.p50)} ms, p99 ${f0(s.p99)} ms; per ${WINDOW_MS / 1000} s window: ${s.windows.map(f0).join(", ")}; load ${loadService}`);
+      console.log(
+        `  service: ${f0(s.eventsPerSecond)} events/s overall (${s.events} events in ${s.seconds.toFixed(1)} s), per request p50 ${f0(s.p50)} ms, p99 ${f0(s.p99)} ms; per ${WINDOW_MS / 1000} s window: ${s.windows.map(f0).join(", ")}; load ${loadService}`,
+      );
       // the requests in flight when the load stopped are written but not acknowledged: at most one per connection
       const inFlight = written - s.events;
       const consistent = inFlight >= 0 && inFlight <= sc.connections * Math.max(sc.size, 1);
-      console.log(`  rows written ${written}, events acknowledged ${s.events} (in flight at the end: ${inFlight})${consistent ? "" : " MISMATCH"}; errors or other statuses ${s.errors}`);
-      console.log(`  baseline: ${f0(b.eventsPerSecond)} events/s, p50 ${f0(b.p50)} ms, p99 ${f0(b.p99)} ms (errors ${b.errors}); ratio ${(s.eventsPerSecond / b.eventsPerSecond).toFixed(3)}; load ${loadAverage()}`);
+      console.log(
+        `  rows written ${written}, events acknowledged ${s.events} (in flight at the end: ${inFlight})${consistent ? "" : " MISMATCH"}; errors or other statuses ${s.errors}`,
+      );
+      console.log(
+        `  baseline: ${f0(b.eventsPerSecond)} events/s, p50 ${f0(b.p50)} ms, p99 ${f0(b.p99)} ms (errors ${b.errors}); ratio ${(s.eventsPerSecond / b.eventsPerSecond).toFixed(3)}; load ${loadAverage()}`,
+      );
     }
-    console.log("\n| scenario | connections | service events/s | slowest / fastest 10 s window | p50 / p99 per request | baseline events/s | ratio | SQL statements per request (service / baseline) | load average (1, 5, 15 min) |");
+    console.log(
+      "\n| scenario | connections | service events/s | slowest / fastest 10 s window | p50 / p99 per request | baseline events/s | ratio | SQL statements per request (service / baseline) | load average (1, 5, 15 min) |",
+    );
     console.log("|---|---|---|---|---|---|---|---|---|");
     for (const r of rows) {
-      const w = r.service.windows.length ? `${f0(Math.min(...r.service.windows))} / ${f0(Math.max(...r.service.windows))}` : "-";
+      const w = r.service.windows.length
+        ? `${f0(Math.min(...r.service.windows))} / ${f0(Math.max(...r.service.windows))}`
+        : "-";
       const st = statements.get(r.sc.id)!;
-      console.log(`| ${r.sc.name} | ${r.sc.connections} | ${f0(r.service.eventsPerSecond)} | ${w} | ${f0(r.service.p50)} ms / ${f0(r.service.p99)} ms | ${f0(r.baseline.eventsPerSecond)} | ${(r.service.eventsPerSecond / r.baseline.eventsPerSecond).toFixed(3)} | ${st.service} / ${st.baseline} | ${r.load} |`);
+      console.log(
+        `| ${r.sc.name} | ${r.sc.connections} | ${f0(r.service.eventsPerSecond)} | ${w} | ${f0(r.service.p50)} ms / ${f0(r.service.p99)} ms | ${f0(r.baseline.eventsPerSecond)} | ${(r.service.eventsPerSecond / r.baseline.eventsPerSecond).toFixed(3)} | ${st.service} / ${st.baseline} | ${r.load} |`,
+      );
     }
     if (PROFILE_DIR) {
       for (const c of children) await c.stop();
@@ -256,8 +337,13 @@ async function main(): Promise<void> {
         const run = await load(profiled.url, seedData, sc, PROFILE_SECONDS);
         await profiled.stop();
         children.length = 0;
-        const written = fs.readdirSync(PROFILE_DIR).filter((f) => f.endsWith(".cpuprofile") && !before.has(f)).map((f) => path.join(PROFILE_DIR, f));
-        console.log(`\nprofile, ${sc.name} (${f0(run.eventsPerSecond)} events/s while profiled): npx tsx bench/profile-summary.ts ${written.join(" ")} --since-us ${sinceUs} --requests ${run.requests}`);
+        const written = fs
+          .readdirSync(PROFILE_DIR)
+          .filter((f) => f.endsWith(".cpuprofile") && !before.has(f))
+          .map((f) => path.join(PROFILE_DIR, f));
+        console.log(
+          `\nprofile, ${sc.name} (${f0(run.eventsPerSecond)} events/s while profiled): npx tsx bench/profile-summary.ts ${written.join(" ")} --since-us ${sinceUs} --requests ${run.requests}`,
+        );
       }
     }
   } finally {

@@ -13,8 +13,19 @@ import { fileURLToPath } from "node:url";
 export const root = fileURLToPath(new URL("..", import.meta.url));
 export const stamp = path.join(root, "dist", "build-info.json");
 /** Generated into src/ by the build itself: not sources. */
-const GENERATED = [path.join(root, "src", "infra", "prisma", "generated"), path.join(root, "src", "graphql", "generated")];
-const INPUTS = ["src", "prisma/schema.prisma", "schema/schema.graphql", "codegen.ts", "tsconfig.json", "tsconfig.build.json", "package-lock.json"];
+const GENERATED = [
+  path.join(root, "src", "infra", "prisma", "generated"),
+  path.join(root, "src", "graphql", "generated"),
+];
+const INPUTS = [
+  "src",
+  "prisma/schema.prisma",
+  "schema/schema.graphql",
+  "codegen.ts",
+  "tsconfig.json",
+  "tsconfig.build.json",
+  "package-lock.json",
+];
 
 /** Newest modification time (ms) under `file` (directories included: a deleted file changes its folder's time). */
 function newest(file) {

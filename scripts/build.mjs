@@ -25,7 +25,11 @@ function step(label, args) {
   const started = performance.now();
   // prisma's generators (prisma-pothos-types) are found on PATH, as under `npm run`
   const PATH = [path.join(root, "node_modules", ".bin"), process.env.PATH].filter(Boolean).join(path.delimiter);
-  const r = spawnSync(process.execPath, args, { cwd: root, encoding: "utf8", env: { ...process.env, PATH, PRISMA_HIDE_UPDATE_MESSAGE: "1" } });
+  const r = spawnSync(process.execPath, args, {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...process.env, PATH, PRISMA_HIDE_UPDATE_MESSAGE: "1" },
+  });
   if (r.status !== 0) {
     process.stderr.write(`${r.stdout ?? ""}${r.stderr ?? ""}build: ${label} failed (exit ${r.status ?? r.signal})\n`);
     process.exit(1);

@@ -34,7 +34,10 @@ if (state !== "fresh") {
     process.exit(1);
   }
   if (canBuild) {
-    log(30, state === "missing" ? "building dist/ (first run)" : "building dist/ (sources changed since the last build)");
+    log(
+      30,
+      state === "missing" ? "building dist/ (first run)" : "building dist/ (sources changed since the last build)",
+    );
     const started = performance.now();
     const built = runBuild();
     if (!built.ok) {

@@ -22,7 +22,9 @@ import type { Database } from "./infra/database.js";
 import { apiKeyCommands } from "./cli/api-keys.js";
 import { databaseCommands } from "./cli/database.js";
 
-const { version } = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+const { version } = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
 
 /** Opens the configured database and applies pending migrations (silently: the CLI's stdout is for results). */
 async function openDatabase(): Promise<Database> {
@@ -39,12 +41,19 @@ async function openDatabase(): Promise<Database> {
 
 /** Settings as the server would use them (configuration validated, the embedded key file). */
 async function settings() {
-  const [{ loadConfig }, { withEmbeddedKey }, { databaseTarget }] = await Promise.all([import("./infra/config.js"), import("./infra/secrets.js"), import("./infra/driver-adapter.js")]);
+  const [{ loadConfig }, { withEmbeddedKey }, { databaseTarget }] = await Promise.all([
+    import("./infra/config.js"),
+    import("./infra/secrets.js"),
+    import("./infra/driver-adapter.js"),
+  ]);
   const config = loadConfig();
   return { config, settings: withEmbeddedKey(config.settings, databaseTarget()) };
 }
 
-const program = new Command().name("billing").description("Billing service command line").version(version, "-V, --version", "print the version");
+const program = new Command()
+  .name("billing")
+  .description("Billing service command line")
+  .version(version, "-V, --version", "print the version");
 
 const migrateCommand = program.command("migrate").description("database migrations (prisma/migrations)");
 migrateCommand
@@ -55,7 +64,11 @@ migrateCommand
     const database = await createDatabase(databaseTarget());
     try {
       const report = await migrate(database);
-      process.stderr.write(report.applied.length ? `applied ${report.applied.length} migration(s):\n${report.applied.map((n) => `  ${n}\n`).join("")}` : "the database is up to date\n");
+      process.stderr.write(
+        report.applied.length
+          ? `applied ${report.applied.length} migration(s):\n${report.applied.map((n) => `  ${n}\n`).join("")}`
+          : "the database is up to date\n",
+      );
       for (const name of report.modified) process.stderr.write(`warning: ${name} changed after it was applied\n`);
     } finally {
       await database.close();
@@ -78,7 +91,9 @@ migrateCommand
           ...status.pending.map((n) => `pending   ${n}`),
           ...status.unknown.map((n) => `unknown   ${n}  (applied, not in this build)`),
         ];
-        process.stdout.write(`${lines.join("\n")}\n${status.pending.length || status.failed.length ? `${status.pending.length} pending, ${status.failed.length} failed` : "the database is up to date"}\n`);
+        process.stdout.write(
+          `${lines.join("\n")}\n${status.pending.length || status.failed.length ? `${status.pending.length} pending, ${status.failed.length} failed` : "the database is up to date"}\n`,
+        );
       }
       if (status.pending.length || status.failed.length) process.exitCode = 1;
     } finally {
@@ -93,47 +108,69 @@ const billing = program.command("billing").description("recurring billing");
 billing
   .command("run")
   .description("bill every due subscription of every organization and mode once, then collect with saved cards")
-  .option("--until <date>", "bill cycles starting on or before this day (yyyy-mm-dd); default: today in each organization's time zone")
+  .option(
+    "--until <date>",
+    "bill cycles starting on or before this day (yyyy-mm-dd); default: today in each organization's time zone",
+  )
   .option("--json", "print the summary as JSON (default: plain text)")
   .option("--batch-size <n>", "subscriptions per transaction", "100")
   .option("--workers <n>", "parallel claim loops (PostgreSQL; keep 1 on the embedded database)", "1")
   .option("--no-progress", "no progress bar")
-  .action(async (options: { until?: string; json?: boolean; batchSize: string; workers: string; progress: boolean }) => {
-    const batchSize = positive(options.batchSize, "--batch-size");
-    const workers = positive(options.workers, "--workers");
-    const [{ runBilling }, { default: cliProgress }, { settings: runSettings }] = await Promise.all([import("./services/billing-run.js"), import("cli-progress"), settings()]);
-    const database = await openDatabase();
-    const bar = options.progress ? new cliProgress.SingleBar({ stream: process.stderr, format: "billing [{bar}] {value}/{total} subscriptions | {eta_formatted} left", hideCursor: true }, cliProgress.Presets.shades_classic) : null;
-    let started = false;
-    let summary;
-    try {
-      summary = await runBilling({
-        prisma: database.prisma,
-        settings: runSettings,
-        until: options.until,
-        batchSize,
-        workers,
-        onProgress: (done, total) => {
-          if (!bar) return;
-          if (!started) {
-            bar.start(total, 0);
-            started = true;
-          }
-          bar.setTotal(total);
-          bar.update(done);
-        },
-      });
-    } finally {
-      if (started) bar?.stop();
-      await database.close();
-    }
-    const { errors, ...counts } = summary;
-    if (options.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
-    else {
-      process.stdout.write(`${Object.entries(counts).map(([k, v]) => `${k}: ${v}`).join("\n")}\n`);
-      for (const e of errors) process.stdout.write(`error: ${e}\n`);
-    }
-  });
+  .action(
+    async (options: { until?: string; json?: boolean; batchSize: string; workers: string; progress: boolean }) => {
+      const batchSize = positive(options.batchSize, "--batch-size");
+      const workers = positive(options.workers, "--workers");
+      const [{ runBilling }, { default: cliProgress }, { settings: runSettings }] = await Promise.all([
+        import("./services/billing-run.js"),
+        import("cli-progress"),
+        settings(),
+      ]);
+      const database = await openDatabase();
+      const bar = options.progress
+        ? new cliProgress.SingleBar(
+            {
+              stream: process.stderr,
+              format: "billing [{bar}] {value}/{total} subscriptions | {eta_formatted} left",
+              hideCursor: true,
+            },
+            cliProgress.Presets.shades_classic,
+          )
+        : null;
+      let started = false;
+      let summary;
+      try {
+        summary = await runBilling({
+          prisma: database.prisma,
+          settings: runSettings,
+          until: options.until,
+          batchSize,
+          workers,
+          onProgress: (done, total) => {
+            if (!bar) return;
+            if (!started) {
+              bar.start(total, 0);
+              started = true;
+            }
+            bar.setTotal(total);
+            bar.update(done);
+          },
+        });
+      } finally {
+        if (started) bar?.stop();
+        await database.close();
+      }
+      const { errors, ...counts } = summary;
+      if (options.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+      else {
+        process.stdout.write(
+          `${Object.entries(counts)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join("\n")}\n`,
+        );
+        for (const e of errors) process.stdout.write(`error: ${e}\n`);
+      }
+    },
+  );
 
 function positive(value: string, name: string): number {
   const n = Number(value);
@@ -149,10 +186,18 @@ sii
   .command("send")
   .description("upload queued DTEs to SII and poll sent envelopes once (what the server's worker does on its interval)")
   .action(async () => {
-    const [{ sendDueSubmissions }, { createLogger }, { config, settings: siiSettings }] = await Promise.all([import("./services/sii-sending.js"), import("./infra/logger.js"), settings()]);
+    const [{ sendDueSubmissions }, { createLogger }, { config, settings: siiSettings }] = await Promise.all([
+      import("./services/sii-sending.js"),
+      import("./infra/logger.js"),
+      settings(),
+    ]);
     const database = await openDatabase();
     try {
-      const report = await sendDueSubmissions({ prisma: database.prisma, logger: createLogger(config.logLevel, config.logFormat), settings: siiSettings });
+      const report = await sendDueSubmissions({
+        prisma: database.prisma,
+        logger: createLogger(config.logLevel, config.logFormat),
+        settings: siiSettings,
+      });
       process.stdout.write(`${JSON.stringify(report)}\n`);
     } finally {
       await database.close();
@@ -165,9 +210,13 @@ const EXPECTED = new Set(["DataDirInUseError", "ConfigError", "MigrationError", 
 try {
   await program.parseAsync(process.argv);
 } catch (e) {
-  const [{ DomainError }, { errorMessage }] = await Promise.all([import("./domain/errors.js"), import("./infra/driver-adapter.js")]);
+  const [{ DomainError }, { errorMessage }] = await Promise.all([
+    import("./domain/errors.js"),
+    import("./infra/driver-adapter.js"),
+  ]);
   const error = e as Error & { code?: string };
-  const expected = e instanceof DomainError || e instanceof UsageError || EXPECTED.has(error.name) || typeof error.code === "string";
+  const expected =
+    e instanceof DomainError || e instanceof UsageError || EXPECTED.has(error.name) || typeof error.code === "string";
   const message = errorMessage(e);
   process.stderr.write(`${expected ? `error: ${message}` : `error: ${message}\n${error.stack ?? ""}`}\n`);
   process.exit(1);

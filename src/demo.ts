@@ -29,14 +29,27 @@ async function inProcessServer() {
   console.log("starting an in-process server on a fresh embedded database ...");
   const database = await createDatabase(target);
   await migrate(database);
-  const { key, organization } = await createApiKey(database.prisma, { organizationName: "Demo SpA", email: "demo@example.cl", mode: "test" });
+  const { key, organization } = await createApiKey(database.prisma, {
+    organizationName: "Demo SpA",
+    email: "demo@example.cl",
+    mode: "test",
+  });
   // the demo runs in test mode: its tax profile is test mode's (settings are per mode)
   await database.prisma.organizationSettings.updateMany({
     where: { organizationId: organization, testMode: true },
-    data: { taxId: "76042235-5", taxBusinessName: "Demo SpA", taxAddress: "Av. Apoquindo 3000", taxCommune: "Las Condes", taxCity: "Santiago", taxActivity: "Desarrollo de software" },
+    data: {
+      taxId: "76042235-5",
+      taxBusinessName: "Demo SpA",
+      taxAddress: "Av. Apoquindo 3000",
+      taxCommune: "Las Condes",
+      taxCity: "Santiago",
+      taxActivity: "Desarrollo de software",
+    },
   });
   // the key that seals the demo's certificate and CAF (a real server takes CERTIFICATE_ENCRYPTION_KEY or a key file)
-  const server = createHttpServer(createApp({ database, logger: createLogger("warn"), settings: { certificateEncryptionKey: randomBytes(32) } }));
+  const server = createHttpServer(
+    createApp({ database, logger: createLogger("warn"), settings: { certificateEncryptionKey: randomBytes(32) } }),
+  );
   const url = await listen(server, 0, "127.0.0.1");
   return {
     url,
@@ -51,7 +64,14 @@ async function inProcessServer() {
 }
 
 const external = process.env.BILLING_URL && process.env.BILLING_API_KEY;
-const service = external ? { url: process.env.BILLING_URL!.replace(/\/$/, ""), key: process.env.BILLING_API_KEY!, close: async () => {}, database: null } : await inProcessServer();
+const service = external
+  ? {
+      url: process.env.BILLING_URL!.replace(/\/$/, ""),
+      key: process.env.BILLING_API_KEY!,
+      close: async () => {},
+      database: null,
+    }
+  : await inProcessServer();
 
 async function call(method: string, pathname: string, body?: unknown) {
   const res = await fetch(`${service.url}${pathname}`, {
@@ -85,10 +105,17 @@ async function savePdf(pathname: string, name: string) {
 
 function printDocument(what: string, documentName: string, doc: any, currency: string) {
   // before the SII set-up a Chilean document is numbered in the internal series, no tax document (docs/sii-setup.md)
-  const heading = doc.numbering === "internal" ? `Documento no tributario (${documentName}) N° interno ${doc.number}` : `${documentName} N° ${doc.number}`;
+  const heading =
+    doc.numbering === "internal"
+      ? `Documento no tributario (${documentName}) N° interno ${doc.number}`
+      : `${documentName} N° ${doc.number}`;
   console.log(`${what} ${doc.id}  ${heading}  status ${doc.status}`);
-  for (const line of doc.lines) console.log(`  ${line.name.padEnd(28)} ${String(line.quantity).padStart(6)} x ${String(line.amount).padStart(8)}  = ${line.total}${line.exempt ? " (exempt)" : ""}`);
-  for (const field of ["amount", "exempt", "tax", "total"]) console.log(`${field.padStart(10)}: ${currency} ${doc[field]}`);
+  for (const line of doc.lines)
+    console.log(
+      `  ${line.name.padEnd(28)} ${String(line.quantity).padStart(6)} x ${String(line.amount).padStart(8)}  = ${line.total}${line.exempt ? " (exempt)" : ""}`,
+    );
+  for (const field of ["amount", "exempt", "tax", "total"])
+    console.log(`${field.padStart(10)}: ${currency} ${doc[field]}`);
 }
 
 try {
@@ -106,7 +133,14 @@ try {
     document: "CL33",
     lines: [
       { name: "Licencia anual", quantity: 2, amount: 45000 },
-      { name: "Implementación", description: "Horas de consultoría", quantity: 12.5, amount: 18990, discount: 10, discount_scheme: "%" },
+      {
+        name: "Implementación",
+        description: "Horas de consultoría",
+        quantity: 12.5,
+        amount: 18990,
+        discount: 10,
+        discount_scheme: "%",
+      },
       { name: "Capacitación (exenta)", quantity: 1, amount: 60000, exempt: true },
     ],
     discount: 5000,
@@ -136,7 +170,9 @@ try {
   console.log(`  customer balance ${order.customer.aggregations.balance}, sales ${order.customer.aggregations.sales}`);
   await savePdf(`/v1/orders/${order.id}/pdf/`, `order-${order.document.id}-${order.number}.pdf`);
 
-  const billed = await graphql(`mutation($ids: [ID!]!) { invoiceOrders(orderIds: $ids) { id total } }`, { ids: [order.id] });
+  const billed = await graphql(`mutation($ids: [ID!]!) { invoiceOrders(orderIds: $ids) { id total } }`, {
+    ids: [order.id],
+  });
   const orderInvoice = await call("GET", `/v1/invoices/${billed.invoiceOrders.id}/finalize/`);
   printDocument("invoice for the order", orderInvoice.document.name, orderInvoice, orderInvoice.document.currency);
 
@@ -153,21 +189,41 @@ try {
 
   // pay what is left of the first invoice with a test card (test gateway, tok_visa)
   const due = await graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountDue } } }`, { id: invoice.id });
-  const payment = await call("POST", "/v1/payments/", { invoice: invoice.id, amount: due.node.amountDue, description: `Factura N° ${invoice.number}` });
-  const card = await call("POST", "/v1/sources/", { gateway: "test", customer: customer.id, data: { token: "tok_visa" } });
+  const payment = await call("POST", "/v1/payments/", {
+    invoice: invoice.id,
+    amount: due.node.amountDue,
+    description: `Factura N° ${invoice.number}`,
+  });
+  const card = await call("POST", "/v1/sources/", {
+    gateway: "test",
+    customer: customer.id,
+    data: { token: "tok_visa" },
+  });
   const paid = await call("POST", `/v1/payments/${payment.id}/authorize/`, { source: card.id });
-  const after = await graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountPaid amountDue } } }`, { id: invoice.id });
-  console.log(`payment ${paid.id}  ${paid.currency} ${paid.amount} with ${card.data.brand} ${card.data.last4}: ${paid.status}; invoice N° ${invoice.number} paid ${after.node.amountPaid}, due ${after.node.amountDue}`);
+  const after = await graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountPaid amountDue } } }`, {
+    id: invoice.id,
+  });
+  console.log(
+    `payment ${paid.id}  ${paid.currency} ${paid.amount} with ${card.data.brand} ${card.data.last4}: ${paid.status}; invoice N° ${invoice.number} paid ${after.node.amountPaid}, due ${after.node.amountDue}`,
+  );
 
   // recurring billing: a licensed and a metered plan, a subscription started a month ago, usage
   const product = await call("POST", "/v1/products/", {
     name: "Plataforma Nube",
     plans: [
       { name: "Pro", amount: 29990, currency: "CLP", frequency: "monthly" },
-      { name: "Llamadas API", amount: 2, currency: "CLP", frequency: "monthly", usage_scheme: "metered", usage_aggregation: "sum" },
+      {
+        name: "Llamadas API",
+        amount: 2,
+        currency: "CLP",
+        frequency: "monthly",
+        usage_scheme: "metered",
+        usage_aggregation: "sum",
+      },
     ],
   });
-  const day = (offset: number, from = new Date()) => new Date(from.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
+  const day = (offset: number, from = new Date()) =>
+    new Date(from.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
   const start = new Date();
   start.setUTCMonth(start.getUTCMonth() - 1);
   const subscription = await call("POST", "/v1/subscriptions/", {
@@ -175,19 +231,39 @@ try {
     date_start: day(0, start),
     lines: [{ plan: product.plans[0].id, quantity: 3 }, { plan: product.plans[1].id }],
   });
-  for (const [offset, quantity] of [[2, 1200], [9, 850], [20, 2310]] as const) {
-    await call("POST", "/v1/usages/", { subscription_line: subscription.lines[1].id, quantity, date_time: `${day(offset, start)}T15:00:00-03:00` });
+  for (const [offset, quantity] of [
+    [2, 1200],
+    [9, 850],
+    [20, 2310],
+  ] as const) {
+    await call("POST", "/v1/usages/", {
+      subscription_line: subscription.lines[1].id,
+      quantity,
+      date_time: `${day(offset, start)}T15:00:00-03:00`,
+    });
   }
-  console.log(`subscription ${subscription.id} from ${subscription.date_start}: 3 x Pro, metered API calls (4 360 used)`);
+  console.log(
+    `subscription ${subscription.id} from ${subscription.date_start}: 3 x Pro, metered API calls (4 360 used)`,
+  );
   if (service.database) {
     const summary = await runBilling({ prisma: service.database.prisma, until: day(0) });
     const { errors, ...counts } = summary;
     console.log(`billing run: ${JSON.stringify(counts)}${errors.length ? ` errors: ${errors.join("; ")}` : ""}`);
-    const invoices = await service.database.prisma.invoice.findMany({ where: { subscriptionId: subscription.id }, orderBy: { billingCycle: "asc" } });
+    const invoices = await service.database.prisma.invoice.findMany({
+      where: { subscriptionId: subscription.id },
+      orderBy: { billingCycle: "asc" },
+    });
     for (const row of invoices) {
       const cycleInvoice = await call("GET", `/v1/invoices/${row.id}/`);
-      printDocument(`cycle ${row.billingCycle} invoice (${cycleInvoice.period_start} to ${cycleInvoice.period_end})`, cycleInvoice.document.name, cycleInvoice, cycleInvoice.document.currency);
-      console.log(`  payments: ${cycleInvoice.payments.map((p: any) => `${p.id} ${p.amount} ${p.status}`).join(", ") || "none"}`);
+      printDocument(
+        `cycle ${row.billingCycle} invoice (${cycleInvoice.period_start} to ${cycleInvoice.period_end})`,
+        cycleInvoice.document.name,
+        cycleInvoice,
+        cycleInvoice.document.currency,
+      );
+      console.log(
+        `  payments: ${cycleInvoice.payments.map((p: any) => `${p.id} ${p.amount} ${p.status}`).join(", ") || "none"}`,
+      );
     }
   } else {
     console.log("external server: bill it with `npm run --silent cli -- billing run` where the server's database is");
@@ -209,12 +285,24 @@ try {
     resolution_date: "2026-01-15",
   });
   const pkcs12 = generatePkcs12({ rut: "12345678-5", commonName: "Firmante Demo" });
-  const certificate = await call("POST", "/v1/billers/built_in/certificates/", { file: pkcs12.file.toString("base64"), password: pkcs12.password });
+  const certificate = await call("POST", "/v1/billers/built_in/certificates/", {
+    file: pkcs12.file.toString("base64"),
+    password: pkcs12.password,
+  });
   // SII's first CAF starts at folio 1: the earlier invoices' internal numbers are another series
   const caf = generateCaf({ rut: "76042235-5", type: 33, from: 1, to: 50, authorizedOn: day(-1), idk: 100 });
   const uploaded = await call("POST", "/v1/billers/built_in/cafs/", { file: caf.file.toString("base64") });
-  console.log(`SII: certificate of ${certificate.subject_rut ?? "12345678-5"} uploaded; CAF ${uploaded.id} for ${uploaded.document} folios ${uploaded.range_from}..${uploaded.range_to} (test mode)`);
-  const dteDraft = await call("POST", "/v1/invoices/", { customer: customer.id, document: "CL33", lines: [{ name: "Implementación DTE", quantity: 1, amount: 250000 }, { name: "Capacitación", quantity: 2, amount: 60000 }] });
+  console.log(
+    `SII: certificate of ${certificate.subject_rut ?? "12345678-5"} uploaded; CAF ${uploaded.id} for ${uploaded.document} folios ${uploaded.range_from}..${uploaded.range_to} (test mode)`,
+  );
+  const dteDraft = await call("POST", "/v1/invoices/", {
+    customer: customer.id,
+    document: "CL33",
+    lines: [
+      { name: "Implementación DTE", quantity: 1, amount: 250000 },
+      { name: "Capacitación", quantity: 2, amount: 60000 },
+    ],
+  });
   const signed = await call("GET", `/v1/invoices/${dteDraft.id}/finalize/`);
   printDocument("signed invoice", signed.document.name, signed, signed.document.currency);
   const xml = await fetch(signed.local_file, { headers: { authorization: `Bearer ${service.key}` } });

@@ -50,11 +50,18 @@ export function createHttpServer(app: RequestHandler): http.Server {
       res.end(Buffer.from(await response.arrayBuffer()));
     } catch (e) {
       if (e instanceof BodyTooLargeError) {
-        res.writeHead(413, Object.fromEntries(secure(new Headers({ "content-type": "application/json", connection: "close" }))));
+        res.writeHead(
+          413,
+          Object.fromEntries(secure(new Headers({ "content-type": "application/json", connection: "close" }))),
+        );
         // in the error shape of the surface: GraphQL's on /graphql (docs/graphql.md "Errors"), REST's elsewhere
         const error = { code: "payload_too_large", message: `The body is larger than ${MAX_BODY_BYTES} bytes` };
         const graphql = (req.url ?? "").startsWith("/graphql");
-        res.end(JSON.stringify(graphql ? { errors: [{ message: error.message, extensions: { code: error.code } }] } : { error }));
+        res.end(
+          JSON.stringify(
+            graphql ? { errors: [{ message: error.message, extensions: { code: error.code } }] } : { error },
+          ),
+        );
         return;
       }
       res.writeHead(500, Object.fromEntries(secure(new Headers({ "content-type": "application/json" }))));

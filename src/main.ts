@@ -80,13 +80,21 @@ const startup = (async () => {
     handle: async (request) =>
       app
         ? app.handle(request)
-        : Response.json({ error: { code: "service_unavailable", message: "The service is starting; retry in a moment." } }, { status: 503, headers: { "retry-after": "1" } }),
+        : Response.json(
+            { error: { code: "service_unavailable", message: "The service is starting; retry in a moment." } },
+            { status: 503, headers: { "retry-after": "1" } },
+          ),
   });
   try {
     url = await listen(server, config.port, config.host);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const why = code === "EADDRINUSE" ? "is already in use" : code === "EACCES" ? "may not be used by this user" : `cannot be listened on: ${errorMessage(e)}`;
+    const why =
+      code === "EADDRINUSE"
+        ? "is already in use"
+        : code === "EACCES"
+          ? "may not be used by this user"
+          : `cannot be listened on: ${errorMessage(e)}`;
     fail(`port ${config.port} on ${config.host} ${why}`, { port: config.port, host: config.host, code });
   }
   const { createDatabase, migrate } = await databaseModule;
@@ -94,15 +102,23 @@ const startup = (async () => {
   try {
     database = await createDatabase(target);
     const report = await migrate(database);
-    if (report.applied.length) logger.info({ applied: report.applied, ms: Math.round(report.ms) }, "migrations applied");
+    if (report.applied.length)
+      logger.info({ applied: report.applied, ms: Math.round(report.ms) }, "migrations applied");
     else logger.info({ ms: Math.round(report.ms) }, "database schema up to date");
-    if (report.modified.length) logger.warn({ modified: report.modified }, "applied migrations changed since they were applied (the schema may differ from prisma/migrations)");
+    if (report.modified.length)
+      logger.warn(
+        { modified: report.modified },
+        "applied migrations changed since they were applied (the schema may differ from prisma/migrations)",
+      );
   } catch (e) {
     server.close();
     await database?.close().catch(() => undefined);
     if (e instanceof DataDirInUseError) fail(e.message, { dir: e.dir, pid: e.owner.pid });
     if (e instanceof MigrationError) fail(e.message, { migration: e.migration });
-    fail(`cannot open the database: ${errorMessage(e)}`, { database: describe(target), code: (e as { code?: string }).code });
+    fail(`cannot open the database: ${errorMessage(e)}`, {
+      database: describe(target),
+      code: (e as { code?: string }).code,
+    });
   }
   const { createApp } = await serverModule;
   app = createApp({
@@ -114,7 +130,10 @@ const startup = (async () => {
     billingRunIntervalMs: config.billingRunIntervalSeconds * 1000,
     siiIntervalMs: config.siiSendIntervalMs,
   });
-  logger.info({ url, graphql: `${url}/graphql`, rest: `${url}/v1`, startupMs: Math.round(performance.now()) }, "billing service listening");
+  logger.info(
+    { url, graphql: `${url}/graphql`, rest: `${url}/v1`, startupMs: Math.round(performance.now()) },
+    "billing service listening",
+  );
 })();
 
 let stopping = false;
@@ -132,7 +151,8 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
   await startup.catch(() => undefined);
   logger.info({ signal }, "shutting down: no new connections, finishing requests in flight");
   const drained = await drainHttpServer(server, DRAIN_MS);
-  if (!drained) logger.warn({ ms: DRAIN_MS }, "requests still in flight after the grace period; their connections were closed");
+  if (!drained)
+    logger.warn({ ms: DRAIN_MS }, "requests still in flight after the grace period; their connections were closed");
   await app?.close();
   await database?.close();
   logger.info({ ms: Math.round(performance.now() - started) }, "stopped");

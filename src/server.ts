@@ -78,7 +78,12 @@ let graphiqlPolicy: string | undefined;
 /** The client's address: the socket's peer, or with TRUST_PROXY the last X-Forwarded-For entry. */
 export function clientAddress(request: Request, trustProxy: boolean): string {
   if (trustProxy) {
-    const forwarded = request.headers.get("x-forwarded-for")?.split(",").map((a) => a.trim()).filter(Boolean).at(-1);
+    const forwarded = request.headers
+      .get("x-forwarded-for")
+      ?.split(",")
+      .map((a) => a.trim())
+      .filter(Boolean)
+      .at(-1);
     if (forwarded) return forwarded;
   }
   return socketAddress(request);
@@ -119,7 +124,16 @@ export interface App {
   close(): Promise<void>;
 }
 
-export function createApp({ database, logger, publicUrl, settings: given, mailer: givenMailer, outboxIntervalMs = 30_000, billingRunIntervalMs = 0, siiIntervalMs = 0 }: AppOptions): App {
+export function createApp({
+  database,
+  logger,
+  publicUrl,
+  settings: given,
+  mailer: givenMailer,
+  outboxIntervalMs = 30_000,
+  billingRunIntervalMs = 0,
+  siiIntervalMs = 0,
+}: AppOptions): App {
   const { prisma } = database;
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
   // API keys by hash, kept API_KEY_CACHE_TTL_SECONDS (services/api-key-cache.ts, docs/operations.md)
@@ -130,18 +144,21 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
   const business = registerBusinessMetrics(registry, prisma, database.pool);
   // outbox (docs/reminders.md): with a mailer, due messages are retried by an interval in this process
   const mailer = givenMailer !== undefined ? givenMailer : settings.smtpUrl ? createSmtpMailer(settings.smtpUrl) : null;
-  const worker: OutboxWorker | null = mailer && outboxIntervalMs > 0 ? startOutboxWorker({ prisma, mailer, logger, settings }, outboxIntervalMs) : null;
+  const worker: OutboxWorker | null =
+    mailer && outboxIntervalMs > 0 ? startOutboxWorker({ prisma, mailer, logger, settings }, outboxIntervalMs) : null;
   // billing run (docs/billing-run.md): off unless configured; safe next to other runners (SKIP LOCKED claims)
   const billingWorker: BillingRunWorker | null =
     billingRunIntervalMs > 0
       ? startBillingRunWorker({ prisma, settings }, billingRunIntervalMs, (summary, error, seconds) => {
           business.billingRun(summary, error, seconds);
           if (error) logger.error({ err: error }, "billing run failed");
-          else if (summary && (summary.cycles || summary.cancelled || summary.collected || summary.failed)) logger.info({ ...summary }, "billing run");
+          else if (summary && (summary.cycles || summary.cancelled || summary.collected || summary.failed))
+            logger.info({ ...summary }, "billing run");
         })
       : null;
   // SII (docs/sii-sending.md): queued DTEs are uploaded and their status polled by an interval in this process
-  const siiWorker: SiiWorker | null = siiIntervalMs > 0 ? startSiiWorker({ prisma, logger, settings }, siiIntervalMs) : null;
+  const siiWorker: SiiWorker | null =
+    siiIntervalMs > 0 ? startSiiWorker({ prisma, logger, settings }, siiIntervalMs) : null;
   const requests = new Counter({
     name: "billing_http_requests_total",
     help: "HTTP requests by surface and status",
@@ -161,7 +178,12 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     // APQ first: it fills in the query of a hash at onParams, before the document limits parse it
-    plugins: [useAPQ({ store: createInMemoryAPQStore({ max: APQ_MAX_DOCUMENTS, ttl: APQ_TTL_MS }) }), ...documentLimitPlugins(), knownOperationTypesPlugin(), timeBudgetPlugin(settings.graphqlTimeBudgetMs)],
+    plugins: [
+      useAPQ({ store: createInMemoryAPQStore({ max: APQ_MAX_DOCUMENTS, ttl: APQ_TTL_MS }) }),
+      ...documentLimitPlugins(),
+      knownOperationTypesPlugin(),
+      timeBudgetPlugin(settings.graphqlTimeBudgetMs),
+    ],
     cors: false, // CORS is answered for /graphql and /v1 alike in `guarded` (infra/http-security.ts)
     graphqlEndpoint: "/graphql",
     graphiql: GRAPHIQL_OPTIONS,
@@ -175,7 +197,16 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
       const db = requestDatabase() ?? prisma;
       const auth = await authenticate(db, request.headers.get("authorization"), new Date(), apiKeys);
       const baseUrl = publicUrl ?? new URL(request.url).origin;
-      return { prisma: db, auth, now: () => new Date(), settings, baseUrl, requestId, logger: logger.child({ requestId }), mailer } as GraphQLContext;
+      return {
+        prisma: db,
+        auth,
+        now: () => new Date(),
+        settings,
+        baseUrl,
+        requestId,
+        logger: logger.child({ requestId }),
+        mailer,
+      } as GraphQLContext;
     },
   });
 
@@ -199,7 +230,9 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
       ]);
       const names = new Set(applied.map((r) => r.migration_name));
       const missing = (await migrationNames()).filter((n) => !names.has(n));
-      return missing.length ? { ok: false, reason: "pending migrations", detail: `pending migrations: ${missing.join(", ")}` } : { ok: true, reason: "ok", detail: "ok" };
+      return missing.length
+        ? { ok: false, reason: "pending migrations", detail: `pending migrations: ${missing.join(", ")}` }
+        : { ok: true, reason: "ok", detail: "ok" };
     } catch (e) {
       return { ok: false, reason: "database unreachable", detail: `database unreachable: ${(e as Error).message}` };
     } finally {
@@ -216,7 +249,12 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
    * GraphQL `internal_error`) rolls it all back and frees the key. Without a valid API key the
    * request runs as usual (and answers 401).
    */
-  async function idempotent(request: Request, key: string, surface: string, run: (request: Request) => Promise<Response>): Promise<Response> {
+  async function idempotent(
+    request: Request,
+    key: string,
+    surface: string,
+    run: (request: Request) => Promise<Response>,
+  ): Promise<Response> {
     let auth;
     try {
       auth = await authenticate(prisma, request.headers.get("authorization"), new Date(), apiKeys);
@@ -244,7 +282,9 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
           }),
         (answer) => answer.status >= 500 || (surface === "graphql" && hasInternalError(answer.body)),
       );
-      const headers = firstHeaders ?? new Headers({ "content-type": "application/json; charset=utf-8", "idempotent-replayed": "true" });
+      const headers =
+        firstHeaders ??
+        new Headers({ "content-type": "application/json; charset=utf-8", "idempotent-replayed": "true" });
       return new Response(answer.body || null, { status: answer.status, headers });
     } catch (e) {
       // not the request's own answer: its transaction could not start, store or commit (the
@@ -264,14 +304,25 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     // Retry-After, as everywhere else (infra/database-errors.ts)
     const known = e instanceof DomainError ? e : domainErrorOfDatabaseFailure(e);
     if (!known) logger.error({ err: e, idempotencyKey: key }, "keyed request failed; rolled back, the key stays free");
-    else if (!(e instanceof DomainError)) logger.warn({ err: e, idempotencyKey: key }, `keyed request failed: ${known.code}; rolled back, the key stays free`);
+    else if (!(e instanceof DomainError))
+      logger.warn(
+        { err: e, idempotencyKey: key },
+        `keyed request failed: ${known.code}; rolled back, the key stays free`,
+      );
     if (known && surface === "rest") return errorResponse(known.code, known.message, known.fields);
     const error = known
-      ? { code: known.code, message: boundMessage(known.message), ...(known.fields ? { fields: boundFieldErrors(known.fields) } : {}) }
+      ? {
+          code: known.code,
+          message: boundMessage(known.message),
+          ...(known.fields ? { fields: boundFieldErrors(known.fields) } : {}),
+        }
       : { code: "internal_error", message: "Unexpected error." };
     const status = known ? known.status : 500;
     const headers: Record<string, string> = status === 503 ? { "retry-after": String(RETRY_AFTER_SECONDS) } : {};
-    return Response.json(surface === "graphql" ? { errors: [{ message: error.message, extensions: error }] } : { error }, { status, headers });
+    return Response.json(
+      surface === "graphql" ? { errors: [{ message: error.message, extensions: error }] } : { error },
+      { status, headers },
+    );
   }
 
   async function handle(request: Request): Promise<Response> {
@@ -295,7 +346,12 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
       } else if (surface === "rest") response = await rest(request, requestId);
       else if (/^\/checkout\/[A-Za-z0-9_]+\/?$/.test(url.pathname)) {
         const token = url.pathname.split("/")[2];
-        response = await handleCheckout(request, token, { prisma, now: () => new Date(), settings, baseUrl: publicUrl ?? url.origin });
+        response = await handleCheckout(request, token, {
+          prisma,
+          now: () => new Date(),
+          settings,
+          baseUrl: publicUrl ?? url.origin,
+        });
       } else if (url.pathname === "/healthz") response = Response.json({ status: "ok" });
       else if (url.pathname === "/readyz") {
         const r = await ready();
@@ -303,7 +359,8 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
         response = Response.json({ status: r.ok ? "ready" : "not_ready", detail }, { status: r.ok ? 200 : 503 });
       } else if (url.pathname === "/metrics") {
         // behind METRICS_TOKEN (docs/limits.md "Metrics and readiness"): off without it
-        if (!settings.metricsToken) response = errorResponse("not_found", "No route for /metrics: set METRICS_TOKEN to serve metrics");
+        if (!settings.metricsToken)
+          response = errorResponse("not_found", "No route for /metrics: set METRICS_TOKEN to serve metrics");
         else if (!bearerMatches(request.headers.get("authorization"), settings.metricsToken)) {
           response = errorResponse("authentication_required", "/metrics needs Authorization: Bearer <METRICS_TOKEN>");
           response.headers.set("www-authenticate", 'Bearer realm="metrics"');
@@ -312,7 +369,10 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
           response = new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
         }
       } else {
-        response = Response.json({ error: { code: "not_found", message: `No route for ${request.method} ${url.pathname}` } }, { status: 404 });
+        response = Response.json(
+          { error: { code: "not_found", message: `No route for ${request.method} ${url.pathname}` } },
+          { status: 404 },
+        );
       }
     } catch (e) {
       // a database that cannot serve now is a 503 with Retry-After (infra/database-errors.ts); anything else a masked 500
@@ -328,7 +388,16 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     const ms = performance.now() - started;
     requests.inc({ surface, status: String(response.status) });
     duration.observe({ surface }, ms / 1000);
-    logger.info({ requestId, method: request.method, path: redactCheckoutTokens(redactSessionKeys(url.pathname)), status: response.status, ms: Math.round(ms) }, "request");
+    logger.info(
+      {
+        requestId,
+        method: request.method,
+        path: redactCheckoutTokens(redactSessionKeys(url.pathname)),
+        status: response.status,
+        ms: Math.round(ms),
+      },
+      "request",
+    );
     const headers = new Headers(response.headers);
     headers.set("x-request-id", requestId);
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
@@ -361,7 +430,8 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     const finish = (response: Response) => {
       const headers = new Headers(response.headers);
       policy.decorate(headers);
-      if (surface === "graphql" && graphiqlPolicy && headers.get("content-type")?.startsWith("text/html")) headers.set("content-security-policy", graphiqlPolicy);
+      if (surface === "graphql" && graphiqlPolicy && headers.get("content-type")?.startsWith("text/html"))
+        headers.set("content-security-policy", graphiqlPolicy);
       return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
     };
     if (policy.preflight) return finish(policy.preflight);
@@ -371,8 +441,22 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
     const refusal = blocked ?? (await limits.consumeRequest(authorization, address));
     if (refusal) {
       requests.inc({ surface, status: "429" });
-      logger.warn({ method: request.method, path: redactCheckoutTokens(redactSessionKeys(url.pathname)), address, reason: blocked ? "authentication failures" : "rate limit" }, "request refused");
-      return finish(rateLimited(surface, refusal, blocked ? "failed authentications from this address" : "requests for this API key"));
+      logger.warn(
+        {
+          method: request.method,
+          path: redactCheckoutTokens(redactSessionKeys(url.pathname)),
+          address,
+          reason: blocked ? "authentication failures" : "rate limit",
+        },
+        "request refused",
+      );
+      return finish(
+        rateLimited(
+          surface,
+          refusal,
+          blocked ? "failed authentications from this address" : "requests for this API key",
+        ),
+      );
     }
     const response = await handle(request);
     if (response.status === 401 && authorization) await limits.recordAuthFailure(address);
@@ -397,7 +481,9 @@ export function createApp({ database, logger, publicUrl, settings: given, mailer
 function hasInternalError(body: string): boolean {
   try {
     const parsed = JSON.parse(body) as { errors?: { extensions?: { code?: string; http?: { status?: number } } }[] };
-    return (parsed.errors ?? []).some((e) => !e.extensions?.code || e.extensions.code === "internal_error" || (e.extensions.http?.status ?? 0) >= 500);
+    return (parsed.errors ?? []).some(
+      (e) => !e.extensions?.code || e.extensions.code === "internal_error" || (e.extensions.http?.status ?? 0) >= 500,
+    );
   } catch {
     return false;
   }

@@ -41,9 +41,18 @@ function specifiers(file: string): string[] {
   const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, false);
   const found: string[] = [];
   const visit = (node: ts.Node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       found.push(node.moduleSpecifier.text);
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
       found.push(node.arguments[0].text);
     }
     ts.forEachChild(node, visit);
@@ -62,7 +71,8 @@ function importGraph(): Graph {
       const resolved = path.resolve(path.dirname(file), spec).replace(/\.js$/, ".ts");
       if (resolved.split(path.sep).includes("generated")) continue;
       const target = fs.existsSync(resolved) ? resolved : path.join(resolved.replace(/\.ts$/, ""), "index.ts");
-      if (!fs.existsSync(target)) throw new Error(`${path.relative(SRC, file)} imports ${spec}, which resolves to no file`);
+      if (!fs.existsSync(target))
+        throw new Error(`${path.relative(SRC, file)} imports ${spec}, which resolves to no file`);
       targets.add(path.relative(SRC, target).split(path.sep).join("/"));
     }
     graph.set(path.relative(SRC, file).split(path.sep).join("/"), [...targets].sort());
@@ -113,7 +123,8 @@ function upwardImports(graph: Graph): string[] {
   const up: string[] = [];
   for (const [from, targets] of graph) {
     for (const to of targets) {
-      if (layerOf(to) > layerOf(from)) up.push(`${from} -> ${to} (${LAYERS[layerOf(from)].name} -> ${LAYERS[layerOf(to)].name})`);
+      if (layerOf(to) > layerOf(from))
+        up.push(`${from} -> ${to} (${LAYERS[layerOf(from)].name} -> ${LAYERS[layerOf(to)].name})`);
     }
   }
   return up;
@@ -127,8 +138,11 @@ function oversizedFunctions(file: string, { maxLines, maxParams }: { maxLines: n
     if (ts.isFunctionLike(node) && "body" in node && node.body) {
       const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
       const lines = source.getLineAndCharacterOfPosition(node.end).line - first + 1;
-      const name = node.name?.getText(source) ?? (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText(source) : "(anonymous)");
-      if (lines > maxLines || node.parameters.length > maxParams) over.push(`${name}:${first + 1} lines=${lines} params=${node.parameters.length}`);
+      const name =
+        node.name?.getText(source) ??
+        (ts.isVariableDeclaration(node.parent) ? node.parent.name.getText(source) : "(anonymous)");
+      if (lines > maxLines || node.parameters.length > maxParams)
+        over.push(`${name}:${first + 1} lines=${lines} params=${node.parameters.length}`);
     }
     ts.forEachChild(node, visit);
   };
@@ -169,7 +183,9 @@ describe("architecture: the billing run by phase (src/services/billing-run/) and
   const limits = { maxLines: 80, maxParams: 5 };
 
   it("has no function over 80 lines or 5 parameters", () => {
-    const files = ["billing-run.ts", "cycle-input.ts", "upcoming-invoice.ts"].map((f) => path.join(SRC, "services", f)).concat(sourceFiles(path.join(SRC, "services/billing-run")));
+    const files = ["billing-run.ts", "cycle-input.ts", "upcoming-invoice.ts"]
+      .map((f) => path.join(SRC, "services", f))
+      .concat(sourceFiles(path.join(SRC, "services/billing-run")));
     expect(files.length).toBeGreaterThan(8);
     expect(files.flatMap((f) => oversizedFunctions(f, limits).map((o) => `${path.relative(SRC, f)} ${o}`))).toEqual([]);
   });

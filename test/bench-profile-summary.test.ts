@@ -22,11 +22,15 @@ describe("profile summary", () => {
   });
 
   it("sums groups into layers", () => {
-    expect(layerOf("node_modules/@prisma/client (wasm)")).toBe("Prisma (client runtime, Wasm query compiler, driver adapter)");
+    expect(layerOf("node_modules/@prisma/client (wasm)")).toBe(
+      "Prisma (client runtime, Wasm query compiler, driver adapter)",
+    );
     expect(layerOf("node_modules/pg-protocol")).toBe("pg (driver, pool, protocol)");
     expect(layerOf("node_modules/pg")).toBe("pg (driver, pool, protocol)");
     expect(layerOf("node_modules/pino")).toBe("other packages");
-    expect(layerOf("node_modules/@pothos/core")).toBe("GraphQL execution (graphql-js, graphql-tools, envelop, Pothos, armor)");
+    expect(layerOf("node_modules/@pothos/core")).toBe(
+      "GraphQL execution (graphql-js, graphql-tools, envelop, Pothos, armor)",
+    );
     expect(layerOf("node_modules/graphql-yoga")).toBe("HTTP layer (Yoga, whatwg-node)");
     expect(layerOf("ours: dist/rest (native)")).toBe("ours (dist/)");
     expect(layerOf("node internals (native)")).toBe("Node internals and native (incl. socket writes)");
@@ -39,7 +43,11 @@ describe("profile summary", () => {
         { id: 1, callFrame: frame("(root)"), children: [2, 3, 4, 5] },
         { id: 2, callFrame: frame("(idle)") },
         { id: 3, callFrame: frame("(garbage collector)") },
-        { id: 4, callFrame: frame("compile", file("node_modules/@prisma/client/runtime/query_compiler_bg.postgresql.mjs")), children: [6] },
+        {
+          id: 4,
+          callFrame: frame("compile", file("node_modules/@prisma/client/runtime/query_compiler_bg.postgresql.mjs")),
+          children: [6],
+        },
         { id: 5, callFrame: frame("handle", file("dist/rest/router.js")), children: [7] },
         { id: 6, callFrame: frame("wasm-function[42]", "wasm://wasm/00a1b2c3") },
         { id: 7, callFrame: frame("writev") },
@@ -63,7 +71,12 @@ describe("profile summary", () => {
     // from the 4th sample on (the profile's clock: startTime + the deltas): 4 ms, none idle
     const late = summarize(profile, 3000);
     expect([late.idleMs, late.busyMs]).toEqual([0, 4]);
-    expect(s.functions[0]).toEqual({ name: "wasm-function[42]", group: "node_modules/@prisma/client (wasm)", where: "wasm://wasm/00a1b2c3:10", ms: 2 });
+    expect(s.functions[0]).toEqual({
+      name: "wasm-function[42]",
+      group: "node_modules/@prisma/client (wasm)",
+      where: "wasm://wasm/00a1b2c3:10",
+      ms: 2,
+    });
     expect(s.functions.find((f) => f.name === "compile")).toEqual({
       name: "compile",
       group: "node_modules/@prisma/client",

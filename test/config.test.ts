@@ -18,29 +18,94 @@ function error(env: Record<string, string>): ConfigError {
 describe("loadConfig", () => {
   it("defaults for an empty environment; empty values count as unset", () => {
     const config = loadConfig({ PORT: "", LOG_LEVEL: "" });
-    expect(config).toMatchObject({ port: 3000, host: "0.0.0.0", logLevel: "info", logFormat: "json", billingRunIntervalSeconds: 0, siiSendIntervalMs: 60_000, publicUrl: undefined });
-    expect(config.settings).toMatchObject({ mailFrom: "billing@localhost", sessionTtlSeconds: 3600, paymentGateways: ["test", "redirect"], smtpUrl: undefined });
+    expect(config).toMatchObject({
+      port: 3000,
+      host: "0.0.0.0",
+      logLevel: "info",
+      logFormat: "json",
+      billingRunIntervalSeconds: 0,
+      siiSendIntervalMs: 60_000,
+      publicUrl: undefined,
+    });
+    expect(config.settings).toMatchObject({
+      mailFrom: "billing@localhost",
+      sessionTtlSeconds: 3600,
+      paymentGateways: ["test", "redirect"],
+      smtpUrl: undefined,
+    });
   });
 
   it("reads every variable", () => {
     const config = loadConfig({
-      PORT: "8080", HOST: "127.0.0.1", PUBLIC_URL: "https://billing.example.cl/", LOG_LEVEL: "warn", LOG_FORMAT: "pretty",
-      SMTP_URL: "smtp://u:p@mail:587", MAIL_FROM: "Facturación <billing@acme.cl>", SESSION_TTL_SECONDS: "600",
-      BILLING_RUN_INTERVAL_SECONDS: "300", SII_SEND_INTERVAL_SECONDS: "0", PAYMENT_GATEWAYS: "test",
-      DATABASE_URL: "postgresql://u@db:5432/billing", SII_CERTIFICATION_URL: "http://127.0.0.1:9000/",
+      PORT: "8080",
+      HOST: "127.0.0.1",
+      PUBLIC_URL: "https://billing.example.cl/",
+      LOG_LEVEL: "warn",
+      LOG_FORMAT: "pretty",
+      SMTP_URL: "smtp://u:p@mail:587",
+      MAIL_FROM: "Facturación <billing@acme.cl>",
+      SESSION_TTL_SECONDS: "600",
+      BILLING_RUN_INTERVAL_SECONDS: "300",
+      SII_SEND_INTERVAL_SECONDS: "0",
+      PAYMENT_GATEWAYS: "test",
+      DATABASE_URL: "postgresql://u@db:5432/billing",
+      SII_CERTIFICATION_URL: "http://127.0.0.1:9000/",
     });
-    expect(config).toMatchObject({ port: 8080, host: "127.0.0.1", publicUrl: "https://billing.example.cl", logLevel: "warn", logFormat: "pretty", billingRunIntervalSeconds: 300, siiSendIntervalMs: 0 });
-    expect(config.settings).toMatchObject({ smtpUrl: "smtp://u:p@mail:587", mailFrom: "Facturación <billing@acme.cl>", sessionTtlSeconds: 600, paymentGateways: ["test"] });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: "127.0.0.1",
+      publicUrl: "https://billing.example.cl",
+      logLevel: "warn",
+      logFormat: "pretty",
+      billingRunIntervalSeconds: 300,
+      siiSendIntervalMs: 0,
+    });
+    expect(config.settings).toMatchObject({
+      smtpUrl: "smtp://u:p@mail:587",
+      mailFrom: "Facturación <billing@acme.cl>",
+      sessionTtlSeconds: 600,
+      paymentGateways: ["test"],
+    });
     expect(config.settings.sii.certificationUrl).toBe("http://127.0.0.1:9000");
   });
 
   it("reads the limits (docs/limits.md): defaults, values, and a METRICS_TOKEN never echoed", () => {
-    expect(loadConfig({}).settings).toMatchObject({ rateLimitRequests: 100, rateLimitWindowSeconds: 1, rateLimitBurst: 200, authFailureLimit: 20, authFailureWindowSeconds: 300, trustProxy: false, corsOrigins: [], metricsToken: undefined, graphqlTimeBudgetMs: 10_000, apiKeyCacheTtlSeconds: 30 });
-    const config = loadConfig({
-      RATE_LIMIT_REQUESTS: "0", RATE_LIMIT_WINDOW_SECONDS: "60", RATE_LIMIT_BURST: "5", AUTH_FAILURE_LIMIT: "3", AUTH_FAILURE_WINDOW_SECONDS: "900",
-      TRUST_PROXY: "true", CORS_ORIGINS: "https://app.example.com, http://localhost:5173", METRICS_TOKEN: "0123456789abcdef0123", GRAPHQL_TIME_BUDGET_MS: "2500", API_KEY_CACHE_TTL_SECONDS: "0",
+    expect(loadConfig({}).settings).toMatchObject({
+      rateLimitRequests: 100,
+      rateLimitWindowSeconds: 1,
+      rateLimitBurst: 200,
+      authFailureLimit: 20,
+      authFailureWindowSeconds: 300,
+      trustProxy: false,
+      corsOrigins: [],
+      metricsToken: undefined,
+      graphqlTimeBudgetMs: 10_000,
+      apiKeyCacheTtlSeconds: 30,
     });
-    expect(config.settings).toMatchObject({ rateLimitRequests: 0, rateLimitWindowSeconds: 60, rateLimitBurst: 5, authFailureLimit: 3, authFailureWindowSeconds: 900, trustProxy: true, corsOrigins: ["https://app.example.com", "http://localhost:5173"], metricsToken: "0123456789abcdef0123", graphqlTimeBudgetMs: 2500, apiKeyCacheTtlSeconds: 0 });
+    const config = loadConfig({
+      RATE_LIMIT_REQUESTS: "0",
+      RATE_LIMIT_WINDOW_SECONDS: "60",
+      RATE_LIMIT_BURST: "5",
+      AUTH_FAILURE_LIMIT: "3",
+      AUTH_FAILURE_WINDOW_SECONDS: "900",
+      TRUST_PROXY: "true",
+      CORS_ORIGINS: "https://app.example.com, http://localhost:5173",
+      METRICS_TOKEN: "0123456789abcdef0123",
+      GRAPHQL_TIME_BUDGET_MS: "2500",
+      API_KEY_CACHE_TTL_SECONDS: "0",
+    });
+    expect(config.settings).toMatchObject({
+      rateLimitRequests: 0,
+      rateLimitWindowSeconds: 60,
+      rateLimitBurst: 5,
+      authFailureLimit: 3,
+      authFailureWindowSeconds: 900,
+      trustProxy: true,
+      corsOrigins: ["https://app.example.com", "http://localhost:5173"],
+      metricsToken: "0123456789abcdef0123",
+      graphqlTimeBudgetMs: 2500,
+      apiKeyCacheTtlSeconds: 0,
+    });
     expect(error({ API_KEY_CACHE_TTL_SECONDS: "-1" }).variable).toBe("API_KEY_CACHE_TTL_SECONDS");
     expect(error({ CORS_ORIGINS: "https://app.example.com/path" }).variable).toBe("CORS_ORIGINS");
     expect(error({ TRUST_PROXY: "yes" }).message).toBe('TRUST_PROXY: must be true or false (got "yes")');
@@ -53,7 +118,9 @@ describe("loadConfig", () => {
   it("a bad value names the variable, the reason and the value", () => {
     expect(error({ PORT: "70000" }).message).toBe('PORT: must be an integer between 0 and 65535 (got "70000")');
     expect(error({ PORT: "3000.5" }).variable).toBe("PORT");
-    expect(error({ LOG_LEVEL: "verbose" }).message).toBe('LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")');
+    expect(error({ LOG_LEVEL: "verbose" }).message).toBe(
+      'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")',
+    );
     expect(error({ LOG_FORMAT: "xml" }).variable).toBe("LOG_FORMAT");
     expect(error({ DATABASE_URL: "mysql://db/billing" }).message).toMatch(/^DATABASE_URL: must be a PostgreSQL URL/);
     expect(error({ PUBLIC_URL: "billing.example.cl" }).variable).toBe("PUBLIC_URL");
@@ -61,7 +128,9 @@ describe("loadConfig", () => {
     expect(error({ MAIL_FROM: "not an address" }).variable).toBe("MAIL_FROM");
     expect(error({ SESSION_TTL_SECONDS: "0" }).variable).toBe("SESSION_TTL_SECONDS");
     expect(error({ BILLING_RUN_INTERVAL_SECONDS: "-5" }).variable).toBe("BILLING_RUN_INTERVAL_SECONDS");
-    expect(error({ PAYMENT_GATEWAYS: "test,stripe" }).message).toBe('PAYMENT_GATEWAYS: must be a comma-separated list of test, redirect (got "test,stripe")');
+    expect(error({ PAYMENT_GATEWAYS: "test,stripe" }).message).toBe(
+      'PAYMENT_GATEWAYS: must be a comma-separated list of test, redirect (got "test,stripe")',
+    );
     expect(error({ SII_PRODUCTION_URL: "palena.sii.cl" }).variable).toBe("SII_PRODUCTION_URL");
     const key = error({ CERTIFICATE_ENCRYPTION_KEY: "c2hvcnQ=" });
     expect(key.message).toBe("CERTIFICATE_ENCRYPTION_KEY: must be 32 bytes in base64 (openssl rand -base64 32)");

@@ -33,13 +33,16 @@ describe("relay-compiler over schema/schema.graphql", () => {
 
   it("generates the pagination query of the @connection and the node(id:) refetch query", () => {
     const list = compiled.artifact("CustomersList_query");
-    expect(list.metadata.connection).toEqual([{ count: "count", cursor: "cursor", direction: "forward", path: ["customers"] }]);
+    expect(list.metadata.connection).toEqual([
+      { count: "count", cursor: "cursor", direction: "forward", path: ["customers"] },
+    ]);
     expect(list.metadata.refetch.operation.params.name).toBe("CustomersListPaginationQuery");
     const pagination = compiled.artifact("CustomersListPaginationQuery");
     expect(pagination.params.operationKind).toBe("query");
     // the connection's edges and pageInfo, as Relay's paging needs them
     expect(pagination.params.text).toMatch(/customers\(first: \$count, after: \$cursor\)/);
-    for (const field of ["cursor", "endCursor", "hasNextPage", "__typename"]) expect(pagination.params.text).toContain(field);
+    for (const field of ["cursor", "endCursor", "hasNextPage", "__typename"])
+      expect(pagination.params.text).toContain(field);
 
     const card = compiled.artifact("CustomerCard_customer");
     expect(card.metadata.refetch.fragmentPathInResult).toEqual(["node"]);

@@ -12,7 +12,8 @@ import { describe, expect, it } from "vitest";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DESCRIPTION_RULE = "@graphql-eslint/require-description";
 
-const show = (m: Linter.LintMessage) => `schema/schema.graphql:${m.line}:${m.column} ${m.ruleId ?? "(parse)"}: ${m.message}`;
+const show = (m: Linter.LintMessage) =>
+  `schema/schema.graphql:${m.line}:${m.column} ${m.ruleId ?? "(parse)"}: ${m.message}`;
 
 describe("schema lint", () => {
   it("reports no problem in schema/schema.graphql, descriptions included", async () => {
@@ -27,14 +28,28 @@ describe("schema lint", () => {
     const sdl = fs.readFileSync(path.join(root, "schema/schema.graphql"), "utf8");
     const undescribed = sdl.replace(/"""[^"]*"""\n(type Invoice implements Node)/, "$1");
     expect(undescribed).not.toBe(sdl);
-    const [result] = await new ESLint({ cwd: root }).lintText(undescribed, { filePath: path.join(root, "schema/schema.graphql") });
-    expect(result.messages.map((m) => [m.ruleId, m.message])).toContainEqual([DESCRIPTION_RULE, 'Description is required for type "Invoice"']);
+    const [result] = await new ESLint({ cwd: root }).lintText(undescribed, {
+      filePath: path.join(root, "schema/schema.graphql"),
+    });
+    expect(result.messages.map((m) => [m.ruleId, m.message])).toContainEqual([
+      DESCRIPTION_RULE,
+      'Description is required for type "Invoice"',
+    ]);
   });
 
   it("has every rule of the config switched on (a typo in a rule name would fail ESLint itself)", async () => {
     const config = await new ESLint({ cwd: root }).calculateConfigForFile("schema/schema.graphql");
-    const on = Object.entries(config.rules ?? {}).filter(([, v]) => (Array.isArray(v) ? v[0] : v) === 2 || (Array.isArray(v) ? v[0] : v) === "error").map(([k]) => k);
-    for (const rule of [DESCRIPTION_RULE, "@graphql-eslint/naming-convention", "@graphql-eslint/no-unreachable-types", "@graphql-eslint/relay-connection-types", "@graphql-eslint/relay-page-info", "@graphql-eslint/require-deprecation-reason"]) {
+    const on = Object.entries(config.rules ?? {})
+      .filter(([, v]) => (Array.isArray(v) ? v[0] : v) === 2 || (Array.isArray(v) ? v[0] : v) === "error")
+      .map(([k]) => k);
+    for (const rule of [
+      DESCRIPTION_RULE,
+      "@graphql-eslint/naming-convention",
+      "@graphql-eslint/no-unreachable-types",
+      "@graphql-eslint/relay-connection-types",
+      "@graphql-eslint/relay-page-info",
+      "@graphql-eslint/require-deprecation-reason",
+    ]) {
       expect(on).toContain(rule);
     }
   });

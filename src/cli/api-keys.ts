@@ -25,7 +25,11 @@ export interface CommandOutput {
  * commands print (tests pass a buffer), `notes` the lines meant for a person (stderr by default),
  * so `out` stays machine-readable.
  */
-export function apiKeyCommands(openDatabase: () => Promise<Database>, out: CommandOutput = process.stdout, notes: CommandOutput = process.stderr): Command {
+export function apiKeyCommands(
+  openDatabase: () => Promise<Database>,
+  out: CommandOutput = process.stdout,
+  notes: CommandOutput = process.stderr,
+): Command {
   const withDatabase = async <T>(run: (database: Database) => Promise<T>): Promise<T> => {
     const database = await openDatabase();
     try {
@@ -38,11 +42,19 @@ export function apiKeyCommands(openDatabase: () => Promise<Database>, out: Comma
   const command = new Command("api-key").description("manage API keys");
   command
     .command("create")
-    .description("create an API key for an organization named by id, or by name (created when no organization has that name; says when it joins an existing one)")
-    .requiredOption("--organization <name or id>", "an organization id (org_...), or a name: the organization with exactly that name, else a new one")
+    .description(
+      "create an API key for an organization named by id, or by name (created when no organization has that name; says when it joins an existing one)",
+    )
+    .requiredOption(
+      "--organization <name or id>",
+      "an organization id (org_...), or a name: the organization with exactly that name, else a new one",
+    )
     .requiredOption("--email <email>", "e-mail of the key's user (written as `user` on documents)")
     .option("--mode <mode>", "test or live", "test")
-    .option("--expires <date>", "the key stops working at 00:00 UTC of this date (yyyy-mm-dd), or at an ISO 8601 timestamp with offset; default: never")
+    .option(
+      "--expires <date>",
+      "the key stops working at 00:00 UTC of this date (yyyy-mm-dd), or at an ISO 8601 timestamp with offset; default: never",
+    )
     .action(async (options: { organization: string; email: string; mode: string; expires?: string }) => {
       const { isOrganizationId, parseKeyExpiry } = await import("../domain/api-keys.js");
       const { createApiKey } = await import("../services/api-keys.js");
@@ -50,8 +62,12 @@ export function apiKeyCommands(openDatabase: () => Promise<Database>, out: Comma
       // parsed before the database is opened: a bad date writes nothing
       const expiresAt = options.expires === undefined ? null : parseKeyExpiry(options.expires, now);
       const organization = options.organization.trim();
-      const target = isOrganizationId(organization) ? { organizationId: organization } : { organizationName: options.organization };
-      const created = await withDatabase((database) => createApiKey(database.prisma, { ...target, email: options.email, mode: options.mode, expiresAt }, now));
+      const target = isOrganizationId(organization)
+        ? { organizationId: organization }
+        : { organizationName: options.organization };
+      const created = await withDatabase((database) =>
+        createApiKey(database.prisma, { ...target, email: options.email, mode: options.mode, expiresAt }, now),
+      );
       const named = `${created.organization} ${JSON.stringify(created.organization_name)}`;
       notes.write(
         created.organization_created
@@ -68,7 +84,9 @@ export function apiKeyCommands(openDatabase: () => Promise<Database>, out: Comma
     .option("--json", "one JSON object per line instead of a table")
     .action(async (options: { organization?: string; json?: boolean }) => {
       const { listApiKeys } = await import("../services/api-keys.js");
-      const keys = await withDatabase((database) => listApiKeys(database.prisma, { organization: options.organization }));
+      const keys = await withDatabase((database) =>
+        listApiKeys(database.prisma, { organization: options.organization }),
+      );
       if (options.json) {
         for (const k of keys) out.write(`${JSON.stringify(k)}\n`);
         return;
@@ -97,8 +115,39 @@ type Listing = Awaited<ReturnType<typeof import("../services/api-keys.js").listA
 /** Plain text table, one key a line, `-` for empty times; "no API keys" when there are none. */
 function formatTable(keys: Listing[]): string {
   if (!keys.length) return "no API keys\n";
-  const header = ["ID", "PREFIX", "ORGANIZATION", "NAME", "MODE", "EMAIL", "CREATED", "LAST USED", "EXPIRES", "REVOKED"];
-  const rows = keys.map((k) => [k.id, k.prefix, k.organization.id, k.organization.name, k.mode, k.email, k.created_at, k.last_used_at ?? "-", k.expires_at ?? "-", k.revoked_at ?? "-"]);
+  const header = [
+    "ID",
+    "PREFIX",
+    "ORGANIZATION",
+    "NAME",
+    "MODE",
+    "EMAIL",
+    "CREATED",
+    "LAST USED",
+    "EXPIRES",
+    "REVOKED",
+  ];
+  const rows = keys.map((k) => [
+    k.id,
+    k.prefix,
+    k.organization.id,
+    k.organization.name,
+    k.mode,
+    k.email,
+    k.created_at,
+    k.last_used_at ?? "-",
+    k.expires_at ?? "-",
+    k.revoked_at ?? "-",
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  return [header, ...rows].map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join("  ").trimEnd()).join("\n") + "\n";
+  return (
+    [header, ...rows]
+      .map((r) =>
+        r
+          .map((cell, i) => cell.padEnd(widths[i]))
+          .join("  ")
+          .trimEnd(),
+      )
+      .join("\n") + "\n"
+  );
 }

@@ -30,13 +30,19 @@ export function postgresUrl(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    throw new DatabaseUsageError(`--to must be a PostgreSQL URL such as postgresql://user@host:5432/billing, got ${JSON.stringify(url)}`);
+    throw new DatabaseUsageError(
+      `--to must be a PostgreSQL URL such as postgresql://user@host:5432/billing, got ${JSON.stringify(url)}`,
+    );
   }
   if (parsed.protocol !== "postgresql:" && parsed.protocol !== "postgres:") {
-    throw new DatabaseUsageError(`--to must be a PostgreSQL URL (postgresql://...), got the scheme ${parsed.protocol.replace(/:$/, "")}`);
+    throw new DatabaseUsageError(
+      `--to must be a PostgreSQL URL (postgresql://...), got the scheme ${parsed.protocol.replace(/:$/, "")}`,
+    );
   }
   if (!parsed.hostname || parsed.pathname.length <= 1) {
-    throw new DatabaseUsageError(`--to must name a host and a database (postgresql://user@host:5432/billing), got ${JSON.stringify(url)}`);
+    throw new DatabaseUsageError(
+      `--to must name a host and a database (postgresql://user@host:5432/billing), got ${JSON.stringify(url)}`,
+    );
   }
   return url;
 }
@@ -49,11 +55,19 @@ export function databaseCommands(openDatabase: () => Promise<Database>, out: Com
   const command = new Command("db").description("database maintenance");
   command
     .command("copy")
-    .description("copy every row of the configured database (e.g. the embedded one) into an empty PostgreSQL database, migrating it first")
-    .requiredOption("--to <url>", "the target PostgreSQL database (postgresql://user:password@host:5432/name); must be empty")
+    .description(
+      "copy every row of the configured database (e.g. the embedded one) into an empty PostgreSQL database, migrating it first",
+    )
+    .requiredOption(
+      "--to <url>",
+      "the target PostgreSQL database (postgresql://user:password@host:5432/name); must be empty",
+    )
     .action(async (options: { to: string }) => {
       const url = postgresUrl(options.to);
-      const [{ createDatabase, migrate }, { copyDatabase }] = await Promise.all([import("../infra/database.js"), import("../infra/database-copy.js")]);
+      const [{ createDatabase, migrate }, { copyDatabase }] = await Promise.all([
+        import("../infra/database.js"),
+        import("../infra/database-copy.js"),
+      ]);
       const source = await openDatabase();
       try {
         const target = await createDatabase({ kind: "postgres", url });

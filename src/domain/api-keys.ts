@@ -27,15 +27,27 @@ export function parseKeyExpiry(input: string, now: Date): Date {
   const [y, m, d] = (date ?? timestamp ?? []).slice(1, 4).map(Number);
   if ((date || timestamp) && validCalendarDate(y, m, d)) {
     if (date) instant = new Date(Date.UTC(y, m - 1, d));
-    else if (timestamp && Number(timestamp[4]) < 24 && Number(timestamp[5]) < 60 && Number(timestamp[6] ?? 0) < 60 && validOffset(timestamp[8])) {
+    else if (
+      timestamp &&
+      Number(timestamp[4]) < 24 &&
+      Number(timestamp[5]) < 60 &&
+      Number(timestamp[6] ?? 0) < 60 &&
+      validOffset(timestamp[8])
+    ) {
       instant = new Date(text);
     }
   }
   if (!instant || Number.isNaN(instant.getTime())) {
-    throw ValidationError.field("expires", `must be a date yyyy-mm-dd or an ISO 8601 timestamp with an offset (2026-12-01T12:00:00Z), got ${JSON.stringify(input)}`);
+    throw ValidationError.field(
+      "expires",
+      `must be a date yyyy-mm-dd or an ISO 8601 timestamp with an offset (2026-12-01T12:00:00Z), got ${JSON.stringify(input)}`,
+    );
   }
   if (instant.getTime() <= now.getTime()) {
-    throw ValidationError.field("expires", `must be in the future, got ${instant.toISOString()} (now ${now.toISOString()})`);
+    throw ValidationError.field(
+      "expires",
+      `must be in the future, got ${instant.toISOString()} (now ${now.toISOString()})`,
+    );
   }
   return instant;
 }

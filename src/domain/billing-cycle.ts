@@ -49,7 +49,11 @@ export interface CycleLine {
   id: string;
   /** printed name, e.g. "Pro (Acme Cloud)" */
   name: string;
-  plan: PricedPlan & { usageScheme: "licensed" | "metered" | string; usageAggregation: UsageAggregation; exempt: boolean };
+  plan: PricedPlan & {
+    usageScheme: "licensed" | "metered" | string;
+    usageAggregation: UsageAggregation;
+    exempt: boolean;
+  };
   /** licensed quantity (ignored for metered lines) */
   quantity: DecimalInput;
   coupon: CycleCoupon | null;
@@ -154,14 +158,21 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
     const billed = metered ? previous : input.final ? null : period;
     if (!billed) continue;
     const quantity = metered
-      ? aggregateUsage(line.usages ?? [], line.plan.usageAggregation, { start: input.dayStart(billed.start), end: input.dayStart(billed.end) })
+      ? aggregateUsage(line.usages ?? [], line.plan.usageAggregation, {
+          start: input.dayStart(billed.start),
+          end: input.dayStart(billed.end),
+        })
       : toDecimal(line.quantity);
     const tiered = !!line.plan.tiersMode;
     const total = priceQuantity(line.plan, quantity, input.currency);
     const range = `${billed.start} to ${billed.end}`;
     lines.push({
       name: line.name,
-      description: tiered ? `${plain(quantity)} units, ${line.plan.tiersMode} tiers, ${range}` : metered ? `usage ${range}` : range,
+      description: tiered
+        ? `${plain(quantity)} units, ${line.plan.tiersMode} tiers, ${range}`
+        : metered
+          ? `usage ${range}`
+          : range,
       quantity: tiered ? "1" : plain(quantity),
       amount: tiered ? plain(total) : plain(toDecimal(line.plan.amount)),
       discount: "0",
@@ -208,7 +219,8 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
   const redeemed = new Set<string>();
   const redeemedLineCoupons: string[] = [];
   let subscriptionCouponRedeemed = false;
-  const subscriptionCoupon = input.coupon && couponApplies(input.coupon, input.coupon.redemptions) ? input.coupon : null;
+  const subscriptionCoupon =
+    input.coupon && couponApplies(input.coupon, input.coupon.redemptions) ? input.coupon : null;
   let discount = { discount: "0", discountScheme: "%" as DiscountScheme };
   lines.forEach((line, i) => {
     const coupon = lineCoupons[i] ?? (subscriptionCoupon?.applyOn === "line" ? subscriptionCoupon : null);
@@ -224,7 +236,13 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
 
   const totalsOf = (documentDiscount: typeof discount, of: CycleInvoiceLine[] = lines) =>
     computeDocumentTotals({
-      lines: of.map((l) => ({ quantity: l.quantity, amount: l.amount, discount: l.discount, discountScheme: l.discountScheme, exempt: l.exempt })),
+      lines: of.map((l) => ({
+        quantity: l.quantity,
+        amount: l.amount,
+        discount: l.discount,
+        discountScheme: l.discountScheme,
+        exempt: l.exempt,
+      })),
       discount: documentDiscount.discount,
       discountScheme: documentDiscount.discountScheme,
       ...input.taxRules,
@@ -254,7 +272,13 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
       billedPendingItems.push(item.id);
       if (total.isNegative() && total.abs().gt(room.get(exempt)!)) {
         const fits = room.get(exempt)!;
-        carriedCredits.push({ name: item.name, amount: total.plus(fits), exempt: item.exempt, periodStart: item.periodStart, periodEnd: item.periodEnd });
+        carriedCredits.push({
+          name: item.name,
+          amount: total.plus(fits),
+          exempt: item.exempt,
+          periodStart: item.periodStart,
+          periodEnd: item.periodEnd,
+        });
         if (fits.isZero()) continue;
         quantity = new Decimal(1);
         amount = fits.negated();
@@ -287,7 +311,20 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
   }
   if (input.final && !lines.some((l) => !toDecimal(l.quantity).times(l.amount).isZero())) {
     // a final invoice is issued only when it bills something (usage, a flat tier fee, a pending item)
-    return { periodStart: period.start, periodEnd: period.end, lines: [], discount: "0", discountScheme: "%", totals: totalsOf({ discount: "0", discountScheme: "%" }, []), redeemedCoupons: [], billedAddons: [], redeemedLineCoupons: [], subscriptionCouponRedeemed: false, billedPendingItems: [], carriedCredits: [] };
+    return {
+      periodStart: period.start,
+      periodEnd: period.end,
+      lines: [],
+      discount: "0",
+      discountScheme: "%",
+      totals: totalsOf({ discount: "0", discountScheme: "%" }, []),
+      redeemedCoupons: [],
+      billedAddons: [],
+      redeemedLineCoupons: [],
+      subscriptionCouponRedeemed: false,
+      billedPendingItems: [],
+      carriedCredits: [],
+    };
   }
   const totals = totalsOf(discount);
   // a final invoice covers the period whose usage it bills
@@ -351,7 +388,15 @@ export type CycleDecision =
    * the final invoice of cycle `cycle` (cycleInvoice with `final`: the last period's usage and the
    * pending items, when not zero); not for `no_card`, which stops billing an unpaying customer
    */
-  | { action: "end"; cycle: number; date: string; end: CycleEnd; cancelReason: string | null; cancelledAt: "cycle_start" | "now"; finalInvoice: boolean }
+  | {
+      action: "end";
+      cycle: number;
+      date: string;
+      end: CycleEnd;
+      cancelReason: string | null;
+      cancelledAt: "cycle_start" | "now";
+      finalInvoice: boolean;
+    }
   /** nothing happens while the subscription is paused or cancelled */
   | { action: "none"; status: string };
 
@@ -368,7 +413,11 @@ export type CycleDecision =
  */
 export function cycleDecision(sub: CycleSubscription, noCard = false): CycleDecision {
   if (sub.status !== "active") return { action: "none", status: sub.status };
-  const ends = (end: CycleEnd, cancelReason: string | null, cancelledAt: "cycle_start" | "now" = "cycle_start"): CycleDecision => ({
+  const ends = (
+    end: CycleEnd,
+    cancelReason: string | null,
+    cancelledAt: "cycle_start" | "now" = "cycle_start",
+  ): CycleDecision => ({
     action: "end",
     cycle: sub.cycle,
     date: sub.date,
@@ -397,7 +446,13 @@ export interface PreviousCycleInvoice {
  * issued (draft within the run's transaction, or finalized), and its due date is before `date`.
  */
 export function noCardCheckNeeded(cycle: number, previous: PreviousCycleInvoice | null, date: string): boolean {
-  return cycle > 1 && previous !== null && ["draft", "finalized"].includes(previous.status) && previous.dueDate !== null && previous.dueDate < date;
+  return (
+    cycle > 1 &&
+    previous !== null &&
+    ["draft", "finalized"].includes(previous.status) &&
+    previous.dueDate !== null &&
+    previous.dueDate < date
+  );
 }
 
 /**
@@ -406,8 +461,18 @@ export function noCardCheckNeeded(cycle: number, previous: PreviousCycleInvoice 
  * cycle before still has an amount due (`amountDue` > 0), and the customer has no usable reusable
  * source. Example: a cycle-1 invoice due May 13 with 11 900 due on Jun 3 and no card: ends.
  */
-export function noCardEnds(check: { cycle: number; date: string; previous: PreviousCycleInvoice | null; amountDue: DecimalInput; hasUsableSource: boolean }): boolean {
-  return noCardCheckNeeded(check.cycle, check.previous, check.date) && toDecimal(check.amountDue).greaterThan(0) && !check.hasUsableSource;
+export function noCardEnds(check: {
+  cycle: number;
+  date: string;
+  previous: PreviousCycleInvoice | null;
+  amountDue: DecimalInput;
+  hasUsableSource: boolean;
+}): boolean {
+  return (
+    noCardCheckNeeded(check.cycle, check.previous, check.date) &&
+    toDecimal(check.amountDue).greaterThan(0) &&
+    !check.hasUsableSource
+  );
 }
 
 /** A usage record as periodUsages reads it (`invoiceId` null: not billed yet). */
@@ -429,10 +494,17 @@ export interface StoredUsage extends UsageRecord {
  * counted again. Example: `sum` over Oct 5 30 (unbilled), Oct 10 7 (billed), Oct 31 12, Nov 1 500
  * for October: priced and billed 30 and 12 (42).
  */
-export function periodUsages<T extends StoredUsage>(records: readonly T[], aggregation: UsageAggregation, period: { start: Date; end: Date }): { priced: T[]; billed: T[] } {
-  const byTime = (a: T, b: T) => a.dateTime.getTime() - b.dateTime.getTime() || a.createdAt.getTime() - b.createdAt.getTime();
+export function periodUsages<T extends StoredUsage>(
+  records: readonly T[],
+  aggregation: UsageAggregation,
+  period: { start: Date; end: Date },
+): { priced: T[]; billed: T[] } {
+  const byTime = (a: T, b: T) =>
+    a.dateTime.getTime() - b.dateTime.getTime() || a.createdAt.getTime() - b.createdAt.getTime();
   const before = records.filter((u) => u.dateTime.getTime() < period.end.getTime());
-  const billed = before.filter((u) => u.dateTime.getTime() >= period.start.getTime() && u.invoiceId === null).sort(byTime);
+  const billed = before
+    .filter((u) => u.dateTime.getTime() >= period.start.getTime() && u.invoiceId === null)
+    .sort(byTime);
   const priced = aggregation === "last_ever" ? [...before].sort(byTime).slice(-1) : billed;
   return { priced, billed };
 }
@@ -441,6 +513,10 @@ export function periodUsages<T extends StoredUsage>(records: readonly T[], aggre
  * The period whose usage metered lines bill in cycle `cycle` (in arrears: the cycle before's
  * period), null for cycle 1.
  */
-export function meteredPeriod(anchor: string, frequency: Frequency, cycle: number): { start: string; end: string } | null {
+export function meteredPeriod(
+  anchor: string,
+  frequency: Frequency,
+  cycle: number,
+): { start: string; end: string } | null {
   return cycle > 1 ? billingPeriod(anchor, frequency, cycle - 1) : null;
 }

@@ -78,11 +78,17 @@ export function billingPeriod(anchor: string, frequency: Frequency, cycle: numbe
  * Worked example: 30 000 CLP for Nov 1 - Dec 1 (30 days), changed on Nov 21: unused 10 days =
  * round(30 000 x 10 / 30) = 10 000, used 20 000.
  */
-export function splitByDays(amount: DecimalInput, period: { start: string; end: string }, date: string, currency: CurrencyUnit): { used: Decimal; unused: Decimal } {
+export function splitByDays(
+  amount: DecimalInput,
+  period: { start: string; end: string },
+  date: string,
+  currency: CurrencyUnit,
+): { used: Decimal; unused: Decimal } {
   const total = daysBetween(period.start, period.end);
   const remaining = daysBetween(date, period.end);
   if (total <= 0) throw new Error(`empty period ${period.start}..${period.end}`);
-  if (remaining < 0 || remaining > total) throw ValidationError.field("date", `must be within the period ${period.start} to ${period.end}`);
+  if (remaining < 0 || remaining > total)
+    throw ValidationError.field("date", `must be within the period ${period.start} to ${period.end}`);
   const whole = toDecimal(amount);
   const unused = roundMoney(whole.times(remaining).dividedBy(total), currency);
   return { used: whole.minus(unused), unused };
@@ -136,10 +142,20 @@ export function prorationLines(change: {
   const lines: ProrationLine[] = [];
   const days = `(${shortDate(change.date)} - ${shortDate(change.period.end)})`;
   if (!old.unused.isZero()) {
-    lines.push({ name: `Unused time on ${change.oldName} ${days}`, amount: old.unused.negated(), periodStart: change.date, periodEnd: change.period.end });
+    lines.push({
+      name: `Unused time on ${change.oldName} ${days}`,
+      amount: old.unused.negated(),
+      periodStart: change.date,
+      periodEnd: change.period.end,
+    });
   }
   if (!next.unused.isZero()) {
-    lines.push({ name: `Remaining time on ${change.newName} ${days}`, amount: next.unused, periodStart: change.date, periodEnd: change.period.end });
+    lines.push({
+      name: `Remaining time on ${change.newName} ${days}`,
+      amount: next.unused,
+      periodStart: change.date,
+      periodEnd: change.period.end,
+    });
   }
   return lines;
 }

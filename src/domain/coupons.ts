@@ -56,15 +56,22 @@ export interface DiscountableLine {
 export function couponDiscounts(
   coupon: CouponTerms,
   lines: readonly DiscountableLine[],
-): { document: { discount: string; discountScheme: "%" | "$" } | null; lines: { discount: string; discountScheme: "%" | "$" }[] } {
+): {
+  document: { discount: string; discountScheme: "%" | "$" } | null;
+  lines: { discount: string; discountScheme: "%" | "$" }[];
+} {
   const amount = toDecimal(coupon.amount);
   if (coupon.applyOn === "invoice") {
-    return { document: { discount: amount.toString(), discountScheme: coupon.discountScheme }, lines: lines.map(() => ({ discount: "0", discountScheme: "%" })) };
+    return {
+      document: { discount: amount.toString(), discountScheme: coupon.discountScheme },
+      lines: lines.map(() => ({ discount: "0", discountScheme: "%" })),
+    };
   }
   return {
     document: null,
     lines: lines.map((line) => ({
-      discount: coupon.discountScheme === "%" ? amount.toString() : Decimal.min(amount, toDecimal(line.gross)).toString(),
+      discount:
+        coupon.discountScheme === "%" ? amount.toString() : Decimal.min(amount, toDecimal(line.gross)).toString(),
       discountScheme: coupon.discountScheme,
     })),
   };

@@ -25,8 +25,14 @@ export function noteEffect(documentType: { isNote: boolean; isCreditNote: boolea
  * What an invoice can still be credited: its total plus its finalized debit notes minus its credit
  * notes' totals (drafts included). May be < 0 only if data was imported.
  */
-export function amountLeftToCredit(invoiceTotal: DecimalInput, creditNoteTotals: DecimalInput[], debitNoteTotals: DecimalInput[] = []): Decimal {
-  return toDecimal(invoiceTotal).plus(sum(debitNoteTotals.map(toDecimal))).minus(sum(creditNoteTotals.map(toDecimal)));
+export function amountLeftToCredit(
+  invoiceTotal: DecimalInput,
+  creditNoteTotals: DecimalInput[],
+  debitNoteTotals: DecimalInput[] = [],
+): Decimal {
+  return toDecimal(invoiceTotal)
+    .plus(sum(debitNoteTotals.map(toDecimal)))
+    .minus(sum(creditNoteTotals.map(toDecimal)));
 }
 
 /**
@@ -112,13 +118,16 @@ export function referenceCodeProblem(input: {
   currency: CurrencyUnit;
 }): string | null {
   const money = (d: DecimalInput) => `${toDecimal(d).toString()} ${input.currency.id}`;
-  if (!(REFERENCE_CODES as readonly number[]).includes(input.code)) return "must be 1 (cancels), 2 (corrects text) or 3 (corrects amounts)";
+  if (!(REFERENCE_CODES as readonly number[]).includes(input.code))
+    return "must be 1 (cancels), 2 (corrects text) or 3 (corrects amounts)";
   if (input.code === 1) {
-    if (input.effect !== "credit") return "1 (cancels) is for credit notes; a debit note corrects amounts (3) or text (2)";
+    if (input.effect !== "credit")
+      return "1 (cancels) is for credit notes; a debit note corrects amounts (3) or text (2)";
     if (!toDecimal(input.total).equals(toDecimal(input.invoiceTotal))) {
       return `a cancelling credit note credits the whole invoice total ${money(input.invoiceTotal)}, not ${money(input.total)}`;
     }
   }
-  if (input.code === 2 && !toDecimal(input.total).isZero()) return `a text correction (2) changes no amount: its total must be 0, not ${money(input.total)}`;
+  if (input.code === 2 && !toDecimal(input.total).isZero())
+    return `a text correction (2) changes no amount: its total must be 0, not ${money(input.total)}`;
   return null;
 }

@@ -25,7 +25,8 @@ export function newSessionKey(randomBase62: (length: number) => string): string 
 
 /** When a session created at `createdAt` stops working: `ttlSeconds` (a positive integer) later. */
 export function sessionExpiresAt(createdAt: Date, ttlSeconds: number): Date {
-  if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) throw new Error(`session TTL must be a positive integer of seconds, got ${ttlSeconds}`);
+  if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1)
+    throw new Error(`session TTL must be a positive integer of seconds, got ${ttlSeconds}`);
   return new Date(createdAt.getTime() + ttlSeconds * 1000);
 }
 

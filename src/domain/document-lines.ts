@@ -5,7 +5,13 @@
  * services add ids and write rows (services/document-lifecycle.ts).
  */
 import type { FieldErrorCollector } from "./errors.js";
-import { computeDocumentTotals, DISCOUNT_SCHEMES, type DiscountScheme, type DocumentTotals, type TotalsInput } from "./totals.js";
+import {
+  computeDocumentTotals,
+  DISCOUNT_SCHEMES,
+  type DiscountScheme,
+  type DocumentTotals,
+  type TotalsInput,
+} from "./totals.js";
 import { toDecimal, type DecimalInput } from "./money.js";
 
 export interface LineInput {
@@ -38,7 +44,8 @@ export function normalizeLines(lines: LineInput[], errors: FieldErrorCollector):
     else if (line.name.length > 200) errors.add(`lines.${i}.name`, "must have at most 200 characters");
     if (line.amount === undefined || line.amount === null) errors.add(`lines.${i}.amount`, "is required");
     const scheme = line.discountScheme ?? "%";
-    if (!DISCOUNT_SCHEMES.includes(scheme as DiscountScheme)) errors.add(`lines.${i}.discount_scheme`, "must be % or $");
+    if (!DISCOUNT_SCHEMES.includes(scheme as DiscountScheme))
+      errors.add(`lines.${i}.discount_scheme`, "must be % or $");
     return {
       name: line.name ?? "",
       description: line.description ?? null,
@@ -52,8 +59,16 @@ export function normalizeLines(lines: LineInput[], errors: FieldErrorCollector):
 }
 
 /** A document type's tax rules (its `tax` percent, `hasTaxes`, `pricesIncludeTax`), as computeDocumentTotals takes them. */
-export function taxRulesOf(documentType: { tax: { toString(): string }; hasTaxes: boolean; pricesIncludeTax: boolean }): Pick<TotalsInput, "taxPercent" | "hasTaxes" | "pricesIncludeTax"> {
-  return { taxPercent: documentType.tax.toString(), hasTaxes: documentType.hasTaxes, pricesIncludeTax: documentType.pricesIncludeTax };
+export function taxRulesOf(documentType: {
+  tax: { toString(): string };
+  hasTaxes: boolean;
+  pricesIncludeTax: boolean;
+}): Pick<TotalsInput, "taxPercent" | "hasTaxes" | "pricesIncludeTax"> {
+  return {
+    taxPercent: documentType.tax.toString(),
+    hasTaxes: documentType.hasTaxes,
+    pricesIncludeTax: documentType.pricesIncludeTax,
+  };
 }
 
 /**
@@ -66,12 +81,26 @@ export function documentTotals(
   lines: NormalizedLine[],
   discount: { discount: string; discountScheme: DiscountScheme },
 ): DocumentTotals {
-  return computeDocumentTotals({ lines, discount: discount.discount, discountScheme: discount.discountScheme, ...taxRules, currency });
+  return computeDocumentTotals({
+    lines,
+    discount: discount.discount,
+    discountScheme: discount.discountScheme,
+    ...taxRules,
+    currency,
+  });
 }
 
 /** Stored line rows back as line input (decimals as exact strings), to recompute a draft's totals. */
 export function storedLineInputs(
-  lines: { name: string; description: string | null; quantity: unknown; amount: unknown; discount: unknown; discountScheme: string; exempt: boolean }[],
+  lines: {
+    name: string;
+    description: string | null;
+    quantity: unknown;
+    amount: unknown;
+    discount: unknown;
+    discountScheme: string;
+    exempt: boolean;
+  }[],
 ): LineInput[] {
   return lines.map((l) => ({
     name: l.name,

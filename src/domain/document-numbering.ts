@@ -41,8 +41,10 @@ export interface NumberingFacts {
 export function missingSetupSteps(setup: NumberingFacts["setup"], testMode: boolean): string[] {
   const mode = testMode ? "test" : "live";
   return [
-    !setup.taxId && `set the ${mode} mode tax profile with the organization's RUT (PATCH /v1/billers/built_in/tax_profile/ tax_id, or GraphQL updateTaxProfile)`,
-    !setup.certificate && `upload the ${mode} mode signing certificate (POST /v1/billers/built_in/certificates/, a PKCS#12)`,
+    !setup.taxId &&
+      `set the ${mode} mode tax profile with the organization's RUT (PATCH /v1/billers/built_in/tax_profile/ tax_id, or GraphQL updateTaxProfile)`,
+    !setup.certificate &&
+      `upload the ${mode} mode signing certificate (POST /v1/billers/built_in/certificates/, a PKCS#12)`,
   ].filter((s): s is string => !!s);
 }
 

@@ -21,7 +21,9 @@ const ALLOWED: Record<DocumentStatus, readonly DocumentAction[]> = {
 export function transition(kind: string, status: string, action: DocumentAction): DocumentStatus | "removed" {
   const allowed = ALLOWED[status as DocumentStatus];
   if (!allowed || !allowed.includes(action)) {
-    throw new InvalidStateError(`Cannot ${action} a ${status} ${kind}; only drafts can be ${action === "finalize" ? "finalized" : action === "update" ? "updated" : "deleted"}`);
+    throw new InvalidStateError(
+      `Cannot ${action} a ${status} ${kind}; only drafts can be ${action === "finalize" ? "finalized" : action === "update" ? "updated" : "deleted"}`,
+    );
   }
   if (action === "delete") return "removed";
   return action === "finalize" ? "finalized" : "draft";

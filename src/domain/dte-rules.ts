@@ -83,10 +83,25 @@ export const SII_MAX_LENGTH = {
 
 /** Typographic characters outside ISO-8859-1 and their plain replacements. */
 const REPLACEMENTS: Record<string, string> = {
-  "\u2018": "'", "\u2019": "'", "\u201A": "'", "\u201B": "'",
-  "\u201C": '"', "\u201D": '"', "\u201E": '"',
-  "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-",
-  "\u2026": "...", "\u20AC": "EUR", "\u2022": "*", "\u00A0": " ", "\u202F": " ", "\u2009": " ",
+  "\u2018": "'",
+  "\u2019": "'",
+  "\u201A": "'",
+  "\u201B": "'",
+  "\u201C": '"',
+  "\u201D": '"',
+  "\u201E": '"',
+  "\u2010": "-",
+  "\u2011": "-",
+  "\u2012": "-",
+  "\u2013": "-",
+  "\u2014": "-",
+  "\u2212": "-",
+  "\u2026": "...",
+  "\u20AC": "EUR",
+  "\u2022": "*",
+  "\u00A0": " ",
+  "\u202F": " ",
+  "\u2009": " ",
 };
 
 /**
@@ -131,7 +146,8 @@ export function siiDate(value: string, field: string): string {
   if (!match || !date || Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== value) {
     throw ValidationError.field(field, "must be a date yyyy-mm-dd");
   }
-  if (value < "2000-01-01" || value > "2050-12-31") throw ValidationError.field(field, "must be between 2000-01-01 and 2050-12-31");
+  if (value < "2000-01-01" || value > "2050-12-31")
+    throw ValidationError.field(field, "must be between 2000-01-01 and 2050-12-31");
   return value;
 }
 
@@ -153,7 +169,16 @@ export function siiTimestamp(instant: Date | string, timeZone = "America/Santiag
   }
   let format = TIMESTAMP_FORMATS.get(timeZone);
   if (!format) {
-    format = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
+    format = new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      hourCycle: "h23",
+    });
     TIMESTAMP_FORMATS.set(timeZone, format);
   }
   const parts = Object.fromEntries(format.formatToParts(instant).map((p) => [p.type, p.value]));

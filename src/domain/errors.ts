@@ -22,7 +22,8 @@ export type FieldErrors = Record<string, string[]>;
  * is defined, never assigned (assigning `__proto__` would replace the prototype instead).
  */
 export function addFieldError(fields: FieldErrors, path: string, reason: string): void {
-  if (!Object.hasOwn(fields, path)) Object.defineProperty(fields, path, { value: [], enumerable: true, writable: true, configurable: true });
+  if (!Object.hasOwn(fields, path))
+    Object.defineProperty(fields, path, { value: [], enumerable: true, writable: true, configurable: true });
   fields[path].push(reason);
 }
 
@@ -119,7 +120,8 @@ export class FieldErrorCollector {
       check();
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;
-      for (const [path, reasons] of Object.entries(e.fields ?? {})) for (const reason of reasons) this.add(path, reason);
+      for (const [path, reasons] of Object.entries(e.fields ?? {}))
+        for (const reason of reasons) this.add(path, reason);
     }
   }
   /** The fields collected so far (path -> reasons). */

@@ -31,7 +31,10 @@ export function isIsoDate(value: string): boolean {
  * more than formatting with it (it was most of the billing run's CPU). Bounded by the IANA zone
  * names (an unknown name throws in the constructor and is not kept).
  */
-function formatterCache(options: Intl.DateTimeFormatOptions, locale: string): (timeZone: string) => Intl.DateTimeFormat {
+function formatterCache(
+  options: Intl.DateTimeFormatOptions,
+  locale: string,
+): (timeZone: string) => Intl.DateTimeFormat {
   const cache = new Map<string, Intl.DateTimeFormat>();
   return (timeZone) => {
     let format = cache.get(timeZone);
@@ -65,7 +68,10 @@ export function zonedMidnight(date: string, timeZone: string): Date {
   const known = midnights.get(key);
   if (known !== undefined) return new Date(known);
   const offsetAt = (instant: number) => {
-    const name = offsetFormat(timeZone).formatToParts(new Date(instant)).find((p) => p.type === "timeZoneName")?.value ?? "GMT";
+    const name =
+      offsetFormat(timeZone)
+        .formatToParts(new Date(instant))
+        .find((p) => p.type === "timeZoneName")?.value ?? "GMT";
     const m = /GMT([+-])(\d{2}):(\d{2})/.exec(name);
     return m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) * 60_000 : 0;
   };

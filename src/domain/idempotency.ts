@@ -39,11 +39,19 @@ export function assertIdempotencyKey(key: string): void {
  * What to do with a request carrying a key that is already stored: `"rerun"` when the stored
  * key has expired, `"replay"` when it was answered; throws the 400 or 409 of the table above.
  */
-export function idempotencyDecision(stored: StoredIdempotentRequest, request: { operation: string; requestHash: string }, now: Date): "rerun" | "replay" {
+export function idempotencyDecision(
+  stored: StoredIdempotentRequest,
+  request: { operation: string; requestHash: string },
+  now: Date,
+): "rerun" | "replay" {
   if (now.getTime() - stored.createdAt.getTime() >= IDEMPOTENCY_TTL_MS) return "rerun";
   if (stored.operation !== request.operation || stored.requestHash !== request.requestHash) {
-    throw ValidationError.field("idempotency_key", `was used by another request (${stored.operation} with another body); use a new key for a new request`);
+    throw ValidationError.field(
+      "idempotency_key",
+      `was used by another request (${stored.operation} with another body); use a new key for a new request`,
+    );
   }
-  if (stored.responseStatus === null) throw new InvalidStateError("A request with this Idempotency-Key is still running; retry when it has answered");
+  if (stored.responseStatus === null)
+    throw new InvalidStateError("A request with this Idempotency-Key is still running; retry when it has answered");
   return "replay";
 }

@@ -31,7 +31,9 @@ export function decimalRangeProblem(value: string | Decimal): string | null {
     return "must be a decimal number";
   }
   if (!d.isFinite()) return "must be a finite decimal number";
-  return d.abs().gt(MAX_DECIMAL_VALUE) ? `must be between -${MAX_DECIMAL} and ${MAX_DECIMAL} (the largest allowed value is ${MAX_DECIMAL})` : null;
+  return d.abs().gt(MAX_DECIMAL_VALUE)
+    ? `must be between -${MAX_DECIMAL} and ${MAX_DECIMAL} (the largest allowed value is ${MAX_DECIMAL})`
+    : null;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -159,9 +161,15 @@ export function checkJsonValue(
       addFieldError(errors, path || "body", `must not nest arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
       continue;
     }
-    const entries = Array.isArray(v) ? v.map((item, i) => [String(i), item] as const) : Object.entries(v as Record<string, unknown>);
+    const entries = Array.isArray(v)
+      ? v.map((item, i) => [String(i), item] as const)
+      : Object.entries(v as Record<string, unknown>);
     if (entries.length > MAX_JSON_KEYS) {
-      addFieldError(errors, path || "body", `must have at most ${MAX_JSON_KEYS} ${Array.isArray(v) ? "items" : "keys"}`);
+      addFieldError(
+        errors,
+        path || "body",
+        `must have at most ${MAX_JSON_KEYS} ${Array.isArray(v) ? "items" : "keys"}`,
+      );
       continue;
     }
     for (const [key, item] of entries) {
@@ -213,11 +221,17 @@ export function boundMessage(message: string, max = MAX_MESSAGE_LENGTH): string 
     while (close < message.length && message[close] !== '"') close += message[close] === "\\" ? 2 : 1;
     if (close >= message.length) break;
     const inner = message.slice(open + 1, close);
-    quotedCut += message.slice(at, open) + (inner.length > MAX_QUOTED_INPUT ? `"${inner.slice(0, MAX_QUOTED_INPUT)}…" (${inner.length} characters)` : `"${inner}"`);
+    quotedCut +=
+      message.slice(at, open) +
+      (inner.length > MAX_QUOTED_INPUT
+        ? `"${inner.slice(0, MAX_QUOTED_INPUT)}…" (${inner.length} characters)`
+        : `"${inner}"`);
     at = close + 1;
   }
   quotedCut += message.slice(at);
-  return quotedCut.length > max ? `${quotedCut.slice(0, max)}… (message cut at ${max} of ${quotedCut.length} characters)` : quotedCut;
+  return quotedCut.length > max
+    ? `${quotedCut.slice(0, max)}… (message cut at ${max} of ${quotedCut.length} characters)`
+    : quotedCut;
 }
 
 /** `fields` with every path and reason bounded (a path can be a client's key of any length). */

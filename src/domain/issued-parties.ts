@@ -47,7 +47,10 @@ export interface CustomerColumns {
 }
 
 /** The customer as issued: its columns at finalize, timestamps as ISO 8601 UTC strings. */
-export type IssuedCustomer = Omit<CustomerColumns, "createdAt" | "updatedAt"> & { createdAt: string; updatedAt: string };
+export type IssuedCustomer = Omit<CustomerColumns, "createdAt" | "updatedAt"> & {
+  createdAt: string;
+  updatedAt: string;
+};
 
 /**
  * The issuer as issued. `name` is the name the document prints: the tax profile's business name
@@ -102,7 +105,10 @@ export function customerSnapshot(c: CustomerColumns): IssuedCustomer {
  * The issuer from the organization (`name`, branding `businessName`) and its tax profile. The
  * printed name rule lives here and nowhere else.
  */
-export function issuerSnapshot(org: { name: string; businessName: string | null }, profile: IssuerProfile): IssuedIssuer {
+export function issuerSnapshot(
+  org: { name: string; businessName: string | null },
+  profile: IssuerProfile,
+): IssuedIssuer {
   return {
     name: profile.businessName ?? org.businessName ?? org.name,
     taxId: profile.taxId,
@@ -181,7 +187,12 @@ export interface ReceiverDetails {
  * they existed, the same keys of its `tax_settings` (where they were kept until then; the
  * migration copies nothing). Blank texts read as null.
  */
-export function receiverDetails(customer: { activity?: string | null; commune?: string | null; city?: string | null; taxSettings: unknown }): ReceiverDetails {
+export function receiverDetails(customer: {
+  activity?: string | null;
+  commune?: string | null;
+  city?: string | null;
+  taxSettings: unknown;
+}): ReceiverDetails {
   const settings = (customer.taxSettings ?? {}) as Record<string, unknown>;
   const pick = (key: keyof ReceiverDetails) => {
     const column = customer[key];

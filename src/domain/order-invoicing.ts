@@ -36,11 +36,15 @@ export const MAX_ORDERS_PER_INVOICE = 100;
  *   customers or currencies.
  * Repeated ids count once.
  */
-export function checkOrdersInvoiceable(requestedIds: readonly string[], orders: readonly InvoiceableOrder[]): InvoiceableOrder[] {
+export function checkOrdersInvoiceable(
+  requestedIds: readonly string[],
+  orders: readonly InvoiceableOrder[],
+): InvoiceableOrder[] {
   const ids = [...new Set(requestedIds)];
   const errors = new FieldErrorCollector();
   if (ids.length === 0) errors.add("order_ids", "give at least one order");
-  if (ids.length > MAX_ORDERS_PER_INVOICE) errors.add("order_ids", `at most ${MAX_ORDERS_PER_INVOICE} orders per invoice`);
+  if (ids.length > MAX_ORDERS_PER_INVOICE)
+    errors.add("order_ids", `at most ${MAX_ORDERS_PER_INVOICE} orders per invoice`);
   errors.throwIfAny("Cannot invoice these orders");
 
   const byId = new Map(orders.map((o) => [o.id, o]));
@@ -49,16 +53,25 @@ export function checkOrdersInvoiceable(requestedIds: readonly string[], orders: 
   const selected = ids.map((id) => byId.get(id)!);
 
   for (const order of selected) {
-    if (order.status !== "finalized") throw new InvalidStateError(`Order ${order.id} is a ${order.status}; finalize it before invoicing it`);
-    if (order.invoiceId) throw new InvalidStateError(`Order ${order.id} is already invoiced by ${order.invoiceId}; an order is invoiced once`);
+    if (order.status !== "finalized")
+      throw new InvalidStateError(`Order ${order.id} is a ${order.status}; finalize it before invoicing it`);
+    if (order.invoiceId)
+      throw new InvalidStateError(
+        `Order ${order.id} is already invoiced by ${order.invoiceId}; an order is invoiced once`,
+      );
   }
   const [first] = selected;
   selected.forEach((order, i) => {
     if (!isSaleShippingType(order.shippingType)) {
-      errors.add(`order_ids.${i}`, `order ${order.id} has shipping type ${describeShippingType(order.shippingType)}, which is not a sale`);
+      errors.add(
+        `order_ids.${i}`,
+        `order ${order.id} has shipping type ${describeShippingType(order.shippingType)}, which is not a sale`,
+      );
     }
-    if (order.customerId !== first.customerId) errors.add(`order_ids.${i}`, `order ${order.id} belongs to another customer than ${first.id}`);
-    if (order.currencyId !== first.currencyId) errors.add(`order_ids.${i}`, `order ${order.id} is in ${order.currencyId}, ${first.id} in ${first.currencyId}`);
+    if (order.customerId !== first.customerId)
+      errors.add(`order_ids.${i}`, `order ${order.id} belongs to another customer than ${first.id}`);
+    if (order.currencyId !== first.currencyId)
+      errors.add(`order_ids.${i}`, `order ${order.id} is in ${order.currencyId}, ${first.id} in ${first.currencyId}`);
   });
   errors.throwIfAny("Cannot invoice these orders together");
   return [...selected].sort((a, b) => (a.number ?? 0) - (b.number ?? 0));

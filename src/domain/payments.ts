@@ -47,8 +47,16 @@ const WHY_NOT: Partial<Record<PaymentStatus, string>> = {
 export function paymentTransition(status: string, event: PaymentEvent, { chargeInFlight = false } = {}): PaymentStatus {
   const next = PAYMENT_MOVES[status as PaymentStatus]?.[event];
   if (!next || (event === "cancel" && status === "processing" && chargeInFlight)) {
-    const action = { attach_source: "attach a source to", start_charge: "charge", succeed: "settle", decline: "decline", cancel: "cancel" }[event];
-    throw new InvalidStateError(`Cannot ${action} a payment that is ${status}${WHY_NOT[status as PaymentStatus] ? `: ${WHY_NOT[status as PaymentStatus]}` : ""}`);
+    const action = {
+      attach_source: "attach a source to",
+      start_charge: "charge",
+      succeed: "settle",
+      decline: "decline",
+      cancel: "cancel",
+    }[event];
+    throw new InvalidStateError(
+      `Cannot ${action} a payment that is ${status}${WHY_NOT[status as PaymentStatus] ? `: ${WHY_NOT[status as PaymentStatus]}` : ""}`,
+    );
   }
   return next;
 }
@@ -73,14 +81,20 @@ export function checkPaymentLimits(
     const amount = toDecimal(input.amount);
     if (!amount.isPositive() || amount.isZero()) errors.add("amount", "must be positive");
     else if (currency && amount.decimalPlaces() > currencyScale(currency)) {
-      errors.add("amount", currency.rounded ? `${currency.id} amounts are whole units` : `${currency.id} amounts have at most ${currencyScale(currency)} decimals`);
+      errors.add(
+        "amount",
+        currency.rounded
+          ? `${currency.id} amounts are whole units`
+          : `${currency.id} amounts have at most ${currencyScale(currency)} decimals`,
+      );
     }
   }
   if (input.date < today) errors.add("date", `must not be before today (${today})`);
   if (input.description && input.description.length > MAX_DESCRIPTION_LENGTH) {
     errors.add("description", `must have at most ${MAX_DESCRIPTION_LENGTH} characters`);
   }
-  if (currency && !currency.isChargeable) errors.add("currency", `${currency.id} cannot be charged; chargeable currencies have is_chargeable true`);
+  if (currency && !currency.isChargeable)
+    errors.add("currency", `${currency.id} cannot be charged; chargeable currencies have is_chargeable true`);
 }
 
 /**
@@ -89,7 +103,12 @@ export function checkPaymentLimits(
  * example: total 2916, a finalized credit note of 1190 and a payment of 1000 -> 726 due; a further
  * payment of 726 settles it; a debit note of 595 then makes 595 due again.
  */
-export function invoiceAmountDue(balance: { total: DecimalInput; credited: DecimalInput; debited: DecimalInput; paid: DecimalInput }): Decimal {
+export function invoiceAmountDue(balance: {
+  total: DecimalInput;
+  credited: DecimalInput;
+  debited: DecimalInput;
+  paid: DecimalInput;
+}): Decimal {
   const owed = toDecimal(balance.total).plus(toDecimal(balance.debited));
   return Decimal.max(owed.minus(toDecimal(balance.credited)).minus(toDecimal(balance.paid)), 0);
 }

@@ -82,8 +82,10 @@ export function validateTiers(tiers: readonly TierInput[], path = "tiers"): Tier
       if (upTo) {
         checkScale(upTo, `${path}.${i}.up_to`, errors);
         if (!upTo.isPositive() || upTo.isZero()) errors.add(`${path}.${i}.up_to`, "must be positive");
-        else if (previous && upTo.lte(previous)) errors.add(`${path}.${i}.up_to`, `must be greater than the previous tier's up_to (${previous.toFixed()})`);
-        if (last) errors.add(`${path}.${i}.up_to`, "the last tier must be open (up_to null), so every quantity has a price");
+        else if (previous && upTo.lte(previous))
+          errors.add(`${path}.${i}.up_to`, `must be greater than the previous tier's up_to (${previous.toFixed()})`);
+        if (last)
+          errors.add(`${path}.${i}.up_to`, "the last tier must be open (up_to null), so every quantity has a price");
         previous = upTo;
       }
     }
@@ -99,7 +101,11 @@ export function validateTiers(tiers: readonly TierInput[], path = "tiers"): Tier
       checkScale(d, `${path}.${i}.${field}`, errors);
       return d.toFixed();
     };
-    return { up_to: upTo ? upTo.toFixed() : null, unit_amount: amount("unit_amount", true), flat_amount: amount("flat_amount", false) };
+    return {
+      up_to: upTo ? upTo.toFixed() : null,
+      unit_amount: amount("unit_amount", true),
+      flat_amount: amount("flat_amount", false),
+    };
   });
   errors.throwIfAny("Invalid tiers");
   return result;
@@ -169,7 +175,12 @@ export const MAX_RATES = 120;
  * percents sum to exactly 100 and amounts to exactly the addon's amount. Empty: no split.
  * Throws one ValidationError naming every bad field (`rates.N.cycle`, ...).
  */
-export function validateAddonRates(rates: readonly AddonRateInput[], amount: DecimalInput, currency: CurrencyUnit, path = "rates"): AddonRate[] {
+export function validateAddonRates(
+  rates: readonly AddonRateInput[],
+  amount: DecimalInput,
+  currency: CurrencyUnit,
+  path = "rates",
+): AddonRate[] {
   const errors = new FieldErrorCollector();
   if (rates.length > MAX_RATES) errors.add(path, `must have at most ${MAX_RATES} rates`);
   const kinds = new Set(rates.map((r) => (r.percent !== null && r.percent !== undefined ? "percent" : "amount")));
@@ -181,7 +192,8 @@ export function validateAddonRates(rates: readonly AddonRateInput[], amount: Dec
     const cycle = rate.cycle;
     if (cycle === null || cycle === undefined) errors.add(`${path}.${i}.cycle`, "is required");
     else if (!Number.isInteger(cycle) || cycle < 1) errors.add(`${path}.${i}.cycle`, "must be a positive integer");
-    else if (cycle <= previousCycle) errors.add(`${path}.${i}.cycle`, `must be greater than the previous rate's cycle (${previousCycle})`);
+    else if (cycle <= previousCycle)
+      errors.add(`${path}.${i}.cycle`, `must be greater than the previous rate's cycle (${previousCycle})`);
     else previousCycle = cycle;
     const hasPercent = rate.percent !== null && rate.percent !== undefined;
     const hasAmount = rate.amount !== null && rate.amount !== undefined;
@@ -198,14 +210,20 @@ export function validateAddonRates(rates: readonly AddonRateInput[], amount: Dec
       sumPercent = sumPercent.plus(value);
       return { cycle: cycle ?? 0, percent: value.toFixed() };
     }
-    if (!roundMoney(value, currency).eq(value)) errors.add(`${path}.${i}.amount`, `must be in whole units of ${currency.id}`);
+    if (!roundMoney(value, currency).eq(value))
+      errors.add(`${path}.${i}.amount`, `must be in whole units of ${currency.id}`);
     sumAmount = sumAmount.plus(value);
     return { cycle: cycle ?? 0, amount: value.toFixed() };
   });
   if (rates.length > 0 && errors.empty) {
-    if (kinds.has("percent") && !sumPercent.eq(100)) errors.add(path, `percents must sum to 100 (they sum to ${sumPercent.toFixed()})`);
+    if (kinds.has("percent") && !sumPercent.eq(100))
+      errors.add(path, `percents must sum to 100 (they sum to ${sumPercent.toFixed()})`);
     const whole = toDecimal(amount);
-    if (kinds.has("amount") && !sumAmount.eq(whole)) errors.add(path, `amounts must sum to the addon's amount ${whole.toFixed()} (they sum to ${sumAmount.toFixed()})`);
+    if (kinds.has("amount") && !sumAmount.eq(whole))
+      errors.add(
+        path,
+        `amounts must sum to the addon's amount ${whole.toFixed()} (they sum to ${sumAmount.toFixed()})`,
+      );
   }
   errors.throwIfAny("Invalid rates");
   return result;
@@ -216,13 +234,21 @@ export function validateAddonRates(rates: readonly AddonRateInput[], amount: Dec
  * rates as given; percent rates rounded to the currency's unit, the last share taking the
  * rounding remainder so the shares always sum to the whole. No rates: everything in cycle 1.
  */
-export function addonRateShares(amount: DecimalInput, rates: readonly AddonRate[], currency: CurrencyUnit): { cycle: number; amount: Decimal }[] {
+export function addonRateShares(
+  amount: DecimalInput,
+  rates: readonly AddonRate[],
+  currency: CurrencyUnit,
+): { cycle: number; amount: Decimal }[] {
   const whole = roundMoney(amount, currency);
   if (rates.length === 0) return [{ cycle: 1, amount: whole }];
   let billed = new Decimal(0);
   return rates.map((rate, i) => {
     const share =
-      i === rates.length - 1 ? whole.minus(billed) : "amount" in rate ? toDecimal(rate.amount) : roundMoney(whole.times(rate.percent).div(100), currency);
+      i === rates.length - 1
+        ? whole.minus(billed)
+        : "amount" in rate
+          ? toDecimal(rate.amount)
+          : roundMoney(whole.times(rate.percent).div(100), currency);
     billed = billed.plus(share);
     return { cycle: rate.cycle, amount: share };
   });

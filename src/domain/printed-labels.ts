@@ -121,7 +121,8 @@ const LABELS: Record<PrintLocale, PrintedLabels> = {
     draft: "BORRADOR",
     nonTaxDocument: "Documento no tributario",
     internalNumber: "N° interno",
-    nonTaxNote: "Sin validez tributaria: numerado en la serie interna del emisor, antes de su habilitación ante el SII para emitir documentos tributarios.",
+    nonTaxNote:
+      "Sin validez tributaria: numerado en la serie interna del emisor, antes de su habilitación ante el SII para emitir documentos tributarios.",
     exemptLine: "exento",
     cash: "Contado",
     credit: "Crédito",
@@ -179,7 +180,8 @@ const LABELS: Record<PrintLocale, PrintedLabels> = {
     draft: "DRAFT",
     nonTaxDocument: "Non-tax document",
     internalNumber: "Internal No.",
-    nonTaxNote: "Not valid as a tax document: numbered in the issuer's internal series, before it was set up with SII to issue tax documents.",
+    nonTaxNote:
+      "Not valid as a tax document: numbered in the issuer's internal series, before it was set up with SII to issue tax documents.",
     exemptLine: "exempt",
     cash: "Cash",
     credit: "Credit",
@@ -217,7 +219,12 @@ export function printedHeading(
 ): PrintedHeading {
   if (doc.number === null) return { title: doc.documentName, numberLine: labels.draft, taxHeader: true, note: null };
   if (doc.numbering === "internal" && doc.hasLocalFormat) {
-    return { title: labels.nonTaxDocument, numberLine: `${labels.internalNumber} ${doc.number}`, taxHeader: false, note: labels.nonTaxNote };
+    return {
+      title: labels.nonTaxDocument,
+      numberLine: `${labels.internalNumber} ${doc.number}`,
+      taxHeader: false,
+      note: labels.nonTaxNote,
+    };
   }
   return { title: doc.documentName, numberLine: `N° ${doc.number}`, taxHeader: true, note: null };
 }
@@ -228,7 +235,20 @@ export function printedShippingType(code: string, labels: PrintedLabels): string
   return name ? `${code} (${name})` : code;
 }
 
-const MONTHS_ES = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"];
+const MONTHS_ES = [
+  "enero",
+  "febrero",
+  "marzo",
+  "abril",
+  "mayo",
+  "junio",
+  "julio",
+  "agosto",
+  "septiembre",
+  "octubre",
+  "noviembre",
+  "diciembre",
+];
 
 /**
  * A calendar date `yyyy-mm-dd` as printed: `dd-mm-yyyy` in Spanish (SII's form, "20-11-2026"),

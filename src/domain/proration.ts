@@ -28,7 +28,8 @@ export type ProrationBehavior = (typeof PRORATION_BEHAVIORS)[number];
 /** `value` as a proration behavior; null/undefined is `create_prorations`. 400 on `field` otherwise. */
 export function prorationBehavior(value: string | null | undefined, field = "proration_behavior"): ProrationBehavior {
   if (value === null || value === undefined) return "create_prorations";
-  if (!(PRORATION_BEHAVIORS as readonly string[]).includes(value)) throw ValidationError.field(field, `must be one of ${PRORATION_BEHAVIORS.join(", ")}`);
+  if (!(PRORATION_BEHAVIORS as readonly string[]).includes(value))
+    throw ValidationError.field(field, `must be one of ${PRORATION_BEHAVIORS.join(", ")}`);
   return value as ProrationBehavior;
 }
 
@@ -49,7 +50,10 @@ export function prorationPoint(input: {
   const period = billingPeriod(input.anchor, input.frequency, input.nextBillingCycle - 1);
   if (input.requested) {
     if (input.requested < period.start || input.requested > period.end) {
-      throw ValidationError.field("proration_date", `must be within the current period ${period.start} to ${period.end}`);
+      throw ValidationError.field(
+        "proration_date",
+        `must be within the current period ${period.start} to ${period.end}`,
+      );
     }
     return { period, date: input.requested };
   }
@@ -81,7 +85,8 @@ export interface PendingItemDraft {
 }
 
 const label = (line: ProratedLine) => `${toDecimal(line.quantity).toFixed()} x ${line.name}`;
-const sameLine = (a: ProratedLine, b: ProratedLine) => a.plan === b.plan && toDecimal(a.quantity).eq(toDecimal(b.quantity));
+const sameLine = (a: ProratedLine, b: ProratedLine) =>
+  a.plan === b.plan && toDecimal(a.quantity).eq(toDecimal(b.quantity));
 
 /**
  * The proration items of replacing `before` with `after` (paired by position) on `date` of
@@ -115,7 +120,14 @@ export function changeProrations(change: {
     });
     for (const line of lines) {
       const source = line.amount.isNegative() ? old! : next!;
-      items.push({ name: line.name, amount: line.amount, quantity: new Decimal(1), periodStart: line.periodStart, periodEnd: line.periodEnd, exempt: source.exempt });
+      items.push({
+        name: line.name,
+        amount: line.amount,
+        quantity: new Decimal(1),
+        periodStart: line.periodStart,
+        periodEnd: line.periodEnd,
+        exempt: source.exempt,
+      });
     }
   }
   return items;
@@ -154,7 +166,9 @@ export function netForInvoicing(items: readonly PendingItemDraft[], currency: Cu
       exempt,
       net,
       name: `Proration${exempt ? " (exempt)" : ""} (${range})`,
-      description: mine.map((i) => `${i.name}: ${roundMoney(i.quantity.times(i.amount), currency).toFixed()}`).join("; "),
+      description: mine
+        .map((i) => `${i.name}: ${roundMoney(i.quantity.times(i.amount), currency).toFixed()}`)
+        .join("; "),
     });
   }
   return out;
@@ -193,4 +207,3 @@ export function parsePendingChanges(value: unknown): PendingChanges | null {
 export function linesAtCycle(pending: PendingChanges | null, cycle: number): PendingLine[] | null {
   return pending && pending.cycle <= cycle ? pending.lines : null;
 }
-

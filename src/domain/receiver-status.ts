@@ -16,15 +16,28 @@
  * stage does (a corrected result replaces the first).
  */
 export const RECEIVER_STATUSES = {
-  received: { stage: 1, description: "the receiver's RecepcionDTE acknowledged the DTE as received (EstadoRecepDTE 0)" },
+  received: {
+    stage: 1,
+    description: "the receiver's RecepcionDTE acknowledged the DTE as received (EstadoRecepDTE 0)",
+  },
   reception_rejected: {
     stage: 1,
-    description: "the receiver's RecepcionDTE refused the DTE technically (EstadoRecepDTE 1 signature, 2 issuer RUT, 3 receiver RUT, 4 repeated, 99 other); receiver_code has the code",
+    description:
+      "the receiver's RecepcionDTE refused the DTE technically (EstadoRecepDTE 1 signature, 2 issuer RUT, 3 receiver RUT, 4 repeated, 99 other); receiver_code has the code",
   },
   accepted: { stage: 2, description: "the receiver's ResultadoDTE accepted the content (EstadoDTE 0)" },
-  accepted_with_discrepancies: { stage: 2, description: "the receiver's ResultadoDTE accepted it with discrepancies (EstadoDTE 1)" },
-  claimed: { stage: 2, description: "the receiver's ResultadoDTE rejected (claimed) it (EstadoDTE 2; CodRchDsc in receiver_message)" },
-  goods_received: { stage: 3, description: "the receiver signed a Recibo (EnvioRecibos, Ley 19.983): goods or services received" },
+  accepted_with_discrepancies: {
+    stage: 2,
+    description: "the receiver's ResultadoDTE accepted it with discrepancies (EstadoDTE 1)",
+  },
+  claimed: {
+    stage: 2,
+    description: "the receiver's ResultadoDTE rejected (claimed) it (EstadoDTE 2; CodRchDsc in receiver_message)",
+  },
+  goods_received: {
+    stage: 3,
+    description: "the receiver signed a Recibo (EnvioRecibos, Ley 19.983): goods or services received",
+  },
 } as const;
 
 export type ReceiverStatus = keyof typeof RECEIVER_STATUSES;

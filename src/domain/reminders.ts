@@ -26,7 +26,10 @@ export interface RelatedDocument {
  * The one related document of `given` (REST field name -> id; null, undefined and "" mean
  * absent). None or several: errors on the fields concerned, and undefined.
  */
-export function exactlyOneDocument(given: Partial<Record<RelatedKind, string | null | undefined>>, errors: FieldErrorCollector): RelatedDocument | undefined {
+export function exactlyOneDocument(
+  given: Partial<Record<RelatedKind, string | null | undefined>>,
+  errors: FieldErrorCollector,
+): RelatedDocument | undefined {
   const present = RELATED_KINDS.filter((kind) => typeof given[kind] === "string" && given[kind]!.trim() !== "");
   if (present.length === 1) return { kind: present[0], id: given[present[0]]!.trim() };
   if (present.length === 0) {
@@ -42,7 +45,10 @@ export function exactlyOneDocument(given: Partial<Record<RelatedKind, string | n
  * Errors: none given, more than MAX_RECIPIENTS (counted after dropping duplicates), or an entry
  * that is not an e-mail address (`recipient.<index>`, the index in the given list).
  */
-export function normalizeRecipients(given: readonly (string | null | undefined)[] | null | undefined, errors: FieldErrorCollector): string[] {
+export function normalizeRecipients(
+  given: readonly (string | null | undefined)[] | null | undefined,
+  errors: FieldErrorCollector,
+): string[] {
   if (!given || given.length === 0) {
     errors.add("recipient", "at least one e-mail address is required");
     return [];
@@ -60,7 +66,8 @@ export function normalizeRecipients(given: readonly (string | null | undefined)[
     seen.add(key);
     recipients.push(address);
   });
-  if (recipients.length > MAX_RECIPIENTS) errors.add("recipient", `must have at most ${MAX_RECIPIENTS} addresses; got ${recipients.length}`);
+  if (recipients.length > MAX_RECIPIENTS)
+    errors.add("recipient", `must have at most ${MAX_RECIPIENTS} addresses; got ${recipients.length}`);
   return recipients;
 }
 
@@ -112,7 +119,11 @@ export function afterFailure(attempts: number, now: Date): { status: OutboxStatu
 }
 
 /** File name of a document's PDF attachment: `invoice-CL33-12.pdf`, `credit-note-draft.pdf`. */
-export function attachmentFileName(kind: Exclude<RelatedKind, "payment">, documentTypeId: string, number: number | null): string {
+export function attachmentFileName(
+  kind: Exclude<RelatedKind, "payment">,
+  documentTypeId: string,
+  number: number | null,
+): string {
   const base = kind.replace("_", "-");
   return number === null ? `${base}-draft.pdf` : `${base}-${documentTypeId}-${number}.pdf`;
 }

@@ -61,7 +61,9 @@ export interface TypeCounts {
  * RCT, RCH, RPT, VOF (and the other R.. codes SII lists) → `rejected`; 001–003 (token) and other
  * negative codes (query errors) → `retry`; anything unknown → `retry` too (never guessed as a result).
  */
-export function envelopeOutcome(estado: string): "in_progress" | "processed" | "accepted_with_objections" | "rejected" | "retry" {
+export function envelopeOutcome(
+  estado: string,
+): "in_progress" | "processed" | "accepted_with_objections" | "rejected" | "retry" {
   const code = estado.trim();
   if (IN_PROGRESS.includes(code)) return "in_progress";
   if (code === "EPR") return "processed";

@@ -19,7 +19,10 @@ export interface SubscriptionLinePlan {
  * Checks the plans of a subscription's lines: at least one line; every plan active; every plan
  * in the first line's currency and frequency. Adds errors to `errors` (400 when thrown).
  */
-export function checkSubscriptionPlans(plans: readonly (SubscriptionLinePlan | null)[], errors: FieldErrorCollector): void {
+export function checkSubscriptionPlans(
+  plans: readonly (SubscriptionLinePlan | null)[],
+  errors: FieldErrorCollector,
+): void {
   if (plans.length === 0) {
     errors.add("lines", "a subscription needs at least one line");
     return;
@@ -27,9 +30,18 @@ export function checkSubscriptionPlans(plans: readonly (SubscriptionLinePlan | n
   const first = plans.find((p): p is SubscriptionLinePlan => p !== null);
   plans.forEach((plan, i) => {
     if (!plan || !first) return;
-    if (plan.status !== "active") errors.add(`lines.${i}.plan`, `plan ${plan.id} is ${plan.status}; new subscriptions use active plans`);
-    if (plan.currencyId !== first.currencyId) errors.add(`lines.${i}.plan`, `plan ${plan.id} is in ${plan.currencyId}; every line must be in ${first.currencyId} like ${first.id}`);
-    if (plan.frequency !== first.frequency) errors.add(`lines.${i}.plan`, `plan ${plan.id} bills ${plan.frequency}; every line must bill ${first.frequency} like ${first.id}`);
+    if (plan.status !== "active")
+      errors.add(`lines.${i}.plan`, `plan ${plan.id} is ${plan.status}; new subscriptions use active plans`);
+    if (plan.currencyId !== first.currencyId)
+      errors.add(
+        `lines.${i}.plan`,
+        `plan ${plan.id} is in ${plan.currencyId}; every line must be in ${first.currencyId} like ${first.id}`,
+      );
+    if (plan.frequency !== first.frequency)
+      errors.add(
+        `lines.${i}.plan`,
+        `plan ${plan.id} bills ${plan.frequency}; every line must bill ${first.frequency} like ${first.id}`,
+      );
   });
 }
 
@@ -65,10 +77,15 @@ const ACTION_WORDS: Record<SubscriptionAction, string> = {
  * The status after `action` on a subscription in `status` (and with `cancelAtPeriodEnd` already
  * scheduled or not); InvalidStateError (409) when the move is not allowed.
  */
-export function subscriptionTransition(status: string, action: SubscriptionAction, cancelAtPeriodEnd = false): SubscriptionStatus {
+export function subscriptionTransition(
+  status: string,
+  action: SubscriptionAction,
+  cancelAtPeriodEnd = false,
+): SubscriptionStatus {
   const next = SUBSCRIPTION_MOVES[status as SubscriptionStatus]?.[action];
   if (!next) throw new InvalidStateError(`A ${status} subscription cannot be ${ACTION_WORDS[action]}`);
-  if (action === "cancel_at_period_end" && cancelAtPeriodEnd) throw new InvalidStateError("The subscription is already set to cancel at the end of its period");
+  if (action === "cancel_at_period_end" && cancelAtPeriodEnd)
+    throw new InvalidStateError("The subscription is already set to cancel at the end of its period");
   return next;
 }
 
@@ -77,9 +94,14 @@ export const DEFAULT_CANCEL_REASON = "requested_by_customer";
 export const MAX_REASON_LENGTH = 255;
 
 /** The cancel or pause reason to store: default when absent, 400 on `field` when too long. */
-export function normalizeReason(reason: string | null | undefined, field: string, fallback: string | null): string | null {
+export function normalizeReason(
+  reason: string | null | undefined,
+  field: string,
+  fallback: string | null,
+): string | null {
   const value = reason === undefined || reason === null || reason.trim() === "" ? fallback : reason.trim();
-  if (value && value.length > MAX_REASON_LENGTH) throw ValidationError.field(field, `must have at most ${MAX_REASON_LENGTH} characters`);
+  if (value && value.length > MAX_REASON_LENGTH)
+    throw ValidationError.field(field, `must have at most ${MAX_REASON_LENGTH} characters`);
   return value;
 }
 
@@ -87,6 +109,10 @@ export function normalizeReason(reason: string | null | undefined, field: string
  * `end_date` of a subscription of `billingCycles` cycles started on `dateStart`: the start of cycle
  * `billingCycles + 1` (the day after the last billed cycle ends). Null: runs until cancelled.
  */
-export function subscriptionEndDate(dateStart: string, frequency: Frequency, billingCycles: number | null): string | null {
+export function subscriptionEndDate(
+  dateStart: string,
+  frequency: Frequency,
+  billingCycles: number | null,
+): string | null {
   return billingCycles === null ? null : cycleStart(dateStart, frequency, billingCycles + 1);
 }

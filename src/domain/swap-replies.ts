@@ -56,12 +56,25 @@ export function claimDeadline(receivedAt: Date): string {
  * - InvalidStateError (409) for a claim (RCD, RFP, RFT) when `now` is after the claim deadline.
  * Returns the status's row of SWAP_REPLY_STATUSES.
  */
-export function checkSwapReply(input: { status: string | null | undefined; currentStatus: string | null; receivedAt: Date; now: Date; swapId: string }) {
+export function checkSwapReply(input: {
+  status: string | null | undefined;
+  currentStatus: string | null;
+  receivedAt: Date;
+  now: Date;
+  swapId: string;
+}) {
   const { status } = input;
-  if (!status) throw ValidationError.field("status", `is required: one of ${Object.keys(SWAP_REPLY_STATUSES).join(", ")}`);
-  if (!isSwapReplyStatus(status)) throw ValidationError.field("status", `must be one of ${Object.keys(SWAP_REPLY_STATUSES).join(", ")}, not ${status}`);
+  if (!status)
+    throw ValidationError.field("status", `is required: one of ${Object.keys(SWAP_REPLY_STATUSES).join(", ")}`);
+  if (!isSwapReplyStatus(status))
+    throw ValidationError.field(
+      "status",
+      `must be one of ${Object.keys(SWAP_REPLY_STATUSES).join(", ")}, not ${status}`,
+    );
   if (input.currentStatus) {
-    throw new InvalidStateError(`Swap ${input.swapId} was already answered with ${input.currentStatus}; a reply is final`);
+    throw new InvalidStateError(
+      `Swap ${input.swapId} was already answered with ${input.currentStatus}; a reply is final`,
+    );
   }
   const rule = SWAP_REPLY_STATUSES[status];
   if (rule.kind === "claim") {
@@ -108,7 +121,8 @@ export function proposeSwapReply(documents: readonly VerifiedDocument[]): Propos
   }
   const bad = documents.filter((d) => !d.signatureValid || !d.tedValid);
   if (!bad.length) return { status: "ACD", reason: "every document's signature and timbre (TED) verified" };
-  const what = (d: VerifiedDocument) => [!d.signatureValid && "signature", !d.tedValid && "timbre (TED)"].filter(Boolean).join(" and ");
+  const what = (d: VerifiedDocument) =>
+    [!d.signatureValid && "signature", !d.tedValid && "timbre (TED)"].filter(Boolean).join(" and ");
   return {
     status: "RCD",
     reason: `${bad.map((d) => `type ${d.type} folio ${d.folio} from ${d.issuerTaxId}: ${what(d)} did not verify`).join("; ")}; claim the content within ${CLAIM_WINDOW_DAYS} days`,

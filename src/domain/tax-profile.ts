@@ -79,23 +79,27 @@ export function normalizeTaxProfile(input: TaxProfileInput, errors: FieldErrorCo
     const codes = (input.activityCodes ?? []).map((c) => c.trim());
     if (codes.length > MAX_ACTIVITY_CODES) errors.add("activity_codes", `at most ${MAX_ACTIVITY_CODES} codes`);
     codes.forEach((code, i) => {
-      if (!/^\d{1,6}$/.test(code)) errors.add(`activity_codes.${i}`, "must be 1 to 6 digits (SII's economic activity code)");
+      if (!/^\d{1,6}$/.test(code))
+        errors.add(`activity_codes.${i}`, "must be 1 to 6 digits (SII's economic activity code)");
     });
     columns.taxActivityCode = codes.length ? codes.join(",") : null;
   }
   if (input.resolutionNumber !== undefined) {
     const n = input.resolutionNumber;
-    if (n !== null && (!Number.isInteger(n) || n < 0)) errors.add("resolution_number", "must be a whole number, 0 or more (0 in certification)");
+    if (n !== null && (!Number.isInteger(n) || n < 0))
+      errors.add("resolution_number", "must be a whole number, 0 or more (0 in certification)");
     columns.taxResolutionNumber = n;
   }
   if (input.resolutionDate !== undefined) {
     const d = input.resolutionDate;
-    if (d !== null && (!/^\d{4}-\d{2}-\d{2}$/.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`)))) errors.add("resolution_date", "must be a date yyyy-mm-dd");
+    if (d !== null && (!/^\d{4}-\d{2}-\d{2}$/.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`))))
+      errors.add("resolution_date", "must be a date yyyy-mm-dd");
     columns.taxResolutionDate = d;
   }
   if (input.locale !== undefined) {
     const locale = input.locale?.trim().toLowerCase() || null;
-    if (locale !== null && !isPrintLocale(locale)) errors.add("locale", `must be one of ${PRINT_LOCALES.join(", ")} (or null: by the document's country)`);
+    if (locale !== null && !isPrintLocale(locale))
+      errors.add("locale", `must be one of ${PRINT_LOCALES.join(", ")} (or null: by the document's country)`);
     columns.locale = locale;
   }
   return columns;

@@ -102,7 +102,8 @@ export function validateTotalsInput(input: TotalsInput): DocumentTotals {
   input.lines.forEach((line, i) => {
     nonNegative(`lines.${i}.quantity`, line.quantity);
     if (!input.allowCredits) nonNegative(`lines.${i}.amount`, line.amount);
-    else if (toDecimal(line.amount).isNegative() && !toDecimal(line.discount ?? 0).isZero()) errors.add(`lines.${i}.discount`, "a credit line takes no discount");
+    else if (toDecimal(line.amount).isNegative() && !toDecimal(line.discount ?? 0).isZero())
+      errors.add(`lines.${i}.discount`, "a credit line takes no discount");
     nonNegative(`lines.${i}.discount`, line.discount);
     const scheme = line.discountScheme ?? "%";
     if (scheme === "%" && line.discount !== undefined && toDecimal(line.discount).greaterThan(100)) {
@@ -110,24 +111,40 @@ export function validateTotalsInput(input: TotalsInput): DocumentTotals {
     }
   });
   nonNegative("discount", input.discount);
-  if ((input.discountScheme ?? "%") === "%" && input.discount !== undefined && toDecimal(input.discount).greaterThan(100)) {
+  if (
+    (input.discountScheme ?? "%") === "%" &&
+    input.discount !== undefined &&
+    toDecimal(input.discount).greaterThan(100)
+  ) {
     errors.add("discount", "a % discount must be at most 100");
   }
   errors.throwIfAny();
   // `$` discounts larger than what they discount would make a negative total
   const totals = computeUnchecked(input);
   totals.lines.forEach((line, i) => {
-    if (line.total.isNegative() && !line.gross.isNegative()) errors.add(`lines.${i}.discount`, "the discount exceeds the line amount");
+    if (line.total.isNegative() && !line.gross.isNegative())
+      errors.add(`lines.${i}.discount`, "the discount exceeds the line amount");
   });
   errors.throwIfAny();
   // only a document discount can make the taxable amount negative once every line is >= 0
-  if (totals.amount.isNegative()) errors.add(input.allowCredits ? "lines" : "discount", input.allowCredits ? "credits and the discount exceed the taxable amount" : "the discount exceeds the taxable amount");
+  if (totals.amount.isNegative())
+    errors.add(
+      input.allowCredits ? "lines" : "discount",
+      input.allowCredits
+        ? "credits and the discount exceed the taxable amount"
+        : "the discount exceeds the taxable amount",
+    );
   if (totals.exempt.isNegative()) errors.add("lines", "credits exceed the exempt amount");
   errors.throwIfAny();
   return totals;
 }
 
-function lineTax(total: Decimal, exempt: boolean, input: TotalsInput, currency: CurrencyUnit): { taxPercent: Decimal; tax: Decimal | null } {
+function lineTax(
+  total: Decimal,
+  exempt: boolean,
+  input: TotalsInput,
+  currency: CurrencyUnit,
+): { taxPercent: Decimal; tax: Decimal | null } {
   if (exempt) return { taxPercent: new Decimal(0), tax: null };
   const taxPercent = toDecimal(input.taxPercent);
   const tax = input.pricesIncludeTax

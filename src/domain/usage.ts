@@ -25,11 +25,18 @@ export interface UsageRecord {
 }
 
 /** The quantity to bill for `[period.start, period.end)` under `aggregation`. */
-export function aggregateUsage(records: readonly UsageRecord[], aggregation: UsageAggregation, period: { start: Date; end: Date }): Decimal {
+export function aggregateUsage(
+  records: readonly UsageRecord[],
+  aggregation: UsageAggregation,
+  period: { start: Date; end: Date },
+): Decimal {
   const before = (r: UsageRecord) => r.dateTime.getTime() < period.end.getTime();
   const inPeriod = records.filter((r) => before(r) && r.dateTime.getTime() >= period.start.getTime());
   const latest = (list: readonly UsageRecord[]) =>
-    list.reduce<UsageRecord | null>((best, r) => (!best || r.dateTime.getTime() >= best.dateTime.getTime() ? r : best), null);
+    list.reduce<UsageRecord | null>(
+      (best, r) => (!best || r.dateTime.getTime() >= best.dateTime.getTime() ? r : best),
+      null,
+    );
   switch (aggregation) {
     case "sum":
       return inPeriod.reduce((total, r) => total.plus(toDecimal(r.quantity)), new Decimal(0));
@@ -60,10 +67,13 @@ export function checkUsage(
   now: Date,
   errors: FieldErrorCollector,
 ): void {
-  if (line && line.usageScheme !== "metered") errors.add("subscription_line", "only lines of metered plans take usage; this line's plan is licensed");
+  if (line && line.usageScheme !== "metered")
+    errors.add("subscription_line", "only lines of metered plans take usage; this line's plan is licensed");
   if (usage.quantity === null || usage.quantity === undefined) errors.add("quantity", "is required");
   else if (toDecimal(usage.quantity).isNegative()) errors.add("quantity", "must not be negative");
-  if (usage.dateTime.getTime() > now.getTime() + USAGE_FUTURE_TOLERANCE_MS) errors.add("date_time", "must not be more than a day in the future");
+  if (usage.dateTime.getTime() > now.getTime() + USAGE_FUTURE_TOLERANCE_MS)
+    errors.add("date_time", "must not be more than a day in the future");
   errors.throwIfAny("Invalid usage");
-  if (line?.subscriptionStatus === "cancelled") throw new InvalidStateError("The subscription is cancelled; it takes no more usage");
+  if (line?.subscriptionStatus === "cancelled")
+    throw new InvalidStateError("The subscription is cancelled; it takes no more usage");
 }

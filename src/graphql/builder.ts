@@ -10,7 +10,14 @@ import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
 import { idPrefix, isWellFormedId } from "../infra/ids.js";
 import { ValidationError } from "../domain/errors.js";
 import type { GraphQLContext } from "./context.js";
-import { DEFAULT_COUNT_LIMIT, DEFAULT_PAGE_SIZE, MAX_COUNT_LIMIT, MAX_PAGE_SIZE, type CappedCount, type CountPrecision } from "./pagination.js";
+import {
+  DEFAULT_COUNT_LIMIT,
+  DEFAULT_PAGE_SIZE,
+  MAX_COUNT_LIMIT,
+  MAX_PAGE_SIZE,
+  type CappedCount,
+  type CountPrecision,
+} from "./pagination.js";
 import { DateScalar, DateTimeResolver, DecimalScalar, JSONObjectResolver } from "./scalars.js";
 
 /**
@@ -100,36 +107,64 @@ export const builder = new SchemaBuilder<{
       description:
         "An object with a global id (Relay's Object Identification). The id is the resource's own prefixed id (`cus_...`, `inv_...`); `node(id:)` and `nodes(ids:)` refetch any of them.",
     },
-    idFieldOptions: { description: "The resource's id, prefixed by its type (`cus_`, `inv_`, ...): the same id REST uses." },
-    pageInfoFieldOptions: { description: "Paging state of this page: cursors and whether more items exist either way." },
+    idFieldOptions: {
+      description: "The resource's id, prefixed by its type (`cus_`, `inv_`, ...): the same id REST uses.",
+    },
+    pageInfoFieldOptions: {
+      description: "Paging state of this page: cursors and whether more items exist either way.",
+    },
     edgesFieldOptions: { nullable: false, description: "The page's items, each with its cursor, in the list's order." },
     nodeFieldOptions: { nullable: false, description: "The item." },
-    defaultConnectionTypeOptions: { description: "A page of a list (Relay connection): its items under `edges`, paging state under `pageInfo`, and `totalCount`." },
+    defaultConnectionTypeOptions: {
+      description:
+        "A page of a list (Relay connection): its items under `edges`, paging state under `pageInfo`, and `totalCount`.",
+    },
     defaultEdgeTypeOptions: { description: "One item of a page with its cursor." },
     // paging (src/graphql/pagination.ts, docs/graphql.md "Paging")
-    firstArgOptions: { description: `Page forward: at most this many items (0 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}), from the start or after \`after\`. Outside 0 to ${MAX_PAGE_SIZE} is a validation_error on first.` },
-    afterArgOptions: { description: "Page forward from this cursor (an `endCursor` or edge `cursor` this same connection returned): the items after it. Another connection's cursor or a malformed one is a validation_error on after." },
-    lastArgOptions: { description: `Page backward: at most this many items (0 to ${MAX_PAGE_SIZE}), the last ones of the list or the ones just before \`before\`, in the list's order. Cannot be combined with first (validation_error on last).` },
-    beforeArgOptions: { description: "Page backward from this cursor (a `startCursor` or edge `cursor` this same connection returned): the items before it. Another connection's cursor or a malformed one is a validation_error on before." },
-    cursorFieldOptions: { description: "Opaque cursor of this item, valid only for the connection that returned it; stays valid after the item is deleted." },
+    firstArgOptions: {
+      description: `Page forward: at most this many items (0 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}), from the start or after \`after\`. Outside 0 to ${MAX_PAGE_SIZE} is a validation_error on first.`,
+    },
+    afterArgOptions: {
+      description:
+        "Page forward from this cursor (an `endCursor` or edge `cursor` this same connection returned): the items after it. Another connection's cursor or a malformed one is a validation_error on after.",
+    },
+    lastArgOptions: {
+      description: `Page backward: at most this many items (0 to ${MAX_PAGE_SIZE}), the last ones of the list or the ones just before \`before\`, in the list's order. Cannot be combined with first (validation_error on last).`,
+    },
+    beforeArgOptions: {
+      description:
+        "Page backward from this cursor (a `startCursor` or edge `cursor` this same connection returned): the items before it. Another connection's cursor or a malformed one is a validation_error on before.",
+    },
+    cursorFieldOptions: {
+      description:
+        "Opaque cursor of this item, valid only for the connection that returned it; stays valid after the item is deleted.",
+    },
     pageInfoTypeOptions: { description: "Where a page sits in its list (Relay connection spec)." },
-    startCursorFieldOptions: { description: "Cursor of the page's first item, for `before`; null when the page is empty." },
+    startCursorFieldOptions: {
+      description: "Cursor of the page's first item, for `before`; null when the page is empty.",
+    },
     endCursorFieldOptions: { description: "Cursor of the page's last item, for `after`; null when the page is empty." },
     hasNextPageFieldOptions: {
-      description: "Whether items follow this page. Paging forward (first): exact. Paging backward (last/before): true when the `before` item still exists, false with `last` alone (the final page).",
+      description:
+        "Whether items follow this page. Paging forward (first): exact. Paging backward (last/before): true when the `before` item still exists, false with `last` alone (the final page).",
     },
     hasPreviousPageFieldOptions: {
-      description: "Whether items precede this page. Paging backward (last): exact. Paging forward: true when the `after` item still exists (or `offset` > 0 and the list reaches that far); false on the first page.",
+      description:
+        "Whether items precede this page. Paging backward (last): exact. Paging forward: true when the `after` item still exists (or `offset` > 0 and the list reaches that far); false on the first page.",
     },
     encodeGlobalID: (_typename, id) => String(id),
     decodeGlobalID: (globalID) => {
       const prefix = isWellFormedId(globalID) ? idPrefix(globalID) : undefined;
-      return { typename: prefix && Object.hasOwn(NODE_TYPES, prefix) ? NODE_TYPES[prefix] : UNKNOWN_NODE, id: globalID };
+      return {
+        typename: prefix && Object.hasOwn(NODE_TYPES, prefix) ? NODE_TYPES[prefix] : UNKNOWN_NODE,
+        id: globalID,
+      };
     },
     // an id that is malformed (infra/ids.ts) or whose prefix names no node type reads as "not
     // found" (null), like any unknown id, without a query
     nodeQueryOptions: {
-      description: "The object with this id (any Node type: Customer, Invoice, Subscription, ...), in the caller's organization and mode; null for an unknown, malformed or other organization's id.",
+      description:
+        "The object with this id (any Node type: Customer, Invoice, Subscription, ...), in the caller's organization and mode; null for an unknown, malformed or other organization's id.",
       args: { id: { description: "A prefixed resource id (`cus_...`, `inv_...`)." } },
       resolve: (_root, { id }, _ctx, _info, resolveNode) => (id.typename === UNKNOWN_NODE ? null : resolveNode(id)),
     },
@@ -139,8 +174,11 @@ export const builder = new SchemaBuilder<{
       args: { ids: { description: `Prefixed resource ids, at most ${MAX_NODE_IDS}.` } },
       // Pothos resolves `args.ids` (not the list handed to resolveNodes): unknown ones become null there
       resolve: (_root, args, _ctx, _info, resolveNodes) => {
-        if (args.ids.length > MAX_NODE_IDS) throw ValidationError.field("ids", `at most ${MAX_NODE_IDS} ids per request (got ${args.ids.length})`);
-        (args as { ids: ({ id: string; typename: string } | null)[] }).ids = args.ids.map((id) => (id.typename === UNKNOWN_NODE ? null : id));
+        if (args.ids.length > MAX_NODE_IDS)
+          throw ValidationError.field("ids", `at most ${MAX_NODE_IDS} ids per request (got ${args.ids.length})`);
+        (args as { ids: ({ id: string; typename: string } | null)[] }).ids = args.ids.map((id) =>
+          id.typename === UNKNOWN_NODE ? null : id,
+        );
         return resolveNodes([]);
       },
     },
@@ -152,8 +190,12 @@ builder.addScalarType("Date", DateScalar);
 builder.addScalarType("DateTime", DateTimeResolver);
 builder.addScalarType("JSONObject", JSONObjectResolver);
 
-builder.queryType({ description: "Reads. Every field needs an API key; results are scoped to its organization and mode." });
-builder.mutationType({ description: "Writes. Each mutation is one database transaction; a failed one changes nothing." });
+builder.queryType({
+  description: "Reads. Every field needs an API key; results are scoped to its organization and mode.",
+});
+builder.mutationType({
+  description: "Writes. Each mutation is one database transaction; a failed one changes nothing.",
+});
 
 builder.globalConnectionField("totalCount", (t) =>
   t.int({
@@ -168,15 +210,23 @@ const CountPrecisionEnum = builder.enumType("CountPrecision", {
   description: "Whether a `Count` is the number of matching items or a lower bound of it.",
   values: {
     exact: { value: "exact", description: "`count` is the number of matching items" },
-    at_least: { value: "at_least", description: "more items match than the limit asked: `count` is the limit, a lower bound (show it as \"10,000+\")" },
+    at_least: {
+      value: "at_least",
+      description: 'more items match than the limit asked: `count` is the limit, a lower bound (show it as "10,000+")',
+    },
   } as const satisfies DescribedValues<CountPrecision>,
 });
 
 const CountRef = builder.objectRef<CappedCount>("Count").implement({
-  description: "A count of the items matching a list's filters that stops at a limit (docs/graphql.md \"Counting\").",
+  description: 'A count of the items matching a list\'s filters that stops at a limit (docs/graphql.md "Counting").',
   fields: (t) => ({
-    count: t.exposeInt("count", { description: "the number of matching items when `precision` is exact; the limit when it is at_least" }),
-    precision: t.expose("precision", { type: CountPrecisionEnum, description: "exact, or at_least when more items match than the limit" }),
+    count: t.exposeInt("count", {
+      description: "the number of matching items when `precision` is exact; the limit when it is at_least",
+    }),
+    precision: t.expose("precision", {
+      type: CountPrecisionEnum,
+      description: "exact, or at_least when more items match than the limit",
+    }),
   }),
 });
 
@@ -187,7 +237,9 @@ builder.globalConnectionField("count", (t) =>
       `Number of items matching the filters, over all pages, counted up to \`limit\` (default ${DEFAULT_COUNT_LIMIT.toLocaleString("en")}): ` +
       "exact below it, else the limit with precision at_least. Its time is bounded by the limit (a few ms for 10,000), whatever the list's size.",
     args: {
-      limit: t.arg.int({ description: `count at most this many items (1 to ${MAX_COUNT_LIMIT.toLocaleString("en")}; default ${DEFAULT_COUNT_LIMIT.toLocaleString("en")}); outside that range: validation_error on limit` }),
+      limit: t.arg.int({
+        description: `count at most this many items (1 to ${MAX_COUNT_LIMIT.toLocaleString("en")}; default ${DEFAULT_COUNT_LIMIT.toLocaleString("en")}); outside that range: validation_error on limit`,
+      }),
     },
     resolve: (connection, args) => connection.count(args.limit),
   }),

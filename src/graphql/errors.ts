@@ -52,7 +52,7 @@ export function projectErrorCode(code: string, status?: number): string {
 
 export function maskError(error: unknown, logger: Logger): GraphQLError {
   const graphQLError = error instanceof GraphQLError ? error : null;
-  let original = graphQLError ? graphQLError.originalError ?? null : error;
+  let original = graphQLError ? (graphQLError.originalError ?? null) : error;
   const path = graphQLError?.path;
   if (original && !(original instanceof DomainError) && !(original instanceof GraphQLError)) {
     const mapped = domainErrorOfDatabaseFailure(original);
@@ -73,7 +73,9 @@ export function maskError(error: unknown, logger: Logger): GraphQLError {
       nodes: graphQLError?.nodes,
       extensions: {
         code: original.code,
-        ...(original.fields && Object.keys(original.fields).length ? { fields: boundFieldErrors(original.fields) } : {}),
+        ...(original.fields && Object.keys(original.fields).length
+          ? { fields: boundFieldErrors(original.fields) }
+          : {}),
         ...http,
       },
     });
@@ -85,7 +87,11 @@ export function maskError(error: unknown, logger: Logger): GraphQLError {
       const projected = projectErrorCode(code, status);
       const bounded = boundMessage(graphQLError.message);
       if (bounded === graphQLError.message && projected === code) return graphQLError;
-      return new GraphQLError(bounded, { path, nodes: graphQLError.nodes, extensions: { ...graphQLError.extensions, code: projected } });
+      return new GraphQLError(bounded, {
+        path,
+        nodes: graphQLError.nodes,
+        extensions: { ...graphQLError.extensions, code: projected },
+      });
     }
     const message = boundMessage(graphQLError.message);
     const field = fieldFromMessage(message);

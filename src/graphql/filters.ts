@@ -16,7 +16,8 @@ export interface StringFilterValue {
 }
 
 export const StringFilter = builder.inputType("StringFilter", {
-  description: "Text filter; every given operator must match (an empty filter matches everything). Matching is exact unless the operator says otherwise.",
+  description:
+    "Text filter; every given operator must match (an empty filter matches everything). Matching is exact unless the operator says otherwise.",
   fields: (t) => ({
     equals: t.string({ description: "exact match (REST `field=` and `field__exact=`)" }),
     in: t.stringList({ description: "one of (REST `field__in=a,b`)" }),
@@ -32,7 +33,8 @@ export interface DateTimeFilterValue {
 }
 
 export const DateTimeFilter = builder.inputType("DateTimeFilter", {
-  description: "Time filter on an instant; bounds are inclusive and every given operator must match. REST's date-only values (`yyyy-mm-dd`) cover that whole UTC day.",
+  description:
+    "Time filter on an instant; bounds are inclusive and every given operator must match. REST's date-only values (`yyyy-mm-dd`) cover that whole UTC day.",
   fields: (t) => ({
     equals: t.field({ type: "DateTime", description: "exactly this instant (to the millisecond)" }),
     gte: t.field({ type: "DateTime", description: "at or after (REST `__gte`)" }),
@@ -84,7 +86,11 @@ export function stringWhere(filter: StringFilterValue | null | undefined, { uppe
 }
 
 /** `{ field: <prisma filter> }` list (AND-ed) for a StringFilter on `field`. */
-export function stringConditions(field: string, filter: StringFilterValue | null | undefined, options?: { uppercase?: boolean }) {
+export function stringConditions(
+  field: string,
+  filter: StringFilterValue | null | undefined,
+  options?: { uppercase?: boolean },
+) {
   const built = stringWhere(filter, options);
   if (!built) return [];
   const conditions: Record<string, unknown>[] = [];

@@ -29,14 +29,23 @@ import { isWellFormedId } from "../infra/ids.js";
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
-const ID_MESSAGE = "must be an id: a known prefix, an underscore and letters or digits (e.g. cus_0a1B2c3D4e5F6g7H8i9J0k1L)";
+const ID_MESSAGE =
+  "must be an id: a known prefix, an underscore and letters or digits (e.g. cus_0a1B2c3D4e5F6g7H8i9J0k1L)";
 
 /** An input object type's fields with their snake_case path segment and TEXT_LIMITS key, computed once per type (a batch of 1,000 records checks each field 1,000 times). */
-const fieldsOf = new WeakMap<GraphQLInputObjectType, { name: string; type: GraphQLInputType; snake: string; key: string }[]>();
+const fieldsOf = new WeakMap<
+  GraphQLInputObjectType,
+  { name: string; type: GraphQLInputType; snake: string; key: string }[]
+>();
 function inputFields(type: GraphQLInputObjectType) {
   let fields = fieldsOf.get(type);
   if (!fields) {
-    fields = Object.values(type.getFields()).map((f) => ({ name: f.name, type: f.type, snake: snake(f.name), key: `${type.name}.${f.name}` }));
+    fields = Object.values(type.getFields()).map((f) => ({
+      name: f.name,
+      type: f.type,
+      snake: snake(f.name),
+      key: `${type.name}.${f.name}`,
+    }));
     fieldsOf.set(type, fields);
   }
   return fields;
@@ -59,7 +68,13 @@ function checkValue(value: unknown, type: GraphQLInputType, path: string, key: s
     if (typeof value !== "object") return;
     for (const field of inputFields(inner)) {
       if (!Object.hasOwn(value, field.name)) continue;
-      checkValue((value as Record<string, unknown>)[field.name], field.type, join(path, field.snake), field.key, errors);
+      checkValue(
+        (value as Record<string, unknown>)[field.name],
+        field.type,
+        join(path, field.snake),
+        field.key,
+        errors,
+      );
     }
     return;
   }
@@ -76,19 +91,30 @@ function checkValue(value: unknown, type: GraphQLInputType, path: string, key: s
 
 /** `updateCreditNote` -> `credit note` (for the 404 of a malformed id). */
 function resourceOf(fieldName: string): string {
-  const noun = fieldName.replace(/^(update|delete|finalize|pay|authorize|resume|pause|cancel|advance)/, "") || fieldName;
+  const noun =
+    fieldName.replace(/^(update|delete|finalize|pay|authorize|resume|pause|cancel|advance)/, "") || fieldName;
   return noun.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
 }
 
 /** Throws the error for `args` of `field` (of `parent`), or returns when they are fine. */
-export function checkArguments(parent: string, field: GraphQLField<unknown, unknown>, args: Record<string, unknown>): void {
+export function checkArguments(
+  parent: string,
+  field: GraphQLField<unknown, unknown>,
+  args: Record<string, unknown>,
+): void {
   const errors: FieldErrors = {};
   for (const arg of field.args) {
     if (!Object.hasOwn(args, arg.name)) continue;
     const value = args[arg.name];
     // the id of the resource a field acts on (a REST path's id): malformed reads as "no such resource"
-    if (arg.name === "id" && getNamedType(arg.type).name === "ID" && typeof value === "string" && field.name !== "node") {
-      if (textProblem(value, 200) || !isWellFormedId(value)) throw new NotFoundError(resourceOf(field.name), JSON.stringify(value).slice(1, -1));
+    if (
+      arg.name === "id" &&
+      getNamedType(arg.type).name === "ID" &&
+      typeof value === "string" &&
+      field.name !== "node"
+    ) {
+      if (textProblem(value, 200) || !isWellFormedId(value))
+        throw new NotFoundError(resourceOf(field.name), JSON.stringify(value).slice(1, -1));
       continue;
     }
     if (field.name === "node" || field.name === "nodes") continue; // malformed ids read as null (builder.ts)

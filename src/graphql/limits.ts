@@ -14,7 +14,28 @@
  * message) before anything runs; the REST adapter's documents (src/rest/operations) stay within
  * every limit at the largest page size (test/graphql-limits.test.ts checks them all).
  */
-import { GraphQLError, Kind, print, type DocumentNode, type DefinitionNode, getNamedType, getNullableType, isListType, isObjectType, isInterfaceType, type ASTVisitor, type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLSchema, type SelectionSetNode, type ValidationContext, type GraphQLOutputType, type ValueNode, defaultFieldResolver } from "graphql";
+import {
+  GraphQLError,
+  Kind,
+  print,
+  type DocumentNode,
+  type DefinitionNode,
+  getNamedType,
+  getNullableType,
+  isListType,
+  isObjectType,
+  isInterfaceType,
+  type ASTVisitor,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLSchema,
+  type SelectionSetNode,
+  type ValidationContext,
+  type GraphQLOutputType,
+  type ValueNode,
+  defaultFieldResolver,
+} from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
 import { maxDepthPlugin } from "@escape.tech/graphql-armor-max-depth";
@@ -137,7 +158,7 @@ function multiplier(node: FieldNode, type: GraphQLOutputType, parentName: string
   if (named.name.endsWith("Connection") && isObjectType(named) && named.getFields().edges) {
     const first = intArgument(node, "first");
     const last = intArgument(node, "last");
-    const size = first === null || last === null ? MAX_PAGE_SIZE : first ?? last ?? DEFAULT_PAGE_SIZE;
+    const size = first === null || last === null ? MAX_PAGE_SIZE : (first ?? last ?? DEFAULT_PAGE_SIZE);
     return Math.max(1, Math.min(size, MAX_PAGE_SIZE));
   }
   return isListType(getNullableType(type)) ? LIST_FACTOR : 1;
@@ -171,10 +192,13 @@ export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost, maxRows: numb
         if (selection.kind === Kind.FIELD) {
           const name = selection.name.value;
           if (name === "__typename" || name === "__schema" || name === "__type") continue;
-          const field: GraphQLField<unknown, unknown> | undefined = parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[name] : undefined;
+          const field: GraphQLField<unknown, unknown> | undefined =
+            parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[name] : undefined;
           if (!field) continue; // unknown fields are another rule's error
           const totalCount = name === "totalCount" && parentName.endsWith("Connection");
-          let cost = FIELD_COSTS[`${parentName}.${name}`] ?? (totalCount ? TOTAL_COUNT_COST : selection.selectionSet ? OBJECT_COST : SCALAR_COST);
+          let cost =
+            FIELD_COSTS[`${parentName}.${name}`] ??
+            (totalCount ? TOTAL_COUNT_COST : selection.selectionSet ? OBJECT_COST : SCALAR_COST);
           if (selection.selectionSet) {
             const size = multiplier(selection, field.type, parentName, pageSize);
             const typeName = getNamedType(field.type).name;
@@ -187,7 +211,12 @@ export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost, maxRows: numb
           }
           total += cost;
         } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-          const inner = selectionCost(selection.selectionSet, selection.typeCondition?.name.value ?? parentName, seen, pageSize);
+          const inner = selectionCost(
+            selection.selectionSet,
+            selection.typeCondition?.name.value ?? parentName,
+            seen,
+            pageSize,
+          );
           total += inner.cost;
           rows += inner.rows;
         } else {
@@ -213,22 +242,33 @@ export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost, maxRows: numb
 
     return {
       OperationDefinition(operation) {
-        const root = operation.operation === "query" ? schema.getQueryType() : operation.operation === "mutation" ? schema.getMutationType() : schema.getSubscriptionType();
+        const root =
+          operation.operation === "query"
+            ? schema.getQueryType()
+            : operation.operation === "mutation"
+              ? schema.getMutationType()
+              : schema.getSubscriptionType();
         if (!root) return;
         const { cost, rows } = selectionCost(operation.selectionSet, root.name, new Set());
         if (cost > maxCost) {
           context.reportError(
-            new GraphQLError(`The query costs ${cost}, more than the limit of ${maxCost} (a PDF costs ${FIELD_COSTS["Invoice.pdf"]}, an exact totalCount ${TOTAL_COUNT_COST}; a list multiplies what it selects by its page size). Ask for fewer items, fewer PDFs or fewer fields.`, {
-              nodes: [operation],
-              extensions: { code: "query_too_complex", cost, maxCost, rows, maxRows },
-            }),
+            new GraphQLError(
+              `The query costs ${cost}, more than the limit of ${maxCost} (a PDF costs ${FIELD_COSTS["Invoice.pdf"]}, an exact totalCount ${TOTAL_COUNT_COST}; a list multiplies what it selects by its page size). Ask for fewer items, fewer PDFs or fewer fields.`,
+              {
+                nodes: [operation],
+                extensions: { code: "query_too_complex", cost, maxCost, rows, maxRows },
+              },
+            ),
           );
         } else if (rows > maxRows) {
           context.reportError(
-            new GraphQLError(`The query reads up to ${rows} rows, more than the limit of ${maxRows} (a list or page multiplies the rows under it by its size: a page of 100 invoices with their lines is 600). Ask for fewer or smaller pages.`, {
-              nodes: [operation],
-              extensions: { code: "query_too_complex", cost, maxCost, rows, maxRows },
-            }),
+            new GraphQLError(
+              `The query reads up to ${rows} rows, more than the limit of ${maxRows} (a list or page multiplies the rows under it by its size: a page of 100 invoices with their lines is 600). Ask for fewer or smaller pages.`,
+              {
+                nodes: [operation],
+                extensions: { code: "query_too_complex", cost, maxCost, rows, maxRows },
+              },
+            ),
           );
         }
       },
@@ -307,9 +347,12 @@ const budgets = new WeakMap<object, number>();
 const wrapped = new WeakSet<GraphQLSchema>();
 
 function timeoutError(budgetMs: number): GraphQLError {
-  return new GraphQLError(`The query ran longer than its time budget of ${budgetMs} ms and was stopped; ask for less (fewer items or fields) or split it.`, {
-    extensions: { code: "request_timeout" },
-  });
+  return new GraphQLError(
+    `The query ran longer than its time budget of ${budgetMs} ms and was stopped; ask for less (fewer items or fields) or split it.`,
+    {
+      extensions: { code: "request_timeout" },
+    },
+  );
 }
 
 /**
@@ -343,7 +386,10 @@ export function enforceDeadlines(schema: GraphQLSchema): void {
 export function timeBudgetPlugin(budgetMs: number): Plugin {
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
-      const operation = args.document.definitions.find((d: DefinitionNode) => d.kind === Kind.OPERATION_DEFINITION && (!args.operationName || d.name?.value === args.operationName));
+      const operation = args.document.definitions.find(
+        (d: DefinitionNode) =>
+          d.kind === Kind.OPERATION_DEFINITION && (!args.operationName || d.name?.value === args.operationName),
+      );
       if (!operation || operation.kind !== Kind.OPERATION_DEFINITION || operation.operation !== "query") return;
       const context = args.contextValue as object;
       deadlines.set(context, performance.now() + budgetMs);
@@ -354,7 +400,9 @@ export function timeBudgetPlugin(budgetMs: number): Plugin {
         try {
           const result = await Promise.race([executeFn(executeArgs), late]);
           // a result that a resolver cut short is replaced by the one timeout error
-          const cut = result === "late" || ("errors" in result && result.errors?.some((e: GraphQLError) => e.extensions?.code === "request_timeout"));
+          const cut =
+            result === "late" ||
+            ("errors" in result && result.errors?.some((e: GraphQLError) => e.extensions?.code === "request_timeout"));
           if (cut) return { data: null, errors: [timeoutError(budgetMs)] };
           return result;
         } finally {

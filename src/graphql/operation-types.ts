@@ -10,9 +10,19 @@ import type { Plugin } from "graphql-yoga";
 export const KnownOperationTypesRule: ValidationRule = (context) => ({
   OperationDefinition(node) {
     const schema = context.getSchema();
-    const root = node.operation === "query" ? schema.getQueryType() : node.operation === "mutation" ? schema.getMutationType() : schema.getSubscriptionType();
+    const root =
+      node.operation === "query"
+        ? schema.getQueryType()
+        : node.operation === "mutation"
+          ? schema.getMutationType()
+          : schema.getSubscriptionType();
     if (!root) {
-      context.reportError(new GraphQLError(`The schema does not support ${node.operation} operations.`, { nodes: node, extensions: { code: "validation_error" } }));
+      context.reportError(
+        new GraphQLError(`The schema does not support ${node.operation} operations.`, {
+          nodes: node,
+          extensions: { code: "validation_error" },
+        }),
+      );
     }
   },
 });

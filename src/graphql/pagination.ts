@@ -91,7 +91,10 @@ interface ListDelegate {
   count(args: { where: any; take?: number; orderBy?: any }): Promise<number>;
 }
 
-const models = getDatamodel().datamodel.models as Record<string, { fields: readonly { name: string; type: string; kind: string }[] }>;
+const models = getDatamodel().datamodel.models as Record<
+  string,
+  { fields: readonly { name: string; type: string; kind: string }[] }
+>;
 
 /** Scalar field name -> Prisma type, per model name: read from the datamodel once per model, not per page. */
 const fieldsByModel = new Map<string, Map<string, string>>();
@@ -111,11 +114,14 @@ function modelFields(model: ListDelegate): Map<string, string> {
 /** The sort fields of `orderBy` (an object or a list of one-key objects), with an `id` tie-breaker. */
 function sortFields(model: ListDelegate, orderBy: unknown): SortField[] {
   const types = modelFields(model);
-  const entries = (Array.isArray(orderBy) ? orderBy : [orderBy]).flatMap((o) => Object.entries(o as Record<string, Direction>));
+  const entries = (Array.isArray(orderBy) ? orderBy : [orderBy]).flatMap((o) =>
+    Object.entries(o as Record<string, Direction>),
+  );
   if (!entries.some(([field]) => field === "id")) entries.push(["id", "asc"]);
   return entries.map(([field, direction]) => {
     const kind = types.get(field);
-    if (kind !== "String" && kind !== "Int" && kind !== "DateTime") throw new Error(`pagination: cannot sort by ${field} (${kind})`);
+    if (kind !== "String" && kind !== "Int" && kind !== "DateTime")
+      throw new Error(`pagination: cannot sort by ${field} (${kind})`);
     return { field, direction, kind };
   });
 }
@@ -144,16 +150,25 @@ function decodeCursor(arg: "after" | "before", cursor: string, connection: strin
   } catch {
     throw invalid();
   }
-  if (typeof payload !== "object" || payload === null || payload.v !== CURSOR_VERSION || typeof payload.c !== "string" || !Array.isArray(payload.k)) throw invalid();
+  if (
+    typeof payload !== "object" ||
+    payload === null ||
+    payload.v !== CURSOR_VERSION ||
+    typeof payload.c !== "string" ||
+    !Array.isArray(payload.k)
+  )
+    throw invalid();
   if (payload.c !== connection) throw ValidationError.field(arg, `is a cursor of ${payload.c}, not of ${connection}`);
   const key = payload.k;
   if (key.length !== sort.length) throw invalid();
   sort.forEach(({ kind }, i) => {
     const value = key[i];
     const ok =
-      kind === "Int" ? Number.isSafeInteger(value) :
-      kind === "DateTime" ? typeof value === "string" && ISO_INSTANT.test(value) && !Number.isNaN(Date.parse(value)) :
-      typeof value === "string" && value.length <= 200;
+      kind === "Int"
+        ? Number.isSafeInteger(value)
+        : kind === "DateTime"
+          ? typeof value === "string" && ISO_INSTANT.test(value) && !Number.isNaN(Date.parse(value))
+          : typeof value === "string" && value.length <= 200;
     if (!ok) throw invalid();
   });
   return key;
@@ -183,7 +198,9 @@ function keyset(sort: SortField[], key: KeyValue[], side: "after" | "before", in
   });
   if (inclusive) branches.push({ AND: equal(sort.length) });
   const lead = sort[0]!;
-  const bound = { [lead.field]: { [(lead.direction === "asc") === (side === "after") ? "gte" : "lte"]: sqlValue(lead.kind, key[0]!) } };
+  const bound = {
+    [lead.field]: { [(lead.direction === "asc") === (side === "after") ? "gte" : "lte"]: sqlValue(lead.kind, key[0]!) },
+  };
   return { AND: [bound, { OR: branches }] };
 }
 
@@ -198,11 +215,19 @@ function checkArgs(args: ConnectionArgs) {
       throw ValidationError.field(key, `must be between 0 and ${MAX_PAGE_SIZE}`);
     }
   }
-  if (args.first != null && args.last != null) throw ValidationError.field("last", "cannot be combined with first: page forward with first/after or backward with last/before");
+  if (args.first != null && args.last != null)
+    throw ValidationError.field(
+      "last",
+      "cannot be combined with first: page forward with first/after or backward with last/before",
+    );
   if (args.offset != null) {
-    if (args.offset < 0 || args.offset > MAX_OFFSET) throw ValidationError.field("offset", `must be between 0 and ${MAX_OFFSET}`);
+    if (args.offset < 0 || args.offset > MAX_OFFSET)
+      throw ValidationError.field("offset", `must be between 0 and ${MAX_OFFSET}`);
     if (args.after != null || args.before != null || args.last != null) {
-      throw ValidationError.field("offset", "cannot be combined with after, before or last: page with cursors or with first/offset");
+      throw ValidationError.field(
+        "offset",
+        "cannot be combined with after, before or last: page with cursors or with first/offset",
+      );
     }
   }
 }
@@ -222,9 +247,15 @@ export interface ConnectionResult<T> {
  * and in the list's order the filter's list index serves it with no sort.
  * Errors: validation_error on limit outside 1..MAX_COUNT_LIMIT.
  */
-export async function cappedCount(model: ListDelegate, where: unknown, orderBy: unknown, limit: number | null | undefined): Promise<CappedCount> {
+export async function cappedCount(
+  model: ListDelegate,
+  where: unknown,
+  orderBy: unknown,
+  limit: number | null | undefined,
+): Promise<CappedCount> {
   const cap = limit ?? DEFAULT_COUNT_LIMIT;
-  if (!Number.isSafeInteger(cap) || cap < 1 || cap > MAX_COUNT_LIMIT) throw ValidationError.field("limit", `must be between 1 and ${MAX_COUNT_LIMIT}`);
+  if (!Number.isSafeInteger(cap) || cap < 1 || cap > MAX_COUNT_LIMIT)
+    throw ValidationError.field("limit", `must be between 1 and ${MAX_COUNT_LIMIT}`);
   const found = await model.count({ where, orderBy, take: cap + 1 });
   return found > cap ? { count: cap, precision: "at_least" } : { count: found, precision: "exact" };
 }
@@ -261,9 +292,13 @@ export async function prismaConnection(
     ...(after ? [keyset(sort, after, "after", !backward)] : []),
     ...(before ? [keyset(sort, before, "before", backward)] : []),
   ];
-  const orderBy = sort.map(({ field, direction }) => ({ [field]: backward ? (direction === "asc" ? "desc" : "asc") : direction }));
+  const orderBy = sort.map(({ field, direction }) => ({
+    [field]: backward ? (direction === "asc" ? "desc" : "asc") : direction,
+  }));
 
-  const selection = queryFromInfo({ context: ctx, info, path: ["edges", "node"] }) as { select?: Record<string, unknown> };
+  const selection = queryFromInfo({ context: ctx, info, path: ["edges", "node"] }) as {
+    select?: Record<string, unknown>;
+  };
   if (selection.select) for (const { field } of sort) selection.select[field] ??= true;
 
   let rows = await model.findMany({
@@ -296,7 +331,13 @@ export async function prismaConnection(
       hasPreviousPage: backward ? more : otherSide,
     },
     totalCount: () => (counted ??= model.count({ where: query.where })),
-    count: (limit) => cappedCount(model, query.where, sort.map(({ field, direction }) => ({ [field]: direction })), limit),
+    count: (limit) =>
+      cappedCount(
+        model,
+        query.where,
+        sort.map(({ field, direction }) => ({ [field]: direction })),
+        limit,
+      ),
   };
 }
 
@@ -304,6 +345,15 @@ export async function prismaConnection(
  * The list of a tenant resource: rows of the caller's organization and mode matching every one of
  * `conditions` (Prisma where fragments, AND-ed), newest first (`createdAt`, then `id`).
  */
-export function tenantConnection(ctx: GraphQLContext, info: GraphQLResolveInfo, model: ListDelegate, args: ConnectionArgs, conditions: object[]) {
-  return prismaConnection(ctx, info, model, args, { where: { ...tenant(ctx), AND: conditions }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+export function tenantConnection(
+  ctx: GraphQLContext,
+  info: GraphQLResolveInfo,
+  model: ListDelegate,
+  args: ConnectionArgs,
+  conditions: object[],
+) {
+  return prismaConnection(ctx, info, model, args, {
+    where: { ...tenant(ctx), AND: conditions },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+  });
 }

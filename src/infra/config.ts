@@ -140,7 +140,6 @@ const SII_HOST_VARIABLES: Record<keyof SiiHosts, string> = {
   boletaProductionUploadUrl: "SII_BOLETA_PRODUCTION_UPLOAD_URL",
 };
 
-
 /** pino levels LOG_LEVEL accepts. */
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -154,7 +153,9 @@ export class ConfigError extends Error {
     readonly reason: string,
     value: string | undefined,
   ) {
-    super(`${variable}: ${reason}${value === undefined ? "" : ` (got ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}...` : value)})`}`);
+    super(
+      `${variable}: ${reason}${value === undefined ? "" : ` (got ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}...` : value)})`}`,
+    );
     this.name = "ConfigError";
   }
 }
@@ -162,7 +163,10 @@ export class ConfigError extends Error {
 /** Unset and empty are the same: the default applies. */
 const unset = (v: unknown) => (v === "" ? undefined : v);
 const integer = (min: number, max: number, what: string) =>
-  z.preprocess(unset, z.string().regex(/^\d+$/, what).transform(Number).pipe(z.number().int().min(min, what).max(max, what)).optional());
+  z.preprocess(
+    unset,
+    z.string().regex(/^\d+$/, what).transform(Number).pipe(z.number().int().min(min, what).max(max, what)).optional(),
+  );
 const url = (protocols: string[], what: string) =>
   z.preprocess(
     unset,
@@ -183,14 +187,29 @@ const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
 /** Every variable of the README's configuration table, with its rule. */
 const ENV_SCHEMA = z.object({
   PORT: integer(0, 65535, "must be an integer between 0 and 65535"),
-  HOST: z.preprocess(unset, z.string().regex(/^[^\s/]+$/, "must be a host name or an IP address").optional()),
-  DATABASE_URL: url(["postgres:", "postgresql:"], "must be a PostgreSQL URL (postgresql://user:password@host:5432/database)"),
+  HOST: z.preprocess(
+    unset,
+    z
+      .string()
+      .regex(/^[^\s/]+$/, "must be a host name or an IP address")
+      .optional(),
+  ),
+  DATABASE_URL: url(
+    ["postgres:", "postgresql:"],
+    "must be a PostgreSQL URL (postgresql://user:password@host:5432/database)",
+  ),
   BILLING_DATA_DIR: z.preprocess(unset, z.string().optional()),
   PUBLIC_URL: url(["http:", "https:"], "must be an absolute http(s) URL"),
   LOG_LEVEL: oneOf(LOG_LEVELS),
   LOG_FORMAT: oneOf(LOG_FORMATS),
   SMTP_URL: url(["smtp:", "smtps:"], "must be an smtp:// or smtps:// URL"),
-  MAIL_FROM: z.preprocess(unset, z.string().regex(/^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, "must be an e-mail address or `Name <address>`").optional()),
+  MAIL_FROM: z.preprocess(
+    unset,
+    z
+      .string()
+      .regex(/^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, "must be an e-mail address or `Name <address>`")
+      .optional(),
+  ),
   SESSION_TTL_SECONDS: integer(1, 31_536_000, "must be a whole number of seconds between 1 and 31536000"),
   BILLING_RUN_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
   SII_SEND_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
@@ -198,8 +217,16 @@ const ENV_SCHEMA = z.object({
     unset,
     z
       .string()
-      .transform((v) => v.split(",").map((g) => g.trim()).filter(Boolean))
-      .refine((names) => names.every((n) => GATEWAY_NAMES.includes(n)), `must be a comma-separated list of ${GATEWAY_NAMES.join(", ")}`)
+      .transform((v) =>
+        v
+          .split(",")
+          .map((g) => g.trim())
+          .filter(Boolean),
+      )
+      .refine(
+        (names) => names.every((n) => GATEWAY_NAMES.includes(n)),
+        `must be a comma-separated list of ${GATEWAY_NAMES.join(", ")}`,
+      )
       .optional(),
   ),
   CERTIFICATE_ENCRYPTION_KEY: z.preprocess(unset, z.string().optional()),
@@ -213,14 +240,24 @@ const ENV_SCHEMA = z.object({
     unset,
     z
       .string()
-      .transform((v) => v.split(",").map((o) => o.trim()).filter(Boolean))
-      .refine((origins) => origins.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), "must be a comma-separated list of origins like https://app.example.com (scheme and host, no path)")
+      .transform((v) =>
+        v
+          .split(",")
+          .map((o) => o.trim())
+          .filter(Boolean),
+      )
+      .refine(
+        (origins) => origins.every((o) => /^https?:\/\/[^/\s]+$/.test(o)),
+        "must be a comma-separated list of origins like https://app.example.com (scheme and host, no path)",
+      )
       .optional(),
   ),
   METRICS_TOKEN: z.preprocess(unset, z.string().optional()),
   GRAPHQL_TIME_BUDGET_MS: integer(1, 600_000, "must be a whole number of milliseconds between 1 and 600000"),
   API_KEY_CACHE_TTL_SECONDS: integer(0, 3_600, "must be a whole number of seconds between 0 and 3600 (0: no cache)"),
-  ...(Object.fromEntries(Object.values(SII_HOST_VARIABLES).map((v) => [v, url(["http:", "https:"], "must be an absolute http(s) URL")])) as Record<string, ReturnType<typeof url>>),
+  ...(Object.fromEntries(
+    Object.values(SII_HOST_VARIABLES).map((v) => [v, url(["http:", "https:"], "must be an absolute http(s) URL")]),
+  ) as Record<string, ReturnType<typeof url>>),
 });
 
 /**
@@ -240,12 +277,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     try {
       certificateEncryptionKey = parseEncryptionKey(e.CERTIFICATE_ENCRYPTION_KEY);
     } catch {
-      throw new ConfigError("CERTIFICATE_ENCRYPTION_KEY", "must be 32 bytes in base64 (openssl rand -base64 32)", undefined);
+      throw new ConfigError(
+        "CERTIFICATE_ENCRYPTION_KEY",
+        "must be 32 bytes in base64 (openssl rand -base64 32)",
+        undefined,
+      );
     }
   }
   // a secret is never echoed: the error names the rule only
   if (e.METRICS_TOKEN !== undefined && !/^[\x21-\x7e]{16,}$/.test(e.METRICS_TOKEN)) {
-    throw new ConfigError("METRICS_TOKEN", "must be at least 16 printable characters without spaces (openssl rand -hex 32)", undefined);
+    throw new ConfigError(
+      "METRICS_TOKEN",
+      "must be at least 16 printable characters without spaces (openssl rand -hex 32)",
+      undefined,
+    );
   }
   const sii = { ...DEFAULT_SII_HOSTS };
   for (const [key, variable] of Object.entries(SII_HOST_VARIABLES) as [keyof SiiHosts, string][]) {

@@ -90,7 +90,13 @@ const heldHere = new Set<string>();
  */
 export function lockDataDir(dir: string): DataDirLock {
   const file = `${dir.replace(/[\\/]+$/, "")}.lock`;
-  const owner: LockOwner = { pid: process.pid, startTicks: startTicksOf(process.pid), command: process.argv.slice(1).join(" "), since: new Date().toISOString(), token: randomUUID() };
+  const owner: LockOwner = {
+    pid: process.pid,
+    startTicks: startTicksOf(process.pid),
+    command: process.argv.slice(1).join(" "),
+    since: new Date().toISOString(),
+    token: randomUUID(),
+  };
   fs.mkdirSync(path.dirname(file), { recursive: true });
   for (let attempt = 0; ; attempt++) {
     try {

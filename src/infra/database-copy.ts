@@ -136,7 +136,9 @@ export function insertionOrder(tables: string[], edges: { child: string; parent:
     const ready = tables.filter((t) => !placed.has(t) && [...parents.get(t)!].every((p) => placed.has(p))).sort();
     if (!ready.length) {
       const rest = tables.filter((t) => !placed.has(t)).sort();
-      throw new DatabaseCopyError(`the foreign keys between ${rest.join(", ")} form a cycle; this copy only orders tables and cannot insert them`);
+      throw new DatabaseCopyError(
+        `the foreign keys between ${rest.join(", ")} form a cycle; this copy only orders tables and cannot insert them`,
+      );
     }
     for (const t of ready) {
       order.push(t);
@@ -185,10 +187,20 @@ async function seedDigests(): Promise<Map<string, { rows: number; md5: string }>
 }
 
 function checkMigrations(side: "source" | "target", status: MigrationStatus): void {
-  const fix = side === "source" ? "migrate it first (`npm run --silent cli -- migrate` with the same configuration)" : "migrate it first (`DATABASE_URL=<target> npm run --silent cli -- migrate`; `db copy` migrates its target itself)";
-  if (status.failed.length) throw new DatabaseCopyError(`the ${side} database has a failed migration (${status.failed[0]}); resolve it first`);
-  if (status.pending.length) throw new DatabaseCopyError(`the ${side} database has ${status.pending.length} pending migration(s) (first: ${status.pending[0]}); ${fix}`);
-  if (status.unknown.length) throw new DatabaseCopyError(`the ${side} database has migrations this build does not know (${status.unknown.join(", ")}); use the build that applied them`);
+  const fix =
+    side === "source"
+      ? "migrate it first (`npm run --silent cli -- migrate` with the same configuration)"
+      : "migrate it first (`DATABASE_URL=<target> npm run --silent cli -- migrate`; `db copy` migrates its target itself)";
+  if (status.failed.length)
+    throw new DatabaseCopyError(`the ${side} database has a failed migration (${status.failed[0]}); resolve it first`);
+  if (status.pending.length)
+    throw new DatabaseCopyError(
+      `the ${side} database has ${status.pending.length} pending migration(s) (first: ${status.pending[0]}); ${fix}`,
+    );
+  if (status.unknown.length)
+    throw new DatabaseCopyError(
+      `the ${side} database has migrations this build does not know (${status.unknown.join(", ")}); use the build that applied them`,
+    );
 }
 
 /**
@@ -204,19 +216,30 @@ function checkMigrations(side: "source" | "target", status: MigrationStatus): vo
  * Returns the tables in copy order with their row counts. Database errors during the copy (e.g. a
  * constraint violation) are rethrown as they are, after the target's transaction is rolled back.
  */
-export async function copyDatabase(source: Database, target: Database, options: { onTable?: (table: string, rows: number) => void } = {}): Promise<CopyReport> {
+export async function copyDatabase(
+  source: Database,
+  target: Database,
+  options: { onTable?: (table: string, rows: number) => void } = {},
+): Promise<CopyReport> {
   const started = performance.now();
-  const [sourceStatus, targetStatus] = [await source.session((s) => migrationStatus(s)), await target.session((s) => migrationStatus(s))];
+  const [sourceStatus, targetStatus] = [
+    await source.session((s) => migrationStatus(s)),
+    await target.session((s) => migrationStatus(s)),
+  ];
   checkMigrations("source", sourceStatus);
   checkMigrations("target", targetStatus);
   if (sourceStatus.applied.join() !== targetStatus.applied.join()) {
-    throw new DatabaseCopyError(`the source and the target are at different migrations (source: ${sourceStatus.applied.at(-1)}, target: ${targetStatus.applied.at(-1)}); migrate the older one`);
+    throw new DatabaseCopyError(
+      `the source and the target are at different migrations (source: ${sourceStatus.applied.at(-1)}, target: ${targetStatus.applied.at(-1)}); migrate the older one`,
+    );
   }
   const seeded = await seededByMigrations();
 
   return source.session((src) =>
     target.session(async (dst) => {
-      await src.exec(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL TimeZone = 'UTC'; SET LOCAL bytea_output = 'hex'; SET LOCAL IntervalStyle = 'postgres'`);
+      await src.exec(
+        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL TimeZone = 'UTC'; SET LOCAL bytea_output = 'hex'; SET LOCAL IntervalStyle = 'postgres'`,
+      );
       try {
         await dst.exec(`BEGIN; SET LOCAL TimeZone = 'UTC'; SET LOCAL bytea_output = 'hex'`);
         try {
@@ -234,15 +257,24 @@ export async function copyDatabase(source: Database, target: Database, options: 
   );
 }
 
-async function copyIn(src: SqlSession, dst: SqlSession, seeded: Map<string, { rows: number; md5: string }>, onTable?: (table: string, rows: number) => void): Promise<Omit<CopyReport, "ms">> {
+async function copyIn(
+  src: SqlSession,
+  dst: SqlSession,
+  seeded: Map<string, { rows: number; md5: string }>,
+  onTable?: (table: string, rows: number) => void,
+): Promise<Omit<CopyReport, "ms">> {
   const [sourceTables, targetTables] = [await tablesOf(src), await tablesOf(dst)];
   for (const [name, table] of sourceTables) {
     const other = targetTables.get(name);
     if (!other) throw new DatabaseCopyError(`table ${name} of the source does not exist in the target`);
-    if (other.columns.join() !== table.columns.join()) throw new DatabaseCopyError(`table ${name} has different columns in the source (${table.columns.join(", ")}) and the target (${other.columns.join(", ")})`);
+    if (other.columns.join() !== table.columns.join())
+      throw new DatabaseCopyError(
+        `table ${name} has different columns in the source (${table.columns.join(", ")}) and the target (${other.columns.join(", ")})`,
+      );
   }
   for (const name of targetTables.keys()) {
-    if (!sourceTables.has(name)) throw new DatabaseCopyError(`table ${name} of the target does not exist in the source`);
+    if (!sourceTables.has(name))
+      throw new DatabaseCopyError(`table ${name} of the target does not exist in the source`);
   }
   const edges = await foreignKeys(src);
   const order = insertionOrder([...sourceTables.keys()], edges);
@@ -252,11 +284,17 @@ async function copyIn(src: SqlSession, dst: SqlSession, seeded: Map<string, { ro
   // the clearer message), and the seeded tables exactly as the migrations seed them
   for (const name of order.filter((t) => !seeded.has(t))) {
     const [{ rows }] = await dst.query<{ rows: number }>(`SELECT count(*)::int AS rows FROM ${quote(name)}`);
-    if (rows > 0) throw new DatabaseCopyError(`the target database is not empty: table ${name} has ${rows} row(s); copy into a new, empty database`);
+    if (rows > 0)
+      throw new DatabaseCopyError(
+        `the target database is not empty: table ${name} has ${rows} row(s); copy into a new, empty database`,
+      );
   }
   for (const name of order.filter((t) => seeded.has(t))) {
     const digest = await tableDigest(dst, targetTables.get(name)!);
-    if (seeded.get(name)!.md5 !== digest.md5) throw new DatabaseCopyError(`the target database is not empty: table ${name} differs from the reference data its migrations insert; copy into a new, empty database`);
+    if (seeded.get(name)!.md5 !== digest.md5)
+      throw new DatabaseCopyError(
+        `the target database is not empty: table ${name} differs from the reference data its migrations insert; copy into a new, empty database`,
+      );
   }
   // replace the seeded reference data, children first
   for (const name of [...order].reverse()) {
@@ -269,14 +307,19 @@ async function copyIn(src: SqlSession, dst: SqlSession, seeded: Map<string, { ro
     const sortKey = table.key.length ? table.key : table.columns;
     const columns = table.columns.map(quote).join(", ");
     const cursor = `copy_${tables.length}`;
-    await src.exec(`DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT row_to_json(t)::text AS j FROM ${quote(name)} t ORDER BY ${sortKey.map((c) => `t.${quote(c)}`).join(", ")}`);
+    await src.exec(
+      `DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT row_to_json(t)::text AS j FROM ${quote(name)} t ORDER BY ${sortKey.map((c) => `t.${quote(c)}`).join(", ")}`,
+    );
     // a self-referencing table goes in one statement (foreign keys checked at its end)
     const fetch = selfReferencing.has(name) ? "ALL" : String(table.bytes ? BATCH_ROWS_WITH_BYTES : BATCH_ROWS);
     let rows = 0;
     for (;;) {
       const batch = await src.query<{ j: string }>(`FETCH ${fetch} FROM ${cursor}`);
       if (!batch.length) break;
-      await dst.query(`INSERT INTO ${quote(name)} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${quote(name)}, $1::json)`, [`[${batch.map((r) => r.j).join(",")}]`]);
+      await dst.query(
+        `INSERT INTO ${quote(name)} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${quote(name)}, $1::json)`,
+        [`[${batch.map((r) => r.j).join(",")}]`],
+      );
       rows += batch.length;
       if (fetch === "ALL") break;
     }
@@ -290,7 +333,11 @@ async function copyIn(src: SqlSession, dst: SqlSession, seeded: Map<string, { ro
     `SELECT sequencename AS name, last_value::text AS last_value, start_value::text AS start_value FROM pg_sequences WHERE schemaname = 'public'`,
   );
   for (const s of sequences) {
-    await dst.query(`SELECT setval($1::regclass, $2::bigint, $3)`, [`public.${quote(s.name)}`, s.last_value ?? s.start_value, s.last_value !== null]);
+    await dst.query(`SELECT setval($1::regclass, $2::bigint, $3)`, [
+      `public.${quote(s.name)}`,
+      s.last_value ?? s.start_value,
+      s.last_value !== null,
+    ]);
   }
   return { tables, rows: tables.reduce((sum, t) => sum + t.rows, 0) };
 }

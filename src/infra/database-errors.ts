@@ -18,9 +18,38 @@ export const RETRY_AFTER_SECONDS = 5;
 /** Prisma error codes of an unavailable database: unreachable, timed out, closed, pool or transaction start timeout, too many connections. */
 const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1003", "P1008", "P1017", "P1018", "P2024", "P2028", "P2037"]);
 /** SQLSTATEs of the same: the database gone (3D000), admin/crash shutdown, cannot connect now, statement cancelled (statement_timeout), lock timeout, too many connections, connection exceptions. */
-const SQLSTATE_UNAVAILABLE = new Set(["3D000", "57P01", "57P02", "57P03", "57014", "55P03", "53300", "08000", "08001", "08003", "08004", "08006", "08007"]);
-const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EPIPE", "EHOSTUNREACH", "ENETUNREACH"]);
-const ADAPTER_KINDS = new Set(["DatabaseDoesNotExist", "DatabaseNotReachable", "ConnectionClosed", "SocketTimeout", "TooManyConnections", "TransactionAlreadyClosed"]);
+const SQLSTATE_UNAVAILABLE = new Set([
+  "3D000",
+  "57P01",
+  "57P02",
+  "57P03",
+  "57014",
+  "55P03",
+  "53300",
+  "08000",
+  "08001",
+  "08003",
+  "08004",
+  "08006",
+  "08007",
+]);
+const SOCKET_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+const ADAPTER_KINDS = new Set([
+  "DatabaseDoesNotExist",
+  "DatabaseNotReachable",
+  "ConnectionClosed",
+  "SocketTimeout",
+  "TooManyConnections",
+  "TransactionAlreadyClosed",
+]);
 /** Messages of failures that carry no code (pg and pg-pool throw plain Errors for these). */
 const UNAVAILABLE_MESSAGE =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|Can't reach database server|Unable to start a transaction in the given time|Transaction API error|Server has closed the connection|canceling statement due to (statement|lock) timeout|terminating connection|the database system is (shutting down|starting up|in recovery mode)|is not currently accepting connections|database "[^"]*" does not exist|Timed out fetching a new connection|Cannot use a pool after calling end|PGlite is closed/i;
@@ -38,11 +67,18 @@ export function classifyDatabaseError(error: unknown): Kind {
     seen.add(e);
     const o = e as Record<string, unknown>;
     const codes = [o.code, o.originalCode, o.errorCode].filter((c): c is string => typeof c === "string");
-    if (codes.some((c) => PRISMA_UNAVAILABLE.has(c) || SQLSTATE_UNAVAILABLE.has(c) || SOCKET_CODES.has(c))) return "unavailable";
+    if (codes.some((c) => PRISMA_UNAVAILABLE.has(c) || SQLSTATE_UNAVAILABLE.has(c) || SOCKET_CODES.has(c)))
+      return "unavailable";
     if (typeof o.kind === "string" && ADAPTER_KINDS.has(o.kind)) return "unavailable";
     if (typeof o.message === "string" && UNAVAILABLE_MESSAGE.test(o.message)) return "unavailable";
     if (codes.includes("22003") || codes.includes("P2020") || o.kind === "ValueOutOfRange") kind = "out_of_range";
-    for (const next of [o.cause, o.meta, o.originalError, (o.meta as Record<string, unknown> | undefined)?.driverAdapterError]) if (next) queue.push(next);
+    for (const next of [
+      o.cause,
+      o.meta,
+      o.originalError,
+      (o.meta as Record<string, unknown> | undefined)?.driverAdapterError,
+    ])
+      if (next) queue.push(next);
     if (Array.isArray(o.errors)) queue.push(...o.errors); // AggregateError (a connect to every address refused)
   }
   return kind;
@@ -53,7 +89,10 @@ export function domainErrorOfDatabaseFailure(error: unknown): DomainError | null
   const kind = classifyDatabaseError(error);
   if (kind === "unavailable") return new ServiceUnavailableError(undefined, RETRY_AFTER_SECONDS);
   if (kind === "out_of_range") {
-    return ValidationError.field("body", `a computed amount (a line total, discount or document total) exceeds the largest allowed value ${MAX_DECIMAL}; use smaller quantities or amounts`);
+    return ValidationError.field(
+      "body",
+      `a computed amount (a line total, discount or document total) exceeds the largest allowed value ${MAX_DECIMAL}; use smaller quantities or amounts`,
+    );
   }
   return null;
 }

@@ -7,10 +7,25 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import type { PGlite } from "@electric-sql/pglite";
 import type pg from "pg";
 import { PrismaClient } from "./prisma/generated/client.js";
-import { databaseTarget, nameAsTextPool, openPGlite, pgliteAdapter, statementCountingAdapter, yieldingAdapter, type DatabaseTarget, type StatementListener } from "./driver-adapter.js";
+import {
+  databaseTarget,
+  nameAsTextPool,
+  openPGlite,
+  pgliteAdapter,
+  statementCountingAdapter,
+  yieldingAdapter,
+  type DatabaseTarget,
+  type StatementListener,
+} from "./driver-adapter.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { withJoinedReads } from "./joined-reads.js";
-import { applyMigrations, migrationStatus, type MigrationReport, type MigrationStatus, type SqlSession } from "./migrate.js";
+import {
+  applyMigrations,
+  migrationStatus,
+  type MigrationReport,
+  type MigrationStatus,
+  type SqlSession,
+} from "./migrate.js";
 
 export { databaseTarget, type DatabaseTarget } from "./driver-adapter.js";
 
@@ -24,7 +39,13 @@ const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
  * when the server is back. No query_timeout: billing runs and reports may legitimately run long
  * (the readiness probe bounds its own query, server.ts).
  */
-const POOL_OPTIONS = { max: 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 10_000, keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
+const POOL_OPTIONS = {
+  max: 10,
+  connectionTimeoutMillis: 5_000,
+  idleTimeoutMillis: 10_000,
+  keepAlive: true,
+  keepAliveInitialDelayMillis: 10_000,
+};
 
 export interface DatabasePool {
   /** clients open (idle and in use) */
@@ -55,7 +76,7 @@ export function pgliteSession(pglite: PGlite): SqlSession {
   return {
     concurrent: false,
     exec: async (script) => void (await pglite.exec(script)),
-    query: async <T,>(sql: string, params?: unknown[]) => (await pglite.query<T>(sql, params)).rows,
+    query: async <T>(sql: string, params?: unknown[]) => (await pglite.query<T>(sql, params)).rows,
   };
 }
 
@@ -63,7 +84,7 @@ function pgSession(client: pg.PoolClient): SqlSession {
   return {
     concurrent: true,
     exec: async (script) => void (await client.query(script)),
-    query: async <T,>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[],
+    query: async <T>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[],
   };
 }
 
@@ -78,11 +99,18 @@ export interface DatabaseOptions {
  * first (data-dir-lock.ts): a second process gets DataDirInUseError at once, naming the directory
  * and the owner. Nothing is migrated here: see `migrate`.
  */
-export async function createDatabase(target: DatabaseTarget = databaseTarget(), options: DatabaseOptions = {}): Promise<Database> {
-  const counted = <F extends { connect: () => Promise<object> }>(factory: F): F => (options.onStatement ? statementCountingAdapter(factory, options.onStatement) : factory);
+export async function createDatabase(
+  target: DatabaseTarget = databaseTarget(),
+  options: DatabaseOptions = {},
+): Promise<Database> {
+  const counted = <F extends { connect: () => Promise<object> }>(factory: F): F =>
+    options.onStatement ? statementCountingAdapter(factory, options.onStatement) : factory;
   if (target.kind === "postgres") {
     const pool = nameAsTextPool({ connectionString: target.url, ...POOL_OPTIONS });
-    const prisma = new PrismaClient({ adapter: counted(yieldingAdapter(new PrismaPg(pool))), transactionOptions: TRANSACTION_OPTIONS });
+    const prisma = new PrismaClient({
+      adapter: counted(yieldingAdapter(new PrismaPg(pool))),
+      transactionOptions: TRANSACTION_OPTIONS,
+    });
     return {
       prisma: withJoinedReads(prisma),
       target,
@@ -109,7 +137,10 @@ export async function createDatabase(target: DatabaseTarget = databaseTarget(), 
     lock?.release();
     throw e;
   }
-  const prisma = new PrismaClient({ adapter: counted(yieldingAdapter(pgliteAdapter(pglite))), transactionOptions: TRANSACTION_OPTIONS });
+  const prisma = new PrismaClient({
+    adapter: counted(yieldingAdapter(pgliteAdapter(pglite))),
+    transactionOptions: TRANSACTION_OPTIONS,
+  });
   return {
     prisma: withJoinedReads(prisma),
     target,

@@ -81,7 +81,8 @@ function serializeQueries(client: { query: (...args: any[]) => any }): void {
   let last: Promise<unknown> = Promise.resolve();
   client.query = (...args: any[]) => {
     const first = args[0];
-    if (typeof args[args.length - 1] === "function" || (first && typeof first.submit === "function")) return query(...args);
+    if (typeof args[args.length - 1] === "function" || (first && typeof first.submit === "function"))
+      return query(...args);
     const result = last.then(() => query(...args));
     last = result.catch(() => undefined);
     return result;
@@ -160,7 +161,10 @@ export type StatementListener = (sql: string, args?: readonly unknown[]) => void
  * (not the shared prototypes), so two databases in one process count apart. For tests and
  * diagnostics (test/helpers/server.ts `statements`); costs one function call per statement.
  */
-export function statementCountingAdapter<F extends { connect: () => Promise<object> }>(factory: F, listener: StatementListener): F {
+export function statementCountingAdapter<F extends { connect: () => Promise<object> }>(
+  factory: F,
+  listener: StatementListener,
+): F {
   const connect = factory.connect.bind(factory);
   const wrapQueries = (target: any) => {
     for (const method of ["queryRaw", "executeRaw"] as const) {
@@ -182,7 +186,10 @@ export function statementCountingAdapter<F extends { connect: () => Promise<obje
         const tx: any = await start.apply(adapter, args);
         wrapQueries(tx);
         if (tx.options?.usePhantomQuery) {
-          for (const [method, sql] of [["commit", "COMMIT"], ["rollback", "ROLLBACK"]] as const) {
+          for (const [method, sql] of [
+            ["commit", "COMMIT"],
+            ["rollback", "ROLLBACK"],
+          ] as const) {
             const original = tx[method];
             tx[method] = (...a: unknown[]) => {
               listener(sql);

@@ -91,7 +91,10 @@ const EXPOSED_HEADERS = "Retry-After, X-Request-Id, Idempotent-Replayed";
  * (OPTIONS with Access-Control-Request-Method) from it is answered 204 here. Returns the preflight
  * answer, or null to go on; `decorate` adds the headers to the real answer.
  */
-export function cors(request: Request, origins: readonly string[]): { preflight: Response | null; decorate(headers: Headers): void } {
+export function cors(
+  request: Request,
+  origins: readonly string[],
+): { preflight: Response | null; decorate(headers: Headers): void } {
   const origin = request.headers.get("origin");
   const allowed = origin !== null && origins.includes(origin);
   const decorate = (headers: Headers) => {
@@ -100,7 +103,8 @@ export function cors(request: Request, origins: readonly string[]): { preflight:
     headers.set("access-control-allow-origin", origin);
     headers.set("access-control-expose-headers", EXPOSED_HEADERS);
   };
-  if (request.method !== "OPTIONS" || !request.headers.has("access-control-request-method")) return { preflight: null, decorate };
+  if (request.method !== "OPTIONS" || !request.headers.has("access-control-request-method"))
+    return { preflight: null, decorate };
   const headers = new Headers();
   if (allowed) {
     headers.set("access-control-allow-methods", "GET, POST, PATCH, DELETE, OPTIONS");

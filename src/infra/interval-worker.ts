@@ -11,7 +11,10 @@ export interface IntervalWorker {
 }
 
 /** Runs `round` every `intervalMs`; `round` reports its own outcome (it should not throw). */
-export function startIntervalWorker(round: (signal: AbortSignal) => Promise<unknown>, intervalMs: number): IntervalWorker {
+export function startIntervalWorker(
+  round: (signal: AbortSignal) => Promise<unknown>,
+  intervalMs: number,
+): IntervalWorker {
   let running: Promise<unknown> | null = null;
   let stopped = false;
   const controller = new AbortController();

@@ -45,10 +45,17 @@ interface ModelInfo {
 }
 
 const MODELS = new Map<string, ModelInfo>(
-  Object.entries(getDatamodel().datamodel.models as unknown as Record<string, { fields: FieldInfo[] }>).map(([name, m]) => [
-    name,
-    { name, fields: new Map(m.fields.map((f) => [f.name, f])), scalars: m.fields.filter((f) => f.kind !== "object"), hasId: m.fields.some((f) => f.name === "id" && f.isId) },
-  ]),
+  Object.entries(getDatamodel().datamodel.models as unknown as Record<string, { fields: FieldInfo[] }>).map(
+    ([name, m]) => [
+      name,
+      {
+        name,
+        fields: new Map(m.fields.map((f) => [f.name, f])),
+        scalars: m.fields.filter((f) => f.kind !== "object"),
+        hasId: m.fields.some((f) => f.name === "id" && f.isId),
+      },
+    ],
+  ),
 );
 
 /** The Prisma delegate name of a model (`Invoice` -> `invoice`) and back. */
@@ -127,13 +134,20 @@ function whereSql(model: ModelInfo, alias: string, where: Args, params: Params):
     else {
       for (const [op, operand] of Object.entries(value as Args)) {
         if (operand === undefined) continue;
-        if (op in COMPARISONS && operand !== null && typeof operand !== "object") parts.push(`${column} ${COMPARISONS[op]} ${params.add(operand)}`);
+        if (op in COMPARISONS && operand !== null && typeof operand !== "object")
+          parts.push(`${column} ${COMPARISONS[op]} ${params.add(operand)}`);
         else if (op === "equals" && operand === null) parts.push(`${column} IS NULL`);
         else if (op === "not" && operand === null) parts.push(`${column} IS NOT NULL`);
-        else if (op === "not" && typeof operand !== "object") parts.push(`${column} IS DISTINCT FROM ${params.add(operand)}`);
-        else if ((op === "in" || op === "notIn") && Array.isArray(operand) && operand.every((v) => v !== null && typeof v !== "object")) {
+        else if (op === "not" && typeof operand !== "object")
+          parts.push(`${column} IS DISTINCT FROM ${params.add(operand)}`);
+        else if (
+          (op === "in" || op === "notIn") &&
+          Array.isArray(operand) &&
+          operand.every((v) => v !== null && typeof v !== "object")
+        ) {
           if (operand.length === 0) parts.push(op === "in" ? "FALSE" : "TRUE");
-          else parts.push(`${column} ${op === "in" ? "IN" : "NOT IN"} (${operand.map((v) => params.add(v)).join(", ")})`);
+          else
+            parts.push(`${column} ${op === "in" ? "IN" : "NOT IN"} (${operand.map((v) => params.add(v)).join(", ")})`);
         } else unsupported(`where ${key}.${op}`);
       }
     }
@@ -147,7 +161,11 @@ function whereSql(model: ModelInfo, alias: string, where: Args, params: Params):
  * (`columns`, `hidden`), and the ORDER BY over them outside it (`outer`, on alias `s`). Empty
  * strings and lists when there is no order.
  */
-function orderOf(model: ModelInfo, alias: string, orderBy: unknown): { rows: string; columns: string[]; hidden: string[]; outer: string } {
+function orderOf(
+  model: ModelInfo,
+  alias: string,
+  orderBy: unknown,
+): { rows: string; columns: string[]; hidden: string[]; outer: string } {
   const list = (orderBy === undefined ? [] : Array.isArray(orderBy) ? orderBy : [orderBy]) as Args[];
   const keys: { column: string; direction: string }[] = [];
   for (const item of list) {
@@ -216,7 +234,12 @@ let aliasCounter = 0;
  * The SELECT list of `model` at `alias` for `selection`, every value JSON-safe, with the relations
  * as correlated subqueries; and the converter of its rows.
  */
-function selectList(model: ModelInfo, alias: string, selection: Selection, params: Params): { columns: string[]; convert: Converter } {
+function selectList(
+  model: ModelInfo,
+  alias: string,
+  selection: Selection,
+  params: Params,
+): { columns: string[]; convert: Converter } {
   const convert: Converter = { decimals: [], dates: [], bytes: [], bigints: [], relations: [], hidden: [] };
   const columns: string[] = [];
   for (const field of selection.scalars) {
@@ -236,8 +259,11 @@ function selectList(model: ModelInfo, alias: string, selection: Selection, param
     const inner = selectList(related, child, nested, params);
     const where = args.where ? ` AND ${whereSql(related, child, args.where as Args, params)}` : "";
     if (!field.isList) {
-      if (args.where || args.orderBy || args.take !== undefined || args.skip !== undefined) unsupported(`arguments of to-one ${field.name}`);
-      columns.push(`(SELECT row_to_json(s) FROM (SELECT ${inner.columns.join(", ")} FROM ${q(related.name)} ${child} WHERE ${join} LIMIT 1) s) AS ${q(field.name)}`);
+      if (args.where || args.orderBy || args.take !== undefined || args.skip !== undefined)
+        unsupported(`arguments of to-one ${field.name}`);
+      columns.push(
+        `(SELECT row_to_json(s) FROM (SELECT ${inner.columns.join(", ")} FROM ${q(related.name)} ${child} WHERE ${join} LIMIT 1) s) AS ${q(field.name)}`,
+      );
     } else {
       const order = orderOf(related, child, args.orderBy);
       inner.convert.hidden.push(...order.hidden);
@@ -256,7 +282,9 @@ function joinCondition(model: ModelInfo, alias: string, field: FieldInfo, relate
     if (field.relationFromFields.length !== 1) unsupported(`compound relation ${field.name}`);
     return `${child}."id" = ${alias}.${q(field.relationFromFields[0])}`;
   }
-  const back = [...related.fields.values()].find((f) => f.relationName === field.relationName && f !== field && f.relationFromFields?.length);
+  const back = [...related.fields.values()].find(
+    (f) => f.relationName === field.relationName && f !== field && f.relationFromFields?.length,
+  );
   if (!back || back.relationFromFields!.length !== 1) return unsupported(`relation ${field.name}`);
   return `${child}.${q(back.relationFromFields![0])} = ${alias}."id"`;
 }
@@ -326,7 +354,14 @@ const pagingKeys = (args: Args) => {
  * One read through the joined path: its result, or `undefined` when it is not translatable (the
  * caller then runs Prisma's own read).
  */
-async function joinedRead(client: RawClient, delegate: Delegate, model: ModelInfo, operation: string, args: Args, batch: Batcher): Promise<unknown> {
+async function joinedRead(
+  client: RawClient,
+  delegate: Delegate,
+  model: ModelInfo,
+  operation: string,
+  args: Args,
+  batch: Batcher,
+): Promise<unknown> {
   const many = operation === "findMany";
   const orThrow = operation.endsWith("OrThrow");
   const where = (args.where ?? {}) as Args;
@@ -341,14 +376,20 @@ async function joinedRead(client: RawClient, delegate: Delegate, model: ModelInf
     // the where (or paging) is not translatable: ids by Prisma, then the joined read of those ids
     let byIds: Plan;
     try {
-      byIds = plan(model, { ...args, where: undefined, orderBy: undefined, take: undefined, skip: undefined }, (alias, params) => `${alias}."id" = ANY(${params.add([])}::text[])`, "");
+      byIds = plan(
+        model,
+        { ...args, where: undefined, orderBy: undefined, take: undefined, skip: undefined },
+        (alias, params) => `${alias}."id" = ANY(${params.add([])}::text[])`,
+        "",
+      );
     } catch (inner) {
       if (inner instanceof Unsupported) return undefined;
       throw inner;
     }
     // a findUnique's where may name a compound unique key, which only findUnique takes
     const base = many ? "findMany" : operation.startsWith("findUnique") ? "findUnique" : "findFirst";
-    const found = (await delegate[base]({ ...pagingKeys(args), select: { id: true } })) as { id: string }[] | { id: string } | null;
+    const found = (await delegate[base]({ ...pagingKeys(args), select: { id: true } })) as
+      { id: string }[] | { id: string } | null;
     const ids = many ? (found as { id: string }[]).map((r) => r.id) : found ? [(found as { id: string }).id] : [];
     if (ids.length === 0) {
       if (orThrow) throw notFound(model.name);
@@ -383,7 +424,16 @@ const isIdOnly = (where: Args) => Object.keys(where).length === 1 && typeof wher
 
 /** findUnique-by-id reads of the same model and selection in one tick, read by one statement. */
 class Batcher {
-  private pending = new Map<string, { client: RawClient; model: ModelInfo; args: Args; ids: Map<string, ((row: Record<string, unknown> | null) => void)[]>; fail: ((e: unknown) => void)[] }>();
+  private pending = new Map<
+    string,
+    {
+      client: RawClient;
+      model: ModelInfo;
+      args: Args;
+      ids: Map<string, ((row: Record<string, unknown> | null) => void)[]>;
+      fail: ((e: unknown) => void)[];
+    }
+  >();
 
   load(client: RawClient, model: ModelInfo, args: Args, id: string): Promise<Record<string, unknown> | null> {
     const key = `${model.name}\u0000${JSON.stringify({ select: args.select, include: args.include })}`;
@@ -404,7 +454,10 @@ class Batcher {
   }
 
   private async single(client: RawClient, model: ModelInfo, args: Args, id: string) {
-    const byId = await runById(client, plan(model, { ...args, where: undefined }, (alias, params) => `${alias}."id" = ${params.add(id)}`, ""));
+    const byId = await runById(
+      client,
+      plan(model, { ...args, where: undefined }, (alias, params) => `${alias}."id" = ${params.add(id)}`, ""),
+    );
     return byId.get(id) ?? null;
   }
 
@@ -413,7 +466,15 @@ class Batcher {
     this.pending.delete(key);
     try {
       const ids = [...group.ids.keys()];
-      const p = plan(group.model, { ...group.args, where: undefined }, (alias, params) => (ids.length === 1 ? `${alias}."id" = ${params.add(ids[0])}` : `${alias}."id" = ANY(${params.add(ids)}::text[])`), "");
+      const p = plan(
+        group.model,
+        { ...group.args, where: undefined },
+        (alias, params) =>
+          ids.length === 1
+            ? `${alias}."id" = ${params.add(ids[0])}`
+            : `${alias}."id" = ANY(${params.add(ids)}::text[])`,
+        "",
+      );
       const byId = new Map((await runJson(group.client, p)).map((row) => [row.__id as string, row]));
       for (const [id, waiting] of group.ids) {
         const json = byId.get(id);
@@ -455,13 +516,17 @@ export function withJoinedReads<C extends object>(client: C): C {
       if (prop === RAW) return target;
       const value = Reflect.get(target, prop, receiver);
       if (typeof prop !== "string") return value;
-      if (prop === "$extends" && typeof value === "function") return (...extensions: unknown[]) => withJoinedReads(value.apply(target, extensions));
+      if (prop === "$extends" && typeof value === "function")
+        return (...extensions: unknown[]) => withJoinedReads(value.apply(target, extensions));
       if (prop === "$transaction" && typeof value === "function") {
         return (arg: unknown, options?: unknown) =>
-          typeof arg === "function" ? value.call(target, (tx: object) => (arg as (tx: object) => unknown)(withJoinedReads(tx)), options) : value.call(target, arg, options);
+          typeof arg === "function"
+            ? value.call(target, (tx: object) => (arg as (tx: object) => unknown)(withJoinedReads(tx)), options)
+            : value.call(target, arg, options);
       }
       const modelName = MODEL_OF_DELEGATE.get(prop);
-      if (!modelName || typeof value !== "object" || value === null) return typeof value === "function" ? value.bind(target) : value;
+      if (!modelName || typeof value !== "object" || value === null)
+        return typeof value === "function" ? value.bind(target) : value;
       let wrapped = delegates.get(prop);
       if (!wrapped) {
         const model = MODELS.get(modelName)!;

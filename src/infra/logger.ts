@@ -11,7 +11,10 @@ export type { Logger };
 const require = createRequire(import.meta.url);
 
 /** A logger at `level` (pino levels, or `silent`) writing `format` (`json` or `pretty`) to stdout. */
-export function createLogger(level: string = process.env.LOG_LEVEL || "info", format: string = process.env.LOG_FORMAT || "json"): Logger {
+export function createLogger(
+  level: string = process.env.LOG_LEVEL || "info",
+  format: string = process.env.LOG_FORMAT || "json",
+): Logger {
   const options = { level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime };
   if (format === "pretty") {
     const pretty = require("pino-pretty") as (options: object) => NodeJS.WritableStream;

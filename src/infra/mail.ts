@@ -59,9 +59,18 @@ export function createSmtpMailer(smtpUrl: string): Mailer {
         replyTo: message.replyTo,
         subject: message.subject,
         text: message.text,
-        attachments: message.attachments?.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType })),
+        attachments: message.attachments?.map((a) => ({
+          filename: a.filename,
+          content: a.content,
+          contentType: a.contentType,
+        })),
       });
-      return { messageId: info.messageId, accepted: addresses(info.accepted), rejected: addresses(info.rejected), response: String(info.response ?? "") };
+      return {
+        messageId: info.messageId,
+        accepted: addresses(info.accepted),
+        rejected: addresses(info.rejected),
+        response: String(info.response ?? ""),
+      };
     },
     close() {
       transport.close();

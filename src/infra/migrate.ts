@@ -73,7 +73,10 @@ CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
 /** Names of the migration folders in `dir`, oldest first. */
 async function folderNames(dir: string): Promise<string[]> {
   const entries = await fs.readdir(dir, { withFileTypes: true });
-  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  return entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
 }
 
 /** The migrations in `dir` (default MIGRATIONS_DIR), oldest first. */
@@ -116,9 +119,13 @@ function compare(local: Migration[], rows: AppliedRow[]): MigrationStatus {
 }
 
 async function appliedRows(session: SqlSession): Promise<AppliedRow[]> {
-  const exists = await session.query<{ found: string | null }>(`SELECT to_regclass('"_prisma_migrations"')::text AS found`);
+  const exists = await session.query<{ found: string | null }>(
+    `SELECT to_regclass('"_prisma_migrations"')::text AS found`,
+  );
   if (!exists[0]?.found) return [];
-  return session.query<AppliedRow>(`SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" ORDER BY started_at`);
+  return session.query<AppliedRow>(
+    `SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" ORDER BY started_at`,
+  );
 }
 
 /** Compares the database's applied migrations with the local ones; changes nothing. */
@@ -128,7 +135,10 @@ export async function migrationStatus(session: SqlSession, local?: Migration[]):
 
 /** Thrown when the database cannot be migrated: a failed Prisma migration to resolve, or a migration's SQL error. */
 export class MigrationError extends Error {
-  constructor(message: string, readonly migration?: string) {
+  constructor(
+    message: string,
+    readonly migration?: string,
+  ) {
     super(message);
     this.name = "MigrationError";
   }
@@ -180,12 +190,16 @@ export async function applyMigrations(session: SqlSession, local?: Migration[]):
         await session.exec("COMMIT");
       } catch (e) {
         await session.exec("ROLLBACK").catch(() => undefined);
-        throw new MigrationError(`migration ${migration.name} failed and was rolled back: ${(e as Error).message}`, migration.name);
+        throw new MigrationError(
+          `migration ${migration.name} failed and was rolled back: ${(e as Error).message}`,
+          migration.name,
+        );
       }
       applied.push(migration.name);
     }
     return { applied, modified: status.modified, ms: performance.now() - started };
   } finally {
-    if (session.concurrent) await session.query(`SELECT pg_advisory_unlock(${ADVISORY_LOCK_KEY})`).catch(() => undefined);
+    if (session.concurrent)
+      await session.query(`SELECT pg_advisory_unlock(${ADVISORY_LOCK_KEY})`).catch(() => undefined);
   }
 }

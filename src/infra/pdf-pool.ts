@@ -27,7 +27,10 @@ function thread(): Worker {
   const url = new URL(fromSource ? "./pdf-thread.ts" : "./pdf-thread.js", import.meta.url);
   // from sources the thread first registers tsx's loader (a devDependency, there whenever sources run)
   const started = fromSource
-    ? new Worker(`import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`, { eval: true })
+    ? new Worker(
+        `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`,
+        { eval: true },
+      )
     : new Worker(url);
   started.unref();
   started.on("message", (message: { id: number; pdf?: Uint8Array; error?: string }) => {

@@ -119,7 +119,11 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
   const width = right - left;
 
   // issuer (left) and the header box (right): RUT, document name, number; the SII office under it
-  doc.font("Helvetica-Bold").fontSize(14).fillColor("black").text(data.issuer.name, left, 50, { width: width * 0.55 });
+  doc
+    .font("Helvetica-Bold")
+    .fontSize(14)
+    .fillColor("black")
+    .text(data.issuer.name, left, 50, { width: width * 0.55 });
   doc.font("Helvetica").fontSize(9);
   for (const line of data.issuer.lines ?? []) doc.text(line, { width: width * 0.55 });
   const issuerBottom = doc.y;
@@ -128,14 +132,22 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
   const boxW = width * 0.4;
   const boxLines = [data.taxIdLine, data.documentName.toUpperCase(), data.numberLine].filter((l): l is string => !!l);
   const taxHeader = data.taxHeader !== false;
-  doc.fillColor(taxHeader ? RED : "black").font("Helvetica-Bold").fontSize(11);
+  doc
+    .fillColor(taxHeader ? RED : "black")
+    .font("Helvetica-Bold")
+    .fontSize(11);
   let y = 60;
   for (const line of boxLines) {
     // a long document name ("FACTURA NO AFECTA O EXENTA ELECTRÓNICA") wraps inside the box
     doc.text(line, boxX + 4, y, { width: boxW - 8, align: "center" });
     y = doc.y + 4;
   }
-  if (taxHeader) doc.rect(boxX, 50, boxW, y - 50 + 4).lineWidth(1.5).strokeColor(RED).stroke();
+  if (taxHeader)
+    doc
+      .rect(boxX, 50, boxW, y - 50 + 4)
+      .lineWidth(1.5)
+      .strokeColor(RED)
+      .stroke();
   y += 8;
   if (data.officeLine) {
     doc.font("Helvetica-Bold").fontSize(10).text(data.officeLine, boxX, y, { width: boxW, align: "center" });
@@ -148,7 +160,11 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
   const customerBottom = labelledRows(doc, data.customer, left + 6, top + 6, width * 0.6 - 12);
   const datesBottom = labelledRows(doc, data.dates, boxX + 6, top + 6, boxW - 12);
   const frameBottom = Math.max(customerBottom, datesBottom) + 6;
-  doc.rect(left, top, width, frameBottom - top).lineWidth(0.8).strokeColor("#555555").stroke();
+  doc
+    .rect(left, top, width, frameBottom - top)
+    .lineWidth(0.8)
+    .strokeColor("#555555")
+    .stroke();
   y = frameBottom + 10;
 
   if (data.transport?.rows.length) {
@@ -166,7 +182,10 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
     { title: cDiscount, x: left + width * 0.72, w: width * 0.11, align: "right" as const },
     { title: cValue, x: left + width * 0.83, w: width * 0.17, align: "right" as const },
   ];
-  doc.rect(left, y - 4, width, 18).fill("#eeeeee").fillColor("black");
+  doc
+    .rect(left, y - 4, width, 18)
+    .fill("#eeeeee")
+    .fillColor("black");
   doc.font("Helvetica-Bold").fontSize(9);
   for (const c of cols) doc.text(c.title, c.x + 2, y, { width: c.w - 4, align: c.align });
   y += 20;
@@ -183,7 +202,10 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
       rowBottom = Math.max(rowBottom, doc.y);
     });
     if (line.description) {
-      doc.fillColor("#555555").text(line.description, cols[1].x + 2, rowBottom, { width: cols[1].w - 4 }).fillColor("black");
+      doc
+        .fillColor("#555555")
+        .text(line.description, cols[1].x + 2, rowBottom, { width: cols[1].w - 4 })
+        .fillColor("black");
       rowBottom = doc.y;
     }
     y = rowBottom + 6;
@@ -259,7 +281,12 @@ function drawTaxStamp(doc: PDFKit.PDFDocument, stamp: PdfTaxStamp, minY: number,
   doc.rect(boxX, top, boxW, 110).lineWidth(0.8).strokeColor("black").stroke();
   doc.font("Helvetica").fontSize(8);
   const fields = ["Nombre:", "RUT:", "Fecha:", "Recinto:", "Firma:"];
-  fields.forEach((label, i) => doc.text(`${label} ____________________________`, boxX + 6, top + 6 + i * 12, { width: boxW - 12 }));
+  fields.forEach((label, i) =>
+    doc.text(`${label} ____________________________`, boxX + 6, top + 6 + i * 12, { width: boxW - 12 }),
+  );
   doc.fontSize(6.5).text(RECEIPT_TEXT, boxX + 6, top + 6 + fields.length * 12 + 2, { width: boxW - 12 });
-  doc.font("Helvetica-Bold").fontSize(14).text(cedible, boxX, top + 114, { width: boxW, align: "right" });
+  doc
+    .font("Helvetica-Bold")
+    .fontSize(14)
+    .text(cedible, boxX, top + 114, { width: boxW, align: "right" });
 }

@@ -86,7 +86,13 @@ export function readPkcs12(der: Buffer, password: string): Pkcs12Contents {
     // password) and to PBES2 decryption, which OpenSSL 3 and Windows key with the password's UTF-8
     // bytes. The MAC just verified, so a non-ASCII password is right: decrypt with its UTF-8 bytes
     // (the MAC, already checked, is left out of this second reading).
-    if (!/decrypt/i.test(problem) || !/[^\x00-\x7f]/.test(password)) fail(/decrypt/i.test(problem) ? "password" : "file", /decrypt/i.test(problem) ? "cannot open the PKCS#12 file with this password" : "is not a PKCS#12 file (.p12/.pfx, base64)");
+    if (!/decrypt/i.test(problem) || !/[^\x00-\x7f]/.test(password))
+      fail(
+        /decrypt/i.test(problem) ? "password" : "file",
+        /decrypt/i.test(problem)
+          ? "cannot open the PKCS#12 file with this password"
+          : "is not a PKCS#12 file (.p12/.pfx, base64)",
+      );
     try {
       const withoutMac = { ...asn1, value: (asn1.value as forge.asn1.Asn1[]).slice(0, 2) };
       p12 = forge.pkcs12.pkcs12FromAsn1(withoutMac, false, forge.util.encodeUtf8(password));

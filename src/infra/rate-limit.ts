@@ -49,13 +49,39 @@ async function spend(limiter: Limiter | null, key: string, points = 1): Promise<
   }
 }
 
-export function createRateLimits(settings: Pick<AppSettings, "rateLimitRequests" | "rateLimitWindowSeconds" | "rateLimitBurst" | "authFailureLimit" | "authFailureWindowSeconds">): RateLimits {
+export function createRateLimits(
+  settings: Pick<
+    AppSettings,
+    "rateLimitRequests" | "rateLimitWindowSeconds" | "rateLimitBurst" | "authFailureLimit" | "authFailureWindowSeconds"
+  >,
+): RateLimits {
   let requests: Limiter | null = null;
   if (settings.rateLimitRequests > 0) {
-    const steady = new RateLimiterMemory({ keyPrefix: "key", points: settings.rateLimitRequests, duration: settings.rateLimitWindowSeconds });
-    requests = settings.rateLimitBurst > 0 ? new BurstyRateLimiter(steady, new RateLimiterMemory({ keyPrefix: "burst", points: settings.rateLimitBurst, duration: BURST_WINDOW_SECONDS })) : steady;
+    const steady = new RateLimiterMemory({
+      keyPrefix: "key",
+      points: settings.rateLimitRequests,
+      duration: settings.rateLimitWindowSeconds,
+    });
+    requests =
+      settings.rateLimitBurst > 0
+        ? new BurstyRateLimiter(
+            steady,
+            new RateLimiterMemory({
+              keyPrefix: "burst",
+              points: settings.rateLimitBurst,
+              duration: BURST_WINDOW_SECONDS,
+            }),
+          )
+        : steady;
   }
-  const failures = settings.authFailureLimit > 0 ? new RateLimiterMemory({ keyPrefix: "auth", points: settings.authFailureLimit, duration: settings.authFailureWindowSeconds }) : null;
+  const failures =
+    settings.authFailureLimit > 0
+      ? new RateLimiterMemory({
+          keyPrefix: "auth",
+          points: settings.authFailureLimit,
+          duration: settings.authFailureWindowSeconds,
+        })
+      : null;
   return {
     consumeRequest(bearer, address) {
       const key = bearer ? `k:${createHash("sha256").update(bearer).digest("base64url")}` : `a:${address}`;

@@ -50,7 +50,9 @@ export function ensureKeyFile(dataDir: string): Buffer {
 /** A configured key or a 409 saying how to configure one (nothing can be stored or signed without it). */
 export function requireKey(key: Buffer | undefined): Buffer {
   if (!key) {
-    throw new InvalidStateError("no encryption key for certificates and CAFs is configured: set CERTIFICATE_ENCRYPTION_KEY (32 bytes, base64)");
+    throw new InvalidStateError(
+      "no encryption key for certificates and CAFs is configured: set CERTIFICATE_ENCRYPTION_KEY (32 bytes, base64)",
+    );
   }
   return key;
 }
@@ -66,7 +68,8 @@ export function sealSecret(key: Buffer, plaintext: Buffer): Buffer {
 /** Decrypts what sealSecret produced; throws an Error when the key is wrong or the data changed. */
 export function openSecret(key: Buffer, sealed: Buffer | Uint8Array): Buffer {
   const data = Buffer.from(sealed);
-  if (data.length < 1 + IV_LENGTH + TAG_LENGTH || data[0] !== VERSION) throw new Error("not a sealed secret (unknown format)");
+  if (data.length < 1 + IV_LENGTH + TAG_LENGTH || data[0] !== VERSION)
+    throw new Error("not a sealed secret (unknown format)");
   const iv = data.subarray(1, 1 + IV_LENGTH);
   const tag = data.subarray(1 + IV_LENGTH, 1 + IV_LENGTH + TAG_LENGTH);
   const decipher = createDecipheriv("aes-256-gcm", key, iv);
@@ -83,7 +86,10 @@ export function openSecret(key: Buffer, sealed: Buffer | Uint8Array): Buffer {
  * the configured one, or on the embedded database the key file next to its data (ensureKeyFile).
  * Used by the server and every CLI command that may sign (docs/sii-setup.md).
  */
-export function withEmbeddedKey<S extends { certificateEncryptionKey?: Buffer | null }>(settings: S, target: { kind: string; dir?: string }): S {
+export function withEmbeddedKey<S extends { certificateEncryptionKey?: Buffer | null }>(
+  settings: S,
+  target: { kind: string; dir?: string },
+): S {
   if (settings.certificateEncryptionKey || target.kind !== "pglite" || !target.dir) return settings;
   return { ...settings, certificateEncryptionKey: ensureKeyFile(path.dirname(target.dir)) };
 }

@@ -18,7 +18,17 @@ export interface SwapPdfData {
   replyBy: string | null;
   replyDate: Date | null;
   /** amounts as whole-peso decimal strings */
-  purchases: { type: number; folio: number; issuerTaxId: string; issuerName: string | null; date: string; amount: string; exempt: string; tax: string; total: string }[];
+  purchases: {
+    type: number;
+    folio: number;
+    issuerTaxId: string;
+    issuerName: string | null;
+    date: string;
+    amount: string;
+    exempt: string;
+    tax: string;
+    total: string;
+  }[];
 }
 
 /** Renders the swap; resolves to the PDF bytes. */
@@ -37,7 +47,9 @@ export function renderSwapPdf(data: SwapPdfData): Promise<Buffer> {
     doc.text(`${data.id}`);
     doc.text(`Receptor: ${data.receiver}${data.receiverTaxId ? ` (RUT ${data.receiverTaxId})` : ""}`);
     doc.text(`Recibido: ${data.received.toISOString()}`);
-    doc.text(`Respuesta: ${data.status ?? "sin respuesta"}${data.replyBy ? ` por ${data.replyBy}` : ""}${data.replyDate ? ` el ${data.replyDate.toISOString()}` : ""}`);
+    doc.text(
+      `Respuesta: ${data.status ?? "sin respuesta"}${data.replyBy ? ` por ${data.replyBy}` : ""}${data.replyDate ? ` el ${data.replyDate.toISOString()}` : ""}`,
+    );
 
     const cols = [
       { title: "Tipo", w: 0.06, align: "left" as const },
@@ -61,8 +73,14 @@ export function renderSwapPdf(data: SwapPdfData): Promise<Buffer> {
       });
       y = bottom + 5;
     };
-    doc.rect(left, y - 4, width, 18).fill("#eeeeee").fillColor("black");
-    row(cols.map((c) => c.title), true);
+    doc
+      .rect(left, y - 4, width, 18)
+      .fill("#eeeeee")
+      .fillColor("black");
+    row(
+      cols.map((c) => c.title),
+      true,
+    );
     for (const p of data.purchases) {
       if (y > doc.page.height - 60) {
         doc.addPage();

@@ -57,7 +57,10 @@ export class WorkerPool<Job, Result> {
     const fromSource = url.pathname.endsWith(".ts");
     // from sources the thread first registers tsx's loader (a devDependency, there whenever sources run)
     const started = fromSource
-      ? new Worker(`import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`, { eval: true })
+      ? new Worker(
+          `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`,
+          { eval: true },
+        )
       : new Worker(url);
     started.unref();
     started.on("message", (message: { id: number; result?: unknown; error?: ThreadError }) => {

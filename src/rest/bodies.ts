@@ -11,7 +11,15 @@ import { decimalRangeProblem } from "../domain/input-limits.js";
 import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
 import { shippingTypeRule } from "../domain/shipping-types.js";
 import { restEnumField } from "./enums.js";
-import type { AddonApplyScheme, CollectionMethod, CouponApplyOn, CouponDurationScheme, DiscountScheme, ShippingType, SourceUsage } from "../graphql/generated/operations.js";
+import type {
+  AddonApplyScheme,
+  CollectionMethod,
+  CouponApplyOn,
+  CouponDurationScheme,
+  DiscountScheme,
+  ShippingType,
+  SourceUsage,
+} from "../graphql/generated/operations.js";
 import { FREQUENCIES, USAGE_AGGREGATIONS, USAGE_SCHEMES } from "../domain/catalogue.js";
 import { TIERS_MODES } from "../domain/pricing.js";
 import { PRORATION_BEHAVIORS } from "../domain/proration.js";
@@ -21,14 +29,27 @@ import type * as ops from "../graphql/generated/operations.js";
 const text = z.string().nullable().optional();
 /** A money or quantity value: a JSON number or a decimal string, within the column's range (domain/input-limits.ts). */
 const decimal = z
-  .union([z.number().finite().transform((n) => new Decimal(n).toFixed()), z.string().max(100, "must be a decimal number").regex(/^-?\d+(\.\d+)?$/, "must be a decimal number")])
+  .union([
+    z
+      .number()
+      .finite()
+      .transform((n) => new Decimal(n).toFixed()),
+    z
+      .string()
+      .max(100, "must be a decimal number")
+      .regex(/^-?\d+(\.\d+)?$/, "must be a decimal number"),
+  ])
   .superRefine((v, ctx) => {
     const problem = decimalRangeProblem(v);
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   })
   .nullable()
   .optional();
-const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date yyyy-mm-dd").nullable().optional();
+const date = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date yyyy-mm-dd")
+  .nullable()
+  .optional();
 const keyValues = z.record(z.string(), z.unknown()).nullable().optional();
 const ignored = z.unknown().optional();
 
@@ -61,8 +82,14 @@ export const customerBody = z.strictObject({
   sources: ignored,
   name: text,
   address: text,
-  country: z.union([z.string(), z.object({ id: z.string() }).transform((c) => c.id)]).nullable().optional(),
-  state: z.union([z.string(), z.object({ code: z.string() }).transform((s) => s.code)]).nullable().optional(),
+  country: z
+    .union([z.string(), z.object({ id: z.string() }).transform((c) => c.id)])
+    .nullable()
+    .optional(),
+  state: z
+    .union([z.string(), z.object({ code: z.string() }).transform((s) => s.code)])
+    .nullable()
+    .optional(),
   currency: text,
   email: text,
   phone: text,
@@ -133,7 +160,10 @@ export const invoiceBody = z.strictObject({
   payments: ignored,
   subtotal: ignored,
   user: ignored,
-  customer: z.union([z.string(), z.object({ id: z.string() }).transform((c) => c.id)]).nullable().optional(),
+  customer: z
+    .union([z.string(), z.object({ id: z.string() }).transform((c) => c.id)])
+    .nullable()
+    .optional(),
   document: z
     .union([z.string(), z.object({ id: z.string(), currency: z.string().optional() }).passthrough()])
     .nullable()
@@ -180,7 +210,16 @@ export function invoiceInput(body: z.infer<typeof invoiceBody>) {
   };
 }
 
-const reference = z.union([z.string(), z.object({ id: z.string() }).passthrough().transform((o) => o.id)]).nullable().optional();
+const reference = z
+  .union([
+    z.string(),
+    z
+      .object({ id: z.string() })
+      .passthrough()
+      .transform((o) => o.id),
+  ])
+  .nullable()
+  .optional();
 
 /** Order lines print their tax (ignored on input) and take no discounts (the spec's order line has none). */
 const orderLine = creditNoteLine.omit({ discount: true, discount_scheme: true });
@@ -213,10 +252,15 @@ export function orderInput(body: z.infer<typeof orderBody>) {
     state: body.state,
     licencePlate: body.licence_plate,
     shippingType: body.shipping_type,
-    lines: body.lines?.map((l) => ({ name: l.name, description: l.description, quantity: l.quantity, amount: l.amount, exempt: l.exempt })),
+    lines: body.lines?.map((l) => ({
+      name: l.name,
+      description: l.description,
+      quantity: l.quantity,
+      amount: l.amount,
+      exempt: l.exempt,
+    })),
   };
 }
-
 
 /** Spec "Credit note" and its create endpoint: invoice, document, date, lines, plus discounts and notes. */
 export const creditNoteBody = z.strictObject({
@@ -335,7 +379,9 @@ export function parseBody<S extends z.ZodType>(schema: S, raw: unknown): z.infer
       addFieldError(fields, issue.path.join(".") || "body", issue.message);
     }
   }
-  const summary = Object.entries(fields).map(([k, v]) => `${k}: ${v.join(", ")}`).join("; ");
+  const summary = Object.entries(fields)
+    .map(([k, v]) => `${k}: ${v.join(", ")}`)
+    .join("; ");
   throw new ValidationError(`Invalid request body: ${summary}`, fields);
 }
 
@@ -364,7 +410,10 @@ export const reminderBody = z.strictObject({
   user: ignored,
   delivery: ignored,
   subject: text,
-  recipient: z.union([z.array(z.string()), z.string().transform((one) => [one])]).nullable().optional(),
+  recipient: z
+    .union([z.array(z.string()), z.string().transform((one) => [one])])
+    .nullable()
+    .optional(),
   message: text,
   invoice: reference,
   credit_note: reference,
@@ -389,7 +438,14 @@ export function reminderInput(body: z.infer<typeof reminderBody>) {
 // `archived`, `test_mode`, `id`, `created` and `updated` are server fields (accepted, ignored);
 // `currency`, `frequency` and `product` may be the id or the printed object with `id`.
 
-const catalogueOutputs = { id: ignored, status: ignored, archived: ignored, test_mode: ignored, created: ignored, updated: ignored };
+const catalogueOutputs = {
+  id: ignored,
+  status: ignored,
+  archived: ignored,
+  test_mode: ignored,
+  created: ignored,
+  updated: ignored,
+};
 const integer = z.number().int("must be an integer").nullable().optional();
 
 const planTier = z.strictObject({ up_to: decimal, unit_amount: decimal, flat_amount: decimal });
@@ -402,10 +458,17 @@ export const planBody = z.strictObject({
   description: text,
   amount: decimal,
   currency: reference,
-  frequency: restEnumField<ops.BillingFrequency>("BillingFrequency", { order: Object.keys(FREQUENCIES), acceptObjectId: true }),
+  frequency: restEnumField<ops.BillingFrequency>("BillingFrequency", {
+    order: Object.keys(FREQUENCIES),
+    acceptObjectId: true,
+  }),
   usage_scheme: restEnumField<ops.PlanUsageScheme>("PlanUsageScheme", { order: USAGE_SCHEMES }),
   usage_aggregation: restEnumField<ops.PlanUsageAggregation>("PlanUsageAggregation", { order: USAGE_AGGREGATIONS }),
-  tiers_mode: restEnumField<ops.PlanTiersMode>("PlanTiersMode", { order: TIERS_MODES, emptyIsNull: true, message: () => `must be one of ${TIERS_MODES.join(", ")} (or null: flat per unit)` }),
+  tiers_mode: restEnumField<ops.PlanTiersMode>("PlanTiersMode", {
+    order: TIERS_MODES,
+    emptyIsNull: true,
+    message: () => `must be one of ${TIERS_MODES.join(", ")} (or null: flat per unit)`,
+  }),
   tiers: z.array(planTier).nullable().optional(),
   exempt: z.boolean().nullable().optional(),
   metadata: keyValues,
@@ -478,7 +541,11 @@ export const couponBody = z.strictObject({
   duration_times: integer,
   name: text,
   amount: decimal,
-  valid_until: z.string().datetime({ offset: true, message: "must be an ISO 8601 timestamp with offset" }).nullable().optional(),
+  valid_until: z
+    .string()
+    .datetime({ offset: true, message: "must be an ISO 8601 timestamp with offset" })
+    .nullable()
+    .optional(),
   apply_on: restEnumField<CouponApplyOn>("CouponApplyOn"),
   currency: reference,
   metadata: keyValues,
@@ -508,12 +575,20 @@ export const usageBody = z.strictObject({
   invoice: ignored,
   subscription_line: reference,
   quantity: decimal,
-  date_time: z.iso.datetime({ offset: true, message: "must be an ISO 8601 timestamp with an offset" }).nullable().optional(),
+  date_time: z.iso
+    .datetime({ offset: true, message: "must be an ISO 8601 timestamp with an offset" })
+    .nullable()
+    .optional(),
   transaction_id: text,
 });
 
 export function usageInput(body: z.infer<typeof usageBody>) {
-  return { subscriptionLine: body.subscription_line, quantity: body.quantity, dateTime: body.date_time, transactionId: body.transaction_id };
+  return {
+    subscriptionLine: body.subscription_line,
+    quantity: body.quantity,
+    dateTime: body.date_time,
+    transactionId: body.transaction_id,
+  };
 }
 
 /** POST /v1/usages/ with `{"usages": [...]}` (ours, docs/rest.md "Usage records"): a batch of single-record bodies; the count is checked by recordUsages. */
@@ -617,7 +692,10 @@ export const swapBody = z.strictObject({
   reply_date: ignored,
   imported: ignored,
   created: ignored,
-  status: restEnumField<ops.SwapReplyStatus>("SwapReplyStatus", { order: Object.keys(SWAP_REPLY_STATUSES), message: (value) => `must be one of ${Object.keys(SWAP_REPLY_STATUSES).join(", ")}, not ${value}` }),
+  status: restEnumField<ops.SwapReplyStatus>("SwapReplyStatus", {
+    order: Object.keys(SWAP_REPLY_STATUSES),
+    message: (value) => `must be one of ${Object.keys(SWAP_REPLY_STATUSES).join(", ")}, not ${value}`,
+  }),
   reply_to: z.string().nullable().optional(),
 });
 

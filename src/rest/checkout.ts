@@ -13,24 +13,40 @@ import { formatMoney } from "../domain/format-money.js";
 import type { ServiceContext } from "../services/context.js";
 import { completeCheckout, findCheckout } from "../services/payments.js";
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+const escape = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 function page(title: string, body: string, status = 200): Response {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}button{font-size:1rem;padding:.5rem 1rem;margin-right:.5rem}.amount{font-size:2rem;font-weight:bold}</style>
 </head><body><p><em>Test checkout: no real money moves.</em></p>${body}</body></html>`;
-  return new Response(html, { status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "content-security-policy": CHECKOUT_CSP } });
+  return new Response(html, {
+    status,
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      "content-security-policy": CHECKOUT_CSP,
+    },
+  });
 }
 
 /** Handles `/checkout/<token>`; `base` is a use-case context without auth (the token decides the tenant). */
-export async function handleCheckout(request: Request, token: string, base: Omit<ServiceContext, "auth">): Promise<Response> {
+export async function handleCheckout(
+  request: Request,
+  token: string,
+  base: Omit<ServiceContext, "auth">,
+): Promise<Response> {
   if (request.method === "GET") {
     const checkout = await findCheckout(base.prisma, token);
     if (!checkout) return page("Not found", "<h1>Unknown checkout</h1>", 404);
     const { payment, organizationName } = checkout;
     if (!payment || payment.status !== "processing") {
       const state = payment ? `This payment is ${escape(payment.status)}.` : "No payment has been sent here yet.";
-      return page("Checkout", `<h1>${escape(organizationName)}</h1><p>${state}</p>`, payment?.status === "succeeded" ? 200 : 409);
+      return page(
+        "Checkout",
+        `<h1>${escape(organizationName)}</h1><p>${state}</p>`,
+        payment?.status === "succeeded" ? 200 : 409,
+      );
     }
     const currency = await base.prisma.currency.findUniqueOrThrow({ where: { id: payment.currencyId } });
     return page(
@@ -46,7 +62,8 @@ export async function handleCheckout(request: Request, token: string, base: Omit
   if (request.method !== "POST") return page("Method not allowed", "<h1>Use GET or POST</h1>", 405);
   const form = new URLSearchParams(await request.text());
   const decision = form.get("decision");
-  if (decision !== "approve" && decision !== "reject") return page("Bad request", "<h1>decision must be approve or reject</h1>", 400);
+  if (decision !== "approve" && decision !== "reject")
+    return page("Bad request", "<h1>decision must be approve or reject</h1>", 400);
   try {
     const { payment, source } = await completeCheckout(base, token, decision);
     if (source.returnUrl) {

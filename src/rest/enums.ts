@@ -56,11 +56,29 @@ export function restEnumField<T extends string = string>(
     emptyIsNull = false,
     acceptObjectId = false,
     acceptInteger = false,
-  }: { order?: readonly string[]; message?: (value: string) => string; emptyIsNull?: boolean; acceptObjectId?: boolean; acceptInteger?: boolean } = {},
+  }: {
+    order?: readonly string[];
+    message?: (value: string) => string;
+    emptyIsNull?: boolean;
+    acceptObjectId?: boolean;
+    acceptInteger?: boolean;
+  } = {},
 ) {
   const forms: z.ZodType<string>[] = [z.string()];
-  if (acceptObjectId) forms.push(z.object({ id: z.string() }).passthrough().transform((o) => o.id));
-  if (acceptInteger) forms.push(z.number().int().transform((n) => String(n)));
+  if (acceptObjectId)
+    forms.push(
+      z
+        .object({ id: z.string() })
+        .passthrough()
+        .transform((o) => o.id),
+    );
+  if (acceptInteger)
+    forms.push(
+      z
+        .number()
+        .int()
+        .transform((n) => String(n)),
+    );
   const raw: z.ZodType<string> = forms.length === 1 ? forms[0] : z.union(forms);
   return raw
     .transform((value, ctx) => {

@@ -30,7 +30,11 @@ function dayBounds(value: string, param: string, errors: FieldErrors): { start: 
 }
 
 /** Parses the filter parameters of `query` (other than `allowedExtra` and pagination). */
-export function parseFilters(query: URLSearchParams, spec: FilterSpec, allowedExtra: string[] = []): Record<string, unknown> {
+export function parseFilters(
+  query: URLSearchParams,
+  spec: FilterSpec,
+  allowedExtra: string[] = [],
+): Record<string, unknown> {
   const filters: Record<string, Record<string, unknown> | boolean> = {};
   const errors: FieldErrors = {};
   for (const [param, value] of query) {
@@ -57,7 +61,13 @@ export function parseFilters(query: URLSearchParams, spec: FilterSpec, allowedEx
     const current = (filters[target.key] ??= {}) as Record<string, unknown>;
     if (target.kind === "enum") {
       const allowed = restEnumValues(target.enum!);
-      const values = op === "in" ? value.split(",").map((v) => v.trim()).filter(Boolean) : [value];
+      const values =
+        op === "in"
+          ? value
+              .split(",")
+              .map((v) => v.trim())
+              .filter(Boolean)
+          : [value];
       const unknown = values.filter((v) => !allowed.includes(v));
       if (op !== "exact" && op !== "in") addFieldError(errors, param, `unknown operator ${op}; use exact or in`);
       else if (unknown.length) addFieldError(errors, param, `must be one of ${allowed.join(", ")}`);
@@ -68,7 +78,14 @@ export function parseFilters(query: URLSearchParams, spec: FilterSpec, allowedEx
     if (target.kind === "string") {
       const graphqlOp = STRING_OPS[op];
       if (!graphqlOp) addFieldError(errors, param, `unknown operator ${op}; use exact, in, contains or icontains`);
-      else current[graphqlOp] = op === "in" ? value.split(",").map((v) => v.trim()).filter(Boolean) : value;
+      else
+        current[graphqlOp] =
+          op === "in"
+            ? value
+                .split(",")
+                .map((v) => v.trim())
+                .filter(Boolean)
+            : value;
       continue;
     }
     if (!DATE_OPS.has(op)) {
@@ -82,7 +99,12 @@ export function parseFilters(query: URLSearchParams, spec: FilterSpec, allowedEx
     else Object.assign(current, { gte: bounds.start, lte: bounds.end });
   }
   if (Object.keys(errors).length) {
-    throw new ValidationError(`Invalid query parameters: ${Object.entries(errors).map(([k, v]) => `${k}: ${v.join(", ")}`).join("; ")}`, errors);
+    throw new ValidationError(
+      `Invalid query parameters: ${Object.entries(errors)
+        .map(([k, v]) => `${k}: ${v.join(", ")}`)
+        .join("; ")}`,
+      errors,
+    );
   }
   return filters;
 }

@@ -7,7 +7,14 @@
 import { print } from "graphql";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { addFieldError, DomainError, ValidationError, type FieldErrors } from "../domain/errors.js";
-import { boundFieldErrors, boundMessage, checkJsonValue, DEFAULT_TEXT_LIMIT, jsonDepthProblem, textProblem } from "../domain/input-limits.js";
+import {
+  boundFieldErrors,
+  boundMessage,
+  checkJsonValue,
+  DEFAULT_TEXT_LIMIT,
+  jsonDepthProblem,
+  textProblem,
+} from "../domain/input-limits.js";
 import { domainErrorOfDatabaseFailure, RETRY_AFTER_SECONDS } from "../infra/database-errors.js";
 import { DEFAULT_PAGE_SIZE, MAX_OFFSET, MAX_PAGE_SIZE } from "../graphql/pagination.js";
 import * as ops from "../graphql/generated/operations.js";
@@ -35,7 +42,16 @@ import {
   usageBody,
   usageInput,
 } from "./bodies.js";
-import { addonBody, addonInput, couponBody, couponInput, planBody, planInput, productBody, productInput } from "./bodies.js";
+import {
+  addonBody,
+  addonInput,
+  couponBody,
+  couponInput,
+  planBody,
+  planInput,
+  productBody,
+  productInput,
+} from "./bodies.js";
 import { subscriptionBody, subscriptionInput, testClockBody, testClockInput } from "./bodies.js";
 import { purchasesBody, purchasesInput, receiverAnswerBody, swapBody, swapInput } from "./bodies.js";
 import { parseFilters, type FilterSpec } from "./filters.js";
@@ -66,7 +82,10 @@ const STATUS_BY_CODE: Record<string, number> = {
 export function errorResponse(code: string, message: string, fields?: FieldErrors): Response {
   const status = Object.hasOwn(STATUS_BY_CODE, code) ? STATUS_BY_CODE[code] : 500;
   const bounded = fields && Object.keys(fields).length ? boundFieldErrors(fields) : null;
-  const response = jsonResponse({ error: { code, message: boundMessage(message), ...(bounded ? { fields: bounded } : {}) } }, status);
+  const response = jsonResponse(
+    { error: { code, message: boundMessage(message), ...(bounded ? { fields: bounded } : {}) } },
+    status,
+  );
   if (status === 503) response.headers.set("retry-after", String(RETRY_AFTER_SECONDS));
   return response;
 }
@@ -101,7 +120,12 @@ function notFound(resource: string, id: string): never {
 }
 
 /** node(id) must be of `typename`; another type or null reads as 404. */
-function expectNode<T extends { __typename?: string }>(node: T | null | undefined, typename: string, resource: string, id: string) {
+function expectNode<T extends { __typename?: string }>(
+  node: T | null | undefined,
+  typename: string,
+  resource: string,
+  id: string,
+) {
   if (!node || node.__typename !== typename) notFound(resource, id);
   return node as T;
 }
@@ -120,7 +144,8 @@ function pageArgs(url: URL): { page: number; size: number; first: number; offset
   };
   const page = int("page", 1);
   const size = int("page_size", DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
-  if (!errors.page && !errors.page_size && (page - 1) * size > MAX_OFFSET) addFieldError(errors, "page", `must be at most ${Math.floor(MAX_OFFSET / size) + 1} with page_size ${size}`);
+  if (!errors.page && !errors.page_size && (page - 1) * size > MAX_OFFSET)
+    addFieldError(errors, "page", `must be at most ${Math.floor(MAX_OFFSET / size) + 1} with page_size ${size}`);
   if (Object.keys(errors).length) throw new ValidationError("Invalid pagination", errors);
   return { page, size, first: size, offset: (page - 1) * size };
 }
@@ -146,9 +171,14 @@ function paged<T>(r: RestRequest, page: { page: number; size: number }, count: n
  * names are accepted; anything else is a 400 naming the parameter.
  */
 function expansions(url: URL, allowed: readonly string[]): Set<string> {
-  const wanted = url.searchParams.getAll("expand").flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean);
+  const wanted = url.searchParams
+    .getAll("expand")
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter(Boolean);
   const unknown = wanted.filter((v) => !allowed.includes(v));
-  if (unknown.length) throw ValidationError.field("expand", `cannot expand ${unknown.join(", ")}; expandable: ${allowed.join(", ")}`);
+  if (unknown.length)
+    throw ValidationError.field("expand", `cannot expand ${unknown.join(", ")}; expandable: ${allowed.join(", ")}`);
   return new Set(wanted);
 }
 
@@ -204,7 +234,8 @@ function arrayPage<T>(r: RestRequest, page: { page: number; size: number }, coun
   response.headers.set("x-total-count", String(count));
   const links: string[] = [];
   if (page.page * page.size < count) links.push(`<${pageUrl(r, page.page + 1)}>; rel="next"`);
-  if (page.page > 1) links.push(`<${pageUrl(r, Math.min(page.page - 1, Math.max(1, Math.ceil(count / page.size))))}>; rel="prev"`);
+  if (page.page > 1)
+    links.push(`<${pageUrl(r, Math.min(page.page - 1, Math.max(1, Math.ceil(count / page.size))))}>; rel="prev"`);
   if (links.length) response.headers.set("link", links.join(", "));
   return response;
 }
@@ -226,7 +257,12 @@ const reminderRoutes: Route[] = [
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, REMINDER_FILTERS);
       const data = await r.run(ops.RestRemindersDocument, { first: page.first, offset: page.offset, where });
-      return arrayPage(r, page, data.reminders.totalCount, data.reminders.edges.map((e) => out.reminder(e.node)));
+      return arrayPage(
+        r,
+        page,
+        data.reminders.totalCount,
+        data.reminders.edges.map((e) => out.reminder(e.node)),
+      );
     },
   },
 ];
@@ -252,7 +288,9 @@ const routes: Route[] = [
     path: "/v1/customers/:id",
     handle: async (r) => {
       const data = await r.run(ops.RestCustomerDocument, { id: r.params.id });
-      return jsonResponse(out.customer(expectNode(data.node, "Customer", "customer", r.params.id) as ops.CustomerFieldsFragment, true));
+      return jsonResponse(
+        out.customer(expectNode(data.node, "Customer", "customer", r.params.id) as ops.CustomerFieldsFragment, true),
+      );
     },
   },
   {
@@ -271,7 +309,12 @@ const routes: Route[] = [
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, CUSTOMER_FILTERS);
       const data = await r.run(ops.RestCustomersDocument, { first: page.first, offset: page.offset, where });
-      return paged(r, page, data.customers.totalCount, data.customers.edges.map((e) => out.customer(e.node, true)));
+      return paged(
+        r,
+        page,
+        data.customers.totalCount,
+        data.customers.edges.map((e) => out.customer(e.node, true)),
+      );
     },
   },
 
@@ -290,7 +333,9 @@ const routes: Route[] = [
     path: "/v1/invoices/:id",
     handle: async (r) => {
       const data = await r.run(ops.RestInvoiceDocument, { id: r.params.id });
-      return jsonResponse(out.invoice(expectNode(data.node, "Invoice", "invoice", r.params.id) as ops.InvoiceFieldsFragment));
+      return jsonResponse(
+        out.invoice(expectNode(data.node, "Invoice", "invoice", r.params.id) as ops.InvoiceFieldsFragment),
+      );
     },
   },
   {
@@ -421,7 +466,9 @@ const routes: Route[] = [
     path: "/v1/payments/:id",
     handle: async (r) => {
       const data = await r.run(ops.RestPaymentDocument, { id: r.params.id });
-      return jsonResponse(out.payment(expectNode(data.node, "Payment", "payment", r.params.id) as ops.PaymentFieldsFragment));
+      return jsonResponse(
+        out.payment(expectNode(data.node, "Payment", "payment", r.params.id) as ops.PaymentFieldsFragment),
+      );
     },
   },
   deleteRoute("/v1/payments/:id", ops.RestDeletePaymentDocument),
@@ -456,7 +503,9 @@ const routes: Route[] = [
     path: "/v1/sources/:id",
     handle: async (r) => {
       const data = await r.run(ops.RestSourceDocument, { id: r.params.id });
-      return jsonResponse(out.source(expectNode(data.node, "Source", "source", r.params.id) as ops.SourceFieldsFragment));
+      return jsonResponse(
+        out.source(expectNode(data.node, "Source", "source", r.params.id) as ops.SourceFieldsFragment),
+      );
     },
   },
 
@@ -471,7 +520,10 @@ const routes: Route[] = [
         const input = usageBatchInput(parseBody(usageBatchBody, r.body));
         const data = await r.run(ops.RestRecordUsagesDocument, { input });
         const { usages, duplicates } = data.recordUsages;
-        return jsonResponse({ usages: usages.map(out.usage), duplicates }, duplicates.length === usages.length ? 200 : 201);
+        return jsonResponse(
+          { usages: usages.map(out.usage), duplicates },
+          duplicates.length === usages.length ? 200 : 201,
+        );
       }
       const input = usageInput(parseBody(usageBody, r.body));
       const data = await r.run(ops.RestCreateUsageDocument, { input });
@@ -489,7 +541,12 @@ const routes: Route[] = [
         date_time: { key: "dateTime", kind: "datetime" },
       });
       const data = await r.run(ops.RestUsagesDocument, { first: page.first, offset: page.offset, where });
-      return paged(r, page, data.usages.totalCount, data.usages.edges.map((e) => out.usage(e.node)));
+      return paged(
+        r,
+        page,
+        data.usages.totalCount,
+        data.usages.edges.map((e) => out.usage(e.node)),
+      );
     },
   },
   deleteRoute("/v1/usages/:id", ops.RestDeleteUsageDocument),
@@ -518,7 +575,12 @@ const routes: Route[] = [
         is_order: { key: "isOrder", kind: "boolean" },
       });
       const data = await r.run(ops.RestDocumentTypesDocument, { first: page.first, offset: page.offset, ...filters });
-      return paged(r, page, data.documentTypes.totalCount, data.documentTypes.edges.map((e) => out.documentType(e.node)));
+      return paged(
+        r,
+        page,
+        data.documentTypes.totalCount,
+        data.documentTypes.edges.map((e) => out.documentType(e.node)),
+      );
     },
   },
   {
@@ -528,7 +590,12 @@ const routes: Route[] = [
       const page = pageArgs(r.url);
       const filters = parseFilters(r.url.searchParams, { ...COUNTRY_NAME_FILTERS, id: { key: "id", kind: "string" } });
       const data = await r.run(ops.RestCurrenciesDocument, { first: page.first, offset: page.offset, ...filters });
-      return paged(r, page, data.currencies.totalCount, data.currencies.edges.map((e) => out.currency(e.node)));
+      return paged(
+        r,
+        page,
+        data.currencies.totalCount,
+        data.currencies.edges.map((e) => out.currency(e.node)),
+      );
     },
   },
   {
@@ -536,9 +603,17 @@ const routes: Route[] = [
     path: "/v1/generals/states",
     handle: async (r) => {
       const page = pageArgs(r.url);
-      const filters = parseFilters(r.url.searchParams, { ...COUNTRY_NAME_FILTERS, code: { key: "code", kind: "string" } });
+      const filters = parseFilters(r.url.searchParams, {
+        ...COUNTRY_NAME_FILTERS,
+        code: { key: "code", kind: "string" },
+      });
       const data = await r.run(ops.RestStatesDocument, { first: page.first, offset: page.offset, ...filters });
-      return paged(r, page, data.states.totalCount, data.states.edges.map((e) => out.state(e.node)));
+      return paged(
+        r,
+        page,
+        data.states.totalCount,
+        data.states.edges.map((e) => out.state(e.node)),
+      );
     },
   },
 
@@ -557,7 +632,11 @@ const routes: Route[] = [
     path: "/v1/customer_base/sessions/:key",
     handle: async (r) => {
       const data = await r.run(ops.RestCustomerSessionDocument, { key: r.params.key });
-      if (!data.customerSession) return errorResponse("not_found", "No customer session with this key (unknown, expired, or of another organization or mode)");
+      if (!data.customerSession)
+        return errorResponse(
+          "not_found",
+          "No customer session with this key (unknown, expired, or of another organization or mode)",
+        );
       return jsonResponse(out.customerSession(data.customerSession));
     },
   },
@@ -589,7 +668,9 @@ routes.push(
     path: "/v1/products/:id",
     handle: async (r) => {
       const data = await r.run(ops.RestProductDocument, { id: r.params.id });
-      return jsonResponse(out.product(expectNode(data.node, "Product", "product", r.params.id) as ops.ProductFieldsFragment));
+      return jsonResponse(
+        out.product(expectNode(data.node, "Product", "product", r.params.id) as ops.ProductFieldsFragment),
+      );
     },
   },
   {
@@ -609,7 +690,12 @@ routes.push(
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, ARCHIVABLE_FILTERS);
       const data = await r.run(ops.RestProductsDocument, { first: page.first, offset: page.offset, where });
-      return paged(r, page, data.products.totalCount, data.products.edges.map((e) => out.product(e.node)));
+      return paged(
+        r,
+        page,
+        data.products.totalCount,
+        data.products.edges.map((e) => out.product(e.node)),
+      );
     },
   },
   {
@@ -651,7 +737,12 @@ routes.push(
         frequency: { key: "frequency", kind: "enum", enum: "BillingFrequency" },
       });
       const data = await r.run(ops.RestPlansDocument, { first: page.first, offset: page.offset, where });
-      return paged(r, page, data.plans.totalCount, data.plans.edges.map((e) => out.plan(e.node)));
+      return paged(
+        r,
+        page,
+        data.plans.totalCount,
+        data.plans.edges.map((e) => out.plan(e.node)),
+      );
     },
   },
   {
@@ -692,7 +783,12 @@ routes.push(
         apply_scheme: { key: "applyScheme", kind: "enum", enum: "AddonApplyScheme" },
       });
       const data = await r.run(ops.RestAddonsDocument, { first: page.first, offset: page.offset, where });
-      return paged(r, page, data.addons.totalCount, data.addons.edges.map((e) => out.addon(e.node)));
+      return paged(
+        r,
+        page,
+        data.addons.totalCount,
+        data.addons.edges.map((e) => out.addon(e.node)),
+      );
     },
   },
   {
@@ -709,7 +805,9 @@ routes.push(
     path: "/v1/coupons/:id",
     handle: async (r) => {
       const data = await r.run(ops.RestCouponDocument, { id: r.params.id });
-      return jsonResponse(out.coupon(expectNode(data.node, "Coupon", "coupon", r.params.id) as ops.CouponFieldsFragment));
+      return jsonResponse(
+        out.coupon(expectNode(data.node, "Coupon", "coupon", r.params.id) as ops.CouponFieldsFragment),
+      );
     },
   },
   {
@@ -732,7 +830,12 @@ routes.push(
         discount_scheme: { key: "discountScheme", kind: "enum", enum: "DiscountScheme" },
       });
       const data = await r.run(ops.RestCouponsDocument, { first: page.first, offset: page.offset, where });
-      return paged(r, page, data.coupons.totalCount, data.coupons.edges.map((e) => out.coupon(e.node)));
+      return paged(
+        r,
+        page,
+        data.coupons.totalCount,
+        data.coupons.edges.map((e) => out.coupon(e.node)),
+      );
     },
   },
 );
@@ -752,10 +855,12 @@ const SUBSCRIPTION_FILTERS: FilterSpec = {
 function cancelParams(url: URL): { cancelReason: string | null; atPeriodEnd: boolean } {
   const errors: FieldErrors = {};
   for (const name of new Set(url.searchParams.keys())) {
-    if (name !== "cancel_reason" && name !== "at_period_end") addFieldError(errors, name, "unknown parameter; DELETE takes cancel_reason and at_period_end");
+    if (name !== "cancel_reason" && name !== "at_period_end")
+      addFieldError(errors, name, "unknown parameter; DELETE takes cancel_reason and at_period_end");
   }
   const raw = url.searchParams.get("at_period_end");
-  if (raw !== null && raw !== "true" && raw !== "false") addFieldError(errors, "at_period_end", "must be true or false");
+  if (raw !== null && raw !== "true" && raw !== "false")
+    addFieldError(errors, "at_period_end", "must be true or false");
   if (Object.keys(errors).length) throw new ValidationError("Invalid cancel parameters", errors);
   return { cancelReason: url.searchParams.get("cancel_reason"), atPeriodEnd: raw === "true" };
 }
@@ -775,7 +880,11 @@ routes.push(
     path: "/v1/subscriptions/:id",
     handle: async (r) => {
       const data = await r.run(ops.RestSubscriptionDocument, { id: r.params.id });
-      return jsonResponse(out.subscription(expectNode(data.node, "Subscription", "subscription", r.params.id) as ops.SubscriptionFieldsFragment));
+      return jsonResponse(
+        out.subscription(
+          expectNode(data.node, "Subscription", "subscription", r.params.id) as ops.SubscriptionFieldsFragment,
+        ),
+      );
     },
   },
   {
@@ -803,7 +912,12 @@ routes.push(
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, SUBSCRIPTION_FILTERS);
       const data = await r.run(ops.RestSubscriptionsDocument, { first: page.first, offset: page.offset, where });
-      return paged(r, page, data.subscriptions.totalCount, data.subscriptions.edges.map((e) => out.subscription(e.node)));
+      return paged(
+        r,
+        page,
+        data.subscriptions.totalCount,
+        data.subscriptions.edges.map((e) => out.subscription(e.node)),
+      );
     },
   },
 );
@@ -817,7 +931,9 @@ routes.push(
     method: "POST",
     path: "/v1/test_clocks",
     handle: async (r) => {
-      const data = await r.run(ops.RestCreateTestClockDocument, { input: testClockInput(parseBody(testClockBody, r.body)) });
+      const data = await r.run(ops.RestCreateTestClockDocument, {
+        input: testClockInput(parseBody(testClockBody, r.body)),
+      });
       return jsonResponse(out.testClock(data.createTestClock), 201);
     },
   },
@@ -826,14 +942,19 @@ routes.push(
     path: "/v1/test_clocks/:id",
     handle: async (r) => {
       const data = await r.run(ops.RestTestClockDocument, { id: r.params.id });
-      return jsonResponse(out.testClock(expectNode(data.node, "TestClock", "test_clock", r.params.id) as ops.TestClockFieldsFragment));
+      return jsonResponse(
+        out.testClock(expectNode(data.node, "TestClock", "test_clock", r.params.id) as ops.TestClockFieldsFragment),
+      );
     },
   },
   {
     method: "POST",
     path: "/v1/test_clocks/:id/advance",
     handle: async (r) => {
-      const data = await r.run(ops.RestAdvanceTestClockDocument, { id: r.params.id, input: testClockInput(parseBody(testClockBody, r.body)) });
+      const data = await r.run(ops.RestAdvanceTestClockDocument, {
+        id: r.params.id,
+        input: testClockInput(parseBody(testClockBody, r.body)),
+      });
       return jsonResponse(out.testClock(data.advanceTestClock));
     },
   },
@@ -844,7 +965,12 @@ routes.push(
     handle: async (r) => {
       const page = pageArgs(r.url);
       const data = await r.run(ops.RestTestClocksDocument, { first: page.first, offset: page.offset });
-      return paged(r, page, data.testClocks.totalCount, data.testClocks.edges.map((e) => out.testClock(e.node)));
+      return paged(
+        r,
+        page,
+        data.testClocks.totalCount,
+        data.testClocks.edges.map((e) => out.testClock(e.node)),
+      );
     },
   },
 );
@@ -871,13 +997,17 @@ routes.push(
     path: "/v1/billers/built_in/certificates",
     handle: async (r) => {
       const input = parseBody(sii.certificateBody, r.body);
-      return jsonResponse(sii.certificate((await r.run(ops.RestUploadCertificateDocument, { input })).uploadCertificate), 201);
+      return jsonResponse(
+        sii.certificate((await r.run(ops.RestUploadCertificateDocument, { input })).uploadCertificate),
+        201,
+      );
     },
   },
   {
     method: "GET",
     path: "/v1/billers/built_in/certificates",
-    handle: async (r) => jsonResponse((await r.run(ops.RestCertificatesDocument, {})).certificates.map(sii.certificate)),
+    handle: async (r) =>
+      jsonResponse((await r.run(ops.RestCertificatesDocument, {})).certificates.map(sii.certificate)),
   },
   {
     method: "POST",
@@ -894,7 +1024,12 @@ routes.push(
       const page = pageArgs(r.url);
       const where = parseFilters(r.url.searchParams, { document: { key: "documentType", kind: "string" } });
       const data = await r.run(ops.RestCafsDocument, { first: page.first, offset: page.offset, where });
-      return paged(r, page, data.cafs.totalCount, data.cafs.edges.map((e) => sii.caf(e.node)));
+      return paged(
+        r,
+        page,
+        data.cafs.totalCount,
+        data.cafs.edges.map((e) => sii.caf(e.node)),
+      );
     },
   },
   {
@@ -904,7 +1039,10 @@ routes.push(
     handle: async (r) => {
       const file = (await r.run(ops.RestStoredFileDocument, { name: r.params.name })).storedFile;
       if (!file) return errorResponse("not_found", `No file named ${r.params.name}`);
-      return new Response(Buffer.from(file.content, "base64"), { status: 200, headers: { "content-type": file.contentType, "content-disposition": `inline; filename="${file.name}"` } });
+      return new Response(Buffer.from(file.content, "base64"), {
+        status: 200,
+        headers: { "content-type": file.contentType, "content-disposition": `inline; filename="${file.name}"` },
+      });
     },
   },
   {
@@ -928,7 +1066,12 @@ const SWAP_FILTERS: FilterSpec = {
 
 /** Swap `status` filters take the SII codes in any case (docs/sii-receiving.md): upper-cased before the enum check. */
 function swapFilterParams(query: URLSearchParams): URLSearchParams {
-  return new URLSearchParams([...query].map(([param, value]) => [param, param === "status" || param.startsWith("status__") ? value.toUpperCase() : value]));
+  return new URLSearchParams(
+    [...query].map(([param, value]) => [
+      param,
+      param === "status" || param.startsWith("status__") ? value.toUpperCase() : value,
+    ]),
+  );
 }
 
 routes.push(
@@ -958,7 +1101,12 @@ routes.push(
       const page = pageArgs(r.url);
       const where = parseFilters(swapFilterParams(r.url.searchParams), SWAP_FILTERS);
       const data = await r.run(ops.RestSwapsDocument, { first: page.first, offset: page.offset, where });
-      return paged(r, page, data.swaps.totalCount, data.swaps.edges.map((e) => out.swap(e.node)));
+      return paged(
+        r,
+        page,
+        data.swaps.totalCount,
+        data.swaps.edges.map((e) => out.swap(e.node)),
+      );
     },
   },
   {
@@ -1014,7 +1162,10 @@ interface YogaLike {
   fetch(request: Request): Promise<Response> | Response;
 }
 
-type GraphQLResponse = { data?: unknown; errors?: { message: string; extensions?: { code?: string; fields?: FieldErrors } }[] };
+type GraphQLResponse = {
+  data?: unknown;
+  errors?: { message: string; extensions?: { code?: string; fields?: FieldErrors } }[];
+};
 
 /** Maps GraphQL errors to the REST error response: the first error's code decides the status. */
 function graphQLErrorResponse(errors: NonNullable<GraphQLResponse["errors"]>): Response {
@@ -1023,9 +1174,13 @@ function graphQLErrorResponse(errors: NonNullable<GraphQLResponse["errors"]>): R
   const fields: FieldErrors = {};
   for (const e of errors) {
     if ((e.extensions?.code ?? code) !== code) continue;
-    for (const [k, v] of Object.entries(e.extensions?.fields ?? {})) for (const reason of v) addFieldError(fields, k, reason);
+    for (const [k, v] of Object.entries(e.extensions?.fields ?? {}))
+      for (const reason of v) addFieldError(fields, k, reason);
   }
-  const message = errors.filter((e) => (e.extensions?.code ?? code) === code).map((e) => e.message).join("; ");
+  const message = errors
+    .filter((e) => (e.extensions?.code ?? code) === code)
+    .map((e) => e.message)
+    .join("; ");
   return errorResponse(code, message, fields);
 }
 
@@ -1043,7 +1198,10 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
     if (matches.length === 0) return errorResponse("not_found", `No route for ${url.pathname}`);
     const route = matches.find((m) => m.method === request.method);
     if (!route) {
-      return errorResponse("method_not_allowed", `${request.method} is not allowed on ${url.pathname}; use ${matches.map((m) => m.method).join(", ")}`);
+      return errorResponse(
+        "method_not_allowed",
+        `${request.method} is not allowed on ${url.pathname}; use ${matches.map((m) => m.method).join(", ")}`,
+      );
     }
     const values = route.regex.exec(url.pathname)!.slice(1);
     let params: Record<string, string>;
@@ -1053,7 +1211,8 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
       return errorResponse("not_found", `No resource at ${url.pathname}`);
     }
     // a path segment with NUL, an unpaired surrogate or over 200 characters names nothing (ids: input-guard.ts)
-    if (Object.values(params).some((value) => textProblem(value, 200) !== null)) return errorResponse("not_found", `No resource at ${url.pathname}`);
+    if (Object.values(params).some((value) => textProblem(value, 200) !== null))
+      return errorResponse("not_found", `No resource at ${url.pathname}`);
     // query strings and bodies: the text and structure rules of domain/input-limits.ts, before anything else
     const inputErrors: FieldErrors = {};
     for (const [name, value] of url.searchParams) {
@@ -1074,17 +1233,27 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
       }
       checkJsonValue(body, "", inputErrors, () => null); // lengths: per field, by the GraphQL input check
       if (Object.keys(inputErrors).length) {
-        const summary = Object.entries(inputErrors).map(([k, v]) => `${k}: ${v.join(", ")}`).join("; ");
+        const summary = Object.entries(inputErrors)
+          .map(([k, v]) => `${k}: ${v.join(", ")}`)
+          .join("; ");
         return errorResponse("validation_error", `Invalid request body: ${summary}`, inputErrors);
       }
     }
 
     const run = async <R, V>(doc: TypedDocumentNode<R, V>, variables: V): Promise<R> => {
-      const headers = new Headers({ "content-type": "application/json", accept: "application/json", "x-request-id": requestId });
+      const headers = new Headers({
+        "content-type": "application/json",
+        accept: "application/json",
+        "x-request-id": requestId,
+      });
       const authorization = request.headers.get("authorization");
       if (authorization) headers.set("authorization", authorization);
       const response = await yoga.fetch(
-        new Request(new URL("/graphql", url), { method: "POST", headers, body: JSON.stringify({ query: source(doc as TypedDocumentNode<unknown, unknown>), variables }) }),
+        new Request(new URL("/graphql", url), {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ query: source(doc as TypedDocumentNode<unknown, unknown>), variables }),
+        }),
       );
       const result = (await response.json()) as GraphQLResponse;
       if (result.errors?.length) throw new RestError(graphQLErrorResponse(result.errors));

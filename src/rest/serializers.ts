@@ -22,7 +22,12 @@ import type { ReminderFieldsFragment } from "../graphql/generated/operations.js"
 import type { UsageFieldsFragment } from "../graphql/generated/operations.js";
 import type { RestRecordReceiverAnswerMutation, SwapFieldsFragment } from "../graphql/generated/operations.js";
 import type { RestUpcomingInvoiceQuery } from "../graphql/generated/operations.js";
-import type { AddonFieldsFragment, CouponFieldsFragment, PlanFieldsFragment, ProductFieldsFragment } from "../graphql/generated/operations.js";
+import type {
+  AddonFieldsFragment,
+  CouponFieldsFragment,
+  PlanFieldsFragment,
+  ProductFieldsFragment,
+} from "../graphql/generated/operations.js";
 import { restEnumValue } from "./enums.js";
 import { num } from "./json.js";
 
@@ -40,7 +45,14 @@ export function isoTimestamp(iso: string | null | undefined): string | null {
 
 export function country(c: CountryFieldsFragment | null) {
   if (!c) return null;
-  return { id: c.id, name: c.name, name_en: c.nameEn, phone_code: c.phoneCode, has_regulation: c.hasRegulation, tax_percent: num(c.taxPercent) };
+  return {
+    id: c.id,
+    name: c.name,
+    name_en: c.nameEn,
+    phone_code: c.phoneCode,
+    has_regulation: c.hasRegulation,
+    tax_percent: num(c.taxPercent),
+  };
 }
 
 export function currency(c: CurrencyFieldsFragment) {
@@ -420,7 +432,9 @@ export function addon(a: AddonFieldsFragment) {
     description: a.description,
     amount: num(a.amount),
     currency: currency(a.currency),
-    rates: a.rates.map((r) => (r.percent !== null ? { cycle: r.cycle, percent: num(r.percent) } : { cycle: r.cycle, amount: num(r.amount) })),
+    rates: a.rates.map((r) =>
+      r.percent !== null ? { cycle: r.cycle, percent: num(r.percent) } : { cycle: r.cycle, amount: num(r.amount) },
+    ),
     metadata: a.metadata,
     archived: isoTimestamp(a.archived),
     status: a.status,
@@ -494,7 +508,9 @@ export function subscription(s: import("../graphql/generated/operations.js").Sub
       addon: addon(a.addon),
       addon_redemptions: a.addonRedemptions,
       quantity: a.quantity,
-      rates: a.rates.map((r) => (r.percent !== null ? { cycle: r.cycle, percent: num(r.percent) } : { cycle: r.cycle, amount: num(r.amount) })),
+      rates: a.rates.map((r) =>
+        r.percent !== null ? { cycle: r.cycle, percent: num(r.percent) } : { cycle: r.cycle, amount: num(r.amount) },
+      ),
     })),
     coupon: s.coupon ? coupon(s.coupon) : null,
     coupon_redemptions: s.couponRedemptions,
@@ -510,7 +526,16 @@ export function subscription(s: import("../graphql/generated/operations.js").Sub
     cancel_reason: s.cancelReason,
     cancel_at_period_end: s.cancelAtPeriodEnd,
     pending_changes: s.pendingChanges
-      ? { cycle: s.pendingChanges.cycle, requested: s.pendingChanges.requested, lines: s.pendingChanges.lines.map((l) => ({ id: l.id, plan: l.plan, quantity: num(l.quantity), coupon: l.coupon })) }
+      ? {
+          cycle: s.pendingChanges.cycle,
+          requested: s.pendingChanges.requested,
+          lines: s.pendingChanges.lines.map((l) => ({
+            id: l.id,
+            plan: l.plan,
+            quantity: num(l.quantity),
+            coupon: l.coupon,
+          })),
+        }
       : null,
     pending_invoice_items: s.pendingInvoiceItems.map((i) => ({
       id: i.id,
@@ -610,6 +635,12 @@ export function receiverAnswer(a: RestRecordReceiverAnswerMutation["recordReceiv
   return {
     kind: a.kind,
     file: a.file,
-    documents: a.documents.map((d) => ({ kind: d.kind, document: d.document, document_type: d.documentType, folio: d.folio, receiver_status: d.receiverStatus })),
+    documents: a.documents.map((d) => ({
+      kind: d.kind,
+      document: d.document,
+      document_type: d.documentType,
+      folio: d.folio,
+      receiver_status: d.receiverStatus,
+    })),
   };
 }

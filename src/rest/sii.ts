@@ -3,7 +3,11 @@
  * 400) and response serializers of the tax profile, certificates and CAFs. Routes: router.ts.
  */
 import { z } from "zod";
-import type { CafFieldsFragment, CertificateFieldsFragment, TaxProfileFieldsFragment } from "../graphql/generated/operations.js";
+import type {
+  CafFieldsFragment,
+  CertificateFieldsFragment,
+  TaxProfileFieldsFragment,
+} from "../graphql/generated/operations.js";
 import { isoTimestamp } from "./serializers.js";
 
 const text = z.string().nullable().optional();
@@ -17,7 +21,18 @@ export const taxProfileBody = z.strictObject({
   tax_id: text,
   business_name: text,
   activity: text,
-  activity_codes: z.union([z.array(z.string()), z.string().transform((one) => one.split(",").map((c) => c.trim()).filter(Boolean))]).nullable().optional(),
+  activity_codes: z
+    .union([
+      z.array(z.string()),
+      z.string().transform((one) =>
+        one
+          .split(",")
+          .map((c) => c.trim())
+          .filter(Boolean),
+      ),
+    ])
+    .nullable()
+    .optional(),
   address: text,
   commune: text,
   city: text,
@@ -67,7 +82,14 @@ export function taxProfile(p: TaxProfileFieldsFragment) {
 }
 
 export function certificate(c: CertificateFieldsFragment) {
-  return { id: c.id, subject_rut: c.subjectRut, valid_from: isoTimestamp(c.validFrom), valid_to: isoTimestamp(c.validTo), test_mode: c.testMode, created: isoTimestamp(c.created) };
+  return {
+    id: c.id,
+    subject_rut: c.subjectRut,
+    valid_from: isoTimestamp(c.validFrom),
+    valid_to: isoTimestamp(c.validTo),
+    test_mode: c.testMode,
+    created: isoTimestamp(c.created),
+  };
 }
 
 export function caf(c: CafFieldsFragment) {

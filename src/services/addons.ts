@@ -38,12 +38,15 @@ async function addonColumns(f: Fields, input: AddonInput, current: Addon | null)
   const description = f.text("description", input.description, current?.description, { max: 1000 });
   const applyScheme = f.choice("apply_scheme", APPLY_SCHEMES, input.applyScheme, current?.applyScheme, "one_time");
   const durationTimes = f.count("duration_times", input.durationTimes, current?.durationTimes);
-  if (durationTimes !== null && applyScheme === "one_time") f.errors.add("duration_times", "applies to recurring addons only (a one-time addon is billed once)");
+  if (durationTimes !== null && applyScheme === "one_time")
+    f.errors.add("duration_times", "applies to recurring addons only (a one-time addon is billed once)");
   const amount = f.amount("amount", input.amount, current?.amount.toString());
   const currency = await f.currency("currency", input.currency, current?.currencyId);
-  const rateInputs = input.rates !== undefined ? (input.rates ?? []) : ((current?.rates ?? []) as unknown as AddonRateInput[]);
+  const rateInputs =
+    input.rates !== undefined ? (input.rates ?? []) : ((current?.rates ?? []) as unknown as AddonRateInput[]);
   let rates: AddonRate[] = [];
-  if (rateInputs.length > 0 && applyScheme !== "one_time") f.errors.add("rates", "split a one-time addon; a recurring addon bills its whole amount every cycle");
+  if (rateInputs.length > 0 && applyScheme !== "one_time")
+    f.errors.add("rates", "split a one-time addon; a recurring addon bills its whole amount every cycle");
   else if (amount && currency) {
     f.errors.collect(() => {
       rates = validateAddonRates(rateInputs, amount, currency);
@@ -65,7 +68,11 @@ async function addonColumns(f: Fields, input: AddonInput, current: Addon | null)
 
 /** Rates as comparable text (JSONB reorders object keys). */
 function rateValues(rates: unknown): string {
-  return JSON.stringify(((rates ?? []) as AddonRate[]).map((r) => ("percent" in r ? [r.cycle, "percent", r.percent] : [r.cycle, "amount", r.amount])));
+  return JSON.stringify(
+    ((rates ?? []) as AddonRate[]).map((r) =>
+      "percent" in r ? [r.cycle, "percent", r.percent] : [r.cycle, "amount", r.amount],
+    ),
+  );
 }
 
 async function loadAddon(ctx: ServiceContext, id: string): Promise<Addon> {
@@ -98,7 +105,9 @@ export async function updateAddon(ctx: ServiceContext, id: string, input: AddonI
       return data[field] !== current[field];
     });
     if (changed.length > 0 && (await tx.prisma.subscriptionAddon.count({ where: { addonId: current.id } })) > 0) {
-      throw new InvalidStateError(`Addon ${current.id} is used by subscriptions; its pricing cannot change. Create a new addon instead.`);
+      throw new InvalidStateError(
+        `Addon ${current.id} is used by subscriptions; its pricing cannot change. Create a new addon instead.`,
+      );
     }
     return tx.prisma.addon.update({ where: { id: current.id }, data });
   });

@@ -38,8 +38,14 @@ interface Row {
 }
 
 /** Aggregations of `customerIds` (of the caller's organization and mode), in input order. */
-export async function customerAggregations(ctx: ServiceContext, customerIds: readonly string[]): Promise<CustomerAggregations[]> {
-  const org = await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } });
+export async function customerAggregations(
+  ctx: ServiceContext,
+  customerIds: readonly string[],
+): Promise<CustomerAggregations[]> {
+  const org = await ctx.prisma.organization.findUniqueOrThrow({
+    where: { id: ctx.auth.organizationId },
+    select: { timeZone: true },
+  });
   const period = calendarMonth(org.timeZone, ctx.now());
   const rows = await ctx.prisma.$queryRaw<Row[]>(Prisma.sql`
     WITH customers AS (
@@ -78,6 +84,11 @@ export async function customerAggregations(ctx: ServiceContext, customerIds: rea
     const r = byId.get(id);
     if (!r) return { currency: null, balance: "0", sales: "0", salesCurrentPeriod: "0" };
     const balance = new Prisma.Decimal(r.sales).plus(r.debited).minus(r.credited).minus(r.paid);
-    return { currency: r.currency, balance: balance.toFixed(), sales: new Prisma.Decimal(r.sales).toFixed(), salesCurrentPeriod: new Prisma.Decimal(r.salesCurrentPeriod).toFixed() };
+    return {
+      currency: r.currency,
+      balance: balance.toFixed(),
+      sales: new Prisma.Decimal(r.sales).toFixed(),
+      salesCurrentPeriod: new Prisma.Decimal(r.salesCurrentPeriod).toFixed(),
+    };
   });
 }

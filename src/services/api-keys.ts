@@ -7,7 +7,13 @@ import type { PrismaClient } from "../infra/prisma/generated/client.js";
 import { newId, randomSecret } from "../infra/ids.js";
 import { AuthenticationError, FieldErrorCollector, NotFoundError, ValidationError } from "../domain/errors.js";
 import { isEmailAddress } from "../domain/formats.js";
-import { bearerKey, isKeyExpired, isOrganizationId, LAST_USED_RESOLUTION_MS, lastUseIsStale } from "../domain/api-keys.js";
+import {
+  bearerKey,
+  isKeyExpired,
+  isOrganizationId,
+  LAST_USED_RESOLUTION_MS,
+  lastUseIsStale,
+} from "../domain/api-keys.js";
 import type { Auth } from "./context.js";
 import { forgetApiKey, type ApiKeyCache, type CachedApiKey } from "./api-key-cache.js";
 import { newOrganizationSettings } from "./organization-settings.js";
@@ -54,8 +60,13 @@ export async function createApiKey(
   const errors = new FieldErrorCollector();
   const byId = input.organizationId?.trim();
   const wanted = input.organizationName?.trim() ?? "";
-  if (byId !== undefined && input.organizationName !== undefined) errors.add("organization", "name it by id or by name, not both");
-  else if (byId !== undefined && !isOrganizationId(byId)) errors.add("organization", `must be an organization id (org_ and 24 letters or digits), got ${JSON.stringify(byId.slice(0, 40))}`);
+  if (byId !== undefined && input.organizationName !== undefined)
+    errors.add("organization", "name it by id or by name, not both");
+  else if (byId !== undefined && !isOrganizationId(byId))
+    errors.add(
+      "organization",
+      `must be an organization id (org_ and 24 letters or digits), got ${JSON.stringify(byId.slice(0, 40))}`,
+    );
   else if (byId === undefined && !wanted) errors.add("organization", "is required");
   if (!isEmailAddress(input.email)) errors.add("email", "must be an e-mail address");
   if (input.mode !== "test" && input.mode !== "live") errors.add("mode", "must be test or live");
@@ -74,9 +85,16 @@ export async function createApiKey(
       if (!found) throw new NotFoundError("organization", byId);
       [organizationId, name] = [found.id, found.name];
     } else {
-      const named = await tx.organization.findMany({ where: { name: wanted }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], select: { id: true } });
+      const named = await tx.organization.findMany({
+        where: { name: wanted },
+        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+        select: { id: true },
+      });
       if (named.length > 1) {
-        throw ValidationError.field("organization", `${named.length} organizations are named ${JSON.stringify(wanted)} (${named.map((o) => o.id).join(", ")}): name one by its org_ id`);
+        throw ValidationError.field(
+          "organization",
+          `${named.length} organizations are named ${JSON.stringify(wanted)} (${named.map((o) => o.id).join(", ")}): name one by its org_ id`,
+        );
       }
       if (named.length === 1) organizationId = named[0].id;
       else {
@@ -97,7 +115,14 @@ export async function createApiKey(
         expiresAt,
       },
     });
-    return { organization: organizationId, organization_name: name, organization_created: created, id, key, expires_at: expiresAt?.toISOString() ?? null };
+    return {
+      organization: organizationId,
+      organization_name: name,
+      organization_created: created,
+      id,
+      key,
+      expires_at: expiresAt?.toISOString() ?? null,
+    };
   });
 }
 
@@ -120,11 +145,17 @@ export interface ApiKeyListing {
  * organization id (`org_...`) or an exact organization name. Throws NotFoundError when no
  * organization has that id or name.
  */
-export async function listApiKeys(prisma: PrismaClient, filter: { organization?: string } = {}): Promise<ApiKeyListing[]> {
+export async function listApiKeys(
+  prisma: PrismaClient,
+  filter: { organization?: string } = {},
+): Promise<ApiKeyListing[]> {
   let organizationIds: string[] | undefined;
   if (filter.organization !== undefined) {
     const wanted = filter.organization.trim();
-    const organizations = await prisma.organization.findMany({ where: { OR: [{ id: wanted }, { name: wanted }] }, select: { id: true } });
+    const organizations = await prisma.organization.findMany({
+      where: { OR: [{ id: wanted }, { name: wanted }] },
+      select: { id: true },
+    });
     if (!organizations.length) throw new NotFoundError("organization", wanted);
     organizationIds = organizations.map((o) => o.id);
   }
@@ -177,7 +208,10 @@ export async function revokeApiKey(prisma: PrismaClient, id: string, now: Date =
   if (!wanted) throw ValidationError.field("id", "is required");
   const revoked = await prisma.$transaction(async (tx) => {
     const { count } = await tx.apiKey.updateMany({ where: { id: wanted, revokedAt: null }, data: { revokedAt: now } });
-    const key = await tx.apiKey.findUnique({ where: { id: wanted }, select: { id: true, prefix: true, revokedAt: true } });
+    const key = await tx.apiKey.findUnique({
+      where: { id: wanted },
+      select: { id: true, prefix: true, revokedAt: true },
+    });
     if (!key || !key.revokedAt) throw new NotFoundError("API key", wanted);
     return { id: key.id, prefix: key.prefix, revoked_at: key.revokedAt.toISOString(), already_revoked: count === 0 };
   });
@@ -198,7 +232,12 @@ export async function revokeApiKey(prisma: PrismaClient, id: string, now: Date =
  * LAST_USED_RESOLUTION_MS (60 s) it is set to `now` with one conditional UPDATE (a concurrent
  * request that already wrote it makes the UPDATE match no row).
  */
-export async function authenticate(prisma: PrismaClient, authorization: string | null | undefined, now: Date = new Date(), cache?: ApiKeyCache): Promise<Auth> {
+export async function authenticate(
+  prisma: PrismaClient,
+  authorization: string | null | undefined,
+  now: Date = new Date(),
+  cache?: ApiKeyCache,
+): Promise<Auth> {
   const presented = bearerKey(authorization);
   if (!presented) {
     throw new AuthenticationError("Send an API key as `Authorization: Bearer sk_test_...` or `sk_live_...`");
@@ -210,10 +249,18 @@ export async function authenticate(prisma: PrismaClient, authorization: string |
     const row = await prisma.apiKey.findUnique({ where: { hash } });
     // unknown and revoked keys are never cached (services/api-key-cache.ts)
     if (!row || row.revokedAt) throw new AuthenticationError("Unknown or revoked API key");
-    apiKey = { id: row.id, organizationId: row.organizationId, testMode: row.testMode, userEmail: row.userEmail, expiresAt: row.expiresAt, lastUsedAt: row.lastUsedAt };
+    apiKey = {
+      id: row.id,
+      organizationId: row.organizationId,
+      testMode: row.testMode,
+      userEmail: row.userEmail,
+      expiresAt: row.expiresAt,
+      lastUsedAt: row.lastUsedAt,
+    };
     cache?.set(hash, apiKey, generation);
   }
-  if (isKeyExpired(apiKey.expiresAt, now)) throw new AuthenticationError(`API key expired at ${apiKey.expiresAt!.toISOString()}`);
+  if (isKeyExpired(apiKey.expiresAt, now))
+    throw new AuthenticationError(`API key expired at ${apiKey.expiresAt!.toISOString()}`);
   if (lastUseIsStale(apiKey.lastUsedAt, now)) {
     const cutoff = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
     // marked before the write, so concurrent requests of this process do not repeat it

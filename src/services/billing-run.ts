@@ -20,7 +20,14 @@
  * - run.ts: the claim loops, the one-by-one retry of a failed batch (so one bad subscription fails
  *   alone), the final collection sweep, and the run on an interval inside the server.
  */
-export { runBilling, startBillingRunWorker, DEFAULT_BATCH_SIZE, type BillingRunOptions, type BillingRunSummary, type BillingRunWorker } from "./billing-run/run.js";
+export {
+  runBilling,
+  startBillingRunWorker,
+  DEFAULT_BATCH_SIZE,
+  type BillingRunOptions,
+  type BillingRunSummary,
+  type BillingRunWorker,
+} from "./billing-run/run.js";
 export { MAX_CYCLES_PER_RUN } from "./billing-run/bill-subscription.js";
 export { collectInvoices } from "./billing-run/collect.js";
 export { runContext } from "./billing-run/run-context.js";

@@ -39,7 +39,9 @@ function brandingOf(name: string, row: OrganizationSettings): OrganizationBrandi
 }
 
 async function organizationName(ctx: ServiceContext): Promise<string> {
-  return (await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { name: true } })).name;
+  return (
+    await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { name: true } })
+  ).name;
 }
 
 /** The caller's organization's branding in the caller's mode. */
@@ -59,8 +61,10 @@ export async function updateBranding(ctx: ServiceContext, input: BrandingInput):
   const data: Partial<Branding> = {};
   if (input.businessName !== undefined) {
     const name = input.businessName?.trim() ?? "";
-    if (input.businessName !== null && input.businessName !== "" && name === "") errors.add("business_name", "must not be blank");
-    if (name.length > BUSINESS_NAME_MAX_LENGTH) errors.add("business_name", `must have at most ${BUSINESS_NAME_MAX_LENGTH} characters`);
+    if (input.businessName !== null && input.businessName !== "" && name === "")
+      errors.add("business_name", "must not be blank");
+    if (name.length > BUSINESS_NAME_MAX_LENGTH)
+      errors.add("business_name", `must have at most ${BUSINESS_NAME_MAX_LENGTH} characters`);
     data.businessName = name || null;
   }
   for (const [field, path] of [

@@ -56,37 +56,65 @@ export async function uploadCaf(ctx: ServiceContext, input: CafInput) {
   try {
     caf = parseCaf(bytes);
   } catch (error) {
-    if (error instanceof ValidationError) throw new ValidationError(error.message, { file: error.fields?.caf ?? [error.message] });
+    if (error instanceof ValidationError)
+      throw new ValidationError(error.message, { file: error.fields?.caf ?? [error.message] });
     throw error;
   }
   const errors = new FieldErrorCollector();
-  if (!isDteType(caf.type)) errors.add("file", `the CAF is for document type ${caf.type}; this service issues ${Object.keys(DTE_TYPES).join(", ")}`);
+  if (!isDteType(caf.type))
+    errors.add(
+      "file",
+      `the CAF is for document type ${caf.type}; this service issues ${Object.keys(DTE_TYPES).join(", ")}`,
+    );
   if (caf.testMode !== ctx.auth.testMode) {
-    errors.add("file", caf.testMode ? "a certification CAF (IDK 100) belongs to test mode: upload it with a test key" : `a production CAF (IDK ${caf.idk}) belongs to live mode: upload it with a live key`);
+    errors.add(
+      "file",
+      caf.testMode
+        ? "a certification CAF (IDK 100) belongs to test mode: upload it with a test key"
+        : `a production CAF (IDK ${caf.idk}) belongs to live mode: upload it with a live key`,
+    );
   }
   const today = isoDate(ctx.now());
-  if (caf.lastUsableDate && caf.lastUsableDate < today) errors.add("file", `the CAF expired: its folios were usable up to ${caf.lastUsableDate}`);
+  if (caf.lastUsableDate && caf.lastUsableDate < today)
+    errors.add("file", `the CAF expired: its folios were usable up to ${caf.lastUsableDate}`);
   errors.throwIfAny("Invalid CAF");
 
   return ctx.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT "id" FROM "Organization" WHERE "id" = ${ctx.auth.organizationId} FOR UPDATE`;
     const org = await readSettings(tx, tenant(ctx));
     const mode = ctx.auth.testMode ? "test" : "live";
-    if (!org.taxId) throw ValidationError.field("tax_id", `set the ${mode} mode tax profile (RUT) before uploading CAFs`);
-    if (org.taxId !== caf.rut) throw ValidationError.field("file", `the CAF is for RUT ${caf.rut}, the ${mode} mode tax profile's RUT is ${org.taxId}`);
+    if (!org.taxId)
+      throw ValidationError.field("tax_id", `set the ${mode} mode tax profile (RUT) before uploading CAFs`);
+    if (org.taxId !== caf.rut)
+      throw ValidationError.field(
+        "file",
+        `the CAF is for RUT ${caf.rut}, the ${mode} mode tax profile's RUT is ${org.taxId}`,
+      );
     const documentTypeId = `CL${caf.type}`;
     const type = await tx.documentType.findUnique({ where: { id: documentTypeId } });
-    if (!type || !type.hasLocalFormat) throw ValidationError.field("file", `document type ${documentTypeId} has no local format`);
+    if (!type || !type.hasLocalFormat)
+      throw ValidationError.field("file", `document type ${documentTypeId} has no local format`);
     const overlapping = await tx.caf.findFirst({
       where: { ...tenant(ctx), documentTypeId, rangeFrom: { lte: caf.to }, rangeTo: { gte: caf.from } },
       select: { id: true, rangeFrom: true, rangeTo: true },
     });
-    if (overlapping) throw ValidationError.field("file", `folios ${caf.from}..${caf.to} overlap CAF ${overlapping.id} (folios ${overlapping.rangeFrom}..${overlapping.rangeTo})`);
+    if (overlapping)
+      throw ValidationError.field(
+        "file",
+        `folios ${caf.from}..${caf.to} overlap CAF ${overlapping.id} (folios ${overlapping.rangeFrom}..${overlapping.rangeTo})`,
+      );
     // only folios count: numbers of the internal series (documents issued before SII set-up) are
     // another series and never collide with folios (docs/sii-setup.md "Numbering before enrollment")
     const numbered = { ...tenant(ctx), documentTypeId, numbering: "sii_folio", number: { gte: caf.from, lte: caf.to } };
-    const used = (await tx.invoice.count({ where: numbered })) + (await tx.order.count({ where: numbered })) + (await tx.creditNote.count({ where: numbered }));
-    if (used > 0) throw ValidationError.field("file", `${used} ${documentTypeId} document(s) of this mode already carry SII folios in ${caf.from}..${caf.to}`);
+    const used =
+      (await tx.invoice.count({ where: numbered })) +
+      (await tx.order.count({ where: numbered })) +
+      (await tx.creditNote.count({ where: numbered }));
+    if (used > 0)
+      throw ValidationError.field(
+        "file",
+        `${used} ${documentTypeId} document(s) of this mode already carry SII folios in ${caf.from}..${caf.to}`,
+      );
     return tx.caf.create({
       data: {
         id: newId("caf"),
@@ -174,14 +202,16 @@ export async function takeFolios(
   count: number,
   key: Buffer | undefined,
 ): Promise<TakenFolios> {
-  if (!Number.isInteger(count) || count < 1) throw new Error(`takeFolios: count must be a positive integer, got ${count}`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new Error(`takeFolios: count must be a positive integer, got ${count}`);
   const mode = tenantKey.testMode ? "test" : "live";
   const candidates = await tx.caf.findMany({
     where: { ...tenantKey, documentTypeId },
     orderBy: [{ rangeFrom: "asc" }],
     select: { id: true, documentTypeId: true, authorizedAt: true },
   });
-  if (!candidates.length) throw new InvalidStateError(`no CAF for ${documentTypeId} in ${mode} mode: upload one to issue this document type`);
+  if (!candidates.length)
+    throw new InvalidStateError(`no CAF for ${documentTypeId} in ${mode} mode: upload one to issue this document type`);
   const usable = candidates.filter((c) => {
     const lastUsable = storedCafLastUsableDate(c);
     return !lastUsable || lastUsable >= latestIssueDate;
@@ -211,7 +241,9 @@ export async function takeFolios(
       `fewer than ${count} authorized folio(s) are left for ${documentTypeId} in ${mode} mode: every CAF is used up or expired; upload a new CAF`,
     );
   }
-  const ordered = rows.map((r) => ({ ...r, first: Number(r.first), taken: Number(r.taken), rangeFrom: Number(r.rangeFrom) })).sort((a, b) => a.rangeFrom - b.rangeFrom || (a.id < b.id ? -1 : 1));
+  const ordered = rows
+    .map((r) => ({ ...r, first: Number(r.first), taken: Number(r.taken), rangeFrom: Number(r.rangeFrom) }))
+    .sort((a, b) => a.rangeFrom - b.rangeFrom || (a.id < b.id ? -1 : 1));
   const folios: TakenFolios["folios"] = [];
   const cafFiles = new Map<string, Buffer>();
   for (const r of ordered) {

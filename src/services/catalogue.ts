@@ -21,7 +21,12 @@ export class Fields {
   ) {}
 
   /** Text: required (on create) or optional, at most `max` characters; "" clears an optional one. */
-  text(path: string, value: string | null | undefined, current: string | null | undefined, { required = false, max = 200 } = {}) {
+  text(
+    path: string,
+    value: string | null | undefined,
+    current: string | null | undefined,
+    { required = false, max = 200 } = {},
+  ) {
     const result = value !== undefined ? (value === null || value.trim() === "" ? null : value) : (current ?? null);
     if (required && !result) this.errors.add(path, "is required");
     if (result && result.length > max) this.errors.add(path, `must have at most ${max} characters`);
@@ -29,14 +34,25 @@ export class Fields {
   }
 
   /** One of `values`; `fallback` when absent and there is no current value. */
-  choice<T extends string>(path: string, values: readonly T[], value: string | null | undefined, current: string | null | undefined, fallback: T): T {
+  choice<T extends string>(
+    path: string,
+    values: readonly T[],
+    value: string | null | undefined,
+    current: string | null | undefined,
+    fallback: T,
+  ): T {
     const result = value ?? current ?? fallback;
     if (!isOneOf(values, result)) this.errors.add(path, `must be one of ${values.join(", ")}`);
     return result as T;
   }
 
   /** A decimal amount: required or not, not negative (or positive), at most 6 decimals. */
-  amount(path: string, value: DecimalInput | null | undefined, current: DecimalInput | null | undefined, { required = true, positive = false } = {}): Decimal | null {
+  amount(
+    path: string,
+    value: DecimalInput | null | undefined,
+    current: DecimalInput | null | undefined,
+    { required = true, positive = false } = {},
+  ): Decimal | null {
     const raw = value !== undefined ? value : current;
     if (raw === null || raw === undefined) {
       if (required) this.errors.add(path, "is required");
@@ -52,19 +68,26 @@ export class Fields {
     }
     if (d.isNegative()) this.errors.add(path, "must not be negative");
     else if (positive && d.isZero()) this.errors.add(path, "must be positive");
-    if (d.decimalPlaces() > MAX_AMOUNT_DECIMALS) this.errors.add(path, `must have at most ${MAX_AMOUNT_DECIMALS} decimal places`);
+    if (d.decimalPlaces() > MAX_AMOUNT_DECIMALS)
+      this.errors.add(path, `must have at most ${MAX_AMOUNT_DECIMALS} decimal places`);
     return d;
   }
 
   /** A positive integer or null. */
   count(path: string, value: number | null | undefined, current: number | null | undefined): number | null {
     const result = value !== undefined ? value : (current ?? null);
-    if (result !== null && (!Number.isInteger(result) || result < 1)) this.errors.add(path, "must be a positive integer");
+    if (result !== null && (!Number.isInteger(result) || result < 1))
+      this.errors.add(path, "must be a positive integer");
     return result;
   }
 
   /** A known currency (ISO 4217), looked up once per request. */
-  async currency(path: string, value: string | null | undefined, currentId: string | null | undefined, { required = true } = {}): Promise<Currency | null> {
+  async currency(
+    path: string,
+    value: string | null | undefined,
+    currentId: string | null | undefined,
+    { required = true } = {},
+  ): Promise<Currency | null> {
     const id = value !== undefined ? value || null : (currentId ?? null);
     if (!id) {
       if (required) this.errors.add(path, "is required (an ISO 4217 code such as CLP)");
@@ -78,7 +101,11 @@ export class Fields {
       this.currencies.set(key, found);
     }
     const currency = await found;
-    if (!currency) this.errors.add(path, /^[A-Za-z]{3}$/.test(id) ? `unknown currency ${key}` : "must be a three-letter ISO 4217 code");
+    if (!currency)
+      this.errors.add(
+        path,
+        /^[A-Za-z]{3}$/.test(id) ? `unknown currency ${key}` : "must be a three-letter ISO 4217 code",
+      );
     return currency;
   }
 
@@ -114,7 +141,11 @@ export interface ArchivedColumns {
 export async function deleteOrArchive(
   ctx: ServiceContext,
   id: string,
-  row: { uses: () => Promise<number>; archive: (columns: ArchivedColumns) => Promise<unknown>; remove: () => Promise<unknown> },
+  row: {
+    uses: () => Promise<number>;
+    archive: (columns: ArchivedColumns) => Promise<unknown>;
+    remove: () => Promise<unknown>;
+  },
 ): Promise<DeleteResult> {
   if ((await row.uses()) > 0) {
     await row.archive({ status: "archived", archivedAt: ctx.now() });

@@ -18,7 +18,14 @@ export interface CertificateInput {
   password?: string | null;
 }
 
-export const CERTIFICATE_PUBLIC_SELECT = { id: true, subjectRut: true, validFrom: true, validTo: true, testMode: true, createdAt: true } as const;
+export const CERTIFICATE_PUBLIC_SELECT = {
+  id: true,
+  subjectRut: true,
+  validFrom: true,
+  validTo: true,
+  testMode: true,
+  createdAt: true,
+} as const;
 
 export interface SigningCredentials {
   certificatePem: string;
@@ -45,18 +52,36 @@ export async function uploadCertificate(ctx: ServiceContext, input: CertificateI
   const der = decodeBase64(input.file);
   if (!der) throw ValidationError.field("file", "must be base64");
   const contents = readPkcs12(der, input.password ?? "");
-  if (contents.validTo.getTime() <= ctx.now().getTime()) throw ValidationError.field("file", `the certificate expired on ${contents.validTo.toISOString()}`);
-  const sealed = sealSecret(key, Buffer.from(JSON.stringify({ certificatePem: contents.certificatePem, privateKeyPem: contents.privateKeyPem }), "utf8"));
+  if (contents.validTo.getTime() <= ctx.now().getTime())
+    throw ValidationError.field("file", `the certificate expired on ${contents.validTo.toISOString()}`);
+  const sealed = sealSecret(
+    key,
+    Buffer.from(
+      JSON.stringify({ certificatePem: contents.certificatePem, privateKeyPem: contents.privateKeyPem }),
+      "utf8",
+    ),
+  );
   const id = newId("cer");
   await ctx.prisma.certificate.create({
-    data: { id, ...tenant(ctx), subjectRut: contents.subjectRut, encrypted: new Uint8Array(sealed), validFrom: contents.validFrom, validTo: contents.validTo },
+    data: {
+      id,
+      ...tenant(ctx),
+      subjectRut: contents.subjectRut,
+      encrypted: new Uint8Array(sealed),
+      validFrom: contents.validFrom,
+      validTo: contents.validTo,
+    },
   });
   return ctx.prisma.certificate.findUniqueOrThrow({ where: { id }, select: CERTIFICATE_PUBLIC_SELECT });
 }
 
 /** The certificates of the caller's organization and mode, newest first (public columns only). */
 export async function listCertificates(ctx: ServiceContext) {
-  return ctx.prisma.certificate.findMany({ where: tenant(ctx), orderBy: [{ createdAt: "desc" }, { id: "desc" }], select: CERTIFICATE_PUBLIC_SELECT });
+  return ctx.prisma.certificate.findMany({
+    where: tenant(ctx),
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    select: CERTIFICATE_PUBLIC_SELECT,
+  });
 }
 
 /**
@@ -73,10 +98,22 @@ export async function loadSigningCredentials(
   now: Date = new Date(),
 ): Promise<SigningCredentials> {
   const mode = owner.testMode ? "test" : "live";
-  const rows = await db.certificate.findMany({ where: { organizationId: owner.organizationId, testMode: owner.testMode }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
-  if (!rows.length) throw new InvalidStateError(`the organization has no signing certificate in ${mode} mode: upload one with a ${mode} key (docs/sii-setup.md)`);
+  const rows = await db.certificate.findMany({
+    where: { organizationId: owner.organizationId, testMode: owner.testMode },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+  });
+  if (!rows.length)
+    throw new InvalidStateError(
+      `the organization has no signing certificate in ${mode} mode: upload one with a ${mode} key (docs/sii-setup.md)`,
+    );
   const row = rows.find((r) => !r.validTo || r.validTo.getTime() > now.getTime());
-  if (!row) throw new InvalidStateError(`the organization's ${mode} signing certificate expired on ${rows[0].validTo?.toISOString()}: upload a new one with a ${mode} key`);
-  const pair = JSON.parse(openSecret(requireKey(key), row.encrypted).toString("utf8")) as { certificatePem: string; privateKeyPem: string };
+  if (!row)
+    throw new InvalidStateError(
+      `the organization's ${mode} signing certificate expired on ${rows[0].validTo?.toISOString()}: upload a new one with a ${mode} key`,
+    );
+  const pair = JSON.parse(openSecret(requireKey(key), row.encrypted).toString("utf8")) as {
+    certificatePem: string;
+    privateKeyPem: string;
+  };
   return { certificatePem: pair.certificatePem, privateKeyPem: pair.privateKeyPem, subjectRut: row.subjectRut ?? "" };
 }

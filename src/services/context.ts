@@ -37,7 +37,19 @@ export function tenant(ctx: ServiceContext): TenantKey {
 export type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 
 /** Tables whose rows belong to a tenant (organizationId, testMode) and that use cases lock. */
-export type TenantTable = "Swap" | "Invoice" | "Order" | "CreditNote" | "Payment" | "Source" | "Usage" | "Subscription" | "Product" | "Plan" | "Addon" | "Coupon";
+export type TenantTable =
+  | "Swap"
+  | "Invoice"
+  | "Order"
+  | "CreditNote"
+  | "Payment"
+  | "Source"
+  | "Usage"
+  | "Subscription"
+  | "Product"
+  | "Plan"
+  | "Addon"
+  | "Coupon";
 
 /**
  * Locks row `id` of `table` if it belongs to the caller's organization and mode

@@ -36,16 +36,34 @@ const PRICING_FIELDS = ["discountScheme", "durationScheme", "durationTimes", "am
 
 async function couponColumns(f: Fields, input: CouponInput, current: Coupon | null, now: Date) {
   const name = f.text("name", input.name, current?.name, { required: true });
-  const discountScheme = f.choice("discount_scheme", DISCOUNT_SCHEMES, input.discountScheme, current?.discountScheme, "%");
-  const durationScheme = f.choice("duration_scheme", DURATION_SCHEMES, input.durationScheme, current?.durationScheme, "once");
+  const discountScheme = f.choice(
+    "discount_scheme",
+    DISCOUNT_SCHEMES,
+    input.discountScheme,
+    current?.discountScheme,
+    "%",
+  );
+  const durationScheme = f.choice(
+    "duration_scheme",
+    DURATION_SCHEMES,
+    input.durationScheme,
+    current?.durationScheme,
+    "once",
+  );
   const durationTimes = f.count("duration_times", input.durationTimes, current?.durationTimes);
-  if (durationScheme === "limited" && durationTimes === null) f.errors.add("duration_times", "is required when duration_scheme is limited (number of cycles)");
-  if (durationScheme !== "limited" && durationTimes !== null) f.errors.add("duration_times", "applies to duration_scheme limited only");
+  if (durationScheme === "limited" && durationTimes === null)
+    f.errors.add("duration_times", "is required when duration_scheme is limited (number of cycles)");
+  if (durationScheme !== "limited" && durationTimes !== null)
+    f.errors.add("duration_times", "applies to duration_scheme limited only");
   const applyOn = f.choice("apply_on", APPLY_ON, input.applyOn, current?.applyOn, "invoice");
   const amount = f.amount("amount", input.amount, current?.amount.toString(), { positive: true });
-  const currency = await f.currency("currency", input.currency, current?.currencyId, { required: discountScheme === "$" });
-  if (amount && discountScheme === "%" && amount.gt(100)) f.errors.add("amount", "a percent discount must be at most 100");
-  if (amount && discountScheme === "$" && currency && !roundMoney(amount, currency).eq(amount)) f.errors.add("amount", `must be in the unit of ${currency.id}`);
+  const currency = await f.currency("currency", input.currency, current?.currencyId, {
+    required: discountScheme === "$",
+  });
+  if (amount && discountScheme === "%" && amount.gt(100))
+    f.errors.add("amount", "a percent discount must be at most 100");
+  if (amount && discountScheme === "$" && currency && !roundMoney(amount, currency).eq(amount))
+    f.errors.add("amount", `must be in the unit of ${currency.id}`);
 
   let validUntil = current?.validUntil ?? null;
   if (input.validUntil !== undefined) {
@@ -103,7 +121,9 @@ export async function updateCoupon(ctx: ServiceContext, id: string, input: Coupo
       return data[field] !== current[field];
     });
     if (changed.length > 0 && (await couponUses(tx, current.id)) > 0) {
-      throw new InvalidStateError(`Coupon ${current.id} is used by subscriptions; its discount cannot change. Create a new coupon instead.`);
+      throw new InvalidStateError(
+        `Coupon ${current.id} is used by subscriptions; its discount cannot change. Create a new coupon instead.`,
+      );
     }
     return tx.prisma.coupon.update({ where: { id: current.id }, data });
   });

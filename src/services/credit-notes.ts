@@ -25,13 +25,25 @@ import type { CreditNote } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
 import { checkNoteLength } from "../domain/input-limits.js";
-import { DEFAULT_REFERENCE_CODE, assertCreditFits, creditNoteTaxRules, noteEffect, referenceCodeProblem } from "../domain/credit-notes.js";
+import {
+  DEFAULT_REFERENCE_CODE,
+  assertCreditFits,
+  creditNoteTaxRules,
+  noteEffect,
+  referenceCodeProblem,
+} from "../domain/credit-notes.js";
 import type { DecimalInput } from "../domain/money.js";
 import { tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
 import { findDocumentType, organizationToday } from "./reference.js";
 import { dateColumn, storedDate } from "../domain/formats.js";
 import { deleteDraftDocument, finalizeDraftDocument, lineRows, lockDocument } from "./document-lifecycle.js";
-import { documentTotals, normalizeDiscount, normalizeLines, totalColumns, type LineInput } from "../domain/document-lines.js";
+import {
+  documentTotals,
+  normalizeDiscount,
+  normalizeLines,
+  totalColumns,
+  type LineInput,
+} from "../domain/document-lines.js";
 import { PDF_CUSTOMER_INCLUDE, PDF_DOCUMENT_INCLUDE, printDocument } from "./document-pdf.js";
 
 export interface CreditNoteInput {
@@ -51,7 +63,6 @@ export interface CreditNoteInput {
   referenceCode?: number | null;
 }
 
-
 /** Creates a draft credit note against a finalized invoice, in one transaction. Errors: see the module header. */
 export async function createCreditNote(ctx: ServiceContext, input: CreditNoteInput): Promise<CreditNote> {
   return ctx.prisma.$transaction((tx) => createCreditNoteIn(tx, ctx, input));
@@ -70,8 +81,13 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
   else {
     const status = await lockDocument(tx, "invoice", invoiceId, ctx);
     if (status === null) errors.add("invoice", `unknown invoice ${invoiceId}`);
-    else if (status !== "finalized") errors.add("invoice", `${invoiceId} is a ${status}; only finalized invoices can be credited`);
-    else invoice = await tx.invoice.findUniqueOrThrow({ where: { id: invoiceId }, include: { documentType: true, currency: true } });
+    else if (status !== "finalized")
+      errors.add("invoice", `${invoiceId} is a ${status}; only finalized invoices can be credited`);
+    else
+      invoice = await tx.invoice.findUniqueOrThrow({
+        where: { id: invoiceId },
+        include: { documentType: true, currency: true },
+      });
   }
 
   let noteType = null;
@@ -79,9 +95,16 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
     const invoiceType = invoice.documentType;
     if (input.document) {
       noteType = await findDocumentType(txCtx, input.document, errors);
-      if (noteType && !noteEffect(noteType)) errors.add("document", `${noteType.id} (${noteType.name}) is not a credit or debit note type`);
-      else if (noteType && (noteType.countryId !== invoiceType.countryId || noteType.isForeign !== invoiceType.isForeign)) {
-        errors.add("document", `${noteType.id} cannot ${noteEffect(noteType)} a ${invoiceType.id} invoice (${invoiceType.name})`);
+      if (noteType && !noteEffect(noteType))
+        errors.add("document", `${noteType.id} (${noteType.name}) is not a credit or debit note type`);
+      else if (
+        noteType &&
+        (noteType.countryId !== invoiceType.countryId || noteType.isForeign !== invoiceType.isForeign)
+      ) {
+        errors.add(
+          "document",
+          `${noteType.id} cannot ${noteEffect(noteType)} a ${invoiceType.id} invoice (${invoiceType.name})`,
+        );
       }
     } else {
       noteType = await tx.documentType.findFirst({
@@ -95,7 +118,10 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
   const date = input.date ?? (await organizationToday(txCtx));
   const invoiceDate = invoice ? storedDate(invoice.date)! : null;
   if (invoiceDate && date < invoiceDate) errors.add("date", `must not be before the invoice's date ${invoiceDate}`);
-  for (const [field, value] of [["note", input.note], ["internal_note", input.internalNote]] as const) {
+  for (const [field, value] of [
+    ["note", input.note],
+    ["internal_note", input.internalNote],
+  ] as const) {
     checkNoteLength(errors, field, value);
   }
   if (!input.lines || input.lines.length === 0) errors.add("lines", "a credit note needs at least one line");
@@ -112,19 +138,30 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
   const t = totals as ReturnType<typeof documentTotals> | undefined;
   const referenceCode = input.referenceCode ?? DEFAULT_REFERENCE_CODE;
   if (t && invoice && noteType) {
-    const problem = referenceCodeProblem({ code: referenceCode, effect: noteEffect(noteType)!, total: t.total, invoiceTotal: invoice.total.toString(), currency: invoice.currency });
+    const problem = referenceCodeProblem({
+      code: referenceCode,
+      effect: noteEffect(noteType)!,
+      total: t.total,
+      invoiceTotal: invoice.total.toString(),
+      currency: invoice.currency,
+    });
     if (problem) errors.add("reference_code", problem);
   }
   errors.throwIfAny("Invalid credit note");
   if (!t) throw new Error("credit note totals missing after validation");
 
   if (noteEffect(noteType!) === "credit") {
-    const existing = await tx.creditNote.findMany({ where: { invoiceId: invoice!.id }, select: { total: true, status: true, documentType: { select: { isNote: true, isCreditNote: true } } } });
+    const existing = await tx.creditNote.findMany({
+      where: { invoiceId: invoice!.id },
+      select: { total: true, status: true, documentType: { select: { isNote: true, isCreditNote: true } } },
+    });
     assertCreditFits({
       invoiceId: invoice!.id,
       invoiceTotal: invoice!.total.toString(),
       creditNoteTotals: existing.filter((n) => noteEffect(n.documentType) === "credit").map((n) => n.total.toString()),
-      debitNoteTotals: existing.filter((n) => noteEffect(n.documentType) === "debit" && n.status === "finalized").map((n) => n.total.toString()),
+      debitNoteTotals: existing
+        .filter((n) => noteEffect(n.documentType) === "debit" && n.status === "finalized")
+        .map((n) => n.total.toString()),
       creditNoteTotal: t.total,
       currency: invoice!.currency,
     });

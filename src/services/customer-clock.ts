@@ -13,8 +13,10 @@ import type { ServiceContext } from "./context.js";
  */
 export async function customerContext(ctx: ServiceContext, customerId: string): Promise<ServiceContext> {
   if (!ctx.auth.testMode) return ctx;
-  const customer = await ctx.prisma.customer.findFirst({ where: { id: customerId, organizationId: ctx.auth.organizationId, testMode: true }, select: { testClock: { select: { frozenTime: true } } } });
+  const customer = await ctx.prisma.customer.findFirst({
+    where: { id: customerId, organizationId: ctx.auth.organizationId, testMode: true },
+    select: { testClock: { select: { frozenTime: true } } },
+  });
   const frozen = customer?.testClock?.frozenTime;
   return frozen ? { ...ctx, now: () => frozen } : ctx;
 }
-

@@ -23,7 +23,12 @@ export interface CustomerSessionInput {
 }
 
 /** Adds the errors of a required or optional http(s) URL under `field`. */
-export function checkHttpUrl(value: string | null | undefined, field: string, errors: FieldErrorCollector, required: boolean): void {
+export function checkHttpUrl(
+  value: string | null | undefined,
+  field: string,
+  errors: FieldErrorCollector,
+  required: boolean,
+): void {
   if (value === undefined || value === null || value === "") {
     if (required) errors.add(field, "is required");
     return;
@@ -43,7 +48,10 @@ export async function createCustomerSession(ctx: ServiceContext, input: Customer
   checkHttpUrl(input.returnUrl, "return_url", errors, true);
   const customer = await findDocumentCustomer(ctx, input.customer, errors);
   errors.throwIfAny("Invalid customer session");
-  const { name } = await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { name: true } });
+  const { name } = await ctx.prisma.organization.findUniqueOrThrow({
+    where: { id: ctx.auth.organizationId },
+    select: { name: true },
+  });
   const organization = { ...(await readSettings(ctx.prisma, tenant(ctx))), name };
   const key = newSessionKey(randomSecret);
   const createdAt = ctx.now();

@@ -66,14 +66,23 @@ type CustomerColumns = Omit<Prisma.CustomerUncheckedCreateInput, "id" | "organiz
 async function resolveCustomerColumns(
   ctx: ServiceContext,
   input: CustomerInput,
-  current: { countryId: string | null; stateId: string | null; stateCode: string | null; metadata: Metadata; taxId: string | null; commune: string | null; city: string | null } | null,
+  current: {
+    countryId: string | null;
+    stateId: string | null;
+    stateCode: string | null;
+    metadata: Metadata;
+    taxId: string | null;
+    commune: string | null;
+    city: string | null;
+  } | null,
 ): Promise<CustomerColumns> {
   const errors = new FieldErrorCollector();
   const data: CustomerColumns = {};
   const text = (field: keyof CustomerInput & keyof CustomerColumns, max: number) => {
     const value = input[field];
     if (value === undefined) return;
-    if (value !== null && typeof value === "string" && value.length > max) errors.add(snake(field), `must have at most ${max} characters`);
+    if (value !== null && typeof value === "string" && value.length > max)
+      errors.add(snake(field), `must have at most ${max} characters`);
     (data as Record<string, unknown>)[field] = value === "" ? null : value;
   };
   text("name", 200);
@@ -102,7 +111,12 @@ async function resolveCustomerColumns(
   }
 
   // state: re-checked when it or the country changes
-  const stateText = input.state !== undefined ? input.state : input.country !== undefined ? (current?.stateCode ?? current?.stateId ?? null) : undefined;
+  const stateText =
+    input.state !== undefined
+      ? input.state
+      : input.country !== undefined
+        ? (current?.stateCode ?? current?.stateId ?? null)
+        : undefined;
   if (stateText !== undefined) {
     const state = await resolveState(ctx, countryId, stateText, errors);
     data.stateId = state.id;
@@ -113,11 +127,12 @@ async function resolveCustomerColumns(
     data.currencyId = input.currency ? ((await findCurrency(ctx, input.currency, errors))?.id ?? null) : null;
   }
 
-  const taxId = input.taxId !== undefined ? input.taxId || null : current?.taxId ?? null;
+  const taxId = input.taxId !== undefined ? input.taxId || null : (current?.taxId ?? null);
   if (input.taxId !== undefined || input.country !== undefined) {
     if (taxId && countryId === "CL") {
       const rut = normalizeRut(taxId);
-      if (!rut) errors.add("tax_id", "must be a valid Chilean RUT (for example 76042235-5); the check digit does not match");
+      if (!rut)
+        errors.add("tax_id", "must be a valid Chilean RUT (for example 76042235-5); the check digit does not match");
       data.taxId = rut ?? taxId;
     } else {
       data.taxId = taxId;
@@ -128,30 +143,47 @@ async function resolveCustomerColumns(
   text("activity", ACTIVITY_MAX_LENGTH);
   // commune and city: re-checked when they or the country change (a Chilean customer's commune is one of Chile's)
   const chilean = countryId === "CL";
-  const commune = input.commune !== undefined ? input.commune || null : input.country !== undefined ? (current?.commune ?? null) : undefined;
+  const commune =
+    input.commune !== undefined
+      ? input.commune || null
+      : input.country !== undefined
+        ? (current?.commune ?? null)
+        : undefined;
   if (commune !== undefined) {
     if (commune && chilean) {
       const known = findCommune(commune);
-      if (!known) errors.add("commune", `unknown comuna ${JSON.stringify(commune)}: a Chilean customer's commune must be one of Chile's comunas (for example Ñuñoa)`);
+      if (!known)
+        errors.add(
+          "commune",
+          `unknown comuna ${JSON.stringify(commune)}: a Chilean customer's commune must be one of Chile's comunas (for example Ñuñoa)`,
+        );
       data.commune = known?.name ?? commune;
     } else {
       if (commune && commune.length > 100) errors.add("commune", "must have at most 100 characters");
       data.commune = commune;
     }
   }
-  const city = input.city !== undefined ? input.city || null : input.country !== undefined ? (current?.city ?? null) : undefined;
+  const city =
+    input.city !== undefined ? input.city || null : input.country !== undefined ? (current?.city ?? null) : undefined;
   if (city !== undefined) {
     const max = chilean ? CHILEAN_CITY_MAX_LENGTH : 100;
-    if (city && city.length > max) errors.add("city", `must have at most ${max} characters${chilean ? " (SII's CiudadRecep)" : ""}`);
+    if (city && city.length > max)
+      errors.add("city", `must have at most ${max} characters${chilean ? " (SII's CiudadRecep)" : ""}`);
     data.city = city;
   }
 
   if (input.contacts !== undefined) {
     const contacts = input.contacts ?? [];
     contacts.forEach((contact, i) => {
-      if (contact.email && !isEmailAddress(contact.email)) errors.add(`contacts.${i}.email`, "must be an e-mail address");
+      if (contact.email && !isEmailAddress(contact.email))
+        errors.add(`contacts.${i}.email`, "must be an e-mail address");
     });
-    data.contacts = contacts.map((c) => ({ name: c.name ?? null, email: c.email ?? null, phone: c.phone ?? null, role: c.role ?? null }));
+    data.contacts = contacts.map((c) => ({
+      name: c.name ?? null,
+      email: c.email ?? null,
+      phone: c.phone ?? null,
+      role: c.role ?? null,
+    }));
   }
   if (input.taxSettings !== undefined) data.taxSettings = (input.taxSettings ?? {}) as Prisma.InputJsonValue;
   if (input.metadata !== undefined) {

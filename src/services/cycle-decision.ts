@@ -17,7 +17,14 @@ import { invoiceBalances } from "./invoice-balances.js";
  */
 export async function usableSourceOf(ctx: ServiceContext, customerId: string): Promise<string | null> {
   const sources = await ctx.prisma.source.findMany({
-    where: { customerId, organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode, usage: "reusable", status: "chargeable", gateway: { in: ctx.settings.paymentGateways } },
+    where: {
+      customerId,
+      organizationId: ctx.auth.organizationId,
+      testMode: ctx.auth.testMode,
+      usage: "reusable",
+      status: "chargeable",
+      gateway: { in: ctx.settings.paymentGateways },
+    },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     select: { id: true, gateway: true },
   });
@@ -43,6 +50,8 @@ export async function noCardApplies(
   await beforeReading();
   const [balance] = await invoiceBalances(ctx, [check.previous!.id]);
   // the sources are read only when something is due
-  const hasUsableSource = toDecimal(balance.due).greaterThan(0) ? (await usableSourceOf(ctx, check.customerId)) !== null : true;
+  const hasUsableSource = toDecimal(balance.due).greaterThan(0)
+    ? (await usableSourceOf(ctx, check.customerId)) !== null
+    : true;
   return noCardEnds({ ...check, amountDue: balance.due, hasUsableSource });
 }

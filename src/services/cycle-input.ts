@@ -16,11 +16,29 @@
  * the stored ones (domain/proration.ts linesAtCycle; the billing run applies them first with
  * services/proration.ts applyPendingChanges, so both bill the same lines).
  */
-import type { Addon, Coupon, Currency, DocumentType, PendingInvoiceItem, Plan, PrismaClient, Product, Subscription, SubscriptionAddon, SubscriptionLine } from "../infra/prisma/generated/client.js";
+import type {
+  Addon,
+  Coupon,
+  Currency,
+  DocumentType,
+  PendingInvoiceItem,
+  Plan,
+  PrismaClient,
+  Product,
+  Subscription,
+  SubscriptionAddon,
+  SubscriptionLine,
+} from "../infra/prisma/generated/client.js";
 import { Prisma } from "../infra/prisma/generated/client.js";
 import type { Frequency } from "../domain/catalogue.js";
 import { billingPeriod } from "../domain/billing-periods.js";
-import { meteredPeriod, periodUsages, type CycleInput, type CycleLine, type CycleSubscription } from "../domain/billing-cycle.js";
+import {
+  meteredPeriod,
+  periodUsages,
+  type CycleInput,
+  type CycleLine,
+  type CycleSubscription,
+} from "../domain/billing-cycle.js";
 import { InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { linesAtCycle, parsePendingChanges } from "../domain/proration.js";
 import { isoDate, zonedMidnight } from "../domain/formats.js";
@@ -89,10 +107,15 @@ export interface UsageAggregates {
 /** cycleInputFrom was given usage aggregates of another period than the one the cycle bills (a scheduled plan of another frequency): read the records instead. */
 export class UsageAggregatesPeriodMismatch extends Error {}
 
-
 /** The unbilled pending items of `subscriptionIds`, in billing order. */
-export async function loadPendingItems(prisma: PrismaClient | Tx, subscriptionIds: readonly string[]): Promise<PendingInvoiceItem[]> {
-  return prisma.pendingInvoiceItem.findMany({ where: { subscriptionId: { in: [...subscriptionIds] }, invoiceId: null }, orderBy: [{ createdAt: "asc" }, { position: "asc" }, { id: "asc" }] });
+export async function loadPendingItems(
+  prisma: PrismaClient | Tx,
+  subscriptionIds: readonly string[],
+): Promise<PendingInvoiceItem[]> {
+  return prisma.pendingInvoiceItem.findMany({
+    where: { subscriptionId: { in: [...subscriptionIds] }, invoiceId: null },
+    orderBy: [{ createdAt: "asc" }, { position: "asc" }, { id: "asc" }],
+  });
 }
 
 /** How loadCycleData reads. */
@@ -120,7 +143,14 @@ interface CycleRows {
 }
 
 /** A usage record as read (quantity as text or a Decimal). */
-type StoredUsage = { id: string; subscriptionLineId: string; quantity: { toString(): string }; dateTime: Date; createdAt: Date; invoiceId: string | null };
+type StoredUsage = {
+  id: string;
+  subscriptionLineId: string;
+  quantity: { toString(): string };
+  dateTime: Date;
+  createdAt: Date;
+  invoiceId: string | null;
+};
 const toUsageRow = (u: StoredUsage): UsageRow => ({ ...u, quantity: u.quantity.toString() });
 
 /**
@@ -128,33 +158,73 @@ const toUsageRow = (u: StoredUsage): UsageRow => ({ ...u, quantity: u.quantity.t
  * here: Prisma's `include` runs its relation queries in parallel, which a transaction's single
  * connection can only queue (pg warns about it). Null when none is found.
  */
-async function readCycleRows(prisma: PrismaClient | Tx, ids: string[], where: CycleDataOptions["where"]): Promise<CycleRows | null> {
+async function readCycleRows(
+  prisma: PrismaClient | Tx,
+  ids: string[],
+  where: CycleDataOptions["where"],
+): Promise<CycleRows | null> {
   const rows = await prisma.subscription.findMany({ where: { id: { in: ids }, ...where } });
   if (rows.length === 0) return null;
   const found = rows.map((s) => s.id);
-  const storedLines = await prisma.subscriptionLine.findMany({ where: { subscriptionId: { in: found } }, orderBy: [{ position: "asc" }, { id: "asc" }] });
-  const addonRows = await prisma.subscriptionAddon.findMany({ where: { subscriptionId: { in: found } }, orderBy: [{ position: "asc" }, { id: "asc" }] });
+  const storedLines = await prisma.subscriptionLine.findMany({
+    where: { subscriptionId: { in: found } },
+    orderBy: [{ position: "asc" }, { id: "asc" }],
+  });
+  const addonRows = await prisma.subscriptionAddon.findMany({
+    where: { subscriptionId: { in: found } },
+    orderBy: [{ position: "asc" }, { id: "asc" }],
+  });
   const pendingItems = await loadPendingItems(prisma, found);
   const scheduledLines = rows.flatMap((s) => parsePendingChanges(s.pendingChanges)?.lines ?? []);
-  const unique = <T,>(values: (T | null | undefined)[]) => [...new Set(values.filter((v): v is T => v !== null && v !== undefined))];
-  const documentTypes = await prisma.documentType.findMany({ where: { id: { in: unique(rows.map((s) => s.documentTypeId)) } } });
-  const couponIds = unique([...rows.map((s) => s.couponId), ...storedLines.map((l) => l.couponId), ...scheduledLines.map((l) => l.coupon)]);
+  const unique = <T>(values: (T | null | undefined)[]) => [
+    ...new Set(values.filter((v): v is T => v !== null && v !== undefined)),
+  ];
+  const documentTypes = await prisma.documentType.findMany({
+    where: { id: { in: unique(rows.map((s) => s.documentTypeId)) } },
+  });
+  const couponIds = unique([
+    ...rows.map((s) => s.couponId),
+    ...storedLines.map((l) => l.couponId),
+    ...scheduledLines.map((l) => l.coupon),
+  ]);
   const coupons = couponIds.length ? await prisma.coupon.findMany({ where: { id: { in: couponIds } } }) : [];
   const planIds = unique([...storedLines.map((l) => l.planId), ...scheduledLines.map((l) => l.plan)]);
   const planRows = planIds.length ? await prisma.plan.findMany({ where: { id: { in: planIds } } }) : [];
-  const products = planRows.length ? await prisma.product.findMany({ where: { id: { in: unique(planRows.map((p) => p.productId)) } } }) : [];
-  const currencies = planRows.length ? await prisma.currency.findMany({ where: { id: { in: unique(planRows.map((p) => p.currencyId)) } } }) : [];
+  const products = planRows.length
+    ? await prisma.product.findMany({ where: { id: { in: unique(planRows.map((p) => p.productId)) } } })
+    : [];
+  const currencies = planRows.length
+    ? await prisma.currency.findMany({ where: { id: { in: unique(planRows.map((p) => p.currencyId)) } } })
+    : [];
   const addonIds = unique(addonRows.map((a) => a.addonId));
   const addonDefinitions = addonIds.length ? await prisma.addon.findMany({ where: { id: { in: addonIds } } }) : [];
   const byId = <T extends { id: string }>(list: T[]) => new Map(list.map((x) => [x.id, x]));
-  const [documentTypeOf, couponOf, productOf, currencyOf, addonOf] = [byId(documentTypes), byId(coupons), byId(products), byId(currencies), byId(addonDefinitions)];
-  const plans: PlanRow[] = planRows.map((p) => ({ ...p, product: productOf.get(p.productId)!, currency: currencyOf.get(p.currencyId)! }));
+  const [documentTypeOf, couponOf, productOf, currencyOf, addonOf] = [
+    byId(documentTypes),
+    byId(coupons),
+    byId(products),
+    byId(currencies),
+    byId(addonDefinitions),
+  ];
+  const plans: PlanRow[] = planRows.map((p) => ({
+    ...p,
+    product: productOf.get(p.productId)!,
+    currency: currencyOf.get(p.currencyId)!,
+  }));
   const planOf = byId(plans);
   const scheduledPlanIds = new Set(scheduledLines.map((l) => l.plan));
   const scheduledCouponIds = new Set(scheduledLines.map((l) => l.coupon));
   return {
-    subscriptions: rows.map((s) => ({ ...s, documentType: documentTypeOf.get(s.documentTypeId)!, coupon: s.couponId ? (couponOf.get(s.couponId) ?? null) : null })),
-    lines: storedLines.map((l) => ({ ...l, plan: planOf.get(l.planId)!, coupon: l.couponId ? (couponOf.get(l.couponId) ?? null) : null })),
+    subscriptions: rows.map((s) => ({
+      ...s,
+      documentType: documentTypeOf.get(s.documentTypeId)!,
+      coupon: s.couponId ? (couponOf.get(s.couponId) ?? null) : null,
+    })),
+    lines: storedLines.map((l) => ({
+      ...l,
+      plan: planOf.get(l.planId)!,
+      coupon: l.couponId ? (couponOf.get(l.couponId) ?? null) : null,
+    })),
     addons: addonRows.map((a) => ({ ...a, addon: addonOf.get(a.addonId)! })),
     pendingItems,
     scheduledLines,
@@ -164,7 +234,11 @@ async function readCycleRows(prisma: PrismaClient | Tx, ids: string[], where: Cy
 }
 
 /** The period (zoned instants) the first cycle of `s` that the data is for bills usage of, or null without lines. */
-function billedUsagePeriod(rows: CycleRows, s: Subscription, options: CycleDataOptions): { start: Date; end: Date } | null {
+function billedUsagePeriod(
+  rows: CycleRows,
+  s: Subscription,
+  options: CycleDataOptions,
+): { start: Date; end: Date } | null {
   const first = rows.lines.find((l) => l.subscriptionId === s.id)?.plan;
   if (!first) return null;
   const n = options.fromCycle?.(s) ?? s.nextBillingCycle;
@@ -175,18 +249,31 @@ function billedUsagePeriod(rows: CycleRows, s: Subscription, options: CycleDataO
 
 /** The aggregations a line is priced with: its plan's, and a scheduled plan's. */
 function aggregationsOf(rows: CycleRows, line: LineRow): Set<string | undefined> {
-  const scheduled = rows.scheduledLines.filter((sl) => sl.id === line.id).map((sl) => rows.scheduledPlans.find((p) => p.id === sl.plan)?.usageAggregation);
+  const scheduled = rows.scheduledLines
+    .filter((sl) => sl.id === line.id)
+    .map((sl) => rows.scheduledPlans.find((p) => p.id === sl.plan)?.usageAggregation);
   return new Set([line.plan.usageAggregation, ...scheduled]);
 }
 
 /** Each subscription's usage of the period its first cycle bills, aggregated by SQL (usageAggregates). */
-async function readUsageAggregates(prisma: PrismaClient | Tx, rows: CycleRows, options: CycleDataOptions): Promise<Map<string, UsageAggregates>> {
+async function readUsageAggregates(
+  prisma: PrismaClient | Tx,
+  rows: CycleRows,
+  options: CycleDataOptions,
+): Promise<Map<string, UsageAggregates>> {
   const aggregatesOf = new Map<string, UsageAggregates>();
   for (const s of rows.subscriptions) {
     const period = billedUsagePeriod(rows, s, options);
     if (!period) continue;
     const mine = rows.lines.filter((l) => l.subscriptionId === s.id);
-    aggregatesOf.set(s.id, await usageAggregates(prisma, mine.map((l) => ({ id: l.id, aggregations: aggregationsOf(rows, l) })), period));
+    aggregatesOf.set(
+      s.id,
+      await usageAggregates(
+        prisma,
+        mine.map((l) => ({ id: l.id, aggregations: aggregationsOf(rows, l) })),
+        period,
+      ),
+    );
   }
   return aggregatesOf;
 }
@@ -195,7 +282,11 @@ async function readUsageAggregates(prisma: PrismaClient | Tx, rows: CycleRows, o
  * The usage records of the lines: every record from the start of the period the first cycle
  * bills, and for `last_ever` lines also the latest record before it.
  */
-async function readUsageRows(prisma: PrismaClient | Tx, rows: CycleRows, options: CycleDataOptions): Promise<UsageRow[]> {
+async function readUsageRows(
+  prisma: PrismaClient | Tx,
+  rows: CycleRows,
+  options: CycleDataOptions,
+): Promise<UsageRow[]> {
   const fromOf = new Map<string, Date>();
   for (const s of rows.subscriptions) {
     const period = billedUsagePeriod(rows, s, options);
@@ -207,7 +298,8 @@ async function readUsageRows(prisma: PrismaClient | Tx, rows: CycleRows, options
     const from = fromOf.get(l.subscriptionId);
     if (!from) continue;
     byStart.set(from.getTime(), [...(byStart.get(from.getTime()) ?? []), l.id]);
-    if (aggregationsOf(rows, l).has("last_ever")) lastEverByStart.set(from.getTime(), [...(lastEverByStart.get(from.getTime()) ?? []), l.id]);
+    if (aggregationsOf(rows, l).has("last_ever"))
+      lastEverByStart.set(from.getTime(), [...(lastEverByStart.get(from.getTime()) ?? []), l.id]);
   }
   const usages: UsageRow[] = [];
   if (byStart.size) {
@@ -241,17 +333,33 @@ async function readUsageRows(prisma: PrismaClient | Tx, rows: CycleRows, options
  * `subscriptionIds` need (see CycleData) from cycle `options.fromCycle(subscription)` (default
  * its next cycle) on. Unknown ids are left out of the map.
  */
-export async function loadCycleData(prisma: PrismaClient | Tx, subscriptionIds: readonly string[], options: CycleDataOptions): Promise<Map<string, CycleData>> {
+export async function loadCycleData(
+  prisma: PrismaClient | Tx,
+  subscriptionIds: readonly string[],
+  options: CycleDataOptions,
+): Promise<Map<string, CycleData>> {
   const result = new Map<string, CycleData>();
   if (subscriptionIds.length === 0) return result;
   const rows = await readCycleRows(prisma, [...subscriptionIds], options.where);
   if (!rows) return result;
   const aggregates = options.usage === "aggregates";
-  const aggregatesOf = aggregates ? await readUsageAggregates(prisma, rows, options) : new Map<string, UsageAggregates>();
+  const aggregatesOf = aggregates
+    ? await readUsageAggregates(prisma, rows, options)
+    : new Map<string, UsageAggregates>();
   const usages = aggregates ? [] : await readUsageRows(prisma, rows, options);
   const { scheduledPlans, scheduledCoupons } = rows;
   for (const s of rows.subscriptions) {
-    result.set(s.id, { subscription: s, lines: [], addons: [], pendingItems: [], scheduledPlans, scheduledCoupons, usages: [], usageAggregates: aggregatesOf.get(s.id), timeZone: options.timeZoneOf(s) });
+    result.set(s.id, {
+      subscription: s,
+      lines: [],
+      addons: [],
+      pendingItems: [],
+      scheduledPlans,
+      scheduledCoupons,
+      usages: [],
+      usageAggregates: aggregatesOf.get(s.id),
+      timeZone: options.timeZoneOf(s),
+    });
   }
   const subscriptionOfLine = new Map(rows.lines.map((l) => [l.id, l.subscriptionId]));
   for (const l of rows.lines) result.get(l.subscriptionId)!.lines.push(l);
@@ -272,13 +380,23 @@ export function cycleInputFrom(
   data: CycleData,
   n: number,
   options: { final?: boolean } = {},
-): { input: CycleInput; currency: string; document: string; cycle: number; subscription: Subscription; lines: LineRow[] } {
+): {
+  input: CycleInput;
+  currency: string;
+  document: string;
+  cycle: number;
+  subscription: Subscription;
+  lines: LineRow[];
+} {
   const { subscription } = data;
   const id = subscription.id;
   const final = options.final === true;
-  if (subscription.status === "cancelled") throw new InvalidStateError(`Subscription ${id} is cancelled; it bills no more cycles`);
-  if (subscription.status === "paused") throw new InvalidStateError(`Subscription ${id} is paused; resume it to bill its next cycle`);
-  if (!final && subscription.billingCycles !== null && n > subscription.billingCycles) throw new InvalidStateError(`Subscription ${id} has billed its ${subscription.billingCycles} cycles`);
+  if (subscription.status === "cancelled")
+    throw new InvalidStateError(`Subscription ${id} is cancelled; it bills no more cycles`);
+  if (subscription.status === "paused")
+    throw new InvalidStateError(`Subscription ${id} is paused; resume it to bill its next cycle`);
+  if (!final && subscription.billingCycles !== null && n > subscription.billingCycles)
+    throw new InvalidStateError(`Subscription ${id} has billed its ${subscription.billingCycles} cycles`);
   const lines = linesOfCycle(data, n, final);
   const first = lines[0]?.plan;
   if (!first) throw new InvalidStateError(`Subscription ${id} has no lines`);
@@ -303,7 +421,14 @@ export function cycleInputFrom(
       rates: (a.rates ?? []) as unknown as AddonRate[],
       redemptions: a.addonRedemptions,
     })),
-    coupon: subscription.coupon ? { ...couponTerms(subscription.coupon), id: subscription.coupon.id, name: subscription.coupon.name, redemptions: subscription.couponRedemptions } : null,
+    coupon: subscription.coupon
+      ? {
+          ...couponTerms(subscription.coupon),
+          id: subscription.coupon.id,
+          name: subscription.coupon.name,
+          redemptions: subscription.couponRedemptions,
+        }
+      : null,
     pendingItems: data.pendingItems.map((i) => ({
       id: i.id,
       name: i.name,
@@ -356,7 +481,8 @@ function cycleLines(data: CycleData, lines: LineRow[], previous: { start: string
     if (!previous) return [];
     if (data.usageAggregates) {
       const { start, end, byLine } = data.usageAggregates;
-      if (start.getTime() !== dayStart(previous.start).getTime() || end.getTime() !== dayStart(previous.end).getTime()) throw new UsageAggregatesPeriodMismatch();
+      if (start.getTime() !== dayStart(previous.start).getTime() || end.getTime() !== dayStart(previous.end).getTime())
+        throw new UsageAggregatesPeriodMismatch();
       const record = byLine.get(lineId)?.[aggregation];
       return record ? [record] : [];
     }
@@ -377,8 +503,18 @@ function cycleLines(data: CycleData, lines: LineRow[], previous: { start: string
         exempt: line.plan.exempt,
       },
       quantity: line.quantity.toString(),
-      coupon: line.coupon ? { ...couponTerms(line.coupon), id: line.coupon.id, name: line.coupon.name, redemptions: line.couponRedemptions } : null,
-      usages: line.plan.usageScheme === "metered" ? usagesOf(line.id, aggregation).map((u) => ({ quantity: u.quantity, dateTime: u.dateTime })) : [],
+      coupon: line.coupon
+        ? {
+            ...couponTerms(line.coupon),
+            id: line.coupon.id,
+            name: line.coupon.name,
+            redemptions: line.couponRedemptions,
+          }
+        : null,
+      usages:
+        line.plan.usageScheme === "metered"
+          ? usagesOf(line.id, aggregation).map((u) => ({ quantity: u.quantity, dateTime: u.dateTime }))
+          : [],
     };
   });
 }
@@ -389,9 +525,27 @@ function cycleLines(data: CycleData, lines: LineRow[], previous: { start: string
  * it inside a transaction). `known.timeZone`: the organization's time zone when the caller has it
  * (saves a query). 404 unknown; 409 as cycleInputFrom.
  */
-export async function cycleInputOf(ctx: ServiceContext, id: string, cycle?: number, known: { timeZone?: string } = {}): Promise<ReturnType<typeof cycleInputFrom>> {
-  const timeZone = known.timeZone ?? (await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } })).timeZone;
-  const data = (await loadCycleData(ctx.prisma, [id], { where: tenant(ctx), timeZoneOf: () => timeZone, fromCycle: (s) => cycle ?? s.nextBillingCycle })).get(id);
+export async function cycleInputOf(
+  ctx: ServiceContext,
+  id: string,
+  cycle?: number,
+  known: { timeZone?: string } = {},
+): Promise<ReturnType<typeof cycleInputFrom>> {
+  const timeZone =
+    known.timeZone ??
+    (
+      await ctx.prisma.organization.findUniqueOrThrow({
+        where: { id: ctx.auth.organizationId },
+        select: { timeZone: true },
+      })
+    ).timeZone;
+  const data = (
+    await loadCycleData(ctx.prisma, [id], {
+      where: tenant(ctx),
+      timeZoneOf: () => timeZone,
+      fromCycle: (s) => cycle ?? s.nextBillingCycle,
+    })
+  ).get(id);
   if (!data) throw new NotFoundError("subscription", id);
   return cycleInputFrom(data, cycle ?? data.subscription.nextBillingCycle);
 }
@@ -423,8 +577,16 @@ export async function usageAggregates(
   period: { start: Date; end: Date },
 ): Promise<UsageAggregates> {
   const byLine = new Map<string, Partial<Record<UsageAggregation, UsageRow>>>(lines.map((l) => [l.id, {}]));
-  const which = (aggregation: UsageAggregation) => lines.filter((l) => l.aggregations.has(aggregation)).map((l) => l.id);
-  const record = (lineId: string, quantity: string, dateTime: Date, createdAt: Date): UsageRow => ({ id: `aggregate_${lineId}`, subscriptionLineId: lineId, quantity, dateTime, createdAt, invoiceId: null });
+  const which = (aggregation: UsageAggregation) =>
+    lines.filter((l) => l.aggregations.has(aggregation)).map((l) => l.id);
+  const record = (lineId: string, quantity: string, dateTime: Date, createdAt: Date): UsageRow => ({
+    id: `aggregate_${lineId}`,
+    subscriptionLineId: lineId,
+    quantity,
+    dateTime,
+    createdAt,
+    invoiceId: null,
+  });
   const summed = [...new Set([...which("sum"), ...which("max")])];
   if (summed.length) {
     const rows = await prisma.$queryRaw<{ lineId: string; sum: string; max: string }[]>`
@@ -441,7 +603,10 @@ export async function usageAggregates(
   const latest = async (aggregation: "last_during_period" | "last_ever") => {
     const ids = which(aggregation);
     if (!ids.length) return;
-    const since = aggregation === "last_ever" ? Prisma.empty : Prisma.sql`AND "dateTime" >= ${period.start} AND "invoiceId" IS NULL`;
+    const since =
+      aggregation === "last_ever"
+        ? Prisma.empty
+        : Prisma.sql`AND "dateTime" >= ${period.start} AND "invoiceId" IS NULL`;
     const rows = await prisma.$queryRaw<{ lineId: string; quantity: string; dateTime: Date; createdAt: Date }[]>`
       SELECT l."lineId", u."quantity", u."dateTime", u."createdAt"
       FROM unnest(${ids}::text[]) AS l("lineId")

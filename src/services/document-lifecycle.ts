@@ -88,19 +88,25 @@ export async function updateDraftDocument<T>(
     const status = await lockDocument(tx, kind, id, ctx);
     if (status === null) throw new NotFoundError(RESOURCE[kind], id);
     transition(RESOURCE[kind], status, "update");
-    const current = await model.document(tx).findUniqueOrThrow({ where: { id }, include: { lines: { orderBy: { position: "asc" } } } });
+    const current = await model
+      .document(tx)
+      .findUniqueOrThrow({ where: { id }, include: { lines: { orderBy: { position: "asc" } } } });
     const { columns, lines, linesChanged } = await prepare(withinTransaction(ctx, tx), current);
     if (linesChanged) await model.lines(tx).deleteMany({ where: { [model.parentKey]: id } });
     else {
       for (const [i, stored] of (current.lines as StoredLine[]).entries()) {
         const { total, exempt, tax, taxPercent } = lines[i] as Record<string, unknown>;
-        const computed = Object.fromEntries(Object.entries({ total, exempt, tax, taxPercent }).filter(([, v]) => v !== undefined));
+        const computed = Object.fromEntries(
+          Object.entries({ total, exempt, tax, taxPercent }).filter(([, v]) => v !== undefined),
+        );
         if (Object.entries(computed).some(([key, value]) => String(stored[key]) !== String(value))) {
           await model.lines(tx).update({ where: { id: stored.id }, data: computed });
         }
       }
     }
-    return model.document(tx).update({ where: { id }, data: { ...columns, ...(linesChanged ? { lines: { create: lines } } : {}) } });
+    return model
+      .document(tx)
+      .update({ where: { id }, data: { ...columns, ...(linesChanged ? { lines: { create: lines } } : {}) } });
   });
 }
 
@@ -138,18 +144,56 @@ export async function finalizeDraftDocument<T>(ctx: ServiceContext, kind: Docume
  * use cases (the billing run) finalize the same way inside their own transaction. Returns the
  * finalized row.
  */
-export async function finalizeLockedDocument<T>(tx: Tx, ctx: ServiceContext, kind: DocumentKind, id: string, status: string): Promise<T> {
+export async function finalizeLockedDocument<T>(
+  tx: Tx,
+  ctx: ServiceContext,
+  kind: DocumentKind,
+  id: string,
+  status: string,
+): Promise<T> {
   const model = MODELS[kind];
   transition(RESOURCE[kind], status, "finalize");
-  const document = await model.document(tx).findUniqueOrThrow({ where: { id }, include: { _count: { select: { lines: true } } } });
-  if (document._count.lines === 0) throw ValidationError.field("lines", `a${kind === "order" || kind === "invoice" ? "n" : ""} ${RESOURCE[kind]} needs at least one line to be finalized`);
+  const document = await model
+    .document(tx)
+    .findUniqueOrThrow({ where: { id }, include: { _count: { select: { lines: true } } } });
+  if (document._count.lines === 0)
+    throw ValidationError.field(
+      "lines",
+      `a${kind === "order" || kind === "invoice" ? "n" : ""} ${RESOURCE[kind]} needs at least one line to be finalized`,
+    );
   // the customer and issuer as issued, stored with the document (services/issued-parties.ts)
   const parties = await snapshotParties(withinTransaction(ctx, tx), kind, id);
-  const { number, numbering, issued } = await numberDocument(tx, withinTransaction(ctx, tx), kind, id, document.documentTypeId, parties);
+  const { number, numbering, issued } = await numberDocument(
+    tx,
+    withinTransaction(ctx, tx),
+    kind,
+    id,
+    document.documentTypeId,
+    parties,
+  );
   const taxColumns = issued ? { localFile: issued.localFile, taxAgency: issued.taxAgency } : {};
-  const finalized = await model.document(tx).update({ where: { id }, data: { status: "finalized", number, numbering, finalizedAt: ctx.now(), ...snapshotColumns(parties), ...taxColumns } });
+  const finalized = await model
+    .document(tx)
+    .update({
+      where: { id },
+      data: {
+        status: "finalized",
+        number,
+        numbering,
+        finalizedAt: ctx.now(),
+        ...snapshotColumns(parties),
+        ...taxColumns,
+      },
+    });
   // an SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
-  if (issued) await enqueueIssuedDocument(tx, { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode, now: ctx.now() }, kind, id, issued);
+  if (issued)
+    await enqueueIssuedDocument(
+      tx,
+      { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode, now: ctx.now() },
+      kind,
+      id,
+      issued,
+    );
   return finalized;
 }
 
@@ -158,7 +202,12 @@ export async function finalizeLockedDocument<T>(tx: Tx, ctx: ServiceContext, kin
  * status, or null when no such row of this tenant exists. Concurrent updates, deletes and
  * finalizes of one document are serialized by this lock.
  */
-export async function lockDocument(tx: Tx, kind: DocumentKind, id: string, ctx: ServiceContext): Promise<string | null> {
+export async function lockDocument(
+  tx: Tx,
+  kind: DocumentKind,
+  id: string,
+  ctx: ServiceContext,
+): Promise<string | null> {
   const row = await lockTenantRow(tx, ctx, TABLES[kind], id, ["status"]);
   return row ? String(row.status) : null;
 }
@@ -172,20 +221,40 @@ export async function lockDocument(tx: Tx, kind: DocumentKind, id: string, ctx: 
  * also writes each one's snapshot of its customer and issuer (and its DTE file and `taxAgency`),
  * and for DTEs one insert of their SII submissions. Returns how many were finalized.
  */
-export async function finalizeNewInvoiceDrafts(tx: Tx, ctx: ServiceContext, documentTypeId: string, ids: readonly string[]): Promise<number> {
+export async function finalizeNewInvoiceDrafts(
+  tx: Tx,
+  ctx: ServiceContext,
+  documentTypeId: string,
+  ids: readonly string[],
+): Promise<number> {
   if (ids.length === 0) return 0;
   transition(RESOURCE.invoice, "draft", "finalize");
   // the snapshot of each invoice's customer and of the issuer, as finalizeLockedDocument stores it
   const drafts = await tx.invoice.findMany({ where: { id: { in: [...ids] } }, select: { id: true, customerId: true } });
   const customerOf = new Map(drafts.map((d) => [d.id, d.customerId]));
-  const { issuer, customers } = await snapshotPartiesOfCustomers(withinTransaction(ctx, tx), drafts.map((d) => d.customerId));
+  const { issuer, customers } = await snapshotPartiesOfCustomers(
+    withinTransaction(ctx, tx),
+    drafts.map((d) => d.customerId),
+  );
   const customerSnapshotOf = (id: string) => customers.get(customerOf.get(id)!) ?? null;
-  const { numbering, numbers, issued } = await numberNewInvoices(tx, ctx, documentTypeId, ids, new Map(ids.map((id) => [id, { customer: customerSnapshotOf(id)!, issuer }])));
+  const { numbering, numbers, issued } = await numberNewInvoices(
+    tx,
+    ctx,
+    documentTypeId,
+    ids,
+    new Map(ids.map((id) => [id, { customer: customerSnapshotOf(id)!, issuer }])),
+  );
   const now = ctx.now();
   const issuerJson = JSON.stringify(issuer);
   // one parameter: the rows as JSON (a VALUES list of 5 parameters a row costs the Prisma client more)
   const rows = JSON.stringify(
-    ids.map((id, i) => ({ id, number: numbers[i], customerSnapshot: customerSnapshotOf(id), localFile: issued?.[i].localFile ?? null, taxAgency: issued?.[i].taxAgency ?? null })),
+    ids.map((id, i) => ({
+      id,
+      number: numbers[i],
+      customerSnapshot: customerSnapshotOf(id),
+      localFile: issued?.[i].localFile ?? null,
+      taxAgency: issued?.[i].taxAgency ?? null,
+    })),
   );
   const updated = await tx.$executeRaw(Prisma.sql`
     UPDATE "Invoice" i SET "status" = 'finalized', "number" = v."number", "numbering" = ${numbering}, "finalizedAt" = ${now}, "updatedAt" = ${now},
@@ -196,6 +265,12 @@ export async function finalizeNewInvoiceDrafts(tx: Tx, ctx: ServiceContext, docu
       AND i."documentTypeId" = ${documentTypeId} AND EXISTS (SELECT 1 FROM "InvoiceLine" l WHERE l."invoiceId" = i."id")`);
   if (updated !== ids.length) throw new Error(`finalizing ${ids.length} new invoice drafts updated ${updated}`);
   // each SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
-  if (issued) await enqueueIssuedDocuments(tx, { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode, now }, "invoice", ids.map((id, i) => ({ id, issued: issued[i] })));
+  if (issued)
+    await enqueueIssuedDocuments(
+      tx,
+      { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode, now },
+      "invoice",
+      ids.map((id, i) => ({ id, issued: issued[i] })),
+    );
   return ids.length;
 }

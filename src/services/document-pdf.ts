@@ -11,10 +11,27 @@
 import type { Prisma } from "../infra/prisma/generated/client.js";
 import type { PdfLine, PdfTaxStamp } from "../infra/pdf.js";
 import { renderDocumentPdfOffThread } from "../infra/pdf-pool.js";
-import { cedibleLabel, compactTed, decodeIso88591, dteParties, timbreCaption, timbrePng, type DteParty } from "../infra/taxagency/sii/index.js";
+import {
+  cedibleLabel,
+  compactTed,
+  decodeIso88591,
+  dteParties,
+  timbreCaption,
+  timbrePng,
+  type DteParty,
+} from "../infra/taxagency/sii/index.js";
 import type { PdfParty } from "../infra/pdf.js";
 import { issuedIssuerOf, readsSnapshot, receiverDetails, type CustomerColumns } from "../domain/issued-parties.js";
-import { documentLocale, printedDate, printedHeading, printedLabels, printedRut, printedShippingType, type PrintedLabels, type PrintLocale } from "../domain/printed-labels.js";
+import {
+  documentLocale,
+  printedDate,
+  printedHeading,
+  printedLabels,
+  printedRut,
+  printedShippingType,
+  type PrintedLabels,
+  type PrintLocale,
+} from "../domain/printed-labels.js";
 import { siiOfficeOf } from "../domain/chile-communes.js";
 import { isoDate } from "../domain/formats.js";
 import { documentCustomer, documentIssuer } from "./issued-parties.js";
@@ -67,7 +84,17 @@ export interface PrintableDocument {
   issuerSnapshot: unknown;
   /** the live customer (a credit note's: its invoice's); a finalized document prints its snapshot */
   customer: CustomerColumns & { country: { name: string } | null };
-  lines: { name: string; description: string | null; quantity: Decimal; amount: Decimal; discount: Decimal; discountScheme: string; exempt: boolean; total: Decimal; code?: string | null }[];
+  lines: {
+    name: string;
+    description: string | null;
+    quantity: Decimal;
+    amount: Decimal;
+    discount: Decimal;
+    discountScheme: string;
+    exempt: boolean;
+    total: Decimal;
+    code?: string | null;
+  }[];
 }
 
 /** The stored tax-agency file of `doc` (`local_file`) as text, or null when it has none. */
@@ -84,11 +111,18 @@ async function storedTaxFile(ctx: ServiceContext, doc: PrintableDocument): Promi
  * the issuer's SII resolution (as issued), and the CEDIBLE copy's label for its type. Undefined
  * for a document without one.
  */
-async function taxStampOf(xml: string | null, doc: PrintableDocument, resolution: { number: number | null; date: string | null }): Promise<PdfTaxStamp | undefined> {
+async function taxStampOf(
+  xml: string | null,
+  doc: PrintableDocument,
+  resolution: { number: number | null; date: string | null },
+): Promise<PdfTaxStamp | undefined> {
   if (!xml || !/<TED\b/.test(xml)) return undefined;
   return {
     barcodePng: await timbrePng(compactTed(xml)),
-    caption: timbreCaption({ number: resolution.number, date: resolution.date ? new Date(`${resolution.date}T00:00:00Z`) : null }),
+    caption: timbreCaption({
+      number: resolution.number,
+      date: resolution.date ? new Date(`${resolution.date}T00:00:00Z`) : null,
+    }),
     cedible: cedibleLabel(doc.documentType.code),
   };
 }
@@ -105,7 +139,15 @@ interface PrintedParty {
 }
 
 function fromDte(p: DteParty): PrintedParty {
-  return { name: p.name, taxId: p.rut, activity: p.activity ?? null, address: p.address ?? null, commune: p.commune ?? null, city: p.city ?? null, email: p.email ?? null };
+  return {
+    name: p.name,
+    taxId: p.rut,
+    activity: p.activity ?? null,
+    address: p.address ?? null,
+    commune: p.commune ?? null,
+    city: p.city ?? null,
+    email: p.email ?? null,
+  };
 }
 
 /**
@@ -115,14 +157,26 @@ function fromDte(p: DteParty): PrintedParty {
  * customer's activity, commune and city by domain/issued-parties.ts receiverDetails, and a foreign
  * customer's country after its address.
  */
-async function printedParties(ctx: ServiceContext, doc: PrintableDocument, xml: string | null): Promise<{ issuer: PrintedParty; customer: PrintedParty }> {
+async function printedParties(
+  ctx: ServiceContext,
+  doc: PrintableDocument,
+  xml: string | null,
+): Promise<{ issuer: PrintedParty; customer: PrintedParty }> {
   const parties = xml ? dteParties(xml) : null;
   if (parties) return { issuer: fromDte(parties.issuer), customer: fromDte(parties.receiver) };
   const [issuer, customer] = await Promise.all([documentIssuer(ctx, doc), documentCustomer(ctx, doc, doc.customer)]);
   const details = receiverDetails(customer);
   const foreign = customer.countryId && customer.countryId !== "CL" ? customer.country?.name : null;
   return {
-    issuer: { name: issuer.name, taxId: issuer.taxId, activity: issuer.activity, address: issuer.address, commune: issuer.commune, city: issuer.city, email: null },
+    issuer: {
+      name: issuer.name,
+      taxId: issuer.taxId,
+      activity: issuer.activity,
+      address: issuer.address,
+      commune: issuer.commune,
+      city: issuer.city,
+      email: null,
+    },
     customer: {
       name: customer.name ?? customer.email ?? customer.id,
       taxId: customer.taxId,
@@ -176,7 +230,13 @@ export interface PrintExtras {
   saleCondition?: boolean;
   references?: PrintedReference[];
   /** a guía's transport (Transporte): shipping type (IndTraslado, described), destination, carrier, licence plate */
-  transport?: { shippingType: string | null; destination: string | null; carrierName: string | null; carrierId: string | null; licencePlate: string | null };
+  transport?: {
+    shippingType: string | null;
+    destination: string | null;
+    carrierName: string | null;
+    carrierId: string | null;
+    licencePlate: string | null;
+  };
   notes?: (string | null | undefined)[];
 }
 
@@ -199,7 +259,11 @@ async function localeOf(ctx: ServiceContext, doc: PrintableDocument): Promise<Pr
 export async function printDocument(ctx: ServiceContext, doc: PrintableDocument, extra: PrintExtras): Promise<Buffer> {
   const { currency } = doc;
   const xml = await storedTaxFile(ctx, doc);
-  const [{ issuer, customer }, issuedBy, locale] = await Promise.all([printedParties(ctx, doc, xml), documentIssuer(ctx, doc), localeOf(ctx, doc)]);
+  const [{ issuer, customer }, issuedBy, locale] = await Promise.all([
+    printedParties(ctx, doc, xml),
+    documentIssuer(ctx, doc),
+    localeOf(ctx, doc),
+  ]);
   const l = printedLabels(locale);
   const day = (iso: string) => printedDate(iso, locale);
   const money = (v: Decimal) => formatMoney(v.toString(), currency);
@@ -207,7 +271,10 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
   const totals: [string, string][] = [];
   if (!doc.discountAmount.isZero()) {
     totals.push([l.subtotal, money(doc.subtotal.plus(doc.discountAmount))]);
-    totals.push([doc.discountScheme === "%" ? `${l.globalDiscount} (${doc.discount.toString()} %)` : l.globalDiscount, `-${money(doc.discountAmount)}`]);
+    totals.push([
+      doc.discountScheme === "%" ? `${l.globalDiscount} (${doc.discount.toString()} %)` : l.globalDiscount,
+      `-${money(doc.discountAmount)}`,
+    ]);
   }
   if (!doc.amount.isZero() || doc.exempt.isZero()) totals.push([l.net, money(doc.amount)]);
   if (!doc.exempt.isZero()) totals.push([l.exempt, money(doc.exempt)]);
@@ -227,7 +294,10 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
     ? [
         [l.shippingType, t.shippingType && printedShippingType(t.shippingType, l)],
         [l.destination, t.destination],
-        [l.carrier, [t.carrierName, t.carrierId && `${l.taxId} ${printedRut(t.carrierId)}`].filter(Boolean).join(", ") || null],
+        [
+          l.carrier,
+          [t.carrierName, t.carrierId && `${l.taxId} ${printedRut(t.carrierId)}`].filter(Boolean).join(", ") || null,
+        ],
         [l.licencePlate, t.licencePlate],
       ]
     : [];
@@ -238,11 +308,27 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
     name: line.exempt ? `${line.name} (${l.exemptLine})` : line.name,
     description: line.description,
     quantity: formatQuantity(line.quantity.toString()),
-    unitPrice: formatAmount(line.amount.toString(), { ...currency, rounded: false, decimals: Math.max(currency.decimals, line.amount.decimalPlaces()) }),
-    discount: line.discount.isZero() ? "" : line.discountScheme === "%" ? `${line.discount.toString()} %` : formatAmount(line.discount.toString(), currency),
+    unitPrice: formatAmount(line.amount.toString(), {
+      ...currency,
+      rounded: false,
+      decimals: Math.max(currency.decimals, line.amount.decimalPlaces()),
+    }),
+    discount: line.discount.isZero()
+      ? ""
+      : line.discountScheme === "%"
+        ? `${line.discount.toString()} %`
+        : formatAmount(line.discount.toString(), currency),
     total: formatAmount(line.total.toString(), currency),
   }));
-  const heading = printedHeading({ documentName: doc.documentType.name, number: doc.number, numbering: doc.numbering, hasLocalFormat: doc.documentType.hasLocalFormat }, l);
+  const heading = printedHeading(
+    {
+      documentName: doc.documentType.name,
+      number: doc.number,
+      numbering: doc.numbering,
+      hasLocalFormat: doc.documentType.hasLocalFormat,
+    },
+    l,
+  );
   return renderDocumentPdfOffThread({
     documentName: heading.title,
     taxIdLine: issuer.taxId ? `${l.headerTaxId}: ${printedRut(issuer.taxId)}` : null,

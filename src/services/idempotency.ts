@@ -71,15 +71,24 @@ export async function runIdempotent(
   let answer: StoredAnswer | null = null;
   try {
     return await runInTransaction(prisma, IDEMPOTENT_TRANSACTION, async (db) => {
-      const [lock] = await db.$queryRaw<{ locked: boolean }[]>`SELECT pg_try_advisory_xact_lock(hashtextextended(${idempotencyLockText(auth, request.key)}, 0)) AS locked`;
-      if (!lock.locked) throw new InvalidStateError("A request with this Idempotency-Key is still running; retry when it has answered");
+      const [lock] = await db.$queryRaw<
+        { locked: boolean }[]
+      >`SELECT pg_try_advisory_xact_lock(hashtextextended(${idempotencyLockText(auth, request.key)}, 0)) AS locked`;
+      if (!lock.locked)
+        throw new InvalidStateError("A request with this Idempotency-Key is still running; retry when it has answered");
       const stored = await db.idempotencyKey.findUnique({ where: { organizationId_testMode_key: id } });
       if (stored && idempotencyDecision(stored, { operation: request.operation, requestHash }, now) === "replay") {
         return { status: stored.responseStatus!, body: stored.responseBody ?? "", replayed: true };
       }
       answer = await run(db);
       if (failed(answer)) throw new RolledBack(answer);
-      const data = { operation: request.operation, requestHash, createdAt: now, responseStatus: answer.status, responseBody: answer.body };
+      const data = {
+        operation: request.operation,
+        requestHash,
+        createdAt: now,
+        responseStatus: answer.status,
+        responseBody: answer.body,
+      };
       if (stored) await db.idempotencyKey.update({ where: { organizationId_testMode_key: id }, data });
       else await db.idempotencyKey.create({ data: { ...id, ...data } });
       return { ...answer, replayed: false };

@@ -14,8 +14,22 @@ import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import type { DecimalInput } from "../domain/money.js";
 import { atomically, tenant, type ServiceContext } from "./context.js";
 import { findCurrency, findDocumentType, findDocumentCustomer, organizationToday } from "./reference.js";
-import { deleteDraftDocument, finalizeDraftDocument, lineRows, updateDraftDocument, type PreparedDocument } from "./document-lifecycle.js";
-import { documentTotals, normalizeDiscount, normalizeLines, storedLineInputs, taxRulesOf, totalColumns, type LineInput } from "../domain/document-lines.js";
+import {
+  deleteDraftDocument,
+  finalizeDraftDocument,
+  lineRows,
+  updateDraftDocument,
+  type PreparedDocument,
+} from "./document-lifecycle.js";
+import {
+  documentTotals,
+  normalizeDiscount,
+  normalizeLines,
+  storedLineInputs,
+  taxRulesOf,
+  totalColumns,
+  type LineInput,
+} from "../domain/document-lines.js";
 import { PDF_INCLUDE, printDocument } from "./document-pdf.js";
 
 export interface InvoiceInput {
@@ -51,15 +65,27 @@ async function prepare(
   ctx: ServiceContext,
   input: InvoiceInput,
   current: Current | null,
-): Promise<PreparedDocument & { customer: NonNullable<Awaited<ReturnType<typeof findDocumentCustomer>>>; documentType: DocumentType; currency: Currency }> {
+): Promise<
+  PreparedDocument & {
+    customer: NonNullable<Awaited<ReturnType<typeof findDocumentCustomer>>>;
+    documentType: DocumentType;
+    currency: Currency;
+  }
+> {
   const errors = new FieldErrorCollector();
   // one after the other: prepare also runs inside transactions (updates, invoiceOrders), whose one
   // connection takes one query at a time; the organization is only needed for today's date
   const customer = await findDocumentCustomer(ctx, input.customer ?? current?.customerId, errors);
-  const today = !input.date && !current ? (customer ? todayIn(customer.organization.timeZone, ctx.now()) : await organizationToday(ctx)) : null;
+  const today =
+    !input.date && !current
+      ? customer
+        ? todayIn(customer.organization.timeZone, ctx.now())
+        : await organizationToday(ctx)
+      : null;
   if (current && customer && customer.id !== current.customerId) {
     const billedOrders = await ctx.prisma.order.count({ where: { invoiceId: current.id } });
-    if (billedOrders > 0) errors.add("customer", `cannot change: the invoice bills ${billedOrders} order(s) of ${current.customerId}`);
+    if (billedOrders > 0)
+      errors.add("customer", `cannot change: the invoice bills ${billedOrders} order(s) of ${current.customerId}`);
   }
 
   const documentId = chosenDocumentType("invoice", input.document, current?.documentTypeId, customer?.countryId);
@@ -68,7 +94,8 @@ async function prepare(
     if (customer) errors.add("document", "is required (no default document type for the customer's country)");
   } else {
     documentType = await findDocumentType(ctx, documentId, errors);
-    if (documentType && !isInvoiceType(documentType)) errors.add("document", `${documentType.id} (${documentType.name}) is not an invoice type`);
+    if (documentType && !isInvoiceType(documentType))
+      errors.add("document", `${documentType.id} (${documentType.name}) is not an invoice type`);
   }
 
   const currencyId = input.currency ?? (input.document ? undefined : current?.currencyId) ?? documentType?.currencyId;
@@ -88,7 +115,11 @@ async function prepare(
   checkNoteLength(errors, "note", input.note);
 
   const lines = normalizeLines(input.lines ?? (current ? storedLineInputs(current.lines) : []), errors);
-  const discount = normalizeDiscount(input, current ? { discount: String(current.discount), discountScheme: current.discountScheme } : null, errors);
+  const discount = normalizeDiscount(
+    input,
+    current ? { discount: String(current.discount), discountScheme: current.discountScheme } : null,
+    errors,
+  );
   let metadata: Metadata = (current?.metadata as Metadata) ?? {};
   errors.collect(() => {
     metadata = mergeMetadata(metadata, input.metadata);
@@ -116,7 +147,14 @@ async function prepare(
     metadata,
     ...totalColumns(t, discount),
   };
-  return { columns, lines: lineRows(lines, t), linesChanged: input.lines !== undefined && input.lines !== null, customer: customer!, documentType: documentType!, currency: currency! };
+  return {
+    columns,
+    lines: lineRows(lines, t),
+    linesChanged: input.lines !== undefined && input.lines !== null,
+    customer: customer!,
+    documentType: documentType!,
+    currency: currency!,
+  };
 }
 
 /**
@@ -131,9 +169,17 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceInput) {
   // (docs/performance.md "Statements per request")
   return atomically(ctx, async (tx) => {
     const invoice = await tx.prisma.invoice.create({
-      data: { id, ...tenant(ctx), userEmail: ctx.auth.userEmail, status: "draft", ...(columns as Omit<Prisma.InvoiceUncheckedCreateInput, "id" | "organizationId" | "testMode" | "userEmail">) },
+      data: {
+        id,
+        ...tenant(ctx),
+        userEmail: ctx.auth.userEmail,
+        status: "draft",
+        ...(columns as Omit<Prisma.InvoiceUncheckedCreateInput, "id" | "organizationId" | "testMode" | "userEmail">),
+      },
     });
-    const created = lines.length ? await tx.prisma.invoiceLine.createManyAndReturn({ data: lines.map((line) => ({ ...line, invoiceId: id })) }) : [];
+    const created = lines.length
+      ? await tx.prisma.invoiceLine.createManyAndReturn({ data: lines.map((line) => ({ ...line, invoiceId: id })) })
+      : [];
     return { ...invoice, lines: created, customer, documentType, currency, payments: [] };
   });
 }
@@ -172,10 +218,17 @@ export async function invoicePdf(ctx: ServiceContext, id: string): Promise<Buffe
     include: { ...PDF_INCLUDE, lines: { ...PDF_INCLUDE.lines, include: { plan: { select: { sku: true } } } } },
   });
   if (!invoice) throw new NotFoundError("invoice", id);
-  return printDocument(ctx, { ...invoice, lines: invoice.lines.map((l) => ({ ...l, code: l.plan?.sku ?? null })) }, {
-    dueDate: storedDate(invoice.dueDate),
-    period: invoice.periodStart && invoice.periodEnd ? { start: storedDate(invoice.periodStart)!, end: storedDate(invoice.periodEnd)! } : null,
-    saleCondition: true,
-    notes: [invoice.note],
-  });
+  return printDocument(
+    ctx,
+    { ...invoice, lines: invoice.lines.map((l) => ({ ...l, code: l.plan?.sku ?? null })) },
+    {
+      dueDate: storedDate(invoice.dueDate),
+      period:
+        invoice.periodStart && invoice.periodEnd
+          ? { start: storedDate(invoice.periodStart)!, end: storedDate(invoice.periodEnd)! }
+          : null,
+      saleCondition: true,
+      notes: [invoice.note],
+    },
+  );
 }

@@ -37,9 +37,16 @@ export async function currentIssuer(ctx: ServiceContext): Promise<IssuedIssuer> 
 
 /** The customer a document of `kind` is issued to (a credit note's: its invoice's). */
 async function documentCustomerRow(ctx: ServiceContext, kind: DocumentKind, id: string) {
-  if (kind === "invoice") return (await ctx.prisma.invoice.findUniqueOrThrow({ where: { id }, select: { customer: true } })).customer;
-  if (kind === "order") return (await ctx.prisma.order.findUniqueOrThrow({ where: { id }, select: { customer: true } })).customer;
-  return (await ctx.prisma.creditNote.findUniqueOrThrow({ where: { id }, select: { invoice: { select: { customer: true } } } })).invoice.customer;
+  if (kind === "invoice")
+    return (await ctx.prisma.invoice.findUniqueOrThrow({ where: { id }, select: { customer: true } })).customer;
+  if (kind === "order")
+    return (await ctx.prisma.order.findUniqueOrThrow({ where: { id }, select: { customer: true } })).customer;
+  return (
+    await ctx.prisma.creditNote.findUniqueOrThrow({
+      where: { id },
+      select: { invoice: { select: { customer: true } } },
+    })
+  ).invoice.customer;
 }
 
 /**
@@ -65,8 +72,14 @@ export function snapshotColumns(parties: IssuedParties) {
  * billing run's bulk finalize): the issuer is read once, each customer once. `customerIds` in any
  * order; returns the snapshot by customer id.
  */
-export async function snapshotPartiesOfCustomers(ctx: ServiceContext, customerIds: readonly string[]): Promise<{ issuer: IssuedIssuer; customers: Map<string, IssuedCustomer> }> {
-  const [rows, issuer] = await Promise.all([ctx.prisma.customer.findMany({ where: { id: { in: [...new Set(customerIds)] } } }), currentIssuer(ctx)]);
+export async function snapshotPartiesOfCustomers(
+  ctx: ServiceContext,
+  customerIds: readonly string[],
+): Promise<{ issuer: IssuedIssuer; customers: Map<string, IssuedCustomer> }> {
+  const [rows, issuer] = await Promise.all([
+    ctx.prisma.customer.findMany({ where: { id: { in: [...new Set(customerIds)] } } }),
+    currentIssuer(ctx),
+  ]);
   return { issuer, customers: new Map(rows.map((c) => [c.id, customerSnapshot(c)])) };
 }
 
@@ -76,7 +89,11 @@ export async function snapshotPartiesOfCustomers(ctx: ServiceContext, customerId
  * relation loaded with `live` is reloaded (reference data, whole rows) when the snapshot names
  * another one. Drafts: `live` itself.
  */
-export async function documentCustomer<T extends CustomerColumns>(ctx: ServiceContext, doc: DocumentWithSnapshot, live: T): Promise<T> {
+export async function documentCustomer<T extends CustomerColumns>(
+  ctx: ServiceContext,
+  doc: DocumentWithSnapshot,
+  live: T,
+): Promise<T> {
   const issued = customerAsIssued(doc, live);
   if (issued === live) return live;
   const out = issued as unknown as Record<string, unknown>;

@@ -25,7 +25,11 @@ export interface BusinessMetrics {
 }
 
 /** Registers the series on `registry`; `pool` (PostgreSQL) adds the pool gauges. */
-export function registerBusinessMetrics(registry: Registry, prisma: PrismaClient, pool?: DatabasePool): BusinessMetrics {
+export function registerBusinessMetrics(
+  registry: Registry,
+  prisma: PrismaClient,
+  pool?: DatabasePool,
+): BusinessMetrics {
   const registers = [registry];
   const finalized = new Counter({
     name: "billing_documents_finalized_total",
@@ -134,18 +138,23 @@ export function registerBusinessMetrics(registry: Registry, prisma: PrismaClient
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`database reads took longer than ${SCRAPE_TIMEOUT_MS} ms`)), SCRAPE_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(new Error(`database reads took longer than ${SCRAPE_TIMEOUT_MS} ms`)),
+          SCRAPE_TIMEOUT_MS,
+        );
       });
       const { documents, sii, messages, attempts } = await Promise.race([read(), timeout]);
       const now = Date.now();
       finalized.reset();
-      for (const d of documents) finalized.inc({ kind: d.kind, document: d.document, mode: mode(d.testMode) }, Number(d.n));
+      for (const d of documents)
+        finalized.inc({ kind: d.kind, document: d.document, mode: mode(d.testMode) }, Number(d.n));
       siiQueued.reset();
       for (const status of ["pending", "sent"]) for (const m of MODES) siiQueued.set({ status, mode: m }, 0);
       let oldest: number | null = null;
       for (const row of sii) {
         siiQueued.set({ status: row.status, mode: mode(row.testMode) }, Number(row.n));
-        if (row.status === "pending" && row.oldest) oldest = Math.min(oldest ?? Infinity, new Date(row.oldest).getTime());
+        if (row.status === "pending" && row.oldest)
+          oldest = Math.min(oldest ?? Infinity, new Date(row.oldest).getTime());
       }
       siiOldest.set(oldest === null ? 0 : Math.max(0, (now - oldest) / 1000));
       outbox.reset();

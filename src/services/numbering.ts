@@ -14,7 +14,13 @@
 import { numberingFor, type DocumentNumbering } from "../domain/document-numbering.js";
 import type { DocumentKind } from "../domain/document-status.js";
 import type { IssuedParties } from "./issued-parties.js";
-import { issueTaxDocument, issueTaxInvoices, taxAgencySetup, type IssuedTaxDocument, type TaxAgencyIssuing } from "./tax-documents.js";
+import {
+  issueTaxDocument,
+  issueTaxInvoices,
+  taxAgencySetup,
+  type IssuedTaxDocument,
+  type TaxAgencyIssuing,
+} from "./tax-documents.js";
 import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
 
 /** The series a document is numbered in, with the agency and settings that issue it for `sii_folio`. */
@@ -26,10 +32,23 @@ export type NumberingPlan = { numbering: "internal" } | { numbering: "sii_folio"
  * live mode for a type SII issues when the mode is not set up with SII (the message names what to
  * set up: domain/document-numbering.ts numberingFor).
  */
-export async function numberingPlan(tx: Tx, owner: TenantKey, documentTypeId: string, referencedNumbering: string | null = null): Promise<NumberingPlan> {
+export async function numberingPlan(
+  tx: Tx,
+  owner: TenantKey,
+  documentTypeId: string,
+  referencedNumbering: string | null = null,
+): Promise<NumberingPlan> {
   const setup = await taxAgencySetup(tx, owner, documentTypeId);
-  const numbering = numberingFor({ documentTypeId, testMode: owner.testMode, regulated: setup !== null, setup: setup?.setup ?? { taxId: false, certificate: false }, referencedNumbering });
-  return numbering === "sii_folio" ? { numbering, enrolled: { agency: setup!.agency, org: setup!.org } } : { numbering };
+  const numbering = numberingFor({
+    documentTypeId,
+    testMode: owner.testMode,
+    regulated: setup !== null,
+    setup: setup?.setup ?? { taxId: false, certificate: false },
+    referencedNumbering,
+  });
+  return numbering === "sii_folio"
+    ? { numbering, enrolled: { agency: setup!.agency, org: setup!.org } }
+    : { numbering };
 }
 
 /** A finalized document's number, its series, and for a folio the DTE issued with it. */
@@ -47,10 +66,22 @@ export interface Numbered {
  * not set up, no folio left, no valid certificate; 400 a customer without RUT); the caller's
  * transaction then rolls back and nothing is used up.
  */
-export async function numberDocument(tx: Tx, ctx: ServiceContext, kind: DocumentKind, id: string, documentTypeId: string, parties: IssuedParties): Promise<Numbered> {
-  const referenced = kind === "credit_note" ? (await tx.creditNote.findUniqueOrThrow({ where: { id }, select: { invoice: { select: { numbering: true } } } })).invoice.numbering : null;
+export async function numberDocument(
+  tx: Tx,
+  ctx: ServiceContext,
+  kind: DocumentKind,
+  id: string,
+  documentTypeId: string,
+  parties: IssuedParties,
+): Promise<Numbered> {
+  const referenced =
+    kind === "credit_note"
+      ? (await tx.creditNote.findUniqueOrThrow({ where: { id }, select: { invoice: { select: { numbering: true } } } }))
+          .invoice.numbering
+      : null;
   const plan = await numberingPlan(tx, tenant(ctx), documentTypeId, referenced);
-  if (plan.numbering === "internal") return { number: await nextDocumentNumber(tx, ctx, documentTypeId, kind), numbering: "internal", issued: null };
+  if (plan.numbering === "internal")
+    return { number: await nextDocumentNumber(tx, ctx, documentTypeId, kind), numbering: "internal", issued: null };
   const issued = await issueTaxDocument(tx, ctx, plan.enrolled, kind, id, parties);
   return { number: issued.folio, numbering: "sii_folio", issued };
 }
@@ -69,7 +100,12 @@ export async function numberNewInvoices(
   parties: ReadonlyMap<string, IssuedParties>,
 ): Promise<{ numbering: DocumentNumbering; numbers: number[]; issued: IssuedTaxDocument[] | null }> {
   const plan = await numberingPlan(tx, tenant(ctx), documentTypeId);
-  if (plan.numbering === "internal") return { numbering: "internal", numbers: await nextDocumentNumbers(tx, ctx, documentTypeId, "invoice", ids.length), issued: null };
+  if (plan.numbering === "internal")
+    return {
+      numbering: "internal",
+      numbers: await nextDocumentNumbers(tx, ctx, documentTypeId, "invoice", ids.length),
+      issued: null,
+    };
   const issued = await issueTaxInvoices(tx, ctx, plan.enrolled, documentTypeId, ids, parties);
   return { numbering: "sii_folio", numbers: issued.map((d) => d.folio), issued };
 }
@@ -79,7 +115,12 @@ export async function numberNewInvoices(
  * counter row inside the caller's transaction. The row stays locked until commit, so concurrent
  * finalizes queue and a rolled-back finalize gives its number back: numbers are gapless and unique.
  */
-export async function nextDocumentNumber(tx: Tx, ctx: ServiceContext, documentTypeId: string, kind: DocumentKind): Promise<number> {
+export async function nextDocumentNumber(
+  tx: Tx,
+  ctx: ServiceContext,
+  documentTypeId: string,
+  kind: DocumentKind,
+): Promise<number> {
   return (await nextDocumentNumbers(tx, ctx, documentTypeId, kind, 1))[0];
 }
 
@@ -87,7 +128,13 @@ export async function nextDocumentNumber(tx: Tx, ctx: ServiceContext, documentTy
  * The next `count` (>= 1) numbers of the internal series, in order, with one update of the counter
  * row (same lock and gapless guarantee as nextDocumentNumber).
  */
-export async function nextDocumentNumbers(tx: Tx, ctx: ServiceContext, documentTypeId: string, kind: DocumentKind, count: number): Promise<number[]> {
+export async function nextDocumentNumbers(
+  tx: Tx,
+  ctx: ServiceContext,
+  documentTypeId: string,
+  kind: DocumentKind,
+  count: number,
+): Promise<number[]> {
   const rows = await tx.$queryRaw<{ lastNumber: number }[]>`
     INSERT INTO "DocumentCounter" ("organizationId", "testMode", "documentTypeId", "kind", "lastNumber")
     VALUES (${ctx.auth.organizationId}, ${ctx.auth.testMode}, ${documentTypeId}, ${kind}, ${count}::int)

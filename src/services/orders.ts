@@ -20,8 +20,20 @@ import { normalizeRut } from "../domain/rut.js";
 import { DEFAULT_SHIPPING_TYPE, isShippingType, shippingTypeRule } from "../domain/shipping-types.js";
 import { tenant, withinTransaction, type ServiceContext } from "./context.js";
 import { findCurrency, findDocumentType, resolveState, findDocumentCustomer, organizationToday } from "./reference.js";
-import { deleteDraftDocument, finalizeDraftDocument, lineRows, updateDraftDocument, type PreparedDocument } from "./document-lifecycle.js";
-import { documentTotals, normalizeLines, storedLineInputs, taxRulesOf, totalColumns } from "../domain/document-lines.js";
+import {
+  deleteDraftDocument,
+  finalizeDraftDocument,
+  lineRows,
+  updateDraftDocument,
+  type PreparedDocument,
+} from "./document-lifecycle.js";
+import {
+  documentTotals,
+  normalizeLines,
+  storedLineInputs,
+  taxRulesOf,
+  totalColumns,
+} from "../domain/document-lines.js";
 import { PDF_INCLUDE, printDocument } from "./document-pdf.js";
 import { createInvoice } from "./invoices.js";
 
@@ -68,7 +80,8 @@ async function prepare(ctx: ServiceContext, input: OrderInput, current: Current 
     if (customer) errors.add("document", "is required (no default order type for the customer's country)");
   } else {
     documentType = await findDocumentType(ctx, documentId, errors);
-    if (documentType && !documentType.isOrder) errors.add("document", `${documentType.id} (${documentType.name}) is not an order type`);
+    if (documentType && !documentType.isOrder)
+      errors.add("document", `${documentType.id} (${documentType.name}) is not an order type`);
   }
   // an order is in its document type's currency (CLP for Chile's 52)
   const currency = documentType ? await findCurrency(ctx, documentType.currencyId, errors, "document") : null;
@@ -78,9 +91,14 @@ async function prepare(ctx: ServiceContext, input: OrderInput, current: Current 
     errors.add("shipping_type", shippingTypeRule());
   }
 
-  const text = (field: keyof typeof MAX_LENGTH, value: string | null | undefined, stored: string | null | undefined) => {
+  const text = (
+    field: keyof typeof MAX_LENGTH,
+    value: string | null | undefined,
+    stored: string | null | undefined,
+  ) => {
     const result = value !== undefined ? value || null : (stored ?? null);
-    if (result && result.length > MAX_LENGTH[field]) errors.add(field, `must have at most ${MAX_LENGTH[field]} characters`);
+    if (result && result.length > MAX_LENGTH[field])
+      errors.add(field, `must have at most ${MAX_LENGTH[field]} characters`);
     return result;
   };
   const address = text("address", input.address, current?.address);
@@ -93,7 +111,9 @@ async function prepare(ctx: ServiceContext, input: OrderInput, current: Current 
     carrierId = rut ?? carrierId;
   }
   const state =
-    input.state !== undefined ? (await resolveState(ctx, documentType?.countryId ?? null, input.state, errors)).code : (current?.state ?? null);
+    input.state !== undefined
+      ? (await resolveState(ctx, documentType?.countryId ?? null, input.state, errors)).code
+      : (current?.state ?? null);
 
   const date = input.date ?? (current ? isoDate(current.date) : today!);
   const lines = normalizeLines(input.lines ?? (current ? storedLineInputs(current.lines) : []), errors);
@@ -118,14 +138,25 @@ async function prepare(ctx: ServiceContext, input: OrderInput, current: Current 
     shippingType,
     ...totalColumns(t, NO_DISCOUNT),
   };
-  return { columns, lines: lineRows(lines, t, { withLineTax: true }), linesChanged: input.lines !== undefined && input.lines !== null };
+  return {
+    columns,
+    lines: lineRows(lines, t, { withLineTax: true }),
+    linesChanged: input.lines !== undefined && input.lines !== null,
+  };
 }
 
 /** Creates a draft order. ValidationError (400) names every bad field; nothing is written then. */
 export async function createOrder(ctx: ServiceContext, input: OrderInput): Promise<Order> {
   const { columns, lines } = await prepare(ctx, input, null);
   return ctx.prisma.order.create({
-    data: { id: newId("ord"), ...tenant(ctx), userEmail: ctx.auth.userEmail, status: "draft", ...(columns as typeof columns & { customerId: string; documentTypeId: string; currencyId: string; date: Date }), lines: { create: lines } },
+    data: {
+      id: newId("ord"),
+      ...tenant(ctx),
+      userEmail: ctx.auth.userEmail,
+      status: "draft",
+      ...(columns as typeof columns & { customerId: string; documentTypeId: string; currencyId: string; date: Date }),
+      lines: { create: lines },
+    },
   });
 }
 
@@ -166,12 +197,21 @@ export async function invoiceOrders(ctx: ServiceContext, input: InvoiceOrdersInp
     if (ids.length > 0) {
       await tx.$queryRaw`SELECT "id" FROM "Order" WHERE "id" = ANY(${ids}::text[]) AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} ORDER BY "id" FOR UPDATE`;
     }
-    const rows = await tx.order.findMany({ where: { id: { in: ids }, ...tenant(ctx) }, include: { lines: { orderBy: { position: "asc" } } } });
+    const rows = await tx.order.findMany({
+      where: { id: { in: ids }, ...tenant(ctx) },
+      include: { lines: { orderBy: { position: "asc" } } },
+    });
     const orders = checkOrdersInvoiceable(
       ids,
       rows.map((o) => ({
         ...o,
-        lines: o.lines.map((l) => ({ name: l.name, description: l.description, quantity: l.quantity.toString(), amount: l.amount.toString(), exempt: l.exempt })),
+        lines: o.lines.map((l) => ({
+          name: l.name,
+          description: l.description,
+          quantity: l.quantity.toString(),
+          amount: l.amount.toString(),
+          exempt: l.exempt,
+        })),
       })),
     );
     const invoice = await createInvoice(withinTransaction(ctx, tx), {
@@ -182,7 +222,10 @@ export async function invoiceOrders(ctx: ServiceContext, input: InvoiceOrdersInp
       dueDate: input.dueDate,
       lines: invoiceLinesFromOrders(orders),
     });
-    await tx.order.updateMany({ where: { id: { in: orders.map((o) => o.id) }, invoiceId: null }, data: { invoiceId: invoice.id } });
+    await tx.order.updateMany({
+      where: { id: { in: orders.map((o) => o.id) }, invoiceId: null },
+      data: { invoiceId: invoice.id },
+    });
     return invoice;
   });
 }

@@ -42,8 +42,13 @@ function emptySettings(key: TenantKey): OrganizationSettings {
  * with the organization (newOrganizationSettings) and by the migration that introduced them; a
  * missing row reads as empty settings (not enrolled with SII, no branding) with times at the epoch.
  */
-export async function readSettings(db: Pick<Tx, "organizationSettings">, key: TenantKey): Promise<OrganizationSettings> {
-  const row = await db.organizationSettings.findUnique({ where: { organizationId_testMode: { organizationId: key.organizationId, testMode: key.testMode } } });
+export async function readSettings(
+  db: Pick<Tx, "organizationSettings">,
+  key: TenantKey,
+): Promise<OrganizationSettings> {
+  const row = await db.organizationSettings.findUnique({
+    where: { organizationId_testMode: { organizationId: key.organizationId, testMode: key.testMode } },
+  });
   return row ?? emptySettings(key);
 }
 
@@ -51,7 +56,10 @@ export async function readSettings(db: Pick<Tx, "organizationSettings">, key: Te
 export async function writeSettings(
   db: Pick<Tx, "organizationSettings">,
   key: TenantKey,
-  data: Omit<Prisma.OrganizationSettingsUncheckedCreateInput, "organizationId" | "testMode" | "createdAt" | "updatedAt">,
+  data: Omit<
+    Prisma.OrganizationSettingsUncheckedCreateInput,
+    "organizationId" | "testMode" | "createdAt" | "updatedAt"
+  >,
 ): Promise<OrganizationSettings> {
   const { organizationId, testMode } = key;
   return db.organizationSettings.upsert({
@@ -62,6 +70,9 @@ export async function writeSettings(
 }
 
 /** The two rows (test and live) a new organization named `name` starts with: its name as the branding's business name. */
-export function newOrganizationSettings(organizationId: string, name: string): Prisma.OrganizationSettingsCreateManyInput[] {
+export function newOrganizationSettings(
+  organizationId: string,
+  name: string,
+): Prisma.OrganizationSettingsCreateManyInput[] {
   return [false, true].map((testMode) => ({ organizationId, testMode, businessName: name }));
 }

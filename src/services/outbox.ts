@@ -84,7 +84,11 @@ async function claim(prisma: PrismaClient, now: Date, limit: number): Promise<Cl
 }
 
 /** The use-case context of the organization and mode a message belongs to (to render its document). */
-function ownerContext(deps: OutboxDeps, owner: { organizationId: string; testMode: boolean; userEmail: string }, now: Date): ServiceContext {
+function ownerContext(
+  deps: OutboxDeps,
+  owner: { organizationId: string; testMode: boolean; userEmail: string },
+  now: Date,
+): ServiceContext {
   return {
     prisma: deps.prisma,
     auth: { organizationId: owner.organizationId, testMode: owner.testMode, userEmail: owner.userEmail, apiKeyId: "" },
@@ -98,7 +102,11 @@ function ownerContext(deps: OutboxDeps, owner: { organizationId: string; testMod
  * The PDF of `kind`/`id` as an attachment, rendered now. Undefined when the document no longer
  * exists (a draft deleted after the reminder): the message then goes without it.
  */
-export async function renderAttachment(ctx: ServiceContext, kind: AttachmentKind, id: string): Promise<MailAttachment | undefined> {
+export async function renderAttachment(
+  ctx: ServiceContext,
+  kind: AttachmentKind,
+  id: string,
+): Promise<MailAttachment | undefined> {
   const where = { id, organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode };
   const select = { documentTypeId: true, number: true } as const;
   const doc =
@@ -109,8 +117,17 @@ export async function renderAttachment(ctx: ServiceContext, kind: AttachmentKind
         : await ctx.prisma.creditNote.findFirst({ where, select });
   if (!doc) return undefined;
   try {
-    const content = kind === "invoice" ? await invoicePdf(ctx, id) : kind === "order" ? await orderPdf(ctx, id) : await creditNotePdf(ctx, id);
-    return { filename: attachmentFileName(kind, doc.documentTypeId, doc.number), content, contentType: "application/pdf" };
+    const content =
+      kind === "invoice"
+        ? await invoicePdf(ctx, id)
+        : kind === "order"
+          ? await orderPdf(ctx, id)
+          : await creditNotePdf(ctx, id);
+    return {
+      filename: attachmentFileName(kind, doc.documentTypeId, doc.number),
+      content,
+      contentType: "application/pdf",
+    };
   } catch (e) {
     if (e instanceof NotFoundError) return undefined;
     throw e;
@@ -122,7 +139,10 @@ type Outcome = "sent" | "retrying" | "failed" | "skipped";
 /** Sends one claimed message and records the outcome (guarded by the claim's attempt count). */
 async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise<Outcome> {
   const { prisma, logger } = deps;
-  const message = await prisma.outboxMessage.findUnique({ where: { id: claimed.id }, include: { reminder: { select: { id: true, testMode: true, userEmail: true } } } });
+  const message = await prisma.outboxMessage.findUnique({
+    where: { id: claimed.id },
+    include: { reminder: { select: { id: true, testMode: true, userEmail: true } } },
+  });
   if (!message) return "skipped";
   const log = { outboxMessage: message.id, reminder: message.reminderId, attempt: claimed.attempts };
   // the claim is ours while status and attempts are unchanged
@@ -132,13 +152,24 @@ async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise
     const attachments: MailAttachment[] = [];
     if (message.attachmentKind && message.attachmentId) {
       const owner = message.reminder ?? { testMode: message.testMode ?? false, userEmail: "" };
-      const attachment = await renderAttachment(ownerContext(deps, { organizationId: message.organizationId, ...owner }, now), message.attachmentKind as AttachmentKind, message.attachmentId);
+      const attachment = await renderAttachment(
+        ownerContext(deps, { organizationId: message.organizationId, ...owner }, now),
+        message.attachmentKind as AttachmentKind,
+        message.attachmentId,
+      );
       if (attachment) attachments.push(attachment);
-      else logger.warn({ ...log, attachment: `${message.attachmentKind} ${message.attachmentId}` }, "attachment's document no longer exists; sending without it");
+      else
+        logger.warn(
+          { ...log, attachment: `${message.attachmentKind} ${message.attachmentId}` },
+          "attachment's document no longer exists; sending without it",
+        );
     }
     if (message.files.length) {
       // stored files attached as they are (the exchange's EnvioDTE, services/sii-exchange.ts)
-      const stored = await prisma.storedFile.findMany({ where: { name: { in: message.files }, organizationId: message.organizationId }, select: { name: true, content: true, contentType: true } });
+      const stored = await prisma.storedFile.findMany({
+        where: { name: { in: message.files }, organizationId: message.organizationId },
+        select: { name: true, content: true, contentType: true },
+      });
       for (const name of message.files) {
         const file = stored.find((f) => f.name === name);
         if (!file) throw new Error(`the attached file ${name} is missing`);
@@ -153,27 +184,53 @@ async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise
       text: message.body,
       attachments,
     });
-    const note = result.rejected.length ? `accepted by ${result.accepted.length}; rejected: ${result.rejected.join(", ")}` : null;
+    const note = result.rejected.length
+      ? `accepted by ${result.accepted.length}; rejected: ${result.rejected.join(", ")}`
+      : null;
     await prisma.$transaction(async (tx) => {
-      const { count } = await tx.outboxMessage.updateMany({ where: mine, data: { status: "sent", sentAt: now, lastError: note } });
+      const { count } = await tx.outboxMessage.updateMany({
+        where: mine,
+        data: { status: "sent", sentAt: now, lastError: note },
+      });
       if (count && message.kind === EXCHANGE_MESSAGE_KIND && message.attachmentKind && message.attachmentId) {
-        await mergeTaxAgency(tx, message.attachmentKind as SubmissionKind, message.attachmentId, { exchange_sent_at: now.toISOString() });
+        await mergeTaxAgency(tx, message.attachmentKind as SubmissionKind, message.attachmentId, {
+          exchange_sent_at: now.toISOString(),
+        });
       }
     });
-    logger.info({ ...log, messageId: result.messageId, recipients: result.accepted.length, rejected: result.rejected }, "mail sent");
+    logger.info(
+      { ...log, messageId: result.messageId, recipients: result.accepted.length, rejected: result.rejected },
+      "mail sent",
+    );
     return "sent";
   } catch (e) {
     const error = e instanceof Error ? e.message : String(e);
     const next = afterFailure(claimed.attempts, now);
     await prisma.$transaction(async (tx) => {
-      const { count } = await tx.outboxMessage.updateMany({ where: mine, data: { status: next.status, nextAttemptAt: next.nextAttemptAt, lastError: error.slice(0, 2000) } });
+      const { count } = await tx.outboxMessage.updateMany({
+        where: mine,
+        data: { status: next.status, nextAttemptAt: next.nextAttemptAt, lastError: error.slice(0, 2000) },
+      });
       // an exchange e-mail that failed for good says so on its document
-      if (count && next.status === "failed" && message.kind === EXCHANGE_MESSAGE_KIND && message.attachmentKind && message.attachmentId) {
-        await mergeTaxAgency(tx, message.attachmentKind as SubmissionKind, message.attachmentId, { exchange_error: `delivery failed for good: ${error.slice(0, 500)}` });
+      if (
+        count &&
+        next.status === "failed" &&
+        message.kind === EXCHANGE_MESSAGE_KIND &&
+        message.attachmentKind &&
+        message.attachmentId
+      ) {
+        await mergeTaxAgency(tx, message.attachmentKind as SubmissionKind, message.attachmentId, {
+          exchange_error: `delivery failed for good: ${error.slice(0, 500)}`,
+        });
       }
     });
-    if (next.status === "failed") logger.error({ ...log, err: error }, "mail delivery failed for good; the message stays in the outbox as failed");
-    else logger.warn({ ...log, err: error, nextAttemptAt: next.nextAttemptAt.toISOString() }, "mail delivery failed; will retry");
+    if (next.status === "failed")
+      logger.error({ ...log, err: error }, "mail delivery failed for good; the message stays in the outbox as failed");
+    else
+      logger.warn(
+        { ...log, err: error, nextAttemptAt: next.nextAttemptAt.toISOString() },
+        "mail delivery failed; will retry",
+      );
     return next.status === "failed" ? "failed" : "retrying";
   }
 }
@@ -187,7 +244,11 @@ function tally(report: DeliveryReport, outcome: Outcome): DeliveryReport {
  * Sends a message the caller has claimed (written with `claimedOnCreate`): the request's
  * immediate attempt after commit. Delivery failures are recorded, never thrown.
  */
-export async function deliverClaimed(deps: OutboxDeps, claimed: Claim, now: Date = new Date()): Promise<DeliveryReport> {
+export async function deliverClaimed(
+  deps: OutboxDeps,
+  claimed: Claim,
+  now: Date = new Date(),
+): Promise<DeliveryReport> {
   if (!deps.mailer) return { ...EMPTY_REPORT };
   return tally({ ...EMPTY_REPORT, claimed: 1 }, await sendClaimed(deps, claimed, now));
 }
@@ -197,7 +258,11 @@ export async function deliverClaimed(deps: OutboxDeps, claimed: Claim, now: Date
  * so one call stays bounded). Safe to run in several processes at once. An aborted `signal` (the
  * server stopping) ends the call after the batch being sent.
  */
-export async function deliverDueMessages(deps: OutboxDeps, now: Date = new Date(), { batchSize = 20, maxBatches = 10, signal }: { batchSize?: number; maxBatches?: number; signal?: AbortSignal } = {}): Promise<DeliveryReport> {
+export async function deliverDueMessages(
+  deps: OutboxDeps,
+  now: Date = new Date(),
+  { batchSize = 20, maxBatches = 10, signal }: { batchSize?: number; maxBatches?: number; signal?: AbortSignal } = {},
+): Promise<DeliveryReport> {
   let report = { ...EMPTY_REPORT };
   if (!deps.mailer) return report;
   for (let batch = 0; batch < maxBatches && !signal?.aborted; batch++) {

@@ -57,9 +57,18 @@ export interface PaymentInput {
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
 /** The gateway of `name` if it is enabled and usable in the caller's mode; a field error otherwise. */
-function gatewayFor(ctx: ServiceContext, name: string, errors: FieldErrorCollector, field = "gateway"): PaymentGateway | null {
+function gatewayFor(
+  ctx: ServiceContext,
+  name: string,
+  errors: FieldErrorCollector,
+  field = "gateway",
+): PaymentGateway | null {
   const gateway = findGateway(name, ctx.settings.paymentGateways);
-  if (!gateway) errors.add(field, `unknown or disabled gateway ${name}; enabled: ${ctx.settings.paymentGateways.join(", ") || "none"}`);
+  if (!gateway)
+    errors.add(
+      field,
+      `unknown or disabled gateway ${name}; enabled: ${ctx.settings.paymentGateways.join(", ") || "none"}`,
+    );
   else if (gateway.testOnly && !ctx.auth.testMode) errors.add(field, `the ${name} gateway works with test keys only`);
   return gateway && (!gateway.testOnly || ctx.auth.testMode) ? gateway : null;
 }
@@ -79,8 +88,10 @@ export async function createSource(ctx: ServiceContext, input: SourceInput): Pro
     const gateway = gatewayFor(ctx, input.gateway, errors);
     prepared = gateway?.prepareSource({ usage: input.usage, data: input.data ?? {} }, errors) ?? null;
   }
-  if (input.amount !== undefined && input.amount !== null && !toDecimal(input.amount).isPositive()) errors.add("amount", "must be positive");
-  if (input.description && input.description.length > 256) errors.add("description", "must have at most 256 characters");
+  if (input.amount !== undefined && input.amount !== null && !toDecimal(input.amount).isPositive())
+    errors.add("amount", "must be positive");
+  if (input.description && input.description.length > 256)
+    errors.add("description", "must have at most 256 characters");
   if (input.returnUrl && !isHttpUrl(input.returnUrl)) errors.add("return_url", "must be an http(s) URL");
   let metadata: Metadata = {};
   errors.collect(() => {
@@ -127,16 +138,19 @@ export async function createPayment(ctx: ServiceContext, input: PaymentInput): P
     input.invoice ? ctx.prisma.invoice.findFirst({ where: { id: input.invoice, ...tenant(ctx) } }) : null,
   ]);
   if (input.invoice && !invoice) errors.add("invoice", `unknown invoice ${input.invoice}`);
-  else if (invoice && invoice.status !== "finalized") errors.add("invoice", `${invoice.id} is a ${invoice.status}; only finalized invoices are paid`);
+  else if (invoice && invoice.status !== "finalized")
+    errors.add("invoice", `${invoice.id} is a ${invoice.status}; only finalized invoices are paid`);
 
   const customerId = input.customer ?? invoice?.customerId ?? null;
   const customer = customerId ? await findDocumentCustomer(ctx, customerId, errors) : null;
-  if (invoice && customer && invoice.customerId !== customer.id) errors.add("customer", `invoice ${invoice.id} belongs to customer ${invoice.customerId}`);
+  if (invoice && customer && invoice.customerId !== customer.id)
+    errors.add("customer", `invoice ${invoice.id} belongs to customer ${invoice.customerId}`);
 
   const currencyId = input.currency ?? invoice?.currencyId ?? customer?.currencyId;
   const currency = currencyId ? await findCurrency(ctx, currencyId, errors) : null;
   if (!currencyId) errors.add("currency", "is required (no invoice or customer currency to default to)");
-  if (invoice && currency && currency.id !== invoice.currencyId) errors.add("currency", `must be the invoice's currency ${invoice.currencyId}`);
+  if (invoice && currency && currency.id !== invoice.currencyId)
+    errors.add("currency", `must be the invoice's currency ${invoice.currencyId}`);
 
   const date = input.date ?? today;
   checkPaymentLimits({ amount: input.amount, date, description: input.description }, currency, today, errors);
@@ -169,10 +183,17 @@ export async function createPayment(ctx: ServiceContext, input: PaymentInput): P
 }
 
 /** Merges `metadata` into a payment's (an empty value removes a key); any status. 404 unknown. */
-export async function updatePaymentMetadata(ctx: ServiceContext, id: string, metadata: Record<string, unknown>): Promise<Payment> {
+export async function updatePaymentMetadata(
+  ctx: ServiceContext,
+  id: string,
+  metadata: Record<string, unknown>,
+): Promise<Payment> {
   return ctx.prisma.$transaction(async (tx) => {
     const payment = await lockPayment(tx, ctx, id);
-    return tx.payment.update({ where: { id }, data: { metadata: mergeMetadata(payment.metadata as Metadata, metadata) } });
+    return tx.payment.update({
+      where: { id },
+      data: { metadata: mergeMetadata(payment.metadata as Metadata, metadata) },
+    });
   });
 }
 
@@ -195,7 +216,9 @@ export async function cancelPayment(ctx: ServiceContext, id: string): Promise<Pa
   return ctx.prisma.$transaction(async (tx) => {
     const payment = await lockPayment(tx, ctx, id);
     const pending = payment.charges[0];
-    const next = paymentTransition(payment.status, "cancel", { chargeInFlight: !!pending && payment.source?.flow !== "redirect" });
+    const next = paymentTransition(payment.status, "cancel", {
+      chargeInFlight: !!pending && payment.source?.flow !== "redirect",
+    });
     if (pending) await tx.paymentCharge.update({ where: { id: pending.id }, data: { status: "canceled" } });
     return tx.payment.update({ where: { id }, data: { status: next } });
   });
@@ -205,7 +228,12 @@ export async function cancelPayment(ctx: ServiceContext, id: string): Promise<Pa
  * Checks that `sourceId` may pay `payment` (call inside the payment's transaction, with a
  * transaction context); field errors on `source`. A single-use source pays one payment only.
  */
-async function usableSource(ctx: ServiceContext, sourceId: string | null | undefined, payment: Payment, errors: FieldErrorCollector) {
+async function usableSource(
+  ctx: ServiceContext,
+  sourceId: string | null | undefined,
+  payment: Payment,
+  errors: FieldErrorCollector,
+) {
   if (!sourceId) {
     errors.add("source", "is required");
     return null;
@@ -218,7 +246,10 @@ async function usableSource(ctx: ServiceContext, sourceId: string | null | undef
     return null;
   }
   if (source.usage === "single_use") {
-    const other = await ctx.prisma.payment.findFirst({ where: { sourceId: source.id, id: { not: payment.id }, status: { not: "canceled" } }, select: { id: true } });
+    const other = await ctx.prisma.payment.findFirst({
+      where: { sourceId: source.id, id: { not: payment.id }, status: { not: "canceled" } },
+      select: { id: true },
+    });
     if (other) errors.add("source", `single-use source ${source.id} belongs to payment ${other.id}`);
   }
   if (source.customerId && payment.customerId && source.customerId !== payment.customerId) {
@@ -226,7 +257,10 @@ async function usableSource(ctx: ServiceContext, sourceId: string | null | undef
   }
   if (source.status !== "chargeable") errors.add("source", `source ${source.id} is ${source.status}, not chargeable`);
   if (source.amount !== null && !source.amount.equals(payment.amount)) {
-    errors.add("source", `source ${source.id} is for ${source.amount.toFixed()}, the payment is ${payment.amount.toFixed()}`);
+    errors.add(
+      "source",
+      `source ${source.id} is for ${source.amount.toFixed()}, the payment is ${payment.amount.toFixed()}`,
+    );
   }
   gatewayFor(ctx, source.gateway, errors, "source");
   return source;
@@ -251,7 +285,10 @@ async function startCharge(tx: Tx, ctx: ServiceContext, payment: Payment, source
     const [balance] = await invoiceBalances(withinTransaction(ctx, tx), [payment.invoiceId]);
     const room = new Decimal(balance.due).minus(balance.inFlight);
     if (payment.amount.greaterThan(room)) {
-      throw ValidationError.field("amount", `exceeds what is due on invoice ${payment.invoiceId}: ${Decimal.max(room, 0).toFixed()} ${payment.currencyId}`);
+      throw ValidationError.field(
+        "amount",
+        `exceeds what is due on invoice ${payment.invoiceId}: ${Decimal.max(room, 0).toFixed()} ${payment.currencyId}`,
+      );
     }
   }
   const last = await tx.paymentCharge.aggregate({ where: { paymentId: payment.id }, _max: { attempt: true } });
@@ -271,16 +308,25 @@ async function startCharge(tx: Tx, ctx: ServiceContext, payment: Payment, source
       status: "pending",
     },
   });
-  await tx.payment.update({ where: { id: payment.id }, data: { status: next, sourceId: source.id, failureReason: null } });
+  await tx.payment.update({
+    where: { id: payment.id },
+    data: { status: next, sourceId: source.id, failureReason: null },
+  });
   return { chargeId: charge.id, gateway: findGateway(source.gateway, ctx.settings.paymentGateways)!, source };
 }
 
 /** Records a gateway's answer to a pending charge: succeeded, or back to requires_payment_method with the reason. */
-async function settleCharge(ctx: ServiceContext, paymentId: string, chargeId: string, result: ChargeResult): Promise<Payment> {
+async function settleCharge(
+  ctx: ServiceContext,
+  paymentId: string,
+  chargeId: string,
+  result: ChargeResult,
+): Promise<Payment> {
   return ctx.prisma.$transaction(async (tx) => {
     const payment = await lockPayment(tx, ctx, paymentId);
     // answered, or canceled, since the charge started (a second checkout answer, a DELETE)
-    if (!payment.charges.some((c) => c.id === chargeId)) throw new InvalidStateError(`Payment ${paymentId} was answered or canceled meanwhile`);
+    if (!payment.charges.some((c) => c.id === chargeId))
+      throw new InvalidStateError(`Payment ${paymentId} was answered or canceled meanwhile`);
     const event = result.status === "succeeded" ? "succeed" : "decline";
     const next = paymentTransition(payment.status, event);
     await tx.paymentCharge.update({
@@ -288,11 +334,16 @@ async function settleCharge(ctx: ServiceContext, paymentId: string, chargeId: st
       data: {
         status: result.status,
         reference: result.reference,
-        ...(result.status === "declined" ? { failureCode: result.failureCode, failureMessage: result.failureMessage } : {}),
+        ...(result.status === "declined"
+          ? { failureCode: result.failureCode, failureMessage: result.failureMessage }
+          : {}),
       },
     });
     if (payment.source?.usage === "single_use") {
-      await tx.source.update({ where: { id: payment.source.id }, data: { status: result.status === "succeeded" ? "consumed" : "failed" } });
+      await tx.source.update({
+        where: { id: payment.source.id },
+        data: { status: result.status === "succeeded" ? "consumed" : "failed" },
+      });
     }
     return tx.payment.update({
       where: { id: paymentId },
@@ -323,7 +374,11 @@ async function chargeNow(ctx: ServiceContext, payment: Payment, started: Started
  * checkout. 404 unknown payment; 409 when the payment is not awaiting a payment method; 400 for
  * an unknown, consumed or foreign source. Called concurrently, it charges once.
  */
-export async function authorizePayment(ctx: ServiceContext, id: string, sourceId: string | null | undefined): Promise<Payment> {
+export async function authorizePayment(
+  ctx: ServiceContext,
+  id: string,
+  sourceId: string | null | undefined,
+): Promise<Payment> {
   const started = await ctx.prisma.$transaction(async (tx) => {
     const payment = await lockPayment(tx, ctx, id);
     const txCtx = withinTransaction(ctx, tx);
@@ -348,7 +403,10 @@ export async function authorizePayment(ctx: ServiceContext, id: string, sourceId
  * authorize does; when an earlier attempt got no answer from the gateway, it asks again with the
  * same attempt (idempotency key). 409 without a source, or when succeeded or canceled.
  */
-export async function payPayment(ctx: ServiceContext, id: string): Promise<{ payment: Payment; redirectUrl: string | null }> {
+export async function payPayment(
+  ctx: ServiceContext,
+  id: string,
+): Promise<{ payment: Payment; redirectUrl: string | null }> {
   const outcome = await ctx.prisma.$transaction(async (tx) => {
     const payment = await lockPayment(tx, ctx, id);
     const source = payment.source;
@@ -357,7 +415,10 @@ export async function payPayment(ctx: ServiceContext, id: string): Promise<{ pay
       const redirectUrl = String((source.data as Record<string, unknown>).redirect_url);
       if (payment.status === "processing" && payment.charges.length > 0) return { redirectUrl, started: null };
       if (payment.status === "requires_payment_method" && source.status !== "chargeable") {
-        throw ValidationError.field("source", `source ${source.id} is ${source.status}; authorize the payment with a new source`);
+        throw ValidationError.field(
+          "source",
+          `source ${source.id} is ${source.status}; authorize the payment with a new source`,
+        );
       }
       await startCharge(tx, withinTransaction(ctx, tx), payment, source);
       return { redirectUrl, started: null };
@@ -369,8 +430,12 @@ export async function payPayment(ctx: ServiceContext, id: string): Promise<{ pay
       // idempotency key, so it is charged at most once
       return { redirectUrl: null, started: { payment, started: { chargeId: pending.id, gateway, source } } };
     }
-    if (source.status !== "chargeable") throw ValidationError.field("source", `source ${source.id} is ${source.status}, not chargeable`);
-    return { redirectUrl: null, started: { payment, started: await startCharge(tx, withinTransaction(ctx, tx), payment, source) } };
+    if (source.status !== "chargeable")
+      throw ValidationError.field("source", `source ${source.id} is ${source.status}, not chargeable`);
+    return {
+      redirectUrl: null,
+      started: { payment, started: await startCharge(tx, withinTransaction(ctx, tx), payment, source) },
+    };
   });
   const payment = outcome.started
     ? await chargeNow(ctx, outcome.started.payment, outcome.started.started)
@@ -387,13 +452,20 @@ export interface Checkout {
 
 /** The checkout of `token` (no API key: the token is the secret), or null when unknown. */
 export async function findCheckout(prisma: ServiceContext["prisma"], token: string): Promise<Checkout | null> {
-  const source = await prisma.source.findUnique({ where: { checkoutTokenHash: sha256(token) }, include: { organization: true } });
+  const source = await prisma.source.findUnique({
+    where: { checkoutTokenHash: sha256(token) },
+    include: { organization: true },
+  });
   if (!source) return null;
   const payment = await prisma.payment.findFirst({ where: { sourceId: source.id }, orderBy: { updatedAt: "desc" } });
   const { organization, ...rest } = source;
   // the source's mode's settings: a test key's branding never shows on a live checkout
   const settings = await readSettings(prisma, { organizationId: source.organizationId, testMode: source.testMode });
-  return { organizationName: settings.businessName ?? settings.taxBusinessName ?? organization.name, source: rest, payment };
+  return {
+    organizationName: settings.businessName ?? settings.taxBusinessName ?? organization.name,
+    source: rest,
+    payment,
+  };
 }
 
 /**
@@ -401,15 +473,30 @@ export async function findCheckout(prisma: ServiceContext["prisma"], token: stri
  * succeeded, `reject` declines it (`rejected_by_customer`). 404 for an unknown token; 409 when no
  * payment waits at this checkout (not paid yet, answered already, or canceled).
  */
-export async function completeCheckout(base: Omit<ServiceContext, "auth">, token: string, decision: "approve" | "reject"): Promise<{ payment: Payment; source: Source }> {
+export async function completeCheckout(
+  base: Omit<ServiceContext, "auth">,
+  token: string,
+  decision: "approve" | "reject",
+): Promise<{ payment: Payment; source: Source }> {
   const source = await base.prisma.source.findUnique({ where: { checkoutTokenHash: sha256(token) } });
   if (!source) throw new NotFoundError("checkout", token.slice(0, 8));
-  const ctx: ServiceContext = { ...base, auth: { organizationId: source.organizationId, testMode: source.testMode, userEmail: "checkout", apiKeyId: "" } };
+  const ctx: ServiceContext = {
+    ...base,
+    auth: { organizationId: source.organizationId, testMode: source.testMode, userEmail: "checkout", apiKeyId: "" },
+  };
   const waiting = await ctx.prisma.paymentCharge.findFirst({ where: { sourceId: source.id, status: "pending" } });
-  if (!waiting) throw new InvalidStateError("No payment is waiting at this checkout: it was answered already, canceled, or not paid yet");
+  if (!waiting)
+    throw new InvalidStateError(
+      "No payment is waiting at this checkout: it was answered already, canceled, or not paid yet",
+    );
   const result: ChargeResult =
     decision === "approve"
       ? { status: "succeeded", reference: `redirect_${waiting.id}` }
-      : { status: "declined", reference: `redirect_${waiting.id}`, failureCode: "rejected_by_customer", failureMessage: "The customer rejected the payment at the checkout." };
+      : {
+          status: "declined",
+          reference: `redirect_${waiting.id}`,
+          failureCode: "rejected_by_customer",
+          failureMessage: "The customer rejected the payment at the checkout.",
+        };
   return { payment: await settleCharge(ctx, waiting.paymentId, waiting.id, result), source };
 }

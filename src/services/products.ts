@@ -52,23 +52,63 @@ export interface ProductInput {
 export const MAX_NESTED_PLANS = 50;
 
 /** Plan columns a subscription's billing depends on: frozen once a subscription line uses the plan. */
-const PLAN_PRICING_FIELDS = ["amount", "currency", "frequency", "usageScheme", "usageAggregation", "tiersMode", "tiers", "exempt"] as const;
+const PLAN_PRICING_FIELDS = [
+  "amount",
+  "currency",
+  "frequency",
+  "usageScheme",
+  "usageAggregation",
+  "tiersMode",
+  "tiers",
+  "exempt",
+] as const;
 
-type PlanColumns = Omit<Prisma.PlanUncheckedCreateInput, "id" | "organizationId" | "testMode" | "productId" | "position">;
+type PlanColumns = Omit<
+  Prisma.PlanUncheckedCreateInput,
+  "id" | "organizationId" | "testMode" | "productId" | "position"
+>;
 
 /** Validates a plan (merged over `current` on update); field errors under `prefix` (`plans.0.`). */
-async function planColumns(f: Fields, input: PlanInput, current: Plan | null, prefix: string, defaultName: string | null): Promise<PlanColumns> {
-  const name = f.text(`${prefix}name`, input.name === undefined && !current ? defaultName : input.name, current?.name, { required: true });
+async function planColumns(
+  f: Fields,
+  input: PlanInput,
+  current: Plan | null,
+  prefix: string,
+  defaultName: string | null,
+): Promise<PlanColumns> {
+  const name = f.text(`${prefix}name`, input.name === undefined && !current ? defaultName : input.name, current?.name, {
+    required: true,
+  });
   const sku = f.text(`${prefix}sku`, input.sku, current?.sku, { max: 100 });
   const description = f.text(`${prefix}description`, input.description, current?.description, { max: 1000 });
   const currency = await f.currency(`${prefix}currency`, input.currency, current?.currencyId);
-  const frequency = f.choice(`${prefix}frequency`, Object.keys(FREQUENCIES) as Frequency[], input.frequency, current?.frequency, "monthly");
-  const usageScheme = f.choice(`${prefix}usage_scheme`, USAGE_SCHEMES, input.usageScheme, current?.usageScheme, "licensed");
-  const usageAggregation = f.choice(`${prefix}usage_aggregation`, USAGE_AGGREGATIONS, input.usageAggregation, current?.usageAggregation, "sum");
+  const frequency = f.choice(
+    `${prefix}frequency`,
+    Object.keys(FREQUENCIES) as Frequency[],
+    input.frequency,
+    current?.frequency,
+    "monthly",
+  );
+  const usageScheme = f.choice(
+    `${prefix}usage_scheme`,
+    USAGE_SCHEMES,
+    input.usageScheme,
+    current?.usageScheme,
+    "licensed",
+  );
+  const usageAggregation = f.choice(
+    `${prefix}usage_aggregation`,
+    USAGE_AGGREGATIONS,
+    input.usageAggregation,
+    current?.usageAggregation,
+    "sum",
+  );
 
   const tiersMode = input.tiersMode !== undefined ? input.tiersMode || null : (current?.tiersMode ?? null);
-  if (tiersMode !== null && !(TIERS_MODES as readonly string[]).includes(tiersMode)) f.errors.add(`${prefix}tiers_mode`, `must be one of ${TIERS_MODES.join(", ")} (or null: flat per unit)`);
-  const tierInputs = input.tiers !== undefined ? (input.tiers ?? []) : ((current?.tiers ?? []) as unknown as TierInput[]);
+  if (tiersMode !== null && !(TIERS_MODES as readonly string[]).includes(tiersMode))
+    f.errors.add(`${prefix}tiers_mode`, `must be one of ${TIERS_MODES.join(", ")} (or null: flat per unit)`);
+  const tierInputs =
+    input.tiers !== undefined ? (input.tiers ?? []) : ((current?.tiers ?? []) as unknown as TierInput[]);
   let tiers: Tier[] = [];
   if (tiersMode) {
     f.errors.collect(() => {
@@ -123,10 +163,12 @@ export async function createProduct(ctx: ServiceContext, input: ProductInput): P
   const f = new Fields(ctx);
   const product = productColumns(f, input, null);
   const plans = input.plans ?? [];
-  if (plans.length > MAX_NESTED_PLANS) f.errors.add("plans", `at most ${MAX_NESTED_PLANS} plans per request; add more with POST /v1/plans/`);
+  if (plans.length > MAX_NESTED_PLANS)
+    f.errors.add("plans", `at most ${MAX_NESTED_PLANS} plans per request; add more with POST /v1/plans/`);
   const planRows = [];
   for (const [i, plan] of plans.entries()) {
-    if (plan.product !== undefined && plan.product !== null) f.errors.add(`plans.${i}.product`, "is the product being created; leave it out");
+    if (plan.product !== undefined && plan.product !== null)
+      f.errors.add(`plans.${i}.product`, "is the product being created; leave it out");
     planRows.push(await planColumns(f, plan, null, `plans.${i}.`, product.name || null));
   }
   f.errors.throwIfAny("Invalid product");
@@ -136,7 +178,9 @@ export async function createProduct(ctx: ServiceContext, input: ProductInput): P
       ...tenant(ctx),
       ...product,
       status: "active",
-      plans: { create: planRows.map((columns, position) => ({ id: newId("pla"), ...tenant(ctx), position, ...columns })) },
+      plans: {
+        create: planRows.map((columns, position) => ({ id: newId("pla"), ...tenant(ctx), position, ...columns })),
+      },
     },
   });
 }
@@ -146,7 +190,11 @@ export async function updateProduct(ctx: ServiceContext, id: string, input: Prod
   return atomically(ctx, async (tx) => {
     const current = await loadProduct(tx, id, { lock: true });
     const f = new Fields(tx);
-    if (input.plans !== undefined && input.plans !== null) f.errors.add("plans", "plans are added with POST /v1/plans/ (createPlan) and changed with PATCH /v1/plans/{id}/ (updatePlan)");
+    if (input.plans !== undefined && input.plans !== null)
+      f.errors.add(
+        "plans",
+        "plans are added with POST /v1/plans/ (createPlan) and changed with PATCH /v1/plans/{id}/ (updatePlan)",
+      );
     const data = productColumns(f, input, current);
     f.errors.throwIfAny("Invalid product");
     return tx.prisma.product.update({ where: { id: current.id }, data });
@@ -199,7 +247,13 @@ export async function createPlan(ctx: ServiceContext, input: PlanInput): Promise
     if (product!.archivedAt) throw new InvalidStateError(`Product ${product!.id} is archived; it takes no new plans`);
     const last = await tx.prisma.plan.aggregate({ where: { productId: product!.id }, _max: { position: true } });
     return tx.prisma.plan.create({
-      data: { id: newId("pla"), ...tenant(ctx), productId: product!.id, position: (last._max.position ?? -1) + 1, ...columns },
+      data: {
+        id: newId("pla"),
+        ...tenant(ctx),
+        productId: product!.id,
+        position: (last._max.position ?? -1) + 1,
+        ...columns,
+      },
     });
   });
 }
@@ -213,12 +267,17 @@ export async function updatePlan(ctx: ServiceContext, id: string, input: PlanInp
   return atomically(ctx, async (tx) => {
     const current = await loadPlan(tx, id, { lock: true });
     const f = new Fields(tx);
-    if (input.product !== undefined && input.product !== null && input.product !== current.productId) f.errors.add("product", "a plan cannot move to another product");
+    if (input.product !== undefined && input.product !== null && input.product !== current.productId)
+      f.errors.add("product", "a plan cannot move to another product");
     const data = await planColumns(f, input, current, "", null);
     f.errors.throwIfAny("Invalid plan");
-    const changed = PLAN_PRICING_FIELDS.filter((field) => input[field] !== undefined && !samePricing(field, data, current));
+    const changed = PLAN_PRICING_FIELDS.filter(
+      (field) => input[field] !== undefined && !samePricing(field, data, current),
+    );
     if (changed.length > 0 && (await tx.prisma.subscriptionLine.count({ where: { planId: current.id } })) > 0) {
-      throw new InvalidStateError(`Plan ${current.id} is used by subscriptions; its pricing (${changed.map(snake).join(", ")}) cannot change. Create a new plan instead.`);
+      throw new InvalidStateError(
+        `Plan ${current.id} is used by subscriptions; its pricing (${changed.map(snake).join(", ")}) cannot change. Create a new plan instead.`,
+      );
     }
     return tx.prisma.plan.update({ where: { id: current.id }, data });
   });
@@ -232,7 +291,8 @@ function samePricing(field: (typeof PLAN_PRICING_FIELDS)[number], data: PlanColu
       return data.currencyId === current.currencyId;
     case "tiers": {
       // JSONB reorders object keys: compare the values, tier by tier
-      const values = (tiers: unknown) => JSON.stringify(((tiers ?? []) as Tier[]).map((t) => [t.up_to, t.unit_amount, t.flat_amount]));
+      const values = (tiers: unknown) =>
+        JSON.stringify(((tiers ?? []) as Tier[]).map((t) => [t.up_to, t.unit_amount, t.flat_amount]));
       return values(data.tiers) === values(current.tiers);
     }
     default:

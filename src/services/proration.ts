@@ -27,7 +27,11 @@ import { createCreditNoteIn } from "./credit-notes.js";
 const tx = (ctx: ServiceContext) => ctx.prisma as unknown as Tx;
 
 /** Stores `items` as pending items of subscription `subscriptionId` (billed by its next cycle invoice). */
-export async function storePendingItems(ctx: ServiceContext, subscriptionId: string, items: readonly PendingItemDraft[]): Promise<void> {
+export async function storePendingItems(
+  ctx: ServiceContext,
+  subscriptionId: string,
+  items: readonly PendingItemDraft[],
+): Promise<void> {
   if (items.length === 0) return;
   await ctx.prisma.pendingInvoiceItem.createMany({
     data: items.map((i, position) => ({
@@ -57,7 +61,13 @@ export async function storePendingItems(ctx: ServiceContext, subscriptionId: str
  */
 export async function invoiceProrationsNow(
   ctx: ServiceContext,
-  subscription: { id: string; customerId: string; documentTypeId: string; expirationDays: number; nextBillingCycle: number },
+  subscription: {
+    id: string;
+    customerId: string;
+    documentTypeId: string;
+    expirationDays: number;
+    nextBillingCycle: number;
+  },
   currency: CurrencyUnit,
   items: readonly PendingItemDraft[],
 ): Promise<{ invoices: string[]; creditNotes: string[] }> {
@@ -77,7 +87,13 @@ export async function invoiceProrationsNow(
       dueDate: addDays(today, subscription.expirationDays),
       periodStart: period.start,
       periodEnd: period.end,
-      lines: charges.map((n) => ({ name: n.name, description: n.description, quantity: 1, amount: n.net.toFixed(), exempt: n.exempt })),
+      lines: charges.map((n) => ({
+        name: n.name,
+        description: n.description,
+        quantity: 1,
+        amount: n.net.toFixed(),
+        exempt: n.exempt,
+      })),
     });
     await ctx.prisma.invoice.update({ where: { id: invoice.id }, data: { subscriptionId: subscription.id } });
     await finalizeLockedDocument(tx(ctx), ctx, "invoice", invoice.id, "draft");
@@ -85,7 +101,12 @@ export async function invoiceProrationsNow(
   }
   if (credits.length > 0) {
     const cycleInvoice = await ctx.prisma.invoice.findFirst({
-      where: { subscriptionId: subscription.id, billingCycle: subscription.nextBillingCycle - 1, status: "finalized", ...tenant(ctx) },
+      where: {
+        subscriptionId: subscription.id,
+        billingCycle: subscription.nextBillingCycle - 1,
+        status: "finalized",
+        ...tenant(ctx),
+      },
       select: { id: true },
     });
     let credited = false;
@@ -95,7 +116,13 @@ export async function invoiceProrationsNow(
           invoice: cycleInvoice.id,
           date: today,
           note: credits.map((n) => n.name).join("; "),
-          lines: credits.map((n) => ({ name: n.name, description: n.description, quantity: 1, amount: n.net.negated().toFixed(), exempt: n.exempt })),
+          lines: credits.map((n) => ({
+            name: n.name,
+            description: n.description,
+            quantity: 1,
+            amount: n.net.negated().toFixed(),
+            exempt: n.exempt,
+          })),
         });
         await finalizeLockedDocument(tx(ctx), ctx, "credit_note", note.id, "draft");
         issued.creditNotes.push(note.id);
@@ -119,7 +146,12 @@ export async function invoiceProrationsNow(
  * as billed by it, and stores the credit that did not fit (`invoice.carriedCredits`) as pending
  * items for the next cycle. Returns how many items were marked.
  */
-export async function markPendingItemsBilled(ctx: ServiceContext, subscriptionId: string, invoiceId: string, invoice: Pick<CycleInvoice, "billedPendingItems" | "carriedCredits">): Promise<number> {
+export async function markPendingItemsBilled(
+  ctx: ServiceContext,
+  subscriptionId: string,
+  invoiceId: string,
+  invoice: Pick<CycleInvoice, "billedPendingItems" | "carriedCredits">,
+): Promise<number> {
   const { count } = await ctx.prisma.pendingInvoiceItem.updateMany({
     where: { subscriptionId, invoiceId: null, id: { in: invoice.billedPendingItems } },
     data: { invoiceId },
@@ -127,7 +159,14 @@ export async function markPendingItemsBilled(ctx: ServiceContext, subscriptionId
   await storePendingItems(
     ctx,
     subscriptionId,
-    invoice.carriedCredits.map((c) => ({ name: `Credit carried over: ${c.name}`, amount: c.amount, quantity: new Decimal(1), periodStart: c.periodStart, periodEnd: c.periodEnd, exempt: c.exempt })),
+    invoice.carriedCredits.map((c) => ({
+      name: `Credit carried over: ${c.name}`,
+      amount: c.amount,
+      quantity: new Decimal(1),
+      periodStart: c.periodStart,
+      periodEnd: c.periodEnd,
+      exempt: c.exempt,
+    })),
   );
   return count;
 }
@@ -138,18 +177,32 @@ export async function markPendingItemsBilled(ctx: ServiceContext, subscriptionId
  * (kept positions keep their line id, so usage stays attached; a changed coupon restarts its
  * redemptions) and `pendingChanges` is cleared. Returns whether anything changed.
  */
-export async function applyPendingChanges(ctx: ServiceContext, subscriptionId: string, cycle: number): Promise<boolean> {
-  const subscription = await ctx.prisma.subscription.findFirst({ where: { id: subscriptionId, ...tenant(ctx) }, select: { pendingChanges: true } });
+export async function applyPendingChanges(
+  ctx: ServiceContext,
+  subscriptionId: string,
+  cycle: number,
+): Promise<boolean> {
+  const subscription = await ctx.prisma.subscription.findFirst({
+    where: { id: subscriptionId, ...tenant(ctx) },
+    select: { pendingChanges: true },
+  });
   const lines = linesAtCycle(parsePendingChanges(subscription?.pendingChanges), cycle);
   if (!lines) return false;
-  const stored = await ctx.prisma.subscriptionLine.findMany({ where: { subscriptionId }, select: { id: true, couponId: true } });
+  const stored = await ctx.prisma.subscriptionLine.findMany({
+    where: { subscriptionId },
+    select: { id: true, couponId: true },
+  });
   const keep = new Set(lines.map((l) => l.id));
   const removed = stored.filter((s) => !keep.has(s.id)).map((s) => s.id);
   if (removed.length > 0) await ctx.prisma.subscriptionLine.deleteMany({ where: { id: { in: removed } } });
   for (const [position, line] of lines.entries()) {
     const before = stored.find((s) => s.id === line.id);
     const data = { position, planId: line.plan, quantity: line.quantity, couponId: line.coupon };
-    if (before) await ctx.prisma.subscriptionLine.update({ where: { id: line.id }, data: { ...data, ...(before.couponId !== line.coupon ? { couponRedemptions: 0 } : {}) } });
+    if (before)
+      await ctx.prisma.subscriptionLine.update({
+        where: { id: line.id },
+        data: { ...data, ...(before.couponId !== line.coupon ? { couponRedemptions: 0 } : {}) },
+      });
     else await ctx.prisma.subscriptionLine.create({ data: { id: line.id, subscriptionId, ...data } });
   }
   await ctx.prisma.subscription.update({ where: { id: subscriptionId }, data: { pendingChanges: Prisma.DbNull } });

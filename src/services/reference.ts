@@ -37,7 +37,12 @@ function referenceData(ctx: ServiceContext): Promise<ReferenceData> {
 }
 
 /** Loads a document type by id (`CL33`); adds a field error under `field` when unknown. */
-export async function findDocumentType(ctx: ServiceContext, id: string, errors: FieldErrorCollector, field = "document") {
+export async function findDocumentType(
+  ctx: ServiceContext,
+  id: string,
+  errors: FieldErrorCollector,
+  field = "document",
+) {
   const documentType = (await referenceData(ctx)).documentTypes.get(id.toUpperCase()) ?? null;
   if (!documentType) errors.add(field, `unknown document type ${id}`);
   return documentType;
@@ -53,7 +58,6 @@ export async function findCurrency(ctx: ServiceContext, id: string, errors: Fiel
   if (!currency) errors.add(field, `unknown currency ${id.toUpperCase()}`);
   return currency;
 }
-
 
 /** Spec "Limits": a state code has at most six characters. */
 export const STATE_CODE_MAX_LENGTH = 6;
@@ -84,20 +88,31 @@ export async function resolveState(
 }
 
 /** A customer of the caller for a document; a field error (not a 404) when missing or unknown. */
-export async function findDocumentCustomer(ctx: ServiceContext, id: string | null | undefined, errors: FieldErrorCollector, field = "customer") {
+export async function findDocumentCustomer(
+  ctx: ServiceContext,
+  id: string | null | undefined,
+  errors: FieldErrorCollector,
+  field = "customer",
+) {
   if (!id) {
     errors.add(field, "is required");
     return null;
   }
   // with what a new document's answer shows of it (its country) and the organization's time zone
   // (the default document date): one statement (infra/joined-reads.ts)
-  const customer = await ctx.prisma.customer.findFirst({ where: { id, ...tenant(ctx) }, include: { country: true, organization: { select: { timeZone: true } } } });
+  const customer = await ctx.prisma.customer.findFirst({
+    where: { id, ...tenant(ctx) },
+    include: { country: true, organization: { select: { timeZone: true } } },
+  });
   if (!customer) errors.add(field, `unknown customer ${id}`);
   return customer;
 }
 
 /** Today (`yyyy-mm-dd`) in the caller organization's time zone: the default document date. */
 export async function organizationToday(ctx: ServiceContext): Promise<string> {
-  const org = await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } });
+  const org = await ctx.prisma.organization.findUniqueOrThrow({
+    where: { id: ctx.auth.organizationId },
+    select: { timeZone: true },
+  });
   return todayIn(org.timeZone, ctx.now());
 }

@@ -63,12 +63,16 @@ export async function sendReminder(ctx: ServiceContext, input: ReminderInput, ou
   const subject = requiredText("subject", input.subject, MAX_SUBJECT_LENGTH, errors, { singleLine: true });
   const message = requiredText("message", input.message, MAX_MESSAGE_LENGTH, errors);
   const recipients = normalizeRecipients(input.recipients, errors);
-  const related = exactlyOneDocument({ invoice: input.invoice, credit_note: input.creditNote, payment: input.payment, order: input.order }, errors);
+  const related = exactlyOneDocument(
+    { invoice: input.invoice, credit_note: input.creditNote, payment: input.payment, order: input.order },
+    errors,
+  );
   const kept = !outbox.mailer;
   const due = ctx.now();
 
   const { reminder, messageId, attempts } = await ctx.prisma.$transaction(async (tx) => {
-    if (related && !(await relatedExists(tx, ctx, related))) errors.add(related.kind, `unknown ${LABEL[related.kind]} ${related.id}`);
+    if (related && !(await relatedExists(tx, ctx, related)))
+      errors.add(related.kind, `unknown ${LABEL[related.kind]} ${related.id}`);
     errors.throwIfAny("Invalid reminder");
     const doc = related!;
     const reminder = await tx.reminder.create({
@@ -104,14 +108,24 @@ export async function sendReminder(ctx: ServiceContext, input: ReminderInput, ou
 
   if (kept) {
     outbox.logger.info(
-      { reminder: reminder.id, outboxMessage: messageId, from: outbox.settings.mailFrom, to: recipients, subject, text: message, attachment: related!.kind === "payment" ? null : `${related!.kind} ${related!.id}` },
+      {
+        reminder: reminder.id,
+        outboxMessage: messageId,
+        from: outbox.settings.mailFrom,
+        to: recipients,
+        subject,
+        text: message,
+        attachment: related!.kind === "payment" ? null : `${related!.kind} ${related!.id}`,
+      },
       "mail kept in the outbox (no SMTP_URL)",
     );
   } else {
     // the first attempt, after commit (of the request's transaction when the request is keyed:
     // request-transaction.ts); a failure is recorded on the message and retried later
     await afterCommit(outbox.prisma, (prisma) =>
-      deliverClaimed({ ...outbox, prisma }, { id: messageId, attempts }, ctx.now()).catch((e) => outbox.logger.error({ err: e, outboxMessage: messageId }, "immediate delivery attempt failed")),
+      deliverClaimed({ ...outbox, prisma }, { id: messageId, attempts }, ctx.now()).catch((e) =>
+        outbox.logger.error({ err: e, outboxMessage: messageId }, "immediate delivery attempt failed"),
+      ),
     );
   }
   return reminder;

@@ -95,7 +95,11 @@ export function isRequestTransaction(db: object): boolean {
  * one that throws is logged by nobody and skipped). `fn` throwing rolls everything back and
  * rethrows; nothing queued runs then.
  */
-export async function runInTransaction<T>(prisma: PrismaClient, options: TransactionOptions, fn: (db: PrismaClient) => Promise<T>): Promise<T> {
+export async function runInTransaction<T>(
+  prisma: PrismaClient,
+  options: TransactionOptions,
+  fn: (db: PrismaClient) => Promise<T>,
+): Promise<T> {
   const state: Joined = { base: prisma, afterCommit: [] };
   const result = await prisma.$transaction((tx) => fn(joinableClient(tx, state)), options);
   for (const work of state.afterCommit) await work(prisma).catch(() => undefined);

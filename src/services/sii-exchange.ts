@@ -22,7 +22,11 @@ import { FINAL_CONSUMER_RUT } from "../infra/taxagency/sii/dte.js";
 import { InvalidStateError, ValidationError } from "../domain/errors.js";
 import { normalizeRut } from "../domain/rut.js";
 import { nextReceiverStatus, receiverStatusOf, type ReceiverStatus } from "../domain/receiver-status.js";
-import { readReceiverAnswer, type AnsweredDte, type ReceiverAnswerKind } from "../infra/taxagency/sii/receiver-answers.js";
+import {
+  readReceiverAnswer,
+  type AnsweredDte,
+  type ReceiverAnswerKind,
+} from "../infra/taxagency/sii/receiver-answers.js";
 import { tenant, type ServiceContext, type Tx } from "./context.js";
 import { storeFile } from "./files.js";
 import { xmlFileInput } from "./swaps.js";
@@ -39,16 +43,29 @@ export const EXCHANGE_MESSAGE_KIND = "dte_exchange";
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** A DTE SII accepted, as the worker knows it (its SiiSubmission row; `dteFile` the stored signed DTE's name). */
-export type AcceptedDte = Pick<SiiSubmission, "organizationId" | "testMode" | "documentId" | "dteType" | "folio" | "dteFile"> & { documentKind: SubmissionKind };
+export type AcceptedDte = Pick<
+  SiiSubmission,
+  "organizationId" | "testMode" | "documentId" | "dteType" | "folio" | "dteFile"
+> & { documentKind: SubmissionKind };
 
 /** What `writeExchanges` records for one accepted DTE. */
 export type PreparedExchange =
-  | { documentKind: SubmissionKind; documentId: string; send: true; to: string; receiverRut: string; envelope: { name: string; file: Buffer }; subject: string; body: string }
+  | {
+      documentKind: SubmissionKind;
+      documentId: string;
+      send: true;
+      to: string;
+      receiverRut: string;
+      envelope: { name: string; file: Buffer };
+      subject: string;
+      body: string;
+    }
   | { documentKind: SubmissionKind; documentId: string; send: false; reason: string };
 
 /** The customer's exchange address from its `tax_settings` (`exchange_email`), if it is an e-mail. */
 function exchangeEmailOf(taxSettings: unknown): string | null {
-  const value = taxSettings && typeof taxSettings === "object" ? (taxSettings as Record<string, unknown>).exchange_email : null;
+  const value =
+    taxSettings && typeof taxSettings === "object" ? (taxSettings as Record<string, unknown>).exchange_email : null;
   return typeof value === "string" && EMAIL.test(value.trim()) ? value.trim() : null;
 }
 
@@ -56,7 +73,8 @@ async function customerTaxSettings(prisma: PrismaClient, kind: SubmissionKind, i
   const select = { customer: { select: { taxSettings: true } } } as const;
   if (kind === "invoice") return (await prisma.invoice.findUnique({ where: { id }, select }))?.customer.taxSettings;
   if (kind === "order") return (await prisma.order.findUnique({ where: { id }, select }))?.customer.taxSettings;
-  return (await prisma.creditNote.findUnique({ where: { id }, select: { invoice: { select } } }))?.invoice.customer.taxSettings;
+  return (await prisma.creditNote.findUnique({ where: { id }, select: { invoice: { select } } }))?.invoice.customer
+    .taxSettings;
 }
 
 const TYPE_NAMES: Record<number, string> = {
@@ -93,15 +111,26 @@ export async function prepareExchanges(
       const receiverRut = parties?.receiver.rut ?? null;
       if (!receiverRut) throw new Error("the DTE has no RUTRecep");
       if (NO_EXCHANGE_RUTS.has(receiverRut)) {
-        out.push({ ...base, send: false, reason: `the receiver ${receiverRut} is SII's generic RUT, with no exchange address` });
+        out.push({
+          ...base,
+          send: false,
+          reason: `the receiver ${receiverRut} is SII's generic RUT, with no exchange address`,
+        });
         continue;
       }
-      const to = exchangeEmailOf(await customerTaxSettings(prisma, dte.documentKind, dte.documentId)) ?? (parties?.receiver.email && EMAIL.test(parties.receiver.email) ? parties.receiver.email : null);
+      const to =
+        exchangeEmailOf(await customerTaxSettings(prisma, dte.documentKind, dte.documentId)) ??
+        (parties?.receiver.email && EMAIL.test(parties.receiver.email) ? parties.receiver.email : null);
       if (!to) {
-        out.push({ ...base, send: false, reason: "no exchange address: the customer has no tax_settings.exchange_email and the DTE no CorreoRecep" });
+        out.push({
+          ...base,
+          send: false,
+          reason: "no exchange address: the customer has no tax_settings.exchange_email and the DTE no CorreoRecep",
+        });
         continue;
       }
-      if (!settings.taxId || !settings.taxResolutionDate) throw new Error("the tax profile needs the RUT and SII's resolution date");
+      if (!settings.taxId || !settings.taxResolutionDate)
+        throw new Error("the tax profile needs the RUT and SII's resolution date");
       const built = buildEnvioDte({
         dtes: [content],
         caratula: {
@@ -232,14 +261,23 @@ function issuedFields(content: Buffer): { total: string | null; issueDate: strin
  * document whose `RUTRecep`, `RutResponde`, `FchEmis` or `MntTotal` differ from what we issued);
  * 409 when the organization has no RUT in this mode.
  */
-export async function recordReceiverAnswer(ctx: ServiceContext, input: ReceiverAnswerInput): Promise<RecordedReceiverAnswer> {
+export async function recordReceiverAnswer(
+  ctx: ServiceContext,
+  input: ReceiverAnswerInput,
+): Promise<RecordedReceiverAnswer> {
   const bytes = xmlFileInput(input, "the answer");
   const answer = await readReceiverAnswer(bytes);
   const settings = await readSettings(ctx.prisma, tenant(ctx));
   const rut = settings.taxId ? normalizeRut(settings.taxId) : null;
-  if (!rut) throw new InvalidStateError(`The organization has no valid tax ID (RUT) in ${ctx.auth.testMode ? "test" : "live"} mode: set that mode's tax profile before recording receivers' answers`);
+  if (!rut)
+    throw new InvalidStateError(
+      `The organization has no valid tax ID (RUT) in ${ctx.auth.testMode ? "test" : "live"} mode: set that mode's tax profile before recording receivers' answers`,
+    );
   if (normalizeRut(answer.recipientRut) !== rut) {
-    throw ValidationError.field("xml", `the answer is addressed to RUT ${answer.recipientRut} (RutRecibe), not to this organization (${rut})`);
+    throw ValidationError.field(
+      "xml",
+      `the answer is addressed to RUT ${answer.recipientRut} (RutRecibe), not to this organization (${rut})`,
+    );
   }
   if (!answer.documents.length) throw ValidationError.field("xml", "the answer names no document");
   const name = (d: AnsweredDte) => `DTE type ${d.type} folio ${d.folio}`;
@@ -256,19 +294,32 @@ export async function recordReceiverAnswer(ctx: ServiceContext, input: ReceiverA
       select: { documentKind: true, documentId: true, dteFile: true },
     });
     if (!submission) {
-      problems.push(`${name(d)}: no such DTE issued by this organization in ${ctx.auth.testMode ? "test" : "live"} mode`);
+      problems.push(
+        `${name(d)}: no such DTE issued by this organization in ${ctx.auth.testMode ? "test" : "live"} mode`,
+      );
       continue;
     }
-    const file = await ctx.prisma.storedFile.findUnique({ where: { name: submission.dteFile }, select: { content: true } });
+    const file = await ctx.prisma.storedFile.findUnique({
+      where: { name: submission.dteFile },
+      select: { content: true },
+    });
     const issued = file ? issuedFields(Buffer.from(file.content)) : { total: null, issueDate: null, receiverRut: null };
     const mismatches = [
-      issued.receiverRut && normalizeRut(d.receiverRut) !== normalizeRut(issued.receiverRut) ? `RUTRecep ${d.receiverRut} (issued to ${issued.receiverRut})` : null,
-      issued.receiverRut && normalizeRut(answer.responderRut) !== normalizeRut(issued.receiverRut) ? `RutResponde ${answer.responderRut} (issued to ${issued.receiverRut})` : null,
-      issued.issueDate && d.issueDate !== issued.issueDate ? `FchEmis ${d.issueDate} (issued ${issued.issueDate})` : null,
+      issued.receiverRut && normalizeRut(d.receiverRut) !== normalizeRut(issued.receiverRut)
+        ? `RUTRecep ${d.receiverRut} (issued to ${issued.receiverRut})`
+        : null,
+      issued.receiverRut && normalizeRut(answer.responderRut) !== normalizeRut(issued.receiverRut)
+        ? `RutResponde ${answer.responderRut} (issued to ${issued.receiverRut})`
+        : null,
+      issued.issueDate && d.issueDate !== issued.issueDate
+        ? `FchEmis ${d.issueDate} (issued ${issued.issueDate})`
+        : null,
       issued.total && d.total !== issued.total ? `MntTotal ${d.total} (issued ${issued.total})` : null,
     ].filter(Boolean);
     if (mismatches.length) {
-      problems.push(`${name(d)} does not match the document issued (${submission.documentId}): ${mismatches.join(", ")}`);
+      problems.push(
+        `${name(d)} does not match the document issued (${submission.documentId}): ${mismatches.join(", ")}`,
+      );
       continue;
     }
     found.push({ dte: d, submission });
@@ -288,10 +339,23 @@ export async function recordReceiverAnswer(ctx: ServiceContext, input: ReceiverA
       const status = nextReceiverStatus(current.receiver_status, incoming);
       const files = Array.isArray(current.receiver_files) ? (current.receiver_files as unknown[]) : [];
       await mergeTaxAgency(tx, kind, submission.documentId, {
-        ...(status === incoming ? { receiver_status: status, receiver_code: dte.code, receiver_message: dte.text, receiver_status_at: now.toISOString() } : {}),
+        ...(status === incoming
+          ? {
+              receiver_status: status,
+              receiver_code: dte.code,
+              receiver_message: dte.text,
+              receiver_status_at: now.toISOString(),
+            }
+          : {}),
         receiver_files: [...files, `/v1/files/${fileName}`],
       });
-      documents.push({ documentKind: kind, documentId: submission.documentId, type: dte.type, folio: dte.folio, receiverStatus: status });
+      documents.push({
+        documentKind: kind,
+        documentId: submission.documentId,
+        type: dte.type,
+        folio: dte.folio,
+        receiverStatus: status,
+      });
     }
     return { kind: answer.kind, file: fileName, documents };
   });

@@ -27,7 +27,16 @@ import { randomUUID } from "node:crypto";
 import { Prisma, type PrismaClient } from "../infra/prisma/generated/client.js";
 import type { AppSettings } from "../infra/config.js";
 import type { Logger } from "../infra/logger.js";
-import { SII_POLL_DELAY_MS, boletaStatusFromDetail, documentStatusFromCounts, documentStatusFromRecord, envelopeOutcome, siiNextAttemptAt, uploadOutcome, type TaxAgencyStatus } from "../domain/sii-sending.js";
+import {
+  SII_POLL_DELAY_MS,
+  boletaStatusFromDetail,
+  documentStatusFromCounts,
+  documentStatusFromRecord,
+  envelopeOutcome,
+  siiNextAttemptAt,
+  uploadOutcome,
+  type TaxAgencyStatus,
+} from "../domain/sii-sending.js";
 import { buildEnvioBoleta, buildEnvioDte, isBoletaType, SII_RUT } from "../infra/taxagency/sii/envelope.js";
 import { SiiBoletaTransport } from "../infra/taxagency/sii/boleta-transport.js";
 import { SiiTransport, parse, text, type UploadStatus } from "../infra/taxagency/sii/transport.js";
@@ -46,7 +55,6 @@ export { mergeTaxAgency, type SubmissionKind };
 const CLAIM_LEASE_MS = 10 * 60_000;
 /** Rows claimed per round (an EnvioDTE holds up to 2000 DTEs). */
 const BATCH = 500;
-
 
 /** The certificate that signs for an organization and the RUT of its holder (`RutEnvia`). */
 export type SenderCredentials = SigningCredentials & { subjectRut: string };
@@ -79,7 +87,16 @@ export interface SendReport {
  */
 export async function enqueueSiiSubmission(
   tx: Tx,
-  input: { organizationId: string; testMode: boolean; documentKind: SubmissionKind; documentId: string; dteType: number; folio: number; dteFile: string; now: Date },
+  input: {
+    organizationId: string;
+    testMode: boolean;
+    documentKind: SubmissionKind;
+    documentId: string;
+    dteType: number;
+    folio: number;
+    dteFile: string;
+    now: Date;
+  },
   markPending = true,
 ): Promise<void> {
   await tx.siiSubmission.create({
@@ -96,7 +113,12 @@ export async function enqueueSiiSubmission(
       nextAttemptAt: input.now,
     },
   });
-  if (markPending) await mergeTaxAgency(tx, input.documentKind, input.documentId, { status: "pending", attempts: 0, updated_at: input.now.toISOString() });
+  if (markPending)
+    await mergeTaxAgency(tx, input.documentKind, input.documentId, {
+      status: "pending",
+      attempts: 0,
+      updated_at: input.now.toISOString(),
+    });
 }
 
 /**
@@ -118,7 +140,14 @@ export async function enqueueIssuedDocument(
   if (!parsed || !name) throw new Error(`cannot queue ${id} for SII: unexpected document_id or local_file`);
   await enqueueSiiSubmission(
     tx,
-    { ...owner, documentKind: kind, documentId: id, dteType: Number(parsed[2]), folio: Number(parsed[1]), dteFile: name },
+    {
+      ...owner,
+      documentKind: kind,
+      documentId: id,
+      dteType: Number(parsed[2]),
+      folio: Number(parsed[1]),
+      dteFile: name,
+    },
     false,
   );
 }
@@ -184,7 +213,9 @@ async function claim(prisma: PrismaClient, status: "pending" | "sent", now: Date
 
 function boletaTransportFor(deps: SiiSendingDeps, testMode: boolean): SiiBoletaTransport {
   const { sii } = deps.settings;
-  const [apiUrl, uploadUrl] = testMode ? [sii.boletaCertificationUrl, sii.boletaCertificationUploadUrl] : [sii.boletaProductionUrl, sii.boletaProductionUploadUrl];
+  const [apiUrl, uploadUrl] = testMode
+    ? [sii.boletaCertificationUrl, sii.boletaCertificationUploadUrl]
+    : [sii.boletaProductionUrl, sii.boletaProductionUploadUrl];
   deps.boletaTransports ??= new Map();
   let t = deps.boletaTransports.get(apiUrl);
   if (!t) deps.boletaTransports.set(apiUrl, (t = new SiiBoletaTransport({ apiUrl, uploadUrl })));
@@ -209,12 +240,22 @@ function message(e: unknown): string {
 }
 
 /** Records a failed attempt: backoff on the rows, `last_error` and the next attempt on the documents. */
-async function recordFailure(deps: SiiSendingDeps, rows: Row[], status: "pending" | "sent", error: string, now: Date): Promise<void> {
+async function recordFailure(
+  deps: SiiSendingDeps,
+  rows: Row[],
+  status: "pending" | "sent",
+  error: string,
+  now: Date,
+): Promise<void> {
   await deps.prisma.$transaction(async (tx) => {
     for (const row of rows) {
       const next = siiNextAttemptAt(row.attempts, now);
-      await tx.siiSubmission.updateMany({ where: { id: row.id, status }, data: { lastError: error, nextAttemptAt: next } });
-      await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
+      await tx.siiSubmission.updateMany({
+        where: { id: row.id, status },
+        data: { lastError: error, nextAttemptAt: next },
+      });
+      await mergeTaxAgency(tx, row.documentKind, row.documentId, {
+        updated_at: now.toISOString(),
         status: status === "pending" ? "pending" : "sent",
         attempts: row.attempts,
         next_attempt_at: next.toISOString(),
@@ -233,18 +274,38 @@ type Decided = { row: Row; status: TaxAgencyStatus; message?: string; recordStat
  * read from the stored DTE) and decides with domain/sii-sending.ts documentStatusFromRecord. Any
  * failure leaves it in `review` with the reason as message: the envelope is decided either way.
  */
-async function resolveReview(deps: SiiSendingDeps, row: Row, testMode: boolean, signer: SenderCredentials, rutCompany: string): Promise<Partial<Decided>> {
+async function resolveReview(
+  deps: SiiSendingDeps,
+  row: Row,
+  testMode: boolean,
+  signer: SenderCredentials,
+  rutCompany: string,
+): Promise<Partial<Decided>> {
   try {
     const file = await deps.prisma.storedFile.findUnique({ where: { name: row.dteFile }, select: { content: true } });
     if (!file) throw new Error(`the signed DTE file ${row.dteFile} is missing`);
     const dte = parse(Buffer.from(file.content).toString("latin1"), "stored DTE");
     const [rutReceiver, issueDate, total] = [text(dte, "RUTRecep"), text(dte, "FchEmis"), text(dte, "MntTotal")];
-    if (!rutReceiver || !issueDate || !total) throw new Error(`the signed DTE file ${row.dteFile} lacks RUTRecep, FchEmis or MntTotal`);
-    const record = await transportFor(deps, testMode).documentStatus(signer, { rutQuerier: signer.subjectRut, rutCompany, rutReceiver, type: row.dteType, folio: row.folio, issueDate, total });
+    if (!rutReceiver || !issueDate || !total)
+      throw new Error(`the signed DTE file ${row.dteFile} lacks RUTRecep, FchEmis or MntTotal`);
+    const record = await transportFor(deps, testMode).documentStatus(signer, {
+      rutQuerier: signer.subjectRut,
+      rutCompany,
+      rutReceiver,
+      type: row.dteType,
+      folio: row.folio,
+      issueDate,
+      total,
+    });
     return { status: documentStatusFromRecord(record.estado), recordStatus: record.estado, message: record.glosa };
   } catch (e) {
-    deps.logger.warn({ documentId: row.documentId, err: message(e) }, "SII document status query failed; left for review");
-    return { message: `SII's envelope status does not say whether this DTE was rejected, and asking SII failed: ${message(e)}` };
+    deps.logger.warn(
+      { documentId: row.documentId, err: message(e) },
+      "SII document status query failed; left for review",
+    );
+    return {
+      message: `SII's envelope status does not say whether this DTE was rejected, and asking SII failed: ${message(e)}`,
+    };
   }
 }
 
@@ -259,8 +320,12 @@ async function recordDecision(
 ): Promise<void> {
   await deps.prisma.$transaction(async (tx) => {
     for (const { row, status, message: documentMessage, recordStatus } of decided) {
-      await tx.siiSubmission.updateMany({ where: { id: row.id }, data: { status: "done", siiStatus, lastError: null } });
-      await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
+      await tx.siiSubmission.updateMany({
+        where: { id: row.id },
+        data: { status: "done", siiStatus, lastError: null },
+      });
+      await mergeTaxAgency(tx, row.documentKind, row.documentId, {
+        updated_at: now.toISOString(),
         status,
         sii_status: siiStatus,
         sii_message: documentMessage ?? glosa ?? null,
@@ -274,7 +339,9 @@ async function recordDecision(
     if (exchanges.length) {
       const { organizationId, testMode } = decided[0].row;
       // the outbox worker sends it (SMTP_URL set); else it is kept, as reminders are
-      const delivery = deps.settings.smtpUrl ? { status: "pending" as const, attempts: 0, nextAttemptAt: now } : { status: "kept" as const, attempts: 0, nextAttemptAt: now };
+      const delivery = deps.settings.smtpUrl
+        ? { status: "pending" as const, attempts: 0, nextAttemptAt: now }
+        : { status: "kept" as const, attempts: 0, nextAttemptAt: now };
       await writeExchanges(tx, { organizationId, testMode }, exchanges, now, mergeTaxAgency, delivery);
     }
   });
@@ -284,8 +351,15 @@ async function recordDecision(
  * The exchange of the DTEs SII just accepted (services/sii-exchange.ts): built and signed before
  * the verdict's transaction, recorded in it. A failure here never blocks recording SII's verdict.
  */
-async function exchangesFor(deps: SiiSendingDeps, decided: Decided[], signer: SenderCredentials, now: Date): Promise<PreparedExchange[]> {
-  const accepted = decided.filter((d) => d.status === "accepted" || d.status === "accepted_with_objections").map((d) => d.row);
+async function exchangesFor(
+  deps: SiiSendingDeps,
+  decided: Decided[],
+  signer: SenderCredentials,
+  now: Date,
+): Promise<PreparedExchange[]> {
+  const accepted = decided
+    .filter((d) => d.status === "accepted" || d.status === "accepted_with_objections")
+    .map((d) => d.row);
   if (!accepted.length) return [];
   try {
     const { organizationId, testMode } = accepted[0];
@@ -293,7 +367,12 @@ async function exchangesFor(deps: SiiSendingDeps, decided: Decided[], signer: Se
     return await prepareExchanges(deps.prisma, accepted, settings, signer, now);
   } catch (e) {
     deps.logger.warn({ err: message(e) }, "DTE exchange could not be prepared");
-    return accepted.map((r) => ({ documentKind: r.documentKind, documentId: r.documentId, send: false as const, reason: message(e) }));
+    return accepted.map((r) => ({
+      documentKind: r.documentKind,
+      documentId: r.documentId,
+      send: false as const,
+      reason: message(e),
+    }));
   }
 }
 
@@ -308,7 +387,13 @@ interface UploadResult {
   code: string;
 }
 
-async function uploadEnvelopeFile(deps: SiiSendingDeps, kind: EnvelopeKind, testMode: boolean, signer: SenderCredentials, input: { rutSender: string; rutCompany: string; file: Buffer; fileName: string }): Promise<UploadResult> {
+async function uploadEnvelopeFile(
+  deps: SiiSendingDeps,
+  kind: EnvelopeKind,
+  testMode: boolean,
+  signer: SenderCredentials,
+  input: { rutSender: string; rutCompany: string; file: Buffer; fileName: string },
+): Promise<UploadResult> {
   if (kind === "boleta") {
     const receipt = await boletaTransportFor(deps, testMode).upload(signer, input);
     return { outcome: "received", trackId: receipt.trackId, code: receipt.estado };
@@ -326,7 +411,13 @@ async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report:
 }
 
 /** Builds, signs, uploads and records one envelope of `kind` holding `rows` (one organization and mode). */
-async function uploadEnvelope(deps: SiiSendingDeps, kind: EnvelopeKind, rows: Row[], now: Date, report: SendReport): Promise<void> {
+async function uploadEnvelope(
+  deps: SiiSendingDeps,
+  kind: EnvelopeKind,
+  rows: Row[],
+  now: Date,
+  report: SendReport,
+): Promise<void> {
   const { prisma } = deps;
   const { organizationId, testMode } = rows[0];
   let envelope: { file: Buffer; name: string } | undefined;
@@ -335,11 +426,16 @@ async function uploadEnvelope(deps: SiiSendingDeps, kind: EnvelopeKind, rows: Ro
     const org = await readSettings(prisma, { organizationId, testMode });
     const taxId = org.taxId;
     if (!taxId || !org.taxResolutionDate || (!testMode && org.taxResolutionNumber === null)) {
-      throw new Error(`the ${testMode ? "test" : "live"} mode tax profile needs the RUT and SII's resolution number and date to send DTEs`);
+      throw new Error(
+        `the ${testMode ? "test" : "live"} mode tax profile needs the RUT and SII's resolution number and date to send DTEs`,
+      );
     }
     const signer = await credentials(deps, { organizationId, testMode }, now);
     if (!signer.subjectRut) throw new Error("the signing certificate has no holder RUT (RutEnvia)");
-    const files = await prisma.storedFile.findMany({ where: { name: { in: rows.map((r) => r.dteFile) }, organizationId }, select: { name: true, content: true } });
+    const files = await prisma.storedFile.findMany({
+      where: { name: { in: rows.map((r) => r.dteFile) }, organizationId },
+      select: { name: true, content: true },
+    });
     const byName = new Map(files.map((f) => [f.name, Buffer.from(f.content)]));
     const missing = rows.filter((r) => !byName.has(r.dteFile));
     if (missing.length) throw new Error(`the signed DTE file ${missing[0].dteFile} is missing`);
@@ -358,16 +454,40 @@ async function uploadEnvelope(deps: SiiSendingDeps, kind: EnvelopeKind, rows: Ro
       timestamp: now,
     });
     envelope = { file: built.file, name: `sii-envio-${kind === "boleta" ? "boleta-" : ""}${randomUUID()}.xml` };
-    const sent = await uploadEnvelopeFile(deps, kind, testMode, signer, { rutSender: signer.subjectRut, rutCompany: taxId, file: built.file, fileName: envelope.name });
+    const sent = await uploadEnvelopeFile(deps, kind, testMode, signer, {
+      rutSender: signer.subjectRut,
+      rutCompany: taxId,
+      file: built.file,
+      fileName: envelope.name,
+    });
     if (sent.outcome === "retry") throw new Error(`SII did not take the upload (STATUS ${sent.code})`);
     const env = envelope;
     await prisma.$transaction(async (tx) => {
-      await storeFile(tx, { name: env.name, organizationId, testMode, contentType: "application/xml", content: env.file });
+      await storeFile(tx, {
+        name: env.name,
+        organizationId,
+        testMode,
+        contentType: "application/xml",
+        content: env.file,
+      });
       for (const row of rows) {
         if (sent.outcome === "received") {
           const next = new Date(now.getTime() + SII_POLL_DELAY_MS);
-          await tx.siiSubmission.update({ where: { id: row.id }, data: { status: "sent", trackId: sent.trackId, envelopeFile: env.name, sentAt: now, attempts: 0, nextAttemptAt: next, lastError: null, siiStatus: null } });
-          await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
+          await tx.siiSubmission.update({
+            where: { id: row.id },
+            data: {
+              status: "sent",
+              trackId: sent.trackId,
+              envelopeFile: env.name,
+              sentAt: now,
+              attempts: 0,
+              nextAttemptAt: next,
+              lastError: null,
+              siiStatus: null,
+            },
+          });
+          await mergeTaxAgency(tx, row.documentKind, row.documentId, {
+            updated_at: now.toISOString(),
             status: "sent",
             track_id: sent.trackId,
             sent_at: now.toISOString(),
@@ -377,8 +497,12 @@ async function uploadEnvelope(deps: SiiSendingDeps, kind: EnvelopeKind, rows: Ro
             last_error: null,
           });
         } else {
-          await tx.siiSubmission.update({ where: { id: row.id }, data: { status: "done", envelopeFile: env.name, siiStatus: `upload:${sent.code}`, lastError: null } });
-          await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(),
+          await tx.siiSubmission.update({
+            where: { id: row.id },
+            data: { status: "done", envelopeFile: env.name, siiStatus: `upload:${sent.code}`, lastError: null },
+          });
+          await mergeTaxAgency(tx, row.documentKind, row.documentId, {
+            updated_at: now.toISOString(),
             status: "rejected",
             sii_status: `upload:${sent.code}`,
             envelope_file: `/v1/files/${env.name}`,
@@ -393,11 +517,17 @@ async function uploadEnvelope(deps: SiiSendingDeps, kind: EnvelopeKind, rows: Ro
     if (sent.outcome === "received") report.uploaded += rows.length;
     else report.decided += rows.length;
     report.envelopes += 1;
-    deps.logger.info({ organizationId, testMode, kind, trackId: sent.trackId, status: sent.code, documents: rows.length }, "SII upload");
+    deps.logger.info(
+      { organizationId, testMode, kind, trackId: sent.trackId, status: sent.code, documents: rows.length },
+      "SII upload",
+    );
   } catch (e) {
     await recordFailure(deps, rows, "pending", message(e), now);
     report.retrying += rows.length;
-    deps.logger.warn({ organizationId, testMode, kind, documents: rows.length, err: message(e) }, "SII upload failed; retrying later");
+    deps.logger.warn(
+      { organizationId, testMode, kind, documents: rows.length, err: message(e) },
+      "SII upload failed; retrying later",
+    );
   }
 }
 
@@ -409,7 +539,14 @@ interface EnvelopeVerdict {
   documentStatus: (row: Row) => { status: TaxAgencyStatus; message?: string };
 }
 
-async function askEnvelopeStatus(deps: SiiSendingDeps, testMode: boolean, signer: SenderCredentials, rutCompany: string, trackId: string, boleta: boolean): Promise<EnvelopeVerdict> {
+async function askEnvelopeStatus(
+  deps: SiiSendingDeps,
+  testMode: boolean,
+  signer: SenderCredentials,
+  rutCompany: string,
+  trackId: string,
+  boleta: boolean,
+): Promise<EnvelopeVerdict> {
   if (boleta) {
     const status = await boletaTransportFor(deps, testMode).status(signer, { rutCompany, trackId });
     return {
@@ -421,7 +558,11 @@ async function askEnvelopeStatus(deps: SiiSendingDeps, testMode: boolean, signer
     };
   }
   const status: UploadStatus = await transportFor(deps, testMode).status(signer, { rutCompany, trackId });
-  return { estado: status.estado, glosa: status.glosa, documentStatus: (row) => ({ status: documentStatusFromCounts(status.counts.find((c) => c.type === row.dteType)) }) };
+  return {
+    estado: status.estado,
+    glosa: status.glosa,
+    documentStatus: (row) => ({ status: documentStatusFromCounts(status.counts.find((c) => c.type === row.dteType)) }),
+  };
 }
 
 /** Asks SII for the status of one track id (DTE or boleta API by the rows' type) and records what it says. */
@@ -433,23 +574,43 @@ async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: S
     const signer = await credentials(deps, { organizationId, testMode }, now);
     const verdict = await askEnvelopeStatus(deps, testMode, signer, taxId, trackId!, isBoletaType(rows[0].dteType));
     const outcome = envelopeOutcome(verdict.estado);
-    if (outcome === "retry") throw new Error(`SII status query answered ${verdict.estado}${verdict.glosa ? ` (${verdict.glosa})` : ""}`);
+    if (outcome === "retry")
+      throw new Error(`SII status query answered ${verdict.estado}${verdict.glosa ? ` (${verdict.glosa})` : ""}`);
     if (outcome === "in_progress") {
       await deps.prisma.$transaction(async (tx) => {
         for (const row of rows) {
-          await tx.siiSubmission.updateMany({ where: { id: row.id, status: "sent" }, data: { siiStatus: verdict.estado, lastError: null, nextAttemptAt: siiNextAttemptAt(row.attempts, now) } });
-          await mergeTaxAgency(tx, row.documentKind, row.documentId, { updated_at: now.toISOString(), sii_status: verdict.estado, last_error: null });
+          await tx.siiSubmission.updateMany({
+            where: { id: row.id, status: "sent" },
+            data: { siiStatus: verdict.estado, lastError: null, nextAttemptAt: siiNextAttemptAt(row.attempts, now) },
+          });
+          await mergeTaxAgency(tx, row.documentKind, row.documentId, {
+            updated_at: now.toISOString(),
+            sii_status: verdict.estado,
+            last_error: null,
+          });
         }
       });
       return;
     }
-    const decided: Decided[] = rows.map((row) => (outcome === "processed" ? { row, ...verdict.documentStatus(row) } : { row, status: outcome as TaxAgencyStatus }));
+    const decided: Decided[] = rows.map((row) =>
+      outcome === "processed" ? { row, ...verdict.documentStatus(row) } : { row, status: outcome as TaxAgencyStatus },
+    );
     for (const d of decided) {
       if (d.status === "review") Object.assign(d, await resolveReview(deps, d.row, testMode, signer, taxId));
     }
-    await recordDecision(deps, decided, verdict.estado, verdict.glosa, now, await exchangesFor(deps, decided, signer, now));
+    await recordDecision(
+      deps,
+      decided,
+      verdict.estado,
+      verdict.glosa,
+      now,
+      await exchangesFor(deps, decided, signer, now),
+    );
     report.decided += rows.length;
-    deps.logger.info({ organizationId, testMode, trackId, estado: verdict.estado, documents: rows.length }, "SII decided");
+    deps.logger.info(
+      { organizationId, testMode, trackId, estado: verdict.estado, documents: rows.length },
+      "SII decided",
+    );
   } catch (e) {
     await recordFailure(deps, rows, "sent", message(e), now);
     report.retrying += rows.length;
@@ -469,14 +630,20 @@ function groupBy(rows: Row[], key: (r: Row) => string): Row[][] {
  * and documents); returns what happened. `signal` (the server stopping) skips the polling half
  * when it is aborted after the uploads.
  */
-export async function sendDueSubmissions(deps: SiiSendingDeps, now: Date = new Date(), signal?: AbortSignal): Promise<SendReport> {
+export async function sendDueSubmissions(
+  deps: SiiSendingDeps,
+  now: Date = new Date(),
+  signal?: AbortSignal,
+): Promise<SendReport> {
   const report: SendReport = { uploaded: 0, envelopes: 0, decided: 0, retrying: 0 };
   const pending = await claim(deps.prisma, "pending", now);
-  for (const group of groupBy(pending, (r) => `${r.organizationId}/${r.testMode}`)) await uploadGroup(deps, group, now, report);
+  for (const group of groupBy(pending, (r) => `${r.organizationId}/${r.testMode}`))
+    await uploadGroup(deps, group, now, report);
   // stopping (server shutdown): what was claimed is uploaded; the polls wait for the next round
   if (signal?.aborted) return report;
   const sent = await claim(deps.prisma, "sent", now);
-  for (const group of groupBy(sent, (r) => `${r.organizationId}/${r.testMode}/${r.trackId}`)) await pollGroup(deps, group, now, report);
+  for (const group of groupBy(sent, (r) => `${r.organizationId}/${r.testMode}/${r.trackId}`))
+    await pollGroup(deps, group, now, report);
   return report;
 }
 

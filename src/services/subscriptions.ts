@@ -23,8 +23,21 @@ import { isIsoDate, isoDate, dateColumn, storedDate } from "../domain/formats.js
 import { assertCouponAttachable, type CouponTerms } from "../domain/coupons.js";
 import { isOneOf, FREQUENCIES, type Frequency } from "../domain/catalogue.js";
 import { toDecimal, type Decimal, type DecimalInput } from "../domain/money.js";
-import { changeProrations, prorationBehavior, prorationPoint, type PendingChanges, type ProratedLine, type ProrationBehavior } from "../domain/proration.js";
-import { MAX_AMOUNT_DECIMALS, priceQuantity, validateAddonRates, type AddonRate, type AddonRateInput } from "../domain/pricing.js";
+import {
+  changeProrations,
+  prorationBehavior,
+  prorationPoint,
+  type PendingChanges,
+  type ProratedLine,
+  type ProrationBehavior,
+} from "../domain/proration.js";
+import {
+  MAX_AMOUNT_DECIMALS,
+  priceQuantity,
+  validateAddonRates,
+  type AddonRate,
+  type AddonRateInput,
+} from "../domain/pricing.js";
 import {
   DEFAULT_CANCEL_REASON,
   checkSubscriptionPlans,
@@ -109,7 +122,13 @@ function sameLines(current: Current, lines: SubscriptionLineInput[]): boolean {
 }
 
 function rateKey(rates: unknown): string {
-  return JSON.stringify(((rates ?? []) as AddonRate[]).map((r) => ("percent" in r ? [r.cycle, "percent", toDecimal(r.percent).toString()] : [r.cycle, "amount", toDecimal(r.amount).toString()])));
+  return JSON.stringify(
+    ((rates ?? []) as AddonRate[]).map((r) =>
+      "percent" in r
+        ? [r.cycle, "percent", toDecimal(r.percent).toString()]
+        : [r.cycle, "amount", toDecimal(r.amount).toString()],
+    ),
+  );
 }
 
 function sameAddons(current: Current, addons: SubscriptionAddonInput[]): boolean {
@@ -119,7 +138,15 @@ function sameAddons(current: Current, addons: SubscriptionAddonInput[]): boolean
     if (a.addon !== c.addonId || (a.quantity ?? 1) !== c.quantity) return false;
     if (a.rates === undefined || a.rates === null) return true;
     try {
-      return rateKey(a.rates.map((r) => (r.percent !== undefined && r.percent !== null ? { cycle: r.cycle, percent: r.percent } : { cycle: r.cycle, amount: r.amount }))) === rateKey(c.rates);
+      return (
+        rateKey(
+          a.rates.map((r) =>
+            r.percent !== undefined && r.percent !== null
+              ? { cycle: r.cycle, percent: r.percent }
+              : { cycle: r.cycle, amount: r.amount },
+          ),
+        ) === rateKey(c.rates)
+      );
     } catch {
       return false;
     }
@@ -162,9 +189,15 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   const f = new Fields(ctx, errors);
   const billed = current ? current.nextBillingCycle > 1 : false;
 
-  const linesChanged = input.lines !== undefined && input.lines !== null && !(current && sameLines(current, input.lines));
-  const addonsChanged = input.addons !== undefined && input.addons !== null && !(current && sameAddons(current, input.addons));
-  const startChanged = current && input.dateStart !== undefined && input.dateStart !== null && input.dateStart !== isoDate(current.dateStart);
+  const linesChanged =
+    input.lines !== undefined && input.lines !== null && !(current && sameLines(current, input.lines));
+  const addonsChanged =
+    input.addons !== undefined && input.addons !== null && !(current && sameAddons(current, input.addons));
+  const startChanged =
+    current &&
+    input.dateStart !== undefined &&
+    input.dateStart !== null &&
+    input.dateStart !== isoDate(current.dateStart);
   if (billed && (addonsChanged || startChanged)) {
     const what = [addonsChanged && "addons", startChanged && "date_start"].filter(Boolean).join(", ");
     throw new InvalidStateError(
@@ -175,17 +208,24 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   // proration options are checked on every update and used when lines change after a billed cycle
   let behavior: ProrationBehavior = "create_prorations";
   errors.collect(() => (behavior = prorationBehavior(input.prorationBehavior)));
-  if (input.prorationDate != null && !isIsoDate(input.prorationDate)) errors.add("proration_date", "must be a yyyy-mm-dd date");
+  if (input.prorationDate != null && !isIsoDate(input.prorationDate))
+    errors.add("proration_date", "must be a yyyy-mm-dd date");
   if (input.atPeriodEnd && (input.prorationBehavior != null || input.prorationDate != null)) {
-    errors.add(input.prorationBehavior != null ? "proration_behavior" : "proration_date", "a change at period end is not prorated: send at_period_end or proration options, not both");
+    errors.add(
+      input.prorationBehavior != null ? "proration_behavior" : "proration_date",
+      "a change at period end is not prorated: send at_period_end or proration options, not both",
+    );
   }
   const proration: Prepared["proration"] =
-    current && billed && input.lines !== undefined && input.lines !== null ? { behavior, requestedDate: input.prorationDate ?? null, atPeriodEnd: input.atPeriodEnd === true } : null;
+    current && billed && input.lines !== undefined && input.lines !== null
+      ? { behavior, requestedDate: input.prorationDate ?? null, atPeriodEnd: input.atPeriodEnd === true }
+      : null;
 
   // customer (fixed once created) and document type
   let customer: { id: string; countryId: string | null } | null = null;
   if (current) {
-    if (input.customer && input.customer !== current.customerId) errors.add("customer", "cannot change; cancel this subscription and create one for the other customer");
+    if (input.customer && input.customer !== current.customerId)
+      errors.add("customer", "cannot change; cancel this subscription and create one for the other customer");
     customer = { id: current.customerId, countryId: null };
   } else {
     customer = await findDocumentCustomer(ctx, input.customer, errors);
@@ -195,7 +235,8 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
     if (customer) errors.add("document", "is required (no default invoice type for the customer's country)");
   } else if (!current || documentId !== current.documentTypeId) {
     const documentType = await findDocumentType(ctx, documentId, errors);
-    if (documentType && (documentType.isOrder || documentType.isNote)) errors.add("document", `${documentType.id} (${documentType.name}) is not an invoice type`);
+    if (documentType && (documentType.isOrder || documentType.isNote))
+      errors.add("document", `${documentType.id} (${documentType.name}) is not an invoice type`);
   }
 
   // lines: plans of the caller, active, one currency and frequency
@@ -207,12 +248,18 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   const couponIds = [...new Set([input.coupon, ...lineInputs.map((l) => l.coupon)].filter((c): c is string => !!c))];
   // one after the other: this runs inside a transaction, whose single connection takes one query at a time
   const plans = lineInputs.length
-    ? await ctx.prisma.plan.findMany({ where: { id: { in: lineInputs.map((l) => l.plan).filter((p): p is string => !!p) }, ...tenant(ctx) } })
+    ? await ctx.prisma.plan.findMany({
+        where: { id: { in: lineInputs.map((l) => l.plan).filter((p): p is string => !!p) }, ...tenant(ctx) },
+      })
     : ([] as Plan[]);
   const addons = addonInputs.length
-    ? await ctx.prisma.addon.findMany({ where: { id: { in: addonInputs.map((a) => a.addon).filter((a): a is string => !!a) }, ...tenant(ctx) } })
+    ? await ctx.prisma.addon.findMany({
+        where: { id: { in: addonInputs.map((a) => a.addon).filter((a): a is string => !!a) }, ...tenant(ctx) },
+      })
     : ([] as Addon[]);
-  const coupons = couponIds.length ? await ctx.prisma.coupon.findMany({ where: { id: { in: couponIds }, ...tenant(ctx) } }) : ([] as Coupon[]);
+  const coupons = couponIds.length
+    ? await ctx.prisma.coupon.findMany({ where: { id: { in: couponIds }, ...tenant(ctx) } })
+    : ([] as Coupon[]);
   const planById = new Map(plans.map((p) => [p.id, p]));
   const couponById = new Map(coupons.map((c) => [c.id, c]));
 
@@ -228,7 +275,9 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
       return plan ?? null;
     });
     checkSubscriptionPlans(
-      linePlans.map((p) => (p ? { id: p.id, currencyId: p.currencyId, frequency: p.frequency, status: p.status } : null)),
+      linePlans.map((p) =>
+        p ? { id: p.id, currencyId: p.currencyId, frequency: p.frequency, status: p.status } : null,
+      ),
       errors,
     );
     const first = linePlans.find((p): p is Plan => p !== null);
@@ -237,12 +286,23 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
       // their usage in arrears, so they stay where they are (docs/proration.md)
       const was = current.lines[0]?.plan;
       linePlans.forEach((p, i) => {
-        if (p && was && p.currencyId !== was.currencyId) errors.add(`lines.${i}.plan`, `plan ${p.id} bills ${p.currencyId}; the subscription bills ${was.currencyId} (cancel it and subscribe again to change currency)`);
-        else if (p && was && p.frequency !== was.frequency) errors.add(`lines.${i}.plan`, `plan ${p.id} is ${p.frequency}; the subscription is ${was.frequency} (cancel it and subscribe again to change frequency)`);
+        if (p && was && p.currencyId !== was.currencyId)
+          errors.add(
+            `lines.${i}.plan`,
+            `plan ${p.id} bills ${p.currencyId}; the subscription bills ${was.currencyId} (cancel it and subscribe again to change currency)`,
+          );
+        else if (p && was && p.frequency !== was.frequency)
+          errors.add(
+            `lines.${i}.plan`,
+            `plan ${p.id} is ${p.frequency}; the subscription is ${was.frequency} (cancel it and subscribe again to change frequency)`,
+          );
       });
       current.lines.forEach((c, i) => {
         if (c.plan.usageScheme === "metered" && lineInputs[i]?.plan !== c.planId) {
-          errors.add(`lines.${i}.plan`, `line ${c.id} is metered (plan ${c.planId}): once a cycle is billed it stays at its position with its plan, so its usage is billed`);
+          errors.add(
+            `lines.${i}.plan`,
+            `line ${c.id} is metered (plan ${c.planId}): once a cycle is billed it stays at its position with its plan, so its usage is billed`,
+          );
         }
       });
     }
@@ -255,8 +315,13 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
         const q = toDecimal(l.quantity ?? 1);
         if (!q.isFinite()) throw new Error("not finite");
         if (!q.gt(0)) errors.add(`lines.${i}.quantity`, "must be more than 0");
-        else if (q.decimalPlaces() > MAX_AMOUNT_DECIMALS) errors.add(`lines.${i}.quantity`, `must have at most ${MAX_AMOUNT_DECIMALS} decimal places`);
-        else if (plan?.usageScheme === "metered" && !q.eq(1)) errors.add(`lines.${i}.quantity`, "must be 1 (or absent) on a metered plan: reported usage decides what is billed");
+        else if (q.decimalPlaces() > MAX_AMOUNT_DECIMALS)
+          errors.add(`lines.${i}.quantity`, `must have at most ${MAX_AMOUNT_DECIMALS} decimal places`);
+        else if (plan?.usageScheme === "metered" && !q.eq(1))
+          errors.add(
+            `lines.${i}.quantity`,
+            "must be 1 (or absent) on a metered plan: reported usage decides what is billed",
+          );
         quantity = q.toString();
       } catch {
         errors.add(`lines.${i}.quantity`, "must be a decimal number");
@@ -287,13 +352,26 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
     if (next) checkCoupon(next, "coupon");
     couponId = next;
     couponRedemptions = 0;
-  } else if (current?.coupon && linesChanged && current.coupon.discountScheme === "$" && currencyId && current.coupon.currencyId !== currencyId) {
-    errors.add("coupon", `coupon ${current.coupon.id} discounts ${current.coupon.currencyId}; the new lines bill ${currencyId} (remove or replace the coupon)`);
+  } else if (
+    current?.coupon &&
+    linesChanged &&
+    current.coupon.discountScheme === "$" &&
+    currencyId &&
+    current.coupon.currencyId !== currencyId
+  ) {
+    errors.add(
+      "coupon",
+      `coupon ${current.coupon.id} discounts ${current.coupon.currencyId}; the new lines bill ${currencyId} (remove or replace the coupon)`,
+    );
   }
   // addons kept while the lines change currency
   if (current && linesChanged && !addonsChanged && currencyId) {
     current.addons.forEach((a, i) => {
-      if (a.addon.currencyId !== currencyId) errors.add(`addons.${i}.addon`, `addon ${a.addonId} is in ${a.addon.currencyId}; the new lines bill ${currencyId} (replace the addons too)`);
+      if (a.addon.currencyId !== currencyId)
+        errors.add(
+          `addons.${i}.addon`,
+          `addon ${a.addonId} is in ${a.addon.currencyId}; the new lines bill ${currencyId} (replace the addons too)`,
+        );
     });
   }
 
@@ -307,23 +385,45 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
       if (!a.addon) errors.add(`addons.${i}.addon`, "is required");
       else if (!addon) errors.add(`addons.${i}.addon`, `unknown addon ${a.addon}`);
       else {
-        if (addon.status !== "active") errors.add(`addons.${i}.addon`, `addon ${addon.id} is ${addon.status}; attach active addons`);
-        if (currencyId && addon.currencyId !== currencyId) errors.add(`addons.${i}.addon`, `addon ${addon.id} is in ${addon.currencyId}; the subscription bills ${currencyId}`);
+        if (addon.status !== "active")
+          errors.add(`addons.${i}.addon`, `addon ${addon.id} is ${addon.status}; attach active addons`);
+        if (currencyId && addon.currencyId !== currencyId)
+          errors.add(
+            `addons.${i}.addon`,
+            `addon ${addon.id} is in ${addon.currencyId}; the subscription bills ${currencyId}`,
+          );
       }
       const quantity = a.quantity ?? 1;
-      if (!Number.isInteger(quantity) || quantity < 1) errors.add(`addons.${i}.quantity`, "must be an integer, at least 1");
+      if (!Number.isInteger(quantity) || quantity < 1)
+        errors.add(`addons.${i}.quantity`, "must be an integer, at least 1");
       let rates: unknown = addon?.rates ?? [];
       if (addon && a.rates !== undefined && a.rates !== null) {
-        if (a.rates.length > 0 && addon.applyScheme !== "one_time") errors.add(`addons.${i}.rates`, "split a one-time addon; a recurring addon bills its whole amount every cycle");
-        else if (currency) errors.collect(() => (rates = validateAddonRates(a.rates!, addon.amount.toString(), currency, `addons.${i}.rates`)));
+        if (a.rates.length > 0 && addon.applyScheme !== "one_time")
+          errors.add(
+            `addons.${i}.rates`,
+            "split a one-time addon; a recurring addon bills its whole amount every cycle",
+          );
+        else if (currency)
+          errors.collect(
+            () => (rates = validateAddonRates(a.rates!, addon.amount.toString(), currency, `addons.${i}.rates`)),
+          );
       }
-      return { id: newId("lin"), position: i, addonId: addon?.id ?? "", quantity, rates: rates as Prisma.InputJsonValue };
+      return {
+        id: newId("lin"),
+        position: i,
+        addonId: addon?.id ?? "",
+        quantity,
+        rates: rates as Prisma.InputJsonValue,
+      };
     });
   }
 
   // dates
   // a customer on a test clock starts on the clock's day (services/test-clocks.ts)
-  const today = !current && !input.dateStart ? await organizationToday(customer ? await customerContext(ctx, customer.id) : ctx) : null;
+  const today =
+    !current && !input.dateStart
+      ? await organizationToday(customer ? await customerContext(ctx, customer.id) : ctx)
+      : null;
   const dateStart = input.dateStart || (current ? isoDate(current.dateStart) : today!);
   let billingCycles = input.billingCycles !== undefined ? input.billingCycles : (current?.billingCycles ?? null);
   if (billingCycles !== null && (!Number.isInteger(billingCycles) || billingCycles < 1)) {
@@ -334,12 +434,22 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   }
   let endDate: string | null;
   if (billingCycles !== null) {
-    endDate = isOneOf(Object.keys(FREQUENCIES) as Frequency[], frequency) ? subscriptionEndDate(dateStart, frequency, billingCycles) : null;
+    endDate = isOneOf(Object.keys(FREQUENCIES) as Frequency[], frequency)
+      ? subscriptionEndDate(dateStart, frequency, billingCycles)
+      : null;
     if (input.endDate && endDate && input.endDate !== endDate && input.billingCycles !== undefined) {
-      errors.add("end_date", `is the start of cycle ${billingCycles + 1} (${endDate}) when billing_cycles is set; send one of them`);
+      errors.add(
+        "end_date",
+        `is the start of cycle ${billingCycles + 1} (${endDate}) when billing_cycles is set; send one of them`,
+      );
     }
   } else {
-    endDate = input.endDate !== undefined ? input.endDate || null : input.billingCycles !== undefined ? null : storedDate(current?.endDate);
+    endDate =
+      input.endDate !== undefined
+        ? input.endDate || null
+        : input.billingCycles !== undefined
+          ? null
+          : storedDate(current?.endDate);
     if (endDate && endDate <= dateStart) errors.add("end_date", "must be after date_start");
   }
 
@@ -347,7 +457,8 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   if (!Number.isInteger(expirationDays) || expirationDays < 0 || expirationDays > MAX_EXPIRATION_DAYS) {
     errors.add("expiration_days", `must be an integer from 0 to ${MAX_EXPIRATION_DAYS}`);
   }
-  const references = input.references !== undefined ? (input.references ?? []) : ((current?.references ?? []) as unknown[]);
+  const references =
+    input.references !== undefined ? (input.references ?? []) : ((current?.references ?? []) as unknown[]);
   if (!Array.isArray(references)) errors.add("references", "must be an array");
   else if (references.length > MAX_REFERENCES) errors.add("references", `at most ${MAX_REFERENCES} references`);
   const note = input.note !== undefined ? input.note || null : (current?.note ?? null);
@@ -385,10 +496,21 @@ async function lockSubscription(ctx: ServiceContext, id: string): Promise<Curren
   await lockTenantRow(ctx.prisma, ctx, "Subscription", id);
   // relations loaded one by one: Prisma runs the relations of one include in parallel, which a
   // transaction's single connection would only queue (pg warns about it)
-  const subscription = await ctx.prisma.subscription.findFirst({ where: { id, ...tenant(ctx) }, include: { coupon: true } });
+  const subscription = await ctx.prisma.subscription.findFirst({
+    where: { id, ...tenant(ctx) },
+    include: { coupon: true },
+  });
   if (!subscription) throw new NotFoundError("subscription", id);
-  const lines = await ctx.prisma.subscriptionLine.findMany({ where: { subscriptionId: id }, orderBy: CURRENT_INCLUDE.lines.orderBy, include: { plan: true } });
-  const addons = await ctx.prisma.subscriptionAddon.findMany({ where: { subscriptionId: id }, orderBy: CURRENT_INCLUDE.addons.orderBy, include: { addon: true } });
+  const lines = await ctx.prisma.subscriptionLine.findMany({
+    where: { subscriptionId: id },
+    orderBy: CURRENT_INCLUDE.lines.orderBy,
+    include: { plan: true },
+  });
+  const addons = await ctx.prisma.subscriptionAddon.findMany({
+    where: { subscriptionId: id },
+    orderBy: CURRENT_INCLUDE.addons.orderBy,
+    include: { addon: true },
+  });
   return { ...subscription, lines, addons };
 }
 
@@ -416,7 +538,11 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
  * `date_start` change only while no cycle has been billed (409 afterwards, unless sent back
  * unchanged). Lines changed after a billed cycle are prorated (changeLinesMidCycle). Cancelled: 409.
  */
-export async function updateSubscription(ctx: ServiceContext, id: string, input: SubscriptionInput): Promise<Subscription> {
+export async function updateSubscription(
+  ctx: ServiceContext,
+  id: string,
+  input: SubscriptionInput,
+): Promise<Subscription> {
   return atomically(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
     subscriptionTransition(current.status, "update");
@@ -426,21 +552,36 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
       if (proration.atPeriodEnd) {
         // scheduled for the renewal; the same lines as now cancel a scheduled change
         pendingChanges = lines
-          ? { cycle: current.nextBillingCycle, requested: ctx.now().toISOString(), lines: lines.map((l) => ({ id: l.id, plan: l.planId, quantity: l.quantity, coupon: l.couponId })) }
+          ? {
+              cycle: current.nextBillingCycle,
+              requested: ctx.now().toISOString(),
+              lines: lines.map((l) => ({ id: l.id, plan: l.planId, quantity: l.quantity, coupon: l.couponId })),
+            }
           : null;
       } else if (lines) {
         await changeLinesMidCycle(tx, current, lines, plans, proration);
         pendingChanges = null; // a change now replaces one scheduled for the renewal
       }
       // (addons cannot change after a billed cycle: prepare answered 409)
-      const data = { ...columns, ...(pendingChanges === undefined ? {} : { pendingChanges: pendingChanges === null ? DB_NULL : (pendingChanges as unknown as Prisma.InputJsonValue) }) };
+      const data = {
+        ...columns,
+        ...(pendingChanges === undefined
+          ? {}
+          : {
+              pendingChanges: pendingChanges === null ? DB_NULL : (pendingChanges as unknown as Prisma.InputJsonValue),
+            }),
+      };
       return tx.prisma.subscription.update({ where: { id }, data });
     }
     if (lines) await tx.prisma.subscriptionLine.deleteMany({ where: { subscriptionId: id } });
     if (addons) await tx.prisma.subscriptionAddon.deleteMany({ where: { subscriptionId: id } });
     return tx.prisma.subscription.update({
       where: { id },
-      data: { ...columns, ...(lines ? { lines: { create: lines } } : {}), ...(addons ? { addons: { create: addons } } : {}) },
+      data: {
+        ...columns,
+        ...(lines ? { lines: { create: lines } } : {}),
+        ...(addons ? { addons: { create: addons } } : {}),
+      },
     });
   });
 }
@@ -466,7 +607,14 @@ async function changeLinesMidCycle(
     name: plan.name,
     quantity,
     // metered lines bill usage in arrears: nothing to prorate
-    periodAmount: plan.usageScheme === "metered" ? 0 : priceQuantity({ amount: plan.amount.toString(), tiersMode: plan.tiersMode, tiers: plan.tiers as never }, quantity, currency),
+    periodAmount:
+      plan.usageScheme === "metered"
+        ? 0
+        : priceQuantity(
+            { amount: plan.amount.toString(), tiersMode: plan.tiersMode, tiers: plan.tiers as never },
+            quantity,
+            currency,
+          ),
     exempt: plan.exempt,
   });
   const { period, date } = prorationPoint({
@@ -498,7 +646,13 @@ async function changeLinesMidCycle(
     const sameCoupon = before.couponId === line.couponId;
     await tx.prisma.subscriptionLine.update({
       where: { id: line.id },
-      data: { position: line.position, planId: line.planId, quantity: line.quantity, couponId: line.couponId, ...(sameCoupon ? {} : { couponRedemptions: 0 }) },
+      data: {
+        position: line.position,
+        planId: line.planId,
+        quantity: line.quantity,
+        couponId: line.couponId,
+        ...(sameCoupon ? {} : { couponRedemptions: 0 }),
+      },
     });
   }
 }
@@ -509,7 +663,11 @@ async function changeLinesMidCycle(
  * it). `cancel_reason` defaults to `requested_by_customer`. Already cancelled (or already set to
  * cancel at period end, for `atPeriodEnd`): 409.
  */
-export async function cancelSubscription(ctx: ServiceContext, id: string, options: { reason?: string | null; atPeriodEnd?: boolean | null } = {}): Promise<Subscription> {
+export async function cancelSubscription(
+  ctx: ServiceContext,
+  id: string,
+  options: { reason?: string | null; atPeriodEnd?: boolean | null } = {},
+): Promise<Subscription> {
   const reason = normalizeReason(options.reason, "cancel_reason", DEFAULT_CANCEL_REASON);
   return atomically(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
@@ -518,12 +676,19 @@ export async function cancelSubscription(ctx: ServiceContext, id: string, option
       return tx.prisma.subscription.update({ where: { id }, data: { cancelAtPeriodEnd: true, cancelReason: reason } });
     }
     const status: SubscriptionStatus = subscriptionTransition(current.status, "cancel");
-    return tx.prisma.subscription.update({ where: { id }, data: { status, cancelled: ctx.now(), cancelReason: reason } });
+    return tx.prisma.subscription.update({
+      where: { id },
+      data: { status, cancelled: ctx.now(), cancelReason: reason },
+    });
   });
 }
 
 /** Pauses an active subscription (`paused` = now, `paused_reason`); the billing run skips it. 409 unless active. */
-export async function pauseSubscription(ctx: ServiceContext, id: string, reason?: string | null): Promise<Subscription> {
+export async function pauseSubscription(
+  ctx: ServiceContext,
+  id: string,
+  reason?: string | null,
+): Promise<Subscription> {
   const pausedReason = normalizeReason(reason, "reason", null);
   return atomically(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
@@ -540,4 +705,3 @@ export async function resumeSubscription(ctx: ServiceContext, id: string): Promi
     return tx.prisma.subscription.update({ where: { id }, data: { status, paused: null, pausedReason: null } });
   });
 }
-

@@ -57,12 +57,17 @@ export function swapFileName(swapId: string, kind: "envio" | "recepcion" | "resu
  * they are): the text, or the bytes. 400 `xml` when not exactly one is given, `file` when not Base64.
  * Used for EnvioDTE imports and for receivers' answers (services/sii-exchange.ts).
  */
-export function xmlFileInput(input: { xml?: string | null; file?: string | null }, what = "the EnvioDTE"): Buffer | string {
+export function xmlFileInput(
+  input: { xml?: string | null; file?: string | null },
+  what = "the EnvioDTE",
+): Buffer | string {
   const given = [input.xml, input.file].filter((v) => v !== null && v !== undefined && v !== "");
-  if (given.length !== 1) throw ValidationError.field("xml", `give ${what} as exactly one of xml (text) or file (Base64)`);
+  if (given.length !== 1)
+    throw ValidationError.field("xml", `give ${what} as exactly one of xml (text) or file (Base64)`);
   if (input.xml) return input.xml;
   const b64 = input.file!.replace(/\s+/g, "");
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) throw ValidationError.field("file", "must be Base64");
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0)
+    throw ValidationError.field("file", "must be Base64");
   return Buffer.from(b64, "base64");
 }
 
@@ -72,10 +77,16 @@ function isUniqueViolation(e: unknown): boolean {
 
 /** The receiver: the organization's name and the caller's mode's tax profile (settings are per mode), with its RUT normalized. 409 without a valid RUT. */
 async function organizationRut(db: Pick<Tx, "organization" | "organizationSettings">, ctx: ServiceContext) {
-  const { name } = await db.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { name: true } });
+  const { name } = await db.organization.findUniqueOrThrow({
+    where: { id: ctx.auth.organizationId },
+    select: { name: true },
+  });
   const org = { ...(await readSettings(db, tenant(ctx))), name };
   const rut = org.taxId ? normalizeRut(org.taxId) : null;
-  if (!rut) throw new InvalidStateError(`The organization has no valid tax ID (RUT) in ${ctx.auth.testMode ? "test" : "live"} mode: set that mode's tax profile before receiving or answering SII documents`);
+  if (!rut)
+    throw new InvalidStateError(
+      `The organization has no valid tax ID (RUT) in ${ctx.auth.testMode ? "test" : "live"} mode: set that mode's tax profile before receiving or answering SII documents`,
+    );
   return { ...org, rut };
 }
 
@@ -88,7 +99,11 @@ function header(rut: string, issuerRut: string, signedAt: Date, contactEmail?: s
  * schema-invalid, a DTE or the envelope addressed to another RUT), 409 (the organization has no
  * RUT; a document already received: same issuer, type and folio), and the loader's errors.
  */
-export async function receivePurchaseDocuments(ctx: ServiceContext, input: ReceiveInput, loadCredentials: CredentialsLoader): Promise<Swap> {
+export async function receivePurchaseDocuments(
+  ctx: ServiceContext,
+  input: ReceiveInput,
+  loadCredentials: CredentialsLoader,
+): Promise<Swap> {
   const bytes = xmlFileInput(input);
   const envelope = await readEnvioDte(bytes);
   const org = await organizationRut(ctx.prisma, ctx);
@@ -96,21 +111,39 @@ export async function receivePurchaseDocuments(ctx: ServiceContext, input: Recei
   if (wrong.length) {
     throw ValidationError.field(
       "xml",
-      wrong.map((d) => `DTE type ${d.type} folio ${d.folio} is addressed to RUT ${d.receiverRut}, not to this organization (${org.rut})`).join("; "),
+      wrong
+        .map(
+          (d) =>
+            `DTE type ${d.type} folio ${d.folio} is addressed to RUT ${d.receiverRut}, not to this organization (${org.rut})`,
+        )
+        .join("; "),
     );
   }
   if (envelope.receiverRut !== org.rut && envelope.receiverRut !== "60803000-K") {
-    throw ValidationError.field("xml", `the envelope (Caratula RutReceptor) is addressed to RUT ${envelope.receiverRut}, not to this organization (${org.rut}) or SII`);
+    throw ValidationError.field(
+      "xml",
+      `the envelope (Caratula RutReceptor) is addressed to RUT ${envelope.receiverRut}, not to this organization (${org.rut}) or SII`,
+    );
   }
-  const keys = envelope.documents.map((d) => ({ issuerTaxId: normalizeRut(d.issuerRut) ?? d.issuerRut, documentCode: d.type, folio: d.folio }));
+  const keys = envelope.documents.map((d) => ({
+    issuerTaxId: normalizeRut(d.issuerRut) ?? d.issuerRut,
+    documentCode: d.type,
+    folio: d.folio,
+  }));
   const seen = new Set<string>();
   for (const k of keys) {
     const key = `${k.issuerTaxId}/${k.documentCode}/${k.folio}`;
-    if (seen.has(key)) throw ValidationError.field("xml", `the envelope holds DTE type ${k.documentCode} folio ${k.folio} of ${k.issuerTaxId} twice`);
+    if (seen.has(key))
+      throw ValidationError.field(
+        "xml",
+        `the envelope holds DTE type ${k.documentCode} folio ${k.folio} of ${k.issuerTaxId} twice`,
+      );
     seen.add(key);
   }
   const duplicate = () =>
-    new InvalidStateError(`Already received: ${keys.map((k) => `type ${k.documentCode} folio ${k.folio} from ${k.issuerTaxId}`).join(", ")} (a purchase is unique per issuer, type and folio)`);
+    new InvalidStateError(
+      `Already received: ${keys.map((k) => `type ${k.documentCode} folio ${k.folio} from ${k.issuerTaxId}`).join(", ")} (a purchase is unique per issuer, type and folio)`,
+    );
 
   // the issuer's signature and the timbre of each DTE (infra/taxagency/sii/received-verification.ts):
   // recorded per purchase, never a reason to refuse the envelope (a forged document must be kept to be claimed)
@@ -120,7 +153,10 @@ export async function receivePurchaseDocuments(ctx: ServiceContext, input: Recei
   const now = ctx.now();
   try {
     return await ctx.prisma.$transaction(async (tx) => {
-      const existing = await tx.purchase.findMany({ where: { ...tenant(ctx), OR: keys }, select: { id: true, documentCode: true, folio: true, issuerTaxId: true } });
+      const existing = await tx.purchase.findMany({
+        where: { ...tenant(ctx), OR: keys },
+        select: { id: true, documentCode: true, folio: true, issuerTaxId: true },
+      });
       if (existing.length) {
         throw new InvalidStateError(
           `Already received: ${existing.map((p) => `type ${p.documentCode} folio ${p.folio} from ${p.issuerTaxId} (${p.id})`).join(", ")}; a purchase is unique per issuer, type and folio`,
@@ -171,8 +207,18 @@ export async function receivePurchaseDocuments(ctx: ServiceContext, input: Recei
         credentials,
       );
       const receptionName = swapFileName(swapId, "recepcion");
-      await storeFile(tx, { name: localName, ...tenant(ctx), contentType: "application/xml", content: Buffer.from(fileBytes) });
-      await storeFile(tx, { name: receptionName, ...tenant(ctx), contentType: "application/xml", content: reception.file });
+      await storeFile(tx, {
+        name: localName,
+        ...tenant(ctx),
+        contentType: "application/xml",
+        content: Buffer.from(fileBytes),
+      });
+      await storeFile(tx, {
+        name: receptionName,
+        ...tenant(ctx),
+        contentType: "application/xml",
+        content: reception.file,
+      });
       return tx.swap.update({ where: { id: swapId }, data: { localFile: localName, reception: receptionName } });
     });
   } catch (e) {
@@ -195,15 +241,30 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
  * (not one of the five) or `reply_to` (not an e-mail); 409 already answered, or a claim after SII's
  * 8-day window (domain/swap-replies.ts), or no organization RUT.
  */
-export async function replyToSwap(ctx: ServiceContext, id: string, input: SwapReplyInput, loadCredentials: CredentialsLoader): Promise<Swap> {
-  if (input.replyTo !== null && input.replyTo !== undefined && !EMAIL.test(input.replyTo)) throw ValidationError.field("reply_to", "must be an e-mail address");
+export async function replyToSwap(
+  ctx: ServiceContext,
+  id: string,
+  input: SwapReplyInput,
+  loadCredentials: CredentialsLoader,
+): Promise<Swap> {
+  if (input.replyTo !== null && input.replyTo !== undefined && !EMAIL.test(input.replyTo))
+    throw ValidationError.field("reply_to", "must be an e-mail address");
   return ctx.prisma.$transaction(async (tx) => {
     const row = await lockTenantRow(tx, ctx, "Swap", id, ["status", "createdAt"]);
     if (!row) throw new NotFoundError("swap", id);
     const now = ctx.now();
-    const rule = checkSwapReply({ status: input.status, currentStatus: row.status as string | null, receivedAt: row.createdAt as Date, now, swapId: id });
+    const rule = checkSwapReply({
+      status: input.status,
+      currentStatus: row.status as string | null,
+      receivedAt: row.createdAt as Date,
+      now,
+      swapId: id,
+    });
     const status = input.status!;
-    const swap = await tx.swap.findUniqueOrThrow({ where: { id }, include: { purchases: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }] } } });
+    const swap = await tx.swap.findUniqueOrThrow({
+      where: { id },
+      include: { purchases: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }] } },
+    });
     const org = await organizationRut(tx, ctx);
     const credentials = await loadCredentials(tx, ctx.auth.organizationId);
     const issuers = [...new Set(swap.purchases.map((p) => p.issuerTaxId))];
@@ -221,11 +282,23 @@ export async function replyToSwap(ctx: ServiceContext, id: string, input: SwapRe
         header: head,
         responseId: swap.code,
         envelopeCode: swap.code,
-        documents: documents.map((d) => ({ ...d, status: rule.resultStatus, statusText: `${status}: ${rule.text}`, reasonCode: rule.resultStatus === 2 ? -1 : null })),
+        documents: documents.map((d) => ({
+          ...d,
+          status: rule.resultStatus,
+          statusText: `${status}: ${rule.text}`,
+          reasonCode: rule.resultStatus === 2 ? -1 : null,
+        })),
       },
       credentials,
     );
-    const files = [{ name: swapFileName(id, "resultado"), ...tenant(ctx), contentType: "application/xml", content: new Uint8Array(result.file) }];
+    const files = [
+      {
+        name: swapFileName(id, "resultado"),
+        ...tenant(ctx),
+        contentType: "application/xml",
+        content: new Uint8Array(result.file),
+      },
+    ];
     let receipt: string | null = null;
     if (status === "ERM") {
       const recibos = buildEnvioRecibos(
@@ -238,12 +311,24 @@ export async function replyToSwap(ctx: ServiceContext, id: string, input: SwapRe
         credentials,
       );
       receipt = swapFileName(id, "recibos");
-      files.push({ name: receipt, ...tenant(ctx), contentType: "application/xml", content: new Uint8Array(recibos.file) });
+      files.push({
+        name: receipt,
+        ...tenant(ctx),
+        contentType: "application/xml",
+        content: new Uint8Array(recibos.file),
+      });
     }
     for (const data of files) await tx.storedFile.create({ data });
     return tx.swap.update({
       where: { id },
-      data: { status, replyTo: input.replyTo ?? null, replyBy: ctx.auth.userEmail, replyDate: now, result: files[0].name, receipt },
+      data: {
+        status,
+        replyTo: input.replyTo ?? null,
+        replyBy: ctx.auth.userEmail,
+        replyDate: now,
+        result: files[0].name,
+        receipt,
+      },
     });
   });
 }
@@ -252,7 +337,10 @@ export async function replyToSwap(ctx: ServiceContext, id: string, input: SwapRe
 export async function swapPdf(ctx: ServiceContext, id: string): Promise<Buffer> {
   const swap = await ctx.prisma.swap.findFirst({
     where: { id, ...tenant(ctx) },
-    include: { purchases: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }] }, organization: { select: { name: true } } },
+    include: {
+      purchases: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }] },
+      organization: { select: { name: true } },
+    },
   });
   if (!swap) throw new NotFoundError("swap", id);
   const receiver = await readSettings(ctx.prisma, tenant(ctx));
@@ -279,8 +367,24 @@ export async function swapPdf(ctx: ServiceContext, id: string): Promise<Buffer> 
 }
 
 /** The reply proposed from the swap's documents' verification (domain/swap-replies.ts proposeSwapReply). */
-export function proposedReply(purchases: readonly { documentCode: number; folio: number; issuerTaxId: string; signatureValid: boolean | null; tedValid: boolean | null }[]): ProposedReply {
-  return proposeSwapReply(purchases.map((p) => ({ type: p.documentCode, folio: p.folio, issuerTaxId: p.issuerTaxId, signatureValid: p.signatureValid, tedValid: p.tedValid })));
+export function proposedReply(
+  purchases: readonly {
+    documentCode: number;
+    folio: number;
+    issuerTaxId: string;
+    signatureValid: boolean | null;
+    tedValid: boolean | null;
+  }[],
+): ProposedReply {
+  return proposeSwapReply(
+    purchases.map((p) => ({
+      type: p.documentCode,
+      folio: p.folio,
+      issuerTaxId: p.issuerTaxId,
+      signatureValid: p.signatureValid,
+      tedValid: p.tedValid,
+    })),
+  );
 }
 
 export { SWAP_REPLY_STATUSES };

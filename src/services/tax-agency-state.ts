@@ -9,7 +9,11 @@ import type { Tx } from "./context.js";
 export type SubmissionKind = "invoice" | "order" | "credit_note";
 
 /** A document's `taxAgency` as stored; null when the document does not exist. */
-export async function readTaxAgency(tx: Pick<Tx, "invoice" | "order" | "creditNote">, kind: SubmissionKind, id: string): Promise<Record<string, unknown> | null> {
+export async function readTaxAgency(
+  tx: Pick<Tx, "invoice" | "order" | "creditNote">,
+  kind: SubmissionKind,
+  id: string,
+): Promise<Record<string, unknown> | null> {
   const where = { id };
   const row =
     kind === "invoice"
@@ -21,7 +25,12 @@ export async function readTaxAgency(tx: Pick<Tx, "invoice" | "order" | "creditNo
 }
 
 /** Merges `values` into a document's `taxAgency` (null values remove the key). */
-export async function mergeTaxAgency(tx: Tx, kind: SubmissionKind, id: string, values: Record<string, unknown>): Promise<void> {
+export async function mergeTaxAgency(
+  tx: Tx,
+  kind: SubmissionKind,
+  id: string,
+  values: Record<string, unknown>,
+): Promise<void> {
   const where = { id };
   const current = await readTaxAgency(tx, kind, id);
   if (!current) return;

@@ -34,7 +34,15 @@ export interface IssuedTaxDocument {
   taxAgency: Record<string, unknown>;
 }
 
-type StoredLine = { name: string; description: string | null; quantity: unknown; amount: unknown; discount: unknown; discountScheme: string; exempt: boolean };
+type StoredLine = {
+  name: string;
+  description: string | null;
+  quantity: unknown;
+  amount: unknown;
+  discount: unknown;
+  discountScheme: string;
+  exempt: boolean;
+};
 
 function dteLines(lines: StoredLine[]): DteLine[] {
   return lines.map((l) => ({
@@ -58,7 +66,13 @@ function dteLines(lines: StoredLine[]): DteLine[] {
  */
 function receiver(customer: IssuedCustomer, boleta: boolean): DteReceiver {
   const details = receiverDetails(customer);
-  const rut = customer.taxId ? normalizeRut(customer.taxId) : boleta ? FINAL_CONSUMER_RUT : customer.countryId && customer.countryId !== "CL" ? FOREIGN_RECEIVER_RUT : null;
+  const rut = customer.taxId
+    ? normalizeRut(customer.taxId)
+    : boleta
+      ? FINAL_CONSUMER_RUT
+      : customer.countryId && customer.countryId !== "CL"
+        ? FOREIGN_RECEIVER_RUT
+        : null;
   if (!rut) throw ValidationError.field("customer", "a DTE needs the customer's RUT (tax_id)");
   const name = customer.name?.trim() ? customer.name : boleta ? "Consumidor final" : null;
   if (!name) throw ValidationError.field("customer", "a DTE needs the customer's name");
@@ -89,15 +103,24 @@ export async function taxAgencySetup(tx: Tx, owner: TenantKey, documentTypeId: s
   const agency = taxAgencyFor(await tx.documentType.findUniqueOrThrow({ where: { id: documentTypeId } }));
   if (!agency) return null;
   const org = await readSettings(tx, owner);
-  const certificate = (await tx.certificate.count({ where: { organizationId: owner.organizationId, testMode: owner.testMode } })) > 0;
+  const certificate =
+    (await tx.certificate.count({ where: { organizationId: owner.organizationId, testMode: owner.testMode } })) > 0;
   return { agency, org, setup: { taxId: !!org.taxId, certificate } };
 }
 
 /** 400 on `tax_profile` when the issuer lacks what SII requires. */
 function checkIssuer(parties: IssuedParties): void {
   const issuer = parties.issuer;
-  const missing = [!issuer.businessName && "business_name", !issuer.activity && "activity", !issuer.activityCodes.length && "activity_codes"].filter(Boolean);
-  if (missing.length) throw ValidationError.field("tax_profile", `the organization's tax profile lacks ${missing.join(", ")}, which SII requires`);
+  const missing = [
+    !issuer.businessName && "business_name",
+    !issuer.activity && "activity",
+    !issuer.activityCodes.length && "activity_codes",
+  ].filter(Boolean);
+  if (missing.length)
+    throw ValidationError.field(
+      "tax_profile",
+      `the organization's tax profile lacks ${missing.join(", ")}, which SII requires`,
+    );
 }
 
 /**
@@ -105,7 +128,14 @@ function checkIssuer(parties: IssuedParties): void {
  * credit note also with `invoice.documentType`) numbered `folio`, issued by `parties.issuer` (RUT
  * `orgTaxId` when the snapshot has none) to `parties.customer`, stamped at `timestamp`.
  */
-function dteInputOf(kind: DocumentKind, doc: any, parties: IssuedParties, orgTaxId: string, folio: number, timestamp: Date): DteInput {
+function dteInputOf(
+  kind: DocumentKind,
+  doc: any,
+  parties: IssuedParties,
+  orgTaxId: string,
+  folio: number,
+  timestamp: Date,
+): DteInput {
   const issuer = parties.issuer;
   const input: DteInput = {
     type: doc.documentType.code as DteType,
@@ -143,7 +173,8 @@ function dteInputOf(kind: DocumentKind, doc: any, parties: IssuedParties, orgTax
   }
   if (kind === "order") {
     if (isShippingType(doc.shippingType)) input.shippingType = doc.shippingType;
-    if (doc.licencePlate || doc.address) input.transport = { plate: doc.licencePlate ?? undefined, address: doc.address ?? undefined };
+    if (doc.licencePlate || doc.address)
+      input.transport = { plate: doc.licencePlate ?? undefined, address: doc.address ?? undefined };
   }
   return input;
 }
@@ -156,7 +187,14 @@ function dteInputOf(kind: DocumentKind, doc: any, parties: IssuedParties, orgTax
  * (no folio left, no valid certificate, no encryption key) or 400 (customer without RUT, a line
  * breaking SII's format) so the finalize transaction rolls back and nothing is used up.
  */
-export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, enrolled: TaxAgencyIssuing, kind: DocumentKind, id: string, parties: IssuedParties): Promise<IssuedTaxDocument> {
+export async function issueTaxDocument(
+  tx: Tx,
+  ctx: ServiceContext,
+  enrolled: TaxAgencyIssuing,
+  kind: DocumentKind,
+  id: string,
+  parties: IssuedParties,
+): Promise<IssuedTaxDocument> {
   const { agency, org } = enrolled;
   const organizationId = ctx.auth.organizationId;
 
@@ -166,7 +204,10 @@ export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, enrolled: Ta
       ? await tx.invoice.findUniqueOrThrow({ where: { id }, include })
       : kind === "order"
         ? await tx.order.findUniqueOrThrow({ where: { id }, include })
-        : await tx.creditNote.findUniqueOrThrow({ where: { id }, include: { lines: include.lines, documentType: true, invoice: { include: { documentType: true } } } });
+        : await tx.creditNote.findUniqueOrThrow({
+            where: { id },
+            include: { lines: include.lines, documentType: true, invoice: { include: { documentType: true } } },
+          });
   const issueDate = isoDate(doc.date);
   checkIssuer(parties);
   const credentials = await loadSigningCredentials(tx, tenant(ctx), ctx.settings.certificateEncryptionKey, ctx.now());
@@ -175,12 +216,27 @@ export async function issueTaxDocument(tx: Tx, ctx: ServiceContext, enrolled: Ta
 
   const file = agency.issue(input, taken.cafFile, credentials);
   const name = `${doc.id}_${doc.documentType.code}_${taken.folio}.${file.extension}`;
-  await storeFile(tx, { name, organizationId, testMode: ctx.auth.testMode, contentType: file.contentType, content: file.content });
+  await storeFile(tx, {
+    name,
+    organizationId,
+    testMode: ctx.auth.testMode,
+    contentType: file.contentType,
+    content: file.content,
+  });
   const now = ctx.now().toISOString();
   return {
     folio: taken.folio,
     localFile: name,
-    taxAgency: { agency: agency.name, status: "pending", track_id: null, document_id: file.documentId, folio: taken.folio, caf: taken.cafId, issued_at: now, updated_at: now },
+    taxAgency: {
+      agency: agency.name,
+      status: "pending",
+      track_id: null,
+      document_id: file.documentId,
+      folio: taken.folio,
+      caf: taken.cafId,
+      issued_at: now,
+      updated_at: now,
+    },
   };
 }
 
@@ -207,7 +263,10 @@ export async function issueTaxInvoices(
 ): Promise<IssuedTaxDocument[]> {
   if (ids.length === 0) return [];
   const { agency, org } = enrolled;
-  const rows = await tx.invoice.findMany({ where: { id: { in: [...ids] }, ...tenant(ctx), documentTypeId }, include: { lines: { orderBy: { position: "asc" } }, documentType: true } });
+  const rows = await tx.invoice.findMany({
+    where: { id: { in: [...ids] }, ...tenant(ctx), documentTypeId },
+    include: { lines: { orderBy: { position: "asc" } }, documentType: true },
+  });
   const byId = new Map(rows.map((r) => [r.id, r]));
   const docs = ids.map((id) => {
     const doc = byId.get(id);
@@ -225,17 +284,29 @@ export async function issueTaxInvoices(
   // the range's CAFs must be usable on the latest issue date of the batch (cafs.ts takeFolios)
   const latest = docs.reduce((max, d) => (isoDate(d.date) > max ? isoDate(d.date) : max), isoDate(docs[0].date));
   const taken = await takeFolios(tx, tenant(ctx), documentTypeId, latest, docs.length, key);
-  const inputs = docs.map((doc, i) => dteInputOf("invoice", doc, partiesOf(doc.id), org.taxId!, taken.folios[i].folio, ctx.now()));
+  const inputs = docs.map((doc, i) =>
+    dteInputOf("invoice", doc, partiesOf(doc.id), org.taxId!, taken.folios[i].folio, ctx.now()),
+  );
   const files = await issueLocalFilesOffThread({
     agency: agency.name,
     credentials: { certificatePem, privateKeyPem },
-    authorizations: Object.fromEntries([...taken.cafFiles].map(([id, file]) => [id, new Uint8Array(file.buffer, file.byteOffset, file.byteLength)])),
+    authorizations: Object.fromEntries(
+      [...taken.cafFiles].map(([id, file]) => [id, new Uint8Array(file.buffer, file.byteOffset, file.byteLength)]),
+    ),
     documents: inputs.map((document, i) => ({ document, authorization: taken.folios[i].cafId })),
   });
-  const names = docs.map((doc, i) => `${doc.id}_${doc.documentType.code}_${taken.folios[i].folio}.${files[i].extension}`);
+  const names = docs.map(
+    (doc, i) => `${doc.id}_${doc.documentType.code}_${taken.folios[i].folio}.${files[i].extension}`,
+  );
   // one statement with one parameter (the files as JSON, bytes in base64): a createMany of this
   // many bytes costs the Prisma client far more than the database
-  const json = JSON.stringify(files.map((file, i) => ({ name: names[i], contentType: file.contentType, content: file.content.toString("base64") })));
+  const json = JSON.stringify(
+    files.map((file, i) => ({
+      name: names[i],
+      contentType: file.contentType,
+      content: file.content.toString("base64"),
+    })),
+  );
   await tx.$executeRaw(Prisma.sql`
     INSERT INTO "StoredFile" ("name", "organizationId", "testMode", "contentType", "content")
     SELECT v."name", ${ctx.auth.organizationId}, ${ctx.auth.testMode}, v."contentType", decode(v."content", 'base64')
@@ -246,7 +317,16 @@ export async function issueTaxInvoices(
     return {
       folio,
       localFile: names[i],
-      taxAgency: { agency: agency.name, status: "pending", track_id: null, document_id: files[i].documentId, folio, caf: cafId, issued_at: now, updated_at: now },
+      taxAgency: {
+        agency: agency.name,
+        status: "pending",
+        track_id: null,
+        document_id: files[i].documentId,
+        folio,
+        caf: cafId,
+        issued_at: now,
+        updated_at: now,
+      },
     };
   });
 }

@@ -6,7 +6,12 @@
  */
 import { FieldErrorCollector } from "../domain/errors.js";
 import type { IssuerProfile } from "../domain/issued-parties.js";
-import { activityCodesOf, missingForIssuing, normalizeTaxProfile, type TaxProfileInput } from "../domain/tax-profile.js";
+import {
+  activityCodesOf,
+  missingForIssuing,
+  normalizeTaxProfile,
+  type TaxProfileInput,
+} from "../domain/tax-profile.js";
 import { storedDate, dateColumn } from "../domain/formats.js";
 import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
 import { readSettings, writeSettings } from "./organization-settings.js";
@@ -77,6 +82,11 @@ export async function updateTaxProfile(ctx: ServiceContext, input: TaxProfileInp
   const errors = new FieldErrorCollector();
   const { taxResolutionDate, ...columns } = normalizeTaxProfile(input, errors);
   errors.throwIfAny("Invalid tax profile");
-  const data = { ...columns, ...(taxResolutionDate !== undefined ? { taxResolutionDate: taxResolutionDate === null ? null : dateColumn(taxResolutionDate) } : {}) };
+  const data = {
+    ...columns,
+    ...(taxResolutionDate !== undefined
+      ? { taxResolutionDate: taxResolutionDate === null ? null : dateColumn(taxResolutionDate) }
+      : {}),
+  };
   return view(await writeSettings(ctx.prisma, tenant(ctx), data));
 }

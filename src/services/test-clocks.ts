@@ -27,7 +27,8 @@ const MAX_NAME_LENGTH = 200;
 
 /** PermissionError (403) unless the caller uses a test key. */
 export function assertTestMode(ctx: ServiceContext): void {
-  if (!ctx.auth.testMode) throw new PermissionError("test clocks exist in test mode only; use a test key (sk_test_...)");
+  if (!ctx.auth.testMode)
+    throw new PermissionError("test clocks exist in test mode only; use a test key (sk_test_...)");
 }
 
 /** The filter of the caller's clocks (they have no mode column: every clock is test data). */
@@ -54,15 +55,22 @@ export async function createTestClock(ctx: ServiceContext, input: TestClockInput
   const where = testClockTenant(ctx);
   const errors = new FieldErrorCollector();
   const frozenTime = parseFrozenTime(input.frozenTime, errors);
-  if (input.name && input.name.length > MAX_NAME_LENGTH) errors.add("name", `must have at most ${MAX_NAME_LENGTH} characters`);
+  if (input.name && input.name.length > MAX_NAME_LENGTH)
+    errors.add("name", `must have at most ${MAX_NAME_LENGTH} characters`);
   errors.throwIfAny();
-  return ctx.prisma.testClock.create({ data: { id: newId("clk"), organizationId: where.organizationId, name: input.name || null, frozenTime: frozenTime! } });
+  return ctx.prisma.testClock.create({
+    data: { id: newId("clk"), organizationId: where.organizationId, name: input.name || null, frozenTime: frozenTime! },
+  });
 }
 
 /** The caller's clock `id`, locked until `tx` ends. NotFoundError (404) when it is not theirs. */
 export async function lockTestClock(tx: Tx, ctx: ServiceContext, id: string): Promise<TestClock> {
   const { organizationId } = testClockTenant(ctx);
-  const rows = await tx.$queryRawUnsafe<{ id: string }[]>(`SELECT "id" FROM "TestClock" WHERE "id" = $1 AND "organizationId" = $2 FOR UPDATE`, id, organizationId);
+  const rows = await tx.$queryRawUnsafe<{ id: string }[]>(
+    `SELECT "id" FROM "TestClock" WHERE "id" = $1 AND "organizationId" = $2 FOR UPDATE`,
+    id,
+    organizationId,
+  );
   if (rows.length === 0) throw new NotFoundError("test_clock", id);
   return tx.testClock.findUniqueOrThrow({ where: { id } });
 }
@@ -71,11 +79,17 @@ export async function lockTestClock(tx: Tx, ctx: ServiceContext, id: string): Pr
  * Moves the clock to `frozenTime` (later than its current time, else 400) and returns it. The
  * caller (advanceTestClock below) then bills what came due.
  */
-export async function moveTestClock(tx: Tx, ctx: ServiceContext, id: string, input: TestClockInput): Promise<{ clock: TestClock; from: Date }> {
+export async function moveTestClock(
+  tx: Tx,
+  ctx: ServiceContext,
+  id: string,
+  input: TestClockInput,
+): Promise<{ clock: TestClock; from: Date }> {
   const clock = await lockTestClock(tx, ctx, id);
   const errors = new FieldErrorCollector();
   const frozenTime = parseFrozenTime(input.frozenTime, errors);
-  if (frozenTime && frozenTime <= clock.frozenTime) errors.add("frozen_time", `must be later than the clock's time ${clock.frozenTime.toISOString()}`);
+  if (frozenTime && frozenTime <= clock.frozenTime)
+    errors.add("frozen_time", `must be later than the clock's time ${clock.frozenTime.toISOString()}`);
   errors.throwIfAny();
   const moved = await tx.testClock.update({ where: { id }, data: { frozenTime: frozenTime! } });
   return { clock: moved, from: clock.frozenTime };
@@ -91,7 +105,10 @@ export async function moveTestClock(tx: Tx, ctx: ServiceContext, id: string, inp
  */
 export async function advanceTestClock(ctx: ServiceContext, id: string, input: TestClockInput): Promise<TestClock> {
   const { clock } = await ctx.prisma.$transaction((tx) => moveTestClock(tx, ctx, id, input));
-  const { timeZone } = await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } });
+  const { timeZone } = await ctx.prisma.organization.findUniqueOrThrow({
+    where: { id: ctx.auth.organizationId },
+    select: { timeZone: true },
+  });
   const summary = await runBilling({
     prisma: ctx.prisma,
     settings: ctx.settings,
@@ -99,7 +116,10 @@ export async function advanceTestClock(ctx: ServiceContext, id: string, input: T
     until: todayIn(timeZone, clock.frozenTime),
     testClockId: clock.id,
   });
-  return ctx.prisma.testClock.update({ where: { id }, data: { status: summary.failed > 0 ? "internal_failure" : "ready" } });
+  return ctx.prisma.testClock.update({
+    where: { id },
+    data: { status: summary.failed > 0 ? "internal_failure" : "ready" },
+  });
 }
 
 /** Deletes a clock without customers. Errors: 404, 409 when customers are attached. */
@@ -107,7 +127,8 @@ export async function deleteTestClock(ctx: ServiceContext, id: string): Promise<
   return ctx.prisma.$transaction(async (tx) => {
     await lockTestClock(tx, ctx, id);
     const customers = await tx.customer.count({ where: { testClockId: id } });
-    if (customers > 0) throw new InvalidStateError(`test clock ${id} has ${customers} customer(s) attached; delete them first`);
+    if (customers > 0)
+      throw new InvalidStateError(`test clock ${id} has ${customers} customer(s) attached; delete them first`);
     await tx.testClock.delete({ where: { id } });
     return { id, deleted: true as const };
   });
@@ -117,13 +138,20 @@ export async function deleteTestClock(ctx: ServiceContext, id: string): Promise<
  * The id of the caller's clock `id` to attach a new customer to. ValidationError on `test_clock`
  * in live mode or for an unknown clock.
  */
-export async function resolveTestClock(ctx: ServiceContext, id: string | null | undefined, errors: FieldErrorCollector): Promise<string | null> {
+export async function resolveTestClock(
+  ctx: ServiceContext,
+  id: string | null | undefined,
+  errors: FieldErrorCollector,
+): Promise<string | null> {
   if (!id) return null;
   if (!ctx.auth.testMode) {
     errors.add("test_clock", "test clocks exist in test mode only");
     return null;
   }
-  const clock = await ctx.prisma.testClock.findFirst({ where: { id, organizationId: ctx.auth.organizationId }, select: { id: true } });
+  const clock = await ctx.prisma.testClock.findFirst({
+    where: { id, organizationId: ctx.auth.organizationId },
+    select: { id: true },
+  });
   if (!clock) errors.add("test_clock", `no test clock ${id}`);
   return clock?.id ?? null;
 }

@@ -13,7 +13,13 @@ import { InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { isoDate } from "../domain/formats.js";
 import { tenant, type ServiceContext } from "./context.js";
 import { noCardApplies } from "./cycle-decision.js";
-import { cycleInputFrom, cycleState, loadCycleData, UsageAggregatesPeriodMismatch, type CycleData } from "./cycle-input.js";
+import {
+  cycleInputFrom,
+  cycleState,
+  loadCycleData,
+  UsageAggregatesPeriodMismatch,
+  type CycleData,
+} from "./cycle-input.js";
 
 export interface UpcomingInvoice extends CycleInvoice {
   subscriptionId: string;
@@ -35,7 +41,8 @@ const END_WORDS: Record<string, string> = {
   cancel_at_period_end: "it is set to cancel at the end of its period",
   billing_cycles: "it has billed all its billing_cycles",
   end_date: "its end_date is reached",
-  no_card: "the invoice of its previous cycle is past due and the customer has no card to charge (no_card rule; paying it or adding a card keeps the subscription)",
+  no_card:
+    "the invoice of its previous cycle is past due and the customer has no card to charge (no_card rule; paying it or adding a card keeps the subscription)",
 };
 
 /**
@@ -46,8 +53,16 @@ export async function nextCycleDecision(ctx: ServiceContext, data: CycleData): P
   const state = cycleState(data.subscription);
   const decision = cycleDecision(state);
   if (decision.action !== "bill" || state.cycle <= 1) return decision;
-  const previous = await ctx.prisma.invoice.findFirst({ where: { subscriptionId: data.subscription.id, billingCycle: state.cycle - 1 }, select: { id: true, status: true, dueDate: true } });
-  const check = { cycle: state.cycle, date: state.date, previous: previous && { ...previous, dueDate: previous.dueDate ? isoDate(previous.dueDate) : null }, customerId: data.subscription.customerId };
+  const previous = await ctx.prisma.invoice.findFirst({
+    where: { subscriptionId: data.subscription.id, billingCycle: state.cycle - 1 },
+    select: { id: true, status: true, dueDate: true },
+  });
+  const check = {
+    cycle: state.cycle,
+    date: state.date,
+    previous: previous && { ...previous, dueDate: previous.dueDate ? isoDate(previous.dueDate) : null },
+    customerId: data.subscription.customerId,
+  };
   return (await noCardApplies(ctx, check)) ? cycleDecision(state, true) : decision;
 }
 
@@ -61,9 +76,16 @@ export async function nextCycleDecision(ctx: ServiceContext, data: CycleData): P
  * invoice with no lines, which the run skips.
  */
 export async function upcomingInvoice(ctx: ServiceContext, id: string): Promise<UpcomingInvoice> {
-  const timeZone = (await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { timeZone: true } })).timeZone;
+  const timeZone = (
+    await ctx.prisma.organization.findUniqueOrThrow({
+      where: { id: ctx.auth.organizationId },
+      select: { timeZone: true },
+    })
+  ).timeZone;
   const load = async (usage: "rows" | "aggregates") => {
-    const data = (await loadCycleData(ctx.prisma, [id], { where: tenant(ctx), timeZoneOf: () => timeZone, usage })).get(id);
+    const data = (await loadCycleData(ctx.prisma, [id], { where: tenant(ctx), timeZoneOf: () => timeZone, usage })).get(
+      id,
+    );
     if (!data) throw new NotFoundError("subscription", id);
     return data;
   };
@@ -80,11 +102,24 @@ export async function upcomingInvoice(ctx: ServiceContext, id: string): Promise<
 async function upcomingInvoiceOf(ctx: ServiceContext, id: string, data: CycleData): Promise<UpcomingInvoice> {
   const decision = await nextCycleDecision(ctx, data);
   const ending = decision.action === "end" ? decision : null;
-  const nothing = () => new InvalidStateError(`Subscription ${id} bills no more invoices: ${END_WORDS[ending!.end]}, so the billing run cancels it on ${ending!.date} instead of billing cycle ${ending!.cycle}`);
+  const nothing = () =>
+    new InvalidStateError(
+      `Subscription ${id} bills no more invoices: ${END_WORDS[ending!.end]}, so the billing run cancels it on ${ending!.date} instead of billing cycle ${ending!.cycle}`,
+    );
   if (ending && !ending.finalInvoice) throw nothing();
-  const { input, currency, document, cycle } = cycleInputFrom(data, data.subscription.nextBillingCycle, { final: !!ending });
+  const { input, currency, document, cycle } = cycleInputFrom(data, data.subscription.nextBillingCycle, {
+    final: !!ending,
+  });
   const invoice = cycleInvoice(input);
   // the final invoice when there is one (the last period's usage, pending items), else nothing
   if (ending && invoice.lines.length === 0) throw nothing();
-  return { ...invoice, subscriptionId: id, cycle, final: !!ending, date: isoDate(data.subscription.nextBilling), currency, document };
+  return {
+    ...invoice,
+    subscriptionId: id,
+    cycle,
+    final: !!ending,
+    date: isoDate(data.subscription.nextBilling),
+    currency,
+    document,
+  };
 }

@@ -45,7 +45,10 @@ export interface RecordedUsages {
  * `transactionId` already recorded nothing is written and the first usage is returned
  * (`duplicate` true).
  */
-export async function createUsage(ctx: ServiceContext, input: UsageInput): Promise<{ id: string; usage: UsageRow; duplicate: boolean }> {
+export async function createUsage(
+  ctx: ServiceContext,
+  input: UsageInput,
+): Promise<{ id: string; usage: UsageRow; duplicate: boolean }> {
   const recorded = await recordUsageList(ctx, [input], () => "");
   return { id: recorded.ids[0], usage: recorded.usages[0], duplicate: recorded.duplicates.length > 0 };
 }
@@ -68,7 +71,8 @@ export async function createUsage(ctx: ServiceContext, input: UsageInput): Promi
  * size (docs/performance.md "Usage ingestion").
  */
 export async function recordUsages(ctx: ServiceContext, inputs: readonly UsageInput[]): Promise<RecordedUsages> {
-  if (inputs.length < 1 || inputs.length > MAX_USAGE_BATCH) throw ValidationError.field("usages", `must have between 1 and ${MAX_USAGE_BATCH} records`);
+  if (inputs.length < 1 || inputs.length > MAX_USAGE_BATCH)
+    throw ValidationError.field("usages", `must have between 1 and ${MAX_USAGE_BATCH} records`);
   return recordUsageList(ctx, inputs, (i) => `usages.${i}.`);
 }
 
@@ -96,7 +100,11 @@ interface UsageSqlRow {
 const USAGE_COLUMNS = Prisma.sql`"id", "organizationId", "testMode", "subscriptionLineId", "quantity"::text AS "quantity", "dateTime", "invoiceId", "transactionId", "createdAt"`;
 const toUsageRow = (r: UsageSqlRow): UsageRow => ({ ...r, quantity: new Prisma.Decimal(r.quantity) });
 
-async function recordUsageList(ctx: ServiceContext, inputs: readonly UsageInput[], prefix: (i: number) => string): Promise<RecordedUsages> {
+async function recordUsageList(
+  ctx: ServiceContext,
+  inputs: readonly UsageInput[],
+  prefix: (i: number) => string,
+): Promise<RecordedUsages> {
   const tenantOf = tenant(ctx);
   // the lines of the whole batch with plan, subscription and (test mode) the customer's test clock:
   // one statement. Usage of a customer on a test clock happens on the clock's time (services/test-clocks.ts).
@@ -127,10 +135,16 @@ async function recordUsageList(ctx: ServiceContext, inputs: readonly UsageInput[
     if (problem) record.add("transaction_id", problem);
     const dateTime = input.dateTime ?? now;
     try {
-      checkUsage({ quantity: input.quantity, dateTime }, line ? { usageScheme: line.usageScheme, subscriptionStatus: line.status } : null, now, record);
+      checkUsage(
+        { quantity: input.quantity, dateTime },
+        line ? { usageScheme: line.usageScheme, subscriptionStatus: line.status } : null,
+        now,
+        record,
+      );
     } catch (e) {
       if (e instanceof ValidationError) {
-        for (const [field, reasons] of Object.entries(e.fields ?? {})) for (const reason of reasons) errors.add(`${at}${field}`, reason);
+        for (const [field, reasons] of Object.entries(e.fields ?? {}))
+          for (const reason of reasons) errors.add(`${at}${field}`, reason);
         return;
       }
       if (e instanceof InvalidStateError) {
@@ -139,12 +153,20 @@ async function recordUsageList(ctx: ServiceContext, inputs: readonly UsageInput[
       }
       throw e;
     }
-    rows.push({ subscriptionLineId: line!.id, quantity: toDecimal(input.quantity!).toString(), dateTime, transactionId: input.transactionId ?? null });
+    rows.push({
+      subscriptionLineId: line!.id,
+      quantity: toDecimal(input.quantity!).toString(),
+      dateTime,
+      transactionId: input.transactionId ?? null,
+    });
   });
   errors.throwIfAny(inputs.length === 1 && prefix(0) === "" ? "Invalid usage" : "Invalid usages");
   if (!cancelled.empty) {
     const fields = cancelled.collected();
-    const message = inputs.length === 1 && prefix(0) === "" ? "The subscription is cancelled; it takes no more usage" : `Cancelled subscriptions take no more usage: ${Object.keys(fields).join(", ")}`;
+    const message =
+      inputs.length === 1 && prefix(0) === ""
+        ? "The subscription is cancelled; it takes no more usage"
+        : `Cancelled subscriptions take no more usage: ${Object.keys(fields).join(", ")}`;
     throw new InvalidStateError(message, fields);
   }
 
@@ -152,7 +174,13 @@ async function recordUsageList(ctx: ServiceContext, inputs: readonly UsageInput[
   const firstOfKey = new Map<string, number>();
   const ids: (string | undefined)[] = [];
   const duplicates: number[] = [];
-  const data: { id: string; subscriptionLineId: string; quantity: string; dateTime: string; transactionId: string | null }[] = [];
+  const data: {
+    id: string;
+    subscriptionLineId: string;
+    quantity: string;
+    dateTime: string;
+    transactionId: string | null;
+  }[] = [];
   rows.forEach((r, i) => {
     if (r.transactionId !== null) {
       if (firstOfKey.has(r.transactionId)) {
@@ -164,7 +192,13 @@ async function recordUsageList(ctx: ServiceContext, inputs: readonly UsageInput[
     }
     const id = newId("usa");
     ids.push(id);
-    data.push({ id, subscriptionLineId: r.subscriptionLineId, quantity: r.quantity, dateTime: r.dateTime.toISOString(), transactionId: r.transactionId });
+    data.push({
+      id,
+      subscriptionLineId: r.subscriptionLineId,
+      quantity: r.quantity,
+      dateTime: r.dateTime.toISOString(),
+      transactionId: r.transactionId,
+    });
   });
   // ONE statement: the rows as arrays through unnest, rows whose transaction id exists skipped by
   // the partial unique index, the written rows returned (no read after the write)
@@ -186,7 +220,10 @@ async function recordUsageList(ctx: ServiceContext, inputs: readonly UsageInput[
   for (const row of rowById.values()) if (row.transactionId) rowOfKey.set(row.transactionId, row);
   const usages: UsageRow[] = rows.map((r, i) => {
     const row = r.transactionId === null ? rowById.get(ids[i]!) : rowOfKey.get(r.transactionId);
-    if (!row) throw new InvalidStateError(`${prefix(i)}transaction_id: the usage recorded with transaction_id ${quote(r.transactionId!)} was deleted while this request ran; send the record again`);
+    if (!row)
+      throw new InvalidStateError(
+        `${prefix(i)}transaction_id: the usage recorded with transaction_id ${quote(r.transactionId!)} was deleted while this request ran; send the record again`,
+      );
     if (ids[i] !== undefined && ids[i] !== row.id) duplicates.push(i); // recorded before (or by a concurrent request)
     return row;
   });
@@ -205,7 +242,8 @@ export async function deleteUsage(ctx: ServiceContext, id: string): Promise<void
   await ctx.prisma.$transaction(async (tx) => {
     const row = await lockTenantRow(tx, ctx, "Usage", id, ["invoiceId"]);
     if (!row) throw new NotFoundError("usage", id);
-    if (row.invoiceId) throw new InvalidStateError(`Usage ${id} is billed by invoice ${row.invoiceId}; billed usage cannot be deleted`);
+    if (row.invoiceId)
+      throw new InvalidStateError(`Usage ${id} is billed by invoice ${row.invoiceId}; billed usage cannot be deleted`);
     await tx.usage.delete({ where: { id } });
   });
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { bearerKey, isKeyExpired, isOrganizationId, lastUseIsStale, parseKeyExpiry } from "../../src/domain/api-keys.js";
+import {
+  bearerKey,
+  isKeyExpired,
+  isOrganizationId,
+  lastUseIsStale,
+  parseKeyExpiry,
+} from "../../src/domain/api-keys.js";
 import { ValidationError } from "../../src/domain/errors.js";
 
 const now = new Date("2026-11-24T15:30:00.000Z");
@@ -28,14 +34,31 @@ describe("parseKeyExpiry", () => {
   });
 
   it("refuses today (already 00:00 UTC past), past instants and now itself", () => {
-    expect(refusal("2026-11-24").fields).toEqual({ expires: ["must be in the future, got 2026-11-24T00:00:00.000Z (now 2026-11-24T15:30:00.000Z)"] });
+    expect(refusal("2026-11-24").fields).toEqual({
+      expires: ["must be in the future, got 2026-11-24T00:00:00.000Z (now 2026-11-24T15:30:00.000Z)"],
+    });
     expect(refusal("2025-01-01").message).toMatch(/^expires: must be in the future/);
     expect(refusal("2026-11-24T15:30:00Z").message).toMatch(/^expires: must be in the future/);
   });
 
   it("refuses malformed input, impossible dates and timestamps without an offset", () => {
-    for (const input of ["", "tomorrow", "2026-13-01", "2026-02-30", "2027-02-29", "2026-12-1", "01-12-2026", "2026-12-01T12:00:00", "2026-12-01T25:00Z", "2026-12-01T12:60Z", "2026-12-01T12:00+15:00", "2026-12-01 12:00Z"]) {
-      expect(refusal(input).message, input).toBe(`expires: must be a date yyyy-mm-dd or an ISO 8601 timestamp with an offset (2026-12-01T12:00:00Z), got ${JSON.stringify(input)}`);
+    for (const input of [
+      "",
+      "tomorrow",
+      "2026-13-01",
+      "2026-02-30",
+      "2027-02-29",
+      "2026-12-1",
+      "01-12-2026",
+      "2026-12-01T12:00:00",
+      "2026-12-01T25:00Z",
+      "2026-12-01T12:60Z",
+      "2026-12-01T12:00+15:00",
+      "2026-12-01 12:00Z",
+    ]) {
+      expect(refusal(input).message, input).toBe(
+        `expires: must be a date yyyy-mm-dd or an ISO 8601 timestamp with an offset (2026-12-01T12:00:00Z), got ${JSON.stringify(input)}`,
+      );
     }
   });
 });
@@ -58,12 +81,27 @@ describe("isKeyExpired and lastUseIsStale", () => {
 
 describe("bearerKey", () => {
   it("takes the scheme in any case (RFC 7235) and the key exactly", () => {
-    for (const scheme of ["Bearer", "bearer", "BEARER", "bEaReR"]) expect(bearerKey(`${scheme} sk_test_abc123`)).toBe("sk_test_abc123");
+    for (const scheme of ["Bearer", "bearer", "BEARER", "bEaReR"])
+      expect(bearerKey(`${scheme} sk_test_abc123`)).toBe("sk_test_abc123");
     expect(bearerKey("  bearer \t sk_live_XYZ9  ")).toBe("sk_live_XYZ9");
   });
 
   it("refuses other schemes, malformed keys and missing headers", () => {
-    for (const header of [null, undefined, "", "Bearer", "Bearer ", "Basic sk_test_abc", "Bearer SK_TEST_abc", "Bearer sk_test_", "Bearer sk_prod_abc", "Bearer sk_test_abc extra", "Bearersk_test_abc", "sk_test_abc", "Bearer sk_test_ab-c"]) {
+    for (const header of [
+      null,
+      undefined,
+      "",
+      "Bearer",
+      "Bearer ",
+      "Basic sk_test_abc",
+      "Bearer SK_TEST_abc",
+      "Bearer sk_test_",
+      "Bearer sk_prod_abc",
+      "Bearer sk_test_abc extra",
+      "Bearersk_test_abc",
+      "sk_test_abc",
+      "Bearer sk_test_ab-c",
+    ]) {
       expect(bearerKey(header), String(header)).toBeNull();
     }
   });
@@ -72,6 +110,14 @@ describe("bearerKey", () => {
 describe("isOrganizationId", () => {
   it("is org_ and 24 base62 characters", () => {
     expect(isOrganizationId("org_0123456789abcdefghijABCD")).toBe(true);
-    for (const text of ["Acme SpA", "org_", "org_0123456789abcdefghijABC", "org_0123456789abcdefghijABCDE", "cus_0123456789abcdefghijABCD", "org_0123456789abcdefghij-BCD"]) expect(isOrganizationId(text), text).toBe(false);
+    for (const text of [
+      "Acme SpA",
+      "org_",
+      "org_0123456789abcdefghijABC",
+      "org_0123456789abcdefghijABCDE",
+      "cus_0123456789abcdefghijABCD",
+      "org_0123456789abcdefghij-BCD",
+    ])
+      expect(isOrganizationId(text), text).toBe(false);
   });
 });

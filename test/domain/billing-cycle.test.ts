@@ -29,7 +29,14 @@ const TIERS = [
 const licensed = (over: Partial<CycleLine> = {}): CycleLine => ({
   id: "lin_pro",
   name: "Pro",
-  plan: { amount: "10000", tiersMode: null, tiers: [], usageScheme: "licensed", usageAggregation: "sum", exempt: false },
+  plan: {
+    amount: "10000",
+    tiersMode: null,
+    tiers: [],
+    usageScheme: "licensed",
+    usageAggregation: "sum",
+    exempt: false,
+  },
   quantity: 2,
   coupon: null,
   ...over,
@@ -72,12 +79,27 @@ describe("cycle invoice: worked examples (docs/recurring-billing.md)", () => {
   it("licensed: 2 x 10 000 for Nov 1 - Dec 1, billed in advance on Nov 1", () => {
     const inv = cycleInvoice(input());
     expect([inv.periodStart, inv.periodEnd]).toEqual(["2026-11-01", "2026-12-01"]);
-    expect(summary(inv)).toEqual({ lines: [["Pro", "2", "10000", "0", "%", "2026-11-01", "2026-12-01"]], amount: "20000", tax: "3800", total: "23800" });
+    expect(summary(inv)).toEqual({
+      lines: [["Pro", "2", "10000", "0", "%", "2026-11-01", "2026-12-01"]],
+      amount: "20000",
+      tax: "3800",
+      total: "23800",
+    });
   });
 
   it("tiers: 12 units graduated = 10 500, volume = 6 000, one line each at quantity 1", () => {
-    const graduated = licensed({ id: "lin_g", name: "Graduated", quantity: 12, plan: { ...licensed().plan, tiersMode: "graduated", tiers: TIERS } });
-    const volume = licensed({ id: "lin_v", name: "Volume", quantity: 12, plan: { ...licensed().plan, tiersMode: "volume", tiers: TIERS } });
+    const graduated = licensed({
+      id: "lin_g",
+      name: "Graduated",
+      quantity: 12,
+      plan: { ...licensed().plan, tiersMode: "graduated", tiers: TIERS },
+    });
+    const volume = licensed({
+      id: "lin_v",
+      name: "Volume",
+      quantity: 12,
+      plan: { ...licensed().plan, tiersMode: "volume", tiers: TIERS },
+    });
     const inv = cycleInvoice(input({ lines: [graduated, volume] }));
     expect(inv.lines.map((l) => [l.name, l.quantity, l.amount, l.description])).toEqual([
       ["Graduated", "1", "10500", "12 units, graduated tiers, 2026-11-01 to 2026-12-01"],
@@ -92,7 +114,19 @@ describe("cycle invoice: worked examples (docs/recurring-billing.md)", () => {
       { quantity: 12, dateTime: new Date("2026-11-30T23:00:00Z") },
       { quantity: 1000, dateTime: new Date("2026-12-01T03:00:00Z") }, // December's
     ];
-    const api = licensed({ id: "lin_api", name: "API calls", plan: { amount: "100", tiersMode: null, tiers: [], usageScheme: "metered", usageAggregation: "sum", exempt: false }, usages });
+    const api = licensed({
+      id: "lin_api",
+      name: "API calls",
+      plan: {
+        amount: "100",
+        tiersMode: null,
+        tiers: [],
+        usageScheme: "metered",
+        usageAggregation: "sum",
+        exempt: false,
+      },
+      usages,
+    });
     expect(cycleInvoice(input({ lines: [api] })).lines).toEqual([]);
     const december = cycleInvoice(input({ cycle: 2, lines: [api] }));
     expect(summary(december).lines).toEqual([["API calls", "42", "100", "0", "%", "2026-11-01", "2026-12-01"]]);
@@ -101,24 +135,71 @@ describe("cycle invoice: worked examples (docs/recurring-billing.md)", () => {
   });
 
   it("addons: a one-time setup split 50/25/25 over cycles 1-3, a recurring one for 2 cycles", () => {
-    const setup: CycleAddon = { id: "add_setup", name: "Setup", applyScheme: "one_time", durationTimes: null, amount: "9000", quantity: 1, rates: [{ cycle: 1, percent: "50" }, { cycle: 2, percent: "25" }, { cycle: 3, percent: "25" }], redemptions: 0 };
-    const support: CycleAddon = { id: "add_support", name: "Support", applyScheme: "recurring", durationTimes: 2, amount: "1500", quantity: 2, rates: [], redemptions: 0 };
+    const setup: CycleAddon = {
+      id: "add_setup",
+      name: "Setup",
+      applyScheme: "one_time",
+      durationTimes: null,
+      amount: "9000",
+      quantity: 1,
+      rates: [
+        { cycle: 1, percent: "50" },
+        { cycle: 2, percent: "25" },
+        { cycle: 3, percent: "25" },
+      ],
+      redemptions: 0,
+    };
+    const support: CycleAddon = {
+      id: "add_support",
+      name: "Support",
+      applyScheme: "recurring",
+      durationTimes: 2,
+      amount: "1500",
+      quantity: 2,
+      rates: [],
+      redemptions: 0,
+    };
     const addonsOf = (cycle: number, redemptions: number) =>
-      cycleInvoice(input({ cycle, lines: [], addons: [setup, { ...support, redemptions }] })).lines.map((l) => [l.name, l.quantity, l.amount]);
-    expect(addonsOf(1, 0)).toEqual([["Setup (share 1 of 3)", "1", "4500"], ["Support", "2", "1500"]]);
-    expect(addonsOf(2, 1)).toEqual([["Setup (share 2 of 3)", "1", "2250"], ["Support", "2", "1500"]]);
+      cycleInvoice(input({ cycle, lines: [], addons: [setup, { ...support, redemptions }] })).lines.map((l) => [
+        l.name,
+        l.quantity,
+        l.amount,
+      ]);
+    expect(addonsOf(1, 0)).toEqual([
+      ["Setup (share 1 of 3)", "1", "4500"],
+      ["Support", "2", "1500"],
+    ]);
+    expect(addonsOf(2, 1)).toEqual([
+      ["Setup (share 2 of 3)", "1", "2250"],
+      ["Support", "2", "1500"],
+    ]);
     expect(addonsOf(3, 2)).toEqual([["Setup (share 3 of 3)", "1", "2250"]]);
     expect(addonsOf(4, 2)).toEqual([]);
   });
 
   it("coupons: a 10 % invoice coupon once, a $ line coupon, the subscription's line coupon on the other lines", () => {
     const first = cycleInvoice(input({ coupon: coupon() }));
-    expect([first.discount, first.discountScheme, first.totals.amount.toString(), first.redeemedCoupons]).toEqual(["10", "%", "18000", ["cou_1"]]);
+    expect([first.discount, first.discountScheme, first.totals.amount.toString(), first.redeemedCoupons]).toEqual([
+      "10",
+      "%",
+      "18000",
+      ["cou_1"],
+    ]);
     const second = cycleInvoice(input({ coupon: coupon({ redemptions: 1 }) }));
     expect([second.discount, second.totals.amount.toString(), second.redeemedCoupons]).toEqual(["0", "20000", []]);
-    expect([first.subscriptionCouponRedeemed, first.redeemedLineCoupons, second.subscriptionCouponRedeemed]).toEqual([true, [], false]);
+    expect([first.subscriptionCouponRedeemed, first.redeemedLineCoupons, second.subscriptionCouponRedeemed]).toEqual([
+      true,
+      [],
+      false,
+    ]);
 
-    const lineCoupon = coupon({ id: "cou_line", discountScheme: "$", amount: "3000", applyOn: "line", durationScheme: "forever" });
+    const lineCoupon = coupon({
+      id: "cou_line",
+      discountScheme: "$",
+      amount: "3000",
+      applyOn: "line",
+      durationScheme: "forever",
+    });
     const perLine = cycleInvoice(
       input({
         lines: [licensed({ coupon: lineCoupon }), licensed({ id: "lin_b", name: "Basic", quantity: 1 })],
@@ -142,7 +223,12 @@ describe("cycle invoice: worked examples (docs/recurring-billing.md)", () => {
 
   it("exempt plans give exempt lines", () => {
     const inv = cycleInvoice(input({ lines: [licensed({ plan: { ...licensed().plan, exempt: true } })] }));
-    expect([inv.lines[0].exempt, inv.totals.exempt.toString(), inv.totals.tax.toString(), inv.totals.total.toString()]).toEqual([true, "20000", "0", "20000"]);
+    expect([
+      inv.lines[0].exempt,
+      inv.totals.exempt.toString(),
+      inv.totals.tax.toString(),
+      inv.totals.total.toString(),
+    ]).toEqual([true, "20000", "0", "20000"]);
   });
 });
 
@@ -160,7 +246,12 @@ describe("cycle invoice: properties", () => {
           const inv = cycleInvoice(
             input({
               lines: [licensed({ quantity, plan: { ...licensed().plan, amount: String(price) } })],
-              coupon: coupon({ discountScheme: scheme as "%" | "$", amount, applyOn: applyOn as "invoice" | "line", durationScheme: "forever" }),
+              coupon: coupon({
+                discountScheme: scheme as "%" | "$",
+                amount,
+                applyOn: applyOn as "invoice" | "line",
+                durationScheme: "forever",
+              }),
             }),
           );
           return !inv.totals.total.isNegative() && !inv.totals.amount.isNegative();
@@ -171,12 +262,19 @@ describe("cycle invoice: properties", () => {
 
   it("graduated and volume agree when there is one tier", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 10000 }), fc.integer({ min: 0, max: 5000 }), fc.integer({ min: 0, max: 5000 }), (quantity, unit, flat) => {
-        const one = [{ up_to: null, unit_amount: String(unit), flat_amount: String(flat) }];
-        const priced = (mode: string) =>
-          cycleInvoice(input({ lines: [licensed({ quantity, plan: { ...licensed().plan, tiersMode: mode, tiers: one } })] })).totals.total.toString();
-        return priced("graduated") === priced("volume");
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 10000 }),
+        fc.integer({ min: 0, max: 5000 }),
+        fc.integer({ min: 0, max: 5000 }),
+        (quantity, unit, flat) => {
+          const one = [{ up_to: null, unit_amount: String(unit), flat_amount: String(flat) }];
+          const priced = (mode: string) =>
+            cycleInvoice(
+              input({ lines: [licensed({ quantity, plan: { ...licensed().plan, tiersMode: mode, tiers: one } })] }),
+            ).totals.total.toString();
+          return priced("graduated") === priced("volume");
+        },
+      ),
     );
   });
 });
@@ -194,16 +292,28 @@ describe("when a cycle is billed and when a subscription ends (cycleDecision; do
   });
 
   it("bills an active subscription's next cycle on its date", () => {
-    expect(cycleDecision(sub({ cycle: 3, date: "2026-09-01" }))).toEqual({ action: "bill", cycle: 3, date: "2026-09-01" });
+    expect(cycleDecision(sub({ cycle: 3, date: "2026-09-01" }))).toEqual({
+      action: "bill",
+      cycle: 3,
+      date: "2026-09-01",
+    });
   });
 
   it("does nothing while paused or cancelled", () => {
-    expect(cycleDecision(sub({ status: "paused", cancelAtPeriodEnd: true }))).toEqual({ action: "none", status: "paused" });
+    expect(cycleDecision(sub({ status: "paused", cancelAtPeriodEnd: true }))).toEqual({
+      action: "none",
+      status: "paused",
+    });
     expect(cycleDecision(sub({ status: "cancelled" }), true)).toEqual({ action: "none", status: "cancelled" });
   });
 
   it("cancel at period end: ends at the next cycle's start with the stored reason, before any other rule", () => {
-    expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01", cancelAtPeriodEnd: true, cancelReason: "too_expensive", billingCycles: 1 }), true)).toEqual({
+    expect(
+      cycleDecision(
+        sub({ cycle: 2, date: "2026-08-01", cancelAtPeriodEnd: true, cancelReason: "too_expensive", billingCycles: 1 }),
+        true,
+      ),
+    ).toEqual({
       action: "end",
       cycle: 2,
       date: "2026-08-01",
@@ -215,21 +325,44 @@ describe("when a cycle is billed and when a subscription ends (cycleDecision; do
   });
 
   it("billing_cycles 2 from 2026-07-01: bills Jul 1 and Aug 1, ends on Sep 1 with `ended`", () => {
-    const at = (cycle: number, date: string) => cycleDecision(sub({ cycle, date, billingCycles: 2, endDate: "2026-09-01" }));
+    const at = (cycle: number, date: string) =>
+      cycleDecision(sub({ cycle, date, billingCycles: 2, endDate: "2026-09-01" }));
     expect(at(1, "2026-07-01").action).toBe("bill");
     expect(at(2, "2026-08-01").action).toBe("bill");
-    expect(at(3, "2026-09-01")).toMatchObject({ action: "end", end: "billing_cycles", cancelReason: ENDED_REASON, cancelledAt: "cycle_start" });
+    expect(at(3, "2026-09-01")).toMatchObject({
+      action: "end",
+      end: "billing_cycles",
+      cancelReason: ENDED_REASON,
+      cancelledAt: "cycle_start",
+    });
   });
 
   it("end_date 2026-08-15: Aug 1 is billed whole (before the end date), Sep 1 ends; an end date on a cycle's start ends there", () => {
     expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01", endDate: "2026-08-15" })).action).toBe("bill");
-    expect(cycleDecision(sub({ cycle: 3, date: "2026-09-01", endDate: "2026-08-15" }))).toMatchObject({ action: "end", end: "end_date", cancelReason: ENDED_REASON });
-    expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01", endDate: "2026-08-01" }))).toMatchObject({ action: "end", end: "end_date" });
+    expect(cycleDecision(sub({ cycle: 3, date: "2026-09-01", endDate: "2026-08-15" }))).toMatchObject({
+      action: "end",
+      end: "end_date",
+      cancelReason: ENDED_REASON,
+    });
+    expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01", endDate: "2026-08-01" }))).toMatchObject({
+      action: "end",
+      end: "end_date",
+    });
   });
 
   it("no card: ends with `no_card` at the moment it is found, only for a cycle that would be billed", () => {
-    expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01" }), true)).toEqual({ action: "end", cycle: 2, date: "2026-08-01", end: "no_card", cancelReason: NO_CARD_REASON, cancelledAt: "now", finalInvoice: false });
-    expect(cycleDecision(sub({ cycle: 3, date: "2026-09-01", billingCycles: 2 }), true)).toMatchObject({ end: "billing_cycles" });
+    expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01" }), true)).toEqual({
+      action: "end",
+      cycle: 2,
+      date: "2026-08-01",
+      end: "no_card",
+      cancelReason: NO_CARD_REASON,
+      cancelledAt: "now",
+      finalInvoice: false,
+    });
+    expect(cycleDecision(sub({ cycle: 3, date: "2026-09-01", billingCycles: 2 }), true)).toMatchObject({
+      end: "billing_cycles",
+    });
   });
 
   it("the no-card rule: a past-due previous invoice with an amount due and no usable source", () => {
@@ -247,7 +380,12 @@ describe("when a cycle is billed and when a subscription ends (cycleDecision; do
 });
 
 describe("which usage a period bills (periodUsages, meteredPeriod)", () => {
-  const at = (iso: string, quantity: number, invoiceId: string | null = null, created = iso) => ({ quantity, dateTime: new Date(iso), createdAt: new Date(created), invoiceId });
+  const at = (iso: string, quantity: number, invoiceId: string | null = null, created = iso) => ({
+    quantity,
+    dateTime: new Date(iso),
+    createdAt: new Date(created),
+    invoiceId,
+  });
   const october = { start: new Date("2026-10-01T03:00:00Z"), end: new Date("2026-11-01T03:00:00Z") };
   const records = [
     at("2026-09-20T12:00:00Z", 9, "inv_sep"),
@@ -288,7 +426,11 @@ describe("lines of a document type without taxes are exempt on the invoice", () 
   it("CL34: a taxable plan's line says exempt, as its totals count it", () => {
     const inv = cycleInvoice(input({ taxRules: { taxPercent: "0", hasTaxes: false, pricesIncludeTax: false } }));
     expect(inv.lines.map((l) => l.exempt)).toEqual([true]);
-    expect([inv.totals.amount.toString(), inv.totals.exempt.toString(), inv.totals.total.toString()]).toEqual(["0", "20000", "20000"]);
+    expect([inv.totals.amount.toString(), inv.totals.exempt.toString(), inv.totals.total.toString()]).toEqual([
+      "0",
+      "20000",
+      "20000",
+    ]);
   });
 });
 
@@ -304,31 +446,76 @@ describe("the final invoice of a subscription that ends (cycleInvoice `final`)",
       { quantity: 12, dateTime: new Date("2026-11-30T15:00:00Z") },
     ],
   };
-  const setup: CycleAddon = { id: "add_1", name: "Soporte", applyScheme: "recurring", durationTimes: null, amount: "1500", quantity: 1, rates: [], redemptions: 0 };
+  const setup: CycleAddon = {
+    id: "add_1",
+    name: "Soporte",
+    applyScheme: "recurring",
+    durationTimes: null,
+    amount: "1500",
+    quantity: 1,
+    rates: [],
+    redemptions: 0,
+  };
 
   it("ends on Dec 1 after November: bills November's usage (42 x 100), no seats, no addon, dated for November", () => {
     const inv = cycleInvoice(input({ cycle: 2, final: true, lines: [licensed(), api], addons: [setup] }));
-    expect(summary(inv)).toEqual({ lines: [["API", "42", "100", "0", "%", "2026-11-01", "2026-12-01"]], amount: "4200", tax: "798", total: "4998" });
+    expect(summary(inv)).toEqual({
+      lines: [["API", "42", "100", "0", "%", "2026-11-01", "2026-12-01"]],
+      amount: "4200",
+      tax: "798",
+      total: "4998",
+    });
     expect([inv.periodStart, inv.periodEnd, inv.billedAddons]).toEqual(["2026-11-01", "2026-12-01", []]);
   });
 
   it("pending items are billed on it too", () => {
-    const item = { id: "pii_1", name: "Remaining time on 3 x Pro (Nov 21 - Dec 1)", quantity: 1, amount: "10000", exempt: false, periodStart: "2026-11-21", periodEnd: "2026-12-01" };
+    const item = {
+      id: "pii_1",
+      name: "Remaining time on 3 x Pro (Nov 21 - Dec 1)",
+      quantity: 1,
+      amount: "10000",
+      exempt: false,
+      periodStart: "2026-11-21",
+      periodEnd: "2026-12-01",
+    };
     const inv = cycleInvoice(input({ cycle: 2, final: true, lines: [licensed()], pendingItems: [item] }));
     expect(summary(inv).lines).toEqual([[item.name, "1", "10000", "0", "%", "2026-11-21", "2026-12-01"]]);
     expect(inv.billedPendingItems).toEqual(["pii_1"]);
   });
 
   it("nothing to bill (no usage, licensed lines only, or cycle 1): no lines, no coupon redeemed", () => {
-    const none = cycleInvoice(input({ cycle: 2, final: true, lines: [licensed(), { ...api, usages: [] }], coupon: coupon({ applyOn: "invoice" }) }));
-    expect([none.lines, none.redeemedCoupons, none.subscriptionCouponRedeemed, none.totals.total.toString()]).toEqual([[], [], false, "0"]);
+    const none = cycleInvoice(
+      input({
+        cycle: 2,
+        final: true,
+        lines: [licensed(), { ...api, usages: [] }],
+        coupon: coupon({ applyOn: "invoice" }),
+      }),
+    );
+    expect([none.lines, none.redeemedCoupons, none.subscriptionCouponRedeemed, none.totals.total.toString()]).toEqual([
+      [],
+      [],
+      false,
+      "0",
+    ]);
     expect(cycleInvoice(input({ cycle: 1, final: true, lines: [api] })).lines).toEqual([]);
   });
 
   it("cycleDecision asks for a final invoice on every end but no_card", () => {
-    const base = { status: "active", cycle: 3, date: "2026-09-01", cancelAtPeriodEnd: false, cancelReason: null, billingCycles: null, endDate: null };
+    const base = {
+      status: "active",
+      cycle: 3,
+      date: "2026-09-01",
+      cancelAtPeriodEnd: false,
+      cancelReason: null,
+      billingCycles: null,
+      endDate: null,
+    };
     expect(cycleDecision({ ...base, billingCycles: 2 })).toMatchObject({ end: "billing_cycles", finalInvoice: true });
-    expect(cycleDecision({ ...base, cancelAtPeriodEnd: true })).toMatchObject({ end: "cancel_at_period_end", finalInvoice: true });
+    expect(cycleDecision({ ...base, cancelAtPeriodEnd: true })).toMatchObject({
+      end: "cancel_at_period_end",
+      finalInvoice: true,
+    });
     expect(cycleDecision({ ...base, endDate: "2026-09-01" })).toMatchObject({ end: "end_date", finalInvoice: true });
     expect(cycleDecision(base, true)).toMatchObject({ end: "no_card", finalInvoice: false });
   });

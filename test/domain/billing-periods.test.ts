@@ -1,6 +1,13 @@
 /** Billing periods and proration (src/domain/billing-periods.ts; docs/proration.md). */
 import { describe, expect, it } from "vitest";
-import { addMonthsClamped, billingPeriod, cycleStart, daysBetween, prorationLines, splitByDays } from "../../src/domain/billing-periods.js";
+import {
+  addMonthsClamped,
+  billingPeriod,
+  cycleStart,
+  daysBetween,
+  prorationLines,
+  splitByDays,
+} from "../../src/domain/billing-periods.js";
 import { validationErrorOf } from "../helpers/errors.js";
 
 const CLP = { id: "CLP", rounded: true, decimals: 0 };
@@ -8,7 +15,13 @@ const USD = { id: "USD", rounded: false, decimals: 2 };
 
 describe("billing periods", () => {
   it("monthly from Jan 31 clamps to month ends without drifting: Feb 28, Mar 31, Apr 30", () => {
-    expect([1, 2, 3, 4, 5].map((n) => cycleStart("2026-01-31", "monthly", n))).toEqual(["2026-01-31", "2026-02-28", "2026-03-31", "2026-04-30", "2026-05-31"]);
+    expect([1, 2, 3, 4, 5].map((n) => cycleStart("2026-01-31", "monthly", n))).toEqual([
+      "2026-01-31",
+      "2026-02-28",
+      "2026-03-31",
+      "2026-04-30",
+      "2026-05-31",
+    ]);
     expect(addMonthsClamped("2028-01-31", 1)).toBe("2028-02-29");
   });
 
@@ -52,11 +65,21 @@ describe("proration by day", () => {
   });
 
   it("a date outside the period is a 400 on date", () => {
-    expect(validationErrorOf(() => splitByDays(100, november, "2026-12-02", CLP)).fields).toEqual({ date: ["must be within the period 2026-11-01 to 2026-12-01"] });
+    expect(validationErrorOf(() => splitByDays(100, november, "2026-12-02", CLP)).fields).toEqual({
+      date: ["must be within the period 2026-11-01 to 2026-12-01"],
+    });
   });
 
   it("worked example: 2 -> 3 seats of 10 000 on Nov 21 gives a credit of 6 667 and a charge of 10 000", () => {
-    const lines = prorationLines({ oldName: "2 x Pro", oldAmount: 20000, newName: "3 x Pro", newAmount: 30000, period: november, date: "2026-11-21", currency: CLP });
+    const lines = prorationLines({
+      oldName: "2 x Pro",
+      oldAmount: 20000,
+      newName: "3 x Pro",
+      newAmount: 30000,
+      period: november,
+      date: "2026-11-21",
+      currency: CLP,
+    });
     expect(lines.map((l) => [l.name, l.amount.toString(), l.periodStart, l.periodEnd])).toEqual([
       ["Unused time on 2 x Pro (Nov 21 - Dec 1)", "-6667", "2026-11-21", "2026-12-01"],
       ["Remaining time on 3 x Pro (Nov 21 - Dec 1)", "10000", "2026-11-21", "2026-12-01"],
@@ -64,8 +87,26 @@ describe("proration by day", () => {
   });
 
   it("a change on the first day credits and charges the whole period; on the renewal date nothing", () => {
-    const first = prorationLines({ oldName: "Basic", oldAmount: 10000, newName: "Pro", newAmount: 25000, period: november, date: "2026-11-01", currency: CLP });
+    const first = prorationLines({
+      oldName: "Basic",
+      oldAmount: 10000,
+      newName: "Pro",
+      newAmount: 25000,
+      period: november,
+      date: "2026-11-01",
+      currency: CLP,
+    });
     expect(first.map((l) => l.amount.toString())).toEqual(["-10000", "25000"]);
-    expect(prorationLines({ oldName: "Basic", oldAmount: 10000, newName: "Pro", newAmount: 25000, period: november, date: "2026-12-01", currency: CLP })).toEqual([]);
+    expect(
+      prorationLines({
+        oldName: "Basic",
+        oldAmount: 10000,
+        newName: "Pro",
+        newAmount: 25000,
+        period: november,
+        date: "2026-12-01",
+        currency: CLP,
+      }),
+    ).toEqual([]);
   });
 });

@@ -33,7 +33,9 @@ describe("SII office of a comuna", () => {
     expect(siiOfficeOf("Colina")).toBe("Santiago Centro");
     const rm = CHILEAN_COMMUNES.filter((c) => findCommune(c)!.region === "CL-RM");
     expect(rm).toHaveLength(52);
-    expect(new Set(rm.map((c) => siiOfficeOf(c)))).toEqual(new Set(["Santiago Centro", "Santiago Oriente", "Santiago Poniente", "Santiago Sur"]));
+    expect(new Set(rm.map((c) => siiOfficeOf(c)))).toEqual(
+      new Set(["Santiago Centro", "Santiago Oriente", "Santiago Poniente", "Santiago Sur"]),
+    );
   });
 
   it("each regional capital has its region's Dirección Regional", () => {

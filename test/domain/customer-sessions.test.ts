@@ -115,7 +115,10 @@ describe("session settings", () => {
       returnUrl: "https://acme.cl/back",
     });
     expect(storedSessionSettings([1], "https://a").displayInvoices).toBe(true);
-    expect(storedSessionSettings({ displayInvoices: "no", colorAsset: 3 }, "https://a")).toMatchObject({ displayInvoices: true, colorAsset: null });
+    expect(storedSessionSettings({ displayInvoices: "no", colorAsset: 3 }, "https://a")).toMatchObject({
+      displayInvoices: true,
+      colorAsset: null,
+    });
   });
 });
 

@@ -19,7 +19,9 @@ describe("numbering at finalize", () => {
 
   it("a type no agency issues is internal, set up or not, in either mode", () => {
     expect(numberingFor(facts({ regulated: false }))).toBe("internal");
-    expect(numberingFor(facts({ regulated: false, testMode: false, setup: { taxId: false, certificate: false } }))).toBe("internal");
+    expect(
+      numberingFor(facts({ regulated: false, testMode: false, setup: { taxId: false, certificate: false } })),
+    ).toBe("internal");
   });
 
   it("test mode before set-up numbers a regulated type in the internal series", () => {
@@ -29,7 +31,16 @@ describe("numbering at finalize", () => {
 
   it("a note on an internal-series document is internal, even once set up", () => {
     expect(numberingFor(facts({ documentTypeId: "CL61", referencedNumbering: "internal" }))).toBe("internal");
-    expect(numberingFor(facts({ documentTypeId: "CL61", testMode: false, referencedNumbering: "internal", setup: { taxId: false, certificate: false } }))).toBe("internal");
+    expect(
+      numberingFor(
+        facts({
+          documentTypeId: "CL61",
+          testMode: false,
+          referencedNumbering: "internal",
+          setup: { taxId: false, certificate: false },
+        }),
+      ),
+    ).toBe("internal");
   });
 
   it("live mode before set-up refuses a regulated type with a 409 naming each missing step and the CAF", () => {
@@ -43,11 +54,17 @@ describe("numbering at finalize", () => {
     }
     expect(error!.status).toBe(409);
     expect(error!.message).toContain("live mode is not set up with SII");
-    expect(error!.message).toContain("set the live mode tax profile with the organization's RUT (PATCH /v1/billers/built_in/tax_profile/");
-    expect(error!.message).toContain("upload the live mode signing certificate (POST /v1/billers/built_in/certificates/");
+    expect(error!.message).toContain(
+      "set the live mode tax profile with the organization's RUT (PATCH /v1/billers/built_in/tax_profile/",
+    );
+    expect(error!.message).toContain(
+      "upload the live mode signing certificate (POST /v1/billers/built_in/certificates/",
+    );
     expect(error!.message).toContain("upload a CAF for CL33 (POST /v1/billers/built_in/cafs/)");
     // only what is missing is named
-    expect(() => numberingFor(facts({ testMode: false, setup: { taxId: true, certificate: false } }))).toThrow(/^(?!.*tax profile).*signing certificate/);
+    expect(() => numberingFor(facts({ testMode: false, setup: { taxId: true, certificate: false } }))).toThrow(
+      /^(?!.*tax profile).*signing certificate/,
+    );
   });
 
   it("lists the missing steps per mode", () => {

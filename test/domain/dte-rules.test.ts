@@ -1,12 +1,22 @@
 /** DTE format rules (src/domain/dte-rules.ts; docs/sii-dte.md). */
 import { describe, it, expect } from "vitest";
-import { cafLastUsableDate, siiAmount, siiDate, siiDecimal, siiRut, siiText, siiTimestamp } from "../../src/domain/dte-rules.js";
+import {
+  cafLastUsableDate,
+  siiAmount,
+  siiDate,
+  siiDecimal,
+  siiRut,
+  siiText,
+  siiTimestamp,
+} from "../../src/domain/dte-rules.js";
 
 describe("siiText", () => {
   it("cuts to the maximum length and trims", () => {
     expect(siiText("  Parlantes Multimedia 180W.  ", 80)).toBe("Parlantes Multimedia 180W.");
     expect(siiText("a".repeat(100), 80)).toBe("a".repeat(80));
-    expect(siiText("EMPRESA DE SERVICIOS INFORMATICOS Y ASESORIAS LIMITADA", 40)).toBe("EMPRESA DE SERVICIOS INFORMATICOS Y ASES");
+    expect(siiText("EMPRESA DE SERVICIOS INFORMATICOS Y ASESORIAS LIMITADA", 40)).toBe(
+      "EMPRESA DE SERVICIOS INFORMATICOS Y ASES",
+    );
     expect(siiText("Servicio de implementación — fase 1", 20)).toBe("Servicio de implemen");
   });
 

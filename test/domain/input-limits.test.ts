@@ -47,7 +47,8 @@ describe("text", () => {
     expect(textLimit("constructor")).toBe(DEFAULT_TEXT_LIMIT);
     const doc = fs.readFileSync(new URL("../../docs/input-limits.md", import.meta.url), "utf8");
     expect(doc).toContain(`| (any other text field) | ${DEFAULT_TEXT_LIMIT.toLocaleString("en")} |`);
-    for (const [key, limit] of Object.entries(TEXT_LIMITS)) expect(doc).toContain(`| \`${key}\` | ${limit.toLocaleString("en")} |`);
+    for (const [key, limit] of Object.entries(TEXT_LIMITS))
+      expect(doc).toContain(`| \`${key}\` | ${limit.toLocaleString("en")} |`);
   });
 });
 
@@ -64,7 +65,12 @@ describe("note length (invoices, credit notes, subscriptions)", () => {
     } catch (e) {
       expect((e as ValidationError).fields).toEqual({ internal_note: ["must have at most 5000 characters"] });
     }
-    expect([MAX_NOTE_LENGTH, textLimit("InvoiceInput.note"), textLimit("CreditNoteInput.internalNote"), textLimit("SubscriptionInput.note")]).toEqual([5000, 5000, 5000, 5000]);
+    expect([
+      MAX_NOTE_LENGTH,
+      textLimit("InvoiceInput.note"),
+      textLimit("CreditNoteInput.internalNote"),
+      textLimit("SubscriptionInput.note"),
+    ]).toEqual([5000, 5000, 5000, 5000]);
   });
 });
 
@@ -72,14 +78,20 @@ describe("JSON structure", () => {
   it("finds the depth of JSON text without parsing, ignoring brackets inside strings", () => {
     expect(jsonDepthProblem("[".repeat(MAX_JSON_DEPTH) + "]".repeat(MAX_JSON_DEPTH))).toBeNull();
     expect(jsonDepthProblem("[".repeat(MAX_JSON_DEPTH + 1))).toMatch(/levels deep/);
-    expect(jsonDepthProblem(JSON.stringify({ a: "[[[[".repeat(100), b: "\\\"[[[" }))).toBeNull();
+    expect(jsonDepthProblem(JSON.stringify({ a: "[[[[".repeat(100), b: '\\"[[[' }))).toBeNull();
     expect(jsonDepthProblem("[".repeat(1_000_000))).toMatch(/levels deep/);
   });
 
   it("checks every string and key of a parsed value by path, without recursion", () => {
     const errors: FieldErrors = {};
-    checkJsonValue({ name: "a\u0000", lines: [{ ["k\ud800"]: 1 }, { d: "x".repeat(20) }] }, "", errors, (path) => (path === "lines.1.d" ? 10 : null));
-    expect(errors).toEqual({ name: [expect.stringMatching(/NUL/)], "lines.0.k\ud800": [expect.stringMatching(/^key .*surrogate/)], "lines.1.d": ["must have at most 10 characters"] });
+    checkJsonValue({ name: "a\u0000", lines: [{ ["k\ud800"]: 1 }, { d: "x".repeat(20) }] }, "", errors, (path) =>
+      path === "lines.1.d" ? 10 : null,
+    );
+    expect(errors).toEqual({
+      name: [expect.stringMatching(/NUL/)],
+      "lines.0.k\ud800": [expect.stringMatching(/^key .*surrogate/)],
+      "lines.1.d": ["must have at most 10 characters"],
+    });
     let deep: unknown = 1;
     for (let i = 0; i < 100_000; i++) deep = [deep];
     const deepErrors: FieldErrors = {};
@@ -97,7 +109,9 @@ describe("bounded messages", () => {
     expect(quote("x".repeat(300))).toBe(`"${"x".repeat(200)}…" (300 characters)`);
     const message = `Variable "$input" got invalid value "${"y".repeat(4_900_000)}" at "input.name"; String cannot represent`;
     const bounded = boundMessage(message);
-    expect(bounded).toBe(`Variable "$input" got invalid value "${"y".repeat(200)}…" (4900000 characters) at "input.name"; String cannot represent`);
+    expect(bounded).toBe(
+      `Variable "$input" got invalid value "${"y".repeat(200)}…" (4900000 characters) at "input.name"; String cannot represent`,
+    );
     expect(boundMessage("z".repeat(5000)).length).toBeLessThan(1100);
     const fields = boundFieldErrors({ ["k".repeat(1000)]: ["unknown field"], amount: [`got "${"9".repeat(900)}"`] });
     expect(JSON.stringify(fields).length).toBeLessThan(600);
@@ -107,7 +121,8 @@ describe("bounded messages", () => {
 describe("FieldErrorCollector and addFieldError", () => {
   it("never throws for paths named like Object.prototype keys, and keeps them as own fields", () => {
     const c = new FieldErrorCollector();
-    for (const path of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "lines.0.constructor"]) c.add(path, "bad");
+    for (const path of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "lines.0.constructor"])
+      c.add(path, "bad");
     c.add("constructor", "again");
     let error: ValidationError | undefined;
     try {
@@ -116,7 +131,14 @@ describe("FieldErrorCollector and addFieldError", () => {
       error = e as ValidationError;
     }
     expect(error).toBeInstanceOf(ValidationError);
-    expect(Object.keys(error!.fields!)).toEqual(["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf", "lines.0.constructor"]);
+    expect(Object.keys(error!.fields!)).toEqual([
+      "constructor",
+      "__proto__",
+      "toString",
+      "hasOwnProperty",
+      "valueOf",
+      "lines.0.constructor",
+    ]);
     expect(error!.fields!.constructor).toEqual(["bad", "again"]);
     expect(JSON.parse(JSON.stringify(error!.fields)).__proto__).toEqual(["bad"]);
     const plain: FieldErrors = {};

@@ -1,6 +1,14 @@
 /** The rules of an issued document's parties (src/domain/issued-parties.ts). */
 import { describe, expect, it } from "vitest";
-import { customerAsIssued, customerSnapshot, issuedIssuerOf, issuerSnapshot, readsSnapshot, receiverDetails, type CustomerColumns } from "../../src/domain/issued-parties.js";
+import {
+  customerAsIssued,
+  customerSnapshot,
+  issuedIssuerOf,
+  issuerSnapshot,
+  readsSnapshot,
+  receiverDetails,
+  type CustomerColumns,
+} from "../../src/domain/issued-parties.js";
 
 const row: CustomerColumns & { extra: string } = {
   id: "cus_1",
@@ -25,19 +33,36 @@ const row: CustomerColumns & { extra: string } = {
   extra: "kept",
 };
 
-const profile = { taxId: "76042235-5", businessName: "Acme SpA", activity: "Servicios", activityCodes: ["620200"], address: "Calle 1", commune: "Providencia", city: null, resolutionNumber: 80, resolutionDate: "2014-08-22" };
+const profile = {
+  taxId: "76042235-5",
+  businessName: "Acme SpA",
+  activity: "Servicios",
+  activityCodes: ["620200"],
+  address: "Calle 1",
+  commune: "Providencia",
+  city: null,
+  resolutionNumber: 80,
+  resolutionDate: "2014-08-22",
+};
 
 describe("snapshots", () => {
   it("the customer snapshot is every column, timestamps as ISO 8601 UTC, nothing else", () => {
     const snap = customerSnapshot(row);
-    expect(snap).toEqual({ ...row, extra: undefined, createdAt: "2026-11-01T10:00:00.123Z", updatedAt: "2026-11-02T10:00:00.000Z" });
+    expect(snap).toEqual({
+      ...row,
+      extra: undefined,
+      createdAt: "2026-11-01T10:00:00.123Z",
+      updatedAt: "2026-11-02T10:00:00.000Z",
+    });
     expect(Object.keys(snap)).not.toContain("extra");
     expect(JSON.parse(JSON.stringify(snap))).toEqual(snap);
   });
 
   it("the issuer prints the tax business name, else the branding name, else the organization's name", () => {
     expect(issuerSnapshot({ name: "Org", businessName: "Brand" }, profile).name).toBe("Acme SpA");
-    expect(issuerSnapshot({ name: "Org", businessName: "Brand" }, { ...profile, businessName: null }).name).toBe("Brand");
+    expect(issuerSnapshot({ name: "Org", businessName: "Brand" }, { ...profile, businessName: null }).name).toBe(
+      "Brand",
+    );
     expect(issuerSnapshot({ name: "Org", businessName: null }, { ...profile, businessName: null }).name).toBe("Org");
     expect(issuerSnapshot({ name: "Org", businessName: null }, profile)).toEqual({ name: "Acme SpA", ...profile });
   });
@@ -79,7 +104,11 @@ describe("which data a document shows", () => {
   it("receiver details: the column, else the tax_settings key of older customers; non-blank strings only", () => {
     // activity from tax_settings (column null), commune from the column (the setting is blank), city nowhere (3 is not text)
     expect(receiverDetails(row)).toEqual({ activity: "Retail", commune: "Ñuñoa", city: null });
-    expect(receiverDetails({ ...row, activity: "Comercio", city: "  " })).toEqual({ activity: "Comercio", commune: "Ñuñoa", city: null });
+    expect(receiverDetails({ ...row, activity: "Comercio", city: "  " })).toEqual({
+      activity: "Comercio",
+      commune: "Ñuñoa",
+      city: null,
+    });
     expect(receiverDetails({ taxSettings: null })).toEqual({ activity: null, commune: null, city: null });
   });
 });

@@ -1,6 +1,10 @@
 /** Which orders one invoice may bill (src/domain/order-invoicing.ts). */
 import { describe, expect, it } from "vitest";
-import { checkOrdersInvoiceable, invoiceLinesFromOrders, type InvoiceableOrder } from "../../src/domain/order-invoicing.js";
+import {
+  checkOrdersInvoiceable,
+  invoiceLinesFromOrders,
+  type InvoiceableOrder,
+} from "../../src/domain/order-invoicing.js";
 import { InvalidStateError, NotFoundError } from "../../src/domain/errors.js";
 import { SHIPPING_TYPES, isSaleShippingType, isShippingType } from "../../src/domain/shipping-types.js";
 import { validationErrorOf } from "../helpers/errors.js";
@@ -21,8 +25,14 @@ function order(id: string, overrides: Partial<InvoiceableOrder> = {}): Invoiceab
 
 describe("checkOrdersInvoiceable", () => {
   it("worked example: orders 4 and 5 of one customer become one invoice's lines, by number", () => {
-    const four = order("ord_4", { number: 4, lines: [{ name: "Cajas", description: null, quantity: "2", amount: "1000", exempt: false }] });
-    const five = order("ord_5", { number: 5, lines: [{ name: "Flete", description: "Santiago", quantity: "1", amount: "500", exempt: true }] });
+    const four = order("ord_4", {
+      number: 4,
+      lines: [{ name: "Cajas", description: null, quantity: "2", amount: "1000", exempt: false }],
+    });
+    const five = order("ord_5", {
+      number: 5,
+      lines: [{ name: "Flete", description: "Santiago", quantity: "1", amount: "500", exempt: true }],
+    });
     const sorted = checkOrdersInvoiceable(["ord_5", "ord_4", "ord_5"], [five, four]);
     expect(sorted.map((o) => o.id)).toEqual(["ord_4", "ord_5"]);
     expect(invoiceLinesFromOrders(sorted)).toEqual([
@@ -32,7 +42,9 @@ describe("checkOrdersInvoiceable", () => {
   });
 
   it("no ids: 400 on order_ids", () => {
-    expect(validationErrorOf(() => checkOrdersInvoiceable([], [])).fields).toEqual({ order_ids: ["give at least one order"] });
+    expect(validationErrorOf(() => checkOrdersInvoiceable([], [])).fields).toEqual({
+      order_ids: ["give at least one order"],
+    });
   });
 
   it("an unknown id: 404 naming it", () => {
@@ -42,14 +54,20 @@ describe("checkOrdersInvoiceable", () => {
 
   it("a draft, or an order already invoiced: 409 naming the invoice", () => {
     expect(() => checkOrdersInvoiceable(["ord_1"], [order("ord_1", { status: "draft" })])).toThrow(InvalidStateError);
-    expect(() => checkOrdersInvoiceable(["ord_1"], [order("ord_1", { invoiceId: "inv_9" })])).toThrow(/already invoiced by inv_9/);
+    expect(() => checkOrdersInvoiceable(["ord_1"], [order("ord_1", { invoiceId: "inv_9" })])).toThrow(
+      /already invoiced by inv_9/,
+    );
   });
 
   it("not a sale, another customer, another currency: 400 on the order's index", () => {
     const error = validationErrorOf(() =>
       checkOrdersInvoiceable(
         ["ord_1", "ord_2", "ord_3"],
-        [order("ord_1"), order("ord_2", { shippingType: "5" }), order("ord_3", { customerId: "cus_b", currencyId: "USD" })],
+        [
+          order("ord_1"),
+          order("ord_2", { shippingType: "5" }),
+          order("ord_3", { customerId: "cus_b", currencyId: "USD" }),
+        ],
       ),
     );
     expect(error.fields).toEqual({

@@ -1,14 +1,34 @@
 /** Payment status moves and limits (src/domain/payments.ts): every cell of the table is a test. */
 import { describe, expect, it } from "vitest";
 import { FieldErrorCollector, InvalidStateError } from "../../src/domain/errors.js";
-import { PAYMENT_MOVES, PAYMENT_STATUSES, checkPaymentLimits, invoiceAmountDue, paymentTransition, redactCheckoutTokens, type PaymentEvent } from "../../src/domain/payments.js";
+import {
+  PAYMENT_MOVES,
+  PAYMENT_STATUSES,
+  checkPaymentLimits,
+  invoiceAmountDue,
+  paymentTransition,
+  redactCheckoutTokens,
+  type PaymentEvent,
+} from "../../src/domain/payments.js";
 import { validationErrorOf } from "../helpers/errors.js";
 
 const EVENTS: PaymentEvent[] = ["attach_source", "start_charge", "succeed", "decline", "cancel"];
 
 const EXPECTED: Record<string, Record<PaymentEvent, string | null>> = {
-  requires_payment_method: { attach_source: "requires_payment_method", start_charge: "processing", succeed: null, decline: null, cancel: "canceled" },
-  processing: { attach_source: null, start_charge: null, succeed: "succeeded", decline: "requires_payment_method", cancel: "canceled" },
+  requires_payment_method: {
+    attach_source: "requires_payment_method",
+    start_charge: "processing",
+    succeed: null,
+    decline: null,
+    cancel: "canceled",
+  },
+  processing: {
+    attach_source: null,
+    start_charge: null,
+    succeed: "succeeded",
+    decline: "requires_payment_method",
+    cancel: "canceled",
+  },
   succeeded: { attach_source: null, start_charge: null, succeed: null, decline: null, cancel: null },
   canceled: { attach_source: null, start_charge: null, succeed: null, decline: null, cancel: null },
 };
@@ -26,17 +46,23 @@ describe("payment status moves", () => {
 
   it("the table has no move the tests do not list", () => {
     for (const status of PAYMENT_STATUSES) {
-      expect(Object.entries(PAYMENT_MOVES[status])).toEqual(Object.entries(EXPECTED[status]).filter(([, v]) => v !== null));
+      expect(Object.entries(PAYMENT_MOVES[status])).toEqual(
+        Object.entries(EXPECTED[status]).filter(([, v]) => v !== null),
+      );
     }
   });
 
   it("a processing payment whose charge the gateway is answering cannot be canceled", () => {
-    expect(() => paymentTransition("processing", "cancel", { chargeInFlight: true })).toThrow("Cannot cancel a payment that is processing: a charge is in progress");
+    expect(() => paymentTransition("processing", "cancel", { chargeInFlight: true })).toThrow(
+      "Cannot cancel a payment that is processing: a charge is in progress",
+    );
     expect(paymentTransition("processing", "cancel", { chargeInFlight: false })).toBe("canceled");
   });
 
   it("says why a succeeded payment cannot be canceled", () => {
-    expect(() => paymentTransition("succeeded", "cancel")).toThrow("Cannot cancel a payment that is succeeded: it has succeeded");
+    expect(() => paymentTransition("succeeded", "cancel")).toThrow(
+      "Cannot cancel a payment that is succeeded: it has succeeded",
+    );
   });
 });
 
@@ -61,10 +87,18 @@ describe("payment limits (spec Limits)", () => {
     expect(fieldsOf({ amount: "-5", date: "2026-11-22" })).toEqual({ amount: ["must be positive"] });
     expect(fieldsOf({ amount: null, date: "2026-11-22" })).toEqual({ amount: ["is required"] });
     expect(fieldsOf({ amount: "10.5", date: "2026-11-22" })).toEqual({ amount: ["CLP amounts are whole units"] });
-    expect(fieldsOf({ amount: "10.505", date: "2026-11-22" }, USD)).toEqual({ amount: ["USD amounts have at most 2 decimals"] });
-    expect(fieldsOf({ amount: "100", date: "2026-11-21" })).toEqual({ date: ["must not be before today (2026-11-22)"] });
-    expect(fieldsOf({ amount: "100", date: "2026-11-22", description: "x".repeat(257) })).toEqual({ description: ["must have at most 256 characters"] });
-    expect(fieldsOf({ amount: "1", date: "2026-11-22" }, CLF)).toEqual({ currency: ["CLF cannot be charged; chargeable currencies have is_chargeable true"] });
+    expect(fieldsOf({ amount: "10.505", date: "2026-11-22" }, USD)).toEqual({
+      amount: ["USD amounts have at most 2 decimals"],
+    });
+    expect(fieldsOf({ amount: "100", date: "2026-11-21" })).toEqual({
+      date: ["must not be before today (2026-11-22)"],
+    });
+    expect(fieldsOf({ amount: "100", date: "2026-11-22", description: "x".repeat(257) })).toEqual({
+      description: ["must have at most 256 characters"],
+    });
+    expect(fieldsOf({ amount: "1", date: "2026-11-22" }, CLF)).toEqual({
+      currency: ["CLF cannot be charged; chargeable currencies have is_chargeable true"],
+    });
   });
 });
 

@@ -2,7 +2,13 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { Decimal } from "../../src/domain/money.js";
-import { addonRateShares, priceQuantity, validateAddonRates, validateTiers, type Tier } from "../../src/domain/pricing.js";
+import {
+  addonRateShares,
+  priceQuantity,
+  validateAddonRates,
+  validateTiers,
+  type Tier,
+} from "../../src/domain/pricing.js";
 import { validationErrorOf } from "../helpers/errors.js";
 
 const CLP = { id: "CLP", rounded: true, decimals: 0 };
@@ -16,7 +22,8 @@ const TIERS: Tier[] = [
 ];
 const graduated = { amount: 0, tiersMode: "graduated", tiers: TIERS };
 const volume = { amount: 0, tiersMode: "volume", tiers: TIERS };
-const price = (plan: Parameters<typeof priceQuantity>[0], q: number | string, currency = CLP) => priceQuantity(plan, q, currency).toFixed();
+const price = (plan: Parameters<typeof priceQuantity>[0], q: number | string, currency = CLP) =>
+  priceQuantity(plan, q, currency).toFixed();
 
 describe("priceQuantity", () => {
   it("prices flat per unit without tiers, rounded once to the currency's unit", () => {
@@ -47,7 +54,9 @@ describe("priceQuantity", () => {
     expect(price(graduated, 0)).toBe("0");
     expect(price(volume, 0)).toBe("0");
     expect(price({ amount: 1000, tiersMode: null, tiers: [] }, 0)).toBe("0");
-    expect(validationErrorOf(() => priceQuantity(graduated, -1, CLP)).fields).toEqual({ quantity: ["must not be negative"] });
+    expect(validationErrorOf(() => priceQuantity(graduated, -1, CLP)).fields).toEqual({
+      quantity: ["must not be negative"],
+    });
   });
 
   it("rounds the line once, not each tier", () => {
@@ -62,7 +71,12 @@ describe("priceQuantity", () => {
 
 describe("validateTiers", () => {
   it("normalizes tiers (decimal strings, flat_amount 0 by default)", () => {
-    expect(validateTiers([{ up_to: 5, unit_amount: 1000 }, { up_to: null, unit_amount: "500.50", flat_amount: 10 }])).toEqual([
+    expect(
+      validateTiers([
+        { up_to: 5, unit_amount: 1000 },
+        { up_to: null, unit_amount: "500.50", flat_amount: 10 },
+      ]),
+    ).toEqual([
       { up_to: "5", unit_amount: "1000", flat_amount: "0" },
       { up_to: null, unit_amount: "500.5", flat_amount: "10" },
     ]);
@@ -77,41 +91,126 @@ describe("validateTiers", () => {
         { up_to: 0, unit_amount: null },
       ]),
     );
-    expect(Object.keys(e.fields!).sort()).toEqual(["tiers.1.unit_amount", "tiers.1.up_to", "tiers.2.flat_amount", "tiers.2.up_to", "tiers.3.unit_amount", "tiers.3.up_to"]);
+    expect(Object.keys(e.fields!).sort()).toEqual([
+      "tiers.1.unit_amount",
+      "tiers.1.up_to",
+      "tiers.2.flat_amount",
+      "tiers.2.up_to",
+      "tiers.3.unit_amount",
+      "tiers.3.up_to",
+    ]);
     expect(e.fields!["tiers.1.up_to"][0]).toMatch(/greater than the previous/);
     expect(e.fields!["tiers.2.up_to"][0]).toMatch(/only the last tier may be open/);
   });
 
   it("requires a last open tier and at least one tier", () => {
-    expect(validationErrorOf(() => validateTiers([{ up_to: 5, unit_amount: 1 }])).fields!["tiers.0.up_to"][0]).toMatch(/last tier must be open/);
+    expect(validationErrorOf(() => validateTiers([{ up_to: 5, unit_amount: 1 }])).fields!["tiers.0.up_to"][0]).toMatch(
+      /last tier must be open/,
+    );
     expect(validationErrorOf(() => validateTiers([])).fields).toHaveProperty("tiers");
   });
 
   it("rejects more than 6 decimals (the column's scale)", () => {
-    expect(validationErrorOf(() => validateTiers([{ up_to: null, unit_amount: "0.0000001" }])).fields).toHaveProperty(["tiers.0.unit_amount"]);
+    expect(validationErrorOf(() => validateTiers([{ up_to: null, unit_amount: "0.0000001" }])).fields).toHaveProperty([
+      "tiers.0.unit_amount",
+    ]);
   });
 });
 
 describe("addon rates", () => {
   it("accepts percents summing to 100 or amounts summing to the addon's amount", () => {
-    expect(validateAddonRates([{ cycle: 1, percent: 50 }, { cycle: 3, percent: "50" }], 300000, CLP)).toEqual([
+    expect(
+      validateAddonRates(
+        [
+          { cycle: 1, percent: 50 },
+          { cycle: 3, percent: "50" },
+        ],
+        300000,
+        CLP,
+      ),
+    ).toEqual([
       { cycle: 1, percent: "50" },
       { cycle: 3, percent: "50" },
     ]);
-    expect(validateAddonRates([{ cycle: 1, amount: 100000 }, { cycle: 2, amount: 200000 }], 300000, CLP)).toHaveLength(2);
+    expect(
+      validateAddonRates(
+        [
+          { cycle: 1, amount: 100000 },
+          { cycle: 2, amount: 200000 },
+        ],
+        300000,
+        CLP,
+      ),
+    ).toHaveLength(2);
   });
 
   it("rejects rates that do not add up, mixed kinds, bad cycles", () => {
-    expect(validationErrorOf(() => validateAddonRates([{ cycle: 1, percent: 60 }, { cycle: 2, percent: 30 }], 100, CLP)).fields!.rates[0]).toMatch(/sum to 100/);
-    expect(validationErrorOf(() => validateAddonRates([{ cycle: 1, amount: 60 }], 100, CLP)).fields!.rates[0]).toMatch(/sum to the addon's amount 100/);
-    expect(validationErrorOf(() => validateAddonRates([{ cycle: 1, amount: 60 }, { cycle: 2, percent: 40 }], 100, CLP)).fields).toHaveProperty("rates");
-    expect(validationErrorOf(() => validateAddonRates([{ cycle: 2, percent: 50 }, { cycle: 2, percent: 50 }], 100, CLP)).fields).toHaveProperty(["rates.1.cycle"]);
-    expect(validationErrorOf(() => validateAddonRates([{ cycle: 0, percent: 100 }], 100, CLP)).fields).toHaveProperty(["rates.0.cycle"]);
-    expect(validationErrorOf(() => validateAddonRates([{ cycle: 1, amount: "99.5" }, { cycle: 2, amount: "0.5" }], 100, CLP)).fields).toHaveProperty(["rates.0.amount"]);
+    expect(
+      validationErrorOf(() =>
+        validateAddonRates(
+          [
+            { cycle: 1, percent: 60 },
+            { cycle: 2, percent: 30 },
+          ],
+          100,
+          CLP,
+        ),
+      ).fields!.rates[0],
+    ).toMatch(/sum to 100/);
+    expect(validationErrorOf(() => validateAddonRates([{ cycle: 1, amount: 60 }], 100, CLP)).fields!.rates[0]).toMatch(
+      /sum to the addon's amount 100/,
+    );
+    expect(
+      validationErrorOf(() =>
+        validateAddonRates(
+          [
+            { cycle: 1, amount: 60 },
+            { cycle: 2, percent: 40 },
+          ],
+          100,
+          CLP,
+        ),
+      ).fields,
+    ).toHaveProperty("rates");
+    expect(
+      validationErrorOf(() =>
+        validateAddonRates(
+          [
+            { cycle: 2, percent: 50 },
+            { cycle: 2, percent: 50 },
+          ],
+          100,
+          CLP,
+        ),
+      ).fields,
+    ).toHaveProperty(["rates.1.cycle"]);
+    expect(validationErrorOf(() => validateAddonRates([{ cycle: 0, percent: 100 }], 100, CLP)).fields).toHaveProperty([
+      "rates.0.cycle",
+    ]);
+    expect(
+      validationErrorOf(() =>
+        validateAddonRates(
+          [
+            { cycle: 1, amount: "99.5" },
+            { cycle: 2, amount: "0.5" },
+          ],
+          100,
+          CLP,
+        ),
+      ).fields,
+    ).toHaveProperty(["rates.0.amount"]);
   });
 
   it("splits percents to the currency's unit, the last share taking the remainder", () => {
-    const rates = validateAddonRates([{ cycle: 1, percent: "33.3333" }, { cycle: 2, percent: "33.3333" }, { cycle: 3, percent: "33.3334" }], 1000, CLP);
+    const rates = validateAddonRates(
+      [
+        { cycle: 1, percent: "33.3333" },
+        { cycle: 2, percent: "33.3333" },
+        { cycle: 3, percent: "33.3334" },
+      ],
+      1000,
+      CLP,
+    );
     expect(addonRateShares(1000, rates, CLP).map((s) => [s.cycle, s.amount.toFixed()])).toEqual([
       [1, "333"],
       [2, "333"],
@@ -124,7 +223,10 @@ describe("addon rates", () => {
 describe("pricing properties", () => {
   const amount = fc.integer({ min: 0, max: 1_000_000 }).map(String);
   const tierList = fc
-    .array(fc.record({ step: fc.integer({ min: 1, max: 1000 }), unit: amount, flat: amount }), { minLength: 1, maxLength: 6 })
+    .array(fc.record({ step: fc.integer({ min: 1, max: 1000 }), unit: amount, flat: amount }), {
+      minLength: 1,
+      maxLength: 6,
+    })
     .map((rows) => {
       let upTo = 0;
       return rows.map((row, i): Tier => {
@@ -138,7 +240,11 @@ describe("pricing properties", () => {
     fc.assert(
       fc.property(amount, amount, quantity, (unit, flat, q) => {
         const tiers: Tier[] = [{ up_to: null, unit_amount: unit, flat_amount: flat }];
-        expect(priceQuantity({ amount: 0, tiersMode: "graduated", tiers }, q, CLP).eq(priceQuantity({ amount: 0, tiersMode: "volume", tiers }, q, CLP))).toBe(true);
+        expect(
+          priceQuantity({ amount: 0, tiersMode: "graduated", tiers }, q, CLP).eq(
+            priceQuantity({ amount: 0, tiersMode: "volume", tiers }, q, CLP),
+          ),
+        ).toBe(true);
       }),
     );
   });

@@ -1,6 +1,13 @@
 /** The printed document's language, labels, dates and RUTs (src/domain/printed-labels.ts). */
 import { describe, expect, it } from "vitest";
-import { documentLocale, printedDate, printedHeading, printedLabels, printedRut, printedShippingType } from "../../src/domain/printed-labels.js";
+import {
+  documentLocale,
+  printedDate,
+  printedHeading,
+  printedLabels,
+  printedRut,
+  printedShippingType,
+} from "../../src/domain/printed-labels.js";
 
 describe("printed documents", () => {
   it("print in Spanish for Chile, English otherwise, unless the organization's locale says", () => {
@@ -13,7 +20,17 @@ describe("printed documents", () => {
 
   it("use SII's labels in Spanish", () => {
     const l = printedLabels("es");
-    expect([l.customer, l.taxId, l.activity, l.address, l.commune, l.city, l.issueDate, l.dueDate, l.saleCondition]).toEqual([
+    expect([
+      l.customer,
+      l.taxId,
+      l.activity,
+      l.address,
+      l.commune,
+      l.city,
+      l.issueDate,
+      l.dueDate,
+      l.saleCondition,
+    ]).toEqual([
       "Señor(es)",
       "RUT",
       "Giro",
@@ -24,7 +41,19 @@ describe("printed documents", () => {
       "Fecha de vencimiento",
       "Condición de venta",
     ]);
-    expect([l.code, l.description, l.quantity, l.unitPrice, l.discount, l.value, l.net, l.exempt, l.tax("19"), l.total, l.references]).toEqual([
+    expect([
+      l.code,
+      l.description,
+      l.quantity,
+      l.unitPrice,
+      l.discount,
+      l.value,
+      l.net,
+      l.exempt,
+      l.tax("19"),
+      l.total,
+      l.references,
+    ]).toEqual([
       "Código",
       "Descripción",
       "Cantidad",
@@ -64,7 +93,12 @@ describe("a document's printed heading", () => {
   const doc = { documentName: "Factura electrónica", number: 12, numbering: "sii_folio", hasLocalFormat: true };
 
   it("a folio prints its type's name and number in the tax header box", () => {
-    expect(printedHeading(doc, es)).toEqual({ title: "Factura electrónica", numberLine: "N° 12", taxHeader: true, note: null });
+    expect(printedHeading(doc, es)).toEqual({
+      title: "Factura electrónica",
+      numberLine: "N° 12",
+      taxHeader: true,
+      note: null,
+    });
   });
 
   it("a regulated type's internal number prints as a non-tax document, outside the box, with a note", () => {
@@ -76,11 +110,22 @@ describe("a document's printed heading", () => {
       note: "Sin validez tributaria: numerado en la serie interna del emisor, antes de su habilitación ante el SII para emitir documentos tributarios.",
     });
     expect(JSON.stringify(heading)).not.toMatch(/electr[óo]nica/i);
-    expect(printedHeading({ ...doc, numbering: "internal" }, en)).toMatchObject({ title: "Non-tax document", numberLine: "Internal No. 12", taxHeader: false });
+    expect(printedHeading({ ...doc, numbering: "internal" }, en)).toMatchObject({
+      title: "Non-tax document",
+      numberLine: "Internal No. 12",
+      taxHeader: false,
+    });
   });
 
   it("a draft prints its type's name and the draft label; a type without local format keeps its name when internal", () => {
-    expect(printedHeading({ ...doc, number: null, numbering: null }, es)).toEqual({ title: "Factura electrónica", numberLine: "BORRADOR", taxHeader: true, note: null });
-    expect(printedHeading({ documentName: "Invoice", number: 3, numbering: "internal", hasLocalFormat: false }, en)).toEqual({ title: "Invoice", numberLine: "N° 3", taxHeader: true, note: null });
+    expect(printedHeading({ ...doc, number: null, numbering: null }, es)).toEqual({
+      title: "Factura electrónica",
+      numberLine: "BORRADOR",
+      taxHeader: true,
+      note: null,
+    });
+    expect(
+      printedHeading({ documentName: "Invoice", number: 3, numbering: "internal", hasLocalFormat: false }, en),
+    ).toEqual({ title: "Invoice", numberLine: "N° 3", taxHeader: true, note: null });
   });
 });

@@ -3,8 +3,16 @@ import { RECEIVER_STATUSES, nextReceiverStatus, receiverStatusOf } from "../../s
 
 describe("receiverStatusOf", () => {
   it("maps SII's codes: EstadoRecepDTE 0 received, else reception_rejected; EstadoDTE 0/1/2; a Recibo", () => {
-    expect([receiverStatusOf("reception", 0), receiverStatusOf("reception", 1), receiverStatusOf("reception", 99)]).toEqual(["received", "reception_rejected", "reception_rejected"]);
-    expect([receiverStatusOf("result", 0), receiverStatusOf("result", 1), receiverStatusOf("result", 2)]).toEqual(["accepted", "accepted_with_discrepancies", "claimed"]);
+    expect([
+      receiverStatusOf("reception", 0),
+      receiverStatusOf("reception", 1),
+      receiverStatusOf("reception", 99),
+    ]).toEqual(["received", "reception_rejected", "reception_rejected"]);
+    expect([receiverStatusOf("result", 0), receiverStatusOf("result", 1), receiverStatusOf("result", 2)]).toEqual([
+      "accepted",
+      "accepted_with_discrepancies",
+      "claimed",
+    ]);
     expect(receiverStatusOf("receipt", null)).toBe("goods_received");
   });
 });

@@ -31,7 +31,10 @@ const addresses = (n: number) => Array.from({ length: n }, (_, i) => `user${i}@c
 describe("recipients", () => {
   it("accepts 1 to 50 e-mail addresses, trimmed, dropping case-insensitive duplicates", () => {
     const errors = new FieldErrorCollector();
-    expect(normalizeRecipients([" pagos@cliente.cl ", "PAGOS@cliente.cl", "ana@cliente.cl"], errors)).toEqual(["pagos@cliente.cl", "ana@cliente.cl"]);
+    expect(normalizeRecipients([" pagos@cliente.cl ", "PAGOS@cliente.cl", "ana@cliente.cl"], errors)).toEqual([
+      "pagos@cliente.cl",
+      "ana@cliente.cl",
+    ]);
     expect(normalizeRecipients(addresses(MAX_RECIPIENTS), errors)).toHaveLength(50);
     // 51 entries of which two are the same address: 50 distinct, accepted
     expect(normalizeRecipients([...addresses(50), "USER0@cliente.cl"], errors)).toHaveLength(50);
@@ -39,10 +42,20 @@ describe("recipients", () => {
   });
 
   it("rejects none, more than 50, and each entry that is not an address (by index)", () => {
-    expect(fieldsOf((e) => normalizeRecipients([], e))).toEqual({ recipient: ["at least one e-mail address is required"] });
-    expect(fieldsOf((e) => normalizeRecipients(null, e))).toEqual({ recipient: ["at least one e-mail address is required"] });
-    expect(fieldsOf((e) => normalizeRecipients(addresses(51), e))).toEqual({ recipient: ["must have at most 50 addresses; got 51"] });
-    expect(fieldsOf((e) => normalizeRecipients(["ok@cliente.cl", "not-an-address", "", "a@b", "x@cliente.cl\nBcc: y@z.cl"], e))).toEqual({
+    expect(fieldsOf((e) => normalizeRecipients([], e))).toEqual({
+      recipient: ["at least one e-mail address is required"],
+    });
+    expect(fieldsOf((e) => normalizeRecipients(null, e))).toEqual({
+      recipient: ["at least one e-mail address is required"],
+    });
+    expect(fieldsOf((e) => normalizeRecipients(addresses(51), e))).toEqual({
+      recipient: ["must have at most 50 addresses; got 51"],
+    });
+    expect(
+      fieldsOf((e) =>
+        normalizeRecipients(["ok@cliente.cl", "not-an-address", "", "a@b", "x@cliente.cl\nBcc: y@z.cl"], e),
+      ),
+    ).toEqual({
       "recipient.1": ["must be an e-mail address"],
       "recipient.2": ["must be an e-mail address"],
       "recipient.3": ["must be an e-mail address"],
@@ -55,13 +68,20 @@ describe("exactly one related document", () => {
   it("returns the one given (empty strings and nulls are absent)", () => {
     const errors = new FieldErrorCollector();
     expect(exactlyOneDocument({ invoice: "inv_1" }, errors)).toEqual({ kind: "invoice", id: "inv_1" });
-    expect(exactlyOneDocument({ invoice: "", credit_note: null, payment: " pay_1 ", order: undefined }, errors)).toEqual({ kind: "payment", id: "pay_1" });
+    expect(
+      exactlyOneDocument({ invoice: "", credit_note: null, payment: " pay_1 ", order: undefined }, errors),
+    ).toEqual({ kind: "payment", id: "pay_1" });
     expect(errors.empty).toBe(true);
   });
 
   it("none: every field is named; several: each given field is named", () => {
     const none = "one of invoice, credit_note, payment or order is required";
-    expect(fieldsOf((e) => exactlyOneDocument({}, e))).toEqual({ invoice: [none], credit_note: [none], payment: [none], order: [none] });
+    expect(fieldsOf((e) => exactlyOneDocument({}, e))).toEqual({
+      invoice: [none],
+      credit_note: [none],
+      payment: [none],
+      order: [none],
+    });
     expect(fieldsOf((e) => exactlyOneDocument({ invoice: "inv_1", order: "ord_1" }, e))).toEqual({
       invoice: ["only one related document is allowed; got invoice, order"],
       order: ["only one related document is allowed; got invoice, order"],
@@ -76,8 +96,12 @@ describe("subject and message", () => {
     expect(errors.empty).toBe(true);
     expect(fieldsOf((e) => requiredText("subject", "   ", 255, e))).toEqual({ subject: ["is required"] });
     expect(fieldsOf((e) => requiredText("message", null, 10, e))).toEqual({ message: ["is required"] });
-    expect(fieldsOf((e) => requiredText("message", "x".repeat(11), 10, e))).toEqual({ message: ["must have at most 10 characters"] });
-    expect(fieldsOf((e) => requiredText("subject", "a\r\nBcc: x@y.cl", 255, e, { singleLine: true }))).toEqual({ subject: ["must be a single line"] });
+    expect(fieldsOf((e) => requiredText("message", "x".repeat(11), 10, e))).toEqual({
+      message: ["must have at most 10 characters"],
+    });
+    expect(fieldsOf((e) => requiredText("subject", "a\r\nBcc: x@y.cl", 255, e, { singleLine: true }))).toEqual({
+      subject: ["must be a single line"],
+    });
   });
 });
 
@@ -95,7 +119,10 @@ describe("delivery schedule", () => {
     expect(afterFailure(MAX_DELIVERY_ATTEMPTS - 1, now).status).toBe("pending");
     expect(afterFailure(MAX_DELIVERY_ATTEMPTS, now).status).toBe("failed");
     // the whole schedule before giving up: 1 + 2 + ... + 64 min = 127 min
-    const total = Array.from({ length: MAX_DELIVERY_ATTEMPTS - 1 }, (_, i) => backoffMs(i + 1)).reduce((a, b) => a + b, 0);
+    const total = Array.from({ length: MAX_DELIVERY_ATTEMPTS - 1 }, (_, i) => backoffMs(i + 1)).reduce(
+      (a, b) => a + b,
+      0,
+    );
     expect(total).toBe(127 * 60_000);
   });
 

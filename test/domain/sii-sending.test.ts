@@ -1,10 +1,20 @@
 /** Sending rules (src/domain/sii-sending.ts): retry delays, upload STATUS and envelope ESTADO meanings, boleta details. */
 import { describe, expect, it } from "vitest";
-import { boletaStatusFromDetail, documentStatusFromCounts, documentStatusFromRecord, envelopeOutcome, siiNextAttemptAt, siiRetryDelayMs, uploadOutcome } from "../../src/domain/sii-sending.js";
+import {
+  boletaStatusFromDetail,
+  documentStatusFromCounts,
+  documentStatusFromRecord,
+  envelopeOutcome,
+  siiNextAttemptAt,
+  siiRetryDelayMs,
+  uploadOutcome,
+} from "../../src/domain/sii-sending.js";
 
 describe("siiRetryDelayMs", () => {
   it("starts at one minute, doubles, and stops growing at six hours", () => {
-    expect([1, 2, 3, 4, 5, 9, 10, 11, 50].map(siiRetryDelayMs)).toEqual([60_000, 120_000, 240_000, 480_000, 960_000, 15_360_000, 21_600_000, 21_600_000, 21_600_000]);
+    expect([1, 2, 3, 4, 5, 9, 10, 11, 50].map(siiRetryDelayMs)).toEqual([
+      60_000, 120_000, 240_000, 480_000, 960_000, 15_360_000, 21_600_000, 21_600_000, 21_600_000,
+    ]);
     expect(siiRetryDelayMs(0)).toBe(60_000);
   });
   it("the next attempt is that delay after now", () => {
@@ -16,7 +26,14 @@ describe("uploadOutcome", () => {
   it("0 is received, size/truncated/schema/signature errors are final, the rest is retried", () => {
     expect(uploadOutcome("0")).toBe("received");
     expect(["2", "3", "7", "8"].map(uploadOutcome)).toEqual(["rejected", "rejected", "rejected", "rejected"]);
-    expect(["1", "5", "6", "9", "99", "x"].map(uploadOutcome)).toEqual(["retry", "retry", "retry", "retry", "retry", "retry"]);
+    expect(["1", "5", "6", "9", "99", "x"].map(uploadOutcome)).toEqual([
+      "retry",
+      "retry",
+      "retry",
+      "retry",
+      "retry",
+      "retry",
+    ]);
   });
 });
 
@@ -29,7 +46,13 @@ describe("envelopeOutcome and documentStatusFromCounts", () => {
     expect(["001", "002", "003", "-3", "ZZZ"].map(envelopeOutcome)).toEqual(Array(5).fill("retry"));
   });
   it("decides a processed type from its counts", () => {
-    const c = (reported: number, accepted: number, rejected: number, objections: number) => ({ type: 33, reported, accepted, rejected, objections });
+    const c = (reported: number, accepted: number, rejected: number, objections: number) => ({
+      type: 33,
+      reported,
+      accepted,
+      rejected,
+      objections,
+    });
     expect(documentStatusFromCounts(c(3, 3, 0, 0))).toBe("accepted");
     expect(documentStatusFromCounts(c(3, 2, 0, 1))).toBe("accepted_with_objections");
     expect(documentStatusFromCounts(c(2, 0, 2, 0))).toBe("rejected");
@@ -43,7 +66,9 @@ describe("boletaStatusFromDetail", () => {
     expect(boletaStatusFromDetail(undefined)).toBe("accepted");
   });
   it("RCH (and the other rejection codes) reject, RPR and RLV are objections, DOK accepts", () => {
-    expect(["RCH", "RSC", "RFR", "RPR", "RLV", "DOK", " RCH "].map((estado) => boletaStatusFromDetail({ estado }))).toEqual([
+    expect(
+      ["RCH", "RSC", "RFR", "RPR", "RLV", "DOK", " RCH "].map((estado) => boletaStatusFromDetail({ estado })),
+    ).toEqual([
       "rejected",
       "rejected",
       "rejected",

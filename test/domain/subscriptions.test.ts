@@ -4,7 +4,13 @@ import { FieldErrorCollector } from "../../src/domain/errors.js";
 import { checkSubscriptionPlans, type SubscriptionLinePlan } from "../../src/domain/subscriptions.js";
 import { validationErrorOf } from "../helpers/errors.js";
 
-const plan = (id: string, over: Partial<SubscriptionLinePlan> = {}): SubscriptionLinePlan => ({ id, currencyId: "CLP", frequency: "monthly", status: "active", ...over });
+const plan = (id: string, over: Partial<SubscriptionLinePlan> = {}): SubscriptionLinePlan => ({
+  id,
+  currencyId: "CLP",
+  frequency: "monthly",
+  status: "active",
+  ...over,
+});
 
 function fieldsOf(plans: (SubscriptionLinePlan | null)[]) {
   const errors = new FieldErrorCollector();
@@ -17,20 +23,29 @@ describe("subscription lines", () => {
     expect(fieldsOf([plan("pla_a"), plan("pla_b")])).toEqual({});
   });
   it("refuse mixed currencies and frequencies, naming the line", () => {
-    expect(fieldsOf([plan("pla_a"), plan("pla_b", { currencyId: "USD" }), plan("pla_c", { frequency: "yearly" })])).toEqual({
+    expect(
+      fieldsOf([plan("pla_a"), plan("pla_b", { currencyId: "USD" }), plan("pla_c", { frequency: "yearly" })]),
+    ).toEqual({
       "lines.1.plan": ["plan pla_b is in USD; every line must be in CLP like pla_a"],
       "lines.2.plan": ["plan pla_c bills yearly; every line must bill monthly like pla_a"],
     });
   });
   it("refuse archived plans and an empty subscription; unknown plans (null) are reported by the caller", () => {
-    expect(fieldsOf([plan("pla_a", { status: "archived" })])).toEqual({ "lines.0.plan": ["plan pla_a is archived; new subscriptions use active plans"] });
+    expect(fieldsOf([plan("pla_a", { status: "archived" })])).toEqual({
+      "lines.0.plan": ["plan pla_a is archived; new subscriptions use active plans"],
+    });
     expect(fieldsOf([])).toEqual({ lines: ["a subscription needs at least one line"] });
     expect(fieldsOf([null, plan("pla_b")])).toEqual({});
   });
 });
 
 import { InvalidStateError, ValidationError } from "../../src/domain/errors.js";
-import { SUBSCRIPTION_MOVES, normalizeReason, subscriptionEndDate, subscriptionTransition } from "../../src/domain/subscriptions.js";
+import {
+  SUBSCRIPTION_MOVES,
+  normalizeReason,
+  subscriptionEndDate,
+  subscriptionTransition,
+} from "../../src/domain/subscriptions.js";
 
 describe("subscription status machine", () => {
   const allowed: [string, Parameters<typeof subscriptionTransition>[1], string][] = [
@@ -67,7 +82,9 @@ describe("subscription status machine", () => {
   });
 
   it("lists every move in one table (the tests above cover each entry)", () => {
-    const moves = Object.entries(SUBSCRIPTION_MOVES).flatMap(([from, actions]) => Object.entries(actions).map(([action, to]) => [from, action, to]));
+    const moves = Object.entries(SUBSCRIPTION_MOVES).flatMap(([from, actions]) =>
+      Object.entries(actions).map(([action, to]) => [from, action, to]),
+    );
     expect(moves).toEqual(allowed);
   });
 });

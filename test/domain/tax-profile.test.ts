@@ -16,27 +16,65 @@ function normalize(input: Parameters<typeof normalizeTaxProfile>[0]) {
 
 describe("normalizeTaxProfile", () => {
   it("normalizes the RUT and joins activity codes (the worked example)", () => {
-    const { columns, fields } = normalize({ taxId: "76.042.235-5", activityCodes: ["620200", " 631200 "], businessName: "  Acme SpA ", resolutionNumber: 0, resolutionDate: "2026-01-15" });
+    const { columns, fields } = normalize({
+      taxId: "76.042.235-5",
+      activityCodes: ["620200", " 631200 "],
+      businessName: "  Acme SpA ",
+      resolutionNumber: 0,
+      resolutionDate: "2026-01-15",
+    });
     expect(fields).toEqual({});
-    expect(columns).toEqual({ taxId: "76042235-5", taxActivityCode: "620200,631200", taxBusinessName: "Acme SpA", taxResolutionNumber: 0, taxResolutionDate: "2026-01-15" });
+    expect(columns).toEqual({
+      taxId: "76042235-5",
+      taxActivityCode: "620200,631200",
+      taxBusinessName: "Acme SpA",
+      taxResolutionNumber: 0,
+      taxResolutionDate: "2026-01-15",
+    });
   });
 
   it("names every bad field", () => {
-    const { fields } = normalize({ taxId: "76042235-4", activityCodes: ["62A", "1", "2", "3", "4"], commune: "x".repeat(21), resolutionNumber: -1, resolutionDate: "15-01-2026" });
-    expect(Object.keys(fields).sort()).toEqual(["activity_codes", "activity_codes.0", "commune", "resolution_date", "resolution_number", "tax_id"]);
+    const { fields } = normalize({
+      taxId: "76042235-4",
+      activityCodes: ["62A", "1", "2", "3", "4"],
+      commune: "x".repeat(21),
+      resolutionNumber: -1,
+      resolutionDate: "15-01-2026",
+    });
+    expect(Object.keys(fields).sort()).toEqual([
+      "activity_codes",
+      "activity_codes.0",
+      "commune",
+      "resolution_date",
+      "resolution_number",
+      "tax_id",
+    ]);
     expect(fields.commune).toEqual(["must have at most 20 characters"]);
   });
 
   it("clears with null or an empty string and leaves absent fields alone", () => {
-    expect(normalize({ taxId: "", address: null, activityCodes: [] }).columns).toEqual({ taxId: null, taxAddress: null, taxActivityCode: null });
+    expect(normalize({ taxId: "", address: null, activityCodes: [] }).columns).toEqual({
+      taxId: null,
+      taxAddress: null,
+      taxActivityCode: null,
+    });
     expect(normalize({}).columns).toEqual({});
   });
 });
 
 describe("missingForIssuing", () => {
   it("lists what SII's Emisor requires", () => {
-    expect(missingForIssuing({ taxId: null, taxBusinessName: null, taxActivity: null, taxActivityCode: null })).toEqual(["tax_id", "business_name", "activity", "activity_codes"]);
-    expect(missingForIssuing({ taxId: "76042235-5", taxBusinessName: "Acme", taxActivity: "Software", taxActivityCode: "620200" })).toEqual([]);
+    expect(missingForIssuing({ taxId: null, taxBusinessName: null, taxActivity: null, taxActivityCode: null })).toEqual(
+      ["tax_id", "business_name", "activity", "activity_codes"],
+    );
+    expect(
+      missingForIssuing({
+        taxId: "76042235-5",
+        taxBusinessName: "Acme",
+        taxActivity: "Software",
+        taxActivityCode: "620200",
+      }),
+    ).toEqual([]);
     expect(activityCodesOf("620200,631200")).toEqual(["620200", "631200"]);
   });
 });

@@ -3,7 +3,12 @@
  * Every example of docs/invoice-totals.md is one test here, under the same name.
  */
 import { describe, it, expect } from "vitest";
-import { computeDocumentTotals, validateTotalsInput, type DocumentTotals, type TotalsInput } from "../../src/domain/totals.js";
+import {
+  computeDocumentTotals,
+  validateTotalsInput,
+  type DocumentTotals,
+  type TotalsInput,
+} from "../../src/domain/totals.js";
 import { ValidationError } from "../../src/domain/errors.js";
 import { validationErrorOf } from "../helpers/errors.js";
 
@@ -48,7 +53,14 @@ describe("computeDocumentTotals: worked examples (docs/invoice-totals.md)", () =
       ["2000", "0", "2000", false],
       ["500", "50", "450", false],
     ]);
-    expect(figures(t)).toEqual({ amount: "2450", exempt: "0", subtotal: "2450", discount: "0", tax: "466", total: "2916" });
+    expect(figures(t)).toEqual({
+      amount: "2450",
+      exempt: "0",
+      subtotal: "2450",
+      discount: "0",
+      tax: "466",
+      total: "2916",
+    });
     expect(t.taxPercent.toString()).toBe("19");
   });
 
@@ -61,12 +73,26 @@ describe("computeDocumentTotals: worked examples (docs/invoice-totals.md)", () =
         { quantity: 5, amount: 1000 },
       ],
     });
-    expect(figures(t)).toEqual({ amount: "100000", exempt: "0", subtotal: "100000", discount: "0", tax: "19000", total: "119000" });
+    expect(figures(t)).toEqual({
+      amount: "100000",
+      exempt: "0",
+      subtotal: "100000",
+      discount: "0",
+      tax: "19000",
+      total: "119000",
+    });
   });
 
   it("half case: 1 x 2350 gives tax 447 (half away from zero, not banker's 446)", () => {
     const t = computeDocumentTotals({ ...CL33, lines: [{ quantity: 1, amount: 2350 }] });
-    expect(figures(t)).toEqual({ amount: "2350", exempt: "0", subtotal: "2350", discount: "0", tax: "447", total: "2797" });
+    expect(figures(t)).toEqual({
+      amount: "2350",
+      exempt: "0",
+      subtotal: "2350",
+      discount: "0",
+      tax: "447",
+      total: "2797",
+    });
   });
 
   it("decimals: 2.5 x 1234.5 with 12.5 % line discount", () => {
@@ -76,13 +102,27 @@ describe("computeDocumentTotals: worked examples (docs/invoice-totals.md)", () =
     });
     // 3086.25 -> 3086; 3086 x 12.5 % = 385.75 -> 386; 2700 x 19 % = 513
     expect(lineFigures(t)).toEqual([["3086", "386", "2700", false]]);
-    expect(figures(t)).toEqual({ amount: "2700", exempt: "0", subtotal: "2700", discount: "0", tax: "513", total: "3213" });
+    expect(figures(t)).toEqual({
+      amount: "2700",
+      exempt: "0",
+      subtotal: "2700",
+      discount: "0",
+      tax: "513",
+      total: "3213",
+    });
   });
 
   it("boleta CL39: gross 680 with tax included", () => {
     const t = computeDocumentTotals({ ...CL39, lines: [{ quantity: 1, amount: 680 }] });
     // 680 / 1.19 = 571.43 -> 571; tax = 680 - 571 = 109 (round(571 x 0.19) = 108 would lose a peso)
-    expect(figures(t)).toEqual({ amount: "571", exempt: "0", subtotal: "571", discount: "0", tax: "109", total: "680" });
+    expect(figures(t)).toEqual({
+      amount: "571",
+      exempt: "0",
+      subtotal: "571",
+      discount: "0",
+      tax: "109",
+      total: "680",
+    });
   });
 
   it("mixed document: taxable and exempt lines", () => {
@@ -97,7 +137,14 @@ describe("computeDocumentTotals: worked examples (docs/invoice-totals.md)", () =
       ["10000", "0", "10000", false],
       ["5000", "0", "5000", true],
     ]);
-    expect(figures(t)).toEqual({ amount: "10000", exempt: "5000", subtotal: "15000", discount: "0", tax: "1900", total: "16900" });
+    expect(figures(t)).toEqual({
+      amount: "10000",
+      exempt: "5000",
+      subtotal: "15000",
+      discount: "0",
+      tax: "1900",
+      total: "16900",
+    });
   });
 
   it("document % discount applies to taxable lines only", () => {
@@ -111,7 +158,14 @@ describe("computeDocumentTotals: worked examples (docs/invoice-totals.md)", () =
       ],
     });
     // 10 % of the taxable 10000 only; the exempt 5000 is untouched
-    expect(figures(t)).toEqual({ amount: "9000", exempt: "5000", subtotal: "14000", discount: "1000", tax: "1710", total: "15710" });
+    expect(figures(t)).toEqual({
+      amount: "9000",
+      exempt: "5000",
+      subtotal: "14000",
+      discount: "1000",
+      tax: "1710",
+      total: "15710",
+    });
   });
 
   it("$ discounts: 100 off a 3 x 1000 line and 400 off the document", () => {
@@ -122,12 +176,26 @@ describe("computeDocumentTotals: worked examples (docs/invoice-totals.md)", () =
       lines: [{ quantity: 3, amount: 1000, discount: 100, discountScheme: "$" }],
     });
     expect(lineFigures(t)).toEqual([["3000", "100", "2900", false]]);
-    expect(figures(t)).toEqual({ amount: "2500", exempt: "0", subtotal: "2500", discount: "400", tax: "475", total: "2975" });
+    expect(figures(t)).toEqual({
+      amount: "2500",
+      exempt: "0",
+      subtotal: "2500",
+      discount: "400",
+      tax: "475",
+      total: "2975",
+    });
   });
 
   it("USD: 3 x 2.50, tax 1.425 rounds to 1.43", () => {
     const t = computeDocumentTotals({ ...CL33, currency: USD, lines: [{ quantity: 3, amount: "2.50" }] });
-    expect(figures(t)).toEqual({ amount: "7.5", exempt: "0", subtotal: "7.5", discount: "0", tax: "1.43", total: "8.93" });
+    expect(figures(t)).toEqual({
+      amount: "7.5",
+      exempt: "0",
+      subtotal: "7.5",
+      discount: "0",
+      tax: "1.43",
+      total: "8.93",
+    });
   });
 
   it("USD: 1 x 0.125 and 2 x 4.99 with 15 % off, each step to the cent", () => {
@@ -144,13 +212,27 @@ describe("computeDocumentTotals: worked examples (docs/invoice-totals.md)", () =
       ["0.13", "0", "0.13", false],
       ["9.98", "1.5", "8.48", false],
     ]);
-    expect(figures(t)).toEqual({ amount: "8.61", exempt: "0", subtotal: "8.61", discount: "0", tax: "1.64", total: "10.25" });
+    expect(figures(t)).toEqual({
+      amount: "8.61",
+      exempt: "0",
+      subtotal: "8.61",
+      discount: "0",
+      tax: "1.64",
+      total: "10.25",
+    });
   });
 
   it("CLF: 3 x 1.33335 rounds to 4 decimals", () => {
     const t = computeDocumentTotals({ ...CL33, currency: CLF, lines: [{ quantity: 3, amount: "1.33335" }] });
     // 4.00005 -> 4.0001; 4.0001 x 19 % = 0.760019 -> 0.76
-    expect(figures(t)).toEqual({ amount: "4.0001", exempt: "0", subtotal: "4.0001", discount: "0", tax: "0.76", total: "4.7601" });
+    expect(figures(t)).toEqual({
+      amount: "4.0001",
+      exempt: "0",
+      subtotal: "4.0001",
+      discount: "0",
+      tax: "0.76",
+      total: "4.7601",
+    });
   });
 
   it("exempt document type CL34: every line exempt, tax 0", () => {
@@ -165,7 +247,14 @@ describe("computeDocumentTotals: worked examples (docs/invoice-totals.md)", () =
       ["3000", "0", "3000", true],
       ["1000", "0", "1000", true],
     ]);
-    expect(figures(t)).toEqual({ amount: "0", exempt: "4000", subtotal: "4000", discount: "0", tax: "0", total: "4000" });
+    expect(figures(t)).toEqual({
+      amount: "0",
+      exempt: "4000",
+      subtotal: "4000",
+      discount: "0",
+      tax: "0",
+      total: "4000",
+    });
     expect(t.taxPercent.toString()).toBe("0");
   });
 
@@ -180,27 +269,60 @@ describe("computeDocumentTotals: worked examples (docs/invoice-totals.md)", () =
       ],
     });
     // taxable gross 680 - 68 = 612; 612 / 1.19 = 514.29 -> 514; tax 612 - 514 = 98
-    expect(figures(t)).toEqual({ amount: "514", exempt: "1000", subtotal: "1514", discount: "68", tax: "98", total: "1612" });
+    expect(figures(t)).toEqual({
+      amount: "514",
+      exempt: "1000",
+      subtotal: "1514",
+      discount: "68",
+      tax: "98",
+      total: "1612",
+    });
   });
 });
 
 describe("computeDocumentTotals: rules", () => {
   it("hasTaxes false ignores the tax percent passed in", () => {
     const t = computeDocumentTotals({ ...CL34, taxPercent: 19, lines: [{ quantity: 1, amount: 1000 }] });
-    expect(figures(t)).toEqual({ amount: "0", exempt: "1000", subtotal: "1000", discount: "0", tax: "0", total: "1000" });
+    expect(figures(t)).toEqual({
+      amount: "0",
+      exempt: "1000",
+      subtotal: "1000",
+      discount: "0",
+      tax: "0",
+      total: "1000",
+    });
     expect(t.taxPercent.toString()).toBe("0");
   });
 
   it("document % discount on an all-exempt document discounts nothing", () => {
-    const t = computeDocumentTotals({ ...CL34, discount: 10, discountScheme: "%", lines: [{ quantity: 1, amount: 1000 }] });
-    expect(figures(t)).toEqual({ amount: "0", exempt: "1000", subtotal: "1000", discount: "0", tax: "0", total: "1000" });
+    const t = computeDocumentTotals({
+      ...CL34,
+      discount: 10,
+      discountScheme: "%",
+      lines: [{ quantity: 1, amount: 1000 }],
+    });
+    expect(figures(t)).toEqual({
+      amount: "0",
+      exempt: "1000",
+      subtotal: "1000",
+      discount: "0",
+      tax: "0",
+      total: "1000",
+    });
   });
 
   it("the discount scheme defaults to %", () => {
     const t = computeDocumentTotals({ ...CL33, discount: 10, lines: [{ quantity: 1, amount: 1000, discount: 5 }] });
     // line 1000 - 50 = 950; document 95; amount 855; tax 162.45 -> 162
     expect(lineFigures(t)).toEqual([["1000", "50", "950", false]]);
-    expect(figures(t)).toEqual({ amount: "855", exempt: "0", subtotal: "855", discount: "95", tax: "162", total: "1017" });
+    expect(figures(t)).toEqual({
+      amount: "855",
+      exempt: "0",
+      subtotal: "855",
+      discount: "95",
+      tax: "162",
+      total: "1017",
+    });
   });
 
   it("line gross rounds half away from zero in CLP (1 x 0.5 -> 1, 3 x 0.5 -> 2)", () => {
@@ -218,7 +340,10 @@ describe("computeDocumentTotals: rules", () => {
   });
 
   it("a $ discount is rounded to the currency unit", () => {
-    const t = computeDocumentTotals({ ...CL33, lines: [{ quantity: 1, amount: 1000, discount: "99.5", discountScheme: "$" }] });
+    const t = computeDocumentTotals({
+      ...CL33,
+      lines: [{ quantity: 1, amount: 1000, discount: "99.5", discountScheme: "$" }],
+    });
     expect(lineFigures(t)).toEqual([["1000", "100", "900", false]]);
   });
 
@@ -228,7 +353,10 @@ describe("computeDocumentTotals: rules", () => {
   });
 
   it("a $ discount equal to the line is allowed", () => {
-    const t = computeDocumentTotals({ ...CL33, lines: [{ quantity: 1, amount: 500, discount: 500, discountScheme: "$" }] });
+    const t = computeDocumentTotals({
+      ...CL33,
+      lines: [{ quantity: 1, amount: 500, discount: 500, discountScheme: "$" }],
+    });
     expect(lineFigures(t)).toEqual([["500", "500", "0", false]]);
     expect(t.total.toString()).toBe("0");
   });
@@ -255,13 +383,39 @@ describe("computeDocumentTotals: rules", () => {
 
 describe("computeDocumentTotals: validation (400 validation_error)", () => {
   it("allowCredits (subscription prorations): a negative unit amount nets against the other lines, without a discount, never below zero", () => {
-    const credited = computeDocumentTotals({ ...CL33, allowCredits: true, lines: [{ quantity: 3, amount: 10000 }, { quantity: 1, amount: -6667 }] });
-    expect([credited.amount.toFixed(), credited.tax.toFixed(), credited.total.toFixed()]).toEqual(["23333", "4433", "27766"]);
+    const credited = computeDocumentTotals({
+      ...CL33,
+      allowCredits: true,
+      lines: [
+        { quantity: 3, amount: 10000 },
+        { quantity: 1, amount: -6667 },
+      ],
+    });
+    expect([credited.amount.toFixed(), credited.tax.toFixed(), credited.total.toFixed()]).toEqual([
+      "23333",
+      "4433",
+      "27766",
+    ]);
     expect(credited.lines[1].total.toFixed()).toBe("-6667");
-    expect(validationErrorOf(() => computeDocumentTotals({ ...CL33, allowCredits: true, lines: [{ quantity: 1, amount: -5, discount: 10 }] })).fields).toEqual({
+    expect(
+      validationErrorOf(() =>
+        computeDocumentTotals({ ...CL33, allowCredits: true, lines: [{ quantity: 1, amount: -5, discount: 10 }] }),
+      ).fields,
+    ).toEqual({
       "lines.0.discount": ["a credit line takes no discount"],
     });
-    expect(validationErrorOf(() => computeDocumentTotals({ ...CL33, allowCredits: true, lines: [{ quantity: 1, amount: 100 }, { quantity: 1, amount: -101 }] })).fields).toEqual({
+    expect(
+      validationErrorOf(() =>
+        computeDocumentTotals({
+          ...CL33,
+          allowCredits: true,
+          lines: [
+            { quantity: 1, amount: 100 },
+            { quantity: 1, amount: -101 },
+          ],
+        }),
+      ).fields,
+    ).toEqual({
       lines: ["credits and the discount exceed the taxable amount"],
     });
   });
@@ -309,7 +463,11 @@ describe("computeDocumentTotals: validation (400 validation_error)", () => {
 
   it("negative discounts -> lines.N.discount and discount", () => {
     const error = validationErrorOf(() =>
-      computeDocumentTotals({ ...CL33, discount: -1, lines: [{ quantity: 1, amount: 1000, discount: -5, discountScheme: "$" }] }),
+      computeDocumentTotals({
+        ...CL33,
+        discount: -1,
+        lines: [{ quantity: 1, amount: 1000, discount: -5, discountScheme: "$" }],
+      }),
     );
     expect(error.fields).toEqual({ "lines.0.discount": ["must not be negative"], discount: ["must not be negative"] });
   });
@@ -332,7 +490,10 @@ describe("computeDocumentTotals: validation (400 validation_error)", () => {
 
   it("$ line discount larger than an exempt line -> lines.N.discount only", () => {
     const error = validationErrorOf(() =>
-      computeDocumentTotals({ ...CL33, lines: [{ quantity: 1, amount: 500, discount: 600, discountScheme: "$", exempt: true }] }),
+      computeDocumentTotals({
+        ...CL33,
+        lines: [{ quantity: 1, amount: 500, discount: 600, discountScheme: "$", exempt: true }],
+      }),
     );
     expect(error.fields).toEqual({ "lines.0.discount": ["the discount exceeds the line amount"] });
   });

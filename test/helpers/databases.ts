@@ -37,7 +37,10 @@ export async function cloneTemplate(template: string): Promise<{ target: Databas
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `billing-test-${suffix}-`));
   fs.cpSync(template, path.join(dir, "pglite"), { recursive: true });
-  return { target: { kind: "pglite", dir: path.join(dir, "pglite") }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  return {
+    target: { kind: "pglite", dir: path.join(dir, "pglite") },
+    drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 /**
@@ -48,8 +51,14 @@ export async function emptyTarget(label: string): Promise<{ target: DatabaseTarg
   if (TEST_DB === "postgres") {
     const name = `billing_${label}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
     await adminQuery(`CREATE DATABASE "${name}"`);
-    return { target: { kind: "postgres", url: withDatabase(POSTGRES_URL, name) }, drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+    return {
+      target: { kind: "postgres", url: withDatabase(POSTGRES_URL, name) },
+      drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+    };
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `billing-${label}-`));
-  return { target: { kind: "pglite", dir: path.join(dir, "pglite") }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  return {
+    target: { kind: "pglite", dir: path.join(dir, "pglite") },
+    drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
 }

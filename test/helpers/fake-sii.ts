@@ -53,13 +53,32 @@ export interface FakeSiiOptions {
 }
 
 /** The fields of a QueryEstDte call. */
-export type FakeDocumentQuery = Record<"RutConsultante" | "DvConsultante" | "RutCompania" | "DvCompania" | "RutReceptor" | "DvReceptor" | "TipoDte" | "FolioDte" | "FechaEmisionDte" | "MontoDte" | "Token", string>;
+export type FakeDocumentQuery = Record<
+  | "RutConsultante"
+  | "DvConsultante"
+  | "RutCompania"
+  | "DvCompania"
+  | "RutReceptor"
+  | "DvReceptor"
+  | "TipoDte"
+  | "FolioDte"
+  | "FechaEmisionDte"
+  | "MontoDte"
+  | "Token",
+  string
+>;
 
 /** The boleta API's envío status (JSON, as SII writes it). */
 export interface FakeBoletaStatus {
   estado: string;
   estadistica?: { tipo: number; informados: number; aceptados: number; rechazados: number; reparos: number }[];
-  detalle_rep_rech?: { tipo: number; folio: number; estado: string; descripcion: string; error?: { descripcion: string; detalle?: string }[] }[];
+  detalle_rep_rech?: {
+    tipo: number;
+    folio: number;
+    estado: string;
+    descripcion: string;
+    error?: { descripcion: string; detalle?: string }[];
+  }[];
 }
 
 function escape(xml: string): string {
@@ -86,7 +105,16 @@ function xmlsecOk(xml: string, certificatePem: string): boolean {
   return withTempDir((dir) => {
     writeFileSync(join(dir, "t.xml"), xml);
     writeFileSync(join(dir, "c.pem"), certificatePem);
-    return spawnSync("xmlsec1", ["--verify", "--enabled-key-data", "x509", "--trusted-pem", join(dir, "c.pem"), join(dir, "t.xml")]).status === 0;
+    return (
+      spawnSync("xmlsec1", [
+        "--verify",
+        "--enabled-key-data",
+        "x509",
+        "--trusted-pem",
+        join(dir, "c.pem"),
+        join(dir, "t.xml"),
+      ]).status === 0
+    );
   });
 }
 
@@ -107,12 +135,21 @@ export class FakeSii {
   /** every request: "seed", "token", "upload", "status" */
   readonly calls: string[] = [];
   /** QueryEstUp answer for an upload */
-  statusFor: (upload: FakeUpload) => FakeStatus = (upload) => ({ estado: "EPR", glosa: "Envio Procesado", counts: countsOf(upload.file, "all-accepted") });
+  statusFor: (upload: FakeUpload) => FakeStatus = (upload) => ({
+    estado: "EPR",
+    glosa: "Envio Procesado",
+    counts: countsOf(upload.file, "all-accepted"),
+  });
   /** QueryEstDte queries received, with their SOAP fields */
   readonly documentQueries: FakeDocumentQuery[] = [];
   /** QueryEstDte answer */
   documentStatusFor: (query: FakeDocumentQuery) => { estado: string; glosa: string } = (q) =>
-    this.uploads.some((u) => u.api === "dte" && u.rutCompany === q.RutCompania && u.file.toString("latin1").includes(`<Documento ID="F${q.FolioDte}T${q.TipoDte}">`))
+    this.uploads.some(
+      (u) =>
+        u.api === "dte" &&
+        u.rutCompany === q.RutCompania &&
+        u.file.toString("latin1").includes(`<Documento ID="F${q.FolioDte}T${q.TipoDte}">`),
+    )
       ? { estado: "DOK", glosa: "Documento Recibido por el SII. Datos Coinciden con los Registrados" }
       : { estado: "FAU", glosa: "Documento No Recibido por el SII" };
   /** boleta API envío status for an upload */
@@ -203,12 +240,18 @@ export class FakeSii {
       const signed = /<!\[CDATA\[([\s\S]*?)\]\]>/.exec(soap)?.[1] ?? "";
       const token = this.tokenFor(signed);
       if (!token) return xml(soapAnswer("getToken", respuesta("", "<ESTADO>-07</ESTADO><GLOSA>Error Firma</GLOSA>")));
-      return xml(soapAnswer("getToken", respuesta(`<TOKEN>${token}</TOKEN>`, "<ESTADO>00</ESTADO><GLOSA>Token Creado</GLOSA>")));
+      return xml(
+        soapAnswer("getToken", respuesta(`<TOKEN>${token}</TOKEN>`, "<ESTADO>00</ESTADO><GLOSA>Token Creado</GLOSA>")),
+      );
     }
     if (path === "/cgi_dte/UPL/DTEUpload") {
       this.calls.push("upload");
       const token = /TOKEN=([^;\s]+)/.exec(req.headers.cookie ?? "")?.[1] ?? "";
-      const form = await new Request("http://x/", { method: "POST", headers: { "content-type": req.headers["content-type"] ?? "" }, body }).formData();
+      const form = await new Request("http://x/", {
+        method: "POST",
+        headers: { "content-type": req.headers["content-type"] ?? "" },
+        body,
+      }).formData();
       const archivo = form.get("archivo");
       const field = (n: string) => String(form.get(n) ?? "");
       const answer = (status: string, trackId?: string) =>
@@ -221,7 +264,17 @@ export class FakeSii {
       const file = Buffer.from(await archivo.arrayBuffer());
       if (this.options.schema && !xmllintOk(file, this.options.schema)) return answer("7");
       const trackId = String(4_000_000 + ++this.counter);
-      this.uploads.push({ api: "dte", trackId, rutSender: field("rutSender"), dvSender: field("dvSender"), rutCompany: field("rutCompany"), dvCompany: field("dvCompany"), fileName: archivo.name, file, token });
+      this.uploads.push({
+        api: "dte",
+        trackId,
+        rutSender: field("rutSender"),
+        dvSender: field("dvSender"),
+        rutCompany: field("rutCompany"),
+        dvCompany: field("dvCompany"),
+        fileName: archivo.name,
+        file,
+        token,
+      });
       return answer("0", trackId);
     }
     if (path === "/DTEWS/QueryEstUp.jws") {
@@ -229,26 +282,61 @@ export class FakeSii {
       const soap = body.toString("utf8");
       const token = tag(soap, "Token") ?? "";
       const trackId = tag(soap, "TrackId") ?? "";
-      if (!this.tokens.has(token)) return xml(soapAnswer("getEstUp", respuesta("", "<ESTADO>001</ESTADO><GLOSA>TOKEN NO EXISTE</GLOSA>")));
+      if (!this.tokens.has(token))
+        return xml(soapAnswer("getEstUp", respuesta("", "<ESTADO>001</ESTADO><GLOSA>TOKEN NO EXISTE</GLOSA>")));
       const upload = this.uploads.find((u) => u.trackId === trackId && u.rutCompany === tag(soap, "RutCompania"));
-      if (!upload) return xml(soapAnswer("getEstUp", respuesta("", "<ESTADO>-11</ESTADO><GLOSA>TRACKID NO EXISTE</GLOSA>")));
+      if (!upload)
+        return xml(soapAnswer("getEstUp", respuesta("", "<ESTADO>-11</ESTADO><GLOSA>TRACKID NO EXISTE</GLOSA>")));
       const s = this.statusFor(upload);
       const counts = (s.counts ?? [])
-        .map((c) => `<TIPO_DOCTO>${c.type}</TIPO_DOCTO><INFORMADOS>${c.reported}</INFORMADOS><ACEPTADOS>${c.accepted}</ACEPTADOS><RECHAZADOS>${c.rejected}</RECHAZADOS><REPAROS>${c.objections}</REPAROS>`)
+        .map(
+          (c) =>
+            `<TIPO_DOCTO>${c.type}</TIPO_DOCTO><INFORMADOS>${c.reported}</INFORMADOS><ACEPTADOS>${c.accepted}</ACEPTADOS><RECHAZADOS>${c.rejected}</RECHAZADOS><REPAROS>${c.objections}</REPAROS>`,
+        )
         .join("");
-      return xml(soapAnswer("getEstUp", respuesta(counts, `<TRACKID>${trackId}</TRACKID><ESTADO>${s.estado}</ESTADO>${s.glosa ? `<GLOSA>${s.glosa}</GLOSA>` : ""}<NUM_ATENCION>1</NUM_ATENCION>`)));
+      return xml(
+        soapAnswer(
+          "getEstUp",
+          respuesta(
+            counts,
+            `<TRACKID>${trackId}</TRACKID><ESTADO>${s.estado}</ESTADO>${s.glosa ? `<GLOSA>${s.glosa}</GLOSA>` : ""}<NUM_ATENCION>1</NUM_ATENCION>`,
+          ),
+        ),
+      );
     }
     if (path === "/DTEWS/QueryEstDte.jws") {
       this.calls.push("document-status");
       const soap = body.toString("utf8");
-      const names = ["RutConsultante", "DvConsultante", "RutCompania", "DvCompania", "RutReceptor", "DvReceptor", "TipoDte", "FolioDte", "FechaEmisionDte", "MontoDte", "Token"] as const;
+      const names = [
+        "RutConsultante",
+        "DvConsultante",
+        "RutCompania",
+        "DvCompania",
+        "RutReceptor",
+        "DvReceptor",
+        "TipoDte",
+        "FolioDte",
+        "FechaEmisionDte",
+        "MontoDte",
+        "Token",
+      ] as const;
       const query = Object.fromEntries(names.map((n) => [n, tag(soap, n) ?? ""])) as FakeDocumentQuery;
-      if (!this.tokens.has(query.Token)) return xml(soapAnswer("getEstDte", respuesta("", "<ESTADO>001</ESTADO><GLOSA>TOKEN NO EXISTE</GLOSA>")));
+      if (!this.tokens.has(query.Token))
+        return xml(soapAnswer("getEstDte", respuesta("", "<ESTADO>001</ESTADO><GLOSA>TOKEN NO EXISTE</GLOSA>")));
       this.documentQueries.push(query);
       const answer = this.documentStatusFor(query);
-      return xml(soapAnswer("getEstDte", respuesta("", `<ESTADO>${answer.estado}</ESTADO><GLOSA_ESTADO>${answer.glosa}</GLOSA_ESTADO><ERR_CODE>0</ERR_CODE><NUM_ATENCION>1</NUM_ATENCION>`)));
+      return xml(
+        soapAnswer(
+          "getEstDte",
+          respuesta(
+            "",
+            `<ESTADO>${answer.estado}</ESTADO><GLOSA_ESTADO>${answer.glosa}</GLOSA_ESTADO><ERR_CODE>0</ERR_CODE><NUM_ATENCION>1</NUM_ATENCION>`,
+          ),
+        ),
+      );
     }
-    if (path.startsWith("/recursos/v1/")) return this.handleBoletaApi(req, res, path.slice("/recursos/v1/".length), body);
+    if (path.startsWith("/recursos/v1/"))
+      return this.handleBoletaApi(req, res, path.slice("/recursos/v1/".length), body);
     res.statusCode = 404;
     res.end("not found");
   }
@@ -256,14 +344,22 @@ export class FakeSii {
   /** Issues a token for a signed getToken whose seed this fake gave out and whose signature verifies. */
   private tokenFor(signed: string): string | undefined {
     const seed = tag(signed, "Semilla");
-    const valid = !!seed && this.seeds.delete(seed) && (!this.options.trustedCertificatePem || xmlsecOk(signed, this.options.trustedCertificatePem));
+    const valid =
+      !!seed &&
+      this.seeds.delete(seed) &&
+      (!this.options.trustedCertificatePem || xmlsecOk(signed, this.options.trustedCertificatePem));
     if (!valid) return undefined;
     const token = `TOK${++this.counter}`;
     this.tokens.add(token);
     return token;
   }
 
-  private async handleBoletaApi(req: IncomingMessage, res: ServerResponse, resource: string, body: Buffer): Promise<void> {
+  private async handleBoletaApi(
+    req: IncomingMessage,
+    res: ServerResponse,
+    resource: string,
+    body: Buffer,
+  ): Promise<void> {
     const send = (status: number, contentType: string, text: string) => {
       res.statusCode = status;
       res.setHeader("Content-Type", contentType);
@@ -275,26 +371,50 @@ export class FakeSii {
       this.calls.push("boleta-seed");
       const seed = String(200_000_000_000 + ++this.counter);
       this.seeds.add(seed);
-      return send(200, "application/xml", `<?xml version="1.0" encoding="UTF-8"?>${respuesta(`<SEMILLA>${seed}</SEMILLA>`, "<ESTADO>00</ESTADO>")}`);
+      return send(
+        200,
+        "application/xml",
+        `<?xml version="1.0" encoding="UTF-8"?>${respuesta(`<SEMILLA>${seed}</SEMILLA>`, "<ESTADO>00</ESTADO>")}`,
+      );
     }
     if (req.method === "POST" && resource === "boleta.electronica.token") {
       this.calls.push("boleta-token");
       const issued = this.tokenFor(body.toString("utf8"));
       if (!issued) return send(200, "application/xml", respuesta("", "<ESTADO>-07</ESTADO><GLOSA>Error Firma</GLOSA>"));
-      return send(200, "application/xml", respuesta(`<TOKEN>${issued}</TOKEN>`, "<ESTADO>00</ESTADO><GLOSA>Token Creado</GLOSA>"));
+      return send(
+        200,
+        "application/xml",
+        respuesta(`<TOKEN>${issued}</TOKEN>`, "<ESTADO>00</ESTADO><GLOSA>Token Creado</GLOSA>"),
+      );
     }
     if (req.method === "POST" && resource === "boleta.electronica.envio") {
       this.calls.push("boleta-upload");
       if (!this.tokens.has(token)) return json(401, { message: "NO ESTA AUTENTICADO" });
-      if (req.headers["transfer-encoding"] || !req.headers["content-length"]) return json(400, { message: "chunked body: only the first chunk is read" });
-      const form = await new Request("http://x/", { method: "POST", headers: { "content-type": req.headers["content-type"] ?? "" }, body: new Uint8Array(body) }).formData();
+      if (req.headers["transfer-encoding"] || !req.headers["content-length"])
+        return json(400, { message: "chunked body: only the first chunk is read" });
+      const form = await new Request("http://x/", {
+        method: "POST",
+        headers: { "content-type": req.headers["content-type"] ?? "" },
+        body: new Uint8Array(body),
+      }).formData();
       const archivo = form.get("archivo");
       const field = (n: string) => String(form.get(n) ?? "");
       if (!(archivo instanceof File)) return json(400, { message: "archivo is required" });
       const file = Buffer.from(await archivo.arrayBuffer());
-      if (this.options.boletaSchema && !xmllintOk(file, this.options.boletaSchema)) return json(400, { message: "EnvioBOLETA does not validate" });
+      if (this.options.boletaSchema && !xmllintOk(file, this.options.boletaSchema))
+        return json(400, { message: "EnvioBOLETA does not validate" });
       const trackId = String(7_000_000 + ++this.counter);
-      this.uploads.push({ api: "boleta", trackId, rutSender: field("rutSender"), dvSender: field("dvSender"), rutCompany: field("rutCompany"), dvCompany: field("dvCompany"), fileName: archivo.name, file, token });
+      this.uploads.push({
+        api: "boleta",
+        trackId,
+        rutSender: field("rutSender"),
+        dvSender: field("dvSender"),
+        rutCompany: field("rutCompany"),
+        dvCompany: field("dvCompany"),
+        fileName: archivo.name,
+        file,
+        token,
+      });
       return json(200, {
         rut_emisor: `${field("rutCompany")}-${field("dvCompany")}`,
         rut_envia: `${field("rutSender")}-${field("dvSender")}`,
@@ -308,17 +428,28 @@ export class FakeSii {
     if (req.method === "GET" && status) {
       this.calls.push("boleta-status");
       if (!this.tokens.has(token)) return json(401, { message: "NO ESTA AUTENTICADO" });
-      const upload = this.uploads.find((u) => u.api === "boleta" && u.trackId === status[3] && u.rutCompany === status[1]);
+      const upload = this.uploads.find(
+        (u) => u.api === "boleta" && u.trackId === status[3] && u.rutCompany === status[1],
+      );
       if (!upload) return json(404, { message: "trackid no existe" });
       const answer = this.boletaStatusFor(upload);
-      return json(200, { rut_emisor: `${upload.rutCompany}-${upload.dvCompany}`, rut_envia: `${upload.rutSender}-${upload.dvSender}`, trackid: Number(upload.trackId), fecha_recepcion: "2026-11-23 10:00:00", ...answer });
+      return json(200, {
+        rut_emisor: `${upload.rutCompany}-${upload.dvCompany}`,
+        rut_envia: `${upload.rutSender}-${upload.dvSender}`,
+        trackid: Number(upload.trackId),
+        fecha_recepcion: "2026-11-23 10:00:00",
+        ...answer,
+      });
     }
     json(404, { message: "not found" });
   }
 }
 
 /** SubTotDTE of an uploaded envelope as SII's counts: all accepted, all rejected, or all with objections. */
-export function countsOf(file: Buffer, outcome: "all-accepted" | "all-rejected" | "all-objections"): NonNullable<FakeStatus["counts"]> {
+export function countsOf(
+  file: Buffer,
+  outcome: "all-accepted" | "all-rejected" | "all-objections",
+): NonNullable<FakeStatus["counts"]> {
   const doc = new DOMParser().parseFromString(file.toString("latin1"), "text/xml");
   const subs = doc.getElementsByTagName("SubTotDTE");
   const out: NonNullable<FakeStatus["counts"]> = [];

@@ -4,7 +4,15 @@
  */
 import { PNG } from "pngjs";
 import { PDFParse } from "pdf-parse";
-import { BarcodeFormat, BinaryBitmap, DecodeHintType, HybridBinarizer, PDF417Reader, RGBLuminanceSource, ZXingStringEncoding } from "@zxing/library";
+import {
+  BarcodeFormat,
+  BinaryBitmap,
+  DecodeHintType,
+  HybridBinarizer,
+  PDF417Reader,
+  RGBLuminanceSource,
+  ZXingStringEncoding,
+} from "@zxing/library";
 
 // @zxing/library 0.21 (the last release that supports Node 20, docs/decisions.md) decodes
 // ISO-8859-1 text through a decodeURIComponent fallback outside browsers, which throws on accents.
@@ -16,7 +24,10 @@ export function decodePdf417(pixels: { width: number; height: number; channels: 
   const luminance = new Uint8ClampedArray(pixels.width * pixels.height);
   for (let i = 0; i < luminance.length; i++) {
     const o = i * pixels.channels;
-    luminance[i] = pixels.channels < 3 ? pixels.data[o] : (pixels.data[o] * 299 + pixels.data[o + 1] * 587 + pixels.data[o + 2] * 114) / 1000;
+    luminance[i] =
+      pixels.channels < 3
+        ? pixels.data[o]
+        : (pixels.data[o] * 299 + pixels.data[o + 1] * 587 + pixels.data[o + 2] * 114) / 1000;
   }
   const bitmap = new BinaryBitmap(new HybridBinarizer(new RGBLuminanceSource(luminance, pixels.width, pixels.height)));
   const hints = new Map<DecodeHintType, unknown>([

@@ -25,7 +25,14 @@ export interface ServiceProcess {
 
 /** Environment for a child service: quiet workers, info logs, no inherited database selection. */
 export function serviceEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", SII_SEND_INTERVAL_SECONDS: "0", NODE_ENV: "production" };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "info",
+    SII_SEND_INTERVAL_SECONDS: "0",
+    NODE_ENV: "production",
+  };
   delete env.DATABASE_URL;
   delete env.BILLING_DATA_DIR;
   delete env.LOG_FORMAT;
@@ -37,7 +44,12 @@ export function serviceEnv(extra: Record<string, string | undefined>): NodeJS.Pr
 }
 
 /** Starts `command args` in `cwd` (default the project root) and collects its output lines. */
-export function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string = ROOT): ServiceProcess {
+export function startProcess(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string = ROOT,
+): ServiceProcess {
   const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   const lines: string[] = [];
   const waiters = new Set<() => void>();
@@ -50,7 +62,9 @@ export function startProcess(command: string, args: string[], env: NodeJS.Proces
       for (const w of waiters) w();
     });
   }
-  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once("exit", (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   const logs = () =>
     lines.flatMap((l) => {
       try {
@@ -94,15 +108,26 @@ export async function startService(env: NodeJS.ProcessEnv): Promise<ServiceProce
 }
 
 /** Runs `node dist/cli.js ...args` to completion. */
-export function cli(args: string[], env: NodeJS.ProcessEnv): { status: number | null; stdout: string; stderr: string; ms: number } {
+export function cli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): { status: number | null; stdout: string; stderr: string; ms: number } {
   const started = performance.now();
-  const r = spawnSync(process.execPath, [path.join(ROOT, "dist", "cli.js"), ...args], { cwd: ROOT, env, encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(process.execPath, [path.join(ROOT, "dist", "cli.js"), ...args], {
+    cwd: ROOT,
+    env,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, ms: performance.now() - started };
 }
 
 /** Creates an API key with the CLI (the server must not run on that embedded database). */
 export function createKey(env: NodeJS.ProcessEnv): string {
-  const r = cli(["api-key", "create", "--organization", "Runtime SpA", "--email", "ops@runtime.cl", "--mode", "test"], env);
+  const r = cli(
+    ["api-key", "create", "--organization", "Runtime SpA", "--email", "ops@runtime.cl", "--mode", "test"],
+    env,
+  );
   if (r.status !== 0) throw new Error(`api-key create failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split("\n").pop()!).key as string;
 }

@@ -32,12 +32,22 @@ export interface RelayCompilation {
 /** Compiles the fixtures with relay-compiler into a new temporary directory. */
 export function compileRelay(): RelayCompilation {
   const binary: string | null = require("relay-compiler");
-  if (!binary || !fs.existsSync(binary)) throw new Error(`relay-compiler has no binary for ${process.platform}-${process.arch}`);
+  if (!binary || !fs.existsSync(binary))
+    throw new Error(`relay-compiler has no binary for ${process.platform}-${process.arch}`);
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), "relay-artifacts-"));
   const artifacts = path.join(directory, "__generated__");
   fs.mkdirSync(artifacts); // relay-compiler needs an existing artifactDirectory
   const config = path.join(directory, "relay.config.json");
-  fs.writeFileSync(config, JSON.stringify({ src: RELAY_FIXTURES, schema: SCHEMA_FILE, language: "javascript", artifactDirectory: artifacts, eagerEsModules: false }));
+  fs.writeFileSync(
+    config,
+    JSON.stringify({
+      src: RELAY_FIXTURES,
+      schema: SCHEMA_FILE,
+      language: "javascript",
+      artifactDirectory: artifacts,
+      eagerEsModules: false,
+    }),
+  );
   const relay = (args: string[]) => {
     const run = spawnSync(binary, [...args, config], { encoding: "utf8", timeout: 60_000 });
     // the binary colours its log lines

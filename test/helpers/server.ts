@@ -28,7 +28,11 @@ export interface TestServer {
   statements: string[];
   orgs: { acme: string; other: string };
   /** REST call with a key; returns status and parsed JSON (null for empty bodies) */
-  rest(method: string, path: string, options?: { key?: string | null; body?: unknown; raw?: string }): Promise<{ status: number; body: any; text: string }>;
+  rest(
+    method: string,
+    path: string,
+    options?: { key?: string | null; body?: unknown; raw?: string },
+  ): Promise<{ status: number; body: any; text: string }>;
   /** GraphQL call with a key */
   graphql(query: string, variables?: Record<string, unknown>, key?: string): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
@@ -39,17 +43,37 @@ export interface TestServer {
  * `outboxIntervalMs`: how often the mail outbox worker runs (createApp's default when absent);
  * `billingRunIntervalMs`: the billing run's interval inside the server (default off).
  */
-export async function startTestServer(options: { settings?: Partial<AppSettings>; outboxIntervalMs?: number; billingRunIntervalMs?: number } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { settings?: Partial<AppSettings>; outboxIntervalMs?: number; billingRunIntervalMs?: number } = {},
+): Promise<TestServer> {
   const { target, drop } = await cloneTemplate(inject("template"));
   const statements: string[] = [];
   const database = await createDatabase(target, { onStatement: (sql) => statements.push(sql) });
-  const acme = await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "ops@acme.cl", mode: "test" });
-  const acmeLive = await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "live@acme.cl", mode: "live" });
-  const other = await createApiKey(database.prisma, { organizationName: "Other Ltda", email: "ops@other.cl", mode: "test" });
+  const acme = await createApiKey(database.prisma, {
+    organizationName: "Acme SpA",
+    email: "ops@acme.cl",
+    mode: "test",
+  });
+  const acmeLive = await createApiKey(database.prisma, {
+    organizationName: "Acme SpA",
+    email: "live@acme.cl",
+    mode: "live",
+  });
+  const other = await createApiKey(database.prisma, {
+    organizationName: "Other Ltda",
+    email: "ops@other.cl",
+    mode: "test",
+  });
   // the same tax profile in both modes (settings are per mode: docs/decisions.md)
   await database.prisma.organizationSettings.updateMany({
     where: { organizationId: acme.organization },
-    data: { taxId: "76042235-5", taxBusinessName: "Acme SpA", taxAddress: "Av. Providencia 1234", taxCommune: "Providencia", taxActivity: "Servicios informáticos" },
+    data: {
+      taxId: "76042235-5",
+      taxBusinessName: "Acme SpA",
+      taxAddress: "Av. Providencia 1234",
+      taxCommune: "Providencia",
+      taxActivity: "Servicios informáticos",
+    },
   });
   // every Prisma operation the app runs is recorded, so tests can catch N+1 queries
   const queries: string[] = [];
@@ -57,7 +81,13 @@ export async function startTestServer(options: { settings?: Partial<AppSettings>
     if (model !== "ApiKey" || operation !== "findUnique") queries.push(`${model}.${operation}`);
   });
   const settings: Partial<AppSettings> = { metricsToken: TEST_METRICS_TOKEN, ...options.settings };
-  const app = createApp({ database: { ...database, prisma: counted }, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"), settings, outboxIntervalMs: options.outboxIntervalMs, billingRunIntervalMs: options.billingRunIntervalMs });
+  const app = createApp({
+    database: { ...database, prisma: counted },
+    logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"),
+    settings,
+    outboxIntervalMs: options.outboxIntervalMs,
+    billingRunIntervalMs: options.billingRunIntervalMs,
+  });
   const server: Server = createHttpServer(app);
   // Keep-alive: the client must always be the side that drops an idle connection. With Node's 5 s
   // default the server announces `Keep-Alive: timeout=5` and fetch (undici) keeps idle sockets 4 s;
@@ -108,7 +138,15 @@ export async function startTestServer(options: { settings?: Partial<AppSettings>
 
 /** A valid Chilean customer body. */
 export function chileanCustomer(overrides: Record<string, unknown> = {}) {
-  return { name: "Cliente SpA", address: "Av. Siempre Viva 123", country: "CL", state: "RM", tax_id: "76.042.235-5", email: "pagos@cliente.cl", ...overrides };
+  return {
+    name: "Cliente SpA",
+    address: "Av. Siempre Viva 123",
+    country: "CL",
+    state: "RM",
+    tax_id: "76.042.235-5",
+    email: "pagos@cliente.cl",
+    ...overrides,
+  };
 }
 
 /**
@@ -124,7 +162,13 @@ function recordingOperations<C extends object>(client: C, record: (model: string
       if (typeof prop !== "string") return value;
       if (prop === "$transaction" && typeof value === "function") {
         return (arg: unknown, options?: unknown) =>
-          typeof arg === "function" ? value.call(target, (tx: object) => (arg as (tx: object) => unknown)(recordingOperations(tx, record)), options) : value.call(target, arg, options);
+          typeof arg === "function"
+            ? value.call(
+                target,
+                (tx: object) => (arg as (tx: object) => unknown)(recordingOperations(tx, record)),
+                options,
+              )
+            : value.call(target, arg, options);
       }
       if (typeof value === "function") return value.bind(target);
       if (prop.startsWith("$") || prop.startsWith("_") || typeof value !== "object" || value === null) return value;

@@ -7,15 +7,39 @@
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { serializeDd, signDd, signDte, type Caf, type SigningCredentials } from "../../src/infra/taxagency/sii/index.js";
+import {
+  serializeDd,
+  signDd,
+  signDte,
+  type Caf,
+  type SigningCredentials,
+} from "../../src/infra/taxagency/sii/index.js";
 import { withTempDir, type ToolResult } from "./sii-fixtures.js";
 
 /** A signed boleta: one taxable (39) or exempt (41) line of `total` pesos, gross. */
-export function boletaDte(options: { type: 39 | 41; folio: number; rut: string; total: number; item: string; caf: Caf; credentials: SigningCredentials }): string {
+export function boletaDte(options: {
+  type: 39 | 41;
+  folio: number;
+  rut: string;
+  total: number;
+  item: string;
+  caf: Caf;
+  credentials: SigningCredentials;
+}): string {
   const { type, folio, rut, total, item, caf } = options;
   const net = type === 39 ? Math.round(total / 1.19) : 0;
   const iva = type === 39 ? total - net : 0;
-  const ted = { emitterRut: rut, type, folio, issueDate: "2026-11-20", receiverRut: "66666666-6", receiverName: "Consumidor final", total: String(total), firstItemName: item, timestamp: "2026-11-20T10:00:00" };
+  const ted = {
+    emitterRut: rut,
+    type,
+    folio,
+    issueDate: "2026-11-20",
+    receiverRut: "66666666-6",
+    receiverName: "Consumidor final",
+    total: String(total),
+    firstItemName: item,
+    timestamp: "2026-11-20T10:00:00",
+  };
   const dd = serializeDd(ted, caf);
   const totals = type === 39 ? `<MntNeto>${net}</MntNeto><IVA>${iva}</IVA>` : `<MntExe>${total}</MntExe>`;
   const unsigned =

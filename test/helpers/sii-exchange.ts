@@ -17,16 +17,27 @@ export const ENVIO_DTE_XSD = join(SCHEMA_DIR, "EnvioDTE_v10.xsd");
  * [--node-xpath <xpath>] <file>`: the signature (the first one, or the one at `nodeXpath`) must
  * verify with the X509Certificate's key, which must be the trusted certificate.
  */
-export function xmlsecVerifySignature(file: Buffer, certificatePem: string, idNodes: string[], nodeXpath?: string): ToolResult {
+export function xmlsecVerifySignature(
+  file: Buffer,
+  certificatePem: string,
+  idNodes: string[],
+  nodeXpath?: string,
+): ToolResult {
   return withTempDir((dir) => {
     const path = join(dir, "file.xml");
     const cert = join(dir, "cert.pem");
     writeFileSync(path, file);
     writeFileSync(cert, certificatePem);
-    const args = ["--verify", "--enabled-key-data", "x509", ...idNodes.flatMap((n) => ["--id-attr:ID", `http://www.sii.cl/SiiDte:${n}`]), "--trusted-pem", cert];
+    const args = [
+      "--verify",
+      "--enabled-key-data",
+      "x509",
+      ...idNodes.flatMap((n) => ["--id-attr:ID", `http://www.sii.cl/SiiDte:${n}`]),
+      "--trusted-pem",
+      cert,
+    ];
     if (nodeXpath) args.push("--node-xpath", nodeXpath);
     const r = spawnSync("xmlsec1", [...args, path], { encoding: "utf8" });
     return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` };
   });
 }
-

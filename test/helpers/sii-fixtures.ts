@@ -11,7 +11,15 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { withTempDir } from "../../src/infra/taxagency/sii/test-material.js";
 
-export { generateCaf, generateCertificate, generatePkcs12, withTempDir, type FakeCaf, type FakeCertificate, type FakePkcs12 } from "../../src/infra/taxagency/sii/test-material.js";
+export {
+  generateCaf,
+  generateCertificate,
+  generatePkcs12,
+  withTempDir,
+  type FakeCaf,
+  type FakeCertificate,
+  type FakePkcs12,
+} from "../../src/infra/taxagency/sii/test-material.js";
 
 export const SCHEMA_DIR = fileURLToPath(new URL("../../schema/sii/", import.meta.url));
 export const DTE_XSD = join(SCHEMA_DIR, "DTE_v10.xsd");
@@ -44,10 +52,22 @@ export function xmlsecVerify(file: Buffer, certificatePem: string): ToolResult {
     const cert = join(dir, "cert.pem");
     writeFileSync(path, file);
     writeFileSync(cert, certificatePem);
-    const r = spawnSync("xmlsec1", ["--verify", "--enabled-key-data", "x509", "--id-attr:ID", "http://www.sii.cl/SiiDte:Documento", "--trusted-pem", cert, path], {
-      encoding: "utf8",
-    });
+    const r = spawnSync(
+      "xmlsec1",
+      [
+        "--verify",
+        "--enabled-key-data",
+        "x509",
+        "--id-attr:ID",
+        "http://www.sii.cl/SiiDte:Documento",
+        "--trusted-pem",
+        cert,
+        path,
+      ],
+      {
+        encoding: "utf8",
+      },
+    );
     return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` };
   });
 }
-

@@ -20,7 +20,11 @@ export interface SupplierEnvelope {
 }
 
 /** A signed factura of `SUPPLIER_RUT` to `receiverRut`, folio `folio` (1 000 + 19 % = 1 190), in a signed EnvioDTE. */
-export function supplierEnvelope(options: { receiverRut: string; folio: number; certificate?: FakeCertificate }): SupplierEnvelope {
+export function supplierEnvelope(options: {
+  receiverRut: string;
+  folio: number;
+  certificate?: FakeCertificate;
+}): SupplierEnvelope {
   const certificate = options.certificate ?? generateCertificate("Proveedor de Prueba");
   const caf = parseCaf(generateCaf({ rut: SUPPLIER_RUT, type: 33, from: 1, to: 100, authorizedOn: "2026-11-01" }).file);
   const dte = issueDte(
@@ -28,8 +32,23 @@ export function supplierEnvelope(options: { receiverRut: string; folio: number; 
       type: 33,
       folio: options.folio,
       issueDate: "2026-11-20",
-      emitter: { rut: SUPPLIER_RUT, businessName: "Proveedora Ñandú SpA", activity: "Venta de insumos", activityCodes: [469000], address: "Teatinos 120", commune: "Santiago", city: "Santiago" },
-      receiver: { rut: options.receiverRut, name: "EMPRESA LTDA", activity: "COMPUTACION", address: "SAN DIEGO 2222", commune: "LA FLORIDA", city: "SANTIAGO" },
+      emitter: {
+        rut: SUPPLIER_RUT,
+        businessName: "Proveedora Ñandú SpA",
+        activity: "Venta de insumos",
+        activityCodes: [469000],
+        address: "Teatinos 120",
+        commune: "Santiago",
+        city: "Santiago",
+      },
+      receiver: {
+        rut: options.receiverRut,
+        name: "EMPRESA LTDA",
+        activity: "COMPUTACION",
+        address: "SAN DIEGO 2222",
+        commune: "LA FLORIDA",
+        city: "SANTIAGO",
+      },
       lines: [{ name: "Resmas de papel", quantity: "2", unitPrice: "500" }],
       timestamp: "2026-11-20T09:33:20",
     },
@@ -38,7 +57,13 @@ export function supplierEnvelope(options: { receiverRut: string; folio: number; 
   );
   const envelope = buildEnvioDte({
     dtes: [dte.file],
-    caratula: { rutEmisor: SUPPLIER_RUT, rutEnvia: "7880442-4", rutReceptor: options.receiverRut, fchResol: "2026-01-15", nroResol: 0 },
+    caratula: {
+      rutEmisor: SUPPLIER_RUT,
+      rutEnvia: "7880442-4",
+      rutReceptor: options.receiverRut,
+      fchResol: "2026-01-15",
+      nroResol: 0,
+    },
     credentials: certificate,
     timestamp: "2026-11-20T09:40:00",
   });

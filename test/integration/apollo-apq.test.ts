@@ -33,7 +33,11 @@ describe("Apollo Client's persisted-queries link", () => {
     const client = new ApolloClient({
       link: ApolloLink.from([
         new PersistedQueryLink({ sha256 }),
-        new HttpLink({ uri: `${s.url}/graphql`, fetch: recording, headers: { authorization: `Bearer ${s.keys.acme}` } }),
+        new HttpLink({
+          uri: `${s.url}/graphql`,
+          fetch: recording,
+          headers: { authorization: `Bearer ${s.keys.acme}` },
+        }),
       ]),
       cache: new InMemoryCache(),
     });
@@ -57,7 +61,10 @@ describe("Apollo Client's persisted-queries link", () => {
     const text: string = sent[1].body.query;
     expect(text).toContain("query ApolloCustomer");
     // Apollo Client 4 also names itself in extensions.clientLibrary; the service ignores it
-    const extensions = { persistedQuery: { version: 1, sha256Hash: sha256(text) }, clientLibrary: { name: "@apollo/client", version: expect.any(String) } };
+    const extensions = {
+      persistedQuery: { version: 1, sha256Hash: sha256(text) },
+      clientLibrary: { name: "@apollo/client", version: expect.any(String) },
+    };
     expect(sent).toEqual([
       { status: 404, body: { operationName: "ApolloCustomer", variables: { id: customer }, extensions } },
       { status: 200, body: { operationName: "ApolloCustomer", variables: { id: customer }, query: text, extensions } },

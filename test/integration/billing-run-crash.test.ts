@@ -19,7 +19,10 @@ let url: string;
 let seeded: Seeded;
 
 function cli(args: string[]) {
-  return spawn(process.execPath, ["dist/cli.js", ...args], { env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "silent" }, stdio: ["ignore", "pipe", "pipe"] });
+  return spawn(process.execPath, ["dist/cli.js", ...args], {
+    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "silent" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
 }
 
 describe.skipIf(TEST_DB !== "postgres")("billing run crash", () => {
@@ -36,52 +39,68 @@ describe.skipIf(TEST_DB !== "postgres")("billing run crash", () => {
     await drop?.();
   });
 
-  it("killed with SIGKILL mid-run, the next run bills every subscription exactly once", { timeout: 600_000 }, async () => {
-    const where = { organizationId: seeded.organizationId };
-    const first = cli(["billing", "run", "--until", "2026-02-01", "--batch-size", "5", "--no-progress"]);
-    let exited = false;
-    first.on("exit", () => (exited = true));
-    // wait until some batches have committed, then kill it without warning
-    for (;;) {
-      await new Promise((r) => setTimeout(r, 200));
-      if (exited) throw new Error("the run finished before it could be killed; seed more subscriptions");
-      if ((await database.prisma.invoice.count({ where })) >= 20) break;
-    }
-    first.kill("SIGKILL");
-    await new Promise((r) => first.once("exit", r));
-    const partial = await database.prisma.invoice.count({ where });
-    const pending = await database.prisma.subscription.count({ where: { ...where, nextBillingCycle: { lt: 3 } } });
-    expect(partial).toBeGreaterThan(0);
-    expect(pending, "the kill left subscriptions unbilled").toBeGreaterThan(0);
+  it(
+    "killed with SIGKILL mid-run, the next run bills every subscription exactly once",
+    { timeout: 600_000 },
+    async () => {
+      const where = { organizationId: seeded.organizationId };
+      const first = cli(["billing", "run", "--until", "2026-02-01", "--batch-size", "5", "--no-progress"]);
+      let exited = false;
+      first.on("exit", () => (exited = true));
+      // wait until some batches have committed, then kill it without warning
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 200));
+        if (exited) throw new Error("the run finished before it could be killed; seed more subscriptions");
+        if ((await database.prisma.invoice.count({ where })) >= 20) break;
+      }
+      first.kill("SIGKILL");
+      await new Promise((r) => first.once("exit", r));
+      const partial = await database.prisma.invoice.count({ where });
+      const pending = await database.prisma.subscription.count({ where: { ...where, nextBillingCycle: { lt: 3 } } });
+      expect(partial).toBeGreaterThan(0);
+      expect(pending, "the kill left subscriptions unbilled").toBeGreaterThan(0);
 
-    const second = cli(["billing", "run", "--until", "2026-02-01", "--json"]);
-    let out = "";
-    second.stdout.on("data", (d) => (out += d));
-    const code = await new Promise((r) => second.once("exit", r));
-    expect(code).toBe(0);
-    const summary = JSON.parse(out.trim().split("\n").pop()!);
-    expect(summary.failed).toBe(0);
+      const second = cli(["billing", "run", "--until", "2026-02-01", "--json"]);
+      let out = "";
+      second.stdout.on("data", (d) => (out += d));
+      const code = await new Promise((r) => second.once("exit", r));
+      expect(code).toBe(0);
+      const summary = JSON.parse(out.trim().split("\n").pop()!);
+      expect(summary.failed).toBe(0);
 
-    const subscriptions = await database.prisma.subscription.findMany({ where, include: { lines: { include: { plan: true } } } });
-    expect(subscriptions).toHaveLength(COUNT);
-    expect(subscriptions.every((s) => s.nextBillingCycle === 3 && s.status === "active")).toBe(true);
-    const invoices = await database.prisma.invoice.findMany({ where, select: { subscriptionId: true, billingCycle: true, number: true, status: true } });
-    // licensed plans bill cycles 1 and 2, metered ones only cycle 2 (usage in arrears)
-    const metered = subscriptions.filter((s) => s.lines[0].plan.usageScheme === "metered");
-    expect(invoices).toHaveLength(2 * COUNT - metered.length);
-    const keys = new Set(invoices.map((i) => `${i.subscriptionId}/${i.billingCycle}`));
-    expect(keys.size).toBe(invoices.length);
-    expect(invoices.every((i) => i.status === "finalized")).toBe(true);
-    expect(invoices.map((i) => i.number!).sort((a, b) => a - b)).toEqual(invoices.map((_, i) => i + 1));
+      const subscriptions = await database.prisma.subscription.findMany({
+        where,
+        include: { lines: { include: { plan: true } } },
+      });
+      expect(subscriptions).toHaveLength(COUNT);
+      expect(subscriptions.every((s) => s.nextBillingCycle === 3 && s.status === "active")).toBe(true);
+      const invoices = await database.prisma.invoice.findMany({
+        where,
+        select: { subscriptionId: true, billingCycle: true, number: true, status: true },
+      });
+      // licensed plans bill cycles 1 and 2, metered ones only cycle 2 (usage in arrears)
+      const metered = subscriptions.filter((s) => s.lines[0].plan.usageScheme === "metered");
+      expect(invoices).toHaveLength(2 * COUNT - metered.length);
+      const keys = new Set(invoices.map((i) => `${i.subscriptionId}/${i.billingCycle}`));
+      expect(keys.size).toBe(invoices.length);
+      expect(invoices.every((i) => i.status === "finalized")).toBe(true);
+      expect(invoices.map((i) => i.number!).sort((a, b) => a - b)).toEqual(invoices.map((_, i) => i + 1));
 
-    // every usage billed once, by its subscription's cycle 2 invoice, for the quantity it bills
-    const usages = await database.prisma.usage.findMany({ where, select: { subscriptionLineId: true, invoiceId: true } });
-    expect(usages.every((u) => u.invoiceId !== null)).toBe(true);
-    const lines = await database.prisma.invoiceLine.findMany({ where: { invoice: { ...where, billingCycle: 2 }, plan: { usageScheme: "metered" } }, include: { invoice: { select: { subscriptionId: true } } } });
-    expect(lines).toHaveLength(metered.length);
-    for (const line of lines) {
-      const sub = metered.find((s) => s.id === line.invoice.subscriptionId)!;
-      expect(Number(line.quantity)).toBe(seeded.meteredUsage.get(sub.lines[0].id));
-    }
-  });
+      // every usage billed once, by its subscription's cycle 2 invoice, for the quantity it bills
+      const usages = await database.prisma.usage.findMany({
+        where,
+        select: { subscriptionLineId: true, invoiceId: true },
+      });
+      expect(usages.every((u) => u.invoiceId !== null)).toBe(true);
+      const lines = await database.prisma.invoiceLine.findMany({
+        where: { invoice: { ...where, billingCycle: 2 }, plan: { usageScheme: "metered" } },
+        include: { invoice: { select: { subscriptionId: true } } },
+      });
+      expect(lines).toHaveLength(metered.length);
+      for (const line of lines) {
+        const sub = metered.find((s) => s.id === line.invoice.subscriptionId)!;
+        expect(Number(line.quantity)).toBe(seeded.meteredUsage.get(sub.lines[0].id));
+      }
+    },
+  );
 });

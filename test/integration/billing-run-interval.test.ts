@@ -14,8 +14,14 @@ afterAll(async () => s?.close());
 describe("billing run interval", () => {
   it("bills a subscription due today without anyone running the CLI", async () => {
     const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
-    const product = (await s.rest("POST", "/v1/products/", { body: { name: "Nube", plans: [{ name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" }] } })).body;
-    const sub = await s.rest("POST", "/v1/subscriptions/", { body: { customer, lines: [{ plan: product.plans[0].id, quantity: 2 }] } });
+    const product = (
+      await s.rest("POST", "/v1/products/", {
+        body: { name: "Nube", plans: [{ name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" }] },
+      })
+    ).body;
+    const sub = await s.rest("POST", "/v1/subscriptions/", {
+      body: { customer, lines: [{ plan: product.plans[0].id, quantity: 2 }] },
+    });
     expect(sub.status, JSON.stringify(sub.body)).toBe(201);
     let invoice = null;
     for (let i = 0; i < 100 && !invoice; i++) {

@@ -31,7 +31,8 @@ async function subscribe(body: Record<string, unknown>, key?: string) {
   return res.body;
 }
 
-const invoicesOf = (subscriptionId: string) => s.database.prisma.invoice.findMany({ where: { subscriptionId }, orderBy: { billingCycle: "asc" } });
+const invoicesOf = (subscriptionId: string) =>
+  s.database.prisma.invoice.findMany({ where: { subscriptionId }, orderBy: { billingCycle: "asc" } });
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -40,7 +41,14 @@ beforeAll(async () => {
       name: "Nube",
       plans: [
         { name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" },
-        { name: "API", amount: 100, currency: "CLP", frequency: "monthly", usage_scheme: "metered", usage_aggregation: "sum" },
+        {
+          name: "API",
+          amount: 100,
+          currency: "CLP",
+          frequency: "monthly",
+          usage_scheme: "metered",
+          usage_aggregation: "sum",
+        },
         {
           name: "Storage",
           amount: 0,
@@ -57,8 +65,25 @@ beforeAll(async () => {
   });
   expect(product.status, JSON.stringify(product.body)).toBe(201);
   plans = { pro: product.body.plans[0].id, api: product.body.plans[1].id, tiered: product.body.plans[2].id };
-  setup = (await s.rest("POST", "/v1/addons/", { body: { name: "Setup", amount: 9000, currency: "CLP", rates: [{ cycle: 1, percent: 50 }, { cycle: 2, percent: 25 }, { cycle: 3, percent: 25 }] } })).body.id;
-  welcome = (await s.rest("POST", "/v1/coupons/", { body: { name: "Bienvenida", amount: 10, discount_scheme: "%", duration_scheme: "once" } })).body.id;
+  setup = (
+    await s.rest("POST", "/v1/addons/", {
+      body: {
+        name: "Setup",
+        amount: 9000,
+        currency: "CLP",
+        rates: [
+          { cycle: 1, percent: 50 },
+          { cycle: 2, percent: 25 },
+          { cycle: 3, percent: 25 },
+        ],
+      },
+    })
+  ).body.id;
+  welcome = (
+    await s.rest("POST", "/v1/coupons/", {
+      body: { name: "Bienvenida", amount: 10, discount_scheme: "%", duration_scheme: "once" },
+    })
+  ).body.id;
 });
 afterAll(async () => s?.close());
 
@@ -73,13 +98,24 @@ describe("billing run", () => {
       coupon: welcome,
     });
     const metered = sub.lines[1].id;
-    const linesOf = (lines: any[]) => lines.map((l) => [l.name, l.description, l.quantity, l.amount, l.discount, l.discount_scheme, l.exempt, l.total]);
+    const linesOf = (lines: any[]) =>
+      lines.map((l) => [l.name, l.description, l.quantity, l.amount, l.discount, l.discount_scheme, l.exempt, l.total]);
     const totalsOf = (b: any) => [b.amount, b.exempt, b.subtotal, b.tax, b.total, b.discount, b.discount_scheme];
 
-    for (const [cycle, until] of [[1, "2026-10-01"], [2, "2026-11-01"]] as const) {
+    for (const [cycle, until] of [
+      [1, "2026-10-01"],
+      [2, "2026-11-01"],
+    ] as const) {
       if (cycle === 2) {
-        for (const [quantity, at] of [[30, "2026-10-05T12:00:00-03:00"], [12, "2026-10-31T23:00:00-03:00"], [500, "2026-11-01T00:30:00-03:00"]] as const) {
-          expect((await s.rest("POST", "/v1/usages/", { body: { subscription_line: metered, quantity, date_time: at } })).status).toBe(201);
+        for (const [quantity, at] of [
+          [30, "2026-10-05T12:00:00-03:00"],
+          [12, "2026-10-31T23:00:00-03:00"],
+          [500, "2026-11-01T00:30:00-03:00"],
+        ] as const) {
+          expect(
+            (await s.rest("POST", "/v1/usages/", { body: { subscription_line: metered, quantity, date_time: at } }))
+              .status,
+          ).toBe(201);
         }
       }
       const preview = await s.rest("GET", `/v1/subscriptions/${sub.id}/upcoming_invoice/`);
@@ -92,7 +128,11 @@ describe("billing run", () => {
       const invoice = (await s.rest("GET", `/v1/invoices/${row.id}/`)).body;
       expect(invoice.status).toBe("finalized");
       expect(invoice.number).toBeGreaterThan(0);
-      expect([invoice.date, invoice.period_start, invoice.period_end]).toEqual([preview.body.date, preview.body.period_start, preview.body.period_end]);
+      expect([invoice.date, invoice.period_start, invoice.period_end]).toEqual([
+        preview.body.date,
+        preview.body.period_start,
+        preview.body.period_end,
+      ]);
       expect(linesOf(invoice.lines)).toEqual(linesOf(preview.body.lines));
       expect(totalsOf(invoice)).toEqual(totalsOf(preview.body));
     }
@@ -100,20 +140,50 @@ describe("billing run", () => {
     // cycle 1: (20 000 + 4 500) - 10 % = 22 050 + 4 190 tax; cycle 2: 20 000 + 42 x 100 + 2 250 = 26 450 + 5 026
     expect([first.total.toString(), second.total.toString()]).toEqual(["26240", "31476"]);
     // finalized in bulk, each invoice stores its parties as a single finalize does (domain/issued-parties.ts)
-    const billed = customerSnapshot(await s.database.prisma.customer.findUniqueOrThrow({ where: { id: first.customerId } }));
+    const billed = customerSnapshot(
+      await s.database.prisma.customer.findUniqueOrThrow({ where: { id: first.customerId } }),
+    );
     expect([first.customerSnapshot, second.customerSnapshot]).toEqual([billed, billed]);
-    expect(first.issuerSnapshot).toEqual({ name: "Acme SpA", taxId: "76042235-5", businessName: "Acme SpA", activity: "Servicios informáticos", activityCodes: [], address: "Av. Providencia 1234", commune: "Providencia", city: null, resolutionNumber: null, resolutionDate: null });
+    expect(first.issuerSnapshot).toEqual({
+      name: "Acme SpA",
+      taxId: "76042235-5",
+      businessName: "Acme SpA",
+      activity: "Servicios informáticos",
+      activityCodes: [],
+      address: "Av. Providencia 1234",
+      commune: "Providencia",
+      city: null,
+      resolutionNumber: null,
+      resolutionDate: null,
+    });
 
     // October's usage (30 + 12) is billed by cycle 2; the November record waits for cycle 3
-    const usages = await s.database.prisma.usage.findMany({ where: { subscriptionLineId: metered }, orderBy: { dateTime: "asc" } });
-    expect(usages.map((u) => [u.quantity.toString(), u.invoiceId])).toEqual([["30", second.id], ["12", second.id], ["500", null]]);
-    const billedLine = (await s.database.prisma.invoiceLine.findMany({ where: { invoiceId: second.id, planId: plans.api } }))[0];
-    const billedQuantity = usages.filter((u) => u.invoiceId === second.id).reduce((sum, u) => sum + Number(u.quantity), 0);
+    const usages = await s.database.prisma.usage.findMany({
+      where: { subscriptionLineId: metered },
+      orderBy: { dateTime: "asc" },
+    });
+    expect(usages.map((u) => [u.quantity.toString(), u.invoiceId])).toEqual([
+      ["30", second.id],
+      ["12", second.id],
+      ["500", null],
+    ]);
+    const billedLine = (
+      await s.database.prisma.invoiceLine.findMany({ where: { invoiceId: second.id, planId: plans.api } })
+    )[0];
+    const billedQuantity = usages
+      .filter((u) => u.invoiceId === second.id)
+      .reduce((sum, u) => sum + Number(u.quantity), 0);
     expect(Number(billedLine.quantity)).toBe(billedQuantity);
     expect((await s.rest("DELETE", `/v1/usages/${usages[0].id}/`)).status).toBe(409);
 
     const after = (await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body;
-    expect([after.next_billing, after.next_billing_cycle, after.previous_billing, after.coupon_redemptions, after.addons[0].addon_redemptions]).toEqual(["2026-12-01", 3, "2026-11-01", 1, 2]);
+    expect([
+      after.next_billing,
+      after.next_billing_cycle,
+      after.previous_billing,
+      after.coupon_redemptions,
+      after.addons[0].addon_redemptions,
+    ]).toEqual(["2026-12-01", 3, "2026-11-01", 1, 2]);
     // running again bills nothing new
     const again = await run("2026-11-01", { collect: false });
     expect([again.invoices, again.cycles]).toEqual([0, 0]);
@@ -124,7 +194,15 @@ describe("billing run", () => {
     const ids: string[] = [];
     const buyer = await customerWithCard();
     for (let i = 0; i < 8; i++) {
-      ids.push((await subscribe({ customer: buyer, date_start: "2026-08-15", lines: [{ plan: i % 2 ? plans.tiered : plans.pro, quantity: i + 1 }] })).id);
+      ids.push(
+        (
+          await subscribe({
+            customer: buyer,
+            date_start: "2026-08-15",
+            lines: [{ plan: i % 2 ? plans.tiered : plans.pro, quantity: i + 1 }],
+          })
+        ).id,
+      );
     }
     // collect what earlier tests left open (nothing of these is due before Aug 15)
     await run("2026-08-01");
@@ -135,11 +213,18 @@ describe("billing run", () => {
     expect(a.billed + b.billed).toBe(8);
     // each invoice charged once to the card
     expect(a.collected + b.collected).toBe(24);
-    const rows = await s.database.prisma.invoice.findMany({ where: { subscriptionId: { in: ids } }, orderBy: [{ subscriptionId: "asc" }, { billingCycle: "asc" }] });
+    const rows = await s.database.prisma.invoice.findMany({
+      where: { subscriptionId: { in: ids } },
+      orderBy: [{ subscriptionId: "asc" }, { billingCycle: "asc" }],
+    });
     expect(rows).toHaveLength(24);
     for (const id of ids) {
       const mine = rows.filter((r) => r.subscriptionId === id);
-      expect(mine.map((r) => [r.billingCycle, r.date.toISOString().slice(0, 10)])).toEqual([[1, "2026-08-15"], [2, "2026-09-15"], [3, "2026-10-15"]]);
+      expect(mine.map((r) => [r.billingCycle, r.date.toISOString().slice(0, 10)])).toEqual([
+        [1, "2026-08-15"],
+        [2, "2026-09-15"],
+        [3, "2026-10-15"],
+      ]);
       // numbers go up with the cycles (billed in order)
       expect(mine.map((r) => r.number!)).toEqual([...mine.map((r) => r.number!)].sort((x, y) => x - y));
     }
@@ -150,18 +235,30 @@ describe("billing run", () => {
     expect(sum).toBe(ids.reduce((t, _, i) => t + 3 * Math.round(expected(i)), 0));
     const payments = await s.database.prisma.payment.findMany({ where: { invoiceId: { in: rows.map((r) => r.id) } } });
     expect(payments).toHaveLength(24);
-    expect(payments.every((p) => p.status === "succeeded" && p.amount.equals(rows.find((r) => r.id === p.invoiceId)!.total))).toBe(true);
+    expect(
+      payments.every((p) => p.status === "succeeded" && p.amount.equals(rows.find((r) => r.id === p.invoiceId)!.total)),
+    ).toBe(true);
     const subs = await s.database.prisma.subscription.findMany({ where: { id: { in: ids } } });
-    expect(subs.every((x) => x.nextBillingCycle === 4 && x.nextBilling.toISOString().startsWith("2026-11-15"))).toBe(true);
+    expect(subs.every((x) => x.nextBillingCycle === 4 && x.nextBilling.toISOString().startsWith("2026-11-15"))).toBe(
+      true,
+    );
   });
 
   it("ends a subscription after its billing_cycles, and one cancelled at period end at its renewal", async () => {
     const buyer = await customerWithCard();
-    const limited = await subscribe({ customer: buyer, date_start: "2026-07-01", billing_cycles: 2, lines: [{ plan: plans.pro }] });
+    const limited = await subscribe({
+      customer: buyer,
+      date_start: "2026-07-01",
+      billing_cycles: 2,
+      lines: [{ plan: plans.pro }],
+    });
     expect(limited.end_date).toBe("2026-09-01");
     const scheduled = await subscribe({ customer: buyer, date_start: "2026-07-01", lines: [{ plan: plans.pro }] });
     await run("2026-07-01");
-    expect((await s.rest("DELETE", `/v1/subscriptions/${scheduled.id}/?at_period_end=true&cancel_reason=too_expensive`)).status).toBe(200);
+    expect(
+      (await s.rest("DELETE", `/v1/subscriptions/${scheduled.id}/?at_period_end=true&cancel_reason=too_expensive`))
+        .status,
+    ).toBe(200);
 
     await run("2026-10-01");
     const ended = (await s.rest("GET", `/v1/subscriptions/${limited.id}/`)).body;
@@ -174,11 +271,23 @@ describe("billing run", () => {
 
   it("collects with the customer's reusable card; a declined card leaves the invoice open", async () => {
     const payer = await customer();
-    const card = await s.rest("POST", "/v1/sources/", { body: { customer: payer, gateway: "test", usage: "reusable", data: { token: "tok_visa" } } });
+    const card = await s.rest("POST", "/v1/sources/", {
+      body: { customer: payer, gateway: "test", usage: "reusable", data: { token: "tok_visa" } },
+    });
     expect(card.status, JSON.stringify(card.body)).toBe(201);
     const declined = await customer();
-    expect((await s.rest("POST", "/v1/sources/", { body: { customer: declined, gateway: "test", usage: "reusable", data: { token: "tok_chargeDeclined" } } })).status).toBe(201);
-    const paid = await subscribe({ customer: payer, date_start: "2026-06-10", lines: [{ plan: plans.pro, quantity: 3 }] });
+    expect(
+      (
+        await s.rest("POST", "/v1/sources/", {
+          body: { customer: declined, gateway: "test", usage: "reusable", data: { token: "tok_chargeDeclined" } },
+        })
+      ).status,
+    ).toBe(201);
+    const paid = await subscribe({
+      customer: payer,
+      date_start: "2026-06-10",
+      lines: [{ plan: plans.pro, quantity: 3 }],
+    });
     const unpaid = await subscribe({ customer: declined, date_start: "2026-06-10", lines: [{ plan: plans.pro }] });
 
     const summary = await run("2026-06-10");
@@ -198,21 +307,34 @@ describe("billing run", () => {
 
   it("no card: the invoice stays open; at the next renewal, unpaid past its due date, the subscription is cancelled with no_card", async () => {
     const buyer = await customer();
-    const sub = await subscribe({ customer: buyer, date_start: "2026-05-03", expiration_days: 10, lines: [{ plan: plans.pro }] });
+    const sub = await subscribe({
+      customer: buyer,
+      date_start: "2026-05-03",
+      expiration_days: 10,
+      lines: [{ plan: plans.pro }],
+    });
     const first = await run("2026-05-03");
     expect([first.invoices, first.collected, first.cancelled]).toEqual([1, 0, 0]);
     const [invoice] = await invoicesOf(sub.id);
     expect(invoice.dueDate!.toISOString().slice(0, 10)).toBe("2026-05-13");
 
     // a customer who paid on time keeps being billed
-    const onTime = await subscribe({ customer: await customer(), date_start: "2026-05-03", lines: [{ plan: plans.pro }] });
+    const onTime = await subscribe({
+      customer: await customer(),
+      date_start: "2026-05-03",
+      lines: [{ plan: plans.pro }],
+    });
     await run("2026-05-03");
     const [onTimeInvoice] = await invoicesOf(onTime.id);
     const payment = await s.rest("POST", "/v1/payments/", { body: { invoice: onTimeInvoice.id, amount: 11900 } });
     expect(payment.status, JSON.stringify(payment.body)).toBe(201);
-    const source = await s.rest("POST", "/v1/sources/", { body: { gateway: "test", usage: "reusable", data: { token: "tok_visa" } } });
+    const source = await s.rest("POST", "/v1/sources/", {
+      body: { gateway: "test", usage: "reusable", data: { token: "tok_visa" } },
+    });
     expect(source.status, JSON.stringify(source.body)).toBe(201);
-    const authorized = await s.rest("POST", `/v1/payments/${payment.body.id}/authorize/`, { body: { source: source.body.id } });
+    const authorized = await s.rest("POST", `/v1/payments/${payment.body.id}/authorize/`, {
+      body: { source: source.body.id },
+    });
     expect(authorized.body.status, JSON.stringify(authorized.body)).toBe("succeeded");
 
     await run("2026-06-03");
@@ -224,14 +346,26 @@ describe("billing run", () => {
   });
 
   it("rejects an impossible --until date before touching anything", async () => {
-    await expect(runBilling({ prisma: s.database.prisma, until: "2026-02-30" })).rejects.toThrow("until: must be a date yyyy-mm-dd, got 2026-02-30");
+    await expect(runBilling({ prisma: s.database.prisma, until: "2026-02-30" })).rejects.toThrow(
+      "until: must be a date yyyy-mm-dd, got 2026-02-30",
+    );
     await expect(runBilling({ prisma: s.database.prisma, until: "tomorrow" })).rejects.toMatchObject({ status: 400 });
   });
 
   it("bills every organization and mode, numbering each apart; live mode without SII set-up fails alone; paused subscriptions wait", async () => {
-    const live = await subscribe({ customer: await customer(s.keys.acmeLive), date_start: "2026-04-01", lines: [{ plan: await livePlan() }] }, s.keys.acmeLive);
-    const otherOrg = await subscribe({ customer: await customer(s.keys.other), date_start: "2026-04-01", lines: [{ plan: await otherPlan() }] }, s.keys.other);
-    const paused = await subscribe({ customer: await customer(), date_start: "2026-04-01", lines: [{ plan: plans.pro }] });
+    const live = await subscribe(
+      { customer: await customer(s.keys.acmeLive), date_start: "2026-04-01", lines: [{ plan: await livePlan() }] },
+      s.keys.acmeLive,
+    );
+    const otherOrg = await subscribe(
+      { customer: await customer(s.keys.other), date_start: "2026-04-01", lines: [{ plan: await otherPlan() }] },
+      s.keys.other,
+    );
+    const paused = await subscribe({
+      customer: await customer(),
+      date_start: "2026-04-01",
+      lines: [{ plan: plans.pro }],
+    });
     const pause = await s.graphql(`mutation($id: ID!) { pauseSubscription(id: $id) { status } }`, { id: paused.id });
     expect(pause.body.data.pauseSubscription.status).toBe("paused");
 
@@ -239,9 +373,15 @@ describe("billing run", () => {
     // live mode issues a CL33 only as a DTE: before its SII set-up the cycle fails alone, with the
     // 409 naming what to set up (docs/sii-setup.md "Numbering before enrollment"), nothing written
     expect(await invoicesOf(live.id)).toHaveLength(0);
-    expect(summary.errors.join("\n")).toContain(`${live.id}: live mode issues CL33 only as an SII electronic tax document (DTE), and live mode is not set up with SII`);
+    expect(summary.errors.join("\n")).toContain(
+      `${live.id}: live mode issues CL33 only as an SII electronic tax document (DTE), and live mode is not set up with SII`,
+    );
     const [otherInvoice] = await invoicesOf(otherOrg.id);
-    expect([otherInvoice.organizationId, otherInvoice.number, otherInvoice.numbering]).toEqual([s.orgs.other, 1, "internal"]);
+    expect([otherInvoice.organizationId, otherInvoice.number, otherInvoice.numbering]).toEqual([
+      s.orgs.other,
+      1,
+      "internal",
+    ]);
     expect(await invoicesOf(paused.id)).toHaveLength(0);
     expect((await s.rest("GET", `/v1/invoices/${otherInvoice.id}/`, { key: s.keys.other })).status).toBe(200);
     expect((await s.rest("GET", `/v1/invoices/${otherInvoice.id}/`)).status).toBe(404);
@@ -252,19 +392,27 @@ describe("billing run", () => {
 
 async function customerWithCard() {
   const id = await customer();
-  const card = await s.rest("POST", "/v1/sources/", { body: { customer: id, gateway: "test", usage: "reusable", data: { token: "tok_visa" } } });
+  const card = await s.rest("POST", "/v1/sources/", {
+    body: { customer: id, gateway: "test", usage: "reusable", data: { token: "tok_visa" } },
+  });
   expect(card.status, JSON.stringify(card.body)).toBe(201);
   return id;
 }
 
 async function livePlan() {
-  const res = await s.rest("POST", "/v1/products/", { body: { name: "Live", plans: [{ name: "Live", amount: 5000, currency: "CLP", frequency: "monthly" }] }, key: s.keys.acmeLive });
+  const res = await s.rest("POST", "/v1/products/", {
+    body: { name: "Live", plans: [{ name: "Live", amount: 5000, currency: "CLP", frequency: "monthly" }] },
+    key: s.keys.acmeLive,
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.plans[0].id;
 }
 
 async function otherPlan() {
-  const res = await s.rest("POST", "/v1/products/", { body: { name: "Otro", plans: [{ name: "Otro", amount: 7000, currency: "CLP", frequency: "monthly" }] }, key: s.keys.other });
+  const res = await s.rest("POST", "/v1/products/", {
+    body: { name: "Otro", plans: [{ name: "Otro", amount: 7000, currency: "CLP", frequency: "monthly" }] },
+    key: s.keys.other,
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.plans[0].id;
 }
@@ -272,7 +420,10 @@ async function otherPlan() {
 describe("stopping the billing run (server shutdown)", () => {
   it("an aborted signal ends the run after the batch in progress, committed; the next run bills the rest", async () => {
     const subs = [];
-    for (let i = 0; i < 3; i++) subs.push(await subscribe({ customer: await customerWithCard(), date_start: "2027-06-01", lines: [{ plan: plans.pro }] }));
+    for (let i = 0; i < 3; i++)
+      subs.push(
+        await subscribe({ customer: await customerWithCard(), date_start: "2027-06-01", lines: [{ plan: plans.pro }] }),
+      );
     const controller = new AbortController();
     const batches: number[] = [];
     const stopped = await run("2027-06-01", {
@@ -286,13 +437,18 @@ describe("stopping the billing run (server shutdown)", () => {
     });
     expect(batches).toEqual([1]); // one batch of one subscription, then no other batch was claimed
     expect(stopped.failed, stopped.errors.join("; ")).toBe(0);
-    const billedNow = await s.database.prisma.invoice.count({ where: { subscriptionId: { in: subs.map((x) => x.id) } } });
+    const billedNow = await s.database.prisma.invoice.count({
+      where: { subscriptionId: { in: subs.map((x) => x.id) } },
+    });
     expect(billedNow).toBeLessThanOrEqual(1);
     const rest = await run("2027-06-01", { collect: false });
     expect(rest.failed, rest.errors.join("; ")).toBe(0);
     for (const sub of subs) {
       const invoices = await invoicesOf(sub.id);
-      expect(invoices.filter((i) => i.billingCycle === 1), sub.id).toHaveLength(1);
+      expect(
+        invoices.filter((i) => i.billingCycle === 1),
+        sub.id,
+      ).toHaveLength(1);
     }
   });
 });

@@ -25,9 +25,20 @@ async function couponCount(): Promise<number> {
 
 describe("catalogue enums over GraphQL", () => {
   it("answers enum value names and takes them as input; the service stores the spec's strings", async () => {
-    const coupon = await s.graphql(`mutation($input: CouponInput!) { createCoupon(input: $input) { ${COUPON_FIELDS} } }`, {
-      input: { name: "Fijo", discountScheme: "amount", amount: "5000", currency: "CLP", durationScheme: "limited", durationTimes: 3, applyOn: "line" },
-    });
+    const coupon = await s.graphql(
+      `mutation($input: CouponInput!) { createCoupon(input: $input) { ${COUPON_FIELDS} } }`,
+      {
+        input: {
+          name: "Fijo",
+          discountScheme: "amount",
+          amount: "5000",
+          currency: "CLP",
+          durationScheme: "limited",
+          durationTimes: 3,
+          applyOn: "line",
+        },
+      },
+    );
     expect(coupon.body.errors).toBeUndefined();
     expect(coupon.body.data.createCoupon).toMatchObject({
       discountScheme: "amount",
@@ -39,14 +50,27 @@ describe("catalogue enums over GraphQL", () => {
     });
     // the same coupon over REST: the spec's `$`
     const rest = await s.rest("GET", `/v1/coupons/${coupon.body.data.createCoupon.id}/`);
-    expect(rest.body).toMatchObject({ discount_scheme: "$", duration_scheme: "limited", apply_on: "line", status: "active" });
+    expect(rest.body).toMatchObject({
+      discount_scheme: "$",
+      duration_scheme: "limited",
+      apply_on: "line",
+      status: "active",
+    });
 
-    const addon = await s.graphql(`mutation { createAddon(input: { name: "Soporte", amount: "1000", currency: "CLP", applyScheme: recurring, durationTimes: 2 }) { applyScheme status durationTimes } }`);
+    const addon = await s.graphql(
+      `mutation { createAddon(input: { name: "Soporte", amount: "1000", currency: "CLP", applyScheme: recurring, durationTimes: 2 }) { applyScheme status durationTimes } }`,
+    );
     expect(addon.body.errors).toBeUndefined();
     expect(addon.body.data.createAddon).toEqual({ applyScheme: "recurring", status: "active", durationTimes: 2 });
 
-    const schema = await s.graphql(`{ __type(name: "Coupon") { fields { name type { kind name ofType { kind name } } } } }`);
-    const types = Object.fromEntries(schema.body.data.__type.fields.map((f: { name: string; type: { ofType: { kind: string; name: string } | null } }) => [f.name, f.type.ofType]));
+    const schema = await s.graphql(
+      `{ __type(name: "Coupon") { fields { name type { kind name ofType { kind name } } } } }`,
+    );
+    const types = Object.fromEntries(
+      schema.body.data.__type.fields.map(
+        (f: { name: string; type: { ofType: { kind: string; name: string } | null } }) => [f.name, f.type.ofType],
+      ),
+    );
     expect(types.discountScheme).toEqual({ kind: "ENUM", name: "DiscountScheme" });
     expect(types.durationScheme).toEqual({ kind: "ENUM", name: "CouponDurationScheme" });
     expect(types.applyOn).toEqual({ kind: "ENUM", name: "CouponApplyOn" });
@@ -55,61 +79,103 @@ describe("catalogue enums over GraphQL", () => {
 
   it("refuses a value outside the enum with a validation_error naming the field, and writes nothing", async () => {
     const before = await couponCount();
-    const bySpecString = await s.graphql(`mutation($input: CouponInput!) { createCoupon(input: $input) { id } }`, { input: { name: "C", amount: "10", discountScheme: "%" } });
+    const bySpecString = await s.graphql(`mutation($input: CouponInput!) { createCoupon(input: $input) { id } }`, {
+      input: { name: "C", amount: "10", discountScheme: "%" },
+    });
     expect(bySpecString.body.data ?? null).toBeNull();
     expect(bySpecString.body.errors[0].extensions.code).toBe("validation_error");
     expect(bySpecString.body.errors[0].message).toContain("DiscountScheme");
 
-    const literal = await s.graphql(`mutation { createCoupon(input: { name: "C", amount: "10", durationScheme: sometimes }) { id } }`);
+    const literal = await s.graphql(
+      `mutation { createCoupon(input: { name: "C", amount: "10", durationScheme: sometimes }) { id } }`,
+    );
     expect(literal.body.errors[0].extensions.code).toBe("validation_error");
     expect(literal.body.errors[0].message).toContain("CouponDurationScheme");
 
-    const addon = await s.graphql(`mutation($input: AddonInput!) { createAddon(input: $input) { id } }`, { input: { name: "A", amount: "1", currency: "CLP", applyScheme: "weekly" } });
+    const addon = await s.graphql(`mutation($input: AddonInput!) { createAddon(input: $input) { id } }`, {
+      input: { name: "A", amount: "1", currency: "CLP", applyScheme: "weekly" },
+    });
     expect(addon.body.errors[0].extensions.code).toBe("validation_error");
     expect(await couponCount()).toBe(before);
   });
 
   it("filters with equals and in over the enum", async () => {
-    const percent = await s.graphql(`mutation { createCoupon(input: { name: "Filtro %", amount: "15", discountScheme: percent }) { id } }`);
+    const percent = await s.graphql(
+      `mutation { createCoupon(input: { name: "Filtro %", amount: "15", discountScheme: percent }) { id } }`,
+    );
     expect(percent.body.errors).toBeUndefined();
-    const amount = await s.graphql(`mutation { createCoupon(input: { name: "Filtro $", amount: "700", discountScheme: amount, currency: "CLP" }) { id } }`);
+    const amount = await s.graphql(
+      `mutation { createCoupon(input: { name: "Filtro $", amount: "700", discountScheme: amount, currency: "CLP" }) { id } }`,
+    );
     expect(amount.body.errors).toBeUndefined();
     const third = await s.graphql(`mutation { createCoupon(input: { name: "Filtro otro", amount: "20" }) { id } }`);
     expect(third.body.errors).toBeUndefined();
-    const list = await s.graphql(`query($w: CouponWhere) { coupons(first: 100, where: $w) { edges { node { id discountScheme status } } } }`, {
-      w: { discountScheme: { equals: "amount" }, name: { contains: "Filtro" } },
-    });
+    const list = await s.graphql(
+      `query($w: CouponWhere) { coupons(first: 100, where: $w) { edges { node { id discountScheme status } } } }`,
+      {
+        w: { discountScheme: { equals: "amount" }, name: { contains: "Filtro" } },
+      },
+    );
     expect(list.body.errors).toBeUndefined();
     const nodes = list.body.data.coupons.edges.map((e: { node: unknown }) => e.node);
     expect(nodes).toEqual([{ id: amount.body.data.createCoupon.id, discountScheme: "amount", status: "active" }]);
 
-    const both = await s.graphql(`{ coupons(first: 100, where: { discountScheme: { in: [percent, amount] }, status: { equals: active }, name: { contains: "Filtro" } }) { totalCount } }`);
+    const both = await s.graphql(
+      `{ coupons(first: 100, where: { discountScheme: { in: [percent, amount] }, status: { equals: active }, name: { contains: "Filtro" } }) { totalCount } }`,
+    );
     expect(both.body.errors).toBeUndefined();
     expect(both.body.data.coupons.totalCount).toBe(3);
-    const none = await s.graphql(`{ coupons(first: 100, where: { status: { equals: archived }, name: { contains: "Filtro" } }) { totalCount } }`);
+    const none = await s.graphql(
+      `{ coupons(first: 100, where: { status: { equals: archived }, name: { contains: "Filtro" } }) { totalCount } }`,
+    );
     expect(none.body.data.coupons.totalCount).toBe(0);
 
-    const badFilter = await s.graphql(`{ coupons(first: 1, where: { discountScheme: { equals: "%" } }) { totalCount } }`);
+    const badFilter = await s.graphql(
+      `{ coupons(first: 1, where: { discountScheme: { equals: "%" } }) { totalCount } }`,
+    );
     expect(badFilter.body.errors[0].extensions.code).toBe("validation_error");
 
-    await s.graphql(`mutation { createAddon(input: { name: "Filtro recurrente", amount: "10", currency: "CLP", applyScheme: recurring }) { id } }`);
+    await s.graphql(
+      `mutation { createAddon(input: { name: "Filtro recurrente", amount: "10", currency: "CLP", applyScheme: recurring }) { id } }`,
+    );
     await s.graphql(`mutation { createAddon(input: { name: "Filtro único", amount: "10", currency: "CLP" }) { id } }`);
-    const addons = await s.graphql(`{ addons(first: 100, where: { applyScheme: { equals: recurring }, name: { contains: "Filtro" } }) { edges { node { name applyScheme } } } }`);
+    const addons = await s.graphql(
+      `{ addons(first: 100, where: { applyScheme: { equals: recurring }, name: { contains: "Filtro" } }) { edges { node { name applyScheme } } } }`,
+    );
     expect(addons.body.errors).toBeUndefined();
-    expect(addons.body.data.addons.edges.map((e: { node: unknown }) => e.node)).toEqual([{ name: "Filtro recurrente", applyScheme: "recurring" }]);
+    expect(addons.body.data.addons.edges.map((e: { node: unknown }) => e.node)).toEqual([
+      { name: "Filtro recurrente", applyScheme: "recurring" },
+    ]);
   });
 });
 
 describe("catalogue enums over REST keep the spec's strings", () => {
   it("takes and prints % and $, filters by them, and refuses other strings with a 400 naming the field", async () => {
-    const created = await s.rest("POST", "/v1/coupons/", { body: { name: "REST $", discount_scheme: "$", amount: 900, currency: "CLP", duration_scheme: "forever", apply_on: "invoice" } });
+    const created = await s.rest("POST", "/v1/coupons/", {
+      body: {
+        name: "REST $",
+        discount_scheme: "$",
+        amount: 900,
+        currency: "CLP",
+        duration_scheme: "forever",
+        apply_on: "invoice",
+      },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    expect(created.body).toMatchObject({ discount_scheme: "$", duration_scheme: "forever", apply_on: "invoice", status: "active" });
+    expect(created.body).toMatchObject({
+      discount_scheme: "$",
+      duration_scheme: "forever",
+      apply_on: "invoice",
+      status: "active",
+    });
 
     const filtered = await s.rest("GET", "/v1/coupons/?discount_scheme=$&name__contains=REST");
     expect(filtered.status, JSON.stringify(filtered.body)).toBe(200);
     expect(filtered.body.results.map((c: { id: string }) => c.id)).toEqual([created.body.id]);
-    const inList = await s.rest("GET", `/v1/coupons/?discount_scheme__in=${encodeURIComponent("%,$")}&status=active&name__contains=REST`);
+    const inList = await s.rest(
+      "GET",
+      `/v1/coupons/?discount_scheme__in=${encodeURIComponent("%,$")}&status=active&name__contains=REST`,
+    );
     expect(inList.status, JSON.stringify(inList.body)).toBe(200);
     expect(inList.body.results.map((c: { id: string }) => c.id)).toEqual([created.body.id]);
 
@@ -135,14 +201,18 @@ describe("catalogue enums over REST keep the spec's strings", () => {
   });
 
   it("addons: apply_scheme in and out, filter, and a 400 for another string", async () => {
-    const created = await s.rest("POST", "/v1/addons/", { body: { name: "REST recurrente", amount: 100, currency: "CLP", apply_scheme: "recurring" } });
+    const created = await s.rest("POST", "/v1/addons/", {
+      body: { name: "REST recurrente", amount: 100, currency: "CLP", apply_scheme: "recurring" },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body).toMatchObject({ apply_scheme: "recurring", status: "active" });
     const list = await s.rest("GET", "/v1/addons/?apply_scheme__in=recurring&name=REST%20recurrente");
     expect(list.status, JSON.stringify(list.body)).toBe(200);
     expect(list.body.results.map((a: { id: string }) => a.id)).toEqual([created.body.id]);
 
-    const bad = await s.rest("POST", "/v1/addons/", { body: { name: "A", amount: 1, currency: "CLP", apply_scheme: "weekly" } });
+    const bad = await s.rest("POST", "/v1/addons/", {
+      body: { name: "A", amount: 1, currency: "CLP", apply_scheme: "weekly" },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.fields.apply_scheme).toEqual(["must be one of one_time, recurring"]);
     const badFilter = await s.rest("GET", "/v1/addons/?apply_scheme=weekly");

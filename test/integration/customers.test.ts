@@ -13,7 +13,9 @@ async function customerCount() {
 
 describe("POST /v1/customers/", () => {
   it("creates a customer with the spec's fields, RUT normalized, country and state as codes", async () => {
-    const res = await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ metadata: { crm: "42" }, contacts: [{ name: "Ana", email: "ana@cliente.cl" }] }) });
+    const res = await s.rest("POST", "/v1/customers/", {
+      body: chileanCustomer({ metadata: { crm: "42" }, contacts: [{ name: "Ana", email: "ana@cliente.cl" }] }),
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
       name: "Cliente SpA",
@@ -71,30 +73,76 @@ describe("POST /v1/customers/", () => {
 
 describe("GET and PATCH /v1/customers/{id}/", () => {
   it("retrieves with country and state objects, updates given fields, merges metadata", async () => {
-    const created = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ metadata: { a: "1", b: "2" } }) })).body;
+    const created = (
+      await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ metadata: { a: "1", b: "2" } }) })
+    ).body;
     const got = await s.rest("GET", `/v1/customers/${created.id}/`);
     expect(got.status).toBe(200);
-    expect(got.body.country).toEqual({ id: "CL", name: "Chile", name_en: "Chile", phone_code: "+56", has_regulation: true, tax_percent: 19 });
-    expect(got.body.state).toEqual({ id: "CL-RM", code: "RM", country: "CL", name: "Región Metropolitana de Santiago" });
+    expect(got.body.country).toEqual({
+      id: "CL",
+      name: "Chile",
+      name_en: "Chile",
+      phone_code: "+56",
+      has_regulation: true,
+      tax_percent: 19,
+    });
+    expect(got.body.state).toEqual({
+      id: "CL-RM",
+      code: "RM",
+      country: "CL",
+      name: "Región Metropolitana de Santiago",
+    });
     expect(got.body.sources).toEqual([]);
     await s.database.prisma.source.create({
-      data: { id: "sou_testsource000000000000001", organizationId: s.orgs.acme, testMode: true, customerId: created.id, gateway: "test", usage: "reusable", data: { last4: "4242" } },
+      data: {
+        id: "sou_testsource000000000000001",
+        organizationId: s.orgs.acme,
+        testMode: true,
+        customerId: created.id,
+        gateway: "test",
+        usage: "reusable",
+        data: { last4: "4242" },
+      },
     });
     const withSource = await s.rest("GET", `/v1/customers/${created.id}/`);
     expect(withSource.body.sources).toHaveLength(1);
-    expect(withSource.body.sources[0]).toMatchObject({ id: "sou_testsource000000000000001", gateway: "test", usage: "reusable", status: "chargeable", flow: "none", customer: created.id, data: { last4: "4242" }, amount: null });
+    expect(withSource.body.sources[0]).toMatchObject({
+      id: "sou_testsource000000000000001",
+      gateway: "test",
+      usage: "reusable",
+      status: "chargeable",
+      flow: "none",
+      customer: created.id,
+      data: { last4: "4242" },
+      amount: null,
+    });
     const bySource = await s.rest("GET", "/v1/customers/?sources=sou_testsource000000000000001");
     expect(bySource.body.results.map((c: any) => c.id)).toEqual([created.id]);
 
-    const patched = await s.rest("PATCH", `/v1/customers/${created.id}`, { body: { email: "nuevo@cliente.cl", name: "Cliente Nuevo", website: "https://cliente.cl", metadata: { a: "", c: "3" } } });
+    const patched = await s.rest("PATCH", `/v1/customers/${created.id}`, {
+      body: {
+        email: "nuevo@cliente.cl",
+        name: "Cliente Nuevo",
+        website: "https://cliente.cl",
+        metadata: { a: "", c: "3" },
+      },
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ email: "nuevo@cliente.cl", name: "Cliente Nuevo", website: "https://cliente.cl", address: "Av. Siempre Viva 123", metadata: { b: "2", c: "3" } });
+    expect(patched.body).toMatchObject({
+      email: "nuevo@cliente.cl",
+      name: "Cliente Nuevo",
+      website: "https://cliente.cl",
+      address: "Av. Siempre Viva 123",
+      metadata: { b: "2", c: "3" },
+    });
     expect(patched.body.metadata).not.toHaveProperty("a");
   });
 
   it("rejects a bad update with a 400 and leaves the customer unchanged", async () => {
     const created = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body;
-    const res = await s.rest("PATCH", `/v1/customers/${created.id}/`, { body: { name: "Changed", tax_id: "11111111-2" } });
+    const res = await s.rest("PATCH", `/v1/customers/${created.id}/`, {
+      body: { name: "Changed", tax_id: "11111111-2" },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.fields).toHaveProperty("tax_id");
     const row = await s.database.prisma.customer.findUniqueOrThrow({ where: { id: created.id } });
@@ -119,7 +167,10 @@ describe("GET /v1/customers/ (list)", () => {
   it("pages with count/next/previous and filters with the spec's operators", async () => {
     const other = await startTestServer();
     try {
-      for (let i = 0; i < 5; i++) await other.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: `Chile ${i}`, email: `c${i}@x.cl` }) });
+      for (let i = 0; i < 5; i++)
+        await other.rest("POST", "/v1/customers/", {
+          body: chileanCustomer({ name: `Chile ${i}`, email: `c${i}@x.cl` }),
+        });
       await other.rest("POST", "/v1/customers/", { body: { name: "Lima SAC", country: "PE", email: "pe@x.pe" } });
       await other.rest("POST", "/v1/customers/", { body: { name: "Gringo LLC", country: "US", email: "us@x.com" } });
       await other.rest("POST", "/v1/customers/", { key: other.keys.other, body: { name: "Not mine", country: "CL" } });
@@ -134,11 +185,16 @@ describe("GET /v1/customers/ (list)", () => {
       expect(page3.body.results).toHaveLength(1);
       expect(page3.body.next).toBeNull();
       expect(page3.body.previous).toBe(`${other.url}/v1/customers/?page_size=3&page=2`);
-      const all = [...page1.body.results, ...(await other.rest("GET", "/v1/customers/?page_size=3&page=2")).body.results, ...page3.body.results];
+      const all = [
+        ...page1.body.results,
+        ...(await other.rest("GET", "/v1/customers/?page_size=3&page=2")).body.results,
+        ...page3.body.results,
+      ];
       expect(new Set(all.map((c: any) => c.id)).size).toBe(7);
       expect(page1.body.results[0].country).toHaveProperty("name_en");
 
-      const names = async (q: string) => (await other.rest("GET", `/v1/customers/?${q}`)).body.results.map((c: any) => c.name).sort();
+      const names = async (q: string) =>
+        (await other.rest("GET", `/v1/customers/?${q}`)).body.results.map((c: any) => c.name).sort();
       expect(await names("country__name=Per%C3%BA")).toEqual(["Lima SAC"]);
       expect(await names("country__name__icontains=united")).toEqual(["Gringo LLC"]);
       expect(await names("country__in=PE,US")).toEqual(["Gringo LLC", "Lima SAC"]);

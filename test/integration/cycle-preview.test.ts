@@ -27,7 +27,16 @@ import { isoDate, zonedMidnight } from "../../src/domain/formats.js";
 import type { Frequency } from "../../src/domain/catalogue.js";
 
 const FREQUENCIES = ["daily", "weekly", "monthly", "quarterly", "yearly"] as const;
-const PLAN_KINDS = ["licensed", "tiered_graduated", "tiered_volume", "exempt", "metered_sum", "metered_max", "metered_last_during_period", "metered_last_ever"] as const;
+const PLAN_KINDS = [
+  "licensed",
+  "tiered_graduated",
+  "tiered_volume",
+  "exempt",
+  "metered_sum",
+  "metered_max",
+  "metered_last_during_period",
+  "metered_last_ever",
+] as const;
 type PlanKind = (typeof PLAN_KINDS)[number];
 const ADDONS = ["setup_split", "setup_whole", "support_twice", "support_forever"] as const;
 const COUPONS = ["pct_once_invoice", "amt_forever_invoice", "pct_limited_line", "amt_forever_line"] as const;
@@ -53,18 +62,41 @@ beforeAll(async () => {
     exempt: { name: "Curso", amount: 7000, exempt: true },
     metered_sum: { name: "API", amount: 100, usage_scheme: "metered", usage_aggregation: "sum" },
     metered_max: { name: "Peak", amount: 250, usage_scheme: "metered", usage_aggregation: "max" },
-    metered_last_during_period: { name: "Users", amount: 990, usage_scheme: "metered", usage_aggregation: "last_during_period" },
-    metered_last_ever: { name: "Disk", amount: 15, usage_scheme: "metered", usage_aggregation: "last_ever", tiers_mode: "graduated", tiers },
+    metered_last_during_period: {
+      name: "Users",
+      amount: 990,
+      usage_scheme: "metered",
+      usage_aggregation: "last_during_period",
+    },
+    metered_last_ever: {
+      name: "Disk",
+      amount: 15,
+      usage_scheme: "metered",
+      usage_aggregation: "last_ever",
+      tiers_mode: "graduated",
+      tiers,
+    },
   };
   for (const frequency of FREQUENCIES) {
     const res = await s.rest("POST", "/v1/products/", {
-      body: { name: `Nube ${frequency}`, plans: PLAN_KINDS.map((k) => ({ ...planBodies[k], currency: "CLP", frequency })) },
+      body: {
+        name: `Nube ${frequency}`,
+        plans: PLAN_KINDS.map((k) => ({ ...planBodies[k], currency: "CLP", frequency })),
+      },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     PLAN_KINDS.forEach((k, i) => planOf.set(`${frequency}:${k}`, res.body.plans[i].id));
   }
   const addonBodies: Record<(typeof ADDONS)[number], Record<string, unknown>> = {
-    setup_split: { name: "Setup", amount: 9000, rates: [{ cycle: 1, percent: 50 }, { cycle: 2, percent: 25 }, { cycle: 3, percent: 25 }] },
+    setup_split: {
+      name: "Setup",
+      amount: 9000,
+      rates: [
+        { cycle: 1, percent: 50 },
+        { cycle: 2, percent: 25 },
+        { cycle: 3, percent: 25 },
+      ],
+    },
     setup_whole: { name: "Alta", amount: 3333 },
     support_twice: { name: "Soporte", amount: 1500, apply_scheme: "recurring", duration_times: 2 },
     support_forever: { name: "Respaldo", amount: 990, apply_scheme: "recurring" },
@@ -76,9 +108,29 @@ beforeAll(async () => {
   }
   const couponBodies: Record<(typeof COUPONS)[number], Record<string, unknown>> = {
     pct_once_invoice: { name: "Bienvenida", amount: 10, discount_scheme: "%", duration_scheme: "once" },
-    amt_forever_invoice: { name: "Fiel", amount: 2500, currency: "CLP", discount_scheme: "$", duration_scheme: "forever" },
-    pct_limited_line: { name: "Dos meses", amount: 15, discount_scheme: "%", duration_scheme: "limited", duration_times: 2, apply_on: "line" },
-    amt_forever_line: { name: "Rebaja", amount: 4000, currency: "CLP", discount_scheme: "$", duration_scheme: "forever", apply_on: "line" },
+    amt_forever_invoice: {
+      name: "Fiel",
+      amount: 2500,
+      currency: "CLP",
+      discount_scheme: "$",
+      duration_scheme: "forever",
+    },
+    pct_limited_line: {
+      name: "Dos meses",
+      amount: 15,
+      discount_scheme: "%",
+      duration_scheme: "limited",
+      duration_times: 2,
+      apply_on: "line",
+    },
+    amt_forever_line: {
+      name: "Rebaja",
+      amount: 4000,
+      currency: "CLP",
+      discount_scheme: "$",
+      duration_scheme: "forever",
+      apply_on: "line",
+    },
   };
   for (const [key, body] of Object.entries(couponBodies)) {
     const res = await s.rest("POST", "/v1/coupons/", { body });
@@ -98,16 +150,36 @@ const usageArb = fc.record({
 const stepArb = fc.record({
   usages: fc.array(usageArb, { maxLength: 3 }),
   /** what the customer does before the preview */
-  action: fc.constantFrom("none", "none", "none", "none", "cancel_at_period_end", "pause_resume", "upgrade", "change_at_period_end"),
+  action: fc.constantFrom(
+    "none",
+    "none",
+    "none",
+    "none",
+    "cancel_at_period_end",
+    "pause_resume",
+    "upgrade",
+    "change_at_period_end",
+  ),
 });
 const caseArb = fc.record({
   frequency: fc.constantFrom(...FREQUENCIES),
-  lines: fc.array(fc.record({ kind: fc.constantFrom(...PLAN_KINDS), quantity: fc.integer({ min: 1, max: 12 }), coupon: fc.option(fc.constantFrom(...COUPONS), { freq: 4 }) }), { minLength: 1, maxLength: 3 }),
+  lines: fc.array(
+    fc.record({
+      kind: fc.constantFrom(...PLAN_KINDS),
+      quantity: fc.integer({ min: 1, max: 12 }),
+      coupon: fc.option(fc.constantFrom(...COUPONS), { freq: 4 }),
+    }),
+    { minLength: 1, maxLength: 3 },
+  ),
   addons: fc.uniqueArray(fc.constantFrom(...ADDONS), { maxLength: 2 }),
   coupon: fc.option(fc.constantFrom(...COUPONS), { freq: 2 }),
   document: fc.constantFrom("CL33", "CL33", "CL34", "CL39", "CL41"),
   dateStart: fc.constantFrom("2025-01-31", "2025-03-15", "2024-02-29", "2025-06-01"),
-  end: fc.oneof({ arbitrary: fc.constant({ kind: "none" as const }), weight: 2 }, { arbitrary: fc.record({ kind: fc.constant("cycles" as const), n: fc.integer({ min: 1, max: 3 }) }), weight: 1 }, { arbitrary: fc.record({ kind: fc.constant("date" as const), days: fc.integer({ min: 1, max: 120 }) }), weight: 1 }),
+  end: fc.oneof(
+    { arbitrary: fc.constant({ kind: "none" as const }), weight: 2 },
+    { arbitrary: fc.record({ kind: fc.constant("cycles" as const), n: fc.integer({ min: 1, max: 3 }) }), weight: 1 },
+    { arbitrary: fc.record({ kind: fc.constant("date" as const), days: fc.integer({ min: 1, max: 120 }) }), weight: 1 },
+  ),
   card: fc.constantFrom("visa", "visa", "declined", "none"),
   expirationDays: fc.constantFrom(0, 0, 10, 400),
   clock: fc.boolean(),
@@ -116,11 +188,41 @@ const caseArb = fc.record({
 type Case = typeof caseArb extends fc.Arbitrary<infer T> ? T : never;
 
 /** The subscription's billing state (read from the database: the REST read embeds much more). */
-const stateOf = (id: string) => s.database.prisma.subscription.findUniqueOrThrow({ where: { id }, select: { status: true, nextBillingCycle: true, nextBilling: true, previousBilling: true, cancelAtPeriodEnd: true, cancelReason: true } });
+const stateOf = (id: string) =>
+  s.database.prisma.subscription.findUniqueOrThrow({
+    where: { id },
+    select: {
+      status: true,
+      nextBillingCycle: true,
+      nextBilling: true,
+      previousBilling: true,
+      cancelAtPeriodEnd: true,
+      cancelReason: true,
+    },
+  });
 
 /** What both sides are compared on. */
-const linesOf = (lines: any[]) => lines.map((l) => ({ name: l.name, description: l.description, quantity: l.quantity, amount: l.amount, discount: l.discount, discount_scheme: l.discount_scheme, exempt: l.exempt, total: l.total }));
-const totalsOf = (b: any) => ({ discount: b.discount, discount_scheme: b.discount_scheme, amount: b.amount, exempt: b.exempt, subtotal: b.subtotal, tax_percent: b.tax_percent, tax: b.tax, total: b.total });
+const linesOf = (lines: any[]) =>
+  lines.map((l) => ({
+    name: l.name,
+    description: l.description,
+    quantity: l.quantity,
+    amount: l.amount,
+    discount: l.discount,
+    discount_scheme: l.discount_scheme,
+    exempt: l.exempt,
+    total: l.total,
+  }));
+const totalsOf = (b: any) => ({
+  discount: b.discount,
+  discount_scheme: b.discount_scheme,
+  amount: b.amount,
+  exempt: b.exempt,
+  subtotal: b.subtotal,
+  tax_percent: b.tax_percent,
+  tax: b.tax,
+  total: b.total,
+});
 
 let compared = { invoices: 0, final: 0, nothing: 0, cycles: 0, changes: 0 };
 
@@ -132,22 +234,38 @@ async function check(c: Case): Promise<void> {
   };
   let clock: string | null = null;
   let clockAt = new Date(`${c.dateStart}T00:00:00Z`).getTime();
-  if (c.clock) clock = (await rest("POST", "/v1/test_clocks/", { name: "property", frozen_time: new Date(clockAt).toISOString() })).id;
-  const customer = (await rest("POST", "/v1/customers/", { ...chileanCustomer(), ...(clock ? { test_clock: clock } : {}) })).id;
-  if (c.card !== "none") await rest("POST", "/v1/sources/", { customer, gateway: "test", usage: "reusable", data: { token: c.card === "visa" ? "tok_visa" : "tok_chargeDeclined" } });
+  if (c.clock)
+    clock = (await rest("POST", "/v1/test_clocks/", { name: "property", frozen_time: new Date(clockAt).toISOString() }))
+      .id;
+  const customer = (
+    await rest("POST", "/v1/customers/", { ...chileanCustomer(), ...(clock ? { test_clock: clock } : {}) })
+  ).id;
+  if (c.card !== "none")
+    await rest("POST", "/v1/sources/", {
+      customer,
+      gateway: "test",
+      usage: "reusable",
+      data: { token: c.card === "visa" ? "tok_visa" : "tok_chargeDeclined" },
+    });
   const body: Record<string, unknown> = {
     customer,
     document: c.document,
     date_start: c.dateStart,
     expiration_days: c.expirationDays,
-    lines: c.lines.map((l) => ({ plan: planOf.get(`${c.frequency}:${l.kind}`), quantity: l.kind.startsWith("metered") ? 1 : l.quantity, coupon: l.coupon ? couponOf.get(l.coupon) : null })),
+    lines: c.lines.map((l) => ({
+      plan: planOf.get(`${c.frequency}:${l.kind}`),
+      quantity: l.kind.startsWith("metered") ? 1 : l.quantity,
+      coupon: l.coupon ? couponOf.get(l.coupon) : null,
+    })),
     addons: c.addons.map((a) => ({ addon: addonOf.get(a) })),
     coupon: c.coupon ? couponOf.get(c.coupon) : null,
   };
   if (c.end.kind === "cycles") body.billing_cycles = c.end.n;
   if (c.end.kind === "date") body.end_date = addDays(c.dateStart, c.end.days);
   const sub = await rest("POST", "/v1/subscriptions/", body);
-  const meteredLines = sub.lines.filter((_l: any, i: number) => c.lines[i].kind.startsWith("metered")).map((l: any) => l.id as string);
+  const meteredLines = sub.lines
+    .filter((_l: any, i: number) => c.lines[i].kind.startsWith("metered"))
+    .map((l: any) => l.id as string);
 
   for (const step of c.steps) {
     const before = await stateOf(sub.id);
@@ -171,13 +289,21 @@ async function check(c: Case): Promise<void> {
         })),
       });
     }
-    if (step.action === "cancel_at_period_end" && !before.cancelAtPeriodEnd) await rest("DELETE", `/v1/subscriptions/${sub.id}/?at_period_end=true&cancel_reason=too_expensive`);
+    if (step.action === "cancel_at_period_end" && !before.cancelAtPeriodEnd)
+      await rest("DELETE", `/v1/subscriptions/${sub.id}/?at_period_end=true&cancel_reason=too_expensive`);
     if ((step.action === "upgrade" || step.action === "change_at_period_end") && cycle > 1 && before.previousBilling) {
       // more seats: prorated now (a pending charge and credit for the next invoice) or from the next cycle
       const current = await rest("GET", `/v1/subscriptions/${sub.id}/`);
-      const lines = current.lines.map((l: any) => ({ plan: l.plan.id, quantity: l.plan.usage_scheme === "metered" ? 1 : l.quantity + 1, coupon: l.coupon?.id ?? null }));
+      const lines = current.lines.map((l: any) => ({
+        plan: l.plan.id,
+        quantity: l.plan.usage_scheme === "metered" ? 1 : l.quantity + 1,
+        coupon: l.coupon?.id ?? null,
+      }));
       const previousBilling = isoDate(before.previousBilling);
-      const middle = addDays(previousBilling, Math.floor((new Date(date).getTime() - new Date(previousBilling).getTime()) / 86_400_000 / 2));
+      const middle = addDays(
+        previousBilling,
+        Math.floor((new Date(date).getTime() - new Date(previousBilling).getTime()) / 86_400_000 / 2),
+      );
       const change = step.action === "upgrade" ? { proration_date: middle } : { at_period_end: true };
       await rest("PATCH", `/v1/subscriptions/${sub.id}/`, { lines, ...change });
       compared.changes++;
@@ -196,12 +322,14 @@ async function check(c: Case): Promise<void> {
       // a clock only moves forward: a second step on the same cycle (after a pause) moves it a minute
       clockAt = Math.max(new Date(`${date}T15:00:00Z`).getTime(), clockAt + 60_000);
       await rest("POST", `/v1/test_clocks/${clock}/advance/`, { frozen_time: new Date(clockAt).toISOString() });
-    }
-    else {
+    } else {
       const summary = await runBilling({ prisma: s.database.prisma, until: date });
       expect(summary.errors.filter((e) => !e.includes("declined"))).toEqual([]);
     }
-    const row = await s.database.prisma.invoice.findFirst({ where: { subscriptionId: sub.id, billingCycle: cycle }, include: { lines: { orderBy: { position: "asc" } } } });
+    const row = await s.database.prisma.invoice.findFirst({
+      where: { subscriptionId: sub.id, billingCycle: cycle },
+      include: { lines: { orderBy: { position: "asc" } } },
+    });
     const after = await stateOf(sub.id);
     compared.cycles++;
     if (preview.status === 409 || preview.body.lines.length === 0) {
@@ -211,10 +339,19 @@ async function check(c: Case): Promise<void> {
       if (preview.status === 200) expect(after.nextBillingCycle).toBe(cycle + 1);
       compared.nothing++;
     } else {
-      expect(row, `cycle ${cycle}: the preview showed ${preview.text}, the run created no invoice (subscription ${JSON.stringify(after)})`).not.toBeNull();
+      expect(
+        row,
+        `cycle ${cycle}: the preview showed ${preview.text}, the run created no invoice (subscription ${JSON.stringify(after)})`,
+      ).not.toBeNull();
       const invoice = await rest("GET", `/v1/invoices/${row!.id}/`);
       expect(invoice.status).toBe("finalized");
-      expect({ date: invoice.date, period_start: invoice.period_start, period_end: invoice.period_end, currency: invoice.document.currency, document: invoice.document.id }).toEqual({
+      expect({
+        date: invoice.date,
+        period_start: invoice.period_start,
+        period_end: invoice.period_end,
+        currency: invoice.document.currency,
+        document: invoice.document.id,
+      }).toEqual({
         date: preview.body.date,
         period_start: preview.body.period_start,
         period_end: preview.body.period_end,
@@ -222,7 +359,9 @@ async function check(c: Case): Promise<void> {
         document: preview.body.document,
       });
       expect(linesOf(invoice.lines)).toEqual(linesOf(preview.body.lines));
-      expect(row!.lines.map((l) => [l.periodStart && isoDate(l.periodStart), l.periodEnd && isoDate(l.periodEnd)])).toEqual(preview.body.lines.map((l: any) => [l.period_start, l.period_end]));
+      expect(
+        row!.lines.map((l) => [l.periodStart && isoDate(l.periodStart), l.periodEnd && isoDate(l.periodEnd)]),
+      ).toEqual(preview.body.lines.map((l: any) => [l.period_start, l.period_end]));
       expect(totalsOf(invoice)).toEqual(totalsOf(preview.body));
       // a final invoice (the last period's usage) ends the subscription; any other advances it
       if (preview.body.final) expect([after.status, after.nextBillingCycle]).toEqual(["cancelled", cycle]);
@@ -244,8 +383,13 @@ describe("upcoming invoice = the invoice the billing run creates (property)", ()
   it("holds line for line over generated subscriptions, or both are nothing", async () => {
     compared = { invoices: 0, final: 0, nothing: 0, cycles: 0, changes: 0 };
     const started = performance.now();
-    await fc.assert(fc.asyncProperty(caseArb, check), { seed: 15_07, numRuns: Number(process.env.CYCLE_PROPERTY_RUNS ?? 20), endOnFailure: true });
-    if (process.env.CYCLE_PROPERTY_REPORT) console.log(`cycle property: ${JSON.stringify(compared)} in ${Math.round(performance.now() - started)} ms`);
+    await fc.assert(fc.asyncProperty(caseArb, check), {
+      seed: 15_07,
+      numRuns: Number(process.env.CYCLE_PROPERTY_RUNS ?? 20),
+      endOnFailure: true,
+    });
+    if (process.env.CYCLE_PROPERTY_REPORT)
+      console.log(`cycle property: ${JSON.stringify(compared)} in ${Math.round(performance.now() - started)} ms`);
     // the generator reaches both outcomes
     expect(compared.invoices).toBeGreaterThan(10);
     expect(compared.nothing).toBeGreaterThan(3);

@@ -40,7 +40,11 @@ async function serve(database: Database, key: string) {
     await app.close();
   };
   const rest = async (method: string, route: string, body?: unknown) => {
-    const res = await fetch(`${url}${route}`, { method, headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${url}${route}`, {
+      method,
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     expect(res.status, `${method} ${route}: ${text}`).toBeLessThan(300);
     return text ? JSON.parse(text) : null;
@@ -62,11 +66,15 @@ async function newPostgres(): Promise<Database> {
 async function snapshot(database: Database): Promise<Record<string, { rows: number; md5: string }>> {
   return database.session(async (s: SqlSession) => {
     await s.exec(`SET TimeZone = 'UTC'; SET bytea_output = 'hex'`);
-    const tables = await s.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> '_prisma_migrations' ORDER BY 1`);
+    const tables = await s.query<{ name: string }>(
+      `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> '_prisma_migrations' ORDER BY 1`,
+    );
     const result: Record<string, { rows: number; md5: string }> = {};
     for (const { name } of tables) {
       // ordered by the whole row's text: independent of keys, identical rows give identical digests
-      const [row] = await s.query<{ rows: number; md5: string }>(`SELECT count(*)::int AS rows, md5(coalesce(string_agg(j, E'\\n' ORDER BY j), '')) AS md5 FROM (SELECT row_to_json(t)::text AS j FROM "${name}" t) x`);
+      const [row] = await s.query<{ rows: number; md5: string }>(
+        `SELECT count(*)::int AS rows, md5(coalesce(string_agg(j, E'\\n' ORDER BY j), '')) AS md5 FROM (SELECT row_to_json(t)::text AS j FROM "${name}" t) x`,
+      );
       result[name] = row;
     }
     return result;
@@ -89,38 +97,100 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     source = await createDatabase({ kind: "pglite", dir: path.join(dir, "pglite") });
     cleanup.push(() => source.close());
     await migrate(source);
-    const created = await createApiKey(source.prisma, { organizationName: "Acme SpA", email: "ops@acme.cl", mode: "test" });
+    const created = await createApiKey(source.prisma, {
+      organizationName: "Acme SpA",
+      email: "ops@acme.cl",
+      mode: "test",
+    });
     key = created.key;
     await source.prisma.organizationSettings.update({
       where: { organizationId_testMode: { organizationId: created.organization, testMode: true } },
-      data: { taxId: "76042235-5", taxBusinessName: "Acme SpA", taxAddress: "Av. Providencia 1234", taxCommune: "Providencia", taxActivity: "Servicios informáticos" },
+      data: {
+        taxId: "76042235-5",
+        taxBusinessName: "Acme SpA",
+        taxAddress: "Av. Providencia 1234",
+        taxCommune: "Providencia",
+        taxActivity: "Servicios informáticos",
+      },
     });
     const app = await serve(source, key);
     try {
-      const customer = await app.rest("POST", "/v1/customers/", chileanCustomer({ metadata: { segment: "pyme", "ñandú": "sí" } }));
-      const draft = await app.rest("POST", "/v1/invoices/", { customer: customer.id, lines: [{ name: "Consultoría", quantity: 2, amount: 1000 }, { name: "Soporte", amount: 500, discount: 10 }] });
+      const customer = await app.rest(
+        "POST",
+        "/v1/customers/",
+        chileanCustomer({ metadata: { segment: "pyme", ñandú: "sí" } }),
+      );
+      const draft = await app.rest("POST", "/v1/invoices/", {
+        customer: customer.id,
+        lines: [
+          { name: "Consultoría", quantity: 2, amount: 1000 },
+          { name: "Soporte", amount: 500, discount: 10 },
+        ],
+      });
       invoiceId = draft.id;
       await app.rest("GET", `/v1/invoices/${invoiceId}/finalize/`);
-      const card = await app.rest("POST", "/v1/sources/", { gateway: "test", data: { token: "tok_visa" }, customer: customer.id });
-      const payment = await app.rest("POST", "/v1/payments/", { amount: 2916, currency: "CLP", customer: customer.id, description: "Factura 1" });
+      const card = await app.rest("POST", "/v1/sources/", {
+        gateway: "test",
+        data: { token: "tok_visa" },
+        customer: customer.id,
+      });
+      const payment = await app.rest("POST", "/v1/payments/", {
+        amount: 2916,
+        currency: "CLP",
+        customer: customer.id,
+        description: "Factura 1",
+      });
       paymentId = payment.id;
       await app.rest("POST", `/v1/payments/${paymentId}/authorize/`, { source: card.id });
       invoiceJson = await app.rest("GET", `/v1/invoices/${invoiceId}/`);
       paymentJson = await app.rest("GET", `/v1/payments/${paymentId}/`);
       // a second payment, left pending, holding an amount no float can carry
       const pending = await app.rest("POST", "/v1/payments/", { amount: 1000, currency: "CLP", customer: customer.id });
-      await source.session((s) => s.query(`UPDATE "Payment" SET amount = $1::numeric WHERE id = $2`, [BIG_MONEY, pending.id]));
+      await source.session((s) =>
+        s.query(`UPDATE "Payment" SET amount = $1::numeric WHERE id = $2`, [BIG_MONEY, pending.id]),
+      );
     } finally {
       await app.close();
     }
     // bytea: every byte value; text[]: quotes, commas, braces and an empty string
-    await source.prisma.storedFile.create({ data: { name: "every-byte.bin", organizationId: created.organization, testMode: true, contentType: "application/octet-stream", content: Buffer.from(Array.from({ length: 256 }, (_, i) => i)) } });
-    await source.prisma.outboxMessage.create({ data: { id: "out_copy_test", organizationId: created.organization, recipients: ['"Quoted, Name" <a@b.cl>', "{braces}", ""], subject: "Copia", body: "línea 1\nlínea 2", sentAt: new Date("2026-01-02T03:04:05.678Z") } });
+    await source.prisma.storedFile.create({
+      data: {
+        name: "every-byte.bin",
+        organizationId: created.organization,
+        testMode: true,
+        contentType: "application/octet-stream",
+        content: Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+      },
+    });
+    await source.prisma.outboxMessage.create({
+      data: {
+        id: "out_copy_test",
+        organizationId: created.organization,
+        recipients: ['"Quoted, Name" <a@b.cl>', "{braces}", ""],
+        subject: "Copia",
+        body: "línea 1\nlínea 2",
+        sentAt: new Date("2026-01-02T03:04:05.678Z"),
+      },
+    });
     // more rows than one batch: 1100 messages (batches of 500) and 120 files (batches of 50)
-    await source.session((s) => s.query(`INSERT INTO "OutboxMessage" (id, "organizationId", recipients, subject, body) SELECT 'out_bulk_' || i, $1, ARRAY['bulk' || i || '@x.cl'], 'Bulk ' || i, repeat('x', i % 7) FROM generate_series(1, 1100) i`, [created.organization]));
-    await source.session((s) => s.query(`INSERT INTO "StoredFile" (name, "organizationId", "testMode", "contentType", content) SELECT 'bulk-' || i, $1, i % 2 = 0, 'application/octet-stream', decode(md5(i::text), 'hex') FROM generate_series(1, 120) i`, [created.organization]));
+    await source.session((s) =>
+      s.query(
+        `INSERT INTO "OutboxMessage" (id, "organizationId", recipients, subject, body) SELECT 'out_bulk_' || i, $1, ARRAY['bulk' || i || '@x.cl'], 'Bulk ' || i, repeat('x', i % 7) FROM generate_series(1, 1100) i`,
+        [created.organization],
+      ),
+    );
+    await source.session((s) =>
+      s.query(
+        `INSERT INTO "StoredFile" (name, "organizationId", "testMode", "contentType", content) SELECT 'bulk-' || i, $1, i % 2 = 0, 'application/octet-stream', decode(md5(i::text), 'hex') FROM generate_series(1, 120) i`,
+        [created.organization],
+      ),
+    );
     // reference data changed by the operator travels too (the seeded rows are the source's)
-    await source.session((s) => s.query(`UPDATE "Country" SET "taxPercent" = 12.3456 WHERE id = (SELECT min(id) FROM "Country" WHERE id <> 'CL')`));
+    await source.session((s) =>
+      s.query(
+        `UPDATE "Country" SET "taxPercent" = 12.3456 WHERE id = (SELECT min(id) FROM "Country" WHERE id <> 'CL')`,
+      ),
+    );
     before = await snapshot(source);
   });
 
@@ -136,7 +206,12 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     expect(report.tables.map((t) => [t.table, t.rows])).toEqual(seen);
     expect(Object.fromEntries(seen)).toEqual(Object.fromEntries(Object.entries(before).map(([t, d]) => [t, d.rows])));
     expect(report.rows).toBe(Object.values(before).reduce((sum, d) => sum + d.rows, 0));
-    expect(report.tables.filter((t) => t.seeded).map((t) => t.table).sort()).toEqual(["Country", "Currency", "DocumentType", "State"]);
+    expect(
+      report.tables
+        .filter((t) => t.seeded)
+        .map((t) => t.table)
+        .sort(),
+    ).toEqual(["Country", "Currency", "DocumentType", "State"]);
     expect(seen.map(([t]) => t)).not.toContain("_prisma_migrations");
     // parents before children
     const position = new Map(seen.map(([t], i) => [t, i]));
@@ -146,35 +221,66 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     expect(position.get("Reminder")!).toBeLessThan(position.get("OutboxMessage")!);
 
     // the data that was there: real rows of each kind
-    for (const table of ["Organization", "ApiKey", "Customer", "Invoice", "InvoiceLine", "Payment", "PaymentCharge", "Source"]) expect(after[table].rows, table).toBeGreaterThan(0);
+    for (const table of [
+      "Organization",
+      "ApiKey",
+      "Customer",
+      "Invoice",
+      "InvoiceLine",
+      "Payment",
+      "PaymentCharge",
+      "Source",
+    ])
+      expect(after[table].rows, table).toBeGreaterThan(0);
     expect(after.OutboxMessage.rows).toBeGreaterThan(1100);
     expect(after.StoredFile.rows).toBeGreaterThan(120);
     // money exact as text, and through Prisma's Decimal
-    const amounts = await target.session((s) => s.query<{ amount: string }>(`SELECT p.amount::text AS amount FROM "Payment" p ORDER BY p.amount`));
+    const amounts = await target.session((s) =>
+      s.query<{ amount: string }>(`SELECT p.amount::text AS amount FROM "Payment" p ORDER BY p.amount`),
+    );
     expect(amounts.map((a) => a.amount)).toEqual(["2916.000000", BIG_MONEY]);
-    expect((await target.prisma.payment.findFirstOrThrow({ where: { amount: { gt: 1_000_000 } } })).amount.toString()).toBe(BIG_MONEY);
+    expect(
+      (await target.prisma.payment.findFirstOrThrow({ where: { amount: { gt: 1_000_000 } } })).amount.toString(),
+    ).toBe(BIG_MONEY);
     const invoice = await target.prisma.invoice.findUniqueOrThrow({ where: { id: invoiceId } });
     const sourceInvoice = await source.prisma.invoice.findUniqueOrThrow({ where: { id: invoiceId } });
     expect(invoice).toEqual(sourceInvoice);
     // bytea, text[], timestamptz, jsonb, booleans
-    expect((await target.prisma.storedFile.findUniqueOrThrow({ where: { name: "every-byte.bin" } })).content).toEqual(new Uint8Array(Array.from({ length: 256 }, (_, i) => i)));
+    expect((await target.prisma.storedFile.findUniqueOrThrow({ where: { name: "every-byte.bin" } })).content).toEqual(
+      new Uint8Array(Array.from({ length: 256 }, (_, i) => i)),
+    );
     const outbox = await target.prisma.outboxMessage.findUniqueOrThrow({ where: { id: "out_copy_test" } });
-    expect(outbox).toMatchObject({ recipients: ['"Quoted, Name" <a@b.cl>', "{braces}", ""], body: "línea 1\nlínea 2", sentAt: new Date("2026-01-02T03:04:05.678Z") });
-    expect((await target.prisma.customer.findFirstOrThrow()).metadata).toEqual({ segment: "pyme", "ñandú": "sí" });
-    const changed = await target.session((s) => s.query<{ n: number }>(`SELECT count(*)::int AS n FROM "Country" WHERE "taxPercent" = 12.3456`));
+    expect(outbox).toMatchObject({
+      recipients: ['"Quoted, Name" <a@b.cl>', "{braces}", ""],
+      body: "línea 1\nlínea 2",
+      sentAt: new Date("2026-01-02T03:04:05.678Z"),
+    });
+    expect((await target.prisma.customer.findFirstOrThrow()).metadata).toEqual({ segment: "pyme", ñandú: "sí" });
+    const changed = await target.session((s) =>
+      s.query<{ n: number }>(`SELECT count(*)::int AS n FROM "Country" WHERE "taxPercent" = 12.3456`),
+    );
     expect(changed[0].n).toBe(1);
     // every column type of the schema that holds data here came through (the digests above compare them)
-    const kinds = await source.session((s) => s.query<{ data_type: string }>(`SELECT DISTINCT data_type FROM information_schema.columns WHERE table_schema = 'public' ORDER BY 1`));
-    expect(kinds.map((k) => k.data_type)).toEqual(expect.arrayContaining(["ARRAY", "boolean", "bytea", "jsonb", "numeric", "timestamp with time zone"]));
+    const kinds = await source.session((s) =>
+      s.query<{ data_type: string }>(
+        `SELECT DISTINCT data_type FROM information_schema.columns WHERE table_schema = 'public' ORDER BY 1`,
+      ),
+    );
+    expect(kinds.map((k) => k.data_type)).toEqual(
+      expect.arrayContaining(["ARRAY", "boolean", "bytea", "jsonb", "numeric", "timestamp with time zone"]),
+    );
 
     // the serial column continues after the copied values, and the target is ready for the app
-    const sequence = (db: Database) => db.session((s) => s.query(`SELECT last_value::text AS last_value, is_called FROM "Swap_code_seq"`));
+    const sequence = (db: Database) =>
+      db.session((s) => s.query(`SELECT last_value::text AS last_value, is_called FROM "Swap_code_seq"`));
     expect(await sequence(target)).toEqual(await sequence(source));
 
     // a second copy into the now non-empty target is refused and changes nothing
     const again = await copyDatabase(source, target).catch((e) => e);
     expect(again).toBeInstanceOf(DatabaseCopyError);
-    expect(again.message).toMatch(/^the target database is not empty: table Organization has 1 row\(s\); copy into a new, empty database$/);
+    expect(again.message).toMatch(
+      /^the target database is not empty: table Organization has 1 row\(s\); copy into a new, empty database$/,
+    );
     expect(await snapshot(target)).toEqual(after);
 
     // an app on the copy answers what the app on the source answered
@@ -191,8 +297,12 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     const target = await newPostgres();
     const error = await copyDatabase(source, target).catch((e) => e);
     expect(error).toBeInstanceOf(DatabaseCopyError);
-    expect(error.message).toMatch(/^the target database has \d+ pending migration\(s\) \(first: 20261122000000_init\); migrate it first/);
-    const tables = await target.session((s) => s.query(`SELECT 1 FROM information_schema.tables WHERE table_schema = 'public'`));
+    expect(error.message).toMatch(
+      /^the target database has \d+ pending migration\(s\) \(first: 20261122000000_init\); migrate it first/,
+    );
+    const tables = await target.session((s) =>
+      s.query(`SELECT 1 FROM information_schema.tables WHERE table_schema = 'public'`),
+    );
     expect(tables).toEqual([]);
   });
 
@@ -201,7 +311,9 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     await migrate(target);
     await target.session((s) => s.query(`DELETE FROM "State" WHERE id = (SELECT min(id) FROM "State")`));
     const error = await copyDatabase(source, target).catch((e) => e);
-    expect(error.message).toBe("the target database is not empty: table State differs from the reference data its migrations insert; copy into a new, empty database");
+    expect(error.message).toBe(
+      "the target database is not empty: table State differs from the reference data its migrations insert; copy into a new, empty database",
+    );
     const counts = await snapshot(target);
     expect(counts.Customer.rows).toBe(0);
   });
@@ -211,7 +323,9 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     await migrate(target);
     const fresh = await snapshot(target);
     // a constraint the source's rows break, on the table copied last
-    await target.session((s) => s.query(`ALTER TABLE "OutboxMessage" ADD CONSTRAINT no_copy CHECK (subject <> 'Copia')`));
+    await target.session((s) =>
+      s.query(`ALTER TABLE "OutboxMessage" ADD CONSTRAINT no_copy CHECK (subject <> 'Copia')`),
+    );
     const seen: string[] = [];
     const error = await copyDatabase(source, target, { onTable: (table) => seen.push(table) }).catch((e) => e);
     expect(error.message).toMatch(/no_copy/);
@@ -226,20 +340,48 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     let printed = "";
     const out = { write: (text: string) => (printed += text) };
     // the command closes what openDatabase returns: hand it the source without its close
-    const run = (args: string[]) => databaseCommands(async () => ({ ...source, close: async () => undefined }), out).exitOverride().parseAsync(args, { from: "user" });
+    const run = (args: string[]) =>
+      databaseCommands(async () => ({ ...source, close: async () => undefined }), out)
+        .exitOverride()
+        .parseAsync(args, { from: "user" });
     await run(["copy", "--to", url]);
     const lines = printed.trimEnd().split("\n");
-    expect(lines.at(-1)).toBe(`total ${Object.values(before).reduce((sum, d) => sum + d.rows, 0)} rows in ${Object.keys(before).length} tables`);
-    expect(Object.fromEntries(lines.slice(0, -1).map((l) => [l.split(" ")[0], Number(l.split(" ")[1])]))).toEqual(Object.fromEntries(Object.entries(before).map(([t, d]) => [t, d.rows])));
+    expect(lines.at(-1)).toBe(
+      `total ${Object.values(before).reduce((sum, d) => sum + d.rows, 0)} rows in ${Object.keys(before).length} tables`,
+    );
+    expect(Object.fromEntries(lines.slice(0, -1).map((l) => [l.split(" ")[0], Number(l.split(" ")[1])]))).toEqual(
+      Object.fromEntries(Object.entries(before).map(([t, d]) => [t, d.rows])),
+    );
     expect(await snapshot(target)).toEqual(before);
 
-    await expect(run(["copy", "--to", "mysql://localhost/billing"])).rejects.toThrow("--to must be a PostgreSQL URL (postgresql://...), got the scheme mysql");
-    await expect(run(["copy", "--to", "not a url"])).rejects.toThrow('--to must be a PostgreSQL URL such as postgresql://user@host:5432/billing, got "not a url"');
+    await expect(run(["copy", "--to", "mysql://localhost/billing"])).rejects.toThrow(
+      "--to must be a PostgreSQL URL (postgresql://...), got the scheme mysql",
+    );
+    await expect(run(["copy", "--to", "not a url"])).rejects.toThrow(
+      '--to must be a PostgreSQL URL such as postgresql://user@host:5432/billing, got "not a url"',
+    );
   });
 
   it("orders tables by their foreign keys and names a cycle", () => {
-    expect(insertionOrder(["c", "b", "a"], [{ child: "c", parent: "b" }, { child: "b", parent: "a" }, { child: "a", parent: "a" }])).toEqual(["a", "b", "c"]);
-    expect(() => insertionOrder(["a", "b", "c"], [{ child: "a", parent: "b" }, { child: "b", parent: "a" }])).toThrow("the foreign keys between a, b form a cycle");
+    expect(
+      insertionOrder(
+        ["c", "b", "a"],
+        [
+          { child: "c", parent: "b" },
+          { child: "b", parent: "a" },
+          { child: "a", parent: "a" },
+        ],
+      ),
+    ).toEqual(["a", "b", "c"]);
+    expect(() =>
+      insertionOrder(
+        ["a", "b", "c"],
+        [
+          { child: "a", parent: "b" },
+          { child: "b", parent: "a" },
+        ],
+      ),
+    ).toThrow("the foreign keys between a, b form a cycle");
   });
 });
 

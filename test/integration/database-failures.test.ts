@@ -42,24 +42,40 @@ async function expectUnavailable(handle: (r: Request) => Promise<Response>, key:
   expect(rest.status, restBody).toBe(503);
   expect(rest.headers.get("retry-after")).toBe("5");
   expect(JSON.parse(restBody).error.code).toBe("service_unavailable");
-  const post = await handle(new Request(`${base}/v1/customers/`, { method: "POST", headers, body: JSON.stringify({ name: "A" }) }));
+  const post = await handle(
+    new Request(`${base}/v1/customers/`, { method: "POST", headers, body: JSON.stringify({ name: "A" }) }),
+  );
   expect(post.status).toBe(503);
   expect(post.headers.get("retry-after")).toBe("5");
   // a keyed write is refused the same way: it never runs without its key (server.ts idempotent())
   for (const path of ["/v1/customers/", "/graphql"]) {
-    const body = path === "/graphql" ? { query: 'mutation { createCustomer(input: { name: "A" }) { id } }' } : { name: "A" };
-    const keyed = await handle(new Request(`${base}${path}`, { method: "POST", headers: { ...headers, "idempotency-key": "db-down-1" }, body: JSON.stringify(body) }));
+    const body =
+      path === "/graphql" ? { query: 'mutation { createCustomer(input: { name: "A" }) { id } }' } : { name: "A" };
+    const keyed = await handle(
+      new Request(`${base}${path}`, {
+        method: "POST",
+        headers: { ...headers, "idempotency-key": "db-down-1" },
+        body: JSON.stringify(body),
+      }),
+    );
     const text = await keyed.text();
     expect(keyed.status, text).toBe(503);
     expect(keyed.headers.get("retry-after")).toBe("5");
     expect(text).toContain("service_unavailable");
   }
-  const gql = await handle(new Request(`${base}/graphql`, { method: "POST", headers, body: JSON.stringify({ query: "{ customers(first: 1) { totalCount } }" }) }));
+  const gql = await handle(
+    new Request(`${base}/graphql`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ query: "{ customers(first: 1) { totalCount } }" }),
+    }),
+  );
   const gqlBody = await gql.text();
   expect(gql.status, gqlBody).toBe(503);
   expect(gql.headers.get("retry-after")).toBe("5");
   expect(JSON.parse(gqlBody).errors[0].extensions.code).toBe("service_unavailable");
-  for (const text of [restBody, gqlBody]) expect(text).not.toMatch(/prisma|ECONNREFUSED|127\.0\.0\.1|at .*\.ts|pg_|SELECT/i);
+  for (const text of [restBody, gqlBody])
+    expect(text).not.toMatch(/prisma|ECONNREFUSED|127\.0\.0\.1|at .*\.ts|pg_|SELECT/i);
 }
 
 describe("database failures answer 503 with Retry-After", () => {
@@ -67,7 +83,10 @@ describe("database failures answer 503 with Retry-After", () => {
     const port = await closedPort();
     const database = await createDatabase({ kind: "postgres", url: `postgresql://postgres@127.0.0.1:${port}/nothing` });
     const app = createApp({ database, logger, outboxIntervalMs: 0 });
-    closers.push(() => database.close(), () => app.close());
+    closers.push(
+      () => database.close(),
+      () => app.close(),
+    );
     await expectUnavailable(app.handle, "sk_test_whatever");
   });
 
@@ -76,7 +95,10 @@ describe("database failures answer 503 with Retry-After", () => {
     closers.push(() => s.close().catch(() => undefined));
     const app = createApp({ database: s.database, logger, outboxIntervalMs: 0 });
     closers.push(() => app.close());
-    expect((await app.handle(new Request("http://t/v1/customers/", { headers: { authorization: `Bearer ${s.keys.acme}` } }))).status).toBe(200);
+    expect(
+      (await app.handle(new Request("http://t/v1/customers/", { headers: { authorization: `Bearer ${s.keys.acme}` } })))
+        .status,
+    ).toBe(200);
     await s.database.close();
     await expectUnavailable(app.handle, s.keys.acme);
   });
@@ -115,7 +137,9 @@ describe.skipIf(TEST_DB !== "postgres")("PostgreSQL going away", () => {
     closers.push(() => s.close());
     const name = nameOf(s.database);
     await admin(`ALTER DATABASE "${name}" SET statement_timeout = '1s'`);
-    await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`); // new sessions take the setting
+    await admin(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`,
+    ); // new sessions take the setting
     const locker = new pg.Client({ connectionString: (s.database.target as { url: string }).url });
     await locker.connect();
     closers.push(() => locker.end());
@@ -128,7 +152,11 @@ describe.skipIf(TEST_DB !== "postgres")("PostgreSQL going away", () => {
   it("an exhausted pool (no free connection within the connect timeout) is a 503", async () => {
     s = await startTestServer();
     closers.push(() => s.close());
-    const pool = nameAsTextPool({ connectionString: (s.database.target as { url: string }).url, max: 1, connectionTimeoutMillis: 200 });
+    const pool = nameAsTextPool({
+      connectionString: (s.database.target as { url: string }).url,
+      max: 1,
+      connectionTimeoutMillis: 200,
+    });
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     const app: App = createApp({ database: { ...s.database, prisma }, logger, outboxIntervalMs: 0 });
     closers.push(async () => {
@@ -136,7 +164,9 @@ describe.skipIf(TEST_DB !== "postgres")("PostgreSQL going away", () => {
       await prisma.$disconnect();
       await pool.end();
     });
-    const ok = await app.handle(new Request("http://t/v1/customers/", { headers: { authorization: `Bearer ${s.keys.acme}` } }));
+    const ok = await app.handle(
+      new Request("http://t/v1/customers/", { headers: { authorization: `Bearer ${s.keys.acme}` } }),
+    );
     expect(ok.status).toBe(200);
     const held = await pool.connect(); // the pool's only connection, held by someone else
     try {
@@ -144,7 +174,9 @@ describe.skipIf(TEST_DB !== "postgres")("PostgreSQL going away", () => {
     } finally {
       held.release();
     }
-    const again = await app.handle(new Request("http://t/v1/customers/", { headers: { authorization: `Bearer ${s.keys.acme}` } }));
+    const again = await app.handle(
+      new Request("http://t/v1/customers/", { headers: { authorization: `Bearer ${s.keys.acme}` } }),
+    );
     expect(again.status).toBe(200);
   });
 });

@@ -22,9 +22,20 @@ let recording: { sql: string; args: readonly unknown[] }[] | null = null;
 beforeAll(async () => {
   const clone = await cloneTemplate(inject("template"));
   drop = clone.drop;
-  database = await createDatabase(clone.target, { onStatement: (sql, args) => recording?.push({ sql, args: args ?? [] }) });
-  app = createApp({ database, logger: createLogger("silent"), settings: { rateLimitRequests: 0 }, outboxIntervalMs: 3_600_000 });
-  const created = await createApiKey(database.prisma, { organizationName: "Deep SpA", email: "ops@deep.cl", mode: "test" });
+  database = await createDatabase(clone.target, {
+    onStatement: (sql, args) => recording?.push({ sql, args: args ?? [] }),
+  });
+  app = createApp({
+    database,
+    logger: createLogger("silent"),
+    settings: { rateLimitRequests: 0 },
+    outboxIntervalMs: 3_600_000,
+  });
+  const created = await createApiKey(database.prisma, {
+    organizationName: "Deep SpA",
+    email: "ops@deep.cl",
+    mode: "test",
+  });
   key = created.key;
   const org = created.organization;
   await database.prisma.$executeRawUnsafe(
@@ -70,7 +81,10 @@ async function recorded(query: string, variables: Record<string, unknown>) {
 
 /** EXPLAIN of a recorded statement, as text lines. */
 async function explain(statement: { sql: string; args: readonly unknown[] }): Promise<string> {
-  const rows = await database.prisma.$queryRawUnsafe<{ "QUERY PLAN": string }[]>(`EXPLAIN ${statement.sql}`, ...statement.args);
+  const rows = await database.prisma.$queryRawUnsafe<{ "QUERY PLAN": string }[]>(
+    `EXPLAIN ${statement.sql}`,
+    ...statement.args,
+  );
   return rows.map((r) => r["QUERY PLAN"]).join("\n");
 }
 
@@ -80,16 +94,23 @@ const PAGE = `query($first: Int, $after: String, $offset: Int, $where: InvoiceWh
 
 describe("list indexes", () => {
   it("serve each list filter in the list's order (equalities, then createdAt and id)", async () => {
-    const indexes = await database.prisma.$queryRawUnsafe<{ indexname: string; indexdef: string }[]>(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'`);
-    const columns = new Map(indexes.map((i) => [i.indexname, i.indexdef.replace(/.*\((.*)\)$/, "$1").replaceAll('"', "")]));
+    const indexes = await database.prisma.$queryRawUnsafe<{ indexname: string; indexdef: string }[]>(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'`,
+    );
+    const columns = new Map(
+      indexes.map((i) => [i.indexname, i.indexdef.replace(/.*\((.*)\)$/, "$1").replaceAll('"', "")]),
+    );
     const expected: Record<string, string> = {
       Invoice_organizationId_testMode_createdAt_id_idx: "organizationId, testMode, createdAt, id",
       Invoice_organizationId_testMode_status_createdAt_id_idx: "organizationId, testMode, status, createdAt, id",
       Invoice_customerId_createdAt_id_idx: "customerId, createdAt, id",
-      Invoice_organizationId_testMode_documentTypeId_createdAt_id_idx: "organizationId, testMode, documentTypeId, createdAt, id",
+      Invoice_organizationId_testMode_documentTypeId_createdAt_id_idx:
+        "organizationId, testMode, documentTypeId, createdAt, id",
       CreditNote_organizationId_testMode_status_createdAt_id_idx: "organizationId, testMode, status, createdAt, id",
-      CreditNote_org_testMode_documentTypeId_createdAt_id_idx: "organizationId, testMode, documentTypeId, createdAt, id",
-      Order_organizationId_testMode_shippingType_createdAt_id_idx: "organizationId, testMode, shippingType, createdAt, id",
+      CreditNote_org_testMode_documentTypeId_createdAt_id_idx:
+        "organizationId, testMode, documentTypeId, createdAt, id",
+      Order_organizationId_testMode_shippingType_createdAt_id_idx:
+        "organizationId, testMode, shippingType, createdAt, id",
       Order_customerId_createdAt_id_idx: "customerId, createdAt, id",
       Payment_organizationId_testMode_status_createdAt_id_idx: "organizationId, testMode, status, createdAt, id",
       Payment_customerId_createdAt_id_idx: "customerId, createdAt, id",
@@ -99,7 +120,12 @@ describe("list indexes", () => {
     };
     for (const [name, cols] of Object.entries(expected)) expect(columns.get(name), name).toBe(cols);
     // the narrower indexes they replace are gone
-    for (const name of ["Invoice_organizationId_testMode_createdAt_idx", "Invoice_customerId_status_idx", "Payment_organizationId_testMode_status_idx", "Usage_organizationId_testMode_dateTime_idx"]) {
+    for (const name of [
+      "Invoice_organizationId_testMode_createdAt_idx",
+      "Invoice_customerId_status_idx",
+      "Payment_organizationId_testMode_status_idx",
+      "Usage_organizationId_testMode_dateTime_idx",
+    ]) {
       expect(columns.has(name), name).toBe(false);
     }
   });
@@ -158,12 +184,24 @@ describe("count(limit:)", () => {
   it("is exact up to its limit and the limit with at_least beyond; totalCount stays exact", async () => {
     const all = await recorded(COUNT, {});
     expect(all.data.invoices).toEqual({ totalCount: INVOICES, count: { count: INVOICES, precision: "exact" } });
-    expect((await recorded(COUNT, { limit: 1_000 })).data.invoices).toEqual({ totalCount: INVOICES, count: { count: 1_000, precision: "at_least" } });
-    expect((await recorded(COUNT, { limit: INVOICES })).data.invoices.count).toEqual({ count: INVOICES, precision: "exact" });
-    expect((await recorded(COUNT, { limit: INVOICES - 1 })).data.invoices.count).toEqual({ count: INVOICES - 1, precision: "at_least" });
+    expect((await recorded(COUNT, { limit: 1_000 })).data.invoices).toEqual({
+      totalCount: INVOICES,
+      count: { count: 1_000, precision: "at_least" },
+    });
+    expect((await recorded(COUNT, { limit: INVOICES })).data.invoices.count).toEqual({
+      count: INVOICES,
+      precision: "exact",
+    });
+    expect((await recorded(COUNT, { limit: INVOICES - 1 })).data.invoices.count).toEqual({
+      count: INVOICES - 1,
+      precision: "at_least",
+    });
     const drafts = await recorded(COUNT, { limit: 100, where: { status: { equals: "draft" } } });
     expect(drafts.data.invoices).toEqual({ totalCount: INVOICES / 10, count: { count: 100, precision: "at_least" } });
-    const customer = await recorded(COUNT, { limit: 1_000, where: { customer: { equals: "cus_deep3" }, document: { equals: "cl34" } } });
+    const customer = await recorded(COUNT, {
+      limit: 1_000,
+      where: { customer: { equals: "cus_deep3" }, document: { equals: "cl34" } },
+    });
     expect(customer.data.invoices).toEqual({ totalCount: 0, count: { count: 0, precision: "exact" } });
   });
 
@@ -172,7 +210,9 @@ describe("count(limit:)", () => {
     const capped = statements.filter((s) => /COUNT\(/i.test(s.sql));
     expect(capped).toHaveLength(1);
     const plan = await explain(capped[0]!);
-    expect(plan).toMatch(/Aggregate[\s\S]*Limit[\s\S]*Index Only Scan Backward using "Invoice_organizationId_testMode_createdAt_id_idx"/);
+    expect(plan).toMatch(
+      /Aggregate[\s\S]*Limit[\s\S]*Index Only Scan Backward using "Invoice_organizationId_testMode_createdAt_id_idx"/,
+    );
     expect(plan).not.toMatch(/Seq Scan|Sort/);
   });
 
@@ -180,7 +220,10 @@ describe("count(limit:)", () => {
     for (const limit of [0, -1, 100_001]) {
       const res = await graphql(`query($limit: Int) { invoices { count(limit: $limit) { count } } }`, { limit });
       expect(res.status).toBe(200);
-      expect(res.body.errors?.[0]?.extensions).toEqual({ code: "validation_error", fields: { limit: ["must be between 1 and 100000"] } });
+      expect(res.body.errors?.[0]?.extensions).toEqual({
+        code: "validation_error",
+        fields: { limit: ["must be between 1 and 100000"] },
+      });
     }
   });
 });

@@ -9,7 +9,16 @@
  * cases per endpoint.
  */
 import fc from "fast-check";
-import { getNamedType, isEnumType, isInputObjectType, isListType, isNonNullType, isObjectType, isScalarType, type GraphQLInputType } from "graphql";
+import {
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  type GraphQLInputType,
+} from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restRoutes } from "../../src/rest/router.js";
 import { schema } from "../../src/graphql/schema.js";
@@ -27,12 +36,18 @@ let tables: { name: string; updated: boolean }[] = [];
 
 /** Row count and latest updatedAt of every table, in one query (ApiKey's last use is bookkeeping, left out). */
 async function fingerprint(): Promise<string> {
-  const parts = tables.map((t) => `'${t.name}', json_build_array((SELECT count(*) FROM "${t.name}")${t.updated && t.name !== "ApiKey" ? `, (SELECT max("updatedAt") FROM "${t.name}")` : ""})`);
-  const rows = await s.database.prisma.$queryRawUnsafe<{ f: unknown }[]>(`SELECT json_build_object(${parts.join(", ")})::text AS f`);
+  const parts = tables.map(
+    (t) =>
+      `'${t.name}', json_build_array((SELECT count(*) FROM "${t.name}")${t.updated && t.name !== "ApiKey" ? `, (SELECT max("updatedAt") FROM "${t.name}")` : ""})`,
+  );
+  const rows = await s.database.prisma.$queryRawUnsafe<{ f: unknown }[]>(
+    `SELECT json_build_object(${parts.join(", ")})::text AS f`,
+  );
   return String(rows[0].f);
 }
 
-const INTERNALS = /PrismaClient|prisma\.|\$queryRaw|\bSELECT\b[\s\S]{0,80}\bFROM\b|INSERT INTO|node_modules|\.[jt]s:\d+|\n\s+at |\/work\/|invalid byte sequence|violates .*constraint|numeric field overflow|Maximum call stack|is not a function|Cannot read propert/;
+const INTERNALS =
+  /PrismaClient|prisma\.|\$queryRaw|\bSELECT\b[\s\S]{0,80}\bFROM\b|INSERT INTO|node_modules|\.[jt]s:\d+|\n\s+at |\/work\/|invalid byte sequence|violates .*constraint|numeric field overflow|Maximum call stack|is not a function|Cannot read propert/;
 
 interface Finding {
   endpoint: string;
@@ -47,7 +62,9 @@ const findings: Finding[] = [];
  * unchanged one proves nothing was written and the full fingerprint need not be read again.
  */
 async function nextXid(): Promise<string> {
-  const rows = await s.database.prisma.$queryRawUnsafe<{ x: string }[]>(`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x`);
+  const rows = await s.database.prisma.$queryRawUnsafe<{ x: string }[]>(
+    `SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS x`,
+  );
   return rows[0].x;
 }
 
@@ -81,11 +98,61 @@ async function check(endpoint: string, send: () => Promise<Response>, writes = t
 // mutations of a valid value
 
 const NASTY: unknown[] = [
-  null, true, false, 0, -1, 0.1, 1e14, -1e14, 1e21, 1e300, -1e300, 99999999999999.99, "100000000000000", "-100000000000000.5",
-  "1e5", "NaN", "Infinity", "", " ", "\u0000", "a\u0000b", "\\u0000", "\ud800", "x\udc00y", "\uffff", "🙂", "constructor", "__proto__",
-  "cus_\u0000", "inv_%00", "cus_!!", "' OR 1=1; --", "%s%n", [], {}, [[[]]], { id: "\u0000" }, ["a", 1, null], "2026-13-45", "9999-12-31T23:59:59Z",
+  null,
+  true,
+  false,
+  0,
+  -1,
+  0.1,
+  1e14,
+  -1e14,
+  1e21,
+  1e300,
+  -1e300,
+  99999999999999.99,
+  "100000000000000",
+  "-100000000000000.5",
+  "1e5",
+  "NaN",
+  "Infinity",
+  "",
+  " ",
+  "\u0000",
+  "a\u0000b",
+  "\\u0000",
+  "\ud800",
+  "x\udc00y",
+  "\uffff",
+  "🙂",
+  "constructor",
+  "__proto__",
+  "cus_\u0000",
+  "inv_%00",
+  "cus_!!",
+  "' OR 1=1; --",
+  "%s%n",
+  [],
+  {},
+  [[[]]],
+  { id: "\u0000" },
+  ["a", 1, null],
+  "2026-13-45",
+  "9999-12-31T23:59:59Z",
 ];
-const ODD_KEYS = ["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf", "prototype", "", "\u0000", "\ud800", "a.b", "0", "x".repeat(300)];
+const ODD_KEYS = [
+  "__proto__",
+  "constructor",
+  "toString",
+  "hasOwnProperty",
+  "valueOf",
+  "prototype",
+  "",
+  "\u0000",
+  "\ud800",
+  "a.b",
+  "0",
+  "x".repeat(300),
+];
 
 function nest(depth: number, leaf: unknown = 1): unknown {
   let v = leaf;
@@ -102,11 +169,23 @@ const nastyValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(1_001, 5_001, 200_000).map((n) => "x".repeat(n)) },
 );
 
-type Op = { kind: "replace"; at: number; value: unknown } | { kind: "key"; at: number; key: string; value: unknown } | { kind: "drop"; at: number } | { kind: "wrap"; at: number };
+type Op =
+  | { kind: "replace"; at: number; value: unknown }
+  | { kind: "key"; at: number; key: string; value: unknown }
+  | { kind: "drop"; at: number }
+  | { kind: "wrap"; at: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant("replace" as const), at: fc.nat(), value: nastyValue }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("key" as const), at: fc.nat(), key: fc.constantFrom(...ODD_KEYS), value: nastyValue }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("key" as const),
+      at: fc.nat(),
+      key: fc.constantFrom(...ODD_KEYS),
+      value: nastyValue,
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("drop" as const), at: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("wrap" as const), at: fc.nat() }) },
 );
@@ -140,7 +219,9 @@ function mutate(seed: unknown, ops: Op[]): unknown {
     else if (o.kind === "drop") delete parent[key];
     else if (o.kind === "wrap") parent[key] = [parent[key]];
     else {
-      const containers = all.map(([p, k]) => p[k]).filter((v): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v));
+      const containers = all
+        .map(([p, k]) => p[k])
+        .filter((v): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v));
       const target = containers.length ? containers[o.at % containers.length] : root;
       Object.defineProperty(target, o.key, { value: o.value, enumerable: true, writable: true, configurable: true });
     }
@@ -149,28 +230,62 @@ function mutate(seed: unknown, ops: Op[]): unknown {
 }
 
 const mutations = (seed: unknown, n: number, salt: number) =>
-  fc.sample(fc.array(op, { minLength: 1, maxLength: 3 }), { seed: SEED + salt, numRuns: n }).map((ops) => mutate(seed, ops));
+  fc
+    .sample(fc.array(op, { minLength: 1, maxLength: 3 }), { seed: SEED + salt, numRuns: n })
+    .map((ops) => mutate(seed, ops));
 
 // ------------------------------------------------------------------------------------------------
 // REST
 
 /** A valid body for each write route; a route without one starts from `{}` (it is fuzzed all the same). */
 function restSeeds(): Record<string, unknown> {
-  const line = { name: "Consultoría", description: "Horas", quantity: 2, amount: 1000, discount: 10, discount_scheme: "%" };
+  const line = {
+    name: "Consultoría",
+    description: "Horas",
+    quantity: 2,
+    amount: 1000,
+    discount: 10,
+    discount_scheme: "%",
+  };
   return {
-    "POST /v1/customers": chileanCustomer({ metadata: { crm: "1" }, contacts: [{ name: "Ana", email: "ana@cliente.cl" }] }),
+    "POST /v1/customers": chileanCustomer({
+      metadata: { crm: "1" },
+      contacts: [{ name: "Ana", email: "ana@cliente.cl" }],
+    }),
     "PATCH /v1/customers/:id": { name: "Cliente Dos SpA", metadata: { a: "b" } },
-    "POST /v1/invoices": { customer: ids.customers, document: "CL33", lines: [line], discount: 5, discount_scheme: "%", note: "n", metadata: { k: "v" } },
+    "POST /v1/invoices": {
+      customer: ids.customers,
+      document: "CL33",
+      lines: [line],
+      discount: 5,
+      discount_scheme: "%",
+      note: "n",
+      metadata: { k: "v" },
+    },
     "PATCH /v1/invoices/:id": { lines: [line], note: "otra" },
-    "POST /v1/orders": { customer: ids.customers, shipping_type: "1", address: "Camino 1", lines: [{ name: "Cajas", quantity: 2, amount: 1000 }] },
+    "POST /v1/orders": {
+      customer: ids.customers,
+      shipping_type: "1",
+      address: "Camino 1",
+      lines: [{ name: "Cajas", quantity: 2, amount: 1000 }],
+    },
     "PATCH /v1/orders/:id": { address: "Camino 2" },
-    "POST /v1/creditnotes": { invoice: ids.finalized, lines: [{ name: "Devolución", quantity: 1, amount: 100 }], note: "dañado" },
+    "POST /v1/creditnotes": {
+      invoice: ids.finalized,
+      lines: [{ name: "Devolución", quantity: 1, amount: 100 }],
+      note: "dañado",
+    },
     "POST /v1/payments": { invoice: ids.finalized, amount: 100, description: "Abono" },
     "POST /v1/payments/:id/authorize": { source: ids.sources },
     "POST /v1/sources": { gateway: "test", customer: ids.customers, data: { token: "tok_visa" } },
     "POST /v1/usages": { subscription_line: ids.meteredLine, quantity: 5 },
     "POST /v1/customer_base/sessions": { customer: ids.customers, return_url: "https://example.com/back" },
-    "POST /v1/reminders/messages": { subject: "Factura", recipient: ["a@b.cl"], message: "Hola", invoice: ids.finalized },
+    "POST /v1/reminders/messages": {
+      subject: "Factura",
+      recipient: ["a@b.cl"],
+      message: "Hola",
+      invoice: ids.finalized,
+    },
     "POST /v1/products": { name: "Pro", unit_label: "seat", metadata: {} },
     "PATCH /v1/products/:id": { name: "Pro 2" },
     "POST /v1/plans": { product: ids.products, name: "Mensual", amount: 1000, currency: "CLP", frequency: "month" },
@@ -183,7 +298,17 @@ function restSeeds(): Record<string, unknown> {
     "PATCH /v1/subscriptions/:id": { note: "n" },
     "POST /v1/test_clocks": { name: "Reloj", frozen_time: "2026-01-15T12:00:00Z" },
     "POST /v1/test_clocks/:id/advance": { frozen_time: "2026-02-15T12:00:00Z" },
-    "PATCH /v1/billers/built_in/tax_profile": { tax_id: "76.042.235-5", business_name: "Acme SpA", activity: "Software", activity_codes: ["620200"], address: "Av. 1", commune: "Providencia", city: "Santiago", resolution_number: 0, resolution_date: "2026-01-15" },
+    "PATCH /v1/billers/built_in/tax_profile": {
+      tax_id: "76.042.235-5",
+      business_name: "Acme SpA",
+      activity: "Software",
+      activity_codes: ["620200"],
+      address: "Av. 1",
+      commune: "Providencia",
+      city: "Santiago",
+      resolution_number: 0,
+      resolution_date: "2026-01-15",
+    },
     "POST /v1/billers/built_in/certificates": { file: "AAAA", password: "x" },
     "POST /v1/billers/built_in/cafs": { file: "PEFVVE9SSVpBQ0lPTj4=" },
     "POST /v1/billers/built_in/purchases": { xml: "<EnvioDTE/>" },
@@ -193,15 +318,21 @@ function restSeeds(): Record<string, unknown> {
 
 /** The path of `route` with its parameters filled from the fixtures (a well-formed unknown id otherwise). */
 function fill(path: string, params: Record<string, string> = {}): string {
-  return path.replace(/:([a-z]+)/g, (_m, name: string) => {
-    if (params[name] !== undefined) return params[name];
-    const collection = path.split("/:")[0].split("/").pop()!;
-    return ids[collection] ?? "swa_000000000000000000000000";
-  }) + "/";
+  return (
+    path.replace(/:([a-z]+)/g, (_m, name: string) => {
+      if (params[name] !== undefined) return params[name];
+      const collection = path.split("/:")[0].split("/").pop()!;
+      return ids[collection] ?? "swa_000000000000000000000000";
+    }) + "/"
+  );
 }
 
 async function rest(method: string, path: string, raw?: string) {
-  return fetch(`${s.url}${path}`, { method, headers: { authorization: `Bearer ${s.keys.acme}`, "content-type": "application/json" }, body: raw });
+  return fetch(`${s.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${s.keys.acme}`, "content-type": "application/json" },
+    body: raw,
+  });
 }
 
 beforeAll(async () => {
@@ -217,23 +348,57 @@ beforeAll(async () => {
     return res.body;
   };
   ids.customers = (await post("/v1/customers/", chileanCustomer())).id;
-  ids.invoices = (await post("/v1/invoices/", { customer: ids.customers, document: "CL33", lines: [{ name: "A", quantity: 1, amount: 1000 }] })).id;
-  const finalized = (await post("/v1/invoices/", { customer: ids.customers, document: "CL33", currency: "CLP", lines: [{ name: "B", quantity: 1, amount: 5000 }] })).id;
+  ids.invoices = (
+    await post("/v1/invoices/", {
+      customer: ids.customers,
+      document: "CL33",
+      lines: [{ name: "A", quantity: 1, amount: 1000 }],
+    })
+  ).id;
+  const finalized = (
+    await post("/v1/invoices/", {
+      customer: ids.customers,
+      document: "CL33",
+      currency: "CLP",
+      lines: [{ name: "B", quantity: 1, amount: 5000 }],
+    })
+  ).id;
   expect((await s.rest("GET", `/v1/invoices/${finalized}/finalize/`)).status).toBe(200);
   ids.finalized = finalized;
-  ids.orders = (await post("/v1/orders/", { customer: ids.customers, shipping_type: "1", address: "Camino 1", lines: [{ name: "Cajas", quantity: 1, amount: 1000 }] })).id;
+  ids.orders = (
+    await post("/v1/orders/", {
+      customer: ids.customers,
+      shipping_type: "1",
+      address: "Camino 1",
+      lines: [{ name: "Cajas", quantity: 1, amount: 1000 }],
+    })
+  ).id;
   ids.payments = (await post("/v1/payments/", { invoice: finalized, amount: 100, description: "Abono" })).id;
-  ids.sources = (await post("/v1/sources/", { gateway: "test", customer: ids.customers, data: { token: "tok_visa" } })).id;
+  ids.sources = (
+    await post("/v1/sources/", { gateway: "test", customer: ids.customers, data: { token: "tok_visa" } })
+  ).id;
   ids.products = (await post("/v1/products/", { name: "Pro" })).id;
   ids.plans = (await post("/v1/plans/", { product: ids.products, amount: 1000, currency: "CLP" })).id;
-  const metered = (await post("/v1/plans/", { product: ids.products, amount: 10, currency: "CLP", usage_scheme: "metered" })).id;
+  const metered = (
+    await post("/v1/plans/", { product: ids.products, amount: 10, currency: "CLP", usage_scheme: "metered" })
+  ).id;
   ids.addons = (await post("/v1/addons/", { name: "Setup", amount: 9000, currency: "CLP" })).id;
-  ids.coupons = (await post("/v1/coupons/", { name: "B", amount: 10, discount_scheme: "%", duration_scheme: "once" })).id;
-  const subscription = await post("/v1/subscriptions/", { customer: ids.customers, lines: [{ plan: ids.plans }, { plan: metered }] });
+  ids.coupons = (
+    await post("/v1/coupons/", { name: "B", amount: 10, discount_scheme: "%", duration_scheme: "once" })
+  ).id;
+  const subscription = await post("/v1/subscriptions/", {
+    customer: ids.customers,
+    lines: [{ plan: ids.plans }, { plan: metered }],
+  });
   ids.subscriptions = subscription.id;
-  ids.meteredLine = (subscription.lines as { id: string; plan: string | { id: string } }[]).find((l) => (typeof l.plan === "string" ? l.plan : l.plan.id) === metered)?.id ?? "";
+  ids.meteredLine =
+    (subscription.lines as { id: string; plan: string | { id: string } }[]).find(
+      (l) => (typeof l.plan === "string" ? l.plan : l.plan.id) === metered,
+    )?.id ?? "";
   ids.test_clocks = (await post("/v1/test_clocks/", { name: "Reloj", frozen_time: "2026-01-15T12:00:00Z" })).id;
-  ids.creditnotes = (await post("/v1/creditnotes/", { invoice: finalized, lines: [{ name: "D", quantity: 1, amount: 100 }] })).id;
+  ids.creditnotes = (
+    await post("/v1/creditnotes/", { invoice: finalized, lines: [{ name: "D", quantity: 1, amount: 100 }] })
+  ).id;
 });
 afterAll(async () => s?.close());
 
@@ -255,7 +420,13 @@ describe("fuzz", () => {
         await check(`${route.method} ${route.path}`, () => rest(route.method, fill(route.path), raw));
       }
       // raw text a client could send: deep nesting, \u0000 escapes, a lone surrogate escape, broken JSON
-      for (const raw of ["[".repeat(50_000), `{"name":"a\\u0000","id":"\\udfff"}`, `{"a":${"[".repeat(100)}${"]".repeat(100)}}`, "{", "1e999"]) {
+      for (const raw of [
+        "[".repeat(50_000),
+        `{"name":"a\\u0000","id":"\\udfff"}`,
+        `{"a":${"[".repeat(100)}${"]".repeat(100)}}`,
+        "{",
+        "1e999",
+      ]) {
         await check(`${route.method} ${route.path} (raw)`, () => rest(route.method, fill(route.path), raw));
       }
     }
@@ -264,15 +435,55 @@ describe("fuzz", () => {
 
   it("every GET route: odd path ids and query strings never 5xx nor show internals", async () => {
     const routes = restRoutes().filter((r) => r.method === "GET");
-    const oddIds = fc.sample(fc.oneof(fc.constantFrom("%00", "inv_%00", "cus_%ED%A0%80", "%C0%AF", "constructor", "__proto__", "toString", "..", "inv_" + "a".repeat(500), "%27%3B--", "inv_%F0%9F%99%82"), fc.string({ maxLength: 12 }).map(encodeURIComponent)), { seed: SEED, numRuns: GET_CASES });
-    const queries = ["?page=%00", "?page_size=1e999", "?page=-1&page_size=0", "?name=%00", "?name__in=%ED%A0%80", "?created__gte=constructor", "?__proto__=1", "?constructor=x", "?expand=%00", `?name=${"x".repeat(2000)}`, "?status__in=a,,b&page=2"];
+    const oddIds = fc.sample(
+      fc.oneof(
+        fc.constantFrom(
+          "%00",
+          "inv_%00",
+          "cus_%ED%A0%80",
+          "%C0%AF",
+          "constructor",
+          "__proto__",
+          "toString",
+          "..",
+          "inv_" + "a".repeat(500),
+          "%27%3B--",
+          "inv_%F0%9F%99%82",
+        ),
+        fc.string({ maxLength: 12 }).map(encodeURIComponent),
+      ),
+      { seed: SEED, numRuns: GET_CASES },
+    );
+    const queries = [
+      "?page=%00",
+      "?page_size=1e999",
+      "?page=-1&page_size=0",
+      "?name=%00",
+      "?name__in=%ED%A0%80",
+      "?created__gte=constructor",
+      "?__proto__=1",
+      "?constructor=x",
+      "?expand=%00",
+      `?name=${"x".repeat(2000)}`,
+      "?status__in=a,,b&page=2",
+    ];
     let salt = 0;
     for (const route of routes) {
       if (route.path.includes(":")) {
-        for (const id of oddIds) await check(`GET ${route.path} (id)`, () => rest("GET", fill(route.path, Object.fromEntries([...route.path.matchAll(/:([a-z]+)/g)].map((m) => [m[1], id])))), false);
+        for (const id of oddIds)
+          await check(
+            `GET ${route.path} (id)`,
+            () =>
+              rest(
+                "GET",
+                fill(route.path, Object.fromEntries([...route.path.matchAll(/:([a-z]+)/g)].map((m) => [m[1], id]))),
+              ),
+            false,
+          );
       } else {
         const sample = fc.sample(fc.constantFrom(...queries), { seed: SEED + salt++, numRuns: GET_CASES });
-        for (const q of sample) await check(`GET ${route.path}${q}`, () => rest("GET", `${fill(route.path)}${q}`), false);
+        for (const q of sample)
+          await check(`GET ${route.path}${q}`, () => rest("GET", `${fill(route.path)}${q}`), false);
       }
     }
     expect(findings).toEqual([]);
@@ -283,10 +494,27 @@ describe("fuzz", () => {
     const fields = Object.values(mutationType.getFields());
     expect(fields.length).toBeGreaterThan(30);
     const idFor = (name: string, field: string): string => {
-      const byName: Record<string, string> = { customer: ids.customers, invoice: ids.finalized, order: ids.orders, payment: ids.payments, source: ids.sources, product: ids.products, plan: ids.plans, addon: ids.addons, coupon: ids.coupons, subscription: ids.subscriptions, subscriptionLine: ids.meteredLine, creditNote: ids.creditnotes };
+      const byName: Record<string, string> = {
+        customer: ids.customers,
+        invoice: ids.finalized,
+        order: ids.orders,
+        payment: ids.payments,
+        source: ids.sources,
+        product: ids.products,
+        plan: ids.plans,
+        addon: ids.addons,
+        coupon: ids.coupons,
+        subscription: ids.subscriptions,
+        subscriptionLine: ids.meteredLine,
+        creditNote: ids.creditnotes,
+      };
       if (name === "id") {
         const resource = Object.keys(byName).find((k) => field.toLowerCase().includes(k.toLowerCase()));
-        return resource ? byName[resource] : field.toLowerCase().includes("clock") ? ids.test_clocks : "swa_000000000000000000000000";
+        return resource
+          ? byName[resource]
+          : field.toLowerCase().includes("clock")
+            ? ids.test_clocks
+            : "swa_000000000000000000000000";
       }
       return byName[name] ?? ids.customers;
     };
@@ -297,26 +525,48 @@ describe("fuzz", () => {
       if (isEnumType(type)) return type.getValues()[0].value;
       if (isInputObjectType(type)) {
         if (depth > 3) return {};
-        return Object.fromEntries(Object.values(type.getFields()).map((f) => [f.name, valueOf(f.type, f.name, field, depth + 1)]));
+        return Object.fromEntries(
+          Object.values(type.getFields()).map((f) => [f.name, valueOf(f.type, f.name, field, depth + 1)]),
+        );
       }
       if (isScalarType(type)) {
         switch (type.name) {
-          case "ID": return idFor(name, field);
-          case "Int": return 1;
-          case "Float": return 1.5;
-          case "Boolean": return false;
-          case "Decimal": return "10";
-          case "Date": return "2026-01-15";
-          case "DateTime": return "2026-01-15T12:00:00Z";
-          case "JSONObject": return { k: "v" };
-          default: return name === "email" ? "a@b.cl" : name === "currency" ? "CLP" : name === "country" ? "CL" : name === "document" ? "CL33" : "x";
+          case "ID":
+            return idFor(name, field);
+          case "Int":
+            return 1;
+          case "Float":
+            return 1.5;
+          case "Boolean":
+            return false;
+          case "Decimal":
+            return "10";
+          case "Date":
+            return "2026-01-15";
+          case "DateTime":
+            return "2026-01-15T12:00:00Z";
+          case "JSONObject":
+            return { k: "v" };
+          default:
+            return name === "email"
+              ? "a@b.cl"
+              : name === "currency"
+                ? "CLP"
+                : name === "country"
+                  ? "CL"
+                  : name === "document"
+                    ? "CL33"
+                    : "x";
         }
       }
       return null;
     };
     let salt = 1000;
     for (const field of fields) {
-      const selection = isObjectType(getNamedType(field.type)) || getNamedType(field.type).constructor.name !== "GraphQLScalarType" ? " { __typename }" : "";
+      const selection =
+        isObjectType(getNamedType(field.type)) || getNamedType(field.type).constructor.name !== "GraphQLScalarType"
+          ? " { __typename }"
+          : "";
       const query = `mutation(${field.args.map((a) => `$${a.name}: ${String(a.type)}`).join(", ")}) { ${field.name}${field.args.length ? `(${field.args.map((a) => `${a.name}: $${a.name}`).join(", ")})` : ""}${selection} }`;
       const seed = Object.fromEntries(field.args.map((a) => [a.name, valueOf(a.type, a.name, field.name)]));
       for (const variables of mutations(seed, GRAPHQL_CASES, salt++)) {
@@ -327,7 +577,11 @@ describe("fuzz", () => {
           continue;
         }
         await check(`mutation ${field.name}`, () =>
-          fetch(`${s.url}/graphql`, { method: "POST", headers: { authorization: `Bearer ${s.keys.acme}`, "content-type": "application/json" }, body: raw }),
+          fetch(`${s.url}/graphql`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${s.keys.acme}`, "content-type": "application/json" },
+            body: raw,
+          }),
         );
       }
     }

@@ -15,7 +15,9 @@ let all: string[];
 
 beforeAll(async () => {
   s = await startTestServer();
-  const c = await s.graphql(`mutation($input: CustomerInput!) { createCustomer(input: $input) { id } }`, { input: { name: "Cursor Cliente", country: "CL" } });
+  const c = await s.graphql(`mutation($input: CustomerInput!) { createCustomer(input: $input) { id } }`, {
+    input: { name: "Cursor Cliente", country: "CL" },
+  });
   expect(c.body.errors).toBeUndefined();
   customer = c.body.data.createCustomer.id;
   for (let i = 0; i < 7; i++) await createInvoice(`line ${i}`);
@@ -149,14 +151,28 @@ describe("keyset cursors", () => {
   it("gives an empty page null cursors and no pages on either side", async () => {
     const res = await s.graphql(INVOICES, { first: 5, where: { customer: { equals: "cus_doesnotexist" } } });
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.invoices).toEqual({ edges: [], pageInfo: { startCursor: null, endCursor: null, hasNextPage: false, hasPreviousPage: false } });
+    expect(res.body.data.invoices).toEqual({
+      edges: [],
+      pageInfo: { startCursor: null, endCursor: null, hasNextPage: false, hasPreviousPage: false },
+    });
     const backward = await s.graphql(INVOICES, { last: 5, where: { customer: { equals: "cus_doesnotexist" } } });
-    expect(backward.body.data.invoices.pageInfo).toEqual({ startCursor: null, endCursor: null, hasNextPage: false, hasPreviousPage: false });
+    expect(backward.body.data.invoices.pageInfo).toEqual({
+      startCursor: null,
+      endCursor: null,
+      hasNextPage: false,
+      hasPreviousPage: false,
+    });
     // past the end of a list: empty, null cursors
     const end = await invoices({ first: 3, after: (await invoices({ last: 1 })).pageInfo.endCursor });
-    expect(end).toEqual({ edges: [], pageInfo: { startCursor: null, endCursor: null, hasNextPage: false, hasPreviousPage: true } });
+    expect(end).toEqual({
+      edges: [],
+      pageInfo: { startCursor: null, endCursor: null, hasNextPage: false, hasPreviousPage: true },
+    });
     const none = await invoices({ first: 0 });
-    expect(none).toEqual({ edges: [], pageInfo: { startCursor: null, endCursor: null, hasNextPage: true, hasPreviousPage: false } });
+    expect(none).toEqual({
+      edges: [],
+      pageInfo: { startCursor: null, endCursor: null, hasNextPage: true, hasPreviousPage: false },
+    });
   });
 
   it("rejects a cursor of another connection, a garbage one and a forged one as a validation_error naming the argument", async () => {
@@ -197,8 +213,14 @@ describe("keyset cursors", () => {
 
   it("scopes cursors by connection even between lists with the same order", async () => {
     const states = await s.graphql(`{ states(first: 1) { pageInfo { endCursor } } }`);
-    const res = await s.graphql(`query($after: String) { currencies(first: 1, after: $after) { edges { node { id } } } }`, { after: states.body.data.states.pageInfo.endCursor });
-    expect(res.body.errors[0].extensions).toMatchObject({ code: "validation_error", fields: { after: ["is a cursor of Query.states, not of Query.currencies"] } });
+    const res = await s.graphql(
+      `query($after: String) { currencies(first: 1, after: $after) { edges { node { id } } } }`,
+      { after: states.body.data.states.pageInfo.endCursor },
+    );
+    expect(res.body.errors[0].extensions).toMatchObject({
+      code: "validation_error",
+      fields: { after: ["is a cursor of Query.states, not of Query.currencies"] },
+    });
   });
 
   it("pages by offset for page numbers, and refuses offset with a cursor", async () => {
@@ -210,15 +232,24 @@ describe("keyset cursors", () => {
     // a page's cursors are keyset cursors: paging on from an offset page follows it
     const page = await invoices({ first: 2, offset: 3 });
     expect(ids(await invoices({ first: 2, after: page.pageInfo.endCursor }))).toEqual(all.slice(5, 7));
-    expect(await invoices({ first: 2, offset: 50 })).toEqual({ edges: [], pageInfo: { startCursor: null, endCursor: null, hasNextPage: false, hasPreviousPage: false } });
+    expect(await invoices({ first: 2, offset: 50 })).toEqual({
+      edges: [],
+      pageInfo: { startCursor: null, endCursor: null, hasNextPage: false, hasPreviousPage: false },
+    });
 
     const withAfter = await invoicesError({ first: 2, offset: 2, after: page.pageInfo.endCursor });
-    expect(withAfter.extensions).toMatchObject({ code: "validation_error", fields: { offset: [expect.stringContaining("cannot be combined with after")] } });
+    expect(withAfter.extensions).toMatchObject({
+      code: "validation_error",
+      fields: { offset: [expect.stringContaining("cannot be combined with after")] },
+    });
     const withLast = await invoicesError({ last: 2, offset: 2 });
     expect(Object.keys(withLast.extensions.fields)).toEqual(["offset"]);
     for (const offset of [-1, 100_001]) {
       const error = await invoicesError({ first: 2, offset });
-      expect(error.extensions).toMatchObject({ code: "validation_error", fields: { offset: ["must be between 0 and 100000"] } });
+      expect(error.extensions).toMatchObject({
+        code: "validation_error",
+        fields: { offset: ["must be between 0 and 100000"] },
+      });
     }
     const both = await invoicesError({ first: 2, last: 2 });
     expect(Object.keys(both.extensions.fields)).toEqual(["last"]);
@@ -230,10 +261,17 @@ describe("keyset cursors", () => {
     await invoices({ first: 2, after: first.pageInfo.endCursor });
     await invoices({ last: 2, before: first.pageInfo.endCursor });
     await invoices({ first: 2, offset: 4 });
-    expect(s.queries.filter((q) => q.startsWith("Invoice."))).toEqual(["Invoice.findMany", "Invoice.findMany", "Invoice.findMany"]);
+    expect(s.queries.filter((q) => q.startsWith("Invoice."))).toEqual([
+      "Invoice.findMany",
+      "Invoice.findMany",
+      "Invoice.findMany",
+    ]);
     s.queries.length = 0;
     // the sort fields are read even when the query asks only for ids (select), or for nothing of the node
-    const counted = await s.graphql(`query($after: String) { invoices(first: 2, after: $after) { totalCount pageInfo { endCursor } } }`, { after: first.pageInfo.endCursor });
+    const counted = await s.graphql(
+      `query($after: String) { invoices(first: 2, after: $after) { totalCount pageInfo { endCursor } } }`,
+      { after: first.pageInfo.endCursor },
+    );
     expect(counted.body.errors).toBeUndefined();
     expect(counted.body.data.invoices.pageInfo.endCursor).toEqual(expect.any(String));
     expect(s.queries.filter((q) => q.startsWith("Invoice.")).sort()).toEqual(["Invoice.count", "Invoice.findMany"]);
@@ -274,7 +312,13 @@ describe("keyset cursors", () => {
     expect(page2.body.results.map((r: any) => r.id)).toEqual(gql.body.data.states.edges.map((e: any) => e.node.id));
     const deep = await s.rest("GET", `/v1/generals/states/?page=5002&page_size=20`);
     expect(deep.status).toBe(400);
-    expect(deep.body).toEqual({ error: { code: "validation_error", message: "Invalid pagination", fields: { page: ["must be at most 5001 with page_size 20"] } } });
+    expect(deep.body).toEqual({
+      error: {
+        code: "validation_error",
+        message: "Invalid pagination",
+        fields: { page: ["must be at most 5001 with page_size 20"] },
+      },
+    });
   });
 });
 
@@ -283,7 +327,11 @@ describe("every connection", () => {
     const schema = buildSchema(readFileSync(new URL("../../schema/schema.graphql", import.meta.url), "utf8"));
     const fields = Object.values(schema.getQueryType()!.getFields()).filter((f) => {
       const type = getNamedType(f.type);
-      return isObjectType(type) && "pageInfo" in type.getFields() && "offset" in Object.fromEntries(f.args.map((a) => [a.name, a]));
+      return (
+        isObjectType(type) &&
+        "pageInfo" in type.getFields() &&
+        "offset" in Object.fromEntries(f.args.map((a) => [a.name, a]))
+      );
     });
     expect(fields.length).toBeGreaterThanOrEqual(20);
     let previous: { name: string; cursor: string } | null = null;
@@ -293,11 +341,16 @@ describe("every connection", () => {
       const backward = await s.graphql(`{ ${name}(last: 2, offset: null) { pageInfo { startCursor hasNextPage } } }`);
       expect(backward.body.errors, name).toBeUndefined();
       expect(backward.body.data[name].pageInfo.hasNextPage, name).toBe(false);
-      const byOffset = await s.graphql(`{ ${name}(first: 1, offset: 1) { edges { cursor } pageInfo { hasPreviousPage } } }`);
+      const byOffset = await s.graphql(
+        `{ ${name}(first: 1, offset: 1) { edges { cursor } pageInfo { hasPreviousPage } } }`,
+      );
       expect(byOffset.body.errors, name).toBeUndefined();
       const cursor: string | null = forward.body.data[name].pageInfo.endCursor;
       if (cursor) {
-        const again = await s.graphql(`query($c: String) { ${name}(first: 2, after: $c) { pageInfo { hasPreviousPage } } }`, { c: cursor });
+        const again = await s.graphql(
+          `query($c: String) { ${name}(first: 2, after: $c) { pageInfo { hasPreviousPage } } }`,
+          { c: cursor },
+        );
         expect(again.body.errors, name).toBeUndefined();
         expect(again.body.data[name].pageInfo.hasPreviousPage, name).toBe(true);
       }
@@ -305,9 +358,14 @@ describe("every connection", () => {
         ["garbage", "is not a valid cursor (use a cursor this connection returned)"],
         ...(previous ? [[previous.cursor, `is a cursor of Query.${previous.name}, not of Query.${name}`]] : []),
       ] as [string, string][]) {
-        const res = await s.graphql(`query($c: String) { ${name}(first: 1, after: $c) { pageInfo { endCursor } } }`, { c: bad });
+        const res = await s.graphql(`query($c: String) { ${name}(first: 1, after: $c) { pageInfo { endCursor } } }`, {
+          c: bad,
+        });
         expect(res.status, name).toBeLessThan(500);
-        expect(res.body.errors?.[0]?.extensions, name).toEqual({ code: "validation_error", fields: { after: [reason] } });
+        expect(res.body.errors?.[0]?.extensions, name).toEqual({
+          code: "validation_error",
+          fields: { after: [reason] },
+        });
       }
       if (cursor) previous = { name, cursor };
     }
@@ -325,7 +383,14 @@ describe("docs/graphql.md Paging examples", () => {
 
   it("run as documented: forward, backward, by page number, and the counts", async () => {
     const q = examples();
-    expect(Object.keys(q).sort()).toEqual(["FirstPage", "InvoiceCounts", "LastPage", "NextPage", "PageThree", "PreviousPage"]);
+    expect(Object.keys(q).sort()).toEqual([
+      "FirstPage",
+      "InvoiceCounts",
+      "LastPage",
+      "NextPage",
+      "PageThree",
+      "PreviousPage",
+    ]);
     const run = async (name: string, variables?: Record<string, unknown>) => {
       const res = await s.graphql(q[name]!, variables);
       expect(res.body.errors, name).toBeUndefined();
@@ -345,7 +410,12 @@ describe("docs/graphql.md Paging examples", () => {
     // Counting: the documented answer, for this file's 7 draft invoices
     expect(all).toHaveLength(7);
     const counts = await s.graphql(q.InvoiceCounts!);
-    expect(counts.body).toEqual({ data: { drafts: { count: { count: 7, precision: "exact" } }, all: { count: { count: 5, precision: "at_least" } } } });
+    expect(counts.body).toEqual({
+      data: {
+        drafts: { count: { count: 7, precision: "exact" } },
+        all: { count: { count: 5, precision: "at_least" } },
+      },
+    });
   });
 });
 

@@ -31,7 +31,11 @@ function sections(): Map<string, Block[]> {
   const result = new Map<string, Block[]>();
   for (const chunk of part.split(/\n### /).slice(1)) {
     const title = chunk.slice(0, chunk.indexOf("\n"));
-    const blocks = [...chunk.matchAll(/^```(\w+)([^\n]*)\n([\s\S]*?)^```$/gm)].map((m) => ({ lang: m[1], info: m[2].trim().split(/\s+/).filter(Boolean), text: m[3] }));
+    const blocks = [...chunk.matchAll(/^```(\w+)([^\n]*)\n([\s\S]*?)^```$/gm)].map((m) => ({
+      lang: m[1],
+      info: m[2].trim().split(/\s+/).filter(Boolean),
+      text: m[3],
+    }));
     result.set(title, blocks);
   }
   return result;
@@ -48,7 +52,8 @@ function fill(value: unknown, bound: Map<string, unknown>): unknown {
     return bound.get(m[1]);
   }
   if (Array.isArray(value)) return value.map((v) => fill(v, bound));
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, bound)]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, bound)]));
   return value;
 }
 
@@ -107,12 +112,18 @@ describe("docs/graphql.md, a client's view", () => {
   const docs = sections();
   beforeAll(async () => {
     s = await startTestServer();
-    for (const [name, email] of [["Ana SpA", "ana@example.cl"], ["Beto Ltda", "beto@example.cl"], ["Cata SpA", "cata@example.cl"]]) {
+    for (const [name, email] of [
+      ["Ana SpA", "ana@example.cl"],
+      ["Beto Ltda", "beto@example.cl"],
+      ["Cata SpA", "cata@example.cl"],
+    ]) {
       const res = await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name, email }) });
       expect(res.status).toBe(201);
       await new Promise((r) => setTimeout(r, 20)); // distinct creation times: the order shown is the creation order
     }
-    limited = await startTestServer({ settings: { rateLimitRequests: 1, rateLimitWindowSeconds: 60, rateLimitBurst: 0 } });
+    limited = await startTestServer({
+      settings: { rateLimitRequests: 1, rateLimitWindowSeconds: 60, rateLimitBurst: 0 },
+    });
   });
   afterAll(async () => {
     await s?.close();
@@ -120,14 +131,22 @@ describe("docs/graphql.md, a client's view", () => {
   });
 
   it("has the sections a client needs", () => {
-    expect([...docs.keys()]).toEqual(["Paging a connection", "Refetching a node", "A mutation and its errors", "Persisted queries on the wire", "Limits a client must respect", "Rate limit"]);
+    expect([...docs.keys()]).toEqual([
+      "Paging a connection",
+      "Refetching a node",
+      "A mutation and its errors",
+      "Persisted queries on the wire",
+      "Limits a client must respect",
+      "Rate limit",
+    ]);
   });
 
   it("pages forwards then backwards", async () => {
     await run(s, docs.get("Paging a connection")!, bound);
     expect(new Set([bound.get("ana"), bound.get("beto"), bound.get("cata")]).size).toBe(3);
     // cursors are opaque strings, and the backward page is the first page again
-    for (const cursor of ["page1End", "page2Start", "page2End", "page1Start"]) expect(typeof bound.get(cursor)).toBe("string");
+    for (const cursor of ["page1End", "page2Start", "page2End", "page1Start"])
+      expect(typeof bound.get(cursor)).toBe("string");
   });
 
   it("refetches a node", async () => {

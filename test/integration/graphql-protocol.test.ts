@@ -42,7 +42,9 @@ describe("GraphQL protocol", () => {
     const first = await post({ operationName: "Customer", variables, extensions: { persistedQuery } });
     expect(first.status).toBe(404);
     // what Apollo's link reads to send the query again: the message and the code
-    expect(first.body.errors).toEqual([{ message: "PersistedQueryNotFound", extensions: { code: "PERSISTED_QUERY_NOT_FOUND" } }]);
+    expect(first.body.errors).toEqual([
+      { message: "PersistedQueryNotFound", extensions: { code: "PERSISTED_QUERY_NOT_FOUND" } },
+    ]);
     const second = await post({ operationName: "Customer", variables, query, extensions: { persistedQuery } });
     expect(second.status).toBe(200);
     expect(second.body).toEqual({ data: { node: { id: customer, name: chileanCustomer().name } } });
@@ -55,7 +57,9 @@ describe("GraphQL protocol", () => {
     const query = `query Me { node(id: "${customer}") { id } }`;
     const extensions = JSON.stringify({ persistedQuery: { version: 1, sha256Hash: sha256(query) } });
     const get = async (params: Record<string, string>) => {
-      const res = await fetch(`${s.url}/graphql?${new URLSearchParams(params)}`, { headers: { authorization: `Bearer ${s.keys.acme}`, accept: "application/json" } });
+      const res = await fetch(`${s.url}/graphql?${new URLSearchParams(params)}`, {
+        headers: { authorization: `Bearer ${s.keys.acme}`, accept: "application/json" },
+      });
       return { status: res.status, body: await res.json() };
     };
     const missing = await get({ operationName: "Me", variables: "{}", extensions });
@@ -91,10 +95,16 @@ describe("GraphQL protocol", () => {
     const big = JSON.stringify({ query: "{ __typename }", variables: { pad: "x".repeat(MAX_BODY_BYTES) } });
     const graphql = await post(big);
     expect(graphql.status).toBe(413);
-    expect(graphql.body).toEqual({ errors: [{ message: `The body is larger than ${MAX_BODY_BYTES} bytes`, extensions: { code: "payload_too_large" } }] });
+    expect(graphql.body).toEqual({
+      errors: [
+        { message: `The body is larger than ${MAX_BODY_BYTES} bytes`, extensions: { code: "payload_too_large" } },
+      ],
+    });
     const rest = await s.rest("POST", "/v1/customers/", { raw: big });
     expect(rest.status).toBe(413);
-    expect(rest.body).toEqual({ error: { code: "payload_too_large", message: `The body is larger than ${MAX_BODY_BYTES} bytes` } });
+    expect(rest.body).toEqual({
+      error: { code: "payload_too_large", message: `The body is larger than ${MAX_BODY_BYTES} bytes` },
+    });
   });
 
   it("answer Yoga's own errors with lower-case codes in the GraphQL shape, keeping their HTTP status", async () => {
@@ -110,11 +120,17 @@ describe("GraphQL protocol", () => {
     const missing = await post({ variables: {} });
     expect(missing.status).toBe(200); // Yoga's status, as for a parse error
 
-    expect(missing.body.errors).toEqual([{ message: "Must provide query string.", extensions: { code: "validation_error" } }]);
+    expect(missing.body.errors).toEqual([
+      { message: "Must provide query string.", extensions: { code: "validation_error" } },
+    ]);
     const notJson = await post("{not json");
     expect(notJson.status).toBe(400);
     expect(codes(notJson.body)).toEqual(["validation_error"]);
-    const put = await fetch(`${s.url}/graphql`, { method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${s.keys.acme}` }, body: JSON.stringify({ query: "{ __typename }" }) });
+    const put = await fetch(`${s.url}/graphql`, {
+      method: "PUT",
+      headers: { "content-type": "application/json", authorization: `Bearer ${s.keys.acme}` },
+      body: JSON.stringify({ query: "{ __typename }" }),
+    });
     expect(put.status).toBe(405);
     expect(codes(await put.json())).toEqual(["method_not_allowed"]);
     // the REST adapter keeps working and keeps its shape
@@ -130,16 +146,29 @@ describe("GraphQL protocol", () => {
     expect(sdl.getMutationType()?.name).toBe("Mutation");
     expect(sdl.getSubscriptionType()).toBeUndefined();
     expect(sdl.getType("Subscription")).toBeDefined(); // the billing type is still there, as a Node
-    const introspection = await post({ query: "{ __schema { queryType { name } mutationType { name } subscriptionType { name } } }" });
-    expect(introspection).toEqual({ status: 200, body: { data: { __schema: { queryType: { name: "Query" }, mutationType: { name: "Mutation" }, subscriptionType: null } } } });
+    const introspection = await post({
+      query: "{ __schema { queryType { name } mutationType { name } subscriptionType { name } } }",
+    });
+    expect(introspection).toEqual({
+      status: 200,
+      body: {
+        data: {
+          __schema: { queryType: { name: "Query" }, mutationType: { name: "Mutation" }, subscriptionType: null },
+        },
+      },
+    });
     const message = "The schema does not support subscription operations.";
     const strict = await post({ query: "subscription { id }" }, { accept: "application/graphql-response+json" });
     expect(strict.status).toBe(400);
-    expect(strict.body).toEqual({ errors: [{ message, locations: [{ line: 1, column: 1 }], extensions: { code: "validation_error" } }] });
+    expect(strict.body).toEqual({
+      errors: [{ message, locations: [{ line: 1, column: 1 }], extensions: { code: "validation_error" } }],
+    });
     // an application/json client gets Yoga's status for validation errors, as for a parse error
     const legacy = await post({ query: "subscription Watch { id }" });
     expect(legacy.status).toBe(200);
     expect(legacy.body.data).toBeUndefined();
-    expect(legacy.body.errors).toEqual([{ message, locations: [{ line: 1, column: 1 }], extensions: { code: "validation_error" } }]);
+    expect(legacy.body.errors).toEqual([
+      { message, locations: [{ line: 1, column: 1 }], extensions: { code: "validation_error" } },
+    ]);
   });
 });

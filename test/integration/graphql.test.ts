@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { print } from "graphql";
-import { RestCreateCustomerDocument, RestCreateInvoiceDocument, type RestCreateInvoiceMutation } from "../../src/graphql/generated/operations.js";
+import {
+  RestCreateCustomerDocument,
+  RestCreateInvoiceDocument,
+  type RestCreateInvoiceMutation,
+} from "../../src/graphql/generated/operations.js";
 import { startTestServer, TEST_METRICS_TOKEN, type TestServer } from "../helpers/server.js";
 
 let s: TestServer;
@@ -14,22 +18,46 @@ const CREATE_INVOICE = `mutation($input: InvoiceInput!) { createInvoice(input: $
 
 describe("GraphQL at /graphql", () => {
   it("creates, reads through node(), lists with totalCount and finalizes", async () => {
-    const c = await s.graphql(CREATE_CUSTOMER, { input: { name: "Cliente GQL", country: "CL", state: "CL-VS", taxId: "77879240-0" } });
+    const c = await s.graphql(CREATE_CUSTOMER, {
+      input: { name: "Cliente GQL", country: "CL", state: "CL-VS", taxId: "77879240-0" },
+    });
     expect(c.body.errors).toBeUndefined();
-    expect(c.body.data.createCustomer).toMatchObject({ name: "Cliente GQL", country: { id: "CL" }, state: { id: "CL-VS" }, taxId: "77879240-0" });
+    expect(c.body.data.createCustomer).toMatchObject({
+      name: "Cliente GQL",
+      country: { id: "CL" },
+      state: { id: "CL-VS" },
+      taxId: "77879240-0",
+    });
     const customer = c.body.data.createCustomer.id;
 
     const inv = await s.graphql(CREATE_INVOICE, {
       input: { customer, lines: [{ name: "A", quantity: "2.5", amount: "1234.5", discount: "12.5" }] },
     });
     expect(inv.body.errors).toBeUndefined();
-    expect(inv.body.data.createInvoice).toMatchObject({ status: "draft", amount: "2700", tax: "513", total: "3213", currency: { id: "CLP" }, lines: [{ name: "A", total: "2700" }] });
+    expect(inv.body.data.createInvoice).toMatchObject({
+      status: "draft",
+      amount: "2700",
+      tax: "513",
+      total: "3213",
+      currency: { id: "CLP" },
+      lines: [{ name: "A", total: "2700" }],
+    });
     const id = inv.body.data.createInvoice.id;
 
-    const node = await s.graphql(`query($id: ID!) { node(id: $id) { id __typename ... on Invoice { customer { id } document { id } } } }`, { id });
-    expect(node.body.data.node).toEqual({ id, __typename: "Invoice", customer: { id: customer }, document: { id: "CL33" } });
+    const node = await s.graphql(
+      `query($id: ID!) { node(id: $id) { id __typename ... on Invoice { customer { id } document { id } } } }`,
+      { id },
+    );
+    expect(node.body.data.node).toEqual({
+      id,
+      __typename: "Invoice",
+      customer: { id: customer },
+      document: { id: "CL33" },
+    });
 
-    const list = await s.graphql(`{ invoices(first: 10, where: { status: { equals: draft } }) { totalCount edges { cursor node { id } } pageInfo { hasNextPage } } }`);
+    const list = await s.graphql(
+      `{ invoices(first: 10, where: { status: { equals: draft } }) { totalCount edges { cursor node { id } } pageInfo { hasNextPage } } }`,
+    );
     expect(list.body.data.invoices.totalCount).toBe(1);
     expect(list.body.data.invoices.edges[0].node.id).toBe(id);
 
@@ -48,16 +76,27 @@ describe("GraphQL at /graphql", () => {
       input: { customer: customer.body.data.createCustomer.id, lines: [{ name: "x", quantity: "1", amount: "2350" }] },
     });
     const invoice: RestCreateInvoiceMutation["createInvoice"] = res.body.data.createInvoice;
-    expect(invoice).toMatchObject({ amount: "2350", tax: "447", total: "2797", document: { id: "CL33" }, customer: { name: "Typed" } });
+    expect(invoice).toMatchObject({
+      amount: "2350",
+      tax: "447",
+      total: "2797",
+      document: { id: "CL33" },
+      customer: { name: "Typed" },
+    });
   });
 
   it("pages connections with cursors the REST pages share", async () => {
-    const page = await s.graphql(`{ states(first: 5, country: { equals: "CL" }) { totalCount edges { cursor node { id } } pageInfo { endCursor hasNextPage } } }`);
+    const page = await s.graphql(
+      `{ states(first: 5, country: { equals: "CL" }) { totalCount edges { cursor node { id } } pageInfo { endCursor hasNextPage } } }`,
+    );
     const { states } = page.body.data;
     expect(states.totalCount).toBe(16);
     expect(states.edges).toHaveLength(5);
     expect(states.pageInfo.hasNextPage).toBe(true);
-    const next = await s.graphql(`query($after: String) { states(first: 5, after: $after, country: { equals: "CL" }) { edges { node { id } } } }`, { after: states.pageInfo.endCursor });
+    const next = await s.graphql(
+      `query($after: String) { states(first: 5, after: $after, country: { equals: "CL" }) { edges { node { id } } } }`,
+      { after: states.pageInfo.endCursor },
+    );
     const rest = await s.rest("GET", "/v1/generals/states/?country=CL&page=2&page_size=5");
     expect(next.body.data.states.edges.map((e: any) => e.node.id)).toEqual(rest.body.results.map((r: any) => r.id));
   });
@@ -72,7 +111,11 @@ describe("GraphQL at /graphql", () => {
   });
 
   it("rejects requests without a valid key with 401", async () => {
-    const res = await fetch(`${s.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ currencies { totalCount } }" }) });
+    const res = await fetch(`${s.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: "{ currencies { totalCount } }" }),
+    });
     expect(res.status).toBe(401);
     const body = await res.json();
     expect(body.errors[0].extensions.code).toBe("authentication_required");
@@ -92,7 +135,9 @@ describe("GraphQL at /graphql", () => {
     const ready = await fetch(`${s.url}/readyz`);
     expect(ready.status).toBe(200);
     expect((await ready.json()).status).toBe("ready");
-    const metrics = await (await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })).text();
+    const metrics = await (
+      await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })
+    ).text();
     expect(metrics).toContain("billing_http_requests_total");
   });
 });

@@ -45,19 +45,31 @@ describe("Idempotency-Key", () => {
     expect(otherBody.body.error.fields.idempotency_key[0]).toContain("was used by another request");
     const otherPath = await post("/v1/sources/", { gateway: "test", data: { token: "tok_visa" } }, "reuse-1");
     expect(otherPath.status).toBe(400);
-    const otherCustomer = (await s.rest("POST", "/v1/customers/", { key: s.keys.other, body: chileanCustomer() })).body.id;
-    const otherOrg = await post("/v1/payments/", { customer: otherCustomer, amount: 100, currency: "CLP" }, "reuse-1", s.keys.other);
+    const otherCustomer = (await s.rest("POST", "/v1/customers/", { key: s.keys.other, body: chileanCustomer() })).body
+      .id;
+    const otherOrg = await post(
+      "/v1/payments/",
+      { customer: otherCustomer, amount: 100, currency: "CLP" },
+      "reuse-1",
+      s.keys.other,
+    );
     expect(otherOrg.status).toBe(201);
   });
 
   it("stores and replays a 400, and runs again once the key is older than 24 hours", async () => {
     const bad = await post("/v1/payments/", { customer, amount: -1, currency: "CLP" }, "bad-1");
     expect(bad.status).toBe(400);
-    expect(await post("/v1/payments/", { customer, amount: -1, currency: "CLP" }, "bad-1")).toEqual({ ...bad, replayed: "true" });
+    expect(await post("/v1/payments/", { customer, amount: -1, currency: "CLP" }, "bad-1")).toEqual({
+      ...bad,
+      replayed: "true",
+    });
 
     const body = { customer, amount: 1900, currency: "CLP", description: "ayer" };
     await post("/v1/payments/", body, "old-1");
-    await s.database.prisma.idempotencyKey.updateMany({ where: { key: "old-1" }, data: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
+    await s.database.prisma.idempotencyKey.updateMany({
+      where: { key: "old-1" },
+      data: { createdAt: new Date(Date.now() - 25 * 3600_000) },
+    });
     const rerun = await post("/v1/payments/", body, "old-1");
     expect(rerun.status).toBe(201);
     expect(rerun.replayed).toBeNull();
@@ -65,7 +77,9 @@ describe("Idempotency-Key", () => {
   });
 
   it("works for GraphQL mutations too, and rejects a key that is too long", async () => {
-    const mutation = { query: `mutation { createPayment(input: { customer: "${customer}", amount: "2100", currency: "CLP", description: "gql" }) { id } }` };
+    const mutation = {
+      query: `mutation { createPayment(input: { customer: "${customer}", amount: "2100", currency: "CLP", description: "gql" }) { id } }`,
+    };
     const first = await post("/graphql", mutation, "gql-1");
     const again = await post("/graphql", mutation, "gql-1");
     expect(again.body).toEqual(first.body);

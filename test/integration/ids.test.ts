@@ -13,7 +13,9 @@ import { NODE_TYPES } from "../../src/graphql/builder.js";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 
 const sdl = buildSchema(fs.readFileSync(SCHEMA_PATH, "utf8"));
-const objectTypes = Object.values(sdl.getTypeMap()).filter((t): t is GraphQLObjectType => isObjectType(t) && !t.name.startsWith("__"));
+const objectTypes = Object.values(sdl.getTypeMap()).filter(
+  (t): t is GraphQLObjectType => isObjectType(t) && !t.name.startsWith("__"),
+);
 const idType = (t: GraphQLObjectType) => (t.getFields().id ? getNamedType(t.getFields().id.type).name : null);
 
 /** Types with an `id: ID` that are not Nodes: embedded rows of their own tables, with their id prefix. */
@@ -26,7 +28,12 @@ const VALUE_ID_TYPES: Record<string, string> = {
   SubscriptionLine: "lin",
 };
 /** Reference data: the id is the code, a String (never auto-selected by relay-compiler, still the store key when selected). */
-const REFERENCE_TYPES = { Country: "countries", Currency: "currencies", State: "states", DocumentType: "documentTypes" } as const;
+const REFERENCE_TYPES = {
+  Country: "countries",
+  Currency: "currencies",
+  State: "states",
+  DocumentType: "documentTypes",
+} as const;
 
 let s: TestServer;
 beforeAll(async () => {
@@ -46,7 +53,9 @@ describe("ids in the schema", () => {
   });
 
   it("no type but the reference data has a String id that is not deprecated", () => {
-    const stringIds = objectTypes.filter((t) => idType(t) === "String" && !t.getFields().id.deprecationReason).map((t) => t.name);
+    const stringIds = objectTypes
+      .filter((t) => idType(t) === "String" && !t.getFields().id.deprecationReason)
+      .map((t) => t.name);
     // SubscriptionPendingLine.id (the replaced line's `lin_` id) is deprecated, so not listed;
     // PlanFrequency.id is a frequency's code (monthly, yearly...), never a record of its own
     expect(stringIds.filter((name) => name !== "PlanFrequency").sort()).toEqual(Object.keys(REFERENCE_TYPES).sort());
@@ -59,7 +68,10 @@ describe("ids in the data", () => {
     const ids: string[] = [];
     let after: string | null = null;
     for (;;) {
-      const res = await s.graphql(`query($after: String) { ${field}(first: 100, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`, { after });
+      const res = await s.graphql(
+        `query($after: String) { ${field}(first: 100, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`,
+        { after },
+      );
       expect(res.body.errors).toBeUndefined();
       const page = res.body.data[field];
       ids.push(...page.edges.map((e: any) => e.node.id));
@@ -91,16 +103,42 @@ describe("ids in the data", () => {
 
   it("document lines, subscription lines and pending items have ids of their own, with their prefix", async () => {
     const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
-    const invoice = await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "Servicio", quantity: 1, amount: 1000 }, { name: "Otro", quantity: 2, amount: 500 }] } });
+    const invoice = await s.rest("POST", "/v1/invoices/", {
+      body: {
+        customer,
+        document: "CL33",
+        lines: [
+          { name: "Servicio", quantity: 1, amount: 1000 },
+          { name: "Otro", quantity: 2, amount: 500 },
+        ],
+      },
+    });
     expect(invoice.status, JSON.stringify(invoice.body)).toBe(201);
-    const order = await s.rest("POST", "/v1/orders/", { body: { customer, lines: [{ name: "Cajas", quantity: 2, amount: 1000 }] } });
+    const order = await s.rest("POST", "/v1/orders/", {
+      body: { customer, lines: [{ name: "Cajas", quantity: 2, amount: 1000 }] },
+    });
     expect(order.status, JSON.stringify(order.body)).toBe(201);
-    const product = await s.rest("POST", "/v1/products/", { body: { name: "Nube", plans: [{ name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" }, { name: "Business", amount: 25000, currency: "CLP", frequency: "monthly" }] } });
+    const product = await s.rest("POST", "/v1/products/", {
+      body: {
+        name: "Nube",
+        plans: [
+          { name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" },
+          { name: "Business", amount: 25000, currency: "CLP", frequency: "monthly" },
+        ],
+      },
+    });
     const [pro, business] = product.body.plans;
-    const sub = await s.rest("POST", "/v1/subscriptions/", { body: { customer, date_start: "2026-11-01", lines: [{ plan: pro.id }] } });
-    await s.database.prisma.subscription.update({ where: { id: sub.body.id }, data: { nextBillingCycle: 2, nextBilling: new Date("2026-12-01"), previousBilling: new Date("2026-11-01") } });
+    const sub = await s.rest("POST", "/v1/subscriptions/", {
+      body: { customer, date_start: "2026-11-01", lines: [{ plan: pro.id }] },
+    });
+    await s.database.prisma.subscription.update({
+      where: { id: sub.body.id },
+      data: { nextBillingCycle: 2, nextBilling: new Date("2026-12-01"), previousBilling: new Date("2026-11-01") },
+    });
     // an upgrade mid-cycle: prorated pending items
-    const upgraded = await s.rest("PATCH", `/v1/subscriptions/${sub.body.id}/`, { body: { lines: [{ plan: business.id }], proration_date: "2026-11-16" } });
+    const upgraded = await s.rest("PATCH", `/v1/subscriptions/${sub.body.id}/`, {
+      body: { lines: [{ plan: business.id }], proration_date: "2026-11-16" },
+    });
     expect(upgraded.status, JSON.stringify(upgraded.body)).toBe(200);
 
     const res = await s.graphql(
@@ -118,8 +156,16 @@ describe("ids in the data", () => {
       ...res.body.data.sub.lines,
       ...res.body.data.sub.pendingInvoiceItems,
     ];
-    expect(records.map((r) => r.__typename)).toEqual(["InvoiceLine", "InvoiceLine", "OrderLine", "SubscriptionLine", "PendingInvoiceItem", "PendingInvoiceItem"]);
-    for (const r of records) expect(r.id.startsWith(`${VALUE_ID_TYPES[r.__typename]}_`), `${r.__typename} ${r.id}`).toBe(true);
+    expect(records.map((r) => r.__typename)).toEqual([
+      "InvoiceLine",
+      "InvoiceLine",
+      "OrderLine",
+      "SubscriptionLine",
+      "PendingInvoiceItem",
+      "PendingInvoiceItem",
+    ]);
+    for (const r of records)
+      expect(r.id.startsWith(`${VALUE_ID_TYPES[r.__typename]}_`), `${r.__typename} ${r.id}`).toBe(true);
     expect(new Set(records.map((r) => r.id)).size).toBe(records.length);
   });
 });

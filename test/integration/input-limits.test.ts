@@ -13,19 +13,32 @@ let invoice: string;
 beforeAll(async () => {
   s = await startTestServer();
   customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
-  invoice = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "A", quantity: 1, amount: 1000 }] } })).body.id;
+  invoice = (
+    await s.rest("POST", "/v1/invoices/", {
+      body: { customer, document: "CL33", lines: [{ name: "A", quantity: 1, amount: 1000 }] },
+    })
+  ).body.id;
 });
 afterAll(async () => s?.close());
 
-const counts = async () => [await s.database.prisma.customer.count(), await s.database.prisma.invoice.count(), await s.database.prisma.invoiceLine.count()];
+const counts = async () => [
+  await s.database.prisma.customer.count(),
+  await s.database.prisma.invoice.count(),
+  await s.database.prisma.invoiceLine.count(),
+];
 
 describe("NUL and unpaired surrogates", () => {
   it("a NUL in a body value (raw or \\u0000 escaped) is a 400 naming the field, nothing written", async () => {
     const before = await counts();
     const escaped = await s.rest("POST", "/v1/customers/", { raw: '{"name":"Cliente\\u0000SpA","country":"CL"}' });
     expect(escaped.status).toBe(400);
-    expect(escaped.body.error).toMatchObject({ code: "validation_error", fields: { name: [expect.stringMatching(/NUL/)] } });
-    const line = await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "A", description: "x\u0000", quantity: 1, amount: 1 }] } });
+    expect(escaped.body.error).toMatchObject({
+      code: "validation_error",
+      fields: { name: [expect.stringMatching(/NUL/)] },
+    });
+    const line = await s.rest("POST", "/v1/invoices/", {
+      body: { customer, document: "CL33", lines: [{ name: "A", description: "x\u0000", quantity: 1, amount: 1 }] },
+    });
     expect(line.status).toBe(400);
     expect(line.body.error.fields).toEqual({ "lines.0.description": [expect.stringMatching(/NUL/)] });
     const key = await s.rest("POST", "/v1/customers/", { raw: '{"name":"A","metadata":{"k\\u0000":"v"}}' });
@@ -37,12 +50,26 @@ describe("NUL and unpaired surrogates", () => {
     const rest = await s.rest("PATCH", `/v1/customers/${customer}/`, { raw: '{"name":"\\ud800"}' });
     expect(rest.status).toBe(400);
     expect(rest.body.error.fields).toEqual({ name: [expect.stringMatching(/surrogate/)] });
-    const gql = await s.graphql(`mutation($input: CustomerInput!) { createCustomer(input: $input) { id } }`, { input: { name: "ok", address: "a\udc00" } });
-    expect(gql.body.errors[0].extensions).toMatchObject({ code: "validation_error", fields: { address: [expect.stringMatching(/surrogate/)] } });
+    const gql = await s.graphql(`mutation($input: CustomerInput!) { createCustomer(input: $input) { id } }`, {
+      input: { name: "ok", address: "a\udc00" },
+    });
+    expect(gql.body.errors[0].extensions).toMatchObject({
+      code: "validation_error",
+      fields: { address: [expect.stringMatching(/surrogate/)] },
+    });
   });
 
   it("NUL and odd bytes in a path id are a 404 without a query; in a query string a 400", async () => {
-    for (const id of ["inv_%00", "%00", "inv_%C0%AF", "inv_%ED%A0%80", "inv_abc%27%3B--", "constructor", "__proto__", "inv_" + "a".repeat(300)]) {
+    for (const id of [
+      "inv_%00",
+      "%00",
+      "inv_%C0%AF",
+      "inv_%ED%A0%80",
+      "inv_abc%27%3B--",
+      "constructor",
+      "__proto__",
+      "inv_" + "a".repeat(300),
+    ]) {
       for (const path of [`/v1/invoices/${id}/`, `/v1/invoices/${id}/finalize/`, `/v1/customers/${id}/`]) {
         const res = await s.rest("GET", path);
         expect(res.status, path).toBe(404);
@@ -57,7 +84,10 @@ describe("NUL and unpaired surrogates", () => {
   });
 
   it("node and nodes read malformed ids as null", async () => {
-    const res = await s.graphql(`query($ids: [ID!]!) { a: node(id: "inv_\\u0000") { id } b: node(id: "constructor") { id } nodes(ids: $ids) { id } }`, { ids: [invoice, "x\u0000", "toString_1", "inv_!!"] });
+    const res = await s.graphql(
+      `query($ids: [ID!]!) { a: node(id: "inv_\\u0000") { id } b: node(id: "constructor") { id } nodes(ids: $ids) { id } }`,
+      { ids: [invoice, "x\u0000", "toString_1", "inv_!!"] },
+    );
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data).toEqual({ a: null, b: null, nodes: [{ id: invoice }, null, null, null] });
   });
@@ -85,8 +115,13 @@ describe("nesting and keys", () => {
     });
     const gql = await res.json();
     // 100 000 levels inside a GraphQL variable, and a list variable nested as deep: a 4xx-style error, no crash
-    for (const variables of [`{"m":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`, `{"ids":${"[".repeat(100_000)}${"]".repeat(100_000)}}`]) {
-      const deepQuery = variables.startsWith('{"m"') ? `mutation($m: JSONObject!) { updatePayment(id: "pay_x", metadata: $m) { id } }` : `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`;
+    for (const variables of [
+      `{"m":{"a":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`,
+      `{"ids":${"[".repeat(100_000)}${"]".repeat(100_000)}}`,
+    ]) {
+      const deepQuery = variables.startsWith('{"m"')
+        ? `mutation($m: JSONObject!) { updatePayment(id: "pay_x", metadata: $m) { id } }`
+        : `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`;
       const deepRes = await fetch(`${s.url}/graphql`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${s.keys.acme}` },
@@ -104,12 +139,23 @@ describe("nesting and keys", () => {
   });
 
   it("a list argument of more than 1000 items is a 400 on it (a filter's `in` never becomes 100 000 query parameters)", async () => {
-    const res = await s.graphql(`query($in: [String!]) { customers(first: 1, where: { name: { in: $in } }) { totalCount } }`, { in: Array.from({ length: 100_000 }, (_, i) => `n${i}`) });
-    expect(res.body.errors[0].extensions).toMatchObject({ code: "validation_error", fields: { "where.name.in": ["must have at most 1000 items"] } });
+    const res = await s.graphql(
+      `query($in: [String!]) { customers(first: 1, where: { name: { in: $in } }) { totalCount } }`,
+      { in: Array.from({ length: 100_000 }, (_, i) => `n${i}`) },
+    );
+    expect(res.body.errors[0].extensions).toMatchObject({
+      code: "validation_error",
+      fields: { "where.name.in": ["must have at most 1000 items"] },
+    });
   });
 
   it("keys named like Object.prototype's are unknown fields, never a crash", async () => {
-    for (const raw of ['{"constructor":1}', '{"__proto__":{"x":1}}', '{"toString":"a","lines":[{"constructor":1,"__proto__":2}]}', '{"valueOf":[],"hasOwnProperty":{}}']) {
+    for (const raw of [
+      '{"constructor":1}',
+      '{"__proto__":{"x":1}}',
+      '{"toString":"a","lines":[{"constructor":1,"__proto__":2}]}',
+      '{"valueOf":[],"hasOwnProperty":{}}',
+    ]) {
       const res = await s.rest("POST", "/v1/invoices/", { raw });
       expect(res.status, raw).toBe(400);
       expect(res.body.error.code).toBe("validation_error");
@@ -123,20 +169,36 @@ describe("money and quantity ranges", () => {
   it(`10^14 and above is a 400 naming the field and ${MAX_DECIMAL}; the largest value itself is accepted`, async () => {
     const before = await counts();
     for (const amount of [1e14, "100000000000000", 1e21, "-1e15".replace("e15", "000000000000000")]) {
-      const res = await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "A", quantity: 1, amount }] } });
+      const res = await s.rest("POST", "/v1/invoices/", {
+        body: { customer, document: "CL33", lines: [{ name: "A", quantity: 1, amount }] },
+      });
       expect(res.status, String(amount)).toBe(400);
       expect(res.body.error.fields["lines.0.amount"].join()).toContain(MAX_DECIMAL);
     }
-    const gql = await s.graphql(`mutation { createInvoice(input: { customer: "${customer}", document: "CL33", lines: [{ name: "A", quantity: "1", amount: "100000000000000" }] }) { id } }`);
+    const gql = await s.graphql(
+      `mutation { createInvoice(input: { customer: "${customer}", document: "CL33", lines: [{ name: "A", quantity: "1", amount: "100000000000000" }] }) { id } }`,
+    );
     expect(gql.body.errors[0].message).toContain(MAX_DECIMAL); // a literal: GraphQL's document validation error
-    const vars = await s.graphql(`mutation($input: InvoiceInput!) { createInvoice(input: $input) { id } }`, { input: { customer, document: "CL33", lines: [{ name: "A", quantity: "100000000000000", amount: "1" }] } });
-    expect(vars.body.errors[0].extensions).toMatchObject({ code: "validation_error", fields: { "lines.0.quantity": [expect.stringContaining(MAX_DECIMAL)] } });
+    const vars = await s.graphql(`mutation($input: InvoiceInput!) { createInvoice(input: $input) { id } }`, {
+      input: { customer, document: "CL33", lines: [{ name: "A", quantity: "100000000000000", amount: "1" }] },
+    });
+    expect(vars.body.errors[0].extensions).toMatchObject({
+      code: "validation_error",
+      fields: { "lines.0.quantity": [expect.stringContaining(MAX_DECIMAL)] },
+    });
     expect(await counts()).toEqual(before);
   });
 
   it("a computed total over the range (quantity x amount) is a 400, nothing written", async () => {
     const before = await counts();
-    const res = await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", currency: "USD", lines: [{ name: "A", quantity: MAX_DECIMAL, amount: MAX_DECIMAL }] } });
+    const res = await s.rest("POST", "/v1/invoices/", {
+      body: {
+        customer,
+        document: "CL33",
+        currency: "USD",
+        lines: [{ name: "A", quantity: MAX_DECIMAL, amount: MAX_DECIMAL }],
+      },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe("validation_error");
     expect(await counts()).toEqual(before);
@@ -145,25 +207,45 @@ describe("money and quantity ranges", () => {
 
 describe("text lengths and bounded messages", () => {
   it("a text over its field's maximum is a 400 with the field path; a note may be longer than a name", async () => {
-    const long = await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "A", description: "d".repeat(1_000_001), quantity: 1, amount: 1 }] } });
+    const long = await s.rest("POST", "/v1/invoices/", {
+      body: {
+        customer,
+        document: "CL33",
+        lines: [{ name: "A", description: "d".repeat(1_000_001), quantity: 1, amount: 1 }],
+      },
+    });
     expect(long.status).toBe(400);
     expect(long.body.error.fields).toEqual({ "lines.0.description": ["must have at most 1000 characters"] });
     const name = await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "n".repeat(1001) }) });
     expect(name.body.error.fields).toEqual({ name: ["must have at most 1000 characters"] });
     const note = await s.rest("PATCH", `/v1/invoices/${invoice}/`, { body: { note: "n".repeat(5000) } });
     expect(note.status).toBe(200);
-    expect((await s.rest("PATCH", `/v1/invoices/${invoice}/`, { body: { note: "n".repeat(5001) } })).body.error.fields).toEqual({ note: ["must have at most 5000 characters"] });
+    expect(
+      (await s.rest("PATCH", `/v1/invoices/${invoice}/`, { body: { note: "n".repeat(5001) } })).body.error.fields,
+    ).toEqual({ note: ["must have at most 5000 characters"] });
   });
 
   it("a 4.9 MB value in an error quotes at most 200 characters of it", async () => {
     const huge = "9".repeat(2_400_000); // twice in the body, under the 5 MB body limit
-    const rest = await s.rest("POST", "/v1/invoices/", { raw: JSON.stringify({ customer, document: "CL33", lines: [{ name: "A", quantity: 1, amount: `x${huge}` }], [`k${huge}`]: 1 }) });
+    const rest = await s.rest("POST", "/v1/invoices/", {
+      raw: JSON.stringify({
+        customer,
+        document: "CL33",
+        lines: [{ name: "A", quantity: 1, amount: `x${huge}` }],
+        [`k${huge}`]: 1,
+      }),
+    });
     expect(rest.status).toBe(400);
     expect(rest.text.length).toBeLessThan(3_000);
-    const gql = await s.graphql(`mutation($input: InvoiceInput!) { createInvoice(input: $input) { id } }`, { input: { customer, document: "CL33", lines: [{ name: "A", quantity: "1", amount: `x${huge}` }] } });
+    const gql = await s.graphql(`mutation($input: InvoiceInput!) { createInvoice(input: $input) { id } }`, {
+      input: { customer, document: "CL33", lines: [{ name: "A", quantity: "1", amount: `x${huge}` }] },
+    });
     expect(JSON.stringify(gql.body).length).toBeLessThan(3_000);
     expect(gql.body.errors[0].extensions.code).toBe("validation_error");
-    const literal = await s.graphql(`{ node(id: "${huge}") { id } }`.replace("node(", "nodes(").replace('"', '["').replace('")', '"])') + ` { __typename }`);
+    const literal = await s.graphql(
+      `{ node(id: "${huge}") { id } }`.replace("node(", "nodes(").replace('"', '["').replace('")', '"])') +
+        ` { __typename }`,
+    );
     expect(JSON.stringify(literal.body).length).toBeLessThan(3_000);
   });
 });

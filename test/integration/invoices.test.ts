@@ -16,14 +16,21 @@ const workedExampleLines = [
 ];
 
 async function createInvoice(body: Record<string, unknown> = {}) {
-  const res = await s.rest("POST", "/v1/invoices/", { body: { customer: customerId, document: "CL33", lines: workedExampleLines, ...body } });
+  const res = await s.rest("POST", "/v1/invoices/", {
+    body: { customer: customerId, document: "CL33", lines: workedExampleLines, ...body },
+  });
   expect(res.status).toBe(201);
   return res.body;
 }
 
 describe("invoices over REST", () => {
   it("creates a draft with docs/invoice-totals.md's worked totals and the spec's shape", async () => {
-    const inv = await createInvoice({ date: "2026-11-20", due_date: "2026-12-20", metadata: { po: "123" }, note: "Gracias" });
+    const inv = await createInvoice({
+      date: "2026-11-20",
+      due_date: "2026-12-20",
+      metadata: { po: "123" },
+      note: "Gracias",
+    });
     expect(inv).toMatchObject({
       status: "draft",
       number: null,
@@ -48,7 +55,15 @@ describe("invoices over REST", () => {
       customer: { id: customerId, name: "Cliente SpA", state: "RM", country: "CL", email: "pagos@cliente.cl" },
     });
     expect(inv.id).toMatch(/^inv_/);
-    expect(inv.lines[1]).toMatchObject({ name: "Soporte", description: "Noviembre", quantity: 1, amount: 500, discount: 10, discount_scheme: "%", total: 450 });
+    expect(inv.lines[1]).toMatchObject({
+      name: "Soporte",
+      description: "Noviembre",
+      quantity: 1,
+      amount: 500,
+      discount: 10,
+      discount_scheme: "%",
+      total: 450,
+    });
     expect(inv.lines[0].id).toMatch(/^lin_/);
     expect(inv.created).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     expect(inv.customer.created).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
@@ -72,7 +87,9 @@ describe("invoices over REST", () => {
   it("retrieves, updates a draft (lines replaced, metadata merged) and recomputes totals", async () => {
     const inv = await createInvoice({ metadata: { a: "1", b: "2" } });
     expect((await s.rest("GET", `/v1/invoices/${inv.id}/`)).body.total).toBe(2916);
-    const res = await s.rest("PATCH", `/v1/invoices/${inv.id}/`, { body: { lines: [{ name: "Único", quantity: 1, amount: 2350 }], metadata: { a: "" } } });
+    const res = await s.rest("PATCH", `/v1/invoices/${inv.id}/`, {
+      body: { lines: [{ name: "Único", quantity: 1, amount: 2350 }], metadata: { a: "" } },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ amount: 2350, tax: 447, total: 2797, metadata: { b: "2" } });
     expect(res.body.lines).toHaveLength(1);
@@ -118,14 +135,33 @@ describe("invoices over REST", () => {
     const pdf = Buffer.from(res.body.file, "base64");
     expect(pdf.subarray(0, 5).toString()).toBe("%PDF-");
     const text = (await new PDFParse({ data: new Uint8Array(pdf) }).getText()).text;
-    for (const expected of ["Acme SpA", "R.U.T.: 76.042.235-5", "Señor(es): Cliente SpA", "RUT: 76.042.235-5", "DOCUMENTO NO TRIBUTARIO", `N° interno ${fin.number}`, "Fecha de emisión: 20-11-2026", "Fecha de vencimiento: 05-12-2026", "Condición de venta: Crédito", "Consultoría", "Soporte", "CLP 2.450", "CLP 466", "CLP 2.916"]) {
+    for (const expected of [
+      "Acme SpA",
+      "R.U.T.: 76.042.235-5",
+      "Señor(es): Cliente SpA",
+      "RUT: 76.042.235-5",
+      "DOCUMENTO NO TRIBUTARIO",
+      `N° interno ${fin.number}`,
+      "Fecha de emisión: 20-11-2026",
+      "Fecha de vencimiento: 05-12-2026",
+      "Condición de venta: Crédito",
+      "Consultoría",
+      "Soporte",
+      "CLP 2.450",
+      "CLP 466",
+      "CLP 2.916",
+    ]) {
       expect(text).toContain(expected);
     }
   });
 
   const badInputs: [string, Record<string, unknown>, string][] = [
     ["a negative quantity", { lines: [{ name: "x", quantity: -1, amount: 100 }] }, "lines.0.quantity"],
-    ["a % line discount over 100", { lines: [{ name: "x", quantity: 1, amount: 100, discount: 101 }] }, "lines.0.discount"],
+    [
+      "a % line discount over 100",
+      { lines: [{ name: "x", quantity: 1, amount: 100, discount: 101 }] },
+      "lines.0.discount",
+    ],
     ["a % document discount over 100", { discount: 150, discount_scheme: "%" }, "discount"],
     ["a line without a name", { lines: [{ quantity: 1, amount: 100 }] }, "lines.0.name"],
     ["an amount that is not a number", { lines: [{ name: "x", amount: "abc" }] }, "lines.0.amount"],
@@ -139,7 +175,9 @@ describe("invoices over REST", () => {
   for (const [what, body, field] of badInputs) {
     it(`rejects ${what} with a 400 naming ${field}, writing nothing`, async () => {
       const before = await s.database.prisma.invoice.count();
-      const res = await s.rest("POST", "/v1/invoices/", { body: { customer: customerId, document: "CL33", lines: workedExampleLines, ...body } });
+      const res = await s.rest("POST", "/v1/invoices/", {
+        body: { customer: customerId, document: "CL33", lines: workedExampleLines, ...body },
+      });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe("validation_error");
       expect(Object.keys(res.body.error.fields)).toContain(field);
@@ -163,7 +201,13 @@ describe("invoices over REST", () => {
   it("keeps invoices inside their organization and mode (404 for others)", async () => {
     const inv = await createInvoice();
     for (const key of [s.keys.other, s.keys.acmeLive]) {
-      for (const [method, path] of [["GET", `/v1/invoices/${inv.id}/`], ["PATCH", `/v1/invoices/${inv.id}/`], ["DELETE", `/v1/invoices/${inv.id}/`], ["GET", `/v1/invoices/${inv.id}/finalize/`], ["GET", `/v1/invoices/${inv.id}/pdf/`]]) {
+      for (const [method, path] of [
+        ["GET", `/v1/invoices/${inv.id}/`],
+        ["PATCH", `/v1/invoices/${inv.id}/`],
+        ["DELETE", `/v1/invoices/${inv.id}/`],
+        ["GET", `/v1/invoices/${inv.id}/finalize/`],
+        ["GET", `/v1/invoices/${inv.id}/pdf/`],
+      ]) {
         const res = await s.rest(method, path, { key, body: method === "PATCH" ? { note: "x" } : undefined });
         expect(res.status, `${method} ${path}`).toBe(404);
       }

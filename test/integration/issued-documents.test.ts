@@ -39,13 +39,24 @@ function graphqlDocument(kind: "invoice" | "order" | "creditNote", id: string) {
     creditNote: `number status total invoice { id number customer { ${CUSTOMER_FIELDS} } issuer { ${ISSUER_FIELDS} } } localFile`,
   }[kind];
   const type = { invoice: "Invoice", order: "Order", creditNote: "CreditNote" }[kind];
-  return s.graphql(`query($id: ID!) { node(id: $id) { ... on ${type} { id ${own} customer { ${CUSTOMER_FIELDS} } issuer { ${ISSUER_FIELDS} } } } }`, { id });
+  return s.graphql(
+    `query($id: ID!) { node(id: $id) { ... on ${type} { id ${own} customer { ${CUSTOMER_FIELDS} } issuer { ${ISSUER_FIELDS} } } } }`,
+    { id },
+  );
 }
 
 /** What a reader sees of one document: REST JSON text, GraphQL JSON text, PDF text. */
 async function readDocument(kind: "invoice" | "order" | "creditNote", id: string) {
-  const path = { invoice: `/v1/invoices/${id}/`, order: `/v1/orders/${id}/`, creditNote: `/v1/creditnotes/${id}/?expand=invoice` }[kind];
-  const pdfPath = { invoice: `/v1/invoices/${id}/pdf/`, order: `/v1/orders/${id}/pdf/`, creditNote: `/v1/creditnotes/${id}/pdf/` }[kind];
+  const path = {
+    invoice: `/v1/invoices/${id}/`,
+    order: `/v1/orders/${id}/`,
+    creditNote: `/v1/creditnotes/${id}/?expand=invoice`,
+  }[kind];
+  const pdfPath = {
+    invoice: `/v1/invoices/${id}/pdf/`,
+    order: `/v1/orders/${id}/pdf/`,
+    creditNote: `/v1/creditnotes/${id}/pdf/`,
+  }[kind];
   const rest = await s.rest("GET", path);
   expect(rest.status, rest.text).toBe(200);
   const graphql = await graphqlDocument(kind, id);
@@ -57,48 +68,82 @@ async function readDocument(kind: "invoice" | "order" | "creditNote", id: string
 
 describe("a finalized document reads what it was issued with", () => {
   let customer: string;
-  const ids: Record<"invoice" | "order" | "creditNote" | "draft", string> = { invoice: "", order: "", creditNote: "", draft: "" };
+  const ids: Record<"invoice" | "order" | "creditNote" | "draft", string> = {
+    invoice: "",
+    order: "",
+    creditNote: "",
+    draft: "",
+  };
   const before: Record<string, Awaited<ReturnType<typeof readDocument>>> = {};
 
   it("finalizes an invoice, an order and a credit note, and stores their parties", async () => {
     const created = await s.rest("POST", "/v1/customers/", {
-      body: chileanCustomer({ name: "Cliente Original SpA", phone: "+56 2 2345 6789", tax_settings: { activity: "Comercio minorista", commune: "Ñuñoa", city: "Santiago" }, metadata: { crm: "42" } }),
+      body: chileanCustomer({
+        name: "Cliente Original SpA",
+        phone: "+56 2 2345 6789",
+        tax_settings: { activity: "Comercio minorista", commune: "Ñuñoa", city: "Santiago" },
+        metadata: { crm: "42" },
+      }),
     });
     expect(created.status, created.text).toBe(201);
     customer = created.body.id;
-    expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { activity_codes: ["620200"], city: "Santiago", resolution_number: 80, resolution_date: "2014-08-22" } })).status).toBe(200);
+    expect(
+      (
+        await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
+          body: { activity_codes: ["620200"], city: "Santiago", resolution_number: 80, resolution_date: "2014-08-22" },
+        })
+      ).status,
+    ).toBe(200);
 
-    const invoice = await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "Consultoría", quantity: 2, amount: 1000 }] } });
+    const invoice = await s.rest("POST", "/v1/invoices/", {
+      body: { customer, document: "CL33", lines: [{ name: "Consultoría", quantity: 2, amount: 1000 }] },
+    });
     expect(invoice.status, invoice.text).toBe(201);
     ids.invoice = invoice.body.id;
     expect((await s.rest("GET", `/v1/invoices/${ids.invoice}/finalize/`)).status).toBe(200);
-    const order = await s.rest("POST", "/v1/orders/", { body: { customer, shipping_type: "1", address: "Camino Lo Boza 120", lines: [{ name: "Cajas", quantity: 2, amount: 1000 }] } });
+    const order = await s.rest("POST", "/v1/orders/", {
+      body: {
+        customer,
+        shipping_type: "1",
+        address: "Camino Lo Boza 120",
+        lines: [{ name: "Cajas", quantity: 2, amount: 1000 }],
+      },
+    });
     expect(order.status, order.text).toBe(201);
     ids.order = order.body.id;
     expect((await s.rest("GET", `/v1/orders/${ids.order}/finalize/`)).status).toBe(200);
-    const note = await s.rest("POST", "/v1/creditnotes/", { body: { invoice: ids.invoice, lines: [{ name: "Devolución", amount: 500 }], note: "Producto dañado" } });
+    const note = await s.rest("POST", "/v1/creditnotes/", {
+      body: { invoice: ids.invoice, lines: [{ name: "Devolución", amount: 500 }], note: "Producto dañado" },
+    });
     expect(note.status, note.text).toBe(201);
     ids.creditNote = note.body.id;
     expect((await s.rest("GET", `/v1/creditnotes/${ids.creditNote}/finalize/`)).status).toBe(200);
-    const draft = await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "Borrador", amount: 100 }] } });
+    const draft = await s.rest("POST", "/v1/invoices/", {
+      body: { customer, document: "CL33", lines: [{ name: "Borrador", amount: 100 }] },
+    });
     ids.draft = draft.body.id;
 
     // the snapshot is the domain function's output for the rows as they were
     const row = await s.database.prisma.customer.findUniqueOrThrow({ where: { id: customer } });
     const { name } = await s.database.prisma.organization.findUniqueOrThrow({ where: { id: s.orgs.acme } });
     // the test key's settings (tax profile and branding are per mode)
-    const org = await s.database.prisma.organizationSettings.findUniqueOrThrow({ where: { organizationId_testMode: { organizationId: s.orgs.acme, testMode: true } } });
-    const expectedIssuer = issuerSnapshot({ name, businessName: org.businessName }, {
-      taxId: org.taxId,
-      businessName: org.taxBusinessName,
-      activity: org.taxActivity,
-      activityCodes: ["620200"],
-      address: org.taxAddress,
-      commune: org.taxCommune,
-      city: org.taxCity,
-      resolutionNumber: 80,
-      resolutionDate: "2014-08-22",
+    const org = await s.database.prisma.organizationSettings.findUniqueOrThrow({
+      where: { organizationId_testMode: { organizationId: s.orgs.acme, testMode: true } },
     });
+    const expectedIssuer = issuerSnapshot(
+      { name, businessName: org.businessName },
+      {
+        taxId: org.taxId,
+        businessName: org.taxBusinessName,
+        activity: org.taxActivity,
+        activityCodes: ["620200"],
+        address: org.taxAddress,
+        commune: org.taxCommune,
+        city: org.taxCity,
+        resolutionNumber: 80,
+        resolutionDate: "2014-08-22",
+      },
+    );
     for (const stored of [
       await s.database.prisma.invoice.findUniqueOrThrow({ where: { id: ids.invoice } }),
       await s.database.prisma.order.findUniqueOrThrow({ where: { id: ids.order } }),
@@ -107,10 +152,17 @@ describe("a finalized document reads what it was issued with", () => {
       expect(stored.customerSnapshot).toEqual(customerSnapshot(row));
       expect(stored.issuerSnapshot).toEqual(expectedIssuer);
     }
-    expect((await s.database.prisma.invoice.findUniqueOrThrow({ where: { id: ids.draft } })).customerSnapshot).toBeNull();
+    expect(
+      (await s.database.prisma.invoice.findUniqueOrThrow({ where: { id: ids.draft } })).customerSnapshot,
+    ).toBeNull();
 
     for (const kind of ["invoice", "order", "creditNote"] as const) before[kind] = await readDocument(kind, ids[kind]);
-    expect(JSON.parse(before.invoice.rest).customer).toMatchObject({ id: customer, name: "Cliente Original SpA", address: "Av. Siempre Viva 123", email: "pagos@cliente.cl" });
+    expect(JSON.parse(before.invoice.rest).customer).toMatchObject({
+      id: customer,
+      name: "Cliente Original SpA",
+      address: "Av. Siempre Viva 123",
+      email: "pagos@cliente.cl",
+    });
     expect(before.invoice.pdf).toContain("Cliente Original SpA");
     expect(before.invoice.pdf).toContain("Acme SpA");
     expect(before.invoice.pdf).toContain("Av. Providencia 1234, Providencia, Santiago");
@@ -119,11 +171,26 @@ describe("a finalized document reads what it was issued with", () => {
 
   it("renaming the customer and editing the tax profile changes none of them; a draft shows the new data", async () => {
     const renamed = await s.rest("PATCH", `/v1/customers/${customer}/`, {
-      body: { name: "Cliente Renombrado SpA", address: "Nueva Dirección 999", email: "nuevo@cliente.cl", state: "VS", tax_settings: { activity: "Otra actividad", commune: "Viña del Mar" }, metadata: { crm: "43" } },
+      body: {
+        name: "Cliente Renombrado SpA",
+        address: "Nueva Dirección 999",
+        email: "nuevo@cliente.cl",
+        state: "VS",
+        tax_settings: { activity: "Otra actividad", commune: "Viña del Mar" },
+        metadata: { crm: "43" },
+      },
     });
     expect(renamed.status, renamed.text).toBe(200);
     const profile = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
-      body: { business_name: "Acme Renombrada SpA", address: "Otra Calle 1", commune: "Las Condes", activity: "Otra actividad", activity_codes: ["631200"], resolution_number: 99, resolution_date: "2020-01-01" },
+      body: {
+        business_name: "Acme Renombrada SpA",
+        address: "Otra Calle 1",
+        commune: "Las Condes",
+        activity: "Otra actividad",
+        activity_codes: ["631200"],
+        resolution_number: 99,
+        resolution_date: "2020-01-01",
+      },
     });
     expect(profile.status, profile.text).toBe(200);
 
@@ -137,9 +204,17 @@ describe("a finalized document reads what it was issued with", () => {
     // the customer itself and a draft read live data
     expect((await s.rest("GET", `/v1/customers/${customer}/`)).body.name).toBe("Cliente Renombrado SpA");
     const draft = await s.rest("GET", `/v1/invoices/${ids.draft}/`);
-    expect(draft.body.customer).toMatchObject({ name: "Cliente Renombrado SpA", address: "Nueva Dirección 999", email: "nuevo@cliente.cl", state: "VS" });
+    expect(draft.body.customer).toMatchObject({
+      name: "Cliente Renombrado SpA",
+      address: "Nueva Dirección 999",
+      email: "nuevo@cliente.cl",
+      state: "VS",
+    });
     const draftGraphql = await graphqlDocument("invoice", ids.draft);
-    expect(draftGraphql.body.data.node.customer).toMatchObject({ name: "Cliente Renombrado SpA", taxSettings: { activity: "Otra actividad", commune: "Viña del Mar" } });
+    expect(draftGraphql.body.data.node.customer).toMatchObject({
+      name: "Cliente Renombrado SpA",
+      taxSettings: { activity: "Otra actividad", commune: "Viña del Mar" },
+    });
     expect(draftGraphql.body.data.node.issuer).toEqual({
       name: "Acme Renombrada SpA",
       taxId: "76042235-5",
@@ -159,7 +234,13 @@ describe("a finalized document reads what it was issued with", () => {
 
     // a finalized invoice's GraphQL shows the issued customer and issuer
     const issued = JSON.parse(before.invoice.graphql).data.node;
-    expect(issued.customer).toMatchObject({ name: "Cliente Original SpA", stateCode: "RM", state: { code: "RM" }, taxSettings: { activity: "Comercio minorista", commune: "Ñuñoa", city: "Santiago" }, metadata: { crm: "42" } });
+    expect(issued.customer).toMatchObject({
+      name: "Cliente Original SpA",
+      stateCode: "RM",
+      state: { code: "RM" },
+      taxSettings: { activity: "Comercio minorista", commune: "Ñuñoa", city: "Santiago" },
+      metadata: { crm: "42" },
+    });
     expect(issued.issuer).toMatchObject({ name: "Acme SpA", address: "Av. Providencia 1234", resolutionNumber: 80 });
   });
 
@@ -171,7 +252,11 @@ describe("a finalized document reads what it was issued with", () => {
       settings: { ...DEFAULT_SETTINGS, certificateEncryptionKey },
       baseUrl: s.url,
     } as unknown as Parameters<typeof renderAttachment>[0];
-    for (const [kind, id] of [["invoice", ids.invoice], ["order", ids.order], ["credit_note", ids.creditNote]] as const) {
+    for (const [kind, id] of [
+      ["invoice", ids.invoice],
+      ["order", ids.order],
+      ["credit_note", ids.creditNote],
+    ] as const) {
       const attachment = await renderAttachment(ctx, kind, id);
       const text = await pdfText(attachment!.content.toString("base64"));
       expect(text).toBe(before[kind === "credit_note" ? "creditNote" : kind].pdf);
@@ -189,21 +274,48 @@ describe("a document issued to SII prints its DTE's parties", () => {
   }
 
   it("PDF receiver and issuer fields equal the stored DTE's, before and after the customer and profile change", async () => {
-    const profile = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { business_name: "Acme “Emisora” SpA", activity: "Servicios informáticos", activity_codes: ["620200"], address: "Av. Providencia 1234", commune: "Providencia", city: "Santiago", resolution_number: 0, resolution_date: "2026-01-15" } });
+    const profile = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
+      body: {
+        business_name: "Acme “Emisora” SpA",
+        activity: "Servicios informáticos",
+        activity_codes: ["620200"],
+        address: "Av. Providencia 1234",
+        commune: "Providencia",
+        city: "Santiago",
+        resolution_number: 0,
+        resolution_date: "2026-01-15",
+      },
+    });
     expect(profile.status, profile.text).toBe(200);
     const certificate = generatePkcs12({ rut: "12345678-5" });
-    expect((await s.rest("POST", "/v1/billers/built_in/certificates/", { body: { file: certificate.file.toString("base64"), password: certificate.password } })).status).toBe(201);
+    expect(
+      (
+        await s.rest("POST", "/v1/billers/built_in/certificates/", {
+          body: { file: certificate.file.toString("base64"), password: certificate.password },
+        })
+      ).status,
+    ).toBe(201);
     // folios after the numbers the first part used
     const caf = generateCaf({ rut: RUT, type: 33, from: 11, to: 20, authorizedOn });
-    const uploaded = await s.rest("POST", "/v1/billers/built_in/cafs/", { body: { file: caf.file.toString("base64") } });
+    const uploaded = await s.rest("POST", "/v1/billers/built_in/cafs/", {
+      body: { file: caf.file.toString("base64") },
+    });
     expect(uploaded.status, uploaded.text).toBe(201);
     // typographic quotes and a dash: the DTE carries SII's text (straight quotes, "-"), and so must the PDF
     const customer = (
       await s.rest("POST", "/v1/customers/", {
-        body: chileanCustomer({ name: "Cliente “Comillas” — Ñandú SpA", address: "Los Aromos 55, depto. 3", tax_settings: { activity: "Venta al por menor", commune: "Ñuñoa", city: "Santiago" } }),
+        body: chileanCustomer({
+          name: "Cliente “Comillas” — Ñandú SpA",
+          address: "Los Aromos 55, depto. 3",
+          tax_settings: { activity: "Venta al por menor", commune: "Ñuñoa", city: "Santiago" },
+        }),
       })
     ).body.id;
-    const draft = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "Consultoría", amount: 1000 }] } })).body;
+    const draft = (
+      await s.rest("POST", "/v1/invoices/", {
+        body: { customer, document: "CL33", lines: [{ name: "Consultoría", amount: 1000 }] },
+      })
+    ).body;
     const finalized = await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`);
     expect(finalized.status, finalized.text).toBe(200);
     expect(finalized.body.local_file).toBeTruthy();
@@ -211,7 +323,21 @@ describe("a document issued to SII prints its DTE's parties", () => {
     const xml = Buffer.from(await file.arrayBuffer()).toString("latin1");
 
     const dte = Object.fromEntries(
-      ["RUTEmisor", "RznSoc", "GiroEmis", "DirOrigen", "CmnaOrigen", "CiudadOrigen", "RUTRecep", "RznSocRecep", "GiroRecep", "CorreoRecep", "DirRecep", "CmnaRecep", "CiudadRecep"].map((n) => [n, element(xml, n)]),
+      [
+        "RUTEmisor",
+        "RznSoc",
+        "GiroEmis",
+        "DirOrigen",
+        "CmnaOrigen",
+        "CiudadOrigen",
+        "RUTRecep",
+        "RznSocRecep",
+        "GiroRecep",
+        "CorreoRecep",
+        "DirRecep",
+        "CmnaRecep",
+        "CiudadRecep",
+      ].map((n) => [n, element(xml, n)]),
     );
     expect(dte).toEqual({
       RUTEmisor: RUT,
@@ -249,11 +375,22 @@ describe("a document issued to SII prints its DTE's parties", () => {
 
     // the snapshot agrees with the DTE it was built from
     const stored = await s.database.prisma.invoice.findUniqueOrThrow({ where: { id: draft.id } });
-    expect(stored.customerSnapshot).toMatchObject({ name: "Cliente “Comillas” — Ñandú SpA", taxId: "76042235-5", address: "Los Aromos 55, depto. 3" });
-    expect(stored.issuerSnapshot).toMatchObject({ businessName: "Acme “Emisora” SpA", taxId: RUT, resolutionNumber: 0, resolutionDate: "2026-01-15" });
+    expect(stored.customerSnapshot).toMatchObject({
+      name: "Cliente “Comillas” — Ñandú SpA",
+      taxId: "76042235-5",
+      address: "Los Aromos 55, depto. 3",
+    });
+    expect(stored.issuerSnapshot).toMatchObject({
+      businessName: "Acme “Emisora” SpA",
+      taxId: RUT,
+      resolutionNumber: 0,
+      resolutionDate: "2026-01-15",
+    });
 
     await s.rest("PATCH", `/v1/customers/${customer}/`, { body: { name: "Otro Nombre SpA", address: "Otra 1" } });
-    await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { business_name: "Acme Cambiada SpA", address: "Otra Calle 2" } });
+    await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
+      body: { business_name: "Acme Cambiada SpA", address: "Otra Calle 2" },
+    });
     expect(await pdfOf()).toBe(text);
   });
 });

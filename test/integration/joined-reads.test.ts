@@ -20,10 +20,21 @@ beforeAll(async () => {
   const clone = await cloneTemplate(inject("template"));
   drop = clone.drop;
   database = await createDatabase(clone.target, { onStatement: (sql) => statements.push(sql) });
-  organizationId = (await createApiKey(database.prisma, { organizationName: "Joined SpA", email: "ops@joined.cl", mode: "test" })).organization;
+  organizationId = (
+    await createApiKey(database.prisma, { organizationName: "Joined SpA", email: "ops@joined.cl", mode: "test" })
+  ).organization;
   const prisma = database.prisma;
   await prisma.customer.create({
-    data: { id: ids.customer, organizationId, testMode: true, name: "Cliente", countryId: "CL", currencyId: "CLP", contacts: [{ name: "Ana" }], metadata: { plan: "gold", n: 1 } },
+    data: {
+      id: ids.customer,
+      organizationId,
+      testMode: true,
+      name: "Cliente",
+      countryId: "CL",
+      currencyId: "CLP",
+      contacts: [{ name: "Ana" }],
+      metadata: { plan: "gold", n: 1 },
+    },
   });
   for (let i = 0; i < 3; i++) {
     const id = `inv_joinedReads00000000000${i}`;
@@ -46,13 +57,30 @@ beforeAll(async () => {
         total: new Prisma.Decimal("0.000001"),
         metadata: { i },
         lines: {
-          create: [2, 0, 1].map((position) => ({ id: `lin_joinedReads${i}${position}0000000000`, position, name: `line ${position}`, quantity: new Prisma.Decimal("99999999999999.999999"), amount: new Prisma.Decimal(position) })),
+          create: [2, 0, 1].map((position) => ({
+            id: `lin_joinedReads${i}${position}0000000000`,
+            position,
+            name: `line ${position}`,
+            quantity: new Prisma.Decimal("99999999999999.999999"),
+            amount: new Prisma.Decimal(position),
+          })),
         },
       },
     });
   }
   await prisma.payment.create({
-    data: { id: "pay_joinedReads00000000001", organizationId, testMode: true, customerId: ids.customer, invoiceId: ids.invoices[1], currencyId: "CLP", amount: new Prisma.Decimal("1.5"), status: "succeeded", date: new Date("2026-11-20"), userEmail: "ops@joined.cl" },
+    data: {
+      id: "pay_joinedReads00000000001",
+      organizationId,
+      testMode: true,
+      customerId: ids.customer,
+      invoiceId: ids.invoices[1],
+      currencyId: "CLP",
+      amount: new Prisma.Decimal("1.5"),
+      status: "succeeded",
+      date: new Date("2026-11-20"),
+      userEmail: "ops@joined.cl",
+    },
   });
 });
 afterAll(async () => {
@@ -75,7 +103,11 @@ const INVOICE_TREE = {
   documentType: true,
   currency: true,
   lines: { orderBy: { position: "asc" as const } },
-  payments: { where: { status: "succeeded" }, orderBy: { createdAt: "asc" as const }, include: { source: true, customer: { select: { id: true } }, invoice: { select: { id: true } } } },
+  payments: {
+    where: { status: "succeeded" },
+    orderBy: { createdAt: "asc" as const },
+    include: { source: true, customer: { select: { id: true } }, invoice: { select: { id: true } } },
+  },
 };
 
 describe("joined reads", () => {
@@ -87,12 +119,18 @@ describe("joined reads", () => {
     const invoice = r.joined!;
     expect(invoice.amount).toBeInstanceOf(Prisma.Decimal);
     expect(invoice.amount.toFixed()).toBe("12345678901234.123457");
-    expect(invoice.lines.map((l) => [l.position, l.quantity.toFixed()])).toEqual([[0, "99999999999999.999999"], [1, "99999999999999.999999"], [2, "99999999999999.999999"]]);
+    expect(invoice.lines.map((l) => [l.position, l.quantity.toFixed()])).toEqual([
+      [0, "99999999999999.999999"],
+      [1, "99999999999999.999999"],
+      [2, "99999999999999.999999"],
+    ]);
     expect(invoice.date).toEqual(new Date("2026-11-02T00:00:00Z"));
     expect(invoice.createdAt).toBeInstanceOf(Date);
     expect(invoice.customer.metadata).toEqual({ plan: "gold", n: 1 });
     expect(invoice.customer.state).toBeNull();
-    expect(invoice.payments.map((p) => [p.amount.toFixed(), p.source, p.invoice?.id])).toEqual([["1.5", null, ids.invoices[1]]]);
+    expect(invoice.payments.map((p) => [p.amount.toFixed(), p.source, p.invoice?.id])).toEqual([
+      ["1.5", null, ids.invoices[1]],
+    ]);
   });
 
   it("findMany with a select tree, order, take and skip: one statement, equal to Prisma's", async () => {
@@ -101,7 +139,14 @@ describe("joined reads", () => {
       orderBy: [{ date: "desc" as const }, { id: "asc" as const }],
       take: 2,
       skip: 1,
-      select: { id: true, date: true, dueDate: true, amount: true, customer: { select: { name: true, country: { select: { name: true } } } }, lines: { take: 2, orderBy: { position: "desc" as const }, select: { name: true, amount: true } } },
+      select: {
+        id: true,
+        date: true,
+        dueDate: true,
+        amount: true,
+        customer: { select: { name: true, country: { select: { name: true } } } },
+        lines: { take: 2, orderBy: { position: "desc" as const }, select: { name: true, amount: true } },
+      },
     };
     const r = await both((p) => p.invoice.findMany(args));
     expect(r.joined).toEqual(r.own);
@@ -111,7 +156,11 @@ describe("joined reads", () => {
   });
 
   it("a where it does not translate (dates): the ids by Prisma, then one joined read, in Prisma's order", async () => {
-    const args = { where: { organizationId, date: { gte: new Date("2026-11-02") } }, orderBy: { date: "asc" as const }, include: { lines: { orderBy: { position: "desc" as const } }, customer: true } };
+    const args = {
+      where: { organizationId, date: { gte: new Date("2026-11-02") } },
+      orderBy: { date: "asc" as const },
+      include: { lines: { orderBy: { position: "desc" as const } }, customer: true },
+    };
     const r = await both((p) => p.invoice.findMany(args));
     expect(r.joined).toEqual(r.own);
     expect(r.joined.map((i) => i.id)).toEqual([ids.invoices[1], ids.invoices[2]]);
@@ -119,7 +168,11 @@ describe("joined reads", () => {
   });
 
   it("a findUnique whose where it does not translate: Prisma's findUnique of the id, then the joined read", async () => {
-    const read = (p: Database["prisma"], from: string) => p.invoice.findUnique({ where: { id: ids.invoices[2], date: { gte: new Date(from) } }, include: { customer: true } });
+    const read = (p: Database["prisma"], from: string) =>
+      p.invoice.findUnique({
+        where: { id: ids.invoices[2], date: { gte: new Date(from) } },
+        include: { customer: true },
+      });
     const r = await both((p) => read(p, "2026-11-01"));
     expect(r.joined).toEqual(r.own);
     expect(r.joined?.customer.id).toBe(ids.customer);
@@ -129,30 +182,51 @@ describe("joined reads", () => {
   });
 
   it("findUnique by id in one tick: one statement for all, each its own copy", async () => {
-    const r = await both((p) => Promise.all(ids.invoices.map((id) => p.invoice.findUnique({ where: { id }, include: { lines: true } }))));
+    const r = await both((p) =>
+      Promise.all(ids.invoices.map((id) => p.invoice.findUnique({ where: { id }, include: { lines: true } }))),
+    );
     // without an orderBy neither promises an order of the lines: the same lines
-    const byId = (rows: typeof r.joined) => rows.map((i) => ({ ...i!, lines: [...i!.lines].sort((a, b) => a.id.localeCompare(b.id)) }));
+    const byId = (rows: typeof r.joined) =>
+      rows.map((i) => ({ ...i!, lines: [...i!.lines].sort((a, b) => a.id.localeCompare(b.id)) }));
     expect(byId(r.joined)).toEqual(byId(r.own));
     expect(r.joinedStatements).toHaveLength(1);
-    const twice = await Promise.all([database.prisma.invoice.findUnique({ where: { id: ids.invoices[0] }, include: { lines: true } }), database.prisma.invoice.findUnique({ where: { id: ids.invoices[0] }, include: { lines: true } })]);
+    const twice = await Promise.all([
+      database.prisma.invoice.findUnique({ where: { id: ids.invoices[0] }, include: { lines: true } }),
+      database.prisma.invoice.findUnique({ where: { id: ids.invoices[0] }, include: { lines: true } }),
+    ]);
     expect(twice[0]).toEqual(twice[1]);
     expect(twice[0]).not.toBe(twice[1]);
   });
 
   it("OrThrow reads: Prisma's P2025 error for a missing row", async () => {
-    const missing = (p: Database["prisma"]) => p.invoice.findUniqueOrThrow({ where: { id: "inv_missing" }, include: { lines: true } }).catch((e) => [e.constructor.name, e.code]);
+    const missing = (p: Database["prisma"]) =>
+      p.invoice
+        .findUniqueOrThrow({ where: { id: "inv_missing" }, include: { lines: true } })
+        .catch((e) => [e.constructor.name, e.code]);
     const r = await both(missing);
     expect(r.joined).toEqual(["PrismaClientKnownRequestError", "P2025"]);
     expect(r.joined).toEqual(r.own);
-    const first = await both((p) => p.invoice.findFirstOrThrow({ where: { organizationId, customerId: "cus_none" }, include: { lines: true } }).catch((e) => e.code));
+    const first = await both((p) =>
+      p.invoice
+        .findFirstOrThrow({ where: { organizationId, customerId: "cus_none" }, include: { lines: true } })
+        .catch((e) => e.code),
+    );
     expect(first.joined).toBe("P2025");
   });
 
   it("what it does not translate is Prisma's own read: relation counts, string filters", async () => {
-    const counted = await both((p) => p.invoice.findMany({ where: { organizationId }, include: { _count: { select: { lines: true } }, customer: true }, orderBy: { id: "asc" } }));
+    const counted = await both((p) =>
+      p.invoice.findMany({
+        where: { organizationId },
+        include: { _count: { select: { lines: true } }, customer: true },
+        orderBy: { id: "asc" },
+      }),
+    );
     expect(counted.joined).toEqual(counted.own);
     expect(counted.joined[0]._count.lines).toBe(3);
-    const contains = await both((p) => p.customer.findMany({ where: { organizationId, name: { contains: "lien" } }, include: { country: true } }));
+    const contains = await both((p) =>
+      p.customer.findMany({ where: { organizationId, name: { contains: "lien" } }, include: { country: true } }),
+    );
     expect(contains.joined).toEqual(contains.own);
     expect(contains.joined).toHaveLength(1);
   });
@@ -161,7 +235,10 @@ describe("joined reads", () => {
     const seen = await database.prisma.$transaction(async (tx) => {
       await tx.invoiceLine.update({ where: { id: `lin_joinedReads000000000000` }, data: { name: "renamed in tx" } });
       statements.length = 0;
-      const invoice = await tx.invoice.findUnique({ where: { id: ids.invoices[0] }, include: { lines: { orderBy: { position: "asc" } } } });
+      const invoice = await tx.invoice.findUnique({
+        where: { id: ids.invoices[0] },
+        include: { lines: { orderBy: { position: "asc" } } },
+      });
       return { names: invoice!.lines.map((l) => l.name), sent: [...statements] };
     });
     expect(seen.names).toEqual(["renamed in tx", "line 1", "line 2"]);

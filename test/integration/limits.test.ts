@@ -14,7 +14,11 @@ import { createLogger } from "../../src/infra/logger.js";
 import { createApp } from "../../src/server.js";
 
 async function graphql(url: string, query: string, headers: Record<string, string> = {}) {
-  const res = await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ query }) });
+  const res = await fetch(`${url}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ query }),
+  });
   return { status: res.status, headers: res.headers, body: await res.json() };
 }
 
@@ -26,14 +30,18 @@ describe("GraphQL limits", () => {
   beforeAll(async () => {
     s = await startTestServer();
     const customer = await s.rest("POST", "/v1/customers/", { body: chileanCustomer() });
-    const created = await s.rest("POST", "/v1/invoices/", { body: { customer: customer.body.id, document: "CL33", lines: [{ name: "Plan", quantity: 1, amount: 1000 }] } });
+    const created = await s.rest("POST", "/v1/invoices/", {
+      body: { customer: customer.body.id, document: "CL33", lines: [{ name: "Plan", quantity: 1, amount: 1000 }] },
+    });
     expect(created.status).toBe(201);
     invoice = created.body.id;
   });
   afterAll(async () => s?.close());
 
   it("refuse the 500-alias PDF query and the 2000-alias node query with query_too_complex before any database query", async () => {
-    const pdfs = Array.from({ length: 500 }, (_, i) => `a${i}: node(id: "${invoice}") { ... on Invoice { pdf } }`).join(" ");
+    const pdfs = Array.from({ length: 500 }, (_, i) => `a${i}: node(id: "${invoice}") { ... on Invoice { pdf } }`).join(
+      " ",
+    );
     const nodes = Array.from({ length: 2000 }, (_, i) => `a${i}: node(id: "${invoice}") { id }`).join(" ");
     for (const query of [`{ ${pdfs} }`, `{ ${nodes} }`]) {
       s.queries.length = 0;
@@ -59,14 +67,22 @@ describe("GraphQL limits", () => {
       [`{ node(id: "x") { id ${directives} } }`, /^Directives limit of 20 exceeded, found 21/],
       [`{ ${pdf("a")} ${pdf("b")} ${pdf("c")} }`, /^The query costs 3003, more than the limit of 3000/],
       [`{ invoices(first: 5) { edges { node { pdf } } } }`, /^The query costs \d+, more than the limit of 3000/],
-      [`{ a: invoices(first: 100) { edges { node { id lines { id } } } } b: invoices(first: 100) { edges { node { id lines { id } } } } }`, /^The query reads up to 1200 rows, more than the limit of 1000/],
+      [
+        `{ a: invoices(first: 100) { edges { node { id lines { id } } } } b: invoices(first: 100) { edges { node { id lines { id } } } } }`,
+        /^The query reads up to 1200 rows, more than the limit of 1000/,
+      ],
     ];
     expect((await s.graphql(`{ ${aliases} }`)).body.errors).toBeUndefined();
     for (const [query, message] of cases) {
       s.queries.length = 0;
       const res = await s.graphql(query);
       expect(res.body.data).toBeUndefined();
-      expect(res.body.errors, JSON.stringify(res.body)).toContainEqual(expect.objectContaining({ message: expect.stringMatching(message), extensions: expect.objectContaining({ code: "query_too_complex" }) }));
+      expect(res.body.errors, JSON.stringify(res.body)).toContainEqual(
+        expect.objectContaining({
+          message: expect.stringMatching(message),
+          extensions: expect.objectContaining({ code: "query_too_complex" }),
+        }),
+      );
       expect(s.queries.filter((q) => !q.startsWith("ApiKey."))).toEqual([]);
     }
   });
@@ -78,7 +94,8 @@ describe("GraphQL limits", () => {
     const ok = await s.graphql(page);
     expect(ok.body.errors).toBeUndefined();
     expect(ok.body.data.invoices.edges.map((e: any) => e.node.id)).toEqual([invoice]);
-    const counts = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `c${i}: invoices(first: 0) { totalCount }`).join(" ")} }`;
+    const counts = (n: number) =>
+      `{ ${Array.from({ length: n }, (_, i) => `c${i}: invoices(first: 0) { totalCount }`).join(" ")} }`;
     const five = await s.graphql(counts(5));
     expect(five.body.errors).toBeUndefined();
     expect(five.body.data.c4.totalCount).toBe(1);
@@ -90,26 +107,43 @@ describe("GraphQL limits", () => {
   });
 
   it("render two PDFs in one request", async () => {
-    const res = await s.graphql(`{ a: node(id: "${invoice}") { ... on Invoice { pdf } } b: node(id: "${invoice}") { ... on Invoice { pdf } } }`);
+    const res = await s.graphql(
+      `{ a: node(id: "${invoice}") { ... on Invoice { pdf } } b: node(id: "${invoice}") { ... on Invoice { pdf } } }`,
+    );
     expect(res.body.errors).toBeUndefined();
-    for (const alias of ["a", "b"]) expect(Buffer.from(res.body.data[alias].pdf, "base64").subarray(0, 5).toString()).toBe("%PDF-");
+    for (const alias of ["a", "b"])
+      expect(Buffer.from(res.body.data[alias].pdf, "base64").subarray(0, 5).toString()).toBe("%PDF-");
   });
 
   it("take at most 100 ids in nodes(ids:), as literals or variables", async () => {
-    const ids = (n: number) => Array.from({ length: n }, (_, i) => (i === 0 ? invoice : `inv_${String(i).padStart(24, "0")}`));
+    const ids = (n: number) =>
+      Array.from({ length: n }, (_, i) => (i === 0 ? invoice : `inv_${String(i).padStart(24, "0")}`));
     const ok = await s.graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: ids(100) });
     expect(ok.body.errors).toBeUndefined();
     expect(ok.body.data.nodes).toHaveLength(100);
     expect(ok.body.data.nodes[0]).toEqual({ id: invoice });
     const over = await s.graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: ids(101) });
-    expect(over.body.errors).toEqual([expect.objectContaining({ message: "ids: at most 100 ids per request (got 101)", extensions: { code: "validation_error", fields: { ids: ["at most 100 ids per request (got 101)"] } } })]);
-    const literal = await s.graphql(`{ nodes(ids: [${ids(101).map((id) => `"${id}"`).join(",")}]) { id } }`);
+    expect(over.body.errors).toEqual([
+      expect.objectContaining({
+        message: "ids: at most 100 ids per request (got 101)",
+        extensions: { code: "validation_error", fields: { ids: ["at most 100 ids per request (got 101)"] } },
+      }),
+    ]);
+    const literal = await s.graphql(
+      `{ nodes(ids: [${ids(101)
+        .map((id) => `"${id}"`)
+        .join(",")}]) { id } }`,
+    );
     expect(codes(literal.body)).toEqual(["validation_error"]);
   });
 
   it("the REST adapter still reads lists and PDFs through the same limits", async () => {
     // the costliest documents of the adapter (nested lists under a page of 100), at the largest page
-    for (const path of ["/v1/subscriptions/?page_size=100", "/v1/products/?page_size=100", "/v1/customers/?page_size=100"]) {
+    for (const path of [
+      "/v1/subscriptions/?page_size=100",
+      "/v1/products/?page_size=100",
+      "/v1/customers/?page_size=100",
+    ]) {
       const list = await s.rest("GET", path);
       expect(list.status, list.text).toBe(200);
     }
@@ -138,11 +172,16 @@ describe("time budget of a query", () => {
 
   it("stops a query past its budget with request_timeout (503 on REST) and leaves mutations whole", async () => {
     const res = await s.graphql("{ customers { totalCount edges { node { id } } } }");
-    expect(res.body).toEqual({ data: null, errors: [expect.objectContaining({ extensions: { code: "request_timeout" } })] });
+    expect(res.body).toEqual({
+      data: null,
+      errors: [expect.objectContaining({ extensions: { code: "request_timeout" } })],
+    });
     expect(res.body.errors[0].message).toMatch(/^The query ran longer than its time budget of 0 ms/);
     const rest = await s.rest("GET", "/v1/customers/");
     expect([rest.status, rest.body.error.code]).toEqual([503, "request_timeout"]);
-    const created = await s.graphql(`mutation { createCustomer(input: { name: "Cliente SpA", country: "CL" }) { id name } }`);
+    const created = await s.graphql(
+      `mutation { createCustomer(input: { name: "Cliente SpA", country: "CL" }) { id name } }`,
+    );
     expect(created.body.errors).toBeUndefined();
     expect(created.body.data.createCustomer.name).toBe("Cliente SpA");
     expect(await s.database.prisma.customer.count({ where: { id: created.body.data.createCustomer.id } })).toBe(1);
@@ -154,7 +193,15 @@ describe("rate limits", () => {
   let proxied: TestServer;
   beforeAll(async () => {
     [s, proxied] = await Promise.all([
-      startTestServer({ settings: { rateLimitRequests: 3, rateLimitWindowSeconds: 3600, rateLimitBurst: 2, authFailureLimit: 3, authFailureWindowSeconds: 3600 } }),
+      startTestServer({
+        settings: {
+          rateLimitRequests: 3,
+          rateLimitWindowSeconds: 3600,
+          rateLimitBurst: 2,
+          authFailureLimit: 3,
+          authFailureWindowSeconds: 3600,
+        },
+      }),
       startTestServer({ settings: { authFailureLimit: 2, authFailureWindowSeconds: 3600, trustProxy: true } }),
     ]);
   });
@@ -168,11 +215,17 @@ describe("rate limits", () => {
     // the burst bucket refills within a minute (docs/limits.md), so that is when a request may succeed again
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(60);
-    expect(await res.json()).toEqual({ error: { code: "rate_limited", message: `Too many requests for this API key; retry in ${retryAfter} s.` } });
+    expect(await res.json()).toEqual({
+      error: { code: "rate_limited", message: `Too many requests for this API key; retry in ${retryAfter} s.` },
+    });
     const gql = await graphql(s.url, "{ customers { totalCount } }", { authorization: `Bearer ${s.keys.acme}` });
     expect(gql.status).toBe(429);
     expect(Number(gql.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect(gql.body).toEqual({ errors: [{ message: expect.stringMatching(/^Too many requests for this API key/), extensions: { code: "rate_limited" } }] });
+    expect(gql.body).toEqual({
+      errors: [
+        { message: expect.stringMatching(/^Too many requests for this API key/), extensions: { code: "rate_limited" } },
+      ],
+    });
     expect((await s.rest("GET", "/v1/customers/", { key: s.keys.other })).status).toBe(200);
     // health answers are not limited
     expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
@@ -180,21 +233,33 @@ describe("rate limits", () => {
 
   it("refuse every request of an address after its failed authentications, ignoring X-Forwarded-For unless TRUST_PROXY", async () => {
     const wrong = (url: string, forwardedFor?: string) =>
-      fetch(`${url}/v1/customers/`, { headers: { authorization: "Bearer sk_test_wrongwrongwrongwrongwrong", ...(forwardedFor ? { "x-forwarded-for": forwardedFor } : {}) } });
+      fetch(`${url}/v1/customers/`, {
+        headers: {
+          authorization: "Bearer sk_test_wrongwrongwrongwrongwrong",
+          ...(forwardedFor ? { "x-forwarded-for": forwardedFor } : {}),
+        },
+      });
     // no key at all is not a failed authentication
     for (let i = 0; i < 5; i++) expect((await fetch(`${s.url}/v1/customers/`)).status).toBe(401);
     for (let i = 0; i < 3; i++) expect((await wrong(s.url, `10.0.0.${i}`)).status).toBe(401);
-    const blocked = await fetch(`${s.url}/v1/customers/`, { headers: { authorization: `Bearer ${s.keys.other}`, "x-forwarded-for": "10.0.0.99" } });
+    const blocked = await fetch(`${s.url}/v1/customers/`, {
+      headers: { authorization: `Bearer ${s.keys.other}`, "x-forwarded-for": "10.0.0.99" },
+    });
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(3000);
-    expect((await blocked.json()).error).toEqual({ code: "rate_limited", message: expect.stringMatching(/^Too many failed authentications from this address/) });
+    expect((await blocked.json()).error).toEqual({
+      code: "rate_limited",
+      message: expect.stringMatching(/^Too many failed authentications from this address/),
+    });
     const gql = await graphql(s.url, "{ customers { totalCount } }", { authorization: `Bearer ${s.keys.other}` });
     expect([gql.status, codes(gql.body)]).toEqual([429, ["rate_limited"]]);
 
     // behind a trusted proxy the address is X-Forwarded-For's last entry
     for (let i = 0; i < 2; i++) expect((await wrong(proxied.url, "203.0.113.7, 198.51.100.1")).status).toBe(401);
     expect((await wrong(proxied.url, "203.0.113.7, 198.51.100.1")).status).toBe(429);
-    const elsewhere = await fetch(`${proxied.url}/v1/customers/`, { headers: { authorization: `Bearer ${proxied.keys.acme}`, "x-forwarded-for": "198.51.100.1, 198.51.100.2" } });
+    const elsewhere = await fetch(`${proxied.url}/v1/customers/`, {
+      headers: { authorization: `Bearer ${proxied.keys.acme}`, "x-forwarded-for": "198.51.100.1, 198.51.100.2" },
+    });
     expect(elsewhere.status).toBe(200);
   });
 });
@@ -203,7 +268,10 @@ describe("hardening", () => {
   let s: TestServer;
   let open: TestServer;
   beforeAll(async () => {
-    [s, open] = await Promise.all([startTestServer(), startTestServer({ settings: { corsOrigins: ["https://app.example.com"], metricsToken: undefined } })]);
+    [s, open] = await Promise.all([
+      startTestServer(),
+      startTestServer({ settings: { corsOrigins: ["https://app.example.com"], metricsToken: undefined } }),
+    ]);
   });
   afterAll(async () => Promise.all([s?.close(), open?.close()]));
 
@@ -211,7 +279,11 @@ describe("hardening", () => {
     const answers = await Promise.all([
       fetch(`${s.url}/v1/customers/`, { headers: { authorization: `Bearer ${s.keys.acme}` } }),
       fetch(`${s.url}/v1/customers/`),
-      fetch(`${s.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"query":"{ __typename }"}' }),
+      fetch(`${s.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"query":"{ __typename }"}',
+      }),
       fetch(`${s.url}/healthz`),
       fetch(`${s.url}/readyz`),
       fetch(`${s.url}/metrics`),
@@ -225,23 +297,37 @@ describe("hardening", () => {
       expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
       await res.arrayBuffer();
     }
-    expect(answers[0].headers.get("content-security-policy")).toBe("default-src 'none'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'; form-action 'none'");
+    expect(answers[0].headers.get("content-security-policy")).toBe(
+      "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'; form-action 'none'",
+    );
     const checkout = answers[6];
     expect(checkout.status).toBe(404);
     expect(checkout.headers.get("content-type")).toMatch(/^text\/html/);
-    expect(checkout.headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; object-src 'none'");
+    expect(checkout.headers.get("content-security-policy")).toBe(
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
+    );
   });
 
   it("answers no CORS by default and only the allow-listed origin when configured", async () => {
     const origin = { origin: "https://app.example.com" };
-    const preflight = { ...origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" };
-    const plain = await fetch(`${s.url}/graphql`, { method: "POST", headers: { ...origin, "content-type": "application/json" }, body: '{"query":"{ __typename }"}' });
+    const preflight = {
+      ...origin,
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "authorization, content-type",
+    };
+    const plain = await fetch(`${s.url}/graphql`, {
+      method: "POST",
+      headers: { ...origin, "content-type": "application/json" },
+      body: '{"query":"{ __typename }"}',
+    });
     expect(plain.headers.get("access-control-allow-origin")).toBeNull();
     const pre = await fetch(`${s.url}/graphql`, { method: "OPTIONS", headers: preflight });
     expect(pre.headers.get("access-control-allow-origin")).toBeNull();
     expect(pre.headers.get("access-control-allow-headers")).toBeNull();
 
-    const allowed = await fetch(`${open.url}/v1/customers/`, { headers: { ...origin, authorization: `Bearer ${open.keys.acme}` } });
+    const allowed = await fetch(`${open.url}/v1/customers/`, {
+      headers: { ...origin, authorization: `Bearer ${open.keys.acme}` },
+    });
     expect(allowed.status).toBe(200);
     expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
     expect(allowed.headers.get("access-control-allow-credentials")).toBeNull();
@@ -249,9 +335,14 @@ describe("hardening", () => {
     expect(allowedPre.status).toBe(204);
     expect(allowedPre.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
     expect(allowedPre.headers.get("access-control-allow-headers")).toContain("Authorization");
-    const other = await fetch(`${open.url}/v1/customers/`, { headers: { origin: "https://evil.example.com", authorization: `Bearer ${open.keys.acme}` } });
+    const other = await fetch(`${open.url}/v1/customers/`, {
+      headers: { origin: "https://evil.example.com", authorization: `Bearer ${open.keys.acme}` },
+    });
     expect(other.headers.get("access-control-allow-origin")).toBeNull();
-    const otherPre = await fetch(`${open.url}/graphql`, { method: "OPTIONS", headers: { ...preflight, origin: "https://evil.example.com" } });
+    const otherPre = await fetch(`${open.url}/graphql`, {
+      method: "OPTIONS",
+      headers: { ...preflight, origin: "https://evil.example.com" },
+    });
     expect(otherPre.headers.get("access-control-allow-origin")).toBeNull();
   });
 
@@ -279,7 +370,9 @@ describe("hardening", () => {
       const anyone = await app.handle(new Request("http://localhost/readyz"));
       expect(anyone.status).toBe(503);
       expect(await anyone.json()).toEqual({ status: "not_ready", detail: "database unreachable" });
-      const operator = await app.handle(new Request("http://localhost/readyz", { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } }));
+      const operator = await app.handle(
+        new Request("http://localhost/readyz", { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } }),
+      );
       expect(operator.status).toBe(503);
       expect((await operator.json()).detail).toMatch(/^database unreachable: ./);
     } finally {
@@ -294,7 +387,10 @@ describe("the event loop during database queries", () => {
     const { target, drop } = await cloneTemplate(inject("template"));
     const database = await createDatabase(target);
     try {
-      for (const run of [(sql: string) => database.prisma.$queryRawUnsafe(sql), (sql: string) => database.prisma.$transaction((tx) => tx.$queryRawUnsafe(sql))]) {
+      for (const run of [
+        (sql: string) => database.prisma.$queryRawUnsafe(sql),
+        (sql: string) => database.prisma.$transaction((tx) => tx.$queryRawUnsafe(sql)),
+      ]) {
         const order: string[] = [];
         setImmediate(() => order.push("callback"));
         await run("SELECT 1 AS one").then(() => order.push("rows"));

@@ -12,21 +12,27 @@ describe("numbering at finalize", () => {
     const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
-      const res = await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: `L${i}`, quantity: 1, amount: 1000 }] } });
+      const res = await s.rest("POST", "/v1/invoices/", {
+        body: { customer, document: "CL33", lines: [{ name: `L${i}`, quantity: 1, amount: 1000 }] },
+      });
       ids.push(res.body.id);
     }
     const results = await Promise.all(ids.map((id) => s.rest("GET", `/v1/invoices/${id}/finalize/`)));
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
     const numbers = results.map((r) => r.body.number).sort((a, b) => a - b);
     expect(numbers).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
-    const counter = await s.database.prisma.documentCounter.findFirstOrThrow({ where: { organizationId: s.orgs.acme, documentTypeId: "CL33", testMode: true } });
+    const counter = await s.database.prisma.documentCounter.findFirstOrThrow({
+      where: { organizationId: s.orgs.acme, documentTypeId: "CL33", testMode: true },
+    });
     expect(counter.lastNumber).toBe(20);
   });
 
   it("finalizing the same invoice concurrently numbers it once and refuses the rest with 409", async () => {
     const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
     const inv = (await s.rest("POST", "/v1/invoices/", { body: { customer, lines: [{ name: "x", amount: 1 }] } })).body;
-    const results = await Promise.all(Array.from({ length: 5 }, () => s.rest("GET", `/v1/invoices/${inv.id}/finalize/`)));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => s.rest("GET", `/v1/invoices/${inv.id}/finalize/`)),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(4);
   });
@@ -34,7 +40,9 @@ describe("numbering at finalize", () => {
   it("numbers per organization and mode independently", async () => {
     const mk = async (key: string) => {
       const customer = (await s.rest("POST", "/v1/customers/", { key, body: chileanCustomer() })).body.id;
-      const inv = (await s.rest("POST", "/v1/invoices/", { key, body: { customer, lines: [{ name: "x", amount: 1 }] } })).body;
+      const inv = (
+        await s.rest("POST", "/v1/invoices/", { key, body: { customer, lines: [{ name: "x", amount: 1 }] } })
+      ).body;
       return (await s.rest("GET", `/v1/invoices/${inv.id}/finalize/`, { key })).body.number;
     };
     expect(await mk(s.keys.other)).toBe(1);
@@ -43,7 +51,8 @@ describe("numbering at finalize", () => {
   it("live mode refuses a Chilean tax document before its SII set-up: 409 naming what to set up, nothing numbered", async () => {
     const key = s.keys.acmeLive;
     const customer = (await s.rest("POST", "/v1/customers/", { key, body: chileanCustomer() })).body.id;
-    const inv = (await s.rest("POST", "/v1/invoices/", { key, body: { customer, lines: [{ name: "x", amount: 1 }] } })).body;
+    const inv = (await s.rest("POST", "/v1/invoices/", { key, body: { customer, lines: [{ name: "x", amount: 1 }] } }))
+      .body;
     const res = await s.rest("GET", `/v1/invoices/${inv.id}/finalize/`, { key });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe("invalid_state");
@@ -55,7 +64,9 @@ describe("numbering at finalize", () => {
     );
     const after = (await s.rest("GET", `/v1/invoices/${inv.id}/`, { key })).body;
     expect([after.status, after.number, after.numbering]).toEqual(["draft", null, null]);
-    expect(await s.database.prisma.documentCounter.count({ where: { organizationId: s.orgs.acme, testMode: false } })).toBe(0);
+    expect(
+      await s.database.prisma.documentCounter.count({ where: { organizationId: s.orgs.acme, testMode: false } }),
+    ).toBe(0);
     // the same through GraphQL
     const gql = await s.graphql(`mutation($id: ID!) { finalizeInvoice(id: $id) { id } }`, { id: inv.id }, key);
     expect(gql.body.errors[0].extensions.code).toBe("invalid_state");

@@ -17,7 +17,10 @@ import { createLogger } from "../../src/infra/logger.js";
 import { NotFoundError, ValidationError } from "../../src/domain/errors.js";
 
 /** Runs `api-key <args>` in process; the database stays open (it is the server's), closes are counted. */
-async function cli(database: Database, args: string[]): Promise<{ out: string; notes: string; opened: number; closed: number }> {
+async function cli(
+  database: Database,
+  args: string[],
+): Promise<{ out: string; notes: string; opened: number; closed: number }> {
   const chunks: string[] = [];
   const notes: string[] = [];
   let opened = 0;
@@ -26,7 +29,11 @@ async function cli(database: Database, args: string[]): Promise<{ out: string; n
     opened++;
     return { ...database, close: async () => void closed++ };
   };
-  await apiKeyCommands(open, { write: (t: string) => chunks.push(t) }, { write: (t: string) => notes.push(t) }).parseAsync(args, { from: "user" });
+  await apiKeyCommands(
+    open,
+    { write: (t: string) => chunks.push(t) },
+    { write: (t: string) => notes.push(t) },
+  ).parseAsync(args, { from: "user" });
   return { out: chunks.join(""), notes: notes.join(""), opened, closed };
 }
 
@@ -47,7 +54,11 @@ async function get(url: string, key: string) {
 }
 
 async function graphqlStatus(s: TestServer, key: string) {
-  const res = await fetch(`${s.url}/graphql`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify({ query: "{ customers(first: 1) { totalCount } }" }) });
+  const res = await fetch(`${s.url}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+    body: JSON.stringify({ query: "{ customers(first: 1) { totalCount } }" }),
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -71,10 +82,27 @@ describe("api-key commands", () => {
   afterAll(async () => s?.close());
 
   it("creates a key with an expiry (00:00 UTC of the date), prints id and expires_at, and the key works", async () => {
-    const run = await cli(s.database, ["create", "--organization", "Ops SpA", "--email", "ops@ops.cl", "--mode", "live", "--expires", "2099-01-01"]);
+    const run = await cli(s.database, [
+      "create",
+      "--organization",
+      "Ops SpA",
+      "--email",
+      "ops@ops.cl",
+      "--mode",
+      "live",
+      "--expires",
+      "2099-01-01",
+    ]);
     expect([run.opened, run.closed]).toEqual([1, 1]);
     const created = JSON.parse(lastLine(run.out));
-    expect(Object.keys(created)).toEqual(["organization", "organization_name", "organization_created", "id", "key", "expires_at"]);
+    expect(Object.keys(created)).toEqual([
+      "organization",
+      "organization_name",
+      "organization_created",
+      "id",
+      "key",
+      "expires_at",
+    ]);
     expect(created.organization).toMatch(/^org_/);
     expect([created.organization_name, created.organization_created]).toEqual(["Ops SpA", true]);
     expect(run.notes).toBe(`created the organization ${created.organization} "Ops SpA"\n`);
@@ -83,59 +111,145 @@ describe("api-key commands", () => {
     expect(created.key).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
     expect(created.expires_at).toBe("2099-01-01T00:00:00.000Z");
     const row = await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } });
-    expect([row.organizationId, row.testMode, row.userEmail, row.expiresAt?.toISOString(), row.hash, row.prefix]).toEqual([created.organization, false, "ops@ops.cl", "2099-01-01T00:00:00.000Z", hashKey(created.key), created.key.slice(0, 12)]);
+    expect([
+      row.organizationId,
+      row.testMode,
+      row.userEmail,
+      row.expiresAt?.toISOString(),
+      row.hash,
+      row.prefix,
+    ]).toEqual([
+      created.organization,
+      false,
+      "ops@ops.cl",
+      "2099-01-01T00:00:00.000Z",
+      hashKey(created.key),
+      created.key.slice(0, 12),
+    ]);
     expect((await get(`${s.url}/v1/customers/`, created.key)).status).toBe(200);
 
-    const iso = JSON.parse(lastLine((await cli(s.database, ["create", "--organization", "Ops SpA", "--email", "ops@ops.cl", "--expires", "2099-06-30T09:00:00-04:00"])).out));
+    const iso = JSON.parse(
+      lastLine(
+        (
+          await cli(s.database, [
+            "create",
+            "--organization",
+            "Ops SpA",
+            "--email",
+            "ops@ops.cl",
+            "--expires",
+            "2099-06-30T09:00:00-04:00",
+          ])
+        ).out,
+      ),
+    );
     expect([iso.organization, iso.expires_at]).toEqual([created.organization, "2099-06-30T13:00:00.000Z"]);
-    const never = JSON.parse(lastLine((await cli(s.database, ["create", "--organization", "Ops SpA", "--email", "ops@ops.cl"])).out));
+    const never = JSON.parse(
+      lastLine((await cli(s.database, ["create", "--organization", "Ops SpA", "--email", "ops@ops.cl"])).out),
+    );
     expect(never.expires_at).toBeNull();
   });
 
   it("says when it joins an existing organization by name, and names one by id", async () => {
     const organizations = await s.database.prisma.organization.count();
     const ops = (await s.database.prisma.organization.findFirstOrThrow({ where: { name: "Ops SpA" } })).id;
-    const byName = await cli(s.database, ["create", "--organization", "Ops SpA", "--email", "ops2@ops.cl", "--mode", "live"]);
+    const byName = await cli(s.database, [
+      "create",
+      "--organization",
+      "Ops SpA",
+      "--email",
+      "ops2@ops.cl",
+      "--mode",
+      "live",
+    ]);
     const joined = JSON.parse(lastLine(byName.out));
-    expect([joined.organization, joined.organization_name, joined.organization_created]).toEqual([ops, "Ops SpA", false]);
-    expect(byName.notes).toBe(`joined the existing organization ${ops} "Ops SpA" (it has that name; pass --organization ${ops} to name it by id)\n`);
+    expect([joined.organization, joined.organization_name, joined.organization_created]).toEqual([
+      ops,
+      "Ops SpA",
+      false,
+    ]);
+    expect(byName.notes).toBe(
+      `joined the existing organization ${ops} "Ops SpA" (it has that name; pass --organization ${ops} to name it by id)\n`,
+    );
 
     const byId = await cli(s.database, ["create", "--organization", s.orgs.other, "--email", "ops2@other.cl"]);
     const other = JSON.parse(lastLine(byId.out));
-    expect([other.organization, other.organization_name, other.organization_created]).toEqual([s.orgs.other, "Other Ltda", false]);
+    expect([other.organization, other.organization_name, other.organization_created]).toEqual([
+      s.orgs.other,
+      "Other Ltda",
+      false,
+    ]);
     expect(byId.notes).toBe(`joined the existing organization ${s.orgs.other} "Other Ltda"\n`);
-    expect((await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: other.id } })).organizationId).toBe(s.orgs.other);
+    expect((await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: other.id } })).organizationId).toBe(
+      s.orgs.other,
+    );
     expect((await get(`${s.url}/v1/customers/`, other.key)).status).toBe(200);
     expect(await s.database.prisma.organization.count()).toBe(organizations);
 
     // an unknown id never creates an organization; a name two organizations share must be given as an id
     const keys = await s.database.prisma.apiKey.count();
-    const unknown = await cliError(s.database, ["create", "--organization", "org_000000000000000000000000", "--email", "x@acme.cl"]);
-    expect([unknown instanceof NotFoundError, unknown.message]).toEqual([true, "No organization with id org_000000000000000000000000"]);
+    const unknown = await cliError(s.database, [
+      "create",
+      "--organization",
+      "org_000000000000000000000000",
+      "--email",
+      "x@acme.cl",
+    ]);
+    expect([unknown instanceof NotFoundError, unknown.message]).toEqual([
+      true,
+      "No organization with id org_000000000000000000000000",
+    ]);
     await s.database.prisma.organization.create({ data: { id: "org_twin00000000000000000001", name: "Twin SpA" } });
     await s.database.prisma.organization.create({ data: { id: "org_twin00000000000000000002", name: "Twin SpA" } });
     const twins = await cliError(s.database, ["create", "--organization", "Twin SpA", "--email", "x@twin.cl"]);
     expect(twins).toBeInstanceOf(ValidationError);
-    expect(twins.message).toContain('2 organizations are named "Twin SpA" (org_twin00000000000000000001, org_twin00000000000000000002): name one by its org_ id');
-    expect([await s.database.prisma.apiKey.count(), await s.database.prisma.organization.count()]).toEqual([keys, organizations + 2]);
-    const twin = JSON.parse(lastLine((await cli(s.database, ["create", "--organization", "org_twin00000000000000000002", "--email", "x@twin.cl"])).out));
+    expect(twins.message).toContain(
+      '2 organizations are named "Twin SpA" (org_twin00000000000000000001, org_twin00000000000000000002): name one by its org_ id',
+    );
+    expect([await s.database.prisma.apiKey.count(), await s.database.prisma.organization.count()]).toEqual([
+      keys,
+      organizations + 2,
+    ]);
+    const twin = JSON.parse(
+      lastLine(
+        (await cli(s.database, ["create", "--organization", "org_twin00000000000000000002", "--email", "x@twin.cl"]))
+          .out,
+      ),
+    );
     expect(twin.organization).toBe("org_twin00000000000000000002");
   });
 
   it("a new organization starts with settings of its own in both modes", async () => {
-    const created = JSON.parse(lastLine((await cli(s.database, ["create", "--organization", "Nueva SpA", "--email", "ops@nueva.cl"])).out));
-    const rows = await s.database.prisma.organizationSettings.findMany({ where: { organizationId: created.organization }, orderBy: { testMode: "asc" } });
-    expect(rows.map((r) => [r.testMode, r.businessName, r.taxId])).toEqual([[false, "Nueva SpA", null], [true, "Nueva SpA", null]]);
+    const created = JSON.parse(
+      lastLine((await cli(s.database, ["create", "--organization", "Nueva SpA", "--email", "ops@nueva.cl"])).out),
+    );
+    const rows = await s.database.prisma.organizationSettings.findMany({
+      where: { organizationId: created.organization },
+      orderBy: { testMode: "asc" },
+    });
+    expect(rows.map((r) => [r.testMode, r.businessName, r.taxId])).toEqual([
+      [false, "Nueva SpA", null],
+      [true, "Nueva SpA", null],
+    ]);
   });
 
   it("takes the Bearer scheme in any case (RFC 7235), the key itself exactly", async () => {
     for (const scheme of ["Bearer", "bearer", "BEARER", "bEaReR"]) {
       const res = await fetch(`${s.url}/v1/customers/`, { headers: { authorization: `${scheme} ${s.keys.acme}` } });
       expect(res.status, scheme).toBe(200);
-      const gql = await fetch(`${s.url}/graphql`, { method: "POST", headers: { "content-type": "application/json", authorization: `${scheme} ${s.keys.acme}` }, body: JSON.stringify({ query: "{ customers(first: 1) { totalCount } }" }) });
+      const gql = await fetch(`${s.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `${scheme} ${s.keys.acme}` },
+        body: JSON.stringify({ query: "{ customers(first: 1) { totalCount } }" }),
+      });
       expect(gql.status, scheme).toBe(200);
     }
-    for (const header of [`Basic ${s.keys.acme}`, `Bearer ${s.keys.acme.toUpperCase()}`, `Bearer${s.keys.acme}`, s.keys.acme]) {
+    for (const header of [
+      `Basic ${s.keys.acme}`,
+      `Bearer ${s.keys.acme.toUpperCase()}`,
+      `Bearer${s.keys.acme}`,
+      s.keys.acme,
+    ]) {
       const res = await fetch(`${s.url}/v1/customers/`, { headers: { authorization: header } });
       expect(res.status, header).toBe(401);
     }
@@ -144,20 +258,47 @@ describe("api-key commands", () => {
   it("refuses a past or malformed --expires with one ValidationError and writes nothing", async () => {
     const before = await s.database.prisma.apiKey.count();
     const organizations = await s.database.prisma.organization.count();
-    const past = await cliError(s.database, ["create", "--organization", "Late SpA", "--email", "ops@late.cl", "--expires", "2020-01-01"]);
+    const past = await cliError(s.database, [
+      "create",
+      "--organization",
+      "Late SpA",
+      "--email",
+      "ops@late.cl",
+      "--expires",
+      "2020-01-01",
+    ]);
     expect(past).toBeInstanceOf(ValidationError);
     expect(past.message).toMatch(/^expires: must be in the future, got 2020-01-01T00:00:00\.000Z \(now /);
-    const malformed = await cliError(s.database, ["create", "--organization", "Late SpA", "--email", "ops@late.cl", "--expires", "31-12-2099"]);
+    const malformed = await cliError(s.database, [
+      "create",
+      "--organization",
+      "Late SpA",
+      "--email",
+      "ops@late.cl",
+      "--expires",
+      "31-12-2099",
+    ]);
     expect(malformed).toBeInstanceOf(ValidationError);
-    expect(malformed.message).toBe('expires: must be a date yyyy-mm-dd or an ISO 8601 timestamp with an offset (2026-12-01T12:00:00Z), got "31-12-2099"');
-    expect([await s.database.prisma.apiKey.count(), await s.database.prisma.organization.count()]).toEqual([before, organizations]);
+    expect(malformed.message).toBe(
+      'expires: must be a date yyyy-mm-dd or an ISO 8601 timestamp with an offset (2026-12-01T12:00:00Z), got "31-12-2099"',
+    );
+    expect([await s.database.prisma.apiKey.count(), await s.database.prisma.organization.count()]).toEqual([
+      before,
+      organizations,
+    ]);
   });
 
   it("lists keys with organization, mode, e-mail and times, never a key or its hash", async () => {
-    const rows = await s.database.prisma.apiKey.findMany({ include: { organization: true }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+    const rows = await s.database.prisma.apiKey.findMany({
+      include: { organization: true },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    });
     const json = await cli(s.database, ["list", "--json"]);
     expect(json.closed).toBe(1);
-    const listed = json.out.trimEnd().split("\n").map((l) => JSON.parse(l));
+    const listed = json.out
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(listed).toEqual(
       rows.map((r) => ({
         id: r.id,
@@ -173,7 +314,18 @@ describe("api-key commands", () => {
     );
     const table = (await cli(s.database, ["list"])).out;
     const lines = table.trimEnd().split("\n");
-    expect(lines[0].split(/\s{2,}/)).toEqual(["ID", "PREFIX", "ORGANIZATION", "NAME", "MODE", "EMAIL", "CREATED", "LAST USED", "EXPIRES", "REVOKED"]);
+    expect(lines[0].split(/\s{2,}/)).toEqual([
+      "ID",
+      "PREFIX",
+      "ORGANIZATION",
+      "NAME",
+      "MODE",
+      "EMAIL",
+      "CREATED",
+      "LAST USED",
+      "EXPIRES",
+      "REVOKED",
+    ]);
     expect(lines).toHaveLength(rows.length + 1);
     expect(lines[1]).toContain(rows[0].id);
     for (const secret of [s.keys.acme, s.keys.acmeLive, s.keys.other, ...rows.map((r) => r.hash)]) {
@@ -181,16 +333,29 @@ describe("api-key commands", () => {
       expect(json.out).not.toContain(secret);
     }
 
-    const byName = (await cli(s.database, ["list", "--json", "--organization", "Acme SpA"])).out.trimEnd().split("\n").map((l) => JSON.parse(l));
-    const byId = (await cli(s.database, ["list", "--json", "--organization", s.orgs.acme])).out.trimEnd().split("\n").map((l) => JSON.parse(l));
-    expect(byName.map((k) => [k.organization.id, k.email])).toEqual([[s.orgs.acme, "ops@acme.cl"], [s.orgs.acme, "live@acme.cl"]]);
+    const byName = (await cli(s.database, ["list", "--json", "--organization", "Acme SpA"])).out
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const byId = (await cli(s.database, ["list", "--json", "--organization", s.orgs.acme])).out
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(byName.map((k) => [k.organization.id, k.email])).toEqual([
+      [s.orgs.acme, "ops@acme.cl"],
+      [s.orgs.acme, "live@acme.cl"],
+    ]);
     expect(byId).toEqual(byName);
     const unknown = await cliError(s.database, ["list", "--organization", "Nobody SpA"]);
     expect([unknown instanceof NotFoundError, unknown.message]).toEqual([true, "No organization with id Nobody SpA"]);
   });
 
   it("revokes a key: 401 at once on /graphql and /v1; a second revoke keeps the first time; an unknown id is one error", async () => {
-    const created = await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email: "temp@acme.cl", mode: "test" });
+    const created = await createApiKey(s.database.prisma, {
+      organizationName: "Acme SpA",
+      email: "temp@acme.cl",
+      mode: "test",
+    });
     expect((await get(`${s.url}/v1/customers/`, created.key)).status).toBe(200);
     expect((await graphqlStatus(s, created.key)).status).toBe(200);
 
@@ -200,13 +365,21 @@ describe("api-key commands", () => {
     expect(row.revokedAt).not.toBeNull();
     expect(first.out).toBe(`${created.id} (${created.key.slice(0, 12)}…) revoked at ${row.revokedAt!.toISOString()}\n`);
     const rest = await get(`${s.url}/v1/customers/`, created.key);
-    expect([rest.status, rest.body.error.code, rest.body.error.message]).toEqual([401, "authentication_required", "Unknown or revoked API key"]);
+    expect([rest.status, rest.body.error.code, rest.body.error.message]).toEqual([
+      401,
+      "authentication_required",
+      "Unknown or revoked API key",
+    ]);
     const gql = await graphqlStatus(s, created.key);
     expect([gql.status, gql.body.errors[0].extensions.code]).toEqual([401, "authentication_required"]);
 
     const again = await cli(s.database, ["revoke", created.id]);
-    expect(again.out).toBe(`${created.id} (${created.key.slice(0, 12)}…) was already revoked at ${row.revokedAt!.toISOString()}\n`);
-    expect((await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } })).revokedAt).toEqual(row.revokedAt);
+    expect(again.out).toBe(
+      `${created.id} (${created.key.slice(0, 12)}…) was already revoked at ${row.revokedAt!.toISOString()}\n`,
+    );
+    expect((await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } })).revokedAt).toEqual(
+      row.revokedAt,
+    );
 
     const unknown = await cliError(s.database, ["revoke", "key_doesnotexist"]);
     expect([unknown instanceof NotFoundError, unknown.message]).toEqual([true, "No API key with id key_doesnotexist"]);
@@ -215,7 +388,12 @@ describe("api-key commands", () => {
   });
 
   it("answers 401 saying expired once a key's expiry has passed", async () => {
-    const created = await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email: "soon@acme.cl", mode: "test", expiresAt: new Date(Date.now() + 3_600_000) });
+    const created = await createApiKey(s.database.prisma, {
+      organizationName: "Acme SpA",
+      email: "soon@acme.cl",
+      mode: "test",
+      expiresAt: new Date(Date.now() + 3_600_000),
+    });
     expect((await get(`${s.url}/v1/customers/`, created.key)).status).toBe(200);
     const expiredAt = new Date(Date.now() - 1_000);
     await s.database.prisma.apiKey.update({ where: { id: created.id }, data: { expiresAt: expiredAt } });
@@ -224,14 +402,23 @@ describe("api-key commands", () => {
     // cached key itself is checked on every request: statement-counts.test.ts)
     forgetApiKey(created.id);
     const rest = await get(`${s.url}/v1/customers/`, created.key);
-    expect([rest.status, rest.body.error.code, rest.body.error.message]).toEqual([401, "authentication_required", `API key expired at ${expiredAt.toISOString()}`]);
+    expect([rest.status, rest.body.error.code, rest.body.error.message]).toEqual([
+      401,
+      "authentication_required",
+      `API key expired at ${expiredAt.toISOString()}`,
+    ]);
     const gql = await graphqlStatus(s, created.key);
     expect([gql.status, gql.body.errors[0].message]).toEqual([401, `API key expired at ${expiredAt.toISOString()}`]);
   });
 
   it("writes lastUsedAt on first use and then at most once a minute, with one conditional UPDATE", async () => {
-    const created = await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email: "usage@acme.cl", mode: "test" });
-    const lastUsed = async () => (await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } })).lastUsedAt;
+    const created = await createApiKey(s.database.prisma, {
+      organizationName: "Acme SpA",
+      email: "usage@acme.cl",
+      mode: "test",
+    });
+    const lastUsed = async () =>
+      (await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } })).lastUsedAt;
     expect(await lastUsed()).toBeNull();
 
     const t0 = Date.now();
@@ -283,19 +470,29 @@ describe("/metrics business series", () => {
   afterAll(async () => s?.close());
 
   it("counts finalized documents by kind, type and mode", async () => {
-    expect(sample(await metrics(s.url), 'billing_documents_finalized_total{kind="invoice",document="CL33",mode="test"}')).toBeNull();
+    expect(
+      sample(await metrics(s.url), 'billing_documents_finalized_total{kind="invoice",document="CL33",mode="test"}'),
+    ).toBeNull();
     const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
-    const invoice = await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "Consultoría", quantity: 1, amount: 1000 }] } });
+    const invoice = await s.rest("POST", "/v1/invoices/", {
+      body: { customer, document: "CL33", lines: [{ name: "Consultoría", quantity: 1, amount: 1000 }] },
+    });
     expect(invoice.status).toBe(201);
     const draftOnly = await metrics(s.url);
-    expect(sample(draftOnly, 'billing_documents_finalized_total{kind="invoice",document="CL33",mode="test"}')).toBeNull();
+    expect(
+      sample(draftOnly, 'billing_documents_finalized_total{kind="invoice",document="CL33",mode="test"}'),
+    ).toBeNull();
     const finalized = await s.rest("GET", `/v1/invoices/${invoice.body.id}/finalize/`);
     expect(finalized.body.status).toBe("finalized");
 
     const text = await metrics(s.url);
-    expect(text).toContain("# HELP billing_documents_finalized_total Documents finalized since the database was created");
+    expect(text).toContain(
+      "# HELP billing_documents_finalized_total Documents finalized since the database was created",
+    );
     expect(text).toContain("# TYPE billing_documents_finalized_total counter");
-    expect(text.split("\n").filter((l) => l.startsWith("billing_documents_finalized_total"))).toEqual(['billing_documents_finalized_total{kind="invoice",document="CL33",mode="test"} 1']);
+    expect(text.split("\n").filter((l) => l.startsWith("billing_documents_finalized_total"))).toEqual([
+      'billing_documents_finalized_total{kind="invoice",document="CL33",mode="test"} 1',
+    ]);
     expect(sample(text, "billing_database_up")).toBe(1);
   });
 
@@ -303,19 +500,84 @@ describe("/metrics business series", () => {
     const prisma = s.database.prisma;
     const now = Date.now();
     const submission = (n: number, status: string, testMode: boolean, ageMs: number) => ({
-      id: `sub_metrics_${n}`, organizationId: s.orgs.acme, testMode, documentKind: "invoice", documentId: `inv_metrics_${n}`, dteType: 33, folio: n, dteFile: `dte_${n}.xml`, status, createdAt: new Date(now - ageMs),
+      id: `sub_metrics_${n}`,
+      organizationId: s.orgs.acme,
+      testMode,
+      documentKind: "invoice",
+      documentId: `inv_metrics_${n}`,
+      dteType: 33,
+      folio: n,
+      dteFile: `dte_${n}.xml`,
+      status,
+      createdAt: new Date(now - ageMs),
     });
     await prisma.siiSubmission.createMany({
-      data: [submission(1, "pending", true, 120_000), submission(2, "pending", true, 10_000), submission(3, "pending", false, 30_000), submission(4, "sent", true, 500_000), submission(5, "done", true, 900_000)],
+      data: [
+        submission(1, "pending", true, 120_000),
+        submission(2, "pending", true, 10_000),
+        submission(3, "pending", false, 30_000),
+        submission(4, "sent", true, 500_000),
+        submission(5, "done", true, 900_000),
+      ],
     });
-    const message = (n: number, status: string) => ({ id: `msg_metrics_${n}`, organizationId: s.orgs.acme, recipients: ["a@b.cl"], subject: "s", body: "b", status });
-    await prisma.outboxMessage.createMany({ data: [message(1, "pending"), message(2, "pending"), message(3, "failed"), message(4, "sent"), message(5, "kept")] });
-    await prisma.payment.create({ data: { id: "pay_metrics_1", organizationId: s.orgs.acme, testMode: true, amount: 1000, currencyId: "CLP", date: new Date("2026-11-24"), userEmail: "ops@acme.cl", status: "succeeded" } });
+    const message = (n: number, status: string) => ({
+      id: `msg_metrics_${n}`,
+      organizationId: s.orgs.acme,
+      recipients: ["a@b.cl"],
+      subject: "s",
+      body: "b",
+      status,
+    });
+    await prisma.outboxMessage.createMany({
+      data: [
+        message(1, "pending"),
+        message(2, "pending"),
+        message(3, "failed"),
+        message(4, "sent"),
+        message(5, "kept"),
+      ],
+    });
+    await prisma.payment.create({
+      data: {
+        id: "pay_metrics_1",
+        organizationId: s.orgs.acme,
+        testMode: true,
+        amount: 1000,
+        currencyId: "CLP",
+        date: new Date("2026-11-24"),
+        userEmail: "ops@acme.cl",
+        status: "succeeded",
+      },
+    });
     await prisma.paymentCharge.createMany({
       data: [
-        { id: "ch_metrics_1", paymentId: "pay_metrics_1", attempt: 1, gateway: "test", amount: 1000, currencyId: "CLP", status: "declined" },
-        { id: "ch_metrics_2", paymentId: "pay_metrics_1", attempt: 2, gateway: "test", amount: 1000, currencyId: "CLP", status: "declined" },
-        { id: "ch_metrics_3", paymentId: "pay_metrics_1", attempt: 3, gateway: "test", amount: 1000, currencyId: "CLP", status: "succeeded" },
+        {
+          id: "ch_metrics_1",
+          paymentId: "pay_metrics_1",
+          attempt: 1,
+          gateway: "test",
+          amount: 1000,
+          currencyId: "CLP",
+          status: "declined",
+        },
+        {
+          id: "ch_metrics_2",
+          paymentId: "pay_metrics_1",
+          attempt: 2,
+          gateway: "test",
+          amount: 1000,
+          currencyId: "CLP",
+          status: "declined",
+        },
+        {
+          id: "ch_metrics_3",
+          paymentId: "pay_metrics_1",
+          attempt: 3,
+          gateway: "test",
+          amount: 1000,
+          currencyId: "CLP",
+          status: "succeeded",
+        },
       ],
     });
     const before = Date.now();
@@ -335,10 +597,15 @@ describe("/metrics business series", () => {
     const age = exact("billing_sii_oldest_pending_age_seconds")!;
     expect(age).toBeGreaterThanOrEqual((before - (now - 120_000)) / 1000 - 0.01);
     expect(age).toBeLessThanOrEqual((after - (now - 120_000)) / 1000 + 0.01);
-    expect(text).toContain("# HELP billing_sii_oldest_pending_age_seconds Age in seconds of the oldest SII submission still pending upload");
+    expect(text).toContain(
+      "# HELP billing_sii_oldest_pending_age_seconds Age in seconds of the oldest SII submission still pending upload",
+    );
 
     // the queue drains: gauges follow the database
-    await prisma.siiSubmission.updateMany({ where: { id: { in: ["sub_metrics_1", "sub_metrics_2", "sub_metrics_3"] } }, data: { status: "done" } });
+    await prisma.siiSubmission.updateMany({
+      where: { id: { in: ["sub_metrics_1", "sub_metrics_2", "sub_metrics_3"] } },
+      data: { status: "done" },
+    });
     await prisma.outboxMessage.updateMany({ where: { status: "pending" }, data: { status: "sent" } });
     const drained = await metrics(s.url);
     expect([
@@ -374,8 +641,14 @@ describe("/metrics of the billing run in the server", () => {
 
   it("counts the cycles and invoices the interval billed and times its rounds", async () => {
     const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
-    const product = (await s.rest("POST", "/v1/products/", { body: { name: "Nube", plans: [{ name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" }] } })).body;
-    const sub = await s.rest("POST", "/v1/subscriptions/", { body: { customer, lines: [{ plan: product.plans[0].id, quantity: 1 }] } });
+    const product = (
+      await s.rest("POST", "/v1/products/", {
+        body: { name: "Nube", plans: [{ name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" }] },
+      })
+    ).body;
+    const sub = await s.rest("POST", "/v1/subscriptions/", {
+      body: { customer, lines: [{ plan: product.plans[0].id, quantity: 1 }] },
+    });
     expect(sub.status, JSON.stringify(sub.body)).toBe(201);
     let text = "";
     for (let i = 0; i < 100; i++) {
@@ -388,10 +661,17 @@ describe("/metrics of the billing run in the server", () => {
     expect(sample(text, "billing_run_failures_total")).toBe(0);
     expect(sample(text, 'billing_run_rounds_total{outcome="error"}')).toBe(0);
     expect(sample(text, 'billing_run_rounds_total{outcome="ok"}')).toBeGreaterThanOrEqual(1);
-    expect(sample(text, "billing_run_duration_seconds_count")).toBe(sample(text, 'billing_run_rounds_total{outcome="ok"}'));
+    expect(sample(text, "billing_run_duration_seconds_count")).toBe(
+      sample(text, 'billing_run_rounds_total{outcome="ok"}'),
+    );
     expect(sample(text, "billing_run_duration_seconds_sum")).toBeGreaterThan(0);
     const invoice = await s.database.prisma.invoice.findFirstOrThrow({ where: { subscriptionId: sub.body.id } });
-    expect(sample(text, `billing_documents_finalized_total{kind="invoice",document="${invoice.documentTypeId}",mode="test"}`)).toBe(1);
+    expect(
+      sample(
+        text,
+        `billing_documents_finalized_total{kind="invoice",document="${invoice.documentTypeId}",mode="test"}`,
+      ),
+    ).toBe(1);
   });
 });
 
@@ -430,76 +710,84 @@ class Proxy {
   }
 }
 
-describe.skipIf(TEST_DB !== "postgres")("/readyz through a database outage (PostgreSQL only: PGlite runs in process, there is no connection to cut)", () => {
-  let proxy: Proxy;
-  let database: Database;
-  let app: App;
-  let server: Server;
-  let url: string;
-  let drop: () => Promise<void>;
-  let key: string;
+describe.skipIf(TEST_DB !== "postgres")(
+  "/readyz through a database outage (PostgreSQL only: PGlite runs in process, there is no connection to cut)",
+  () => {
+    let proxy: Proxy;
+    let database: Database;
+    let app: App;
+    let server: Server;
+    let url: string;
+    let drop: () => Promise<void>;
+    let key: string;
 
-  beforeAll(async () => {
-    const clone = await cloneTemplate(inject("template"));
-    drop = clone.drop;
-    if (clone.target.kind !== "postgres") throw new Error("expected a PostgreSQL target");
-    const direct = new URL(clone.target.url);
-    proxy = new Proxy({ host: direct.hostname, port: Number(direct.port || 5432) });
-    await proxy.start();
-    const viaProxy = new URL(clone.target.url);
-    viaProxy.hostname = "127.0.0.1";
-    viaProxy.port = String(proxy.port);
-    database = await createDatabase({ kind: "postgres", url: viaProxy.toString() });
-    key = (await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "ops@acme.cl", mode: "test" })).key;
-    app = createApp({ database, logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"), settings: { metricsToken: TEST_METRICS_TOKEN } });
-    server = createHttpServer(app);
-    url = await listen(server, 0, "127.0.0.1");
-  });
-  afterAll(async () => {
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-    await app?.close();
-    await database?.close();
-    await proxy?.stop();
-    await drop?.();
-  });
+    beforeAll(async () => {
+      const clone = await cloneTemplate(inject("template"));
+      drop = clone.drop;
+      if (clone.target.kind !== "postgres") throw new Error("expected a PostgreSQL target");
+      const direct = new URL(clone.target.url);
+      proxy = new Proxy({ host: direct.hostname, port: Number(direct.port || 5432) });
+      await proxy.start();
+      const viaProxy = new URL(clone.target.url);
+      viaProxy.hostname = "127.0.0.1";
+      viaProxy.port = String(proxy.port);
+      database = await createDatabase({ kind: "postgres", url: viaProxy.toString() });
+      key = (await createApiKey(database.prisma, { organizationName: "Acme SpA", email: "ops@acme.cl", mode: "test" }))
+        .key;
+      app = createApp({
+        database,
+        logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"),
+        settings: { metricsToken: TEST_METRICS_TOKEN },
+      });
+      server = createHttpServer(app);
+      url = await listen(server, 0, "127.0.0.1");
+    });
+    afterAll(async () => {
+      if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+      await app?.close();
+      await database?.close();
+      await proxy?.stop();
+      await drop?.();
+    });
 
-  async function readyz(): Promise<{ status: number; body: any; ms: number }> {
-    const started = Date.now();
-    // with the token /readyz gives the detail (the driver's error); docs/limits.md
-    const res = await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
-    return { status: res.status, body: await res.json(), ms: Date.now() - started };
-  }
-
-  /** Polls /readyz until it answers `status`, for at most `withinMs`; each probe must answer within 2.5 s. */
-  async function until(status: number, withinMs: number) {
-    const deadline = Date.now() + withinMs;
-    let last = await readyz();
-    while (last.status !== status && Date.now() < deadline) {
-      expect(last.ms).toBeLessThan(2_500);
-      await new Promise((r) => setTimeout(r, 100));
-      last = await readyz();
+    async function readyz(): Promise<{ status: number; body: any; ms: number }> {
+      const started = Date.now();
+      // with the token /readyz gives the detail (the driver's error); docs/limits.md
+      const res = await fetch(`${url}/readyz`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
+      return { status: res.status, body: await res.json(), ms: Date.now() - started };
     }
-    expect(last.ms).toBeLessThan(2_500);
-    return last;
-  }
 
-  it("answers 503 while the database is unreachable and 200 again once it is back, without a restart", async () => {
-    const up = await readyz();
-    expect([up.status, up.body]).toEqual([200, { status: "ready", detail: "ok" }]);
-    expect((await get(`${url}/v1/customers/`, key)).status).toBe(200);
+    /** Polls /readyz until it answers `status`, for at most `withinMs`; each probe must answer within 2.5 s. */
+    async function until(status: number, withinMs: number) {
+      const deadline = Date.now() + withinMs;
+      let last = await readyz();
+      while (last.status !== status && Date.now() < deadline) {
+        expect(last.ms).toBeLessThan(2_500);
+        await new Promise((r) => setTimeout(r, 100));
+        last = await readyz();
+      }
+      expect(last.ms).toBeLessThan(2_500);
+      return last;
+    }
 
-    await proxy.stop();
-    const down = await until(503, 5_000);
-    expect(down.status).toBe(503);
-    expect(down.body.status).toBe("not_ready");
-    expect(down.body.detail).toMatch(/^database unreachable: /);
-    const scrape = await metrics(url);
-    expect(sample(scrape, "billing_database_up")).toBe(0);
+    it("answers 503 while the database is unreachable and 200 again once it is back, without a restart", async () => {
+      const up = await readyz();
+      expect([up.status, up.body]).toEqual([200, { status: "ready", detail: "ok" }]);
+      expect((await get(`${url}/v1/customers/`, key)).status).toBe(200);
 
-    await proxy.start();
-    const back = await until(200, 10_000);
-    expect([back.status, back.body]).toEqual([200, { status: "ready", detail: "ok" }]);
-    expect((await get(`${url}/v1/customers/`, key)).status).toBe(200);
-    expect(sample(await metrics(url), "billing_database_up")).toBe(1);
-  });
-});
+      await proxy.stop();
+      const down = await until(503, 5_000);
+      expect(down.status).toBe(503);
+      expect(down.body.status).toBe("not_ready");
+      expect(down.body.detail).toMatch(/^database unreachable: /);
+      const scrape = await metrics(url);
+      expect(sample(scrape, "billing_database_up")).toBe(0);
+
+      await proxy.start();
+      const back = await until(200, 10_000);
+      expect([back.status, back.body]).toEqual([200, { status: "ready", detail: "ok" }]);
+      expect((await get(`${url}/v1/customers/`, key)).status).toBe(200);
+      expect(sample(await metrics(url), "billing_database_up")).toBe(1);
+    });
+  },
+);

@@ -37,7 +37,9 @@ const PLAIN = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 
 describe("orders over REST", () => {
   it("creates a draft with every spec field, per-line tax, the customer's aggregations and the full currency", async () => {
-    const invoice = (await s.rest("POST", "/v1/invoices/", { body: { customer: customerId, lines: [{ name: "x", amount: 1000 }] } })).body;
+    const invoice = (
+      await s.rest("POST", "/v1/invoices/", { body: { customer: customerId, lines: [{ name: "x", amount: 1000 }] } })
+    ).body;
     await s.rest("GET", `/v1/invoices/${invoice.id}/finalize/`);
 
     const order = await createOrder({
@@ -71,25 +73,79 @@ describe("orders over REST", () => {
         id: "CL52",
         name: "Guía de despacho electrónica",
         country: "CL",
-        currency: { id: "CLP", available: true, conversion: null, country: "CL", default: true, is_chargeable: true, name: "Peso chileno", name_en: "Chilean peso", rounded: true },
+        currency: {
+          id: "CLP",
+          available: true,
+          conversion: null,
+          country: "CL",
+          default: true,
+          is_chargeable: true,
+          name: "Peso chileno",
+          name_en: "Chilean peso",
+          rounded: true,
+        },
       },
-      customer: { id: customerId, name: "Cliente SpA", state: "RM", country: "CL", aggregations: { balance: 1190, sales: 1190, sales_current_period: expect.any(Number) } },
+      customer: {
+        id: customerId,
+        name: "Cliente SpA",
+        state: "RM",
+        country: "CL",
+        aggregations: { balance: 1190, sales: 1190, sales_current_period: expect.any(Number) },
+      },
     });
     expect(order.id).toMatch(/^ord_/);
     expect(order.lines).toEqual([
-      { id: expect.stringMatching(/^lin_/), name: "Cajas", description: "Cartón 40x40", quantity: 2, amount: 1000, exempt: false, tax: 380, tax_percent: 19, total: 2000, created: expect.stringMatching(ISO), updated: expect.stringMatching(ISO) },
-      { id: expect.stringMatching(/^lin_/), name: "Flete", description: null, quantity: 1, amount: 500, exempt: true, tax: null, tax_percent: 0, total: 500, created: expect.stringMatching(ISO), updated: expect.stringMatching(ISO) },
+      {
+        id: expect.stringMatching(/^lin_/),
+        name: "Cajas",
+        description: "Cartón 40x40",
+        quantity: 2,
+        amount: 1000,
+        exempt: false,
+        tax: 380,
+        tax_percent: 19,
+        total: 2000,
+        created: expect.stringMatching(ISO),
+        updated: expect.stringMatching(ISO),
+      },
+      {
+        id: expect.stringMatching(/^lin_/),
+        name: "Flete",
+        description: null,
+        quantity: 1,
+        amount: 500,
+        exempt: true,
+        tax: null,
+        tax_percent: 0,
+        total: 500,
+        created: expect.stringMatching(ISO),
+        updated: expect.stringMatching(ISO),
+      },
     ]);
     expect(order.created).toMatch(ISO);
     expect(order.updated).toMatch(ISO);
     expect(order.customer.created).toMatch(PLAIN);
     const row = await s.database.prisma.order.findUniqueOrThrow({ where: { id: order.id }, include: { lines: true } });
-    expect({ total: row.total.toString(), shippingType: row.shippingType, user: row.userEmail, lines: row.lines.length }).toEqual({ total: "2880", shippingType: "2", user: "ops@acme.cl", lines: 2 });
+    expect({
+      total: row.total.toString(),
+      shippingType: row.shippingType,
+      user: row.userEmail,
+      lines: row.lines.length,
+    }).toEqual({ total: "2880", shippingType: "2", user: "ops@acme.cl", lines: 2 });
   });
 
   it("defaults to CL52, shipping type 1 and today's date; retrieves what it created", async () => {
     const order = await createOrder({ lines: [{ name: "Uno", amount: 2350 }] });
-    expect(order).toMatchObject({ shipping_type: "1", document: { id: "CL52" }, amount: 2350, tax: 447, total: 2797, address: null, carrier_id: null, state: null });
+    expect(order).toMatchObject({
+      shipping_type: "1",
+      document: { id: "CL52" },
+      amount: 2350,
+      tax: 447,
+      total: 2797,
+      address: null,
+      carrier_id: null,
+      state: null,
+    });
     expect(order.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     const got = await s.rest("GET", `/v1/orders/${order.id}/`);
     expect(got.status).toBe(200);
@@ -98,14 +154,26 @@ describe("orders over REST", () => {
 
   it("updates a draft (lines replaced, given fields only) and recomputes totals", async () => {
     const order = await createOrder({ address: "Origen 1", licence_plate: "AB1234" });
-    const res = await s.rest("PATCH", `/v1/orders/${order.id}/`, { body: { lines: [{ name: "Pallet", quantity: 3, amount: 1500 }], shipping_type: "5", address: "Bodega 2" } });
+    const res = await s.rest("PATCH", `/v1/orders/${order.id}/`, {
+      body: { lines: [{ name: "Pallet", quantity: 3, amount: 1500 }], shipping_type: "5", address: "Bodega 2" },
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ shipping_type: "5", address: "Bodega 2", licence_plate: "AB1234", amount: 4500, exempt: 0, tax: 855, total: 5355 });
+    expect(res.body).toMatchObject({
+      shipping_type: "5",
+      address: "Bodega 2",
+      licence_plate: "AB1234",
+      amount: 4500,
+      exempt: 0,
+      tax: 855,
+      total: 5355,
+    });
     expect(res.body.lines).toHaveLength(1);
     expect(await s.database.prisma.orderLine.count({ where: { orderId: order.id } })).toBe(1);
     // an order sent back as retrieved is accepted (server-assigned and computed fields are ignored)
     const { customer, document, ...rest } = res.body;
-    const echo = await s.rest("PATCH", `/v1/orders/${order.id}/`, { body: { ...rest, customer: customer.id, document: document.id } });
+    const echo = await s.rest("PATCH", `/v1/orders/${order.id}/`, {
+      body: { ...rest, customer: customer.id, document: document.id },
+    });
     expect(echo.status).toBe(200);
     expect(echo.body.total).toBe(5355);
   });
@@ -115,7 +183,9 @@ describe("orders over REST", () => {
     const b = await finalizedOrder();
     expect(a.status).toBe("finalized");
     expect(b.number).toBe(a.number + 1);
-    const counter = await s.database.prisma.documentCounter.findFirstOrThrow({ where: { organizationId: s.orgs.acme, testMode: true, documentTypeId: "CL52" } });
+    const counter = await s.database.prisma.documentCounter.findFirstOrThrow({
+      where: { organizationId: s.orgs.acme, testMode: true, documentTypeId: "CL52" },
+    });
     expect(counter).toMatchObject({ kind: "order", lastNumber: b.number });
 
     const before = await s.database.prisma.order.findUniqueOrThrow({ where: { id: a.id }, include: { lines: true } });
@@ -127,9 +197,14 @@ describe("orders over REST", () => {
     ] as const) {
       const res = await s.rest(method, path, { body });
       expect(res.status, `${method} ${path}`).toBe(409);
-      expect(res.body.error).toMatchObject({ code: "invalid_state", message: expect.stringContaining("finalized order") });
+      expect(res.body.error).toMatchObject({
+        code: "invalid_state",
+        message: expect.stringContaining("finalized order"),
+      });
     }
-    expect(await s.database.prisma.order.findUniqueOrThrow({ where: { id: a.id }, include: { lines: true } })).toEqual(before);
+    expect(await s.database.prisma.order.findUniqueOrThrow({ where: { id: a.id }, include: { lines: true } })).toEqual(
+      before,
+    );
   });
 
   it("deletes a draft with 204 (lines too), then reads 404", async () => {
@@ -149,7 +224,14 @@ describe("orders over REST", () => {
   });
 
   it("renders a PDF with the guía's name and number, shipping type, transport, lines and totals", async () => {
-    const order = await finalizedOrder({ date: "2026-11-21", address: "Camino Lo Boza 120", state: "RM", carrier_name: "Transportes Sur", carrier_id: "77879240-0", licence_plate: "GHJK12" });
+    const order = await finalizedOrder({
+      date: "2026-11-21",
+      address: "Camino Lo Boza 120",
+      state: "RM",
+      carrier_name: "Transportes Sur",
+      carrier_id: "77879240-0",
+      licence_plate: "GHJK12",
+    });
     const res = await s.rest("GET", `/v1/orders/${order.id}/pdf/`);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(["file"]);
@@ -206,14 +288,22 @@ describe("orders over REST", () => {
     const order = await createOrder();
     const res = await s.rest("PATCH", `/v1/orders/${order.id}/`, { body: { shipping_type: "0", address: "nueva" } });
     expect(res.status).toBe(400);
-    expect(res.body.error.fields.shipping_type[0]).toContain("1 (Sale), 2 (Sale to be made (venta por efectuar)), 3 (Consignment)");
+    expect(res.body.error.fields.shipping_type[0]).toContain(
+      "1 (Sale), 2 (Sale to be made (venta por efectuar)), 3 (Consignment)",
+    );
     expect((await s.rest("GET", `/v1/orders/${order.id}/`)).body).toEqual(order);
   });
 
   it("keeps orders inside their organization and mode (404 for others)", async () => {
     const order = await createOrder();
     for (const key of [s.keys.other, s.keys.acmeLive]) {
-      for (const [method, path] of [["GET", `/v1/orders/${order.id}/`], ["PATCH", `/v1/orders/${order.id}/`], ["DELETE", `/v1/orders/${order.id}/`], ["GET", `/v1/orders/${order.id}/finalize/`], ["GET", `/v1/orders/${order.id}/pdf/`]]) {
+      for (const [method, path] of [
+        ["GET", `/v1/orders/${order.id}/`],
+        ["PATCH", `/v1/orders/${order.id}/`],
+        ["DELETE", `/v1/orders/${order.id}/`],
+        ["GET", `/v1/orders/${order.id}/finalize/`],
+        ["GET", `/v1/orders/${order.id}/pdf/`],
+      ]) {
         const res = await s.rest(method, path, { key, body: method === "PATCH" ? { address: "x" } : undefined });
         expect(res.status, `${method} ${path}`).toBe(404);
         expect(res.body.error.code).toBe("not_found");
@@ -229,9 +319,13 @@ const INVOICE_ORDERS = `mutation($ids: [ID!]!, $date: Date) {
 
 describe("invoiceOrders (GraphQL)", () => {
   it("bills finalized sale orders of one customer with one draft invoice, lines by order number, and marks them invoiced", async () => {
-    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Ferretería" }) })).body.id;
+    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Ferretería" }) })).body
+      .id;
     const first = await finalizedOrder({ lines: [{ name: "Cajas", quantity: 2, amount: 1000 }] }, customer);
-    const second = await finalizedOrder({ shipping_type: "2", lines: [{ name: "Flete", amount: 500, exempt: true }] }, customer);
+    const second = await finalizedOrder(
+      { shipping_type: "2", lines: [{ name: "Flete", amount: 500, exempt: true }] },
+      customer,
+    );
 
     const res = await s.graphql(INVOICE_ORDERS, { ids: [second.id, first.id], date: "2026-11-22" });
     expect(res.body.errors).toBeUndefined();
@@ -265,7 +359,10 @@ describe("invoiceOrders (GraphQL)", () => {
     expect(await s.database.prisma.invoice.count()).toBe(invoicesBefore);
 
     // GraphQL lists show which orders are billed
-    const listed = await s.graphql(`query($c: String) { orders(where: { customer: { equals: $c }, invoiced: true }) { totalCount edges { node { id invoice { id } } } } }`, { c: customer });
+    const listed = await s.graphql(
+      `query($c: String) { orders(where: { customer: { equals: $c }, invoiced: true }) { totalCount edges { node { id invoice { id } } } } }`,
+      { c: customer },
+    );
     expect(listed.body.data.orders.totalCount).toBe(2);
     expect(listed.body.data.orders.edges.map((e: any) => e.node.invoice.id)).toEqual([invoice.id, invoice.id]);
 
@@ -290,8 +387,11 @@ describe("invoiceOrders (GraphQL)", () => {
     const transfer = await finalizedOrder({ shipping_type: "5" });
     const sale = await finalizedOrder();
     const othersSale = await finalizedOrder({}, other);
-    const foreignCustomer = (await s.rest("POST", "/v1/customers/", { key: s.keys.other, body: chileanCustomer() })).body.id;
-    const foreign = (await s.rest("POST", "/v1/orders/", { key: s.keys.other, body: { customer: foreignCustomer, lines } })).body;
+    const foreignCustomer = (await s.rest("POST", "/v1/customers/", { key: s.keys.other, body: chileanCustomer() }))
+      .body.id;
+    const foreign = (
+      await s.rest("POST", "/v1/orders/", { key: s.keys.other, body: { customer: foreignCustomer, lines } })
+    ).body;
     await s.rest("GET", `/v1/orders/${foreign.id}/finalize/`, { key: s.keys.other });
 
     const invoicesBefore = await s.database.prisma.invoice.count();
@@ -309,7 +409,11 @@ describe("invoiceOrders (GraphQL)", () => {
       expect(res.body.errors[0].message).toMatch(message);
     }
     expect(await s.database.prisma.invoice.count()).toBe(invoicesBefore);
-    expect(await s.database.prisma.order.count({ where: { id: { in: [sale.id, othersSale.id, transfer.id] }, invoiceId: { not: null } } })).toBe(0);
+    expect(
+      await s.database.prisma.order.count({
+        where: { id: { in: [sale.id, othersSale.id, transfer.id] }, invoiceId: { not: null } },
+      }),
+    ).toBe(0);
   });
 
   it("keeps the customer of an invoice that bills orders", async () => {
@@ -326,14 +430,24 @@ describe("orders over GraphQL", () => {
   it("creates, updates, finalizes and deletes with the same rules as REST", async () => {
     const created = await s.graphql(
       `mutation($input: OrderInput!) { createOrder(input: $input) { id status shippingType total lines { tax taxPercent } customer { aggregations { sales } } currency { id } } }`,
-      { input: { customer: customerId, shippingType: "consignment", lines: [{ name: "Consignación", amount: "1000" }] } },
+      {
+        input: { customer: customerId, shippingType: "consignment", lines: [{ name: "Consignación", amount: "1000" }] },
+      },
     );
     expect(created.body.errors).toBeUndefined();
     const order = created.body.data.createOrder;
-    expect(order).toMatchObject({ status: "draft", shippingType: "consignment", total: "1190", lines: [{ tax: "190", taxPercent: "19" }], currency: { id: "CLP" } });
+    expect(order).toMatchObject({
+      status: "draft",
+      shippingType: "consignment",
+      total: "1190",
+      lines: [{ tax: "190", taxPercent: "19" }],
+      currency: { id: "CLP" },
+    });
 
     // a shipping type outside the ShippingType enum is refused by GraphQL validation, before the service
-    const bad = await s.graphql(`mutation($id: ID!) { updateOrder(id: $id, input: { shippingType: "3" }) { id } }`, { id: order.id });
+    const bad = await s.graphql(`mutation($id: ID!) { updateOrder(id: $id, input: { shippingType: "3" }) { id } }`, {
+      id: order.id,
+    });
     expect(bad.body.data).toBeUndefined();
     expect(bad.body.errors[0].extensions.code).toBe("validation_error");
     expect(bad.body.errors[0].message).toContain("ShippingType");
@@ -343,7 +457,13 @@ describe("orders over GraphQL", () => {
     const del = await s.graphql(`mutation($id: ID!) { deleteOrder(id: $id) { deleted } }`, { id: order.id });
     expect(del.body.errors[0].extensions.code).toBe("invalid_state");
 
-    const node = await s.graphql(`query($id: ID!) { node(id: $id) { __typename ... on Order { id number } } }`, { id: order.id });
-    expect(node.body.data.node).toEqual({ __typename: "Order", id: order.id, number: fin.body.data.finalizeOrder.number });
+    const node = await s.graphql(`query($id: ID!) { node(id: $id) { __typename ... on Order { id number } } }`, {
+      id: order.id,
+    });
+    expect(node.body.data.node).toEqual({
+      __typename: "Order",
+      id: order.id,
+      number: fin.body.data.finalizeOrder.number,
+    });
   });
 });

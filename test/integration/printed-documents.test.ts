@@ -16,7 +16,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PDFParse } from "pdf-parse";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { buildEnvioBoleta, SII_RUT } from "../../src/infra/taxagency/sii/envelope.js";
-import { SCHEMA_DIR, generateCaf, generatePkcs12, xmllintValidate, xmlsecVerify, type FakePkcs12 } from "../helpers/sii-fixtures.js";
+import {
+  SCHEMA_DIR,
+  generateCaf,
+  generatePkcs12,
+  xmllintValidate,
+  xmlsecVerify,
+  type FakePkcs12,
+} from "../helpers/sii-fixtures.js";
 import { dteSignature, xmlsecVerifyNode } from "../helpers/sii-envelope.js";
 import { runBilling } from "../../src/services/billing-run.js";
 
@@ -84,7 +91,12 @@ async function checkedDte(localFile: string): Promise<string> {
 async function checkedBoleta(localFile: string): Promise<string> {
   const bytes = await fileOf(localFile);
   const xml = bytes.toString("latin1");
-  const envio = buildEnvioBoleta({ dtes: [xml], caratula: { rutEmisor: RUT, rutEnvia: "12345678-5", rutReceptor: SII_RUT, fchResol: "2026-01-15", nroResol: 0 }, credentials: certificate, timestamp: "2026-11-20T10:00:00" });
+  const envio = buildEnvioBoleta({
+    dtes: [xml],
+    caratula: { rutEmisor: RUT, rutEnvia: "12345678-5", rutReceptor: SII_RUT, fchResol: "2026-01-15", nroResol: 0 },
+    credentials: certificate,
+    timestamp: "2026-11-20T10:00:00",
+  });
   const schema = xmllintValidate(envio.file, join(SCHEMA_DIR, "EnvioBOLETA_v11.xsd"));
   expect(schema.ok, schema.output).toBe(true);
   const signature = xmlsecVerifyNode(envio.file, certificate.certificatePem, dteSignature(1));
@@ -120,10 +132,18 @@ function element(xml: string, name: string): string | null {
 
 beforeAll(async () => {
   s = await startTestServer({ settings: { certificateEncryptionKey } });
-  const profile = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { activity_codes: ["620200"], city: "Santiago", resolution_number: 0, resolution_date: "2026-01-15" } });
+  const profile = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
+    body: { activity_codes: ["620200"], city: "Santiago", resolution_number: 0, resolution_date: "2026-01-15" },
+  });
   expect(profile.status, profile.text).toBe(200);
   certificate = generatePkcs12({ rut: "12345678-5" });
-  expect((await s.rest("POST", "/v1/billers/built_in/certificates/", { body: { file: certificate.file.toString("base64"), password: certificate.password } })).status).toBe(201);
+  expect(
+    (
+      await s.rest("POST", "/v1/billers/built_in/certificates/", {
+        body: { file: certificate.file.toString("base64"), password: certificate.password },
+      })
+    ).status,
+  ).toBe(201);
   for (const type of [33, 34, 39, 41, 52, 56, 61]) await uploadCaf(type, 1, 20);
   const created = await s.rest("POST", "/v1/customers/", { body: chileanCustomer(RECEIVER) });
   expect(created.status, created.text).toBe(201);
@@ -137,13 +157,19 @@ describe("customers' receiver data", () => {
   it("activity, commune (a Chilean comuna, stored by its official name) and city over REST and GraphQL", async () => {
     const rest = await s.rest("GET", `/v1/customers/${customer}/`);
     expect(rest.body).toMatchObject({ activity: RECEIVER.activity, commune: "Ñuñoa", city: "Santiago" });
-    const patched = await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ commune: "LAS CONDES", city: null, activity: "" }) });
+    const patched = await s.rest("POST", "/v1/customers/", {
+      body: chileanCustomer({ commune: "LAS CONDES", city: null, activity: "" }),
+    });
     expect(patched.status, patched.text).toBe(201);
     expect(patched.body).toMatchObject({ activity: null, commune: "Las Condes", city: null });
-    const gql = await s.graphql(`query($id: ID!) { node(id: $id) { ... on Customer { activity commune city } } }`, { id: customer });
+    const gql = await s.graphql(`query($id: ID!) { node(id: $id) { ... on Customer { activity commune city } } }`, {
+      id: customer,
+    });
     expect(gql.body.data.node).toEqual({ activity: RECEIVER.activity, commune: "Ñuñoa", city: "Santiago" });
     // a customer abroad: the commune is free text
-    const abroad = await s.rest("POST", "/v1/customers/", { body: { name: "Acme Inc.", country: "US", commune: "Brooklyn", city: "New York" } });
+    const abroad = await s.rest("POST", "/v1/customers/", {
+      body: { name: "Acme Inc.", country: "US", commune: "Brooklyn", city: "New York" },
+    });
     expect(abroad.status, abroad.text).toBe(201);
     expect(abroad.body).toMatchObject({ commune: "Brooklyn", city: "New York" });
   });
@@ -153,7 +179,11 @@ describe("customers' receiver data", () => {
   it.each([
     ["an unknown comuna", { commune: "Gotham" }, "commune"],
     ["an activity over 40 characters (SII's GiroRecep)", { activity: "x".repeat(41) }, "activity"],
-    ["a city over 20 characters for a Chilean customer (SII's CiudadRecep)", { city: "Ciudad de más de veinte letras" }, "city"],
+    [
+      "a city over 20 characters for a Chilean customer (SII's CiudadRecep)",
+      { city: "Ciudad de más de veinte letras" },
+      "city",
+    ],
   ])("rejects %s with a 400 naming the field, writing nothing (REST and GraphQL)", async (_what, fields, field) => {
     const before = await count();
     const res = await s.rest("POST", "/v1/customers/", { body: chileanCustomer(fields) });
@@ -174,7 +204,9 @@ describe("customers' receiver data", () => {
     expect(bad.body.error.message).toBeTruthy();
     expect(JSON.stringify(bad.body.error.fields.commune)).toContain("Narnia");
     expect((await s.database.prisma.customer.findUniqueOrThrow({ where: { id: customer } })).commune).toBe("Ñuñoa");
-    const abroad = (await s.rest("POST", "/v1/customers/", { body: { name: "Acme Inc.", country: "US", commune: "Brooklyn" } })).body.id;
+    const abroad = (
+      await s.rest("POST", "/v1/customers/", { body: { name: "Acme Inc.", country: "US", commune: "Brooklyn" } })
+    ).body.id;
     const moved = await s.rest("PATCH", `/v1/customers/${abroad}/`, { body: { country: "CL" } });
     expect(moved.status).toBe(400);
     expect(Object.keys(moved.body.error.fields)).toEqual(["commune"]);
@@ -187,21 +219,35 @@ describe("every DTE type prints as a Chilean document", () => {
 
   it("33 factura: SII's header and labels, the receiver's giro and comuna, dates dd-mm-yyyy, crédito; the DTE carries the receiver from the snapshot", async () => {
     const draft = await s.rest("POST", "/v1/invoices/", {
-      body: { customer, document: "CL33", date: issued, due_date: due, lines: [{ name: "Consultoría", quantity: 2, amount: 1000 }, { name: "Soporte", amount: 500, discount: 10 }] },
+      body: {
+        customer,
+        document: "CL33",
+        date: issued,
+        due_date: due,
+        lines: [
+          { name: "Consultoría", quantity: 2, amount: 1000 },
+          { name: "Soporte", amount: 500, discount: 10 },
+        ],
+      },
     });
     expect(draft.status, draft.text).toBe(201);
     const done = await s.rest("GET", `/v1/invoices/${draft.body.id}/finalize/`);
     expect(done.status, done.text).toBe(200);
     invoice33 = done.body;
     const xml = await checkedDte(done.body.local_file);
-    expect(Object.fromEntries(["GiroRecep", "CorreoRecep", "DirRecep", "CmnaRecep", "CiudadRecep"].map((n) => [n, element(xml, n)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ["GiroRecep", "CorreoRecep", "DirRecep", "CmnaRecep", "CiudadRecep"].map((n) => [n, element(xml, n)]),
+      ),
+    ).toEqual({
       GiroRecep: RECEIVER.activity,
       CorreoRecep: RECEIVER.email,
       DirRecep: RECEIVER.address,
       CmnaRecep: "Ñuñoa",
       CiudadRecep: "Santiago",
     });
-    const snapshot = (await s.database.prisma.invoice.findUniqueOrThrow({ where: { id: draft.body.id } })).customerSnapshot;
+    const snapshot = (await s.database.prisma.invoice.findUniqueOrThrow({ where: { id: draft.body.id } }))
+      .customerSnapshot;
     expect(snapshot).toMatchObject({ activity: RECEIVER.activity, commune: "Ñuñoa", city: "Santiago" });
 
     const lines = await pdfLines("invoices", draft.body.id, "33");
@@ -227,49 +273,106 @@ describe("every DTE type prints as a Chilean document", () => {
     expect(text).not.toMatch(/Customer|Due date|Unit price|Tax \(/);
 
     // the customer changes: the issued document prints what it was issued with
-    expect((await s.rest("PATCH", `/v1/customers/${customer}/`, { body: { activity: "Otro giro", commune: "Vitacura" } })).status).toBe(200);
+    expect(
+      (await s.rest("PATCH", `/v1/customers/${customer}/`, { body: { activity: "Otro giro", commune: "Vitacura" } }))
+        .status,
+    ).toBe(200);
     expect(await pdfLines("invoices", draft.body.id, "33-again")).toEqual(lines);
-    const gql = await s.graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { customer { activity commune city } } } }`, { id: draft.body.id });
+    const gql = await s.graphql(
+      `query($id: ID!) { node(id: $id) { ... on Invoice { customer { activity commune city } } } }`,
+      { id: draft.body.id },
+    );
     expect(gql.body.data.node.customer).toEqual({ activity: RECEIVER.activity, commune: "Ñuñoa", city: "Santiago" });
-    expect((await s.rest("PATCH", `/v1/customers/${customer}/`, { body: { activity: RECEIVER.activity, commune: "Ñuñoa" } })).status).toBe(200);
+    expect(
+      (await s.rest("PATCH", `/v1/customers/${customer}/`, { body: { activity: RECEIVER.activity, commune: "Ñuñoa" } }))
+        .status,
+    ).toBe(200);
   });
 
   it("34 factura exenta: Monto exento, no IVA, contado when due on issue", async () => {
-    const draft = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL34", date: issued, due_date: issued, lines: [{ name: "Curso", amount: 50000 }] } })).body;
+    const draft = (
+      await s.rest("POST", "/v1/invoices/", {
+        body: { customer, document: "CL34", date: issued, due_date: issued, lines: [{ name: "Curso", amount: 50000 }] },
+      })
+    ).body;
     const done = await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`);
     expect(done.status, done.text).toBe(200);
     expect(element(await checkedDte(done.body.local_file), "CmnaRecep")).toBe("Ñuñoa");
     const lines = await pdfLines("invoices", draft.id, "34");
-    expectLines(lines, [...HEADER, `N° ${done.body.number}`, ...RECEIVER_ROWS, `Fecha de emisión: ${dmy(issued)}`, "Condición de venta: Contado", "Monto exento CLP 50.000", "Total CLP 50.000"]);
+    expectLines(lines, [
+      ...HEADER,
+      `N° ${done.body.number}`,
+      ...RECEIVER_ROWS,
+      `Fecha de emisión: ${dmy(issued)}`,
+      "Condición de venta: Contado",
+      "Monto exento CLP 50.000",
+      "Total CLP 50.000",
+    ]);
     expect(lines.join("\n")).toContain("FACTURA NO AFECTA O EXENTA");
     expect(lines.join("\n")).not.toMatch(/IVA|Monto neto/);
   });
 
   it("39 boleta and 41 boleta exenta: header, receiver (a boleta carries no giro or e-mail), totals", async () => {
     for (const [type, line, totals] of [
-      ["39", { name: "Café cortado", quantity: 2, amount: 1990 }, ["Monto neto CLP 3.345", "IVA 19 % CLP 635", "Total CLP 3.980"]],
+      [
+        "39",
+        { name: "Café cortado", quantity: 2, amount: 1990 },
+        ["Monto neto CLP 3.345", "IVA 19 % CLP 635", "Total CLP 3.980"],
+      ],
       ["41", { name: "Curso de barismo", quantity: 3, amount: 15000 }, ["Monto exento CLP 45.000", "Total CLP 45.000"]],
     ] as const) {
-      const draft = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: `CL${type}`, date: issued, lines: [line] } })).body;
+      const draft = (
+        await s.rest("POST", "/v1/invoices/", {
+          body: { customer, document: `CL${type}`, date: issued, lines: [line] },
+        })
+      ).body;
       const done = await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`);
       expect(done.status, done.text).toBe(200);
       const xml = await checkedBoleta(done.body.local_file);
-      expect([element(xml, "DirRecep"), element(xml, "CmnaRecep"), element(xml, "CiudadRecep")]).toEqual([RECEIVER.address, "Ñuñoa", "Santiago"]);
+      expect([element(xml, "DirRecep"), element(xml, "CmnaRecep"), element(xml, "CiudadRecep")]).toEqual([
+        RECEIVER.address,
+        "Ñuñoa",
+        "Santiago",
+      ]);
       const lines = await pdfLines("invoices", draft.id, type);
-      expectLines(lines, [...HEADER, `N° ${done.body.number}`, `Señor(es): ${RECEIVER.name}`, "RUT: 76.042.235-5", `Dirección: ${RECEIVER.address}`, "Comuna: Ñuñoa", "Ciudad: Santiago", `Fecha de emisión: ${dmy(issued)}`, ...totals]);
+      expectLines(lines, [
+        ...HEADER,
+        `N° ${done.body.number}`,
+        `Señor(es): ${RECEIVER.name}`,
+        "RUT: 76.042.235-5",
+        `Dirección: ${RECEIVER.address}`,
+        "Comuna: Ñuñoa",
+        "Ciudad: Santiago",
+        `Fecha de emisión: ${dmy(issued)}`,
+        ...totals,
+      ]);
       expect(lines.join("\n")).toContain(type === "39" ? "BOLETA ELECTRÓNICA" : "BOLETA NO AFECTA O EXENTA");
     }
   });
 
   it("52 guía de despacho: the transport (tipo de traslado, destination, carrier, patente)", async () => {
     const draft = await s.rest("POST", "/v1/orders/", {
-      body: { customer, date: issued, shipping_type: "1", address: "Camino Lo Boza 120", state: "RM", carrier_name: "Transportes Sur", carrier_id: "77879240-0", licence_plate: "GHJK12", lines: [{ name: "Cajas", quantity: 2, amount: 1000 }] },
+      body: {
+        customer,
+        date: issued,
+        shipping_type: "1",
+        address: "Camino Lo Boza 120",
+        state: "RM",
+        carrier_name: "Transportes Sur",
+        carrier_id: "77879240-0",
+        licence_plate: "GHJK12",
+        lines: [{ name: "Cajas", quantity: 2, amount: 1000 }],
+      },
     });
     expect(draft.status, draft.text).toBe(201);
     const done = await s.rest("GET", `/v1/orders/${draft.body.id}/finalize/`);
     expect(done.status, done.text).toBe(200);
     const xml = await checkedDte(done.body.local_file);
-    expect([element(xml, "GiroRecep"), element(xml, "CmnaRecep"), element(xml, "Patente")]).toEqual([RECEIVER.activity, "Ñuñoa", "GHJK12"]);
+    expect([element(xml, "GiroRecep"), element(xml, "CmnaRecep"), element(xml, "Patente")]).toEqual([
+      RECEIVER.activity,
+      "Ñuñoa",
+      "GHJK12",
+    ]);
     const lines = await pdfLines("orders", draft.body.id, "52");
     expectLines(lines, [
       ...HEADER,
@@ -290,42 +393,100 @@ describe("every DTE type prints as a Chilean document", () => {
 
   it("61 nota de crédito and 56 nota de débito: Referencias with type, folio, date and reason", async () => {
     for (const [type, body, name, reason, totals] of [
-      ["61", { lines: [{ name: "Devolución", amount: 1000 }], note: "Producto dañado" }, "NOTA DE CRÉDITO ELECTRÓNICA", "Corrige montos: Producto dañado", ["Monto neto CLP 1.000", "IVA 19 % CLP 190", "Total CLP 1.190"]],
-      ["56", { document: "CL56", lines: [{ name: "Flete", amount: 2000 }], note: "Flete no facturado" }, "NOTA DE DÉBITO ELECTRÓNICA", "Corrige montos: Flete no facturado", ["Monto neto CLP 2.000", "IVA 19 % CLP 380", "Total CLP 2.380"]],
+      [
+        "61",
+        { lines: [{ name: "Devolución", amount: 1000 }], note: "Producto dañado" },
+        "NOTA DE CRÉDITO ELECTRÓNICA",
+        "Corrige montos: Producto dañado",
+        ["Monto neto CLP 1.000", "IVA 19 % CLP 190", "Total CLP 1.190"],
+      ],
+      [
+        "56",
+        { document: "CL56", lines: [{ name: "Flete", amount: 2000 }], note: "Flete no facturado" },
+        "NOTA DE DÉBITO ELECTRÓNICA",
+        "Corrige montos: Flete no facturado",
+        ["Monto neto CLP 2.000", "IVA 19 % CLP 380", "Total CLP 2.380"],
+      ],
     ] as const) {
       const draft = await s.rest("POST", "/v1/creditnotes/", { body: { invoice: invoice33.id, ...body } });
       expect(draft.status, draft.text).toBe(201);
       const done = await s.rest("GET", `/v1/creditnotes/${draft.body.id}/finalize/`);
       expect(done.status, done.text).toBe(200);
       const xml = await checkedDte(done.body.local_file);
-      expect([element(xml, "GiroRecep"), element(xml, "CiudadRecep"), element(xml, "FolioRef")]).toEqual([RECEIVER.activity, "Santiago", String(invoice33.number)]);
+      expect([element(xml, "GiroRecep"), element(xml, "CiudadRecep"), element(xml, "FolioRef")]).toEqual([
+        RECEIVER.activity,
+        "Santiago",
+        String(invoice33.number),
+      ]);
       const lines = await pdfLines("creditnotes", draft.body.id, type);
-      expectLines(lines, [...HEADER, name, `N° ${done.body.number}`, ...RECEIVER_ROWS, `Fecha de emisión: ${dmy(done.body.date)}`]);
+      expectLines(lines, [
+        ...HEADER,
+        name,
+        `N° ${done.body.number}`,
+        ...RECEIVER_ROWS,
+        `Fecha de emisión: ${dmy(done.body.date)}`,
+      ]);
       // the references table stands beside the totals, so a text line may hold both: checked as text
       const text = lines.join("\n");
-      for (const value of ["Referencias", "Tipo de documento", "Folio", "Fecha", "Razón", ...totals]) expect(text).toContain(value);
-      expect(text).toMatch(new RegExp(`Factura electrónica \\(33\\) ${invoice33.number} ${dmy(issued)} ${reason.split(" ")[0]}`));
+      for (const value of ["Referencias", "Tipo de documento", "Folio", "Fecha", "Razón", ...totals])
+        expect(text).toContain(value);
+      expect(text).toMatch(
+        new RegExp(`Factura electrónica \\(33\\) ${invoice33.number} ${dmy(issued)} ${reason.split(" ")[0]}`),
+      );
       expect(text.replace(/\s+/g, " ")).toContain(reason.split(": ")[1]);
     }
   });
 
   it("a plan's line prints its SKU as Código (a cycle invoice of the billing run)", async () => {
-    const product = await s.rest("POST", "/v1/products/", { body: { name: "Nube", plans: [{ name: "Pro", sku: "NUBE-PRO", amount: 10000, currency: "CLP", frequency: "monthly" }] } });
+    const product = await s.rest("POST", "/v1/products/", {
+      body: {
+        name: "Nube",
+        plans: [{ name: "Pro", sku: "NUBE-PRO", amount: 10000, currency: "CLP", frequency: "monthly" }],
+      },
+    });
     expect(product.status, product.text).toBe(201);
-    const sub = await s.rest("POST", "/v1/subscriptions/", { body: { customer, date_start: authorizedOn, expiration_days: 30, lines: [{ plan: product.body.plans[0].id, quantity: 2 }] } });
+    const sub = await s.rest("POST", "/v1/subscriptions/", {
+      body: {
+        customer,
+        date_start: authorizedOn,
+        expiration_days: 30,
+        lines: [{ plan: product.body.plans[0].id, quantity: 2 }],
+      },
+    });
     expect(sub.status, sub.text).toBe(201);
-    const summary = await runBilling({ prisma: s.database.prisma, settings: { certificateEncryptionKey }, until: authorizedOn, collect: false });
+    const summary = await runBilling({
+      prisma: s.database.prisma,
+      settings: { certificateEncryptionKey },
+      until: authorizedOn,
+      collect: false,
+    });
     expect(summary.failed, summary.errors.join("; ")).toBe(0);
     const invoice = await s.database.prisma.invoice.findFirstOrThrow({ where: { subscriptionId: sub.body.id } });
     const lines = await pdfLines("invoices", invoice.id, "33-plan");
     expect(lines.join("\n")).toContain("NUBE-PRO");
-    expectLines(lines, [...HEADER, `N° ${invoice.number}`, "Monto neto CLP 20.000", "IVA 19 % CLP 3.800", "Total CLP 23.800"]);
+    expectLines(lines, [
+      ...HEADER,
+      `N° ${invoice.number}`,
+      "Monto neto CLP 20.000",
+      "IVA 19 % CLP 3.800",
+      "Total CLP 23.800",
+    ]);
   });
 });
 
 describe("the organization's locale", () => {
   it("en prints documents finalized under it in English (labels, ISO dates), and they stay English when it changes; null goes back to the country's; another value is a 400", async () => {
-    const draft = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", date: issued, due_date: due, lines: [{ name: "Consultoría", amount: 1000 }] } })).body;
+    const draft = (
+      await s.rest("POST", "/v1/invoices/", {
+        body: {
+          customer,
+          document: "CL33",
+          date: issued,
+          due_date: due,
+          lines: [{ name: "Consultoría", amount: 1000 }],
+        },
+      })
+    ).body;
     const english = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { locale: "en" } });
     expect((await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`)).status).toBe(200);
     expect(english.status, english.text).toBe(200);
@@ -333,17 +494,43 @@ describe("the organization's locale", () => {
     const gql = await s.graphql(`{ taxProfile { locale } }`);
     expect(gql.body.data.taxProfile.locale).toBe("en");
     const lines = await pdfLines("invoices", draft.id, "33-en");
-    expectLines(lines, ["Tax id: 76.042.235-5", "FACTURA ELECTRÓNICA", `Customer: ${RECEIVER.name}`, "Tax id: 76.042.235-5", `Activity: ${RECEIVER.activity}`, "Commune: Ñuñoa", `Date: ${issued}`, `Due date: ${due}`, "Terms: Credit", "Currency: CLP (Chilean peso)", "Net CLP 1.000", "Tax (19 %) CLP 190", "Total CLP 1.190"]);
+    expectLines(lines, [
+      "Tax id: 76.042.235-5",
+      "FACTURA ELECTRÓNICA",
+      `Customer: ${RECEIVER.name}`,
+      "Tax id: 76.042.235-5",
+      `Activity: ${RECEIVER.activity}`,
+      "Commune: Ñuñoa",
+      `Date: ${issued}`,
+      `Due date: ${due}`,
+      "Terms: Credit",
+      "Currency: CLP (Chilean peso)",
+      "Net CLP 1.000",
+      "Tax (19 %) CLP 190",
+      "Total CLP 1.190",
+    ]);
     expect(lines.join("\n")).toContain("Unit price");
     expect(lines.join("\n")).not.toMatch(/Señor\(es\)|Fecha de emisión/);
 
     const bad = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { locale: "fr" } });
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body.error.fields)).toEqual(["locale"]);
-    expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { locale: null } })).body.locale).toBeNull();
+    expect(
+      (await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { locale: null } })).body.locale,
+    ).toBeNull();
     // an issued document never changes: still English; a draft follows the setting (Spanish again)
     expect((await pdfLines("invoices", draft.id, "33-en-after")).join("\n")).toContain("Unit price");
-    const spanish = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", date: issued, due_date: due, lines: [{ name: "Consultoría", amount: 1000 }] } })).body;
+    const spanish = (
+      await s.rest("POST", "/v1/invoices/", {
+        body: {
+          customer,
+          document: "CL33",
+          date: issued,
+          due_date: due,
+          lines: [{ name: "Consultoría", amount: 1000 }],
+        },
+      })
+    ).body;
     const spanishLines = await pdfLines("invoices", spanish.id, "33-es-draft");
     expect(spanishLines.join("\n")).toContain("Precio unitario");
     expectLines(spanishLines, [`Señor(es): ${RECEIVER.name}`, `Fecha de emisión: ${dmy(issued)}`]);

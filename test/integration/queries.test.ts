@@ -21,7 +21,15 @@ describe("query counts (no N+1)", () => {
     const addInvoices = async (n: number) => {
       for (let i = 0; i < n; i++) {
         const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: `C${i}` }) })).body.id;
-        await s.rest("POST", "/v1/invoices/", { body: { customer, lines: [{ name: "a", amount: 100 }, { name: "b", amount: 200 }] } });
+        await s.rest("POST", "/v1/invoices/", {
+          body: {
+            customer,
+            lines: [
+              { name: "a", amount: 100 },
+              { name: "b", amount: 200 },
+            ],
+          },
+        });
       }
     };
     await addInvoices(2);
@@ -41,7 +49,15 @@ describe("query counts (no N+1)", () => {
     const addOrders = async (n: number) => {
       for (let i = 0; i < n; i++) {
         const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: `O${i}` }) })).body.id;
-        await s.rest("POST", "/v1/orders/", { body: { customer, lines: [{ name: "a", amount: 100 }, { name: "b", amount: 200 }] } });
+        await s.rest("POST", "/v1/orders/", {
+          body: {
+            customer,
+            lines: [
+              { name: "a", amount: 100 },
+              { name: "b", amount: 200 },
+            ],
+          },
+        });
       }
     };
     await addOrders(2);
@@ -57,7 +73,9 @@ describe("query counts (no N+1)", () => {
     const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "N" }) })).body.id;
     const addNotes = async (n: number) => {
       for (let i = 0; i < n; i++) {
-        const invoice = (await s.rest("POST", "/v1/invoices/", { body: { customer, lines: [{ name: "a", amount: 1000 }] } })).body.id;
+        const invoice = (
+          await s.rest("POST", "/v1/invoices/", { body: { customer, lines: [{ name: "a", amount: 1000 }] } })
+        ).body.id;
         await s.rest("GET", `/v1/invoices/${invoice}/finalize/`);
         await s.rest("POST", "/v1/creditnotes/", { body: { invoice, lines: [{ name: "n", amount: 100 }] } });
       }
@@ -75,8 +93,12 @@ describe("query counts (no N+1)", () => {
     const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "P" }) })).body.id;
     const addPayments = async (n: number) => {
       for (let i = 0; i < n; i++) {
-        const payment = (await s.rest("POST", "/v1/payments/", { body: { customer, amount: 1000 + i, currency: "CLP" } })).body.id;
-        const source = (await s.rest("POST", "/v1/sources/", { body: { customer, gateway: "test", data: { token: "tok_visa" } } })).body.id;
+        const payment = (
+          await s.rest("POST", "/v1/payments/", { body: { customer, amount: 1000 + i, currency: "CLP" } })
+        ).body.id;
+        const source = (
+          await s.rest("POST", "/v1/sources/", { body: { customer, gateway: "test", data: { token: "tok_visa" } } })
+        ).body.id;
         await s.rest("POST", `/v1/payments/${payment}/authorize/`, { body: { source } });
       }
     };

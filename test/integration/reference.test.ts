@@ -13,10 +13,32 @@ describe("reference lists", () => {
     expect(res.status).toBe(200);
     expect(res.body.count).toBe(11);
     const byId = Object.fromEntries(res.body.results.map((d: any) => [d.id, d]));
-    expect(Object.keys(byId).sort()).toEqual(["CL110", "CL111", "CL112", "CL33", "CL34", "CL39", "CL41", "CL46", "CL52", "CL56", "CL61"]);
+    expect(Object.keys(byId).sort()).toEqual([
+      "CL110",
+      "CL111",
+      "CL112",
+      "CL33",
+      "CL34",
+      "CL39",
+      "CL41",
+      "CL46",
+      "CL52",
+      "CL56",
+      "CL61",
+    ]);
     expect(byId.CL33).toEqual({
       id: "CL33",
-      currency: { id: "CLP", conversion: null, country: "CL", default: true, is_chargeable: true, available: true, name: "Peso chileno", name_en: "Chilean peso", rounded: true },
+      currency: {
+        id: "CLP",
+        conversion: null,
+        country: "CL",
+        default: true,
+        is_chargeable: true,
+        available: true,
+        name: "Peso chileno",
+        name_en: "Chilean peso",
+        rounded: true,
+      },
       tax: 19,
       code: 33,
       name: "Factura electrónica",
@@ -41,7 +63,8 @@ describe("reference lists", () => {
   });
 
   it("filters currencies by country (single and __in) and name (__exact, __contains, __icontains)", async () => {
-    const ids = async (q: string) => (await s.rest("GET", `/v1/generals/currencies/?${q}`)).body.results.map((c: any) => c.id);
+    const ids = async (q: string) =>
+      (await s.rest("GET", `/v1/generals/currencies/?${q}`)).body.results.map((c: any) => c.id);
     expect(await ids("country=CL")).toEqual(["CLF", "CLP"]);
     expect(await ids("country__in=CL,US")).toEqual(["CLF", "CLP", "USD"]);
     expect(await ids("name__exact=Euro")).toEqual(["EUR"]);
@@ -55,7 +78,12 @@ describe("reference lists", () => {
   it("lists Chile's 16 regions with ISO 3166-2 codes and filters them", async () => {
     const res = await s.rest("GET", "/v1/generals/states/?country=CL&page_size=50");
     expect(res.body.count).toBe(16);
-    expect(res.body.results.find((r: any) => r.id === "CL-NB")).toEqual({ id: "CL-NB", code: "NB", country: "CL", name: "Ñuble" });
+    expect(res.body.results.find((r: any) => r.id === "CL-NB")).toEqual({
+      id: "CL-NB",
+      code: "NB",
+      country: "CL",
+      name: "Ñuble",
+    });
     const named = await s.rest("GET", "/v1/generals/states/?name__icontains=los");
     // "Los Lagos", "Los Ríos" and "Aysén del General Carlos Ibáñez del Campo"
     expect(named.body.results.map((r: any) => r.id).sort()).toEqual(["CL-AI", "CL-LL", "CL-LR"]);

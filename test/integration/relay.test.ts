@@ -79,7 +79,10 @@ afterEach(() => {
 describe("relay-runtime over /graphql", () => {
   it("pages a @connection forward with the compiled pagination query, merging the pages into one connection", async () => {
     const ids: string[] = [];
-    for (let i = 1; i <= 5; i++) ids.push((await created("/v1/customers/", chileanCustomer({ name: `Cliente ${i}`, email: `c${i}@cliente.cl` }))).id);
+    for (let i = 1; i <= 5; i++)
+      ids.push(
+        (await created("/v1/customers/", chileanCustomer({ name: `Cliente ${i}`, email: `c${i}@cliente.cl` }))).id,
+      );
     // the service's order (newest first), read without Relay
     const all = await s.graphql(`{ customers(first: 10) { edges { node { id } } } }`);
     const order: string[] = all.body.data.customers.edges.map((e: any) => e.node.id);
@@ -111,7 +114,12 @@ describe("relay-runtime over /graphql", () => {
     const source = env.getStore().getSource();
     const connectionId = ConnectionHandler.getConnectionID("client:root", "CustomersList_customers");
     expect((source.get(connectionId)?.edges as { __refs: string[] }).__refs).toHaveLength(5);
-    for (const [i, id] of ids.entries()) expect(source.get(id)).toMatchObject({ __typename: "Customer", name: `Cliente ${i + 1}`, email: `c${i + 1}@cliente.cl` });
+    for (const [i, id] of ids.entries())
+      expect(source.get(id)).toMatchObject({
+        __typename: "Customer",
+        name: `Cliente ${i + 1}`,
+        email: `c${i + 1}@cliente.cl`,
+      });
   });
 
   it("refetches a Node through node(id:) with the compiled refetch query", async () => {
@@ -121,14 +129,30 @@ describe("relay-runtime over /graphql", () => {
     const fragment = relay.artifact("CustomerCard_customer");
     await fetchQuery(env, query, { id: customer.id }).toPromise();
     const root = env.lookup(createOperationDescriptor(query, { id: customer.id }).fragment).data as any;
-    expect(readFragment(env, fragment, root.node.customer)).toEqual({ id: customer.id, name: "Antes SpA", email: "pagos@cliente.cl", taxId: "76042235-5" });
+    expect(readFragment(env, fragment, root.node.customer)).toEqual({
+      id: customer.id,
+      name: "Antes SpA",
+      email: "pagos@cliente.cl",
+      taxId: "76042235-5",
+    });
 
-    expect((await s.rest("PATCH", `/v1/customers/${customer.id}/`, { body: { name: "Después SpA", email: "nuevo@cliente.cl" } })).status).toBe(200);
+    expect(
+      (
+        await s.rest("PATCH", `/v1/customers/${customer.id}/`, {
+          body: { name: "Después SpA", email: "nuevo@cliente.cl" },
+        })
+      ).status,
+    ).toBe(200);
     // refetch(): the generated query with the fragment's id
     const refetch = relay.artifact("CustomerCardRefetchQuery");
     expect(fragment.metadata.refetch.operation).toBe(refetch);
     await fetchQuery(env, refetch, { id: customer.id }).toPromise();
-    expect(readFragment(env, fragment, root.node.customer)).toEqual({ id: customer.id, name: "Después SpA", email: "nuevo@cliente.cl", taxId: "76042235-5" });
+    expect(readFragment(env, fragment, root.node.customer)).toEqual({
+      id: customer.id,
+      name: "Después SpA",
+      email: "nuevo@cliente.cl",
+      taxId: "76042235-5",
+    });
     expect(env.getStore().getSource().get(customer.id)).toMatchObject({ __typename: "Customer", name: "Después SpA" });
   });
 
@@ -143,10 +167,19 @@ describe("relay-runtime over /graphql", () => {
         ],
       })
     ).plans;
-    const sub = await created("/v1/subscriptions/", { customer: customer.id, date_start: "2026-11-01", lines: [{ plan: business.id, quantity: 2 }] });
+    const sub = await created("/v1/subscriptions/", {
+      customer: customer.id,
+      date_start: "2026-11-01",
+      lines: [{ plan: business.id, quantity: 2 }],
+    });
     // cycle 1 billed (as in test/integration/proration.test.ts), so a line change can wait for the renewal
-    await s.database.prisma.subscription.update({ where: { id: sub.id }, data: { nextBillingCycle: 2, nextBilling: new Date("2026-12-01"), previousBilling: new Date("2026-11-01") } });
-    const scheduled = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body: { lines: [{ plan: pro.id, quantity: 3 }], at_period_end: true } });
+    await s.database.prisma.subscription.update({
+      where: { id: sub.id },
+      data: { nextBillingCycle: 2, nextBilling: new Date("2026-12-01"), previousBilling: new Date("2026-11-01") },
+    });
+    const scheduled = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, {
+      body: { lines: [{ plan: pro.id, quantity: 3 }], at_period_end: true },
+    });
     expect(scheduled.status, JSON.stringify(scheduled.body)).toBe(200);
     expect(scheduled.body.pending_changes).toMatchObject({ cycle: 2, lines: [{ plan: pro.id, quantity: 3 }] });
 
@@ -178,7 +211,12 @@ describe("relay-runtime over /graphql", () => {
     await fetchQuery(env, relay.artifact("ProductDeleteQuery"), { id: product.id }).toPromise();
     expect(env.getStore().getSource().get(product.id)).toMatchObject({ __typename: "Product", name: "Efímero" });
     const response = await new Promise<any>((resolve, reject) =>
-      commitMutation(env, { mutation: relay.artifact("ProductDeleteMutation"), variables: { id: product.id }, onCompleted: resolve, onError: reject }),
+      commitMutation(env, {
+        mutation: relay.artifact("ProductDeleteMutation"),
+        variables: { id: product.id },
+        onCompleted: resolve,
+        onError: reject,
+      }),
     );
     expect(response).toEqual({ deleteProduct: { deletedId: product.id, deleted: true, archived: false } });
     expect(env.getStore().getSource().get(product.id)).toBeNull(); // deleted from the store

@@ -39,7 +39,10 @@ beforeEach(() => {
 });
 
 async function draftInvoice(customer = customerId, key = s.keys.acme) {
-  const res = await s.rest("POST", "/v1/invoices/", { key, body: { customer, lines: [{ name: "Consultoría", quantity: 2, amount: 1000 }] } });
+  const res = await s.rest("POST", "/v1/invoices/", {
+    key,
+    body: { customer, lines: [{ name: "Consultoría", quantity: 2, amount: 1000 }] },
+  });
   expect(res.status, res.text).toBe(201);
   return res.body;
 }
@@ -55,13 +58,30 @@ async function createPayment(key: "acme" | "other" = "acme") {
   const organizationId = s.orgs[key];
   const id = `pay_test${Math.random().toString(36).slice(2, 14)}`;
   await s.database.prisma.payment.create({
-    data: { id, organizationId, testMode: true, invoiceId: key === "acme" ? invoice.id : null, amount: "2380", currencyId: "CLP", date: new Date("2026-11-22"), userEmail: "ops@acme.cl" },
+    data: {
+      id,
+      organizationId,
+      testMode: true,
+      invoiceId: key === "acme" ? invoice.id : null,
+      amount: "2380",
+      currencyId: "CLP",
+      date: new Date("2026-11-22"),
+      userEmail: "ops@acme.cl",
+    },
   });
   return id;
 }
 
 function remind(body: Record<string, unknown>, key?: string) {
-  return s.rest("POST", "/v1/reminders/messages/", { key, body: { subject: "Factura vencida", recipient: ["pagos@cliente.cl"], message: "Estimado cliente:\nsu factura está vencida.", ...body } });
+  return s.rest("POST", "/v1/reminders/messages/", {
+    key,
+    body: {
+      subject: "Factura vencida",
+      recipient: ["pagos@cliente.cl"],
+      message: "Estimado cliente:\nsu factura está vencida.",
+      ...body,
+    },
+  });
 }
 
 async function counts() {
@@ -76,12 +96,20 @@ const outboxOf = (reminderId: string) => s.database.prisma.outboxMessage.findFir
 
 /** The outbox functions as another process would run them, with their own mailer. */
 function outboxDeps(smtpUrl = smtp.url): OutboxDeps {
-  return { prisma: s.database.prisma, mailer: createSmtpMailer(smtpUrl), logger: createLogger("silent"), settings: { ...DEFAULT_SETTINGS, smtpUrl, mailFrom: MAIL_FROM } };
+  return {
+    prisma: s.database.prisma,
+    mailer: createSmtpMailer(smtpUrl),
+    logger: createLogger("silent"),
+    settings: { ...DEFAULT_SETTINGS, smtpUrl, mailFrom: MAIL_FROM },
+  };
 }
 
 describe("POST /v1/reminders/messages/ with SMTP", () => {
   it("records the reminder and delivers it over SMTP with the invoice's PDF attached", async () => {
-    const res = await remind({ invoice: invoice.id, recipient: ["pagos@cliente.cl", " ana@cliente.cl", "PAGOS@cliente.cl"] });
+    const res = await remind({
+      invoice: invoice.id,
+      recipient: ["pagos@cliente.cl", " ana@cliente.cl", "PAGOS@cliente.cl"],
+    });
     expect(res.status, res.text).toBe(201);
     expect(res.body).toEqual({
       id: expect.stringMatching(/^rem_[0-9A-Za-z]{24}$/),
@@ -102,7 +130,11 @@ describe("POST /v1/reminders/messages/ with SMTP", () => {
     expect(mail.envelope).toEqual({ from: MAIL_FROM, to: ["pagos@cliente.cl", "ana@cliente.cl"] });
     expect(mail.parsed.subject).toBe("Factura vencida");
     expect(mail.parsed.from?.value).toEqual([{ address: MAIL_FROM, name: "" }]);
-    expect((Array.isArray(mail.parsed.to) ? mail.parsed.to : [mail.parsed.to]).flatMap((a) => a!.value.map((v) => v.address))).toEqual(["pagos@cliente.cl", "ana@cliente.cl"]);
+    expect(
+      (Array.isArray(mail.parsed.to) ? mail.parsed.to : [mail.parsed.to]).flatMap((a) =>
+        a!.value.map((v) => v.address),
+      ),
+    ).toEqual(["pagos@cliente.cl", "ana@cliente.cl"]);
     expect(mail.parsed.replyTo?.value.map((v) => v.address)).toEqual(["ops@acme.cl"]);
     expect(mail.parsed.text?.trim()).toBe("Estimado cliente:\nsu factura está vencida.");
     expect(mail.parsed.attachments).toHaveLength(1);
@@ -116,15 +148,36 @@ describe("POST /v1/reminders/messages/ with SMTP", () => {
     expect(text).toContain("Cliente SpA");
 
     const row = await outboxOf(res.body.id);
-    expect(row).toMatchObject({ status: "sent", attempts: 1, lastError: null, recipients: ["pagos@cliente.cl", "ana@cliente.cl"], subject: "Factura vencida", attachmentKind: "invoice", attachmentId: invoice.id });
+    expect(row).toMatchObject({
+      status: "sent",
+      attempts: 1,
+      lastError: null,
+      recipients: ["pagos@cliente.cl", "ana@cliente.cl"],
+      subject: "Factura vencida",
+      attachmentKind: "invoice",
+      attachmentId: invoice.id,
+    });
     expect(row.sentAt).toBeInstanceOf(Date);
     const reminder = await s.database.prisma.reminder.findUniqueOrThrow({ where: { id: res.body.id } });
-    expect(reminder).toMatchObject({ organizationId: s.orgs.acme, testMode: true, invoiceId: invoice.id, userEmail: "ops@acme.cl" });
+    expect(reminder).toMatchObject({
+      organizationId: s.orgs.acme,
+      testMode: true,
+      invoiceId: invoice.id,
+      userEmail: "ops@acme.cl",
+    });
   });
 
   it("attaches a draft order's PDF as order-draft.pdf and a credit note's by its number (GraphQL sendReminder)", async () => {
-    const order = (await s.rest("POST", "/v1/orders/", { body: { customer: customerId, lines: [{ name: "Cajas", quantity: 2, amount: 1000 }] } })).body;
-    const note = (await s.rest("POST", "/v1/creditnotes/", { body: { invoice: invoice.id, lines: [{ name: "Devolución", quantity: 1, amount: 500 }] } })).body;
+    const order = (
+      await s.rest("POST", "/v1/orders/", {
+        body: { customer: customerId, lines: [{ name: "Cajas", quantity: 2, amount: 1000 }] },
+      })
+    ).body;
+    const note = (
+      await s.rest("POST", "/v1/creditnotes/", {
+        body: { invoice: invoice.id, lines: [{ name: "Devolución", quantity: 1, amount: 500 }] },
+      })
+    ).body;
     const finalizedNote = (await s.rest("GET", `/v1/creditnotes/${note.id}/finalize/`)).body;
 
     const orderRes = await remind({ order: order.id, subject: "Su pedido" });
@@ -133,7 +186,14 @@ describe("POST /v1/reminders/messages/ with SMTP", () => {
 
     const mutation = `mutation($input: ReminderInput!) { sendReminder(input: $input) {
       id subject recipients message user testMode created creditNote { id number } invoice { id } delivery { status attempts sent } } }`;
-    const gql = await s.graphql(mutation, { input: { subject: "Nota de crédito", recipients: ["pagos@cliente.cl"], message: "Adjuntamos la nota.", creditNote: note.id } });
+    const gql = await s.graphql(mutation, {
+      input: {
+        subject: "Nota de crédito",
+        recipients: ["pagos@cliente.cl"],
+        message: "Adjuntamos la nota.",
+        creditNote: note.id,
+      },
+    });
     expect(gql.body.errors).toBeUndefined();
     expect(gql.body.data.sendReminder).toMatchObject({
       subject: "Nota de crédito",
@@ -173,7 +233,12 @@ describe("failed deliveries", () => {
     const res = await remind({ invoice: invoice.id, subject: "Reintento" });
     // the reminder is recorded: delivery is the outbox's business, not the request's
     expect(res.status, res.text).toBe(201);
-    expect(res.body.delivery).toMatchObject({ status: "pending", attempts: 1, last_error: expect.stringContaining("451"), sent: null });
+    expect(res.body.delivery).toMatchObject({
+      status: "pending",
+      attempts: 1,
+      last_error: expect.stringContaining("451"),
+      sent: null,
+    });
     expect(smtp.received).toHaveLength(0);
     let row = await outboxOf(res.body.id);
     expect(row).toMatchObject({ status: "pending", attempts: 1, sentAt: null });
@@ -194,8 +259,14 @@ describe("failed deliveries", () => {
     expect(row).toMatchObject({ status: "pending", attempts: 2, sentAt: null });
     expect(row.lastError).toMatch(/ECONNREFUSED/);
     expect(row.nextAttemptAt.getTime()).toBe(second.getTime() + 2 * 60_000);
-    const listed = (await s.rest("GET", `/v1/reminders/messages/?invoice=${invoice.id}`)).body.find((r: any) => r.id === res.body.id);
-    expect(listed.delivery).toMatchObject({ status: "pending", attempts: 2, next_attempt: row.nextAttemptAt.toISOString().replace("Z", "+00:00") });
+    const listed = (await s.rest("GET", `/v1/reminders/messages/?invoice=${invoice.id}`)).body.find(
+      (r: any) => r.id === res.body.id,
+    );
+    expect(listed.delivery).toMatchObject({
+      status: "pending",
+      attempts: 2,
+      next_attempt: row.nextAttemptAt.toISOString().replace("Z", "+00:00"),
+    });
 
     // third attempt, once the server accepts again: delivered with its attachment, rendered now
     smtp.rejecting = false;
@@ -218,16 +289,29 @@ describe("failed deliveries", () => {
     expect(res.body.delivery.status).toBe("pending");
     // as if six more attempts had failed: the next one is the last
     const later = new Date(Date.now() + 3_600_000);
-    await s.database.prisma.outboxMessage.updateMany({ where: { reminderId: res.body.id }, data: { attempts: MAX_DELIVERY_ATTEMPTS - 1, nextAttemptAt: later } });
+    await s.database.prisma.outboxMessage.updateMany({
+      where: { reminderId: res.body.id },
+      data: { attempts: MAX_DELIVERY_ATTEMPTS - 1, nextAttemptAt: later },
+    });
     expect(await deliverDueMessages(outboxDeps(), later)).toMatchObject({ claimed: 1, failed: 1 });
     const row = await outboxOf(res.body.id);
     expect(row).toMatchObject({ status: "failed", attempts: MAX_DELIVERY_ATTEMPTS, sentAt: null });
     expect(row.lastError).toContain("451");
     smtp.rejecting = false;
-    expect(await deliverDueMessages(outboxDeps(), new Date(later.getTime() + 86_400_000))).toMatchObject({ claimed: 0 });
+    expect(await deliverDueMessages(outboxDeps(), new Date(later.getTime() + 86_400_000))).toMatchObject({
+      claimed: 0,
+    });
     expect(smtp.received).toHaveLength(0);
-    const listed = (await s.rest("GET", `/v1/reminders/messages/?created__gte=${encodeURIComponent(res.body.created)}`)).body.find((r: any) => r.id === res.body.id);
-    expect(listed.delivery).toEqual({ status: "failed", attempts: MAX_DELIVERY_ATTEMPTS, last_error: expect.stringContaining("451"), next_attempt: null, sent: null });
+    const listed = (
+      await s.rest("GET", `/v1/reminders/messages/?created__gte=${encodeURIComponent(res.body.created)}`)
+    ).body.find((r: any) => r.id === res.body.id);
+    expect(listed.delivery).toEqual({
+      status: "failed",
+      attempts: MAX_DELIVERY_ATTEMPTS,
+      last_error: expect.stringContaining("451"),
+      next_attempt: null,
+      sent: null,
+    });
   });
 
   it("renders the attachment at delivery: a draft deleted before the retry leaves the message to go without it", async () => {
@@ -238,19 +322,29 @@ describe("failed deliveries", () => {
     expect((await s.rest("DELETE", `/v1/invoices/${draft.id}/`)).status).toBe(204);
     smtp.rejecting = false;
     const row = await outboxOf(res.body.id);
-    expect(await deliverDueMessages(outboxDeps(), new Date(row.nextAttemptAt.getTime() + 1_000))).toMatchObject({ sent: 1 });
+    expect(await deliverDueMessages(outboxDeps(), new Date(row.nextAttemptAt.getTime() + 1_000))).toMatchObject({
+      sent: 1,
+    });
     expect(smtp.received).toHaveLength(1);
     expect(smtp.received[0].parsed.attachments).toEqual([]);
-    expect(await outboxOf(res.body.id)).toMatchObject({ status: "sent", attachmentKind: "invoice", attachmentId: draft.id });
+    expect(await outboxOf(res.body.id)).toMatchObject({
+      status: "sent",
+      attachmentKind: "invoice",
+      attachmentId: draft.id,
+    });
   });
 
   it("two workers at once send each due message once (claims skip locked rows)", async () => {
     smtp.rejecting = true;
     const subjects = ["Uno", "Dos", "Tres", "Cuatro", "Cinco"];
-    for (const subject of subjects) expect((await remind({ invoice: invoice.id, subject })).body.delivery.status).toBe("pending");
+    for (const subject of subjects)
+      expect((await remind({ invoice: invoice.id, subject })).body.delivery.status).toBe("pending");
     smtp.rejecting = false;
     const later = new Date(Date.now() + 3_600_000);
-    const reports = await Promise.all([deliverDueMessages(outboxDeps(), later, { batchSize: 2 }), deliverDueMessages(outboxDeps(), later, { batchSize: 2 })]);
+    const reports = await Promise.all([
+      deliverDueMessages(outboxDeps(), later, { batchSize: 2 }),
+      deliverDueMessages(outboxDeps(), later, { batchSize: 2 }),
+    ]);
     expect(reports[0].sent + reports[1].sent).toBe(subjects.length);
     expect(reports[0].claimed + reports[1].claimed).toBe(subjects.length);
     expect(smtp.received.map((m) => m.parsed.subject).sort()).toEqual([...subjects].sort());
@@ -262,9 +356,13 @@ describe("failed deliveries", () => {
     expect(res.body.delivery.status).toBe("pending");
     smtp.rejecting = false;
     // make it due now; the server's interval (200 ms in this file) picks it up
-    await s.database.prisma.outboxMessage.updateMany({ where: { reminderId: res.body.id }, data: { nextAttemptAt: new Date(Date.now() - 1_000) } });
+    await s.database.prisma.outboxMessage.updateMany({
+      where: { reminderId: res.body.id },
+      data: { nextAttemptAt: new Date(Date.now() - 1_000) },
+    });
     const deadline = Date.now() + 10_000;
-    while ((await outboxOf(res.body.id)).status !== "sent" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while ((await outboxOf(res.body.id)).status !== "sent" && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     expect(await outboxOf(res.body.id)).toMatchObject({ status: "sent", attempts: 2 });
     expect(smtp.received.map((m) => m.parsed.subject)).toEqual(["Trabajador"]);
   });
@@ -274,21 +372,76 @@ describe("bad input: 400, nothing written, nothing sent", () => {
   const none = "one of invoice, credit_note, payment or order is required";
   const cases: [string, () => Promise<Record<string, unknown>>, string[], string?][] = [
     ["no related document", async () => ({}), ["invoice", "credit_note", "payment", "order"], none],
-    ["two related documents", async () => ({ invoice: invoice.id, order: "ord_x" }), ["invoice", "order"], "only one related document is allowed; got invoice, order"],
-    ["a recipient that is not an e-mail address", async () => ({ invoice: invoice.id, recipient: ["pagos@cliente.cl", "pagos"] }), ["recipient.1"], "must be an e-mail address"],
-    ["no recipients", async () => ({ invoice: invoice.id, recipient: [] }), ["recipient"], "at least one e-mail address is required"],
-    ["51 recipients", async () => ({ invoice: invoice.id, recipient: Array.from({ length: 51 }, (_, i) => `c${i}@cliente.cl`) }), ["recipient"], "must have at most 50 addresses; got 51"],
+    [
+      "two related documents",
+      async () => ({ invoice: invoice.id, order: "ord_x" }),
+      ["invoice", "order"],
+      "only one related document is allowed; got invoice, order",
+    ],
+    [
+      "a recipient that is not an e-mail address",
+      async () => ({ invoice: invoice.id, recipient: ["pagos@cliente.cl", "pagos"] }),
+      ["recipient.1"],
+      "must be an e-mail address",
+    ],
+    [
+      "no recipients",
+      async () => ({ invoice: invoice.id, recipient: [] }),
+      ["recipient"],
+      "at least one e-mail address is required",
+    ],
+    [
+      "51 recipients",
+      async () => ({ invoice: invoice.id, recipient: Array.from({ length: 51 }, (_, i) => `c${i}@cliente.cl`) }),
+      ["recipient"],
+      "must have at most 50 addresses; got 51",
+    ],
     ["a missing subject", async () => ({ invoice: invoice.id, subject: undefined }), ["subject"], "is required"],
     ["a blank message", async () => ({ invoice: invoice.id, message: "  " }), ["message"], "is required"],
-    ["a subject with a line break", async () => ({ invoice: invoice.id, subject: "Hola\r\nBcc: x@y.cl" }), ["subject"], "must be a single line"],
-    ["an unknown invoice", async () => ({ invoice: "inv_doesnotexist" }), ["invoice"], "unknown invoice inv_doesnotexist"],
-    ["an order id given as the invoice", async () => ({ invoice: (await s.rest("POST", "/v1/orders/", { body: { customer: customerId, lines: [{ name: "x", amount: 1 }] } })).body.id }), ["invoice"]],
-    ["another organization's invoice", async () => ({ invoice: (await draftInvoice(await customerOf(s.keys.other), s.keys.other)).id }), ["invoice"]],
+    [
+      "a subject with a line break",
+      async () => ({ invoice: invoice.id, subject: "Hola\r\nBcc: x@y.cl" }),
+      ["subject"],
+      "must be a single line",
+    ],
+    [
+      "an unknown invoice",
+      async () => ({ invoice: "inv_doesnotexist" }),
+      ["invoice"],
+      "unknown invoice inv_doesnotexist",
+    ],
+    [
+      "an order id given as the invoice",
+      async () => ({
+        invoice: (
+          await s.rest("POST", "/v1/orders/", { body: { customer: customerId, lines: [{ name: "x", amount: 1 }] } })
+        ).body.id,
+      }),
+      ["invoice"],
+    ],
+    [
+      "another organization's invoice",
+      async () => ({ invoice: (await draftInvoice(await customerOf(s.keys.other), s.keys.other)).id }),
+      ["invoice"],
+    ],
     ["another organization's payment", async () => ({ payment: await createPayment("other") }), ["payment"]],
-    ["a live-mode invoice with a test key", async () => ({ invoice: (await draftInvoice(await customerOf(s.keys.acmeLive), s.keys.acmeLive)).id }), ["invoice"]],
+    [
+      "a live-mode invoice with a test key",
+      async () => ({ invoice: (await draftInvoice(await customerOf(s.keys.acmeLive), s.keys.acmeLive)).id }),
+      ["invoice"],
+    ],
     ["an unknown field", async () => ({ invoice: invoice.id, cc: ["x@y.cl"] }), ["cc"], "unknown field"],
-    ["recipients under the wrong name", async () => ({ invoice: invoice.id, recipients: ["x@y.cl"] }), ["recipients"], "unknown field"],
-    ["a recipient that is not a string", async () => ({ invoice: invoice.id, recipient: ["pagos@cliente.cl", 7] }), ["recipient"]],
+    [
+      "recipients under the wrong name",
+      async () => ({ invoice: invoice.id, recipients: ["x@y.cl"] }),
+      ["recipients"],
+      "unknown field",
+    ],
+    [
+      "a recipient that is not a string",
+      async () => ({ invoice: invoice.id, recipient: ["pagos@cliente.cl", 7] }),
+      ["recipient"],
+    ],
   ];
 
   /** a customer of the key's organization and mode */
@@ -316,13 +469,31 @@ describe("bad input: 400, nothing written, nothing sent", () => {
     const before = await counts();
     const res = await s.rest("POST", "/v1/reminders/messages/", { body: { recipient: ["nope"] } });
     expect(res.status).toBe(400);
-    expect(Object.keys(res.body.error.fields).sort()).toEqual(["credit_note", "invoice", "message", "order", "payment", "recipient.0", "subject"]);
+    expect(Object.keys(res.body.error.fields).sort()).toEqual([
+      "credit_note",
+      "invoice",
+      "message",
+      "order",
+      "payment",
+      "recipient.0",
+      "subject",
+    ]);
     const gql = await s.graphql(`mutation($input: ReminderInput!) { sendReminder(input: $input) { id } }`, {
-      input: { subject: "Hola", recipients: Array.from({ length: 51 }, (_, i) => `c${i}@cliente.cl`), message: "x", invoice: invoice.id, order: "ord_x" },
+      input: {
+        subject: "Hola",
+        recipients: Array.from({ length: 51 }, (_, i) => `c${i}@cliente.cl`),
+        message: "x",
+        invoice: invoice.id,
+        order: "ord_x",
+      },
     });
     expect(gql.body.errors[0].extensions).toEqual({
       code: "validation_error",
-      fields: { recipient: ["must have at most 50 addresses; got 51"], invoice: [expect.stringContaining("only one")], order: [expect.stringContaining("only one")] },
+      fields: {
+        recipient: ["must have at most 50 addresses; got 51"],
+        invoice: [expect.stringContaining("only one")],
+        order: [expect.stringContaining("only one")],
+      },
     });
     expect(await counts()).toEqual(before);
     expect(smtp.received).toHaveLength(0);
@@ -340,13 +511,23 @@ describe("GET /v1/reminders/messages/", () => {
   let docs: { order: string; payment: string; credit: string; invoice2: string };
 
   beforeAll(async () => {
-    const order = (await s.rest("POST", "/v1/orders/", { body: { customer: customerId, lines: [{ name: "Cajas", amount: 1000 }] } })).body.id;
+    const order = (
+      await s.rest("POST", "/v1/orders/", { body: { customer: customerId, lines: [{ name: "Cajas", amount: 1000 }] } })
+    ).body.id;
     const payment = await createPayment();
     const second = await finalizedInvoice();
-    const note = (await s.rest("POST", "/v1/creditnotes/", { body: { invoice: second.id, lines: [{ name: "Dev", amount: 100 }] } })).body.id;
+    const note = (
+      await s.rest("POST", "/v1/creditnotes/", { body: { invoice: second.id, lines: [{ name: "Dev", amount: 100 }] } })
+    ).body.id;
     docs = { order, payment, credit: note, invoice2: second.id };
-    const make = async (body: Record<string, unknown>) => (await remind({ ...body, subject: "Lista" })).body.id as string;
-    ids = { invoice: await make({ invoice: second.id }), order: await make({ order }), payment: await make({ payment }), credit: await make({ credit_note: note }) };
+    const make = async (body: Record<string, unknown>) =>
+      (await remind({ ...body, subject: "Lista" })).body.id as string;
+    ids = {
+      invoice: await make({ invoice: second.id }),
+      order: await make({ order }),
+      payment: await make({ payment }),
+      credit: await make({ credit_note: note }),
+    };
   });
 
   const list = async (query: string, key?: string) => {
@@ -359,16 +540,27 @@ describe("GET /v1/reminders/messages/", () => {
     const all = await list("?page_size=100");
     expect(Array.isArray(all)).toBe(true);
     expect(all.slice(0, 4).map((r) => r.id)).toEqual([ids.credit, ids.payment, ids.order, ids.invoice]);
-    expect(all[0]).toMatchObject({ subject: "Lista", credit_note: docs.credit, invoice: null, recipient: ["pagos@cliente.cl"], user: "ops@acme.cl", delivery: { status: "sent" } });
+    expect(all[0]).toMatchObject({
+      subject: "Lista",
+      credit_note: docs.credit,
+      invoice: null,
+      recipient: ["pagos@cliente.cl"],
+      user: "ops@acme.cl",
+      delivery: { status: "sent" },
+    });
 
-    const res = await fetch(`${s.url}/v1/reminders/messages/?page_size=2&payment__in=${docs.payment},${docs.order}`, { headers: { authorization: `Bearer ${s.keys.acme}` } });
+    const res = await fetch(`${s.url}/v1/reminders/messages/?page_size=2&payment__in=${docs.payment},${docs.order}`, {
+      headers: { authorization: `Bearer ${s.keys.acme}` },
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toHaveLength(1);
     expect(res.headers.get("x-total-count")).toBe("1");
     expect(res.headers.get("link")).toBeNull();
 
     const total = all.length;
-    const page2 = await fetch(`${s.url}/v1/reminders/messages/?page_size=2&page=2`, { headers: { authorization: `Bearer ${s.keys.acme}` } });
+    const page2 = await fetch(`${s.url}/v1/reminders/messages/?page_size=2&page=2`, {
+      headers: { authorization: `Bearer ${s.keys.acme}` },
+    });
     expect((await page2.json()).map((r: any) => r.id)).toEqual(all.slice(2, 4).map((r) => r.id));
     expect(page2.headers.get("x-total-count")).toBe(String(total));
     expect(total).toBeGreaterThan(4);
@@ -387,7 +579,11 @@ describe("GET /v1/reminders/messages/", () => {
     expect(await idsOf(`?order=${docs.order}&invoice=${docs.invoice2}`)).toEqual([]);
 
     const created = (await list(`?order=${docs.order}`))[0].created as string;
-    expect(await idsOf(`?order=${docs.order}&created__gte=${encodeURIComponent(created)}&created__lte=${encodeURIComponent(created)}`)).toEqual([ids.order]);
+    expect(
+      await idsOf(
+        `?order=${docs.order}&created__gte=${encodeURIComponent(created)}&created__lte=${encodeURIComponent(created)}`,
+      ),
+    ).toEqual([ids.order]);
     expect(await idsOf(`?order=${docs.order}&created__gte=2099-01-01`)).toEqual([]);
     expect(await idsOf(`?order=${docs.order}&created__lte=2000-01-01`)).toEqual([]);
     expect(await idsOf(`?order=${docs.order}&created=${created.slice(0, 10)}`)).toEqual([ids.order]);
@@ -407,7 +603,11 @@ describe("GET /v1/reminders/messages/", () => {
     expect(await list(`?invoice=${docs.invoice2}`, s.keys.other)).toEqual([]);
     expect(await list("", s.keys.acmeLive)).toEqual([]);
     const node = `query($id: ID!) { node(id: $id) { __typename ... on Reminder { id subject } } }`;
-    expect((await s.graphql(node, { id: ids.invoice })).body.data.node).toEqual({ __typename: "Reminder", id: ids.invoice, subject: "Lista" });
+    expect((await s.graphql(node, { id: ids.invoice })).body.data.node).toEqual({
+      __typename: "Reminder",
+      id: ids.invoice,
+      subject: "Lista",
+    });
     expect((await s.graphql(node, { id: ids.invoice }, s.keys.other)).body.data.node).toBeNull();
   });
 
@@ -415,7 +615,10 @@ describe("GET /v1/reminders/messages/", () => {
     const q = `query($where: ReminderWhere) { reminders(first: 10, where: $where) { totalCount edges { node { id order { id } delivery { status } } } } }`;
     const res = await s.graphql(q, { where: { order: { in: [docs.order] } } });
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.reminders).toEqual({ totalCount: 1, edges: [{ node: { id: ids.order, order: { id: docs.order }, delivery: { status: "sent" } } }] });
+    expect(res.body.data.reminders).toEqual({
+      totalCount: 1,
+      edges: [{ node: { id: ids.order, order: { id: docs.order }, delivery: { status: "sent" } } }],
+    });
     const byNote = await s.graphql(q, { where: { creditNote: { equals: docs.credit } } });
     expect(byNote.body.data.reminders.edges.map((e: any) => e.node.id)).toEqual([ids.credit]);
   });
@@ -430,14 +633,37 @@ describe("without SMTP_URL", () => {
 
   it("keeps the message in the outbox (status kept) and sends nothing", async () => {
     const customer = (await plain.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
-    const inv = (await plain.rest("POST", "/v1/invoices/", { body: { customer, lines: [{ name: "x", amount: 1000 }] } })).body;
-    const res = await plain.rest("POST", "/v1/reminders/messages/", { body: { subject: "Sin SMTP", recipient: ["pagos@cliente.cl"], message: "Hola", invoice: inv.id } });
+    const inv = (
+      await plain.rest("POST", "/v1/invoices/", { body: { customer, lines: [{ name: "x", amount: 1000 }] } })
+    ).body;
+    const res = await plain.rest("POST", "/v1/reminders/messages/", {
+      body: { subject: "Sin SMTP", recipient: ["pagos@cliente.cl"], message: "Hola", invoice: inv.id },
+    });
     expect(res.status, res.text).toBe(201);
-    expect(res.body.delivery).toEqual({ status: "kept", attempts: 0, last_error: null, next_attempt: null, sent: null });
+    expect(res.body.delivery).toEqual({
+      status: "kept",
+      attempts: 0,
+      last_error: null,
+      next_attempt: null,
+      sent: null,
+    });
     const row = await plain.database.prisma.outboxMessage.findFirstOrThrow({ where: { reminderId: res.body.id } });
-    expect(row).toMatchObject({ status: "kept", attempts: 0, subject: "Sin SMTP", body: "Hola", recipients: ["pagos@cliente.cl"], attachmentKind: "invoice", attachmentId: inv.id });
+    expect(row).toMatchObject({
+      status: "kept",
+      attempts: 0,
+      subject: "Sin SMTP",
+      body: "Hola",
+      recipients: ["pagos@cliente.cl"],
+      attachmentKind: "invoice",
+      attachmentId: inv.id,
+    });
     // a worker round with a mailer does not send kept messages
-    const deps: OutboxDeps = { prisma: plain.database.prisma, mailer: createSmtpMailer(smtp.url), logger: createLogger("silent"), settings: DEFAULT_SETTINGS };
+    const deps: OutboxDeps = {
+      prisma: plain.database.prisma,
+      mailer: createSmtpMailer(smtp.url),
+      logger: createLogger("silent"),
+      settings: DEFAULT_SETTINGS,
+    };
     expect(await deliverDueMessages(deps, new Date(Date.now() + 86_400_000))).toMatchObject({ claimed: 0 });
     expect(smtp.received).toHaveLength(0);
   });

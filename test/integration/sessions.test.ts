@@ -20,20 +20,34 @@ const sha256 = (v: string) => createHash("sha256").update(v).digest("hex");
 const sessionCount = () => s.database.prisma.customerSession.count();
 
 async function createSession(body: Record<string, unknown> = {}, key?: string) {
-  const res = await s.rest("POST", "/v1/customer_base/sessions/", { key, body: { customer, return_url: "https://acme.cl/account", ...body } });
+  const res = await s.rest("POST", "/v1/customer_base/sessions/", {
+    key,
+    body: { customer, return_url: "https://acme.cl/account", ...body },
+  });
   expect(res.status, res.text).toBe(201);
   return res.body;
 }
 
-const BRANDING_FIELDS = "organization name businessName colorBackground colorAsset displayInvoices termsOfServiceUrl privacyPolicyUrl updated";
+const BRANDING_FIELDS =
+  "organization name businessName colorBackground colorAsset displayInvoices termsOfServiceUrl privacyPolicyUrl updated";
 const UPDATE_BRANDING = `mutation($input: OrganizationBrandingInput!) { updateOrganizationBranding(input: $input) { ${BRANDING_FIELDS} } }`;
 
 describe("POST /v1/customer_base/sessions/", () => {
   it("creates a session: ses_ id, a cs_ key of 32 base62 characters, settings from the branding, one hour", async () => {
     const before = await sessionCount();
-    const res = await s.rest("POST", "/v1/customer_base/sessions/", { body: { customer, return_url: "https://acme.cl/account" } });
+    const res = await s.rest("POST", "/v1/customer_base/sessions/", {
+      body: { customer, return_url: "https://acme.cl/account" },
+    });
     expect(res.status).toBe(201);
-    expect(Object.keys(res.body).sort()).toEqual(["created", "customer", "expires", "id", "key", "return_url", "settings"]);
+    expect(Object.keys(res.body).sort()).toEqual([
+      "created",
+      "customer",
+      "expires",
+      "id",
+      "key",
+      "return_url",
+      "settings",
+    ]);
     expect(res.body).toMatchObject({
       customer,
       return_url: "https://acme.cl/account",
@@ -47,9 +61,15 @@ describe("POST /v1/customer_base/sessions/", () => {
         return_url: "https://acme.cl/account",
       },
     });
-    expect(Object.keys(res.body.settings).sort()).toEqual(
-      ["business_name", "color_asset", "color_background", "display_invoices", "privacy_policy_url", "return_url", "terms_of_service_url"],
-    );
+    expect(Object.keys(res.body.settings).sort()).toEqual([
+      "business_name",
+      "color_asset",
+      "color_background",
+      "display_invoices",
+      "privacy_policy_url",
+      "return_url",
+      "terms_of_service_url",
+    ]);
     expect(res.body.id).toMatch(/^ses_[0-9A-Za-z]{24}$/);
     expect(res.body.key).toMatch(/^cs_[0-9A-Za-z]{32}$/); // 32 x log2(62) ~ 190 bits
     expect(res.body.created).toMatch(ISO);
@@ -59,7 +79,12 @@ describe("POST /v1/customer_base/sessions/", () => {
 
     // only the hash is stored: no column holds the key
     const row = await s.database.prisma.customerSession.findUniqueOrThrow({ where: { id: res.body.id } });
-    expect(row).toMatchObject({ organizationId: s.orgs.acme, testMode: true, customerId: customer, returnUrl: "https://acme.cl/account" });
+    expect(row).toMatchObject({
+      organizationId: s.orgs.acme,
+      testMode: true,
+      customerId: customer,
+      returnUrl: "https://acme.cl/account",
+    });
     expect(row.keyHash).toBe(sha256(res.body.key));
     expect(row.keyHash).not.toBe(res.body.key);
     expect(JSON.stringify(row)).not.toContain(res.body.key.slice(3));
@@ -83,20 +108,37 @@ describe("POST /v1/customer_base/sessions/", () => {
   const badInputs: [string, Record<string, unknown>, string, string?][] = [
     ["a missing customer", { customer: undefined }, "customer", "is required"],
     ["a null customer", { customer: null }, "customer", "is required"],
-    ["an unknown customer", { customer: "cus_000000000000000000000000" }, "customer", "unknown customer cus_000000000000000000000000"],
+    [
+      "an unknown customer",
+      { customer: "cus_000000000000000000000000" },
+      "customer",
+      "unknown customer cus_000000000000000000000000",
+    ],
     ["a customer id of the wrong type", { customer: 42 }, "customer"],
     ["a missing return_url", { return_url: undefined }, "return_url", "is required"],
     ["an empty return_url", { return_url: "" }, "return_url", "is required"],
     ["a relative return_url", { return_url: "/account" }, "return_url", "must be an absolute http(s) URL"],
     ["an ftp return_url", { return_url: "ftp://acme.cl/x" }, "return_url", "must be an absolute http(s) URL"],
-    ["a javascript: return_url", { return_url: "javascript:alert(1)" }, "return_url", "must be an absolute http(s) URL"],
-    ["a return_url over 2000 characters", { return_url: `https://acme.cl/${"a".repeat(2000)}` }, "return_url", "must have at most 2000 characters"],
+    [
+      "a javascript: return_url",
+      { return_url: "javascript:alert(1)" },
+      "return_url",
+      "must be an absolute http(s) URL",
+    ],
+    [
+      "a return_url over 2000 characters",
+      { return_url: `https://acme.cl/${"a".repeat(2000)}` },
+      "return_url",
+      "must have at most 2000 characters",
+    ],
     ["an unknown field", { colour: "red" }, "colour", "unknown field"],
   ];
   for (const [what, override, field, message] of badInputs) {
     it(`rejects ${what} with a 400 on ${field}, writing nothing`, async () => {
       const before = await sessionCount();
-      const res = await s.rest("POST", "/v1/customer_base/sessions/", { body: { customer, return_url: "https://acme.cl/account", ...override } });
+      const res = await s.rest("POST", "/v1/customer_base/sessions/", {
+        body: { customer, return_url: "https://acme.cl/account", ...override },
+      });
       expect(res.status, res.text).toBe(400);
       expect(res.body.error.code).toBe("validation_error");
       expect(Object.keys(res.body.error.fields)).toContain(field);
@@ -118,15 +160,23 @@ describe("POST /v1/customer_base/sessions/", () => {
   it("rejects a session for another organization's customer as an unknown customer (400), writing nothing", async () => {
     const foreign = (await s.rest("POST", "/v1/customers/", { key: s.keys.other, body: chileanCustomer() })).body;
     const before = await sessionCount();
-    const res = await s.rest("POST", "/v1/customer_base/sessions/", { body: { customer: foreign.id, return_url: "https://acme.cl/account" } });
+    const res = await s.rest("POST", "/v1/customer_base/sessions/", {
+      body: { customer: foreign.id, return_url: "https://acme.cl/account" },
+    });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: "validation_error", fields: { customer: [`unknown customer ${foreign.id}`] } });
+    expect(res.body.error).toMatchObject({
+      code: "validation_error",
+      fields: { customer: [`unknown customer ${foreign.id}`] },
+    });
     expect(await sessionCount()).toBe(before);
   });
 
   it("needs an API key", async () => {
     const before = await sessionCount();
-    const res = await s.rest("POST", "/v1/customer_base/sessions/", { key: null, body: { customer, return_url: "https://acme.cl/account" } });
+    const res = await s.rest("POST", "/v1/customer_base/sessions/", {
+      key: null,
+      body: { customer, return_url: "https://acme.cl/account" },
+    });
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe("authentication_required");
     expect(await sessionCount()).toBe(before);
@@ -162,8 +212,12 @@ describe("GET /v1/customer_base/sessions/{key}/", () => {
   });
 
   it("keeps live sessions in live mode: a test customer is unknown to a live key, a live session unknown to a test key", async () => {
-    const liveCustomer = (await s.rest("POST", "/v1/customers/", { key: s.keys.acmeLive, body: chileanCustomer() })).body.id;
-    const wrongMode = await s.rest("POST", "/v1/customer_base/sessions/", { key: s.keys.acmeLive, body: { customer, return_url: "https://acme.cl" } });
+    const liveCustomer = (await s.rest("POST", "/v1/customers/", { key: s.keys.acmeLive, body: chileanCustomer() }))
+      .body.id;
+    const wrongMode = await s.rest("POST", "/v1/customer_base/sessions/", {
+      key: s.keys.acmeLive,
+      body: { customer, return_url: "https://acme.cl" },
+    });
     expect(wrongMode.status).toBe(400);
     expect(wrongMode.body.error.fields.customer).toEqual([`unknown customer ${customer}`]);
 
@@ -176,11 +230,17 @@ describe("GET /v1/customer_base/sessions/{key}/", () => {
 
   it("is a 404 once the session has expired", async () => {
     const created = await createSession();
-    await s.database.prisma.customerSession.update({ where: { id: created.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await s.database.prisma.customerSession.update({
+      where: { id: created.id },
+      data: { expiresAt: new Date(Date.now() - 1000) },
+    });
     const res = await s.rest("GET", `/v1/customer_base/sessions/${created.key}/`);
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe("not_found");
-    const gql = await s.graphql(`query($key: String!, $id: ID!) { customerSession(key: $key) { id } node(id: $id) { id } }`, { key: created.key, id: created.id });
+    const gql = await s.graphql(
+      `query($key: String!, $id: ID!) { customerSession(key: $key) { id } node(id: $id) { id } }`,
+      { key: created.key, id: created.id },
+    );
     expect(gql.body).toEqual({ data: { customerSession: null, node: null } });
   });
 
@@ -196,7 +256,11 @@ describe("session lifetime (SESSION_TTL_SECONDS)", () => {
     const short = await startTestServer({ settings: { sessionTtlSeconds: 1 } });
     try {
       const cus = (await short.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
-      const created = (await short.rest("POST", "/v1/customer_base/sessions/", { body: { customer: cus, return_url: "https://acme.cl" } })).body;
+      const created = (
+        await short.rest("POST", "/v1/customer_base/sessions/", {
+          body: { customer: cus, return_url: "https://acme.cl" },
+        })
+      ).body;
       expect(Date.parse(created.expires) - Date.parse(created.created)).toBe(1000);
       const row = await short.database.prisma.customerSession.findUniqueOrThrow({ where: { id: created.id } });
       expect(row.expiresAt.getTime() - row.createdAt.getTime()).toBe(1000);
@@ -209,22 +273,40 @@ describe("session lifetime (SESSION_TTL_SECONDS)", () => {
 });
 
 describe("GraphQL", () => {
-  const FIELDS = "id key returnUrl testMode created expires customer { id name } settings { businessName displayInvoices returnUrl }";
+  const FIELDS =
+    "id key returnUrl testMode created expires customer { id name } settings { businessName displayInvoices returnUrl }";
 
   it("createCustomerSession returns the key; customerSession(key) echoes it; node(id) has no key", async () => {
-    const created = await s.graphql(`mutation($input: CustomerSessionInput!) { createCustomerSession(input: $input) { ${FIELDS} } }`, {
-      input: { customer, returnUrl: "https://acme.cl/gql" },
-    });
+    const created = await s.graphql(
+      `mutation($input: CustomerSessionInput!) { createCustomerSession(input: $input) { ${FIELDS} } }`,
+      {
+        input: { customer, returnUrl: "https://acme.cl/gql" },
+      },
+    );
     expect(created.body.errors).toBeUndefined();
     const session = created.body.data.createCustomerSession;
-    expect(session).toMatchObject({ returnUrl: "https://acme.cl/gql", testMode: true, customer: { id: customer, name: "Cliente SpA" } });
+    expect(session).toMatchObject({
+      returnUrl: "https://acme.cl/gql",
+      testMode: true,
+      customer: { id: customer, name: "Cliente SpA" },
+    });
     expect(session.key).toMatch(/^cs_[0-9A-Za-z]{32}$/);
 
-    const read = await s.graphql(`query($key: String!) { customerSession(key: $key) { ${FIELDS} } }`, { key: session.key });
+    const read = await s.graphql(`query($key: String!) { customerSession(key: $key) { ${FIELDS} } }`, {
+      key: session.key,
+    });
     expect(read.body.data.customerSession).toEqual(session);
 
-    const node = await s.graphql(`query($id: ID!) { node(id: $id) { __typename ... on CustomerSession { id key returnUrl } } }`, { id: session.id });
-    expect(node.body.data.node).toEqual({ __typename: "CustomerSession", id: session.id, key: null, returnUrl: "https://acme.cl/gql" });
+    const node = await s.graphql(
+      `query($id: ID!) { node(id: $id) { __typename ... on CustomerSession { id key returnUrl } } }`,
+      { id: session.id },
+    );
+    expect(node.body.data.node).toEqual({
+      __typename: "CustomerSession",
+      id: session.id,
+      key: null,
+      returnUrl: "https://acme.cl/gql",
+    });
     const foreign = await s.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: session.id }, s.keys.other);
     expect(foreign.body.data.node).toBeNull();
   });
@@ -296,16 +378,31 @@ describe("branding", () => {
 
     // only given fields change; null clears; no business name falls back to the organization's name
     const cleared = await s.graphql(UPDATE_BRANDING, { input: { businessName: null, colorAsset: "" } });
-    expect(cleared.body.data.updateOrganizationBranding).toMatchObject({ businessName: null, colorAsset: null, colorBackground: "#ff00ff", displayInvoices: false });
-    expect((await createSession()).settings).toMatchObject({ business_name: "Acme SpA", color_asset: null, color_background: "#ff00ff" });
+    expect(cleared.body.data.updateOrganizationBranding).toMatchObject({
+      businessName: null,
+      colorAsset: null,
+      colorBackground: "#ff00ff",
+      displayInvoices: false,
+    });
+    expect((await createSession()).settings).toMatchObject({
+      business_name: "Acme SpA",
+      color_asset: null,
+      color_background: "#ff00ff",
+    });
   });
 
   it("is per mode: a live key's change stays in live mode, a test key's in test mode", async () => {
-    const testBefore = (await s.graphql(`{ organizationBranding { testMode colorBackground updated } }`)).body.data.organizationBranding;
+    const testBefore = (await s.graphql(`{ organizationBranding { testMode colorBackground updated } }`)).body.data
+      .organizationBranding;
     const live = await s.graphql(UPDATE_BRANDING, { input: { colorBackground: "#000000" } }, s.keys.acmeLive);
     expect(live.body.data.updateOrganizationBranding).toMatchObject({ colorBackground: "#000000" });
-    expect((await s.graphql(`{ organizationBranding { testMode colorBackground } }`, {}, s.keys.acmeLive)).body.data.organizationBranding).toEqual({ testMode: false, colorBackground: "#000000" });
-    expect((await s.graphql(`{ organizationBranding { testMode colorBackground updated } }`)).body.data.organizationBranding).toEqual(testBefore);
+    expect(
+      (await s.graphql(`{ organizationBranding { testMode colorBackground } }`, {}, s.keys.acmeLive)).body.data
+        .organizationBranding,
+    ).toEqual({ testMode: false, colorBackground: "#000000" });
+    expect(
+      (await s.graphql(`{ organizationBranding { testMode colorBackground updated } }`)).body.data.organizationBranding,
+    ).toEqual(testBefore);
     expect(testBefore).toMatchObject({ testMode: true, colorBackground: "#ff00ff" });
   });
 
@@ -321,7 +418,11 @@ describe("branding", () => {
   ];
   for (const [what, input, field] of badBranding) {
     it(`rejects ${what} (validation_error on ${field}) and changes nothing`, async () => {
-      const settings = () => s.database.prisma.organizationSettings.findMany({ where: { organizationId: s.orgs.acme }, orderBy: { testMode: "asc" } });
+      const settings = () =>
+        s.database.prisma.organizationSettings.findMany({
+          where: { organizationId: s.orgs.acme },
+          orderBy: { testMode: "asc" },
+        });
       const before = await settings();
       const res = await s.graphql(UPDATE_BRANDING, { input: { businessName: "Changed", ...input } });
       expect(res.body.errors[0].extensions.code).toBe("validation_error");

@@ -10,7 +10,13 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
-import { generateCaf, generatePkcs12, xmllintValidate, xmlsecVerify, type FakePkcs12 } from "../helpers/sii-fixtures.js";
+import {
+  generateCaf,
+  generatePkcs12,
+  xmllintValidate,
+  xmlsecVerify,
+  type FakePkcs12,
+} from "../helpers/sii-fixtures.js";
 import { runBilling, runContext } from "../../src/services/billing-run.js";
 import { finalizeLockedDocument, finalizeNewInvoiceDrafts } from "../../src/services/document-lifecycle.js";
 import { takeFolio, takeFolios } from "../../src/services/cafs.js";
@@ -46,8 +52,14 @@ async function checkedXml(name: string): Promise<string> {
   return bytes.toString("latin1");
 }
 
-async function draft(type: string, lines: { name: string; quantity?: number; amount: number }[], customerId = customer): Promise<string> {
-  const res = await s.rest("POST", "/v1/invoices/", { body: { customer: customerId, document: type, date: authorizedOn, lines, discount: 5 } });
+async function draft(
+  type: string,
+  lines: { name: string; quantity?: number; amount: number }[],
+  customerId = customer,
+): Promise<string> {
+  const res = await s.rest("POST", "/v1/invoices/", {
+    body: { customer: customerId, document: type, date: authorizedOn, lines, discount: 5 },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.id;
 }
@@ -57,11 +69,20 @@ const nextFolioOf = async (id: string) => (await prisma.caf.findUniqueOrThrow({ 
 beforeAll(async () => {
   s = await startTestServer({ settings: { certificateEncryptionKey } });
   prisma = s.database.prisma;
-  expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { activity_codes: ["620200"], city: "Santiago" } })).status).toBe(200);
+  expect(
+    (
+      await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
+        body: { activity_codes: ["620200"], city: "Santiago" },
+      })
+    ).status,
+  ).toBe(200);
   certificate = generatePkcs12({ rut: "12345678-5" });
-  const cert = await s.rest("POST", "/v1/billers/built_in/certificates/", { body: { file: certificate.file.toString("base64"), password: certificate.password } });
+  const cert = await s.rest("POST", "/v1/billers/built_in/certificates/", {
+    body: { file: certificate.file.toString("base64"), password: certificate.password },
+  });
   expect(cert.status).toBe(201);
-  customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Cliente Ñandú & Cía." }) })).body.id;
+  customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Cliente Ñandú & Cía." }) })).body
+    .id;
 });
 afterAll(async () => {
   await s?.close();
@@ -71,24 +92,47 @@ describe("the billing run of an enrolled organization", () => {
   it("issues consecutive folios from one CAF into the next, each DTE signed and queued once", async () => {
     const first = await uploadCaf(33, 1, 3);
     const second = await uploadCaf(33, 4, 40);
-    const product = await s.rest("POST", "/v1/products/", { body: { name: "Nube", plans: [{ name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" }] } });
+    const product = await s.rest("POST", "/v1/products/", {
+      body: { name: "Nube", plans: [{ name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" }] },
+    });
     expect(product.status, JSON.stringify(product.body)).toBe(201);
     const subs: string[] = [];
     for (const quantity of [1, 2, 3, 4, 5]) {
-      const res = await s.rest("POST", "/v1/subscriptions/", { body: { customer, date_start: authorizedOn, expiration_days: 30, lines: [{ plan: product.body.plans[0].id, quantity }] } });
+      const res = await s.rest("POST", "/v1/subscriptions/", {
+        body: {
+          customer,
+          date_start: authorizedOn,
+          expiration_days: 30,
+          lines: [{ plan: product.body.plans[0].id, quantity }],
+        },
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(201);
       subs.push(res.body.id);
     }
-    const summary = await runBilling({ prisma, settings: { certificateEncryptionKey }, until: authorizedOn, collect: false });
+    const summary = await runBilling({
+      prisma,
+      settings: { certificateEncryptionKey },
+      until: authorizedOn,
+      collect: false,
+    });
     expect(summary.failed, summary.errors.join("; ")).toBe(0);
     expect(summary.invoices).toBe(5);
-    const invoices = await prisma.invoice.findMany({ where: { subscriptionId: { in: subs } }, orderBy: { number: "asc" } });
+    const invoices = await prisma.invoice.findMany({
+      where: { subscriptionId: { in: subs } },
+      orderBy: { number: "asc" },
+    });
     expect(invoices.map((i) => i.number)).toEqual([1, 2, 3, 4, 5]);
     expect(invoices.map((i) => (i.taxAgency as { caf: string }).caf)).toEqual([first, first, first, second, second]);
     expect([await nextFolioOf(first), await nextFolioOf(second)]).toEqual([4, 6]);
     for (const invoice of invoices) {
       expect(invoice.status).toBe("finalized");
-      expect(invoice.taxAgency).toMatchObject({ agency: "sii", status: "pending", track_id: null, document_id: `F${invoice.number}T33`, folio: invoice.number });
+      expect(invoice.taxAgency).toMatchObject({
+        agency: "sii",
+        status: "pending",
+        track_id: null,
+        document_id: `F${invoice.number}T33`,
+        folio: invoice.number,
+      });
       expect(invoice.localFile).toBe(`${invoice.id}_33_${invoice.number}.xml`);
       expect(invoice.customerSnapshot).toMatchObject({ name: "Cliente Ñandú & Cía." });
       const xml = await checkedXml(invoice.localFile!);
@@ -96,15 +140,23 @@ describe("the billing run of an enrolled organization", () => {
       expect(xml).toContain(`<MntTotal>${Number(invoice.total)}</MntTotal>`);
       expect(xml).toContain("<RznSocRecep>Cliente Ñandú &amp; Cía.</RznSocRecep>");
     }
-    const submissions = await prisma.siiSubmission.findMany({ where: { documentId: { in: invoices.map((i) => i.id) } }, orderBy: { folio: "asc" } });
-    expect(submissions.map((r) => [r.documentKind, r.dteType, r.folio, r.dteFile, r.status])).toEqual(invoices.map((i) => ["invoice", 33, i.number, i.localFile, "pending"]));
+    const submissions = await prisma.siiSubmission.findMany({
+      where: { documentId: { in: invoices.map((i) => i.id) } },
+      orderBy: { folio: "asc" },
+    });
+    expect(submissions.map((r) => [r.documentKind, r.dteType, r.folio, r.dteFile, r.status])).toEqual(
+      invoices.map((i) => ["invoice", 33, i.number, i.localFile, "pending"]),
+    );
   });
 });
 
 describe("bulk finalize", () => {
   it("stores the same DTE, snapshot and submission as the one-by-one finalize, apart from the folio", async () => {
     const cafId = await uploadCaf(34, 1, 50);
-    const lines = [{ name: "Curso <avanzado> \"A\"", quantity: 2, amount: 15000 }, { name: "Material", amount: 2500 }];
+    const lines = [
+      { name: 'Curso <avanzado> "A"', quantity: 2, amount: 15000 },
+      { name: "Material", amount: 2500 },
+    ];
     const single = await draft("CL34", lines);
     const bulk = [await draft("CL34", lines), await draft("CL34", lines)];
     const at = new Date();
@@ -127,7 +179,7 @@ describe("bulk finalize", () => {
         .replace(/<DigestValue>[^<]+</, "<DigestValue><")
         .replace(/<SignatureValue>[^<]+</, "<SignatureValue><");
     const reference = await checkedXml(byId.get(single)!.localFile!);
-    expect(reference).toContain("<NmbItem>Curso &lt;avanzado&gt; \"A\"</NmbItem>");
+    expect(reference).toContain('<NmbItem>Curso &lt;avanzado&gt; "A"</NmbItem>');
     for (const id of bulk) {
       const row = byId.get(id)!;
       expect(normalized(await checkedXml(row.localFile!))).toBe(normalized(reference));
@@ -140,30 +192,55 @@ describe("bulk finalize", () => {
       expect(agency).toEqual(reference0);
     }
     const submissions = await prisma.siiSubmission.findMany({ where: { documentId: { in: [single, ...bulk] } } });
-    expect(submissions.map((r) => [r.documentId, r.folio, r.dteFile, r.status, r.attempts, r.nextAttemptAt.getTime()]).sort()).toEqual(
-      [single, ...bulk].map((id) => [id, byId.get(id)!.number, byId.get(id)!.localFile, "pending", 0, at.getTime()]).sort(),
+    expect(
+      submissions
+        .map((r) => [r.documentId, r.folio, r.dteFile, r.status, r.attempts, r.nextAttemptAt.getTime()])
+        .sort(),
+    ).toEqual(
+      [single, ...bulk]
+        .map((id) => [id, byId.get(id)!.number, byId.get(id)!.localFile, "pending", 0, at.getTime()])
+        .sort(),
     );
   });
 
   it("a batch that fails in a worker thread (a 61-line 33) rolls back: its folios, files and drafts are as before", async () => {
-    const caf33 = (await prisma.caf.findMany({ where: { ...tenantKey(), documentTypeId: "CL33" }, orderBy: { rangeFrom: "asc" } })).map((c) => [c.id, c.nextFolio]);
+    const caf33 = (
+      await prisma.caf.findMany({ where: { ...tenantKey(), documentTypeId: "CL33" }, orderBy: { rangeFrom: "asc" } })
+    ).map((c) => [c.id, c.nextFolio]);
     const good = await draft("CL33", [{ name: "Plan", amount: 1000 }]);
-    const tooLong = await draft("CL33", Array.from({ length: 61 }, (_, i) => ({ name: `Línea ${i}`, amount: 100 })));
+    const tooLong = await draft(
+      "CL33",
+      Array.from({ length: 61 }, (_, i) => ({ name: `Línea ${i}`, amount: 100 })),
+    );
     const ctx = runContext(prisma, settings, () => new Date(), { ...tenantKey(), userEmail: "ops@acme.cl" });
     const files = await prisma.storedFile.count();
     const error = await prisma
-      .$transaction((tx) => finalizeNewInvoiceDrafts(tx, { ...ctx, prisma: tx as unknown as PrismaClient }, "CL33", [good, tooLong]))
+      .$transaction((tx) =>
+        finalizeNewInvoiceDrafts(tx, { ...ctx, prisma: tx as unknown as PrismaClient }, "CL33", [good, tooLong]),
+      )
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).fields).toEqual({ lines: ["must have 1 to 60 lines"] });
-    expect((await prisma.caf.findMany({ where: { ...tenantKey(), documentTypeId: "CL33" }, orderBy: { rangeFrom: "asc" } })).map((c) => [c.id, c.nextFolio])).toEqual(caf33);
+    expect(
+      (
+        await prisma.caf.findMany({ where: { ...tenantKey(), documentTypeId: "CL33" }, orderBy: { rangeFrom: "asc" } })
+      ).map((c) => [c.id, c.nextFolio]),
+    ).toEqual(caf33);
     expect(await prisma.storedFile.count()).toBe(files);
-    expect((await prisma.invoice.findMany({ where: { id: { in: [good, tooLong] } } })).map((i) => [i.status, i.number, i.localFile])).toEqual([
+    expect(
+      (await prisma.invoice.findMany({ where: { id: { in: [good, tooLong] } } })).map((i) => [
+        i.status,
+        i.number,
+        i.localFile,
+      ]),
+    ).toEqual([
       ["draft", null, null],
       ["draft", null, null],
     ]);
     // the good one alone goes through, on the next folio
-    await prisma.$transaction((tx) => finalizeNewInvoiceDrafts(tx, { ...ctx, prisma: tx as unknown as PrismaClient }, "CL33", [good]));
+    await prisma.$transaction((tx) =>
+      finalizeNewInvoiceDrafts(tx, { ...ctx, prisma: tx as unknown as PrismaClient }, "CL33", [good]),
+    );
     expect((await prisma.invoice.findUniqueOrThrow({ where: { id: good } })).number).toBe(caf33[1][1]);
   });
 });
@@ -172,7 +249,9 @@ describe("takeFolios", () => {
   it("takes a range across CAFs in one statement; fewer folios left than asked is a 409 that takes nothing", async () => {
     const a = await uploadCaf(61, 10, 12);
     const b = await uploadCaf(61, 20, 24);
-    const taken = await prisma.$transaction((tx) => takeFolios(tx, tenantKey(), "CL61", authorizedOn, 5, certificateEncryptionKey));
+    const taken = await prisma.$transaction((tx) =>
+      takeFolios(tx, tenantKey(), "CL61", authorizedOn, 5, certificateEncryptionKey),
+    );
     expect(taken.folios).toEqual([
       { folio: 10, cafId: a },
       { folio: 11, cafId: a },
@@ -182,12 +261,16 @@ describe("takeFolios", () => {
     ]);
     expect([...taken.cafFiles.keys()].sort()).toEqual([a, b].sort());
     expect(taken.cafFiles.get(a)!.toString("latin1")).toMatch(/<D>10<\/D>\s*<H>12<\/H>/);
-    const error = await prisma.$transaction((tx) => takeFolios(tx, tenantKey(), "CL61", authorizedOn, 4, certificateEncryptionKey)).catch((e: unknown) => e);
+    const error = await prisma
+      .$transaction((tx) => takeFolios(tx, tenantKey(), "CL61", authorizedOn, 4, certificateEncryptionKey))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidStateError);
     expect((error as Error).message).toContain("fewer than 4 authorized folio(s) are left for CL61");
     expect([await nextFolioOf(a), await nextFolioOf(b)]).toEqual([13, 22]);
     // the rest, then nothing
-    const rest = await prisma.$transaction((tx) => takeFolios(tx, tenantKey(), "CL61", authorizedOn, 3, certificateEncryptionKey));
+    const rest = await prisma.$transaction((tx) =>
+      takeFolios(tx, tenantKey(), "CL61", authorizedOn, 3, certificateEncryptionKey),
+    );
     expect(rest.folios.map((f) => f.folio)).toEqual([22, 23, 24]);
   });
 
@@ -195,9 +278,19 @@ describe("takeFolios", () => {
     const first = await uploadCaf(52, 1, 25);
     await uploadCaf(52, 26, 200);
     const claims = await Promise.all([
-      ...[7, 9, 11, 13].map((count) => prisma.$transaction((tx) => takeFolios(tx, tenantKey(), "CL52", authorizedOn, count, certificateEncryptionKey), { maxWait: 30_000, timeout: 60_000 })),
+      ...[7, 9, 11, 13].map((count) =>
+        prisma.$transaction(
+          (tx) => takeFolios(tx, tenantKey(), "CL52", authorizedOn, count, certificateEncryptionKey),
+          { maxWait: 30_000, timeout: 60_000 },
+        ),
+      ),
       ...[1, 2, 3].map(() =>
-        prisma.$transaction(async (tx) => ({ folios: [await takeFolio(tx, tenantKey(), "CL52", authorizedOn, certificateEncryptionKey)] }), { maxWait: 30_000, timeout: 60_000 }),
+        prisma.$transaction(
+          async (tx) => ({
+            folios: [await takeFolio(tx, tenantKey(), "CL52", authorizedOn, certificateEncryptionKey)],
+          }),
+          { maxWait: 30_000, timeout: 60_000 },
+        ),
       ),
     ]);
     for (const claim of claims.slice(0, 4)) {

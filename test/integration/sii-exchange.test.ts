@@ -22,13 +22,24 @@ import { createSmtpMailer } from "../../src/infra/mail.js";
 import { sendDueSubmissions, type SiiSendingDeps } from "../../src/services/sii-sending.js";
 import { deliverDueMessages, type OutboxDeps } from "../../src/services/outbox.js";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
-import { SCHEMA_DIR, generateCaf, generatePkcs12, xmllintValidate, type FakeCertificate } from "../helpers/sii-fixtures.js";
+import {
+  SCHEMA_DIR,
+  generateCaf,
+  generatePkcs12,
+  xmllintValidate,
+  type FakeCertificate,
+} from "../helpers/sii-fixtures.js";
 import { ENVIO_DTE_XSD } from "../helpers/sii-exchange.js";
 import { FakeSii, countsOf, startFakeSii } from "../helpers/fake-sii.js";
 import { dteSignature, ENVELOPE_SIGNATURE, xmlsecVerifyNode } from "../helpers/sii-envelope.js";
 import { startSmtpServer, type TestSmtpServer } from "../helpers/smtp.js";
 import { generateCertificate } from "../helpers/sii-fixtures.js";
-import { buildEnvioRecibos, buildRecepcionDte, buildResultadoDte, type AnsweredDocument } from "../../src/infra/taxagency/sii/index.js";
+import {
+  buildEnvioRecibos,
+  buildRecepcionDte,
+  buildResultadoDte,
+  type AnsweredDocument,
+} from "../../src/infra/taxagency/sii/index.js";
 
 const RUT = "76042235-5";
 const HOLDER_RUT = "11111111-1";
@@ -50,22 +61,61 @@ const later = (ms: number) => new Date((clock = Math.max(clock, Date.now()) + ms
 beforeAll(async () => {
   const p12 = generatePkcs12({ rut: HOLDER_RUT });
   cert = p12;
-  sii = await startFakeSii({ trustedCertificatePem: cert.certificatePem, schema: join(SCHEMA_DIR, "EnvioDTE_v10.xsd"), boletaSchema: join(SCHEMA_DIR, "EnvioBOLETA_v11.xsd") });
+  sii = await startFakeSii({
+    trustedCertificatePem: cert.certificatePem,
+    schema: join(SCHEMA_DIR, "EnvioDTE_v10.xsd"),
+    boletaSchema: join(SCHEMA_DIR, "EnvioBOLETA_v11.xsd"),
+  });
   smtp = await startSmtpServer();
   const settings = { sii: sii.hosts, certificateEncryptionKey: KEY, smtpUrl: smtp.url, mailFrom: MAIL_FROM };
   s = await startTestServer({ settings, outboxIntervalMs: 0 });
-  expect((await s.rest("POST", "/v1/billers/built_in/certificates/", { body: { file: p12.file.toString("base64"), password: p12.password } })).status).toBe(201);
-  expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { activity_codes: ["620200"], city: "Santiago", resolution_number: 80, resolution_date: "2014-08-22" } })).status).toBe(200);
+  expect(
+    (
+      await s.rest("POST", "/v1/billers/built_in/certificates/", {
+        body: { file: p12.file.toString("base64"), password: p12.password },
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (
+      await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
+        body: { activity_codes: ["620200"], city: "Santiago", resolution_number: 80, resolution_date: "2014-08-22" },
+      })
+    ).status,
+  ).toBe(200);
   for (const type of [33, 61]) {
-    const caf = generateCaf({ rut: RUT, type, from: 1, to: 1000, authorizedOn: new Date(Date.now() - 5 * 86400_000).toISOString().slice(0, 10) });
-    expect((await s.rest("POST", "/v1/billers/built_in/cafs/", { body: { file: caf.file.toString("base64") } })).status).toBe(201);
+    const caf = generateCaf({
+      rut: RUT,
+      type,
+      from: 1,
+      to: 1000,
+      authorizedOn: new Date(Date.now() - 5 * 86400_000).toISOString().slice(0, 10),
+    });
+    expect(
+      (await s.rest("POST", "/v1/billers/built_in/cafs/", { body: { file: caf.file.toString("base64") } })).status,
+    ).toBe(201);
   }
-  const a = await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ tax_id: "77.777.777-7", email: "pagos@cliente.cl", tax_settings: { exchange_email: "dte@cliente.cl" } }) });
+  const a = await s.rest("POST", "/v1/customers/", {
+    body: chileanCustomer({
+      tax_id: "77.777.777-7",
+      email: "pagos@cliente.cl",
+      tax_settings: { exchange_email: "dte@cliente.cl" },
+    }),
+  });
   expect(a.status, JSON.stringify(a.body)).toBe(201);
   withExchange = a.body.id;
-  withoutExchange = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ tax_id: "77.777.777-7", email: "contabilidad@cliente.cl" }) })).body.id;
+  withoutExchange = (
+    await s.rest("POST", "/v1/customers/", {
+      body: chileanCustomer({ tax_id: "77.777.777-7", email: "contabilidad@cliente.cl" }),
+    })
+  ).body.id;
   deps = { prisma: s.database.prisma, logger: createLogger("silent"), settings: { ...DEFAULT_SETTINGS, ...settings } };
-  outbox = { prisma: s.database.prisma, mailer: createSmtpMailer(smtp.url), logger: createLogger("silent"), settings: { ...DEFAULT_SETTINGS, ...settings } };
+  outbox = {
+    prisma: s.database.prisma,
+    mailer: createSmtpMailer(smtp.url),
+    logger: createLogger("silent"),
+    settings: { ...DEFAULT_SETTINGS, ...settings },
+  };
   sii.statusFor = (u) => ({ estado: "EPR", glosa: "Envio Procesado", counts: countsOf(u.file, "all-accepted") });
 });
 afterAll(async () => {
@@ -76,7 +126,11 @@ afterAll(async () => {
 
 /** A finalized factura of `customer` uploaded to and accepted by the fake SII. */
 async function acceptedInvoice(customer: string): Promise<{ id: string; folio: number }> {
-  const inv = (await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "Consultoría", quantity: 2, amount: 50000 }] } })).body;
+  const inv = (
+    await s.rest("POST", "/v1/invoices/", {
+      body: { customer, document: "CL33", lines: [{ name: "Consultoría", quantity: 2, amount: 50000 }] },
+    })
+  ).body;
   const fin = await s.rest("GET", `/v1/invoices/${inv.id}/finalize/`);
   expect(fin.status, JSON.stringify(fin.body)).toBe(200);
   const up = await sendDueSubmissions(deps, later(1000));
@@ -86,7 +140,8 @@ async function acceptedInvoice(customer: string): Promise<{ id: string; folio: n
 }
 
 async function taxAgency(id: string): Promise<Record<string, any>> {
-  return (await s.database.prisma.invoice.findUniqueOrThrow({ where: { id }, select: { taxAgency: true } })).taxAgency as Record<string, any>;
+  return (await s.database.prisma.invoice.findUniqueOrThrow({ where: { id }, select: { taxAgency: true } }))
+    .taxAgency as Record<string, any>;
 }
 
 function one(xml: string, name: string): string | undefined {
@@ -99,10 +154,21 @@ describe("outbound: an accepted DTE goes to the receiver's exchange address", ()
   it("queued when SII accepts; delivered with the EnvioDTE addressed to the receiver (XSD-valid, signed) and the PDF", async () => {
     sentInvoice = await acceptedInvoice(withExchange);
     const queued = await taxAgency(sentInvoice.id);
-    expect(queued).toMatchObject({ status: "accepted", exchange_to: "dte@cliente.cl", exchange_file: expect.stringMatching(/^\/v1\/files\/sii-intercambio-.+\.xml$/) });
+    expect(queued).toMatchObject({
+      status: "accepted",
+      exchange_to: "dte@cliente.cl",
+      exchange_file: expect.stringMatching(/^\/v1\/files\/sii-intercambio-.+\.xml$/),
+    });
     expect(queued).not.toHaveProperty("exchange_sent_at");
     const message = await s.database.prisma.outboxMessage.findUniqueOrThrow({ where: { id: queued.exchange_message } });
-    expect([message.kind, message.status, message.testMode, message.recipients, message.attachmentKind, message.attachmentId]).toEqual(["dte_exchange", "pending", true, ["dte@cliente.cl"], "invoice", sentInvoice.id]);
+    expect([
+      message.kind,
+      message.status,
+      message.testMode,
+      message.recipients,
+      message.attachmentKind,
+      message.attachmentId,
+    ]).toEqual(["dte_exchange", "pending", true, ["dte@cliente.cl"], "invoice", sentInvoice.id]);
 
     const before = smtp.received.length;
     const t = later(1000);
@@ -110,7 +176,9 @@ describe("outbound: an accepted DTE goes to the receiver's exchange address", ()
     expect(smtp.received).toHaveLength(before + 1);
     const mail = smtp.received.at(-1)!;
     expect(mail.envelope).toEqual({ from: MAIL_FROM, to: ["dte@cliente.cl"] });
-    expect(mail.parsed.subject).toMatch(new RegExp(`^Factura electrónica N° ${sentInvoice.folio} de .+ \\(RUT ${RUT}\\)$`));
+    expect(mail.parsed.subject).toMatch(
+      new RegExp(`^Factura electrónica N° ${sentInvoice.folio} de .+ \\(RUT ${RUT}\\)$`),
+    );
     expect(mail.parsed.attachments.map((a) => a.contentType).sort()).toEqual(["application/pdf", "application/xml"]);
 
     const xmlFile = mail.parsed.attachments.find((a) => a.contentType === "application/xml")!;
@@ -125,7 +193,9 @@ describe("outbound: an accepted DTE goes to the receiver's exchange address", ()
     expect(xmlsecVerifyNode(xmlFile.content, cert.certificatePem, ENVELOPE_SIGNATURE).output).toMatch(/^OK/);
     expect(xmlsecVerifyNode(xmlFile.content, cert.certificatePem, dteSignature(1)).output).toMatch(/^OK/);
     // the same file is served to the organization
-    const served = await fetch(`${s.url}${queued.exchange_file}`, { headers: { authorization: `Bearer ${s.keys.acme}` } });
+    const served = await fetch(`${s.url}${queued.exchange_file}`, {
+      headers: { authorization: `Bearer ${s.keys.acme}` },
+    });
     expect(Buffer.from(await served.arrayBuffer()).equals(xmlFile.content)).toBe(true);
 
     const pdf = mail.parsed.attachments.find((a) => a.contentType === "application/pdf")!;
@@ -147,7 +217,12 @@ describe("outbound: an accepted DTE goes to the receiver's exchange address", ()
     expect([waiting.status, waiting.attempts]).toEqual(["pending", 1]);
     expect(waiting.lastError).toMatch(/451/);
     smtp.rejecting = false;
-    expect(await deliverDueMessages(outbox, later(60 * 60_000))).toEqual({ claimed: 1, sent: 1, retrying: 0, failed: 0 });
+    expect(await deliverDueMessages(outbox, later(60 * 60_000))).toEqual({
+      claimed: 1,
+      sent: 1,
+      retrying: 0,
+      failed: 0,
+    });
     expect(smtp.received).toHaveLength(before + 1);
     expect(smtp.received.at(-1)!.envelope.to).toEqual(["contabilidad@cliente.cl"]);
     expect(await taxAgency(inv.id)).toHaveProperty("exchange_sent_at");
@@ -162,10 +237,24 @@ async function answered(invoiceId: string, overrides: Partial<AnsweredDocument> 
   const sub = await s.database.prisma.siiSubmission.findFirstOrThrow({ where: { documentId: invoiceId } });
   const file = await s.database.prisma.storedFile.findUniqueOrThrow({ where: { name: sub.dteFile } });
   const xml = Buffer.from(file.content).toString("latin1");
-  return { type: 33, folio: sub.folio, issueDate: one(xml, "FchEmis")!, issuerRut: RUT, receiverRut: RECEIVER_RUT, total: one(xml, "MntTotal")!, ...overrides };
+  return {
+    type: 33,
+    folio: sub.folio,
+    issueDate: one(xml, "FchEmis")!,
+    issuerRut: RUT,
+    receiverRut: RECEIVER_RUT,
+    total: one(xml, "MntTotal")!,
+    ...overrides,
+  };
 }
 
-const header = (overrides: Record<string, unknown> = {}) => ({ responderRut: RECEIVER_RUT, recipientRut: RUT, contactEmail: "dte@cliente.cl", signedAt: new Date(), ...overrides });
+const header = (overrides: Record<string, unknown> = {}) => ({
+  responderRut: RECEIVER_RUT,
+  recipientRut: RUT,
+  contactEmail: "dte@cliente.cl",
+  signedAt: new Date(),
+  ...overrides,
+});
 
 function reception(doc: AnsweredDocument, status: 0 | 1 = 0, headerOverrides = {}) {
   return buildRecepcionDte(
@@ -188,7 +277,19 @@ function reception(doc: AnsweredDocument, status: 0 | 1 = 0, headerOverrides = {
 
 function result(doc: AnsweredDocument, status: 0 | 1 | 2, headerOverrides = {}) {
   return buildResultadoDte(
-    { header: header(headerOverrides), responseId: 8, envelopeCode: 7, documents: [{ ...doc, status, statusText: status === 2 ? "RCD: Reclamo al contenido del documento" : "ACD", reasonCode: status === 2 ? -1 : null }] },
+    {
+      header: header(headerOverrides),
+      responseId: 8,
+      envelopeCode: 7,
+      documents: [
+        {
+          ...doc,
+          status,
+          statusText: status === 2 ? "RCD: Reclamo al contenido del documento" : "ACD",
+          reasonCode: status === 2 ? -1 : null,
+        },
+      ],
+    },
     receiverCert,
   ).file;
 }
@@ -199,11 +300,16 @@ async function answer(file: Buffer) {
 
 async function state() {
   const p = s.database.prisma;
-  const docs = await p.invoice.findMany({ where: { id: { in: [sentInvoice.id, receiptInvoice.id] } }, select: { id: true, taxAgency: true }, orderBy: { id: "asc" } });
+  const docs = await p.invoice.findMany({
+    where: { id: { in: [sentInvoice.id, receiptInvoice.id] } },
+    select: { id: true, taxAgency: true },
+    orderBy: { id: "asc" },
+  });
   return { files: await p.storedFile.count(), docs: JSON.stringify(docs) };
 }
 
-const invoiceStatus = async (id: string) => (await s.graphql(`{ node(id: "${id}") { ... on Invoice { receiverStatus } } }`)).body.data.node.receiverStatus;
+const invoiceStatus = async (id: string) =>
+  (await s.graphql(`{ node(id: "${id}") { ... on Invoice { receiverStatus } } }`)).body.data.node.receiverStatus;
 
 describe("inbound: the receiver's answers", () => {
   beforeAll(async () => {
@@ -218,10 +324,24 @@ describe("inbound: the receiver's answers", () => {
     expect(res.body).toEqual({
       kind: "reception",
       file: expect.stringMatching(new RegExp(`^${s.url}/v1/files/sii-respuesta-.+\\.xml$`)),
-      documents: [{ kind: "invoice", document: sentInvoice.id, document_type: 33, folio: sentInvoice.folio, receiver_status: "received" }],
+      documents: [
+        {
+          kind: "invoice",
+          document: sentInvoice.id,
+          document_type: 33,
+          folio: sentInvoice.folio,
+          receiver_status: "received",
+        },
+      ],
     });
     const ta = await taxAgency(sentInvoice.id);
-    expect(ta).toMatchObject({ status: "accepted", receiver_status: "received", receiver_code: 0, receiver_message: "DTE recibido", receiver_files: [res.body.file.replace(s.url, "")] });
+    expect(ta).toMatchObject({
+      status: "accepted",
+      receiver_status: "received",
+      receiver_code: 0,
+      receiver_message: "DTE recibido",
+      receiver_files: [res.body.file.replace(s.url, "")],
+    });
     expect(await invoiceStatus(sentInvoice.id)).toBe("received");
     const stored = await fetch(res.body.file, { headers: { authorization: `Bearer ${s.keys.acme}` } });
     expect(stored.status).toBe(200);
@@ -229,12 +349,30 @@ describe("inbound: the receiver's answers", () => {
 
   it("ResultadoDTE with a claim (EstadoDTE 2) through GraphQL: claimed; a reception arriving later keeps the claim", async () => {
     const file = result(await answered(sentInvoice.id), 2);
-    const g = await s.graphql(`mutation($input: ReceiverAnswerInput!) { recordReceiverAnswer(input: $input) { kind documents { kind document documentType folio receiverStatus } } }`, {
-      input: { file: file.toString("base64") },
-    });
+    const g = await s.graphql(
+      `mutation($input: ReceiverAnswerInput!) { recordReceiverAnswer(input: $input) { kind documents { kind document documentType folio receiverStatus } } }`,
+      {
+        input: { file: file.toString("base64") },
+      },
+    );
     expect(g.body.errors).toBeUndefined();
-    expect(g.body.data.recordReceiverAnswer).toEqual({ kind: "result", documents: [{ kind: "invoice", document: sentInvoice.id, documentType: 33, folio: sentInvoice.folio, receiverStatus: "claimed" }] });
-    expect(await taxAgency(sentInvoice.id)).toMatchObject({ receiver_status: "claimed", receiver_code: 2, receiver_message: "RCD: Reclamo al contenido del documento; CodRchDsc -1" });
+    expect(g.body.data.recordReceiverAnswer).toEqual({
+      kind: "result",
+      documents: [
+        {
+          kind: "invoice",
+          document: sentInvoice.id,
+          documentType: 33,
+          folio: sentInvoice.folio,
+          receiverStatus: "claimed",
+        },
+      ],
+    });
+    expect(await taxAgency(sentInvoice.id)).toMatchObject({
+      receiver_status: "claimed",
+      receiver_code: 2,
+      receiver_message: "RCD: Reclamo al contenido del documento; CodRchDsc -1",
+    });
     const late = await answer(reception(await answered(sentInvoice.id)));
     expect(late.status).toBe(201);
     expect(late.body.documents[0].receiver_status).toBe("claimed");
@@ -244,30 +382,68 @@ describe("inbound: the receiver's answers", () => {
 
   it("EnvioRecibos (Ley 19.983 receipt, each Recibo and the set signed): goods_received", async () => {
     const doc = await answered(receiptInvoice.id);
-    const file = buildEnvioRecibos({ header: header(), place: "SAN DIEGO 2222, LA FLORIDA", signerRut: "7880442-4", documents: [doc] }, receiverCert).file;
+    const file = buildEnvioRecibos(
+      { header: header(), place: "SAN DIEGO 2222, LA FLORIDA", signerRut: "7880442-4", documents: [doc] },
+      receiverCert,
+    ).file;
     const res = await answer(file);
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body.kind).toBe("receipt");
-    expect(res.body.documents).toEqual([{ kind: "invoice", document: receiptInvoice.id, document_type: 33, folio: receiptInvoice.folio, receiver_status: "goods_received" }]);
-    expect(await taxAgency(receiptInvoice.id)).toMatchObject({ receiver_status: "goods_received", receiver_message: "Recinto: SAN DIEGO 2222, LA FLORIDA; RutFirma: 7880442-4" });
+    expect(res.body.documents).toEqual([
+      {
+        kind: "invoice",
+        document: receiptInvoice.id,
+        document_type: 33,
+        folio: receiptInvoice.folio,
+        receiver_status: "goods_received",
+      },
+    ]);
+    expect(await taxAgency(receiptInvoice.id)).toMatchObject({
+      receiver_status: "goods_received",
+      receiver_message: "Recinto: SAN DIEGO 2222, LA FLORIDA; RutFirma: 7880442-4",
+    });
     expect(await invoiceStatus(receiptInvoice.id)).toBe("goods_received");
   });
 
   it("a credit note (61): its ResultadoDTE shows in REST tax_agency.receiver_status and GraphQL receiverStatus", async () => {
-    const draft = await s.rest("POST", "/v1/creditnotes/", { body: { invoice: receiptInvoice.id, note: "Devolución parcial", lines: [{ name: "Consultoría", amount: 5000 }] } });
+    const draft = await s.rest("POST", "/v1/creditnotes/", {
+      body: { invoice: receiptInvoice.id, note: "Devolución parcial", lines: [{ name: "Consultoría", amount: 5000 }] },
+    });
     expect(draft.status, JSON.stringify(draft.body)).toBe(201);
     const fin = await s.rest("GET", `/v1/creditnotes/${draft.body.id}/finalize/`);
     expect(fin.status, JSON.stringify(fin.body)).toBe(200);
     expect((await sendDueSubmissions(deps, later(1000))).uploaded).toBe(1);
     expect((await sendDueSubmissions(deps, later(10 * 60_000))).decided).toBe(1);
     const sub = await s.database.prisma.siiSubmission.findFirstOrThrow({ where: { documentId: draft.body.id } });
-    const dte = Buffer.from((await s.database.prisma.storedFile.findUniqueOrThrow({ where: { name: sub.dteFile } })).content).toString("latin1");
-    const doc = { type: 61, folio: sub.folio, issueDate: one(dte, "FchEmis")!, issuerRut: RUT, receiverRut: RECEIVER_RUT, total: one(dte, "MntTotal")! };
+    const dte = Buffer.from(
+      (await s.database.prisma.storedFile.findUniqueOrThrow({ where: { name: sub.dteFile } })).content,
+    ).toString("latin1");
+    const doc = {
+      type: 61,
+      folio: sub.folio,
+      issueDate: one(dte, "FchEmis")!,
+      issuerRut: RUT,
+      receiverRut: RECEIVER_RUT,
+      total: one(dte, "MntTotal")!,
+    };
     const res = await answer(result(doc, 0));
     expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect(res.body.documents).toEqual([{ kind: "credit_note", document: draft.body.id, document_type: 61, folio: sub.folio, receiver_status: "accepted" }]);
+    expect(res.body.documents).toEqual([
+      {
+        kind: "credit_note",
+        document: draft.body.id,
+        document_type: 61,
+        folio: sub.folio,
+        receiver_status: "accepted",
+      },
+    ]);
     const rest = await s.rest("GET", `/v1/creditnotes/${draft.body.id}/`);
-    expect(rest.body.tax_agency).toMatchObject({ status: "accepted", receiver_status: "accepted", receiver_code: 0, receiver_message: "ACD" });
+    expect(rest.body.tax_agency).toMatchObject({
+      status: "accepted",
+      receiver_status: "accepted",
+      receiver_code: 0,
+      receiver_message: "ACD",
+    });
     const g = await s.graphql(`{ node(id: "${draft.body.id}") { ... on CreditNote { receiverStatus } } }`);
     expect(g.body.data.node).toEqual({ receiverStatus: "accepted" });
   });
@@ -278,33 +454,53 @@ describe("inbound: the receiver's answers", () => {
 
     const unknown = await answer(result({ ...doc, folio: 999_999 }, 0));
     expect(unknown.status).toBe(400);
-    expect(unknown.body.error.fields.xml).toEqual(["DTE type 33 folio 999999: no such DTE issued by this organization in test mode"]);
+    expect(unknown.body.error.fields.xml).toEqual([
+      "DTE type 33 folio 999999: no such DTE issued by this organization in test mode",
+    ]);
 
     // EstadoDTE changed from 0 (accepted) to 2 after the receiver signed: the digest no longer matches
-    const forged = Buffer.from(result(doc, 0).toString("latin1").replace("<EstadoDTE>0</EstadoDTE>", "<EstadoDTE>2</EstadoDTE>"), "latin1");
+    const forged = Buffer.from(
+      result(doc, 0).toString("latin1").replace("<EstadoDTE>0</EstadoDTE>", "<EstadoDTE>2</EstadoDTE>"),
+      "latin1",
+    );
     const f = await answer(forged);
     expect(f.status).toBe(400);
-    expect(f.body.error.fields.xml).toEqual(["the signature of the RespuestaDTE (Resultado ResultadoDTE) does not verify: the signature does not verify"]);
+    expect(f.body.error.fields.xml).toEqual([
+      "the signature of the RespuestaDTE (Resultado ResultadoDTE) does not verify: the signature does not verify",
+    ]);
 
     // signed by a key that is not the one of the certificate it shows
     const other = generateCertificate("Otro");
     const swapped = Buffer.from(
-      result(doc, 0).toString("latin1").replace(/<X509Certificate>[^<]+<\/X509Certificate>/, `<X509Certificate>${other.certificatePem.replace(/-----[^-]+-----|\s/g, "")}</X509Certificate>`),
+      result(doc, 0)
+        .toString("latin1")
+        .replace(
+          /<X509Certificate>[^<]+<\/X509Certificate>/,
+          `<X509Certificate>${other.certificatePem.replace(/-----[^-]+-----|\s/g, "")}</X509Certificate>`,
+        ),
       "latin1",
     );
     const sw = await answer(swapped);
     expect(sw.status).toBe(400);
-    expect(sw.body.error.fields.xml[0]).toMatch(/^the signature of the RespuestaDTE \(Resultado ResultadoDTE\) does not verify/);
+    expect(sw.body.error.fields.xml[0]).toMatch(
+      /^the signature of the RespuestaDTE \(Resultado ResultadoDTE\) does not verify/,
+    );
 
     const elsewhere = await answer(result(doc, 0, { recipientRut: "96790240-3" }));
     expect(elsewhere.status).toBe(400);
-    expect(elsewhere.body.error.fields.xml).toEqual([`the answer is addressed to RUT 96790240-3 (RutRecibe), not to this organization (${RUT})`]);
+    expect(elsewhere.body.error.fields.xml).toEqual([
+      `the answer is addressed to RUT 96790240-3 (RutRecibe), not to this organization (${RUT})`,
+    ]);
 
     const notOurs = await answer(result({ ...doc, issuerRut: "96790240-3" }, 0));
     expect(notOurs.status).toBe(400);
-    expect(notOurs.body.error.fields.xml).toEqual([`DTE type 33 folio ${receiptInvoice.folio} was issued by RUT 96790240-3 (RUTEmisor), not by this organization (${RUT})`]);
+    expect(notOurs.body.error.fields.xml).toEqual([
+      `DTE type 33 folio ${receiptInvoice.folio} was issued by RUT 96790240-3 (RUTEmisor), not by this organization (${RUT})`,
+    ]);
 
-    const otherReceiver = await answer(result({ ...doc, receiverRut: "96790240-3" }, 0, { responderRut: "96790240-3" }));
+    const otherReceiver = await answer(
+      result({ ...doc, receiverRut: "96790240-3" }, 0, { responderRut: "96790240-3" }),
+    );
     expect(otherReceiver.status).toBe(400);
     expect(otherReceiver.body.error.fields.xml).toEqual([
       `DTE type 33 folio ${receiptInvoice.folio} does not match the document issued (${receiptInvoice.id}): RUTRecep 96790240-3 (issued to ${RECEIVER_RUT}), RutResponde 96790240-3 (issued to ${RECEIVER_RUT})`,
@@ -314,24 +510,43 @@ describe("inbound: the receiver's answers", () => {
     expect(otherTotal.status).toBe(400);
     expect(otherTotal.body.error.fields.xml[0]).toContain(`MntTotal 1 (issued ${doc.total})`);
 
-    const malformed = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { xml: "<RespuestaDTE xmlns=\"http://www.sii.cl/SiiDte\"><Resultado>" } });
+    const malformed = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", {
+      body: { xml: '<RespuestaDTE xmlns="http://www.sii.cl/SiiDte"><Resultado>' },
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.body.error.fields.xml[0]).toMatch(/^is not well-formed XML/);
 
-    const invalid = Buffer.from(result(doc, 0).toString("latin1").replace(/<Folio>\d+<\/Folio>/, "<Folio>uno</Folio>"), "latin1");
+    const invalid = Buffer.from(
+      result(doc, 0)
+        .toString("latin1")
+        .replace(/<Folio>\d+<\/Folio>/, "<Folio>uno</Folio>"),
+      "latin1",
+    );
     const inv = await answer(invalid);
     expect(inv.status).toBe(400);
-    expect(inv.body.error.fields.xml[0]).toMatch(/^does not match SII's RespuestaDTE schema \(RespuestaEnvioDTE_v10.xsd\)/);
+    expect(inv.body.error.fields.xml[0]).toMatch(
+      /^does not match SII's RespuestaDTE schema \(RespuestaEnvioDTE_v10.xsd\)/,
+    );
 
     const notAnswer = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { xml: "<EnvioDTE/>" } });
     expect(notAnswer.status).toBe(400);
     expect(notAnswer.body.error.fields.xml[0]).toMatch(/^must be a RespuestaDTE/);
-    expect((await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: {} })).body.error.fields.xml[0]).toMatch(/exactly one of xml/);
-    expect((await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { file: "no base64!" } })).body.error.fields.file).toEqual(["must be Base64"]);
-    expect((await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { xml: "<x/>", colour: "red" } })).status).toBe(400);
+    expect(
+      (await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: {} })).body.error.fields.xml[0],
+    ).toMatch(/exactly one of xml/);
+    expect(
+      (await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { file: "no base64!" } })).body.error
+        .fields.file,
+    ).toEqual(["must be Base64"]);
+    expect(
+      (await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { xml: "<x/>", colour: "red" } })).status,
+    ).toBe(400);
 
     // another organization: the documents are not its own
-    const foreign = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { key: s.keys.other, body: { file: result(doc, 0).toString("base64") } });
+    const foreign = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", {
+      key: s.keys.other,
+      body: { file: result(doc, 0).toString("base64") },
+    });
     expect(foreign.status).toBeGreaterThanOrEqual(400);
     expect(foreign.status).toBeLessThan(500);
 

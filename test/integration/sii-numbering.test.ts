@@ -26,7 +26,9 @@ afterAll(async () => {
 });
 
 async function finalizedInvoice(): Promise<any> {
-  const draft = await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "Consultoría", quantity: 1, amount: 10000 }] } });
+  const draft = await s.rest("POST", "/v1/invoices/", {
+    body: { customer, document: "CL33", lines: [{ name: "Consultoría", quantity: 1, amount: 10000 }] },
+  });
   expect(draft.status, JSON.stringify(draft.body)).toBe(201);
   const res = await s.rest("GET", `/v1/invoices/${draft.body.id}/finalize/`);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -60,16 +62,28 @@ describe("the README's order: invoices first, SII set-up later", () => {
     expect(text).not.toContain("Timbre");
     expect(text).not.toMatch(/N° 1\b/);
     // GraphQL says the same
-    const gql = await s.graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { number numbering } } }`, { id: internal[0].id });
+    const gql = await s.graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { number numbering } } }`, {
+      id: internal[0].id,
+    });
     expect(gql.body.data.node).toEqual({ number: 1, numbering: "internal" });
   });
 
   it("the first CAF (folios 1 to 50) is accepted whatever internal numbers exist; the next finalize takes folio 1 with a DTE", async () => {
-    expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { activity_codes: ["620200"], city: "Santiago", resolution_number: 0, resolution_date: "2026-01-15" } })).status).toBe(200);
+    expect(
+      (
+        await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
+          body: { activity_codes: ["620200"], city: "Santiago", resolution_number: 0, resolution_date: "2026-01-15" },
+        })
+      ).status,
+    ).toBe(200);
     const certificate = generatePkcs12({ rut: "12345678-5" });
-    const cert = await s.rest("POST", "/v1/billers/built_in/certificates/", { body: { file: certificate.file.toString("base64"), password: certificate.password } });
+    const cert = await s.rest("POST", "/v1/billers/built_in/certificates/", {
+      body: { file: certificate.file.toString("base64"), password: certificate.password },
+    });
     expect(cert.status, JSON.stringify(cert.body)).toBe(201);
-    const caf = await s.rest("POST", "/v1/billers/built_in/cafs/", { body: { file: generateCaf({ rut: RUT, type: 33, from: 1, to: 50, authorizedOn }).file.toString("base64") } });
+    const caf = await s.rest("POST", "/v1/billers/built_in/cafs/", {
+      body: { file: generateCaf({ rut: RUT, type: 33, from: 1, to: 50, authorizedOn }).file.toString("base64") },
+    });
     expect(caf.status, JSON.stringify(caf.body)).toBe(201);
 
     const first = await finalizedInvoice();
@@ -88,20 +102,27 @@ describe("the README's order: invoices first, SII set-up later", () => {
       const again = (await s.rest("GET", `/v1/invoices/${doc.id}/`)).body;
       expect([again.number, again.numbering, again.local_file]).toEqual([i + 1, "internal", null]);
     }
-    const ones = await s.database.prisma.invoice.findMany({ where: { organizationId: s.orgs.acme, testMode: true, documentTypeId: "CL33", number: 1 }, select: { numbering: true } });
+    const ones = await s.database.prisma.invoice.findMany({
+      where: { organizationId: s.orgs.acme, testMode: true, documentTypeId: "CL33", number: 1 },
+      select: { numbering: true },
+    });
     expect(ones.map((o) => o.numbering).sort()).toEqual(["internal", "sii_folio"]);
     // the old internal PDF still prints as it was issued
     expect(await pdfText(`/v1/invoices/${internal[0].id}`)).toContain("N° interno 1");
   });
 
   it("a CAF whose folios were already issued as DTEs is still refused", async () => {
-    const caf = await s.rest("POST", "/v1/billers/built_in/cafs/", { body: { file: generateCaf({ rut: RUT, type: 33, from: 2, to: 60, authorizedOn }).file.toString("base64") } });
+    const caf = await s.rest("POST", "/v1/billers/built_in/cafs/", {
+      body: { file: generateCaf({ rut: RUT, type: 33, from: 2, to: 60, authorizedOn }).file.toString("base64") },
+    });
     expect(caf.status).toBe(400);
     expect(caf.body.error.fields.file[0]).toMatch(/overlap/);
   });
 
   it("a credit note on an internal invoice is internal too (no DTE can reference it); GraphQL lists the series", async () => {
-    const note = await s.rest("POST", "/v1/creditnotes/", { body: { invoice: internal[1].id, lines: [{ name: "Devolución", amount: 1000 }], note: "Ajuste" } });
+    const note = await s.rest("POST", "/v1/creditnotes/", {
+      body: { invoice: internal[1].id, lines: [{ name: "Devolución", amount: 1000 }], note: "Ajuste" },
+    });
     expect(note.status, JSON.stringify(note.body)).toBe(201);
     const fin = await s.rest("GET", `/v1/creditnotes/${note.body.id}/finalize/`);
     expect(fin.status, JSON.stringify(fin.body)).toBe(200);
@@ -111,7 +132,9 @@ describe("the README's order: invoices first, SII set-up later", () => {
     expect(text).toContain("Documento no tributario 2 ");
     expect(text).not.toMatch(/electr[óo]nica/i);
 
-    const list = await s.graphql(`{ invoices(first: 10, where: { status: { equals: finalized } }) { edges { node { number numbering } } } }`);
+    const list = await s.graphql(
+      `{ invoices(first: 10, where: { status: { equals: finalized } }) { edges { node { number numbering } } } }`,
+    );
     const series = list.body.data.invoices.edges.map((e: any) => `${e.node.numbering}:${e.node.number}`).sort();
     expect(series).toEqual(["internal:1", "internal:2", "internal:3", "sii_folio:1", "sii_folio:2"]);
   });

@@ -29,42 +29,102 @@ describe("tax profile", () => {
   it("reads the profile and reports what SII still needs", async () => {
     const res = await s.rest("GET", "/v1/billers/built_in/tax_profile/");
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ organization: s.orgs.acme, tax_id: RUT, business_name: "Acme SpA", activity: "Servicios informáticos", activity_codes: [], missing: ["activity_codes"] });
+    expect(res.body).toMatchObject({
+      organization: s.orgs.acme,
+      tax_id: RUT,
+      business_name: "Acme SpA",
+      activity: "Servicios informáticos",
+      activity_codes: [],
+      missing: ["activity_codes"],
+    });
   });
 
   it("rejects a wrong check digit, a long name and bad activity codes with field errors, and changes nothing", async () => {
     const res = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
-      body: { tax_id: "76042235-4", business_name: "x".repeat(101), activity_codes: ["62A", "1234567"], resolution_date: "2026-13-01" },
+      body: {
+        tax_id: "76042235-4",
+        business_name: "x".repeat(101),
+        activity_codes: ["62A", "1234567"],
+        resolution_date: "2026-13-01",
+      },
     });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe("validation_error");
-    expect(Object.keys(res.body.error.fields).sort()).toEqual(["activity_codes.0", "activity_codes.1", "business_name", "resolution_date", "tax_id"]);
-    const org = await s.database.prisma.organizationSettings.findUniqueOrThrow({ where: { organizationId_testMode: { organizationId: s.orgs.acme, testMode: true } } });
+    expect(Object.keys(res.body.error.fields).sort()).toEqual([
+      "activity_codes.0",
+      "activity_codes.1",
+      "business_name",
+      "resolution_date",
+      "tax_id",
+    ]);
+    const org = await s.database.prisma.organizationSettings.findUniqueOrThrow({
+      where: { organizationId_testMode: { organizationId: s.orgs.acme, testMode: true } },
+    });
     expect(org.taxId).toBe(RUT);
     expect(org.taxBusinessName).toBe("Acme SpA");
   });
 
   it("normalizes the RUT and stores every field (REST), readable through GraphQL", async () => {
     const res = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
-      body: { tax_id: "76.042.235-5", business_name: "Acme SpA", activity: "Desarrollo de software", activity_codes: ["620200", "631200"], address: "Av. Providencia 1234", commune: "Providencia", city: "Santiago", resolution_number: 0, resolution_date: "2026-01-15" },
+      body: {
+        tax_id: "76.042.235-5",
+        business_name: "Acme SpA",
+        activity: "Desarrollo de software",
+        activity_codes: ["620200", "631200"],
+        address: "Av. Providencia 1234",
+        commune: "Providencia",
+        city: "Santiago",
+        resolution_number: 0,
+        resolution_date: "2026-01-15",
+      },
     });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ tax_id: RUT, activity_codes: ["620200", "631200"], city: "Santiago", resolution_number: 0, resolution_date: "2026-01-15", missing: [] });
-    const org = await s.database.prisma.organizationSettings.findUniqueOrThrow({ where: { organizationId_testMode: { organizationId: s.orgs.acme, testMode: true } } });
+    expect(res.body).toMatchObject({
+      tax_id: RUT,
+      activity_codes: ["620200", "631200"],
+      city: "Santiago",
+      resolution_number: 0,
+      resolution_date: "2026-01-15",
+      missing: [],
+    });
+    const org = await s.database.prisma.organizationSettings.findUniqueOrThrow({
+      where: { organizationId_testMode: { organizationId: s.orgs.acme, testMode: true } },
+    });
     expect(org.taxActivityCode).toBe("620200,631200");
     const g = await s.graphql(`{ taxProfile { taxId activityCodes resolutionDate missing } }`);
-    expect(g.body.data.taxProfile).toEqual({ taxId: RUT, activityCodes: ["620200", "631200"], resolutionDate: "2026-01-15", missing: [] });
+    expect(g.body.data.taxProfile).toEqual({
+      taxId: RUT,
+      activityCodes: ["620200", "631200"],
+      resolutionDate: "2026-01-15",
+      missing: [],
+    });
   });
 
   it("GraphQL updateTaxProfile gives the same field errors", async () => {
     const g = await s.graphql(`mutation { updateTaxProfile(input: { taxId: "1-1" }) { taxId } }`);
-    expect(g.body.errors[0].extensions).toMatchObject({ code: "validation_error", fields: { tax_id: [expect.stringContaining("check digit")] } });
+    expect(g.body.errors[0].extensions).toMatchObject({
+      code: "validation_error",
+      fields: { tax_id: [expect.stringContaining("check digit")] },
+    });
   });
 
   it("is the mode's: the live key sees live's profile (untouched by the test key's changes), another organization its own", async () => {
-    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.acmeLive })).body).toMatchObject({ test_mode: false, tax_id: RUT, activity_codes: [], city: null, resolution_date: null });
-    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/")).body).toMatchObject({ test_mode: true, activity_codes: ["620200", "631200"], city: "Santiago" });
-    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.other })).body).toMatchObject({ organization: s.orgs.other, tax_id: null });
+    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.acmeLive })).body).toMatchObject({
+      test_mode: false,
+      tax_id: RUT,
+      activity_codes: [],
+      city: null,
+      resolution_date: null,
+    });
+    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/")).body).toMatchObject({
+      test_mode: true,
+      activity_codes: ["620200", "631200"],
+      city: "Santiago",
+    });
+    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.other })).body).toMatchObject({
+      organization: s.orgs.other,
+      tax_id: null,
+    });
     expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { unknown: 1 } })).status).toBe(400);
   });
 });
@@ -72,7 +132,9 @@ describe("tax profile", () => {
 describe("certificates", () => {
   it("reads the holder's RUT and validity from the PKCS#12, keeps it sealed, and signs with it", async () => {
     const p12 = generatePkcs12({ rut: "12.345.678-5", password: "clave ñandú" });
-    const res = await s.rest("POST", "/v1/billers/built_in/certificates/", { body: { file: b64(p12.file), password: "clave ñandú" } });
+    const res = await s.rest("POST", "/v1/billers/built_in/certificates/", {
+      body: { file: b64(p12.file), password: "clave ñandú" },
+    });
     expect(res.status).toBe(201);
     expect(res.body.id).toMatch(/^cer_[0-9A-Za-z]{24}$/);
     expect(res.body.subject_rut).toBe("12345678-5");
@@ -83,13 +145,21 @@ describe("certificates", () => {
     const row = await s.database.prisma.certificate.findUniqueOrThrow({ where: { id: res.body.id } });
     expect(Buffer.from(row.encrypted).includes("PRIVATE KEY")).toBe(false);
     expect(Buffer.from(row.encrypted).includes(p12.certificatePem.split("\n")[1])).toBe(false);
-    const credentials = await loadSigningCredentials(s.database.prisma, { organizationId: s.orgs.acme, testMode: true }, KEY);
+    const credentials = await loadSigningCredentials(
+      s.database.prisma,
+      { organizationId: s.orgs.acme, testMode: true },
+      KEY,
+    );
     expect(credentials.subjectRut).toBe("12345678-5");
     expect(credentials.certificatePem.replace(/\r/g, "").trim()).toBe(p12.certificatePem.trim());
     expect(credentials.privateKeyPem).toContain("PRIVATE KEY");
-    await expect(loadSigningCredentials(s.database.prisma, { organizationId: s.orgs.acme, testMode: true }, randomBytes(32))).rejects.toThrow(/wrong CERTIFICATE_ENCRYPTION_KEY/);
+    await expect(
+      loadSigningCredentials(s.database.prisma, { organizationId: s.orgs.acme, testMode: true }, randomBytes(32)),
+    ).rejects.toThrow(/wrong CERTIFICATE_ENCRYPTION_KEY/);
     // the test key's certificate signs test documents only
-    await expect(loadSigningCredentials(s.database.prisma, { organizationId: s.orgs.acme, testMode: false }, KEY)).rejects.toThrow(/no signing certificate in live mode/);
+    await expect(
+      loadSigningCredentials(s.database.prisma, { organizationId: s.orgs.acme, testMode: false }, KEY),
+    ).rejects.toThrow(/no signing certificate in live mode/);
 
     const list = await s.rest("GET", "/v1/billers/built_in/certificates/");
     expect(list.body.map((c: { id: string }) => c.id)).toEqual([res.body.id]);
@@ -117,18 +187,29 @@ describe("certificates", () => {
   });
 
   it("loadSigningCredentials says clearly when an organization has no certificate", async () => {
-    await expect(loadSigningCredentials(s.database.prisma, { organizationId: s.orgs.other, testMode: true }, KEY)).rejects.toThrow(/no signing certificate in test mode/);
+    await expect(
+      loadSigningCredentials(s.database.prisma, { organizationId: s.orgs.other, testMode: true }, KEY),
+    ).rejects.toThrow(/no signing certificate in test mode/);
   });
 });
 
 describe("CAFs", () => {
-  const upload = (file: Buffer, key?: string) => s.rest("POST", "/v1/billers/built_in/cafs/", { body: { file: b64(file) }, key });
+  const upload = (file: Buffer, key?: string) =>
+    s.rest("POST", "/v1/billers/built_in/cafs/", { body: { file: b64(file) }, key });
 
   it("stores a certification CAF in test mode, sealed, and lists and retrieves it", async () => {
     const caf = generateCaf({ rut: RUT, type: 33, from: 1, to: 50, authorizedOn: today() });
     const res = await upload(caf.file);
     expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect(res.body).toMatchObject({ document: "CL33", range_from: 1, range_to: 50, next_folio: 1, available: 50, authorized: today(), test_mode: true });
+    expect(res.body).toMatchObject({
+      document: "CL33",
+      range_from: 1,
+      range_to: 50,
+      next_folio: 1,
+      available: 50,
+      authorized: today(),
+      test_mode: true,
+    });
     expect(res.body.expires).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     const row = await s.database.prisma.caf.findUniqueOrThrow({ where: { id: res.body.id } });
     expect(row.xml.startsWith("sealed:")).toBe(true);
@@ -142,7 +223,9 @@ describe("CAFs", () => {
     expect((await s.rest("GET", "/v1/billers/built_in/cafs/?folio=1")).status).toBe(400);
     // another organization or mode: 404 / empty
     expect((await s.rest("GET", `/v1/billers/built_in/cafs/${res.body.id}/`, { key: s.keys.other })).status).toBe(404);
-    expect((await s.rest("GET", `/v1/billers/built_in/cafs/${res.body.id}/`, { key: s.keys.acmeLive })).status).toBe(404);
+    expect((await s.rest("GET", `/v1/billers/built_in/cafs/${res.body.id}/`, { key: s.keys.acmeLive })).status).toBe(
+      404,
+    );
     expect((await s.rest("GET", "/v1/billers/built_in/cafs/", { key: s.keys.acmeLive })).body.count).toBe(0);
   });
 
@@ -159,8 +242,14 @@ describe("CAFs", () => {
   it("rejects overlaps, another RUT, types not issued, expired and broken files; nothing stored", async () => {
     const before = await s.database.prisma.caf.count();
     const cases: [Buffer, RegExp][] = [
-      [generateCaf({ rut: RUT, type: 33, from: 40, to: 60, authorizedOn: today() }).file, /overlap CAF caf_\w+ \(folios 1\.\.50\)/],
-      [generateCaf({ rut: "60803000-K", type: 33, from: 100, to: 110, authorizedOn: today() }).file, /RUT 60803000-K.*76042235-5/],
+      [
+        generateCaf({ rut: RUT, type: 33, from: 40, to: 60, authorizedOn: today() }).file,
+        /overlap CAF caf_\w+ \(folios 1\.\.50\)/,
+      ],
+      [
+        generateCaf({ rut: "60803000-K", type: 33, from: 100, to: 110, authorizedOn: today() }).file,
+        /RUT 60803000-K.*76042235-5/,
+      ],
       [generateCaf({ rut: RUT, type: 110, from: 1, to: 10, authorizedOn: today() }).file, /document type 110/],
       [generateCaf({ rut: RUT, type: 61, from: 1, to: 10, authorizedOn: "2025-01-10" }).file, /expired/],
       [Buffer.from("<AUTORIZACION><CAF/></AUTORIZACION>"), /invalid CAF|CAF/],
@@ -176,13 +265,27 @@ describe("CAFs", () => {
 
   it("needs the tax profile's RUT first (GraphQL uploadCaf)", async () => {
     const caf = generateCaf({ rut: RUT, type: 33, authorizedOn: today() });
-    const g = await s.graphql(`mutation($file: String) { uploadCaf(input: { file: $file }) { id } }`, { file: b64(caf.file) }, s.keys.other);
-    expect(g.body.errors[0].extensions).toMatchObject({ code: "validation_error", fields: { tax_id: [expect.stringContaining("tax profile")] } });
+    const g = await s.graphql(
+      `mutation($file: String) { uploadCaf(input: { file: $file }) { id } }`,
+      { file: b64(caf.file) },
+      s.keys.other,
+    );
+    expect(g.body.errors[0].extensions).toMatchObject({
+      code: "validation_error",
+      fields: { tax_id: [expect.stringContaining("tax profile")] },
+    });
   });
 
   it("GraphQL lists CAFs as a connection", async () => {
-    const g = await s.graphql(`{ cafs(first: 10) { totalCount edges { node { id documentType nextFolio available testMode } } } }`);
+    const g = await s.graphql(
+      `{ cafs(first: 10) { totalCount edges { node { id documentType nextFolio available testMode } } } }`,
+    );
     expect(g.body.data.cafs.totalCount).toBe(1);
-    expect(g.body.data.cafs.edges[0].node).toMatchObject({ documentType: "CL33", nextFolio: 1, available: 50, testMode: true });
+    expect(g.body.data.cafs.edges[0].node).toMatchObject({
+      documentType: "CL33",
+      nextFolio: 1,
+      available: 50,
+      testMode: true,
+    });
   });
 });

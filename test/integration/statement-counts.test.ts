@@ -45,7 +45,11 @@ async function statementsOf(run: () => Promise<unknown>, withoutKey = false): Pr
  */
 const sorted = (tables: string[]) => [...tables].sort();
 
-const THREE_LINES = [{ name: "a", amount: 100 }, { name: "b", amount: 200 }, { name: "c", amount: 300 }];
+const THREE_LINES = [
+  { name: "a", amount: 100 },
+  { name: "b", amount: 200 },
+  { name: "c", amount: 300 },
+];
 const PAGE = `{ invoices(first: 50) { edges { node { id total customer { name country { name } } lines { name total } payments { id amount } } } } }`;
 
 describe("statements per request", () => {
@@ -60,7 +64,11 @@ describe("statements per request", () => {
     // customer, its country, document type, currency, lines and payments (with their source,
     // customer and invoice) as nested JSON of one SELECT (infra/joined-reads.ts)
     expect(got).toEqual(["Invoice (joined)"]);
-    expect(body.lines.map((l: any) => [l.name, l.amount])).toEqual([["a", 100], ["b", 200], ["c", 300]]);
+    expect(body.lines.map((l: any) => [l.name, l.amount])).toEqual([
+      ["a", 100],
+      ["b", 200],
+      ["c", 300],
+    ]);
     expect(body.customer.id).toBe(customer);
     expect(body.document.id).toBe("CL33");
   });
@@ -68,8 +76,11 @@ describe("statements per request", () => {
   it("a GraphQL page of 50 invoices with customer, country, lines and payments: one statement whatever the page size; by cursor two; totalCount one more", async () => {
     const addInvoices = async (n: number) => {
       for (let i = 0; i < n; i++) {
-        const other = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: `Cliente ${n}-${i}` }) })).body.id;
-        expect((await s.rest("POST", "/v1/invoices/", { body: { customer: other, lines: THREE_LINES } })).status).toBe(201);
+        const other = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: `Cliente ${n}-${i}` }) }))
+          .body.id;
+        expect((await s.rest("POST", "/v1/invoices/", { body: { customer: other, lines: THREE_LINES } })).status).toBe(
+          201,
+        );
       }
     };
     await addInvoices(2);
@@ -79,7 +90,9 @@ describe("statements per request", () => {
     const large = await statementsOf(async () => (page = (await s.graphql(PAGE)).body), true);
     expect(page.errors).toBeUndefined();
     expect(page.data.invoices.edges.length).toBeGreaterThanOrEqual(10);
-    expect(page.data.invoices.edges.every((e: any) => e.node.lines.length === 3 && e.node.customer.country.name === "Chile")).toBe(true);
+    expect(
+      page.data.invoices.edges.every((e: any) => e.node.lines.length === 3 && e.node.customer.country.name === "Chile"),
+    ).toBe(true);
     expect(large).toEqual(small);
     expect(large).toEqual(["Invoice (joined)"]);
     // the next page by cursor: the keyset condition (on created) is Prisma's, then the joined
@@ -95,7 +108,10 @@ describe("statements per request", () => {
 
   it("POST /v1/invoices/ with 3 lines: 5 statements, the answer built from what was written", async () => {
     let res: any;
-    const got = await statementsOf(async () => (res = await s.rest("POST", "/v1/invoices/", { body: { customer, lines: THREE_LINES } })), true);
+    const got = await statementsOf(
+      async () => (res = await s.rest("POST", "/v1/invoices/", { body: { customer, lines: THREE_LINES } })),
+      true,
+    );
     expect(res.status).toBe(201);
     // the customer with its country and the organization's time zone in one joined read (document
     // types and currencies are reference data read once per process: services/reference.ts); the
@@ -110,15 +126,27 @@ describe("statements per request", () => {
 
 describe("API key cache", () => {
   it("serves a key from the cache: the first request reads it, the next ones run no statement for it", async () => {
-    const created = await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email: "cache@acme.cl", mode: "test" });
-    const first = await statementsOf(async () => expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200));
+    const created = await createApiKey(s.database.prisma, {
+      organizationName: "Acme SpA",
+      email: "cache@acme.cl",
+      mode: "test",
+    });
+    const first = await statementsOf(async () =>
+      expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200),
+    );
     expect(first.slice(0, 2)).toEqual(["ApiKey", "ApiKey"]); // the SELECT, then lastUsedAt's first write
-    const next = await statementsOf(async () => expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200));
+    const next = await statementsOf(async () =>
+      expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200),
+    );
     expect(next).not.toContain("ApiKey");
   });
 
   it("a key revoked in this process answers 401 at once, on /v1 and /graphql", async () => {
-    const created = await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email: "revoke@acme.cl", mode: "test" });
+    const created = await createApiKey(s.database.prisma, {
+      organizationName: "Acme SpA",
+      email: "revoke@acme.cl",
+      mode: "test",
+    });
     expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200);
     expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200); // cached
     await revokeApiKey(s.database.prisma, created.id);
@@ -130,9 +158,16 @@ describe("API key cache", () => {
 
   it("a cached key answers 401 from its expiry instant on, without waiting for the cache", async () => {
     const expiresAt = new Date(Date.now() + 1_500);
-    const created = await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email: "expiring@acme.cl", mode: "test", expiresAt });
+    const created = await createApiKey(s.database.prisma, {
+      organizationName: "Acme SpA",
+      email: "expiring@acme.cl",
+      mode: "test",
+      expiresAt,
+    });
     expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200);
-    const cached = await statementsOf(async () => expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200));
+    const cached = await statementsOf(async () =>
+      expect((await s.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200),
+    );
     expect(cached).not.toContain("ApiKey");
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt.getTime() - Date.now() + 50)));
     const rest = await s.rest("GET", "/v1/customers/", { key: created.key });
@@ -142,12 +177,17 @@ describe("API key cache", () => {
   it("a key revoked by another process (here: in the database directly) stops once its cached entry ends", async () => {
     const short = await startTestServer({ settings: { apiKeyCacheTtlSeconds: 1 } });
     try {
-      const created = await createApiKey(short.database.prisma, { organizationName: "Acme SpA", email: "elsewhere@acme.cl", mode: "test" });
+      const created = await createApiKey(short.database.prisma, {
+        organizationName: "Acme SpA",
+        email: "elsewhere@acme.cl",
+        mode: "test",
+      });
       expect((await short.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200);
       const readAt = Date.now();
       await short.database.prisma.apiKey.update({ where: { id: created.id }, data: { revokedAt: new Date() } });
       // within the TTL this process still serves it from memory (docs/operations.md "API key cache")
-      if (Date.now() - readAt < 800) expect((await short.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200);
+      if (Date.now() - readAt < 800)
+        expect((await short.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, readAt + 1_050 - Date.now())));
       expect((await short.rest("GET", "/v1/customers/", { key: created.key })).status).toBe(401);
     } finally {
@@ -158,10 +198,19 @@ describe("API key cache", () => {
   it("never caches an unknown or revoked key: each attempt is one SELECT and the cache stays empty", async () => {
     const cache = new ApiKeyCache(30_000, 10);
     try {
-      const revoked = await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email: "gone@acme.cl", mode: "test" });
+      const revoked = await createApiKey(s.database.prisma, {
+        organizationName: "Acme SpA",
+        email: "gone@acme.cl",
+        mode: "test",
+      });
       await revokeApiKey(s.database.prisma, revoked.id);
       for (const key of [`sk_test_${"x".repeat(32)}`, `sk_test_${"y".repeat(32)}`, revoked.key, revoked.key]) {
-        const sent = await statementsOf(() => authenticate(s.database.prisma, `Bearer ${key}`, new Date(), cache).then(() => expect.unreachable(), (e) => expect(e.status).toBe(401)));
+        const sent = await statementsOf(() =>
+          authenticate(s.database.prisma, `Bearer ${key}`, new Date(), cache).then(
+            () => expect.unreachable(),
+            (e) => expect(e.status).toBe(401),
+          ),
+        );
         expect(sent).toEqual(["ApiKey"]);
       }
       expect(cache.size).toBe(0);
@@ -174,8 +223,10 @@ describe("API key cache", () => {
     const cache = new ApiKeyCache(30_000, 2);
     try {
       const keys = [];
-      for (const email of ["lru1@acme.cl", "lru2@acme.cl", "lru3@acme.cl"]) keys.push(await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email, mode: "test" }));
-      const auth = (key: string) => statementsOf(() => authenticate(s.database.prisma, `Bearer ${key}`, new Date(), cache));
+      for (const email of ["lru1@acme.cl", "lru2@acme.cl", "lru3@acme.cl"])
+        keys.push(await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email, mode: "test" }));
+      const auth = (key: string) =>
+        statementsOf(() => authenticate(s.database.prisma, `Bearer ${key}`, new Date(), cache));
       await auth(keys[0].key);
       await auth(keys[1].key);
       expect(await auth(keys[0].key)).toEqual([]); // hit: key 0 is now the most recently used
@@ -194,7 +245,14 @@ describe("API key cache", () => {
     let now = 1_000;
     const cache = new ApiKeyCache(30_000, 10, () => now);
     try {
-      const key = { id: "key_a", organizationId: "org_a", testMode: true, userEmail: "a@a.cl", expiresAt: null, lastUsedAt: null };
+      const key = {
+        id: "key_a",
+        organizationId: "org_a",
+        testMode: true,
+        userEmail: "a@a.cl",
+        expiresAt: null,
+        lastUsedAt: null,
+      };
       cache.set("h", key);
       now += 29_999;
       expect(cache.get("h")).toEqual(key);

@@ -49,14 +49,33 @@ beforeAll(async () => {
       { name: "Old", amount: 5000, currency: "CLP", frequency: "monthly" },
     ],
   });
-  await s.database.prisma.plan.update({ where: { id: archivedPlan.id }, data: { status: "archived", archivedAt: new Date() } });
+  await s.database.prisma.plan.update({
+    where: { id: archivedPlan.id },
+    data: { status: "archived", archivedAt: new Date() },
+  });
   [otherOrgPlan] = await plansOf({ plans: [{ name: "Theirs", amount: 1, currency: "CLP" }] }, s.keys.other);
-  setupAddon = await created("/v1/addons/", { name: "Instalación", amount: 30000, currency: "CLP", rates: [{ cycle: 1, percent: 50 }, { cycle: 2, percent: 50 }] });
-  percentCoupon = await created("/v1/coupons/", { name: "10 %", amount: 10, duration_scheme: "limited", duration_times: 3 });
+  setupAddon = await created("/v1/addons/", {
+    name: "Instalación",
+    amount: 30000,
+    currency: "CLP",
+    rates: [
+      { cycle: 1, percent: 50 },
+      { cycle: 2, percent: 50 },
+    ],
+  });
+  percentCoupon = await created("/v1/coupons/", {
+    name: "10 %",
+    amount: 10,
+    duration_scheme: "limited",
+    duration_times: 3,
+  });
   clpCoupon = await created("/v1/coupons/", { name: "1000 CLP", discount_scheme: "$", amount: 1000, currency: "CLP" });
   usdCoupon = await created("/v1/coupons/", { name: "5 USD", discount_scheme: "$", amount: 5, currency: "USD" });
   expiredCoupon = await created("/v1/coupons/", { name: "Viejo", amount: 5 });
-  await s.database.prisma.coupon.update({ where: { id: expiredCoupon.id }, data: { validUntil: new Date("2020-01-01T00:00:00Z") } });
+  await s.database.prisma.coupon.update({
+    where: { id: expiredCoupon.id },
+    data: { validUntil: new Date("2020-01-01T00:00:00Z") },
+  });
 });
 afterAll(async () => s?.close());
 
@@ -66,7 +85,11 @@ async function subscribe(body: Record<string, unknown> = {}) {
 
 async function counts() {
   const p = s.database.prisma;
-  const [subscriptions, lines, addons] = await Promise.all([p.subscription.count(), p.subscriptionLine.count(), p.subscriptionAddon.count()]);
+  const [subscriptions, lines, addons] = await Promise.all([
+    p.subscription.count(),
+    p.subscriptionLine.count(),
+    p.subscriptionAddon.count(),
+  ]);
   return { subscriptions, lines, addons };
 }
 
@@ -105,7 +128,13 @@ describe("creating subscriptions over REST", () => {
     });
     expect(sub).toMatchObject({
       document: "CL33",
-      customer: { id: customerId, name: "Cliente SpA", state: "RM", country: "CL", aggregations: { balance: 0, sales: 0, sales_current_period: 0 } },
+      customer: {
+        id: customerId,
+        name: "Cliente SpA",
+        state: "RM",
+        country: "CL",
+        aggregations: { balance: 0, sales: 0, sales_current_period: 0 },
+      },
       test_mode: true,
       date_start: "2026-01-31",
       end_date: "2027-01-31",
@@ -132,10 +161,36 @@ describe("creating subscriptions over REST", () => {
     expect(sub.created).toMatch(ISO);
     expect(sub.updated).toMatch(ISO);
     expect(sub.lines).toEqual([
-      { id: expect.stringMatching(/^lin_/), plan: clpMonthly, quantity: 3, coupon: clpCoupon, coupon_redemptions: 0, created: expect.stringMatching(ISO), updated: expect.stringMatching(ISO) },
-      { id: expect.stringMatching(/^lin_/), plan: clpMonthly2, quantity: 1.5, coupon: null, coupon_redemptions: 0, created: expect.stringMatching(ISO), updated: expect.stringMatching(ISO) },
+      {
+        id: expect.stringMatching(/^lin_/),
+        plan: clpMonthly,
+        quantity: 3,
+        coupon: clpCoupon,
+        coupon_redemptions: 0,
+        created: expect.stringMatching(ISO),
+        updated: expect.stringMatching(ISO),
+      },
+      {
+        id: expect.stringMatching(/^lin_/),
+        plan: clpMonthly2,
+        quantity: 1.5,
+        coupon: null,
+        coupon_redemptions: 0,
+        created: expect.stringMatching(ISO),
+        updated: expect.stringMatching(ISO),
+      },
     ]);
-    expect(sub.addons).toEqual([{ addon: setupAddon, addon_redemptions: 0, quantity: 2, rates: [{ cycle: 1, percent: 50 }, { cycle: 2, percent: 50 }] }]);
+    expect(sub.addons).toEqual([
+      {
+        addon: setupAddon,
+        addon_redemptions: 0,
+        quantity: 2,
+        rates: [
+          { cycle: 1, percent: 50 },
+          { cycle: 2, percent: 50 },
+        ],
+      },
+    ]);
     expect((await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body).toEqual(sub);
     const row = await s.database.prisma.subscription.findUniqueOrThrow({ where: { id: sub.id } });
     expect(row.userEmail).toBe("ops@acme.cl");
@@ -158,7 +213,15 @@ describe("creating subscriptions over REST", () => {
       metadata: {},
       tax_settings: {},
       lines: [{ quantity: 1, coupon: null }],
-      addons: [{ quantity: 1, rates: [{ cycle: 1, percent: 50 }, { cycle: 2, percent: 50 }] }],
+      addons: [
+        {
+          quantity: 1,
+          rates: [
+            { cycle: 1, percent: 50 },
+            { cycle: 2, percent: 50 },
+          ],
+        },
+      ],
     });
   });
 
@@ -167,16 +230,40 @@ describe("creating subscriptions over REST", () => {
       date_start: "2026-03-01",
       end_date: "2026-09-01",
       lines: [{ plan: clpMonthly.id }, { plan: metered.id }],
-      addons: [{ addon: setupAddon.id, rates: [{ cycle: 1, amount: 10000 }, { cycle: 3, amount: 20000 }] }],
+      addons: [
+        {
+          addon: setupAddon.id,
+          rates: [
+            { cycle: 1, amount: 10000 },
+            { cycle: 3, amount: 20000 },
+          ],
+        },
+      ],
     });
-    expect(sub).toMatchObject({ end_date: "2026-09-01", billing_cycles: null, lines: [{ quantity: 1 }, { plan: { usage_scheme: "metered" }, quantity: 1 }] });
-    expect(sub.addons[0].rates).toEqual([{ cycle: 1, amount: 10000 }, { cycle: 3, amount: 20000 }]);
+    expect(sub).toMatchObject({
+      end_date: "2026-09-01",
+      billing_cycles: null,
+      lines: [{ quantity: 1 }, { plan: { usage_scheme: "metered" }, quantity: 1 }],
+    });
+    expect(sub.addons[0].rates).toEqual([
+      { cycle: 1, amount: 10000 },
+      { cycle: 3, amount: 20000 },
+    ]);
   });
 
   it("refuses bad input with a 400 naming the field, writing nothing", async () => {
-    const post = (body: Record<string, unknown>, field: string) => expectRejected("POST", "/v1/subscriptions/", { customer: customerId, lines: [{ plan: clpMonthly.id }], ...body }, field);
+    const post = (body: Record<string, unknown>, field: string) =>
+      expectRejected(
+        "POST",
+        "/v1/subscriptions/",
+        { customer: customerId, lines: [{ plan: clpMonthly.id }], ...body },
+        field,
+      );
     await post({ customer: undefined }, "customer");
-    const unknownCustomer = await post({ customer: (await created("/v1/customers/", chileanCustomer(), s.keys.other)).id }, "customer");
+    const unknownCustomer = await post(
+      { customer: (await created("/v1/customers/", chileanCustomer(), s.keys.other)).id },
+      "customer",
+    );
     expect(unknownCustomer.fields.customer[0]).toMatch(/unknown customer/);
     await post({ lines: [] }, "lines");
     await post({ lines: [{ plan: clpMonthly.id }, { plan: usdMonthly.id }] }, "lines.1.plan");
@@ -239,29 +326,78 @@ describe("updating subscriptions", () => {
   it("updates note, metadata (merge), tax settings, references, expiration days, billing cycles and the coupon", async () => {
     const sub = await subscribe({ date_start: "2026-02-10", metadata: { a: "1", b: "2" } });
     const res = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, {
-      body: { note: "n", metadata: { a: "", c: "3" }, tax_settings: { x: 1 }, references: [{ folio: "9" }], expiration_days: 30, billing_cycles: 3, coupon: percentCoupon.id },
+      body: {
+        note: "n",
+        metadata: { a: "", c: "3" },
+        tax_settings: { x: 1 },
+        references: [{ folio: "9" }],
+        expiration_days: 30,
+        billing_cycles: 3,
+        coupon: percentCoupon.id,
+      },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ note: "n", metadata: { b: "2", c: "3" }, tax_settings: { x: 1 }, references: [{ folio: "9" }], expiration_days: 30, billing_cycles: 3, end_date: "2026-05-10", coupon: { id: percentCoupon.id } });
-    const cleared = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body: { coupon: null, billing_cycles: null } });
+    expect(res.body).toMatchObject({
+      note: "n",
+      metadata: { b: "2", c: "3" },
+      tax_settings: { x: 1 },
+      references: [{ folio: "9" }],
+      expiration_days: 30,
+      billing_cycles: 3,
+      end_date: "2026-05-10",
+      coupon: { id: percentCoupon.id },
+    });
+    const cleared = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, {
+      body: { coupon: null, billing_cycles: null },
+    });
     expect(cleared.body).toMatchObject({ coupon: null, billing_cycles: null, end_date: null, note: "n" });
     await expectRejected("PATCH", `/v1/subscriptions/${sub.id}/`, { coupon: expiredCoupon.id }, "coupon");
-    await expectRejected("PATCH", `/v1/subscriptions/${sub.id}/`, { customer: (await created("/v1/customers/", chileanCustomer())).id }, "customer");
+    await expectRejected(
+      "PATCH",
+      `/v1/subscriptions/${sub.id}/`,
+      { customer: (await created("/v1/customers/", chileanCustomer())).id },
+      "customer",
+    );
   });
 
   it("replaces lines, addons and date_start before the first billed cycle; afterwards addons and date_start are a 409 unless sent back unchanged (lines: test/integration/proration.test.ts)", async () => {
     const sub = await subscribe({ date_start: "2026-02-10" });
     const replaced = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, {
-      body: { date_start: "2026-03-01", lines: [{ plan: clpMonthly2.id, quantity: 2 }, { plan: clpMonthly.id }], addons: [{ addon: setupAddon.id }] },
+      body: {
+        date_start: "2026-03-01",
+        lines: [{ plan: clpMonthly2.id, quantity: 2 }, { plan: clpMonthly.id }],
+        addons: [{ addon: setupAddon.id }],
+      },
     });
     expect(replaced.status, JSON.stringify(replaced.body)).toBe(200);
-    expect(replaced.body).toMatchObject({ date_start: "2026-03-01", next_billing: "2026-03-01", lines: [{ plan: { id: clpMonthly2.id }, quantity: 2 }, { plan: { id: clpMonthly.id }, quantity: 1 }], addons: [{ addon: { id: setupAddon.id } }] });
-    await expectRejected("PATCH", `/v1/subscriptions/${sub.id}/`, { lines: [{ plan: clpMonthly.id }, { plan: usdMonthly.id }] }, "lines.1.plan");
+    expect(replaced.body).toMatchObject({
+      date_start: "2026-03-01",
+      next_billing: "2026-03-01",
+      lines: [
+        { plan: { id: clpMonthly2.id }, quantity: 2 },
+        { plan: { id: clpMonthly.id }, quantity: 1 },
+      ],
+      addons: [{ addon: { id: setupAddon.id } }],
+    });
+    await expectRejected(
+      "PATCH",
+      `/v1/subscriptions/${sub.id}/`,
+      { lines: [{ plan: clpMonthly.id }, { plan: usdMonthly.id }] },
+      "lines.1.plan",
+    );
     // kept addons must follow the lines' currency
-    await expectRejected("PATCH", `/v1/subscriptions/${sub.id}/`, { lines: [{ plan: usdMonthly.id }] }, "addons.0.addon");
+    await expectRejected(
+      "PATCH",
+      `/v1/subscriptions/${sub.id}/`,
+      { lines: [{ plan: usdMonthly.id }] },
+      "addons.0.addon",
+    );
     expect(await s.database.prisma.subscriptionLine.count({ where: { subscriptionId: sub.id } })).toBe(2);
 
-    await s.database.prisma.subscription.update({ where: { id: sub.id }, data: { nextBillingCycle: 2, nextBilling: new Date("2026-04-01"), previousBilling: new Date("2026-03-01") } });
+    await s.database.prisma.subscription.update({
+      where: { id: sub.id },
+      data: { nextBillingCycle: 2, nextBilling: new Date("2026-04-01"), previousBilling: new Date("2026-03-01") },
+    });
     const current = (await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body;
     // a retrieved subscription sent back is not a change
     const same = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body: { ...current, note: "again" } });
@@ -275,7 +411,9 @@ describe("updating subscriptions", () => {
     }
     // billing cycles can not go below the billed ones
     await expectRejected("PATCH", `/v1/subscriptions/${sub.id}/`, { billing_cycles: 0 }, "billing_cycles");
-    expect((await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body: { billing_cycles: 1 } })).body.end_date).toBe("2026-04-01");
+    expect((await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body: { billing_cycles: 1 } })).body.end_date).toBe(
+      "2026-04-01",
+    );
   });
 });
 
@@ -284,12 +422,18 @@ describe("cancelling, pausing and resuming", () => {
     const sub = await subscribe();
     const res = await s.rest("DELETE", `/v1/subscriptions/${sub.id}/`);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: sub.id, status: "cancelled", cancel_reason: "requested_by_customer", cancel_at_period_end: false });
+    expect(res.body).toMatchObject({
+      id: sub.id,
+      status: "cancelled",
+      cancel_reason: "requested_by_customer",
+      cancel_at_period_end: false,
+    });
     expect(res.body.cancelled).toMatch(ISO);
     const again = await s.rest("DELETE", `/v1/subscriptions/${sub.id}/?cancel_reason=no_card`);
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe("invalid_state");
-    for (const body of [{ note: "x" }]) expect((await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body })).status).toBe(409);
+    for (const body of [{ note: "x" }])
+      expect((await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body })).status).toBe(409);
     const pause = await s.graphql(`mutation($id: ID!) { pauseSubscription(id: $id) { id } }`, { id: sub.id });
     expect(pause.body.errors[0].extensions.code).toBe("invalid_state");
   });
@@ -304,12 +448,19 @@ describe("cancelling, pausing and resuming", () => {
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body.error.fields)).toEqual(["at_period_end"]);
     expect((await s.rest("DELETE", `/v1/subscriptions/${later.id}/?reason=x`)).status).toBe(400);
-    expect((await s.rest("DELETE", `/v1/subscriptions/${later.id}/?cancel_reason=${"x".repeat(256)}`)).status).toBe(400);
+    expect((await s.rest("DELETE", `/v1/subscriptions/${later.id}/?cancel_reason=${"x".repeat(256)}`)).status).toBe(
+      400,
+    );
     expect((await s.rest("GET", `/v1/subscriptions/${later.id}/`)).body.status).toBe("active");
 
     const scheduled = await s.rest("DELETE", `/v1/subscriptions/${later.id}/?at_period_end=true`);
     expect(scheduled.status).toBe(200);
-    expect(scheduled.body).toMatchObject({ status: "active", cancelled: null, cancel_at_period_end: true, cancel_reason: "requested_by_customer" });
+    expect(scheduled.body).toMatchObject({
+      status: "active",
+      cancelled: null,
+      cancel_at_period_end: true,
+      cancel_reason: "requested_by_customer",
+    });
     expect((await s.rest("DELETE", `/v1/subscriptions/${later.id}/?at_period_end=true`)).status).toBe(409);
     // cancelling now is still possible
     expect((await s.rest("DELETE", `/v1/subscriptions/${later.id}/`)).body.status).toBe("cancelled");
@@ -320,17 +471,33 @@ describe("cancelling, pausing and resuming", () => {
     const FIELDS = "id status paused pausedReason cancelled cancelReason cancelAtPeriodEnd";
     const resumeActive = await s.graphql(`mutation($id: ID!) { resumeSubscription(id: $id) { id } }`, { id: sub.id });
     expect(resumeActive.body.errors[0].extensions.code).toBe("invalid_state");
-    const paused = await s.graphql(`mutation($id: ID!) { pauseSubscription(id: $id, reason: "vacaciones") { ${FIELDS} } }`, { id: sub.id });
+    const paused = await s.graphql(
+      `mutation($id: ID!) { pauseSubscription(id: $id, reason: "vacaciones") { ${FIELDS} } }`,
+      { id: sub.id },
+    );
     expect(paused.body.data.pauseSubscription).toMatchObject({ status: "paused", pausedReason: "vacaciones" });
     expect(paused.body.data.pauseSubscription.paused).toBeTruthy();
     const twice = await s.graphql(`mutation($id: ID!) { pauseSubscription(id: $id) { id } }`, { id: sub.id });
     expect(twice.body.errors[0].extensions.code).toBe("invalid_state");
-    expect((await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body).toMatchObject({ status: "paused", paused_reason: "vacaciones", paused: expect.stringMatching(ISO) });
+    expect((await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body).toMatchObject({
+      status: "paused",
+      paused_reason: "vacaciones",
+      paused: expect.stringMatching(ISO),
+    });
     const resumed = await s.graphql(`mutation($id: ID!) { resumeSubscription(id: $id) { ${FIELDS} } }`, { id: sub.id });
     expect(resumed.body.data.resumeSubscription).toMatchObject({ status: "active", paused: null, pausedReason: null });
-    const cancelled = await s.graphql(`mutation($id: ID!) { cancelSubscription(id: $id, cancelReason: "no_card", atPeriodEnd: false) { ${FIELDS} } }`, { id: sub.id });
-    expect(cancelled.body.data.cancelSubscription).toMatchObject({ status: "cancelled", cancelReason: "no_card", cancelAtPeriodEnd: false });
-    const resumeCancelled = await s.graphql(`mutation($id: ID!) { resumeSubscription(id: $id) { id } }`, { id: sub.id });
+    const cancelled = await s.graphql(
+      `mutation($id: ID!) { cancelSubscription(id: $id, cancelReason: "no_card", atPeriodEnd: false) { ${FIELDS} } }`,
+      { id: sub.id },
+    );
+    expect(cancelled.body.data.cancelSubscription).toMatchObject({
+      status: "cancelled",
+      cancelReason: "no_card",
+      cancelAtPeriodEnd: false,
+    });
+    const resumeCancelled = await s.graphql(`mutation($id: ID!) { resumeSubscription(id: $id) { id } }`, {
+      id: sub.id,
+    });
     expect(resumeCancelled.body.errors[0].extensions.code).toBe("invalid_state");
   });
 });
@@ -339,18 +506,45 @@ describe("GraphQL", () => {
   it("creates, reads as a node, updates and lists with the same rules as REST", async () => {
     const createdSub = await s.graphql(
       `mutation($input: SubscriptionInput!) { createSubscription(input: $input) { id status dateStart endDate nextBilling document { id } lines { plan { id frequency { id } } quantity } customer { aggregations { balance } } } }`,
-      { input: { customer: customerId, dateStart: "2026-06-15", billingCycles: 2, lines: [{ plan: clpYearly.id, quantity: "2" }] } },
+      {
+        input: {
+          customer: customerId,
+          dateStart: "2026-06-15",
+          billingCycles: 2,
+          lines: [{ plan: clpYearly.id, quantity: "2" }],
+        },
+      },
     );
     expect(createdSub.body.errors).toBeUndefined();
     const sub = createdSub.body.data.createSubscription;
-    expect(sub).toMatchObject({ status: "active", dateStart: "2026-06-15", endDate: "2028-06-15", nextBilling: "2026-06-15", document: { id: "CL33" }, lines: [{ plan: { id: clpYearly.id, frequency: { id: "yearly" } }, quantity: "2" }] });
-    const node = await s.graphql(`query($id: ID!) { node(id: $id) { __typename ... on Subscription { id } } }`, { id: sub.id });
+    expect(sub).toMatchObject({
+      status: "active",
+      dateStart: "2026-06-15",
+      endDate: "2028-06-15",
+      nextBilling: "2026-06-15",
+      document: { id: "CL33" },
+      lines: [{ plan: { id: clpYearly.id, frequency: { id: "yearly" } }, quantity: "2" }],
+    });
+    const node = await s.graphql(`query($id: ID!) { node(id: $id) { __typename ... on Subscription { id } } }`, {
+      id: sub.id,
+    });
     expect(node.body.data.node).toEqual({ __typename: "Subscription", id: sub.id });
-    const bad = await s.graphql(`mutation($input: SubscriptionInput!) { createSubscription(input: $input) { id } }`, { input: { customer: customerId, lines: [{ plan: clpMonthly.id }, { plan: clpYearly.id }] } });
-    expect(bad.body.errors[0].extensions).toMatchObject({ code: "validation_error", fields: { "lines.1.plan": [expect.stringMatching(/yearly|monthly/)] } });
-    const updated = await s.graphql(`mutation($id: ID!, $input: SubscriptionInput!) { updateSubscription(id: $id, input: $input) { note metadata } }`, { id: sub.id, input: { note: "g", metadata: { k: "v" } } });
+    const bad = await s.graphql(`mutation($input: SubscriptionInput!) { createSubscription(input: $input) { id } }`, {
+      input: { customer: customerId, lines: [{ plan: clpMonthly.id }, { plan: clpYearly.id }] },
+    });
+    expect(bad.body.errors[0].extensions).toMatchObject({
+      code: "validation_error",
+      fields: { "lines.1.plan": [expect.stringMatching(/yearly|monthly/)] },
+    });
+    const updated = await s.graphql(
+      `mutation($id: ID!, $input: SubscriptionInput!) { updateSubscription(id: $id, input: $input) { note metadata } }`,
+      { id: sub.id, input: { note: "g", metadata: { k: "v" } } },
+    );
     expect(updated.body.data.updateSubscription).toEqual({ note: "g", metadata: { k: "v" } });
-    const list = await s.graphql(`query($c: String) { subscriptions(first: 100, where: { customer: { equals: $c }, status: { equals: active } }) { totalCount edges { node { id } } } }`, { c: customerId });
+    const list = await s.graphql(
+      `query($c: String) { subscriptions(first: 100, where: { customer: { equals: $c }, status: { equals: active } }) { totalCount edges { node { id } } } }`,
+      { c: customerId },
+    );
     expect(list.body.data.subscriptions.edges.map((e: any) => e.node.id)).toContain(sub.id);
   });
 });
@@ -379,7 +573,12 @@ describe("query counts (no N+1)", () => {
       for (let i = 0; i < n; i++) {
         const customer = (await created("/v1/customers/", chileanCustomer({ name: `Q${i}` }))).id;
         customers.push(customer);
-        await subscribe({ customer, coupon: percentCoupon.id, lines: [{ plan: clpMonthly.id, coupon: clpCoupon.id }, { plan: clpMonthly2.id }], addons: [{ addon: setupAddon.id }] });
+        await subscribe({
+          customer,
+          coupon: percentCoupon.id,
+          lines: [{ plan: clpMonthly.id, coupon: clpCoupon.id }, { plan: clpMonthly2.id }],
+          addons: [{ addon: setupAddon.id }],
+        });
       }
     };
     const run = async () => {

@@ -14,11 +14,29 @@ let other: string;
 beforeAll(async () => {
   s = await startTestServer();
   const product = await s.rest("POST", "/v1/products/", {
-    body: { name: "API", plans: [{ name: "Llamadas", amount: "3", currency: "CLP", frequency: "monthly", usage_scheme: "metered", usage_aggregation: "sum" }] },
+    body: {
+      name: "API",
+      plans: [
+        {
+          name: "Llamadas",
+          amount: "3",
+          currency: "CLP",
+          frequency: "monthly",
+          usage_scheme: "metered",
+          usage_aggregation: "sum",
+        },
+      ],
+    },
   });
   expect(product.status, JSON.stringify(product.body)).toBe(201);
   const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
-  const sub = await s.rest("POST", "/v1/subscriptions/", { body: { customer, date_start: "2026-11-01", lines: [{ plan: product.body.plans[0].id }, { plan: product.body.plans[0].id }] } });
+  const sub = await s.rest("POST", "/v1/subscriptions/", {
+    body: {
+      customer,
+      date_start: "2026-11-01",
+      lines: [{ plan: product.body.plans[0].id }, { plan: product.body.plans[0].id }],
+    },
+  });
   expect(sub.status, JSON.stringify(sub.body)).toBe(201);
   [line, other] = [sub.body.lines[0].id, sub.body.lines[1].id];
   // a first request caches the API key, so the counts below hold no key statement
@@ -43,22 +61,42 @@ async function statementsOf(run: () => Promise<unknown>): Promise<string[]> {
 }
 
 const records = (n: number, tag: string, lineOf: (i: number) => string = () => line) =>
-  Array.from({ length: n }, (_, i) => ({ subscription_line: lineOf(i), quantity: (i % 7) + 0.25, date_time: "2026-11-20T12:00:00Z", transaction_id: `${tag}-${i}` }));
+  Array.from({ length: n }, (_, i) => ({
+    subscription_line: lineOf(i),
+    quantity: (i % 7) + 0.25,
+    date_time: "2026-11-20T12:00:00Z",
+    transaction_id: `${tag}-${i}`,
+  }));
 
 const INGEST = ["SELECT SubscriptionLine", "INSERT Usage", "SELECT SubscriptionLine"];
 
 describe("usage ingestion statements", () => {
   it("one record: the line's check, the INSERT returning the row, the answer's line; no transaction", async () => {
     let res: any;
-    const got = await statementsOf(async () => (res = await s.rest("POST", "/v1/usages/", { body: { subscription_line: line, quantity: 2.5, transaction_id: "single-1" } })));
+    const got = await statementsOf(
+      async () =>
+        (res = await s.rest("POST", "/v1/usages/", {
+          body: { subscription_line: line, quantity: 2.5, transaction_id: "single-1" },
+        })),
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect(res.body).toMatchObject({ subscription_line: line, quantity: 2.5, invoice: null, transaction_id: "single-1" });
+    expect(res.body).toMatchObject({
+      subscription_line: line,
+      quantity: 2.5,
+      invoice: null,
+      transaction_id: "single-1",
+    });
     expect(got).toEqual(INGEST);
   });
 
   it("a batch of 1,000 over two lines: the same three statements", async () => {
     let res: any;
-    const got = await statementsOf(async () => (res = await s.rest("POST", "/v1/usages/", { body: { usages: records(1000, "batch", (i) => (i % 2 ? other : line)) } })));
+    const got = await statementsOf(
+      async () =>
+        (res = await s.rest("POST", "/v1/usages/", {
+          body: { usages: records(1000, "batch", (i) => (i % 2 ? other : line)) },
+        })),
+    );
     expect(res.status).toBe(201);
     expect(res.body.usages).toHaveLength(1000);
     expect(res.body.usages[1]).toMatchObject({ subscription_line: other, quantity: 1.25, transaction_id: "batch-1" });
@@ -69,7 +107,9 @@ describe("usage ingestion statements", () => {
     const first = await s.rest("POST", "/v1/usages/", { body: { usages: records(3, "retry") } });
     expect(first.status).toBe(201);
     let res: any;
-    const got = await statementsOf(async () => (res = await s.rest("POST", "/v1/usages/", { body: { usages: records(5, "retry") } })));
+    const got = await statementsOf(
+      async () => (res = await s.rest("POST", "/v1/usages/", { body: { usages: records(5, "retry") } })),
+    );
     expect([res.status, res.body.duplicates]).toEqual([201, [0, 1, 2]]);
     expect(res.body.usages.slice(0, 3).map((u: any) => u.id)).toEqual(first.body.usages.map((u: any) => u.id));
     expect(got).toEqual(["SELECT SubscriptionLine", "INSERT Usage", "SELECT Usage", "SELECT SubscriptionLine"]);
@@ -79,20 +119,38 @@ describe("usage ingestion statements", () => {
     let res: any;
     const got = await statementsOf(
       async () =>
-        (res = await s.graphql(`mutation($input: RecordUsagesInput!) { recordUsages(input: $input) { created usages { id quantity dateTime transactionId } } }`, {
-          input: { usages: [{ subscriptionLine: line, quantity: "1.5", transactionId: "g-own-1" }, { subscriptionLine: other, quantity: "3" }] },
-        })),
+        (res = await s.graphql(
+          `mutation($input: RecordUsagesInput!) { recordUsages(input: $input) { created usages { id quantity dateTime transactionId } } }`,
+          {
+            input: {
+              usages: [
+                { subscriptionLine: line, quantity: "1.5", transactionId: "g-own-1" },
+                { subscriptionLine: other, quantity: "3" },
+              ],
+            },
+          },
+        )),
     );
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.recordUsages.usages.map((u: any) => [u.quantity, u.transactionId])).toEqual([["1.5", "g-own-1"], ["3", null]]);
+    expect(res.body.data.recordUsages.usages.map((u: any) => [u.quantity, u.transactionId])).toEqual([
+      ["1.5", "g-own-1"],
+      ["3", null],
+    ]);
     expect(got).toEqual(["SELECT SubscriptionLine", "INSERT Usage"]);
   });
 
   it("a deeper selection (the line's plan) reads the written usages with the query, and answers it", async () => {
-    const res = await s.graphql(`mutation($input: UsageInput!) { createUsage(input: $input) { id quantity subscriptionLine { id plan { usageScheme } } invoice { id } } }`, {
-      input: { subscriptionLine: line, quantity: "4" },
-    });
+    const res = await s.graphql(
+      `mutation($input: UsageInput!) { createUsage(input: $input) { id quantity subscriptionLine { id plan { usageScheme } } invoice { id } } }`,
+      {
+        input: { subscriptionLine: line, quantity: "4" },
+      },
+    );
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.createUsage).toMatchObject({ quantity: "4", subscriptionLine: { id: line, plan: { usageScheme: "metered" } }, invoice: null });
+    expect(res.body.data.createUsage).toMatchObject({
+      quantity: "4",
+      subscriptionLine: { id: line, plan: { usageScheme: "metered" } },
+      invoice: null,
+    });
   });
 });

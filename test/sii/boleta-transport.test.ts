@@ -21,18 +21,32 @@ let sii: FakeSii;
 let envelope: Buffer;
 
 function transport(timeoutMs?: number) {
-  return new SiiBoletaTransport({ apiUrl: sii.hosts.boletaCertificationUrl, uploadUrl: `${sii.hosts.boletaCertificationUploadUrl}/`, timeoutMs });
+  return new SiiBoletaTransport({
+    apiUrl: sii.hosts.boletaCertificationUrl,
+    uploadUrl: `${sii.hosts.boletaCertificationUploadUrl}/`,
+    timeoutMs,
+  });
 }
 
 beforeAll(async () => {
   cert = generateCertificate();
-  sii = await startFakeSii({ trustedCertificatePem: cert.certificatePem, boletaSchema: join(SCHEMA_DIR, "EnvioBOLETA_v11.xsd") });
+  sii = await startFakeSii({
+    trustedCertificatePem: cert.certificatePem,
+    boletaSchema: join(SCHEMA_DIR, "EnvioBOLETA_v11.xsd"),
+  });
   const caf = parseCaf(generateCaf({ rut: RUT, type: 39, authorizedOn: "2026-11-01" }).file);
   const boleta = (folio: number): DteInput => ({
     type: 39,
     folio,
     issueDate: "2026-11-20",
-    emitter: { rut: RUT, businessName: "Ñandú SpA", activity: "Cafetería", activityCodes: [561000], address: "Teatinos 120", commune: "Santiago" },
+    emitter: {
+      rut: RUT,
+      businessName: "Ñandú SpA",
+      activity: "Cafetería",
+      activityCodes: [561000],
+      address: "Teatinos 120",
+      commune: "Santiago",
+    },
     receiver: { rut: "66666666-6", name: "Consumidor final" },
     // a long line so the envelope is well above 4 KB (SII's gateway reads one chunk of a chunked body)
     lines: [{ name: "Café cortado", description: "x".repeat(900), quantity: 2, unitPrice: 1990 }],
@@ -53,17 +67,41 @@ afterAll(async () => {
 describe("SiiBoletaTransport", () => {
   it("seed → token → upload (whole body, with a Content-Length) → track id → envío status with the objected boletas", async () => {
     const t = transport();
-    const receipt = await t.upload(cert, { rutSender: "11.111.111-1", rutCompany: RUT, file: envelope, fileName: "EnvioBOLETA-39.xml" });
-    expect(receipt).toEqual({ trackId: expect.stringMatching(/^7\d{6}$/), estado: "REC", receivedAt: "2026-11-23 10:00:00" });
+    const receipt = await t.upload(cert, {
+      rutSender: "11.111.111-1",
+      rutCompany: RUT,
+      file: envelope,
+      fileName: "EnvioBOLETA-39.xml",
+    });
+    expect(receipt).toEqual({
+      trackId: expect.stringMatching(/^7\d{6}$/),
+      estado: "REC",
+      receivedAt: "2026-11-23 10:00:00",
+    });
     const upload = sii.uploads.find((u) => u.trackId === receipt.trackId)!;
-    expect([upload.api, upload.rutSender, upload.dvSender, upload.rutCompany, upload.dvCompany, upload.fileName]).toEqual(["boleta", "11111111", "1", "76042235", "5", "EnvioBOLETA-39.xml"]);
+    expect([
+      upload.api,
+      upload.rutSender,
+      upload.dvSender,
+      upload.rutCompany,
+      upload.dvCompany,
+      upload.fileName,
+    ]).toEqual(["boleta", "11111111", "1", "76042235", "5", "EnvioBOLETA-39.xml"]);
     expect(upload.file.equals(envelope)).toBe(true);
     expect(sii.calls.slice(-3)).toEqual(["boleta-seed", "boleta-token", "boleta-upload"]);
 
     sii.boletaStatusFor = () => ({
       estado: "EPR",
       estadistica: [{ tipo: 39, informados: 2, aceptados: 1, rechazados: 1, reparos: 0 }],
-      detalle_rep_rech: [{ tipo: 39, folio: 2, estado: "RCH", descripcion: "Dte Rechazado", error: [{ descripcion: "Monto total incorrecto", detalle: "MntTotal 3980 != 3981" }] }],
+      detalle_rep_rech: [
+        {
+          tipo: 39,
+          folio: 2,
+          estado: "RCH",
+          descripcion: "Dte Rechazado",
+          error: [{ descripcion: "Monto total incorrecto", detalle: "MntTotal 3980 != 3981" }],
+        },
+      ],
     });
     try {
       const status = await t.status(cert, { rutCompany: RUT, trackId: receipt.trackId });
@@ -71,7 +109,14 @@ describe("SiiBoletaTransport", () => {
         trackId: receipt.trackId,
         estado: "EPR",
         counts: [{ type: 39, reported: 2, accepted: 1, rejected: 1, objections: 0 }],
-        details: [{ type: 39, folio: 2, estado: "RCH", message: "Dte Rechazado; Monto total incorrecto: MntTotal 3980 != 3981" }],
+        details: [
+          {
+            type: 39,
+            folio: 2,
+            estado: "RCH",
+            message: "Dte Rechazado; Monto total incorrecto: MntTotal 3980 != 3981",
+          },
+        ],
       });
     } finally {
       sii.boletaStatusFor = () => ({ estado: "EPR", detalle_rep_rech: [] });
@@ -85,7 +130,12 @@ describe("SiiBoletaTransport", () => {
     const first = await t.upload(cert, { rutSender: "11111111-1", rutCompany: RUT, file: envelope, fileName: "a.xml" });
     sii.expireTokens();
     const tokensBefore = sii.calls.filter((c) => c === "boleta-token").length;
-    const second = await t.upload(cert, { rutSender: "11111111-1", rutCompany: RUT, file: envelope, fileName: "b.xml" });
+    const second = await t.upload(cert, {
+      rutSender: "11111111-1",
+      rutCompany: RUT,
+      file: envelope,
+      fileName: "b.xml",
+    });
     expect(second.trackId).not.toBe(first.trackId);
     expect(sii.calls.filter((c) => c === "boleta-token").length).toBe(tokensBefore + 1);
     sii.expireTokens();
@@ -96,10 +146,24 @@ describe("SiiBoletaTransport", () => {
   it("an envelope SII does not take (HTTP 400) is a network error to retry; a token signed by another certificate is an auth error", async () => {
     const t = transport();
     const broken = Buffer.from(envelope.toString("latin1").replace("<NroResol>0</NroResol>", ""), "latin1");
-    const refused = await t.upload(cert, { rutSender: "11111111-1", rutCompany: RUT, file: broken, fileName: "x.xml" }).catch((e) => e);
-    expect([refused.constructor, refused.kind, refused.code, refused.message]).toEqual([SiiTransportError, "network", "400", "SII answered HTTP 400 (boleta upload)"]);
-    const error = await transport().getToken(generateCertificate("Otro")).catch((e) => e);
-    expect([error.constructor, error.kind, error.code, error.message]).toEqual([SiiTransportError, "auth", "-07", "SII refused a token (ESTADO -07: Error Firma)"]);
+    const refused = await t
+      .upload(cert, { rutSender: "11111111-1", rutCompany: RUT, file: broken, fileName: "x.xml" })
+      .catch((e) => e);
+    expect([refused.constructor, refused.kind, refused.code, refused.message]).toEqual([
+      SiiTransportError,
+      "network",
+      "400",
+      "SII answered HTTP 400 (boleta upload)",
+    ]);
+    const error = await transport()
+      .getToken(generateCertificate("Otro"))
+      .catch((e) => e);
+    expect([error.constructor, error.kind, error.code, error.message]).toEqual([
+      SiiTransportError,
+      "auth",
+      "-07",
+      "SII refused a token (ESTADO -07: Error Firma)",
+    ]);
   });
 
   it("SII down: a network error naming the host and the step", async () => {
@@ -109,7 +173,9 @@ describe("SiiBoletaTransport", () => {
       const error = await t.getSeed().catch((e) => e);
       expect(error).toBeInstanceOf(SiiTransportError);
       expect(error.kind).toBe("network");
-      expect(error.message).toMatch(new RegExp(`^cannot reach SII at ${sii.url} \\(boleta seed\\): (ECONNREFUSED|UND_ERR_SOCKET)$`));
+      expect(error.message).toMatch(
+        new RegExp(`^cannot reach SII at ${sii.url} \\(boleta seed\\): (ECONNREFUSED|UND_ERR_SOCKET)$`),
+      );
     } finally {
       await sii.up();
     }
@@ -127,7 +193,10 @@ describe("SII hosts from configuration", () => {
       boletaProductionUrl: "https://api.sii.cl/recursos/v1",
       boletaProductionUploadUrl: "https://rahue.sii.cl/recursos/v1",
     });
-    const sii = loadConfig({ SII_BOLETA_CERTIFICATION_UPLOAD_URL: "http://127.0.0.1:9000/recursos/v1/", SII_CERTIFICATION_URL: "http://127.0.0.1:9000" }).settings.sii;
+    const sii = loadConfig({
+      SII_BOLETA_CERTIFICATION_UPLOAD_URL: "http://127.0.0.1:9000/recursos/v1/",
+      SII_CERTIFICATION_URL: "http://127.0.0.1:9000",
+    }).settings.sii;
     expect([sii.boletaCertificationUploadUrl, sii.certificationUrl, sii.boletaCertificationUrl]).toEqual([
       "http://127.0.0.1:9000/recursos/v1",
       "http://127.0.0.1:9000",

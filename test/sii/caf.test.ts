@@ -8,7 +8,14 @@ const RUT = "76042235-5";
 
 describe("parseCaf", () => {
   it("reads DA, keys and the CAF element (flattened, otherwise verbatim)", () => {
-    const fake = generateCaf({ rut: RUT, type: 33, from: 1, to: 200, authorizedOn: "2026-11-01", businessName: "COMPAÑIA DE PRUEBA" });
+    const fake = generateCaf({
+      rut: RUT,
+      type: 33,
+      from: 1,
+      to: 200,
+      authorizedOn: "2026-11-01",
+      businessName: "COMPAÑIA DE PRUEBA",
+    });
     const caf = parseCaf(fake.file, { siiPublicKey: fake.siiPublicKey });
     expect(caf).toMatchObject({
       rut: RUT,

@@ -6,14 +6,29 @@
  */
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { SignedXml } from "xml-crypto";
-import { buildDte, dteSigner, encodeIso88591, parseCaf, signEnveloped, type Caf, type DteInput } from "../../src/infra/taxagency/sii/index.js";
-import { generateCaf, generateCertificate, xmllintValidate, xmlsecVerify, type FakeCertificate } from "../helpers/sii-fixtures.js";
+import {
+  buildDte,
+  dteSigner,
+  encodeIso88591,
+  parseCaf,
+  signEnveloped,
+  type Caf,
+  type DteInput,
+} from "../../src/infra/taxagency/sii/index.js";
+import {
+  generateCaf,
+  generateCertificate,
+  xmllintValidate,
+  xmlsecVerify,
+  type FakeCertificate,
+} from "../helpers/sii-fixtures.js";
 
 const RUT = "76042235-5";
 let cert: FakeCertificate;
 const cafs = new Map<number, Caf>();
 const cafFor = (type: number) => {
-  if (!cafs.has(type)) cafs.set(type, parseCaf(generateCaf({ rut: RUT, type, from: 1, to: 100, authorizedOn: "2026-11-01" }).file));
+  if (!cafs.has(type))
+    cafs.set(type, parseCaf(generateCaf({ rut: RUT, type, from: 1, to: 100, authorizedOn: "2026-11-01" }).file));
   return cafs.get(type)!;
 };
 
@@ -21,15 +36,103 @@ beforeAll(() => {
   cert = generateCertificate();
 });
 
-const emitter = { rut: RUT, businessName: "Ñandú & Hijos \"Ltda\" <SpA>", activity: "Servicios 'informáticos'", activityCodes: ["620200"], address: "Av. Matta 100 > 99", commune: "Santiago", city: "Santiago" };
+const emitter = {
+  rut: RUT,
+  businessName: 'Ñandú & Hijos "Ltda" <SpA>',
+  activity: "Servicios 'informáticos'",
+  activityCodes: ["620200"],
+  address: "Av. Matta 100 > 99",
+  commune: "Santiago",
+  city: "Santiago",
+};
 
 const inputs: [string, DteInput][] = [
-  ["33 with &, <, >, quotes, Ñ, a newline and a tab", { type: 33, folio: 1, issueDate: "2026-11-20", emitter, receiver: { rut: RUT, name: "Cliente & Cía <A> \"B\" 'C'" }, lines: [{ name: "Plan > Pro", description: "línea 1\nlínea 2\tfin", quantity: "2.5", unitPrice: "1000", discount: "10", discountScheme: "%" }, { name: "Crédito", quantity: "1", unitPrice: "-500" }], discount: { value: "5", scheme: "%" }, timestamp: "2026-11-20T09:33:20" }],
-  ["34 exempt", { type: 34, folio: 2, issueDate: "2026-11-20", emitter, receiver: { rut: RUT, name: "Exento" }, lines: [{ name: "Curso", quantity: "1", unitPrice: "50000" }], timestamp: "2026-11-20T09:33:20" }],
-  ["39 boleta to the final consumer", { type: 39, folio: 3, issueDate: "2026-11-20", emitter, receiver: { rut: "66666666-6", name: "Consumidor final" }, lines: [{ name: "Café", quantity: "3", unitPrice: "1190" }], timestamp: new Date("2026-11-20T12:00:00Z") }],
-  ["52 guía with transport", { type: 52, folio: 4, issueDate: "2026-11-20", emitter, receiver: { rut: RUT, name: "Bodega" }, lines: [{ name: "Router", quantity: "3", unitPrice: "20000" }], shippingType: "1", transport: { plate: "ABCD12", address: "Av. Matta 100" }, timestamp: "2026-11-20T09:33:20" }],
-  ["61 credit note with a reference", { type: 61, folio: 5, issueDate: "2026-11-20", emitter, receiver: { rut: RUT, name: "Nota" }, lines: [{ name: "Anula", quantity: "1", unitPrice: "1000" }], references: [{ type: 33, folio: 1, date: "2026-11-20", code: 1, reason: "Anula & corrige <todo>" }], timestamp: "2026-11-20T09:33:20" }],
-  ["33 with a carriage return (signed by xml-crypto)", { type: 33, folio: 6, issueDate: "2026-11-20", emitter, receiver: { rut: RUT, name: "CR" }, lines: [{ name: "Línea", description: "uno\r\ndos", quantity: "1", unitPrice: "1000" }], timestamp: "2026-11-20T09:33:20" }],
+  [
+    "33 with &, <, >, quotes, Ñ, a newline and a tab",
+    {
+      type: 33,
+      folio: 1,
+      issueDate: "2026-11-20",
+      emitter,
+      receiver: { rut: RUT, name: "Cliente & Cía <A> \"B\" 'C'" },
+      lines: [
+        {
+          name: "Plan > Pro",
+          description: "línea 1\nlínea 2\tfin",
+          quantity: "2.5",
+          unitPrice: "1000",
+          discount: "10",
+          discountScheme: "%",
+        },
+        { name: "Crédito", quantity: "1", unitPrice: "-500" },
+      ],
+      discount: { value: "5", scheme: "%" },
+      timestamp: "2026-11-20T09:33:20",
+    },
+  ],
+  [
+    "34 exempt",
+    {
+      type: 34,
+      folio: 2,
+      issueDate: "2026-11-20",
+      emitter,
+      receiver: { rut: RUT, name: "Exento" },
+      lines: [{ name: "Curso", quantity: "1", unitPrice: "50000" }],
+      timestamp: "2026-11-20T09:33:20",
+    },
+  ],
+  [
+    "39 boleta to the final consumer",
+    {
+      type: 39,
+      folio: 3,
+      issueDate: "2026-11-20",
+      emitter,
+      receiver: { rut: "66666666-6", name: "Consumidor final" },
+      lines: [{ name: "Café", quantity: "3", unitPrice: "1190" }],
+      timestamp: new Date("2026-11-20T12:00:00Z"),
+    },
+  ],
+  [
+    "52 guía with transport",
+    {
+      type: 52,
+      folio: 4,
+      issueDate: "2026-11-20",
+      emitter,
+      receiver: { rut: RUT, name: "Bodega" },
+      lines: [{ name: "Router", quantity: "3", unitPrice: "20000" }],
+      shippingType: "1",
+      transport: { plate: "ABCD12", address: "Av. Matta 100" },
+      timestamp: "2026-11-20T09:33:20",
+    },
+  ],
+  [
+    "61 credit note with a reference",
+    {
+      type: 61,
+      folio: 5,
+      issueDate: "2026-11-20",
+      emitter,
+      receiver: { rut: RUT, name: "Nota" },
+      lines: [{ name: "Anula", quantity: "1", unitPrice: "1000" }],
+      references: [{ type: 33, folio: 1, date: "2026-11-20", code: 1, reason: "Anula & corrige <todo>" }],
+      timestamp: "2026-11-20T09:33:20",
+    },
+  ],
+  [
+    "33 with a carriage return (signed by xml-crypto)",
+    {
+      type: 33,
+      folio: 6,
+      issueDate: "2026-11-20",
+      emitter,
+      receiver: { rut: RUT, name: "CR" },
+      lines: [{ name: "Línea", description: "uno\r\ndos", quantity: "1", unitPrice: "1000" }],
+      timestamp: "2026-11-20T09:33:20",
+    },
+  ],
 ];
 
 describe("dteSigner", () => {
@@ -52,6 +155,8 @@ describe("dteSigner", () => {
 
   it("refuses a key that is not the certificate's, once, before signing anything", () => {
     const other = generateCertificate("Otro");
-    expect(() => dteSigner({ certificatePem: cert.certificatePem, privateKeyPem: other.privateKeyPem })).toThrow("the private key does not match the certificate");
+    expect(() => dteSigner({ certificatePem: cert.certificatePem, privateKeyPem: other.privateKeyPem })).toThrow(
+      "the private key does not match the certificate",
+    );
   });
 });

@@ -22,7 +22,13 @@ import {
   type DteInput,
   type SignedDte,
 } from "../../src/infra/taxagency/sii/index.js";
-import { generateCaf, generateCertificate, xmllintValidate, xmlsecVerify, type FakeCertificate } from "../helpers/sii-fixtures.js";
+import {
+  generateCaf,
+  generateCertificate,
+  xmllintValidate,
+  xmlsecVerify,
+  type FakeCertificate,
+} from "../helpers/sii-fixtures.js";
 
 const EMITTER_RUT = "76042235-5";
 const CLP = { id: "CLP", rounded: true, decimals: 0 };
@@ -48,7 +54,11 @@ const receiver: DteInput["receiver"] = {
 let cert: FakeCertificate;
 const cafs = new Map<number, Caf>();
 function cafFor(type: number): Caf {
-  if (!cafs.has(type)) cafs.set(type, parseCaf(generateCaf({ rut: EMITTER_RUT, type, from: 1, to: 500, authorizedOn: "2026-11-01" }).file));
+  if (!cafs.has(type))
+    cafs.set(
+      type,
+      parseCaf(generateCaf({ rut: EMITTER_RUT, type, from: 1, to: 500, authorizedOn: "2026-11-01" }).file),
+    );
   return cafs.get(type)!;
 }
 
@@ -56,7 +66,12 @@ beforeAll(() => {
   cert = generateCertificate();
 });
 
-function base(type: DteInput["type"], folio: number, lines: DteInput["lines"], extra: Partial<DteInput> = {}): DteInput {
+function base(
+  type: DteInput["type"],
+  folio: number,
+  lines: DteInput["lines"],
+  extra: Partial<DteInput> = {},
+): DteInput {
   return { type, folio, issueDate: "2026-11-20", emitter, receiver, lines, timestamp: "2026-11-20T09:33:20", ...extra };
 }
 
@@ -82,7 +97,9 @@ function issueAndCheck(input: DteInput): SignedDte {
   // totals in the XML are computeDocumentTotals'
   expect(one(dte.xml, "MntTotal")).toBe(dte.totals.total.toFixed());
   // credit lines are printed as DscRcgGlobal, not Detalle
-  expect(all(dte.xml, "MontoItem")).toEqual(dte.totals.lines.filter((l) => !l.total.isNegative()).map((l) => l.total.toFixed()));
+  expect(all(dte.xml, "MontoItem")).toEqual(
+    dte.totals.lines.filter((l) => !l.total.isNegative()).map((l) => l.total.toFixed()),
+  );
   return dte;
 }
 
@@ -108,14 +125,37 @@ describe("factura 33", () => {
     );
     expect(dte.id).toBe("F60T33");
     expect(dte.xml).toContain('<DTE xmlns="http://www.sii.cl/SiiDte" version="1.0"><Documento ID="F60T33">');
-    expect(totalsOf(dte.xml)).toEqual({ MntNeto: "100000", MntExe: undefined, TasaIVA: "19", IVA: "19000", MntTotal: "119000" });
-    for (const name of ["MntNeto", "TasaIVA", "IVA", "MntTotal", "NmbItem", "QtyItem", "PrcItem", "MontoItem", "VlrCodigo", "RSR", "MNT", "IT1"]) {
+    expect(totalsOf(dte.xml)).toEqual({
+      MntNeto: "100000",
+      MntExe: undefined,
+      TasaIVA: "19",
+      IVA: "19000",
+      MntTotal: "119000",
+    });
+    for (const name of [
+      "MntNeto",
+      "TasaIVA",
+      "IVA",
+      "MntTotal",
+      "NmbItem",
+      "QtyItem",
+      "PrcItem",
+      "MontoItem",
+      "VlrCodigo",
+      "RSR",
+      "MNT",
+      "IT1",
+    ]) {
       expect(all(dte.xml, name), name).toEqual(all(sample, name));
     }
     const { dd } = extractTed(dte.xml);
-    expect(dd).toMatch(/^<DD><RE>76042235-5<\/RE><TD>33<\/TD><F>60<\/F><FE>2026-11-20<\/FE><RR>77777777-7<\/RR><RSR>EMPRESA  LTDA<\/RSR><MNT>119000<\/MNT><IT1>Parlantes Multimedia 180W.<\/IT1><CAF version="1.0"><DA>/);
+    expect(dd).toMatch(
+      /^<DD><RE>76042235-5<\/RE><TD>33<\/TD><F>60<\/F><FE>2026-11-20<\/FE><RR>77777777-7<\/RR><RSR>EMPRESA  LTDA<\/RSR><MNT>119000<\/MNT><IT1>Parlantes Multimedia 180W.<\/IT1><CAF version="1.0"><DA>/,
+    );
     expect(dd).toMatch(/<\/CAF><TSTED>2026-11-20T09:33:20<\/TSTED><\/DD>$/);
-    expect(dte.xml).toMatch(/<\/TED><TmstFirma>2026-11-20T09:33:20<\/TmstFirma><\/Documento><Signature xmlns="http:\/\/www.w3.org\/2000\/09\/xmldsig#">/);
+    expect(dte.xml).toMatch(
+      /<\/TED><TmstFirma>2026-11-20T09:33:20<\/TmstFirma><\/Documento><Signature xmlns="http:\/\/www.w3.org\/2000\/09\/xmldsig#">/,
+    );
     expect(dte.xml.endsWith("</Signature></DTE>")).toBe(true);
   });
 
@@ -129,7 +169,13 @@ describe("factura 33", () => {
     expect(all(dte.xml, "DescuentoPct")).toEqual(["10"]);
     expect(all(dte.xml, "DescuentoMonto")).toEqual(["50"]);
     expect(all(dte.xml, "MontoItem")).toEqual(["2000", "450"]);
-    expect(totalsOf(dte.xml)).toEqual({ MntNeto: "2450", MntExe: undefined, TasaIVA: "19", IVA: "466", MntTotal: "2916" });
+    expect(totalsOf(dte.xml)).toEqual({
+      MntNeto: "2450",
+      MntExe: undefined,
+      TasaIVA: "19",
+      IVA: "466",
+      MntTotal: "2916",
+    });
   });
 
   it("half case (example 3): IVA 446.5 -> 447", () => {
@@ -138,7 +184,9 @@ describe("factura 33", () => {
   });
 
   it("decimals (example 4): QtyItem 2.5, PrcItem 1234.5, 12.5 % off", () => {
-    const dte = issueAndCheck(base(33, 3, [{ name: "Horas", quantity: "2.5", unitPrice: "1234.5", discount: "12.5", unit: "HORA" }]));
+    const dte = issueAndCheck(
+      base(33, 3, [{ name: "Horas", quantity: "2.5", unitPrice: "1234.5", discount: "12.5", unit: "HORA" }]),
+    );
     expect(one(dte.xml, "QtyItem")).toBe("2.5");
     expect(one(dte.xml, "UnmdItem")).toBe("HORA");
     expect(one(dte.xml, "PrcItem")).toBe("1234.5");
@@ -162,9 +210,18 @@ describe("factura 33", () => {
     expect(dte.xml).toContain(
       "<DscRcgGlobal><NroLinDR>1</NroLinDR><TpoMov>D</TpoMov><GlosaDR>Descuento cliente frecuente</GlosaDR><TpoValor>%</TpoValor><ValorDR>10</ValorDR></DscRcgGlobal>",
     );
-    expect(totalsOf(dte.xml)).toEqual({ MntNeto: "9000", MntExe: "5000", TasaIVA: "19", IVA: "1710", MntTotal: "15710" });
+    expect(totalsOf(dte.xml)).toEqual({
+      MntNeto: "9000",
+      MntExe: "5000",
+      TasaIVA: "19",
+      IVA: "1710",
+      MntTotal: "15710",
+    });
     const expected = computeDocumentTotals({
-      lines: [{ quantity: 1, amount: 10000 }, { quantity: 1, amount: 5000, exempt: true }],
+      lines: [
+        { quantity: 1, amount: 10000 },
+        { quantity: 1, amount: 5000, exempt: true },
+      ],
       discount: 10,
       discountScheme: "%",
       taxPercent: 19,
@@ -183,7 +240,9 @@ describe("factura 33", () => {
 
   it("$ discounts (example 8): DescuentoMonto without a percent, DscRcgGlobal TpoValor $", () => {
     const dte = issueAndCheck(
-      base(33, 5, [{ name: "Licencias", quantity: 3, unitPrice: 1000, discount: 100, discountScheme: "$" }], { discount: { value: 400, scheme: "$" } }),
+      base(33, 5, [{ name: "Licencias", quantity: 3, unitPrice: 1000, discount: 100, discountScheme: "$" }], {
+        discount: { value: 400, scheme: "$" },
+      }),
     );
     expect(dte.xml).toContain("<PrcItem>1000</PrcItem><DescuentoMonto>100</DescuentoMonto><MontoItem>2900</MontoItem>");
     expect(dte.xml).toContain("<TpoValor>$</TpoValor><ValorDR>400</ValorDR>");
@@ -202,7 +261,9 @@ describe("factura 33", () => {
     expect(dte.file.includes(Buffer.from("Compañía", "utf8"))).toBe(false);
     const text = decodeIso88591(dte.file);
     expect(text).toContain("<RznSoc>Compañía de Servicios Ñandú SpA</RznSoc>");
-    expect(one(text, "NmbItem")).toBe("Implementación de facturación electrónica año 2026 - módulo de guías, notas y ac");
+    expect(one(text, "NmbItem")).toBe(
+      "Implementación de facturación electrónica año 2026 - módulo de guías, notas y ac",
+    );
     expect(one(text, "NmbItem")).toHaveLength(80);
     expect(one(text, "RznSocRecep")).toBe("Sociedad Comercializadora de Artículos de Montaña Ñuñoa Limitada");
     expect(one(text, "RSR")).toBe("Sociedad Comercializadora de Artículos d");
@@ -213,7 +274,10 @@ describe("factura 33", () => {
 
   it("a changed amount breaks the signature; another CAF key does not verify the TED", () => {
     const dte = issueAndCheck(base(33, 7, [{ name: "Servicio", quantity: 1, unitPrice: 1000 }]));
-    const tampered = Buffer.from(dte.file.toString("latin1").replace("<MntTotal>1190</MntTotal>", "<MntTotal>1191</MntTotal>"), "latin1");
+    const tampered = Buffer.from(
+      dte.file.toString("latin1").replace("<MntTotal>1190</MntTotal>", "<MntTotal>1191</MntTotal>"),
+      "latin1",
+    );
     expect(tampered.equals(dte.file)).toBe(false);
     expect(xmlsecVerify(tampered, cert.certificatePem).ok).toBe(false);
     expect(xmlsecVerify(dte.file, generateCertificate("Otro").certificatePem).ok).toBe(false);
@@ -233,15 +297,29 @@ describe("credit lines (proration credits) as DscRcgGlobal", () => {
     const dte = issueAndCheck(base(33, 40, lines));
     expect(all(dte.xml, "NmbItem")).toEqual(["Pro", "Remaining time on 3 x Pro (Nov 21 - Dec 1)"]);
     expect(all(dte.xml, "NroLinDet")).toEqual(["1", "2"]);
-    expect(dte.xml).toContain("<DscRcgGlobal><NroLinDR>1</NroLinDR><TpoMov>D</TpoMov><GlosaDR>Unused time on 2 x Pro (Nov 21 - Dec 1)</GlosaDR><TpoValor>$</TpoValor><ValorDR>6667</ValorDR></DscRcgGlobal>");
-    expect(totalsOf(dte.xml)).toEqual({ MntNeto: "33333", MntExe: undefined, TasaIVA: "19", IVA: "6333", MntTotal: "39666" });
+    expect(dte.xml).toContain(
+      "<DscRcgGlobal><NroLinDR>1</NroLinDR><TpoMov>D</TpoMov><GlosaDR>Unused time on 2 x Pro (Nov 21 - Dec 1)</GlosaDR><TpoValor>$</TpoValor><ValorDR>6667</ValorDR></DscRcgGlobal>",
+    );
+    expect(totalsOf(dte.xml)).toEqual({
+      MntNeto: "33333",
+      MntExe: undefined,
+      TasaIVA: "19",
+      IVA: "6333",
+      MntTotal: "39666",
+    });
   });
 
   it("follows a credit with the document discount as an amount (10 % of 33 333 = 3 333)", () => {
     const dte = issueAndCheck(base(33, 41, lines, { discount: { value: 10, scheme: "%" } }));
     expect(all(dte.xml, "ValorDR")).toEqual(["6667", "3333"]);
     expect(all(dte.xml, "TpoValor")).toEqual(["$", "$"]);
-    expect(totalsOf(dte.xml)).toEqual({ MntNeto: "30000", MntExe: undefined, TasaIVA: "19", IVA: "5700", MntTotal: "35700" });
+    expect(totalsOf(dte.xml)).toEqual({
+      MntNeto: "30000",
+      MntExe: undefined,
+      TasaIVA: "19",
+      IVA: "5700",
+      MntTotal: "35700",
+    });
   });
 
   it("marks an exempt credit IndExeDR and takes it from MntExe", () => {
@@ -253,11 +331,19 @@ describe("credit lines (proration credits) as DscRcgGlobal", () => {
       ]),
     );
     expect(dte.xml).toContain("<ValorDR>2000</ValorDR><IndExeDR>1</IndExeDR></DscRcgGlobal>");
-    expect(totalsOf(dte.xml)).toEqual({ MntNeto: "10000", MntExe: "3000", TasaIVA: "19", IVA: "1900", MntTotal: "14900" });
+    expect(totalsOf(dte.xml)).toEqual({
+      MntNeto: "10000",
+      MntExe: "3000",
+      TasaIVA: "19",
+      IVA: "1900",
+      MntTotal: "14900",
+    });
   });
 
   it("refuses a document of credits only", () => {
-    expect(() => buildDte(base(33, 43, [{ name: "Unused time", quantity: 1, unitPrice: -100 }]), cafFor(33))).toThrow(/not a credit/);
+    expect(() => buildDte(base(33, 43, [{ name: "Unused time", quantity: 1, unitPrice: -100 }]), cafFor(33))).toThrow(
+      /not a credit/,
+    );
   });
 });
 
@@ -270,7 +356,13 @@ describe("factura exenta 34", () => {
       ]),
     );
     expect(all(dte.xml, "IndExe")).toEqual(["1", "1"]);
-    expect(totalsOf(dte.xml)).toEqual({ MntNeto: undefined, MntExe: "4000", TasaIVA: undefined, IVA: undefined, MntTotal: "4000" });
+    expect(totalsOf(dte.xml)).toEqual({
+      MntNeto: undefined,
+      MntExe: "4000",
+      TasaIVA: undefined,
+      IVA: undefined,
+      MntTotal: "4000",
+    });
   });
 });
 
@@ -280,26 +372,46 @@ describe("guía de despacho 52", () => {
       base(52, 1, [{ name: "Notebook 14 pulgadas", quantity: 3, unitPrice: 450000 }], {
         shippingType: "1",
         dispatchType: 2,
-        transport: { plate: "ABCD12-3X", carrierRut: "77879240-0", address: "Av. Providencia 1234, oficina 56", commune: "Providencia", city: "Santiago" },
+        transport: {
+          plate: "ABCD12-3X",
+          carrierRut: "77879240-0",
+          address: "Av. Providencia 1234, oficina 56",
+          commune: "Providencia",
+          city: "Santiago",
+        },
       }),
     );
-    expect(dte.xml).toContain("<IdDoc><TipoDTE>52</TipoDTE><Folio>1</Folio><FchEmis>2026-11-20</FchEmis><TipoDespacho>2</TipoDespacho><IndTraslado>1</IndTraslado></IdDoc>");
+    expect(dte.xml).toContain(
+      "<IdDoc><TipoDTE>52</TipoDTE><Folio>1</Folio><FchEmis>2026-11-20</FchEmis><TipoDespacho>2</TipoDespacho><IndTraslado>1</IndTraslado></IdDoc>",
+    );
     expect(dte.xml).toContain(
       "<Transporte><Patente>ABCD12-3</Patente><RUTTrans>77879240-0</RUTTrans><DirDest>Av. Providencia 1234, oficina 56</DirDest><CmnaDest>Providencia</CmnaDest><CiudadDest>Santiago</CiudadDest></Transporte><Totales>",
     );
-    expect(totalsOf(dte.xml)).toEqual({ MntNeto: "1350000", MntExe: undefined, TasaIVA: "19", IVA: "256500", MntTotal: "1606500" });
+    expect(totalsOf(dte.xml)).toEqual({
+      MntNeto: "1350000",
+      MntExe: undefined,
+      TasaIVA: "19",
+      IVA: "256500",
+      MntTotal: "1606500",
+    });
   });
 
   it("an internal transfer (IndTraslado 5) without prices has zero totals", () => {
-    const dte = issueAndCheck(base(52, 2, [{ name: "Repuestos a bodega sur", quantity: 10, unitPrice: 0 }], { shippingType: "5" }));
+    const dte = issueAndCheck(
+      base(52, 2, [{ name: "Repuestos a bodega sur", quantity: 10, unitPrice: 0 }], { shippingType: "5" }),
+    );
     expect(dte.xml).not.toContain("<PrcItem>");
     expect(totalsOf(dte.xml)).toEqual({ MntNeto: "0", MntExe: undefined, TasaIVA: "19", IVA: "0", MntTotal: "0" });
   });
 
   it("requires IndTraslado; Transporte and IndTraslado are for 52 only", () => {
     const caf = cafFor(52);
-    expect(() => buildDte(base(52, 3, [{ name: "x", quantity: 1, unitPrice: 1 }]), caf)).toThrow(/shippingType: is required on a 52/);
-    expect(() => buildDte(base(33, 3, [{ name: "x", quantity: 1, unitPrice: 1 }], { shippingType: "1" }), cafFor(33))).toThrow(/only for type 52/);
+    expect(() => buildDte(base(52, 3, [{ name: "x", quantity: 1, unitPrice: 1 }]), caf)).toThrow(
+      /shippingType: is required on a 52/,
+    );
+    expect(() =>
+      buildDte(base(33, 3, [{ name: "x", quantity: 1, unitPrice: 1 }], { shippingType: "1" }), cafFor(33)),
+    ).toThrow(/only for type 52/);
   });
 });
 
@@ -346,22 +458,39 @@ describe("notas 56 and 61", () => {
         references: [{ type: 34, folio: 1, date: "2026-11-10", code: 3, reason: "Corrige monto" }],
       }),
     );
-    expect(totalsOf(dte.xml)).toEqual({ MntNeto: undefined, MntExe: "3000", TasaIVA: undefined, IVA: undefined, MntTotal: "3000" });
+    expect(totalsOf(dte.xml)).toEqual({
+      MntNeto: undefined,
+      MntExe: "3000",
+      TasaIVA: undefined,
+      IVA: undefined,
+      MntTotal: "3000",
+    });
   });
 
   it("requires a reference with CodRef", () => {
-    expect(() => buildDte(base(61, 3, [{ name: "x", quantity: 1, unitPrice: 1 }]), cafFor(61))).toThrow(/needs a reference with a code/);
+    expect(() => buildDte(base(61, 3, [{ name: "x", quantity: 1, unitPrice: 1 }]), cafFor(61))).toThrow(
+      /needs a reference with a code/,
+    );
   });
 });
 
 describe("input checks", () => {
   it("rejects a folio outside the CAF, a bad RUT and too many decimals", () => {
-    expect(() => buildDte(base(33, 501, [{ name: "x", quantity: 1, unitPrice: 1 }]), cafFor(33))).toThrow(/outside the CAF range 1..500/);
-    expect(() => buildDte(base(33, 1, [{ name: "x", quantity: 1, unitPrice: 1 }]), cafFor(34))).toThrow(/for type 34, not 33/);
-    expect(() => buildDte(base(33, 1, [{ name: "x", quantity: 1, unitPrice: 1 }], { receiver: { ...receiver, rut: "77777777-6" } }), cafFor(33))).toThrow(
-      /receiver.rut: is not a valid RUT/,
+    expect(() => buildDte(base(33, 501, [{ name: "x", quantity: 1, unitPrice: 1 }]), cafFor(33))).toThrow(
+      /outside the CAF range 1..500/,
     );
-    expect(() => buildDte(base(33, 1, [{ name: "x", quantity: "0.0000001", unitPrice: 1 }]), cafFor(33))).toThrow(/lines.0.quantity: must have at most 6 decimals/);
+    expect(() => buildDte(base(33, 1, [{ name: "x", quantity: 1, unitPrice: 1 }]), cafFor(34))).toThrow(
+      /for type 34, not 33/,
+    );
+    expect(() =>
+      buildDte(
+        base(33, 1, [{ name: "x", quantity: 1, unitPrice: 1 }], { receiver: { ...receiver, rut: "77777777-6" } }),
+        cafFor(33),
+      ),
+    ).toThrow(/receiver.rut: is not a valid RUT/);
+    expect(() => buildDte(base(33, 1, [{ name: "x", quantity: "0.0000001", unitPrice: 1 }]), cafFor(33))).toThrow(
+      /lines.0.quantity: must have at most 6 decimals/,
+    );
     expect(() => buildDte(base(33, 1, []), cafFor(33))).toThrow(/1 to 60 lines/);
   });
 });
@@ -372,7 +501,10 @@ describe("SII's official example", () => {
   it("its TED verifies the way ours are signed (flattened DD, ISO-8859-1, CAF RSAPK)", () => {
     const text = decodeIso88591(sample);
     const b64url = (s: string) => Buffer.from(s, "base64").toString("base64url");
-    const key = createPublicKey({ key: { kty: "RSA", n: b64url(one(text, "M")!), e: b64url(one(text, "E")!) }, format: "jwk" });
+    const key = createPublicKey({
+      key: { kty: "RSA", n: b64url(one(text, "M")!), e: b64url(one(text, "E")!) },
+      format: "jwk",
+    });
     expect(verifyTed(text, key)).toBe(true);
   });
 
@@ -388,7 +520,9 @@ describe("encodeIso88591", () => {
     expect(encodeIso88591('<?xml version="1.0" encoding="UTF-8"?><a>á</a>')).toEqual(
       Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><a>á</a>', "latin1"),
     );
-    expect(encodeIso88591('<?xml version="1.0"?><a/>').toString("latin1")).toBe('<?xml version="1.0" encoding="ISO-8859-1"?><a/>');
+    expect(encodeIso88591('<?xml version="1.0"?><a/>').toString("latin1")).toBe(
+      '<?xml version="1.0" encoding="ISO-8859-1"?><a/>',
+    );
   });
 
   it("writes characters outside Latin-1 as character references", () => {

@@ -8,8 +8,22 @@ import { describe, it, expect, beforeAll } from "vitest";
 import { join } from "node:path";
 import { ValidationError } from "../../src/domain/errors.js";
 import { buildEnvioBoleta, buildEnvioDte, SII_RUT, type Caratula } from "../../src/infra/taxagency/sii/envelope.js";
-import { decodeIso88591, issueDte, parseCaf, verifyTed, type Caf, type DteInput, type SignedDte } from "../../src/infra/taxagency/sii/index.js";
-import { SCHEMA_DIR, generateCaf, generateCertificate, xmllintValidate, type FakeCertificate } from "../helpers/sii-fixtures.js";
+import {
+  decodeIso88591,
+  issueDte,
+  parseCaf,
+  verifyTed,
+  type Caf,
+  type DteInput,
+  type SignedDte,
+} from "../../src/infra/taxagency/sii/index.js";
+import {
+  SCHEMA_DIR,
+  generateCaf,
+  generateCertificate,
+  xmllintValidate,
+  type FakeCertificate,
+} from "../helpers/sii-fixtures.js";
 import { ENVELOPE_SIGNATURE, boletaDte, dteSignature, xmlsecVerifyNode } from "../helpers/sii-envelope.js";
 
 const RUT = "76042235-5";
@@ -25,13 +39,27 @@ const emitter: DteInput["emitter"] = {
   commune: "Santiago",
   city: "Santiago",
 };
-const receiver: DteInput["receiver"] = { rut: "77777777-7", name: "EMPRESA LTDA", activity: "COMPUTACION", address: "SAN DIEGO 2222", commune: "LA FLORIDA", city: "SANTIAGO" };
-const caratula: Caratula = { rutEmisor: "76.042.235-5", rutEnvia: "11.111.111-1", rutReceptor: SII_RUT, fchResol: "2014-08-22", nroResol: 0 };
+const receiver: DteInput["receiver"] = {
+  rut: "77777777-7",
+  name: "EMPRESA LTDA",
+  activity: "COMPUTACION",
+  address: "SAN DIEGO 2222",
+  commune: "LA FLORIDA",
+  city: "SANTIAGO",
+};
+const caratula: Caratula = {
+  rutEmisor: "76.042.235-5",
+  rutEnvia: "11.111.111-1",
+  rutReceptor: SII_RUT,
+  fchResol: "2014-08-22",
+  nroResol: 0,
+};
 
 let cert: FakeCertificate;
 const cafs = new Map<number, Caf>();
 function cafFor(type: number): Caf {
-  if (!cafs.has(type)) cafs.set(type, parseCaf(generateCaf({ rut: RUT, type, from: 1, to: 100, authorizedOn: "2026-11-01" }).file));
+  if (!cafs.has(type))
+    cafs.set(type, parseCaf(generateCaf({ rut: RUT, type, from: 1, to: 100, authorizedOn: "2026-11-01" }).file));
   return cafs.get(type)!;
 }
 function dte(type: 33 | 34 | 61, folio: number, extra: Partial<DteInput> = {}): SignedDte {
@@ -64,7 +92,12 @@ describe("buildEnvioDte", () => {
       dte(33, 2),
       dte(61, 1, { references: [{ type: 33, folio: 1, date: "2026-11-20", code: 1, reason: "Anula factura" }] }),
     ];
-    const envio = buildEnvioDte({ dtes: [docs[0].xml, docs[1].file, docs[2].xml, docs[3].xml], caratula, credentials: cert, timestamp: "2026-11-20T10:15:00" });
+    const envio = buildEnvioDte({
+      dtes: [docs[0].xml, docs[1].file, docs[2].xml, docs[3].xml],
+      caratula,
+      credentials: cert,
+      timestamp: "2026-11-20T10:15:00",
+    });
 
     expect(envio.subtotals).toEqual([
       { type: 33, count: 2 },
@@ -77,7 +110,9 @@ describe("buildEnvioDte", () => {
         "<TmstFirmaEnv>2026-11-20T10:15:00</TmstFirmaEnv><SubTotDTE><TpoDTE>33</TpoDTE><NroDTE>2</NroDTE></SubTotDTE>" +
         "<SubTotDTE><TpoDTE>34</TpoDTE><NroDTE>1</NroDTE></SubTotDTE><SubTotDTE><TpoDTE>61</TpoDTE><NroDTE>1</NroDTE></SubTotDTE></Caratula><DTE ",
     );
-    expect(envio.xml).toMatch(/<\/SetDTE><Signature xmlns="http:\/\/www.w3.org\/2000\/09\/xmldsig#">[\s\S]*<Reference URI="#SetDoc">[\s\S]*<\/Signature><\/EnvioDTE>$/);
+    expect(envio.xml).toMatch(
+      /<\/SetDTE><Signature xmlns="http:\/\/www.w3.org\/2000\/09\/xmldsig#">[\s\S]*<Reference URI="#SetDoc">[\s\S]*<\/Signature><\/EnvioDTE>$/,
+    );
     expect(count(envio.xml, /<Signature /g)).toBe(5);
 
     // each DTE is embedded byte for byte (declaration removed), in the given order
@@ -110,7 +145,10 @@ describe("buildEnvioDte", () => {
     expect(xmlsecVerifyNode(envio.file, cert.certificatePem, ENVELOPE_SIGNATURE).ok).toBe(true);
     const text = decodeIso88591(envio.file);
     const second = text.indexOf('<Documento ID="F4T33"');
-    const tampered = Buffer.from(text.slice(0, second) + text.slice(second).replace("<MntTotal>119000</MntTotal>", "<MntTotal>119001</MntTotal>"), "latin1");
+    const tampered = Buffer.from(
+      text.slice(0, second) + text.slice(second).replace("<MntTotal>119000</MntTotal>", "<MntTotal>119001</MntTotal>"),
+      "latin1",
+    );
     expect(tampered.equals(envio.file)).toBe(false);
     expect(xmlsecVerifyNode(tampered, cert.certificatePem, dteSignature(1)).ok).toBe(true);
     expect(xmlsecVerifyNode(tampered, cert.certificatePem, dteSignature(2)).ok).toBe(false);
@@ -129,13 +167,31 @@ describe("buildEnvioDte", () => {
       }
       throw new Error("accepted");
     };
-    const boleta = boletaDte({ type: 39, folio: 1, rut: RUT, total: 11900, item: "Café", caf: parseCaf(generateCaf({ rut: RUT, type: 39, authorizedOn: "2026-11-01" }).file), credentials: cert });
+    const boleta = boletaDte({
+      type: 39,
+      folio: 1,
+      rut: RUT,
+      total: 11900,
+      item: "Café",
+      caf: parseCaf(generateCaf({ rut: RUT, type: 39, authorizedOn: "2026-11-01" }).file),
+      credentials: cert,
+    });
     expect(JSON.stringify(attempt({ dtes: [signed, boleta] }))).toContain("dtes.1");
-    expect(JSON.stringify(attempt({ caratula: { ...caratula, rutEmisor: "77777777-7" } }))).toContain("not by the envelope's RutEmisor 77777777-7");
-    expect(JSON.stringify(attempt({ dtes: [signed.replace(/<Signature [\s\S]*<\/Signature>/, "")] }))).toContain("not signed");
-    expect(JSON.stringify(attempt({ dtes: [signed.replace(' xmlns="http://www.sii.cl/SiiDte"', "")] }))).toContain("must declare xmlns");
-    expect(JSON.stringify(attempt({ caratula: { ...caratula, rutEnvia: "11111111-2" } }))).toContain("caratula.rutEnvia");
-    expect(JSON.stringify(attempt({ caratula: { ...caratula, fchResol: "2014-02-30" } }))).toContain("caratula.fchResol");
+    expect(JSON.stringify(attempt({ caratula: { ...caratula, rutEmisor: "77777777-7" } }))).toContain(
+      "not by the envelope's RutEmisor 77777777-7",
+    );
+    expect(JSON.stringify(attempt({ dtes: [signed.replace(/<Signature [\s\S]*<\/Signature>/, "")] }))).toContain(
+      "not signed",
+    );
+    expect(JSON.stringify(attempt({ dtes: [signed.replace(' xmlns="http://www.sii.cl/SiiDte"', "")] }))).toContain(
+      "must declare xmlns",
+    );
+    expect(JSON.stringify(attempt({ caratula: { ...caratula, rutEnvia: "11111111-2" } }))).toContain(
+      "caratula.rutEnvia",
+    );
+    expect(JSON.stringify(attempt({ caratula: { ...caratula, fchResol: "2014-02-30" } }))).toContain(
+      "caratula.fchResol",
+    );
     expect(JSON.stringify(attempt({ dtes: [] }))).toContain("1 to 2000");
   });
 });
@@ -155,12 +211,15 @@ describe("buildEnvioBoleta", () => {
       { type: 41, count: 1 },
     ]);
     expect(envio.xml).toContain('<EnvioBOLETA xmlns="http://www.sii.cl/SiiDte" version="1.0"><SetDTE ID="SetDoc">');
-    expect(envio.xml).toContain("<SubTotDTE><TpoDTE>39</TpoDTE><NroDTE>2</NroDTE></SubTotDTE><SubTotDTE><TpoDTE>41</TpoDTE><NroDTE>1</NroDTE></SubTotDTE>");
+    expect(envio.xml).toContain(
+      "<SubTotDTE><TpoDTE>39</TpoDTE><NroDTE>2</NroDTE></SubTotDTE><SubTotDTE><TpoDTE>41</TpoDTE><NroDTE>1</NroDTE></SubTotDTE>",
+    );
     const schema = xmllintValidate(envio.file, ENVIO_BOLETA_XSD);
     expect(schema.output).toContain("validates");
     expect(schema.ok).toBe(true);
     expect(xmlsecVerifyNode(envio.file, cert.certificatePem, ENVELOPE_SIGNATURE).output).toMatch(/^OK/);
-    for (let n = 1; n <= 3; n++) expect(xmlsecVerifyNode(envio.file, cert.certificatePem, dteSignature(n)).output, `boleta ${n}`).toMatch(/^OK/);
+    for (let n = 1; n <= 3; n++)
+      expect(xmlsecVerifyNode(envio.file, cert.certificatePem, dteSignature(n)).output, `boleta ${n}`).toMatch(/^OK/);
     // an invoice does not go in an EnvioBOLETA
     expect(() => buildEnvioBoleta({ dtes: [dte(33, 6).xml], caratula, credentials: cert })).toThrow(ValidationError);
   });

@@ -28,7 +28,11 @@ beforeAll(() => {
 
 describe("SII's example", () => {
   it("its TED verifies with the CAF's key; its signature does not (changed after signing)", () => {
-    expect(verifyReceivedDte(dteOf(SAMPLE))).toEqual({ signatureValid: false, tedValid: true, reason: "signature: the signature does not verify" });
+    expect(verifyReceivedDte(dteOf(SAMPLE))).toEqual({
+      signatureValid: false,
+      tedValid: true,
+      reason: "signature: the signature does not verify",
+    });
   });
 
   it("the tampered copy (MntTotal 119001) fails both, with the reasons", () => {
@@ -50,7 +54,11 @@ describe("a DTE signed by the test helpers", () => {
     const text = supplier.file.toString("latin1");
     const tampered = text.replace("<PrcItem>500</PrcItem>", "<PrcItem>600</PrcItem>");
     expect(tampered).not.toBe(text);
-    expect(verifyReceivedDte(dteOf(Buffer.from(tampered, "latin1")))).toEqual({ signatureValid: false, tedValid: true, reason: "signature: the signature does not verify" });
+    expect(verifyReceivedDte(dteOf(Buffer.from(tampered, "latin1")))).toEqual({
+      signatureValid: false,
+      tedValid: true,
+      reason: "signature: the signature does not verify",
+    });
   });
 
   it("a changed total breaks the signature and the TED", () => {
@@ -58,23 +66,45 @@ describe("a DTE signed by the test helpers", () => {
     const tampered = text.replace("<MntTotal>1190</MntTotal>", "<MntTotal>2380</MntTotal>");
     expect(tampered).not.toBe(text);
     const v = verifyReceivedDte(dteOf(Buffer.from(tampered, "latin1")));
-    expect(v).toEqual({ signatureValid: false, tedValid: false, reason: "signature: the signature does not verify; TED: the timbre's DD does not match the document (MNT)" });
+    expect(v).toEqual({
+      signatureValid: false,
+      tedValid: false,
+      reason: "signature: the signature does not verify; TED: the timbre's DD does not match the document (MNT)",
+    });
   });
 
   it("a timbre made with a forged CAF (same RUT, type, range; another key) re-signed by the issuer: signature valid, TED not", () => {
     // a forger without the real CAF's private key: the DD copies the real CAF (its RSAPK), the FRMT
     // is made with another key
     const cert = generateCertificate("Falsificador");
-    const real = parseCaf(generateCaf({ rut: SUPPLIER_RUT, type: 33, from: 1, to: 100, authorizedOn: "2026-11-01" }).file);
-    const forged = parseCaf(generateCaf({ rut: SUPPLIER_RUT, type: 33, from: 1, to: 100, authorizedOn: "2026-11-01" }).file);
+    const real = parseCaf(
+      generateCaf({ rut: SUPPLIER_RUT, type: 33, from: 1, to: 100, authorizedOn: "2026-11-01" }).file,
+    );
+    const forged = parseCaf(
+      generateCaf({ rut: SUPPLIER_RUT, type: 33, from: 1, to: 100, authorizedOn: "2026-11-01" }).file,
+    );
     // the TED's DD copies the real CAF, the FRMT is made with the forged CAF's private key
     const frankenCaf = { ...real, privateKey: forged.privateKey };
     const input = {
       type: 33 as const,
       folio: 9,
       issueDate: "2026-11-20",
-      emitter: { rut: SUPPLIER_RUT, businessName: "Proveedora Ñandú SpA", activity: "Venta de insumos", activityCodes: [469000], address: "Teatinos 120", commune: "Santiago", city: "Santiago" },
-      receiver: { rut: "77777777-7", name: "EMPRESA LTDA", address: "SAN DIEGO 2222", commune: "LA FLORIDA", city: "SANTIAGO" },
+      emitter: {
+        rut: SUPPLIER_RUT,
+        businessName: "Proveedora Ñandú SpA",
+        activity: "Venta de insumos",
+        activityCodes: [469000],
+        address: "Teatinos 120",
+        commune: "Santiago",
+        city: "Santiago",
+      },
+      receiver: {
+        rut: "77777777-7",
+        name: "EMPRESA LTDA",
+        address: "SAN DIEGO 2222",
+        commune: "LA FLORIDA",
+        city: "SANTIAGO",
+      },
       lines: [{ name: "Resmas de papel", quantity: "1", unitPrice: "1000" }],
       timestamp: "2026-11-20T09:33:20",
     };
@@ -95,8 +125,22 @@ describe("a DTE signed by the test helpers", () => {
         type: 33,
         folio: 3,
         issueDate: "2026-11-20",
-        emitter: { rut: SUPPLIER_RUT, businessName: "Proveedora", activity: "Insumos", activityCodes: [469000], address: "Teatinos 120", commune: "Santiago", city: "Santiago" },
-        receiver: { rut: "77777777-7", name: "EMPRESA LTDA", address: "SAN DIEGO 2222", commune: "LA FLORIDA", city: "SANTIAGO" },
+        emitter: {
+          rut: SUPPLIER_RUT,
+          businessName: "Proveedora",
+          activity: "Insumos",
+          activityCodes: [469000],
+          address: "Teatinos 120",
+          commune: "Santiago",
+          city: "Santiago",
+        },
+        receiver: {
+          rut: "77777777-7",
+          name: "EMPRESA LTDA",
+          address: "SAN DIEGO 2222",
+          commune: "LA FLORIDA",
+          city: "SANTIAGO",
+        },
         lines: [{ name: "Resma", quantity: "1", unitPrice: "1000" }],
         timestamp: "2026-11-20T09:33:20",
       },
@@ -104,11 +148,22 @@ describe("a DTE signed by the test helpers", () => {
       cert,
     );
     // the same document claiming folio 30 (Documento and DD changed, so only the range gives it away)
-    const moved = dte.xml.replace(/^<\?xml[^>]*>\s*/, "").replace("<Folio>3</Folio>", "<Folio>30</Folio>").replace("<F>3</F>", "<F>30</F>");
-    expect(verifyReceivedDte(moved)).toMatchObject({ signatureValid: false, tedValid: false, reason: expect.stringContaining("TED: folio 30 is outside the CAF's range 1..5") });
+    const moved = dte.xml
+      .replace(/^<\?xml[^>]*>\s*/, "")
+      .replace("<Folio>3</Folio>", "<Folio>30</Folio>")
+      .replace("<F>3</F>", "<F>30</F>");
+    expect(verifyReceivedDte(moved)).toMatchObject({
+      signatureValid: false,
+      tedValid: false,
+      reason: expect.stringContaining("TED: folio 30 is outside the CAF's range 1..5"),
+    });
   });
 
   it("not a DTE: both false", () => {
-    expect(verifyReceivedDte("<Nada/>")).toEqual({ signatureValid: false, tedValid: false, reason: "not a readable SII DTE" });
+    expect(verifyReceivedDte("<Nada/>")).toEqual({
+      signatureValid: false,
+      tedValid: false,
+      reason: "not a readable SII DTE",
+    });
   });
 });

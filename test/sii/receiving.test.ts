@@ -33,13 +33,25 @@ function one(xml: string, name: string): string | undefined {
   return new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1];
 }
 
-const header = { responderRut: "77777777-7", recipientRut: "97975000-5", contactName: "Compras Ñuñoa", contactEmail: "dte@empresa.cl", signedAt: "2026-11-23T10:00:00" };
+const header = {
+  responderRut: "77777777-7",
+  recipientRut: "97975000-5",
+  contactName: "Compras Ñuñoa",
+  contactEmail: "dte@empresa.cl",
+  signedAt: "2026-11-23T10:00:00",
+};
 
 describe("reading an EnvioDTE", () => {
   it("reads SII's example: one 33, folio 60, 97975000-5 to 77777777-7, 100000 + 19000 = 119000", async () => {
     expect(xmllintValidate(SAMPLE, ENVIO_DTE_XSD).ok).toBe(true);
     const envelope = await readEnvioDte(SAMPLE);
-    expect(envelope).toMatchObject({ setId: "SetDoc", issuerRut: "97975000-5", senderRut: "7880442-4", receiverRut: "60803000-K", signedAt: "2003-10-13T09:33:22" });
+    expect(envelope).toMatchObject({
+      setId: "SetDoc",
+      issuerRut: "97975000-5",
+      senderRut: "7880442-4",
+      receiverRut: "60803000-K",
+      signedAt: "2003-10-13T09:33:22",
+    });
     expect(envelope.digest).toMatch(/^[A-Za-z0-9+/=]{28}$/);
     expect(envelope.documents).toHaveLength(1);
     const { xml, ...dte } = envelope.documents[0];
@@ -68,12 +80,24 @@ describe("reading an EnvioDTE", () => {
   });
 
   it("names the reason: malformed XML, not an EnvioDTE, schema error", async () => {
-    await expect(readEnvioDte("<EnvioDTE><SetDTE>")).rejects.toMatchObject({ code: "validation_error", fields: { xml: [expect.stringMatching(/^is not well-formed XML/)] } });
-    await expect(readEnvioDte("<a><b></a>")).rejects.toMatchObject({ fields: { xml: [expect.stringMatching(/^is not well-formed XML.*mismatch/)] } });
-    await expect(readEnvioDte('<?xml version="1.0"?><Foo/>')).rejects.toMatchObject({ fields: { xml: [expect.stringMatching(/EnvioDTE schema.*Foo/)] } });
+    await expect(readEnvioDte("<EnvioDTE><SetDTE>")).rejects.toMatchObject({
+      code: "validation_error",
+      fields: { xml: [expect.stringMatching(/^is not well-formed XML/)] },
+    });
+    await expect(readEnvioDte("<a><b></a>")).rejects.toMatchObject({
+      fields: { xml: [expect.stringMatching(/^is not well-formed XML.*mismatch/)] },
+    });
+    await expect(readEnvioDte('<?xml version="1.0"?><Foo/>')).rejects.toMatchObject({
+      fields: { xml: [expect.stringMatching(/EnvioDTE schema.*Foo/)] },
+    });
     expect(() => parseEnvioDte('<?xml version="1.0"?><Foo/>')).toThrow(/must be an EnvioDTE/);
-    const badFolio = Buffer.from(SAMPLE.toString("latin1").replace("<Folio>60</Folio>", "<Folio>sesenta</Folio>"), "latin1");
-    await expect(validateEnvioDte(badFolio)).rejects.toMatchObject({ fields: { xml: [expect.stringMatching(/EnvioDTE schema.*Folio.*sesenta/)] } });
+    const badFolio = Buffer.from(
+      SAMPLE.toString("latin1").replace("<Folio>60</Folio>", "<Folio>sesenta</Folio>"),
+      "latin1",
+    );
+    await expect(validateEnvioDte(badFolio)).rejects.toMatchObject({
+      fields: { xml: [expect.stringMatching(/EnvioDTE schema.*Folio.*sesenta/)] },
+    });
   });
 });
 
@@ -143,13 +167,28 @@ describe("answers", () => {
   });
 
   it("EnvioRecibos: each Recibo and the SetRecibos signed, schema-valid, the fixed Declaracion", () => {
-    const r = buildEnvioRecibos({ header, place: "Bodega San Diego 2222, La Florida", signerRut: "7880442-4", documents: [doc(), { ...doc(), folio: 61 }] }, cert);
+    const r = buildEnvioRecibos(
+      {
+        header,
+        place: "Bodega San Diego 2222, La Florida",
+        signerRut: "7880442-4",
+        documents: [doc(), { ...doc(), folio: 61 }],
+      },
+      cert,
+    );
     expect(xmllintValidate(r.file, ENVIO_RECIBOS_XSD).output).toContain("validates");
     // the set's signature (last child of EnvioRecibos) and each receipt's
     const ids = ["SetRecibos", "DocumentoRecibo"];
-    expect(xmlsecVerifySignature(r.file, cert.certificatePem, ids, "/*/*[local-name()='Signature']").output).toMatch(/^OK/);
+    expect(xmlsecVerifySignature(r.file, cert.certificatePem, ids, "/*/*[local-name()='Signature']").output).toMatch(
+      /^OK/,
+    );
     for (const i of [1, 2]) {
-      const res = xmlsecVerifySignature(r.file, cert.certificatePem, ids, `/*/*[local-name()='SetRecibos']/*[local-name()='Recibo'][${i}]/*[local-name()='Signature']`);
+      const res = xmlsecVerifySignature(
+        r.file,
+        cert.certificatePem,
+        ids,
+        `/*/*[local-name()='SetRecibos']/*[local-name()='Recibo'][${i}]/*[local-name()='Signature']`,
+      );
       expect(res.output).toMatch(/^OK/);
     }
     expect(r.xml).toContain('<DocumentoRecibo ID="R33F60">');

@@ -3,7 +3,14 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ensureKeyFile, KEY_FILE_NAME, openSecret, parseEncryptionKey, requireKey, sealSecret } from "../../src/infra/secrets.js";
+import {
+  ensureKeyFile,
+  KEY_FILE_NAME,
+  openSecret,
+  parseEncryptionKey,
+  requireKey,
+  sealSecret,
+} from "../../src/infra/secrets.js";
 import { loadConfig } from "../../src/infra/config.js";
 
 describe("AES-256-GCM sealing", () => {
@@ -30,7 +37,9 @@ describe("AES-256-GCM sealing", () => {
 describe("the key from configuration", () => {
   it("CERTIFICATE_ENCRYPTION_KEY must be 32 bytes of base64", () => {
     const key = randomBytes(32);
-    expect(loadConfig({ CERTIFICATE_ENCRYPTION_KEY: key.toString("base64") }).settings.certificateEncryptionKey?.equals(key)).toBe(true);
+    expect(
+      loadConfig({ CERTIFICATE_ENCRYPTION_KEY: key.toString("base64") }).settings.certificateEncryptionKey?.equals(key),
+    ).toBe(true);
     expect(loadConfig({}).settings.certificateEncryptionKey).toBeUndefined();
     expect(() => loadConfig({ CERTIFICATE_ENCRYPTION_KEY: randomBytes(16).toString("base64") })).toThrow(/32 bytes/);
     expect(() => parseEncryptionKey("not base64!")).toThrow(/32 bytes/);

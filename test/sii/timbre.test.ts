@@ -6,7 +6,15 @@ import { describe, it, expect } from "vitest";
 import { PNG } from "pngjs";
 import { PDFParse } from "pdf-parse";
 import { renderDocumentPdf, type PdfDocumentData } from "../../src/infra/pdf.js";
-import { cedibleLabel, compactTed, issueDte, parseCaf, timbreCaption, timbrePng, type DteInput } from "../../src/infra/taxagency/sii/index.js";
+import {
+  cedibleLabel,
+  compactTed,
+  issueDte,
+  parseCaf,
+  timbreCaption,
+  timbrePng,
+  type DteInput,
+} from "../../src/infra/taxagency/sii/index.js";
 import { generateCaf, generateCertificate } from "../helpers/sii-fixtures.js";
 import { decodePdf417, pdfTimbres } from "../helpers/pdf417.js";
 
@@ -14,8 +22,23 @@ const input: DteInput = {
   type: 33,
   folio: 1207,
   issueDate: "2026-11-20",
-  emitter: { rut: "76042235-5", businessName: "Compañía Ñandú SpA", activity: "Software", activityCodes: [620200], address: "Teatinos 120", commune: "Santiago", city: "Santiago" },
-  receiver: { rut: "77777777-7", name: "Pingüino Señalética Ltda", activity: "Comercio", address: "San Diego 2222", commune: "La Florida", city: "Santiago" },
+  emitter: {
+    rut: "76042235-5",
+    businessName: "Compañía Ñandú SpA",
+    activity: "Software",
+    activityCodes: [620200],
+    address: "Teatinos 120",
+    commune: "Santiago",
+    city: "Santiago",
+  },
+  receiver: {
+    rut: "77777777-7",
+    name: "Pingüino Señalética Ltda",
+    activity: "Comercio",
+    address: "San Diego 2222",
+    commune: "La Florida",
+    city: "Santiago",
+  },
   lines: [{ name: "Diseño de señalética", quantity: "2", unitPrice: "125000" }],
   timestamp: "2026-11-20T09:33:20",
 };
@@ -23,7 +46,9 @@ const input: DteInput = {
 let signedXml: string;
 async function signed(): Promise<string> {
   if (!signedXml) {
-    const caf = parseCaf(generateCaf({ rut: "76042235-5", type: 33, from: 1, to: 2000, authorizedOn: "2026-11-01" }).file);
+    const caf = parseCaf(
+      generateCaf({ rut: "76042235-5", type: 33, from: 1, to: 2000, authorizedOn: "2026-11-01" }).file,
+    );
     signedXml = issueDte(input, caf, generateCertificate()).xml;
   }
   return signedXml;
@@ -42,7 +67,9 @@ const printed: PdfDocumentData = {
   ],
   dates: [["Fecha de emisión", "20-11-2026"]],
   columns: ["Código", "Descripción", "Cantidad", "Precio unitario", "Descuento", "Valor"],
-  lines: [{ code: "", name: "Diseño de señalética", quantity: "2", unitPrice: "125.000", discount: "", total: "250.000" }],
+  lines: [
+    { code: "", name: "Diseño de señalética", quantity: "2", unitPrice: "125.000", discount: "", total: "250.000" },
+  ],
   totals: [["Total", "CLP 297.500"]],
 };
 
@@ -51,7 +78,11 @@ describe("timbre (PDF417 of the TED)", () => {
     const ted = compactTed(await signed());
     const pdf = await renderDocumentPdf({
       ...printed,
-      taxStamp: { barcodePng: await timbrePng(ted), caption: timbreCaption({ number: 80, date: new Date("2014-08-22") }), cedible: "CEDIBLE" },
+      taxStamp: {
+        barcodePng: await timbrePng(ted),
+        caption: timbreCaption({ number: 80, date: new Date("2014-08-22") }),
+        cedible: "CEDIBLE",
+      },
     });
     const parser = new PDFParse({ data: pdf });
     const text = await parser.getText();
@@ -71,7 +102,10 @@ describe("timbre (PDF417 of the TED)", () => {
 
   it("prints no cedible copy for a boleta", async () => {
     const ted = compactTed(await signed());
-    const pdf = await renderDocumentPdf({ ...printed, taxStamp: { barcodePng: await timbrePng(ted), caption: timbreCaption({ number: 80, date: null }), cedible: null } });
+    const pdf = await renderDocumentPdf({
+      ...printed,
+      taxStamp: { barcodePng: await timbrePng(ted), caption: timbreCaption({ number: 80, date: null }), cedible: null },
+    });
     const parser = new PDFParse({ data: pdf });
     const text = await parser.getText();
     await parser.destroy();
@@ -100,7 +134,18 @@ describe("timbre (PDF417 of the TED)", () => {
       "Res. 80 de 2014",
       "Verifique documento: www.sii.cl",
     ]);
-    expect(timbreCaption({ number: null, date: null })).toEqual(["Timbre Electrónico SII", "Verifique documento: www.sii.cl"]);
-    expect([33, 34, 39, 41, 52, 56, 61].map(cedibleLabel)).toEqual(["CEDIBLE", "CEDIBLE", null, null, "CEDIBLE CON SU FACTURA", null, null]);
+    expect(timbreCaption({ number: null, date: null })).toEqual([
+      "Timbre Electrónico SII",
+      "Verifique documento: www.sii.cl",
+    ]);
+    expect([33, 34, 39, 41, 52, 56, 61].map(cedibleLabel)).toEqual([
+      "CEDIBLE",
+      "CEDIBLE",
+      null,
+      null,
+      "CEDIBLE CON SU FACTURA",
+      null,
+      null,
+    ]);
   });
 });

@@ -9,7 +9,16 @@ import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, strin
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createCreditNote, creditNotePdf, deleteCreditNote, finalizeCreditNote } from "../../services/credit-notes.js";
-import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue, DocumentNumbering, NUMBERING_DESCRIPTION, type DocumentNumberingValue } from "./document.js";
+import {
+  DeletePayload,
+  DocumentIssuer,
+  DocumentStatus,
+  DocumentStatusFilter,
+  type DocumentStatusValue,
+  DocumentNumbering,
+  NUMBERING_DESCRIPTION,
+  type DocumentNumberingValue,
+} from "./document.js";
 import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import { InvoiceLineInput } from "./invoice.js";
@@ -21,12 +30,19 @@ export const CreditNoteLine = builder.prismaObject("CreditNoteLine", {
   fields: (t) => ({
     id: t.exposeID("id", { description: "`lin_` id" }),
     name: t.exposeString("name", { description: "what is credited or debited, as printed (SII NmbItem)" }),
-    description: t.exposeString("description", { nullable: true, description: "longer text printed under the name (SII DscItem); null when none" }),
+    description: t.exposeString("description", {
+      nullable: true,
+      description: "longer text printed under the name (SII DscItem); null when none",
+    }),
     quantity: t.expose("quantity", { type: "Decimal", description: "units, a decimal string (SII QtyItem)" }),
-    amount: t.expose("amount", { type: "Decimal", description: "unit price, net of tax, in the invoice currency (SII PrcItem)" }),
+    amount: t.expose("amount", {
+      type: "Decimal",
+      description: "unit price, net of tax, in the invoice currency (SII PrcItem)",
+    }),
     discount: t.expose("discount", {
       type: "Decimal",
-      description: "the line's discount: percent 0-100 when discountScheme is percent, else currency units of the invoice; 0 when none",
+      description:
+        "the line's discount: percent 0-100 when discountScheme is percent, else currency units of the invoice; 0 when none",
     }),
     discountScheme: t.field({
       type: DiscountScheme,
@@ -34,7 +50,11 @@ export const CreditNoteLine = builder.prismaObject("CreditNoteLine", {
       resolve: (line) => line.discountScheme as DiscountSchemeValue,
     }),
     exempt: t.exposeBoolean("exempt", { description: "true: not taxed, adds to the note's exempt (SII IndExe)" }),
-    tax: t.expose("tax", { type: "Decimal", nullable: true, description: "this line's tax in currency units, null when exempt (the note's tax is computed on the sum)" }),
+    tax: t.expose("tax", {
+      type: "Decimal",
+      nullable: true,
+      description: "this line's tax in currency units, null when exempt (the note's tax is computed on the sum)",
+    }),
     taxPercent: t.expose("taxPercent", { type: "Decimal", description: "tax rate, percent 0-100; 0 when exempt" }),
     total: t.expose("total", { type: "Decimal", description: "line net after its discount, in the invoice currency" }),
     created: t.expose("createdAt", { type: "DateTime", description: "when the line was created (ISO 8601)" }),
@@ -53,7 +73,7 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     customer: t.field({
       type: Customer,
       description:
-        "The invoice's customer: on a finalized note as it was when the note was issued (stored at finalize), on a draft the customer now (docs/decisions.md \"Issued documents\").",
+        'The invoice\'s customer: on a finalized note as it was when the note was issued (stored at finalize), on a draft the customer now (docs/decisions.md "Issued documents").',
       select: (_args, _ctx, nestedSelection) => ({ invoice: { select: { customer: nestedSelection(true) } } }),
       resolve: (note, _args, ctx) => documentCustomer(ctx, note, note.invoice.customer),
     }),
@@ -62,43 +82,86 @@ export const CreditNote = builder.prismaNode("CreditNote", {
       description: "The issuer: as issued once finalized, the organization's tax profile now on a draft.",
       resolve: (note, _args, ctx) => documentIssuer(ctx, note),
     }),
-    document: t.relation("documentType", { description: "document type: CL61 or CL112 (exports) credit, CL56 or CL111 debit" }),
+    document: t.relation("documentType", {
+      description: "document type: CL61 or CL112 (exports) credit, CL56 or CL111 debit",
+    }),
     currency: t.relation("currency", { description: "the invoice's currency" }),
-    number: t.exposeInt("number", { nullable: true, description: "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says which); null on drafts" }),
-    numbering: t.field({ type: DocumentNumbering, nullable: true, description: NUMBERING_DESCRIPTION, resolve: (doc) => doc.numbering as DocumentNumberingValue | null }),
+    number: t.exposeInt("number", {
+      nullable: true,
+      description:
+        "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says which); null on drafts",
+    }),
+    numbering: t.field({
+      type: DocumentNumbering,
+      nullable: true,
+      description: NUMBERING_DESCRIPTION,
+      resolve: (doc) => doc.numbering as DocumentNumberingValue | null,
+    }),
     testMode: t.exposeBoolean("testMode", { description: "true when created with a test key" }),
-    date: t.expose("date", { type: "Date", description: "closing (issue) date, yyyy-mm-dd, not before the invoice's date" }),
-    lines: t.relation("lines", { description: "the note's lines, in the order they were given", query: { orderBy: { position: "asc" } } }),
-    amount: t.expose("amount", { type: "Decimal", description: "taxable net after the document discount, in the invoice currency" }),
+    date: t.expose("date", {
+      type: "Date",
+      description: "closing (issue) date, yyyy-mm-dd, not before the invoice's date",
+    }),
+    lines: t.relation("lines", {
+      description: "the note's lines, in the order they were given",
+      query: { orderBy: { position: "asc" } },
+    }),
+    amount: t.expose("amount", {
+      type: "Decimal",
+      description: "taxable net after the document discount, in the invoice currency",
+    }),
     exempt: t.expose("exempt", { type: "Decimal", description: "exempt net, in the invoice currency" }),
     tax: t.expose("tax", { type: "Decimal", description: "tax amount in currency units (SII IVA)" }),
     taxPercent: t.expose("taxPercent", { type: "Decimal", description: "tax rate, percent 0-100 (the invoice's)" }),
     subtotal: t.expose("subtotal", { type: "Decimal", description: "amount + exempt" }),
-    total: t.expose("total", { type: "Decimal", description: "subtotal + tax: what the note credits (or debits) on the invoice" }),
+    total: t.expose("total", {
+      type: "Decimal",
+      description: "subtotal + tax: what the note credits (or debits) on the invoice",
+    }),
     discount: t.expose("discount", {
       type: "Decimal",
-      description: "document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none",
+      description:
+        "document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none",
     }),
     discountScheme: t.field({
       type: DiscountScheme,
       description: "how `discount` reads: percent or amount (REST `%` or `$`)",
       resolve: (note) => note.discountScheme as DiscountSchemeValue,
     }),
-    discountAmount: t.expose("discountAmount", { type: "Decimal", description: "document discount in currency units of the invoice" }),
-    referenceCode: t.exposeInt("referenceCode", { description: "SII CodRef of its reference to the invoice: 1 cancels, 2 corrects text, 3 corrects amounts" }),
+    discountAmount: t.expose("discountAmount", {
+      type: "Decimal",
+      description: "document discount in currency units of the invoice",
+    }),
+    referenceCode: t.exposeInt("referenceCode", {
+      description: "SII CodRef of its reference to the invoice: 1 cancels, 2 corrects text, 3 corrects amounts",
+    }),
     localFile: t.string({
       nullable: true,
       select: { localFile: true },
       description: "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize",
       resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
     }),
-    internalNote: t.exposeString("internalNote", { nullable: true, description: "internal information about the adjustment (not printed)" }),
+    internalNote: t.exposeString("internalNote", {
+      nullable: true,
+      description: "internal information about the adjustment (not printed)",
+    }),
     note: t.exposeString("note", { nullable: true, description: "note or reason for the customer (printed)" }),
-    taxAgency: t.expose("taxAgency", { type: "JSONObject", description: "tax agency properties (track id, status) once sent" }),
-    status: t.field({ type: DocumentStatus, description: "draft or finalized", resolve: (note) => note.status as DocumentStatusValue }),
+    taxAgency: t.expose("taxAgency", {
+      type: "JSONObject",
+      description: "tax agency properties (track id, status) once sent",
+    }),
+    status: t.field({
+      type: DocumentStatus,
+      description: "draft or finalized",
+      resolve: (note) => note.status as DocumentStatusValue,
+    }),
     imported: t.exposeBoolean("imported", { description: "true only for notes created by an import" }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
-    finalized: t.expose("finalizedAt", { type: "DateTime", nullable: true, description: "when it was finalized (ISO 8601); null on drafts" }),
+    finalized: t.expose("finalizedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "when it was finalized (ISO 8601); null on drafts",
+    }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was created (ISO 8601)" }),
     updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed (ISO 8601)" }),
     pdf: t.string({
@@ -113,10 +176,21 @@ const CreditNoteInput = builder.inputType("CreditNoteInput", {
   description: "A new credit (or debit) note.",
   fields: (t) => ({
     invoice: t.id({ description: "the finalized invoice to correct (required)" }),
-    document: t.string({ description: "note type id: credit (default CL61, CL112 for export invoices) or debit (CL56, CL111 for exports)" }),
-    date: t.field({ type: "Date", description: "closing date; default today in the organization's time zone; not before the invoice's date" }),
-    lines: t.field({ type: [InvoiceLineInput], description: "at least one (required); prices in the invoice currency" }),
-    discount: t.field({ type: "Decimal", description: "document discount on taxable lines, percent (0-100) or amount" }),
+    document: t.string({
+      description: "note type id: credit (default CL61, CL112 for export invoices) or debit (CL56, CL111 for exports)",
+    }),
+    date: t.field({
+      type: "Date",
+      description: "closing date; default today in the organization's time zone; not before the invoice's date",
+    }),
+    lines: t.field({
+      type: [InvoiceLineInput],
+      description: "at least one (required); prices in the invoice currency",
+    }),
+    discount: t.field({
+      type: "Decimal",
+      description: "document discount on taxable lines, percent (0-100) or amount",
+    }),
     discountScheme: t.field({ type: DiscountScheme, description: "how `discount` reads; default percent" }),
     internalNote: t.string({ description: "not printed; at most 5000 characters" }),
     note: t.string({ description: "printed; at most 5000 characters" }),
@@ -138,22 +212,27 @@ const CreditNoteWhere = builder.inputType("CreditNoteWhere", {
 });
 
 builder.queryFields((t) => ({
-  creditNotes: t.connection({
-    type: CreditNote,
-    description: "Credit notes of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: CreditNoteWhere, description: "filters; none: every credit note" }), offset: offsetArg(t) },
-    resolve: (_root, args, ctx, info) => {
-      const w = args.where ?? {};
-      return tenantConnection(ctx, info, ctx.prisma.creditNote, args, [
-        ...stringConditions("invoiceId", w.invoice),
-        ...enumConditions("status", w.status),
-        ...stringConditions("documentTypeId", w.document, { uppercase: true }),
-        ...dateTimeConditions("createdAt", w.created),
-      ]);
+  creditNotes: t.connection(
+    {
+      type: CreditNote,
+      description: "Credit notes of the caller's organization and mode, newest first.",
+      args: {
+        where: t.arg({ type: CreditNoteWhere, description: "filters; none: every credit note" }),
+        offset: offsetArg(t),
+      },
+      resolve: (_root, args, ctx, info) => {
+        const w = args.where ?? {};
+        return tenantConnection(ctx, info, ctx.prisma.creditNote, args, [
+          ...stringConditions("invoiceId", w.invoice),
+          ...enumConditions("status", w.status),
+          ...stringConditions("documentTypeId", w.document, { uppercase: true }),
+          ...dateTimeConditions("createdAt", w.created),
+        ]);
+      },
     },
-  },
-  { description: "A page of credit notes, newest first (Relay connection)." },
-  { description: "A credit note in a page, with its cursor." }),
+    { description: "A page of credit notes, newest first (Relay connection)." },
+    { description: "A credit note in a page, with its cursor." },
+  ),
 }));
 
 builder.mutationFields((t) => ({
@@ -162,7 +241,9 @@ builder.mutationFields((t) => ({
     description:
       "Creates a draft credit note against a finalized invoice. Errors: validation_error (invoice not finalized or unknown, " +
       "wrong document type, no lines, negative values, or more than the invoice has left to credit: `total` names the amount left).",
-    args: { input: t.arg({ type: CreditNoteInput, required: true, description: "the note; invoice and lines are required" }) },
+    args: {
+      input: t.arg({ type: CreditNoteInput, required: true, description: "the note; invoice and lines are required" }),
+    },
     resolve: async (query, _root, args, ctx) => {
       const created = await createCreditNote(ctx, args.input);
       return ctx.prisma.creditNote.findUniqueOrThrow({ ...query, where: { id: created.id } });
@@ -179,7 +260,8 @@ builder.mutationFields((t) => ({
   }),
   finalizeCreditNote: t.prismaField({
     type: "CreditNote",
-    description: "Numbers and locks a draft credit note, freezing its customer and issuer as issued. Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
+    description:
+      "Numbers and locks a draft credit note, freezing its customer and issuer as issued. Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
     args: { id: t.arg.id({ required: true, description: "`cre_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeCreditNote(ctx, String(args.id));

@@ -25,12 +25,23 @@ function rememberKey(ctx: GraphQLContext, id: string, key: string): void {
 const CustomerSessionSettings = builder.objectRef<SessionSettings>("CustomerSessionSettings").implement({
   description: "The organization's branding when the session was created (a snapshot), and the return URL.",
   fields: (t) => ({
-    businessName: t.exposeString("businessName", { nullable: true, description: "the organization's business name (its name when none is set)" }),
+    businessName: t.exposeString("businessName", {
+      nullable: true,
+      description: "the organization's business name (its name when none is set)",
+    }),
     colorBackground: t.exposeString("colorBackground", { nullable: true, description: "#rrggbb" }),
     colorAsset: t.exposeString("colorAsset", { nullable: true, description: "#rrggbb" }),
-    displayInvoices: t.exposeBoolean("displayInvoices", { description: "whether the portal lists the customer's invoices" }),
-    termsOfServiceUrl: t.exposeString("termsOfServiceUrl", { nullable: true, description: "http(s) URL of the organization's terms of service the portal links to; null: no link" }),
-    privacyPolicyUrl: t.exposeString("privacyPolicyUrl", { nullable: true, description: "http(s) URL of the organization's privacy policy the portal links to; null: no link" }),
+    displayInvoices: t.exposeBoolean("displayInvoices", {
+      description: "whether the portal lists the customer's invoices",
+    }),
+    termsOfServiceUrl: t.exposeString("termsOfServiceUrl", {
+      nullable: true,
+      description: "http(s) URL of the organization's terms of service the portal links to; null: no link",
+    }),
+    privacyPolicyUrl: t.exposeString("privacyPolicyUrl", {
+      nullable: true,
+      description: "http(s) URL of the organization's privacy policy the portal links to; null: no link",
+    }),
     returnUrl: t.exposeString("returnUrl", { description: "same as the session's returnUrl" }),
   }),
 });
@@ -39,12 +50,14 @@ export const CustomerSession = builder.prismaNode("CustomerSession", {
   id: { field: "id", description: "`ses_` id" },
   findUnique: (id, ctx) => activeSessionById(ctx, id),
   nullable: true,
-  description: "A customer's access to the customer portal, identified by a secret key, until it expires (docs/customer-sessions.md). Expired sessions read as null.",
+  description:
+    "A customer's access to the customer portal, identified by a secret key, until it expires (docs/customer-sessions.md). Expired sessions read as null.",
   fields: (t) => ({
     key: t.string({
       nullable: true,
       select: { id: true },
-      description: "the secret key (`cs_` + 32 base62): only in the result of createCustomerSession and of customerSession(key); null elsewhere (only its hash is stored)",
+      description:
+        "the secret key (`cs_` + 32 base62): only in the result of createCustomerSession and of customerSession(key); null elsewhere (only its hash is stored)",
       resolve: (s, _args, ctx) => knownKeys.get(ctx)?.get(s.id) ?? null,
     }),
     customer: t.relation("customer", { description: "the customer the portal shows" }),
@@ -52,27 +65,51 @@ export const CustomerSession = builder.prismaNode("CustomerSession", {
     returnUrl: t.exposeString("returnUrl", { description: "where the portal sends the customer back" }),
     settings: t.field({
       type: CustomerSessionSettings,
-      description: "the branding the portal uses, copied when the session was created (later branding changes do not apply)",
+      description:
+        "the branding the portal uses, copied when the session was created (later branding changes do not apply)",
       select: { settings: true, returnUrl: true },
       resolve: (s) => storedSessionSettings(s.settings, s.returnUrl),
     }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was created" }),
-    expires: t.expose("expiresAt", { type: "DateTime", description: "the key stops working at this instant (created + SESSION_TTL_SECONDS)" }),
+    expires: t.expose("expiresAt", {
+      type: "DateTime",
+      description: "the key stops working at this instant (created + SESSION_TTL_SECONDS)",
+    }),
   }),
 });
 
 const OrganizationBranding = builder.objectRef<Branding>("OrganizationBranding").implement({
-  description: "The organization's customer portal branding in the caller's mode; new customer sessions (and the hosted checkout) of that mode use it. Test and live mode each have their own (a test key never changes live's; docs/decisions.md).",
+  description:
+    "The organization's customer portal branding in the caller's mode; new customer sessions (and the hosted checkout) of that mode use it. Test and live mode each have their own (a test key never changes live's; docs/decisions.md).",
   fields: (t) => ({
     organization: t.exposeID("id", { description: "`org_` id" }),
     testMode: t.exposeBoolean("testMode", { description: "the mode this branding belongs to: the caller's" }),
-    name: t.exposeString("name", { description: "the organization's name; sessions use it as business name when businessName is not set" }),
-    businessName: t.exposeString("businessName", { nullable: true, description: "name the portal shows (at most 100 characters); null: the organization's name is used" }),
-    colorBackground: t.exposeString("colorBackground", { nullable: true, description: "portal background colour, lowercase #rrggbb; null: the portal's default" }),
-    colorAsset: t.exposeString("colorAsset", { nullable: true, description: "portal accent colour (buttons, links), lowercase #rrggbb; null: the portal's default" }),
-    displayInvoices: t.exposeBoolean("displayInvoices", { description: "whether the portal lists the customer's invoices" }),
-    termsOfServiceUrl: t.exposeString("termsOfServiceUrl", { nullable: true, description: "http(s) URL of the terms of service; null: no link" }),
-    privacyPolicyUrl: t.exposeString("privacyPolicyUrl", { nullable: true, description: "http(s) URL of the privacy policy; null: no link" }),
+    name: t.exposeString("name", {
+      description: "the organization's name; sessions use it as business name when businessName is not set",
+    }),
+    businessName: t.exposeString("businessName", {
+      nullable: true,
+      description: "name the portal shows (at most 100 characters); null: the organization's name is used",
+    }),
+    colorBackground: t.exposeString("colorBackground", {
+      nullable: true,
+      description: "portal background colour, lowercase #rrggbb; null: the portal's default",
+    }),
+    colorAsset: t.exposeString("colorAsset", {
+      nullable: true,
+      description: "portal accent colour (buttons, links), lowercase #rrggbb; null: the portal's default",
+    }),
+    displayInvoices: t.exposeBoolean("displayInvoices", {
+      description: "whether the portal lists the customer's invoices",
+    }),
+    termsOfServiceUrl: t.exposeString("termsOfServiceUrl", {
+      nullable: true,
+      description: "http(s) URL of the terms of service; null: no link",
+    }),
+    privacyPolicyUrl: t.exposeString("privacyPolicyUrl", {
+      nullable: true,
+      description: "http(s) URL of the privacy policy; null: no link",
+    }),
     updated: t.expose("updatedAt", { type: "DateTime", description: "when this mode's branding last changed" }),
   }),
 });
@@ -101,10 +138,16 @@ builder.queryFields((t) => ({
   customerSession: t.prismaField({
     type: "CustomerSession",
     nullable: true,
-    description: "The session with this key in the caller's organization and mode; null when there is none or it has expired.",
-    args: { key: t.arg.string({ required: true, description: "the session's secret key (`cs_` + 32 base62 characters)" }) },
+    description:
+      "The session with this key in the caller's organization and mode; null when there is none or it has expired.",
+    args: {
+      key: t.arg.string({ required: true, description: "the session's secret key (`cs_` + 32 base62 characters)" }),
+    },
     resolve: async (query, _root, args, ctx) => {
-      const session = await ctx.prisma.customerSession.findFirst({ ...query, where: activeSessionByKey(ctx, args.key) });
+      const session = await ctx.prisma.customerSession.findFirst({
+        ...query,
+        where: activeSessionByKey(ctx, args.key),
+      });
       if (session) rememberKey(ctx, session.id, args.key);
       return session;
     },
@@ -121,7 +164,9 @@ builder.mutationFields((t) => ({
     type: "CustomerSession",
     description:
       "Creates a session for a customer; the result carries the key (shown once). Errors: validation_error naming the field (customer missing or not a customer of this organization and mode; return_url missing, too long or not an absolute http(s) URL).",
-    args: { input: t.arg({ type: CustomerSessionInput, required: true, description: "the customer and the return URL" }) },
+    args: {
+      input: t.arg({ type: CustomerSessionInput, required: true, description: "the customer and the return URL" }),
+    },
     resolve: async (query, _root, args, ctx) => {
       const { session, key } = await createCustomerSession(ctx, args.input);
       rememberKey(ctx, session.id, key);
@@ -132,7 +177,9 @@ builder.mutationFields((t) => ({
     type: OrganizationBranding,
     description:
       "Changes the given branding fields of the caller's mode (the other mode's is not touched); later sessions of that mode copy them. Errors: validation_error naming the field (business_name blank or over 100 characters; color_background or color_asset not #rrggbb/#rgb; display_invoices null; terms_of_service_url or privacy_policy_url not an absolute http(s) URL).",
-    args: { input: t.arg({ type: OrganizationBrandingInput, required: true, description: "the branding fields to change" }) },
+    args: {
+      input: t.arg({ type: OrganizationBrandingInput, required: true, description: "the branding fields to change" }),
+    },
     resolve: (_root, args, ctx) => updateBranding(ctx, args.input),
   }),
 }));

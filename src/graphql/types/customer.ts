@@ -24,17 +24,27 @@ const Contact = builder.objectRef<ContactShape>("Contact").implement({
     name: t.exposeString("name", { nullable: true, description: "the person's name; null when not given" }),
     email: t.exposeString("email", { nullable: true, description: "e-mail address; null when not given" }),
     phone: t.exposeString("phone", { nullable: true, description: "phone number as entered; null when not given" }),
-    role: t.exposeString("role", { nullable: true, description: "free text, e.g. Accounts payable; null when not given" }),
+    role: t.exposeString("role", {
+      nullable: true,
+      description: "free text, e.g. Accounts payable; null when not given",
+    }),
   }),
 });
 
 const CustomerAggregations = builder.objectRef<Aggregations>("CustomerAggregations").implement({
-  description: "Financial summary in `currency` (the customer's currency, else its country's default): docs/decisions.md.",
+  description:
+    "Financial summary in `currency` (the customer's currency, else its country's default): docs/decisions.md.",
   fields: (t) => ({
     currency: t.exposeString("currency", { nullable: true, description: "ISO 4217 code of the amounts" }),
-    balance: t.expose("balance", { type: "Decimal", description: "sales - finalized credit notes - succeeded payments" }),
+    balance: t.expose("balance", {
+      type: "Decimal",
+      description: "sales - finalized credit notes - succeeded payments",
+    }),
     sales: t.expose("sales", { type: "Decimal", description: "total of finalized invoices" }),
-    salesCurrentPeriod: t.expose("salesCurrentPeriod", { type: "Decimal", description: "sales dated in the current calendar month (organization time zone)" }),
+    salesCurrentPeriod: t.expose("salesCurrentPeriod", {
+      type: "Decimal",
+      description: "sales dated in the current calendar month (organization time zone)",
+    }),
   }),
 });
 
@@ -52,45 +62,86 @@ export const Customer = builder.prismaNode("Customer", {
   nullable: true,
   description: "Someone the organization bills.",
   fields: (t) => ({
-    testMode: t.exposeBoolean("testMode", { description: "true for a customer of test mode (made with a test key); test and live data never mix" }),
-    name: t.exposeString("name", { nullable: true, description: "legal or display name printed on documents (at most 200 characters); null when not given" }),
-    address: t.exposeString("address", { nullable: true, description: "postal address printed on documents (at most 500 characters); null when not given" }),
-    country: t.relation("country", { nullable: true, description: "Country object (REST prints the id where the spec asks for a string)" }),
+    testMode: t.exposeBoolean("testMode", {
+      description: "true for a customer of test mode (made with a test key); test and live data never mix",
+    }),
+    name: t.exposeString("name", {
+      nullable: true,
+      description: "legal or display name printed on documents (at most 200 characters); null when not given",
+    }),
+    address: t.exposeString("address", {
+      nullable: true,
+      description: "postal address printed on documents (at most 500 characters); null when not given",
+    }),
+    country: t.relation("country", {
+      nullable: true,
+      description: "Country object (REST prints the id where the spec asks for a string)",
+    }),
     state: t.relation("state", { nullable: true, description: "State object when the country has seeded states" }),
-    stateCode: t.exposeString("stateCode", { nullable: true, description: "state code (at most six characters), e.g. RM" }),
+    stateCode: t.exposeString("stateCode", {
+      nullable: true,
+      description: "state code (at most six characters), e.g. RM",
+    }),
     currency: t.exposeString("currencyId", {
       nullable: true,
-      description: "ISO 4217 code of the customer's currency (e.g. CLP), a code of `currencies`; null: its country's default applies",
+      description:
+        "ISO 4217 code of the customer's currency (e.g. CLP), a code of `currencies`; null: its country's default applies",
     }),
-    email: t.exposeString("email", { nullable: true, description: "billing e-mail; documents and reminders go there; null when not given" }),
-    phone: t.exposeString("phone", { nullable: true, description: "phone number as entered (at most 40 characters); null when not given" }),
+    email: t.exposeString("email", {
+      nullable: true,
+      description: "billing e-mail; documents and reminders go there; null when not given",
+    }),
+    phone: t.exposeString("phone", {
+      nullable: true,
+      description: "phone number as entered (at most 40 characters); null when not given",
+    }),
     website: t.exposeString("website", { nullable: true, description: "http(s) URL; null when not given" }),
     taxId: t.exposeString("taxId", { nullable: true, description: "tax id; for Chile a RUT normalized as 76042235-5" }),
     activity: t.exposeString("activity", {
       nullable: true,
-      description: "the customer's giro (line of business, at most 40 characters): SII's GiroRecep on its DTEs and `Giro` on printed documents; null when not given",
+      description:
+        "the customer's giro (line of business, at most 40 characters): SII's GiroRecep on its DTEs and `Giro` on printed documents; null when not given",
     }),
     commune: t.exposeString("commune", {
       nullable: true,
-      description: "comuna of the address: for a Chilean customer one of Chile's comunas by its official name (SII's CmnaRecep); null when not given",
+      description:
+        "comuna of the address: for a Chilean customer one of Chile's comunas by its official name (SII's CmnaRecep); null when not given",
     }),
-    city: t.exposeString("city", { nullable: true, description: "city of the address (SII's CiudadRecep; at most 20 characters for a Chilean customer); null when not given" }),
+    city: t.exposeString("city", {
+      nullable: true,
+      description:
+        "city of the address (SII's CiudadRecep; at most 20 characters for a Chilean customer); null when not given",
+    }),
     contacts: t.field({
       type: [Contact],
       select: { contacts: true },
       description: "people to reach at the customer, in the order given; empty when none",
       resolve: (c) => (c.contacts as unknown as ContactShape[]) ?? [],
     }),
-    taxSettings: t.expose("taxSettings", { type: "JSONObject", description: "tax details stored as given; {} when none. A customer saved before `activity`, `commune` and `city` existed may hold them here under those keys: DTEs and printed documents read the field first, then the key" }),
-    metadata: t.expose("metadata", { type: "JSONObject", description: "the organization's own string keys and values; {} when none" }),
+    taxSettings: t.expose("taxSettings", {
+      type: "JSONObject",
+      description:
+        "tax details stored as given; {} when none. A customer saved before `activity`, `commune` and `city` existed may hold them here under those keys: DTEs and printed documents read the field first, then the key",
+    }),
+    metadata: t.expose("metadata", {
+      type: "JSONObject",
+      description: "the organization's own string keys and values; {} when none",
+    }),
     aggregations: t.field({
       type: CustomerAggregations,
       select: { id: true },
-      description: "the customer's balance and sales (computed when asked, one query for every customer of the response)",
+      description:
+        "the customer's balance and sales (computed when asked, one query for every customer of the response)",
       resolve: (c, _args, ctx) => aggregationsOf(ctx, c.id),
     }),
-    sources: t.relation("sources", { description: "payment sources, oldest first", query: { orderBy: { createdAt: "asc" } } }),
-    testClock: t.relation("testClock", { nullable: true, description: "test clock whose frozen time the customer lives on (test mode only)" }),
+    sources: t.relation("sources", {
+      description: "payment sources, oldest first",
+      query: { orderBy: { createdAt: "asc" } },
+    }),
+    testClock: t.relation("testClock", {
+      nullable: true,
+      description: "test clock whose frozen time the customer lives on (test mode only)",
+    }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was created" }),
     updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed" }),
   }),
@@ -107,7 +158,8 @@ const ContactInput = builder.inputType("ContactInput", {
 });
 
 const CustomerInput = builder.inputType("CustomerInput", {
-  description: "Customer fields. On update only the given fields change; metadata merges (an empty value removes a key).",
+  description:
+    "Customer fields. On update only the given fields change; metadata merges (an empty value removes a key).",
   fields: (t) => ({
     name: t.string({ description: "legal or display name, at most 200 characters" }),
     address: t.string({ description: "postal address, at most 500 characters" }),
@@ -117,16 +169,29 @@ const CustomerInput = builder.inputType("CustomerInput", {
     email: t.string({ description: "billing e-mail address" }),
     phone: t.string({ description: "phone number, at most 40 characters" }),
     website: t.string({ description: "http(s) URL" }),
-    taxId: t.string({ description: "tax id, at most 40 characters; for Chilean customers a valid RUT in any form (76.042.235-5), stored as 76042235-5" }),
-    activity: t.string({ description: "giro (SII's GiroRecep), at most 40 characters (else a validation_error on activity)" }),
-    commune: t.string({
-      description: "comuna; for a Chilean customer one of Chile's comunas in any case, with or without accents (stored by its official name, e.g. nunoa → Ñuñoa), else a validation_error on commune; other customers: free text, at most 100 characters",
+    taxId: t.string({
+      description:
+        "tax id, at most 40 characters; for Chilean customers a valid RUT in any form (76.042.235-5), stored as 76042235-5",
     }),
-    city: t.string({ description: "city; at most 20 characters for a Chilean customer (SII's CiudadRecep), 100 for others" }),
+    activity: t.string({
+      description: "giro (SII's GiroRecep), at most 40 characters (else a validation_error on activity)",
+    }),
+    commune: t.string({
+      description:
+        "comuna; for a Chilean customer one of Chile's comunas in any case, with or without accents (stored by its official name, e.g. nunoa → Ñuñoa), else a validation_error on commune; other customers: free text, at most 100 characters",
+    }),
+    city: t.string({
+      description: "city; at most 20 characters for a Chilean customer (SII's CiudadRecep), 100 for others",
+    }),
     contacts: t.field({ type: [ContactInput], description: "replaces the whole list of contacts" }),
     taxSettings: t.field({ type: "JSONObject", description: "replaces the stored tax settings" }),
-    metadata: t.field({ type: "JSONObject", description: "string keys and values, merged into the current metadata (an empty value removes a key)" }),
-    testClock: t.string({ description: "`clk_` id of a test clock to attach the customer to: test mode only, at creation only" }),
+    metadata: t.field({
+      type: "JSONObject",
+      description: "string keys and values, merged into the current metadata (an empty value removes a key)",
+    }),
+    testClock: t.string({
+      description: "`clk_` id of a test clock to attach the customer to: test mode only, at creation only",
+    }),
   }),
 });
 
@@ -144,27 +209,32 @@ const CustomerWhere = builder.inputType("CustomerWhere", {
 });
 
 builder.queryFields((t) => ({
-  customers: t.connection({
-    type: Customer,
-    description: "Customers of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: CustomerWhere, description: "filters (all must match); absent: every customer" }), offset: offsetArg(t) },
-    resolve: (_root, args, ctx, info) => {
-      const w = args.where ?? {};
-      const countryName = stringConditions("name", w.countryName).map((c) => ({ country: { is: c } }));
-      const countryNameEn = stringConditions("nameEn", w.countryName).map((c) => ({ country: { is: c } }));
-      return tenantConnection(ctx, info, ctx.prisma.customer, args, [
-        ...stringConditions("countryId", w.country, { uppercase: true }),
-        ...stringConditions("email", w.email),
-        ...stringConditions("name", w.name),
-        ...stringConditions("taxId", w.taxId),
-        ...dateTimeConditions("createdAt", w.created),
-        ...stringConditions("id", w.sources).map((c) => ({ sources: { some: c } })),
-        ...(countryName.length ? [{ OR: [{ AND: countryName }, { AND: countryNameEn }] }] : []),
-      ]);
+  customers: t.connection(
+    {
+      type: Customer,
+      description: "Customers of the caller's organization and mode, newest first.",
+      args: {
+        where: t.arg({ type: CustomerWhere, description: "filters (all must match); absent: every customer" }),
+        offset: offsetArg(t),
+      },
+      resolve: (_root, args, ctx, info) => {
+        const w = args.where ?? {};
+        const countryName = stringConditions("name", w.countryName).map((c) => ({ country: { is: c } }));
+        const countryNameEn = stringConditions("nameEn", w.countryName).map((c) => ({ country: { is: c } }));
+        return tenantConnection(ctx, info, ctx.prisma.customer, args, [
+          ...stringConditions("countryId", w.country, { uppercase: true }),
+          ...stringConditions("email", w.email),
+          ...stringConditions("name", w.name),
+          ...stringConditions("taxId", w.taxId),
+          ...dateTimeConditions("createdAt", w.created),
+          ...stringConditions("id", w.sources).map((c) => ({ sources: { some: c } })),
+          ...(countryName.length ? [{ OR: [{ AND: countryName }, { AND: countryNameEn }] }] : []),
+        ]);
+      },
     },
-  },
-  { description: "A page of customers, newest first." },
-  { description: "A customer in a page of customers, with its cursor." }),
+    { description: "A page of customers, newest first." },
+    { description: "A customer in a page of customers, with its cursor." },
+  ),
 }));
 
 builder.mutationFields((t) => ({
@@ -172,7 +242,9 @@ builder.mutationFields((t) => ({
     type: "Customer",
     description:
       "Creates a customer. Errors: validation_error with the fields in extensions.fields (a text over its length; email or contacts.<i>.email not an e-mail; website not http(s); country not a known two-letter code; state not one of the country's; currency unknown; tax_id not a valid RUT for a Chilean customer; activity over 40 characters; commune not one of Chile's comunas for a Chilean customer; city over its length; test_clock unknown or used in live mode).",
-    args: { input: t.arg({ type: CustomerInput, required: true, description: "the customer's fields; every one optional" }) },
+    args: {
+      input: t.arg({ type: CustomerInput, required: true, description: "the customer's fields; every one optional" }),
+    },
     resolve: async (query, _root, args, ctx) => {
       const created = await createCustomer(ctx, args.input);
       return ctx.prisma.customer.findUniqueOrThrow({ ...query, where: { id: created.id } });
@@ -184,7 +256,11 @@ builder.mutationFields((t) => ({
       "Updates the given fields of a customer. Errors: not_found (no such customer in this organization and mode), validation_error naming the field (as createCustomer; test_clock cannot change after creation).",
     args: {
       id: t.arg.id({ required: true, description: "`cus_` id of the customer" }),
-      input: t.arg({ type: CustomerInput, required: true, description: "the fields to change; absent ones keep their value, null or an empty string clears a text field" }),
+      input: t.arg({
+        type: CustomerInput,
+        required: true,
+        description: "the fields to change; absent ones keep their value, null or an empty string clears a text field",
+      }),
     },
     resolve: async (query, _root, args, ctx) => {
       const updated = await updateCustomer(ctx, String(args.id), args.input);

@@ -10,12 +10,16 @@ export type { DocumentStatusValue };
 
 export const DocumentStatus = builder.enumType("DocumentStatus", {
   description:
-    "Where a document (invoice, order, credit note) is in its life (spec \"States and transitions\"): a draft is editable and deletable; finalize numbers it and locks it for good.",
+    'Where a document (invoice, order, credit note) is in its life (spec "States and transitions"): a draft is editable and deletable; finalize numbers it and locks it for good.',
   values: {
-    draft: { value: "draft", description: "editable and deletable; no number yet; the customer and issuer shown are the current ones" },
+    draft: {
+      value: "draft",
+      description: "editable and deletable; no number yet; the customer and issuer shown are the current ones",
+    },
     finalized: {
       value: "finalized",
-      description: "numbered (folio) and locked: updates and deletes answer invalid_state; customer and issuer are frozen as issued (docs/decisions.md \"Issued documents\")",
+      description:
+        'numbered (folio) and locked: updates and deletes answer invalid_state; customer and issuer are frozen as issued (docs/decisions.md "Issued documents")',
     },
   } as const satisfies DescribedValues<DocumentStatusValue>,
 });
@@ -24,9 +28,13 @@ export const DocumentStatusFilter = enumFilter(DocumentStatus, "DocumentStatus")
 
 export const DocumentNumbering = builder.enumType("DocumentNumbering", {
   description:
-    "Which series a finalized document's `number` belongs to (docs/sii-setup.md \"Numbering before enrollment\"). The two series never collide: a number is unique per organization, mode, document type and series.",
+    'Which series a finalized document\'s `number` belongs to (docs/sii-setup.md "Numbering before enrollment"). The two series never collide: a number is unique per organization, mode, document type and series.',
   values: {
-    sii_folio: { value: "sii_folio", description: "a folio SII authorized in a CAF: the document is an electronic tax document (DTE, `localFile`, `taxAgency`)" },
+    sii_folio: {
+      value: "sii_folio",
+      description:
+        "a folio SII authorized in a CAF: the document is an electronic tax document (DTE, `localFile`, `taxAgency`)",
+    },
     internal: {
       value: "internal",
       description:
@@ -44,17 +52,30 @@ export type { DocumentNumberingValue };
 export const DeletePayload = builder.objectRef<{ id: string; deleted: boolean }>("DeletePayload").implement({
   description: "Result of a delete.",
   fields: (t) => ({
-    deletedId: t.exposeID("id", { description: "id of the deleted object (Relay's deletedId convention: use it to remove the record from a client store)" }),
-    id: t.exposeString("id", { description: "id of the deleted object", deprecationReason: "Use deletedId: an id field holding another type's id breaks Relay's store. Removed in the next release." }),
-    deleted: t.exposeBoolean("deleted", { description: "always true: the object is gone (a finalized document or a billed usage is never deleted: the mutation fails with invalid_state instead)" }),
+    deletedId: t.exposeID("id", {
+      description:
+        "id of the deleted object (Relay's deletedId convention: use it to remove the record from a client store)",
+    }),
+    id: t.exposeString("id", {
+      description: "id of the deleted object",
+      deprecationReason:
+        "Use deletedId: an id field holding another type's id breaks Relay's store. Removed in the next release.",
+    }),
+    deleted: t.exposeBoolean("deleted", {
+      description:
+        "always true: the object is gone (a finalized document or a billed usage is never deleted: the mutation fails with invalid_state instead)",
+    }),
   }),
 });
 
 export const DocumentIssuer = builder.objectRef<IssuedIssuer>("DocumentIssuer").implement({
   description:
-    "The issuer of a document: on a finalized document as it was issued (stored at finalize, never changed afterwards), on a draft the organization's tax profile now (docs/decisions.md \"Issued documents\").",
+    'The issuer of a document: on a finalized document as it was issued (stored at finalize, never changed afterwards), on a draft the organization\'s tax profile now (docs/decisions.md "Issued documents").',
   fields: (t) => ({
-    name: t.exposeString("name", { description: "printed name: the tax profile's business name, else the branding business name, else the organization's name" }),
+    name: t.exposeString("name", {
+      description:
+        "printed name: the tax profile's business name, else the branding business name, else the organization's name",
+    }),
     taxId: t.exposeString("taxId", { nullable: true, description: "RUT (SII RUTEmisor)" }),
     businessName: t.exposeString("businessName", { nullable: true, description: "legal name (SII RznSoc)" }),
     activity: t.exposeString("activity", { nullable: true, description: "activity text (SII GiroEmis)" }),
@@ -62,7 +83,14 @@ export const DocumentIssuer = builder.objectRef<IssuedIssuer>("DocumentIssuer").
     address: t.exposeString("address", { nullable: true, description: "SII DirOrigen" }),
     commune: t.exposeString("commune", { nullable: true, description: "SII CmnaOrigen" }),
     city: t.exposeString("city", { nullable: true, description: "SII CiudadOrigen" }),
-    resolutionNumber: t.exposeInt("resolutionNumber", { nullable: true, description: "SII resolution number (NroResol)" }),
-    resolutionDate: t.expose("resolutionDate", { type: "Date", nullable: true, description: "SII resolution date (FchResol)" }),
+    resolutionNumber: t.exposeInt("resolutionNumber", {
+      nullable: true,
+      description: "SII resolution number (NroResol)",
+    }),
+    resolutionDate: t.expose("resolutionDate", {
+      type: "Date",
+      nullable: true,
+      description: "SII resolution date (FchResol)",
+    }),
   }),
 });

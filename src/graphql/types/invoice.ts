@@ -10,7 +10,16 @@ import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoic
 import DataLoader from "dataloader";
 import { invoiceBalances, type InvoiceBalance } from "../../services/invoice-balances.js";
 import type { GraphQLContext } from "../context.js";
-import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue, DocumentNumbering, NUMBERING_DESCRIPTION, type DocumentNumberingValue } from "./document.js";
+import {
+  DeletePayload,
+  DocumentIssuer,
+  DocumentStatus,
+  DocumentStatusFilter,
+  type DocumentStatusValue,
+  DocumentNumbering,
+  NUMBERING_DESCRIPTION,
+  type DocumentNumberingValue,
+} from "./document.js";
 import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./payment.js";
@@ -22,9 +31,13 @@ type CollectionMethodValue = (typeof COLLECTION_METHODS)[number];
 
 /** How an invoice is collected (spec "Invoice" collection_method; services/invoices.ts COLLECTION_METHODS). */
 export const CollectionMethod = builder.enumType("CollectionMethod", {
-  description: "How the invoice's amount is collected (spec \"Invoice\" collection_method). Today one method exists; more may be added.",
+  description:
+    'How the invoice\'s amount is collected (spec "Invoice" collection_method). Today one method exists; more may be added.',
   values: {
-    deferred: { value: "deferred", description: "the customer pays later, by the due date, through payments (docs/payments.md); the default" },
+    deferred: {
+      value: "deferred",
+      description: "the customer pays later, by the due date, through payments (docs/payments.md); the default",
+    },
   } as const satisfies DescribedValues<CollectionMethodValue>,
 });
 
@@ -41,20 +54,33 @@ export const InvoiceLine = builder.prismaObject("InvoiceLine", {
   fields: (t) => ({
     id: t.exposeID("id", { description: "`lin_` id" }),
     name: t.exposeString("name", { description: "what is sold, as printed (SII NmbItem), at most 200 characters" }),
-    description: t.exposeString("description", { nullable: true, description: "longer text printed under the name (SII DscItem); null when none" }),
+    description: t.exposeString("description", {
+      nullable: true,
+      description: "longer text printed under the name (SII DscItem); null when none",
+    }),
     quantity: t.expose("quantity", { type: "Decimal", description: "units sold, a decimal string (SII QtyItem)" }),
-    amount: t.expose("amount", { type: "Decimal", description: "unit price, net of tax, in the invoice currency (SII PrcItem)" }),
+    amount: t.expose("amount", {
+      type: "Decimal",
+      description: "unit price, net of tax, in the invoice currency (SII PrcItem)",
+    }),
     discount: t.expose("discount", {
       type: "Decimal",
-      description: "the line's discount: percent 0-100 of quantity x amount when discountScheme is percent, else currency units of the invoice; 0 when none",
+      description:
+        "the line's discount: percent 0-100 of quantity x amount when discountScheme is percent, else currency units of the invoice; 0 when none",
     }),
     discountScheme: t.field({
       type: DiscountScheme,
       description: "how `discount` reads: percent or amount (REST `%` or `$`)",
       resolve: (line) => line.discountScheme as DiscountSchemeValue,
     }),
-    exempt: t.exposeBoolean("exempt", { description: "true: not taxed, adds to the invoice's exempt (SII IndExe); false: taxable" }),
-    total: t.expose("total", { type: "Decimal", description: "line net after its discount, in the invoice currency: round(quantity x amount) - discount (docs/invoice-totals.md)" }),
+    exempt: t.exposeBoolean("exempt", {
+      description: "true: not taxed, adds to the invoice's exempt (SII IndExe); false: taxable",
+    }),
+    total: t.expose("total", {
+      type: "Decimal",
+      description:
+        "line net after its discount, in the invoice currency: round(quantity x amount) - discount (docs/invoice-totals.md)",
+    }),
   }),
 });
 
@@ -66,7 +92,8 @@ export const Invoice = builder.prismaNode("Invoice", {
   fields: (t) => ({
     customer: t.field({
       type: Customer,
-      description: "The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations and sources are the customer's now), on a draft the customer now (docs/decisions.md \"Issued documents\").",
+      description:
+        'The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations and sources are the customer\'s now), on a draft the customer now (docs/decisions.md "Issued documents").',
       select: (_args, _ctx, nestedSelection) => ({ customer: nestedSelection(true) }),
       resolve: (doc, _args, ctx) => documentCustomer(ctx, doc, doc.customer),
     }),
@@ -75,14 +102,34 @@ export const Invoice = builder.prismaNode("Invoice", {
       description: "The issuer: as issued once finalized, the organization's tax profile now on a draft.",
       resolve: (doc, _args, ctx) => documentIssuer(ctx, doc),
     }),
-    document: t.relation("documentType", { description: "document type, e.g. CL33 (factura electrónica) or CL34 (exenta); SII TipoDTE" }),
+    document: t.relation("documentType", {
+      description: "document type, e.g. CL33 (factura electrónica) or CL34 (exenta); SII TipoDTE",
+    }),
     currency: t.relation("currency", { description: "currency of every amount of the invoice" }),
-    number: t.exposeInt("number", { nullable: true, description: "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says which); null on drafts" }),
-    numbering: t.field({ type: DocumentNumbering, nullable: true, description: NUMBERING_DESCRIPTION, resolve: (doc) => doc.numbering as DocumentNumberingValue | null }),
-    testMode: t.exposeBoolean("testMode", { description: "true when created with a test key (test mode data is never sent to the tax agency)" }),
+    number: t.exposeInt("number", {
+      nullable: true,
+      description:
+        "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says which); null on drafts",
+    }),
+    numbering: t.field({
+      type: DocumentNumbering,
+      nullable: true,
+      description: NUMBERING_DESCRIPTION,
+      resolve: (doc) => doc.numbering as DocumentNumberingValue | null,
+    }),
+    testMode: t.exposeBoolean("testMode", {
+      description: "true when created with a test key (test mode data is never sent to the tax agency)",
+    }),
     date: t.expose("date", { type: "Date", description: "issue date, yyyy-mm-dd (SII FchEmis)" }),
-    dueDate: t.expose("dueDate", { type: "Date", nullable: true, description: "payment due date, yyyy-mm-dd, not before date (SII FchVenc); null when none" }),
-    lines: t.relation("lines", { description: "the invoice's lines, in the order they were given", query: { orderBy: { position: "asc" } } }),
+    dueDate: t.expose("dueDate", {
+      type: "Date",
+      nullable: true,
+      description: "payment due date, yyyy-mm-dd, not before date (SII FchVenc); null when none",
+    }),
+    lines: t.relation("lines", {
+      description: "the invoice's lines, in the order they were given",
+      query: { orderBy: { position: "asc" } },
+    }),
     collectionMethod: t.field({
       type: CollectionMethod,
       description: "how the invoice is collected",
@@ -96,7 +143,10 @@ export const Invoice = builder.prismaNode("Invoice", {
       description: "credit notes discounting this invoice (drafts and finalized), oldest first",
       query: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
     }),
-    orders: t.relation("orders", { description: "orders this invoice bills (invoiceOrders), by number", query: { orderBy: [{ number: "asc" }, { id: "asc" }] } }),
+    orders: t.relation("orders", {
+      description: "orders this invoice bills (invoiceOrders), by number",
+      query: { orderBy: [{ number: "asc" }, { id: "asc" }] },
+    }),
     amountPaid: t.field({
       type: "Decimal",
       description: "succeeded payments of this invoice, in its currency",
@@ -105,40 +155,79 @@ export const Invoice = builder.prismaNode("Invoice", {
     }),
     amountDue: t.field({
       type: "Decimal",
-      description: "total + finalized debit notes - finalized credit notes - amountPaid, never below 0 (docs/payments.md)",
+      description:
+        "total + finalized debit notes - finalized credit notes - amountPaid, never below 0 (docs/payments.md)",
       select: { id: true },
       resolve: async (invoice, _args, ctx) => (await balanceOf(ctx, invoice.id)).due,
     }),
-    amount: t.expose("amount", { type: "Decimal", description: "taxable net after the document discount (SII MntNeto)" }),
+    amount: t.expose("amount", {
+      type: "Decimal",
+      description: "taxable net after the document discount (SII MntNeto)",
+    }),
     exempt: t.expose("exempt", { type: "Decimal", description: "exempt net (SII MntExe)" }),
     tax: t.expose("tax", { type: "Decimal", description: "tax amount (SII IVA)" }),
-    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "tax rate, percent 0-100 (19 for Chile's IVA; SII TasaIVA)" }),
+    taxPercent: t.expose("taxPercent", {
+      type: "Decimal",
+      description: "tax rate, percent 0-100 (19 for Chile's IVA; SII TasaIVA)",
+    }),
     subtotal: t.expose("subtotal", { type: "Decimal", description: "amount + exempt, in the invoice currency" }),
     discount: t.expose("discount", {
       type: "Decimal",
-      description: "document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none (SII DscRcgGlobal)",
+      description:
+        "document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none (SII DscRcgGlobal)",
     }),
     discountScheme: t.field({
       type: DiscountScheme,
       description: "how `discount` reads: percent or amount (REST `%` or `$`)",
       resolve: (invoice) => invoice.discountScheme as DiscountSchemeValue,
     }),
-    discountAmount: t.expose("discountAmount", { type: "Decimal", description: "document discount in currency units of the invoice" }),
-    total: t.expose("total", { type: "Decimal", description: "subtotal + tax, in the invoice currency (SII MntTotal)" }),
-    periodStart: t.expose("periodStart", { type: "Date", nullable: true, description: "first day of the billed service period, yyyy-mm-dd (SII FchPerDesde); null when none" }),
-    periodEnd: t.expose("periodEnd", { type: "Date", nullable: true, description: "last day of the billed service period, yyyy-mm-dd (SII FchPerHasta); null when none" }),
+    discountAmount: t.expose("discountAmount", {
+      type: "Decimal",
+      description: "document discount in currency units of the invoice",
+    }),
+    total: t.expose("total", {
+      type: "Decimal",
+      description: "subtotal + tax, in the invoice currency (SII MntTotal)",
+    }),
+    periodStart: t.expose("periodStart", {
+      type: "Date",
+      nullable: true,
+      description: "first day of the billed service period, yyyy-mm-dd (SII FchPerDesde); null when none",
+    }),
+    periodEnd: t.expose("periodEnd", {
+      type: "Date",
+      nullable: true,
+      description: "last day of the billed service period, yyyy-mm-dd (SII FchPerHasta); null when none",
+    }),
     localFile: t.string({
       nullable: true,
       select: { localFile: true },
       description: "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize",
       resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
     }),
-    note: t.exposeString("note", { nullable: true, description: "printed note for the customer, at most 5000 characters; null when none" }),
-    fiscalSettings: t.expose("fiscalSettings", { type: "JSONObject", description: "tax-agency settings of this invoice (key-value object; {} when none)" }),
-    status: t.field({ type: DocumentStatus, description: "draft or finalized", resolve: (invoice) => invoice.status as DocumentStatusValue }),
-    metadata: t.expose("metadata", { type: "JSONObject", description: "your key-value data (string values; {} when none)" }),
+    note: t.exposeString("note", {
+      nullable: true,
+      description: "printed note for the customer, at most 5000 characters; null when none",
+    }),
+    fiscalSettings: t.expose("fiscalSettings", {
+      type: "JSONObject",
+      description: "tax-agency settings of this invoice (key-value object; {} when none)",
+    }),
+    status: t.field({
+      type: DocumentStatus,
+      description: "draft or finalized",
+      resolve: (invoice) => invoice.status as DocumentStatusValue,
+    }),
+    metadata: t.expose("metadata", {
+      type: "JSONObject",
+      description: "your key-value data (string values; {} when none)",
+    }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
-    finalized: t.expose("finalizedAt", { type: "DateTime", nullable: true, description: "when it was finalized (ISO 8601); null on drafts" }),
+    finalized: t.expose("finalizedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "when it was finalized (ISO 8601); null on drafts",
+    }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was created (ISO 8601)" }),
     updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed (ISO 8601)" }),
     pdf: t.string({
@@ -150,13 +239,20 @@ export const Invoice = builder.prismaNode("Invoice", {
 });
 
 export const InvoiceLineInput = builder.inputType("InvoiceLineInput", {
-  description: "A line of an invoice or a credit note. name and amount are required; quantity defaults to 1, discount to 0 (percent).",
+  description:
+    "A line of an invoice or a credit note. name and amount are required; quantity defaults to 1, discount to 0 (percent).",
   fields: (t) => ({
     name: t.string({ description: "what is sold, as printed; required, at most 200 characters" }),
     description: t.string({ description: "longer text printed under the name" }),
     quantity: t.field({ type: "Decimal", description: "units, not negative; default 1" }),
-    amount: t.field({ type: "Decimal", description: "unit price in the document currency, net of tax, not negative; required" }),
-    discount: t.field({ type: "Decimal", description: "the line's discount: percent 0-100 or currency units, per discountScheme; default 0" }),
+    amount: t.field({
+      type: "Decimal",
+      description: "unit price in the document currency, net of tax, not negative; required",
+    }),
+    discount: t.field({
+      type: "Decimal",
+      description: "the line's discount: percent 0-100 or currency units, per discountScheme; default 0",
+    }),
     discountScheme: t.field({ type: DiscountScheme, description: "how `discount` reads; default percent" }),
     exempt: t.boolean({ description: "true: not taxed (SII IndExe); default false" }),
   }),
@@ -165,20 +261,37 @@ export const InvoiceLineInput = builder.inputType("InvoiceLineInput", {
 const InvoiceInput = builder.inputType("InvoiceInput", {
   description: "Invoice fields. On update only given fields change; `lines` replaces all lines; metadata merges.",
   fields: (t) => ({
-    customer: t.id({ description: "`cus_` id of the customer (required on create); cannot change while the invoice bills orders" }),
-    document: t.string({ description: "document type id, e.g. CL33 (default CL33 for Chilean customers); must be an invoice type" }),
+    customer: t.id({
+      description: "`cus_` id of the customer (required on create); cannot change while the invoice bills orders",
+    }),
+    document: t.string({
+      description: "document type id, e.g. CL33 (default CL33 for Chilean customers); must be an invoice type",
+    }),
     currency: t.string({ description: "ISO 4217 code, e.g. CLP (default: the document type's)" }),
-    date: t.field({ type: "Date", description: "issue date yyyy-mm-dd; default today in the organization's time zone" }),
+    date: t.field({
+      type: "Date",
+      description: "issue date yyyy-mm-dd; default today in the organization's time zone",
+    }),
     dueDate: t.field({ type: "Date", description: "yyyy-mm-dd, not before date; default: date" }),
     collectionMethod: t.field({ type: CollectionMethod, description: "default deferred" }),
     lines: t.field({ type: [InvoiceLineInput], description: "the lines; on update they replace every line" }),
-    discount: t.field({ type: "Decimal", description: "document discount on taxable lines, percent (0-100) or currency units per discountScheme; default 0" }),
+    discount: t.field({
+      type: "Decimal",
+      description:
+        "document discount on taxable lines, percent (0-100) or currency units per discountScheme; default 0",
+    }),
     discountScheme: t.field({ type: DiscountScheme, description: "how `discount` reads; default percent" }),
     periodStart: t.field({ type: "Date", description: "first day of the billed period, yyyy-mm-dd" }),
-    periodEnd: t.field({ type: "Date", description: "last day of the billed period, yyyy-mm-dd, not before periodStart" }),
+    periodEnd: t.field({
+      type: "Date",
+      description: "last day of the billed period, yyyy-mm-dd, not before periodStart",
+    }),
     note: t.string({ description: "printed note, at most 5000 characters" }),
     fiscalSettings: t.field({ type: "JSONObject", description: "tax-agency settings (key-value object)" }),
-    metadata: t.field({ type: "JSONObject", description: "your key-value data; merged into the stored metadata, an empty value removes a key" }),
+    metadata: t.field({
+      type: "JSONObject",
+      description: "your key-value data; merged into the stored metadata, an empty value removes a key",
+    }),
   }),
 });
 
@@ -193,22 +306,24 @@ const InvoiceWhere = builder.inputType("InvoiceWhere", {
 });
 
 builder.queryFields((t) => ({
-  invoices: t.connection({
-    type: Invoice,
-    description: "Invoices of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: InvoiceWhere, description: "filters; none: every invoice" }), offset: offsetArg(t) },
-    resolve: (_root, args, ctx, info) => {
-      const w = args.where ?? {};
-      return tenantConnection(ctx, info, ctx.prisma.invoice, args, [
-        ...stringConditions("customerId", w.customer),
-        ...enumConditions("status", w.status),
-        ...stringConditions("documentTypeId", w.document, { uppercase: true }),
-        ...dateTimeConditions("createdAt", w.created),
-      ]);
+  invoices: t.connection(
+    {
+      type: Invoice,
+      description: "Invoices of the caller's organization and mode, newest first.",
+      args: { where: t.arg({ type: InvoiceWhere, description: "filters; none: every invoice" }), offset: offsetArg(t) },
+      resolve: (_root, args, ctx, info) => {
+        const w = args.where ?? {};
+        return tenantConnection(ctx, info, ctx.prisma.invoice, args, [
+          ...stringConditions("customerId", w.customer),
+          ...enumConditions("status", w.status),
+          ...stringConditions("documentTypeId", w.document, { uppercase: true }),
+          ...dateTimeConditions("createdAt", w.created),
+        ]);
+      },
     },
-  },
-  { description: "A page of invoices, newest first (Relay connection)." },
-  { description: "An invoice in a page, with its cursor." }),
+    { description: "A page of invoices, newest first (Relay connection)." },
+    { description: "An invoice in a page, with its cursor." },
+  ),
 }));
 
 builder.mutationFields((t) => ({
@@ -218,7 +333,9 @@ builder.mutationFields((t) => ({
       "Creates a draft invoice and computes its totals (docs/invoice-totals.md). Errors: validation_error with `fields` naming each problem " +
       "(customer missing or unknown, document not an invoice type or none for the customer's country, currency unknown, due_date before date, " +
       "period_end before period_start, a line without name or amount, negative values, too many lines, note over 5000 characters); nothing is written then.",
-    args: { input: t.arg({ type: InvoiceInput, required: true, description: "the invoice; customer and lines are required" }) },
+    args: {
+      input: t.arg({ type: InvoiceInput, required: true, description: "the invoice; customer and lines are required" }),
+    },
     resolve: async (_query, _root, args, ctx) => {
       // the created invoice with its lines, customer, document type and currency: relations the
       // selection asks beyond these are loaded by Pothos' fallback (no read-back of the whole tree)
@@ -241,7 +358,8 @@ builder.mutationFields((t) => ({
   }),
   deleteInvoice: t.field({
     type: DeletePayload,
-    description: "Deletes a draft invoice (orders it billed become uninvoiced). Errors: not_found, invalid_state (finalized).",
+    description:
+      "Deletes a draft invoice (orders it billed become uninvoiced). Errors: not_found, invalid_state (finalized).",
     args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
     resolve: async (_root, args, ctx) => {
       await deleteInvoice(ctx, String(args.id));

@@ -4,12 +4,39 @@
  * and domain/ (shipping-types.ts, order-invoicing.ts).
  */
 import { builder } from "../builder.js";
-import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, enumFilter, stringConditions } from "../filters.js";
+import {
+  DateTimeFilter,
+  StringFilter,
+  dateTimeConditions,
+  enumConditions,
+  enumFilter,
+  stringConditions,
+} from "../filters.js";
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
-import { createOrder, deleteOrder, finalizeOrder, invoiceOrders, orderPdf, updateOrder } from "../../services/orders.js";
-import { SHIPPING_TYPES, SALE_SHIPPING_TYPES, type ShippingType as ShippingTypeCode } from "../../domain/shipping-types.js";
-import { DeletePayload, DocumentIssuer, DocumentStatus, DocumentStatusFilter, type DocumentStatusValue, DocumentNumbering, NUMBERING_DESCRIPTION, type DocumentNumberingValue } from "./document.js";
+import {
+  createOrder,
+  deleteOrder,
+  finalizeOrder,
+  invoiceOrders,
+  orderPdf,
+  updateOrder,
+} from "../../services/orders.js";
+import {
+  SHIPPING_TYPES,
+  SALE_SHIPPING_TYPES,
+  type ShippingType as ShippingTypeCode,
+} from "../../domain/shipping-types.js";
+import {
+  DeletePayload,
+  DocumentIssuer,
+  DocumentStatus,
+  DocumentStatusFilter,
+  type DocumentStatusValue,
+  DocumentNumbering,
+  NUMBERING_DESCRIPTION,
+  type DocumentNumberingValue,
+} from "./document.js";
 import { Customer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./invoice.js";
@@ -33,12 +60,15 @@ export const SHIPPING_TYPE_NAMES: Record<ShippingTypeCode, string> = {
 
 export const ShippingType = builder.enumType("ShippingType", {
   description:
-    "What an order's goods movement is: SII's transfer code IndTraslado (docs/sii-dte.md \"The document\"). REST writes the code (`\"1\"`..`\"9\"`); GraphQL names it, since digits are not GraphQL names. " +
+    'What an order\'s goods movement is: SII\'s transfer code IndTraslado (docs/sii-dte.md "The document"). REST writes the code (`"1"`..`"9"`); GraphQL names it, since digits are not GraphQL names. ' +
     "Sales (sale, sale_to_be_made, export_sale) can be invoiced with invoiceOrders; the others move goods without selling them.",
   values: Object.fromEntries(
     (Object.entries(SHIPPING_TYPES) as [ShippingTypeCode, string][]).map(([code, label]) => [
       SHIPPING_TYPE_NAMES[code],
-      { value: code, description: `IndTraslado ${code} (REST \`"${code}"\`): ${label}${SALE_SHIPPING_TYPES.includes(code) ? "; a sale, can be invoiced" : ""}` },
+      {
+        value: code,
+        description: `IndTraslado ${code} (REST \`"${code}"\`): ${label}${SALE_SHIPPING_TYPES.includes(code) ? "; a sale, can be invoiced" : ""}`,
+      },
     ]),
   ) as Record<string, { value: ShippingTypeCode; description: string }>,
 });
@@ -50,13 +80,27 @@ export const OrderLine = builder.prismaObject("OrderLine", {
   fields: (t) => ({
     id: t.exposeID("id", { description: "`lin_` id" }),
     name: t.exposeString("name", { description: "the goods, as printed (SII NmbItem)" }),
-    description: t.exposeString("description", { nullable: true, description: "longer text printed under the name (SII DscItem); null when none" }),
+    description: t.exposeString("description", {
+      nullable: true,
+      description: "longer text printed under the name (SII DscItem); null when none",
+    }),
     quantity: t.expose("quantity", { type: "Decimal", description: "units moved, a decimal string (SII QtyItem)" }),
-    amount: t.expose("amount", { type: "Decimal", description: "unit price, net of tax, in the order currency (SII PrcItem); may be 0 on transfers that are not sales" }),
+    amount: t.expose("amount", {
+      type: "Decimal",
+      description:
+        "unit price, net of tax, in the order currency (SII PrcItem); may be 0 on transfers that are not sales",
+    }),
     exempt: t.exposeBoolean("exempt", { description: "true: not taxed, adds to the order's exempt (SII IndExe)" }),
-    tax: t.expose("tax", { type: "Decimal", nullable: true, description: "this line's tax in currency units, null when exempt (the order's tax is computed on the sum)" }),
+    tax: t.expose("tax", {
+      type: "Decimal",
+      nullable: true,
+      description: "this line's tax in currency units, null when exempt (the order's tax is computed on the sum)",
+    }),
     taxPercent: t.expose("taxPercent", { type: "Decimal", description: "tax rate, percent 0-100; 0 when exempt" }),
-    total: t.expose("total", { type: "Decimal", description: "line net: round(quantity x amount), in the order currency" }),
+    total: t.expose("total", {
+      type: "Decimal",
+      description: "line net: round(quantity x amount), in the order currency",
+    }),
     created: t.expose("createdAt", { type: "DateTime", description: "when the line was created (ISO 8601)" }),
     updated: t.expose("updatedAt", { type: "DateTime", description: "when the line last changed (ISO 8601)" }),
   }),
@@ -66,11 +110,13 @@ export const Order = builder.prismaNode("Order", {
   id: { field: "id", description: "`ord_` id" },
   findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
   nullable: true,
-  description: "A sale or transfer of goods to deliver before invoicing (guía de despacho). Totals as for invoices (docs/invoice-totals.md).",
+  description:
+    "A sale or transfer of goods to deliver before invoicing (guía de despacho). Totals as for invoices (docs/invoice-totals.md).",
   fields: (t) => ({
     customer: t.field({
       type: Customer,
-      description: "The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations and sources are the customer's now), on a draft the customer now (docs/decisions.md \"Issued documents\").",
+      description:
+        'The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations and sources are the customer\'s now), on a draft the customer now (docs/decisions.md "Issued documents").',
       select: (_args, _ctx, nestedSelection) => ({ customer: nestedSelection(true) }),
       resolve: (doc, _args, ctx) => documentCustomer(ctx, doc, doc.customer),
     }),
@@ -81,21 +127,42 @@ export const Order = builder.prismaNode("Order", {
     }),
     document: t.relation("documentType", { description: "document type (an order type, CL52)" }),
     currency: t.relation("currency", { description: "the document type's currency; every amount is in it" }),
-    number: t.exposeInt("number", { nullable: true, description: "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says which); null on drafts" }),
-    numbering: t.field({ type: DocumentNumbering, nullable: true, description: NUMBERING_DESCRIPTION, resolve: (doc) => doc.numbering as DocumentNumberingValue | null }),
+    number: t.exposeInt("number", {
+      nullable: true,
+      description:
+        "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says which); null on drafts",
+    }),
+    numbering: t.field({
+      type: DocumentNumbering,
+      nullable: true,
+      description: NUMBERING_DESCRIPTION,
+      resolve: (doc) => doc.numbering as DocumentNumberingValue | null,
+    }),
     testMode: t.exposeBoolean("testMode", { description: "true when created with a test key" }),
     date: t.expose("date", { type: "Date", description: "issue date, yyyy-mm-dd (SII FchEmis)" }),
-    address: t.exposeString("address", { nullable: true, description: "delivery address (SII DirDest); null when none" }),
-    carrierId: t.exposeString("carrierId", { nullable: true, description: "carrier's tax id, a RUT like 76042235-5 (SII RUTTrans); null when none" }),
+    address: t.exposeString("address", {
+      nullable: true,
+      description: "delivery address (SII DirDest); null when none",
+    }),
+    carrierId: t.exposeString("carrierId", {
+      nullable: true,
+      description: "carrier's tax id, a RUT like 76042235-5 (SII RUTTrans); null when none",
+    }),
     carrierName: t.exposeString("carrierName", { nullable: true, description: "carrier's name; null when none" }),
     state: t.exposeString("state", { nullable: true, description: "delivery state code, e.g. RM; null when none" }),
-    licencePlate: t.exposeString("licencePlate", { nullable: true, description: "vehicle plate (SII Patente); null when none" }),
+    licencePlate: t.exposeString("licencePlate", {
+      nullable: true,
+      description: "vehicle plate (SII Patente); null when none",
+    }),
     shippingType: t.field({
       type: ShippingType,
       description: "what the goods movement is (SII IndTraslado); REST `shipping_type` is its code",
       resolve: (order) => order.shippingType as ShippingTypeCode,
     }),
-    lines: t.relation("lines", { description: "the order's lines, in the order they were given", query: { orderBy: { position: "asc" } } }),
+    lines: t.relation("lines", {
+      description: "the order's lines, in the order they were given",
+      query: { orderBy: { position: "asc" } },
+    }),
     amount: t.expose("amount", { type: "Decimal", description: "taxable net (SII MntNeto)" }),
     exempt: t.expose("exempt", { type: "Decimal", description: "exempt net (SII MntExe)" }),
     tax: t.expose("tax", { type: "Decimal", description: "tax amount (SII IVA)" }),
@@ -108,11 +175,25 @@ export const Order = builder.prismaNode("Order", {
       description: "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize",
       resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
     }),
-    taxAgency: t.expose("taxAgency", { type: "JSONObject", description: "tax agency properties (track id, status) once sent" }),
-    status: t.field({ type: DocumentStatus, description: "draft or finalized", resolve: (order) => order.status as DocumentStatusValue }),
-    invoice: t.relation("invoice", { nullable: true, description: "the invoice that bills this order (invoiceOrders); null until invoiced" }),
+    taxAgency: t.expose("taxAgency", {
+      type: "JSONObject",
+      description: "tax agency properties (track id, status) once sent",
+    }),
+    status: t.field({
+      type: DocumentStatus,
+      description: "draft or finalized",
+      resolve: (order) => order.status as DocumentStatusValue,
+    }),
+    invoice: t.relation("invoice", {
+      nullable: true,
+      description: "the invoice that bills this order (invoiceOrders); null until invoiced",
+    }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
-    finalized: t.expose("finalizedAt", { type: "DateTime", nullable: true, description: "when it was finalized (ISO 8601); null on drafts" }),
+    finalized: t.expose("finalizedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "when it was finalized (ISO 8601); null on drafts",
+    }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was created (ISO 8601)" }),
     updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed (ISO 8601)" }),
     pdf: t.string({
@@ -138,14 +219,24 @@ const OrderInput = builder.inputType("OrderInput", {
   description: "Order fields. On update only given fields change; `lines` replaces all lines.",
   fields: (t) => ({
     customer: t.id({ description: "`cus_` id of the customer (required on create)" }),
-    document: t.string({ description: "order document type id (default CL52 for Chilean customers); must be an order type" }),
-    date: t.field({ type: "Date", description: "issue date yyyy-mm-dd; default today in the organization's time zone" }),
+    document: t.string({
+      description: "order document type id (default CL52 for Chilean customers); must be an order type",
+    }),
+    date: t.field({
+      type: "Date",
+      description: "issue date yyyy-mm-dd; default today in the organization's time zone",
+    }),
     address: t.string({ description: "delivery address, at most 70 characters" }),
     carrierId: t.string({ description: "carrier's tax id; a valid RUT on Chilean orders" }),
     carrierName: t.string({ description: "at most 100 characters" }),
-    state: t.string({ description: "delivery state: code (RM) or id (CL-RM) of a seeded state of the document type's country" }),
+    state: t.string({
+      description: "delivery state: code (RM) or id (CL-RM) of a seeded state of the document type's country",
+    }),
     licencePlate: t.string({ description: "at most 8 characters" }),
-    shippingType: t.field({ type: ShippingType, description: "what the goods movement is (SII IndTraslado); default sale" }),
+    shippingType: t.field({
+      type: ShippingType,
+      description: "what the goods movement is (SII IndTraslado); default sale",
+    }),
     lines: t.field({ type: [OrderLineInput], description: "the lines; on update they replace every line" }),
   }),
 });
@@ -163,24 +254,26 @@ const OrderWhere = builder.inputType("OrderWhere", {
 });
 
 builder.queryFields((t) => ({
-  orders: t.connection({
-    type: Order,
-    description: "Orders of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: OrderWhere, description: "filters; none: every order" }), offset: offsetArg(t) },
-    resolve: (_root, args, ctx, info) => {
-      const w = args.where ?? {};
-      return tenantConnection(ctx, info, ctx.prisma.order, args, [
-        ...stringConditions("customerId", w.customer),
-        ...enumConditions("status", w.status),
-        ...enumConditions("shippingType", w.shippingType),
-        ...stringConditions("invoiceId", w.invoice),
-        ...(w.invoiced === true ? [{ invoiceId: { not: null } }] : w.invoiced === false ? [{ invoiceId: null }] : []),
-        ...dateTimeConditions("createdAt", w.created),
-      ]);
+  orders: t.connection(
+    {
+      type: Order,
+      description: "Orders of the caller's organization and mode, newest first.",
+      args: { where: t.arg({ type: OrderWhere, description: "filters; none: every order" }), offset: offsetArg(t) },
+      resolve: (_root, args, ctx, info) => {
+        const w = args.where ?? {};
+        return tenantConnection(ctx, info, ctx.prisma.order, args, [
+          ...stringConditions("customerId", w.customer),
+          ...enumConditions("status", w.status),
+          ...enumConditions("shippingType", w.shippingType),
+          ...stringConditions("invoiceId", w.invoice),
+          ...(w.invoiced === true ? [{ invoiceId: { not: null } }] : w.invoiced === false ? [{ invoiceId: null }] : []),
+          ...dateTimeConditions("createdAt", w.created),
+        ]);
+      },
     },
-  },
-  { description: "A page of orders, newest first (Relay connection)." },
-  { description: "An order in a page, with its cursor." }),
+    { description: "A page of orders, newest first (Relay connection)." },
+    { description: "An order in a page, with its cursor." },
+  ),
 }));
 
 builder.mutationFields((t) => ({
@@ -190,7 +283,9 @@ builder.mutationFields((t) => ({
       "Creates a draft order and computes its totals. Errors: validation_error with `fields` naming each problem (customer missing or unknown, " +
       "document not an order type, carrier_id not a valid RUT on a Chilean order, address, carrier name or licence plate too long, unknown state, " +
       "a line without name or amount, negative values); nothing is written then.",
-    args: { input: t.arg({ type: OrderInput, required: true, description: "the order; customer and lines are required" }) },
+    args: {
+      input: t.arg({ type: OrderInput, required: true, description: "the order; customer and lines are required" }),
+    },
     resolve: async (query, _root, args, ctx) => {
       const created = await createOrder(ctx, args.input);
       return ctx.prisma.order.findUniqueOrThrow({ ...query, where: { id: created.id } });
@@ -198,7 +293,8 @@ builder.mutationFields((t) => ({
   }),
   updateOrder: t.prismaField({
     type: "Order",
-    description: "Updates a draft order: given fields change, lines are replaced, totals recomputed. Errors: not_found, invalid_state (finalized), validation_error (as createOrder).",
+    description:
+      "Updates a draft order: given fields change, lines are replaced, totals recomputed. Errors: not_found, invalid_state (finalized), validation_error (as createOrder).",
     args: {
       id: t.arg.id({ required: true, description: "`ord_` id" }),
       input: t.arg({ type: OrderInput, required: true, description: "the fields to change" }),
@@ -219,7 +315,8 @@ builder.mutationFields((t) => ({
   }),
   finalizeOrder: t.prismaField({
     type: "Order",
-    description: "Numbers and locks a draft order, freezing its customer and issuer as issued. Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
+    description:
+      "Numbers and locks a draft order, freezing its customer and issuer as issued. Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
     args: { id: t.arg.id({ required: true, description: "`ord_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeOrder(ctx, String(args.id));
@@ -239,7 +336,12 @@ builder.mutationFields((t) => ({
       dueDate: t.arg({ type: "Date", description: "default: date" }),
     },
     resolve: async (query, _root, args, ctx) => {
-      const invoice = await invoiceOrders(ctx, { orderIds: args.orderIds.map(String), document: args.document, date: args.date, dueDate: args.dueDate });
+      const invoice = await invoiceOrders(ctx, {
+        orderIds: args.orderIds.map(String),
+        document: args.document,
+        date: args.date,
+        dueDate: args.dueDate,
+      });
       return ctx.prisma.invoice.findUniqueOrThrow({ ...query, where: { id: invoice.id } });
     },
   }),

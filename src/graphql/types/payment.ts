@@ -6,22 +6,45 @@
  */
 import { builder } from "../builder.js";
 import type { DescribedValues } from "../enums.js";
-import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, enumFilter, stringConditions } from "../filters.js";
+import {
+  DateTimeFilter,
+  StringFilter,
+  dateTimeConditions,
+  enumConditions,
+  enumFilter,
+  stringConditions,
+} from "../filters.js";
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
-import { authorizePayment, cancelPayment, createPayment, createSource, payPayment, updatePaymentMetadata } from "../../services/payments.js";
+import {
+  authorizePayment,
+  cancelPayment,
+  createPayment,
+  createSource,
+  payPayment,
+  updatePaymentMetadata,
+} from "../../services/payments.js";
 import type { PaymentStatus as PaymentStatusValue } from "../../domain/payments.js";
 import type { SourceFlow as SourceFlowValue, SourceUsage as SourceUsageValue } from "../../infra/gateways/types.js";
 
 export const PaymentStatus = builder.enumType("PaymentStatus", {
-  description: "Where a payment is (spec \"Payment (status)\"; the moves are in docs/payments.md and domain/payments.ts).",
+  description:
+    'Where a payment is (spec "Payment (status)"; the moves are in docs/payments.md and domain/payments.ts).',
   values: {
     requires_payment_method: {
       value: "requires_payment_method",
-      description: "created, or its last charge was declined (failureReason says why): waiting for a source (authorizePayment) or for the customer to pay",
+      description:
+        "created, or its last charge was declined (failureReason says why): waiting for a source (authorizePayment) or for the customer to pay",
     },
-    processing: { value: "processing", description: "a charge is under way: the customer is at a redirect checkout, or the gateway is answering a card charge" },
-    succeeded: { value: "succeeded", description: "paid (paymentDate says when); counts in the invoice's amountPaid; final" },
+    processing: {
+      value: "processing",
+      description:
+        "a charge is under way: the customer is at a redirect checkout, or the gateway is answering a card charge",
+    },
+    succeeded: {
+      value: "succeeded",
+      description: "paid (paymentDate says when); counts in the invoice's amountPaid; final",
+    },
     canceled: { value: "canceled", description: "canceled by deletePayment before it succeeded; final" },
   } as const satisfies DescribedValues<PaymentStatusValue>,
 });
@@ -33,17 +56,29 @@ type SourceStatusValue = "chargeable" | "consumed" | "failed";
 export const SourceStatus = builder.enumType("SourceStatus", {
   description: "Whether a source can still pay (docs/payments.md).",
   values: {
-    chargeable: { value: "chargeable", description: "usable: a reusable source stays chargeable; a single-use one until its payment is answered" },
+    chargeable: {
+      value: "chargeable",
+      description: "usable: a reusable source stays chargeable; a single-use one until its payment is answered",
+    },
     consumed: { value: "consumed", description: "a single-use source whose payment succeeded; cannot be used again" },
-    failed: { value: "failed", description: "a single-use source whose payment was declined at the gateway; cannot be used again" },
+    failed: {
+      value: "failed",
+      description: "a single-use source whose payment was declined at the gateway; cannot be used again",
+    },
   } as const satisfies DescribedValues<SourceStatusValue>,
 });
 
 export const SourceUsage = builder.enumType("SourceUsage", {
   description: "How many payments a source can pay (the gateway decides; infra/gateways).",
   values: {
-    reusable: { value: "reusable", description: "any number of payments, charged directly (test cards; the billing run charges these)" },
-    single_use: { value: "single_use", description: "one payment, paid by the customer at the gateway's checkout (redirect sources)" },
+    reusable: {
+      value: "reusable",
+      description: "any number of payments, charged directly (test cards; the billing run charges these)",
+    },
+    single_use: {
+      value: "single_use",
+      description: "one payment, paid by the customer at the gateway's checkout (redirect sources)",
+    },
   } as const satisfies DescribedValues<SourceUsageValue>,
 });
 
@@ -51,7 +86,10 @@ export const SourceFlow = builder.enumType("SourceFlow", {
   description: "How a payment with this source is completed.",
   values: {
     none: { value: "none", description: "charged directly by the service, no customer action" },
-    redirect: { value: "redirect", description: "the customer is sent to `data.redirect_url` (the payPayment answer's redirectUrl) to pay" },
+    redirect: {
+      value: "redirect",
+      description: "the customer is sent to `data.redirect_url` (the payPayment answer's redirectUrl) to pay",
+    },
   } as const satisfies DescribedValues<SourceFlowValue>,
 });
 
@@ -67,9 +105,15 @@ export const Payment = builder.prismaNode("Payment", {
   description: "A charge to a customer's card or other source (docs/payments.md).",
   fields: (t) => ({
     date: t.expose("date", { type: "Date", description: "the payment's date, yyyy-mm-dd" }),
-    amount: t.expose("amount", { type: "Decimal", description: "positive, in currency units of the payment currency (whole pesos for CLP)" }),
+    amount: t.expose("amount", {
+      type: "Decimal",
+      description: "positive, in currency units of the payment currency (whole pesos for CLP)",
+    }),
     currency: t.exposeString("currencyId", { description: "ISO 4217 code, e.g. CLP" }),
-    description: t.exposeString("description", { nullable: true, description: "at most 256 characters; null when none" }),
+    description: t.exposeString("description", {
+      nullable: true,
+      description: "at most 256 characters; null when none",
+    }),
     source: t.relation("source", { nullable: true, description: "the source attached by authorize" }),
     returnUrl: t.string({
       nullable: true,
@@ -77,11 +121,28 @@ export const Payment = builder.prismaNode("Payment", {
       select: { sourceId: true },
       resolve: (payment, _args, ctx) => (payment.sourceId ? payOperationUrl(ctx.baseUrl, payment.id) : null),
     }),
-    paymentDate: t.expose("paymentDate", { type: "DateTime", nullable: true, description: "when it succeeded (ISO 8601); null until then" }),
-    customer: t.relation("customer", { nullable: true, description: "the customer who pays; null when the payment names none (REST `customer` is its id)" }),
-    invoice: t.relation("invoice", { nullable: true, description: "the invoice this payment pays; null when it pays none (REST `invoice` is its id)" }),
-    status: t.field({ type: PaymentStatus, description: "where the payment is", resolve: (payment) => payment.status as PaymentStatusValue }),
-    failureReason: t.exposeString("failureReason", { nullable: true, description: "why the last charge was declined (`code: message`); null when none was" }),
+    paymentDate: t.expose("paymentDate", {
+      type: "DateTime",
+      nullable: true,
+      description: "when it succeeded (ISO 8601); null until then",
+    }),
+    customer: t.relation("customer", {
+      nullable: true,
+      description: "the customer who pays; null when the payment names none (REST `customer` is its id)",
+    }),
+    invoice: t.relation("invoice", {
+      nullable: true,
+      description: "the invoice this payment pays; null when it pays none (REST `invoice` is its id)",
+    }),
+    status: t.field({
+      type: PaymentStatus,
+      description: "where the payment is",
+      resolve: (payment) => payment.status as PaymentStatusValue,
+    }),
+    failureReason: t.exposeString("failureReason", {
+      nullable: true,
+      description: "why the last charge was declined (`code: message`); null when none was",
+    }),
     metadata: t.expose("metadata", { type: "JSONObject", description: "your key-value data ({} when none)" }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was created (ISO 8601)" }),
@@ -95,28 +156,59 @@ export const Source = builder.prismaNode("Source", {
   nullable: true,
   description: "A way to pay at a payment gateway: a test card (reusable) or a redirect checkout (single use).",
   fields: (t) => ({
-    amount: t.expose("amount", { type: "Decimal", nullable: true, description: "when set, the only amount (currency units) a payment using this source may have; null: any" }),
-    description: t.exposeString("description", { nullable: true, description: "at most 256 characters; null when none" }),
-    returnUrl: t.exposeString("returnUrl", { nullable: true, description: "http(s) URL the checkout sends the customer back to; null when none" }),
-    status: t.field({ type: SourceStatus, description: "whether the source can still pay", resolve: (source) => source.status as SourceStatusValue }),
+    amount: t.expose("amount", {
+      type: "Decimal",
+      nullable: true,
+      description: "when set, the only amount (currency units) a payment using this source may have; null: any",
+    }),
+    description: t.exposeString("description", {
+      nullable: true,
+      description: "at most 256 characters; null when none",
+    }),
+    returnUrl: t.exposeString("returnUrl", {
+      nullable: true,
+      description: "http(s) URL the checkout sends the customer back to; null when none",
+    }),
+    status: t.field({
+      type: SourceStatus,
+      description: "whether the source can still pay",
+      resolve: (source) => source.status as SourceStatusValue,
+    }),
     metadata: t.expose("metadata", { type: "JSONObject", description: "your key-value data ({} when none)" }),
-    customer: t.relation("customer", { nullable: true, description: "the customer the source belongs to; null when none (REST `customer` is its id)" }),
+    customer: t.relation("customer", {
+      nullable: true,
+      description: "the customer the source belongs to; null when none (REST `customer` is its id)",
+    }),
     gateway: t.exposeString("gateway", {
       description:
         "name of the payment gateway that made it: `test` (test cards) or `redirect` (hosted checkout) in this build. A String, not an enum: the set grows with the gateways a deployment enables (PAYMENT_GATEWAYS; docs/payments.md).",
     }),
-    usage: t.field({ type: SourceUsage, description: "how many payments it can pay", resolve: (source) => source.usage as SourceUsageValue }),
-    flow: t.field({ type: SourceFlow, description: "how a payment with it completes", resolve: (source) => source.flow as SourceFlowValue }),
-    data: t.expose("data", { type: "JSONObject", description: "gateway data: card brand and last4; redirect_url for a redirect flow" }),
+    usage: t.field({
+      type: SourceUsage,
+      description: "how many payments it can pay",
+      resolve: (source) => source.usage as SourceUsageValue,
+    }),
+    flow: t.field({
+      type: SourceFlow,
+      description: "how a payment with it completes",
+      resolve: (source) => source.flow as SourceFlowValue,
+    }),
+    data: t.expose("data", {
+      type: "JSONObject",
+      description: "gateway data: card brand and last4; redirect_url for a redirect flow",
+    }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was created (ISO 8601)" }),
     updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed (ISO 8601)" }),
   }),
 });
 
 const PaymentInput = builder.inputType("PaymentInput", {
-  description: "A new payment (spec \"Payment\" and \"Limits\").",
+  description: 'A new payment (spec "Payment" and "Limits").',
   fields: (t) => ({
-    amount: t.field({ type: "Decimal", description: "positive, in the currency's unit (whole pesos for CLP) (required)" }),
+    amount: t.field({
+      type: "Decimal",
+      description: "positive, in the currency's unit (whole pesos for CLP) (required)",
+    }),
     currency: t.string({ description: "ISO 4217, chargeable; default the invoice's, else the customer's" }),
     date: t.field({ type: "Date", description: "not before today in the organization's time zone; default today" }),
     description: t.string({ description: "at most 256 characters" }),
@@ -130,9 +222,17 @@ const SourceInput = builder.inputType("SourceInput", {
   description: "A new source. Test card: gateway test, data {token: tok_visa}. Redirect: gateway redirect, returnUrl.",
   fields: (t) => ({
     customer: t.id({ description: "`cus_` id of the customer the source belongs to" }),
-    gateway: t.string({ description: "an enabled gateway's name: test | redirect (required); test gateways work with test keys only" }),
-    usage: t.field({ type: SourceUsage, description: "reusable for test, single_use for redirect (the only ones each accepts); default per gateway" }),
-    amount: t.field({ type: "Decimal", description: "positive; when set, only a payment of this amount (currency units) can use it" }),
+    gateway: t.string({
+      description: "an enabled gateway's name: test | redirect (required); test gateways work with test keys only",
+    }),
+    usage: t.field({
+      type: SourceUsage,
+      description: "reusable for test, single_use for redirect (the only ones each accepts); default per gateway",
+    }),
+    amount: t.field({
+      type: "Decimal",
+      description: "positive; when set, only a payment of this amount (currency units) can use it",
+    }),
     description: t.string({ description: "at most 256 characters" }),
     returnUrl: t.string({ description: "http(s) URL the checkout returns to" }),
     data: t.field({ type: "JSONObject", description: "gateway data: {token} for test cards (tok_visa, ...)" }),
@@ -150,35 +250,43 @@ const PaymentWhere = builder.inputType("PaymentWhere", {
   }),
 });
 
-const PayPaymentResult = builder.objectRef<{ redirectUrl: string | null; paymentId: string }>("PayPaymentResult").implement({
-  description: "The pay operation's answer: the payment, and where to send the customer (redirect sources).",
-  fields: (t) => ({
-    redirectUrl: t.exposeString("redirectUrl", { nullable: true, description: "the gateway checkout address; null when the payment was charged directly" }),
-    payment: t.prismaField({
-      type: "Payment",
-      description: "the payment, as it is after the pay operation",
-      resolve: (query, parent, _args, ctx) => ctx.prisma.payment.findUniqueOrThrow({ ...query, where: { id: parent.paymentId } }),
+const PayPaymentResult = builder
+  .objectRef<{ redirectUrl: string | null; paymentId: string }>("PayPaymentResult")
+  .implement({
+    description: "The pay operation's answer: the payment, and where to send the customer (redirect sources).",
+    fields: (t) => ({
+      redirectUrl: t.exposeString("redirectUrl", {
+        nullable: true,
+        description: "the gateway checkout address; null when the payment was charged directly",
+      }),
+      payment: t.prismaField({
+        type: "Payment",
+        description: "the payment, as it is after the pay operation",
+        resolve: (query, parent, _args, ctx) =>
+          ctx.prisma.payment.findUniqueOrThrow({ ...query, where: { id: parent.paymentId } }),
+      }),
     }),
-  }),
-});
+  });
 
 builder.queryFields((t) => ({
-  payments: t.connection({
-    type: Payment,
-    description: "Payments of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: PaymentWhere, description: "filters; none: every payment" }), offset: offsetArg(t) },
-    resolve: (_root, args, ctx, info) => {
-      const w = args.where ?? {};
-      return tenantConnection(ctx, info, ctx.prisma.payment, args, [
-        ...stringConditions("customerId", w.customer),
-        ...stringConditions("invoiceId", w.invoice),
-        ...enumConditions("status", w.status),
-        ...dateTimeConditions("createdAt", w.created),
-      ]);
+  payments: t.connection(
+    {
+      type: Payment,
+      description: "Payments of the caller's organization and mode, newest first.",
+      args: { where: t.arg({ type: PaymentWhere, description: "filters; none: every payment" }), offset: offsetArg(t) },
+      resolve: (_root, args, ctx, info) => {
+        const w = args.where ?? {};
+        return tenantConnection(ctx, info, ctx.prisma.payment, args, [
+          ...stringConditions("customerId", w.customer),
+          ...stringConditions("invoiceId", w.invoice),
+          ...enumConditions("status", w.status),
+          ...dateTimeConditions("createdAt", w.created),
+        ]);
+      },
     },
-  },
-  { description: "A page of payments, newest first (Relay connection)." },
-  { description: "A payment in a page, with its cursor." }),
+    { description: "A page of payments, newest first (Relay connection)." },
+    { description: "A payment in a page, with its cursor." },
+  ),
 }));
 
 builder.mutationFields((t) => ({
@@ -199,7 +307,11 @@ builder.mutationFields((t) => ({
     description: "Merges metadata into a payment (an empty value removes a key). Errors: not_found, validation_error.",
     args: {
       id: t.arg.id({ required: true, description: "`pay_` id" }),
-      metadata: t.arg({ type: "JSONObject", required: true, description: "keys to set (string values); an empty value removes the key" }),
+      metadata: t.arg({
+        type: "JSONObject",
+        required: true,
+        description: "keys to set (string values); an empty value removes the key",
+      }),
     },
     resolve: async (query, _root, args, ctx) => {
       const updated = await updatePaymentMetadata(ctx, String(args.id), args.metadata);

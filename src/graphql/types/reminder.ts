@@ -9,7 +9,13 @@ import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } fr
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { sendReminder } from "../../services/reminders.js";
-import { MAX_DELIVERY_ATTEMPTS, MAX_MESSAGE_LENGTH, MAX_RECIPIENTS, MAX_SUBJECT_LENGTH, type OutboxStatus } from "../../domain/reminders.js";
+import {
+  MAX_DELIVERY_ATTEMPTS,
+  MAX_MESSAGE_LENGTH,
+  MAX_RECIPIENTS,
+  MAX_SUBJECT_LENGTH,
+  type OutboxStatus,
+} from "../../domain/reminders.js";
 import "./invoice.js";
 import "./order.js";
 import "./credit-note.js";
@@ -18,10 +24,20 @@ import "./payment.js";
 export const ReminderDeliveryStatus = builder.enumType("ReminderDeliveryStatus", {
   description: "Where a reminder's e-mail is in the mail outbox (docs/reminders.md).",
   values: {
-    pending: { value: "pending", description: "not sent yet: the first attempt is under way, or a failed attempt is retried with backoff at nextAttempt" },
+    pending: {
+      value: "pending",
+      description:
+        "not sent yet: the first attempt is under way, or a failed attempt is retried with backoff at nextAttempt",
+    },
     sent: { value: "sent", description: "accepted by the SMTP server (sent says when); final" },
-    failed: { value: "failed", description: `gave up after ${MAX_DELIVERY_ATTEMPTS} attempts (lastError says why); kept for inspection; final` },
-    kept: { value: "kept", description: "no SMTP server is configured (SMTP_URL): stored in the outbox and logged, not sent; final" },
+    failed: {
+      value: "failed",
+      description: `gave up after ${MAX_DELIVERY_ATTEMPTS} attempts (lastError says why); kept for inspection; final`,
+    },
+    kept: {
+      value: "kept",
+      description: "no SMTP server is configured (SMTP_URL): stored in the outbox and logged, not sent; final",
+    },
   } as const satisfies DescribedValues<OutboxStatus>,
 });
 
@@ -31,16 +47,27 @@ export const ReminderDelivery = builder.prismaObject("OutboxMessage", {
     "Delivery of a reminder's e-mail (docs/reminders.md). status: pending (not sent yet; retried with backoff), sent, " +
     `failed (gave up after ${MAX_DELIVERY_ATTEMPTS} attempts; kept for inspection), kept (no SMTP server configured: stored in the outbox and logged).`,
   fields: (t) => ({
-    status: t.field({ type: ReminderDeliveryStatus, description: "where the e-mail is", resolve: (m) => m.status as OutboxStatus }),
+    status: t.field({
+      type: ReminderDeliveryStatus,
+      description: "where the e-mail is",
+      resolve: (m) => m.status as OutboxStatus,
+    }),
     attempts: t.exposeInt("attempts", { description: "delivery attempts made" }),
-    lastError: t.exposeString("lastError", { nullable: true, description: "the last failure's reason (on sent messages: recipients the server refused)" }),
+    lastError: t.exposeString("lastError", {
+      nullable: true,
+      description: "the last failure's reason (on sent messages: recipients the server refused)",
+    }),
     nextAttempt: t.field({
       type: "DateTime",
       nullable: true,
       description: "when the next attempt is due; null unless pending",
       resolve: (m) => (m.status === "pending" ? m.nextAttemptAt : null),
     }),
-    sent: t.expose("sentAt", { type: "DateTime", nullable: true, description: "when the SMTP server accepted it (ISO 8601); null unless sent" }),
+    sent: t.expose("sentAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "when the SMTP server accepted it (ISO 8601); null unless sent",
+    }),
   }),
 });
 
@@ -48,22 +75,36 @@ export const Reminder = builder.prismaNode("Reminder", {
   id: { field: "id", description: "`rem_` id" },
   findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
   nullable: true,
-  description: "An e-mail about one invoice, credit note, payment or order, with the document's PDF attached (payments have none).",
+  description:
+    "An e-mail about one invoice, credit note, payment or order, with the document's PDF attached (payments have none).",
   fields: (t) => ({
     subject: t.exposeString("subject", { description: "the e-mail's subject, one line" }),
     recipients: t.exposeStringList("recipients", { description: "e-mail addresses (REST `recipient`)" }),
     message: t.exposeString("message", { description: "the e-mail's text" }),
-    invoice: t.relation("invoice", { nullable: true, description: "the invoice it is about; null when it is about another document" }),
-    creditNote: t.relation("creditNote", { nullable: true, description: "the credit note it is about; null when it is about another document" }),
-    payment: t.relation("payment", { nullable: true, description: "the payment it is about (no attachment); null when it is about another document" }),
-    order: t.relation("order", { nullable: true, description: "the order it is about; null when it is about another document" }),
+    invoice: t.relation("invoice", {
+      nullable: true,
+      description: "the invoice it is about; null when it is about another document",
+    }),
+    creditNote: t.relation("creditNote", {
+      nullable: true,
+      description: "the credit note it is about; null when it is about another document",
+    }),
+    payment: t.relation("payment", {
+      nullable: true,
+      description: "the payment it is about (no attachment); null when it is about another document",
+    }),
+    order: t.relation("order", {
+      nullable: true,
+      description: "the order it is about; null when it is about another document",
+    }),
     testMode: t.exposeBoolean("testMode", { description: "true when sent with a test key" }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key sent it (the message's Reply-To)" }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was recorded (ISO 8601)" }),
     delivery: t.field({
       type: ReminderDelivery,
       nullable: true,
-      description: "the delivery of its e-mail (recorded with the reminder, in the same transaction); null only if no e-mail was recorded for it",
+      description:
+        "the delivery of its e-mail (recorded with the reminder, in the same transaction); null only if no e-mail was recorded for it",
       select: { outbox: { orderBy: { createdAt: "asc" }, take: 1 } },
       resolve: (reminder) => reminder.outbox[0] ?? null,
     }),
@@ -71,7 +112,8 @@ export const Reminder = builder.prismaNode("Reminder", {
 });
 
 const ReminderInput = builder.inputType("ReminderInput", {
-  description: "A reminder: subject, recipients and message are required, and exactly one of invoice, creditNote, payment or order.",
+  description:
+    "A reminder: subject, recipients and message are required, and exactly one of invoice, creditNote, payment or order.",
   fields: (t) => ({
     subject: t.string({ description: `one line, at most ${MAX_SUBJECT_LENGTH} characters (required)` }),
     recipients: t.stringList({ description: `1 to ${MAX_RECIPIENTS} e-mail addresses (duplicates are dropped)` }),
@@ -94,26 +136,32 @@ const ReminderWhere = builder.inputType("ReminderWhere", {
   }),
 });
 
-const id = (value: string | number | null | undefined) => (value === null || value === undefined ? value : String(value));
+const id = (value: string | number | null | undefined) =>
+  value === null || value === undefined ? value : String(value);
 
 builder.queryFields((t) => ({
-  reminders: t.connection({
-    type: Reminder,
-    description: "Reminders of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: ReminderWhere, description: "filters; none: every reminder" }), offset: offsetArg(t) },
-    resolve: (_root, args, ctx, info) => {
-      const w = args.where ?? {};
-      return tenantConnection(ctx, info, ctx.prisma.reminder, args, [
-        ...stringConditions("invoiceId", w.invoice),
-        ...stringConditions("creditNoteId", w.creditNote),
-        ...stringConditions("paymentId", w.payment),
-        ...stringConditions("orderId", w.order),
-        ...dateTimeConditions("createdAt", w.created),
-      ]);
+  reminders: t.connection(
+    {
+      type: Reminder,
+      description: "Reminders of the caller's organization and mode, newest first.",
+      args: {
+        where: t.arg({ type: ReminderWhere, description: "filters; none: every reminder" }),
+        offset: offsetArg(t),
+      },
+      resolve: (_root, args, ctx, info) => {
+        const w = args.where ?? {};
+        return tenantConnection(ctx, info, ctx.prisma.reminder, args, [
+          ...stringConditions("invoiceId", w.invoice),
+          ...stringConditions("creditNoteId", w.creditNote),
+          ...stringConditions("paymentId", w.payment),
+          ...stringConditions("orderId", w.order),
+          ...dateTimeConditions("createdAt", w.created),
+        ]);
+      },
     },
-  },
-  { description: "A page of reminders, newest first (Relay connection)." },
-  { description: "A reminder in a page, with its cursor." }),
+    { description: "A page of reminders, newest first (Relay connection)." },
+    { description: "A reminder in a page, with its cursor." },
+  ),
 }));
 
 builder.mutationFields((t) => ({
@@ -128,7 +176,15 @@ builder.mutationFields((t) => ({
       const input = args.input;
       const reminder = await sendReminder(
         ctx,
-        { subject: input.subject, recipients: input.recipients, message: input.message, invoice: id(input.invoice), creditNote: id(input.creditNote), payment: id(input.payment), order: id(input.order) },
+        {
+          subject: input.subject,
+          recipients: input.recipients,
+          message: input.message,
+          invoice: id(input.invoice),
+          creditNote: id(input.creditNote),
+          payment: id(input.payment),
+          order: id(input.order),
+        },
         { prisma: ctx.prisma, mailer: ctx.mailer, logger: ctx.logger, settings: ctx.settings },
       );
       return ctx.prisma.reminder.findUniqueOrThrow({ ...query, where: { id: reminder.id } });

@@ -22,17 +22,30 @@ const TaxProfile = builder.objectRef<TaxProfileValue>("TaxProfile").implement({
     taxId: t.exposeString("taxId", { nullable: true, description: "RUT in normal form (76042235-5): RUTEmisor" }),
     businessName: t.exposeString("businessName", { nullable: true, description: "RznSoc (at most 100 characters)" }),
     activity: t.exposeString("activity", { nullable: true, description: "GiroEmis (at most 80 characters)" }),
-    activityCodes: t.exposeStringList("activityCodes", { description: "SII economic activity codes, Acteco (1 to 4, up to 6 digits each)" }),
+    activityCodes: t.exposeStringList("activityCodes", {
+      description: "SII economic activity codes, Acteco (1 to 4, up to 6 digits each)",
+    }),
     address: t.exposeString("address", { nullable: true, description: "DirOrigen (70)" }),
     commune: t.exposeString("commune", { nullable: true, description: "CmnaOrigen (20)" }),
     city: t.exposeString("city", { nullable: true, description: "CiudadOrigen (20)" }),
-    resolutionNumber: t.exposeInt("resolutionNumber", { nullable: true, description: "SII resolution number authorizing electronic documents (0 in certification)" }),
-    resolutionDate: t.field({ type: "Date", nullable: true, description: "date of that resolution", resolve: (p) => p.resolutionDate }),
+    resolutionNumber: t.exposeInt("resolutionNumber", {
+      nullable: true,
+      description: "SII resolution number authorizing electronic documents (0 in certification)",
+    }),
+    resolutionDate: t.field({
+      type: "Date",
+      nullable: true,
+      description: "date of that resolution",
+      resolve: (p) => p.resolutionDate,
+    }),
     locale: t.exposeString("locale", {
       nullable: true,
-      description: "language of the mode's printed documents (PDFs): `es` or `en`; null: Spanish for a Chilean document type, English for others (docs/sii-dte.md \"The printed representation\")",
+      description:
+        'language of the mode\'s printed documents (PDFs): `es` or `en`; null: Spanish for a Chilean document type, English for others (docs/sii-dte.md "The printed representation")',
     }),
-    missing: t.exposeStringList("missing", { description: "fields SII requires that are still empty (tax_id, business_name, activity, activity_codes)" }),
+    missing: t.exposeStringList("missing", {
+      description: "fields SII requires that are still empty (tax_id, business_name, activity, activity_codes)",
+    }),
     updated: t.expose("updated", { type: "DateTime", description: "when this mode's profile last changed" }),
   }),
 });
@@ -48,19 +61,39 @@ const TaxProfileInput = builder.inputType("TaxProfileInput", {
     commune: t.string({ description: "at most 20 characters" }),
     city: t.string({ description: "at most 20 characters" }),
     resolutionNumber: t.int({ description: "0 or more" }),
-    resolutionDate: t.string({ description: "date of the SII resolution, yyyy-mm-dd (a String for REST compatibility; another form is a validation_error on resolution_date)" }),
-    locale: t.string({ description: "language of printed documents: `es` or `en` (another value is a validation_error on locale); null or an empty string: by the document type's country" }),
+    resolutionDate: t.string({
+      description:
+        "date of the SII resolution, yyyy-mm-dd (a String for REST compatibility; another form is a validation_error on resolution_date)",
+    }),
+    locale: t.string({
+      description:
+        "language of printed documents: `es` or `en` (another value is a validation_error on locale); null or an empty string: by the document type's country",
+    }),
   }),
 });
 
 const Certificate = builder.prismaObject("Certificate", {
-  description: "A signing certificate of the organization in one mode (PKCS#12, kept encrypted at rest): it signs that mode's documents only. Only public facts are readable.",
+  description:
+    "A signing certificate of the organization in one mode (PKCS#12, kept encrypted at rest): it signs that mode's documents only. Only public facts are readable.",
   fields: (t) => ({
     id: t.exposeID("id", { description: "`cer_` id" }),
-    subjectRut: t.exposeString("subjectRut", { nullable: true, description: "RUT of the certificate's holder (normal form)" }),
-    validFrom: t.expose("validFrom", { type: "DateTime", nullable: true, description: "before this instant it does not sign yet; null when the file gives none" }),
-    validTo: t.expose("validTo", { type: "DateTime", nullable: true, description: "after this instant it no longer signs" }),
-    testMode: t.exposeBoolean("testMode", { description: "the mode whose documents it signs: the mode of the key that uploaded it" }),
+    subjectRut: t.exposeString("subjectRut", {
+      nullable: true,
+      description: "RUT of the certificate's holder (normal form)",
+    }),
+    validFrom: t.expose("validFrom", {
+      type: "DateTime",
+      nullable: true,
+      description: "before this instant it does not sign yet; null when the file gives none",
+    }),
+    validTo: t.expose("validTo", {
+      type: "DateTime",
+      nullable: true,
+      description: "after this instant it no longer signs",
+    }),
+    testMode: t.exposeBoolean("testMode", {
+      description: "the mode whose documents it signs: the mode of the key that uploaded it",
+    }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was uploaded" }),
   }),
 });
@@ -77,14 +110,29 @@ export const Caf = builder.prismaNode("Caf", {
   id: { field: "id", description: "`caf_` id" },
   findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
   nullable: true,
-  description: "A CAF file: a range of folios SII authorized for one document type (IDK 100 certification CAFs are test mode, others live). The file itself (with its private key) is never readable.",
+  description:
+    "A CAF file: a range of folios SII authorized for one document type (IDK 100 certification CAFs are test mode, others live). The file itself (with its private key) is never readable.",
   fields: (t) => ({
     documentType: t.exposeString("documentTypeId", { description: "document type id (CL33)" }),
     rangeFrom: t.exposeInt("rangeFrom", { description: "first authorized folio" }),
     rangeTo: t.exposeInt("rangeTo", { description: "last authorized folio" }),
-    nextFolio: t.int({ nullable: true, description: "the folio the next finalize takes; null when used up", select: { nextFolio: true, rangeTo: true }, resolve: (c) => (c.nextFolio > c.rangeTo ? null : c.nextFolio) }),
-    available: t.int({ description: "folios left", select: { nextFolio: true, rangeTo: true }, resolve: (c) => Math.max(0, c.rangeTo - c.nextFolio + 1) }),
-    authorized: t.field({ type: "Date", description: "SII's authorization date (FA)", select: { authorizedAt: true }, resolve: (c) => isoDate(c.authorizedAt) }),
+    nextFolio: t.int({
+      nullable: true,
+      description: "the folio the next finalize takes; null when used up",
+      select: { nextFolio: true, rangeTo: true },
+      resolve: (c) => (c.nextFolio > c.rangeTo ? null : c.nextFolio),
+    }),
+    available: t.int({
+      description: "folios left",
+      select: { nextFolio: true, rangeTo: true },
+      resolve: (c) => Math.max(0, c.rangeTo - c.nextFolio + 1),
+    }),
+    authorized: t.field({
+      type: "Date",
+      description: "SII's authorization date (FA)",
+      select: { authorizedAt: true },
+      resolve: (c) => isoDate(c.authorizedAt),
+    }),
     expires: t.field({
       type: "Date",
       nullable: true,
@@ -92,7 +140,9 @@ export const Caf = builder.prismaNode("Caf", {
       select: { authorizedAt: true, documentTypeId: true },
       resolve: (c) => storedCafLastUsableDate(c),
     }),
-    testMode: t.exposeBoolean("testMode", { description: "true for a certification CAF (IDK 100): it numbers test mode's documents; false: live mode's" }),
+    testMode: t.exposeBoolean("testMode", {
+      description: "true for a certification CAF (IDK 100): it numbers test mode's documents; false: live mode's",
+    }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was uploaded" }),
   }),
 });
@@ -115,26 +165,33 @@ builder.queryFields((t) => ({
   }),
   certificates: t.prismaField({
     type: [Certificate],
-    description: "The signing certificates of the caller's organization and mode, newest first (the newest unexpired one signs that mode's documents).",
+    description:
+      "The signing certificates of the caller's organization and mode, newest first (the newest unexpired one signs that mode's documents).",
     resolve: (_query, _root, _args, ctx) => listCertificates(ctx) as never,
   }),
-  cafs: t.connection({
-    type: Caf,
-    description: "CAFs of the caller's organization and mode, newest first.",
-    args: { where: t.arg({ type: CafWhere, description: "filters; absent: every CAF" }), offset: offsetArg(t) },
-    resolve: (_root, args, ctx, info) => {
-      const where = { ...tenant(ctx), AND: [...stringConditions("documentTypeId", args.where?.documentType)] };
-      return prismaConnection(ctx, info, ctx.prisma.caf, args, { where, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
+  cafs: t.connection(
+    {
+      type: Caf,
+      description: "CAFs of the caller's organization and mode, newest first.",
+      args: { where: t.arg({ type: CafWhere, description: "filters; absent: every CAF" }), offset: offsetArg(t) },
+      resolve: (_root, args, ctx, info) => {
+        const where = { ...tenant(ctx), AND: [...stringConditions("documentTypeId", args.where?.documentType)] };
+        return prismaConnection(ctx, info, ctx.prisma.caf, args, {
+          where,
+          orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        });
+      },
     },
-  },
-  { description: "A page of CAFs, newest first." },
-  { description: "A CAF in a page of CAFs, with its cursor." }),
+    { description: "A page of CAFs, newest first." },
+    { description: "A CAF in a page of CAFs, with its cursor." },
+  ),
 }));
 
 builder.mutationFields((t) => ({
   updateTaxProfile: t.field({
     type: TaxProfile,
-    description: "Changes the given fields of the caller's mode's tax profile (the other mode's is not touched). Errors: validation_error (tax_id, business_name, activity, activity_codes, address, commune, city, resolution_number, resolution_date, locale).",
+    description:
+      "Changes the given fields of the caller's mode's tax profile (the other mode's is not touched). Errors: validation_error (tax_id, business_name, activity, activity_codes, address, commune, city, resolution_number, resolution_date, locale).",
     args: { input: t.arg({ type: TaxProfileInput, required: true, description: "the fields to change" }) },
     resolve: (_root, args, ctx) => updateTaxProfile(ctx, args.input),
   }),
@@ -167,8 +224,12 @@ interface StoredFileValue {
 const StoredFile = builder.objectRef<StoredFileValue>("StoredFile").implement({
   description: "A file the service produced for the organization (a document's DTE XML), served at /v1/files/<name>.",
   fields: (t) => ({
-    name: t.exposeString("name", { description: "the file's name, unique in the organization and mode (the last part of a document's local_file)" }),
-    contentType: t.exposeString("contentType", { description: "MIME type (application/xml; charset=ISO-8859-1 for a DTE)" }),
+    name: t.exposeString("name", {
+      description: "the file's name, unique in the organization and mode (the last part of a document's local_file)",
+    }),
+    contentType: t.exposeString("contentType", {
+      description: "MIME type (application/xml; charset=ISO-8859-1 for a DTE)",
+    }),
     content: t.exposeString("content", { description: "the bytes in base64" }),
     created: t.expose("created", { type: "DateTime", description: "when the service stored it" }),
   }),
@@ -178,11 +239,19 @@ builder.queryFields((t) => ({
   storedFile: t.field({
     type: StoredFile,
     nullable: true,
-    description: "A stored file of the caller's organization and mode by name (a document's local_file ends with it); null when there is none.",
+    description:
+      "A stored file of the caller's organization and mode by name (a document's local_file ends with it); null when there is none.",
     args: { name: t.arg.string({ required: true, description: "the file's name as it ends a document's local_file" }) },
     resolve: async (_root, args, ctx) => {
       const file = await ctx.prisma.storedFile.findFirst({ where: { name: args.name, ...tenant(ctx) } });
-      return file ? { name: file.name, contentType: file.contentType, content: Buffer.from(file.content).toString("base64"), created: file.createdAt } : null;
+      return file
+        ? {
+            name: file.name,
+            contentType: file.contentType,
+            content: Buffer.from(file.content).toString("base64"),
+            created: file.createdAt,
+          }
+        : null;
     },
   }),
 }));

@@ -6,7 +6,14 @@ import { builder } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
 import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
-import { createUsage, deleteUsage, MAX_USAGE_BATCH, recordUsages, type UsageInput as ServiceUsageInput, type UsageRow } from "../../services/usages.js";
+import {
+  createUsage,
+  deleteUsage,
+  MAX_USAGE_BATCH,
+  recordUsages,
+  type UsageInput as ServiceUsageInput,
+  type UsageRow,
+} from "../../services/usages.js";
 import type { Prisma } from "../../infra/prisma/generated/client.js";
 import type { GraphQLContext } from "../context.js";
 import { DeletePayload } from "./document.js";
@@ -17,20 +24,27 @@ export const Usage = builder.prismaNode("Usage", {
   id: { field: "id", description: "`usa_` id" },
   findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
   nullable: true,
-  description: "A quantity used on a metered subscription line at a time; billed in arrears by the next cycle's invoice.",
+  description:
+    "A quantity used on a metered subscription line at a time; billed in arrears by the next cycle's invoice.",
   fields: (t) => ({
     subscriptionLine: t.relation("subscriptionLine", {
-      description: "the metered subscription line it was used on (before this release a `lin_` id String: select `subscriptionLine { id }`)",
+      description:
+        "the metered subscription line it was used on (before this release a `lin_` id String: select `subscriptionLine { id }`)",
     }),
-    quantity: t.expose("quantity", { type: "Decimal", description: "units used, not negative (the plan's unit; decimals allowed)" }),
+    quantity: t.expose("quantity", {
+      type: "Decimal",
+      description: "units used, not negative (the plan's unit; decimals allowed)",
+    }),
     dateTime: t.expose("dateTime", { type: "DateTime", description: "when it was used, ISO 8601" }),
     invoice: t.relation("invoice", {
       nullable: true,
-      description: "the invoice that billed it; null until billed (before this release an `inv_` id String: select `invoice { id }`)",
+      description:
+        "the invoice that billed it; null until billed (before this release an `inv_` id String: select `invoice { id }`)",
     }),
     transactionId: t.exposeString("transactionId", {
       nullable: true,
-      description: "the sender's idempotency key it was recorded with (Lago's `transaction_id`), unique per organization and mode; null when sent without one",
+      description:
+        "the sender's idempotency key it was recorded with (Lago's `transaction_id`), unique per organization and mode; null when sent without one",
     }),
     testMode: t.exposeBoolean("testMode", { description: "true: recorded with a test key, seen only in test mode" }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was recorded, ISO 8601" }),
@@ -53,7 +67,11 @@ const UsageInput = builder.inputType("UsageInput", {
 const RecordUsagesInput = builder.inputType("RecordUsagesInput", {
   description: "A batch of usage records, validated as a whole and written together or not at all.",
   fields: (t) => ({
-    usages: t.field({ type: [UsageInput], required: true, description: `1 to ${MAX_USAGE_BATCH} usage records; errors name a record's field as \`usages.<index>.<field>\` (0-based)` }),
+    usages: t.field({
+      type: [UsageInput],
+      required: true,
+      description: `1 to ${MAX_USAGE_BATCH} usage records; errors name a record's field as \`usages.<index>.<field>\` (0-based)`,
+    }),
   }),
 });
 
@@ -71,11 +89,22 @@ interface RecordedUsagesShape {
  * duplicate is already billed). A deeper selection (say `subscriptionLine { plan { name } }`)
  * reads the usages again with the query, one statement per level, as any other read.
  */
-async function usagesAsQueried(ctx: GraphQLContext, query: { include?: Record<string, unknown>; select?: Record<string, unknown> }, rows: readonly UsageRow[]): Promise<unknown[]> {
+async function usagesAsQueried(
+  ctx: GraphQLContext,
+  query: { include?: Record<string, unknown>; select?: Record<string, unknown> },
+  rows: readonly UsageRow[],
+): Promise<unknown[]> {
   const include = query.include ?? {};
-  const simple = !query.select && Object.entries(include).every(([relation, value]) => (relation === "subscriptionLine" || relation === "invoice") && value === true);
+  const simple =
+    !query.select &&
+    Object.entries(include).every(
+      ([relation, value]) => (relation === "subscriptionLine" || relation === "invoice") && value === true,
+    );
   if (!simple) {
-    const read = await ctx.prisma.usage.findMany({ ...query, where: { id: { in: [...new Set(rows.map((r) => r.id))] }, ...tenant(ctx) } } as Prisma.UsageFindManyArgs);
+    const read = await ctx.prisma.usage.findMany({
+      ...query,
+      where: { id: { in: [...new Set(rows.map((r) => r.id))] }, ...tenant(ctx) },
+    } as Prisma.UsageFindManyArgs);
     const byId = new Map(read.map((r) => [r.id, r]));
     return rows.map((r) => byId.get(r.id)!);
   }
@@ -105,9 +134,13 @@ const RecordUsagesPayload = builder.objectRef<RecordedUsagesShape>("RecordUsages
       resolve: (query, parent, _args, ctx) => usagesAsQueried(ctx, query, parent.usages) as never,
     }),
     duplicates: t.exposeIntList("duplicates", {
-      description: "0-based indexes of the records not counted because their transactionId was already recorded (before, by a concurrent request, or earlier in this batch); empty when every record was new",
+      description:
+        "0-based indexes of the records not counted because their transactionId was already recorded (before, by a concurrent request, or earlier in this batch); empty when every record was new",
     }),
-    created: t.int({ description: "how many usages this call recorded (records sent minus duplicates)", resolve: (p) => p.usages.length - p.duplicates.length }),
+    created: t.int({
+      description: "how many usages this call recorded (records sent minus duplicates)",
+      resolve: (p) => p.usages.length - p.duplicates.length,
+    }),
   }),
 });
 
@@ -121,24 +154,48 @@ const UsageWhere = builder.inputType("UsageWhere", {
 });
 
 /** The service's input of a GraphQL UsageInput. */
-function usageInput(input: { subscriptionLine?: string | number | null; quantity?: ServiceUsageInput["quantity"]; dateTime?: Date | null; transactionId?: string | null }): ServiceUsageInput {
-  return { subscriptionLine: input.subscriptionLine ? String(input.subscriptionLine) : null, quantity: input.quantity, dateTime: input.dateTime, transactionId: input.transactionId };
+function usageInput(input: {
+  subscriptionLine?: string | number | null;
+  quantity?: ServiceUsageInput["quantity"];
+  dateTime?: Date | null;
+  transactionId?: string | null;
+}): ServiceUsageInput {
+  return {
+    subscriptionLine: input.subscriptionLine ? String(input.subscriptionLine) : null,
+    quantity: input.quantity,
+    dateTime: input.dateTime,
+    transactionId: input.transactionId,
+  };
 }
 
 builder.queryFields((t) => ({
-  usages: t.connection({
-    type: Usage,
-    description: "Usage records of the caller's organization and mode, latest date_time first.",
-    args: { where: t.arg({ type: UsageWhere, description: "filter; all usage records when absent" }), offset: offsetArg(t) },
-    resolve: (_root, args, ctx, info) => {
-      const w = args.where ?? {};
-      const where = {
-        ...tenant(ctx),
-        AND: [...stringConditions("subscriptionLineId", w.subscriptionLine), ...stringConditions("invoiceId", w.invoice), ...dateTimeConditions("dateTime", w.dateTime)],
-      };
-      return prismaConnection(ctx, info, ctx.prisma.usage, args, { where, orderBy: [{ dateTime: "desc" }, { id: "desc" }] });
+  usages: t.connection(
+    {
+      type: Usage,
+      description: "Usage records of the caller's organization and mode, latest date_time first.",
+      args: {
+        where: t.arg({ type: UsageWhere, description: "filter; all usage records when absent" }),
+        offset: offsetArg(t),
+      },
+      resolve: (_root, args, ctx, info) => {
+        const w = args.where ?? {};
+        const where = {
+          ...tenant(ctx),
+          AND: [
+            ...stringConditions("subscriptionLineId", w.subscriptionLine),
+            ...stringConditions("invoiceId", w.invoice),
+            ...dateTimeConditions("dateTime", w.dateTime),
+          ],
+        };
+        return prismaConnection(ctx, info, ctx.prisma.usage, args, {
+          where,
+          orderBy: [{ dateTime: "desc" }, { id: "desc" }],
+        });
+      },
     },
-  }, { description: "A page of usage records, latest dateTime first." }, { description: "A usage record in a page of usage records." }),
+    { description: "A page of usage records, latest dateTime first." },
+    { description: "A usage record in a page of usage records." },
+  ),
 }));
 
 builder.mutationFields((t) => ({
@@ -146,7 +203,13 @@ builder.mutationFields((t) => ({
     type: "Usage",
     description:
       "Records a usage. With a transactionId already recorded nothing is written and the usage first recorded with it is returned. Errors: validation_error (unknown or licensed line, negative quantity, more than a day ahead, empty or over-long transactionId), invalid_state (cancelled subscription).",
-    args: { input: t.arg({ type: UsageInput, required: true, description: "the usage; subscriptionLine and quantity required" }) },
+    args: {
+      input: t.arg({
+        type: UsageInput,
+        required: true,
+        description: "the usage; subscriptionLine and quantity required",
+      }),
+    },
     resolve: async (query, _root, args, ctx) => {
       const created = await createUsage(ctx, usageInput(args.input));
       return (await usagesAsQueried(ctx, query, [created.usage]))[0] as never;

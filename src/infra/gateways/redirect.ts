@@ -12,13 +12,17 @@ export const redirectGateway: PaymentGateway = {
   name: "redirect",
   testOnly: true,
 
-  prepareSource(input: { usage?: string | null; data: Record<string, unknown> }, errors: FieldErrorCollector): PreparedSource | null {
+  prepareSource(
+    input: { usage?: string | null; data: Record<string, unknown> },
+    errors: FieldErrorCollector,
+  ): PreparedSource | null {
     const usage = input.usage ?? "single_use";
     if (usage !== "single_use") {
       errors.add("usage", "the redirect gateway makes single-use sources (usage single_use)");
       return null;
     }
-    if (Object.keys(input.data).length > 0) errors.add("data", "the redirect gateway takes no data; it returns data.redirect_url");
+    if (Object.keys(input.data).length > 0)
+      errors.add("data", "the redirect gateway takes no data; it returns data.redirect_url");
     return { usage: "single_use", flow: "redirect", data: {} };
   },
 };

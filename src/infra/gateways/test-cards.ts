@@ -24,17 +24,36 @@ interface TestCard {
 export const TEST_CARDS: Record<string, TestCard> = {
   tok_visa: { brand: "visa", last4: "4242" },
   tok_mastercard: { brand: "mastercard", last4: "4444" },
-  tok_chargeDeclined: { brand: "visa", last4: "0002", decline: { code: "card_declined", message: "The card was declined." } },
-  tok_chargeDeclinedInsufficientFunds: { brand: "visa", last4: "9995", decline: { code: "insufficient_funds", message: "The card has insufficient funds." } },
-  tok_chargeDeclinedProcessingError: { brand: "visa", last4: "0119", decline: { code: "processing_error", message: "An error occurred while processing the card." } },
-  tok_chargeDeclinedExpiredCard: { brand: "visa", last4: "0069", decline: { code: "expired_card", message: "The card has expired." } },
+  tok_chargeDeclined: {
+    brand: "visa",
+    last4: "0002",
+    decline: { code: "card_declined", message: "The card was declined." },
+  },
+  tok_chargeDeclinedInsufficientFunds: {
+    brand: "visa",
+    last4: "9995",
+    decline: { code: "insufficient_funds", message: "The card has insufficient funds." },
+  },
+  tok_chargeDeclinedProcessingError: {
+    brand: "visa",
+    last4: "0119",
+    decline: { code: "processing_error", message: "An error occurred while processing the card." },
+  },
+  tok_chargeDeclinedExpiredCard: {
+    brand: "visa",
+    last4: "0069",
+    decline: { code: "expired_card", message: "The card has expired." },
+  },
 };
 
 export const testCardGateway: PaymentGateway = {
   name: "test",
   testOnly: true,
 
-  prepareSource(input: { usage?: string | null; data: Record<string, unknown> }, errors: FieldErrorCollector): PreparedSource | null {
+  prepareSource(
+    input: { usage?: string | null; data: Record<string, unknown> },
+    errors: FieldErrorCollector,
+  ): PreparedSource | null {
     const usage = input.usage ?? "reusable";
     if (usage !== "reusable") errors.add("usage", "the test gateway makes reusable card sources (usage reusable)");
     const token = input.data.token;
@@ -47,8 +66,10 @@ export const testCardGateway: PaymentGateway = {
   async charge(request: ChargeRequest): Promise<ChargeResult> {
     const card = TEST_CARDS[String(request.source.data.token)];
     const reference = `test_${request.chargeId}`;
-    if (!card) return { status: "declined", reference, failureCode: "invalid_source", failureMessage: "Unknown test card." };
-    if (card.decline) return { status: "declined", reference, failureCode: card.decline.code, failureMessage: card.decline.message };
+    if (!card)
+      return { status: "declined", reference, failureCode: "invalid_source", failureMessage: "Unknown test card." };
+    if (card.decline)
+      return { status: "declined", reference, failureCode: card.decline.code, failureMessage: card.decline.message };
     return { status: "succeeded", reference };
   },
 };

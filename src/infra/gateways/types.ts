@@ -40,7 +40,10 @@ export interface PaymentGateway {
    * Checks a new source's `usage` and `data` for this gateway; adds field errors (`usage`,
    * `data.token`, ...) and returns null when they are wrong.
    */
-  prepareSource(input: { usage?: string | null; data: Record<string, unknown> }, errors: FieldErrorCollector): PreparedSource | null;
+  prepareSource(
+    input: { usage?: string | null; data: Record<string, unknown> },
+    errors: FieldErrorCollector,
+  ): PreparedSource | null;
   /** Reusable sources: charge now. Must be idempotent per `chargeId`. */
   charge?(request: ChargeRequest): Promise<ChargeResult>;
 }

@@ -41,7 +41,12 @@ export const sii: TaxAgency = {
   issues: (code) => isDteType(code),
   issue(document, authorization, credentials) {
     const signed = issueDte(document, parseCaf(authorization), credentials);
-    return { documentId: signed.id, content: signed.file, contentType: "application/xml; charset=ISO-8859-1", extension: "xml" };
+    return {
+      documentId: signed.id,
+      content: signed.file,
+      contentType: "application/xml; charset=ISO-8859-1",
+      extension: "xml",
+    };
   },
   issuer(credentials) {
     const issue = dteIssuer(credentials);
@@ -50,7 +55,12 @@ export const sii: TaxAgency = {
       let caf = cafs.get(authorization);
       if (!caf) cafs.set(authorization, (caf = parseCaf(authorization)));
       const signed = issue(document, caf);
-      return { documentId: signed.id, content: signed.file, contentType: "application/xml; charset=ISO-8859-1", extension: "xml" };
+      return {
+        documentId: signed.id,
+        content: signed.file,
+        contentType: "application/xml; charset=ISO-8859-1",
+        extension: "xml",
+      };
     };
   },
 };
@@ -79,7 +89,9 @@ export function issueLocalFiles(job: IssueJob): LocalFile[] {
   const agency = BY_NAME[job.agency];
   if (!agency) throw new Error(`unknown tax agency ${job.agency}`);
   const issue = agency.issuer(job.credentials);
-  const authorizations = new Map(Object.entries(job.authorizations).map(([id, a]) => [id, Buffer.from(a.buffer, a.byteOffset, a.byteLength)]));
+  const authorizations = new Map(
+    Object.entries(job.authorizations).map(([id, a]) => [id, Buffer.from(a.buffer, a.byteOffset, a.byteLength)]),
+  );
   return job.documents.map((d) => {
     const authorization = authorizations.get(d.authorization);
     if (!authorization) throw new Error(`no authorization ${d.authorization} for the document`);
@@ -88,7 +100,11 @@ export function issueLocalFiles(job: IssueJob): LocalFile[] {
 }
 
 /** The agency of a document type, or null when its country has none or it has no local format. */
-export function taxAgencyFor(documentType: { countryId: string; hasLocalFormat: boolean; code: number }): TaxAgency | null {
+export function taxAgencyFor(documentType: {
+  countryId: string;
+  hasLocalFormat: boolean;
+  code: number;
+}): TaxAgency | null {
   if (!documentType.hasLocalFormat) return null;
   const agency = BY_COUNTRY[documentType.countryId];
   return agency && agency.issues(documentType.code) ? agency : null;

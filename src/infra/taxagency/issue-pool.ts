@@ -35,7 +35,11 @@ export async function issueLocalFilesOffThread(job: IssueJob, minChunk = 8): Pro
   const chunks = Math.max(1, Math.min(threads.size, Math.ceil(n / minChunk)));
   const size = Math.ceil(n / chunks);
   const parts = await Promise.all(
-    Array.from({ length: chunks }, (_, i) => threads.run({ ...job, documents: job.documents.slice(i * size, (i + 1) * size) })),
+    Array.from({ length: chunks }, (_, i) =>
+      threads.run({ ...job, documents: job.documents.slice(i * size, (i + 1) * size) }),
+    ),
   );
-  return parts.flat().map((f) => ({ ...f, content: Buffer.from(f.content.buffer, f.content.byteOffset, f.content.byteLength) }));
+  return parts
+    .flat()
+    .map((f) => ({ ...f, content: Buffer.from(f.content.buffer, f.content.byteOffset, f.content.byteLength) }));
 }

@@ -11,8 +11,14 @@ import { issueLocalFiles, type IssueJob } from "./index.js";
 parentPort!.on("message", (message: { id: number; job: IssueJob }) => {
   try {
     const files = issueLocalFiles(message.job);
-    const result = files.map((f) => ({ ...f, content: new Uint8Array(f.content.buffer, f.content.byteOffset, f.content.byteLength).slice() }));
-    parentPort!.postMessage({ id: message.id, result }, result.map((f) => f.content.buffer as ArrayBuffer));
+    const result = files.map((f) => ({
+      ...f,
+      content: new Uint8Array(f.content.buffer, f.content.byteOffset, f.content.byteLength).slice(),
+    }));
+    parentPort!.postMessage(
+      { id: message.id, result },
+      result.map((f) => f.content.buffer as ArrayBuffer),
+    );
   } catch (e) {
     parentPort!.postMessage({ id: message.id, error: threadError(e) });
   }

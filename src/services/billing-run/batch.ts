@@ -29,11 +29,18 @@ async function loadPreviousInvoices(tx: Tx, data: Map<string, CycleData>): Promi
   const previous = new PreviousInvoices();
   const subs = [...data.values()].map((d) => d.subscription);
   if (subs.length === 0) return previous;
-  const stored = await tx.$queryRaw<{ id: string; subscriptionId: string; billingCycle: number; dueDate: string | null; status: string }[]>(Prisma.sql`
+  const stored = await tx.$queryRaw<
+    { id: string; subscriptionId: string; billingCycle: number; dueDate: string | null; status: string }[]
+  >(Prisma.sql`
     SELECT i."id", i."subscriptionId", i."billingCycle", to_char(i."dueDate", 'YYYY-MM-DD') AS "dueDate", i."status"
     FROM unnest(ARRAY[${Prisma.join(subs.map((s) => s.id))}]::text[], ARRAY[${Prisma.join(subs.map((s) => s.nextBillingCycle - 1))}]::int[]) AS w("id", "from")
     JOIN "Invoice" i ON i."subscriptionId" = w."id" AND i."billingCycle" >= w."from"`);
-  for (const i of stored) previous.set(i.subscriptionId, i.billingCycle, { id: i.id, status: i.status, dueDate: i.dueDate === null ? null : dateColumn(i.dueDate) });
+  for (const i of stored)
+    previous.set(i.subscriptionId, i.billingCycle, {
+      id: i.id,
+      status: i.status,
+      dueDate: i.dueDate === null ? null : dateColumn(i.dueDate),
+    });
   return previous;
 }
 
@@ -47,7 +54,11 @@ async function loadPreviousInvoices(tx: Tx, data: Map<string, CycleData>): Promi
 export async function billBatch(tx: Tx, batch: Claimed[], terms: BatchTerms): Promise<Outcome[]> {
   if (batch.length === 0) return [];
   const zoneOf = new Map(batch.map((c) => [c.id, c.timeZone]));
-  const data = await loadCycleData(tx, batch.map((c) => c.id), { timeZoneOf: (s) => zoneOf.get(s.id)! });
+  const data = await loadCycleData(
+    tx,
+    batch.map((c) => c.id),
+    { timeZoneOf: (s) => zoneOf.get(s.id)! },
+  );
   // the no-card rule reads cycle n-1's invoice: stored ones, and the ones this batch creates
   const previous = await loadPreviousInvoices(tx, data);
   const writes = new BatchWrites(tx);
@@ -55,10 +66,21 @@ export async function billBatch(tx: Tx, batch: Claimed[], terms: BatchTerms): Pr
   for (const claimed of batch) {
     const d = data.get(claimed.id);
     if (!d) throw new Error(`subscription ${claimed.id} was claimed but not found`);
-    outcomes.push(await billSubscription({ tx, base: terms.contextOf(claimed), data: d, cutoff: terms.cutoffOf(claimed), writes, previous }));
+    outcomes.push(
+      await billSubscription({
+        tx,
+        base: terms.contextOf(claimed),
+        data: d,
+        cutoff: terms.cutoffOf(claimed),
+        writes,
+        previous,
+      }),
+    );
   }
   await writes.flush();
-  const changed = batch.filter((_, i) => outcomes[i].cycles > 0 || outcomes[i].cancelled).map((c) => data.get(c.id)!.subscription);
+  const changed = batch
+    .filter((_, i) => outcomes[i].cycles > 0 || outcomes[i].cancelled)
+    .map((c) => data.get(c.id)!.subscription);
   await writeSubscriptions(tx, changed);
   return outcomes;
 }

@@ -8,7 +8,15 @@
  * CycleData) and written by the batch (batch.ts).
  */
 import { newId } from "../../infra/ids.js";
-import { cycleDecision, cycleInvoice, periodUsages, type CycleDecision, type CycleInput, type CycleInvoice, type CycleSubscription } from "../../domain/billing-cycle.js";
+import {
+  cycleDecision,
+  cycleInvoice,
+  periodUsages,
+  type CycleDecision,
+  type CycleInput,
+  type CycleInvoice,
+  type CycleSubscription,
+} from "../../domain/billing-cycle.js";
 import type { UsageAggregation } from "../../domain/usage.js";
 import { isoDate, zonedMidnight } from "../../domain/formats.js";
 import { linesAtCycle, parsePendingChanges } from "../../domain/proration.js";
@@ -138,12 +146,22 @@ async function decide(job: SubscriptionJob, ctx: ServiceContext, state: CycleSub
   // the no-card rule is read from the database only for a cycle that would be billed
   const sub = job.data.subscription;
   const previous = job.previous.get(sub.id, state.cycle - 1);
-  const check = { cycle: state.cycle, date: state.date, previous: previous && { ...previous, dueDate: previous.dueDate ? isoDate(previous.dueDate) : null }, customerId: sub.customerId };
+  const check = {
+    cycle: state.cycle,
+    date: state.date,
+    previous: previous && { ...previous, dueDate: previous.dueDate ? isoDate(previous.dueDate) : null },
+    customerId: sub.customerId,
+  };
   return (await noCardApplies(ctx, check, () => job.writes.flush())) ? cycleDecision(state, true) : decision;
 }
 
 /** Cancels the subscription with the ending's reason, now or at the cycle's start. */
-function end(job: SubscriptionJob, outcome: Outcome, ending: Extract<CycleDecision, { action: "end" }>, date: string): void {
+function end(
+  job: SubscriptionJob,
+  outcome: Outcome,
+  ending: Extract<CycleDecision, { action: "end" }>,
+  date: string,
+): void {
   const sub = job.data.subscription;
   sub.status = "cancelled";
   sub.cancelled = ending.cancelledAt === "now" ? job.base.now() : zonedMidnight(date, job.data.timeZone);
@@ -157,7 +175,12 @@ function end(job: SubscriptionJob, outcome: Outcome, ending: Extract<CycleDecisi
  * cycle take effect first (docs/proration.md): the input already bills them as
  * applyPendingChanges writes them.
  */
-async function computeCycle(job: SubscriptionJob, ctx: ServiceContext, state: CycleSubscription, final: boolean): Promise<BilledCycle> {
+async function computeCycle(
+  job: SubscriptionJob,
+  ctx: ServiceContext,
+  state: CycleSubscription,
+  final: boolean,
+): Promise<BilledCycle> {
   const d = job.data;
   const sub = d.subscription;
   const { input, currency, document, lines } = cycleInputFrom(d, state.cycle, { final });
@@ -201,7 +224,13 @@ async function bufferInvoice(job: SubscriptionJob, outcome: Outcome, billed: Bil
   });
   const rows = lineRows(invoice.lines, invoice.totals).map((row, position) => {
     const l = invoice.lines[position];
-    return { ...row, invoiceId, planId: l.source.kind === "line" ? (planOf.get(l.source.id) ?? null) : null, periodStart: l.periodStart, periodEnd: l.periodEnd };
+    return {
+      ...row,
+      invoiceId,
+      planId: l.source.kind === "line" ? (planOf.get(l.source.id) ?? null) : null,
+      periodStart: l.periodStart,
+      periodEnd: l.periodEnd,
+    };
   });
   job.writes.lines.push(...rows);
   job.previous.set(sub.id, cycle, { id: invoiceId, dueDate: due, status: "draft" });
@@ -228,7 +257,10 @@ function markBilled(job: SubscriptionJob, invoiceId: string, { invoice, input }:
     const plan = l.source.kind === "line" ? input.lines.find((c) => c.id === l.source.id)?.plan : undefined;
     if (plan?.usageScheme !== "metered") continue;
     const records = d.usages.filter((u) => u.subscriptionLineId === l.source.id);
-    for (const u of periodUsages(records, plan.usageAggregation as UsageAggregation, { start: dayStart(l.periodStart), end: dayStart(l.periodEnd) }).billed) {
+    for (const u of periodUsages(records, plan.usageAggregation as UsageAggregation, {
+      start: dayStart(l.periodStart),
+      end: dayStart(l.periodEnd),
+    }).billed) {
       u.invoiceId = invoiceId;
       job.writes.usageMarks.push({ id: u.id, invoiceId });
     }

@@ -25,16 +25,31 @@ export type InsertRow = Record<string, string | number | boolean | null>;
  * into `table` with one statement and one parameter: the rows as JSON, typed by the table's row
  * type (json_populate_recordset). Much cheaper than createMany for wide rows.
  */
-async function insertRows(tx: Tx, table: "Invoice" | "InvoiceLine", rows: readonly Record<string, unknown>[]): Promise<void> {
+async function insertRows(
+  tx: Tx,
+  table: "Invoice" | "InvoiceLine",
+  rows: readonly Record<string, unknown>[],
+): Promise<void> {
   if (rows.length === 0) return;
-  const columns = Prisma.raw(Object.keys(rows[0]).map((c) => `"${c}"`).join(", "));
+  const columns = Prisma.raw(
+    Object.keys(rows[0])
+      .map((c) => `"${c}"`)
+      .join(", "),
+  );
   // Dates serialize as ISO instants (Date.prototype.toJSON)
   const json = JSON.stringify(rows);
-  await tx.$executeRaw(Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json)`);
+  await tx.$executeRaw(
+    Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json)`,
+  );
 }
 
 /** Adds `n` to a counter column of each `[id, n]` (coupon redemptions of lines, addon redemptions). */
-async function incrementCounters(tx: Tx, target: { table: "SubscriptionLine" | "SubscriptionAddon"; column: string }, counts: [string, number][], now: Date): Promise<void> {
+async function incrementCounters(
+  tx: Tx,
+  target: { table: "SubscriptionLine" | "SubscriptionAddon"; column: string },
+  counts: [string, number][],
+  now: Date,
+): Promise<void> {
   const table = Prisma.raw(`"${target.table}"`);
   const column = Prisma.raw(`"${target.column}"`);
   await inChunks(counts, (chunk) =>
@@ -68,15 +83,33 @@ export class BatchWrites {
 
   async flush(): Promise<void> {
     const { tx } = this;
-    const [invoices, lines, marks, lineRedemptions, addonRedemptions] = [this.invoices, this.lines, this.usageMarks, [...this.lineRedemptions], [...this.addonRedemptions]];
+    const [invoices, lines, marks, lineRedemptions, addonRedemptions] = [
+      this.invoices,
+      this.lines,
+      this.usageMarks,
+      [...this.lineRedemptions],
+      [...this.addonRedemptions],
+    ];
     this.invoices = [];
     this.lines = [];
     this.usageMarks = [];
     this.lineRedemptions = new Map();
     this.addonRedemptions = new Map();
     const now = new Date();
-    await inChunks(invoices, (rows) => insertRows(tx, "Invoice", rows.map((r) => ({ ...r, updatedAt: now }))));
-    await inChunks(lines, (rows) => insertRows(tx, "InvoiceLine", rows.map((r) => ({ ...r, updatedAt: now }))));
+    await inChunks(invoices, (rows) =>
+      insertRows(
+        tx,
+        "Invoice",
+        rows.map((r) => ({ ...r, updatedAt: now })),
+      ),
+    );
+    await inChunks(lines, (rows) =>
+      insertRows(
+        tx,
+        "InvoiceLine",
+        rows.map((r) => ({ ...r, updatedAt: now })),
+      ),
+    );
     // one JSON parameter for the whole chunk (a VALUES list took two bound parameters per mark)
     await inChunks(marks, (chunk) =>
       tx.$executeRaw(Prisma.sql`

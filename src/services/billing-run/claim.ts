@@ -33,7 +33,9 @@ export interface DueScope {
  * billed only when their clock advances).
  */
 function dueFilter({ until, startedAt, testClockId }: DueScope): Prisma.Sql {
-  const cutoff = until ? Prisma.sql`${until}::date` : Prisma.sql`(${startedAt.toISOString()}::timestamptz AT TIME ZONE o."timeZone")::date`;
+  const cutoff = until
+    ? Prisma.sql`${until}::date`
+    : Prisma.sql`(${startedAt.toISOString()}::timestamptz AT TIME ZONE o."timeZone")::date`;
   const clock = testClockId
     ? Prisma.sql`s."customerId" IN (SELECT c."id" FROM "Customer" c WHERE c."testClockId" = ${testClockId})`
     : Prisma.sql`s."customerId" NOT IN (SELECT c."id" FROM "Customer" c WHERE c."testClockId" IS NOT NULL)`;
@@ -52,7 +54,11 @@ export async function countDue(prisma: PrismaClient, scope: DueScope): Promise<n
  * `next_billing` first, leaving out `excluded` (failed or stopped early in this run); `only`: that
  * subscription alone (the one-by-one retry of a failed batch).
  */
-export async function claimDue(tx: Tx | PrismaClient, scope: DueScope, take: { limit: number; excluded: ReadonlySet<string>; only?: string }): Promise<Claimed[]> {
+export async function claimDue(
+  tx: Tx | PrismaClient,
+  scope: DueScope,
+  take: { limit: number; excluded: ReadonlySet<string>; only?: string },
+): Promise<Claimed[]> {
   const notIn = take.excluded.size ? Prisma.sql`AND s."id" NOT IN (${Prisma.join([...take.excluded])})` : Prisma.empty;
   const onlyId = take.only ? Prisma.sql`AND s."id" = ${take.only}` : Prisma.empty;
   return tx.$queryRaw<Claimed[]>(Prisma.sql`

@@ -74,7 +74,8 @@ export async function collectInvoices(options: CollectOptions): Promise<CollectR
   if (options.invoiceIds && options.invoiceIds.length === 0) return result;
   let candidates = await candidatesAfter(options, "");
   while (candidates.length) {
-    for (const c of candidates) await collectOne(runContext(options.prisma, options.settings, options.now, c), c, result);
+    for (const c of candidates)
+      await collectOne(runContext(options.prisma, options.settings, options.now, c), c, result);
     candidates = options.invoiceIds ? [] : await candidatesAfter(options, candidates[candidates.length - 1].id);
   }
   return result;
@@ -87,18 +88,28 @@ async function collectOne(ctx: ServiceContext, c: CollectCandidate, result: Coll
     if (!sourceId) return;
     const payment = await ctx.prisma.$transaction(async (tx) => {
       // claimed: a concurrent runner skips it, and sees the payment once this commits
-      const locked = await tx.$queryRaw<{ id: string }[]>`SELECT "id" FROM "Invoice" WHERE "id" = ${c.id} FOR UPDATE SKIP LOCKED`;
+      const locked = await tx.$queryRaw<
+        { id: string }[]
+      >`SELECT "id" FROM "Invoice" WHERE "id" = ${c.id} FOR UPDATE SKIP LOCKED`;
       if (!locked.length) return null;
       if (await tx.payment.findFirst({ where: { invoiceId: c.id }, select: { id: true } })) return null;
       const txCtx = withinTransaction(ctx, tx);
       const [balance] = await invoiceBalances(txCtx, [c.id]);
       if (!toDecimal(balance.due).greaterThan(0)) return null;
-      return createPayment(txCtx, { amount: balance.due, invoice: c.id, description: `Subscription ${c.subscriptionId}, cycle ${c.billingCycle}` });
+      return createPayment(txCtx, {
+        amount: balance.due,
+        invoice: c.id,
+        description: `Subscription ${c.subscriptionId}, cycle ${c.billingCycle}`,
+      });
     });
     if (!payment) return;
     const paid = await authorizePayment(ctx, payment.id, sourceId);
     if (paid.status === "succeeded") result.collected++;
-    else result.failures.push([c.id, new Error(`charge of payment ${paid.id} ${paid.status}: ${paid.failureReason ?? ""}`)]);
+    else
+      result.failures.push([
+        c.id,
+        new Error(`charge of payment ${paid.id} ${paid.status}: ${paid.failureReason ?? ""}`),
+      ]);
   } catch (e) {
     result.failures.push([c.id, e]);
   }

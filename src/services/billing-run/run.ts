@@ -84,7 +84,10 @@ interface Run {
 /** 400 unless `until` is absent or a real date `yyyy-mm-dd`. */
 function checkUntil(until: string | undefined): void {
   if (until === undefined) return;
-  const valid = /^\d{4}-\d{2}-\d{2}$/.test(until) && !Number.isNaN(Date.parse(`${until}T00:00:00Z`)) && new Date(`${until}T00:00:00Z`).toISOString().startsWith(until);
+  const valid =
+    /^\d{4}-\d{2}-\d{2}$/.test(until) &&
+    !Number.isNaN(Date.parse(`${until}T00:00:00Z`)) &&
+    new Date(`${until}T00:00:00Z`).toISOString().startsWith(until);
   if (!valid) throw ValidationError.field("until", `must be a date yyyy-mm-dd, got ${until}`);
 }
 
@@ -101,8 +104,27 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
     contextOf: (claimed) => runContext(options.prisma, settings, now, claimed),
     cutoffOf: (claimed) => options.until ?? todayIn(claimed.timeZone, scope.startedAt),
   };
-  const summary: BillingRunSummary = { billed: 0, invoices: 0, cycles: 0, cancelled: 0, collected: 0, failed: 0, skipped: 0, errors: [] };
-  const run: Run = { options, settings, now, scope, terms, summary, excluded: new Set(), total: await countDue(options.prisma, scope), done: 0 };
+  const summary: BillingRunSummary = {
+    billed: 0,
+    invoices: 0,
+    cycles: 0,
+    cancelled: 0,
+    collected: 0,
+    failed: 0,
+    skipped: 0,
+    errors: [],
+  };
+  const run: Run = {
+    options,
+    settings,
+    now,
+    scope,
+    terms,
+    summary,
+    excluded: new Set(),
+    total: await countDue(options.prisma, scope),
+    done: 0,
+  };
   await Promise.all(Array.from({ length: Math.max(1, options.workers ?? 1) }, () => claimLoop(run)));
   // invoices billed by an earlier run that stopped before collecting them
   if (options.collect !== false && !options.testClockId && !options.signal?.aborted) {
@@ -144,7 +166,15 @@ async function claimLoop(run: Run): Promise<void> {
     run.done += billed.batch.length;
     options.onProgress?.(Math.min(run.done, Math.max(run.total, run.done)), Math.max(run.total, run.done));
     if (options.collect !== false && billed.invoices.length > 0) {
-      addCollected(run, await collectInvoices({ prisma: options.prisma, settings: run.settings, now: run.now, invoiceIds: billed.invoices }));
+      addCollected(
+        run,
+        await collectInvoices({
+          prisma: options.prisma,
+          settings: run.settings,
+          now: run.now,
+          invoiceIds: billed.invoices,
+        }),
+      );
     }
   }
 }
@@ -154,7 +184,10 @@ async function billNextBatch(run: Run): Promise<{ batch: Claimed[]; invoices: st
   let batch: Claimed[] = [];
   try {
     const outcomes = await run.options.prisma.$transaction(async (tx) => {
-      batch = await claimDue(tx, run.scope, { limit: run.options.batchSize ?? DEFAULT_BATCH_SIZE, excluded: run.excluded });
+      batch = await claimDue(tx, run.scope, {
+        limit: run.options.batchSize ?? DEFAULT_BATCH_SIZE,
+        excluded: run.excluded,
+      });
       const results = await billBatch(tx, batch, run.terms);
       await finalizeDrafts(tx, results);
       return results;

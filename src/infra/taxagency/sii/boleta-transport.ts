@@ -81,7 +81,11 @@ function list(value: unknown): Record<string, unknown>[] {
 }
 
 /** The multipart body SII's upload form takes, as bytes (so it is sent with a Content-Length). */
-async function multipart(fields: Record<string, string>, file: Buffer, fileName: string): Promise<{ body: Uint8Array; contentType: string }> {
+async function multipart(
+  fields: Record<string, string>,
+  file: Buffer,
+  fileName: string,
+): Promise<{ body: Uint8Array; contentType: string }> {
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
   form.append("archivo", new Blob([new Uint8Array(file)], { type: "application/xml" }), fileName);
@@ -105,7 +109,12 @@ export class SiiBoletaTransport {
 
   /** boleta.electronica.semilla: a fresh seed. Throws `auth` when ESTADO is not 00. */
   async getSeed(): Promise<string> {
-    const answer = await siiRequest(`${this.apiUrl}/boleta.electronica.semilla`, { method: "GET", headers: { Accept: "application/xml" } }, "boleta seed", this.timeoutMs);
+    const answer = await siiRequest(
+      `${this.apiUrl}/boleta.electronica.semilla`,
+      { method: "GET", headers: { Accept: "application/xml" } },
+      "boleta seed",
+      this.timeoutMs,
+    );
     return seedOf(parse(answer.body, "boleta seed"));
   }
 
@@ -114,7 +123,11 @@ export class SiiBoletaTransport {
     const signed = signSeed(await this.getSeed(), credentials);
     const answer = await siiRequest(
       `${this.apiUrl}/boleta.electronica.token`,
-      { method: "POST", body: `<?xml version="1.0" encoding="UTF-8"?>${signed}`, headers: { "Content-Type": "application/xml", Accept: "application/xml" } },
+      {
+        method: "POST",
+        body: `<?xml version="1.0" encoding="UTF-8"?>${signed}`,
+        headers: { "Content-Type": "application/xml", Accept: "application/xml" },
+      },
       "boleta token",
       this.timeoutMs,
     );
@@ -123,13 +136,22 @@ export class SiiBoletaTransport {
     return token;
   }
 
-  private async withToken<T>(credentials: SigningCredentials, what: string, call: (token: string) => Promise<{ status: number; value?: T }>): Promise<T> {
+  private async withToken<T>(
+    credentials: SigningCredentials,
+    what: string,
+    call: (token: string) => Promise<{ status: number; value?: T }>,
+  ): Promise<T> {
     const cached = this.tokens.get(credentials.certificatePem);
     let result = await call(cached ?? (await this.getToken(credentials)));
     if (TOKEN_REFUSED.includes(result.status)) {
       this.tokens.delete(credentials.certificatePem);
       result = await call(await this.getToken(credentials));
-      if (TOKEN_REFUSED.includes(result.status)) throw new SiiTransportError(`SII did not accept a fresh token (${what}: HTTP ${result.status})`, "auth", String(result.status));
+      if (TOKEN_REFUSED.includes(result.status))
+        throw new SiiTransportError(
+          `SII did not accept a fresh token (${what}: HTTP ${result.status})`,
+          "auth",
+          String(result.status),
+        );
     }
     return result.value as T;
   }
@@ -139,14 +161,25 @@ export class SiiBoletaTransport {
    * `rutCompany` the issuer's. Throws `network` (no answer, HTTP error, unreadable JSON), `auth`,
    * or `sii` when SII answers without a track id.
    */
-  async upload(credentials: SigningCredentials, input: { rutSender: string; rutCompany: string; file: Buffer; fileName: string }): Promise<BoletaUploadReceipt> {
+  async upload(
+    credentials: SigningCredentials,
+    input: { rutSender: string; rutCompany: string; file: Buffer; fileName: string },
+  ): Promise<BoletaUploadReceipt> {
     const sender = splitRut(input.rutSender);
     const company = splitRut(input.rutCompany);
-    const form = await multipart({ rutSender: sender.number, dvSender: sender.dv, rutCompany: company.number, dvCompany: company.dv }, input.file, input.fileName);
+    const form = await multipart(
+      { rutSender: sender.number, dvSender: sender.dv, rutCompany: company.number, dvCompany: company.dv },
+      input.file,
+      input.fileName,
+    );
     return this.withToken(credentials, "boleta upload", async (token) => {
       const answer = await siiRequest(
         `${this.uploadUrl}/boleta.electronica.envio`,
-        { method: "POST", body: form.body, headers: { "Content-Type": form.contentType, Accept: "application/json", Cookie: `TOKEN=${token}` } },
+        {
+          method: "POST",
+          body: form.body,
+          headers: { "Content-Type": form.contentType, Accept: "application/json", Cookie: `TOKEN=${token}` },
+        },
         "boleta upload",
         this.timeoutMs,
         TOKEN_REFUSED,
@@ -155,21 +188,42 @@ export class SiiBoletaTransport {
       const body = json(answer.body, "boleta upload");
       const trackId = body.trackid ?? body.trackId;
       if (trackId === undefined || trackId === null || String(trackId) === "") {
-        throw new SiiTransportError(`SII did not take the boletas (estado ${String(body.estado ?? "missing")})`, "sii", String(body.estado ?? ""));
+        throw new SiiTransportError(
+          `SII did not take the boletas (estado ${String(body.estado ?? "missing")})`,
+          "sii",
+          String(body.estado ?? ""),
+        );
       }
-      return { status: answer.status, value: { trackId: String(trackId), estado: String(body.estado ?? ""), receivedAt: body.fecha_recepcion ? String(body.fecha_recepcion) : undefined } };
+      return {
+        status: answer.status,
+        value: {
+          trackId: String(trackId),
+          estado: String(body.estado ?? ""),
+          receivedAt: body.fecha_recepcion ? String(body.fecha_recepcion) : undefined,
+        },
+      };
     });
   }
 
   /** boleta.electronica.envio/{rut}-{dv}-{trackid}: the state of an upload, with the boletas SII objected to or rejected. */
-  async status(credentials: SigningCredentials, input: { rutCompany: string; trackId: string }): Promise<BoletaEnvelopeStatus> {
+  async status(
+    credentials: SigningCredentials,
+    input: { rutCompany: string; trackId: string },
+  ): Promise<BoletaEnvelopeStatus> {
     const company = splitRut(input.rutCompany);
     const url = `${this.apiUrl}/boleta.electronica.envio/${company.number}-${company.dv}-${encodeURIComponent(input.trackId)}`;
     return this.withToken(credentials, "boleta status", async (token) => {
-      const answer = await siiRequest(url, { method: "GET", headers: { Accept: "application/json", Cookie: `TOKEN=${token}` } }, "boleta status", this.timeoutMs, TOKEN_REFUSED);
+      const answer = await siiRequest(
+        url,
+        { method: "GET", headers: { Accept: "application/json", Cookie: `TOKEN=${token}` } },
+        "boleta status",
+        this.timeoutMs,
+        TOKEN_REFUSED,
+      );
       if (TOKEN_REFUSED.includes(answer.status)) return { status: answer.status };
       const body = json(answer.body, "boleta status");
-      if (typeof body.estado !== "string" || !body.estado) throw new SiiTransportError("SII's boleta status answer has no estado", "network");
+      if (typeof body.estado !== "string" || !body.estado)
+        throw new SiiTransportError("SII's boleta status answer has no estado", "network");
       return {
         status: answer.status,
         value: {
@@ -186,7 +240,10 @@ export class SiiBoletaTransport {
             type: number(d.tipo),
             folio: number(d.folio),
             estado: String(d.estado ?? ""),
-            message: [d.descripcion, ...list(d.error).map((e) => [e.descripcion, e.detalle].filter(Boolean).join(": "))].filter(Boolean).map(String).join("; "),
+            message: [d.descripcion, ...list(d.error).map((e) => [e.descripcion, e.detalle].filter(Boolean).join(": "))]
+              .filter(Boolean)
+              .map(String)
+              .join("; "),
           })),
         },
       };

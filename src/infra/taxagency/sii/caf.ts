@@ -86,7 +86,11 @@ export function parseCaf(file: string | Buffer, options: { siiPublicKey?: KeyLik
 
   const errors: string[] = [];
   const doc = new DOMParser({
-    errorHandler: { warning: () => {}, error: (m: string) => errors.push(m), fatalError: (m: string) => errors.push(m) },
+    errorHandler: {
+      warning: () => {},
+      error: (m: string) => errors.push(m),
+      fatalError: (m: string) => errors.push(m),
+    },
   }).parseFromString(xml.replace(/^<\?xml[^>]*\?>/, ""), "text/xml");
   if (errors.length > 0 || !doc.documentElement) {
     problems.push(`not well-formed XML (${errors[0] ?? "empty"})`);
@@ -136,7 +140,8 @@ export function parseCaf(file: string | Buffer, options: { siiPublicKey?: KeyLik
   const frma = first(caf!, "FRMA");
   const frmaValue = frma?.textContent?.replace(/\s+/g, "");
   if (!frma || !frmaValue) problems.push("FRMA is missing");
-  else if (frma.getAttribute("algoritmo") !== "SHA1withRSA") problems.push(`FRMA algoritmo ${frma.getAttribute("algoritmo")} is not SHA1withRSA`);
+  else if (frma.getAttribute("algoritmo") !== "SHA1withRSA")
+    problems.push(`FRMA algoritmo ${frma.getAttribute("algoritmo")} is not SHA1withRSA`);
   const rsask = text(root, "RSASK");
   if (problems.length > 0) fail();
 
@@ -189,8 +194,12 @@ export function assertCafCovers(caf: Caf, doc: { rut: string; type: number; foli
   const problems: string[] = [];
   if (caf.rut !== doc.rut) problems.push(`the CAF is for RUT ${caf.rut}, not ${doc.rut}`);
   if (caf.type !== doc.type) problems.push(`the CAF is for type ${caf.type}, not ${doc.type}`);
-  if (doc.folio < caf.from || doc.folio > caf.to) problems.push(`folio ${doc.folio} is outside the CAF range ${caf.from}..${caf.to}`);
-  if (doc.issueDate < caf.authorizedOn) problems.push(`issue date ${doc.issueDate} is before the CAF date ${caf.authorizedOn}`);
-  if (caf.lastUsableDate && doc.issueDate > caf.lastUsableDate) problems.push(`the CAF expired on ${caf.lastUsableDate}`);
-  if (problems.length > 0) throw new ValidationError(`CAF does not cover the document: ${problems.join("; ")}`, { caf: problems });
+  if (doc.folio < caf.from || doc.folio > caf.to)
+    problems.push(`folio ${doc.folio} is outside the CAF range ${caf.from}..${caf.to}`);
+  if (doc.issueDate < caf.authorizedOn)
+    problems.push(`issue date ${doc.issueDate} is before the CAF date ${caf.authorizedOn}`);
+  if (caf.lastUsableDate && doc.issueDate > caf.lastUsableDate)
+    problems.push(`the CAF expired on ${caf.lastUsableDate}`);
+  if (problems.length > 0)
+    throw new ValidationError(`CAF does not cover the document: ${problems.join("; ")}`, { caf: problems });
 }

@@ -44,7 +44,10 @@ function text(parent: Element | null, ...names: string[]): string | null {
 export function dteParties(xml: string): { issuer: DteParty; receiver: DteParty } | null {
   let doc: Document;
   try {
-    doc = new DOMParser({ errorHandler: { warning: () => {}, error: () => {}, fatalError: () => {} } }).parseFromString(xml, "text/xml") as unknown as Document;
+    doc = new DOMParser({ errorHandler: { warning: () => {}, error: () => {}, fatalError: () => {} } }).parseFromString(
+      xml,
+      "text/xml",
+    ) as unknown as Document;
   } catch {
     return null;
   }

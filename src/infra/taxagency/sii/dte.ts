@@ -185,7 +185,8 @@ export function documentId(type: number, folio: number): string {
 }
 
 function maxDecimals(value: DecimalInput, places: number, field: string): void {
-  if (toDecimal(value).decimalPlaces() > places) throw ValidationError.field(field, `must have at most ${places} decimals`);
+  if (toDecimal(value).decimalPlaces() > places)
+    throw ValidationError.field(field, `must have at most ${places} decimals`);
 }
 
 function optional(parent: XMLBuilder, name: string, value: string | undefined): void {
@@ -204,11 +205,16 @@ function checkInput(input: DteInput): void {
   }
   const boleta = BOLETA_TYPES.includes(input.type);
   const maxLines = boleta ? 1000 : 60;
-  if (input.lines.length < 1 || input.lines.length > maxLines) throw ValidationError.field("lines", `must have 1 to ${maxLines} lines`);
-  if (!boleta && input.serviceIndicator !== undefined) throw ValidationError.field("serviceIndicator", "is only for boletas 39 and 41");
-  if (boleta && input.serviceIndicator !== undefined && ![1, 2, 3, 4].includes(input.serviceIndicator)) throw ValidationError.field("serviceIndicator", "must be 1, 2, 3 or 4");
-  if (input.lines.every((line) => isCredit(line))) throw ValidationError.field("lines", "needs at least one line that is not a credit");
-  if (input.lines.filter((line) => isCredit(line)).length + (input.discount ? 1 : 0) > 20) throw ValidationError.field("lines", "at most 20 credits and discounts (DscRcgGlobal)");
+  if (input.lines.length < 1 || input.lines.length > maxLines)
+    throw ValidationError.field("lines", `must have 1 to ${maxLines} lines`);
+  if (!boleta && input.serviceIndicator !== undefined)
+    throw ValidationError.field("serviceIndicator", "is only for boletas 39 and 41");
+  if (boleta && input.serviceIndicator !== undefined && ![1, 2, 3, 4].includes(input.serviceIndicator))
+    throw ValidationError.field("serviceIndicator", "must be 1, 2, 3 or 4");
+  if (input.lines.every((line) => isCredit(line)))
+    throw ValidationError.field("lines", "needs at least one line that is not a credit");
+  if (input.lines.filter((line) => isCredit(line)).length + (input.discount ? 1 : 0) > 20)
+    throw ValidationError.field("lines", "at most 20 credits and discounts (DscRcgGlobal)");
   input.lines.forEach((line, i) => {
     maxDecimals(line.quantity, 6, `lines.${i}.quantity`);
     maxDecimals(line.unitPrice, 6, `lines.${i}.unitPrice`);
@@ -217,7 +223,8 @@ function checkInput(input: DteInput): void {
   });
   if (input.discount) maxDecimals(input.discount.value, input.discount.scheme === "%" ? 2 : 0, "discount");
   if (input.type === 52) {
-    if (!input.shippingType || !isShippingType(input.shippingType)) throw ValidationError.field("shippingType", "is required on a 52 (IndTraslado 1-9)");
+    if (!input.shippingType || !isShippingType(input.shippingType))
+      throw ValidationError.field("shippingType", "is required on a 52 (IndTraslado 1-9)");
   } else {
     if (input.shippingType !== undefined) throw ValidationError.field("shippingType", "is only for type 52");
     if (input.transport !== undefined) throw ValidationError.field("transport", "is only for type 52");
@@ -230,7 +237,8 @@ function checkInput(input: DteInput): void {
   }
   const codes = input.emitter.activityCodes;
   if (boleta) {
-    if (codes.length > 4 || codes.some((c) => !/^[1-9]\d{0,5}$/.test(String(c)))) throw ValidationError.field("emitter.activityCodes", "must be up to 4 SII activity codes of up to 6 digits");
+    if (codes.length > 4 || codes.some((c) => !/^[1-9]\d{0,5}$/.test(String(c))))
+      throw ValidationError.field("emitter.activityCodes", "must be up to 4 SII activity codes of up to 6 digits");
   } else if (codes.length < 1 || codes.length > 4 || codes.some((c) => !/^[1-9]\d{0,5}$/.test(String(c)))) {
     throw ValidationError.field("emitter.activityCodes", "must be 1 to 4 SII activity codes of up to 6 digits");
   }
@@ -283,7 +291,9 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
   const e = input.emitter;
   const emisor = header.ele("Emisor");
   emisor.ele("RUTEmisor").txt(emitterRut);
-  emisor.ele(boleta ? "RznSocEmisor" : "RznSoc").txt(requiredSiiText(e.businessName, MAX.RznSoc, "emitter.businessName"));
+  emisor
+    .ele(boleta ? "RznSocEmisor" : "RznSoc")
+    .txt(requiredSiiText(e.businessName, MAX.RznSoc, "emitter.businessName"));
   emisor.ele(boleta ? "GiroEmisor" : "GiroEmis").txt(requiredSiiText(e.activity, MAX.GiroEmis, "emitter.activity"));
   if (!boleta) {
     for (const phone of (e.phones ?? []).slice(0, 2)) optional(emisor, "Telefono", siiText(phone, MAX.Telefono));
@@ -292,7 +302,8 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
     optional(emisor, "Sucursal", siiText(e.branch, MAX.Sucursal));
   }
   if (e.branchCode !== undefined) {
-    if (!/^[1-9]\d{0,8}$/.test(String(e.branchCode))) throw ValidationError.field("emitter.branchCode", "must be an SII branch code of up to 9 digits");
+    if (!/^[1-9]\d{0,8}$/.test(String(e.branchCode)))
+      throw ValidationError.field("emitter.branchCode", "must be an SII branch code of up to 9 digits");
     emisor.ele("CdgSIISucur").txt(String(e.branchCode));
   }
   optional(emisor, "DirOrigen", siiText(e.address, MAX.DirOrigen));
@@ -371,10 +382,17 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
     if (exempt) dr.ele("IndExeDR").txt("1");
   };
   input.lines.forEach((line, i) => {
-    if (isCredit(line)) globalDiscount(line.name, "$", siiAmount(totals.lines[i].total.negated(), `lines.${i}.total`), totals.lines[i].exempt);
+    if (isCredit(line))
+      globalDiscount(
+        line.name,
+        "$",
+        siiAmount(totals.lines[i].total.negated(), `lines.${i}.total`),
+        totals.lines[i].exempt,
+      );
   });
   if (input.discount && !totals.discountAmount.isZero()) {
-    if (discountNumber > 0) globalDiscount(input.discount.description, "$", siiAmount(totals.discountAmount, "discount"), false);
+    if (discountNumber > 0)
+      globalDiscount(input.discount.description, "$", siiAmount(totals.discountAmount, "discount"), false);
     else globalDiscount(input.discount.description, input.discount.scheme, siiDecimal(input.discount.value, 2), false);
   }
 

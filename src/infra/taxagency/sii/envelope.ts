@@ -24,7 +24,6 @@ import { SII_NAMESPACE } from "./dte.js";
 import { decodeIso88591, encodeIso88591 } from "./encoding.js";
 import { signEnveloped, type SigningCredentials } from "./signature.js";
 
-
 /** SII's own RUT: `RutReceptor` of an envelope uploaded to SII. */
 export const SII_RUT = "60803000-K";
 /** `SetDTE/@ID` (SII's example and LibreDTE use "SetDoc"). */
@@ -69,7 +68,12 @@ interface EnvelopeKind {
   maxTypes: number;
 }
 
-const ENVIO_DTE: EnvelopeKind = { root: "EnvioDTE", types: [33, 34, 43, 46, 52, 56, 61, 110, 111, 112], maxDocuments: 2000, maxTypes: 20 };
+const ENVIO_DTE: EnvelopeKind = {
+  root: "EnvioDTE",
+  types: [33, 34, 43, 46, 52, 56, 61, 110, 111, 112],
+  maxDocuments: 2000,
+  maxTypes: 20,
+};
 const ENVIO_BOLETA: EnvelopeKind = { root: "EnvioBOLETA", types: [39, 41], maxDocuments: 500, maxTypes: 2 };
 
 /** One signed DTE as the text to embed (declaration and surrounding whitespace removed) and its fields. */
@@ -79,8 +83,10 @@ function embeddable(dte: string | Buffer, index: number): { text: string; type: 
   const open = /^<DTE(\s[^>]*)?>/.exec(xml);
   if (!open || !xml.endsWith("</DTE>")) throw ValidationError.field(field, "must be a DTE element");
   const xmlns = /\sxmlns="([^"]*)"/.exec(open[1] ?? "")?.[1];
-  if (xmlns !== SII_NAMESPACE) throw ValidationError.field(field, `the DTE must declare xmlns="${SII_NAMESPACE}" (it is signed standalone)`);
-  if (/\sxmlns:/.test(open[1] ?? "")) throw ValidationError.field(field, "the DTE must not declare prefixed namespaces");
+  if (xmlns !== SII_NAMESPACE)
+    throw ValidationError.field(field, `the DTE must declare xmlns="${SII_NAMESPACE}" (it is signed standalone)`);
+  if (/\sxmlns:/.test(open[1] ?? ""))
+    throw ValidationError.field(field, "the DTE must not declare prefixed namespaces");
   if (!/<Signature[\s>]/.test(xml)) throw ValidationError.field(field, "the DTE is not signed");
   const type = Number(/<TipoDTE>(\d+)<\/TipoDTE>/.exec(xml)?.[1]);
   const rut = /<RUTEmisor>([^<]+)<\/RUTEmisor>/.exec(xml)?.[1];
@@ -103,12 +109,18 @@ function buildEnvelope(kind: EnvelopeKind, input: EnvelopeInput): BuiltEnvelope 
   const dtes = input.dtes.map(embeddable);
   const counts = new Map<number, number>();
   dtes.forEach((d, i) => {
-    if (!kind.types.includes(d.type)) throw ValidationError.field(`dtes.${i}`, `type ${d.type} does not go in an ${kind.root} (${kind.types.join(", ")})`);
-    if (siiRut(d.rut, `dtes.${i}`) !== rutEmisor) throw ValidationError.field(`dtes.${i}`, `issued by ${d.rut}, not by the envelope's RutEmisor ${rutEmisor}`);
+    if (!kind.types.includes(d.type))
+      throw ValidationError.field(
+        `dtes.${i}`,
+        `type ${d.type} does not go in an ${kind.root} (${kind.types.join(", ")})`,
+      );
+    if (siiRut(d.rut, `dtes.${i}`) !== rutEmisor)
+      throw ValidationError.field(`dtes.${i}`, `issued by ${d.rut}, not by the envelope's RutEmisor ${rutEmisor}`);
     counts.set(d.type, (counts.get(d.type) ?? 0) + 1);
   });
   const subtotals = [...counts.entries()].sort(([a], [b]) => a - b).map(([type, count]) => ({ type, count }));
-  if (subtotals.length > kind.maxTypes) throw ValidationError.field("dtes", `at most ${kind.maxTypes} document types per ${kind.root}`);
+  if (subtotals.length > kind.maxTypes)
+    throw ValidationError.field("dtes", `at most ${kind.maxTypes} document types per ${kind.root}`);
 
   const caratula =
     `<Caratula version="1.0"><RutEmisor>${rutEmisor}</RutEmisor><RutEnvia>${rutEnvia}</RutEnvia>` +

@@ -44,7 +44,15 @@ export function dteIssuer(credentials: SigningCredentials): (input: DteInput, ca
     return { id: built.id, xml, file: encodeIso88591(xml), totals: built.totals };
   };
 }
-export { readEnvioDte, parseEnvioDte, validateEnvioDte, decodeXmlFile, SII_SCHEMA_DIR, type ReceivedDte, type ReceivedEnvelope } from "./received-envelope.js";
+export {
+  readEnvioDte,
+  parseEnvioDte,
+  validateEnvioDte,
+  decodeXmlFile,
+  SII_SCHEMA_DIR,
+  type ReceivedDte,
+  type ReceivedEnvelope,
+} from "./received-envelope.js";
 export {
   buildRecepcionDte,
   buildResultadoDte,

@@ -73,7 +73,11 @@ export function decodeXmlFile(file: Buffer | string): string {
 const schemaCache = new Map<string, XMLFileInfo>();
 function schemaFile(fileName: string): XMLFileInfo {
   let info = schemaCache.get(fileName);
-  if (!info) schemaCache.set(fileName, (info = { fileName, contents: new Uint8Array(readFileSync(`${SII_SCHEMA_DIR}${fileName}`)) }));
+  if (!info)
+    schemaCache.set(
+      fileName,
+      (info = { fileName, contents: new Uint8Array(readFileSync(`${SII_SCHEMA_DIR}${fileName}`)) }),
+    );
   return info;
 }
 
@@ -83,12 +87,24 @@ function schemaFile(fileName: string): XMLFileInfo {
  * "is not well-formed XML: ..." or "does not match SII's <label> schema (<main>): ..." (the first
  * libxml2 messages).
  */
-export async function validateSiiXml(file: Buffer | string, main: string, preload: string[], label: string): Promise<void> {
+export async function validateSiiXml(
+  file: Buffer | string,
+  main: string,
+  preload: string[],
+  label: string,
+): Promise<void> {
   const bytes = typeof file === "string" ? Buffer.from(file, "utf8") : file;
   const text = decodeXmlFile(file);
   // xmllint reads the bytes by the declaration; a string is UTF-8, so its declaration must say so
-  const contents = typeof file === "string" ? Buffer.from(text.replace(/^(\s*<\?xml[^?]*encoding\s*=\s*)(["'])[^"']*\2/i, '$1"UTF-8"'), "utf8") : bytes;
-  const result = await validateXML({ xml: { fileName: "file.xml", contents: new Uint8Array(contents) }, schema: schemaFile(main), preload: preload.map(schemaFile) });
+  const contents =
+    typeof file === "string"
+      ? Buffer.from(text.replace(/^(\s*<\?xml[^?]*encoding\s*=\s*)(["'])[^"']*\2/i, '$1"UTF-8"'), "utf8")
+      : bytes;
+  const result = await validateXML({
+    xml: { fileName: "file.xml", contents: new Uint8Array(contents) },
+    schema: schemaFile(main),
+    preload: preload.map(schemaFile),
+  });
   if (result.valid) return;
   const parserError = result.errors.some((e) => /parser error/i.test(e.rawMessage));
   const messages = result.errors.slice(0, 3).map((e) => e.message.trim());
@@ -102,20 +118,27 @@ export async function validateSiiXml(file: Buffer | string, main: string, preloa
  * "does not match SII's EnvioDTE schema: ..." (the first libxml2 messages).
  */
 export async function validateEnvioDte(file: Buffer | string): Promise<void> {
-  return validateSiiXml(file, "EnvioDTE_v10.xsd", ["DTE_v10.xsd", "SiiTypes_v10.xsd", "xmldsignature_v10.xsd"], "EnvioDTE");
+  return validateSiiXml(
+    file,
+    "EnvioDTE_v10.xsd",
+    ["DTE_v10.xsd", "SiiTypes_v10.xsd", "xmldsignature_v10.xsd"],
+    "EnvioDTE",
+  );
 }
 
 function child(parent: Element | null | undefined, name: string): Element | null {
   if (!parent) return null;
   for (let n = parent.firstChild; n; n = n.nextSibling) {
-    if (n.nodeType === 1 && (n as Element).localName === name && (n as Element).namespaceURI === SII_NAMESPACE) return n as Element;
+    if (n.nodeType === 1 && (n as Element).localName === name && (n as Element).namespaceURI === SII_NAMESPACE)
+      return n as Element;
   }
   return null;
 }
 function children(parent: Element, name: string): Element[] {
   const out: Element[] = [];
   for (let n = parent.firstChild; n; n = n.nextSibling) {
-    if (n.nodeType === 1 && (n as Element).localName === name && (n as Element).namespaceURI === SII_NAMESPACE) out.push(n as Element);
+    if (n.nodeType === 1 && (n as Element).localName === name && (n as Element).namespaceURI === SII_NAMESPACE)
+      out.push(n as Element);
   }
   return out;
 }
@@ -132,12 +155,19 @@ export function parseEnvioDte(file: Buffer | string): ReceivedEnvelope {
   const problems: string[] = [];
   const doc = new DOMParser({
     locator: {},
-    errorHandler: { warning: () => {}, error: (m: string) => problems.push(m), fatalError: (m: string) => problems.push(m) },
+    errorHandler: {
+      warning: () => {},
+      error: (m: string) => problems.push(m),
+      fatalError: (m: string) => problems.push(m),
+    },
   }).parseFromString(decodeXmlFile(file), "text/xml");
   if (problems.length) throw ValidationError.field("xml", `is not well-formed XML: ${problems[0]}`);
   const root = doc.documentElement;
   if (!root || root.localName !== "EnvioDTE" || root.namespaceURI !== SII_NAMESPACE) {
-    throw ValidationError.field("xml", `must be an EnvioDTE in namespace ${SII_NAMESPACE}, not ${root?.localName ?? "empty"}`);
+    throw ValidationError.field(
+      "xml",
+      `must be an EnvioDTE in namespace ${SII_NAMESPACE}, not ${root?.localName ?? "empty"}`,
+    );
   }
   const set = child(root, "SetDTE");
   const caratula = child(set, "Caratula");
@@ -145,7 +175,9 @@ export function parseEnvioDte(file: Buffer | string): ReceivedEnvelope {
   let digest: string | null = null;
   for (let n = root.firstChild; n; n = n.nextSibling) {
     if (n.nodeType === 1 && (n as Element).localName === "Signature") {
-      const value = (n as Element).getElementsByTagNameNS("http://www.w3.org/2000/09/xmldsig#", "DigestValue")[0]?.textContent?.replace(/\s+/g, "");
+      const value = (n as Element)
+        .getElementsByTagNameNS("http://www.w3.org/2000/09/xmldsig#", "DigestValue")[0]
+        ?.textContent?.replace(/\s+/g, "");
       digest = value || null;
     }
   }

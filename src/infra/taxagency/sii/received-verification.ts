@@ -49,7 +49,8 @@ function tedProblem(dte: Element): string | null {
   const dd = child(ted, "DD");
   const frmt = child(ted, "FRMT");
   if (!ted || !dd || !frmt) return "the DTE has no TED (DD and FRMT)";
-  if (frmt.getAttribute("algoritmo") !== "SHA1withRSA") return `FRMT algorithm ${frmt.getAttribute("algoritmo")} is not supported (SHA1withRSA)`;
+  if (frmt.getAttribute("algoritmo") !== "SHA1withRSA")
+    return `FRMT algorithm ${frmt.getAttribute("algoritmo")} is not supported (SHA1withRSA)`;
   const encabezado = child(documento, "Encabezado");
   const idDoc = child(encabezado, "IdDoc");
   const expected: [string, string][] = [
@@ -60,13 +61,16 @@ function tedProblem(dte: Element): string | null {
     ["RR", text(path(encabezado, "Receptor", "RUTRecep"))],
     ["MNT", text(path(encabezado, "Totales", "MntTotal"))],
   ];
-  const mismatched = expected.filter(([name, value]) => text(child(dd, name)).toUpperCase() !== value.toUpperCase()).map(([name]) => name);
+  const mismatched = expected
+    .filter(([name, value]) => text(child(dd, name)).toUpperCase() !== value.toUpperCase())
+    .map(([name]) => name);
   if (mismatched.length) return `the timbre's DD does not match the document (${mismatched.join(", ")})`;
   const da = path(dd, "CAF", "DA");
   const m = text(path(da, "RSAPK", "M"));
   const e = text(path(da, "RSAPK", "E"));
   if (!m || !e) return "the CAF in the timbre has no RSAPK";
-  if (text(child(da, "RE")).toUpperCase() !== expected[0][1].toUpperCase() || text(child(da, "TD")) !== expected[1][1]) return "the CAF in the timbre belongs to another issuer or document type";
+  if (text(child(da, "RE")).toUpperCase() !== expected[0][1].toUpperCase() || text(child(da, "TD")) !== expected[1][1])
+    return "the CAF in the timbre belongs to another issuer or document type";
   const folio = Number(expected[2][1]);
   const [from, to] = [Number(text(path(da, "RNG", "D"))), Number(text(path(da, "RNG", "H")))];
   if (!(folio >= from && folio <= to)) return `folio ${folio} is outside the CAF's range ${from}..${to}`;
@@ -94,7 +98,13 @@ function verifyRsaSha1(data: string, signatureB64: string, key: KeyObject): bool
  */
 export function verifyReceivedDte(dteXml: string): DteVerification {
   const problems: string[] = [];
-  const doc = new DOMParser({ errorHandler: { warning: () => {}, error: (m: string) => problems.push(m), fatalError: (m: string) => problems.push(m) } }).parseFromString(dteXml, "text/xml");
+  const doc = new DOMParser({
+    errorHandler: {
+      warning: () => {},
+      error: (m: string) => problems.push(m),
+      fatalError: (m: string) => problems.push(m),
+    },
+  }).parseFromString(dteXml, "text/xml");
   const dte = doc.documentElement;
   if (problems.length || !dte || dte.localName !== "DTE" || dte.namespaceURI !== SII_NAMESPACE) {
     return { signatureValid: false, tedValid: false, reason: "not a readable SII DTE" };
@@ -102,7 +112,10 @@ export function verifyReceivedDte(dteXml: string): DteVerification {
   const documento = child(dte, "Documento");
   const id = documento?.getAttribute("ID") ?? "";
   const signature = child(dte, "Signature");
-  const sig = !signature || !id ? { valid: false, reason: "the DTE has no Signature or no Documento ID" } : verifyEnvelopedSignature(dteXml, signature, id);
+  const sig =
+    !signature || !id
+      ? { valid: false, reason: "the DTE has no Signature or no Documento ID" }
+      : verifyEnvelopedSignature(dteXml, signature, id);
   const ted = tedProblem(dte);
   const reasons = [sig.valid ? null : `signature: ${sig.reason}`, ted ? `TED: ${ted}` : null].filter(Boolean);
   return { signatureValid: sig.valid, tedValid: ted === null, reason: reasons.length ? reasons.join("; ") : null };

@@ -61,7 +61,12 @@ function requireSignature(xml: string, signature: Element | null, id: string, wh
   if (!check.valid) throw ValidationError.field("xml", `the signature of ${what} does not verify: ${check.reason}`);
 }
 
-function documentOf(el: Element, typeName: "TipoDTE" | "TipoDoc", code: number | null, note: string | null): AnsweredDte {
+function documentOf(
+  el: Element,
+  typeName: "TipoDTE" | "TipoDoc",
+  code: number | null,
+  note: string | null,
+): AnsweredDte {
   return {
     type: Number(text(el, typeName)),
     folio: Number(text(el, "Folio")),
@@ -83,10 +88,31 @@ function documentOf(el: Element, typeName: "TipoDTE" | "TipoDoc", code: number |
  */
 export async function readReceiverAnswer(file: Buffer | string): Promise<ReceiverAnswer> {
   const xml = decodeXmlFile(file);
-  const root = /<(?:[A-Za-z]+:)?(RespuestaDTE|EnvioRecibos)[\s>]/.exec(xml.replace(/<\?xml[^>]*\?>/, "").trimStart().slice(0, 300))?.[1];
-  if (!root) throw ValidationError.field("xml", "must be a RespuestaDTE (RecepcionDTE, ResultadoDTE) or an EnvioRecibos of SII's exchange");
-  if (root === "RespuestaDTE") await validateSiiXml(file, "RespuestaEnvioDTE_v10.xsd", ["SiiTypes_v10.xsd", "xmldsignature_v10.xsd"], "RespuestaDTE");
-  else await validateSiiXml(file, "EnvioRecibos_v10.xsd", ["Recibos_v10.xsd", "SiiTypes_v10.xsd", "xmldsignature_v10.xsd"], "EnvioRecibos");
+  const root = /<(?:[A-Za-z]+:)?(RespuestaDTE|EnvioRecibos)[\s>]/.exec(
+    xml
+      .replace(/<\?xml[^>]*\?>/, "")
+      .trimStart()
+      .slice(0, 300),
+  )?.[1];
+  if (!root)
+    throw ValidationError.field(
+      "xml",
+      "must be a RespuestaDTE (RecepcionDTE, ResultadoDTE) or an EnvioRecibos of SII's exchange",
+    );
+  if (root === "RespuestaDTE")
+    await validateSiiXml(
+      file,
+      "RespuestaEnvioDTE_v10.xsd",
+      ["SiiTypes_v10.xsd", "xmldsignature_v10.xsd"],
+      "RespuestaDTE",
+    );
+  else
+    await validateSiiXml(
+      file,
+      "EnvioRecibos_v10.xsd",
+      ["Recibos_v10.xsd", "SiiTypes_v10.xsd", "xmldsignature_v10.xsd"],
+      "EnvioRecibos",
+    );
   const doc = new DOMParser().parseFromString(xml, "text/xml");
   const top = doc.documentElement!;
   if (top.namespaceURI !== SII_NAMESPACE) throw ValidationError.field("xml", `must be in namespace ${SII_NAMESPACE}`);
@@ -98,12 +124,17 @@ export async function readReceiverAnswer(file: Buffer | string): Promise<Receive
     const caratula = child(resultado, "Caratula");
     const recepcion = child(resultado, "RecepcionEnvio");
     const results = elements(resultado, "ResultadoDTE");
-    const base = { responderRut: text(caratula, "RutResponde").toUpperCase(), recipientRut: text(caratula, "RutRecibe").toUpperCase() };
+    const base = {
+      responderRut: text(caratula, "RutResponde").toUpperCase(),
+      recipientRut: text(caratula, "RutRecibe").toUpperCase(),
+    };
     if (recepcion) {
       return {
         kind: "reception",
         ...base,
-        documents: elements(recepcion, "RecepcionDTE").map((d) => documentOf(d, "TipoDTE", Number(text(d, "EstadoRecepDTE")), text(d, "RecepDTEGlosa") || null)),
+        documents: elements(recepcion, "RecepcionDTE").map((d) =>
+          documentOf(d, "TipoDTE", Number(text(d, "EstadoRecepDTE")), text(d, "RecepDTEGlosa") || null),
+        ),
       };
     }
     if (results.length) {
@@ -128,7 +159,17 @@ export async function readReceiverAnswer(file: Buffer | string): Promise<Receive
     const documento = child(recibo, "DocumentoRecibo")!;
     const id = documento.getAttribute("ID") ?? "";
     requireSignature(xml, child(recibo, "Signature"), id, `the Recibo ${id}`);
-    return documentOf(documento, "TipoDoc", null, `Recinto: ${text(documento, "Recinto")}; RutFirma: ${text(documento, "RutFirma")}`);
+    return documentOf(
+      documento,
+      "TipoDoc",
+      null,
+      `Recinto: ${text(documento, "Recinto")}; RutFirma: ${text(documento, "RutFirma")}`,
+    );
   });
-  return { kind: "receipt", responderRut: text(caratula, "RutResponde").toUpperCase(), recipientRut: text(caratula, "RutRecibe").toUpperCase(), documents };
+  return {
+    kind: "receipt",
+    responderRut: text(caratula, "RutResponde").toUpperCase(),
+    recipientRut: text(caratula, "RutRecibe").toUpperCase(),
+    documents,
+  };
 }

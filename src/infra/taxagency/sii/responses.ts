@@ -16,7 +16,6 @@ import { SII_NAMESPACE } from "./dte.js";
 import { encodeIso88591 } from "./encoding.js";
 import { signEnveloped, type SigningCredentials } from "./signature.js";
 
-
 /** The legal sentence `Recibos_v10.xsd` fixes for `Declaracion` (Ley 19.983). */
 export const RECIBO_DECLARATION =
   "El acuse de recibo que se declara en este acto, de acuerdo a lo dispuesto en la letra b) del Art. 4, y la letra c) del Art. 5 de la Ley 19.983, acredita que la entrega de mercaderias o servicio(s) prestado(s) ha(n) sido recibido(s).";
@@ -63,7 +62,11 @@ export interface AnsweredDocument {
 }
 
 function contact(h: ResponseHeader): string {
-  return el("NmbContacto", siiText(h.contactName, 40)) + el("FonoContacto", siiText(h.contactPhone, 40)) + el("MailContacto", siiText(h.contactEmail, 80));
+  return (
+    el("NmbContacto", siiText(h.contactName, 40)) +
+    el("FonoContacto", siiText(h.contactPhone, 40)) +
+    el("MailContacto", siiText(h.contactEmail, 80))
+  );
 }
 
 function respuestaCaratula(h: ResponseHeader, responseId: number, details: number): string {
@@ -111,7 +114,10 @@ export interface RecepcionInput {
 /** The signed reception acknowledgement (RespuestaDTE with one RecepcionEnvio), Resultado ID `RecepcionEnvio`. */
 export function buildRecepcionDte(input: RecepcionInput, credentials: SigningCredentials): SignedXmlFile {
   const details = input.documents
-    .map((d) => `<RecepcionDTE>${documentFields(d)}${el("EstadoRecepDTE", d.status)}${el("RecepDTEGlosa", siiText(d.statusText, 256))}</RecepcionDTE>`)
+    .map(
+      (d) =>
+        `<RecepcionDTE>${documentFields(d)}${el("EstadoRecepDTE", d.status)}${el("RecepDTEGlosa", siiText(d.statusText, 256))}</RecepcionDTE>`,
+    )
     .join("");
   const recepcion =
     `<RecepcionEnvio>${el("NmbEnvio", siiText(input.fileName, 80))}${el("FchRecep", siiTimestamp(input.receivedAt))}${el("CodEnvio", input.envelopeCode)}` +

@@ -15,7 +15,15 @@
  * The built document text is kept as is: only the `Signature` element is inserted before
  * `</DTE>`, so the TED's `DD` bytes stay exactly the signed ones.
  */
-import { X509Certificate, createHash, createPrivateKey, createPublicKey, sign, type KeyLike, type KeyObject } from "node:crypto";
+import {
+  X509Certificate,
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  sign,
+  type KeyLike,
+  type KeyObject,
+} from "node:crypto";
 import { SignedXml } from "xml-crypto";
 
 const C14N = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315";
@@ -55,17 +63,21 @@ export function dteSigner(credentials: SigningCredentials): (xml: string) => str
   const cert = new X509Certificate(credentials.certificatePem);
   const key = createPrivateKey(credentials.privateKeyPem);
   const publicOfKey = createPublicKey(key).export({ format: "jwk" });
-  if (publicOfKey.n !== cert.publicKey.export({ format: "jwk" }).n) throw new Error("the private key does not match the certificate");
+  if (publicOfKey.n !== cert.publicKey.export({ format: "jwk" }).n)
+    throw new Error("the private key does not match the certificate");
   const keyInfo = keyInfoContent(credentials.certificatePem);
   return (xml) => {
     if (!/<Documento ID="[^"]+"/.test(xml)) throw new Error("the DTE has no Documento ID");
     if (!xml.includes("</DTE>")) throw new Error("not a DTE");
-    return signBuiltDte(xml, key, keyInfo) ?? signEnvelopedWith(xml, "Documento", key, credentials.certificatePem, keyInfo);
+    return (
+      signBuiltDte(xml, key, keyInfo) ?? signEnvelopedWith(xml, "Documento", key, credentials.certificatePem, keyInfo)
+    );
   };
 }
 
 const XMLDSIG = "http://www.w3.org/2000/09/xmldsig#";
-const DTE_HEAD = '<?xml version="1.0" encoding="ISO-8859-1"?><DTE xmlns="http://www.sii.cl/SiiDte" version="1.0"><Documento ID="';
+const DTE_HEAD =
+  '<?xml version="1.0" encoding="ISO-8859-1"?><DTE xmlns="http://www.sii.cl/SiiDte" version="1.0"><Documento ID="';
 
 /**
  * The inclusive C14N 1.0 of the `Documento` of a DTE as dte.ts builds it, read straight off the
@@ -88,7 +100,10 @@ function canonicalDocumento(xml: string): { id: string; canonical: string } | nu
   }
   const id = /^<Documento ID="([A-Za-z0-9]+)">/.exec(documento)?.[1];
   if (!id) return null;
-  return { id, canonical: `<Documento xmlns="http://www.sii.cl/SiiDte" ID="${id}">${documento.slice(`<Documento ID="${id}">`.length)}` };
+  return {
+    id,
+    canonical: `<Documento xmlns="http://www.sii.cl/SiiDte" ID="${id}">${documento.slice(`<Documento ID="${id}">`.length)}`,
+  };
 }
 
 /**
@@ -127,11 +142,23 @@ export function signDte(xml: string, credentials: SigningCredentials): string {
  * (`Documento`), envelopes (`SetDTE`) and responses (`Resultado`, `DocumentoRecibo`, `SetRecibos`).
  */
 export function signEnveloped(xml: string, signedElement: string, credentials: SigningCredentials): string {
-  return signEnvelopedWith(xml, signedElement, credentials.privateKeyPem, credentials.certificatePem, keyInfoContent(credentials.certificatePem));
+  return signEnvelopedWith(
+    xml,
+    signedElement,
+    credentials.privateKeyPem,
+    credentials.certificatePem,
+    keyInfoContent(credentials.certificatePem),
+  );
 }
 
 /** signEnveloped with the key (PEM or parsed) and the KeyInfo content given. */
-function signEnvelopedWith(xml: string, signedElement: string, privateKey: KeyLike, certificatePem: string, keyInfo: string): string {
+function signEnvelopedWith(
+  xml: string,
+  signedElement: string,
+  privateKey: KeyLike,
+  certificatePem: string,
+  keyInfo: string,
+): string {
   const root = /^(?:<\?xml[^>]*\?>\s*)?<([A-Za-z]+)[\s>]/.exec(xml)?.[1];
   if (!root) throw new Error("no root element");
   const closing = xml.lastIndexOf(`</${root}>`);
@@ -182,7 +209,11 @@ export function verifyEnvelopedSignature(xml: string, signature: Element, refere
   const references = signature.getElementsByTagNameNS(XMLDSIG, "Reference");
   const uris = Array.from({ length: references.length }, (_, i) => references[i].getAttribute("URI"));
   if (uris.length !== 1 || uris[0] !== `#${referenceId}`) {
-    return { valid: false, reason: `the signature must reference #${referenceId} only, not ${uris.join(", ") || "nothing"}`, certificatePem };
+    return {
+      valid: false,
+      reason: `the signature must reference #${referenceId} only, not ${uris.join(", ") || "nothing"}`,
+      certificatePem,
+    };
   }
   try {
     const sig = new SignedXml({ publicCert: certificatePem });
@@ -191,6 +222,10 @@ export function verifyEnvelopedSignature(xml: string, signature: Element, refere
     return { valid: false, reason: "the signature does not verify", certificatePem };
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    return { valid: false, reason: `the signature does not verify (${message.split("\n")[0].slice(0, 200)})`, certificatePem };
+    return {
+      valid: false,
+      reason: `the signature does not verify (${message.split("\n")[0].slice(0, 200)})`,
+      certificatePem,
+    };
   }
 }

@@ -126,5 +126,10 @@ export function compactTed(xml: string): string {
 /** Verifies a DTE's TED: FRMT over the flattened DD with the CAF public key (`DA/RSAPK`). */
 export function verifyTed(xml: string, cafPublicKey: KeyLike): boolean {
   const { dd, frmt } = extractTed(xml);
-  return verify("sha1", Buffer.from(dd.replace(/>\s+</g, "><"), "latin1"), cafPublicKey, Buffer.from(frmt.replace(/\s+/g, ""), "base64"));
+  return verify(
+    "sha1",
+    Buffer.from(dd.replace(/>\s+</g, "><"), "latin1"),
+    cafPublicKey,
+    Buffer.from(frmt.replace(/\s+/g, ""), "base64"),
+  );
 }

@@ -63,7 +63,22 @@ export function generateCertificate(commonName = "Firmante de Prueba"): FakeCert
     const cert = join(dir, "cert.pem");
     execFileSync(
       "openssl",
-      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2", "-subj", `/C=CL/O=Pruebas/CN=${commonName}`, "-keyout", key, "-out", cert],
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-sha256",
+        "-days",
+        "2",
+        "-subj",
+        `/C=CL/O=Pruebas/CN=${commonName}`,
+        "-keyout",
+        key,
+        "-out",
+        cert,
+      ],
       { stdio: "pipe" },
     );
     return { certificatePem: readFileSync(cert, "utf8"), privateKeyPem: readFileSync(key, "utf8") };
@@ -90,7 +105,9 @@ export interface FakePkcs12 extends FakeCertificate {
  * A PKCS#12 like a Chilean CA's: a self-signed RSA-2048 certificate whose subjectAltName carries
  * the holder's RUT as otherName 1.3.6.1.4.1.8321.1 (omitted when `rut` is null), made with openssl.
  */
-export function generatePkcs12(options: { rut?: string | null; password?: string; commonName?: string; days?: number } = {}): FakePkcs12 {
+export function generatePkcs12(
+  options: { rut?: string | null; password?: string; commonName?: string; days?: number } = {},
+): FakePkcs12 {
   const password = options.password ?? "secreto";
   return withTempDir((dir) => {
     const key = join(dir, "key.pem");
@@ -100,14 +117,34 @@ export function generatePkcs12(options: { rut?: string | null; password?: string
     execFileSync(
       "openssl",
       [
-        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", String(options.days ?? 2),
-        "-subj", `/C=CL/O=Pruebas/CN=${options.commonName ?? "Firmante de Prueba"}`,
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-sha256",
+        "-days",
+        String(options.days ?? 2),
+        "-subj",
+        `/C=CL/O=Pruebas/CN=${options.commonName ?? "Firmante de Prueba"}`,
         ...(rut ? ["-addext", `subjectAltName=otherName:1.3.6.1.4.1.8321.1;IA5STRING:${rut}`] : []),
-        "-keyout", key, "-out", cert,
+        "-keyout",
+        key,
+        "-out",
+        cert,
       ],
       { stdio: "pipe" },
     );
-    execFileSync("openssl", ["pkcs12", "-export", "-inkey", key, "-in", cert, "-passout", `pass:${password}`, "-out", p12], { stdio: "pipe" });
-    return { file: readFileSync(p12), password, certificatePem: readFileSync(cert, "utf8"), privateKeyPem: readFileSync(key, "utf8") };
+    execFileSync(
+      "openssl",
+      ["pkcs12", "-export", "-inkey", key, "-in", cert, "-passout", `pass:${password}`, "-out", p12],
+      { stdio: "pipe" },
+    );
+    return {
+      file: readFileSync(p12),
+      password,
+      certificatePem: readFileSync(cert, "utf8"),
+      privateKeyPem: readFileSync(key, "utf8"),
+    };
   });
 }

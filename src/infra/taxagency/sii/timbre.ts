@@ -12,13 +12,23 @@ import bwipjs from "bwip-js";
 export function timbrePng(ted: string, scale = 2): Promise<Buffer> {
   // eclevel, columns and rowmult are BWIPP's pdf417 options, which bwip-js's types do not list
   const pdf417Options = { eclevel: 5, columns: 13, rowmult: 3 };
-  return bwipjs.toBuffer({ bcid: "pdf417", text: ted, scale, binarytext: true, backgroundcolor: "FFFFFF", paddingwidth: 2, paddingheight: 2, ...pdf417Options });
+  return bwipjs.toBuffer({
+    bcid: "pdf417",
+    text: ted,
+    scale,
+    binarytext: true,
+    backgroundcolor: "FFFFFF",
+    paddingwidth: 2,
+    paddingheight: 2,
+    ...pdf417Options,
+  });
 }
 
 /** Caption printed under the timbre (chile-dte.md §9): resolution number and year, and where to verify. */
 export function timbreCaption(resolution: { number: number | null; date: Date | null }): string[] {
   const lines = ["Timbre Electrónico SII"];
-  if (resolution.number !== null && resolution.date !== null) lines.push(`Res. ${resolution.number} de ${resolution.date.getUTCFullYear()}`);
+  if (resolution.number !== null && resolution.date !== null)
+    lines.push(`Res. ${resolution.number} de ${resolution.date.getUTCFullYear()}`);
   lines.push("Verifique documento: www.sii.cl");
   return lines;
 }

@@ -56,13 +56,18 @@ export interface SiiTransportOptions {
 }
 
 export interface Dom {
-  getElementsByTagName(name: string): { length: number; item(i: number): { localName?: string; textContent: string | null } | null };
+  getElementsByTagName(name: string): {
+    length: number;
+    item(i: number): { localName?: string; textContent: string | null } | null;
+  };
 }
 
 /** Parses an answer of SII; `network` error when it is not XML. */
 export function parse(xml: string, what: string): Dom {
   let failed = false;
-  const doc = new DOMParser({ errorHandler: { warning: () => undefined, error: () => (failed = true), fatalError: () => (failed = true) } }).parseFromString(xml, "text/xml") as unknown as Dom;
+  const doc = new DOMParser({
+    errorHandler: { warning: () => undefined, error: () => (failed = true), fatalError: () => (failed = true) },
+  }).parseFromString(xml, "text/xml") as unknown as Dom;
   if (failed || !doc) throw new SiiTransportError(`unreadable answer from SII (${what})`, "network");
   return doc;
 }
@@ -121,7 +126,8 @@ export function signSeed(seed: string, credentials: SigningCredentials): string 
 export function seedOf(doc: Dom): string {
   const estado = text(doc, "ESTADO");
   const seed = text(doc, "SEMILLA");
-  if (estado !== "00" || !seed) throw new SiiTransportError(`SII refused a seed (ESTADO ${estado ?? "missing"})`, "auth", estado);
+  if (estado !== "00" || !seed)
+    throw new SiiTransportError(`SII refused a seed (ESTADO ${estado ?? "missing"})`, "auth", estado);
   return seed;
 }
 
@@ -130,7 +136,11 @@ export function tokenOf(doc: Dom): string {
   const estado = text(doc, "ESTADO");
   const token = text(doc, "TOKEN");
   if (estado !== "00" || !token) {
-    throw new SiiTransportError(`SII refused a token (ESTADO ${estado ?? "missing"}${text(doc, "GLOSA") ? `: ${text(doc, "GLOSA")}` : ""})`, "auth", estado);
+    throw new SiiTransportError(
+      `SII refused a token (ESTADO ${estado ?? "missing"}${text(doc, "GLOSA") ? `: ${text(doc, "GLOSA")}` : ""})`,
+      "auth",
+      estado,
+    );
   }
   return token;
 }
@@ -183,10 +193,14 @@ export async function siiRequest(
     });
   } catch (e) {
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    throw new SiiTransportError(`cannot reach SII at ${origin} (${what}): ${cause?.code ?? cause?.message ?? (e as Error).message}`, "network");
+    throw new SiiTransportError(
+      `cannot reach SII at ${origin} (${what}): ${cause?.code ?? cause?.message ?? (e as Error).message}`,
+      "network",
+    );
   }
   const body = await response.text().catch(() => "");
-  if (!response.ok && !accept.includes(response.status)) throw new SiiTransportError(`SII answered HTTP ${response.status} (${what})`, "network", String(response.status));
+  if (!response.ok && !accept.includes(response.status))
+    throw new SiiTransportError(`SII answered HTTP ${response.status} (${what})`, "network", String(response.status));
   return { status: response.status, body };
 }
 
@@ -205,12 +219,20 @@ export class SiiTransport {
     this.timeoutMs = options.timeoutMs ?? 30_000;
   }
 
-  private post(path: string, init: { body: string | FormData; headers?: Record<string, string> }, what: string): Promise<string> {
+  private post(
+    path: string,
+    init: { body: string | FormData; headers?: Record<string, string> },
+    what: string,
+  ): Promise<string> {
     return siiRequest(`${this.baseUrl}${path}`, { method: "POST", ...init }, what, this.timeoutMs).then((r) => r.body);
   }
 
   private async soap(service: string, body: string, what: string): Promise<Dom> {
-    const answer = await this.post(`/DTEWS/${service}.jws`, { body: soapEnvelope(body), headers: { "Content-Type": "text/xml; charset=utf-8", SOAPAction: "" } }, what);
+    const answer = await this.post(
+      `/DTEWS/${service}.jws`,
+      { body: soapEnvelope(body), headers: { "Content-Type": "text/xml; charset=utf-8", SOAPAction: "" } },
+      what,
+    );
     const outer = parse(answer, what);
     const all = outer.getElementsByTagName("*");
     for (let i = 0; i < all.length; i++) {
@@ -229,7 +251,9 @@ export class SiiTransport {
   /** GetTokenFromSeed.getToken with the seed signed by `credentials`. Throws `auth` when refused. */
   async getToken(credentials: SigningCredentials): Promise<string> {
     const signed = signSeed(await this.getSeed(), credentials);
-    const token = tokenOf(await this.soap("GetTokenFromSeed", `<getToken><pszXml><![CDATA[${signed}]]></pszXml></getToken>`, "token"));
+    const token = tokenOf(
+      await this.soap("GetTokenFromSeed", `<getToken><pszXml><![CDATA[${signed}]]></pszXml></getToken>`, "token"),
+    );
     this.tokens.set(credentials.certificatePem, token);
     return token;
   }
@@ -250,7 +274,10 @@ export class SiiTransport {
    * caller decides with domain/sii-sending.ts uploadOutcome). Throws `network`, or `auth` when SII
    * answers that the token is not valid (STATUS 5): then a new token is fetched once and retried.
    */
-  async upload(credentials: SigningCredentials, input: { rutSender: string; rutCompany: string; file: Buffer; fileName: string }): Promise<UploadReceipt> {
+  async upload(
+    credentials: SigningCredentials,
+    input: { rutSender: string; rutCompany: string; file: Buffer; fileName: string },
+  ): Promise<UploadReceipt> {
     const sender = splitRut(input.rutSender);
     const company = splitRut(input.rutCompany);
     const attempt = async (token: string) => {
@@ -260,7 +287,11 @@ export class SiiTransport {
       form.append("rutCompany", company.number);
       form.append("dvCompany", company.dv);
       form.append("archivo", new Blob([new Uint8Array(input.file)], { type: "text/xml" }), input.fileName);
-      const answer = await this.post("/cgi_dte/UPL/DTEUpload", { body: form, headers: { Cookie: `TOKEN=${token}` } }, "upload");
+      const answer = await this.post(
+        "/cgi_dte/UPL/DTEUpload",
+        { body: form, headers: { Cookie: `TOKEN=${token}` } },
+        "upload",
+      );
       const doc = parse(answer, "upload");
       const status = text(doc, "STATUS");
       if (status === undefined) throw new SiiTransportError("SII's upload answer has no STATUS", "network");
@@ -271,7 +302,8 @@ export class SiiTransport {
       this.dropToken(credentials);
       receipt = await attempt(await this.getToken(credentials));
     }
-    if (receipt.status === "0" && !receipt.trackId) throw new SiiTransportError("SII received the envelope but gave no TRACKID", "sii", "0");
+    if (receipt.status === "0" && !receipt.trackId)
+      throw new SiiTransportError("SII received the envelope but gave no TRACKID", "sii", "0");
     return receipt;
   }
 
@@ -290,12 +322,20 @@ export class SiiTransport {
       const estado = text(doc, "ESTADO");
       if (!estado) throw new SiiTransportError("SII's status answer has no ESTADO", "network");
       const types = texts(doc, "TIPO_DOCTO");
-      const [reported, accepted, rejected, objections] = ["INFORMADOS", "ACEPTADOS", "RECHAZADOS", "REPAROS"].map((n) => texts(doc, n).map(Number));
+      const [reported, accepted, rejected, objections] = ["INFORMADOS", "ACEPTADOS", "RECHAZADOS", "REPAROS"].map((n) =>
+        texts(doc, n).map(Number),
+      );
       return {
         trackId: input.trackId,
         estado,
         glosa: text(doc, "GLOSA"),
-        counts: types.map((t, i) => ({ type: Number(t), reported: reported[i] ?? 0, accepted: accepted[i] ?? 0, rejected: rejected[i] ?? 0, objections: objections[i] ?? 0 })),
+        counts: types.map((t, i) => ({
+          type: Number(t),
+          reported: reported[i] ?? 0,
+          accepted: accepted[i] ?? 0,
+          rejected: rejected[i] ?? 0,
+          objections: objections[i] ?? 0,
+        })),
       };
     };
     let result = await attempt(await this.token(credentials));
@@ -313,7 +353,15 @@ export class SiiTransport {
    */
   async documentStatus(
     credentials: SigningCredentials,
-    input: { rutQuerier: string; rutCompany: string; rutReceiver: string; type: number; folio: number; issueDate: string; total: string },
+    input: {
+      rutQuerier: string;
+      rutCompany: string;
+      rutReceiver: string;
+      type: number;
+      folio: number;
+      issueDate: string;
+      total: string;
+    },
   ): Promise<DteRecordStatus> {
     const querier = splitRut(input.rutQuerier);
     const company = splitRut(input.rutCompany);
