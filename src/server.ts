@@ -15,7 +15,7 @@ import { ApiKeyCache } from "./services/api-key-cache.js";
 import { createRestHandler, errorResponse } from "./rest/router.js";
 import { domainErrorOfDatabaseFailure, RETRY_AFTER_SECONDS } from "./infra/database-errors.js";
 import { boundFieldErrors, boundMessage } from "./domain/input-limits.js";
-import { handleCheckout } from "./rest/checkout.js";
+import { handleCheckout } from "./pages/checkout.js";
 import type { Database } from "./infra/database.js";
 import type { Logger } from "./infra/logger.js";
 import { redactSessionKeys } from "./domain/customer-sessions.js";

@@ -22,7 +22,7 @@ const LAYERS: { name: string; files: RegExp }[] = [
   { name: "infra", files: /^infra\// },
   { name: "services", files: /^services\// },
   { name: "graphql", files: /^graphql\// },
-  { name: "rest", files: /^rest\// },
+  { name: "rest", files: /^(rest|pages)\// },
   { name: "entry points", files: /^(cli\/.*|cli\.ts|demo\.ts|http-server\.ts|server\.ts|main\.ts)$/ },
 ];
 

@@ -5,7 +5,7 @@
  * no cross-domain policies) with a Content-Security-Policy per kind of answer:
  *
  * - API answers (JSON, files, metrics): `default-src 'none'`: nothing in them may load or run;
- * - the hosted checkout page (rest/checkout.ts): its inline style only, images from the service;
+ * - the hosted checkout page (pages/checkout.ts): its inline style only, images from the service;
  *   its forms post to the page itself, which then redirects to the merchant's `return_url`, so
  *   `form-action` is left open (Chromium applies it to the redirect too);
  * - GraphiQL (server.ts): the page is one HTML file with GraphiQL's code inlined, so its inline

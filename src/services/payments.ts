@@ -13,7 +13,7 @@
  * id as idempotency key, outside the transaction, and a second transaction records its answer.
  */
 import { createHash } from "node:crypto";
-import type { Payment, Prisma, Source } from "../infra/prisma/generated/client.js";
+import type { Currency, Payment, Prisma, Source } from "../infra/prisma/generated/client.js";
 import { derivedId, newId, randomSecret } from "../infra/ids.js";
 import { findGateway, type ChargeResult, type PaymentGateway } from "../infra/gateways/index.js";
 import { checkoutPath } from "../infra/gateways/redirect.js";
@@ -448,6 +448,8 @@ export interface Checkout {
   organizationName: string;
   source: Source;
   payment: Payment | null;
+  /** the waiting payment's currency (its code and decimals, for the amount shown), null without a payment */
+  currency: Currency | null;
 }
 
 /** The checkout of `token` (no API key: the token is the secret), or null when unknown. */
@@ -465,6 +467,7 @@ export async function findCheckout(prisma: ServiceContext["prisma"], token: stri
     organizationName: settings.businessName ?? settings.taxBusinessName ?? organization.name,
     source: rest,
     payment,
+    currency: payment ? await prisma.currency.findUnique({ where: { id: payment.currencyId } }) : null,
   };
 }
 

@@ -4,8 +4,9 @@
  * buttons; `POST /checkout/<token>` with `decision=approve|reject` (an HTML form) settles it and
  * sends the customer to the source's `return_url` (`?payment=<id>&status=<status>`), or shows the
  * result. No API key: the token in the address is the secret (stored hashed). It stands in for an
- * external gateway's page, so it sits beside the REST adapter as one more HTTP surface over the
- * services.
+ * external gateway's page, so it sits beside the REST adapter (the same layer, src/pages/) as one
+ * more HTTP surface over the services: it reads and writes only through services/payments.ts
+ * (`findCheckout`, `completeCheckout`), never Prisma directly (docs/architecture.md).
  */
 import { DomainError } from "../domain/errors.js";
 import { CHECKOUT_CSP } from "../infra/http-security.js";
@@ -48,7 +49,7 @@ export async function handleCheckout(
         payment?.status === "succeeded" ? 200 : 409,
       );
     }
-    const currency = await base.prisma.currency.findUniqueOrThrow({ where: { id: payment.currencyId } });
+    const currency = checkout.currency!;
     return page(
       `Pay ${organizationName}`,
       `<h1>${escape(organizationName)}</h1>
