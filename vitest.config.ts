@@ -3,7 +3,8 @@
  * xmllint and xmlsec1), and the integration suite twice, on `pglite` and on `postgres`
  * (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/test). Each integration test
  * file gets its own database cloned from a migrated template. The GraphiQL browser test
- * (test/integration/graphiql.test.ts, headless Chromium) runs on `pglite` only.
+ * (test/integration/graphiql.test.ts) and the REST reference page test
+ * (test/integration/reference-page.test.ts), both in headless Chromium, run on `pglite` only.
  */
 import { createRequire } from "node:module";
 import { configDefaults, defineConfig } from "vitest/config";
@@ -18,7 +19,10 @@ const integration = (name: "pglite" | "postgres") => ({
     name,
     include: ["test/integration/**/*.test.ts"],
     // the GraphiQL browser test checks the page, not the database: once, on PGlite
-    exclude: name === "postgres" ? [...configDefaults.exclude, "test/integration/graphiql.test.ts"] : configDefaults.exclude,
+    exclude:
+      name === "postgres"
+        ? [...configDefaults.exclude, "test/integration/graphiql.test.ts", "test/integration/reference-page.test.ts"]
+        : configDefaults.exclude,
     globalSetup: ["test/helpers/global-setup.ts"],
     env: { TEST_DB: name },
     pool: "forks" as const,
@@ -37,7 +41,14 @@ export default defineConfig({
     // still gets its own database and server (test/helpers/server.ts)
     isolate: false,
     projects: [
-      { extends: true as const, test: { name: "unit", include: ["test/domain/**/*.test.ts", "test/sii/**/*.test.ts", "test/*.test.ts"], testTimeout: 30_000 } },
+      {
+        extends: true as const,
+        test: {
+          name: "unit",
+          include: ["test/domain/**/*.test.ts", "test/sii/**/*.test.ts", "test/*.test.ts"],
+          testTimeout: 30_000,
+        },
+      },
       integration("pglite"),
       integration("postgres"),
     ],

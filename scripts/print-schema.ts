@@ -1,7 +1,11 @@
-/** Prints the GraphQL schema to schema/schema.graphql (committed; test/schema.test.ts fails when stale). */
+/**
+ * Prints the GraphQL schema to schema/schema.graphql and the REST OpenAPI document to
+ * schema/openapi.json (both committed; test/schema.test.ts and test/openapi.test.ts fail when stale).
+ */
 import fs from "node:fs";
 import { printSchema, lexicographicSortSchema } from "graphql";
 import { schema } from "../src/graphql/schema.js";
+import { OPENAPI_PATH, printedOpenApi } from "./print-openapi.js";
 
 export const SCHEMA_PATH = new URL("../schema/schema.graphql", import.meta.url);
 
@@ -25,5 +29,6 @@ export function printedSchema(): string {
 
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!)) {
   fs.writeFileSync(SCHEMA_PATH, printedSchema());
-  console.log("wrote schema/schema.graphql");
+  fs.writeFileSync(OPENAPI_PATH, printedOpenApi());
+  console.log("wrote schema/schema.graphql and schema/openapi.json");
 }

@@ -16,6 +16,7 @@ import { createRestHandler, errorResponse } from "./rest/router.js";
 import { domainErrorOfDatabaseFailure, RETRY_AFTER_SECONDS } from "./infra/database-errors.js";
 import { boundFieldErrors, boundMessage } from "./domain/input-limits.js";
 import { handleCheckout } from "./pages/checkout.js";
+import { handleDocs, isDocsPath } from "./pages/docs.js";
 import type { Database } from "./infra/database.js";
 import type { Logger } from "./infra/logger.js";
 import { redactSessionKeys } from "./domain/customer-sessions.js";
@@ -352,7 +353,8 @@ export function createApp({
           settings,
           baseUrl: publicUrl ?? url.origin,
         });
-      } else if (url.pathname === "/healthz") response = Response.json({ status: "ok" });
+      } else if (isDocsPath(url.pathname)) response = handleDocs(request);
+      else if (url.pathname === "/healthz") response = Response.json({ status: "ok" });
       else if (url.pathname === "/readyz") {
         const r = await ready();
         const detail = bearerMatches(request.headers.get("authorization"), settings.metricsToken) ? r.detail : r.reason;

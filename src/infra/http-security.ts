@@ -11,7 +11,10 @@
  * - GraphiQL (server.ts): the page is one HTML file with GraphiQL's code inlined, so its inline
  *   script(s) are allowed by their SHA-256 hashes (computed from the page when it is rendered),
  *   Monaco's editor workers from `blob:`, its styles inline and its fonts and icons from `data:`;
- *   requests go to the service itself only (`connect-src 'self'`).
+ *   requests go to the service itself only (`connect-src 'self'`);
+ * - the REST reference at /docs (pages/docs.ts): Redoc's bundle from the service itself (no
+ *   inline script), its injected styles inline, its search worker from `blob:`, the document
+ *   from `connect-src 'self'`.
  *
  * Every kind keeps `frame-ancestors 'none'` (no page of the service can be framed: the checkout's
  * Approve button cannot be clickjacked), `base-uri 'none'` and `object-src 'none'`.
@@ -26,6 +29,19 @@ export const API_CSP = `default-src 'none'; ${COMMON}; form-action 'none'`;
 
 /** CSP of the hosted checkout page. */
 export const CHECKOUT_CSP = `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; ${COMMON}`;
+
+/** CSP of the REST reference page (Redoc). */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "worker-src 'self' blob:",
+  "style-src 'self' 'unsafe-inline'",
+  "font-src 'self' data:",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  COMMON,
+  "form-action 'none'",
+].join("; ");
 
 /** CSP of a GraphiQL page whose inline scripts have these SHA-256 hashes (base64). */
 export function graphiqlCsp(scriptHashes: string[]): string {

@@ -10,7 +10,7 @@ import type { FilterSpec } from "./filters.js";
 import * as out from "./serializers.js";
 import * as sii from "./sii.js";
 import * as special from "./special.js";
-import type { PrintContext, ResourceDecl } from "./types.js";
+import type { Method, PrintContext, ResourceDecl, Shape } from "./types.js";
 
 const str = (key: string) => ({ key, kind: "string" as const });
 const CREATED = { created: { key: "created", kind: "datetime" as const } };
@@ -24,6 +24,17 @@ const ARCHIVABLE: FilterSpec = {
 };
 /** Customers print `country`/`state` as objects on retrieve and list, as codes on create and update (spec). */
 const customerRead = (how: PrintContext) => how.shape === "retrieve" || how.shape === "list";
+
+/** Method and path suffix of each standard shape (docs/rest.md "Responses"). */
+export const SHAPES: Record<Shape, { method: Method; suffix: string }> = {
+  create: { method: "POST", suffix: "" },
+  retrieve: { method: "GET", suffix: "/:id" },
+  update: { method: "PATCH", suffix: "/:id" },
+  list: { method: "GET", suffix: "" },
+  delete: { method: "DELETE", suffix: "/:id" },
+  pdf: { method: "GET", suffix: "/:id/pdf" },
+  finalize: { method: "GET", suffix: "/:id/finalize" },
+};
 
 /** Every REST resource, in the reference's order. */
 export const RESOURCES: ResourceDecl[] = [

@@ -14,7 +14,8 @@ import { domainErrorOfDatabaseFailure } from "../infra/database-errors.js";
 import { parseBody } from "./bodies.js";
 import { parseFilters } from "./filters.js";
 import { jsonResponse } from "./json.js";
-import { RESOURCES } from "./resources.js";
+import { openApiDocument } from "./openapi.js";
+import { RESOURCES, SHAPES } from "./resources.js";
 import { errorResponse, expansions, expectNode, pageArgs, paged, RestError, STATUS_BY_CODE } from "./respond.js";
 import type { Method, PrintContext, ResourceDecl, RestRequest, Shape } from "./types.js";
 
@@ -22,17 +23,6 @@ export { errorResponse } from "./respond.js";
 
 type Data = Record<string, unknown>;
 type Connection = { totalCount: number; edges: { node: unknown }[] };
-
-/** Method and path suffix of each standard shape (docs/rest.md "Responses"). */
-export const SHAPES: Record<Shape, { method: Method; suffix: string }> = {
-  create: { method: "POST", suffix: "" },
-  retrieve: { method: "GET", suffix: "/:id" },
-  update: { method: "PATCH", suffix: "/:id" },
-  list: { method: "GET", suffix: "" },
-  delete: { method: "DELETE", suffix: "/:id" },
-  pdf: { method: "GET", suffix: "/:id/pdf" },
-  finalize: { method: "GET", suffix: "/:id/finalize" },
-};
 
 /** The one result of an operation: `node` (checked to be the resource) or its single root field. */
 function result(data: Data, decl: ResourceDecl, id: string | undefined): unknown {
@@ -133,6 +123,8 @@ function graphQLErrorResponse(errors: NonNullable<GraphQLResponse["errors"]>): R
   return errorResponse(code, message, fields);
 }
 
+let openApiJson: string | undefined;
+
 export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicUrl?: string }) {
   const printed = new Map<unknown, string>();
   const source = (doc: TypedDocumentNode<unknown, unknown>) => {
@@ -143,6 +135,11 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
 
   return async function handle(request: Request, requestId: string): Promise<Response> {
     const url = new URL(request.url);
+    // the OpenAPI document of these routes: public, no API key (docs/rest.md "OpenAPI")
+    if (url.pathname === "/v1/openapi.json" && request.method === "GET")
+      return new Response((openApiJson ??= JSON.stringify(openApiDocument())), {
+        headers: { "content-type": "application/json; charset=utf-8" },
+      });
     const matches = compiled.filter((route) => route.regex.test(url.pathname));
     if (matches.length === 0) return errorResponse("not_found", `No route for ${url.pathname}`);
     const route = matches.find((m) => m.method === request.method);

@@ -9,6 +9,7 @@ import { createLogger } from "../../src/infra/logger.js";
 import { createApiKey } from "../../src/services/api-keys.js";
 import { createApp, createHttpServer, listen } from "../../src/server.js";
 import type { AppSettings } from "../../src/infra/config.js";
+import { contractProblem } from "./contract.js";
 import { cloneTemplate } from "./databases.js";
 
 /** METRICS_TOKEN of test servers (unless a test's settings give another): /metrics and /readyz's detail need it. */
@@ -27,7 +28,10 @@ export interface TestServer {
   /** SQL text of every statement sent to the database (BEGIN/COMMIT included), in order (tests may clear it) */
   statements: string[];
   orgs: { acme: string; other: string };
-  /** REST call with a key; returns status and parsed JSON (null for empty bodies) */
+  /**
+   * REST call with a key; returns status and parsed JSON (null for empty bodies). Throws when the
+   * answer is not the one the OpenAPI document declares (the contract test: helpers/contract.ts).
+   */
   rest(
     method: string,
     path: string,
@@ -108,7 +112,12 @@ export async function startTestServer(
       body: options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
     });
     const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null, text };
+    const contentType = res.headers.get("content-type");
+    const body = text ? JSON.parse(text) : null;
+    // the contract test: every answer must be the OpenAPI document's (test/helpers/contract.ts)
+    const problem = contractProblem(method, path, { status: res.status, contentType, body });
+    if (problem) throw new Error(`REST contract: ${problem}`);
+    return { status: res.status, body, text };
   };
   const graphql: TestServer["graphql"] = async (query, variables, key = acme.key) => {
     const res = await fetch(`${url}/graphql`, {

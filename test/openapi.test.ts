@@ -1,0 +1,74 @@
+/**
+ * schema/openapi.json is the document the code builds (run `npm run schema:print` after changing
+ * a REST declaration), the document covers every route the router serves, and the contract check
+ * the integration tests run (helpers/contract.ts) refuses answers the document does not declare.
+ */
+import fs from "node:fs";
+import { describe, expect, it } from "vitest";
+import { OPENAPI_PATH, printedOpenApi } from "../scripts/print-openapi.js";
+import { restRoutes } from "../src/rest/router.js";
+import { openApiDocument } from "../src/rest/openapi.js";
+import { contractProblem } from "./helpers/contract.js";
+
+const json = "application/json; charset=utf-8";
+
+describe("schema/openapi.json", () => {
+  it("is the OpenAPI document of the code (run `npm run schema:print` after changing src/rest)", () => {
+    expect(fs.readFileSync(OPENAPI_PATH, "utf8")).toBe(printedOpenApi());
+  });
+
+  it("has every route of the router, with its parameters, and nothing else", () => {
+    const paths = openApiDocument().paths as Record<string, Record<string, { parameters: { name: string }[] }>>;
+    const declared = Object.entries(paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const served = restRoutes().map((r) => `${r.method} ${r.path.replace(/:([a-z]+)/g, "{$1}")}/`);
+    expect(declared.sort()).toEqual(served.sort());
+    const list = paths["/v1/customers/"].get.parameters.map((p) => p.name);
+    expect(list).toEqual([
+      "page",
+      "page_size",
+      "country",
+      "country__name",
+      "email",
+      "name",
+      "sources",
+      "tax_id",
+      "created",
+    ]);
+    expect(paths["/v1/invoices/{id}/"].get.parameters.map((p) => p.name)).toEqual(["id"]);
+    expect(paths["/v1/creditnotes/{id}/"].get.parameters.map((p) => p.name)).toEqual(["id", "expand"]);
+  });
+});
+
+describe("the contract check", () => {
+  const invoice = { id: "inv_1", total: 1190, status: "draft", lines: [], created: "2026-11-22 10:00:00" };
+
+  it("accepts a declared answer", () => {
+    expect(contractProblem("GET", "/v1/invoices/inv_1/", { status: 200, contentType: json, body: invoice })).toBe(null);
+    expect(contractProblem("DELETE", "/v1/invoices/inv_1", { status: 204, contentType: null, body: null })).toBe(null);
+    const error = { error: { code: "not_found", message: "No invoice with id inv_2" } };
+    expect(contractProblem("GET", "/v1/invoices/inv_2/", { status: 404, contentType: json, body: error })).toBe(null);
+    expect(contractProblem("GET", "/v1/nothing/", { status: 404, contentType: json, body: error })).toBe(null);
+  });
+
+  it("refuses a body of the wrong shape, an undeclared status or content type, and a non-error 404", () => {
+    const stringTotal = { ...invoice, total: "1190" };
+    expect(
+      contractProblem("GET", "/v1/invoices/inv_1/", { status: 200, contentType: json, body: stringTotal }),
+    ).toMatch(/GET \/v1\/invoices\/inv_1\/ answered 200: the body does not match .*\/total must be number/);
+    expect(contractProblem("POST", "/v1/invoices/", { status: 200, contentType: json, body: invoice })).toMatch(
+      /declares no status 200/,
+    );
+    expect(
+      contractProblem("GET", "/v1/invoices/inv_1/", { status: 200, contentType: "text/html", body: invoice }),
+    ).toMatch(/content type text\/html/);
+    expect(contractProblem("GET", "/v1/nothing/", { status: 404, contentType: json, body: { detail: "x" } })).toMatch(
+      /must have required property 'error'/,
+    );
+    const list = { count: 1, next: null, previous: null, results: [{ id: 3 }] };
+    expect(contractProblem("GET", "/v1/customers/", { status: 200, contentType: json, body: list })).toMatch(
+      /results\/0\/id must be string/,
+    );
+  });
+});
