@@ -1,6 +1,6 @@
 /**
  * REST shapes of the SII set-up (docs/sii-setup.md): request bodies (zod, unknown fields are a
- * 400) and response serializers of the tax profile, certificates and CAFs. Routes: router.ts.
+ * 400) and response serializers of the tax profile, certificates and CAFs. Routes: resources.ts.
  */
 import { z } from "zod";
 import type {

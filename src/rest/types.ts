@@ -11,7 +11,7 @@ export type Method = "GET" | "POST" | "PATCH" | "DELETE";
 
 /**
  * The seven standard shapes of a route; each implies its method, path suffix, GraphQL variables
- * and answer (router.ts `SHAPES`): create `POST /` (201), retrieve `GET /{id}`, update
+ * and answer (resources.ts `SHAPES`, run by router.ts): create `POST /` (201), retrieve `GET /{id}`, update
  * `PATCH /{id}`, list `GET /` (`{count, next, previous, results}`), delete `DELETE /{id}` (204),
  * pdf `GET /{id}/pdf` (`{file}`), finalize `GET /{id}/finalize`.
  */
