@@ -4,8 +4,8 @@
  * and method, path and query parameters (paging, filters), request bodies (their checked schemas),
  * responses and the error shape. A resource's schema is derived from its GraphQL operation's
  * selection by rule (snake_case names, `Decimal` as a JSON number, an object selecting only `id`
- * as that id, nullable unless non-null); only the spec's exceptions are written out in
- * `EXCEPTIONS`. Served at `GET /v1/openapi.json`, committed as schema/openapi.json.
+ * as that id, nullable unless non-null); only the spec's exceptions are written out, in
+ * printer.ts `EXCEPTIONS`, the table the printer runs. Served at `GET /v1/openapi.json`, committed as schema/openapi.json.
  */
 import {
   getNamedType,
@@ -24,6 +24,7 @@ import {
 import { z } from "zod";
 import { schema as graphqlSchema } from "../graphql/schema.js";
 import { restEnumValues } from "./enums.js";
+import { EXCEPTIONS, snake } from "./printer.js";
 import { RESOURCES, SHAPES } from "./resources.js";
 import { STATUS_BY_CODE } from "./respond.js";
 import type { Method, Operation, ResourceDecl, Shape, SpecialRoute } from "./types.js";
@@ -35,7 +36,6 @@ let shared: Map<string, Json> | undefined;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const nullable = (schema: Json): Json => ({ anyOf: [schema, { type: "null" }] });
-const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const pascal = (name: string) => name.replace(/(^|[ _])(\w)/g, (_m, _s, c: string) => c.toUpperCase());
 
 /** JSON Schema of each GraphQL scalar as REST prints it (docs/rest.md "Formats"). */
@@ -51,40 +51,13 @@ const SCALARS: Record<string, Json> = {
   JSONObject: { type: "object" },
 };
 
-const CURRENCY_OBJECT = { anyOf: [ref("Currency"), { type: "string" }, { type: "null" }] };
-const ID_OR_OBJECT = { anyOf: [{ type: "string" }, { type: "object" }, { type: "null" }] };
-
-/**
- * Where the printed JSON differs from the rule (docs/rest.md): a customer's `country`/`state`
- * (codes on create and update, objects on read), a document's `currency` (an id on invoices, the
- * object on orders), a credit note's `invoice` (id, or the object with `?expand=invoice`), the
- * spec's `is_purshase`, addon rates, a swap's `purchases` as ids with its `verification` array.
- */
-const EXCEPTIONS: Record<string, Json> = {
-  Customer: { country: ID_OR_OBJECT, state: ID_OR_OBJECT },
-  DocumentType: { is_purshase: { type: "boolean", description: "the spec's spelling of is_purchase" } },
-  Invoice: { document: ID_OR_OBJECT, currency: CURRENCY_OBJECT },
-  Order: { document: ID_OR_OBJECT, currency: CURRENCY_OBJECT },
-  CreditNote: { invoice: ID_OR_OBJECT, document: ID_OR_OBJECT, currency: CURRENCY_OBJECT },
-  Addon: { rates: { type: ["array", "object", "null"] } },
-  Plan: { currency: CURRENCY_OBJECT, frequency: ID_OR_OBJECT },
-  Product: { plans: { type: ["array", "null"] } },
-  Payment: { currency: CURRENCY_OBJECT, source: ID_OR_OBJECT },
-  Swap: {
-    purchases: { type: "array", items: { type: "string" }, description: "ids of the purchase documents" },
-    verification: {
-      type: "array",
-      items: {
-        type: "object",
-        properties: Object.fromEntries(
-          ["purchase", "document_type", "folio", "issuer_tax_id", "signature_valid", "ted_valid", "reason"].map(
-            (name) => [name, {}],
-          ),
-        ),
-      },
-    },
-  },
-};
+/** The printed exceptions' schemas (printer.ts `EXCEPTIONS`, the table the printer runs), by type and field. */
+const EXCEPTION_SCHEMAS: Record<string, Json> = Object.fromEntries(
+  Object.entries(EXCEPTIONS).map(([type, fields]) => [
+    type,
+    Object.fromEntries(Object.entries(fields).flatMap(([f, e]) => (e.schema ? [[f, e.schema]] : []))),
+  ]),
+);
 
 /** Every fragment of `doc`, by name. */
 function fragmentsOf(doc: Operation): Map<string, FragmentDefinitionNode> {
@@ -155,7 +128,7 @@ function objectSchema(
     const schema = typeSchema(def.type, field.selection, fragments);
     properties[snake(field.key)] = def.description ? { ...schema, description: def.description } : schema;
   }
-  return { type: "object", properties: { ...properties, ...(EXCEPTIONS[typename] ?? {}) } };
+  return { type: "object", properties: { ...properties, ...(EXCEPTION_SCHEMAS[typename] ?? {}) } };
 }
 
 /** The resource's printed schema, derived from the selection of its first standard operation. */

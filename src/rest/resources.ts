@@ -7,10 +7,9 @@
 import * as ops from "../graphql/generated/operations.js";
 import * as bodies from "./bodies.js";
 import type { FilterSpec } from "./filters.js";
-import * as out from "./serializers.js";
 import * as sii from "./sii.js";
 import * as special from "./special.js";
-import type { Method, PrintContext, ResourceDecl, Shape } from "./types.js";
+import type { Method, ResourceDecl, Shape } from "./types.js";
 
 const str = (key: string) => ({ key, kind: "string" as const });
 const CREATED = { created: { key: "created", kind: "datetime" as const } };
@@ -22,8 +21,6 @@ const ARCHIVABLE: FilterSpec = {
   ...CREATED,
   archived: { key: "archived", kind: "boolean" },
 };
-/** Customers print `country`/`state` as objects on retrieve and list, as codes on create and update (spec). */
-const customerRead = (how: PrintContext) => how.shape === "retrieve" || how.shape === "list";
 
 /** Method and path suffix of each standard shape (docs/rest.md "Responses"). */
 export const SHAPES: Record<Shape, { method: Method; suffix: string }> = {
@@ -51,7 +48,6 @@ export const RESOURCES: ResourceDecl[] = [
       list: ops.RestCustomersDocument,
     },
     body: { schema: bodies.customerBody, input: bodies.customerInput },
-    print: (c: ops.CustomerFieldsFragment, how) => out.customer(c, customerRead(how)),
     filters: {
       country: str("country"),
       country__name: str("countryName"),
@@ -77,7 +73,6 @@ export const RESOURCES: ResourceDecl[] = [
       pdf: ops.RestInvoicePdfDocument,
     },
     body: { schema: bodies.invoiceBody, input: bodies.invoiceInput },
-    print: (i: ops.InvoiceFieldsFragment) => out.invoice(i),
   },
   {
     name: "order",
@@ -94,7 +89,6 @@ export const RESOURCES: ResourceDecl[] = [
       pdf: ops.RestOrderPdfDocument,
     },
     body: { schema: bodies.orderBody, input: bodies.orderInput },
-    print: (o: ops.OrderFieldsFragment) => out.order(o),
   },
   {
     name: "credit note",
@@ -111,7 +105,6 @@ export const RESOURCES: ResourceDecl[] = [
     },
     expand: ["invoice"],
     body: { schema: bodies.creditNoteBody, input: bodies.creditNoteInput },
-    print: (c: ops.CreditNoteFieldsFragment, how) => out.creditNote(c, how.expand.has("invoice")),
   },
   {
     name: "payment",
@@ -125,7 +118,6 @@ export const RESOURCES: ResourceDecl[] = [
       delete: ops.RestDeletePaymentDocument,
     },
     body: { schema: bodies.paymentBody, input: bodies.paymentInput },
-    print: (p: ops.PaymentFieldsFragment) => out.payment(p),
     special: [
       {
         method: "POST",
@@ -151,7 +143,6 @@ export const RESOURCES: ResourceDecl[] = [
     description: "Payment sources of a customer (ours; docs/payments.md).",
     ops: { create: ops.RestCreateSourceDocument, retrieve: ops.RestSourceDocument },
     body: { schema: bodies.sourceBody, input: bodies.sourceInput },
-    print: (s: ops.SourceFieldsFragment) => out.source(s),
   },
   {
     name: "usage",
@@ -160,7 +151,6 @@ export const RESOURCES: ResourceDecl[] = [
     typename: "Usage",
     description: "Usage records of metered subscription lines; a body with `usages` is a batch (docs/rest.md).",
     ops: { list: ops.RestUsagesDocument, delete: ops.RestDeleteUsageDocument },
-    print: (u: ops.UsageFieldsFragment) => out.usage(u),
     filters: {
       subscription_line: str("subscriptionLine"),
       invoice: str("invoice"),
@@ -190,7 +180,6 @@ export const RESOURCES: ResourceDecl[] = [
       list: ops.RestSubscriptionsDocument,
     },
     body: { schema: bodies.subscriptionBody, input: bodies.subscriptionInput },
-    print: (s: ops.SubscriptionFieldsFragment) => out.subscription(s),
     filters: {
       customer: str("customer"),
       status: { key: "status", kind: "enum", enum: "SubscriptionStatus" },
@@ -225,7 +214,6 @@ export const RESOURCES: ResourceDecl[] = [
     description: "Document types (global, read-only).",
     ops: { list: ops.RestDocumentTypesDocument },
     filtersAs: "variables",
-    print: (d: ops.DocumentTypeFieldsFragment) => out.documentType(d),
     filters: {
       ...COUNTRY_NAME,
       id: str("id"),
@@ -242,7 +230,6 @@ export const RESOURCES: ResourceDecl[] = [
     description: "Currencies (global, read-only).",
     ops: { list: ops.RestCurrenciesDocument },
     filtersAs: "variables",
-    print: (c: ops.CurrencyFieldsFragment) => out.currency(c),
     filters: { ...COUNTRY_NAME, id: str("id") },
   },
   {
@@ -253,7 +240,6 @@ export const RESOURCES: ResourceDecl[] = [
     description: "States of countries (global, read-only).",
     ops: { list: ops.RestStatesDocument },
     filtersAs: "variables",
-    print: (s: ops.StateFieldsFragment) => out.state(s),
     filters: { ...COUNTRY_NAME, code: str("code") },
   },
   {
@@ -264,7 +250,6 @@ export const RESOURCES: ResourceDecl[] = [
     description: "Customer portal sessions (docs/customer-sessions.md); read back by their key.",
     ops: { create: ops.RestCreateCustomerSessionDocument },
     body: { schema: bodies.customerSessionBody, input: bodies.customerSessionInput },
-    print: (s: ops.CustomerSessionFieldsFragment) => out.customerSession(s),
     special: [
       {
         method: "GET",
@@ -283,7 +268,6 @@ export const RESOURCES: ResourceDecl[] = [
     description: "Reminder e-mails of documents (docs/reminders.md); the list is a bare array.",
     ops: { create: ops.RestSendReminderDocument },
     body: { schema: bodies.reminderBody, input: bodies.reminderInput },
-    print: (r: ops.ReminderFieldsFragment) => out.reminder(r),
     special: [
       {
         method: "GET",
@@ -317,7 +301,6 @@ export const RESOURCES: ResourceDecl[] = [
       list: ops.RestTestClocksDocument,
     },
     body: { schema: bodies.testClockBody, input: bodies.testClockInput },
-    print: (c: ops.TestClockFieldsFragment) => out.testClock(c),
     special: [
       {
         method: "POST",
@@ -423,7 +406,6 @@ export const RESOURCES: ResourceDecl[] = [
     description: "Imports suppliers' DTEs (an EnvioDTE) as a swap (docs/sii-receiving.md).",
     ops: { create: ops.RestReceivePurchaseDocumentsDocument },
     body: { schema: bodies.purchasesBody, input: bodies.purchasesInput },
-    print: (s: ops.SwapFieldsFragment) => out.swap(s),
   },
   {
     name: "swap",
@@ -438,7 +420,6 @@ export const RESOURCES: ResourceDecl[] = [
       pdf: ops.RestSwapPdfDocument,
     },
     body: { schema: bodies.swapBody, input: bodies.swapInput },
-    print: (s: ops.SwapFieldsFragment) => out.swap(s),
     filters: {
       status: { key: "status", kind: "enum", enum: "SwapReplyStatus" },
       ...CREATED,
@@ -459,7 +440,6 @@ function catalogue(name: "product" | "plan" | "addon" | "coupon"): ResourceDecl 
       ops: [ops.RestCreateProductDocument, ops.RestProductDocument, ops.RestUpdateProductDocument],
       more: [ops.RestDeleteProductDocument, ops.RestProductsDocument],
       body: { schema: bodies.productBody, input: bodies.productInput },
-      print: (p: ops.ProductFieldsFragment) => out.product(p),
       filters: {},
     },
     plan: {
@@ -467,7 +447,6 @@ function catalogue(name: "product" | "plan" | "addon" | "coupon"): ResourceDecl 
       ops: [ops.RestCreatePlanDocument, ops.RestPlanDocument, ops.RestUpdatePlanDocument],
       more: [ops.RestDeletePlanDocument, ops.RestPlansDocument],
       body: { schema: bodies.planBody, input: bodies.planInput },
-      print: (p: ops.PlanFieldsFragment) => out.plan(p),
       filters: {
         product: str("product"),
         currency: str("currency"),
@@ -479,7 +458,6 @@ function catalogue(name: "product" | "plan" | "addon" | "coupon"): ResourceDecl 
       ops: [ops.RestCreateAddonDocument, ops.RestAddonDocument, ops.RestUpdateAddonDocument],
       more: [ops.RestDeleteAddonDocument, ops.RestAddonsDocument],
       body: { schema: bodies.addonBody, input: bodies.addonInput },
-      print: (a: ops.AddonFieldsFragment) => out.addon(a),
       filters: {
         currency: str("currency"),
         apply_scheme: { key: "applyScheme", kind: "enum", enum: "AddonApplyScheme" },
@@ -490,7 +468,6 @@ function catalogue(name: "product" | "plan" | "addon" | "coupon"): ResourceDecl 
       ops: [ops.RestCreateCouponDocument, ops.RestCouponDocument, ops.RestUpdateCouponDocument],
       more: [ops.RestDeleteCouponDocument, ops.RestCouponsDocument],
       body: { schema: bodies.couponBody, input: bodies.couponInput },
-      print: (c: ops.CouponFieldsFragment) => out.coupon(c),
       filters: { discount_scheme: { key: "discountScheme", kind: "enum", enum: "DiscountScheme" } },
     },
   }[name];
@@ -504,7 +481,6 @@ function catalogue(name: "product" | "plan" | "addon" | "coupon"): ResourceDecl 
     description: `${name[0].toUpperCase()}${name.slice(1)}s of the catalogue; DELETE archives one in use (docs/catalogue.md).`,
     ops: { create, retrieve, update, delete: remove, list },
     body: decl.body,
-    print: decl.print,
     filters: { ...ARCHIVABLE, ...(decl.filters as FilterSpec) },
   };
 }

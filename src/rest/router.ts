@@ -15,6 +15,7 @@ import { parseBody } from "./bodies.js";
 import { parseFilters } from "./filters.js";
 import { jsonResponse } from "./json.js";
 import { openApiDocument } from "./openapi.js";
+import { printNode } from "./printer.js";
 import { RESOURCES, SHAPES } from "./resources.js";
 import { errorResponse, expansions, expectNode, pageArgs, paged, RestError, STATUS_BY_CODE } from "./respond.js";
 import type { Method, PrintContext, ResourceDecl, RestRequest, Shape } from "./types.js";
@@ -31,6 +32,10 @@ function result(data: Data, decl: ResourceDecl, id: string | undefined): unknown
 }
 
 /** Runs a standard shape of `decl` (the variables and answer every resource shares). */
+/** The resource as the spec's JSON: its own printer, else the generic one (printer.ts) of its type. */
+const printed = (decl: ResourceDecl, node: unknown, how: PrintContext) =>
+  decl.print ? decl.print(node as never, how) : printNode(decl.typename, node, how);
+
 async function runShape(decl: ResourceDecl, shape: Shape, r: RestRequest): Promise<Response> {
   const expand = decl.expand ? expansions(r.url, decl.expand) : new Set<string>();
   const how: PrintContext = { shape, expand };
@@ -57,10 +62,10 @@ async function runShape(decl: ResourceDecl, shape: Shape, r: RestRequest): Promi
       r,
       page,
       totalCount,
-      edges.map((e) => decl.print(e.node as never, how)),
+      edges.map((e) => printed(decl, e.node, how)),
     );
   }
-  return jsonResponse(decl.print(value as never, how), shape === "create" ? 201 : 200);
+  return jsonResponse(printed(decl, value, how), shape === "create" ? 201 : 200);
 }
 
 interface CompiledRoute {

@@ -8,7 +8,7 @@ import type {
   CertificateFieldsFragment,
   TaxProfileFieldsFragment,
 } from "../graphql/generated/operations.js";
-import { isoTimestamp } from "./serializers.js";
+import { isoTimestamp } from "./printer.js";
 
 const text = z.string().nullable().optional();
 const ignored = z.unknown().optional();

@@ -10,7 +10,7 @@ import * as bodies from "./bodies.js";
 import { parseFilters } from "./filters.js";
 import { jsonResponse } from "./json.js";
 import { arrayPage, errorResponse, pageArgs } from "./respond.js";
-import * as out from "./serializers.js";
+import { printNode } from "./printer.js";
 import * as sii from "./sii.js";
 import type { RestRequest } from "./types.js";
 
@@ -18,13 +18,13 @@ import type { RestRequest } from "./types.js";
 export async function authorizePayment(r: RestRequest): Promise<Response> {
   const body = bodies.parseBody(bodies.authorizeBody, r.body);
   const data = await r.run(ops.RestAuthorizePaymentDocument, { id: r.params.id, source: body.source });
-  return jsonResponse(out.payment(data.authorizePayment));
+  return jsonResponse(printNode("Payment", data.authorizePayment));
 }
 
 /** `GET /v1/payments/{id}/pay/`: the payment plus `redirect_url` (spec "Payments"). */
 export async function payPayment(r: RestRequest): Promise<Response> {
   const data = await r.run(ops.RestPayPaymentDocument, { id: r.params.id });
-  return jsonResponse({ ...out.payment(data.payPayment.payment), redirect_url: data.payPayment.redirectUrl });
+  return jsonResponse({ ...printNode("Payment", data.payPayment.payment), redirect_url: data.payPayment.redirectUrl });
 }
 
 /**
@@ -35,16 +35,19 @@ export async function recordUsage(r: RestRequest): Promise<Response> {
   if (r.body !== null && typeof r.body === "object" && !Array.isArray(r.body) && Object.hasOwn(r.body, "usages")) {
     const input = bodies.usageBatchInput(bodies.parseBody(bodies.usageBatchBody, r.body));
     const { usages, duplicates } = (await r.run(ops.RestRecordUsagesDocument, { input })).recordUsages;
-    return jsonResponse({ usages: usages.map(out.usage), duplicates }, duplicates.length === usages.length ? 200 : 201);
+    return jsonResponse(
+      { usages: usages.map((u) => printNode("Usage", u)), duplicates },
+      duplicates.length === usages.length ? 200 : 201,
+    );
   }
   const input = bodies.usageInput(bodies.parseBody(bodies.usageBody, r.body));
-  return jsonResponse(out.usage((await r.run(ops.RestCreateUsageDocument, { input })).createUsage), 201);
+  return jsonResponse(printNode("Usage", (await r.run(ops.RestCreateUsageDocument, { input })).createUsage), 201);
 }
 
 /** `GET /v1/subscriptions/{id}/upcoming_invoice/` (ours; docs/subscriptions.md). */
 export async function upcomingInvoice(r: RestRequest): Promise<Response> {
   const data = await r.run(ops.RestUpcomingInvoiceDocument, { subscription: r.params.id });
-  return jsonResponse(out.upcomingInvoice(data.upcomingInvoice));
+  return jsonResponse(printNode("UpcomingInvoice", data.upcomingInvoice));
 }
 
 /**
@@ -66,7 +69,7 @@ export async function cancelSubscription(r: RestRequest): Promise<Response> {
     cancelReason: r.url.searchParams.get("cancel_reason"),
     atPeriodEnd: raw === "true",
   });
-  return jsonResponse(out.subscription(data.cancelSubscription));
+  return jsonResponse(printNode("Subscription", data.cancelSubscription));
 }
 
 /** `GET /v1/customer_base/sessions/{key}/`: an unknown, expired or other tenant's key is a 404. */
@@ -77,7 +80,7 @@ export async function customerSession(r: RestRequest): Promise<Response> {
       "not_found",
       "No customer session with this key (unknown, expired, or of another organization or mode)",
     );
-  return jsonResponse(out.customerSession(data.customerSession));
+  return jsonResponse(printNode("CustomerSession", data.customerSession));
 }
 
 /** `GET /v1/reminders/messages/`: a bare array (spec), its total and neighbours in headers. */
@@ -95,7 +98,7 @@ export async function reminders(r: RestRequest): Promise<Response> {
     r,
     page,
     data.reminders.totalCount,
-    data.reminders.edges.map((e) => out.reminder(e.node)),
+    data.reminders.edges.map((e) => printNode("Reminder", e.node)),
   );
 }
 
@@ -103,7 +106,7 @@ export async function reminders(r: RestRequest): Promise<Response> {
 export async function advanceTestClock(r: RestRequest): Promise<Response> {
   const input = bodies.testClockInput(bodies.parseBody(bodies.testClockBody, r.body));
   const data = await r.run(ops.RestAdvanceTestClockDocument, { id: r.params.id, input });
-  return jsonResponse(out.testClock(data.advanceTestClock));
+  return jsonResponse(printNode("TestClock", data.advanceTestClock));
 }
 
 /** `GET /v1/billers/built_in/tax_profile/` (docs/sii-setup.md). */
@@ -136,5 +139,5 @@ export async function storedFile(r: RestRequest): Promise<Response> {
 export async function receiverAnswer(r: RestRequest): Promise<Response> {
   const body = bodies.parseBody(bodies.receiverAnswerBody, r.body);
   const data = await r.run(ops.RestRecordReceiverAnswerDocument, { input: { xml: body.xml, file: body.file } });
-  return jsonResponse(out.receiverAnswer(data.recordReceiverAnswer), 201);
+  return jsonResponse(printNode("ReceiverAnswer", data.recordReceiverAnswer), 201);
 }
