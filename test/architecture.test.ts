@@ -23,6 +23,7 @@ const LAYERS: { name: string; files: RegExp }[] = [
   { name: "services", files: /^services\// },
   { name: "graphql", files: /^graphql\// },
   { name: "rest", files: /^rest\// },
+  { name: "pages", files: /^pages\// },
   { name: "entry points", files: /^(cli\/.*|cli\.ts|demo\.ts|http-server\.ts|server\.ts|main\.ts)$/ },
 ];
 
