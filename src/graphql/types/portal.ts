@@ -39,10 +39,10 @@ builder.prismaObjectFields("Customer", (t) => ({
   creditNotes: t.connection(
     {
       type: CreditNote,
-      description: "The customer's credit and debit notes (drafts included), newest first.",
+      description: "Credit and debit notes of the customer's invoices (drafts included), newest first.",
       args: { offset: offsetArg(t) },
       resolve: (customer, args, ctx, info) =>
-        tenantConnection(ctx, info, ctx.prisma.creditNote, args, [{ customerId: customer.id }]),
+        tenantConnection(ctx, info, ctx.prisma.creditNote, args, [{ invoice: { customerId: customer.id } }]),
     },
     { description: "A page of a customer's credit notes, newest first." },
     { description: "A credit note of the customer, with its cursor." },
@@ -176,6 +176,28 @@ const PortalSession = builder.objectRef<PortalValue>("PortalSession").implement(
       args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
       resolve: (query, portal, args, ctx) =>
         ctx.prisma.invoice.findFirst({
+          ...query,
+          where: { id: String(args.id), customerId: portal.customerId, ...tenant(ctx) },
+        }),
+    }),
+    creditNote: t.prismaField({
+      type: "CreditNote",
+      nullable: true,
+      description: "one of the customer's credit notes; null for any other id (unknown, or another customer's)",
+      args: { id: t.arg.id({ required: true, description: "`cre_` id" }) },
+      resolve: (query, portal, args, ctx) =>
+        ctx.prisma.creditNote.findFirst({
+          ...query,
+          where: { id: String(args.id), invoice: { customerId: portal.customerId }, ...tenant(ctx) },
+        }),
+    }),
+    order: t.prismaField({
+      type: "Order",
+      nullable: true,
+      description: "one of the customer's orders; null for any other id (unknown, or another customer's)",
+      args: { id: t.arg.id({ required: true, description: "`ord_` id" }) },
+      resolve: (query, portal, args, ctx) =>
+        ctx.prisma.order.findFirst({
           ...query,
           where: { id: String(args.id), customerId: portal.customerId, ...tenant(ctx) },
         }),
