@@ -228,14 +228,20 @@ function Documents({
                 return (
                   <tr key={doc.id} data-id={doc.id}>
                     <th scope="row">{docLabel(doc)}</th>
-                    <td>{formatDate(doc.date, locale)}</td>
-                    {invoices && <td>{formatDate(invoice.dueDate, locale)}</td>}
-                    <td class="status">
+                    <td data-label={t.date}>{formatDate(doc.date, locale)}</td>
+                    {invoices && <td data-label={t.dueDate}>{formatDate(invoice.dueDate, locale)}</td>}
+                    <td data-label={t.status} class="status">
                       {invoices ? invoiceStatus(t, invoice) : doc.status === "draft" ? t.draft : t.finalized}
                     </td>
-                    <td class="num">{money(locale, doc.total, doc.currency)}</td>
-                    {invoices && <td class="num">{money(locale, invoice.amountDue, doc.currency)}</td>}
-                    <td>
+                    <td data-label={t.total} class="num">
+                      {money(locale, doc.total, doc.currency)}
+                    </td>
+                    {invoices && (
+                      <td data-label={t.amountDue} class="num">
+                        {money(locale, invoice.amountDue, doc.currency)}
+                      </td>
+                    )}
+                    <td class="row-actions">
                       <Downloads t={t} kind={kind} doc={doc} />
                       {due && (
                         <a class="button small" href={`#/invoice/${doc.id}`} aria-label={t.payInvoice(docLabel(doc))}>
@@ -255,7 +261,8 @@ function Documents({
 }
 
 function cardLabel(t: Texts, source: Source): string {
-  return t.card(source.data.brand ?? source.gateway, source.data.last4 ?? "????");
+  const brand = source.data.brand ?? source.gateway;
+  return t.card(brand.charAt(0).toUpperCase() + brand.slice(1), source.data.last4 ?? "????");
 }
 
 const usable = (s: Source) => s.usage === "reusable" && s.status === "chargeable";
