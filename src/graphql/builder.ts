@@ -5,10 +5,11 @@
 import SchemaBuilder from "@pothos/core";
 import PrismaPlugin from "@pothos/plugin-prisma";
 import RelayPlugin from "@pothos/plugin-relay";
+import ScopeAuthPlugin from "@pothos/plugin-scope-auth";
 import type PrismaTypes from "../infra/prisma/generated/pothos-types.js";
 import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
 import { idPrefix, isWellFormedId } from "../infra/ids.js";
-import { ValidationError } from "../domain/errors.js";
+import { PermissionError, ValidationError } from "../domain/errors.js";
 import type { GraphQLContext } from "./context.js";
 import {
   DEFAULT_COUNT_LIMIT,
@@ -70,6 +71,12 @@ const ANSWERED_FROM_WRITE = new Set(["Mutation.createInvoice"]);
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
   PrismaTypes: PrismaTypes;
+  /**
+   * Who may call a root field (docs/customer-portal.md "Security"): `apiKey`, a request with an
+   * API key; `portal`, a request with a customer-portal credential. Every Query and Mutation field
+   * needs `apiKey` unless it is marked for the portal (PORTAL_FIELD).
+   */
+  AuthScopes: { apiKey: boolean; portal: boolean };
   DefaultFieldNullability: false;
   DefaultEdgesNullability: false;
   DefaultNodeNullability: false;
@@ -81,8 +88,18 @@ export const builder = new SchemaBuilder<{
     JSONObject: { Input: Record<string, unknown>; Output: unknown };
   };
 }>({
-  plugins: [PrismaPlugin, RelayPlugin],
+  plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin],
   defaultFieldNullability: false,
+  scopeAuth: {
+    authScopes: (ctx) => ({ apiKey: !ctx.auth.portal, portal: Boolean(ctx.auth.portal) }),
+    // a refused field is a 403 permission_denied in the usual error shape (graphql/errors.ts)
+    unauthorizedError: (_parent, ctx, info) =>
+      new PermissionError(
+        ctx.auth.portal
+          ? `${info.parentType.name}.${info.fieldName} is not available to the customer portal`
+          : `${info.parentType.name}.${info.fieldName} needs a customer-portal credential`,
+      ),
+  },
   prisma: {
     client: (ctx) => ctx.prisma,
     dmmf: getDatamodel(),
@@ -191,11 +208,22 @@ builder.addScalarType("DateTime", DateTimeResolver);
 builder.addScalarType("JSONObject", JSONObjectResolver);
 
 builder.queryType({
-  description: "Reads. Every field needs an API key; results are scoped to its organization and mode.",
+  description:
+    "Reads. Every field needs an API key, but those marked for the customer portal, which a portal credential may call too; results are scoped to the caller's organization and mode (and, for a portal credential, its customer).",
+  authScopes: { apiKey: true },
 });
 builder.mutationType({
-  description: "Writes. Each mutation is one database transaction; a failed one changes nothing.",
+  description:
+    "Writes. Each mutation is one database transaction; a failed one changes nothing. Every field needs an API key, but those marked for the customer portal.",
+  authScopes: { apiKey: true },
 });
+
+/**
+ * The options that mark a root field for the customer portal (docs/customer-portal.md): callable
+ * with an API key or with a portal credential. Its resolver (or service) must check that every id
+ * a portal credential names is its customer's (services/context.ts `checkPortalCustomer`).
+ */
+export const PORTAL_FIELD = { authScopes: { apiKey: true, portal: true }, skipTypeScopes: true } as const;
 
 builder.globalConnectionField("totalCount", (t) =>
   t.int({

@@ -22,6 +22,7 @@ function emptySettings(key: TenantKey): OrganizationSettings {
     displayInvoices: true,
     termsOfServiceUrl: null,
     privacyPolicyUrl: null,
+    portalCancelSubscriptions: false,
     taxId: null,
     taxBusinessName: null,
     taxActivity: null,

@@ -17,7 +17,7 @@ import { newId } from "../infra/ids.js";
 import { customerContext } from "./customer-clock.js";
 import { couponTerms } from "./coupons.js";
 import { chosenDocumentType } from "../domain/document-types.js";
-import { FieldErrorCollector, InvalidStateError, NotFoundError } from "../domain/errors.js";
+import { FieldErrorCollector, InvalidStateError, NotFoundError, PermissionError } from "../domain/errors.js";
 import { checkNoteLength } from "../domain/input-limits.js";
 import { isIsoDate, isoDate, dateColumn, storedDate } from "../domain/formats.js";
 import { assertCouponAttachable, type CouponTerms } from "../domain/coupons.js";
@@ -46,7 +46,8 @@ import {
   subscriptionTransition,
   type SubscriptionStatus,
 } from "../domain/subscriptions.js";
-import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
+import { atomically, checkPortalCustomer, lockTenantRow, tenant, type ServiceContext } from "./context.js";
+import { readSettings } from "./organization-settings.js";
 import { Fields } from "./catalogue.js";
 import { findDocumentType, findDocumentCustomer, organizationToday } from "./reference.js";
 import { invoiceProrationsNow, storePendingItems } from "./proration.js";
@@ -661,7 +662,9 @@ async function changeLinesMidCycle(
  * Cancels now (status `cancelled`, `cancelled` = now) or, `atPeriodEnd`, at the end of the current
  * period (`cancel_at_period_end` true; status and `cancelled` unchanged until the billing run ends
  * it). `cancel_reason` defaults to `requested_by_customer`. Already cancelled (or already set to
- * cancel at period end, for `atPeriodEnd`): 409.
+ * cancel at period end, for `atPeriodEnd`): 409. A customer-portal credential may cancel only its
+ * own customer's subscriptions (404 for others), only at period end and only when the branding's
+ * `portalCancelSubscriptions` is on (403 otherwise; docs/customer-portal.md).
  */
 export async function cancelSubscription(
   ctx: ServiceContext,
@@ -671,6 +674,13 @@ export async function cancelSubscription(
   const reason = normalizeReason(options.reason, "cancel_reason", DEFAULT_CANCEL_REASON);
   return atomically(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
+    checkPortalCustomer(tx, current.customerId, "subscription", id);
+    if (tx.auth.portal) {
+      if (!options.atPeriodEnd)
+        throw new PermissionError("The customer portal cancels subscriptions at period end only");
+      if (!(await readSettings(tx.prisma, tenant(tx))).portalCancelSubscriptions)
+        throw new PermissionError("This business does not let customers cancel subscriptions in the portal");
+    }
     if (options.atPeriodEnd) {
       subscriptionTransition(current.status, "cancel_at_period_end", current.cancelAtPeriodEnd);
       return tx.prisma.subscription.update({ where: { id }, data: { cancelAtPeriodEnd: true, cancelReason: reason } });

@@ -7,7 +7,12 @@
 import { builder } from "../builder.js";
 import type { GraphQLContext } from "../context.js";
 import { storedSessionSettings, URL_MAX_LENGTH, type SessionSettings } from "../../domain/customer-sessions.js";
-import { activeSessionById, activeSessionByKey, createCustomerSession } from "../../services/customer-sessions.js";
+import {
+  activeSessionById,
+  activeSessionByKey,
+  createCustomerSession,
+  revokeCustomerSession,
+} from "../../services/customer-sessions.js";
 import { getBranding, updateBranding, type OrganizationBranding as Branding } from "../../services/branding.js";
 import "./customer.js";
 
@@ -22,7 +27,7 @@ function rememberKey(ctx: GraphQLContext, id: string, key: string): void {
   keys.set(id, key);
 }
 
-const CustomerSessionSettings = builder.objectRef<SessionSettings>("CustomerSessionSettings").implement({
+export const CustomerSessionSettings = builder.objectRef<SessionSettings>("CustomerSessionSettings").implement({
   description: "The organization's branding when the session was created (a snapshot), and the return URL.",
   fields: (t) => ({
     businessName: t.exposeString("businessName", {
@@ -110,6 +115,10 @@ const OrganizationBranding = builder.objectRef<Branding>("OrganizationBranding")
       nullable: true,
       description: "http(s) URL of the privacy policy; null: no link",
     }),
+    portalCancelSubscriptions: t.exposeBoolean("portalCancelSubscriptions", {
+      description:
+        "whether customers may cancel their subscriptions at period end in the customer portal (default false; read when the customer acts, not copied into sessions)",
+    }),
     updated: t.expose("updatedAt", { type: "DateTime", description: "when this mode's branding last changed" }),
   }),
 });
@@ -131,6 +140,9 @@ const OrganizationBrandingInput = builder.inputType("OrganizationBrandingInput",
     displayInvoices: t.boolean({ description: "whether the portal lists the customer's invoices (not null)" }),
     termsOfServiceUrl: t.string({ description: `absolute http(s) URL, at most ${URL_MAX_LENGTH} characters` }),
     privacyPolicyUrl: t.string({ description: `absolute http(s) URL, at most ${URL_MAX_LENGTH} characters` }),
+    portalCancelSubscriptions: t.boolean({
+      description: "whether customers may cancel subscriptions at period end in the customer portal (not null)",
+    }),
   }),
 });
 
@@ -181,5 +193,16 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: OrganizationBrandingInput, required: true, description: "the branding fields to change" }),
     },
     resolve: (_root, args, ctx) => updateBranding(ctx, args.input),
+  }),
+  revokeCustomerSession: t.prismaField({
+    type: "CustomerSession",
+    description:
+      "Ends a live session now: its key no longer opens the customer portal, and the portal credentials it was exchanged for stop working at once (docs/customer-portal.md). " +
+      "Answers the session as it was just before (a revoked session reads as null afterwards). Errors: not_found (unknown, expired, already revoked or another tenant's session).",
+    args: { id: t.arg.id({ required: true, description: "`ses_` id of the session" }) },
+    resolve: async (query, _root, args, ctx) => {
+      const revoked = await revokeCustomerSession(ctx, String(args.id));
+      return ctx.prisma.customerSession.findUniqueOrThrow({ ...query, where: { id: revoked.id } });
+    },
   }),
 }));

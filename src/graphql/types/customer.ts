@@ -1,5 +1,5 @@
 /** Customers (spec "Customer"): node type, `customers` connection, create and update mutations. */
-import { builder } from "../builder.js";
+import { builder, PORTAL_FIELD } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
@@ -135,7 +135,7 @@ export const Customer = builder.prismaNode("Customer", {
       resolve: (c, _args, ctx) => aggregationsOf(ctx, c.id),
     }),
     sources: t.relation("sources", {
-      description: "payment sources, oldest first",
+      description: "payment sources attached to the customer (detachSource removes one), oldest first",
       query: { orderBy: { createdAt: "asc" } },
     }),
     testClock: t.relation("testClock", {
@@ -251,9 +251,10 @@ builder.mutationFields((t) => ({
     },
   }),
   updateCustomer: t.prismaField({
+    ...PORTAL_FIELD,
     type: "Customer",
     description:
-      "Updates the given fields of a customer. Errors: not_found (no such customer in this organization and mode), validation_error naming the field (as createCustomer; test_clock cannot change after creation).",
+      "Updates the given fields of a customer. Customer portal: its own customer only, and only email and address (another field is a validation_error naming it). Errors: not_found (no such customer in this organization and mode), validation_error naming the field (as createCustomer; test_clock cannot change after creation).",
     args: {
       id: t.arg.id({ required: true, description: "`cus_` id of the customer" }),
       input: t.arg({

@@ -221,7 +221,7 @@ interface StoredFileValue {
   created: Date;
 }
 
-const StoredFile = builder.objectRef<StoredFileValue>("StoredFile").implement({
+export const StoredFile = builder.objectRef<StoredFileValue>("StoredFile").implement({
   description: "A file the service produced for the organization (a document's DTE XML), served at /v1/files/<name>.",
   fields: (t) => ({
     name: t.exposeString("name", {

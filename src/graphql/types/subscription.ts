@@ -3,7 +3,7 @@
  * connection, create/update/cancel/pause/resume mutations. Rules: services/subscriptions.ts and
  * domain/subscriptions.ts (status machine).
  */
-import { builder } from "../builder.js";
+import { builder, PORTAL_FIELD } from "../builder.js";
 import type { DescribedValues } from "../enums.js";
 import {
   DateTimeFilter,
@@ -445,9 +445,11 @@ builder.mutationFields((t) => ({
     },
   }),
   cancelSubscription: t.prismaField({
+    ...PORTAL_FIELD,
     type: "Subscription",
     description:
       "Cancels now (status cancelled, cancelled set) or, with atPeriodEnd, at the end of the current period (cancelAtPeriodEnd; the billing run ends it). " +
+      "Customer portal: its customer's subscriptions only, with atPeriodEnd, when the branding's portalCancelSubscriptions is on (else permission_denied). " +
       "Errors: not_found, invalid_state (already cancelled, or already set to cancel at period end), validation_error (reason too long).",
     args: {
       id: t.arg.id({ required: true, description: "`sub_` id" }),

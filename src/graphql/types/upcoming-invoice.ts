@@ -8,6 +8,7 @@ import { builder } from "../builder.js";
 import { upcomingInvoice, type UpcomingInvoice as UpcomingInvoiceValue } from "../../services/upcoming-invoice.js";
 import type { CycleInvoiceLine } from "../../domain/billing-cycle.js";
 import { tenant } from "../../services/context.js";
+import { InvalidStateError } from "../../domain/errors.js";
 import { DiscountScheme } from "../enums.js";
 import "./subscription.js";
 
@@ -160,3 +161,21 @@ builder.queryFields((t) => ({
     resolve: (_root, args, ctx) => upcomingInvoice(ctx, String(args.subscription)),
   }),
 }));
+
+builder.prismaObjectField("Subscription", "upcomingInvoice", (t) =>
+  t.field({
+    type: UpcomingInvoice,
+    nullable: true,
+    select: { id: true },
+    description:
+      "Preview of the invoice the next cycle will produce, as the root field upcomingInvoice(subscription) answers; null when the run will bill nothing (paused, cancelled, ending before the next cycle: the invalid_state cases of upcomingInvoice).",
+    resolve: async (subscription, _args, ctx) => {
+      try {
+        return await upcomingInvoice(ctx, subscription.id);
+      } catch (e) {
+        if (e instanceof InvalidStateError) return null;
+        throw e;
+      }
+    },
+  }),
+);
