@@ -324,7 +324,7 @@ try {
     }
 
     // 2. the billing run end to end: an organization without SII, then an enrolled one
-    const plain = await seedSubscriptions(prisma, { count, dateStart, organizationName: "Plain bench" });
+    await seedSubscriptions(prisma, { count, dateStart, organizationName: "Plain bench" });
     let t = performance.now();
     const plainCpu = process.cpuUsage();
     const plainRun = await runBilling({ prisma, settings, until, workers, batchSize, collect: false });

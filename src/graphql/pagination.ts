@@ -83,12 +83,20 @@ interface CursorPayload {
   k: KeyValue[];
 }
 
+/**
+ * Any Prisma model's arguments and rows, for the code shared by every model's list. `any`, not
+ * `unknown`: each delegate takes its own model's argument types (`InvoiceWhereInput`, ...), and
+ * Pothos checks a connection's nodes against its model's row type; no one type names them all.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Prisma's and Pothos's per-model types
+type AnyModel = any;
+
 /** The part of a Prisma model delegate a list needs (`ctx.prisma.invoice`, ...). */
 interface ListDelegate {
   /** the model's name (Prisma client delegates carry it) */
   $name?: string;
-  findMany(args: any): Promise<any[]>;
-  count(args: { where: any; take?: number; orderBy?: any }): Promise<number>;
+  findMany(args: AnyModel): Promise<AnyModel[]>;
+  count(args: { where: AnyModel; take?: number; orderBy?: AnyModel }): Promise<number>;
 }
 
 const models = getDatamodel().datamodel.models as Record<
@@ -273,7 +281,7 @@ export async function prismaConnection(
   model: ListDelegate,
   args: ConnectionArgs,
   query: { where: unknown; orderBy: unknown },
-): Promise<ConnectionResult<any>> {
+): Promise<ConnectionResult<AnyModel>> {
   checkArgs(args);
   const connection = `${info.parentType.name}.${info.fieldName}`;
   const sort = sortFields(model, query.orderBy);

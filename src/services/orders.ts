@@ -14,7 +14,7 @@ import type { Order } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { chosenDocumentType } from "../domain/document-types.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
-import { isoDate, dateColumn, storedDate } from "../domain/formats.js";
+import { isoDate, dateColumn } from "../domain/formats.js";
 import { checkOrdersInvoiceable, invoiceLinesFromOrders } from "../domain/order-invoicing.js";
 import { normalizeRut } from "../domain/rut.js";
 import { DEFAULT_SHIPPING_TYPE, isShippingType, shippingTypeRule } from "../domain/shipping-types.js";
@@ -162,7 +162,7 @@ export async function createOrder(ctx: ServiceContext, input: OrderInput): Promi
 
 /** Updates a draft order (`lines` replace all lines). 404 unknown, 409 finalized, 400 bad input; failures change nothing. */
 export async function updateOrder(ctx: ServiceContext, id: string, input: OrderInput): Promise<Order> {
-  return updateDraftDocument<Order>(ctx, "order", id, (txCtx, current: Current) => prepare(txCtx, input, current));
+  return updateDraftDocument<Order, Current>(ctx, "order", id, (txCtx, current) => prepare(txCtx, input, current));
 }
 
 /** Deletes a draft order and its lines; 404 unknown, 409 finalized. */

@@ -20,7 +20,7 @@ import { chosenDocumentType } from "../domain/document-types.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError } from "../domain/errors.js";
 import { checkNoteLength } from "../domain/input-limits.js";
 import { isIsoDate, isoDate, dateColumn, storedDate } from "../domain/formats.js";
-import { assertCouponAttachable, type CouponTerms } from "../domain/coupons.js";
+import { assertCouponAttachable } from "../domain/coupons.js";
 import { isOneOf, FREQUENCIES, type Frequency } from "../domain/catalogue.js";
 import { toDecimal, type Decimal, type DecimalInput } from "../domain/money.js";
 import {

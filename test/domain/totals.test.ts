@@ -9,7 +9,6 @@ import {
   type DocumentTotals,
   type TotalsInput,
 } from "../../src/domain/totals.js";
-import { ValidationError } from "../../src/domain/errors.js";
 import { validationErrorOf } from "../helpers/errors.js";
 
 const CLP = { id: "CLP", rounded: true, decimals: 0 };
