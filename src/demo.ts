@@ -1,6 +1,6 @@
 /**
- * `npm run demo` (`node dist/demo.js`): a real scenario against the service. With BILLING_URL and BILLING_API_KEY set it
- * talks to that running server; otherwise it starts one in-process on a fresh embedded database.
+ * `npm run demo` (`node dist/demo.js`): a real scenario against the service. With BILLING_URL and BILLING_API_KEY set
+ * it talks to that running server; otherwise it starts one in-process on a fresh embedded database.
  * Creates a Chilean customer (valid RUT), an invoice with several lines and a discount, finalizes
  * it; dispatches goods with an order (guía de despacho) and bills it with a second invoice
  * (GraphQL invoiceOrders); credits part of the first invoice with a credit note and pays what is
@@ -127,7 +127,8 @@ function printDocument(what: string, documentName: string, doc: PrintedDocument,
   console.log(`${what} ${doc.id}  ${heading}  status ${doc.status}`);
   for (const line of doc.lines)
     console.log(
-      `  ${line.name.padEnd(28)} ${String(line.quantity).padStart(6)} x ${String(line.amount).padStart(8)}  = ${line.total}${line.exempt ? " (exempt)" : ""}`,
+      `  ${line.name.padEnd(28)} ${String(line.quantity).padStart(6)} x ${String(line.amount).padStart(8)}  ` +
+        `= ${line.total}${line.exempt ? " (exempt)" : ""}`,
     );
   for (const field of ["amount", "exempt", "tax", "total"] as const)
     console.log(`${field.padStart(10)}: ${currency} ${doc[field]}`);
@@ -228,7 +229,8 @@ try {
     },
   );
   console.log(
-    `payment ${paid.id}  ${paid.currency} ${paid.amount} with ${card.data.brand} ${card.data.last4}: ${paid.status}; invoice N° ${invoice.number} paid ${after.node.amountPaid}, due ${after.node.amountDue}`,
+    `payment ${paid.id}  ${paid.currency} ${paid.amount} with ${card.data.brand} ${card.data.last4}: ${paid.status}; ` +
+      `invoice N° ${invoice.number} paid ${after.node.amountPaid}, due ${after.node.amountDue}`,
   );
 
   // recurring billing: a licensed and a metered plan, a subscription started a month ago, usage
@@ -317,7 +319,8 @@ try {
   const caf = generateCaf({ rut: "76042235-5", type: 33, from: 1, to: 50, authorizedOn: day(-1), idk: 100 });
   const uploaded = await call("POST", "/v1/billers/built_in/cafs/", { file: caf.file.toString("base64") });
   console.log(
-    `SII: certificate of ${certificate.subject_rut ?? "12345678-5"} uploaded; CAF ${uploaded.id} for ${uploaded.document} folios ${uploaded.range_from}..${uploaded.range_to} (test mode)`,
+    `SII: certificate of ${certificate.subject_rut ?? "12345678-5"} uploaded; CAF ${uploaded.id} ` +
+      `for ${uploaded.document} folios ${uploaded.range_from}..${uploaded.range_to} (test mode)`,
   );
   const dteDraft = await call("POST", "/v1/invoices/", {
     customer: customer.id,

@@ -4,12 +4,17 @@
  *
  * Status moves (the spec names the states and leaves the moves open; these are ours):
  *
- * | from \ event              | attach_source            | start_charge | succeed   | decline                  | cancel   |
+ * | from \ event              | attach_source            | start_charge | succeed   | decline                  | cancel
+ * |
  * |---------------------------|--------------------------|--------------|-----------|--------------------------|----------|
- * | requires_payment_method   | requires_payment_method  | processing   | -         | -                        | canceled |
- * | processing                | -                        | -            | succeeded | requires_payment_method  | canceled (only while the customer is at a redirect checkout) |
- * | succeeded                 | -                        | -            | -         | -                        | -        |
- * | canceled                  | -                        | -            | -         | -                        | -        |
+ * | requires_payment_method   | requires_payment_method  | processing   | -         | -                        |
+ * canceled |
+ * | processing                | -                        | -            | succeeded | requires_payment_method  |
+ * canceled (only while the customer is at a redirect checkout) |
+ * | succeeded                 | -                        | -            | -         | -                        | -
+ * |
+ * | canceled                  | -                        | -            | -         | -                        | -
+ * |
  *
  * - attach_source: authorize with a single-use source (paid later through the pay operation);
  * - start_charge: authorize with a reusable source (charged at once), or pay with a single-use
@@ -55,7 +60,8 @@ export function paymentTransition(status: string, event: PaymentEvent, { chargeI
       cancel: "cancel",
     }[event];
     throw new InvalidStateError(
-      `Cannot ${action} a payment that is ${status}${WHY_NOT[status as PaymentStatus] ? `: ${WHY_NOT[status as PaymentStatus]}` : ""}`,
+      `Cannot ${action} a payment that ` +
+        `is ${status}${WHY_NOT[status as PaymentStatus] ? `: ${WHY_NOT[status as PaymentStatus]}` : ""}`,
     );
   }
   return next;
@@ -113,7 +119,10 @@ export function invoiceAmountDue(balance: {
   return Decimal.max(owed.minus(toDecimal(balance.credited)).minus(toDecimal(balance.paid)), 0);
 }
 
-/** `text` with every hosted checkout token replaced by `chk_[redacted]` (request logs print paths; the token is a secret). */
+/**
+ * `text` with every hosted checkout token replaced by `chk_[redacted]` (request logs print paths; the token is a
+ * secret).
+ */
 export function redactCheckoutTokens(text: string): string {
   return text.replace(/\bchk_[0-9A-Za-z]+/g, "chk_[redacted]");
 }

@@ -50,8 +50,10 @@ const MAX_CURSOR_LENGTH = 1000;
 /** The description of every connection's `offset` argument. */
 export const OFFSET_DESCRIPTION =
   `Page-number access: skips this many items from the start of the list (0 to ${MAX_OFFSET}), so page N of size S is ` +
-  "`first: S, offset: S*(N-1)`; the REST adapter pages this way. Unlike cursors, an insert or delete between two requests " +
-  "shifts the pages: prefer `after`/`before`. Only with `first` (or no page size); combined with `after`, `before` or `last` " +
+  "`first: S, offset: S*(N-1)`; the REST adapter pages this way. Unlike cursors, an insert or delete between two " +
+  "requests " +
+  "shifts the pages: prefer `after`/`before`. Only with `first` (or no page size); combined with `after`, `before` " +
+  "or `last` " +
   "it is a validation_error on offset.";
 
 /** The `offset` argument of a connection field: `args: { ...filters, offset: offsetArg(t) }`. */

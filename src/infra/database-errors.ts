@@ -15,9 +15,15 @@ import { MAX_DECIMAL } from "../domain/input-limits.js";
 /** Seconds a client should wait before retrying after a 503 (the `Retry-After` header). */
 export const RETRY_AFTER_SECONDS = 5;
 
-/** Prisma error codes of an unavailable database: unreachable, timed out, closed, pool or transaction start timeout, too many connections. */
+/**
+ * Prisma error codes of an unavailable database: unreachable, timed out, closed, pool or transaction start timeout, too
+ * many connections.
+ */
 const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1003", "P1008", "P1017", "P1018", "P2024", "P2028", "P2037"]);
-/** SQLSTATEs of the same: the database gone (3D000), admin/crash shutdown, cannot connect now, statement cancelled (statement_timeout), lock timeout, too many connections, connection exceptions. */
+/**
+ * SQLSTATEs of the same: the database gone (3D000), admin/crash shutdown, cannot connect now, statement cancelled
+ * (statement_timeout), lock timeout, too many connections, connection exceptions.
+ */
 const SQLSTATE_UNAVAILABLE = new Set([
   "3D000",
   "57P01",
@@ -91,7 +97,8 @@ export function domainErrorOfDatabaseFailure(error: unknown): DomainError | null
   if (kind === "out_of_range") {
     return ValidationError.field(
       "body",
-      `a computed amount (a line total, discount or document total) exceeds the largest allowed value ${MAX_DECIMAL}; use smaller quantities or amounts`,
+      `a computed amount (a line total, discount or document total) exceeds the largest allowed value ${MAX_DECIMAL}` +
+        `; use smaller quantities or amounts`,
     );
   }
   return null;

@@ -1,5 +1,6 @@
 /**
- * Driver adapters (no Prisma client import, so scripts can load it before `prisma generate`). Two databases, one PostgreSQL dialect:
+ * Driver adapters (no Prisma client import, so scripts can load it before `prisma generate`). Two databases, one
+ * PostgreSQL dialect:
  * - embedded PGlite in `<dataDir>/pglite` (default, nothing to install);
  * - PostgreSQL through `pg` when `DATABASE_URL` is set.
  * Both go through Prisma 7 driver adapters (docs/decisions.md "Operations": Prisma 7).

@@ -259,12 +259,16 @@ export async function finalizeNewInvoiceDrafts(
     })),
   );
   const updated = await tx.$executeRaw(Prisma.sql`
-    UPDATE "Invoice" i SET "status" = 'finalized', "number" = v."number", "numbering" = ${numbering}, "finalizedAt" = ${now}, "updatedAt" = ${now},
+    UPDATE "Invoice" i SET "status" = 'finalized', "number" = v."number", "numbering" = ${numbering},
+    "finalizedAt" = ${now}, "updatedAt" = ${now},
       "customerSnapshot" = v."customerSnapshot", "issuerSnapshot" = ${issuerJson}::jsonb,
       "localFile" = COALESCE(v."localFile", i."localFile"), "taxAgency" = COALESCE(v."taxAgency", i."taxAgency")
-    FROM json_to_recordset(${rows}::json) AS v("id" text, "number" int, "customerSnapshot" jsonb, "localFile" text, "taxAgency" jsonb)
-    WHERE i."id" = v."id" AND i."status" = 'draft' AND i."organizationId" = ${ctx.auth.organizationId} AND i."testMode" = ${ctx.auth.testMode}
-      AND i."documentTypeId" = ${documentTypeId} AND EXISTS (SELECT 1 FROM "InvoiceLine" l WHERE l."invoiceId" = i."id")`);
+    FROM json_to_recordset(${rows}::json) AS v("id" text, "number" int, "customerSnapshot" jsonb, "localFile" text,
+    "taxAgency" jsonb)
+    WHERE i."id" = v."id" AND i."status" = 'draft' AND i."organizationId" = ${ctx.auth.organizationId}
+    AND i."testMode" = ${ctx.auth.testMode}
+      AND i."documentTypeId" = ${documentTypeId} AND EXISTS (SELECT 1 FROM "InvoiceLine" l
+      WHERE l."invoiceId" = i."id")`);
   if (updated !== ids.length) throw new Error(`finalizing ${ids.length} new invoice drafts updated ${updated}`);
   // each SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
   if (issued)

@@ -160,7 +160,10 @@ export async function createOrder(ctx: ServiceContext, input: OrderInput): Promi
   });
 }
 
-/** Updates a draft order (`lines` replace all lines). 404 unknown, 409 finalized, 400 bad input; failures change nothing. */
+/**
+ * Updates a draft order (`lines` replace all lines). 404 unknown, 409 finalized, 400 bad input; failures change
+ * nothing.
+ */
 export async function updateOrder(ctx: ServiceContext, id: string, input: OrderInput): Promise<Order> {
   return updateDraftDocument<Order, Current>(ctx, "order", id, (txCtx, current) => prepare(txCtx, input, current));
 }
@@ -195,7 +198,9 @@ export async function invoiceOrders(ctx: ServiceContext, input: InvoiceOrdersInp
   const ids = [...new Set(input.orderIds)];
   return ctx.prisma.$transaction(async (tx) => {
     if (ids.length > 0) {
-      await tx.$queryRaw`SELECT "id" FROM "Order" WHERE "id" = ANY(${ids}::text[]) AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} ORDER BY "id" FOR UPDATE`;
+      await tx.$queryRaw`SELECT "id" FROM "Order" WHERE "id" = ANY(${ids}::text[])
+        AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode}
+        ORDER BY "id" FOR UPDATE`;
     }
     const rows = await tx.order.findMany({
       where: { id: { in: ids }, ...tenant(ctx) },

@@ -201,7 +201,8 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   if (billed && (addonsChanged || startChanged)) {
     const what = [addonsChanged && "addons", startChanged && "date_start"].filter(Boolean).join(", ");
     throw new InvalidStateError(
-      `Cycle ${current!.nextBillingCycle - 1} of subscription ${current!.id} has been billed: ${what} cannot change any more. ` +
+      `Cycle ${current!.nextBillingCycle - 1} of subscription ${current!.id} has been billed: ${what} cannot change ` +
+        `any more. ` +
         "Lines (plans and quantities) can change with proration (docs/proration.md).",
     );
   }
@@ -289,19 +290,22 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
         if (p && was && p.currencyId !== was.currencyId)
           errors.add(
             `lines.${i}.plan`,
-            `plan ${p.id} bills ${p.currencyId}; the subscription bills ${was.currencyId} (cancel it and subscribe again to change currency)`,
+            `plan ${p.id} bills ${p.currencyId}; the subscription bills ${was.currencyId} (cancel it and subscribe ` +
+              `again to change currency)`,
           );
         else if (p && was && p.frequency !== was.frequency)
           errors.add(
             `lines.${i}.plan`,
-            `plan ${p.id} is ${p.frequency}; the subscription is ${was.frequency} (cancel it and subscribe again to change frequency)`,
+            `plan ${p.id} is ${p.frequency}; the subscription is ${was.frequency} (cancel it and subscribe again to ` +
+              `change frequency)`,
           );
       });
       current.lines.forEach((c, i) => {
         if (c.plan.usageScheme === "metered" && lineInputs[i]?.plan !== c.planId) {
           errors.add(
             `lines.${i}.plan`,
-            `line ${c.id} is metered (plan ${c.planId}): once a cycle is billed it stays at its position with its plan, so its usage is billed`,
+            `line ${c.id} is metered (plan ${c.planId}): once a cycle is billed it stays at its position with its ` +
+              `plan, so its usage is billed`,
           );
         }
       });
@@ -361,7 +365,8 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   ) {
     errors.add(
       "coupon",
-      `coupon ${current.coupon.id} discounts ${current.coupon.currencyId}; the new lines bill ${currencyId} (remove or replace the coupon)`,
+      `coupon ${current.coupon.id} discounts ${current.coupon.currencyId}; the new lines bill ${currencyId} (remove ` +
+        `or replace the coupon)`,
     );
   }
   // addons kept while the lines change currency

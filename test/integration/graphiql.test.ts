@@ -28,7 +28,8 @@ const CHROMIUM_ARGS = [
 // the page is about 9 MB of inlined GraphiQL; on a busy 2-core machine it can take a while to start
 const SLOW = 90_000;
 
-const MISSING_CHROMIUM = `no Chromium at ${CHROMIUM}: install Debian's (apt-get update && apt-get install -y chromium; .ci/run does)`;
+const MISSING_CHROMIUM =
+  `no Chromium at ${CHROMIUM}: install Debian's (apt-get update && apt-get install -y ` + `chromium; .ci/run does)`;
 
 let s: TestServer;
 let browser: Browser | undefined;
@@ -64,7 +65,8 @@ async function paste(e: Locator, text: string) {
 
 describe("GraphiQL in a browser", () => {
   it(
-    "loads with no request leaving the machine, runs a query with the key from the headers editor, and remembers the key",
+    "loads with no request leaving the machine, runs a query with the key from the headers editor, and " +
+      "remembers the key",
     { timeout: 240_000 },
     async () => {
       if (!browser) expect.fail(MISSING_CHROMIUM);

@@ -142,7 +142,8 @@ describe("boleta 39 (prices include IVA)", () => {
     });
     expect([one(b.xml, "MntNeto"), one(b.xml, "IVA"), one(b.xml, "MntTotal")]).toEqual(["7563", "1437", "9000"]);
     expect(b.xml).toContain(
-      "<DscRcgGlobal><NroLinDR>1</NroLinDR><TpoMov>D</TpoMov><TpoValor>%</TpoValor><ValorDR>10</ValorDR></DscRcgGlobal>",
+      "<DscRcgGlobal><NroLinDR>1</NroLinDR><TpoMov>D</TpoMov><TpoValor>%</TpoValor><ValorDR>10</ValorDR>" +
+        "</DscRcgGlobal>",
     );
   });
 

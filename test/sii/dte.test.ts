@@ -208,7 +208,8 @@ describe("factura 33", () => {
     const dte = issueAndCheck(input);
     expect(dte.xml).toContain("<NroLinDet>2</NroLinDet><IndExe>1</IndExe><NmbItem>Servicio exento</NmbItem>");
     expect(dte.xml).toContain(
-      "<DscRcgGlobal><NroLinDR>1</NroLinDR><TpoMov>D</TpoMov><GlosaDR>Descuento cliente frecuente</GlosaDR><TpoValor>%</TpoValor><ValorDR>10</ValorDR></DscRcgGlobal>",
+      "<DscRcgGlobal><NroLinDR>1</NroLinDR><TpoMov>D</TpoMov><GlosaDR>Descuento cliente frecuente</GlosaDR>" +
+        "<TpoValor>%</TpoValor><ValorDR>10</ValorDR></DscRcgGlobal>",
     );
     expect(totalsOf(dte.xml)).toEqual({
       MntNeto: "9000",
@@ -298,7 +299,8 @@ describe("credit lines (proration credits) as DscRcgGlobal", () => {
     expect(all(dte.xml, "NmbItem")).toEqual(["Pro", "Remaining time on 3 x Pro (Nov 21 - Dec 1)"]);
     expect(all(dte.xml, "NroLinDet")).toEqual(["1", "2"]);
     expect(dte.xml).toContain(
-      "<DscRcgGlobal><NroLinDR>1</NroLinDR><TpoMov>D</TpoMov><GlosaDR>Unused time on 2 x Pro (Nov 21 - Dec 1)</GlosaDR><TpoValor>$</TpoValor><ValorDR>6667</ValorDR></DscRcgGlobal>",
+      "<DscRcgGlobal><NroLinDR>1</NroLinDR><TpoMov>D</TpoMov><GlosaDR>Unused time on 2 x Pro (Nov 21 - Dec " +
+        "1)</GlosaDR><TpoValor>$</TpoValor><ValorDR>6667</ValorDR></DscRcgGlobal>",
     );
     expect(totalsOf(dte.xml)).toEqual({
       MntNeto: "33333",
@@ -382,10 +384,12 @@ describe("guía de despacho 52", () => {
       }),
     );
     expect(dte.xml).toContain(
-      "<IdDoc><TipoDTE>52</TipoDTE><Folio>1</Folio><FchEmis>2026-11-20</FchEmis><TipoDespacho>2</TipoDespacho><IndTraslado>1</IndTraslado></IdDoc>",
+      "<IdDoc><TipoDTE>52</TipoDTE><Folio>1</Folio><FchEmis>2026-11-20</FchEmis><TipoDespacho>2</TipoDespacho>" +
+        "<IndTraslado>1</IndTraslado></IdDoc>",
     );
     expect(dte.xml).toContain(
-      "<Transporte><Patente>ABCD12-3</Patente><RUTTrans>77879240-0</RUTTrans><DirDest>Av. Providencia 1234, oficina 56</DirDest><CmnaDest>Providencia</CmnaDest><CiudadDest>Santiago</CiudadDest></Transporte><Totales>",
+      "<Transporte><Patente>ABCD12-3</Patente><RUTTrans>77879240-0</RUTTrans><DirDest>Av. Providencia 1234, oficina " +
+        "56</DirDest><CmnaDest>Providencia</CmnaDest><CiudadDest>Santiago</CiudadDest></Transporte><Totales>",
     );
     expect(totalsOf(dte.xml)).toEqual({
       MntNeto: "1350000",
@@ -423,7 +427,8 @@ describe("notas 56 and 61", () => {
       }),
     );
     expect(dte.xml).toContain(
-      "<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>33</TpoDocRef><FolioRef>60</FolioRef><FchRef>2026-11-10</FchRef><CodRef>3</CodRef><RazonRef>Corrige monto del servicio</RazonRef></Referencia><TED",
+      "<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>33</TpoDocRef><FolioRef>60</FolioRef>" +
+        "<FchRef>2026-11-10</FchRef><CodRef>3</CodRef><RazonRef>Corrige monto del servicio</RazonRef></Referencia><TED",
     );
     expect(totalsOf(dte.xml)).toMatchObject({ MntNeto: "2000", IVA: "380", MntTotal: "2380" });
   });

@@ -18,7 +18,9 @@ import { signEnveloped, type SigningCredentials } from "./signature.js";
 
 /** The legal sentence `Recibos_v10.xsd` fixes for `Declaracion` (Ley 19.983). */
 export const RECIBO_DECLARATION =
-  "El acuse de recibo que se declara en este acto, de acuerdo a lo dispuesto en la letra b) del Art. 4, y la letra c) del Art. 5 de la Ley 19.983, acredita que la entrega de mercaderias o servicio(s) prestado(s) ha(n) sido recibido(s).";
+  "El acuse de recibo que se declara en este acto, de acuerdo a lo dispuesto en la letra b) del Art. 4, y la letra " +
+  "c) del Art. 5 de la Ley 19.983, acredita que la entrega de mercaderias o servicio(s) prestado(s) ha(n) sido " +
+  "recibido(s).";
 
 export interface SignedXmlFile {
   xml: string;
@@ -135,7 +137,10 @@ export interface ResultadoInput {
   responseId: number;
   /** our number for the envelope (`CodEnvio`) */
   envelopeCode: number;
-  /** per DTE, `EstadoDTE` 0 accepted, 1 accepted with discrepancies, 2 rejected; `CodRchDsc` negative reason code when rejected */
+  /**
+   * per DTE, `EstadoDTE` 0 accepted, 1 accepted with discrepancies, 2 rejected; `CodRchDsc` negative reason code when
+   * rejected
+   */
   documents: (AnsweredDocument & { status: 0 | 1 | 2; statusText: string; reasonCode?: number | null })[];
 }
 
@@ -145,7 +150,8 @@ export function buildResultadoDte(input: ResultadoInput, credentials: SigningCre
     .map(
       (d) =>
         `<ResultadoDTE>${documentFields(d)}${el("CodEnvio", input.envelopeCode)}${el("EstadoDTE", d.status)}` +
-        `${el("EstadoDTEGlosa", siiText(d.statusText, 256))}${d.reasonCode ? el("CodRchDsc", d.reasonCode) : ""}</ResultadoDTE>`,
+        `${el("EstadoDTEGlosa", siiText(d.statusText, 256))}${d.reasonCode ? el("CodRchDsc", d.reasonCode) : ""}` +
+        `</ResultadoDTE>`,
     )
     .join("");
   const xml =
