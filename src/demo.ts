@@ -288,7 +288,11 @@ try {
         cycleInvoice.document.currency,
       );
       console.log(
-        `  payments: ${cycleInvoice.payments.map((p: { id: string; amount: string; status: string }) => `${p.id} ${p.amount} ${p.status}`).join(", ") || "none"}`,
+        `  payments: ${
+          cycleInvoice.payments
+            .map((p: { id: string; amount: string; status: string }) => `${p.id} ${p.amount} ${p.status}`)
+            .join(", ") || "none"
+        }`,
       );
     }
   } else {

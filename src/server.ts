@@ -196,7 +196,8 @@ export function createApp({
     cors: false, // CORS is answered for /graphql and /v1 alike in `guarded` (infra/http-security.ts)
     graphqlEndpoint: "/graphql",
     graphiql: GRAPHIQL_OPTIONS,
-    renderGraphiQL: renderOfflineGraphiQL, // the offline page, instead of Yoga's default one that loads GraphiQL from a CDN
+    // the offline page, instead of Yoga's default one that loads GraphiQL from a CDN
+    renderGraphiQL: renderOfflineGraphiQL,
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: (error) => maskError(error, logger) },

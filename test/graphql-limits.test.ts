@@ -154,8 +154,8 @@ describe("GraphQL limits", () => {
     };
     const pdf = (alias: string) => `${alias}: node(id: "inv_${alias}") { ... on Invoice { pdf } }`;
     const lines = `invoices(first: 100) { edges { node { id lines { id } } } }`;
-    const page50 = `invoices(first: 50) { edges { node { id number date dueDate status subtotal tax total amountDue note metadata created
-      payments { id date paymentDate amount status description metadata created updated } } } }`;
+    const page50 = `invoices(first: 50) { edges { node { id number date dueDate status subtotal tax total amountDue note
+      metadata created payments { id date paymentDate amount status description metadata created updated } } } }`;
     const aliased = (n: number, selection: string) =>
       Array.from({ length: n }, (_, i) => `c${i}: ${selection}`).join(" ");
     const table: [string, number, number, boolean][] = [

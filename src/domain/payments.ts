@@ -4,17 +4,14 @@
  *
  * Status moves (the spec names the states and leaves the moves open; these are ours):
  *
- * | from \ event              | attach_source            | start_charge | succeed   | decline                  | cancel
- * |
- * |---------------------------|--------------------------|--------------|-----------|--------------------------|----------|
- * | requires_payment_method   | requires_payment_method  | processing   | -         | -                        |
- * canceled |
- * | processing                | -                        | -            | succeeded | requires_payment_method  |
- * canceled (only while the customer is at a redirect checkout) |
- * | succeeded                 | -                        | -            | -         | -                        | -
- * |
- * | canceled                  | -                        | -            | -         | -                        | -
- * |
+ * | from \ event            | attach_source           | start_charge | succeed   | decline                 | cancel   |
+ * |-------------------------|-------------------------|--------------|-----------|-------------------------|----------|
+ * | requires_payment_method | requires_payment_method | processing   | -         | -                       | canceled |
+ * | processing              | -                       | -            | succeeded | requires_payment_method | canceled |
+ * | succeeded               | -                       | -            | -         | -                       | -        |
+ * | canceled                | -                       | -            | -         | -                       | -        |
+ *
+ * A processing payment can be canceled only while the customer is at a redirect checkout.
  *
  * - attach_source: authorize with a single-use source (paid later through the pay operation);
  * - start_charge: authorize with a reusable source (charged at once), or pay with a single-use

@@ -163,7 +163,8 @@ export class ConfigError extends Error {
     value: string | undefined,
   ) {
     super(
-      `${variable}: ${reason}${value === undefined ? "" : ` (got ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}...` : value)})`}`,
+      `${variable}: ${reason}` +
+        (value === undefined ? "" : ` (got ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}...` : value)})`),
     );
     this.name = "ConfigError";
   }

@@ -57,8 +57,27 @@ const ADAPTER_KINDS = new Set([
   "TransactionAlreadyClosed",
 ]);
 /** Messages of failures that carry no code (pg and pg-pool throw plain Errors for these). */
-const UNAVAILABLE_MESSAGE =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|Can't reach database server|Unable to start a transaction in the given time|Transaction API error|Server has closed the connection|canceling statement due to (statement|lock) timeout|terminating connection|the database system is (shutting down|starting up|in recovery mode)|is not currently accepting connections|database "[^"]*" does not exist|Timed out fetching a new connection|Cannot use a pool after calling end|PGlite is closed/i;
+const UNAVAILABLE_MESSAGE = new RegExp(
+  [
+    "Connection terminated",
+    "timeout exceeded when trying to connect",
+    "Client has encountered a connection error",
+    "Connection ended",
+    "Can't reach database server",
+    "Unable to start a transaction in the given time",
+    "Transaction API error",
+    "Server has closed the connection",
+    "canceling statement due to (statement|lock) timeout",
+    "terminating connection",
+    "the database system is (shutting down|starting up|in recovery mode)",
+    "is not currently accepting connections",
+    'database "[^"]*" does not exist',
+    "Timed out fetching a new connection",
+    "Cannot use a pool after calling end",
+    "PGlite is closed",
+  ].join("|"),
+  "i",
+);
 
 type Kind = "unavailable" | "out_of_range" | null;
 

@@ -424,7 +424,9 @@ function limitOf(args: Args): string {
   const { take, skip } = args;
   if (take !== undefined && !(Number.isInteger(take) && (take as number) >= 0)) unsupported("take");
   if (skip !== undefined && !(Number.isInteger(skip) && (skip as number) >= 0)) unsupported("skip");
-  return `${take === undefined ? "" : ` LIMIT ${take as number}`}${skip === undefined ? "" : ` OFFSET ${skip as number}`}`;
+  return (
+    (take === undefined ? "" : ` LIMIT ${take as number}`) + (skip === undefined ? "" : ` OFFSET ${skip as number}`)
+  );
 }
 
 const isIdOnly = (where: Args) => Object.keys(where).length === 1 && typeof where.id === "string";

@@ -217,7 +217,8 @@ async function recordUsageList(
     INSERT INTO "Usage" ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime",
     "transactionId")
     SELECT t."id", ${tenantOf.organizationId}, ${tenantOf.testMode}, t."line", t."quantity", t."at", t."tx"
-    FROM unnest(${data.map((d) => d.id)}::text[], ${data.map((d) => d.subscriptionLineId)}::text[], ${data.map((d) => d.quantity)}::numeric[],
+    FROM unnest(${data.map((d) => d.id)}::text[], ${data.map((d) => d.subscriptionLineId)}::text[],
+                ${data.map((d) => d.quantity)}::numeric[],
                 ${data.map((d) => d.dateTime)}::timestamptz[], ${data.map((d) => d.transactionId)}::text[])
                 AS t("id", "line", "quantity", "at", "tx")
     ON CONFLICT ("organizationId", "testMode", "transactionId") WHERE "transactionId" IS NOT NULL DO NOTHING

@@ -375,11 +375,13 @@ describe("when a cycle is billed and when a subscription ends (cycleDecision; do
     expect(noCardEnds(check)).toBe(true);
     expect(noCardEnds({ ...check, hasUsableSource: true })).toBe(false); // the run charges the card
     expect(noCardEnds({ ...check, amountDue: "0" })).toBe(false); // paid on time by other means
-    expect(noCardEnds({ ...check, previous: { ...previous, dueDate: "2026-06-03" } })).toBe(false); // due on the renewal day: not yet past due
+    // due on the renewal day: not yet past due
+    expect(noCardEnds({ ...check, previous: { ...previous, dueDate: "2026-06-03" } })).toBe(false);
     expect(noCardEnds({ ...check, previous: { ...previous, status: "void" } })).toBe(false);
     expect(noCardEnds({ ...check, previous: null })).toBe(false); // nothing billed before (metered-only cycle 1)
     expect(noCardEnds({ ...check, cycle: 1 })).toBe(false);
-    expect(noCardCheckNeeded(2, { status: "draft", dueDate: "2026-05-13" }, "2026-06-03")).toBe(true); // billed earlier in the same run
+    // billed earlier in the same run
+    expect(noCardCheckNeeded(2, { status: "draft", dueDate: "2026-05-13" }, "2026-06-03")).toBe(true);
   });
 });
 

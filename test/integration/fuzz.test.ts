@@ -47,8 +47,13 @@ async function fingerprint(): Promise<string> {
   return String(rows[0].f);
 }
 
-const INTERNALS =
-  /PrismaClient|prisma\.|\$queryRaw|\bSELECT\b[\s\S]{0,80}\bFROM\b|INSERT INTO|node_modules|\.[jt]s:\d+|\n\s+at |\/work\/|invalid byte sequence|violates .*constraint|numeric field overflow|Maximum call stack|is not a function|Cannot read propert/;
+const INTERNALS = new RegExp(
+  [
+    String.raw`PrismaClient|prisma\.|\$queryRaw|\bSELECT\b[\s\S]{0,80}\bFROM\b|INSERT INTO|node_modules|\.[jt]s:\d+`,
+    String.raw`\n\s+at |\/work\/|invalid byte sequence|violates .*constraint|numeric field overflow`,
+    String.raw`Maximum call stack|is not a function|Cannot read propert`,
+  ].join("|"),
+);
 
 interface Finding {
   endpoint: string;
@@ -579,7 +584,9 @@ describe("fuzz", () => {
             : "";
         const query =
           `mutation(${field.args.map((a) => `$${a.name}: ${String(a.type)}`).join(", ")}) ` +
-          `{ ${field.name}${field.args.length ? `(${field.args.map((a) => `${a.name}: $${a.name}`).join(", ")})` : ""}${selection} }`;
+          `{ ${field.name}` +
+          (field.args.length ? `(${field.args.map((a) => `${a.name}: $${a.name}`).join(", ")})` : "") +
+          `${selection} }`;
         const seed = Object.fromEntries(field.args.map((a) => [a.name, valueOf(a.type, a.name, field.name)]));
         for (const variables of mutations(seed, GRAPHQL_CASES, salt++)) {
           let raw: string;

@@ -118,7 +118,10 @@ describe("buildEnvioDte", () => {
           "</SubTotDTE></Caratula><DTE ",
       );
       expect(envio.xml).toMatch(
-        /<\/SetDTE><Signature xmlns="http:\/\/www.w3.org\/2000\/09\/xmldsig#">[\s\S]*<Reference URI="#SetDoc">[\s\S]*<\/Signature><\/EnvioDTE>$/,
+        new RegExp(
+          String.raw`<\/SetDTE><Signature xmlns="http:\/\/www.w3.org\/2000\/09\/xmldsig#">[\s\S]*` +
+            String.raw`<Reference URI="#SetDoc">[\s\S]*<\/Signature><\/EnvioDTE>$`,
+        ),
       );
       expect(count(envio.xml, /<Signature /g)).toBe(5);
 

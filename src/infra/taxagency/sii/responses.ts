@@ -73,8 +73,10 @@ function contact(h: ResponseHeader): string {
 
 function respuestaCaratula(h: ResponseHeader, responseId: number, details: number): string {
   return (
-    `<Caratula version="1.0">${el("RutResponde", siiRut(h.responderRut, "responderRut"))}${el("RutRecibe", siiRut(h.recipientRut, "recipientRut"))}` +
-    `${el("IdRespuesta", responseId)}${el("NroDetalles", details)}${contact(h)}${el("TmstFirmaResp", siiTimestamp(h.signedAt))}</Caratula>`
+    `<Caratula version="1.0">${el("RutResponde", siiRut(h.responderRut, "responderRut"))}` +
+    `${el("RutRecibe", siiRut(h.recipientRut, "recipientRut"))}` +
+    `${el("IdRespuesta", responseId)}${el("NroDetalles", details)}${contact(h)}` +
+    `${el("TmstFirmaResp", siiTimestamp(h.signedAt))}</Caratula>`
   );
 }
 
@@ -118,13 +120,17 @@ export function buildRecepcionDte(input: RecepcionInput, credentials: SigningCre
   const details = input.documents
     .map(
       (d) =>
-        `<RecepcionDTE>${documentFields(d)}${el("EstadoRecepDTE", d.status)}${el("RecepDTEGlosa", siiText(d.statusText, 256))}</RecepcionDTE>`,
+        `<RecepcionDTE>${documentFields(d)}${el("EstadoRecepDTE", d.status)}` +
+        `${el("RecepDTEGlosa", siiText(d.statusText, 256))}</RecepcionDTE>`,
     )
     .join("");
   const recepcion =
-    `<RecepcionEnvio>${el("NmbEnvio", siiText(input.fileName, 80))}${el("FchRecep", siiTimestamp(input.receivedAt))}${el("CodEnvio", input.envelopeCode)}` +
-    `${el("EnvioDTEID", siiText(input.envelopeId, 80))}${el("Digest", input.digest ?? null)}${el("RutEmisor", siiRut(input.envelopeIssuerRut, "envelopeIssuerRut"))}` +
-    `${el("RutReceptor", siiRut(input.envelopeReceiverRut, "envelopeReceiverRut"))}${el("EstadoRecepEnv", input.status)}${el("RecepEnvGlosa", siiText(input.statusText, 256))}` +
+    `<RecepcionEnvio>${el("NmbEnvio", siiText(input.fileName, 80))}` +
+    `${el("FchRecep", siiTimestamp(input.receivedAt))}${el("CodEnvio", input.envelopeCode)}` +
+    `${el("EnvioDTEID", siiText(input.envelopeId, 80))}${el("Digest", input.digest ?? null)}` +
+    `${el("RutEmisor", siiRut(input.envelopeIssuerRut, "envelopeIssuerRut"))}` +
+    `${el("RutReceptor", siiRut(input.envelopeReceiverRut, "envelopeReceiverRut"))}` +
+    `${el("EstadoRecepEnv", input.status)}${el("RecepEnvGlosa", siiText(input.statusText, 256))}` +
     `${input.documents.length ? el("NroDTE", input.documents.length) : ""}${details}</RecepcionEnvio>`;
   const xml =
     `<RespuestaDTE version="1.0" xmlns="${SII_NAMESPACE}"><Resultado ID="RecepcionEnvio">` +
@@ -181,13 +187,15 @@ export function buildEnvioRecibos(input: RecibosInput, credentials: SigningCrede
     const recibo =
       `<Recibo version="1.0" xmlns="${SII_NAMESPACE}"><DocumentoRecibo ID="R${d.type}F${d.folio}">` +
       `${documentFields(d).replace(/^<TipoDTE>(\d+)<\/TipoDTE>/, "<TipoDoc>$1</TipoDoc>")}${el("Recinto", place)}` +
-      `${el("RutFirma", siiRut(input.signerRut, "signerRut"))}${el("Declaracion", RECIBO_DECLARATION)}${el("TmstFirmaRecibo", signedAt)}</DocumentoRecibo></Recibo>`;
+      `${el("RutFirma", siiRut(input.signerRut, "signerRut"))}${el("Declaracion", RECIBO_DECLARATION)}` +
+      `${el("TmstFirmaRecibo", signedAt)}</DocumentoRecibo></Recibo>`;
     return signEnveloped(recibo, "DocumentoRecibo", credentials);
   });
   const h = input.header;
   const xml =
     `<EnvioRecibos version="1.0" xmlns="${SII_NAMESPACE}"><SetRecibos ID="SetRecibos"><Caratula version="1.0">` +
-    `${el("RutResponde", siiRut(h.responderRut, "responderRut"))}${el("RutRecibe", siiRut(h.recipientRut, "recipientRut"))}${contact(h)}` +
+    `${el("RutResponde", siiRut(h.responderRut, "responderRut"))}` +
+    `${el("RutRecibe", siiRut(h.recipientRut, "recipientRut"))}${contact(h)}` +
     `${el("TmstFirmaEnv", signedAt)}</Caratula>${recibos.join("")}</SetRecibos></EnvioRecibos>`;
   return finish(signEnveloped(xml, "SetRecibos", credentials));
 }
