@@ -324,7 +324,8 @@ async function assertSameBodies(service: string, baseline: string, seedData: See
     const expect = p.request(seedData).expect;
     if (a.status !== expect || b.status !== expect)
       throw new Error(
-        `${p.name}: status ${a.status} (service), ${b.status} (baseline), expected ${expect}\n${JSON.stringify(a.body)}\n${JSON.stringify(b.body)}`,
+        `${p.name}: status ${a.status} (service), ${b.status} (baseline), expected ${expect}` +
+          `\n${JSON.stringify(a.body)}\n${JSON.stringify(b.body)}`,
       );
     if (p.id === "usages") {
       const keys = (o: unknown) =>
@@ -341,7 +342,8 @@ async function assertSameBodies(service: string, baseline: string, seedData: See
       fs.writeFileSync(path.join(os.tmpdir(), "bench-http-service.json"), JSON.stringify(a.body, null, 2));
       fs.writeFileSync(path.join(os.tmpdir(), "bench-http-baseline.json"), JSON.stringify(b.body, null, 2));
       throw new Error(
-        `${p.name}: the baseline's JSON differs from the service's (both written to ${os.tmpdir()}/bench-http-{service,baseline}.json): update bench/baseline.mjs`,
+        `${p.name}: the baseline's JSON differs from the service's (both written to ${os.tmpdir()}` +
+          `/bench-http-{service,baseline}.json): update bench/baseline.mjs`,
       );
     }
   }
@@ -357,7 +359,8 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const seedData = await seed(db.url);
     console.log(
-      `seeded ${CUSTOMERS} customers, ${INVOICES} invoices (3 lines, 1 payment each) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      `seeded ${CUSTOMERS} customers, ${INVOICES} invoices (3 lines, 1 payment each) ` +
+        `in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
     const service = await startService(db.url);
     children.push(service);
@@ -369,12 +372,14 @@ async function main(): Promise<void> {
     const statements = await countStatements(db.url, seedData, paths);
     for (const p of paths)
       console.log(
-        `SQL statements per request, ${p.name}: service ${statements.get(p.id)!.service}, baseline ${statements.get(p.id)!.baseline}`,
+        `SQL statements per request, ${p.name}: service ${statements.get(p.id)!.service}, ` +
+          `baseline ${statements.get(p.id)!.baseline}`,
       );
     // warm-up: JIT, connection pools, Prisma's engine
     for (const p of paths) for (const c of [service, baseline]) await load(c.url, seedData, p, 2);
     console.log(
-      `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), ${RUNS} interleaved runs of ${SECONDS} s per path, medians`,
+      `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), ${RUNS} interleaved runs ` +
+        `of ${SECONDS} s per path, medians`,
     );
     const rows: { p: Path; service: Run; baseline: Run; load: number[] }[] = [];
     for (const p of paths) {
@@ -397,18 +402,25 @@ async function main(): Promise<void> {
       const row = { p, service: m(s), baseline: m(b), load: loads.at(-1)! };
       rows.push(row);
       console.log(
-        `${p.name}: service ${fmtRow(row.service)} [runs: ${s.map((r) => r.rps.toFixed(0)).join(", ")}]; baseline ${fmtRow(row.baseline)} [runs: ${b.map((r) => r.rps.toFixed(0)).join(", ")}]; ratio ${(row.service.rps / row.baseline.rps).toFixed(3)}; load ${row.load.map((l) => l.toFixed(2)).join(" ")}`,
+        `${p.name}: service ${fmtRow(row.service)} [runs: ${s.map((r) => r.rps.toFixed(0)).join(", ")}]; ` +
+          `baseline ${fmtRow(row.baseline)} [runs: ${b.map((r) => r.rps.toFixed(0)).join(", ")}]; ` +
+          `ratio ${(row.service.rps / row.baseline.rps).toFixed(3)}; ` +
+          `load ${row.load.map((l) => l.toFixed(2)).join(" ")}`,
       );
       if (row.service.errors || row.baseline.errors)
         console.log(`  errors or unexpected statuses: service ${row.service.errors}, baseline ${row.baseline.errors}`);
     }
     console.log(
-      "\n| path | service req/s | service p50 / p99 | baseline req/s | baseline p50 / p99 | ratio (req/s) | SQL statements per request (service / baseline) | load average (1, 5, 15 min) |",
+      "\n| path | service req/s | service p50 / p99 | baseline req/s | baseline p50 / p99 | ratio (req/s) | SQL " +
+        "statements per request (service / baseline) | load average (1, 5, 15 min) |",
     );
     console.log("|---|---|---|---|---|---|---|---|");
     for (const r of rows) {
       console.log(
-        `| ${r.p.name} | ${r.service.rps.toFixed(0)} | ${fmtMs(r.service.p50)} / ${fmtMs(r.service.p99)} | ${r.baseline.rps.toFixed(0)} | ${fmtMs(r.baseline.p50)} / ${fmtMs(r.baseline.p99)} | ${(r.service.rps / r.baseline.rps).toFixed(3)} | ${statements.get(r.p.id)!.service} / ${statements.get(r.p.id)!.baseline} | ${r.load.map((l) => l.toFixed(2)).join(", ")} |`,
+        `| ${r.p.name} | ${r.service.rps.toFixed(0)} | ${fmtMs(r.service.p50)} / ${fmtMs(r.service.p99)} ` +
+          `| ${r.baseline.rps.toFixed(0)} | ${fmtMs(r.baseline.p50)} / ${fmtMs(r.baseline.p99)} ` +
+          `| ${(r.service.rps / r.baseline.rps).toFixed(3)} | ${statements.get(r.p.id)!.service} ` +
+          `/ ${statements.get(r.p.id)!.baseline} | ${r.load.map((l) => l.toFixed(2)).join(", ")} |`,
       );
     }
     if (PROFILE_DIR) {
@@ -428,10 +440,12 @@ async function main(): Promise<void> {
       children.length = 0;
       const written = fs.readdirSync(PROFILE_DIR).filter((f) => f.endsWith(".cpuprofile") && !before.has(f));
       console.log(
-        `\nprofile of the service under the GET load at 32 connections (${fmtRow(run)} while profiled): ${written.map((f) => path.join(PROFILE_DIR, f)).join(", ")}`,
+        `\nprofile of the service under the GET load at 32 connections (${fmtRow(run)} while ` +
+          `profiled): ${written.map((f) => path.join(PROFILE_DIR, f)).join(", ")}`,
       );
       console.log(
-        `summarise with: npx tsx bench/profile-summary.ts ${written.map((f) => path.join(PROFILE_DIR, f)).join(" ")} --since-us ${sinceUs} --requests ${run.total}`,
+        `summarise with: npx tsx bench/profile-summary.ts ${written.map((f) => path.join(PROFILE_DIR, f)).join(" ")} ` +
+          `--since-us ${sinceUs} --requests ${run.total}`,
       );
     }
   } finally {

@@ -122,12 +122,18 @@ export interface AppOptions {
   publicUrl?: string;
   /** run-time settings of the use cases (infra/config.ts); defaults for what is not given */
   settings?: Partial<AppSettings>;
-  /** outbox: a Mailer to use instead of SMTP_URL's (tests); how often the retry worker runs (ms, default 30 s; 0: no worker) */
+  /**
+   * outbox: a Mailer to use instead of SMTP_URL's (tests); how often the retry worker runs (ms, default 30 s; 0: no
+   * worker)
+   */
   mailer?: Mailer | null;
   outboxIntervalMs?: number;
   /** how often the billing run runs inside the server (ms; default 0: never; BILLING_RUN_INTERVAL_SECONDS) */
   billingRunIntervalMs?: number;
-  /** SII sending (docs/sii-sending.md): how often the worker uploads queued DTEs and polls SII (ms; default 0: no worker, as in tests; main.ts passes SII_SEND_INTERVAL_SECONDS) */
+  /**
+   * SII sending (docs/sii-sending.md): how often the worker uploads queued DTEs and polls SII (ms; default 0: no
+   * worker, as in tests; main.ts passes SII_SEND_INTERVAL_SECONDS)
+   */
   siiIntervalMs?: number;
   /** the built customer portal (docs/customer-portal.md); default dist/portal */
   portalDir?: string;
@@ -139,7 +145,10 @@ export interface App {
   registry: Registry;
   /** SMTP mailer (null without SMTP_URL) */
   mailer: Mailer | null;
-  /** stops background work (the outbox worker, the billing run, the SII worker) and closes the mailer; the database stays open */
+  /**
+   * stops background work (the outbox worker, the billing run, the SII worker) and closes the mailer; the database
+   * stays open
+   */
   close(): Promise<void>;
 }
 
@@ -207,7 +216,8 @@ export function createApp({
     cors: false, // CORS is answered for /graphql and /v1 alike in `guarded` (infra/http-security.ts)
     graphqlEndpoint: "/graphql",
     graphiql: GRAPHIQL_OPTIONS,
-    renderGraphiQL: renderOfflineGraphiQL, // the offline page, instead of Yoga's default one that loads GraphiQL from a CDN
+    // the offline page, instead of Yoga's default one that loads GraphiQL from a CDN
+    renderGraphiQL: renderOfflineGraphiQL,
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: (error) => maskError(error, logger) },
@@ -417,7 +427,8 @@ export function createApp({
         );
       }
     } catch (e) {
-      // a database that cannot serve now is a 503 with Retry-After (infra/database-errors.ts); anything else a masked 500
+      // a database that cannot serve now is a 503 with Retry-After (infra/database-errors.ts); anything else a masked
+      // 500
       const mapped = domainErrorOfDatabaseFailure(e);
       if (mapped) {
         logger.warn({ err: e, requestId }, `request failed: ${mapped.code}`);

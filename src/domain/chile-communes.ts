@@ -420,7 +420,10 @@ for (const [alias, name] of Object.entries(ALIASES)) BY_KEY.set(alias, BY_KEY.ge
 /** Every comuna of Chile, official names, north to south by region. */
 export const CHILEAN_COMMUNES: readonly string[] = REGIONS.flatMap((r) => r.provinces.flatMap(([, names]) => names));
 
-/** The comuna `name` designates (any case, with or without accents, or a common alias), or null when it is none of Chile's. */
+/**
+ * The comuna `name` designates (any case, with or without accents, or a common alias), or null when it is none of
+ * Chile's.
+ */
 export function findCommune(name: string): Commune | null {
   return BY_KEY.get(communeKey(name)) ?? null;
 }

@@ -42,7 +42,8 @@ export function missingSetupSteps(setup: NumberingFacts["setup"], testMode: bool
   const mode = testMode ? "test" : "live";
   return [
     !setup.taxId &&
-      `set the ${mode} mode tax profile with the organization's RUT (PATCH /v1/billers/built_in/tax_profile/ tax_id, or GraphQL updateTaxProfile)`,
+      `set the ${mode} mode tax profile with the organization's RUT (PATCH /v1/billers/built_in/tax_profile/ tax_id, ` +
+        `or GraphQL updateTaxProfile)`,
     !setup.certificate &&
       `upload the ${mode} mode signing certificate (POST /v1/billers/built_in/certificates/, a PKCS#12)`,
   ].filter((s): s is string => !!s);
@@ -61,7 +62,8 @@ export function numberingFor(facts: NumberingFacts): DocumentNumbering {
   if (missing.length === 0) return "sii_folio";
   if (facts.testMode) return "internal";
   throw new InvalidStateError(
-    `live mode issues ${facts.documentTypeId} only as an SII electronic tax document (DTE), and live mode is not set up with SII: ` +
+    `live mode issues ${facts.documentTypeId} only as an SII electronic tax document (DTE), and live mode is not set ` +
+      `up with SII: ` +
       `${missing.join("; ")}; then upload a CAF for ${facts.documentTypeId} (POST /v1/billers/built_in/cafs/). ` +
       "Test mode issues it meanwhile as a non-tax document in an internal series (docs/sii-setup.md)",
   );

@@ -90,7 +90,10 @@ function pgSession(client: pg.PoolClient): SqlSession {
 
 /** Options of createDatabase. */
 export interface DatabaseOptions {
-  /** called with every SQL statement the Prisma client sends, BEGIN/COMMIT included (driver-adapter.ts statementCountingAdapter); tests count them */
+  /**
+   * called with every SQL statement the Prisma client sends, BEGIN/COMMIT included (driver-adapter.ts
+   * statementCountingAdapter); tests count them
+   */
   onStatement?: StatementListener;
 }
 

@@ -1,5 +1,6 @@
 /**
- * Driver adapters (no Prisma client import, so scripts can load it before `prisma generate`). Two databases, one PostgreSQL dialect:
+ * Driver adapters (no Prisma client import, so scripts can load it before `prisma generate`). Two databases, one
+ * PostgreSQL dialect:
  * - embedded PGlite in `<dataDir>/pglite` (default, nothing to install);
  * - PostgreSQL through `pg` when `DATABASE_URL` is set.
  * Both go through Prisma 7 driver adapters (docs/decisions.md "Operations": Prisma 7).
@@ -8,7 +9,6 @@ import fs from "node:fs";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
-import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 
 export type DatabaseTarget =
@@ -55,10 +55,13 @@ export function nameAsTextPool(config: pg.PoolConfig): pg.Pool {
   return pool;
 }
 
-function patchQuery(target: { query: (...args: any[]) => any }): void {
+/** pg's `query` as the wrappers below see it: its overloads (promise, callback, submittable) taken as one. */
+type QueryFunction = (...args: unknown[]) => unknown;
+
+function patchQuery(target: { query: QueryFunction }): void {
   const query = target.query.bind(target);
-  target.query = (...args: any[]) => {
-    const result = query(...args);
+  target.query = (...args: unknown[]) => {
+    const result = query(...args) as PromiseLike<pg.QueryResult | undefined> | undefined;
     if (!result || typeof result.then !== "function") return result;
     return result.then((res: pg.QueryResult | undefined) => {
       for (const field of res?.fields ?? []) {
@@ -76,13 +79,12 @@ function patchQuery(target: { query: (...args: any[]) => any }): void {
  * (services/request-transaction.ts). Promise-style calls only; callback and submittable calls
  * pass through unchanged.
  */
-function serializeQueries(client: { query: (...args: any[]) => any }): void {
+function serializeQueries(client: { query: QueryFunction }): void {
   const query = client.query.bind(client);
   let last: Promise<unknown> = Promise.resolve();
-  client.query = (...args: any[]) => {
-    const first = args[0];
-    if (typeof args[args.length - 1] === "function" || (first && typeof first.submit === "function"))
-      return query(...args);
+  client.query = (...args: unknown[]) => {
+    const first = args[0] as { submit?: unknown } | null | undefined;
+    if (typeof args[args.length - 1] === "function" || typeof first?.submit === "function") return query(...args);
     const result = last.then(() => query(...args));
     last = result.catch(() => undefined);
     return result;
@@ -166,7 +168,7 @@ export function statementCountingAdapter<F extends { connect: () => Promise<obje
   listener: StatementListener,
 ): F {
   const connect = factory.connect.bind(factory);
-  const wrapQueries = (target: any) => {
+  const wrapQueries = (target: Record<string, unknown>) => {
     for (const method of ["queryRaw", "executeRaw"] as const) {
       const original = target[method];
       if (typeof original !== "function") continue;
@@ -177,20 +179,22 @@ export function statementCountingAdapter<F extends { connect: () => Promise<obje
     }
   };
   factory.connect = async () => {
-    const adapter: any = await connect();
+    const adapter = (await connect()) as Record<string, unknown>;
     wrapQueries(adapter);
     const start = adapter.startTransaction;
     if (typeof start === "function") {
       adapter.startTransaction = async (...args: unknown[]) => {
         listener("BEGIN");
-        const tx: any = await start.apply(adapter, args);
+        const tx = (await start.apply(adapter, args)) as Record<string, unknown> & {
+          options?: { usePhantomQuery?: boolean };
+        };
         wrapQueries(tx);
         if (tx.options?.usePhantomQuery) {
           for (const [method, sql] of [
             ["commit", "COMMIT"],
             ["rollback", "ROLLBACK"],
           ] as const) {
-            const original = tx[method];
+            const original = tx[method] as (...a: unknown[]) => unknown;
             tx[method] = (...a: unknown[]) => {
               listener(sql);
               return original.apply(tx, a);

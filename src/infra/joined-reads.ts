@@ -187,7 +187,9 @@ function orderOf(
   };
 }
 
-/** A scalar column as a JSON-safe value: exact text for decimals and big integers, epoch ms for times, base64 for bytes. */
+/**
+ * A scalar column as a JSON-safe value: exact text for decimals and big integers, epoch ms for times, base64 for bytes.
+ */
 function jsonColumn(field: FieldInfo, alias: string): string {
   const column = `${alias}.${q(field.name)}`;
   switch (field.type) {
@@ -262,13 +264,16 @@ function selectList(
       if (args.where || args.orderBy || args.take !== undefined || args.skip !== undefined)
         unsupported(`arguments of to-one ${field.name}`);
       columns.push(
-        `(SELECT row_to_json(s) FROM (SELECT ${inner.columns.join(", ")} FROM ${q(related.name)} ${child} WHERE ${join} LIMIT 1) s) AS ${q(field.name)}`,
+        `(SELECT row_to_json(s) FROM (SELECT ${inner.columns.join(", ")} FROM ${q(related.name)} ${child} ` +
+          `WHERE ${join} LIMIT 1) s) AS ${q(field.name)}`,
       );
     } else {
       const order = orderOf(related, child, args.orderBy);
       inner.convert.hidden.push(...order.hidden);
       columns.push(
-        `(SELECT coalesce(json_agg(s${order.outer}), '[]'::json) FROM (SELECT ${[...inner.columns, ...order.columns].join(", ")} FROM ${q(related.name)} ${child} WHERE ${join}${where}${order.rows}${limitOf(args)}) s) AS ${q(field.name)}`,
+        `(SELECT coalesce(json_agg(s${order.outer}), '[]'::json) FROM ` +
+          `(SELECT ${[...inner.columns, ...order.columns].join(", ")} FROM ${q(related.name)} ${child} ` +
+          `WHERE ${join}${where}${order.rows}${limitOf(args)}) s) AS ${q(field.name)}`,
       );
     }
     convert.relations.push({ name: field.name, convert: inner.convert, list: field.isList });
@@ -307,7 +312,9 @@ function plan(model: ModelInfo, args: Args, rootWhere: (alias: string, params: P
   const order = orderOf(model, alias, args.orderBy);
   // the root's id under its own name, to match rows to ids whatever the selection
   const idColumn = model.hasId ? [`${alias}."id" AS "__id"`] : [];
-  const sql = `SELECT row_to_json(s) AS r FROM (SELECT ${[...columns, ...idColumn, ...order.columns].join(", ")} FROM ${q(model.name)} ${alias} WHERE ${where}${order.rows}${limit}) s${order.outer}`;
+  const sql =
+    `SELECT row_to_json(s) AS r FROM (SELECT ${[...columns, ...idColumn, ...order.columns].join(", ")} ` +
+    `FROM ${q(model.name)} ${alias} WHERE ${where}${order.rows}${limit}) s${order.outer}`;
   convert.hidden.push(...order.hidden);
   return { sql, params: params.values, convert };
 }
@@ -417,7 +424,9 @@ function limitOf(args: Args): string {
   const { take, skip } = args;
   if (take !== undefined && !(Number.isInteger(take) && (take as number) >= 0)) unsupported("take");
   if (skip !== undefined && !(Number.isInteger(skip) && (skip as number) >= 0)) unsupported("skip");
-  return `${take === undefined ? "" : ` LIMIT ${take as number}`}${skip === undefined ? "" : ` OFFSET ${skip as number}`}`;
+  return (
+    (take === undefined ? "" : ` LIMIT ${take as number}`) + (skip === undefined ? "" : ` OFFSET ${skip as number}`)
+  );
 }
 
 const isIdOnly = (where: Args) => Object.keys(where).length === 1 && typeof where.id === "string";

@@ -101,7 +101,8 @@ export async function uploadCaf(ctx: ServiceContext, input: CafInput) {
     if (overlapping)
       throw ValidationError.field(
         "file",
-        `folios ${caf.from}..${caf.to} overlap CAF ${overlapping.id} (folios ${overlapping.rangeFrom}..${overlapping.rangeTo})`,
+        `folios ${caf.from}..${caf.to} overlap CAF ${overlapping.id} (folios ${overlapping.rangeFrom}` +
+          `..${overlapping.rangeTo})`,
       );
     // only folios count: numbers of the internal series (documents issued before SII set-up) are
     // another series and never collide with folios (docs/sii-setup.md "Numbering before enrollment")
@@ -170,8 +171,10 @@ export async function takeFolio(
   }
   throw new InvalidStateError(
     candidates.length
-      ? `no authorized folio is left for ${documentTypeId} in ${tenantKey.testMode ? "test" : "live"} mode: every CAF is used up or expired; upload a new CAF`
-      : `no CAF for ${documentTypeId} in ${tenantKey.testMode ? "test" : "live"} mode: upload one to issue this document type`,
+      ? `no authorized folio is left for ${documentTypeId} in ${tenantKey.testMode ? "test" : "live"} mode: every ` +
+          `CAF is used up or expired; upload a new CAF`
+      : `no CAF for ${documentTypeId} in ${tenantKey.testMode ? "test" : "live"} mode: upload one to issue this ` +
+          `document type`,
   );
 }
 
@@ -227,7 +230,8 @@ export async function takeFolios(
         FOR UPDATE
       ), split AS (
         SELECT "id", "rangeFrom", "nextFolio",
-          LEAST("left", GREATEST(${count}::int - (SUM("left") OVER (ORDER BY "rangeFrom", "id") - "left"), 0))::int AS "taken"
+          LEAST("left", GREATEST(${count}::int - (SUM("left") OVER (ORDER BY "rangeFrom", "id") - "left"),
+          0))::int AS "taken"
         FROM locked
         WHERE (SELECT SUM("left") FROM locked) >= ${count}::int
       )
@@ -238,7 +242,8 @@ export async function takeFolios(
     : [];
   if (!rows.length) {
     throw new InvalidStateError(
-      `fewer than ${count} authorized folio(s) are left for ${documentTypeId} in ${mode} mode: every CAF is used up or expired; upload a new CAF`,
+      `fewer than ${count} authorized folio(s) are left for ${documentTypeId} in ${mode} mode: every CAF is used up ` +
+        `or expired; upload a new CAF`,
     );
   }
   const ordered = rows

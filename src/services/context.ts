@@ -82,7 +82,8 @@ export async function lockTenantRow<C extends string = "id">(
   columns: readonly C[] = ["id"] as unknown as C[],
 ): Promise<Record<C, unknown> | null> {
   const rows = await db.$queryRawUnsafe<Record<C, unknown>[]>(
-    `SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${table}" WHERE "id" = $1 AND "organizationId" = $2 AND "testMode" = $3 FOR UPDATE`,
+    `SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${table}" WHERE "id" = $1 AND "organizationId" = $2 AND ` +
+      `"testMode" = $3 FOR UPDATE`,
     id,
     ctx.auth.organizationId,
     ctx.auth.testMode,

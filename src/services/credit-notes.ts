@@ -49,7 +49,9 @@ import { PDF_CUSTOMER_INCLUDE, PDF_DOCUMENT_INCLUDE, printDocument } from "./doc
 export interface CreditNoteInput {
   /** id of the finalized invoice to discount (required) */
   invoice?: string | null;
-  /** note document type id: a credit note (default: CL61, or CL112 for export invoices) or a debit note (CL56, CL111) */
+  /**
+   * note document type id: a credit note (default: CL61, or CL112 for export invoices) or a debit note (CL56, CL111)
+   */
   document?: string | null;
   date?: string | null;
   lines?: LineInput[] | null;
@@ -59,7 +61,10 @@ export interface CreditNoteInput {
   internalNote?: string | null;
   /** note or reason for the customer (printed) */
   note?: string | null;
-  /** SII CodRef: 1 cancels the invoice, 2 corrects text, 3 corrects amounts (default); domain/credit-notes.ts referenceCodeProblem */
+  /**
+   * SII CodRef: 1 cancels the invoice, 2 corrects text, 3 corrects amounts (default); domain/credit-notes.ts
+   * referenceCodeProblem
+   */
   referenceCode?: number | null;
 }
 

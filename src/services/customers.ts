@@ -45,7 +45,9 @@ export interface CustomerInput {
   contacts?: ContactInput[] | null;
   taxSettings?: Record<string, unknown> | null;
   metadata?: Record<string, unknown> | null;
-  /** test mode only, at creation only: id of the test clock whose time the customer lives on (services/test-clocks.ts) */
+  /**
+   * test mode only, at creation only: id of the test clock whose time the customer lives on (services/test-clocks.ts)
+   */
   testClock?: string | null;
 }
 
@@ -155,7 +157,8 @@ async function resolveCustomerColumns(
       if (!known)
         errors.add(
           "commune",
-          `unknown comuna ${JSON.stringify(commune)}: a Chilean customer's commune must be one of Chile's comunas (for example Ñuñoa)`,
+          `unknown comuna ${JSON.stringify(commune)}: a Chilean customer's commune must be one of Chile's comunas ` +
+            `(for example Ñuñoa)`,
         );
       data.commune = known?.name ?? commune;
     } else {

@@ -104,7 +104,10 @@ export interface UsageAggregates {
   byLine: Map<string, Partial<Record<UsageAggregation, UsageRow>>>;
 }
 
-/** cycleInputFrom was given usage aggregates of another period than the one the cycle bills (a scheduled plan of another frequency): read the records instead. */
+/**
+ * cycleInputFrom was given usage aggregates of another period than the one the cycle bills (a scheduled plan of another
+ * frequency): read the records instead.
+ */
 export class UsageAggregatesPeriodMismatch extends Error {}
 
 /** The unbilled pending items of `subscriptionIds`, in billing order. */
@@ -126,7 +129,10 @@ export interface CycleDataOptions {
   timeZoneOf: (s: Subscription) => string;
   /** the first cycle the data is for (default the subscription's next cycle) */
   fromCycle?: (s: Subscription) => number;
-  /** "rows" (default): `usages`, every record from the billed period on; "aggregates": `usageAggregates` of the period cycle `fromCycle` bills, for a preview */
+  /**
+   * "rows" (default): `usages`, every record from the billed period on; "aggregates": `usageAggregates` of the period
+   * cycle `fromCycle` bills, for a preview
+   */
   usage?: "rows" | "aggregates";
 }
 
@@ -308,8 +314,10 @@ async function readUsageRows(
     // the quantity as Prisma's Decimal prints it ("3", not "3.000000")
     const pairs = [...byStart].flatMap(([from, lineIds]) => lineIds.map((id) => [id, new Date(from)] as const));
     const found = await prisma.$queryRaw<StoredUsage[]>(Prisma.sql`
-      SELECT u."id", u."subscriptionLineId", trim_scale(u."quantity")::text AS "quantity", u."dateTime", u."createdAt", u."invoiceId"
-      FROM unnest(ARRAY[${Prisma.join(pairs.map(([id]) => id))}]::text[], ARRAY[${Prisma.join(pairs.map(([, from]) => from))}]::timestamptz[]) AS l("lineId", "from")
+      SELECT u."id", u."subscriptionLineId", trim_scale(u."quantity")::text AS "quantity", u."dateTime",
+      u."createdAt", u."invoiceId"
+      FROM unnest(ARRAY[${Prisma.join(pairs.map(([id]) => id))}]::text[],
+      ARRAY[${Prisma.join(pairs.map(([, from]) => from))}]::timestamptz[]) AS l("lineId", "from")
       JOIN "Usage" u ON u."subscriptionLineId" = l."lineId" AND u."dateTime" >= l."from"`);
     usages.push(...found.map(toUsageRow));
   }
@@ -592,7 +600,8 @@ export async function usageAggregates(
     const rows = await prisma.$queryRaw<{ lineId: string; sum: string; max: string }[]>`
       SELECT "subscriptionLineId" AS "lineId", sum("quantity")::text AS "sum", max("quantity")::text AS "max"
       FROM "Usage"
-      WHERE "subscriptionLineId" = ANY(${summed}::text[]) AND "dateTime" >= ${period.start} AND "dateTime" < ${period.end} AND "invoiceId" IS NULL
+      WHERE "subscriptionLineId" = ANY(${summed}::text[]) AND "dateTime" >= ${period.start}
+      AND "dateTime" < ${period.end} AND "invoiceId" IS NULL
       GROUP BY "subscriptionLineId"`;
     for (const r of rows) {
       const of = byLine.get(r.lineId)!;

@@ -190,7 +190,7 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceInput) {
  * invoice that bills orders); in every failure nothing changes.
  */
 export async function updateInvoice(ctx: ServiceContext, id: string, input: InvoiceInput): Promise<Invoice> {
-  return updateDraftDocument<Invoice>(ctx, "invoice", id, (txCtx, current: Current) => prepare(txCtx, input, current));
+  return updateDraftDocument<Invoice, Current>(ctx, "invoice", id, (txCtx, current) => prepare(txCtx, input, current));
 }
 
 /** Deletes a draft invoice and its lines; 404 unknown, 409 finalized. Orders it billed become uninvoiced again. */

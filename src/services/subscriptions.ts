@@ -20,7 +20,7 @@ import { chosenDocumentType } from "../domain/document-types.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError, PermissionError } from "../domain/errors.js";
 import { checkNoteLength } from "../domain/input-limits.js";
 import { isIsoDate, isoDate, dateColumn, storedDate } from "../domain/formats.js";
-import { assertCouponAttachable, type CouponTerms } from "../domain/coupons.js";
+import { assertCouponAttachable } from "../domain/coupons.js";
 import { isOneOf, FREQUENCIES, type Frequency } from "../domain/catalogue.js";
 import { toDecimal, type Decimal, type DecimalInput } from "../domain/money.js";
 import {
@@ -202,7 +202,8 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   if (billed && (addonsChanged || startChanged)) {
     const what = [addonsChanged && "addons", startChanged && "date_start"].filter(Boolean).join(", ");
     throw new InvalidStateError(
-      `Cycle ${current!.nextBillingCycle - 1} of subscription ${current!.id} has been billed: ${what} cannot change any more. ` +
+      `Cycle ${current!.nextBillingCycle - 1} of subscription ${current!.id} has been billed: ${what} cannot change ` +
+        `any more. ` +
         "Lines (plans and quantities) can change with proration (docs/proration.md).",
     );
   }
@@ -290,19 +291,22 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
         if (p && was && p.currencyId !== was.currencyId)
           errors.add(
             `lines.${i}.plan`,
-            `plan ${p.id} bills ${p.currencyId}; the subscription bills ${was.currencyId} (cancel it and subscribe again to change currency)`,
+            `plan ${p.id} bills ${p.currencyId}; the subscription bills ${was.currencyId} (cancel it and subscribe ` +
+              `again to change currency)`,
           );
         else if (p && was && p.frequency !== was.frequency)
           errors.add(
             `lines.${i}.plan`,
-            `plan ${p.id} is ${p.frequency}; the subscription is ${was.frequency} (cancel it and subscribe again to change frequency)`,
+            `plan ${p.id} is ${p.frequency}; the subscription is ${was.frequency} (cancel it and subscribe again to ` +
+              `change frequency)`,
           );
       });
       current.lines.forEach((c, i) => {
         if (c.plan.usageScheme === "metered" && lineInputs[i]?.plan !== c.planId) {
           errors.add(
             `lines.${i}.plan`,
-            `line ${c.id} is metered (plan ${c.planId}): once a cycle is billed it stays at its position with its plan, so its usage is billed`,
+            `line ${c.id} is metered (plan ${c.planId}): once a cycle is billed it stays at its position with its ` +
+              `plan, so its usage is billed`,
           );
         }
       });
@@ -362,7 +366,8 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   ) {
     errors.add(
       "coupon",
-      `coupon ${current.coupon.id} discounts ${current.coupon.currencyId}; the new lines bill ${currencyId} (remove or replace the coupon)`,
+      `coupon ${current.coupon.id} discounts ${current.coupon.currencyId}; the new lines bill ${currencyId} (remove ` +
+        `or replace the coupon)`,
     );
   }
   // addons kept while the lines change currency

@@ -12,6 +12,7 @@ import { isoDate } from "../domain/formats.js";
 import { normalizeRut } from "../domain/rut.js";
 import { receiverDetails, type IssuedCustomer } from "../domain/issued-parties.js";
 import { isShippingType } from "../domain/shipping-types.js";
+import type { DiscountScheme } from "../domain/totals.js";
 import { BOLETA_TYPES, type DteType } from "../domain/dte-rules.js";
 import { taxAgencyFor, type TaxAgency } from "../infra/taxagency/index.js";
 import { FINAL_CONSUMER_RUT, type DteInput, type DteLine, type DteReceiver } from "../infra/taxagency/sii/index.js";
@@ -43,6 +44,29 @@ type StoredLine = {
   discountScheme: string;
   exempt: boolean;
 };
+
+/**
+ * The columns of a stored invoice, order or credit note (with `lines` by position and `documentType`)
+ * a DTE is built from; the kind's own columns are optional (a credit note's `invoice`, an order's
+ * transport). Prisma's rows of the three tables fit it.
+ */
+interface StoredTaxDocument {
+  id: string;
+  documentTypeId: string;
+  date: Date;
+  dueDate?: Date | null;
+  discount: unknown;
+  discountScheme: string;
+  note?: string | null;
+  documentType: { code: number; tax: unknown; hasTaxes: boolean };
+  lines: StoredLine[];
+  /** credit notes: the invoice it corrects, with its document type */
+  invoice?: { number: number | null; date: Date; documentType: { code: number; hasTaxes: boolean } };
+  referenceCode?: number;
+  shippingType?: string;
+  licencePlate?: string | null;
+  address?: string | null;
+}
 
 function dteLines(lines: StoredLine[]): DteLine[] {
   return lines.map((l) => ({
@@ -130,7 +154,7 @@ function checkIssuer(parties: IssuedParties): void {
  */
 function dteInputOf(
   kind: DocumentKind,
-  doc: any,
+  doc: StoredTaxDocument,
   parties: IssuedParties,
   orgTaxId: string,
   folio: number,
@@ -153,12 +177,16 @@ function dteInputOf(
     },
     receiver: receiver(parties.customer, BOLETA_TYPES.includes(doc.documentType.code)),
     lines: dteLines(doc.lines),
-    discount: Number(doc.discount) > 0 ? { value: String(doc.discount), scheme: doc.discountScheme } : undefined,
+    discount:
+      Number(doc.discount) > 0
+        ? { value: String(doc.discount), scheme: doc.discountScheme as DiscountScheme }
+        : undefined,
     taxPercent: String(doc.documentType.tax),
     timestamp,
   };
   if (kind === "credit_note") {
-    const invoice = doc.invoice;
+    const invoice = doc.invoice!;
+    const referenceCode = doc.referenceCode ?? 3;
     if (invoice.number === null) throw ValidationError.field("invoice", "the referenced invoice has no number");
     input.exemptDocument = !invoice.documentType.hasTaxes;
     input.references = [
@@ -166,13 +194,13 @@ function dteInputOf(
         type: invoice.documentType.code,
         folio: invoice.number,
         date: isoDate(invoice.date),
-        code: ([1, 2, 3].includes(doc.referenceCode) ? doc.referenceCode : 3) as 1 | 2 | 3,
+        code: ([1, 2, 3].includes(referenceCode) ? referenceCode : 3) as 1 | 2 | 3,
         reason: doc.note ?? undefined,
       },
     ];
   }
   if (kind === "order") {
-    if (isShippingType(doc.shippingType)) input.shippingType = doc.shippingType;
+    if (doc.shippingType !== undefined && isShippingType(doc.shippingType)) input.shippingType = doc.shippingType;
     if (doc.licencePlate || doc.address)
       input.transport = { plate: doc.licencePlate ?? undefined, address: doc.address ?? undefined };
   }
@@ -199,7 +227,7 @@ export async function issueTaxDocument(
   const organizationId = ctx.auth.organizationId;
 
   const include = { lines: { orderBy: { position: "asc" as const } }, documentType: true };
-  const doc: any =
+  const doc: StoredTaxDocument =
     kind === "invoice"
       ? await tx.invoice.findUniqueOrThrow({ where: { id }, include })
       : kind === "order"

@@ -32,9 +32,15 @@ export type UsageRow = Prisma.UsageGetPayload<object>;
 export interface RecordedUsages {
   /** `usa_` id per input record; a duplicate's is the id of the usage first recorded with its transaction id */
   ids: string[];
-  /** the stored usage per input record (the same row for a record and its duplicates), read back by nothing: the INSERT's RETURNING, or for a duplicate of an earlier request its row */
+  /**
+   * the stored usage per input record (the same row for a record and its duplicates), read back by nothing: the
+   * INSERT's RETURNING, or for a duplicate of an earlier request its row
+   */
   usages: UsageRow[];
-  /** 0-based indexes of the input records not counted: their transaction id was already recorded (before, or earlier in the batch) */
+  /**
+   * 0-based indexes of the input records not counted: their transaction id was already recorded (before, or earlier in
+   * the batch)
+   */
   duplicates: number[];
 }
 
@@ -76,7 +82,10 @@ export async function recordUsages(ctx: ServiceContext, inputs: readonly UsageIn
   return recordUsageList(ctx, inputs, (i) => `usages.${i}.`);
 }
 
-/** A batch's subscription line as validation needs it: its plan's scheme, its subscription's status, the customer's frozen time on a test clock. */
+/**
+ * A batch's subscription line as validation needs it: its plan's scheme, its subscription's status, the customer's
+ * frozen time on a test clock.
+ */
 interface LineCheck {
   id: string;
   usageScheme: string;
@@ -97,7 +106,8 @@ interface UsageSqlRow {
   createdAt: Date;
 }
 
-const USAGE_COLUMNS = Prisma.sql`"id", "organizationId", "testMode", "subscriptionLineId", "quantity"::text AS "quantity", "dateTime", "invoiceId", "transactionId", "createdAt"`;
+const USAGE_COLUMNS = Prisma.sql`"id", "organizationId", "testMode", "subscriptionLineId",
+  "quantity"::text AS "quantity", "dateTime", "invoiceId", "transactionId", "createdAt"`;
 const toUsageRow = (r: UsageSqlRow): UsageRow => ({ ...r, quantity: new Prisma.Decimal(r.quantity) });
 
 async function recordUsageList(
@@ -117,7 +127,8 @@ async function recordUsageList(
         JOIN "Plan" p ON p."id" = sl."planId"
         LEFT JOIN "Customer" c ON s."testMode" AND c."id" = s."customerId"
         LEFT JOIN "TestClock" tc ON tc."id" = c."testClockId"
-        WHERE sl."id" = ANY(${lineIds}::text[]) AND s."organizationId" = ${tenantOf.organizationId} AND s."testMode" = ${tenantOf.testMode}`
+        WHERE sl."id" = ANY(${lineIds}::text[]) AND s."organizationId" = ${tenantOf.organizationId}
+        AND s."testMode" = ${tenantOf.testMode}`
     : [];
   const lineById = new Map(lines.map((l) => [l.id, l]));
 
@@ -203,10 +214,13 @@ async function recordUsageList(
   // ONE statement: the rows as arrays through unnest, rows whose transaction id exists skipped by
   // the partial unique index, the written rows returned (no read after the write)
   const inserted = await ctx.prisma.$queryRaw<UsageSqlRow[]>`
-    INSERT INTO "Usage" ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime", "transactionId")
+    INSERT INTO "Usage" ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime",
+    "transactionId")
     SELECT t."id", ${tenantOf.organizationId}, ${tenantOf.testMode}, t."line", t."quantity", t."at", t."tx"
-    FROM unnest(${data.map((d) => d.id)}::text[], ${data.map((d) => d.subscriptionLineId)}::text[], ${data.map((d) => d.quantity)}::numeric[],
-                ${data.map((d) => d.dateTime)}::timestamptz[], ${data.map((d) => d.transactionId)}::text[]) AS t("id", "line", "quantity", "at", "tx")
+    FROM unnest(${data.map((d) => d.id)}::text[], ${data.map((d) => d.subscriptionLineId)}::text[],
+                ${data.map((d) => d.quantity)}::numeric[],
+                ${data.map((d) => d.dateTime)}::timestamptz[], ${data.map((d) => d.transactionId)}::text[])
+                AS t("id", "line", "quantity", "at", "tx")
     ON CONFLICT ("organizationId", "testMode", "transactionId") WHERE "transactionId" IS NOT NULL DO NOTHING
     RETURNING ${USAGE_COLUMNS}`;
   const rowById = new Map(inserted.map((u) => [u.id, toUsageRow(u)]));
@@ -214,7 +228,8 @@ async function recordUsageList(
   const existing = skippedKeys.length
     ? await ctx.prisma.$queryRaw<UsageSqlRow[]>`
         SELECT ${USAGE_COLUMNS} FROM "Usage"
-        WHERE "organizationId" = ${tenantOf.organizationId} AND "testMode" = ${tenantOf.testMode} AND "transactionId" = ANY(${skippedKeys}::text[])`
+        WHERE "organizationId" = ${tenantOf.organizationId} AND "testMode" = ${tenantOf.testMode}
+        AND "transactionId" = ANY(${skippedKeys}::text[])`
     : [];
   const rowOfKey = new Map<string, UsageRow>(existing.map((u) => [u.transactionId!, toUsageRow(u)]));
   for (const row of rowById.values()) if (row.transactionId) rowOfKey.set(row.transactionId, row);
@@ -222,7 +237,8 @@ async function recordUsageList(
     const row = r.transactionId === null ? rowById.get(ids[i]!) : rowOfKey.get(r.transactionId);
     if (!row)
       throw new InvalidStateError(
-        `${prefix(i)}transaction_id: the usage recorded with transaction_id ${quote(r.transactionId!)} was deleted while this request ran; send the record again`,
+        `${prefix(i)}transaction_id: the usage recorded with transaction_id ${quote(r.transactionId!)} was deleted ` +
+          `while this request ran; send the record again`,
       );
     if (ids[i] !== undefined && ids[i] !== row.id) duplicates.push(i); // recorded before (or by a concurrent request)
     return row;

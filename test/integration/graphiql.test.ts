@@ -47,7 +47,8 @@ async function paste(e: Locator, text: string) {
 
 describe("GraphiQL in a browser", () => {
   it(
-    "loads with no request leaving the machine, runs a query with the key from the headers editor, and remembers the key",
+    "loads with no request leaving the machine, runs a query with the key from the headers editor, and " +
+      "remembers the key",
     { timeout: 240_000 },
     async () => {
       if (!browser) expect.fail(MISSING_CHROMIUM);

@@ -111,27 +111,31 @@ const INVOICE_TREE = {
 };
 
 describe("joined reads", () => {
-  it("findUnique with a tree: one statement, the same objects as Prisma's (exact decimals, dates, JSON, nulls, order)", async () => {
-    const r = await both((p) => p.invoice.findUnique({ where: { id: ids.invoices[1] }, include: INVOICE_TREE }));
-    expect(r.joined).toEqual(r.own);
-    expect(r.joinedStatements).toHaveLength(1);
-    expect(r.ownStatements.length).toBeGreaterThan(5);
-    const invoice = r.joined!;
-    expect(invoice.amount).toBeInstanceOf(Prisma.Decimal);
-    expect(invoice.amount.toFixed()).toBe("12345678901234.123457");
-    expect(invoice.lines.map((l) => [l.position, l.quantity.toFixed()])).toEqual([
-      [0, "99999999999999.999999"],
-      [1, "99999999999999.999999"],
-      [2, "99999999999999.999999"],
-    ]);
-    expect(invoice.date).toEqual(new Date("2026-11-02T00:00:00Z"));
-    expect(invoice.createdAt).toBeInstanceOf(Date);
-    expect(invoice.customer.metadata).toEqual({ plan: "gold", n: 1 });
-    expect(invoice.customer.state).toBeNull();
-    expect(invoice.payments.map((p) => [p.amount.toFixed(), p.source, p.invoice?.id])).toEqual([
-      ["1.5", null, ids.invoices[1]],
-    ]);
-  });
+  it(
+    "findUnique with a tree: one statement, the same objects as Prisma's (exact decimals, dates, JSON, " +
+      "nulls, order)",
+    async () => {
+      const r = await both((p) => p.invoice.findUnique({ where: { id: ids.invoices[1] }, include: INVOICE_TREE }));
+      expect(r.joined).toEqual(r.own);
+      expect(r.joinedStatements).toHaveLength(1);
+      expect(r.ownStatements.length).toBeGreaterThan(5);
+      const invoice = r.joined!;
+      expect(invoice.amount).toBeInstanceOf(Prisma.Decimal);
+      expect(invoice.amount.toFixed()).toBe("12345678901234.123457");
+      expect(invoice.lines.map((l) => [l.position, l.quantity.toFixed()])).toEqual([
+        [0, "99999999999999.999999"],
+        [1, "99999999999999.999999"],
+        [2, "99999999999999.999999"],
+      ]);
+      expect(invoice.date).toEqual(new Date("2026-11-02T00:00:00Z"));
+      expect(invoice.createdAt).toBeInstanceOf(Date);
+      expect(invoice.customer.metadata).toEqual({ plan: "gold", n: 1 });
+      expect(invoice.customer.state).toBeNull();
+      expect(invoice.payments.map((p) => [p.amount.toFixed(), p.source, p.invoice?.id])).toEqual([
+        ["1.5", null, ids.invoices[1]],
+      ]);
+    },
+  );
 
   it("findMany with a select tree, order, take and skip: one statement, equal to Prisma's", async () => {
     const args = {
@@ -167,19 +171,22 @@ describe("joined reads", () => {
     expect(r.joinedStatements).toHaveLength(2);
   });
 
-  it("a findUnique whose where it does not translate: Prisma's findUnique of the id, then the joined read", async () => {
-    const read = (p: Database["prisma"], from: string) =>
-      p.invoice.findUnique({
-        where: { id: ids.invoices[2], date: { gte: new Date(from) } },
-        include: { customer: true },
-      });
-    const r = await both((p) => read(p, "2026-11-01"));
-    expect(r.joined).toEqual(r.own);
-    expect(r.joined?.customer.id).toBe(ids.customer);
-    expect(r.joinedStatements).toHaveLength(2);
-    const none = await both((p) => read(p, "2027-01-01"));
-    expect([none.joined, none.own]).toEqual([null, null]);
-  });
+  it(
+    "a findUnique whose where it does not translate: Prisma's findUnique of the id, then the " + "joined read",
+    async () => {
+      const read = (p: Database["prisma"], from: string) =>
+        p.invoice.findUnique({
+          where: { id: ids.invoices[2], date: { gte: new Date(from) } },
+          include: { customer: true },
+        });
+      const r = await both((p) => read(p, "2026-11-01"));
+      expect(r.joined).toEqual(r.own);
+      expect(r.joined?.customer.id).toBe(ids.customer);
+      expect(r.joinedStatements).toHaveLength(2);
+      const none = await both((p) => read(p, "2027-01-01"));
+      expect([none.joined, none.own]).toEqual([null, null]);
+    },
+  );
 
   it("findUnique by id in one tick: one statement for all, each its own copy", async () => {
     const r = await both((p) =>

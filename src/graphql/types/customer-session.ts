@@ -56,13 +56,15 @@ export const CustomerSession = builder.prismaNode("CustomerSession", {
   findUnique: (id, ctx) => activeSessionById(ctx, id),
   nullable: true,
   description:
-    "A customer's access to the customer portal, identified by a secret key, until it expires (docs/customer-sessions.md). Expired sessions read as null.",
+    "A customer's access to the customer portal, identified by a secret key, until it expires " +
+    "(docs/customer-sessions.md). Expired sessions read as null.",
   fields: (t) => ({
     key: t.string({
       nullable: true,
       select: { id: true },
       description:
-        "the secret key (`cs_` + 32 base62): only in the result of createCustomerSession and of customerSession(key); null elsewhere (only its hash is stored)",
+        "the secret key (`cs_` + 32 base62): only in the result of createCustomerSession and of " +
+        "customerSession(key); null elsewhere (only its hash is stored)",
       resolve: (s, _args, ctx) => knownKeys.get(ctx)?.get(s.id) ?? null,
     }),
     customer: t.relation("customer", { description: "the customer the portal shows" }),
@@ -85,7 +87,9 @@ export const CustomerSession = builder.prismaNode("CustomerSession", {
 
 const OrganizationBranding = builder.objectRef<Branding>("OrganizationBranding").implement({
   description:
-    "The organization's customer portal branding in the caller's mode; new customer sessions (and the hosted checkout) of that mode use it. Test and live mode each have their own (a test key never changes live's; docs/decisions.md).",
+    "The organization's customer portal branding in the caller's mode; new customer sessions (and the hosted " +
+    "checkout) of that mode use it. Test and live mode each have their own (a test key never changes live's; " +
+    "docs/decisions.md).",
   fields: (t) => ({
     organization: t.exposeID("id", { description: "`org_` id" }),
     testMode: t.exposeBoolean("testMode", { description: "the mode this branding belongs to: the caller's" }),
@@ -175,7 +179,9 @@ builder.mutationFields((t) => ({
   createCustomerSession: t.prismaField({
     type: "CustomerSession",
     description:
-      "Creates a session for a customer; the result carries the key (shown once). Errors: validation_error naming the field (customer missing or not a customer of this organization and mode; return_url missing, too long or not an absolute http(s) URL).",
+      "Creates a session for a customer; the result carries the key (shown once). Errors: validation_error naming " +
+      "the field (customer missing or not a customer of this organization and mode; return_url missing, too long or " +
+      "not an absolute http(s) URL).",
     args: {
       input: t.arg({ type: CustomerSessionInput, required: true, description: "the customer and the return URL" }),
     },
@@ -188,7 +194,10 @@ builder.mutationFields((t) => ({
   updateOrganizationBranding: t.field({
     type: OrganizationBranding,
     description:
-      "Changes the given branding fields of the caller's mode (the other mode's is not touched); later sessions of that mode copy them. Errors: validation_error naming the field (business_name blank or over 100 characters; color_background or color_asset not #rrggbb/#rgb; display_invoices null; terms_of_service_url or privacy_policy_url not an absolute http(s) URL).",
+      "Changes the given branding fields of the caller's mode (the other mode's is not touched); later sessions of " +
+      "that mode copy them. Errors: validation_error naming the field (business_name blank or over 100 characters; " +
+      "color_background or color_asset not #rrggbb/#rgb; display_invoices null; terms_of_service_url or " +
+      "privacy_policy_url not an absolute http(s) URL).",
     args: {
       input: t.arg({ type: OrganizationBrandingInput, required: true, description: "the branding fields to change" }),
     },

@@ -36,7 +36,8 @@ export const PaymentStatus = builder.enumType("PaymentStatus", {
     requires_payment_method: {
       value: "requires_payment_method",
       description:
-        "created, or its last charge was declined (failureReason says why): waiting for a source (authorizePayment) or for the customer to pay",
+        "created, or its last charge was declined (failureReason says why): waiting for a source (authorizePayment) " +
+        "or for the customer to pay",
     },
     processing: {
       value: "processing",
@@ -189,7 +190,9 @@ export const Source = builder.prismaNode("Source", {
     }),
     gateway: t.exposeString("gateway", {
       description:
-        "name of the payment gateway that made it: `test` (test cards) or `redirect` (hosted checkout) in this build. A String, not an enum: the set grows with the gateways a deployment enables (PAYMENT_GATEWAYS; docs/payments.md).",
+        "name of the payment gateway that made it: `test` (test cards) or `redirect` (hosted checkout) in this " +
+        "build. A String, not an enum: the set grows with the gateways a deployment enables (PAYMENT_GATEWAYS; " +
+        "docs/payments.md).",
     }),
     usage: t.field({
       type: SourceUsage,
@@ -301,8 +304,10 @@ builder.mutationFields((t) => ({
   createPayment: t.prismaField({
     type: "Payment",
     description:
-      "Creates a payment in requires_payment_method. Errors: validation_error with `fields` (amount missing, not positive or not in the currency's unit, " +
-      "date before today, description over 256 characters, currency unknown or not chargeable, invoice unknown, not finalized, in another currency " +
+      "Creates a payment in requires_payment_method. Errors: validation_error with `fields` (amount missing, not " +
+      "positive or not in the currency's unit, " +
+      "date before today, description over 256 characters, currency unknown or not chargeable, invoice unknown, not " +
+      "finalized, in another currency " +
       "or with less due than the amount, customer unknown).",
     args: { input: t.arg({ type: PaymentInput, required: true, description: "the payment; amount is required" }) },
     resolve: async (query, _root, args, ctx) => {
@@ -329,7 +334,8 @@ builder.mutationFields((t) => ({
   deletePayment: t.prismaField({
     type: "Payment",
     description:
-      "Cancels a payment that has not succeeded; it stays readable as canceled. Errors: not_found, invalid_state (succeeded, already canceled, or a card charge being answered right now).",
+      "Cancels a payment that has not succeeded; it stays readable as canceled. Errors: not_found, invalid_state " +
+      "(succeeded, already canceled, or a card charge being answered right now).",
     args: { id: t.arg.id({ required: true, description: "`pay_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const canceled = await cancelPayment(ctx, String(args.id));
@@ -339,7 +345,8 @@ builder.mutationFields((t) => ({
   authorizePayment: t.prismaField({
     type: "Payment",
     description:
-      "Attaches a source. A reusable source is charged at once (succeeded, or requires_payment_method with failureReason); " +
+      "Attaches a source. A reusable source is charged at once (succeeded, or requires_payment_method with " +
+      "failureReason); " +
       "a single-use source is paid through payPayment. Charges at most once, even called concurrently. " +
       "Errors: not_found, invalid_state, validation_error (unknown, foreign or used source).",
     args: {
@@ -354,8 +361,10 @@ builder.mutationFields((t) => ({
   payPayment: t.field({
     type: PayPaymentResult,
     description:
-      "The pay operation: for a redirect source, where to send the customer (the payment becomes processing); for a reusable source, a charge. " +
-      "Errors: not_found, invalid_state (no source attached, succeeded or canceled), validation_error (the source is no longer chargeable).",
+      "The pay operation: for a redirect source, where to send the customer (the payment becomes processing); for a " +
+      "reusable source, a charge. " +
+      "Errors: not_found, invalid_state (no source attached, succeeded or canceled), validation_error (the source is " +
+      "no longer chargeable).",
     args: { id: t.arg.id({ required: true, description: "`pay_` id" }) },
     resolve: async (_root, args, ctx) => {
       const { payment, redirectUrl } = await payPayment(ctx, String(args.id));

@@ -16,7 +16,8 @@ type LineValue = CycleInvoiceLine & { total: string };
 
 const UpcomingInvoiceLine = builder.objectRef<LineValue>("UpcomingInvoiceLine").implement({
   description:
-    "A line of an upcoming invoice: a plan for the period (metered: the previous period's usage), an addon, or a pending item (a proration; negative: a credit).",
+    "A line of an upcoming invoice: a plan for the period (metered: the previous period's usage), an addon, or a " +
+    "pending item (a proration; negative: a credit).",
   fields: (t) => ({
     name: t.exposeString("name", {
       description: "the plan's, addon's or pending item's name, as the invoice line will read",
@@ -85,7 +86,8 @@ const UpcomingInvoice = builder.objectRef<UpcomingInvoiceValue>("UpcomingInvoice
     cycle: t.exposeInt("cycle", { description: "the cycle it bills (1 = the first)" }),
     final: t.exposeBoolean("final", {
       description:
-        "true: the subscription ends on `date` (cancel at period end, billing_cycles, end_date) and this is its final invoice: the last period's metered usage and pending items only",
+        "true: the subscription ends on `date` (cancel at period end, billing_cycles, end_date) and this is its " +
+        "final invoice: the last period's metered usage and pending items only",
     }),
     date: t.field({
       type: "Date",
@@ -156,7 +158,11 @@ builder.queryFields((t) => ({
   upcomingInvoice: t.field({
     type: UpcomingInvoice,
     description:
-      "Preview of the next cycle's invoice of a subscription: exactly the invoice the billing run creates for that cycle when nothing changes before (docs/subscriptions.md). Errors: not_found; invalid_state when the run will bill nothing (paused, cancelled, or ending at that cycle's start with no final invoice to issue: cancel at period end, billing_cycles or end_date with no usage or pending item left to bill, or the no-card rule; the message says which and when).",
+      "Preview of the next cycle's invoice of a subscription: exactly the invoice the billing run creates for that " +
+      "cycle when nothing changes before (docs/subscriptions.md). Errors: not_found; invalid_state when the run will " +
+      "bill nothing (paused, cancelled, or ending at that cycle's start with no final invoice to issue: cancel at " +
+      "period end, billing_cycles or end_date with no usage or pending item left to bill, or the no-card rule; the " +
+      "message says which and when).",
     args: { subscription: t.arg.id({ required: true, description: "`sub_` id" }) },
     resolve: (_root, args, ctx) => upcomingInvoice(ctx, String(args.subscription)),
   }),

@@ -49,7 +49,8 @@ export function keyInfoContent(certificatePem: string): string {
   const modulus = Buffer.from(jwk.n, "base64url").toString("base64");
   const exponent = Buffer.from(jwk.e, "base64url").toString("base64");
   return (
-    `<KeyValue><RSAKeyValue><Modulus>${wrap(modulus)}</Modulus><Exponent>${exponent}</Exponent></RSAKeyValue></KeyValue>` +
+    `<KeyValue><RSAKeyValue><Modulus>${wrap(modulus)}</Modulus><Exponent>${exponent}</Exponent></RSAKeyValue>` +
+    `</KeyValue>` +
     `<X509Data><X509Certificate>${wrap(cert.raw.toString("base64"))}</X509Certificate></X509Data>`
   );
 }
@@ -116,12 +117,16 @@ function signBuiltDte(xml: string, key: KeyObject, keyInfo: string): string | nu
   if (!documento) return null;
   const digest = createHash("sha1").update(documento.canonical, "utf8").digest("base64");
   const signedInfo = (xmlns: string, close: (name: string) => string) =>
-    `<SignedInfo${xmlns}><CanonicalizationMethod Algorithm="${C14N}"${close("CanonicalizationMethod")}<SignatureMethod Algorithm="${RSA_SHA1}"${close("SignatureMethod")}` +
-    `<Reference URI="#${documento.id}"><Transforms><Transform Algorithm="${C14N}"${close("Transform")}</Transforms><DigestMethod Algorithm="${SHA1}"${close("DigestMethod")}` +
+    `<SignedInfo${xmlns}><CanonicalizationMethod Algorithm="${C14N}"${close("CanonicalizationMethod")}` +
+    `<SignatureMethod Algorithm="${RSA_SHA1}"${close("SignatureMethod")}` +
+    `<Reference URI="#${documento.id}"><Transforms><Transform Algorithm="${C14N}"${close("Transform")}</Transforms>` +
+    `<DigestMethod Algorithm="${SHA1}"${close("DigestMethod")}` +
     `<DigestValue>${digest}</DigestValue></Reference></SignedInfo>`;
   const canonicalSignedInfo = signedInfo(` xmlns="${XMLDSIG}"`, (name) => `></${name}>`);
   const value = sign("sha1", Buffer.from(canonicalSignedInfo, "utf8"), key).toString("base64");
-  const signature = `<Signature xmlns="${XMLDSIG}">${signedInfo("", () => "/>")}<SignatureValue>${value}</SignatureValue><KeyInfo>${keyInfo}</KeyInfo></Signature>`;
+  const signature =
+    `<Signature xmlns="${XMLDSIG}">${signedInfo("", () => "/>")}<SignatureValue>${value}` +
+    `</SignatureValue><KeyInfo>${keyInfo}</KeyInfo></Signature>`;
   const closing = xml.lastIndexOf("</DTE>");
   return xml.slice(0, closing) + signature + xml.slice(closing);
 }
@@ -185,7 +190,10 @@ export interface SignatureCheck {
 }
 
 function pemOf(base64: string): string {
-  return `-----BEGIN CERTIFICATE-----\n${base64.replace(/\s+/g, "").replace(/(.{64})(?=.)/g, "$1\n")}\n-----END CERTIFICATE-----\n`;
+  return (
+    `-----BEGIN CERTIFICATE-----\n${base64.replace(/\s+/g, "").replace(/(.{64})(?=.)/g, "$1\n")}\n-----END ` +
+    `CERTIFICATE-----\n`
+  );
 }
 
 /**
