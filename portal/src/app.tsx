@@ -444,7 +444,8 @@ function BillingDetails({
           e.preventDefault();
           const result = await client
             .mutation(
-              "mutation($id: ID!, $input: CustomerInput!) { updateCustomer(id: $id, input: $input) { id email address } }",
+              "mutation($id: ID!, $input: CustomerInput!) { updateCustomer(id: $id, input: $input) { id email " +
+                "address } }",
               {
                 id: customer.id,
                 input: { email, address },
@@ -546,7 +547,8 @@ function PayInvoice({
     }
     const result = await client
       .mutation(
-        "mutation($invoice: ID!, $source: ID!) { payInvoice(invoice: $invoice, source: $source) { redirectUrl payment { id status failureReason } } }",
+        "mutation($invoice: ID!, $source: ID!) { payInvoice(invoice: $invoice, source: $source) { redirectUrl " +
+          "payment { id status failureReason } } }",
         { invoice: invoice!.id, source },
         {
           fetchOptions: { credentials: "same-origin", headers: headers({ "Idempotency-Key": `${attempt}-${source}` }) },

@@ -62,7 +62,10 @@ export function parseCookies(header: string | null | undefined): Record<string, 
   return cookies;
 }
 
-/** True when `value` looks like a portal secret (base62, PORTAL_SECRET_LENGTH characters): anything else is not looked up. */
+/**
+ * True when `value` looks like a portal secret (base62, PORTAL_SECRET_LENGTH characters): anything else is not looked
+ * up.
+ */
 export function isPortalSecret(value: string | undefined): value is string {
   return value !== undefined && value.length === PORTAL_SECRET_LENGTH && /^[0-9A-Za-z]+$/.test(value);
 }
@@ -107,7 +110,10 @@ export const SPANISH_COUNTRIES: ReadonlySet<string> = new Set([
   "VE",
 ]);
 
-/** The portal's language for a customer of country `countryId` (ISO 3166-1 alpha-2): Spanish for SPANISH_COUNTRIES, else English. */
+/**
+ * The portal's language for a customer of country `countryId` (ISO 3166-1 alpha-2): Spanish for SPANISH_COUNTRIES, else
+ * English.
+ */
 export function portalLocale(countryId: string | null | undefined): PortalLocale {
   return countryId && SPANISH_COUNTRIES.has(countryId.toUpperCase()) ? "es" : "en";
 }

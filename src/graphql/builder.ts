@@ -223,12 +223,15 @@ builder.addScalarType("JSONObject", JSONObjectResolver);
 
 builder.queryType({
   description:
-    "Reads. Every field needs an API key, but those marked for the customer portal, which a portal credential may call too; results are scoped to the caller's organization and mode (and, for a portal credential, its customer).",
+    "Reads. Every field needs an API key, but those marked for the customer portal, which a portal credential may " +
+    "call too; results are scoped to the caller's organization and mode (and, for a portal credential, its " +
+    "customer).",
   authScopes: { apiKey: true },
 });
 builder.mutationType({
   description:
-    "Writes. Each mutation is one database transaction; a failed one changes nothing. Every field needs an API key, but those marked for the customer portal.",
+    "Writes. Each mutation is one database transaction; a failed one changes nothing. Every field needs an API " +
+    "key, but those marked for the customer portal.",
   authScopes: { apiKey: true },
 });
 

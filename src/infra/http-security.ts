@@ -34,7 +34,9 @@ export const API_CSP = `default-src 'none'; ${COMMON}; form-action 'none'`;
  * service, no inline script or style, requests to the service only (/graphql); colours are set
  * from script through the CSSOM, which style-src does not restrict.
  */
-export const PORTAL_CSP = `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; ${COMMON}; form-action 'self'`;
+export const PORTAL_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  `${COMMON}; form-action 'self'`;
 
 /** CSP of the hosted checkout page. */
 export const CHECKOUT_CSP = `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; ${COMMON}`;

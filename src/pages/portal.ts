@@ -55,7 +55,8 @@ export function expiredPage(returnUrl: string | null): string {
 <html lang="es"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Enlace vencido / Link expired</title><link rel="stylesheet" href="/portal/expired.css"></head>
 <body><main><h1>Este enlace ha vencido</h1><p lang="en"><strong>This link has expired.</strong></p>
-<p>El enlace al portal de clientes ya no es válido. / The customer portal link is no longer valid.</p>${back}</main></body></html>`;
+<p>El enlace al portal de clientes ya no es válido. / The customer portal link is no longer valid.</p>${back}
+</main></body></html>`;
 }
 
 function html(body: string, status: number, headers: Headers = new Headers()): Response {

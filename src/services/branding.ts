@@ -27,7 +27,9 @@ export type OrganizationBranding = Branding & {
   name: string;
   testMode: boolean;
   updatedAt: Date;
-  /** whether the customer portal offers cancelling a subscription at period end (read live, not copied into sessions) */
+  /**
+   * whether the customer portal offers cancelling a subscription at period end (read live, not copied into sessions)
+   */
   portalCancelSubscriptions: boolean;
 };
 

@@ -23,7 +23,10 @@ export interface ExchangedCredential {
   expiresAt: Date;
 }
 
-/** A key that opens nothing: unknown, expired or revoked. `returnUrl` is the session's when the key names one, else null. */
+/**
+ * A key that opens nothing: unknown, expired or revoked. `returnUrl` is the session's when the key names one, else
+ * null.
+ */
 export interface RefusedKey {
   ok: false;
   returnUrl: string | null;

@@ -8,7 +8,10 @@ import type { Source } from "../infra/prisma/generated/client.js";
 import { NotFoundError, ValidationError } from "../domain/errors.js";
 import { atomically, checkPortalCustomer, lockTenantRow, tenant, type ServiceContext } from "./context.js";
 
-/** The caller's source `id` with its row locked; NotFoundError when unknown, or another customer's for a portal credential. */
+/**
+ * The caller's source `id` with its row locked; NotFoundError when unknown, or another customer's for a portal
+ * credential.
+ */
 async function lockedSource(ctx: ServiceContext, id: string): Promise<Source> {
   await lockTenantRow(ctx.prisma, ctx, "Source", id);
   const source = await ctx.prisma.source.findFirst({ where: { id, ...tenant(ctx) } });

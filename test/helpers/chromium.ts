@@ -18,7 +18,8 @@ export const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 
-export const MISSING_CHROMIUM = `no Chromium at ${CHROMIUM}: install Debian's (apt-get update && apt-get install -y chromium; .ci/run does)`;
+export const MISSING_CHROMIUM =
+  `no Chromium at ${CHROMIUM}: ` + "install Debian's (apt-get update && apt-get install -y chromium; .ci/run does)";
 
 /** Chromium launched headless, or undefined when it is not installed (the caller fails with MISSING_CHROMIUM). */
 export async function launchChromium(): Promise<Browser | undefined> {

@@ -61,8 +61,10 @@ export async function portalFixture(s: TestServer): Promise<PortalFixture> {
     await created(s, "/v1/sources/", { gateway: "test", data: { token: "tok_visa" }, customer: otherId })
   ).id;
   const branding = await s.graphql(
-    `mutation { updateOrganizationBranding(input: { businessName: "Acme Hosting", colorBackground: "#f7f3ea", colorAsset: "#7a3e00",
-      termsOfServiceUrl: "https://acme.example/terms", privacyPolicyUrl: "https://acme.example/privacy", portalCancelSubscriptions: true }) { portalCancelSubscriptions } }`,
+    `mutation { updateOrganizationBranding(input: {
+      businessName: "Acme Hosting", colorBackground: "#f7f3ea", colorAsset: "#7a3e00",
+      termsOfServiceUrl: "https://acme.example/terms", privacyPolicyUrl: "https://acme.example/privacy",
+      portalCancelSubscriptions: true }) { portalCancelSubscriptions } }`,
   );
   expect(branding.body.data?.updateOrganizationBranding.portalCancelSubscriptions, JSON.stringify(branding.body)).toBe(
     true,

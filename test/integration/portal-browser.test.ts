@@ -37,7 +37,9 @@ afterAll(async () => {
   await s?.close();
 });
 
-/** A browser context at `viewport` whose only outside site, the return URL's, is answered here; CSP reports collected. */
+/**
+ * A browser context at `viewport` whose only outside site, the return URL's, is answered here; CSP reports collected.
+ */
 async function context(viewport: { width: number; height: number }) {
   if (!browser) expect.fail(MISSING_CHROMIUM);
   const ctx: BrowserContext = await browser.newContext({ viewport, acceptDownloads: true, locale: "es-CL" });

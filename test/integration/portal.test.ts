@@ -62,7 +62,8 @@ describe("the session link", () => {
       cookies,
       `{ portal { locale cancelSubscriptions gateways settings { businessName returnUrl displayInvoices }
          colors { background text asset onAsset adjusted }
-         customer { id name invoices { totalCount edges { node { id status amountDue } } } subscriptions { totalCount } sources { id isDefault } } } }`,
+         customer { id name invoices { totalCount edges { node { id status amountDue } } }
+           subscriptions { totalCount } sources { id isDefault } } } }`,
     );
     expect(res.status).toBe(200);
     expect(res.body.errors).toBeUndefined();
@@ -100,42 +101,46 @@ describe("the session link", () => {
     }
   });
 
-  it("shows the expired page for an unknown key, an expired session and a revoked one, with the return link when known", async () => {
-    const unknown = await fetch(`${s.url}/portal/cs_${"a".repeat(32)}`);
-    expect(unknown.status).toBe(404);
-    expect(unknown.headers.get("set-cookie")).toBeNull();
-    const unknownHtml = await unknown.text();
-    expect(unknownHtml).toContain("This link has expired");
-    expect(unknownHtml).not.toContain("<a href");
+  it(
+    "shows the expired page for an unknown key, an expired session and a revoked one, " +
+      "with the return link when known",
+    async () => {
+      const unknown = await fetch(`${s.url}/portal/cs_${"a".repeat(32)}`);
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers.get("set-cookie")).toBeNull();
+      const unknownHtml = await unknown.text();
+      expect(unknownHtml).toContain("This link has expired");
+      expect(unknownHtml).not.toContain("<a href");
 
-    const expired = await sessionKey(s, f.customerId, "https://acme.example/expired");
-    await s.database.prisma.customerSession.update({
-      where: { id: expired.id },
-      data: { expiresAt: new Date(Date.now() - 1000) },
-    });
-    const page = await fetch(`${s.url}/portal/${expired.key}`);
-    expect(page.status).toBe(404);
-    const html = await page.text();
-    expect(html).toContain("Este enlace ha vencido");
-    expect(html).toContain('<a href="https://acme.example/expired">');
-    expect(html).not.toContain("Cliente Portal");
+      const expired = await sessionKey(s, f.customerId, "https://acme.example/expired");
+      await s.database.prisma.customerSession.update({
+        where: { id: expired.id },
+        data: { expiresAt: new Date(Date.now() - 1000) },
+      });
+      const page = await fetch(`${s.url}/portal/${expired.key}`);
+      expect(page.status).toBe(404);
+      const html = await page.text();
+      expect(html).toContain("Este enlace ha vencido");
+      expect(html).toContain('<a href="https://acme.example/expired">');
+      expect(html).not.toContain("Cliente Portal");
 
-    // revoking a session ends its link and the credentials already given for it
-    const revokedSession = await sessionKey(s, f.customerId, "https://acme.example/revoked");
-    const held = await openLink(s, revokedSession.key);
-    expect((await portalGraphql(s, held, "{ portal { customer { id } } }")).status).toBe(200);
-    const revoke = await s.graphql(`mutation($id: ID!) { revokeCustomerSession(id: $id) { id } }`, {
-      id: revokedSession.id,
-    });
-    expect(revoke.body.data.revokeCustomerSession.id).toBe(revokedSession.id);
-    const after = await portalGraphql(s, held, "{ portal { customer { id } } }");
-    expect(after.status).toBe(401);
-    expect(codeOf(after.body)).toBe("authentication_required");
-    const reopened = await fetch(`${s.url}/portal/${revokedSession.key}`);
-    expect(reopened.status).toBe(404);
-    expect(await reopened.text()).toContain('<a href="https://acme.example/revoked">');
-    expect((await s.rest("GET", `/v1/customer_base/sessions/${revokedSession.key}/`)).status).toBe(404);
-  });
+      // revoking a session ends its link and the credentials already given for it
+      const revokedSession = await sessionKey(s, f.customerId, "https://acme.example/revoked");
+      const held = await openLink(s, revokedSession.key);
+      expect((await portalGraphql(s, held, "{ portal { customer { id } } }")).status).toBe(200);
+      const revoke = await s.graphql(`mutation($id: ID!) { revokeCustomerSession(id: $id) { id } }`, {
+        id: revokedSession.id,
+      });
+      expect(revoke.body.data.revokeCustomerSession.id).toBe(revokedSession.id);
+      const after = await portalGraphql(s, held, "{ portal { customer { id } } }");
+      expect(after.status).toBe(401);
+      expect(codeOf(after.body)).toBe("authentication_required");
+      const reopened = await fetch(`${s.url}/portal/${revokedSession.key}`);
+      expect(reopened.status).toBe(404);
+      expect(await reopened.text()).toContain('<a href="https://acme.example/revoked">');
+      expect((await s.rest("GET", `/v1/customer_base/sessions/${revokedSession.key}/`)).status).toBe(404);
+    },
+  );
 
   it("stops the credential when it expires", async () => {
     const held = await openLink(s, (await sessionKey(s, f.customerId)).key);
@@ -207,7 +212,8 @@ describe("the portal scope", () => {
         "not_found",
       ],
       [
-        `mutation($c: ID!) { createSource(input: { gateway: "test", customer: $c, data: { token: "tok_visa" } }) { id } }`,
+        `mutation($c: ID!) { createSource(input: { gateway: "test", customer: $c, data: { token: "tok_visa" } }) { id }
+          }`,
         { c: f.other.customerId },
         "validation_error",
       ],
@@ -238,7 +244,8 @@ describe("the portal scope", () => {
     const ok = await portalGraphql(
       s,
       cookies,
-      `mutation($id: ID!) { updateCustomer(id: $id, input: { email: "facturas@cliente.cl", address: "Nueva 456" }) { email address name } }`,
+      `mutation($id: ID!) { updateCustomer(id: $id, input: { email: "facturas@cliente.cl", address: "Nueva 456" }) {
+        email address name } }`,
       { id: f.customerId },
     );
     expect(ok.body.data.updateCustomer).toEqual({
@@ -251,7 +258,8 @@ describe("the portal scope", () => {
 
 describe("what the customer can do", () => {
   it("pays an invoice once per Idempotency-Key", async () => {
-    const pay = `mutation($i: ID!, $s: ID!) { payInvoice(invoice: $i, source: $s) { redirectUrl payment { id status amount } } }`;
+    const pay = `mutation($i: ID!, $s: ID!) { payInvoice(invoice: $i, source: $s) { redirectUrl payment { id status
+      amount } } }`;
     const variables = { i: f.invoiceIds[0], s: f.cardId };
     const first = await portalGraphql(s, cookies, pay, variables, { headers: { "idempotency-key": "pay-1" } });
     expect(first.body.errors).toBeUndefined();
@@ -273,10 +281,12 @@ describe("what the customer can do", () => {
     const declined = await portalGraphql(
       s,
       cookies,
-      `mutation { createSource(input: { gateway: "test", data: { token: "tok_chargeDeclined" } }) { id customer { id } } }`,
+      `mutation { createSource(input: { gateway: "test", data: { token: "tok_chargeDeclined" } }) { id customer { id } }
+        }`,
     );
     expect(declined.body.data.createSource.customer.id).toBe(f.customerId);
-    const pay = `mutation($i: ID!, $s: ID!) { payInvoice(invoice: $i, source: $s) { payment { id status failureReason } } }`;
+    const pay = `mutation($i: ID!, $s: ID!) { payInvoice(invoice: $i, source: $s) { payment { id status failureReason }
+      } }`;
     const first = await portalGraphql(s, cookies, pay, { i: f.invoiceIds[1], s: declined.body.data.createSource.id });
     expect(first.body.data.payInvoice.payment.status).toBe("requires_payment_method");
     expect(first.body.data.payInvoice.payment.failureReason).toMatch(/^card_declined: /);
@@ -348,7 +358,8 @@ describe("what the customer can do", () => {
     });
     expect(codeOf(now.body)).toBe("permission_denied");
     await s.graphql(
-      `mutation { updateOrganizationBranding(input: { portalCancelSubscriptions: false }) { portalCancelSubscriptions } }`,
+      `mutation { updateOrganizationBranding(input: { portalCancelSubscriptions: false }) { portalCancelSubscriptions }
+        }`,
     );
     const off = await portalGraphql(
       s,
@@ -360,12 +371,14 @@ describe("what the customer can do", () => {
     );
     expect(codeOf(off.body)).toBe("permission_denied");
     await s.graphql(
-      `mutation { updateOrganizationBranding(input: { portalCancelSubscriptions: true }) { portalCancelSubscriptions } }`,
+      `mutation { updateOrganizationBranding(input: { portalCancelSubscriptions: true }) {
+        portalCancelSubscriptions } }`,
     );
     const ok = await portalGraphql(
       s,
       cookies,
-      `mutation($id: ID!) { cancelSubscription(id: $id, atPeriodEnd: true) { status cancelAtPeriodEnd upcomingInvoice { final } } }`,
+      `mutation($id: ID!) { cancelSubscription(id: $id, atPeriodEnd: true) { status cancelAtPeriodEnd upcomingInvoice {
+        final } } }`,
       { id: f.subscriptionId },
     );
     expect(ok.body.data.cancelSubscription).toMatchObject({ status: "active", cancelAtPeriodEnd: true });

@@ -121,7 +121,8 @@ const OrganizationBranding = builder.objectRef<Branding>("OrganizationBranding")
     }),
     portalCancelSubscriptions: t.exposeBoolean("portalCancelSubscriptions", {
       description:
-        "whether customers may cancel their subscriptions at period end in the customer portal (default false; read when the customer acts, not copied into sessions)",
+        "whether customers may cancel their subscriptions at period end in the customer portal (default false; " +
+        "read when the customer acts, not copied into sessions)",
     }),
     updated: t.expose("updatedAt", { type: "DateTime", description: "when this mode's branding last changed" }),
   }),
@@ -206,8 +207,10 @@ builder.mutationFields((t) => ({
   revokeCustomerSession: t.prismaField({
     type: "CustomerSession",
     description:
-      "Ends a live session now: its key no longer opens the customer portal, and the portal credentials it was exchanged for stop working at once (docs/customer-portal.md). " +
-      "Answers the session as it was just before (a revoked session reads as null afterwards). Errors: not_found (unknown, expired, already revoked or another tenant's session).",
+      "Ends a live session now: its key no longer opens the customer portal, and the portal credentials it was " +
+      "exchanged for stop working at once (docs/customer-portal.md). " +
+      "Answers the session as it was just before (a revoked session reads as null afterwards). Errors: not_found " +
+      "(unknown, expired, already revoked or another tenant's session).",
     args: { id: t.arg.id({ required: true, description: "`ses_` id of the session" }) },
     resolve: async (query, _root, args, ctx) => {
       const revoked = await revokeCustomerSession(ctx, String(args.id));

@@ -265,7 +265,9 @@ builder.mutationFields((t) => ({
     ...PORTAL_FIELD,
     type: "Customer",
     description:
-      "Updates the given fields of a customer. Customer portal: its own customer only, and only email and address (another field is a validation_error naming it). Errors: not_found (no such customer in this organization and mode), validation_error naming the field (as createCustomer; test_clock cannot change after creation).",
+      "Updates the given fields of a customer. Customer portal: its own customer only, and only email and address " +
+      "(another field is a validation_error naming it). Errors: not_found (no such customer in this organization " +
+      "and mode), validation_error naming the field (as createCustomer; test_clock cannot change after creation).",
     args: {
       id: t.arg.id({ required: true, description: "`cus_` id of the customer" }),
       input: t.arg({

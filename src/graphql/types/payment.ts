@@ -184,7 +184,8 @@ export const Source = builder.prismaNode("Source", {
     }),
     isDefault: t.boolean({
       description:
-        "true when it is its customer's default source, which the billing run charges first (setDefaultSource); false otherwise",
+        "true when it is its customer's default source, which the billing run charges first (setDefaultSource); " +
+        "false otherwise",
       select: { id: true, customer: { select: { defaultSourceId: true } } },
       resolve: (source) => source.customer?.defaultSourceId === source.id,
     }),
@@ -375,8 +376,11 @@ builder.mutationFields((t) => ({
     ...PORTAL_FIELD,
     type: "Source",
     description:
-      "Creates a chargeable source at a gateway. Customer portal: always a source of the credential's customer (another customer is a validation_error on customer). Errors: validation_error with `fields` (gateway missing, unknown, disabled or test-only with a live key; " +
-      "usage the gateway does not make; unknown test token; customer unknown; amount not positive; return_url not http(s); description over 256 characters).",
+      "Creates a chargeable source at a gateway. Customer portal: always a source of the credential's customer " +
+      "(another customer is a validation_error on customer). Errors: validation_error with `fields` (gateway " +
+      "missing, unknown, disabled or test-only with a live key; " +
+      "usage the gateway does not make; unknown test token; customer unknown; amount not positive; return_url not " +
+      "http(s); description over 256 characters).",
     args: { input: t.arg({ type: SourceInput, required: true, description: "the source; gateway is required" }) },
     resolve: async (query, _root, args, ctx) => {
       const created = await createSource(ctx, args.input);
@@ -387,10 +391,14 @@ builder.mutationFields((t) => ({
     ...PORTAL_FIELD,
     type: PayPaymentResult,
     description:
-      "Pays what is due on a finalized invoice with a source of its customer (customer portal: only the credential's customer's invoices and sources): a payment for the whole amountDue, " +
-      "reusing the invoice's newest payment still waiting for a payment method with that amount. A reusable source is charged at once (the payment is succeeded, or requires_payment_method with failureReason); " +
-      "a single-use (redirect) source answers redirectUrl, the checkout to send the customer to. Send an Idempotency-Key header to make a retry safe (docs/graphql.md). " +
-      "Errors: validation_error (invoice or source missing; source unknown, another customer's or not chargeable), not_found (invoice), invalid_state (draft, nothing due, a payment under way).",
+      "Pays what is due on a finalized invoice with a source of its customer (customer portal: only the " +
+      "credential's customer's invoices and sources): a payment for the whole amountDue, " +
+      "reusing the invoice's newest payment still waiting for a payment method with that amount. A reusable source " +
+      "is charged at once (the payment is succeeded, or requires_payment_method with failureReason); " +
+      "a single-use (redirect) source answers redirectUrl, the checkout to send the customer to. Send an " +
+      "Idempotency-Key header to make a retry safe (docs/graphql.md). " +
+      "Errors: validation_error (invoice or source missing; source unknown, another customer's or not chargeable), " +
+      "not_found (invoice), invalid_state (draft, nothing due, a payment under way).",
     args: {
       invoice: t.arg.id({ required: true, description: "`inv_` id of the invoice" }),
       source: t.arg.id({ required: true, description: "`sou_` id of a chargeable source of the invoice's customer" }),
@@ -407,7 +415,8 @@ builder.mutationFields((t) => ({
     ...PORTAL_FIELD,
     type: "Source",
     description:
-      "Detaches a source from its customer: no longer listed in Customer.sources, no longer charged by the billing run, no longer the default. " +
+      "Detaches a source from its customer: no longer listed in Customer.sources, no longer charged by the billing " +
+      "run, no longer the default. " +
       "Errors: not_found (unknown source; for the customer portal, another customer's).",
     args: { id: t.arg.id({ required: true, description: "`sou_` id" }) },
     resolve: async (query, _root, args, ctx) => {
@@ -419,8 +428,10 @@ builder.mutationFields((t) => ({
     ...PORTAL_FIELD,
     type: "Source",
     description:
-      "Makes a reusable, chargeable source its customer's default: the billing run charges it before the customer's other sources. " +
-      "Errors: not_found (unknown source; for the customer portal, another customer's), validation_error on source (no customer, single-use or not chargeable).",
+      "Makes a reusable, chargeable source its customer's default: the billing run charges it before the " +
+      "customer's other sources. " +
+      "Errors: not_found (unknown source; for the customer portal, another customer's), validation_error on source " +
+      "(no customer, single-use or not chargeable).",
     args: { id: t.arg.id({ required: true, description: "`sou_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const source = await setDefaultSource(ctx, String(args.id));

@@ -92,7 +92,8 @@ for (const model of ["Invoice", "CreditNote", "Order"] as const) {
       nullable: true,
       select: { localFile: true },
       description:
-        "the document's DTE as SII received it (the XML file `localFile` points at, its bytes in base64); null for a document that is not a DTE",
+        "the document's DTE as SII received it (the XML file `localFile` points at, its bytes in base64); null for " +
+        "a document that is not a DTE",
       resolve: (doc, _args, ctx) => dteFile(ctx, doc.localFile),
     }),
   );
@@ -109,7 +110,8 @@ interface PortalValue {
 
 const PortalColors = builder.objectRef<PortalColorsValue>("PortalColors").implement({
   description:
-    "The colours the portal paints with, from the branding, checked for contrast (WCAG 2.x ratio at least 4.5 where text meets its background; domain/portal.ts).",
+    "The colours the portal paints with, from the branding, checked for contrast (WCAG 2.x ratio at least 4.5 " +
+    "where text meets its background; domain/portal.ts).",
   fields: (t) => ({
     background: t.exposeString("background", { description: "page background, #rrggbb (the branding's, else white)" }),
     text: t.exposeString("text", { description: "body text on the background: near black or white, #rrggbb" }),
@@ -156,12 +158,14 @@ const PortalSession = builder.objectRef<PortalValue>("PortalSession").implement(
     }),
     cancelSubscriptions: t.boolean({
       description:
-        "whether the customer may cancel subscriptions at period end (the branding's portalCancelSubscriptions, as it is now)",
+        "whether the customer may cancel subscriptions at period end (the branding's portalCancelSubscriptions, as " +
+        "it is now)",
       resolve: async (_portal, _args, ctx) => (await readSettings(ctx.prisma, tenant(ctx))).portalCancelSubscriptions,
     }),
     gateways: t.stringList({
       description:
-        "payment gateways a new card or checkout can use here: the enabled ones allowed in the session's mode (test, redirect)",
+        "payment gateways a new card or checkout can use here: the enabled ones allowed in the session's mode " +
+        "(test, redirect)",
       resolve: (_portal, _args, ctx) =>
         ctx.settings.paymentGateways.filter((name) => {
           const gateway = findGateway(name, ctx.settings.paymentGateways);
@@ -211,7 +215,8 @@ builder.queryFields((t) => ({
     skipTypeScopes: true,
     type: PortalSession,
     description:
-      "The customer portal's entry point, for a portal credential only (an API key gets permission_denied): its customer, branding and options (docs/customer-portal.md).",
+      "The customer portal's entry point, for a portal credential only (an API key gets permission_denied): its " +
+      "customer, branding and options (docs/customer-portal.md).",
     resolve: async (_root, _args, ctx) => {
       const portal = ctx.auth.portal!;
       const [session, credential] = await Promise.all([

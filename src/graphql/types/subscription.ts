@@ -465,9 +465,12 @@ builder.mutationFields((t) => ({
     ...PORTAL_FIELD,
     type: "Subscription",
     description:
-      "Cancels now (status cancelled, cancelled set) or, with atPeriodEnd, at the end of the current period (cancelAtPeriodEnd; the billing run ends it). " +
-      "Customer portal: its customer's subscriptions only, with atPeriodEnd, when the branding's portalCancelSubscriptions is on (else permission_denied). " +
-      "Errors: not_found, invalid_state (already cancelled, or already set to cancel at period end), validation_error (reason too long).",
+      "Cancels now (status cancelled, cancelled set) or, with atPeriodEnd, at the end of the current period " +
+      "(cancelAtPeriodEnd; the billing run ends it). " +
+      "Customer portal: its customer's subscriptions only, with atPeriodEnd, when the branding's " +
+      "portalCancelSubscriptions is on (else permission_denied). " +
+      "Errors: not_found, invalid_state (already cancelled, or already set to cancel at period end), " +
+      "validation_error (reason too long).",
     args: {
       id: t.arg.id({ required: true, description: "`sub_` id" }),
       cancelReason: t.arg.string({

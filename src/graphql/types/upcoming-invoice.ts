@@ -174,7 +174,9 @@ builder.prismaObjectField("Subscription", "upcomingInvoice", (t) =>
     nullable: true,
     select: { id: true },
     description:
-      "Preview of the invoice the next cycle will produce, as the root field upcomingInvoice(subscription) answers; null when the run will bill nothing (paused, cancelled, ending before the next cycle: the invalid_state cases of upcomingInvoice).",
+      "Preview of the invoice the next cycle will produce, as the root field upcomingInvoice(subscription) " +
+      "answers; null when the run will bill nothing (paused, cancelled, ending before the next cycle: the " +
+      "invalid_state cases of upcomingInvoice).",
     resolve: async (subscription, _args, ctx) => {
       try {
         return await upcomingInvoice(ctx, subscription.id);
