@@ -28,6 +28,7 @@ SELECT json_build_object(
     'created', ${plain('c."createdAt"')}, 'updated', ${plain('c."updatedAt"')}),
   'document', json_build_object('id', d.id, 'name', d.name, 'country', d."countryId", 'currency', i."currencyId"),
   'number', i.number,
+  'numbering', i.numbering,
   'test_mode', i."testMode",
   'date', to_char(i.date, 'YYYY-MM-DD'),
   'due_date', to_char(i."dueDate", 'YYYY-MM-DD'),

@@ -12,6 +12,7 @@ import {
   nameAsTextPool,
   openPGlite,
   pgliteAdapter,
+  preparedStatementName,
   statementCountingAdapter,
   yieldingAdapter,
   type DatabaseTarget,
@@ -108,7 +109,12 @@ export async function createDatabase(
   if (target.kind === "postgres") {
     const pool = nameAsTextPool({ connectionString: target.url, ...POOL_OPTIONS });
     const prisma = new PrismaClient({
-      adapter: counted(yieldingAdapter(new PrismaPg(pool))),
+      // a query without a name (undefined) is sent unnamed: the type says string, pg takes either
+      adapter: counted(
+        yieldingAdapter(
+          new PrismaPg(pool, { statementNameGenerator: preparedStatementName as (query: { sql: string }) => string }),
+        ),
+      ),
       transactionOptions: TRANSACTION_OPTIONS,
     });
     return {
