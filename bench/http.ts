@@ -64,6 +64,16 @@ export const INVOICES_QUERY = `query BenchInvoices {
 
 requireFreshBuild();
 
+const fmtCpu = (r: { cpu?: number }) => (r.cpu === undefined ? "-" : r.cpu.toFixed(2));
+
+/** CPU time (user + system, ms) process `pid` has used so far: utime and stime of /proc/<pid>/stat (Linux, 100 ticks a second). */
+function processCpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  // the fields after the command name in parentheses; utime and stime are fields 14 and 15
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 interface Seed {
@@ -276,6 +286,8 @@ const PATHS: Path[] = [
 ];
 
 interface Run {
+  /** CPU time (user + system) the process serving the run used per request answered, in ms */
+  cpu?: number;
   rps: number;
   /** requests answered in the run */
   total: number;
@@ -381,10 +393,17 @@ async function main(): Promise<void> {
       const s: Run[] = [];
       const b: Run[] = [];
       const loads: number[][] = [];
+      // the CPU the serving process used, from the kernel's accounting: unlike wall time, not
+      // inflated when other processes share the CPUs
+      const measured = async (c: { url: string; child: { pid?: number } }): Promise<Run> => {
+        const before = processCpuMs(c.child.pid!);
+        const run = await load(c.url, seedData, p, SECONDS);
+        return { ...run, cpu: (processCpuMs(c.child.pid!) - before) / Math.max(1, run.total) };
+      };
       for (let i = 0; i < RUNS; i++) {
-        s.push(await load(service.url, seedData, p, SECONDS));
+        s.push(await measured(service));
         loads.push(os.loadavg());
-        b.push(await load(baseline.url, seedData, p, SECONDS));
+        b.push(await measured(baseline));
         loads.push(os.loadavg());
       }
       const m = (runs: Run[]): Run => ({
@@ -393,22 +412,23 @@ async function main(): Promise<void> {
         p50: median(runs.map((r) => r.p50)),
         p99: median(runs.map((r) => r.p99)),
         errors: runs.reduce((n, r) => n + r.errors, 0),
+        cpu: median(runs.map((r) => r.cpu ?? 0)),
       });
       const row = { p, service: m(s), baseline: m(b), load: loads.at(-1)! };
       rows.push(row);
       console.log(
-        `${p.name}: service ${fmtRow(row.service)} [runs: ${s.map((r) => r.rps.toFixed(0)).join(", ")}]; baseline ${fmtRow(row.baseline)} [runs: ${b.map((r) => r.rps.toFixed(0)).join(", ")}]; ratio ${(row.service.rps / row.baseline.rps).toFixed(3)}; load ${row.load.map((l) => l.toFixed(2)).join(" ")}`,
+        `${p.name}: service ${fmtRow(row.service)} [runs: ${s.map((r) => r.rps.toFixed(0)).join(", ")}]; baseline ${fmtRow(row.baseline)} [runs: ${b.map((r) => r.rps.toFixed(0)).join(", ")}]; ratio ${(row.service.rps / row.baseline.rps).toFixed(3)}; CPU per request: service ${fmtCpu(row.service)}, baseline ${fmtCpu(row.baseline)}; load ${row.load.map((l) => l.toFixed(2)).join(" ")}`,
       );
       if (row.service.errors || row.baseline.errors)
         console.log(`  errors or unexpected statuses: service ${row.service.errors}, baseline ${row.baseline.errors}`);
     }
     console.log(
-      "\n| path | service req/s | service p50 / p99 | baseline req/s | baseline p50 / p99 | ratio (req/s) | SQL statements per request (service / baseline) | load average (1, 5, 15 min) |",
+      "\n| path | service req/s | service p50 / p99 | baseline req/s | baseline p50 / p99 | ratio (req/s) | CPU ms per request (service / baseline) | SQL statements per request (service / baseline) | load average (1, 5, 15 min) |",
     );
-    console.log("|---|---|---|---|---|---|---|---|");
+    console.log("|---|---|---|---|---|---|---|---|---|");
     for (const r of rows) {
       console.log(
-        `| ${r.p.name} | ${r.service.rps.toFixed(0)} | ${fmtMs(r.service.p50)} / ${fmtMs(r.service.p99)} | ${r.baseline.rps.toFixed(0)} | ${fmtMs(r.baseline.p50)} / ${fmtMs(r.baseline.p99)} | ${(r.service.rps / r.baseline.rps).toFixed(3)} | ${statements.get(r.p.id)!.service} / ${statements.get(r.p.id)!.baseline} | ${r.load.map((l) => l.toFixed(2)).join(", ")} |`,
+        `| ${r.p.name} | ${r.service.rps.toFixed(0)} | ${fmtMs(r.service.p50)} / ${fmtMs(r.service.p99)} | ${r.baseline.rps.toFixed(0)} | ${fmtMs(r.baseline.p50)} / ${fmtMs(r.baseline.p99)} | ${(r.service.rps / r.baseline.rps).toFixed(3)} | ${fmtCpu(r.service)} / ${fmtCpu(r.baseline)} | ${statements.get(r.p.id)!.service} / ${statements.get(r.p.id)!.baseline} | ${r.load.map((l) => l.toFixed(2)).join(", ")} |`,
       );
     }
     if (PROFILE_DIR) {

@@ -13,6 +13,7 @@ import {
   openPGlite,
   pgliteAdapter,
   preparedStatementName,
+  preparedStatementNames,
   statementCountingAdapter,
   yieldingAdapter,
   type DatabaseTarget,
@@ -117,8 +118,15 @@ export async function createDatabase(
       ),
       transactionOptions: TRANSACTION_OPTIONS,
     });
+    // joined reads outside transactions go straight to the pool as named prepared statements,
+    // without Prisma's raw query layer (joined-reads.ts DirectQuery; docs/performance.md)
+    const direct = async (sql: string, values: unknown[]) => {
+      options.onStatement?.(sql, values);
+      const result = await pool.query<{ r: unknown }>({ name: preparedStatementNames.get(sql), text: sql, values });
+      return result.rows;
+    };
     return {
-      prisma: withJoinedReads(prisma),
+      prisma: withJoinedReads(prisma, direct),
       target,
       pool: { total: () => pool.totalCount, idle: () => pool.idleCount, waiting: () => pool.waitingCount },
       async session(fn) {

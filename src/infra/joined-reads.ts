@@ -8,7 +8,7 @@
  * Without it, Prisma's query compiler loads an `include`/`select` tree level by level, one statement
  * per relation: a REST invoice read was 11 statements, the GraphQL page of 50 invoices 5.
  *
- * `withJoinedReads(client)` wraps a Prisma client (and the transaction clients of its
+ * `withJoinedReads(client, direct?)` wraps a Prisma client (and the transaction clients of its
  * `$transaction(fn)`) so that `findUnique`, `findUniqueOrThrow`, `findFirst`, `findFirstOrThrow`
  * and `findMany` of every model take this path when they can, and Prisma's own otherwise, with the
  * same results (the same objects, keys and value types):
@@ -435,18 +435,35 @@ interface RawClient {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
 }
 
-/** The rows of `p` with parameter `values`, as parsed JSON, before conversion. */
-async function runJson(client: RawClient, p: Plan, values: unknown[]): Promise<Record<string, unknown>[]> {
-  const rows = await client.$queryRawUnsafe<{ r: Record<string, unknown> | string }[]>(p.sql, ...values);
-  return rows.map((row) => (typeof row.r === "string" ? JSON.parse(row.r) : row.r));
+/**
+ * Runs a joined read's statement outside Prisma, straight on the driver: `sql` with its parameter
+ * `values`, resolving to its rows (column `r`, the row as JSON or its text). createDatabase gives
+ * one for PostgreSQL (the pg pool, the statement named as prepared); reads in a transaction always
+ * go through the transaction's Prisma client.
+ */
+export type DirectQuery = (sql: string, values: unknown[]) => Promise<{ r: unknown }[]>;
+
+/** Where a wrapped client's joined reads run: one object per wrapped client (the batcher groups by it). */
+interface Runner {
+  query: DirectQuery;
 }
 
-async function run(client: RawClient, p: Plan, values: unknown[]): Promise<Record<string, unknown>[]> {
+const prismaRunner = (client: RawClient): Runner => ({
+  query: (sql, values) => client.$queryRawUnsafe<{ r: unknown }[]>(sql, ...values),
+});
+
+/** The rows of `p` with parameter `values`, as parsed JSON, before conversion. */
+async function runJson(client: Runner, p: Plan, values: unknown[]): Promise<Record<string, unknown>[]> {
+  const rows = await client.query(p.sql, values);
+  return rows.map((row) => (typeof row.r === "string" ? JSON.parse(row.r) : row.r) as Record<string, unknown>);
+}
+
+async function run(client: Runner, p: Plan, values: unknown[]): Promise<Record<string, unknown>[]> {
   return (await runJson(client, p, values)).map((row) => convertRow(row, p.convert));
 }
 
 /** The rows of `p` by their root id (the hidden `__id` column, taken off). */
-async function runById(client: RawClient, p: Plan, values: unknown[]): Promise<Map<string, Record<string, unknown>>> {
+async function runById(client: Runner, p: Plan, values: unknown[]): Promise<Map<string, Record<string, unknown>>> {
   const byId = new Map<string, Record<string, unknown>>();
   for (const row of await run(client, p, values)) {
     byId.set(row.__id as string, row);
@@ -473,7 +490,7 @@ const pagingKeys = (args: Args) => {
  * caller then runs Prisma's own read).
  */
 async function joinedRead(
-  client: RawClient,
+  client: Runner,
   delegate: Delegate,
   model: ModelInfo,
   operation: string,
@@ -540,7 +557,7 @@ class Batcher {
   private pending = new Map<
     string,
     {
-      client: RawClient;
+      client: Runner;
       model: ModelInfo;
       args: Args;
       shape: string;
@@ -551,7 +568,7 @@ class Batcher {
 
   /** `shape`: shapeOf(args); reads are grouped by their selection's values too (a relation's where). */
   load(
-    client: RawClient,
+    client: Runner,
     model: ModelInfo,
     args: Args,
     shape: string,
@@ -574,7 +591,7 @@ class Batcher {
     });
   }
 
-  private async single(client: RawClient, model: ModelInfo, args: Args, shape: string, id: string) {
+  private async single(client: Runner, model: ModelInfo, args: Args, shape: string, id: string) {
     const p = cachedPlan(model, args, "id", shape);
     const byId = await runById(client, p, valuesOf(p, args, id));
     return byId.get(id) ?? null;
@@ -618,9 +635,10 @@ export function withoutJoinedReads<C extends object>(client: C): C {
  * `client` with joined reads (module comment): the same client for everything else, its
  * `$transaction(fn)` handing `fn` a wrapped transaction client.
  */
-export function withJoinedReads<C extends object>(client: C): C {
+export function withJoinedReads<C extends object>(client: C, direct?: DirectQuery): C {
   if ((client as { [WRAPPED]?: boolean })[WRAPPED]) return client;
   const batch = new Batcher();
+  const runner: Runner = direct ? { query: direct } : prismaRunner(client as unknown as RawClient);
   const delegates = new Map<string, unknown>();
   return new Proxy(client, {
     get(target, prop, receiver) {
@@ -648,7 +666,7 @@ export function withJoinedReads<C extends object>(client: C): C {
             const original = Reflect.get(d, op, r);
             if (typeof op !== "string" || !READS.has(op)) return original;
             return async (args: Args = {}) => {
-              const result = await joinedRead(target as unknown as RawClient, delegate, model, op, args, batch);
+              const result = await joinedRead(runner, delegate, model, op, args, batch);
               return result === undefined ? original.call(d, args) : result;
             };
           },
