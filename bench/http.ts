@@ -13,7 +13,12 @@
  *    field names for POST /v1/usages/.
  * 3. Loads each path with autocannon, interleaved (service, baseline, service, baseline, ...),
  *    BENCH_RUNS runs (default 3) of BENCH_SECONDS seconds (default 10) each, and prints the medians
- *    (req/s, p50, p99), the ratio service/baseline, and the load average while measuring.
+ *    (req/s, p50, p99), the ratio service/baseline, the CPU time each side's process used per
+ *    request (from /proc: not inflated by other processes sharing the CPUs, as wall time is), and
+ *    the load average while measuring. BENCH_COMPARE_DIST=<dir> (another build, copied under the
+ *    repository root so it finds node_modules and prisma/migrations, e.g. `dist-before`) runs it as a third child,
+ *    interleaved with the other two, and prints its figures beside the service's: a before/after
+ *    comparison under the same load.
  * 3b. Counts the SQL statements per request of each path, service and baseline, through a TCP
  *    proxy in front of PostgreSQL that counts the protocol's Execute and Query messages (a second
  *    pair of children, pointed at the proxy, so the load runs go straight to PostgreSQL).
@@ -64,6 +69,7 @@ export const INVOICES_QUERY = `query BenchInvoices {
 
 requireFreshBuild();
 
+const COMPARE_DIST = process.env.BENCH_COMPARE_DIST;
 const fmtCpu = (r: { cpu?: number }) => (r.cpu === undefined ? "-" : r.cpu.toFixed(2));
 
 /** CPU time (user + system, ms) process `pid` has used so far: utime and stime of /proc/<pid>/stat (Linux, 100 ticks a second). */
@@ -375,6 +381,8 @@ async function main(): Promise<void> {
     children.push(service);
     const baseline = await startBaseline(db.url);
     children.push(baseline);
+    const compare = COMPARE_DIST ? await startChild([`${COMPARE_DIST}/main.js`], serviceEnv(db.url)) : undefined;
+    if (compare) children.push(compare);
     await assertSameBodies(service.url, baseline.url, seedData);
     console.log("baseline and service serve the same JSON (GET invoice, GraphQL page of 50) and the same usage fields");
     const paths = PATHS.filter((p) => !ONLY || ONLY.includes(p.id));
@@ -384,7 +392,7 @@ async function main(): Promise<void> {
         `SQL statements per request, ${p.name}: service ${statements.get(p.id)!.service}, baseline ${statements.get(p.id)!.baseline}`,
       );
     // warm-up: JIT, connection pools, Prisma's engine
-    for (const p of paths) for (const c of [service, baseline]) await load(c.url, seedData, p, 2);
+    for (const p of paths) for (const c of [service, baseline, compare]) if (c) await load(c.url, seedData, p, 2);
     console.log(
       `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), ${RUNS} interleaved runs of ${SECONDS} s per path, medians`,
     );
@@ -393,6 +401,7 @@ async function main(): Promise<void> {
       const s: Run[] = [];
       const b: Run[] = [];
       const loads: number[][] = [];
+      const other: Run[] = [];
       // the CPU the serving process used, from the kernel's accounting: unlike wall time, not
       // inflated when other processes share the CPUs
       const measured = async (c: { url: string; child: { pid?: number } }): Promise<Run> => {
@@ -405,6 +414,7 @@ async function main(): Promise<void> {
         loads.push(os.loadavg());
         b.push(await measured(baseline));
         loads.push(os.loadavg());
+        if (compare) other.push(await measured(compare));
       }
       const m = (runs: Run[]): Run => ({
         rps: median(runs.map((r) => r.rps)),
@@ -419,6 +429,12 @@ async function main(): Promise<void> {
       console.log(
         `${p.name}: service ${fmtRow(row.service)} [runs: ${s.map((r) => r.rps.toFixed(0)).join(", ")}]; baseline ${fmtRow(row.baseline)} [runs: ${b.map((r) => r.rps.toFixed(0)).join(", ")}]; ratio ${(row.service.rps / row.baseline.rps).toFixed(3)}; CPU per request: service ${fmtCpu(row.service)}, baseline ${fmtCpu(row.baseline)}; load ${row.load.map((l) => l.toFixed(2)).join(" ")}`,
       );
+      if (compare) {
+        const c = m(other);
+        console.log(
+          `  ${COMPARE_DIST}: ${fmtRow(c)} [runs: ${other.map((r) => r.rps.toFixed(0)).join(", ")}]; ratio to the baseline ${(c.rps / row.baseline.rps).toFixed(3)}; CPU per request ${fmtCpu(c)} (service ${fmtCpu(row.service)})`,
+        );
+      }
       if (row.service.errors || row.baseline.errors)
         console.log(`  errors or unexpected statuses: service ${row.service.errors}, baseline ${row.baseline.errors}`);
     }
