@@ -263,11 +263,11 @@ function convertRow(row: Record<string, unknown>, c: Converter): Record<string, 
 let aliasCounter = 0;
 
 /**
- * The SELECT list of `model` at `alias` for `selection`, every value JSON-safe, with the relations
- * as correlated subqueries; and the converter of its rows.
+ * The SELECT list of the model at `alias` (the innermost FROM) for `selection`, every value
+ * JSON-safe, with the relations as correlated subqueries; and the converter of its rows. `at`: the
+ * path of the selection's arguments in the read's (its parameters' value paths).
  */
 function selectList(
-  model: ModelInfo,
   alias: string,
   selection: Selection,
   params: Params,
@@ -287,10 +287,10 @@ function selectList(
   for (const { field, args } of selection.relations) {
     const related = MODELS.get(field.type) ?? unsupported(`model ${field.type}`);
     const child = `t${++aliasCounter}`;
-    const join = joinCondition(model, alias, field, related);
+    const join = joinCondition(alias, field, related);
     const nested = selectionOf(related, args);
     const argsAt = [...at, selection.key, field.name];
-    const inner = selectList(related, child, nested, params, argsAt);
+    const inner = selectList(child, nested, params, argsAt);
     const where = args.where ? ` AND ${whereSql(related, args.where as Args, params, [...argsAt, "where"])}` : "";
     if (!field.isList) {
       if (args.where || args.orderBy || args.take !== undefined || args.skip !== undefined)
@@ -310,8 +310,8 @@ function selectList(
   return { columns, convert };
 }
 
-/** The join of relation `field` of `model` (at `alias`) to `related` (the innermost FROM, at `child`). */
-function joinCondition(model: ModelInfo, alias: string, field: FieldInfo, related: ModelInfo): string {
+/** The join of relation `field` of the model at `alias` to `related`, the innermost FROM (its columns unqualified). */
+function joinCondition(alias: string, field: FieldInfo, related: ModelInfo): string {
   if (field.relationFromFields?.length) {
     if (field.relationFromFields.length !== 1) unsupported(`compound relation ${field.name}`);
     return `"id" = ${alias}.${q(field.relationFromFields[0])}`;
@@ -346,7 +346,7 @@ function plan(model: ModelInfo, args: Args, kind: RootKind): Plan {
   aliasCounter = 0; // plan() runs synchronously: the same read gives the same SQL text
   const params = new Params();
   const alias = `t${++aliasCounter}`;
-  const { columns, convert } = selectList(model, alias, selection, params, []);
+  const { columns, convert } = selectList(alias, selection, params, []);
   const where =
     kind === "ids"
       ? `"id" = ANY(${params.add(null, EXTRA)}::text[])`

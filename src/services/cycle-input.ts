@@ -180,7 +180,12 @@ async function readCycleRows(
   if (read.length === 0) return null;
   const found = read.map((s) => s.id);
   const pendingItems = await loadPendingItems(prisma, found);
-  const subscriptions = read.map(({ lines: _lines, addons: _addons, ...s }) => s);
+  const subscriptions = read.map((row) => {
+    const s: Partial<typeof row> = { ...row };
+    delete s.lines;
+    delete s.addons;
+    return s as CycleRows["subscriptions"][number];
+  });
   const lines = read.flatMap((s) => s.lines);
   const scheduledLines = read.flatMap((s) => parsePendingChanges(s.pendingChanges)?.lines ?? []);
   const plans = new Map(lines.map((l) => [l.plan.id, l.plan]));
