@@ -47,6 +47,7 @@ export function nameAsTextPool(config: pg.PoolConfig): pg.Pool {
   pool.on("connect", (client) => {
     patchQuery(client);
     serializeQueries(client);
+    boundPreparedStatements(client);
   });
   // An idle client whose connection the server ends (restart, failover, or a test's DROP DATABASE
   // ... WITH (FORCE) racing pool.end(), which does not wait for sockets to close) is re-emitted
@@ -88,6 +89,49 @@ function serializeQueries(client: { query: QueryFunction }): void {
     const result = last.then(() => query(...args));
     last = result.catch(() => undefined);
     return result;
+  };
+}
+
+/**
+ * SQL texts to send as named prepared statements on PostgreSQL, with their names: a statement named
+ * on a connection is parsed and planned there once, then only bound and executed (pg's
+ * `{ name, text, values }`). Filled by infra/joined-reads.ts (one name per text: a hash of it);
+ * PrismaPg's `statementNameGenerator` (`preparedStatementName`) looks each query's text up here.
+ * PGlite ignores it.
+ */
+export const preparedStatementNames = new Map<string, string>();
+
+/** The prepared statement name of a driver adapter query's SQL, if it has one (preparedStatementNames). */
+export const preparedStatementName = (query: { sql: string }): string | undefined =>
+  preparedStatementNames.get(query.sql);
+
+/**
+ * Named statements one connection prepares at most; beyond, a new text is sent unnamed (parsed and
+ * planned each time, as before), so the server's memory for them stays bounded per connection. A
+ * connection's statements go with it (the pool closes connections idle for 10 s).
+ */
+export const MAX_PREPARED_PER_CONNECTION = 200;
+
+interface PgConnectionState {
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements?: Record<string, string>;
+}
+
+/** Drops the name of a query that would prepare a statement past MAX_PREPARED_PER_CONNECTION on `client`. */
+function boundPreparedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const connection = (client as unknown as { connection: PgConnectionState }).connection;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const config = args[0] as { name?: string } | undefined;
+    const name = config?.name;
+    if (
+      name &&
+      connection.parsedStatements[name] === undefined &&
+      connection.submittedNamedStatements?.[name] === undefined &&
+      Object.keys(connection.parsedStatements).length >= MAX_PREPARED_PER_CONNECTION
+    )
+      args[0] = { ...config, name: undefined };
+    return query(...args);
   };
 }
 
