@@ -172,19 +172,17 @@ export async function finalizeLockedDocument<T>(
     parties,
   );
   const taxColumns = issued ? { localFile: issued.localFile, taxAgency: issued.taxAgency } : {};
-  const finalized = await model
-    .document(tx)
-    .update({
-      where: { id },
-      data: {
-        status: "finalized",
-        number,
-        numbering,
-        finalizedAt: ctx.now(),
-        ...snapshotColumns(parties),
-        ...taxColumns,
-      },
-    });
+  const finalized = await model.document(tx).update({
+    where: { id },
+    data: {
+      status: "finalized",
+      number,
+      numbering,
+      finalizedAt: ctx.now(),
+      ...snapshotColumns(parties),
+      ...taxColumns,
+    },
+  });
   // an SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
   if (issued)
     await enqueueIssuedDocument(

@@ -161,6 +161,21 @@ function dteInputOf(
     const invoice = doc.invoice;
     if (invoice.number === null) throw ValidationError.field("invoice", "the referenced invoice has no number");
     input.exemptDocument = !invoice.documentType.hasTaxes;
+    const voided = doc.voidsCreditNote;
+    if (voided) {
+      // a debit note voiding a credit note references the credit note (domain/credit-note-voids.ts)
+      if (voided.number === null) throw ValidationError.field("credit_note", "the voided credit note has no number");
+      input.references = [
+        {
+          type: voided.documentType.code,
+          folio: voided.number,
+          date: isoDate(voided.date),
+          code: 1,
+          reason: doc.note ?? "Anula nota de crédito",
+        },
+      ];
+      return input;
+    }
     input.references = [
       {
         type: invoice.documentType.code,
@@ -206,7 +221,12 @@ export async function issueTaxDocument(
         ? await tx.order.findUniqueOrThrow({ where: { id }, include })
         : await tx.creditNote.findUniqueOrThrow({
             where: { id },
-            include: { lines: include.lines, documentType: true, invoice: { include: { documentType: true } } },
+            include: {
+              lines: include.lines,
+              documentType: true,
+              invoice: { include: { documentType: true } },
+              voidsCreditNote: { include: { documentType: true } },
+            },
           });
   const issueDate = isoDate(doc.date);
   checkIssuer(parties);
