@@ -36,6 +36,7 @@
  */
 import { Decimal, toDecimal, type DecimalInput } from "./money.js";
 import type { FieldProblem } from "./credit-note-voids.js";
+import { ValidationError } from "./errors.js";
 
 /** Export DTE types (DTE_v10.xsd `EXPType`): they are written as `Exportaciones`, not `Documento`. */
 export const EXPORT_DTE_TYPES: readonly number[] = [110, 111, 112];
@@ -288,4 +289,61 @@ export function siiCurrencyName(currencyId: string): string | null {
 export function pesoAmounts(exempt: DecimalInput, total: DecimalInput, rate: DecimalInput) {
   const convert = (d: DecimalInput) => toDecimal(d).times(toDecimal(rate)).toDecimalPlaces(0, Decimal.ROUND_HALF_UP);
   return { exempt: convert(exempt), total: convert(total) };
+}
+
+/** An export DTE's resolved codes (infra/taxagency/sii/dte.ts DteExport, less the currency unit). */
+export interface ResolvedExport {
+  currencyName: string;
+  exchangeRate?: string;
+  paymentForm: number;
+  saleModality: number;
+  saleClause?: number;
+  transportWay?: number;
+  loadingPort?: number;
+  unloadingPort?: number;
+  receiverCountry?: number;
+  destinationCountry?: number;
+  foreignId?: string;
+  nationality?: number;
+}
+
+/**
+ * The codes an export DTE carries, from the document's currency, its (invoice's) export settings
+ * and the customer's country and tax id, with the defaults of the module header. Throws
+ * ValidationError on `currency` when SII has no name for the currency in SII_CURRENCY_NAMES.
+ * Example: USD, { sale_clause: "FOB" }, customer US with tax id "12-3456789" → { currencyName
+ * "DOLAR USA", paymentForm 1, saleModality 1, saleClause 5, receiverCountry 225,
+ * destinationCountry 225, nationality 225, foreignId "12-3456789" }.
+ */
+export function resolveExport(input: {
+  currencyId: string;
+  settings: ExportSettings;
+  customerCountry: string | null;
+  customerTaxId: string | null;
+}): ResolvedExport {
+  const currencyName = siiCurrencyName(input.currencyId);
+  if (!currencyName)
+    throw ValidationError.field(
+      "currency",
+      `SII has no currency name for ${input.currencyId} in this service's table; add it to SII_CURRENCY_NAMES (src/domain/sii-exports.ts) from SII's TipMonType`,
+    );
+  const s = input.settings;
+  const country = input.customerCountry ? ADUANA_COUNTRY_CODES[input.customerCountry.toUpperCase()] : undefined;
+  const pick = (table: Readonly<Record<string, number>>, key: string | undefined) =>
+    key === undefined ? undefined : table[key];
+  const foreignId = s.foreign_id ?? input.customerTaxId ?? undefined;
+  return {
+    currencyName,
+    exchangeRate: s.exchange_rate,
+    paymentForm: ADUANA_PAYMENT_FORMS[s.payment_form ?? "COB1"],
+    saleModality: ADUANA_SALE_MODALITIES[s.sale_modality ?? "firm"],
+    saleClause: pick(ADUANA_SALE_CLAUSES, s.sale_clause),
+    transportWay: pick(ADUANA_TRANSPORT_WAYS, s.transport),
+    loadingPort: pick(ADUANA_PORTS, s.loading_port),
+    unloadingPort: pick(ADUANA_PORTS, s.unloading_port),
+    receiverCountry: country,
+    destinationCountry: pick(ADUANA_COUNTRY_CODES, s.destination_country) ?? country,
+    foreignId: foreignId ? foreignId.slice(0, 20) : undefined,
+    nationality: country,
+  };
 }

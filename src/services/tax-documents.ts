@@ -13,6 +13,7 @@ import { normalizeRut } from "../domain/rut.js";
 import { receiverDetails, type IssuedCustomer } from "../domain/issued-parties.js";
 import { isShippingType } from "../domain/shipping-types.js";
 import { BOLETA_TYPES, type DteType } from "../domain/dte-rules.js";
+import { EXPORT_DTE_TYPES, exportSettingsOf, resolveExport } from "../domain/sii-exports.js";
 import { taxAgencyFor, type TaxAgency } from "../infra/taxagency/index.js";
 import { FINAL_CONSUMER_RUT, type DteInput, type DteLine, type DteReceiver } from "../infra/taxagency/sii/index.js";
 import { loadSigningCredentials } from "./certificates.js";
@@ -58,7 +59,7 @@ function dteLines(lines: StoredLine[]): DteLine[] {
 
 /**
  * Receptor from the customer as issued (the document's snapshot, services/issued-parties.ts): its
- * RUT (SII's 55555555-5 for a foreign customer without one; on a boleta, SII's final consumer
+ * RUT (SII's 55555555-5 for a foreign customer without one, or whose tax id is no RUT; on a boleta, SII's final consumer
  * 66666666-6 for a customer without one, named "Consumidor final" when it has no name either);
  * activity (GiroRecep), commune (CmnaRecep) and city (CiudadRecep) from its columns, or from its
  * `tax_settings` for a customer saved before they existed (domain/issued-parties.ts receiverDetails);
@@ -66,13 +67,11 @@ function dteLines(lines: StoredLine[]): DteLine[] {
  */
 function receiver(customer: IssuedCustomer, boleta: boolean): DteReceiver {
   const details = receiverDetails(customer);
-  const rut = customer.taxId
-    ? normalizeRut(customer.taxId)
-    : boleta
-      ? FINAL_CONSUMER_RUT
-      : customer.countryId && customer.countryId !== "CL"
-        ? FOREIGN_RECEIVER_RUT
-        : null;
+  const foreign = !!customer.countryId && customer.countryId !== "CL";
+  // a foreign customer's tax id that is no RUT goes into an export's Extranjero/NumId instead
+  const rut =
+    (customer.taxId ? normalizeRut(customer.taxId) : null) ??
+    (foreign ? FOREIGN_RECEIVER_RUT : !customer.taxId && boleta ? FINAL_CONSUMER_RUT : null);
   if (!rut) throw ValidationError.field("customer", "a DTE needs the customer's RUT (tax_id)");
   const name = customer.name?.trim() ? customer.name : boleta ? "Consumidor final" : null;
   if (!name) throw ValidationError.field("customer", "a DTE needs the customer's name");
@@ -174,17 +173,30 @@ function dteInputOf(
           reason: doc.note ?? "Anula nota de crédito",
         },
       ];
-      return input;
-    }
-    input.references = [
-      {
-        type: invoice.documentType.code,
-        folio: invoice.number,
-        date: isoDate(invoice.date),
-        code: ([1, 2, 3].includes(doc.referenceCode) ? doc.referenceCode : 3) as 1 | 2 | 3,
-        reason: doc.note ?? undefined,
-      },
-    ];
+    } else
+      input.references = [
+        {
+          type: invoice.documentType.code,
+          folio: invoice.number,
+          date: isoDate(invoice.date),
+          code: ([1, 2, 3].includes(doc.referenceCode) ? doc.referenceCode : 3) as 1 | 2 | 3,
+          reason: doc.note ?? undefined,
+        },
+      ];
+  }
+  if (EXPORT_DTE_TYPES.includes(input.type)) {
+    // an export's settings are its invoice's (a 111/112 takes the 110's): domain/sii-exports.ts
+    const fiscalSettings = kind === "credit_note" ? doc.invoice.fiscalSettings : doc.fiscalSettings;
+    const { settings, problems } = exportSettingsOf(fiscalSettings);
+    if (problems.length) throw ValidationError.field(problems[0].field, problems[0].message);
+    const resolved = resolveExport({
+      currencyId: doc.currency.id,
+      settings,
+      customerCountry: parties.customer.countryId ?? null,
+      customerTaxId: parties.customer.taxId ?? null,
+    });
+    input.export = { ...resolved, currency: doc.currency };
+    input.exemptDocument = true;
   }
   if (kind === "order") {
     if (isShippingType(doc.shippingType)) input.shippingType = doc.shippingType;
@@ -213,7 +225,7 @@ export async function issueTaxDocument(
   const { agency, org } = enrolled;
   const organizationId = ctx.auth.organizationId;
 
-  const include = { lines: { orderBy: { position: "asc" as const } }, documentType: true };
+  const include = { lines: { orderBy: { position: "asc" as const } }, documentType: true, currency: true };
   const doc: any =
     kind === "invoice"
       ? await tx.invoice.findUniqueOrThrow({ where: { id }, include })
@@ -224,6 +236,7 @@ export async function issueTaxDocument(
             include: {
               lines: include.lines,
               documentType: true,
+              currency: true,
               invoice: { include: { documentType: true } },
               voidsCreditNote: { include: { documentType: true } },
             },
@@ -285,7 +298,7 @@ export async function issueTaxInvoices(
   const { agency, org } = enrolled;
   const rows = await tx.invoice.findMany({
     where: { id: { in: [...ids] }, ...tenant(ctx), documentTypeId },
-    include: { lines: { orderBy: { position: "asc" } }, documentType: true },
+    include: { lines: { orderBy: { position: "asc" } }, documentType: true, currency: true },
   });
   const byId = new Map(rows.map((r) => [r.id, r]));
   const docs = ids.map((id) => {
