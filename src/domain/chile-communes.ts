@@ -15,7 +15,8 @@
  * .test.ts), and the names of the CUT list compared one by one for regions I to VII, which agree
  * except the CUT's short forms kept here as aliases ("Calera" for La Calera). SII takes the comuna
  * in `CmnaRecep`/`CmnaOrigen` as free text (ComunaType, at most 20 characters), not as a code, so
- * the official name is what matters; the DTE cuts it to 20 characters. Offices: SII's directory of Direcciones Regionales and their
+ * the official name is what matters; the DTE cuts it to 20 characters.
+ * Offices: SII's directory of Direcciones Regionales and their
  * Unidades (sii.cl, "Direcciones Regionales"): one Dirección Regional per region (four in the
  * Región Metropolitana: Santiago Centro, Oriente, Poniente and Sur), plus the provincial units
  * named below. The table was written from that directory as known to the authors; no copy of SII's

@@ -72,7 +72,8 @@ export function creditNoteVoidProblems(input: {
   const { creditNote, noteType } = input;
   const problems: FieldProblem[] = [];
   const money = (d: DecimalInput) => `${toDecimal(d).toString()} ${input.currency.id}`;
-  const name = `${creditNote.id} (${creditNote.documentType.id}${creditNote.number === null ? "" : ` N° ${creditNote.number}`})`;
+  const numberText = creditNote.number === null ? "" : ` N° ${creditNote.number}`;
+  const name = `${creditNote.id} (${creditNote.documentType.id}${numberText})`;
   if (!creditNote.documentType.isCreditNote) {
     problems.push({ field: "credit_note", message: `${name} is not a credit note; only a credit note can be voided` });
     return problems;
@@ -81,12 +82,16 @@ export function creditNoteVoidProblems(input: {
   if (noteType.code !== voiding)
     problems.push({
       field: "document",
-      message: `a ${creditNote.documentType.id} is voided by a debit note of type ${voiding === undefined ? "none" : `CL${voiding}`}, not ${noteType.id}`,
+      message:
+        `a ${creditNote.documentType.id} is voided by a debit note of type ` +
+        `${voiding === undefined ? "none" : `CL${voiding}`}, not ${noteType.id}`,
     });
   if (input.referenceCode !== VOID_REFERENCE_CODE)
     problems.push({
       field: "reference_code",
-      message: `a debit note referencing a credit note voids it: 1 (anula documento de referencia), not ${input.referenceCode}`,
+      message:
+        "a debit note referencing a credit note voids it: 1 (anula documento de referencia), " +
+        `not ${input.referenceCode}`,
     });
   if (creditNote.status !== "finalized")
     problems.push({
@@ -103,7 +108,9 @@ export function creditNoteVoidProblems(input: {
   if (input.total !== null && !toDecimal(input.total).equals(toDecimal(creditNote.total)))
     problems.push({
       field: "total",
-      message: `a debit note voiding ${name} must equal the credit note's total ${money(creditNote.total)}, not ${money(input.total)}`,
+      message:
+        `a debit note voiding ${name} must equal the credit note's total ${money(creditNote.total)}, ` +
+        `not ${money(input.total)}`,
     });
   return problems;
 }

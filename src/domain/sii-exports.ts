@@ -245,7 +245,9 @@ export function exportSettingsOf(fiscalSettings: unknown): { settings: ExportSet
       if (!Object.hasOwn(table, known)) {
         problems.push({
           field: field(key),
-          message: `unknown ${key.replace(/_/g, " ")} ${text}; one of ${Object.keys(table).join(", ")} (src/domain/sii-exports.ts)`,
+          message:
+            `unknown ${key.replace(/_/g, " ")} ${text}; ` +
+            `one of ${Object.keys(table).join(", ")} (src/domain/sii-exports.ts)`,
         });
         continue;
       }
@@ -325,7 +327,8 @@ export function resolveExport(input: {
   if (!currencyName)
     throw ValidationError.field(
       "currency",
-      `SII has no currency name for ${input.currencyId} in this service's table; add it to SII_CURRENCY_NAMES (src/domain/sii-exports.ts) from SII's TipMonType`,
+      `SII has no currency name for ${input.currencyId} in this service's table; ` +
+        "add it to SII_CURRENCY_NAMES (src/domain/sii-exports.ts) from SII's TipMonType",
     );
   const s = input.settings;
   const country = input.customerCountry ? ADUANA_COUNTRY_CODES[input.customerCountry.toUpperCase()] : undefined;

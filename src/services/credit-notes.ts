@@ -55,7 +55,10 @@ import { PDF_CUSTOMER_INCLUDE, PDF_DOCUMENT_INCLUDE, printDocument } from "./doc
 export interface CreditNoteInput {
   /** id of the finalized invoice to discount (required) */
   invoice?: string | null;
-  /** note document type id: a credit note (default: CL61, or CL112 for export invoices) or a debit note (CL56, CL111) */
+  /**
+   * note document type id: a credit note (default: CL61, or CL112 for export invoices) or a debit
+   * note (CL56, CL111)
+   */
   document?: string | null;
   date?: string | null;
   lines?: LineInput[] | null;

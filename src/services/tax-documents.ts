@@ -1,8 +1,8 @@
 /**
  * The tax-agency step of finalize (docs/sii-setup.md): for a document numbered with an SII folio
  * (services/numbering.ts decides the series: a type the agency issues, CL33, CL34, CL39, CL41, CL52,
- * CL56, CL61, in a mode set up with SII, that mode's tax profile RUT and signing certificate: settings
- * are per mode, docs/decisions.md "Mode isolation of settings"), inside the finalize transaction:
+ * CL56, CL61, CL110, CL111, CL112, in a mode set up with SII, that mode's tax profile RUT and signing
+ * certificate: settings are per mode, docs/decisions.md "Mode isolation of settings"), inside the finalize transaction:
  * take the next folio of the type's CAF (the document's number), build and sign the DTE, store it as
  * a StoredFile and return `local_file` and `tax_agency`.
  */
@@ -59,8 +59,8 @@ function dteLines(lines: StoredLine[]): DteLine[] {
 
 /**
  * Receptor from the customer as issued (the document's snapshot, services/issued-parties.ts): its
- * RUT (SII's 55555555-5 for a foreign customer without one, or whose tax id is no RUT; on a boleta, SII's final consumer
- * 66666666-6 for a customer without one, named "Consumidor final" when it has no name either);
+ * RUT (SII's 55555555-5 for a foreign customer without one, or whose tax id is no RUT; on a boleta,
+ * SII's final consumer 66666666-6 for a customer without one, named "Consumidor final" when it has no name either);
  * activity (GiroRecep), commune (CmnaRecep) and city (CiudadRecep) from its columns, or from its
  * `tax_settings` for a customer saved before they existed (domain/issued-parties.ts receiverDetails);
  * its e-mail (CorreoRecep) and address (DirRecep).
