@@ -105,6 +105,8 @@ describe("export documents", () => {
     expect(xml).toContain(
       "<Totales><TpoMoneda>DOLAR USA</TpoMoneda><MntExe>751.5</MntExe><MntTotal>751.5</MntTotal></Totales>",
     );
+    const pdf = await s.rest("GET", `/v1/invoices/${draft.body.id}/pdf/`);
+    expect(pdf.status).toBe(200);
     // 751.50 x 950.25 = 714112.875 -> 714113
     expect(xml).toContain(
       "<OtraMoneda><TpoMoneda>PESO CL</TpoMoneda><TpoCambio>950.25</TpoCambio><MntExeOtrMnda>714113</MntExeOtrMnda><MntTotOtrMnda>714113</MntTotOtrMnda></OtraMoneda>",
