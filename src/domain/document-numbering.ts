@@ -5,7 +5,8 @@
  * Two series per (organization, mode, document type), each with its own numbers, so they never
  * collide (the unique key of a number includes its series):
  * - `sii_folio`: a folio SII authorized in a CAF; the document carries a signed DTE. Only for a type
- *   a tax agency issues (Chile's 33, 34, 39, 41, 52, 56, 61) in a mode set up with SII (the mode's
+ *   a tax agency issues (Chile's 33, 34, 39, 41, 52, 56, 61, 110, 111, 112) in a mode set up with SII
+ *   (the mode's
  *   tax profile has a RUT and the mode has a signing certificate).
  * - `internal`: the organization's own gapless series (1, 2, 3, …). Every type no agency issues, and
  *   in test mode a regulated type before the mode is set up: such a document is no tax document and

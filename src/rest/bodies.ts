@@ -262,7 +262,10 @@ export function orderInput(body: z.infer<typeof orderBody>) {
   };
 }
 
-/** Spec "Credit note" and its create endpoint: invoice, document, date, lines, plus discounts and notes. */
+/**
+ * Spec "Credit note" and its create endpoint: invoice, document, date, lines, plus discounts and notes;
+ * `credit_note`: the credit note a debit note voids (docs/orders-and-credit-notes.md).
+ */
 export const creditNoteBody = z.strictObject({
   ...documentOutputs,
   subtotal: ignored,
@@ -277,6 +280,8 @@ export const creditNoteBody = z.strictObject({
   discount_scheme: restEnumField<DiscountScheme>("DiscountScheme"),
   internal_note: text,
   note: text,
+  credit_note: reference,
+  voided_by: ignored,
 });
 
 export function creditNoteInput(body: z.infer<typeof creditNoteBody>) {
@@ -297,6 +302,7 @@ export function creditNoteInput(body: z.infer<typeof creditNoteBody>) {
     discountScheme: body.discount_scheme,
     internalNote: body.internal_note,
     note: body.note,
+    creditNote: body.credit_note,
   };
 }
 

@@ -320,6 +320,8 @@ export function creditNote(c: CreditNoteFieldsFragment, expandInvoice: boolean) 
     local_file: c.localFile,
     internal_note: c.internalNote,
     note: c.note,
+    credit_note: c.voids?.id ?? null,
+    voided_by: c.voidedBy?.id ?? null,
     tax_agency: c.taxAgency,
     status: c.status,
     imported: c.imported,

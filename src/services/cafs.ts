@@ -41,8 +41,9 @@ export function storedCafLastUsableDate(caf: { documentTypeId: string; authorize
 /**
  * Stores a CAF. 400 (field `file`) when the file is missing, not base64, not a valid CAF (parseCaf
  * lists every problem: RUT, type, range, FRMA signature present, RSASK matching RSAPK), of a type
- * this service does not issue (33, 34, 39, 41, 52, 56, 61), of another RUT than the caller's mode's
- * tax profile's (400 on `tax_id` when that profile has none), of the other mode (IDK 100 = test), already expired, or
+ * this service does not issue (33, 34, 39, 41, 52, 56, 61, 110, 111, 112), of another RUT than the
+ * caller's mode's tax profile's (400 on `tax_id` when that profile has none), of the other mode (IDK 100 = test),
+ * already expired, or
  * overlapping a stored CAF of the same type and mode or folios already issued (documents numbered
  * `sii_folio`; numbers of the internal series are another series and do not count).
  * 409 without an encryption key. Uploads of one organization are serialized (organization row lock).

@@ -111,6 +111,8 @@ describe("credit notes over REST", () => {
       local_file: null,
       internal_note: "ticket 4411",
       note: "Devolución parcial",
+      credit_note: null,
+      voided_by: null,
       tax_agency: {},
       status: "draft",
       imported: false,

@@ -260,7 +260,7 @@ describe("CAFs", () => {
         generateCaf({ rut: "60803000-K", type: 33, from: 100, to: 110, authorizedOn: today() }).file,
         /RUT 60803000-K.*76042235-5/,
       ],
-      [generateCaf({ rut: RUT, type: 110, from: 1, to: 10, authorizedOn: today() }).file, /document type 110/],
+      [generateCaf({ rut: RUT, type: 46, from: 1, to: 10, authorizedOn: today() }).file, /document type 46/],
       [generateCaf({ rut: RUT, type: 61, from: 1, to: 10, authorizedOn: "2025-01-10" }).file, /expired/],
       [Buffer.from("<AUTORIZACION><CAF/></AUTORIZACION>"), /invalid CAF|CAF/],
     ];

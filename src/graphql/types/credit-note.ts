@@ -141,6 +141,25 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     referenceCode: t.exposeInt("referenceCode", {
       description: "SII CodRef of its reference to the invoice: 1 cancels, 2 corrects text, 3 corrects amounts",
     }),
+    voids: t.relation("voidsCreditNote", {
+      nullable: true,
+      description:
+        "on a debit note voiding a credit note (SII 56 → 61, 111 → 112, CodRef 1): the credit note it voids; " +
+        "null otherwise (docs/orders-and-credit-notes.md)",
+    }),
+    voidedBy: t.prismaField({
+      type: "CreditNote",
+      nullable: true,
+      description:
+        "on a credit note: the finalized debit note that voids it (the credit note itself stays as issued); " +
+        "null while none is finalized",
+      resolve: (query, note, _args, ctx) =>
+        ctx.prisma.creditNote.findFirst({
+          ...query,
+          where: { voidsCreditNoteId: note.id, status: "finalized", ...tenant(ctx) },
+          orderBy: { createdAt: "asc" },
+        }),
+    }),
     localFile: t.string({
       nullable: true,
       select: { localFile: true },
@@ -202,9 +221,17 @@ const CreditNoteInput = builder.inputType("CreditNoteInput", {
     note: t.string({ description: "printed; at most 5000 characters" }),
     referenceCode: t.int({
       description:
-        "SII CodRef of the note's reference to the invoice: 1 cancels it (credit notes of the whole invoice total " +
-        "only), 2 corrects text (total 0), 3 corrects amounts (default). GraphQL only: the REST body has no " +
-        "such field.",
+        "SII CodRef of the note's reference to the invoice: 1 cancels it (credit notes of the whole invoice " +
+        "total only), 2 corrects text (total 0), 3 corrects amounts (default). With `creditNote`: 1 (voids " +
+        "it), the default and only code. GraphQL only: the REST body has no such field.",
+    }),
+    creditNote: t.id({
+      description:
+        "a finalized credit note this debit note voids (SII: a 56 referencing a 61, a 111 a 112, CodRef 1). " +
+        "`invoice` may be left out (the credit note's), `document` defaults to CL56 (CL111 for a CL112) and " +
+        "without `lines` the credit note's lines and discount are copied; the total must equal the credit " +
+        "note's. Errors (validation_error on credit_note, document, reference_code, total): unknown, a draft, " +
+        "rejected by SII, already voided, another type or total.",
     }),
   }),
 });

@@ -218,7 +218,11 @@ export const Invoice = builder.prismaNode("Invoice", {
     }),
     fiscalSettings: t.expose("fiscalSettings", {
       type: "JSONObject",
-      description: "tax-agency settings of this invoice (key-value object; {} when none)",
+      description:
+        "tax-agency settings of this invoice (key-value object; {} when none). `export`: the customs data of an " +
+        "export invoice (CL110) and its notes: sale_modality, sale_clause, transport, loading_port, unloading_port, " +
+        "destination_country, payment_form, exchange_rate (pesos per unit, OtraMoneda), foreign_id " +
+        '(docs/sii-dte.md "Export documents")',
     }),
     status: t.field({
       type: DocumentStatus,
@@ -295,7 +299,15 @@ const InvoiceInput = builder.inputType("InvoiceInput", {
       description: "last day of the billed period, yyyy-mm-dd, not before periodStart",
     }),
     note: t.string({ description: "printed note, at most 5000 characters" }),
-    fiscalSettings: t.field({ type: "JSONObject", description: "tax-agency settings (key-value object)" }),
+    fiscalSettings: t.field({
+      type: "JSONObject",
+      description:
+        "tax-agency settings (key-value object). `export` (optional, every key optional): sale_modality (default " +
+        "firm), sale_clause (FOB, CIF, …), transport (sea, air, road, …), loading_port, unloading_port (Aduana " +
+        "port names), destination_country (ISO alpha-2, default the customer's), payment_form (default COB1), " +
+        "exchange_rate (CLP per unit, > 0, 4 decimals), foreign_id (default the customer's tax id); unknown keys " +
+        'or values are a validation_error on fiscal_settings.export.<key> (docs/sii-dte.md "Export documents")',
+    }),
     metadata: t.field({
       type: "JSONObject",
       description: "your key-value data; merged into the stored metadata, an empty value removes a key",
