@@ -1,16 +1,47 @@
-// ESLint runs on one file: the committed GraphQL schema (`npm run lint:schema`, and
-// test/schema-lint.test.ts in the unit project, so CI runs it). The rules and why: docs/graphql.md "Schema lint".
+// ESLint, two parts (the rules and why: docs/development.md "Formatting and lint"):
+// - TypeScript and JavaScript in src, test, bench and scripts: typescript-eslint's `recommended`
+//   (no type information, so a run stays a few seconds), unused variables an error unless their name
+//   starts with `_`, `any` an error in src (allowed in test/ and bench/, which poke at loose JSON),
+//   lines at most 120 characters (Prettier's printWidth; Prettier does not break strings or comments,
+//   max-len does). eslint-config-prettier comes last and switches off every style rule Prettier owns.
+// - The committed GraphQL schema (`npm run lint`, and test/schema-lint.test.ts in the unit project):
+//   @graphql-eslint, the rules and why in docs/graphql.md "Schema lint".
+// Generated code, build output, data and test fixtures are not linted.
 import graphql from "@graphql-eslint/eslint-plugin";
+import prettier from "eslint-config-prettier";
+import tseslint from "typescript-eslint";
+
+const code = ["{src,test,bench,scripts,portal}/**/*.{ts,tsx,mts,cts,mjs,cjs,js}"];
 
 export default [
-  { ignores: ["**/*", "!schema/", "!schema/schema.graphql"] },
+  {
+    ignores: [
+      "node_modules/",
+      "dist/",
+      "data/",
+      "**/generated/",
+      "**/__generated__/",
+      "test/fixtures/",
+      "portal/dist/",
+    ],
+  },
   {
     files: ["schema/schema.graphql"],
     languageOptions: { parser: graphql.parser, parserOptions: { graphQLConfig: { schema: "schema/schema.graphql" } } },
     plugins: { "@graphql-eslint": graphql },
     rules: {
       // every type, field, argument, input field and enum value has a description (GraphiQL's docs pane)
-      "@graphql-eslint/require-description": ["error", { types: true, rootField: true, FieldDefinition: true, InputValueDefinition: true, EnumValueDefinition: true, DirectiveDefinition: true }],
+      "@graphql-eslint/require-description": [
+        "error",
+        {
+          types: true,
+          rootField: true,
+          FieldDefinition: true,
+          InputValueDefinition: true,
+          EnumValueDefinition: true,
+          DirectiveDefinition: true,
+        },
+      ],
       "@graphql-eslint/description-style": ["error", { style: "block" }],
       "@graphql-eslint/no-hashtag-description": "error",
       "@graphql-eslint/require-deprecation-reason": "error",
@@ -31,7 +62,10 @@ export default [
           "InterfaceTypeDefinition,InterfaceTypeExtension": { forbiddenPatterns: [/(^interface)|(interface$)/i] },
           "UnionTypeDefinition,UnionTypeExtension": { forbiddenPatterns: [/(^union)|(union$)/i] },
           // DocumentType is the billing term (SII's document types: CL33, CL61...), not a "Type" suffix
-          "ObjectTypeDefinition,ObjectTypeExtension": { forbiddenPatterns: [/(^type)|(type$)/i], ignorePattern: "^DocumentType$" },
+          "ObjectTypeDefinition,ObjectTypeExtension": {
+            forbiddenPatterns: [/(^type)|(type$)/i],
+            ignorePattern: "^DocumentType$",
+          },
         },
       ],
       "@graphql-eslint/no-unreachable-types": "error",
@@ -52,10 +86,34 @@ export default [
       // shouldImplementNode off: the reference data connections (countries, currencies, states,
       // document types) page value records keyed by their code; listTypeCanWrapOnlyEdgeType off:
       // plain lists of embedded values (lines, rates, contacts) are not connections
-      "@graphql-eslint/relay-edge-types": ["error", { withEdgeSuffix: true, shouldImplementNode: false, listTypeCanWrapOnlyEdgeType: false }],
+      "@graphql-eslint/relay-edge-types": [
+        "error",
+        { withEdgeSuffix: true, shouldImplementNode: false, listTypeCanWrapOnlyEdgeType: false },
+      ],
       "@graphql-eslint/relay-page-info": "error",
       "@graphql-eslint/relay-arguments": ["error", { includeBoth: true }],
       "@graphql-eslint/no-scalar-result-type-on-mutation": "error",
     },
   },
+  ...tseslint.configs.recommended.map((c) => ({ ...c, files: code })),
+  {
+    files: code,
+    rules: {
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        {
+          argsIgnorePattern: "^_",
+          varsIgnorePattern: "^_",
+          caughtErrorsIgnorePattern: "^_",
+          destructuredArrayIgnorePattern: "^_",
+          ignoreRestSiblings: true,
+        },
+      ],
+    },
+  },
+  { files: ["test/**", "bench/**"], rules: { "@typescript-eslint/no-explicit-any": "off" } },
+  { ...prettier, files: code },
+  // after eslint-config-prettier, which switches max-len off: Prettier wraps code at 120 but leaves
+  // long strings, comments and regexes alone
+  { files: code, rules: { "max-len": ["error", { code: 120, ignoreUrls: true }] } },
 ];

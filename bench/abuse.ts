@@ -30,7 +30,10 @@ const INVOICES = 100;
 /** a phase of /healthz measurement ends after this long even if ABUSE_HEALTHZ requests were not sent */
 const PHASE_MS = Number(process.env.ABUSE_PHASE_MS ?? 30_000);
 const PDF_LINES = 40;
-/** ABUSE_PAGES: pages of 100 invoices (with their lines' ids) per abusive request instead of the most rows accepted (1 is accepted, more only with a higher GRAPHQL_LIMITS.maxRows) */
+/**
+ * ABUSE_PAGES: pages of 100 invoices (with their lines' ids) per abusive request instead of the most rows accepted (1
+ * is accepted, more only with a higher GRAPHQL_LIMITS.maxRows)
+ */
 const PAGES = Number(process.env.ABUSE_PAGES ?? 0);
 
 type Stats = { maxMs: number; p99Ms: number };
@@ -172,7 +175,8 @@ async function main(): Promise<void> {
   };
 
   console.log(
-    `database: ${process.env.BENCH_DATABASE_URL ? "postgres" : "pglite"}; ${HEALTHZ} /healthz per phase; ${CLIENTS} abusive clients`,
+    `database: ${process.env.BENCH_DATABASE_URL ? "postgres" : "pglite"}; ${HEALTHZ} /healthz per phase; ${CLIENTS} ` +
+      `abusive clients`,
   );
   try {
     // 1. refusals
@@ -254,7 +258,8 @@ async function main(): Promise<void> {
     const baseline = await healthz();
     const baselineLoop = await serverStats();
     console.log(
-      `\n/healthz baseline:                      p50 ${ms(baseline.p50)}  p95 ${ms(baseline.p95)}  p99 ${ms(baseline.p99)}  max ${ms(baseline.max)}  server event-loop max ${ms(baselineLoop.maxMs)}`,
+      `\n/healthz baseline:                      p50 ${ms(baseline.p50)}  p95 ${ms(baseline.p95)}  ` +
+        `p99 ${ms(baseline.p99)}  max ${ms(baseline.max)}  server event-loop max ${ms(baselineLoop.maxMs)}`,
     );
     for (const [name, query] of scenarios) {
       // the abusive clients run in their own process: parsing their answers must not delay this
@@ -276,7 +281,8 @@ async function main(): Promise<void> {
       const a = percentiles(abusive);
       console.log(`/healthz under abuse (${name}):`);
       console.log(
-        `  /healthz                              p50 ${ms(under.p50)}  p95 ${ms(under.p95)}  p99 ${ms(under.p99)}  max ${ms(under.max)}  p99 ratio ${(under.p99 / baseline.p99).toFixed(2)}  (${under.n} requests)`,
+        `  /healthz                              p50 ${ms(under.p50)}  p95 ${ms(under.p95)}  p99 ${ms(under.p99)}  ` +
+          `max ${ms(under.max)}  p99 ratio ${(under.p99 / baseline.p99).toFixed(2)}  (${under.n} requests)`,
       );
       console.log(
         `  abusive request (${abusive.length} sent, ${Object.entries(statuses)
@@ -291,7 +297,10 @@ async function main(): Promise<void> {
   }
 }
 
-/** The abusive clients: `clients` loops each sending the request until told to stop; then the times and statuses go back. */
+/**
+ * The abusive clients: `clients` loops each sending the request until told to stop; then the times and statuses go
+ * back.
+ */
 async function abuse(): Promise<void> {
   process.send!({ loaded: true });
   const { url, key, query, clients } = await new Promise<ToAbuser & { url: string }>((r) =>

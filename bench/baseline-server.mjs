@@ -15,7 +15,9 @@ export const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, ma
 /** ISO 8601 with +00:00, as the REST adapter prints usage timestamps. */
 export const iso = (col) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"')`;
 
-const AUTH = `SELECT "organizationId" AS org, "testMode" AS test FROM "ApiKey" WHERE hash = $1 AND "revokedAt" IS NULL AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
+const AUTH =
+  `SELECT "organizationId" AS org, "testMode" AS test FROM "ApiKey" WHERE hash = $1 AND "revokedAt" IS ` +
+  `NULL AND ("expiresAt" IS NULL OR "expiresAt" > now())`;
 
 const ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 /** A `<prefix>_` id of 24 random characters, as the service's. */

@@ -23,7 +23,8 @@ const plain = (col) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:S
 const INVOICE = `
 SELECT json_build_object(
   'id', i.id,
-  'customer', json_build_object('id', c.id, 'name', c.name, 'address', c.address, 'state', c."stateCode", 'country', c."countryId",
+  'customer', json_build_object('id', c.id, 'name', c.name, 'address', c.address, 'state', c."stateCode", 'country',
+  c."countryId",
     'phone', c.phone, 'email', c.email, 'website', c.website, 'tax_settings', c."taxSettings", 'metadata', c.metadata,
     'created', ${plain('c."createdAt"')}, 'updated', ${plain('c."updatedAt"')}),
   'document', json_build_object('id', d.id, 'name', d.name, 'country', d."countryId", 'currency', i."currencyId"),
@@ -32,19 +33,25 @@ SELECT json_build_object(
   'test_mode', i."testMode",
   'date', to_char(i.date, 'YYYY-MM-DD'),
   'due_date', to_char(i."dueDate", 'YYYY-MM-DD'),
-  'lines', (SELECT coalesce(json_agg(json_build_object('id', l.id, 'name', l.name, 'description', l.description, 'quantity', l.quantity,
-      'amount', l.amount, 'discount', l.discount, 'discount_scheme', l."discountScheme", 'exempt', l.exempt, 'total', l.total) ORDER BY l.position, l.id), '[]')
+  'lines', (SELECT coalesce(json_agg(json_build_object('id', l.id, 'name', l.name, 'description', l.description,
+  'quantity', l.quantity,
+      'amount', l.amount, 'discount', l.discount, 'discount_scheme', l."discountScheme", 'exempt', l.exempt,
+      'total', l.total) ORDER BY l.position, l.id), '[]')
     FROM "InvoiceLine" l WHERE l."invoiceId" = i.id),
   'collection_method', i."collectionMethod",
-  'payments', (SELECT coalesce(json_agg(json_build_object('id', p.id, 'date', to_char(p.date, 'YYYY-MM-DD'), 'amount', p.amount, 'currency', p."currencyId",
-      'description', p.description, 'source', NULL, 'payment_date', ${plain('p."paymentDate"')}, 'customer', p."customerId", 'invoice', p."invoiceId",
+  'payments', (SELECT coalesce(json_agg(json_build_object('id', p.id, 'date', to_char(p.date, 'YYYY-MM-DD'),
+  'amount', p.amount, 'currency', p."currencyId",
+      'description', p.description, 'source', NULL, 'payment_date', ${plain('p."paymentDate"')}, 'customer',
+      p."customerId", 'invoice', p."invoiceId",
       'status', p.status, 'return_url', NULL, 'failure_reason', p."failureReason", 'metadata', p.metadata,
       'created', ${plain('p."createdAt"')}, 'updated', ${plain('p."updatedAt"')}) ORDER BY p."createdAt", p.id), '[]')
     FROM "Payment" p WHERE p."invoiceId" = i.id),
-  'amount', i.amount, 'exempt', i.exempt, 'tax', i.tax, 'tax_percent', i."taxPercent", 'subtotal', i.subtotal, 'discount', i.discount,
+  'amount', i.amount, 'exempt', i.exempt, 'tax', i.tax, 'tax_percent', i."taxPercent", 'subtotal', i.subtotal,
+  'discount', i.discount,
   'discount_scheme', i."discountScheme", 'total', i.total,
   'period_start', to_char(i."periodStart", 'YYYY-MM-DD'), 'period_end', to_char(i."periodEnd", 'YYYY-MM-DD'),
-  'local_file', i."localFile", 'note', i.note, 'fiscal_settings', i."fiscalSettings", 'status', i.status, 'metadata', i.metadata,
+  'local_file', i."localFile", 'note', i.note, 'fiscal_settings', i."fiscalSettings", 'status', i.status,
+  'metadata', i.metadata,
   'user', i."userEmail", 'created', ${plain('i."createdAt"')}, 'updated', ${plain('i."updatedAt"')}
 )::text AS json
 FROM "Invoice" i JOIN "Customer" c ON c.id = i."customerId" JOIN "DocumentType" d ON d.id = i."documentTypeId"
@@ -52,15 +59,21 @@ WHERE i.id = $1 AND i."organizationId" = $2 AND i."testMode" = $3`;
 
 // the GraphQL page: numbers as the Decimal scalar prints them (strings), dates as the Date scalar
 const PAGE = `
-SELECT json_build_object('data', json_build_object('invoices', json_build_object('edges', coalesce(json_agg(json_build_object('node', json_build_object(
+SELECT json_build_object('data', json_build_object('invoices', json_build_object('edges',
+coalesce(json_agg(json_build_object('node', json_build_object(
   'id', i.id, 'number', i.number, 'date', to_char(i.date, 'YYYY-MM-DD'), 'total', trim_scale(i.total)::text,
-  'customer', json_build_object('id', c.id, 'name', c.name, 'country', CASE WHEN co.id IS NULL THEN NULL ELSE json_build_object('id', co.id, 'name', co.name) END),
-  'lines', (SELECT coalesce(json_agg(json_build_object('id', l.id, 'name', l.name, 'quantity', trim_scale(l.quantity)::text, 'amount', trim_scale(l.amount)::text, 'total', trim_scale(l.total)::text) ORDER BY l.position, l.id), '[]')
+  'customer', json_build_object('id', c.id, 'name', c.name, 'country', CASE WHEN co.id IS NULL THEN NULL
+  ELSE json_build_object('id', co.id, 'name', co.name) END),
+  'lines', (SELECT coalesce(json_agg(json_build_object('id', l.id, 'name', l.name, 'quantity',
+  trim_scale(l.quantity)::text, 'amount', trim_scale(l.amount)::text, 'total', trim_scale(l.total)::text)
+  ORDER BY l.position, l.id), '[]')
     FROM "InvoiceLine" l WHERE l."invoiceId" = i.id),
-  'payments', (SELECT coalesce(json_agg(json_build_object('id', p.id, 'amount', trim_scale(p.amount)::text, 'status', p.status) ORDER BY p."createdAt", p.id), '[]')
+  'payments', (SELECT coalesce(json_agg(json_build_object('id', p.id, 'amount', trim_scale(p.amount)::text,
+  'status', p.status) ORDER BY p."createdAt", p.id), '[]')
     FROM "Payment" p WHERE p."invoiceId" = i.id)
 )) ORDER BY i."createdAt" DESC, i.id DESC), '[]'))))::text AS json
-FROM (SELECT * FROM "Invoice" WHERE "organizationId" = $1 AND "testMode" = $2 ORDER BY "createdAt" DESC, id DESC LIMIT 50) i
+FROM (SELECT * FROM "Invoice" WHERE "organizationId" = $1 AND "testMode" = $2 ORDER BY "createdAt" DESC, id DESC
+LIMIT 50) i
 JOIN "Customer" c ON c.id = i."customerId" LEFT JOIN "Country" co ON co.id = c."countryId"`;
 
 const USAGE = `
@@ -72,7 +85,8 @@ WITH line AS (
   SELECT $1, $5, $6, line.id, $3::numeric, coalesce($4::timestamptz, now()) FROM line
   RETURNING *
 )
-SELECT json_build_object('id', u.id, 'subscription_line', u."subscriptionLineId", 'quantity', u.quantity, 'date_time', ${iso('u."dateTime"')},
+SELECT json_build_object('id', u.id, 'subscription_line', u."subscriptionLineId", 'quantity', u.quantity,
+'date_time', ${iso('u."dateTime"')},
   'invoice', u."invoiceId", 'created', ${iso('u."createdAt"')})::text AS json FROM inserted u`;
 
 const notFound = JSON.stringify({ error: { code: "not_found", message: "not found" } });

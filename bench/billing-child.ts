@@ -6,8 +6,9 @@
  * - `run --url U --until D --workers W --batch-size B`: opens the database, prints `ready`, waits
  *   for a line on stdin (so that several runners start together), runs the billing run once and
  *   prints one JSON line `{ summary, start, end, cpuMs, maxRssMb }` (`start`/`end`: epoch ms around
- *   the run; `cpuMs`: this process's CPU time (user + system) during the run; `maxRssMb`: this process's peak resident memory, process.resourceUsage().maxRSS;
- *   `heapUsedMb`, `heapTotalMb`, `externalMb`: peaks of process.memoryUsage() sampled every 100 ms).
+ *   the run; `cpuMs`: this process's CPU time (user + system) during the run; `maxRssMb`: this process's peak resident
+ *   memory, process.resourceUsage().maxRSS; `heapUsedMb`, `heapTotalMb`, `externalMb`: peaks of process.memoryUsage()
+ *   sampled every 100 ms).
  */
 import { createInterface } from "node:readline";
 import { Command } from "commander";

@@ -88,21 +88,25 @@ export async function seedSubscriptions(prisma: PrismaClient, options: SeedOptio
     // JavaScript seed had them: licensed (i mod 25) + 1 seats, metered usage u of i (i mod 7) + u + 1)
     await prisma.$executeRaw(Prisma.sql`
       WITH g AS MATERIALIZED (
-        SELECT g.i, ${id("cus", "c")} AS "customerId", ${id("sub", "s")} AS "subscriptionId", ${id("lin", "l")} AS "lineId",
+        SELECT g.i, ${id("cus", "c")} AS "customerId", ${id("sub", "s")} AS "subscriptionId", ${id("lin", "l")} AS
+        "lineId",
           (${planIds}::text[])[g.i % 4 + 1] AS "planId"
         FROM generate_series(${from}::int, ${to}::int) AS g(i)
       ), c AS (
         INSERT INTO "Customer" ("id", "organizationId", "testMode", "name", "countryId", "taxId", "updatedAt")
         SELECT "customerId", ${organization}, ${testMode}, 'Cliente ' || i, 'CL', '76042235-5', now() FROM g
       ), s AS (
-        INSERT INTO "Subscription" ("id", "organizationId", "testMode", "documentTypeId", "customerId", "dateStart", "nextBilling", "expirationDays", "userEmail", "updatedAt")
-        SELECT "subscriptionId", ${organization}, ${testMode}, 'CL33', "customerId", ${dateStart}::date, ${dateStart}::date, 45, 'seed@example.cl', now() FROM g
+        INSERT INTO "Subscription" ("id", "organizationId", "testMode", "documentTypeId", "customerId", "dateStart",
+        "nextBilling", "expirationDays", "userEmail", "updatedAt")
+        SELECT "subscriptionId", ${organization}, ${testMode}, 'CL33',
+        "customerId", ${dateStart}::date, ${dateStart}::date, 45, 'seed@example.cl', now() FROM g
       ), l AS (
         INSERT INTO "SubscriptionLine" ("id", "subscriptionId", "planId", "quantity", "updatedAt")
         SELECT "lineId", "subscriptionId", "planId", CASE WHEN i % 4 = 3 THEN 1 ELSE i % 25 + 1 END, now() FROM g
       )
       INSERT INTO "Usage" ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime")
-      SELECT 'usa_' || substr(md5(random()::text || g.i::text || '-' || u::text), 1, 24), ${organization}, ${testMode}, "lineId", g.i % 7 + u + 1,
+      SELECT 'usa_' || substr(md5(random()::text || g.i::text || '-' || u::text), 1,
+      24), ${organization}, ${testMode}, "lineId", g.i % 7 + u + 1,
         (${dateStart}::date + (u + 1) * 3)::timestamp AT TIME ZONE 'UTC'
       FROM g CROSS JOIN generate_series(0, ${usagesPer - 1}::int) AS u
       WHERE g.i % 4 = 3`);
@@ -112,7 +116,8 @@ export async function seedSubscriptions(prisma: PrismaClient, options: SeedOptio
     { id: string }[]
   >`SELECT "id" FROM "Subscription" WHERE "organizationId" = ${organization}`;
   const sums = await prisma.$queryRaw<{ id: string; sum: string }[]>`
-    SELECT u."subscriptionLineId" AS "id", SUM(u."quantity")::text AS "sum" FROM "Usage" u WHERE u."organizationId" = ${organization} GROUP BY u."subscriptionLineId"`;
+    SELECT u."subscriptionLineId" AS "id", SUM(u."quantity")::text AS "sum" FROM "Usage" u
+    WHERE u."organizationId" = ${organization} GROUP BY u."subscriptionLineId"`;
   return {
     organizationId: organization,
     subscriptionIds: subscriptions.map((s) => s.id),

@@ -92,18 +92,23 @@ async function check(client: pg.Client): Promise<{ invoices: number }> {
   // cycle 1 bills the licensed plans in advance; cycle 2 bills them again and the metered usage of cycle 1's period
   const wrong = await q(`
     SELECT COUNT(*) AS n FROM (
-      SELECT s."id", p."usageScheme", COUNT(i."id") FILTER (WHERE i."billingCycle" = 1) AS c1, COUNT(i."id") FILTER (WHERE i."billingCycle" = 2) AS c2,
+      SELECT s."id", p."usageScheme", COUNT(i."id") FILTER (WHERE i."billingCycle" = 1) AS c1, COUNT(i."id")
+      FILTER (WHERE i."billingCycle" = 2) AS c2,
         COUNT(i."id") FILTER (WHERE i."billingCycle" NOT IN (1, 2)) AS other
-      FROM "Subscription" s JOIN "SubscriptionLine" l ON l."subscriptionId" = s."id" JOIN "Plan" p ON p."id" = l."planId"
+      FROM "Subscription" s JOIN "SubscriptionLine" l ON l."subscriptionId" = s."id" JOIN "Plan" p
+      ON p."id" = l."planId"
       LEFT JOIN "Invoice" i ON i."subscriptionId" = s."id"
       GROUP BY s."id", p."usageScheme"
     ) x WHERE x.other > 0 OR x.c2 <> 1 OR x.c1 <> CASE WHEN x."usageScheme" = 'metered' THEN 0 ELSE 1 END`);
   const usages = await q(`
     SELECT COUNT(*) FILTER (WHERE u."invoiceId" IS NULL) AS unbilled,
-      COUNT(*) FILTER (WHERE u."invoiceId" IS NOT NULL AND (i."subscriptionId" IS DISTINCT FROM l."subscriptionId" OR i."billingCycle" <> 2)) AS misbilled
-    FROM "Usage" u JOIN "SubscriptionLine" l ON l."id" = u."subscriptionLineId" LEFT JOIN "Invoice" i ON i."id" = u."invoiceId"`);
+      COUNT(*) FILTER (WHERE u."invoiceId" IS NOT NULL AND (i."subscriptionId" IS DISTINCT FROM l."subscriptionId"
+      OR i."billingCycle" <> 2)) AS misbilled
+    FROM "Usage" u JOIN "SubscriptionLine" l ON l."id" = u."subscriptionLineId" LEFT JOIN "Invoice" i
+    ON i."id" = u."invoiceId"`);
   const numbers = await q(`
-    SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE "status" <> 'finalized') AS drafts, COUNT(DISTINCT "number") AS distinct_numbers,
+    SELECT COUNT(*) AS n, COUNT(*) FILTER (WHERE "status" <> 'finalized') AS drafts,
+    COUNT(DISTINCT "number") AS distinct_numbers,
       COALESCE(MAX("number") - MIN("number") + 1, 0) AS span
     FROM "Invoice"`);
   const problems = [
@@ -114,13 +119,16 @@ async function check(client: pg.Client): Promise<{ invoices: number }> {
     Number(usages.misbilled) && `${usages.misbilled} usage records on another subscription's or cycle's invoice`,
     Number(numbers.drafts) && `${numbers.drafts} invoices left draft`,
     (Number(numbers.distinct_numbers) !== Number(numbers.n) || Number(numbers.span) !== Number(numbers.n)) &&
-      `invoice numbers not gapless and unique (${numbers.n} invoices, ${numbers.distinct_numbers} numbers over a span of ${numbers.span})`,
+      `invoice numbers not gapless and unique (${numbers.n} invoices, ${numbers.distinct_numbers} numbers over a ` +
+        `span of ${numbers.span})`,
   ].filter(Boolean);
   if (problems.length) throw new Error(`check failed: ${problems.join("; ")}`);
   return { invoices: Number(numbers.n) };
 }
 
-/** One measured setting: a fresh database, seeded in its own process, billed by `processes` runner processes at once. */
+/**
+ * One measured setting: a fresh database, seeded in its own process, billed by `processes` runner processes at once.
+ */
 async function measure(processes: number) {
   const name = `billing_bench_${process.pid}_${processes}`;
   const url = new URL(server);
@@ -175,7 +183,8 @@ const load = async () =>
     .map((l) => l.toFixed(2))
     .join(", ");
 console.log(
-  `billing bench: ${count} subscriptions, ${options.workers} claim loop(s) per runner, batch size ${options.batchSize ?? "default"}; load average ${await load()}`,
+  `billing bench: ${count} subscriptions, ${options.workers} claim loop(s) per runner, batch ` +
+    `size ${options.batchSize ?? "default"}; load average ${await load()}`,
 );
 const settings = runners > 1 ? [1, runners] : [1];
 const results = [];
@@ -183,10 +192,19 @@ for (const processes of settings) {
   const r = await measure(processes);
   results.push(r);
   console.log(
-    `${processes} runner${processes > 1 ? "s" : ""}: seeded in ${r.seed.seconds.toFixed(1)} s (seed process peak RSS ${r.seed.maxRssMb} MB); ` +
-      `billed ${r.billed} subscriptions (${r.invoices} invoices) in ${r.seconds.toFixed(2)} s = ${r.rate.toFixed(0)} subscriptions/s; ` +
-      `runner peak RSS ${r.runs.map((x) => `${x.maxRssMb} MB (V8 heap used ${x.heapUsedMb} MB of ${x.heapTotalMb} MB, external ${x.externalMb} MB; ${x.summary.billed} billed)`).join(", ")}; ` +
-      `runner CPU ${(r.runs.reduce((t, x) => t + x.cpuMs, 0) / r.billed).toFixed(2)} ms per subscription; checks passed; load average ${await load()}`,
+    `${processes} runner${processes > 1 ? "s" : ""}: seeded in ${r.seed.seconds.toFixed(1)} s (seed process peak ` +
+      `RSS ${r.seed.maxRssMb} MB); ` +
+      `billed ${r.billed} subscriptions (${r.invoices} invoices) in ${r.seconds.toFixed(2)} s = ${r.rate.toFixed(0)} ` +
+      `subscriptions/s; ` +
+      `runner peak RSS ${r.runs
+        .map(
+          (x) =>
+            `${x.maxRssMb} MB (V8 heap used ${x.heapUsedMb} MB of ${x.heapTotalMb} ` +
+            `MB, external ${x.externalMb} MB; ${x.summary.billed} billed)`,
+        )
+        .join(", ")}; ` +
+      `runner CPU ${(r.runs.reduce((t, x) => t + x.cpuMs, 0) / r.billed).toFixed(2)} ms per subscription; checks ` +
+      `passed; load average ${await load()}`,
   );
 }
 if (results.length > 1)

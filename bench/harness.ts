@@ -19,7 +19,10 @@ export function requireFreshBuild(): void {
   }
 }
 
-/** A fresh database `<prefix>_<pid>` on the local PostgreSQL (dropped by `drop`), or BENCH_DATABASE_URL as given (not dropped). */
+/**
+ * A fresh database `<prefix>_<pid>` on the local PostgreSQL (dropped by `drop`), or BENCH_DATABASE_URL as given (not
+ * dropped).
+ */
 export async function openDatabase(prefix: string): Promise<{ url: string; drop: () => Promise<void> }> {
   if (process.env.BENCH_DATABASE_URL) return { url: process.env.BENCH_DATABASE_URL, drop: async () => undefined };
   const name = `${prefix}_${process.pid}`;

@@ -13,7 +13,12 @@
  *    field names for POST /v1/usages/.
  * 3. Loads each path with autocannon, interleaved (service, baseline, service, baseline, ...),
  *    BENCH_RUNS runs (default 3) of BENCH_SECONDS seconds (default 10) each, and prints the medians
- *    (req/s, p50, p99), the ratio service/baseline, and the load average while measuring.
+ *    (req/s, p50, p99), the ratio service/baseline, the CPU time each side's process used per
+ *    request (from /proc: not inflated by other processes sharing the CPUs, as wall time is), and
+ *    the load average while measuring. BENCH_COMPARE_DIST=<dir> (another build, copied under the
+ *    repository root so it finds node_modules and prisma/migrations, e.g. `dist-before`) runs it as a third child,
+ *    interleaved with the other two, and prints its figures beside the service's: a before/after
+ *    comparison under the same load.
  * 3b. Counts the SQL statements per request of each path, service and baseline, through a TCP
  *    proxy in front of PostgreSQL that counts the protocol's Execute and Query messages (a second
  *    pair of children, pointed at the proxy, so the load runs go straight to PostgreSQL).
@@ -63,6 +68,20 @@ export const INVOICES_QUERY = `query BenchInvoices {
 }`;
 
 requireFreshBuild();
+
+const COMPARE_DIST = process.env.BENCH_COMPARE_DIST;
+const fmtCpu = (r: { cpu?: number }) => (r.cpu === undefined ? "-" : r.cpu.toFixed(2));
+
+/**
+ * CPU time (user + system, ms) process `pid` has used so far: utime and stime of /proc/<pid>/stat (Linux, 100 ticks
+ * a second).
+ */
+function processCpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  // the fields after the command name in parentheses; utime and stime are fields 14 and 15
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -276,6 +295,8 @@ const PATHS: Path[] = [
 ];
 
 interface Run {
+  /** CPU time (user + system) the process serving the run used per request answered, in ms */
+  cpu?: number;
   rps: number;
   /** requests answered in the run */
   total: number;
@@ -324,7 +345,8 @@ async function assertSameBodies(service: string, baseline: string, seedData: See
     const expect = p.request(seedData).expect;
     if (a.status !== expect || b.status !== expect)
       throw new Error(
-        `${p.name}: status ${a.status} (service), ${b.status} (baseline), expected ${expect}\n${JSON.stringify(a.body)}\n${JSON.stringify(b.body)}`,
+        `${p.name}: status ${a.status} (service), ${b.status} (baseline), expected ${expect}` +
+          `\n${JSON.stringify(a.body)}\n${JSON.stringify(b.body)}`,
       );
     if (p.id === "usages") {
       const keys = (o: unknown) =>
@@ -341,7 +363,8 @@ async function assertSameBodies(service: string, baseline: string, seedData: See
       fs.writeFileSync(path.join(os.tmpdir(), "bench-http-service.json"), JSON.stringify(a.body, null, 2));
       fs.writeFileSync(path.join(os.tmpdir(), "bench-http-baseline.json"), JSON.stringify(b.body, null, 2));
       throw new Error(
-        `${p.name}: the baseline's JSON differs from the service's (both written to ${os.tmpdir()}/bench-http-{service,baseline}.json): update bench/baseline.mjs`,
+        `${p.name}: the baseline's JSON differs from the service's (both written to ${os.tmpdir()}` +
+          `/bench-http-{service,baseline}.json): update bench/baseline.mjs`,
       );
     }
   }
@@ -357,35 +380,49 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const seedData = await seed(db.url);
     console.log(
-      `seeded ${CUSTOMERS} customers, ${INVOICES} invoices (3 lines, 1 payment each) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+      `seeded ${CUSTOMERS} customers, ${INVOICES} invoices (3 lines, 1 payment each) ` +
+        `in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
     const service = await startService(db.url);
     children.push(service);
     const baseline = await startBaseline(db.url);
     children.push(baseline);
+    const compare = COMPARE_DIST ? await startChild([`${COMPARE_DIST}/main.js`], serviceEnv(db.url)) : undefined;
+    if (compare) children.push(compare);
     await assertSameBodies(service.url, baseline.url, seedData);
     console.log("baseline and service serve the same JSON (GET invoice, GraphQL page of 50) and the same usage fields");
     const paths = PATHS.filter((p) => !ONLY || ONLY.includes(p.id));
     const statements = await countStatements(db.url, seedData, paths);
     for (const p of paths)
       console.log(
-        `SQL statements per request, ${p.name}: service ${statements.get(p.id)!.service}, baseline ${statements.get(p.id)!.baseline}`,
+        `SQL statements per request, ${p.name}: service ${statements.get(p.id)!.service}, ` +
+          `baseline ${statements.get(p.id)!.baseline}`,
       );
     // warm-up: JIT, connection pools, Prisma's engine
-    for (const p of paths) for (const c of [service, baseline]) await load(c.url, seedData, p, 2);
+    for (const p of paths) for (const c of [service, baseline, compare]) if (c) await load(c.url, seedData, p, 2);
     console.log(
-      `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), ${RUNS} interleaved runs of ${SECONDS} s per path, medians`,
+      `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), ${RUNS} interleaved runs ` +
+        `of ${SECONDS} s per path, medians`,
     );
     const rows: { p: Path; service: Run; baseline: Run; load: number[] }[] = [];
     for (const p of paths) {
       const s: Run[] = [];
       const b: Run[] = [];
       const loads: number[][] = [];
+      const other: Run[] = [];
+      // the CPU the serving process used, from the kernel's accounting: unlike wall time, not
+      // inflated when other processes share the CPUs
+      const measured = async (c: { url: string; child: { pid?: number } }): Promise<Run> => {
+        const before = processCpuMs(c.child.pid!);
+        const run = await load(c.url, seedData, p, SECONDS);
+        return { ...run, cpu: (processCpuMs(c.child.pid!) - before) / Math.max(1, run.total) };
+      };
       for (let i = 0; i < RUNS; i++) {
-        s.push(await load(service.url, seedData, p, SECONDS));
+        s.push(await measured(service));
         loads.push(os.loadavg());
-        b.push(await load(baseline.url, seedData, p, SECONDS));
+        b.push(await measured(baseline));
         loads.push(os.loadavg());
+        if (compare) other.push(await measured(compare));
       }
       const m = (runs: Run[]): Run => ({
         rps: median(runs.map((r) => r.rps)),
@@ -393,22 +430,41 @@ async function main(): Promise<void> {
         p50: median(runs.map((r) => r.p50)),
         p99: median(runs.map((r) => r.p99)),
         errors: runs.reduce((n, r) => n + r.errors, 0),
+        cpu: median(runs.map((r) => r.cpu ?? 0)),
       });
       const row = { p, service: m(s), baseline: m(b), load: loads.at(-1)! };
       rows.push(row);
       console.log(
-        `${p.name}: service ${fmtRow(row.service)} [runs: ${s.map((r) => r.rps.toFixed(0)).join(", ")}]; baseline ${fmtRow(row.baseline)} [runs: ${b.map((r) => r.rps.toFixed(0)).join(", ")}]; ratio ${(row.service.rps / row.baseline.rps).toFixed(3)}; load ${row.load.map((l) => l.toFixed(2)).join(" ")}`,
+        `${p.name}: service ${fmtRow(row.service)} [runs: ${s.map((r) => r.rps.toFixed(0)).join(", ")}]; ` +
+          `baseline ${fmtRow(row.baseline)} [runs: ${b.map((r) => r.rps.toFixed(0)).join(", ")}]; ` +
+          `ratio ${(row.service.rps / row.baseline.rps).toFixed(3)}; ` +
+          `CPU per request: service ${fmtCpu(row.service)}, baseline ${fmtCpu(row.baseline)}; ` +
+          `load ${row.load.map((l) => l.toFixed(2)).join(" ")}`,
       );
+      if (compare) {
+        const c = m(other);
+        console.log(
+          `  ${COMPARE_DIST}: ${fmtRow(c)} [runs: ${other.map((r) => r.rps.toFixed(0)).join(", ")}]; ` +
+            `ratio to the baseline ${(c.rps / row.baseline.rps).toFixed(3)}; ` +
+            `CPU per request ${fmtCpu(c)} (service ${fmtCpu(row.service)})`,
+        );
+      }
       if (row.service.errors || row.baseline.errors)
         console.log(`  errors or unexpected statuses: service ${row.service.errors}, baseline ${row.baseline.errors}`);
     }
     console.log(
-      "\n| path | service req/s | service p50 / p99 | baseline req/s | baseline p50 / p99 | ratio (req/s) | SQL statements per request (service / baseline) | load average (1, 5, 15 min) |",
+      "\n| path | service req/s | service p50 / p99 | baseline req/s | baseline p50 / p99 | ratio (req/s) " +
+        "| CPU ms per request (service / baseline) | SQL statements per request (service / baseline) " +
+        "| load average (1, 5, 15 min) |",
     );
-    console.log("|---|---|---|---|---|---|---|---|");
+    console.log("|---|---|---|---|---|---|---|---|---|");
     for (const r of rows) {
       console.log(
-        `| ${r.p.name} | ${r.service.rps.toFixed(0)} | ${fmtMs(r.service.p50)} / ${fmtMs(r.service.p99)} | ${r.baseline.rps.toFixed(0)} | ${fmtMs(r.baseline.p50)} / ${fmtMs(r.baseline.p99)} | ${(r.service.rps / r.baseline.rps).toFixed(3)} | ${statements.get(r.p.id)!.service} / ${statements.get(r.p.id)!.baseline} | ${r.load.map((l) => l.toFixed(2)).join(", ")} |`,
+        `| ${r.p.name} | ${r.service.rps.toFixed(0)} | ${fmtMs(r.service.p50)} / ${fmtMs(r.service.p99)} ` +
+          `| ${r.baseline.rps.toFixed(0)} | ${fmtMs(r.baseline.p50)} / ${fmtMs(r.baseline.p99)} ` +
+          `| ${(r.service.rps / r.baseline.rps).toFixed(3)} | ${fmtCpu(r.service)} / ${fmtCpu(r.baseline)} ` +
+          `| ${statements.get(r.p.id)!.service} / ${statements.get(r.p.id)!.baseline} ` +
+          `| ${r.load.map((l) => l.toFixed(2)).join(", ")} |`,
       );
     }
     if (PROFILE_DIR) {
@@ -428,10 +484,12 @@ async function main(): Promise<void> {
       children.length = 0;
       const written = fs.readdirSync(PROFILE_DIR).filter((f) => f.endsWith(".cpuprofile") && !before.has(f));
       console.log(
-        `\nprofile of the service under the GET load at 32 connections (${fmtRow(run)} while profiled): ${written.map((f) => path.join(PROFILE_DIR, f)).join(", ")}`,
+        `\nprofile of the service under the GET load at 32 connections (${fmtRow(run)} while ` +
+          `profiled): ${written.map((f) => path.join(PROFILE_DIR, f)).join(", ")}`,
       );
       console.log(
-        `summarise with: npx tsx bench/profile-summary.ts ${written.map((f) => path.join(PROFILE_DIR, f)).join(" ")} --since-us ${sinceUs} --requests ${run.total}`,
+        `summarise with: npx tsx bench/profile-summary.ts ${written.map((f) => path.join(PROFILE_DIR, f)).join(" ")} ` +
+          `--since-us ${sinceUs} --requests ${run.total}`,
       );
     }
   } finally {

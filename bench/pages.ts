@@ -69,8 +69,10 @@ async function seedInvoices(client: pg.Client, organizationId: string, from: num
   for (let lo = from; lo <= to; lo += CHUNK) {
     const hi = Math.min(to, lo + CHUNK - 1);
     await client.query(
-      `INSERT INTO "Invoice" ("id", "organizationId", "testMode", "customerId", "documentTypeId", "currencyId", "number", "date", "dueDate",
-         "amount", "tax", "taxPercent", "subtotal", "total", "status", "userEmail", "finalizedAt", "createdAt", "updatedAt")
+      `INSERT INTO "Invoice" ("id", "organizationId", "testMode", "customerId", "documentTypeId", "currencyId",
+        "number", "date", "dueDate",
+         "amount", "tax", "taxPercent", "subtotal", "total", "status", "userEmail", "finalizedAt", "createdAt",
+         "updatedAt")
        SELECT 'inv_bench' || lpad(g::text, 8, '0'), $1, true, 'cus_bench' || lpad((g % ${CUSTOMERS})::text, 4, '0'),
               CASE WHEN g % 5 = 1 THEN 'CL34' ELSE 'CL33' END, 'CLP',
               CASE WHEN g % 10 = 0 THEN NULL ELSE g END,
@@ -78,7 +80,8 @@ async function seedInvoices(client: pg.Client, organizationId: string, from: num
               3600, 684, 19, 3600, 4284,
               CASE WHEN g % 10 = 0 THEN 'draft' ELSE 'finalized' END, 'bench@example.cl',
               CASE WHEN g % 10 = 0 THEN NULL ELSE t END, t, t
-       FROM generate_series($2::int, $3::int) AS g, LATERAL (SELECT timestamptz '2025-01-01 00:00:00+00' + g * interval '1 minute' AS t) AS at`,
+       FROM generate_series($2::int, $3::int) AS g,
+       LATERAL (SELECT timestamptz '2025-01-01 00:00:00+00' + g * interval '1 minute' AS t) AS at`,
       [organizationId, lo, hi],
     );
   }
@@ -91,7 +94,8 @@ const PAGE_QUERY = `query BenchPage($first: Int, $after: String, $offset: Int, $
   }
 }`;
 const COUNT_QUERY = `query BenchCount($where: InvoiceWhere) { invoices(first: 0, where: $where) { totalCount } }`;
-const CAPPED_QUERY = `query BenchCapped($where: InvoiceWhere) { invoices(first: 0, where: $where) { count { count precision } } }`;
+const CAPPED_QUERY =
+  `query BenchCapped($where: InvoiceWhere) { invoices(first: 0, where: $where) { count { count ` + `precision } } }`;
 
 type Where = Record<string, unknown>;
 
@@ -155,8 +159,10 @@ async function main() {
         mode: "test",
       });
       await explainClient.query(
-        `INSERT INTO "Customer" ("id", "organizationId", "testMode", "name", "countryId", "taxId", "createdAt", "updatedAt")
-         SELECT 'cus_bench' || lpad(i::text, 4, '0'), $1, true, 'Cliente ' || i, 'CL', '76042235-5', now(), now() FROM generate_series(0, ${CUSTOMERS - 1}) AS i`,
+        `INSERT INTO "Customer" ("id", "organizationId", "testMode", "name", "countryId", "taxId", "createdAt",
+          "updatedAt")
+         SELECT 'cus_bench' || lpad(i::text, 4, '0'), $1, true, 'Cliente ' || i, 'CL', '76042235-5', now(), now()
+         FROM generate_series(0, ${CUSTOMERS - 1}) AS i`,
         [organization],
       );
       let t = performance.now();
@@ -250,7 +256,8 @@ async function main() {
         }
       }
       console.log(
-        `\n## Pages of ${PAGE} on ${PAGE_ROWS.toLocaleString("en")} invoices (median of ${RUNS}, interleaved; load average ${os.loadavg()[0]!.toFixed(2)})`,
+        `\n## Pages of ${PAGE} on ${PAGE_ROWS.toLocaleString("en")} invoices (median of ${RUNS}, interleaved; load ` +
+          `average ${os.loadavg()[0]!.toFixed(2)})`,
       );
       const first = median(times[0]!);
       for (const [i, v] of variants.entries()) {
@@ -266,12 +273,14 @@ async function main() {
         await seedInvoices(explainClient, organization, PAGE_ROWS + 1, COUNT_ROWS);
         await explainClient.query(`VACUUM ANALYZE`);
         console.log(
-          `\nseeded invoices up to ${COUNT_ROWS.toLocaleString("en")} in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+          `\nseeded invoices up to ${COUNT_ROWS.toLocaleString("en")} ` +
+            `in ${((performance.now() - t) / 1000).toFixed(1)} s`,
         );
       }
       const total = COUNT_ROWS > PAGE_ROWS ? COUNT_ROWS : PAGE_ROWS;
       console.log(
-        `\n## totalCount and pages of ${PAGE} by filter on ${total.toLocaleString("en")} invoices (median of ${COUNT_RUNS}, interleaved)`,
+        `\n## totalCount and pages of ${PAGE} by filter on ${total.toLocaleString("en")} invoices (median ` +
+          `of ${COUNT_RUNS}, interleaved)`,
       );
       const rows: { label: string; count: number; cursor: string | null }[] = [];
       for (const f of FILTERS) {
@@ -312,12 +321,15 @@ async function main() {
           .join(" ")}`,
       );
       console.log(
-        `${"filter".padEnd(42)} ${"rows".padStart(9)} ${"totalCount".padStart(11)} ${"count".padStart(11)} ${"count answers".padStart(17)} ${"first page".padStart(11)} ${`page ${DEEP}`.padStart(11)}`,
+        `${"filter".padEnd(42)} ${"rows".padStart(9)} ${"totalCount".padStart(11)} ${"count".padStart(11)}` +
+          ` ${"count answers".padStart(17)} ${"first page".padStart(11)} ${`page ${DEEP}`.padStart(11)}`,
       );
       for (const [i, f] of FILTERS.entries()) {
         const deep = deepTimes[i]!.length ? ms(median(deepTimes[i]!)) : "-";
         console.log(
-          `${f.label.padEnd(42)} ${rows[i]!.count.toLocaleString("en").padStart(9)} ${ms(median(countTimes[i]!)).padStart(11)} ${ms(median(cappedTimes[i]!)).padStart(11)} ${capped[i]!.padStart(17)} ${ms(median(firstTimes[i]!)).padStart(11)} ${deep.padStart(11)}`,
+          `${f.label.padEnd(42)} ${rows[i]!.count.toLocaleString("en").padStart(9)}` +
+            ` ${ms(median(countTimes[i]!)).padStart(11)} ${ms(median(cappedTimes[i]!)).padStart(11)}` +
+            ` ${capped[i]!.padStart(17)} ${ms(median(firstTimes[i]!)).padStart(11)} ${deep.padStart(11)}`,
         );
       }
       console.log("plans (EXPLAIN ANALYZE of the statements the app sent):");
@@ -339,7 +351,8 @@ async function main() {
             ),
           );
       }
-      // the keyset WHERE without the bound on its first column (what the pages sent before it), at the same cursor, by hand
+      // the keyset WHERE without the bound on its first column (what the pages sent before it), at the same cursor, by
+      // hand
       const deepAll = rows[0]!.cursor;
       if (deepAll) {
         const [createdAt, id] = (

@@ -192,7 +192,8 @@ function main(): void {
     const s = summarize(JSON.parse(fs.readFileSync(file, "utf8")) as CpuProfile, sinceUs);
     const pct = (ms: number) => `${((100 * ms) / s.busyMs).toFixed(1)} %`;
     console.log(
-      `${file}: ${(s.totalMs / 1000).toFixed(1)} s profiled${sinceUs ? " (from --since-us)" : ""}, ${(s.idleMs / 1000).toFixed(1)} s idle, ${(s.busyMs / 1000).toFixed(1)} s busy`,
+      `${file}: ${(s.totalMs / 1000).toFixed(1)} s profiled${sinceUs ? " (from --since-us)" : ""}` +
+        `, ${(s.idleMs / 1000).toFixed(1)} s idle, ${(s.busyMs / 1000).toFixed(1)} s busy`,
     );
     if (requests)
       console.log(`busy CPU per request: ${(s.busyMs / Number(requests)).toFixed(2)} ms (${requests} requests)`);

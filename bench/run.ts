@@ -57,7 +57,8 @@ async function measure(name: string, n: number, op: (i: number) => Promise<unkno
   times.sort((a, b) => a - b);
   const pct = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))].toFixed(1);
   console.log(
-    `${name.padEnd(44)} p50 ${pct(50).padStart(7)} ms   p95 ${pct(95).padStart(7)} ms   max ${times[times.length - 1].toFixed(1).padStart(7)} ms`,
+    `${name.padEnd(44)} p50 ${pct(50).padStart(7)} ms   p95 ${pct(95).padStart(7)} ms   ` +
+      `max ${times[times.length - 1].toFixed(1).padStart(7)} ms`,
   );
 }
 

@@ -292,7 +292,8 @@ try {
         rates[bulk ? "bulk" : "oneByOne"].push(draftsPerRound / seconds);
         cpuMs[bulk ? "bulk" : "oneByOne"].push(perDte);
         console.log(
-          `round ${r + 1} ${bulk ? "bulk      " : "one by one"}: ${draftsPerRound} DTEs in ${seconds.toFixed(2)} s, ${(draftsPerRound / seconds).toFixed(0)} DTEs/s, ${perDte.toFixed(2)} ms CPU per DTE (load ${load()})`,
+          `round ${r + 1} ${bulk ? "bulk      " : "one by one"}: ${draftsPerRound} DTEs in ${seconds.toFixed(2)} ` +
+            `s, ${(draftsPerRound / seconds).toFixed(0)} DTEs/s, ${perDte.toFixed(2)} ms CPU per DTE (load ${load()})`,
         );
       }
     }
@@ -313,18 +314,21 @@ try {
     const bulkRate = median(rates.bulk);
     if (options.bulkOnly)
       console.log(
-        `finalize+sign, batches of ${batchSize}: bulk ${bulkRate.toFixed(0)} DTEs/s, ${median(cpuMs.bulk).toFixed(2)} ms CPU per DTE (medians of ${rounds})`,
+        `finalize+sign, batches of ${batchSize}: bulk ${bulkRate.toFixed(0)} DTEs/s, ${median(cpuMs.bulk).toFixed(2)}` +
+          ` ms CPU per DTE (medians of ${rounds})`,
       );
     else {
       const oneRate = median(rates.oneByOne);
       console.log(
-        `finalize+sign, batches of ${batchSize}: bulk ${bulkRate.toFixed(0)} DTEs/s (${median(cpuMs.bulk).toFixed(2)} ms CPU per DTE), ` +
-          `one by one ${oneRate.toFixed(0)} DTEs/s (${median(cpuMs.oneByOne).toFixed(2)} ms CPU per DTE), medians of ${rounds}; ratio ${(bulkRate / oneRate).toFixed(2)}`,
+        `finalize+sign, batches of ${batchSize}: bulk ${bulkRate.toFixed(0)} DTEs/s (${median(cpuMs.bulk).toFixed(2)}` +
+          ` ms CPU per DTE), ` +
+          `one by one ${oneRate.toFixed(0)} DTEs/s (${median(cpuMs.oneByOne).toFixed(2)} ms CPU per DTE), medians ` +
+          `of ${rounds}; ratio ${(bulkRate / oneRate).toFixed(2)}`,
       );
     }
 
     // 2. the billing run end to end: an organization without SII, then an enrolled one
-    const plain = await seedSubscriptions(prisma, { count, dateStart, organizationName: "Plain bench" });
+    await seedSubscriptions(prisma, { count, dateStart, organizationName: "Plain bench" });
     let t = performance.now();
     const plainCpu = process.cpuUsage();
     const plainRun = await runBilling({ prisma, settings, until, workers, batchSize, collect: false });
@@ -363,10 +367,13 @@ try {
     console.log(`billing run, ${count} subscriptions, 2 cycles, workers ${workers}, batch size ${batchSize}:`);
     const perInvoice = (u: NodeJS.CpuUsage, n: number) => ((u.user + u.system) / 1000 / n).toFixed(2);
     console.log(
-      `  enrolled with SII: ${siiRun.invoices} DTEs in ${siiSeconds.toFixed(1)} s, ${siiRate.toFixed(0)} DTEs/s, ${perInvoice(siiCpuUsed, siiRun.invoices)} ms CPU per DTE`,
+      `  enrolled with SII: ${siiRun.invoices} DTEs in ${siiSeconds.toFixed(1)} s, ${siiRate.toFixed(0)} ` +
+        `DTEs/s, ${perInvoice(siiCpuUsed, siiRun.invoices)} ms CPU per DTE`,
     );
     console.log(
-      `  not enrolled:      ${plainRun.invoices} invoices in ${plainSeconds.toFixed(1)} s, ${plainRate.toFixed(0)} invoices/s, ${perInvoice(plainCpuUsed, plainRun.invoices)} ms CPU per invoice (SII run at ${(siiRate / plainRate).toFixed(2)} of it)`,
+      `  not enrolled:      ${plainRun.invoices} invoices in ${plainSeconds.toFixed(1)} s, ${plainRate.toFixed(0)} ` +
+        `invoices/s, ${perInvoice(plainCpuUsed, plainRun.invoices)} ms CPU per invoice (SII run ` +
+        `at ${(siiRate / plainRate).toFixed(2)} of it)`,
     );
     console.log(`load average at end (1, 5, 15 min): ${load()}`);
   } finally {

@@ -13,17 +13,21 @@ import { iso, newId, pool, readBody, send, serveBaseline } from "./baseline-serv
 
 const INSERT = `
 WITH input AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::numeric[], $4::timestamptz[], $5::text[]) WITH ORDINALITY AS t(id, line, quantity, at, tx, n)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::numeric[], $4::timestamptz[], $5::text[]) WITH ORDINALITY
+  AS t(id, line, quantity, at, tx, n)
 ), inserted AS (
   INSERT INTO "Usage" (id, "organizationId", "testMode", "subscriptionLineId", quantity, "dateTime", "transactionId")
   SELECT i.id, $6, $7, i.line, i.quantity, coalesce(i.at, now()), i.tx
-  FROM input i JOIN "SubscriptionLine" sl ON sl.id = i.line JOIN "Subscription" s ON s.id = sl."subscriptionId" AND s."organizationId" = $6 AND s."testMode" = $7
+  FROM input i JOIN "SubscriptionLine" sl ON sl.id = i.line JOIN "Subscription" s ON s.id = sl."subscriptionId"
+  AND s."organizationId" = $6 AND s."testMode" = $7
   ORDER BY i.n
   ON CONFLICT ("organizationId", "testMode", "transactionId") WHERE "transactionId" IS NOT NULL DO NOTHING
   RETURNING *
 )
-SELECT coalesce(json_agg(json_build_object('id', u.id, 'subscription_line', u."subscriptionLineId", 'quantity', u.quantity, 'date_time', ${iso('u."dateTime"')},
-  'invoice', u."invoiceId", 'created', ${iso('u."createdAt"')}, 'transaction_id', u."transactionId")), '[]')::text AS json, count(*)::int AS n FROM inserted u`;
+SELECT coalesce(json_agg(json_build_object('id', u.id, 'subscription_line', u."subscriptionLineId", 'quantity',
+u.quantity, 'date_time', ${iso('u."dateTime"')},
+  'invoice', u."invoiceId", 'created', ${iso('u."createdAt"')}, 'transaction_id', u."transactionId")),
+  '[]')::text AS json, count(*)::int AS n FROM inserted u`;
 
 serveBaseline(async (req, res, key, url) => {
   if (req.method === "POST" && /^\/v1\/usages\/?$/.test(url)) {

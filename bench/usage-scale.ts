@@ -115,7 +115,8 @@ async function addRows(c: pg.Client, s: Seed, first: number, last: number): Prom
   await c.query(
     `INSERT INTO "Usage" ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime", "createdAt")
      SELECT 'usa_scale' || g, $1, true, $2, ((g * 7919) % 99 + 1) / 4.0, t, t
-     FROM generate_series($5::bigint, $6::bigint) g, LATERAL (SELECT $3::timestamptz + ((g * 7919) % $4) * interval '1 millisecond' AS t) d`,
+     FROM generate_series($5::bigint, $6::bigint) g,
+     LATERAL (SELECT $3::timestamptz + ((g * 7919) % $4) * interval '1 millisecond' AS t) d`,
     [s.organization, s.line, FROM, SPAN_MS, first, last],
   );
 }
@@ -126,16 +127,26 @@ const PERIOD = { start: zonedMidnight("2026-10-01", TIME_ZONE), end: zonedMidnig
 /** The aggregate by SQL, as domain/usage.ts defines it (no row billed here, so no invoiceId filter matters). */
 async function expected(c: pg.Client, s: Seed, aggregation: (typeof AGGREGATIONS)[number]): Promise<string> {
   const q = {
-    sum: `SELECT coalesce(sum(quantity), 0)::text AS v FROM "Usage" WHERE "subscriptionLineId" = $1 AND "dateTime" >= $2 AND "dateTime" < $3`,
-    max: `SELECT coalesce(max(quantity), 0)::text AS v FROM "Usage" WHERE "subscriptionLineId" = $1 AND "dateTime" >= $2 AND "dateTime" < $3`,
-    last_during_period: `SELECT quantity::text AS v FROM "Usage" WHERE "subscriptionLineId" = $1 AND "dateTime" >= $2 AND "dateTime" < $3 ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1`,
-    last_ever: `SELECT quantity::text AS v FROM "Usage" WHERE "subscriptionLineId" = $1 AND "dateTime" < $3 AND $2::timestamptz IS NOT NULL ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1`,
+    sum:
+      `SELECT coalesce(sum(quantity), 0)::text AS v FROM "Usage" WHERE "subscriptionLineId" = $1 AND "dateTime" ` +
+      `>= $2 AND "dateTime" < $3`,
+    max:
+      `SELECT coalesce(max(quantity), 0)::text AS v FROM "Usage" WHERE "subscriptionLineId" = $1 AND "dateTime" ` +
+      `>= $2 AND "dateTime" < $3`,
+    last_during_period:
+      `SELECT quantity::text AS v FROM "Usage" WHERE "subscriptionLineId" = $1 AND "dateTime" >= ` +
+      `$2 AND "dateTime" < $3 ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1`,
+    last_ever:
+      `SELECT quantity::text AS v FROM "Usage" WHERE "subscriptionLineId" = $1 AND "dateTime" < $3 AND ` +
+      `$2::timestamptz IS NOT NULL ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1`,
   }[aggregation];
   const v = (await c.query(q, [s.line, PERIOD.start, PERIOD.end])).rows[0]?.v ?? "0";
   return String(Number(v));
 }
 
-const PREVIEW = `query Preview($id: ID!) { upcomingInvoice(subscription: $id) { lines { name quantity amount periodStart periodEnd } total } }`;
+const PREVIEW =
+  `query Preview($id: ID!) { upcomingInvoice(subscription: $id) { lines { name quantity amount ` +
+  `periodStart periodEnd } total } }`;
 
 async function preview(service: Child, s: Seed): Promise<{ ms: number; quantity: string | null; error?: string }> {
   const t0 = performance.now();
@@ -159,20 +170,28 @@ async function preview(service: Child, s: Seed): Promise<{ ms: number; quantity:
   }
 }
 
-/** The SQL the preview sends for the line's usage under `aggregation` (services/cycle-input.ts loadCycleData, aggregate mode). */
+/**
+ * The SQL the preview sends for the line's usage under `aggregation` (services/cycle-input.ts loadCycleData, aggregate
+ * mode).
+ */
 function previewSql(aggregation: (typeof AGGREGATIONS)[number]): string {
   if (aggregation === "last_ever") {
     return `SELECT u.* FROM unnest(ARRAY[$1]::text[]) AS l("lineId") CROSS JOIN LATERAL (
-      SELECT "id", "subscriptionLineId", "quantity"::text AS "quantity", "dateTime", "createdAt", "invoiceId" FROM "Usage"
-      WHERE "subscriptionLineId" = l."lineId" AND "dateTime" < $3 AND $2::timestamptz IS NOT NULL ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1) u`;
+      SELECT "id", "subscriptionLineId", "quantity"::text AS "quantity", "dateTime", "createdAt", "invoiceId"
+      FROM "Usage"
+      WHERE "subscriptionLineId" = l."lineId" AND "dateTime" < $3 AND $2::timestamptz IS NOT NULL
+      ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1) u`;
   }
   if (aggregation === "last_during_period") {
     return `SELECT u.* FROM unnest(ARRAY[$1]::text[]) AS l("lineId") CROSS JOIN LATERAL (
       SELECT "quantity"::text AS "quantity", "dateTime" FROM "Usage"
-      WHERE "subscriptionLineId" = l."lineId" AND "dateTime" >= $2 AND "dateTime" < $3 AND "invoiceId" IS NULL ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1) u`;
+      WHERE "subscriptionLineId" = l."lineId" AND "dateTime" >= $2 AND "dateTime" < $3 AND "invoiceId" IS NULL
+      ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1) u`;
   }
-  return `SELECT "subscriptionLineId", count(*)::int AS "count", sum("quantity")::text AS "sum", max("quantity")::text AS "max" FROM "Usage"
-    WHERE "subscriptionLineId" = ANY(ARRAY[$1]::text[]) AND "dateTime" >= $2 AND "dateTime" < $3 AND "invoiceId" IS NULL GROUP BY "subscriptionLineId"`;
+  return `SELECT "subscriptionLineId", count(*)::int AS "count", sum("quantity")::text AS "sum",
+    max("quantity")::text AS "max" FROM "Usage"
+    WHERE "subscriptionLineId" = ANY(ARRAY[$1]::text[]) AND "dateTime" >= $2 AND "dateTime" < $3
+    AND "invoiceId" IS NULL GROUP BY "subscriptionLineId"`;
 }
 
 async function main(): Promise<void> {
@@ -193,17 +212,20 @@ async function main(): Promise<void> {
       const inPeriod = Number(
         (
           await c.query(
-            `SELECT count(*) AS n FROM "Usage" WHERE "subscriptionLineId" = $1 AND "dateTime" >= $2 AND "dateTime" < $3`,
+            `SELECT count(*) AS n FROM "Usage" WHERE "subscriptionLineId" = $1 AND "dateTime" >= $2 AND ` +
+              `"dateTime" < $3`,
             [s.line, PERIOD.start, PERIOD.end],
           )
         ).rows[0].n,
       );
       console.log(
-        `\n${size.toLocaleString("en")} rows of one line (${inPeriod.toLocaleString("en")} in the billed month), seeded in ${((performance.now() - t0) / 1000).toFixed(0)} s; load ${loadAverage()}`,
+        `\n${size.toLocaleString("en")} rows of one line (${inPeriod.toLocaleString("en")} in the billed month), ` +
+          `seeded in ${((performance.now() - t0) / 1000).toFixed(0)} s; load ${loadAverage()}`,
       );
       // what the billing run reads for the line (loadCycleData's rows: every record from the billed period's start on)
       const rowsPlan = await c.query(
-        `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT "id", "subscriptionLineId", "quantity", "dateTime", "createdAt", "invoiceId" FROM "Usage" WHERE "subscriptionLineId" IN ($1) AND "dateTime" >= $2`,
+        `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT "id", "subscriptionLineId", "quantity", "dateTime", ` +
+          `"createdAt", "invoiceId" FROM "Usage" WHERE "subscriptionLineId" IN ($1) AND "dateTime" >= $2`,
         [s.line, PERIOD.start],
       );
       console.log(`  the rows the billing run loads (every record from the period's start on):`);
@@ -228,7 +250,11 @@ async function main(): Promise<void> {
         }
         const median = times.length ? [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] : NaN;
         console.log(
-          `  ${aggregation}: preview ${times.length ? `${median.toFixed(0)} ms (median of ${times.length}: ${times.map((t) => t.toFixed(0)).join(", ")})` : "-"}, quantity ${want}${note}; load ${loadAverage()}`,
+          `  ${aggregation}: preview ${
+            times.length
+              ? `${median.toFixed(0)} ms (median of ${times.length}` + `: ${times.map((t) => t.toFixed(0)).join(", ")})`
+              : "-"
+          }, quantity ${want}${note}; load ${loadAverage()}`,
         );
         const plan = await c.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${previewSql(aggregation)}`, [
           s.line,

@@ -139,7 +139,10 @@ function bodies(line: string, run: string) {
   const record = () => {
     n++;
     const tx = TRANSACTION_IDS ? `,"transaction_id":"${run}-${n}"` : "";
-    return `{"subscription_line":"${line}","quantity":"${(n % 17) + 0.5}","date_time":"${dates[n % dates.length]}"${tx}}`;
+    return (
+      `{"subscription_line":"${line}","quantity":"${(n % 17) + 0.5}` +
+      `","date_time":"${dates[n % dates.length]}"${tx}}`
+    );
   };
   return (size: number) => (size === 0 ? record() : `{"usages":[${Array.from({ length: size }, record).join(",")}]}`);
 }
@@ -278,7 +281,8 @@ async function main(): Promise<void> {
     const statements = await countStatements(db.url, seedData, scenarios);
     for (const sc of scenarios)
       console.log(
-        `SQL statements per request, ${sc.name}: service ${statements.get(sc.id)!.service}, baseline ${statements.get(sc.id)!.baseline}`,
+        `SQL statements per request, ${sc.name}: service ${statements.get(sc.id)!.service}, ` +
+          `baseline ${statements.get(sc.id)!.baseline}`,
       );
     const service = await startService(db.url);
     children.push(service);
@@ -286,7 +290,8 @@ async function main(): Promise<void> {
     children.push(baseline);
     for (const sc of scenarios) for (const c of [service, baseline]) await load(c.url, seedData, sc, 2); // warm-up
     console.log(
-      `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}); service ${SECONDS} s, baseline ${BASELINE_SECONDS} s per scenario; transaction ids ${TRANSACTION_IDS ? "on" : "off"}`,
+      `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}); service ${SECONDS} s, ` +
+        `baseline ${BASELINE_SECONDS} s per scenario; transaction ids ${TRANSACTION_IDS ? "on" : "off"}`,
     );
     const rows: { sc: Scenario; service: Run; baseline: Run; load: string }[] = [];
     for (const sc of scenarios) {
@@ -299,20 +304,25 @@ async function main(): Promise<void> {
       rows.push(row);
       console.log(`\n${sc.name} (${sc.connections} connections):`);
       console.log(
-        `  service: ${f0(s.eventsPerSecond)} events/s overall (${s.events} events in ${s.seconds.toFixed(1)} s), per request p50 ${f0(s.p50)} ms, p99 ${f0(s.p99)} ms; per ${WINDOW_MS / 1000} s window: ${s.windows.map(f0).join(", ")}; load ${loadService}`,
+        `  service: ${f0(s.eventsPerSecond)} events/s overall (${s.events} events in ${s.seconds.toFixed(1)} s), per ` +
+          `request p50 ${f0(s.p50)} ms, p99 ${f0(s.p99)} ms; per ${WINDOW_MS / 1000} s ` +
+          `window: ${s.windows.map(f0).join(", ")}; load ${loadService}`,
       );
       // the requests in flight when the load stopped are written but not acknowledged: at most one per connection
       const inFlight = written - s.events;
       const consistent = inFlight >= 0 && inFlight <= sc.connections * Math.max(sc.size, 1);
       console.log(
-        `  rows written ${written}, events acknowledged ${s.events} (in flight at the end: ${inFlight})${consistent ? "" : " MISMATCH"}; errors or other statuses ${s.errors}`,
+        `  rows written ${written}, events acknowledged ${s.events} (in flight at the end: ${inFlight}` +
+          `)${consistent ? "" : " MISMATCH"}; errors or other statuses ${s.errors}`,
       );
       console.log(
-        `  baseline: ${f0(b.eventsPerSecond)} events/s, p50 ${f0(b.p50)} ms, p99 ${f0(b.p99)} ms (errors ${b.errors}); ratio ${(s.eventsPerSecond / b.eventsPerSecond).toFixed(3)}; load ${loadAverage()}`,
+        `  baseline: ${f0(b.eventsPerSecond)} events/s, p50 ${f0(b.p50)} ms, p99 ${f0(b.p99)} ms (errors ${b.errors}` +
+          `); ratio ${(s.eventsPerSecond / b.eventsPerSecond).toFixed(3)}; load ${loadAverage()}`,
       );
     }
     console.log(
-      "\n| scenario | connections | service events/s | slowest / fastest 10 s window | p50 / p99 per request | baseline events/s | ratio | SQL statements per request (service / baseline) | load average (1, 5, 15 min) |",
+      "\n| scenario | connections | service events/s | slowest / fastest 10 s window | p50 / p99 per request | " +
+        "baseline events/s | ratio | SQL statements per request (service / baseline) | load average (1, 5, 15 min) |",
     );
     console.log("|---|---|---|---|---|---|---|---|---|");
     for (const r of rows) {
@@ -321,7 +331,10 @@ async function main(): Promise<void> {
         : "-";
       const st = statements.get(r.sc.id)!;
       console.log(
-        `| ${r.sc.name} | ${r.sc.connections} | ${f0(r.service.eventsPerSecond)} | ${w} | ${f0(r.service.p50)} ms / ${f0(r.service.p99)} ms | ${f0(r.baseline.eventsPerSecond)} | ${(r.service.eventsPerSecond / r.baseline.eventsPerSecond).toFixed(3)} | ${st.service} / ${st.baseline} | ${r.load} |`,
+        `| ${r.sc.name} | ${r.sc.connections} | ${f0(r.service.eventsPerSecond)} | ${w} | ${f0(r.service.p50)} ms ` +
+          `/ ${f0(r.service.p99)} ms | ${f0(r.baseline.eventsPerSecond)} ` +
+          `| ${(r.service.eventsPerSecond / r.baseline.eventsPerSecond).toFixed(3)} | ${st.service} / ${st.baseline} ` +
+          `| ${r.load} |`,
       );
     }
     if (PROFILE_DIR) {
@@ -342,7 +355,8 @@ async function main(): Promise<void> {
           .filter((f) => f.endsWith(".cpuprofile") && !before.has(f))
           .map((f) => path.join(PROFILE_DIR, f));
         console.log(
-          `\nprofile, ${sc.name} (${f0(run.eventsPerSecond)} events/s while profiled): npx tsx bench/profile-summary.ts ${written.join(" ")} --since-us ${sinceUs} --requests ${run.requests}`,
+          `\nprofile, ${sc.name} (${f0(run.eventsPerSecond)} events/s while profiled): npx tsx ` +
+            `bench/profile-summary.ts ${written.join(" ")} --since-us ${sinceUs} --requests ${run.requests}`,
         );
       }
     }

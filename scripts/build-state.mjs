@@ -19,6 +19,7 @@ const GENERATED = [
 ];
 const INPUTS = [
   "src",
+  "portal",
   "prisma/schema.prisma",
   "schema/schema.graphql",
   "codegen.ts",

@@ -2,7 +2,8 @@
 /**
  * `npm run build`: the generated code (Prisma client and Pothos types from prisma/schema.prisma,
  * typed GraphQL operations from src/rest/operations/*.graphql), then the TypeScript compiler
- * (type check and emit) from src/ to plain JavaScript in dist/. Needs the dev dependencies.
+ * (type check and emit) from src/ to plain JavaScript in dist/, then the customer portal (portal/,
+ * Preact) bundled by Vite into dist/portal. Needs the dev dependencies.
  * dist/build-info.json, written last, marks a complete build (scripts/run.mjs compares its time
  * with the sources').
  */
@@ -41,5 +42,8 @@ step("prisma generate", [bin("prisma", "prisma"), "generate", "--no-hints"]);
 step("graphql-codegen", [bin("@graphql-codegen/cli", "graphql-codegen"), "--config", "codegen.ts"]);
 fs.rmSync(path.join(root, "dist"), { recursive: true, force: true });
 step("tsc", [bin("typescript", "tsc"), "-p", "tsconfig.build.json"]);
+// the customer portal (docs/customer-portal.md): portal/ type-checked, then bundled by Vite into dist/portal
+step("tsc portal", [bin("typescript", "tsc"), "-p", "portal"]);
+step("vite portal", [bin("vite", "vite"), "build", "--config", "portal/vite.config.mjs"]);
 const { version } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
 fs.writeFileSync(stamp, `${JSON.stringify({ version, builtAt: new Date().toISOString(), node: process.version })}\n`);

@@ -1,4 +1,6 @@
-/** Prints the REST surface's OpenAPI document to schema/openapi.json (committed; test/openapi.test.ts fails when stale). */
+/**
+ * Prints the REST surface's OpenAPI document to schema/openapi.json (committed; test/openapi.test.ts fails when stale).
+ */
 import { openApiDocument } from "../src/rest/openapi.js";
 
 export const OPENAPI_PATH = new URL("../schema/openapi.json", import.meta.url);

@@ -3,8 +3,8 @@
  * `npm start`, `npm run cli`, `npm run demo`: runs dist/<entry>.js (main, cli or demo) in this same
  * process, so signals sent to npm reach the service directly (npm forwards them to this process;
  * no shell, tsx or second node in between). When dist/ is missing or older than the sources (a
- * fresh clone, a pull), it runs the build (scripts/build.mjs, `npm run build`) first; its progress goes to stderr as JSON lines.
- * In an installation without sources or without the dev dependencies (a production install over
+ * fresh clone, a pull), it runs the build (scripts/build.mjs, `npm run build`) first; its progress goes to stderr as
+ * JSON lines. In an installation without sources or without the dev dependencies (a production install over
  * a built dist/), dist/ is used as it is.
  */
 import fs from "node:fs";

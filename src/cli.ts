@@ -92,7 +92,12 @@ migrateCommand
           ...status.unknown.map((n) => `unknown   ${n}  (applied, not in this build)`),
         ];
         process.stdout.write(
-          `${lines.join("\n")}\n${status.pending.length || status.failed.length ? `${status.pending.length} pending, ${status.failed.length} failed` : "the database is up to date"}\n`,
+          `${lines.join("\n")}` +
+            `\n${
+              status.pending.length || status.failed.length
+                ? `${status.pending.length} ` + `pending, ${status.failed.length} failed`
+                : "the database is up to date"
+            }\n`,
         );
       }
       if (status.pending.length || status.failed.length) process.exitCode = 1;
@@ -204,7 +209,10 @@ sii
     }
   });
 
-/** Errors whose message says it all (no stack trace): bad input, configuration, a busy data directory, a migration; and system or database errors with a code. */
+/**
+ * Errors whose message says it all (no stack trace): bad input, configuration, a busy data directory, a migration; and
+ * system or database errors with a code.
+ */
 const EXPECTED = new Set(["DataDirInUseError", "ConfigError", "MigrationError", "UsageError"]);
 
 try {

@@ -1,6 +1,6 @@
 /**
- * `npm run demo` (`node dist/demo.js`): a real scenario against the service. With BILLING_URL and BILLING_API_KEY set it
- * talks to that running server; otherwise it starts one in-process on a fresh embedded database.
+ * `npm run demo` (`node dist/demo.js`): a real scenario against the service. With BILLING_URL and BILLING_API_KEY set
+ * it talks to that running server; otherwise it starts one in-process on a fresh embedded database.
  * Creates a Chilean customer (valid RUT), an invoice with several lines and a discount, finalizes
  * it; dispatches goods with an order (guía de despacho) and bills it with a second invoice
  * (GraphQL invoiceOrders); credits part of the first invoice with a credit note and pays what is
@@ -84,14 +84,15 @@ async function call(method: string, pathname: string, body?: unknown) {
   return json;
 }
 
-async function graphql(query: string, variables: Record<string, unknown>) {
+/** POSTs a GraphQL query; resolves to its `data`, typed by the caller (`T`), or throws on `errors`. */
+async function graphql<T>(query: string, variables: Record<string, unknown>): Promise<T> {
   const res = await fetch(`${service.url}/graphql`, {
     method: "POST",
     headers: { authorization: `Bearer ${service.key}`, "content-type": "application/json" },
     body: JSON.stringify({ query, variables }),
   });
-  const json = (await res.json()) as { data?: any; errors?: unknown[] };
-  if (json.errors) throw new Error(`GraphQL ${JSON.stringify(json.errors)}`);
+  const json = (await res.json()) as { data?: T; errors?: unknown[] };
+  if (json.errors || json.data === undefined) throw new Error(`GraphQL ${JSON.stringify(json.errors)}`);
   return json.data;
 }
 
@@ -103,7 +104,21 @@ async function savePdf(pathname: string, name: string) {
   console.log(`  pdf written to ${pdfPath}`);
 }
 
-function printDocument(what: string, documentName: string, doc: any, currency: string) {
+/** The fields of a REST document (invoice, order, credit note) the demo prints; amounts are decimal strings. */
+interface PrintedDocument {
+  id: string;
+  number: number | null;
+  /** `internal` or `tax_agency` (docs/sii-setup.md) */
+  numbering?: string;
+  status: string;
+  lines: { name: string; quantity: string | number; amount: string | number; total: string; exempt?: boolean }[];
+  amount: string;
+  exempt: string;
+  tax: string;
+  total: string;
+}
+
+function printDocument(what: string, documentName: string, doc: PrintedDocument, currency: string) {
   // before the SII set-up a Chilean document is numbered in the internal series, no tax document (docs/sii-setup.md)
   const heading =
     doc.numbering === "internal"
@@ -112,9 +127,10 @@ function printDocument(what: string, documentName: string, doc: any, currency: s
   console.log(`${what} ${doc.id}  ${heading}  status ${doc.status}`);
   for (const line of doc.lines)
     console.log(
-      `  ${line.name.padEnd(28)} ${String(line.quantity).padStart(6)} x ${String(line.amount).padStart(8)}  = ${line.total}${line.exempt ? " (exempt)" : ""}`,
+      `  ${line.name.padEnd(28)} ${String(line.quantity).padStart(6)} x ${String(line.amount).padStart(8)}  ` +
+        `= ${line.total}${line.exempt ? " (exempt)" : ""}`,
     );
-  for (const field of ["amount", "exempt", "tax", "total"])
+  for (const field of ["amount", "exempt", "tax", "total"] as const)
     console.log(`${field.padStart(10)}: ${currency} ${doc[field]}`);
 }
 
@@ -170,9 +186,12 @@ try {
   console.log(`  customer balance ${order.customer.aggregations.balance}, sales ${order.customer.aggregations.sales}`);
   await savePdf(`/v1/orders/${order.id}/pdf/`, `order-${order.document.id}-${order.number}.pdf`);
 
-  const billed = await graphql(`mutation($ids: [ID!]!) { invoiceOrders(orderIds: $ids) { id total } }`, {
-    ids: [order.id],
-  });
+  const billed = await graphql<{ invoiceOrders: { id: string } }>(
+    `mutation($ids: [ID!]!) { invoiceOrders(orderIds: $ids) { id total } }`,
+    {
+      ids: [order.id],
+    },
+  );
   const orderInvoice = await call("GET", `/v1/invoices/${billed.invoiceOrders.id}/finalize/`);
   printDocument("invoice for the order", orderInvoice.document.name, orderInvoice, orderInvoice.document.currency);
 
@@ -188,7 +207,10 @@ try {
   await savePdf(`/v1/creditnotes/${note.id}/pdf/`, `creditnote-${note.document}-${note.number}.pdf`);
 
   // pay what is left of the first invoice with a test card (test gateway, tok_visa)
-  const due = await graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountDue } } }`, { id: invoice.id });
+  const due = await graphql<{ node: { amountDue: string } }>(
+    `query($id: ID!) { node(id: $id) { ... on Invoice { amountDue } } }`,
+    { id: invoice.id },
+  );
   const payment = await call("POST", "/v1/payments/", {
     invoice: invoice.id,
     amount: due.node.amountDue,
@@ -200,11 +222,15 @@ try {
     data: { token: "tok_visa" },
   });
   const paid = await call("POST", `/v1/payments/${payment.id}/authorize/`, { source: card.id });
-  const after = await graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountPaid amountDue } } }`, {
-    id: invoice.id,
-  });
+  const after = await graphql<{ node: { amountPaid: string; amountDue: string } }>(
+    `query($id: ID!) { node(id: $id) { ... on Invoice { amountPaid amountDue } } }`,
+    {
+      id: invoice.id,
+    },
+  );
   console.log(
-    `payment ${paid.id}  ${paid.currency} ${paid.amount} with ${card.data.brand} ${card.data.last4}: ${paid.status}; invoice N° ${invoice.number} paid ${after.node.amountPaid}, due ${after.node.amountDue}`,
+    `payment ${paid.id}  ${paid.currency} ${paid.amount} with ${card.data.brand} ${card.data.last4}: ${paid.status}; ` +
+      `invoice N° ${invoice.number} paid ${after.node.amountPaid}, due ${after.node.amountDue}`,
   );
 
   // recurring billing: a licensed and a metered plan, a subscription started a month ago, usage
@@ -262,7 +288,11 @@ try {
         cycleInvoice.document.currency,
       );
       console.log(
-        `  payments: ${cycleInvoice.payments.map((p: any) => `${p.id} ${p.amount} ${p.status}`).join(", ") || "none"}`,
+        `  payments: ${
+          cycleInvoice.payments
+            .map((p: { id: string; amount: string; status: string }) => `${p.id} ${p.amount} ${p.status}`)
+            .join(", ") || "none"
+        }`,
       );
     }
   } else {
@@ -293,7 +323,8 @@ try {
   const caf = generateCaf({ rut: "76042235-5", type: 33, from: 1, to: 50, authorizedOn: day(-1), idk: 100 });
   const uploaded = await call("POST", "/v1/billers/built_in/cafs/", { file: caf.file.toString("base64") });
   console.log(
-    `SII: certificate of ${certificate.subject_rut ?? "12345678-5"} uploaded; CAF ${uploaded.id} for ${uploaded.document} folios ${uploaded.range_from}..${uploaded.range_to} (test mode)`,
+    `SII: certificate of ${certificate.subject_rut ?? "12345678-5"} uploaded; CAF ${uploaded.id} ` +
+      `for ${uploaded.document} folios ${uploaded.range_from}..${uploaded.range_to} (test mode)`,
   );
   const dteDraft = await call("POST", "/v1/invoices/", {
     customer: customer.id,

@@ -46,7 +46,12 @@ export function createHttpServer(app: RequestHandler): http.Server {
       const response = await app.handle(request);
       if (!server.listening) res.setHeader("connection", "close");
       // every answer over HTTP carries the security headers (infra/http-security.ts)
-      res.writeHead(response.status, Object.fromEntries(secure(new Headers(response.headers))));
+      const answer = secure(new Headers(response.headers));
+      const head: Record<string, string | string[]> = Object.fromEntries(answer);
+      // several Set-Cookie headers stay several (the customer portal sets two: pages/portal.ts)
+      const cookies = answer.getSetCookie();
+      if (cookies.length) head["set-cookie"] = cookies;
+      res.writeHead(response.status, head);
       res.end(Buffer.from(await response.arrayBuffer()));
     } catch (e) {
       if (e instanceof BodyTooLargeError) {

@@ -15,7 +15,7 @@
  */
 import type http from "node:http";
 import { ConfigError, loadConfig, type Config } from "./infra/config.js";
-import { createLogger, type Logger } from "./infra/logger.js";
+import { createLogger } from "./infra/logger.js";
 import { databaseTarget, errorMessage, type DatabaseTarget } from "./infra/driver-adapter.js";
 import type { Database } from "./infra/database.js";
 import { DataDirInUseError } from "./infra/data-dir-lock.js";

@@ -35,6 +35,22 @@ import { documentLimitPlugins, enforceDeadlines, timeBudgetPlugin } from "./grap
 import { createRateLimits, type Refusal } from "./infra/rate-limit.js";
 import { cors, graphiqlCsp, inlineScriptHashes } from "./infra/http-security.js";
 import { socketAddress } from "./http-server.js";
+import { createPortalPages } from "./pages/portal.js";
+import { authenticatePortal } from "./services/portal.js";
+import type { Auth } from "./services/context.js";
+import { parseCookies, PORTAL_COOKIE, PORTAL_CSRF_HEADER, redactPortalPath } from "./domain/portal.js";
+import { assertIdempotencyKey } from "./domain/idempotency.js";
+import type { PrismaClient } from "./infra/prisma/generated/client.js";
+
+/** A request path as request logs print it: session keys, checkout tokens and portal links redacted. */
+function loggedPath(pathname: string): string {
+  return redactPortalPath(redactCheckoutTokens(redactSessionKeys(pathname)));
+}
+
+/** The customer-portal credential a request carries (its HttpOnly cookie), if any. */
+function portalCookie(request: Request): string | undefined {
+  return parseCookies(request.headers.get("cookie"))[PORTAL_COOKIE];
+}
 
 /**
  * Apollo's automatic persisted queries (docs/graphql.md "Persisted queries"): the documents sent
@@ -106,13 +122,21 @@ export interface AppOptions {
   publicUrl?: string;
   /** run-time settings of the use cases (infra/config.ts); defaults for what is not given */
   settings?: Partial<AppSettings>;
-  /** outbox: a Mailer to use instead of SMTP_URL's (tests); how often the retry worker runs (ms, default 30 s; 0: no worker) */
+  /**
+   * outbox: a Mailer to use instead of SMTP_URL's (tests); how often the retry worker runs (ms, default 30 s; 0: no
+   * worker)
+   */
   mailer?: Mailer | null;
   outboxIntervalMs?: number;
   /** how often the billing run runs inside the server (ms; default 0: never; BILLING_RUN_INTERVAL_SECONDS) */
   billingRunIntervalMs?: number;
-  /** SII sending (docs/sii-sending.md): how often the worker uploads queued DTEs and polls SII (ms; default 0: no worker, as in tests; main.ts passes SII_SEND_INTERVAL_SECONDS) */
+  /**
+   * SII sending (docs/sii-sending.md): how often the worker uploads queued DTEs and polls SII (ms; default 0: no
+   * worker, as in tests; main.ts passes SII_SEND_INTERVAL_SECONDS)
+   */
   siiIntervalMs?: number;
+  /** the built customer portal (docs/customer-portal.md); default dist/portal */
+  portalDir?: string;
 }
 
 export interface App {
@@ -121,7 +145,10 @@ export interface App {
   registry: Registry;
   /** SMTP mailer (null without SMTP_URL) */
   mailer: Mailer | null;
-  /** stops background work (the outbox worker, the billing run, the SII worker) and closes the mailer; the database stays open */
+  /**
+   * stops background work (the outbox worker, the billing run, the SII worker) and closes the mailer; the database
+   * stays open
+   */
   close(): Promise<void>;
 }
 
@@ -134,6 +161,7 @@ export function createApp({
   outboxIntervalMs = 30_000,
   billingRunIntervalMs = 0,
   siiIntervalMs = 0,
+  portalDir,
 }: AppOptions): App {
   const { prisma } = database;
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
@@ -188,7 +216,8 @@ export function createApp({
     cors: false, // CORS is answered for /graphql and /v1 alike in `guarded` (infra/http-security.ts)
     graphqlEndpoint: "/graphql",
     graphiql: GRAPHIQL_OPTIONS,
-    renderGraphiQL: renderOfflineGraphiQL, // the offline page, instead of Yoga's default one that loads GraphiQL from a CDN
+    // the offline page, instead of Yoga's default one that loads GraphiQL from a CDN
+    renderGraphiQL: renderOfflineGraphiQL,
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: (error) => maskError(error, logger) },
@@ -196,7 +225,7 @@ export function createApp({
       const requestId = request.headers.get("x-request-id") ?? randomUUID();
       // a keyed request runs in its own transaction (idempotent() below): every query goes there
       const db = requestDatabase() ?? prisma;
-      const auth = await authenticate(db, request.headers.get("authorization"), new Date(), apiKeys);
+      const auth = await requestAuth(db, request);
       const baseUrl = publicUrl ?? new URL(request.url).origin;
       return {
         prisma: db,
@@ -212,6 +241,20 @@ export function createApp({
   });
 
   const rest = createRestHandler({ yoga, publicUrl });
+  // the customer portal's pages (pages/portal.ts); its data comes from /graphql
+  const portalPages = createPortalPages({ prisma, portalDir, publicUrl });
+
+  /**
+   * Who a request is: its API key (Authorization), else its customer-portal credential (cookie,
+   * with the X-Portal-CSRF header; services/portal.ts), else a 401.
+   */
+  async function requestAuth(db: PrismaClient, request: Request): Promise<Auth> {
+    const authorization = request.headers.get("authorization");
+    const cookie = portalCookie(request);
+    if (!authorization && cookie !== undefined)
+      return (await authenticatePortal(db, cookie, request.headers.get(PORTAL_CSRF_HEADER), new Date())).auth;
+    return authenticate(db, authorization, new Date(), apiKeys);
+  }
 
   /**
    * Ready when the database answers within READY_TIMEOUT_MS and every migration is applied.
@@ -258,11 +301,16 @@ export function createApp({
   ): Promise<Response> {
     let auth;
     try {
-      auth = await authenticate(prisma, request.headers.get("authorization"), new Date(), apiKeys);
+      auth = await requestAuth(prisma, request);
+      if (auth.portal) {
+        // the portal's keys live apart from the API keys' (same organization and mode)
+        assertIdempotencyKey(key);
+        key = `portal/${auth.portal.customerId}/${key}`;
+      }
     } catch (e) {
       // no valid key: the request runs as usual and answers 401; anything else (a database that
       // cannot serve) must not run the request without its key
-      if (e instanceof DomainError && e.status === 401) return run(request);
+      if (e instanceof DomainError && (e.status === 401 || e.status === 403)) return run(request);
       return keyedFailure(e, key, surface);
     }
     const url = new URL(request.url);
@@ -353,6 +401,8 @@ export function createApp({
           settings,
           baseUrl: publicUrl ?? url.origin,
         });
+      } else if (url.pathname === "/portal" || url.pathname.startsWith("/portal/")) {
+        response = (await portalPages(request))!;
       } else if (isDocsPath(url.pathname)) response = handleDocs(request);
       else if (url.pathname === "/healthz") response = Response.json({ status: "ok" });
       else if (url.pathname === "/readyz") {
@@ -377,7 +427,8 @@ export function createApp({
         );
       }
     } catch (e) {
-      // a database that cannot serve now is a 503 with Retry-After (infra/database-errors.ts); anything else a masked 500
+      // a database that cannot serve now is a 503 with Retry-After (infra/database-errors.ts); anything else a masked
+      // 500
       const mapped = domainErrorOfDatabaseFailure(e);
       if (mapped) {
         logger.warn({ err: e, requestId }, `request failed: ${mapped.code}`);
@@ -394,7 +445,7 @@ export function createApp({
       {
         requestId,
         method: request.method,
-        path: redactCheckoutTokens(redactSessionKeys(url.pathname)),
+        path: loggedPath(url.pathname),
         status: response.status,
         ms: Math.round(ms),
       },
@@ -427,7 +478,15 @@ export function createApp({
   async function guarded(request: Request): Promise<Response> {
     const url = new URL(request.url);
     const surface = url.pathname.startsWith("/graphql") ? "graphql" : url.pathname.startsWith("/v1") ? "rest" : null;
-    if (!surface) return handle(request);
+    if (!surface) {
+      // the portal's pages are limited per client address (a session key is tried there)
+      if (url.pathname === "/portal" || url.pathname.startsWith("/portal/")) {
+        const address = clientAddress(request, settings.trustProxy);
+        const refusal = await limits.consumeRequest(null, address);
+        if (refusal) return rateLimited("rest", refusal, "requests from this address");
+      }
+      return handle(request);
+    }
     const policy = cors(request, settings.corsOrigins);
     const finish = (response: Response) => {
       const headers = new Headers(response.headers);
@@ -440,13 +499,16 @@ export function createApp({
     const address = clientAddress(request, settings.trustProxy);
     const authorization = request.headers.get("authorization");
     const blocked = await limits.checkAuthFailures(address);
-    const refusal = blocked ?? (await limits.consumeRequest(authorization, address));
+    // a portal credential is limited like an API key: per credential
+    const cookie = authorization ? undefined : portalCookie(request);
+    const refusal =
+      blocked ?? (await limits.consumeRequest(authorization ?? (cookie ? `portal:${cookie}` : null), address));
     if (refusal) {
       requests.inc({ surface, status: "429" });
       logger.warn(
         {
           method: request.method,
-          path: redactCheckoutTokens(redactSessionKeys(url.pathname)),
+          path: loggedPath(url.pathname),
           address,
           reason: blocked ? "authentication failures" : "rate limit",
         },

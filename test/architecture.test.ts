@@ -61,7 +61,9 @@ function specifiers(file: string): string[] {
   return found;
 }
 
-/** src/'s modules (paths relative to src/) and the modules each imports; throws on an import that resolves to no file. */
+/**
+ * src/'s modules (paths relative to src/) and the modules each imports; throws on an import that resolves to no file.
+ */
 function importGraph(): Graph {
   const graph: Graph = new Map();
   for (const file of sourceFiles(SRC)) {
@@ -80,7 +82,10 @@ function importGraph(): Graph {
   return graph;
 }
 
-/** The circles of `graph`: its strongly connected components of more than one module (Tarjan), or a module importing itself. */
+/**
+ * The circles of `graph`: its strongly connected components of more than one module (Tarjan), or a module importing
+ * itself.
+ */
 function circles(graph: Graph): string[][] {
   let counter = 0;
   const index = new Map<string, number>();
@@ -130,7 +135,10 @@ function upwardImports(graph: Graph): string[] {
   return up;
 }
 
-/** Each function of `file` (declarations, methods, arrows, expressions) over `maxLines` lines or `maxParams` parameters, as `name:line lines=N params=N`. */
+/**
+ * Each function of `file` (declarations, methods, arrows, expressions) over `maxLines` lines or `maxParams` parameters,
+ * as `name:line lines=N params=N`.
+ */
 function oversizedFunctions(file: string, { maxLines, maxParams }: { maxLines: number; maxParams: number }): string[] {
   const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
   const over: string[] = [];

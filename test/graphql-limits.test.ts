@@ -81,20 +81,26 @@ describe("GraphQL limits", () => {
     expect(cost(`{ node(id: "inv_x") { ... on Invoice { pdf } ...F } } fragment F on Order { pdf }`)).toBe(1 + 2_000);
   });
 
-  it("let an ordinary page of 50 with one nested list through (3,001 when every scalar cost 1), and a page of 50 with every object joined", () => {
-    // 12 invoice fields, the payments' 9: 1 + 50 x (1 + 1 + 12 + 1 + 5 x 9) = 3,001 when scalars cost 1, over the limit of 3,000
-    const page = (n: number) => `{ invoices(first: ${n}, where: { status: { equals: finalized } }) { edges { node {
+  it(
+    "let an ordinary page of 50 with one nested list through (3,001 when every scalar cost 1), and a page of 50 " +
+      "with every object joined",
+    () => {
+      // 12 invoice fields, the payments' 9: 1 + 50 x (1 + 1 + 12 + 1 + 5 x 9) = 3,001 when scalars cost 1, over the
+      // limit of 3,000
+      const page = (n: number) => `{ invoices(first: ${n}, where: { status: { equals: finalized } }) { edges { node {
       id number date dueDate status subtotal tax total amountDue note metadata created
       payments { id date paymentDate amount status description metadata created updated } } } } }`;
-    expect(cost(page(50))).toBe(1 + 1 + 50 * (1 + (1 + 5 * 0)));
-    expect(errors(parse(page(50)))).toEqual([]);
-    expect(errors(parse(page(100)))).toEqual([]);
-    // a page of 50 with every single object joined and two nested lists (550 rows)
-    const wide = `{ invoices(first: 50) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id customer { id country { id } state { id } }
+      expect(cost(page(50))).toBe(1 + 1 + 50 * (1 + (1 + 5 * 0)));
+      expect(errors(parse(page(50)))).toEqual([]);
+      expect(errors(parse(page(100)))).toEqual([]);
+      // a page of 50 with every single object joined and two nested lists (550 rows)
+      const wide = `{ invoices(first: 50) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id
+      customer { id country { id } state { id } }
       lines { id name } payments { id source { id } invoice { id } } } } } }`;
-    expect(cost(wide)).toBe(1 + 500 + 1 + 1 + 50 * (1 + (1 + 1 + 1) + (1 + 5 * 0) + (1 + 5 * (1 + 1))));
-    expect(errors(parse(wide))).toEqual([]);
-  });
+      expect(cost(wide)).toBe(1 + 500 + 1 + 1 + 50 * (1 + (1 + 1 + 1) + (1 + 5 * 0) + (1 + 5 * (1 + 1))));
+      expect(errors(parse(wide))).toEqual([]);
+    },
+  );
 
   it("price an exact totalCount at 500 (five in a request, not six) and the capped count as an object", () => {
     const counts = (n: number, field = "totalCount") =>
@@ -108,28 +114,34 @@ describe("GraphQL limits", () => {
     expect(errors(parse(counts(30, "count { count precision }")))).toEqual([]);
   });
 
-  it("allow two PDFs and refuse three or a list of them; a page of 100 invoices with their lines' ids costs 202 and reads 600 rows: one fits, two do not", () => {
-    const pdf = (alias: string) => `${alias}: node(id: "inv_${alias}") { ... on Invoice { pdf } }`;
-    expect(errors(parse(`{ ${pdf("a")} ${pdf("b")} }`))).toEqual([]);
-    expect(errors(parse(`{ ${pdf("a")} ${pdf("b")} ${pdf("c")} }`))[0]).toMatch(
-      /^The query costs 3003, more than the limit of 3000/,
-    );
-    expect(errors(parse(`{ invoices(first: 3) { edges { node { pdf } } } }`))[0]).toMatch(
-      /^The query costs 3005, more than the limit of 3000/,
-    );
-    expect(errors(parse(`{ invoices(first: 2) { edges { node { pdf } } } }`))).toEqual([]);
-    const page = `invoices(first: 100) { edges { node { id lines { id } } } }`;
-    expect(errors(parse(`{ ${page} }`))).toEqual([]);
-    expect(cost(`{ ${page} }`)).toBe(1 + 1 + 100 * (1 + (1 + 5 * 0)));
-    const pages = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `p${i}: ${page}`).join(" ")} }`;
-    expect(errors(parse(pages(1)))).toEqual([]);
-    expect(errors(parse(pages(2)))).toEqual([
-      "The query reads up to 1200 rows, more than the limit of 1000 (a list or page multiplies the rows under it by its size: a page of 100 invoices with their lines is 600). Ask for fewer or smaller pages.",
-    ]);
-    // 600 + 66 x 6 = 996 rows: the most the bench sends
-    expect(errors(parse(`{ p0: ${page} p1: ${page.replace("first: 100", "first: 66")} }`))).toEqual([]);
-    expect(errors(parse(`{ p0: ${page} p1: ${page.replace("first: 100", "first: 67")} }`))).toHaveLength(1);
-  });
+  it(
+    "allow two PDFs and refuse three or a list of them; a page of 100 invoices with their lines' ids costs 202 and " +
+      "reads 600 rows: one fits, two do not",
+    () => {
+      const pdf = (alias: string) => `${alias}: node(id: "inv_${alias}") { ... on Invoice { pdf } }`;
+      expect(errors(parse(`{ ${pdf("a")} ${pdf("b")} }`))).toEqual([]);
+      expect(errors(parse(`{ ${pdf("a")} ${pdf("b")} ${pdf("c")} }`))[0]).toMatch(
+        /^The query costs 3003, more than the limit of 3000/,
+      );
+      expect(errors(parse(`{ invoices(first: 3) { edges { node { pdf } } } }`))[0]).toMatch(
+        /^The query costs 3005, more than the limit of 3000/,
+      );
+      expect(errors(parse(`{ invoices(first: 2) { edges { node { pdf } } } }`))).toEqual([]);
+      const page = `invoices(first: 100) { edges { node { id lines { id } } } }`;
+      expect(errors(parse(`{ ${page} }`))).toEqual([]);
+      expect(cost(`{ ${page} }`)).toBe(1 + 1 + 100 * (1 + (1 + 5 * 0)));
+      const pages = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `p${i}: ${page}`).join(" ")} }`;
+      expect(errors(parse(pages(1)))).toEqual([]);
+      expect(errors(parse(pages(2)))).toEqual([
+        "The query reads up to 1200 rows, more than the limit of 1000 (a list or page multiplies the rows " +
+          "under it by " +
+          "its size: a page of 100 invoices with their lines is 600). Ask for fewer or smaller pages.",
+      ]);
+      // 600 + 66 x 6 = 996 rows: the most the bench sends
+      expect(errors(parse(`{ p0: ${page} p1: ${page.replace("first: 100", "first: 66")} }`))).toEqual([]);
+      expect(errors(parse(`{ p0: ${page} p1: ${page.replace("first: 100", "first: 67")} }`))).toHaveLength(1);
+    },
+  );
 
   it("price the worked examples of docs/limits.md as its table says", () => {
     const price = (query: string) => {
@@ -142,8 +154,8 @@ describe("GraphQL limits", () => {
     };
     const pdf = (alias: string) => `${alias}: node(id: "inv_${alias}") { ... on Invoice { pdf } }`;
     const lines = `invoices(first: 100) { edges { node { id lines { id } } } }`;
-    const page50 = `invoices(first: 50) { edges { node { id number date dueDate status subtotal tax total amountDue note metadata created
-      payments { id date paymentDate amount status description metadata created updated } } } }`;
+    const page50 = `invoices(first: 50) { edges { node { id number date dueDate status subtotal tax total amountDue note
+      metadata created payments { id date paymentDate amount status description metadata created updated } } } }`;
     const aliased = (n: number, selection: string) =>
       Array.from({ length: n }, (_, i) => `c${i}: ${selection}`).join(" ");
     const table: [string, number, number, boolean][] = [
@@ -163,18 +175,21 @@ describe("GraphQL limits", () => {
     for (const [query, cost, rows, fits] of table) expect(price(query), query).toEqual({ cost, rows, fits });
   });
 
-  it("count as rows the items of pages, lists and ids (fragments and variables too), not edges or single objects", () => {
-    const rows = (query: string) => {
-      const found = validate(schema, parse(query), [costRule(1_000_000, 0)]);
-      return found.length ? Number(found[0].extensions.rows) : 0;
-    };
-    expect(rows(`{ invoices(first: 100) { pageInfo { hasNextPage } edges { cursor node { id } } } }`)).toBe(100);
-    expect(rows(`{ node(id: "inv_x") { ... on Invoice { lines { id } customer { id } } } }`)).toBe(5);
-    expect(rows(`{ invoices(first: 10) { edges { node { customer { id } lines { id } } } } }`)).toBe(10 + 10 * 5);
-    expect(rows(`{ nodes(ids: ["a", "b"]) { id } }`)).toBe(2);
-    expect(
-      rows(`query($n: Int) { customers(first: $n) { edges { node { ...C } } } } fragment C on Customer { id }`),
-    ).toBe(100);
-    expect(rows(`{ customers(first: 10) { edges { node { id } } } }`)).toBe(10);
-  });
+  it(
+    "count as rows the items of pages, lists and ids (fragments and variables too), not edges or " + "single objects",
+    () => {
+      const rows = (query: string) => {
+        const found = validate(schema, parse(query), [costRule(1_000_000, 0)]);
+        return found.length ? Number(found[0].extensions.rows) : 0;
+      };
+      expect(rows(`{ invoices(first: 100) { pageInfo { hasNextPage } edges { cursor node { id } } } }`)).toBe(100);
+      expect(rows(`{ node(id: "inv_x") { ... on Invoice { lines { id } customer { id } } } }`)).toBe(5);
+      expect(rows(`{ invoices(first: 10) { edges { node { customer { id } lines { id } } } } }`)).toBe(10 + 10 * 5);
+      expect(rows(`{ nodes(ids: ["a", "b"]) { id } }`)).toBe(2);
+      expect(
+        rows(`query($n: Int) { customers(first: $n) { edges { node { ...C } } } } fragment C on Customer { id }`),
+      ).toBe(100);
+      expect(rows(`{ customers(first: 10) { edges { node { id } } } }`)).toBe(10);
+    },
+  );
 });

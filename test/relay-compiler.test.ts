@@ -2,7 +2,8 @@
  * relay-compiler 21 (the real binary) compiles the Relay fixtures in test/relay/src against the
  * committed schema/schema.graphql with no error: a @connection paginated by a @refetchable
  * fragment on Query, a @refetchable fragment on a Node type (refetched through node(id:)), and a
- * subscription with its lines and scheduled change, a delete whose deletedId has @deleteRecord. test/integration/relay.test.ts runs them.
+ * subscription with its lines and scheduled change, a delete whose deletedId has @deleteRecord.
+ * test/integration/relay.test.ts runs them.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { compileRelay, type RelayCompilation } from "./helpers/relay.js";
@@ -51,9 +52,13 @@ describe("relay-compiler over schema/schema.graphql", () => {
     expect(refetch.params.text).toMatch(/node\(id: \$id\)/);
   });
 
-  it("selects no id of a pending line's own (its deprecated String id is the replaced line's); the line it replaces is a reference", () => {
-    const text: string = compiled.artifact("SubscriptionDetailQuery").params.text;
-    const pending = text.slice(text.indexOf("pendingChanges")).replace(/\s+/g, " ");
-    expect(pending).toMatch(/^pendingChanges \{ cycle lines \{ quantity line \{ id quantity \} \} \}/);
-  });
+  it(
+    "selects no id of a pending line's own (its deprecated String id is the replaced line's); the line it replaces " +
+      "is a reference",
+    () => {
+      const text: string = compiled.artifact("SubscriptionDetailQuery").params.text;
+      const pending = text.slice(text.indexOf("pendingChanges")).replace(/\s+/g, " ");
+      expect(pending).toMatch(/^pendingChanges \{ cycle lines \{ quantity line \{ id quantity \} \} \}/);
+    },
+  );
 });

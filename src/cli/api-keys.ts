@@ -43,7 +43,8 @@ export function apiKeyCommands(
   command
     .command("create")
     .description(
-      "create an API key for an organization named by id, or by name (created when no organization has that name; says when it joins an existing one)",
+      "create an API key for an organization named by id, or by name (created when no organization has that name; " +
+        "says when it joins an existing one)",
     )
     .requiredOption(
       "--organization <name or id>",
@@ -53,7 +54,8 @@ export function apiKeyCommands(
     .option("--mode <mode>", "test or live", "test")
     .option(
       "--expires <date>",
-      "the key stops working at 00:00 UTC of this date (yyyy-mm-dd), or at an ISO 8601 timestamp with offset; default: never",
+      "the key stops working at 00:00 UTC of this date (yyyy-mm-dd), or at an ISO 8601 timestamp with offset; " +
+        "default: never",
     )
     .action(async (options: { organization: string; email: string; mode: string; expires?: string }) => {
       const { isOrganizationId, parseKeyExpiry } = await import("../domain/api-keys.js");
@@ -72,7 +74,12 @@ export function apiKeyCommands(
       notes.write(
         created.organization_created
           ? `created the organization ${named}\n`
-          : `joined the existing organization ${named}${"organizationName" in target ? ` (it has that name; pass --organization ${created.organization} to name it by id)` : ""}\n`,
+          : `joined the existing ` +
+              `organization ${named}${
+                "organizationName" in target
+                  ? ` (it has that name; pass ` + `--organization ${created.organization} to name it by id)`
+                  : ""
+              }\n`,
       );
       out.write(`${JSON.stringify(created)}\n`);
     });

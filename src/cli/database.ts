@@ -56,7 +56,8 @@ export function databaseCommands(openDatabase: () => Promise<Database>, out: Com
   command
     .command("copy")
     .description(
-      "copy every row of the configured database (e.g. the embedded one) into an empty PostgreSQL database, migrating it first",
+      "copy every row of the configured database (e.g. the embedded one) into an empty PostgreSQL database, " +
+        "migrating it first",
     )
     .requiredOption(
       "--to <url>",

@@ -40,7 +40,8 @@ export function parseKeyExpiry(input: string, now: Date): Date {
   if (!instant || Number.isNaN(instant.getTime())) {
     throw ValidationError.field(
       "expires",
-      `must be a date yyyy-mm-dd or an ISO 8601 timestamp with an offset (2026-12-01T12:00:00Z), got ${JSON.stringify(input)}`,
+      `must be a date yyyy-mm-dd or an ISO 8601 timestamp with an offset (2026-12-01T12:00:00Z), ` +
+        `got ${JSON.stringify(input)}`,
     );
   }
   if (instant.getTime() <= now.getTime()) {
@@ -88,7 +89,10 @@ export function bearerKey(header: string | null | undefined): string | null {
   return match[2];
 }
 
-/** Whether `text` has the shape of an organization id (`org_` + 24 base62 characters), so `api-key create --organization` names one by id. */
+/**
+ * Whether `text` has the shape of an organization id (`org_` + 24 base62 characters), so `api-key create
+ * --organization` names one by id.
+ */
 export function isOrganizationId(text: string): boolean {
   return /^org_[0-9A-Za-z]{24}$/.test(text);
 }

@@ -203,7 +203,8 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
     billedAddons.push(addon.id);
     lines.push({
       name: `${addon.name}${label}`,
-      description: `${addon.applyScheme === "one_time" ? "one-time" : "recurring"} addon, ${period.start} to ${period.end}`,
+      description:
+        `${addon.applyScheme === "one_time" ? "one-time" : "recurring"} addon, ${period.start} ` + `to ${period.end}`,
       quantity: String(addon.quantity),
       amount: plain(unit),
       discount: "0",
@@ -286,7 +287,11 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
       room.set(exempt, room.get(exempt)!.plus(roundMoney(quantity.times(amount), input.currency)));
       lines.push({
         name: item.name,
-        description: `${total.isNegative() ? "credit" : "charge"}, ${item.periodStart} to ${item.periodEnd}${amount.eq(item.amount) ? "" : ` (${total.toFixed()}; the rest is carried to the next invoice)`}`,
+        description:
+          `${total.isNegative() ? "credit" : "charge"}, ${item.periodStart} ` +
+          `to ${item.periodEnd}${
+            amount.eq(item.amount) ? "" : ` (${total.toFixed()}; the rest is carried to the ` + `next invoice)`
+          }`,
         quantity: plain(quantity),
         amount: plain(amount),
         discount: "0",

@@ -7,12 +7,21 @@
  *   issuer's comuna (chile-dte.md §9: "S.I.I. - <SII regional office of the issuer's comuna>").
  *
  * Sources. Comunas: the División Político-Administrativa of Chile as the Subsecretaría de
- * Desarrollo Regional lists it (346 comunas since Ñuble became a region in 2018), regions as ISO
- * 3166-2:CL (chile-dte.md §8). Offices: SII's directory of Direcciones Regionales and their
+ * Desarrollo Regional (SUBDERE) lists it with its Código Único Territorial (CUT: 346 comunas since
+ * Ñuble became a region in 2018), regions as ISO 3166-2:CL (chile-dte.md §8). Checked: 346 distinct
+ * comunas with the CUT's count per region (Arica y Parinacota 4, Tarapacá 7, Antofagasta 9,
+ * Atacama 9, Coquimbo 15, Valparaíso 38, Metropolitana 52, O'Higgins 33, Maule 30, Ñuble 21, Biobío
+ * 33, Araucanía 32, Los Ríos 12, Los Lagos 30, Aysén 10, Magallanes 11: test/domain/chile-communes
+ * .test.ts), and the names of the CUT list compared one by one for regions I to VII, which agree
+ * except the CUT's short forms kept here as aliases ("Calera" for La Calera). SII takes the comuna
+ * in `CmnaRecep`/`CmnaOrigen` as free text (ComunaType, at most 20 characters), not as a code, so
+ * the official name is what matters; the DTE cuts it to 20 characters.
+ * Offices: SII's directory of Direcciones Regionales and their
  * Unidades (sii.cl, "Direcciones Regionales"): one Dirección Regional per region (four in the
  * Región Metropolitana: Santiago Centro, Oriente, Poniente and Sur), plus the provincial units
- * named below. The table was written from that directory as known to the authors, not checked
- * against SII's current resolution on jurisdictions: it is complete for the Región Metropolitana
+ * named below. The table was written from that directory as known to the authors; no copy of SII's
+ * list of unidades regionales or of its current resolution on jurisdictions was available to
+ * check it against, so the office mapping is unverified (the comunas are): it is complete for the Región Metropolitana
  * (every comuna has its Dirección Regional) and each regional capital; a comuna of a province
  * without a unit listed here falls back to its region's Dirección Regional (documented rule,
  * `siiOfficeOf`), which is where an unlisted unit reports to.
@@ -395,6 +404,10 @@ const ALIASES: Record<string, string> = {
   "til til": "Tiltil",
   "san pedro de melipilla": "San Pedro",
   "santiago centro": "Santiago",
+  calera: "La Calera",
+  paihuano: "Paiguano",
+  trehuaco: "Treguaco",
+  coihaique: "Coyhaique",
 };
 
 /** Case-, accent- and spacing-insensitive key of a comuna's name ("Ñuñoa", "NUNOA", " ñuñoa " → "nunoa"). */
@@ -420,7 +433,10 @@ for (const [alias, name] of Object.entries(ALIASES)) BY_KEY.set(alias, BY_KEY.ge
 /** Every comuna of Chile, official names, north to south by region. */
 export const CHILEAN_COMMUNES: readonly string[] = REGIONS.flatMap((r) => r.provinces.flatMap(([, names]) => names));
 
-/** The comuna `name` designates (any case, with or without accents, or a common alias), or null when it is none of Chile's. */
+/**
+ * The comuna `name` designates (any case, with or without accents, or a common alias), or null when it is none of
+ * Chile's.
+ */
 export function findCommune(name: string): Commune | null {
   return BY_KEY.get(communeKey(name)) ?? null;
 }

@@ -15,7 +15,9 @@ import { Decimal, sum, toDecimal, type CurrencyUnit, type DecimalInput } from ".
 /** How a note adjusts the invoice it references: SII's 61/112 credit (lower), 56/111 debit (raise). */
 export type NoteEffect = "credit" | "debit";
 
-/** The effect of a note document type (`isNote`, `isCreditNote` of DocumentType), or null for a type that is not a note. */
+/**
+ * The effect of a note document type (`isNote`, `isCreditNote` of DocumentType), or null for a type that is not a note.
+ */
 export function noteEffect(documentType: { isNote: boolean; isCreditNote: boolean }): NoteEffect | null {
   if (!documentType.isNote) return null;
   return documentType.isCreditNote ? "credit" : "debit";
@@ -94,7 +96,10 @@ export function creditNoteTaxRules(
   };
 }
 
-/** SII `CodRef` of a note's Referencia (chile-dte.md 2.6): 1 cancels the invoice, 2 corrects text only, 3 corrects amounts. */
+/**
+ * SII `CodRef` of a note's Referencia (chile-dte.md 2.6): 1 cancels the invoice, 2 corrects text only, 3 corrects
+ * amounts.
+ */
 export const REFERENCE_CODES = [1, 2, 3] as const;
 export type ReferenceCode = (typeof REFERENCE_CODES)[number];
 /** What a note does when the caller does not say: correct amounts. */
@@ -124,7 +129,10 @@ export function referenceCodeProblem(input: {
     if (input.effect !== "credit")
       return "1 (cancels) is for credit notes; a debit note corrects amounts (3) or text (2)";
     if (!toDecimal(input.total).equals(toDecimal(input.invoiceTotal))) {
-      return `a cancelling credit note credits the whole invoice total ${money(input.invoiceTotal)}, not ${money(input.total)}`;
+      return (
+        `a cancelling credit note credits the whole invoice total ${money(input.invoiceTotal)}, ` +
+        `not ${money(input.total)}`
+      );
     }
   }
   if (input.code === 2 && !toDecimal(input.total).isZero())

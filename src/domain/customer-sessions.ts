@@ -103,7 +103,10 @@ export function storedSessionSettings(json: unknown, returnUrl: string): Session
   };
 }
 
-/** `text` with every session key replaced by `cs_[redacted]` (request logs print paths, and GET by key has the key in its path). */
+/**
+ * `text` with every session key replaced by `cs_[redacted]` (request logs print paths, and GET by key has the key in
+ * its path).
+ */
 export function redactSessionKeys(text: string): string {
   return text.replace(/\bcs_[0-9A-Za-z]+/g, `${SESSION_KEY_PREFIX}[redacted]`);
 }

@@ -58,7 +58,9 @@ export function normalizeLines(lines: LineInput[], errors: FieldErrorCollector):
   });
 }
 
-/** A document type's tax rules (its `tax` percent, `hasTaxes`, `pricesIncludeTax`), as computeDocumentTotals takes them. */
+/**
+ * A document type's tax rules (its `tax` percent, `hasTaxes`, `pricesIncludeTax`), as computeDocumentTotals takes them.
+ */
 export function taxRulesOf(documentType: {
   tax: { toString(): string };
   hasTaxes: boolean;

@@ -5,7 +5,8 @@
  * Two series per (organization, mode, document type), each with its own numbers, so they never
  * collide (the unique key of a number includes its series):
  * - `sii_folio`: a folio SII authorized in a CAF; the document carries a signed DTE. Only for a type
- *   a tax agency issues (Chile's 33, 34, 39, 41, 52, 56, 61) in a mode set up with SII (the mode's
+ *   a tax agency issues (Chile's 33, 34, 39, 41, 52, 56, 61, 110, 111, 112) in a mode set up with SII
+ *   (the mode's
  *   tax profile has a RUT and the mode has a signing certificate).
  * - `internal`: the organization's own gapless series (1, 2, 3, …). Every type no agency issues, and
  *   in test mode a regulated type before the mode is set up: such a document is no tax document and
@@ -42,7 +43,8 @@ export function missingSetupSteps(setup: NumberingFacts["setup"], testMode: bool
   const mode = testMode ? "test" : "live";
   return [
     !setup.taxId &&
-      `set the ${mode} mode tax profile with the organization's RUT (PATCH /v1/billers/built_in/tax_profile/ tax_id, or GraphQL updateTaxProfile)`,
+      `set the ${mode} mode tax profile with the organization's RUT (PATCH /v1/billers/built_in/tax_profile/ tax_id, ` +
+        `or GraphQL updateTaxProfile)`,
     !setup.certificate &&
       `upload the ${mode} mode signing certificate (POST /v1/billers/built_in/certificates/, a PKCS#12)`,
   ].filter((s): s is string => !!s);
@@ -61,7 +63,8 @@ export function numberingFor(facts: NumberingFacts): DocumentNumbering {
   if (missing.length === 0) return "sii_folio";
   if (facts.testMode) return "internal";
   throw new InvalidStateError(
-    `live mode issues ${facts.documentTypeId} only as an SII electronic tax document (DTE), and live mode is not set up with SII: ` +
+    `live mode issues ${facts.documentTypeId} only as an SII electronic tax document (DTE), and live mode is not set ` +
+      `up with SII: ` +
       `${missing.join("; ")}; then upload a CAF for ${facts.documentTypeId} (POST /v1/billers/built_in/cafs/). ` +
       "Test mode issues it meanwhile as a non-tax document in an internal series (docs/sii-setup.md)",
   );

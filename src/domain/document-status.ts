@@ -22,7 +22,8 @@ export function transition(kind: string, status: string, action: DocumentAction)
   const allowed = ALLOWED[status as DocumentStatus];
   if (!allowed || !allowed.includes(action)) {
     throw new InvalidStateError(
-      `Cannot ${action} a ${status} ${kind}; only drafts can be ${action === "finalize" ? "finalized" : action === "update" ? "updated" : "deleted"}`,
+      `Cannot ${action} a ${status} ${kind}; only drafts can ` +
+        `be ${action === "finalize" ? "finalized" : action === "update" ? "updated" : "deleted"}`,
     );
   }
   if (action === "delete") return "removed";

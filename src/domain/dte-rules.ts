@@ -12,8 +12,9 @@ import { ValidationError } from "./errors.js";
 import { normalizeRut } from "./rut.js";
 
 /**
- * DTE types this service issues inside `Documento`: DTE_v10.xsd `DTEType` less 46, and the
- * boletas 39 and 41 (EnvioBOLETA_v11.xsd `BOLETADefType`).
+ * DTE types this service issues: inside `Documento`, DTE_v10.xsd `DTEType` less 46, and the
+ * boletas 39 and 41 (EnvioBOLETA_v11.xsd `BOLETADefType`); inside `Exportaciones`, the export
+ * types 110, 111 and 112 (`EXPType`, domain/sii-exports.ts).
  */
 export const DTE_TYPES = {
   33: "Factura electrónica",
@@ -23,6 +24,9 @@ export const DTE_TYPES = {
   52: "Guía de despacho electrónica",
   56: "Nota de débito electrónica",
   61: "Nota de crédito electrónica",
+  110: "Factura de exportación electrónica",
+  111: "Nota de débito de exportación electrónica",
+  112: "Nota de crédito de exportación electrónica",
 } as const;
 
 export type DteType = keyof typeof DTE_TYPES;

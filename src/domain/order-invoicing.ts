@@ -1,6 +1,6 @@
 /**
- * Invoicing orders (docs/orders-and-credit-notes.md "Invoicing orders"; Chile: a factura that bills one or more guías de despacho).
- * One draft invoice bills finalized sale orders of one customer in one currency; each order is
+ * Invoicing orders (docs/orders-and-credit-notes.md "Invoicing orders"; Chile: a factura that bills one or more guías
+ * de despacho). One draft invoice bills finalized sale orders of one customer in one currency; each order is
  * invoiced at most once. This module decides whether a set of orders can be invoiced together
  * and which invoice lines they become; services/orders.ts applies it under row locks.
  *

@@ -4,12 +4,14 @@
  *
  * Status moves (the spec names the states and leaves the moves open; these are ours):
  *
- * | from \ event              | attach_source            | start_charge | succeed   | decline                  | cancel   |
- * |---------------------------|--------------------------|--------------|-----------|--------------------------|----------|
- * | requires_payment_method   | requires_payment_method  | processing   | -         | -                        | canceled |
- * | processing                | -                        | -            | succeeded | requires_payment_method  | canceled (only while the customer is at a redirect checkout) |
- * | succeeded                 | -                        | -            | -         | -                        | -        |
- * | canceled                  | -                        | -            | -         | -                        | -        |
+ * | from \ event            | attach_source           | start_charge | succeed   | decline                 | cancel   |
+ * |-------------------------|-------------------------|--------------|-----------|-------------------------|----------|
+ * | requires_payment_method | requires_payment_method | processing   | -         | -                       | canceled |
+ * | processing              | -                       | -            | succeeded | requires_payment_method | canceled |
+ * | succeeded               | -                       | -            | -         | -                       | -        |
+ * | canceled                | -                       | -            | -         | -                       | -        |
+ *
+ * A processing payment can be canceled only while the customer is at a redirect checkout.
  *
  * - attach_source: authorize with a single-use source (paid later through the pay operation);
  * - start_charge: authorize with a reusable source (charged at once), or pay with a single-use
@@ -55,7 +57,8 @@ export function paymentTransition(status: string, event: PaymentEvent, { chargeI
       cancel: "cancel",
     }[event];
     throw new InvalidStateError(
-      `Cannot ${action} a payment that is ${status}${WHY_NOT[status as PaymentStatus] ? `: ${WHY_NOT[status as PaymentStatus]}` : ""}`,
+      `Cannot ${action} a payment that ` +
+        `is ${status}${WHY_NOT[status as PaymentStatus] ? `: ${WHY_NOT[status as PaymentStatus]}` : ""}`,
     );
   }
   return next;
@@ -113,7 +116,10 @@ export function invoiceAmountDue(balance: {
   return Decimal.max(owed.minus(toDecimal(balance.credited)).minus(toDecimal(balance.paid)), 0);
 }
 
-/** `text` with every hosted checkout token replaced by `chk_[redacted]` (request logs print paths; the token is a secret). */
+/**
+ * `text` with every hosted checkout token replaced by `chk_[redacted]` (request logs print paths; the token is a
+ * secret).
+ */
 export function redactCheckoutTokens(text: string): string {
   return text.replace(/\bchk_[0-9A-Za-z]+/g, "chk_[redacted]");
 }

@@ -17,7 +17,10 @@ export function isPrintLocale(value: string): value is PrintLocale {
   return (PRINT_LOCALES as readonly string[]).includes(value);
 }
 
-/** The locale a document prints in: `override` (the organization's setting) when set, else by the document type's country. */
+/**
+ * The locale a document prints in: `override` (the organization's setting) when set, else by the document type's
+ * country.
+ */
 export function documentLocale(countryId: string | null | undefined, override: string | null | undefined): PrintLocale {
   if (override && isPrintLocale(override)) return override;
   return countryId === "CL" ? "es" : "en";
@@ -122,7 +125,8 @@ const LABELS: Record<PrintLocale, PrintedLabels> = {
     nonTaxDocument: "Documento no tributario",
     internalNumber: "N° interno",
     nonTaxNote:
-      "Sin validez tributaria: numerado en la serie interna del emisor, antes de su habilitación ante el SII para emitir documentos tributarios.",
+      "Sin validez tributaria: numerado en la serie interna del emisor, antes de su habilitación ante el SII para " +
+      "emitir documentos tributarios.",
     exemptLine: "exento",
     cash: "Contado",
     credit: "Crédito",
@@ -181,7 +185,8 @@ const LABELS: Record<PrintLocale, PrintedLabels> = {
     nonTaxDocument: "Non-tax document",
     internalNumber: "Internal No.",
     nonTaxNote:
-      "Not valid as a tax document: numbered in the issuer's internal series, before it was set up with SII to issue tax documents.",
+      "Not valid as a tax document: numbered in the issuer's internal series, before it was set up with SII to issue " +
+      "tax documents.",
     exemptLine: "exempt",
     cash: "Cash",
     credit: "Credit",
@@ -260,7 +265,9 @@ export function printedDate(iso: string, locale: PrintLocale, long = false): str
   return long ? `${Number(d)} de ${MONTHS_ES[Number(m) - 1]} de ${y}` : `${d}-${m}-${y}`;
 }
 
-/** A RUT in normal form (`76042235-5`) as printed, with thousands dots: `76.042.235-5`. Other text is returned as is. */
+/**
+ * A RUT in normal form (`76042235-5`) as printed, with thousands dots: `76.042.235-5`. Other text is returned as is.
+ */
 export function printedRut(rut: string): string {
   const m = /^(\d{1,8})-([\dK])$/.exec(rut);
   if (!m) return rut;

@@ -23,7 +23,8 @@ export const RECEIVER_STATUSES = {
   reception_rejected: {
     stage: 1,
     description:
-      "the receiver's RecepcionDTE refused the DTE technically (EstadoRecepDTE 1 signature, 2 issuer RUT, 3 receiver RUT, 4 repeated, 99 other); receiver_code has the code",
+      "the receiver's RecepcionDTE refused the DTE technically (EstadoRecepDTE 1 signature, 2 issuer RUT, 3 receiver " +
+      "RUT, 4 repeated, 99 other); receiver_code has the code",
   },
   accepted: { stage: 2, description: "the receiver's ResultadoDTE accepted the content (EstadoDTE 0)" },
   accepted_with_discrepancies: {

@@ -41,5 +41,8 @@ export function describeShippingType(code: string): string {
 
 /** The field error of a shipping type that is not a code (REST bodies and the service say the same). */
 export function shippingTypeRule(): string {
-  return `must be an SII transfer code (IndTraslado): ${Object.keys(SHIPPING_TYPES).map(describeShippingType).join(", ")}`;
+  return (
+    `must be an SII transfer code ` +
+    `(IndTraslado): ${Object.keys(SHIPPING_TYPES).map(describeShippingType).join(", ")}`
+  );
 }

@@ -83,7 +83,8 @@ export function checkSwapReply(input: {
     if (today > deadline) {
       throw new InvalidStateError(
         `Claim ${status} refused: SII accepts claims within ${CLAIM_WINDOW_DAYS} calendar days of reception ` +
-          `(received ${siiTimestamp(input.receivedAt, SII_TIME_ZONE).slice(0, 10)}, last day ${deadline}, ${SII_TIME_ZONE}); the documents are now accepted`,
+          `(received ${siiTimestamp(input.receivedAt, SII_TIME_ZONE).slice(0, 10)}, last day ${deadline}` +
+          `, ${SII_TIME_ZONE}); the documents are now accepted`,
       );
     }
   }
@@ -125,6 +126,8 @@ export function proposeSwapReply(documents: readonly VerifiedDocument[]): Propos
     [!d.signatureValid && "signature", !d.tedValid && "timbre (TED)"].filter(Boolean).join(" and ");
   return {
     status: "RCD",
-    reason: `${bad.map((d) => `type ${d.type} folio ${d.folio} from ${d.issuerTaxId}: ${what(d)} did not verify`).join("; ")}; claim the content within ${CLAIM_WINDOW_DAYS} days`,
+    reason: `${bad
+      .map((d) => `type ${d.type} folio ${d.folio} from ${d.issuerTaxId}: ${what(d)} did ` + `not verify`)
+      .join("; ")}; claim the content within ${CLAIM_WINDOW_DAYS} days`,
   };
 }

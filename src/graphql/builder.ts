@@ -5,10 +5,11 @@
 import SchemaBuilder from "@pothos/core";
 import PrismaPlugin from "@pothos/plugin-prisma";
 import RelayPlugin from "@pothos/plugin-relay";
+import ScopeAuthPlugin from "@pothos/plugin-scope-auth";
 import type PrismaTypes from "../infra/prisma/generated/pothos-types.js";
 import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
 import { idPrefix, isWellFormedId } from "../infra/ids.js";
-import { ValidationError } from "../domain/errors.js";
+import { PermissionError, ValidationError } from "../domain/errors.js";
 import type { GraphQLContext } from "./context.js";
 import {
   DEFAULT_COUNT_LIMIT,
@@ -70,6 +71,12 @@ const ANSWERED_FROM_WRITE = new Set(["Mutation.createInvoice"]);
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
   PrismaTypes: PrismaTypes;
+  /**
+   * Who may call a root field (docs/customer-portal.md "Security"): `apiKey`, a request with an
+   * API key; `portal`, a request with a customer-portal credential. Every Query and Mutation field
+   * needs `apiKey` unless it is marked for the portal (PORTAL_FIELD).
+   */
+  AuthScopes: { apiKey: boolean; portal: boolean };
   DefaultFieldNullability: false;
   DefaultEdgesNullability: false;
   DefaultNodeNullability: false;
@@ -81,8 +88,18 @@ export const builder = new SchemaBuilder<{
     JSONObject: { Input: Record<string, unknown>; Output: unknown };
   };
 }>({
-  plugins: [PrismaPlugin, RelayPlugin],
+  plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin],
   defaultFieldNullability: false,
+  scopeAuth: {
+    authScopes: (ctx) => ({ apiKey: !ctx.auth.portal, portal: Boolean(ctx.auth.portal) }),
+    // a refused field is a 403 permission_denied in the usual error shape (graphql/errors.ts)
+    unauthorizedError: (_parent, ctx, info) =>
+      new PermissionError(
+        ctx.auth.portal
+          ? `${info.parentType.name}.${info.fieldName} is not available to the customer portal`
+          : `${info.parentType.name}.${info.fieldName} needs a customer-portal credential`,
+      ),
+  },
   prisma: {
     client: (ctx) => ctx.prisma,
     dmmf: getDatamodel(),
@@ -105,7 +122,8 @@ export const builder = new SchemaBuilder<{
     // docs/graphql.md "Paging"); each connection and edge type describes its own items
     nodeTypeOptions: {
       description:
-        "An object with a global id (Relay's Object Identification). The id is the resource's own prefixed id (`cus_...`, `inv_...`); `node(id:)` and `nodes(ids:)` refetch any of them.",
+        "An object with a global id (Relay's Object Identification). The id is the resource's own prefixed id " +
+        "(`cus_...`, `inv_...`); `node(id:)` and `nodes(ids:)` refetch any of them.",
     },
     idFieldOptions: {
       description: "The resource's id, prefixed by its type (`cus_`, `inv_`, ...): the same id REST uses.",
@@ -117,27 +135,35 @@ export const builder = new SchemaBuilder<{
     nodeFieldOptions: { nullable: false, description: "The item." },
     defaultConnectionTypeOptions: {
       description:
-        "A page of a list (Relay connection): its items under `edges`, paging state under `pageInfo`, and `totalCount`.",
+        "A page of a list (Relay connection): its items under `edges`, paging state under `pageInfo`, and " +
+        "`totalCount`.",
     },
     defaultEdgeTypeOptions: { description: "One item of a page with its cursor." },
     // paging (src/graphql/pagination.ts, docs/graphql.md "Paging")
     firstArgOptions: {
-      description: `Page forward: at most this many items (0 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}), from the start or after \`after\`. Outside 0 to ${MAX_PAGE_SIZE} is a validation_error on first.`,
+      description:
+        `Page forward: at most this many items (0 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}), ` +
+        `from the start or after \`after\`. Outside 0 to ${MAX_PAGE_SIZE} is a validation_error on first.`,
     },
     afterArgOptions: {
       description:
-        "Page forward from this cursor (an `endCursor` or edge `cursor` this same connection returned): the items after it. Another connection's cursor or a malformed one is a validation_error on after.",
+        "Page forward from this cursor (an `endCursor` or edge `cursor` this same connection returned): the items " +
+        "after it. Another connection's cursor or a malformed one is a validation_error on after.",
     },
     lastArgOptions: {
-      description: `Page backward: at most this many items (0 to ${MAX_PAGE_SIZE}), the last ones of the list or the ones just before \`before\`, in the list's order. Cannot be combined with first (validation_error on last).`,
+      description:
+        `Page backward: at most this many items (0 to ${MAX_PAGE_SIZE}), the last ones of the list or the ` +
+        `ones just before \`before\`, in the list's order. Cannot be combined with first (validation_error on last).`,
     },
     beforeArgOptions: {
       description:
-        "Page backward from this cursor (a `startCursor` or edge `cursor` this same connection returned): the items before it. Another connection's cursor or a malformed one is a validation_error on before.",
+        "Page backward from this cursor (a `startCursor` or edge `cursor` this same connection returned): the items " +
+        "before it. Another connection's cursor or a malformed one is a validation_error on before.",
     },
     cursorFieldOptions: {
       description:
-        "Opaque cursor of this item, valid only for the connection that returned it; stays valid after the item is deleted.",
+        "Opaque cursor of this item, valid only for the connection that returned it; stays valid after the item is " +
+        "deleted.",
     },
     pageInfoTypeOptions: { description: "Where a page sits in its list (Relay connection spec)." },
     startCursorFieldOptions: {
@@ -146,11 +172,13 @@ export const builder = new SchemaBuilder<{
     endCursorFieldOptions: { description: "Cursor of the page's last item, for `after`; null when the page is empty." },
     hasNextPageFieldOptions: {
       description:
-        "Whether items follow this page. Paging forward (first): exact. Paging backward (last/before): true when the `before` item still exists, false with `last` alone (the final page).",
+        "Whether items follow this page. Paging forward (first): exact. Paging backward (last/before): true when the " +
+        "`before` item still exists, false with `last` alone (the final page).",
     },
     hasPreviousPageFieldOptions: {
       description:
-        "Whether items precede this page. Paging backward (last): exact. Paging forward: true when the `after` item still exists (or `offset` > 0 and the list reaches that far); false on the first page.",
+        "Whether items precede this page. Paging backward (last): exact. Paging forward: true when the `after` item " +
+        "still exists (or `offset` > 0 and the list reaches that far); false on the first page.",
     },
     encodeGlobalID: (_typename, id) => String(id),
     decodeGlobalID: (globalID) => {
@@ -164,13 +192,16 @@ export const builder = new SchemaBuilder<{
     // found" (null), like any unknown id, without a query
     nodeQueryOptions: {
       description:
-        "The object with this id (any Node type: Customer, Invoice, Subscription, ...), in the caller's organization and mode; null for an unknown, malformed or other organization's id.",
+        "The object with this id (any Node type: Customer, Invoice, Subscription, ...), in the caller's organization " +
+        "and mode; null for an unknown, malformed or other organization's id.",
       args: { id: { description: "A prefixed resource id (`cus_...`, `inv_...`)." } },
       resolve: (_root, { id }, _ctx, _info, resolveNode) => (id.typename === UNKNOWN_NODE ? null : resolveNode(id)),
     },
     // at most MAX_NODE_IDS (100) ids per call (docs/limits.md)
     nodesQueryOptions: {
-      description: `The nodes with these ids, in order (null for an unknown id). At most ${MAX_NODE_IDS} ids; more is a validation_error on ids.`,
+      description:
+        `The nodes with these ids, in order (null for an unknown id). At most ${MAX_NODE_IDS} ids; more ` +
+        `is a validation_error on ids.`,
       args: { ids: { description: `Prefixed resource ids, at most ${MAX_NODE_IDS}.` } },
       // Pothos resolves `args.ids` (not the list handed to resolveNodes): unknown ones become null there
       resolve: (_root, args, _ctx, _info, resolveNodes) => {
@@ -191,17 +222,33 @@ builder.addScalarType("DateTime", DateTimeResolver);
 builder.addScalarType("JSONObject", JSONObjectResolver);
 
 builder.queryType({
-  description: "Reads. Every field needs an API key; results are scoped to its organization and mode.",
+  description:
+    "Reads. Every field needs an API key, but those marked for the customer portal, which a portal credential may " +
+    "call too; results are scoped to the caller's organization and mode (and, for a portal credential, its " +
+    "customer).",
+  authScopes: { apiKey: true },
 });
 builder.mutationType({
-  description: "Writes. Each mutation is one database transaction; a failed one changes nothing.",
+  description:
+    "Writes. Each mutation is one database transaction; a failed one changes nothing. Every field needs an API " +
+    "key, but those marked for the customer portal.",
+  authScopes: { apiKey: true },
 });
+
+/**
+ * The options that mark a root field for the customer portal (docs/customer-portal.md): callable
+ * with an API key or with a portal credential. Its resolver (or service) must check that every id
+ * a portal credential names is its customer's (services/context.ts `checkPortalCustomer`).
+ */
+export const PORTAL_FIELD = { authScopes: { apiKey: true, portal: true }, skipTypeScopes: true } as const;
 
 builder.globalConnectionField("totalCount", (t) =>
   t.int({
     description:
-      "Number of items matching the filters, over all pages, exact: a full count, whose time grows with the matching items " +
-      "(0.2 to 0.7 s for a million on the development machine). For a number to show, prefer `count`, which stops at its limit.",
+      "Number of items matching the filters, over all pages, exact: a full count, whose time grows with the " +
+      "matching items " +
+      "(0.2 to 0.7 s for a million on the development machine). For a number to show, prefer `count`, which stops at " +
+      "its limit.",
     resolve: (connection) => connection.totalCount(),
   }),
 );
@@ -234,11 +281,15 @@ builder.globalConnectionField("count", (t) =>
   t.field({
     type: CountRef,
     description:
-      `Number of items matching the filters, over all pages, counted up to \`limit\` (default ${DEFAULT_COUNT_LIMIT.toLocaleString("en")}): ` +
-      "exact below it, else the limit with precision at_least. Its time is bounded by the limit (a few ms for 10,000), whatever the list's size.",
+      `Number of items matching the filters, over all pages, counted up to \`limit\` ` +
+      `(default ${DEFAULT_COUNT_LIMIT.toLocaleString("en")}): ` +
+      "exact below it, else the limit with precision at_least. Its time is bounded by the limit (a few ms for " +
+      "10,000), whatever the list's size.",
     args: {
       limit: t.arg.int({
-        description: `count at most this many items (1 to ${MAX_COUNT_LIMIT.toLocaleString("en")}; default ${DEFAULT_COUNT_LIMIT.toLocaleString("en")}); outside that range: validation_error on limit`,
+        description:
+          `count at most this many items (1 to ${MAX_COUNT_LIMIT.toLocaleString("en")}; ` +
+          `default ${DEFAULT_COUNT_LIMIT.toLocaleString("en")}); outside that range: validation_error on limit`,
       }),
     },
     resolve: (connection, args) => connection.count(args.limit),

@@ -15,7 +15,8 @@ export type DiscountSchemeValue = "%" | "$";
 
 export const DiscountScheme = builder.enumType("DiscountScheme", {
   description:
-    'How a discount\'s amount reads (spec "Discounts"). REST writes these as `%` and `$`; GraphQL names them, since `%` and `$` are not GraphQL names.',
+    'How a discount\'s amount reads (spec "Discounts"). REST writes these as `%` and `$`; GraphQL names them, since ' +
+    "`%` and `$` are not GraphQL names.",
   values: {
     percent: { value: "%", description: "the amount is a percent of the line or document (0-100); REST `%`" },
     amount: { value: "$", description: "the amount is money in the document's currency; REST `$`" },
@@ -27,7 +28,8 @@ export const DiscountSchemeFilter = enumFilter(DiscountScheme, "DiscountScheme")
 /** Catalogue entries (products, plans, addons, coupons) are active or archived (docs/catalogue.md). */
 export const CatalogueStatus = builder.enumType("CatalogueStatus", {
   description:
-    "Whether a catalogue entry (product, plan, addon, coupon) can be used on new documents and subscriptions (docs/catalogue.md).",
+    "Whether a catalogue entry (product, plan, addon, coupon) can be used on new documents and subscriptions " +
+    "(docs/catalogue.md).",
   values: {
     active: { value: "active", description: "usable on new documents and subscriptions" },
     archived: {

@@ -67,7 +67,10 @@ export function maskError(error: unknown, logger: Logger): GraphQLError {
         ? { http: { status: 503, headers: { "retry-after": String(original.retryAfterSeconds) } } }
         : original.status === 401
           ? { http: { status: 401 } }
-          : {};
+          : original.status === 403 && !path
+            ? // a request refused before any field ran (the portal's CSRF check, server.ts)
+              { http: { status: 403 } }
+            : {};
     return new GraphQLError(boundMessage(original.message), {
       path,
       nodes: graphQLError?.nodes,

@@ -17,7 +17,8 @@ export interface StringFilterValue {
 
 export const StringFilter = builder.inputType("StringFilter", {
   description:
-    "Text filter; every given operator must match (an empty filter matches everything). Matching is exact unless the operator says otherwise.",
+    "Text filter; every given operator must match (an empty filter matches everything). Matching is exact unless the " +
+    "operator says otherwise.",
   fields: (t) => ({
     equals: t.string({ description: "exact match (REST `field=` and `field__exact=`)" }),
     in: t.stringList({ description: "one of (REST `field__in=a,b`)" }),
@@ -34,7 +35,8 @@ export interface DateTimeFilterValue {
 
 export const DateTimeFilter = builder.inputType("DateTimeFilter", {
   description:
-    "Time filter on an instant; bounds are inclusive and every given operator must match. REST's date-only values (`yyyy-mm-dd`) cover that whole UTC day.",
+    "Time filter on an instant; bounds are inclusive and every given operator must match. REST's date-only values " +
+    "(`yyyy-mm-dd`) cover that whole UTC day.",
   fields: (t) => ({
     equals: t.field({ type: "DateTime", description: "exactly this instant (to the millisecond)" }),
     gte: t.field({ type: "DateTime", description: "at or after (REST `__gte`)" }),
@@ -54,7 +56,8 @@ export interface EnumFilterValue<T extends string> {
  */
 export function enumFilter<T extends string>(values: EnumRef<BuilderTypes, T, T>, enumName: string) {
   return builder.inputType(`${enumName}Filter`, {
-    description: `Filter over the ${enumName} values; every given operator must match (an empty filter matches everything).`,
+    description:
+      `Filter over the ${enumName} values; every given operator must match (an empty filter matches ` + `everything).`,
     fields: (t) => ({
       equals: t.field({ type: values, description: "exact match (REST `field=` and `field__exact=`)" }),
       in: t.field({ type: [values], description: "one of (REST `field__in=a,b`)" }),

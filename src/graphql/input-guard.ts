@@ -3,7 +3,8 @@
  * both surfaces (REST runs GraphQL operations): each String and ID value is checked by
  * domain/input-limits.ts `textProblem` (no NUL, no unpaired surrogates, at most its field's
  * length from TEXT_LIMITS), each ID by infra/ids.ts `isWellFormedId`, each JSONObject value by
- * `checkJsonValue` (depth, keys, its strings), each list at most MAX_JSON_KEYS items. Decimals are range-checked by the Decimal scalar.
+ * `checkJsonValue` (depth, keys, its strings), each list at most MAX_JSON_KEYS items. Decimals are range-checked by the
+ * Decimal scalar.
  *
  * Errors: a malformed top-level `id` argument (the REST path's id) is 404 `not_found`, as if no
  * such resource existed; anything else is one 400 `validation_error` naming every bad field by its
@@ -32,7 +33,10 @@ const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 const ID_MESSAGE =
   "must be an id: a known prefix, an underscore and letters or digits (e.g. cus_0a1B2c3D4e5F6g7H8i9J0k1L)";
 
-/** An input object type's fields with their snake_case path segment and TEXT_LIMITS key, computed once per type (a batch of 1,000 records checks each field 1,000 times). */
+/**
+ * An input object type's fields with their snake_case path segment and TEXT_LIMITS key, computed once per type (a batch
+ * of 1,000 records checks each field 1,000 times).
+ */
 const fieldsOf = new WeakMap<
   GraphQLInputObjectType,
   { name: string; type: GraphQLInputType; snake: string; key: string }[]

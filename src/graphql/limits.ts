@@ -170,8 +170,8 @@ type Price = { cost: number; rows: number };
 /**
  * Validation rule: the cost of each operation is the sum over its selected fields of
  * `FIELD_COSTS[Type.field]`, else TOTAL_COUNT_COST for a connection's `totalCount`, OBJECT_COST for
- * a field with a selection and SCALAR_COST (0) for a scalar or enum, plus, for a field with a selection, the cost of that selection times
- * `multiplier` (page size, ids, LIST_FACTOR). Inline fragments and fragment spreads add up
+ * a field with a selection and SCALAR_COST (0) for a scalar or enum, plus, for a field with a selection, the cost of
+ * that selection times `multiplier` (page size, ids, LIST_FACTOR). Inline fragments and fragment spreads add up
  * (an upper bound when they are on different types); `__typename` and introspection cost nothing.
  * Its rows are the items of its pages and lists (`itemsAreRows`) times how often each runs:
  * `invoices(first: 100) { edges { node { lines { id } customer { id } } } }` is 100 + 100 x 5 = 600
@@ -253,7 +253,9 @@ export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost, maxRows: numb
         if (cost > maxCost) {
           context.reportError(
             new GraphQLError(
-              `The query costs ${cost}, more than the limit of ${maxCost} (a PDF costs ${FIELD_COSTS["Invoice.pdf"]}, an exact totalCount ${TOTAL_COUNT_COST}; a list multiplies what it selects by its page size). Ask for fewer items, fewer PDFs or fewer fields.`,
+              `The query costs ${cost}, more than the limit of ${maxCost} (a PDF costs ${FIELD_COSTS["Invoice.pdf"]}` +
+                `, an exact totalCount ${TOTAL_COUNT_COST}; a list multiplies what it selects by its page size). Ask ` +
+                `for fewer items, fewer PDFs or fewer fields.`,
               {
                 nodes: [operation],
                 extensions: { code: "query_too_complex", cost, maxCost, rows, maxRows },
@@ -263,7 +265,9 @@ export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost, maxRows: numb
         } else if (rows > maxRows) {
           context.reportError(
             new GraphQLError(
-              `The query reads up to ${rows} rows, more than the limit of ${maxRows} (a list or page multiplies the rows under it by its size: a page of 100 invoices with their lines is 600). Ask for fewer or smaller pages.`,
+              `The query reads up to ${rows} rows, more than the limit of ${maxRows} (a list or page multiplies the ` +
+                `rows under it by its size: a page of 100 invoices with their lines is 600). Ask for fewer or ` +
+                `smaller pages.`,
               {
                 nodes: [operation],
                 extensions: { code: "query_too_complex", cost, maxCost, rows, maxRows },
@@ -348,7 +352,8 @@ const wrapped = new WeakSet<GraphQLSchema>();
 
 function timeoutError(budgetMs: number): GraphQLError {
   return new GraphQLError(
-    `The query ran longer than its time budget of ${budgetMs} ms and was stopped; ask for less (fewer items or fields) or split it.`,
+    `The query ran longer than its time budget of ${budgetMs} ms and was stopped; ask for less (fewer items or ` +
+      `fields) or split it.`,
     {
       extensions: { code: "request_timeout" },
     },

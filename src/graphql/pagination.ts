@@ -50,8 +50,10 @@ const MAX_CURSOR_LENGTH = 1000;
 /** The description of every connection's `offset` argument. */
 export const OFFSET_DESCRIPTION =
   `Page-number access: skips this many items from the start of the list (0 to ${MAX_OFFSET}), so page N of size S is ` +
-  "`first: S, offset: S*(N-1)`; the REST adapter pages this way. Unlike cursors, an insert or delete between two requests " +
-  "shifts the pages: prefer `after`/`before`. Only with `first` (or no page size); combined with `after`, `before` or `last` " +
+  "`first: S, offset: S*(N-1)`; the REST adapter pages this way. Unlike cursors, an insert or delete between two " +
+  "requests " +
+  "shifts the pages: prefer `after`/`before`. Only with `first` (or no page size); combined with `after`, `before` " +
+  "or `last` " +
   "it is a validation_error on offset.";
 
 /** The `offset` argument of a connection field: `args: { ...filters, offset: offsetArg(t) }`. */
@@ -83,12 +85,20 @@ interface CursorPayload {
   k: KeyValue[];
 }
 
+/**
+ * Any Prisma model's arguments and rows, for the code shared by every model's list. `any`, not
+ * `unknown`: each delegate takes its own model's argument types (`InvoiceWhereInput`, ...), and
+ * Pothos checks a connection's nodes against its model's row type; no one type names them all.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Prisma's and Pothos's per-model types
+type AnyModel = any;
+
 /** The part of a Prisma model delegate a list needs (`ctx.prisma.invoice`, ...). */
 interface ListDelegate {
   /** the model's name (Prisma client delegates carry it) */
   $name?: string;
-  findMany(args: any): Promise<any[]>;
-  count(args: { where: any; take?: number; orderBy?: any }): Promise<number>;
+  findMany(args: AnyModel): Promise<AnyModel[]>;
+  count(args: { where: AnyModel; take?: number; orderBy?: AnyModel }): Promise<number>;
 }
 
 const models = getDatamodel().datamodel.models as Record<
@@ -273,7 +283,7 @@ export async function prismaConnection(
   model: ListDelegate,
   args: ConnectionArgs,
   query: { where: unknown; orderBy: unknown },
-): Promise<ConnectionResult<any>> {
+): Promise<ConnectionResult<AnyModel>> {
   checkArgs(args);
   const connection = `${info.parentType.name}.${info.fieldName}`;
   const sort = sortFields(model, query.orderBy);

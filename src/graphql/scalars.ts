@@ -29,7 +29,12 @@ function parseDecimal(value: unknown): string {
 /** Exact decimal number, serialized as a string without exponent ("2916", "0.19"). */
 export const DecimalScalar = new GraphQLScalarType<string, string>({
   name: "Decimal",
-  description: `Exact decimal number as a string, e.g. "2916" or "1234.5" (never a float, so no rounding on the way). Money is in units of the currency the field names or the document's currency, not cents (CLP has no decimals: "2916"; USD "12.50"); percents are 0-100 ("19" is 19%); quantities are units of the product. Outputs have no exponent and no trailing zeros. Inputs accept strings or numbers, at most ${MAX_DECIMAL} in magnitude (the Decimal(20,6) columns keep 6 decimals); anything else is a validation_error naming the field.`,
+  description:
+    `Exact decimal number as a string, e.g. "2916" or "1234.5" (never a float, so no rounding on the ` +
+    `way). Money is in units of the currency the field names or the document's currency, not cents (CLP has no ` +
+    `decimals: "2916"; USD "12.50"); percents are 0-100 ("19" is 19%); quantities are units of the product. Outputs ` +
+    `have no exponent and no trailing zeros. Inputs accept strings or numbers, at most ${MAX_DECIMAL} in magnitude ` +
+    `(the Decimal(20,6) columns keep 6 decimals); anything else is a validation_error naming the field.`,
   serialize: (value) => {
     if (value === null || value === undefined) return value as never;
     return new Decimal(String(value)).toFixed();
@@ -52,7 +57,8 @@ function parseDate(value: unknown): string {
 export const DateScalar = new GraphQLScalarType<string, string>({
   name: "Date",
   description:
-    "Calendar date `yyyy-mm-dd` (ISO 8601, no time and no time zone), e.g. \"2026-11-24\": a document's date or due date, read in the organization's time zone. Another form is a validation_error naming the field.",
+    'Calendar date `yyyy-mm-dd` (ISO 8601, no time and no time zone), e.g. "2026-11-24": a document\'s date or due ' +
+    "date, read in the organization's time zone. Another form is a validation_error naming the field.",
   serialize: (value) => (value instanceof Date ? isoDate(value) : parseDate(value)),
   parseValue: parseDate,
   parseLiteral: (ast) => {
@@ -65,12 +71,15 @@ export const DateScalar = new GraphQLScalarType<string, string>({
 export const DateTimeResolver = new GraphQLScalarType({
   ...BaseDateTime.toConfig(),
   description:
-    'An instant, ISO 8601 / RFC 3339 with a time zone: outputs are UTC with milliseconds, e.g. "2026-11-24T10:15:30.000Z"; inputs need an offset ("Z" or "-03:00"). Another form is a validation_error naming the field.',
+    "An instant, ISO 8601 / RFC 3339 with a time zone: outputs are UTC with milliseconds, e.g. " +
+    '"2026-11-24T10:15:30.000Z"; inputs need an offset ("Z" or "-03:00"). Another form is a validation_error naming ' +
+    "the field.",
 });
 
 /** A JSON object (graphql-scalars' JSONObject, with this service's description). */
 export const JSONObjectResolver = new GraphQLScalarType({
   ...BaseJSONObject.toConfig(),
   description:
-    'A JSON object (ECMA-404), e.g. metadata `{"order": "A-12"}`: keys are strings; the field\'s description says which values it takes. A list or a scalar is a validation_error naming the field.',
+    'A JSON object (ECMA-404), e.g. metadata `{"order": "A-12"}`: keys are strings; the field\'s description says ' +
+    "which values it takes. A list or a scalar is a validation_error naming the field.",
 });

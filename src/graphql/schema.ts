@@ -25,6 +25,8 @@ import "./types/sii.js";
 // receiving (docs/sii-receiving.md)
 import "./types/swap.js";
 import "./types/sii-exchange.js";
+// the customer portal (docs/customer-portal.md)
+import "./types/portal.js";
 
 /**
  * The built schema without a subscription root: Pothos takes a type named `Subscription` as the

@@ -18,11 +18,17 @@ export interface Config {
   logFormat: LogFormat;
   /** Absolute base URL used in `next`/`previous` links and file URLs; derived from the request when unset. */
   publicUrl?: string;
-  /** How often the server's SII worker sends queued DTEs and polls SII (ms; SII_SEND_INTERVAL_SECONDS, default 60; 0: off) */
+  /**
+   * How often the server's SII worker sends queued DTEs and polls SII (ms; SII_SEND_INTERVAL_SECONDS, default 60; 0:
+   * off)
+   */
   siiSendIntervalMs: number;
   /** What the use cases read at run time (mail, sessions, payments); passed to createApp. */
   settings: AppSettings;
-  /** BILLING_RUN_INTERVAL_SECONDS: run the billing run inside the server every so many seconds; 0 (default): never (use the CLI or cron) */
+  /**
+   * BILLING_RUN_INTERVAL_SECONDS: run the billing run inside the server every so many seconds; 0 (default): never (use
+   * the CLI or cron)
+   */
   billingRunIntervalSeconds: number;
 }
 
@@ -74,7 +80,10 @@ export interface AppSettings {
    * answers 404 and /readyz only says ready or not.
    */
   metricsToken?: string;
-  /** GRAPHQL_TIME_BUDGET_MS: a query operation still resolving after this long is ended with `request_timeout` (default 10000) */
+  /**
+   * GRAPHQL_TIME_BUDGET_MS: a query operation still resolving after this long is ended with `request_timeout` (default
+   * 10000)
+   */
   graphqlTimeBudgetMs: number;
   /**
    * API_KEY_CACHE_TTL_SECONDS: how long a request's API key, once read, is served from this
@@ -154,7 +163,8 @@ export class ConfigError extends Error {
     value: string | undefined,
   ) {
     super(
-      `${variable}: ${reason}${value === undefined ? "" : ` (got ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}...` : value)})`}`,
+      `${variable}: ${reason}` +
+        (value === undefined ? "" : ` (got ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}...` : value)})`),
     );
     this.name = "ConfigError";
   }

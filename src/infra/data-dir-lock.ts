@@ -19,7 +19,8 @@ export class DataDirInUseError extends Error {
     readonly owner: LockOwner,
   ) {
     super(
-      `the embedded database ${dir} is in use by process ${owner.pid} (${owner.command || "unknown command"}, since ${owner.since}); ` +
+      `the embedded database ${dir} is in use by process ${owner.pid} (${owner.command || "unknown command"}, ` +
+        `since ${owner.since}); ` +
         "stop that process first (the CLI works beside a running server only on PostgreSQL: set DATABASE_URL)",
     );
     this.name = "DataDirInUseError";

@@ -83,7 +83,8 @@ async function tablesOf(session: SqlSession): Promise<Map<string, TableInfo>> {
   const columns = await session.query<{ table_name: string; column_name: string; data_type: string }>(
     `SELECT c.table_name, c.column_name, c.data_type FROM information_schema.columns c
        JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-      WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE' AND c.table_name <> '_prisma_migrations' AND c.is_generated = 'NEVER'
+      WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE' AND c.table_name <> '_prisma_migrations'
+      AND c.is_generated = 'NEVER'
       ORDER BY c.table_name, c.ordinal_position`,
   );
   const keys = await session.query<{ table_name: string; column_name: string }>(
@@ -152,7 +153,8 @@ export function insertionOrder(tables: string[], edges: { child: string; parent:
 async function tableDigest(session: SqlSession, table: TableInfo): Promise<{ rows: number; md5: string }> {
   const order = table.key.length ? table.key : table.columns;
   const [row] = await session.query<{ rows: number; md5: string }>(
-    `SELECT count(*)::int AS rows, md5(coalesce(string_agg(row_to_json(t)::text, E'\\n' ORDER BY ${order.map((c) => `t.${quote(c)}`).join(", ")}), '')) AS md5 FROM ${quote(table.name)} t`,
+    `SELECT count(*)::int AS rows, md5(coalesce(string_agg(row_to_json(t)::text, E'\\n' ORDER ` +
+      `BY ${order.map((c) => `t.${quote(c)}`).join(", ")}), '')) AS md5 FROM ${quote(table.name)} t`,
   );
   return row;
 }
@@ -190,7 +192,8 @@ function checkMigrations(side: "source" | "target", status: MigrationStatus): vo
   const fix =
     side === "source"
       ? "migrate it first (`npm run --silent cli -- migrate` with the same configuration)"
-      : "migrate it first (`DATABASE_URL=<target> npm run --silent cli -- migrate`; `db copy` migrates its target itself)";
+      : "migrate it first (`DATABASE_URL=<target> npm run --silent cli -- migrate`; `db copy` migrates its " +
+        "target itself)";
   if (status.failed.length)
     throw new DatabaseCopyError(`the ${side} database has a failed migration (${status.failed[0]}); resolve it first`);
   if (status.pending.length)
@@ -199,7 +202,8 @@ function checkMigrations(side: "source" | "target", status: MigrationStatus): vo
     );
   if (status.unknown.length)
     throw new DatabaseCopyError(
-      `the ${side} database has migrations this build does not know (${status.unknown.join(", ")}); use the build that applied them`,
+      `the ${side} database has migrations this build does not know (${status.unknown.join(", ")}); use the build ` +
+        `that applied them`,
     );
 }
 
@@ -230,7 +234,8 @@ export async function copyDatabase(
   checkMigrations("target", targetStatus);
   if (sourceStatus.applied.join() !== targetStatus.applied.join()) {
     throw new DatabaseCopyError(
-      `the source and the target are at different migrations (source: ${sourceStatus.applied.at(-1)}, target: ${targetStatus.applied.at(-1)}); migrate the older one`,
+      `the source and the target are at different migrations (source: ${sourceStatus.applied.at(-1)}, ` +
+        `target: ${targetStatus.applied.at(-1)}); migrate the older one`,
     );
   }
   const seeded = await seededByMigrations();
@@ -238,7 +243,8 @@ export async function copyDatabase(
   return source.session((src) =>
     target.session(async (dst) => {
       await src.exec(
-        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL TimeZone = 'UTC'; SET LOCAL bytea_output = 'hex'; SET LOCAL IntervalStyle = 'postgres'`,
+        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL TimeZone = 'UTC'; SET LOCAL bytea_output = ` +
+          `'hex'; SET LOCAL IntervalStyle = 'postgres'`,
       );
       try {
         await dst.exec(`BEGIN; SET LOCAL TimeZone = 'UTC'; SET LOCAL bytea_output = 'hex'`);
@@ -269,7 +275,8 @@ async function copyIn(
     if (!other) throw new DatabaseCopyError(`table ${name} of the source does not exist in the target`);
     if (other.columns.join() !== table.columns.join())
       throw new DatabaseCopyError(
-        `table ${name} has different columns in the source (${table.columns.join(", ")}) and the target (${other.columns.join(", ")})`,
+        `table ${name} has different columns in the source (${table.columns.join(", ")}) and the target ` +
+          `(${other.columns.join(", ")})`,
       );
   }
   for (const name of targetTables.keys()) {
@@ -293,7 +300,8 @@ async function copyIn(
     const digest = await tableDigest(dst, targetTables.get(name)!);
     if (seeded.get(name)!.md5 !== digest.md5)
       throw new DatabaseCopyError(
-        `the target database is not empty: table ${name} differs from the reference data its migrations insert; copy into a new, empty database`,
+        `the target database is not empty: table ${name} differs from the reference data its migrations insert; copy ` +
+          `into a new, empty database`,
       );
   }
   // replace the seeded reference data, children first
@@ -308,7 +316,8 @@ async function copyIn(
     const columns = table.columns.map(quote).join(", ");
     const cursor = `copy_${tables.length}`;
     await src.exec(
-      `DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT row_to_json(t)::text AS j FROM ${quote(name)} t ORDER BY ${sortKey.map((c) => `t.${quote(c)}`).join(", ")}`,
+      `DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT row_to_json(t)::text AS j FROM ${quote(name)} t ORDER ` +
+        `BY ${sortKey.map((c) => `t.${quote(c)}`).join(", ")}`,
     );
     // a self-referencing table goes in one statement (foreign keys checked at its end)
     const fetch = selfReferencing.has(name) ? "ALL" : String(table.bytes ? BATCH_ROWS_WITH_BYTES : BATCH_ROWS);
@@ -317,7 +326,8 @@ async function copyIn(
       const batch = await src.query<{ j: string }>(`FETCH ${fetch} FROM ${cursor}`);
       if (!batch.length) break;
       await dst.query(
-        `INSERT INTO ${quote(name)} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${quote(name)}, $1::json)`,
+        `INSERT INTO ${quote(name)} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${quote(name)}` +
+          `, $1::json)`,
         [`[${batch.map((r) => r.j).join(",")}]`],
       );
       rows += batch.length;
@@ -330,7 +340,8 @@ async function copyIn(
 
   // sequences (serial columns) continue where the source's are
   const sequences = await src.query<{ name: string; last_value: string | null; start_value: string }>(
-    `SELECT sequencename AS name, last_value::text AS last_value, start_value::text AS start_value FROM pg_sequences WHERE schemaname = 'public'`,
+    `SELECT sequencename AS name, last_value::text AS last_value, start_value::text AS start_value FROM pg_sequences ` +
+      `WHERE schemaname = 'public'`,
   );
   for (const s of sequences) {
     await dst.query(`SELECT setval($1::regclass, $2::bigint, $3)`, [

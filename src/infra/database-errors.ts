@@ -15,9 +15,15 @@ import { MAX_DECIMAL } from "../domain/input-limits.js";
 /** Seconds a client should wait before retrying after a 503 (the `Retry-After` header). */
 export const RETRY_AFTER_SECONDS = 5;
 
-/** Prisma error codes of an unavailable database: unreachable, timed out, closed, pool or transaction start timeout, too many connections. */
+/**
+ * Prisma error codes of an unavailable database: unreachable, timed out, closed, pool or transaction start timeout, too
+ * many connections.
+ */
 const PRISMA_UNAVAILABLE = new Set(["P1001", "P1002", "P1003", "P1008", "P1017", "P1018", "P2024", "P2028", "P2037"]);
-/** SQLSTATEs of the same: the database gone (3D000), admin/crash shutdown, cannot connect now, statement cancelled (statement_timeout), lock timeout, too many connections, connection exceptions. */
+/**
+ * SQLSTATEs of the same: the database gone (3D000), admin/crash shutdown, cannot connect now, statement cancelled
+ * (statement_timeout), lock timeout, too many connections, connection exceptions.
+ */
 const SQLSTATE_UNAVAILABLE = new Set([
   "3D000",
   "57P01",
@@ -51,8 +57,27 @@ const ADAPTER_KINDS = new Set([
   "TransactionAlreadyClosed",
 ]);
 /** Messages of failures that carry no code (pg and pg-pool throw plain Errors for these). */
-const UNAVAILABLE_MESSAGE =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|Can't reach database server|Unable to start a transaction in the given time|Transaction API error|Server has closed the connection|canceling statement due to (statement|lock) timeout|terminating connection|the database system is (shutting down|starting up|in recovery mode)|is not currently accepting connections|database "[^"]*" does not exist|Timed out fetching a new connection|Cannot use a pool after calling end|PGlite is closed/i;
+const UNAVAILABLE_MESSAGE = new RegExp(
+  [
+    "Connection terminated",
+    "timeout exceeded when trying to connect",
+    "Client has encountered a connection error",
+    "Connection ended",
+    "Can't reach database server",
+    "Unable to start a transaction in the given time",
+    "Transaction API error",
+    "Server has closed the connection",
+    "canceling statement due to (statement|lock) timeout",
+    "terminating connection",
+    "the database system is (shutting down|starting up|in recovery mode)",
+    "is not currently accepting connections",
+    'database "[^"]*" does not exist',
+    "Timed out fetching a new connection",
+    "Cannot use a pool after calling end",
+    "PGlite is closed",
+  ].join("|"),
+  "i",
+);
 
 type Kind = "unavailable" | "out_of_range" | null;
 
@@ -91,7 +116,8 @@ export function domainErrorOfDatabaseFailure(error: unknown): DomainError | null
   if (kind === "out_of_range") {
     return ValidationError.field(
       "body",
-      `a computed amount (a line total, discount or document total) exceeds the largest allowed value ${MAX_DECIMAL}; use smaller quantities or amounts`,
+      `a computed amount (a line total, discount or document total) exceeds the largest allowed value ${MAX_DECIMAL}` +
+        `; use smaller quantities or amounts`,
     );
   }
   return null;

@@ -12,6 +12,8 @@ import {
   nameAsTextPool,
   openPGlite,
   pgliteAdapter,
+  preparedStatementName,
+  preparedStatementNames,
   statementCountingAdapter,
   yieldingAdapter,
   type DatabaseTarget,
@@ -90,7 +92,10 @@ function pgSession(client: pg.PoolClient): SqlSession {
 
 /** Options of createDatabase. */
 export interface DatabaseOptions {
-  /** called with every SQL statement the Prisma client sends, BEGIN/COMMIT included (driver-adapter.ts statementCountingAdapter); tests count them */
+  /**
+   * called with every SQL statement the Prisma client sends, BEGIN/COMMIT included (driver-adapter.ts
+   * statementCountingAdapter); tests count them
+   */
   onStatement?: StatementListener;
 }
 
@@ -108,11 +113,23 @@ export async function createDatabase(
   if (target.kind === "postgres") {
     const pool = nameAsTextPool({ connectionString: target.url, ...POOL_OPTIONS });
     const prisma = new PrismaClient({
-      adapter: counted(yieldingAdapter(new PrismaPg(pool))),
+      // a query without a name (undefined) is sent unnamed: the type says string, pg takes either
+      adapter: counted(
+        yieldingAdapter(
+          new PrismaPg(pool, { statementNameGenerator: preparedStatementName as (query: { sql: string }) => string }),
+        ),
+      ),
       transactionOptions: TRANSACTION_OPTIONS,
     });
+    // joined reads outside transactions go straight to the pool as named prepared statements,
+    // without Prisma's raw query layer (joined-reads.ts DirectQuery; docs/performance.md)
+    const direct = async (sql: string, values: unknown[]) => {
+      options.onStatement?.(sql, values);
+      const result = await pool.query<{ r: unknown }>({ name: preparedStatementNames.get(sql), text: sql, values });
+      return result.rows;
+    };
     return {
-      prisma: withJoinedReads(prisma),
+      prisma: withJoinedReads(prisma, direct),
       target,
       pool: { total: () => pool.totalCount, idle: () => pool.idleCount, waiting: () => pool.waitingCount },
       async session(fn) {

@@ -1,5 +1,6 @@
 /**
- * Driver adapters (no Prisma client import, so scripts can load it before `prisma generate`). Two databases, one PostgreSQL dialect:
+ * Driver adapters (no Prisma client import, so scripts can load it before `prisma generate`). Two databases, one
+ * PostgreSQL dialect:
  * - embedded PGlite in `<dataDir>/pglite` (default, nothing to install);
  * - PostgreSQL through `pg` when `DATABASE_URL` is set.
  * Both go through Prisma 7 driver adapters (docs/decisions.md "Operations": Prisma 7).
@@ -8,7 +9,6 @@ import fs from "node:fs";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
-import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 
 export type DatabaseTarget =
@@ -47,6 +47,7 @@ export function nameAsTextPool(config: pg.PoolConfig): pg.Pool {
   pool.on("connect", (client) => {
     patchQuery(client);
     serializeQueries(client);
+    boundPreparedStatements(client);
   });
   // An idle client whose connection the server ends (restart, failover, or a test's DROP DATABASE
   // ... WITH (FORCE) racing pool.end(), which does not wait for sockets to close) is re-emitted
@@ -55,10 +56,13 @@ export function nameAsTextPool(config: pg.PoolConfig): pg.Pool {
   return pool;
 }
 
-function patchQuery(target: { query: (...args: any[]) => any }): void {
+/** pg's `query` as the wrappers below see it: its overloads (promise, callback, submittable) taken as one. */
+type QueryFunction = (...args: unknown[]) => unknown;
+
+function patchQuery(target: { query: QueryFunction }): void {
   const query = target.query.bind(target);
-  target.query = (...args: any[]) => {
-    const result = query(...args);
+  target.query = (...args: unknown[]) => {
+    const result = query(...args) as PromiseLike<pg.QueryResult | undefined> | undefined;
     if (!result || typeof result.then !== "function") return result;
     return result.then((res: pg.QueryResult | undefined) => {
       for (const field of res?.fields ?? []) {
@@ -76,16 +80,58 @@ function patchQuery(target: { query: (...args: any[]) => any }): void {
  * (services/request-transaction.ts). Promise-style calls only; callback and submittable calls
  * pass through unchanged.
  */
-function serializeQueries(client: { query: (...args: any[]) => any }): void {
+function serializeQueries(client: { query: QueryFunction }): void {
   const query = client.query.bind(client);
   let last: Promise<unknown> = Promise.resolve();
-  client.query = (...args: any[]) => {
-    const first = args[0];
-    if (typeof args[args.length - 1] === "function" || (first && typeof first.submit === "function"))
-      return query(...args);
+  client.query = (...args: unknown[]) => {
+    const first = args[0] as { submit?: unknown } | null | undefined;
+    if (typeof args[args.length - 1] === "function" || typeof first?.submit === "function") return query(...args);
     const result = last.then(() => query(...args));
     last = result.catch(() => undefined);
     return result;
+  };
+}
+
+/**
+ * SQL texts to send as named prepared statements on PostgreSQL, with their names: a statement named
+ * on a connection is parsed and planned there once, then only bound and executed (pg's
+ * `{ name, text, values }`). Filled by infra/joined-reads.ts (one name per text: a hash of it);
+ * PrismaPg's `statementNameGenerator` (`preparedStatementName`) looks each query's text up here.
+ * PGlite ignores it.
+ */
+export const preparedStatementNames = new Map<string, string>();
+
+/** The prepared statement name of a driver adapter query's SQL, if it has one (preparedStatementNames). */
+export const preparedStatementName = (query: { sql: string }): string | undefined =>
+  preparedStatementNames.get(query.sql);
+
+/**
+ * Named statements one connection prepares at most; beyond, a new text is sent unnamed (parsed and
+ * planned each time, as before), so the server's memory for them stays bounded per connection. A
+ * connection's statements go with it (the pool closes connections idle for 10 s).
+ */
+export const MAX_PREPARED_PER_CONNECTION = 200;
+
+interface PgConnectionState {
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements?: Record<string, string>;
+}
+
+/** Drops the name of a query that would prepare a statement past MAX_PREPARED_PER_CONNECTION on `client`. */
+function boundPreparedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const connection = (client as unknown as { connection: PgConnectionState }).connection;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const config = args[0] as { name?: string } | undefined;
+    const name = config?.name;
+    if (
+      name &&
+      connection.parsedStatements[name] === undefined &&
+      connection.submittedNamedStatements?.[name] === undefined &&
+      Object.keys(connection.parsedStatements).length >= MAX_PREPARED_PER_CONNECTION
+    )
+      args[0] = { ...config, name: undefined };
+    return query(...args);
   };
 }
 
@@ -166,7 +212,7 @@ export function statementCountingAdapter<F extends { connect: () => Promise<obje
   listener: StatementListener,
 ): F {
   const connect = factory.connect.bind(factory);
-  const wrapQueries = (target: any) => {
+  const wrapQueries = (target: Record<string, unknown>) => {
     for (const method of ["queryRaw", "executeRaw"] as const) {
       const original = target[method];
       if (typeof original !== "function") continue;
@@ -177,20 +223,22 @@ export function statementCountingAdapter<F extends { connect: () => Promise<obje
     }
   };
   factory.connect = async () => {
-    const adapter: any = await connect();
+    const adapter = (await connect()) as Record<string, unknown>;
     wrapQueries(adapter);
     const start = adapter.startTransaction;
     if (typeof start === "function") {
       adapter.startTransaction = async (...args: unknown[]) => {
         listener("BEGIN");
-        const tx: any = await start.apply(adapter, args);
+        const tx = (await start.apply(adapter, args)) as Record<string, unknown> & {
+          options?: { usePhantomQuery?: boolean };
+        };
         wrapQueries(tx);
         if (tx.options?.usePhantomQuery) {
           for (const [method, sql] of [
             ["commit", "COMMIT"],
             ["rollback", "ROLLBACK"],
           ] as const) {
-            const original = tx[method];
+            const original = tx[method] as (...a: unknown[]) => unknown;
             tx[method] = (...a: unknown[]) => {
               listener(sql);
               return original.apply(tx, a);

@@ -8,6 +8,8 @@
  * - the hosted checkout page (pages/checkout.ts): its inline style only, images from the service;
  *   its forms post to the page itself, which then redirects to the merchant's `return_url`, so
  *   `form-action` is left open (Chromium applies it to the redirect too);
+ * - the customer portal (pages/portal.ts): scripts, styles and requests from the service only,
+ *   nothing inline (PORTAL_CSP);
  * - GraphiQL (server.ts): the page is one HTML file with GraphiQL's code inlined, so its inline
  *   script(s) are allowed by their SHA-256 hashes (computed from the page when it is rendered),
  *   Monaco's editor workers from `blob:`, its styles inline and its fonts and icons from `data:`;
@@ -26,6 +28,15 @@ const COMMON = "frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
 
 /** CSP of API answers. */
 export const API_CSP = `default-src 'none'; ${COMMON}; form-action 'none'`;
+
+/**
+ * CSP of the customer portal's pages (pages/portal.ts): its script and stylesheet files from the
+ * service, no inline script or style, requests to the service only (/graphql); colours are set
+ * from script through the CSSOM, which style-src does not restrict.
+ */
+export const PORTAL_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  `${COMMON}; form-action 'self'`;
 
 /** CSP of the hosted checkout page. */
 export const CHECKOUT_CSP = `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; ${COMMON}`;

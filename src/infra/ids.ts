@@ -35,6 +35,8 @@ export const ID_PREFIXES = {
   chg: "PaymentCharge",
   pii: "PendingInvoiceItem",
   clk: "TestClock",
+  // the customer portal (docs/customer-portal.md)
+  pcr: "PortalCredential",
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;

@@ -8,7 +8,7 @@
  * Without it, Prisma's query compiler loads an `include`/`select` tree level by level, one statement
  * per relation: a REST invoice read was 11 statements, the GraphQL page of 50 invoices 5.
  *
- * `withJoinedReads(client)` wraps a Prisma client (and the transaction clients of its
+ * `withJoinedReads(client, direct?)` wraps a Prisma client (and the transaction clients of its
  * `$transaction(fn)`) so that `findUnique`, `findUniqueOrThrow`, `findFirst`, `findFirstOrThrow`
  * and `findMany` of every model take this path when they can, and Prisma's own otherwise, with the
  * same results (the same objects, keys and value types):
@@ -24,8 +24,10 @@
  * To-many relations without an `orderBy` come back in the order PostgreSQL reads them, as with
  * Prisma's own reads (no order is promised: ask for one).
  */
+import { createHash } from "node:crypto";
 import { Prisma } from "./prisma/generated/client.js";
 import { getDatamodel } from "./prisma/generated/pothos-types.js";
+import { preparedStatementNames } from "./driver-adapter.js";
 
 interface FieldInfo {
   name: string;
@@ -72,6 +74,8 @@ type Args = Record<string, unknown>;
 
 /** What a read selects of a model: its scalar fields and its relations with their own arguments. */
 interface Selection {
+  /** the argument the relations are under (their arguments' path) */
+  key: "select" | "include";
   scalars: FieldInfo[];
   relations: { field: FieldInfo; args: Args }[];
 }
@@ -100,54 +104,78 @@ function selectionOf(model: ModelInfo, args: Args): Selection {
     else if (select && value === true) scalars.push(field);
     else unsupported(`selection of ${key}`);
   }
-  return { scalars, relations };
+  return { key: select ? "select" : "include", scalars, relations };
 }
 
-/** Parameters of one statement: `$n` placeholders in order. */
+/**
+ * Where a parameter's value comes from in a read's arguments: a path of keys and indexes from the
+ * arguments object, or `EXTRA` (the ids a read by ids is given). A cached plan keeps these, so a
+ * read of the same shape takes its values without building the SQL again.
+ */
+const EXTRA = 0;
+type ValuePath = readonly (string | number)[] | typeof EXTRA;
+
+/** Parameters of one statement: `$n` placeholders in order, with the path of each value. */
 class Params {
   values: unknown[] = [];
-  add(value: unknown): string {
+  paths: ValuePath[] = [];
+  add(value: unknown, path: ValuePath): string {
     this.values.push(value);
+    this.paths.push(path);
     return `$${this.values.length}`;
   }
 }
 
+function valueAt(args: Args, path: ValuePath, extra: unknown): unknown {
+  if (path === EXTRA) return extra;
+  let value: unknown = args;
+  for (const key of path) value = (value as Record<string | number, unknown>)[key];
+  return value;
+}
+
 const COMPARISONS: Record<string, string> = { equals: "=", lt: "<", lte: "<=", gt: ">", gte: ">=" };
 
-/** A `where` of the supported shape as SQL over `alias`, or Unsupported. */
-function whereSql(model: ModelInfo, alias: string, where: Args, params: Params): string {
+/**
+ * A `where` of the supported shape as SQL over the columns of the innermost FROM (unqualified), or
+ * Unsupported. `at` is the where's path in the read's arguments (each parameter's value path).
+ */
+function whereSql(model: ModelInfo, where: Args, params: Params, at: readonly (string | number)[]): string {
   const parts: string[] = [];
   for (const [key, value] of Object.entries(where)) {
     if (value === undefined) continue;
     if (key === "AND" || key === "OR") {
-      const list = (Array.isArray(value) ? value : [value]) as Args[];
-      const inner = list.map((w) => whereSql(model, alias, w, params)).map((s) => `(${s})`);
+      const isList = Array.isArray(value);
+      const list = (isList ? value : [value]) as Args[];
+      const inner = list.map((w, i) => `(${whereSql(model, w, params, isList ? [...at, key, i] : [...at, key])})`);
       if (inner.length === 0) parts.push(key === "AND" ? "TRUE" : "FALSE");
       else parts.push(`(${inner.join(key === "AND" ? " AND " : " OR ")})`);
       continue;
     }
     const field = model.fields.get(key);
     if (!field || field.kind === "object" || !WHERE_TYPES.has(field.type)) unsupported(`where on ${key}`);
-    const column = `${alias}.${q(key)}`;
+    const column = q(key);
     if (value === null) parts.push(`${column} IS NULL`);
-    else if (typeof value !== "object") parts.push(`${column} = ${params.add(value)}`);
+    else if (typeof value !== "object") parts.push(`${column} = ${params.add(value, [...at, key])}`);
     else {
       for (const [op, operand] of Object.entries(value as Args)) {
         if (operand === undefined) continue;
+        const path = [...at, key, op];
         if (op in COMPARISONS && operand !== null && typeof operand !== "object")
-          parts.push(`${column} ${COMPARISONS[op]} ${params.add(operand)}`);
+          parts.push(`${column} ${COMPARISONS[op]} ${params.add(operand, path)}`);
         else if (op === "equals" && operand === null) parts.push(`${column} IS NULL`);
         else if (op === "not" && operand === null) parts.push(`${column} IS NOT NULL`);
         else if (op === "not" && typeof operand !== "object")
-          parts.push(`${column} IS DISTINCT FROM ${params.add(operand)}`);
+          parts.push(`${column} IS DISTINCT FROM ${params.add(operand, path)}`);
         else if (
           (op === "in" || op === "notIn") &&
           Array.isArray(operand) &&
           operand.every((v) => v !== null && typeof v !== "object")
         ) {
           if (operand.length === 0) parts.push(op === "in" ? "FALSE" : "TRUE");
-          else
-            parts.push(`${column} ${op === "in" ? "IN" : "NOT IN"} (${operand.map((v) => params.add(v)).join(", ")})`);
+          else {
+            const list = operand.map((v, i) => params.add(v, [...path, i])).join(", ");
+            parts.push(`${column} ${op === "in" ? "IN" : "NOT IN"} (${list})`);
+          }
         } else unsupported(`where ${key}.${op}`);
       }
     }
@@ -175,21 +203,25 @@ function orderOf(
       const spec = typeof value === "string" ? { sort: value } : (value as { sort?: string; nulls?: string });
       if (spec.sort !== "asc" && spec.sort !== "desc") unsupported(`orderBy ${key}`);
       const nulls = spec.nulls === "first" ? " NULLS FIRST" : spec.nulls === "last" ? " NULLS LAST" : "";
-      keys.push({ column: `${alias}.${q(key)}`, direction: `${spec.sort!.toUpperCase()}${nulls}` });
+      keys.push({ column: q(key), direction: `${spec.sort!.toUpperCase()}${nulls}` });
     }
   }
   const hidden = keys.map((_, i) => `__o${i}`);
   return {
-    rows: keys.length ? ` ORDER BY ${keys.map((k) => `${k.column} ${k.direction}`).join(", ")}` : "",
+    // qualified: a bare name in ORDER BY would be the output column of that name (a decimal as text)
+    rows: keys.length ? ` ORDER BY ${keys.map((k) => `${alias}.${k.column} ${k.direction}`).join(", ")}` : "",
     columns: keys.map((k, i) => `${k.column} AS ${q(hidden[i])}`),
     hidden,
     outer: keys.length ? ` ORDER BY ${keys.map((k, i) => `s.${q(hidden[i])} ${k.direction}`).join(", ")}` : "",
   };
 }
 
-/** A scalar column as a JSON-safe value: exact text for decimals and big integers, epoch ms for times, base64 for bytes. */
-function jsonColumn(field: FieldInfo, alias: string): string {
-  const column = `${alias}.${q(field.name)}`;
+/**
+ * A scalar column (of the innermost FROM, unqualified) as a JSON-safe value: exact text for decimals
+ * and big integers, epoch ms for times, base64 for bytes.
+ */
+function jsonColumn(field: FieldInfo): string {
+  const column = q(field.name);
   switch (field.type) {
     case "Decimal":
     case "BigInt":
@@ -231,21 +263,22 @@ function convertRow(row: Record<string, unknown>, c: Converter): Record<string, 
 let aliasCounter = 0;
 
 /**
- * The SELECT list of `model` at `alias` for `selection`, every value JSON-safe, with the relations
- * as correlated subqueries; and the converter of its rows.
+ * The SELECT list of the model at `alias` (the innermost FROM) for `selection`, every value
+ * JSON-safe, with the relations as correlated subqueries; and the converter of its rows. `at`: the
+ * path of the selection's arguments in the read's (its parameters' value paths).
  */
 function selectList(
-  model: ModelInfo,
   alias: string,
   selection: Selection,
   params: Params,
+  at: readonly (string | number)[],
 ): { columns: string[]; convert: Converter } {
   const convert: Converter = { decimals: [], dates: [], bytes: [], bigints: [], relations: [], hidden: [] };
   const columns: string[] = [];
   for (const field of selection.scalars) {
-    const expression = jsonColumn(field, alias);
+    const expression = jsonColumn(field);
     // a bare column keeps its name in row_to_json; a cast needs it given (less SQL text to send)
-    columns.push(expression === `${alias}.${q(field.name)}` ? expression : `${expression} AS ${q(field.name)}`);
+    columns.push(expression === q(field.name) ? expression : `${expression} AS ${q(field.name)}`);
     if (field.type === "Decimal") convert.decimals.push(field.name);
     else if (field.type === "DateTime") convert.dates.push(field.name);
     else if (field.type === "Bytes") convert.bytes.push(field.name);
@@ -254,21 +287,25 @@ function selectList(
   for (const { field, args } of selection.relations) {
     const related = MODELS.get(field.type) ?? unsupported(`model ${field.type}`);
     const child = `t${++aliasCounter}`;
-    const join = joinCondition(model, alias, field, related, child);
+    const join = joinCondition(alias, field, related);
     const nested = selectionOf(related, args);
-    const inner = selectList(related, child, nested, params);
-    const where = args.where ? ` AND ${whereSql(related, child, args.where as Args, params)}` : "";
+    const argsAt = [...at, selection.key, field.name];
+    const inner = selectList(child, nested, params, argsAt);
+    const where = args.where ? ` AND ${whereSql(related, args.where as Args, params, [...argsAt, "where"])}` : "";
     if (!field.isList) {
       if (args.where || args.orderBy || args.take !== undefined || args.skip !== undefined)
         unsupported(`arguments of to-one ${field.name}`);
       columns.push(
-        `(SELECT row_to_json(s) FROM (SELECT ${inner.columns.join(", ")} FROM ${q(related.name)} ${child} WHERE ${join} LIMIT 1) s) AS ${q(field.name)}`,
+        `(SELECT row_to_json(s) FROM (SELECT ${inner.columns.join(", ")} FROM ${q(related.name)} ${child} ` +
+          `WHERE ${join} LIMIT 1) s) AS ${q(field.name)}`,
       );
     } else {
       const order = orderOf(related, child, args.orderBy);
       inner.convert.hidden.push(...order.hidden);
       columns.push(
-        `(SELECT coalesce(json_agg(s${order.outer}), '[]'::json) FROM (SELECT ${[...inner.columns, ...order.columns].join(", ")} FROM ${q(related.name)} ${child} WHERE ${join}${where}${order.rows}${limitOf(args)}) s) AS ${q(field.name)}`,
+        `(SELECT coalesce(json_agg(s${order.outer}), '[]'::json) FROM ` +
+          `(SELECT ${[...inner.columns, ...order.columns].join(", ")} FROM ${q(related.name)} ${child} ` +
+          `WHERE ${join}${where}${order.rows}${limitOf(args)}) s) AS ${q(field.name)}`,
       );
     }
     convert.relations.push({ name: field.name, convert: inner.convert, list: field.isList });
@@ -276,61 +313,165 @@ function selectList(
   return { columns, convert };
 }
 
-/** The join of relation `field` of `model` (at `alias`) to `related` (at `child`). */
-function joinCondition(model: ModelInfo, alias: string, field: FieldInfo, related: ModelInfo, child: string): string {
+/** The join of relation `field` of the model at `alias` to `related`, the innermost FROM (its columns unqualified). */
+function joinCondition(alias: string, field: FieldInfo, related: ModelInfo): string {
   if (field.relationFromFields?.length) {
     if (field.relationFromFields.length !== 1) unsupported(`compound relation ${field.name}`);
-    return `${child}."id" = ${alias}.${q(field.relationFromFields[0])}`;
+    return `"id" = ${alias}.${q(field.relationFromFields[0])}`;
   }
   const back = [...related.fields.values()].find(
     (f) => f.relationName === field.relationName && f !== field && f.relationFromFields?.length,
   );
   if (!back || back.relationFromFields!.length !== 1) return unsupported(`relation ${field.name}`);
-  return `${child}.${q(back.relationFromFields![0])} = ${alias}."id"`;
+  return `${q(back.relationFromFields![0])} = ${alias}."id"`;
 }
 
+/** A read's statement, the paths of its parameters' values, and the converter of its rows. */
 interface Plan {
   sql: string;
-  params: unknown[];
+  paths: ValuePath[];
   convert: Converter;
 }
 
+/**
+ * How a read selects its root rows: `many` and `one` by its own where (and order, take and skip),
+ * `ids` by the ids given (`= ANY($n::text[])`, the second statement of a where it does not
+ * translate), `id` by one id given (`= $n`).
+ */
+type RootKind = "many" | "one" | "ids" | "id";
+
 /** The one statement of a read of `model`: rows of one JSON column `r`, in order. */
-function plan(model: ModelInfo, args: Args, rootWhere: (alias: string, params: Params) => string, limit: string): Plan {
+function plan(model: ModelInfo, args: Args, kind: RootKind): Plan {
+  if (kind !== "many" && kind !== "one")
+    args = { ...args, where: undefined, orderBy: undefined, take: undefined, skip: undefined };
   const selection = selectionOf(model, args);
   if (selection.relations.length === 0) unsupported("no relation");
   aliasCounter = 0; // plan() runs synchronously: the same read gives the same SQL text
   const params = new Params();
   const alias = `t${++aliasCounter}`;
-  const { columns, convert } = selectList(model, alias, selection, params);
-  const where = rootWhere(alias, params);
+  const { columns, convert } = selectList(alias, selection, params, []);
+  const where =
+    kind === "ids"
+      ? `"id" = ANY(${params.add(null, EXTRA)}::text[])`
+      : kind === "id"
+        ? `"id" = ${params.add(null, EXTRA)}`
+        : whereSql(model, (args.where ?? {}) as Args, params, ["where"]);
+  const limit = kind === "many" ? limitOf(args) : kind === "one" ? " LIMIT 1" : "";
   const order = orderOf(model, alias, args.orderBy);
   // the root's id under its own name, to match rows to ids whatever the selection
-  const idColumn = model.hasId ? [`${alias}."id" AS "__id"`] : [];
-  const sql = `SELECT row_to_json(s) AS r FROM (SELECT ${[...columns, ...idColumn, ...order.columns].join(", ")} FROM ${q(model.name)} ${alias} WHERE ${where}${order.rows}${limit}) s${order.outer}`;
+  const idColumn = model.hasId ? [`"id" AS "__id"`] : [];
+  const selected = [...columns, ...idColumn, ...order.columns].join(", ");
+  const sql =
+    `SELECT row_to_json(s) AS r FROM (SELECT ${selected} FROM ${q(model.name)} ${alias} ` +
+    `WHERE ${where}${order.rows}${limit}) s${order.outer}`;
   convert.hidden.push(...order.hidden);
-  return { sql, params: params.values, convert };
+  return { sql, paths: params.paths, convert };
 }
+
+/**
+ * The shape of a read's arguments: everything that decides its SQL text (the selection, orders,
+ * take and skip, the where's fields and operators, nulls, the length of `in` lists), without the
+ * where's values, which are parameters. Two reads of one shape get the same statement.
+ */
+function shapeOf(value: unknown, inWhere: boolean): string {
+  if (value === null) return "n";
+  if (typeof value !== "object")
+    return inWhere ? "?" : typeof value === "string" ? JSON.stringify(value) : String(value);
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (const item of value) out += shapeOf(item, inWhere) + ",";
+    return out + "]";
+  }
+  const proto = Object.getPrototypeOf(value);
+  // a Date, Decimal or Buffer: never translated, one shape per kind
+  if (proto !== Object.prototype && proto !== null)
+    return `<${(proto as { constructor?: { name?: string } }).constructor?.name}>`;
+  let out = "{";
+  for (const key in value) {
+    const item = (value as Args)[key];
+    if (item !== undefined) out += `${key}:${shapeOf(item, inWhere || key === "where")},`;
+  }
+  return out + "}";
+}
+
+/** Cached plans (or Unsupported) by model, kind and shape, least recently used first. */
+const PLAN_CACHE_SIZE = 500;
+const plans = new Map<string, Plan | Unsupported>();
+
+/**
+ * The plan of a read of this shape: cached (PLAN_CACHE_SIZE shapes, least recently used dropped),
+ * its SQL registered as a named prepared statement for PostgreSQL (driver-adapter.ts
+ * `preparedStatementNames`: the name is a hash of the text, so one text always has one name). Throws
+ * Unsupported when the shape is not translatable.
+ */
+function cachedPlan(model: ModelInfo, args: Args, kind: RootKind, shape: string): Plan {
+  const key = `${model.name}\u0000${kind}\u0000${shape}`;
+  let entry = plans.get(key);
+  if (entry !== undefined) {
+    plans.delete(key);
+    plans.set(key, entry);
+  } else {
+    try {
+      entry = plan(model, args, kind);
+      preparedStatementNames.set(entry.sql, `jr_${createHash("sha1").update(entry.sql).digest("hex").slice(0, 20)}`);
+    } catch (e) {
+      if (!(e instanceof Unsupported)) throw e;
+      entry = e;
+    }
+    plans.set(key, entry);
+    if (plans.size > PLAN_CACHE_SIZE) {
+      const [oldestKey, oldest] = plans.entries().next().value!;
+      plans.delete(oldestKey);
+      if (
+        !(oldest instanceof Unsupported) &&
+        ![...plans.values()].some((p) => p !== oldest && !(p instanceof Unsupported) && p.sql === oldest.sql)
+      )
+        preparedStatementNames.delete(oldest.sql);
+    }
+  }
+  if (entry instanceof Unsupported) throw entry;
+  return entry;
+}
+
+/** A plan's parameter values for the read `args` (and the ids of a read by ids). */
+const valuesOf = (p: Plan, args: Args, extra?: unknown): unknown[] => p.paths.map((path) => valueAt(args, path, extra));
 
 type Delegate = Record<string, (args?: Args) => Promise<unknown>>;
 interface RawClient {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
 }
 
-/** The rows of `p` as parsed JSON, before conversion. */
-async function runJson(client: RawClient, p: Plan): Promise<Record<string, unknown>[]> {
-  const rows = await client.$queryRawUnsafe<{ r: Record<string, unknown> | string }[]>(p.sql, ...p.params);
-  return rows.map((row) => (typeof row.r === "string" ? JSON.parse(row.r) : row.r));
+/**
+ * Runs a joined read's statement outside Prisma, straight on the driver: `sql` with its parameter
+ * `values`, resolving to its rows (column `r`, the row as JSON or its text). createDatabase gives
+ * one for PostgreSQL (the pg pool, the statement named as prepared); reads in a transaction always
+ * go through the transaction's Prisma client.
+ */
+export type DirectQuery = (sql: string, values: unknown[]) => Promise<{ r: unknown }[]>;
+
+/** Where a wrapped client's joined reads run: one object per wrapped client (the batcher groups by it). */
+interface Runner {
+  query: DirectQuery;
 }
 
-async function run(client: RawClient, p: Plan): Promise<Record<string, unknown>[]> {
-  return (await runJson(client, p)).map((row) => convertRow(row, p.convert));
+const prismaRunner = (client: RawClient): Runner => ({
+  query: (sql, values) => client.$queryRawUnsafe<{ r: unknown }[]>(sql, ...values),
+});
+
+/** The rows of `p` with parameter `values`, as parsed JSON, before conversion. */
+async function runJson(client: Runner, p: Plan, values: unknown[]): Promise<Record<string, unknown>[]> {
+  const rows = await client.query(p.sql, values);
+  return rows.map((row) => (typeof row.r === "string" ? JSON.parse(row.r) : row.r) as Record<string, unknown>);
+}
+
+async function run(client: Runner, p: Plan, values: unknown[]): Promise<Record<string, unknown>[]> {
+  return (await runJson(client, p, values)).map((row) => convertRow(row, p.convert));
 }
 
 /** The rows of `p` by their root id (the hidden `__id` column, taken off). */
-async function runById(client: RawClient, p: Plan): Promise<Map<string, Record<string, unknown>>> {
+async function runById(client: Runner, p: Plan, values: unknown[]): Promise<Map<string, Record<string, unknown>>> {
   const byId = new Map<string, Record<string, unknown>>();
-  for (const row of await run(client, p)) {
+  for (const row of await run(client, p, values)) {
     byId.set(row.__id as string, row);
     delete row.__id;
   }
@@ -355,7 +496,7 @@ const pagingKeys = (args: Args) => {
  * caller then runs Prisma's own read).
  */
 async function joinedRead(
-  client: RawClient,
+  client: Runner,
   delegate: Delegate,
   model: ModelInfo,
   operation: string,
@@ -365,23 +506,18 @@ async function joinedRead(
   const many = operation === "findMany";
   const orThrow = operation.endsWith("OrThrow");
   const where = (args.where ?? {}) as Args;
+  const shape = shapeOf(args, false);
   // the selection must be translatable at all, else Prisma's own read
-  let shape: Plan;
+  let read: Plan;
   try {
-    const limit = many ? limitOf(args) : " LIMIT 1";
-    shape = plan(model, args, (alias, params) => whereSql(model, alias, where, params), limit);
+    read = cachedPlan(model, args, many ? "many" : "one", shape);
   } catch (e) {
     if (!(e instanceof Unsupported)) throw e;
     if (!model.hasId) return undefined;
     // the where (or paging) is not translatable: ids by Prisma, then the joined read of those ids
     let byIds: Plan;
     try {
-      byIds = plan(
-        model,
-        { ...args, where: undefined, orderBy: undefined, take: undefined, skip: undefined },
-        (alias, params) => `${alias}."id" = ANY(${params.add([])}::text[])`,
-        "",
-      );
+      byIds = cachedPlan(model, args, "ids", shape);
     } catch (inner) {
       if (inner instanceof Unsupported) return undefined;
       throw inner;
@@ -395,7 +531,7 @@ async function joinedRead(
       if (orThrow) throw notFound(model.name);
       return many ? [] : null;
     }
-    const byId = await runById(client, { ...byIds, params: [ids] });
+    const byId = await runById(client, byIds, valuesOf(byIds, args, ids));
     // a row deleted between the two statements is left out, as if the first had not seen it
     const ordered = ids.map((id) => byId.get(id)).filter((r): r is Record<string, unknown> => r !== undefined);
     if (!many && ordered.length === 0 && orThrow) throw notFound(model.name);
@@ -403,11 +539,11 @@ async function joinedRead(
   }
   // findUnique by id alone: read with the other findUnique calls of this tick
   if (!many && (operation === "findUnique" || operation === "findUniqueOrThrow") && isIdOnly(where)) {
-    const row = await batch.load(client, model, args, where.id as string);
+    const row = await batch.load(client, model, args, shape, where.id as string);
     if (!row && orThrow) throw notFound(model.name);
     return row;
   }
-  const rows = (await run(client, shape)).map((row) => (delete row.__id, row));
+  const rows = (await run(client, read, valuesOf(read, args))).map((row) => (delete row.__id, row));
   if (many) return rows;
   if (rows.length === 0 && orThrow) throw notFound(model.name);
   return rows[0] ?? null;
@@ -417,7 +553,9 @@ function limitOf(args: Args): string {
   const { take, skip } = args;
   if (take !== undefined && !(Number.isInteger(take) && (take as number) >= 0)) unsupported("take");
   if (skip !== undefined && !(Number.isInteger(skip) && (skip as number) >= 0)) unsupported("skip");
-  return `${take === undefined ? "" : ` LIMIT ${take as number}`}${skip === undefined ? "" : ` OFFSET ${skip as number}`}`;
+  return (
+    (take === undefined ? "" : ` LIMIT ${take as number}`) + (skip === undefined ? "" : ` OFFSET ${skip as number}`)
+  );
 }
 
 const isIdOnly = (where: Args) => Object.keys(where).length === 1 && typeof where.id === "string";
@@ -427,21 +565,29 @@ class Batcher {
   private pending = new Map<
     string,
     {
-      client: RawClient;
+      client: Runner;
       model: ModelInfo;
       args: Args;
+      shape: string;
       ids: Map<string, ((row: Record<string, unknown> | null) => void)[]>;
       fail: ((e: unknown) => void)[];
     }
   >();
 
-  load(client: RawClient, model: ModelInfo, args: Args, id: string): Promise<Record<string, unknown> | null> {
+  /** `shape`: shapeOf(args); reads are grouped by their selection's values too (a relation's where). */
+  load(
+    client: Runner,
+    model: ModelInfo,
+    args: Args,
+    shape: string,
+    id: string,
+  ): Promise<Record<string, unknown> | null> {
     const key = `${model.name}\u0000${JSON.stringify({ select: args.select, include: args.include })}`;
     let group = this.pending.get(key);
     // another client (a transaction) in the same tick: read on its own
-    if (group && group.client !== client) return this.single(client, model, args, id);
+    if (group && group.client !== client) return this.single(client, model, args, shape, id);
     if (!group) {
-      group = { client, model, args, ids: new Map(), fail: [] };
+      group = { client, model, args, shape, ids: new Map(), fail: [] };
       this.pending.set(key, group);
       queueMicrotask(() => this.flush(key));
     }
@@ -453,11 +599,9 @@ class Batcher {
     });
   }
 
-  private async single(client: RawClient, model: ModelInfo, args: Args, id: string) {
-    const byId = await runById(
-      client,
-      plan(model, { ...args, where: undefined }, (alias, params) => `${alias}."id" = ${params.add(id)}`, ""),
-    );
+  private async single(client: Runner, model: ModelInfo, args: Args, shape: string, id: string) {
+    const p = cachedPlan(model, args, "id", shape);
+    const byId = await runById(client, p, valuesOf(p, args, id));
     return byId.get(id) ?? null;
   }
 
@@ -466,16 +610,9 @@ class Batcher {
     this.pending.delete(key);
     try {
       const ids = [...group.ids.keys()];
-      const p = plan(
-        group.model,
-        { ...group.args, where: undefined },
-        (alias, params) =>
-          ids.length === 1
-            ? `${alias}."id" = ${params.add(ids[0])}`
-            : `${alias}."id" = ANY(${params.add(ids)}::text[])`,
-        "",
-      );
-      const byId = new Map((await runJson(group.client, p)).map((row) => [row.__id as string, row]));
+      const p = cachedPlan(group.model, group.args, ids.length === 1 ? "id" : "ids", group.shape);
+      const values = valuesOf(p, group.args, ids.length === 1 ? ids[0] : ids);
+      const byId = new Map((await runJson(group.client, p, values)).map((row) => [row.__id as string, row]));
       for (const [id, waiting] of group.ids) {
         const json = byId.get(id);
         // each caller its own objects, as from Prisma
@@ -506,9 +643,10 @@ export function withoutJoinedReads<C extends object>(client: C): C {
  * `client` with joined reads (module comment): the same client for everything else, its
  * `$transaction(fn)` handing `fn` a wrapped transaction client.
  */
-export function withJoinedReads<C extends object>(client: C): C {
+export function withJoinedReads<C extends object>(client: C, direct?: DirectQuery): C {
   if ((client as { [WRAPPED]?: boolean })[WRAPPED]) return client;
   const batch = new Batcher();
+  const runner: Runner = direct ? { query: direct } : prismaRunner(client as unknown as RawClient);
   const delegates = new Map<string, unknown>();
   return new Proxy(client, {
     get(target, prop, receiver) {
@@ -536,7 +674,7 @@ export function withJoinedReads<C extends object>(client: C): C {
             const original = Reflect.get(d, op, r);
             if (typeof op !== "string" || !READS.has(op)) return original;
             return async (args: Args = {}) => {
-              const result = await joinedRead(target as unknown as RawClient, delegate, model, op, args, batch);
+              const result = await joinedRead(runner, delegate, model, op, args, batch);
               return result === undefined ? original.call(d, args) : result;
             };
           },

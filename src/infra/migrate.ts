@@ -174,7 +174,8 @@ export async function applyMigrations(session: SqlSession, local?: Migration[]):
     status = compare(migrations, await appliedRows(session)); // another instance may have migrated meanwhile
     if (status.failed.length) {
       throw new MigrationError(
-        `migration ${status.failed[0]} failed earlier and was left unfinished; fix the database, then mark it with \`npx prisma migrate resolve --applied|--rolled-back ${status.failed[0]}\``,
+        `migration ${status.failed[0]} failed earlier and was left unfinished; fix the database, then mark it with ` +
+          `\`npx prisma migrate resolve --applied|--rolled-back ${status.failed[0]}\``,
         status.failed[0],
       );
     }
@@ -184,7 +185,8 @@ export async function applyMigrations(session: SqlSession, local?: Migration[]):
       try {
         await session.exec(migration.sql);
         await session.query(
-          `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count) VALUES ($1, $2, $3, now(), clock_timestamp(), 1)`,
+          `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, ` +
+            `applied_steps_count) VALUES ($1, $2, $3, now(), clock_timestamp(), 1)`,
           [randomUUID(), migration.checksum, migration.name],
         );
         await session.exec("COMMIT");

@@ -48,7 +48,10 @@ export interface PdfDocumentData {
   taxHeader?: boolean;
   status: string;
   issuer: PdfParty;
-  /** the receiver block: label -> value rows ("Señor(es)", "RUT", "Giro", "Dirección", "Comuna", "Ciudad", …); rows without a value are left out by the caller */
+  /**
+   * the receiver block: label -> value rows ("Señor(es)", "RUT", "Giro", "Dirección", "Comuna", "Ciudad", …); rows
+   * without a value are left out by the caller
+   */
   customer: [string, string][];
   /** beside the receiver: label -> value rows (dates, sale condition, currency) */
   dates: [string, string][];
@@ -80,7 +83,8 @@ const TIMBRE_WIDTH = 200;
 
 /** Ley 19.983's acknowledgement printed in the receipt box of the cedible copy. */
 const RECEIPT_TEXT =
-  "El acuse de recibo que se declara en este acto, de acuerdo a lo dispuesto en la letra b) del Art. 4°, y la letra c) del Art. 5° " +
+  "El acuse de recibo que se declara en este acto, de acuerdo a lo dispuesto en la letra b) del Art. 4°, y la letra " +
+  "c) del Art. 5° " +
   "de la Ley 19.983, acredita que la entrega de mercaderías o servicio(s) prestado(s) ha(n) sido recibido(s).";
 
 /** Renders the document; resolves to the PDF bytes. */
@@ -257,7 +261,9 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
   if (data.taxStamp) drawTaxStamp(doc, data.taxStamp, y + 10, cedible);
 }
 
-/** The timbre at the bottom left, its caption under it, and on the cedible copy the label and receipt box at the right. */
+/**
+ * The timbre at the bottom left, its caption under it, and on the cedible copy the label and receipt box at the right.
+ */
 function drawTaxStamp(doc: PDFKit.PDFDocument, stamp: PdfTaxStamp, minY: number, cedible: string | null): void {
   const left = 50;
   const right = doc.page.width - 50;

@@ -48,7 +48,8 @@ export function renderSwapPdf(data: SwapPdfData): Promise<Buffer> {
     doc.text(`Receptor: ${data.receiver}${data.receiverTaxId ? ` (RUT ${data.receiverTaxId})` : ""}`);
     doc.text(`Recibido: ${data.received.toISOString()}`);
     doc.text(
-      `Respuesta: ${data.status ?? "sin respuesta"}${data.replyBy ? ` por ${data.replyBy}` : ""}${data.replyDate ? ` el ${data.replyDate.toISOString()}` : ""}`,
+      `Respuesta: ${data.status ?? "sin respuesta"}${data.replyBy ? ` por ${data.replyBy}` : ""}` +
+        (data.replyDate ? ` el ${data.replyDate.toISOString()}` : ""),
     );
 
     const cols = [

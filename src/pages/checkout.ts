@@ -19,7 +19,8 @@ const escape = (text: string) =>
 
 function page(title: string, body: string, status = 200): Response {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}button{font-size:1rem;padding:.5rem 1rem;margin-right:.5rem}.amount{font-size:2rem;font-weight:bold}</style>
+<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}
+button{font-size:1rem;padding:.5rem 1rem;margin-right:.5rem}.amount{font-size:2rem;font-weight:bold}</style>
 </head><body><p><em>Test checkout: no real money moves.</em></p>${body}</body></html>`;
   return new Response(html, {
     status,

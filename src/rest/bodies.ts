@@ -262,7 +262,10 @@ export function orderInput(body: z.infer<typeof orderBody>) {
   };
 }
 
-/** Spec "Credit note" and its create endpoint: invoice, document, date, lines, plus discounts and notes. */
+/**
+ * Spec "Credit note" and its create endpoint: invoice, document, date, lines, plus discounts and notes;
+ * `credit_note`: the credit note a debit note voids (docs/orders-and-credit-notes.md).
+ */
 export const creditNoteBody = z.strictObject({
   ...documentOutputs,
   subtotal: ignored,
@@ -277,6 +280,8 @@ export const creditNoteBody = z.strictObject({
   discount_scheme: restEnumField<DiscountScheme>("DiscountScheme"),
   internal_note: text,
   note: text,
+  credit_note: reference,
+  voided_by: ignored,
 });
 
 export function creditNoteInput(body: z.infer<typeof creditNoteBody>) {
@@ -297,6 +302,7 @@ export function creditNoteInput(body: z.infer<typeof creditNoteBody>) {
     discountScheme: body.discount_scheme,
     internalNote: body.internal_note,
     note: body.note,
+    creditNote: body.credit_note,
   };
 }
 
@@ -591,7 +597,10 @@ export function usageInput(body: z.infer<typeof usageBody>) {
   };
 }
 
-/** POST /v1/usages/ with `{"usages": [...]}` (ours, docs/rest.md "Usage records"): a batch of single-record bodies; the count is checked by recordUsages. */
+/**
+ * POST /v1/usages/ with `{"usages": [...]}` (ours, docs/rest.md "Usage records"): a batch of single-record bodies;
+ * the count is checked by recordUsages.
+ */
 export const usageBatchBody = z.strictObject({ usages: z.array(usageBody) });
 
 export function usageBatchInput(body: z.infer<typeof usageBatchBody>) {

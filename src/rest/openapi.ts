@@ -5,7 +5,8 @@
  * responses and the error shape. A resource's schema is derived from its GraphQL operation's
  * selection by rule (snake_case names, `Decimal` as a JSON number, an object selecting only `id`
  * as that id, nullable unless non-null); only the spec's exceptions are written out, in
- * printer.ts `EXCEPTIONS`, the table the printer runs. Served at `GET /v1/openapi.json`, committed as schema/openapi.json.
+ * printer.ts `EXCEPTIONS`, the table the printer runs. Served at `GET /v1/openapi.json`, committed as
+ * schema/openapi.json.
  */
 import {
   getNamedType,
@@ -124,7 +125,7 @@ function objectSchema(
   const properties: Json = {};
   for (const field of selectedFields(selection, fragments)) {
     const def = type.getFields()[field.name];
-    if (!def) continue;
+    if (!def || EXCEPTIONS[typename]?.[field.name]?.renamed) continue;
     const schema = typeSchema(def.type, field.selection, fragments);
     properties[snake(field.key)] = def.description ? { ...schema, description: def.description } : schema;
   }
@@ -204,7 +205,9 @@ function filterParams(decl: ResourceDecl): Json[] {
     name,
     in: "query",
     description: {
-      string: `equals; also \`${name}__exact\`, \`${name}__in\` (comma-separated), \`${name}__contains\`, \`${name}__icontains\``,
+      string:
+        `equals; also \`${name}__exact\`, \`${name}__in\` (comma-separated), ` +
+        `\`${name}__contains\`, \`${name}__icontains\``,
       datetime: `a date (the whole day) or an ISO timestamp; also \`${name}__gte\`, \`${name}__lte\``,
       boolean: "`true` or `false`",
       enum: `one value; also \`${name}__in\` (comma-separated)`,
@@ -381,7 +384,8 @@ export function openApiDocument(): Json {
       title: "Billing service REST API",
       version: "1",
       description:
-        "The REST surface of the billing service under `/v1` (docs/rest.md, docs/rest-api.md): the same schema, rules and errors as GraphQL at `/graphql`. Generated from src/rest/resources.ts.",
+        "The REST surface of the billing service under `/v1` (docs/rest.md, docs/rest-api.md): the same schema, " +
+        "rules and errors as GraphQL at `/graphql`. Generated from src/rest/resources.ts.",
     },
     servers: [{ url: "/", description: "this service" }],
     security: [{ bearer: [] }],

@@ -52,6 +52,8 @@ interface Where {
  */
 interface Exception {
   schema?: Json;
+  /** the GraphQL field is printed under another name only (its own name is not in the answer's schema) */
+  renamed?: true;
   print?: (value: unknown, node: Node, rule: (field: string) => unknown, where: Where) => [string, unknown][];
 }
 
@@ -76,7 +78,8 @@ const RATE = (field: "percent" | "amount"): Exception => ({
 /**
  * The printed exceptions to the rule, by GraphQL type and field (docs/rest.md "Responses"): a
  * customer's `country`/`state`, a document's `currency` in its `document`, a credit note's
- * `invoice` (an id, or the object with `?expand=invoice`, by the rule), the spec's `is_purshase`
+ * `invoice` (an id, or the object with `?expand=invoice`, by the rule) and `voids` printed as
+ * `credit_note`, the spec's `is_purshase`
  * and `recipient`, addon rates, a usage's `transaction_id` only when recorded, a swap's
  * `purchases` as ids with its `verification` array.
  */
@@ -108,7 +111,7 @@ export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
   },
   DocumentType: {
     is_purshase: { schema: { type: "boolean", description: "the spec's spelling of is_purchase" } },
-    isPurchase: { print: (v) => [["is_purshase", v]] },
+    isPurchase: { renamed: true, print: (v) => [["is_purshase", v]] },
   },
   Invoice: DOCUMENT,
   Order: DOCUMENT,
@@ -116,13 +119,21 @@ export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
     invoice: { schema: ID_OR_OBJECT },
     document: { schema: ID_OR_OBJECT },
     currency: { schema: CURRENCY_OBJECT },
+    // the spec's body names the voided credit note `credit_note`; the answer prints it under that name
+    credit_note: {
+      schema: { type: ["string", "null"], description: "on a debit note voiding a credit note: the credit note's id" },
+    },
+    voids: { renamed: true, print: (v) => [["credit_note", (v as Node | null)?.id ?? null]] },
   },
   Addon: { rates: { schema: { type: ["array", "object", "null"] } } },
   AddonRate: { percent: RATE("percent"), amount: RATE("amount") },
   Plan: { currency: { schema: CURRENCY_OBJECT }, frequency: { schema: ID_OR_OBJECT } },
   Product: { plans: { schema: { type: ["array", "null"] } } },
   Payment: { currency: { schema: CURRENCY_OBJECT }, source: { schema: ID_OR_OBJECT } },
-  Reminder: { recipients: { print: (v) => [["recipient", v]] } },
+  Reminder: {
+    recipient: { schema: { type: "array", items: { type: "string" }, description: "the e-mail addresses" } },
+    recipients: { renamed: true, print: (v) => [["recipient", v]] },
+  },
   Usage: { transactionId: { print: (v) => (v === null || v === undefined ? [] : [["transaction_id", v]]) } },
   // the time the change was requested, as GraphQL gives it
   SubscriptionPendingChanges: { requested: { print: (v) => [["requested", v]] } },

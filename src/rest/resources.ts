@@ -478,7 +478,9 @@ function catalogue(name: "product" | "plan" | "addon" | "coupon"): ResourceDecl 
     tag: "Catalogue",
     path: `/v1/${name}s`,
     typename: decl.typename,
-    description: `${name[0].toUpperCase()}${name.slice(1)}s of the catalogue; DELETE archives one in use (docs/catalogue.md).`,
+    description:
+      `${name[0].toUpperCase()}${name.slice(1)}s of the catalogue; ` +
+      "DELETE archives one in use (docs/catalogue.md).",
     ops: { create, retrieve, update, delete: remove, list },
     body: decl.body,
     filters: { ...ARCHIVABLE, ...(decl.filters as FilterSpec) },

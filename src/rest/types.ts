@@ -70,7 +70,10 @@ export interface ResourceDecl {
   ops: Partial<Record<Shape, Operation>>;
   /** the body (spec snake_case, checked) and its mapping to the GraphQL input */
   body?: { schema: ZodType; input: (body: never) => unknown };
-  /** the GraphQL node (the operation's fragment) as the spec's JSON; by default printer.ts's `printNode` of `typename` */
+  /**
+   * the GraphQL node (the operation's fragment) as the spec's JSON; by default printer.ts's `printNode` of
+   * `typename`
+   */
   print?: (node: never, how: PrintContext) => unknown;
   /** the list's filters (REST parameter -> GraphQL filter) */
   filters?: FilterSpec;

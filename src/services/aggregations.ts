@@ -50,7 +50,8 @@ export async function customerAggregations(
   const rows = await ctx.prisma.$queryRaw<Row[]>(Prisma.sql`
     WITH customers AS (
       SELECT c."id",
-             COALESCE(c."currencyId", (SELECT cur."id" FROM "Currency" cur WHERE cur."countryId" = c."countryId" AND cur."isDefault" LIMIT 1)) AS currency
+             COALESCE(c."currencyId", (SELECT cur."id" FROM "Currency" cur WHERE cur."countryId" = c."countryId"
+             AND cur."isDefault" LIMIT 1)) AS currency
       FROM "Customer" c
       WHERE c."id" IN (${Prisma.join(customerIds)})
         AND c."organizationId" = ${ctx.auth.organizationId} AND c."testMode" = ${ctx.auth.testMode}
@@ -64,14 +65,16 @@ export async function customerAggregations(
     FROM customers c
     LEFT JOIN LATERAL (
       SELECT SUM(i."total") AS sales,
-             SUM(i."total") FILTER (WHERE i."date" >= ${period.start}::date AND i."date" < ${period.end}::date) AS period
+             SUM(i."total") FILTER (WHERE i."date" >= ${period.start}::date
+             AND i."date" < ${period.end}::date) AS period
       FROM "Invoice" i
       WHERE i."customerId" = c."id" AND i."status" = 'finalized' AND (c.currency IS NULL OR i."currencyId" = c.currency)
     ) inv ON true
     LEFT JOIN LATERAL (
       SELECT SUM(n."total") FILTER (WHERE t."isCreditNote") AS credited,
              SUM(n."total") FILTER (WHERE NOT t."isCreditNote") AS debited
-      FROM "Invoice" i JOIN "CreditNote" n ON n."invoiceId" = i."id" JOIN "DocumentType" t ON t."id" = n."documentTypeId"
+      FROM "Invoice" i JOIN "CreditNote" n ON n."invoiceId" = i."id" JOIN "DocumentType" t
+      ON t."id" = n."documentTypeId"
       WHERE i."customerId" = c."id" AND n."status" = 'finalized' AND (c.currency IS NULL OR n."currencyId" = c.currency)
     ) cn ON true
     LEFT JOIN LATERAL (

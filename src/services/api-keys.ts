@@ -93,7 +93,8 @@ export async function createApiKey(
       if (named.length > 1) {
         throw ValidationError.field(
           "organization",
-          `${named.length} organizations are named ${JSON.stringify(wanted)} (${named.map((o) => o.id).join(", ")}): name one by its org_ id`,
+          `${named.length} organizations are named ${JSON.stringify(wanted)} (${named.map((o) => o.id).join(", ")}): ` +
+            `name one by its org_ id`,
         );
       }
       if (named.length === 1) organizationId = named[0].id;

@@ -18,9 +18,20 @@ export interface BrandingInput {
   displayInvoices?: boolean | null;
   termsOfServiceUrl?: string | null;
   privacyPolicyUrl?: string | null;
+  /** whether customers may cancel subscriptions at period end in the portal (not null) */
+  portalCancelSubscriptions?: boolean | null;
 }
 
-export type OrganizationBranding = Branding & { id: string; name: string; testMode: boolean; updatedAt: Date };
+export type OrganizationBranding = Branding & {
+  id: string;
+  name: string;
+  testMode: boolean;
+  updatedAt: Date;
+  /**
+   * whether the customer portal offers cancelling a subscription at period end (read live, not copied into sessions)
+   */
+  portalCancelSubscriptions: boolean;
+};
 
 /** The branding view of a mode's settings (`name`: the organization's name). */
 function brandingOf(name: string, row: OrganizationSettings): OrganizationBranding {
@@ -34,6 +45,7 @@ function brandingOf(name: string, row: OrganizationSettings): OrganizationBrandi
     displayInvoices: row.displayInvoices,
     termsOfServiceUrl: row.termsOfServiceUrl,
     privacyPolicyUrl: row.privacyPolicyUrl,
+    portalCancelSubscriptions: row.portalCancelSubscriptions,
     updatedAt: row.updatedAt,
   };
 }
@@ -58,7 +70,7 @@ export async function getBranding(ctx: ServiceContext): Promise<OrganizationBran
  */
 export async function updateBranding(ctx: ServiceContext, input: BrandingInput): Promise<OrganizationBranding> {
   const errors = new FieldErrorCollector();
-  const data: Partial<Branding> = {};
+  const data: Partial<Branding & { portalCancelSubscriptions: boolean }> = {};
   if (input.businessName !== undefined) {
     const name = input.businessName?.trim() ?? "";
     if (input.businessName !== null && input.businessName !== "" && name === "")
@@ -84,6 +96,10 @@ export async function updateBranding(ctx: ServiceContext, input: BrandingInput):
   if (input.displayInvoices !== undefined) {
     if (input.displayInvoices === null) errors.add("display_invoices", "must be true or false");
     else data.displayInvoices = input.displayInvoices;
+  }
+  if (input.portalCancelSubscriptions !== undefined) {
+    if (input.portalCancelSubscriptions === null) errors.add("portal_cancel_subscriptions", "must be true or false");
+    else data.portalCancelSubscriptions = input.portalCancelSubscriptions;
   }
   for (const [field, path] of [
     ["termsOfServiceUrl", "terms_of_service_url"],

@@ -41,8 +41,9 @@ export function storedCafLastUsableDate(caf: { documentTypeId: string; authorize
 /**
  * Stores a CAF. 400 (field `file`) when the file is missing, not base64, not a valid CAF (parseCaf
  * lists every problem: RUT, type, range, FRMA signature present, RSASK matching RSAPK), of a type
- * this service does not issue (33, 34, 39, 41, 52, 56, 61), of another RUT than the caller's mode's
- * tax profile's (400 on `tax_id` when that profile has none), of the other mode (IDK 100 = test), already expired, or
+ * this service does not issue (33, 34, 39, 41, 52, 56, 61, 110, 111, 112), of another RUT than the
+ * caller's mode's tax profile's (400 on `tax_id` when that profile has none), of the other mode (IDK 100 = test),
+ * already expired, or
  * overlapping a stored CAF of the same type and mode or folios already issued (documents numbered
  * `sii_folio`; numbers of the internal series are another series and do not count).
  * 409 without an encryption key. Uploads of one organization are serialized (organization row lock).
@@ -101,7 +102,8 @@ export async function uploadCaf(ctx: ServiceContext, input: CafInput) {
     if (overlapping)
       throw ValidationError.field(
         "file",
-        `folios ${caf.from}..${caf.to} overlap CAF ${overlapping.id} (folios ${overlapping.rangeFrom}..${overlapping.rangeTo})`,
+        `folios ${caf.from}..${caf.to} overlap CAF ${overlapping.id} (folios ${overlapping.rangeFrom}` +
+          `..${overlapping.rangeTo})`,
       );
     // only folios count: numbers of the internal series (documents issued before SII set-up) are
     // another series and never collide with folios (docs/sii-setup.md "Numbering before enrollment")
@@ -170,8 +172,10 @@ export async function takeFolio(
   }
   throw new InvalidStateError(
     candidates.length
-      ? `no authorized folio is left for ${documentTypeId} in ${tenantKey.testMode ? "test" : "live"} mode: every CAF is used up or expired; upload a new CAF`
-      : `no CAF for ${documentTypeId} in ${tenantKey.testMode ? "test" : "live"} mode: upload one to issue this document type`,
+      ? `no authorized folio is left for ${documentTypeId} in ${tenantKey.testMode ? "test" : "live"} mode: every ` +
+          `CAF is used up or expired; upload a new CAF`
+      : `no CAF for ${documentTypeId} in ${tenantKey.testMode ? "test" : "live"} mode: upload one to issue this ` +
+          `document type`,
   );
 }
 
@@ -227,7 +231,8 @@ export async function takeFolios(
         FOR UPDATE
       ), split AS (
         SELECT "id", "rangeFrom", "nextFolio",
-          LEAST("left", GREATEST(${count}::int - (SUM("left") OVER (ORDER BY "rangeFrom", "id") - "left"), 0))::int AS "taken"
+          LEAST("left", GREATEST(${count}::int - (SUM("left") OVER (ORDER BY "rangeFrom", "id") - "left"),
+          0))::int AS "taken"
         FROM locked
         WHERE (SELECT SUM("left") FROM locked) >= ${count}::int
       )
@@ -238,7 +243,8 @@ export async function takeFolios(
     : [];
   if (!rows.length) {
     throw new InvalidStateError(
-      `fewer than ${count} authorized folio(s) are left for ${documentTypeId} in ${mode} mode: every CAF is used up or expired; upload a new CAF`,
+      `fewer than ${count} authorized folio(s) are left for ${documentTypeId} in ${mode} mode: every CAF is used up ` +
+        `or expired; upload a new CAF`,
     );
   }
   const ordered = rows

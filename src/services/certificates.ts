@@ -109,7 +109,8 @@ export async function loadSigningCredentials(
   const row = rows.find((r) => !r.validTo || r.validTo.getTime() > now.getTime());
   if (!row)
     throw new InvalidStateError(
-      `the organization's ${mode} signing certificate expired on ${rows[0].validTo?.toISOString()}: upload a new one with a ${mode} key`,
+      `the organization's ${mode} signing certificate expired on ${rows[0].validTo?.toISOString()}: upload a new one ` +
+        `with a ${mode} key`,
     );
   const pair = JSON.parse(openSecret(requireKey(key), row.encrypted).toString("utf8")) as {
     certificatePem: string;

@@ -1,6 +1,7 @@
 /** What every use case needs: the database and who is asking (organization, mode, user). */
 import type { PrismaClient } from "../infra/prisma/generated/client.js";
 import type { AppSettings } from "../infra/config.js";
+import { NotFoundError } from "../domain/errors.js";
 
 export interface Auth {
   organizationId: string;
@@ -8,6 +9,23 @@ export interface Auth {
   /** e-mail of the API key's user, written as `user` on documents */
   userEmail: string;
   apiKeyId: string;
+  /**
+   * Set when the request carries a customer-portal credential instead of an API key
+   * (docs/customer-portal.md): the one customer it may read and act on, in `organizationId` and
+   * `testMode`. The GraphQL schema lets such a request reach only the fields marked for the
+   * portal (scope `portal`), and the services check that every id it names is this customer's.
+   */
+  portal?: PortalAuth;
+}
+
+/** Who a customer-portal credential acts for. */
+export interface PortalAuth {
+  /** `cus_` id of the customer */
+  customerId: string;
+  /** `ses_` id of the session whose key was exchanged for the credential */
+  sessionId: string;
+  /** `pcr_` id of the credential */
+  credentialId: string;
 }
 
 export interface ServiceContext {
@@ -64,7 +82,8 @@ export async function lockTenantRow<C extends string = "id">(
   columns: readonly C[] = ["id"] as unknown as C[],
 ): Promise<Record<C, unknown> | null> {
   const rows = await db.$queryRawUnsafe<Record<C, unknown>[]>(
-    `SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${table}" WHERE "id" = $1 AND "organizationId" = $2 AND "testMode" = $3 FOR UPDATE`,
+    `SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM "${table}" WHERE "id" = $1 AND "organizationId" = $2 AND ` +
+      `"testMode" = $3 FOR UPDATE`,
     id,
     ctx.auth.organizationId,
     ctx.auth.testMode,
@@ -88,4 +107,19 @@ export function withinTransaction(ctx: ServiceContext, tx: Tx): ServiceContext {
 export function atomically<T>(ctx: ServiceContext, fn: (tx: ServiceContext) => Promise<T>): Promise<T> {
   if (ctx.inTransaction) return fn(ctx);
   return ctx.prisma.$transaction((tx) => fn(withinTransaction(ctx, tx)));
+}
+
+/**
+ * A customer-portal credential may only touch its own customer's rows (docs/customer-portal.md):
+ * throws NotFoundError for `resource` `id` when the caller is a portal credential and the row's
+ * customer (`customerId`, null when the row has none) is not its customer, so another customer's
+ * ids read exactly like unknown ones. Does nothing for API keys.
+ */
+export function checkPortalCustomer(
+  ctx: ServiceContext,
+  customerId: string | null | undefined,
+  resource: string,
+  id: string,
+): void {
+  if (ctx.auth.portal && customerId !== ctx.auth.portal.customerId) throw new NotFoundError(resource, id);
 }

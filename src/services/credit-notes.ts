@@ -23,7 +23,7 @@
  */
 import type { CreditNote } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
-import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
+import { FieldErrorCollector, NotFoundError, ValidationError } from "../domain/errors.js";
 import { checkNoteLength } from "../domain/input-limits.js";
 import {
   DEFAULT_REFERENCE_CODE,
@@ -33,6 +33,12 @@ import {
   referenceCodeProblem,
 } from "../domain/credit-notes.js";
 import type { DecimalInput } from "../domain/money.js";
+import {
+  VOIDING_DEBIT_TYPE,
+  VOID_REFERENCE_CODE,
+  creditNoteVoidProblems,
+  type VoidedCreditNote,
+} from "../domain/credit-note-voids.js";
 import { tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
 import { findDocumentType, organizationToday } from "./reference.js";
 import { dateColumn, storedDate } from "../domain/formats.js";
@@ -49,7 +55,10 @@ import { PDF_CUSTOMER_INCLUDE, PDF_DOCUMENT_INCLUDE, printDocument } from "./doc
 export interface CreditNoteInput {
   /** id of the finalized invoice to discount (required) */
   invoice?: string | null;
-  /** note document type id: a credit note (default: CL61, or CL112 for export invoices) or a debit note (CL56, CL111) */
+  /**
+   * note document type id: a credit note (default: CL61, or CL112 for export invoices) or a debit
+   * note (CL56, CL111)
+   */
   document?: string | null;
   date?: string | null;
   lines?: LineInput[] | null;
@@ -59,8 +68,18 @@ export interface CreditNoteInput {
   internalNote?: string | null;
   /** note or reason for the customer (printed) */
   note?: string | null;
-  /** SII CodRef: 1 cancels the invoice, 2 corrects text, 3 corrects amounts (default); domain/credit-notes.ts referenceCodeProblem */
+  /**
+   * SII CodRef: 1 cancels the invoice (or, with `creditNote`, voids the credit note: the default then),
+   * 2 corrects text, 3 corrects amounts (default); domain/credit-notes.ts referenceCodeProblem
+   */
   referenceCode?: number | null;
+  /**
+   * id of a finalized credit note this debit note voids (SII 56 → 61, 111 → 112, CodRef 1;
+   * domain/credit-note-voids.ts). `invoice` may then be left out (the credit note's invoice),
+   * `document` defaults to the voiding debit type (CL56, CL111), and without `lines` the credit
+   * note's lines and discount are copied.
+   */
+  creditNote?: string | null;
 }
 
 /** Creates a draft credit note against a finalized invoice, in one transaction. Errors: see the module header. */
@@ -75,7 +94,13 @@ export async function createCreditNote(ctx: ServiceContext, input: CreditNoteInp
 export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: CreditNoteInput): Promise<CreditNote> {
   const txCtx = withinTransaction(ctx, tx);
   const errors = new FieldErrorCollector();
-  const invoiceId = input.invoice;
+  const voided = input.creditNote ? await lockVoidedCreditNote(tx, ctx, input.creditNote, errors) : null;
+  if (input.creditNote && !voided) errors.throwIfAny("Invalid credit note");
+  if (voided && input.invoice && input.invoice !== voided.invoiceId)
+    throw ValidationError.field("invoice", `must be the voided credit note's invoice ${voided.invoiceId}, or left out`);
+  if (voided && !input.lines?.length && !input.discount) input = { ...input, ...voided.copy };
+  if (voided && !input.document && voided.debitType) input = { ...input, document: voided.debitType };
+  const invoiceId = input.invoice || voided?.invoiceId;
   let invoice = null;
   if (!invoiceId) errors.add("invoice", "is required");
   else {
@@ -136,8 +161,17 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
     });
   }
   const t = totals as ReturnType<typeof documentTotals> | undefined;
-  const referenceCode = input.referenceCode ?? DEFAULT_REFERENCE_CODE;
-  if (t && invoice && noteType) {
+  const referenceCode = input.referenceCode ?? (voided ? VOID_REFERENCE_CODE : DEFAULT_REFERENCE_CODE);
+  if (voided && invoice && noteType) {
+    for (const problem of creditNoteVoidProblems({
+      noteType,
+      referenceCode,
+      total: t?.total ?? null,
+      creditNote: voided.rules,
+      currency: invoice.currency,
+    }))
+      errors.add(problem.field, problem.message);
+  } else if (t && invoice && noteType) {
     const problem = referenceCodeProblem({
       code: referenceCode,
       effect: noteEffect(noteType)!,
@@ -180,11 +214,66 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
       internalNote: input.internalNote || null,
       note: input.note || null,
       referenceCode,
+      voidsCreditNoteId: voided?.id ?? null,
       imported: false,
       ...totalColumns(t, discount),
       lines: { create: lineRows(lines, t, { withLineTax: true }) },
     },
   });
+}
+
+/**
+ * The credit note `id` a debit note is to void, locked (FOR UPDATE) in `tx` so two concurrent voids
+ * of it cannot both pass: its invoice, what domain/credit-note-voids.ts checks, and its lines and
+ * discount to copy when the debit note gives none. Null (with a `credit_note` error) when it is
+ * unknown to the caller's organization and mode.
+ */
+async function lockVoidedCreditNote(tx: Tx, ctx: ServiceContext, id: string, errors: FieldErrorCollector) {
+  const status = await lockDocument(tx, "credit_note", id, ctx);
+  if (status === null) {
+    errors.add("credit_note", `unknown credit note ${id}`);
+    return null;
+  }
+  const note = await tx.creditNote.findUniqueOrThrow({
+    where: { id },
+    include: {
+      documentType: true,
+      lines: { orderBy: { position: "asc" } },
+      voidedBy: { select: { id: true }, orderBy: { createdAt: "asc" } },
+    },
+  });
+  const rules: VoidedCreditNote = {
+    id: note.id,
+    documentType: note.documentType,
+    status: note.status,
+    number: note.number,
+    total: note.total.toString(),
+    taxAgencyStatus: taxAgencyStatusOf(note.taxAgency),
+    voidedBy: note.voidedBy.map((d) => d.id),
+  };
+  const copy: Pick<CreditNoteInput, "lines" | "discount" | "discountScheme"> = {
+    lines: note.lines.map((l) => ({
+      name: l.name,
+      description: l.description,
+      quantity: l.quantity.toString(),
+      amount: l.amount.toString(),
+      discount: l.discount.toString(),
+      discountScheme: l.discountScheme,
+      exempt: l.exempt,
+    })),
+    discount: note.discount.toString(),
+    discountScheme: note.discountScheme,
+  };
+  const debitCode = VOIDING_DEBIT_TYPE[note.documentType.code];
+  const debitType = debitCode === undefined ? null : `${note.documentType.countryId}${debitCode}`;
+  return { id: note.id, invoiceId: note.invoiceId, rules, copy, debitType };
+}
+
+/** `status` of a document's stored `taxAgency` JSON, or null when it has none (no DTE). */
+function taxAgencyStatusOf(taxAgency: unknown): string | null {
+  if (!taxAgency || typeof taxAgency !== "object" || Array.isArray(taxAgency)) return null;
+  const status = (taxAgency as Record<string, unknown>).status;
+  return typeof status === "string" ? status : null;
 }
 
 /** Deletes a draft credit note and its lines; 404 unknown, 409 finalized. Its amount can be credited again. */
@@ -206,13 +295,18 @@ export async function finalizeCreditNote(ctx: ServiceContext, id: string): Promi
 export async function creditNotePdf(ctx: ServiceContext, id: string): Promise<Buffer> {
   const note = await ctx.prisma.creditNote.findFirst({
     where: { id, ...tenant(ctx) },
-    include: { ...PDF_DOCUMENT_INCLUDE, invoice: { include: { documentType: true, customer: PDF_CUSTOMER_INCLUDE } } },
+    include: {
+      ...PDF_DOCUMENT_INCLUDE,
+      invoice: { include: { documentType: true, customer: PDF_CUSTOMER_INCLUDE } },
+      voidsCreditNote: { include: { documentType: true } },
+    },
   });
   if (!note) throw new NotFoundError("credit note", id);
-  const { invoice } = note;
+  // a debit note voiding a credit note references the credit note, otherwise the invoice
+  const invoice = note.voidsCreditNote ?? note.invoice;
   return printDocument(
     ctx,
-    { ...note, customer: invoice.customer },
+    { ...note, customer: note.invoice.customer },
     {
       references: [
         {

@@ -7,11 +7,11 @@
  */
 import type { Prisma } from "../infra/prisma/generated/client.js";
 import { newId, randomSecret } from "../infra/ids.js";
-import { FieldErrorCollector } from "../domain/errors.js";
+import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
 import { isHttpUrl } from "../domain/formats.js";
 import { URL_MAX_LENGTH, newSessionKey, sessionExpiresAt, sessionSettings } from "../domain/customer-sessions.js";
 import { hashKey } from "./api-keys.js";
-import { tenant, type ServiceContext } from "./context.js";
+import { atomically, tenant, type ServiceContext } from "./context.js";
 import { findDocumentCustomer } from "./reference.js";
 import { readSettings } from "./organization-settings.js";
 
@@ -75,10 +75,28 @@ export async function createCustomerSession(ctx: ServiceContext, input: Customer
  * (by the key's hash). Expired sessions (expiresAt <= now) do not match.
  */
 export function activeSessionByKey(ctx: ServiceContext, key: string): Prisma.CustomerSessionWhereInput {
-  return { keyHash: hashKey(key), ...tenant(ctx), expiresAt: { gt: ctx.now() } };
+  return { keyHash: hashKey(key), ...tenant(ctx), expiresAt: { gt: ctx.now() }, revokedAt: null };
 }
 
 /** The filter for a live session by id in the caller's organization and mode (Relay node reads). */
 export function activeSessionById(ctx: ServiceContext, id: string) {
-  return { id, ...tenant(ctx), expiresAt: { gt: ctx.now() } };
+  return { id, ...tenant(ctx), expiresAt: { gt: ctx.now() }, revokedAt: null };
+}
+
+/**
+ * Ends a live session now (docs/customer-portal.md): its key stops opening the portal and every
+ * portal credential it was exchanged for stops working (they are deleted in the same
+ * transaction). NotFoundError when the caller has no live session with this id (unknown, expired,
+ * already revoked or another tenant's).
+ */
+export async function revokeCustomerSession(ctx: ServiceContext, id: string) {
+  return atomically(ctx, async (tx) => {
+    const session = await tx.prisma.customerSession.findFirst({
+      where: activeSessionById(tx, id),
+      select: { id: true },
+    });
+    if (!session) throw new NotFoundError("customer session", id);
+    await tx.prisma.portalCredential.deleteMany({ where: { sessionId: id } });
+    return tx.prisma.customerSession.update({ where: { id }, data: { revokedAt: tx.now() } });
+  });
 }

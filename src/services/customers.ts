@@ -15,7 +15,7 @@ import { isEmailAddress, isHttpUrl } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import { normalizeRut } from "../domain/rut.js";
 import { findCommune } from "../domain/chile-communes.js";
-import { tenant, type ServiceContext } from "./context.js";
+import { checkPortalCustomer, tenant, type ServiceContext } from "./context.js";
 import { findCurrency, resolveState } from "./reference.js";
 import { resolveTestClock } from "./test-clocks.js";
 
@@ -45,7 +45,9 @@ export interface CustomerInput {
   contacts?: ContactInput[] | null;
   taxSettings?: Record<string, unknown> | null;
   metadata?: Record<string, unknown> | null;
-  /** test mode only, at creation only: id of the test clock whose time the customer lives on (services/test-clocks.ts) */
+  /**
+   * test mode only, at creation only: id of the test clock whose time the customer lives on (services/test-clocks.ts)
+   */
   testClock?: string | null;
 }
 
@@ -155,7 +157,8 @@ async function resolveCustomerColumns(
       if (!known)
         errors.add(
           "commune",
-          `unknown comuna ${JSON.stringify(commune)}: a Chilean customer's commune must be one of Chile's comunas (for example Ñuñoa)`,
+          `unknown comuna ${JSON.stringify(commune)}: a Chilean customer's commune must be one of Chile's comunas ` +
+            `(for example Ñuñoa)`,
         );
       data.commune = known?.name ?? commune;
     } else {
@@ -209,8 +212,23 @@ export async function createCustomer(ctx: ServiceContext, input: CustomerInput) 
   return ctx.prisma.customer.create({ data: { ...data, id: newId("cus"), ...tenant(ctx) } });
 }
 
-/** Updates the given fields of a customer; 404 for another tenant's customer, 400 for bad input. */
+/** The customer fields a customer-portal credential may change (docs/customer-portal.md). */
+export const PORTAL_CUSTOMER_FIELDS: ReadonlySet<string> = new Set(["email", "address"]);
+
+/**
+ * Updates the given fields of a customer; 404 for another tenant's customer, 400 for bad input.
+ * A customer-portal credential may update its own customer only (404 for any other) and only
+ * PORTAL_CUSTOMER_FIELDS (400 naming any other given field).
+ */
 export async function updateCustomer(ctx: ServiceContext, id: string, input: CustomerInput) {
+  checkPortalCustomer(ctx, id, "customer", id);
+  if (ctx.auth.portal) {
+    const errors = new FieldErrorCollector();
+    for (const [field, value] of Object.entries(input))
+      if (value !== undefined && !PORTAL_CUSTOMER_FIELDS.has(field))
+        errors.add(field, "cannot be changed in the customer portal");
+    errors.throwIfAny("Invalid customer");
+  }
   const current = await getCustomer(ctx, id);
   const data = await resolveCustomerColumns(ctx, input, { ...current, metadata: current.metadata as Metadata });
   return ctx.prisma.customer.update({ where: { id: current.id }, data });

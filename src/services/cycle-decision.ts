@@ -11,9 +11,10 @@ import type { ServiceContext } from "./context.js";
 import { invoiceBalances } from "./invoice-balances.js";
 
 /**
- * The customer's source the run charges: the newest `chargeable` `reusable` source of the
- * customer (in the context's organization and mode) whose gateway is enabled and allowed in that
- * mode; null when there is none.
+ * The customer's source the run charges: of the `chargeable` `reusable` sources of the customer
+ * (in the context's organization and mode) whose gateway is enabled and allowed in that mode, the
+ * customer's default source (services/sources.ts setDefaultSource) when it is one of them, else the
+ * newest; null when there is none.
  */
 export async function usableSourceOf(ctx: ServiceContext, customerId: string): Promise<string | null> {
   const sources = await ctx.prisma.source.findMany({
@@ -26,8 +27,11 @@ export async function usableSourceOf(ctx: ServiceContext, customerId: string): P
       gateway: { in: ctx.settings.paymentGateways },
     },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    select: { id: true, gateway: true },
+    select: { id: true, gateway: true, customer: { select: { defaultSourceId: true } } },
   });
+  const defaultId = sources[0]?.customer?.defaultSourceId;
+  // the default first, the others newest first
+  sources.sort((a, b) => Number(b.id === defaultId) - Number(a.id === defaultId));
   const usable = sources.find((s) => {
     const gateway = findGateway(s.gateway, ctx.settings.paymentGateways);
     return gateway && gateway.charge && (!gateway.testOnly || ctx.auth.testMode);

@@ -104,7 +104,10 @@ export interface UsageAggregates {
   byLine: Map<string, Partial<Record<UsageAggregation, UsageRow>>>;
 }
 
-/** cycleInputFrom was given usage aggregates of another period than the one the cycle bills (a scheduled plan of another frequency): read the records instead. */
+/**
+ * cycleInputFrom was given usage aggregates of another period than the one the cycle bills (a scheduled plan of another
+ * frequency): read the records instead.
+ */
 export class UsageAggregatesPeriodMismatch extends Error {}
 
 /** The unbilled pending items of `subscriptionIds`, in billing order. */
@@ -126,7 +129,10 @@ export interface CycleDataOptions {
   timeZoneOf: (s: Subscription) => string;
   /** the first cycle the data is for (default the subscription's next cycle) */
   fromCycle?: (s: Subscription) => number;
-  /** "rows" (default): `usages`, every record from the billed period on; "aggregates": `usageAggregates` of the period cycle `fromCycle` bills, for a preview */
+  /**
+   * "rows" (default): `usages`, every record from the billed period on; "aggregates": `usageAggregates` of the period
+   * cycle `fromCycle` bills, for a preview
+   */
   usage?: "rows" | "aggregates";
 }
 
@@ -154,82 +160,66 @@ type StoredUsage = {
 const toUsageRow = (u: StoredUsage): UsageRow => ({ ...u, quantity: u.quantity.toString() });
 
 /**
- * Reads the subscriptions `ids` (with `where`) and what their cycles use, with flat queries joined
- * here: Prisma's `include` runs its relation queries in parallel, which a transaction's single
- * connection can only queue (pg warns about it). Null when none is found.
+ * Reads the subscriptions `ids` (with `where`) and what their cycles use. The subscriptions with
+ * their document type, coupon, lines (with plan, product, currency and coupon) and add-ons are ONE
+ * statement (a joined read, infra/joined-reads.ts: the relations are correlated subqueries built as
+ * JSON in PostgreSQL); the pending items one more; the plans and coupons that only scheduled changes
+ * name one each, when there are any. Flat Prisma reads joined here cost about ten statements, each
+ * a query Prisma compiles and whose rows it maps (docs/performance.md "Billing run"). Null when
+ * none is found.
  */
 async function readCycleRows(
   prisma: PrismaClient | Tx,
   ids: string[],
   where: CycleDataOptions["where"],
 ): Promise<CycleRows | null> {
-  const rows = await prisma.subscription.findMany({ where: { id: { in: ids }, ...where } });
-  if (rows.length === 0) return null;
-  const found = rows.map((s) => s.id);
-  const storedLines = await prisma.subscriptionLine.findMany({
-    where: { subscriptionId: { in: found } },
-    orderBy: [{ position: "asc" }, { id: "asc" }],
+  const ordered = { orderBy: [{ position: "asc" as const }, { id: "asc" as const }] };
+  const read = await prisma.subscription.findMany({
+    where: { id: { in: ids }, ...where },
+    include: {
+      documentType: true,
+      coupon: true,
+      lines: { ...ordered, include: { plan: { include: { product: true, currency: true } }, coupon: true } },
+      addons: { ...ordered, include: { addon: true } },
+    },
   });
-  const addonRows = await prisma.subscriptionAddon.findMany({
-    where: { subscriptionId: { in: found } },
-    orderBy: [{ position: "asc" }, { id: "asc" }],
-  });
+  if (read.length === 0) return null;
+  const found = read.map((s) => s.id);
   const pendingItems = await loadPendingItems(prisma, found);
-  const scheduledLines = rows.flatMap((s) => parsePendingChanges(s.pendingChanges)?.lines ?? []);
-  const unique = <T>(values: (T | null | undefined)[]) => [
-    ...new Set(values.filter((v): v is T => v !== null && v !== undefined)),
-  ];
-  const documentTypes = await prisma.documentType.findMany({
-    where: { id: { in: unique(rows.map((s) => s.documentTypeId)) } },
+  const subscriptions = read.map((row) => {
+    const s: Partial<typeof row> = { ...row };
+    delete s.lines;
+    delete s.addons;
+    return s as CycleRows["subscriptions"][number];
   });
-  const couponIds = unique([
-    ...rows.map((s) => s.couponId),
-    ...storedLines.map((l) => l.couponId),
-    ...scheduledLines.map((l) => l.coupon),
-  ]);
-  const coupons = couponIds.length ? await prisma.coupon.findMany({ where: { id: { in: couponIds } } }) : [];
-  const planIds = unique([...storedLines.map((l) => l.planId), ...scheduledLines.map((l) => l.plan)]);
-  const planRows = planIds.length ? await prisma.plan.findMany({ where: { id: { in: planIds } } }) : [];
-  const products = planRows.length
-    ? await prisma.product.findMany({ where: { id: { in: unique(planRows.map((p) => p.productId)) } } })
-    : [];
-  const currencies = planRows.length
-    ? await prisma.currency.findMany({ where: { id: { in: unique(planRows.map((p) => p.currencyId)) } } })
-    : [];
-  const addonIds = unique(addonRows.map((a) => a.addonId));
-  const addonDefinitions = addonIds.length ? await prisma.addon.findMany({ where: { id: { in: addonIds } } }) : [];
-  const byId = <T extends { id: string }>(list: T[]) => new Map(list.map((x) => [x.id, x]));
-  const [documentTypeOf, couponOf, productOf, currencyOf, addonOf] = [
-    byId(documentTypes),
-    byId(coupons),
-    byId(products),
-    byId(currencies),
-    byId(addonDefinitions),
+  const lines = read.flatMap((s) => s.lines);
+  const scheduledLines = read.flatMap((s) => parsePendingChanges(s.pendingChanges)?.lines ?? []);
+  const plans = new Map(lines.map((l) => [l.plan.id, l.plan]));
+  const coupons = new Map<string, Coupon>();
+  for (const c of [...read.map((s) => s.coupon), ...lines.map((l) => l.coupon)]) if (c) coupons.set(c.id, c);
+  // what only the scheduled changes name
+  const missingPlans = [...new Set(scheduledLines.map((l) => l.plan))].filter((id) => !plans.has(id));
+  if (missingPlans.length)
+    for (const p of await prisma.plan.findMany({
+      where: { id: { in: missingPlans } },
+      include: { product: true, currency: true },
+    }))
+      plans.set(p.id, p);
+  const missingCoupons = [
+    ...new Set(scheduledLines.map((l) => l.coupon).filter((id): id is string => !!id && !coupons.has(id))),
   ];
-  const plans: PlanRow[] = planRows.map((p) => ({
-    ...p,
-    product: productOf.get(p.productId)!,
-    currency: currencyOf.get(p.currencyId)!,
-  }));
-  const planOf = byId(plans);
+  if (missingCoupons.length)
+    for (const c of await prisma.coupon.findMany({ where: { id: { in: missingCoupons } } })) coupons.set(c.id, c);
   const scheduledPlanIds = new Set(scheduledLines.map((l) => l.plan));
   const scheduledCouponIds = new Set(scheduledLines.map((l) => l.coupon));
   return {
-    subscriptions: rows.map((s) => ({
-      ...s,
-      documentType: documentTypeOf.get(s.documentTypeId)!,
-      coupon: s.couponId ? (couponOf.get(s.couponId) ?? null) : null,
-    })),
-    lines: storedLines.map((l) => ({
-      ...l,
-      plan: planOf.get(l.planId)!,
-      coupon: l.couponId ? (couponOf.get(l.couponId) ?? null) : null,
-    })),
-    addons: addonRows.map((a) => ({ ...a, addon: addonOf.get(a.addonId)! })),
+    subscriptions,
+    lines,
+    addons: read.flatMap((s) => s.addons),
     pendingItems,
     scheduledLines,
-    scheduledPlans: plans.filter((p) => scheduledPlanIds.has(p.id)),
-    scheduledCoupons: coupons.filter((c) => scheduledCouponIds.has(c.id)),
+    scheduledPlans: [...plans.values()].filter((p) => scheduledPlanIds.has(p.id)),
+    scheduledCoupons: [...coupons.values()].filter((c) => scheduledCouponIds.has(c.id)),
   };
 }
 
@@ -308,8 +298,10 @@ async function readUsageRows(
     // the quantity as Prisma's Decimal prints it ("3", not "3.000000")
     const pairs = [...byStart].flatMap(([from, lineIds]) => lineIds.map((id) => [id, new Date(from)] as const));
     const found = await prisma.$queryRaw<StoredUsage[]>(Prisma.sql`
-      SELECT u."id", u."subscriptionLineId", trim_scale(u."quantity")::text AS "quantity", u."dateTime", u."createdAt", u."invoiceId"
-      FROM unnest(ARRAY[${Prisma.join(pairs.map(([id]) => id))}]::text[], ARRAY[${Prisma.join(pairs.map(([, from]) => from))}]::timestamptz[]) AS l("lineId", "from")
+      SELECT u."id", u."subscriptionLineId", trim_scale(u."quantity")::text AS "quantity", u."dateTime",
+      u."createdAt", u."invoiceId"
+      FROM unnest(ARRAY[${Prisma.join(pairs.map(([id]) => id))}]::text[],
+      ARRAY[${Prisma.join(pairs.map(([, from]) => from))}]::timestamptz[]) AS l("lineId", "from")
       JOIN "Usage" u ON u."subscriptionLineId" = l."lineId" AND u."dateTime" >= l."from"`);
     usages.push(...found.map(toUsageRow));
   }
@@ -592,7 +584,8 @@ export async function usageAggregates(
     const rows = await prisma.$queryRaw<{ lineId: string; sum: string; max: string }[]>`
       SELECT "subscriptionLineId" AS "lineId", sum("quantity")::text AS "sum", max("quantity")::text AS "max"
       FROM "Usage"
-      WHERE "subscriptionLineId" = ANY(${summed}::text[]) AND "dateTime" >= ${period.start} AND "dateTime" < ${period.end} AND "invoiceId" IS NULL
+      WHERE "subscriptionLineId" = ANY(${summed}::text[]) AND "dateTime" >= ${period.start}
+      AND "dateTime" < ${period.end} AND "invoiceId" IS NULL
       GROUP BY "subscriptionLineId"`;
     for (const r of rows) {
       const of = byLine.get(r.lineId)!;

@@ -47,8 +47,8 @@ const RESOURCE: Record<DocumentKind, string> = { invoice: "invoice", order: "ord
 /** The Prisma delegates of a kind's document and line tables (their shapes agree where used here). */
 interface DocumentModel {
   document(tx: Tx): {
-    findUniqueOrThrow(args: object): Promise<any>;
-    update(args: object): Promise<any>;
+    findUniqueOrThrow(args: object): Promise<unknown>;
+    update(args: object): Promise<unknown>;
     delete(args: object): Promise<unknown>;
   };
   lines(tx: Tx): { update(args: object): Promise<unknown>; deleteMany(args: object): Promise<unknown> };
@@ -77,20 +77,20 @@ type StoredLine = { id: string } & Record<string, unknown>;
  * changed (totals depend on the document type and currency). One transaction; a failure changes
  * nothing. Returns the updated document row.
  */
-export async function updateDraftDocument<T>(
+export async function updateDraftDocument<T, C extends { lines: unknown[] }>(
   ctx: ServiceContext,
   kind: DocumentKind,
   id: string,
-  prepare: (ctx: ServiceContext, current: any) => Promise<PreparedDocument>,
+  prepare: (ctx: ServiceContext, current: C) => Promise<PreparedDocument>,
 ): Promise<T> {
   const model = MODELS[kind];
   return ctx.prisma.$transaction(async (tx) => {
     const status = await lockDocument(tx, kind, id, ctx);
     if (status === null) throw new NotFoundError(RESOURCE[kind], id);
     transition(RESOURCE[kind], status, "update");
-    const current = await model
+    const current = (await model
       .document(tx)
-      .findUniqueOrThrow({ where: { id }, include: { lines: { orderBy: { position: "asc" } } } });
+      .findUniqueOrThrow({ where: { id }, include: { lines: { orderBy: { position: "asc" } } } })) as C;
     const { columns, lines, linesChanged } = await prepare(withinTransaction(ctx, tx), current);
     if (linesChanged) await model.lines(tx).deleteMany({ where: { [model.parentKey]: id } });
     else {
@@ -104,9 +104,10 @@ export async function updateDraftDocument<T>(
         }
       }
     }
-    return model
-      .document(tx)
-      .update({ where: { id }, data: { ...columns, ...(linesChanged ? { lines: { create: lines } } : {}) } });
+    return model.document(tx).update({
+      where: { id },
+      data: { ...columns, ...(linesChanged ? { lines: { create: lines } } : {}) },
+    }) as Promise<T>;
   });
 }
 
@@ -153,9 +154,12 @@ export async function finalizeLockedDocument<T>(
 ): Promise<T> {
   const model = MODELS[kind];
   transition(RESOURCE[kind], status, "finalize");
-  const document = await model
+  const document = (await model
     .document(tx)
-    .findUniqueOrThrow({ where: { id }, include: { _count: { select: { lines: true } } } });
+    .findUniqueOrThrow({ where: { id }, include: { _count: { select: { lines: true } } } })) as {
+    documentTypeId: string;
+    _count: { lines: number };
+  };
   if (document._count.lines === 0)
     throw ValidationError.field(
       "lines",
@@ -172,19 +176,17 @@ export async function finalizeLockedDocument<T>(
     parties,
   );
   const taxColumns = issued ? { localFile: issued.localFile, taxAgency: issued.taxAgency } : {};
-  const finalized = await model
-    .document(tx)
-    .update({
-      where: { id },
-      data: {
-        status: "finalized",
-        number,
-        numbering,
-        finalizedAt: ctx.now(),
-        ...snapshotColumns(parties),
-        ...taxColumns,
-      },
-    });
+  const finalized = await model.document(tx).update({
+    where: { id },
+    data: {
+      status: "finalized",
+      number,
+      numbering,
+      finalizedAt: ctx.now(),
+      ...snapshotColumns(parties),
+      ...taxColumns,
+    },
+  });
   // an SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
   if (issued)
     await enqueueIssuedDocument(
@@ -194,7 +196,7 @@ export async function finalizeLockedDocument<T>(
       id,
       issued,
     );
-  return finalized;
+  return finalized as T;
 }
 
 /**
@@ -257,12 +259,16 @@ export async function finalizeNewInvoiceDrafts(
     })),
   );
   const updated = await tx.$executeRaw(Prisma.sql`
-    UPDATE "Invoice" i SET "status" = 'finalized', "number" = v."number", "numbering" = ${numbering}, "finalizedAt" = ${now}, "updatedAt" = ${now},
+    UPDATE "Invoice" i SET "status" = 'finalized', "number" = v."number", "numbering" = ${numbering},
+    "finalizedAt" = ${now}, "updatedAt" = ${now},
       "customerSnapshot" = v."customerSnapshot", "issuerSnapshot" = ${issuerJson}::jsonb,
       "localFile" = COALESCE(v."localFile", i."localFile"), "taxAgency" = COALESCE(v."taxAgency", i."taxAgency")
-    FROM json_to_recordset(${rows}::json) AS v("id" text, "number" int, "customerSnapshot" jsonb, "localFile" text, "taxAgency" jsonb)
-    WHERE i."id" = v."id" AND i."status" = 'draft' AND i."organizationId" = ${ctx.auth.organizationId} AND i."testMode" = ${ctx.auth.testMode}
-      AND i."documentTypeId" = ${documentTypeId} AND EXISTS (SELECT 1 FROM "InvoiceLine" l WHERE l."invoiceId" = i."id")`);
+    FROM json_to_recordset(${rows}::json) AS v("id" text, "number" int, "customerSnapshot" jsonb, "localFile" text,
+    "taxAgency" jsonb)
+    WHERE i."id" = v."id" AND i."status" = 'draft' AND i."organizationId" = ${ctx.auth.organizationId}
+    AND i."testMode" = ${ctx.auth.testMode}
+      AND i."documentTypeId" = ${documentTypeId} AND EXISTS (SELECT 1 FROM "InvoiceLine" l
+      WHERE l."invoiceId" = i."id")`);
   if (updated !== ids.length) throw new Error(`finalizing ${ids.length} new invoice drafts updated ${updated}`);
   // each SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
   if (issued)

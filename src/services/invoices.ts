@@ -8,6 +8,7 @@ import type { Currency, DocumentType, Invoice, Prisma } from "../infra/prisma/ge
 import { newId } from "../infra/ids.js";
 import { chosenDocumentType } from "../domain/document-types.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
+import { EXPORT_DTE_TYPES, exportSettingsOf, siiCurrencyName } from "../domain/sii-exports.js";
 import { checkNoteLength } from "../domain/input-limits.js";
 import { isoDate, todayIn, dateColumn, storedDate } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
@@ -113,6 +114,14 @@ async function prepare(
     errors.add("collection_method", `must be one of ${COLLECTION_METHODS.join(", ")}`);
   }
   checkNoteLength(errors, "note", input.note);
+  // export settings (fiscal_settings.export) are checked on every invoice: domain/sii-exports.ts
+  for (const problem of exportSettingsOf(input.fiscalSettings).problems) errors.add(problem.field, problem.message);
+  if (documentType && currency && EXPORT_DTE_TYPES.includes(documentType.code) && !siiCurrencyName(currency.id))
+    errors.add(
+      "currency",
+      `SII has no currency name for ${currency.id} in this service's table ` +
+        "(src/domain/sii-exports.ts SII_CURRENCY_NAMES)",
+    );
 
   const lines = normalizeLines(input.lines ?? (current ? storedLineInputs(current.lines) : []), errors);
   const discount = normalizeDiscount(
@@ -190,7 +199,7 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceInput) {
  * invoice that bills orders); in every failure nothing changes.
  */
 export async function updateInvoice(ctx: ServiceContext, id: string, input: InvoiceInput): Promise<Invoice> {
-  return updateDraftDocument<Invoice>(ctx, "invoice", id, (txCtx, current: Current) => prepare(txCtx, input, current));
+  return updateDraftDocument<Invoice, Current>(ctx, "invoice", id, (txCtx, current) => prepare(txCtx, input, current));
 }
 
 /** Deletes a draft invoice and its lines; 404 unknown, 409 finalized. Orders it billed become uninvoiced again. */

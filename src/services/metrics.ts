@@ -33,13 +33,17 @@ export function registerBusinessMetrics(
   const registers = [registry];
   const finalized = new Counter({
     name: "billing_documents_finalized_total",
-    help: "Documents finalized since the database was created, by kind (invoice, order, credit_note), document type (CL33, ...) and mode (test, live); read from the database at scrape time",
+    help:
+      "Documents finalized since the database was created, by kind (invoice, order, credit_note), document type " +
+      "(CL33, ...) and mode (test, live); read from the database at scrape time",
     labelNames: ["kind", "document", "mode"],
     registers,
   });
   const siiQueued = new Gauge({
     name: "billing_sii_submissions_queued",
-    help: "DTE submissions to SII not yet decided, by status (pending: to upload, sent: waiting for SII's verdict) and mode; count",
+    help:
+      "DTE submissions to SII not yet decided, by status (pending: to upload, sent: waiting for SII's verdict) " +
+      "and mode; count",
     labelNames: ["status", "mode"],
     registers,
   });
@@ -118,16 +122,20 @@ export function registerBusinessMetrics(
   async function read() {
     const [documents, sii, messages, attempts] = await Promise.all([
       prisma.$queryRaw<{ kind: string; document: string; testMode: boolean; n: number }[]>`
-        SELECT 'invoice' AS "kind", "documentTypeId" AS "document", "testMode", COUNT(*)::int AS "n" FROM "Invoice" WHERE "finalizedAt" IS NOT NULL GROUP BY "documentTypeId", "testMode"
+        SELECT 'invoice' AS "kind", "documentTypeId" AS "document", "testMode", COUNT(*)::int AS "n" FROM "Invoice"
+        WHERE "finalizedAt" IS NOT NULL GROUP BY "documentTypeId", "testMode"
         UNION ALL
-        SELECT 'order', "documentTypeId", "testMode", COUNT(*)::int FROM "Order" WHERE "finalizedAt" IS NOT NULL GROUP BY "documentTypeId", "testMode"
+        SELECT 'order', "documentTypeId", "testMode", COUNT(*)::int FROM "Order" WHERE "finalizedAt" IS NOT NULL
+        GROUP BY "documentTypeId", "testMode"
         UNION ALL
-        SELECT 'credit_note', "documentTypeId", "testMode", COUNT(*)::int FROM "CreditNote" WHERE "finalizedAt" IS NOT NULL GROUP BY "documentTypeId", "testMode"`,
+        SELECT 'credit_note', "documentTypeId", "testMode", COUNT(*)::int FROM "CreditNote"
+        WHERE "finalizedAt" IS NOT NULL GROUP BY "documentTypeId", "testMode"`,
       prisma.$queryRaw<{ status: string; testMode: boolean; n: number; oldest: Date | null }[]>`
         SELECT "status", "testMode", COUNT(*)::int AS "n", MIN("createdAt") AS "oldest"
         FROM "SiiSubmission" WHERE "status" IN ('pending', 'sent') GROUP BY "status", "testMode"`,
       prisma.$queryRaw<{ status: string; n: number }[]>`
-        SELECT "status", COUNT(*)::int AS "n" FROM "OutboxMessage" WHERE "status" IN ('pending', 'failed') GROUP BY "status"`,
+        SELECT "status", COUNT(*)::int AS "n" FROM "OutboxMessage" WHERE "status" IN ('pending', 'failed')
+        GROUP BY "status"`,
       prisma.$queryRaw<{ gateway: string; status: string; n: number }[]>`
         SELECT "gateway", "status", COUNT(*)::int AS "n" FROM "PaymentCharge" GROUP BY "gateway", "status"`,
     ]);

@@ -14,7 +14,7 @@ import type { Order } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { chosenDocumentType } from "../domain/document-types.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
-import { isoDate, dateColumn, storedDate } from "../domain/formats.js";
+import { isoDate, dateColumn } from "../domain/formats.js";
 import { checkOrdersInvoiceable, invoiceLinesFromOrders } from "../domain/order-invoicing.js";
 import { normalizeRut } from "../domain/rut.js";
 import { DEFAULT_SHIPPING_TYPE, isShippingType, shippingTypeRule } from "../domain/shipping-types.js";
@@ -160,9 +160,12 @@ export async function createOrder(ctx: ServiceContext, input: OrderInput): Promi
   });
 }
 
-/** Updates a draft order (`lines` replace all lines). 404 unknown, 409 finalized, 400 bad input; failures change nothing. */
+/**
+ * Updates a draft order (`lines` replace all lines). 404 unknown, 409 finalized, 400 bad input; failures change
+ * nothing.
+ */
 export async function updateOrder(ctx: ServiceContext, id: string, input: OrderInput): Promise<Order> {
-  return updateDraftDocument<Order>(ctx, "order", id, (txCtx, current: Current) => prepare(txCtx, input, current));
+  return updateDraftDocument<Order, Current>(ctx, "order", id, (txCtx, current) => prepare(txCtx, input, current));
 }
 
 /** Deletes a draft order and its lines; 404 unknown, 409 finalized. */
@@ -195,7 +198,9 @@ export async function invoiceOrders(ctx: ServiceContext, input: InvoiceOrdersInp
   const ids = [...new Set(input.orderIds)];
   return ctx.prisma.$transaction(async (tx) => {
     if (ids.length > 0) {
-      await tx.$queryRaw`SELECT "id" FROM "Order" WHERE "id" = ANY(${ids}::text[]) AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} ORDER BY "id" FOR UPDATE`;
+      await tx.$queryRaw`SELECT "id" FROM "Order" WHERE "id" = ANY(${ids}::text[])
+        AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode}
+        ORDER BY "id" FOR UPDATE`;
     }
     const rows = await tx.order.findMany({
       where: { id: { in: ids }, ...tenant(ctx) },

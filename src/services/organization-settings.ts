@@ -22,6 +22,7 @@ function emptySettings(key: TenantKey): OrganizationSettings {
     displayInvoices: true,
     termsOfServiceUrl: null,
     privacyPolicyUrl: null,
+    portalCancelSubscriptions: false,
     taxId: null,
     taxBusinessName: null,
     taxActivity: null,
@@ -69,7 +70,9 @@ export async function writeSettings(
   });
 }
 
-/** The two rows (test and live) a new organization named `name` starts with: its name as the branding's business name. */
+/**
+ * The two rows (test and live) a new organization named `name` starts with: its name as the branding's business name.
+ */
 export function newOrganizationSettings(
   organizationId: string,
   name: string,

@@ -254,8 +254,8 @@ export async function deliverClaimed(
 }
 
 /**
- * Delivers every message due at `now` (nothing without a Mailer), in batches of `batchSize` (at most `maxBatches` per call
- * so one call stays bounded). Safe to run in several processes at once. An aborted `signal` (the
+ * Delivers every message due at `now` (nothing without a Mailer), in batches of `batchSize` (at most `maxBatches` per
+ * call so one call stays bounded). Safe to run in several processes at once. An aborted `signal` (the
  * server stopping) ends the call after the batch being sent.
  */
 export async function deliverDueMessages(

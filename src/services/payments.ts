@@ -22,7 +22,15 @@ import { isHttpUrl, dateColumn } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import { Decimal, toDecimal, type DecimalInput } from "../domain/money.js";
 import { checkPaymentLimits, paymentTransition } from "../domain/payments.js";
-import { lockTenantRow, tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
+import {
+  atomically,
+  checkPortalCustomer,
+  lockTenantRow,
+  tenant,
+  withinTransaction,
+  type ServiceContext,
+  type Tx,
+} from "./context.js";
 import { readSettings } from "./organization-settings.js";
 import { findCurrency, findDocumentCustomer, organizationToday } from "./reference.js";
 import { invoiceBalances } from "./invoice-balances.js";
@@ -81,6 +89,13 @@ function gatewayFor(
  */
 export async function createSource(ctx: ServiceContext, input: SourceInput): Promise<Source> {
   const errors = new FieldErrorCollector();
+  const portal = ctx.auth.portal;
+  if (portal) {
+    // a portal credential makes sources of its own customer only (docs/customer-portal.md)
+    if (input.customer && input.customer !== portal.customerId)
+      errors.add("customer", `unknown customer ${input.customer}`);
+    input = { ...input, customer: portal.customerId };
+  }
   const customer = input.customer ? await findDocumentCustomer(ctx, input.customer, errors) : null;
   let prepared = null;
   if (!input.gateway) errors.add("gateway", "is required");
@@ -502,4 +517,69 @@ export async function completeCheckout(
           failureMessage: "The customer rejected the payment at the checkout.",
         };
   return { payment: await settleCharge(ctx, waiting.paymentId, waiting.id, result), source };
+}
+
+export interface PayInvoiceInput {
+  /** `inv_` id of a finalized invoice with an amount due */
+  invoice?: string | null;
+  /** `sou_` id of a chargeable source of the invoice's customer */
+  source?: string | null;
+}
+
+/**
+ * Pays what is due on an invoice with a source (the customer portal's "Pay", docs/customer-portal.md;
+ * any API key may call it too): a payment for the whole amount due in the invoice's currency
+ * (reusing the invoice's newest payment still waiting for a payment method with that amount, so
+ * a retry after a decline adds no payment), authorized with the source. A reusable source is
+ * charged at once (the payment ends succeeded, or requires_payment_method with failureReason); a
+ * single-use (redirect) source answers the checkout address to send the customer to. The payment
+ * is created in one transaction with the invoice row locked, then charged as authorizePayment
+ * does (at most once). Errors: validation_error (invoice or source missing; source unknown, of
+ * another customer or not chargeable), not_found (invoice unknown, or another customer's for a
+ * portal credential), invalid_state (a draft invoice, nothing due, or a payment of it under way).
+ */
+export async function payInvoice(
+  ctx: ServiceContext,
+  input: PayInvoiceInput,
+): Promise<{ payment: Payment; redirectUrl: string | null }> {
+  const errors = new FieldErrorCollector();
+  if (!input.invoice) errors.add("invoice", "is required");
+  if (!input.source) errors.add("source", "is required");
+  errors.throwIfAny("Cannot pay the invoice");
+  const invoiceId = input.invoice!;
+  const sourceId = input.source!;
+  const payment = await atomically(ctx, async (tx) => {
+    const invoice = await lockTenantRow(tx.prisma, tx, "Invoice", invoiceId, ["id", "customerId", "status", "number"]);
+    if (!invoice) throw new NotFoundError("invoice", invoiceId);
+    checkPortalCustomer(tx, invoice.customerId as string, "invoice", invoiceId);
+    const source = await tx.prisma.source.findFirst({
+      where: { id: sourceId, ...tenant(tx) },
+      select: { customerId: true },
+    });
+    if (!source || (tx.auth.portal && source.customerId !== tx.auth.portal.customerId))
+      throw ValidationError.field("source", `unknown source ${sourceId}`);
+    if (invoice.status !== "finalized")
+      throw new InvalidStateError(
+        `Invoice ${invoiceId} is a ${String(invoice.status)}; only finalized invoices are paid`,
+      );
+    if (await tx.prisma.payment.findFirst({ where: { invoiceId, status: "processing" }, select: { id: true } }))
+      throw new InvalidStateError(`A payment of invoice ${invoiceId} is under way; wait for its answer`);
+    const [balance] = await invoiceBalances(tx, [invoiceId]);
+    if (!toDecimal(balance.due).greaterThan(0)) throw new InvalidStateError(`Invoice ${invoiceId} has nothing due`);
+    const waiting = await tx.prisma.payment.findFirst({
+      where: { invoiceId, status: "requires_payment_method", amount: toDecimal(balance.due).toString() },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    });
+    return (
+      waiting ??
+      createPayment(tx, {
+        invoice: invoiceId,
+        amount: balance.due,
+        description: invoice.number ? `Invoice ${String(invoice.number)}` : null,
+      })
+    );
+  });
+  const authorized = await authorizePayment(ctx, payment.id, sourceId);
+  const source = await ctx.prisma.source.findUniqueOrThrow({ where: { id: sourceId }, select: { usage: true } });
+  return source.usage === "single_use" ? payPayment(ctx, payment.id) : { payment: authorized, redirectUrl: null };
 }

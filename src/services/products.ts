@@ -185,7 +185,10 @@ export async function createProduct(ctx: ServiceContext, input: ProductInput): P
   });
 }
 
-/** Updates name, unit_label and metadata. Plans change through their own paths (400 on `plans`). 404 for another tenant's product. */
+/**
+ * Updates name, unit_label and metadata. Plans change through their own paths (400 on `plans`). 404 for another
+ * tenant's product.
+ */
 export async function updateProduct(ctx: ServiceContext, id: string, input: ProductInput): Promise<Product> {
   return atomically(ctx, async (tx) => {
     const current = await loadProduct(tx, id, { lock: true });
@@ -276,7 +279,8 @@ export async function updatePlan(ctx: ServiceContext, id: string, input: PlanInp
     );
     if (changed.length > 0 && (await tx.prisma.subscriptionLine.count({ where: { planId: current.id } })) > 0) {
       throw new InvalidStateError(
-        `Plan ${current.id} is used by subscriptions; its pricing (${changed.map(snake).join(", ")}) cannot change. Create a new plan instead.`,
+        `Plan ${current.id} is used by subscriptions; its pricing (${changed.map(snake).join(", ")}) cannot change. ` +
+          `Create a new plan instead.`,
       );
     }
     return tx.prisma.plan.update({ where: { id: current.id }, data });

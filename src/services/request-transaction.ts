@@ -19,7 +19,10 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { PrismaClient } from "../infra/prisma/generated/client.js";
 import type { Tx } from "./context.js";
 
-/** Options of Prisma's interactive transactions: how long to wait for a connection, how long the transaction may stay open (ms). */
+/**
+ * Options of Prisma's interactive transactions: how long to wait for a connection, how long the transaction may stay
+ * open (ms).
+ */
 export interface TransactionOptions {
   maxWait: number;
   timeout: number;

@@ -155,7 +155,8 @@ export async function prepareExchanges(
         body:
           `Se adjunta el envío (EnvioDTE) de la ${typeName.toLowerCase()} N° ${dte.folio}, aceptada por el SII, ` +
           `emitida por ${issuer} (RUT ${settings.taxId}) a RUT ${receiverRut}, y su representación impresa (PDF).\n\n` +
-          `Las respuestas de intercambio (RecepcionDTE, ResultadoDTE, EnvioRecibos) pueden enviarse a esta dirección.\n`,
+          `Las respuestas de intercambio (RecepcionDTE, ResultadoDTE, EnvioRecibos) pueden enviarse a esta ` +
+          `dirección.\n`,
       });
     } catch (e) {
       out.push({ ...base, send: false, reason: e instanceof Error ? e.message : String(e) });
@@ -271,7 +272,8 @@ export async function recordReceiverAnswer(
   const rut = settings.taxId ? normalizeRut(settings.taxId) : null;
   if (!rut)
     throw new InvalidStateError(
-      `The organization has no valid tax ID (RUT) in ${ctx.auth.testMode ? "test" : "live"} mode: set that mode's tax profile before recording receivers' answers`,
+      `The organization has no valid tax ID (RUT) in ${ctx.auth.testMode ? "test" : "live"} mode: set that mode's ` +
+        `tax profile before recording receivers' answers`,
     );
   if (normalizeRut(answer.recipientRut) !== rut) {
     throw ValidationError.field(

@@ -63,7 +63,10 @@ export interface SiiSendingDeps {
   prisma: PrismaClient;
   logger: Logger;
   settings: AppSettings;
-  /** the signing certificate of an organization's mode; default: services/certificates.ts loadSigningCredentials with settings.certificateEncryptionKey */
+  /**
+   * the signing certificate of an organization's mode; default: services/certificates.ts loadSigningCredentials with
+   * settings.certificateEncryptionKey
+   */
   loadCredentials?: (owner: TenantKey, now: Date) => Promise<SenderCredentials>;
   /** one transport per host, reused across rounds (it caches the token) */
   transports?: Map<string, SiiTransport>;
@@ -179,9 +182,12 @@ export async function enqueueIssuedDocuments(
   if (!rows.length) return;
   // one statement with one parameter (the rows as JSON)
   await tx.$executeRaw(Prisma.sql`
-    INSERT INTO "SiiSubmission" ("id", "organizationId", "testMode", "documentKind", "documentId", "dteType", "folio", "dteFile", "status", "nextAttemptAt", "updatedAt")
-    SELECT v."id", ${owner.organizationId}, ${owner.testMode}, ${kind}, v."documentId", v."dteType", v."folio", v."dteFile", 'pending', ${owner.now}, ${owner.now}
-    FROM json_to_recordset(${JSON.stringify(rows)}::json) AS v("id" text, "documentId" text, "dteType" int, "folio" int, "dteFile" text)`);
+    INSERT INTO "SiiSubmission" ("id", "organizationId", "testMode", "documentKind", "documentId", "dteType",
+    "folio", "dteFile", "status", "nextAttemptAt", "updatedAt")
+    SELECT v."id", ${owner.organizationId}, ${owner.testMode}, ${kind}, v."documentId", v."dteType", v."folio",
+    v."dteFile", 'pending', ${owner.now}, ${owner.now}
+    FROM json_to_recordset(${JSON.stringify(rows)}::json) AS v("id" text, "documentId" text, "dteType" int,
+    "folio" int, "dteFile" text)`);
 }
 
 type Row = {
@@ -207,7 +213,8 @@ async function claim(prisma: PrismaClient, status: "pending" | "sent", now: Date
           ORDER BY "nextAttemptAt", "id"
           LIMIT ${BATCH}
           FOR UPDATE SKIP LOCKED)
-        RETURNING "id", "organizationId", "testMode", "documentKind", "documentId", "dteType", "folio", "dteFile", "attempts", "trackId"`;
+        RETURNING "id", "organizationId", "testMode", "documentKind", "documentId", "dteType", "folio", "dteFile",
+        "attempts", "trackId"`;
   return rows.map((r) => ({ ...r, attempts: Number(r.attempts), dteType: Number(r.dteType), folio: Number(r.folio) }));
 }
 
@@ -309,7 +316,9 @@ async function resolveReview(
   }
 }
 
-/** Records SII's decision for rows (status, and a message of its own when SII gave one per document) in one transaction. */
+/**
+ * Records SII's decision for rows (status, and a message of its own when SII gave one per document) in one transaction.
+ */
 async function recordDecision(
   deps: SiiSendingDeps,
   decided: Decided[],
@@ -402,7 +411,9 @@ async function uploadEnvelopeFile(
   return { outcome: uploadOutcome(receipt.status), trackId: receipt.trackId, code: receipt.status };
 }
 
-/** Uploads the claimed pending rows of one organization and mode: one EnvioDTE for DTEs, one EnvioBOLETA for boletas. */
+/**
+ * Uploads the claimed pending rows of one organization and mode: one EnvioDTE for DTEs, one EnvioBOLETA for boletas.
+ */
 async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: SendReport): Promise<void> {
   const dtes = rows.filter((r) => !isBoletaType(r.dteType));
   const boletas = rows.filter((r) => isBoletaType(r.dteType));
@@ -427,7 +438,8 @@ async function uploadEnvelope(
     const taxId = org.taxId;
     if (!taxId || !org.taxResolutionDate || (!testMode && org.taxResolutionNumber === null)) {
       throw new Error(
-        `the ${testMode ? "test" : "live"} mode tax profile needs the RUT and SII's resolution number and date to send DTEs`,
+        `the ${testMode ? "test" : "live"} mode tax profile needs the RUT and SII's resolution number and date to ` +
+          `send DTEs`,
       );
     }
     const signer = await credentials(deps, { organizationId, testMode }, now);
@@ -531,7 +543,9 @@ async function uploadEnvelope(
   }
 }
 
-/** SII's answer about one upload, the same for both APIs: its code and what it means for each document once processed. */
+/**
+ * SII's answer about one upload, the same for both APIs: its code and what it means for each document once processed.
+ */
 interface EnvelopeVerdict {
   estado: string;
   glosa?: string;

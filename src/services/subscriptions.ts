@@ -17,10 +17,10 @@ import { newId } from "../infra/ids.js";
 import { customerContext } from "./customer-clock.js";
 import { couponTerms } from "./coupons.js";
 import { chosenDocumentType } from "../domain/document-types.js";
-import { FieldErrorCollector, InvalidStateError, NotFoundError } from "../domain/errors.js";
+import { FieldErrorCollector, InvalidStateError, NotFoundError, PermissionError } from "../domain/errors.js";
 import { checkNoteLength } from "../domain/input-limits.js";
 import { isIsoDate, isoDate, dateColumn, storedDate } from "../domain/formats.js";
-import { assertCouponAttachable, type CouponTerms } from "../domain/coupons.js";
+import { assertCouponAttachable } from "../domain/coupons.js";
 import { isOneOf, FREQUENCIES, type Frequency } from "../domain/catalogue.js";
 import { toDecimal, type Decimal, type DecimalInput } from "../domain/money.js";
 import {
@@ -46,7 +46,8 @@ import {
   subscriptionTransition,
   type SubscriptionStatus,
 } from "../domain/subscriptions.js";
-import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
+import { atomically, checkPortalCustomer, lockTenantRow, tenant, type ServiceContext } from "./context.js";
+import { readSettings } from "./organization-settings.js";
 import { Fields } from "./catalogue.js";
 import { findDocumentType, findDocumentCustomer, organizationToday } from "./reference.js";
 import { invoiceProrationsNow, storePendingItems } from "./proration.js";
@@ -201,7 +202,8 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   if (billed && (addonsChanged || startChanged)) {
     const what = [addonsChanged && "addons", startChanged && "date_start"].filter(Boolean).join(", ");
     throw new InvalidStateError(
-      `Cycle ${current!.nextBillingCycle - 1} of subscription ${current!.id} has been billed: ${what} cannot change any more. ` +
+      `Cycle ${current!.nextBillingCycle - 1} of subscription ${current!.id} has been billed: ${what} cannot change ` +
+        `any more. ` +
         "Lines (plans and quantities) can change with proration (docs/proration.md).",
     );
   }
@@ -289,19 +291,22 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
         if (p && was && p.currencyId !== was.currencyId)
           errors.add(
             `lines.${i}.plan`,
-            `plan ${p.id} bills ${p.currencyId}; the subscription bills ${was.currencyId} (cancel it and subscribe again to change currency)`,
+            `plan ${p.id} bills ${p.currencyId}; the subscription bills ${was.currencyId} (cancel it and subscribe ` +
+              `again to change currency)`,
           );
         else if (p && was && p.frequency !== was.frequency)
           errors.add(
             `lines.${i}.plan`,
-            `plan ${p.id} is ${p.frequency}; the subscription is ${was.frequency} (cancel it and subscribe again to change frequency)`,
+            `plan ${p.id} is ${p.frequency}; the subscription is ${was.frequency} (cancel it and subscribe again to ` +
+              `change frequency)`,
           );
       });
       current.lines.forEach((c, i) => {
         if (c.plan.usageScheme === "metered" && lineInputs[i]?.plan !== c.planId) {
           errors.add(
             `lines.${i}.plan`,
-            `line ${c.id} is metered (plan ${c.planId}): once a cycle is billed it stays at its position with its plan, so its usage is billed`,
+            `line ${c.id} is metered (plan ${c.planId}): once a cycle is billed it stays at its position with its ` +
+              `plan, so its usage is billed`,
           );
         }
       });
@@ -361,7 +366,8 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   ) {
     errors.add(
       "coupon",
-      `coupon ${current.coupon.id} discounts ${current.coupon.currencyId}; the new lines bill ${currencyId} (remove or replace the coupon)`,
+      `coupon ${current.coupon.id} discounts ${current.coupon.currencyId}; the new lines bill ${currencyId} (remove ` +
+        `or replace the coupon)`,
     );
   }
   // addons kept while the lines change currency
@@ -661,7 +667,9 @@ async function changeLinesMidCycle(
  * Cancels now (status `cancelled`, `cancelled` = now) or, `atPeriodEnd`, at the end of the current
  * period (`cancel_at_period_end` true; status and `cancelled` unchanged until the billing run ends
  * it). `cancel_reason` defaults to `requested_by_customer`. Already cancelled (or already set to
- * cancel at period end, for `atPeriodEnd`): 409.
+ * cancel at period end, for `atPeriodEnd`): 409. A customer-portal credential may cancel only its
+ * own customer's subscriptions (404 for others), only at period end and only when the branding's
+ * `portalCancelSubscriptions` is on (403 otherwise; docs/customer-portal.md).
  */
 export async function cancelSubscription(
   ctx: ServiceContext,
@@ -671,6 +679,13 @@ export async function cancelSubscription(
   const reason = normalizeReason(options.reason, "cancel_reason", DEFAULT_CANCEL_REASON);
   return atomically(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
+    checkPortalCustomer(tx, current.customerId, "subscription", id);
+    if (tx.auth.portal) {
+      if (!options.atPeriodEnd)
+        throw new PermissionError("The customer portal cancels subscriptions at period end only");
+      if (!(await readSettings(tx.prisma, tenant(tx))).portalCancelSubscriptions)
+        throw new PermissionError("This business does not let customers cancel subscriptions in the portal");
+    }
     if (options.atPeriodEnd) {
       subscriptionTransition(current.status, "cancel_at_period_end", current.cancelAtPeriodEnd);
       return tx.prisma.subscription.update({ where: { id }, data: { cancelAtPeriodEnd: true, cancelReason: reason } });

@@ -75,7 +75,10 @@ function isUniqueViolation(e: unknown): boolean {
   return e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002";
 }
 
-/** The receiver: the organization's name and the caller's mode's tax profile (settings are per mode), with its RUT normalized. 409 without a valid RUT. */
+/**
+ * The receiver: the organization's name and the caller's mode's tax profile (settings are per mode), with its RUT
+ * normalized. 409 without a valid RUT.
+ */
 async function organizationRut(db: Pick<Tx, "organization" | "organizationSettings">, ctx: ServiceContext) {
   const { name } = await db.organization.findUniqueOrThrow({
     where: { id: ctx.auth.organizationId },
@@ -85,7 +88,8 @@ async function organizationRut(db: Pick<Tx, "organization" | "organizationSettin
   const rut = org.taxId ? normalizeRut(org.taxId) : null;
   if (!rut)
     throw new InvalidStateError(
-      `The organization has no valid tax ID (RUT) in ${ctx.auth.testMode ? "test" : "live"} mode: set that mode's tax profile before receiving or answering SII documents`,
+      `The organization has no valid tax ID (RUT) in ${ctx.auth.testMode ? "test" : "live"} mode: set that mode's ` +
+        `tax profile before receiving or answering SII documents`,
     );
   return { ...org, rut };
 }
@@ -114,7 +118,8 @@ export async function receivePurchaseDocuments(
       wrong
         .map(
           (d) =>
-            `DTE type ${d.type} folio ${d.folio} is addressed to RUT ${d.receiverRut}, not to this organization (${org.rut})`,
+            `DTE type ${d.type} folio ${d.folio} is addressed to RUT ${d.receiverRut}, not to this organization ` +
+            `(${org.rut})`,
         )
         .join("; "),
     );
@@ -122,7 +127,8 @@ export async function receivePurchaseDocuments(
   if (envelope.receiverRut !== org.rut && envelope.receiverRut !== "60803000-K") {
     throw ValidationError.field(
       "xml",
-      `the envelope (Caratula RutReceptor) is addressed to RUT ${envelope.receiverRut}, not to this organization (${org.rut}) or SII`,
+      `the envelope (Caratula RutReceptor) is addressed to RUT ${envelope.receiverRut}, not to this organization ` +
+        `(${org.rut}) or SII`,
     );
   }
   const keys = envelope.documents.map((d) => ({
@@ -142,7 +148,9 @@ export async function receivePurchaseDocuments(
   }
   const duplicate = () =>
     new InvalidStateError(
-      `Already received: ${keys.map((k) => `type ${k.documentCode} folio ${k.folio} from ${k.issuerTaxId}`).join(", ")} (a purchase is unique per issuer, type and folio)`,
+      `Already received: ${keys
+        .map((k) => `type ${k.documentCode} folio ${k.folio} ` + `from ${k.issuerTaxId}`)
+        .join(", ")} (a purchase is unique per issuer, type and folio)`,
     );
 
   // the issuer's signature and the timbre of each DTE (infra/taxagency/sii/received-verification.ts):
@@ -159,7 +167,9 @@ export async function receivePurchaseDocuments(
       });
       if (existing.length) {
         throw new InvalidStateError(
-          `Already received: ${existing.map((p) => `type ${p.documentCode} folio ${p.folio} from ${p.issuerTaxId} (${p.id})`).join(", ")}; a purchase is unique per issuer, type and folio`,
+          `Already received: ${existing
+            .map((p) => `type ${p.documentCode} folio ${p.folio} from ${p.issuerTaxId} ` + `(${p.id})`)
+            .join(", ")}; a purchase is unique per issuer, type and folio`,
         );
       }
       const swap = await tx.swap.create({ data: { id: swapId, ...tenant(ctx), imported: true, createdAt: now } });

@@ -1,8 +1,8 @@
 /**
  * The tax-agency step of finalize (docs/sii-setup.md): for a document numbered with an SII folio
  * (services/numbering.ts decides the series: a type the agency issues, CL33, CL34, CL39, CL41, CL52,
- * CL56, CL61, in a mode set up with SII, that mode's tax profile RUT and signing certificate: settings
- * are per mode, docs/decisions.md "Mode isolation of settings"), inside the finalize transaction:
+ * CL56, CL61, CL110, CL111, CL112, in a mode set up with SII, that mode's tax profile RUT and signing
+ * certificate: settings are per mode, docs/decisions.md "Mode isolation of settings"), inside the finalize transaction:
  * take the next folio of the type's CAF (the document's number), build and sign the DTE, store it as
  * a StoredFile and return `local_file` and `tax_agency`.
  */
@@ -12,7 +12,9 @@ import { isoDate } from "../domain/formats.js";
 import { normalizeRut } from "../domain/rut.js";
 import { receiverDetails, type IssuedCustomer } from "../domain/issued-parties.js";
 import { isShippingType } from "../domain/shipping-types.js";
+import type { DiscountScheme } from "../domain/totals.js";
 import { BOLETA_TYPES, type DteType } from "../domain/dte-rules.js";
+import { EXPORT_DTE_TYPES, exportSettingsOf, resolveExport } from "../domain/sii-exports.js";
 import { taxAgencyFor, type TaxAgency } from "../infra/taxagency/index.js";
 import { FINAL_CONSUMER_RUT, type DteInput, type DteLine, type DteReceiver } from "../infra/taxagency/sii/index.js";
 import { loadSigningCredentials } from "./certificates.js";
@@ -44,6 +46,40 @@ type StoredLine = {
   exempt: boolean;
 };
 
+/**
+ * The columns of a stored invoice, order or credit note (with `lines` by position and `documentType`)
+ * a DTE is built from; the kind's own columns are optional (a credit note's `invoice`, an order's
+ * transport). Prisma's rows of the three tables fit it.
+ */
+interface StoredTaxDocument {
+  id: string;
+  documentTypeId: string;
+  date: Date;
+  dueDate?: Date | null;
+  discount: unknown;
+  discountScheme: string;
+  note?: string | null;
+  documentType: { code: number; tax: unknown; hasTaxes: boolean };
+  lines: StoredLine[];
+  /** the document's currency (export documents print their amounts in it) */
+  currency: { id: string; decimals: number; rounded: boolean };
+  /** invoices: fiscal_settings (an export's customs data under `export`; domain/sii-exports.ts) */
+  fiscalSettings?: unknown;
+  /** credit notes: the invoice it corrects, with its document type and fiscal settings */
+  invoice?: {
+    number: number | null;
+    date: Date;
+    fiscalSettings: unknown;
+    documentType: { code: number; hasTaxes: boolean };
+  };
+  /** debit notes voiding a credit note: the voided credit note, with its document type */
+  voidsCreditNote?: { number: number | null; date: Date; documentType: { code: number } } | null;
+  referenceCode?: number;
+  shippingType?: string;
+  licencePlate?: string | null;
+  address?: string | null;
+}
+
 function dteLines(lines: StoredLine[]): DteLine[] {
   return lines.map((l) => ({
     name: l.name,
@@ -58,21 +94,19 @@ function dteLines(lines: StoredLine[]): DteLine[] {
 
 /**
  * Receptor from the customer as issued (the document's snapshot, services/issued-parties.ts): its
- * RUT (SII's 55555555-5 for a foreign customer without one; on a boleta, SII's final consumer
- * 66666666-6 for a customer without one, named "Consumidor final" when it has no name either);
+ * RUT (SII's 55555555-5 for a foreign customer without one, or whose tax id is no RUT; on a boleta,
+ * SII's final consumer 66666666-6 for a customer without one, named "Consumidor final" when it has no name either);
  * activity (GiroRecep), commune (CmnaRecep) and city (CiudadRecep) from its columns, or from its
  * `tax_settings` for a customer saved before they existed (domain/issued-parties.ts receiverDetails);
  * its e-mail (CorreoRecep) and address (DirRecep).
  */
 function receiver(customer: IssuedCustomer, boleta: boolean): DteReceiver {
   const details = receiverDetails(customer);
-  const rut = customer.taxId
-    ? normalizeRut(customer.taxId)
-    : boleta
-      ? FINAL_CONSUMER_RUT
-      : customer.countryId && customer.countryId !== "CL"
-        ? FOREIGN_RECEIVER_RUT
-        : null;
+  const foreign = !!customer.countryId && customer.countryId !== "CL";
+  // a foreign customer's tax id that is no RUT goes into an export's Extranjero/NumId instead
+  const rut =
+    (customer.taxId ? normalizeRut(customer.taxId) : null) ??
+    (foreign ? FOREIGN_RECEIVER_RUT : !customer.taxId && boleta ? FINAL_CONSUMER_RUT : null);
   if (!rut) throw ValidationError.field("customer", "a DTE needs the customer's RUT (tax_id)");
   const name = customer.name?.trim() ? customer.name : boleta ? "Consumidor final" : null;
   if (!name) throw ValidationError.field("customer", "a DTE needs the customer's name");
@@ -130,7 +164,7 @@ function checkIssuer(parties: IssuedParties): void {
  */
 function dteInputOf(
   kind: DocumentKind,
-  doc: any,
+  doc: StoredTaxDocument,
   parties: IssuedParties,
   orgTaxId: string,
   folio: number,
@@ -153,26 +187,58 @@ function dteInputOf(
     },
     receiver: receiver(parties.customer, BOLETA_TYPES.includes(doc.documentType.code)),
     lines: dteLines(doc.lines),
-    discount: Number(doc.discount) > 0 ? { value: String(doc.discount), scheme: doc.discountScheme } : undefined,
+    discount:
+      Number(doc.discount) > 0
+        ? { value: String(doc.discount), scheme: doc.discountScheme as DiscountScheme }
+        : undefined,
     taxPercent: String(doc.documentType.tax),
     timestamp,
   };
   if (kind === "credit_note") {
-    const invoice = doc.invoice;
+    const invoice = doc.invoice!;
+    const referenceCode = doc.referenceCode ?? 3;
     if (invoice.number === null) throw ValidationError.field("invoice", "the referenced invoice has no number");
     input.exemptDocument = !invoice.documentType.hasTaxes;
-    input.references = [
-      {
-        type: invoice.documentType.code,
-        folio: invoice.number,
-        date: isoDate(invoice.date),
-        code: ([1, 2, 3].includes(doc.referenceCode) ? doc.referenceCode : 3) as 1 | 2 | 3,
-        reason: doc.note ?? undefined,
-      },
-    ];
+    const voided = doc.voidsCreditNote;
+    if (voided) {
+      // a debit note voiding a credit note references the credit note (domain/credit-note-voids.ts)
+      if (voided.number === null) throw ValidationError.field("credit_note", "the voided credit note has no number");
+      input.references = [
+        {
+          type: voided.documentType.code,
+          folio: voided.number,
+          date: isoDate(voided.date),
+          code: 1,
+          reason: doc.note ?? "Anula nota de crédito",
+        },
+      ];
+    } else
+      input.references = [
+        {
+          type: invoice.documentType.code,
+          folio: invoice.number,
+          date: isoDate(invoice.date),
+          code: ([1, 2, 3].includes(referenceCode) ? referenceCode : 3) as 1 | 2 | 3,
+          reason: doc.note ?? undefined,
+        },
+      ];
+  }
+  if (EXPORT_DTE_TYPES.includes(input.type)) {
+    // an export's settings are its invoice's (a 111/112 takes the 110's): domain/sii-exports.ts
+    const fiscalSettings = kind === "credit_note" ? doc.invoice!.fiscalSettings : doc.fiscalSettings;
+    const { settings, problems } = exportSettingsOf(fiscalSettings);
+    if (problems.length) throw ValidationError.field(problems[0].field, problems[0].message);
+    const resolved = resolveExport({
+      currencyId: doc.currency.id,
+      settings,
+      customerCountry: parties.customer.countryId ?? null,
+      customerTaxId: parties.customer.taxId ?? null,
+    });
+    input.export = { ...resolved, currency: doc.currency };
+    input.exemptDocument = true;
   }
   if (kind === "order") {
-    if (isShippingType(doc.shippingType)) input.shippingType = doc.shippingType;
+    if (doc.shippingType !== undefined && isShippingType(doc.shippingType)) input.shippingType = doc.shippingType;
     if (doc.licencePlate || doc.address)
       input.transport = { plate: doc.licencePlate ?? undefined, address: doc.address ?? undefined };
   }
@@ -198,15 +264,21 @@ export async function issueTaxDocument(
   const { agency, org } = enrolled;
   const organizationId = ctx.auth.organizationId;
 
-  const include = { lines: { orderBy: { position: "asc" as const } }, documentType: true };
-  const doc: any =
+  const include = { lines: { orderBy: { position: "asc" as const } }, documentType: true, currency: true };
+  const doc: StoredTaxDocument =
     kind === "invoice"
       ? await tx.invoice.findUniqueOrThrow({ where: { id }, include })
       : kind === "order"
         ? await tx.order.findUniqueOrThrow({ where: { id }, include })
         : await tx.creditNote.findUniqueOrThrow({
             where: { id },
-            include: { lines: include.lines, documentType: true, invoice: { include: { documentType: true } } },
+            include: {
+              lines: include.lines,
+              documentType: true,
+              currency: true,
+              invoice: { include: { documentType: true } },
+              voidsCreditNote: { include: { documentType: true } },
+            },
           });
   const issueDate = isoDate(doc.date);
   checkIssuer(parties);
@@ -265,7 +337,7 @@ export async function issueTaxInvoices(
   const { agency, org } = enrolled;
   const rows = await tx.invoice.findMany({
     where: { id: { in: [...ids] }, ...tenant(ctx), documentTypeId },
-    include: { lines: { orderBy: { position: "asc" } }, documentType: true },
+    include: { lines: { orderBy: { position: "asc" } }, documentType: true, currency: true },
   });
   const byId = new Map(rows.map((r) => [r.id, r]));
   const docs = ids.map((id) => {

@@ -16,7 +16,10 @@ import { storedDate, dateColumn } from "../domain/formats.js";
 import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
 import { readSettings, writeSettings } from "./organization-settings.js";
 
-/** The profile's fields (domain/issued-parties.ts IssuerProfile: what a document's issuer snapshot is made of; `resolutionDate` yyyy-mm-dd) and its mode. */
+/**
+ * The profile's fields (domain/issued-parties.ts IssuerProfile: what a document's issuer snapshot is made of;
+ * `resolutionDate` yyyy-mm-dd) and its mode.
+ */
 export interface TaxProfile extends IssuerProfile {
   organization: string;
   /** the mode this profile belongs to (each mode has its own) */
@@ -63,7 +66,9 @@ function view(row: StoredProfile): TaxProfile {
   };
 }
 
-/** The tax profile of organization `key.organizationId` in mode `key.testMode` (inside a transaction: pass it as `db`). */
+/**
+ * The tax profile of organization `key.organizationId` in mode `key.testMode` (inside a transaction: pass it as `db`).
+ */
 export async function readTaxProfile(db: Pick<Tx, "organizationSettings">, key: TenantKey): Promise<TaxProfile> {
   return view(await readSettings(db, key));
 }

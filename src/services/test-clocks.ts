@@ -50,7 +50,10 @@ function parseFrozenTime(value: string | Date | null | undefined, errors: FieldE
   return time;
 }
 
-/** Creates a clock frozen at `frozenTime`. Errors: 403 in live mode, 400 without a valid frozen_time or with a name over 200 characters. */
+/**
+ * Creates a clock frozen at `frozenTime`. Errors: 403 in live mode, 400 without a valid frozen_time or with a name over
+ * 200 characters.
+ */
 export async function createTestClock(ctx: ServiceContext, input: TestClockInput): Promise<TestClock> {
   const where = testClockTenant(ctx);
   const errors = new FieldErrorCollector();

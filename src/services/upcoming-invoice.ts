@@ -42,7 +42,8 @@ const END_WORDS: Record<string, string> = {
   billing_cycles: "it has billed all its billing_cycles",
   end_date: "its end_date is reached",
   no_card:
-    "the invoice of its previous cycle is past due and the customer has no card to charge (no_card rule; paying it or adding a card keeps the subscription)",
+    "the invoice of its previous cycle is past due and the customer has no card to charge (no_card rule; paying it " +
+    "or adding a card keeps the subscription)",
 };
 
 /**
@@ -104,7 +105,8 @@ async function upcomingInvoiceOf(ctx: ServiceContext, id: string, data: CycleDat
   const ending = decision.action === "end" ? decision : null;
   const nothing = () =>
     new InvalidStateError(
-      `Subscription ${id} bills no more invoices: ${END_WORDS[ending!.end]}, so the billing run cancels it on ${ending!.date} instead of billing cycle ${ending!.cycle}`,
+      `Subscription ${id} bills no more invoices: ${END_WORDS[ending!.end]}, so the billing run cancels it ` +
+        `on ${ending!.date} instead of billing cycle ${ending!.cycle}`,
     );
   if (ending && !ending.finalInvoice) throw nothing();
   const { input, currency, document, cycle } = cycleInputFrom(data, data.subscription.nextBillingCycle, {

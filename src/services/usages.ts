@@ -32,9 +32,15 @@ export type UsageRow = Prisma.UsageGetPayload<object>;
 export interface RecordedUsages {
   /** `usa_` id per input record; a duplicate's is the id of the usage first recorded with its transaction id */
   ids: string[];
-  /** the stored usage per input record (the same row for a record and its duplicates), read back by nothing: the INSERT's RETURNING, or for a duplicate of an earlier request its row */
+  /**
+   * the stored usage per input record (the same row for a record and its duplicates), read back by nothing: the
+   * INSERT's RETURNING, or for a duplicate of an earlier request its row
+   */
   usages: UsageRow[];
-  /** 0-based indexes of the input records not counted: their transaction id was already recorded (before, or earlier in the batch) */
+  /**
+   * 0-based indexes of the input records not counted: their transaction id was already recorded (before, or earlier in
+   * the batch)
+   */
   duplicates: number[];
 }
 
@@ -76,7 +82,10 @@ export async function recordUsages(ctx: ServiceContext, inputs: readonly UsageIn
   return recordUsageList(ctx, inputs, (i) => `usages.${i}.`);
 }
 
-/** A batch's subscription line as validation needs it: its plan's scheme, its subscription's status, the customer's frozen time on a test clock. */
+/**
+ * A batch's subscription line as validation needs it: its plan's scheme, its subscription's status, the customer's
+ * frozen time on a test clock.
+ */
 interface LineCheck {
   id: string;
   usageScheme: string;
@@ -97,7 +106,8 @@ interface UsageSqlRow {
   createdAt: Date;
 }
 
-const USAGE_COLUMNS = Prisma.sql`"id", "organizationId", "testMode", "subscriptionLineId", "quantity"::text AS "quantity", "dateTime", "invoiceId", "transactionId", "createdAt"`;
+const USAGE_COLUMNS = Prisma.sql`"id", "organizationId", "testMode", "subscriptionLineId",
+  "quantity"::text AS "quantity", "dateTime", "invoiceId", "transactionId", "createdAt"`;
 const toUsageRow = (r: UsageSqlRow): UsageRow => ({ ...r, quantity: new Prisma.Decimal(r.quantity) });
 
 async function recordUsageList(
@@ -117,7 +127,8 @@ async function recordUsageList(
         JOIN "Plan" p ON p."id" = sl."planId"
         LEFT JOIN "Customer" c ON s."testMode" AND c."id" = s."customerId"
         LEFT JOIN "TestClock" tc ON tc."id" = c."testClockId"
-        WHERE sl."id" = ANY(${lineIds}::text[]) AND s."organizationId" = ${tenantOf.organizationId} AND s."testMode" = ${tenantOf.testMode}`
+        WHERE sl."id" = ANY(${lineIds}::text[]) AND s."organizationId" = ${tenantOf.organizationId}
+        AND s."testMode" = ${tenantOf.testMode}`
     : [];
   const lineById = new Map(lines.map((l) => [l.id, l]));
 
@@ -125,7 +136,6 @@ async function recordUsageList(
   const cancelled = new FieldErrorCollector();
   const rows: { dateTime: Date; subscriptionLineId: string; quantity: string; transactionId: string | null }[] = [];
   inputs.forEach((input, i) => {
-    const at = prefix(i);
     const line = input.subscriptionLine ? lineById.get(input.subscriptionLine) : undefined;
     const now = line?.frozenTime ?? ctx.now();
     const record = new FieldErrorCollector();
@@ -134,9 +144,12 @@ async function recordUsageList(
     const problem = transactionIdProblem(input.transactionId);
     if (problem) record.add("transaction_id", problem);
     const dateTime = input.dateTime ?? now;
+    let quantity: Prisma.Decimal | null | undefined;
     try {
+      // parsed once: checkUsage takes the Decimal as it is
+      quantity = input.quantity === null || input.quantity === undefined ? input.quantity : toDecimal(input.quantity);
       checkUsage(
-        { quantity: input.quantity, dateTime },
+        { quantity, dateTime },
         line ? { usageScheme: line.usageScheme, subscriptionStatus: line.status } : null,
         now,
         record,
@@ -144,18 +157,18 @@ async function recordUsageList(
     } catch (e) {
       if (e instanceof ValidationError) {
         for (const [field, reasons] of Object.entries(e.fields ?? {}))
-          for (const reason of reasons) errors.add(`${at}${field}`, reason);
+          for (const reason of reasons) errors.add(`${prefix(i)}${field}`, reason);
         return;
       }
       if (e instanceof InvalidStateError) {
-        cancelled.add(`${at}subscription_line`, e.message);
+        cancelled.add(`${prefix(i)}subscription_line`, e.message);
         return;
       }
       throw e;
     }
     rows.push({
       subscriptionLineId: line!.id,
-      quantity: toDecimal(input.quantity!).toString(),
+      quantity: quantity!.toString(),
       dateTime,
       transactionId: input.transactionId ?? null,
     });
@@ -174,13 +187,8 @@ async function recordUsageList(
   const firstOfKey = new Map<string, number>();
   const ids: (string | undefined)[] = [];
   const duplicates: number[] = [];
-  const data: {
-    id: string;
-    subscriptionLineId: string;
-    quantity: string;
-    dateTime: string;
-    transactionId: string | null;
-  }[] = [];
+  // the rows to insert, under the column names of the INSERT's json_to_recordset
+  const data: { id: string; line: string; quantity: string; at: Date; tx: string | null }[] = [];
   rows.forEach((r, i) => {
     if (r.transactionId !== null) {
       if (firstOfKey.has(r.transactionId)) {
@@ -192,29 +200,42 @@ async function recordUsageList(
     }
     const id = newId("usa");
     ids.push(id);
-    data.push({
-      id,
-      subscriptionLineId: r.subscriptionLineId,
-      quantity: r.quantity,
-      dateTime: r.dateTime.toISOString(),
-      transactionId: r.transactionId,
-    });
+    data.push({ id, line: r.subscriptionLineId, quantity: r.quantity, at: r.dateTime, tx: r.transactionId });
   });
-  // ONE statement: the rows as arrays through unnest, rows whose transaction id exists skipped by
-  // the partial unique index, the written rows returned (no read after the write)
-  const inserted = await ctx.prisma.$queryRaw<UsageSqlRow[]>`
-    INSERT INTO "Usage" ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime", "transactionId")
+  // ONE statement: the rows as one JSON parameter (json_to_recordset; a Date serializes as its ISO
+  // instant), rows whose transaction id exists skipped by the partial unique index. It returns
+  // what only the database knows (the stored quantity, the creation time) of the rows it wrote;
+  // the rest of each usage is what was sent (no read after the write)
+  const inserted = await ctx.prisma.$queryRaw<{ id: string; quantity: string; createdAt: Date }[]>`
+    INSERT INTO "Usage"
+      ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime", "transactionId")
     SELECT t."id", ${tenantOf.organizationId}, ${tenantOf.testMode}, t."line", t."quantity", t."at", t."tx"
-    FROM unnest(${data.map((d) => d.id)}::text[], ${data.map((d) => d.subscriptionLineId)}::text[], ${data.map((d) => d.quantity)}::numeric[],
-                ${data.map((d) => d.dateTime)}::timestamptz[], ${data.map((d) => d.transactionId)}::text[]) AS t("id", "line", "quantity", "at", "tx")
+    FROM json_to_recordset(${JSON.stringify(data)}::json)
+      AS t("id" text, "line" text, "quantity" numeric, "at" timestamptz, "tx" text)
     ON CONFLICT ("organizationId", "testMode", "transactionId") WHERE "transactionId" IS NOT NULL DO NOTHING
-    RETURNING ${USAGE_COLUMNS}`;
-  const rowById = new Map(inserted.map((u) => [u.id, toUsageRow(u)]));
-  const skippedKeys = data.filter((d) => !rowById.has(d.id)).map((d) => d.transactionId!);
+    RETURNING "id", "quantity"::text AS "quantity", "createdAt"`;
+  const sent = new Map(data.map((d) => [d.id, d]));
+  const rowById = new Map<string, UsageRow>();
+  for (const u of inserted) {
+    const d = sent.get(u.id)!;
+    rowById.set(u.id, {
+      id: u.id,
+      organizationId: tenantOf.organizationId,
+      testMode: tenantOf.testMode,
+      subscriptionLineId: d.line,
+      quantity: new Prisma.Decimal(u.quantity),
+      dateTime: d.at,
+      invoiceId: null,
+      transactionId: d.tx,
+      createdAt: u.createdAt,
+    });
+  }
+  const skippedKeys = data.filter((d) => !rowById.has(d.id)).map((d) => d.tx!);
   const existing = skippedKeys.length
     ? await ctx.prisma.$queryRaw<UsageSqlRow[]>`
         SELECT ${USAGE_COLUMNS} FROM "Usage"
-        WHERE "organizationId" = ${tenantOf.organizationId} AND "testMode" = ${tenantOf.testMode} AND "transactionId" = ANY(${skippedKeys}::text[])`
+        WHERE "organizationId" = ${tenantOf.organizationId} AND "testMode" = ${tenantOf.testMode}
+        AND "transactionId" = ANY(${skippedKeys}::text[])`
     : [];
   const rowOfKey = new Map<string, UsageRow>(existing.map((u) => [u.transactionId!, toUsageRow(u)]));
   for (const row of rowById.values()) if (row.transactionId) rowOfKey.set(row.transactionId, row);
@@ -222,7 +243,8 @@ async function recordUsageList(
     const row = r.transactionId === null ? rowById.get(ids[i]!) : rowOfKey.get(r.transactionId);
     if (!row)
       throw new InvalidStateError(
-        `${prefix(i)}transaction_id: the usage recorded with transaction_id ${quote(r.transactionId!)} was deleted while this request ran; send the record again`,
+        `${prefix(i)}transaction_id: the usage recorded with transaction_id ${quote(r.transactionId!)} was deleted ` +
+          `while this request ran; send the record again`,
       );
     if (ids[i] !== undefined && ids[i] !== row.id) duplicates.push(i); // recorded before (or by a concurrent request)
     return row;

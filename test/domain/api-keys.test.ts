@@ -57,7 +57,8 @@ describe("parseKeyExpiry", () => {
       "2026-12-01 12:00Z",
     ]) {
       expect(refusal(input).message, input).toBe(
-        `expires: must be a date yyyy-mm-dd or an ISO 8601 timestamp with an offset (2026-12-01T12:00:00Z), got ${JSON.stringify(input)}`,
+        `expires: must be a date yyyy-mm-dd or an ISO 8601 timestamp with an offset (2026-12-01T12:00:00Z), ` +
+          `got ${JSON.stringify(input)}`,
       );
     }
   });

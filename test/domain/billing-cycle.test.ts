@@ -337,18 +337,22 @@ describe("when a cycle is billed and when a subscription ends (cycleDecision; do
     });
   });
 
-  it("end_date 2026-08-15: Aug 1 is billed whole (before the end date), Sep 1 ends; an end date on a cycle's start ends there", () => {
-    expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01", endDate: "2026-08-15" })).action).toBe("bill");
-    expect(cycleDecision(sub({ cycle: 3, date: "2026-09-01", endDate: "2026-08-15" }))).toMatchObject({
-      action: "end",
-      end: "end_date",
-      cancelReason: ENDED_REASON,
-    });
-    expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01", endDate: "2026-08-01" }))).toMatchObject({
-      action: "end",
-      end: "end_date",
-    });
-  });
+  it(
+    "end_date 2026-08-15: Aug 1 is billed whole (before the end date), Sep 1 ends; an end date on a cycle's start " +
+      "ends there",
+    () => {
+      expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01", endDate: "2026-08-15" })).action).toBe("bill");
+      expect(cycleDecision(sub({ cycle: 3, date: "2026-09-01", endDate: "2026-08-15" }))).toMatchObject({
+        action: "end",
+        end: "end_date",
+        cancelReason: ENDED_REASON,
+      });
+      expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01", endDate: "2026-08-01" }))).toMatchObject({
+        action: "end",
+        end: "end_date",
+      });
+    },
+  );
 
   it("no card: ends with `no_card` at the moment it is found, only for a cycle that would be billed", () => {
     expect(cycleDecision(sub({ cycle: 2, date: "2026-08-01" }), true)).toEqual({
@@ -371,11 +375,13 @@ describe("when a cycle is billed and when a subscription ends (cycleDecision; do
     expect(noCardEnds(check)).toBe(true);
     expect(noCardEnds({ ...check, hasUsableSource: true })).toBe(false); // the run charges the card
     expect(noCardEnds({ ...check, amountDue: "0" })).toBe(false); // paid on time by other means
-    expect(noCardEnds({ ...check, previous: { ...previous, dueDate: "2026-06-03" } })).toBe(false); // due on the renewal day: not yet past due
+    // due on the renewal day: not yet past due
+    expect(noCardEnds({ ...check, previous: { ...previous, dueDate: "2026-06-03" } })).toBe(false);
     expect(noCardEnds({ ...check, previous: { ...previous, status: "void" } })).toBe(false);
     expect(noCardEnds({ ...check, previous: null })).toBe(false); // nothing billed before (metered-only cycle 1)
     expect(noCardEnds({ ...check, cycle: 1 })).toBe(false);
-    expect(noCardCheckNeeded(2, { status: "draft", dueDate: "2026-05-13" }, "2026-06-03")).toBe(true); // billed earlier in the same run
+    // billed earlier in the same run
+    expect(noCardCheckNeeded(2, { status: "draft", dueDate: "2026-05-13" }, "2026-06-03")).toBe(true);
   });
 });
 
@@ -402,13 +408,17 @@ describe("which usage a period bills (periodUsages, meteredPeriod)", () => {
     expect(aggregateUsage(priced, "sum", october).toString()).toBe("42");
   });
 
-  it("last_ever prices the latest record before the period's end, billed or not, and bills the period's unbilled records", () => {
-    const { priced, billed } = periodUsages(records, "last_ever", october);
-    expect(priced.map((u) => u.quantity)).toEqual([12]);
-    expect(billed.map((u) => u.quantity)).toEqual([30, 12]);
-    const november = { start: october.end, end: new Date("2026-12-01T03:00:00Z") };
-    expect(periodUsages(records.slice(0, 4), "last_ever", november)).toEqual({ priced: [records[1]], billed: [] });
-  });
+  it(
+    "last_ever prices the latest record before the period's end, billed or not, and bills the period's " +
+      "unbilled records",
+    () => {
+      const { priced, billed } = periodUsages(records, "last_ever", october);
+      expect(priced.map((u) => u.quantity)).toEqual([12]);
+      expect(billed.map((u) => u.quantity)).toEqual([30, 12]);
+      const november = { start: october.end, end: new Date("2026-12-01T03:00:00Z") };
+      expect(periodUsages(records.slice(0, 4), "last_ever", november)).toEqual({ priced: [records[1]], billed: [] });
+    },
+  );
 
   it("equal times: the record created later is later", () => {
     const a = at("2026-10-10T12:00:00Z", 1, null, "2026-10-10T12:00:01Z");

@@ -9,6 +9,36 @@ describe("comunas", () => {
     expect(CHILEAN_COMMUNES.filter((c) => c.length > 20)).toEqual([]);
   });
 
+  it("have the CUT's count per region (SUBDERE, 2018) and its short forms as aliases", () => {
+    const counts: Record<string, number> = {};
+    for (const name of CHILEAN_COMMUNES) {
+      const region = findCommune(name)!.region;
+      counts[region] = (counts[region] ?? 0) + 1;
+    }
+    expect(counts).toEqual({
+      "CL-AP": 4,
+      "CL-TA": 7,
+      "CL-AN": 9,
+      "CL-AT": 9,
+      "CL-CO": 15,
+      "CL-VS": 38,
+      "CL-RM": 52,
+      "CL-LI": 33,
+      "CL-ML": 30,
+      "CL-NB": 21,
+      "CL-BI": 33,
+      "CL-AR": 32,
+      "CL-LR": 12,
+      "CL-LL": 30,
+      "CL-AI": 10,
+      "CL-MA": 11,
+    });
+    expect(findCommune("Calera")?.name).toBe("La Calera");
+    expect(findCommune("Paihuano")?.name).toBe("Paiguano");
+    expect(findCommune("Trehuaco")?.name).toBe("Treguaco");
+    expect(findCommune("Coihaique")?.name).toBe("Coyhaique");
+  });
+
   it("are found in any case, with or without accents, and by common aliases", () => {
     expect(findCommune("Ñuñoa")).toEqual({ name: "Ñuñoa", region: "CL-RM", siiOffice: "Santiago Oriente" });
     expect(findCommune("  nunoa ")?.name).toBe("Ñuñoa");

@@ -35,7 +35,8 @@ describe("amount left to credit", () => {
     );
     expect(error.fields).toEqual({
       total: [
-        "1727 CLP exceeds what is left to credit on invoice inv_1: 1726 CLP (invoice total 2916 CLP, already credited 1190 CLP)",
+        "1727 CLP exceeds what is left to credit on invoice inv_1: 1726 CLP (invoice total 2916 CLP, already " +
+          "credited 1190 CLP)",
       ],
     });
   });
@@ -90,7 +91,8 @@ describe("amount left to credit", () => {
     );
     expect(error.fields).toEqual({
       total: [
-        "2322 CLP exceeds what is left to credit on invoice inv_1: 2321 CLP (invoice total 2916 CLP, debit notes 595 CLP, already credited 1190 CLP)",
+        "2322 CLP exceeds what is left to credit on invoice inv_1: 2321 CLP (invoice total 2916 CLP, debit notes 595 " +
+          "CLP, already credited 1190 CLP)",
       ],
     });
   });

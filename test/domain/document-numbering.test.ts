@@ -70,7 +70,8 @@ describe("numbering at finalize", () => {
   it("lists the missing steps per mode", () => {
     expect(missingSetupSteps({ taxId: true, certificate: true }, false)).toEqual([]);
     expect(missingSetupSteps({ taxId: false, certificate: true }, true)).toEqual([
-      "set the test mode tax profile with the organization's RUT (PATCH /v1/billers/built_in/tax_profile/ tax_id, or GraphQL updateTaxProfile)",
+      "set the test mode tax profile with the organization's RUT (PATCH /v1/billers/built_in/tax_profile/ tax_id, or " +
+        "GraphQL updateTaxProfile)",
     ]);
   });
 });

@@ -107,10 +107,12 @@ describe("bounded messages", () => {
   it("quotes at most 200 characters of input and says how long it was", () => {
     expect(quote("abc")).toBe('"abc"');
     expect(quote("x".repeat(300))).toBe(`"${"x".repeat(200)}…" (300 characters)`);
-    const message = `Variable "$input" got invalid value "${"y".repeat(4_900_000)}" at "input.name"; String cannot represent`;
+    const message =
+      `Variable "$input" got invalid value "${"y".repeat(4_900_000)}" at "input.name"; String cannot ` + `represent`;
     const bounded = boundMessage(message);
     expect(bounded).toBe(
-      `Variable "$input" got invalid value "${"y".repeat(200)}…" (4900000 characters) at "input.name"; String cannot represent`,
+      `Variable "$input" got invalid value "${"y".repeat(200)}…" (4900000 characters) at "input.name"; String cannot ` +
+        `represent`,
     );
     expect(boundMessage("z".repeat(5000)).length).toBeLessThan(1100);
     const fields = boundFieldErrors({ ["k".repeat(1000)]: ["unknown field"], amount: [`got "${"9".repeat(900)}"`] });

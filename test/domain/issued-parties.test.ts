@@ -102,7 +102,8 @@ describe("which data a document shows", () => {
   });
 
   it("receiver details: the column, else the tax_settings key of older customers; non-blank strings only", () => {
-    // activity from tax_settings (column null), commune from the column (the setting is blank), city nowhere (3 is not text)
+    // activity from tax_settings (column null), commune from the column (the setting is blank), city nowhere (3 is not
+    // text)
     expect(receiverDetails(row)).toEqual({ activity: "Retail", commune: "Ñuñoa", city: null });
     expect(receiverDetails({ ...row, activity: "Comercio", city: "  " })).toEqual({
       activity: "Comercio",

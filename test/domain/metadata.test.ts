@@ -1,7 +1,6 @@
 /** Metadata merge: keys merge, "" or null removes a key, Stripe's limits (40 / 500 / 50). */
 import { describe, it, expect } from "vitest";
 import { METADATA_LIMITS, mergeMetadata, validateMetadataPatch } from "../../src/domain/metadata.js";
-import { ValidationError } from "../../src/domain/errors.js";
 import { validationErrorOf } from "../helpers/errors.js";
 
 describe("mergeMetadata", () => {

@@ -107,7 +107,9 @@ describe("a document's printed heading", () => {
       title: "Documento no tributario",
       numberLine: "N° interno 12",
       taxHeader: false,
-      note: "Sin validez tributaria: numerado en la serie interna del emisor, antes de su habilitación ante el SII para emitir documentos tributarios.",
+      note:
+        "Sin validez tributaria: numerado en la serie interna del emisor, antes de su habilitación ante el SII " +
+        "para emitir documentos tributarios.",
     });
     expect(JSON.stringify(heading)).not.toMatch(/electr[óo]nica/i);
     expect(printedHeading({ ...doc, numbering: "internal" }, en)).toMatchObject({
@@ -117,15 +119,18 @@ describe("a document's printed heading", () => {
     });
   });
 
-  it("a draft prints its type's name and the draft label; a type without local format keeps its name when internal", () => {
-    expect(printedHeading({ ...doc, number: null, numbering: null }, es)).toEqual({
-      title: "Factura electrónica",
-      numberLine: "BORRADOR",
-      taxHeader: true,
-      note: null,
-    });
-    expect(
-      printedHeading({ documentName: "Invoice", number: 3, numbering: "internal", hasLocalFormat: false }, en),
-    ).toEqual({ title: "Invoice", numberLine: "N° 3", taxHeader: true, note: null });
-  });
+  it(
+    "a draft prints its type's name and the draft label; a type without local format keeps its name when " + "internal",
+    () => {
+      expect(printedHeading({ ...doc, number: null, numbering: null }, es)).toEqual({
+        title: "Factura electrónica",
+        numberLine: "BORRADOR",
+        taxHeader: true,
+        note: null,
+      });
+      expect(
+        printedHeading({ documentName: "Invoice", number: 3, numbering: "internal", hasLocalFormat: false }, en),
+      ).toEqual({ title: "Invoice", numberLine: "N° 3", taxHeader: true, note: null });
+    },
+  );
 });

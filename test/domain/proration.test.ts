@@ -35,24 +35,28 @@ const sumOf = (items: PendingItemDraft[]) =>
   items.reduce((a, i) => a.plus(i.amount.times(i.quantity)), new Decimal(0)).toFixed();
 
 describe("changeProrations: worked examples (docs/proration.md)", () => {
-  it("quantity change: 2 -> 3 seats of 10 000 on Nov 21 (10 of 30 days left): credit 6 667, charge 10 000, net 3 333", () => {
-    const items = changeProrations({
-      before: [pro(2)],
-      after: [pro(3)],
-      period: november,
-      date: "2026-11-21",
-      currency: CLP,
-    });
-    expect(shown(items)).toEqual([
-      ["Unused time on 2 x Pro (Nov 21 - Dec 1)", "-6667"],
-      ["Remaining time on 3 x Pro (Nov 21 - Dec 1)", "10000"],
-    ]);
-    expect(items.map((i) => [i.quantity.toFixed(), i.periodStart, i.periodEnd, i.exempt])).toEqual([
-      ["1", "2026-11-21", "2026-12-01", false],
-      ["1", "2026-11-21", "2026-12-01", false],
-    ]);
-    expect(sumOf(items)).toBe("3333");
-  });
+  it(
+    "quantity change: 2 -> 3 seats of 10 000 on Nov 21 (10 of 30 days left): credit 6 667, charge 10 000, " +
+      "net 3 333",
+    () => {
+      const items = changeProrations({
+        before: [pro(2)],
+        after: [pro(3)],
+        period: november,
+        date: "2026-11-21",
+        currency: CLP,
+      });
+      expect(shown(items)).toEqual([
+        ["Unused time on 2 x Pro (Nov 21 - Dec 1)", "-6667"],
+        ["Remaining time on 3 x Pro (Nov 21 - Dec 1)", "10000"],
+      ]);
+      expect(items.map((i) => [i.quantity.toFixed(), i.periodStart, i.periodEnd, i.exempt])).toEqual([
+        ["1", "2026-11-21", "2026-12-01", false],
+        ["1", "2026-11-21", "2026-12-01", false],
+      ]);
+      expect(sumOf(items)).toBe("3333");
+    },
+  );
 
   it("upgrade mid-month: Basic 10 000 -> Business 25 000 on Nov 16 (15 of 30 days): -5 000 and +12 500", () => {
     const items = changeProrations({
@@ -68,20 +72,24 @@ describe("changeProrations: worked examples (docs/proration.md)", () => {
     ]);
   });
 
-  it("downgrade: Business 25 000 -> Basic 10 000 on Nov 11 (20 of 30 days): -16 667 and +6 667, a net credit of 10 000", () => {
-    const items = changeProrations({
-      before: [pro(1, 25000, { plan: "pla_biz", name: "Business" })],
-      after: [pro(1, 10000, { plan: "pla_basic", name: "Basic" })],
-      period: november,
-      date: "2026-11-11",
-      currency: CLP,
-    });
-    expect(shown(items)).toEqual([
-      ["Unused time on 1 x Business (Nov 11 - Dec 1)", "-16667"],
-      ["Remaining time on 1 x Basic (Nov 11 - Dec 1)", "6667"],
-    ]);
-    expect(sumOf(items)).toBe("-10000");
-  });
+  it(
+    "downgrade: Business 25 000 -> Basic 10 000 on Nov 11 (20 of 30 days): -16 667 and +6 667, a net credit " +
+      "of 10 000",
+    () => {
+      const items = changeProrations({
+        before: [pro(1, 25000, { plan: "pla_biz", name: "Business" })],
+        after: [pro(1, 10000, { plan: "pla_basic", name: "Basic" })],
+        period: november,
+        date: "2026-11-11",
+        currency: CLP,
+      });
+      expect(shown(items)).toEqual([
+        ["Unused time on 1 x Business (Nov 11 - Dec 1)", "-16667"],
+        ["Remaining time on 1 x Basic (Nov 11 - Dec 1)", "6667"],
+      ]);
+      expect(sumOf(items)).toBe("-10000");
+    },
+  );
 
   it("first day credits and charges the whole period; the renewal date prorates nothing", () => {
     expect(
@@ -106,87 +114,99 @@ describe("changeProrations: worked examples (docs/proration.md)", () => {
     ]);
   });
 
-  it("pairs lines by position: unchanged lines prorate nothing, an added line is only charged, a removed one only credited", () => {
-    const extra = pro(1, 2000, { plan: "pla_extra", name: "Extra" });
-    const items = changeProrations({
-      before: [pro(2), extra],
-      after: [pro(2), pro(4, 1500, { plan: "pla_seat", name: "Seat" }), extra],
-      period: november,
-      date: "2026-11-21",
-      currency: CLP,
-    });
-    expect(shown(items)).toEqual([
-      ["Unused time on 1 x Extra (Nov 21 - Dec 1)", "-667"],
-      ["Remaining time on 4 x Seat (Nov 21 - Dec 1)", "2000"],
-      ["Remaining time on 1 x Extra (Nov 21 - Dec 1)", "667"],
-    ]);
-    expect(
-      shown(
-        changeProrations({
-          before: [pro(2), extra],
-          after: [pro(2)],
-          period: november,
-          date: "2026-11-21",
-          currency: CLP,
-        }),
-      ),
-    ).toEqual([["Unused time on 1 x Extra (Nov 21 - Dec 1)", "-667"]]);
-  });
-
-  it("several changes in one cycle: 2 -> 3 on Nov 11, 3 -> 1 on Nov 21; what the customer pays equals the seat-days used", () => {
-    const first = changeProrations({
-      before: [pro(2)],
-      after: [pro(3)],
-      period: november,
-      date: "2026-11-11",
-      currency: CLP,
-    });
-    const second = changeProrations({
-      before: [pro(3)],
-      after: [pro(1)],
-      period: november,
-      date: "2026-11-21",
-      currency: CLP,
-    });
-    expect(shown([...first, ...second])).toEqual([
-      ["Unused time on 2 x Pro (Nov 11 - Dec 1)", "-13333"],
-      ["Remaining time on 3 x Pro (Nov 11 - Dec 1)", "20000"],
-      ["Unused time on 3 x Pro (Nov 21 - Dec 1)", "-10000"],
-      ["Remaining time on 1 x Pro (Nov 21 - Dec 1)", "3333"],
-    ]);
-    // 20 000 billed in advance + 0 net = 2 seats x 10 days + 3 x 10 + 1 x 10 = 60 seat-days x 333.33 = 20 000
-    expect(new Decimal(20000).plus(sumOf([...first, ...second])).toFixed()).toBe("20000");
-  });
-
-  it("property: the prorated parts add up: paid in advance + credit + charge = used part of the old + unused part of the new", () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 50 }),
-        fc.integer({ min: 1, max: 50 }),
-        fc.integer({ min: 1, max: 99999 }),
-        fc.integer({ min: 0, max: 30 }),
-        (q1, q2, unit, day) => {
-          const date = addDays(november.start, day);
-          const items = changeProrations({
-            before: [pro(q1, unit)],
-            after: [pro(q2, unit)],
+  it(
+    "pairs lines by position: unchanged lines prorate nothing, an added line is only charged, a removed one only " +
+      "credited",
+    () => {
+      const extra = pro(1, 2000, { plan: "pla_extra", name: "Extra" });
+      const items = changeProrations({
+        before: [pro(2), extra],
+        after: [pro(2), pro(4, 1500, { plan: "pla_seat", name: "Seat" }), extra],
+        period: november,
+        date: "2026-11-21",
+        currency: CLP,
+      });
+      expect(shown(items)).toEqual([
+        ["Unused time on 1 x Extra (Nov 21 - Dec 1)", "-667"],
+        ["Remaining time on 4 x Seat (Nov 21 - Dec 1)", "2000"],
+        ["Remaining time on 1 x Extra (Nov 21 - Dec 1)", "667"],
+      ]);
+      expect(
+        shown(
+          changeProrations({
+            before: [pro(2), extra],
+            after: [pro(2)],
             period: november,
-            date,
+            date: "2026-11-21",
             currency: CLP,
-          });
-          const paid = new Decimal(q1 * unit).plus(sumOf(items));
-          const left = daysBetween(date, november.end);
-          // each part is rounded once: within one peso of the exact seat-days
-          const exact = new Decimal(q1 * unit)
-            .times(30 - left)
-            .plus(new Decimal(q2 * unit).times(left))
-            .dividedBy(30);
-          expect(paid.minus(exact).abs().lte(1)).toBe(true);
-          if (q1 === q2) expect(items).toEqual([]);
-        },
-      ),
-    );
-  });
+          }),
+        ),
+      ).toEqual([["Unused time on 1 x Extra (Nov 21 - Dec 1)", "-667"]]);
+    },
+  );
+
+  it(
+    "several changes in one cycle: 2 -> 3 on Nov 11, 3 -> 1 on Nov 21; what the customer pays equals the " +
+      "seat-days used",
+    () => {
+      const first = changeProrations({
+        before: [pro(2)],
+        after: [pro(3)],
+        period: november,
+        date: "2026-11-11",
+        currency: CLP,
+      });
+      const second = changeProrations({
+        before: [pro(3)],
+        after: [pro(1)],
+        period: november,
+        date: "2026-11-21",
+        currency: CLP,
+      });
+      expect(shown([...first, ...second])).toEqual([
+        ["Unused time on 2 x Pro (Nov 11 - Dec 1)", "-13333"],
+        ["Remaining time on 3 x Pro (Nov 11 - Dec 1)", "20000"],
+        ["Unused time on 3 x Pro (Nov 21 - Dec 1)", "-10000"],
+        ["Remaining time on 1 x Pro (Nov 21 - Dec 1)", "3333"],
+      ]);
+      // 20 000 billed in advance + 0 net = 2 seats x 10 days + 3 x 10 + 1 x 10 = 60 seat-days x 333.33 = 20 000
+      expect(new Decimal(20000).plus(sumOf([...first, ...second])).toFixed()).toBe("20000");
+    },
+  );
+
+  it(
+    "property: the prorated parts add up: paid in advance + credit + charge = used part of the old + unused part " +
+      "of the new",
+    () => {
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 1, max: 50 }),
+          fc.integer({ min: 1, max: 50 }),
+          fc.integer({ min: 1, max: 99999 }),
+          fc.integer({ min: 0, max: 30 }),
+          (q1, q2, unit, day) => {
+            const date = addDays(november.start, day);
+            const items = changeProrations({
+              before: [pro(q1, unit)],
+              after: [pro(q2, unit)],
+              period: november,
+              date,
+              currency: CLP,
+            });
+            const paid = new Decimal(q1 * unit).plus(sumOf(items));
+            const left = daysBetween(date, november.end);
+            // each part is rounded once: within one peso of the exact seat-days
+            const exact = new Decimal(q1 * unit)
+              .times(30 - left)
+              .plus(new Decimal(q2 * unit).times(left))
+              .dividedBy(30);
+            expect(paid.minus(exact).abs().lte(1)).toBe(true);
+            if (q1 === q2) expect(items).toEqual([]);
+          },
+        ),
+      );
+    },
+  );
 });
 
 describe("proration behaviour, date and pending changes", () => {
@@ -296,39 +316,46 @@ describe("pending items on the cycle invoice", () => {
     ...over,
   });
 
-  it("the next invoice carries the prorations of 2 -> 3 seats: 30 000 - 6 667 + 10 000 = 33 333, tax 6 333, total 39 666", () => {
-    const invoice = cycleInvoice(
-      input([
-        item("pii_1", -6667, { name: "Unused time on 2 x Pro (Nov 21 - Dec 1)" }),
-        item("pii_2", 10000, { name: "Remaining time on 3 x Pro (Nov 21 - Dec 1)" }),
-      ]),
-    );
-    expect(invoice.lines.map((l) => [l.name, l.quantity, l.amount, l.source.kind])).toEqual([
-      ["Pro", "3", "10000", "line"],
-      ["Remaining time on 3 x Pro (Nov 21 - Dec 1)", "1", "10000", "pending_item"],
-      ["Unused time on 2 x Pro (Nov 21 - Dec 1)", "1", "-6667", "pending_item"],
-    ]);
-    expect([invoice.totals.amount.toFixed(), invoice.totals.tax.toFixed(), invoice.totals.total.toFixed()]).toEqual([
-      "33333",
-      "6333",
-      "39666",
-    ]);
-    expect(invoice.billedPendingItems).toEqual(["pii_2", "pii_1"]);
-    expect(invoice.carriedCredits).toEqual([]);
-  });
+  it(
+    "the next invoice carries the prorations of 2 -> 3 seats: 30 000 - 6 667 + 10 000 = 33 333, tax 6 333, " +
+      "total 39 666",
+    () => {
+      const invoice = cycleInvoice(
+        input([
+          item("pii_1", -6667, { name: "Unused time on 2 x Pro (Nov 21 - Dec 1)" }),
+          item("pii_2", 10000, { name: "Remaining time on 3 x Pro (Nov 21 - Dec 1)" }),
+        ]),
+      );
+      expect(invoice.lines.map((l) => [l.name, l.quantity, l.amount, l.source.kind])).toEqual([
+        ["Pro", "3", "10000", "line"],
+        ["Remaining time on 3 x Pro (Nov 21 - Dec 1)", "1", "10000", "pending_item"],
+        ["Unused time on 2 x Pro (Nov 21 - Dec 1)", "1", "-6667", "pending_item"],
+      ]);
+      expect([invoice.totals.amount.toFixed(), invoice.totals.tax.toFixed(), invoice.totals.total.toFixed()]).toEqual([
+        "33333",
+        "6333",
+        "39666",
+      ]);
+      expect(invoice.billedPendingItems).toEqual(["pii_2", "pii_1"]);
+      expect(invoice.carriedCredits).toEqual([]);
+    },
+  );
 
-  it("a credit larger than the invoice is cut to zero it and the rest is carried (the total never goes negative)", () => {
-    const invoice = cycleInvoice(input([item("pii_1", -45000)]));
-    expect(invoice.lines[1]).toMatchObject({
-      quantity: "1",
-      amount: "-30000",
-      description: "credit, 2026-11-21 to 2026-12-01 (-45000; the rest is carried to the next invoice)",
-    });
-    expect(invoice.totals.total.toFixed()).toBe("0");
-    expect(invoice.carriedCredits.map((c) => [c.name, c.amount.toFixed(), c.exempt])).toEqual([
-      ["item pii_1", "-15000", false],
-    ]);
-  });
+  it(
+    "a credit larger than the invoice is cut to zero it and the rest is carried (the total never goes " + "negative)",
+    () => {
+      const invoice = cycleInvoice(input([item("pii_1", -45000)]));
+      expect(invoice.lines[1]).toMatchObject({
+        quantity: "1",
+        amount: "-30000",
+        description: "credit, 2026-11-21 to 2026-12-01 (-45000; the rest is carried to the next invoice)",
+      });
+      expect(invoice.totals.total.toFixed()).toBe("0");
+      expect(invoice.carriedCredits.map((c) => [c.name, c.amount.toFixed(), c.exempt])).toEqual([
+        ["item pii_1", "-15000", false],
+      ]);
+    },
+  );
 
   it("a credit on exempt lines only uses the exempt amount; an invoice coupon discounts the net after credits", () => {
     const coupon = {

@@ -1,4 +1,6 @@
-/** Sending rules (src/domain/sii-sending.ts): retry delays, upload STATUS and envelope ESTADO meanings, boleta details. */
+/**
+ * Sending rules (src/domain/sii-sending.ts): retry delays, upload STATUS and envelope ESTADO meanings, boleta details.
+ */
 import { describe, expect, it } from "vitest";
 import {
   boletaStatusFromDetail,
@@ -84,17 +86,21 @@ describe("boletaStatusFromDetail", () => {
 });
 
 describe("documentStatusFromRecord (QueryEstDte)", () => {
-  it("DOK and the codes of a recorded DTE later modified by a note accept; FAU and FNA reject; others stay in review", () => {
-    expect(["DOK", "MMC", "ANC", "TMD", "FAU", "FNA", "DNK", "FAN", "-3"].map(documentStatusFromRecord)).toEqual([
-      "accepted",
-      "accepted",
-      "accepted",
-      "accepted",
-      "rejected",
-      "rejected",
-      "review",
-      "review",
-      "review",
-    ]);
-  });
+  it(
+    "DOK and the codes of a recorded DTE later modified by a note accept; FAU and FNA reject; others stay " +
+      "in review",
+    () => {
+      expect(["DOK", "MMC", "ANC", "TMD", "FAU", "FNA", "DNK", "FAN", "-3"].map(documentStatusFromRecord)).toEqual([
+        "accepted",
+        "accepted",
+        "accepted",
+        "accepted",
+        "rejected",
+        "rejected",
+        "review",
+        "review",
+        "review",
+      ]);
+    },
+  );
 });

@@ -29,15 +29,20 @@ describe("checkSwapReply", () => {
     });
     expect(checkSwapReply({ ...base, status: "ERM", now: received }).kind).toBe("acceptance");
   });
-  it("a claim on the last day (9 Jan 23:59 Santiago = 10 Jan 02:59 UTC) passes, a minute later it is refused (409)", () => {
-    expect(checkSwapReply({ ...base, status: "RCD", now: new Date("2026-01-10T02:59:59Z") }).kind).toBe("claim");
-    expect(() => checkSwapReply({ ...base, status: "RFT", now: new Date("2026-01-10T03:00:00Z") })).toThrow(
-      expect.objectContaining({
-        status: 409,
-        message: expect.stringMatching(/Claim RFT refused.*8 calendar days.*received 2026-01-01, last day 2026-01-09/),
-      }),
-    );
-  });
+  it(
+    "a claim on the last day (9 Jan 23:59 Santiago = 10 Jan 02:59 UTC) passes, a minute later it is " + "refused (409)",
+    () => {
+      expect(checkSwapReply({ ...base, status: "RCD", now: new Date("2026-01-10T02:59:59Z") }).kind).toBe("claim");
+      expect(() => checkSwapReply({ ...base, status: "RFT", now: new Date("2026-01-10T03:00:00Z") })).toThrow(
+        expect.objectContaining({
+          status: 409,
+          message: expect.stringMatching(
+            /Claim RFT refused.*8 calendar days.*received 2026-01-01, last day 2026-01-09/,
+          ),
+        }),
+      );
+    },
+  );
   it("acceptances are allowed after the window", () => {
     expect(checkSwapReply({ ...base, status: "ACD", now: new Date("2026-03-01T12:00:00Z") }).resultStatus).toBe(0);
   });
@@ -73,7 +78,8 @@ describe("proposeSwapReply", () => {
     ).toEqual({
       status: "RCD",
       reason:
-        "type 33 folio 61 from 97975000-5: signature did not verify; type 33 folio 62 from 97975000-5: signature and timbre (TED) did not verify; " +
+        "type 33 folio 61 from 97975000-5: signature did not verify; type 33 folio 62 from 97975000-5: signature and " +
+        "timbre (TED) did not verify; " +
         "type 33 folio 63 from 97975000-5: timbre (TED) did not verify; claim the content within 8 days",
     });
   });

@@ -9,7 +9,6 @@ import {
   type DocumentTotals,
   type TotalsInput,
 } from "../../src/domain/totals.js";
-import { ValidationError } from "../../src/domain/errors.js";
 import { validationErrorOf } from "../helpers/errors.js";
 
 const CLP = { id: "CLP", rounded: true, decimals: 0 };
@@ -382,43 +381,47 @@ describe("computeDocumentTotals: rules", () => {
 });
 
 describe("computeDocumentTotals: validation (400 validation_error)", () => {
-  it("allowCredits (subscription prorations): a negative unit amount nets against the other lines, without a discount, never below zero", () => {
-    const credited = computeDocumentTotals({
-      ...CL33,
-      allowCredits: true,
-      lines: [
-        { quantity: 3, amount: 10000 },
-        { quantity: 1, amount: -6667 },
-      ],
-    });
-    expect([credited.amount.toFixed(), credited.tax.toFixed(), credited.total.toFixed()]).toEqual([
-      "23333",
-      "4433",
-      "27766",
-    ]);
-    expect(credited.lines[1].total.toFixed()).toBe("-6667");
-    expect(
-      validationErrorOf(() =>
-        computeDocumentTotals({ ...CL33, allowCredits: true, lines: [{ quantity: 1, amount: -5, discount: 10 }] }),
-      ).fields,
-    ).toEqual({
-      "lines.0.discount": ["a credit line takes no discount"],
-    });
-    expect(
-      validationErrorOf(() =>
-        computeDocumentTotals({
-          ...CL33,
-          allowCredits: true,
-          lines: [
-            { quantity: 1, amount: 100 },
-            { quantity: 1, amount: -101 },
-          ],
-        }),
-      ).fields,
-    ).toEqual({
-      lines: ["credits and the discount exceed the taxable amount"],
-    });
-  });
+  it(
+    "allowCredits (subscription prorations): a negative unit amount nets against the other lines, without a " +
+      "discount, never below zero",
+    () => {
+      const credited = computeDocumentTotals({
+        ...CL33,
+        allowCredits: true,
+        lines: [
+          { quantity: 3, amount: 10000 },
+          { quantity: 1, amount: -6667 },
+        ],
+      });
+      expect([credited.amount.toFixed(), credited.tax.toFixed(), credited.total.toFixed()]).toEqual([
+        "23333",
+        "4433",
+        "27766",
+      ]);
+      expect(credited.lines[1].total.toFixed()).toBe("-6667");
+      expect(
+        validationErrorOf(() =>
+          computeDocumentTotals({ ...CL33, allowCredits: true, lines: [{ quantity: 1, amount: -5, discount: 10 }] }),
+        ).fields,
+      ).toEqual({
+        "lines.0.discount": ["a credit line takes no discount"],
+      });
+      expect(
+        validationErrorOf(() =>
+          computeDocumentTotals({
+            ...CL33,
+            allowCredits: true,
+            lines: [
+              { quantity: 1, amount: 100 },
+              { quantity: 1, amount: -101 },
+            ],
+          }),
+        ).fields,
+      ).toEqual({
+        lines: ["credits and the discount exceed the taxable amount"],
+      });
+    },
+  );
 
   it("negative quantity -> lines.0.quantity", () => {
     const error = validationErrorOf(() => computeDocumentTotals({ ...CL33, lines: [{ quantity: -1, amount: 1000 }] }));

@@ -1,4 +1,6 @@
-/** Test databases: a migrated template per run, cloned per test file (PGlite dir copy or CREATE DATABASE ... TEMPLATE). */
+/**
+ * Test databases: a migrated template per run, cloned per test file (PGlite dir copy or CREATE DATABASE ... TEMPLATE).
+ */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

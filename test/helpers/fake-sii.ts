@@ -89,7 +89,8 @@ function soapAnswer(method: string, inner: string): string {
   return (
     `<?xml version="1.0" encoding="UTF-8"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">` +
     `<soapenv:Body><ns1:${method}Response soapenv:encodingStyle="http://schemas.xmlsoap.org/soap/encoding/" xmlns:ns1="http://DefaultNamespace">` +
-    `<${method}Return xsi:type="xsd:string">${escape(`<?xml version="1.0" encoding="UTF-8"?>${inner}`)}</${method}Return></ns1:${method}Response></soapenv:Body></soapenv:Envelope>`
+    `<${method}Return xsi:type="xsd:string">${escape(`<?xml version="1.0" encoding="UTF-8"?>${inner}`)}</${method}` +
+    `Return></ns1:${method}Response></soapenv:Body></soapenv:Envelope>`
   );
 }
 
@@ -256,8 +257,10 @@ export class FakeSii {
       const field = (n: string) => String(form.get(n) ?? "");
       const answer = (status: string, trackId?: string) =>
         xml(
-          `<?xml version="1.0"?><RECEPCIONDTE><RUTSENDER>${field("rutSender")}-${field("dvSender")}</RUTSENDER><RUTCOMPANY>${field("rutCompany")}-${field("dvCompany")}</RUTCOMPANY>` +
-            `<FILE>${archivo instanceof File ? archivo.name : ""}</FILE><TIMESTAMP>2026-11-23 10:00:00</TIMESTAMP><STATUS>${status}</STATUS>${trackId ? `<TRACKID>${trackId}</TRACKID>` : ""}</RECEPCIONDTE>`,
+          `<?xml version="1.0"?><RECEPCIONDTE><RUTSENDER>${field("rutSender")}-${field("dvSender")}</RUTSENDER>` +
+            `<RUTCOMPANY>${field("rutCompany")}-${field("dvCompany")}</RUTCOMPANY>` +
+            `<FILE>${archivo instanceof File ? archivo.name : ""}</FILE><TIMESTAMP>2026-11-23 10:00:00</TIMESTAMP>` +
+            `<STATUS>${status}</STATUS>${trackId ? `<TRACKID>${trackId}</TRACKID>` : ""}</RECEPCIONDTE>`,
         );
       if (!this.tokens.has(token)) return answer("5");
       if (!(archivo instanceof File)) return answer("3");
@@ -291,7 +294,8 @@ export class FakeSii {
       const counts = (s.counts ?? [])
         .map(
           (c) =>
-            `<TIPO_DOCTO>${c.type}</TIPO_DOCTO><INFORMADOS>${c.reported}</INFORMADOS><ACEPTADOS>${c.accepted}</ACEPTADOS><RECHAZADOS>${c.rejected}</RECHAZADOS><REPAROS>${c.objections}</REPAROS>`,
+            `<TIPO_DOCTO>${c.type}</TIPO_DOCTO><INFORMADOS>${c.reported}</INFORMADOS><ACEPTADOS>${c.accepted}` +
+            `</ACEPTADOS><RECHAZADOS>${c.rejected}</RECHAZADOS><REPAROS>${c.objections}</REPAROS>`,
         )
         .join("");
       return xml(
@@ -299,7 +303,8 @@ export class FakeSii {
           "getEstUp",
           respuesta(
             counts,
-            `<TRACKID>${trackId}</TRACKID><ESTADO>${s.estado}</ESTADO>${s.glosa ? `<GLOSA>${s.glosa}</GLOSA>` : ""}<NUM_ATENCION>1</NUM_ATENCION>`,
+            `<TRACKID>${trackId}</TRACKID><ESTADO>${s.estado}</ESTADO>${s.glosa ? `<GLOSA>${s.glosa}</GLOSA>` : ""}` +
+              `<NUM_ATENCION>1</NUM_ATENCION>`,
           ),
         ),
       );
@@ -330,7 +335,8 @@ export class FakeSii {
           "getEstDte",
           respuesta(
             "",
-            `<ESTADO>${answer.estado}</ESTADO><GLOSA_ESTADO>${answer.glosa}</GLOSA_ESTADO><ERR_CODE>0</ERR_CODE><NUM_ATENCION>1</NUM_ATENCION>`,
+            `<ESTADO>${answer.estado}</ESTADO><GLOSA_ESTADO>${answer.glosa}</GLOSA_ESTADO><ERR_CODE>0</ERR_CODE>` +
+              `<NUM_ATENCION>1</NUM_ATENCION>`,
           ),
         ),
       );

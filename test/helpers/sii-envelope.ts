@@ -44,11 +44,16 @@ export function boletaDte(options: {
   const totals = type === 39 ? `<MntNeto>${net}</MntNeto><IVA>${iva}</IVA>` : `<MntExe>${total}</MntExe>`;
   const unsigned =
     `<?xml version="1.0" encoding="ISO-8859-1"?>\n<DTE xmlns="http://www.sii.cl/SiiDte" version="1.0"><Documento ID="B${folio}T${type}">` +
-    `<Encabezado><IdDoc><TipoDTE>${type}</TipoDTE><Folio>${folio}</Folio><FchEmis>2026-11-20</FchEmis><IndServicio>3</IndServicio></IdDoc>` +
-    `<Emisor><RUTEmisor>${rut}</RUTEmisor><RznSocEmisor>Compañía Ñandú SpA</RznSocEmisor><GiroEmisor>Software</GiroEmisor></Emisor>` +
-    `<Receptor><RUTRecep>66666666-6</RUTRecep></Receptor><Totales>${totals}<MntTotal>${total}</MntTotal></Totales></Encabezado>` +
-    `<Detalle><NroLinDet>1</NroLinDet>${type === 41 ? "<IndExe>1</IndExe>" : ""}<NmbItem>${item}</NmbItem><QtyItem>1</QtyItem><PrcItem>${total}</PrcItem><MontoItem>${total}</MontoItem></Detalle>` +
-    `<TED version="1.0">${dd}<FRMT algoritmo="SHA1withRSA">${signDd(dd, caf)}</FRMT></TED><TmstFirma>2026-11-20T10:00:00</TmstFirma></Documento></DTE>`;
+    `<Encabezado><IdDoc><TipoDTE>${type}</TipoDTE><Folio>${folio}</Folio><FchEmis>2026-11-20</FchEmis>` +
+    `<IndServicio>3</IndServicio></IdDoc>` +
+    `<Emisor><RUTEmisor>${rut}</RUTEmisor><RznSocEmisor>Compañía Ñandú SpA</RznSocEmisor>` +
+    `<GiroEmisor>Software</GiroEmisor></Emisor>` +
+    `<Receptor><RUTRecep>66666666-6</RUTRecep></Receptor><Totales>${totals}<MntTotal>${total}</MntTotal></Totales>` +
+    `</Encabezado>` +
+    `<Detalle><NroLinDet>1</NroLinDet>${type === 41 ? "<IndExe>1</IndExe>" : ""}<NmbItem>${item}</NmbItem>` +
+    `<QtyItem>1</QtyItem><PrcItem>${total}</PrcItem><MontoItem>${total}</MontoItem></Detalle>` +
+    `<TED version="1.0">${dd}<FRMT algoritmo="SHA1withRSA">${signDd(dd, caf)}</FRMT></TED>` +
+    `<TmstFirma>2026-11-20T10:00:00</TmstFirma></Documento></DTE>`;
   return signDte(unsigned, options.credentials);
 }
 

@@ -41,7 +41,8 @@ export function xmllintValidate(file: Buffer, xsd = DTE_XSD): ToolResult {
 
 /**
  * `xmlsec1 --verify --enabled-key-data x509 --id-attr:ID http://www.sii.cl/SiiDte:Documento
- * --trusted-pem cert.pem <file>`:
+ * --id-attr:ID http://www.sii.cl/SiiDte:Exportaciones --trusted-pem cert.pem <file>` (an export
+ * DTE, 110-112, signs its `Exportaciones`):
  * the signature must verify with the key of the X509Certificate, which must be the trusted
  * (self-signed) certificate; without `--enabled-key-data x509` xmlsec1 would accept the bare
  * RSAKeyValue and trust nothing.
@@ -60,6 +61,8 @@ export function xmlsecVerify(file: Buffer, certificatePem: string): ToolResult {
         "x509",
         "--id-attr:ID",
         "http://www.sii.cl/SiiDte:Documento",
+        "--id-attr:ID",
+        "http://www.sii.cl/SiiDte:Exportaciones",
         "--trusted-pem",
         cert,
         path,

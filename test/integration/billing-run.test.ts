@@ -305,45 +305,49 @@ describe("billing run", () => {
     expect(await s.database.prisma.payment.count({ where: { invoiceId: invoice.id } })).toBe(1);
   });
 
-  it("no card: the invoice stays open; at the next renewal, unpaid past its due date, the subscription is cancelled with no_card", async () => {
-    const buyer = await customer();
-    const sub = await subscribe({
-      customer: buyer,
-      date_start: "2026-05-03",
-      expiration_days: 10,
-      lines: [{ plan: plans.pro }],
-    });
-    const first = await run("2026-05-03");
-    expect([first.invoices, first.collected, first.cancelled]).toEqual([1, 0, 0]);
-    const [invoice] = await invoicesOf(sub.id);
-    expect(invoice.dueDate!.toISOString().slice(0, 10)).toBe("2026-05-13");
+  it(
+    "no card: the invoice stays open; at the next renewal, unpaid past its due date, the subscription is cancelled " +
+      "with no_card",
+    async () => {
+      const buyer = await customer();
+      const sub = await subscribe({
+        customer: buyer,
+        date_start: "2026-05-03",
+        expiration_days: 10,
+        lines: [{ plan: plans.pro }],
+      });
+      const first = await run("2026-05-03");
+      expect([first.invoices, first.collected, first.cancelled]).toEqual([1, 0, 0]);
+      const [invoice] = await invoicesOf(sub.id);
+      expect(invoice.dueDate!.toISOString().slice(0, 10)).toBe("2026-05-13");
 
-    // a customer who paid on time keeps being billed
-    const onTime = await subscribe({
-      customer: await customer(),
-      date_start: "2026-05-03",
-      lines: [{ plan: plans.pro }],
-    });
-    await run("2026-05-03");
-    const [onTimeInvoice] = await invoicesOf(onTime.id);
-    const payment = await s.rest("POST", "/v1/payments/", { body: { invoice: onTimeInvoice.id, amount: 11900 } });
-    expect(payment.status, JSON.stringify(payment.body)).toBe(201);
-    const source = await s.rest("POST", "/v1/sources/", {
-      body: { gateway: "test", usage: "reusable", data: { token: "tok_visa" } },
-    });
-    expect(source.status, JSON.stringify(source.body)).toBe(201);
-    const authorized = await s.rest("POST", `/v1/payments/${payment.body.id}/authorize/`, {
-      body: { source: source.body.id },
-    });
-    expect(authorized.body.status, JSON.stringify(authorized.body)).toBe("succeeded");
+      // a customer who paid on time keeps being billed
+      const onTime = await subscribe({
+        customer: await customer(),
+        date_start: "2026-05-03",
+        lines: [{ plan: plans.pro }],
+      });
+      await run("2026-05-03");
+      const [onTimeInvoice] = await invoicesOf(onTime.id);
+      const payment = await s.rest("POST", "/v1/payments/", { body: { invoice: onTimeInvoice.id, amount: 11900 } });
+      expect(payment.status, JSON.stringify(payment.body)).toBe(201);
+      const source = await s.rest("POST", "/v1/sources/", {
+        body: { gateway: "test", usage: "reusable", data: { token: "tok_visa" } },
+      });
+      expect(source.status, JSON.stringify(source.body)).toBe(201);
+      const authorized = await s.rest("POST", `/v1/payments/${payment.body.id}/authorize/`, {
+        body: { source: source.body.id },
+      });
+      expect(authorized.body.status, JSON.stringify(authorized.body)).toBe("succeeded");
 
-    await run("2026-06-03");
-    const cancelled = (await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body;
-    expect([cancelled.status, cancelled.cancel_reason]).toEqual(["cancelled", NO_CARD_REASON]);
-    expect(await invoicesOf(sub.id)).toHaveLength(1);
-    expect((await s.rest("GET", `/v1/subscriptions/${onTime.id}/`)).body.status).toBe("active");
-    expect((await invoicesOf(onTime.id)).map((i) => i.billingCycle)).toEqual([1, 2]);
-  });
+      await run("2026-06-03");
+      const cancelled = (await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body;
+      expect([cancelled.status, cancelled.cancel_reason]).toEqual(["cancelled", NO_CARD_REASON]);
+      expect(await invoicesOf(sub.id)).toHaveLength(1);
+      expect((await s.rest("GET", `/v1/subscriptions/${onTime.id}/`)).body.status).toBe("active");
+      expect((await invoicesOf(onTime.id)).map((i) => i.billingCycle)).toEqual([1, 2]);
+    },
+  );
 
   it("rejects an impossible --until date before touching anything", async () => {
     await expect(runBilling({ prisma: s.database.prisma, until: "2026-02-30" })).rejects.toThrow(
@@ -352,42 +356,47 @@ describe("billing run", () => {
     await expect(runBilling({ prisma: s.database.prisma, until: "tomorrow" })).rejects.toMatchObject({ status: 400 });
   });
 
-  it("bills every organization and mode, numbering each apart; live mode without SII set-up fails alone; paused subscriptions wait", async () => {
-    const live = await subscribe(
-      { customer: await customer(s.keys.acmeLive), date_start: "2026-04-01", lines: [{ plan: await livePlan() }] },
-      s.keys.acmeLive,
-    );
-    const otherOrg = await subscribe(
-      { customer: await customer(s.keys.other), date_start: "2026-04-01", lines: [{ plan: await otherPlan() }] },
-      s.keys.other,
-    );
-    const paused = await subscribe({
-      customer: await customer(),
-      date_start: "2026-04-01",
-      lines: [{ plan: plans.pro }],
-    });
-    const pause = await s.graphql(`mutation($id: ID!) { pauseSubscription(id: $id) { status } }`, { id: paused.id });
-    expect(pause.body.data.pauseSubscription.status).toBe("paused");
+  it(
+    "bills every organization and mode, numbering each apart; live mode without SII set-up fails alone; paused " +
+      "subscriptions wait",
+    async () => {
+      const live = await subscribe(
+        { customer: await customer(s.keys.acmeLive), date_start: "2026-04-01", lines: [{ plan: await livePlan() }] },
+        s.keys.acmeLive,
+      );
+      const otherOrg = await subscribe(
+        { customer: await customer(s.keys.other), date_start: "2026-04-01", lines: [{ plan: await otherPlan() }] },
+        s.keys.other,
+      );
+      const paused = await subscribe({
+        customer: await customer(),
+        date_start: "2026-04-01",
+        lines: [{ plan: plans.pro }],
+      });
+      const pause = await s.graphql(`mutation($id: ID!) { pauseSubscription(id: $id) { status } }`, { id: paused.id });
+      expect(pause.body.data.pauseSubscription.status).toBe("paused");
 
-    const summary = await run("2026-04-01");
-    // live mode issues a CL33 only as a DTE: before its SII set-up the cycle fails alone, with the
-    // 409 naming what to set up (docs/sii-setup.md "Numbering before enrollment"), nothing written
-    expect(await invoicesOf(live.id)).toHaveLength(0);
-    expect(summary.errors.join("\n")).toContain(
-      `${live.id}: live mode issues CL33 only as an SII electronic tax document (DTE), and live mode is not set up with SII`,
-    );
-    const [otherInvoice] = await invoicesOf(otherOrg.id);
-    expect([otherInvoice.organizationId, otherInvoice.number, otherInvoice.numbering]).toEqual([
-      s.orgs.other,
-      1,
-      "internal",
-    ]);
-    expect(await invoicesOf(paused.id)).toHaveLength(0);
-    expect((await s.rest("GET", `/v1/invoices/${otherInvoice.id}/`, { key: s.keys.other })).status).toBe(200);
-    expect((await s.rest("GET", `/v1/invoices/${otherInvoice.id}/`)).status).toBe(404);
-    // cancelled, so the later runs of this file do not meet it again
-    expect((await s.rest("DELETE", `/v1/subscriptions/${live.id}/`, { key: s.keys.acmeLive })).status).toBe(200);
-  });
+      const summary = await run("2026-04-01");
+      // live mode issues a CL33 only as a DTE: before its SII set-up the cycle fails alone, with the
+      // 409 naming what to set up (docs/sii-setup.md "Numbering before enrollment"), nothing written
+      expect(await invoicesOf(live.id)).toHaveLength(0);
+      expect(summary.errors.join("\n")).toContain(
+        `${live.id}: live mode issues CL33 only as an SII electronic tax document (DTE), and live mode is not set up ` +
+          `with SII`,
+      );
+      const [otherInvoice] = await invoicesOf(otherOrg.id);
+      expect([otherInvoice.organizationId, otherInvoice.number, otherInvoice.numbering]).toEqual([
+        s.orgs.other,
+        1,
+        "internal",
+      ]);
+      expect(await invoicesOf(paused.id)).toHaveLength(0);
+      expect((await s.rest("GET", `/v1/invoices/${otherInvoice.id}/`, { key: s.keys.other })).status).toBe(200);
+      expect((await s.rest("GET", `/v1/invoices/${otherInvoice.id}/`)).status).toBe(404);
+      // cancelled, so the later runs of this file do not meet it again
+      expect((await s.rest("DELETE", `/v1/subscriptions/${live.id}/`, { key: s.keys.acmeLive })).status).toBe(200);
+    },
+  );
 });
 
 async function customerWithCard() {

@@ -58,7 +58,8 @@ describe("catalogue enums over GraphQL", () => {
     });
 
     const addon = await s.graphql(
-      `mutation { createAddon(input: { name: "Soporte", amount: "1000", currency: "CLP", applyScheme: recurring, durationTimes: 2 }) { applyScheme status durationTimes } }`,
+      `mutation { createAddon(input: { name: "Soporte", amount: "1000", currency: "CLP", applyScheme: recurring, ` +
+        `durationTimes: 2 }) { applyScheme status durationTimes } }`,
     );
     expect(addon.body.errors).toBeUndefined();
     expect(addon.body.data.createAddon).toEqual({ applyScheme: "recurring", status: "active", durationTimes: 2 });
@@ -105,7 +106,8 @@ describe("catalogue enums over GraphQL", () => {
     );
     expect(percent.body.errors).toBeUndefined();
     const amount = await s.graphql(
-      `mutation { createCoupon(input: { name: "Filtro $", amount: "700", discountScheme: amount, currency: "CLP" }) { id } }`,
+      `mutation { createCoupon(input: { name: "Filtro $", amount: "700", discountScheme: amount, currency: "CLP" }) ` +
+        `{ id } }`,
     );
     expect(amount.body.errors).toBeUndefined();
     const third = await s.graphql(`mutation { createCoupon(input: { name: "Filtro otro", amount: "20" }) { id } }`);
@@ -121,7 +123,8 @@ describe("catalogue enums over GraphQL", () => {
     expect(nodes).toEqual([{ id: amount.body.data.createCoupon.id, discountScheme: "amount", status: "active" }]);
 
     const both = await s.graphql(
-      `{ coupons(first: 100, where: { discountScheme: { in: [percent, amount] }, status: { equals: active }, name: { contains: "Filtro" } }) { totalCount } }`,
+      `{ coupons(first: 100, where: { discountScheme: { in: [percent, amount] }, status: { equals: active }, name: { ` +
+        `contains: "Filtro" } }) { totalCount } }`,
     );
     expect(both.body.errors).toBeUndefined();
     expect(both.body.data.coupons.totalCount).toBe(3);
@@ -136,11 +139,13 @@ describe("catalogue enums over GraphQL", () => {
     expect(badFilter.body.errors[0].extensions.code).toBe("validation_error");
 
     await s.graphql(
-      `mutation { createAddon(input: { name: "Filtro recurrente", amount: "10", currency: "CLP", applyScheme: recurring }) { id } }`,
+      `mutation { createAddon(input: { name: "Filtro recurrente", amount: "10", currency: "CLP", applyScheme: ` +
+        `recurring }) { id } }`,
     );
     await s.graphql(`mutation { createAddon(input: { name: "Filtro único", amount: "10", currency: "CLP" }) { id } }`);
     const addons = await s.graphql(
-      `{ addons(first: 100, where: { applyScheme: { equals: recurring }, name: { contains: "Filtro" } }) { edges { node { name applyScheme } } } }`,
+      `{ addons(first: 100, where: { applyScheme: { equals: recurring }, name: { contains: "Filtro" } }) { edges { ` +
+        `node { name applyScheme } } } }`,
     );
     expect(addons.body.errors).toBeUndefined();
     expect(addons.body.data.addons.edges.map((e: { node: unknown }) => e.node)).toEqual([

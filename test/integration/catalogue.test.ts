@@ -320,7 +320,8 @@ describe("product list", () => {
   it("GraphQL products connection with filters and totalCount", async () => {
     await product({ name: "GraphQL listed" });
     const res = await s.graphql(
-      `query($where: ProductWhere) { products(first: 5, where: $where) { totalCount edges { node { id name plans { name frequency { id name } currency { id } } } } } }`,
+      `query($where: ProductWhere) { products(first: 5, where: $where) { totalCount edges { node { id name plans { ` +
+        `name frequency { id name } currency { id } } } } } }`,
       { where: { name: { equals: "GraphQL listed" }, archived: false } },
     );
     expect(res.body.errors).toBeUndefined();
@@ -382,37 +383,40 @@ describe("plans over REST", () => {
     expect((await s.rest("GET", `/v1/plans/${plan.id}/`)).status).toBe(404);
   });
 
-  it("freezes the pricing of a plan a subscription uses (409) but lets its name change; delete archives it", async () => {
-    const p = await product();
-    const planId = p.plans[0].id;
-    await subscribe(planId);
-    const price = await s.rest("PATCH", `/v1/plans/${planId}/`, { body: { amount: 20000 } });
-    expect(price.status).toBe(409);
-    expect(price.body.error.code).toBe("invalid_state");
-    expect(price.body.error.message).toMatch(/amount/);
-    // the same values are not a change
-    expect(
-      (await s.rest("PATCH", `/v1/plans/${planId}/`, { body: { amount: 10000, currency: "CLP", name: "Renamed" } }))
-        .status,
-    ).toBe(200);
-    // a retrieved plan sent back unchanged (tiers included) is not a change either
-    const tiered = await product({ plans: [{ currency: "CLP", tiers_mode: "volume", tiers: TIERS }] });
-    await subscribe(tiered.plans[0].id);
-    const back = await s.rest("PATCH", `/v1/plans/${tiered.plans[0].id}/`, {
-      body: { ...tiered.plans[0], description: "same price" },
-    });
-    expect(back.status, JSON.stringify(back.body)).toBe(200);
-    expect(back.body.tiers).toEqual(TIERS);
-    const retiered = await s.rest("PATCH", `/v1/plans/${tiered.plans[0].id}/`, {
-      body: { tiers: [{ up_to: null, unit_amount: 1 }] },
-    });
-    expect(retiered.status).toBe(409);
-    expect(retiered.body.error.message).toMatch(/tiers/);
-    expect((await s.rest("DELETE", `/v1/plans/${planId}/`)).status).toBe(204);
-    const got = await s.rest("GET", `/v1/plans/${planId}/`);
-    expect(got.body).toMatchObject({ name: "Renamed", status: "archived", amount: 10000 });
-    expect((await s.rest("GET", `/v1/plans/?product=${p.id}&archived=true`)).body.count).toBe(1);
-  });
+  it(
+    "freezes the pricing of a plan a subscription uses (409) but lets its name change; delete " + "archives it",
+    async () => {
+      const p = await product();
+      const planId = p.plans[0].id;
+      await subscribe(planId);
+      const price = await s.rest("PATCH", `/v1/plans/${planId}/`, { body: { amount: 20000 } });
+      expect(price.status).toBe(409);
+      expect(price.body.error.code).toBe("invalid_state");
+      expect(price.body.error.message).toMatch(/amount/);
+      // the same values are not a change
+      expect(
+        (await s.rest("PATCH", `/v1/plans/${planId}/`, { body: { amount: 10000, currency: "CLP", name: "Renamed" } }))
+          .status,
+      ).toBe(200);
+      // a retrieved plan sent back unchanged (tiers included) is not a change either
+      const tiered = await product({ plans: [{ currency: "CLP", tiers_mode: "volume", tiers: TIERS }] });
+      await subscribe(tiered.plans[0].id);
+      const back = await s.rest("PATCH", `/v1/plans/${tiered.plans[0].id}/`, {
+        body: { ...tiered.plans[0], description: "same price" },
+      });
+      expect(back.status, JSON.stringify(back.body)).toBe(200);
+      expect(back.body.tiers).toEqual(TIERS);
+      const retiered = await s.rest("PATCH", `/v1/plans/${tiered.plans[0].id}/`, {
+        body: { tiers: [{ up_to: null, unit_amount: 1 }] },
+      });
+      expect(retiered.status).toBe(409);
+      expect(retiered.body.error.message).toMatch(/tiers/);
+      expect((await s.rest("DELETE", `/v1/plans/${planId}/`)).status).toBe(204);
+      const got = await s.rest("GET", `/v1/plans/${planId}/`);
+      expect(got.body).toMatchObject({ name: "Renamed", status: "archived", amount: 10000 });
+      expect((await s.rest("GET", `/v1/plans/?product=${p.id}&archived=true`)).body.count).toBe(1);
+    },
+  );
 
   it("rejects a plan of another organization's product as an unknown product (400), nothing written", async () => {
     const theirs = (await s.rest("POST", "/v1/products/", { key: s.keys.other, body: { name: "Theirs" } })).body;
@@ -743,111 +747,118 @@ describe("coupons", () => {
 });
 
 describe("catalogue over GraphQL", () => {
-  it("creates a product with plans, reads it through node(id), adds a plan, addon and coupon, and deletes", async () => {
-    const created = await s.graphql(
-      `mutation($input: ProductInput!) { createProduct(input: $input) { id name plans { id name amount tiersMode tiers { upTo unitAmount flatAmount } frequency { id name interval intervalCount } currency { id } } } }`,
-      {
-        input: {
-          name: "GQL",
-          plans: [
-            { name: "Flat", amount: "1000", currency: "CLP" },
-            {
-              name: "Tiered",
-              currency: "CLP",
-              frequency: "quarterly",
-              tiersMode: "graduated",
-              tiers: [
-                { upTo: "5", unitAmount: "1000" },
-                { upTo: null, unitAmount: "500", flatAmount: "100" },
-              ],
-            },
-          ],
+  it(
+    "creates a product with plans, reads it through node(id), adds a plan, addon and coupon, " + "and deletes",
+    async () => {
+      const created = await s.graphql(
+        `mutation($input: ProductInput!) { createProduct(input: $input) { id name plans { id name amount tiersMode ` +
+          `tiers { upTo unitAmount flatAmount } frequency { id name interval intervalCount } currency { id } } } }`,
+        {
+          input: {
+            name: "GQL",
+            plans: [
+              { name: "Flat", amount: "1000", currency: "CLP" },
+              {
+                name: "Tiered",
+                currency: "CLP",
+                frequency: "quarterly",
+                tiersMode: "graduated",
+                tiers: [
+                  { upTo: "5", unitAmount: "1000" },
+                  { upTo: null, unitAmount: "500", flatAmount: "100" },
+                ],
+              },
+            ],
+          },
         },
-      },
-    );
-    expect(created.body.errors).toBeUndefined();
-    const p = created.body.data.createProduct;
-    expect(p.plans[1]).toMatchObject({
-      name: "Tiered",
-      amount: "0",
-      tiersMode: "graduated",
-      tiers: [
-        { upTo: "5", unitAmount: "1000", flatAmount: "0" },
-        { upTo: null, unitAmount: "500", flatAmount: "100" },
-      ],
-      frequency: { id: "quarterly", name: "Quarterly", interval: "month", intervalCount: 3 },
-    });
+      );
+      expect(created.body.errors).toBeUndefined();
+      const p = created.body.data.createProduct;
+      expect(p.plans[1]).toMatchObject({
+        name: "Tiered",
+        amount: "0",
+        tiersMode: "graduated",
+        tiers: [
+          { upTo: "5", unitAmount: "1000", flatAmount: "0" },
+          { upTo: null, unitAmount: "500", flatAmount: "100" },
+        ],
+        frequency: { id: "quarterly", name: "Quarterly", interval: "month", intervalCount: 3 },
+      });
 
-    const node = await s.graphql(`query($id: ID!) { node(id: $id) { __typename ... on Product { name } } }`, {
-      id: p.id,
-    });
-    expect(node.body.data.node).toEqual({ __typename: "Product", name: "GQL" });
-    const planNode = await s.graphql(
-      `query($id: ID!) { node(id: $id) { __typename ... on Plan { product { id } } } }`,
-      { id: p.plans[0].id },
-    );
-    expect(planNode.body.data.node).toEqual({ __typename: "Plan", product: { id: p.id } });
-    expect(
-      (await s.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: p.id }, s.keys.other)).body.data.node,
-    ).toBeNull();
+      const node = await s.graphql(`query($id: ID!) { node(id: $id) { __typename ... on Product { name } } }`, {
+        id: p.id,
+      });
+      expect(node.body.data.node).toEqual({ __typename: "Product", name: "GQL" });
+      const planNode = await s.graphql(
+        `query($id: ID!) { node(id: $id) { __typename ... on Plan { product { id } } } }`,
+        { id: p.plans[0].id },
+      );
+      expect(planNode.body.data.node).toEqual({ __typename: "Plan", product: { id: p.id } });
+      expect(
+        (await s.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: p.id }, s.keys.other)).body.data.node,
+      ).toBeNull();
 
-    const plan = await s.graphql(`mutation($input: PlanInput!) { createPlan(input: $input) { id name status } }`, {
-      input: { product: p.id, amount: "5", currency: "CLP", name: "Added" },
-    });
-    expect(plan.body.data.createPlan).toMatchObject({ name: "Added", status: "active" });
-    const upd = await s.graphql(
-      `mutation($id: ID!, $input: PlanInput!) { updatePlan(id: $id, input: $input) { name exempt } }`,
-      { id: plan.body.data.createPlan.id, input: { exempt: true } },
-    );
-    expect(upd.body.data.updatePlan).toEqual({ name: "Added", exempt: true });
+      const plan = await s.graphql(`mutation($input: PlanInput!) { createPlan(input: $input) { id name status } }`, {
+        input: { product: p.id, amount: "5", currency: "CLP", name: "Added" },
+      });
+      expect(plan.body.data.createPlan).toMatchObject({ name: "Added", status: "active" });
+      const upd = await s.graphql(
+        `mutation($id: ID!, $input: PlanInput!) { updatePlan(id: $id, input: $input) { name exempt } }`,
+        { id: plan.body.data.createPlan.id, input: { exempt: true } },
+      );
+      expect(upd.body.data.updatePlan).toEqual({ name: "Added", exempt: true });
 
-    const addon = await s.graphql(
-      `mutation($input: AddonInput!) { createAddon(input: $input) { id rates { cycle percent amount } } }`,
-      {
-        input: {
-          name: "A",
-          amount: "100",
-          currency: "CLP",
-          rates: [
-            { cycle: 1, amount: "40" },
-            { cycle: 2, amount: "60" },
-          ],
+      const addon = await s.graphql(
+        `mutation($input: AddonInput!) { createAddon(input: $input) { id rates { cycle percent amount } } }`,
+        {
+          input: {
+            name: "A",
+            amount: "100",
+            currency: "CLP",
+            rates: [
+              { cycle: 1, amount: "40" },
+              { cycle: 2, amount: "60" },
+            ],
+          },
         },
-      },
-    );
-    expect(addon.body.data.createAddon.rates).toEqual([
-      { cycle: 1, percent: null, amount: "40" },
-      { cycle: 2, percent: null, amount: "60" },
-    ]);
-    const coupon = await s.graphql(
-      `mutation($input: CouponInput!) { createCoupon(input: $input) { id discountScheme validUntil } }`,
-      {
-        input: { name: "C", amount: "10", validUntil: "2099-01-01T00:00:00Z" },
-      },
-    );
-    expect(coupon.body.data.createCoupon).toMatchObject({
-      discountScheme: "percent",
-      validUntil: "2099-01-01T00:00:00.000Z",
-    });
-    const lists = await s.graphql(
-      `{ addons(first: 100) { totalCount } coupons(first: 100, where: { archived: false }) { totalCount } plans(first: 1) { totalCount } }`,
-    );
-    expect(lists.body.errors).toBeUndefined();
-    expect(lists.body.data.addons.totalCount).toBeGreaterThan(0);
+      );
+      expect(addon.body.data.createAddon.rates).toEqual([
+        { cycle: 1, percent: null, amount: "40" },
+        { cycle: 2, percent: null, amount: "60" },
+      ]);
+      const coupon = await s.graphql(
+        `mutation($input: CouponInput!) { createCoupon(input: $input) { id discountScheme validUntil } }`,
+        {
+          input: { name: "C", amount: "10", validUntil: "2099-01-01T00:00:00Z" },
+        },
+      );
+      expect(coupon.body.data.createCoupon).toMatchObject({
+        discountScheme: "percent",
+        validUntil: "2099-01-01T00:00:00.000Z",
+      });
+      const lists = await s.graphql(
+        `{ addons(first: 100) { totalCount } coupons(first: 100, where: { archived: false }) { totalCount } ` +
+          `plans(first: 1) { totalCount } }`,
+      );
+      expect(lists.body.errors).toBeUndefined();
+      expect(lists.body.data.addons.totalCount).toBeGreaterThan(0);
 
-    const bad = await s.graphql(`mutation($input: CouponInput!) { createCoupon(input: $input) { id } }`, {
-      input: { name: "C", amount: "150" },
-    });
-    expect(bad.body.errors[0].extensions).toMatchObject({
-      code: "validation_error",
-      fields: { amount: ["a percent discount must be at most 100"] },
-    });
+      const bad = await s.graphql(`mutation($input: CouponInput!) { createCoupon(input: $input) { id } }`, {
+        input: { name: "C", amount: "150" },
+      });
+      expect(bad.body.errors[0].extensions).toMatchObject({
+        code: "validation_error",
+        fields: { amount: ["a percent discount must be at most 100"] },
+      });
 
-    const del = await s.graphql(`mutation($id: ID!) { deleteProduct(id: $id) { id deleted archived } }`, { id: p.id });
-    expect(del.body.data.deleteProduct).toEqual({ id: p.id, deleted: true, archived: false });
-    const missing = await s.graphql(`mutation($id: ID!) { deleteProduct(id: $id) { id } }`, { id: p.id });
-    expect(missing.body.errors[0].extensions.code).toBe("not_found");
-  });
+      const del = await s.graphql(`mutation($id: ID!) { deleteProduct(id: $id) { id deleted archived } }`, {
+        id: p.id,
+      });
+      expect(del.body.data.deleteProduct).toEqual({ id: p.id, deleted: true, archived: false });
+      const missing = await s.graphql(`mutation($id: ID!) { deleteProduct(id: $id) { id } }`, { id: p.id });
+      expect(missing.body.errors[0].extensions.code).toBe("not_found");
+    },
+  );
 
   it("rejects a product whose nested plan is bad with the plan's field path, writing nothing", async () => {
     const before = await counts();
@@ -881,38 +892,44 @@ describe("catalogue over GraphQL", () => {
 });
 
 describe("query counts (no N+1)", () => {
-  it("loads a product list with nested plans and their currencies in the same number of queries for 2 or 10 products", async () => {
-    const LIST = `{ products(first: 50) { totalCount edges { node { id name plans { id name frequency { name } currency { id name } product { id } } } } } }`;
-    const key = s.keys.other;
-    const queriesFor = async () => {
-      s.queries.length = 0;
-      const res = await s.graphql(LIST, {}, key);
-      expect(res.body.errors).toBeUndefined();
-      return [...s.queries];
-    };
-    const add = async (n: number) => {
-      for (let i = 0; i < n; i++) {
-        const res = await s.rest("POST", "/v1/products/", {
-          key,
-          body: {
-            name: `N${i}`,
-            plans: [
-              { amount: 1, currency: "CLP" },
-              { amount: 2, currency: "USD" },
-            ],
-          },
-        });
-        expect(res.status).toBe(201);
-      }
-    };
-    await s.database.prisma.plan.deleteMany({ where: { organizationId: s.orgs.other } });
-    await s.database.prisma.product.deleteMany({ where: { organizationId: s.orgs.other } });
-    await add(2);
-    const withTwo = await queriesFor();
-    await add(8);
-    const withTen = await queriesFor();
-    expect(withTen).toEqual(withTwo);
-    expect(withTen.filter((q) => q === "Product.findMany")).toHaveLength(1);
-    expect(withTen.filter((q) => q.startsWith("Plan.") || q.startsWith("Currency."))).toEqual([]);
-  });
+  it(
+    "loads a product list with nested plans and their currencies in the same number of queries for 2 or 10 " +
+      "products",
+    async () => {
+      const LIST =
+        `{ products(first: 50) { totalCount edges { node { id name plans { id name frequency { name } ` +
+        `currency { id name } product { id } } } } } }`;
+      const key = s.keys.other;
+      const queriesFor = async () => {
+        s.queries.length = 0;
+        const res = await s.graphql(LIST, {}, key);
+        expect(res.body.errors).toBeUndefined();
+        return [...s.queries];
+      };
+      const add = async (n: number) => {
+        for (let i = 0; i < n; i++) {
+          const res = await s.rest("POST", "/v1/products/", {
+            key,
+            body: {
+              name: `N${i}`,
+              plans: [
+                { amount: 1, currency: "CLP" },
+                { amount: 2, currency: "USD" },
+              ],
+            },
+          });
+          expect(res.status).toBe(201);
+        }
+      };
+      await s.database.prisma.plan.deleteMany({ where: { organizationId: s.orgs.other } });
+      await s.database.prisma.product.deleteMany({ where: { organizationId: s.orgs.other } });
+      await add(2);
+      const withTwo = await queriesFor();
+      await add(8);
+      const withTen = await queriesFor();
+      expect(withTen).toEqual(withTwo);
+      expect(withTen.filter((q) => q === "Product.findMany")).toHaveLength(1);
+      expect(withTen.filter((q) => q.startsWith("Plan.") || q.startsWith("Currency."))).toEqual([]);
+    },
+  );
 });

@@ -111,6 +111,8 @@ describe("credit notes over REST", () => {
       local_file: null,
       internal_note: "ticket 4411",
       note: "Devolución parcial",
+      credit_note: null,
+      voided_by: null,
       tax_agency: {},
       status: "draft",
       imported: false,
@@ -131,28 +133,31 @@ describe("credit notes over REST", () => {
     expect((await s.rest("GET", `/v1/creditnotes/${note.id}/`)).body).toEqual(note);
   });
 
-  it("prints the invoice object with ?expand=invoice on retrieve, create and finalize; other expansions are a 400", async () => {
-    const invoice = await finalizedInvoice();
-    const created = await createCreditNote(
-      { invoice: invoice.id, lines: [{ name: "x", amount: 100 }] },
-      "?expand=invoice",
-    );
-    expect(created.invoice).toEqual((await s.rest("GET", `/v1/invoices/${invoice.id}/`)).body);
-    const got = await s.rest("GET", `/v1/creditnotes/${created.id}/?expand=invoice`);
-    expect(got.body.invoice).toMatchObject({
-      id: invoice.id,
-      number: invoice.number,
-      total: 2916,
-      status: "finalized",
-      customer: { id: customerId },
-    });
-    const fin = await s.rest("GET", `/v1/creditnotes/${created.id}/finalize/?expand=invoice`);
-    expect(fin.body.invoice.id).toBe(invoice.id);
-    expect((await s.rest("GET", `/v1/creditnotes/${created.id}/`)).body.invoice).toBe(invoice.id);
-    const bad = await s.rest("GET", `/v1/creditnotes/${created.id}/?expand=customer`);
-    expect(bad.status).toBe(400);
-    expect(bad.body.error.fields).toEqual({ expand: ["cannot expand customer; expandable: invoice"] });
-  });
+  it(
+    "prints the invoice object with ?expand=invoice on retrieve, create and finalize; other expansions " + "are a 400",
+    async () => {
+      const invoice = await finalizedInvoice();
+      const created = await createCreditNote(
+        { invoice: invoice.id, lines: [{ name: "x", amount: 100 }] },
+        "?expand=invoice",
+      );
+      expect(created.invoice).toEqual((await s.rest("GET", `/v1/invoices/${invoice.id}/`)).body);
+      const got = await s.rest("GET", `/v1/creditnotes/${created.id}/?expand=invoice`);
+      expect(got.body.invoice).toMatchObject({
+        id: invoice.id,
+        number: invoice.number,
+        total: 2916,
+        status: "finalized",
+        customer: { id: customerId },
+      });
+      const fin = await s.rest("GET", `/v1/creditnotes/${created.id}/finalize/?expand=invoice`);
+      expect(fin.body.invoice.id).toBe(invoice.id);
+      expect((await s.rest("GET", `/v1/creditnotes/${created.id}/`)).body.invoice).toBe(invoice.id);
+      const bad = await s.rest("GET", `/v1/creditnotes/${created.id}/?expand=customer`);
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.fields).toEqual({ expand: ["cannot expand customer; expandable: invoice"] });
+    },
+  );
 
   it("defaults to CL61 in the invoice's currency and today's date, and to CL112 for an export invoice", async () => {
     const invoice = await finalizedInvoice();
@@ -193,36 +198,40 @@ describe("credit notes over REST", () => {
     });
   });
 
-  it("credits at most the invoice total: a 400 names the amount left, and deleting a draft frees its amount", async () => {
-    const invoice = await finalizedInvoice();
-    const first = await createCreditNote({ invoice: invoice.id, lines: [{ name: "a", amount: 1000 }] }); // 1190
-    const before = await s.database.prisma.creditNote.count();
-    const over = await s.rest("POST", "/v1/creditnotes/", {
-      body: { invoice: invoice.id, lines: [{ name: "b", amount: 1451 }] },
-    }); // 1727
-    expect(over.status).toBe(400);
-    expect(over.body.error).toMatchObject({
-      code: "validation_error",
-      fields: {
-        total: [
-          `1727 CLP exceeds what is left to credit on invoice ${invoice.id}: 1726 CLP (invoice total 2916 CLP, already credited 1190 CLP)`,
-        ],
-      },
-    });
-    expect(await s.database.prisma.creditNote.count()).toBe(before);
+  it(
+    "credits at most the invoice total: a 400 names the amount left, and deleting a draft frees " + "its amount",
+    async () => {
+      const invoice = await finalizedInvoice();
+      const first = await createCreditNote({ invoice: invoice.id, lines: [{ name: "a", amount: 1000 }] }); // 1190
+      const before = await s.database.prisma.creditNote.count();
+      const over = await s.rest("POST", "/v1/creditnotes/", {
+        body: { invoice: invoice.id, lines: [{ name: "b", amount: 1451 }] },
+      }); // 1727
+      expect(over.status).toBe(400);
+      expect(over.body.error).toMatchObject({
+        code: "validation_error",
+        fields: {
+          total: [
+            `1727 CLP exceeds what is left to credit on invoice ${invoice.id}: 1726 CLP (invoice total 2916 CLP, ` +
+              `already credited 1190 CLP)`,
+          ],
+        },
+      });
+      expect(await s.database.prisma.creditNote.count()).toBe(before);
 
-    // exactly what is left fits: net 1450 + tax 276 (275.5 rounded half away from zero) = 1726
-    const rest = await createCreditNote({ invoice: invoice.id, lines: [{ name: "b", amount: 1450 }] });
-    expect(rest.total).toBe(1726);
-    const full = await s.rest("POST", "/v1/creditnotes/", {
-      body: { invoice: invoice.id, lines: [{ name: "c", amount: 1 }] },
-    });
-    expect(full.status).toBe(400);
-    expect(full.body.error.fields.total[0]).toContain(": 0 CLP");
+      // exactly what is left fits: net 1450 + tax 276 (275.5 rounded half away from zero) = 1726
+      const rest = await createCreditNote({ invoice: invoice.id, lines: [{ name: "b", amount: 1450 }] });
+      expect(rest.total).toBe(1726);
+      const full = await s.rest("POST", "/v1/creditnotes/", {
+        body: { invoice: invoice.id, lines: [{ name: "c", amount: 1 }] },
+      });
+      expect(full.status).toBe(400);
+      expect(full.body.error.fields.total[0]).toContain(": 0 CLP");
 
-    expect((await s.rest("DELETE", `/v1/creditnotes/${first.id}/`)).status).toBe(204);
-    expect((await createCreditNote({ invoice: invoice.id, lines: [{ name: "c", amount: 1000 }] })).total).toBe(1190);
-  });
+      expect((await s.rest("DELETE", `/v1/creditnotes/${first.id}/`)).status).toBe(204);
+      expect((await createCreditNote({ invoice: invoice.id, lines: [{ name: "c", amount: 1000 }] })).total).toBe(1190);
+    },
+  );
 
   it("lets concurrent credit notes together credit no more than the invoice total", async () => {
     const invoice = await finalizedInvoice(); // 2916: room for two notes of 1190, not three
@@ -417,7 +426,8 @@ describe("credit notes over GraphQL, and the customer balance", () => {
     expect(await balance()).toMatchObject({ sales: 11900, balance: 11900 });
 
     const created = await s.graphql(
-      `mutation($input: CreditNoteInput!) { createCreditNote(input: $input) { id status total currency { id } invoice { id } lines { tax taxPercent } } }`,
+      `mutation($input: CreditNoteInput!) { createCreditNote(input: $input) { id status total currency { id } ` +
+        `invoice { id } lines { tax taxPercent } } }`,
       { input: { invoice: invoice.id, lines: [{ name: "Devolución", amount: "2000" }], note: "parcial" } },
     );
     expect(created.body.errors).toBeUndefined();
@@ -438,7 +448,8 @@ describe("credit notes over GraphQL, and the customer balance", () => {
     expect(await balance()).toMatchObject({ sales: 11900, balance: 9520 });
 
     const listed = await s.graphql(
-      `query($inv: String) { creditNotes(where: { invoice: { equals: $inv } }) { totalCount edges { node { id total } } } }`,
+      `query($inv: String) { creditNotes(where: { invoice: { equals: $inv } }) { totalCount edges { node { id ` +
+        `total } } } }`,
       { inv: invoice.id },
     );
     expect(listed.body.data.creditNotes).toEqual({ totalCount: 1, edges: [{ node: { id: note.id, total: "2380" } }] });
@@ -467,7 +478,8 @@ describe("debit notes (CL56) through the credit note resource", () => {
     expect((await s.rest("GET", `/v1/invoices/${invoice.id}/finalize/`)).status).toBe(200);
     const state = async () => {
       const res = await s.graphql(
-        `query($id: ID!) { node(id: $id) { ... on Invoice { amountDue customer { aggregations { balance sales } } } } }`,
+        `query($id: ID!) { node(id: $id) { ... on Invoice { amountDue customer { aggregations { balance sales ` +
+          `} } } } }`,
         { id: invoice.id },
       );
       expect(res.body.errors).toBeUndefined();
@@ -521,7 +533,8 @@ describe("debit notes (CL56) through the credit note resource", () => {
     });
     expect(tooMuch.status).toBe(400);
     expect(tooMuch.body.error.fields.total).toEqual([
-      `12496 CLP exceeds what is left to credit on invoice ${invoice.id}: 12495 CLP (invoice total 11900 CLP, debit notes 595 CLP, already credited 0 CLP)`,
+      `12496 CLP exceeds what is left to credit on invoice ${invoice.id}: 12495 CLP (invoice total 11900 CLP, debit ` +
+        `notes 595 CLP, already credited 0 CLP)`,
     ]);
     const credit = await createCreditNote({ invoice: invoice.id, lines: [{ name: "Anulación", amount: 10500 }] });
     expect(credit).toMatchObject({ document: "CL61", total: 12495 });
@@ -529,7 +542,8 @@ describe("debit notes (CL56) through the credit note resource", () => {
     expect(await state()).toEqual({ amountDue: "0", customer: { aggregations: { balance: "0", sales: "11900" } } });
 
     const type = await s.graphql(
-      `{ documentTypes(country: { equals: "CL" }, first: 50) { edges { node { id isNote isCreditNote isDebitNote } } } }`,
+      `{ documentTypes(country: { equals: "CL" }, first: 50) { edges { node { id isNote isCreditNote ` +
+        `isDebitNote } } } }`,
     );
     expect(type.body.errors).toBeUndefined();
     expect(type.body.data.documentTypes.edges.map((e: any) => e.node)).toEqual(
@@ -568,66 +582,70 @@ describe("reference codes (SII CodRef) over GraphQL", () => {
       input,
     });
 
-  it("default 3; 1 cancels the whole invoice; 2 corrects text with total 0; mismatches are a 400 on reference_code and store nothing", async () => {
-    const invoice = await finalizedInvoice();
-    const before = await s.database.prisma.creditNote.count();
-    const partialCancel = await create({
-      invoice: invoice.id,
-      referenceCode: 1,
-      lines: [{ name: "x", amount: "1000" }],
-    });
-    expect(partialCancel.body.errors[0].extensions).toMatchObject({
-      code: "validation_error",
-      fields: { reference_code: ["a cancelling credit note credits the whole invoice total 2916 CLP, not 1190 CLP"] },
-    });
-    const textWithAmount = await create({
-      invoice: invoice.id,
-      referenceCode: 2,
-      lines: [{ name: "x", amount: "1000" }],
-    });
-    expect(textWithAmount.body.errors[0].extensions.fields.reference_code).toEqual([
-      "a text correction (2) changes no amount: its total must be 0, not 1190 CLP",
-    ]);
-    const debitCancel = await create({
-      invoice: invoice.id,
-      document: "CL56",
-      referenceCode: 1,
-      lines: [{ name: "x", amount: "10" }],
-    });
-    expect(debitCancel.body.errors[0].extensions.fields.reference_code).toEqual([
-      "1 (cancels) is for credit notes; a debit note corrects amounts (3) or text (2)",
-    ]);
-    expect(await s.database.prisma.creditNote.count()).toBe(before);
+  it(
+    "default 3; 1 cancels the whole invoice; 2 corrects text with total 0; mismatches are a 400 on reference_code " +
+      "and store nothing",
+    async () => {
+      const invoice = await finalizedInvoice();
+      const before = await s.database.prisma.creditNote.count();
+      const partialCancel = await create({
+        invoice: invoice.id,
+        referenceCode: 1,
+        lines: [{ name: "x", amount: "1000" }],
+      });
+      expect(partialCancel.body.errors[0].extensions).toMatchObject({
+        code: "validation_error",
+        fields: { reference_code: ["a cancelling credit note credits the whole invoice total 2916 CLP, not 1190 CLP"] },
+      });
+      const textWithAmount = await create({
+        invoice: invoice.id,
+        referenceCode: 2,
+        lines: [{ name: "x", amount: "1000" }],
+      });
+      expect(textWithAmount.body.errors[0].extensions.fields.reference_code).toEqual([
+        "a text correction (2) changes no amount: its total must be 0, not 1190 CLP",
+      ]);
+      const debitCancel = await create({
+        invoice: invoice.id,
+        document: "CL56",
+        referenceCode: 1,
+        lines: [{ name: "x", amount: "10" }],
+      });
+      expect(debitCancel.body.errors[0].extensions.fields.reference_code).toEqual([
+        "1 (cancels) is for credit notes; a debit note corrects amounts (3) or text (2)",
+      ]);
+      expect(await s.database.prisma.creditNote.count()).toBe(before);
 
-    const text = await create({
-      invoice: invoice.id,
-      referenceCode: 2,
-      note: "Donde dice Consultoria debe decir Asesoria",
-      lines: [{ name: "Corrige glosa", amount: "0" }],
-    });
-    expect(text.body.errors).toBeUndefined();
-    expect(text.body.data.createCreditNote).toMatchObject({ total: "0", referenceCode: 2 });
-    const plain = await create({ invoice: invoice.id, lines: [{ name: "x", amount: "100" }] });
-    expect(plain.body.data.createCreditNote.referenceCode).toBe(3);
-    await s.graphql(`mutation($id: ID!) { deleteCreditNote(id: $id) { deleted } }`, {
-      id: plain.body.data.createCreditNote.id,
-    });
+      const text = await create({
+        invoice: invoice.id,
+        referenceCode: 2,
+        note: "Donde dice Consultoria debe decir Asesoria",
+        lines: [{ name: "Corrige glosa", amount: "0" }],
+      });
+      expect(text.body.errors).toBeUndefined();
+      expect(text.body.data.createCreditNote).toMatchObject({ total: "0", referenceCode: 2 });
+      const plain = await create({ invoice: invoice.id, lines: [{ name: "x", amount: "100" }] });
+      expect(plain.body.data.createCreditNote.referenceCode).toBe(3);
+      await s.graphql(`mutation($id: ID!) { deleteCreditNote(id: $id) { deleted } }`, {
+        id: plain.body.data.createCreditNote.id,
+      });
 
-    // the whole invoice (2 916: 2 450 net, of which the lines are 2 000 and 450) cancelled by one note
-    const cancel = await create({
-      invoice: invoice.id,
-      referenceCode: 1,
-      note: "Anula factura",
-      lines: [
-        { name: "Consultoría", quantity: "2", amount: "1000" },
-        { name: "Soporte", amount: "450" },
-      ],
-    });
-    expect(cancel.body.errors).toBeUndefined();
-    expect(cancel.body.data.createCreditNote).toMatchObject({ total: "2916", referenceCode: 1 });
-    const row = await s.database.prisma.creditNote.findUniqueOrThrow({
-      where: { id: cancel.body.data.createCreditNote.id },
-    });
-    expect(row.referenceCode).toBe(1);
-  });
+      // the whole invoice (2 916: 2 450 net, of which the lines are 2 000 and 450) cancelled by one note
+      const cancel = await create({
+        invoice: invoice.id,
+        referenceCode: 1,
+        note: "Anula factura",
+        lines: [
+          { name: "Consultoría", quantity: "2", amount: "1000" },
+          { name: "Soporte", amount: "450" },
+        ],
+      });
+      expect(cancel.body.errors).toBeUndefined();
+      expect(cancel.body.data.createCreditNote).toMatchObject({ total: "2916", referenceCode: 1 });
+      const row = await s.database.prisma.creditNote.findUniqueOrThrow({
+        where: { id: cancel.body.data.createCreditNote.id },
+      });
+      expect(row.referenceCode).toBe(1);
+    },
+  );
 });

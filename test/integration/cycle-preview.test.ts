@@ -341,7 +341,8 @@ async function check(c: Case): Promise<void> {
     } else {
       expect(
         row,
-        `cycle ${cycle}: the preview showed ${preview.text}, the run created no invoice (subscription ${JSON.stringify(after)})`,
+        `cycle ${cycle}: the preview showed ${preview.text}, the run created no invoice ` +
+          `(subscription ${JSON.stringify(after)})`,
       ).not.toBeNull();
       const invoice = await rest("GET", `/v1/invoices/${row!.id}/`);
       expect(invoice.status).toBe("finalized");

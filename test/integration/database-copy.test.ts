@@ -67,13 +67,15 @@ async function snapshot(database: Database): Promise<Record<string, { rows: numb
   return database.session(async (s: SqlSession) => {
     await s.exec(`SET TimeZone = 'UTC'; SET bytea_output = 'hex'`);
     const tables = await s.query<{ name: string }>(
-      `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> '_prisma_migrations' ORDER BY 1`,
+      `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE ` +
+        `TABLE' AND table_name <> '_prisma_migrations' ORDER BY 1`,
     );
     const result: Record<string, { rows: number; md5: string }> = {};
     for (const { name } of tables) {
       // ordered by the whole row's text: independent of keys, identical rows give identical digests
       const [row] = await s.query<{ rows: number; md5: string }>(
-        `SELECT count(*)::int AS rows, md5(coalesce(string_agg(j, E'\\n' ORDER BY j), '')) AS md5 FROM (SELECT row_to_json(t)::text AS j FROM "${name}" t) x`,
+        `SELECT count(*)::int AS rows, md5(coalesce(string_agg(j, E'\\n' ORDER BY j), '')) AS md5 FROM (SELECT ` +
+          `row_to_json(t)::text AS j FROM "${name}" t) x`,
       );
       result[name] = row;
     }
@@ -175,13 +177,15 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     // more rows than one batch: 1100 messages (batches of 500) and 120 files (batches of 50)
     await source.session((s) =>
       s.query(
-        `INSERT INTO "OutboxMessage" (id, "organizationId", recipients, subject, body) SELECT 'out_bulk_' || i, $1, ARRAY['bulk' || i || '@x.cl'], 'Bulk ' || i, repeat('x', i % 7) FROM generate_series(1, 1100) i`,
+        `INSERT INTO "OutboxMessage" (id, "organizationId", recipients, subject, body) SELECT 'out_bulk_' || i, $1, ` +
+          `ARRAY['bulk' || i || '@x.cl'], 'Bulk ' || i, repeat('x', i % 7) FROM generate_series(1, 1100) i`,
         [created.organization],
       ),
     );
     await source.session((s) =>
       s.query(
-        `INSERT INTO "StoredFile" (name, "organizationId", "testMode", "contentType", content) SELECT 'bulk-' || i, $1, i % 2 = 0, 'application/octet-stream', decode(md5(i::text), 'hex') FROM generate_series(1, 120) i`,
+        `INSERT INTO "StoredFile" (name, "organizationId", "testMode", "contentType", content) SELECT 'bulk-' || i, ` +
+          `$1, i % 2 = 0, 'application/octet-stream', decode(md5(i::text), 'hex') FROM generate_series(1, 120) i`,
         [created.organization],
       ),
     );
@@ -312,7 +316,8 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     await target.session((s) => s.query(`DELETE FROM "State" WHERE id = (SELECT min(id) FROM "State")`));
     const error = await copyDatabase(source, target).catch((e) => e);
     expect(error.message).toBe(
-      "the target database is not empty: table State differs from the reference data its migrations insert; copy into a new, empty database",
+      "the target database is not empty: table State differs from the reference data its migrations insert; copy " +
+        "into a new, empty database",
     );
     const counts = await snapshot(target);
     expect(counts.Customer.rows).toBe(0);

@@ -44,9 +44,12 @@ beforeAll(async () => {
   );
   // one invoice a minute, every 10th a draft, every 5th a CL34, customers in turn; some share a createdAt (ties on id)
   await database.prisma.$executeRawUnsafe(
-    `INSERT INTO "Invoice" ("id", "organizationId", "testMode", "customerId", "documentTypeId", "currencyId", "number", "date", "status", "userEmail", "createdAt", "updatedAt")
-     SELECT 'inv_deep' || lpad(g::text, 6, '0'), '${org}', true, 'cus_deep' || (g % 10), CASE WHEN g % 5 = 1 THEN 'CL34' ELSE 'CL33' END, 'CLP',
-            CASE WHEN g % 10 = 0 THEN NULL ELSE g END, date '2026-01-01', CASE WHEN g % 10 = 0 THEN 'draft' ELSE 'finalized' END, 'ops@deep.cl',
+    `INSERT INTO "Invoice" ("id", "organizationId", "testMode", "customerId", "documentTypeId", "currencyId",
+      "number", "date", "status", "userEmail", "createdAt", "updatedAt")
+     SELECT 'inv_deep' || lpad(g::text, 6, '0'), '${org}', true, 'cus_deep' || (g % 10), CASE
+     WHEN g % 5 = 1 THEN 'CL34' ELSE 'CL33' END, 'CLP',
+            CASE WHEN g % 10 = 0 THEN NULL ELSE g END, date '2026-01-01', CASE WHEN g % 10 = 0 THEN 'draft'
+            ELSE 'finalized' END, 'ops@deep.cl',
             timestamptz '2026-01-01 00:00:00+00' + (g / 2) * interval '1 minute', now()
      FROM generate_series(1, ${INVOICES}) AS g`,
   );
@@ -89,7 +92,8 @@ async function explain(statement: { sql: string; args: readonly unknown[] }): Pr
 }
 
 const PAGE = `query($first: Int, $after: String, $offset: Int, $where: InvoiceWhere) {
-  invoices(first: $first, after: $after, offset: $offset, where: $where) { edges { node { id } } pageInfo { endCursor hasNextPage } }
+  invoices(first: $first, after: $after, offset: $offset,
+  where: $where) { edges { node { id } } pageInfo { endCursor hasNextPage } }
 }`;
 
 describe("list indexes", () => {
@@ -130,56 +134,66 @@ describe("list indexes", () => {
     }
   });
 
-  it("cover every foreign key: each has an index whose leading columns are its columns (the check finds one dropped)", async () => {
-    const unindexed = async (client: Pick<Database["prisma"], "$queryRawUnsafe"> = database.prisma) =>
-      (
-        await client.$queryRawUnsafe<{ tbl: string; conname: string }[]>(
-          `SELECT con.conrelid::regclass::text AS tbl, con.conname FROM pg_constraint con
+  it(
+    "cover every foreign key: each has an index whose leading columns are its columns (the check finds one " +
+      "dropped)",
+    async () => {
+      const unindexed = async (client: Pick<Database["prisma"], "$queryRawUnsafe"> = database.prisma) =>
+        (
+          await client.$queryRawUnsafe<{ tbl: string; conname: string }[]>(
+            `SELECT con.conrelid::regclass::text AS tbl, con.conname FROM pg_constraint con
            WHERE con.contype = 'f' AND con.connamespace = 'public'::regnamespace
              AND NOT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = con.conrelid
-               AND (i.indkey::int2[])[0:cardinality(con.conkey) - 1] @> con.conkey AND (i.indkey::int2[])[0:cardinality(con.conkey) - 1] <@ con.conkey)
+               AND (i.indkey::int2[])[0:cardinality(con.conkey) - 1] @> con.conkey
+               AND (i.indkey::int2[])[0:cardinality(con.conkey) - 1] <@ con.conkey)
            ORDER BY 1, 2`,
-        )
-      ).map((r) => r.conname);
-    expect(await unindexed()).toEqual([]);
-    // dropped inside a transaction that is rolled back
-    const rollback = new Error("rollback");
-    await expect(
-      database.prisma.$transaction(async (tx) => {
-        await tx.$executeRawUnsafe(`DROP INDEX "Invoice_currencyId_idx"`);
-        expect(await unindexed(tx)).toEqual(["Invoice_currencyId_fkey"]);
-        throw rollback;
-      }),
-    ).rejects.toBe(rollback);
-    expect(await unindexed()).toEqual([]);
-  });
+          )
+        ).map((r) => r.conname);
+      expect(await unindexed()).toEqual([]);
+      // dropped inside a transaction that is rolled back
+      const rollback = new Error("rollback");
+      await expect(
+        database.prisma.$transaction(async (tx) => {
+          await tx.$executeRawUnsafe(`DROP INDEX "Invoice_currencyId_idx"`);
+          expect(await unindexed(tx)).toEqual(["Invoice_currencyId_fkey"]);
+          throw rollback;
+        }),
+      ).rejects.toBe(rollback);
+      expect(await unindexed()).toEqual([]);
+    },
+  );
 });
 
 describe("a page after a cursor", () => {
-  it("bounds the sort key so the plan is one backward index range scan from the cursor, no sort, however deep", async () => {
-    const deep = await recorded(PAGE, { first: 100, offset: 2_000 - 100 });
-    const cursor = deep.data.invoices.pageInfo.endCursor;
-    const byOffset = await recorded(PAGE, { first: 100, offset: 2_000 });
-    const byCursor = await recorded(PAGE, { first: 100, after: cursor });
-    expect(byCursor.data.invoices.edges).toEqual(byOffset.data.invoices.edges);
-    expect(byCursor.data.invoices.edges).toHaveLength(100);
-    expect(byCursor.statements).toHaveLength(1);
-    const plan = await explain(byCursor.statements[0]!);
-    expect(plan).toMatch(/Index Scan Backward using "Invoice_organizationId_testMode_createdAt_id_idx"/);
-    expect(plan).toMatch(/Index Cond: .*"createdAt" <= /);
-    expect(plan).not.toMatch(/Sort|Seq Scan|Bitmap/);
-    // with a filter: its own index
-    const draft = { status: { equals: "draft" } };
-    const first = await recorded(PAGE, { first: 10, where: draft });
-    const next = await recorded(PAGE, { first: 10, after: first.data.invoices.pageInfo.endCursor, where: draft });
-    const filtered = await explain(next.statements[0]!);
-    expect(filtered).toMatch(/Index Scan Backward using "Invoice_organizationId_testMode_status_createdAt_id_idx"/);
-    expect(filtered).not.toMatch(/Sort|Seq Scan/);
-  });
+  it(
+    "bounds the sort key so the plan is one backward index range scan from the cursor, no sort, " + "however deep",
+    async () => {
+      const deep = await recorded(PAGE, { first: 100, offset: 2_000 - 100 });
+      const cursor = deep.data.invoices.pageInfo.endCursor;
+      const byOffset = await recorded(PAGE, { first: 100, offset: 2_000 });
+      const byCursor = await recorded(PAGE, { first: 100, after: cursor });
+      expect(byCursor.data.invoices.edges).toEqual(byOffset.data.invoices.edges);
+      expect(byCursor.data.invoices.edges).toHaveLength(100);
+      expect(byCursor.statements).toHaveLength(1);
+      const plan = await explain(byCursor.statements[0]!);
+      expect(plan).toMatch(/Index Scan Backward using "Invoice_organizationId_testMode_createdAt_id_idx"/);
+      expect(plan).toMatch(/Index Cond: .*"createdAt" <= /);
+      expect(plan).not.toMatch(/Sort|Seq Scan|Bitmap/);
+      // with a filter: its own index
+      const draft = { status: { equals: "draft" } };
+      const first = await recorded(PAGE, { first: 10, where: draft });
+      const next = await recorded(PAGE, { first: 10, after: first.data.invoices.pageInfo.endCursor, where: draft });
+      const filtered = await explain(next.statements[0]!);
+      expect(filtered).toMatch(/Index Scan Backward using "Invoice_organizationId_testMode_status_createdAt_id_idx"/);
+      expect(filtered).not.toMatch(/Sort|Seq Scan/);
+    },
+  );
 });
 
 describe("count(limit:)", () => {
-  const COUNT = `query($limit: Int, $where: InvoiceWhere) { invoices(first: 0, where: $where) { totalCount count(limit: $limit) { count precision } } }`;
+  const COUNT =
+    `query($limit: Int, $where: InvoiceWhere) { invoices(first: 0, where: $where) { totalCount ` +
+    `count(limit: $limit) { count precision } } }`;
 
   it("is exact up to its limit and the limit with at_least beyond; totalCount stays exact", async () => {
     const all = await recorded(COUNT, {});

@@ -18,58 +18,66 @@ beforeAll(async () => {
 afterAll(async () => s?.close());
 
 describe("document enums over GraphQL", () => {
-  it("answers and takes DiscountScheme and CollectionMethod values; REST reads the same invoice with % and $", async () => {
-    const created = await s.graphql(
-      `mutation($input: InvoiceInput!) { createInvoice(input: $input) { id collectionMethod discount discountScheme discountAmount lines { discountScheme discount total } } }`,
-      {
-        input: {
-          customer: customerId,
-          collectionMethod: "deferred",
-          discount: "100",
-          discountScheme: "amount",
-          lines: [
-            { name: "Horas", quantity: "2", amount: "1000", discount: "10", discountScheme: "percent" },
-            { name: "Soporte", amount: "500" },
-          ],
+  it(
+    "answers and takes DiscountScheme and CollectionMethod values; REST reads the same invoice " + "with % and $",
+    async () => {
+      const created = await s.graphql(
+        `mutation($input: InvoiceInput!) { createInvoice(input: $input) { id collectionMethod discount ` +
+          `discountScheme ` +
+          `discountAmount lines { discountScheme discount total } } }`,
+        {
+          input: {
+            customer: customerId,
+            collectionMethod: "deferred",
+            discount: "100",
+            discountScheme: "amount",
+            lines: [
+              { name: "Horas", quantity: "2", amount: "1000", discount: "10", discountScheme: "percent" },
+              { name: "Soporte", amount: "500" },
+            ],
+          },
         },
-      },
-    );
-    expect(created.body.errors).toBeUndefined();
-    const invoice = created.body.data.createInvoice;
-    expect(invoice).toMatchObject({
-      collectionMethod: "deferred",
-      discount: "100",
-      discountScheme: "amount",
-      discountAmount: "100",
-      lines: [
-        { discountScheme: "percent", discount: "10", total: "1800" },
-        { discountScheme: "percent", discount: "0", total: "500" },
-      ],
-    });
+      );
+      expect(created.body.errors).toBeUndefined();
+      const invoice = created.body.data.createInvoice;
+      expect(invoice).toMatchObject({
+        collectionMethod: "deferred",
+        discount: "100",
+        discountScheme: "amount",
+        discountAmount: "100",
+        lines: [
+          { discountScheme: "percent", discount: "10", total: "1800" },
+          { discountScheme: "percent", discount: "0", total: "500" },
+        ],
+      });
 
-    const rest = await s.rest("GET", `/v1/invoices/${invoice.id}/`);
-    expect(rest.status).toBe(200);
-    expect(rest.body).toMatchObject({
-      collection_method: "deferred",
-      discount: 100,
-      discount_scheme: "$",
-      lines: [{ discount_scheme: "%" }, { discount_scheme: "%" }],
-    });
-  });
+      const rest = await s.rest("GET", `/v1/invoices/${invoice.id}/`);
+      expect(rest.status).toBe(200);
+      expect(rest.body).toMatchObject({
+        collection_method: "deferred",
+        discount: 100,
+        discount_scheme: "$",
+        lines: [{ discount_scheme: "%" }, { discount_scheme: "%" }],
+      });
+    },
+  );
 
   it("refuses a value outside an enum in validation, before any resolver, writing nothing", async () => {
     const before = await s.database.prisma.invoice.count();
     for (const [query, enumName] of [
       [
-        `mutation { createInvoice(input: { customer: "${customerId}", discountScheme: "%", lines: [{ name: "x", amount: "1" }] }) { id } }`,
+        `mutation { createInvoice(input: { customer: "${customerId}", discountScheme: "%", lines: [{ name: "x", ` +
+          `amount: "1" }] }) { id } }`,
         "DiscountScheme",
       ],
       [
-        `mutation { createInvoice(input: { customer: "${customerId}", collectionMethod: charge_automatically, lines: [{ name: "x", amount: "1" }] }) { id } }`,
+        `mutation { createInvoice(input: { customer: "${customerId}", collectionMethod: charge_automatically, lines: ` +
+          `[{ name: "x", amount: "1" }] }) { id } }`,
         "CollectionMethod",
       ],
       [
-        `mutation { createInvoice(input: { customer: "${customerId}", lines: [{ name: "x", amount: "1", discountScheme: dollars }] }) { id } }`,
+        `mutation { createInvoice(input: { customer: "${customerId}", lines: [{ name: "x", amount: "1", ` +
+          `discountScheme: dollars }] }) { id } }`,
         "DiscountScheme",
       ],
     ]) {
@@ -89,7 +97,8 @@ describe("document enums over GraphQL", () => {
 
   it("lists the enum values in introspection, with descriptions", async () => {
     const res = await s.graphql(
-      `{ ShippingType: __type(name: "ShippingType") { enumValues { name description } } PaymentStatus: __type(name: "PaymentStatus") { enumValues { name } } }`,
+      `{ ShippingType: __type(name: "ShippingType") { enumValues { name description } } PaymentStatus: __type(name: ` +
+        `"PaymentStatus") { enumValues { name } } }`,
     );
     // the printed schema sorts enum values by name
     const shipping = Object.fromEntries(
@@ -118,7 +127,8 @@ describe("document enums over GraphQL", () => {
 
   it("takes and answers ShippingType, filters orders on it, and REST keeps the SII code", async () => {
     const consignment = await s.graphql(
-      `mutation { createOrder(input: { customer: "${customerId}", shippingType: consignment, lines: [{ name: "Cajas", amount: "1000" }] }) { id shippingType } }`,
+      `mutation { createOrder(input: { customer: "${customerId}", shippingType: consignment, lines: [{ name: ` +
+        `"Cajas", amount: "1000" }] }) { id shippingType } }`,
     );
     expect(consignment.body.data.createOrder.shippingType).toBe("consignment");
     const restOrder = await s.rest("POST", "/v1/orders/", {
@@ -131,7 +141,8 @@ describe("document enums over GraphQL", () => {
     expect(viaGraphql.body.data.node.shippingType).toBe("internal_transfer");
 
     const list = await s.graphql(
-      `query($c: String) { orders(first: 50, where: { customer: { equals: $c }, shippingType: { in: [consignment, internal_transfer] } }) { edges { node { id shippingType } } } }`,
+      `query($c: String) { orders(first: 50, where: { customer: { equals: $c }, shippingType: { in: [consignment, ` +
+        `internal_transfer] } }) { edges { node { id shippingType } } } }`,
       { c: customerId },
     );
     expect(list.body.errors).toBeUndefined();
@@ -139,7 +150,8 @@ describe("document enums over GraphQL", () => {
       [consignment.body.data.createOrder.id, restOrder.body.id].sort(),
     );
     const sales = await s.graphql(
-      `query($c: String) { orders(first: 50, where: { customer: { equals: $c }, shippingType: { equals: sale } }) { totalCount } }`,
+      `query($c: String) { orders(first: 50, where: { customer: { equals: $c }, shippingType: { equals: sale } }) { ` +
+        `totalCount } }`,
       { c: customerId },
     );
     expect(sales.body.data.orders.totalCount).toBe(0);
@@ -151,7 +163,8 @@ describe("document enums over GraphQL", () => {
     ).body;
     expect((await s.rest("GET", `/v1/invoices/${invoice.id}/finalize/`)).status).toBe(200);
     const note = await s.graphql(
-      `mutation($input: CreditNoteInput!) { createCreditNote(input: $input) { id discountScheme lines { discountScheme } } }`,
+      `mutation($input: CreditNoteInput!) { createCreditNote(input: $input) { id discountScheme lines { ` +
+        `discountScheme } } }`,
       {
         input: {
           invoice: invoice.id,
@@ -236,83 +249,93 @@ describe("document enums over REST", () => {
     });
   }
 
-  it("answers a credit note discount scheme and a source usage outside the set with a 400 naming the field", async () => {
-    const note = await s.rest("POST", "/v1/creditnotes/", {
-      body: { invoice: "inv_x", discount_scheme: "%%", lines: [{ name: "x", amount: 1 }] },
-    });
-    expect(note.status).toBe(400);
-    expect(note.body.error.fields.discount_scheme).toEqual(["must be one of $, %"]);
-    const source = await s.rest("POST", "/v1/sources/", {
-      body: { gateway: "test", usage: "forever", data: { token: "tok_visa" } },
-    });
-    expect(source.status).toBe(400);
-    expect(source.body.error.fields.usage).toEqual(["must be one of reusable, single_use"]);
-  });
+  it(
+    "answers a credit note discount scheme and a source usage outside the set with a 400 naming " + "the field",
+    async () => {
+      const note = await s.rest("POST", "/v1/creditnotes/", {
+        body: { invoice: "inv_x", discount_scheme: "%%", lines: [{ name: "x", amount: 1 }] },
+      });
+      expect(note.status).toBe(400);
+      expect(note.body.error.fields.discount_scheme).toEqual(["must be one of $, %"]);
+      const source = await s.rest("POST", "/v1/sources/", {
+        body: { gateway: "test", usage: "forever", data: { token: "tok_visa" } },
+      });
+      expect(source.status).toBe(400);
+      expect(source.body.error.fields.usage).toEqual(["must be one of reusable, single_use"]);
+    },
+  );
 });
 
 describe("payment and source enums and references over GraphQL", () => {
-  it("answers PaymentStatus, SourceUsage, SourceFlow and SourceStatus, filters payments on status, and Source.customer is the customer", async () => {
-    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Pagos" }) })).body.id;
-    const source = await s.graphql(
-      `mutation($input: SourceInput!) { createSource(input: $input) { id status usage flow gateway customer { id name } } }`,
-      { input: { gateway: "test", usage: "reusable", customer, data: { token: "tok_visa" } } },
-    );
-    expect(source.body.errors).toBeUndefined();
-    expect(source.body.data.createSource).toMatchObject({
-      status: "chargeable",
-      usage: "reusable",
-      flow: "none",
-      gateway: "test",
-      customer: { id: customer, name: "Pagos" },
-    });
-    const redirect = await s.graphql(
-      `mutation { createSource(input: { gateway: "redirect", usage: single_use }) { usage flow customer { id } } }`,
-    );
-    expect(redirect.body.data.createSource).toEqual({ usage: "single_use", flow: "redirect", customer: null });
-
-    const ids: string[] = [];
-    for (const amount of ["100", "200"]) {
-      const p = await s.graphql(
-        `mutation($input: PaymentInput!) { createPayment(input: $input) { id status customer { id } invoice { id } } }`,
-        { input: { amount, currency: "CLP", customer } },
+  it(
+    "answers PaymentStatus, SourceUsage, SourceFlow and SourceStatus, filters payments on status, and " +
+      "Source.customer is the customer",
+    async () => {
+      const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Pagos" }) })).body.id;
+      const source = await s.graphql(
+        `mutation($input: SourceInput!) { createSource(input: $input) { id status usage flow gateway customer { id ` +
+          `name } } }`,
+        { input: { gateway: "test", usage: "reusable", customer, data: { token: "tok_visa" } } },
       );
-      expect(p.body.data.createPayment).toMatchObject({
-        status: "requires_payment_method",
-        customer: { id: customer },
-        invoice: null,
+      expect(source.body.errors).toBeUndefined();
+      expect(source.body.data.createSource).toMatchObject({
+        status: "chargeable",
+        usage: "reusable",
+        flow: "none",
+        gateway: "test",
+        customer: { id: customer, name: "Pagos" },
       });
-      ids.push(p.body.data.createPayment.id);
-    }
-    const paid = await s.graphql(`mutation($id: ID!, $s: ID) { authorizePayment(id: $id, source: $s) { status } }`, {
-      id: ids[0],
-      s: source.body.data.createSource.id,
-    });
-    expect(paid.body.data.authorizePayment.status).toBe("succeeded");
-
-    const list = (where: string) =>
-      s.graphql(
-        `query($c: String) { payments(first: 10, where: { customer: { equals: $c }, status: ${where} }) { edges { node { id status } } } }`,
-        { c: customer },
+      const redirect = await s.graphql(
+        `mutation { createSource(input: { gateway: "redirect", usage: single_use }) { usage flow customer { id } } }`,
       );
-    expect((await list("{ equals: succeeded }")).body.data.payments.edges).toEqual([
-      { node: { id: ids[0], status: "succeeded" } },
-    ]);
-    expect((await list("{ in: [requires_payment_method, canceled] }")).body.data.payments.edges).toEqual([
-      { node: { id: ids[1], status: "requires_payment_method" } },
-    ]);
-    const wrong = await list(`{ equals: "succeeded" }`);
-    expect(wrong.body.errors[0].extensions.code).toBe("validation_error");
-    expect(wrong.body.errors[0].message).toContain("PaymentStatus");
+      expect(redirect.body.data.createSource).toEqual({ usage: "single_use", flow: "redirect", customer: null });
 
-    // REST keeps the ids and the spec's strings
-    const rest = await s.rest("GET", `/v1/payments/${ids[0]}/`);
-    expect(rest.body).toMatchObject({
-      customer,
-      invoice: null,
-      status: "succeeded",
-      source: { customer, usage: "reusable", flow: "none", status: "chargeable" },
-    });
-  });
+      const ids: string[] = [];
+      for (const amount of ["100", "200"]) {
+        const p = await s.graphql(
+          `mutation($input: PaymentInput!) { createPayment(input: $input) { id status customer { id } invoice { ` +
+            `id } } }`,
+          { input: { amount, currency: "CLP", customer } },
+        );
+        expect(p.body.data.createPayment).toMatchObject({
+          status: "requires_payment_method",
+          customer: { id: customer },
+          invoice: null,
+        });
+        ids.push(p.body.data.createPayment.id);
+      }
+      const paid = await s.graphql(`mutation($id: ID!, $s: ID) { authorizePayment(id: $id, source: $s) { status } }`, {
+        id: ids[0],
+        s: source.body.data.createSource.id,
+      });
+      expect(paid.body.data.authorizePayment.status).toBe("succeeded");
+
+      const list = (where: string) =>
+        s.graphql(
+          `query($c: String) { payments(first: 10, where: { customer: { equals: $c }, status: ${where} }) { edges { ` +
+            `node { id status } } } }`,
+          { c: customer },
+        );
+      expect((await list("{ equals: succeeded }")).body.data.payments.edges).toEqual([
+        { node: { id: ids[0], status: "succeeded" } },
+      ]);
+      expect((await list("{ in: [requires_payment_method, canceled] }")).body.data.payments.edges).toEqual([
+        { node: { id: ids[1], status: "requires_payment_method" } },
+      ]);
+      const wrong = await list(`{ equals: "succeeded" }`);
+      expect(wrong.body.errors[0].extensions.code).toBe("validation_error");
+      expect(wrong.body.errors[0].message).toContain("PaymentStatus");
+
+      // REST keeps the ids and the spec's strings
+      const rest = await s.rest("GET", `/v1/payments/${ids[0]}/`);
+      expect(rest.body).toMatchObject({
+        customer,
+        invoice: null,
+        status: "succeeded",
+        source: { customer, usage: "reusable", flow: "none", status: "chargeable" },
+      });
+    },
+  );
 
   it("loads Source.customer and Payment.customer of a list without a query per row", async () => {
     s.queries.length = 0;

@@ -38,7 +38,8 @@ let tables: { name: string; updated: boolean }[] = [];
 async function fingerprint(): Promise<string> {
   const parts = tables.map(
     (t) =>
-      `'${t.name}', json_build_array((SELECT count(*) FROM "${t.name}")${t.updated && t.name !== "ApiKey" ? `, (SELECT max("updatedAt") FROM "${t.name}")` : ""})`,
+      `'${t.name}', json_build_array((SELECT count(*) FROM "${t.name}` +
+      `")${t.updated && t.name !== "ApiKey" ? `, (SELECT max("updatedAt") FROM "${t.name}")` : ""})`,
   );
   const rows = await s.database.prisma.$queryRawUnsafe<{ f: unknown }[]>(
     `SELECT json_build_object(${parts.join(", ")})::text AS f`,
@@ -46,8 +47,13 @@ async function fingerprint(): Promise<string> {
   return String(rows[0].f);
 }
 
-const INTERNALS =
-  /PrismaClient|prisma\.|\$queryRaw|\bSELECT\b[\s\S]{0,80}\bFROM\b|INSERT INTO|node_modules|\.[jt]s:\d+|\n\s+at |\/work\/|invalid byte sequence|violates .*constraint|numeric field overflow|Maximum call stack|is not a function|Cannot read propert/;
+const INTERNALS = new RegExp(
+  [
+    String.raw`PrismaClient|prisma\.|\$queryRaw|\bSELECT\b[\s\S]{0,80}\bFROM\b|INSERT INTO|node_modules|\.[jt]s:\d+`,
+    String.raw`\n\s+at |\/work\/|invalid byte sequence|violates .*constraint|numeric field overflow`,
+    String.raw`Maximum call stack|is not a function|Cannot read propert`,
+  ].join("|"),
+);
 
 interface Finding {
   endpoint: string;
@@ -339,7 +345,9 @@ beforeAll(async () => {
   s = await startTestServer();
   tables = (
     await s.database.prisma.$queryRawUnsafe<{ name: string; updated: boolean }[]>(
-      `SELECT table_name AS name, bool_or(column_name = 'updatedAt') AS updated FROM information_schema.columns WHERE table_schema = current_schema() AND table_name <> '_prisma_migrations' GROUP BY table_name ORDER BY table_name`,
+      `SELECT table_name AS name, bool_or(column_name = 'updatedAt') AS updated FROM information_schema.columns ` +
+        `WHERE table_schema = current_schema() AND table_name <> '_prisma_migrations' GROUP BY table_name ORDER BY ` +
+        `table_name`,
     )
   ).map((t) => ({ name: t.name, updated: Boolean(t.updated) }));
   const post = async (path: string, body: unknown) => {
@@ -403,35 +411,39 @@ beforeAll(async () => {
 afterAll(async () => s?.close());
 
 describe("fuzz", () => {
-  it("every POST and PATCH route of the router: mutated bodies never 5xx, never write on a 4xx, never show internals", async () => {
-    const seeds = restSeeds();
-    const routes = restRoutes().filter((r) => r.method === "POST" || r.method === "PATCH");
-    expect(routes.length).toBeGreaterThanOrEqual(30);
-    let salt = 0;
-    for (const route of routes) {
-      const seed = seeds[`${route.method} ${route.path}`] ?? {};
-      for (const body of mutations(seed, REST_CASES, salt++)) {
-        let raw: string;
-        try {
-          raw = JSON.stringify(body);
-        } catch {
-          continue;
+  it(
+    "every POST and PATCH route of the router: mutated bodies never 5xx, never write on a 4xx, never show " +
+      "internals",
+    async () => {
+      const seeds = restSeeds();
+      const routes = restRoutes().filter((r) => r.method === "POST" || r.method === "PATCH");
+      expect(routes.length).toBeGreaterThanOrEqual(30);
+      let salt = 0;
+      for (const route of routes) {
+        const seed = seeds[`${route.method} ${route.path}`] ?? {};
+        for (const body of mutations(seed, REST_CASES, salt++)) {
+          let raw: string;
+          try {
+            raw = JSON.stringify(body);
+          } catch {
+            continue;
+          }
+          await check(`${route.method} ${route.path}`, () => rest(route.method, fill(route.path), raw));
         }
-        await check(`${route.method} ${route.path}`, () => rest(route.method, fill(route.path), raw));
+        // raw text a client could send: deep nesting, \u0000 escapes, a lone surrogate escape, broken JSON
+        for (const raw of [
+          "[".repeat(50_000),
+          `{"name":"a\\u0000","id":"\\udfff"}`,
+          `{"a":${"[".repeat(100)}${"]".repeat(100)}}`,
+          "{",
+          "1e999",
+        ]) {
+          await check(`${route.method} ${route.path} (raw)`, () => rest(route.method, fill(route.path), raw));
+        }
       }
-      // raw text a client could send: deep nesting, \u0000 escapes, a lone surrogate escape, broken JSON
-      for (const raw of [
-        "[".repeat(50_000),
-        `{"name":"a\\u0000","id":"\\udfff"}`,
-        `{"a":${"[".repeat(100)}${"]".repeat(100)}}`,
-        "{",
-        "1e999",
-      ]) {
-        await check(`${route.method} ${route.path} (raw)`, () => rest(route.method, fill(route.path), raw));
-      }
-    }
-    expect(findings).toEqual([]);
-  });
+      expect(findings).toEqual([]);
+    },
+  );
 
   it("every GET route: odd path ids and query strings never 5xx nor show internals", async () => {
     const routes = restRoutes().filter((r) => r.method === "GET");
@@ -489,102 +501,110 @@ describe("fuzz", () => {
     expect(findings).toEqual([]);
   });
 
-  it("every GraphQL mutation of the schema: mutated variables never give internal_error, a 5xx, a write on error or internals", async () => {
-    const mutationType = schema.getMutationType()!;
-    const fields = Object.values(mutationType.getFields());
-    expect(fields.length).toBeGreaterThan(30);
-    const idFor = (name: string, field: string): string => {
-      const byName: Record<string, string> = {
-        customer: ids.customers,
-        invoice: ids.finalized,
-        order: ids.orders,
-        payment: ids.payments,
-        source: ids.sources,
-        product: ids.products,
-        plan: ids.plans,
-        addon: ids.addons,
-        coupon: ids.coupons,
-        subscription: ids.subscriptions,
-        subscriptionLine: ids.meteredLine,
-        creditNote: ids.creditnotes,
+  it(
+    "every GraphQL mutation of the schema: mutated variables never give internal_error, a 5xx, a write on error or " +
+      "internals",
+    async () => {
+      const mutationType = schema.getMutationType()!;
+      const fields = Object.values(mutationType.getFields());
+      expect(fields.length).toBeGreaterThan(30);
+      const idFor = (name: string, field: string): string => {
+        const byName: Record<string, string> = {
+          customer: ids.customers,
+          invoice: ids.finalized,
+          order: ids.orders,
+          payment: ids.payments,
+          source: ids.sources,
+          product: ids.products,
+          plan: ids.plans,
+          addon: ids.addons,
+          coupon: ids.coupons,
+          subscription: ids.subscriptions,
+          subscriptionLine: ids.meteredLine,
+          creditNote: ids.creditnotes,
+        };
+        if (name === "id") {
+          const resource = Object.keys(byName).find((k) => field.toLowerCase().includes(k.toLowerCase()));
+          return resource
+            ? byName[resource]
+            : field.toLowerCase().includes("clock")
+              ? ids.test_clocks
+              : "swa_000000000000000000000000";
+        }
+        return byName[name] ?? ids.customers;
       };
-      if (name === "id") {
-        const resource = Object.keys(byName).find((k) => field.toLowerCase().includes(k.toLowerCase()));
-        return resource
-          ? byName[resource]
-          : field.toLowerCase().includes("clock")
-            ? ids.test_clocks
-            : "swa_000000000000000000000000";
-      }
-      return byName[name] ?? ids.customers;
-    };
-    /** A plausible value of `type` (required and optional fields), ids from the fixtures. */
-    const valueOf = (type: GraphQLInputType, name: string, field: string, depth = 0): unknown => {
-      if (isNonNullType(type)) return valueOf(type.ofType, name, field, depth);
-      if (isListType(type)) return [valueOf(type.ofType, name, field, depth)];
-      if (isEnumType(type)) return type.getValues()[0].value;
-      if (isInputObjectType(type)) {
-        if (depth > 3) return {};
-        return Object.fromEntries(
-          Object.values(type.getFields()).map((f) => [f.name, valueOf(f.type, f.name, field, depth + 1)]),
-        );
-      }
-      if (isScalarType(type)) {
-        switch (type.name) {
-          case "ID":
-            return idFor(name, field);
-          case "Int":
-            return 1;
-          case "Float":
-            return 1.5;
-          case "Boolean":
-            return false;
-          case "Decimal":
-            return "10";
-          case "Date":
-            return "2026-01-15";
-          case "DateTime":
-            return "2026-01-15T12:00:00Z";
-          case "JSONObject":
-            return { k: "v" };
-          default:
-            return name === "email"
-              ? "a@b.cl"
-              : name === "currency"
-                ? "CLP"
-                : name === "country"
-                  ? "CL"
-                  : name === "document"
-                    ? "CL33"
-                    : "x";
+      /** A plausible value of `type` (required and optional fields), ids from the fixtures. */
+      const valueOf = (type: GraphQLInputType, name: string, field: string, depth = 0): unknown => {
+        if (isNonNullType(type)) return valueOf(type.ofType, name, field, depth);
+        if (isListType(type)) return [valueOf(type.ofType, name, field, depth)];
+        if (isEnumType(type)) return type.getValues()[0].value;
+        if (isInputObjectType(type)) {
+          if (depth > 3) return {};
+          return Object.fromEntries(
+            Object.values(type.getFields()).map((f) => [f.name, valueOf(f.type, f.name, field, depth + 1)]),
+          );
+        }
+        if (isScalarType(type)) {
+          switch (type.name) {
+            case "ID":
+              return idFor(name, field);
+            case "Int":
+              return 1;
+            case "Float":
+              return 1.5;
+            case "Boolean":
+              return false;
+            case "Decimal":
+              return "10";
+            case "Date":
+              return "2026-01-15";
+            case "DateTime":
+              return "2026-01-15T12:00:00Z";
+            case "JSONObject":
+              return { k: "v" };
+            default:
+              return name === "email"
+                ? "a@b.cl"
+                : name === "currency"
+                  ? "CLP"
+                  : name === "country"
+                    ? "CL"
+                    : name === "document"
+                      ? "CL33"
+                      : "x";
+          }
+        }
+        return null;
+      };
+      let salt = 1000;
+      for (const field of fields) {
+        const selection =
+          isObjectType(getNamedType(field.type)) || getNamedType(field.type).constructor.name !== "GraphQLScalarType"
+            ? " { __typename }"
+            : "";
+        const query =
+          `mutation(${field.args.map((a) => `$${a.name}: ${String(a.type)}`).join(", ")}) ` +
+          `{ ${field.name}` +
+          (field.args.length ? `(${field.args.map((a) => `${a.name}: $${a.name}`).join(", ")})` : "") +
+          `${selection} }`;
+        const seed = Object.fromEntries(field.args.map((a) => [a.name, valueOf(a.type, a.name, field.name)]));
+        for (const variables of mutations(seed, GRAPHQL_CASES, salt++)) {
+          let raw: string;
+          try {
+            raw = JSON.stringify({ query, variables });
+          } catch {
+            continue;
+          }
+          await check(`mutation ${field.name}`, () =>
+            fetch(`${s.url}/graphql`, {
+              method: "POST",
+              headers: { authorization: `Bearer ${s.keys.acme}`, "content-type": "application/json" },
+              body: raw,
+            }),
+          );
         }
       }
-      return null;
-    };
-    let salt = 1000;
-    for (const field of fields) {
-      const selection =
-        isObjectType(getNamedType(field.type)) || getNamedType(field.type).constructor.name !== "GraphQLScalarType"
-          ? " { __typename }"
-          : "";
-      const query = `mutation(${field.args.map((a) => `$${a.name}: ${String(a.type)}`).join(", ")}) { ${field.name}${field.args.length ? `(${field.args.map((a) => `${a.name}: $${a.name}`).join(", ")})` : ""}${selection} }`;
-      const seed = Object.fromEntries(field.args.map((a) => [a.name, valueOf(a.type, a.name, field.name)]));
-      for (const variables of mutations(seed, GRAPHQL_CASES, salt++)) {
-        let raw: string;
-        try {
-          raw = JSON.stringify({ query, variables });
-        } catch {
-          continue;
-        }
-        await check(`mutation ${field.name}`, () =>
-          fetch(`${s.url}/graphql`, {
-            method: "POST",
-            headers: { authorization: `Bearer ${s.keys.acme}`, "content-type": "application/json" },
-            body: raw,
-          }),
-        );
-      }
-    }
-    expect(findings).toEqual([]);
-  });
+      expect(findings).toEqual([]);
+    },
+  );
 });

@@ -8,36 +8,19 @@
  * Runs in the pglite project only (vitest.config.ts): it checks the page, not the database.
  * Without Chromium the test fails (CI installs it: .ci/run).
  */
-import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser, type Locator, type Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { launchChromium, MISSING_CHROMIUM } from "../helpers/chromium.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-// as the machine notes' probe starts it; the background-networking flags keep Chromium from calling home
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 // the page is about 9 MB of inlined GraphiQL; on a busy 2-core machine it can take a while to start
 const SLOW = 90_000;
-
-const MISSING_CHROMIUM = `no Chromium at ${CHROMIUM}: install Debian's (apt-get update && apt-get install -y chromium; .ci/run does)`;
 
 let s: TestServer;
 let browser: Browser | undefined;
 beforeAll(async () => {
   // without Chromium the test below fails (not skips) with MISSING_CHROMIUM
-  [s, browser] = await Promise.all([
-    startTestServer(),
-    existsSync(CHROMIUM) ? chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS }) : undefined,
-  ]);
+  [s, browser] = await Promise.all([startTestServer(), launchChromium()]);
 });
 afterAll(async () => {
   await browser?.close();
@@ -64,7 +47,8 @@ async function paste(e: Locator, text: string) {
 
 describe("GraphiQL in a browser", () => {
   it(
-    "loads with no request leaving the machine, runs a query with the key from the headers editor, and remembers the key",
+    "loads with no request leaving the machine, runs a query with the key from the headers editor, and " +
+      "remembers the key",
     { timeout: 240_000 },
     async () => {
       if (!browser) expect.fail(MISSING_CHROMIUM);

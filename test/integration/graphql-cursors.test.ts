@@ -175,41 +175,45 @@ describe("keyset cursors", () => {
     });
   });
 
-  it("rejects a cursor of another connection, a garbage one and a forged one as a validation_error naming the argument", async () => {
-    const customers = await s.graphql(`{ customers(first: 1) { pageInfo { endCursor } } }`);
-    const foreign = customers.body.data.customers.pageInfo.endCursor;
-    expect(foreign).toEqual(expect.any(String));
+  it(
+    "rejects a cursor of another connection, a garbage one and a forged one as a validation_error naming the " +
+      "argument",
+    async () => {
+      const customers = await s.graphql(`{ customers(first: 1) { pageInfo { endCursor } } }`);
+      const foreign = customers.body.data.customers.pageInfo.endCursor;
+      expect(foreign).toEqual(expect.any(String));
 
-    const other = await invoicesError({ first: 2, after: foreign });
-    expect(other.extensions.code).toBe("validation_error");
-    expect(other.extensions.fields).toEqual({ after: ["is a cursor of Query.customers, not of Query.invoices"] });
+      const other = await invoicesError({ first: 2, after: foreign });
+      expect(other.extensions.code).toBe("validation_error");
+      expect(other.extensions.fields).toEqual({ after: ["is a cursor of Query.customers, not of Query.invoices"] });
 
-    const before = await invoicesError({ last: 2, before: foreign });
-    expect(before.extensions.code).toBe("validation_error");
-    expect(Object.keys(before.extensions.fields)).toEqual(["before"]);
+      const before = await invoicesError({ last: 2, before: foreign });
+      expect(before.extensions.code).toBe("validation_error");
+      expect(Object.keys(before.extensions.fields)).toEqual(["before"]);
 
-    const forge = (payload: unknown) => Buffer.from(JSON.stringify(payload)).toString("base64url");
-    const valid = JSON.parse(Buffer.from((await invoices({ first: 1 })).pageInfo.endCursor, "base64url").toString());
-    expect(valid).toMatchObject({ v: 1, c: "Query.invoices", k: [expect.any(String), all[0]] });
-    for (const garbage of [
-      "garbage",
-      "!!",
-      "OffsetConnection:3",
-      Buffer.from("OffsetConnection:3").toString("base64"),
-      "x".repeat(2000),
-      forge({ ...valid, k: [12, all[0]] }), // a number where the date goes
-      forge({ ...valid, k: ["yesterday", all[0]] }),
-      forge({ ...valid, k: [valid.k[0]] }), // too short
-      forge({ ...valid, k: [valid.k[0], { id: all[0] }] }),
-      forge({ ...valid, v: 2 }),
-      forge([1, 2]),
-      forge(null),
-    ]) {
-      const error = await invoicesError({ first: 2, after: garbage });
-      expect(error.extensions.code, garbage).toBe("validation_error");
-      expect(Object.keys(error.extensions.fields), garbage).toEqual(["after"]);
-    }
-  });
+      const forge = (payload: unknown) => Buffer.from(JSON.stringify(payload)).toString("base64url");
+      const valid = JSON.parse(Buffer.from((await invoices({ first: 1 })).pageInfo.endCursor, "base64url").toString());
+      expect(valid).toMatchObject({ v: 1, c: "Query.invoices", k: [expect.any(String), all[0]] });
+      for (const garbage of [
+        "garbage",
+        "!!",
+        "OffsetConnection:3",
+        Buffer.from("OffsetConnection:3").toString("base64"),
+        "x".repeat(2000),
+        forge({ ...valid, k: [12, all[0]] }), // a number where the date goes
+        forge({ ...valid, k: ["yesterday", all[0]] }),
+        forge({ ...valid, k: [valid.k[0]] }), // too short
+        forge({ ...valid, k: [valid.k[0], { id: all[0] }] }),
+        forge({ ...valid, v: 2 }),
+        forge([1, 2]),
+        forge(null),
+      ]) {
+        const error = await invoicesError({ first: 2, after: garbage });
+        expect(error.extensions.code, garbage).toBe("validation_error");
+        expect(Object.keys(error.extensions.fields), garbage).toEqual(["after"]);
+      }
+    },
+  );
 
   it("scopes cursors by connection even between lists with the same order", async () => {
     const states = await s.graphql(`{ states(first: 1) { pageInfo { endCursor } } }`);
@@ -279,7 +283,8 @@ describe("keyset cursors", () => {
 
   it("pages lists sorted by other keys (document types: country, then numeric code) both ways", async () => {
     const Q = `query($first: Int, $last: Int, $after: String, $before: String) {
-      documentTypes(first: $first, last: $last, after: $after, before: $before) { edges { node { id } } pageInfo { startCursor endCursor hasNextPage hasPreviousPage } }
+      documentTypes(first: $first, last: $last, after: $after,
+      before: $before) { edges { node { id } } pageInfo { startCursor endCursor hasNextPage hasPreviousPage } }
     }`;
     const whole = await s.graphql(Q, { first: 100 });
     const everything = whole.body.data.documentTypes.edges.map((e: any) => e.node.id);

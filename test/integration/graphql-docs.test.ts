@@ -57,7 +57,9 @@ function fill(value: unknown, bound: Map<string, unknown>): unknown {
   return value;
 }
 
-/** Binds the placeholders of `expected` from `actual` (first occurrence), then returns `expected` filled, for toEqual. */
+/**
+ * Binds the placeholders of `expected` from `actual` (first occurrence), then returns `expected` filled, for toEqual.
+ */
 function bind(expected: unknown, actual: unknown, bound: Map<string, unknown>): void {
   if (typeof expected === "string") {
     const m = PLACEHOLDER.exec(expected);

@@ -35,23 +35,27 @@ describe("GraphQL protocol", () => {
   });
   afterAll(async () => s?.close());
 
-  it("APQ over POST: hash alone is PersistedQueryNotFound, hash and query runs and stores it, then the hash alone runs", async () => {
-    const query = `query Customer($id: ID!) { node(id: $id) { id ... on Customer { name } } }`;
-    const persistedQuery = { version: 1, sha256Hash: sha256(query) };
-    const variables = { id: customer };
-    const first = await post({ operationName: "Customer", variables, extensions: { persistedQuery } });
-    expect(first.status).toBe(404);
-    // what Apollo's link reads to send the query again: the message and the code
-    expect(first.body.errors).toEqual([
-      { message: "PersistedQueryNotFound", extensions: { code: "PERSISTED_QUERY_NOT_FOUND" } },
-    ]);
-    const second = await post({ operationName: "Customer", variables, query, extensions: { persistedQuery } });
-    expect(second.status).toBe(200);
-    expect(second.body).toEqual({ data: { node: { id: customer, name: chileanCustomer().name } } });
-    const third = await post({ operationName: "Customer", variables, extensions: { persistedQuery } });
-    expect(third.status).toBe(200);
-    expect(third.body).toEqual(second.body);
-  });
+  it(
+    "APQ over POST: hash alone is PersistedQueryNotFound, hash and query runs and stores it, then the hash " +
+      "alone runs",
+    async () => {
+      const query = `query Customer($id: ID!) { node(id: $id) { id ... on Customer { name } } }`;
+      const persistedQuery = { version: 1, sha256Hash: sha256(query) };
+      const variables = { id: customer };
+      const first = await post({ operationName: "Customer", variables, extensions: { persistedQuery } });
+      expect(first.status).toBe(404);
+      // what Apollo's link reads to send the query again: the message and the code
+      expect(first.body.errors).toEqual([
+        { message: "PersistedQueryNotFound", extensions: { code: "PERSISTED_QUERY_NOT_FOUND" } },
+      ]);
+      const second = await post({ operationName: "Customer", variables, query, extensions: { persistedQuery } });
+      expect(second.status).toBe(200);
+      expect(second.body).toEqual({ data: { node: { id: customer, name: chileanCustomer().name } } });
+      const third = await post({ operationName: "Customer", variables, extensions: { persistedQuery } });
+      expect(third.status).toBe(200);
+      expect(third.body).toEqual(second.body);
+    },
+  );
 
   it("APQ over GET, with extensions and variables in the query string as Apollo's link sends them", async () => {
     const query = `query Me { node(id: "${customer}") { id } }`;
@@ -91,21 +95,25 @@ describe("GraphQL protocol", () => {
     expect(codes(again.body)).toEqual(["query_too_complex"]);
   });
 
-  it("answer a body over 5 MiB with 413 payload_too_large in the GraphQL shape on /graphql and the REST shape on /v1", async () => {
-    const big = JSON.stringify({ query: "{ __typename }", variables: { pad: "x".repeat(MAX_BODY_BYTES) } });
-    const graphql = await post(big);
-    expect(graphql.status).toBe(413);
-    expect(graphql.body).toEqual({
-      errors: [
-        { message: `The body is larger than ${MAX_BODY_BYTES} bytes`, extensions: { code: "payload_too_large" } },
-      ],
-    });
-    const rest = await s.rest("POST", "/v1/customers/", { raw: big });
-    expect(rest.status).toBe(413);
-    expect(rest.body).toEqual({
-      error: { code: "payload_too_large", message: `The body is larger than ${MAX_BODY_BYTES} bytes` },
-    });
-  });
+  it(
+    "answer a body over 5 MiB with 413 payload_too_large in the GraphQL shape on /graphql and the REST " +
+      "shape on /v1",
+    async () => {
+      const big = JSON.stringify({ query: "{ __typename }", variables: { pad: "x".repeat(MAX_BODY_BYTES) } });
+      const graphql = await post(big);
+      expect(graphql.status).toBe(413);
+      expect(graphql.body).toEqual({
+        errors: [
+          { message: `The body is larger than ${MAX_BODY_BYTES} bytes`, extensions: { code: "payload_too_large" } },
+        ],
+      });
+      const rest = await s.rest("POST", "/v1/customers/", { raw: big });
+      expect(rest.status).toBe(413);
+      expect(rest.body).toEqual({
+        error: { code: "payload_too_large", message: `The body is larger than ${MAX_BODY_BYTES} bytes` },
+      });
+    },
+  );
 
   it("answer Yoga's own errors with lower-case codes in the GraphQL shape, keeping their HTTP status", async () => {
     // Yoga's status for a parse error: 200 to a client that accepts application/json (GraphQL over
@@ -139,36 +147,41 @@ describe("GraphQL protocol", () => {
     expect(list.text).toContain(customer);
   });
 
-  it("have no subscription root: not in the committed SDL, not in introspection, and `subscription { id }` is a validation error", async () => {
-    // an SDL reader (codegen, relay-compiler, Apollo) takes a type named Subscription as the root unless a schema block says otherwise
-    const sdl = buildSchema(fs.readFileSync(SCHEMA_PATH, "utf8"));
-    expect(sdl.getQueryType()?.name).toBe("Query");
-    expect(sdl.getMutationType()?.name).toBe("Mutation");
-    expect(sdl.getSubscriptionType()).toBeUndefined();
-    expect(sdl.getType("Subscription")).toBeDefined(); // the billing type is still there, as a Node
-    const introspection = await post({
-      query: "{ __schema { queryType { name } mutationType { name } subscriptionType { name } } }",
-    });
-    expect(introspection).toEqual({
-      status: 200,
-      body: {
-        data: {
-          __schema: { queryType: { name: "Query" }, mutationType: { name: "Mutation" }, subscriptionType: null },
+  it(
+    "have no subscription root: not in the committed SDL, not in introspection, and `subscription { id }` is a " +
+      "validation error",
+    async () => {
+      // an SDL reader (codegen, relay-compiler, Apollo) takes a type named Subscription as the root unless a schema
+      // block says otherwise
+      const sdl = buildSchema(fs.readFileSync(SCHEMA_PATH, "utf8"));
+      expect(sdl.getQueryType()?.name).toBe("Query");
+      expect(sdl.getMutationType()?.name).toBe("Mutation");
+      expect(sdl.getSubscriptionType()).toBeUndefined();
+      expect(sdl.getType("Subscription")).toBeDefined(); // the billing type is still there, as a Node
+      const introspection = await post({
+        query: "{ __schema { queryType { name } mutationType { name } subscriptionType { name } } }",
+      });
+      expect(introspection).toEqual({
+        status: 200,
+        body: {
+          data: {
+            __schema: { queryType: { name: "Query" }, mutationType: { name: "Mutation" }, subscriptionType: null },
+          },
         },
-      },
-    });
-    const message = "The schema does not support subscription operations.";
-    const strict = await post({ query: "subscription { id }" }, { accept: "application/graphql-response+json" });
-    expect(strict.status).toBe(400);
-    expect(strict.body).toEqual({
-      errors: [{ message, locations: [{ line: 1, column: 1 }], extensions: { code: "validation_error" } }],
-    });
-    // an application/json client gets Yoga's status for validation errors, as for a parse error
-    const legacy = await post({ query: "subscription Watch { id }" });
-    expect(legacy.status).toBe(200);
-    expect(legacy.body.data).toBeUndefined();
-    expect(legacy.body.errors).toEqual([
-      { message, locations: [{ line: 1, column: 1 }], extensions: { code: "validation_error" } },
-    ]);
-  });
+      });
+      const message = "The schema does not support subscription operations.";
+      const strict = await post({ query: "subscription { id }" }, { accept: "application/graphql-response+json" });
+      expect(strict.status).toBe(400);
+      expect(strict.body).toEqual({
+        errors: [{ message, locations: [{ line: 1, column: 1 }], extensions: { code: "validation_error" } }],
+      });
+      // an application/json client gets Yoga's status for validation errors, as for a parse error
+      const legacy = await post({ query: "subscription Watch { id }" });
+      expect(legacy.status).toBe(200);
+      expect(legacy.body.data).toBeUndefined();
+      expect(legacy.body.errors).toEqual([
+        { message, locations: [{ line: 1, column: 1 }], extensions: { code: "validation_error" } },
+      ]);
+    },
+  );
 });

@@ -13,8 +13,12 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.close());
 
-const CREATE_CUSTOMER = `mutation($input: CustomerInput!) { createCustomer(input: $input) { id name country { id } state { id } taxId } }`;
-const CREATE_INVOICE = `mutation($input: InvoiceInput!) { createInvoice(input: $input) { id status amount tax total currency { id } lines { name total } } }`;
+const CREATE_CUSTOMER =
+  `mutation($input: CustomerInput!) { createCustomer(input: $input) { id name country { id } ` +
+  `state { id } taxId } }`;
+const CREATE_INVOICE =
+  `mutation($input: InvoiceInput!) { createInvoice(input: $input) { id status amount tax total ` +
+  `currency { id } lines { name total } } }`;
 
 describe("GraphQL at /graphql", () => {
   it("creates, reads through node(), lists with totalCount and finalizes", async () => {
@@ -56,7 +60,8 @@ describe("GraphQL at /graphql", () => {
     });
 
     const list = await s.graphql(
-      `{ invoices(first: 10, where: { status: { equals: draft } }) { totalCount edges { cursor node { id } } pageInfo { hasNextPage } } }`,
+      `{ invoices(first: 10, where: { status: { equals: draft } }) { totalCount edges { cursor node { id } } ` +
+        `pageInfo { hasNextPage } } }`,
     );
     expect(list.body.data.invoices.totalCount).toBe(1);
     expect(list.body.data.invoices.edges[0].node.id).toBe(id);
@@ -87,7 +92,8 @@ describe("GraphQL at /graphql", () => {
 
   it("pages connections with cursors the REST pages share", async () => {
     const page = await s.graphql(
-      `{ states(first: 5, country: { equals: "CL" }) { totalCount edges { cursor node { id } } pageInfo { endCursor hasNextPage } } }`,
+      `{ states(first: 5, country: { equals: "CL" }) { totalCount edges { cursor node { id } } pageInfo { endCursor ` +
+        `hasNextPage } } }`,
     );
     const { states } = page.body.data;
     expect(states.totalCount).toBe(16);

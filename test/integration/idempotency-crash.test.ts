@@ -72,7 +72,9 @@ async function all(url: string, apiKey: string, field: "customers" | "payments",
       method: "POST",
       headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
       body: JSON.stringify({
-        query: `query($after: String) { ${field}(first: 100, after: $after) { pageInfo { hasNextPage endCursor } edges { node { ${select} } } } }`,
+        query:
+          `query($after: String) { ${field}(first: 100, after: $after) { pageInfo { hasNextPage endCursor } ` +
+          `edges { node { ${select} } } } }`,
         variables: { after },
       }),
     });

@@ -69,10 +69,13 @@ describe("a keyed request that fails", () => {
 
   it("GraphQL internal_error in the second mutation: the first mutation's write is rolled back too", async () => {
     await s.database.prisma.$executeRawUnsafe(
-      `CREATE TRIGGER test_fail BEFORE INSERT ON "Customer" FOR EACH ROW WHEN (NEW."name" = 'Falla Dos SpA') EXECUTE FUNCTION test_fail()`,
+      `CREATE TRIGGER test_fail BEFORE INSERT ON "Customer" FOR EACH ROW WHEN (NEW."name" = 'Falla Dos SpA') EXECUTE ` +
+        `FUNCTION test_fail()`,
     );
     const doc = {
-      query: `mutation { a: createCustomer(input: { name: "Antes Dos SpA", country: "CL" }) { id } b: createCustomer(input: { name: "Falla Dos SpA", country: "CL" }) { id } }`,
+      query:
+        `mutation { a: createCustomer(input: { name: "Antes Dos SpA", country: "CL" }) { id } b: ` +
+        `createCustomer(input: { name: "Falla Dos SpA", country: "CL" }) { id } }`,
     };
     const failed = await post("/graphql", doc, "fail-gql-1");
     expect(failed.status).toBe(200);
@@ -93,7 +96,9 @@ describe("a keyed request that fails", () => {
   it("a 4xx answer is stored with the request's other writes, and what the failed service wrote is not", async () => {
     // a: succeeds; b: createPayment fails validation (400) inside its own service: kept as a 4xx
     const doc = {
-      query: `mutation { a: createCustomer(input: { name: "Antes Tres SpA", country: "CL" }) { id } b: createPayment(input: { amount: "-1", currency: "CLP", description: "tres" }) { id } }`,
+      query:
+        `mutation { a: createCustomer(input: { name: "Antes Tres SpA", country: "CL" }) { id } b: ` +
+        `createPayment(input: { amount: "-1", currency: "CLP", description: "tres" }) { id } }`,
     };
     const first = await post("/graphql", doc, "partial-1");
     expect(first.body.errors.map((e: any) => e.extensions.code)).toEqual(["validation_error"]);
@@ -122,7 +127,8 @@ describe("concurrent requests with one key", () => {
         // wait (by state, not by time) until the first request holds the key's advisory lock
         for (;;) {
           const { rows } = await observer.query(
-            `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+            `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT ` +
+              `oid FROM pg_database WHERE datname = current_database())`,
           );
           if (rows[0].n > 0) break;
           await new Promise((r) => setTimeout(r, 20));
@@ -160,51 +166,55 @@ describe("concurrent requests with one key", () => {
 });
 
 describe("the request transaction", () => {
-  it("services' transactions join it as savepoints: a failed one is undone alone; afterCommit work runs after the commit only", async () => {
-    const name = (n: string) => ({
-      id: `cus_savepoint${n}00000000000000`.slice(0, 28),
-      organizationId: s.orgs.acme,
-      testMode: true,
-      name: `Savepoint ${n}`,
-    });
-    const ran: string[] = [];
-    await runInTransaction(s.database.prisma, { maxWait: 10_000, timeout: 30_000 }, async (db) => {
-      await db.customer.create({ data: name("A") });
-      await expect(
-        db.$transaction(async (tx) => {
-          await tx.customer.create({ data: name("B") });
-          throw new Error("service failed");
-        }),
-      ).rejects.toThrow("service failed");
-      // nested: a service calling another one's transaction inside its own
-      await db.$transaction(async (tx) =>
-        (tx as unknown as typeof db).$transaction(async (inner) => inner.customer.create({ data: name("C") })),
-      );
-      await afterCommit(db, async (base) => {
-        ran.push(`after commit: ${await base.customer.count({ where: { name: { startsWith: "Savepoint " } } })}`);
+  it(
+    "services' transactions join it as savepoints: a failed one is undone alone; afterCommit work runs after the " +
+      "commit only",
+    async () => {
+      const name = (n: string) => ({
+        id: `cus_savepoint${n}00000000000000`.slice(0, 28),
+        organizationId: s.orgs.acme,
+        testMode: true,
+        name: `Savepoint ${n}`,
       });
-      expect(ran).toEqual([]);
-    });
-    expect(ran).toEqual(["after commit: 2"]);
-    expect(
-      (
-        await s.database.prisma.customer.findMany({
-          where: { name: { startsWith: "Savepoint " } },
-          orderBy: { name: "asc" },
-        })
-      ).map((c) => c.name),
-    ).toEqual(["Savepoint A", "Savepoint C"]);
+      const ran: string[] = [];
+      await runInTransaction(s.database.prisma, { maxWait: 10_000, timeout: 30_000 }, async (db) => {
+        await db.customer.create({ data: name("A") });
+        await expect(
+          db.$transaction(async (tx) => {
+            await tx.customer.create({ data: name("B") });
+            throw new Error("service failed");
+          }),
+        ).rejects.toThrow("service failed");
+        // nested: a service calling another one's transaction inside its own
+        await db.$transaction(async (tx) =>
+          (tx as unknown as typeof db).$transaction(async (inner) => inner.customer.create({ data: name("C") })),
+        );
+        await afterCommit(db, async (base) => {
+          ran.push(`after commit: ${await base.customer.count({ where: { name: { startsWith: "Savepoint " } } })}`);
+        });
+        expect(ran).toEqual([]);
+      });
+      expect(ran).toEqual(["after commit: 2"]);
+      expect(
+        (
+          await s.database.prisma.customer.findMany({
+            where: { name: { startsWith: "Savepoint " } },
+            orderBy: { name: "asc" },
+          })
+        ).map((c) => c.name),
+      ).toEqual(["Savepoint A", "Savepoint C"]);
 
-    await expect(
-      runInTransaction(s.database.prisma, { maxWait: 10_000, timeout: 30_000 }, async (db) => {
-        await db.customer.create({ data: name("D") });
-        await afterCommit(db, async () => void ran.push("never"));
-        throw new Error("request failed");
-      }),
-    ).rejects.toThrow("request failed");
-    expect(ran).toEqual(["after commit: 2"]);
-    expect(await customers("Savepoint D")).toBe(0);
-  });
+      await expect(
+        runInTransaction(s.database.prisma, { maxWait: 10_000, timeout: 30_000 }, async (db) => {
+          await db.customer.create({ data: name("D") });
+          await afterCommit(db, async () => void ran.push("never"));
+          throw new Error("request failed");
+        }),
+      ).rejects.toThrow("request failed");
+      expect(ran).toEqual(["after commit: 2"]);
+      expect(await customers("Savepoint D")).toBe(0);
+    },
+  );
 
   it("a keyed reminder sends its mail after the commit, once; its replay sends nothing", async () => {
     const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
@@ -226,47 +236,52 @@ describe("the request transaction", () => {
     expect(smtp.received).toHaveLength(1);
   });
 
-  it("a charge rolled back after the gateway call is asked again with the same attempt id, and recorded once", async () => {
-    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
-    const payment = (
-      await s.rest("POST", "/v1/payments/", {
-        body: { customer, amount: 2500, currency: "CLP", description: "reintento" },
-      })
-    ).body.id;
-    const source = (
-      await s.rest("POST", "/v1/sources/", { body: { gateway: "test", customer, data: { token: "tok_visa" } } })
-    ).body.id;
-    const gateway = findGateway("test", ["test"]) as Required<PaymentGateway>;
-    const charge = vi.spyOn(gateway, "charge");
-    try {
-      // recording the gateway's answer fails (after the gateway charged): the request is a 500
-      await s.database.prisma.$executeRawUnsafe(
-        `CREATE TRIGGER test_fail BEFORE UPDATE ON "Payment" FOR EACH ROW WHEN (NEW."status" = 'succeeded') EXECUTE FUNCTION test_fail()`,
-      );
-      const failed = await post(`/v1/payments/${payment}/authorize/`, { source }, "charge-1");
-      expect(failed.status).toBe(500);
-      expect(await s.database.prisma.paymentCharge.count({ where: { paymentId: payment } })).toBe(0);
-      expect((await s.database.prisma.payment.findUniqueOrThrow({ where: { id: payment } })).status).toBe(
-        "requires_payment_method",
-      );
+  it(
+    "a charge rolled back after the gateway call is asked again with the same attempt id, and " + "recorded once",
+    async () => {
+      const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
+      const payment = (
+        await s.rest("POST", "/v1/payments/", {
+          body: { customer, amount: 2500, currency: "CLP", description: "reintento" },
+        })
+      ).body.id;
+      const source = (
+        await s.rest("POST", "/v1/sources/", { body: { gateway: "test", customer, data: { token: "tok_visa" } } })
+      ).body.id;
+      const gateway = findGateway("test", ["test"]) as Required<PaymentGateway>;
+      const charge = vi.spyOn(gateway, "charge");
+      try {
+        // recording the gateway's answer fails (after the gateway charged): the request is a 500
+        await s.database.prisma.$executeRawUnsafe(
+          `CREATE TRIGGER test_fail BEFORE UPDATE ON "Payment" FOR EACH ROW WHEN (NEW."status" = 'succeeded') ` +
+            `EXECUTE ` +
+            `FUNCTION test_fail()`,
+        );
+        const failed = await post(`/v1/payments/${payment}/authorize/`, { source }, "charge-1");
+        expect(failed.status).toBe(500);
+        expect(await s.database.prisma.paymentCharge.count({ where: { paymentId: payment } })).toBe(0);
+        expect((await s.database.prisma.payment.findUniqueOrThrow({ where: { id: payment } })).status).toBe(
+          "requires_payment_method",
+        );
 
-      await s.database.prisma.$executeRawUnsafe(`DROP TRIGGER test_fail ON "Payment"`);
-      const paid = await post(`/v1/payments/${payment}/authorize/`, { source }, "charge-1");
-      expect(paid.status).toBe(200);
-      expect(paid.body.status).toBe("succeeded");
-      const attempt = derivedId("chg", `${payment}/1`);
-      expect(charge.mock.calls.map(([request]) => request.chargeId)).toEqual([attempt, attempt]);
-      const charges = await s.database.prisma.paymentCharge.findMany({ where: { paymentId: payment } });
-      expect(charges.map((c) => [c.id, c.attempt, c.status, c.reference])).toEqual([
-        [attempt, 1, "succeeded", `test_${attempt}`],
-      ]);
-      expect(await post(`/v1/payments/${payment}/authorize/`, { source }, "charge-1")).toEqual({
-        ...paid,
-        replayed: "true",
-      });
-      expect(charge).toHaveBeenCalledTimes(2);
-    } finally {
-      charge.mockRestore();
-    }
-  });
+        await s.database.prisma.$executeRawUnsafe(`DROP TRIGGER test_fail ON "Payment"`);
+        const paid = await post(`/v1/payments/${payment}/authorize/`, { source }, "charge-1");
+        expect(paid.status).toBe(200);
+        expect(paid.body.status).toBe("succeeded");
+        const attempt = derivedId("chg", `${payment}/1`);
+        expect(charge.mock.calls.map(([request]) => request.chargeId)).toEqual([attempt, attempt]);
+        const charges = await s.database.prisma.paymentCharge.findMany({ where: { paymentId: payment } });
+        expect(charges.map((c) => [c.id, c.attempt, c.status, c.reference])).toEqual([
+          [attempt, 1, "succeeded", `test_${attempt}`],
+        ]);
+        expect(await post(`/v1/payments/${payment}/authorize/`, { source }, "charge-1")).toEqual({
+          ...paid,
+          replayed: "true",
+        });
+        expect(charge).toHaveBeenCalledTimes(2);
+      } finally {
+        charge.mockRestore();
+      }
+    },
+  );
 });

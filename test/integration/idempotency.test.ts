@@ -78,7 +78,9 @@ describe("Idempotency-Key", () => {
 
   it("works for GraphQL mutations too, and rejects a key that is too long", async () => {
     const mutation = {
-      query: `mutation { createPayment(input: { customer: "${customer}", amount: "2100", currency: "CLP", description: "gql" }) { id } }`,
+      query:
+        `mutation { createPayment(input: { customer: "${customer}", amount: "2100", currency: "CLP", ` +
+        `description: "gql" }) { id } }`,
     };
     const first = await post("/graphql", mutation, "gql-1");
     const again = await post("/graphql", mutation, "gql-1");

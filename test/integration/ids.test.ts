@@ -27,7 +27,10 @@ const VALUE_ID_TYPES: Record<string, string> = {
   PendingInvoiceItem: "pii",
   SubscriptionLine: "lin",
 };
-/** Reference data: the id is the code, a String (never auto-selected by relay-compiler, still the store key when selected). */
+/**
+ * Reference data: the id is the code, a String (never auto-selected by relay-compiler, still the store key when
+ * selected).
+ */
 const REFERENCE_TYPES = {
   Country: "countries",
   Currency: "currencies",
@@ -69,7 +72,8 @@ describe("ids in the data", () => {
     let after: string | null = null;
     for (;;) {
       const res = await s.graphql(
-        `query($after: String) { ${field}(first: 100, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`,
+        `query($after: String) { ${field}(first: 100, after: $after) { edges { node { id } } pageInfo { hasNextPage ` +
+          `endCursor } } }`,
         { after },
       );
       expect(res.body.errors).toBeUndefined();

@@ -85,7 +85,8 @@ describe("NUL and unpaired surrogates", () => {
 
   it("node and nodes read malformed ids as null", async () => {
     const res = await s.graphql(
-      `query($ids: [ID!]!) { a: node(id: "inv_\\u0000") { id } b: node(id: "constructor") { id } nodes(ids: $ids) { id } }`,
+      `query($ids: [ID!]!) { a: node(id: "inv_\\u0000") { id } b: node(id: "constructor") { id } nodes(ids: $ids) ` +
+        `{ id } }`,
       { ids: [invoice, "x\u0000", "toString_1", "inv_!!"] },
     );
     expect(res.body.errors).toBeUndefined();
@@ -138,16 +139,20 @@ describe("nesting and keys", () => {
     expect(reasons).toEqual(["must not nest arrays and objects more than 32 levels deep"]);
   });
 
-  it("a list argument of more than 1000 items is a 400 on it (a filter's `in` never becomes 100 000 query parameters)", async () => {
-    const res = await s.graphql(
-      `query($in: [String!]) { customers(first: 1, where: { name: { in: $in } }) { totalCount } }`,
-      { in: Array.from({ length: 100_000 }, (_, i) => `n${i}`) },
-    );
-    expect(res.body.errors[0].extensions).toMatchObject({
-      code: "validation_error",
-      fields: { "where.name.in": ["must have at most 1000 items"] },
-    });
-  });
+  it(
+    "a list argument of more than 1000 items is a 400 on it (a filter's `in` never becomes 100 000 query " +
+      "parameters)",
+    async () => {
+      const res = await s.graphql(
+        `query($in: [String!]) { customers(first: 1, where: { name: { in: $in } }) { totalCount } }`,
+        { in: Array.from({ length: 100_000 }, (_, i) => `n${i}`) },
+      );
+      expect(res.body.errors[0].extensions).toMatchObject({
+        code: "validation_error",
+        fields: { "where.name.in": ["must have at most 1000 items"] },
+      });
+    },
+  );
 
   it("keys named like Object.prototype's are unknown fields, never a crash", async () => {
     for (const raw of [
@@ -176,7 +181,8 @@ describe("money and quantity ranges", () => {
       expect(res.body.error.fields["lines.0.amount"].join()).toContain(MAX_DECIMAL);
     }
     const gql = await s.graphql(
-      `mutation { createInvoice(input: { customer: "${customer}", document: "CL33", lines: [{ name: "A", quantity: "1", amount: "100000000000000" }] }) { id } }`,
+      `mutation { createInvoice(input: { customer: "${customer}", document: "CL33", lines: [{ name: "A", quantity: ` +
+        `"1", amount: "100000000000000" }] }) { id } }`,
     );
     expect(gql.body.errors[0].message).toContain(MAX_DECIMAL); // a literal: GraphQL's document validation error
     const vars = await s.graphql(`mutation($input: InvoiceInput!) { createInvoice(input: $input) { id } }`, {

@@ -28,19 +28,25 @@ async function pdfText(base64: string): Promise<string> {
   return (await new PDFParse({ data: new Uint8Array(Buffer.from(base64, "base64")) }).getText()).text;
 }
 
-const CUSTOMER_FIELDS = `id name address stateCode state { id code } country { id name } currency email phone website taxId contacts { name email phone role } taxSettings metadata created updated`;
-const ISSUER_FIELDS = `name taxId businessName activity activityCodes address commune city resolutionNumber resolutionDate`;
+const CUSTOMER_FIELDS =
+  `id name address stateCode state { id code } country { id name } currency email phone ` +
+  `website taxId contacts { name email phone role } taxSettings metadata created updated`;
+const ISSUER_FIELDS =
+  `name taxId businessName activity activityCodes address commune city resolutionNumber ` + `resolutionDate`;
 
 /** Every field a client reads of a document, through GraphQL: the customer and the issuer included. */
 function graphqlDocument(kind: "invoice" | "order" | "creditNote", id: string) {
   const own = {
     invoice: `number status total lines { name total } localFile`,
     order: `number status total shippingType lines { name total } localFile`,
-    creditNote: `number status total invoice { id number customer { ${CUSTOMER_FIELDS} } issuer { ${ISSUER_FIELDS} } } localFile`,
+    creditNote:
+      `number status total invoice { id number customer { ${CUSTOMER_FIELDS} } issuer { ${ISSUER_FIELDS} } ` +
+      `} localFile`,
   }[kind];
   const type = { invoice: "Invoice", order: "Order", creditNote: "CreditNote" }[kind];
   return s.graphql(
-    `query($id: ID!) { node(id: $id) { ... on ${type} { id ${own} customer { ${CUSTOMER_FIELDS} } issuer { ${ISSUER_FIELDS} } } } }`,
+    `query($id: ID!) { node(id: $id) { ... on ${type} { id ${own} customer { ${CUSTOMER_FIELDS} } issuer ` +
+      `{ ${ISSUER_FIELDS} } } } }`,
     { id },
   );
 }
@@ -273,124 +279,128 @@ describe("a document issued to SII prints its DTE's parties", () => {
     return new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml)?.[1] ?? null;
   }
 
-  it("PDF receiver and issuer fields equal the stored DTE's, before and after the customer and profile change", async () => {
-    const profile = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
-      body: {
-        business_name: "Acme “Emisora” SpA",
-        activity: "Servicios informáticos",
-        activity_codes: ["620200"],
-        address: "Av. Providencia 1234",
-        commune: "Providencia",
-        city: "Santiago",
-        resolution_number: 0,
-        resolution_date: "2026-01-15",
-      },
-    });
-    expect(profile.status, profile.text).toBe(200);
-    const certificate = generatePkcs12({ rut: "12345678-5" });
-    expect(
-      (
-        await s.rest("POST", "/v1/billers/built_in/certificates/", {
-          body: { file: certificate.file.toString("base64"), password: certificate.password },
+  it(
+    "PDF receiver and issuer fields equal the stored DTE's, before and after the customer and " + "profile change",
+    async () => {
+      const profile = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
+        body: {
+          business_name: "Acme “Emisora” SpA",
+          activity: "Servicios informáticos",
+          activity_codes: ["620200"],
+          address: "Av. Providencia 1234",
+          commune: "Providencia",
+          city: "Santiago",
+          resolution_number: 0,
+          resolution_date: "2026-01-15",
+        },
+      });
+      expect(profile.status, profile.text).toBe(200);
+      const certificate = generatePkcs12({ rut: "12345678-5" });
+      expect(
+        (
+          await s.rest("POST", "/v1/billers/built_in/certificates/", {
+            body: { file: certificate.file.toString("base64"), password: certificate.password },
+          })
+        ).status,
+      ).toBe(201);
+      // folios after the numbers the first part used
+      const caf = generateCaf({ rut: RUT, type: 33, from: 11, to: 20, authorizedOn });
+      const uploaded = await s.rest("POST", "/v1/billers/built_in/cafs/", {
+        body: { file: caf.file.toString("base64") },
+      });
+      expect(uploaded.status, uploaded.text).toBe(201);
+      // typographic quotes and a dash: the DTE carries SII's text (straight quotes, "-"), and so must the PDF
+      const customer = (
+        await s.rest("POST", "/v1/customers/", {
+          body: chileanCustomer({
+            name: "Cliente “Comillas” — Ñandú SpA",
+            address: "Los Aromos 55, depto. 3",
+            tax_settings: { activity: "Venta al por menor", commune: "Ñuñoa", city: "Santiago" },
+          }),
         })
-      ).status,
-    ).toBe(201);
-    // folios after the numbers the first part used
-    const caf = generateCaf({ rut: RUT, type: 33, from: 11, to: 20, authorizedOn });
-    const uploaded = await s.rest("POST", "/v1/billers/built_in/cafs/", {
-      body: { file: caf.file.toString("base64") },
-    });
-    expect(uploaded.status, uploaded.text).toBe(201);
-    // typographic quotes and a dash: the DTE carries SII's text (straight quotes, "-"), and so must the PDF
-    const customer = (
-      await s.rest("POST", "/v1/customers/", {
-        body: chileanCustomer({
-          name: "Cliente “Comillas” — Ñandú SpA",
-          address: "Los Aromos 55, depto. 3",
-          tax_settings: { activity: "Venta al por menor", commune: "Ñuñoa", city: "Santiago" },
-        }),
-      })
-    ).body.id;
-    const draft = (
-      await s.rest("POST", "/v1/invoices/", {
-        body: { customer, document: "CL33", lines: [{ name: "Consultoría", amount: 1000 }] },
-      })
-    ).body;
-    const finalized = await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`);
-    expect(finalized.status, finalized.text).toBe(200);
-    expect(finalized.body.local_file).toBeTruthy();
-    const file = await fetch(finalized.body.local_file, { headers: { authorization: `Bearer ${s.keys.acme}` } });
-    const xml = Buffer.from(await file.arrayBuffer()).toString("latin1");
+      ).body.id;
+      const draft = (
+        await s.rest("POST", "/v1/invoices/", {
+          body: { customer, document: "CL33", lines: [{ name: "Consultoría", amount: 1000 }] },
+        })
+      ).body;
+      const finalized = await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`);
+      expect(finalized.status, finalized.text).toBe(200);
+      expect(finalized.body.local_file).toBeTruthy();
+      const file = await fetch(finalized.body.local_file, { headers: { authorization: `Bearer ${s.keys.acme}` } });
+      const xml = Buffer.from(await file.arrayBuffer()).toString("latin1");
 
-    const dte = Object.fromEntries(
-      [
-        "RUTEmisor",
-        "RznSoc",
-        "GiroEmis",
-        "DirOrigen",
-        "CmnaOrigen",
-        "CiudadOrigen",
-        "RUTRecep",
-        "RznSocRecep",
-        "GiroRecep",
-        "CorreoRecep",
-        "DirRecep",
-        "CmnaRecep",
-        "CiudadRecep",
-      ].map((n) => [n, element(xml, n)]),
-    );
-    expect(dte).toEqual({
-      RUTEmisor: RUT,
-      RznSoc: 'Acme "Emisora" SpA',
-      GiroEmis: "Servicios informáticos",
-      DirOrigen: "Av. Providencia 1234",
-      CmnaOrigen: "Providencia",
-      CiudadOrigen: "Santiago",
-      RUTRecep: "76042235-5",
-      RznSocRecep: 'Cliente "Comillas" - Ñandú SpA',
-      GiroRecep: "Venta al por menor",
-      CorreoRecep: "pagos@cliente.cl",
-      DirRecep: "Los Aromos 55, depto. 3",
-      CmnaRecep: "Ñuñoa",
-      CiudadRecep: "Santiago",
-    });
-    const pdfOf = async () => pdfText((await s.rest("GET", `/v1/invoices/${draft.id}/pdf/`)).body.file);
-    const text = await pdfOf();
-    const lines = text.split("\n").map((l) => l.trim());
-    // issuer block: name, address (DirOrigen, CmnaOrigen, CiudadOrigen), activity (GiroEmis); its RUT in the header box, with dots
-    expect(lines).toContain(dte.RznSoc);
-    expect(lines).toContain("R.U.T.: 76.042.235-5");
-    expect(lines).toContain(`${dte.DirOrigen}, ${dte.CmnaOrigen}, ${dte.CiudadOrigen}`);
-    expect(lines).toContain(dte.GiroEmis);
-    // receiver rows: RznSocRecep, RUTRecep, GiroRecep, DirRecep, CmnaRecep, CiudadRecep, CorreoRecep (this customer keeps
-    // its activity, commune and city in tax_settings, as customers saved before those fields did)
-    expect(lines).toContain(`Señor(es): ${dte.RznSocRecep}`);
-    expect(lines).toContain("RUT: 76.042.235-5");
-    expect(lines).toContain(`Giro: ${dte.GiroRecep}`);
-    expect(lines).toContain(`Dirección: ${dte.DirRecep}`);
-    expect(lines).toContain(`Comuna: ${dte.CmnaRecep}`);
-    expect(lines).toContain(`Ciudad: ${dte.CiudadRecep}`);
-    expect(lines).toContain(`Correo: ${dte.CorreoRecep}`);
-    expect(text).not.toContain("“");
+      const dte = Object.fromEntries(
+        [
+          "RUTEmisor",
+          "RznSoc",
+          "GiroEmis",
+          "DirOrigen",
+          "CmnaOrigen",
+          "CiudadOrigen",
+          "RUTRecep",
+          "RznSocRecep",
+          "GiroRecep",
+          "CorreoRecep",
+          "DirRecep",
+          "CmnaRecep",
+          "CiudadRecep",
+        ].map((n) => [n, element(xml, n)]),
+      );
+      expect(dte).toEqual({
+        RUTEmisor: RUT,
+        RznSoc: 'Acme "Emisora" SpA',
+        GiroEmis: "Servicios informáticos",
+        DirOrigen: "Av. Providencia 1234",
+        CmnaOrigen: "Providencia",
+        CiudadOrigen: "Santiago",
+        RUTRecep: "76042235-5",
+        RznSocRecep: 'Cliente "Comillas" - Ñandú SpA',
+        GiroRecep: "Venta al por menor",
+        CorreoRecep: "pagos@cliente.cl",
+        DirRecep: "Los Aromos 55, depto. 3",
+        CmnaRecep: "Ñuñoa",
+        CiudadRecep: "Santiago",
+      });
+      const pdfOf = async () => pdfText((await s.rest("GET", `/v1/invoices/${draft.id}/pdf/`)).body.file);
+      const text = await pdfOf();
+      const lines = text.split("\n").map((l) => l.trim());
+      // issuer block: name, address (DirOrigen, CmnaOrigen, CiudadOrigen), activity (GiroEmis); its RUT in the header
+      // box, with dots
+      expect(lines).toContain(dte.RznSoc);
+      expect(lines).toContain("R.U.T.: 76.042.235-5");
+      expect(lines).toContain(`${dte.DirOrigen}, ${dte.CmnaOrigen}, ${dte.CiudadOrigen}`);
+      expect(lines).toContain(dte.GiroEmis);
+      // receiver rows: RznSocRecep, RUTRecep, GiroRecep, DirRecep, CmnaRecep, CiudadRecep, CorreoRecep (this customer
+      // keeps its activity, commune and city in tax_settings, as customers saved before those fields did)
+      expect(lines).toContain(`Señor(es): ${dte.RznSocRecep}`);
+      expect(lines).toContain("RUT: 76.042.235-5");
+      expect(lines).toContain(`Giro: ${dte.GiroRecep}`);
+      expect(lines).toContain(`Dirección: ${dte.DirRecep}`);
+      expect(lines).toContain(`Comuna: ${dte.CmnaRecep}`);
+      expect(lines).toContain(`Ciudad: ${dte.CiudadRecep}`);
+      expect(lines).toContain(`Correo: ${dte.CorreoRecep}`);
+      expect(text).not.toContain("“");
 
-    // the snapshot agrees with the DTE it was built from
-    const stored = await s.database.prisma.invoice.findUniqueOrThrow({ where: { id: draft.id } });
-    expect(stored.customerSnapshot).toMatchObject({
-      name: "Cliente “Comillas” — Ñandú SpA",
-      taxId: "76042235-5",
-      address: "Los Aromos 55, depto. 3",
-    });
-    expect(stored.issuerSnapshot).toMatchObject({
-      businessName: "Acme “Emisora” SpA",
-      taxId: RUT,
-      resolutionNumber: 0,
-      resolutionDate: "2026-01-15",
-    });
+      // the snapshot agrees with the DTE it was built from
+      const stored = await s.database.prisma.invoice.findUniqueOrThrow({ where: { id: draft.id } });
+      expect(stored.customerSnapshot).toMatchObject({
+        name: "Cliente “Comillas” — Ñandú SpA",
+        taxId: "76042235-5",
+        address: "Los Aromos 55, depto. 3",
+      });
+      expect(stored.issuerSnapshot).toMatchObject({
+        businessName: "Acme “Emisora” SpA",
+        taxId: RUT,
+        resolutionNumber: 0,
+        resolutionDate: "2026-01-15",
+      });
 
-    await s.rest("PATCH", `/v1/customers/${customer}/`, { body: { name: "Otro Nombre SpA", address: "Otra 1" } });
-    await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
-      body: { business_name: "Acme Cambiada SpA", address: "Otra Calle 2" },
-    });
-    expect(await pdfOf()).toBe(text);
-  });
+      await s.rest("PATCH", `/v1/customers/${customer}/`, { body: { name: "Otro Nombre SpA", address: "Otra 1" } });
+      await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
+        body: { business_name: "Acme Cambiada SpA", address: "Otra Calle 2" },
+      });
+      expect(await pdfOf()).toBe(text);
+    },
+  );
 });

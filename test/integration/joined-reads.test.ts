@@ -4,9 +4,10 @@
  * JSON, nulls, order), on both databases; what it does not translate goes to Prisma.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { cloneTemplate } from "../helpers/databases.js";
+import { cloneTemplate, TEST_DB } from "../helpers/databases.js";
 import { createDatabase, type Database } from "../../src/infra/database.js";
 import { withoutJoinedReads } from "../../src/infra/joined-reads.js";
+import { MAX_PREPARED_PER_CONNECTION, nameAsTextPool, preparedStatementName } from "../../src/infra/driver-adapter.js";
 import { createApiKey } from "../../src/services/api-keys.js";
 import { Prisma } from "../../src/infra/prisma/generated/client.js";
 
@@ -111,27 +112,31 @@ const INVOICE_TREE = {
 };
 
 describe("joined reads", () => {
-  it("findUnique with a tree: one statement, the same objects as Prisma's (exact decimals, dates, JSON, nulls, order)", async () => {
-    const r = await both((p) => p.invoice.findUnique({ where: { id: ids.invoices[1] }, include: INVOICE_TREE }));
-    expect(r.joined).toEqual(r.own);
-    expect(r.joinedStatements).toHaveLength(1);
-    expect(r.ownStatements.length).toBeGreaterThan(5);
-    const invoice = r.joined!;
-    expect(invoice.amount).toBeInstanceOf(Prisma.Decimal);
-    expect(invoice.amount.toFixed()).toBe("12345678901234.123457");
-    expect(invoice.lines.map((l) => [l.position, l.quantity.toFixed()])).toEqual([
-      [0, "99999999999999.999999"],
-      [1, "99999999999999.999999"],
-      [2, "99999999999999.999999"],
-    ]);
-    expect(invoice.date).toEqual(new Date("2026-11-02T00:00:00Z"));
-    expect(invoice.createdAt).toBeInstanceOf(Date);
-    expect(invoice.customer.metadata).toEqual({ plan: "gold", n: 1 });
-    expect(invoice.customer.state).toBeNull();
-    expect(invoice.payments.map((p) => [p.amount.toFixed(), p.source, p.invoice?.id])).toEqual([
-      ["1.5", null, ids.invoices[1]],
-    ]);
-  });
+  it(
+    "findUnique with a tree: one statement, the same objects as Prisma's (exact decimals, dates, JSON, " +
+      "nulls, order)",
+    async () => {
+      const r = await both((p) => p.invoice.findUnique({ where: { id: ids.invoices[1] }, include: INVOICE_TREE }));
+      expect(r.joined).toEqual(r.own);
+      expect(r.joinedStatements).toHaveLength(1);
+      expect(r.ownStatements.length).toBeGreaterThan(5);
+      const invoice = r.joined!;
+      expect(invoice.amount).toBeInstanceOf(Prisma.Decimal);
+      expect(invoice.amount.toFixed()).toBe("12345678901234.123457");
+      expect(invoice.lines.map((l) => [l.position, l.quantity.toFixed()])).toEqual([
+        [0, "99999999999999.999999"],
+        [1, "99999999999999.999999"],
+        [2, "99999999999999.999999"],
+      ]);
+      expect(invoice.date).toEqual(new Date("2026-11-02T00:00:00Z"));
+      expect(invoice.createdAt).toBeInstanceOf(Date);
+      expect(invoice.customer.metadata).toEqual({ plan: "gold", n: 1 });
+      expect(invoice.customer.state).toBeNull();
+      expect(invoice.payments.map((p) => [p.amount.toFixed(), p.source, p.invoice?.id])).toEqual([
+        ["1.5", null, ids.invoices[1]],
+      ]);
+    },
+  );
 
   it("findMany with a select tree, order, take and skip: one statement, equal to Prisma's", async () => {
     const args = {
@@ -167,19 +172,22 @@ describe("joined reads", () => {
     expect(r.joinedStatements).toHaveLength(2);
   });
 
-  it("a findUnique whose where it does not translate: Prisma's findUnique of the id, then the joined read", async () => {
-    const read = (p: Database["prisma"], from: string) =>
-      p.invoice.findUnique({
-        where: { id: ids.invoices[2], date: { gte: new Date(from) } },
-        include: { customer: true },
-      });
-    const r = await both((p) => read(p, "2026-11-01"));
-    expect(r.joined).toEqual(r.own);
-    expect(r.joined?.customer.id).toBe(ids.customer);
-    expect(r.joinedStatements).toHaveLength(2);
-    const none = await both((p) => read(p, "2027-01-01"));
-    expect([none.joined, none.own]).toEqual([null, null]);
-  });
+  it(
+    "a findUnique whose where it does not translate: Prisma's findUnique of the id, then the " + "joined read",
+    async () => {
+      const read = (p: Database["prisma"], from: string) =>
+        p.invoice.findUnique({
+          where: { id: ids.invoices[2], date: { gte: new Date(from) } },
+          include: { customer: true },
+        });
+      const r = await both((p) => read(p, "2026-11-01"));
+      expect(r.joined).toEqual(r.own);
+      expect(r.joined?.customer.id).toBe(ids.customer);
+      expect(r.joinedStatements).toHaveLength(2);
+      const none = await both((p) => read(p, "2027-01-01"));
+      expect([none.joined, none.own]).toEqual([null, null]);
+    },
+  );
 
   it("findUnique by id in one tick: one statement for all, each its own copy", async () => {
     const r = await both((p) =>
@@ -244,4 +252,70 @@ describe("joined reads", () => {
     expect(seen.names).toEqual(["renamed in tx", "line 1", "line 2"]);
     expect(seen.sent.filter((s) => s.startsWith("SELECT row_to_json"))).toHaveLength(1);
   });
+
+  it("reads of one shape send one SQL text, with a prepared statement name, whatever the values", async () => {
+    const read = (id: string, status: string) =>
+      database.prisma.invoice.findFirst({
+        where: { id, organizationId },
+        include: { lines: { where: { name: { not: status } }, orderBy: { position: "asc" } }, customer: true },
+      });
+    statements.length = 0;
+    const first = await read(ids.invoices[1], "line 0");
+    const second = await read(ids.invoices[2], "line 2");
+    const sent = statements.filter((s) => s.startsWith("SELECT row_to_json"));
+    expect(sent).toHaveLength(2);
+    expect(sent[1]).toBe(sent[0]);
+    expect(preparedStatementName({ sql: sent[0] })).toMatch(/^jr_[0-9a-f]{20}$/);
+    // the values are each read's own
+    expect(first!.id).toBe(ids.invoices[1]);
+    expect(first!.lines.map((l) => l.name)).toEqual(["line 1", "line 2"]);
+    expect(second!.id).toBe(ids.invoices[2]);
+    expect(second!.lines.map((l) => l.name)).toEqual(["line 0", "line 1"]);
+    // another shape (an `in` list of another length), another text
+    statements.length = 0;
+    const many = await database.prisma.invoice.findMany({
+      where: { id: { in: ids.invoices.slice(0, 2) } },
+      include: { customer: true },
+      orderBy: { id: "asc" },
+    });
+    expect(many.map((i) => i.id)).toEqual(ids.invoices.slice(0, 2));
+    expect(statements[0]).not.toBe(sent[0]);
+  });
+
+  it.skipIf(TEST_DB !== "postgres")(
+    "PostgreSQL: a joined read is prepared once on its connection, and a connection prepares a bounded number",
+    async () => {
+      // one connection, so the read and the catalogue query share it
+      const url = database.target.kind === "postgres" ? database.target.url : "";
+      const pool = nameAsTextPool({ connectionString: url, max: 1 });
+      try {
+        const text = "SELECT $1::int + 1 AS n";
+        for (let i = 0; i < 3; i++) await pool.query({ name: "jr_test_same", text, values: [i] });
+        const names = async () =>
+          (await pool.query<{ name: string }>("SELECT name FROM pg_prepared_statements")).rows.map((r) => r.name);
+        expect(await names()).toEqual(["jr_test_same"]);
+        for (let i = 0; i < MAX_PREPARED_PER_CONNECTION + 5; i++) {
+          const r = await pool.query<{ n: number }>({
+            name: `jr_test_${i}`,
+            text: `SELECT $1::int + ${i} AS n`,
+            values: [1],
+          });
+          expect(r.rows[0].n).toBe(1 + i);
+        }
+        expect((await names()).length).toBe(MAX_PREPARED_PER_CONNECTION);
+      } finally {
+        await pool.end();
+      }
+      // and the app's own pool: the GET's read names its statement
+      statements.length = 0;
+      await database.prisma.invoice.findUnique({ where: { id: ids.invoices[1] }, include: INVOICE_TREE });
+      const name = preparedStatementName({ sql: statements[0] });
+      expect(name).toMatch(/^jr_/);
+      // the pool hands out its most recently released connection: the one that just ran the read
+      const prepared = await database.prisma.$queryRawUnsafe<{ name: string }[]>(
+        "SELECT name FROM pg_prepared_statements",
+      );
+      expect(prepared.map((r) => r.name)).toContain(name);
+    },
+  );
 });

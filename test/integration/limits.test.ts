@@ -38,73 +38,86 @@ describe("GraphQL limits", () => {
   });
   afterAll(async () => s?.close());
 
-  it("refuse the 500-alias PDF query and the 2000-alias node query with query_too_complex before any database query", async () => {
-    const pdfs = Array.from({ length: 500 }, (_, i) => `a${i}: node(id: "${invoice}") { ... on Invoice { pdf } }`).join(
-      " ",
-    );
-    const nodes = Array.from({ length: 2000 }, (_, i) => `a${i}: node(id: "${invoice}") { id }`).join(" ");
-    for (const query of [`{ ${pdfs} }`, `{ ${nodes} }`]) {
-      s.queries.length = 0;
-      const res = await s.graphql(query);
-      expect(res.body.data).toBeUndefined();
-      expect(codes(res.body)).toEqual(["query_too_complex"]);
-      expect(res.body.errors[0].message).toMatch(/^Token limit of 1000 exceeded/);
-      expect(s.queries).toEqual([]); // not even the API key was looked up
-    }
-  });
+  it(
+    "refuse the 500-alias PDF query and the 2000-alias node query with query_too_complex before any " +
+      "database query",
+    async () => {
+      const pdfs = Array.from(
+        { length: 500 },
+        (_, i) => `a${i}: node(id: "${invoice}") { ... on Invoice { pdf } }`,
+      ).join(" ");
+      const nodes = Array.from({ length: 2000 }, (_, i) => `a${i}: node(id: "${invoice}") { id }`).join(" ");
+      for (const query of [`{ ${pdfs} }`, `{ ${nodes} }`]) {
+        s.queries.length = 0;
+        const res = await s.graphql(query);
+        expect(res.body.data).toBeUndefined();
+        expect(codes(res.body)).toEqual(["query_too_complex"]);
+        expect(res.body.errors[0].message).toMatch(/^Token limit of 1000 exceeded/);
+        expect(s.queries).toEqual([]); // not even the API key was looked up
+      }
+    },
+  );
 
-  it("refuse too many aliases, too deep a selection, too many directives and too high a cost, each with its reason", async () => {
-    const aliases = Array.from({ length: 31 }, (_, i) => `a${i}: __typename`).join(" ");
-    // __typename is in armor's allow-list: aliases of a real field count
-    const aliased = Array.from({ length: 31 }, (_, i) => `a${i}: node(id: "x") { id }`).join(" ");
-    let deep = "id";
-    for (let i = 0; i < 11; i++) deep = `customer { invoices(first: 1) { edges { node { ${deep} } } } }`;
-    const directives = Array.from({ length: 21 }, () => "@include(if: true)").join(" ");
-    const pdf = (alias: string) => `${alias}: node(id: "${invoice}") { ... on Invoice { pdf } }`;
-    const cases: [string, RegExp][] = [
-      [`{ ${aliased} }`, /^Aliases limit of 30 exceeded, found 31/],
-      [`{ invoices(first: 1) { edges { node { ${deep} } } } }`, /^Query depth limit of 10 exceeded/],
-      [`{ node(id: "x") { id ${directives} } }`, /^Directives limit of 20 exceeded, found 21/],
-      [`{ ${pdf("a")} ${pdf("b")} ${pdf("c")} }`, /^The query costs 3003, more than the limit of 3000/],
-      [`{ invoices(first: 5) { edges { node { pdf } } } }`, /^The query costs \d+, more than the limit of 3000/],
-      [
-        `{ a: invoices(first: 100) { edges { node { id lines { id } } } } b: invoices(first: 100) { edges { node { id lines { id } } } } }`,
-        /^The query reads up to 1200 rows, more than the limit of 1000/,
-      ],
-    ];
-    expect((await s.graphql(`{ ${aliases} }`)).body.errors).toBeUndefined();
-    for (const [query, message] of cases) {
-      s.queries.length = 0;
-      const res = await s.graphql(query);
-      expect(res.body.data).toBeUndefined();
-      expect(res.body.errors, JSON.stringify(res.body)).toContainEqual(
-        expect.objectContaining({
-          message: expect.stringMatching(message),
-          extensions: expect.objectContaining({ code: "query_too_complex" }),
-        }),
-      );
-      expect(s.queries.filter((q) => !q.startsWith("ApiKey."))).toEqual([]);
-    }
-  });
+  it(
+    "refuse too many aliases, too deep a selection, too many directives and too high a cost, each with " + "its reason",
+    async () => {
+      const aliases = Array.from({ length: 31 }, (_, i) => `a${i}: __typename`).join(" ");
+      // __typename is in armor's allow-list: aliases of a real field count
+      const aliased = Array.from({ length: 31 }, (_, i) => `a${i}: node(id: "x") { id }`).join(" ");
+      let deep = "id";
+      for (let i = 0; i < 11; i++) deep = `customer { invoices(first: 1) { edges { node { ${deep} } } } }`;
+      const directives = Array.from({ length: 21 }, () => "@include(if: true)").join(" ");
+      const pdf = (alias: string) => `${alias}: node(id: "${invoice}") { ... on Invoice { pdf } }`;
+      const cases: [string, RegExp][] = [
+        [`{ ${aliased} }`, /^Aliases limit of 30 exceeded, found 31/],
+        [`{ invoices(first: 1) { edges { node { ${deep} } } } }`, /^Query depth limit of 10 exceeded/],
+        [`{ node(id: "x") { id ${directives} } }`, /^Directives limit of 20 exceeded, found 21/],
+        [`{ ${pdf("a")} ${pdf("b")} ${pdf("c")} }`, /^The query costs 3003, more than the limit of 3000/],
+        [`{ invoices(first: 5) { edges { node { pdf } } } }`, /^The query costs \d+, more than the limit of 3000/],
+        [
+          `{ a: invoices(first: 100) { edges { node { id lines { id } } } } b: invoices(first: 100) { edges { node { ` +
+            `id lines { id } } } } }`,
+          /^The query reads up to 1200 rows, more than the limit of 1000/,
+        ],
+      ];
+      expect((await s.graphql(`{ ${aliases} }`)).body.errors).toBeUndefined();
+      for (const [query, message] of cases) {
+        s.queries.length = 0;
+        const res = await s.graphql(query);
+        expect(res.body.data).toBeUndefined();
+        expect(res.body.errors, JSON.stringify(res.body)).toContainEqual(
+          expect.objectContaining({
+            message: expect.stringMatching(message),
+            extensions: expect.objectContaining({ code: "query_too_complex" }),
+          }),
+        );
+        expect(s.queries.filter((q) => !q.startsWith("ApiKey."))).toEqual([]);
+      }
+    },
+  );
 
-  it("run an ordinary page of 50 invoices with their payments (3,001 when scalars cost 1), and refuse a sixth exact totalCount", async () => {
-    const page = `{ invoices(first: 50, where: { status: { equals: draft } }) { edges { node {
+  it(
+    "run an ordinary page of 50 invoices with their payments (3,001 when scalars cost 1), and refuse a sixth exact " +
+      "totalCount",
+    async () => {
+      const page = `{ invoices(first: 50, where: { status: { equals: draft } }) { edges { node {
       id number date dueDate status subtotal tax total amountDue note metadata created
       payments { id date paymentDate amount status description metadata created updated } } } } }`;
-    const ok = await s.graphql(page);
-    expect(ok.body.errors).toBeUndefined();
-    expect(ok.body.data.invoices.edges.map((e: any) => e.node.id)).toEqual([invoice]);
-    const counts = (n: number) =>
-      `{ ${Array.from({ length: n }, (_, i) => `c${i}: invoices(first: 0) { totalCount }`).join(" ")} }`;
-    const five = await s.graphql(counts(5));
-    expect(five.body.errors).toBeUndefined();
-    expect(five.body.data.c4.totalCount).toBe(1);
-    s.queries.length = 0;
-    const six = await s.graphql(counts(6));
-    expect(codes(six.body)).toEqual(["query_too_complex"]);
-    expect(six.body.errors[0].message).toMatch(/^The query costs 3006, more than the limit of 3000/);
-    expect(s.queries).toEqual([]);
-  });
+      const ok = await s.graphql(page);
+      expect(ok.body.errors).toBeUndefined();
+      expect(ok.body.data.invoices.edges.map((e: any) => e.node.id)).toEqual([invoice]);
+      const counts = (n: number) =>
+        `{ ${Array.from({ length: n }, (_, i) => `c${i}: invoices(first: 0) { totalCount }`).join(" ")} }`;
+      const five = await s.graphql(counts(5));
+      expect(five.body.errors).toBeUndefined();
+      expect(five.body.data.c4.totalCount).toBe(1);
+      s.queries.length = 0;
+      const six = await s.graphql(counts(6));
+      expect(codes(six.body)).toEqual(["query_too_complex"]);
+      expect(six.body.errors[0].message).toMatch(/^The query costs 3006, more than the limit of 3000/);
+      expect(s.queries).toEqual([]);
+    },
+  );
 
   it("render two PDFs in one request", async () => {
     const res = await s.graphql(
@@ -207,61 +220,71 @@ describe("rate limits", () => {
   });
   afterAll(async () => Promise.all([s?.close(), proxied?.close()]));
 
-  it("give a key its rate and burst, then 429 rate_limited with Retry-After on /v1 and /graphql; other keys go on", async () => {
-    for (let i = 0; i < 5; i++) expect((await s.rest("GET", "/v1/customers/")).status).toBe(200);
-    const res = await fetch(`${s.url}/v1/customers/`, { headers: { authorization: `Bearer ${s.keys.acme}` } });
-    expect(res.status).toBe(429);
-    const retryAfter = Number(res.headers.get("retry-after"));
-    // the burst bucket refills within a minute (docs/limits.md), so that is when a request may succeed again
-    expect(retryAfter).toBeGreaterThan(0);
-    expect(retryAfter).toBeLessThanOrEqual(60);
-    expect(await res.json()).toEqual({
-      error: { code: "rate_limited", message: `Too many requests for this API key; retry in ${retryAfter} s.` },
-    });
-    const gql = await graphql(s.url, "{ customers { totalCount } }", { authorization: `Bearer ${s.keys.acme}` });
-    expect(gql.status).toBe(429);
-    expect(Number(gql.headers.get("retry-after"))).toBeGreaterThan(0);
-    expect(gql.body).toEqual({
-      errors: [
-        { message: expect.stringMatching(/^Too many requests for this API key/), extensions: { code: "rate_limited" } },
-      ],
-    });
-    expect((await s.rest("GET", "/v1/customers/", { key: s.keys.other })).status).toBe(200);
-    // health answers are not limited
-    expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
-  });
-
-  it("refuse every request of an address after its failed authentications, ignoring X-Forwarded-For unless TRUST_PROXY", async () => {
-    const wrong = (url: string, forwardedFor?: string) =>
-      fetch(`${url}/v1/customers/`, {
-        headers: {
-          authorization: "Bearer sk_test_wrongwrongwrongwrongwrong",
-          ...(forwardedFor ? { "x-forwarded-for": forwardedFor } : {}),
-        },
+  it(
+    "give a key its rate and burst, then 429 rate_limited with Retry-After on /v1 and /graphql; other " + "keys go on",
+    async () => {
+      for (let i = 0; i < 5; i++) expect((await s.rest("GET", "/v1/customers/")).status).toBe(200);
+      const res = await fetch(`${s.url}/v1/customers/`, { headers: { authorization: `Bearer ${s.keys.acme}` } });
+      expect(res.status).toBe(429);
+      const retryAfter = Number(res.headers.get("retry-after"));
+      // the burst bucket refills within a minute (docs/limits.md), so that is when a request may succeed again
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(await res.json()).toEqual({
+        error: { code: "rate_limited", message: `Too many requests for this API key; retry in ${retryAfter} s.` },
       });
-    // no key at all is not a failed authentication
-    for (let i = 0; i < 5; i++) expect((await fetch(`${s.url}/v1/customers/`)).status).toBe(401);
-    for (let i = 0; i < 3; i++) expect((await wrong(s.url, `10.0.0.${i}`)).status).toBe(401);
-    const blocked = await fetch(`${s.url}/v1/customers/`, {
-      headers: { authorization: `Bearer ${s.keys.other}`, "x-forwarded-for": "10.0.0.99" },
-    });
-    expect(blocked.status).toBe(429);
-    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(3000);
-    expect((await blocked.json()).error).toEqual({
-      code: "rate_limited",
-      message: expect.stringMatching(/^Too many failed authentications from this address/),
-    });
-    const gql = await graphql(s.url, "{ customers { totalCount } }", { authorization: `Bearer ${s.keys.other}` });
-    expect([gql.status, codes(gql.body)]).toEqual([429, ["rate_limited"]]);
+      const gql = await graphql(s.url, "{ customers { totalCount } }", { authorization: `Bearer ${s.keys.acme}` });
+      expect(gql.status).toBe(429);
+      expect(Number(gql.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(gql.body).toEqual({
+        errors: [
+          {
+            message: expect.stringMatching(/^Too many requests for this API key/),
+            extensions: { code: "rate_limited" },
+          },
+        ],
+      });
+      expect((await s.rest("GET", "/v1/customers/", { key: s.keys.other })).status).toBe(200);
+      // health answers are not limited
+      expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+    },
+  );
 
-    // behind a trusted proxy the address is X-Forwarded-For's last entry
-    for (let i = 0; i < 2; i++) expect((await wrong(proxied.url, "203.0.113.7, 198.51.100.1")).status).toBe(401);
-    expect((await wrong(proxied.url, "203.0.113.7, 198.51.100.1")).status).toBe(429);
-    const elsewhere = await fetch(`${proxied.url}/v1/customers/`, {
-      headers: { authorization: `Bearer ${proxied.keys.acme}`, "x-forwarded-for": "198.51.100.1, 198.51.100.2" },
-    });
-    expect(elsewhere.status).toBe(200);
-  });
+  it(
+    "refuse every request of an address after its failed authentications, ignoring X-Forwarded-For unless " +
+      "TRUST_PROXY",
+    async () => {
+      const wrong = (url: string, forwardedFor?: string) =>
+        fetch(`${url}/v1/customers/`, {
+          headers: {
+            authorization: "Bearer sk_test_wrongwrongwrongwrongwrong",
+            ...(forwardedFor ? { "x-forwarded-for": forwardedFor } : {}),
+          },
+        });
+      // no key at all is not a failed authentication
+      for (let i = 0; i < 5; i++) expect((await fetch(`${s.url}/v1/customers/`)).status).toBe(401);
+      for (let i = 0; i < 3; i++) expect((await wrong(s.url, `10.0.0.${i}`)).status).toBe(401);
+      const blocked = await fetch(`${s.url}/v1/customers/`, {
+        headers: { authorization: `Bearer ${s.keys.other}`, "x-forwarded-for": "10.0.0.99" },
+      });
+      expect(blocked.status).toBe(429);
+      expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(3000);
+      expect((await blocked.json()).error).toEqual({
+        code: "rate_limited",
+        message: expect.stringMatching(/^Too many failed authentications from this address/),
+      });
+      const gql = await graphql(s.url, "{ customers { totalCount } }", { authorization: `Bearer ${s.keys.other}` });
+      expect([gql.status, codes(gql.body)]).toEqual([429, ["rate_limited"]]);
+
+      // behind a trusted proxy the address is X-Forwarded-For's last entry
+      for (let i = 0; i < 2; i++) expect((await wrong(proxied.url, "203.0.113.7, 198.51.100.1")).status).toBe(401);
+      expect((await wrong(proxied.url, "203.0.113.7, 198.51.100.1")).status).toBe(429);
+      const elsewhere = await fetch(`${proxied.url}/v1/customers/`, {
+        headers: { authorization: `Bearer ${proxied.keys.acme}`, "x-forwarded-for": "198.51.100.1, 198.51.100.2" },
+      });
+      expect(elsewhere.status).toBe(200);
+    },
+  );
 });
 
 describe("hardening", () => {
@@ -275,38 +298,43 @@ describe("hardening", () => {
   });
   afterAll(async () => Promise.all([s?.close(), open?.close()]));
 
-  it("sends the security headers on /v1, /graphql, /healthz, /readyz, /metrics, checkout and unknown paths", async () => {
-    const answers = await Promise.all([
-      fetch(`${s.url}/v1/customers/`, { headers: { authorization: `Bearer ${s.keys.acme}` } }),
-      fetch(`${s.url}/v1/customers/`),
-      fetch(`${s.url}/graphql`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: '{"query":"{ __typename }"}',
-      }),
-      fetch(`${s.url}/healthz`),
-      fetch(`${s.url}/readyz`),
-      fetch(`${s.url}/metrics`),
-      fetch(`${s.url}/checkout/unknown_token`),
-      fetch(`${s.url}/nowhere`),
-    ]);
-    for (const res of answers) {
-      expect(res.headers.get("x-content-type-options"), res.url).toBe("nosniff");
-      expect(res.headers.get("x-frame-options")).toBe("DENY");
-      expect(res.headers.get("referrer-policy")).toBe("no-referrer");
-      expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
-      await res.arrayBuffer();
-    }
-    expect(answers[0].headers.get("content-security-policy")).toBe(
-      "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'; form-action 'none'",
-    );
-    const checkout = answers[6];
-    expect(checkout.status).toBe(404);
-    expect(checkout.headers.get("content-type")).toMatch(/^text\/html/);
-    expect(checkout.headers.get("content-security-policy")).toBe(
-      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; object-src 'none'",
-    );
-  });
+  it(
+    "sends the security headers on /v1, /graphql, /healthz, /readyz, /metrics, checkout and " + "unknown paths",
+    async () => {
+      const answers = await Promise.all([
+        fetch(`${s.url}/v1/customers/`, { headers: { authorization: `Bearer ${s.keys.acme}` } }),
+        fetch(`${s.url}/v1/customers/`),
+        fetch(`${s.url}/graphql`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: '{"query":"{ __typename }"}',
+        }),
+        fetch(`${s.url}/healthz`),
+        fetch(`${s.url}/readyz`),
+        fetch(`${s.url}/metrics`),
+        fetch(`${s.url}/checkout/unknown_token`),
+        fetch(`${s.url}/nowhere`),
+      ]);
+      for (const res of answers) {
+        expect(res.headers.get("x-content-type-options"), res.url).toBe("nosniff");
+        expect(res.headers.get("x-frame-options")).toBe("DENY");
+        expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+        expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+        await res.arrayBuffer();
+      }
+      expect(answers[0].headers.get("content-security-policy")).toBe(
+        "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'; form-action 'none'",
+      );
+      const checkout = answers[6];
+      expect(checkout.status).toBe(404);
+      expect(checkout.headers.get("content-type")).toMatch(/^text\/html/);
+      expect(checkout.headers.get("content-security-policy")).toBe(
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri " +
+          "'none'; " +
+          "object-src 'none'",
+      );
+    },
+  );
 
   it("answers no CORS by default and only the allow-listed origin when configured", async () => {
     const origin = { origin: "https://app.example.com" };
@@ -383,23 +411,27 @@ describe("hardening", () => {
 });
 
 describe("the event loop during database queries", () => {
-  it("lets callbacks queued before a query (I/O, setImmediate) run before the query's rows are processed, in and out of a transaction", async () => {
-    const { target, drop } = await cloneTemplate(inject("template"));
-    const database = await createDatabase(target);
-    try {
-      for (const run of [
-        (sql: string) => database.prisma.$queryRawUnsafe(sql),
-        (sql: string) => database.prisma.$transaction((tx) => tx.$queryRawUnsafe(sql)),
-      ]) {
-        const order: string[] = [];
-        setImmediate(() => order.push("callback"));
-        await run("SELECT 1 AS one").then(() => order.push("rows"));
-        // PGlite answers in this thread without I/O: without the yield the rows would come first
-        expect(order).toEqual(["callback", "rows"]);
+  it(
+    "lets callbacks queued before a query (I/O, setImmediate) run before the query's rows are processed, in and out " +
+      "of a transaction",
+    async () => {
+      const { target, drop } = await cloneTemplate(inject("template"));
+      const database = await createDatabase(target);
+      try {
+        for (const run of [
+          (sql: string) => database.prisma.$queryRawUnsafe(sql),
+          (sql: string) => database.prisma.$transaction((tx) => tx.$queryRawUnsafe(sql)),
+        ]) {
+          const order: string[] = [];
+          setImmediate(() => order.push("callback"));
+          await run("SELECT 1 AS one").then(() => order.push("rows"));
+          // PGlite answers in this thread without I/O: without the yield the rows would come first
+          expect(order).toEqual(["callback", "rows"]);
+        }
+      } finally {
+        await database.close();
+        await drop();
       }
-    } finally {
-      await database.close();
-      await drop();
-    }
-  });
+    },
+  );
 });

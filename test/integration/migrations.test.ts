@@ -44,7 +44,8 @@ describe("migrations in process", () => {
     expect(first.applied).toEqual(local.map((m) => m.name));
     const rows = await db.session((s) =>
       s.query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(
-        `SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name`,
+        `SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY ` +
+          `migration_name`,
       ),
     );
     expect(rows.map((r) => r.migration_name)).toEqual(local.map((m) => m.name));
@@ -116,255 +117,277 @@ describe("migrations in process", () => {
 });
 
 describe("20261124010000_issued_snapshots", () => {
-  it("backfills finalized documents with the snapshot finalize writes (domain/issued-parties.ts), drafts stay without", async () => {
-    const db = await emptyDatabase();
-    const local = await localMigrations();
-    const at = local.findIndex((m) => m.name === "20261124010000_issued_snapshots");
-    expect(at).toBeGreaterThan(0);
-    await db.session((s) => applyMigrations(s, local.slice(0, at)));
-    // rows written before the migration (select: the snapshot columns do not exist yet)
-    const p = db.prisma;
-    const select = { id: true } as const;
-    // raw SQL: these columns of Organization moved to OrganizationSettings in a later migration
-    await p.$executeRawUnsafe(
-      `INSERT INTO "Organization" ("id", "name", "businessName", "taxId", "taxActivity", "taxActivityCode", "taxAddress", "taxCommune", "taxResolutionNumber", "taxResolutionDate", "updatedAt")
-       VALUES ('org_m', 'Org Name', 'Brand Name', '76042235-5', 'Servicios', '620200,631200', 'Calle 1', 'Providencia', 80, '2014-08-22T00:00:00Z', now())`,
-    );
-    await p.$executeRawUnsafe(
-      `INSERT INTO "Organization" ("id", "name", "updatedAt") VALUES ('org_n', 'No Profile Ltda', now())`,
-    );
-    await p.customer.create({
-      select,
-      data: {
-        id: "cus_m",
-        organizationId: "org_m",
-        testMode: true,
-        name: "Cliente SpA",
-        address: "Av. 2",
-        countryId: "CL",
-        stateId: "CL-RM",
-        stateCode: "RM",
-        email: "a@b.cl",
-        taxId: "76042235-5",
-        contacts: [{ name: "Ana", email: null, phone: null, role: "pagos" }],
-        taxSettings: { activity: "Retail", commune: "Ñuñoa" },
-        metadata: { k: "v" },
-      },
-    });
-    await p.customer.create({ select, data: { id: "cus_n", organizationId: "org_n", testMode: false, name: null } });
-    const doc = { testMode: true, currencyId: "CLP", date: new Date("2026-11-01T00:00:00Z"), userEmail: "ops@x.cl" };
-    await p.invoice.create({
-      select,
-      data: {
-        ...doc,
-        id: "inv_m",
-        organizationId: "org_m",
-        customerId: "cus_m",
-        documentTypeId: "CL33",
-        status: "finalized",
-        number: 1,
-      },
-    });
-    await p.invoice.create({
-      select,
-      data: { ...doc, id: "inv_d", organizationId: "org_m", customerId: "cus_m", documentTypeId: "CL33" },
-    });
-    await p.invoice.create({
-      select,
-      data: {
-        ...doc,
-        testMode: false,
-        id: "inv_n",
-        organizationId: "org_n",
-        customerId: "cus_n",
-        documentTypeId: "CL33",
-        status: "finalized",
-        number: 1,
-      },
-    });
-    await p.order.create({
-      select,
-      data: {
-        ...doc,
-        id: "ord_m",
-        organizationId: "org_m",
-        customerId: "cus_m",
-        documentTypeId: "CL52",
-        status: "finalized",
-        number: 1,
-      },
-    });
-    await p.creditNote.create({
-      select,
-      data: {
-        ...doc,
-        id: "cre_m",
-        organizationId: "org_m",
-        invoiceId: "inv_m",
-        documentTypeId: "CL61",
-        status: "finalized",
-        number: 1,
-      },
-    });
-
-    await db.session((s) => applyMigrations(s, local.slice(0, at + 1)));
-    // the later migrations add columns the client reads (Customer activity, commune, city) and leave the snapshots as they are
-    await db.session((s) => applyMigrations(s, local));
-    /** A customer snapshot as this migration wrote it: without the keys later snapshots carry (activity, commune, city) */
-    const asMigrated = ({ activity: _a, commune: _c, city: _ci, ...rest }: ReturnType<typeof customerSnapshot>) => rest;
-    const customerM = asMigrated(customerSnapshot(await p.customer.findUniqueOrThrow({ where: { id: "cus_m" } })));
-    const issuerM = issuerSnapshot(
-      { name: "Org Name", businessName: "Brand Name" },
-      {
-        taxId: "76042235-5",
-        businessName: null,
-        activity: "Servicios",
-        activityCodes: ["620200", "631200"],
-        address: "Calle 1",
-        commune: "Providencia",
-        city: null,
-        resolutionNumber: 80,
-        resolutionDate: "2014-08-22",
-      },
-    );
-    expect(issuerM.name).toBe("Brand Name");
-    for (const row of [
-      await p.invoice.findUniqueOrThrow({ where: { id: "inv_m" } }),
-      await p.order.findUniqueOrThrow({ where: { id: "ord_m" } }),
-      await p.creditNote.findUniqueOrThrow({ where: { id: "cre_m" } }),
-    ]) {
-      expect(row.customerSnapshot).toEqual(customerM);
-      expect(row.issuerSnapshot).toEqual(issuerM);
-    }
-    const bare = await p.invoice.findUniqueOrThrow({ where: { id: "inv_n" } });
-    expect(bare.customerSnapshot).toEqual(
-      asMigrated(customerSnapshot(await p.customer.findUniqueOrThrow({ where: { id: "cus_n" } }))),
-    );
-    expect(bare.issuerSnapshot).toEqual(
-      issuerSnapshot(
-        { name: "No Profile Ltda", businessName: null },
-        {
-          taxId: null,
-          businessName: null,
-          activity: null,
-          activityCodes: [],
-          address: null,
-          commune: null,
-          city: null,
-          resolutionNumber: null,
-          resolutionDate: null,
+  it(
+    "backfills finalized documents with the snapshot finalize writes (domain/issued-parties.ts), drafts " +
+      "stay without",
+    async () => {
+      const db = await emptyDatabase();
+      const local = await localMigrations();
+      const at = local.findIndex((m) => m.name === "20261124010000_issued_snapshots");
+      expect(at).toBeGreaterThan(0);
+      await db.session((s) => applyMigrations(s, local.slice(0, at)));
+      // rows written before the migration (select: the snapshot columns do not exist yet)
+      const p = db.prisma;
+      const select = { id: true } as const;
+      // raw SQL: these columns of Organization moved to OrganizationSettings in a later migration
+      await p.$executeRawUnsafe(
+        `INSERT INTO "Organization" ("id", "name", "businessName", "taxId", "taxActivity", "taxActivityCode",
+        "taxAddress", "taxCommune", "taxResolutionNumber", "taxResolutionDate", "updatedAt")
+       VALUES ('org_m', 'Org Name', 'Brand Name', '76042235-5', 'Servicios', '620200,631200', 'Calle 1',
+       'Providencia', 80, '2014-08-22T00:00:00Z', now())`,
+      );
+      await p.$executeRawUnsafe(
+        `INSERT INTO "Organization" ("id", "name", "updatedAt") VALUES ('org_n', 'No Profile Ltda', now())`,
+      );
+      await p.customer.create({
+        select,
+        data: {
+          id: "cus_m",
+          organizationId: "org_m",
+          testMode: true,
+          name: "Cliente SpA",
+          address: "Av. 2",
+          countryId: "CL",
+          stateId: "CL-RM",
+          stateCode: "RM",
+          email: "a@b.cl",
+          taxId: "76042235-5",
+          contacts: [{ name: "Ana", email: null, phone: null, role: "pagos" }],
+          taxSettings: { activity: "Retail", commune: "Ñuñoa" },
+          metadata: { k: "v" },
         },
-      ),
-    );
-    const draft = await p.invoice.findUniqueOrThrow({ where: { id: "inv_d" } });
-    expect([draft.customerSnapshot, draft.issuerSnapshot]).toEqual([null, null]);
-  });
+      });
+      await p.customer.create({ select, data: { id: "cus_n", organizationId: "org_n", testMode: false, name: null } });
+      const doc = { testMode: true, currencyId: "CLP", date: new Date("2026-11-01T00:00:00Z"), userEmail: "ops@x.cl" };
+      await p.invoice.create({
+        select,
+        data: {
+          ...doc,
+          id: "inv_m",
+          organizationId: "org_m",
+          customerId: "cus_m",
+          documentTypeId: "CL33",
+          status: "finalized",
+          number: 1,
+        },
+      });
+      await p.invoice.create({
+        select,
+        data: { ...doc, id: "inv_d", organizationId: "org_m", customerId: "cus_m", documentTypeId: "CL33" },
+      });
+      await p.invoice.create({
+        select,
+        data: {
+          ...doc,
+          testMode: false,
+          id: "inv_n",
+          organizationId: "org_n",
+          customerId: "cus_n",
+          documentTypeId: "CL33",
+          status: "finalized",
+          number: 1,
+        },
+      });
+      await p.order.create({
+        select,
+        data: {
+          ...doc,
+          id: "ord_m",
+          organizationId: "org_m",
+          customerId: "cus_m",
+          documentTypeId: "CL52",
+          status: "finalized",
+          number: 1,
+        },
+      });
+      await p.creditNote.create({
+        select,
+        data: {
+          ...doc,
+          id: "cre_m",
+          organizationId: "org_m",
+          invoiceId: "inv_m",
+          documentTypeId: "CL61",
+          status: "finalized",
+          number: 1,
+        },
+      });
+
+      await db.session((s) => applyMigrations(s, local.slice(0, at + 1)));
+      // the later migrations add columns the client reads (Customer activity, commune, city) and leave the snapshots as
+      // they are
+      await db.session((s) => applyMigrations(s, local));
+      /**
+       * A customer snapshot as this migration wrote it: without the keys later snapshots carry (activity, commune,
+       * city)
+       */
+      const asMigrated = ({ activity: _a, commune: _c, city: _ci, ...rest }: ReturnType<typeof customerSnapshot>) =>
+        rest;
+      const customerM = asMigrated(customerSnapshot(await p.customer.findUniqueOrThrow({ where: { id: "cus_m" } })));
+      const issuerM = issuerSnapshot(
+        { name: "Org Name", businessName: "Brand Name" },
+        {
+          taxId: "76042235-5",
+          businessName: null,
+          activity: "Servicios",
+          activityCodes: ["620200", "631200"],
+          address: "Calle 1",
+          commune: "Providencia",
+          city: null,
+          resolutionNumber: 80,
+          resolutionDate: "2014-08-22",
+        },
+      );
+      expect(issuerM.name).toBe("Brand Name");
+      for (const row of [
+        await p.invoice.findUniqueOrThrow({ where: { id: "inv_m" } }),
+        await p.order.findUniqueOrThrow({ where: { id: "ord_m" } }),
+        await p.creditNote.findUniqueOrThrow({ where: { id: "cre_m" } }),
+      ]) {
+        expect(row.customerSnapshot).toEqual(customerM);
+        expect(row.issuerSnapshot).toEqual(issuerM);
+      }
+      const bare = await p.invoice.findUniqueOrThrow({ where: { id: "inv_n" } });
+      expect(bare.customerSnapshot).toEqual(
+        asMigrated(customerSnapshot(await p.customer.findUniqueOrThrow({ where: { id: "cus_n" } }))),
+      );
+      expect(bare.issuerSnapshot).toEqual(
+        issuerSnapshot(
+          { name: "No Profile Ltda", businessName: null },
+          {
+            taxId: null,
+            businessName: null,
+            activity: null,
+            activityCodes: [],
+            address: null,
+            commune: null,
+            city: null,
+            resolutionNumber: null,
+            resolutionDate: null,
+          },
+        ),
+      );
+      const draft = await p.invoice.findUniqueOrThrow({ where: { id: "inv_d" } });
+      expect([draft.customerSnapshot, draft.issuerSnapshot]).toEqual([null, null]);
+    },
+  );
 });
 
 describe("2026112602000000_document_numbering", () => {
-  it("marks every numbered document's series without renumbering (a DTE is a folio, the rest internal), drafts stay null; the series then never collide", async () => {
-    const db = await emptyDatabase();
-    const local = await localMigrations();
-    const at = local.findIndex((m) => m.name === "2026112602000000_document_numbering");
-    expect(at).toBeGreaterThan(0);
-    await db.session((s) => applyMigrations(s, local.slice(0, at)));
-    // rows as the service wrote them before the migration (select: the numbering column does not exist yet)
-    const p = db.prisma;
-    const select = { id: true } as const;
-    await p.$executeRawUnsafe(
-      `INSERT INTO "Organization" ("id", "name", "updatedAt") VALUES ('org_m', 'Acme SpA', now())`,
-    );
-    await p.customer.create({
-      select,
-      data: { id: "cus_m", organizationId: "org_m", testMode: true, name: "Cliente SpA", countryId: "CL" },
-    });
-    const doc = {
-      organizationId: "org_m",
-      customerId: "cus_m",
-      testMode: true,
-      currencyId: "CLP",
-      date: new Date("2026-11-01T00:00:00Z"),
-      userEmail: "ops@x.cl",
-    };
-    const dte = (folio: number) => ({ agency: "sii", status: "accepted", folio, document_id: `F${folio}T33` });
-    // an organization enrolled after issuing: counter numbers 1..2, then a CAF from 51
-    await p.invoice.create({
-      select,
-      data: { ...doc, id: "inv_1", documentTypeId: "CL33", status: "finalized", number: 1 },
-    });
-    await p.invoice.create({
-      select,
-      data: { ...doc, id: "inv_2", documentTypeId: "CL33", status: "finalized", number: 2 },
-    });
-    await p.invoice.create({
-      select,
-      data: {
-        ...doc,
-        id: "inv_51",
-        documentTypeId: "CL33",
-        status: "finalized",
-        number: 51,
-        localFile: "inv_51_33_51.xml",
-        taxAgency: dte(51),
-      },
-    });
-    await p.invoice.create({ select, data: { ...doc, id: "inv_d", documentTypeId: "CL33" } });
-    await p.order.create({
-      select,
-      data: { ...doc, id: "ord_1", documentTypeId: "CL52", status: "finalized", number: 1 },
-    });
-    const { customerId: _c, ...noteColumns } = doc;
-    await p.creditNote.create({
-      select,
-      data: {
-        ...noteColumns,
-        id: "cre_7",
-        invoiceId: "inv_51",
-        documentTypeId: "CL61",
-        status: "finalized",
-        number: 7,
-        taxAgency: dte(7),
-      },
-    });
-
-    await db.session((s) => applyMigrations(s, local.slice(0, at + 1)));
-    const invoices = await p.invoice.findMany({
-      orderBy: { id: "asc" },
-      select: { id: true, number: true, numbering: true },
-    });
-    expect(invoices).toEqual([
-      { id: "inv_1", number: 1, numbering: "internal" },
-      { id: "inv_2", number: 2, numbering: "internal" },
-      { id: "inv_51", number: 51, numbering: "sii_folio" },
-      { id: "inv_d", number: null, numbering: null },
-    ]);
-    expect(
-      await p.order.findUniqueOrThrow({ where: { id: "ord_1" }, select: { number: true, numbering: true } }),
-    ).toEqual({ number: 1, numbering: "internal" });
-    expect(
-      await p.creditNote.findUniqueOrThrow({ where: { id: "cre_7" }, select: { number: true, numbering: true } }),
-    ).toEqual({ number: 7, numbering: "sii_folio" });
-
-    // folio 1 of a new CAF beside internal number 1 of the same type: another series
-    await p.invoice.create({
-      select,
-      data: {
-        ...doc,
-        id: "inv_f1",
-        documentTypeId: "CL33",
-        status: "finalized",
-        number: 1,
-        numbering: "sii_folio",
-        taxAgency: dte(1),
-      },
-    });
-    // the same number twice in one series is still refused by the unique key
-    await expect(
-      p.invoice.create({
+  it(
+    "marks every numbered document's series without renumbering (a DTE is a folio, the rest internal), drafts stay " +
+      "null; the series then never collide",
+    async () => {
+      const db = await emptyDatabase();
+      const local = await localMigrations();
+      const at = local.findIndex((m) => m.name === "2026112602000000_document_numbering");
+      expect(at).toBeGreaterThan(0);
+      await db.session((s) => applyMigrations(s, local.slice(0, at)));
+      // rows as the service wrote them before the migration (select: the numbering column does not exist yet)
+      const p = db.prisma;
+      const select = { id: true } as const;
+      await p.$executeRawUnsafe(
+        `INSERT INTO "Organization" ("id", "name", "updatedAt") VALUES ('org_m', 'Acme SpA', now())`,
+      );
+      await p.customer.create({
         select,
-        data: { ...doc, id: "inv_dup", documentTypeId: "CL33", status: "finalized", number: 2, numbering: "internal" },
-      }),
-    ).rejects.toMatchObject({ code: "P2002" });
-    await db.session((s) => applyMigrations(s, local));
-  });
+        data: { id: "cus_m", organizationId: "org_m", testMode: true, name: "Cliente SpA", countryId: "CL" },
+      });
+      const doc = {
+        organizationId: "org_m",
+        customerId: "cus_m",
+        testMode: true,
+        currencyId: "CLP",
+        date: new Date("2026-11-01T00:00:00Z"),
+        userEmail: "ops@x.cl",
+      };
+      const dte = (folio: number) => ({ agency: "sii", status: "accepted", folio, document_id: `F${folio}T33` });
+      // an organization enrolled after issuing: counter numbers 1..2, then a CAF from 51
+      await p.invoice.create({
+        select,
+        data: { ...doc, id: "inv_1", documentTypeId: "CL33", status: "finalized", number: 1 },
+      });
+      await p.invoice.create({
+        select,
+        data: { ...doc, id: "inv_2", documentTypeId: "CL33", status: "finalized", number: 2 },
+      });
+      await p.invoice.create({
+        select,
+        data: {
+          ...doc,
+          id: "inv_51",
+          documentTypeId: "CL33",
+          status: "finalized",
+          number: 51,
+          localFile: "inv_51_33_51.xml",
+          taxAgency: dte(51),
+        },
+      });
+      await p.invoice.create({ select, data: { ...doc, id: "inv_d", documentTypeId: "CL33" } });
+      await p.order.create({
+        select,
+        data: { ...doc, id: "ord_1", documentTypeId: "CL52", status: "finalized", number: 1 },
+      });
+      const { customerId: _c, ...noteColumns } = doc;
+      await p.creditNote.create({
+        select,
+        data: {
+          ...noteColumns,
+          id: "cre_7",
+          invoiceId: "inv_51",
+          documentTypeId: "CL61",
+          status: "finalized",
+          number: 7,
+          taxAgency: dte(7),
+        },
+      });
+
+      await db.session((s) => applyMigrations(s, local.slice(0, at + 1)));
+      const invoices = await p.invoice.findMany({
+        orderBy: { id: "asc" },
+        select: { id: true, number: true, numbering: true },
+      });
+      expect(invoices).toEqual([
+        { id: "inv_1", number: 1, numbering: "internal" },
+        { id: "inv_2", number: 2, numbering: "internal" },
+        { id: "inv_51", number: 51, numbering: "sii_folio" },
+        { id: "inv_d", number: null, numbering: null },
+      ]);
+      expect(
+        await p.order.findUniqueOrThrow({ where: { id: "ord_1" }, select: { number: true, numbering: true } }),
+      ).toEqual({ number: 1, numbering: "internal" });
+      expect(
+        await p.creditNote.findUniqueOrThrow({ where: { id: "cre_7" }, select: { number: true, numbering: true } }),
+      ).toEqual({ number: 7, numbering: "sii_folio" });
+
+      // folio 1 of a new CAF beside internal number 1 of the same type: another series
+      await p.invoice.create({
+        select,
+        data: {
+          ...doc,
+          id: "inv_f1",
+          documentTypeId: "CL33",
+          status: "finalized",
+          number: 1,
+          numbering: "sii_folio",
+          taxAgency: dte(1),
+        },
+      });
+      // the same number twice in one series is still refused by the unique key
+      await expect(
+        p.invoice.create({
+          select,
+          data: {
+            ...doc,
+            id: "inv_dup",
+            documentTypeId: "CL33",
+            status: "finalized",
+            number: 2,
+            numbering: "internal",
+          },
+        }),
+      ).rejects.toMatchObject({ code: "P2002" });
+      await db.session((s) => applyMigrations(s, local));
+    },
+  );
 });

@@ -48,28 +48,33 @@ describe("numbering at finalize", () => {
     expect(await mk(s.keys.other)).toBe(1);
   });
 
-  it("live mode refuses a Chilean tax document before its SII set-up: 409 naming what to set up, nothing numbered", async () => {
-    const key = s.keys.acmeLive;
-    const customer = (await s.rest("POST", "/v1/customers/", { key, body: chileanCustomer() })).body.id;
-    const inv = (await s.rest("POST", "/v1/invoices/", { key, body: { customer, lines: [{ name: "x", amount: 1 }] } }))
-      .body;
-    const res = await s.rest("GET", `/v1/invoices/${inv.id}/finalize/`, { key });
-    expect(res.status).toBe(409);
-    expect(res.body.error.code).toBe("invalid_state");
-    expect(res.body.error.message).toBe(
-      // the test server's organizations have a RUT in both modes' tax profiles: only the certificate is missing
-      "live mode issues CL33 only as an SII electronic tax document (DTE), and live mode is not set up with SII: " +
-        "upload the live mode signing certificate (POST /v1/billers/built_in/certificates/, a PKCS#12); " +
-        "then upload a CAF for CL33 (POST /v1/billers/built_in/cafs/). Test mode issues it meanwhile as a non-tax document in an internal series (docs/sii-setup.md)",
-    );
-    const after = (await s.rest("GET", `/v1/invoices/${inv.id}/`, { key })).body;
-    expect([after.status, after.number, after.numbering]).toEqual(["draft", null, null]);
-    expect(
-      await s.database.prisma.documentCounter.count({ where: { organizationId: s.orgs.acme, testMode: false } }),
-    ).toBe(0);
-    // the same through GraphQL
-    const gql = await s.graphql(`mutation($id: ID!) { finalizeInvoice(id: $id) { id } }`, { id: inv.id }, key);
-    expect(gql.body.errors[0].extensions.code).toBe("invalid_state");
-    expect(gql.body.errors[0].message).toContain("live mode is not set up with SII");
-  });
+  it(
+    "live mode refuses a Chilean tax document before its SII set-up: 409 naming what to set up, nothing " + "numbered",
+    async () => {
+      const key = s.keys.acmeLive;
+      const customer = (await s.rest("POST", "/v1/customers/", { key, body: chileanCustomer() })).body.id;
+      const inv = (
+        await s.rest("POST", "/v1/invoices/", { key, body: { customer, lines: [{ name: "x", amount: 1 }] } })
+      ).body;
+      const res = await s.rest("GET", `/v1/invoices/${inv.id}/finalize/`, { key });
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe("invalid_state");
+      expect(res.body.error.message).toBe(
+        // the test server's organizations have a RUT in both modes' tax profiles: only the certificate is missing
+        "live mode issues CL33 only as an SII electronic tax document (DTE), and live mode is not set up with SII: " +
+          "upload the live mode signing certificate (POST /v1/billers/built_in/certificates/, a PKCS#12); " +
+          "then upload a CAF for CL33 (POST /v1/billers/built_in/cafs/). Test mode issues it meanwhile as a non-tax " +
+          "document in an internal series (docs/sii-setup.md)",
+      );
+      const after = (await s.rest("GET", `/v1/invoices/${inv.id}/`, { key })).body;
+      expect([after.status, after.number, after.numbering]).toEqual(["draft", null, null]);
+      expect(
+        await s.database.prisma.documentCounter.count({ where: { organizationId: s.orgs.acme, testMode: false } }),
+      ).toBe(0);
+      // the same through GraphQL
+      const gql = await s.graphql(`mutation($id: ID!) { finalizeInvoice(id: $id) { id } }`, { id: inv.id }, key);
+      expect(gql.body.errors[0].extensions.code).toBe("invalid_state");
+      expect(gql.body.errors[0].message).toContain("live mode is not set up with SII");
+    },
+  );
 });

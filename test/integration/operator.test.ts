@@ -169,7 +169,8 @@ describe("api-key commands", () => {
       false,
     ]);
     expect(byName.notes).toBe(
-      `joined the existing organization ${ops} "Ops SpA" (it has that name; pass --organization ${ops} to name it by id)\n`,
+      `joined the existing organization ${ops} "Ops SpA" (it has that name; pass --organization ${ops} to name it ` +
+        `by id)\n`,
     );
 
     const byId = await cli(s.database, ["create", "--organization", s.orgs.other, "--email", "ops2@other.cl"]);
@@ -204,7 +205,8 @@ describe("api-key commands", () => {
     const twins = await cliError(s.database, ["create", "--organization", "Twin SpA", "--email", "x@twin.cl"]);
     expect(twins).toBeInstanceOf(ValidationError);
     expect(twins.message).toContain(
-      '2 organizations are named "Twin SpA" (org_twin00000000000000000001, org_twin00000000000000000002): name one by its org_ id',
+      '2 organizations are named "Twin SpA" (org_twin00000000000000000001, org_twin00000000000000000002): name one ' +
+        "by its org_ id",
     );
     expect([await s.database.prisma.apiKey.count(), await s.database.prisma.organization.count()]).toEqual([
       keys,
@@ -280,7 +282,8 @@ describe("api-key commands", () => {
     ]);
     expect(malformed).toBeInstanceOf(ValidationError);
     expect(malformed.message).toBe(
-      'expires: must be a date yyyy-mm-dd or an ISO 8601 timestamp with an offset (2026-12-01T12:00:00Z), got "31-12-2099"',
+      "expires: must be a date yyyy-mm-dd or an ISO 8601 timestamp with an offset (2026-12-01T12:00:00Z), got " +
+        '"31-12-2099"',
     );
     expect([await s.database.prisma.apiKey.count(), await s.database.prisma.organization.count()]).toEqual([
       before,
@@ -350,42 +353,51 @@ describe("api-key commands", () => {
     expect([unknown instanceof NotFoundError, unknown.message]).toEqual([true, "No organization with id Nobody SpA"]);
   });
 
-  it("revokes a key: 401 at once on /graphql and /v1; a second revoke keeps the first time; an unknown id is one error", async () => {
-    const created = await createApiKey(s.database.prisma, {
-      organizationName: "Acme SpA",
-      email: "temp@acme.cl",
-      mode: "test",
-    });
-    expect((await get(`${s.url}/v1/customers/`, created.key)).status).toBe(200);
-    expect((await graphqlStatus(s, created.key)).status).toBe(200);
+  it(
+    "revokes a key: 401 at once on /graphql and /v1; a second revoke keeps the first time; an unknown id is " +
+      "one error",
+    async () => {
+      const created = await createApiKey(s.database.prisma, {
+        organizationName: "Acme SpA",
+        email: "temp@acme.cl",
+        mode: "test",
+      });
+      expect((await get(`${s.url}/v1/customers/`, created.key)).status).toBe(200);
+      expect((await graphqlStatus(s, created.key)).status).toBe(200);
 
-    const first = await cli(s.database, ["revoke", created.id]);
-    expect(first.closed).toBe(1);
-    const row = await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } });
-    expect(row.revokedAt).not.toBeNull();
-    expect(first.out).toBe(`${created.id} (${created.key.slice(0, 12)}…) revoked at ${row.revokedAt!.toISOString()}\n`);
-    const rest = await get(`${s.url}/v1/customers/`, created.key);
-    expect([rest.status, rest.body.error.code, rest.body.error.message]).toEqual([
-      401,
-      "authentication_required",
-      "Unknown or revoked API key",
-    ]);
-    const gql = await graphqlStatus(s, created.key);
-    expect([gql.status, gql.body.errors[0].extensions.code]).toEqual([401, "authentication_required"]);
+      const first = await cli(s.database, ["revoke", created.id]);
+      expect(first.closed).toBe(1);
+      const row = await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } });
+      expect(row.revokedAt).not.toBeNull();
+      expect(first.out).toBe(
+        `${created.id} (${created.key.slice(0, 12)}…) revoked at ${row.revokedAt!.toISOString()}\n`,
+      );
+      const rest = await get(`${s.url}/v1/customers/`, created.key);
+      expect([rest.status, rest.body.error.code, rest.body.error.message]).toEqual([
+        401,
+        "authentication_required",
+        "Unknown or revoked API key",
+      ]);
+      const gql = await graphqlStatus(s, created.key);
+      expect([gql.status, gql.body.errors[0].extensions.code]).toEqual([401, "authentication_required"]);
 
-    const again = await cli(s.database, ["revoke", created.id]);
-    expect(again.out).toBe(
-      `${created.id} (${created.key.slice(0, 12)}…) was already revoked at ${row.revokedAt!.toISOString()}\n`,
-    );
-    expect((await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } })).revokedAt).toEqual(
-      row.revokedAt,
-    );
+      const again = await cli(s.database, ["revoke", created.id]);
+      expect(again.out).toBe(
+        `${created.id} (${created.key.slice(0, 12)}…) was already revoked at ${row.revokedAt!.toISOString()}\n`,
+      );
+      expect((await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } })).revokedAt).toEqual(
+        row.revokedAt,
+      );
 
-    const unknown = await cliError(s.database, ["revoke", "key_doesnotexist"]);
-    expect([unknown instanceof NotFoundError, unknown.message]).toEqual([true, "No API key with id key_doesnotexist"]);
-    // the other keys still work
-    expect((await get(`${s.url}/v1/customers/`, s.keys.acme)).status).toBe(200);
-  });
+      const unknown = await cliError(s.database, ["revoke", "key_doesnotexist"]);
+      expect([unknown instanceof NotFoundError, unknown.message]).toEqual([
+        true,
+        "No API key with id key_doesnotexist",
+      ]);
+      // the other keys still work
+      expect((await get(`${s.url}/v1/customers/`, s.keys.acme)).status).toBe(200);
+    },
+  );
 
   it("answers 401 saying expired once a key's expiry has passed", async () => {
     const created = await createApiKey(s.database.prisma, {
@@ -616,20 +628,23 @@ describe("/metrics business series", () => {
     ]).toEqual([0, 0, 0, 1]);
   });
 
-  it("reports the pool on PostgreSQL and leaves it out on PGlite; default metrics keep the event loop lag", async () => {
-    const text = await metrics(s.url);
-    expect(text).toContain("nodejs_eventloop_lag_seconds ");
-    if (TEST_DB === "postgres") {
-      const inUse = sample(text, 'billing_db_pool_connections{state="in_use"}');
-      const idle = sample(text, 'billing_db_pool_connections{state="idle"}');
-      expect(inUse).not.toBeNull();
-      expect(idle! + inUse!).toBeGreaterThanOrEqual(1);
-      expect(idle! + inUse!).toBeLessThanOrEqual(10);
-      expect(sample(text, "billing_db_pool_waiting_requests")).toBe(0);
-    } else {
-      expect(text).not.toContain("billing_db_pool");
-    }
-  });
+  it(
+    "reports the pool on PostgreSQL and leaves it out on PGlite; default metrics keep the event " + "loop lag",
+    async () => {
+      const text = await metrics(s.url);
+      expect(text).toContain("nodejs_eventloop_lag_seconds ");
+      if (TEST_DB === "postgres") {
+        const inUse = sample(text, 'billing_db_pool_connections{state="in_use"}');
+        const idle = sample(text, 'billing_db_pool_connections{state="idle"}');
+        expect(inUse).not.toBeNull();
+        expect(idle! + inUse!).toBeGreaterThanOrEqual(1);
+        expect(idle! + inUse!).toBeLessThanOrEqual(10);
+        expect(sample(text, "billing_db_pool_waiting_requests")).toBe(0);
+      } else {
+        expect(text).not.toContain("billing_db_pool");
+      }
+    },
+  );
 });
 
 describe("/metrics of the billing run in the server", () => {

@@ -36,103 +36,109 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
 const PLAIN = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 
 describe("orders over REST", () => {
-  it("creates a draft with every spec field, per-line tax, the customer's aggregations and the full currency", async () => {
-    const invoice = (
-      await s.rest("POST", "/v1/invoices/", { body: { customer: customerId, lines: [{ name: "x", amount: 1000 }] } })
-    ).body;
-    await s.rest("GET", `/v1/invoices/${invoice.id}/finalize/`);
+  it(
+    "creates a draft with every spec field, per-line tax, the customer's aggregations and the full " + "currency",
+    async () => {
+      const invoice = (
+        await s.rest("POST", "/v1/invoices/", { body: { customer: customerId, lines: [{ name: "x", amount: 1000 }] } })
+      ).body;
+      await s.rest("GET", `/v1/invoices/${invoice.id}/finalize/`);
 
-    const order = await createOrder({
-      date: "2026-11-20",
-      address: "Camino Lo Boza 120, Pudahuel",
-      carrier_id: "77.879.240-0",
-      carrier_name: "Transportes Sur",
-      state: "CL-RM",
-      licence_plate: "GHJK12",
-      shipping_type: 2,
-    });
-    expect(order).toMatchObject({
-      number: null,
-      status: "draft",
-      test_mode: true,
-      date: "2026-11-20",
-      address: "Camino Lo Boza 120, Pudahuel",
-      carrier_id: "77879240-0",
-      carrier_name: "Transportes Sur",
-      state: "RM",
-      licence_plate: "GHJK12",
-      shipping_type: "2",
-      amount: 2000,
-      exempt: 500,
-      tax: 380,
-      tax_percent: 19,
-      total: 2880,
-      local_file: null,
-      tax_agency: {},
-      document: {
-        id: "CL52",
-        name: "Guía de despacho electrónica",
-        country: "CL",
-        currency: {
-          id: "CLP",
-          available: true,
-          conversion: null,
-          country: "CL",
-          default: true,
-          is_chargeable: true,
-          name: "Peso chileno",
-          name_en: "Chilean peso",
-          rounded: true,
-        },
-      },
-      customer: {
-        id: customerId,
-        name: "Cliente SpA",
+      const order = await createOrder({
+        date: "2026-11-20",
+        address: "Camino Lo Boza 120, Pudahuel",
+        carrier_id: "77.879.240-0",
+        carrier_name: "Transportes Sur",
+        state: "CL-RM",
+        licence_plate: "GHJK12",
+        shipping_type: 2,
+      });
+      expect(order).toMatchObject({
+        number: null,
+        status: "draft",
+        test_mode: true,
+        date: "2026-11-20",
+        address: "Camino Lo Boza 120, Pudahuel",
+        carrier_id: "77879240-0",
+        carrier_name: "Transportes Sur",
         state: "RM",
-        country: "CL",
-        aggregations: { balance: 1190, sales: 1190, sales_current_period: expect.any(Number) },
-      },
-    });
-    expect(order.id).toMatch(/^ord_/);
-    expect(order.lines).toEqual([
-      {
-        id: expect.stringMatching(/^lin_/),
-        name: "Cajas",
-        description: "Cartón 40x40",
-        quantity: 2,
-        amount: 1000,
-        exempt: false,
+        licence_plate: "GHJK12",
+        shipping_type: "2",
+        amount: 2000,
+        exempt: 500,
         tax: 380,
         tax_percent: 19,
-        total: 2000,
-        created: expect.stringMatching(ISO),
-        updated: expect.stringMatching(ISO),
-      },
-      {
-        id: expect.stringMatching(/^lin_/),
-        name: "Flete",
-        description: null,
-        quantity: 1,
-        amount: 500,
-        exempt: true,
-        tax: null,
-        tax_percent: 0,
-        total: 500,
-        created: expect.stringMatching(ISO),
-        updated: expect.stringMatching(ISO),
-      },
-    ]);
-    expect(order.created).toMatch(ISO);
-    expect(order.updated).toMatch(ISO);
-    expect(order.customer.created).toMatch(PLAIN);
-    const row = await s.database.prisma.order.findUniqueOrThrow({ where: { id: order.id }, include: { lines: true } });
-    expect({
-      total: row.total.toString(),
-      shippingType: row.shippingType,
-      user: row.userEmail,
-      lines: row.lines.length,
-    }).toEqual({ total: "2880", shippingType: "2", user: "ops@acme.cl", lines: 2 });
-  });
+        total: 2880,
+        local_file: null,
+        tax_agency: {},
+        document: {
+          id: "CL52",
+          name: "Guía de despacho electrónica",
+          country: "CL",
+          currency: {
+            id: "CLP",
+            available: true,
+            conversion: null,
+            country: "CL",
+            default: true,
+            is_chargeable: true,
+            name: "Peso chileno",
+            name_en: "Chilean peso",
+            rounded: true,
+          },
+        },
+        customer: {
+          id: customerId,
+          name: "Cliente SpA",
+          state: "RM",
+          country: "CL",
+          aggregations: { balance: 1190, sales: 1190, sales_current_period: expect.any(Number) },
+        },
+      });
+      expect(order.id).toMatch(/^ord_/);
+      expect(order.lines).toEqual([
+        {
+          id: expect.stringMatching(/^lin_/),
+          name: "Cajas",
+          description: "Cartón 40x40",
+          quantity: 2,
+          amount: 1000,
+          exempt: false,
+          tax: 380,
+          tax_percent: 19,
+          total: 2000,
+          created: expect.stringMatching(ISO),
+          updated: expect.stringMatching(ISO),
+        },
+        {
+          id: expect.stringMatching(/^lin_/),
+          name: "Flete",
+          description: null,
+          quantity: 1,
+          amount: 500,
+          exempt: true,
+          tax: null,
+          tax_percent: 0,
+          total: 500,
+          created: expect.stringMatching(ISO),
+          updated: expect.stringMatching(ISO),
+        },
+      ]);
+      expect(order.created).toMatch(ISO);
+      expect(order.updated).toMatch(ISO);
+      expect(order.customer.created).toMatch(PLAIN);
+      const row = await s.database.prisma.order.findUniqueOrThrow({
+        where: { id: order.id },
+        include: { lines: true },
+      });
+      expect({
+        total: row.total.toString(),
+        shippingType: row.shippingType,
+        user: row.userEmail,
+        lines: row.lines.length,
+      }).toEqual({ total: "2880", shippingType: "2", user: "ops@acme.cl", lines: 2 });
+    },
+  );
 
   it("defaults to CL52, shipping type 1 and today's date; retrieves what it created", async () => {
     const order = await createOrder({ lines: [{ name: "Uno", amount: 2350 }] });
@@ -314,64 +320,70 @@ describe("orders over REST", () => {
 });
 
 const INVOICE_ORDERS = `mutation($ids: [ID!]!, $date: Date) {
-  invoiceOrders(orderIds: $ids, date: $date) { id status number customer { id } document { id } total amount exempt tax lines { name quantity amount exempt total } orders { id number } }
+  invoiceOrders(orderIds: $ids, date: $date) { id status number customer { id } document { id } total amount exempt
+  tax lines { name quantity amount exempt total } orders { id number } }
 }`;
 
 describe("invoiceOrders (GraphQL)", () => {
-  it("bills finalized sale orders of one customer with one draft invoice, lines by order number, and marks them invoiced", async () => {
-    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Ferretería" }) })).body
-      .id;
-    const first = await finalizedOrder({ lines: [{ name: "Cajas", quantity: 2, amount: 1000 }] }, customer);
-    const second = await finalizedOrder(
-      { shipping_type: "2", lines: [{ name: "Flete", amount: 500, exempt: true }] },
-      customer,
-    );
+  it(
+    "bills finalized sale orders of one customer with one draft invoice, lines by order number, and marks them " +
+      "invoiced",
+    async () => {
+      const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Ferretería" }) })).body
+        .id;
+      const first = await finalizedOrder({ lines: [{ name: "Cajas", quantity: 2, amount: 1000 }] }, customer);
+      const second = await finalizedOrder(
+        { shipping_type: "2", lines: [{ name: "Flete", amount: 500, exempt: true }] },
+        customer,
+      );
 
-    const res = await s.graphql(INVOICE_ORDERS, { ids: [second.id, first.id], date: "2026-11-22" });
-    expect(res.body.errors).toBeUndefined();
-    const invoice = res.body.data.invoiceOrders;
-    expect(invoice).toMatchObject({
-      status: "draft",
-      number: null,
-      customer: { id: customer },
-      document: { id: "CL33" },
-      amount: "2000",
-      exempt: "500",
-      tax: "380",
-      total: "2880",
-      lines: [
-        { name: "Cajas", quantity: "2", amount: "1000", exempt: false, total: "2000" },
-        { name: "Flete", quantity: "1", amount: "500", exempt: true, total: "500" },
-      ],
-      orders: [
-        { id: first.id, number: first.number },
-        { id: second.id, number: second.number },
-      ],
-    });
-    const rows = await s.database.prisma.order.findMany({ where: { id: { in: [first.id, second.id] } } });
-    expect(rows.map((r) => r.invoiceId)).toEqual([invoice.id, invoice.id]);
+      const res = await s.graphql(INVOICE_ORDERS, { ids: [second.id, first.id], date: "2026-11-22" });
+      expect(res.body.errors).toBeUndefined();
+      const invoice = res.body.data.invoiceOrders;
+      expect(invoice).toMatchObject({
+        status: "draft",
+        number: null,
+        customer: { id: customer },
+        document: { id: "CL33" },
+        amount: "2000",
+        exempt: "500",
+        tax: "380",
+        total: "2880",
+        lines: [
+          { name: "Cajas", quantity: "2", amount: "1000", exempt: false, total: "2000" },
+          { name: "Flete", quantity: "1", amount: "500", exempt: true, total: "500" },
+        ],
+        orders: [
+          { id: first.id, number: first.number },
+          { id: second.id, number: second.number },
+        ],
+      });
+      const rows = await s.database.prisma.order.findMany({ where: { id: { in: [first.id, second.id] } } });
+      expect(rows.map((r) => r.invoiceId)).toEqual([invoice.id, invoice.id]);
 
-    // never twice: the same order again is a 409 naming the invoice, and nothing is created
-    const invoicesBefore = await s.database.prisma.invoice.count();
-    const again = await s.graphql(INVOICE_ORDERS, { ids: [first.id] });
-    expect(again.body.errors[0].extensions.code).toBe("invalid_state");
-    expect(again.body.errors[0].message).toContain(`already invoiced by ${invoice.id}`);
-    expect(await s.database.prisma.invoice.count()).toBe(invoicesBefore);
+      // never twice: the same order again is a 409 naming the invoice, and nothing is created
+      const invoicesBefore = await s.database.prisma.invoice.count();
+      const again = await s.graphql(INVOICE_ORDERS, { ids: [first.id] });
+      expect(again.body.errors[0].extensions.code).toBe("invalid_state");
+      expect(again.body.errors[0].message).toContain(`already invoiced by ${invoice.id}`);
+      expect(await s.database.prisma.invoice.count()).toBe(invoicesBefore);
 
-    // GraphQL lists show which orders are billed
-    const listed = await s.graphql(
-      `query($c: String) { orders(where: { customer: { equals: $c }, invoiced: true }) { totalCount edges { node { id invoice { id } } } } }`,
-      { c: customer },
-    );
-    expect(listed.body.data.orders.totalCount).toBe(2);
-    expect(listed.body.data.orders.edges.map((e: any) => e.node.invoice.id)).toEqual([invoice.id, invoice.id]);
+      // GraphQL lists show which orders are billed
+      const listed = await s.graphql(
+        `query($c: String) { orders(where: { customer: { equals: $c }, invoiced: true }) { totalCount edges { node { ` +
+          `id invoice { id } } } } }`,
+        { c: customer },
+      );
+      expect(listed.body.data.orders.totalCount).toBe(2);
+      expect(listed.body.data.orders.edges.map((e: any) => e.node.invoice.id)).toEqual([invoice.id, invoice.id]);
 
-    // deleting the draft invoice releases its orders, which can then be invoiced again
-    expect((await s.rest("DELETE", `/v1/invoices/${invoice.id}/`)).status).toBe(204);
-    expect((await s.database.prisma.order.findUniqueOrThrow({ where: { id: first.id } })).invoiceId).toBeNull();
-    const rebilled = await s.graphql(INVOICE_ORDERS, { ids: [first.id] });
-    expect(rebilled.body.data.invoiceOrders.total).toBe("2380");
-  });
+      // deleting the draft invoice releases its orders, which can then be invoiced again
+      expect((await s.rest("DELETE", `/v1/invoices/${invoice.id}/`)).status).toBe(204);
+      expect((await s.database.prisma.order.findUniqueOrThrow({ where: { id: first.id } })).invoiceId).toBeNull();
+      const rebilled = await s.graphql(INVOICE_ORDERS, { ids: [first.id] });
+      expect(rebilled.body.data.invoiceOrders.total).toBe("2380");
+    },
+  );
 
   it("invoices an order once when ten calls race for it", async () => {
     const order = await finalizedOrder();
@@ -381,40 +393,43 @@ describe("invoiceOrders (GraphQL)", () => {
     expect(await s.database.prisma.invoice.count({ where: { orders: { some: { id: order.id } } } })).toBe(1);
   });
 
-  it("refuses drafts (409), unknown or foreign orders (404), non-sales and mixed customers (400), changing nothing", async () => {
-    const other = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Otro" }) })).body.id;
-    const draft = await createOrder();
-    const transfer = await finalizedOrder({ shipping_type: "5" });
-    const sale = await finalizedOrder();
-    const othersSale = await finalizedOrder({}, other);
-    const foreignCustomer = (await s.rest("POST", "/v1/customers/", { key: s.keys.other, body: chileanCustomer() }))
-      .body.id;
-    const foreign = (
-      await s.rest("POST", "/v1/orders/", { key: s.keys.other, body: { customer: foreignCustomer, lines } })
-    ).body;
-    await s.rest("GET", `/v1/orders/${foreign.id}/finalize/`, { key: s.keys.other });
+  it(
+    "refuses drafts (409), unknown or foreign orders (404), non-sales and mixed customers (400), " + "changing nothing",
+    async () => {
+      const other = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Otro" }) })).body.id;
+      const draft = await createOrder();
+      const transfer = await finalizedOrder({ shipping_type: "5" });
+      const sale = await finalizedOrder();
+      const othersSale = await finalizedOrder({}, other);
+      const foreignCustomer = (await s.rest("POST", "/v1/customers/", { key: s.keys.other, body: chileanCustomer() }))
+        .body.id;
+      const foreign = (
+        await s.rest("POST", "/v1/orders/", { key: s.keys.other, body: { customer: foreignCustomer, lines } })
+      ).body;
+      await s.rest("GET", `/v1/orders/${foreign.id}/finalize/`, { key: s.keys.other });
 
-    const invoicesBefore = await s.database.prisma.invoice.count();
-    const cases: [string[], string, string | RegExp][] = [
-      [[draft.id], "invalid_state", "is a draft"],
-      [["ord_unknown"], "not_found", "ord_unknown"],
-      [[foreign.id], "not_found", foreign.id],
-      [[transfer.id], "validation_error", "which is not a sale"],
-      [[sale.id, othersSale.id], "validation_error", "belongs to another customer"],
-      [[], "validation_error", "give at least one order"],
-    ];
-    for (const [ids, code, message] of cases) {
-      const res = await s.graphql(INVOICE_ORDERS, { ids });
-      expect(res.body.errors?.[0].extensions.code, JSON.stringify(ids)).toBe(code);
-      expect(res.body.errors[0].message).toMatch(message);
-    }
-    expect(await s.database.prisma.invoice.count()).toBe(invoicesBefore);
-    expect(
-      await s.database.prisma.order.count({
-        where: { id: { in: [sale.id, othersSale.id, transfer.id] }, invoiceId: { not: null } },
-      }),
-    ).toBe(0);
-  });
+      const invoicesBefore = await s.database.prisma.invoice.count();
+      const cases: [string[], string, string | RegExp][] = [
+        [[draft.id], "invalid_state", "is a draft"],
+        [["ord_unknown"], "not_found", "ord_unknown"],
+        [[foreign.id], "not_found", foreign.id],
+        [[transfer.id], "validation_error", "which is not a sale"],
+        [[sale.id, othersSale.id], "validation_error", "belongs to another customer"],
+        [[], "validation_error", "give at least one order"],
+      ];
+      for (const [ids, code, message] of cases) {
+        const res = await s.graphql(INVOICE_ORDERS, { ids });
+        expect(res.body.errors?.[0].extensions.code, JSON.stringify(ids)).toBe(code);
+        expect(res.body.errors[0].message).toMatch(message);
+      }
+      expect(await s.database.prisma.invoice.count()).toBe(invoicesBefore);
+      expect(
+        await s.database.prisma.order.count({
+          where: { id: { in: [sale.id, othersSale.id, transfer.id] }, invoiceId: { not: null } },
+        }),
+      ).toBe(0);
+    },
+  );
 
   it("keeps the customer of an invoice that bills orders", async () => {
     const order = await finalizedOrder();
@@ -429,7 +444,8 @@ describe("invoiceOrders (GraphQL)", () => {
 describe("orders over GraphQL", () => {
   it("creates, updates, finalizes and deletes with the same rules as REST", async () => {
     const created = await s.graphql(
-      `mutation($input: OrderInput!) { createOrder(input: $input) { id status shippingType total lines { tax taxPercent } customer { aggregations { sales } } currency { id } } }`,
+      `mutation($input: OrderInput!) { createOrder(input: $input) { id status shippingType total lines { tax ` +
+        `taxPercent } customer { aggregations { sales } } currency { id } } }`,
       {
         input: { customer: customerId, shippingType: "consignment", lines: [{ name: "Consignación", amount: "1000" }] },
       },

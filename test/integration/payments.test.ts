@@ -406,22 +406,25 @@ describe("payments: a charge the gateway did not answer", () => {
 });
 
 describe("payments: delete cancels", () => {
-  it("cancels what has not succeeded (204, then readable as canceled) and refuses succeeded or canceled with 409", async () => {
-    const p = await payment();
-    const del = await s.rest("DELETE", `/v1/payments/${p.id}/`);
-    expect(del.status).toBe(204);
-    expect((await s.rest("GET", `/v1/payments/${p.id}/`)).body.status).toBe("canceled");
-    expect((await s.rest("DELETE", `/v1/payments/${p.id}/`)).status).toBe(409);
-    expect((await authorize(p.id, (await card()).id)).status).toBe(409);
-    expect(await s.database.prisma.paymentCharge.count({ where: { paymentId: p.id } })).toBe(0);
+  it(
+    "cancels what has not succeeded (204, then readable as canceled) and refuses succeeded or canceled " + "with 409",
+    async () => {
+      const p = await payment();
+      const del = await s.rest("DELETE", `/v1/payments/${p.id}/`);
+      expect(del.status).toBe(204);
+      expect((await s.rest("GET", `/v1/payments/${p.id}/`)).body.status).toBe("canceled");
+      expect((await s.rest("DELETE", `/v1/payments/${p.id}/`)).status).toBe(409);
+      expect((await authorize(p.id, (await card()).id)).status).toBe(409);
+      expect(await s.database.prisma.paymentCharge.count({ where: { paymentId: p.id } })).toBe(0);
 
-    const paid = await payment();
-    await authorize(paid.id, (await card()).id);
-    const refused = await s.rest("DELETE", `/v1/payments/${paid.id}/`);
-    expect(refused.status).toBe(409);
-    expect(refused.body.error.message).toBe("Cannot cancel a payment that is succeeded: it has succeeded");
-    expect((await s.rest("GET", `/v1/payments/${paid.id}/`)).body.status).toBe("succeeded");
-  });
+      const paid = await payment();
+      await authorize(paid.id, (await card()).id);
+      const refused = await s.rest("DELETE", `/v1/payments/${paid.id}/`);
+      expect(refused.status).toBe(409);
+      expect(refused.body.error.message).toBe("Cannot cancel a payment that is succeeded: it has succeeded");
+      expect((await s.rest("GET", `/v1/payments/${paid.id}/`)).body.status).toBe("succeeded");
+    },
+  );
 
   it("keeps payments inside their organization and mode (404)", async () => {
     const p = await payment();
@@ -528,89 +531,100 @@ describe("payments: redirect flow through the hosted checkout (no browser)", () 
     expect(res.body.error.fields.source[0]).toMatch(/single-use source .* belongs to payment pay_/);
   });
 
-  it("answers 404 for an unknown checkout, 409 before pay, 400 for a bad decision, and pay without a source is a 409", async () => {
-    expect((await fetch(`${s.url}/checkout/chk_unknown`)).status).toBe(404);
-    const { source, payment: p } = await redirectPayment();
-    expect((await fetch(source.data.redirect_url)).status).toBe(409);
-    expect((await fetch(source.data.redirect_url, form("approve"))).status).toBe(409);
-    await s.rest("GET", `/v1/payments/${p.id}/pay/`);
-    expect((await fetch(source.data.redirect_url, form("maybe"))).status).toBe(400);
-    const bare = await payment();
-    const pay = await s.rest("GET", `/v1/payments/${bare.id}/pay/`);
-    expect(pay.status).toBe(409);
-    expect(pay.body.error.message).toContain("has no source");
-  });
+  it(
+    "answers 404 for an unknown checkout, 409 before pay, 400 for a bad decision, and pay without a source " +
+      "is a 409",
+    async () => {
+      expect((await fetch(`${s.url}/checkout/chk_unknown`)).status).toBe(404);
+      const { source, payment: p } = await redirectPayment();
+      expect((await fetch(source.data.redirect_url)).status).toBe(409);
+      expect((await fetch(source.data.redirect_url, form("approve"))).status).toBe(409);
+      await s.rest("GET", `/v1/payments/${p.id}/pay/`);
+      expect((await fetch(source.data.redirect_url, form("maybe"))).status).toBe(400);
+      const bare = await payment();
+      const pay = await s.rest("GET", `/v1/payments/${bare.id}/pay/`);
+      expect(pay.status).toBe(409);
+      expect(pay.body.error.message).toContain("has no source");
+    },
+  );
 });
 
 describe("payments over GraphQL", () => {
-  it("creates, authorizes, pays and lists with the same rules; customer balance counts succeeded payments", async () => {
-    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "GraphQL" }) })).body.id;
-    const invoice = await finalizedInvoice(customer);
-    const created = await s.graphql(
-      `mutation($input: PaymentInput!) { createPayment(input: $input) { id status currency customer { id } invoice { id } } }`,
-      { input: { amount: "1000", invoice: invoice.id } },
-    );
-    expect(created.body.errors).toBeUndefined();
-    const p = created.body.data.createPayment;
-    expect(p).toMatchObject({
-      status: "requires_payment_method",
-      currency: "CLP",
-      customer: { id: customer },
-      invoice: { id: invoice.id },
-    });
-    const source = await s.graphql(`mutation($input: SourceInput!) { createSource(input: $input) { id usage } }`, {
-      input: { gateway: "test", customer, data: { token: "tok_visa" } },
-    });
-    const paid = await s.graphql(
-      `mutation($id: ID!, $s: ID) { authorizePayment(id: $id, source: $s) { status source { id } returnUrl } }`,
-      { id: p.id, s: source.body.data.createSource.id },
-    );
-    expect(paid.body.data.authorizePayment).toMatchObject({
-      status: "succeeded",
-      returnUrl: `${s.url}/v1/payments/${p.id}/pay/`,
-    });
-    expect((await s.rest("GET", `/v1/customers/${customer}/`)).body.aggregations).toMatchObject({
-      sales: 2916,
-      balance: 1916,
-    });
+  it(
+    "creates, authorizes, pays and lists with the same rules; customer balance counts succeeded " + "payments",
+    async () => {
+      const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "GraphQL" }) })).body.id;
+      const invoice = await finalizedInvoice(customer);
+      const created = await s.graphql(
+        `mutation($input: PaymentInput!) { createPayment(input: $input) { id status currency customer { id } ` +
+          `invoice { ` +
+          `id } } }`,
+        { input: { amount: "1000", invoice: invoice.id } },
+      );
+      expect(created.body.errors).toBeUndefined();
+      const p = created.body.data.createPayment;
+      expect(p).toMatchObject({
+        status: "requires_payment_method",
+        currency: "CLP",
+        customer: { id: customer },
+        invoice: { id: invoice.id },
+      });
+      const source = await s.graphql(`mutation($input: SourceInput!) { createSource(input: $input) { id usage } }`, {
+        input: { gateway: "test", customer, data: { token: "tok_visa" } },
+      });
+      const paid = await s.graphql(
+        `mutation($id: ID!, $s: ID) { authorizePayment(id: $id, source: $s) { status source { id } returnUrl } }`,
+        { id: p.id, s: source.body.data.createSource.id },
+      );
+      expect(paid.body.data.authorizePayment).toMatchObject({
+        status: "succeeded",
+        returnUrl: `${s.url}/v1/payments/${p.id}/pay/`,
+      });
+      expect((await s.rest("GET", `/v1/customers/${customer}/`)).body.aggregations).toMatchObject({
+        sales: 2916,
+        balance: 1916,
+      });
 
-    const list = await s.graphql(
-      `query($c: String) { payments(where: { customer: { equals: $c }, status: { equals: succeeded } }) { totalCount edges { node { id amount } } } }`,
-      { c: customer },
-    );
-    expect(list.body.data.payments).toEqual({ totalCount: 1, edges: [{ node: { id: p.id, amount: "1000" } }] });
-    const invoiceView = await s.graphql(
-      `query($id: ID!) { node(id: $id) { ... on Invoice { amountPaid amountDue } } }`,
-      { id: invoice.id },
-    );
-    expect(invoiceView.body.data.node).toEqual({ amountPaid: "1000", amountDue: "1916" });
+      const list = await s.graphql(
+        `query($c: String) { payments(where: { customer: { equals: $c }, status: { equals: succeeded } }) { ` +
+          `totalCount ` +
+          `edges { node { id amount } } } }`,
+        { c: customer },
+      );
+      expect(list.body.data.payments).toEqual({ totalCount: 1, edges: [{ node: { id: p.id, amount: "1000" } }] });
+      const invoiceView = await s.graphql(
+        `query($id: ID!) { node(id: $id) { ... on Invoice { amountPaid amountDue } } }`,
+        { id: invoice.id },
+      );
+      expect(invoiceView.body.data.node).toEqual({ amountPaid: "1000", amountDue: "1916" });
 
-    const meta = await s.graphql(
-      `mutation($id: ID!) { updatePayment(id: $id, metadata: { a: "1", b: "2" }) { metadata } }`,
-      { id: p.id },
-    );
-    expect(meta.body.data.updatePayment.metadata).toEqual({ a: "1", b: "2" });
-    const unset = await s.graphql(`mutation($id: ID!) { updatePayment(id: $id, metadata: { a: "" }) { metadata } }`, {
-      id: p.id,
-    });
-    expect(unset.body.data.updatePayment.metadata).toEqual({ b: "2" });
+      const meta = await s.graphql(
+        `mutation($id: ID!) { updatePayment(id: $id, metadata: { a: "1", b: "2" }) { metadata } }`,
+        { id: p.id },
+      );
+      expect(meta.body.data.updatePayment.metadata).toEqual({ a: "1", b: "2" });
+      const unset = await s.graphql(`mutation($id: ID!) { updatePayment(id: $id, metadata: { a: "" }) { metadata } }`, {
+        id: p.id,
+      });
+      expect(unset.body.data.updatePayment.metadata).toEqual({ b: "2" });
 
-    const redirect = await s.graphql(`mutation { createSource(input: { gateway: "redirect" }) { id data } }`);
-    const second = await s.graphql(`mutation($input: PaymentInput!) { createPayment(input: $input) { id } }`, {
-      input: { amount: "500", currency: "CLP" },
-    });
-    await s.graphql(`mutation($id: ID!, $s: ID) { authorizePayment(id: $id, source: $s) { status } }`, {
-      id: second.body.data.createPayment.id,
-      s: redirect.body.data.createSource.id,
-    });
-    const pay = await s.graphql(`mutation($id: ID!) { payPayment(id: $id) { redirectUrl payment { status } } }`, {
-      id: second.body.data.createPayment.id,
-    });
-    expect(pay.body.data.payPayment).toEqual({
-      redirectUrl: redirect.body.data.createSource.data.redirect_url,
-      payment: { status: "processing" },
-    });
-  });
+      const redirect = await s.graphql(`mutation { createSource(input: { gateway: "redirect" }) { id data } }`);
+      const second = await s.graphql(`mutation($input: PaymentInput!) { createPayment(input: $input) { id } }`, {
+        input: { amount: "500", currency: "CLP" },
+      });
+      await s.graphql(`mutation($id: ID!, $s: ID) { authorizePayment(id: $id, source: $s) { status } }`, {
+        id: second.body.data.createPayment.id,
+        s: redirect.body.data.createSource.id,
+      });
+      const pay = await s.graphql(`mutation($id: ID!) { payPayment(id: $id) { redirectUrl payment { status } } }`, {
+        id: second.body.data.createPayment.id,
+      });
+      expect(pay.body.data.payPayment).toEqual({
+        redirectUrl: redirect.body.data.createSource.data.redirect_url,
+        payment: { status: "processing" },
+      });
+    },
+  );
 
   it("loads an invoice list with amountPaid and amountDue in one balance query", async () => {
     s.queries.length = 0;

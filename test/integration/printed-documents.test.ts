@@ -198,96 +198,107 @@ describe("customers' receiver data", () => {
     expect(await count()).toBe(before);
   });
 
-  it("an update to an unknown comuna, or a move to Chile with a commune that is none of Chile's, is a 400 and changes nothing", async () => {
-    const bad = await s.rest("PATCH", `/v1/customers/${customer}/`, { body: { commune: "Narnia" } });
-    expect(bad.status).toBe(400);
-    expect(bad.body.error.message).toBeTruthy();
-    expect(JSON.stringify(bad.body.error.fields.commune)).toContain("Narnia");
-    expect((await s.database.prisma.customer.findUniqueOrThrow({ where: { id: customer } })).commune).toBe("Ñuñoa");
-    const abroad = (
-      await s.rest("POST", "/v1/customers/", { body: { name: "Acme Inc.", country: "US", commune: "Brooklyn" } })
-    ).body.id;
-    const moved = await s.rest("PATCH", `/v1/customers/${abroad}/`, { body: { country: "CL" } });
-    expect(moved.status).toBe(400);
-    expect(Object.keys(moved.body.error.fields)).toEqual(["commune"]);
-    expect((await s.database.prisma.customer.findUniqueOrThrow({ where: { id: abroad } })).countryId).toBe("US");
-  });
+  it(
+    "an update to an unknown comuna, or a move to Chile with a commune that is none of Chile's, is a 400 and " +
+      "changes nothing",
+    async () => {
+      const bad = await s.rest("PATCH", `/v1/customers/${customer}/`, { body: { commune: "Narnia" } });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.message).toBeTruthy();
+      expect(JSON.stringify(bad.body.error.fields.commune)).toContain("Narnia");
+      expect((await s.database.prisma.customer.findUniqueOrThrow({ where: { id: customer } })).commune).toBe("Ñuñoa");
+      const abroad = (
+        await s.rest("POST", "/v1/customers/", { body: { name: "Acme Inc.", country: "US", commune: "Brooklyn" } })
+      ).body.id;
+      const moved = await s.rest("PATCH", `/v1/customers/${abroad}/`, { body: { country: "CL" } });
+      expect(moved.status).toBe(400);
+      expect(Object.keys(moved.body.error.fields)).toEqual(["commune"]);
+      expect((await s.database.prisma.customer.findUniqueOrThrow({ where: { id: abroad } })).countryId).toBe("US");
+    },
+  );
 });
 
 describe("every DTE type prints as a Chilean document", () => {
   let invoice33: { id: string; number: number };
 
-  it("33 factura: SII's header and labels, the receiver's giro and comuna, dates dd-mm-yyyy, crédito; the DTE carries the receiver from the snapshot", async () => {
-    const draft = await s.rest("POST", "/v1/invoices/", {
-      body: {
-        customer,
-        document: "CL33",
-        date: issued,
-        due_date: due,
-        lines: [
-          { name: "Consultoría", quantity: 2, amount: 1000 },
-          { name: "Soporte", amount: 500, discount: 10 },
-        ],
-      },
-    });
-    expect(draft.status, draft.text).toBe(201);
-    const done = await s.rest("GET", `/v1/invoices/${draft.body.id}/finalize/`);
-    expect(done.status, done.text).toBe(200);
-    invoice33 = done.body;
-    const xml = await checkedDte(done.body.local_file);
-    expect(
-      Object.fromEntries(
-        ["GiroRecep", "CorreoRecep", "DirRecep", "CmnaRecep", "CiudadRecep"].map((n) => [n, element(xml, n)]),
-      ),
-    ).toEqual({
-      GiroRecep: RECEIVER.activity,
-      CorreoRecep: RECEIVER.email,
-      DirRecep: RECEIVER.address,
-      CmnaRecep: "Ñuñoa",
-      CiudadRecep: "Santiago",
-    });
-    const snapshot = (await s.database.prisma.invoice.findUniqueOrThrow({ where: { id: draft.body.id } }))
-      .customerSnapshot;
-    expect(snapshot).toMatchObject({ activity: RECEIVER.activity, commune: "Ñuñoa", city: "Santiago" });
+  it(
+    "33 factura: SII's header and labels, the receiver's giro and comuna, dates dd-mm-yyyy, crédito; the DTE " +
+      "carries the receiver from the snapshot",
+    async () => {
+      const draft = await s.rest("POST", "/v1/invoices/", {
+        body: {
+          customer,
+          document: "CL33",
+          date: issued,
+          due_date: due,
+          lines: [
+            { name: "Consultoría", quantity: 2, amount: 1000 },
+            { name: "Soporte", amount: 500, discount: 10 },
+          ],
+        },
+      });
+      expect(draft.status, draft.text).toBe(201);
+      const done = await s.rest("GET", `/v1/invoices/${draft.body.id}/finalize/`);
+      expect(done.status, done.text).toBe(200);
+      invoice33 = done.body;
+      const xml = await checkedDte(done.body.local_file);
+      expect(
+        Object.fromEntries(
+          ["GiroRecep", "CorreoRecep", "DirRecep", "CmnaRecep", "CiudadRecep"].map((n) => [n, element(xml, n)]),
+        ),
+      ).toEqual({
+        GiroRecep: RECEIVER.activity,
+        CorreoRecep: RECEIVER.email,
+        DirRecep: RECEIVER.address,
+        CmnaRecep: "Ñuñoa",
+        CiudadRecep: "Santiago",
+      });
+      const snapshot = (await s.database.prisma.invoice.findUniqueOrThrow({ where: { id: draft.body.id } }))
+        .customerSnapshot;
+      expect(snapshot).toMatchObject({ activity: RECEIVER.activity, commune: "Ñuñoa", city: "Santiago" });
 
-    const lines = await pdfLines("invoices", draft.body.id, "33");
-    expectLines(lines, [
-      ...HEADER,
-      "FACTURA ELECTRÓNICA",
-      `N° ${done.body.number}`,
-      ...RECEIVER_ROWS,
-      `Fecha de emisión: ${dmy(issued)}`,
-      `Fecha de vencimiento: ${dmy(due)}`,
-      "Condición de venta: Crédito",
-      "Moneda: CLP (Peso chileno)",
-      "Acme SpA",
-      "Servicios informáticos",
-      "Av. Providencia 1234, Providencia, Santiago",
-      "Timbre Electrónico SII",
-      "Res. 0 de 2026",
-    ]);
-    const text = lines.join("\n");
-    for (const label of COLUMNS) expect(text).toContain(label);
-    for (const value of ["Consultoría", "Soporte", "1.000", "2.000", "10 %", "450"]) expect(text).toContain(value);
-    expectLines(lines, ["Monto neto CLP 2.450", "IVA 19 % CLP 466", "Total CLP 2.916"]);
-    expect(text).not.toMatch(/Customer|Due date|Unit price|Tax \(/);
+      const lines = await pdfLines("invoices", draft.body.id, "33");
+      expectLines(lines, [
+        ...HEADER,
+        "FACTURA ELECTRÓNICA",
+        `N° ${done.body.number}`,
+        ...RECEIVER_ROWS,
+        `Fecha de emisión: ${dmy(issued)}`,
+        `Fecha de vencimiento: ${dmy(due)}`,
+        "Condición de venta: Crédito",
+        "Moneda: CLP (Peso chileno)",
+        "Acme SpA",
+        "Servicios informáticos",
+        "Av. Providencia 1234, Providencia, Santiago",
+        "Timbre Electrónico SII",
+        "Res. 0 de 2026",
+      ]);
+      const text = lines.join("\n");
+      for (const label of COLUMNS) expect(text).toContain(label);
+      for (const value of ["Consultoría", "Soporte", "1.000", "2.000", "10 %", "450"]) expect(text).toContain(value);
+      expectLines(lines, ["Monto neto CLP 2.450", "IVA 19 % CLP 466", "Total CLP 2.916"]);
+      expect(text).not.toMatch(/Customer|Due date|Unit price|Tax \(/);
 
-    // the customer changes: the issued document prints what it was issued with
-    expect(
-      (await s.rest("PATCH", `/v1/customers/${customer}/`, { body: { activity: "Otro giro", commune: "Vitacura" } }))
-        .status,
-    ).toBe(200);
-    expect(await pdfLines("invoices", draft.body.id, "33-again")).toEqual(lines);
-    const gql = await s.graphql(
-      `query($id: ID!) { node(id: $id) { ... on Invoice { customer { activity commune city } } } }`,
-      { id: draft.body.id },
-    );
-    expect(gql.body.data.node.customer).toEqual({ activity: RECEIVER.activity, commune: "Ñuñoa", city: "Santiago" });
-    expect(
-      (await s.rest("PATCH", `/v1/customers/${customer}/`, { body: { activity: RECEIVER.activity, commune: "Ñuñoa" } }))
-        .status,
-    ).toBe(200);
-  });
+      // the customer changes: the issued document prints what it was issued with
+      expect(
+        (await s.rest("PATCH", `/v1/customers/${customer}/`, { body: { activity: "Otro giro", commune: "Vitacura" } }))
+          .status,
+      ).toBe(200);
+      expect(await pdfLines("invoices", draft.body.id, "33-again")).toEqual(lines);
+      const gql = await s.graphql(
+        `query($id: ID!) { node(id: $id) { ... on Invoice { customer { activity commune city } } } }`,
+        { id: draft.body.id },
+      );
+      expect(gql.body.data.node.customer).toEqual({ activity: RECEIVER.activity, commune: "Ñuñoa", city: "Santiago" });
+      expect(
+        (
+          await s.rest("PATCH", `/v1/customers/${customer}/`, {
+            body: { activity: RECEIVER.activity, commune: "Ñuñoa" },
+          })
+        ).status,
+      ).toBe(200);
+    },
+  );
 
   it("34 factura exenta: Monto exento, no IVA, contado when due on issue", async () => {
     const draft = (
@@ -475,66 +486,72 @@ describe("every DTE type prints as a Chilean document", () => {
 });
 
 describe("the organization's locale", () => {
-  it("en prints documents finalized under it in English (labels, ISO dates), and they stay English when it changes; null goes back to the country's; another value is a 400", async () => {
-    const draft = (
-      await s.rest("POST", "/v1/invoices/", {
-        body: {
-          customer,
-          document: "CL33",
-          date: issued,
-          due_date: due,
-          lines: [{ name: "Consultoría", amount: 1000 }],
-        },
-      })
-    ).body;
-    const english = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { locale: "en" } });
-    expect((await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`)).status).toBe(200);
-    expect(english.status, english.text).toBe(200);
-    expect(english.body.locale).toBe("en");
-    const gql = await s.graphql(`{ taxProfile { locale } }`);
-    expect(gql.body.data.taxProfile.locale).toBe("en");
-    const lines = await pdfLines("invoices", draft.id, "33-en");
-    expectLines(lines, [
-      "Tax id: 76.042.235-5",
-      "FACTURA ELECTRÓNICA",
-      `Customer: ${RECEIVER.name}`,
-      "Tax id: 76.042.235-5",
-      `Activity: ${RECEIVER.activity}`,
-      "Commune: Ñuñoa",
-      `Date: ${issued}`,
-      `Due date: ${due}`,
-      "Terms: Credit",
-      "Currency: CLP (Chilean peso)",
-      "Net CLP 1.000",
-      "Tax (19 %) CLP 190",
-      "Total CLP 1.190",
-    ]);
-    expect(lines.join("\n")).toContain("Unit price");
-    expect(lines.join("\n")).not.toMatch(/Señor\(es\)|Fecha de emisión/);
+  it(
+    "en prints documents finalized under it in English (labels, ISO dates), and they stay English when it changes; " +
+      "null goes back to the country's; another value is a 400",
+    async () => {
+      const draft = (
+        await s.rest("POST", "/v1/invoices/", {
+          body: {
+            customer,
+            document: "CL33",
+            date: issued,
+            due_date: due,
+            lines: [{ name: "Consultoría", amount: 1000 }],
+          },
+        })
+      ).body;
+      const english = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { locale: "en" } });
+      expect((await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`)).status).toBe(200);
+      expect(english.status, english.text).toBe(200);
+      expect(english.body.locale).toBe("en");
+      const gql = await s.graphql(`{ taxProfile { locale } }`);
+      expect(gql.body.data.taxProfile.locale).toBe("en");
+      const lines = await pdfLines("invoices", draft.id, "33-en");
+      expectLines(lines, [
+        "Tax id: 76.042.235-5",
+        "FACTURA ELECTRÓNICA",
+        `Customer: ${RECEIVER.name}`,
+        "Tax id: 76.042.235-5",
+        `Activity: ${RECEIVER.activity}`,
+        "Commune: Ñuñoa",
+        `Date: ${issued}`,
+        `Due date: ${due}`,
+        "Terms: Credit",
+        "Currency: CLP (Chilean peso)",
+        "Net CLP 1.000",
+        "Tax (19 %) CLP 190",
+        "Total CLP 1.190",
+      ]);
+      expect(lines.join("\n")).toContain("Unit price");
+      expect(lines.join("\n")).not.toMatch(/Señor\(es\)|Fecha de emisión/);
 
-    const bad = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { locale: "fr" } });
-    expect(bad.status).toBe(400);
-    expect(Object.keys(bad.body.error.fields)).toEqual(["locale"]);
-    expect(
-      (await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { locale: null } })).body.locale,
-    ).toBeNull();
-    // an issued document never changes: still English; a draft follows the setting (Spanish again)
-    expect((await pdfLines("invoices", draft.id, "33-en-after")).join("\n")).toContain("Unit price");
-    const spanish = (
-      await s.rest("POST", "/v1/invoices/", {
-        body: {
-          customer,
-          document: "CL33",
-          date: issued,
-          due_date: due,
-          lines: [{ name: "Consultoría", amount: 1000 }],
-        },
-      })
-    ).body;
-    const spanishLines = await pdfLines("invoices", spanish.id, "33-es-draft");
-    expect(spanishLines.join("\n")).toContain("Precio unitario");
-    expectLines(spanishLines, [`Señor(es): ${RECEIVER.name}`, `Fecha de emisión: ${dmy(issued)}`]);
-    // a test key's locale is test mode's only
-    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.acmeLive })).body.locale).toBeNull();
-  });
+      const bad = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { locale: "fr" } });
+      expect(bad.status).toBe(400);
+      expect(Object.keys(bad.body.error.fields)).toEqual(["locale"]);
+      expect(
+        (await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { locale: null } })).body.locale,
+      ).toBeNull();
+      // an issued document never changes: still English; a draft follows the setting (Spanish again)
+      expect((await pdfLines("invoices", draft.id, "33-en-after")).join("\n")).toContain("Unit price");
+      const spanish = (
+        await s.rest("POST", "/v1/invoices/", {
+          body: {
+            customer,
+            document: "CL33",
+            date: issued,
+            due_date: due,
+            lines: [{ name: "Consultoría", amount: 1000 }],
+          },
+        })
+      ).body;
+      const spanishLines = await pdfLines("invoices", spanish.id, "33-es-draft");
+      expect(spanishLines.join("\n")).toContain("Precio unitario");
+      expectLines(spanishLines, [`Señor(es): ${RECEIVER.name}`, `Fecha de emisión: ${dmy(issued)}`]);
+      // a test key's locale is test mode's only
+      expect(
+        (await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.acmeLive })).body.locale,
+      ).toBeNull();
+    },
+  );
 });

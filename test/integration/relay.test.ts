@@ -77,50 +77,53 @@ afterEach(() => {
 });
 
 describe("relay-runtime over /graphql", () => {
-  it("pages a @connection forward with the compiled pagination query, merging the pages into one connection", async () => {
-    const ids: string[] = [];
-    for (let i = 1; i <= 5; i++)
-      ids.push(
-        (await created("/v1/customers/", chileanCustomer({ name: `Cliente ${i}`, email: `c${i}@cliente.cl` }))).id,
-      );
-    // the service's order (newest first), read without Relay
-    const all = await s.graphql(`{ customers(first: 10) { edges { node { id } } } }`);
-    const order: string[] = all.body.data.customers.edges.map((e: any) => e.node.id);
-    expect([...order].sort()).toEqual([...ids].sort());
+  it(
+    "pages a @connection forward with the compiled pagination query, merging the pages into one " + "connection",
+    async () => {
+      const ids: string[] = [];
+      for (let i = 1; i <= 5; i++)
+        ids.push(
+          (await created("/v1/customers/", chileanCustomer({ name: `Cliente ${i}`, email: `c${i}@cliente.cl` }))).id,
+        );
+      // the service's order (newest first), read without Relay
+      const all = await s.graphql(`{ customers(first: 10) { edges { node { id } } } }`);
+      const order: string[] = all.body.data.customers.edges.map((e: any) => e.node.id);
+      expect([...order].sort()).toEqual([...ids].sort());
 
-    const requests: string[] = [];
-    const env = environment(requests);
-    const query = relay.artifact("CustomersListQuery");
-    const fragment = relay.artifact("CustomersList_query");
-    const pagination = relay.artifact("CustomersListPaginationQuery");
-    const operation = createOperationDescriptor(query, {});
-    await fetchQuery(env, query, {}).toPromise();
-    const root = env.lookup(operation.fragment).data;
-    const read = () => readFragment(env, fragment, root).customers;
+      const requests: string[] = [];
+      const env = environment(requests);
+      const query = relay.artifact("CustomersListQuery");
+      const fragment = relay.artifact("CustomersList_query");
+      const pagination = relay.artifact("CustomersListPaginationQuery");
+      const operation = createOperationDescriptor(query, {});
+      await fetchQuery(env, query, {}).toPromise();
+      const root = env.lookup(operation.fragment).data;
+      const read = () => readFragment(env, fragment, root).customers;
 
-    let page = read();
-    expect(page.totalCount).toBe(5);
-    expect(page.edges.map((e: any) => e.node.id)).toEqual(order.slice(0, 2));
-    expect(page.pageInfo.hasNextPage).toBe(true);
-    // loadNext: the pagination query from the connection's end cursor; Relay's connection handler appends its edges
-    while (page.pageInfo.hasNextPage) {
-      await fetchQuery(env, pagination, { count: 2, cursor: page.pageInfo.endCursor }).toPromise();
-      page = read();
-    }
-    expect(page.edges.map((e: any) => e.node.id)).toEqual(order);
-    expect(page.edges.map((e: any) => e.node.name)).toEqual(order.map((id) => `Cliente ${ids.indexOf(id) + 1}`));
-    expect(requests).toEqual(["CustomersListQuery", "CustomersListPaginationQuery", "CustomersListPaginationQuery"]);
-    // one connection record in the store, under the @connection key, holding every edge
-    const source = env.getStore().getSource();
-    const connectionId = ConnectionHandler.getConnectionID("client:root", "CustomersList_customers");
-    expect((source.get(connectionId)?.edges as { __refs: string[] }).__refs).toHaveLength(5);
-    for (const [i, id] of ids.entries())
-      expect(source.get(id)).toMatchObject({
-        __typename: "Customer",
-        name: `Cliente ${i + 1}`,
-        email: `c${i + 1}@cliente.cl`,
-      });
-  });
+      let page = read();
+      expect(page.totalCount).toBe(5);
+      expect(page.edges.map((e: any) => e.node.id)).toEqual(order.slice(0, 2));
+      expect(page.pageInfo.hasNextPage).toBe(true);
+      // loadNext: the pagination query from the connection's end cursor; Relay's connection handler appends its edges
+      while (page.pageInfo.hasNextPage) {
+        await fetchQuery(env, pagination, { count: 2, cursor: page.pageInfo.endCursor }).toPromise();
+        page = read();
+      }
+      expect(page.edges.map((e: any) => e.node.id)).toEqual(order);
+      expect(page.edges.map((e: any) => e.node.name)).toEqual(order.map((id) => `Cliente ${ids.indexOf(id) + 1}`));
+      expect(requests).toEqual(["CustomersListQuery", "CustomersListPaginationQuery", "CustomersListPaginationQuery"]);
+      // one connection record in the store, under the @connection key, holding every edge
+      const source = env.getStore().getSource();
+      const connectionId = ConnectionHandler.getConnectionID("client:root", "CustomersList_customers");
+      expect((source.get(connectionId)?.edges as { __refs: string[] }).__refs).toHaveLength(5);
+      for (const [i, id] of ids.entries())
+        expect(source.get(id)).toMatchObject({
+          __typename: "Customer",
+          name: `Cliente ${i + 1}`,
+          email: `c${i + 1}@cliente.cl`,
+        });
+    },
+  );
 
   it("refetches a Node through node(id:) with the compiled refetch query", async () => {
     const customer = await created("/v1/customers/", chileanCustomer({ name: "Antes SpA" }));
@@ -156,54 +159,58 @@ describe("relay-runtime over /graphql", () => {
     expect(env.getStore().getSource().get(customer.id)).toMatchObject({ __typename: "Customer", name: "Después SpA" });
   });
 
-  it("normalizes a subscription with a scheduled change: the current line keeps its record, the pending lines are the change's", async () => {
-    const customer = await created("/v1/customers/", chileanCustomer());
-    const [pro, business] = (
-      await created("/v1/products/", {
-        name: "Nube",
-        plans: [
-          { name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" },
-          { name: "Business", amount: 25000, currency: "CLP", frequency: "monthly" },
-        ],
-      })
-    ).plans;
-    const sub = await created("/v1/subscriptions/", {
-      customer: customer.id,
-      date_start: "2026-11-01",
-      lines: [{ plan: business.id, quantity: 2 }],
-    });
-    // cycle 1 billed (as in test/integration/proration.test.ts), so a line change can wait for the renewal
-    await s.database.prisma.subscription.update({
-      where: { id: sub.id },
-      data: { nextBillingCycle: 2, nextBilling: new Date("2026-12-01"), previousBilling: new Date("2026-11-01") },
-    });
-    const scheduled = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, {
-      body: { lines: [{ plan: pro.id, quantity: 3 }], at_period_end: true },
-    });
-    expect(scheduled.status, JSON.stringify(scheduled.body)).toBe(200);
-    expect(scheduled.body.pending_changes).toMatchObject({ cycle: 2, lines: [{ plan: pro.id, quantity: 3 }] });
+  it(
+    "normalizes a subscription with a scheduled change: the current line keeps its record, the pending lines are " +
+      "the change's",
+    async () => {
+      const customer = await created("/v1/customers/", chileanCustomer());
+      const [pro, business] = (
+        await created("/v1/products/", {
+          name: "Nube",
+          plans: [
+            { name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" },
+            { name: "Business", amount: 25000, currency: "CLP", frequency: "monthly" },
+          ],
+        })
+      ).plans;
+      const sub = await created("/v1/subscriptions/", {
+        customer: customer.id,
+        date_start: "2026-11-01",
+        lines: [{ plan: business.id, quantity: 2 }],
+      });
+      // cycle 1 billed (as in test/integration/proration.test.ts), so a line change can wait for the renewal
+      await s.database.prisma.subscription.update({
+        where: { id: sub.id },
+        data: { nextBillingCycle: 2, nextBilling: new Date("2026-12-01"), previousBilling: new Date("2026-11-01") },
+      });
+      const scheduled = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, {
+        body: { lines: [{ plan: pro.id, quantity: 3 }], at_period_end: true },
+      });
+      expect(scheduled.status, JSON.stringify(scheduled.body)).toBe(200);
+      expect(scheduled.body.pending_changes).toMatchObject({ cycle: 2, lines: [{ plan: pro.id, quantity: 3 }] });
 
-    const env = environment();
-    const query = relay.artifact("SubscriptionDetailQuery");
-    const data = (await fetchQuery(env, query, { id: sub.id }).toPromise()) as any;
-    const line = sub.lines[0].id as string;
-    expect(data.node).toEqual({
-      nextBillingCycle: 2,
-      lines: [{ id: line, quantity: "2", plan: { name: "Business" } }],
-      pendingChanges: { cycle: 2, lines: [{ quantity: "3", line: { id: line, quantity: "2" } }] },
-    });
-    const source = env.getStore().getSource();
-    expect(source.get(sub.id)).toMatchObject({ __typename: "Subscription", nextBillingCycle: 2 });
-    expect(source.get(line)).toMatchObject({ __typename: "SubscriptionLine", quantity: "2" });
-    // the pending change and its lines are client records under the subscription, not the line's record
-    const pending = source.get((source.get(sub.id)!.pendingChanges as { __ref: string }).__ref)!;
-    expect(pending).toMatchObject({ __typename: "SubscriptionPendingChanges", cycle: 2 });
-    const pendingLine = source.get((pending.lines as { __refs: string[] }).__refs[0])!;
-    expect(pendingLine).toMatchObject({ __typename: "SubscriptionPendingLine", quantity: "3" });
-    expect(pendingLine.__id).not.toBe(line);
-    // ... which points at the current line's record (the one it replaces) rather than repeating its id
-    expect(pendingLine.line).toEqual({ __ref: line });
-  });
+      const env = environment();
+      const query = relay.artifact("SubscriptionDetailQuery");
+      const data = (await fetchQuery(env, query, { id: sub.id }).toPromise()) as any;
+      const line = sub.lines[0].id as string;
+      expect(data.node).toEqual({
+        nextBillingCycle: 2,
+        lines: [{ id: line, quantity: "2", plan: { name: "Business" } }],
+        pendingChanges: { cycle: 2, lines: [{ quantity: "3", line: { id: line, quantity: "2" } }] },
+      });
+      const source = env.getStore().getSource();
+      expect(source.get(sub.id)).toMatchObject({ __typename: "Subscription", nextBillingCycle: 2 });
+      expect(source.get(line)).toMatchObject({ __typename: "SubscriptionLine", quantity: "2" });
+      // the pending change and its lines are client records under the subscription, not the line's record
+      const pending = source.get((source.get(sub.id)!.pendingChanges as { __ref: string }).__ref)!;
+      expect(pending).toMatchObject({ __typename: "SubscriptionPendingChanges", cycle: 2 });
+      const pendingLine = source.get((pending.lines as { __refs: string[] }).__refs[0])!;
+      expect(pendingLine).toMatchObject({ __typename: "SubscriptionPendingLine", quantity: "3" });
+      expect(pendingLine.__id).not.toBe(line);
+      // ... which points at the current line's record (the one it replaces) rather than repeating its id
+      expect(pendingLine.line).toEqual({ __ref: line });
+    },
+  );
 
   it("removes a deleted record with @deleteRecord on the payload's deletedId", async () => {
     const product = await created("/v1/products/", { name: "Efímero" });
@@ -223,17 +230,21 @@ describe("relay-runtime over /graphql", () => {
     expect((await s.rest("GET", `/v1/products/${product.id}/`)).status).toBe(404);
   });
 
-  it("would fail on an id shared by two types: Relay warns through console.error (the check the other tests rely on)", async () => {
-    const customer = await created("/v1/customers/", chileanCustomer());
-    consoleError.mockImplementation(() => {}); // the warning is expected here
-    const env = environment();
-    const query = relay.artifact("CustomerCardQuery");
-    await fetchQuery(env, query, { id: customer.id }).toPromise();
-    const operation = createOperationDescriptor(query, { id: customer.id });
-    // a response giving the customer's id to another type, as pending lines and delete payloads did
-    env.commitPayload(operation, { node: { __typename: "Invoice", id: customer.id } });
-    const warnings = consoleError.mock.calls.map((call) => String(call[0]));
-    consoleError.mockClear();
-    expect(warnings.some((w) => w.includes("globally unique id requirement"))).toBe(true);
-  });
+  it(
+    "would fail on an id shared by two types: Relay warns through console.error (the check the other tests " +
+      "rely on)",
+    async () => {
+      const customer = await created("/v1/customers/", chileanCustomer());
+      consoleError.mockImplementation(() => {}); // the warning is expected here
+      const env = environment();
+      const query = relay.artifact("CustomerCardQuery");
+      await fetchQuery(env, query, { id: customer.id }).toPromise();
+      const operation = createOperationDescriptor(query, { id: customer.id });
+      // a response giving the customer's id to another type, as pending lines and delete payloads did
+      env.commitPayload(operation, { node: { __typename: "Invoice", id: customer.id } });
+      const warnings = consoleError.mock.calls.map((call) => String(call[0]));
+      consoleError.mockClear();
+      expect(warnings.some((w) => w.includes("globally unique id requirement"))).toBe(true);
+    },
+  );
 });

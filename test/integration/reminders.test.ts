@@ -167,53 +167,57 @@ describe("POST /v1/reminders/messages/ with SMTP", () => {
     });
   });
 
-  it("attaches a draft order's PDF as order-draft.pdf and a credit note's by its number (GraphQL sendReminder)", async () => {
-    const order = (
-      await s.rest("POST", "/v1/orders/", {
-        body: { customer: customerId, lines: [{ name: "Cajas", quantity: 2, amount: 1000 }] },
-      })
-    ).body;
-    const note = (
-      await s.rest("POST", "/v1/creditnotes/", {
-        body: { invoice: invoice.id, lines: [{ name: "Devolución", quantity: 1, amount: 500 }] },
-      })
-    ).body;
-    const finalizedNote = (await s.rest("GET", `/v1/creditnotes/${note.id}/finalize/`)).body;
+  it(
+    "attaches a draft order's PDF as order-draft.pdf and a credit note's by its number (GraphQL " + "sendReminder)",
+    async () => {
+      const order = (
+        await s.rest("POST", "/v1/orders/", {
+          body: { customer: customerId, lines: [{ name: "Cajas", quantity: 2, amount: 1000 }] },
+        })
+      ).body;
+      const note = (
+        await s.rest("POST", "/v1/creditnotes/", {
+          body: { invoice: invoice.id, lines: [{ name: "Devolución", quantity: 1, amount: 500 }] },
+        })
+      ).body;
+      const finalizedNote = (await s.rest("GET", `/v1/creditnotes/${note.id}/finalize/`)).body;
 
-    const orderRes = await remind({ order: order.id, subject: "Su pedido" });
-    expect(orderRes.status, orderRes.text).toBe(201);
-    expect(orderRes.body).toMatchObject({ order: order.id, invoice: null, delivery: { status: "sent" } });
+      const orderRes = await remind({ order: order.id, subject: "Su pedido" });
+      expect(orderRes.status, orderRes.text).toBe(201);
+      expect(orderRes.body).toMatchObject({ order: order.id, invoice: null, delivery: { status: "sent" } });
 
-    const mutation = `mutation($input: ReminderInput!) { sendReminder(input: $input) {
-      id subject recipients message user testMode created creditNote { id number } invoice { id } delivery { status attempts sent } } }`;
-    const gql = await s.graphql(mutation, {
-      input: {
+      const mutation = `mutation($input: ReminderInput!) { sendReminder(input: $input) {
+      id subject recipients message user testMode created creditNote { id number } invoice { id } delivery { status
+      attempts sent } } }`;
+      const gql = await s.graphql(mutation, {
+        input: {
+          subject: "Nota de crédito",
+          recipients: ["pagos@cliente.cl"],
+          message: "Adjuntamos la nota.",
+          creditNote: note.id,
+        },
+      });
+      expect(gql.body.errors).toBeUndefined();
+      expect(gql.body.data.sendReminder).toMatchObject({
         subject: "Nota de crédito",
         recipients: ["pagos@cliente.cl"],
-        message: "Adjuntamos la nota.",
-        creditNote: note.id,
-      },
-    });
-    expect(gql.body.errors).toBeUndefined();
-    expect(gql.body.data.sendReminder).toMatchObject({
-      subject: "Nota de crédito",
-      recipients: ["pagos@cliente.cl"],
-      user: "ops@acme.cl",
-      testMode: true,
-      creditNote: { id: note.id, number: finalizedNote.number },
-      invoice: null,
-      delivery: { status: "sent", attempts: 1 },
-    });
+        user: "ops@acme.cl",
+        testMode: true,
+        creditNote: { id: note.id, number: finalizedNote.number },
+        invoice: null,
+        delivery: { status: "sent", attempts: 1 },
+      });
 
-    expect(smtp.received.map((m) => m.parsed.subject)).toEqual(["Su pedido", "Nota de crédito"]);
-    const [orderPdf] = smtp.received[0].parsed.attachments;
-    expect(orderPdf.filename).toBe("order-draft.pdf");
-    expect(orderPdf.contentType).toBe("application/pdf");
-    expect(await pdfText(orderPdf.content)).toContain("Cajas");
-    const [notePdf] = smtp.received[1].parsed.attachments;
-    expect(notePdf.filename).toBe(`credit-note-CL61-${finalizedNote.number}.pdf`);
-    expect(await pdfText(notePdf.content)).toContain(`N° interno ${finalizedNote.number}`);
-  });
+      expect(smtp.received.map((m) => m.parsed.subject)).toEqual(["Su pedido", "Nota de crédito"]);
+      const [orderPdf] = smtp.received[0].parsed.attachments;
+      expect(orderPdf.filename).toBe("order-draft.pdf");
+      expect(orderPdf.contentType).toBe("application/pdf");
+      expect(await pdfText(orderPdf.content)).toContain("Cajas");
+      const [notePdf] = smtp.received[1].parsed.attachments;
+      expect(notePdf.filename).toBe(`credit-note-CL61-${finalizedNote.number}.pdf`);
+      expect(await pdfText(notePdf.content)).toContain(`N° interno ${finalizedNote.number}`);
+    },
+  );
 
   it("sends a payment reminder with no attachment (payments have no PDF)", async () => {
     const paymentId = await createPayment();
@@ -227,61 +231,66 @@ describe("POST /v1/reminders/messages/ with SMTP", () => {
 });
 
 describe("failed deliveries", () => {
-  it("records a refused delivery, backs off, and delivers on a later retry (also after a server that is down)", async () => {
-    smtp.rejecting = true;
-    const before = Date.now();
-    const res = await remind({ invoice: invoice.id, subject: "Reintento" });
-    // the reminder is recorded: delivery is the outbox's business, not the request's
-    expect(res.status, res.text).toBe(201);
-    expect(res.body.delivery).toMatchObject({
-      status: "pending",
-      attempts: 1,
-      last_error: expect.stringContaining("451"),
-      sent: null,
-    });
-    expect(smtp.received).toHaveLength(0);
-    let row = await outboxOf(res.body.id);
-    expect(row).toMatchObject({ status: "pending", attempts: 1, sentAt: null });
-    expect(row.lastError).toContain("Mailbox temporarily unavailable");
-    // first backoff: one minute after the attempt
-    expect(row.nextAttemptAt.getTime()).toBeGreaterThanOrEqual(before + 60_000);
-    expect(row.nextAttemptAt.getTime()).toBeLessThanOrEqual(Date.now() + 60_000);
+  it(
+    "records a refused delivery, backs off, and delivers on a later retry (also after a server that " + "is down)",
+    async () => {
+      smtp.rejecting = true;
+      const before = Date.now();
+      const res = await remind({ invoice: invoice.id, subject: "Reintento" });
+      // the reminder is recorded: delivery is the outbox's business, not the request's
+      expect(res.status, res.text).toBe(201);
+      expect(res.body.delivery).toMatchObject({
+        status: "pending",
+        attempts: 1,
+        last_error: expect.stringContaining("451"),
+        sent: null,
+      });
+      expect(smtp.received).toHaveLength(0);
+      let row = await outboxOf(res.body.id);
+      expect(row).toMatchObject({ status: "pending", attempts: 1, sentAt: null });
+      expect(row.lastError).toContain("Mailbox temporarily unavailable");
+      // first backoff: one minute after the attempt
+      expect(row.nextAttemptAt.getTime()).toBeGreaterThanOrEqual(before + 60_000);
+      expect(row.nextAttemptAt.getTime()).toBeLessThanOrEqual(Date.now() + 60_000);
 
-    // not due yet: a round now leaves it alone
-    const deps = outboxDeps();
-    expect(await deliverDueMessages(deps, new Date())).toMatchObject({ claimed: 0 });
+      // not due yet: a round now leaves it alone
+      const deps = outboxDeps();
+      expect(await deliverDueMessages(deps, new Date())).toMatchObject({ claimed: 0 });
 
-    // second attempt, two minutes later, against a server that is down: recorded, backs off 2 minutes
-    const down = outboxDeps(`smtp://127.0.0.1:${await closedPort()}`);
-    const second = new Date(row.nextAttemptAt.getTime() + 1_000);
-    expect(await deliverDueMessages(down, second)).toMatchObject({ claimed: 1, sent: 0, retrying: 1 });
-    row = await outboxOf(res.body.id);
-    expect(row).toMatchObject({ status: "pending", attempts: 2, sentAt: null });
-    expect(row.lastError).toMatch(/ECONNREFUSED/);
-    expect(row.nextAttemptAt.getTime()).toBe(second.getTime() + 2 * 60_000);
-    const listed = (await s.rest("GET", `/v1/reminders/messages/?invoice=${invoice.id}`)).body.find(
-      (r: any) => r.id === res.body.id,
-    );
-    expect(listed.delivery).toMatchObject({
-      status: "pending",
-      attempts: 2,
-      next_attempt: row.nextAttemptAt.toISOString().replace("Z", "+00:00"),
-    });
+      // second attempt, two minutes later, against a server that is down: recorded, backs off 2 minutes
+      const down = outboxDeps(`smtp://127.0.0.1:${await closedPort()}`);
+      const second = new Date(row.nextAttemptAt.getTime() + 1_000);
+      expect(await deliverDueMessages(down, second)).toMatchObject({ claimed: 1, sent: 0, retrying: 1 });
+      row = await outboxOf(res.body.id);
+      expect(row).toMatchObject({ status: "pending", attempts: 2, sentAt: null });
+      expect(row.lastError).toMatch(/ECONNREFUSED/);
+      expect(row.nextAttemptAt.getTime()).toBe(second.getTime() + 2 * 60_000);
+      const listed = (await s.rest("GET", `/v1/reminders/messages/?invoice=${invoice.id}`)).body.find(
+        (r: any) => r.id === res.body.id,
+      );
+      expect(listed.delivery).toMatchObject({
+        status: "pending",
+        attempts: 2,
+        next_attempt: row.nextAttemptAt.toISOString().replace("Z", "+00:00"),
+      });
 
-    // third attempt, once the server accepts again: delivered with its attachment, rendered now
-    smtp.rejecting = false;
-    const third = new Date(row.nextAttemptAt.getTime() + 1_000);
-    expect(await deliverDueMessages(deps, third)).toMatchObject({ claimed: 1, sent: 1 });
-    row = await outboxOf(res.body.id);
-    expect(row).toMatchObject({ status: "sent", attempts: 3, sentAt: third });
-    expect(smtp.received).toHaveLength(1);
-    expect(smtp.received[0].parsed.subject).toBe("Reintento");
-    expect(smtp.received[0].parsed.attachments.map((a) => a.filename)).toEqual([`invoice-CL33-${invoice.number}.pdf`]);
+      // third attempt, once the server accepts again: delivered with its attachment, rendered now
+      smtp.rejecting = false;
+      const third = new Date(row.nextAttemptAt.getTime() + 1_000);
+      expect(await deliverDueMessages(deps, third)).toMatchObject({ claimed: 1, sent: 1 });
+      row = await outboxOf(res.body.id);
+      expect(row).toMatchObject({ status: "sent", attempts: 3, sentAt: third });
+      expect(smtp.received).toHaveLength(1);
+      expect(smtp.received[0].parsed.subject).toBe("Reintento");
+      expect(smtp.received[0].parsed.attachments.map((a) => a.filename)).toEqual([
+        `invoice-CL33-${invoice.number}.pdf`,
+      ]);
 
-    // sent is final: a later round sends nothing again
-    expect(await deliverDueMessages(deps, new Date(third.getTime() + 86_400_000))).toMatchObject({ claimed: 0 });
-    expect(smtp.received).toHaveLength(1);
-  });
+      // sent is final: a later round sends nothing again
+      expect(await deliverDueMessages(deps, new Date(third.getTime() + 86_400_000))).toMatchObject({ claimed: 0 });
+      expect(smtp.received).toHaveLength(1);
+    },
+  );
 
   it(`gives up after ${MAX_DELIVERY_ATTEMPTS} attempts: status failed, kept, never retried`, async () => {
     smtp.rejecting = true;
@@ -314,25 +323,28 @@ describe("failed deliveries", () => {
     });
   });
 
-  it("renders the attachment at delivery: a draft deleted before the retry leaves the message to go without it", async () => {
-    const draft = await draftInvoice();
-    smtp.rejecting = true;
-    const res = await remind({ invoice: draft.id, subject: "Borrador" });
-    expect(res.body.delivery.status).toBe("pending");
-    expect((await s.rest("DELETE", `/v1/invoices/${draft.id}/`)).status).toBe(204);
-    smtp.rejecting = false;
-    const row = await outboxOf(res.body.id);
-    expect(await deliverDueMessages(outboxDeps(), new Date(row.nextAttemptAt.getTime() + 1_000))).toMatchObject({
-      sent: 1,
-    });
-    expect(smtp.received).toHaveLength(1);
-    expect(smtp.received[0].parsed.attachments).toEqual([]);
-    expect(await outboxOf(res.body.id)).toMatchObject({
-      status: "sent",
-      attachmentKind: "invoice",
-      attachmentId: draft.id,
-    });
-  });
+  it(
+    "renders the attachment at delivery: a draft deleted before the retry leaves the message to go " + "without it",
+    async () => {
+      const draft = await draftInvoice();
+      smtp.rejecting = true;
+      const res = await remind({ invoice: draft.id, subject: "Borrador" });
+      expect(res.body.delivery.status).toBe("pending");
+      expect((await s.rest("DELETE", `/v1/invoices/${draft.id}/`)).status).toBe(204);
+      smtp.rejecting = false;
+      const row = await outboxOf(res.body.id);
+      expect(await deliverDueMessages(outboxDeps(), new Date(row.nextAttemptAt.getTime() + 1_000))).toMatchObject({
+        sent: 1,
+      });
+      expect(smtp.received).toHaveLength(1);
+      expect(smtp.received[0].parsed.attachments).toEqual([]);
+      expect(await outboxOf(res.body.id)).toMatchObject({
+        status: "sent",
+        attachmentKind: "invoice",
+        attachmentId: draft.id,
+      });
+    },
+  );
 
   it("two workers at once send each due message once (claims skip locked rows)", async () => {
     smtp.rejecting = true;
@@ -565,7 +577,8 @@ describe("GET /v1/reminders/messages/", () => {
     expect(page2.headers.get("x-total-count")).toBe(String(total));
     expect(total).toBeGreaterThan(4);
     expect(page2.headers.get("link")).toBe(
-      `<${s.url}/v1/reminders/messages/?page_size=2&page=3>; rel="next", <${s.url}/v1/reminders/messages/?page_size=2&page=1>; rel="prev"`,
+      `<${s.url}/v1/reminders/messages/?page_size=2&page=3>; rel="next", <${s.url}` +
+        `/v1/reminders/messages/?page_size=2&page=1>; rel="prev"`,
     );
   });
 
@@ -612,7 +625,9 @@ describe("GET /v1/reminders/messages/", () => {
   });
 
   it("GraphQL reminders: a connection with the same filters", async () => {
-    const q = `query($where: ReminderWhere) { reminders(first: 10, where: $where) { totalCount edges { node { id order { id } delivery { status } } } } }`;
+    const q =
+      `query($where: ReminderWhere) { reminders(first: 10, where: $where) { totalCount edges { node { id ` +
+      `order { id } delivery { status } } } } }`;
     const res = await s.graphql(q, { where: { order: { in: [docs.order] } } });
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data.reminders).toEqual({

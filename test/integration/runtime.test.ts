@@ -123,7 +123,8 @@ describe.skipIf(TEST_DB !== "pglite")("the service on the embedded database", ()
       const ended = new Promise((r) => socket.once("close", r));
       // headers and half the body: the request is in flight, waiting for the rest
       socket.write(
-        `POST /v1/customers/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
+        `POST /v1/customers/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: ` +
+          `application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
       );
       // give the idle server time to read the headers: a connection whose request has not been read
       // yet counts as idle and is closed at once by the shutdown
@@ -226,7 +227,8 @@ describe.skipIf(TEST_DB !== "pglite")("the service on the embedded database", ()
           headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
           body: JSON.stringify({
             query:
-              "query($after: String) { invoices(first: 100, after: $after) { pageInfo { hasNextPage endCursor } edges { node { id status number total lines { id } } } } }",
+              "query($after: String) { invoices(first: 100, after: $after) { pageInfo { hasNextPage endCursor } " +
+              "edges { node { id status number total lines { id } } } } }",
             variables: { after },
           }),
         }).then((r) => r.json());

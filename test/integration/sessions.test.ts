@@ -29,67 +29,73 @@ async function createSession(body: Record<string, unknown> = {}, key?: string) {
 }
 
 const BRANDING_FIELDS =
-  "organization name businessName colorBackground colorAsset displayInvoices termsOfServiceUrl privacyPolicyUrl updated";
-const UPDATE_BRANDING = `mutation($input: OrganizationBrandingInput!) { updateOrganizationBranding(input: $input) { ${BRANDING_FIELDS} } }`;
+  "organization name businessName colorBackground colorAsset displayInvoices termsOfServiceUrl " +
+  "privacyPolicyUrl updated";
+const UPDATE_BRANDING =
+  `mutation($input: OrganizationBrandingInput!) { updateOrganizationBranding(input: $input) ` +
+  `{ ${BRANDING_FIELDS} } }`;
 
 describe("POST /v1/customer_base/sessions/", () => {
-  it("creates a session: ses_ id, a cs_ key of 32 base62 characters, settings from the branding, one hour", async () => {
-    const before = await sessionCount();
-    const res = await s.rest("POST", "/v1/customer_base/sessions/", {
-      body: { customer, return_url: "https://acme.cl/account" },
-    });
-    expect(res.status).toBe(201);
-    expect(Object.keys(res.body).sort()).toEqual([
-      "created",
-      "customer",
-      "expires",
-      "id",
-      "key",
-      "return_url",
-      "settings",
-    ]);
-    expect(res.body).toMatchObject({
-      customer,
-      return_url: "https://acme.cl/account",
-      settings: {
-        business_name: "Acme SpA",
-        color_background: null,
-        color_asset: null,
-        display_invoices: true,
-        terms_of_service_url: null,
-        privacy_policy_url: null,
+  it(
+    "creates a session: ses_ id, a cs_ key of 32 base62 characters, settings from the branding, " + "one hour",
+    async () => {
+      const before = await sessionCount();
+      const res = await s.rest("POST", "/v1/customer_base/sessions/", {
+        body: { customer, return_url: "https://acme.cl/account" },
+      });
+      expect(res.status).toBe(201);
+      expect(Object.keys(res.body).sort()).toEqual([
+        "created",
+        "customer",
+        "expires",
+        "id",
+        "key",
+        "return_url",
+        "settings",
+      ]);
+      expect(res.body).toMatchObject({
+        customer,
         return_url: "https://acme.cl/account",
-      },
-    });
-    expect(Object.keys(res.body.settings).sort()).toEqual([
-      "business_name",
-      "color_asset",
-      "color_background",
-      "display_invoices",
-      "privacy_policy_url",
-      "return_url",
-      "terms_of_service_url",
-    ]);
-    expect(res.body.id).toMatch(/^ses_[0-9A-Za-z]{24}$/);
-    expect(res.body.key).toMatch(/^cs_[0-9A-Za-z]{32}$/); // 32 x log2(62) ~ 190 bits
-    expect(res.body.created).toMatch(ISO);
-    expect(res.body.expires).toMatch(ISO);
-    expect(Date.parse(res.body.expires) - Date.parse(res.body.created)).toBe(3600 * 1000);
-    expect(await sessionCount()).toBe(before + 1);
+        settings: {
+          business_name: "Acme SpA",
+          color_background: null,
+          color_asset: null,
+          display_invoices: true,
+          terms_of_service_url: null,
+          privacy_policy_url: null,
+          return_url: "https://acme.cl/account",
+        },
+      });
+      expect(Object.keys(res.body.settings).sort()).toEqual([
+        "business_name",
+        "color_asset",
+        "color_background",
+        "display_invoices",
+        "privacy_policy_url",
+        "return_url",
+        "terms_of_service_url",
+      ]);
+      expect(res.body.id).toMatch(/^ses_[0-9A-Za-z]{24}$/);
+      expect(res.body.key).toMatch(/^cs_[0-9A-Za-z]{32}$/); // 32 x log2(62) ~ 190 bits
+      expect(res.body.created).toMatch(ISO);
+      expect(res.body.expires).toMatch(ISO);
+      expect(Date.parse(res.body.expires) - Date.parse(res.body.created)).toBe(3600 * 1000);
+      expect(await sessionCount()).toBe(before + 1);
 
-    // only the hash is stored: no column holds the key
-    const row = await s.database.prisma.customerSession.findUniqueOrThrow({ where: { id: res.body.id } });
-    expect(row).toMatchObject({
-      organizationId: s.orgs.acme,
-      testMode: true,
-      customerId: customer,
-      returnUrl: "https://acme.cl/account",
-    });
-    expect(row.keyHash).toBe(sha256(res.body.key));
-    expect(row.keyHash).not.toBe(res.body.key);
-    expect(JSON.stringify(row)).not.toContain(res.body.key.slice(3));
-    expect(row.expiresAt.getTime() - row.createdAt.getTime()).toBe(3600 * 1000);
-  });
+      // only the hash is stored: no column holds the key
+      const row = await s.database.prisma.customerSession.findUniqueOrThrow({ where: { id: res.body.id } });
+      expect(row).toMatchObject({
+        organizationId: s.orgs.acme,
+        testMode: true,
+        customerId: customer,
+        returnUrl: "https://acme.cl/account",
+      });
+      expect(row.keyHash).toBe(sha256(res.body.key));
+      expect(row.keyHash).not.toBe(res.body.key);
+      expect(JSON.stringify(row)).not.toContain(res.body.key.slice(3));
+      expect(row.expiresAt.getTime() - row.createdAt.getTime()).toBe(3600 * 1000);
+    },
+  );
 
   it("gives every session its own key", async () => {
     const keys = new Set<string>();
@@ -157,19 +163,22 @@ describe("POST /v1/customer_base/sessions/", () => {
     expect(invalid.status).toBe(400);
   });
 
-  it("rejects a session for another organization's customer as an unknown customer (400), writing nothing", async () => {
-    const foreign = (await s.rest("POST", "/v1/customers/", { key: s.keys.other, body: chileanCustomer() })).body;
-    const before = await sessionCount();
-    const res = await s.rest("POST", "/v1/customer_base/sessions/", {
-      body: { customer: foreign.id, return_url: "https://acme.cl/account" },
-    });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({
-      code: "validation_error",
-      fields: { customer: [`unknown customer ${foreign.id}`] },
-    });
-    expect(await sessionCount()).toBe(before);
-  });
+  it(
+    "rejects a session for another organization's customer as an unknown customer (400), " + "writing nothing",
+    async () => {
+      const foreign = (await s.rest("POST", "/v1/customers/", { key: s.keys.other, body: chileanCustomer() })).body;
+      const before = await sessionCount();
+      const res = await s.rest("POST", "/v1/customer_base/sessions/", {
+        body: { customer: foreign.id, return_url: "https://acme.cl/account" },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({
+        code: "validation_error",
+        fields: { customer: [`unknown customer ${foreign.id}`] },
+      });
+      expect(await sessionCount()).toBe(before);
+    },
+  );
 
   it("needs an API key", async () => {
     const before = await sessionCount();
@@ -211,22 +220,28 @@ describe("GET /v1/customer_base/sessions/{key}/", () => {
     expect((await s.rest("GET", `/v1/customer_base/sessions/${created.key}/`, { key: null })).status).toBe(401);
   });
 
-  it("keeps live sessions in live mode: a test customer is unknown to a live key, a live session unknown to a test key", async () => {
-    const liveCustomer = (await s.rest("POST", "/v1/customers/", { key: s.keys.acmeLive, body: chileanCustomer() }))
-      .body.id;
-    const wrongMode = await s.rest("POST", "/v1/customer_base/sessions/", {
-      key: s.keys.acmeLive,
-      body: { customer, return_url: "https://acme.cl" },
-    });
-    expect(wrongMode.status).toBe(400);
-    expect(wrongMode.body.error.fields.customer).toEqual([`unknown customer ${customer}`]);
+  it(
+    "keeps live sessions in live mode: a test customer is unknown to a live key, a live session unknown to a " +
+      "test key",
+    async () => {
+      const liveCustomer = (await s.rest("POST", "/v1/customers/", { key: s.keys.acmeLive, body: chileanCustomer() }))
+        .body.id;
+      const wrongMode = await s.rest("POST", "/v1/customer_base/sessions/", {
+        key: s.keys.acmeLive,
+        body: { customer, return_url: "https://acme.cl" },
+      });
+      expect(wrongMode.status).toBe(400);
+      expect(wrongMode.body.error.fields.customer).toEqual([`unknown customer ${customer}`]);
 
-    const live = await createSession({ customer: liveCustomer }, s.keys.acmeLive);
-    const row = await s.database.prisma.customerSession.findUniqueOrThrow({ where: { id: live.id } });
-    expect(row.testMode).toBe(false);
-    expect((await s.rest("GET", `/v1/customer_base/sessions/${live.key}/`, { key: s.keys.acmeLive })).status).toBe(200);
-    expect((await s.rest("GET", `/v1/customer_base/sessions/${live.key}/`)).status).toBe(404);
-  });
+      const live = await createSession({ customer: liveCustomer }, s.keys.acmeLive);
+      const row = await s.database.prisma.customerSession.findUniqueOrThrow({ where: { id: live.id } });
+      expect(row.testMode).toBe(false);
+      expect((await s.rest("GET", `/v1/customer_base/sessions/${live.key}/`, { key: s.keys.acmeLive })).status).toBe(
+        200,
+      );
+      expect((await s.rest("GET", `/v1/customer_base/sessions/${live.key}/`)).status).toBe(404);
+    },
+  );
 
   it("is a 404 once the session has expired", async () => {
     const created = await createSession();
@@ -274,7 +289,8 @@ describe("session lifetime (SESSION_TTL_SECONDS)", () => {
 
 describe("GraphQL", () => {
   const FIELDS =
-    "id key returnUrl testMode created expires customer { id name } settings { businessName displayInvoices returnUrl }";
+    "id key returnUrl testMode created expires customer { id name } settings { businessName displayInvoices " +
+    "returnUrl }";
 
   it("createCustomerSession returns the key; customerSession(key) echoes it; node(id) has no key", async () => {
     const created = await s.graphql(
@@ -311,18 +327,21 @@ describe("GraphQL", () => {
     expect(foreign.body.data.node).toBeNull();
   });
 
-  it("customerSession is null (no error) for an unknown key; bad input is a validation_error naming the fields", async () => {
-    const missing = await s.graphql(`{ customerSession(key: "cs_${"x".repeat(32)}") { id } }`);
-    expect(missing.body).toEqual({ data: { customerSession: null } });
+  it(
+    "customerSession is null (no error) for an unknown key; bad input is a validation_error naming " + "the fields",
+    async () => {
+      const missing = await s.graphql(`{ customerSession(key: "cs_${"x".repeat(32)}") { id } }`);
+      expect(missing.body).toEqual({ data: { customerSession: null } });
 
-    const before = await sessionCount();
-    const bad = await s.graphql(`mutation { createCustomerSession(input: { returnUrl: "mailto:a@b.cl" }) { id } }`);
-    expect(bad.body.errors[0].extensions).toMatchObject({
-      code: "validation_error",
-      fields: { customer: ["is required"], return_url: ["must be an absolute http(s) URL"] },
-    });
-    expect(await sessionCount()).toBe(before);
-  });
+      const before = await sessionCount();
+      const bad = await s.graphql(`mutation { createCustomerSession(input: { returnUrl: "mailto:a@b.cl" }) { id } }`);
+      expect(bad.body.errors[0].extensions).toMatchObject({
+        code: "validation_error",
+        fields: { customer: ["is required"], return_url: ["must be an absolute http(s) URL"] },
+      });
+      expect(await sessionCount()).toBe(before);
+    },
+  );
 });
 
 describe("branding", () => {

@@ -203,76 +203,85 @@ describe("bulk finalize", () => {
     );
   });
 
-  it("a batch that fails in a worker thread (a 61-line 33) rolls back: its folios, files and drafts are as before", async () => {
-    const caf33 = (
-      await prisma.caf.findMany({ where: { ...tenantKey(), documentTypeId: "CL33" }, orderBy: { rangeFrom: "asc" } })
-    ).map((c) => [c.id, c.nextFolio]);
-    const good = await draft("CL33", [{ name: "Plan", amount: 1000 }]);
-    const tooLong = await draft(
-      "CL33",
-      Array.from({ length: 61 }, (_, i) => ({ name: `Línea ${i}`, amount: 100 })),
-    );
-    const ctx = runContext(prisma, settings, () => new Date(), { ...tenantKey(), userEmail: "ops@acme.cl" });
-    const files = await prisma.storedFile.count();
-    const error = await prisma
-      .$transaction((tx) =>
-        finalizeNewInvoiceDrafts(tx, { ...ctx, prisma: tx as unknown as PrismaClient }, "CL33", [good, tooLong]),
-      )
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ValidationError);
-    expect((error as ValidationError).fields).toEqual({ lines: ["must have 1 to 60 lines"] });
-    expect(
-      (
+  it(
+    "a batch that fails in a worker thread (a 61-line 33) rolls back: its folios, files and drafts are " + "as before",
+    async () => {
+      const caf33 = (
         await prisma.caf.findMany({ where: { ...tenantKey(), documentTypeId: "CL33" }, orderBy: { rangeFrom: "asc" } })
-      ).map((c) => [c.id, c.nextFolio]),
-    ).toEqual(caf33);
-    expect(await prisma.storedFile.count()).toBe(files);
-    expect(
-      (await prisma.invoice.findMany({ where: { id: { in: [good, tooLong] } } })).map((i) => [
-        i.status,
-        i.number,
-        i.localFile,
-      ]),
-    ).toEqual([
-      ["draft", null, null],
-      ["draft", null, null],
-    ]);
-    // the good one alone goes through, on the next folio
-    await prisma.$transaction((tx) =>
-      finalizeNewInvoiceDrafts(tx, { ...ctx, prisma: tx as unknown as PrismaClient }, "CL33", [good]),
-    );
-    expect((await prisma.invoice.findUniqueOrThrow({ where: { id: good } })).number).toBe(caf33[1][1]);
-  });
+      ).map((c) => [c.id, c.nextFolio]);
+      const good = await draft("CL33", [{ name: "Plan", amount: 1000 }]);
+      const tooLong = await draft(
+        "CL33",
+        Array.from({ length: 61 }, (_, i) => ({ name: `Línea ${i}`, amount: 100 })),
+      );
+      const ctx = runContext(prisma, settings, () => new Date(), { ...tenantKey(), userEmail: "ops@acme.cl" });
+      const files = await prisma.storedFile.count();
+      const error = await prisma
+        .$transaction((tx) =>
+          finalizeNewInvoiceDrafts(tx, { ...ctx, prisma: tx as unknown as PrismaClient }, "CL33", [good, tooLong]),
+        )
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).fields).toEqual({ lines: ["must have 1 to 60 lines"] });
+      expect(
+        (
+          await prisma.caf.findMany({
+            where: { ...tenantKey(), documentTypeId: "CL33" },
+            orderBy: { rangeFrom: "asc" },
+          })
+        ).map((c) => [c.id, c.nextFolio]),
+      ).toEqual(caf33);
+      expect(await prisma.storedFile.count()).toBe(files);
+      expect(
+        (await prisma.invoice.findMany({ where: { id: { in: [good, tooLong] } } })).map((i) => [
+          i.status,
+          i.number,
+          i.localFile,
+        ]),
+      ).toEqual([
+        ["draft", null, null],
+        ["draft", null, null],
+      ]);
+      // the good one alone goes through, on the next folio
+      await prisma.$transaction((tx) =>
+        finalizeNewInvoiceDrafts(tx, { ...ctx, prisma: tx as unknown as PrismaClient }, "CL33", [good]),
+      );
+      expect((await prisma.invoice.findUniqueOrThrow({ where: { id: good } })).number).toBe(caf33[1][1]);
+    },
+  );
 });
 
 describe("takeFolios", () => {
-  it("takes a range across CAFs in one statement; fewer folios left than asked is a 409 that takes nothing", async () => {
-    const a = await uploadCaf(61, 10, 12);
-    const b = await uploadCaf(61, 20, 24);
-    const taken = await prisma.$transaction((tx) =>
-      takeFolios(tx, tenantKey(), "CL61", authorizedOn, 5, certificateEncryptionKey),
-    );
-    expect(taken.folios).toEqual([
-      { folio: 10, cafId: a },
-      { folio: 11, cafId: a },
-      { folio: 12, cafId: a },
-      { folio: 20, cafId: b },
-      { folio: 21, cafId: b },
-    ]);
-    expect([...taken.cafFiles.keys()].sort()).toEqual([a, b].sort());
-    expect(taken.cafFiles.get(a)!.toString("latin1")).toMatch(/<D>10<\/D>\s*<H>12<\/H>/);
-    const error = await prisma
-      .$transaction((tx) => takeFolios(tx, tenantKey(), "CL61", authorizedOn, 4, certificateEncryptionKey))
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(InvalidStateError);
-    expect((error as Error).message).toContain("fewer than 4 authorized folio(s) are left for CL61");
-    expect([await nextFolioOf(a), await nextFolioOf(b)]).toEqual([13, 22]);
-    // the rest, then nothing
-    const rest = await prisma.$transaction((tx) =>
-      takeFolios(tx, tenantKey(), "CL61", authorizedOn, 3, certificateEncryptionKey),
-    );
-    expect(rest.folios.map((f) => f.folio)).toEqual([22, 23, 24]);
-  });
+  it(
+    "takes a range across CAFs in one statement; fewer folios left than asked is a 409 that " + "takes nothing",
+    async () => {
+      const a = await uploadCaf(61, 10, 12);
+      const b = await uploadCaf(61, 20, 24);
+      const taken = await prisma.$transaction((tx) =>
+        takeFolios(tx, tenantKey(), "CL61", authorizedOn, 5, certificateEncryptionKey),
+      );
+      expect(taken.folios).toEqual([
+        { folio: 10, cafId: a },
+        { folio: 11, cafId: a },
+        { folio: 12, cafId: a },
+        { folio: 20, cafId: b },
+        { folio: 21, cafId: b },
+      ]);
+      expect([...taken.cafFiles.keys()].sort()).toEqual([a, b].sort());
+      expect(taken.cafFiles.get(a)!.toString("latin1")).toMatch(/<D>10<\/D>\s*<H>12<\/H>/);
+      const error = await prisma
+        .$transaction((tx) => takeFolios(tx, tenantKey(), "CL61", authorizedOn, 4, certificateEncryptionKey))
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidStateError);
+      expect((error as Error).message).toContain("fewer than 4 authorized folio(s) are left for CL61");
+      expect([await nextFolioOf(a), await nextFolioOf(b)]).toEqual([13, 22]);
+      // the rest, then nothing
+      const rest = await prisma.$transaction((tx) =>
+        takeFolios(tx, tenantKey(), "CL61", authorizedOn, 3, certificateEncryptionKey),
+      );
+      expect(rest.folios.map((f) => f.folio)).toEqual([22, 23, 24]);
+    },
+  );
 
   it("concurrent claims, in bulk and one by one, never take a folio twice and leave no gap", async () => {
     const first = await uploadCaf(52, 1, 25);

@@ -151,82 +151,94 @@ function one(xml: string, name: string): string | undefined {
 let sentInvoice: { id: string; folio: number };
 
 describe("outbound: an accepted DTE goes to the receiver's exchange address", () => {
-  it("queued when SII accepts; delivered with the EnvioDTE addressed to the receiver (XSD-valid, signed) and the PDF", async () => {
-    sentInvoice = await acceptedInvoice(withExchange);
-    const queued = await taxAgency(sentInvoice.id);
-    expect(queued).toMatchObject({
-      status: "accepted",
-      exchange_to: "dte@cliente.cl",
-      exchange_file: expect.stringMatching(/^\/v1\/files\/sii-intercambio-.+\.xml$/),
-    });
-    expect(queued).not.toHaveProperty("exchange_sent_at");
-    const message = await s.database.prisma.outboxMessage.findUniqueOrThrow({ where: { id: queued.exchange_message } });
-    expect([
-      message.kind,
-      message.status,
-      message.testMode,
-      message.recipients,
-      message.attachmentKind,
-      message.attachmentId,
-    ]).toEqual(["dte_exchange", "pending", true, ["dte@cliente.cl"], "invoice", sentInvoice.id]);
+  it(
+    "queued when SII accepts; delivered with the EnvioDTE addressed to the receiver (XSD-valid, signed) " +
+      "and the PDF",
+    async () => {
+      sentInvoice = await acceptedInvoice(withExchange);
+      const queued = await taxAgency(sentInvoice.id);
+      expect(queued).toMatchObject({
+        status: "accepted",
+        exchange_to: "dte@cliente.cl",
+        exchange_file: expect.stringMatching(/^\/v1\/files\/sii-intercambio-.+\.xml$/),
+      });
+      expect(queued).not.toHaveProperty("exchange_sent_at");
+      const message = await s.database.prisma.outboxMessage.findUniqueOrThrow({
+        where: { id: queued.exchange_message },
+      });
+      expect([
+        message.kind,
+        message.status,
+        message.testMode,
+        message.recipients,
+        message.attachmentKind,
+        message.attachmentId,
+      ]).toEqual(["dte_exchange", "pending", true, ["dte@cliente.cl"], "invoice", sentInvoice.id]);
 
-    const before = smtp.received.length;
-    const t = later(1000);
-    expect(await deliverDueMessages(outbox, t)).toEqual({ claimed: 1, sent: 1, retrying: 0, failed: 0 });
-    expect(smtp.received).toHaveLength(before + 1);
-    const mail = smtp.received.at(-1)!;
-    expect(mail.envelope).toEqual({ from: MAIL_FROM, to: ["dte@cliente.cl"] });
-    expect(mail.parsed.subject).toMatch(
-      new RegExp(`^Factura electrónica N° ${sentInvoice.folio} de .+ \\(RUT ${RUT}\\)$`),
-    );
-    expect(mail.parsed.attachments.map((a) => a.contentType).sort()).toEqual(["application/pdf", "application/xml"]);
+      const before = smtp.received.length;
+      const t = later(1000);
+      expect(await deliverDueMessages(outbox, t)).toEqual({ claimed: 1, sent: 1, retrying: 0, failed: 0 });
+      expect(smtp.received).toHaveLength(before + 1);
+      const mail = smtp.received.at(-1)!;
+      expect(mail.envelope).toEqual({ from: MAIL_FROM, to: ["dte@cliente.cl"] });
+      expect(mail.parsed.subject).toMatch(
+        new RegExp(`^Factura electrónica N° ${sentInvoice.folio} de .+ \\(RUT ${RUT}\\)$`),
+      );
+      expect(mail.parsed.attachments.map((a) => a.contentType).sort()).toEqual(["application/pdf", "application/xml"]);
 
-    const xmlFile = mail.parsed.attachments.find((a) => a.contentType === "application/xml")!;
-    expect(xmlFile.filename).toBe(String(queued.exchange_file).replace("/v1/files/", ""));
-    const xml = xmlFile.content.toString("latin1");
-    expect(one(xml, "RutEmisor")).toBe(RUT);
-    expect(one(xml, "RutReceptor")).toBe(RECEIVER_RUT);
-    expect(one(xml, "RUTRecep")).toBe(RECEIVER_RUT);
-    expect(one(xml, "Folio")).toBe(String(sentInvoice.folio));
-    const schema = xmllintValidate(xmlFile.content, ENVIO_DTE_XSD);
-    expect(schema.output).toContain("validates");
-    expect(xmlsecVerifyNode(xmlFile.content, cert.certificatePem, ENVELOPE_SIGNATURE).output).toMatch(/^OK/);
-    expect(xmlsecVerifyNode(xmlFile.content, cert.certificatePem, dteSignature(1)).output).toMatch(/^OK/);
-    // the same file is served to the organization
-    const served = await fetch(`${s.url}${queued.exchange_file}`, {
-      headers: { authorization: `Bearer ${s.keys.acme}` },
-    });
-    expect(Buffer.from(await served.arrayBuffer()).equals(xmlFile.content)).toBe(true);
+      const xmlFile = mail.parsed.attachments.find((a) => a.contentType === "application/xml")!;
+      expect(xmlFile.filename).toBe(String(queued.exchange_file).replace("/v1/files/", ""));
+      const xml = xmlFile.content.toString("latin1");
+      expect(one(xml, "RutEmisor")).toBe(RUT);
+      expect(one(xml, "RutReceptor")).toBe(RECEIVER_RUT);
+      expect(one(xml, "RUTRecep")).toBe(RECEIVER_RUT);
+      expect(one(xml, "Folio")).toBe(String(sentInvoice.folio));
+      const schema = xmllintValidate(xmlFile.content, ENVIO_DTE_XSD);
+      expect(schema.output).toContain("validates");
+      expect(xmlsecVerifyNode(xmlFile.content, cert.certificatePem, ENVELOPE_SIGNATURE).output).toMatch(/^OK/);
+      expect(xmlsecVerifyNode(xmlFile.content, cert.certificatePem, dteSignature(1)).output).toMatch(/^OK/);
+      // the same file is served to the organization
+      const served = await fetch(`${s.url}${queued.exchange_file}`, {
+        headers: { authorization: `Bearer ${s.keys.acme}` },
+      });
+      expect(Buffer.from(await served.arrayBuffer()).equals(xmlFile.content)).toBe(true);
 
-    const pdf = mail.parsed.attachments.find((a) => a.contentType === "application/pdf")!;
-    expect(pdf.filename).toBe(`invoice-CL33-${sentInvoice.folio}.pdf`);
-    const text = (await new PDFParse({ data: new Uint8Array(pdf.content) }).getText()).text;
-    expect(text).toContain(`N° ${sentInvoice.folio}`);
+      const pdf = mail.parsed.attachments.find((a) => a.contentType === "application/pdf")!;
+      expect(pdf.filename).toBe(`invoice-CL33-${sentInvoice.folio}.pdf`);
+      const text = (await new PDFParse({ data: new Uint8Array(pdf.content) }).getText()).text;
+      expect(text).toContain(`N° ${sentInvoice.folio}`);
 
-    expect(await taxAgency(sentInvoice.id)).toMatchObject({ exchange_sent_at: t.toISOString() });
-  });
+      expect(await taxAgency(sentInvoice.id)).toMatchObject({ exchange_sent_at: t.toISOString() });
+    },
+  );
 
-  it("without tax_settings.exchange_email the DTE's CorreoRecep (the customer's e-mail) is used; a refusing server is retried", async () => {
-    const inv = await acceptedInvoice(withoutExchange);
-    const queued = await taxAgency(inv.id);
-    expect(queued.exchange_to).toBe("contabilidad@cliente.cl");
-    smtp.rejecting = true;
-    const before = smtp.received.length;
-    expect(await deliverDueMessages(outbox, later(1000))).toEqual({ claimed: 1, sent: 0, retrying: 1, failed: 0 });
-    const waiting = await s.database.prisma.outboxMessage.findUniqueOrThrow({ where: { id: queued.exchange_message } });
-    expect([waiting.status, waiting.attempts]).toEqual(["pending", 1]);
-    expect(waiting.lastError).toMatch(/451/);
-    smtp.rejecting = false;
-    expect(await deliverDueMessages(outbox, later(60 * 60_000))).toEqual({
-      claimed: 1,
-      sent: 1,
-      retrying: 0,
-      failed: 0,
-    });
-    expect(smtp.received).toHaveLength(before + 1);
-    expect(smtp.received.at(-1)!.envelope.to).toEqual(["contabilidad@cliente.cl"]);
-    expect(await taxAgency(inv.id)).toHaveProperty("exchange_sent_at");
-  });
+  it(
+    "without tax_settings.exchange_email the DTE's CorreoRecep (the customer's e-mail) is used; a refusing server " +
+      "is retried",
+    async () => {
+      const inv = await acceptedInvoice(withoutExchange);
+      const queued = await taxAgency(inv.id);
+      expect(queued.exchange_to).toBe("contabilidad@cliente.cl");
+      smtp.rejecting = true;
+      const before = smtp.received.length;
+      expect(await deliverDueMessages(outbox, later(1000))).toEqual({ claimed: 1, sent: 0, retrying: 1, failed: 0 });
+      const waiting = await s.database.prisma.outboxMessage.findUniqueOrThrow({
+        where: { id: queued.exchange_message },
+      });
+      expect([waiting.status, waiting.attempts]).toEqual(["pending", 1]);
+      expect(waiting.lastError).toMatch(/451/);
+      smtp.rejecting = false;
+      expect(await deliverDueMessages(outbox, later(60 * 60_000))).toEqual({
+        claimed: 1,
+        sent: 1,
+        retrying: 0,
+        failed: 0,
+      });
+      expect(smtp.received).toHaveLength(before + 1);
+      expect(smtp.received.at(-1)!.envelope.to).toEqual(["contabilidad@cliente.cl"]);
+      expect(await taxAgency(inv.id)).toHaveProperty("exchange_sent_at");
+    },
+  );
 });
 
 let receiverCert: FakeCertificate;
@@ -347,38 +359,43 @@ describe("inbound: the receiver's answers", () => {
     expect(stored.status).toBe(200);
   });
 
-  it("ResultadoDTE with a claim (EstadoDTE 2) through GraphQL: claimed; a reception arriving later keeps the claim", async () => {
-    const file = result(await answered(sentInvoice.id), 2);
-    const g = await s.graphql(
-      `mutation($input: ReceiverAnswerInput!) { recordReceiverAnswer(input: $input) { kind documents { kind document documentType folio receiverStatus } } }`,
-      {
-        input: { file: file.toString("base64") },
-      },
-    );
-    expect(g.body.errors).toBeUndefined();
-    expect(g.body.data.recordReceiverAnswer).toEqual({
-      kind: "result",
-      documents: [
+  it(
+    "ResultadoDTE with a claim (EstadoDTE 2) through GraphQL: claimed; a reception arriving later keeps " + "the claim",
+    async () => {
+      const file = result(await answered(sentInvoice.id), 2);
+      const g = await s.graphql(
+        `mutation($input: ReceiverAnswerInput!) { recordReceiverAnswer(input: $input) { kind documents { kind ` +
+          `document ` +
+          `documentType folio receiverStatus } } }`,
         {
-          kind: "invoice",
-          document: sentInvoice.id,
-          documentType: 33,
-          folio: sentInvoice.folio,
-          receiverStatus: "claimed",
+          input: { file: file.toString("base64") },
         },
-      ],
-    });
-    expect(await taxAgency(sentInvoice.id)).toMatchObject({
-      receiver_status: "claimed",
-      receiver_code: 2,
-      receiver_message: "RCD: Reclamo al contenido del documento; CodRchDsc -1",
-    });
-    const late = await answer(reception(await answered(sentInvoice.id)));
-    expect(late.status).toBe(201);
-    expect(late.body.documents[0].receiver_status).toBe("claimed");
-    const ta = await taxAgency(sentInvoice.id);
-    expect([ta.receiver_status, ta.receiver_files.length]).toEqual(["claimed", 3]);
-  });
+      );
+      expect(g.body.errors).toBeUndefined();
+      expect(g.body.data.recordReceiverAnswer).toEqual({
+        kind: "result",
+        documents: [
+          {
+            kind: "invoice",
+            document: sentInvoice.id,
+            documentType: 33,
+            folio: sentInvoice.folio,
+            receiverStatus: "claimed",
+          },
+        ],
+      });
+      expect(await taxAgency(sentInvoice.id)).toMatchObject({
+        receiver_status: "claimed",
+        receiver_code: 2,
+        receiver_message: "RCD: Reclamo al contenido del documento; CodRchDsc -1",
+      });
+      const late = await answer(reception(await answered(sentInvoice.id)));
+      expect(late.status).toBe(201);
+      expect(late.body.documents[0].receiver_status).toBe("claimed");
+      const ta = await taxAgency(sentInvoice.id);
+      expect([ta.receiver_status, ta.receiver_files.length]).toEqual(["claimed", 3]);
+    },
+  );
 
   it("EnvioRecibos (Ley 19.983 receipt, each Recibo and the set signed): goods_received", async () => {
     const doc = await answered(receiptInvoice.id);
@@ -405,151 +422,169 @@ describe("inbound: the receiver's answers", () => {
     expect(await invoiceStatus(receiptInvoice.id)).toBe("goods_received");
   });
 
-  it("a credit note (61): its ResultadoDTE shows in REST tax_agency.receiver_status and GraphQL receiverStatus", async () => {
-    const draft = await s.rest("POST", "/v1/creditnotes/", {
-      body: { invoice: receiptInvoice.id, note: "Devolución parcial", lines: [{ name: "Consultoría", amount: 5000 }] },
-    });
-    expect(draft.status, JSON.stringify(draft.body)).toBe(201);
-    const fin = await s.rest("GET", `/v1/creditnotes/${draft.body.id}/finalize/`);
-    expect(fin.status, JSON.stringify(fin.body)).toBe(200);
-    expect((await sendDueSubmissions(deps, later(1000))).uploaded).toBe(1);
-    expect((await sendDueSubmissions(deps, later(10 * 60_000))).decided).toBe(1);
-    const sub = await s.database.prisma.siiSubmission.findFirstOrThrow({ where: { documentId: draft.body.id } });
-    const dte = Buffer.from(
-      (await s.database.prisma.storedFile.findUniqueOrThrow({ where: { name: sub.dteFile } })).content,
-    ).toString("latin1");
-    const doc = {
-      type: 61,
-      folio: sub.folio,
-      issueDate: one(dte, "FchEmis")!,
-      issuerRut: RUT,
-      receiverRut: RECEIVER_RUT,
-      total: one(dte, "MntTotal")!,
-    };
-    const res = await answer(result(doc, 0));
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect(res.body.documents).toEqual([
-      {
-        kind: "credit_note",
-        document: draft.body.id,
-        document_type: 61,
+  it(
+    "a credit note (61): its ResultadoDTE shows in REST tax_agency.receiver_status and GraphQL " + "receiverStatus",
+    async () => {
+      const draft = await s.rest("POST", "/v1/creditnotes/", {
+        body: {
+          invoice: receiptInvoice.id,
+          note: "Devolución parcial",
+          lines: [{ name: "Consultoría", amount: 5000 }],
+        },
+      });
+      expect(draft.status, JSON.stringify(draft.body)).toBe(201);
+      const fin = await s.rest("GET", `/v1/creditnotes/${draft.body.id}/finalize/`);
+      expect(fin.status, JSON.stringify(fin.body)).toBe(200);
+      expect((await sendDueSubmissions(deps, later(1000))).uploaded).toBe(1);
+      expect((await sendDueSubmissions(deps, later(10 * 60_000))).decided).toBe(1);
+      const sub = await s.database.prisma.siiSubmission.findFirstOrThrow({ where: { documentId: draft.body.id } });
+      const dte = Buffer.from(
+        (await s.database.prisma.storedFile.findUniqueOrThrow({ where: { name: sub.dteFile } })).content,
+      ).toString("latin1");
+      const doc = {
+        type: 61,
         folio: sub.folio,
+        issueDate: one(dte, "FchEmis")!,
+        issuerRut: RUT,
+        receiverRut: RECEIVER_RUT,
+        total: one(dte, "MntTotal")!,
+      };
+      const res = await answer(result(doc, 0));
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body.documents).toEqual([
+        {
+          kind: "credit_note",
+          document: draft.body.id,
+          document_type: 61,
+          folio: sub.folio,
+          receiver_status: "accepted",
+        },
+      ]);
+      const rest = await s.rest("GET", `/v1/creditnotes/${draft.body.id}/`);
+      expect(rest.body.tax_agency).toMatchObject({
+        status: "accepted",
         receiver_status: "accepted",
-      },
-    ]);
-    const rest = await s.rest("GET", `/v1/creditnotes/${draft.body.id}/`);
-    expect(rest.body.tax_agency).toMatchObject({
-      status: "accepted",
-      receiver_status: "accepted",
-      receiver_code: 0,
-      receiver_message: "ACD",
-    });
-    const g = await s.graphql(`{ node(id: "${draft.body.id}") { ... on CreditNote { receiverStatus } } }`);
-    expect(g.body.data.node).toEqual({ receiverStatus: "accepted" });
-  });
+        receiver_code: 0,
+        receiver_message: "ACD",
+      });
+      const g = await s.graphql(`{ node(id: "${draft.body.id}") { ... on CreditNote { receiverStatus } } }`);
+      expect(g.body.data.node).toEqual({ receiverStatus: "accepted" });
+    },
+  );
 
-  it("400 naming the document or the reason, nothing written: unknown folio, forged signature, another RutRecibe, RUTEmisor, RUTRecep or total, malformed, schema-invalid", async () => {
-    const before = await state();
-    const doc = await answered(receiptInvoice.id);
+  it(
+    "400 naming the document or the reason, nothing written: unknown folio, forged signature, another RutRecibe, " +
+      "RUTEmisor, RUTRecep or total, malformed, schema-invalid",
+    async () => {
+      const before = await state();
+      const doc = await answered(receiptInvoice.id);
 
-    const unknown = await answer(result({ ...doc, folio: 999_999 }, 0));
-    expect(unknown.status).toBe(400);
-    expect(unknown.body.error.fields.xml).toEqual([
-      "DTE type 33 folio 999999: no such DTE issued by this organization in test mode",
-    ]);
+      const unknown = await answer(result({ ...doc, folio: 999_999 }, 0));
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.error.fields.xml).toEqual([
+        "DTE type 33 folio 999999: no such DTE issued by this organization in test mode",
+      ]);
 
-    // EstadoDTE changed from 0 (accepted) to 2 after the receiver signed: the digest no longer matches
-    const forged = Buffer.from(
-      result(doc, 0).toString("latin1").replace("<EstadoDTE>0</EstadoDTE>", "<EstadoDTE>2</EstadoDTE>"),
-      "latin1",
-    );
-    const f = await answer(forged);
-    expect(f.status).toBe(400);
-    expect(f.body.error.fields.xml).toEqual([
-      "the signature of the RespuestaDTE (Resultado ResultadoDTE) does not verify: the signature does not verify",
-    ]);
+      // EstadoDTE changed from 0 (accepted) to 2 after the receiver signed: the digest no longer matches
+      const forged = Buffer.from(
+        result(doc, 0).toString("latin1").replace("<EstadoDTE>0</EstadoDTE>", "<EstadoDTE>2</EstadoDTE>"),
+        "latin1",
+      );
+      const f = await answer(forged);
+      expect(f.status).toBe(400);
+      expect(f.body.error.fields.xml).toEqual([
+        "the signature of the RespuestaDTE (Resultado ResultadoDTE) does not verify: the signature does not verify",
+      ]);
 
-    // signed by a key that is not the one of the certificate it shows
-    const other = generateCertificate("Otro");
-    const swapped = Buffer.from(
-      result(doc, 0)
-        .toString("latin1")
-        .replace(
-          /<X509Certificate>[^<]+<\/X509Certificate>/,
-          `<X509Certificate>${other.certificatePem.replace(/-----[^-]+-----|\s/g, "")}</X509Certificate>`,
-        ),
-      "latin1",
-    );
-    const sw = await answer(swapped);
-    expect(sw.status).toBe(400);
-    expect(sw.body.error.fields.xml[0]).toMatch(
-      /^the signature of the RespuestaDTE \(Resultado ResultadoDTE\) does not verify/,
-    );
+      // signed by a key that is not the one of the certificate it shows
+      const other = generateCertificate("Otro");
+      const swapped = Buffer.from(
+        result(doc, 0)
+          .toString("latin1")
+          .replace(
+            /<X509Certificate>[^<]+<\/X509Certificate>/,
+            `<X509Certificate>${other.certificatePem.replace(/-----[^-]+-----|\s/g, "")}</X509Certificate>`,
+          ),
+        "latin1",
+      );
+      const sw = await answer(swapped);
+      expect(sw.status).toBe(400);
+      expect(sw.body.error.fields.xml[0]).toMatch(
+        /^the signature of the RespuestaDTE \(Resultado ResultadoDTE\) does not verify/,
+      );
 
-    const elsewhere = await answer(result(doc, 0, { recipientRut: "96790240-3" }));
-    expect(elsewhere.status).toBe(400);
-    expect(elsewhere.body.error.fields.xml).toEqual([
-      `the answer is addressed to RUT 96790240-3 (RutRecibe), not to this organization (${RUT})`,
-    ]);
+      const elsewhere = await answer(result(doc, 0, { recipientRut: "96790240-3" }));
+      expect(elsewhere.status).toBe(400);
+      expect(elsewhere.body.error.fields.xml).toEqual([
+        `the answer is addressed to RUT 96790240-3 (RutRecibe), not to this organization (${RUT})`,
+      ]);
 
-    const notOurs = await answer(result({ ...doc, issuerRut: "96790240-3" }, 0));
-    expect(notOurs.status).toBe(400);
-    expect(notOurs.body.error.fields.xml).toEqual([
-      `DTE type 33 folio ${receiptInvoice.folio} was issued by RUT 96790240-3 (RUTEmisor), not by this organization (${RUT})`,
-    ]);
+      const notOurs = await answer(result({ ...doc, issuerRut: "96790240-3" }, 0));
+      expect(notOurs.status).toBe(400);
+      expect(notOurs.body.error.fields.xml).toEqual([
+        `DTE type 33 folio ${receiptInvoice.folio} was issued by RUT 96790240-3 (RUTEmisor), not by this ` +
+          `organization ` +
+          `(${RUT})`,
+      ]);
 
-    const otherReceiver = await answer(
-      result({ ...doc, receiverRut: "96790240-3" }, 0, { responderRut: "96790240-3" }),
-    );
-    expect(otherReceiver.status).toBe(400);
-    expect(otherReceiver.body.error.fields.xml).toEqual([
-      `DTE type 33 folio ${receiptInvoice.folio} does not match the document issued (${receiptInvoice.id}): RUTRecep 96790240-3 (issued to ${RECEIVER_RUT}), RutResponde 96790240-3 (issued to ${RECEIVER_RUT})`,
-    ]);
+      const otherReceiver = await answer(
+        result({ ...doc, receiverRut: "96790240-3" }, 0, { responderRut: "96790240-3" }),
+      );
+      expect(otherReceiver.status).toBe(400);
+      expect(otherReceiver.body.error.fields.xml).toEqual([
+        `DTE type 33 folio ${receiptInvoice.folio} does not match the document issued (${receiptInvoice.id}): ` +
+          `RUTRecep ` +
+          `96790240-3 (issued to ${RECEIVER_RUT}), RutResponde 96790240-3 (issued to ${RECEIVER_RUT})`,
+      ]);
 
-    const otherTotal = await answer(result({ ...doc, total: "1" }, 0));
-    expect(otherTotal.status).toBe(400);
-    expect(otherTotal.body.error.fields.xml[0]).toContain(`MntTotal 1 (issued ${doc.total})`);
+      const otherTotal = await answer(result({ ...doc, total: "1" }, 0));
+      expect(otherTotal.status).toBe(400);
+      expect(otherTotal.body.error.fields.xml[0]).toContain(`MntTotal 1 (issued ${doc.total})`);
 
-    const malformed = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", {
-      body: { xml: '<RespuestaDTE xmlns="http://www.sii.cl/SiiDte"><Resultado>' },
-    });
-    expect(malformed.status).toBe(400);
-    expect(malformed.body.error.fields.xml[0]).toMatch(/^is not well-formed XML/);
+      const malformed = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", {
+        body: { xml: '<RespuestaDTE xmlns="http://www.sii.cl/SiiDte"><Resultado>' },
+      });
+      expect(malformed.status).toBe(400);
+      expect(malformed.body.error.fields.xml[0]).toMatch(/^is not well-formed XML/);
 
-    const invalid = Buffer.from(
-      result(doc, 0)
-        .toString("latin1")
-        .replace(/<Folio>\d+<\/Folio>/, "<Folio>uno</Folio>"),
-      "latin1",
-    );
-    const inv = await answer(invalid);
-    expect(inv.status).toBe(400);
-    expect(inv.body.error.fields.xml[0]).toMatch(
-      /^does not match SII's RespuestaDTE schema \(RespuestaEnvioDTE_v10.xsd\)/,
-    );
+      const invalid = Buffer.from(
+        result(doc, 0)
+          .toString("latin1")
+          .replace(/<Folio>\d+<\/Folio>/, "<Folio>uno</Folio>"),
+        "latin1",
+      );
+      const inv = await answer(invalid);
+      expect(inv.status).toBe(400);
+      expect(inv.body.error.fields.xml[0]).toMatch(
+        /^does not match SII's RespuestaDTE schema \(RespuestaEnvioDTE_v10.xsd\)/,
+      );
 
-    const notAnswer = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { xml: "<EnvioDTE/>" } });
-    expect(notAnswer.status).toBe(400);
-    expect(notAnswer.body.error.fields.xml[0]).toMatch(/^must be a RespuestaDTE/);
-    expect(
-      (await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: {} })).body.error.fields.xml[0],
-    ).toMatch(/exactly one of xml/);
-    expect(
-      (await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { file: "no base64!" } })).body.error
-        .fields.file,
-    ).toEqual(["must be Base64"]);
-    expect(
-      (await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { xml: "<x/>", colour: "red" } })).status,
-    ).toBe(400);
+      const notAnswer = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", {
+        body: { xml: "<EnvioDTE/>" },
+      });
+      expect(notAnswer.status).toBe(400);
+      expect(notAnswer.body.error.fields.xml[0]).toMatch(/^must be a RespuestaDTE/);
+      expect(
+        (await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: {} })).body.error.fields.xml[0],
+      ).toMatch(/exactly one of xml/);
+      expect(
+        (await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { file: "no base64!" } })).body.error
+          .fields.file,
+      ).toEqual(["must be Base64"]);
+      expect(
+        (await s.rest("POST", "/v1/billers/built_in/receiver_answers/", { body: { xml: "<x/>", colour: "red" } }))
+          .status,
+      ).toBe(400);
 
-    // another organization: the documents are not its own
-    const foreign = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", {
-      key: s.keys.other,
-      body: { file: result(doc, 0).toString("base64") },
-    });
-    expect(foreign.status).toBeGreaterThanOrEqual(400);
-    expect(foreign.status).toBeLessThan(500);
+      // another organization: the documents are not its own
+      const foreign = await s.rest("POST", "/v1/billers/built_in/receiver_answers/", {
+        key: s.keys.other,
+        body: { file: result(doc, 0).toString("base64") },
+      });
+      expect(foreign.status).toBeGreaterThanOrEqual(400);
+      expect(foreign.status).toBeLessThan(500);
 
-    expect(await state()).toEqual(before);
-  });
+      expect(await state()).toEqual(before);
+    },
+  );
 });

@@ -200,39 +200,44 @@ describe("finalize issues a DTE", () => {
     const xml = await checkedXml(res.body.local_file);
     expect(xml).toContain("<TipoDTE>61</TipoDTE><Folio>1</Folio>");
     expect(xml).toContain(
-      `<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>33</TpoDocRef><FolioRef>1</FolioRef><FchRef>${invoice.date}</FchRef><CodRef>3</CodRef><RazonRef>Devolución parcial</RazonRef></Referencia>`,
+      `<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>33</TpoDocRef><FolioRef>1</FolioRef><FchRef>${invoice.date}` +
+        `</FchRef><CodRef>3</CodRef><RazonRef>Devolución parcial</RazonRef></Referencia>`,
     );
     expect(xml).toContain("<MntTotal>595</MntTotal>");
   });
 
-  it("56: a debit note (document CL56 on the credit note resource) references the invoice and adds to what is due", async () => {
-    await uploadCaf(56, 1, 10);
-    const draft = await s.rest("POST", "/v1/creditnotes/", {
-      body: {
-        invoice: invoice.id,
-        document: "CL56",
-        note: "Intereses por mora",
-        lines: [{ name: "Intereses", amount: 1000 }],
-      },
-    });
-    expect(draft.status, JSON.stringify(draft.body)).toBe(201);
-    const res = await finalize(`/v1/creditnotes/${draft.body.id}`);
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ document: "CL56", number: 1, amount: 1000, tax: 190, total: 1190 });
-    expect(res.body.local_file).toBe(`${s.url}/v1/files/${draft.body.id}_56_1.xml`);
-    expect(res.body.tax_agency).toMatchObject({ agency: "sii", status: "pending", document_id: "F1T56", folio: 1 });
-    const xml = await checkedXml(res.body.local_file);
-    expect(xml).toContain("<TipoDTE>56</TipoDTE><Folio>1</Folio>");
-    expect(xml).toContain("<MntNeto>1000</MntNeto><TasaIVA>19</TasaIVA><IVA>190</IVA><MntTotal>1190</MntTotal>");
-    expect(xml).toContain(
-      `<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>33</TpoDocRef><FolioRef>1</FolioRef><FchRef>${invoice.date}</FchRef><CodRef>3</CodRef><RazonRef>Intereses por mora</RazonRef></Referencia>`,
-    );
-    // invoice 2678, credit note 61 of 595, debit note 56 of 1190: 3273 due
-    const due = await s.graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountDue } } }`, {
-      id: invoice.id,
-    });
-    expect(due.body.data.node.amountDue).toBe("3273");
-  });
+  it(
+    "56: a debit note (document CL56 on the credit note resource) references the invoice and adds to " + "what is due",
+    async () => {
+      await uploadCaf(56, 1, 10);
+      const draft = await s.rest("POST", "/v1/creditnotes/", {
+        body: {
+          invoice: invoice.id,
+          document: "CL56",
+          note: "Intereses por mora",
+          lines: [{ name: "Intereses", amount: 1000 }],
+        },
+      });
+      expect(draft.status, JSON.stringify(draft.body)).toBe(201);
+      const res = await finalize(`/v1/creditnotes/${draft.body.id}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toMatchObject({ document: "CL56", number: 1, amount: 1000, tax: 190, total: 1190 });
+      expect(res.body.local_file).toBe(`${s.url}/v1/files/${draft.body.id}_56_1.xml`);
+      expect(res.body.tax_agency).toMatchObject({ agency: "sii", status: "pending", document_id: "F1T56", folio: 1 });
+      const xml = await checkedXml(res.body.local_file);
+      expect(xml).toContain("<TipoDTE>56</TipoDTE><Folio>1</Folio>");
+      expect(xml).toContain("<MntNeto>1000</MntNeto><TasaIVA>19</TasaIVA><IVA>190</IVA><MntTotal>1190</MntTotal>");
+      expect(xml).toContain(
+        `<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>33</TpoDocRef><FolioRef>1</FolioRef><FchRef>${invoice.date}` +
+          `</FchRef><CodRef>3</CodRef><RazonRef>Intereses por mora</RazonRef></Referencia>`,
+      );
+      // invoice 2678, credit note 61 of 595, debit note 56 of 1190: 3273 due
+      const due = await s.graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountDue } } }`, {
+        id: invoice.id,
+      });
+      expect(due.body.data.node.amountDue).toBe("3273");
+    },
+  );
 
   it("61 with CodRef 1 (GraphQL referenceCode): cancels a whole exempt invoice (34), exempt itself", async () => {
     const exempt = (
@@ -260,7 +265,8 @@ describe("finalize issues a DTE", () => {
     expect(xml).toContain("<TipoDTE>61</TipoDTE><Folio>2</Folio>");
     expect(xml).toContain("<MntExe>30000</MntExe><MntTotal>30000</MntTotal>");
     expect(xml).toContain(
-      `<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>34</TpoDocRef><FolioRef>2</FolioRef><FchRef>${fin.body.date}</FchRef><CodRef>1</CodRef><RazonRef>Anula factura exenta</RazonRef></Referencia>`,
+      `<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>34</TpoDocRef><FolioRef>2</FolioRef><FchRef>${fin.body.date}` +
+        `</FchRef><CodRef>1</CodRef><RazonRef>Anula factura exenta</RazonRef></Referencia>`,
     );
   });
 });
@@ -416,100 +422,109 @@ describe("boletas and the printed timbre", () => {
     expect(xml).toContain("<MntExe>45000</MntExe><MntTotal>45000</MntTotal>");
   });
 
-  it("the PDF prints the timbre (decoded back to the stored TED), the resolution, and a CEDIBLE copy for a 33", async () => {
-    // folio 23 of the CAF 22..30 the folio tests uploaded
-    const draft = (
-      await s.rest("POST", "/v1/invoices/", {
-        body: { customer, document: "CL33", lines: [{ name: "Diseño", amount: 125000 }] },
-      })
-    ).body;
-    const done = await finalize(`/v1/invoices/${draft.id}`);
-    expect(done.status, JSON.stringify(done.body)).toBe(200);
-    const ted = compactTed((await readFile(done.body.local_file)).bytes.toString("latin1"));
-    const res = await s.rest("GET", `/v1/invoices/${draft.id}/pdf/`);
-    expect(res.status).toBe(200);
-    const pdf = Buffer.from(res.body.file, "base64");
-    expect(await pdfTimbres(pdf)).toEqual([ted, ted]);
-    const parser = new PDFParse({ data: new Uint8Array(pdf) });
-    const text = await parser.getText();
-    await parser.destroy();
-    expect(text.pages).toHaveLength(2);
-    expect(text.pages[0].text).toContain("Timbre Electrónico SII");
-    expect(text.pages[0].text).toContain("Res. 0 de 2026");
-    expect(text.pages[0].text).not.toContain("CEDIBLE");
-    expect(text.pages[1].text).toContain("CEDIBLE");
-    // a draft has no timbre
-    const other = (
-      await s.rest("POST", "/v1/invoices/", { body: { customer, document: "CL33", lines: [{ name: "x", amount: 1 }] } })
-    ).body;
-    expect(
-      await pdfTimbres(Buffer.from((await s.rest("GET", `/v1/invoices/${other.id}/pdf/`)).body.file, "base64")),
-    ).toEqual([]);
-  });
+  it(
+    "the PDF prints the timbre (decoded back to the stored TED), the resolution, and a CEDIBLE copy " + "for a 33",
+    async () => {
+      // folio 23 of the CAF 22..30 the folio tests uploaded
+      const draft = (
+        await s.rest("POST", "/v1/invoices/", {
+          body: { customer, document: "CL33", lines: [{ name: "Diseño", amount: 125000 }] },
+        })
+      ).body;
+      const done = await finalize(`/v1/invoices/${draft.id}`);
+      expect(done.status, JSON.stringify(done.body)).toBe(200);
+      const ted = compactTed((await readFile(done.body.local_file)).bytes.toString("latin1"));
+      const res = await s.rest("GET", `/v1/invoices/${draft.id}/pdf/`);
+      expect(res.status).toBe(200);
+      const pdf = Buffer.from(res.body.file, "base64");
+      expect(await pdfTimbres(pdf)).toEqual([ted, ted]);
+      const parser = new PDFParse({ data: new Uint8Array(pdf) });
+      const text = await parser.getText();
+      await parser.destroy();
+      expect(text.pages).toHaveLength(2);
+      expect(text.pages[0].text).toContain("Timbre Electrónico SII");
+      expect(text.pages[0].text).toContain("Res. 0 de 2026");
+      expect(text.pages[0].text).not.toContain("CEDIBLE");
+      expect(text.pages[1].text).toContain("CEDIBLE");
+      // a draft has no timbre
+      const other = (
+        await s.rest("POST", "/v1/invoices/", {
+          body: { customer, document: "CL33", lines: [{ name: "x", amount: 1 }] },
+        })
+      ).body;
+      expect(
+        await pdfTimbres(Buffer.from((await s.rest("GET", `/v1/invoices/${other.id}/pdf/`)).body.file, "base64")),
+      ).toEqual([]);
+    },
+  );
 });
 
 describe("the billing run", () => {
-  it("issues the cycle invoices of an enrolled organization as DTEs: CAF folios in cycle order, signed XML, queued for sending", async () => {
-    const product = await s.rest("POST", "/v1/products/", {
-      body: { name: "Nube", plans: [{ name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" }] },
-    });
-    expect(product.status, JSON.stringify(product.body)).toBe(201);
-    const subs: string[] = [];
-    for (const quantity of [2, 3]) {
-      const res = await s.rest("POST", "/v1/subscriptions/", {
-        body: {
-          customer,
-          date_start: authorizedOn,
-          expiration_days: 30,
-          lines: [{ plan: product.body.plans[0].id, quantity }],
-        },
+  it(
+    "issues the cycle invoices of an enrolled organization as DTEs: CAF folios in cycle order, signed XML, queued " +
+      "for sending",
+    async () => {
+      const product = await s.rest("POST", "/v1/products/", {
+        body: { name: "Nube", plans: [{ name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" }] },
       });
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-      subs.push(res.body.id);
-    }
-    const caf = await s.database.prisma.caf.findFirstOrThrow({
-      where: { organizationId: s.orgs.acme, testMode: true, documentTypeId: "CL33" },
-      orderBy: { nextFolio: "desc" },
-    });
-    const first = caf.nextFolio;
-    const summary = await runBilling({
-      prisma: s.database.prisma,
-      settings: { certificateEncryptionKey },
-      until: authorizedOn,
-      collect: false,
-    });
-    expect(summary.failed, summary.errors.join("; ")).toBe(0);
-    expect(summary.invoices).toBe(2);
-    const invoices = await s.database.prisma.invoice.findMany({ where: { subscriptionId: { in: subs } } });
-    // 2 and 3 seats of 10 000 + 19% IVA; the two folios that follow the CAF's next one, once each
-    const bySubscription = new Map(invoices.map((i) => [i.subscriptionId, i]));
-    expect(
-      subs.map((id) => [
-        bySubscription.get(id)?.documentTypeId,
-        bySubscription.get(id)?.status,
-        bySubscription.get(id)?.billingCycle,
-        Number(bySubscription.get(id)?.total),
-      ]),
-    ).toEqual([
-      ["CL33", "finalized", 1, 23800],
-      ["CL33", "finalized", 1, 35700],
-    ]);
-    expect(invoices.map((i) => i.number).sort((x, y) => x! - y!)).toEqual([first, first + 1]);
-    for (const invoice of invoices) {
-      expect(invoice.taxAgency).toMatchObject({
-        agency: "sii",
-        status: "pending",
-        document_id: `F${invoice.number}T33`,
-        folio: invoice.number,
+      expect(product.status, JSON.stringify(product.body)).toBe(201);
+      const subs: string[] = [];
+      for (const quantity of [2, 3]) {
+        const res = await s.rest("POST", "/v1/subscriptions/", {
+          body: {
+            customer,
+            date_start: authorizedOn,
+            expiration_days: 30,
+            lines: [{ plan: product.body.plans[0].id, quantity }],
+          },
+        });
+        expect(res.status, JSON.stringify(res.body)).toBe(201);
+        subs.push(res.body.id);
+      }
+      const caf = await s.database.prisma.caf.findFirstOrThrow({
+        where: { organizationId: s.orgs.acme, testMode: true, documentTypeId: "CL33" },
+        orderBy: { nextFolio: "desc" },
       });
-      const api = (await s.rest("GET", `/v1/invoices/${invoice.id}/`)).body;
-      // the row keeps the file name; the URL is built with the request's base, as for an API finalize
-      expect(invoice.localFile).toBe(`${invoice.id}_33_${invoice.number}.xml`);
-      expect(api.local_file).toBe(`${s.url}/v1/files/${invoice.id}_33_${invoice.number}.xml`);
-      const xml = await checkedXml(api.local_file);
-      expect(xml).toContain(`<TipoDTE>33</TipoDTE><Folio>${invoice.number}</Folio>`);
-      expect(xml).toContain(`<MntTotal>${Number(invoice.total)}</MntTotal>`);
-    }
-    expect((await s.database.prisma.caf.findUniqueOrThrow({ where: { id: caf.id } })).nextFolio).toBe(first + 2);
-  });
+      const first = caf.nextFolio;
+      const summary = await runBilling({
+        prisma: s.database.prisma,
+        settings: { certificateEncryptionKey },
+        until: authorizedOn,
+        collect: false,
+      });
+      expect(summary.failed, summary.errors.join("; ")).toBe(0);
+      expect(summary.invoices).toBe(2);
+      const invoices = await s.database.prisma.invoice.findMany({ where: { subscriptionId: { in: subs } } });
+      // 2 and 3 seats of 10 000 + 19% IVA; the two folios that follow the CAF's next one, once each
+      const bySubscription = new Map(invoices.map((i) => [i.subscriptionId, i]));
+      expect(
+        subs.map((id) => [
+          bySubscription.get(id)?.documentTypeId,
+          bySubscription.get(id)?.status,
+          bySubscription.get(id)?.billingCycle,
+          Number(bySubscription.get(id)?.total),
+        ]),
+      ).toEqual([
+        ["CL33", "finalized", 1, 23800],
+        ["CL33", "finalized", 1, 35700],
+      ]);
+      expect(invoices.map((i) => i.number).sort((x, y) => x! - y!)).toEqual([first, first + 1]);
+      for (const invoice of invoices) {
+        expect(invoice.taxAgency).toMatchObject({
+          agency: "sii",
+          status: "pending",
+          document_id: `F${invoice.number}T33`,
+          folio: invoice.number,
+        });
+        const api = (await s.rest("GET", `/v1/invoices/${invoice.id}/`)).body;
+        // the row keeps the file name; the URL is built with the request's base, as for an API finalize
+        expect(invoice.localFile).toBe(`${invoice.id}_33_${invoice.number}.xml`);
+        expect(api.local_file).toBe(`${s.url}/v1/files/${invoice.id}_33_${invoice.number}.xml`);
+        const xml = await checkedXml(api.local_file);
+        expect(xml).toContain(`<TipoDTE>33</TipoDTE><Folio>${invoice.number}</Folio>`);
+        expect(xml).toContain(`<MntTotal>${Number(invoice.total)}</MntTotal>`);
+      }
+      expect((await s.database.prisma.caf.findUniqueOrThrow({ where: { id: caf.id } })).nextFolio).toBe(first + 2);
+    },
+  );
 });

@@ -39,30 +39,33 @@ describe("tax profile", () => {
     });
   });
 
-  it("rejects a wrong check digit, a long name and bad activity codes with field errors, and changes nothing", async () => {
-    const res = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
-      body: {
-        tax_id: "76042235-4",
-        business_name: "x".repeat(101),
-        activity_codes: ["62A", "1234567"],
-        resolution_date: "2026-13-01",
-      },
-    });
-    expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe("validation_error");
-    expect(Object.keys(res.body.error.fields).sort()).toEqual([
-      "activity_codes.0",
-      "activity_codes.1",
-      "business_name",
-      "resolution_date",
-      "tax_id",
-    ]);
-    const org = await s.database.prisma.organizationSettings.findUniqueOrThrow({
-      where: { organizationId_testMode: { organizationId: s.orgs.acme, testMode: true } },
-    });
-    expect(org.taxId).toBe(RUT);
-    expect(org.taxBusinessName).toBe("Acme SpA");
-  });
+  it(
+    "rejects a wrong check digit, a long name and bad activity codes with field errors, and " + "changes nothing",
+    async () => {
+      const res = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
+        body: {
+          tax_id: "76042235-4",
+          business_name: "x".repeat(101),
+          activity_codes: ["62A", "1234567"],
+          resolution_date: "2026-13-01",
+        },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe("validation_error");
+      expect(Object.keys(res.body.error.fields).sort()).toEqual([
+        "activity_codes.0",
+        "activity_codes.1",
+        "business_name",
+        "resolution_date",
+        "tax_id",
+      ]);
+      const org = await s.database.prisma.organizationSettings.findUniqueOrThrow({
+        where: { organizationId_testMode: { organizationId: s.orgs.acme, testMode: true } },
+      });
+      expect(org.taxId).toBe(RUT);
+      expect(org.taxBusinessName).toBe("Acme SpA");
+    },
+  );
 
   it("normalizes the RUT and stores every field (REST), readable through GraphQL", async () => {
     const res = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
@@ -108,25 +111,29 @@ describe("tax profile", () => {
     });
   });
 
-  it("is the mode's: the live key sees live's profile (untouched by the test key's changes), another organization its own", async () => {
-    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.acmeLive })).body).toMatchObject({
-      test_mode: false,
-      tax_id: RUT,
-      activity_codes: [],
-      city: null,
-      resolution_date: null,
-    });
-    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/")).body).toMatchObject({
-      test_mode: true,
-      activity_codes: ["620200", "631200"],
-      city: "Santiago",
-    });
-    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.other })).body).toMatchObject({
-      organization: s.orgs.other,
-      tax_id: null,
-    });
-    expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { unknown: 1 } })).status).toBe(400);
-  });
+  it(
+    "is the mode's: the live key sees live's profile (untouched by the test key's changes), another " +
+      "organization its own",
+    async () => {
+      expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.acmeLive })).body).toMatchObject({
+        test_mode: false,
+        tax_id: RUT,
+        activity_codes: [],
+        city: null,
+        resolution_date: null,
+      });
+      expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/")).body).toMatchObject({
+        test_mode: true,
+        activity_codes: ["620200", "631200"],
+        city: "Santiago",
+      });
+      expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.other })).body).toMatchObject({
+        organization: s.orgs.other,
+        tax_id: null,
+      });
+      expect((await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { unknown: 1 } })).status).toBe(400);
+    },
+  );
 });
 
 describe("certificates", () => {
@@ -168,23 +175,26 @@ describe("certificates", () => {
     expect((await s.rest("GET", "/v1/billers/built_in/certificates/", { key: s.keys.other })).body).toEqual([]);
   });
 
-  it("rejects a wrong password, a non-PKCS#12 file, bad base64 and a certificate without RUT; nothing stored", async () => {
-    const p12 = generatePkcs12();
-    const cases: [unknown, string][] = [
-      [{ file: b64(p12.file), password: "otra" }, "password"],
-      [{ file: b64(Buffer.from("not a certificate")), password: "x" }, "file"],
-      [{ file: "***", password: "x" }, "file"],
-      [{ password: "x" }, "file"],
-      [{ file: b64(generatePkcs12({ rut: null }).file), password: "secreto" }, "file"],
-    ];
-    const before = await s.database.prisma.certificate.count();
-    for (const [body, field] of cases) {
-      const res = await s.rest("POST", "/v1/billers/built_in/certificates/", { body });
-      expect(res.status, JSON.stringify(res.body)).toBe(400);
-      expect(Object.keys(res.body.error.fields)).toEqual([field]);
-    }
-    expect(await s.database.prisma.certificate.count()).toBe(before);
-  });
+  it(
+    "rejects a wrong password, a non-PKCS#12 file, bad base64 and a certificate without RUT; " + "nothing stored",
+    async () => {
+      const p12 = generatePkcs12();
+      const cases: [unknown, string][] = [
+        [{ file: b64(p12.file), password: "otra" }, "password"],
+        [{ file: b64(Buffer.from("not a certificate")), password: "x" }, "file"],
+        [{ file: "***", password: "x" }, "file"],
+        [{ password: "x" }, "file"],
+        [{ file: b64(generatePkcs12({ rut: null }).file), password: "secreto" }, "file"],
+      ];
+      const before = await s.database.prisma.certificate.count();
+      for (const [body, field] of cases) {
+        const res = await s.rest("POST", "/v1/billers/built_in/certificates/", { body });
+        expect(res.status, JSON.stringify(res.body)).toBe(400);
+        expect(Object.keys(res.body.error.fields)).toEqual([field]);
+      }
+      expect(await s.database.prisma.certificate.count()).toBe(before);
+    },
+  );
 
   it("loadSigningCredentials says clearly when an organization has no certificate", async () => {
     await expect(
@@ -250,7 +260,7 @@ describe("CAFs", () => {
         generateCaf({ rut: "60803000-K", type: 33, from: 100, to: 110, authorizedOn: today() }).file,
         /RUT 60803000-K.*76042235-5/,
       ],
-      [generateCaf({ rut: RUT, type: 110, from: 1, to: 10, authorizedOn: today() }).file, /document type 110/],
+      [generateCaf({ rut: RUT, type: 46, from: 1, to: 10, authorizedOn: today() }).file, /document type 46/],
       [generateCaf({ rut: RUT, type: 61, from: 1, to: 10, authorizedOn: "2025-01-10" }).file, /expired/],
       [Buffer.from("<AUTORIZACION><CAF/></AUTORIZACION>"), /invalid CAF|CAF/],
     ];

@@ -50,61 +50,76 @@ const THREE_LINES = [
   { name: "b", amount: 200 },
   { name: "c", amount: 300 },
 ];
-const PAGE = `{ invoices(first: 50) { edges { node { id total customer { name country { name } } lines { name total } payments { id amount } } } } }`;
+const PAGE =
+  `{ invoices(first: 50) { edges { node { id total customer { name country { name } } lines { name total ` +
+  `} payments { id amount } } } } }`;
 
 describe("statements per request", () => {
-  it("GET /v1/invoices/{id}/: no API key statement once the key is cached; the invoice and all its relations in one statement", async () => {
-    const id = (await s.rest("POST", "/v1/invoices/", { body: { customer, lines: THREE_LINES } })).body.id;
-    let body: any;
-    const got = await statementsOf(async () => {
-      const res = await s.rest("GET", `/v1/invoices/${id}/`);
-      expect(res.status).toBe(200);
-      body = res.body;
-    }, true);
-    // customer, its country, document type, currency, lines and payments (with their source,
-    // customer and invoice) as nested JSON of one SELECT (infra/joined-reads.ts)
-    expect(got).toEqual(["Invoice (joined)"]);
-    expect(body.lines.map((l: any) => [l.name, l.amount])).toEqual([
-      ["a", 100],
-      ["b", 200],
-      ["c", 300],
-    ]);
-    expect(body.customer.id).toBe(customer);
-    expect(body.document.id).toBe("CL33");
-  });
+  it(
+    "GET /v1/invoices/{id}/: no API key statement once the key is cached; the invoice and all its relations in one " +
+      "statement",
+    async () => {
+      const id = (await s.rest("POST", "/v1/invoices/", { body: { customer, lines: THREE_LINES } })).body.id;
+      let body: any;
+      const got = await statementsOf(async () => {
+        const res = await s.rest("GET", `/v1/invoices/${id}/`);
+        expect(res.status).toBe(200);
+        body = res.body;
+      }, true);
+      // customer, its country, document type, currency, lines and payments (with their source,
+      // customer and invoice) as nested JSON of one SELECT (infra/joined-reads.ts)
+      expect(got).toEqual(["Invoice (joined)"]);
+      expect(body.lines.map((l: any) => [l.name, l.amount])).toEqual([
+        ["a", 100],
+        ["b", 200],
+        ["c", 300],
+      ]);
+      expect(body.customer.id).toBe(customer);
+      expect(body.document.id).toBe("CL33");
+    },
+  );
 
-  it("a GraphQL page of 50 invoices with customer, country, lines and payments: one statement whatever the page size; by cursor two; totalCount one more", async () => {
-    const addInvoices = async (n: number) => {
-      for (let i = 0; i < n; i++) {
-        const other = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: `Cliente ${n}-${i}` }) }))
-          .body.id;
-        expect((await s.rest("POST", "/v1/invoices/", { body: { customer: other, lines: THREE_LINES } })).status).toBe(
-          201,
-        );
-      }
-    };
-    await addInvoices(2);
-    const small = await statementsOf(async () => expect((await s.graphql(PAGE)).body.errors).toBeUndefined(), true);
-    await addInvoices(8);
-    let page: any;
-    const large = await statementsOf(async () => (page = (await s.graphql(PAGE)).body), true);
-    expect(page.errors).toBeUndefined();
-    expect(page.data.invoices.edges.length).toBeGreaterThanOrEqual(10);
-    expect(
-      page.data.invoices.edges.every((e: any) => e.node.lines.length === 3 && e.node.customer.country.name === "Chile"),
-    ).toBe(true);
-    expect(large).toEqual(small);
-    expect(large).toEqual(["Invoice (joined)"]);
-    // the next page by cursor: the keyset condition (on created) is Prisma's, then the joined
-    // read of those ids; totalCount adds its COUNT
-    const first = await s.graphql(`{ invoices(first: 3) { pageInfo { endCursor } } }`);
-    const cursorPage = `{ invoices(first: 3, after: "${first.body.data.invoices.pageInfo.endCursor}") { totalCount edges { node { id lines { name } customer { country { name } } } } } }`;
-    let next: any;
-    const paged = await statementsOf(async () => (next = (await s.graphql(cursorPage)).body), true);
-    expect(next.errors).toBeUndefined();
-    expect(next.data.invoices.edges).toHaveLength(3);
-    expect(sorted(paged)).toEqual(sorted(["Invoice", "Invoice (joined)", "Invoice"]));
-  });
+  it(
+    "a GraphQL page of 50 invoices with customer, country, lines and payments: one statement whatever the page " +
+      "size; by cursor two; totalCount one more",
+    async () => {
+      const addInvoices = async (n: number) => {
+        for (let i = 0; i < n; i++) {
+          const other = (
+            await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: `Cliente ${n}-${i}` }) })
+          ).body.id;
+          expect(
+            (await s.rest("POST", "/v1/invoices/", { body: { customer: other, lines: THREE_LINES } })).status,
+          ).toBe(201);
+        }
+      };
+      await addInvoices(2);
+      const small = await statementsOf(async () => expect((await s.graphql(PAGE)).body.errors).toBeUndefined(), true);
+      await addInvoices(8);
+      let page: any;
+      const large = await statementsOf(async () => (page = (await s.graphql(PAGE)).body), true);
+      expect(page.errors).toBeUndefined();
+      expect(page.data.invoices.edges.length).toBeGreaterThanOrEqual(10);
+      expect(
+        page.data.invoices.edges.every(
+          (e: any) => e.node.lines.length === 3 && e.node.customer.country.name === "Chile",
+        ),
+      ).toBe(true);
+      expect(large).toEqual(small);
+      expect(large).toEqual(["Invoice (joined)"]);
+      // the next page by cursor: the keyset condition (on created) is Prisma's, then the joined
+      // read of those ids; totalCount adds its COUNT
+      const first = await s.graphql(`{ invoices(first: 3) { pageInfo { endCursor } } }`);
+      const cursorPage =
+        `{ invoices(first: 3, after: "${first.body.data.invoices.pageInfo.endCursor}") { totalCount ` +
+        `edges { node { id lines { name } customer { country { name } } } } } }`;
+      let next: any;
+      const paged = await statementsOf(async () => (next = (await s.graphql(cursorPage)).body), true);
+      expect(next.errors).toBeUndefined();
+      expect(next.data.invoices.edges).toHaveLength(3);
+      expect(sorted(paged)).toEqual(sorted(["Invoice", "Invoice (joined)", "Invoice"]));
+    },
+  );
 
   it("POST /v1/invoices/ with 3 lines: 5 statements, the answer built from what was written", async () => {
     let res: any;
@@ -219,27 +234,30 @@ describe("API key cache", () => {
     }
   });
 
-  it("is bounded: past maxEntries the least recently used key is dropped, and read again when it comes back", async () => {
-    const cache = new ApiKeyCache(30_000, 2);
-    try {
-      const keys = [];
-      for (const email of ["lru1@acme.cl", "lru2@acme.cl", "lru3@acme.cl"])
-        keys.push(await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email, mode: "test" }));
-      const auth = (key: string) =>
-        statementsOf(() => authenticate(s.database.prisma, `Bearer ${key}`, new Date(), cache));
-      await auth(keys[0].key);
-      await auth(keys[1].key);
-      expect(await auth(keys[0].key)).toEqual([]); // hit: key 0 is now the most recently used
-      await auth(keys[2].key); // drops key 1
-      expect(cache.size).toBe(2);
-      expect(await auth(keys[0].key)).toEqual([]);
-      expect(await auth(keys[2].key)).toEqual([]);
-      expect(await auth(keys[1].key)).toEqual(["ApiKey"]);
-      expect(cache.size).toBe(2);
-    } finally {
-      cache.close();
-    }
-  });
+  it(
+    "is bounded: past maxEntries the least recently used key is dropped, and read again when it " + "comes back",
+    async () => {
+      const cache = new ApiKeyCache(30_000, 2);
+      try {
+        const keys = [];
+        for (const email of ["lru1@acme.cl", "lru2@acme.cl", "lru3@acme.cl"])
+          keys.push(await createApiKey(s.database.prisma, { organizationName: "Acme SpA", email, mode: "test" }));
+        const auth = (key: string) =>
+          statementsOf(() => authenticate(s.database.prisma, `Bearer ${key}`, new Date(), cache));
+        await auth(keys[0].key);
+        await auth(keys[1].key);
+        expect(await auth(keys[0].key)).toEqual([]); // hit: key 0 is now the most recently used
+        await auth(keys[2].key); // drops key 1
+        expect(cache.size).toBe(2);
+        expect(await auth(keys[0].key)).toEqual([]);
+        expect(await auth(keys[2].key)).toEqual([]);
+        expect(await auth(keys[1].key)).toEqual(["ApiKey"]);
+        expect(cache.size).toBe(2);
+      } finally {
+        cache.close();
+      }
+    },
+  );
 
   it("drops an entry after its TTL", () => {
     let now = 1_000;

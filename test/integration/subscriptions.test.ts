@@ -105,151 +105,163 @@ async function expectRejected(method: string, path: string, body: unknown, field
 }
 
 describe("creating subscriptions over REST", () => {
-  it("creates a subscription with every field: computed dates, embedded customer with aggregations, full plan, addon and coupon objects", async () => {
-    const sub = await subscribe({
-      document: "CL33",
-      date_start: "2026-01-31",
-      billing_cycles: 12,
-      lines: [
-        { plan: clpMonthly.id, quantity: 3, coupon: clpCoupon.id },
-        { plan: { id: clpMonthly2.id }, quantity: "1.5" },
-      ],
-      addons: [{ addon: setupAddon.id, quantity: 2 }],
-      coupon: percentCoupon.id,
-      expiration_days: 15,
-      references: [{ document_type: "801", folio: "OC-1234", date: "2026-01-20" }],
-      note: "Contrato anual",
-      metadata: { crm: "42" },
-      tax_settings: { exempt: false },
-      // server fields are accepted and ignored
-      status: "cancelled",
-      next_billing_cycle: 7,
-      test_mode: false,
-    });
-    expect(sub).toMatchObject({
-      document: "CL33",
-      customer: {
-        id: customerId,
-        name: "Cliente SpA",
-        state: "RM",
-        country: "CL",
-        aggregations: { balance: 0, sales: 0, sales_current_period: 0 },
-      },
-      test_mode: true,
-      date_start: "2026-01-31",
-      end_date: "2027-01-31",
-      billing_cycles: 12,
-      next_billing: "2026-01-31",
-      next_billing_cycle: 1,
-      previous_billing: null,
-      coupon: percentCoupon,
-      coupon_redemptions: 0,
-      expiration_days: 15,
-      references: [{ document_type: "801", folio: "OC-1234", date: "2026-01-20" }],
-      note: "Contrato anual",
-      metadata: { crm: "42" },
-      tax_settings: { exempt: false },
-      status: "active",
-      paused: null,
-      paused_reason: null,
-      cancelled: null,
-      cancel_reason: null,
-      cancel_at_period_end: false,
-    });
-    expect(sub.id).toMatch(/^sub_/);
-    expect(sub.customer.created).toMatch(PLAIN);
-    expect(sub.created).toMatch(ISO);
-    expect(sub.updated).toMatch(ISO);
-    expect(sub.lines).toEqual([
-      {
-        id: expect.stringMatching(/^lin_/),
-        plan: clpMonthly,
-        quantity: 3,
-        coupon: clpCoupon,
-        coupon_redemptions: 0,
-        created: expect.stringMatching(ISO),
-        updated: expect.stringMatching(ISO),
-      },
-      {
-        id: expect.stringMatching(/^lin_/),
-        plan: clpMonthly2,
-        quantity: 1.5,
-        coupon: null,
-        coupon_redemptions: 0,
-        created: expect.stringMatching(ISO),
-        updated: expect.stringMatching(ISO),
-      },
-    ]);
-    expect(sub.addons).toEqual([
-      {
-        addon: setupAddon,
-        addon_redemptions: 0,
-        quantity: 2,
-        rates: [
-          { cycle: 1, percent: 50 },
-          { cycle: 2, percent: 50 },
+  it(
+    "creates a subscription with every field: computed dates, embedded customer with aggregations, full plan, addon " +
+      "and coupon objects",
+    async () => {
+      const sub = await subscribe({
+        document: "CL33",
+        date_start: "2026-01-31",
+        billing_cycles: 12,
+        lines: [
+          { plan: clpMonthly.id, quantity: 3, coupon: clpCoupon.id },
+          { plan: { id: clpMonthly2.id }, quantity: "1.5" },
         ],
-      },
-    ]);
-    expect((await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body).toEqual(sub);
-    const row = await s.database.prisma.subscription.findUniqueOrThrow({ where: { id: sub.id } });
-    expect(row.userEmail).toBe("ops@acme.cl");
-  });
-
-  it("defaults: CL33 for a Chilean customer, today in the organization's time zone, until cancelled, quantity 1, the addon's rates", async () => {
-    const org = await s.database.prisma.organization.findUniqueOrThrow({ where: { id: s.orgs.acme } });
-    const sub = await subscribe({ addons: [{ addon: setupAddon.id }] });
-    const today = todayIn(org.timeZone, new Date());
-    expect(sub).toMatchObject({
-      document: "CL33",
-      date_start: today,
-      next_billing: today,
-      end_date: null,
-      billing_cycles: null,
-      coupon: null,
-      expiration_days: 0,
-      references: [],
-      note: null,
-      metadata: {},
-      tax_settings: {},
-      lines: [{ quantity: 1, coupon: null }],
-      addons: [
+        addons: [{ addon: setupAddon.id, quantity: 2 }],
+        coupon: percentCoupon.id,
+        expiration_days: 15,
+        references: [{ document_type: "801", folio: "OC-1234", date: "2026-01-20" }],
+        note: "Contrato anual",
+        metadata: { crm: "42" },
+        tax_settings: { exempt: false },
+        // server fields are accepted and ignored
+        status: "cancelled",
+        next_billing_cycle: 7,
+        test_mode: false,
+      });
+      expect(sub).toMatchObject({
+        document: "CL33",
+        customer: {
+          id: customerId,
+          name: "Cliente SpA",
+          state: "RM",
+          country: "CL",
+          aggregations: { balance: 0, sales: 0, sales_current_period: 0 },
+        },
+        test_mode: true,
+        date_start: "2026-01-31",
+        end_date: "2027-01-31",
+        billing_cycles: 12,
+        next_billing: "2026-01-31",
+        next_billing_cycle: 1,
+        previous_billing: null,
+        coupon: percentCoupon,
+        coupon_redemptions: 0,
+        expiration_days: 15,
+        references: [{ document_type: "801", folio: "OC-1234", date: "2026-01-20" }],
+        note: "Contrato anual",
+        metadata: { crm: "42" },
+        tax_settings: { exempt: false },
+        status: "active",
+        paused: null,
+        paused_reason: null,
+        cancelled: null,
+        cancel_reason: null,
+        cancel_at_period_end: false,
+      });
+      expect(sub.id).toMatch(/^sub_/);
+      expect(sub.customer.created).toMatch(PLAIN);
+      expect(sub.created).toMatch(ISO);
+      expect(sub.updated).toMatch(ISO);
+      expect(sub.lines).toEqual([
         {
-          quantity: 1,
+          id: expect.stringMatching(/^lin_/),
+          plan: clpMonthly,
+          quantity: 3,
+          coupon: clpCoupon,
+          coupon_redemptions: 0,
+          created: expect.stringMatching(ISO),
+          updated: expect.stringMatching(ISO),
+        },
+        {
+          id: expect.stringMatching(/^lin_/),
+          plan: clpMonthly2,
+          quantity: 1.5,
+          coupon: null,
+          coupon_redemptions: 0,
+          created: expect.stringMatching(ISO),
+          updated: expect.stringMatching(ISO),
+        },
+      ]);
+      expect(sub.addons).toEqual([
+        {
+          addon: setupAddon,
+          addon_redemptions: 0,
+          quantity: 2,
           rates: [
             { cycle: 1, percent: 50 },
             { cycle: 2, percent: 50 },
           ],
         },
-      ],
-    });
-  });
+      ]);
+      expect((await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body).toEqual(sub);
+      const row = await s.database.prisma.subscription.findUniqueOrThrow({ where: { id: sub.id } });
+      expect(row.userEmail).toBe("ops@acme.cl");
+    },
+  );
 
-  it("accepts its own rates for a one-time addon, a metered line of quantity 1 and an end_date without billing_cycles", async () => {
-    const sub = await subscribe({
-      date_start: "2026-03-01",
-      end_date: "2026-09-01",
-      lines: [{ plan: clpMonthly.id }, { plan: metered.id }],
-      addons: [
-        {
-          addon: setupAddon.id,
-          rates: [
-            { cycle: 1, amount: 10000 },
-            { cycle: 3, amount: 20000 },
-          ],
-        },
-      ],
-    });
-    expect(sub).toMatchObject({
-      end_date: "2026-09-01",
-      billing_cycles: null,
-      lines: [{ quantity: 1 }, { plan: { usage_scheme: "metered" }, quantity: 1 }],
-    });
-    expect(sub.addons[0].rates).toEqual([
-      { cycle: 1, amount: 10000 },
-      { cycle: 3, amount: 20000 },
-    ]);
-  });
+  it(
+    "defaults: CL33 for a Chilean customer, today in the organization's time zone, until cancelled, quantity 1, the " +
+      "addon's rates",
+    async () => {
+      const org = await s.database.prisma.organization.findUniqueOrThrow({ where: { id: s.orgs.acme } });
+      const sub = await subscribe({ addons: [{ addon: setupAddon.id }] });
+      const today = todayIn(org.timeZone, new Date());
+      expect(sub).toMatchObject({
+        document: "CL33",
+        date_start: today,
+        next_billing: today,
+        end_date: null,
+        billing_cycles: null,
+        coupon: null,
+        expiration_days: 0,
+        references: [],
+        note: null,
+        metadata: {},
+        tax_settings: {},
+        lines: [{ quantity: 1, coupon: null }],
+        addons: [
+          {
+            quantity: 1,
+            rates: [
+              { cycle: 1, percent: 50 },
+              { cycle: 2, percent: 50 },
+            ],
+          },
+        ],
+      });
+    },
+  );
+
+  it(
+    "accepts its own rates for a one-time addon, a metered line of quantity 1 and an end_date without " +
+      "billing_cycles",
+    async () => {
+      const sub = await subscribe({
+        date_start: "2026-03-01",
+        end_date: "2026-09-01",
+        lines: [{ plan: clpMonthly.id }, { plan: metered.id }],
+        addons: [
+          {
+            addon: setupAddon.id,
+            rates: [
+              { cycle: 1, amount: 10000 },
+              { cycle: 3, amount: 20000 },
+            ],
+          },
+        ],
+      });
+      expect(sub).toMatchObject({
+        end_date: "2026-09-01",
+        billing_cycles: null,
+        lines: [{ quantity: 1 }, { plan: { usage_scheme: "metered" }, quantity: 1 }],
+      });
+      expect(sub.addons[0].rates).toEqual([
+        { cycle: 1, amount: 10000 },
+        { cycle: 3, amount: 20000 },
+      ]);
+    },
+  );
 
   it("refuses bad input with a 400 naming the field, writing nothing", async () => {
     const post = (body: Record<string, unknown>, field: string) =>
@@ -323,148 +335,164 @@ describe("listing subscriptions", () => {
 });
 
 describe("updating subscriptions", () => {
-  it("updates note, metadata (merge), tax settings, references, expiration days, billing cycles and the coupon", async () => {
-    const sub = await subscribe({ date_start: "2026-02-10", metadata: { a: "1", b: "2" } });
-    const res = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, {
-      body: {
+  it(
+    "updates note, metadata (merge), tax settings, references, expiration days, billing cycles and " + "the coupon",
+    async () => {
+      const sub = await subscribe({ date_start: "2026-02-10", metadata: { a: "1", b: "2" } });
+      const res = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, {
+        body: {
+          note: "n",
+          metadata: { a: "", c: "3" },
+          tax_settings: { x: 1 },
+          references: [{ folio: "9" }],
+          expiration_days: 30,
+          billing_cycles: 3,
+          coupon: percentCoupon.id,
+        },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toMatchObject({
         note: "n",
-        metadata: { a: "", c: "3" },
+        metadata: { b: "2", c: "3" },
         tax_settings: { x: 1 },
         references: [{ folio: "9" }],
         expiration_days: 30,
         billing_cycles: 3,
-        coupon: percentCoupon.id,
-      },
-    });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({
-      note: "n",
-      metadata: { b: "2", c: "3" },
-      tax_settings: { x: 1 },
-      references: [{ folio: "9" }],
-      expiration_days: 30,
-      billing_cycles: 3,
-      end_date: "2026-05-10",
-      coupon: { id: percentCoupon.id },
-    });
-    const cleared = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, {
-      body: { coupon: null, billing_cycles: null },
-    });
-    expect(cleared.body).toMatchObject({ coupon: null, billing_cycles: null, end_date: null, note: "n" });
-    await expectRejected("PATCH", `/v1/subscriptions/${sub.id}/`, { coupon: expiredCoupon.id }, "coupon");
-    await expectRejected(
-      "PATCH",
-      `/v1/subscriptions/${sub.id}/`,
-      { customer: (await created("/v1/customers/", chileanCustomer())).id },
-      "customer",
-    );
-  });
+        end_date: "2026-05-10",
+        coupon: { id: percentCoupon.id },
+      });
+      const cleared = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, {
+        body: { coupon: null, billing_cycles: null },
+      });
+      expect(cleared.body).toMatchObject({ coupon: null, billing_cycles: null, end_date: null, note: "n" });
+      await expectRejected("PATCH", `/v1/subscriptions/${sub.id}/`, { coupon: expiredCoupon.id }, "coupon");
+      await expectRejected(
+        "PATCH",
+        `/v1/subscriptions/${sub.id}/`,
+        { customer: (await created("/v1/customers/", chileanCustomer())).id },
+        "customer",
+      );
+    },
+  );
 
-  it("replaces lines, addons and date_start before the first billed cycle; afterwards addons and date_start are a 409 unless sent back unchanged (lines: test/integration/proration.test.ts)", async () => {
-    const sub = await subscribe({ date_start: "2026-02-10" });
-    const replaced = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, {
-      body: {
+  it(
+    "replaces lines, addons and date_start before the first billed cycle; afterwards addons and date_start are a " +
+      "409 unless sent back unchanged (lines: test/integration/proration.test.ts)",
+    async () => {
+      const sub = await subscribe({ date_start: "2026-02-10" });
+      const replaced = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, {
+        body: {
+          date_start: "2026-03-01",
+          lines: [{ plan: clpMonthly2.id, quantity: 2 }, { plan: clpMonthly.id }],
+          addons: [{ addon: setupAddon.id }],
+        },
+      });
+      expect(replaced.status, JSON.stringify(replaced.body)).toBe(200);
+      expect(replaced.body).toMatchObject({
         date_start: "2026-03-01",
-        lines: [{ plan: clpMonthly2.id, quantity: 2 }, { plan: clpMonthly.id }],
-        addons: [{ addon: setupAddon.id }],
-      },
-    });
-    expect(replaced.status, JSON.stringify(replaced.body)).toBe(200);
-    expect(replaced.body).toMatchObject({
-      date_start: "2026-03-01",
-      next_billing: "2026-03-01",
-      lines: [
-        { plan: { id: clpMonthly2.id }, quantity: 2 },
-        { plan: { id: clpMonthly.id }, quantity: 1 },
-      ],
-      addons: [{ addon: { id: setupAddon.id } }],
-    });
-    await expectRejected(
-      "PATCH",
-      `/v1/subscriptions/${sub.id}/`,
-      { lines: [{ plan: clpMonthly.id }, { plan: usdMonthly.id }] },
-      "lines.1.plan",
-    );
-    // kept addons must follow the lines' currency
-    await expectRejected(
-      "PATCH",
-      `/v1/subscriptions/${sub.id}/`,
-      { lines: [{ plan: usdMonthly.id }] },
-      "addons.0.addon",
-    );
-    expect(await s.database.prisma.subscriptionLine.count({ where: { subscriptionId: sub.id } })).toBe(2);
+        next_billing: "2026-03-01",
+        lines: [
+          { plan: { id: clpMonthly2.id }, quantity: 2 },
+          { plan: { id: clpMonthly.id }, quantity: 1 },
+        ],
+        addons: [{ addon: { id: setupAddon.id } }],
+      });
+      await expectRejected(
+        "PATCH",
+        `/v1/subscriptions/${sub.id}/`,
+        { lines: [{ plan: clpMonthly.id }, { plan: usdMonthly.id }] },
+        "lines.1.plan",
+      );
+      // kept addons must follow the lines' currency
+      await expectRejected(
+        "PATCH",
+        `/v1/subscriptions/${sub.id}/`,
+        { lines: [{ plan: usdMonthly.id }] },
+        "addons.0.addon",
+      );
+      expect(await s.database.prisma.subscriptionLine.count({ where: { subscriptionId: sub.id } })).toBe(2);
 
-    await s.database.prisma.subscription.update({
-      where: { id: sub.id },
-      data: { nextBillingCycle: 2, nextBilling: new Date("2026-04-01"), previousBilling: new Date("2026-03-01") },
-    });
-    const current = (await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body;
-    // a retrieved subscription sent back is not a change
-    const same = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body: { ...current, note: "again" } });
-    expect(same.status, JSON.stringify(same.body)).toBe(200);
-    expect(same.body).toMatchObject({ note: "again", next_billing: "2026-04-01", lines: current.lines });
-    for (const body of [{ addons: [] }, { date_start: "2026-03-05" }]) {
-      const refused = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body });
-      expect(refused.status, JSON.stringify(refused.body)).toBe(409);
-      expect(refused.body.error.code).toBe("invalid_state");
-      expect(refused.body.error.message).toMatch(/proration/);
-    }
-    // billing cycles can not go below the billed ones
-    await expectRejected("PATCH", `/v1/subscriptions/${sub.id}/`, { billing_cycles: 0 }, "billing_cycles");
-    expect((await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body: { billing_cycles: 1 } })).body.end_date).toBe(
-      "2026-04-01",
-    );
-  });
+      await s.database.prisma.subscription.update({
+        where: { id: sub.id },
+        data: { nextBillingCycle: 2, nextBilling: new Date("2026-04-01"), previousBilling: new Date("2026-03-01") },
+      });
+      const current = (await s.rest("GET", `/v1/subscriptions/${sub.id}/`)).body;
+      // a retrieved subscription sent back is not a change
+      const same = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body: { ...current, note: "again" } });
+      expect(same.status, JSON.stringify(same.body)).toBe(200);
+      expect(same.body).toMatchObject({ note: "again", next_billing: "2026-04-01", lines: current.lines });
+      for (const body of [{ addons: [] }, { date_start: "2026-03-05" }]) {
+        const refused = await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body });
+        expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+        expect(refused.body.error.code).toBe("invalid_state");
+        expect(refused.body.error.message).toMatch(/proration/);
+      }
+      // billing cycles can not go below the billed ones
+      await expectRejected("PATCH", `/v1/subscriptions/${sub.id}/`, { billing_cycles: 0 }, "billing_cycles");
+      expect(
+        (await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body: { billing_cycles: 1 } })).body.end_date,
+      ).toBe("2026-04-01");
+    },
+  );
 });
 
 describe("cancelling, pausing and resuming", () => {
-  it("cancels now with the default reason and answers 200 with the subscription; a second cancel is a 409", async () => {
-    const sub = await subscribe();
-    const res = await s.rest("DELETE", `/v1/subscriptions/${sub.id}/`);
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({
-      id: sub.id,
-      status: "cancelled",
-      cancel_reason: "requested_by_customer",
-      cancel_at_period_end: false,
-    });
-    expect(res.body.cancelled).toMatch(ISO);
-    const again = await s.rest("DELETE", `/v1/subscriptions/${sub.id}/?cancel_reason=no_card`);
-    expect(again.status).toBe(409);
-    expect(again.body.error.code).toBe("invalid_state");
-    for (const body of [{ note: "x" }])
-      expect((await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body })).status).toBe(409);
-    const pause = await s.graphql(`mutation($id: ID!) { pauseSubscription(id: $id) { id } }`, { id: sub.id });
-    expect(pause.body.errors[0].extensions.code).toBe("invalid_state");
-  });
+  it(
+    "cancels now with the default reason and answers 200 with the subscription; a second cancel " + "is a 409",
+    async () => {
+      const sub = await subscribe();
+      const res = await s.rest("DELETE", `/v1/subscriptions/${sub.id}/`);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        id: sub.id,
+        status: "cancelled",
+        cancel_reason: "requested_by_customer",
+        cancel_at_period_end: false,
+      });
+      expect(res.body.cancelled).toMatch(ISO);
+      const again = await s.rest("DELETE", `/v1/subscriptions/${sub.id}/?cancel_reason=no_card`);
+      expect(again.status).toBe(409);
+      expect(again.body.error.code).toBe("invalid_state");
+      for (const body of [{ note: "x" }])
+        expect((await s.rest("PATCH", `/v1/subscriptions/${sub.id}/`, { body })).status).toBe(409);
+      const pause = await s.graphql(`mutation($id: ID!) { pauseSubscription(id: $id) { id } }`, { id: sub.id });
+      expect(pause.body.errors[0].extensions.code).toBe("invalid_state");
+    },
+  );
 
-  it("cancels with a reason, or at period end (status stays active, cancelled null), and checks the parameters", async () => {
-    const now = await subscribe();
-    const withReason = await s.rest("DELETE", `/v1/subscriptions/${now.id}/?cancel_reason=no_card&at_period_end=false`);
-    expect(withReason.body).toMatchObject({ status: "cancelled", cancel_reason: "no_card" });
+  it(
+    "cancels with a reason, or at period end (status stays active, cancelled null), and checks the " + "parameters",
+    async () => {
+      const now = await subscribe();
+      const withReason = await s.rest(
+        "DELETE",
+        `/v1/subscriptions/${now.id}/?cancel_reason=no_card&at_period_end=false`,
+      );
+      expect(withReason.body).toMatchObject({ status: "cancelled", cancel_reason: "no_card" });
 
-    const later = await subscribe();
-    const bad = await s.rest("DELETE", `/v1/subscriptions/${later.id}/?at_period_end=yes`);
-    expect(bad.status).toBe(400);
-    expect(Object.keys(bad.body.error.fields)).toEqual(["at_period_end"]);
-    expect((await s.rest("DELETE", `/v1/subscriptions/${later.id}/?reason=x`)).status).toBe(400);
-    expect((await s.rest("DELETE", `/v1/subscriptions/${later.id}/?cancel_reason=${"x".repeat(256)}`)).status).toBe(
-      400,
-    );
-    expect((await s.rest("GET", `/v1/subscriptions/${later.id}/`)).body.status).toBe("active");
+      const later = await subscribe();
+      const bad = await s.rest("DELETE", `/v1/subscriptions/${later.id}/?at_period_end=yes`);
+      expect(bad.status).toBe(400);
+      expect(Object.keys(bad.body.error.fields)).toEqual(["at_period_end"]);
+      expect((await s.rest("DELETE", `/v1/subscriptions/${later.id}/?reason=x`)).status).toBe(400);
+      expect((await s.rest("DELETE", `/v1/subscriptions/${later.id}/?cancel_reason=${"x".repeat(256)}`)).status).toBe(
+        400,
+      );
+      expect((await s.rest("GET", `/v1/subscriptions/${later.id}/`)).body.status).toBe("active");
 
-    const scheduled = await s.rest("DELETE", `/v1/subscriptions/${later.id}/?at_period_end=true`);
-    expect(scheduled.status).toBe(200);
-    expect(scheduled.body).toMatchObject({
-      status: "active",
-      cancelled: null,
-      cancel_at_period_end: true,
-      cancel_reason: "requested_by_customer",
-    });
-    expect((await s.rest("DELETE", `/v1/subscriptions/${later.id}/?at_period_end=true`)).status).toBe(409);
-    // cancelling now is still possible
-    expect((await s.rest("DELETE", `/v1/subscriptions/${later.id}/`)).body.status).toBe("cancelled");
-  });
+      const scheduled = await s.rest("DELETE", `/v1/subscriptions/${later.id}/?at_period_end=true`);
+      expect(scheduled.status).toBe(200);
+      expect(scheduled.body).toMatchObject({
+        status: "active",
+        cancelled: null,
+        cancel_at_period_end: true,
+        cancel_reason: "requested_by_customer",
+      });
+      expect((await s.rest("DELETE", `/v1/subscriptions/${later.id}/?at_period_end=true`)).status).toBe(409);
+      // cancelling now is still possible
+      expect((await s.rest("DELETE", `/v1/subscriptions/${later.id}/`)).body.status).toBe("cancelled");
+    },
+  );
 
   it("pauses and resumes over GraphQL, refusing the moves the status machine does not have", async () => {
     const sub = await subscribe();
@@ -505,7 +533,9 @@ describe("cancelling, pausing and resuming", () => {
 describe("GraphQL", () => {
   it("creates, reads as a node, updates and lists with the same rules as REST", async () => {
     const createdSub = await s.graphql(
-      `mutation($input: SubscriptionInput!) { createSubscription(input: $input) { id status dateStart endDate nextBilling document { id } lines { plan { id frequency { id } } quantity } customer { aggregations { balance } } } }`,
+      `mutation($input: SubscriptionInput!) { createSubscription(input: $input) { id status dateStart endDate ` +
+        `nextBilling document { id } lines { plan { id frequency { id } } quantity } customer { aggregations { ` +
+        `balance } } } }`,
       {
         input: {
           customer: customerId,
@@ -542,7 +572,8 @@ describe("GraphQL", () => {
     );
     expect(updated.body.data.updateSubscription).toEqual({ note: "g", metadata: { k: "v" } });
     const list = await s.graphql(
-      `query($c: String) { subscriptions(first: 100, where: { customer: { equals: $c }, status: { equals: active } }) { totalCount edges { node { id } } } }`,
+      `query($c: String) { subscriptions(first: 100, where: { customer: { equals: $c }, status: { equals: active } ` +
+        `}) { totalCount edges { node { id } } } }`,
       { c: customerId },
     );
     expect(list.body.data.subscriptions.edges.map((e: any) => e.node.id)).toContain(sub.id);
@@ -565,35 +596,44 @@ describe("tenancy", () => {
 });
 
 describe("query counts (no N+1)", () => {
-  it("loads a subscription list with lines, plans, coupons, addons and customer aggregations in the same queries for 2 and 10 subscriptions", async () => {
-    // first: 20 (was 50): with every nested list counted at 5 items, 50 subscriptions with lines and addons with rates are 1,800 rows, over the rows limit (docs/limits.md)
-    const LIST = `query($c: [String!]) { subscriptions(first: 20, where: { customer: { in: $c } }) { totalCount edges { node { id customer { name aggregations { balance sales } } document { id } lines { plan { id currency { id } frequency { id } product { id } } coupon { id currency { id } } } addons { addon { id currency { id } } rates { cycle } } coupon { id } } } } }`;
-    const customers: string[] = [];
-    const add = async (n: number) => {
-      for (let i = 0; i < n; i++) {
-        const customer = (await created("/v1/customers/", chileanCustomer({ name: `Q${i}` }))).id;
-        customers.push(customer);
-        await subscribe({
-          customer,
-          coupon: percentCoupon.id,
-          lines: [{ plan: clpMonthly.id, coupon: clpCoupon.id }, { plan: clpMonthly2.id }],
-          addons: [{ addon: setupAddon.id }],
-        });
-      }
-    };
-    const run = async () => {
-      s.queries.length = 0;
-      const res = await s.graphql(LIST, { c: customers });
-      expect(res.body.errors).toBeUndefined();
-      return { queries: [...s.queries], count: res.body.data.subscriptions.totalCount };
-    };
-    await add(2);
-    const two = await run();
-    await add(8);
-    const ten = await run();
-    expect(two.count).toBe(2);
-    expect(ten.count).toBe(10);
-    expect(ten.queries).toEqual(two.queries);
-    expect(ten.queries.filter((q) => q === "Subscription.findMany")).toHaveLength(1);
-  });
+  it(
+    "loads a subscription list with lines, plans, coupons, addons and customer aggregations in the same queries for " +
+      "2 and 10 subscriptions",
+    async () => {
+      // first: 20 (was 50): with every nested list counted at 5 items, 50 subscriptions with lines and addons with
+      // rates are 1,800 rows, over the rows limit (docs/limits.md)
+      const LIST =
+        `query($c: [String!]) { subscriptions(first: 20, where: { customer: { in: $c } }) { totalCount ` +
+        `edges { node { id customer { name aggregations { balance sales } } document { id } lines { plan { id ` +
+        `currency { id } frequency { id } product { id } } coupon { id currency { id } } } addons { addon { id ` +
+        `currency { id } } rates { cycle } } coupon { id } } } } }`;
+      const customers: string[] = [];
+      const add = async (n: number) => {
+        for (let i = 0; i < n; i++) {
+          const customer = (await created("/v1/customers/", chileanCustomer({ name: `Q${i}` }))).id;
+          customers.push(customer);
+          await subscribe({
+            customer,
+            coupon: percentCoupon.id,
+            lines: [{ plan: clpMonthly.id, coupon: clpCoupon.id }, { plan: clpMonthly2.id }],
+            addons: [{ addon: setupAddon.id }],
+          });
+        }
+      };
+      const run = async () => {
+        s.queries.length = 0;
+        const res = await s.graphql(LIST, { c: customers });
+        expect(res.body.errors).toBeUndefined();
+        return { queries: [...s.queries], count: res.body.data.subscriptions.totalCount };
+      };
+      await add(2);
+      const two = await run();
+      await add(8);
+      const ten = await run();
+      expect(two.count).toBe(2);
+      expect(ten.count).toBe(10);
+      expect(ten.queries).toEqual(two.queries);
+      expect(ten.queries.filter((q) => q === "Subscription.findMany")).toHaveLength(1);
+    },
+  );
 });

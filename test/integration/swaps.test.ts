@@ -133,38 +133,42 @@ describe("POST /v1/billers/built_in/purchases/", () => {
     expect(purchase.xml).toContain('<Documento ID="F60T33">');
   });
 
-  it("serves the received file byte for byte and the reception valid against SII's schema and signed with the organization's certificate", async () => {
-    const local = await fetchFile(sampleSwap.local_file);
-    expect(local.status).toBe(200);
-    expect(local.bytes.equals(SAMPLE)).toBe(true);
-    const reception = await fetchFile(sampleSwap.reception);
-    expect(reception.status).toBe(200);
-    expect(xmllintValidate(reception.bytes, RESPUESTA_XSD).output).toContain("validates");
-    expect(xmlsecVerifySignature(reception.bytes, cert.certificatePem, ["Resultado"]).output).toMatch(/^OK/);
-    const xml = reception.bytes.toString("latin1");
-    expect([
-      one(xml, "RutResponde"),
-      one(xml, "RutRecibe"),
-      one(xml, "NmbEnvio"),
-      one(xml, "EnvioDTEID"),
-      one(xml, "EstadoRecepEnv"),
-      one(xml, "Folio"),
-      one(xml, "MntTotal"),
-      one(xml, "EstadoRecepDTE"),
-    ]).toEqual([
-      "77777777-7",
-      "97975000-5",
-      "F60T33-ejemplo-oficial-SII.xml",
-      "SetDoc",
-      "0",
-      "60",
-      "119000",
-      // 1: signature error (the example's signature does not verify)
-      "1",
-    ]);
-    // another organization cannot read the files
-    expect((await fetchFile(sampleSwap.local_file, s.keys.other)).status).toBe(404);
-  });
+  it(
+    "serves the received file byte for byte and the reception valid against SII's schema and signed with the " +
+      "organization's certificate",
+    async () => {
+      const local = await fetchFile(sampleSwap.local_file);
+      expect(local.status).toBe(200);
+      expect(local.bytes.equals(SAMPLE)).toBe(true);
+      const reception = await fetchFile(sampleSwap.reception);
+      expect(reception.status).toBe(200);
+      expect(xmllintValidate(reception.bytes, RESPUESTA_XSD).output).toContain("validates");
+      expect(xmlsecVerifySignature(reception.bytes, cert.certificatePem, ["Resultado"]).output).toMatch(/^OK/);
+      const xml = reception.bytes.toString("latin1");
+      expect([
+        one(xml, "RutResponde"),
+        one(xml, "RutRecibe"),
+        one(xml, "NmbEnvio"),
+        one(xml, "EnvioDTEID"),
+        one(xml, "EstadoRecepEnv"),
+        one(xml, "Folio"),
+        one(xml, "MntTotal"),
+        one(xml, "EstadoRecepDTE"),
+      ]).toEqual([
+        "77777777-7",
+        "97975000-5",
+        "F60T33-ejemplo-oficial-SII.xml",
+        "SetDoc",
+        "0",
+        "60",
+        "119000",
+        // 1: signature error (the example's signature does not verify)
+        "1",
+      ]);
+      // another organization cannot read the files
+      expect((await fetchFile(sampleSwap.local_file, s.keys.other)).status).toBe(404);
+    },
+  );
 
   it("refuses the same document again with 409 naming it, storing nothing", async () => {
     const before = await counts();
@@ -192,33 +196,36 @@ describe("POST /v1/billers/built_in/purchases/", () => {
     });
   });
 
-  it("400 naming the reason, nothing stored: malformed, schema-invalid, addressed to another RUT, no input", async () => {
-    const before = await counts();
-    const malformed = await s.rest("POST", "/v1/billers/built_in/purchases/", {
-      body: { xml: SAMPLE_TEXT.slice(0, 2000) },
-    });
-    expect(malformed.status).toBe(400);
-    expect(malformed.body.error.fields.xml[0]).toMatch(/^is not well-formed XML/);
-    const invalid = await s.rest("POST", "/v1/billers/built_in/purchases/", {
-      body: { xml: withFolio(70).replace("<MntTotal>119000</MntTotal>", "<MntTotal>mucho</MntTotal>") },
-    });
-    expect(invalid.status).toBe(400);
-    expect(invalid.body.error.fields.xml[0]).toMatch(/does not match SII's EnvioDTE schema.*MntTotal/);
-    const other = await s.rest("POST", "/v1/billers/built_in/purchases/", {
-      body: { xml: withFolio(71).replace("<RUTRecep>77777777-7</RUTRecep>", "<RUTRecep>76042235-5</RUTRecep>") },
-    });
-    expect(other.status).toBe(400);
-    expect(other.body.error.fields.xml).toEqual([
-      "DTE type 33 folio 71 is addressed to RUT 76042235-5, not to this organization (77777777-7)",
-    ]);
-    expect((await s.rest("POST", "/v1/billers/built_in/purchases/", { body: {} })).body.error.fields.xml[0]).toMatch(
-      /exactly one of xml/,
-    );
-    expect(
-      (await s.rest("POST", "/v1/billers/built_in/purchases/", { body: { xml: SAMPLE_TEXT, colour: "red" } })).status,
-    ).toBe(400);
-    expect(await counts()).toEqual(before);
-  });
+  it(
+    "400 naming the reason, nothing stored: malformed, schema-invalid, addressed to another RUT, " + "no input",
+    async () => {
+      const before = await counts();
+      const malformed = await s.rest("POST", "/v1/billers/built_in/purchases/", {
+        body: { xml: SAMPLE_TEXT.slice(0, 2000) },
+      });
+      expect(malformed.status).toBe(400);
+      expect(malformed.body.error.fields.xml[0]).toMatch(/^is not well-formed XML/);
+      const invalid = await s.rest("POST", "/v1/billers/built_in/purchases/", {
+        body: { xml: withFolio(70).replace("<MntTotal>119000</MntTotal>", "<MntTotal>mucho</MntTotal>") },
+      });
+      expect(invalid.status).toBe(400);
+      expect(invalid.body.error.fields.xml[0]).toMatch(/does not match SII's EnvioDTE schema.*MntTotal/);
+      const other = await s.rest("POST", "/v1/billers/built_in/purchases/", {
+        body: { xml: withFolio(71).replace("<RUTRecep>77777777-7</RUTRecep>", "<RUTRecep>76042235-5</RUTRecep>") },
+      });
+      expect(other.status).toBe(400);
+      expect(other.body.error.fields.xml).toEqual([
+        "DTE type 33 folio 71 is addressed to RUT 76042235-5, not to this organization (77777777-7)",
+      ]);
+      expect((await s.rest("POST", "/v1/billers/built_in/purchases/", { body: {} })).body.error.fields.xml[0]).toMatch(
+        /exactly one of xml/,
+      );
+      expect(
+        (await s.rest("POST", "/v1/billers/built_in/purchases/", { body: { xml: SAMPLE_TEXT, colour: "red" } })).status,
+      ).toBe(400);
+      expect(await counts()).toEqual(before);
+    },
+  );
 });
 
 /** Removes a swap made by a test (its purchases cascade) and its files, so the list tests below count only theirs. */
@@ -232,81 +239,92 @@ describe('verification on import (docs/sii-receiving.md "Verification")', () => 
   afterAll(async () => {
     for (const id of made) await dropSwap(id);
   });
-  it("a supplier's factura signed by the test helpers: signature and TED valid, ACD proposed, EstadoRecepDTE 0", async () => {
-    const supplier = supplierEnvelope({ receiverRut: "77777777-7", folio: 12 });
-    const res = await s.rest("POST", "/v1/billers/built_in/purchases/", {
-      body: { file: supplier.file.toString("base64") },
-    });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    made.push(res.body.id);
-    expect(res.body.verification).toEqual([
-      {
-        purchase: res.body.purchases[0],
-        document_type: 33,
-        folio: 12,
-        issuer_tax_id: SUPPLIER_RUT,
-        signature_valid: true,
-        ted_valid: true,
-        reason: null,
-      },
-    ]);
-    expect([res.body.proposed_status, res.body.proposed_reason]).toEqual([
-      "ACD",
-      "every document's signature and timbre (TED) verified",
-    ]);
-    const reception = (await fetchFile(res.body.reception)).bytes.toString("latin1");
-    expect([one(reception, "EstadoRecepDTE"), one(reception, "RecepDTEGlosa")]).toEqual(["0", "DTE recibido"]);
-    const g = await s.graphql(
-      `{ node(id: "${res.body.purchases[0]}") { ... on Purchase { signatureValid tedValid verificationReason } } }`,
-    );
-    expect(g.body.data.node).toEqual({ signatureValid: true, tedValid: true, verificationReason: null });
-  });
+  it(
+    "a supplier's factura signed by the test helpers: signature and TED valid, ACD proposed, " + "EstadoRecepDTE 0",
+    async () => {
+      const supplier = supplierEnvelope({ receiverRut: "77777777-7", folio: 12 });
+      const res = await s.rest("POST", "/v1/billers/built_in/purchases/", {
+        body: { file: supplier.file.toString("base64") },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      made.push(res.body.id);
+      expect(res.body.verification).toEqual([
+        {
+          purchase: res.body.purchases[0],
+          document_type: 33,
+          folio: 12,
+          issuer_tax_id: SUPPLIER_RUT,
+          signature_valid: true,
+          ted_valid: true,
+          reason: null,
+        },
+      ]);
+      expect([res.body.proposed_status, res.body.proposed_reason]).toEqual([
+        "ACD",
+        "every document's signature and timbre (TED) verified",
+      ]);
+      const reception = (await fetchFile(res.body.reception)).bytes.toString("latin1");
+      expect([one(reception, "EstadoRecepDTE"), one(reception, "RecepDTEGlosa")]).toEqual(["0", "DTE recibido"]);
+      const g = await s.graphql(
+        `{ node(id: "${res.body.purchases[0]}") { ... on Purchase { signatureValid tedValid verificationReason } } }`,
+      );
+      expect(g.body.data.node).toEqual({ signatureValid: true, tedValid: true, verificationReason: null });
+    },
+  );
 
-  it("the tampered copy of SII's example (MntTotal 119001, as folio 63): both flagged with reasons, RCD proposed, kept so it can be claimed", async () => {
-    const tampered = TAMPERED.toString("latin1")
-      .replace("<Folio>60</Folio>", "<Folio>63</Folio>")
-      .replace('ID="F60T33"', 'ID="F63T33"');
-    const res = await s.rest("POST", "/v1/billers/built_in/purchases/", {
-      body: { file: Buffer.from(tampered, "latin1").toString("base64") },
-    });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    made.push(res.body.id);
-    expect(res.body.verification).toEqual([
-      {
-        purchase: res.body.purchases[0],
-        document_type: 33,
-        folio: 63,
-        issuer_tax_id: "97975000-5",
-        signature_valid: false,
-        ted_valid: false,
-        // the Documento ID changed with the folio: the signature still references the old one
-        reason:
-          "signature: the signature must reference #F63T33 only, not #F60T33; TED: the timbre's DD does not match the document (F, MNT)",
-      },
-    ]);
-    expect(res.body.proposed_status).toBe("RCD");
-    expect(res.body.proposed_reason).toBe(
-      "type 33 folio 63 from 97975000-5: signature and timbre (TED) did not verify; claim the content within 8 days",
-    );
-    const reception = (await fetchFile(res.body.reception)).bytes.toString("latin1");
-    expect(xmllintValidate(Buffer.from(reception, "latin1"), RESPUESTA_XSD).output).toContain("validates");
-    expect(one(reception, "EstadoRecepDTE")).toBe("1");
-    expect(one(reception, "RecepDTEGlosa")).toMatch(/^Error de firma: signature: the signature must reference #F63T33/);
-    const g = await s.graphql(
-      `{ node(id: "${res.body.id}") { ... on Swap { proposedStatus proposedReason purchases { signatureValid tedValid } } } }`,
-    );
-    expect(g.body.data.node).toEqual({
-      proposedStatus: "RCD",
-      proposedReason: res.body.proposed_reason,
-      purchases: [{ signatureValid: false, tedValid: false }],
-    });
-    // the proposal is what the user can send: the claim is accepted
-    const claim = await s.rest("PATCH", `/v1/billers/built_in/swaps/${res.body.id}/`, {
-      body: { status: res.body.proposed_status },
-    });
-    expect(claim.status, JSON.stringify(claim.body)).toBe(200);
-    expect(claim.body.status).toBe("RCD");
-  });
+  it(
+    "the tampered copy of SII's example (MntTotal 119001, as folio 63): both flagged with reasons, RCD proposed, " +
+      "kept so it can be claimed",
+    async () => {
+      const tampered = TAMPERED.toString("latin1")
+        .replace("<Folio>60</Folio>", "<Folio>63</Folio>")
+        .replace('ID="F60T33"', 'ID="F63T33"');
+      const res = await s.rest("POST", "/v1/billers/built_in/purchases/", {
+        body: { file: Buffer.from(tampered, "latin1").toString("base64") },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      made.push(res.body.id);
+      expect(res.body.verification).toEqual([
+        {
+          purchase: res.body.purchases[0],
+          document_type: 33,
+          folio: 63,
+          issuer_tax_id: "97975000-5",
+          signature_valid: false,
+          ted_valid: false,
+          // the Documento ID changed with the folio: the signature still references the old one
+          reason:
+            "signature: the signature must reference #F63T33 only, not #F60T33; TED: the timbre's DD does not match " +
+            "the document (F, MNT)",
+        },
+      ]);
+      expect(res.body.proposed_status).toBe("RCD");
+      expect(res.body.proposed_reason).toBe(
+        "type 33 folio 63 from 97975000-5: signature and timbre (TED) did not verify; claim the content within 8 days",
+      );
+      const reception = (await fetchFile(res.body.reception)).bytes.toString("latin1");
+      expect(xmllintValidate(Buffer.from(reception, "latin1"), RESPUESTA_XSD).output).toContain("validates");
+      expect(one(reception, "EstadoRecepDTE")).toBe("1");
+      expect(one(reception, "RecepDTEGlosa")).toMatch(
+        /^Error de firma: signature: the signature must reference #F63T33/,
+      );
+      const g = await s.graphql(
+        `{ node(id: "${res.body.id}") { ... on Swap { proposedStatus proposedReason purchases { signatureValid ` +
+          `tedValid } } } }`,
+      );
+      expect(g.body.data.node).toEqual({
+        proposedStatus: "RCD",
+        proposedReason: res.body.proposed_reason,
+        purchases: [{ signatureValid: false, tedValid: false }],
+      });
+      // the proposal is what the user can send: the claim is accepted
+      const claim = await s.rest("PATCH", `/v1/billers/built_in/swaps/${res.body.id}/`, {
+        body: { status: res.body.proposed_status },
+      });
+      expect(claim.status, JSON.stringify(claim.body)).toBe(200);
+      expect(claim.body.status).toBe("RCD");
+    },
+  );
 });
 
 describe("swap endpoints", () => {
@@ -315,7 +333,8 @@ describe("swap endpoints", () => {
 
   it("GraphQL receivePurchaseDocuments imports another document; purchases and swap read back", async () => {
     const res = await s.graphql(
-      `mutation($input: ReceivePurchaseDocumentsInput!) { receivePurchaseDocuments(input: $input) { id imported status purchases { id folio documentType issuerTaxId total } reception } }`,
+      `mutation($input: ReceivePurchaseDocumentsInput!) { receivePurchaseDocuments(input: $input) { id imported ` +
+        `status purchases { id folio documentType issuerTaxId total } reception } }`,
       { input: { xml: withFolio(61) } },
     );
     expect(res.body.errors).toBeUndefined();
@@ -345,53 +364,56 @@ describe("swap endpoints", () => {
     );
   });
 
-  it("PATCH ERM: reply recorded, signed ResultadoDTE and EnvioRecibos valid and readable through their URLs", async () => {
-    const res = await s.rest("PATCH", `/v1/billers/built_in/swaps/${sampleSwap.id}/`, {
-      body: { status: "ERM", reply_to: "dte@proveedor.cl", imported: false },
-    });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({
-      status: "ERM",
-      reply_to: "dte@proveedor.cl",
-      reply_by: "ops@acme.cl",
-      reply_date: expect.stringMatching(ISO),
-      imported: true,
-      result: `${s.url}/v1/files/${sampleSwap.id}-resultado.xml`,
-      receipt: `${s.url}/v1/files/${sampleSwap.id}-recibos.xml`,
-    });
-    const result = await fetchFile(res.body.result);
-    expect(result.status).toBe(200);
-    expect(xmllintValidate(result.bytes, RESPUESTA_XSD).output).toContain("validates");
-    expect(xmlsecVerifySignature(result.bytes, cert.certificatePem, ["Resultado"]).output).toMatch(/^OK/);
-    const rxml = result.bytes.toString("latin1");
-    expect([one(rxml, "EstadoDTE"), one(rxml, "Folio"), one(rxml, "MntTotal"), one(rxml, "RutResponde")]).toEqual([
-      "0",
-      "60",
-      "119000",
-      "77777777-7",
-    ]);
-    const receipt = await fetchFile(res.body.receipt);
-    expect(xmllintValidate(receipt.bytes, ENVIO_RECIBOS_XSD).output).toContain("validates");
-    const ids = ["SetRecibos", "DocumentoRecibo"];
-    expect(
-      xmlsecVerifySignature(receipt.bytes, cert.certificatePem, ids, "/*/*[local-name()='Signature']").output,
-    ).toMatch(/^OK/);
-    expect(
-      xmlsecVerifySignature(
-        receipt.bytes,
-        cert.certificatePem,
-        ids,
-        "//*[local-name()='Recibo']/*[local-name()='Signature']",
-      ).output,
-    ).toMatch(/^OK/);
-    const xml = receipt.bytes.toString("latin1");
-    expect([one(xml, "RutFirma"), one(xml, "Recinto"), one(xml, "TipoDoc"), one(xml, "Folio")]).toEqual([
-      "7880442-4",
-      "SAN DIEGO 2222, LA FLORIDA",
-      "33",
-      "60",
-    ]);
-  });
+  it(
+    "PATCH ERM: reply recorded, signed ResultadoDTE and EnvioRecibos valid and readable through " + "their URLs",
+    async () => {
+      const res = await s.rest("PATCH", `/v1/billers/built_in/swaps/${sampleSwap.id}/`, {
+        body: { status: "ERM", reply_to: "dte@proveedor.cl", imported: false },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toMatchObject({
+        status: "ERM",
+        reply_to: "dte@proveedor.cl",
+        reply_by: "ops@acme.cl",
+        reply_date: expect.stringMatching(ISO),
+        imported: true,
+        result: `${s.url}/v1/files/${sampleSwap.id}-resultado.xml`,
+        receipt: `${s.url}/v1/files/${sampleSwap.id}-recibos.xml`,
+      });
+      const result = await fetchFile(res.body.result);
+      expect(result.status).toBe(200);
+      expect(xmllintValidate(result.bytes, RESPUESTA_XSD).output).toContain("validates");
+      expect(xmlsecVerifySignature(result.bytes, cert.certificatePem, ["Resultado"]).output).toMatch(/^OK/);
+      const rxml = result.bytes.toString("latin1");
+      expect([one(rxml, "EstadoDTE"), one(rxml, "Folio"), one(rxml, "MntTotal"), one(rxml, "RutResponde")]).toEqual([
+        "0",
+        "60",
+        "119000",
+        "77777777-7",
+      ]);
+      const receipt = await fetchFile(res.body.receipt);
+      expect(xmllintValidate(receipt.bytes, ENVIO_RECIBOS_XSD).output).toContain("validates");
+      const ids = ["SetRecibos", "DocumentoRecibo"];
+      expect(
+        xmlsecVerifySignature(receipt.bytes, cert.certificatePem, ids, "/*/*[local-name()='Signature']").output,
+      ).toMatch(/^OK/);
+      expect(
+        xmlsecVerifySignature(
+          receipt.bytes,
+          cert.certificatePem,
+          ids,
+          "//*[local-name()='Recibo']/*[local-name()='Signature']",
+        ).output,
+      ).toMatch(/^OK/);
+      const xml = receipt.bytes.toString("latin1");
+      expect([one(xml, "RutFirma"), one(xml, "Recinto"), one(xml, "TipoDoc"), one(xml, "Folio")]).toEqual([
+        "7880442-4",
+        "SAN DIEGO 2222, LA FLORIDA",
+        "33",
+        "60",
+      ]);
+    },
+  );
 
   it("a reply is final: 409 on a second PATCH; 400 on an unknown status", async () => {
     const again = await s.rest("PATCH", `/v1/billers/built_in/swaps/${sampleSwap.id}/`, { body: { status: "RCD" } });
@@ -406,27 +428,31 @@ describe("swap endpoints", () => {
     ).toBe(400);
   });
 
-  it("a claim after SII's 8-day window is refused (409); within it, GraphQL updateSwap RCD rejects the document (EstadoDTE 2, no receipt)", async () => {
-    await s.database.prisma.swap.update({
-      where: { id: lateSwap },
-      data: { createdAt: new Date(Date.now() - 10 * 86_400_000) },
-    });
-    const late = await s.rest("PATCH", `/v1/billers/built_in/swaps/${lateSwap}/`, { body: { status: "RFT" } });
-    expect(late.status).toBe(409);
-    expect(late.body.error.message).toMatch(
-      /Claim RFT refused: SII accepts claims within 8 calendar days of reception/,
-    );
-    expect((await s.database.prisma.swap.findUniqueOrThrow({ where: { id: lateSwap } })).status).toBeNull();
+  it(
+    "a claim after SII's 8-day window is refused (409); within it, GraphQL updateSwap RCD rejects the document " +
+      "(EstadoDTE 2, no receipt)",
+    async () => {
+      await s.database.prisma.swap.update({
+        where: { id: lateSwap },
+        data: { createdAt: new Date(Date.now() - 10 * 86_400_000) },
+      });
+      const late = await s.rest("PATCH", `/v1/billers/built_in/swaps/${lateSwap}/`, { body: { status: "RFT" } });
+      expect(late.status).toBe(409);
+      expect(late.body.error.message).toMatch(
+        /Claim RFT refused: SII accepts claims within 8 calendar days of reception/,
+      );
+      expect((await s.database.prisma.swap.findUniqueOrThrow({ where: { id: lateSwap } })).status).toBeNull();
 
-    const res = await s.graphql(
-      `mutation { updateSwap(id: "${graphSwap}", input: { status: RCD }) { status replyBy result receipt } }`,
-    );
-    expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.updateSwap).toMatchObject({ status: "RCD", replyBy: "ops@acme.cl", receipt: null });
-    const result = await fetchFile(res.body.data.updateSwap.result);
-    expect(xmllintValidate(result.bytes, RESPUESTA_XSD).ok).toBe(true);
-    expect(one(result.bytes.toString("latin1"), "EstadoDTE")).toBe("2");
-  });
+      const res = await s.graphql(
+        `mutation { updateSwap(id: "${graphSwap}", input: { status: RCD }) { status replyBy result receipt } }`,
+      );
+      expect(res.body.errors).toBeUndefined();
+      expect(res.body.data.updateSwap).toMatchObject({ status: "RCD", replyBy: "ops@acme.cl", receipt: null });
+      const result = await fetchFile(res.body.data.updateSwap.result);
+      expect(xmllintValidate(result.bytes, RESPUESTA_XSD).ok).toBe(true);
+      expect(one(result.bytes.toString("latin1"), "EstadoDTE")).toBe("2");
+    },
+  );
 
   it("lists newest first with status, imported and created filters and pages", async () => {
     const all = await s.rest("GET", "/v1/billers/built_in/swaps/?page_size=2");
@@ -447,7 +473,8 @@ describe("swap endpoints", () => {
     expect((await s.rest("GET", "/v1/billers/built_in/swaps/?colour=red")).status).toBe(400);
     expect((await s.rest("GET", "/v1/billers/built_in/swaps/", { key: s.keys.other })).body.count).toBe(0);
     const g = await s.graphql(
-      `{ swaps(first: 10, where: { status: { equals: RCD } }) { totalCount edges { node { id purchases { folio } } } } }`,
+      `{ swaps(first: 10, where: { status: { equals: RCD } }) { totalCount edges { node { id purchases { folio ` +
+        `} } } } }`,
     );
     expect(g.body.data.swaps).toEqual({
       totalCount: 1,

@@ -193,7 +193,8 @@ describe("test clocks", () => {
     );
     const id = created.body.data.createTestClock.id;
     const advanced = await s.graphql(
-      `mutation($id: ID!) { advanceTestClock(id: $id, input: { frozenTime: "2026-07-01T00:00:00Z" }) { frozenTime status } }`,
+      `mutation($id: ID!) { advanceTestClock(id: $id, input: { frozenTime: "2026-07-01T00:00:00Z" }) { frozenTime ` +
+        `status } }`,
       { id },
     );
     expect(advanced.body.data.advanceTestClock).toEqual({ frozenTime: "2026-07-01T00:00:00.000Z", status: "ready" });

@@ -103,24 +103,28 @@ describe("usage ingestion statements", () => {
     expect(got).toEqual(INGEST);
   });
 
-  it("a batch repeating transaction ids of an earlier request: one more statement reads the recorded usages", async () => {
-    const first = await s.rest("POST", "/v1/usages/", { body: { usages: records(3, "retry") } });
-    expect(first.status).toBe(201);
-    let res: any;
-    const got = await statementsOf(
-      async () => (res = await s.rest("POST", "/v1/usages/", { body: { usages: records(5, "retry") } })),
-    );
-    expect([res.status, res.body.duplicates]).toEqual([201, [0, 1, 2]]);
-    expect(res.body.usages.slice(0, 3).map((u: any) => u.id)).toEqual(first.body.usages.map((u: any) => u.id));
-    expect(got).toEqual(["SELECT SubscriptionLine", "INSERT Usage", "SELECT Usage", "SELECT SubscriptionLine"]);
-  });
+  it(
+    "a batch repeating transaction ids of an earlier request: one more statement reads the " + "recorded usages",
+    async () => {
+      const first = await s.rest("POST", "/v1/usages/", { body: { usages: records(3, "retry") } });
+      expect(first.status).toBe(201);
+      let res: any;
+      const got = await statementsOf(
+        async () => (res = await s.rest("POST", "/v1/usages/", { body: { usages: records(5, "retry") } })),
+      );
+      expect([res.status, res.body.duplicates]).toEqual([201, [0, 1, 2]]);
+      expect(res.body.usages.slice(0, 3).map((u: any) => u.id)).toEqual(first.body.usages.map((u: any) => u.id));
+      expect(got).toEqual(["SELECT SubscriptionLine", "INSERT Usage", "SELECT Usage", "SELECT SubscriptionLine"]);
+    },
+  );
 
   it("GraphQL recordUsages selecting the usages' own fields: two statements, no read of what was written", async () => {
     let res: any;
     const got = await statementsOf(
       async () =>
         (res = await s.graphql(
-          `mutation($input: RecordUsagesInput!) { recordUsages(input: $input) { created usages { id quantity dateTime transactionId } } }`,
+          `mutation($input: RecordUsagesInput!) { recordUsages(input: $input) { created usages { id quantity ` +
+            `dateTime transactionId } } }`,
           {
             input: {
               usages: [
@@ -141,7 +145,8 @@ describe("usage ingestion statements", () => {
 
   it("a deeper selection (the line's plan) reads the written usages with the query, and answers it", async () => {
     const res = await s.graphql(
-      `mutation($input: UsageInput!) { createUsage(input: $input) { id quantity subscriptionLine { id plan { usageScheme } } invoice { id } } }`,
+      `mutation($input: UsageInput!) { createUsage(input: $input) { id quantity subscriptionLine { id plan { ` +
+        `usageScheme } } invoice { id } } }`,
       {
         input: { subscriptionLine: line, quantity: "4" },
       },

@@ -12,7 +12,10 @@ let s: TestServer;
 let plans: { metered: string; licensed: string };
 let customer: string;
 
-/** A subscription starting 2026-11-01 with one metered and one licensed line; returns [subscription id, metered line, licensed line]. */
+/**
+ * A subscription starting 2026-11-01 with one metered and one licensed line; returns [subscription id, metered line,
+ * licensed line].
+ */
 async function subscribe(): Promise<[string, string, string]> {
   const res = await s.rest("POST", "/v1/subscriptions/", {
     body: { customer, date_start: "2026-11-01", lines: [{ plan: plans.metered }, { plan: plans.licensed }] },
@@ -222,7 +225,8 @@ describe("batched usage over REST", () => {
       select: { transactionId: true },
     });
     expect(keyed.map((u) => u.transactionId).sort()).toEqual(["evt-0", "evt-1", "evt-2", "evt-3", "evt-single"]);
-    // the key is unique per organization and mode: another organization's evt-0 is its own (and refused here: the line is not its)
+    // the key is unique per organization and mode: another organization's evt-0 is its own (and refused here: the line
+    // is not its)
     const foreign = await s.rest("POST", "/v1/usages/", {
       key: s.keys.other,
       body: { usages: [{ subscription_line: line, quantity: 1, transaction_id: "evt-0" }] },
@@ -285,7 +289,9 @@ describe("batched usage over REST", () => {
 });
 
 describe("GraphQL recordUsages", () => {
-  const MUTATION = `mutation($input: RecordUsagesInput!) { recordUsages(input: $input) { created duplicates usages { id quantity transactionId subscriptionLine { id } } } }`;
+  const MUTATION =
+    `mutation($input: RecordUsagesInput!) { recordUsages(input: $input) { created duplicates usages { ` +
+    `id quantity transactionId subscriptionLine { id } } } }`;
 
   it("records a batch with the same rules, duplicates reported", async () => {
     const [, line, licensed] = await subscribe();

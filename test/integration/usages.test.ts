@@ -186,7 +186,8 @@ describe("usage records over REST", () => {
 
   it("GraphQL: createUsage, usages and deleteUsage with the same rules", async () => {
     const created = await s.graphql(
-      `mutation($input: UsageInput!) { createUsage(input: $input) { id quantity invoice { id } subscriptionLine { id plan { usageScheme } } } }`,
+      `mutation($input: UsageInput!) { createUsage(input: $input) { id quantity invoice { id } subscriptionLine { id ` +
+        `plan { usageScheme } } } }`,
       { input: { subscriptionLine: meteredLine, quantity: "2" } },
     );
     expect(created.body.errors).toBeUndefined();
@@ -196,7 +197,8 @@ describe("usage records over REST", () => {
       subscriptionLine: { id: meteredLine, plan: { usageScheme: "metered" } },
     });
     const listed = await s.graphql(
-      `query($l: String) { usages(first: 100, where: { subscriptionLine: { equals: $l } }) { totalCount edges { node { id } } } }`,
+      `query($l: String) { usages(first: 100, where: { subscriptionLine: { equals: $l } }) { totalCount edges { node ` +
+        `{ id } } } }`,
       { l: meteredLine },
     );
     expect(listed.body.data.usages.edges.map((e: any) => e.node.id)).toContain(created.body.data.createUsage.id);

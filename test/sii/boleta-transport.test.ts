@@ -65,65 +65,69 @@ afterAll(async () => {
 });
 
 describe("SiiBoletaTransport", () => {
-  it("seed → token → upload (whole body, with a Content-Length) → track id → envío status with the objected boletas", async () => {
-    const t = transport();
-    const receipt = await t.upload(cert, {
-      rutSender: "11.111.111-1",
-      rutCompany: RUT,
-      file: envelope,
-      fileName: "EnvioBOLETA-39.xml",
-    });
-    expect(receipt).toEqual({
-      trackId: expect.stringMatching(/^7\d{6}$/),
-      estado: "REC",
-      receivedAt: "2026-11-23 10:00:00",
-    });
-    const upload = sii.uploads.find((u) => u.trackId === receipt.trackId)!;
-    expect([
-      upload.api,
-      upload.rutSender,
-      upload.dvSender,
-      upload.rutCompany,
-      upload.dvCompany,
-      upload.fileName,
-    ]).toEqual(["boleta", "11111111", "1", "76042235", "5", "EnvioBOLETA-39.xml"]);
-    expect(upload.file.equals(envelope)).toBe(true);
-    expect(sii.calls.slice(-3)).toEqual(["boleta-seed", "boleta-token", "boleta-upload"]);
+  it(
+    "seed → token → upload (whole body, with a Content-Length) → track id → envío status with the " +
+      "objected boletas",
+    async () => {
+      const t = transport();
+      const receipt = await t.upload(cert, {
+        rutSender: "11.111.111-1",
+        rutCompany: RUT,
+        file: envelope,
+        fileName: "EnvioBOLETA-39.xml",
+      });
+      expect(receipt).toEqual({
+        trackId: expect.stringMatching(/^7\d{6}$/),
+        estado: "REC",
+        receivedAt: "2026-11-23 10:00:00",
+      });
+      const upload = sii.uploads.find((u) => u.trackId === receipt.trackId)!;
+      expect([
+        upload.api,
+        upload.rutSender,
+        upload.dvSender,
+        upload.rutCompany,
+        upload.dvCompany,
+        upload.fileName,
+      ]).toEqual(["boleta", "11111111", "1", "76042235", "5", "EnvioBOLETA-39.xml"]);
+      expect(upload.file.equals(envelope)).toBe(true);
+      expect(sii.calls.slice(-3)).toEqual(["boleta-seed", "boleta-token", "boleta-upload"]);
 
-    sii.boletaStatusFor = () => ({
-      estado: "EPR",
-      estadistica: [{ tipo: 39, informados: 2, aceptados: 1, rechazados: 1, reparos: 0 }],
-      detalle_rep_rech: [
-        {
-          tipo: 39,
-          folio: 2,
-          estado: "RCH",
-          descripcion: "Dte Rechazado",
-          error: [{ descripcion: "Monto total incorrecto", detalle: "MntTotal 3980 != 3981" }],
-        },
-      ],
-    });
-    try {
-      const status = await t.status(cert, { rutCompany: RUT, trackId: receipt.trackId });
-      expect(status).toEqual({
-        trackId: receipt.trackId,
+      sii.boletaStatusFor = () => ({
         estado: "EPR",
-        counts: [{ type: 39, reported: 2, accepted: 1, rejected: 1, objections: 0 }],
-        details: [
+        estadistica: [{ tipo: 39, informados: 2, aceptados: 1, rechazados: 1, reparos: 0 }],
+        detalle_rep_rech: [
           {
-            type: 39,
+            tipo: 39,
             folio: 2,
             estado: "RCH",
-            message: "Dte Rechazado; Monto total incorrecto: MntTotal 3980 != 3981",
+            descripcion: "Dte Rechazado",
+            error: [{ descripcion: "Monto total incorrecto", detalle: "MntTotal 3980 != 3981" }],
           },
         ],
       });
-    } finally {
-      sii.boletaStatusFor = () => ({ estado: "EPR", detalle_rep_rech: [] });
-    }
-    // one token for both calls
-    expect(sii.calls.filter((c) => c === "boleta-token")).toHaveLength(1);
-  });
+      try {
+        const status = await t.status(cert, { rutCompany: RUT, trackId: receipt.trackId });
+        expect(status).toEqual({
+          trackId: receipt.trackId,
+          estado: "EPR",
+          counts: [{ type: 39, reported: 2, accepted: 1, rejected: 1, objections: 0 }],
+          details: [
+            {
+              type: 39,
+              folio: 2,
+              estado: "RCH",
+              message: "Dte Rechazado; Monto total incorrecto: MntTotal 3980 != 3981",
+            },
+          ],
+        });
+      } finally {
+        sii.boletaStatusFor = () => ({ estado: "EPR", detalle_rep_rech: [] });
+      }
+      // one token for both calls
+      expect(sii.calls.filter((c) => c === "boleta-token")).toHaveLength(1);
+    },
+  );
 
   it("a token SII forgot (HTTP 401) is renewed once, for the upload and for the status", async () => {
     const t = transport();
@@ -143,28 +147,32 @@ describe("SiiBoletaTransport", () => {
     expect(sii.calls.filter((c) => c === "boleta-token").length).toBe(tokensBefore + 2);
   });
 
-  it("an envelope SII does not take (HTTP 400) is a network error to retry; a token signed by another certificate is an auth error", async () => {
-    const t = transport();
-    const broken = Buffer.from(envelope.toString("latin1").replace("<NroResol>0</NroResol>", ""), "latin1");
-    const refused = await t
-      .upload(cert, { rutSender: "11111111-1", rutCompany: RUT, file: broken, fileName: "x.xml" })
-      .catch((e) => e);
-    expect([refused.constructor, refused.kind, refused.code, refused.message]).toEqual([
-      SiiTransportError,
-      "network",
-      "400",
-      "SII answered HTTP 400 (boleta upload)",
-    ]);
-    const error = await transport()
-      .getToken(generateCertificate("Otro"))
-      .catch((e) => e);
-    expect([error.constructor, error.kind, error.code, error.message]).toEqual([
-      SiiTransportError,
-      "auth",
-      "-07",
-      "SII refused a token (ESTADO -07: Error Firma)",
-    ]);
-  });
+  it(
+    "an envelope SII does not take (HTTP 400) is a network error to retry; a token signed by another certificate is " +
+      "an auth error",
+    async () => {
+      const t = transport();
+      const broken = Buffer.from(envelope.toString("latin1").replace("<NroResol>0</NroResol>", ""), "latin1");
+      const refused = await t
+        .upload(cert, { rutSender: "11111111-1", rutCompany: RUT, file: broken, fileName: "x.xml" })
+        .catch((e) => e);
+      expect([refused.constructor, refused.kind, refused.code, refused.message]).toEqual([
+        SiiTransportError,
+        "network",
+        "400",
+        "SII answered HTTP 400 (boleta upload)",
+      ]);
+      const error = await transport()
+        .getToken(generateCertificate("Otro"))
+        .catch((e) => e);
+      expect([error.constructor, error.kind, error.code, error.message]).toEqual([
+        SiiTransportError,
+        "auth",
+        "-07",
+        "SII refused a token (ESTADO -07: Error Firma)",
+      ]);
+    },
+  );
 
   it("SII down: a network error naming the host and the step", async () => {
     const t = transport(2000);

@@ -85,115 +85,137 @@ function count(xml: string, re: RegExp): number {
 }
 
 describe("buildEnvioDte", () => {
-  it("envelopes 33, 33, 34 and 61: Caratula with SubTotDTE per type, XSD-valid, envelope and every DTE signature verify in place", () => {
-    const docs = [
-      dte(33, 1),
-      dte(34, 1),
-      dte(33, 2),
-      dte(61, 1, { references: [{ type: 33, folio: 1, date: "2026-11-20", code: 1, reason: "Anula factura" }] }),
-    ];
-    const envio = buildEnvioDte({
-      dtes: [docs[0].xml, docs[1].file, docs[2].xml, docs[3].xml],
-      caratula,
-      credentials: cert,
-      timestamp: "2026-11-20T10:15:00",
-    });
+  it(
+    "envelopes 33, 33, 34 and 61: Caratula with SubTotDTE per type, XSD-valid, envelope and every DTE signature " +
+      "verify in place",
+    () => {
+      const docs = [
+        dte(33, 1),
+        dte(34, 1),
+        dte(33, 2),
+        dte(61, 1, { references: [{ type: 33, folio: 1, date: "2026-11-20", code: 1, reason: "Anula factura" }] }),
+      ];
+      const envio = buildEnvioDte({
+        dtes: [docs[0].xml, docs[1].file, docs[2].xml, docs[3].xml],
+        caratula,
+        credentials: cert,
+        timestamp: "2026-11-20T10:15:00",
+      });
 
-    expect(envio.subtotals).toEqual([
-      { type: 33, count: 2 },
-      { type: 34, count: 1 },
-      { type: 61, count: 1 },
-    ]);
-    expect(envio.xml).toContain(
-      '<EnvioDTE xmlns="http://www.sii.cl/SiiDte" version="1.0"><SetDTE ID="SetDoc"><Caratula version="1.0"><RutEmisor>76042235-5</RutEmisor>' +
-        "<RutEnvia>11111111-1</RutEnvia><RutReceptor>60803000-K</RutReceptor><FchResol>2014-08-22</FchResol><NroResol>0</NroResol>" +
-        "<TmstFirmaEnv>2026-11-20T10:15:00</TmstFirmaEnv><SubTotDTE><TpoDTE>33</TpoDTE><NroDTE>2</NroDTE></SubTotDTE>" +
-        "<SubTotDTE><TpoDTE>34</TpoDTE><NroDTE>1</NroDTE></SubTotDTE><SubTotDTE><TpoDTE>61</TpoDTE><NroDTE>1</NroDTE></SubTotDTE></Caratula><DTE ",
-    );
-    expect(envio.xml).toMatch(
-      /<\/SetDTE><Signature xmlns="http:\/\/www.w3.org\/2000\/09\/xmldsig#">[\s\S]*<Reference URI="#SetDoc">[\s\S]*<\/Signature><\/EnvioDTE>$/,
-    );
-    expect(count(envio.xml, /<Signature /g)).toBe(5);
+      expect(envio.subtotals).toEqual([
+        { type: 33, count: 2 },
+        { type: 34, count: 1 },
+        { type: 61, count: 1 },
+      ]);
+      expect(envio.xml).toContain(
+        '<EnvioDTE xmlns="http://www.sii.cl/SiiDte" version="1.0"><SetDTE ID="SetDoc"><Caratula version="1.0"><RutEmisor>76042235-5</RutEmisor>' +
+          "<RutEnvia>11111111-1</RutEnvia><RutReceptor>60803000-K</RutReceptor><FchResol>2014-08-22</FchResol>" +
+          "<NroResol>0</NroResol>" +
+          "<TmstFirmaEnv>2026-11-20T10:15:00</TmstFirmaEnv><SubTotDTE><TpoDTE>33</TpoDTE><NroDTE>2</NroDTE>" +
+          "</SubTotDTE>" +
+          "<SubTotDTE><TpoDTE>34</TpoDTE><NroDTE>1</NroDTE></SubTotDTE><SubTotDTE><TpoDTE>61</TpoDTE>" +
+          "<NroDTE>1</NroDTE>" +
+          "</SubTotDTE></Caratula><DTE ",
+      );
+      expect(envio.xml).toMatch(
+        new RegExp(
+          String.raw`<\/SetDTE><Signature xmlns="http:\/\/www.w3.org\/2000\/09\/xmldsig#">[\s\S]*` +
+            String.raw`<Reference URI="#SetDoc">[\s\S]*<\/Signature><\/EnvioDTE>$`,
+        ),
+      );
+      expect(count(envio.xml, /<Signature /g)).toBe(5);
 
-    // each DTE is embedded byte for byte (declaration removed), in the given order
-    for (const d of docs) expect(envio.xml).toContain(d.xml.replace(/^<\?xml[^?]*\?>\s*/, ""));
-    expect(envio.xml.indexOf('ID="F1T33"')).toBeLessThan(envio.xml.indexOf('ID="F1T34"'));
-    // one byte per Latin-1 character (ñ = 0xF1)
-    expect(envio.file.subarray(0, 44).toString("latin1")).toBe('<?xml version="1.0" encoding="ISO-8859-1"?>\n');
-    expect(envio.file.includes(Buffer.from([0xf1]))).toBe(true);
-    expect(envio.file.includes(Buffer.from("ñ", "utf8"))).toBe(false);
+      // each DTE is embedded byte for byte (declaration removed), in the given order
+      for (const d of docs) expect(envio.xml).toContain(d.xml.replace(/^<\?xml[^?]*\?>\s*/, ""));
+      expect(envio.xml.indexOf('ID="F1T33"')).toBeLessThan(envio.xml.indexOf('ID="F1T34"'));
+      // one byte per Latin-1 character (ñ = 0xF1)
+      expect(envio.file.subarray(0, 44).toString("latin1")).toBe('<?xml version="1.0" encoding="ISO-8859-1"?>\n');
+      expect(envio.file.includes(Buffer.from([0xf1]))).toBe(true);
+      expect(envio.file.includes(Buffer.from("ñ", "utf8"))).toBe(false);
 
-    const schema = xmllintValidate(envio.file, ENVIO_DTE_XSD);
-    expect(schema.output).toContain("validates");
-    expect(schema.ok).toBe(true);
-    const outer = xmlsecVerifyNode(envio.file, cert.certificatePem, ENVELOPE_SIGNATURE);
-    expect(outer.output).toMatch(/^OK/);
-    for (let n = 1; n <= 4; n++) {
-      const inner = xmlsecVerifyNode(envio.file, cert.certificatePem, dteSignature(n));
-      expect(inner.output, `DTE ${n}`).toMatch(/^OK/);
-      expect(inner.ok).toBe(true);
-    }
-    // the TEDs still verify inside the envelope
-    const text = decodeIso88591(envio.file);
-    const dtes = text.split("<DTE ").slice(1);
-    expect(verifyTed(dtes[0], cafFor(33).publicKey)).toBe(true);
-    expect(verifyTed(dtes[3], cafFor(61).publicKey)).toBe(true);
-  });
-
-  it("a changed amount inside breaks that DTE's and the envelope's signature but not the others'; another certificate is not trusted", () => {
-    const envio = buildEnvioDte({ dtes: [dte(33, 3).xml, dte(33, 4).xml], caratula, credentials: cert });
-    expect(xmlsecVerifyNode(envio.file, cert.certificatePem, ENVELOPE_SIGNATURE).ok).toBe(true);
-    const text = decodeIso88591(envio.file);
-    const second = text.indexOf('<Documento ID="F4T33"');
-    const tampered = Buffer.from(
-      text.slice(0, second) + text.slice(second).replace("<MntTotal>119000</MntTotal>", "<MntTotal>119001</MntTotal>"),
-      "latin1",
-    );
-    expect(tampered.equals(envio.file)).toBe(false);
-    expect(xmlsecVerifyNode(tampered, cert.certificatePem, dteSignature(1)).ok).toBe(true);
-    expect(xmlsecVerifyNode(tampered, cert.certificatePem, dteSignature(2)).ok).toBe(false);
-    expect(xmlsecVerifyNode(tampered, cert.certificatePem, ENVELOPE_SIGNATURE).ok).toBe(false);
-    expect(xmlsecVerifyNode(envio.file, generateCertificate("Otro").certificatePem, ENVELOPE_SIGNATURE).ok).toBe(false);
-  });
-
-  it("refuses boletas, another issuer's DTE, unsigned DTEs, a DTE without the SiiDte namespace and a bad Caratula, naming the field", () => {
-    const signed = dte(33, 5).xml;
-    const attempt = (input: Partial<Parameters<typeof buildEnvioDte>[0]>) => {
-      try {
-        buildEnvioDte({ dtes: [signed], caratula, credentials: cert, ...input });
-      } catch (e) {
-        expect(e).toBeInstanceOf(ValidationError);
-        return { message: (e as ValidationError).message };
+      const schema = xmllintValidate(envio.file, ENVIO_DTE_XSD);
+      expect(schema.output).toContain("validates");
+      expect(schema.ok).toBe(true);
+      const outer = xmlsecVerifyNode(envio.file, cert.certificatePem, ENVELOPE_SIGNATURE);
+      expect(outer.output).toMatch(/^OK/);
+      for (let n = 1; n <= 4; n++) {
+        const inner = xmlsecVerifyNode(envio.file, cert.certificatePem, dteSignature(n));
+        expect(inner.output, `DTE ${n}`).toMatch(/^OK/);
+        expect(inner.ok).toBe(true);
       }
-      throw new Error("accepted");
-    };
-    const boleta = boletaDte({
-      type: 39,
-      folio: 1,
-      rut: RUT,
-      total: 11900,
-      item: "Café",
-      caf: parseCaf(generateCaf({ rut: RUT, type: 39, authorizedOn: "2026-11-01" }).file),
-      credentials: cert,
-    });
-    expect(JSON.stringify(attempt({ dtes: [signed, boleta] }))).toContain("dtes.1");
-    expect(JSON.stringify(attempt({ caratula: { ...caratula, rutEmisor: "77777777-7" } }))).toContain(
-      "not by the envelope's RutEmisor 77777777-7",
-    );
-    expect(JSON.stringify(attempt({ dtes: [signed.replace(/<Signature [\s\S]*<\/Signature>/, "")] }))).toContain(
-      "not signed",
-    );
-    expect(JSON.stringify(attempt({ dtes: [signed.replace(' xmlns="http://www.sii.cl/SiiDte"', "")] }))).toContain(
-      "must declare xmlns",
-    );
-    expect(JSON.stringify(attempt({ caratula: { ...caratula, rutEnvia: "11111111-2" } }))).toContain(
-      "caratula.rutEnvia",
-    );
-    expect(JSON.stringify(attempt({ caratula: { ...caratula, fchResol: "2014-02-30" } }))).toContain(
-      "caratula.fchResol",
-    );
-    expect(JSON.stringify(attempt({ dtes: [] }))).toContain("1 to 2000");
-  });
+      // the TEDs still verify inside the envelope
+      const text = decodeIso88591(envio.file);
+      const dtes = text.split("<DTE ").slice(1);
+      expect(verifyTed(dtes[0], cafFor(33).publicKey)).toBe(true);
+      expect(verifyTed(dtes[3], cafFor(61).publicKey)).toBe(true);
+    },
+  );
+
+  it(
+    "a changed amount inside breaks that DTE's and the envelope's signature but not the others'; another " +
+      "certificate is not trusted",
+    () => {
+      const envio = buildEnvioDte({ dtes: [dte(33, 3).xml, dte(33, 4).xml], caratula, credentials: cert });
+      expect(xmlsecVerifyNode(envio.file, cert.certificatePem, ENVELOPE_SIGNATURE).ok).toBe(true);
+      const text = decodeIso88591(envio.file);
+      const second = text.indexOf('<Documento ID="F4T33"');
+      const tampered = Buffer.from(
+        text.slice(0, second) +
+          text.slice(second).replace("<MntTotal>119000</MntTotal>", "<MntTotal>119001</MntTotal>"),
+        "latin1",
+      );
+      expect(tampered.equals(envio.file)).toBe(false);
+      expect(xmlsecVerifyNode(tampered, cert.certificatePem, dteSignature(1)).ok).toBe(true);
+      expect(xmlsecVerifyNode(tampered, cert.certificatePem, dteSignature(2)).ok).toBe(false);
+      expect(xmlsecVerifyNode(tampered, cert.certificatePem, ENVELOPE_SIGNATURE).ok).toBe(false);
+      expect(xmlsecVerifyNode(envio.file, generateCertificate("Otro").certificatePem, ENVELOPE_SIGNATURE).ok).toBe(
+        false,
+      );
+    },
+  );
+
+  it(
+    "refuses boletas, another issuer's DTE, unsigned DTEs, a DTE without the SiiDte namespace and a bad Caratula, " +
+      "naming the field",
+    () => {
+      const signed = dte(33, 5).xml;
+      const attempt = (input: Partial<Parameters<typeof buildEnvioDte>[0]>) => {
+        try {
+          buildEnvioDte({ dtes: [signed], caratula, credentials: cert, ...input });
+        } catch (e) {
+          expect(e).toBeInstanceOf(ValidationError);
+          return { message: (e as ValidationError).message };
+        }
+        throw new Error("accepted");
+      };
+      const boleta = boletaDte({
+        type: 39,
+        folio: 1,
+        rut: RUT,
+        total: 11900,
+        item: "Café",
+        caf: parseCaf(generateCaf({ rut: RUT, type: 39, authorizedOn: "2026-11-01" }).file),
+        credentials: cert,
+      });
+      expect(JSON.stringify(attempt({ dtes: [signed, boleta] }))).toContain("dtes.1");
+      expect(JSON.stringify(attempt({ caratula: { ...caratula, rutEmisor: "77777777-7" } }))).toContain(
+        "not by the envelope's RutEmisor 77777777-7",
+      );
+      expect(JSON.stringify(attempt({ dtes: [signed.replace(/<Signature [\s\S]*<\/Signature>/, "")] }))).toContain(
+        "not signed",
+      );
+      expect(JSON.stringify(attempt({ dtes: [signed.replace(' xmlns="http://www.sii.cl/SiiDte"', "")] }))).toContain(
+        "must declare xmlns",
+      );
+      expect(JSON.stringify(attempt({ caratula: { ...caratula, rutEnvia: "11111111-2" } }))).toContain(
+        "caratula.rutEnvia",
+      );
+      expect(JSON.stringify(attempt({ caratula: { ...caratula, fchResol: "2014-02-30" } }))).toContain(
+        "caratula.fchResol",
+      );
+      expect(JSON.stringify(attempt({ dtes: [] }))).toContain("1 to 2000");
+    },
+  );
 });
 
 describe("buildEnvioBoleta", () => {
@@ -212,7 +234,8 @@ describe("buildEnvioBoleta", () => {
     ]);
     expect(envio.xml).toContain('<EnvioBOLETA xmlns="http://www.sii.cl/SiiDte" version="1.0"><SetDTE ID="SetDoc">');
     expect(envio.xml).toContain(
-      "<SubTotDTE><TpoDTE>39</TpoDTE><NroDTE>2</NroDTE></SubTotDTE><SubTotDTE><TpoDTE>41</TpoDTE><NroDTE>1</NroDTE></SubTotDTE>",
+      "<SubTotDTE><TpoDTE>39</TpoDTE><NroDTE>2</NroDTE></SubTotDTE><SubTotDTE><TpoDTE>41</TpoDTE><NroDTE>1</NroDTE>" +
+        "</SubTotDTE>",
     );
     const schema = xmllintValidate(envio.file, ENVIO_BOLETA_XSD);
     expect(schema.output).toContain("validates");

@@ -73,49 +73,53 @@ describe("a DTE signed by the test helpers", () => {
     });
   });
 
-  it("a timbre made with a forged CAF (same RUT, type, range; another key) re-signed by the issuer: signature valid, TED not", () => {
-    // a forger without the real CAF's private key: the DD copies the real CAF (its RSAPK), the FRMT
-    // is made with another key
-    const cert = generateCertificate("Falsificador");
-    const real = parseCaf(
-      generateCaf({ rut: SUPPLIER_RUT, type: 33, from: 1, to: 100, authorizedOn: "2026-11-01" }).file,
-    );
-    const forged = parseCaf(
-      generateCaf({ rut: SUPPLIER_RUT, type: 33, from: 1, to: 100, authorizedOn: "2026-11-01" }).file,
-    );
-    // the TED's DD copies the real CAF, the FRMT is made with the forged CAF's private key
-    const frankenCaf = { ...real, privateKey: forged.privateKey };
-    const input = {
-      type: 33 as const,
-      folio: 9,
-      issueDate: "2026-11-20",
-      emitter: {
-        rut: SUPPLIER_RUT,
-        businessName: "Proveedora Ñandú SpA",
-        activity: "Venta de insumos",
-        activityCodes: [469000],
-        address: "Teatinos 120",
-        commune: "Santiago",
-        city: "Santiago",
-      },
-      receiver: {
-        rut: "77777777-7",
-        name: "EMPRESA LTDA",
-        address: "SAN DIEGO 2222",
-        commune: "LA FLORIDA",
-        city: "SANTIAGO",
-      },
-      lines: [{ name: "Resmas de papel", quantity: "1", unitPrice: "1000" }],
-      timestamp: "2026-11-20T09:33:20",
-    };
-    const dte = issueDte(input, frankenCaf, cert);
-    expect(xmlsecVerify(dte.file, cert.certificatePem).ok).toBe(true);
-    expect(verifyReceivedDte(dte.xml.replace(/^<\?xml[^>]*>\s*/, ""))).toEqual({
-      signatureValid: true,
-      tedValid: false,
-      reason: "TED: FRMT does not verify with the CAF's public key over the DD",
-    });
-  });
+  it(
+    "a timbre made with a forged CAF (same RUT, type, range; another key) re-signed by the issuer: signature " +
+      "valid, TED not",
+    () => {
+      // a forger without the real CAF's private key: the DD copies the real CAF (its RSAPK), the FRMT
+      // is made with another key
+      const cert = generateCertificate("Falsificador");
+      const real = parseCaf(
+        generateCaf({ rut: SUPPLIER_RUT, type: 33, from: 1, to: 100, authorizedOn: "2026-11-01" }).file,
+      );
+      const forged = parseCaf(
+        generateCaf({ rut: SUPPLIER_RUT, type: 33, from: 1, to: 100, authorizedOn: "2026-11-01" }).file,
+      );
+      // the TED's DD copies the real CAF, the FRMT is made with the forged CAF's private key
+      const frankenCaf = { ...real, privateKey: forged.privateKey };
+      const input = {
+        type: 33 as const,
+        folio: 9,
+        issueDate: "2026-11-20",
+        emitter: {
+          rut: SUPPLIER_RUT,
+          businessName: "Proveedora Ñandú SpA",
+          activity: "Venta de insumos",
+          activityCodes: [469000],
+          address: "Teatinos 120",
+          commune: "Santiago",
+          city: "Santiago",
+        },
+        receiver: {
+          rut: "77777777-7",
+          name: "EMPRESA LTDA",
+          address: "SAN DIEGO 2222",
+          commune: "LA FLORIDA",
+          city: "SANTIAGO",
+        },
+        lines: [{ name: "Resmas de papel", quantity: "1", unitPrice: "1000" }],
+        timestamp: "2026-11-20T09:33:20",
+      };
+      const dte = issueDte(input, frankenCaf, cert);
+      expect(xmlsecVerify(dte.file, cert.certificatePem).ok).toBe(true);
+      expect(verifyReceivedDte(dte.xml.replace(/^<\?xml[^>]*>\s*/, ""))).toEqual({
+        signatureValid: true,
+        tedValid: false,
+        reason: "TED: FRMT does not verify with the CAF's public key over the DD",
+      });
+    },
+  );
 
   it("a folio outside the CAF's range: TED not valid", () => {
     const cert = generateCertificate("Otro");

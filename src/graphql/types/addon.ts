@@ -50,14 +50,16 @@ export const AddonRate = builder.objectRef<AddonRateValue>("AddonRate").implemen
       type: "Decimal",
       nullable: true,
       description:
-        "share of the addon's amount in percent (0-100; an addon's percents sum to 100); null when the share is an amount",
+        "share of the addon's amount in percent (0-100; an addon's percents sum to 100); null when the share is " +
+        "an amount",
       resolve: (r) => ("percent" in r ? r.percent : null),
     }),
     amount: t.field({
       type: "Decimal",
       nullable: true,
       description:
-        "share as money in the addon's currency (an addon's amounts sum to its amount); null when the share is a percent",
+        "share as money in the addon's currency (an addon's amounts sum to its amount); null when the share is " +
+        "a percent",
       resolve: (r) => ("amount" in r ? r.amount : null),
     }),
   }),
@@ -98,7 +100,8 @@ export const Addon = builder.prismaNode("Addon", {
       type: [AddonRate],
       select: { rates: true },
       description:
-        "one_time only: how the amount is split over subscription cycles, ascending by cycle; empty when billed whole in the first cycle (and always for recurring)",
+        "one_time only: how the amount is split over subscription cycles, ascending by cycle; empty when billed " +
+        "whole in the first cycle (and always for recurring)",
       resolve: (a) => (a.rates ?? []) as unknown as AddonRateValue[],
     }),
     metadata: t.expose("metadata", {
@@ -122,7 +125,8 @@ export const Addon = builder.prismaNode("Addon", {
 
 const AddonRateInput = builder.inputType("AddonRateInput", {
   description:
-    "One share of a one-time addon's amount: cycle plus either percent or amount (every rate of an addon the same kind). Errors name `rates.<i>.<field>`.",
+    "One share of a one-time addon's amount: cycle plus either percent or amount (every rate of an addon the same " +
+    "kind). Errors name `rates.<i>.<field>`.",
   fields: (t) => ({
     cycle: t.int({ description: "subscription cycle, from 1, ascending" }),
     percent: t.field({ type: "Decimal", description: "share in percent (all rates percents, summing to 100)" }),
@@ -139,7 +143,8 @@ const AddonInput = builder.inputType("AddonInput", {
     applyScheme: t.field({ type: AddonApplyScheme, description: "one_time (default on create) or recurring" }),
     durationTimes: t.int({
       description:
-        "recurring only: number of cycles (positive; absent: while the subscription lasts); on a one_time addon a validation_error",
+        "recurring only: number of cycles (positive; absent: while the subscription lasts); on a one_time addon a " +
+        "validation_error",
     }),
     sku: t.string({ description: "the organization's own stock-keeping code" }),
     name: t.string({ description: "name printed on invoice lines (required on create)" }),
@@ -152,7 +157,8 @@ const AddonInput = builder.inputType("AddonInput", {
     rates: t.field({
       type: [AddonRateInput],
       description:
-        "one_time only: how the amount is split over cycles (percents summing to 100, or amounts summing to the amount)",
+        "one_time only: how the amount is split over cycles (percents summing to 100, or amounts summing to " +
+        "the amount)",
     }),
     metadata: t.field({
       type: "JSONObject",
@@ -210,7 +216,9 @@ builder.mutationFields((t) => ({
   createAddon: t.prismaField({
     type: "Addon",
     description:
-      "Creates an active addon. Errors: validation_error naming the field (name, amount or currency missing; unknown currency; a negative amount; duration_times on a one_time addon; rates on a recurring addon or not summing to 100 percent / the amount; an apply_scheme outside the enum).",
+      "Creates an active addon. Errors: validation_error naming the field (name, amount or currency missing; unknown " +
+      "currency; a negative amount; duration_times on a one_time addon; rates on a recurring addon or not summing to " +
+      "100 percent / the amount; an apply_scheme outside the enum).",
     args: { input: t.arg({ type: AddonInput, required: true, description: "the addon's fields" }) },
     resolve: async (query, _root, args, ctx) => {
       const created = await createAddon(ctx, args.input);
@@ -220,7 +228,9 @@ builder.mutationFields((t) => ({
   updateAddon: t.prismaField({
     type: "Addon",
     description:
-      "Updates the given fields of an addon. Errors: not_found (no such addon in this organization and mode), validation_error naming the field (as createAddon), invalid_state (a pricing field, i.e. applyScheme, durationTimes, amount, currency or rates, of an addon subscriptions use: create a new addon instead).",
+      "Updates the given fields of an addon. Errors: not_found (no such addon in this organization and mode), " +
+      "validation_error naming the field (as createAddon), invalid_state (a pricing field, i.e. applyScheme, " +
+      "durationTimes, amount, currency or rates, of an addon subscriptions use: create a new addon instead).",
     args: {
       id: t.arg.id({ required: true, description: "`add_` id of the addon" }),
       input: t.arg({
@@ -237,7 +247,8 @@ builder.mutationFields((t) => ({
   deleteAddon: t.field({
     type: CatalogueDeletePayload,
     description:
-      "Deletes an addon; archives it instead when a subscription uses it. Errors: not_found (no such addon in this organization and mode).",
+      "Deletes an addon; archives it instead when a subscription uses it. Errors: not_found (no such addon in this " +
+      "organization and mode).",
     args: { id: t.arg.id({ required: true, description: "`add_` id of the addon" }) },
     resolve: (_root, args, ctx) => deleteAddon(ctx, String(args.id)),
   }),

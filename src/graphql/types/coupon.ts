@@ -24,7 +24,8 @@ type ApplyOnValue = (typeof APPLY_ON)[number];
 /** How long a coupon's discount lasts (domain/catalogue.ts DURATION_SCHEMES; `satisfies` keeps both lists equal). */
 export const CouponDurationScheme = builder.enumType("CouponDurationScheme", {
   description:
-    'How many billing cycles of a subscription a coupon discounts (docs/catalogue.md "Coupons"). REST `duration_scheme` uses the same strings.',
+    'How many billing cycles of a subscription a coupon discounts (docs/catalogue.md "Coupons"). REST ' +
+    "`duration_scheme` uses the same strings.",
   values: {
     once: { value: "once", description: "one billing cycle: the first invoice it discounts" },
     limited: { value: "limited", description: "durationTimes billing cycles, then it stops" },
@@ -35,7 +36,8 @@ export const CouponDurationScheme = builder.enumType("CouponDurationScheme", {
 /** What a coupon discounts (domain/catalogue.ts APPLY_ON). */
 export const CouponApplyOn = builder.enumType("CouponApplyOn", {
   description:
-    'What part of a subscription\'s invoice a coupon discounts (docs/catalogue.md "Coupons"). REST `apply_on` uses the same strings.',
+    'What part of a subscription\'s invoice a coupon discounts (docs/catalogue.md "Coupons"). REST `apply_on` uses ' +
+    "the same strings.",
   values: {
     invoice: { value: "invoice", description: "the invoice as a whole (the document discount)" },
     line: { value: "line", description: "each subscription line (a line discount on every plan line)" },
@@ -47,7 +49,8 @@ export const Coupon = builder.prismaNode("Coupon", {
   findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
   nullable: true,
   description:
-    'A discount on subscriptions: a percent or an amount, once, for some cycles or forever (docs/catalogue.md "Coupons"; REST /v1/coupons/).',
+    "A discount on subscriptions: a percent or an amount, once, for some cycles or forever (docs/catalogue.md " +
+    '"Coupons"; REST /v1/coupons/).',
   fields: (t) => ({
     discountScheme: t.field({
       type: DiscountScheme,
@@ -120,7 +123,8 @@ const CouponInput = builder.inputType("CouponInput", {
     amount: t.field({
       type: "Decimal",
       description:
-        "positive (required on create): a percent at most 100 for percent; for amount, money in `currency` units, in the currency's unit (CLP whole)",
+        "positive (required on create): a percent at most 100 for percent; for amount, money in `currency` units, in " +
+        "the currency's unit (CLP whole)",
     }),
     validUntil: t.field({ type: "DateTime", description: "last moment it can be redeemed; must be in the future" }),
     applyOn: t.field({ type: CouponApplyOn, description: "invoice (default on create) or line" }),
@@ -179,7 +183,9 @@ builder.mutationFields((t) => ({
   createCoupon: t.prismaField({
     type: "Coupon",
     description:
-      "Creates an active coupon. Errors: validation_error naming the field (name or amount missing; amount not positive, a percent over 100, or an amount not in the currency's unit; currency missing on an amount coupon or unknown; duration_times missing on limited or given on once/forever; valid_until not in the future).",
+      "Creates an active coupon. Errors: validation_error naming the field (name or amount missing; amount not " +
+      "positive, a percent over 100, or an amount not in the currency's unit; currency missing on an amount coupon " +
+      "or unknown; duration_times missing on limited or given on once/forever; valid_until not in the future).",
     args: { input: t.arg({ type: CouponInput, required: true, description: "the coupon's fields" }) },
     resolve: async (query, _root, args, ctx) => {
       const created = await createCoupon(ctx, args.input);
@@ -189,7 +195,10 @@ builder.mutationFields((t) => ({
   updateCoupon: t.prismaField({
     type: "Coupon",
     description:
-      "Updates the given fields of a coupon. Errors: not_found (no such coupon in this organization and mode), validation_error naming the field (as createCoupon), invalid_state (a discount field, i.e. discountScheme, durationScheme, durationTimes, amount, currency or applyOn, of a coupon subscriptions use: create a new coupon instead).",
+      "Updates the given fields of a coupon. Errors: not_found (no such coupon in this organization and mode), " +
+      "validation_error naming the field (as createCoupon), invalid_state (a discount field, i.e. discountScheme, " +
+      "durationScheme, durationTimes, amount, currency or applyOn, of a coupon subscriptions use: create a new " +
+      "coupon instead).",
     args: {
       id: t.arg.id({ required: true, description: "`cou_` id of the coupon" }),
       input: t.arg({
@@ -206,7 +215,8 @@ builder.mutationFields((t) => ({
   deleteCoupon: t.field({
     type: CatalogueDeletePayload,
     description:
-      "Deletes a coupon; archives it instead when a subscription uses it. Errors: not_found (no such coupon in this organization and mode).",
+      "Deletes a coupon; archives it instead when a subscription uses it. Errors: not_found (no such coupon in this " +
+      "organization and mode).",
     args: { id: t.arg.id({ required: true, description: "`cou_` id of the coupon" }) },
     resolve: (_root, args, ctx) => deleteCoupon(ctx, String(args.id)),
   }),

@@ -42,7 +42,8 @@ export const CreditNoteLine = builder.prismaObject("CreditNoteLine", {
     discount: t.expose("discount", {
       type: "Decimal",
       description:
-        "the line's discount: percent 0-100 when discountScheme is percent, else currency units of the invoice; 0 when none",
+        "the line's discount: percent 0-100 when discountScheme is percent, else currency units of the invoice; 0 " +
+        "when none",
     }),
     discountScheme: t.field({
       type: DiscountScheme,
@@ -67,13 +68,16 @@ export const CreditNote = builder.prismaNode("CreditNote", {
   findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
   nullable: true,
   description:
-    "A note correcting a finalized invoice, in its currency and taxed as it: a credit note (CL61, CL112) discounts it, a debit note (CL56, CL111) adds to it (document.isDebitNote). Totals as for invoices (docs/invoice-totals.md).",
+    "A note correcting a finalized invoice, in its currency and taxed as it: a credit note (CL61, CL112) discounts " +
+    "it, a debit note (CL56, CL111) adds to it (document.isDebitNote). Totals as for invoices " +
+    "(docs/invoice-totals.md).",
   fields: (t) => ({
     invoice: t.relation("invoice", { description: "the invoice this note corrects" }),
     customer: t.field({
       type: Customer,
       description:
-        'The invoice\'s customer: on a finalized note as it was when the note was issued (stored at finalize), on a draft the customer now (docs/decisions.md "Issued documents").',
+        "The invoice's customer: on a finalized note as it was when the note was issued (stored at finalize), on a " +
+        'draft the customer now (docs/decisions.md "Issued documents").',
       select: (_args, _ctx, nestedSelection) => ({ invoice: { select: { customer: nestedSelection(true) } } }),
       resolve: (note, _args, ctx) => documentCustomer(ctx, note, note.invoice.customer),
     }),
@@ -89,7 +93,8 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     number: t.exposeInt("number", {
       nullable: true,
       description:
-        "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says which); null on drafts",
+        "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says " +
+        "which); null on drafts",
     }),
     numbering: t.field({
       type: DocumentNumbering,
@@ -121,7 +126,8 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     discount: t.expose("discount", {
       type: "Decimal",
       description:
-        "document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none",
+        "document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; " +
+        "0 when none",
     }),
     discountScheme: t.field({
       type: DiscountScheme,
@@ -134,6 +140,25 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     }),
     referenceCode: t.exposeInt("referenceCode", {
       description: "SII CodRef of its reference to the invoice: 1 cancels, 2 corrects text, 3 corrects amounts",
+    }),
+    voids: t.relation("voidsCreditNote", {
+      nullable: true,
+      description:
+        "on a debit note voiding a credit note (SII 56 → 61, 111 → 112, CodRef 1): the credit note it voids; " +
+        "null otherwise (docs/orders-and-credit-notes.md)",
+    }),
+    voidedBy: t.prismaField({
+      type: "CreditNote",
+      nullable: true,
+      description:
+        "on a credit note: the finalized debit note that voids it (the credit note itself stays as issued); " +
+        "null while none is finalized",
+      resolve: (query, note, _args, ctx) =>
+        ctx.prisma.creditNote.findFirst({
+          ...query,
+          where: { voidsCreditNoteId: note.id, status: "finalized", ...tenant(ctx) },
+          orderBy: { createdAt: "asc" },
+        }),
     }),
     localFile: t.string({
       nullable: true,
@@ -196,7 +221,17 @@ const CreditNoteInput = builder.inputType("CreditNoteInput", {
     note: t.string({ description: "printed; at most 5000 characters" }),
     referenceCode: t.int({
       description:
-        "SII CodRef of the note's reference to the invoice: 1 cancels it (credit notes of the whole invoice total only), 2 corrects text (total 0), 3 corrects amounts (default). GraphQL only: the REST body has no such field.",
+        "SII CodRef of the note's reference to the invoice: 1 cancels it (credit notes of the whole invoice " +
+        "total only), 2 corrects text (total 0), 3 corrects amounts (default). With `creditNote`: 1 (voids " +
+        "it), the default and only code. GraphQL only: the REST body has no such field.",
+    }),
+    creditNote: t.id({
+      description:
+        "a finalized credit note this debit note voids (SII: a 56 referencing a 61, a 111 a 112, CodRef 1). " +
+        "`invoice` may be left out (the credit note's), `document` defaults to CL56 (CL111 for a CL112) and " +
+        "without `lines` the credit note's lines and discount are copied; the total must equal the credit " +
+        "note's. Errors (validation_error on credit_note, document, reference_code, total): unknown, a draft, " +
+        "rejected by SII, already voided, another type or total.",
     }),
   }),
 });
@@ -239,8 +274,10 @@ builder.mutationFields((t) => ({
   createCreditNote: t.prismaField({
     type: "CreditNote",
     description:
-      "Creates a draft credit note against a finalized invoice. Errors: validation_error (invoice not finalized or unknown, " +
-      "wrong document type, no lines, negative values, or more than the invoice has left to credit: `total` names the amount left).",
+      "Creates a draft credit note against a finalized invoice. Errors: validation_error (invoice not finalized or " +
+      "unknown, " +
+      "wrong document type, no lines, negative values, or more than the invoice has left to credit: `total` names " +
+      "the amount left).",
     args: {
       input: t.arg({ type: CreditNoteInput, required: true, description: "the note; invoice and lines are required" }),
     },
@@ -261,7 +298,8 @@ builder.mutationFields((t) => ({
   finalizeCreditNote: t.prismaField({
     type: "CreditNote",
     description:
-      "Numbers and locks a draft credit note, freezing its customer and issuer as issued. Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
+      "Numbers and locks a draft credit note, freezing its customer and issuer as issued. Errors: not_found, " +
+      "invalid_state (not a draft), validation_error (no lines).",
     args: { id: t.arg.id({ required: true, description: "`cre_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeCreditNote(ctx, String(args.id));

@@ -7,7 +7,12 @@
 import { builder } from "../builder.js";
 import type { GraphQLContext } from "../context.js";
 import { storedSessionSettings, URL_MAX_LENGTH, type SessionSettings } from "../../domain/customer-sessions.js";
-import { activeSessionById, activeSessionByKey, createCustomerSession } from "../../services/customer-sessions.js";
+import {
+  activeSessionById,
+  activeSessionByKey,
+  createCustomerSession,
+  revokeCustomerSession,
+} from "../../services/customer-sessions.js";
 import { getBranding, updateBranding, type OrganizationBranding as Branding } from "../../services/branding.js";
 import "./customer.js";
 
@@ -22,7 +27,7 @@ function rememberKey(ctx: GraphQLContext, id: string, key: string): void {
   keys.set(id, key);
 }
 
-const CustomerSessionSettings = builder.objectRef<SessionSettings>("CustomerSessionSettings").implement({
+export const CustomerSessionSettings = builder.objectRef<SessionSettings>("CustomerSessionSettings").implement({
   description: "The organization's branding when the session was created (a snapshot), and the return URL.",
   fields: (t) => ({
     businessName: t.exposeString("businessName", {
@@ -51,13 +56,15 @@ export const CustomerSession = builder.prismaNode("CustomerSession", {
   findUnique: (id, ctx) => activeSessionById(ctx, id),
   nullable: true,
   description:
-    "A customer's access to the customer portal, identified by a secret key, until it expires (docs/customer-sessions.md). Expired sessions read as null.",
+    "A customer's access to the customer portal, identified by a secret key, until it expires " +
+    "(docs/customer-sessions.md). Expired sessions read as null.",
   fields: (t) => ({
     key: t.string({
       nullable: true,
       select: { id: true },
       description:
-        "the secret key (`cs_` + 32 base62): only in the result of createCustomerSession and of customerSession(key); null elsewhere (only its hash is stored)",
+        "the secret key (`cs_` + 32 base62): only in the result of createCustomerSession and of " +
+        "customerSession(key); null elsewhere (only its hash is stored)",
       resolve: (s, _args, ctx) => knownKeys.get(ctx)?.get(s.id) ?? null,
     }),
     customer: t.relation("customer", { description: "the customer the portal shows" }),
@@ -80,7 +87,9 @@ export const CustomerSession = builder.prismaNode("CustomerSession", {
 
 const OrganizationBranding = builder.objectRef<Branding>("OrganizationBranding").implement({
   description:
-    "The organization's customer portal branding in the caller's mode; new customer sessions (and the hosted checkout) of that mode use it. Test and live mode each have their own (a test key never changes live's; docs/decisions.md).",
+    "The organization's customer portal branding in the caller's mode; new customer sessions (and the hosted " +
+    "checkout) of that mode use it. Test and live mode each have their own (a test key never changes live's; " +
+    "docs/decisions.md).",
   fields: (t) => ({
     organization: t.exposeID("id", { description: "`org_` id" }),
     testMode: t.exposeBoolean("testMode", { description: "the mode this branding belongs to: the caller's" }),
@@ -110,6 +119,11 @@ const OrganizationBranding = builder.objectRef<Branding>("OrganizationBranding")
       nullable: true,
       description: "http(s) URL of the privacy policy; null: no link",
     }),
+    portalCancelSubscriptions: t.exposeBoolean("portalCancelSubscriptions", {
+      description:
+        "whether customers may cancel their subscriptions at period end in the customer portal (default false; " +
+        "read when the customer acts, not copied into sessions)",
+    }),
     updated: t.expose("updatedAt", { type: "DateTime", description: "when this mode's branding last changed" }),
   }),
 });
@@ -131,6 +145,9 @@ const OrganizationBrandingInput = builder.inputType("OrganizationBrandingInput",
     displayInvoices: t.boolean({ description: "whether the portal lists the customer's invoices (not null)" }),
     termsOfServiceUrl: t.string({ description: `absolute http(s) URL, at most ${URL_MAX_LENGTH} characters` }),
     privacyPolicyUrl: t.string({ description: `absolute http(s) URL, at most ${URL_MAX_LENGTH} characters` }),
+    portalCancelSubscriptions: t.boolean({
+      description: "whether customers may cancel subscriptions at period end in the customer portal (not null)",
+    }),
   }),
 });
 
@@ -163,7 +180,9 @@ builder.mutationFields((t) => ({
   createCustomerSession: t.prismaField({
     type: "CustomerSession",
     description:
-      "Creates a session for a customer; the result carries the key (shown once). Errors: validation_error naming the field (customer missing or not a customer of this organization and mode; return_url missing, too long or not an absolute http(s) URL).",
+      "Creates a session for a customer; the result carries the key (shown once). Errors: validation_error naming " +
+      "the field (customer missing or not a customer of this organization and mode; return_url missing, too long or " +
+      "not an absolute http(s) URL).",
     args: {
       input: t.arg({ type: CustomerSessionInput, required: true, description: "the customer and the return URL" }),
     },
@@ -176,10 +195,26 @@ builder.mutationFields((t) => ({
   updateOrganizationBranding: t.field({
     type: OrganizationBranding,
     description:
-      "Changes the given branding fields of the caller's mode (the other mode's is not touched); later sessions of that mode copy them. Errors: validation_error naming the field (business_name blank or over 100 characters; color_background or color_asset not #rrggbb/#rgb; display_invoices null; terms_of_service_url or privacy_policy_url not an absolute http(s) URL).",
+      "Changes the given branding fields of the caller's mode (the other mode's is not touched); later sessions of " +
+      "that mode copy them. Errors: validation_error naming the field (business_name blank or over 100 characters; " +
+      "color_background or color_asset not #rrggbb/#rgb; display_invoices null; terms_of_service_url or " +
+      "privacy_policy_url not an absolute http(s) URL).",
     args: {
       input: t.arg({ type: OrganizationBrandingInput, required: true, description: "the branding fields to change" }),
     },
     resolve: (_root, args, ctx) => updateBranding(ctx, args.input),
+  }),
+  revokeCustomerSession: t.prismaField({
+    type: "CustomerSession",
+    description:
+      "Ends a live session now: its key no longer opens the customer portal, and the portal credentials it was " +
+      "exchanged for stop working at once (docs/customer-portal.md). " +
+      "Answers the session as it was just before (a revoked session reads as null afterwards). Errors: not_found " +
+      "(unknown, expired, already revoked or another tenant's session).",
+    args: { id: t.arg.id({ required: true, description: "`ses_` id of the session" }) },
+    resolve: async (query, _root, args, ctx) => {
+      const revoked = await revokeCustomerSession(ctx, String(args.id));
+      return ctx.prisma.customerSession.findUniqueOrThrow({ ...query, where: { id: revoked.id } });
+    },
   }),
 }));

@@ -1,5 +1,5 @@
 /** Customers (spec "Customer"): node type, `customers` connection, create and update mutations. */
-import { builder } from "../builder.js";
+import { builder, PORTAL_FIELD } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
@@ -85,7 +85,8 @@ export const Customer = builder.prismaNode("Customer", {
     currency: t.exposeString("currencyId", {
       nullable: true,
       description:
-        "ISO 4217 code of the customer's currency (e.g. CLP), a code of `currencies`; null: its country's default applies",
+        "ISO 4217 code of the customer's currency (e.g. CLP), a code of `currencies`; null: its country's " +
+        "default applies",
     }),
     email: t.exposeString("email", {
       nullable: true,
@@ -100,12 +101,14 @@ export const Customer = builder.prismaNode("Customer", {
     activity: t.exposeString("activity", {
       nullable: true,
       description:
-        "the customer's giro (line of business, at most 40 characters): SII's GiroRecep on its DTEs and `Giro` on printed documents; null when not given",
+        "the customer's giro (line of business, at most 40 characters): SII's GiroRecep on its DTEs and `Giro` on " +
+        "printed documents; null when not given",
     }),
     commune: t.exposeString("commune", {
       nullable: true,
       description:
-        "comuna of the address: for a Chilean customer one of Chile's comunas by its official name (SII's CmnaRecep); null when not given",
+        "comuna of the address: for a Chilean customer one of Chile's comunas by its official name (SII's " +
+        "CmnaRecep); null when not given",
     }),
     city: t.exposeString("city", {
       nullable: true,
@@ -121,7 +124,8 @@ export const Customer = builder.prismaNode("Customer", {
     taxSettings: t.expose("taxSettings", {
       type: "JSONObject",
       description:
-        "tax details stored as given; {} when none. A customer saved before `activity`, `commune` and `city` existed may hold them here under those keys: DTEs and printed documents read the field first, then the key",
+        "tax details stored as given; {} when none. A customer saved before `activity`, `commune` and `city` existed " +
+        "may hold them here under those keys: DTEs and printed documents read the field first, then the key",
     }),
     metadata: t.expose("metadata", {
       type: "JSONObject",
@@ -135,7 +139,7 @@ export const Customer = builder.prismaNode("Customer", {
       resolve: (c, _args, ctx) => aggregationsOf(ctx, c.id),
     }),
     sources: t.relation("sources", {
-      description: "payment sources, oldest first",
+      description: "payment sources attached to the customer (detachSource removes one), oldest first",
       query: { orderBy: { createdAt: "asc" } },
     }),
     testClock: t.relation("testClock", {
@@ -171,14 +175,17 @@ const CustomerInput = builder.inputType("CustomerInput", {
     website: t.string({ description: "http(s) URL" }),
     taxId: t.string({
       description:
-        "tax id, at most 40 characters; for Chilean customers a valid RUT in any form (76.042.235-5), stored as 76042235-5",
+        "tax id, at most 40 characters; for Chilean customers a valid RUT in any form (76.042.235-5), stored as " +
+        "76042235-5",
     }),
     activity: t.string({
       description: "giro (SII's GiroRecep), at most 40 characters (else a validation_error on activity)",
     }),
     commune: t.string({
       description:
-        "comuna; for a Chilean customer one of Chile's comunas in any case, with or without accents (stored by its official name, e.g. nunoa → Ñuñoa), else a validation_error on commune; other customers: free text, at most 100 characters",
+        "comuna; for a Chilean customer one of Chile's comunas in any case, with or without accents (stored by its " +
+        "official name, e.g. nunoa → Ñuñoa), else a validation_error on commune; other customers: free text, at most " +
+        "100 characters",
     }),
     city: t.string({
       description: "city; at most 20 characters for a Chilean customer (SII's CiudadRecep), 100 for others",
@@ -241,7 +248,11 @@ builder.mutationFields((t) => ({
   createCustomer: t.prismaField({
     type: "Customer",
     description:
-      "Creates a customer. Errors: validation_error with the fields in extensions.fields (a text over its length; email or contacts.<i>.email not an e-mail; website not http(s); country not a known two-letter code; state not one of the country's; currency unknown; tax_id not a valid RUT for a Chilean customer; activity over 40 characters; commune not one of Chile's comunas for a Chilean customer; city over its length; test_clock unknown or used in live mode).",
+      "Creates a customer. Errors: validation_error with the fields in extensions.fields (a text over its length; " +
+      "email or contacts.<i>.email not an e-mail; website not http(s); country not a known two-letter code; state " +
+      "not one of the country's; currency unknown; tax_id not a valid RUT for a Chilean customer; activity over 40 " +
+      "characters; commune not one of Chile's comunas for a Chilean customer; city over its length; test_clock " +
+      "unknown or used in live mode).",
     args: {
       input: t.arg({ type: CustomerInput, required: true, description: "the customer's fields; every one optional" }),
     },
@@ -251,9 +262,12 @@ builder.mutationFields((t) => ({
     },
   }),
   updateCustomer: t.prismaField({
+    ...PORTAL_FIELD,
     type: "Customer",
     description:
-      "Updates the given fields of a customer. Errors: not_found (no such customer in this organization and mode), validation_error naming the field (as createCustomer; test_clock cannot change after creation).",
+      "Updates the given fields of a customer. Customer portal: its own customer only, and only email and address " +
+      "(another field is a validation_error naming it). Errors: not_found (no such customer in this organization " +
+      "and mode), validation_error naming the field (as createCustomer; test_clock cannot change after creation).",
     args: {
       id: t.arg.id({ required: true, description: "`cus_` id of the customer" }),
       input: t.arg({

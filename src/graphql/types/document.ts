@@ -10,7 +10,8 @@ export type { DocumentStatusValue };
 
 export const DocumentStatus = builder.enumType("DocumentStatus", {
   description:
-    'Where a document (invoice, order, credit note) is in its life (spec "States and transitions"): a draft is editable and deletable; finalize numbers it and locks it for good.',
+    'Where a document (invoice, order, credit note) is in its life (spec "States and transitions"): a draft is ' +
+    "editable and deletable; finalize numbers it and locks it for good.",
   values: {
     draft: {
       value: "draft",
@@ -19,7 +20,8 @@ export const DocumentStatus = builder.enumType("DocumentStatus", {
     finalized: {
       value: "finalized",
       description:
-        'numbered (folio) and locked: updates and deletes answer invalid_state; customer and issuer are frozen as issued (docs/decisions.md "Issued documents")',
+        "numbered (folio) and locked: updates and deletes answer invalid_state; customer and issuer are frozen as " +
+        'issued (docs/decisions.md "Issued documents")',
     },
   } as const satisfies DescribedValues<DocumentStatusValue>,
 });
@@ -28,7 +30,8 @@ export const DocumentStatusFilter = enumFilter(DocumentStatus, "DocumentStatus")
 
 export const DocumentNumbering = builder.enumType("DocumentNumbering", {
   description:
-    'Which series a finalized document\'s `number` belongs to (docs/sii-setup.md "Numbering before enrollment"). The two series never collide: a number is unique per organization, mode, document type and series.',
+    'Which series a finalized document\'s `number` belongs to (docs/sii-setup.md "Numbering before enrollment"). The ' +
+    "two series never collide: a number is unique per organization, mode, document type and series.",
   values: {
     sii_folio: {
       value: "sii_folio",
@@ -38,14 +41,17 @@ export const DocumentNumbering = builder.enumType("DocumentNumbering", {
     internal: {
       value: "internal",
       description:
-        "the organization's own gapless series of the document type: a type no tax agency issues; a regulated type finalized in test mode before the mode was set up with SII (live mode refuses it); a note on an internal document. A regulated type's internal document is no tax document and prints as \"Documento no tributario\"",
+        "the organization's own gapless series of the document type: a type no tax agency issues; a regulated type " +
+        "finalized in test mode before the mode was set up with SII (live mode refuses it); a note on an internal " +
+        'document. A regulated type\'s internal document is no tax document and prints as "Documento no tributario"',
     },
   } as const satisfies DescribedValues<DocumentNumberingValue>,
 });
 
 /** The description of the `numbering` field of invoices, orders and credit notes. */
 export const NUMBERING_DESCRIPTION =
-  "series of `number`: `sii_folio` (an SII folio, the document is a DTE) or `internal` (the organization's own series: for a regulated type a non-tax document); null on drafts";
+  "series of `number`: `sii_folio` (an SII folio, the document is a DTE) or `internal` (the organization's own " +
+  "series: for a regulated type a non-tax document); null on drafts";
 
 export type { DocumentNumberingValue };
 
@@ -63,14 +69,16 @@ export const DeletePayload = builder.objectRef<{ id: string; deleted: boolean }>
     }),
     deleted: t.exposeBoolean("deleted", {
       description:
-        "always true: the object is gone (a finalized document or a billed usage is never deleted: the mutation fails with invalid_state instead)",
+        "always true: the object is gone (a finalized document or a billed usage is never deleted: the mutation " +
+        "fails with invalid_state instead)",
     }),
   }),
 });
 
 export const DocumentIssuer = builder.objectRef<IssuedIssuer>("DocumentIssuer").implement({
   description:
-    'The issuer of a document: on a finalized document as it was issued (stored at finalize, never changed afterwards), on a draft the organization\'s tax profile now (docs/decisions.md "Issued documents").',
+    "The issuer of a document: on a finalized document as it was issued (stored at finalize, never changed " +
+    'afterwards), on a draft the organization\'s tax profile now (docs/decisions.md "Issued documents").',
   fields: (t) => ({
     name: t.exposeString("name", {
       description:

@@ -32,7 +32,8 @@ type CollectionMethodValue = (typeof COLLECTION_METHODS)[number];
 /** How an invoice is collected (spec "Invoice" collection_method; services/invoices.ts COLLECTION_METHODS). */
 export const CollectionMethod = builder.enumType("CollectionMethod", {
   description:
-    'How the invoice\'s amount is collected (spec "Invoice" collection_method). Today one method exists; more may be added.',
+    'How the invoice\'s amount is collected (spec "Invoice" collection_method). Today one method exists; more may ' +
+    "be added.",
   values: {
     deferred: {
       value: "deferred",
@@ -66,7 +67,8 @@ export const InvoiceLine = builder.prismaObject("InvoiceLine", {
     discount: t.expose("discount", {
       type: "Decimal",
       description:
-        "the line's discount: percent 0-100 of quantity x amount when discountScheme is percent, else currency units of the invoice; 0 when none",
+        "the line's discount: percent 0-100 of quantity x amount when discountScheme is percent, else currency units " +
+        "of the invoice; 0 when none",
     }),
     discountScheme: t.field({
       type: DiscountScheme,
@@ -79,7 +81,8 @@ export const InvoiceLine = builder.prismaObject("InvoiceLine", {
     total: t.expose("total", {
       type: "Decimal",
       description:
-        "line net after its discount, in the invoice currency: round(quantity x amount) - discount (docs/invoice-totals.md)",
+        "line net after its discount, in the invoice currency: round(quantity x amount) - discount " +
+        "(docs/invoice-totals.md)",
     }),
   }),
 });
@@ -93,7 +96,9 @@ export const Invoice = builder.prismaNode("Invoice", {
     customer: t.field({
       type: Customer,
       description:
-        'The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations and sources are the customer\'s now), on a draft the customer now (docs/decisions.md "Issued documents").',
+        "The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, " +
+        "address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations " +
+        'and sources are the customer\'s now), on a draft the customer now (docs/decisions.md "Issued documents").',
       select: (_args, _ctx, nestedSelection) => ({ customer: nestedSelection(true) }),
       resolve: (doc, _args, ctx) => documentCustomer(ctx, doc, doc.customer),
     }),
@@ -109,7 +114,8 @@ export const Invoice = builder.prismaNode("Invoice", {
     number: t.exposeInt("number", {
       nullable: true,
       description:
-        "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says which); null on drafts",
+        "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says " +
+        "which); null on drafts",
     }),
     numbering: t.field({
       type: DocumentNumbering,
@@ -174,7 +180,8 @@ export const Invoice = builder.prismaNode("Invoice", {
     discount: t.expose("discount", {
       type: "Decimal",
       description:
-        "document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none (SII DscRcgGlobal)",
+        "document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; " +
+        "0 when none (SII DscRcgGlobal)",
     }),
     discountScheme: t.field({
       type: DiscountScheme,
@@ -211,7 +218,11 @@ export const Invoice = builder.prismaNode("Invoice", {
     }),
     fiscalSettings: t.expose("fiscalSettings", {
       type: "JSONObject",
-      description: "tax-agency settings of this invoice (key-value object; {} when none)",
+      description:
+        "tax-agency settings of this invoice (key-value object; {} when none). `export`: the customs data of an " +
+        "export invoice (CL110) and its notes: sale_modality, sale_clause, transport, loading_port, unloading_port, " +
+        "destination_country, payment_form, exchange_rate (pesos per unit, OtraMoneda), foreign_id " +
+        '(docs/sii-dte.md "Export documents")',
     }),
     status: t.field({
       type: DocumentStatus,
@@ -240,7 +251,8 @@ export const Invoice = builder.prismaNode("Invoice", {
 
 export const InvoiceLineInput = builder.inputType("InvoiceLineInput", {
   description:
-    "A line of an invoice or a credit note. name and amount are required; quantity defaults to 1, discount to 0 (percent).",
+    "A line of an invoice or a credit note. name and amount are required; quantity defaults to 1, discount to 0 " +
+    "(percent).",
   fields: (t) => ({
     name: t.string({ description: "what is sold, as printed; required, at most 200 characters" }),
     description: t.string({ description: "longer text printed under the name" }),
@@ -287,7 +299,15 @@ const InvoiceInput = builder.inputType("InvoiceInput", {
       description: "last day of the billed period, yyyy-mm-dd, not before periodStart",
     }),
     note: t.string({ description: "printed note, at most 5000 characters" }),
-    fiscalSettings: t.field({ type: "JSONObject", description: "tax-agency settings (key-value object)" }),
+    fiscalSettings: t.field({
+      type: "JSONObject",
+      description:
+        "tax-agency settings (key-value object). `export` (optional, every key optional): sale_modality (default " +
+        "firm), sale_clause (FOB, CIF, …), transport (sea, air, road, …), loading_port, unloading_port (Aduana " +
+        "port names), destination_country (ISO alpha-2, default the customer's), payment_form (default COB1), " +
+        "exchange_rate (CLP per unit, > 0, 4 decimals), foreign_id (default the customer's tax id); unknown keys " +
+        'or values are a validation_error on fiscal_settings.export.<key> (docs/sii-dte.md "Export documents")',
+    }),
     metadata: t.field({
       type: "JSONObject",
       description: "your key-value data; merged into the stored metadata, an empty value removes a key",
@@ -330,9 +350,12 @@ builder.mutationFields((t) => ({
   createInvoice: t.prismaField({
     type: "Invoice",
     description:
-      "Creates a draft invoice and computes its totals (docs/invoice-totals.md). Errors: validation_error with `fields` naming each problem " +
-      "(customer missing or unknown, document not an invoice type or none for the customer's country, currency unknown, due_date before date, " +
-      "period_end before period_start, a line without name or amount, negative values, too many lines, note over 5000 characters); nothing is written then.",
+      "Creates a draft invoice and computes its totals (docs/invoice-totals.md). Errors: validation_error with " +
+      "`fields` naming each problem " +
+      "(customer missing or unknown, document not an invoice type or none for the customer's country, currency " +
+      "unknown, due_date before date, " +
+      "period_end before period_start, a line without name or amount, negative values, too many lines, note over " +
+      "5000 characters); nothing is written then.",
     args: {
       input: t.arg({ type: InvoiceInput, required: true, description: "the invoice; customer and lines are required" }),
     },
@@ -345,8 +368,10 @@ builder.mutationFields((t) => ({
   updateInvoice: t.prismaField({
     type: "Invoice",
     description:
-      "Updates a draft invoice: given fields change, lines are replaced, totals recomputed. Errors: not_found (no such invoice in the caller's organization and mode), " +
-      "invalid_state (finalized), validation_error (as createInvoice; customer cannot change while the invoice bills orders).",
+      "Updates a draft invoice: given fields change, lines are replaced, totals recomputed. Errors: not_found (no " +
+      "such invoice in the caller's organization and mode), " +
+      "invalid_state (finalized), validation_error (as createInvoice; customer cannot change while the invoice bills " +
+      "orders).",
     args: {
       id: t.arg.id({ required: true, description: "`inv_` id" }),
       input: t.arg({ type: InvoiceInput, required: true, description: "the fields to change" }),
@@ -369,7 +394,8 @@ builder.mutationFields((t) => ({
   finalizeInvoice: t.prismaField({
     type: "Invoice",
     description:
-      "Numbers and locks a draft invoice, freezing its customer and issuer as issued. Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
+      "Numbers and locks a draft invoice, freezing its customer and issuer as issued. Errors: not_found, " +
+      "invalid_state (not a draft), validation_error (no lines).",
     args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeInvoice(ctx, String(args.id));

@@ -60,14 +60,18 @@ export const SHIPPING_TYPE_NAMES: Record<ShippingTypeCode, string> = {
 
 export const ShippingType = builder.enumType("ShippingType", {
   description:
-    'What an order\'s goods movement is: SII\'s transfer code IndTraslado (docs/sii-dte.md "The document"). REST writes the code (`"1"`..`"9"`); GraphQL names it, since digits are not GraphQL names. ' +
-    "Sales (sale, sale_to_be_made, export_sale) can be invoiced with invoiceOrders; the others move goods without selling them.",
+    "What an order's goods movement is: SII's transfer code IndTraslado (docs/sii-dte.md \"The document\"). REST " +
+    'writes the code (`"1"`..`"9"`); GraphQL names it, since digits are not GraphQL names. ' +
+    "Sales (sale, sale_to_be_made, export_sale) can be invoiced with invoiceOrders; the others move goods without " +
+    "selling them.",
   values: Object.fromEntries(
     (Object.entries(SHIPPING_TYPES) as [ShippingTypeCode, string][]).map(([code, label]) => [
       SHIPPING_TYPE_NAMES[code],
       {
         value: code,
-        description: `IndTraslado ${code} (REST \`"${code}"\`): ${label}${SALE_SHIPPING_TYPES.includes(code) ? "; a sale, can be invoiced" : ""}`,
+        description:
+          `IndTraslado ${code} (REST \`"${code}` +
+          `"\`): ${label}${SALE_SHIPPING_TYPES.includes(code) ? "; a sale, can be invoiced" : ""}`,
       },
     ]),
   ) as Record<string, { value: ShippingTypeCode; description: string }>,
@@ -111,12 +115,15 @@ export const Order = builder.prismaNode("Order", {
   findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
   nullable: true,
   description:
-    "A sale or transfer of goods to deliver before invoicing (guía de despacho). Totals as for invoices (docs/invoice-totals.md).",
+    "A sale or transfer of goods to deliver before invoicing (guía de despacho). Totals as for invoices " +
+    "(docs/invoice-totals.md).",
   fields: (t) => ({
     customer: t.field({
       type: Customer,
       description:
-        'The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations and sources are the customer\'s now), on a draft the customer now (docs/decisions.md "Issued documents").',
+        "The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, " +
+        "address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations " +
+        'and sources are the customer\'s now), on a draft the customer now (docs/decisions.md "Issued documents").',
       select: (_args, _ctx, nestedSelection) => ({ customer: nestedSelection(true) }),
       resolve: (doc, _args, ctx) => documentCustomer(ctx, doc, doc.customer),
     }),
@@ -130,7 +137,8 @@ export const Order = builder.prismaNode("Order", {
     number: t.exposeInt("number", {
       nullable: true,
       description:
-        "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says which); null on drafts",
+        "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says " +
+        "which); null on drafts",
     }),
     numbering: t.field({
       type: DocumentNumbering,
@@ -280,8 +288,10 @@ builder.mutationFields((t) => ({
   createOrder: t.prismaField({
     type: "Order",
     description:
-      "Creates a draft order and computes its totals. Errors: validation_error with `fields` naming each problem (customer missing or unknown, " +
-      "document not an order type, carrier_id not a valid RUT on a Chilean order, address, carrier name or licence plate too long, unknown state, " +
+      "Creates a draft order and computes its totals. Errors: validation_error with `fields` naming each problem " +
+      "(customer missing or unknown, " +
+      "document not an order type, carrier_id not a valid RUT on a Chilean order, address, carrier name or licence " +
+      "plate too long, unknown state, " +
       "a line without name or amount, negative values); nothing is written then.",
     args: {
       input: t.arg({ type: OrderInput, required: true, description: "the order; customer and lines are required" }),
@@ -294,7 +304,8 @@ builder.mutationFields((t) => ({
   updateOrder: t.prismaField({
     type: "Order",
     description:
-      "Updates a draft order: given fields change, lines are replaced, totals recomputed. Errors: not_found, invalid_state (finalized), validation_error (as createOrder).",
+      "Updates a draft order: given fields change, lines are replaced, totals recomputed. Errors: not_found, " +
+      "invalid_state (finalized), validation_error (as createOrder).",
     args: {
       id: t.arg.id({ required: true, description: "`ord_` id" }),
       input: t.arg({ type: OrderInput, required: true, description: "the fields to change" }),
@@ -316,7 +327,8 @@ builder.mutationFields((t) => ({
   finalizeOrder: t.prismaField({
     type: "Order",
     description:
-      "Numbers and locks a draft order, freezing its customer and issuer as issued. Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
+      "Numbers and locks a draft order, freezing its customer and issuer as issued. Errors: not_found, invalid_state " +
+      "(not a draft), validation_error (no lines).",
     args: { id: t.arg.id({ required: true, description: "`ord_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeOrder(ctx, String(args.id));
@@ -326,9 +338,12 @@ builder.mutationFields((t) => ({
   invoiceOrders: t.prismaField({
     type: "Invoice",
     description:
-      "Creates one draft invoice billing finalized sale orders (shipping type sale, sale_to_be_made or export_sale: IndTraslado 1, 2 or 9) of one customer and currency, and marks them invoiced; " +
-      "an order is invoiced once (deleting the draft invoice releases it). The invoice has every order line, orders by number. " +
-      "Errors: not_found (an order), invalid_state (a draft or already invoiced order), validation_error (not a sale, mixed customers or currencies, bad invoice fields).",
+      "Creates one draft invoice billing finalized sale orders (shipping type sale, sale_to_be_made or export_sale: " +
+      "IndTraslado 1, 2 or 9) of one customer and currency, and marks them invoiced; " +
+      "an order is invoiced once (deleting the draft invoice releases it). The invoice has every order line, orders " +
+      "by number. " +
+      "Errors: not_found (an order), invalid_state (a draft or already invoiced order), validation_error (not a " +
+      "sale, mixed customers or currencies, bad invoice fields).",
     args: {
       orderIds: t.arg.idList({ required: true, description: "`ord_` ids of the orders to bill (at most 100)" }),
       document: t.arg.string({ description: "invoice document type (default CL33 for Chilean customers)" }),

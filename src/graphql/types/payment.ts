@@ -4,7 +4,7 @@
  * authorizePayment, payPayment and createSource. Rules live in services/payments.ts and
  * domain/payments.ts; gateways in infra/gateways.
  */
-import { builder } from "../builder.js";
+import { builder, PORTAL_FIELD } from "../builder.js";
 import type { DescribedValues } from "../enums.js";
 import {
   DateTimeFilter,
@@ -21,9 +21,11 @@ import {
   cancelPayment,
   createPayment,
   createSource,
+  payInvoice,
   payPayment,
   updatePaymentMetadata,
 } from "../../services/payments.js";
+import { detachSource, setDefaultSource } from "../../services/sources.js";
 import type { PaymentStatus as PaymentStatusValue } from "../../domain/payments.js";
 import type { SourceFlow as SourceFlowValue, SourceUsage as SourceUsageValue } from "../../infra/gateways/types.js";
 
@@ -34,7 +36,8 @@ export const PaymentStatus = builder.enumType("PaymentStatus", {
     requires_payment_method: {
       value: "requires_payment_method",
       description:
-        "created, or its last charge was declined (failureReason says why): waiting for a source (authorizePayment) or for the customer to pay",
+        "created, or its last charge was declined (failureReason says why): waiting for a source (authorizePayment) " +
+        "or for the customer to pay",
     },
     processing: {
       value: "processing",
@@ -179,9 +182,18 @@ export const Source = builder.prismaNode("Source", {
       nullable: true,
       description: "the customer the source belongs to; null when none (REST `customer` is its id)",
     }),
+    isDefault: t.boolean({
+      description:
+        "true when it is its customer's default source, which the billing run charges first (setDefaultSource); " +
+        "false otherwise",
+      select: { id: true, customer: { select: { defaultSourceId: true } } },
+      resolve: (source) => source.customer?.defaultSourceId === source.id,
+    }),
     gateway: t.exposeString("gateway", {
       description:
-        "name of the payment gateway that made it: `test` (test cards) or `redirect` (hosted checkout) in this build. A String, not an enum: the set grows with the gateways a deployment enables (PAYMENT_GATEWAYS; docs/payments.md).",
+        "name of the payment gateway that made it: `test` (test cards) or `redirect` (hosted checkout) in this " +
+        "build. A String, not an enum: the set grows with the gateways a deployment enables (PAYMENT_GATEWAYS; " +
+        "docs/payments.md).",
     }),
     usage: t.field({
       type: SourceUsage,
@@ -293,8 +305,10 @@ builder.mutationFields((t) => ({
   createPayment: t.prismaField({
     type: "Payment",
     description:
-      "Creates a payment in requires_payment_method. Errors: validation_error with `fields` (amount missing, not positive or not in the currency's unit, " +
-      "date before today, description over 256 characters, currency unknown or not chargeable, invoice unknown, not finalized, in another currency " +
+      "Creates a payment in requires_payment_method. Errors: validation_error with `fields` (amount missing, not " +
+      "positive or not in the currency's unit, " +
+      "date before today, description over 256 characters, currency unknown or not chargeable, invoice unknown, not " +
+      "finalized, in another currency " +
       "or with less due than the amount, customer unknown).",
     args: { input: t.arg({ type: PaymentInput, required: true, description: "the payment; amount is required" }) },
     resolve: async (query, _root, args, ctx) => {
@@ -321,7 +335,8 @@ builder.mutationFields((t) => ({
   deletePayment: t.prismaField({
     type: "Payment",
     description:
-      "Cancels a payment that has not succeeded; it stays readable as canceled. Errors: not_found, invalid_state (succeeded, already canceled, or a card charge being answered right now).",
+      "Cancels a payment that has not succeeded; it stays readable as canceled. Errors: not_found, invalid_state " +
+      "(succeeded, already canceled, or a card charge being answered right now).",
     args: { id: t.arg.id({ required: true, description: "`pay_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const canceled = await cancelPayment(ctx, String(args.id));
@@ -331,7 +346,8 @@ builder.mutationFields((t) => ({
   authorizePayment: t.prismaField({
     type: "Payment",
     description:
-      "Attaches a source. A reusable source is charged at once (succeeded, or requires_payment_method with failureReason); " +
+      "Attaches a source. A reusable source is charged at once (succeeded, or requires_payment_method with " +
+      "failureReason); " +
       "a single-use source is paid through payPayment. Charges at most once, even called concurrently. " +
       "Errors: not_found, invalid_state, validation_error (unknown, foreign or used source).",
     args: {
@@ -346,8 +362,10 @@ builder.mutationFields((t) => ({
   payPayment: t.field({
     type: PayPaymentResult,
     description:
-      "The pay operation: for a redirect source, where to send the customer (the payment becomes processing); for a reusable source, a charge. " +
-      "Errors: not_found, invalid_state (no source attached, succeeded or canceled), validation_error (the source is no longer chargeable).",
+      "The pay operation: for a redirect source, where to send the customer (the payment becomes processing); for a " +
+      "reusable source, a charge. " +
+      "Errors: not_found, invalid_state (no source attached, succeeded or canceled), validation_error (the source is " +
+      "no longer chargeable).",
     args: { id: t.arg.id({ required: true, description: "`pay_` id" }) },
     resolve: async (_root, args, ctx) => {
       const { payment, redirectUrl } = await payPayment(ctx, String(args.id));
@@ -355,14 +373,69 @@ builder.mutationFields((t) => ({
     },
   }),
   createSource: t.prismaField({
+    ...PORTAL_FIELD,
     type: "Source",
     description:
-      "Creates a chargeable source at a gateway. Errors: validation_error with `fields` (gateway missing, unknown, disabled or test-only with a live key; " +
-      "usage the gateway does not make; unknown test token; customer unknown; amount not positive; return_url not http(s); description over 256 characters).",
+      "Creates a chargeable source at a gateway. Customer portal: always a source of the credential's customer " +
+      "(another customer is a validation_error on customer). Errors: validation_error with `fields` (gateway " +
+      "missing, unknown, disabled or test-only with a live key; " +
+      "usage the gateway does not make; unknown test token; customer unknown; amount not positive; return_url not " +
+      "http(s); description over 256 characters).",
     args: { input: t.arg({ type: SourceInput, required: true, description: "the source; gateway is required" }) },
     resolve: async (query, _root, args, ctx) => {
       const created = await createSource(ctx, args.input);
       return ctx.prisma.source.findUniqueOrThrow({ ...query, where: { id: created.id } });
+    },
+  }),
+  payInvoice: t.field({
+    ...PORTAL_FIELD,
+    type: PayPaymentResult,
+    description:
+      "Pays what is due on a finalized invoice with a source of its customer (customer portal: only the " +
+      "credential's customer's invoices and sources): a payment for the whole amountDue, " +
+      "reusing the invoice's newest payment still waiting for a payment method with that amount. A reusable source " +
+      "is charged at once (the payment is succeeded, or requires_payment_method with failureReason); " +
+      "a single-use (redirect) source answers redirectUrl, the checkout to send the customer to. Send an " +
+      "Idempotency-Key header to make a retry safe (docs/graphql.md). " +
+      "Errors: validation_error (invoice or source missing; source unknown, another customer's or not chargeable), " +
+      "not_found (invoice), invalid_state (draft, nothing due, a payment under way).",
+    args: {
+      invoice: t.arg.id({ required: true, description: "`inv_` id of the invoice" }),
+      source: t.arg.id({ required: true, description: "`sou_` id of a chargeable source of the invoice's customer" }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const { payment, redirectUrl } = await payInvoice(ctx, {
+        invoice: String(args.invoice),
+        source: String(args.source),
+      });
+      return { redirectUrl, paymentId: payment.id };
+    },
+  }),
+  detachSource: t.prismaField({
+    ...PORTAL_FIELD,
+    type: "Source",
+    description:
+      "Detaches a source from its customer: no longer listed in Customer.sources, no longer charged by the billing " +
+      "run, no longer the default. " +
+      "Errors: not_found (unknown source; for the customer portal, another customer's).",
+    args: { id: t.arg.id({ required: true, description: "`sou_` id" }) },
+    resolve: async (query, _root, args, ctx) => {
+      const source = await detachSource(ctx, String(args.id));
+      return ctx.prisma.source.findUniqueOrThrow({ ...query, where: { id: source.id } });
+    },
+  }),
+  setDefaultSource: t.prismaField({
+    ...PORTAL_FIELD,
+    type: "Source",
+    description:
+      "Makes a reusable, chargeable source its customer's default: the billing run charges it before the " +
+      "customer's other sources. " +
+      "Errors: not_found (unknown source; for the customer portal, another customer's), validation_error on source " +
+      "(no customer, single-use or not chargeable).",
+    args: { id: t.arg.id({ required: true, description: "`sou_` id" }) },
+    resolve: async (query, _root, args, ctx) => {
+      const source = await setDefaultSource(ctx, String(args.id));
+      return ctx.prisma.source.findUniqueOrThrow({ ...query, where: { id: source.id } });
     },
   }),
 }));

@@ -83,7 +83,8 @@ export const PlanUsageScheme = builder.enumType("PlanUsageScheme", {
 
 export const PlanUsageAggregation = builder.enumType("PlanUsageAggregation", {
   description:
-    'How a metered plan adds up the usage records of a period into the billed quantity (spec "Usages"; docs/pricing.md).',
+    'How a metered plan adds up the usage records of a period into the billed quantity (spec "Usages"; ' +
+    "docs/pricing.md).",
   values: {
     sum: { value: "sum", description: "the sum of the period's quantities" },
     max: { value: "max", description: "the largest quantity of the period" },
@@ -137,7 +138,8 @@ export function archivedCondition(archived: boolean | null | undefined) {
 
 const PlanTier = builder.objectRef<Tier>("PlanTier").implement({
   description:
-    "A price tier of a plan (docs/pricing.md): units up to upTo (inclusive; null: the last, open tier) at unitAmount each, plus flatAmount once reached. " +
+    "A price tier of a plan (docs/pricing.md): units up to upTo (inclusive; null: the last, open tier) at unitAmount " +
+    "each, plus flatAmount once reached. " +
     "Amounts in the plan's currency.",
   fields: (t) => ({
     upTo: t.field({
@@ -185,7 +187,8 @@ export const Plan = builder.prismaNode("Plan", {
   findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
   nullable: true,
   description:
-    "A price of a product: amount per unit (or tiers) every frequency, in a currency (docs/catalogue.md, docs/pricing.md).",
+    "A price of a product: amount per unit (or tiers) every frequency, in a currency (docs/catalogue.md, " +
+    "docs/pricing.md).",
   fields: (t) => ({
     product: t.relation("product", { description: "the product it prices" }),
     sku: t.exposeString("sku", {
@@ -436,7 +439,8 @@ builder.mutationFields((t) => ({
     type: "Product",
     description:
       "Creates a product with its plans, in one transaction (nothing is stored on an error). " +
-      "Errors: validation_error (name missing or too long, a plan's currency unknown, amount negative or missing without tiers, tiers without tiersMode; plan fields named `plans.N.field`).",
+      "Errors: validation_error (name missing or too long, a plan's currency unknown, amount negative or missing " +
+      "without tiers, tiers without tiersMode; plan fields named `plans.N.field`).",
     args: { input: t.arg({ type: ProductInput, required: true, description: "the product and its plans" }) },
     resolve: async (query, _root, args, ctx) => {
       const { plans, ...rest } = args.input;
@@ -447,7 +451,8 @@ builder.mutationFields((t) => ({
   updateProduct: t.prismaField({
     type: "Product",
     description:
-      "Updates name, unitLabel, metadata. Errors: not_found (unknown id, or of another organization or mode), validation_error (also when plans are given: use createPlan/updatePlan).",
+      "Updates name, unitLabel, metadata. Errors: not_found (unknown id, or of another organization or mode), " +
+      "validation_error (also when plans are given: use createPlan/updatePlan).",
     args: {
       id: t.arg.id({ required: true, description: "`pro_` id" }),
       input: t.arg({ type: ProductInput, required: true, description: "the fields to change" }),
@@ -461,14 +466,16 @@ builder.mutationFields((t) => ({
   deleteProduct: t.field({
     type: CatalogueDeletePayload,
     description:
-      "Deletes a product and its plans; when a subscription or invoice line uses one of its plans, archives them instead (archived: true). Errors: not_found.",
+      "Deletes a product and its plans; when a subscription or invoice line uses one of its plans, archives them " +
+      "instead (archived: true). Errors: not_found.",
     args: { id: t.arg.id({ required: true, description: "`pro_` id" }) },
     resolve: (_root, args, ctx) => deleteProduct(ctx, String(args.id)),
   }),
   createPlan: t.prismaField({
     type: "Plan",
     description:
-      "Adds a plan to a product. Errors: validation_error (product missing or unknown, currency unknown, amount negative or missing without tiers, tiers and tiersMode inconsistent), invalid_state (archived product).",
+      "Adds a plan to a product. Errors: validation_error (product missing or unknown, currency unknown, amount " +
+      "negative or missing without tiers, tiers and tiersMode inconsistent), invalid_state (archived product).",
     args: { input: t.arg({ type: PlanInput, required: true, description: "the plan; product and currency required" }) },
     resolve: async (query, _root, args, ctx) => {
       const created = await createPlan(ctx, planInput(args.input));
@@ -478,7 +485,9 @@ builder.mutationFields((t) => ({
   updatePlan: t.prismaField({
     type: "Plan",
     description:
-      "Updates a plan. Errors: not_found, validation_error (as createPlan), invalid_state (a pricing field: amount, currency, frequency, usageScheme, usageAggregation, tiersMode, tiers or exempt, of a plan subscriptions use; create a new plan instead).",
+      "Updates a plan. Errors: not_found, validation_error (as createPlan), invalid_state (a pricing field: amount, " +
+      "currency, frequency, usageScheme, usageAggregation, tiersMode, tiers or exempt, of a plan subscriptions use; " +
+      "create a new plan instead).",
     args: {
       id: t.arg.id({ required: true, description: "`pla_` id" }),
       input: t.arg({ type: PlanInput, required: true, description: "the fields to change" }),
@@ -491,7 +500,8 @@ builder.mutationFields((t) => ({
   deletePlan: t.field({
     type: CatalogueDeletePayload,
     description:
-      "Deletes a plan; archives it instead when a subscription or invoice line uses it (archived: true). Errors: not_found.",
+      "Deletes a plan; archives it instead when a subscription or invoice line uses it (archived: true). Errors: " +
+      "not_found.",
     args: { id: t.arg.id({ required: true, description: "`pla_` id" }) },
     resolve: (_root, args, ctx) => deletePlan(ctx, String(args.id)),
   }),

@@ -61,7 +61,8 @@ export const State = builder.prismaObject("State", {
 
 export const DocumentType = builder.prismaObject("DocumentType", {
   description:
-    "A kind of tax document; id = country + code (CL33 = Factura electrónica). docs/reference-data.md explains each flag.",
+    "A kind of tax document; id = country + code (CL33 = Factura electrónica). docs/reference-data.md explains " +
+    "each flag.",
   fields: (t) => ({
     id: t.exposeString("id", { description: "country + SII code, e.g. CL33; what documents' `document` takes" }),
     currency: t.relation("currency", { description: "default currency of documents of this type" }),
@@ -85,7 +86,8 @@ export const DocumentType = builder.prismaObject("DocumentType", {
     }),
     isDebitNote: t.boolean({
       description:
-        "debit note (56, 111): raises what the invoice's customer owes. createCreditNote accepts credit and debit note types",
+        "debit note (56, 111): raises what the invoice's customer owes. createCreditNote accepts credit and debit " +
+        "note types",
       select: { isNote: true, isCreditNote: true },
       resolve: (type) => noteEffect(type) === "debit",
     }),

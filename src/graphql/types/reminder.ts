@@ -44,8 +44,10 @@ export const ReminderDeliveryStatus = builder.enumType("ReminderDeliveryStatus",
 export const ReminderDelivery = builder.prismaObject("OutboxMessage", {
   name: "ReminderDelivery",
   description:
-    "Delivery of a reminder's e-mail (docs/reminders.md). status: pending (not sent yet; retried with backoff), sent, " +
-    `failed (gave up after ${MAX_DELIVERY_ATTEMPTS} attempts; kept for inspection), kept (no SMTP server configured: stored in the outbox and logged).`,
+    "Delivery of a reminder's e-mail (docs/reminders.md). status: pending (not sent yet; retried with " +
+    "backoff), sent, " +
+    `failed (gave up after ${MAX_DELIVERY_ATTEMPTS} attempts; kept for inspection), kept (no SMTP server configured: ` +
+    `stored in the outbox and logged).`,
   fields: (t) => ({
     status: t.field({
       type: ReminderDeliveryStatus,
@@ -76,7 +78,8 @@ export const Reminder = builder.prismaNode("Reminder", {
   findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
   nullable: true,
   description:
-    "An e-mail about one invoice, credit note, payment or order, with the document's PDF attached (payments have none).",
+    "An e-mail about one invoice, credit note, payment or order, with the document's PDF attached (payments " +
+    "have none).",
   fields: (t) => ({
     subject: t.exposeString("subject", { description: "the e-mail's subject, one line" }),
     recipients: t.exposeStringList("recipients", { description: "e-mail addresses (REST `recipient`)" }),
@@ -104,7 +107,8 @@ export const Reminder = builder.prismaNode("Reminder", {
       type: ReminderDelivery,
       nullable: true,
       description:
-        "the delivery of its e-mail (recorded with the reminder, in the same transaction); null only if no e-mail was recorded for it",
+        "the delivery of its e-mail (recorded with the reminder, in the same transaction); null only if no e-mail " +
+        "was recorded for it",
       select: { outbox: { orderBy: { createdAt: "asc" }, take: 1 } },
       resolve: (reminder) => reminder.outbox[0] ?? null,
     }),
@@ -113,7 +117,8 @@ export const Reminder = builder.prismaNode("Reminder", {
 
 const ReminderInput = builder.inputType("ReminderInput", {
   description:
-    "A reminder: subject, recipients and message are required, and exactly one of invoice, creditNote, payment or order.",
+    "A reminder: subject, recipients and message are required, and exactly one of invoice, creditNote, payment " +
+    "or order.",
   fields: (t) => ({
     subject: t.string({ description: `one line, at most ${MAX_SUBJECT_LENGTH} characters (required)` }),
     recipients: t.stringList({ description: `1 to ${MAX_RECIPIENTS} e-mail addresses (duplicates are dropped)` }),
@@ -168,9 +173,12 @@ builder.mutationFields((t) => ({
   sendReminder: t.prismaField({
     type: "Reminder",
     description:
-      "Records a reminder and sends its e-mail: over SMTP when the service has SMTP_URL (first attempt now, failures retried with backoff), " +
-      "else kept in the outbox and logged. Errors: validation_error (missing subject or message, bad or too many recipients, " +
-      "not exactly one related document, or one unknown to the caller's organization and mode); nothing is written then.",
+      "Records a reminder and sends its e-mail: over SMTP when the service has SMTP_URL (first attempt now, failures " +
+      "retried with backoff), " +
+      "else kept in the outbox and logged. Errors: validation_error (missing subject or message, bad or too many " +
+      "recipients, " +
+      "not exactly one related document, or one unknown to the caller's organization and mode); nothing is " +
+      "written then.",
     args: { input: t.arg({ type: ReminderInput, required: true, description: "the reminder" }) },
     resolve: async (query, _root, args, ctx) => {
       const input = args.input;

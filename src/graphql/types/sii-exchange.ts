@@ -12,7 +12,8 @@ import { RECEIVER_STATUSES, isReceiverStatus, type ReceiverStatus } from "../../
 
 export const DteReceiverStatus = builder.enumType("DteReceiverStatus", {
   description:
-    "What the receiver of a DTE said about it in SII's exchange (its answers, recordReceiverAnswer; docs/sii-exchange.md). REST: tax_agency.receiver_status.",
+    "What the receiver of a DTE said about it in SII's exchange (its answers, recordReceiverAnswer; " +
+    "docs/sii-exchange.md). REST: tax_agency.receiver_status.",
   values: Object.fromEntries(
     Object.entries(RECEIVER_STATUSES).map(([value, rule]) => [value, { value, description: rule.description }]),
   ) as DescribedValues<ReceiverStatus>,
@@ -81,10 +82,13 @@ builder.mutationFields((t) => ({
   recordReceiverAnswer: t.field({
     type: ReceiverAnswer,
     description:
-      "Records a receiver's answer to DTEs the organization issued in the caller's mode (RecepcionDTE, ResultadoDTE or EnvioRecibos, SII's exchange files), " +
+      "Records a receiver's answer to DTEs the organization issued in the caller's mode (RecepcionDTE, ResultadoDTE " +
+      "or EnvioRecibos, SII's exchange files), " +
       "validated against SII's schemas and with every signature verified, as the documents' receiver status. " +
-      "Errors (nothing written): validation_error on xml (malformed, schema, a signature that does not verify, addressed to another RUT, " +
-      "a document not issued by the organization in this mode or not matching it, named by type and folio) or file (not Base64); invalid_state (no organization RUT).",
+      "Errors (nothing written): validation_error on xml (malformed, schema, a signature that does not verify, " +
+      "addressed to another RUT, " +
+      "a document not issued by the organization in this mode or not matching it, named by type and folio) or file " +
+      "(not Base64); invalid_state (no organization RUT).",
     args: { input: t.arg({ type: ReceiverAnswerInput, required: true, description: "the answer file" }) },
     resolve: (_root, args, ctx) => recordReceiverAnswer(ctx, args.input),
   }),
@@ -98,7 +102,8 @@ function receiverStatusOf(taxAgency: unknown): ReceiverStatus | null {
 }
 
 const RECEIVER_STATUS_FIELD =
-  "What the DTE's receiver said in SII's exchange (its last answer of the latest stage); null until an answer is recorded (docs/sii-exchange.md).";
+  "What the DTE's receiver said in SII's exchange (its last answer of the latest stage); null until an answer is " +
+  "recorded (docs/sii-exchange.md).";
 for (const model of ["Invoice", "Order", "CreditNote"] as const) {
   builder.prismaObjectField(model, "receiverStatus", (t) =>
     t.field({

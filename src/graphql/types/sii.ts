@@ -15,7 +15,10 @@ import { isoDate } from "../../domain/formats.js";
 
 const TaxProfile = builder.objectRef<TaxProfileValue>("TaxProfile").implement({
   description:
-    "The organization's tax profile in the caller's mode: the issuer (Emisor) of that mode's DTEs. Test and live mode each have their own (a test key never changes live's; docs/decisions.md). With a RUT and a signing certificate of the mode the organization is enrolled in it: finalizing a regulated document of that mode issues a DTE (docs/sii-setup.md).",
+    "The organization's tax profile in the caller's mode: the issuer (Emisor) of that mode's DTEs. Test and live " +
+    "mode each have their own (a test key never changes live's; docs/decisions.md). With a RUT and a signing " +
+    "certificate of the mode the organization is enrolled in it: finalizing a regulated document of that mode issues " +
+    "a DTE (docs/sii-setup.md).",
   fields: (t) => ({
     organization: t.exposeID("organization", { description: "`org_` id" }),
     testMode: t.exposeBoolean("testMode", { description: "the mode this profile belongs to: the caller's" }),
@@ -41,7 +44,8 @@ const TaxProfile = builder.objectRef<TaxProfileValue>("TaxProfile").implement({
     locale: t.exposeString("locale", {
       nullable: true,
       description:
-        'language of the mode\'s printed documents (PDFs): `es` or `en`; null: Spanish for a Chilean document type, English for others (docs/sii-dte.md "The printed representation")',
+        "language of the mode's printed documents (PDFs): `es` or `en`; null: Spanish for a Chilean document type, " +
+        'English for others (docs/sii-dte.md "The printed representation")',
     }),
     missing: t.exposeStringList("missing", {
       description: "fields SII requires that are still empty (tax_id, business_name, activity, activity_codes)",
@@ -63,18 +67,21 @@ const TaxProfileInput = builder.inputType("TaxProfileInput", {
     resolutionNumber: t.int({ description: "0 or more" }),
     resolutionDate: t.string({
       description:
-        "date of the SII resolution, yyyy-mm-dd (a String for REST compatibility; another form is a validation_error on resolution_date)",
+        "date of the SII resolution, yyyy-mm-dd (a String for REST compatibility; another form is a validation_error " +
+        "on resolution_date)",
     }),
     locale: t.string({
       description:
-        "language of printed documents: `es` or `en` (another value is a validation_error on locale); null or an empty string: by the document type's country",
+        "language of printed documents: `es` or `en` (another value is a validation_error on locale); null or an " +
+        "empty string: by the document type's country",
     }),
   }),
 });
 
 const Certificate = builder.prismaObject("Certificate", {
   description:
-    "A signing certificate of the organization in one mode (PKCS#12, kept encrypted at rest): it signs that mode's documents only. Only public facts are readable.",
+    "A signing certificate of the organization in one mode (PKCS#12, kept encrypted at rest): it signs that mode's " +
+    "documents only. Only public facts are readable.",
   fields: (t) => ({
     id: t.exposeID("id", { description: "`cer_` id" }),
     subjectRut: t.exposeString("subjectRut", {
@@ -111,7 +118,8 @@ export const Caf = builder.prismaNode("Caf", {
   findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
   nullable: true,
   description:
-    "A CAF file: a range of folios SII authorized for one document type (IDK 100 certification CAFs are test mode, others live). The file itself (with its private key) is never readable.",
+    "A CAF file: a range of folios SII authorized for one document type (IDK 100 certification CAFs are test mode, " +
+    "others live). The file itself (with its private key) is never readable.",
   fields: (t) => ({
     documentType: t.exposeString("documentTypeId", { description: "document type id (CL33)" }),
     rangeFrom: t.exposeInt("rangeFrom", { description: "first authorized folio" }),
@@ -166,7 +174,8 @@ builder.queryFields((t) => ({
   certificates: t.prismaField({
     type: [Certificate],
     description:
-      "The signing certificates of the caller's organization and mode, newest first (the newest unexpired one signs that mode's documents).",
+      "The signing certificates of the caller's organization and mode, newest first (the newest unexpired one signs " +
+      "that mode's documents).",
     resolve: (_query, _root, _args, ctx) => listCertificates(ctx) as never,
   }),
   cafs: t.connection(
@@ -191,21 +200,28 @@ builder.mutationFields((t) => ({
   updateTaxProfile: t.field({
     type: TaxProfile,
     description:
-      "Changes the given fields of the caller's mode's tax profile (the other mode's is not touched). Errors: validation_error (tax_id, business_name, activity, activity_codes, address, commune, city, resolution_number, resolution_date, locale).",
+      "Changes the given fields of the caller's mode's tax profile (the other mode's is not touched). Errors: " +
+      "validation_error (tax_id, business_name, activity, activity_codes, address, commune, city, resolution_number, " +
+      "resolution_date, locale).",
     args: { input: t.arg({ type: TaxProfileInput, required: true, description: "the fields to change" }) },
     resolve: (_root, args, ctx) => updateTaxProfile(ctx, args.input),
   }),
   uploadCertificate: t.prismaField({
     type: Certificate,
     description:
-      "Stores a signing certificate (PKCS#12 + password) for the caller's mode, encrypted at rest. Errors: validation_error naming the field (file missing, not base64, not PKCS#12, without an RSA key and its certificate, without a RUT, or expired; password wrong), invalid_state (no encryption key configured).",
+      "Stores a signing certificate (PKCS#12 + password) for the caller's mode, encrypted at rest. Errors: " +
+      "validation_error naming the field (file missing, not base64, not PKCS#12, without an RSA key and its " +
+      "certificate, without a RUT, or expired; password wrong), invalid_state (no encryption key configured).",
     args: { input: t.arg({ type: CertificateInput, required: true, description: "the file and its password" }) },
     resolve: (_query, _root, args, ctx) => uploadCertificate(ctx, args.input) as never,
   }),
   uploadCaf: t.prismaField({
     type: "Caf",
     description:
-      "Stores a CAF file after checking it (RUT of the caller's mode's tax profile, document type, range, SII signature present, mode from IDK, not expired, no overlap). Errors: validation_error on file (missing, not base64, not a CAF, another RUT, a type this service does not issue, the other mode's IDK, expired, overlapping) or on tax_id (the mode's tax profile has no RUT yet), invalid_state (no encryption key).",
+      "Stores a CAF file after checking it (RUT of the caller's mode's tax profile, document type, range, SII " +
+      "signature present, mode from IDK, not expired, no overlap). Errors: validation_error on file (missing, not " +
+      "base64, not a CAF, another RUT, a type this service does not issue, the other mode's IDK, expired, " +
+      "overlapping) or on tax_id (the mode's tax profile has no RUT yet), invalid_state (no encryption key).",
     args: { input: t.arg({ type: CafInput, required: true, description: "the CAF file" }) },
     resolve: async (query, _root, args, ctx) => {
       const caf = await uploadCaf(ctx, args.input);
@@ -221,7 +237,7 @@ interface StoredFileValue {
   created: Date;
 }
 
-const StoredFile = builder.objectRef<StoredFileValue>("StoredFile").implement({
+export const StoredFile = builder.objectRef<StoredFileValue>("StoredFile").implement({
   description: "A file the service produced for the organization (a document's DTE XML), served at /v1/files/<name>.",
   fields: (t) => ({
     name: t.exposeString("name", {
@@ -240,7 +256,8 @@ builder.queryFields((t) => ({
     type: StoredFile,
     nullable: true,
     description:
-      "A stored file of the caller's organization and mode by name (a document's local_file ends with it); null when there is none.",
+      "A stored file of the caller's organization and mode by name (a document's local_file ends with it); null when " +
+      "there is none.",
     args: { name: t.arg.string({ required: true, description: "the file's name as it ends a document's local_file" }) },
     resolve: async (_root, args, ctx) => {
       const file = await ctx.prisma.storedFile.findFirst({ where: { name: args.name, ...tenant(ctx) } });

@@ -3,7 +3,7 @@
  * connection, create/update/cancel/pause/resume mutations. Rules: services/subscriptions.ts and
  * domain/subscriptions.ts (status machine).
  */
-import { builder } from "../builder.js";
+import { builder, PORTAL_FIELD } from "../builder.js";
 import type { DescribedValues } from "../enums.js";
 import {
   DateTimeFilter,
@@ -43,7 +43,8 @@ import "./coupon.js";
 
 export const SubscriptionStatus = builder.enumType("SubscriptionStatus", {
   description:
-    'Where a subscription is in its life (docs/subscriptions.md "Status"): active -> paused -> active, and either -> cancelled (final).',
+    'Where a subscription is in its life (docs/subscriptions.md "Status"): active -> paused -> active, and either -> ' +
+    "cancelled (final).",
   values: {
     active: { value: "active", description: "billed at every cycle's start (also while set to cancel at period end)" },
     paused: { value: "paused", description: "not billed until resumed (pauseSubscription / resumeSubscription)" },
@@ -59,12 +60,14 @@ export const SubscriptionStatusFilter = enumFilter(SubscriptionStatus, "Subscrip
 
 export const ProrationBehavior = builder.enumType("ProrationBehavior", {
   description:
-    "What a change of lines after a billed cycle does with the unused and remaining time of the current period (docs/proration.md).",
+    "What a change of lines after a billed cycle does with the unused and remaining time of the current period " +
+    "(docs/proration.md).",
   values: {
     create_prorations: {
       value: "create_prorations",
       description:
-        "credit the unused time of the old lines and charge the remaining time of the new ones as pending invoice items, billed by the next cycle invoice (the default)",
+        "credit the unused time of the old lines and charge the remaining time of the new ones as pending invoice " +
+        "items, billed by the next cycle invoice (the default)",
     },
     none: { value: "none", description: "no proration: the new lines bill from the next cycle" },
     always_invoice: {
@@ -110,7 +113,8 @@ export const SubscriptionAddon = builder.prismaObject("SubscriptionAddon", {
 
 export const PendingInvoiceItem = builder.prismaObject("PendingInvoiceItem", {
   description:
-    "An amount waiting for the subscription's next cycle invoice: a proration of a mid-cycle change or a credit carried over (docs/proration.md).",
+    "An amount waiting for the subscription's next cycle invoice: a proration of a mid-cycle change or a credit " +
+    "carried over (docs/proration.md).",
   fields: (t) => ({
     id: t.exposeID("id", { description: "`pii_` id" }),
     name: t.exposeString("name", { description: 'e.g. "Unused time on 2 x Pro (Nov 21 - Dec 1)"' }),
@@ -134,13 +138,16 @@ type PendingLineValue = PendingLineStored & { subscriptionId: string };
 
 const PendingLine = builder.objectRef<PendingLineValue>("SubscriptionPendingLine").implement({
   description:
-    'A line that replaces the current ones when the pending change takes effect. It has no id of its own: `line` is the current line it replaces (docs/graphql.md "Changes in this release").',
+    "A line that replaces the current ones when the pending change takes effect. It has no id of its own: `line` is " +
+    'the current line it replaces (docs/graphql.md "Changes in this release").',
   fields: (t) => ({
     id: t.exposeString("id", {
       description:
-        "`lin_` id the line will have: the id of the current line at the same position, which it replaces, or a new id for a line the change adds.",
+        "`lin_` id the line will have: the id of the current line at the same position, which it replaces, or a new " +
+        "id for a line the change adds.",
       deprecationReason:
-        "The id of the current line this one replaces (not an id of this object): Relay clients must not select it, since two types would share it. Use `line { id }`; removed in the next release.",
+        "The id of the current line this one replaces (not an id of this object): Relay clients must not select it, " +
+        "since two types would share it. Use `line { id }`; removed in the next release.",
     }),
     line: t.prismaField({
       type: "SubscriptionLine",
@@ -261,7 +268,9 @@ export const Subscription = builder.prismaNode("Subscription", {
     }),
     cancelReason: t.exposeString("cancelReason", {
       nullable: true,
-      description: `why it was (or will be, with cancelAtPeriodEnd) cancelled, e.g. ${DEFAULT_CANCEL_REASON} or no_card; null unless cancelled or set to cancel`,
+      description:
+        `why it was (or will be, with cancelAtPeriodEnd) cancelled, e.g. ${DEFAULT_CANCEL_REASON} or ` +
+        `no_card; null unless cancelled or set to cancel`,
     }),
     cancelAtPeriodEnd: t.exposeBoolean("cancelAtPeriodEnd", {
       description: "the billing run cancels it at the end of the current period",
@@ -319,7 +328,8 @@ const SubscriptionAddonInput = builder.inputType("SubscriptionAddonInput", {
 
 const SubscriptionInput = builder.inputType("SubscriptionInput", {
   description:
-    "Subscription fields. On update only given fields change (metadata merges); addons and dateStart only while no cycle has been billed " +
+    "Subscription fields. On update only given fields change (metadata merges); addons and dateStart only while no " +
+    "cycle has been billed " +
     "(nextBillingCycle 1; afterwards 409); lines afterwards with proration (docs/proration.md).",
   fields: (t) => ({
     customer: t.id({ description: "customer id (required on create; cannot change)" }),
@@ -330,7 +340,8 @@ const SubscriptionInput = builder.inputType("SubscriptionInput", {
     lines: t.field({
       type: [SubscriptionLineInput],
       description:
-        "at least one; replaces all lines. After a billed cycle: same currency and frequency, metered lines stay, the change is prorated (prorationBehavior) or scheduled (atPeriodEnd)",
+        "at least one; replaces all lines. After a billed cycle: same currency and frequency, metered lines stay, " +
+        "the change is prorated (prorationBehavior) or scheduled (atPeriodEnd)",
     }),
     addons: t.field({ type: [SubscriptionAddonInput], description: "replaces all addons" }),
     coupon: t.id({ description: "`cou_` id; null or empty removes it" }),
@@ -354,7 +365,8 @@ const SubscriptionInput = builder.inputType("SubscriptionInput", {
     }),
     atPeriodEnd: t.boolean({
       description:
-        "true: the new lines take effect at the next cycle (pendingChanges), nothing is prorated; the same lines as now cancel a scheduled change",
+        "true: the new lines take effect at the next cycle (pendingChanges), nothing is prorated; the same lines as " +
+        "now cancel a scheduled change",
     }),
   }),
 });
@@ -414,8 +426,10 @@ builder.mutationFields((t) => ({
   createSubscription: t.prismaField({
     type: "Subscription",
     description:
-      "Creates an active subscription; its first cycle is billed on dateStart. Errors: validation_error (customer missing or unknown, document not an invoice type, " +
-      "no lines, a plan archived or of another currency or frequency than the others, a coupon or addon of another currency, billingCycles with endDate, endDate not after dateStart, " +
+      "Creates an active subscription; its first cycle is billed on dateStart. Errors: validation_error (customer " +
+      "missing or unknown, document not an invoice type, " +
+      "no lines, a plan archived or of another currency or frequency than the others, a coupon or addon of another " +
+      "currency, billingCycles with endDate, endDate not after dateStart, " +
       "expirationDays, references or note out of range; fields named in snake_case, e.g. `lines.0.plan`).",
     args: {
       input: t.arg({
@@ -432,8 +446,11 @@ builder.mutationFields((t) => ({
   updateSubscription: t.prismaField({
     type: "Subscription",
     description:
-      "Updates a subscription; lines changed after a billed cycle are prorated per prorationBehavior or scheduled with atPeriodEnd (docs/proration.md). " +
-      "Errors: not_found, validation_error (as createSubscription; also: another currency or frequency, a metered line changed, prorationBehavior or prorationDate with atPeriodEnd, a prorationDate outside the current period, customer changed), " +
+      "Updates a subscription; lines changed after a billed cycle are prorated per prorationBehavior or scheduled " +
+      "with atPeriodEnd (docs/proration.md). " +
+      "Errors: not_found, validation_error (as createSubscription; also: another currency or frequency, a metered " +
+      "line changed, prorationBehavior or prorationDate with atPeriodEnd, a prorationDate outside the current " +
+      "period, customer changed), " +
       "invalid_state (cancelled; addons or dateStart after the first billed cycle).",
     args: {
       id: t.arg.id({ required: true, description: "`sub_` id" }),
@@ -445,10 +462,15 @@ builder.mutationFields((t) => ({
     },
   }),
   cancelSubscription: t.prismaField({
+    ...PORTAL_FIELD,
     type: "Subscription",
     description:
-      "Cancels now (status cancelled, cancelled set) or, with atPeriodEnd, at the end of the current period (cancelAtPeriodEnd; the billing run ends it). " +
-      "Errors: not_found, invalid_state (already cancelled, or already set to cancel at period end), validation_error (reason too long).",
+      "Cancels now (status cancelled, cancelled set) or, with atPeriodEnd, at the end of the current period " +
+      "(cancelAtPeriodEnd; the billing run ends it). " +
+      "Customer portal: its customer's subscriptions only, with atPeriodEnd, when the branding's " +
+      "portalCancelSubscriptions is on (else permission_denied). " +
+      "Errors: not_found, invalid_state (already cancelled, or already set to cancel at period end), " +
+      "validation_error (reason too long).",
     args: {
       id: t.arg.id({ required: true, description: "`sub_` id" }),
       cancelReason: t.arg.string({
@@ -467,7 +489,8 @@ builder.mutationFields((t) => ({
   pauseSubscription: t.prismaField({
     type: "Subscription",
     description:
-      "Pauses an active subscription (status paused; not billed until resumed). Errors: not_found, invalid_state (not active), validation_error (reason longer than 255 characters).",
+      "Pauses an active subscription (status paused; not billed until resumed). Errors: not_found, invalid_state " +
+      "(not active), validation_error (reason longer than 255 characters).",
     args: {
       id: t.arg.id({ required: true, description: "`sub_` id" }),
       reason: t.arg.string({ description: "free text, at most 255 characters (pausedReason)" }),

@@ -51,15 +51,19 @@ const SWAP_REPLY_VALUES = Object.fromEntries(
     {
       value: status,
       description:
-        `${rule.text}: ${rule.kind === "acceptance" ? "accepts the documents" : `a claim, within ${CLAIM_WINDOW_DAYS} days of the reception`}; ResultadoDTE EstadoDTE ${rule.resultStatus}` +
-        (status === "ERM" ? ", plus an EnvioRecibos (receipt)" : ""),
+        `${rule.text}: ${
+          rule.kind === "acceptance"
+            ? "accepts the documents"
+            : `a claim, within ${CLAIM_WINDOW_DAYS}` + ` days of the reception`
+        }; ResultadoDTE EstadoDTE ${rule.resultStatus}` + (status === "ERM" ? ", plus an EnvioRecibos (receipt)" : ""),
     },
   ]),
 ) as DescribedValues<SwapReplyStatusValue>;
 
 export const SwapReplyStatus = builder.enumType("SwapReplyStatus", {
   description:
-    "Our answer to a supplier's documents (SII's receiver events; docs/sii-receiving.md). The spec's strings, upper case.",
+    "Our answer to a supplier's documents (SII's receiver events; docs/sii-receiving.md). The spec's strings, " +
+    "upper case.",
   values: SWAP_REPLY_VALUES,
 });
 
@@ -86,12 +90,15 @@ export const Purchase = builder.prismaNode("Purchase", {
     signatureValid: t.exposeBoolean("signatureValid", {
       nullable: true,
       description:
-        'true: the issuer\'s XMLDSig signature over the Documento verified on import with the certificate in its KeyInfo; null: imported before verification existed (docs/sii-receiving.md "Verification")',
+        "true: the issuer's XMLDSig signature over the Documento verified on import with the certificate in its " +
+        'KeyInfo; null: imported before verification existed (docs/sii-receiving.md "Verification")',
     }),
     tedValid: t.exposeBoolean("tedValid", {
       nullable: true,
       description:
-        "true: the timbre (TED) verified on import: FRMT (SHA1withRSA) over the flattened DD with the CAF's public key (DD/CAF/DA/RSAPK), the DD matching the document and the CAF covering its folio; null: imported before verification existed",
+        "true: the timbre (TED) verified on import: FRMT (SHA1withRSA) over the flattened DD with the CAF's public " +
+        "key (DD/CAF/DA/RSAPK), the DD matching the document and the CAF covering its folio; null: imported before " +
+        "verification existed",
     }),
     verificationReason: t.exposeString("verificationError", {
       nullable: true,
@@ -108,7 +115,8 @@ export const Swap = builder.prismaNode("Swap", {
   findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
   nullable: true,
   description:
-    "An envelope (EnvioDTE) of supplier documents received by the organization, with our answers as files: reception (RecepcionDTE, made on import), " +
+    "An envelope (EnvioDTE) of supplier documents received by the organization, with our answers as files: reception " +
+    "(RecepcionDTE, made on import), " +
     "result (ResultadoDTE) and receipt (EnvioRecibos, ERM only), made when the swap is answered.",
   fields: (t) => ({
     purchases: t.relation("purchases", {
@@ -164,7 +172,9 @@ export const Swap = builder.prismaNode("Swap", {
       type: SwapReplyStatus,
       nullable: true,
       description:
-        "The reply the service proposes from the documents' verification: RCD when a document's signature or timbre did not verify, ACD when all did, null for swaps imported before verification. A proposal only: the swap is answered with updateSwap.",
+        "The reply the service proposes from the documents' verification: RCD when a document's signature or timbre " +
+        "did not verify, ACD when all did, null for swaps imported before verification. A proposal only: the swap is " +
+        "answered with updateSwap.",
       select: {
         purchases: {
           select: { documentCode: true, folio: true, issuerTaxId: true, signatureValid: true, tedValid: true },
@@ -277,8 +287,10 @@ builder.mutationFields((t) => ({
   receivePurchaseDocuments: t.prismaField({
     type: "Swap",
     description:
-      "Imports a supplier's EnvioDTE: each DTE becomes a purchase, the envelope a swap (imported), the file its local_file, and a signed RecepcionDTE its reception. " +
-      "Errors (nothing stored): validation_error on xml (malformed, not valid against EnvioDTE_v10.xsd, a document addressed to another RUT), " +
+      "Imports a supplier's EnvioDTE: each DTE becomes a purchase, the envelope a swap (imported), the file its " +
+      "local_file, and a signed RecepcionDTE its reception. " +
+      "Errors (nothing stored): validation_error on xml (malformed, not valid against EnvioDTE_v10.xsd, a document " +
+      "addressed to another RUT), " +
       "invalid_state (a document already received, no organization RUT or signing certificate).",
     args: {
       input: t.arg({
@@ -295,8 +307,10 @@ builder.mutationFields((t) => ({
   updateSwap: t.prismaField({
     type: "Swap",
     description:
-      "Answers a swap once: status ACD, ERM, RCD, RFP or RFT and reply_to; records reply_by and reply_date and makes the signed ResultadoDTE (result) and, for ERM, EnvioRecibos (receipt). " +
-      "Errors: not_found; validation_error (status, reply_to); invalid_state (already answered, a claim after SII's 8-day window, no signing certificate).",
+      "Answers a swap once: status ACD, ERM, RCD, RFP or RFT and reply_to; records reply_by and reply_date and makes " +
+      "the signed ResultadoDTE (result) and, for ERM, EnvioRecibos (receipt). " +
+      "Errors: not_found; validation_error (status, reply_to); invalid_state (already answered, a claim after SII's " +
+      "8-day window, no signing certificate).",
     args: {
       id: t.arg.id({ required: true, description: "`swa_` id" }),
       input: t.arg({ type: SwapUpdateInput, required: true, description: "the reply" }),

@@ -21,7 +21,8 @@ export const TestClockStatus = builder.enumType("TestClockStatus", {
     internal_failure: {
       value: "internal_failure",
       description:
-        "a subscription could not be billed on the last advance (its error is in the billing run's log); advance again to retry",
+        "a subscription could not be billed on the last advance (its error is in the billing run's log); advance " +
+        "again to retry",
     },
   } as const satisfies DescribedValues<TestClockStatusValue>,
 });
@@ -32,7 +33,8 @@ export const TestClock = builder.prismaNode("TestClock", {
   findUnique: (id, ctx) => ({ id, organizationId: ctx.auth.testMode ? ctx.auth.organizationId : "" }),
   nullable: true,
   description:
-    "A frozen time for test-mode customers attached to it; advancing it bills their subscriptions as if that time had come.",
+    "A frozen time for test-mode customers attached to it; advancing it bills their subscriptions as if that time " +
+    "had come.",
   fields: (t) => ({
     name: t.exposeString("name", { nullable: true, description: "a label, at most 200 characters; null when not set" }),
     frozenTime: t.expose("frozenTime", {
@@ -73,7 +75,8 @@ const TestClockDeletePayload = builder.objectRef<{ id: string; deleted: boolean 
     }),
     deleted: t.exposeBoolean("deleted", {
       description:
-        "always true: the clock is gone (a clock with customers is never deleted: the mutation fails with invalid_state)",
+        "always true: the clock is gone (a clock with customers is never deleted: the mutation fails with " +
+        "invalid_state)",
     }),
   }),
 });
@@ -99,7 +102,8 @@ builder.mutationFields((t) => ({
   createTestClock: t.prismaField({
     type: "TestClock",
     description:
-      "Creates a test clock frozen at `frozenTime`. Errors: permission_denied (live key), validation_error (frozen_time missing or not ISO 8601, name longer than 200 characters).",
+      "Creates a test clock frozen at `frozenTime`. Errors: permission_denied (live key), validation_error " +
+      "(frozen_time missing or not ISO 8601, name longer than 200 characters).",
     args: { input: t.arg({ type: TestClockInput, required: true, description: "name and start time" }) },
     resolve: async (query, _root, args, ctx) => {
       const created = await createTestClock(ctx, args.input);
@@ -109,8 +113,10 @@ builder.mutationFields((t) => ({
   advanceTestClock: t.prismaField({
     type: "TestClock",
     description:
-      "Moves the clock forward to `frozenTime` and runs the billing run for its customers' subscriptions up to that time (every due cycle, in order). " +
-      "Errors: permission_denied (live key), not_found, validation_error (frozen_time not later than the clock's time).",
+      "Moves the clock forward to `frozenTime` and runs the billing run for its customers' subscriptions up to that " +
+      "time (every due cycle, in order). " +
+      "Errors: permission_denied (live key), not_found, validation_error (frozen_time not later than the " +
+      "clock's time).",
     args: {
       id: t.arg.id({ required: true, description: "`clk_` id" }),
       input: t.arg({ type: TestClockInput, required: true, description: "the new time (name is ignored)" }),
@@ -123,7 +129,8 @@ builder.mutationFields((t) => ({
   deleteTestClock: t.field({
     type: TestClockDeletePayload,
     description:
-      "Deletes a clock without customers. Errors: permission_denied (live key), not_found, invalid_state (customers attached: delete them first).",
+      "Deletes a clock without customers. Errors: permission_denied (live key), not_found, invalid_state (customers " +
+      "attached: delete them first).",
     args: { id: t.arg.id({ required: true, description: "`clk_` id" }) },
     resolve: (_root, args, ctx) => deleteTestClock(ctx, String(args.id)),
   }),

@@ -8,6 +8,7 @@ import { builder } from "../builder.js";
 import { upcomingInvoice, type UpcomingInvoice as UpcomingInvoiceValue } from "../../services/upcoming-invoice.js";
 import type { CycleInvoiceLine } from "../../domain/billing-cycle.js";
 import { tenant } from "../../services/context.js";
+import { InvalidStateError } from "../../domain/errors.js";
 import { DiscountScheme } from "../enums.js";
 import "./subscription.js";
 
@@ -15,7 +16,8 @@ type LineValue = CycleInvoiceLine & { total: string };
 
 const UpcomingInvoiceLine = builder.objectRef<LineValue>("UpcomingInvoiceLine").implement({
   description:
-    "A line of an upcoming invoice: a plan for the period (metered: the previous period's usage), an addon, or a pending item (a proration; negative: a credit).",
+    "A line of an upcoming invoice: a plan for the period (metered: the previous period's usage), an addon, or a " +
+    "pending item (a proration; negative: a credit).",
   fields: (t) => ({
     name: t.exposeString("name", {
       description: "the plan's, addon's or pending item's name, as the invoice line will read",
@@ -84,7 +86,8 @@ const UpcomingInvoice = builder.objectRef<UpcomingInvoiceValue>("UpcomingInvoice
     cycle: t.exposeInt("cycle", { description: "the cycle it bills (1 = the first)" }),
     final: t.exposeBoolean("final", {
       description:
-        "true: the subscription ends on `date` (cancel at period end, billing_cycles, end_date) and this is its final invoice: the last period's metered usage and pending items only",
+        "true: the subscription ends on `date` (cancel at period end, billing_cycles, end_date) and this is its " +
+        "final invoice: the last period's metered usage and pending items only",
     }),
     date: t.field({
       type: "Date",
@@ -155,8 +158,32 @@ builder.queryFields((t) => ({
   upcomingInvoice: t.field({
     type: UpcomingInvoice,
     description:
-      "Preview of the next cycle's invoice of a subscription: exactly the invoice the billing run creates for that cycle when nothing changes before (docs/subscriptions.md). Errors: not_found; invalid_state when the run will bill nothing (paused, cancelled, or ending at that cycle's start with no final invoice to issue: cancel at period end, billing_cycles or end_date with no usage or pending item left to bill, or the no-card rule; the message says which and when).",
+      "Preview of the next cycle's invoice of a subscription: exactly the invoice the billing run creates for that " +
+      "cycle when nothing changes before (docs/subscriptions.md). Errors: not_found; invalid_state when the run will " +
+      "bill nothing (paused, cancelled, or ending at that cycle's start with no final invoice to issue: cancel at " +
+      "period end, billing_cycles or end_date with no usage or pending item left to bill, or the no-card rule; the " +
+      "message says which and when).",
     args: { subscription: t.arg.id({ required: true, description: "`sub_` id" }) },
     resolve: (_root, args, ctx) => upcomingInvoice(ctx, String(args.subscription)),
   }),
 }));
+
+builder.prismaObjectField("Subscription", "upcomingInvoice", (t) =>
+  t.field({
+    type: UpcomingInvoice,
+    nullable: true,
+    select: { id: true },
+    description:
+      "Preview of the invoice the next cycle will produce, as the root field upcomingInvoice(subscription) " +
+      "answers; null when the run will bill nothing (paused, cancelled, ending before the next cycle: the " +
+      "invalid_state cases of upcomingInvoice).",
+    resolve: async (subscription, _args, ctx) => {
+      try {
+        return await upcomingInvoice(ctx, subscription.id);
+      } catch (e) {
+        if (e instanceof InvalidStateError) return null;
+        throw e;
+      }
+    },
+  }),
+);

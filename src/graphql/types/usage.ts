@@ -29,7 +29,8 @@ export const Usage = builder.prismaNode("Usage", {
   fields: (t) => ({
     subscriptionLine: t.relation("subscriptionLine", {
       description:
-        "the metered subscription line it was used on (before this release a `lin_` id String: select `subscriptionLine { id }`)",
+        "the metered subscription line it was used on (before this release a `lin_` id String: select " +
+        "`subscriptionLine { id }`)",
     }),
     quantity: t.expose("quantity", {
       type: "Decimal",
@@ -39,12 +40,14 @@ export const Usage = builder.prismaNode("Usage", {
     invoice: t.relation("invoice", {
       nullable: true,
       description:
-        "the invoice that billed it; null until billed (before this release an `inv_` id String: select `invoice { id }`)",
+        "the invoice that billed it; null until billed (before this release an `inv_` id String: select `invoice " +
+        "{ id }`)",
     }),
     transactionId: t.exposeString("transactionId", {
       nullable: true,
       description:
-        "the sender's idempotency key it was recorded with (Lago's `transaction_id`), unique per organization and mode; null when sent without one",
+        "the sender's idempotency key it was recorded with (Lago's `transaction_id`), unique per organization and " +
+        "mode; null when sent without one",
     }),
     testMode: t.exposeBoolean("testMode", { description: "true: recorded with a test key, seen only in test mode" }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was recorded, ISO 8601" }),
@@ -59,7 +62,9 @@ const UsageInput = builder.inputType("UsageInput", {
     dateTime: t.field({ type: "DateTime", description: "default now; at most a day in the future" }),
     transactionId: t.string({
       description:
-        "optional idempotency key (Lago's `transaction_id`), 1 to 255 characters, unique per organization and mode: a usage sent again with a key already recorded is not counted again (the usage first recorded with it is returned)",
+        "optional idempotency key (Lago's `transaction_id`), 1 to 255 characters, unique per organization and mode: " +
+        "a usage sent again with a key already recorded is not counted again (the usage first recorded with it is " +
+        "returned)",
     }),
   }),
 });
@@ -70,7 +75,9 @@ const RecordUsagesInput = builder.inputType("RecordUsagesInput", {
     usages: t.field({
       type: [UsageInput],
       required: true,
-      description: `1 to ${MAX_USAGE_BATCH} usage records; errors name a record's field as \`usages.<index>.<field>\` (0-based)`,
+      description:
+        `1 to ${MAX_USAGE_BATCH} usage records; errors name a record's field as ` +
+        `\`usages.<index>.<field>\` (0-based)`,
     }),
   }),
 });
@@ -130,12 +137,14 @@ const RecordUsagesPayload = builder.objectRef<RecordedUsagesShape>("RecordUsages
     usages: t.prismaField({
       type: ["Usage"],
       description:
-        "one usage per record sent, in the same order; a duplicate record's entry is the usage first recorded with its transactionId (so an id can appear more than once)",
+        "one usage per record sent, in the same order; a duplicate record's entry is the usage first recorded with " +
+        "its transactionId (so an id can appear more than once)",
       resolve: (query, parent, _args, ctx) => usagesAsQueried(ctx, query, parent.usages) as never,
     }),
     duplicates: t.exposeIntList("duplicates", {
       description:
-        "0-based indexes of the records not counted because their transactionId was already recorded (before, by a concurrent request, or earlier in this batch); empty when every record was new",
+        "0-based indexes of the records not counted because their transactionId was already recorded (before, by a " +
+        "concurrent request, or earlier in this batch); empty when every record was new",
     }),
     created: t.int({
       description: "how many usages this call recorded (records sent minus duplicates)",
@@ -202,7 +211,9 @@ builder.mutationFields((t) => ({
   createUsage: t.prismaField({
     type: "Usage",
     description:
-      "Records a usage. With a transactionId already recorded nothing is written and the usage first recorded with it is returned. Errors: validation_error (unknown or licensed line, negative quantity, more than a day ahead, empty or over-long transactionId), invalid_state (cancelled subscription).",
+      "Records a usage. With a transactionId already recorded nothing is written and the usage first recorded with " +
+      "it is returned. Errors: validation_error (unknown or licensed line, negative quantity, more than a day ahead, " +
+      "empty or over-long transactionId), invalid_state (cancelled subscription).",
     args: {
       input: t.arg({
         type: UsageInput,
@@ -217,7 +228,12 @@ builder.mutationFields((t) => ({
   }),
   recordUsages: t.field({
     type: RecordUsagesPayload,
-    description: `Records a batch of 1 to ${MAX_USAGE_BATCH} usages with one multi-row write, all or nothing. A record whose transactionId is already recorded (or repeats one earlier in the batch) is not counted again: it is listed in \`duplicates\`. Errors: validation_error (any bad record, fields named \`usages.<index>.<field>\`; more than ${MAX_USAGE_BATCH} records), invalid_state (a record of a cancelled subscription, same field paths); nothing is written on error.`,
+    description:
+      `Records a batch of 1 to ${MAX_USAGE_BATCH} usages with one multi-row write, all or nothing. A ` +
+      `record whose transactionId is already recorded (or repeats one earlier in the batch) is not counted again: it ` +
+      `is listed in \`duplicates\`. Errors: validation_error (any bad record, fields named ` +
+      `\`usages.<index>.<field>\`; more than ${MAX_USAGE_BATCH} records), invalid_state (a record of a cancelled ` +
+      `subscription, same field paths); nothing is written on error.`,
     args: { input: t.arg({ type: RecordUsagesInput, required: true, description: "the records" }) },
     resolve: (_root, args, ctx) => recordUsages(ctx, args.input.usages.map(usageInput)),
   }),

@@ -21,7 +21,7 @@ export interface LocalFile {
 export interface TaxAgency {
   /** short name stored in `tax_agency.agency` */
   name: string;
-  /** whether this agency issues documents of this type code (SII: 33, 34, 39, 41, 52, 56, 61) */
+  /** whether this agency issues documents of this type code (SII: 33, 34, 39, 41, 52, 56, 61, 110, 111, 112) */
   issues(code: number): boolean;
   /**
    * The signed local file of `document`, stamped with `authorization` (SII: the CAF file covering

@@ -33,7 +33,8 @@ async function loadPreviousInvoices(tx: Tx, data: Map<string, CycleData>): Promi
     { id: string; subscriptionId: string; billingCycle: number; dueDate: string | null; status: string }[]
   >(Prisma.sql`
     SELECT i."id", i."subscriptionId", i."billingCycle", to_char(i."dueDate", 'YYYY-MM-DD') AS "dueDate", i."status"
-    FROM unnest(ARRAY[${Prisma.join(subs.map((s) => s.id))}]::text[], ARRAY[${Prisma.join(subs.map((s) => s.nextBillingCycle - 1))}]::int[]) AS w("id", "from")
+    FROM unnest(ARRAY[${Prisma.join(subs.map((s) => s.id))}]::text[],
+    ARRAY[${Prisma.join(subs.map((s) => s.nextBillingCycle - 1))}]::int[]) AS w("id", "from")
     JOIN "Invoice" i ON i."subscriptionId" = w."id" AND i."billingCycle" >= w."from"`);
   for (const i of stored)
     previous.set(i.subscriptionId, i.billingCycle, {

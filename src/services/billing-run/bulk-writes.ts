@@ -17,7 +17,9 @@ async function inChunks<T>(rows: readonly T[], write: (chunk: T[]) => Promise<un
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await write(rows.slice(i, i + ROWS_PER_STATEMENT));
 }
 
-/** Columns of an Invoice or InvoiceLine row the run inserts (`@db.Date` columns as `yyyy-mm-dd`, decimals as strings). */
+/**
+ * Columns of an Invoice or InvoiceLine row the run inserts (`@db.Date` columns as `yyyy-mm-dd`, decimals as strings).
+ */
 export type InsertRow = Record<string, string | number | boolean | null>;
 
 /**
@@ -39,7 +41,8 @@ async function insertRows(
   // Dates serialize as ISO instants (Date.prototype.toJSON)
   const json = JSON.stringify(rows);
   await tx.$executeRaw(
-    Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json)`,
+    Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${columns}) SELECT ${columns}
+      FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json)`,
   );
 }
 
@@ -131,8 +134,10 @@ export async function writeSubscriptions(tx: Tx, subscriptions: readonly Subscri
   const now = new Date();
   await inChunks(subscriptions, (chunk) =>
     tx.$executeRaw(Prisma.sql`
-      UPDATE "Subscription" s SET "nextBilling" = v."nextBilling", "nextBillingCycle" = v."nextBillingCycle", "previousBilling" = v."previousBilling",
-        "couponRedemptions" = v."couponRedemptions", "status" = v."status", "cancelled" = v."cancelled", "cancelReason" = v."cancelReason", "updatedAt" = ${now}
+      UPDATE "Subscription" s SET "nextBilling" = v."nextBilling", "nextBillingCycle" = v."nextBillingCycle",
+      "previousBilling" = v."previousBilling",
+        "couponRedemptions" = v."couponRedemptions", "status" = v."status", "cancelled" = v."cancelled",
+        "cancelReason" = v."cancelReason", "updatedAt" = ${now}
       FROM json_to_recordset(${JSON.stringify(
         chunk.map((sub) => ({
           id: sub.id,
@@ -144,7 +149,8 @@ export async function writeSubscriptions(tx: Tx, subscriptions: readonly Subscri
           cancelled: sub.cancelled,
           cancelReason: sub.cancelReason,
         })),
-      )}::json) AS v("id" text, "nextBilling" date, "nextBillingCycle" int, "previousBilling" date, "couponRedemptions" int, "status" text, "cancelled" timestamptz, "cancelReason" text)
+      )}::json) AS v("id" text, "nextBilling" date, "nextBillingCycle" int, "previousBilling" date,
+      "couponRedemptions" int, "status" text, "cancelled" timestamptz, "cancelReason" text)
       WHERE s."id" = v."id"`),
   );
 }

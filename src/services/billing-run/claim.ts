@@ -45,7 +45,8 @@ function dueFilter({ until, startedAt, testClockId }: DueScope): Prisma.Sql {
 /** How many subscriptions are due now (the run's progress total). */
 export async function countDue(prisma: PrismaClient, scope: DueScope): Promise<number> {
   const [{ count }] = await prisma.$queryRaw<{ count: number }[]>(Prisma.sql`
-    SELECT COUNT(*)::int AS "count" FROM "Subscription" s JOIN "Organization" o ON o."id" = s."organizationId" WHERE ${dueFilter(scope)}`);
+    SELECT COUNT(*)::int AS "count" FROM "Subscription" s JOIN "Organization" o ON o."id" = s."organizationId"
+    WHERE ${dueFilter(scope)}`);
   return Number(count);
 }
 

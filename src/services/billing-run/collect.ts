@@ -53,7 +53,8 @@ function candidatesAfter(options: CollectOptions, after: string): Promise<Collec
   return options.prisma.$queryRaw<CollectCandidate[]>(Prisma.sql`
     SELECT i."id", i."organizationId", i."testMode", i."customerId", i."userEmail", i."subscriptionId", i."billingCycle"
     FROM "Source" src
-    JOIN "Invoice" i ON i."customerId" = src."customerId" AND i."organizationId" = src."organizationId" AND i."testMode" = src."testMode"
+    JOIN "Invoice" i ON i."customerId" = src."customerId" AND i."organizationId" = src."organizationId"
+    AND i."testMode" = src."testMode"
     WHERE src."usage" = 'reusable' AND src."status" = 'chargeable' AND src."customerId" IS NOT NULL
       AND i."subscriptionId" IS NOT NULL AND i."status" = 'finalized' AND i."total" > 0
       AND NOT EXISTS (SELECT 1 FROM "Payment" p WHERE p."invoiceId" = i."id") ${only} AND i."id" > ${after}

@@ -205,13 +205,18 @@ export class SiiBoletaTransport {
     });
   }
 
-  /** boleta.electronica.envio/{rut}-{dv}-{trackid}: the state of an upload, with the boletas SII objected to or rejected. */
+  /**
+   * boleta.electronica.envio/{rut}-{dv}-{trackid}: the state of an upload, with the boletas SII objected to or
+   * rejected.
+   */
   async status(
     credentials: SigningCredentials,
     input: { rutCompany: string; trackId: string },
   ): Promise<BoletaEnvelopeStatus> {
     const company = splitRut(input.rutCompany);
-    const url = `${this.apiUrl}/boleta.electronica.envio/${company.number}-${company.dv}-${encodeURIComponent(input.trackId)}`;
+    const url =
+      `${this.apiUrl}/boleta.electronica.envio/${company.number}-${company.dv}` +
+      `-${encodeURIComponent(input.trackId)}`;
     return this.withToken(credentials, "boleta status", async (token) => {
       const answer = await siiRequest(
         url,

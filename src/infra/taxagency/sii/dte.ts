@@ -41,6 +41,7 @@ import {
   siiTimestamp,
   type DteType,
 } from "../../../domain/dte-rules.js";
+import { EXPORT_DTE_TYPES, pesoAmounts } from "../../../domain/sii-exports.js";
 import { assertCafCovers, type Caf } from "./caf.js";
 import { appendTed, type XMLBuilder } from "./ted.js";
 
@@ -135,6 +136,35 @@ export interface DteTransport {
   city?: string;
 }
 
+/**
+ * An export document's customs and currency data (110, 111, 112 only; docs/sii-dte.md "Export
+ * documents"; the codes come from domain/sii-exports.ts).
+ */
+export interface DteExport {
+  /** the document's currency: amounts are in it (MntExe, MntTotal, MontoItem up to 4 decimals) */
+  currency: CurrencyUnit;
+  /** `TpoMoneda`: SII's name of the currency ("DOLAR USA") */
+  currencyName: string;
+  /** `OtraMoneda/TpoCambio`: pesos per unit; with it OtraMoneda (PESO CL) is written */
+  exchangeRate?: DecimalInput;
+  /** `FmaPagExp`: Aduana's export payment form code */
+  paymentForm?: number;
+  /** `Aduana/CodModVenta`, `CodClauVenta` (then `TotClauVenta` = MntTotal), `CodViaTransp` */
+  saleModality?: number;
+  saleClause?: number;
+  transportWay?: number;
+  /** `Aduana/CodPtoEmbarque`, `CodPtoDesemb`: Aduana port codes */
+  loadingPort?: number;
+  unloadingPort?: number;
+  /** `Aduana/CodPaisRecep`, `CodPaisDestin`: Aduana country codes */
+  receiverCountry?: number;
+  destinationCountry?: number;
+  /** `Receptor/Extranjero/NumId` (20): the receiver's tax id abroad */
+  foreignId?: string;
+  /** `Receptor/Extranjero/Nacionalidad` (3): Aduana country code of the receiver */
+  nationality?: number;
+}
+
 export interface DteInput {
   type: DteType;
   folio: number;
@@ -164,6 +194,8 @@ export interface DteInput {
   transport?: DteTransport;
   /** 39/41 only: `IndServicio` (default 3, sales and services) */
   serviceIndicator?: BoletaServiceIndicator;
+  /** 110/111/112 only (required there): currency and customs data, written as `Exportaciones` */
+  export?: DteExport;
   /** TED `TSTED` and `TmstFirma`: a Date (written in Chilean local time) or yyyy-mm-ddThh:mm:ss */
   timestamp: Date | string;
 }
@@ -199,7 +231,11 @@ function isCredit(line: DteLine): boolean {
 }
 
 function checkInput(input: DteInput): void {
-  if (!isDteType(input.type)) throw ValidationError.field("type", "must be 33, 34, 39, 41, 52, 56 or 61");
+  if (!isDteType(input.type))
+    throw ValidationError.field("type", "must be 33, 34, 39, 41, 52, 56, 61, 110, 111 or 112");
+  const exporting = EXPORT_DTE_TYPES.includes(input.type);
+  if (exporting && !input.export) throw ValidationError.field("export", "is required on an export document");
+  if (!exporting && input.export) throw ValidationError.field("export", "is only for export documents 110-112");
   if (!Number.isInteger(input.folio) || input.folio < 1 || input.folio > 9_999_999_999) {
     throw ValidationError.field("folio", "must be a positive integer of up to 10 digits");
   }
@@ -244,6 +280,26 @@ function checkInput(input: DteInput): void {
   }
 }
 
+/**
+ * An export's `Transporte/Aduana` (codes of domain/sii-exports.ts), left out when it has none;
+ * `TotClauVenta` is the document total when a sale clause is given.
+ */
+function appendAduana(header: XMLBuilder, exp: DteExport, total: string): void {
+  const codes: [string, number | string | undefined][] = [
+    ["CodModVenta", exp.saleModality],
+    ["CodClauVenta", exp.saleClause],
+    ["TotClauVenta", exp.saleClause !== undefined && Number(total) > 0 ? siiDecimal(total, 2) : undefined],
+    ["CodViaTransp", exp.transportWay],
+    ["CodPtoEmbarque", exp.loadingPort],
+    ["CodPtoDesemb", exp.unloadingPort],
+    ["CodPaisRecep", exp.receiverCountry],
+    ["CodPaisDestin", exp.destinationCountry],
+  ];
+  if (codes.every(([, value]) => value === undefined)) return;
+  const aduana = header.ele("Transporte").ele("Aduana");
+  for (const [name, value] of codes) if (value !== undefined) aduana.ele(name).txt(String(value));
+}
+
 /** Builds the unsigned DTE (with its TED, stamped with `caf`). Throws ValidationError on bad input. */
 export function buildDte(input: DteInput, caf: Caf): BuiltDte {
   checkInput(input);
@@ -255,27 +311,30 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
   const timestamp = siiTimestamp(input.timestamp);
 
   const boleta = BOLETA_TYPES.includes(type);
-  const hasTaxes = type !== 34 && type !== 41 && input.exemptDocument !== true;
+  const exp = EXPORT_DTE_TYPES.includes(type) ? input.export : undefined;
+  // exports are exempt (IndExe, MntExe) and in their own currency, amounts up to 4 decimals
+  const hasTaxes = type !== 34 && type !== 41 && input.exemptDocument !== true && !exp;
+  const amount = (value: DecimalInput, field: string) => (exp ? siiDecimal(value, 4) : siiAmount(value, field));
   const totals = computeDocumentTotals({
     lines: input.lines.map((l) => ({
       quantity: l.quantity,
       amount: l.unitPrice,
       discount: l.discount,
       discountScheme: l.discountScheme,
-      exempt: l.exempt,
+      exempt: exp ? true : l.exempt,
     })),
     discount: input.discount?.value,
     discountScheme: input.discount?.scheme,
     taxPercent: input.taxPercent ?? 19,
     hasTaxes,
     pricesIncludeTax: type === 39,
-    currency: CLP,
+    currency: exp?.currency ?? CLP,
     allowCredits: true,
   });
 
   const id = documentId(type, input.folio);
   const root = create({ version: "1.0", encoding: "ISO-8859-1" }).ele(SII_NAMESPACE, "DTE", { version: "1.0" });
-  const doc = root.ele("Documento", { ID: id });
+  const doc = root.ele(exp ? "Exportaciones" : "Documento", { ID: id });
   const header = doc.ele("Encabezado");
 
   const idDoc = header.ele("IdDoc");
@@ -286,6 +345,7 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
   if (input.dispatchType !== undefined) idDoc.ele("TipoDespacho").txt(String(input.dispatchType));
   if (input.shippingType !== undefined) idDoc.ele("IndTraslado").txt(input.shippingType);
   if (input.paymentMethod !== undefined && !boleta) idDoc.ele("FmaPago").txt(String(input.paymentMethod));
+  if (exp?.paymentForm !== undefined) idDoc.ele("FmaPagExp").txt(String(exp.paymentForm));
   if (input.dueDate !== undefined) idDoc.ele("FchVenc").txt(siiDate(input.dueDate, "dueDate"));
 
   const e = input.emitter;
@@ -316,6 +376,11 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
   receptor.ele("RUTRecep").txt(receiverRut);
   optional(receptor, "CdgIntRecep", siiText(r.internalCode, MAX.CdgIntRecep));
   receptor.ele("RznSocRecep").txt(receiverName);
+  if (exp && (exp.foreignId || exp.nationality !== undefined)) {
+    const extranjero = receptor.ele("Extranjero");
+    optional(extranjero, "NumId", siiText(exp.foreignId, 20));
+    if (exp.nationality !== undefined) extranjero.ele("Nacionalidad").txt(String(exp.nationality));
+  }
   if (!boleta) optional(receptor, "GiroRecep", siiText(r.activity, MAX.GiroRecep));
   optional(receptor, "Contacto", siiText(r.contact, MAX.Contacto));
   if (!boleta) optional(receptor, "CorreoRecep", siiText(r.email, MAX.CorreoRecep));
@@ -333,17 +398,34 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
     optional(transporte, "CiudadDest", siiText(t.city, MAX.CiudadDest));
   }
 
+  if (exp) appendAduana(header, exp, amount(totals.total, "totals.total"));
+
   // Totales: taxable part when some line is taxable, exempt part when some line is exempt
   const anyTaxable = totals.lines.some((l) => !l.exempt);
   const anyExempt = totals.lines.some((l) => l.exempt);
   const totales = header.ele("Totales");
-  if (anyTaxable) totales.ele("MntNeto").txt(siiAmount(totals.amount, "totals.amount"));
-  if (anyExempt) totales.ele("MntExe").txt(siiAmount(totals.exempt, "totals.exempt"));
-  if (anyTaxable) {
+  if (exp) {
+    totales.ele("TpoMoneda").txt(exp.currencyName);
+    totales.ele("MntExe").txt(amount(totals.exempt, "totals.exempt"));
+    totales.ele("MntTotal").txt(amount(totals.total, "totals.total"));
+    if (exp.exchangeRate !== undefined) {
+      const pesos = pesoAmounts(totals.exempt, totals.total, exp.exchangeRate);
+      const otra = header.ele("OtraMoneda");
+      otra.ele("TpoMoneda").txt("PESO CL");
+      otra.ele("TpoCambio").txt(siiDecimal(exp.exchangeRate, 4));
+      otra.ele("MntExeOtrMnda").txt(pesos.exempt.toFixed(0));
+      otra.ele("MntTotOtrMnda").txt(pesos.total.toFixed(0));
+    }
+  }
+  if (exp) {
+    // written above
+  } else if (anyTaxable) totales.ele("MntNeto").txt(siiAmount(totals.amount, "totals.amount"));
+  if (anyExempt && !exp) totales.ele("MntExe").txt(siiAmount(totals.exempt, "totals.exempt"));
+  if (anyTaxable && !exp) {
     if (!boleta) totales.ele("TasaIVA").txt(siiDecimal(totals.taxPercent, 2));
     totales.ele("IVA").txt(siiAmount(totals.tax, "totals.tax"));
   }
-  totales.ele("MntTotal").txt(siiAmount(totals.total, "totals.total"));
+  if (!exp) totales.ele("MntTotal").txt(siiAmount(totals.total, "totals.total"));
 
   let lineNumber = 0;
   input.lines.forEach((line, i) => {
@@ -364,9 +446,11 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
     if (!toDecimal(line.unitPrice).isZero()) det.ele("PrcItem").txt(siiDecimal(line.unitPrice, 6));
     if (!lt.discountAmount.isZero()) {
       if ((line.discountScheme ?? "%") === "%") det.ele("DescuentoPct").txt(siiDecimal(line.discount ?? 0, 2));
-      det.ele("DescuentoMonto").txt(siiAmount(lt.discountAmount, `lines.${i}.discount`));
+      // DescuentoMonto is a whole number (MntImpType) even on an export: a fractional one is left out
+      if (!exp || lt.discountAmount.isInteger())
+        det.ele("DescuentoMonto").txt(siiAmount(lt.discountAmount, `lines.${i}.discount`));
     }
-    det.ele("MontoItem").txt(siiAmount(lt.total, `lines.${i}.total`));
+    det.ele("MontoItem").txt(amount(lt.total, `lines.${i}.total`));
   });
 
   // DscRcgGlobal: each credit line as an amount, then the document discount (as an amount when
@@ -386,13 +470,20 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
       globalDiscount(
         line.name,
         "$",
-        siiAmount(totals.lines[i].total.negated(), `lines.${i}.total`),
+        exp
+          ? siiDecimal(totals.lines[i].total.negated(), 2)
+          : siiAmount(totals.lines[i].total.negated(), `lines.${i}.total`),
         totals.lines[i].exempt,
       );
   });
   if (input.discount && !totals.discountAmount.isZero()) {
     if (discountNumber > 0)
-      globalDiscount(input.discount.description, "$", siiAmount(totals.discountAmount, "discount"), false);
+      globalDiscount(
+        input.discount.description,
+        "$",
+        exp ? siiDecimal(totals.discountAmount, 2) : siiAmount(totals.discountAmount, "discount"),
+        false,
+      );
     else globalDiscount(input.discount.description, input.discount.scheme, siiDecimal(input.discount.value, 2), false);
   }
 
@@ -417,7 +508,7 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
       issueDate,
       receiverRut,
       receiverName,
-      total: siiAmount(totals.total, "totals.total"),
+      total: amount(totals.total, "totals.total"),
       firstItemName: input.lines.find((line) => !isCredit(line))!.name,
       timestamp,
     },

@@ -21,7 +21,10 @@ import { verifyEnvelopedSignature } from "./signature.js";
 export interface DteVerification {
   signatureValid: boolean;
   tedValid: boolean;
-  /** null when both are true; otherwise the reasons, e.g. "signature: the signature does not verify; TED: FRMT does not verify with the CAF's key" */
+  /**
+   * null when both are true; otherwise the reasons, e.g. "signature: the signature does not verify; TED: FRMT does not
+   * verify with the CAF's key"
+   */
   reason: string | null;
 }
 

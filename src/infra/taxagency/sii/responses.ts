@@ -18,7 +18,9 @@ import { signEnveloped, type SigningCredentials } from "./signature.js";
 
 /** The legal sentence `Recibos_v10.xsd` fixes for `Declaracion` (Ley 19.983). */
 export const RECIBO_DECLARATION =
-  "El acuse de recibo que se declara en este acto, de acuerdo a lo dispuesto en la letra b) del Art. 4, y la letra c) del Art. 5 de la Ley 19.983, acredita que la entrega de mercaderias o servicio(s) prestado(s) ha(n) sido recibido(s).";
+  "El acuse de recibo que se declara en este acto, de acuerdo a lo dispuesto en la letra b) del Art. 4, y la letra " +
+  "c) del Art. 5 de la Ley 19.983, acredita que la entrega de mercaderias o servicio(s) prestado(s) ha(n) sido " +
+  "recibido(s).";
 
 export interface SignedXmlFile {
   xml: string;
@@ -71,8 +73,10 @@ function contact(h: ResponseHeader): string {
 
 function respuestaCaratula(h: ResponseHeader, responseId: number, details: number): string {
   return (
-    `<Caratula version="1.0">${el("RutResponde", siiRut(h.responderRut, "responderRut"))}${el("RutRecibe", siiRut(h.recipientRut, "recipientRut"))}` +
-    `${el("IdRespuesta", responseId)}${el("NroDetalles", details)}${contact(h)}${el("TmstFirmaResp", siiTimestamp(h.signedAt))}</Caratula>`
+    `<Caratula version="1.0">${el("RutResponde", siiRut(h.responderRut, "responderRut"))}` +
+    `${el("RutRecibe", siiRut(h.recipientRut, "recipientRut"))}` +
+    `${el("IdRespuesta", responseId)}${el("NroDetalles", details)}${contact(h)}` +
+    `${el("TmstFirmaResp", siiTimestamp(h.signedAt))}</Caratula>`
   );
 }
 
@@ -116,13 +120,17 @@ export function buildRecepcionDte(input: RecepcionInput, credentials: SigningCre
   const details = input.documents
     .map(
       (d) =>
-        `<RecepcionDTE>${documentFields(d)}${el("EstadoRecepDTE", d.status)}${el("RecepDTEGlosa", siiText(d.statusText, 256))}</RecepcionDTE>`,
+        `<RecepcionDTE>${documentFields(d)}${el("EstadoRecepDTE", d.status)}` +
+        `${el("RecepDTEGlosa", siiText(d.statusText, 256))}</RecepcionDTE>`,
     )
     .join("");
   const recepcion =
-    `<RecepcionEnvio>${el("NmbEnvio", siiText(input.fileName, 80))}${el("FchRecep", siiTimestamp(input.receivedAt))}${el("CodEnvio", input.envelopeCode)}` +
-    `${el("EnvioDTEID", siiText(input.envelopeId, 80))}${el("Digest", input.digest ?? null)}${el("RutEmisor", siiRut(input.envelopeIssuerRut, "envelopeIssuerRut"))}` +
-    `${el("RutReceptor", siiRut(input.envelopeReceiverRut, "envelopeReceiverRut"))}${el("EstadoRecepEnv", input.status)}${el("RecepEnvGlosa", siiText(input.statusText, 256))}` +
+    `<RecepcionEnvio>${el("NmbEnvio", siiText(input.fileName, 80))}` +
+    `${el("FchRecep", siiTimestamp(input.receivedAt))}${el("CodEnvio", input.envelopeCode)}` +
+    `${el("EnvioDTEID", siiText(input.envelopeId, 80))}${el("Digest", input.digest ?? null)}` +
+    `${el("RutEmisor", siiRut(input.envelopeIssuerRut, "envelopeIssuerRut"))}` +
+    `${el("RutReceptor", siiRut(input.envelopeReceiverRut, "envelopeReceiverRut"))}` +
+    `${el("EstadoRecepEnv", input.status)}${el("RecepEnvGlosa", siiText(input.statusText, 256))}` +
     `${input.documents.length ? el("NroDTE", input.documents.length) : ""}${details}</RecepcionEnvio>`;
   const xml =
     `<RespuestaDTE version="1.0" xmlns="${SII_NAMESPACE}"><Resultado ID="RecepcionEnvio">` +
@@ -135,7 +143,10 @@ export interface ResultadoInput {
   responseId: number;
   /** our number for the envelope (`CodEnvio`) */
   envelopeCode: number;
-  /** per DTE, `EstadoDTE` 0 accepted, 1 accepted with discrepancies, 2 rejected; `CodRchDsc` negative reason code when rejected */
+  /**
+   * per DTE, `EstadoDTE` 0 accepted, 1 accepted with discrepancies, 2 rejected; `CodRchDsc` negative reason code when
+   * rejected
+   */
   documents: (AnsweredDocument & { status: 0 | 1 | 2; statusText: string; reasonCode?: number | null })[];
 }
 
@@ -145,7 +156,8 @@ export function buildResultadoDte(input: ResultadoInput, credentials: SigningCre
     .map(
       (d) =>
         `<ResultadoDTE>${documentFields(d)}${el("CodEnvio", input.envelopeCode)}${el("EstadoDTE", d.status)}` +
-        `${el("EstadoDTEGlosa", siiText(d.statusText, 256))}${d.reasonCode ? el("CodRchDsc", d.reasonCode) : ""}</ResultadoDTE>`,
+        `${el("EstadoDTEGlosa", siiText(d.statusText, 256))}${d.reasonCode ? el("CodRchDsc", d.reasonCode) : ""}` +
+        `</ResultadoDTE>`,
     )
     .join("");
   const xml =
@@ -175,13 +187,15 @@ export function buildEnvioRecibos(input: RecibosInput, credentials: SigningCrede
     const recibo =
       `<Recibo version="1.0" xmlns="${SII_NAMESPACE}"><DocumentoRecibo ID="R${d.type}F${d.folio}">` +
       `${documentFields(d).replace(/^<TipoDTE>(\d+)<\/TipoDTE>/, "<TipoDoc>$1</TipoDoc>")}${el("Recinto", place)}` +
-      `${el("RutFirma", siiRut(input.signerRut, "signerRut"))}${el("Declaracion", RECIBO_DECLARATION)}${el("TmstFirmaRecibo", signedAt)}</DocumentoRecibo></Recibo>`;
+      `${el("RutFirma", siiRut(input.signerRut, "signerRut"))}${el("Declaracion", RECIBO_DECLARATION)}` +
+      `${el("TmstFirmaRecibo", signedAt)}</DocumentoRecibo></Recibo>`;
     return signEnveloped(recibo, "DocumentoRecibo", credentials);
   });
   const h = input.header;
   const xml =
     `<EnvioRecibos version="1.0" xmlns="${SII_NAMESPACE}"><SetRecibos ID="SetRecibos"><Caratula version="1.0">` +
-    `${el("RutResponde", siiRut(h.responderRut, "responderRut"))}${el("RutRecibe", siiRut(h.recipientRut, "recipientRut"))}${contact(h)}` +
+    `${el("RutResponde", siiRut(h.responderRut, "responderRut"))}` +
+    `${el("RutRecibe", siiRut(h.recipientRut, "recipientRut"))}${contact(h)}` +
     `${el("TmstFirmaEnv", signedAt)}</Caratula>${recibos.join("")}</SetRecibos></EnvioRecibos>`;
   return finish(signEnveloped(xml, "SetRecibos", credentials));
 }

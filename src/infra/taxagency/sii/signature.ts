@@ -49,7 +49,8 @@ export function keyInfoContent(certificatePem: string): string {
   const modulus = Buffer.from(jwk.n, "base64url").toString("base64");
   const exponent = Buffer.from(jwk.e, "base64url").toString("base64");
   return (
-    `<KeyValue><RSAKeyValue><Modulus>${wrap(modulus)}</Modulus><Exponent>${exponent}</Exponent></RSAKeyValue></KeyValue>` +
+    `<KeyValue><RSAKeyValue><Modulus>${wrap(modulus)}</Modulus><Exponent>${exponent}</Exponent></RSAKeyValue>` +
+    `</KeyValue>` +
     `<X509Data><X509Certificate>${wrap(cert.raw.toString("base64"))}</X509Certificate></X509Data>`
   );
 }
@@ -67,17 +68,20 @@ export function dteSigner(credentials: SigningCredentials): (xml: string) => str
     throw new Error("the private key does not match the certificate");
   const keyInfo = keyInfoContent(credentials.certificatePem);
   return (xml) => {
-    if (!/<Documento ID="[^"]+"/.test(xml)) throw new Error("the DTE has no Documento ID");
+    // an export (110-112) signs its `Exportaciones` element, every other DTE its `Documento`
+    const element = /<(Documento|Exportaciones) ID="[^"]+"/.exec(xml)?.[1];
+    if (!element) throw new Error("the DTE has no Documento ID");
     if (!xml.includes("</DTE>")) throw new Error("not a DTE");
     return (
-      signBuiltDte(xml, key, keyInfo) ?? signEnvelopedWith(xml, "Documento", key, credentials.certificatePem, keyInfo)
+      signBuiltDte(xml, key, keyInfo, element) ??
+      signEnvelopedWith(xml, element, key, credentials.certificatePem, keyInfo)
     );
   };
 }
 
 const XMLDSIG = "http://www.w3.org/2000/09/xmldsig#";
-const DTE_HEAD =
-  '<?xml version="1.0" encoding="ISO-8859-1"?><DTE xmlns="http://www.sii.cl/SiiDte" version="1.0"><Documento ID="';
+const DTE_HEAD = (element: string) =>
+  `<?xml version="1.0" encoding="ISO-8859-1"?><DTE xmlns="http://www.sii.cl/SiiDte" version="1.0"><${element} ID="`;
 
 /**
  * The inclusive C14N 1.0 of the `Documento` of a DTE as dte.ts builds it, read straight off the
@@ -88,21 +92,22 @@ const DTE_HEAD =
  * with xml-crypto instead. The canonical form of the built text only adds the in-scope default
  * namespace to the `Documento` start tag (its only attribute, ID, follows the namespace).
  */
-function canonicalDocumento(xml: string): { id: string; canonical: string } | null {
-  if (!xml.startsWith(DTE_HEAD)) return null;
-  const start = DTE_HEAD.length - '<Documento ID="'.length;
-  const end = xml.indexOf("</Documento>");
-  if (end < 0 || xml.indexOf("<Documento", start + 1) >= 0) return null;
-  const documento = xml.slice(start, end + "</Documento>".length);
+function canonicalDocumento(xml: string, element = "Documento"): { id: string; canonical: string } | null {
+  const head = DTE_HEAD(element);
+  if (!xml.startsWith(head)) return null;
+  const start = head.length - `<${element} ID="`.length;
+  const end = xml.indexOf(`</${element}>`);
+  if (end < 0 || xml.indexOf(`<${element}`, start + 1) >= 0) return null;
+  const documento = xml.slice(start, end + `</${element}>`.length);
   if (/\/>|\r|<!|<\?|&(?!amp;|lt;|gt;)|>[^<]*>/.test(documento)) return null;
   for (const tag of documento.matchAll(/<[A-Za-z][\w.-]*((?:\s[^>]*)?)>/g)) {
     if (tag[1] && !/^ [A-Za-z]+="[A-Za-z0-9.]+"$/.test(tag[1])) return null;
   }
-  const id = /^<Documento ID="([A-Za-z0-9]+)">/.exec(documento)?.[1];
+  const id = new RegExp(`^<${element} ID="([A-Za-z0-9]+)">`).exec(documento)?.[1];
   if (!id) return null;
   return {
     id,
-    canonical: `<Documento xmlns="http://www.sii.cl/SiiDte" ID="${id}">${documento.slice(`<Documento ID="${id}">`.length)}`,
+    canonical: `<${element} xmlns="http://www.sii.cl/SiiDte" ID="${id}">${documento.slice(`<${element} ID="${id}">`.length)}`,
   };
 }
 
@@ -111,17 +116,21 @@ function canonicalDocumento(xml: string): { id: string; canonical: string } | nu
  * compares them), without parsing it: the digest is over canonicalDocumento's text and the
  * SignedInfo is a fixed template. Null when canonicalDocumento is (the caller then uses xml-crypto).
  */
-function signBuiltDte(xml: string, key: KeyObject, keyInfo: string): string | null {
-  const documento = canonicalDocumento(xml);
+function signBuiltDte(xml: string, key: KeyObject, keyInfo: string, element = "Documento"): string | null {
+  const documento = canonicalDocumento(xml, element);
   if (!documento) return null;
   const digest = createHash("sha1").update(documento.canonical, "utf8").digest("base64");
   const signedInfo = (xmlns: string, close: (name: string) => string) =>
-    `<SignedInfo${xmlns}><CanonicalizationMethod Algorithm="${C14N}"${close("CanonicalizationMethod")}<SignatureMethod Algorithm="${RSA_SHA1}"${close("SignatureMethod")}` +
-    `<Reference URI="#${documento.id}"><Transforms><Transform Algorithm="${C14N}"${close("Transform")}</Transforms><DigestMethod Algorithm="${SHA1}"${close("DigestMethod")}` +
+    `<SignedInfo${xmlns}><CanonicalizationMethod Algorithm="${C14N}"${close("CanonicalizationMethod")}` +
+    `<SignatureMethod Algorithm="${RSA_SHA1}"${close("SignatureMethod")}` +
+    `<Reference URI="#${documento.id}"><Transforms><Transform Algorithm="${C14N}"${close("Transform")}</Transforms>` +
+    `<DigestMethod Algorithm="${SHA1}"${close("DigestMethod")}` +
     `<DigestValue>${digest}</DigestValue></Reference></SignedInfo>`;
   const canonicalSignedInfo = signedInfo(` xmlns="${XMLDSIG}"`, (name) => `></${name}>`);
   const value = sign("sha1", Buffer.from(canonicalSignedInfo, "utf8"), key).toString("base64");
-  const signature = `<Signature xmlns="${XMLDSIG}">${signedInfo("", () => "/>")}<SignatureValue>${value}</SignatureValue><KeyInfo>${keyInfo}</KeyInfo></Signature>`;
+  const signature =
+    `<Signature xmlns="${XMLDSIG}">${signedInfo("", () => "/>")}<SignatureValue>${value}` +
+    `</SignatureValue><KeyInfo>${keyInfo}</KeyInfo></Signature>`;
   const closing = xml.lastIndexOf("</DTE>");
   return xml.slice(0, closing) + signature + xml.slice(closing);
 }
@@ -185,7 +194,10 @@ export interface SignatureCheck {
 }
 
 function pemOf(base64: string): string {
-  return `-----BEGIN CERTIFICATE-----\n${base64.replace(/\s+/g, "").replace(/(.{64})(?=.)/g, "$1\n")}\n-----END CERTIFICATE-----\n`;
+  return (
+    `-----BEGIN CERTIFICATE-----\n${base64.replace(/\s+/g, "").replace(/(.{64})(?=.)/g, "$1\n")}\n-----END ` +
+    `CERTIFICATE-----\n`
+  );
 }
 
 /**

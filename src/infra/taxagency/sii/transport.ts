@@ -157,7 +157,9 @@ export interface UploadStatus {
 
 /** SII's record of one DTE (QueryEstDte). */
 export interface DteRecordStatus {
-  /** DOK received and matching, DNK received but not matching, FAU not received, FNA not authorised, … or an error code */
+  /**
+   * DOK received and matching, DNK received but not matching, FAU not received, FNA not authorised, … or an error code
+   */
   estado: string;
   glosa?: string;
 }
@@ -316,7 +318,8 @@ export class SiiTransport {
     const attempt = async (token: string): Promise<UploadStatus> => {
       const doc = await this.soap(
         "QueryEstUp",
-        `<getEstUp><RutCompania>${company.number}</RutCompania><DvCompania>${company.dv}</DvCompania><TrackId>${escapeXml(input.trackId)}</TrackId><Token>${escapeXml(token)}</Token></getEstUp>`,
+        `<getEstUp><RutCompania>${company.number}</RutCompania><DvCompania>${company.dv}</DvCompania>` +
+          `<TrackId>${escapeXml(input.trackId)}</TrackId><Token>${escapeXml(token)}</Token></getEstUp>`,
         "status",
       );
       const estado = text(doc, "ESTADO");
@@ -373,7 +376,8 @@ export class SiiTransport {
         `<getEstDte><RutConsultante>${querier.number}</RutConsultante><DvConsultante>${querier.dv}</DvConsultante>` +
           `<RutCompania>${company.number}</RutCompania><DvCompania>${company.dv}</DvCompania>` +
           `<RutReceptor>${receiver.number}</RutReceptor><DvReceptor>${receiver.dv}</DvReceptor>` +
-          `<TipoDte>${input.type}</TipoDte><FolioDte>${input.folio}</FolioDte><FechaEmisionDte>${day}${month}${year}</FechaEmisionDte>` +
+          `<TipoDte>${input.type}</TipoDte><FolioDte>${input.folio}</FolioDte><FechaEmisionDte>${day}${month}${year}` +
+          `</FechaEmisionDte>` +
           `<MontoDte>${escapeXml(input.total)}</MontoDte><Token>${escapeXml(token)}</Token></getEstDte>`,
         "document status",
       );

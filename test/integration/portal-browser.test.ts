@@ -1,0 +1,192 @@
+/**
+ * The customer portal in headless Chromium (docs/customer-portal.md), on both databases: a session
+ * link opened as the customer would, three invoices listed, a PDF downloaded and read, an invoice
+ * paid with a saved card (and its payment row in the database), another declined with a declining
+ * test card, a subscription cancelled at period end, the language switched, the return link
+ * followed; another customer's invoice typed into the address refused; an expired link. Each page
+ * is photographed at desktop and phone widths into test-artifacts/portal/ (gitignored). No request
+ * leaves the machine (the return URL's site is answered by the test) and the page's CSP refuses
+ * nothing.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { PDFParse } from "pdf-parse";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import { launchChromium, MISSING_CHROMIUM } from "../helpers/chromium.js";
+import { portalFixture, sessionKey, type PortalFixture } from "../helpers/portal.js";
+
+const ARTIFACTS = path.join(process.cwd(), "test-artifacts", "portal");
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const RETURN_URL = "https://acme.example/account";
+const SLOW = 120_000;
+
+let s: TestServer;
+let f: PortalFixture;
+let browser: Browser | undefined;
+const db = process.env.TEST_DB ?? "pglite";
+beforeAll(async () => {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  [s, browser] = await Promise.all([startTestServer(), launchChromium()]);
+  f = await portalFixture(s);
+});
+afterAll(async () => {
+  await browser?.close();
+  await s?.close();
+});
+
+/**
+ * A browser context at `viewport` whose only outside site, the return URL's, is answered here; CSP reports collected.
+ */
+async function context(viewport: { width: number; height: number }) {
+  if (!browser) expect.fail(MISSING_CHROMIUM);
+  const ctx: BrowserContext = await browser.newContext({ viewport, acceptDownloads: true, locale: "es-CL" });
+  await ctx.route(
+    (url) => !url.href.startsWith(s.url),
+    (route) =>
+      route.request().url().startsWith(RETURN_URL)
+        ? route.fulfill({ contentType: "text/html", body: "<title>Acme account</title><h1>Acme account</h1>" })
+        : route.abort(),
+  );
+  const violations: string[] = [];
+  ctx.on("console", (m) => {
+    if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
+  });
+  return { ctx, violations };
+}
+
+async function shot(page: Page, name: string, width: "desktop" | "phone") {
+  await page.screenshot({ path: path.join(ARTIFACTS, `${db}-${name}-${width}.png`), fullPage: true });
+}
+
+const invoiceRow = (page: Page, id: string) => page.locator(`#invoice-title ~ div tr[data-id="${id}"]`);
+
+describe("the customer portal in a browser", () => {
+  it(
+    "lists, downloads, pays, declines, cancels, switches language and returns",
+    async () => {
+      const { ctx, violations } = await context(DESKTOP);
+      const page = await ctx.newPage();
+      const { key } = await sessionKey(s, f.customerId, RETURN_URL);
+      await page.goto(`${s.url}/portal/${key}`);
+      await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Acme Hosting");
+      // the key is gone from the address at once
+      expect(new URL(page.url()).pathname).toBe("/portal/");
+      await expect.poll(() => page.locator("#invoice-title ~ div tbody tr").count()).toBe(3);
+      for (const id of f.invoiceIds) expect(await invoiceRow(page, id).count()).toBe(1);
+      // Spanish for a Chilean customer, amounts in pesos without decimals
+      expect(await page.locator("html").getAttribute("lang")).toBe("es");
+      expect(await invoiceRow(page, f.invoiceIds[0]).locator("td.num").first().textContent()).toBe("CLP 2.916");
+      await shot(page, "overview", "desktop");
+
+      // the PDF of an invoice, read back
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        invoiceRow(page, f.invoiceIds[0])
+          .getByRole("button", { name: /Descargar PDF/ })
+          .click(),
+      ]);
+      expect(download.suggestedFilename()).toBe(`${f.invoiceIds[0]}.pdf`);
+      const parser = new PDFParse({ data: new Uint8Array(fs.readFileSync(await download.path())) });
+      const text = (await parser.getText()).text;
+      await parser.destroy();
+      expect(text).toContain("Cliente Portal SpA");
+      expect(text).toContain("Consultoría");
+
+      // pay the first invoice with the saved card
+      await invoiceRow(page, f.invoiceIds[0])
+        .getByRole("link", { name: /^Pagar / })
+        .click();
+      await expect.poll(() => page.locator("dd.due").textContent()).toBe("CLP 2.916");
+      expect(await page.getByRole("radio", { name: /Mastercard terminada en 4444/ }).isChecked()).toBe(true);
+      await shot(page, "pay", "desktop");
+      await page.getByRole("button", { name: "Pagar CLP 2.916" }).click();
+      await expect.poll(() => page.getByRole("status").textContent()).toBe("Pago recibido. ¡Gracias!");
+      await expect.poll(() => page.locator("dd.status").textContent()).toBe("Pagada");
+      await shot(page, "paid", "desktop");
+      const payments = await s.database.prisma.payment.findMany({ where: { invoiceId: f.invoiceIds[0] } });
+      expect(payments.map((p) => [p.status, p.amount.toString(), p.sourceId])).toEqual([
+        ["succeeded", "2916", f.cardId],
+      ]);
+
+      // a declining card on the second invoice
+      await page.getByRole("link", { name: "Volver al listado" }).click();
+      await invoiceRow(page, f.invoiceIds[1])
+        .getByRole("link", { name: /^Pagar / })
+        .click();
+      await page.getByRole("radio", { name: "Tarjeta nueva" }).check();
+      await page.getByLabel("Token de la tarjeta de prueba").fill("tok_chargeDeclined");
+      await page.getByRole("button", { name: /^Pagar CLP/ }).click();
+      await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/^El pago fue rechazado: card_declined: /);
+      await shot(page, "declined", "desktop");
+      const declined = await s.database.prisma.payment.findMany({ where: { invoiceId: f.invoiceIds[1] } });
+      expect(declined.map((p) => p.status)).toEqual(["requires_payment_method"]);
+
+      // another customer's invoice typed into the address
+      await page.goto(`${s.url}/portal/#/invoice/${f.other.invoiceId}`);
+      await expect.poll(() => page.getByRole("alert").textContent()).toBe("No encontramos este documento.");
+      await shot(page, "not-found", "desktop");
+
+      // cancel the subscription at period end
+      await page.getByRole("link", { name: "Volver al listado" }).click();
+      await page.getByRole("button", { name: "Cancelar al final del período" }).click();
+      await expect
+        .poll(() => page.locator(".subscriptions .notice").textContent())
+        .toMatch(/^Termina el \d\d-\d\d-\d{4}$/);
+      const sub = await s.database.prisma.subscription.findUniqueOrThrow({ where: { id: f.subscriptionId } });
+      expect(sub.cancelAtPeriodEnd).toBe(true);
+
+      // English
+      await page.getByRole("button", { name: /English/ }).click();
+      await expect.poll(() => page.getByRole("heading", { name: "Invoices" }).count()).toBe(1);
+      expect(await page.locator("html").getAttribute("lang")).toBe("en");
+      expect(await invoiceRow(page, f.invoiceIds[0]).locator("td.status").textContent()).toBe("Paid");
+      await shot(page, "overview-en", "desktop");
+
+      // back to the business
+      await page.getByRole("link", { name: "← Return to Acme Hosting" }).click();
+      await page.waitForURL(RETURN_URL);
+      expect(await page.title()).toBe("Acme account");
+      expect(violations).toEqual([]);
+      await ctx.close();
+    },
+    SLOW,
+  );
+
+  it(
+    "fits a phone, and shows an expired link's page",
+    async () => {
+      const { ctx, violations } = await context(PHONE);
+      const page = await ctx.newPage();
+      const { key } = await sessionKey(s, f.customerId, RETURN_URL);
+      await page.goto(`${s.url}/portal/${key}`);
+      await expect.poll(() => page.locator("#invoice-title ~ div tbody tr").count()).toBe(3);
+      // nothing wider than the screen but the tables' own scrolling box
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+      await shot(page, "overview", "phone");
+      await invoiceRow(page, f.invoiceIds[2])
+        .getByRole("link", { name: /^Pagar / })
+        .click();
+      await expect.poll(() => page.locator("dd.due").count()).toBe(1);
+      await shot(page, "pay", "phone");
+
+      const expired = await sessionKey(s, f.customerId, RETURN_URL);
+      await s.database.prisma.customerSession.update({
+        where: { id: expired.id },
+        data: { expiresAt: new Date(Date.now() - 1000) },
+      });
+      const response = await page.goto(`${s.url}/portal/${expired.key}`);
+      expect(response?.status()).toBe(404);
+      expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Este enlace ha vencido");
+      expect(await page.getByRole("link", { name: "Volver / Go back" }).getAttribute("href")).toBe(RETURN_URL);
+      await shot(page, "expired", "phone");
+      await page.setViewportSize(DESKTOP);
+      await shot(page, "expired", "desktop");
+      expect(violations).toEqual([]);
+      await ctx.close();
+    },
+    SLOW,
+  );
+});

@@ -1,0 +1,386 @@
+/**
+ * The customer portal over HTTP, without a browser (docs/customer-portal.md): the session link
+ * exchanged for the credential cookies, the page's headers, the portal scope (a portal credential
+ * is refused every field not marked for the portal, an API key the `portal` query), the CSRF
+ * header, another customer's ids refused everywhere, expired, unknown and revoked links, paying
+ * with an Idempotency-Key, sources and the default source, cancelling at period end.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../helpers/server.js";
+import {
+  openLink,
+  portalFixture,
+  portalGraphql,
+  sessionKey,
+  type PortalCookies,
+  type PortalFixture,
+} from "../helpers/portal.js";
+
+let s: TestServer;
+let f: PortalFixture;
+let cookies: PortalCookies;
+beforeAll(async () => {
+  s = await startTestServer();
+  f = await portalFixture(s);
+  cookies = await openLink(s, (await sessionKey(s, f.customerId)).key);
+});
+afterAll(async () => s?.close());
+
+const codeOf = (body: { errors?: { extensions?: { code?: string } }[] }) => body.errors?.[0]?.extensions?.code;
+
+describe("the session link", () => {
+  it("serves the portal with the credential in an HttpOnly, SameSite=Strict cookie and a strict CSP", async () => {
+    expect(cookies.response.status).toBe(200);
+    expect(cookies.html).toContain('<div id="app"></div>');
+    expect(cookies.html).toMatch(
+      /<script type="module" crossorigin src="\/portal\/assets\/index-[\w-]+\.js"><\/script>/,
+    );
+    expect(cookies.credential).toMatch(/^[0-9A-Za-z]{32}$/);
+    expect(cookies.csrf).toMatch(/^[0-9A-Za-z]{32}$/);
+    const [credential, csrf] = cookies.setCookies;
+    expect(credential).toMatch(/^portal_credential=\w{32}; Path=\/; Max-Age=1[78]\d\d; SameSite=Strict; HttpOnly$/);
+    expect(csrf).toMatch(/^portal_csrf=\w{32}; Path=\/; Max-Age=1[78]\d\d; SameSite=Strict$/);
+    const csp = cookies.response.headers.get("content-security-policy")!;
+    expect(csp).toContain("script-src 'self';");
+    expect(csp).toContain("style-src 'self';");
+    expect(csp).not.toContain("unsafe-inline");
+    expect(cookies.response.headers.get("cache-control")).toBe("no-store");
+    // only hashes are stored
+    const row = await s.database.prisma.portalCredential.findFirstOrThrow({ where: { customerId: f.customerId } });
+    expect(row.tokenHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(row.tokenHash).not.toContain(cookies.credential);
+    // the page's script is served by the service
+    const script = /src="(\/portal\/assets\/[^"]+)"/.exec(cookies.html)![1];
+    const js = await fetch(`${s.url}${script}`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+  });
+
+  it("opens the portal query as the session's customer", async () => {
+    const res = await portalGraphql(
+      s,
+      cookies,
+      `{ portal { locale cancelSubscriptions gateways settings { businessName returnUrl displayInvoices }
+         colors { background text asset onAsset adjusted }
+         customer { id name invoices { totalCount edges { node { id status amountDue } } }
+           subscriptions { totalCount } sources { id isDefault } } } }`,
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.errors).toBeUndefined();
+    const portal = res.body.data.portal;
+    expect(portal.locale).toBe("es");
+    expect(portal.cancelSubscriptions).toBe(true);
+    expect(portal.gateways).toEqual(["test", "redirect"]);
+    expect(portal.settings).toEqual({
+      businessName: "Acme Hosting",
+      returnUrl: "https://acme.example/account",
+      displayInvoices: true,
+    });
+    // the brown asset colour on cream is readable (contrast >= 4.5): kept
+    expect(portal.colors).toEqual({
+      background: "#f7f3ea",
+      text: "#111111",
+      asset: "#7a3e00",
+      onAsset: "#ffffff",
+      adjusted: false,
+    });
+    expect(portal.customer.id).toBe(f.customerId);
+    expect(portal.customer.invoices.totalCount).toBe(3);
+    expect(portal.customer.invoices.edges.map((e: { node: { id: string } }) => e.node.id).sort()).toEqual(
+      [...f.invoiceIds].sort(),
+    );
+    expect(portal.customer.subscriptions.totalCount).toBe(1);
+    expect(portal.customer.sources).toEqual([{ id: f.cardId, isDefault: false }]);
+  });
+
+  it("needs the CSRF header with the cookie (403 without it or with another value)", async () => {
+    for (const csrf of [null, "", "x".repeat(32)]) {
+      const res = await portalGraphql(s, cookies, "{ portal { customer { id } } }", {}, { csrf });
+      expect(res.status).toBe(403);
+      expect(codeOf(res.body)).toBe("permission_denied");
+    }
+  });
+
+  it(
+    "shows the expired page for an unknown key, an expired session and a revoked one, " +
+      "with the return link when known",
+    async () => {
+      const unknown = await fetch(`${s.url}/portal/cs_${"a".repeat(32)}`);
+      expect(unknown.status).toBe(404);
+      expect(unknown.headers.get("set-cookie")).toBeNull();
+      const unknownHtml = await unknown.text();
+      expect(unknownHtml).toContain("This link has expired");
+      expect(unknownHtml).not.toContain("<a href");
+
+      const expired = await sessionKey(s, f.customerId, "https://acme.example/expired");
+      await s.database.prisma.customerSession.update({
+        where: { id: expired.id },
+        data: { expiresAt: new Date(Date.now() - 1000) },
+      });
+      const page = await fetch(`${s.url}/portal/${expired.key}`);
+      expect(page.status).toBe(404);
+      const html = await page.text();
+      expect(html).toContain("Este enlace ha vencido");
+      expect(html).toContain('<a href="https://acme.example/expired">');
+      expect(html).not.toContain("Cliente Portal");
+
+      // revoking a session ends its link and the credentials already given for it
+      const revokedSession = await sessionKey(s, f.customerId, "https://acme.example/revoked");
+      const held = await openLink(s, revokedSession.key);
+      expect((await portalGraphql(s, held, "{ portal { customer { id } } }")).status).toBe(200);
+      const revoke = await s.graphql(`mutation($id: ID!) { revokeCustomerSession(id: $id) { id } }`, {
+        id: revokedSession.id,
+      });
+      expect(revoke.body.data.revokeCustomerSession.id).toBe(revokedSession.id);
+      const after = await portalGraphql(s, held, "{ portal { customer { id } } }");
+      expect(after.status).toBe(401);
+      expect(codeOf(after.body)).toBe("authentication_required");
+      const reopened = await fetch(`${s.url}/portal/${revokedSession.key}`);
+      expect(reopened.status).toBe(404);
+      expect(await reopened.text()).toContain('<a href="https://acme.example/revoked">');
+      expect((await s.rest("GET", `/v1/customer_base/sessions/${revokedSession.key}/`)).status).toBe(404);
+    },
+  );
+
+  it("stops the credential when it expires", async () => {
+    const held = await openLink(s, (await sessionKey(s, f.customerId)).key);
+    await s.database.prisma.portalCredential.updateMany({
+      where: { tokenHash: { not: "" }, createdAt: { gt: new Date(Date.now() - 60_000) } },
+      data: { expiresAt: new Date(Date.now() - 1) },
+    });
+    const res = await portalGraphql(s, held, "{ portal { customer { id } } }");
+    expect(res.status).toBe(401);
+    // cookies is used by later tests: give it a new credential
+    cookies = await openLink(s, (await sessionKey(s, f.customerId)).key);
+  });
+});
+
+describe("the portal scope", () => {
+  it("refuses a portal credential every field not marked for the portal", async () => {
+    for (const query of [
+      "{ customers { totalCount } }",
+      "{ invoices { totalCount } }",
+      `{ node(id: "${f.invoiceIds[0]}") { id } }`,
+      `{ upcomingInvoice(subscription: "${f.subscriptionId}") { total } }`,
+      "{ organizationBranding { name } }",
+      `mutation { createCustomer(input: { name: "x" }) { id } }`,
+      `mutation { finalizeInvoice(id: "${f.invoiceIds[0]}") { id } }`,
+      `mutation { createCustomerSession(input: { customer: "${f.customerId}", returnUrl: "https://x.example" }) { key } }`,
+    ]) {
+      const res = await portalGraphql(s, cookies, query);
+      // a nullable root field answers null beside the error, a non-null one nulls the whole data
+      expect(
+        Object.values(res.body.data ?? {}).every((v) => v === null),
+        query,
+      ).toBe(true);
+      expect(codeOf(res.body), query).toBe("permission_denied");
+    }
+  });
+
+  it("refuses an API key the portal query", async () => {
+    const res = await s.graphql("{ portal { customer { id } } }");
+    expect(codeOf(res.body)).toBe("permission_denied");
+    expect(res.body.errors[0].message).toBe("Query.portal needs a customer-portal credential");
+  });
+
+  it("refuses another customer's ids in every query and mutation", async () => {
+    const read = await portalGraphql(s, cookies, `query($id: ID!) { portal { invoice(id: $id) { id } } }`, {
+      id: f.other.invoiceId,
+    });
+    expect(read.body.data.portal.invoice).toBeNull();
+    const attempts: [string, Record<string, unknown>, string][] = [
+      [
+        `mutation($i: ID!, $s: ID!) { payInvoice(invoice: $i, source: $s) { redirectUrl } }`,
+        { i: f.other.invoiceId, s: f.cardId },
+        "not_found",
+      ],
+      [
+        `mutation($i: ID!, $s: ID!) { payInvoice(invoice: $i, source: $s) { redirectUrl } }`,
+        { i: f.invoiceIds[0], s: f.other.cardId },
+        "validation_error",
+      ],
+      [`mutation($id: ID!) { detachSource(id: $id) { id } }`, { id: f.other.cardId }, "not_found"],
+      [`mutation($id: ID!) { setDefaultSource(id: $id) { id } }`, { id: f.other.cardId }, "not_found"],
+      [
+        `mutation($id: ID!) { cancelSubscription(id: $id, atPeriodEnd: true) { id } }`,
+        { id: f.other.subscriptionId },
+        "not_found",
+      ],
+      [
+        `mutation($id: ID!) { updateCustomer(id: $id, input: { email: "x@y.cl" }) { id } }`,
+        { id: f.other.customerId },
+        "not_found",
+      ],
+      [
+        `mutation($c: ID!) { createSource(input: { gateway: "test", customer: $c, data: { token: "tok_visa" } }) { id }
+          }`,
+        { c: f.other.customerId },
+        "validation_error",
+      ],
+    ];
+    for (const [query, variables, code] of attempts) {
+      const res = await portalGraphql(s, cookies, query, variables);
+      expect(codeOf(res.body), query).toBe(code);
+    }
+    // nothing of the other customer changed
+    const other = await s.database.prisma.customer.findUniqueOrThrow({ where: { id: f.other.customerId } });
+    expect(other.email).toBe("otro@cliente.cl");
+    expect(await s.database.prisma.payment.count({ where: { invoiceId: f.other.invoiceId } })).toBe(0);
+    const sub = await s.database.prisma.subscription.findUniqueOrThrow({ where: { id: f.other.subscriptionId } });
+    expect(sub.cancelAtPeriodEnd).toBe(false);
+  });
+
+  it("lets the customer change only the billing e-mail and address", async () => {
+    const bad = await portalGraphql(
+      s,
+      cookies,
+      `mutation($id: ID!) { updateCustomer(id: $id, input: { name: "Nuevo", email: "a@b.cl" }) { id } }`,
+      {
+        id: f.customerId,
+      },
+    );
+    expect(codeOf(bad.body)).toBe("validation_error");
+    expect(bad.body.errors[0].extensions.fields).toEqual({ name: ["cannot be changed in the customer portal"] });
+    const ok = await portalGraphql(
+      s,
+      cookies,
+      `mutation($id: ID!) { updateCustomer(id: $id, input: { email: "facturas@cliente.cl", address: "Nueva 456" }) {
+        email address name } }`,
+      { id: f.customerId },
+    );
+    expect(ok.body.data.updateCustomer).toEqual({
+      email: "facturas@cliente.cl",
+      address: "Nueva 456",
+      name: "Cliente Portal SpA",
+    });
+  });
+});
+
+describe("what the customer can do", () => {
+  it("pays an invoice once per Idempotency-Key", async () => {
+    const pay = `mutation($i: ID!, $s: ID!) { payInvoice(invoice: $i, source: $s) { redirectUrl payment { id status
+      amount } } }`;
+    const variables = { i: f.invoiceIds[0], s: f.cardId };
+    const first = await portalGraphql(s, cookies, pay, variables, { headers: { "idempotency-key": "pay-1" } });
+    expect(first.body.errors).toBeUndefined();
+    expect(first.body.data.payInvoice).toEqual({
+      redirectUrl: null,
+      payment: { id: expect.stringMatching(/^pay_/), status: "succeeded", amount: "2916" },
+    });
+    const again = await portalGraphql(s, cookies, pay, variables, { headers: { "idempotency-key": "pay-1" } });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    const payments = await s.database.prisma.payment.findMany({ where: { invoiceId: f.invoiceIds[0] } });
+    expect(payments.map((p) => [p.status, p.amount.toString(), p.sourceId])).toEqual([["succeeded", "2916", f.cardId]]);
+    // paid: nothing is due any more
+    const twice = await portalGraphql(s, cookies, pay, variables);
+    expect(codeOf(twice.body)).toBe("invalid_state");
+  });
+
+  it("reports a declined card and keeps one payment for the retry", async () => {
+    const declined = await portalGraphql(
+      s,
+      cookies,
+      `mutation { createSource(input: { gateway: "test", data: { token: "tok_chargeDeclined" } }) { id customer { id } }
+        }`,
+    );
+    expect(declined.body.data.createSource.customer.id).toBe(f.customerId);
+    const pay = `mutation($i: ID!, $s: ID!) { payInvoice(invoice: $i, source: $s) { payment { id status failureReason }
+      } }`;
+    const first = await portalGraphql(s, cookies, pay, { i: f.invoiceIds[1], s: declined.body.data.createSource.id });
+    expect(first.body.data.payInvoice.payment.status).toBe("requires_payment_method");
+    expect(first.body.data.payInvoice.payment.failureReason).toMatch(/^card_declined: /);
+    const retry = await portalGraphql(s, cookies, pay, { i: f.invoiceIds[1], s: f.cardId });
+    expect(retry.body.data.payInvoice.payment).toEqual({
+      id: first.body.data.payInvoice.payment.id,
+      status: "succeeded",
+      failureReason: null,
+    });
+    expect(await s.database.prisma.payment.count({ where: { invoiceId: f.invoiceIds[1] } })).toBe(1);
+  });
+
+  it("sends a redirect-checkout payment to the checkout", async () => {
+    const source = await portalGraphql(
+      s,
+      cookies,
+      `mutation { createSource(input: { gateway: "redirect", returnUrl: "https://acme.example/back" }) { id } }`,
+    );
+    const res = await portalGraphql(
+      s,
+      cookies,
+      `mutation($i: ID!, $s: ID!) { payInvoice(invoice: $i, source: $s) { redirectUrl payment { status } } }`,
+      { i: f.invoiceIds[2], s: source.body.data.createSource.id },
+    );
+    expect(res.body.data.payInvoice).toEqual({
+      redirectUrl: expect.stringMatching(new RegExp(`^${s.url}/checkout/chk_\\w+$`)),
+      payment: { status: "processing" },
+    });
+  });
+
+  it("chooses the default source, which the billing run charges first, and detaches sources", async () => {
+    const visa = await portalGraphql(
+      s,
+      cookies,
+      `mutation { createSource(input: { gateway: "test", data: { token: "tok_visa" } }) { id } }`,
+    );
+    const visaId = visa.body.data.createSource.id;
+    const set = await portalGraphql(s, cookies, `mutation($id: ID!) { setDefaultSource(id: $id) { id isDefault } }`, {
+      id: f.cardId,
+    });
+    expect(set.body.data.setDefaultSource).toEqual({ id: f.cardId, isDefault: true });
+    const { usableSourceOf } = await import("../../src/services/cycle-decision.js");
+    const ctx = {
+      prisma: s.database.prisma,
+      auth: { organizationId: s.orgs.acme, testMode: true, userEmail: "t", apiKeyId: "" },
+      now: () => new Date(),
+      settings: (await import("../../src/infra/config.js")).DEFAULT_SETTINGS,
+      baseUrl: s.url,
+    };
+    // the default, though the visa is newer
+    expect(await usableSourceOf(ctx, f.customerId)).toBe(f.cardId);
+    const detached = await portalGraphql(
+      s,
+      cookies,
+      `mutation($id: ID!) { detachSource(id: $id) { id customer { id } isDefault } }`,
+      {
+        id: f.cardId,
+      },
+    );
+    expect(detached.body.data.detachSource).toEqual({ id: f.cardId, customer: null, isDefault: false });
+    expect(await usableSourceOf(ctx, f.customerId)).toBe(visaId);
+    const listed = await portalGraphql(s, cookies, "{ portal { customer { sources { id } } } }");
+    expect(listed.body.data.portal.customer.sources.map((x: { id: string }) => x.id)).not.toContain(f.cardId);
+  });
+
+  it("cancels a subscription at period end only, and only when the branding allows it", async () => {
+    const now = await portalGraphql(s, cookies, `mutation($id: ID!) { cancelSubscription(id: $id) { id } }`, {
+      id: f.subscriptionId,
+    });
+    expect(codeOf(now.body)).toBe("permission_denied");
+    await s.graphql(
+      `mutation { updateOrganizationBranding(input: { portalCancelSubscriptions: false }) { portalCancelSubscriptions }
+        }`,
+    );
+    const off = await portalGraphql(
+      s,
+      cookies,
+      `mutation($id: ID!) { cancelSubscription(id: $id, atPeriodEnd: true) { id } }`,
+      {
+        id: f.subscriptionId,
+      },
+    );
+    expect(codeOf(off.body)).toBe("permission_denied");
+    await s.graphql(
+      `mutation { updateOrganizationBranding(input: { portalCancelSubscriptions: true }) {
+        portalCancelSubscriptions } }`,
+    );
+    const ok = await portalGraphql(
+      s,
+      cookies,
+      `mutation($id: ID!) { cancelSubscription(id: $id, atPeriodEnd: true) { status cancelAtPeriodEnd upcomingInvoice {
+        final } } }`,
+      { id: f.subscriptionId },
+    );
+    expect(ok.body.data.cancelSubscription).toMatchObject({ status: "active", cancelAtPeriodEnd: true });
+  });
+});
