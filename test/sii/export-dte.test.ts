@@ -113,8 +113,8 @@ describe("export documents", () => {
     );
     // 1226.10 x 950.25 = 1165101.525 -> 1165102 pesos
     expect(xml).toContain(
-      "<OtraMoneda><TpoMoneda>PESO " +
-        "CL</TpoMoneda><TpoCambio>950.25</TpoCambio><MntExeOtrMnda>1165102</MntExeOtrMnda><MntTotOtrMnda>1165102</MntTotOtrMnda></OtraMoneda>",
+      "<OtraMoneda><TpoMoneda>PESO CL</TpoMoneda><TpoCambio>950.25</TpoCambio>" +
+        "<MntExeOtrMnda>1165102</MntExeOtrMnda><MntTotOtrMnda>1165102</MntTotOtrMnda></OtraMoneda>",
     );
     expect(xml).toContain(
       "<Detalle><NroLinDet>1</NroLinDet><IndExe>1</IndExe><NmbItem>Software " +
@@ -144,8 +144,8 @@ describe("export documents", () => {
       );
       expect(dte.xml).toContain(`<Exportaciones ID="F7T${type}">`);
       expect(dte.xml).toContain(
-        "<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>110</TpoDocRef><FolioRef>7</FolioRef><FchRef>2026-11-20</FchRef><CodRef>3</CodRef><RazonRef>Ajuste " +
-          "de precio</RazonRef></Referencia>",
+        "<Referencia><NroLinRef>1</NroLinRef><TpoDocRef>110</TpoDocRef><FolioRef>7</FolioRef>" +
+          "<FchRef>2026-11-20</FchRef><CodRef>3</CodRef><RazonRef>Ajuste de precio</RazonRef></Referencia>",
       );
       expect(dte.xml).toContain("<MntExe>100.25</MntExe><MntTotal>100.25</MntTotal>");
     }
