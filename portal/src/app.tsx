@@ -15,6 +15,8 @@ interface Currency {
 interface Doc {
   id: string;
   number: number | null;
+  /** sii_folio or internal (a non-tax document numbered before SII set-up); null on drafts */
+  numbering: string | null;
   date: string;
   status: string;
   total: string;
@@ -72,7 +74,7 @@ interface PortalData {
   };
 }
 
-const DOC = `id number date status total localFile currency { id decimals } document { name }`;
+const DOC = `id number numbering date status total localFile currency { id decimals } document { name }`;
 
 const PORTAL = gql`
   query Portal {
@@ -143,7 +145,9 @@ async function download(kind: Kind, id: string, what: "pdf" | "dte"): Promise<vo
   if (what === "dte" && doc.dte) save(doc.dte.content, doc.dte.name, "application/xml");
 }
 
-function docLabel(doc: Doc): string {
+/** The document's name as its PDF prints it: a document of the internal series is a non-tax document. */
+function docLabel(doc: Doc, t: Texts): string {
+  if (doc.numbering === "internal") return t.nonTaxDocument(doc.number ?? doc.id);
   return `${doc.document.name} ${doc.number ?? doc.id}`;
 }
 
@@ -163,7 +167,7 @@ function Downloads({ t, kind, doc }: { t: Texts; kind: Kind; doc: Doc }) {
       <button
         type="button"
         class="link"
-        aria-label={t.downloadPdf(docLabel(doc))}
+        aria-label={t.downloadPdf(docLabel(doc, t))}
         onClick={() => download(kind, doc.id, "pdf")}
       >
         {t.pdf}
@@ -172,7 +176,7 @@ function Downloads({ t, kind, doc }: { t: Texts; kind: Kind; doc: Doc }) {
         <button
           type="button"
           class="link"
-          aria-label={t.downloadXml(docLabel(doc))}
+          aria-label={t.downloadXml(docLabel(doc, t))}
           onClick={() => download(kind, doc.id, "dte")}
         >
           {t.xml}
@@ -227,9 +231,15 @@ function Documents({
                 const due = invoices && invoice.status === "finalized" && invoiceStatus(t, invoice) === t.open;
                 return (
                   <tr key={doc.id} data-id={doc.id}>
-                    <th scope="row">{docLabel(doc)}</th>
-                    <td data-label={t.date}>{formatDate(doc.date, locale)}</td>
-                    {invoices && <td data-label={t.dueDate}>{formatDate(invoice.dueDate, locale)}</td>}
+                    <th scope="row">{docLabel(doc, t)}</th>
+                    <td data-label={t.date} class="date">
+                      {formatDate(doc.date, locale)}
+                    </td>
+                    {invoices && (
+                      <td data-label={t.dueDate} class="date">
+                        {formatDate(invoice.dueDate, locale)}
+                      </td>
+                    )}
                     <td data-label={t.status} class="status">
                       {invoices ? invoiceStatus(t, invoice) : doc.status === "draft" ? t.draft : t.finalized}
                     </td>
@@ -244,7 +254,11 @@ function Documents({
                     <td class="row-actions">
                       <Downloads t={t} kind={kind} doc={doc} />
                       {due && (
-                        <a class="button small" href={`#/invoice/${doc.id}`} aria-label={t.payInvoice(docLabel(doc))}>
+                        <a
+                          class="button small"
+                          href={`#/invoice/${doc.id}`}
+                          aria-label={t.payInvoice(docLabel(doc, t))}
+                        >
                           {t.pay}
                         </a>
                       )}
@@ -581,7 +595,7 @@ function PayInvoice({
       <p>
         <a href="#/">{t.backToList}</a>
       </p>
-      <h2 id="pay-title">{docLabel(invoice)}</h2>
+      <h2 id="pay-title">{docLabel(invoice, t)}</h2>
       <dl class="summary">
         <dt>{t.date}</dt>
         <dd>{formatDate(invoice.date, locale)}</dd>

@@ -79,6 +79,10 @@ describe("the customer portal in a browser", () => {
       // Spanish for a Chilean customer, amounts in pesos without decimals
       expect(await page.locator("html").getAttribute("lang")).toBe("es");
       expect(await invoiceRow(page, f.invoiceIds[0]).locator("td.num").first().textContent()).toBe("CLP 2.916");
+      // numbered before any SII set-up: named as its PDF prints it, a non-tax document of the internal series
+      expect(await invoiceRow(page, f.invoiceIds[0]).locator("th").textContent()).toBe(
+        "Documento no tributario N° interno 1",
+      );
       await shot(page, "overview", "desktop");
 
       // the PDF of an invoice, read back
