@@ -8,6 +8,8 @@ import net from "node:net";
 import os from "node:os";
 import pg from "pg";
 import { buildState, root } from "../scripts/build-state.mjs";
+import { newId } from "../src/infra/ids.js";
+import type { PrismaClient } from "../src/infra/prisma/generated/client.js";
 
 export const ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
 
@@ -175,3 +177,48 @@ export const loadAverage = () =>
     .loadavg()
     .map((v) => v.toFixed(2))
     .join(", ");
+
+/**
+ * Seeds, for `customerId` of the tenant, a metered product and plan (CLP 7 per unit, summed monthly)
+ * and a CL33 subscription from 2026-01-01 with one line of it; returns the line's `lin_` id, the
+ * line usage records are sent for (bench/usage.ts, bench/usage-service.ts).
+ */
+export async function seedMeteredLine(
+  prisma: PrismaClient,
+  tenant: { organizationId: string; testMode: boolean },
+  customerId: string,
+): Promise<string> {
+  const productId = newId("pro");
+  await prisma.product.create({ data: { id: productId, ...tenant, name: "API" } });
+  const planId = newId("pla");
+  await prisma.plan.create({
+    data: {
+      id: planId,
+      ...tenant,
+      productId,
+      position: 0,
+      name: "API calls",
+      amount: "7",
+      usageScheme: "metered",
+      currencyId: "CLP",
+      frequency: "monthly",
+      usageAggregation: "sum",
+    } as never,
+  });
+  const subscriptionId = newId("sub");
+  const start = Date.UTC(2026, 0, 1);
+  await prisma.subscription.create({
+    data: {
+      id: subscriptionId,
+      ...tenant,
+      documentTypeId: "CL33",
+      customerId,
+      dateStart: new Date(start),
+      nextBilling: new Date(start + 31 * 86_400_000),
+      userEmail: "bench@example.cl",
+    } as never,
+  });
+  const line = newId("lin");
+  await prisma.subscriptionLine.create({ data: { id: line, subscriptionId, planId, quantity: "1" } as never });
+  return line;
+}

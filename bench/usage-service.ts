@@ -19,7 +19,7 @@ import { DEFAULT_SETTINGS } from "../src/infra/config.js";
 import { createApiKey } from "../src/services/api-keys.js";
 import { recordUsages, type UsageInput } from "../src/services/usages.js";
 import type { ServiceContext } from "../src/services/context.js";
-import { openDatabase } from "./harness.js";
+import { openDatabase, seedMeteredLine } from "./harness.js";
 
 const BATCH = Number(process.env.BENCH_BATCH ?? 1000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
@@ -44,38 +44,7 @@ try {
   await prisma.customer.create({
     data: { id: customerId, ...tenant, name: "Cliente SpA", countryId: "CL", email: "pagos@cliente.cl" },
   });
-  const productId = newId("pro");
-  await prisma.product.create({ data: { id: productId, ...tenant, name: "API" } });
-  const planId = newId("pla");
-  await prisma.plan.create({
-    data: {
-      id: planId,
-      ...tenant,
-      productId,
-      position: 0,
-      name: "API calls",
-      amount: "7",
-      usageScheme: "metered",
-      currencyId: "CLP",
-      frequency: "monthly",
-      usageAggregation: "sum",
-    } as never,
-  });
-  const subscriptionId = newId("sub");
-  const start = Date.UTC(2026, 0, 1);
-  await prisma.subscription.create({
-    data: {
-      id: subscriptionId,
-      ...tenant,
-      documentTypeId: "CL33",
-      customerId,
-      dateStart: new Date(start),
-      nextBilling: new Date(start + 31 * 86_400_000),
-      userEmail: "bench@example.cl",
-    } as never,
-  });
-  const line = newId("lin");
-  await prisma.subscriptionLine.create({ data: { id: line, subscriptionId, planId, quantity: "1" } as never });
+  const line = await seedMeteredLine(prisma, tenant, customerId);
 
   const ctx: ServiceContext = {
     prisma,

@@ -31,6 +31,7 @@ import {
   loadAverage,
   openDatabase,
   requireFreshBuild,
+  seedMeteredLine,
   serviceEnv,
   startChild,
   startService,
@@ -94,38 +95,7 @@ async function seed(url: string): Promise<Seed> {
         taxId: "76042235-5",
       },
     });
-    const productId = newId("pro");
-    await prisma.product.create({ data: { id: productId, ...tenant, name: "API" } });
-    const planId = newId("pla");
-    await prisma.plan.create({
-      data: {
-        id: planId,
-        ...tenant,
-        productId,
-        position: 0,
-        name: "API calls",
-        amount: "7",
-        usageScheme: "metered",
-        currencyId: "CLP",
-        frequency: "monthly",
-        usageAggregation: "sum",
-      } as never,
-    });
-    const subscriptionId = newId("sub");
-    const start = Date.UTC(2026, 0, 1);
-    await prisma.subscription.create({
-      data: {
-        id: subscriptionId,
-        ...tenant,
-        documentTypeId: "CL33",
-        customerId,
-        dateStart: new Date(start),
-        nextBilling: new Date(start + 31 * 86_400_000),
-        userEmail: "bench@example.cl",
-      } as never,
-    });
-    const line = newId("lin");
-    await prisma.subscriptionLine.create({ data: { id: line, subscriptionId, planId, quantity: "1" } as never });
+    const line = await seedMeteredLine(prisma, tenant, customerId);
     return { key, line };
   } finally {
     await database.close();
