@@ -40,3 +40,26 @@ export const CatalogueStatus = builder.enumType("CatalogueStatus", {
 });
 
 export const CatalogueStatusFilter = enumFilter(CatalogueStatus, "CatalogueStatus");
+
+/** The languages the service writes in: printed documents and the customer portal. */
+export const Language = builder.enumType("Language", {
+  description:
+    'A language the service writes in: printed documents (docs/sii-dte.md "The printed representation") and the ' +
+    "customer portal (docs/customer-portal.md). REST writes the same strings.",
+  values: {
+    es: { value: "es", description: "Spanish (SII's labels on Chilean documents)" },
+    en: { value: "en", description: "English" },
+  } as const,
+});
+
+/** The three kinds of issued document (spec "Invoices", "Orders", "Credit notes"). */
+export const DocumentKind = builder.enumType("DocumentKind", {
+  description:
+    "Which kind of document a reference names: an invoice (`inv_` id), an order or dispatch guide (`ord_`) or a " +
+    "credit or debit note (`cre_`).",
+  values: {
+    invoice: { value: "invoice", description: "an invoice (`inv_` id)" },
+    order: { value: "order", description: "an order, a dispatch guide in Chile (`ord_` id)" },
+    credit_note: { value: "credit_note", description: "a credit or debit note (`cre_` id)" },
+  } as const,
+});

@@ -365,7 +365,7 @@ describe("inbound: the receiver's answers", () => {
       const file = result(await answered(sentInvoice.id), 2);
       const g = await s.graphql(
         `mutation($input: ReceiverAnswerInput!) { recordReceiverAnswer(input: $input) { kind documents { kind ` +
-          `document ` +
+          `document issuedDocument { __typename id ... on Invoice { number total } } ` +
           `documentType folio receiverStatus } } }`,
         {
           input: { file: file.toString("base64") },
@@ -378,6 +378,7 @@ describe("inbound: the receiver's answers", () => {
           {
             kind: "invoice",
             document: sentInvoice.id,
+            issuedDocument: { __typename: "Invoice", id: sentInvoice.id, number: sentInvoice.folio, total: "119000" },
             documentType: 33,
             folio: sentInvoice.folio,
             receiverStatus: "claimed",

@@ -5,6 +5,7 @@
  * mutations the portal calls live with their resources, marked PORTAL_FIELD (builder.ts).
  */
 import { builder } from "../builder.js";
+import { Language } from "../enums.js";
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { readSettings } from "../../services/organization-settings.js";
@@ -146,7 +147,8 @@ const PortalSession = builder.objectRef<PortalValue>("PortalSession").implement(
       description: "readable colours from the settings' colours",
       resolve: (portal) => portalColors(portal.settings.colorBackground, portal.settings.colorAsset),
     }),
-    locale: t.string({
+    locale: t.field({
+      type: Language,
       description: "the portal's language by the customer's country: es (Spanish-speaking countries) or en",
       resolve: async (portal, _args, ctx) => {
         const customer = await ctx.prisma.customer.findUniqueOrThrow({

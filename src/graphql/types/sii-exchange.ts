@@ -5,7 +5,7 @@
  * domain/receiver-status.ts.
  */
 import { builder } from "../builder.js";
-import type { DescribedValues } from "../enums.js";
+import { DocumentKind, type DescribedValues } from "../enums.js";
 import { fileUrl } from "../../services/files.js";
 import { recordReceiverAnswer, type RecordedAnswer, type RecordedReceiverAnswer } from "../../services/sii-exchange.js";
 import { RECEIVER_STATUSES, isReceiverStatus, type ReceiverStatus } from "../../domain/receiver-status.js";
@@ -40,8 +40,17 @@ const ReceiverAnswerKind = builder.enumType("ReceiverAnswerKind", {
 const ReceiverAnswerDocument = builder.objectRef<RecordedAnswer>("ReceiverAnswerDocument").implement({
   description: "A document of ours a receiver's answer was recorded on.",
   fields: (t) => ({
-    kind: t.string({ description: "invoice, order or credit_note", resolve: (d) => d.documentKind }),
-    document: t.id({ description: "the document's id (inv_, ord_, cre_)", resolve: (d) => d.documentId }),
+    kind: t.field({ type: DocumentKind, description: "which kind of document it is", resolve: (d) => d.documentKind }),
+    document: t.id({
+      description: "the document's id (inv_, ord_, cre_)",
+      deprecationReason: "use issuedDocument, the document itself",
+      resolve: (d) => d.documentId,
+    }),
+    issuedDocument: t.node({
+      description:
+        "the document itself: an Invoice, Order or CreditNote (select its fields with `... on Invoice { ... }`)",
+      id: (d) => d.documentId,
+    }),
     documentType: t.int({ description: "SII document type (TipoDTE)", resolve: (d) => d.type }),
     folio: t.int({ description: "the DTE's folio", resolve: (d) => d.folio }),
     receiverStatus: t.field({

@@ -5,6 +5,8 @@
  * services/cafs.ts and domain/tax-profile.ts.
  */
 import { builder } from "../builder.js";
+import { Language } from "../enums.js";
+import { isPrintLocale } from "../../domain/printed-labels.js";
 import { StringFilter, stringConditions } from "../filters.js";
 import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
@@ -41,8 +43,10 @@ const TaxProfile = builder.objectRef<TaxProfileValue>("TaxProfile").implement({
       description: "date of that resolution",
       resolve: (p) => p.resolutionDate,
     }),
-    locale: t.exposeString("locale", {
+    locale: t.field({
+      type: Language,
       nullable: true,
+      resolve: (p) => (p.locale && isPrintLocale(p.locale) ? p.locale : null),
       description:
         "language of the mode's printed documents (PDFs): `es` or `en`; null: Spanish for a Chilean document type, " +
         'English for others (docs/sii-dte.md "The printed representation")',
