@@ -6,9 +6,11 @@ import { z } from "zod";
 import type {
   CafFieldsFragment,
   CertificateFieldsFragment,
+  Language,
   TaxProfileFieldsFragment,
 } from "../graphql/generated/operations.js";
 import { isoTimestamp } from "./printer.js";
+import { restEnumField } from "./enums.js";
 
 const text = z.string().nullable().optional();
 const ignored = z.unknown().optional();
@@ -38,7 +40,7 @@ export const taxProfileBody = z.strictObject({
   city: text,
   resolution_number: z.number().int().nullable().optional(),
   resolution_date: text,
-  locale: text,
+  locale: restEnumField<Language>("Language", { emptyIsNull: true }),
 });
 
 export function taxProfileInput(body: z.infer<typeof taxProfileBody>) {

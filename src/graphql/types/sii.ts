@@ -74,10 +74,9 @@ const TaxProfileInput = builder.inputType("TaxProfileInput", {
         "date of the SII resolution, yyyy-mm-dd (a String for REST compatibility; another form is a validation_error " +
         "on resolution_date)",
     }),
-    locale: t.string({
-      description:
-        "language of printed documents: `es` or `en` (another value is a validation_error on locale); null or an " +
-        "empty string: by the document type's country",
+    locale: t.field({
+      type: Language,
+      description: "language of printed documents; null: by the document type's country",
     }),
   }),
 });
