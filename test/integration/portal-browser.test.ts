@@ -204,7 +204,7 @@ describe("the customer portal in a browser", () => {
 
 describe("the redirect checkout and signing out in a browser", () => {
   it(
-    "pays an invoice at the hosted checkout, comes back to it paid, and signs out",
+    "pays an invoice at the hosted checkout (after a reject), comes back to it paid, and signs out",
     async () => {
       const { ctx, violations } = await context(DESKTOP);
       const page = await ctx.newPage();
@@ -216,7 +216,17 @@ describe("the redirect checkout and signing out in a browser", () => {
         .getByRole("link", { name: /^Pagar / })
         .click();
       await expect.poll(() => page.locator("dd.due").textContent()).toBe("CLP 7.676");
-      // keyboard only: the checkout choice and the pay button
+      // first the customer rejects at the checkout: back at the invoice, still open, told so
+      await page.getByRole("radio", { name: "Pagar en la página de pago" }).check();
+      await page.getByRole("button", { name: "Pagar CLP 7.676" }).click();
+      await page.waitForURL(/\/checkout\/chk_\w+$/);
+      await page.getByRole("button", { name: "Reject" }).click();
+      await page.waitForURL((url) => url.pathname === "/portal/" && url.hash === `#/invoice/${invoice}`);
+      await expect
+        .poll(() => page.getByRole("alert").textContent())
+        .toBe("El pago no se completó en la página de pago.");
+      await expect.poll(() => page.locator("dd.status").textContent()).toBe("Pendiente");
+      // then pays again through a new checkout, keyboard only: the checkout choice and the pay button
       await page.getByRole("radio", { name: "Pagar en la página de pago" }).focus();
       await page.keyboard.press("Space");
       expect(await page.getByRole("radio", { name: "Pagar en la página de pago" }).isChecked()).toBe(true);
@@ -240,8 +250,17 @@ describe("the redirect checkout and signing out in a browser", () => {
         where: { invoiceId: invoice },
         include: { source: true },
       });
+      // one payment, retried after the reject with a second checkout source
       expect(payments.map((p) => [p.status, p.amount.toString(), p.source?.gateway, p.source?.status])).toEqual([
         ["succeeded", "7676", "redirect", "consumed"],
+      ]);
+      const charges = await s.database.prisma.paymentCharge.findMany({
+        where: { paymentId: payments[0].id },
+        orderBy: { attempt: "asc" },
+      });
+      expect(charges.map((c) => [c.attempt, c.status, c.failureCode])).toEqual([
+        [1, "declined", "rejected_by_customer"],
+        [2, "succeeded", null],
       ]);
 
       // sign out: the credential is deleted, the cookies cleared, the signed-out page links back
