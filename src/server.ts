@@ -221,7 +221,7 @@ export function createApp({
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: (error) => maskError(error, logger) },
-    context: async ({ request }) => {
+    context: async ({ request, responseCookies }) => {
       const requestId = request.headers.get("x-request-id") ?? randomUUID();
       // a keyed request runs in its own transaction (idempotent() below): every query goes there
       const db = requestDatabase() ?? prisma;
@@ -236,6 +236,7 @@ export function createApp({
         requestId,
         logger: logger.child({ requestId }),
         mailer,
+        responseCookies: Array.isArray(responseCookies) ? (responseCookies as string[]) : undefined,
       } as GraphQLContext;
     },
   });
@@ -391,7 +392,10 @@ export function createApp({
       if (surface === "graphql") {
         const headers = new Headers(request.headers);
         headers.set("x-request-id", requestId);
-        response = await yoga.fetch(new Request(request, { headers }));
+        // cookies an operation sets (the portal's sign-out clears its own): GraphQLContext.responseCookies
+        const responseCookies: string[] = [];
+        response = await yoga.fetch(new Request(request, { headers }), { responseCookies });
+        for (const cookie of responseCookies) response.headers.append("set-cookie", cookie);
       } else if (surface === "rest") response = await rest(request, requestId);
       else if (/^\/checkout\/[A-Za-z0-9_]+\/?$/.test(url.pathname)) {
         const token = url.pathname.split("/")[2];

@@ -2,7 +2,7 @@
  * The customer portal (docs/customer-portal.md): one page over the `portal` query of /graphql.
  * Routes are in the hash: `#/` the overview, `#/invoice/<id>` one invoice and its payment form.
  */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
 import { client, errorMessage, headers, isExpired } from "./api.js";
@@ -499,6 +499,18 @@ function BillingDetails({
   );
 }
 
+/**
+ * The outcome the redirect checkout reports when it sends the customer back (`?payment=<id>&status=<status>` before
+ * the hash): paid, or not completed. The invoice shown beside it is read from the API, never from the address.
+ */
+function checkoutOutcome(t: Texts): { ok: boolean; text: string } | null {
+  const params = new URLSearchParams(location.search);
+  if (!params.get("payment")) return null;
+  return params.get("status") === "succeeded"
+    ? { ok: true, text: t.paymentSucceeded }
+    : { ok: false, text: t.checkoutRejected };
+}
+
 function PayInvoice({
   t,
   locale,
@@ -522,7 +534,11 @@ function PayInvoice({
   const [method, setMethod] = useState<string>(cards.find((c) => c.isDefault)?.id ?? cards[0]?.id ?? "new");
   const [token, setToken] = useState("tok_visa");
   const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
+  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(() => checkoutOutcome(t));
+  useEffect(() => {
+    // the checkout's answer is shown once: a reload shows the invoice as it is
+    if (location.search) history.replaceState(null, "", `/portal/${location.hash}`);
+  }, []);
   // one key per payment attempt: a retried request (network failure) is answered once
   const [attempt, setAttempt] = useState(() => crypto.randomUUID());
   if (fetching && !data) return <p>{t.loading}</p>;
@@ -673,14 +689,37 @@ function PayInvoice({
   );
 }
 
-export function Expired({ returnUrl }: { returnUrl: string | null }) {
+/**
+ * The page of a credential that opens nothing: "this link has expired", or, after the customer signed out (`signedOut`,
+ * in the language they were reading), "signed out"; both link back to the business when its address is known. The
+ * heading takes the focus, so a screen reader announces where the customer is.
+ */
+export function Expired({
+  returnUrl,
+  signedOut = false,
+  locale: given,
+}: {
+  returnUrl: string | null;
+  signedOut?: boolean;
+  locale?: Locale;
+}) {
   const locale: Locale =
-    (localStorage.getItem("portal-locale") as Locale | null) ?? (navigator.language.startsWith("es") ? "es" : "en");
+    given ??
+    (localStorage.getItem("portal-locale") as Locale | null) ??
+    (navigator.language.startsWith("es") ? "es" : "en");
   const t = TEXTS[locale];
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    document.documentElement.lang = locale;
+    document.title = signedOut ? t.signedOutTitle : t.expiredTitle;
+    heading.current?.focus();
+  }, [locale, signedOut, t]);
   return (
     <main class="expired">
-      <h1>{t.expiredTitle}</h1>
-      <p>{t.expiredText}</p>
+      <h1 ref={heading} tabIndex={-1}>
+        {signedOut ? t.signedOutTitle : t.expiredTitle}
+      </h1>
+      <p>{signedOut ? t.signedOutText : t.expiredText}</p>
       {returnUrl && (
         <p>
           <a href={returnUrl}>{t.goBack}</a>
@@ -694,6 +733,8 @@ export function App() {
   const [{ data, error, fetching }, refetch] = useQuery<PortalData>({ query: PORTAL });
   const [override, setOverride] = useState<Locale | null>(() => localStorage.getItem("portal-locale") as Locale | null);
   const [lastReturn, setLastReturn] = useState<string | null>(null);
+  const [signedOut, setSignedOut] = useState(false);
+  const [signOutError, setSignOutError] = useState(false);
   const route = useRoute();
   const portal = data?.portal;
   const locale: Locale = override ?? portal?.locale ?? "es";
@@ -713,12 +754,23 @@ export function App() {
   }, [portal, t]);
   const refresh = () => refetch({ requestPolicy: "network-only" });
 
+  if (signedOut) return <Expired returnUrl={lastReturn} signedOut locale={locale} />;
   if (isExpired(error)) return <Expired returnUrl={lastReturn} />;
   if (!portal)
     return <main>{fetching ? <p>{t.loading}</p> : <p role="alert">{error ? errorMessage(error) : t.error}</p>}</main>;
   const name = portal.settings.businessName ?? "";
   const customer = portal.customer;
   const invoiceId = /^#\/invoice\/([A-Za-z0-9_]+)$/.exec(route)?.[1];
+  // ends the credential (the service deletes it and clears the cookies); a credential already gone is signed out too
+  const signOut = async () => {
+    setSignOutError(false);
+    const result = await client.mutation("mutation { signOutPortal { returnUrl } }", {}).toPromise();
+    if (result.error && !isExpired(result.error)) {
+      setSignOutError(true);
+      return;
+    }
+    setSignedOut(true);
+  };
   const switchLocale = () => {
     const next: Locale = locale === "es" ? "en" : "es";
     localStorage.setItem("portal-locale", next);
@@ -731,16 +783,26 @@ export function App() {
           <a class="return" href={portal.settings.returnUrl}>
             ← {t.returnTo(name)}
           </a>
-          <button
-            type="button"
-            class="link"
-            onClick={switchLocale}
-            lang={locale === "es" ? "en" : "es"}
-            aria-label={`${t.language}: ${t.switchTo}`}
-          >
-            {t.switchTo}
-          </button>
+          <span class="bar-actions">
+            <button
+              type="button"
+              class="link"
+              onClick={switchLocale}
+              lang={locale === "es" ? "en" : "es"}
+              aria-label={`${t.language}: ${t.switchTo}`}
+            >
+              {t.switchTo}
+            </button>
+            <button type="button" class="link" onClick={() => void signOut()}>
+              {t.signOut}
+            </button>
+          </span>
         </div>
+        {signOutError && (
+          <p role="alert" class="error">
+            {t.signOutFailed}
+          </p>
+        )}
         <h1>{name}</h1>
         {customer.name && <p class="customer">{customer.name}</p>}
       </header>

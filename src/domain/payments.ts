@@ -123,3 +123,24 @@ export function invoiceAmountDue(balance: {
 export function redactCheckoutTokens(text: string): string {
   return text.replace(/\bchk_[0-9A-Za-z]+/g, "chk_[redacted]");
 }
+
+/** A declined charge's source, as settling the charge sees it. */
+export interface DeclinedSource {
+  usage: string;
+  /** null when the source belongs to no customer */
+  customerId: string | null;
+  /** charges of the source before this one, in any status */
+  earlierCharges: number;
+}
+
+/**
+ * Whether a declined charge's source is removed from its customer (detached and `failed`): a reusable source of a
+ * customer whose first charge this was, when the caller asked for it (payInvoice, the customer portal's "new card").
+ * A card that never worked is not kept, as a card whose set-up failed is never attached; a card that was charged
+ * before stays, decline or not (docs/payments.md "A declined new card").
+ */
+export function forgetsDeclinedSource(source: DeclinedSource, forgetNewCardOnDecline: boolean): boolean {
+  return (
+    forgetNewCardOnDecline && source.usage === "reusable" && source.customerId !== null && source.earlierCharges === 0
+  );
+}

@@ -20,6 +20,8 @@ import {
   type CountPrecision,
 } from "./pagination.js";
 import { DateScalar, DateTimeResolver, DecimalScalar, JSONObjectResolver } from "./scalars.js";
+import { getNamedType } from "graphql";
+import { invoicesVisible, PORTAL_INVOICES_HIDDEN } from "../services/context.js";
 
 /**
  * The `values` of a Pothos enum over the domain's closed set `T`: every value of `T`, each with
@@ -95,9 +97,11 @@ export const builder = new SchemaBuilder<{
     // a refused field is a 403 permission_denied in the usual error shape (graphql/errors.ts)
     unauthorizedError: (_parent, ctx, info) =>
       new PermissionError(
-        ctx.auth.portal
-          ? `${info.parentType.name}.${info.fieldName} is not available to the customer portal`
-          : `${info.parentType.name}.${info.fieldName} needs a customer-portal credential`,
+        ctx.auth.portal && getNamedType(info.returnType).name === "Invoice" && !invoicesVisible(ctx)
+          ? PORTAL_INVOICES_HIDDEN
+          : ctx.auth.portal
+            ? `${info.parentType.name}.${info.fieldName} is not available to the customer portal`
+            : `${info.parentType.name}.${info.fieldName} needs a customer-portal credential`,
       ),
   },
   prisma: {
@@ -241,6 +245,15 @@ builder.mutationType({
  * a portal credential names is its customer's (services/context.ts `checkPortalCustomer`).
  */
 export const PORTAL_FIELD = { authScopes: { apiKey: true, portal: true }, skipTypeScopes: true } as const;
+
+/**
+ * The options of a field leading from another object to an invoice (CreditNote.invoice, Order.invoice,
+ * Payment.invoice): refused (permission_denied) to a portal credential whose session hides invoices
+ * (docs/customer-portal.md "Sessions that hide invoices"); every API key passes.
+ */
+export const INVOICE_RELATION = {
+  authScopes: (_parent: unknown, _args: unknown, ctx: GraphQLContext) => invoicesVisible(ctx),
+} as const;
 
 builder.globalConnectionField("totalCount", (t) =>
   t.int({

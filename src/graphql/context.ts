@@ -8,4 +8,9 @@ export interface GraphQLContext extends ServiceContext {
   logger: Logger;
   /** SMTP mailer when SMTP_URL is set; null: outgoing mail is kept in the outbox (services/outbox.ts) */
   mailer: Mailer | null;
+  /**
+   * Set-Cookie values the HTTP answer carries (server.ts appends them after the operation ran): the portal's
+   * sign-out clears its cookies here. Absent where no HTTP answer is made (REST runs operations that set none).
+   */
+  responseCookies?: string[];
 }

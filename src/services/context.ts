@@ -1,7 +1,7 @@
 /** What every use case needs: the database and who is asking (organization, mode, user). */
 import type { PrismaClient } from "../infra/prisma/generated/client.js";
 import type { AppSettings } from "../infra/config.js";
-import { NotFoundError } from "../domain/errors.js";
+import { NotFoundError, PermissionError } from "../domain/errors.js";
 
 export interface Auth {
   organizationId: string;
@@ -26,6 +26,11 @@ export interface PortalAuth {
   sessionId: string;
   /** `pcr_` id of the credential */
   credentialId: string;
+  /**
+   * the session's `displayInvoices` (its settings snapshot): false hides every invoice of the customer from the
+   * credential (docs/customer-portal.md "Sessions that hide invoices")
+   */
+  displayInvoices: boolean;
 }
 
 export interface ServiceContext {
@@ -122,4 +127,23 @@ export function checkPortalCustomer(
   id: string,
 ): void {
   if (ctx.auth.portal && customerId !== ctx.auth.portal.customerId) throw new NotFoundError(resource, id);
+}
+
+/** Message of the refusal a portal credential gets for an invoice when its session hides invoices. */
+export const PORTAL_INVOICES_HIDDEN =
+  "This customer portal does not show invoices (the session's displayInvoices is off)";
+
+/**
+ * True when the caller may see the customer's invoices: every API key, and a portal credential whose session shows
+ * invoices (`displayInvoices`, docs/customer-portal.md).
+ */
+export function invoicesVisible(ctx: Pick<ServiceContext, "auth">): boolean {
+  return !ctx.auth.portal || ctx.auth.portal.displayInvoices;
+}
+
+/**
+ * Throws PermissionError (PORTAL_INVOICES_HIDDEN) when the caller is a portal credential whose session hides invoices.
+ */
+export function checkPortalInvoices(ctx: Pick<ServiceContext, "auth">): void {
+  if (!invoicesVisible(ctx)) throw new PermissionError(PORTAL_INVOICES_HIDDEN);
 }

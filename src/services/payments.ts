@@ -21,10 +21,11 @@ import { FieldErrorCollector, InvalidStateError, NotFoundError, ValidationError 
 import { isHttpUrl, dateColumn } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import { Decimal, toDecimal, type DecimalInput } from "../domain/money.js";
-import { checkPaymentLimits, paymentTransition } from "../domain/payments.js";
+import { checkPaymentLimits, forgetsDeclinedSource, paymentTransition } from "../domain/payments.js";
 import {
   atomically,
   checkPortalCustomer,
+  checkPortalInvoices,
   lockTenantRow,
   tenant,
   withinTransaction,
@@ -330,12 +331,26 @@ async function startCharge(tx: Tx, ctx: ServiceContext, payment: Payment, source
   return { chargeId: charge.id, gateway: findGateway(source.gateway, ctx.settings.paymentGateways)!, source };
 }
 
-/** Records a gateway's answer to a pending charge: succeeded, or back to requires_payment_method with the reason. */
+/** How a charge started by payInvoice is recorded. */
+interface ChargeOptions {
+  /**
+   * A reusable source whose first charge this is and which is declined is removed from its customer in the
+   * transaction that records the decline: detached (no customer, not the default) and `failed`, so a card that never
+   * worked is not kept (payInvoice, the customer portal's "new card"; docs/payments.md "A declined new card").
+   */
+  forgetNewCardOnDecline?: boolean;
+}
+
+/**
+ * Records a gateway's answer to a pending charge: succeeded, or back to requires_payment_method with the reason (and,
+ * with `forgetNewCardOnDecline`, a new card whose first charge declined removed from its customer).
+ */
 async function settleCharge(
   ctx: ServiceContext,
   paymentId: string,
   chargeId: string,
   result: ChargeResult,
+  options: ChargeOptions = {},
 ): Promise<Payment> {
   return ctx.prisma.$transaction(async (tx) => {
     const payment = await lockPayment(tx, ctx, paymentId);
@@ -359,6 +374,26 @@ async function settleCharge(
         where: { id: payment.source.id },
         data: { status: result.status === "succeeded" ? "consumed" : "failed" },
       });
+    } else if (
+      payment.source &&
+      result.status === "declined" &&
+      options.forgetNewCardOnDecline &&
+      forgetsDeclinedSource(
+        {
+          ...payment.source,
+          earlierCharges: await tx.paymentCharge.count({
+            where: { sourceId: payment.source.id, id: { not: chargeId } },
+          }),
+        },
+        options.forgetNewCardOnDecline,
+      )
+    ) {
+      // a new card whose first charge declined is not kept (as a card whose set-up failed is not attached)
+      await tx.customer.updateMany({
+        where: { id: payment.source.customerId!, defaultSourceId: payment.source.id },
+        data: { defaultSourceId: null },
+      });
+      await tx.source.update({ where: { id: payment.source.id }, data: { customerId: null, status: "failed" } });
     }
     return tx.payment.update({
       where: { id: paymentId },
@@ -371,7 +406,12 @@ async function settleCharge(
 }
 
 /** Charges a started reusable charge at its gateway and records the answer. */
-async function chargeNow(ctx: ServiceContext, payment: Payment, started: StartedCharge): Promise<Payment> {
+async function chargeNow(
+  ctx: ServiceContext,
+  payment: Payment,
+  started: StartedCharge,
+  options: ChargeOptions = {},
+): Promise<Payment> {
   const result = await started.gateway.charge!({
     chargeId: started.chargeId,
     amount: payment.amount.toFixed(),
@@ -379,7 +419,7 @@ async function chargeNow(ctx: ServiceContext, payment: Payment, started: Started
     description: payment.description,
     source: { id: started.source.id, data: started.source.data as Record<string, unknown> },
   });
-  return settleCharge(ctx, payment.id, started.chargeId, result);
+  return settleCharge(ctx, payment.id, started.chargeId, result, options);
 }
 
 /**
@@ -393,6 +433,7 @@ export async function authorizePayment(
   ctx: ServiceContext,
   id: string,
   sourceId: string | null | undefined,
+  options: ChargeOptions = {},
 ): Promise<Payment> {
   const started = await ctx.prisma.$transaction(async (tx) => {
     const payment = await lockPayment(tx, ctx, id);
@@ -408,7 +449,7 @@ export async function authorizePayment(
     return { payment, started: await startCharge(tx, txCtx, payment, source!) };
   });
   if (!started) return ctx.prisma.payment.findUniqueOrThrow({ where: { id } });
-  return chargeNow(ctx, started.payment, started.started);
+  return chargeNow(ctx, started.payment, started.started, options);
 }
 
 /**
@@ -534,9 +575,12 @@ export interface PayInvoiceInput {
  * charged at once (the payment ends succeeded, or requires_payment_method with failureReason); a
  * single-use (redirect) source answers the checkout address to send the customer to. The payment
  * is created in one transaction with the invoice row locked, then charged as authorizePayment
- * does (at most once). Errors: validation_error (invoice or source missing; source unknown, of
- * another customer or not chargeable), not_found (invoice unknown, or another customer's for a
- * portal credential), invalid_state (a draft invoice, nothing due, or a payment of it under way).
+ * does (at most once). A reusable source whose first charge this is and is declined is detached
+ * from its customer and `failed` in the transaction that records the decline (a new card that
+ * never worked is not kept). Errors: validation_error (invoice or source missing; source unknown,
+ * of another customer or not chargeable), not_found (invoice unknown, or another customer's for a
+ * portal credential), permission_denied (a portal credential whose session hides invoices),
+ * invalid_state (a draft invoice, nothing due, or a payment of it under way).
  */
 export async function payInvoice(
   ctx: ServiceContext,
@@ -552,6 +596,8 @@ export async function payInvoice(
     const invoice = await lockTenantRow(tx.prisma, tx, "Invoice", invoiceId, ["id", "customerId", "status", "number"]);
     if (!invoice) throw new NotFoundError("invoice", invoiceId);
     checkPortalCustomer(tx, invoice.customerId as string, "invoice", invoiceId);
+    // a session that hides invoices does not let its customer pay them either (docs/customer-portal.md)
+    checkPortalInvoices(tx);
     const source = await tx.prisma.source.findFirst({
       where: { id: sourceId, ...tenant(tx) },
       select: { customerId: true },
@@ -579,7 +625,7 @@ export async function payInvoice(
       })
     );
   });
-  const authorized = await authorizePayment(ctx, payment.id, sourceId);
+  const authorized = await authorizePayment(ctx, payment.id, sourceId, { forgetNewCardOnDecline: true });
   const source = await ctx.prisma.source.findUniqueOrThrow({ where: { id: sourceId }, select: { usage: true } });
   return source.usage === "single_use" ? payPayment(ctx, payment.id) : { payment: authorized, redirectUrl: null };
 }

@@ -11,7 +11,7 @@ import { AuthenticationError, PermissionError } from "../domain/errors.js";
 import { storedSessionSettings, type SessionSettings } from "../domain/customer-sessions.js";
 import { credentialExpiresAt, isPortalSecret, PORTAL_SECRET_LENGTH } from "../domain/portal.js";
 import { hashKey } from "./api-keys.js";
-import type { Auth } from "./context.js";
+import type { Auth, ServiceContext } from "./context.js";
 
 /** A session key exchanged for a credential: the secrets to set as cookies (shown once) and when they expire. */
 export interface ExchangedCredential {
@@ -34,10 +34,11 @@ export interface RefusedKey {
 
 /**
  * Exchanges a session key for a new portal credential of the session's customer, organization and
- * mode, expiring after PORTAL_CREDENTIAL_TTL_SECONDS or with the session, whichever is first (one
- * INSERT). A key that is unknown, expired (expiresAt <= now) or revoked gives no credential; for a
- * key of an existing session the answer carries its return URL (the "link expired" page links
- * there), never anything else of the session.
+ * mode, expiring after PORTAL_CREDENTIAL_TTL_SECONDS or with the session, whichever is first. One
+ * transaction inserts it and deletes every expired credential (expiresAt <= now, of any
+ * organization), so expired rows never pile up. A key that is unknown, expired (expiresAt <= now)
+ * or revoked gives no credential; for a key of an existing session the answer carries its return
+ * URL (the "link expired" page links there), never anything else of the session.
  */
 export async function exchangeSessionKey(
   prisma: PrismaClient,
@@ -53,19 +54,23 @@ export async function exchangeSessionKey(
   const secret = randomSecret(PORTAL_SECRET_LENGTH);
   const csrfToken = randomSecret(PORTAL_SECRET_LENGTH);
   const expiresAt = credentialExpiresAt(now, session.expiresAt);
-  await prisma.portalCredential.create({
-    data: {
-      id: newId("pcr"),
-      organizationId: session.organizationId,
-      testMode: session.testMode,
-      customerId: session.customerId,
-      sessionId: session.id,
-      tokenHash: hashKey(secret),
-      csrfHash: hashKey(csrfToken),
-      expiresAt,
-      createdAt: now,
-    },
-  });
+  await prisma.$transaction([
+    // expired credentials open nothing: every exchange purges them, of every organization (PortalCredential_expiresAt)
+    prisma.portalCredential.deleteMany({ where: { expiresAt: { lte: now } } }),
+    prisma.portalCredential.create({
+      data: {
+        id: newId("pcr"),
+        organizationId: session.organizationId,
+        testMode: session.testMode,
+        customerId: session.customerId,
+        sessionId: session.id,
+        tokenHash: hashKey(secret),
+        csrfHash: hashKey(csrfToken),
+        expiresAt,
+        createdAt: now,
+      },
+    }),
+  ]);
   return { ok: true, secret, csrfToken, expiresAt };
 }
 
@@ -105,21 +110,38 @@ export async function authenticatePortal(
     if (!csrf || !sameDigest(given, credential.csrfHash))
       throw new PermissionError("Requests with the portal credential must carry its X-Portal-CSRF header");
   }
+  const settings = storedSessionSettings(credential.session.settings, credential.session.returnUrl);
   return {
     auth: {
       organizationId: credential.organizationId,
       testMode: credential.testMode,
       userEmail: `portal:${credential.customerId}`,
       apiKeyId: "",
-      portal: { customerId: credential.customerId, sessionId: credential.sessionId, credentialId: credential.id },
+      portal: {
+        customerId: credential.customerId,
+        sessionId: credential.sessionId,
+        credentialId: credential.id,
+        displayInvoices: settings.displayInvoices,
+      },
     },
-    settings: storedSessionSettings(credential.session.settings, credential.session.returnUrl),
+    settings,
     expiresAt: credential.expiresAt,
   };
 }
 
-/** Ends a credential now (the portal's sign-out): deletes its row. Unknown secrets are ignored. */
-export async function endPortalCredential(prisma: PrismaClient, secret: string | undefined): Promise<void> {
-  if (!isPortalSecret(secret)) return;
-  await prisma.portalCredential.deleteMany({ where: { tokenHash: hashKey(secret) } });
+/**
+ * Ends the caller's portal credential now (the portal's "Sign out", `signOutPortal`): deletes its row in one
+ * statement, so the cookie opens nothing any more (the session and its other credentials are left as they are).
+ * Answers the session's return URL, where the signed-out page links. PermissionError for a caller that is not a
+ * portal credential.
+ */
+export async function signOutPortal(ctx: ServiceContext): Promise<{ returnUrl: string }> {
+  const portal = ctx.auth.portal;
+  if (!portal) throw new PermissionError("Only a customer-portal credential can sign out of the portal");
+  const session = await ctx.prisma.customerSession.findUniqueOrThrow({
+    where: { id: portal.sessionId },
+    select: { returnUrl: true },
+  });
+  await ctx.prisma.portalCredential.deleteMany({ where: { id: portal.credentialId } });
+  return { returnUrl: session.returnUrl };
 }

@@ -5,6 +5,7 @@ import {
   PAYMENT_MOVES,
   PAYMENT_STATUSES,
   checkPaymentLimits,
+  forgetsDeclinedSource,
   invoiceAmountDue,
   paymentTransition,
   redactCheckoutTokens,
@@ -119,5 +120,18 @@ describe("redactCheckoutTokens", () => {
   it("hides the checkout token of a path and leaves other ids alone", () => {
     expect(redactCheckoutTokens("/checkout/chk_0123456789abcdefABCDEF0123456789")).toBe("/checkout/chk_[redacted]");
     expect(redactCheckoutTokens("/v1/payments/pay_abc/pay/")).toBe("/v1/payments/pay_abc/pay/");
+  });
+});
+
+describe("forgetsDeclinedSource", () => {
+  const card = { usage: "reusable", customerId: "cus_1", earlierCharges: 0 };
+  it("forgets a customer's reusable card declined on its first charge, when asked (payInvoice)", () => {
+    expect(forgetsDeclinedSource(card, true)).toBe(true);
+  });
+  it("keeps a card charged before, a card of no customer, a single-use source, and any card when not asked", () => {
+    expect(forgetsDeclinedSource({ ...card, earlierCharges: 1 }, true)).toBe(false);
+    expect(forgetsDeclinedSource({ ...card, customerId: null }, true)).toBe(false);
+    expect(forgetsDeclinedSource({ ...card, usage: "single_use" }, true)).toBe(false);
+    expect(forgetsDeclinedSource(card, false)).toBe(false);
   });
 });

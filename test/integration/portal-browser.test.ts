@@ -127,6 +127,13 @@ describe("the customer portal in a browser", () => {
       await shot(page, "declined", "desktop");
       const declined = await s.database.prisma.payment.findMany({ where: { invoiceId: f.invoiceIds[1] } });
       expect(declined.map((p) => p.status)).toEqual(["requires_payment_method"]);
+      // the declined new card is not kept: the choices are still the saved card, a new card and the checkout
+      expect(await page.locator("fieldset label").allTextContents()).toEqual([
+        "Mastercard terminada en 4444",
+        "Tarjeta nueva",
+        "Pagar en la página de pago",
+      ]);
+      expect(await s.database.prisma.source.count({ where: { customerId: f.customerId } })).toBe(1);
 
       // another customer's invoice typed into the address
       await page.goto(`${s.url}/portal/#/invoice/${f.other.invoiceId}`);
@@ -188,6 +195,115 @@ describe("the customer portal in a browser", () => {
       await shot(page, "expired", "phone");
       await page.setViewportSize(DESKTOP);
       await shot(page, "expired", "desktop");
+      expect(violations).toEqual([]);
+      await ctx.close();
+    },
+    SLOW,
+  );
+});
+
+describe("the redirect checkout and signing out in a browser", () => {
+  it(
+    "pays an invoice at the hosted checkout (after a reject), comes back to it paid, and signs out",
+    async () => {
+      const { ctx, violations } = await context(DESKTOP);
+      const page = await ctx.newPage();
+      const { key } = await sessionKey(s, f.customerId, RETURN_URL);
+      await page.goto(`${s.url}/portal/${key}`);
+      await expect.poll(() => page.locator("#invoice-title ~ div tbody tr").count()).toBe(3);
+      const invoice = f.invoiceIds[2];
+      await invoiceRow(page, invoice)
+        .getByRole("link", { name: /^Pagar / })
+        .click();
+      await expect.poll(() => page.locator("dd.due").textContent()).toBe("CLP 7.676");
+      // first the customer rejects at the checkout: back at the invoice, still open, told so
+      await page.getByRole("radio", { name: "Pagar en la página de pago" }).check();
+      await page.getByRole("button", { name: "Pagar CLP 7.676" }).click();
+      await page.waitForURL(/\/checkout\/chk_\w+$/);
+      await page.getByRole("button", { name: "Reject" }).click();
+      await page.waitForURL((url) => url.pathname === "/portal/" && url.hash === `#/invoice/${invoice}`);
+      await expect
+        .poll(() => page.getByRole("alert").textContent())
+        .toBe("El pago no se completó en la página de pago.");
+      await expect.poll(() => page.locator("dd.status").textContent()).toBe("Pendiente");
+      // then pays again through a new checkout, keyboard only: the checkout choice and the pay button
+      await page.getByRole("radio", { name: "Pagar en la página de pago" }).focus();
+      await page.keyboard.press("Space");
+      expect(await page.getByRole("radio", { name: "Pagar en la página de pago" }).isChecked()).toBe(true);
+      await page.getByRole("button", { name: "Pagar CLP 7.676" }).focus();
+      await page.keyboard.press("Enter");
+      // the hosted checkout, outside the portal
+      await page.waitForURL(/\/checkout\/chk_\w+$/);
+      expect(await page.locator("#amount").textContent()).toBe("CLP 7.676");
+      expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Acme Hosting");
+      await shot(page, "checkout", "desktop");
+      await page.getByRole("button", { name: "Approve" }).click();
+      // back at the invoice, paid
+      await page.waitForURL((url) => url.pathname === "/portal/" && url.hash === `#/invoice/${invoice}`);
+      await expect.poll(() => page.getByRole("status").textContent()).toBe("Pago recibido. ¡Gracias!");
+      await expect.poll(() => page.locator("dd.status").textContent()).toBe("Pagada");
+      expect(await page.locator("dd.due").textContent()).toBe("CLP 0");
+      // the checkout's answer left the address
+      expect(new URL(page.url()).search).toBe("");
+      await shot(page, "checkout-paid", "desktop");
+      const payments = await s.database.prisma.payment.findMany({
+        where: { invoiceId: invoice },
+        include: { source: true },
+      });
+      // one payment, retried after the reject with a second checkout source
+      expect(payments.map((p) => [p.status, p.amount.toString(), p.source?.gateway, p.source?.status])).toEqual([
+        ["succeeded", "7676", "redirect", "consumed"],
+      ]);
+      const charges = await s.database.prisma.paymentCharge.findMany({
+        where: { paymentId: payments[0].id },
+        orderBy: { attempt: "asc" },
+      });
+      expect(charges.map((c) => [c.attempt, c.status, c.failureCode])).toEqual([
+        [1, "declined", "rejected_by_customer"],
+        [2, "succeeded", null],
+      ]);
+
+      // sign out: the credential is deleted, the cookies cleared, the signed-out page links back
+      await page.getByRole("link", { name: "Volver al listado" }).click();
+      await expect.poll(() => invoiceRow(page, invoice).locator("td.status").textContent()).toBe("Pagada");
+      const before = await s.database.prisma.portalCredential.count({ where: { customerId: f.customerId } });
+      await page.getByRole("button", { name: "Cerrar sesión" }).click();
+      await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Sesión cerrada");
+      // the heading has the focus, so a screen reader starts there
+      expect(await page.evaluate(() => document.activeElement?.tagName)).toBe("H1");
+      expect(await page.title()).toBe("Sesión cerrada");
+      expect(await page.getByRole("link", { name: "Volver" }).getAttribute("href")).toBe(RETURN_URL);
+      expect((await ctx.cookies()).map((c) => c.name)).toEqual([]);
+      expect(await s.database.prisma.portalCredential.count({ where: { customerId: f.customerId } })).toBe(before - 1);
+      await shot(page, "signed-out", "desktop");
+      // the return link, by keyboard: the next stop after the heading
+      await page.keyboard.press("Tab");
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Volver");
+      await page.keyboard.press("Enter");
+      await page.waitForURL(RETURN_URL);
+      // the portal's address holds no credential any more: the expired page
+      await page.goto(`${s.url}/portal/`);
+      await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Este enlace ha vencido");
+      expect(violations).toEqual([]);
+      await ctx.close();
+    },
+    SLOW,
+  );
+
+  it(
+    "signs out in English",
+    async () => {
+      const { ctx, violations } = await context(PHONE);
+      const page = await ctx.newPage();
+      const { key } = await sessionKey(s, f.customerId, RETURN_URL);
+      await page.goto(`${s.url}/portal/${key}`);
+      await page.getByRole("button", { name: /English/ }).click();
+      await expect.poll(() => page.getByRole("heading", { name: "Invoices" }).count()).toBe(1);
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Signed out");
+      expect(await page.locator("html").getAttribute("lang")).toBe("en");
+      expect(await page.getByRole("link", { name: "Go back" }).getAttribute("href")).toBe(RETURN_URL);
+      await shot(page, "signed-out-en", "phone");
       expect(violations).toEqual([]);
       await ctx.close();
     },

@@ -277,7 +277,7 @@ describe("what the customer can do", () => {
     expect(codeOf(twice.body)).toBe("invalid_state");
   });
 
-  it("reports a declined card and keeps one payment for the retry", async () => {
+  it("reports a declined new card, forgets the card and keeps one payment for the retry", async () => {
     const declined = await portalGraphql(
       s,
       cookies,
@@ -287,9 +287,18 @@ describe("what the customer can do", () => {
     expect(declined.body.data.createSource.customer.id).toBe(f.customerId);
     const pay = `mutation($i: ID!, $s: ID!) { payInvoice(invoice: $i, source: $s) { payment { id status failureReason }
       } }`;
-    const first = await portalGraphql(s, cookies, pay, { i: f.invoiceIds[1], s: declined.body.data.createSource.id });
+    const declinedId = declined.body.data.createSource.id;
+    const first = await portalGraphql(s, cookies, pay, { i: f.invoiceIds[1], s: declinedId });
     expect(first.body.data.payInvoice.payment.status).toBe("requires_payment_method");
     expect(first.body.data.payInvoice.payment.failureReason).toMatch(/^card_declined: /);
+    // a new card whose first charge declined is not kept: detached and failed in the decline's transaction
+    const forgotten = await s.database.prisma.source.findUniqueOrThrow({ where: { id: declinedId } });
+    expect([forgotten.customerId, forgotten.status]).toEqual([null, "failed"]);
+    const listed = await portalGraphql(s, cookies, "{ portal { customer { sources { id } } } }");
+    expect(listed.body.data.portal.customer.sources).toEqual([{ id: f.cardId }]);
+    // and cannot be tried again
+    const again = await portalGraphql(s, cookies, pay, { i: f.invoiceIds[1], s: declinedId });
+    expect(codeOf(again.body)).toBe("validation_error");
     const retry = await portalGraphql(s, cookies, pay, { i: f.invoiceIds[1], s: f.cardId });
     expect(retry.body.data.payInvoice.payment).toEqual({
       id: first.body.data.payInvoice.payment.id,
@@ -382,5 +391,153 @@ describe("what the customer can do", () => {
       { id: f.subscriptionId },
     );
     expect(ok.body.data.cancelSubscription).toMatchObject({ status: "active", cancelAtPeriodEnd: true });
+  });
+});
+
+describe("a session that hides invoices (displayInvoices false)", () => {
+  let hidden: PortalCookies;
+  let noteId: string;
+  beforeAll(async () => {
+    // a draft credit note of the customer, whose `invoice` leads to an invoice
+    const note = await s.graphql(`mutation($input: CreditNoteInput!) { createCreditNote(input: $input) { id } }`, {
+      input: { invoice: f.invoiceIds[2], lines: [{ name: "Devolución", amount: "100" }] },
+    });
+    noteId = note.body.data.createCreditNote.id;
+    const branding = `mutation($on: Boolean!) { updateOrganizationBranding(input: { displayInvoices: $on }) {
+      displayInvoices } }`;
+    await s.graphql(branding, { on: false });
+    // the session copies the branding when it is created: later changes leave it as it is
+    hidden = await openLink(s, (await sessionKey(s, f.customerId)).key);
+    await s.graphql(branding, { on: true });
+  });
+
+  it("lists no invoices and finds none by id, PDF and DTE included", async () => {
+    const res = await portalGraphql(
+      s,
+      hidden,
+      `query($id: ID!) { portal { settings { displayInvoices }
+         customer { invoices { totalCount edges { node { id } } } creditNotes { totalCount }
+           subscriptions { totalCount } }
+         invoice(id: $id) { id pdf dte { name } } } }`,
+      { id: f.invoiceIds[2] },
+    );
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.portal).toEqual({
+      settings: { displayInvoices: false },
+      customer: {
+        invoices: { totalCount: 0, edges: [] },
+        creditNotes: { totalCount: 1 },
+        subscriptions: { totalCount: 1 },
+      },
+      invoice: null,
+    });
+    // the same customer's session that shows invoices lists them
+    const shown = await portalGraphql(s, cookies, "{ portal { customer { invoices { totalCount } } } }");
+    expect(shown.body.data.portal.customer.invoices.totalCount).toBe(3);
+  });
+
+  it("refuses the invoice behind a credit note, node(id) and payInvoice, and pays nothing", async () => {
+    const viaNote = await portalGraphql(
+      s,
+      hidden,
+      `{ portal { customer { creditNotes { edges { node { id invoice { id } } } } } } }`,
+    );
+    expect(codeOf(viaNote.body)).toBe("permission_denied");
+    expect(viaNote.body.errors[0].message).toBe(
+      "This customer portal does not show invoices (the session's displayInvoices is off)",
+    );
+    expect(viaNote.body.errors[0].path).toEqual(["portal", "customer", "creditNotes", "edges", 0, "node", "invoice"]);
+    const node = await portalGraphql(s, hidden, `query($id: ID!) { node(id: $id) { id } }`, { id: f.invoiceIds[2] });
+    expect(codeOf(node.body)).toBe("permission_denied");
+    expect(node.body.data.node).toBeNull();
+    const before = await s.database.prisma.payment.count({ where: { invoiceId: f.invoiceIds[2] } });
+    const pay = await portalGraphql(
+      s,
+      hidden,
+      `mutation($i: ID!, $s: ID!) { payInvoice(invoice: $i, source: $s) { payment { id } } }`,
+      { i: f.invoiceIds[2], s: f.cardId },
+    );
+    expect(codeOf(pay.body)).toBe("permission_denied");
+    expect(pay.body.errors[0].message).toBe(
+      "This customer portal does not show invoices (the session's displayInvoices is off)",
+    );
+    expect(await s.database.prisma.payment.count({ where: { invoiceId: f.invoiceIds[2] } })).toBe(before);
+  });
+
+  it("leaves an API key every invoice", async () => {
+    const res = await s.graphql(
+      `query($c: ID!, $n: ID!) { customer: node(id: $c) { ... on Customer { invoices { totalCount } } }
+         note: node(id: $n) { ... on CreditNote { invoice { id } } } }`,
+      { c: f.customerId, n: noteId },
+    );
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data).toEqual({
+      customer: { invoices: { totalCount: 3 } },
+      note: { invoice: { id: f.invoiceIds[2] } },
+    });
+  });
+});
+
+describe("signing out", () => {
+  it("deletes the credential, clears both cookies and leaves the cookie opening nothing", async () => {
+    const session = await sessionKey(s, f.customerId, "https://acme.example/signed-out");
+    const held = await openLink(s, session.key);
+    const row = await s.database.prisma.portalCredential.findFirstOrThrow({ where: { sessionId: session.id } });
+    const res = await fetch(`${s.url}/graphql`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        cookie: `portal_credential=${held.credential}; portal_csrf=${held.csrf}`,
+        "x-portal-csrf": held.csrf,
+      },
+      body: JSON.stringify({ query: "mutation { signOutPortal { returnUrl } }" }),
+    });
+    expect(await res.json()).toEqual({ data: { signOutPortal: { returnUrl: "https://acme.example/signed-out" } } });
+    expect(res.headers.getSetCookie()).toEqual([
+      "portal_credential=; Path=/; Max-Age=0; SameSite=Strict; HttpOnly",
+      "portal_csrf=; Path=/; Max-Age=0; SameSite=Strict",
+    ]);
+    expect(await s.database.prisma.portalCredential.findUnique({ where: { id: row.id } })).toBeNull();
+    const after = await portalGraphql(s, held, "{ portal { customer { id } } }");
+    expect(after.status).toBe(401);
+    expect(codeOf(after.body)).toBe("authentication_required");
+    // other credentials go on
+    expect((await portalGraphql(s, cookies, "{ portal { customer { id } } }")).status).toBe(200);
+  });
+
+  it("is for a portal credential only", async () => {
+    const res = await s.graphql("mutation { signOutPortal { returnUrl } }");
+    expect(codeOf(res.body)).toBe("permission_denied");
+    expect(res.body.errors[0].message).toBe("Mutation.signOutPortal needs a customer-portal credential");
+  });
+});
+
+describe("expired credentials", () => {
+  it("are purged when a session key is exchanged; live ones stay", async () => {
+    const old = await sessionKey(s, f.other.customerId);
+    await openLink(s, old.key);
+    const expired = await s.database.prisma.portalCredential.findFirstOrThrow({ where: { sessionId: old.id } });
+    await s.database.prisma.portalCredential.update({
+      where: { id: expired.id },
+      data: { expiresAt: new Date(Date.now() - 1000) },
+    });
+    const live = await s.database.prisma.portalCredential.count({
+      where: { organizationId: s.orgs.acme, expiresAt: { gt: new Date() } },
+    });
+    expect(live).toBeGreaterThan(0);
+    await openLink(s, (await sessionKey(s, f.customerId)).key);
+    expect(await s.database.prisma.portalCredential.findUnique({ where: { id: expired.id } })).toBeNull();
+    expect(
+      await s.database.prisma.portalCredential.count({
+        where: { organizationId: s.orgs.acme, expiresAt: { lte: new Date() } },
+      }),
+    ).toBe(0);
+    // the live ones and the new one
+    expect(
+      await s.database.prisma.portalCredential.count({
+        where: { organizationId: s.orgs.acme, expiresAt: { gt: new Date() } },
+      }),
+    ).toBe(live + 1);
+    expect((await portalGraphql(s, cookies, "{ portal { customer { id } } }")).status).toBe(200);
   });
 });

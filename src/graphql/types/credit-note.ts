@@ -4,7 +4,7 @@
  * the create/delete/finalize mutations (the spec has no update). Rules live in
  * services/credit-notes.ts and domain/credit-notes.ts.
  */
-import { builder } from "../builder.js";
+import { builder, INVOICE_RELATION } from "../builder.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, stringConditions } from "../filters.js";
 import { offsetArg, tenantConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
@@ -72,7 +72,7 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     "it, a debit note (CL56, CL111) adds to it (document.isDebitNote). Totals as for invoices " +
     "(docs/invoice-totals.md).",
   fields: (t) => ({
-    invoice: t.relation("invoice", { description: "the invoice this note corrects" }),
+    invoice: t.relation("invoice", { ...INVOICE_RELATION, description: "the invoice this note corrects" }),
     customer: t.field({
       type: Customer,
       description:

@@ -3,7 +3,7 @@
  * create/update/delete/finalize mutations and `invoiceOrders`. Rules live in services/orders.ts
  * and domain/ (shipping-types.ts, order-invoicing.ts).
  */
-import { builder } from "../builder.js";
+import { builder, INVOICE_RELATION } from "../builder.js";
 import {
   DateTimeFilter,
   StringFilter,
@@ -193,6 +193,7 @@ export const Order = builder.prismaNode("Order", {
       resolve: (order) => order.status as DocumentStatusValue,
     }),
     invoice: t.relation("invoice", {
+      ...INVOICE_RELATION,
       nullable: true,
       description: "the invoice that bills this order (invoiceOrders); null until invoiced",
     }),

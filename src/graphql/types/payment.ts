@@ -4,7 +4,7 @@
  * authorizePayment, payPayment and createSource. Rules live in services/payments.ts and
  * domain/payments.ts; gateways in infra/gateways.
  */
-import { builder, PORTAL_FIELD } from "../builder.js";
+import { builder, INVOICE_RELATION, PORTAL_FIELD } from "../builder.js";
 import type { DescribedValues } from "../enums.js";
 import {
   DateTimeFilter,
@@ -61,12 +61,16 @@ export const SourceStatus = builder.enumType("SourceStatus", {
   values: {
     chargeable: {
       value: "chargeable",
-      description: "usable: a reusable source stays chargeable; a single-use one until its payment is answered",
+      description:
+        "usable: a reusable source stays chargeable (but a new card whose first payInvoice charge declined); a " +
+        "single-use one until its payment is answered",
     },
     consumed: { value: "consumed", description: "a single-use source whose payment succeeded; cannot be used again" },
     failed: {
       value: "failed",
-      description: "a single-use source whose payment was declined at the gateway; cannot be used again",
+      description:
+        "a single-use source whose payment was declined at the gateway, or a new card whose first charge by " +
+        "payInvoice was declined (detached from its customer); cannot be used again",
     },
   } as const satisfies DescribedValues<SourceStatusValue>,
 });
@@ -134,6 +138,7 @@ export const Payment = builder.prismaNode("Payment", {
       description: "the customer who pays; null when the payment names none (REST `customer` is its id)",
     }),
     invoice: t.relation("invoice", {
+      ...INVOICE_RELATION,
       nullable: true,
       description: "the invoice this payment pays; null when it pays none (REST `invoice` is its id)",
     }),
@@ -395,10 +400,12 @@ builder.mutationFields((t) => ({
       "credential's customer's invoices and sources): a payment for the whole amountDue, " +
       "reusing the invoice's newest payment still waiting for a payment method with that amount. A reusable source " +
       "is charged at once (the payment is succeeded, or requires_payment_method with failureReason); " +
-      "a single-use (redirect) source answers redirectUrl, the checkout to send the customer to. Send an " +
-      "Idempotency-Key header to make a retry safe (docs/graphql.md). " +
+      "a single-use (redirect) source answers redirectUrl, the checkout to send the customer to. A reusable source " +
+      "whose first charge this is and is declined is detached from its customer and failed (a new card that never " +
+      "worked is not kept). Send an Idempotency-Key header to make a retry safe (docs/graphql.md). " +
       "Errors: validation_error (invoice or source missing; source unknown, another customer's or not chargeable), " +
-      "not_found (invoice), invalid_state (draft, nothing due, a payment under way).",
+      "not_found (invoice), permission_denied (a portal credential whose session hides invoices), invalid_state " +
+      "(draft, nothing due, a payment under way).",
     args: {
       invoice: t.arg.id({ required: true, description: "`inv_` id of the invoice" }),
       source: t.arg.id({ required: true, description: "`sou_` id of a chargeable source of the invoice's customer" }),

@@ -7,12 +7,18 @@
 import { builder } from "../builder.js";
 import { Language } from "../enums.js";
 import { offsetArg, tenantConnection } from "../pagination.js";
-import { tenant } from "../../services/context.js";
+import { invoicesVisible, tenant } from "../../services/context.js";
 import { readSettings } from "../../services/organization-settings.js";
 import { fileNameOfUrl } from "../../services/files.js";
 import { findGateway } from "../../infra/gateways/index.js";
 import { storedSessionSettings, type SessionSettings } from "../../domain/customer-sessions.js";
-import { portalColors, portalLocale, type PortalColors as PortalColorsValue } from "../../domain/portal.js";
+import {
+  clearedCredentialCookies,
+  portalColors,
+  portalLocale,
+  type PortalColors as PortalColorsValue,
+} from "../../domain/portal.js";
+import { signOutPortal } from "../../services/portal.js";
 import type { GraphQLContext } from "../context.js";
 import { Invoice } from "./invoice.js";
 import { CreditNote } from "./credit-note.js";
@@ -22,6 +28,14 @@ import { StoredFile } from "./sii.js";
 import { CustomerSessionSettings } from "./customer-session.js";
 import "./upcoming-invoice.js";
 
+/**
+ * Conditions that match no invoice when the caller may not see invoices (a portal credential whose session hides
+ * them, services/context.ts `invoicesVisible`); none otherwise.
+ */
+function noInvoicesUnlessVisible(ctx: GraphQLContext): object[] {
+  return invoicesVisible(ctx) ? [] : [{ id: { in: [] } }];
+}
+
 // ---------------------------------------------------------------------------------------------
 // the customer's lists (every API key; the portal reads them under portal.customer)
 
@@ -29,10 +43,15 @@ builder.prismaObjectFields("Customer", (t) => ({
   invoices: t.connection(
     {
       type: Invoice,
-      description: "The customer's invoices (drafts included), newest first.",
+      description:
+        "The customer's invoices (drafts included), newest first. Empty for a customer-portal credential whose " +
+        "session hides invoices (`displayInvoices` false).",
       args: { offset: offsetArg(t) },
       resolve: (customer, args, ctx, info) =>
-        tenantConnection(ctx, info, ctx.prisma.invoice, args, [{ customerId: customer.id }]),
+        tenantConnection(ctx, info, ctx.prisma.invoice, args, [
+          { customerId: customer.id },
+          ...noInvoicesUnlessVisible(ctx),
+        ]),
     },
     { description: "A page of a customer's invoices, newest first." },
     { description: "An invoice of the customer, with its cursor." },
@@ -178,12 +197,19 @@ const PortalSession = builder.objectRef<PortalValue>("PortalSession").implement(
     invoice: t.prismaField({
       type: "Invoice",
       nullable: true,
-      description: "one of the customer's invoices; null for any other id (unknown, or another customer's)",
+      description:
+        "one of the customer's invoices; null for any other id (unknown, or another customer's), and for every id " +
+        "when the session hides invoices (`settings.displayInvoices` false)",
       args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
       resolve: (query, portal, args, ctx) =>
         ctx.prisma.invoice.findFirst({
           ...query,
-          where: { id: String(args.id), customerId: portal.customerId, ...tenant(ctx) },
+          where: {
+            id: String(args.id),
+            customerId: portal.customerId,
+            ...tenant(ctx),
+            AND: noInvoicesUnlessVisible(ctx),
+          },
         }),
     }),
     creditNote: t.prismaField({
@@ -233,6 +259,36 @@ builder.queryFields((t) => ({
         settings: storedSessionSettings(session.settings, session.returnUrl),
         expiresAt: credential.expiresAt,
       };
+    },
+  }),
+}));
+
+// ---------------------------------------------------------------------------------------------
+// signing out
+
+const PortalSignOut = builder.objectRef<{ returnUrl: string }>("PortalSignOut").implement({
+  description: "The answer of signOutPortal: the credential is gone and its cookies cleared.",
+  fields: (t) => ({
+    returnUrl: t.exposeString("returnUrl", {
+      description: 'the session\'s return URL, where the signed-out page links ("Return to the business")',
+    }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  signOutPortal: t.field({
+    authScopes: { portal: true },
+    skipTypeScopes: true,
+    type: PortalSignOut,
+    description:
+      "Signs the customer out of the portal, for a portal credential only (an API key gets permission_denied): " +
+      "deletes the credential the request carries and clears its two cookies (Set-Cookie with Max-Age=0), so the " +
+      "cookie opens nothing any more. The session itself stays: its link, while live, opens a new credential " +
+      "(revokeCustomerSession ends it).",
+    resolve: async (_root, _args, ctx) => {
+      const answer = await signOutPortal(ctx);
+      ctx.responseCookies?.push(...clearedCredentialCookies(ctx.baseUrl.startsWith("https:")));
+      return answer;
     },
   }),
 }));
