@@ -2,7 +2,7 @@
  * The customer portal (docs/customer-portal.md): one page over the `portal` query of /graphql.
  * Routes are in the hash: `#/` the overview, `#/invoice/<id>` one invoice and its payment form.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
 import { client, errorMessage, headers, isExpired } from "./api.js";
@@ -739,7 +739,8 @@ export function App() {
   const portal = data?.portal;
   const locale: Locale = override ?? portal?.locale ?? "es";
   const t = TEXTS[locale];
-  useEffect(() => {
+  // a layout effect: the document's language changes in the same task as the text, never after it
+  useLayoutEffect(() => {
     document.documentElement.lang = locale;
   }, [locale]);
   useEffect(() => {
