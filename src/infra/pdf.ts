@@ -43,7 +43,7 @@ export interface PdfDocumentData {
   taxIdLine: string | null;
   /** the header box's number line: "N° 12", or the draft label */
   numberLine: string;
-  /** under the header box: "S.I.I. - SANTIAGO ORIENTE" (a DTE's issuing office), null for none */
+  /** under the header box: "S.I.I. - PROVIDENCIA" (a DTE's issuing office), null for none */
   officeLine: string | null;
   /** false: the title and number print in black without the red header box (a non-tax document); default true */
   taxHeader?: boolean;

@@ -62,7 +62,7 @@ const RECEIVER_ROWS = [
   `Correo: ${RECEIVER.email}`,
 ];
 /** The header box of every issued document of the seeded issuer (Acme SpA, Providencia). */
-const HEADER = ["R.U.T.: 76.042.235-5", "S.I.I. - SANTIAGO ORIENTE"];
+const HEADER = ["R.U.T.: 76.042.235-5", "S.I.I. - PROVIDENCIA"];
 const COLUMNS = ["Código", "Descripción", "Cantidad", "Precio unitario", "Descuento", "Valor"];
 
 async function uploadCaf(type: number, from: number, to: number) {
