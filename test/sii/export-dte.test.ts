@@ -8,6 +8,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   decodeIso88591,
+  dteExport,
   issueDte,
   parseCaf,
   verifyTed,
@@ -170,6 +171,38 @@ describe("export documents", () => {
         "<MntFlete>120.5</MntFlete><MntSeguro>15.1234</MntSeguro>" +
         "<CodPaisRecep>225</CodPaisRecep><CodPaisDestin>225</CodPaisDestin></Aduana></Transporte>",
     );
+    // what the printed representation reads back from the DTE
+    expect(dteExport(dte.xml)).toMatchObject({
+      currencyName: "DOLAR USA",
+      exchangeRate: "950.25",
+      pesoTotal: "1165102",
+      paymentForm: 1,
+      saleModality: 1,
+      saleClause: 5,
+      saleClauseTotal: "1226.1",
+      loadingPort: 906,
+      grossWeight: "1250.5",
+      grossWeightUnit: 6,
+      totalPackages: "3",
+      packages: [
+        {
+          type: 22,
+          quantity: "2",
+          marks: "ACME-1/2",
+          containerId: "MSCU1234567",
+          seal: "SL-998",
+          sealIssuer: "Aduana",
+        },
+        { type: 80, quantity: "1" },
+      ],
+      freight: "120.5",
+      insurance: "15.1234",
+      receiverCountry: 225,
+      foreignId: "12-3456789",
+      nationality: 225,
+    });
+    // a DTE that is no export has none
+    expect(dteExport(issueDte(input(33, { folio: 10, export: undefined }), cafFor(33), cert).xml)).toBeNull();
   });
 
   it("refuses weights and counts the schema cannot hold", () => {
