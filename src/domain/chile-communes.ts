@@ -1,6 +1,6 @@
 /**
- * Chile's comunas (346, grouped by region and province) and the SII office with jurisdiction over
- * each one, for two uses (docs/sii-dte.md "The printed representation"):
+ * Chile's comunas (346, by region, grouped by the SII unit serving them) and the SII office with
+ * jurisdiction over each one, for two uses (docs/sii-dte.md "The printed representation"):
  *
  * - a Chilean customer's `commune` must be one of these (services/customers.ts; SII's `CmnaRecep`);
  * - the header box of a printed DTE says `S.I.I. - <office>` under the folio, the office of the
@@ -12,58 +12,59 @@
  * comunas with the CUT's count per region (Arica y Parinacota 4, Tarapacá 7, Antofagasta 9,
  * Atacama 9, Coquimbo 15, Valparaíso 38, Metropolitana 52, O'Higgins 33, Maule 30, Ñuble 21, Biobío
  * 33, Araucanía 32, Los Ríos 12, Los Lagos 30, Aysén 10, Magallanes 11: test/domain/chile-communes
- * .test.ts), and the names of the CUT list compared one by one for regions I to VII, which agree
- * except the CUT's short forms kept here as aliases ("Calera" for La Calera). SII takes the comuna
- * in `CmnaRecep`/`CmnaOrigen` as free text (ComunaType, at most 20 characters), not as a code, so
- * the official name is what matters; the DTE cuts it to 20 characters.
- * Offices: SII's directory of Direcciones Regionales and their
- * Unidades (sii.cl, "Direcciones Regionales"): one Dirección Regional per region (four in the
- * Región Metropolitana: Santiago Centro, Oriente, Poniente and Sur), plus the provincial units
- * named below. The table was written from that directory as known to the authors; no copy of SII's
- * list of unidades regionales or of its current resolution on jurisdictions was available to
- * check it against, so the office mapping is unverified (the comunas are): it is complete for the Región Metropolitana
- * (every comuna has its Dirección Regional) and each regional capital; a comuna of a province
- * without a unit listed here falls back to its region's Dirección Regional (documented rule,
- * `siiOfficeOf`), which is where an unlisted unit reports to.
+ * .test.ts), and every name compared one by one with the CUT list: regions I to VII earlier; regions
+ * VIII to XVI (Biobío, Araucanía, Los Lagos, Aysén, Magallanes, Metropolitana, Los Ríos, Arica y
+ * Parinacota, Ñuble) name by name and code by code against two copies of SUBDERE's CUT table,
+ * https://github.com/pachadotdev/chilemapas (data_csv/territorial_codes.csv, CUT codes 08101-16305,
+ * names without accents) and https://github.com/knxroot/bdcut-cl (BD/CSV_utf8, with accents): every
+ * comuna is there under its province's code, and the names agree except "Padre las Casas" (written
+ * "Padre Las Casas" here before, now as the CUT has it) and chilemapas' "Coihaique"/"Aisen" for
+ * Coyhaique/Aysén (bdcut-cl writes the comunas as here; the other forms are aliases). The CUT's
+ * other short forms are aliases too ("Calera" for La Calera). SII takes the comuna in
+ * `CmnaRecep`/`CmnaOrigen` as free text (ComunaType, at most 20 characters), not as a code, so the
+ * official name is what matters; the DTE cuts it to 20 characters.
+ *
+ * Offices: no list of SII's own of its Direcciones Regionales and Unidades with their comunas was
+ * found (sii.cl pages and SII resolutions on jurisdictions were looked for, none was at hand). The
+ * table follows, comuna by comuna, LibreDTE's table of the SII unit of each comuna (the office its
+ * printed DTEs name), https://github.com/LibreDTE/libredte-lib-core,
+ * resources/data/repository/comunas.php (`direccion_regional`), checked entry by entry: SII's
+ * Direcciones Regionales (one per region and five in the Región Metropolitana: Santiago Centro,
+ * Norte, Oriente, Poniente and Sur) and its local units (Taltal, Chañaral, Coquimbo, Viña del Mar,
+ * Villa Alemana, Providencia, Ñuñoa, Maipú, La Florida, San Bernardo, Buin, Melipilla, …). Five
+ * comunas are missing there (Navidad, San Rafael, Coihueco, Quinchao, Antártica): each has the
+ * unit of the rest of its province (Quinchao: Castro, its neighbours'), as marked below.
+ * LibreDTE's misspelt keys (COMQUIMBO, CHOCHI, REINACO) are read as the comunas they name. A third
+ * party's table, not SII's: correct it here if SII says otherwise.
  */
 
-/** A province's comunas and the SII unit serving them (null: the region's Dirección Regional). */
-type Province = readonly [office: string | null, communes: readonly string[]];
+/** A group of comunas of one region (a province, or part of one) and the SII unit serving them. */
+type Province = readonly [office: string, communes: readonly string[]];
 
-/** A region: its ISO 3166-2 code, its Dirección Regional's name, its provinces. */
+/** A region: its ISO 3166-2 code, its Dirección Regional's name, its comunas by SII unit. */
 interface Region {
   iso: string;
   regionalOffice: string;
   provinces: readonly Province[];
 }
 
-const RM_CENTRO = "Santiago Centro";
-const RM_ORIENTE = "Santiago Oriente";
-const RM_PONIENTE = "Santiago Poniente";
-const RM_SUR = "Santiago Sur";
-
 const REGIONS: readonly Region[] = [
   {
     iso: "CL-AP",
     regionalOffice: "Arica",
-    provinces: [
-      [null, ["Arica", "Camarones"]],
-      [null, ["Putre", "General Lagos"]],
-    ],
+    provinces: [["Arica", ["Arica", "Camarones", "Putre", "General Lagos"]]],
   },
   {
     iso: "CL-TA",
     regionalOffice: "Iquique",
-    provinces: [
-      [null, ["Iquique", "Alto Hospicio"]],
-      [null, ["Pozo Almonte", "Camiña", "Colchane", "Huara", "Pica"]],
-    ],
+    provinces: [["Iquique", ["Iquique", "Alto Hospicio", "Pozo Almonte", "Camiña", "Colchane", "Huara", "Pica"]]],
   },
   {
     iso: "CL-AN",
     regionalOffice: "Antofagasta",
     provinces: [
-      [null, ["Antofagasta", "Mejillones", "Sierra Gorda", "Taltal"]],
+      ["Antofagasta", ["Antofagasta", "Mejillones", "Sierra Gorda"]],
+      ["Taltal", ["Taltal"]],
       ["Calama", ["Calama", "Ollagüe", "San Pedro de Atacama"]],
       ["Tocopilla", ["Tocopilla", "María Elena"]],
     ],
@@ -72,8 +73,8 @@ const REGIONS: readonly Region[] = [
     iso: "CL-AT",
     regionalOffice: "Copiapó",
     provinces: [
-      [null, ["Copiapó", "Caldera", "Tierra Amarilla"]],
-      [null, ["Chañaral", "Diego de Almagro"]],
+      ["Copiapó", ["Copiapó", "Caldera", "Tierra Amarilla"]],
+      ["Chañaral", ["Chañaral", "Diego de Almagro"]],
       ["Vallenar", ["Vallenar", "Alto del Carmen", "Freirina", "Huasco"]],
     ],
   },
@@ -81,7 +82,8 @@ const REGIONS: readonly Region[] = [
     iso: "CL-CO",
     regionalOffice: "La Serena",
     provinces: [
-      [null, ["La Serena", "Coquimbo", "Andacollo", "La Higuera", "Paiguano", "Vicuña"]],
+      ["La Serena", ["La Serena", "Andacollo", "La Higuera", "Paiguano", "Vicuña"]],
+      ["Coquimbo", ["Coquimbo"]],
       ["Illapel", ["Illapel", "Canela", "Los Vilos", "Salamanca"]],
       ["Ovalle", ["Ovalle", "Combarbalá", "Monte Patria", "Punitaqui", "Río Hurtado"]],
     ],
@@ -90,59 +92,51 @@ const REGIONS: readonly Region[] = [
     iso: "CL-VS",
     regionalOffice: "Valparaíso",
     provinces: [
-      [null, ["Valparaíso", "Casablanca", "Concón", "Juan Fernández", "Puchuncaví", "Quintero"]],
-      ["Viña del Mar", ["Viña del Mar"]],
-      [null, ["Isla de Pascua"]],
+      ["Valparaíso", ["Valparaíso", "Casablanca", "Juan Fernández"]],
+      ["Viña del Mar", ["Concón", "Puchuncaví", "Quintero", "Viña del Mar"]],
+      ["Valparaíso", ["Isla de Pascua"]],
       ["Los Andes", ["Los Andes", "Calle Larga", "Rinconada", "San Esteban"]],
       ["La Ligua", ["La Ligua", "Cabildo", "Papudo", "Petorca", "Zapallar"]],
       ["Quillota", ["Quillota", "La Calera", "Hijuelas", "La Cruz", "Nogales"]],
       ["San Antonio", ["San Antonio", "Algarrobo", "Cartagena", "El Quisco", "El Tabo", "Santo Domingo"]],
       ["San Felipe", ["San Felipe", "Catemu", "Llaillay", "Panquehue", "Putaendo", "Santa María"]],
-      [null, ["Quilpué", "Limache", "Olmué", "Villa Alemana"]],
+      ["Villa Alemana", ["Quilpué", "Villa Alemana"]],
+      ["Quillota", ["Limache", "Olmué"]],
     ],
   },
   {
     iso: "CL-RM",
-    regionalOffice: RM_CENTRO,
+    regionalOffice: "Santiago Centro",
     provinces: [
-      [RM_CENTRO, ["Santiago", "Independencia", "Recoleta", "Conchalí", "Huechuraba", "Colina", "Lampa", "Tiltil"]],
+      ["Santiago Centro", ["Santiago"]],
+      ["Santiago Norte", ["Conchalí", "Huechuraba", "Independencia", "Quilicura", "Recoleta"]],
+      ["Santiago Poniente", ["Cerro Navia", "Estación Central", "Lo Prado", "Pudahuel", "Quinta Normal", "Renca"]],
+      ["Santiago Oriente", ["Las Condes", "Lo Barnechea", "Vitacura"]],
+      ["Providencia", ["Providencia"]],
+      ["Ñuñoa", ["La Reina", "Macul", "Ñuñoa", "Peñalolén"]],
       [
-        RM_ORIENTE,
-        ["Providencia", "Las Condes", "Vitacura", "Lo Barnechea", "Ñuñoa", "La Reina", "Peñalolén", "Macul"],
-      ],
-      [
-        RM_PONIENTE,
+        "Santiago Sur",
         [
-          "Estación Central",
-          "Quinta Normal",
-          "Lo Prado",
-          "Cerro Navia",
-          "Pudahuel",
-          "Renca",
-          "Quilicura",
-          "Maipú",
-          "Cerrillos",
-        ],
-      ],
-      [RM_PONIENTE, ["Melipilla", "Alhué", "Curacaví", "María Pinto", "San Pedro"]],
-      [RM_PONIENTE, ["Talagante", "El Monte", "Isla de Maipo", "Padre Hurtado", "Peñaflor"]],
-      [
-        RM_SUR,
-        [
-          "San Miguel",
-          "San Joaquín",
           "La Cisterna",
-          "El Bosque",
-          "San Ramón",
           "La Granja",
           "La Pintana",
           "Lo Espejo",
           "Pedro Aguirre Cerda",
-          "La Florida",
+          "San Joaquín",
+          "San Miguel",
+          "San Ramón",
         ],
       ],
-      [RM_SUR, ["Puente Alto", "Pirque", "San José de Maipo"]],
-      [RM_SUR, ["San Bernardo", "Buin", "Calera de Tango", "Paine"]],
+      ["San Bernardo", ["El Bosque"]],
+      ["La Florida", ["La Florida"]],
+      ["Maipú", ["Cerrillos", "Maipú"]],
+      ["La Florida", ["Puente Alto", "Pirque", "San José de Maipo"]],
+      ["Santiago Norte", ["Colina", "Lampa", "Tiltil"]],
+      ["San Bernardo", ["San Bernardo", "Calera de Tango"]],
+      ["Buin", ["Buin", "Paine"]],
+      ["Melipilla", ["Melipilla", "Alhué", "María Pinto", "San Pedro"]],
+      ["Santiago Poniente", ["Curacaví"]],
+      ["Maipú", ["Talagante", "El Monte", "Isla de Maipo", "Padre Hurtado", "Peñaflor"]],
     ],
   },
   {
@@ -150,7 +144,7 @@ const REGIONS: readonly Region[] = [
     regionalOffice: "Rancagua",
     provinces: [
       [
-        null,
+        "Rancagua",
         [
           "Rancagua",
           "Codegua",
@@ -158,62 +152,37 @@ const REGIONS: readonly Region[] = [
           "Coltauco",
           "Doñihue",
           "Graneros",
-          "Las Cabras",
           "Machalí",
           "Malloa",
           "Mostazal",
           "Olivar",
-          "Peumo",
-          "Pichidegua",
           "Quinta de Tilcoco",
           "Rengo",
           "Requínoa",
-          "San Vicente",
         ],
       ],
-      [null, ["Pichilemu", "La Estrella", "Litueche", "Marchihue", "Navidad", "Paredones"]],
-      [
-        "San Fernando",
-        [
-          "San Fernando",
-          "Chépica",
-          "Chimbarongo",
-          "Lolol",
-          "Nancagua",
-          "Palmilla",
-          "Peralillo",
-          "Placilla",
-          "Pumanque",
-          "Santa Cruz",
-        ],
-      ],
+      ["San Vicente Tagua Tagua", ["Las Cabras", "Peumo", "Pichidegua", "San Vicente"]],
+      // Navidad: not in LibreDTE's table; the unit of the rest of its province (Cardenal Caro)
+      ["Pichilemu", ["Pichilemu", "La Estrella", "Litueche", "Marchihue", "Navidad", "Paredones"]],
+      ["San Fernando", ["San Fernando", "Chimbarongo", "Nancagua", "Placilla"]],
+      ["Santa Cruz", ["Chépica", "Lolol", "Palmilla", "Peralillo", "Pumanque", "Santa Cruz"]],
     ],
   },
   {
     iso: "CL-ML",
     regionalOffice: "Talca",
     provinces: [
-      [
-        null,
-        [
-          "Talca",
-          "Constitución",
-          "Curepto",
-          "Empedrado",
-          "Maule",
-          "Pelarco",
-          "Pencahue",
-          "Río Claro",
-          "San Clemente",
-          "San Rafael",
-        ],
-      ],
+      // San Rafael: not in LibreDTE's table; the unit of the rest of its province (Talca)
+      ["Talca", ["Talca", "Curepto", "Maule", "Pelarco", "Pencahue", "Río Claro", "San Clemente", "San Rafael"]],
+      ["Constitución", ["Constitución", "Empedrado"]],
       ["Cauquenes", ["Cauquenes", "Chanco", "Pelluhue"]],
       [
         "Curicó",
         ["Curicó", "Hualañé", "Licantén", "Molina", "Rauco", "Romeral", "Sagrada Familia", "Teno", "Vichuquén"],
       ],
-      ["Linares", ["Linares", "Colbún", "Longaví", "Parral", "Retiro", "San Javier", "Villa Alegre", "Yerbas Buenas"]],
+      ["Linares", ["Linares", "Colbún", "Longaví", "Villa Alegre", "Yerbas Buenas"]],
+      ["Parral", ["Parral", "Retiro"]],
+      ["Talca", ["San Javier"]],
     ],
   },
   {
@@ -221,11 +190,12 @@ const REGIONS: readonly Region[] = [
     regionalOffice: "Chillán",
     provinces: [
       [
-        null,
+        "Chillán",
         ["Chillán", "Bulnes", "Chillán Viejo", "El Carmen", "Pemuco", "Pinto", "Quillón", "San Ignacio", "Yungay"],
       ],
-      [null, ["Quirihue", "Cobquecura", "Coelemu", "Ninhue", "Portezuelo", "Ránquil", "Treguaco"]],
-      [null, ["San Carlos", "Coihueco", "Ñiquén", "San Fabián", "San Nicolás"]],
+      ["Chillán", ["Quirihue", "Cobquecura", "Coelemu", "Ninhue", "Portezuelo", "Ránquil", "Treguaco"]],
+      // Coihueco: not in LibreDTE's table; the unit of the rest of its province (Punilla)
+      ["San Carlos", ["San Carlos", "Coihueco", "Ñiquén", "San Fabián", "San Nicolás"]],
     ],
   },
   {
@@ -233,7 +203,7 @@ const REGIONS: readonly Region[] = [
     regionalOffice: "Concepción",
     provinces: [
       [
-        null,
+        "Concepción",
         [
           "Concepción",
           "Coronel",
@@ -244,11 +214,14 @@ const REGIONS: readonly Region[] = [
           "Penco",
           "San Pedro de la Paz",
           "Santa Juana",
-          "Tomé",
         ],
       ],
-      ["Talcahuano", ["Talcahuano", "Hualpén"]],
-      [null, ["Lebu", "Arauco", "Cañete", "Contulmo", "Curanilahue", "Los Álamos", "Tirúa"]],
+      ["Talcahuano", ["Talcahuano"]],
+      ["Concepción", ["Tomé"]],
+      ["Talcahuano", ["Hualpén"]],
+      ["Lebu", ["Lebu"]],
+      ["Concepción", ["Arauco"]],
+      ["Lebu", ["Cañete", "Contulmo", "Curanilahue", "Los Álamos", "Tirúa"]],
       [
         "Los Ángeles",
         [
@@ -275,12 +248,11 @@ const REGIONS: readonly Region[] = [
     regionalOffice: "Temuco",
     provinces: [
       [
-        null,
+        "Temuco",
         [
           "Temuco",
           "Carahue",
           "Cunco",
-          "Curarrehue",
           "Freire",
           "Galvarino",
           "Gorbea",
@@ -288,99 +260,65 @@ const REGIONS: readonly Region[] = [
           "Loncoche",
           "Melipeuco",
           "Nueva Imperial",
-          "Padre Las Casas",
+          "Padre las Casas",
           "Perquenco",
           "Pitrufquén",
-          "Pucón",
           "Saavedra",
           "Teodoro Schmidt",
           "Toltén",
           "Vilcún",
-          "Villarrica",
           "Cholchol",
         ],
       ],
-      [
-        "Angol",
-        [
-          "Angol",
-          "Collipulli",
-          "Curacautín",
-          "Ercilla",
-          "Lonquimay",
-          "Los Sauces",
-          "Lumaco",
-          "Purén",
-          "Renaico",
-          "Traiguén",
-          "Victoria",
-        ],
-      ],
+      ["Villarrica", ["Curarrehue", "Pucón", "Villarrica"]],
+      ["Angol", ["Angol", "Collipulli", "Ercilla", "Los Sauces", "Purén", "Renaico"]],
+      ["Victoria", ["Curacautín", "Lonquimay", "Lumaco", "Traiguén", "Victoria"]],
     ],
   },
   {
     iso: "CL-LR",
     regionalOffice: "Valdivia",
     provinces: [
-      [null, ["Valdivia", "Corral", "Lanco", "Los Lagos", "Máfil", "Mariquina", "Paillaco", "Panguipulli"]],
-      [null, ["La Unión", "Futrono", "Lago Ranco", "Río Bueno"]],
+      ["Valdivia", ["Valdivia", "Corral", "Los Lagos", "Máfil", "Mariquina", "Paillaco"]],
+      ["Lanco", ["Lanco"]],
+      ["Panguipulli", ["Panguipulli"]],
+      ["La Unión", ["La Unión", "Lago Ranco", "Río Bueno"]],
+      ["Valdivia", ["Futrono"]],
     ],
   },
   {
     iso: "CL-LL",
     regionalOffice: "Puerto Montt",
     provinces: [
-      [
-        null,
-        [
-          "Puerto Montt",
-          "Calbuco",
-          "Cochamó",
-          "Fresia",
-          "Frutillar",
-          "Los Muermos",
-          "Llanquihue",
-          "Maullín",
-          "Puerto Varas",
-        ],
-      ],
-      [
-        "Castro",
-        [
-          "Castro",
-          "Ancud",
-          "Chonchi",
-          "Curaco de Vélez",
-          "Dalcahue",
-          "Puqueldón",
-          "Queilén",
-          "Quellón",
-          "Quemchi",
-          "Quinchao",
-        ],
-      ],
+      ["Puerto Montt", ["Puerto Montt", "Calbuco", "Los Muermos", "Maullín"]],
+      ["Puerto Varas", ["Cochamó", "Fresia", "Frutillar", "Llanquihue", "Puerto Varas"]],
+      // Quinchao: not in LibreDTE's table; Castro, the unit of its neighbours Dalcahue and Curaco de Vélez
+      ["Castro", ["Castro", "Chonchi", "Curaco de Vélez", "Dalcahue", "Puqueldón", "Queilén", "Quellón", "Quinchao"]],
+      ["Ancud", ["Ancud", "Quemchi"]],
       ["Osorno", ["Osorno", "Puerto Octay", "Purranque", "Puyehue", "Río Negro", "San Juan de la Costa", "San Pablo"]],
-      [null, ["Chaitén", "Futaleufú", "Hualaihué", "Palena"]],
+      ["Chaitén", ["Chaitén", "Futaleufú", "Palena"]],
+      ["Puerto Montt", ["Hualaihué"]],
     ],
   },
   {
     iso: "CL-AI",
     regionalOffice: "Coyhaique",
     provinces: [
-      [null, ["Coyhaique", "Lago Verde"]],
-      [null, ["Aysén", "Cisnes", "Guaitecas"]],
-      [null, ["Cochrane", "O'Higgins", "Tortel"]],
-      [null, ["Chile Chico", "Río Ibáñez"]],
+      ["Coyhaique", ["Coyhaique"]],
+      ["Aysén", ["Lago Verde", "Aysén", "Cisnes", "Guaitecas"]],
+      ["Cochrane", ["Cochrane", "O'Higgins", "Tortel"]],
+      ["Chile Chico", ["Chile Chico"]],
+      ["Coyhaique", ["Río Ibáñez"]],
     ],
   },
   {
     iso: "CL-MA",
     regionalOffice: "Punta Arenas",
     provinces: [
-      [null, ["Punta Arenas", "Laguna Blanca", "Río Verde", "San Gregorio"]],
-      [null, ["Cabo de Hornos", "Antártica"]],
-      [null, ["Porvenir", "Primavera", "Timaukel"]],
-      [null, ["Natales", "Torres del Paine"]],
+      // Antártica: not in LibreDTE's table; the unit of the rest of its province (Antártica Chilena)
+      ["Punta Arenas", ["Punta Arenas", "Laguna Blanca", "Río Verde", "San Gregorio", "Cabo de Hornos", "Antártica"]],
+      ["Porvenir", ["Porvenir", "Primavera", "Timaukel"]],
+      ["Puerto Natales", ["Natales", "Torres del Paine"]],
     ],
   },
 ];
@@ -408,6 +346,11 @@ const ALIASES: Record<string, string> = {
   paihuano: "Paiguano",
   trehuaco: "Treguaco",
   coihaique: "Coyhaique",
+  "san francisco de mostazal": "Mostazal",
+  "san fabian de alico": "San Fabián",
+  "puerto saavedra": "Saavedra",
+  "alto bio-bio": "Alto Biobío",
+  "alto bio bio": "Alto Biobío",
 };
 
 /** Case-, accent- and spacing-insensitive key of a comuna's name ("Ñuñoa", "NUNOA", " ñuñoa " → "nunoa"). */
@@ -424,8 +367,7 @@ export function communeKey(name: string): string {
 const BY_KEY = new Map<string, Commune>();
 for (const region of REGIONS) {
   for (const [office, names] of region.provinces) {
-    for (const name of names)
-      BY_KEY.set(communeKey(name), { name, region: region.iso, siiOffice: office ?? region.regionalOffice });
+    for (const name of names) BY_KEY.set(communeKey(name), { name, region: region.iso, siiOffice: office });
   }
 }
 for (const [alias, name] of Object.entries(ALIASES)) BY_KEY.set(alias, BY_KEY.get(communeKey(name))!);
@@ -443,8 +385,8 @@ export function findCommune(name: string): Commune | null {
 
 /**
  * The SII office with jurisdiction over comuna `name`, as printed after `S.I.I. - ` ("Santiago
- * Oriente" for Las Condes, "Calama" for San Pedro de Atacama, "Rancagua" for Pichilemu: a
- * province without a unit of its own falls back to its region's Dirección Regional). Null when
+ * Oriente" for Las Condes, "Providencia" for Providencia, "Calama" for San Pedro de Atacama,
+ * "Pichilemu" for Navidad). Null when
  * `name` is not a comuna of Chile (an issuer abroad, or a comuna given in a form not recognized):
  * the header then prints no office line.
  */

@@ -81,6 +81,37 @@ export interface PrintedLabels {
   shippingTypes: Record<string, string>;
   /** SII's CodRef of a reference: 1 cancels, 2 corrects text, 3 corrects amounts */
   referenceCodes: Record<number, string>;
+  /** an export document's (110, 111, 112) block and its rows (domain/printed-export.ts) */
+  exportData: string;
+  saleModality: string;
+  saleClause: string;
+  saleClauseTotal: string;
+  transportWay: string;
+  loadingPort: string;
+  unloadingPort: string;
+  receiverCountry: string;
+  destinationCountry: string;
+  exportPaymentForm: string;
+  currencyName: string;
+  exchangeRate: string;
+  pesoTotal: string;
+  tare: string;
+  grossWeight: string;
+  netWeight: string;
+  totalItems: string;
+  totalPackages: string;
+  packages: string;
+  marks: string;
+  container: string;
+  seal: string;
+  freight: string;
+  insurance: string;
+  /** the receiver's `Extranjero`: its tax id abroad and nationality */
+  foreignId: string;
+  nationality: string;
+  /** Aduana's sale modalities (CodModVenta) and transport ways (CodViaTransp) by code */
+  saleModalities: Record<number, string>;
+  transportWays: Record<number, string>;
 }
 
 const LABELS: Record<PrintLocale, PrintedLabels> = {
@@ -143,6 +174,51 @@ const LABELS: Record<PrintLocale, PrintedLabels> = {
       "9": "Venta para exportación",
     },
     referenceCodes: { 1: "Anula documento de referencia", 2: "Corrige texto", 3: "Corrige montos" },
+    exportData: "Datos de exportación",
+    saleModality: "Modalidad de venta",
+    saleClause: "Cláusula de venta",
+    saleClauseTotal: "Total cláusula de venta",
+    transportWay: "Vía de transporte",
+    loadingPort: "Puerto de embarque",
+    unloadingPort: "Puerto de desembarque",
+    receiverCountry: "País receptor",
+    destinationCountry: "País de destino",
+    exportPaymentForm: "Forma de pago exportación",
+    currencyName: "Tipo de moneda",
+    exchangeRate: "Tipo de cambio",
+    pesoTotal: "Total en pesos",
+    tare: "Tara",
+    grossWeight: "Peso bruto",
+    netWeight: "Peso neto",
+    totalItems: "Total ítems",
+    totalPackages: "Total bultos",
+    packages: "Bultos",
+    marks: "marcas",
+    container: "contenedor",
+    seal: "sello",
+    freight: "Flete",
+    insurance: "Seguro",
+    foreignId: "ID extranjero",
+    nationality: "Nacionalidad",
+    // Aduana's names (Compendio de Normas Aduaneras, Anexo 51), as domain/sii-exports.ts lists the codes
+    saleModalities: {
+      1: "A firme",
+      2: "Bajo condición",
+      3: "En consignación libre",
+      4: "En consignación con un mínimo a firme",
+      9: "Sin pago",
+    },
+    transportWays: {
+      1: "Marítima, fluvial y lacustre",
+      4: "Aérea",
+      5: "Postal",
+      6: "Ferroviaria",
+      7: "Carretera/terrestre",
+      8: "Oleoductos, gasoductos",
+      9: "Tendido eléctrico",
+      10: "Otra",
+      11: "Courier/aéreo",
+    },
   },
   en: {
     headerTaxId: "Tax id",
@@ -192,6 +268,50 @@ const LABELS: Record<PrintLocale, PrintedLabels> = {
     credit: "Credit",
     shippingTypes: SHIPPING_TYPES,
     referenceCodes: { 1: "Cancels the document", 2: "Corrects text", 3: "Corrects amounts" },
+    exportData: "Export data",
+    saleModality: "Sale modality",
+    saleClause: "Sale clause",
+    saleClauseTotal: "Sale clause total",
+    transportWay: "Transport",
+    loadingPort: "Port of loading",
+    unloadingPort: "Port of unloading",
+    receiverCountry: "Receiver's country",
+    destinationCountry: "Destination country",
+    exportPaymentForm: "Export payment form",
+    currencyName: "Currency (SII)",
+    exchangeRate: "Exchange rate",
+    pesoTotal: "Total in pesos",
+    tare: "Tare",
+    grossWeight: "Gross weight",
+    netWeight: "Net weight",
+    totalItems: "Total items",
+    totalPackages: "Total packages",
+    packages: "Packages",
+    marks: "marks",
+    container: "container",
+    seal: "seal",
+    freight: "Freight",
+    insurance: "Insurance",
+    foreignId: "Foreign tax id",
+    nationality: "Nationality",
+    saleModalities: {
+      1: "Firm sale",
+      2: "Conditional sale",
+      3: "Free consignment",
+      4: "Consignment with a firm minimum",
+      9: "No payment",
+    },
+    transportWays: {
+      1: "Sea, river and lake",
+      4: "Air",
+      5: "Post",
+      6: "Rail",
+      7: "Road",
+      8: "Pipeline",
+      9: "Power line",
+      10: "Other",
+      11: "Courier (air)",
+    },
   },
 };
 

@@ -13,9 +13,16 @@
  *   "Formas de pago"), which DTE_v10.xsd names for `CodPaisRecep`/`CodPaisDestin`,
  *   `CodPtoEmbarque`/`CodPtoDesemb`, `CodClauVenta`, `CodModVenta`, `CodViaTransp` and `FmaPagExp`.
  *
- * Only the codes this service needs are listed. To add one: take the code from the Aduana table
- * named above (or the name from `TipMonType`), add one entry to the table here, and a test line in
- * test/domain/sii-exports.test.ts; nothing else changes (the API takes the keys of these tables).
+ * - unit codes (`CodUnidMedTara`, `CodUnidPesoBruto`, `CodUnidPesoNeto`: Aduana's "Unidades de
+ *   medida") and package type codes (`CodTpoBultos`: Aduana's "Tipos de bultos"): transcribed from
+ *   LibreDTE's copy of those Aduana tables (github.com/LibreDTE/libredte-lib-core,
+ *   resources/data/repository/aduana_unidades.php and aduana_tipos_bulto.php), since Aduana's own
+ *   Anexo 51 pages with them were not at hand; every entry of LibreDTE's copy is here.
+ *
+ * Only the codes this service needs are listed (units and package types: all LibreDTE lists). To
+ * add one: take the code from the Aduana table named above (or the name from `TipMonType`), add
+ * one entry to the table here, and a test line in test/domain/sii-exports.test.ts; nothing else
+ * changes (the API takes the keys of these tables).
  *
  * Export settings: an invoice's `fiscal_settings.export` object (REST and GraphQL
  * `fiscalSettings`), every key optional, validated when the invoice is created or updated:
@@ -31,6 +38,22 @@
  *                       in PESO CL; without it, none
  *   foreign_id          Extranjero/NumId: the receiver's tax id in its country (20), default the
  *                       customer's tax id
+ * and the packages and weights (Aduana; none by default, a unit is required with its amount):
+ *   tare, tare_unit                  Tara (whole number, up to 7 digits), CodUnidMedTara
+ *   gross_weight, gross_weight_unit  PesoBruto (> 0, at most 2 decimals, 8 integer digits), CodUnidPesoBruto
+ *   net_weight, net_weight_unit      PesoNeto (same), CodUnidPesoNeto
+ *   total_items                      TotItems (whole number > 0, up to 18 digits)
+ *   total_packages                   TotBultos (whole number > 0, up to 18 digits)
+ *   packages                         TipoBultos, up to 10 objects { type (CodTpoBultos key, required),
+ *                                    quantity (CantBultos, whole > 0, up to 10 digits), marks (Marcas,
+ *                                    255), container_id (IdContainer, 25), seal (Sello, 20),
+ *                                    seal_issuer (EmisorSello, 70) }
+ *   freight, insurance               MntFlete, MntSeguro: in the document's currency, > 0, at most
+ *                                    4 decimals and 99999999999999.9999 (Dec14_4Type)
+ * Units are keys of ADUANA_UNITS ("KN", "TMB", …), package types keys of ADUANA_PACKAGE_TYPES
+ * ("CAJA DE CARTON", "CONT20", …). Numbers are taken as strings or JSON numbers and kept as decimal
+ * strings (decimal.js), never as JS floats. `total_packages` is not checked against the packages'
+ * quantities (SII does not tie them).
  * The receiver's country (`CodPaisRecep`, `Nacionalidad`) is the customer's country. A note (111,
  * 112) takes the settings of the invoice it references.
  */
@@ -187,6 +210,142 @@ export const ADUANA_PAYMENT_FORMS: Readonly<Record<string, number>> = {
   ANTICIPO: 32,
 };
 
+/**
+ * Unit (Aduana's abbreviation) → Aduana code `CodUnidMedTara`, `CodUnidPesoBruto`, `CodUnidPesoNeto`
+ * ("Unidades de medida").
+ */
+export const ADUANA_UNITS: Readonly<Record<string, number>> = {
+  /** tonelada métrica bruta */
+  TMB: 1,
+  /** quintal métrico bruto */
+  QMB: 2,
+  /** megawatt hora */
+  MKWH: 3,
+  /** tonelada métrica neta */
+  TMN: 4,
+  /** kilolitro */
+  KLT: 5,
+  /** kilogramo neto */
+  KN: 6,
+  /** gramo neto */
+  GN: 7,
+  /** hectolitro */
+  HL: 8,
+  /** litro */
+  LT: 9,
+  /** unidad */
+  U: 10,
+  /** docena */
+  DOC: 11,
+  /** unidad (juego) */
+  "U(JGO)": 12,
+  /** miles de unidades */
+  MU: 13,
+  /** metro */
+  MT: 14,
+  /** metro cuadrado */
+  MT2: 15,
+  /** metro cúbico */
+  MCUB: 16,
+  PAR: 17,
+  /** kilogramo neto de fino contenido */
+  KNFC: 18,
+  CARTON: 19,
+  /** kilowatt hora */
+  KWH: 20,
+  /** barril */
+  BAR: 23,
+  /** metro cuadrado de 1 mm de espesor */
+  "M2/1MM": 24,
+  /** sin unidad de medida */
+  "S.U.M": 99,
+};
+
+/** Package type (Aduana's name) → Aduana code `CodTpoBultos` ("Tipos de bultos"). */
+export const ADUANA_PACKAGE_TYPES: Readonly<Record<string, number>> = {
+  POLVO: 1,
+  GRANOS: 2,
+  NODULOS: 3,
+  LIQUIDO: 4,
+  GAS: 5,
+  PIEZA: 10,
+  TUBO: 11,
+  CILINDRO: 12,
+  ROLLOS: 13,
+  BARRA: 16,
+  LINGOTE: 17,
+  TRONCOS: 18,
+  BLOQUE: 19,
+  ROLLIZO: 20,
+  CAJON: 21,
+  "CAJA DE CARTON": 22,
+  FARDO: 23,
+  BAUL: 24,
+  COFRE: 25,
+  ARMAZON: 26,
+  BANDEJA: 27,
+  CAJAMADERA: 28,
+  CAJALATA: 29,
+  BOTELLAGAS: 31,
+  BOTELLA: 32,
+  JAULA: 33,
+  BIDON: 34,
+  JABA: 35,
+  CESTA: 36,
+  BARRILETE: 37,
+  TONEL: 38,
+  PIPA: 39,
+  CAJANOESP: 40,
+  JARRO: 41,
+  FRASCO: 42,
+  DAMAJUANA: 43,
+  BARRIL: 44,
+  TAMBOR: 45,
+  CUNETE: 46,
+  TARRO: 47,
+  CUBO: 51,
+  PAQUETE: 61,
+  SACO: 62,
+  MALETA: 63,
+  BOLSA: 64,
+  BALA: 65,
+  RED: 66,
+  SOBRE: 67,
+  /** contenedor de 20 pies */
+  CONT20: 73,
+  /** contenedor de 40 pies */
+  CONT40: 74,
+  /** contenedor refrigerado de 20 pies */
+  REEFER20: 75,
+  /** contenedor refrigerado de 40 pies */
+  REEFER40: 76,
+  ESTANQUE: 77,
+  CONTNOESP: 78,
+  PALLETS: 80,
+  TABLERO: 81,
+  LAMINA: 82,
+  CARRETE: 83,
+  AUTOMOTOR: 85,
+  ATAUD: 86,
+  MAQUINARIA: 88,
+  PLANCHAS: 89,
+  ATADO: 90,
+  BOBINA: 91,
+  BULTONOESP: 93,
+  "SIN BULTO": 98,
+  "S/EMBALAR": 99,
+};
+
+/** One kind of package (`TipoBultos`) as the API takes it. */
+export interface ExportPackage {
+  type: string;
+  quantity?: string;
+  marks?: string;
+  container_id?: string;
+  seal?: string;
+  seal_issuer?: string;
+}
+
 /** The export settings as the API takes them (`fiscal_settings.export`), keys of the tables above. */
 export interface ExportSettings {
   sale_modality?: string;
@@ -198,6 +357,17 @@ export interface ExportSettings {
   payment_form?: string;
   exchange_rate?: string;
   foreign_id?: string;
+  tare?: string;
+  tare_unit?: string;
+  gross_weight?: string;
+  gross_weight_unit?: string;
+  net_weight?: string;
+  net_weight_unit?: string;
+  total_items?: string;
+  total_packages?: string;
+  packages?: ExportPackage[];
+  freight?: string;
+  insurance?: string;
 }
 
 const TABLES: Record<string, Readonly<Record<string, number>>> = {
@@ -208,14 +378,120 @@ const TABLES: Record<string, Readonly<Record<string, number>>> = {
   unloading_port: ADUANA_PORTS,
   destination_country: ADUANA_COUNTRY_CODES,
   payment_form: ADUANA_PAYMENT_FORMS,
+  tare_unit: ADUANA_UNITS,
+  gross_weight_unit: ADUANA_UNITS,
+  net_weight_unit: ADUANA_UNITS,
 };
-const KEYS = [...Object.keys(TABLES), "exchange_rate", "foreign_id"];
+/** Whole-number settings: the most digits the schema allows. */
+const WHOLE: Record<string, number> = { tare: 7, total_items: 18, total_packages: 18 };
+/** Decimal settings: at most `places` decimals and `max` (PesoBruto/PesoNeto: totalDigits 10, 2 decimals). */
+const DECIMAL: Record<string, { places: number; max: string }> = {
+  gross_weight: { places: 2, max: "99999999.99" },
+  net_weight: { places: 2, max: "99999999.99" },
+  freight: { places: 4, max: "99999999999999.9999" },
+  insurance: { places: 4, max: "99999999999999.9999" },
+};
+/** A measured amount and the unit it needs. */
+const UNIT_OF: Record<string, string> = {
+  tare: "tare_unit",
+  gross_weight: "gross_weight_unit",
+  net_weight: "net_weight_unit",
+};
+/** Text settings and their maximum lengths. */
+const TEXT: Record<string, number> = { foreign_id: 20 };
+const PACKAGE_TEXT: Record<string, number> = { marks: 255, container_id: 25, seal: 20, seal_issuer: 70 };
+const PACKAGE_KEYS = ["type", "quantity", ...Object.keys(PACKAGE_TEXT)];
+const KEYS = [
+  ...Object.keys(TABLES),
+  "exchange_rate",
+  ...Object.keys(TEXT),
+  ...Object.keys(WHOLE),
+  ...Object.keys(DECIMAL),
+  "packages",
+];
+
+/** Why `text` is not a whole number > 0 of at most `digits` digits, or null. */
+export function wholeProblem(text: string, digits: number): string | null {
+  if (!/^\d+$/.test(text) || /^0+$/.test(text)) return "must be a whole number greater than 0";
+  if (text.replace(/^0+/, "").length > digits) return `must have at most ${digits} digits`;
+  return null;
+}
+
+/** Why `text` is not a decimal > 0 with at most `places` decimals and at most `max`, or null. */
+export function decimalProblem(text: string, places: number, max: string): string | null {
+  let value: Decimal;
+  try {
+    value = toDecimal(text);
+  } catch {
+    return "must be a decimal number";
+  }
+  if (!value.isFinite() || value.lessThanOrEqualTo(0)) return "must be greater than 0";
+  if (value.decimalPlaces() > places) return `must have at most ${places} decimals`;
+  if (value.greaterThan(max)) return `must be at most ${max}`;
+  return null;
+}
+
+/** A setting's value as trimmed text: strings and numbers; null when empty, a problem when another type. */
+function scalar(value: unknown): { text: string | null; problem?: string } {
+  if (value === null || value === undefined || value === "") return { text: null };
+  if (typeof value !== "string" && typeof value !== "number") return { text: null, problem: "must be a string" };
+  const text = String(value).trim();
+  return { text: text === "" ? null : text };
+}
+
+/** The `packages` list (TipoBultos, at most 10), problems under `field`. */
+function packagesOf(raw: unknown, field: string, problems: FieldProblem[]): ExportPackage[] | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  if (!Array.isArray(raw)) {
+    problems.push({ field, message: "must be a list of packages" });
+    return undefined;
+  }
+  if (raw.length > 10) problems.push({ field, message: "must have at most 10 packages (TipoBultos)" });
+  const packages: ExportPackage[] = [];
+  raw.slice(0, 10).forEach((item: unknown, i) => {
+    const at = (key: string) => `${field}.${i}${key ? `.${key}` : ""}`;
+    if (!item || typeof item !== "object" || Array.isArray(item)) {
+      problems.push({ field: at(""), message: "must be an object" });
+      return;
+    }
+    const pkg: Record<string, string> = {};
+    for (const [key, value] of Object.entries(item as Record<string, unknown>)) {
+      if (!PACKAGE_KEYS.includes(key)) {
+        problems.push({ field: at(key), message: `unknown package key; one of ${PACKAGE_KEYS.join(", ")}` });
+        continue;
+      }
+      const { text, problem } = scalar(value);
+      if (problem) problems.push({ field: at(key), message: problem });
+      if (text === null) continue;
+      if (key === "type") {
+        const known = text.toUpperCase();
+        if (!Object.hasOwn(ADUANA_PACKAGE_TYPES, known)) {
+          problems.push({
+            field: at(key),
+            message: `unknown package type ${text}; one of ${Object.keys(ADUANA_PACKAGE_TYPES).join(", ")}`,
+          });
+        } else pkg.type = known;
+      } else if (key === "quantity") {
+        const bad = wholeProblem(text, 10);
+        if (bad) problems.push({ field: at(key), message: bad });
+        else pkg.quantity = text.replace(/^0+/, "");
+      } else if (text.length > PACKAGE_TEXT[key]) {
+        problems.push({ field: at(key), message: `must be at most ${PACKAGE_TEXT[key]} characters` });
+      } else pkg[key] = text;
+    }
+    if (!pkg.type && !problems.some((p) => p.field === at("type")))
+      problems.push({ field: at("type"), message: "is required (CodTpoBultos)" });
+    if (pkg.type) packages.push(pkg as unknown as ExportPackage);
+  });
+  return packages;
+}
 
 /**
  * The export settings in `fiscalSettings.export` and every problem with them (fields
  * `fiscal_settings.export.<key>`). No `export` key: empty settings. Examples:
  * { export: { sale_clause: "FOB", exchange_rate: "950.25" } } → settings, no problems;
- * { export: { sale_clause: "XYZ" } } → "unknown sale clause XYZ; one of CIF, CFR, …".
+ * { export: { sale_clause: "XYZ" } } → "unknown sale clause XYZ; one of CIF, CFR, …";
+ * { export: { gross_weight: 1250.5 } } → "gross_weight_unit: is required with gross_weight".
  */
 export function exportSettingsOf(fiscalSettings: unknown): { settings: ExportSettings; problems: FieldProblem[] } {
   const problems: FieldProblem[] = [];
@@ -227,21 +503,25 @@ export function exportSettingsOf(fiscalSettings: unknown): { settings: ExportSet
     problems.push({ field: field(""), message: "must be an object" });
     return { settings: {}, problems };
   }
-  const settings: Record<string, string> = {};
+  const settings: Record<string, unknown> = {};
+  const given = new Set<string>();
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
     if (!KEYS.includes(key)) {
       problems.push({ field: field(key), message: `unknown export setting; one of ${KEYS.join(", ")}` });
       continue;
     }
-    if (value === null || value === undefined || value === "") continue;
-    if (typeof value !== "string" && typeof value !== "number") {
-      problems.push({ field: field(key), message: "must be a string" });
+    if (key === "packages") {
+      const packages = packagesOf(value, field(key), problems);
+      if (packages?.length) settings.packages = packages;
       continue;
     }
-    const text = String(value).trim();
+    const { text, problem } = scalar(value);
+    if (problem) problems.push({ field: field(key), message: problem });
+    if (text === null) continue;
+    given.add(key);
     const table = TABLES[key];
     if (table) {
-      const known = key === "destination_country" ? text.toUpperCase() : text;
+      const known = key === "destination_country" || key.endsWith("_unit") ? text.toUpperCase() : text;
       if (!Object.hasOwn(table, known)) {
         problems.push({
           field: field(key),
@@ -253,15 +533,28 @@ export function exportSettingsOf(fiscalSettings: unknown): { settings: ExportSet
       }
       settings[key] = known;
     } else if (key === "exchange_rate") {
-      const problem = exchangeRateProblem(text);
-      if (problem) problems.push({ field: field(key), message: problem });
+      const bad = exchangeRateProblem(text);
+      if (bad) problems.push({ field: field(key), message: bad });
       else settings[key] = toDecimal(text).toString();
-    } else {
-      if (text.length > 20) problems.push({ field: field(key), message: "must be at most 20 characters" });
-      else settings[key] = text;
-    }
+    } else if (WHOLE[key] !== undefined) {
+      const bad = wholeProblem(text, WHOLE[key]);
+      if (bad) problems.push({ field: field(key), message: bad });
+      else settings[key] = text.replace(/^0+/, "");
+    } else if (DECIMAL[key]) {
+      const bad = decimalProblem(text, DECIMAL[key].places, DECIMAL[key].max);
+      if (bad) problems.push({ field: field(key), message: bad });
+      else settings[key] = toDecimal(text).toString();
+    } else if (text.length > TEXT[key]) {
+      problems.push({ field: field(key), message: `must be at most ${TEXT[key]} characters` });
+    } else settings[key] = text;
   }
-  return { settings, problems };
+  for (const [amount, unit] of Object.entries(UNIT_OF)) {
+    if (given.has(amount) && !given.has(unit))
+      problems.push({ field: field(unit), message: `is required with ${amount}` });
+    if (given.has(unit) && !given.has(amount))
+      problems.push({ field: field(amount), message: `is required with ${unit}` });
+  }
+  return { settings: settings as ExportSettings, problems };
 }
 
 /** Why `rate` is not a TpoCambio (Dec6_4Type: > 0, at most 4 decimals, at most 999999.9999), or null. */
@@ -307,6 +600,33 @@ export interface ResolvedExport {
   destinationCountry?: number;
   foreignId?: string;
   nationality?: number;
+  /** `Tara` and `CodUnidMedTara` */
+  tare?: string;
+  tareUnit?: number;
+  /** `PesoBruto` (decimal text) and `CodUnidPesoBruto` */
+  grossWeight?: string;
+  grossWeightUnit?: number;
+  /** `PesoNeto` (decimal text) and `CodUnidPesoNeto` */
+  netWeight?: string;
+  netWeightUnit?: number;
+  /** `TotItems`, `TotBultos` (whole-number text) */
+  totalItems?: string;
+  totalPackages?: string;
+  /** `TipoBultos`, at most 10 */
+  packages?: ResolvedPackage[];
+  /** `MntFlete`, `MntSeguro`: decimal text in the document's currency */
+  freight?: string;
+  insurance?: string;
+}
+
+/** One `TipoBultos`: CodTpoBultos, CantBultos, Marcas, IdContainer, Sello, EmisorSello. */
+export interface ResolvedPackage {
+  type: number;
+  quantity?: string;
+  marks?: string;
+  containerId?: string;
+  seal?: string;
+  sealIssuer?: string;
 }
 
 /**
@@ -348,5 +668,23 @@ export function resolveExport(input: {
     destinationCountry: pick(ADUANA_COUNTRY_CODES, s.destination_country) ?? country,
     foreignId: foreignId ? foreignId.slice(0, 20) : undefined,
     nationality: country,
+    tare: s.tare,
+    tareUnit: pick(ADUANA_UNITS, s.tare_unit),
+    grossWeight: s.gross_weight,
+    grossWeightUnit: pick(ADUANA_UNITS, s.gross_weight_unit),
+    netWeight: s.net_weight,
+    netWeightUnit: pick(ADUANA_UNITS, s.net_weight_unit),
+    totalItems: s.total_items,
+    totalPackages: s.total_packages,
+    packages: s.packages?.map((p) => ({
+      type: ADUANA_PACKAGE_TYPES[p.type],
+      quantity: p.quantity,
+      marks: p.marks,
+      containerId: p.container_id,
+      seal: p.seal,
+      sealIssuer: p.seal_issuer,
+    })),
+    freight: s.freight,
+    insurance: s.insurance,
   };
 }

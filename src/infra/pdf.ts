@@ -2,9 +2,10 @@
  * Printed representation of a document (invoice, order, credit note) with pdfkit, laid out as a
  * Chilean DTE prints (docs/sii-dte.md "The printed representation"): issuer at the top left; the
  * header box at the top right (tax id, document name, number) with the SII office under it; the
- * receiver's rows and the dates framed below; transport; the lines table; references beside the
- * totals; notes; the timbre at the bottom left. Pure rendering: callers pass already computed,
- * formatted values and the labels in the document's language (services/document-pdf.ts).
+ * receiver's rows and the dates framed below; transport; an export's customs data; the lines
+ * table; references beside the totals; notes; the timbre at the bottom left. Pure rendering:
+ * callers pass already computed, formatted values and the labels in the document's language
+ * (services/document-pdf.ts).
  */
 import PDFDocument from "pdfkit";
 
@@ -42,7 +43,7 @@ export interface PdfDocumentData {
   taxIdLine: string | null;
   /** the header box's number line: "N° 12", or the draft label */
   numberLine: string;
-  /** under the header box: "S.I.I. - SANTIAGO ORIENTE" (a DTE's issuing office), null for none */
+  /** under the header box: "S.I.I. - PROVIDENCIA" (a DTE's issuing office), null for none */
   officeLine: string | null;
   /** false: the title and number print in black without the red header box (a non-tax document); default true */
   taxHeader?: boolean;
@@ -57,6 +58,8 @@ export interface PdfDocumentData {
   dates: [string, string][];
   /** transport rows (guía de despacho), printed under a title when there are any */
   transport?: { title: string; rows: [string, string][] };
+  /** an export document's customs rows (Datos de exportación), printed in two columns under a title */
+  customs?: { title: string; rows: [string, string][] };
   columns: PdfLineColumns;
   lines: PdfLine[];
   /** references (Referencias), printed under the lines when there are rows */
@@ -174,6 +177,14 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
   if (data.transport?.rows.length) {
     doc.font("Helvetica-Bold").fontSize(10).text(data.transport.title, left, y);
     y = labelledRows(doc, data.transport.rows, left, doc.y + 2, width) + 10;
+  }
+  if (data.customs?.rows.length) {
+    doc.font("Helvetica-Bold").fontSize(10).text(data.customs.title, left, y);
+    const half = Math.ceil(data.customs.rows.length / 2);
+    const top = doc.y + 2;
+    const below = labelledRows(doc, data.customs.rows.slice(0, half), left, top, width / 2 - 10);
+    const belowRight = labelledRows(doc, data.customs.rows.slice(half), left + width / 2, top, width / 2);
+    y = Math.max(below, belowRight) + 10;
   }
 
   // lines table

@@ -318,6 +318,8 @@ export async function creditNotePdf(ctx: ServiceContext, id: string): Promise<Bu
           reason: note.note,
         },
       ],
+      // an export note (111, 112) prints its invoice's export data (domain/sii-exports.ts)
+      exportSettings: note.invoice.fiscalSettings,
     },
   );
 }

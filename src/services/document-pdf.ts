@@ -15,6 +15,7 @@ import {
   cedibleLabel,
   compactTed,
   decodeIso88591,
+  dteExport,
   dteParties,
   timbreCaption,
   timbrePng,
@@ -33,6 +34,14 @@ import {
   type PrintLocale,
 } from "../domain/printed-labels.js";
 import { siiOfficeOf } from "../domain/chile-communes.js";
+import { printedExport, type PrintableExport } from "../domain/printed-export.js";
+import {
+  EXPORT_DTE_TYPES,
+  exportSettingsOf,
+  pesoAmounts,
+  resolveExport,
+  siiCurrencyName,
+} from "../domain/sii-exports.js";
 import { isoDate } from "../domain/formats.js";
 import { documentCustomer, documentIssuer } from "./issued-parties.js";
 import { tenant, type ServiceContext } from "./context.js";
@@ -238,6 +247,43 @@ export interface PrintExtras {
     licencePlate: string | null;
   };
   notes?: (string | null | undefined)[];
+  /**
+   * an export document's (CL110, CL111, CL112) fiscal settings whose `export` applies (the
+   * invoice's; a note's invoice's): printed before the document has its DTE, which is read after
+   */
+  exportSettings?: unknown;
+}
+
+/**
+ * The export data `doc` prints (CL110, CL111, CL112; domain/printed-export.ts): as its DTE says it
+ * once issued, else from `exportSettings` and the customer as resolveExport reads them (the sale
+ * clause total is the document's total, the peso total its total at the exchange rate). Null for
+ * other documents and for settings that do not resolve (the 400 they give on finalize says why).
+ */
+async function exportOf(
+  ctx: ServiceContext,
+  doc: PrintableDocument,
+  xml: string | null,
+  exportSettings: unknown,
+): Promise<PrintableExport | null> {
+  if (doc.documentType.countryId !== "CL" || !EXPORT_DTE_TYPES.includes(doc.documentType.code)) return null;
+  if (xml) return dteExport(xml);
+  const { settings, problems } = exportSettingsOf(exportSettings);
+  if (problems.length || !siiCurrencyName(doc.currency.id)) return null;
+  const customer = await documentCustomer(ctx, doc, doc.customer);
+  const resolved = resolveExport({
+    currencyId: doc.currency.id,
+    settings,
+    customerCountry: customer.countryId ?? null,
+    customerTaxId: customer.taxId ?? null,
+  });
+  return {
+    ...resolved,
+    saleClauseTotal: resolved.saleClause !== undefined && doc.total.greaterThan(0) ? doc.total.toString() : undefined,
+    pesoTotal: resolved.exchangeRate
+      ? pesoAmounts(doc.exempt.toString(), doc.total.toString(), resolved.exchangeRate).total.toFixed(0)
+      : undefined,
+  };
 }
 
 /**
@@ -259,12 +305,14 @@ async function localeOf(ctx: ServiceContext, doc: PrintableDocument): Promise<Pr
 export async function printDocument(ctx: ServiceContext, doc: PrintableDocument, extra: PrintExtras): Promise<Buffer> {
   const { currency } = doc;
   const xml = await storedTaxFile(ctx, doc);
-  const [{ issuer, customer }, issuedBy, locale] = await Promise.all([
+  const [{ issuer, customer }, issuedBy, locale, exported] = await Promise.all([
     printedParties(ctx, doc, xml),
     documentIssuer(ctx, doc),
     localeOf(ctx, doc),
+    exportOf(ctx, doc, xml, extra.exportSettings),
   ]);
   const l = printedLabels(locale);
+  const exportRows = exported ? printedExport(exported, l, locale, currency) : null;
   const day = (iso: string) => printedDate(iso, locale);
   const money = (v: Decimal) => formatMoney(v.toString(), currency);
 
@@ -337,9 +385,10 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
     taxHeader: heading.taxHeader,
     status: doc.status,
     issuer: issuerBlock(issuer),
-    customer: receiverRows(customer, l),
+    customer: [...receiverRows(customer, l), ...(exportRows?.receiver ?? [])],
     dates: dates.filter((r): r is [string, string] => !!r[1]),
     transport: { title: l.transport, rows: transportRows.filter((r): r is [string, string] => !!r[1]) },
+    customs: exportRows ? { title: l.exportData, rows: exportRows.customs } : undefined,
     columns: [l.code, l.description, l.quantity, l.unitPrice, l.discount, l.value],
     lines,
     references: extra.references?.length

@@ -238,6 +238,7 @@ export async function invoicePdf(ctx: ServiceContext, id: string): Promise<Buffe
           : null,
       saleCondition: true,
       notes: [invoice.note],
+      exportSettings: invoice.fiscalSettings,
     },
   );
 }

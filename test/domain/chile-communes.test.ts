@@ -37,10 +37,13 @@ describe("comunas", () => {
     expect(findCommune("Paihuano")?.name).toBe("Paiguano");
     expect(findCommune("Trehuaco")?.name).toBe("Treguaco");
     expect(findCommune("Coihaique")?.name).toBe("Coyhaique");
+    expect(findCommune("Aisen")?.name).toBe("Aysén");
+    expect(findCommune("PADRE LAS CASAS")?.name).toBe("Padre las Casas");
+    expect(findCommune("San Francisco de Mostazal")?.name).toBe("Mostazal");
   });
 
   it("are found in any case, with or without accents, and by common aliases", () => {
-    expect(findCommune("Ñuñoa")).toEqual({ name: "Ñuñoa", region: "CL-RM", siiOffice: "Santiago Oriente" });
+    expect(findCommune("Ñuñoa")).toEqual({ name: "Ñuñoa", region: "CL-RM", siiOffice: "Ñuñoa" });
     expect(findCommune("  nunoa ")?.name).toBe("Ñuñoa");
     expect(findCommune("LOS ANGELES")?.name).toBe("Los Ángeles");
     expect(findCommune("Llay-Llay")?.name).toBe("Llaillay");
@@ -51,20 +54,40 @@ describe("comunas", () => {
   });
 });
 
-describe("SII office of a comuna", () => {
-  it("the Región Metropolitana: each comuna has its Dirección Regional", () => {
+describe("SII office of a comuna (LibreDTE's table, checked entry by entry)", () => {
+  it("the Región Metropolitana: five Direcciones Regionales and the local units", () => {
     expect(siiOfficeOf("Santiago")).toBe("Santiago Centro");
     expect(siiOfficeOf("Las Condes")).toBe("Santiago Oriente");
-    expect(siiOfficeOf("Providencia")).toBe("Santiago Oriente");
-    expect(siiOfficeOf("Maipú")).toBe("Santiago Poniente");
-    expect(siiOfficeOf("Melipilla")).toBe("Santiago Poniente");
-    expect(siiOfficeOf("La Florida")).toBe("Santiago Sur");
-    expect(siiOfficeOf("Puente Alto")).toBe("Santiago Sur");
-    expect(siiOfficeOf("Colina")).toBe("Santiago Centro");
+    expect(siiOfficeOf("Providencia")).toBe("Providencia");
+    expect(siiOfficeOf("Peñalolén")).toBe("Ñuñoa");
+    expect(siiOfficeOf("Maipú")).toBe("Maipú");
+    expect(siiOfficeOf("Talagante")).toBe("Maipú");
+    expect(siiOfficeOf("Melipilla")).toBe("Melipilla");
+    expect(siiOfficeOf("Curacaví")).toBe("Santiago Poniente");
+    expect(siiOfficeOf("La Florida")).toBe("La Florida");
+    expect(siiOfficeOf("Puente Alto")).toBe("La Florida");
+    expect(siiOfficeOf("El Bosque")).toBe("San Bernardo");
+    expect(siiOfficeOf("Paine")).toBe("Buin");
+    expect(siiOfficeOf("Colina")).toBe("Santiago Norte");
+    expect(siiOfficeOf("Quilicura")).toBe("Santiago Norte");
+    expect(siiOfficeOf("San Ramón")).toBe("Santiago Sur");
     const rm = CHILEAN_COMMUNES.filter((c) => findCommune(c)!.region === "CL-RM");
     expect(rm).toHaveLength(52);
     expect(new Set(rm.map((c) => siiOfficeOf(c)))).toEqual(
-      new Set(["Santiago Centro", "Santiago Oriente", "Santiago Poniente", "Santiago Sur"]),
+      new Set([
+        "Santiago Centro",
+        "Santiago Norte",
+        "Santiago Oriente",
+        "Santiago Poniente",
+        "Santiago Sur",
+        "Providencia",
+        "Ñuñoa",
+        "Maipú",
+        "La Florida",
+        "San Bernardo",
+        "Buin",
+        "Melipilla",
+      ]),
     );
   });
 
@@ -89,14 +112,52 @@ describe("SII office of a comuna", () => {
     for (const [capital, office] of Object.entries(capitals)) expect(siiOfficeOf(capital), capital).toBe(office);
   });
 
-  it("a province with its own unit, and the fallback to the region's Dirección Regional", () => {
-    expect(siiOfficeOf("San Pedro de Atacama")).toBe("Calama");
-    expect(siiOfficeOf("Hualpén")).toBe("Talcahuano");
+  it("the local units outside the capital, and the comunas LibreDTE's table lacks", () => {
+    const units: Record<string, string> = {
+      Taltal: "Taltal",
+      "San Pedro de Atacama": "Calama",
+      "Diego de Almagro": "Chañaral",
+      Coquimbo: "Coquimbo",
+      Concón: "Viña del Mar",
+      Quilpué: "Villa Alemana",
+      Limache: "Quillota",
+      "Isla de Pascua": "Valparaíso",
+      Peumo: "San Vicente Tagua Tagua",
+      Lolol: "Santa Cruz",
+      Pichilemu: "Pichilemu",
+      Empedrado: "Constitución",
+      Retiro: "Parral",
+      "San Javier": "Talca",
+      Ñiquén: "San Carlos",
+      Hualpén: "Talcahuano",
+      Cañete: "Lebu",
+      Arauco: "Concepción",
+      Pucón: "Villarrica",
+      Traiguén: "Victoria",
+      Lanco: "Lanco",
+      Panguipulli: "Panguipulli",
+      "Río Bueno": "La Unión",
+      Futrono: "Valdivia",
+      Frutillar: "Puerto Varas",
+      Ancud: "Ancud",
+      Chonchi: "Castro",
+      Futaleufú: "Chaitén",
+      Hualaihué: "Puerto Montt",
+      "Lago Verde": "Aysén",
+      "Río Ibáñez": "Coyhaique",
+      Tortel: "Cochrane",
+      "Chile Chico": "Chile Chico",
+      Natales: "Puerto Natales",
+      Timaukel: "Porvenir",
+      // not in LibreDTE's table: the unit of the rest of the province (Quinchao: its neighbours')
+      Navidad: "Pichilemu",
+      "San Rafael": "Talca",
+      Coihueco: "San Carlos",
+      Quinchao: "Castro",
+      Antártica: "Punta Arenas",
+    };
+    for (const [commune, office] of Object.entries(units)) expect(siiOfficeOf(commune), commune).toBe(office);
     expect(siiOfficeOf("Chiloé" /* a province, not a comuna */)).toBeNull();
-    expect(siiOfficeOf("Ancud")).toBe("Castro");
-    // no unit listed for Cardenal Caro: Rancagua's Dirección Regional
-    expect(siiOfficeOf("Pichilemu")).toBe("Rancagua");
-    expect(siiOfficeOf("Isla de Pascua")).toBe("Valparaíso");
   });
 
   it("every comuna has an office; unknown or empty names have none", () => {

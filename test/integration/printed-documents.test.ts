@@ -62,7 +62,7 @@ const RECEIVER_ROWS = [
   `Correo: ${RECEIVER.email}`,
 ];
 /** The header box of every issued document of the seeded issuer (Acme SpA, Providencia). */
-const HEADER = ["R.U.T.: 76.042.235-5", "S.I.I. - SANTIAGO ORIENTE"];
+const HEADER = ["R.U.T.: 76.042.235-5", "S.I.I. - PROVIDENCIA"];
 const COLUMNS = ["Código", "Descripción", "Cantidad", "Precio unitario", "Descuento", "Valor"];
 
 async function uploadCaf(type: number, from: number, to: number) {
@@ -144,7 +144,7 @@ beforeAll(async () => {
       })
     ).status,
   ).toBe(201);
-  for (const type of [33, 34, 39, 41, 52, 56, 61]) await uploadCaf(type, 1, 20);
+  for (const type of [33, 34, 39, 41, 52, 56, 61, 110, 112]) await uploadCaf(type, 1, 20);
   const created = await s.rest("POST", "/v1/customers/", { body: chileanCustomer(RECEIVER) });
   expect(created.status, created.text).toBe(201);
   customer = created.body.id;
@@ -481,6 +481,109 @@ describe("every DTE type prints as a Chilean document", () => {
       "Monto neto CLP 20.000",
       "IVA 19 % CLP 3.800",
       "Total CLP 23.800",
+    ]);
+  });
+});
+
+describe("export documents print their customs data", () => {
+  it("110 factura de exportación and a 112 on it: Datos de exportación, packages, weights, ID extranjero", async () => {
+    const foreign = await s.rest("POST", "/v1/customers/", {
+      body: { name: "Acme Corp.", country: "US", tax_id: "12-3456789", address: "1 Main St, Austin TX" },
+    });
+    expect(foreign.status, foreign.text).toBe(201);
+    const settings = {
+      export: {
+        sale_modality: "firm",
+        sale_clause: "FOB",
+        transport: "sea",
+        loading_port: "San Antonio",
+        unloading_port: "Long Beach",
+        destination_country: "MX",
+        exchange_rate: "950.25",
+        tare: 150,
+        tare_unit: "KN",
+        gross_weight: "1250.50",
+        gross_weight_unit: "KN",
+        net_weight: "1100",
+        net_weight_unit: "KN",
+        total_items: 2,
+        total_packages: 3,
+        packages: [
+          { type: "CAJA DE CARTON", quantity: 2, marks: "ACME-1/2", container_id: "MSCU1234567", seal: "SL-998" },
+          { type: "PALLETS", quantity: 1 },
+        ],
+        freight: "120.50",
+        insurance: "15.25",
+      },
+    };
+    const draft = await s.rest("POST", "/v1/invoices/", {
+      body: {
+        customer: foreign.body.id,
+        document: "CL110",
+        date: issued,
+        fiscal_settings: settings,
+        lines: [{ name: "Software license", quantity: 3, amount: "250.50" }],
+      },
+    });
+    expect(draft.status, draft.text).toBe(201);
+    // 751.50 x 950.25 = 714112.875 -> 714113 pesos
+    const expected = [
+      "Datos de exportación",
+      "Modalidad de venta: A firme (1)",
+      "Cláusula de venta: FOB (5)",
+      "Total cláusula de venta: USD 751,50",
+      "Vía de transporte: Marítima, fluvial y lacustre (1)",
+      "Puerto de embarque: San Antonio (906)",
+      "Puerto de desembarque: Long Beach (175)",
+      "Tara: 150 KN (6)",
+      "Peso bruto: 1.250,5 KN (6)",
+      "Peso neto: 1.100 KN (6)",
+      "Total ítems: 2",
+      "Total bultos: 3",
+      "Bultos: 1 × PALLETS (80)",
+      "Flete: USD 120,50",
+      "Seguro: USD 15,25",
+      "País receptor: Estados Unidos (225)",
+      "País de destino: México (216)",
+      "Forma de pago exportación: COB1 (1)",
+      "Tipo de moneda: DOLAR USA",
+      "Tipo de cambio: 950,25",
+      "Total en pesos: CLP 714.113",
+      "ID extranjero: 12-3456789",
+      "Nacionalidad: Estados Unidos (225)",
+    ];
+    /** the lines, and the first package's row, which wraps in its column: checked as text */
+    const expectExport = (lines: string[]) => {
+      expectLines(lines, expected);
+      expect(lines.join(" ")).toContain(
+        "Bultos: 2 × CAJA DE CARTON (22), marcas ACME-1/2, contenedor MSCU1234567, sello SL-998",
+      );
+    };
+    // the draft prints the data from its settings, the issued 110 from its DTE: the same text
+    expectExport(await pdfLines("invoices", draft.body.id, "110-draft"));
+    const done = await s.rest("GET", `/v1/invoices/${draft.body.id}/finalize/`);
+    expect(done.status, done.text).toBe(200);
+    const xml = await checkedDte(done.body.local_file);
+    expect(element(xml, "PesoBruto")).toBe("1250.5");
+    expect(element(xml, "CodTpoBultos")).toBe("22");
+    const lines = await pdfLines("invoices", draft.body.id, "110");
+    expectExport(lines);
+    expectLines(lines, [`N° ${done.body.number}`, "Señor(es): Acme Corp.", "RUT: 55.555.555-5"]);
+    expect(lines.join(" ")).toContain("FACTURA DE EXPORTACIÓN ELECTRÓNICA");
+    // a 112 on it prints its invoice's export data as its own DTE carries it
+    const note = await s.rest("POST", "/v1/creditnotes/", {
+      body: { invoice: draft.body.id, lines: [{ name: "Descuento", amount: "100.25" }] },
+    });
+    expect(note.status, note.text).toBe(201);
+    const noteDone = await s.rest("GET", `/v1/creditnotes/${note.body.id}/finalize/`);
+    expect(noteDone.status, noteDone.text).toBe(200);
+    await checkedDte(noteDone.body.local_file);
+    expectLines(await pdfLines("creditnotes", note.body.id, "112"), [
+      "Cláusula de venta: FOB (5)",
+      "Total cláusula de venta: USD 100,25",
+      "Bultos: 1 × PALLETS (80)",
+      "ID extranjero: 12-3456789",
+      "Total en pesos: CLP 95.263",
     ]);
   });
 });

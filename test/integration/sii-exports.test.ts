@@ -159,4 +159,60 @@ describe("export documents", () => {
     ]);
     expect(res.body.error.fields["fiscal_settings.export.exchange_rate"]).toEqual(["must be greater than 0"]);
   });
+
+  it("packages and weights over GraphQL: the DTE's Aduana carries them; bad ones are a validation_error", async () => {
+    const mutation = "mutation($input: InvoiceInput!) { createInvoice(input: $input) { id fiscalSettings } }";
+    const exportSettings = {
+      sale_clause: "CIF",
+      gross_weight: "80.25",
+      gross_weight_unit: "KN",
+      net_weight: 75,
+      net_weight_unit: "KN",
+      total_packages: "2",
+      packages: [{ type: "SACO", quantity: 2, marks: "AC-01" }],
+      freight: "12.5",
+      insurance: "1.75",
+    };
+    const created = await s.graphql(mutation, {
+      input: {
+        customer,
+        document: "CL110",
+        fiscalSettings: { export: exportSettings },
+        lines: [{ name: "Seeds", quantity: "2", amount: "40.10" }],
+      },
+    });
+    expect(created.body.errors).toBeUndefined();
+    const id = created.body.data.createInvoice.id;
+    expect(created.body.data.createInvoice.fiscalSettings).toEqual({ export: exportSettings });
+    const fin = await s.rest("GET", `/v1/invoices/${id}/finalize/`);
+    expect(fin.status, JSON.stringify(fin.body)).toBe(200);
+    const xml = await checkedXml(fin.body.local_file, 110);
+    expect(xml).toContain(
+      "<Aduana><CodModVenta>1</CodModVenta><CodClauVenta>1</CodClauVenta><TotClauVenta>80.2</TotClauVenta>" +
+        "<PesoBruto>80.25</PesoBruto><CodUnidPesoBruto>6</CodUnidPesoBruto>" +
+        "<PesoNeto>75</PesoNeto><CodUnidPesoNeto>6</CodUnidPesoNeto><TotBultos>2</TotBultos>" +
+        "<TipoBultos><CodTpoBultos>62</CodTpoBultos><CantBultos>2</CantBultos><Marcas>AC-01</Marcas></TipoBultos>" +
+        "<MntFlete>12.5</MntFlete><MntSeguro>1.75</MntSeguro>" +
+        "<CodPaisRecep>225</CodPaisRecep><CodPaisDestin>225</CodPaisDestin></Aduana>",
+    );
+
+    const bad = await s.graphql(mutation, {
+      input: {
+        customer,
+        document: "CL110",
+        fiscalSettings: {
+          export: { gross_weight: "1.234", packages: [{ type: "BOX", quantity: 0 }], freight: "x" },
+        },
+        lines: [{ name: "x", amount: "1" }],
+      },
+    });
+    expect(bad.body.errors[0].extensions.code).toBe("validation_error");
+    expect(bad.body.errors[0].extensions.fields).toEqual({
+      "fiscal_settings.export.gross_weight": ["must have at most 2 decimals"],
+      "fiscal_settings.export.gross_weight_unit": ["is required with gross_weight"],
+      "fiscal_settings.export.packages.0.type": [expect.stringMatching(/^unknown package type BOX; one of POLVO/)],
+      "fiscal_settings.export.packages.0.quantity": ["must be a whole number greater than 0"],
+      "fiscal_settings.export.freight": ["must be a decimal number"],
+    });
+  });
 });

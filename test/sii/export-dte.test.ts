@@ -8,6 +8,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   decodeIso88591,
+  dteExport,
   issueDte,
   parseCaf,
   verifyTed,
@@ -124,6 +125,94 @@ describe("export documents", () => {
     expect(xml).toContain("<MNT>1226.1</MNT>");
     expect(xml).not.toContain("<IVA>");
     expect(dte.totals.total.toFixed()).toBe("1226.1");
+  });
+
+  it("110 with packages and weights: Aduana's elements in DTE_v10.xsd's order", () => {
+    const dte = issueAndCheck(
+      input(110, {
+        folio: 9,
+        export: {
+          ...exportData,
+          tare: "150",
+          tareUnit: 6,
+          grossWeight: "1250.5",
+          grossWeightUnit: 6,
+          netWeight: "1100",
+          netWeightUnit: 6,
+          totalItems: "2",
+          totalPackages: "3",
+          packages: [
+            {
+              type: 22,
+              quantity: "2",
+              marks: "ACME-1/2",
+              containerId: "MSCU1234567",
+              seal: "SL-998",
+              sealIssuer: "Aduana",
+            },
+            { type: 80, quantity: "1" },
+          ],
+          freight: "120.5",
+          insurance: "15.1234",
+        },
+      }),
+    );
+    expect(dte.xml).toContain(
+      "<Transporte><Aduana><CodModVenta>1</CodModVenta><CodClauVenta>5</CodClauVenta>" +
+        "<TotClauVenta>1226.1</TotClauVenta><CodViaTransp>1</CodViaTransp>" +
+        "<CodPtoEmbarque>906</CodPtoEmbarque><CodPtoDesemb>174</CodPtoDesemb>" +
+        "<Tara>150</Tara><CodUnidMedTara>6</CodUnidMedTara>" +
+        "<PesoBruto>1250.5</PesoBruto><CodUnidPesoBruto>6</CodUnidPesoBruto>" +
+        "<PesoNeto>1100</PesoNeto><CodUnidPesoNeto>6</CodUnidPesoNeto>" +
+        "<TotItems>2</TotItems><TotBultos>3</TotBultos>" +
+        "<TipoBultos><CodTpoBultos>22</CodTpoBultos><CantBultos>2</CantBultos><Marcas>ACME-1/2</Marcas>" +
+        "<IdContainer>MSCU1234567</IdContainer><Sello>SL-998</Sello><EmisorSello>Aduana</EmisorSello></TipoBultos>" +
+        "<TipoBultos><CodTpoBultos>80</CodTpoBultos><CantBultos>1</CantBultos></TipoBultos>" +
+        "<MntFlete>120.5</MntFlete><MntSeguro>15.1234</MntSeguro>" +
+        "<CodPaisRecep>225</CodPaisRecep><CodPaisDestin>225</CodPaisDestin></Aduana></Transporte>",
+    );
+    // what the printed representation reads back from the DTE
+    expect(dteExport(dte.xml)).toMatchObject({
+      currencyName: "DOLAR USA",
+      exchangeRate: "950.25",
+      pesoTotal: "1165102",
+      paymentForm: 1,
+      saleModality: 1,
+      saleClause: 5,
+      saleClauseTotal: "1226.1",
+      loadingPort: 906,
+      grossWeight: "1250.5",
+      grossWeightUnit: 6,
+      totalPackages: "3",
+      packages: [
+        {
+          type: 22,
+          quantity: "2",
+          marks: "ACME-1/2",
+          containerId: "MSCU1234567",
+          seal: "SL-998",
+          sealIssuer: "Aduana",
+        },
+        { type: 80, quantity: "1" },
+      ],
+      freight: "120.5",
+      insurance: "15.1234",
+      receiverCountry: 225,
+      foreignId: "12-3456789",
+      nationality: 225,
+    });
+    // a DTE that is no export has none
+    expect(dteExport(issueDte(input(33, { folio: 10, export: undefined }), cafFor(33), cert).xml)).toBeNull();
+  });
+
+  it("refuses weights and counts the schema cannot hold", () => {
+    const bad = (extra: Partial<NonNullable<DteInput["export"]>>) =>
+      issueDte(input(110, { export: { ...exportData, ...extra } }), cafFor(110), cert);
+    expect(() => bad({ grossWeight: "1.234" })).toThrow(/export.grossWeight/);
+    expect(() => bad({ netWeight: "123456789" })).toThrow(/export.netWeight/);
+    expect(() => bad({ tare: "1.5" })).toThrow(/export.tare/);
+    expect(() => bad({ freight: "0" })).toThrow(/export.freight/);
+    expect(() => bad({ packages: Array.from({ length: 11 }, () => ({ type: 22 })) })).toThrow(/export.packages/);
   });
 
   it("110 without optional data: no Aduana, no OtraMoneda, no Extranjero", () => {

@@ -58,7 +58,7 @@ const printed: PdfDocumentData = {
   documentName: "Factura electrónica",
   taxIdLine: "R.U.T.: 76.042.235-5",
   numberLine: "N° 1207",
-  officeLine: "S.I.I. - SANTIAGO ORIENTE",
+  officeLine: "S.I.I. - PROVIDENCIA",
   status: "finalized",
   issuer: { name: "Compañía Ñandú SpA" },
   customer: [

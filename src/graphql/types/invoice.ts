@@ -305,7 +305,11 @@ const InvoiceInput = builder.inputType("InvoiceInput", {
         "tax-agency settings (key-value object). `export` (optional, every key optional): sale_modality (default " +
         "firm), sale_clause (FOB, CIF, …), transport (sea, air, road, …), loading_port, unloading_port (Aduana " +
         "port names), destination_country (ISO alpha-2, default the customer's), payment_form (default COB1), " +
-        "exchange_rate (CLP per unit, > 0, 4 decimals), foreign_id (default the customer's tax id); unknown keys " +
+        "exchange_rate (CLP per unit, > 0, 4 decimals), foreign_id (default the customer's tax id); packages and " +
+        "weights: tare, gross_weight, net_weight (each with its *_unit, an Aduana unit such as KN), total_items, " +
+        "total_packages, packages (up to 10 of { type (Aduana package type such as CAJA DE CARTON), quantity, " +
+        "marks, container_id, seal, seal_issuer }), freight, insurance (in the invoice currency); numbers as " +
+        "decimal strings or JSON numbers; unknown keys " +
         'or values are a validation_error on fiscal_settings.export.<key> (docs/sii-dte.md "Export documents")',
     }),
     metadata: t.field({

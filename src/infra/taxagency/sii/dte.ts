@@ -163,6 +163,29 @@ export interface DteExport {
   foreignId?: string;
   /** `Receptor/Extranjero/Nacionalidad` (3): Aduana country code of the receiver */
   nationality?: number;
+  /** `Aduana/Tara` (whole, 7 digits) and `CodUnidMedTara` (Aduana unit code) */
+  tare?: DecimalInput;
+  tareUnit?: number;
+  /** `Aduana/PesoBruto`, `PesoNeto` (up to 2 decimals) and their unit codes */
+  grossWeight?: DecimalInput;
+  grossWeightUnit?: number;
+  netWeight?: DecimalInput;
+  netWeightUnit?: number;
+  /** `Aduana/TotItems`, `TotBultos`: whole numbers */
+  totalItems?: DecimalInput;
+  totalPackages?: DecimalInput;
+  /** `Aduana/TipoBultos` (at most 10): CodTpoBultos, CantBultos, Marcas, IdContainer, Sello, EmisorSello */
+  packages?: {
+    type: number;
+    quantity?: DecimalInput;
+    marks?: string;
+    containerId?: string;
+    seal?: string;
+    sealIssuer?: string;
+  }[];
+  /** `Aduana/MntFlete`, `MntSeguro`: in the document's currency, up to 4 decimals */
+  freight?: DecimalInput;
+  insurance?: DecimalInput;
 }
 
 export interface DteInput {
@@ -280,24 +303,71 @@ function checkInput(input: DteInput): void {
   }
 }
 
+/** A whole number > 0 of at most `digits` digits, as text; ValidationError on `field` otherwise. */
+function wholeNumber(value: DecimalInput, digits: number, field: string): string {
+  const d = toDecimal(value);
+  if (!d.isInteger() || d.lessThanOrEqualTo(0) || d.toFixed(0).length > digits)
+    throw ValidationError.field(field, `must be a whole number greater than 0 of at most ${digits} digits`);
+  return d.toFixed(0);
+}
+
+/** A decimal > 0 of at most `places` decimals and `integerDigits` digits before the point, as text. */
+function positiveDecimal(value: DecimalInput, integerDigits: number, places: number, field: string): string {
+  const d = toDecimal(value);
+  if (d.lessThanOrEqualTo(0) || d.decimalPlaces() > places || d.truncated().toFixed(0).length > integerDigits)
+    throw ValidationError.field(
+      field,
+      `must be greater than 0 with at most ${integerDigits} integer digits and ${places} decimals`,
+    );
+  return siiDecimal(d, places);
+}
+
 /**
- * An export's `Transporte/Aduana` (codes of domain/sii-exports.ts), left out when it has none;
- * `TotClauVenta` is the document total when a sale clause is given.
+ * An export's `Transporte/Aduana` (codes of domain/sii-exports.ts) in DTE_v10.xsd's order, left out
+ * when it has none; `TotClauVenta` is the document total when a sale clause is given.
  */
 function appendAduana(header: XMLBuilder, exp: DteExport, total: string): void {
-  const codes: [string, number | string | undefined][] = [
-    ["CodModVenta", exp.saleModality],
-    ["CodClauVenta", exp.saleClause],
+  if ((exp.packages?.length ?? 0) > 10) throw ValidationError.field("export.packages", "at most 10 (TipoBultos)");
+  const opt = <T>(value: T | undefined, f: (v: T) => string) => (value === undefined ? undefined : f(value));
+  const before: [string, string | undefined][] = [
+    ["CodModVenta", opt(exp.saleModality, String)],
+    ["CodClauVenta", opt(exp.saleClause, String)],
     ["TotClauVenta", exp.saleClause !== undefined && Number(total) > 0 ? siiDecimal(total, 2) : undefined],
-    ["CodViaTransp", exp.transportWay],
-    ["CodPtoEmbarque", exp.loadingPort],
-    ["CodPtoDesemb", exp.unloadingPort],
-    ["CodPaisRecep", exp.receiverCountry],
-    ["CodPaisDestin", exp.destinationCountry],
+    ["CodViaTransp", opt(exp.transportWay, String)],
+    ["CodPtoEmbarque", opt(exp.loadingPort, String)],
+    ["CodPtoDesemb", opt(exp.unloadingPort, String)],
+    ["Tara", opt(exp.tare, (v) => wholeNumber(v, 7, "export.tare"))],
+    ["CodUnidMedTara", opt(exp.tareUnit, String)],
+    ["PesoBruto", opt(exp.grossWeight, (v) => positiveDecimal(v, 8, 2, "export.grossWeight"))],
+    ["CodUnidPesoBruto", opt(exp.grossWeightUnit, String)],
+    ["PesoNeto", opt(exp.netWeight, (v) => positiveDecimal(v, 8, 2, "export.netWeight"))],
+    ["CodUnidPesoNeto", opt(exp.netWeightUnit, String)],
+    ["TotItems", opt(exp.totalItems, (v) => wholeNumber(v, 18, "export.totalItems"))],
+    ["TotBultos", opt(exp.totalPackages, (v) => wholeNumber(v, 18, "export.totalPackages"))],
   ];
-  if (codes.every(([, value]) => value === undefined)) return;
+  const after: [string, string | undefined][] = [
+    ["MntFlete", opt(exp.freight, (v) => positiveDecimal(v, 14, 4, "export.freight"))],
+    ["MntSeguro", opt(exp.insurance, (v) => positiveDecimal(v, 14, 4, "export.insurance"))],
+    ["CodPaisRecep", opt(exp.receiverCountry, String)],
+    ["CodPaisDestin", opt(exp.destinationCountry, String)],
+  ];
+  const packages = exp.packages ?? [];
+  if ([...before, ...after].every(([, value]) => value === undefined) && packages.length === 0) return;
   const aduana = header.ele("Transporte").ele("Aduana");
-  for (const [name, value] of codes) if (value !== undefined) aduana.ele(name).txt(String(value));
+  for (const [name, value] of before) if (value !== undefined) aduana.ele(name).txt(value);
+  packages.forEach((p, i) => {
+    const tipo = aduana.ele("TipoBultos");
+    if (!Number.isInteger(p.type) || p.type < 1 || p.type > 999)
+      throw ValidationError.field(`export.packages.${i}.type`, "must be an Aduana package type code (1-999)");
+    tipo.ele("CodTpoBultos").txt(String(p.type));
+    if (p.quantity !== undefined)
+      tipo.ele("CantBultos").txt(wholeNumber(p.quantity, 10, `export.packages.${i}.quantity`));
+    optional(tipo, "Marcas", siiText(p.marks, 255));
+    optional(tipo, "IdContainer", siiText(p.containerId, 25));
+    optional(tipo, "Sello", siiText(p.seal, 20));
+    optional(tipo, "EmisorSello", siiText(p.sealIssuer, 70));
+  });
+  for (const [name, value] of after) if (value !== undefined) aduana.ele(name).txt(value);
 }
 
 /** Builds the unsigned DTE (with its TED, stamped with `caf`). Throws ValidationError on bad input. */

@@ -13,7 +13,7 @@ export type { BuiltDte, DteInput, DteEmitter, DteReceiver, DteLine, DteReference
 export { parseCaf, assertCafCovers, flattenXml, type Caf } from "./caf.js";
 export { verifyTed, extractTed, compactTed, serializeDd, signDd } from "./ted.js";
 export { timbrePng, timbreCaption, cedibleLabel } from "./timbre.js";
-export { dteParties, type DteParty } from "./dte-parties.js";
+export { dteExport, dteParties, type DteParty } from "./dte-parties.js";
 export { signDte, dteSigner, signEnveloped, keyInfoContent, type SigningCredentials } from "./signature.js";
 export { encodeIso88591, decodeIso88591 } from "./encoding.js";
 
