@@ -15,13 +15,16 @@
  *                       activity, commune and city since migration 2026112501000000, absent
  *                       from older snapshots and read as null)
  *   issuerSnapshot:   { name, taxId, businessName, activity, activityCodes, address, commune, city,
- *                       resolutionNumber, resolutionDate, locale? } (locale: the organization's print
- *                       locale when one was set at finalize; absent = the document's country's
- *                       language, so an issued document prints in the language it was issued in)
+ *                       resolutionNumber, resolutionDate, locale?, siiOffice } (locale: the organization's
+ *                       print locale when one was set at finalize; absent = the document's country's
+ *                       language, so an issued document prints in the language it was issued in;
+ *                       siiOffice: the SII office of the issuer's commune then, so a later change of
+ *                       the office table does not change what an issued document prints)
  *
  * Worked example: customer `{ name: "Cliente SpA", activity: "Retail" }` finalized, then renamed
  * "Otro": the document's customer still reads name "Cliente SpA" and activity "Retail".
  */
+import { siiOfficeOf } from "./chile-communes.js";
 
 /** The Customer columns an issued document keeps (a Prisma Customer row has all of them). */
 export interface CustomerColumns {
@@ -59,6 +62,11 @@ export type IssuedCustomer = Omit<CustomerColumns, "createdAt" | "updatedAt"> & 
  */
 export interface IssuedIssuer extends IssuerProfile {
   name: string;
+  /**
+   * the SII office printed under the folio ("S.I.I. - <office>"), from the commune when the snapshot was taken;
+   * absent from snapshots taken before it was kept (then read from the commune at print time)
+   */
+  siiOffice?: string | null;
 }
 
 /** The tax profile fields the issuer is made of (services/tax-profile.ts TaxProfile has them). */
@@ -121,6 +129,7 @@ export function issuerSnapshot(
     resolutionNumber: profile.resolutionNumber,
     resolutionDate: profile.resolutionDate,
     ...(profile.locale ? { locale: profile.locale } : {}),
+    siiOffice: siiOfficeOf(profile.commune),
   };
 }
 

@@ -350,7 +350,7 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
       ]
     : [];
   const taxStamp = await taxStampOf(xml, doc, { number: issuedBy.resolutionNumber, date: issuedBy.resolutionDate });
-  const office = taxStamp ? siiOfficeOf(issuer.commune) : null;
+  const office = taxStamp ? (issuedBy.siiOffice ?? siiOfficeOf(issuer.commune)) : null;
   const lines: PdfLine[] = doc.lines.map((line) => ({
     code: line.code ?? "",
     name: line.exempt ? `${line.name} (${l.exemptLine})` : line.name,

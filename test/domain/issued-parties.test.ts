@@ -64,7 +64,21 @@ describe("snapshots", () => {
       "Brand",
     );
     expect(issuerSnapshot({ name: "Org", businessName: null }, { ...profile, businessName: null }).name).toBe("Org");
-    expect(issuerSnapshot({ name: "Org", businessName: null }, profile)).toEqual({ name: "Acme SpA", ...profile });
+    expect(issuerSnapshot({ name: "Org", businessName: null }, profile)).toEqual({
+      name: "Acme SpA",
+      ...profile,
+      siiOffice: "Providencia",
+    });
+  });
+
+  it("the issuer keeps the SII office of its commune, so a later office table does not change a printed header", () => {
+    expect(issuerSnapshot({ name: "Org", businessName: null }, { ...profile, commune: "Ñuñoa" }).siiOffice).toBe(
+      "Ñuñoa",
+    );
+    expect(issuerSnapshot({ name: "Org", businessName: null }, { ...profile, commune: "Temuco" }).siiOffice).toBe(
+      "Temuco",
+    );
+    expect(issuerSnapshot({ name: "Org", businessName: null }, { ...profile, commune: null }).siiOffice).toBeNull();
   });
 });
 

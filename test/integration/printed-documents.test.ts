@@ -321,6 +321,15 @@ describe("every DTE type prints as a Chilean document", () => {
     ]);
     expect(lines.join("\n")).toContain("FACTURA NO AFECTA O EXENTA");
     expect(lines.join("\n")).not.toMatch(/IVA|Monto neto/);
+
+    // the office is the one kept at finalize (issuerSnapshot.siiOffice), not the office table's of today
+    const stored = await s.database.prisma.invoice.findUniqueOrThrow({ where: { id: draft.id } });
+    expect(stored.issuerSnapshot).toMatchObject({ commune: "Providencia", siiOffice: "Providencia" });
+    await s.database.prisma.invoice.update({
+      where: { id: draft.id },
+      data: { issuerSnapshot: { ...(stored.issuerSnapshot as object), siiOffice: "Santiago Oriente" } },
+    });
+    expectLines(await pdfLines("invoices", draft.id, "34-office"), ["S.I.I. - SANTIAGO ORIENTE"]);
   });
 
   it("39 boleta and 41 boleta exenta: header, receiver (a boleta carries no giro or e-mail), totals", async () => {
