@@ -10,7 +10,8 @@
  * own Prisma client and runs `runBilling` with `--workers` claim loops), releases them together,
  * and bills two due cycles per subscription. It prints the seed's time and peak memory, each
  * runner's peak memory (maxRSS of that runner process only), subscriptions billed per second
- * (wall clock from the first runner's start to the last one's end), and checks with SQL that every
+ * (wall clock from the first runner's start to the last one's end; each runner bills in the
+ * command line's bounded thread, src/cli/billing-run.ts), and checks with SQL that every
  * subscription was billed exactly once per due cycle, every usage record once, and the invoice
  * numbers are gapless. The databases are dropped at the end. `--profile dir` runs the runners
  * under `node --cpu-prof` (summarise with bench/profile-summary.ts).
@@ -78,6 +79,7 @@ interface RunResult {
   end: number;
   cpuMs: number;
   maxRssMb: number;
+  heapLimitMb: number;
   heapUsedMb: number;
   heapTotalMb: number;
   externalMb: number;
@@ -200,7 +202,7 @@ for (const processes of settings) {
         .map(
           (x) =>
             `${x.maxRssMb} MB (V8 heap used ${x.heapUsedMb} MB of ${x.heapTotalMb} ` +
-            `MB, external ${x.externalMb} MB; ${x.summary.billed} billed)`,
+            `MB, limit ${x.heapLimitMb} MB, external ${x.externalMb} MB; ${x.summary.billed} billed)`,
         )
         .join(", ")}; ` +
       `runner CPU ${(r.runs.reduce((t, x) => t + x.cpuMs, 0) / r.billed).toFixed(2)} ms per subscription; checks ` +

@@ -18,37 +18,13 @@
  */
 import fs from "node:fs";
 import { Command } from "commander";
-import type { Database } from "./infra/database.js";
 import { apiKeyCommands } from "./cli/api-keys.js";
 import { databaseCommands } from "./cli/database.js";
+import { openDatabase, settings } from "./cli/open.js";
 
 const { version } = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
   version: string;
 };
-
-/** Opens the configured database and applies pending migrations (silently: the CLI's stdout is for results). */
-async function openDatabase(): Promise<Database> {
-  const { createDatabase, databaseTarget, migrate } = await import("./infra/database.js");
-  const database = await createDatabase(databaseTarget());
-  try {
-    await migrate(database);
-  } catch (e) {
-    await database.close();
-    throw e;
-  }
-  return database;
-}
-
-/** Settings as the server would use them (configuration validated, the embedded key file). */
-async function settings() {
-  const [{ loadConfig }, { withEmbeddedKey }, { databaseTarget }] = await Promise.all([
-    import("./infra/config.js"),
-    import("./infra/secrets.js"),
-    import("./infra/driver-adapter.js"),
-  ]);
-  const config = loadConfig();
-  return { config, settings: withEmbeddedKey(config.settings, databaseTarget()) };
-}
 
 const program = new Command()
   .name("billing")
@@ -125,12 +101,12 @@ billing
     async (options: { until?: string; json?: boolean; batchSize: string; workers: string; progress: boolean }) => {
       const batchSize = positive(options.batchSize, "--batch-size");
       const workers = positive(options.workers, "--workers");
-      const [{ runBilling }, { default: cliProgress }, { settings: runSettings }] = await Promise.all([
-        import("./services/billing-run.js"),
+      const [{ startBillingRunThread }, { default: cliProgress }] = await Promise.all([
+        import("./cli/billing-run.js"),
         import("cli-progress"),
-        settings(),
       ]);
-      const database = await openDatabase();
+      // the run goes in a thread of its own with a bounded heap (cli/billing-run.ts)
+      const thread = await startBillingRunThread();
       const bar = options.progress
         ? new cliProgress.SingleBar(
             {
@@ -144,25 +120,17 @@ billing
       let started = false;
       let summary;
       try {
-        summary = await runBilling({
-          prisma: database.prisma,
-          settings: runSettings,
-          until: options.until,
-          batchSize,
-          workers,
-          onProgress: (done, total) => {
-            if (!bar) return;
-            if (!started) {
-              bar.start(total, 0);
-              started = true;
-            }
-            bar.setTotal(total);
-            bar.update(done);
-          },
-        });
+        ({ summary } = await thread.run({ until: options.until, batchSize, workers }, (done, total) => {
+          if (!bar) return;
+          if (!started) {
+            bar.start(total, 0);
+            started = true;
+          }
+          bar.setTotal(total);
+          bar.update(done);
+        }));
       } finally {
         if (started) bar?.stop();
-        await database.close();
       }
       const { errors, ...counts } = summary;
       if (options.json) process.stdout.write(`${JSON.stringify(summary)}\n`);

@@ -1,0 +1,30 @@
+/**
+ * What the command line's commands open: the configured database (migrated) and the settings as
+ * the server would use them. Shared by cli.ts and the billing run's thread (cli/billing-run-thread.ts).
+ * The modules are imported when called.
+ */
+import type { Database } from "../infra/database.js";
+
+/** Opens the configured database and applies pending migrations (silently: the CLI's stdout is for results). */
+export async function openDatabase(): Promise<Database> {
+  const { createDatabase, databaseTarget, migrate } = await import("../infra/database.js");
+  const database = await createDatabase(databaseTarget());
+  try {
+    await migrate(database);
+  } catch (e) {
+    await database.close();
+    throw e;
+  }
+  return database;
+}
+
+/** Settings as the server would use them (configuration validated, the embedded key file). */
+export async function settings() {
+  const [{ loadConfig }, { withEmbeddedKey }, { databaseTarget }] = await Promise.all([
+    import("../infra/config.js"),
+    import("../infra/secrets.js"),
+    import("../infra/driver-adapter.js"),
+  ]);
+  const config = loadConfig();
+  return { config, settings: withEmbeddedKey(config.settings, databaseTarget()) };
+}
