@@ -15,7 +15,7 @@
  *                       activity, commune and city since migration 2026112501000000, absent
  *                       from older snapshots and read as null)
  *   issuerSnapshot:   { name, taxId, businessName, activity, activityCodes, address, commune, city,
- *                       resolutionNumber, resolutionDate, locale?, siiOffice } (locale: the organization's
+ *                       resolutionNumber, resolutionDate, locale?, siiOffice? } (locale: the organization's
  *                       print locale when one was set at finalize; absent = the document's country's
  *                       language, so an issued document prints in the language it was issued in;
  *                       siiOffice: the SII office of the issuer's commune then, so a later change of
@@ -129,8 +129,13 @@ export function issuerSnapshot(
     resolutionNumber: profile.resolutionNumber,
     resolutionDate: profile.resolutionDate,
     ...(profile.locale ? { locale: profile.locale } : {}),
-    siiOffice: siiOfficeOf(profile.commune),
+    ...withSiiOffice(siiOfficeOf(profile.commune)),
   };
+}
+
+/** `{ siiOffice }` when the commune has one, else nothing (as `locale`, the key is absent when unknown). */
+function withSiiOffice(office: string | null): { siiOffice?: string } {
+  return office ? { siiOffice: office } : {};
 }
 
 /** A document's state as far as its parties go. */
