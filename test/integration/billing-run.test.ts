@@ -155,6 +155,7 @@ describe("billing run", () => {
       city: null,
       resolutionNumber: null,
       resolutionDate: null,
+      siiOffice: "Providencia",
     });
 
     // October's usage (30 + 12) is billed by cycle 2; the November record waits for cycle 3
