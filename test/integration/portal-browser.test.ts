@@ -61,6 +61,14 @@ async function shot(page: Page, name: string, width: "desktop" | "phone") {
   await page.screenshot({ path: path.join(ARTIFACTS, `${db}-${name}-${width}.png`), fullPage: true });
 }
 
+/** The page as it stands, photographed at desktop width and at phone width (the viewport is left at desktop). */
+async function shots(page: Page, name: string) {
+  await shot(page, name, "desktop");
+  await page.setViewportSize(PHONE);
+  await shot(page, name, "phone");
+  await page.setViewportSize(DESKTOP);
+}
+
 const invoiceRow = (page: Page, id: string) => page.locator(`#invoice-title ~ div tr[data-id="${id}"]`);
 
 describe("the customer portal in a browser", () => {
@@ -109,7 +117,7 @@ describe("the customer portal in a browser", () => {
       await page.getByRole("button", { name: "Pagar CLP 2.916" }).click();
       await expect.poll(() => page.getByRole("status").textContent()).toBe("Pago recibido. ¡Gracias!");
       await expect.poll(() => page.locator("dd.status").textContent()).toBe("Pagada");
-      await shot(page, "paid", "desktop");
+      await shots(page, "paid");
       const payments = await s.database.prisma.payment.findMany({ where: { invoiceId: f.invoiceIds[0] } });
       expect(payments.map((p) => [p.status, p.amount.toString(), p.sourceId])).toEqual([
         ["succeeded", "2916", f.cardId],
@@ -124,7 +132,7 @@ describe("the customer portal in a browser", () => {
       await page.getByLabel("Token de la tarjeta de prueba").fill("tok_chargeDeclined");
       await page.getByRole("button", { name: /^Pagar CLP/ }).click();
       await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/^El pago fue rechazado: card_declined: /);
-      await shot(page, "declined", "desktop");
+      await shots(page, "declined");
       const declined = await s.database.prisma.payment.findMany({ where: { invoiceId: f.invoiceIds[1] } });
       expect(declined.map((p) => p.status)).toEqual(["requires_payment_method"]);
       // the declined new card is not kept: the choices are still the saved card, a new card and the checkout
@@ -138,7 +146,7 @@ describe("the customer portal in a browser", () => {
       // another customer's invoice typed into the address
       await page.goto(`${s.url}/portal/#/invoice/${f.other.invoiceId}`);
       await expect.poll(() => page.getByRole("alert").textContent()).toBe("No encontramos este documento.");
-      await shot(page, "not-found", "desktop");
+      await shots(page, "not-found");
 
       // cancel the subscription at period end
       await page.getByRole("link", { name: "Volver al listado" }).click();
@@ -154,7 +162,7 @@ describe("the customer portal in a browser", () => {
       await expect.poll(() => page.getByRole("heading", { name: "Invoices" }).count()).toBe(1);
       expect(await page.locator("html").getAttribute("lang")).toBe("en");
       expect(await invoiceRow(page, f.invoiceIds[0]).locator("td.status").textContent()).toBe("Paid");
-      await shot(page, "overview-en", "desktop");
+      await shots(page, "overview-en");
 
       // back to the business
       await page.getByRole("link", { name: "← Return to Acme Hosting" }).click();
@@ -236,7 +244,7 @@ describe("the redirect checkout and signing out in a browser", () => {
       await page.waitForURL(/\/checkout\/chk_\w+$/);
       expect(await page.locator("#amount").textContent()).toBe("CLP 7.676");
       expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Acme Hosting");
-      await shot(page, "checkout", "desktop");
+      await shots(page, "checkout");
       await page.getByRole("button", { name: "Approve" }).click();
       // back at the invoice, paid
       await page.waitForURL((url) => url.pathname === "/portal/" && url.hash === `#/invoice/${invoice}`);
@@ -245,7 +253,7 @@ describe("the redirect checkout and signing out in a browser", () => {
       expect(await page.locator("dd.due").textContent()).toBe("CLP 0");
       // the checkout's answer left the address
       expect(new URL(page.url()).search).toBe("");
-      await shot(page, "checkout-paid", "desktop");
+      await shots(page, "checkout-paid");
       const payments = await s.database.prisma.payment.findMany({
         where: { invoiceId: invoice },
         include: { source: true },
@@ -275,7 +283,7 @@ describe("the redirect checkout and signing out in a browser", () => {
       expect(await page.getByRole("link", { name: "Volver" }).getAttribute("href")).toBe(RETURN_URL);
       expect((await ctx.cookies()).map((c) => c.name)).toEqual([]);
       expect(await s.database.prisma.portalCredential.count({ where: { customerId: f.customerId } })).toBe(before - 1);
-      await shot(page, "signed-out", "desktop");
+      await shots(page, "signed-out");
       // the return link, by keyboard: the next stop after the heading
       await page.keyboard.press("Tab");
       expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Volver");
