@@ -5,7 +5,7 @@
 import { inject } from "vitest";
 import type { Server } from "node:http";
 import { createDatabase, type Database } from "../../src/infra/database.js";
-import { createLogger } from "../../src/infra/logger.js";
+import { createLogger, type Logger } from "../../src/infra/logger.js";
 import { createApiKey } from "../../src/services/api-keys.js";
 import { createApp, createHttpServer, listen } from "../../src/server.js";
 import type { AppSettings } from "../../src/infra/config.js";
@@ -48,7 +48,13 @@ export interface TestServer {
  * `billingRunIntervalMs`: the billing run's interval inside the server (default off).
  */
 export async function startTestServer(
-  options: { settings?: Partial<AppSettings>; outboxIntervalMs?: number; billingRunIntervalMs?: number } = {},
+  options: {
+    settings?: Partial<AppSettings>;
+    outboxIntervalMs?: number;
+    billingRunIntervalMs?: number;
+    /** where the app logs (default: TEST_LOG_LEVEL, silent) */
+    logger?: Logger;
+  } = {},
 ): Promise<TestServer> {
   const { target, drop } = await cloneTemplate(inject("template"));
   const statements: string[] = [];
@@ -87,7 +93,7 @@ export async function startTestServer(
   const settings: Partial<AppSettings> = { metricsToken: TEST_METRICS_TOKEN, ...options.settings };
   const app = createApp({
     database: { ...database, prisma: counted },
-    logger: createLogger(process.env.TEST_LOG_LEVEL ?? "silent"),
+    logger: options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? "silent"),
     settings,
     outboxIntervalMs: options.outboxIntervalMs,
     billingRunIntervalMs: options.billingRunIntervalMs,
