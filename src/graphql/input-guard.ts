@@ -126,12 +126,7 @@ export function checkArguments(
     const path = arg.name === "input" && isInputObjectType(getNamedType(arg.type)) ? "" : snake(arg.name);
     checkValue(value, arg.type, path, `${parent}.${field.name}.${arg.name}`, errors);
   }
-  if (Object.keys(errors).length) {
-    const summary = Object.entries(errors)
-      .map(([path, reasons]) => `${path}: ${reasons.join(", ")}`)
-      .join("; ");
-    throw new ValidationError(`Invalid input: ${summary}`, errors);
-  }
+  ValidationError.throwIfAny("Invalid input", errors);
 }
 
 /**
