@@ -24,7 +24,7 @@ import {
 } from "graphql";
 import { schema as graphqlSchema } from "../graphql/schema.js";
 import { restEnumValues } from "./enums.js";
-import { listFilters } from "./filters.js";
+import { listFilters, type FilterKind } from "./filters.js";
 import { bodyOf, type BodyField, type BodyObject } from "./input.js";
 import { EXCEPTIONS, restName, rootOf, selectedFields, type Fragments } from "./printer.js";
 import { RESOURCES, routesOf, shapeOperation } from "./resources.js";
@@ -59,14 +59,6 @@ const INPUT_SCALARS: Record<string, Json> = {
   Decimal: { type: ["number", "string"], description: "exact decimal: a JSON number or a decimal string" },
   DateTime: { type: "string", format: "date-time", description: "ISO 8601 with offset" },
 };
-
-/** The printed exceptions' schemas (printer.ts `EXCEPTIONS`, the table the printer runs), by type and field. */
-const EXCEPTION_SCHEMAS: Record<string, Json> = Object.fromEntries(
-  Object.entries(EXCEPTIONS).map(([type, fields]) => [
-    type,
-    Object.fromEntries(Object.entries(fields).flatMap(([f, e]) => (e.schema ? [[f, e.schema]] : []))),
-  ]),
-);
 
 /** JSON Schema of `type` with `selection` (a REST-printed GraphQL value): nullable unless non-null. */
 function typeSchema(type: GraphQLOutputType, selection: SelectionSetNode | undefined, fragments: Fragments): Json {
@@ -109,7 +101,10 @@ function objectSchema(typename: string, selection: SelectionSetNode | undefined,
     const schema = typeSchema(def.type, field.selection, fragments);
     properties[restName(typename, field.key)] = def.description ? { ...schema, description: def.description } : schema;
   }
-  return { type: "object", properties: { ...properties, ...(EXCEPTION_SCHEMAS[typename] ?? {}) } };
+  // the printed exceptions' schemas (printer.ts `EXCEPTIONS`, the table the printer runs)
+  for (const [name, exception] of Object.entries(EXCEPTIONS[typename] ?? {}))
+    if (exception.schema) properties[name] = exception.schema;
+  return { type: "object", properties };
 }
 
 /** The resource's printed schema, derived from the selection of its first standard operation (else special one). */
@@ -194,56 +189,68 @@ const ERRORS = {
   },
 };
 
+/** An OpenAPI parameter. */
+const param = (name: string, at: string, description: string, schema: Json, more: Json = {}) => ({
+  name,
+  in: at,
+  description,
+  schema,
+  ...more,
+});
+
 const PAGE_PARAMS = [
-  {
-    name: "page",
-    in: "query",
-    description: "page number, from 1",
-    schema: { type: "integer", minimum: 1 },
-    example: 1,
-  },
-  {
-    name: "page_size",
-    in: "query",
-    description: "items per page (default 20)",
-    schema: { type: "integer", minimum: 1, maximum: 100 },
-    example: 20,
-  },
+  param("page", "query", "page number, from 1", { type: "integer", minimum: 1 }, { example: 1 }),
+  param(
+    "page_size",
+    "query",
+    "items per page (default 20)",
+    { type: "integer", minimum: 1, maximum: 100 },
+    { example: 20 },
+  ),
 ];
+
+/** The operators each kind of filter takes (filters.ts). */
+const FILTER_OPERATORS: Record<FilterKind, (name: string) => string> = {
+  string: (n) =>
+    `equals; also \`${n}__exact\`, \`${n}__in\` (comma-separated), \`${n}__contains\`, \`${n}__icontains\``,
+  datetime: (n) => `a date (the whole day) or an ISO timestamp; also \`${n}__gte\`, \`${n}__lte\``,
+  boolean: () => "`true` or `false`",
+  enum: (n) => `one value; also \`${n}__in\` (comma-separated)`,
+};
 
 /** Query parameters of a list: paging, then each filter with the operators it takes. */
 function filterParams(decl: ResourceDecl): Json[] {
-  const filters = Object.entries(listFilters(shapeOperation(decl, "list"), decl.typename).spec).map(([name, f]) => ({
-    name,
-    in: "query",
-    description: {
-      string:
-        `equals; also \`${name}__exact\`, \`${name}__in\` (comma-separated), ` +
-        `\`${name}__contains\`, \`${name}__icontains\``,
-      datetime: `a date (the whole day) or an ISO timestamp; also \`${name}__gte\`, \`${name}__lte\``,
-      boolean: "`true` or `false`",
-      enum: `one value; also \`${name}__in\` (comma-separated)`,
-    }[f.kind],
-    schema: f.kind === "enum" ? { type: "string", enum: restEnumValues(f.enum!) } : { type: "string" },
-  }));
-  return [...PAGE_PARAMS, ...filters];
+  const filters = Object.entries(listFilters(shapeOperation(decl, "list"), decl.typename).spec);
+  return [
+    ...PAGE_PARAMS,
+    ...filters.map(([name, f]) =>
+      param(name, "query", FILTER_OPERATORS[f.kind](name), {
+        type: "string",
+        ...(f.enum ? { enum: restEnumValues(f.enum) } : {}),
+      }),
+    ),
+  ];
 }
 
 const pathParams = (path: string) =>
-  [...path.matchAll(/:([a-z]+)/g)].map(([, name]) => ({
-    name,
-    in: "path",
-    required: true,
-    description: name === "id" ? "the resource id (`<prefix>_<24 base62>`)" : `the ${name}`,
-    schema: { type: "string" },
-  }));
+  [...path.matchAll(/:([a-z]+)/g)].map(([, name]) =>
+    param(
+      name,
+      "path",
+      name === "id" ? "the resource id (`<prefix>_<24 base62>`)" : `the ${name}`,
+      { type: "string" },
+      {
+        required: true,
+      },
+    ),
+  );
 
-const IDEMPOTENCY = {
-  name: "Idempotency-Key",
-  in: "header",
-  description: "runs the POST once per key (1 to 255 characters); the same key replays the first answer",
-  schema: { type: "string", minLength: 1, maxLength: 255 },
-};
+const IDEMPOTENCY = param(
+  "Idempotency-Key",
+  "header",
+  "runs the POST once per key (1 to 255 characters); the same key replays the first answer",
+  { type: "string", minLength: 1, maxLength: 255 },
+);
 
 const toOpenApiPath = (path: string) => `${path.replace(/:([a-z]+)/g, "{$1}")}/`;
 
@@ -294,21 +301,11 @@ function pathOperation(decl: ResourceDecl, route: Route, name: string): Json {
       ...pathParams(path),
       ...(route.shape === "list" ? filterParams(decl) : []),
       ...(decl.expand && route.shape
-        ? [
-            {
-              name: "expand",
-              in: "query",
-              description: "print these references as objects",
-              schema: { type: "string", enum: [...decl.expand] },
-            },
-          ]
+        ? [param("expand", "query", "print these references as objects", { type: "string", enum: [...decl.expand] })]
         : []),
-      ...Object.entries(route.query ?? {}).map(([q, description]) => ({
-        name: q,
-        in: "query",
-        description,
-        schema: { type: "string" },
-      })),
+      ...Object.entries(route.query ?? {}).map(([q, description]) =>
+        param(q, "query", description, { type: "string" }),
+      ),
       ...(route.method === "POST" ? [IDEMPOTENCY] : []),
     ],
     ...((route.method === "POST" || route.method === "PATCH") && route.operation

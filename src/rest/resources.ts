@@ -187,7 +187,12 @@ const DECLARED: Declared[] = [
     description: "Customer portal sessions (docs/customer-sessions.md); read back by their key.",
     shapes: ["create"],
     special: [
-      { method: "GET", path: "/:key", summary: "Retrieve a session by its key", handle: special.customerSession },
+      {
+        method: "GET",
+        path: "/:key",
+        summary: "Retrieve a session by its key",
+        operation: ops.RestCustomerSessionDocument,
+      },
     ],
   },
   {
@@ -261,7 +266,13 @@ const DECLARED: Declared[] = [
     description: "Stored files (a document's `local_file`), only to their organization and mode.",
     shapes: [],
     special: [
-      { method: "GET", path: "/:name", summary: "A stored file's bytes", answers: "file", handle: special.storedFile },
+      {
+        method: "GET",
+        path: "/:name",
+        summary: "A stored file's bytes",
+        answers: "file",
+        operation: ops.RestStoredFileDocument,
+      },
     ],
   },
   {

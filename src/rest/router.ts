@@ -3,9 +3,8 @@
  * "Endpoints"): the routes are read from the declarations in resources.ts; each standard shape
  * (create, retrieve, update, list, delete, pdf, finalize) and each special route with an operation
  * is run here the same way for every resource (`runRoute`), another special route by its handler
- * in special.ts. Every route executes a typed GraphQL
- * document through the same Yoga instance as /graphql, so auth, rules and errors are the GraphQL
- * ones; REST only reshapes.
+ * in special.ts. Every route executes a typed GraphQL document through the same Yoga instance as
+ * /graphql, so auth, rules and errors are the GraphQL ones; REST only reshapes.
  */
 import { getNamedType, isObjectType, print } from "graphql";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
@@ -38,7 +37,7 @@ type Connection = { totalCount: number; edges: { node: unknown }[] };
 /**
  * Runs `route` of `decl` by rule: the path's parameters, the body (on a POST or PATCH), the page and
  * filters (a list) and `?expand=` as the operation's variables; its root field's value (a `node`
- * checked to be the resource) printed as the shape answers it.
+ * checked to be the resource; none is a 404) printed as the shape answers it, or a file's bytes.
  */
 async function runRoute(decl: ResourceDecl, route: Route, r: RestRequest): Promise<Response> {
   const { shape, operation: doc } = route as Route & { operation: Operation };
@@ -56,7 +55,16 @@ async function runRoute(decl: ResourceDecl, route: Route, r: RestRequest): Promi
   const data = (await r.run(doc, variables as never)) as Data;
   if (shape === "delete") return new Response(null, { status: 204 });
   const value = "node" in data ? expectNode(data.node, decl.typename, decl.name, r.params.id) : Object.values(data)[0];
+  const named = Object.keys(r.params).map((name) => ` with this ${name}`);
+  const missing = `No ${decl.name}${named.join("")} (unknown, no longer valid, or of another organization or mode)`;
+  if (value === null) throw new RestError(errorResponse("not_found", missing));
   if (shape === "pdf") return jsonResponse({ file: (value as { pdf: string }).pdf });
+  if (route.answers === "file") {
+    const file = value as { name: string; contentType: string; content: string };
+    return new Response(Buffer.from(file.content, "base64"), {
+      headers: { "content-type": file.contentType, "content-disposition": `inline; filename="${file.name}"` },
+    });
+  }
   const type = getNamedType(rootOf(doc).field.type);
   const typename = shape || !isObjectType(type) ? decl.typename : type.name;
   const print = (node: unknown) => printNode(typename, node, { shape: shape ?? "special", expand });

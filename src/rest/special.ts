@@ -1,13 +1,12 @@
 /**
  * The REST routes outside the seven standard shapes that no operation answers by rule (docs/rest.md
  * "How the REST adapter is declared"), each named by its resource's declaration in resources.ts:
- * pay, the usage batch, the cancel of a subscription, the session by key and stored files.
+ * pay, the usage batch and the cancel of a subscription.
  */
 import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
 import * as ops from "../graphql/generated/operations.js";
 import { bodyVariables } from "./input.js";
 import { jsonResponse } from "./json.js";
-import { errorResponse } from "./respond.js";
 import { printNode } from "./printer.js";
 import type { RestRequest } from "./types.js";
 
@@ -54,25 +53,4 @@ export async function cancelSubscription(r: RestRequest): Promise<Response> {
     atPeriodEnd: raw === "true",
   });
   return jsonResponse(printNode("Subscription", data.cancelSubscription));
-}
-
-/** `GET /v1/customer_base/sessions/{key}/`: an unknown, expired or other tenant's key is a 404. */
-export async function customerSession(r: RestRequest): Promise<Response> {
-  const data = await r.run(ops.RestCustomerSessionDocument, { key: r.params.key });
-  if (!data.customerSession)
-    return errorResponse(
-      "not_found",
-      "No customer session with this key (unknown, expired, or of another organization or mode)",
-    );
-  return jsonResponse(printNode("CustomerSession", data.customerSession));
-}
-
-/** `GET /v1/files/{name}/`: a stored file's bytes (a document's `local_file`), only to its organization and mode. */
-export async function storedFile(r: RestRequest): Promise<Response> {
-  const file = (await r.run(ops.RestStoredFileDocument, { name: r.params.name })).storedFile;
-  if (!file) return errorResponse("not_found", `No file named ${r.params.name}`);
-  return new Response(Buffer.from(file.content, "base64"), {
-    status: 200,
-    headers: { "content-type": file.contentType, "content-disposition": `inline; filename="${file.name}"` },
-  });
 }
