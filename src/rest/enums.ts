@@ -53,10 +53,7 @@ export function graphqlEnumValue(enumName: string, restValue: string): string {
 }
 
 /** The REST string of a GraphQL value of enum `enumName` (unchanged when not renamed). */
-export function restEnumValue(enumName: string, graphqlValue: string): string;
-export function restEnumValue(enumName: string, graphqlValue: string | null): string | null;
-export function restEnumValue(enumName: string, graphqlValue: string | null): string | null {
-  if (graphqlValue === null) return null;
+export function restEnumValue(enumName: string, graphqlValue: string): string {
   const renames = REST_ENUM_RENAMES[enumName];
   if (renames) for (const [rest, graphql] of Object.entries(renames)) if (graphql === graphqlValue) return rest;
   return graphqlValue;

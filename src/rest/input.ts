@@ -8,7 +8,7 @@
  * resource only prints (`id`, `status`, totals, `created`) is accepted and ignored, so a retrieved
  * resource can be sent back; any other key is a 400 "unknown field". Values are checked once, by
  * GraphQL (scalars, the input guard, the services), which name their fields by the same REST path.
- * Only the spec's other forms of a value are written out, in `EXCEPTIONS`.
+ * Only the spec's other forms of a value are written out, in `EXCEPTIONS_IN`.
  */
 import { Decimal } from "decimal.js";
 import {

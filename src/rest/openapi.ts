@@ -198,15 +198,10 @@ const param = (name: string, at: string, description: string, schema: Json, more
   ...more,
 });
 
+const PAGE = { type: "integer", minimum: 1 };
 const PAGE_PARAMS = [
-  param("page", "query", "page number, from 1", { type: "integer", minimum: 1 }, { example: 1 }),
-  param(
-    "page_size",
-    "query",
-    "items per page (default 20)",
-    { type: "integer", minimum: 1, maximum: 100 },
-    { example: 20 },
-  ),
+  param("page", "query", "page number, from 1", PAGE, { example: 1 }),
+  param("page_size", "query", "items per page (default 20)", { ...PAGE, maximum: 100 }, { example: 20 }),
 ];
 
 /** The operators each kind of filter takes (filters.ts). */
@@ -233,17 +228,10 @@ function filterParams(decl: ResourceDecl): Json[] {
 }
 
 const pathParams = (path: string) =>
-  [...path.matchAll(/:([a-z]+)/g)].map(([, name]) =>
-    param(
-      name,
-      "path",
-      name === "id" ? "the resource id (`<prefix>_<24 base62>`)" : `the ${name}`,
-      { type: "string" },
-      {
-        required: true,
-      },
-    ),
-  );
+  [...path.matchAll(/:([a-z]+)/g)].map(([, name]) => {
+    const description = name === "id" ? "the resource id (`<prefix>_<24 base62>`)" : `the ${name}`;
+    return param(name, "path", description, { type: "string" }, { required: true });
+  });
 
 const IDEMPOTENCY = param(
   "Idempotency-Key",

@@ -7,6 +7,7 @@
  * derives the document's schemas from the same rule and the same table. Pure reshaping: no rule lives here.
  */
 import {
+  getOperationAST,
   isAbstractType,
   isEnumType,
   isListType,
@@ -19,7 +20,6 @@ import {
   type GraphQLField,
   type GraphQLObjectType,
   type GraphQLOutputType,
-  type OperationDefinitionNode,
   type SelectionSetNode,
 } from "graphql";
 import { schema as graphqlSchema } from "../graphql/schema.js";
@@ -217,7 +217,7 @@ export function selectedFields(selection: SelectionSetNode | undefined, fragment
 export function rootOf(doc: Operation) {
   const fragments: Fragments = new Map();
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
-  const operation = doc.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)!;
+  const operation = getOperationAST(doc)!;
   const node = operation.selectionSet.selections[0] as FieldNode;
   const root = operation.operation === "mutation" ? graphqlSchema.getMutationType() : graphqlSchema.getQueryType();
   const field: GraphQLField<unknown, unknown> = root!.getFields()[node.name.value];
