@@ -240,6 +240,7 @@ const IDEMPOTENCY = param(
   { type: "string", minLength: 1, maxLength: 255 },
 );
 
+const DELETED = { description: "deleted (or archived when in use)" };
 const toOpenApiPath = (path: string) => `${path.replace(/:([a-z]+)/g, "{$1}")}/`;
 
 /** What `route` answers: a page, a PDF, the bare array, the resource with more properties, or its operation's value. */
@@ -270,16 +271,12 @@ function answerSchema(decl: ResourceDecl, route: Route, name: string): Json {
 /** The OpenAPI operation of `route` of `decl`. */
 function pathOperation(decl: ResourceDecl, route: Route, name: string): Json {
   const path = decl.path + route.path;
-  const id = pascal(
-    path
-      .replace(/^\/v1\//, "")
-      .replace(/[/:]+/g, " ")
-      .trim(),
-  );
+  const id = pascal(path.slice("/v1/".length).replace(/[/:]+/g, " "));
   const content =
     route.answers === "file"
       ? { "*/*": { schema: { type: "string", format: "binary" } } }
       : json(answerSchema(decl, route, name));
+  const answer = { description: route.summary, content };
   return {
     operationId: route.shape ? `${route.shape}${name}` : `${route.method.toLowerCase()}${id}`,
     tags: [decl.tag],
@@ -300,16 +297,7 @@ function pathOperation(decl: ResourceDecl, route: Route, name: string): Json {
       ? { requestBody: { required: true, content: json(requestBody(route.operation)) } }
       : {}),
     responses: {
-      ...Object.fromEntries(
-        [route.status ?? 200]
-          .flat()
-          .map((status) => [
-            status,
-            status === 204
-              ? { description: "deleted (or archived when in use)" }
-              : { description: route.summary, content },
-          ]),
-      ),
+      ...Object.fromEntries([route.status ?? 200].flat().map((status) => [status, status === 204 ? DELETED : answer])),
       ...ERRORS,
     },
   };
@@ -326,12 +314,10 @@ export function openApiDocument(): Json {
   for (const decl of RESOURCES) {
     const name = pascal(decl.name);
     schemas[name] = resourceSchema(decl);
-    for (const route of routesOf(decl))
-      (paths[toOpenApiPath(decl.path + route.path)] ??= {})[route.method.toLowerCase()] = pathOperation(
-        decl,
-        route,
-        name,
-      );
+    for (const route of routesOf(decl)) {
+      const path = toOpenApiPath(decl.path + route.path);
+      (paths[path] ??= {})[route.method.toLowerCase()] = pathOperation(decl, route, name);
+    }
   }
   for (const [name, schema] of shared) schemas[name] ??= schema;
   shared = undefined;

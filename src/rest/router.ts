@@ -111,10 +111,7 @@ type GraphQLResponse = {
 
 /** A GraphQL input path (`recipients.1`) as the REST body names it (`recipient.1`: printer.ts `restName`). */
 const restPath = (path: string) =>
-  path
-    .split(".")
-    .map((part) => (Object.hasOwn(REST_PATH_NAMES, part) ? REST_PATH_NAMES[part] : part))
-    .join(".");
+  path.replace(/[^.]+/g, (part) => (Object.hasOwn(REST_PATH_NAMES, part) ? REST_PATH_NAMES[part] : part));
 
 /**
  * Maps GraphQL errors to the REST error response: the first error's code decides the status; input
