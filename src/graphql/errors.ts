@@ -12,9 +12,8 @@ import { DomainError, ServiceUnavailableError, type FieldErrors } from "../domai
 import { boundFieldErrors, boundMessage } from "../domain/input-limits.js";
 import { domainErrorOfDatabaseFailure } from "../infra/database-errors.js";
 import type { Logger } from "../infra/logger.js";
+import { snake } from "./input-guard.js";
 import { InputReasonError } from "./scalars.js";
-
-const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /** Reasons of graphql-js's coercion errors (by their message), in the words the input guard and the services use. */
 const COERCION_REASONS: [RegExp, string][] = [

@@ -27,7 +27,8 @@ import { addFieldError, NotFoundError, ValidationError, type FieldErrors } from 
 import { checkJsonValue, DEFAULT_TEXT_LIMIT, MAX_JSON_KEYS, textLimit, textProblem } from "../domain/input-limits.js";
 import { isWellFormedId } from "../infra/ids.js";
 
-const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** `taxId` -> `tax_id`: an input field's name in an error path, as REST names it. */
+export const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
 const ID_MESSAGE =
