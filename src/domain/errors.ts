@@ -49,6 +49,14 @@ export class ValidationError extends DomainError {
   static field(path: string, reason: string): ValidationError {
     return new ValidationError(`${path}: ${reason}`, { [path]: [reason] });
   }
+  /** Throws `${message}: path: reasons; ...` naming every field of `fields`, when there is one. */
+  static throwIfAny(message: string, fields: FieldErrors): void {
+    if (Object.keys(fields).length === 0) return;
+    const summary = Object.entries(fields)
+      .map(([path, reasons]) => `${path}: ${reasons.join(", ")}`)
+      .join("; ");
+    throw new ValidationError(`${message}: ${summary}`, fields);
+  }
 }
 
 /** 401: missing, malformed or revoked API key. */
@@ -132,10 +140,6 @@ export class FieldErrorCollector {
     return Object.keys(this.fields).length === 0;
   }
   throwIfAny(message = "Invalid input"): void {
-    if (this.empty) return;
-    const summary = Object.entries(this.fields)
-      .map(([path, reasons]) => `${path}: ${reasons.join(", ")}`)
-      .join("; ");
-    throw new ValidationError(`${message}: ${summary}`, this.fields);
+    ValidationError.throwIfAny(message, this.fields);
   }
 }

@@ -76,6 +76,7 @@ export const TEXT_LIMITS: Readonly<Record<string, number>> = {
   "CertificateInput.file": 100_000,
   "ReceivePurchaseDocumentsInput.file": 5_000_000,
   "ReceivePurchaseDocumentsInput.xml": 5_000_000,
+  "ReceivePurchaseDocumentsInput.fileName": 80,
   "ReceiverAnswerInput.file": 5_000_000,
   "ReceiverAnswerInput.xml": 5_000_000,
   // idempotency keys of usage records (Lago's transaction_id)

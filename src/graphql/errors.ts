@@ -12,6 +12,47 @@ import { DomainError, ServiceUnavailableError, type FieldErrors } from "../domai
 import { boundFieldErrors, boundMessage } from "../domain/input-limits.js";
 import { domainErrorOfDatabaseFailure } from "../infra/database-errors.js";
 import type { Logger } from "../infra/logger.js";
+import { snake } from "./input-guard.js";
+import { InputReasonError } from "./scalars.js";
+
+/** Reasons of graphql-js's coercion errors (by their message), in the words the input guard and the services use. */
+const COERCION_REASONS: [RegExp, string][] = [
+  [/^Expected non-nullable type .* not to be null/, "must not be null"],
+  [/^Expected type "[^"]+" to be an object/, "must be an object"],
+  [/^(Value .* does not exist in|Enum .* cannot represent)/, "must be one of the enum's values"],
+  [/^(String|ID) cannot represent/, "must be a string"],
+  [/^Int cannot represent/, "must be an integer"],
+  [/^Float cannot represent/, "must be a number"],
+  [/^Boolean cannot represent/, "must be true or false"],
+];
+
+/**
+ * A variable's coercion error as its field and reason: `Variable "$input" got invalid value "x" at
+ * "input.lines[0].quantity"; Decimal must be ...` -> `lines.0.quantity`, "must be a decimal number"
+ * (the path from the variable's root in snake_case, as REST names it; a scalar's own reason,
+ * InputReasonError, else the table above). An item of a list is reported on the list, its index in
+ * the reason.
+ */
+function coercionField(error: GraphQLError): [string, string] | undefined {
+  const inner = error.originalError;
+  if (!(inner instanceof GraphQLError) || !/^Variable "\$\w+" got invalid value /.test(error.message)) return undefined;
+  const head = error.message.slice(0, -(inner.message.length + 2));
+  const at = / at "\w+((?:\.\w+|\[\d+\])*)"$/.exec(head)?.[1] ?? "";
+  const path = at
+    .replace(/\[(\d+)\]/g, ".$1")
+    .split(".")
+    .filter(Boolean)
+    .map(snake);
+  let reason = inner instanceof InputReasonError ? inner.reason : inner.message;
+  const field = /^Field "(\w+)" (of required type .* was not provided|is not defined by type)/.exec(inner.message);
+  if (field) {
+    path.push(snake(field[1]));
+    reason = field[2].startsWith("of required") ? "is required" : "unknown field";
+  } else reason = COERCION_REASONS.find(([pattern]) => pattern.test(reason))?.[1] ?? reason;
+  if (/^\d+$/.test(path.at(-1) ?? "")) reason = `item ${path.pop()}: ${reason}`;
+  if (path.length === 0) path.push(/^Variable "\$(\w+)"/.exec(error.message)![1]);
+  return [path.join("."), reason];
+}
 
 /** `Variable "$input" got invalid value ... at "input.lines[0].quantity"` -> `lines.0.quantity` */
 function fieldFromMessage(message: string): string | undefined {
@@ -97,8 +138,8 @@ export function maskError(error: unknown, logger: Logger): GraphQLError {
       });
     }
     const message = boundMessage(graphQLError.message);
-    const field = fieldFromMessage(message);
-    const fields: FieldErrors | undefined = field ? boundFieldErrors({ [field]: [message] }) : undefined;
+    const [field, reason] = coercionField(graphQLError) ?? [fieldFromMessage(message), message];
+    const fields: FieldErrors | undefined = field ? boundFieldErrors({ [field]: [reason] }) : undefined;
     return new GraphQLError(message, {
       path,
       nodes: graphQLError.nodes,

@@ -27,7 +27,8 @@ import { addFieldError, NotFoundError, ValidationError, type FieldErrors } from 
 import { checkJsonValue, DEFAULT_TEXT_LIMIT, MAX_JSON_KEYS, textLimit, textProblem } from "../domain/input-limits.js";
 import { isWellFormedId } from "../infra/ids.js";
 
-const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** `taxId` -> `tax_id`: an input field's name in an error path, as REST names it. */
+export const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
 const ID_MESSAGE =
@@ -126,12 +127,7 @@ export function checkArguments(
     const path = arg.name === "input" && isInputObjectType(getNamedType(arg.type)) ? "" : snake(arg.name);
     checkValue(value, arg.type, path, `${parent}.${field.name}.${arg.name}`, errors);
   }
-  if (Object.keys(errors).length) {
-    const summary = Object.entries(errors)
-      .map(([path, reasons]) => `${path}: ${reasons.join(", ")}`)
-      .join("; ");
-    throw new ValidationError(`Invalid input: ${summary}`, errors);
-  }
+  ValidationError.throwIfAny("Invalid input", errors);
 }
 
 /**

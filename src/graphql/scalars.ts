@@ -2,13 +2,41 @@
  * Scalars. Decimal travels as a string (exact, docs/rest.md "Tenancy, ids, money"); Date is `yyyy-mm-dd`;
  * DateTime and JSONObject come from graphql-scalars, with descriptions of their formats here.
  */
-import { GraphQLError, GraphQLScalarType, Kind } from "graphql";
+import { GraphQLError, GraphQLScalarType, Kind, type GraphQLScalarTypeConfig } from "graphql";
 import { DateTimeResolver as BaseDateTime, JSONObjectResolver as BaseJSONObject } from "graphql-scalars";
 import { Decimal } from "decimal.js";
 import { isIsoDate, isoDate } from "../domain/formats.js";
 import { decimalRangeProblem, MAX_DECIMAL, quote } from "../domain/input-limits.js";
 
 const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
+
+/**
+ * A scalar input refused with the reason its field reports (errors.ts `maskError`: `{"amount": ["must be a
+ * decimal number"]}`, REST and GraphQL alike); the message stays GraphQL's own.
+ */
+export class InputReasonError extends GraphQLError {
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A scalar of `config` whose refused input values carry `reason`. */
+function withReason(config: GraphQLScalarTypeConfig<unknown, unknown>, reason: string): GraphQLScalarType {
+  return new GraphQLScalarType({
+    ...config,
+    parseValue: (value) => {
+      try {
+        return config.parseValue!(value);
+      } catch (e) {
+        const message = e instanceof GraphQLError ? e.message : `Expected type "${config.name}". ${String(e)}`;
+        throw new InputReasonError(message, reason);
+      }
+    },
+  });
+}
 
 /**
  * A Decimal input: a decimal string or a finite number, within the range of the `Decimal(20,6)`
@@ -18,11 +46,14 @@ function parseDecimal(value: unknown): string {
   const text = typeof value === "number" && Number.isFinite(value) ? new Decimal(value).toFixed() : value;
   if (typeof text !== "string" || text.length > 100 || !DECIMAL_TEXT.test(text.trim())) {
     const shown = typeof value === "string" ? quote(value) : typeof value === "number" ? String(value) : typeof value;
-    throw new GraphQLError(`Decimal must be a number or a decimal string like "1234.50", got ${shown}`);
+    throw new InputReasonError(
+      `Decimal must be a number or a decimal string like "1234.50", got ${shown}`,
+      "must be a decimal number",
+    );
   }
   const decimal = new Decimal(text.trim());
   const problem = decimalRangeProblem(decimal);
-  if (problem) throw new GraphQLError(`Decimal ${problem}, got ${quote(text.trim(), 40)}`);
+  if (problem) throw new InputReasonError(`Decimal ${problem}, got ${quote(text.trim(), 40)}`, problem);
   return decimal.toFixed();
 }
 
@@ -48,7 +79,10 @@ export const DecimalScalar = new GraphQLScalarType<string, string>({
 
 function parseDate(value: unknown): string {
   if (typeof value !== "string" || !isIsoDate(value)) {
-    throw new GraphQLError(`Date must be a calendar date yyyy-mm-dd, got ${JSON.stringify(value)}`);
+    throw new InputReasonError(
+      `Date must be a calendar date yyyy-mm-dd, got ${JSON.stringify(value)}`,
+      "must be a date yyyy-mm-dd",
+    );
   }
   return value;
 }
@@ -68,18 +102,24 @@ export const DateScalar = new GraphQLScalarType<string, string>({
 });
 
 /** An instant (graphql-scalars' DateTime, with this service's description). */
-export const DateTimeResolver = new GraphQLScalarType({
-  ...BaseDateTime.toConfig(),
-  description:
-    "An instant, ISO 8601 / RFC 3339 with a time zone: outputs are UTC with milliseconds, e.g. " +
-    '"2026-11-24T10:15:30.000Z"; inputs need an offset ("Z" or "-03:00"). Another form is a validation_error naming ' +
-    "the field.",
-});
+export const DateTimeResolver = withReason(
+  {
+    ...BaseDateTime.toConfig(),
+    description:
+      "An instant, ISO 8601 / RFC 3339 with a time zone: outputs are UTC with milliseconds, e.g. " +
+      '"2026-11-24T10:15:30.000Z"; inputs need an offset ("Z" or "-03:00"). Another form is a validation_error ' +
+      "naming the field.",
+  },
+  "must be an ISO 8601 timestamp with an offset",
+);
 
 /** A JSON object (graphql-scalars' JSONObject, with this service's description). */
-export const JSONObjectResolver = new GraphQLScalarType({
-  ...BaseJSONObject.toConfig(),
-  description:
-    'A JSON object (ECMA-404), e.g. metadata `{"order": "A-12"}`: keys are strings; the field\'s description says ' +
-    "which values it takes. A list or a scalar is a validation_error naming the field.",
-});
+export const JSONObjectResolver = withReason(
+  {
+    ...BaseJSONObject.toConfig(),
+    description:
+      'A JSON object (ECMA-404), e.g. metadata `{"order": "A-12"}`: keys are strings; the field\'s description ' +
+      "says which values it takes. A list or a scalar is a validation_error naming the field.",
+  },
+  "must be a JSON object",
+);

@@ -5,7 +5,11 @@
  * translates them, in bodies, filters and responses alike.
  */
 import { isEnumType } from "graphql";
-import { z } from "zod";
+import { FREQUENCIES, USAGE_AGGREGATIONS, USAGE_SCHEMES } from "../domain/catalogue.js";
+import { TIERS_MODES } from "../domain/pricing.js";
+import { PRORATION_BEHAVIORS } from "../domain/proration.js";
+import { shippingTypeRule } from "../domain/shipping-types.js";
+import { SWAP_REPLY_STATUSES } from "../domain/swap-replies.js";
 import { schema } from "../graphql/schema.js";
 import { SHIPPING_TYPE_NAMES } from "../graphql/types/order.js";
 
@@ -16,6 +20,32 @@ export const REST_ENUM_RENAMES: Record<string, Record<string, string>> = {
   ShippingType: { ...SHIPPING_TYPE_NAMES },
 };
 
+/**
+ * How a body field of an enum reads beyond the rule (a REST string, null or absent; another value is
+ * a 400 "must be one of a, b, c"): `order`, the domain's order of the values in that message (the
+ * schema sorts them by name); `message`, the field's own message; `emptyIsNull`, `""` means null
+ * (not set); `integers`, a JSON integer stands for its digits (SII codes).
+ */
+const ENUM_BODIES: Record<
+  string,
+  { order?: readonly string[]; message?: (value: string) => string; emptyIsNull?: true; integers?: true }
+> = {
+  BillingFrequency: { order: Object.keys(FREQUENCIES) },
+  PlanUsageScheme: { order: USAGE_SCHEMES },
+  PlanUsageAggregation: { order: USAGE_AGGREGATIONS },
+  PlanTiersMode: {
+    order: TIERS_MODES,
+    emptyIsNull: true,
+    message: () => `must be one of ${TIERS_MODES.join(", ")} (or null: flat per unit)`,
+  },
+  ProrationBehavior: { order: PRORATION_BEHAVIORS },
+  SwapReplyStatus: {
+    message: (value) => `must be one of ${Object.keys(SWAP_REPLY_STATUSES).join(", ")}, not ${value}`,
+  },
+  ShippingType: { message: shippingTypeRule, integers: true },
+  Language: { emptyIsNull: true },
+};
+
 /** The GraphQL value name of a REST string of enum `enumName` (unchanged when not renamed). */
 export function graphqlEnumValue(enumName: string, restValue: string): string {
   const renames = REST_ENUM_RENAMES[enumName];
@@ -23,10 +53,7 @@ export function graphqlEnumValue(enumName: string, restValue: string): string {
 }
 
 /** The REST string of a GraphQL value of enum `enumName` (unchanged when not renamed). */
-export function restEnumValue(enumName: string, graphqlValue: string): string;
-export function restEnumValue(enumName: string, graphqlValue: string | null): string | null;
-export function restEnumValue(enumName: string, graphqlValue: string | null): string | null {
-  if (graphqlValue === null) return null;
+export function restEnumValue(enumName: string, graphqlValue: string): string {
   const renames = REST_ENUM_RENAMES[enumName];
   if (renames) for (const [rest, graphql] of Object.entries(renames)) if (graphql === graphqlValue) return rest;
   return graphqlValue;
@@ -39,58 +66,15 @@ export function restEnumValues(enumName: string): string[] {
   return type.getValues().map((value) => restEnumValue(enumName, value.name));
 }
 
-/**
- * A REST body field over enum `enumName`: the spec's string, null or absent; another string is a
- * 400 validation_error on the field (`message`, default "must be one of a, b, c", listed in the
- * domain's `order` when given, as the services list them: the schema sorts values by name),
- * before GraphQL sees it; a valid one is handed to GraphQL as the enum value's name (`T`: the
- * enum's generated type, src/graphql/generated/operations.ts). `emptyIsNull`: "" means null (not
- * set); `acceptObjectId`: the printed object `{id}` is accepted for its id; `acceptInteger`: a
- * JSON integer is accepted for its digits (SII codes).
- */
-export function restEnumField<T extends string = string>(
-  enumName: string,
-  {
-    order,
-    message,
-    emptyIsNull = false,
-    acceptObjectId = false,
-    acceptInteger = false,
-  }: {
-    order?: readonly string[];
-    message?: (value: string) => string;
-    emptyIsNull?: boolean;
-    acceptObjectId?: boolean;
-    acceptInteger?: boolean;
-  } = {},
-) {
-  const forms: z.ZodType<string>[] = [z.string()];
-  if (acceptObjectId)
-    forms.push(
-      z
-        .object({ id: z.string() })
-        .passthrough()
-        .transform((o) => o.id),
-    );
-  if (acceptInteger)
-    forms.push(
-      z
-        .number()
-        .int()
-        .transform((n) => String(n)),
-    );
-  const raw: z.ZodType<string> = forms.length === 1 ? forms[0] : z.union(forms);
-  return raw
-    .transform((value, ctx) => {
-      if (emptyIsNull && value === "") return null;
-      const allowed = restEnumValues(enumName);
-      if (order) allowed.sort((a, b) => order.indexOf(a) - order.indexOf(b));
-      if (!allowed.includes(value)) {
-        ctx.addIssue({ code: "custom", message: message ? message(value) : `must be one of ${allowed.join(", ")}` });
-        return z.NEVER;
-      }
-      return graphqlEnumValue(enumName, value) as T;
-    })
-    .nullable()
-    .optional();
+/** A body value of enum `enumName` as its GraphQL value name, or the field's reason when it is none of its strings. */
+export function enumInput(enumName: string, value: unknown): { value: string | null } | { problem: string } {
+  const rules = ENUM_BODIES[enumName] ?? {};
+  if (rules.emptyIsNull && value === "") return { value: null };
+  const text = rules.integers && Number.isInteger(value) ? String(value) : value;
+  const allowed = restEnumValues(enumName);
+  if (typeof text === "string" && allowed.includes(text)) return { value: graphqlEnumValue(enumName, text) };
+  if (rules.message) return { problem: rules.message(typeof text === "string" ? text : JSON.stringify(text)) };
+  const order = rules.order;
+  if (order) allowed.sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  return { problem: `must be one of ${allowed.join(", ")}` };
 }

@@ -1,10 +1,15 @@
 /**
  * REST list query parameters -> GraphQL filter values (docs/rest.md "Lists"): `field=v` and
  * `field__exact=v` (equals), `field__in=a,b`, `field__contains=v`, `field__icontains=v`, and on
- * dates `field__gte`, `field__lte`. Unknown parameters and operators are a 400 naming them.
+ * dates `field__gte`, `field__lte`. Unknown parameters and operators are a 400 naming them. Which
+ * filters a list takes is read from its operation (`listFilters`).
  */
+import { getNamedType, isEnumType, isInputObjectType, typeFromAST, type GraphQLInputType } from "graphql";
 import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
+import { schema } from "../graphql/schema.js";
 import { graphqlEnumValue, restEnumValues } from "./enums.js";
+import { restName, rootOf } from "./printer.js";
+import type { Operation } from "./types.js";
 
 export type FilterKind = "string" | "datetime" | "boolean" | "enum";
 
@@ -16,95 +21,97 @@ export type FilterSpec = Record<string, { key: string; kind: FilterKind; enum?: 
 
 export const PAGINATION_PARAMS = new Set(["page", "page_size"]);
 
+/** The kind of a filter by its GraphQL type: `StringFilter`, `DateTimeFilter`, `Boolean`, or an enum's filter. */
+function kindOf(type: GraphQLInputType): { kind: FilterKind; enum?: string } {
+  const named = getNamedType(type);
+  if (named.name === "Boolean" || named.name === "DateTimeFilter")
+    return { kind: named.name === "Boolean" ? "boolean" : "datetime" };
+  const equals = isInputObjectType(named) ? getNamedType(named.getFields().equals?.type) : undefined;
+  return isEnumType(equals) ? { kind: "enum", enum: equals.name } : { kind: "string" };
+}
+
+const specs = new WeakMap<Operation, { spec: FilterSpec; where: boolean }>();
+
+/**
+ * The filters of list operation `doc` on resource type `typename`, by rule: each field of its
+ * `$where` (`where`: the filters go in it), else each of its variables beyond `first` and `offset`
+ * (the reference lists), under its REST name (printer.ts `restName`), of the kind its type says;
+ * in the schema's order, the date filters last.
+ */
+export function listFilters(doc: Operation, typename: string): { spec: FilterSpec; where: boolean } {
+  let found = specs.get(doc);
+  if (found) return found;
+  const variables = (rootOf(doc).operation.variableDefinitions ?? []).map((v) => ({
+    name: v.variable.name.value,
+    type: typeFromAST(schema, v.type) as GraphQLInputType,
+  }));
+  const where = variables.find((v) => v.name === "where");
+  const whereType = where && getNamedType(where.type);
+  const fields = isInputObjectType(whereType)
+    ? Object.values(whereType.getFields())
+    : variables.filter((v) => v.name !== "first" && v.name !== "offset");
+  const kinds = fields.map((f) => ({ name: restName(typename, f.name), key: f.name, ...kindOf(f.type) }));
+  // by name (the schema's order), the date filters last
+  kinds.sort((a, b) => Number(a.kind === "datetime") - Number(b.kind === "datetime"));
+  const spec = Object.fromEntries(kinds.map(({ name, ...filter }) => [name, filter]));
+  specs.set(doc, (found = { spec, where: where !== undefined }));
+  return found;
+}
+
 const STRING_OPS: Record<string, string> = { exact: "equals", in: "in", contains: "contains", icontains: "icontains" };
 const DATE_OPS = new Set(["exact", "gte", "lte"]);
 
-function dayBounds(value: string, param: string, errors: FieldErrors): { start: Date; end: Date } | null {
-  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
-  const parsed = new Date(dateOnly ? `${value}T00:00:00.000Z` : value);
-  if (Number.isNaN(parsed.getTime())) {
-    addFieldError(errors, param, "must be a date yyyy-mm-dd or an ISO 8601 timestamp");
-    return null;
-  }
-  return { start: parsed, end: dateOnly ? new Date(parsed.getTime() + 86_400_000 - 1) : parsed };
-}
+/** `a, b,c` -> `["a", "b", "c"]` (the values of an `__in`, an `?expand=`). */
+export const commaList = (value: string) =>
+  value
+    .trim()
+    .split(/\s*,\s*/)
+    .filter(Boolean);
 
-/** Parses the filter parameters of `query` (other than `allowedExtra` and pagination). */
-export function parseFilters(
-  query: URLSearchParams,
-  spec: FilterSpec,
-  allowedExtra: string[] = [],
-): Record<string, unknown> {
-  const filters: Record<string, Record<string, unknown> | boolean> = {};
+/** Parses the filter parameters of `query` (other than pagination); a 400 names every bad one. */
+export function parseFilters(query: URLSearchParams, spec: FilterSpec): Record<string, unknown> {
+  const filters: Filters = {};
   const errors: FieldErrors = {};
   for (const [param, value] of query) {
-    if (PAGINATION_PARAMS.has(param) || allowedExtra.includes(param)) continue;
-    let field = param;
-    let op = "exact";
-    if (!(param in spec)) {
-      const at = param.lastIndexOf("__");
-      if (at > 0) {
-        field = param.slice(0, at);
-        op = param.slice(at + 2);
-      }
-    }
-    const target = spec[field];
-    if (!target) {
-      addFieldError(errors, param, `unknown filter; filterable fields: ${Object.keys(spec).join(", ")}`);
-      continue;
-    }
-    if (target.kind === "boolean") {
-      if (op !== "exact" || !["true", "false"].includes(value)) addFieldError(errors, param, "must be true or false");
-      else filters[target.key] = value === "true";
-      continue;
-    }
-    const current = (filters[target.key] ??= {}) as Record<string, unknown>;
-    if (target.kind === "enum") {
-      const allowed = restEnumValues(target.enum!);
-      const values =
-        op === "in"
-          ? value
-              .split(",")
-              .map((v) => v.trim())
-              .filter(Boolean)
-          : [value];
-      const unknown = values.filter((v) => !allowed.includes(v));
-      if (op !== "exact" && op !== "in") addFieldError(errors, param, `unknown operator ${op}; use exact or in`);
-      else if (unknown.length) addFieldError(errors, param, `must be one of ${allowed.join(", ")}`);
-      else if (op === "in") current.in = values.map((v) => graphqlEnumValue(target.enum!, v));
-      else current.equals = graphqlEnumValue(target.enum!, value);
-      continue;
-    }
-    if (target.kind === "string") {
-      const graphqlOp = STRING_OPS[op];
-      if (!graphqlOp) addFieldError(errors, param, `unknown operator ${op}; use exact, in, contains or icontains`);
-      else
-        current[graphqlOp] =
-          op === "in"
-            ? value
-                .split(",")
-                .map((v) => v.trim())
-                .filter(Boolean)
-            : value;
-      continue;
-    }
-    if (!DATE_OPS.has(op)) {
-      addFieldError(errors, param, `unknown operator ${op}; use exact, gte or lte`);
-      continue;
-    }
-    const bounds = dayBounds(value, param, errors);
-    if (!bounds) continue;
-    if (op === "gte") current.gte = bounds.start;
-    else if (op === "lte") current.lte = bounds.end;
-    else Object.assign(current, { gte: bounds.start, lte: bounds.end });
+    if (PAGINATION_PARAMS.has(param)) continue;
+    const at = Object.hasOwn(spec, param) ? -1 : param.lastIndexOf("__");
+    const [field, op] = at > 0 ? [param.slice(0, at), param.slice(at + 2)] : [param, "exact"];
+    const problem = Object.hasOwn(spec, field)
+      ? addFilter(filters, spec[field], op, value)
+      : `unknown filter; filterable fields: ${Object.keys(spec).join(", ")}`;
+    if (problem) addFieldError(errors, param, problem);
   }
-  if (Object.keys(errors).length) {
-    throw new ValidationError(
-      `Invalid query parameters: ${Object.entries(errors)
-        .map(([k, v]) => `${k}: ${v.join(", ")}`)
-        .join("; ")}`,
-      errors,
-    );
-  }
+  ValidationError.throwIfAny("Invalid query parameters", errors);
   return filters;
+}
+
+type Filters = Record<string, Record<string, unknown> | boolean>;
+
+/** Adds `field__op=value` of filter `target` to `filters`, or returns why it cannot. */
+function addFilter(filters: Filters, target: FilterSpec[string], op: string, value: string): string | undefined {
+  if (target.kind === "boolean") {
+    if (op !== "exact" || (value !== "true" && value !== "false")) return "must be true or false";
+    filters[target.key] = value === "true";
+    return;
+  }
+  const current = (filters[target.key] ??= {}) as Record<string, unknown>;
+  if (target.kind === "enum") {
+    if (op !== "exact" && op !== "in") return `unknown operator ${op}; use exact or in`;
+    const allowed = restEnumValues(target.enum!);
+    const values = op === "in" ? commaList(value) : [value];
+    if (values.some((v) => !allowed.includes(v))) return `must be one of ${allowed.join(", ")}`;
+    if (op === "in") current.in = values.map((v) => graphqlEnumValue(target.enum!, v));
+    else current.equals = graphqlEnumValue(target.enum!, value);
+  } else if (target.kind === "string") {
+    if (!Object.hasOwn(STRING_OPS, op)) return `unknown operator ${op}; use exact, in, contains or icontains`;
+    current[STRING_OPS[op]] = op === "in" ? commaList(value) : value;
+  } else {
+    if (!DATE_OPS.has(op)) return `unknown operator ${op}; use exact, gte or lte`;
+    // a date is the whole day (UTC), a timestamp the instant
+    const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
+    const start = new Date(dateOnly ? `${value}T00:00:00.000Z` : value);
+    if (Number.isNaN(start.getTime())) return "must be a date yyyy-mm-dd or an ISO 8601 timestamp";
+    if (op !== "lte") current.gte = start;
+    if (op !== "gte") current.lte = dateOnly ? new Date(start.getTime() + 86_400_000 - 1) : start;
+  }
 }

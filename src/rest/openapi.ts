@@ -1,8 +1,8 @@
 /**
  * The OpenAPI 3.1 document of the REST surface (docs/rest.md "OpenAPI, the reference page and the
  * contract test"), written from the same declarations the router runs (resources.ts): every path
- * and method, path and query parameters (paging, filters), request bodies (their checked schemas),
- * responses and the error shape. A resource's schema is derived from its GraphQL operation's
+ * and method, path and query parameters (paging, filters), request bodies (derived from the GraphQL
+ * input by input.ts's rule), responses and the error shape. A resource's schema is derived from its GraphQL operation's
  * selection by rule (snake_case names, `Decimal` as a JSON number, an object selecting only `id`
  * as that id, nullable unless non-null); only the spec's exceptions are written out, in
  * printer.ts `EXCEPTIONS`, the table the printer runs. Served at `GET /v1/openapi.json`, committed as
@@ -10,25 +10,26 @@
  */
 import {
   getNamedType,
+  getNullableType,
   isEnumType,
   isListType,
   isNonNullType,
   isObjectType,
   isScalarType,
   Kind,
-  type FragmentDefinitionNode,
-  type GraphQLOutputType,
+  type GraphQLInputType,
   type GraphQLNullableType,
-  type OperationDefinitionNode,
+  type GraphQLOutputType,
   type SelectionSetNode,
 } from "graphql";
-import { z } from "zod";
 import { schema as graphqlSchema } from "../graphql/schema.js";
 import { restEnumValues } from "./enums.js";
-import { EXCEPTIONS, snake } from "./printer.js";
-import { RESOURCES, SHAPES } from "./resources.js";
+import { listFilters, type FilterKind } from "./filters.js";
+import { bodyOf, type BodyField, type BodyObject } from "./input.js";
+import { EXCEPTIONS, restName, rootOf, selectedFields, type Fragments } from "./printer.js";
+import { RESOURCES, routesOf, shapeOperation } from "./resources.js";
 import { STATUS_BY_CODE } from "./respond.js";
-import type { Method, Operation, ResourceDecl, Shape, SpecialRoute } from "./types.js";
+import type { Operation, ResourceDecl, Route } from "./types.js";
 
 type Json = Record<string, unknown>;
 
@@ -52,27 +53,15 @@ const SCALARS: Record<string, Json> = {
   JSONObject: { type: "object" },
 };
 
-/** The printed exceptions' schemas (printer.ts `EXCEPTIONS`, the table the printer runs), by type and field. */
-const EXCEPTION_SCHEMAS: Record<string, Json> = Object.fromEntries(
-  Object.entries(EXCEPTIONS).map(([type, fields]) => [
-    type,
-    Object.fromEntries(Object.entries(fields).flatMap(([f, e]) => (e.schema ? [[f, e.schema]] : []))),
-  ]),
-);
-
-/** Every fragment of `doc`, by name. */
-function fragmentsOf(doc: Operation): Map<string, FragmentDefinitionNode> {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
-  return fragments;
-}
+/** ... and as a body takes it (docs/rest.md "Requests"), where that differs. */
+const INPUT_SCALARS: Record<string, Json> = {
+  ...SCALARS,
+  Decimal: { type: ["number", "string"], description: "exact decimal: a JSON number or a decimal string" },
+  DateTime: { type: "string", format: "date-time", description: "ISO 8601 with offset" },
+};
 
 /** JSON Schema of `type` with `selection` (a REST-printed GraphQL value): nullable unless non-null. */
-function typeSchema(
-  type: GraphQLOutputType,
-  selection: SelectionSetNode | undefined,
-  fragments: Map<string, FragmentDefinitionNode>,
-): Json {
+function typeSchema(type: GraphQLOutputType, selection: SelectionSetNode | undefined, fragments: Fragments): Json {
   if (!isNonNullType(type)) return nullable(valueSchema(type, selection, fragments));
   return valueSchema(type.ofType, selection, fragments);
 }
@@ -80,7 +69,7 @@ function typeSchema(
 function valueSchema(
   type: GraphQLNullableType & GraphQLOutputType,
   selection: SelectionSetNode | undefined,
-  fragments: Map<string, FragmentDefinitionNode>,
+  fragments: Fragments,
 ): Json {
   if (isListType(type))
     return { type: "array", items: typeSchema(type.ofType as GraphQLOutputType, selection, fragments) };
@@ -101,51 +90,69 @@ function valueSchema(
   return objectSchema(getNamedType(type).name, selection, fragments);
 }
 
-/** The fields `selection` selects (through fragment spreads and inline fragments), `__typename` left out. */
-function selectedFields(selection: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>) {
-  const fields: { name: string; key: string; selection?: SelectionSetNode }[] = [];
-  for (const s of selection?.selections ?? []) {
-    if (s.kind === Kind.FIELD && s.name.value !== "__typename")
-      fields.push({ name: s.name.value, key: s.alias?.value ?? s.name.value, selection: s.selectionSet });
-    else if (s.kind === Kind.FRAGMENT_SPREAD)
-      fields.push(...selectedFields(fragments.get(s.name.value)?.selectionSet, fragments));
-    else if (s.kind === Kind.INLINE_FRAGMENT) fields.push(...selectedFields(s.selectionSet, fragments));
-  }
-  return fields;
-}
-
 /** The object schema of a GraphQL object type's selection, by rule plus `EXCEPTIONS`. */
-function objectSchema(
-  typename: string,
-  selection: SelectionSetNode | undefined,
-  fragments: Map<string, FragmentDefinitionNode>,
-): Json {
+function objectSchema(typename: string, selection: SelectionSetNode | undefined, fragments: Fragments): Json {
   const type = graphqlSchema.getType(typename);
   if (!isObjectType(type)) return { type: "object" };
   const properties: Json = {};
   for (const field of selectedFields(selection, fragments)) {
     const def = type.getFields()[field.name];
-    if (!def || EXCEPTIONS[typename]?.[field.name]?.renamed) continue;
+    if (!def) continue;
     const schema = typeSchema(def.type, field.selection, fragments);
-    properties[snake(field.key)] = def.description ? { ...schema, description: def.description } : schema;
+    properties[restName(typename, field.key)] = def.description ? { ...schema, description: def.description } : schema;
   }
-  return { type: "object", properties: { ...properties, ...(EXCEPTION_SCHEMAS[typename] ?? {}) } };
+  // the printed exceptions' schemas (printer.ts `EXCEPTIONS`, the table the printer runs)
+  for (const [name, exception] of Object.entries(EXCEPTIONS[typename] ?? {}))
+    if (exception.schema) properties[name] = exception.schema;
+  return { type: "object", properties };
 }
 
-/** The resource's printed schema, derived from the selection of its first standard operation. */
+/** The resource's printed schema, derived from the selection of its first standard operation (else special one). */
 function resourceSchema(decl: ResourceDecl): Json {
-  const doc = decl.ops.retrieve ?? decl.ops.create ?? decl.ops.list ?? decl.ops.update;
+  const shape = (["retrieve", "create", "list", "update"] as const).find((s) => decl.shapes.includes(s));
+  const doc = shape ? shapeOperation(decl, shape) : decl.special?.find((s) => s.operation)?.operation;
   if (!doc) return { type: "object", description: decl.description };
-  const fragments = fragmentsOf(doc);
-  const operation = doc.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  const root = operation?.selectionSet.selections[0];
-  let selection = root?.kind === Kind.FIELD ? root.selectionSet : undefined;
-  if (doc === decl.ops.list) {
+  const { node, fragments } = rootOf(doc);
+  let selection = node.selectionSet;
+  if (shape === "list") {
     // a connection: edges { node { ... } }
     const edges = selectedFields(selection, fragments).find((f) => f.name === "edges");
     selection = selectedFields(edges?.selection, fragments).find((f) => f.name === "node")?.selection;
   }
   return { ...objectSchema(decl.typename, selection, fragments), description: decl.description };
+}
+
+/**
+ * JSON Schema of a body (input.ts, the same rule): each input field under its REST name, nullable
+ * unless non-null (then required), a field printed as an object also as that object, the keys the
+ * resource only prints as `readOnly` (accepted, ignored), no other key.
+ */
+function bodySchema(object: BodyObject): Json {
+  const properties: Json = {};
+  const required: string[] = [];
+  for (const [name, field] of object.fields) {
+    if (isNonNullType(field.type)) required.push(name);
+    properties[name] = inputSchema(field.type, field);
+  }
+  for (const name of object.ignored) properties[name] = { readOnly: true, description: "printed only; ignored" };
+  return { type: "object", properties, ...(required.length ? { required } : {}), additionalProperties: false };
+}
+
+/** The JSON body of operation `doc`. */
+const requestBody = (doc: Operation) => bodySchema(bodyOf(doc).object);
+
+/** JSON Schema of a body value of input type `type`: nullable unless non-null. */
+function inputSchema(type: GraphQLInputType, field: BodyField): Json {
+  if (!isNonNullType(type)) return nullable(inputValueSchema(type, field));
+  return inputValueSchema(type.ofType, field);
+}
+
+function inputValueSchema(type: GraphQLNullableType & GraphQLInputType, field: BodyField): Json {
+  if (isListType(type)) return { type: "array", items: inputSchema(type.ofType as GraphQLInputType, field) };
+  if (field.object) return bodySchema(field.object);
+  const name = getNamedType(type).name;
+  const schema = isEnumType(type) ? { type: "string", enum: restEnumValues(name) } : (INPUT_SCALARS[name] ?? {});
+  return field.reference ? { anyOf: [schema, { type: "object", properties: { id: schema } }] } : schema;
 }
 
 const ERROR_SCHEMA: Json = {
@@ -182,119 +189,118 @@ const ERRORS = {
   },
 };
 
+/** An OpenAPI parameter. */
+const param = (name: string, at: string, description: string, schema: Json, more: Json = {}) => ({
+  name,
+  in: at,
+  description,
+  schema,
+  ...more,
+});
+
+const PAGE = { type: "integer", minimum: 1 };
 const PAGE_PARAMS = [
-  {
-    name: "page",
-    in: "query",
-    description: "page number, from 1",
-    schema: { type: "integer", minimum: 1 },
-    example: 1,
-  },
-  {
-    name: "page_size",
-    in: "query",
-    description: "items per page (default 20)",
-    schema: { type: "integer", minimum: 1, maximum: 100 },
-    example: 20,
-  },
+  param("page", "query", "page number, from 1", PAGE, { example: 1 }),
+  param("page_size", "query", "items per page (default 20)", { ...PAGE, maximum: 100 }, { example: 20 }),
 ];
+
+/** The operators each kind of filter takes (filters.ts). */
+const FILTER_OPERATORS: Record<FilterKind, (name: string) => string> = {
+  string: (n) =>
+    `equals; also \`${n}__exact\`, \`${n}__in\` (comma-separated), \`${n}__contains\`, \`${n}__icontains\``,
+  datetime: (n) => `a date (the whole day) or an ISO timestamp; also \`${n}__gte\`, \`${n}__lte\``,
+  boolean: () => "`true` or `false`",
+  enum: (n) => `one value; also \`${n}__in\` (comma-separated)`,
+};
 
 /** Query parameters of a list: paging, then each filter with the operators it takes. */
 function filterParams(decl: ResourceDecl): Json[] {
-  const filters = Object.entries(decl.filters ?? {}).map(([name, f]) => ({
-    name,
-    in: "query",
-    description: {
-      string:
-        `equals; also \`${name}__exact\`, \`${name}__in\` (comma-separated), ` +
-        `\`${name}__contains\`, \`${name}__icontains\``,
-      datetime: `a date (the whole day) or an ISO timestamp; also \`${name}__gte\`, \`${name}__lte\``,
-      boolean: "`true` or `false`",
-      enum: `one value; also \`${name}__in\` (comma-separated)`,
-    }[f.kind],
-    schema: f.kind === "enum" ? { type: "string", enum: restEnumValues(f.enum!) } : { type: "string" },
-  }));
-  return [...PAGE_PARAMS, ...filters];
+  const filters = Object.entries(listFilters(shapeOperation(decl, "list"), decl.typename).spec);
+  return [
+    ...PAGE_PARAMS,
+    ...filters.map(([name, f]) =>
+      param(name, "query", FILTER_OPERATORS[f.kind](name), {
+        type: "string",
+        ...(f.enum ? { enum: restEnumValues(f.enum) } : {}),
+      }),
+    ),
+  ];
 }
 
 const pathParams = (path: string) =>
-  [...path.matchAll(/:([a-z]+)/g)].map(([, name]) => ({
-    name,
-    in: "path",
-    required: true,
-    description: name === "id" ? "the resource id (`<prefix>_<24 base62>`)" : `the ${name}`,
-    schema: { type: "string" },
-  }));
+  [...path.matchAll(/:([a-z]+)/g)].map(([, name]) => {
+    const description = name === "id" ? "the resource id (`<prefix>_<24 base62>`)" : `the ${name}`;
+    return param(name, "path", description, { type: "string" }, { required: true });
+  });
 
-const IDEMPOTENCY = {
-  name: "Idempotency-Key",
-  in: "header",
-  description: "runs the POST once per key (1 to 255 characters); the same key replays the first answer",
-  schema: { type: "string", minLength: 1, maxLength: 255 },
-};
+const IDEMPOTENCY = param(
+  "Idempotency-Key",
+  "header",
+  "runs the POST once per key (1 to 255 characters); the same key replays the first answer",
+  { type: "string", minLength: 1, maxLength: 255 },
+);
 
-/** JSON Schema of a checked body (zod's schema as the request's input). */
-function bodySchema(schema: z.ZodType): Json {
-  const body = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Json;
-  delete body.$schema; // the document's dialect is OpenAPI 3.1's
-  return body;
-}
+const DELETED = { description: "deleted (or archived when in use)" };
+const toOpenApiPath = (path: string) => `${path.replace(/:([a-z]+)/g, "{$1}")}/`;
 
-const SHAPE_ANSWERS: Record<Shape, { status: string; description: string; schema?: (name: string) => Json }> = {
-  create: { status: "201", description: "created", schema: (n) => ref(n) },
-  retrieve: { status: "200", description: "the resource", schema: (n) => ref(n) },
-  update: { status: "200", description: "the updated resource", schema: (n) => ref(n) },
-  finalize: { status: "200", description: "the finalized resource", schema: (n) => ref(n) },
-  delete: { status: "204", description: "deleted (or archived when in use)" },
-  pdf: { status: "200", description: "the PDF in Base64", schema: () => ref("Pdf") },
-  list: {
-    status: "200",
-    description: "a page",
-    schema: (n) => ({
+/** What `route` answers: a page, a PDF, the bare array, the resource with more properties, or its operation's value. */
+function answerSchema(decl: ResourceDecl, route: Route, name: string): Json {
+  const { shape, answers, operation } = route;
+  if (answers === "array") return { type: "array", items: ref(name) };
+  if (shape === "list")
+    return {
       type: "object",
       required: ["count", "next", "previous", "results"],
       properties: {
         count: { type: "integer" },
         next: { type: ["string", "null"], format: "uri" },
         previous: { type: ["string", "null"], format: "uri" },
-        results: { type: "array", items: ref(n) },
-      },
-    }),
-  },
-};
-
-const SUMMARY: Record<Shape, string> = {
-  create: "Create",
-  retrieve: "Retrieve",
-  update: "Update",
-  list: "List",
-  delete: "Delete",
-  pdf: "PDF of",
-  finalize: "Finalize",
-};
-
-const toOpenApiPath = (path: string) => `${path.replace(/:([a-z]+)/g, "{$1}")}/`;
-
-/** The answer of a special route as an OpenAPI response map. */
-function specialAnswers(s: SpecialRoute, name: string): Json {
-  const answers = s.answers ?? { status: 200, schema: "resource" as const };
-  const schema = answers.schema;
-  if (schema === "none") return { [answers.status]: { description: "no content" } };
-  if (schema === "pdf")
-    return {
-      [answers.status]: {
-        description: "the file's bytes",
-        content: { "*/*": { schema: { type: "string", format: "binary" } } },
+        results: { type: "array", items: ref(name) },
       },
     };
-  const body =
-    schema === "resource"
-      ? ref(name)
-      : schema === "array"
-        ? { type: "array", items: ref(name) }
-        : { allOf: [ref(name), { type: "object", properties: schema }] };
-  const statuses = s.method === "POST" && s.path === "" && name === "Usage" ? ["200", "201"] : [String(answers.status)];
-  return Object.fromEntries(statuses.map((status) => [status, { description: s.summary, content: json(body) }]));
+  if (shape === "pdf") return ref("Pdf");
+  if (typeof answers === "object") return { allOf: [ref(name), { type: "object", properties: answers }] };
+  if (shape || !operation) return ref(name);
+  // a special route's operation: the resource (or a list of it) by reference, another type by its selection
+  const { field, node, fragments } = rootOf(operation);
+  const type = getNamedType(field.type).name;
+  if (type !== decl.typename) return typeSchema(field.type, node.selectionSet, fragments);
+  return isListType(getNullableType(field.type)) ? { type: "array", items: ref(name) } : ref(name);
+}
+
+/** The OpenAPI operation of `route` of `decl`. */
+function pathOperation(decl: ResourceDecl, route: Route, name: string): Json {
+  const path = decl.path + route.path;
+  const id = pascal(path.slice("/v1/".length).replace(/[/:]+/g, " "));
+  const content =
+    route.answers === "file"
+      ? { "*/*": { schema: { type: "string", format: "binary" } } }
+      : json(answerSchema(decl, route, name));
+  const answer = { description: route.summary, content };
+  return {
+    operationId: route.shape ? `${route.shape}${name}` : `${route.method.toLowerCase()}${id}`,
+    tags: [decl.tag],
+    summary: route.summary,
+    description: decl.description,
+    parameters: [
+      ...pathParams(path),
+      ...(route.shape === "list" ? filterParams(decl) : []),
+      ...(decl.expand && route.shape
+        ? [param("expand", "query", "print these references as objects", { type: "string", enum: [...decl.expand] })]
+        : []),
+      ...Object.entries(route.query ?? {}).map(([q, description]) =>
+        param(q, "query", description, { type: "string" }),
+      ),
+      ...(route.method === "POST" ? [IDEMPOTENCY] : []),
+    ],
+    ...((route.method === "POST" || route.method === "PATCH") && route.operation
+      ? { requestBody: { required: true, content: json(requestBody(route.operation)) } }
+      : {}),
+    responses: {
+      ...Object.fromEntries([route.status ?? 200].flat().map((status) => [status, status === 204 ? DELETED : answer])),
+      ...ERRORS,
+    },
+  };
 }
 
 /** Builds the OpenAPI 3.1 document from the declarations (deterministic: the committed file compares equal). */
@@ -305,72 +311,12 @@ export function openApiDocument(): Json {
     Error: ERROR_SCHEMA,
     Pdf: { type: "object", required: ["file"], properties: { file: { type: "string", contentEncoding: "base64" } } },
   };
-  const add = (method: Method, path: string, op: Json) => {
-    (paths[toOpenApiPath(path)] ??= {})[method.toLowerCase()] = op;
-  };
   for (const decl of RESOURCES) {
     const name = pascal(decl.name);
     schemas[name] = resourceSchema(decl);
-    for (const shape of Object.keys(decl.ops) as Shape[]) {
-      const { method, suffix } = SHAPES[shape];
-      const answer = SHAPE_ANSWERS[shape];
-      const path = decl.path + suffix;
-      const takesBody = (shape === "create" || shape === "update") && decl.body;
-      add(method, path, {
-        operationId: `${shape}${name}`,
-        tags: [decl.tag],
-        summary: `${SUMMARY[shape]} ${/^[aeiou]/i.test(decl.name) ? "an" : "a"} ${decl.name}`,
-        description: decl.description,
-        parameters: [
-          ...pathParams(path),
-          ...(shape === "list" ? filterParams(decl) : []),
-          ...(decl.expand
-            ? [
-                {
-                  name: "expand",
-                  in: "query",
-                  description: "print these references as objects",
-                  schema: { type: "string", enum: [...decl.expand] },
-                },
-              ]
-            : []),
-          ...(method === "POST" ? [IDEMPOTENCY] : []),
-        ],
-        ...(takesBody ? { requestBody: { required: true, content: json(bodySchema(decl.body!.schema)) } } : {}),
-        responses: {
-          [answer.status]: {
-            description: answer.description,
-            ...(answer.schema ? { content: json(answer.schema(name)) } : {}),
-          },
-          ...ERRORS,
-        },
-      });
-    }
-    for (const s of decl.special ?? []) {
-      const path = decl.path + s.path;
-      add(s.method, path, {
-        operationId: `${s.method.toLowerCase()}${pascal(
-          path
-            .replace(/^\/v1\//, "")
-            .replace(/[/:]+/g, " ")
-            .trim(),
-        )}`,
-        tags: [decl.tag],
-        summary: s.summary,
-        description: decl.description,
-        parameters: [
-          ...pathParams(path),
-          ...Object.entries(s.query ?? {}).map(([q, description]) => ({
-            name: q,
-            in: "query",
-            description,
-            schema: { type: "string" },
-          })),
-          ...(s.method === "POST" ? [IDEMPOTENCY] : []),
-        ],
-        ...(s.body ? { requestBody: { required: true, content: json(bodySchema(s.body)) } } : {}),
-        responses: { ...specialAnswers(s, name), ...ERRORS },
-      });
+    for (const route of routesOf(decl)) {
+      const path = toOpenApiPath(decl.path + route.path);
+      (paths[path] ??= {})[route.method.toLowerCase()] = pathOperation(decl, route, name);
     }
   }
   for (const [name, schema] of shared) schemas[name] ??= schema;

@@ -7,19 +7,25 @@
  * derives the document's schemas from the same rule and the same table. Pure reshaping: no rule lives here.
  */
 import {
+  getOperationAST,
   isAbstractType,
   isEnumType,
   isListType,
   isNonNullType,
   isObjectType,
   isScalarType,
+  Kind,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
   type GraphQLObjectType,
   type GraphQLOutputType,
+  type SelectionSetNode,
 } from "graphql";
 import { schema as graphqlSchema } from "../graphql/schema.js";
 import { restEnumValue } from "./enums.js";
 import { num } from "./json.js";
-import type { PrintContext } from "./types.js";
+import type { Operation, PrintContext } from "./types.js";
 
 type Json = Record<string, unknown>;
 type Node = Record<string, unknown>;
@@ -52,8 +58,6 @@ interface Where {
  */
 interface Exception {
   schema?: Json;
-  /** the GraphQL field is printed under another name only (its own name is not in the answer's schema) */
-  renamed?: true;
   print?: (value: unknown, node: Node, rule: (field: string) => unknown, where: Where) => [string, unknown][];
 }
 
@@ -76,12 +80,31 @@ const RATE = (field: "percent" | "amount"): Exception => ({
 });
 
 /**
+ * Fields whose REST name is not their snake_case name (the spec's spellings), by the GraphQL type of
+ * the resource: its output fields, the fields of its input and of its list's filters alike.
+ */
+const RENAMES: Record<string, Record<string, string>> = {
+  Caf: { documentType: "document" },
+  CreditNote: { voids: "credit_note" }, // the spec's body names the voided credit note `credit_note`
+  Customer: { countryName: "country__name" }, // a filter, the country's name
+  DocumentType: { isPurchase: "is_purshase" },
+  Reminder: { recipients: "recipient" },
+};
+
+/** The REST name of field `field` of (or mapped to) GraphQL type `type`: its snake_case name unless renamed. */
+export const restName = (type: string | undefined, field: string) =>
+  (type !== undefined && Object.hasOwn(RENAMES, type) ? RENAMES[type][field] : undefined) ?? snake(field);
+
+/** The REST names of renamed fields by their snake_case GraphQL names (error paths of GraphQL inputs). */
+export const REST_PATH_NAMES: Record<string, string> = Object.fromEntries(
+  Object.values(RENAMES).flatMap((fields) => Object.entries(fields).map(([field, rest]) => [snake(field), rest])),
+);
+
+/**
  * The printed exceptions to the rule, by GraphQL type and field (docs/rest.md "Responses"): a
  * customer's `country`/`state`, a document's `currency` in its `document`, a credit note's
- * `invoice` (an id, or the object with `?expand=invoice`, by the rule) and `voids` printed as
- * `credit_note`, the spec's `is_purshase`
- * and `recipient`, addon rates, a usage's `transaction_id` only when recorded, a swap's
- * `purchases` as ids with its `verification` array.
+ * `invoice` (an id, or the object with `?expand=invoice`, by the rule), addon rates, a usage's
+ * `transaction_id` only when recorded.
  */
 export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
   Customer: {
@@ -93,25 +116,14 @@ export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
     },
     state: {
       schema: ID_OR_OBJECT,
-      print: (v, node, rule, where) => [
-        [
-          "state",
-          !customerRead(where)
-            ? node.stateCode
-            : v
-              ? rule("state")
-              : node.stateCode
-                ? { id: null, code: node.stateCode, name: null }
-                : null,
-        ],
-      ],
+      print: (v, node, rule, where) => {
+        const code = node.stateCode;
+        if (!customerRead(where)) return [["state", code]];
+        return [["state", v ? rule("state") : code ? { id: null, code, name: null } : null]];
+      },
     },
     // the embedded customer's `state` is its code
     stateCode: { print: (v, node) => ("state" in node ? [] : [["state", v]]) },
-  },
-  DocumentType: {
-    is_purshase: { schema: { type: "boolean", description: "the spec's spelling of is_purchase" } },
-    isPurchase: { renamed: true, print: (v) => [["is_purshase", v]] },
   },
   Invoice: DOCUMENT,
   Order: DOCUMENT,
@@ -119,58 +131,15 @@ export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
     invoice: { schema: ID_OR_OBJECT },
     document: { schema: ID_OR_OBJECT },
     currency: { schema: CURRENCY_OBJECT },
-    // the spec's body names the voided credit note `credit_note`; the answer prints it under that name
-    credit_note: {
-      schema: { type: ["string", "null"], description: "on a debit note voiding a credit note: the credit note's id" },
-    },
-    voids: { renamed: true, print: (v) => [["credit_note", (v as Node | null)?.id ?? null]] },
   },
   Addon: { rates: { schema: { type: ["array", "object", "null"] } } },
   AddonRate: { percent: RATE("percent"), amount: RATE("amount") },
   Plan: { currency: { schema: CURRENCY_OBJECT }, frequency: { schema: ID_OR_OBJECT } },
   Product: { plans: { schema: { type: ["array", "null"] } } },
   Payment: { currency: { schema: CURRENCY_OBJECT }, source: { schema: ID_OR_OBJECT } },
-  Reminder: {
-    recipient: { schema: { type: "array", items: { type: "string" }, description: "the e-mail addresses" } },
-    recipients: { renamed: true, print: (v) => [["recipient", v]] },
-  },
   Usage: { transactionId: { print: (v) => (v === null || v === undefined ? [] : [["transaction_id", v]]) } },
   // the time the change was requested, as GraphQL gives it
   SubscriptionPendingChanges: { requested: { print: (v) => [["requested", v]] } },
-  Swap: {
-    purchases: {
-      schema: { type: "array", items: { type: "string" }, description: "ids of the purchase documents" },
-      print: (v) => {
-        const purchases = v as Node[];
-        const verification = purchases.map((p) => ({
-          purchase: p.id,
-          document_type: p.documentType,
-          folio: p.folio,
-          issuer_tax_id: p.issuerTaxId,
-          signature_valid: p.signatureValid,
-          ted_valid: p.tedValid,
-          reason: p.verificationReason,
-        }));
-        return [
-          ["purchases", purchases.map((p) => p.id)],
-          ["verification", verification],
-        ];
-      },
-    },
-    verification: {
-      schema: {
-        type: "array",
-        items: {
-          type: "object",
-          properties: Object.fromEntries(
-            ["purchase", "document_type", "folio", "issuer_tax_id", "signature_valid", "ted_valid", "reason"].map(
-              (name) => [name, {}],
-            ),
-          ),
-        },
-      },
-    },
-  },
 };
 
 /** Timestamps `yyyy-mm-dd hh:mm:ss` in these types (the spec's invoice, payment and embedded customer). */
@@ -194,17 +163,25 @@ function printValue(type: GraphQLOutputType, value: unknown, where: Where, plain
   return isObjectType(object) ? printObject(object, node, { how: where.how, root: false }) : node;
 }
 
+/** A value under an alias (not a field of the type: a swap's `verification`), its objects' keys in snake_case. */
+function aliased(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(aliased);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [snake(k), aliased(v)]));
+}
+
 function printObject(type: GraphQLObjectType, node: Node, where: Where): Json {
   const fields = type.getFields();
   const exceptions = EXCEPTIONS[type.name] ?? {};
   const plain = plainTimestamps(type.name, where.root);
-  const rule = (key: string) => (fields[key] ? printValue(fields[key].type, node[key], where, plain) : node[key]);
+  const rule = (key: string) =>
+    fields[key] ? printValue(fields[key].type, node[key], where, plain) : aliased(node[key]);
   const printed: Json = {};
   for (const [key, value] of Object.entries(node)) {
     if (key === "__typename") continue;
     const exception = exceptions[key]?.print;
     if (exception) for (const [name, v] of exception(value, node, rule, where)) printed[name] = v;
-    else printed[snake(key)] = rule(key);
+    else printed[restName(type.name, key)] = rule(key);
   }
   return printed;
 }
@@ -218,4 +195,31 @@ export function printNode(
   const type = graphqlSchema.getType(typename);
   if (!isObjectType(type)) throw new Error(`${typename} is not an object type of the schema`);
   return printObject(type, node as Node, { how, root: true });
+}
+
+/** The fragments of an operation, by name. */
+export type Fragments = Map<string, FragmentDefinitionNode>;
+
+/** The fields `selection` selects (through fragment spreads and inline fragments), `__typename` left out. */
+export function selectedFields(selection: SelectionSetNode | undefined, fragments: Fragments) {
+  const fields: { name: string; key: string; selection?: SelectionSetNode }[] = [];
+  for (const s of selection?.selections ?? []) {
+    if (s.kind === Kind.FIELD && s.name.value !== "__typename")
+      fields.push({ name: s.name.value, key: s.alias?.value ?? s.name.value, selection: s.selectionSet });
+    else if (s.kind === Kind.FRAGMENT_SPREAD)
+      fields.push(...selectedFields(fragments.get(s.name.value)?.selectionSet, fragments));
+    else if (s.kind === Kind.INLINE_FRAGMENT) fields.push(...selectedFields(s.selectionSet, fragments));
+  }
+  return fields;
+}
+
+/** An operation's one root field: the operation, the field's node and schema definition, the fragments. */
+export function rootOf(doc: Operation) {
+  const fragments: Fragments = new Map();
+  for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const operation = getOperationAST(doc)!;
+  const node = operation.selectionSet.selections[0] as FieldNode;
+  const root = operation.operation === "mutation" ? graphqlSchema.getMutationType() : graphqlSchema.getQueryType();
+  const field: GraphQLField<unknown, unknown> = root!.getFields()[node.name.value];
+  return { operation, node, field, fragments };
 }

@@ -7,6 +7,7 @@ import { addFieldError, ValidationError, type FieldErrors } from "../domain/erro
 import { boundFieldErrors, boundMessage } from "../domain/input-limits.js";
 import { RETRY_AFTER_SECONDS } from "../infra/database-errors.js";
 import { DEFAULT_PAGE_SIZE, MAX_OFFSET, MAX_PAGE_SIZE } from "../graphql/pagination.js";
+import { commaList } from "./filters.js";
 import { jsonResponse } from "./json.js";
 import type { RestRequest } from "./types.js";
 
@@ -115,11 +116,7 @@ export function arrayPage(r: RestRequest, page: Page, count: number, results: un
  * names are accepted; anything else is a 400 naming the parameter.
  */
 export function expansions(url: URL, allowed: readonly string[]): Set<string> {
-  const wanted = url.searchParams
-    .getAll("expand")
-    .flatMap((v) => v.split(","))
-    .map((v) => v.trim())
-    .filter(Boolean);
+  const wanted = url.searchParams.getAll("expand").flatMap(commaList);
   const unknown = wanted.filter((v) => !allowed.includes(v));
   if (unknown.length)
     throw ValidationError.field("expand", `cannot expand ${unknown.join(", ")}; expandable: ${allowed.join(", ")}`);

@@ -1,106 +1,104 @@
 /**
  * The REST dispatcher (docs/rest.md "How the REST adapter is declared"; docs/rest-api.md
  * "Endpoints"): the routes are read from the declarations in resources.ts; each standard shape
- * (create, retrieve, update, list, delete, pdf, finalize) is run here the same way for every
- * resource, a special route by its handler in special.ts. Every route executes a typed GraphQL
- * document through the same Yoga instance as /graphql, so auth, rules and errors are the GraphQL
- * ones; REST only reshapes.
+ * (create, retrieve, update, list, delete, pdf, finalize) and each special route with an operation
+ * is run here the same way for every resource (`runRoute`), another special route by its handler
+ * in special.ts. Every route executes a typed GraphQL document through the same Yoga instance as
+ * /graphql, so auth, rules and errors are the GraphQL ones; REST only reshapes.
  */
-import { print } from "graphql";
+import { getNamedType, isObjectType, print } from "graphql";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { addFieldError, DomainError, type FieldErrors } from "../domain/errors.js";
 import { checkJsonValue, DEFAULT_TEXT_LIMIT, jsonDepthProblem, textProblem } from "../domain/input-limits.js";
 import { domainErrorOfDatabaseFailure } from "../infra/database-errors.js";
-import { parseBody } from "./bodies.js";
-import { parseFilters } from "./filters.js";
+import { listFilters, parseFilters } from "./filters.js";
+import { bodyVariables } from "./input.js";
 import { jsonResponse } from "./json.js";
 import { openApiDocument } from "./openapi.js";
-import { printNode } from "./printer.js";
-import { RESOURCES, SHAPES } from "./resources.js";
-import { errorResponse, expansions, expectNode, pageArgs, paged, RestError, STATUS_BY_CODE } from "./respond.js";
-import type { Method, PrintContext, ResourceDecl, RestRequest, Shape } from "./types.js";
+import { printNode, REST_PATH_NAMES, rootOf } from "./printer.js";
+import { RESOURCES, routesOf } from "./resources.js";
+import {
+  arrayPage,
+  errorResponse,
+  expansions,
+  expectNode,
+  pageArgs,
+  paged,
+  RestError,
+  STATUS_BY_CODE,
+} from "./respond.js";
+import type { Method, Operation, ResourceDecl, RestRequest, Route } from "./types.js";
 
 export { errorResponse } from "./respond.js";
 
 type Data = Record<string, unknown>;
 type Connection = { totalCount: number; edges: { node: unknown }[] };
 
-/** The one result of an operation: `node` (checked to be the resource) or its single root field. */
-function result(data: Data, decl: ResourceDecl, id: string | undefined): unknown {
-  if ("node" in data) return expectNode(data.node, decl.typename, decl.name, id ?? "");
-  return Object.values(data)[0];
-}
-
-/** Runs a standard shape of `decl` (the variables and answer every resource shares). */
-/** The resource as the spec's JSON: its own printer, else the generic one (printer.ts) of its type. */
-const printed = (decl: ResourceDecl, node: unknown, how: PrintContext) =>
-  decl.print ? decl.print(node as never, how) : printNode(decl.typename, node, how);
-
-async function runShape(decl: ResourceDecl, shape: Shape, r: RestRequest): Promise<Response> {
+/**
+ * Runs `route` of `decl` by rule: the path's parameters, the body (on a POST or PATCH), the page and
+ * filters (a list) and `?expand=` as the operation's variables; its root field's value (a `node`
+ * checked to be the resource; none is a 404) printed as the shape answers it, or a file's bytes.
+ */
+async function runRoute(decl: ResourceDecl, route: Route, r: RestRequest): Promise<Response> {
+  const { shape, operation: doc } = route as Route & { operation: Operation };
   const expand = decl.expand ? expansions(r.url, decl.expand) : new Set<string>();
-  const how: PrintContext = { shape, expand };
-  const variables: Data = decl.expand ? { expandInvoice: expand.has("invoice") } : {};
-  if (r.params.id !== undefined) variables.id = r.params.id;
-  if ((shape === "create" || shape === "update") && decl.body)
-    variables.input = decl.body.input(parseBody(decl.body.schema, r.body) as never);
+  const variables: Data = { ...r.params, ...(decl.expand ? { expandInvoice: expand.has("invoice") } : {}) };
+  if (route.method === "POST" || route.method === "PATCH") Object.assign(variables, bodyVariables(doc, r.body));
   let page: ReturnType<typeof pageArgs> | undefined;
   if (shape === "list") {
     page = pageArgs(r.url);
     const query = decl.query ? decl.query(r.url.searchParams) : r.url.searchParams;
-    const filters = parseFilters(query, decl.filters ?? {});
-    Object.assign(variables, { first: page.first, offset: page.offset });
-    if (decl.filtersAs === "variables") Object.assign(variables, filters);
-    else variables.where = filters;
+    const { spec, where } = listFilters(doc, decl.typename);
+    const filters = parseFilters(query, spec);
+    Object.assign(variables, { first: page.first, offset: page.offset }, where ? { where: filters } : filters);
   }
-  const data = (await r.run(decl.ops[shape]!, variables as never)) as Data;
+  const data = (await r.run(doc, variables as never)) as Data;
   if (shape === "delete") return new Response(null, { status: 204 });
-  const value = result(data, decl, r.params.id);
+  const value = "node" in data ? expectNode(data.node, decl.typename, decl.name, r.params.id) : Object.values(data)[0];
+  const named = Object.keys(r.params).map((name) => ` with this ${name}`);
+  const missing = `No ${decl.name}${named.join("")} (unknown, no longer valid, or of another organization or mode)`;
+  if (value === null) throw new RestError(errorResponse("not_found", missing));
   if (shape === "pdf") return jsonResponse({ file: (value as { pdf: string }).pdf });
-  if (page) {
-    const { totalCount, edges } = value as Connection;
-    return paged(
-      r,
-      page,
-      totalCount,
-      edges.map((e) => printed(decl, e.node, how)),
-    );
+  if (route.answers === "file") {
+    const file = value as { name: string; contentType: string; content: string };
+    return new Response(Buffer.from(file.content, "base64"), {
+      headers: { "content-type": file.contentType, "content-disposition": `inline; filename="${file.name}"` },
+    });
   }
-  return jsonResponse(printed(decl, value, how), shape === "create" ? 201 : 200);
+  const type = getNamedType(rootOf(doc).field.type);
+  const typename = shape || !isObjectType(type) ? decl.typename : type.name;
+  const print = (node: unknown) => printNode(typename, node, { shape: shape ?? "special", expand });
+  if (!page) return jsonResponse(Array.isArray(value) ? value.map(print) : print(value), Number(route.status ?? 200));
+  const { totalCount, edges } = value as Connection;
+  return (route.answers === "array" ? arrayPage : paged)(
+    r,
+    page,
+    totalCount,
+    edges.map((e) => print(e.node)),
+  );
 }
 
-interface CompiledRoute {
-  method: Method;
-  path: string;
-  regex: RegExp;
-  names: string[];
-  handle: (r: RestRequest) => Promise<Response>;
-}
-
-/** Every route of the declarations: the standard shapes, then the special routes. */
-const routes: { method: Method; path: string; handle: (r: RestRequest) => Promise<Response> }[] = RESOURCES.flatMap(
-  (decl) => [
-    ...(Object.keys(decl.ops) as Shape[]).map((shape) => ({
-      method: SHAPES[shape].method,
-      path: decl.path + SHAPES[shape].suffix,
-      handle: (r: RestRequest) => runShape(decl, shape, r),
-    })),
-    ...(decl.special ?? []).map((s) => ({ method: s.method, path: decl.path + s.path, handle: s.handle })),
-  ],
+/**
+ * Every route of the declarations (resources.ts `routesOf`): the standard shapes, then the special
+ * routes, each with its path as a pattern and the names of its parameters.
+ */
+const routes = RESOURCES.flatMap((decl) =>
+  routesOf(decl).map((route) => {
+    const path = decl.path + route.path;
+    return {
+      method: route.method,
+      path,
+      pattern: new RegExp(`^${path.replace(/:[a-z]+/g, "([^/]+)")}/?$`),
+      names: [...path.matchAll(/:([a-z]+)/g)].map((m) => m[1]),
+      handle: route.handle ?? ((r: RestRequest) => runRoute(decl, route, r)),
+    };
+  }),
 );
 
 /** Method and path of every REST route, in declaration order (the fuzz test takes its list from here). */
 export function restRoutes(): { method: Method; path: string }[] {
   return routes.map(({ method, path }) => ({ method, path }));
 }
-
-const compiled: CompiledRoute[] = routes.map((route) => {
-  const names: string[] = [];
-  const pattern = route.path.replace(/:([a-z]+)/g, (_m, name: string) => {
-    names.push(name);
-    return "([^/]+)";
-  });
-  return { ...route, regex: new RegExp(`^${pattern}/?$`), names };
-});
 
 interface YogaLike {
   fetch(request: Request): Promise<Response> | Response;
@@ -111,21 +109,31 @@ type GraphQLResponse = {
   errors?: { message: string; extensions?: { code?: string; fields?: FieldErrors } }[];
 };
 
-/** Maps GraphQL errors to the REST error response: the first error's code decides the status. */
+/** A GraphQL input path (`recipients.1`) as the REST body names it (`recipient.1`: printer.ts `restName`). */
+const restPath = (path: string) =>
+  path.replace(/[^.]+/g, (part) => (Object.hasOwn(REST_PATH_NAMES, part) ? REST_PATH_NAMES[part] : part));
+
+/**
+ * Maps GraphQL errors to the REST error response: the first error's code decides the status; input
+ * paths as REST names them; a variable's coercion errors (graphql/errors.ts) summed up as the body's.
+ */
 function graphQLErrorResponse(errors: NonNullable<GraphQLResponse["errors"]>): Response {
   const code = errors[0].extensions?.code ?? "internal_error";
   if (!Object.hasOwn(STATUS_BY_CODE, code)) return errorResponse("internal_error", "Unexpected error.");
   const fields: FieldErrors = {};
+  const body: string[] = [];
+  const messages: string[] = [];
   for (const e of errors) {
     if ((e.extensions?.code ?? code) !== code) continue;
-    for (const [k, v] of Object.entries(e.extensions?.fields ?? {}))
-      for (const reason of v) addFieldError(fields, k, reason);
+    const coerced = e.message.startsWith('Variable "$');
+    for (const [k, v] of Object.entries(e.extensions?.fields ?? {})) {
+      for (const reason of v) addFieldError(fields, restPath(k), reason);
+      if (coerced) body.push(`${restPath(k)}: ${v.join(", ")}`);
+    }
+    if (!coerced || !e.extensions?.fields) messages.push(e.message);
   }
-  const message = errors
-    .filter((e) => (e.extensions?.code ?? code) === code)
-    .map((e) => e.message)
-    .join("; ");
-  return errorResponse(code, message, fields);
+  if (body.length) messages.unshift(`Invalid request body: ${body.join("; ")}`);
+  return errorResponse(code, messages.join("; "), fields);
 }
 
 let openApiJson: string | undefined;
@@ -145,7 +153,7 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
       return new Response((openApiJson ??= JSON.stringify(openApiDocument())), {
         headers: { "content-type": "application/json; charset=utf-8" },
       });
-    const matches = compiled.filter((route) => route.regex.test(url.pathname));
+    const matches = routes.filter((route) => route.pattern.test(url.pathname));
     if (matches.length === 0) return errorResponse("not_found", `No route for ${url.pathname}`);
     const route = matches.find((m) => m.method === request.method);
     if (!route) {
@@ -154,7 +162,7 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
         `${request.method} is not allowed on ${url.pathname}; use ${matches.map((m) => m.method).join(", ")}`,
       );
     }
-    const values = route.regex.exec(url.pathname)!.slice(1);
+    const values = route.pattern.exec(url.pathname)!.slice(1);
     let params: Record<string, string>;
     try {
       params = Object.fromEntries(route.names.map((name, i) => [name, decodeURIComponent(values[i])]));

@@ -1,25 +1,14 @@
 /**
- * The REST routes outside the seven standard shapes (docs/rest.md "How the REST adapter is
- * declared"), each named by its resource's declaration in resources.ts: pay and authorize, the
- * usage batch, the cancel of a subscription, the session by key, the reminder array, the test
- * clock's advance, the SII set-up's singletons and files, and the receiver answers.
+ * The REST routes outside the seven standard shapes that no operation answers by rule (docs/rest.md
+ * "How the REST adapter is declared"), each named by its resource's declaration in resources.ts:
+ * pay, the usage batch and the cancel of a subscription.
  */
 import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
 import * as ops from "../graphql/generated/operations.js";
-import * as bodies from "./bodies.js";
-import { parseFilters } from "./filters.js";
+import { bodyVariables } from "./input.js";
 import { jsonResponse } from "./json.js";
-import { arrayPage, errorResponse, pageArgs } from "./respond.js";
 import { printNode } from "./printer.js";
-import * as sii from "./sii.js";
 import type { RestRequest } from "./types.js";
-
-/** `POST /v1/payments/{id}/authorize/`: attaches `source` and charges (docs/payments.md). */
-export async function authorizePayment(r: RestRequest): Promise<Response> {
-  const body = bodies.parseBody(bodies.authorizeBody, r.body);
-  const data = await r.run(ops.RestAuthorizePaymentDocument, { id: r.params.id, source: body.source });
-  return jsonResponse(printNode("Payment", data.authorizePayment));
-}
 
 /** `GET /v1/payments/{id}/pay/`: the payment plus `redirect_url` (spec "Payments"). */
 export async function payPayment(r: RestRequest): Promise<Response> {
@@ -33,21 +22,15 @@ export async function payPayment(r: RestRequest): Promise<Response> {
  */
 export async function recordUsage(r: RestRequest): Promise<Response> {
   if (r.body !== null && typeof r.body === "object" && !Array.isArray(r.body) && Object.hasOwn(r.body, "usages")) {
-    const input = bodies.usageBatchInput(bodies.parseBody(bodies.usageBatchBody, r.body));
-    const { usages, duplicates } = (await r.run(ops.RestRecordUsagesDocument, { input })).recordUsages;
+    const variables = bodyVariables(ops.RestRecordUsagesDocument, r.body) as ops.RestRecordUsagesMutationVariables;
+    const { usages, duplicates } = (await r.run(ops.RestRecordUsagesDocument, variables)).recordUsages;
     return jsonResponse(
       { usages: usages.map((u) => printNode("Usage", u)), duplicates },
       duplicates.length === usages.length ? 200 : 201,
     );
   }
-  const input = bodies.usageInput(bodies.parseBody(bodies.usageBody, r.body));
-  return jsonResponse(printNode("Usage", (await r.run(ops.RestCreateUsageDocument, { input })).createUsage), 201);
-}
-
-/** `GET /v1/subscriptions/{id}/upcoming_invoice/` (ours; docs/subscriptions.md). */
-export async function upcomingInvoice(r: RestRequest): Promise<Response> {
-  const data = await r.run(ops.RestUpcomingInvoiceDocument, { subscription: r.params.id });
-  return jsonResponse(printNode("UpcomingInvoice", data.upcomingInvoice));
+  const variables = bodyVariables(ops.RestCreateUsageDocument, r.body) as ops.RestCreateUsageMutationVariables;
+  return jsonResponse(printNode("Usage", (await r.run(ops.RestCreateUsageDocument, variables)).createUsage), 201);
 }
 
 /**
@@ -70,74 +53,4 @@ export async function cancelSubscription(r: RestRequest): Promise<Response> {
     atPeriodEnd: raw === "true",
   });
   return jsonResponse(printNode("Subscription", data.cancelSubscription));
-}
-
-/** `GET /v1/customer_base/sessions/{key}/`: an unknown, expired or other tenant's key is a 404. */
-export async function customerSession(r: RestRequest): Promise<Response> {
-  const data = await r.run(ops.RestCustomerSessionDocument, { key: r.params.key });
-  if (!data.customerSession)
-    return errorResponse(
-      "not_found",
-      "No customer session with this key (unknown, expired, or of another organization or mode)",
-    );
-  return jsonResponse(printNode("CustomerSession", data.customerSession));
-}
-
-/** `GET /v1/reminders/messages/`: a bare array (spec), its total and neighbours in headers. */
-export async function reminders(r: RestRequest): Promise<Response> {
-  const page = pageArgs(r.url);
-  const where = parseFilters(r.url.searchParams, {
-    invoice: { key: "invoice", kind: "string" },
-    credit_note: { key: "creditNote", kind: "string" },
-    payment: { key: "payment", kind: "string" },
-    order: { key: "order", kind: "string" },
-    created: { key: "created", kind: "datetime" },
-  });
-  const data = await r.run(ops.RestRemindersDocument, { first: page.first, offset: page.offset, where });
-  return arrayPage(
-    r,
-    page,
-    data.reminders.totalCount,
-    data.reminders.edges.map((e) => printNode("Reminder", e.node)),
-  );
-}
-
-/** `POST /v1/test_clocks/{id}/advance/`: moves the clock forward and bills what came due (docs/test-clocks.md). */
-export async function advanceTestClock(r: RestRequest): Promise<Response> {
-  const input = bodies.testClockInput(bodies.parseBody(bodies.testClockBody, r.body));
-  const data = await r.run(ops.RestAdvanceTestClockDocument, { id: r.params.id, input });
-  return jsonResponse(printNode("TestClock", data.advanceTestClock));
-}
-
-/** `GET /v1/billers/built_in/tax_profile/` (docs/sii-setup.md). */
-export async function taxProfile(r: RestRequest): Promise<Response> {
-  return jsonResponse(sii.taxProfile((await r.run(ops.RestTaxProfileDocument, {})).taxProfile));
-}
-
-/** `PATCH /v1/billers/built_in/tax_profile/` (docs/sii-setup.md). */
-export async function updateTaxProfile(r: RestRequest): Promise<Response> {
-  const input = sii.taxProfileInput(bodies.parseBody(sii.taxProfileBody, r.body));
-  return jsonResponse(sii.taxProfile((await r.run(ops.RestUpdateTaxProfileDocument, { input })).updateTaxProfile));
-}
-
-/** `GET /v1/billers/built_in/certificates/`: every certificate, a bare array. */
-export async function certificates(r: RestRequest): Promise<Response> {
-  return jsonResponse((await r.run(ops.RestCertificatesDocument, {})).certificates.map(sii.certificate));
-}
-
-/** `GET /v1/files/{name}/`: a stored file's bytes (a document's `local_file`), only to its organization and mode. */
-export async function storedFile(r: RestRequest): Promise<Response> {
-  const file = (await r.run(ops.RestStoredFileDocument, { name: r.params.name })).storedFile;
-  if (!file) return errorResponse("not_found", `No file named ${r.params.name}`);
-  return new Response(Buffer.from(file.content, "base64"), {
-    status: 200,
-    headers: { "content-type": file.contentType, "content-disposition": `inline; filename="${file.name}"` },
-  });
-}
-
-/** `POST /v1/billers/built_in/receiver_answers/`: a receiver's answer to our DTEs (docs/sii-exchange.md "Inbound"). */
-export async function receiverAnswer(r: RestRequest): Promise<Response> {
-  const body = bodies.parseBody(bodies.receiverAnswerBody, r.body);
-  const data = await r.run(ops.RestRecordReceiverAnswerDocument, { input: { xml: body.xml, file: body.file } });
-  return jsonResponse(printNode("ReceiverAnswer", data.recordReceiverAnswer), 201);
 }

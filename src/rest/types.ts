@@ -4,8 +4,6 @@
  * (router.ts) and the OpenAPI writer (openapi.ts) share them without importing one another.
  */
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
-import type { ZodType } from "zod";
-import type { FilterSpec } from "./filters.js";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE";
 
@@ -40,18 +38,29 @@ export interface PrintContext {
   expand: Set<string>;
 }
 
-/** A route outside the seven shapes, answered by a handler of special.ts. */
-export interface SpecialRoute {
+/**
+ * One route of a resource: a standard shape (resources.ts `routesOf`) or a special route. A route
+ * runs its `operation` by rule (router.ts `runRoute`: the path's parameters, on a POST or PATCH the
+ * body (input.ts), on a list the page and filters as variables; the root field's value printed by
+ * printer.ts) or is answered by its `handle` (special.ts).
+ */
+export interface Route {
   method: Method;
   /** the suffix after the resource's path, e.g. `/:id/pay` (empty for the resource's own path) */
   path: string;
   /** one line for the reference (OpenAPI `summary`) */
   summary: string;
-  handle: (r: RestRequest) => Promise<Response>;
-  /** the JSON body the route takes (OpenAPI request body), if any */
-  body?: ZodType;
-  /** the success status and what it answers: the resource, a bare array of it, or a named schema */
-  answers?: { status: number; schema: "resource" | "array" | "none" | "pdf" | Record<string, unknown> };
+  /** the standard shape it is, if it is one */
+  shape?: Shape;
+  operation?: Operation;
+  handle?: (r: RestRequest) => Promise<Response>;
+  /** the success status (default 200; a handler's for the reference only, both when it answers two) */
+  status?: number | number[];
+  /**
+   * what a handler answers, for the reference: the resource (default), a bare array of it, a file's
+   * bytes, or the resource with these properties (a route with an operation: read from it)
+   */
+  answers?: "resource" | "array" | "file" | Record<string, unknown>;
   /** query parameters beyond filters and paging, for the reference: name -> description */
   query?: Record<string, string>;
 }
@@ -60,31 +69,29 @@ export interface SpecialRoute {
 export interface ResourceDecl {
   /** the resource's name in messages and the reference (`credit note`) */
   name: string;
-  /** the reference's group (OpenAPI tag) */
+  /** the reference's group (OpenAPI tag); by default the name in the plural (`Credit notes`) */
   tag: string;
   /** the collection path, e.g. `/v1/invoices` */
   path: string;
-  /** the GraphQL type a retrieve's `node(id)` must be; another type reads as 404 */
-  typename: string;
-  /** the standard routes, each with its operation */
-  ops: Partial<Record<Shape, Operation>>;
-  /** the body (spec snake_case, checked) and its mapping to the GraphQL input */
-  body?: { schema: ZodType; input: (body: never) => unknown };
   /**
-   * the GraphQL node (the operation's fragment) as the spec's JSON; by default printer.ts's `printNode` of
-   * `typename`
+   * the GraphQL type of the resource: what a retrieve's `node(id)` must be (another type reads as
+   * 404) and how it prints; by default the name in PascalCase (`CreditNote`)
    */
-  print?: (node: never, how: PrintContext) => unknown;
-  /** the list's filters (REST parameter -> GraphQL filter) */
-  filters?: FilterSpec;
-  /** the list's filters go in `where` (default) or as separate variables (reference lists) */
-  filtersAs?: "where" | "variables";
+  typename: string;
+  /**
+   * the standard routes it has, each running the operation named by the convention of
+   * src/rest/operations (resources.ts `shapeOperation`: `RestCreateCreditNote`, `RestCreditNotes`, ...);
+   * the body, the filters and the answer's schema are read from those operations
+   */
+  shapes: Shape[];
+  /** the list answers a bare array, its total and neighbours in headers (the spec's reminders) */
+  bareList?: true;
   /** `?expand=` names the routes take (credit notes: `invoice`, as the `expandInvoice` variable) */
   expand?: readonly string[];
   /** query parameters rewritten before the filters read them (swap statuses in any case) */
   query?: (query: URLSearchParams) => URLSearchParams;
   /** routes outside the standard shapes */
-  special?: SpecialRoute[];
+  special?: Route[];
   /** one paragraph for the reference */
   description: string;
 }
