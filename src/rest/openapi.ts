@@ -157,7 +157,7 @@ function inputValueSchema(type: GraphQLNullableType & GraphQLInputType, field: B
 
 const ERROR_SCHEMA: Json = {
   type: "object",
-  description: 'Every error (DESIGN.md\'s error shape; docs/rest.md "Responses")',
+  description: 'Every error: `{"error": {"code", "message", "fields"}}` (docs/rest.md "Responses")',
   required: ["error"],
   properties: {
     error: {

@@ -11,7 +11,7 @@ import { commaList } from "./filters.js";
 import { jsonResponse } from "./json.js";
 import type { RestRequest } from "./types.js";
 
-/** HTTP status of each error code (DESIGN.md's error shape); anything else is a 500 `internal_error`. */
+/** HTTP status of each error code (docs/rest.md "Responses"); anything else is a 500 `internal_error`. */
 export const STATUS_BY_CODE: Record<string, number> = {
   validation_error: 400,
   authentication_required: 401,
