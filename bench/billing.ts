@@ -17,6 +17,7 @@
  * under `node --cpu-prof` (summarise with bench/profile-summary.ts).
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { Command } from "commander";
 import pg from "pg";
@@ -73,10 +74,55 @@ function child(args: string[], nodeFlags: string[] = []) {
   return { proc, next, exited };
 }
 
+/**
+ * CPU time (user + system, ms) of PostgreSQL's backends serving database `name`, sampled every 50 ms
+ * from /proc while `stop` is not called (the server is on this machine): each backend's last sample
+ * counts, so up to 50 ms of a backend that ends between samples is missed. Null when /proc cannot
+ * be read (a server elsewhere). The sampling connection is to the server's default database, so its
+ * own backend is not counted.
+ */
+function sampleBackendCpu(name: string) {
+  const ticks = new Map<number, number>();
+  let readable = true;
+  const client = new pg.Client({ connectionString: server });
+  const connected = client.connect();
+  const sample = async () => {
+    const { rows } = await client.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1`, [name]);
+    for (const { pid } of rows) {
+      try {
+        // fields after the command's closing parenthesis: utime and stime are the 12th and 13th
+        const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+        ticks.set(pid, Number(fields[11]) + Number(fields[12]));
+      } catch {
+        readable = readable && rows.length === 0;
+      }
+    }
+  };
+  let running = true;
+  const loop = (async () => {
+    await connected;
+    while (running) {
+      await sample();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  return {
+    async stop(): Promise<number | null> {
+      running = false;
+      await loop;
+      await client.end();
+      // clock ticks of 10 ms (getconf CLK_TCK: 100)
+      return readable ? [...ticks.values()].reduce((a, b) => a + b, 0) * 10 : null;
+    },
+  };
+}
+
 interface RunResult {
   summary: { billed: number; invoices: number; cycles: number; failed: number; skipped: number; errors: string[] };
   start: number;
   end: number;
+  /** CLOCK_MONOTONIC µs at the start (profile-summary.ts --since-us) */
+  startUs: number;
   cpuMs: number;
   maxRssMb: number;
   heapLimitMb: number;
@@ -157,9 +203,11 @@ async function measure(processes: number) {
     const procs = Array.from({ length: processes }, () => child(args, flags));
     for (const p of procs) if ((await p.next()) !== "ready") throw new Error("runner not ready");
     const results = procs.map((p) => p.next());
+    const backends = sampleBackendCpu(name);
     for (const p of procs) p.proc.stdin.end("go\n");
     const runs = (await Promise.all(results)).map((line) => JSON.parse(line) as RunResult);
     await Promise.all(procs.map((p) => p.exited));
+    const postgresCpuMs = await backends.stop();
 
     const seconds = (Math.max(...runs.map((r) => r.end)) - Math.min(...runs.map((r) => r.start))) / 1000;
     const billed = runs.reduce((n, r) => n + r.summary.billed, 0);
@@ -173,7 +221,7 @@ async function measure(processes: number) {
       );
     if (billed !== count) throw new Error(`billed ${billed} subscriptions, seeded ${count}`);
     const { invoices } = await withClient(url.toString(), check);
-    return { processes, seed, seconds, billed, invoices, rate: billed / seconds, runs };
+    return { processes, seed, seconds, billed, invoices, rate: billed / seconds, runs, postgresCpuMs };
   } finally {
     await withClient(server, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
   }
@@ -205,8 +253,10 @@ for (const processes of settings) {
             `MB, limit ${x.heapLimitMb} MB, external ${x.externalMb} MB; ${x.summary.billed} billed)`,
         )
         .join(", ")}; ` +
-      `runner CPU ${(r.runs.reduce((t, x) => t + x.cpuMs, 0) / r.billed).toFixed(2)} ms per subscription; checks ` +
-      `passed; load average ${await load()}`,
+      `runner CPU ${(r.runs.reduce((t, x) => t + x.cpuMs, 0) / r.billed).toFixed(2)} ms per subscription` +
+      (r.postgresCpuMs === null ? "" : `, PostgreSQL backends ${(r.postgresCpuMs / r.billed).toFixed(2)} ms`) +
+      `; checks passed; load average ${await load()}` +
+      (options.profile ? `; profiles from --since-us ${r.runs.map((x) => x.startUs).join(", ")}` : ""),
   );
 }
 if (results.length > 1)
