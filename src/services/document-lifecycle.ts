@@ -232,7 +232,24 @@ export async function finalizeNewInvoiceDrafts(
   if (ids.length === 0) return 0;
   transition(RESOURCE.invoice, "draft", "finalize");
   // the snapshot of each invoice's customer and of the issuer, as finalizeLockedDocument stores it
-  const drafts = await tx.invoice.findMany({ where: { id: { in: [...ids] } }, select: { id: true, customerId: true } });
+  const drafts = await tx.invoice.findMany({
+    where: { id: { in: [...ids] } },
+    select: { id: true, customerId: true, organizationId: true, testMode: true, documentTypeId: true, status: true },
+  });
+  // checked here, not in the UPDATE below: there the planner could take these columns' index and
+  // read every invoice of the type in the organization (stale statistics of a growing table)
+  const strangers = drafts.filter(
+    (d) =>
+      d.status !== "draft" ||
+      d.organizationId !== ctx.auth.organizationId ||
+      d.testMode !== ctx.auth.testMode ||
+      d.documentTypeId !== documentTypeId,
+  );
+  if (drafts.length !== ids.length || strangers.length)
+    throw new Error(
+      `finalizing ${ids.length} new invoice drafts: ${ids.length - drafts.length + strangers.length} are not ` +
+        `drafts of this type in this organization and mode`,
+    );
   const customerOf = new Map(drafts.map((d) => [d.id, d.customerId]));
   const { issuer, customers } = await snapshotPartiesOfCustomers(
     withinTransaction(ctx, tx),
@@ -265,9 +282,7 @@ export async function finalizeNewInvoiceDrafts(
       "localFile" = COALESCE(v."localFile", i."localFile"), "taxAgency" = COALESCE(v."taxAgency", i."taxAgency")
     FROM json_to_recordset(${rows}::json) AS v("id" text, "number" int, "customerSnapshot" jsonb, "localFile" text,
     "taxAgency" jsonb)
-    WHERE i."id" = v."id" AND i."status" = 'draft' AND i."organizationId" = ${ctx.auth.organizationId}
-    AND i."testMode" = ${ctx.auth.testMode}
-      AND i."documentTypeId" = ${documentTypeId} AND EXISTS (SELECT 1 FROM "InvoiceLine" l
+    WHERE i."id" = v."id" AND i."status" = 'draft' AND EXISTS (SELECT 1 FROM "InvoiceLine" l
       WHERE l."invoiceId" = i."id")`);
   if (updated !== ids.length) throw new Error(`finalizing ${ids.length} new invoice drafts updated ${updated}`);
   // each SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
