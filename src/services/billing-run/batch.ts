@@ -22,8 +22,10 @@ export interface BatchTerms {
 
 /**
  * The stored invoices the no-card rule reads (cycle n-1 on) of the batch's subscriptions: one raw
- * statement whatever the batch (the unique index on (subscriptionId, billingCycle) serves it); a
- * findMany with one OR branch per subscription cost a query compilation per batch.
+ * statement whatever the batch, one probe of the unique index on (subscriptionId, billingCycle) per
+ * subscription (the LATERAL subquery with OFFSET 0 is not pulled up into a join, which the planner
+ * served with a read of the whole table when its statistics were older than the rows); a findMany
+ * with one OR branch per subscription cost a query compilation per batch.
  */
 async function loadPreviousInvoices(tx: Tx, data: Map<string, CycleData>): Promise<PreviousInvoices> {
   const previous = new PreviousInvoices();
@@ -32,10 +34,12 @@ async function loadPreviousInvoices(tx: Tx, data: Map<string, CycleData>): Promi
   const stored = await tx.$queryRaw<
     { id: string; subscriptionId: string; billingCycle: number; dueDate: string | null; status: string }[]
   >(Prisma.sql`
-    SELECT i."id", i."subscriptionId", i."billingCycle", to_char(i."dueDate", 'YYYY-MM-DD') AS "dueDate", i."status"
-    FROM unnest(ARRAY[${Prisma.join(subs.map((s) => s.id))}]::text[],
+    SELECT i.* FROM unnest(ARRAY[${Prisma.join(subs.map((s) => s.id))}]::text[],
     ARRAY[${Prisma.join(subs.map((s) => s.nextBillingCycle - 1))}]::int[]) AS w("id", "from")
-    JOIN "Invoice" i ON i."subscriptionId" = w."id" AND i."billingCycle" >= w."from"`);
+    CROSS JOIN LATERAL (
+      SELECT "id", "subscriptionId", "billingCycle", to_char("dueDate", 'YYYY-MM-DD') AS "dueDate", "status"
+      FROM "Invoice" WHERE "subscriptionId" = w."id" AND "billingCycle" >= w."from" OFFSET 0
+    ) i`);
   for (const i of stored)
     previous.set(i.subscriptionId, i.billingCycle, {
       id: i.id,
