@@ -18,9 +18,10 @@ async function inChunks<T>(rows: readonly T[], write: (chunk: T[]) => Promise<un
 }
 
 /**
- * Columns of an Invoice or InvoiceLine row the run inserts (`@db.Date` columns as `yyyy-mm-dd`, decimals as strings).
+ * Columns of an Invoice or InvoiceLine row the run inserts (`@db.Date` columns as `yyyy-mm-dd`,
+ * decimals as strings, JSON columns as objects).
  */
-export type InsertRow = Record<string, string | number | boolean | null>;
+export type InsertRow = { id: string } & Record<string, unknown>;
 
 /**
  * Inserts `rows` (all with the same keys: column names; the other columns take their defaults)
@@ -78,6 +79,24 @@ export class BatchWrites {
   addonRedemptions = new Map<string, number>();
 
   constructor(private readonly tx: Tx) {}
+
+  /** The ids of the invoices buffered, not inserted yet. */
+  bufferedInvoiceIds(): Set<string> {
+    return new Set(this.invoices.map((r) => r.id));
+  }
+
+  /**
+   * Gives each buffered invoice its finalized columns (`columns` by id: number, series, snapshots),
+   * so that it is inserted finalized; every buffered invoice must have them (the rows of one insert
+   * have the same columns).
+   */
+  finalize(columns: ReadonlyMap<string, object>): void {
+    this.invoices = this.invoices.map((row) => {
+      const finalized = columns.get(row.id);
+      if (!finalized) throw new Error(`invoice ${row.id} is buffered without its finalized columns`);
+      return { ...row, ...finalized };
+    });
+  }
 
   /** Counts one more redemption of `id` in `counter`. */
   static redeem(counter: Map<string, number>, id: string): void {
