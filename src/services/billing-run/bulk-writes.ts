@@ -8,6 +8,7 @@ import type { Subscription } from "../../infra/prisma/generated/client.js";
 import { Prisma } from "../../infra/prisma/generated/client.js";
 import { isoDate } from "../../domain/formats.js";
 import type { Tx } from "../context.js";
+import type { FinalizedColumns } from "../document-lifecycle.js";
 
 /** Rows per bulk statement. */
 const ROWS_PER_STATEMENT = 1000;
@@ -26,24 +27,25 @@ export type InsertRow = { id: string } & Record<string, unknown>;
 /**
  * Inserts `rows` (all with the same keys: column names; the other columns take their defaults)
  * into `table` with one statement and one parameter: the rows as JSON, typed by the table's row
- * type (json_populate_recordset). Much cheaper than createMany for wide rows.
+ * type (json_populate_recordset). Much cheaper than createMany for wide rows. `computed`: columns
+ * whose value SQL gives from the row (`r`), the same for every row or looked up, sent once rather
+ * than in each row (the Prisma client serializes and parses each parameter again).
  */
 async function insertRows(
   tx: Tx,
   table: "Invoice" | "InvoiceLine",
   rows: readonly Record<string, unknown>[],
+  computed: Record<string, Prisma.Sql> = {},
 ): Promise<void> {
   if (rows.length === 0) return;
-  const columns = Prisma.raw(
-    Object.keys(rows[0])
-      .map((c) => `"${c}"`)
-      .join(", "),
-  );
+  const names = Object.keys(rows[0]).map((c) => `"${c}"`);
+  const extra = Object.keys(computed).map((c) => `"${c}"`);
   // Dates serialize as ISO instants (Date.prototype.toJSON)
   const json = JSON.stringify(rows);
   await tx.$executeRaw(
-    Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${columns}) SELECT ${columns}
-      FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json)`,
+    Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${Prisma.raw([...names, ...extra].join(", "))})
+      SELECT ${Prisma.join([...names.map((n) => Prisma.raw(`r.${n}`)), ...Object.values(computed)])}
+      FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json) r`,
   );
 }
 
@@ -77,6 +79,8 @@ export class BatchWrites {
   usageMarks: { id: string; invoiceId: string }[] = [];
   lineRedemptions = new Map<string, number>();
   addonRedemptions = new Map<string, number>();
+  /** the issuer snapshot of the finalized invoices buffered, by `organizationId testMode` */
+  private issuers = new Map<string, unknown>();
 
   constructor(private readonly tx: Tx) {}
 
@@ -90,11 +94,14 @@ export class BatchWrites {
    * so that it is inserted finalized; every buffered invoice must have them (the rows of one insert
    * have the same columns).
    */
-  finalize(columns: ReadonlyMap<string, object>): void {
+  finalize(columns: ReadonlyMap<string, FinalizedColumns>): void {
     this.invoices = this.invoices.map((row) => {
       const finalized = columns.get(row.id);
       if (!finalized) throw new Error(`invoice ${row.id} is buffered without its finalized columns`);
-      return { ...row, ...finalized };
+      const { issuerSnapshot, ...own } = finalized;
+      // one issuer snapshot per organization and mode: sent once, not in each row (flush)
+      this.issuers.set(`${row.organizationId} ${row.testMode}`, issuerSnapshot);
+      return { ...row, ...own };
     });
   }
 
@@ -105,6 +112,8 @@ export class BatchWrites {
 
   async flush(): Promise<void> {
     const { tx } = this;
+    const issuers = this.issuers;
+    this.issuers = new Map();
     const [invoices, lines, marks, lineRedemptions, addonRedemptions] = [
       this.invoices,
       this.lines,
@@ -118,19 +127,18 @@ export class BatchWrites {
     this.lineRedemptions = new Map();
     this.addonRedemptions = new Map();
     const now = new Date();
+    // the issuer as issued, one per organization and mode, sent once (finalize)
+    const issuer: Record<string, Prisma.Sql> = issuers.size
+      ? {
+          issuerSnapshot: Prisma.sql`${JSON.stringify(Object.fromEntries(issuers))}::jsonb
+            -> (r."organizationId" || ' ' || r."testMode"::text)`,
+        }
+      : {};
     await inChunks(invoices, (rows) =>
-      insertRows(
-        tx,
-        "Invoice",
-        rows.map((r) => ({ ...r, updatedAt: now })),
-      ),
+      insertRows(tx, "Invoice", rows, { updatedAt: Prisma.sql`${now}::timestamptz`, ...issuer }),
     );
     await inChunks(lines, (rows) =>
-      insertRows(
-        tx,
-        "InvoiceLine",
-        rows.map((r) => ({ ...r, updatedAt: now })),
-      ),
+      insertRows(tx, "InvoiceLine", rows, { updatedAt: Prisma.sql`${now}::timestamptz` }),
     );
     // one JSON parameter for the whole chunk (a VALUES list took two bound parameters per mark)
     await inChunks(marks, (chunk) =>
