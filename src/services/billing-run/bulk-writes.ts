@@ -95,14 +95,14 @@ export class BatchWrites {
    * have the same columns).
    */
   finalize(columns: ReadonlyMap<string, FinalizedColumns>): void {
-    this.invoices = this.invoices.map((row) => {
+    for (const row of this.invoices) {
       const finalized = columns.get(row.id);
       if (!finalized) throw new Error(`invoice ${row.id} is buffered without its finalized columns`);
       const { issuerSnapshot, ...own } = finalized;
       // one issuer snapshot per organization and mode: sent once, not in each row (flush)
       this.issuers.set(`${row.organizationId} ${row.testMode}`, issuerSnapshot);
-      return { ...row, ...own };
-    });
+      Object.assign(row, own);
+    }
   }
 
   /** Counts one more redemption of `id` in `counter`. */
