@@ -140,12 +140,14 @@ export class BatchWrites {
     await inChunks(lines, (rows) =>
       insertRows(tx, "InvoiceLine", rows, { updatedAt: Prisma.sql`${now}::timestamptz` }),
     );
-    // one JSON parameter for the whole chunk (a VALUES list took two bound parameters per mark)
+    // one JSON parameter for the whole chunk (a VALUES list took two bound parameters per mark); the
+    // ids again as an array, whose length the planner knows, so it probes the primary key rather
+    // than reading the table into a hash join (it cannot count a JSON document's rows)
     await inChunks(marks, (chunk) =>
       tx.$executeRaw(Prisma.sql`
         UPDATE "Usage" u SET "invoiceId" = v."invoiceId"
         FROM json_to_recordset(${JSON.stringify(chunk)}::json) AS v("id" text, "invoiceId" text)
-        WHERE u."id" = v."id" AND u."invoiceId" IS NULL`),
+        WHERE u."id" = ANY(${chunk.map((m) => m.id)}::text[]) AND u."id" = v."id" AND u."invoiceId" IS NULL`),
     );
     await incrementCounters(tx, { table: "SubscriptionLine", column: "couponRedemptions" }, lineRedemptions, now);
     await incrementCounters(tx, { table: "SubscriptionAddon", column: "addonRedemptions" }, addonRedemptions, now);
@@ -155,7 +157,8 @@ export class BatchWrites {
 /**
  * Writes the billing state of `subscriptions` as the run left it in memory (next and previous
  * billing, cycle, coupon redemptions, status, cancellation): one JSON parameter per chunk (a
- * VALUES list took eight bound parameters per subscription).
+ * VALUES list took eight bound parameters per subscription), and the ids as an array so that the
+ * planner probes the primary key (as the usage marks in BatchWrites.flush).
  */
 export async function writeSubscriptions(tx: Tx, subscriptions: readonly Subscription[]): Promise<void> {
   const now = new Date();
@@ -178,6 +181,6 @@ export async function writeSubscriptions(tx: Tx, subscriptions: readonly Subscri
         })),
       )}::json) AS v("id" text, "nextBilling" date, "nextBillingCycle" int, "previousBilling" date,
       "couponRedemptions" int, "status" text, "cancelled" timestamptz, "cancelReason" text)
-      WHERE s."id" = v."id"`),
+      WHERE s."id" = ANY(${chunk.map((sub) => sub.id)}::text[]) AND s."id" = v."id"`),
   );
 }
