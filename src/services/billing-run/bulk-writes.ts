@@ -81,6 +81,8 @@ export class BatchWrites {
   addonRedemptions = new Map<string, number>();
   /** the issuer snapshot of the finalized invoices buffered, by `organizationId testMode` */
   private issuers = new Map<string, unknown>();
+  /** the customer snapshot of the finalized invoices buffered, by customer id */
+  private customers = new Map<string, unknown>();
 
   constructor(private readonly tx: Tx) {}
 
@@ -98,9 +100,11 @@ export class BatchWrites {
     for (const row of this.invoices) {
       const finalized = columns.get(row.id);
       if (!finalized) throw new Error(`invoice ${row.id} is buffered without its finalized columns`);
-      const { issuerSnapshot, ...own } = finalized;
-      // one issuer snapshot per organization and mode: sent once, not in each row (flush)
+      const { issuerSnapshot, customerSnapshot, ...own } = finalized;
+      // the snapshots are sent once each, not in each row (flush): the issuer's per organization
+      // and mode, the customer's per customer
       this.issuers.set(`${row.organizationId} ${row.testMode}`, issuerSnapshot);
+      this.customers.set(row.customerId as string, customerSnapshot);
       Object.assign(row, own);
     }
   }
@@ -112,8 +116,9 @@ export class BatchWrites {
 
   async flush(): Promise<void> {
     const { tx } = this;
-    const issuers = this.issuers;
+    const { issuers, customers } = this;
     this.issuers = new Map();
+    this.customers = new Map();
     const [invoices, lines, marks, lineRedemptions, addonRedemptions] = [
       this.invoices,
       this.lines,
@@ -127,15 +132,16 @@ export class BatchWrites {
     this.lineRedemptions = new Map();
     this.addonRedemptions = new Map();
     const now = new Date();
-    // the issuer as issued, one per organization and mode, sent once (finalize)
-    const issuer: Record<string, Prisma.Sql> = issuers.size
+    // the parties as issued (finalize), each sent once: the issuer by organization and mode, the customer by id
+    const snapshots: Record<string, Prisma.Sql> = issuers.size
       ? {
           issuerSnapshot: Prisma.sql`${JSON.stringify(Object.fromEntries(issuers))}::jsonb
             -> (r."organizationId" || ' ' || r."testMode"::text)`,
+          customerSnapshot: Prisma.sql`${JSON.stringify(Object.fromEntries(customers))}::jsonb -> r."customerId"`,
         }
       : {};
     await inChunks(invoices, (rows) =>
-      insertRows(tx, "Invoice", rows, { updatedAt: Prisma.sql`${now}::timestamptz`, ...issuer }),
+      insertRows(tx, "Invoice", rows, { updatedAt: Prisma.sql`${now}::timestamptz`, ...snapshots }),
     );
     await inChunks(lines, (rows) =>
       insertRows(tx, "InvoiceLine", rows, { updatedAt: Prisma.sql`${now}::timestamptz` }),
