@@ -91,16 +91,29 @@ function child(args: string[], nodeFlags: string[] = []) {
  * from /proc while `stop` is not called (the server is on this machine): each backend's last sample
  * counts, so up to 50 ms of a backend that ends between samples is missed. Null when /proc cannot
  * be read (a server elsewhere). The sampling connection is to the server's default database, so its
- * own backend is not counted.
+ * own backend is not counted. Also what the runners' backends were doing while in a transaction, as
+ * shares of the samples (pg_stat_activity's wait event: none is running, Client:ClientRead is
+ * waiting for the runner's next statement, Lock:... for a row another transaction holds).
  */
-function sampleBackendCpu(name: string) {
+function sampleBackends(name: string) {
   const ticks = new Map<number, number>();
+  const waits = new Map<string, number>();
   let readable = true;
   const client = new pg.Client({ connectionString: server });
   const connected = client.connect();
   const sample = async () => {
-    const { rows } = await client.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1`, [name]);
-    for (const { pid } of rows) {
+    const { rows } = await client.query<{ pid: number; client: boolean; state: string | null; wait: string | null }>(
+      `SELECT pid, backend_type = 'client backend' AS client, state, wait_event_type || ':' || wait_event AS wait
+      FROM pg_stat_activity WHERE datname = $1`,
+      [name],
+    );
+    for (const { pid, client: ours, state, wait } of rows) {
+      // what each runner's backend in a transaction was doing: running, waiting for a lock
+      // (Lock:...), for the runner's next statement (Client:ClientRead), for I/O or the WAL
+      if (ours && (state === "active" || state?.startsWith("idle in transaction"))) {
+        const key = wait ?? "running";
+        waits.set(key, (waits.get(key) ?? 0) + 1);
+      }
       try {
         // fields after the command's closing parenthesis: utime and stime are the 12th and 13th
         const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
@@ -119,12 +132,20 @@ function sampleBackendCpu(name: string) {
     }
   })();
   return {
-    async stop(): Promise<number | null> {
+    async stop(): Promise<{ cpuMs: number | null; waits: string }> {
       running = false;
       await loop;
       await client.end();
-      // clock ticks of 10 ms (getconf CLK_TCK: 100)
-      return readable ? [...ticks.values()].reduce((a, b) => a + b, 0) * 10 : null;
+      const samples = [...waits.values()].reduce((a, b) => a + b, 0);
+      return {
+        // clock ticks of 10 ms (getconf CLK_TCK: 100)
+        cpuMs: readable ? [...ticks.values()].reduce((a, b) => a + b, 0) * 10 : null,
+        waits: [...waits]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 4)
+          .map(([k, n]) => `${k} ${Math.round((100 * n) / samples)} %`)
+          .join(", "),
+      };
     },
   };
 }
@@ -220,11 +241,11 @@ async function measure(processes: number) {
     const procs = Array.from({ length: processes }, () => child(args, flags));
     for (const p of procs) if ((await p.next()) !== "ready") throw new Error("runner not ready");
     const results = procs.map((p) => p.next());
-    const backends = sampleBackendCpu(name);
+    const backends = sampleBackends(name);
     for (const p of procs) p.proc.stdin.end("go\n");
     const runs = (await Promise.all(results)).map((line) => JSON.parse(line) as RunResult);
     await Promise.all(procs.map((p) => p.exited));
-    const postgresCpuMs = await backends.stop();
+    const { cpuMs: postgresCpuMs, waits } = await backends.stop();
 
     const seconds = (Math.max(...runs.map((r) => r.end)) - Math.min(...runs.map((r) => r.start))) / 1000;
     const billed = runs.reduce((n, r) => n + r.summary.billed, 0);
@@ -238,7 +259,7 @@ async function measure(processes: number) {
       );
     if (billed !== count) throw new Error(`billed ${billed} subscriptions, seeded ${count}`);
     const { invoices } = await withClient(url.toString(), check);
-    return { processes, seed, seconds, billed, invoices, rate: billed / seconds, runs, postgresCpuMs };
+    return { processes, seed, seconds, billed, invoices, rate: billed / seconds, runs, postgresCpuMs, waits };
   } finally {
     await withClient(server, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
   }
@@ -272,6 +293,7 @@ for (const processes of settings) {
         .join(", ")}; ` +
       `runner CPU ${(r.runs.reduce((t, x) => t + x.cpuMs, 0) / r.billed).toFixed(2)} ms per subscription` +
       (r.postgresCpuMs === null ? "" : `, PostgreSQL backends ${(r.postgresCpuMs / r.billed).toFixed(2)} ms`) +
+      `; the runners' backends in a transaction: ${r.waits}` +
       `; checks passed; load average ${await load()}` +
       (options.profile ? `; profiles from --since-us ${r.runs.map((x) => x.startUs).join(", ")}` : ""),
   );
