@@ -223,7 +223,7 @@ async function measure(processes: number) {
     // the seeded tables only: a VACUUM ANALYZE of the empty Invoice and InvoiceLine tables records
     // them as empty (0 pages, 0 rows), and the plans a connection then caches for the foreign key
     // checks on Invoice scan it whole until autovacuum analyzes it again (docs/performance.md
-    // "Billing run: the database's share"); migrated and never analyzed, as in a new database, or
+    // "After: the database's share"); migrated and never analyzed, as in a new database, or
     // analyzed with rows, as in a used one, they probe the primary key
     await withClient(url.toString(), (c) => c.query(`VACUUM ANALYZE ${SEEDED_TABLES.map((t) => `"${t}"`).join(", ")}`));
 

@@ -355,7 +355,7 @@ export interface FinalizedColumns {
  * finalized with one update; for the others, which the caller inserts afterwards in the same
  * transaction, returns the columns to insert them with, by id. An invoice is never stored as a
  * draft and updated when it can be inserted finalized: the update wrote every row of the batch a
- * second time (docs/performance.md "Billing run: the database's share").
+ * second time (docs/performance.md "After: the database's share").
  */
 export async function finalizeNewInternalInvoices(
   tx: Tx,

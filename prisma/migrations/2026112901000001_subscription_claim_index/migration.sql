@@ -1,7 +1,7 @@
 -- The billing run claims due subscriptions oldest first, ORDER BY "nextBilling", "id" LIMIT n FOR
 -- UPDATE SKIP LOCKED (services/billing-run/claim.ts). With the index on (status, nextBilling) alone,
 -- every claim read and sorted all the due subscriptions to return the first n (docs/performance.md
--- "Billing run: per-batch costs in the database"). With the id in the index the claim reads the
+-- "After: the database's share"). With the id in the index the claim reads the
 -- first n in order and stops. It serves what the old index served, which it replaces.
 -- No semicolons in comments: the PostgreSQL driver adapter splits scripts on them.
 
