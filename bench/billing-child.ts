@@ -7,8 +7,9 @@
  *   command line's `billing run` does (src/cli/billing-run.ts: its own bounded heap, the database
  *   from DATABASE_URL, here U), prints `ready` once its database is open, waits for a line on
  *   stdin (so that several runners start together), runs the billing run once and prints one JSON
- *   line `{ summary, start, end, cpuMs, maxRssMb, heapUsedMb, heapTotalMb, externalMb }`
- *   (`start`/`end`: epoch ms around the run; `cpuMs`: this process's CPU time (user + system, all
+ *   line `{ summary, start, end, startUs, cpuMs, maxRssMb, heapUsedMb, heapTotalMb, externalMb }`
+ *   (`start`/`end`: epoch ms around the run; `startUs`: CLOCK_MONOTONIC µs at the start, for
+ *   bench/profile-summary.ts --since-us; `cpuMs`: this process's CPU time (user + system, all
  *   threads) during the run; `maxRssMb`: this process's peak resident memory,
  *   process.resourceUsage().maxRSS; `heapUsedMb`, `heapTotalMb`, `externalMb`: the run thread's
  *   peaks of process.memoryUsage(), sampled every 100 ms).
@@ -60,6 +61,7 @@ if (mode === "seed") {
   await new Promise<void>((resolve) => lines.once("line", () => resolve()));
   lines.close();
   const start = Date.now();
+  const startUs = Number(process.hrtime.bigint() / 1000n);
   const cpu = process.cpuUsage();
   const { summary, heap } = await thread.run({
     until: opts.until,
@@ -69,7 +71,15 @@ if (mode === "seed") {
   const end = Date.now();
   const used = process.cpuUsage(cpu);
   console.log(
-    JSON.stringify({ summary, start, end, cpuMs: (used.user + used.system) / 1000, maxRssMb: maxRssMb(), ...heap }),
+    JSON.stringify({
+      summary,
+      start,
+      end,
+      startUs,
+      cpuMs: (used.user + used.system) / 1000,
+      maxRssMb: maxRssMb(),
+      ...heap,
+    }),
   );
 } else {
   throw new Error(`unknown mode ${mode}`);

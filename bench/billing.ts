@@ -17,6 +17,7 @@
  * under `node --cpu-prof` (summarise with bench/profile-summary.ts).
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { Command } from "commander";
 import pg from "pg";
@@ -34,6 +35,18 @@ const count = Number(options.count);
 const runners = Number(options.runners);
 const server = process.env.BENCH_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 const UNTIL = "2026-02-01";
+/** The tables bench/billing-seed.ts writes. */
+const SEEDED_TABLES = [
+  "Organization",
+  "OrganizationSettings",
+  "ApiKey",
+  "Product",
+  "Plan",
+  "Customer",
+  "Subscription",
+  "SubscriptionLine",
+  "Usage",
+];
 
 async function withClient<T>(connectionString: string, f: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString });
@@ -73,10 +86,76 @@ function child(args: string[], nodeFlags: string[] = []) {
   return { proc, next, exited };
 }
 
+/**
+ * CPU time (user + system, ms) of PostgreSQL's backends serving database `name`, sampled every 50 ms
+ * from /proc while `stop` is not called (the server is on this machine): each backend's last sample
+ * counts, so up to 50 ms of a backend that ends between samples is missed. Null when /proc cannot
+ * be read (a server elsewhere). The sampling connection is to the server's default database, so its
+ * own backend is not counted. Also what the runners' backends were doing while in a transaction, as
+ * shares of the samples (pg_stat_activity's wait event: none is running, Client:ClientRead is
+ * waiting for the runner's next statement, Lock:... for a row another transaction holds).
+ */
+function sampleBackends(name: string) {
+  const ticks = new Map<number, number>();
+  const waits = new Map<string, number>();
+  let readable = true;
+  const client = new pg.Client({ connectionString: server });
+  const connected = client.connect();
+  const sample = async () => {
+    const { rows } = await client.query<{ pid: number; client: boolean; state: string | null; wait: string | null }>(
+      `SELECT pid, backend_type = 'client backend' AS client, state, wait_event_type || ':' || wait_event AS wait
+      FROM pg_stat_activity WHERE datname = $1`,
+      [name],
+    );
+    for (const { pid, client: ours, state, wait } of rows) {
+      // what each runner's backend in a transaction was doing: running, waiting for a lock
+      // (Lock:...), for the runner's next statement (Client:ClientRead), for I/O or the WAL
+      if (ours && (state === "active" || state?.startsWith("idle in transaction"))) {
+        const key = wait ?? "running";
+        waits.set(key, (waits.get(key) ?? 0) + 1);
+      }
+      try {
+        // fields after the command's closing parenthesis: utime and stime are the 12th and 13th
+        const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+        ticks.set(pid, Number(fields[11]) + Number(fields[12]));
+      } catch {
+        readable = readable && rows.length === 0;
+      }
+    }
+  };
+  let running = true;
+  const loop = (async () => {
+    await connected;
+    while (running) {
+      await sample();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  return {
+    async stop(): Promise<{ cpuMs: number | null; waits: string }> {
+      running = false;
+      await loop;
+      await client.end();
+      const samples = [...waits.values()].reduce((a, b) => a + b, 0);
+      return {
+        // clock ticks of 10 ms (getconf CLK_TCK: 100)
+        cpuMs: readable ? [...ticks.values()].reduce((a, b) => a + b, 0) * 10 : null,
+        waits: [...waits]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 4)
+          .map(([k, n]) => `${k} ${Math.round((100 * n) / samples)} %`)
+          .join(", "),
+      };
+    },
+  };
+}
+
 interface RunResult {
   summary: { billed: number; invoices: number; cycles: number; failed: number; skipped: number; errors: string[] };
   start: number;
   end: number;
+  /** CLOCK_MONOTONIC µs at the start (profile-summary.ts --since-us) */
+  startUs: number;
   cpuMs: number;
   maxRssMb: number;
   heapLimitMb: number;
@@ -141,7 +220,12 @@ async function measure(processes: number) {
     const seeder = child(["seed", "--url", url.toString(), "--count", String(count)]);
     const seed = JSON.parse(await seeder.next()) as { seconds: number; maxRssMb: number };
     await seeder.exited;
-    await withClient(url.toString(), (c) => c.query("VACUUM ANALYZE"));
+    // the seeded tables only: a VACUUM ANALYZE of the empty Invoice and InvoiceLine tables records
+    // them as empty (0 pages, 0 rows), and the plans a connection then caches for the foreign key
+    // checks on Invoice scan it whole until autovacuum analyzes it again (docs/performance.md
+    // "After: the database's share"); migrated and never analyzed, as in a new database, or
+    // analyzed with rows, as in a used one, they probe the primary key
+    await withClient(url.toString(), (c) => c.query(`VACUUM ANALYZE ${SEEDED_TABLES.map((t) => `"${t}"`).join(", ")}`));
 
     const flags = options.profile ? ["--cpu-prof", `--cpu-prof-dir=${options.profile}`] : [];
     const args = [
@@ -157,9 +241,11 @@ async function measure(processes: number) {
     const procs = Array.from({ length: processes }, () => child(args, flags));
     for (const p of procs) if ((await p.next()) !== "ready") throw new Error("runner not ready");
     const results = procs.map((p) => p.next());
+    const backends = sampleBackends(name);
     for (const p of procs) p.proc.stdin.end("go\n");
     const runs = (await Promise.all(results)).map((line) => JSON.parse(line) as RunResult);
     await Promise.all(procs.map((p) => p.exited));
+    const { cpuMs: postgresCpuMs, waits } = await backends.stop();
 
     const seconds = (Math.max(...runs.map((r) => r.end)) - Math.min(...runs.map((r) => r.start))) / 1000;
     const billed = runs.reduce((n, r) => n + r.summary.billed, 0);
@@ -173,7 +259,7 @@ async function measure(processes: number) {
       );
     if (billed !== count) throw new Error(`billed ${billed} subscriptions, seeded ${count}`);
     const { invoices } = await withClient(url.toString(), check);
-    return { processes, seed, seconds, billed, invoices, rate: billed / seconds, runs };
+    return { processes, seed, seconds, billed, invoices, rate: billed / seconds, runs, postgresCpuMs, waits };
   } finally {
     await withClient(server, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
   }
@@ -205,8 +291,11 @@ for (const processes of settings) {
             `MB, limit ${x.heapLimitMb} MB, external ${x.externalMb} MB; ${x.summary.billed} billed)`,
         )
         .join(", ")}; ` +
-      `runner CPU ${(r.runs.reduce((t, x) => t + x.cpuMs, 0) / r.billed).toFixed(2)} ms per subscription; checks ` +
-      `passed; load average ${await load()}`,
+      `runner CPU ${(r.runs.reduce((t, x) => t + x.cpuMs, 0) / r.billed).toFixed(2)} ms per subscription` +
+      (r.postgresCpuMs === null ? "" : `, PostgreSQL backends ${(r.postgresCpuMs / r.billed).toFixed(2)} ms`) +
+      `; the runners' backends in a transaction: ${r.waits}` +
+      `; checks passed; load average ${await load()}` +
+      (options.profile ? `; profiles from --since-us ${r.runs.map((x) => x.startUs).join(", ")}` : ""),
   );
 }
 if (results.length > 1)

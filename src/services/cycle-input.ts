@@ -295,14 +295,18 @@ async function readUsageRows(
   if (byStart.size) {
     // one raw statement (each line with its period start) on Usage_subscriptionLineId_dateTime_createdAt_idx:
     // a findMany with an OR branch per start date cost a query compilation per call; trim_scale gives
-    // the quantity as Prisma's Decimal prints it ("3", not "3.000000")
+    // the quantity as Prisma's Decimal prints it ("3", not "3.000000"). The LATERAL subquery with
+    // OFFSET 0 (not pulled up into a join) probes the index once per line: as a plain join, the
+    // planner read the whole table into a hash join when its statistics were older than the rows
     const pairs = [...byStart].flatMap(([from, lineIds]) => lineIds.map((id) => [id, new Date(from)] as const));
     const found = await prisma.$queryRaw<StoredUsage[]>(Prisma.sql`
-      SELECT u."id", u."subscriptionLineId", trim_scale(u."quantity")::text AS "quantity", u."dateTime",
-      u."createdAt", u."invoiceId"
-      FROM unnest(ARRAY[${Prisma.join(pairs.map(([id]) => id))}]::text[],
+      SELECT u.* FROM unnest(ARRAY[${Prisma.join(pairs.map(([id]) => id))}]::text[],
       ARRAY[${Prisma.join(pairs.map(([, from]) => from))}]::timestamptz[]) AS l("lineId", "from")
-      JOIN "Usage" u ON u."subscriptionLineId" = l."lineId" AND u."dateTime" >= l."from"`);
+      CROSS JOIN LATERAL (
+        SELECT "id", "subscriptionLineId", trim_scale("quantity")::text AS "quantity", "dateTime", "createdAt",
+        "invoiceId"
+        FROM "Usage" WHERE "subscriptionLineId" = l."lineId" AND "dateTime" >= l."from" OFFSET 0
+      ) u`);
     usages.push(...found.map(toUsageRow));
   }
   // last_ever: each line's latest record before the period, one index probe per line (LATERAL ... LIMIT 1

@@ -11,7 +11,9 @@ import { NotFoundError, ValidationError } from "../domain/errors.js";
 import { transition, type DocumentKind } from "../domain/document-status.js";
 import type { NormalizedLine } from "../domain/document-lines.js";
 import type { DocumentTotals } from "../domain/totals.js";
-import { numberDocument, numberNewInvoices } from "./numbering.js";
+import { nextDocumentNumbers, numberDocument, numberNewInvoices } from "./numbering.js";
+import type { DocumentNumbering } from "../domain/document-numbering.js";
+import type { IssuedCustomer, IssuedIssuer } from "../domain/issued-parties.js";
 import { enqueueIssuedDocument, enqueueIssuedDocuments } from "./sii-sending.js";
 import { snapshotColumns, snapshotParties, snapshotPartiesOfCustomers } from "./issued-parties.js";
 import { lockTenantRow, withinTransaction, type ServiceContext, type TenantTable, type Tx } from "./context.js";
@@ -215,6 +217,70 @@ export async function lockDocument(
 }
 
 /**
+ * The drafts `ids` created in the caller's transaction, with their customers, checked to be drafts
+ * of `documentTypeId` in the context's organization and mode. Checked here rather than in the
+ * finalize UPDATE (writeFinalizedDrafts): there the planner could take these columns' index and
+ * read every invoice of the type in the organization (stale statistics of a growing table).
+ */
+async function newDrafts(
+  tx: Tx,
+  ctx: ServiceContext,
+  documentTypeId: string,
+  ids: readonly string[],
+): Promise<{ id: string; customerId: string }[]> {
+  const drafts = await tx.invoice.findMany({
+    where: { id: { in: [...ids] } },
+    select: { id: true, customerId: true, organizationId: true, testMode: true, documentTypeId: true, status: true },
+  });
+  const strangers = drafts.filter(
+    (d) =>
+      d.status !== "draft" ||
+      d.organizationId !== ctx.auth.organizationId ||
+      d.testMode !== ctx.auth.testMode ||
+      d.documentTypeId !== documentTypeId,
+  );
+  if (drafts.length !== ids.length || strangers.length)
+    throw new Error(
+      `finalizing ${ids.length} new invoice drafts: ${ids.length - drafts.length + strangers.length} are not ` +
+        `drafts of this type in this organization and mode`,
+    );
+  return drafts;
+}
+
+/** A stored draft's finalized columns of its own (the others are the same for the whole update). */
+interface FinalizedDraft {
+  id: string;
+  number: number;
+  customerSnapshot: IssuedCustomer | null;
+  localFile: string | null;
+  taxAgency: unknown;
+}
+
+/**
+ * Finalizes stored drafts with one update (status, number, series, time, the parties as issued, and
+ * for DTEs the file and `taxAgency`), one JSON parameter for all rows (a VALUES list of 5 parameters
+ * a row costs the Prisma client more). Throws unless each is a draft with at least one line.
+ */
+async function writeFinalizedDrafts(
+  tx: Tx,
+  drafts: readonly FinalizedDraft[],
+  common: { numbering: DocumentNumbering; now: Date; issuer: IssuedIssuer },
+): Promise<void> {
+  if (drafts.length === 0) return;
+  const { numbering, now } = common;
+  const updated = await tx.$executeRaw(Prisma.sql`
+    UPDATE "Invoice" i SET "status" = 'finalized', "number" = v."number", "numbering" = ${numbering},
+    "finalizedAt" = ${now}, "updatedAt" = ${now},
+      "customerSnapshot" = v."customerSnapshot", "issuerSnapshot" = ${JSON.stringify(common.issuer)}::jsonb,
+      "localFile" = COALESCE(v."localFile", i."localFile"), "taxAgency" = COALESCE(v."taxAgency", i."taxAgency")
+    FROM json_to_recordset(${JSON.stringify(drafts)}::json) AS v("id" text, "number" int, "customerSnapshot" jsonb,
+    "localFile" text, "taxAgency" jsonb)
+    WHERE i."id" = v."id" AND i."status" = 'draft' AND EXISTS (SELECT 1 FROM "InvoiceLine" l
+      WHERE l."invoiceId" = i."id")`);
+  if (updated !== drafts.length) throw new Error(`finalizing ${drafts.length} new invoice drafts updated ${updated}`);
+}
+
+/**
  * Finalizes invoice drafts `ids` of document type `documentTypeId`, all created in the caller's
  * transaction `tx` with at least one line each (so nobody else sees them and none is empty), in
  * the order given, as finalizeLockedDocument would each, in bulk: numbered by numbering.ts
@@ -232,7 +298,7 @@ export async function finalizeNewInvoiceDrafts(
   if (ids.length === 0) return 0;
   transition(RESOURCE.invoice, "draft", "finalize");
   // the snapshot of each invoice's customer and of the issuer, as finalizeLockedDocument stores it
-  const drafts = await tx.invoice.findMany({ where: { id: { in: [...ids] } }, select: { id: true, customerId: true } });
+  const drafts = await newDrafts(tx, ctx, documentTypeId, ids);
   const customerOf = new Map(drafts.map((d) => [d.id, d.customerId]));
   const { issuer, customers } = await snapshotPartiesOfCustomers(
     withinTransaction(ctx, tx),
@@ -247,9 +313,8 @@ export async function finalizeNewInvoiceDrafts(
     new Map(ids.map((id) => [id, { customer: customerSnapshotOf(id)!, issuer }])),
   );
   const now = ctx.now();
-  const issuerJson = JSON.stringify(issuer);
-  // one parameter: the rows as JSON (a VALUES list of 5 parameters a row costs the Prisma client more)
-  const rows = JSON.stringify(
+  await writeFinalizedDrafts(
+    tx,
     ids.map((id, i) => ({
       id,
       number: numbers[i],
@@ -257,19 +322,8 @@ export async function finalizeNewInvoiceDrafts(
       localFile: issued?.[i].localFile ?? null,
       taxAgency: issued?.[i].taxAgency ?? null,
     })),
+    { numbering, now, issuer },
   );
-  const updated = await tx.$executeRaw(Prisma.sql`
-    UPDATE "Invoice" i SET "status" = 'finalized', "number" = v."number", "numbering" = ${numbering},
-    "finalizedAt" = ${now}, "updatedAt" = ${now},
-      "customerSnapshot" = v."customerSnapshot", "issuerSnapshot" = ${issuerJson}::jsonb,
-      "localFile" = COALESCE(v."localFile", i."localFile"), "taxAgency" = COALESCE(v."taxAgency", i."taxAgency")
-    FROM json_to_recordset(${rows}::json) AS v("id" text, "number" int, "customerSnapshot" jsonb, "localFile" text,
-    "taxAgency" jsonb)
-    WHERE i."id" = v."id" AND i."status" = 'draft' AND i."organizationId" = ${ctx.auth.organizationId}
-    AND i."testMode" = ${ctx.auth.testMode}
-      AND i."documentTypeId" = ${documentTypeId} AND EXISTS (SELECT 1 FROM "InvoiceLine" l
-      WHERE l."invoiceId" = i."id")`);
-  if (updated !== ids.length) throw new Error(`finalizing ${ids.length} new invoice drafts updated ${updated}`);
   // each SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
   if (issued)
     await enqueueIssuedDocuments(
@@ -279,4 +333,61 @@ export async function finalizeNewInvoiceDrafts(
       ids.map((id, i) => ({ id, issued: issued[i] })),
     );
   return ids.length;
+}
+
+/** The columns an invoice finalized as it is inserted stores (finalizeNewInternalInvoices). */
+export interface FinalizedColumns {
+  status: "finalized";
+  number: number;
+  numbering: "internal";
+  /** ISO instant */
+  finalizedAt: string;
+  customerSnapshot: IssuedCustomer;
+  issuerSnapshot: IssuedIssuer;
+}
+
+/**
+ * Finalizes in bulk new invoices of type `documentTypeId` that the internal series numbers for the
+ * context's organization and mode (numbering.ts numberingPlan), created in the caller's transaction
+ * `tx` in the order given, each with at least one line: what finalizeNewInvoiceDrafts does, without
+ * storing them as drafts first. One counter update numbers them all in order; each stores the
+ * snapshot of its customer and of the issuer. The invoices already stored as drafts (`stored`) are
+ * finalized with one update; for the others, which the caller inserts afterwards in the same
+ * transaction, returns the columns to insert them with, by id. An invoice is never stored as a
+ * draft and updated when it can be inserted finalized: the update wrote every row of the batch a
+ * second time (docs/performance.md "After: the database's share").
+ */
+export async function finalizeNewInternalInvoices(
+  tx: Tx,
+  ctx: ServiceContext,
+  documentTypeId: string,
+  invoices: readonly { id: string; customerId: string; stored: boolean }[],
+): Promise<Map<string, FinalizedColumns>> {
+  const columns = new Map<string, FinalizedColumns>();
+  if (invoices.length === 0) return columns;
+  transition(RESOURCE.invoice, "draft", "finalize");
+  const stored = invoices.filter((i) => i.stored).map((i) => i.id);
+  if (stored.length) await newDrafts(tx, ctx, documentTypeId, stored);
+  const { issuer, customers } = await snapshotPartiesOfCustomers(
+    withinTransaction(ctx, tx),
+    invoices.map((i) => i.customerId),
+  );
+  const numbers = await nextDocumentNumbers(tx, ctx, documentTypeId, "invoice", invoices.length);
+  const now = ctx.now();
+  const drafts: FinalizedDraft[] = [];
+  invoices.forEach(({ id, customerId, stored }, i) => {
+    const customerSnapshot = customers.get(customerId)!;
+    if (stored) drafts.push({ id, number: numbers[i], customerSnapshot, localFile: null, taxAgency: null });
+    else
+      columns.set(id, {
+        status: "finalized",
+        number: numbers[i],
+        numbering: "internal",
+        finalizedAt: now.toISOString(),
+        customerSnapshot,
+        issuerSnapshot: issuer,
+      });
+  });
+  await writeFinalizedDrafts(tx, drafts, { numbering: "internal", now, issuer });
+  return columns;
 }

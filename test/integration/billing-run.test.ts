@@ -245,6 +245,41 @@ describe("billing run", () => {
     );
   });
 
+  it(
+    "numbers a batch in creation order when the no-card rule stored some of its invoices as drafts before the " +
+      "others were inserted finalized",
+    async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        // due on their date: from cycle 2 on, the no-card rule reads the balance of the cycle before,
+        // so the batch writes what it buffered (drafts) before it reads
+        const sub = await subscribe({
+          customer: await customerWithCard(),
+          date_start: "2026-11-05",
+          expiration_days: 0,
+          lines: [{ plan: plans.pro }],
+        });
+        ids.push(sub.id);
+      }
+      // Nov 5, Dec 5 and Jan 5 in one batch (with what earlier tests left due, claimed after these,
+      // whose next billing is later)
+      const summary = await run("2027-01-06", { batchSize: 100, collect: false });
+      expect(summary.failed, summary.errors.join("; ")).toBe(0);
+      const rows = await s.database.prisma.invoice.findMany({
+        where: { subscriptionId: { in: ids } },
+        orderBy: { number: "asc" },
+      });
+      expect(rows).toHaveLength(12);
+      expect(rows.every((r) => r.status === "finalized" && r.numbering === "internal" && r.finalizedAt)).toBe(true);
+      expect(rows.every((r) => r.customerSnapshot !== null && r.issuerSnapshot !== null)).toBe(true);
+      // one counter update numbered them: consecutive, in the order they were created (claimed by id, cycles in order)
+      expect(rows.map((r) => r.number! - rows[0].number!)).toEqual([...Array(12).keys()]);
+      expect(rows.map((r) => [r.subscriptionId, r.billingCycle])).toEqual(
+        [...ids].sort().flatMap((id) => [1, 2, 3].map((cycle) => [id, cycle])),
+      );
+    },
+  );
+
   it("ends a subscription after its billing_cycles, and one cancelled at period end at its renewal", async () => {
     const buyer = await customerWithCard();
     const limited = await subscribe({

@@ -2,13 +2,15 @@
  * One batch of the billing run, inside one transaction (docs/billing-run.md "Throughput"): the
  * claimed subscriptions are read with one services/cycle-input.ts `loadCycleData`, each is billed
  * (bill-subscription.ts) with its writes buffered (bulk-writes.ts), the subscriptions are
- * advanced or cancelled with one statement, and the drafts are finalized last.
+ * advanced or cancelled with one statement, and the invoices are finalized last, most of them as
+ * they are inserted.
  */
 import { Prisma } from "../../infra/prisma/generated/client.js";
-import type { ServiceContext, Tx } from "../context.js";
+import { tenant, type ServiceContext, type Tx } from "../context.js";
 import { loadCycleData, type CycleData } from "../cycle-input.js";
 import { dateColumn } from "../../domain/formats.js";
-import { finalizeNewInvoiceDrafts } from "../document-lifecycle.js";
+import { finalizeNewInternalInvoices, finalizeNewInvoiceDrafts, type FinalizedColumns } from "../document-lifecycle.js";
+import { numberingPlan } from "../numbering.js";
 import { billSubscription, PreviousInvoices, type Outcome } from "./bill-subscription.js";
 import { BatchWrites, writeSubscriptions } from "./bulk-writes.js";
 import type { Claimed } from "./claim.js";
@@ -22,8 +24,10 @@ export interface BatchTerms {
 
 /**
  * The stored invoices the no-card rule reads (cycle n-1 on) of the batch's subscriptions: one raw
- * statement whatever the batch (the unique index on (subscriptionId, billingCycle) serves it); a
- * findMany with one OR branch per subscription cost a query compilation per batch.
+ * statement whatever the batch, one probe of the unique index on (subscriptionId, billingCycle) per
+ * subscription (the LATERAL subquery with OFFSET 0 is not pulled up into a join, which the planner
+ * served with a read of the whole table when its statistics were older than the rows); a findMany
+ * with one OR branch per subscription cost a query compilation per batch.
  */
 async function loadPreviousInvoices(tx: Tx, data: Map<string, CycleData>): Promise<PreviousInvoices> {
   const previous = new PreviousInvoices();
@@ -32,10 +36,12 @@ async function loadPreviousInvoices(tx: Tx, data: Map<string, CycleData>): Promi
   const stored = await tx.$queryRaw<
     { id: string; subscriptionId: string; billingCycle: number; dueDate: string | null; status: string }[]
   >(Prisma.sql`
-    SELECT i."id", i."subscriptionId", i."billingCycle", to_char(i."dueDate", 'YYYY-MM-DD') AS "dueDate", i."status"
-    FROM unnest(ARRAY[${Prisma.join(subs.map((s) => s.id))}]::text[],
+    SELECT i.* FROM unnest(ARRAY[${Prisma.join(subs.map((s) => s.id))}]::text[],
     ARRAY[${Prisma.join(subs.map((s) => s.nextBillingCycle - 1))}]::int[]) AS w("id", "from")
-    JOIN "Invoice" i ON i."subscriptionId" = w."id" AND i."billingCycle" >= w."from"`);
+    CROSS JOIN LATERAL (
+      SELECT "id", "subscriptionId", "billingCycle", to_char("dueDate", 'YYYY-MM-DD') AS "dueDate", "status"
+      FROM "Invoice" WHERE "subscriptionId" = w."id" AND "billingCycle" >= w."from" OFFSET 0
+    ) i`);
   for (const i of stored)
     previous.set(i.subscriptionId, i.billingCycle, {
       id: i.id,
@@ -48,9 +54,9 @@ async function loadPreviousInvoices(tx: Tx, data: Map<string, CycleData>): Promi
 /**
  * Bills every due cycle of each claimed (locked) subscription of `batch` in order, inside `tx`
  * (docs/billing-run.md for the rules): reads the batch with loadCycleData, bills each
- * subscription (billSubscription) keeping that data current in memory, flushes the buffered
- * writes, and advances or cancels the subscriptions with one statement. The drafts are finalized
- * by the caller (finalizeDrafts).
+ * subscription (billSubscription) keeping that data current in memory, advances or cancels the
+ * subscriptions with one statement, and finalizes the invoices (finalizeInvoices) as it writes the
+ * buffered rows.
  */
 export async function billBatch(tx: Tx, batch: Claimed[], terms: BatchTerms): Promise<Outcome[]> {
   if (batch.length === 0) return [];
@@ -78,35 +84,59 @@ export async function billBatch(tx: Tx, batch: Claimed[], terms: BatchTerms): Pr
       }),
     );
   }
-  await writes.flush();
   const changed = batch
     .filter((_, i) => outcomes[i].cycles > 0 || outcomes[i].cancelled)
     .map((c) => data.get(c.id)!.subscription);
   await writeSubscriptions(tx, changed);
+  await finalizeInvoices(tx, outcomes, writes);
   return outcomes;
 }
 
 /**
- * Finalizes the drafts the batch created (finalizeNewInvoiceDrafts: numbered with one counter
- * update per organization, mode and document type, or with one CAF folio range and DTEs signed in
- * worker threads when the organization issues that type with SII), in creation order within each
- * document type (so numbers follow the cycles). Groups go in a fixed order, so concurrent runners
- * lock counter rows in the same order. Done last: the counter row is held until commit, and
- * concurrent runners of one organization queue on it only for these few statements, not for the
- * whole batch.
+ * Finalizes the invoices the batch created, in creation order within each organization, mode and
+ * document type (so numbers follow the cycles), and writes the buffered rows. Groups go in a fixed
+ * order, so concurrent runners lock counter rows (and CAFs) in the same order. Done last: a counter
+ * row is held until commit, and concurrent runners of one organization queue on it only for these
+ * few statements, not for the whole batch.
+ *
+ * When the internal series numbers every group (numbering.ts numberingPlan), the invoices still
+ * buffered are inserted finalized (document-lifecycle.ts finalizeNewInternalInvoices: one counter
+ * update per group) and the drafts a flush stored before (the no-card rule, pending changes and
+ * items read the database) are finalized with one update. When a group is an SII type, its DTEs are
+ * built from the stored drafts: every buffered row is written as a draft and each group finalized
+ * by finalizeNewInvoiceDrafts (one CAF folio range, DTEs signed in worker threads).
  */
-export async function finalizeDrafts(tx: Tx, outcomes: Outcome[]): Promise<void> {
-  const groups = new Map<string, { ctx: ServiceContext; documentTypeId: string; ids: string[] }>();
+async function finalizeInvoices(tx: Tx, outcomes: Outcome[], writes: BatchWrites): Promise<void> {
+  const groups = new Map<string, { ctx: ServiceContext; documentTypeId: string; drafts: Outcome["drafts"] }>();
   for (const o of outcomes) {
     for (const draft of o.drafts) {
       const key = `${o.ctx.auth.organizationId}\u0000${o.ctx.auth.testMode}\u0000${draft.documentTypeId}`;
-      const group = groups.get(key) ?? { ctx: o.ctx, documentTypeId: draft.documentTypeId, ids: [] };
-      group.ids.push(draft.id);
+      const group = groups.get(key) ?? { ctx: o.ctx, documentTypeId: draft.documentTypeId, drafts: [] };
+      group.drafts.push(draft);
       groups.set(key, group);
     }
   }
-  for (const key of [...groups.keys()].sort()) {
-    const group = groups.get(key)!;
-    await finalizeNewInvoiceDrafts(tx, group.ctx, group.documentTypeId, group.ids);
+  const ordered = [...groups.keys()].sort().map((key) => groups.get(key)!);
+  const plans = [];
+  for (const g of ordered) plans.push(await numberingPlan(tx, tenant(g.ctx), g.documentTypeId));
+  if (plans.some((p) => p.numbering !== "internal")) {
+    await writes.flush();
+    for (const g of ordered)
+      await finalizeNewInvoiceDrafts(
+        tx,
+        g.ctx,
+        g.documentTypeId,
+        g.drafts.map((d) => d.id),
+      );
+    return;
   }
+  const buffered = writes.bufferedInvoiceIds();
+  const finalized = new Map<string, FinalizedColumns>();
+  for (const g of ordered) {
+    const invoices = g.drafts.map((d) => ({ id: d.id, customerId: d.customerId, stored: !buffered.has(d.id) }));
+    for (const [id, columns] of await finalizeNewInternalInvoices(tx, g.ctx, g.documentTypeId, invoices))
+      finalized.set(id, columns);
+  }
+  writes.finalize(finalized);
+  await writes.flush();
 }

@@ -35,8 +35,8 @@ export const MAX_CYCLES_PER_RUN = 1000;
 /** What billing one subscription did. */
 export interface Outcome {
   invoices: string[];
-  /** the invoices with their document type, to finalize */
-  drafts: { id: string; documentTypeId: string }[];
+  /** the invoices with their document type and customer, to finalize */
+  drafts: { id: string; documentTypeId: string; customerId: string }[];
   /** the context the invoices were created with (their organization and mode) */
   ctx: ServiceContext;
   cycles: number;
@@ -195,7 +195,7 @@ async function computeCycle(
 
 /**
  * Buffers the cycle's invoice draft and its lines (finalized, numbered, at the end of the
- * transaction: finalizeDrafts), bills the subscription's pending items, and marks what the
+ * transaction: batch.ts finalizeInvoices), bills the subscription's pending items, and marks what the
  * invoice bills (usages, redemptions).
  */
 async function bufferInvoice(job: SubscriptionJob, outcome: Outcome, billed: BilledCycle): Promise<void> {
@@ -235,7 +235,7 @@ async function bufferInvoice(job: SubscriptionJob, outcome: Outcome, billed: Bil
   job.writes.lines.push(...rows);
   job.previous.set(sub.id, cycle, { id: invoiceId, dueDate: due, status: "draft" });
   outcome.invoices.push(invoiceId);
-  outcome.drafts.push({ id: invoiceId, documentTypeId: billed.document });
+  outcome.drafts.push({ id: invoiceId, documentTypeId: billed.document, customerId: sub.customerId });
   // prorations and carried credits this invoice bills; credit that did not fit waits for the next cycle
   if (invoice.billedPendingItems.length || invoice.carriedCredits.length) {
     await job.writes.flush();

@@ -8,6 +8,7 @@ import type { Subscription } from "../../infra/prisma/generated/client.js";
 import { Prisma } from "../../infra/prisma/generated/client.js";
 import { isoDate } from "../../domain/formats.js";
 import type { Tx } from "../context.js";
+import type { FinalizedColumns } from "../document-lifecycle.js";
 
 /** Rows per bulk statement. */
 const ROWS_PER_STATEMENT = 1000;
@@ -18,31 +19,33 @@ async function inChunks<T>(rows: readonly T[], write: (chunk: T[]) => Promise<un
 }
 
 /**
- * Columns of an Invoice or InvoiceLine row the run inserts (`@db.Date` columns as `yyyy-mm-dd`, decimals as strings).
+ * Columns of an Invoice or InvoiceLine row the run inserts (`@db.Date` columns as `yyyy-mm-dd`,
+ * decimals as strings, JSON columns as objects).
  */
-export type InsertRow = Record<string, string | number | boolean | null>;
+export type InsertRow = { id: string } & Record<string, unknown>;
 
 /**
  * Inserts `rows` (all with the same keys: column names; the other columns take their defaults)
  * into `table` with one statement and one parameter: the rows as JSON, typed by the table's row
- * type (json_populate_recordset). Much cheaper than createMany for wide rows.
+ * type (json_populate_recordset). Much cheaper than createMany for wide rows. `computed`: columns
+ * whose value SQL gives from the row (`r`), the same for every row or looked up, sent once rather
+ * than in each row (the Prisma client serializes and parses each parameter again).
  */
 async function insertRows(
   tx: Tx,
   table: "Invoice" | "InvoiceLine",
   rows: readonly Record<string, unknown>[],
+  computed: Record<string, Prisma.Sql> = {},
 ): Promise<void> {
   if (rows.length === 0) return;
-  const columns = Prisma.raw(
-    Object.keys(rows[0])
-      .map((c) => `"${c}"`)
-      .join(", "),
-  );
+  const names = Object.keys(rows[0]).map((c) => `"${c}"`);
+  const extra = Object.keys(computed).map((c) => `"${c}"`);
   // Dates serialize as ISO instants (Date.prototype.toJSON)
   const json = JSON.stringify(rows);
   await tx.$executeRaw(
-    Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${columns}) SELECT ${columns}
-      FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json)`,
+    Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${Prisma.raw([...names, ...extra].join(", "))})
+      SELECT ${Prisma.join([...names.map((n) => Prisma.raw(`r.${n}`)), ...Object.values(computed)])}
+      FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json) r`,
   );
 }
 
@@ -76,8 +79,35 @@ export class BatchWrites {
   usageMarks: { id: string; invoiceId: string }[] = [];
   lineRedemptions = new Map<string, number>();
   addonRedemptions = new Map<string, number>();
+  /** the issuer snapshot of the finalized invoices buffered, by `organizationId testMode` */
+  private issuers = new Map<string, unknown>();
+  /** the customer snapshot of the finalized invoices buffered, by customer id */
+  private customers = new Map<string, unknown>();
 
   constructor(private readonly tx: Tx) {}
+
+  /** The ids of the invoices buffered, not inserted yet. */
+  bufferedInvoiceIds(): Set<string> {
+    return new Set(this.invoices.map((r) => r.id));
+  }
+
+  /**
+   * Gives each buffered invoice its finalized columns (`columns` by id: number, series, snapshots),
+   * so that it is inserted finalized; every buffered invoice must have them (the rows of one insert
+   * have the same columns).
+   */
+  finalize(columns: ReadonlyMap<string, FinalizedColumns>): void {
+    for (const row of this.invoices) {
+      const finalized = columns.get(row.id);
+      if (!finalized) throw new Error(`invoice ${row.id} is buffered without its finalized columns`);
+      const { issuerSnapshot, customerSnapshot, ...own } = finalized;
+      // the snapshots are sent once each, not in each row (flush): the issuer's per organization
+      // and mode, the customer's per customer
+      this.issuers.set(`${row.organizationId} ${row.testMode}`, issuerSnapshot);
+      this.customers.set(row.customerId as string, customerSnapshot);
+      Object.assign(row, own);
+    }
+  }
 
   /** Counts one more redemption of `id` in `counter`. */
   static redeem(counter: Map<string, number>, id: string): void {
@@ -86,6 +116,9 @@ export class BatchWrites {
 
   async flush(): Promise<void> {
     const { tx } = this;
+    const { issuers, customers } = this;
+    this.issuers = new Map();
+    this.customers = new Map();
     const [invoices, lines, marks, lineRedemptions, addonRedemptions] = [
       this.invoices,
       this.lines,
@@ -99,26 +132,28 @@ export class BatchWrites {
     this.lineRedemptions = new Map();
     this.addonRedemptions = new Map();
     const now = new Date();
+    // the parties as issued (finalize), each sent once: the issuer by organization and mode, the customer by id
+    const snapshots: Record<string, Prisma.Sql> = issuers.size
+      ? {
+          issuerSnapshot: Prisma.sql`${JSON.stringify(Object.fromEntries(issuers))}::jsonb
+            -> (r."organizationId" || ' ' || r."testMode"::text)`,
+          customerSnapshot: Prisma.sql`${JSON.stringify(Object.fromEntries(customers))}::jsonb -> r."customerId"`,
+        }
+      : {};
     await inChunks(invoices, (rows) =>
-      insertRows(
-        tx,
-        "Invoice",
-        rows.map((r) => ({ ...r, updatedAt: now })),
-      ),
+      insertRows(tx, "Invoice", rows, { updatedAt: Prisma.sql`${now}::timestamptz`, ...snapshots }),
     );
     await inChunks(lines, (rows) =>
-      insertRows(
-        tx,
-        "InvoiceLine",
-        rows.map((r) => ({ ...r, updatedAt: now })),
-      ),
+      insertRows(tx, "InvoiceLine", rows, { updatedAt: Prisma.sql`${now}::timestamptz` }),
     );
-    // one JSON parameter for the whole chunk (a VALUES list took two bound parameters per mark)
+    // one JSON parameter for the whole chunk (a VALUES list took two bound parameters per mark); the
+    // ids again as an array, whose length the planner knows, so it probes the primary key rather
+    // than reading the table into a hash join (it cannot count a JSON document's rows)
     await inChunks(marks, (chunk) =>
       tx.$executeRaw(Prisma.sql`
         UPDATE "Usage" u SET "invoiceId" = v."invoiceId"
         FROM json_to_recordset(${JSON.stringify(chunk)}::json) AS v("id" text, "invoiceId" text)
-        WHERE u."id" = v."id" AND u."invoiceId" IS NULL`),
+        WHERE u."id" = ANY(${chunk.map((m) => m.id)}::text[]) AND u."id" = v."id" AND u."invoiceId" IS NULL`),
     );
     await incrementCounters(tx, { table: "SubscriptionLine", column: "couponRedemptions" }, lineRedemptions, now);
     await incrementCounters(tx, { table: "SubscriptionAddon", column: "addonRedemptions" }, addonRedemptions, now);
@@ -128,7 +163,8 @@ export class BatchWrites {
 /**
  * Writes the billing state of `subscriptions` as the run left it in memory (next and previous
  * billing, cycle, coupon redemptions, status, cancellation): one JSON parameter per chunk (a
- * VALUES list took eight bound parameters per subscription).
+ * VALUES list took eight bound parameters per subscription), and the ids as an array so that the
+ * planner probes the primary key (as the usage marks in BatchWrites.flush).
  */
 export async function writeSubscriptions(tx: Tx, subscriptions: readonly Subscription[]): Promise<void> {
   const now = new Date();
@@ -151,6 +187,6 @@ export async function writeSubscriptions(tx: Tx, subscriptions: readonly Subscri
         })),
       )}::json) AS v("id" text, "nextBilling" date, "nextBillingCycle" int, "previousBilling" date,
       "couponRedemptions" int, "status" text, "cancelled" timestamptz, "cancelReason" text)
-      WHERE s."id" = v."id"`),
+      WHERE s."id" = ANY(${chunk.map((sub) => sub.id)}::text[]) AND s."id" = v."id"`),
   );
 }

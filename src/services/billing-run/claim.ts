@@ -8,6 +8,10 @@
 import type { PrismaClient } from "../../infra/prisma/generated/client.js";
 import { Prisma } from "../../infra/prisma/generated/client.js";
 import type { Tx } from "../context.js";
+import { isoDate } from "../../domain/formats.js";
+
+/** The largest offset from UTC of any time zone (Pacific/Kiritimati, UTC+14). */
+const LATEST_UTC_OFFSET_MS = 14 * 3_600_000;
 
 /** A claimed (locked) due subscription, with what the run needs to bill it. */
 export interface Claimed {
@@ -33,9 +37,12 @@ export interface DueScope {
  * billed only when their clock advances).
  */
 function dueFilter({ until, startedAt, testClockId }: DueScope): Prisma.Sql {
+  // without `until`, also bounded by the latest date anywhere at `startedAt` (UTC+14), which the
+  // index on (status, nextBilling, id) can use where the organization's zone cannot
   const cutoff = until
     ? Prisma.sql`${until}::date`
-    : Prisma.sql`(${startedAt.toISOString()}::timestamptz AT TIME ZONE o."timeZone")::date`;
+    : Prisma.sql`(${startedAt.toISOString()}::timestamptz AT TIME ZONE o."timeZone")::date
+      AND s."nextBilling" <= ${isoDate(new Date(startedAt.getTime() + LATEST_UTC_OFFSET_MS))}::date`;
   const clock = testClockId
     ? Prisma.sql`s."customerId" IN (SELECT c."id" FROM "Customer" c WHERE c."testClockId" = ${testClockId})`
     : Prisma.sql`s."customerId" NOT IN (SELECT c."id" FROM "Customer" c WHERE c."testClockId" IS NOT NULL)`;
@@ -52,7 +59,8 @@ export async function countDue(prisma: PrismaClient, scope: DueScope): Promise<n
 
 /**
  * Locks and returns up to `limit` due subscriptions no other runner holds (SKIP LOCKED), oldest
- * `next_billing` first, leaving out `excluded` (failed or stopped early in this run); `only`: that
+ * `next_billing` first (the index on (status, nextBilling, id) gives that order, so the claim reads
+ * about `limit` rows however many are due), leaving out `excluded` (failed or stopped early in this run); `only`: that
  * subscription alone (the one-by-one retry of a failed batch).
  */
 export async function claimDue(

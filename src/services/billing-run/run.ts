@@ -11,7 +11,7 @@ import { DEFAULT_SETTINGS } from "../../infra/config.js";
 import { startIntervalWorker, type IntervalWorker } from "../../infra/interval-worker.js";
 import { ValidationError } from "../../domain/errors.js";
 import { todayIn } from "../../domain/formats.js";
-import { billBatch, finalizeDrafts, type BatchTerms } from "./batch.js";
+import { billBatch, type BatchTerms } from "./batch.js";
 import type { Outcome } from "./bill-subscription.js";
 import { claimDue, countDue, type Claimed, type DueScope } from "./claim.js";
 import { collectInvoices, type CollectResult } from "./collect.js";
@@ -188,9 +188,7 @@ async function billNextBatch(run: Run): Promise<{ batch: Claimed[]; invoices: st
         limit: run.options.batchSize ?? DEFAULT_BATCH_SIZE,
         excluded: run.excluded,
       });
-      const results = await billBatch(tx, batch, run.terms);
-      await finalizeDrafts(tx, results);
-      return results;
+      return billBatch(tx, batch, run.terms);
     }, RUN_TRANSACTION);
     outcomes.forEach((o, i) => record(run, batch[i], o));
     return { batch, invoices: outcomes.flatMap((o) => o.invoices) };
@@ -208,9 +206,7 @@ async function billOneByOne(run: Run, batch: Claimed[]): Promise<string[]> {
       const outcome = await run.options.prisma.$transaction(async (tx) => {
         const [again] = await claimDue(tx, run.scope, { limit: 1, excluded: run.excluded, only: claimed.id });
         if (!again) return null;
-        const results = await billBatch(tx, [again], run.terms);
-        await finalizeDrafts(tx, results);
-        return results[0];
+        return (await billBatch(tx, [again], run.terms))[0];
       }, RUN_TRANSACTION);
       if (outcome) {
         record(run, claimed, outcome);
