@@ -22,9 +22,10 @@
  * 3b. Counts the SQL statements per request of each path, service and baseline, through a TCP
  *    proxy in front of PostgreSQL that counts the protocol's Execute and Query messages (a second
  *    pair of children, pointed at the proxy, so the load runs go straight to PostgreSQL).
- * 4. With BENCH_PROFILE=<dir>: afterwards starts the service once more under `node --cpu-prof`
- *    during BENCH_SECONDS of the GET load at 32 connections and writes the .cpuprofile into <dir>
- *    (summarise it with `npx tsx bench/profile-summary.ts <file>`).
+ * 4. With BENCH_PROFILE=<dir>: afterwards, for each path measured (or those of
+ *    BENCH_PROFILE_PATHS=get32,graphql,...), starts the service once more under `node --cpu-prof`
+ *    during BENCH_SECONDS of that path's load and writes its .cpuprofile into <dir> (summarise it
+ *    with `npx tsx bench/profile-summary.ts <file>`).
  *
  * BENCH_ONLY=get1,get32,graphql,usages runs a subset. Figures go to stdout only.
  */
@@ -52,6 +53,7 @@ const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 200);
 const INVOICES = Number(process.env.BENCH_INVOICES ?? 1000);
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
+const PROFILE_PATHS = process.env.BENCH_PROFILE_PATHS?.split(",").map((s) => s.trim());
 
 /** The GraphQL page measured: 50 invoices with customer, country, lines and payments. */
 export const INVOICES_QUERY = `query BenchInvoices {
@@ -472,25 +474,31 @@ async function main(): Promise<void> {
       await baseline.stop();
       children.length = 0;
       fs.mkdirSync(PROFILE_DIR, { recursive: true });
-      const before = new Set(fs.readdirSync(PROFILE_DIR));
-      const profiled = await startService(db.url, ["--cpu-prof", "--cpu-prof-dir", path.resolve(PROFILE_DIR)]);
-      children.push(profiled);
-      const get32 = PATHS.find((p) => p.id === "get32")!;
-      await load(profiled.url, seedData, get32, 2);
-      // the monotonic clock V8's profile timestamps use: the summary counts samples from here on
-      const sinceUs = process.hrtime.bigint() / 1000n;
-      const run = await load(profiled.url, seedData, get32, SECONDS);
-      await profiled.stop();
-      children.length = 0;
-      const written = fs.readdirSync(PROFILE_DIR).filter((f) => f.endsWith(".cpuprofile") && !before.has(f));
-      console.log(
-        `\nprofile of the service under the GET load at 32 connections (${fmtRow(run)} while ` +
-          `profiled): ${written.map((f) => path.join(PROFILE_DIR, f)).join(", ")}`,
-      );
-      console.log(
-        `summarise with: npx tsx bench/profile-summary.ts ${written.map((f) => path.join(PROFILE_DIR, f)).join(" ")} ` +
-          `--since-us ${sinceUs} --requests ${run.total}`,
-      );
+      // one profile per path measured (BENCH_PROFILE_PATHS narrows them; default: every path of BENCH_ONLY)
+      const profiledPaths = PROFILE_PATHS ? paths.filter((p) => PROFILE_PATHS.includes(p.id)) : paths;
+      for (const p of profiledPaths) {
+        const before = new Set(fs.readdirSync(PROFILE_DIR));
+        const profiled = await startService(db.url, ["--cpu-prof", "--cpu-prof-dir", path.resolve(PROFILE_DIR)]);
+        children.push(profiled);
+        await load(profiled.url, seedData, p, 2);
+        // the monotonic clock V8's profile timestamps use: the summary counts samples from here on
+        const sinceUs = process.hrtime.bigint() / 1000n;
+        const run = await load(profiled.url, seedData, p, SECONDS);
+        await profiled.stop();
+        children.length = 0;
+        const written = fs.readdirSync(PROFILE_DIR).filter((f) => f.endsWith(".cpuprofile") && !before.has(f));
+        console.log(
+          `\nprofile of the service under ${p.name} (${fmtRow(run)} while profiled, load ` +
+            `${os
+              .loadavg()
+              .map((l) => l.toFixed(2))
+              .join(" ")}): ${written.map((f) => path.join(PROFILE_DIR, f)).join(", ")}`,
+        );
+        console.log(
+          `summarise with: npx tsx bench/profile-summary.ts ${written.map((f) => path.join(PROFILE_DIR, f)).join(" ")} ` +
+            `--since-us ${sinceUs} --requests ${run.total}`,
+        );
+      }
     }
   } finally {
     for (const c of children) await c.stop().catch(() => undefined);
