@@ -27,3 +27,19 @@ describe("scalars serialize to JSON's values", () => {
     expect(() => jsonValue({ big: 1n })).toThrow(TypeError);
   });
 });
+
+describe("Decimal serializes", () => {
+  it("a Decimal by itself and anything else read as one, both without exponent or trailing zeros", async () => {
+    const { DecimalScalar } = await import("../src/graphql/scalars.js");
+    const { Decimal: PrismaDecimal } = await import("@prisma/client-runtime-utils");
+    const { Decimal } = await import("decimal.js");
+    for (const text of ["4284", "600.000000", "0.000001", "1e-7", "-0.5", "-0", "99999999999999.999999", "1E+21"]) {
+      const expected = new Decimal(text).toFixed();
+      expect([
+        DecimalScalar.serialize(new PrismaDecimal(text)),
+        DecimalScalar.serialize(new Decimal(text)),
+        DecimalScalar.serialize(text),
+      ]).toEqual([expected, expected, expected]);
+    }
+  });
+});

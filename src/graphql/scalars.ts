@@ -37,6 +37,9 @@ export const DecimalScalar = new GraphQLScalarType<string, string>({
     `(the Decimal(20,6) columns keep 6 decimals); anything else is a validation_error naming the field.`,
   serialize: (value) => {
     if (value === null || value === undefined) return value as never;
+    // a Decimal (Prisma's, a decimal.js fork, or decimal.js's) prints itself without being read again (the same
+    // text): a page of 50 invoices serializes about 600 of them
+    if (Decimal.isDecimal(value)) return value.toFixed();
     return new Decimal(String(value)).toFixed();
   },
   parseValue: parseDecimal,
