@@ -7,6 +7,7 @@
  * ones; REST only reshapes.
  */
 import { print, type ExecutionResult } from "graphql";
+import { Request as FetchRequest } from "@whatwg-node/fetch";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { addFieldError, DomainError, type FieldErrors } from "../domain/errors.js";
 import { checkJsonValue, DEFAULT_TEXT_LIMIT, jsonDepthProblem, textProblem } from "../domain/input-limits.js";
@@ -211,9 +212,9 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
     }
 
     const run = async <R, V>(doc: TypedDocumentNode<R, V>, variables: V): Promise<R> => {
-      const headers = new Headers({ "content-type": "application/json", "x-request-id": requestId });
+      const headers: Record<string, string> = { "content-type": "application/json", "x-request-id": requestId };
       const authorization = request.headers.get("authorization");
-      if (authorization) headers.set("authorization", authorization);
+      if (authorization) headers.authorization = authorization;
       // in process, on Yoga's own path from an operation's parameters to its result (what /graphql runs after
       // reading the HTTP body): its onParams and onExecutionResult hooks and every envelop plugin (document limits,
       // error masking, the context with the API key's auth and the request's transaction, the time budget) and the
@@ -223,7 +224,8 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
       const result = await yoga.getResultForParams(
         {
           params: { query: source(doc as TypedDocumentNode<unknown, unknown>), variables: definedOnly(variables) },
-          request: new Request(`${url.origin}/graphql`, { method: "POST", headers }),
+          // whatwg-node's Request (Yoga's fetch API): no abort signal or body stream made for it
+          request: new FetchRequest(`${url.origin}/graphql`, { method: "POST", headers }),
         },
         {},
       );
