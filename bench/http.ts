@@ -37,6 +37,8 @@ import autocannon from "autocannon";
 import {
   countingProxy,
   openDatabase,
+  processCpuMs,
+  profiledLoad,
   requireFreshBuild,
   serviceEnv,
   startChild,
@@ -73,17 +75,6 @@ requireFreshBuild();
 
 const COMPARE_DIST = process.env.BENCH_COMPARE_DIST;
 const fmtCpu = (r: { cpu?: number }) => (r.cpu === undefined ? "-" : r.cpu.toFixed(2));
-
-/**
- * CPU time (user + system, ms) process `pid` has used so far: utime and stime of /proc/<pid>/stat (Linux, 100 ticks
- * a second).
- */
-function processCpuMs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  // the fields after the command name in parentheses; utime and stime are fields 14 and 15
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -473,29 +464,23 @@ async function main(): Promise<void> {
       await service.stop();
       await baseline.stop();
       children.length = 0;
-      fs.mkdirSync(PROFILE_DIR, { recursive: true });
       // one profile per path measured (BENCH_PROFILE_PATHS narrows them; default: every path of BENCH_ONLY)
       const profiledPaths = PROFILE_PATHS ? paths.filter((p) => PROFILE_PATHS.includes(p.id)) : paths;
       for (const p of profiledPaths) {
-        const before = new Set(fs.readdirSync(PROFILE_DIR));
-        const profiled = await startService(db.url, ["--cpu-prof", "--cpu-prof-dir", path.resolve(PROFILE_DIR)]);
-        children.push(profiled);
-        await load(profiled.url, seedData, p, 2);
-        // the monotonic clock V8's profile timestamps use: the summary counts samples from here on
-        const sinceUs = process.hrtime.bigint() / 1000n;
-        const run = await load(profiled.url, seedData, p, SECONDS);
-        await profiled.stop();
-        children.length = 0;
-        const written = fs.readdirSync(PROFILE_DIR).filter((f) => f.endsWith(".cpuprofile") && !before.has(f));
-        console.log(
-          `\nprofile of the service under ${p.name} (${fmtRow(run)} while profiled, load ` +
-            `${os
-              .loadavg()
-              .map((l) => l.toFixed(2))
-              .join(" ")}): ${written.map((f) => path.join(PROFILE_DIR, f)).join(", ")}`,
+        const { files, sinceUs, run } = await profiledLoad(
+          db.url,
+          PROFILE_DIR,
+          (url) => load(url, seedData, p, 2),
+          (url) => load(url, seedData, p, SECONDS),
         );
+        const loadNow = os
+          .loadavg()
+          .map((l) => l.toFixed(2))
+          .join(" ");
+        console.log(`\nprofile of the service under ${p.name} (${fmtRow(run)} while profiled, load ${loadNow}):`);
+        console.log(files.join(", "));
         console.log(
-          `summarise with: npx tsx bench/profile-summary.ts ${written.map((f) => path.join(PROFILE_DIR, f)).join(" ")} ` +
+          `summarise with: npx tsx bench/profile-summary.ts ${files.join(" ")} ` +
             `--since-us ${sinceUs} --requests ${run.total}`,
         );
       }
