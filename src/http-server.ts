@@ -8,7 +8,8 @@
  * The request each answer starts from is whatwg-node's `Request` (what Yoga's own node integration
  * builds, `@whatwg-node/server`): it reads node's header object as it is and keeps the body as the
  * Buffer read here, where Node's own `Request` (undici) copies the headers and wraps the body in a web
- * stream with an abort signal: about 20 µs against 1 µs a request (docs/performance.md "The HTTP layer").
+ * stream with an abort signal: about 20 µs against 1 µs a request (docs/performance.md "After: REST
+ * operations in process, and the HTTP layer without extra fetch objects").
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
