@@ -4,8 +4,10 @@
  * proxy counting the SQL statements clients send, and a check that dist/ is current.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
+import path from "node:path";
 import pg from "pg";
 import { buildState, root } from "../scripts/build-state.mjs";
 import { newId } from "../src/infra/ids.js";
@@ -221,4 +223,45 @@ export async function seedMeteredLine(
   const line = newId("lin");
   await prisma.subscriptionLine.create({ data: { id: line, subscriptionId, planId, quantity: "1" } as never });
   return line;
+}
+
+/**
+ * CPU time (user + system, ms) process `pid` has used so far: utime and stime of /proc/<pid>/stat (Linux, 100 ticks
+ * a second).
+ */
+export function processCpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  // the fields after the command name in parentheses; utime and stime are fields 14 and 15
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * One load of the service under `node --cpu-prof` (profiles into `dir`): starts it on `databaseUrl`, runs `warmUp`
+ * then `measure` against its URL, stops it (V8 writes the profile at exit). Returns the profile files it wrote, the
+ * monotonic clock's microseconds when `measure` began (the summary's `--since-us`: V8's profile timestamps use that
+ * clock) and what `measure` returned.
+ */
+export async function profiledLoad<R>(
+  databaseUrl: string,
+  dir: string,
+  warmUp: (url: string) => Promise<unknown>,
+  measure: (url: string) => Promise<R>,
+): Promise<{ files: string[]; sinceUs: bigint; run: R }> {
+  fs.mkdirSync(dir, { recursive: true });
+  const before = new Set(fs.readdirSync(dir));
+  const profiled = await startService(databaseUrl, ["--cpu-prof", "--cpu-prof-dir", path.resolve(dir)]);
+  let measured: { sinceUs: bigint; run: R };
+  try {
+    await warmUp(profiled.url);
+    const sinceUs = process.hrtime.bigint() / 1000n;
+    measured = { sinceUs, run: await measure(profiled.url) };
+  } finally {
+    await profiled.stop();
+  }
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(".cpuprofile") && !before.has(f))
+    .map((f) => path.join(dir, f));
+  return { files, ...measured };
 }

@@ -22,9 +22,10 @@
  * 3b. Counts the SQL statements per request of each path, service and baseline, through a TCP
  *    proxy in front of PostgreSQL that counts the protocol's Execute and Query messages (a second
  *    pair of children, pointed at the proxy, so the load runs go straight to PostgreSQL).
- * 4. With BENCH_PROFILE=<dir>: afterwards starts the service once more under `node --cpu-prof`
- *    during BENCH_SECONDS of the GET load at 32 connections and writes the .cpuprofile into <dir>
- *    (summarise it with `npx tsx bench/profile-summary.ts <file>`).
+ * 4. With BENCH_PROFILE=<dir>: afterwards, for each path measured (or those of
+ *    BENCH_PROFILE_PATHS=get32,graphql,...), starts the service once more under `node --cpu-prof`
+ *    during BENCH_SECONDS of that path's load and writes its .cpuprofile into <dir> (summarise it
+ *    with `npx tsx bench/profile-summary.ts <file>`).
  *
  * BENCH_ONLY=get1,get32,graphql,usages runs a subset. Figures go to stdout only.
  */
@@ -36,6 +37,8 @@ import autocannon from "autocannon";
 import {
   countingProxy,
   openDatabase,
+  processCpuMs,
+  profiledLoad,
   requireFreshBuild,
   serviceEnv,
   startChild,
@@ -52,6 +55,7 @@ const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 200);
 const INVOICES = Number(process.env.BENCH_INVOICES ?? 1000);
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
+const PROFILE_PATHS = process.env.BENCH_PROFILE_PATHS?.split(",").map((s) => s.trim());
 
 /** The GraphQL page measured: 50 invoices with customer, country, lines and payments. */
 export const INVOICES_QUERY = `query BenchInvoices {
@@ -71,17 +75,6 @@ requireFreshBuild();
 
 const COMPARE_DIST = process.env.BENCH_COMPARE_DIST;
 const fmtCpu = (r: { cpu?: number }) => (r.cpu === undefined ? "-" : r.cpu.toFixed(2));
-
-/**
- * CPU time (user + system, ms) process `pid` has used so far: utime and stime of /proc/<pid>/stat (Linux, 100 ticks
- * a second).
- */
-function processCpuMs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  // the fields after the command name in parentheses; utime and stime are fields 14 and 15
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -471,26 +464,26 @@ async function main(): Promise<void> {
       await service.stop();
       await baseline.stop();
       children.length = 0;
-      fs.mkdirSync(PROFILE_DIR, { recursive: true });
-      const before = new Set(fs.readdirSync(PROFILE_DIR));
-      const profiled = await startService(db.url, ["--cpu-prof", "--cpu-prof-dir", path.resolve(PROFILE_DIR)]);
-      children.push(profiled);
-      const get32 = PATHS.find((p) => p.id === "get32")!;
-      await load(profiled.url, seedData, get32, 2);
-      // the monotonic clock V8's profile timestamps use: the summary counts samples from here on
-      const sinceUs = process.hrtime.bigint() / 1000n;
-      const run = await load(profiled.url, seedData, get32, SECONDS);
-      await profiled.stop();
-      children.length = 0;
-      const written = fs.readdirSync(PROFILE_DIR).filter((f) => f.endsWith(".cpuprofile") && !before.has(f));
-      console.log(
-        `\nprofile of the service under the GET load at 32 connections (${fmtRow(run)} while ` +
-          `profiled): ${written.map((f) => path.join(PROFILE_DIR, f)).join(", ")}`,
-      );
-      console.log(
-        `summarise with: npx tsx bench/profile-summary.ts ${written.map((f) => path.join(PROFILE_DIR, f)).join(" ")} ` +
-          `--since-us ${sinceUs} --requests ${run.total}`,
-      );
+      // one profile per path measured (BENCH_PROFILE_PATHS narrows them; default: every path of BENCH_ONLY)
+      const profiledPaths = PROFILE_PATHS ? paths.filter((p) => PROFILE_PATHS.includes(p.id)) : paths;
+      for (const p of profiledPaths) {
+        const { files, sinceUs, run } = await profiledLoad(
+          db.url,
+          PROFILE_DIR,
+          (url) => load(url, seedData, p, 2),
+          (url) => load(url, seedData, p, SECONDS),
+        );
+        const loadNow = os
+          .loadavg()
+          .map((l) => l.toFixed(2))
+          .join(" ");
+        console.log(`\nprofile of the service under ${p.name} (${fmtRow(run)} while profiled, load ${loadNow}):`);
+        console.log(files.join(", "));
+        console.log(
+          `summarise with: npx tsx bench/profile-summary.ts ${files.join(" ")} ` +
+            `--since-us ${sinceUs} --requests ${run.total}`,
+        );
+      }
     }
   } finally {
     for (const c of children) await c.stop().catch(() => undefined);

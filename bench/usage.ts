@@ -18,18 +18,22 @@
  * 4. With BENCH_PROFILE=<dir>: afterwards each scenario once more for BENCH_PROFILE_SECONDS (default
  *    10) against the service under `node --cpu-prof`, and the command that summarises each profile.
  *
+ * It prints, beside each rate, the CPU time (user + system, from /proc) the serving process used per
+ * event. BENCH_COMPARE_DIST=<dir> (another build under the repository root, e.g. `dist-before`) runs it
+ * as a third child, loaded after the service for as long: a before/after under the same load.
+ *
  * BENCH_ONLY=batch1000,batch100,single runs a subset; BENCH_BATCH_CONNECTIONS (default 4) and
  * BENCH_SINGLE_CONNECTIONS (default 32) set the connections. Figures go to stdout only.
  */
-import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
 import autocannon from "autocannon";
 import pg from "pg";
 import {
   countingProxy,
   loadAverage,
   openDatabase,
+  processCpuMs,
+  profiledLoad,
   requireFreshBuild,
   seedMeteredLine,
   serviceEnv,
@@ -42,6 +46,8 @@ import { newId } from "../src/infra/ids.js";
 import { createApiKey } from "../src/services/api-keys.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
+/** another build (e.g. `dist-before`, under the repository root) loaded after the service, as long, the same way */
+const COMPARE_DIST = process.env.BENCH_COMPARE_DIST;
 const BASELINE_SECONDS = Number(process.env.BENCH_BASELINE_SECONDS ?? 20);
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 const PROFILE_SECONDS = Number(process.env.BENCH_PROFILE_SECONDS ?? 10);
@@ -258,7 +264,17 @@ async function main(): Promise<void> {
     children.push(service);
     const baseline = await startChild(["bench/usage-baseline.mjs"], serviceEnv(db.url));
     children.push(baseline);
-    for (const sc of scenarios) for (const c of [service, baseline]) await load(c.url, seedData, sc, 2); // warm-up
+    const compare = COMPARE_DIST ? await startChild([`${COMPARE_DIST}/main.js`], serviceEnv(db.url)) : undefined;
+    if (compare) children.push(compare);
+    // warm-up
+    for (const sc of scenarios) for (const c of [service, baseline, compare]) if (c) await load(c.url, seedData, sc, 2);
+    // CPU time (user + system, ms) the serving process used per event of the run, from the kernel's accounting
+    const measured = async (c: Child, sc: Scenario, seconds: number): Promise<Run & { cpu: number }> => {
+      const before = processCpuMs(c.child.pid!);
+      const run = await load(c.url, seedData, sc, seconds);
+      return { ...run, cpu: (processCpuMs(c.child.pid!) - before) / Math.max(1, run.events) };
+    };
+    const cpu = (r: { cpu: number }) => `${(r.cpu * 1000).toFixed(0)} µs CPU per event`;
     console.log(
       `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}); service ${SECONDS} s, ` +
         `baseline ${BASELINE_SECONDS} s per scenario; transaction ids ${TRANSACTION_IDS ? "on" : "off"}`,
@@ -266,17 +282,19 @@ async function main(): Promise<void> {
     const rows: { sc: Scenario; service: Run; baseline: Run; load: string }[] = [];
     for (const sc of scenarios) {
       const before = await rowsIn(db.url);
-      const s = await load(service.url, seedData, sc, SECONDS);
+      const s = await measured(service, sc, SECONDS);
       const written = (await rowsIn(db.url)) - before;
       const loadService = loadAverage();
-      const b = await load(baseline.url, seedData, sc, BASELINE_SECONDS);
+      const c = compare ? await measured(compare, sc, SECONDS) : undefined;
+      const loadCompare = loadAverage();
+      const b = await measured(baseline, sc, BASELINE_SECONDS);
       const row = { sc, service: s, baseline: b, load: loadService };
       rows.push(row);
       console.log(`\n${sc.name} (${sc.connections} connections):`);
       console.log(
         `  service: ${f0(s.eventsPerSecond)} events/s overall (${s.events} events in ${s.seconds.toFixed(1)} s), per ` +
           `request p50 ${f0(s.p50)} ms, p99 ${f0(s.p99)} ms; per ${WINDOW_MS / 1000} s ` +
-          `window: ${s.windows.map(f0).join(", ")}; load ${loadService}`,
+          `window: ${s.windows.map(f0).join(", ")}; ${cpu(s)}; load ${loadService}`,
       );
       // the requests in flight when the load stopped are written but not acknowledged: at most one per connection
       const inFlight = written - s.events;
@@ -287,8 +305,14 @@ async function main(): Promise<void> {
       );
       console.log(
         `  baseline: ${f0(b.eventsPerSecond)} events/s, p50 ${f0(b.p50)} ms, p99 ${f0(b.p99)} ms (errors ${b.errors}` +
-          `); ratio ${(s.eventsPerSecond / b.eventsPerSecond).toFixed(3)}; load ${loadAverage()}`,
+          `); ratio ${(s.eventsPerSecond / b.eventsPerSecond).toFixed(3)}; ${cpu(b)}; load ${loadAverage()}`,
       );
+      if (c)
+        console.log(
+          `  ${COMPARE_DIST}: ${f0(c.eventsPerSecond)} events/s, p50 ${f0(c.p50)} ms, p99 ${f0(c.p99)} ms (errors ` +
+            `${c.errors}); ratio to the baseline ${(c.eventsPerSecond / b.eventsPerSecond).toFixed(3)}; ${cpu(c)}; ` +
+            `load ${loadCompare}`,
+        );
     }
     console.log(
       "\n| scenario | connections | service events/s | slowest / fastest 10 s window | p50 / p99 per request | " +
@@ -310,23 +334,16 @@ async function main(): Promise<void> {
     if (PROFILE_DIR) {
       for (const c of children) await c.stop();
       children.length = 0;
-      fs.mkdirSync(PROFILE_DIR, { recursive: true });
       for (const sc of scenarios) {
-        const before = new Set(fs.readdirSync(PROFILE_DIR));
-        const profiled = await startService(db.url, ["--cpu-prof", "--cpu-prof-dir", path.resolve(PROFILE_DIR)]);
-        children.push(profiled);
-        await load(profiled.url, seedData, sc, 2);
-        const sinceUs = process.hrtime.bigint() / 1000n;
-        const run = await load(profiled.url, seedData, sc, PROFILE_SECONDS);
-        await profiled.stop();
-        children.length = 0;
-        const written = fs
-          .readdirSync(PROFILE_DIR)
-          .filter((f) => f.endsWith(".cpuprofile") && !before.has(f))
-          .map((f) => path.join(PROFILE_DIR, f));
+        const { files, sinceUs, run } = await profiledLoad(
+          db.url,
+          PROFILE_DIR,
+          (url) => load(url, seedData, sc, 2),
+          (url) => load(url, seedData, sc, PROFILE_SECONDS),
+        );
         console.log(
           `\nprofile, ${sc.name} (${f0(run.eventsPerSecond)} events/s while profiled): npx tsx ` +
-            `bench/profile-summary.ts ${written.join(" ")} --since-us ${sinceUs} --requests ${run.requests}`,
+            `bench/profile-summary.ts ${files.join(" ")} --since-us ${sinceUs} --requests ${run.requests}`,
         );
       }
     }

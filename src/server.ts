@@ -214,6 +214,9 @@ export function createApp({
       timeBudgetPlugin(settings.graphqlTimeBudgetMs),
     ],
     cors: false, // CORS is answered for /graphql and /v1 alike in `guarded` (infra/http-security.ts)
+    // the body's size is bounded before a request is made (http-server.ts MAX_BODY_BYTES, 5 MiB: 413 in the
+    // surface's error shape); Yoga's own bound (25 MB) would pipe every body through one more web stream
+    maxRequestBodySize: false,
     graphqlEndpoint: "/graphql",
     graphiql: GRAPHIQL_OPTIONS,
     // the offline page, instead of Yoga's default one that loads GraphiQL from a CDN
@@ -221,8 +224,10 @@ export function createApp({
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: (error) => maskError(error, logger) },
-    context: async ({ request, responseCookies }) => {
-      const requestId = request.headers.get("x-request-id") ?? randomUUID();
+    context: async ({ request, responseCookies, requestId: given }) => {
+      // the id handle() gave the request (/graphql), else the header of an operation run in process (REST)
+      const requestId =
+        (typeof given === "string" ? given : null) ?? request.headers.get("x-request-id") ?? randomUUID();
       // a keyed request runs in its own transaction (idempotent() below): every query goes there
       const db = requestDatabase() ?? prisma;
       const auth = await requestAuth(db, request);
@@ -382,7 +387,9 @@ export function createApp({
       const surface = url.pathname.startsWith("/graphql") ? "graphql" : "rest";
       const headers = new Headers(request.headers);
       headers.delete("idempotency-key");
-      return idempotent(new Request(request, { headers }), idempotencyKey, surface, handle);
+      // the request without its key (a request made from the URL: `new Request(request)` takes only Node's own)
+      const unkeyed = new Request(request.url, { method: request.method, headers, body: await request.text() });
+      return idempotent(unkeyed, idempotencyKey, surface, handle);
     }
     const surface = url.pathname.startsWith("/graphql") ? "graphql" : url.pathname.startsWith("/v1") ? "rest" : "other";
     const started = performance.now();
@@ -390,11 +397,10 @@ export function createApp({
     let response: Response;
     try {
       if (surface === "graphql") {
-        const headers = new Headers(request.headers);
-        headers.set("x-request-id", requestId);
-        // cookies an operation sets (the portal's sign-out clears its own): GraphQLContext.responseCookies
+        // the request as it came (its id goes in the server context); cookies an operation sets (the portal's
+        // sign-out clears its own): GraphQLContext.responseCookies
         const responseCookies: string[] = [];
-        response = await yoga.fetch(new Request(request, { headers }), { responseCookies });
+        response = await yoga.fetch(request, { responseCookies, requestId });
         for (const cookie of responseCookies) response.headers.append("set-cookie", cookie);
       } else if (surface === "rest") response = await rest(request, requestId);
       else if (/^\/checkout\/[A-Za-z0-9_]+\/?$/.test(url.pathname)) {
@@ -455,9 +461,7 @@ export function createApp({
       },
       "request",
     );
-    const headers = new Headers(response.headers);
-    headers.set("x-request-id", requestId);
-    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+    return withHeaders(response, (headers) => headers.set("x-request-id", requestId));
   }
 
   const limits = createRateLimits(settings);
@@ -492,13 +496,12 @@ export function createApp({
       return handle(request);
     }
     const policy = cors(request, settings.corsOrigins);
-    const finish = (response: Response) => {
-      const headers = new Headers(response.headers);
-      policy.decorate(headers);
-      if (surface === "graphql" && graphiqlPolicy && headers.get("content-type")?.startsWith("text/html"))
-        headers.set("content-security-policy", graphiqlPolicy);
-      return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
-    };
+    const finish = (response: Response) =>
+      withHeaders(response, (headers) => {
+        policy.decorate(headers);
+        if (surface === "graphql" && graphiqlPolicy && headers.get("content-type")?.startsWith("text/html"))
+          headers.set("content-security-policy", graphiqlPolicy);
+      });
     if (policy.preflight) return finish(policy.preflight);
     const address = clientAddress(request, settings.trustProxy);
     const authorization = request.headers.get("authorization");
@@ -540,6 +543,23 @@ export function createApp({
   }
 
   return { handle: guarded, yoga, registry, mailer, close };
+}
+
+/**
+ * `response` with its headers changed by `set`: in place, as the headers of every answer made in this process are
+ * mutable (`new Response`, `Response.json`, Yoga's), so its body is not wrapped again; on a copy for an answer whose
+ * headers are immutable (one `fetch()` returned).
+ */
+function withHeaders(response: Response, set: (headers: Headers) => void): Response {
+  try {
+    set(response.headers);
+    return response;
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    const headers = new Headers(response.headers);
+    set(headers);
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
 }
 
 /**

@@ -327,22 +327,29 @@ export function documentLimitPlugins(): Plugin[] {
     },
     blockFieldSuggestionsPlugin({ mask: "" }) as Plugin,
     // Yoga labels the schema's own validation errors GRAPHQL_VALIDATION_FAILED; the project's code is validation_error
-    // (errors.ts projectErrorCode, the one table of Yoga's codes, which maskError uses too)
-    // (relabelled as the answer is written: Yoga adds its label after every plugin's validation hook)
+    // (errors.ts projectErrorCode, the one table of Yoga's codes, which maskError uses too). Relabelled once the
+    // operation's result is known (Yoga adds its label after every plugin's validation hook), which is also where an
+    // operation run in process ends (the REST adapter: rest/router.ts), and again as the answer is written, for
+    // the errors of the HTTP request itself (a body that is not JSON, a wrong method)
     {
-      onResultProcess: ({ result }) => {
-        for (const one of Array.isArray(result) ? result : [result]) {
-          if (!one || !("errors" in one)) continue;
-          for (const error of one.errors ?? []) {
-            const code = error.extensions?.code;
-            if (typeof code !== "string") continue;
-            const status = (error.extensions.http as { status?: number } | undefined)?.status;
-            (error.extensions as Record<string, unknown>).code = projectErrorCode(code, status);
-          }
-        }
-      },
+      onExecutionResult: ({ result }) => relabelErrorCodes(result),
+      onResultProcess: ({ result }) => relabelErrorCodes(result),
     },
   ];
+}
+
+/** Yoga's upper-case error codes of a result (or a batch of results) as the project's (errors.ts projectErrorCode). */
+function relabelErrorCodes(result: unknown): void {
+  if (!result || typeof result !== "object" || Symbol.asyncIterator in result) return;
+  for (const one of Array.isArray(result) ? result : [result]) {
+    if (!one || !("errors" in one)) continue;
+    for (const error of (one as { errors?: readonly GraphQLError[] }).errors ?? []) {
+      const code = error.extensions?.code;
+      if (typeof code !== "string") continue;
+      const status = (error.extensions.http as { status?: number } | undefined)?.status;
+      (error.extensions as Record<string, unknown>).code = projectErrorCode(code, status);
+    }
+  }
 }
 
 /** Deadline (performance.now() ms) of each running query operation, by its context object. */

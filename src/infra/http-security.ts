@@ -81,7 +81,7 @@ export function inlineScriptHashes(html: string): string[] {
   return hashes;
 }
 
-/** The headers every answer carries, whatever its kind (the CSP is added by `secure`). */
+/** The headers every answer carries, whatever its kind (the CSP is added by `securedHead`). */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
@@ -97,13 +97,19 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /**
- * Adds the security headers to `headers` (in place). A CSP the answer already has (GraphiQL's,
- * the checkout's) is kept; any other answer gets `API_CSP`.
+ * The head node:http writes for an answer with `headers`: its headers, set-cookie as one entry per
+ * cookie, and the security headers (over any of the same name; a CSP the answer already has, GraphiQL's or
+ * the checkout's, is kept, any other answer gets `API_CSP`), without copying the answer's headers first.
  */
-export function secure(headers: Headers): Headers {
-  for (const [name, value] of Object.entries(SECURITY_HEADERS)) headers.set(name, value);
-  if (!headers.has("content-security-policy")) headers.set("content-security-policy", API_CSP);
-  return headers;
+export function securedHead(headers: Headers): Record<string, string | string[]> {
+  const head: Record<string, string | string[]> = {};
+  headers.forEach((value, name) => (head[name] = value));
+  // several Set-Cookie headers stay several (the customer portal sets two: pages/portal.ts)
+  const cookies = headers.getSetCookie();
+  if (cookies.length) head["set-cookie"] = cookies;
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) head[name] = value;
+  head["content-security-policy"] ??= API_CSP;
+  return head;
 }
 
 /** Request headers a browser may send cross-origin to the API. */

@@ -6,7 +6,8 @@
  * in special.ts. Every route executes a typed GraphQL document through the same Yoga instance as
  * /graphql, so auth, rules and errors are the GraphQL ones; REST only reshapes.
  */
-import { getNamedType, isObjectType, print } from "graphql";
+import { getNamedType, isObjectType, print, type ExecutionResult } from "graphql";
+import { Request as FetchRequest } from "@whatwg-node/fetch";
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
 import { addFieldError, DomainError, type FieldErrors } from "../domain/errors.js";
 import { checkJsonValue, DEFAULT_TEXT_LIMIT, jsonDepthProblem, textProblem } from "../domain/input-limits.js";
@@ -100,8 +101,27 @@ export function restRoutes(): { method: Method; path: string }[] {
   return routes.map(({ method, path }) => ({ method, path }));
 }
 
+/** What the REST adapter needs of the Yoga instance: running an operation's parameters to its result in process. */
 interface YogaLike {
-  fetch(request: Request): Promise<Response> | Response;
+  getResultForParams(
+    payload: { params: { query: string; variables?: Record<string, unknown> }; request: Request },
+    serverContext: Record<string, never>,
+  ):
+    | PromiseLike<ExecutionResult | AsyncIterable<ExecutionResult> | undefined>
+    | ExecutionResult
+    | AsyncIterable<ExecutionResult>
+    | undefined;
+}
+
+/**
+ * The variables without those set to `undefined`, which JSON (the wire of /graphql) leaves out: an operation's
+ * variable left out takes its default, where one given as `undefined` would read as null.
+ */
+function definedOnly(variables: unknown): Record<string, unknown> {
+  const given: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries((variables ?? {}) as Record<string, unknown>))
+    if (value !== undefined) given[name] = value;
+  return given;
 }
 
 type GraphQLResponse = {
@@ -200,22 +220,26 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
     }
 
     const run = async <R, V>(doc: TypedDocumentNode<R, V>, variables: V): Promise<R> => {
-      const headers = new Headers({
-        "content-type": "application/json",
-        accept: "application/json",
-        "x-request-id": requestId,
-      });
+      const headers: Record<string, string> = { "content-type": "application/json", "x-request-id": requestId };
       const authorization = request.headers.get("authorization");
-      if (authorization) headers.set("authorization", authorization);
-      const response = await yoga.fetch(
-        new Request(new URL("/graphql", url), {
-          method: "POST",
-          headers,
-          body: JSON.stringify({ query: source(doc as TypedDocumentNode<unknown, unknown>), variables }),
-        }),
+      if (authorization) headers.authorization = authorization;
+      // in process, on Yoga's own path from an operation's parameters to its result (what /graphql runs after
+      // reading the HTTP body): its onParams and onExecutionResult hooks and every envelop plugin (document limits,
+      // error masking, the context with the API key's auth and the request's transaction, the time budget) and the
+      // schema's input check, with the GraphQL request made of the REST request's key and id only (no cookie: the
+      // portal's credential is not a REST one). No HTTP request, no JSON: the variables go in and the result
+      // comes back as values
+      const result = await yoga.getResultForParams(
+        {
+          params: { query: source(doc as TypedDocumentNode<unknown, unknown>), variables: definedOnly(variables) },
+          // whatwg-node's Request (Yoga's fetch API): no abort signal or body stream made for it
+          request: new FetchRequest(`${url.origin}/graphql`, { method: "POST", headers }),
+        },
+        {},
       );
-      const result = (await response.json()) as GraphQLResponse;
-      if (result.errors?.length) throw new RestError(graphQLErrorResponse(result.errors));
+      if (!result || Symbol.asyncIterator in result) throw new Error("a REST operation answered with a stream");
+      if (result.errors?.length)
+        throw new RestError(graphQLErrorResponse(result.errors as unknown as NonNullable<GraphQLResponse["errors"]>));
       return result.data as R;
     };
 
