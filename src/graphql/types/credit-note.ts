@@ -304,8 +304,8 @@ builder.mutationFields((t) => ({
   finalizeCreditNote: t.prismaField({
     type: "CreditNote",
     description:
-      "Numbers and locks a draft credit note, freezing its customer and issuer as issued (`issuedCustomer`, `issuer`). Errors: not_found, " +
-      "invalid_state (not a draft), validation_error (no lines).",
+      "Numbers and locks a draft credit note, freezing its customer and issuer as issued (`issuedCustomer`, " +
+      "`issuer`). Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
     args: { id: t.arg.id({ required: true, description: "`cre_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeCreditNote(ctx, String(args.id));

@@ -398,8 +398,8 @@ builder.mutationFields((t) => ({
   finalizeInvoice: t.prismaField({
     type: "Invoice",
     description:
-      "Numbers and locks a draft invoice, freezing its customer and issuer as issued (`issuedCustomer`, `issuer`). Errors: not_found, " +
-      "invalid_state (not a draft), validation_error (no lines).",
+      "Numbers and locks a draft invoice, freezing its customer and issuer as issued (`issuedCustomer`, " +
+      "`issuer`). Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
     args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeInvoice(ctx, String(args.id));

@@ -328,8 +328,8 @@ builder.mutationFields((t) => ({
   finalizeOrder: t.prismaField({
     type: "Order",
     description:
-      "Numbers and locks a draft order, freezing its customer and issuer as issued (`issuedCustomer`, `issuer`). Errors: not_found, invalid_state " +
-      "(not a draft), validation_error (no lines).",
+      "Numbers and locks a draft order, freezing its customer and issuer as issued (`issuedCustomer`, " +
+      "`issuer`). Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
     args: { id: t.arg.id({ required: true, description: "`ord_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeOrder(ctx, String(args.id));
