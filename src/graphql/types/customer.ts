@@ -31,9 +31,6 @@ const Contact = builder.objectRef<ContactShape>("Contact").implement({
   }),
 });
 
-/** A customer row's contacts (the JSON column), [] when none. */
-const contactsOf = (c: { contacts: unknown }) => (c.contacts as ContactShape[] | null) ?? [];
-
 const CustomerAggregations = builder.objectRef<Aggregations>("CustomerAggregations").implement({
   description:
     "Financial summary in `currency` (the customer's currency, else its country's default): docs/decisions.md.",
@@ -68,6 +65,50 @@ export const Customer = builder.prismaNode("Customer", {
     testMode: t.exposeBoolean("testMode", {
       description: "true for a customer of test mode (made with a test key); test and live data never mix",
     }),
+    aggregations: t.field({
+      type: CustomerAggregations,
+      select: { id: true },
+      description:
+        "the customer's balance and sales (computed when asked, one query for every customer of the response)",
+      resolve: (c, _args, ctx) => aggregationsOf(ctx, c.id),
+    }),
+    sources: t.relation("sources", {
+      description: "payment sources attached to the customer (detachSource removes one), oldest first",
+      query: { orderBy: { createdAt: "asc" } },
+    }),
+    testClock: t.relation("testClock", {
+      nullable: true,
+      description: "test clock whose frozen time the customer lives on (test mode only)",
+    }),
+  }),
+});
+
+/**
+ * The customer as an invoice, order or credit note was issued to it (`issuedCustomer` of each):
+ * services/issued-parties.ts `documentCustomer` gives the Customer row with the snapshot's columns
+ * once the document is finalized, the row itself on a draft. No `id`: a normalized client cache
+ * keeps it inside its document, apart from the live `Customer` of the same id (docs/decisions.md
+ * "Issued documents").
+ */
+export const IssuedCustomer = builder.prismaObject("Customer", {
+  variant: "IssuedCustomer",
+  description:
+    "The customer as a document (invoice, order, credit note) was issued to it. On a finalized document every field " +
+    "is the customer's as it stood when the document was finalized, stored then and never changed afterwards, " +
+    "whatever happens to the customer (what the document's PDF and DTE print; `created` and `updated` are the " +
+    "customer record's times then; `activity`, `commune` and `city` are null on a document issued before customers " +
+    "had them, and its printed document reads those keys of `taxSettings`). On a draft: the customer now. It has no " +
+    "`id`: it belongs to its document (a normalized cache such as Relay's or Apollo's keeps it inside the document, " +
+    "never merged with the `Customer`); the customer as it is now, with its id, is the document's `customer` " +
+    '(docs/decisions.md "Issued documents").',
+});
+
+/**
+ * The customer's own details, the columns an issued document's snapshot keeps
+ * (domain/issued-parties.ts CustomerColumns): fields of `Customer` and of `IssuedCustomer` alike.
+ */
+for (const type of [Customer, IssuedCustomer])
+  builder.prismaObjectFields(type, (t) => ({
     name: t.exposeString("name", {
       nullable: true,
       description: "legal or display name printed on documents (at most 200 characters); null when not given",
@@ -122,7 +163,7 @@ export const Customer = builder.prismaNode("Customer", {
       type: [Contact],
       select: { contacts: true },
       description: "people to reach at the customer, in the order given; empty when none",
-      resolve: contactsOf,
+      resolve: (c) => (c.contacts as unknown as ContactShape[]) ?? [],
     }),
     taxSettings: t.expose("taxSettings", {
       type: "JSONObject",
@@ -134,121 +175,9 @@ export const Customer = builder.prismaNode("Customer", {
       type: "JSONObject",
       description: "the organization's own string keys and values; {} when none",
     }),
-    aggregations: t.field({
-      type: CustomerAggregations,
-      select: { id: true },
-      description:
-        "the customer's balance and sales (computed when asked, one query for every customer of the response)",
-      resolve: (c, _args, ctx) => aggregationsOf(ctx, c.id),
-    }),
-    sources: t.relation("sources", {
-      description: "payment sources attached to the customer (detachSource removes one), oldest first",
-      query: { orderBy: { createdAt: "asc" } },
-    }),
-    testClock: t.relation("testClock", {
-      nullable: true,
-      description: "test clock whose frozen time the customer lives on (test mode only)",
-    }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was created" }),
     updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed" }),
-  }),
-});
-
-/**
- * The customer as an invoice, order or credit note was issued to it (`issuedCustomer` of each):
- * services/issued-parties.ts `documentCustomer` gives the Customer row with the snapshot's columns
- * once the document is finalized, the row itself on a draft. No `id`: a normalized client cache
- * keeps it inside its document, apart from the live `Customer` of the same id (docs/decisions.md
- * "Issued documents").
- */
-export const IssuedCustomer = builder.prismaObject("Customer", {
-  variant: "IssuedCustomer",
-  description:
-    "The customer as a document (invoice, order, credit note) was issued to it: on a finalized document the " +
-    "customer's details stored when it was finalized, never changed afterwards whatever happens to the customer " +
-    "(what the document's PDF and DTE print); on a draft the customer's details now. \"Then\" below means at the " +
-    "document's finalize (on a draft: now). It has no `id`: it belongs to its document (a normalized cache such as " +
-    "Relay's or Apollo's keeps it inside the document, never merged with the `Customer`); the customer as it is now, " +
-    'with its id, is the document\'s `customer` (docs/decisions.md "Issued documents").',
-  fields: (t) => ({
-    name: t.exposeString("name", {
-      nullable: true,
-      description: "legal or display name then, as the document prints it (SII RznSocRecep); null when it had none",
-    }),
-    address: t.exposeString("address", {
-      nullable: true,
-      description: "postal address then, as the document prints it (SII DirRecep); null when it had none",
-    }),
-    country: t.relation("country", { nullable: true, description: "the customer's country then; null when none" }),
-    state: t.relation("state", {
-      nullable: true,
-      description:
-        "the customer's state then, when `stateCode` is one of the country's seeded states; else null (`stateCode` " +
-        "still holds the code)",
-    }),
-    stateCode: t.exposeString("stateCode", {
-      nullable: true,
-      description: "state code then (at most six characters), e.g. RM; null when none",
-    }),
-    currency: t.exposeString("currencyId", {
-      nullable: true,
-      description:
-        "ISO 4217 code of the customer's currency then (e.g. CLP), a code of `currencies`; null: its country's " +
-        "default applied",
-    }),
-    email: t.exposeString("email", {
-      nullable: true,
-      description: "billing e-mail then (SII CorreoRecep on a DTE); null when it had none",
-    }),
-    phone: t.exposeString("phone", { nullable: true, description: "phone number then, as entered; null when none" }),
-    website: t.exposeString("website", { nullable: true, description: "http(s) URL then; null when none" }),
-    taxId: t.exposeString("taxId", {
-      nullable: true,
-      description: "tax id then; for Chile a RUT normalized as 76042235-5 (SII RUTRecep); null when none",
-    }),
-    activity: t.exposeString("activity", {
-      nullable: true,
-      description:
-        "giro (line of business) then: SII's GiroRecep and `Giro` on the printed document; null when none, and on a " +
-        "document issued before customers had the field (its printed document reads `taxSettings`' `activity`)",
-    }),
-    commune: t.exposeString("commune", {
-      nullable: true,
-      description:
-        "comuna of the address then (SII's CmnaRecep); null when none, and on a document issued before customers " +
-        "had the field (its printed document reads `taxSettings`' `commune`)",
-    }),
-    city: t.exposeString("city", {
-      nullable: true,
-      description:
-        "city of the address then (SII's CiudadRecep); null when none, and on a document issued before customers " +
-        "had the field (its printed document reads `taxSettings`' `city`)",
-    }),
-    contacts: t.field({
-      type: [Contact],
-      select: { contacts: true },
-      description: "people to reach at the customer then, in the order given; empty when none",
-      resolve: contactsOf,
-    }),
-    taxSettings: t.expose("taxSettings", {
-      type: "JSONObject",
-      description:
-        "tax details then, as stored; {} when none. A customer saved before `activity`, `commune` and `city` " +
-        "existed may hold them here under those keys",
-    }),
-    metadata: t.expose("metadata", {
-      type: "JSONObject",
-      description: "the organization's own string keys and values then; {} when none",
-    }),
-    created: t.expose("createdAt", { type: "DateTime", description: "when the customer was created" }),
-    updated: t.expose("updatedAt", {
-      type: "DateTime",
-      description:
-        "when the customer record had last changed before the document was finalized (on a draft: its last change); " +
-        "not a time of the document",
-    }),
-  }),
-});
+  }));
 
 const ContactInput = builder.inputType("ContactInput", {
   description: "A person to reach at the customer; every field optional. Errors name `contacts.<i>.<field>`.",
