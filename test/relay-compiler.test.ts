@@ -2,7 +2,8 @@
  * relay-compiler 21 (the real binary) compiles the Relay fixtures in test/relay/src against the
  * committed schema/schema.graphql with no error: a @connection paginated by a @refetchable
  * fragment on Query, a @refetchable fragment on a Node type (refetched through node(id:)), and a
- * subscription with its lines and scheduled change, a delete whose deletedId has @deleteRecord.
+ * subscription with its lines and scheduled change, a delete whose deletedId has @deleteRecord, a
+ * finalized invoice's live `customer` beside its `issuedCustomer`.
  * test/integration/relay.test.ts runs them.
  */
 import { afterAll, describe, expect, it } from "vitest";
@@ -23,6 +24,7 @@ describe("relay-compiler over schema/schema.graphql", () => {
       "CustomersListPaginationQuery.graphql.js",
       "CustomersListQuery.graphql.js",
       "CustomersList_query.graphql.js",
+      "InvoiceCustomerQuery.graphql.js",
       "ProductDeleteMutation.graphql.js",
       "ProductDeleteQuery.graphql.js",
       "SubscriptionDetailQuery.graphql.js",

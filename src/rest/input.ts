@@ -29,7 +29,7 @@ import { addFieldError, ValidationError, type FieldErrors } from "../domain/erro
 import { schema } from "../graphql/schema.js";
 import { enumInput } from "./enums.js";
 import { commaList } from "./filters.js";
-import { EXCEPTIONS, restName, rootOf, selectedFields, snake, type Fragments } from "./printer.js";
+import { EXCEPTIONS, printedFields, restName, rootOf, snake, type Fragments } from "./printer.js";
 import type { Operation } from "./types.js";
 
 type Json = Record<string, unknown>;
@@ -77,7 +77,7 @@ function bodyObject(
 ): BodyObject {
   const typename = output?.name;
   const printed = new Map(
-    output ? selectedFields(selection, fragments).map((f) => [restName(typename, f.key), f]) : [],
+    output ? printedFields(typename, selection, fragments).map((f) => [restName(typename, f.key), f]) : [],
   );
   const fields = new Map<string, BodyField>();
   for (const field of Object.values(input.getFields())) {

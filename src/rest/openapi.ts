@@ -26,7 +26,7 @@ import { schema as graphqlSchema } from "../graphql/schema.js";
 import { restEnumValues } from "./enums.js";
 import { listFilters, type FilterKind } from "./filters.js";
 import { bodyOf, type BodyField, type BodyObject } from "./input.js";
-import { EXCEPTIONS, restName, rootOf, selectedFields, type Fragments } from "./printer.js";
+import { EXCEPTIONS, printedFields, restName, rootOf, selectedFields, type Fragments } from "./printer.js";
 import { RESOURCES, routesOf, shapeOperation } from "./resources.js";
 import { STATUS_BY_CODE } from "./respond.js";
 import type { Operation, ResourceDecl, Route } from "./types.js";
@@ -95,11 +95,12 @@ function objectSchema(typename: string, selection: SelectionSetNode | undefined,
   const type = graphqlSchema.getType(typename);
   if (!isObjectType(type)) return { type: "object" };
   const properties: Json = {};
-  for (const field of selectedFields(selection, fragments)) {
+  for (const field of printedFields(typename, selection, fragments)) {
     const def = type.getFields()[field.name];
     if (!def) continue;
     const schema = typeSchema(def.type, field.selection, fragments);
-    properties[restName(typename, field.key)] = def.description ? { ...schema, description: def.description } : schema;
+    const description = EXCEPTIONS[typename]?.[field.name]?.description ?? def.description;
+    properties[restName(typename, field.key)] = description ? { ...schema, description } : schema;
   }
   // the printed exceptions' schemas (printer.ts `EXCEPTIONS`, the table the printer runs)
   for (const [name, exception] of Object.entries(EXCEPTIONS[typename] ?? {}))

@@ -20,6 +20,7 @@ import {
   type GraphQLField,
   type GraphQLObjectType,
   type GraphQLOutputType,
+  type SelectionNode,
   type SelectionSetNode,
 } from "graphql";
 import { schema as graphqlSchema } from "../graphql/schema.js";
@@ -59,6 +60,14 @@ interface Where {
 interface Exception {
   schema?: Json;
   print?: (value: unknown, node: Node, rule: (field: string) => unknown, where: Where) => [string, unknown][];
+  /**
+   * Another field of the same object whose selected fields this (object) field prints with, as one
+   * object of this field's type: its `id`, then the other field's fields, then its own others; the
+   * other field is not printed (`printedFields`: nor in the OpenAPI schema or a body).
+   */
+  merge?: string;
+  /** The OpenAPI description of the field, where its GraphQL description does not say what REST prints. */
+  description?: string;
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -73,6 +82,20 @@ const DOCUMENT: Record<string, Exception> = {
     print: (_v, node, rule) => [["document", { ...(rule("document") as Json), currency: rule("currency") }]],
   },
   currency: { schema: CURRENCY_OBJECT, print: () => [] },
+};
+/**
+ * A document's embedded `customer`: the customer's id (and what the fragment selects of it now, an
+ * order's `aggregations`) with the fields the document was issued with (`issuedCustomer`), as one
+ * customer (docs/decisions.md "Issued documents").
+ */
+const ISSUED_CUSTOMER: Record<string, Exception> = {
+  customer: {
+    merge: "issuedCustomer",
+    description:
+      "The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, " +
+      "address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations " +
+      'and sources are the customer\'s now), on a draft the customer now (docs/decisions.md "Issued documents").',
+  },
 };
 /** An addon rate is `{cycle, percent}` or `{cycle, amount}` (spec "Addon"). */
 const RATE = (field: "percent" | "amount"): Exception => ({
@@ -102,9 +125,10 @@ export const REST_PATH_NAMES: Record<string, string> = Object.fromEntries(
 
 /**
  * The printed exceptions to the rule, by GraphQL type and field (docs/rest.md "Responses"): a
- * customer's `country`/`state`, a document's `currency` in its `document`, a credit note's
- * `invoice` (an id, or the object with `?expand=invoice`, by the rule), addon rates, a usage's
- * `transaction_id` only when recorded.
+ * customer's `country`/`state`, a document's `currency` in its `document` and its `customer` (the
+ * live customer's id with the issued customer's fields), a credit note's `invoice` (an id, or the
+ * object with `?expand=invoice`, by the rule), addon rates, a usage's `transaction_id` only when
+ * recorded.
  */
 export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
   Customer: {
@@ -125,8 +149,8 @@ export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
     // the embedded customer's `state` is its code
     stateCode: { print: (v, node) => ("state" in node ? [] : [["state", v]]) },
   },
-  Invoice: DOCUMENT,
-  Order: DOCUMENT,
+  Invoice: { ...DOCUMENT, ...ISSUED_CUSTOMER },
+  Order: { ...DOCUMENT, ...ISSUED_CUSTOMER },
   CreditNote: {
     invoice: { schema: ID_OR_OBJECT },
     document: { schema: ID_OR_OBJECT },
@@ -170,18 +194,29 @@ function aliased(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [snake(k), aliased(v)]));
 }
 
+/** The fields of type `typename` merged into another (`Exception.merge`): not printed themselves. */
+const mergedAway = (typename: string | undefined) =>
+  new Set(Object.values((typename && EXCEPTIONS[typename]) || {}).flatMap((e) => (e.merge ? [e.merge] : [])));
+
+/** Object `value` with `other`'s keys merged in: its `id`, then `other`'s keys, then its own others. */
+function withMerged(value: unknown, other: unknown): unknown {
+  if (value === null || typeof value !== "object" || other === null || typeof other !== "object") return value;
+  return { ...("id" in value ? { id: value.id } : {}), ...other, ...value };
+}
+
 function printObject(type: GraphQLObjectType, node: Node, where: Where): Json {
   const fields = type.getFields();
   const exceptions = EXCEPTIONS[type.name] ?? {};
+  const merged = mergedAway(type.name);
   const plain = plainTimestamps(type.name, where.root);
-  const rule = (key: string) =>
-    fields[key] ? printValue(fields[key].type, node[key], where, plain) : aliased(node[key]);
+  const rule = (key: string, value = node[key]) =>
+    fields[key] ? printValue(fields[key].type, value, where, plain) : aliased(value);
   const printed: Json = {};
   for (const [key, value] of Object.entries(node)) {
-    if (key === "__typename") continue;
-    const exception = exceptions[key]?.print;
-    if (exception) for (const [name, v] of exception(value, node, rule, where)) printed[name] = v;
-    else printed[restName(type.name, key)] = rule(key);
+    if (key === "__typename" || merged.has(key)) continue;
+    const { print, merge } = exceptions[key] ?? {};
+    if (print) for (const [name, v] of print(value, node, rule, where)) printed[name] = v;
+    else printed[restName(type.name, key)] = rule(key, merge ? withMerged(value, node[merge]) : value);
   }
   return printed;
 }
@@ -211,6 +246,32 @@ export function selectedFields(selection: SelectionSetNode | undefined, fragment
     else if (s.kind === Kind.INLINE_FRAGMENT) fields.push(...selectedFields(s.selectionSet, fragments));
   }
   return fields;
+}
+
+/**
+ * The fields REST prints of `selection` on type `typename` (the OpenAPI schema and the bodies read
+ * them): `selectedFields` less the fields merged into another (`Exception.merge`), whose selections
+ * the merging field's selection takes in, as the printer merges their values.
+ */
+export function printedFields(
+  typename: string | undefined,
+  selection: SelectionSetNode | undefined,
+  fragments: Fragments,
+) {
+  const fields = selectedFields(selection, fragments);
+  const exceptions = (typename && EXCEPTIONS[typename]) || {};
+  const merged = mergedAway(typename);
+  return fields
+    .filter((f) => !merged.has(f.name))
+    .map((f) => {
+      const merge = exceptions[f.name]?.merge;
+      if (!merge) return f;
+      const own = f.selection?.selections ?? [];
+      const isId = (s: SelectionNode) => s.kind === Kind.FIELD && s.name.value === "id";
+      const other = fields.find((o) => o.name === merge)?.selection?.selections ?? [];
+      const selections = [...own.filter(isId), ...other, ...own.filter((s) => !isId(s))];
+      return { ...f, selection: { kind: Kind.SELECTION_SET, selections } as SelectionSetNode };
+    });
 }
 
 /** An operation's one root field: the operation, the field's node and schema definition, the fragments. */

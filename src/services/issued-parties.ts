@@ -1,9 +1,9 @@
 /**
  * The parties of an issued document (rules: domain/issued-parties.ts; docs/decisions.md "Issued
  * documents"): `snapshotParties` takes the snapshot at finalize, inside the finalize transaction;
- * `documentCustomer` and `documentIssuer` are the one way readers (GraphQL and through it REST,
- * the PDF, reminder attachments) get "the party as issued": the snapshot once finalized, live
- * data on drafts.
+ * `documentCustomer` and `documentIssuer` are the one way readers (GraphQL's `issuedCustomer` and
+ * `issuer`, and through them REST, the PDF, reminder attachments) get "the party as issued": the
+ * snapshot once finalized, live data on drafts.
  */
 import type { Prisma } from "../infra/prisma/generated/client.js";
 import {

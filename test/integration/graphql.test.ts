@@ -86,7 +86,8 @@ describe("GraphQL at /graphql", () => {
       tax: "447",
       total: "2797",
       document: { id: "CL33" },
-      customer: { name: "Typed" },
+      customer: { id: customer.body.data.createCustomer.id },
+      issuedCustomer: { name: "Typed" },
     });
   });
 

@@ -2,7 +2,8 @@
  * Issued documents never change (docs/decisions.md "Issued documents"): an invoice, an order and a
  * credit note are finalized, then the customer is renamed (address, e-mail and tax settings
  * changed too) and the organization's tax profile is edited; each finalized document's REST JSON,
- * GraphQL JSON and PDF text are byte for byte what they were, while a draft shows the new data.
+ * GraphQL JSON (its `issuedCustomer` and `issuer`) and PDF text are byte for byte what they were,
+ * while its GraphQL `customer` (the Customer, live) and a draft show the new data.
  * For a document issued to SII, the PDF prints the stored DTE's issuer and receiver field for field.
  */
 import { randomBytes } from "node:crypto";
@@ -29,23 +30,23 @@ async function pdfText(base64: string): Promise<string> {
 }
 
 const CUSTOMER_FIELDS =
-  `id name address stateCode state { id code } country { id name } currency email phone ` +
-  `website taxId contacts { name email phone role } taxSettings metadata created updated`;
+  `name address stateCode state { id code } country { id name } currency email phone ` +
+  `website taxId activity commune city contacts { name email phone role } taxSettings metadata created updated`;
 const ISSUER_FIELDS =
   `name taxId businessName activity activityCodes address commune city resolutionNumber ` + `resolutionDate`;
 
-/** Every field a client reads of a document, through GraphQL: the customer and the issuer included. */
+/** Every field a client reads of a document as issued, through GraphQL: the issued customer and the issuer included. */
 function graphqlDocument(kind: "invoice" | "order" | "creditNote", id: string) {
   const own = {
     invoice: `number status total lines { name total } localFile`,
     order: `number status total shippingType lines { name total } localFile`,
     creditNote:
-      `number status total invoice { id number customer { ${CUSTOMER_FIELDS} } issuer { ${ISSUER_FIELDS} } ` +
+      `number status total invoice { id number issuedCustomer { ${CUSTOMER_FIELDS} } issuer { ${ISSUER_FIELDS} } ` +
       `} localFile`,
   }[kind];
   const type = { invoice: "Invoice", order: "Order", creditNote: "CreditNote" }[kind];
   return s.graphql(
-    `query($id: ID!) { node(id: $id) { ... on ${type} { id ${own} customer { ${CUSTOMER_FIELDS} } issuer ` +
+    `query($id: ID!) { node(id: $id) { ... on ${type} { id ${own} issuedCustomer { ${CUSTOMER_FIELDS} } issuer ` +
       `{ ${ISSUER_FIELDS} } } } }`,
     { id },
   );
@@ -172,7 +173,7 @@ describe("a finalized document reads what it was issued with", () => {
     expect(before.invoice.pdf).toContain("Cliente Original SpA");
     expect(before.invoice.pdf).toContain("Acme SpA");
     expect(before.invoice.pdf).toContain("Av. Providencia 1234, Providencia, Santiago");
-    expect(JSON.parse(before.creditNote.graphql).data.node.customer.name).toBe("Cliente Original SpA");
+    expect(JSON.parse(before.creditNote.graphql).data.node.issuedCustomer.name).toBe("Cliente Original SpA");
   });
 
   it("renaming the customer and editing the tax profile changes none of them; a draft shows the new data", async () => {
@@ -207,6 +208,33 @@ describe("a finalized document reads what it was issued with", () => {
       expect(after.pdf, `${kind} PDF`).toBe(before[kind].pdf);
     }
 
+    // each document's `customer` is the Customer, live: the new name under the customer's id (a normalized
+    // client cache keys it by that id), beside the issued one
+    for (const kind of ["invoice", "order", "creditNote"] as const) {
+      const type = { invoice: "Invoice", order: "Order", creditNote: "CreditNote" }[kind];
+      const both = await s.graphql(
+        `query($id: ID!) { node(id: $id) { ... on ${type} { customer { id name address email state { code } } ` +
+          `issuedCustomer { name address email state { code } } } } }`,
+        { id: ids[kind] },
+      );
+      expect(both.body.errors, JSON.stringify(both.body.errors)).toBeUndefined();
+      expect(both.body.data.node, kind).toEqual({
+        customer: {
+          id: customer,
+          name: "Cliente Renombrado SpA",
+          address: "Nueva Dirección 999",
+          email: "nuevo@cliente.cl",
+          state: { code: "VS" },
+        },
+        issuedCustomer: {
+          name: "Cliente Original SpA",
+          address: "Av. Siempre Viva 123",
+          email: "pagos@cliente.cl",
+          state: { code: "RM" },
+        },
+      });
+    }
+
     // the customer itself and a draft read live data
     expect((await s.rest("GET", `/v1/customers/${customer}/`)).body.name).toBe("Cliente Renombrado SpA");
     const draft = await s.rest("GET", `/v1/invoices/${ids.draft}/`);
@@ -217,7 +245,7 @@ describe("a finalized document reads what it was issued with", () => {
       state: "VS",
     });
     const draftGraphql = await graphqlDocument("invoice", ids.draft);
-    expect(draftGraphql.body.data.node.customer).toMatchObject({
+    expect(draftGraphql.body.data.node.issuedCustomer).toMatchObject({
       name: "Cliente Renombrado SpA",
       taxSettings: { activity: "Otra actividad", commune: "Viña del Mar" },
     });
@@ -240,7 +268,7 @@ describe("a finalized document reads what it was issued with", () => {
 
     // a finalized invoice's GraphQL shows the issued customer and issuer
     const issued = JSON.parse(before.invoice.graphql).data.node;
-    expect(issued.customer).toMatchObject({
+    expect(issued.issuedCustomer).toMatchObject({
       name: "Cliente Original SpA",
       stateCode: "RM",
       state: { code: "RM" },

@@ -286,10 +286,14 @@ describe("every DTE type prints as a Chilean document", () => {
       ).toBe(200);
       expect(await pdfLines("invoices", draft.body.id, "33-again")).toEqual(lines);
       const gql = await s.graphql(
-        `query($id: ID!) { node(id: $id) { ... on Invoice { customer { activity commune city } } } }`,
+        `query($id: ID!) { node(id: $id) { ... on Invoice { issuedCustomer { activity commune city } ` +
+          `customer { activity commune } } } }`,
         { id: draft.body.id },
       );
-      expect(gql.body.data.node.customer).toEqual({ activity: RECEIVER.activity, commune: "Ñuñoa", city: "Santiago" });
+      expect(gql.body.data.node).toEqual({
+        issuedCustomer: { activity: RECEIVER.activity, commune: "Ñuñoa", city: "Santiago" },
+        customer: { activity: "Otro giro", commune: "Vitacura" }, // the Customer, live
+      });
       expect(
         (
           await s.rest("PATCH", `/v1/customers/${customer}/`, {

@@ -2,8 +2,9 @@
  * relay-runtime 21 against the real service: the artifacts relay-compiler compiles from
  * test/relay/src (test/helpers/relay.ts) run in a Relay Environment whose network posts to the
  * test server's /graphql. A @connection paged forward with its compiled pagination query, a Node
- * refetched through node(id:), a subscription with a scheduled change normalized, and a delete's
- * deletedId removing the record (@deleteRecord). Relay reports ids shared by two types (and other
+ * refetched through node(id:), a subscription with a scheduled change normalized, a delete's
+ * deletedId removing the record (@deleteRecord), and a finalized invoice's customer beside the
+ * customer it was issued to after a rename. Relay reports ids shared by two types (and other
  * store conflicts) with console.error in development: any console.error or console.warn fails
  * the test.
  */
@@ -229,6 +230,52 @@ describe("relay-runtime over /graphql", () => {
     expect(env.getStore().getSource().get(product.id)).toBeNull(); // deleted from the store
     expect((await s.rest("GET", `/v1/products/${product.id}/`)).status).toBe(404);
   });
+
+  it(
+    "keeps a renamed customer's new name and a finalized invoice's issued name apart, in either order: the " +
+      "invoice's customer is the live Customer record, its issuedCustomer a record inside the invoice",
+    async () => {
+      const customer = await created("/v1/customers/", chileanCustomer({ name: "Emitida SpA" }));
+      const invoice = await created("/v1/invoices/", {
+        customer: customer.id,
+        lines: [{ name: "Consultoría", amount: 1000 }],
+      });
+      expect((await s.rest("GET", `/v1/invoices/${invoice.id}/finalize/`)).status).toBe(200);
+      const renamed = await s.rest("PATCH", `/v1/customers/${customer.id}/`, { body: { name: "Renombrada SpA" } });
+      expect(renamed.status).toBe(200);
+
+      const invoiceQuery = relay.artifact("InvoiceCustomerQuery");
+      const customerQuery = relay.artifact("CustomerCardQuery");
+      const card = relay.artifact("CustomerCard_customer");
+      for (const order of [
+        ["invoice", "customer"],
+        ["customer", "invoice"],
+      ]) {
+        const env = environment();
+        for (const query of order)
+          if (query === "invoice") await fetchQuery(env, invoiceQuery, { id: invoice.id }).toPromise();
+          else await fetchQuery(env, customerQuery, { id: customer.id }).toPromise();
+
+        // what the invoice's screen reads: the customer now, and the customer as issued
+        const read = env.lookup(createOperationDescriptor(invoiceQuery, { id: invoice.id }).fragment).data as any;
+        expect(read.node, order.join(" then ")).toEqual({
+          number: 1,
+          customer: { id: customer.id, name: "Renombrada SpA" },
+          issuedCustomer: { name: "Emitida SpA", taxId: "76042235-5" },
+        });
+        // what the customer's own page reads
+        const root = env.lookup(createOperationDescriptor(customerQuery, { id: customer.id }).fragment).data as any;
+        expect(readFragment(env, card, root.node.customer).name).toBe("Renombrada SpA");
+
+        // one Customer record, the live one; the issued customer is a client record of the invoice
+        const source = env.getStore().getSource();
+        expect(source.get(customer.id)).toMatchObject({ __typename: "Customer", name: "Renombrada SpA" });
+        const issued = (source.get(invoice.id)!.issuedCustomer as { __ref: string }).__ref;
+        expect(issued).toMatch(/^client:/);
+        expect(source.get(issued)).toMatchObject({ __typename: "IssuedCustomer", name: "Emitida SpA" });
+      }
+    },
+  );
 
   it(
     "would fail on an id shared by two types: Relay warns through console.error (the check the other tests " +

@@ -16,10 +16,12 @@ import {
   DocumentStatusFilter,
   type DocumentStatusValue,
   DocumentNumbering,
+  issuedCustomerDescription,
+  liveCustomerDescription,
   NUMBERING_DESCRIPTION,
   type DocumentNumberingValue,
 } from "./document.js";
-import { Customer } from "./customer.js";
+import { Customer, IssuedCustomer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import { InvoiceLineInput } from "./invoice.js";
 import { fileUrl } from "../../services/files.js";
@@ -75,9 +77,13 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     invoice: t.relation("invoice", { ...INVOICE_RELATION, description: "the invoice this note corrects" }),
     customer: t.field({
       type: Customer,
-      description:
-        "The invoice's customer: on a finalized note as it was when the note was issued (stored at finalize), on a " +
-        'draft the customer now (docs/decisions.md "Issued documents").',
+      description: liveCustomerDescription("The customer of the invoice this note corrects"),
+      select: (_args, _ctx, nestedSelection) => ({ invoice: { select: { customer: nestedSelection(true) } } }),
+      resolve: (note) => note.invoice.customer,
+    }),
+    issuedCustomer: t.field({
+      type: IssuedCustomer,
+      description: issuedCustomerDescription("The invoice's customer as this note was issued to it"),
       select: (_args, _ctx, nestedSelection) => ({ invoice: { select: { customer: nestedSelection(true) } } }),
       resolve: (note, _args, ctx) => documentCustomer(ctx, note, note.invoice.customer),
     }),
@@ -298,8 +304,8 @@ builder.mutationFields((t) => ({
   finalizeCreditNote: t.prismaField({
     type: "CreditNote",
     description:
-      "Numbers and locks a draft credit note, freezing its customer and issuer as issued. Errors: not_found, " +
-      "invalid_state (not a draft), validation_error (no lines).",
+      "Numbers and locks a draft credit note, freezing its customer and issuer as issued (`issuedCustomer`, " +
+      "`issuer`). Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
     args: { id: t.arg.id({ required: true, description: "`cre_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeCreditNote(ctx, String(args.id));

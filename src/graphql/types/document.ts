@@ -15,13 +15,13 @@ export const DocumentStatus = builder.enumType("DocumentStatus", {
   values: {
     draft: {
       value: "draft",
-      description: "editable and deletable; no number yet; the customer and issuer shown are the current ones",
+      description: "editable and deletable; no number yet; `issuedCustomer` and `issuer` show the current ones",
     },
     finalized: {
       value: "finalized",
       description:
-        "numbered (folio) and locked: updates and deletes answer invalid_state; customer and issuer are frozen as " +
-        'issued (docs/decisions.md "Issued documents")',
+        "numbered (folio) and locked: updates and deletes answer invalid_state; `issuedCustomer` and `issuer` are " +
+        'frozen as issued (docs/decisions.md "Issued documents")',
     },
   } as const satisfies DescribedValues<DocumentStatusValue>,
 });
@@ -54,6 +54,21 @@ export const NUMBERING_DESCRIPTION =
   "series: for a regulated type a non-tax document); null on drafts";
 
 export type { DocumentNumberingValue };
+
+/**
+ * The description of `customer` of invoices, orders and credit notes (the customer now), `who`
+ * naming it (`The customer the invoice is issued to`).
+ */
+export const liveCustomerDescription = (who: string) =>
+  `${who}, as it is now: its \`Customer\` record, the same object (and id) as everywhere else, so a change to the ` +
+  "customer shows here at once. What the document was issued with (the name, address, tax id... it prints) is " +
+  "`issuedCustomer`.";
+
+/** The description of `issuedCustomer` of invoices, orders and credit notes (the customer as issued). */
+export const issuedCustomerDescription = (who: string) =>
+  `${who}: once finalized, the customer's details stored at finalize, never changed afterwards (what the PDF and ` +
+  "the DTE print); on a draft the customer's details now. The customer as it is now, with its id, is `customer` " +
+  '(docs/decisions.md "Issued documents").';
 
 export const DeletePayload = builder.objectRef<{ id: string; deleted: boolean }>("DeletePayload").implement({
   description: "Result of a delete.",

@@ -17,10 +17,12 @@ import {
   DocumentStatusFilter,
   type DocumentStatusValue,
   DocumentNumbering,
+  issuedCustomerDescription,
+  liveCustomerDescription,
   NUMBERING_DESCRIPTION,
   type DocumentNumberingValue,
 } from "./document.js";
-import { Customer } from "./customer.js";
+import { IssuedCustomer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./payment.js";
 import { fileUrl } from "../../services/files.js";
@@ -93,12 +95,10 @@ export const Invoice = builder.prismaNode("Invoice", {
   nullable: true,
   description: "A sales document. Totals are computed by the service (docs/invoice-totals.md).",
   fields: (t) => ({
-    customer: t.field({
-      type: Customer,
-      description:
-        "The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, " +
-        "address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations " +
-        'and sources are the customer\'s now), on a draft the customer now (docs/decisions.md "Issued documents").',
+    customer: t.relation("customer", { description: liveCustomerDescription("The customer the invoice is issued to") }),
+    issuedCustomer: t.field({
+      type: IssuedCustomer,
+      description: issuedCustomerDescription("The customer as the invoice was issued to it"),
       select: (_args, _ctx, nestedSelection) => ({ customer: nestedSelection(true) }),
       resolve: (doc, _args, ctx) => documentCustomer(ctx, doc, doc.customer),
     }),
@@ -398,8 +398,8 @@ builder.mutationFields((t) => ({
   finalizeInvoice: t.prismaField({
     type: "Invoice",
     description:
-      "Numbers and locks a draft invoice, freezing its customer and issuer as issued. Errors: not_found, " +
-      "invalid_state (not a draft), validation_error (no lines).",
+      "Numbers and locks a draft invoice, freezing its customer and issuer as issued (`issuedCustomer`, " +
+      "`issuer`). Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
     args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeInvoice(ctx, String(args.id));

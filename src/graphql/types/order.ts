@@ -34,10 +34,12 @@ import {
   DocumentStatusFilter,
   type DocumentStatusValue,
   DocumentNumbering,
+  issuedCustomerDescription,
+  liveCustomerDescription,
   NUMBERING_DESCRIPTION,
   type DocumentNumberingValue,
 } from "./document.js";
-import { Customer } from "./customer.js";
+import { IssuedCustomer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./invoice.js";
 import { fileUrl } from "../../services/files.js";
@@ -118,12 +120,10 @@ export const Order = builder.prismaNode("Order", {
     "A sale or transfer of goods to deliver before invoicing (guía de despacho). Totals as for invoices " +
     "(docs/invoice-totals.md).",
   fields: (t) => ({
-    customer: t.field({
-      type: Customer,
-      description:
-        "The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, " +
-        "address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations " +
-        'and sources are the customer\'s now), on a draft the customer now (docs/decisions.md "Issued documents").',
+    customer: t.relation("customer", { description: liveCustomerDescription("The customer the order is issued to") }),
+    issuedCustomer: t.field({
+      type: IssuedCustomer,
+      description: issuedCustomerDescription("The customer as the order was issued to it"),
       select: (_args, _ctx, nestedSelection) => ({ customer: nestedSelection(true) }),
       resolve: (doc, _args, ctx) => documentCustomer(ctx, doc, doc.customer),
     }),
@@ -328,8 +328,8 @@ builder.mutationFields((t) => ({
   finalizeOrder: t.prismaField({
     type: "Order",
     description:
-      "Numbers and locks a draft order, freezing its customer and issuer as issued. Errors: not_found, invalid_state " +
-      "(not a draft), validation_error (no lines).",
+      "Numbers and locks a draft order, freezing its customer and issuer as issued (`issuedCustomer`, " +
+      "`issuer`). Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
     args: { id: t.arg.id({ required: true, description: "`ord_` id" }) },
     resolve: async (query, _root, args, ctx) => {
       const finalized = await finalizeOrder(ctx, String(args.id));
