@@ -633,6 +633,16 @@ class Batcher {
 
 const WRAPPED = Symbol("joinedReads");
 const RAW = Symbol("joinedReadsRaw");
+const DIRECT = Symbol("joinedReadsDirect");
+
+/**
+ * The DirectQuery `client` was wrapped with (`withJoinedReads(client, direct)`: the PostgreSQL pool of
+ * createDatabase), or undefined: a transaction's client, a PGlite client, a client not wrapped. A
+ * statement given to it runs on the pool, outside any transaction.
+ */
+export function directQueryOf(client: object): DirectQuery | undefined {
+  return (client as { [DIRECT]?: DirectQuery })[DIRECT];
+}
 
 /** The client under `withJoinedReads` (Prisma's own reads only), for comparing both in tests. */
 export function withoutJoinedReads<C extends object>(client: C): C {
@@ -652,6 +662,7 @@ export function withJoinedReads<C extends object>(client: C, direct?: DirectQuer
     get(target, prop, receiver) {
       if (prop === WRAPPED) return true;
       if (prop === RAW) return target;
+      if (prop === DIRECT) return direct;
       const value = Reflect.get(target, prop, receiver);
       if (typeof prop !== "string") return value;
       if (prop === "$extends" && typeof value === "function")
