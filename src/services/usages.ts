@@ -125,18 +125,21 @@ const LINE_CHECK = preparedSql(`SELECT sl."id", p."usageScheme", s."status", tc.
   WHERE sl."id" = ANY($1::text[]) AND s."organizationId" = $2::text AND s."testMode" = $3::boolean`);
 
 /**
- * ONE statement writing a batch: the rows as one JSON parameter ($3, json_to_recordset; a Date
- * serializes as its ISO instant) of the organization $1 and mode $2, rows whose transaction id
- * exists skipped by the partial unique index. It returns what only the database knows (the stored
- * quantity, the creation time) of the rows it wrote; the rest of each usage is what was sent.
+ * ONE statement writing a batch: the rows as one JSON parameter ($3, json_to_recordset) of the
+ * organization $1 and mode $2, rows whose transaction id exists skipped by the partial unique
+ * index. It returns what only the database knows (the stored quantity, the creation time) of the
+ * rows it wrote; the rest of each usage is what was sent. Instants travel as epoch milliseconds
+ * both ways (integers, exact at the columns' millisecond precision): no ISO text written for each
+ * record here and parsed there, nor the other way round.
  */
 const INSERT_USAGES = preparedSql(`INSERT INTO "Usage"
     ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime", "transactionId")
-  SELECT t."id", $1::text, $2::boolean, t."line", t."quantity", t."at", t."tx"
+  SELECT t."id", $1::text, $2::boolean, t."line", t."quantity",
+    timestamptz 'epoch' + t."at" * interval '1 millisecond', t."tx"
   FROM json_to_recordset($3::json)
-    AS t("id" text, "line" text, "quantity" numeric, "at" timestamptz, "tx" text)
+    AS t("id" text, "line" text, "quantity" numeric, "at" int8, "tx" text)
   ON CONFLICT ("organizationId", "testMode", "transactionId") WHERE "transactionId" IS NOT NULL DO NOTHING
-  RETURNING "id", "quantity"::text AS "quantity", "createdAt"`);
+  RETURNING "id", "quantity"::text AS "quantity", (extract(epoch FROM "createdAt") * 1000)::float8 AS "createdAt"`);
 
 /** The stored usages of transaction ids $3 in organization $1 and mode $2 (the duplicates of earlier requests). */
 const USAGES_OF_KEYS = preparedSql(`SELECT "id", "organizationId", "testMode", "subscriptionLineId",
@@ -215,8 +218,10 @@ async function recordUsageList(
   const firstOfKey = new Map<string, number>();
   const ids: (string | undefined)[] = [];
   const duplicates: number[] = [];
-  // the rows to insert, under the column names of the INSERT's json_to_recordset
-  const data: { id: string; line: string; quantity: string; at: Date; tx: string | null }[] = [];
+  // the rows to insert, under the column names of the INSERT's json_to_recordset (`at`: epoch ms),
+  // and the instant of each as the Date the answer carries
+  const data: { id: string; line: string; quantity: string; at: number; tx: string | null }[] = [];
+  const dates: Date[] = [];
   rows.forEach((r, i) => {
     if (r.transactionId !== null) {
       if (firstOfKey.has(r.transactionId)) {
@@ -228,28 +233,30 @@ async function recordUsageList(
     }
     const id = newId("usa");
     ids.push(id);
-    data.push({ id, line: r.subscriptionLineId, quantity: r.quantity, at: r.dateTime, tx: r.transactionId });
+    data.push({ id, line: r.subscriptionLineId, quantity: r.quantity, at: r.dateTime.getTime(), tx: r.transactionId });
+    dates.push(r.dateTime);
   });
   // ONE statement (INSERT_USAGES); no read after the write
-  const inserted = await queryPrepared<{ id: string; quantity: string; createdAt: Date }>(ctx.prisma, INSERT_USAGES, [
+  const inserted = await queryPrepared<{ id: string; quantity: string; createdAt: number }>(ctx.prisma, INSERT_USAGES, [
     tenantOf.organizationId,
     tenantOf.testMode,
     JSON.stringify(data),
   ]);
-  const sent = new Map(data.map((d) => [d.id, d]));
+  const sent = new Map(data.map((d, i) => [d.id, i]));
   const rowById = new Map<string, UsageRow>();
   for (const u of inserted) {
-    const d = sent.get(u.id)!;
+    const i = sent.get(u.id)!;
+    const d = data[i];
     rowById.set(u.id, {
       id: u.id,
       organizationId: tenantOf.organizationId,
       testMode: tenantOf.testMode,
       subscriptionLineId: d.line,
       quantity: new Prisma.Decimal(u.quantity),
-      dateTime: d.at,
+      dateTime: dates[i],
       invoiceId: null,
       transactionId: d.tx,
-      createdAt: u.createdAt,
+      createdAt: new Date(Number(u.createdAt)),
     });
   }
   const skippedKeys = data.filter((d) => !rowById.has(d.id)).map((d) => d.tx!);
