@@ -461,8 +461,8 @@ async function main(): Promise<void> {
       );
     }
     if (PROFILE_DIR) {
-      await service.stop();
-      await baseline.stop();
+      // every child stopped (the compare build's too: left running it kept the process and its database)
+      for (const c of children) await c.stop();
       children.length = 0;
       // one profile per path measured (BENCH_PROFILE_PATHS narrows them; default: every path of BENCH_ONLY)
       const profiledPaths = PROFILE_PATHS ? paths.filter((p) => PROFILE_PATHS.includes(p.id)) : paths;

@@ -10,7 +10,7 @@ import { schema } from "./graphql/schema.js";
 import { knownOperationTypesPlugin } from "./graphql/operation-types.js";
 import type { GraphQLContext } from "./graphql/context.js";
 import { maskError } from "./graphql/errors.js";
-import { authenticate } from "./services/api-keys.js";
+import { authenticate, presentedKeyHash } from "./services/api-keys.js";
 import { ApiKeyCache } from "./services/api-key-cache.js";
 import { createRestHandler, errorResponse } from "./rest/router.js";
 import { domainErrorOfDatabaseFailure, RETRY_AFTER_SECONDS } from "./infra/database-errors.js";
@@ -464,7 +464,12 @@ export function createApp({
     return withHeaders(response, (headers) => headers.set("x-request-id", requestId));
   }
 
-  const limits = createRateLimits(settings);
+  // an API key's bucket is its stored hash, which authenticate() then finds computed (hashed once per request);
+  // anything else presented (a malformed header, a portal cookie) by its own digest
+  const limits = createRateLimits(
+    settings,
+    (credential) => presentedKeyHash(credential) ?? createHash("sha256").update(credential).digest("base64url"),
+  );
 
   /** The 429 of a refused request, in the surface's error shape, with Retry-After. */
   function rateLimited(surface: "graphql" | "rest", refusal: Refusal, why: string): Response {

@@ -136,15 +136,40 @@ export function jsonValue(given: unknown): unknown {
   return copy ?? value;
 }
 
+/** The common form of an instant sent: UTC (`Z`), to the second or the millisecond, e.g. `2026-11-24T10:15:30.123Z`. */
+const UTC_INSTANT = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{3}))?Z$/;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * The instant of `value` when it has the common UTC form (UTC_INSTANT) and names a real calendar
+ * date and time (no 24:00, no leap second, years from 0100), else undefined: then graphql-scalars
+ * decides, as for every other form. A subset of what graphql-scalars accepts, read to the same
+ * `Date` (test/scalars.test.ts compares them), without its upper-casing, three regular
+ * expressions and two string parses: a batch of 1,000 usage records parses 1,000 instants.
+ */
+export function utcInstant(value: unknown): Date | undefined {
+  if (typeof value !== "string" || value.length > 24) return undefined;
+  const m = UTC_INSTANT.exec(value);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = [+m[1], +m[2], +m[3], +m[4], +m[5], +m[6]];
+  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (year < 100 || month < 1 || month > 12 || day < 1 || day > DAYS_IN_MONTH[month - 1] + (leap ? 1 : 0))
+    return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  return new Date(Date.UTC(year, month - 1, day, hour, minute, second, m[7] === undefined ? 0 : +m[7]));
+}
+
 /**
  * An instant (graphql-scalars' DateTime, with this service's description), serialized as the ISO string the
  * answer carries: graphql-scalars hands back a `Date` and leaves the string to JSON.stringify, so an operation run
  * in process (the REST adapter, rest/router.ts) would read a `Date` where /graphql's clients read a string.
+ * A variable in the common UTC form is read by `utcInstant`; every other value by graphql-scalars.
  */
 const baseDateTime = BaseDateTime.toConfig();
 export const DateTimeResolver = withReason(
   {
     ...baseDateTime,
+    parseValue: (value) => utcInstant(value) ?? baseDateTime.parseValue!(value),
     description:
       "An instant, ISO 8601 / RFC 3339 with a time zone: outputs are UTC with milliseconds, e.g. " +
       '"2026-11-24T10:15:30.000Z"; inputs need an offset ("Z" or "-03:00"). Another form is a validation_error ' +

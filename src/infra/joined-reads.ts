@@ -12,7 +12,8 @@
  * `$transaction(fn)`) so that `findUnique`, `findUniqueOrThrow`, `findFirst`, `findFirstOrThrow`
  * and `findMany` of every model take this path when they can, and Prisma's own otherwise, with the
  * same results (the same objects, keys and value types):
- * - a selection without relations, or with what this translator does not handle (`_count`,
+ * - a selection without relations (except a `findMany` of rows by ids: `where: { id: { in } }`, with
+ *   at most the tenant's equalities), or with what this translator does not handle (`_count`,
  *   `omit`, `distinct`, `cursor`, relation filters, string filters such as `contains`...), is
  *   Prisma's own read;
  * - a `where` of equalities, `in`, comparisons and `AND`/`OR` over String, Int and Boolean columns
@@ -345,7 +346,7 @@ function plan(model: ModelInfo, args: Args, kind: RootKind): Plan {
   if (kind !== "many" && kind !== "one")
     args = { ...args, where: undefined, orderBy: undefined, take: undefined, skip: undefined };
   const selection = selectionOf(model, args);
-  if (selection.relations.length === 0) unsupported("no relation");
+  if (selection.relations.length === 0 && !(kind === "many" && isReadByIds(args))) unsupported("no relation");
   aliasCounter = 0; // plan() runs synchronously: the same read gives the same SQL text
   const params = new Params();
   const alias = `t${++aliasCounter}`;
@@ -366,6 +367,37 @@ function plan(model: ModelInfo, args: Args, kind: RootKind): Plan {
     `WHERE ${where}${order.rows}${limit}) s${order.outer}`;
   convert.hidden.push(...order.hidden);
   return { sql, paths: params.paths, convert };
+}
+
+/**
+ * True for `findMany({ where: { id: { in: [...] } } })`, with at most the tenant's equalities
+ * (`organizationId`, `testMode`) beside the ids and nothing else: a read of rows by ids (the answer
+ * of a write, a loader). Without relations it is still translated, so it goes straight to the pool
+ * as a prepared statement instead of through Prisma's client runtime.
+ */
+function isReadByIds(args: Args): boolean {
+  for (const [key, value] of Object.entries(args)) if (value !== undefined && key !== "where") return false;
+  const where = args.where as Args | undefined;
+  if (!where || typeof where !== "object") return false;
+  let ids = false;
+  for (const [key, value] of Object.entries(where)) {
+    if (value === undefined) continue;
+    if (key === "id") {
+      const id = value as Args;
+      ids =
+        typeof id === "object" &&
+        id !== null &&
+        Array.isArray(id.in) &&
+        Object.keys(id).length === 1 &&
+        id.in.every((v) => typeof v === "string");
+      if (!ids) return false;
+    } else if (!(
+      (key === "organizationId" && typeof value === "string") ||
+      (key === "testMode" && typeof value === "boolean")
+    ))
+      return false;
+  }
+  return ids;
 }
 
 /**
@@ -633,6 +665,16 @@ class Batcher {
 
 const WRAPPED = Symbol("joinedReads");
 const RAW = Symbol("joinedReadsRaw");
+const DIRECT = Symbol("joinedReadsDirect");
+
+/**
+ * The DirectQuery `client` was wrapped with (`withJoinedReads(client, direct)`: the PostgreSQL pool of
+ * createDatabase), or undefined: a transaction's client, a PGlite client, a client not wrapped. A
+ * statement given to it runs on the pool, outside any transaction.
+ */
+export function directQueryOf(client: object): DirectQuery | undefined {
+  return (client as { [DIRECT]?: DirectQuery })[DIRECT];
+}
 
 /** The client under `withJoinedReads` (Prisma's own reads only), for comparing both in tests. */
 export function withoutJoinedReads<C extends object>(client: C): C {
@@ -652,6 +694,7 @@ export function withJoinedReads<C extends object>(client: C, direct?: DirectQuer
     get(target, prop, receiver) {
       if (prop === WRAPPED) return true;
       if (prop === RAW) return target;
+      if (prop === DIRECT) return direct;
       const value = Reflect.get(target, prop, receiver);
       if (typeof prop !== "string") return value;
       if (prop === "$extends" && typeof value === "function")

@@ -5,8 +5,9 @@
  * - per API key: a bucket of `rateLimitRequests` per `rateLimitWindowSeconds`, plus
  *   `rateLimitBurst` extra requests refilled over a minute (BurstyRateLimiter: the burst bucket is
  *   drawn only when the steady one is empty). The bucket is keyed by a SHA-256 of the presented
- *   key, so a key is limited before the database is asked whether it exists; requests without a
- *   key share their client address's bucket.
+ *   key (`credentialKey`: the app gives the key's stored hash, which authentication then reuses),
+ *   so a key is limited before the database is asked whether it exists; requests without a key
+ *   share their client address's bucket.
  * - per client address: `authFailureLimit` failed authentications (401 to a request that carried
  *   an `Authorization` header) per `authFailureWindowSeconds`; once they are spent, every request
  *   from that address is refused until the window ends.
@@ -49,11 +50,20 @@ async function spend(limiter: Limiter | null, key: string, points = 1): Promise<
   }
 }
 
+/** The default bucket of a presented credential: its SHA-256 (base64url), so no credential is kept in memory. */
+const credentialDigest = (credential: string) => createHash("sha256").update(credential).digest("base64url");
+
+/**
+ * The limits of `settings` (module comment). `credentialKey` names the bucket of a presented credential
+ * (the `Authorization` header, or a portal cookie) and must not be the credential itself: by default its
+ * SHA-256; server.ts gives the API key's stored hash, computed once per request for this and the key's lookup.
+ */
 export function createRateLimits(
   settings: Pick<
     AppSettings,
     "rateLimitRequests" | "rateLimitWindowSeconds" | "rateLimitBurst" | "authFailureLimit" | "authFailureWindowSeconds"
   >,
+  credentialKey: (credential: string) => string = credentialDigest,
 ): RateLimits {
   let requests: Limiter | null = null;
   if (settings.rateLimitRequests > 0) {
@@ -84,7 +94,7 @@ export function createRateLimits(
       : null;
   return {
     consumeRequest(bearer, address) {
-      const key = bearer ? `k:${createHash("sha256").update(bearer).digest("base64url")}` : `a:${address}`;
+      const key = bearer ? `k:${credentialKey(bearer)}` : `a:${address}`;
       return spend(requests, key);
     },
     async checkAuthFailures(address) {

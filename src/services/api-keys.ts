@@ -20,8 +20,25 @@ import { newOrganizationSettings } from "./organization-settings.js";
 
 export type KeyMode = "test" | "live";
 
+/** The SHA-256 of `key` as stored (hex): API keys, session keys, portal secrets. */
 export function hashKey(key: string): string {
   return createHash("sha256").update(key).digest("hex");
+}
+
+/** The last API key `presentedKeyHash` hashed, with its hash. */
+let lastPresented: { key: string; hash: string } | undefined;
+
+/**
+ * The stored hash (`hashKey`) of the API key that `authorization` presents (`Bearer sk_...`,
+ * domain/api-keys.ts bearerKey), or null when it presents none. The last key's hash is kept, so a
+ * request's rate-limit bucket (server.ts) and its key lookup (`authenticate`) hash the key once; a
+ * request of another key in between costs one more hash, nothing else.
+ */
+export function presentedKeyHash(authorization: string | null | undefined): string | null {
+  const key = bearerKey(authorization);
+  if (!key) return null;
+  if (lastPresented?.key !== key) lastPresented = { key, hash: hashKey(key) };
+  return lastPresented.hash;
 }
 
 export interface CreatedApiKey {
@@ -239,11 +256,10 @@ export async function authenticate(
   now: Date = new Date(),
   cache?: ApiKeyCache,
 ): Promise<Auth> {
-  const presented = bearerKey(authorization);
-  if (!presented) {
+  const hash = presentedKeyHash(authorization);
+  if (!hash) {
     throw new AuthenticationError("Send an API key as `Authorization: Bearer sk_test_...` or `sk_live_...`");
   }
-  const hash = hashKey(presented);
   let apiKey: CachedApiKey | undefined = cache?.get(hash);
   if (!apiKey) {
     const generation = cache?.generation ?? 0;

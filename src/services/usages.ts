@@ -6,6 +6,7 @@
  */
 import { Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
+import { preparedSql, queryPrepared } from "../infra/prepared-sql.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError, ValidationError } from "../domain/errors.js";
 import { quote, textLimit, textProblem } from "../domain/input-limits.js";
 import { checkUsage } from "../domain/usage.js";
@@ -106,8 +107,46 @@ interface UsageSqlRow {
   createdAt: Date;
 }
 
-const USAGE_COLUMNS = Prisma.sql`"id", "organizationId", "testMode", "subscriptionLineId",
-  "quantity"::text AS "quantity", "dateTime", "invoiceId", "transactionId", "createdAt"`;
+/*
+ * The statements of usage ingestion, named prepared statements on PostgreSQL (infra/prepared-sql.ts:
+ * straight to the pool outside a transaction, without Prisma's raw-query layer).
+ */
+
+/**
+ * The lines of a batch with plan, subscription and (test mode) the customer's test clock, in one
+ * statement. $1 the line ids, $2 the organization, $3 the mode.
+ */
+const LINE_CHECK = preparedSql(`SELECT sl."id", p."usageScheme", s."status", tc."frozenTime"
+  FROM "SubscriptionLine" sl
+  JOIN "Subscription" s ON s."id" = sl."subscriptionId"
+  JOIN "Plan" p ON p."id" = sl."planId"
+  LEFT JOIN "Customer" c ON s."testMode" AND c."id" = s."customerId"
+  LEFT JOIN "TestClock" tc ON tc."id" = c."testClockId"
+  WHERE sl."id" = ANY($1::text[]) AND s."organizationId" = $2::text AND s."testMode" = $3::boolean`);
+
+/**
+ * ONE statement writing a batch: the rows as one JSON parameter ($3, json_to_recordset) of the
+ * organization $1 and mode $2, rows whose transaction id exists skipped by the partial unique
+ * index. It returns what only the database knows (the stored quantity, the creation time) of the
+ * rows it wrote; the rest of each usage is what was sent. Instants travel as epoch milliseconds
+ * both ways (integers, exact at the columns' millisecond precision): no ISO text written for each
+ * record here and parsed there, nor the other way round.
+ */
+const INSERT_USAGES = preparedSql(`INSERT INTO "Usage"
+    ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime", "transactionId")
+  SELECT t."id", $1::text, $2::boolean, t."line", t."quantity",
+    timestamptz 'epoch' + t."at" * interval '1 millisecond', t."tx"
+  FROM json_to_recordset($3::json)
+    AS t("id" text, "line" text, "quantity" numeric, "at" int8, "tx" text)
+  ON CONFLICT ("organizationId", "testMode", "transactionId") WHERE "transactionId" IS NOT NULL DO NOTHING
+  RETURNING "id", "quantity"::text AS "quantity", (extract(epoch FROM "createdAt") * 1000)::float8 AS "createdAt"`);
+
+/** The stored usages of transaction ids $3 in organization $1 and mode $2 (the duplicates of earlier requests). */
+const USAGES_OF_KEYS = preparedSql(`SELECT "id", "organizationId", "testMode", "subscriptionLineId",
+    "quantity"::text AS "quantity", "dateTime", "invoiceId", "transactionId", "createdAt"
+  FROM "Usage"
+  WHERE "organizationId" = $1::text AND "testMode" = $2::boolean AND "transactionId" = ANY($3::text[])`);
+
 const toUsageRow = (r: UsageSqlRow): UsageRow => ({ ...r, quantity: new Prisma.Decimal(r.quantity) });
 
 async function recordUsageList(
@@ -120,15 +159,7 @@ async function recordUsageList(
   // one statement. Usage of a customer on a test clock happens on the clock's time (services/test-clocks.ts).
   const lineIds = [...new Set(inputs.map((u) => u.subscriptionLine).filter((id): id is string => !!id))];
   const lines = lineIds.length
-    ? await ctx.prisma.$queryRaw<LineCheck[]>`
-        SELECT sl."id", p."usageScheme", s."status", tc."frozenTime"
-        FROM "SubscriptionLine" sl
-        JOIN "Subscription" s ON s."id" = sl."subscriptionId"
-        JOIN "Plan" p ON p."id" = sl."planId"
-        LEFT JOIN "Customer" c ON s."testMode" AND c."id" = s."customerId"
-        LEFT JOIN "TestClock" tc ON tc."id" = c."testClockId"
-        WHERE sl."id" = ANY(${lineIds}::text[]) AND s."organizationId" = ${tenantOf.organizationId}
-        AND s."testMode" = ${tenantOf.testMode}`
+    ? await queryPrepared<LineCheck>(ctx.prisma, LINE_CHECK, [lineIds, tenantOf.organizationId, tenantOf.testMode])
     : [];
   const lineById = new Map(lines.map((l) => [l.id, l]));
 
@@ -187,8 +218,10 @@ async function recordUsageList(
   const firstOfKey = new Map<string, number>();
   const ids: (string | undefined)[] = [];
   const duplicates: number[] = [];
-  // the rows to insert, under the column names of the INSERT's json_to_recordset
-  const data: { id: string; line: string; quantity: string; at: Date; tx: string | null }[] = [];
+  // the rows to insert, under the column names of the INSERT's json_to_recordset (`at`: epoch ms),
+  // and the instant of each as the Date the answer carries
+  const data: { id: string; line: string; quantity: string; at: number; tx: string | null }[] = [];
+  const dates: Date[] = [];
   rows.forEach((r, i) => {
     if (r.transactionId !== null) {
       if (firstOfKey.has(r.transactionId)) {
@@ -200,42 +233,39 @@ async function recordUsageList(
     }
     const id = newId("usa");
     ids.push(id);
-    data.push({ id, line: r.subscriptionLineId, quantity: r.quantity, at: r.dateTime, tx: r.transactionId });
+    data.push({ id, line: r.subscriptionLineId, quantity: r.quantity, at: r.dateTime.getTime(), tx: r.transactionId });
+    dates.push(r.dateTime);
   });
-  // ONE statement: the rows as one JSON parameter (json_to_recordset; a Date serializes as its ISO
-  // instant), rows whose transaction id exists skipped by the partial unique index. It returns
-  // what only the database knows (the stored quantity, the creation time) of the rows it wrote;
-  // the rest of each usage is what was sent (no read after the write)
-  const inserted = await ctx.prisma.$queryRaw<{ id: string; quantity: string; createdAt: Date }[]>`
-    INSERT INTO "Usage"
-      ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime", "transactionId")
-    SELECT t."id", ${tenantOf.organizationId}, ${tenantOf.testMode}, t."line", t."quantity", t."at", t."tx"
-    FROM json_to_recordset(${JSON.stringify(data)}::json)
-      AS t("id" text, "line" text, "quantity" numeric, "at" timestamptz, "tx" text)
-    ON CONFLICT ("organizationId", "testMode", "transactionId") WHERE "transactionId" IS NOT NULL DO NOTHING
-    RETURNING "id", "quantity"::text AS "quantity", "createdAt"`;
-  const sent = new Map(data.map((d) => [d.id, d]));
+  // ONE statement (INSERT_USAGES); no read after the write
+  const inserted = await queryPrepared<{ id: string; quantity: string; createdAt: number }>(ctx.prisma, INSERT_USAGES, [
+    tenantOf.organizationId,
+    tenantOf.testMode,
+    JSON.stringify(data),
+  ]);
+  const sent = new Map(data.map((d, i) => [d.id, i]));
   const rowById = new Map<string, UsageRow>();
   for (const u of inserted) {
-    const d = sent.get(u.id)!;
+    const i = sent.get(u.id)!;
+    const d = data[i];
     rowById.set(u.id, {
       id: u.id,
       organizationId: tenantOf.organizationId,
       testMode: tenantOf.testMode,
       subscriptionLineId: d.line,
       quantity: new Prisma.Decimal(u.quantity),
-      dateTime: d.at,
+      dateTime: dates[i],
       invoiceId: null,
       transactionId: d.tx,
-      createdAt: u.createdAt,
+      createdAt: new Date(Number(u.createdAt)),
     });
   }
   const skippedKeys = data.filter((d) => !rowById.has(d.id)).map((d) => d.tx!);
   const existing = skippedKeys.length
-    ? await ctx.prisma.$queryRaw<UsageSqlRow[]>`
-        SELECT ${USAGE_COLUMNS} FROM "Usage"
-        WHERE "organizationId" = ${tenantOf.organizationId} AND "testMode" = ${tenantOf.testMode}
-        AND "transactionId" = ANY(${skippedKeys}::text[])`
+    ? await queryPrepared<UsageSqlRow>(ctx.prisma, USAGES_OF_KEYS, [
+        tenantOf.organizationId,
+        tenantOf.testMode,
+        skippedKeys,
+      ])
     : [];
   const rowOfKey = new Map<string, UsageRow>(existing.map((u) => [u.transactionId!, toUsageRow(u)]));
   for (const row of rowById.values()) if (row.transactionId) rowOfKey.set(row.transactionId, row);

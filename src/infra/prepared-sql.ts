@@ -1,0 +1,46 @@
+/**
+ * Hot statements written by hand, sent without Prisma's raw-query layer (docs/performance.md "After:
+ * usage records straight to the pool"). A `PreparedSql` is a fixed SQL text with positional
+ * parameters (`$1`, `$2`, ...) and a name derived from the text. On PostgreSQL, outside a
+ * transaction, `queryPrepared` runs it on the pg pool as a named prepared statement (parsed and
+ * planned once per connection, then only bound and executed), as the joined reads do
+ * (joined-reads.ts `DirectQuery`); the statement is still reported to `onStatement` and a failure
+ * is still classified by database-errors.ts. In a transaction, and on PGlite, it goes through the
+ * client's `$queryRawUnsafe` as before (on the transaction's connection; PrismaPg names it too).
+ */
+import { createHash } from "node:crypto";
+import { preparedStatementNames } from "./driver-adapter.js";
+import { directQueryOf } from "./joined-reads.js";
+
+/** A fixed SQL text with positional parameters and its prepared statement name. */
+export interface PreparedSql {
+  readonly text: string;
+  /** `ps_` and 20 hex digits of the text's SHA-1: one text, one name */
+  readonly name: string;
+}
+
+/**
+ * `text` as a PreparedSql, its name registered in driver-adapter.ts `preparedStatementNames` (so the
+ * pool path and PrismaPg's `statementNameGenerator` both send it named). Call it once per text, at
+ * module load: the names are kept for the life of the process.
+ */
+export function preparedSql(text: string): PreparedSql {
+  const name = `ps_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+  preparedStatementNames.set(text, name);
+  return { text, name };
+}
+
+interface RawClient {
+  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
+}
+
+/**
+ * The rows of `statement` run with `values` (pg's types: a `timestamptz` is a Date, a `numeric` is
+ * best cast to text in the SQL). `client` is the request's Prisma client: the app's own (PostgreSQL:
+ * the pool, named prepared statement) or a transaction's (its connection, through Prisma).
+ */
+export async function queryPrepared<T>(client: object, statement: PreparedSql, values: unknown[]): Promise<T[]> {
+  const direct = directQueryOf(client);
+  if (direct) return (await direct(statement.text, values)) as unknown as T[];
+  return (client as RawClient).$queryRawUnsafe<T[]>(statement.text, ...values);
+}
