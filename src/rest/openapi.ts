@@ -26,8 +26,16 @@ import { schema as graphqlSchema } from "../graphql/schema.js";
 import { restEnumValues } from "./enums.js";
 import { listFilters, type FilterKind } from "./filters.js";
 import { bodyOf, type BodyField, type BodyObject } from "./input.js";
-import { EXCEPTIONS, printedFields, restName, rootOf, selectedFields, type Fragments } from "./printer.js";
-import { RESOURCES, routesOf, shapeOperation } from "./resources.js";
+import {
+  EXCEPTIONS,
+  operationNamed,
+  printedFields,
+  restName,
+  rootOf,
+  selectedFields,
+  type Fragments,
+} from "./printer.js";
+import { operationName, RESOURCES, routesOf } from "./resources.js";
 import { STATUS_BY_CODE } from "./respond.js";
 import type { Operation, ResourceDecl, Route } from "./types.js";
 
@@ -111,9 +119,9 @@ function objectSchema(typename: string, selection: SelectionSetNode | undefined,
 /** The resource's printed schema, derived from the selection of its first standard operation (else special one). */
 function resourceSchema(decl: ResourceDecl): Json {
   const shape = (["retrieve", "create", "list", "update"] as const).find((s) => decl.shapes.includes(s));
-  const doc = shape ? shapeOperation(decl, shape) : decl.special?.find((s) => s.operation)?.operation;
-  if (!doc) return { type: "object", description: decl.description };
-  const { node, fragments } = rootOf(doc);
+  const name = shape ? operationName(decl, shape) : decl.special?.find((s) => s.operation)?.operation;
+  if (!name) return { type: "object", description: decl.description };
+  const { node, fragments } = rootOf(operationNamed(name));
   let selection = node.selectionSet;
   if (shape === "list") {
     // a connection: edges { node { ... } }
@@ -216,7 +224,7 @@ const FILTER_OPERATORS: Record<FilterKind, (name: string) => string> = {
 
 /** Query parameters of a list: paging, then each filter with the operators it takes. */
 function filterParams(decl: ResourceDecl): Json[] {
-  const filters = Object.entries(listFilters(shapeOperation(decl, "list"), decl.typename).spec);
+  const filters = Object.entries(listFilters(operationNamed(operationName(decl, "list")), decl.typename).spec);
   return [
     ...PAGE_PARAMS,
     ...filters.map(([name, f]) =>
@@ -263,7 +271,7 @@ function answerSchema(decl: ResourceDecl, route: Route, name: string): Json {
   if (typeof answers === "object") return { allOf: [ref(name), { type: "object", properties: answers }] };
   if (shape || !operation) return ref(name);
   // a special route's operation: the resource (or a list of it) by reference, another type by its selection
-  const { field, node, fragments } = rootOf(operation);
+  const { field, node, fragments } = rootOf(operationNamed(operation));
   const type = getNamedType(field.type).name;
   if (type !== decl.typename) return typeSchema(field.type, node.selectionSet, fragments);
   return isListType(getNullableType(field.type)) ? { type: "array", items: ref(name) } : ref(name);
@@ -295,7 +303,7 @@ function pathOperation(decl: ResourceDecl, route: Route, name: string): Json {
       ...(route.method === "POST" ? [IDEMPOTENCY] : []),
     ],
     ...((route.method === "POST" || route.method === "PATCH") && route.operation
-      ? { requestBody: { required: true, content: json(requestBody(route.operation)) } }
+      ? { requestBody: { required: true, content: json(requestBody(operationNamed(route.operation))) } }
       : {}),
     responses: {
       ...Object.fromEntries([route.status ?? 200].flat().map((status) => [status, status === 204 ? DELETED : answer])),

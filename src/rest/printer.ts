@@ -23,10 +23,11 @@ import {
   type SelectionNode,
   type SelectionSetNode,
 } from "graphql";
+import * as ops from "../graphql/generated/operations.js";
 import { schema as graphqlSchema } from "../graphql/schema.js";
 import { restEnumValue } from "./enums.js";
 import { num } from "./json.js";
-import type { Operation, PrintContext } from "./types.js";
+import type { Operation, OperationName, PrintContext } from "./types.js";
 
 type Json = Record<string, unknown>;
 type Node = Record<string, unknown>;
@@ -273,6 +274,9 @@ export function printedFields(
       return { ...f, selection: { kind: Kind.SELECTION_SET, selections } as SelectionSetNode };
     });
 }
+
+/** The typed document of the operation named `name` (standard.ts's or src/rest/operations'). */
+export const operationNamed = (name: OperationName) => ops[`${name}Document`] as Operation;
 
 /** An operation's one root field: the operation, the field's node and schema definition, the fragments. */
 export function rootOf(doc: Operation) {

@@ -16,7 +16,7 @@ import { listFilters, parseFilters } from "./filters.js";
 import { bodyVariables } from "./input.js";
 import { jsonResponse } from "./json.js";
 import { openApiDocument } from "./openapi.js";
-import { printNode, REST_PATH_NAMES, rootOf } from "./printer.js";
+import { operationNamed, printNode, REST_PATH_NAMES, rootOf } from "./printer.js";
 import { RESOURCES, routesOf } from "./resources.js";
 import {
   arrayPage,
@@ -28,7 +28,8 @@ import {
   RestError,
   STATUS_BY_CODE,
 } from "./respond.js";
-import type { Method, Operation, ResourceDecl, RestRequest, Route } from "./types.js";
+import * as special from "./special.js";
+import type { Method, ResourceDecl, RestRequest, Route } from "./types.js";
 
 export { errorResponse } from "./respond.js";
 
@@ -41,7 +42,8 @@ type Connection = { totalCount: number; edges: { node: unknown }[] };
  * checked to be the resource; none is a 404) printed as the shape answers it, or a file's bytes.
  */
 async function runRoute(decl: ResourceDecl, route: Route, r: RestRequest): Promise<Response> {
-  const { shape, operation: doc } = route as Route & { operation: Operation };
+  const { shape } = route;
+  const doc = operationNamed(route.operation!);
   const expand = decl.expand ? expansions(r.url, decl.expand) : new Set<string>();
   const variables: Data = { ...r.params, ...(decl.expand ? { expandInvoice: expand.has("invoice") } : {}) };
   if (route.method === "POST" || route.method === "PATCH") Object.assign(variables, bodyVariables(doc, r.body));
@@ -91,7 +93,7 @@ const routes = RESOURCES.flatMap((decl) =>
       path,
       pattern: new RegExp(`^${path.replace(/:[a-z]+/g, "([^/]+)")}/?$`),
       names: [...path.matchAll(/:([a-z]+)/g)].map((m) => m[1]),
-      handle: route.handle ?? ((r: RestRequest) => runRoute(decl, route, r)),
+      handle: route.handle ? special[route.handle] : (r: RestRequest) => runRoute(decl, route, r),
     };
   }),
 );
