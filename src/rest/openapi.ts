@@ -68,11 +68,16 @@ const INPUT_SCALARS: Record<string, Json> = {
   DateTime: { type: "string", format: "date-time", description: "ISO 8601 with offset" },
 };
 
-/** JSON Schema of `type` with `selection` (a REST-printed GraphQL value): nullable unless non-null. */
-function typeSchema(type: GraphQLOutputType, selection: SelectionSetNode | undefined, fragments: Fragments): Json {
-  if (!isNonNullType(type)) return nullable(valueSchema(type, selection, fragments));
-  return valueSchema(type.ofType, selection, fragments);
+/** The schema `of` a GraphQL type's values, nullable unless the type is non-null (output and input alike). */
+function orNull<T extends GraphQLOutputType | GraphQLInputType>(type: T, of: (t: GraphQLNullableType & T) => Json) {
+  return isNonNullType(type)
+    ? of(type.ofType as GraphQLNullableType & T)
+    : nullable(of(type as GraphQLNullableType & T));
 }
+
+/** JSON Schema of `type` with `selection` (a REST-printed GraphQL value): nullable unless non-null. */
+const typeSchema = (type: GraphQLOutputType, selection: SelectionSetNode | undefined, fragments: Fragments): Json =>
+  orNull(type, (t) => valueSchema(t, selection, fragments));
 
 function valueSchema(
   type: GraphQLNullableType & GraphQLOutputType,
@@ -151,10 +156,7 @@ function bodySchema(object: BodyObject): Json {
 const requestBody = (doc: Operation) => bodySchema(bodyOf(doc).object);
 
 /** JSON Schema of a body value of input type `type`: nullable unless non-null. */
-function inputSchema(type: GraphQLInputType, field: BodyField): Json {
-  if (!isNonNullType(type)) return nullable(inputValueSchema(type, field));
-  return inputValueSchema(type.ofType, field);
-}
+const inputSchema = (type: GraphQLInputType, field: BodyField): Json => orNull(type, (t) => inputValueSchema(t, field));
 
 function inputValueSchema(type: GraphQLNullableType & GraphQLInputType, field: BodyField): Json {
   if (isListType(type)) return { type: "array", items: inputSchema(type.ofType as GraphQLInputType, field) };
@@ -187,16 +189,16 @@ const ERROR_SCHEMA: Json = {
 };
 
 const json = (schema: Json) => ({ "application/json": { schema } });
-const ERRORS = {
-  "400": { description: "validation_error (or query_too_complex)", content: json(ref("Error")) },
-  "401": { description: "authentication_required", content: json(ref("Error")) },
-  "404": { description: "not_found", content: json(ref("Error")) },
-  "4XX": { description: "another client error (403, 405, 409, 413, 422, 429)", content: json(ref("Error")) },
-  "5XX": {
-    description: "service_unavailable, request_timeout (with Retry-After) or internal_error",
-    content: json(ref("Error")),
-  },
-};
+/** The error answers of every operation, by status: their descriptions, the one error shape. */
+const ERRORS = Object.fromEntries(
+  Object.entries({
+    "400": "validation_error (or query_too_complex)",
+    "401": "authentication_required",
+    "404": "not_found",
+    "4XX": "another client error (403, 405, 409, 413, 422, 429)",
+    "5XX": "service_unavailable, request_timeout (with Retry-After) or internal_error",
+  }).map(([status, description]) => [status, { description, content: json(ref("Error")) }]),
+);
 
 /** An OpenAPI parameter. */
 const param = (name: string, at: string, description: string, schema: Json, more: Json = {}) => ({

@@ -158,27 +158,19 @@ const DECLARED: Declared[] = [
       },
     ],
   },
-  {
-    name: "document type",
+  ...(
+    [
+      ["document type", "documents", "Document types"],
+      ["currency", "currencies", "Currencies"],
+      ["state", "states", "States of countries"],
+    ] as const
+  ).map(([name, path, what]): Declared => ({
+    name,
     tag: "Reference lists",
-    path: "/v1/generals/documents",
-    description: "Document types (global, read-only).",
+    path: `/v1/generals/${path}`,
+    description: `${what} (global, read-only).`,
     shapes: ["list"],
-  },
-  {
-    name: "currency",
-    tag: "Reference lists",
-    path: "/v1/generals/currencies",
-    description: "Currencies (global, read-only).",
-    shapes: ["list"],
-  },
-  {
-    name: "state",
-    tag: "Reference lists",
-    path: "/v1/generals/states",
-    description: "States of countries (global, read-only).",
-    shapes: ["list"],
-  },
+  })),
   {
     name: "customer session",
     path: "/v1/customer_base/sessions",

@@ -119,12 +119,8 @@ interface YogaLike {
  * The variables without those set to `undefined`, which JSON (the wire of /graphql) leaves out: an operation's
  * variable left out takes its default, where one given as `undefined` would read as null.
  */
-function definedOnly(variables: unknown): Record<string, unknown> {
-  const given: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries((variables ?? {}) as Record<string, unknown>))
-    if (value !== undefined) given[name] = value;
-  return given;
-}
+const definedOnly = (variables: unknown): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(variables ?? {}).filter(([, value]) => value !== undefined));
 
 type GraphQLResponse = {
   data?: unknown;
@@ -185,14 +181,12 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
       );
     }
     const values = route.pattern.exec(url.pathname)!.slice(1);
-    let params: Record<string, string>;
+    let params: Record<string, string> | undefined;
     try {
       params = Object.fromEntries(route.names.map((name, i) => [name, decodeURIComponent(values[i])]));
-    } catch {
-      return errorResponse("not_found", `No resource at ${url.pathname}`);
-    }
-    // a path segment with NUL, an unpaired surrogate or over 200 characters names nothing (ids: input-guard.ts)
-    if (Object.values(params).some((value) => textProblem(value, 200) !== null))
+    } catch {} // a malformed escape names nothing
+    // nor does a path segment with NUL, an unpaired surrogate or over 200 characters (ids: input-guard.ts)
+    if (!params || Object.values(params).some((value) => textProblem(value, 200) !== null))
       return errorResponse("not_found", `No resource at ${url.pathname}`);
     // query strings and bodies: the text and structure rules of domain/input-limits.ts, before anything else
     const inputErrors: FieldErrors = {};
