@@ -121,18 +121,16 @@ function objectSchema(typename: string, selection: SelectionSetNode | undefined,
   return { type: "object", properties };
 }
 
-/** The resource's printed schema, derived from the selection of its first standard operation (else special one). */
+/**
+ * The resource's printed schema: its fragment (`CreditNoteFields`) as its first standard operation (else special
+ * one) selects it, or that operation's root field's selection when it has none.
+ */
 function resourceSchema(decl: ResourceDecl): Json {
   const shape = (["retrieve", "create", "list", "update"] as const).find((s) => decl.shapes.includes(s));
   const name = shape ? operationName(decl, shape) : decl.special?.find((s) => s.operation)?.operation;
   if (!name) return { type: "object", description: decl.description };
   const { node, fragments } = rootOf(operationNamed(name));
-  let selection = node.selectionSet;
-  if (shape === "list") {
-    // a connection: edges { node { ... } }
-    const edges = selectedFields(selection, fragments).find((f) => f.name === "edges");
-    selection = selectedFields(edges?.selection, fragments).find((f) => f.name === "node")?.selection;
-  }
+  const selection = fragments.get(`${decl.typename}Fields`)?.selectionSet ?? node.selectionSet;
   return { ...objectSchema(decl.typename, selection, fragments), description: decl.description };
 }
 
