@@ -9,20 +9,19 @@
  * a delete's `__typename` (it answers 204, nothing of the result is read). Pure: the declarations
  * and the schema in, GraphQL text out (scripts/rest-operations.ts writes it for graphql-codegen).
  */
-import { parse, print, type GraphQLField, type GraphQLSchema } from "graphql";
+import { parse, print, type GraphQLSchema } from "graphql";
 import { operationName, pascal, RESOURCES } from "./resources.js";
 import type { ResourceDecl, Shape } from "./types.js";
 
 /** The connection arguments a REST list does not use (it pages by `first` and `offset`). */
 const CURSORS = new Set(["after", "before", "last"]);
 
-/** The root field of `shape` on `decl`: the declared one, else the rule's. */
+/** The root field of `shape` on `decl`: the declared one, else the rule's (a list's: its operation's plural noun). */
 function rootName(decl: ResourceDecl, shape: Shape): string {
-  const name = pascal(decl.name);
+  const plural = operationName(decl, "list").slice("Rest".length);
   if (decl.roots?.[shape]) return decl.roots[shape];
   if (shape === "retrieve" || shape === "pdf") return "node";
-  if (shape === "list") return `${name[0].toLowerCase()}${name.slice(1).replace(/y$/, "ie")}s`;
-  return `${shape}${name}`;
+  return shape === "list" ? `${plural[0].toLowerCase()}${plural.slice(1)}` : `${shape}${pascal(decl.name)}`;
 }
 
 /** The selection of `shape`'s root field on `decl`. */
@@ -38,12 +37,11 @@ function selection(decl: ResourceDecl, shape: Shape): string {
 function operation(schema: GraphQLSchema, decl: ResourceDecl, shape: Shape): string {
   const mutation = !["retrieve", "pdf", "list"].includes(shape);
   const root = rootName(decl, shape);
-  const field: GraphQLField<unknown, unknown> | undefined = (
-    mutation ? schema.getMutationType() : schema.getQueryType()
-  )?.getFields()[root];
+  const field = (mutation ? schema.getMutationType() : schema.getQueryType())?.getFields()[root];
   if (!field) throw new Error(`${decl.name} ${shape}: no root field ${root} in the schema`);
   const args = field.args.filter((a) => shape !== "list" || !CURSORS.has(a.name));
-  const expand = selection(decl, shape).includes("Fields") ? (decl.expand ?? []) : [];
+  // the fragment's `?expand=` variables, where it is selected
+  const expand = shape === "pdf" || shape === "delete" ? [] : (decl.expand ?? []);
   const variables = [
     ...args.map((a) => `$${a.name}: ${a.type.toString()}`),
     ...expand.map((name) => `$expand${pascal(name)}: Boolean!`),
