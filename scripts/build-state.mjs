@@ -23,6 +23,7 @@ const INPUTS = [
   "prisma/schema.prisma",
   "schema/schema.graphql",
   "codegen.ts",
+  "scripts/rest-operations.ts",
   "tsconfig.json",
   "tsconfig.build.json",
   "package-lock.json",

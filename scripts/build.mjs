@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `npm run build`: the generated code (Prisma client and Pothos types from prisma/schema.prisma,
- * typed GraphQL operations from src/rest/operations/*.graphql), then the TypeScript compiler
+ * the REST adapter's standard operations by rule (scripts/rest-operations.ts), typed GraphQL operations
+ * from them and src/rest/operations/*.graphql), then the TypeScript compiler
  * (type check and emit) from src/ to plain JavaScript in dist/, then the customer portal (portal/,
  * Preact) bundled by Vite into dist/portal. Needs the dev dependencies.
  * dist/build-info.json, written last, marks a complete build (scripts/run.mjs compares its time
@@ -39,6 +40,7 @@ function step(label, args) {
 }
 
 step("prisma generate", [bin("prisma", "prisma"), "generate", "--no-hints"]);
+step("rest operations", [bin("tsx", "tsx"), "scripts/rest-operations.ts"]);
 step("graphql-codegen", [bin("@graphql-codegen/cli", "graphql-codegen"), "--config", "codegen.ts"]);
 fs.rmSync(path.join(root, "dist"), { recursive: true, force: true });
 step("tsc", [bin("typescript", "tsc"), "-p", "tsconfig.build.json"]);

@@ -26,8 +26,16 @@ import { schema as graphqlSchema } from "../graphql/schema.js";
 import { restEnumValues } from "./enums.js";
 import { listFilters, type FilterKind } from "./filters.js";
 import { bodyOf, type BodyField, type BodyObject } from "./input.js";
-import { EXCEPTIONS, printedFields, restName, rootOf, selectedFields, type Fragments } from "./printer.js";
-import { RESOURCES, routesOf, shapeOperation } from "./resources.js";
+import {
+  EXCEPTIONS,
+  operationNamed,
+  printedFields,
+  restName,
+  rootOf,
+  selectedFields,
+  type Fragments,
+} from "./printer.js";
+import { operationName, RESOURCES, routesOf } from "./resources.js";
 import { STATUS_BY_CODE } from "./respond.js";
 import type { Operation, ResourceDecl, Route } from "./types.js";
 
@@ -60,11 +68,16 @@ const INPUT_SCALARS: Record<string, Json> = {
   DateTime: { type: "string", format: "date-time", description: "ISO 8601 with offset" },
 };
 
-/** JSON Schema of `type` with `selection` (a REST-printed GraphQL value): nullable unless non-null. */
-function typeSchema(type: GraphQLOutputType, selection: SelectionSetNode | undefined, fragments: Fragments): Json {
-  if (!isNonNullType(type)) return nullable(valueSchema(type, selection, fragments));
-  return valueSchema(type.ofType, selection, fragments);
+/** The schema `of` a GraphQL type's values, nullable unless the type is non-null (output and input alike). */
+function orNull<T extends GraphQLOutputType | GraphQLInputType>(type: T, of: (t: GraphQLNullableType & T) => Json) {
+  return isNonNullType(type)
+    ? of(type.ofType as GraphQLNullableType & T)
+    : nullable(of(type as GraphQLNullableType & T));
 }
+
+/** JSON Schema of `type` with `selection` (a REST-printed GraphQL value): nullable unless non-null. */
+const typeSchema = (type: GraphQLOutputType, selection: SelectionSetNode | undefined, fragments: Fragments): Json =>
+  orNull(type, (t) => valueSchema(t, selection, fragments));
 
 function valueSchema(
   type: GraphQLNullableType & GraphQLOutputType,
@@ -108,18 +121,16 @@ function objectSchema(typename: string, selection: SelectionSetNode | undefined,
   return { type: "object", properties };
 }
 
-/** The resource's printed schema, derived from the selection of its first standard operation (else special one). */
+/**
+ * The resource's printed schema: its fragment (`CreditNoteFields`) as its first standard operation (else special
+ * one) selects it, or that operation's root field's selection when it has none.
+ */
 function resourceSchema(decl: ResourceDecl): Json {
   const shape = (["retrieve", "create", "list", "update"] as const).find((s) => decl.shapes.includes(s));
-  const doc = shape ? shapeOperation(decl, shape) : decl.special?.find((s) => s.operation)?.operation;
-  if (!doc) return { type: "object", description: decl.description };
-  const { node, fragments } = rootOf(doc);
-  let selection = node.selectionSet;
-  if (shape === "list") {
-    // a connection: edges { node { ... } }
-    const edges = selectedFields(selection, fragments).find((f) => f.name === "edges");
-    selection = selectedFields(edges?.selection, fragments).find((f) => f.name === "node")?.selection;
-  }
+  const name = shape ? operationName(decl, shape) : decl.special?.find((s) => s.operation)?.operation;
+  if (!name) return { type: "object", description: decl.description };
+  const { node, fragments } = rootOf(operationNamed(name));
+  const selection = fragments.get(`${decl.typename}Fields`)?.selectionSet ?? node.selectionSet;
   return { ...objectSchema(decl.typename, selection, fragments), description: decl.description };
 }
 
@@ -143,10 +154,7 @@ function bodySchema(object: BodyObject): Json {
 const requestBody = (doc: Operation) => bodySchema(bodyOf(doc).object);
 
 /** JSON Schema of a body value of input type `type`: nullable unless non-null. */
-function inputSchema(type: GraphQLInputType, field: BodyField): Json {
-  if (!isNonNullType(type)) return nullable(inputValueSchema(type, field));
-  return inputValueSchema(type.ofType, field);
-}
+const inputSchema = (type: GraphQLInputType, field: BodyField): Json => orNull(type, (t) => inputValueSchema(t, field));
 
 function inputValueSchema(type: GraphQLNullableType & GraphQLInputType, field: BodyField): Json {
   if (isListType(type)) return { type: "array", items: inputSchema(type.ofType as GraphQLInputType, field) };
@@ -179,16 +187,16 @@ const ERROR_SCHEMA: Json = {
 };
 
 const json = (schema: Json) => ({ "application/json": { schema } });
-const ERRORS = {
-  "400": { description: "validation_error (or query_too_complex)", content: json(ref("Error")) },
-  "401": { description: "authentication_required", content: json(ref("Error")) },
-  "404": { description: "not_found", content: json(ref("Error")) },
-  "4XX": { description: "another client error (403, 405, 409, 413, 422, 429)", content: json(ref("Error")) },
-  "5XX": {
-    description: "service_unavailable, request_timeout (with Retry-After) or internal_error",
-    content: json(ref("Error")),
-  },
-};
+/** The error answers of every operation, by status: their descriptions, the one error shape. */
+const ERRORS = Object.fromEntries(
+  Object.entries({
+    "400": "validation_error (or query_too_complex)",
+    "401": "authentication_required",
+    "404": "not_found",
+    "4XX": "another client error (403, 405, 409, 413, 422, 429)",
+    "5XX": "service_unavailable, request_timeout (with Retry-After) or internal_error",
+  }).map(([status, description]) => [status, { description, content: json(ref("Error")) }]),
+);
 
 /** An OpenAPI parameter. */
 const param = (name: string, at: string, description: string, schema: Json, more: Json = {}) => ({
@@ -216,7 +224,7 @@ const FILTER_OPERATORS: Record<FilterKind, (name: string) => string> = {
 
 /** Query parameters of a list: paging, then each filter with the operators it takes. */
 function filterParams(decl: ResourceDecl): Json[] {
-  const filters = Object.entries(listFilters(shapeOperation(decl, "list"), decl.typename).spec);
+  const filters = Object.entries(listFilters(operationNamed(operationName(decl, "list")), decl.typename).spec);
   return [
     ...PAGE_PARAMS,
     ...filters.map(([name, f]) =>
@@ -263,7 +271,7 @@ function answerSchema(decl: ResourceDecl, route: Route, name: string): Json {
   if (typeof answers === "object") return { allOf: [ref(name), { type: "object", properties: answers }] };
   if (shape || !operation) return ref(name);
   // a special route's operation: the resource (or a list of it) by reference, another type by its selection
-  const { field, node, fragments } = rootOf(operation);
+  const { field, node, fragments } = rootOf(operationNamed(operation));
   const type = getNamedType(field.type).name;
   if (type !== decl.typename) return typeSchema(field.type, node.selectionSet, fragments);
   return isListType(getNullableType(field.type)) ? { type: "array", items: ref(name) } : ref(name);
@@ -295,7 +303,7 @@ function pathOperation(decl: ResourceDecl, route: Route, name: string): Json {
       ...(route.method === "POST" ? [IDEMPOTENCY] : []),
     ],
     ...((route.method === "POST" || route.method === "PATCH") && route.operation
-      ? { requestBody: { required: true, content: json(requestBody(route.operation)) } }
+      ? { requestBody: { required: true, content: json(requestBody(operationNamed(route.operation))) } }
       : {}),
     responses: {
       ...Object.fromEntries([route.status ?? 200].flat().map((status) => [status, status === 204 ? DELETED : answer])),

@@ -23,28 +23,17 @@ import {
   type SelectionNode,
   type SelectionSetNode,
 } from "graphql";
+import * as ops from "../graphql/generated/operations.js";
 import { schema as graphqlSchema } from "../graphql/schema.js";
 import { restEnumValue } from "./enums.js";
 import { num } from "./json.js";
-import type { Operation, PrintContext } from "./types.js";
+import type { Operation, OperationName, PrintContext } from "./types.js";
 
 type Json = Record<string, unknown>;
 type Node = Record<string, unknown>;
 
 /** camelCase -> snake_case (`taxPercent` -> `tax_percent`). */
 export const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
-/** ISO 8601 -> `yyyy-mm-dd hh:mm:ss` in UTC. */
-export function plainTimestamp(iso: string | null | undefined): string | null {
-  if (!iso) return null;
-  return new Date(iso).toISOString().slice(0, 19).replace("T", " ");
-}
-
-/** ISO 8601 with an explicit offset (`2026-11-22T10:00:00.000+00:00`). */
-export function isoTimestamp(iso: string | null | undefined): string | null {
-  if (!iso) return null;
-  return new Date(iso).toISOString().replace("Z", "+00:00");
-}
 
 /** Where a value is printed: the route's context, and whether it is the resource itself or embedded in one. */
 interface Where {
@@ -170,13 +159,18 @@ export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
 const plainTimestamps = (type: string, root: boolean) =>
   type === "Invoice" || type === "Payment" || (type === "Customer" && !root);
 
+/**
+ * A value of `type` by the rule; a `DateTime` as `yyyy-mm-dd hh:mm:ss` in UTC when `plain`, else ISO 8601 with an
+ * explicit offset (`2026-11-22T10:00:00.000+00:00`).
+ */
 function printValue(type: GraphQLOutputType, value: unknown, where: Where, plain: boolean): unknown {
   if (value === null || value === undefined) return null;
   if (isNonNullType(type)) return printValue(type.ofType, value, where, plain);
   if (isListType(type)) return (value as unknown[]).map((v) => printValue(type.ofType, v, where, plain));
   if (isScalarType(type)) {
     if (type.name === "Decimal") return num(value as string);
-    if (type.name === "DateTime") return plain ? plainTimestamp(value as string) : isoTimestamp(value as string);
+    const iso = type.name === "DateTime" ? new Date(value as string).toISOString() : undefined;
+    if (iso) return plain ? iso.slice(0, 19).replace("T", " ") : iso.replace("Z", "+00:00");
     return value;
   }
   if (isEnumType(type)) return restEnumValue(type.name, value as string);
@@ -273,6 +267,9 @@ export function printedFields(
       return { ...f, selection: { kind: Kind.SELECTION_SET, selections } as SelectionSetNode };
     });
 }
+
+/** The typed document of the operation named `name` (standard.ts's or src/rest/operations'). */
+export const operationNamed = (name: OperationName) => ops[`${name}Document`] as Operation;
 
 /** An operation's one root field: the operation, the field's node and schema definition, the fragments. */
 export function rootOf(doc: Operation) {

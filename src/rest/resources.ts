@@ -1,14 +1,13 @@
 /**
  * The REST adapter's declarations (docs/rest.md "How the REST adapter is declared"; the spec's
- * "Endpoints"): one entry per resource with its standard routes (each a typed GraphQL operation of
- * src/rest/operations, named by convention: `shapeOperation`) and its special routes (an operation
- * run by rule, or a handler of special.ts). Bodies (input.ts), filters (filters.ts) and answers
- * (printer.ts) are derived from the operations. The dispatcher (router.ts) and the OpenAPI document
- * (openapi.ts) both read the routes from here (`routesOf`).
+ * "Endpoints"): one entry per resource with its standard routes (each a typed GraphQL operation
+ * named by convention, `operationName`, and derived by rule in standard.ts) and its special routes
+ * (an operation of src/rest/operations run by rule, or a handler of special.ts, both by name).
+ * Bodies (input.ts), filters (filters.ts) and answers (printer.ts) are derived from the operations.
+ * The dispatcher (router.ts) and the OpenAPI document (openapi.ts) both read the routes from here
+ * (`routesOf`). Plain data: nothing generated is imported, so the operations can be generated from it.
  */
-import * as ops from "../graphql/generated/operations.js";
-import * as special from "./special.js";
-import type { Method, Operation, ResourceDecl, Route, Shape } from "./types.js";
+import type { Method, OperationName, ResourceDecl, Route, Shape } from "./types.js";
 
 /** Method, path suffix, success status and the reference's verb of each standard shape (docs/rest.md "Responses"). */
 export const SHAPES: Record<Shape, { method: Method; suffix: string; status: number; verb: string }> = {
@@ -22,21 +21,20 @@ export const SHAPES: Record<Shape, { method: Method; suffix: string; status: num
 };
 
 /** `credit note` -> `CreditNote` */
-const pascal = (name: string) => name.toLowerCase().replace(/(^| )(\w)/g, (_m, _s, c: string) => c.toUpperCase());
+export const pascal = (name: string) =>
+  name.toLowerCase().replace(/(^| )(\w)/g, (_m, _s, c: string) => c.toUpperCase());
 
 /**
- * The operation of `shape` on `decl`, by the naming convention of src/rest/operations: the
- * resource's name in PascalCase after `Rest` and the verb (`RestCreateCreditNote`,
- * `RestUpdateCreditNote`, `RestDeleteCreditNote`, `RestFinalizeCreditNote`), alone for a retrieve
- * (`RestCreditNote`), in the plural for a list (`RestCreditNotes`), before `Pdf` for a pdf.
+ * The operation of `shape` on `decl`, by the naming convention: the resource's name in PascalCase
+ * after `Rest` and the verb (`RestCreateCreditNote`, `RestUpdateCreditNote`, `RestDeleteCreditNote`,
+ * `RestFinalizeCreditNote`), alone for a retrieve (`RestCreditNote`), in the plural for a list
+ * (`RestCreditNotes`), before `Pdf` for a pdf.
  */
-export function shapeOperation(decl: ResourceDecl, shape: Shape): Operation {
+export function operationName(decl: ResourceDecl, shape: Shape): OperationName {
   const name = pascal(decl.name);
   const verb = shape === "retrieve" || shape === "list" || shape === "pdf" ? "" : SHAPES[shape].verb;
   const noun = shape === "list" ? `${name.replace(/y$/, "ie")}s` : shape === "pdf" ? `${name}Pdf` : name;
-  const doc = (ops as Record<string, unknown>)[`Rest${verb}${noun}Document`];
-  if (!doc) throw new Error(`no operation Rest${verb}${noun} in src/rest/operations for ${shape}`);
-  return doc as Operation;
+  return `Rest${verb}${noun}` as OperationName;
 }
 
 /** Every route of `decl`: its standard shapes, then its special routes. */
@@ -48,7 +46,7 @@ export function routesOf(decl: ResourceDecl): Route[] {
       path: SHAPES[shape].suffix,
       summary: `${SHAPES[shape].verb} ${article} ${decl.name}`,
       shape,
-      operation: shapeOperation(decl, shape),
+      operation: operationName(decl, shape),
       status: SHAPES[shape].status,
       ...(shape === "list" && decl.bareList ? { answers: "array" as const } : {}),
     })),
@@ -102,14 +100,14 @@ const DECLARED: Declared[] = [
         method: "POST",
         path: "/:id/authorize",
         summary: "Attach a source to a payment and charge it",
-        operation: ops.RestAuthorizePaymentDocument,
+        operation: "RestAuthorizePayment",
       },
       {
         method: "GET",
         path: "/:id/pay",
         summary: "Pay a payment: the payment plus `redirect_url`",
         answers: { redirect_url: { type: ["string", "null"], format: "uri" } },
-        handle: special.payPayment,
+        handle: "payPayment",
       },
     ],
   },
@@ -130,8 +128,8 @@ const DECLARED: Declared[] = [
         method: "POST",
         path: "",
         summary: "Record a usage, or a batch of up to 1,000 (`usages`)",
-        operation: ops.RestCreateUsageDocument,
-        handle: special.recordUsage,
+        operation: "RestCreateUsage",
+        handle: "recordUsage",
         status: [201, 200],
       },
     ],
@@ -150,37 +148,29 @@ const DECLARED: Declared[] = [
           cancel_reason: "free text, default requested_by_customer",
           at_period_end: "`true` or `false` (default)",
         },
-        handle: special.cancelSubscription,
+        handle: "cancelSubscription",
       },
       {
         method: "GET",
         path: "/:id/upcoming_invoice",
         summary: "Preview the next cycle's invoice (ours)",
-        operation: ops.RestUpcomingInvoiceDocument,
+        operation: "RestUpcomingInvoice",
       },
     ],
   },
-  {
-    name: "document type",
+  ...(
+    [
+      ["document type", "documents", "Document types"],
+      ["currency", "currencies", "Currencies"],
+      ["state", "states", "States of countries"],
+    ] as const
+  ).map(([name, path, what]): Declared => ({
+    name,
     tag: "Reference lists",
-    path: "/v1/generals/documents",
-    description: "Document types (global, read-only).",
+    path: `/v1/generals/${path}`,
+    description: `${what} (global, read-only).`,
     shapes: ["list"],
-  },
-  {
-    name: "currency",
-    tag: "Reference lists",
-    path: "/v1/generals/currencies",
-    description: "Currencies (global, read-only).",
-    shapes: ["list"],
-  },
-  {
-    name: "state",
-    tag: "Reference lists",
-    path: "/v1/generals/states",
-    description: "States of countries (global, read-only).",
-    shapes: ["list"],
-  },
+  })),
   {
     name: "customer session",
     path: "/v1/customer_base/sessions",
@@ -191,7 +181,7 @@ const DECLARED: Declared[] = [
         method: "GET",
         path: "/:key",
         summary: "Retrieve a session by its key",
-        operation: ops.RestCustomerSessionDocument,
+        operation: "RestCustomerSession",
       },
     ],
   },
@@ -201,6 +191,7 @@ const DECLARED: Declared[] = [
     description: "Reminder e-mails of documents (docs/reminders.md); the list is a bare array.",
     shapes: ["create", "list"],
     bareList: true,
+    roots: { create: "sendReminder" },
   },
   ...(["product", "plan", "addon", "coupon"] as const).map((name): Declared => ({
     name,
@@ -221,7 +212,7 @@ const DECLARED: Declared[] = [
         method: "POST",
         path: "/:id/advance",
         summary: "Advance a test clock and bill what came due",
-        operation: ops.RestAdvanceTestClockDocument,
+        operation: "RestAdvanceTestClock",
       },
     ],
   },
@@ -232,8 +223,8 @@ const DECLARED: Declared[] = [
     description: "The organization's tax profile (docs/sii-setup.md).",
     shapes: [],
     special: [
-      { method: "GET", path: "", summary: "Retrieve the tax profile", operation: ops.RestTaxProfileDocument },
-      { method: "PATCH", path: "", summary: "Update the tax profile", operation: ops.RestUpdateTaxProfileDocument },
+      { method: "GET", path: "", summary: "Retrieve the tax profile", operation: "RestTaxProfile" },
+      { method: "PATCH", path: "", summary: "Update the tax profile", operation: "RestUpdateTaxProfile" },
     ],
   },
   {
@@ -242,12 +233,13 @@ const DECLARED: Declared[] = [
     path: "/v1/billers/built_in/certificates",
     description: "Signing certificates (PKCS#12 in Base64; docs/sii-setup.md).",
     shapes: ["create"],
+    roots: { create: "uploadCertificate" },
     special: [
       {
         method: "GET",
         path: "",
         summary: "List every certificate (a bare array)",
-        operation: ops.RestCertificatesDocument,
+        operation: "RestCertificates",
       },
     ],
   },
@@ -257,6 +249,7 @@ const DECLARED: Declared[] = [
     path: "/v1/billers/built_in/cafs",
     description: "SII's folio ranges (CAF XML in Base64; docs/sii-setup.md).",
     shapes: ["create", "list", "retrieve"],
+    roots: { create: "uploadCaf" },
   },
   {
     name: "file",
@@ -271,7 +264,7 @@ const DECLARED: Declared[] = [
         path: "/:name",
         summary: "A stored file's bytes",
         answers: "file",
-        operation: ops.RestStoredFileDocument,
+        operation: "RestStoredFile",
       },
     ],
   },
@@ -286,7 +279,7 @@ const DECLARED: Declared[] = [
         method: "POST",
         path: "",
         summary: "Record a receiver's answer to our DTEs",
-        operation: ops.RestRecordReceiverAnswerDocument,
+        operation: "RestRecordReceiverAnswer",
         status: 201,
       },
     ],
@@ -298,6 +291,7 @@ const DECLARED: Declared[] = [
     typename: "Swap",
     description: "Imports suppliers' DTEs (an EnvioDTE) as a swap (docs/sii-receiving.md).",
     shapes: ["create"],
+    roots: { create: "receivePurchaseDocuments" },
   },
   {
     name: "swap",

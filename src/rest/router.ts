@@ -16,7 +16,7 @@ import { listFilters, parseFilters } from "./filters.js";
 import { bodyVariables } from "./input.js";
 import { jsonResponse } from "./json.js";
 import { openApiDocument } from "./openapi.js";
-import { printNode, REST_PATH_NAMES, rootOf } from "./printer.js";
+import { operationNamed, printNode, REST_PATH_NAMES, rootOf } from "./printer.js";
 import { RESOURCES, routesOf } from "./resources.js";
 import {
   arrayPage,
@@ -28,7 +28,8 @@ import {
   RestError,
   STATUS_BY_CODE,
 } from "./respond.js";
-import type { Method, Operation, ResourceDecl, RestRequest, Route } from "./types.js";
+import * as special from "./special.js";
+import type { Method, ResourceDecl, RestRequest, Route } from "./types.js";
 
 export { errorResponse } from "./respond.js";
 
@@ -41,7 +42,8 @@ type Connection = { totalCount: number; edges: { node: unknown }[] };
  * checked to be the resource; none is a 404) printed as the shape answers it, or a file's bytes.
  */
 async function runRoute(decl: ResourceDecl, route: Route, r: RestRequest): Promise<Response> {
-  const { shape, operation: doc } = route as Route & { operation: Operation };
+  const { shape } = route;
+  const doc = operationNamed(route.operation!);
   const expand = decl.expand ? expansions(r.url, decl.expand) : new Set<string>();
   const variables: Data = { ...r.params, ...(decl.expand ? { expandInvoice: expand.has("invoice") } : {}) };
   if (route.method === "POST" || route.method === "PATCH") Object.assign(variables, bodyVariables(doc, r.body));
@@ -91,7 +93,7 @@ const routes = RESOURCES.flatMap((decl) =>
       path,
       pattern: new RegExp(`^${path.replace(/:[a-z]+/g, "([^/]+)")}/?$`),
       names: [...path.matchAll(/:([a-z]+)/g)].map((m) => m[1]),
-      handle: route.handle ?? ((r: RestRequest) => runRoute(decl, route, r)),
+      handle: route.handle ? special[route.handle] : (r: RestRequest) => runRoute(decl, route, r),
     };
   }),
 );
@@ -117,12 +119,8 @@ interface YogaLike {
  * The variables without those set to `undefined`, which JSON (the wire of /graphql) leaves out: an operation's
  * variable left out takes its default, where one given as `undefined` would read as null.
  */
-function definedOnly(variables: unknown): Record<string, unknown> {
-  const given: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries((variables ?? {}) as Record<string, unknown>))
-    if (value !== undefined) given[name] = value;
-  return given;
-}
+const definedOnly = (variables: unknown): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(variables ?? {}).filter(([, value]) => value !== undefined));
 
 type GraphQLResponse = {
   data?: unknown;
@@ -183,14 +181,12 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
       );
     }
     const values = route.pattern.exec(url.pathname)!.slice(1);
-    let params: Record<string, string>;
+    let params: Record<string, string> | undefined;
     try {
       params = Object.fromEntries(route.names.map((name, i) => [name, decodeURIComponent(values[i])]));
-    } catch {
-      return errorResponse("not_found", `No resource at ${url.pathname}`);
-    }
-    // a path segment with NUL, an unpaired surrogate or over 200 characters names nothing (ids: input-guard.ts)
-    if (Object.values(params).some((value) => textProblem(value, 200) !== null))
+    } catch {} // a malformed escape names nothing
+    // nor does a path segment with NUL, an unpaired surrogate or over 200 characters (ids: input-guard.ts)
+    if (!params || Object.values(params).some((value) => textProblem(value, 200) !== null))
       return errorResponse("not_found", `No resource at ${url.pathname}`);
     // query strings and bodies: the text and structure rules of domain/input-limits.ts, before anything else
     const inputErrors: FieldErrors = {};

@@ -4,6 +4,7 @@
  * (router.ts) and the OpenAPI writer (openapi.ts) share them without importing one another.
  */
 import type { TypedDocumentNode } from "@graphql-typed-document-node/core";
+import type * as ops from "../graphql/generated/operations.js";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE";
 
@@ -17,6 +18,9 @@ export type Shape = "create" | "retrieve" | "update" | "list" | "delete" | "pdf"
 
 /** A typed GraphQL operation of src/rest/operations (its result and variables are checked where it is written). */
 export type Operation = TypedDocumentNode<unknown, never>;
+
+/** The name of an operation (`RestCreateCreditNote`): a standard one (standard.ts) or one of src/rest/operations. */
+export type OperationName = { [K in keyof typeof ops]: K extends `${infer N}Document` ? N : never }[keyof typeof ops];
 
 /** One REST request as a handler sees it. */
 export interface RestRequest {
@@ -52,8 +56,9 @@ export interface Route {
   summary: string;
   /** the standard shape it is, if it is one */
   shape?: Shape;
-  operation?: Operation;
-  handle?: (r: RestRequest) => Promise<Response>;
+  operation?: OperationName;
+  /** the name of its handler in special.ts */
+  handle?: "payPayment" | "recordUsage" | "cancelSubscription";
   /** the success status (default 200; a handler's for the reference only, both when it answers two) */
   status?: number | number[];
   /**
@@ -79,11 +84,13 @@ export interface ResourceDecl {
    */
   typename: string;
   /**
-   * the standard routes it has, each running the operation named by the convention of
-   * src/rest/operations (resources.ts `shapeOperation`: `RestCreateCreditNote`, `RestCreditNotes`, ...);
+   * the standard routes it has, each running the operation named by convention (resources.ts
+   * `operationName`: `RestCreateCreditNote`, `RestCreditNotes`, ...), derived by rule (standard.ts);
    * the body, the filters and the answer's schema are read from those operations
    */
   shapes: Shape[];
+  /** the root fields of its standard operations where they are not the rule's (`createX`, `node`, `xs`) */
+  roots?: Partial<Record<Shape, string>>;
   /** the list answers a bare array, its total and neighbours in headers (the spec's reminders) */
   bareList?: true;
   /** `?expand=` names the routes take (credit notes: `invoice`, as the `expandInvoice` variable) */
