@@ -20,6 +20,7 @@ import type { GraphQLContext } from "./context.js";
 import { ValidationError } from "../domain/errors.js";
 import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
 import { tenant } from "../services/context.js";
+import { narrowSelection } from "./narrow-selection.js";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -306,7 +307,12 @@ export async function prismaConnection(
     [field]: backward ? (direction === "asc" ? "desc" : "asc") : direction,
   }));
 
-  const selection = queryFromInfo({ context: ctx, info, path: ["edges", "node"] }) as {
+  // the columns the selection reads, not every column of every row (narrow-selection.ts)
+  const selection = narrowSelection(
+    info,
+    ["edges", "node"],
+    queryFromInfo({ context: ctx, info, path: ["edges", "node"] }),
+  ) as {
     select?: Record<string, unknown>;
   };
   if (selection.select) for (const { field } of sort) selection.select[field] ??= true;
