@@ -149,6 +149,24 @@ function encodeCursor(connection: string, key: KeyValue[]): string {
   return Buffer.from(JSON.stringify(payload)).toString("base64url");
 }
 
+/**
+ * An edge of a page: its node, and its cursor encoded when read (the `cursor` field, or the page's
+ * start and end cursors), not for every row of every page: most pages ask for no edge's cursor.
+ */
+class Edge<T extends Record<string, unknown>> {
+  private encoded: string | undefined;
+  constructor(
+    readonly node: T,
+    private readonly connection: string,
+    private readonly sort: SortField[],
+  ) {}
+
+  /** The opaque keyset cursor of this edge's row (encodeCursor of its sort key). */
+  get cursor(): string {
+    return (this.encoded ??= encodeCursor(this.connection, keyOf(this.node, this.sort)));
+  }
+}
+
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
 
 /** The sort key of `cursor`, or a validation_error on `arg` when it is not a cursor of `connection`. */
@@ -336,7 +354,7 @@ export async function prismaConnection(
   const page = rows.slice(0, size);
   if (backward) page.reverse();
 
-  const edges = page.map((node) => ({ cursor: encodeCursor(connection, keyOf(node, sort)), node }));
+  const edges = page.map((node) => new Edge(node, connection, sort));
   let counted: Promise<number> | undefined;
   return {
     edges,
