@@ -21,6 +21,7 @@ import { ValidationError } from "../domain/errors.js";
 import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
 import { tenant } from "../services/context.js";
 import { narrowSelection } from "./narrow-selection.js";
+import { forSerialization } from "../infra/joined-reads.js";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -335,13 +336,16 @@ export async function prismaConnection(
   };
   if (selection.select) for (const { field } of sort) selection.select[field] ??= true;
 
-  let rows = await model.findMany({
-    ...selection,
-    where: { AND: where },
-    orderBy,
-    ...(offset > 0 ? { skip: offset - 1 } : {}),
-    take: size + 1 + (peek ? 1 : 0),
-  });
+  // its rows are only serialized: decimals that parse their digits only if read (joined-reads.ts)
+  let rows = await model.findMany(
+    forSerialization({
+      ...selection,
+      where: { AND: where },
+      orderBy,
+      ...(offset > 0 ? { skip: offset - 1 } : {}),
+      take: size + 1 + (peek ? 1 : 0),
+    }),
+  );
 
   let otherSide = false;
   if (peek && rows.length > 0 && (offset > 0 || sameKey(keyOf(rows[0], sort), start!))) {
