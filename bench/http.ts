@@ -461,7 +461,8 @@ async function main(): Promise<void> {
       );
     }
     if (PROFILE_DIR) {
-      // every child stopped (the compare build's too: left running it kept the process and its database)
+      // every child stopped (the compare build too: left running, its pool kept the database from
+      // being dropped at the end and the benchmark waited for ever)
       for (const c of children) await c.stop();
       children.length = 0;
       // one profile per path measured (BENCH_PROFILE_PATHS narrows them; default: every path of BENCH_ONLY)

@@ -20,6 +20,8 @@ import type { GraphQLContext } from "./context.js";
 import { ValidationError } from "../domain/errors.js";
 import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
 import { tenant } from "../services/context.js";
+import { narrowSelection } from "./narrow-selection.js";
+import { forSerialization } from "../infra/joined-reads.js";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -146,6 +148,24 @@ function keyOf(row: Record<string, unknown>, sort: SortField[]): KeyValue[] {
 function encodeCursor(connection: string, key: KeyValue[]): string {
   const payload: CursorPayload = { v: CURSOR_VERSION, c: connection, k: key };
   return Buffer.from(JSON.stringify(payload)).toString("base64url");
+}
+
+/**
+ * An edge of a page: its node, and its cursor encoded when read (the `cursor` field, or the page's
+ * start and end cursors), not for every row of every page: most pages ask for no edge's cursor.
+ */
+class Edge<T extends Record<string, unknown>> {
+  private encoded: string | undefined;
+  constructor(
+    readonly node: T,
+    private readonly connection: string,
+    private readonly sort: SortField[],
+  ) {}
+
+  /** The opaque keyset cursor of this edge's row (encodeCursor of its sort key). */
+  get cursor(): string {
+    return (this.encoded ??= encodeCursor(this.connection, keyOf(this.node, this.sort)));
+  }
 }
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
@@ -306,18 +326,26 @@ export async function prismaConnection(
     [field]: backward ? (direction === "asc" ? "desc" : "asc") : direction,
   }));
 
-  const selection = queryFromInfo({ context: ctx, info, path: ["edges", "node"] }) as {
+  // the columns the selection reads, not every column of every row (narrow-selection.ts)
+  const selection = narrowSelection(
+    info,
+    ["edges", "node"],
+    queryFromInfo({ context: ctx, info, path: ["edges", "node"] }),
+  ) as {
     select?: Record<string, unknown>;
   };
   if (selection.select) for (const { field } of sort) selection.select[field] ??= true;
 
-  let rows = await model.findMany({
-    ...selection,
-    where: { AND: where },
-    orderBy,
-    ...(offset > 0 ? { skip: offset - 1 } : {}),
-    take: size + 1 + (peek ? 1 : 0),
-  });
+  // its rows are only serialized: decimals that parse their digits only if read (joined-reads.ts)
+  let rows = await model.findMany(
+    forSerialization({
+      ...selection,
+      where: { AND: where },
+      orderBy,
+      ...(offset > 0 ? { skip: offset - 1 } : {}),
+      take: size + 1 + (peek ? 1 : 0),
+    }),
+  );
 
   let otherSide = false;
   if (peek && rows.length > 0 && (offset > 0 || sameKey(keyOf(rows[0], sort), start!))) {
@@ -330,7 +358,7 @@ export async function prismaConnection(
   const page = rows.slice(0, size);
   if (backward) page.reverse();
 
-  const edges = page.map((node) => ({ cursor: encodeCursor(connection, keyOf(node, sort)), node }));
+  const edges = page.map((node) => new Edge(node, connection, sort));
   let counted: Promise<number> | undefined;
   return {
     edges,

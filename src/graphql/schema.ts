@@ -2,6 +2,7 @@
 import { GraphQLSchema } from "graphql";
 import { builder } from "./builder.js";
 import { guardInputs } from "./input-guard.js";
+import { syncNodeIds } from "./sync-fields.js";
 import "./enums.js";
 import "./types/reference.js";
 import "./types/customer.js";
@@ -37,5 +38,8 @@ function withoutSubscriptionRoot(built: GraphQLSchema): GraphQLSchema {
   return new GraphQLSchema({ ...built.toConfig(), subscription: undefined });
 }
 
-/** Every field with arguments checks them first (input-guard.ts: text, ids, JSON values). */
-export const schema = guardInputs(withoutSubscriptionRoot(builder.toSchema({ sortSchema: true })));
+/**
+ * Every field with arguments checks them first (input-guard.ts: text, ids, JSON values); Node ids resolve without
+ * a promise (sync-fields.ts).
+ */
+export const schema = guardInputs(syncNodeIds(withoutSubscriptionRoot(builder.toSchema({ sortSchema: true }))));

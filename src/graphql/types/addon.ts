@@ -75,6 +75,7 @@ export const Addon = builder.prismaNode("Addon", {
     applyScheme: t.field({
       type: AddonApplyScheme,
       description: "billed once (one_time) or every cycle (recurring)",
+      select: { applyScheme: true },
       resolve: (a) => a.applyScheme as ApplySchemeValue,
     }),
     durationTimes: t.exposeInt("durationTimes", {
@@ -111,6 +112,7 @@ export const Addon = builder.prismaNode("Addon", {
     status: t.field({
       type: CatalogueStatus,
       description: "active, or archived (deleted while subscriptions use it; refused on new subscriptions)",
+      select: { status: true },
       resolve: (a) => a.status as CatalogueStatusValue,
     }),
     archived: t.expose("archivedAt", {

@@ -55,11 +55,13 @@ export const Coupon = builder.prismaNode("Coupon", {
     discountScheme: t.field({
       type: DiscountScheme,
       description: "percent (amount is a percent, REST `%`) or amount (amount is money in currency, REST `$`)",
+      select: { discountScheme: true },
       resolve: (c) => c.discountScheme as DiscountSchemeValue,
     }),
     durationScheme: t.field({
       type: CouponDurationScheme,
       description: "once, limited (durationTimes cycles) or forever",
+      select: { durationScheme: true },
       resolve: (c) => c.durationScheme as DurationSchemeValue,
     }),
     durationTimes: t.exposeInt("durationTimes", {
@@ -80,6 +82,7 @@ export const Coupon = builder.prismaNode("Coupon", {
     applyOn: t.field({
       type: CouponApplyOn,
       description: "invoice (the document discount) or line (each subscription line)",
+      select: { applyOn: true },
       resolve: (c) => c.applyOn as ApplyOnValue,
     }),
     currency: t.relation("currency", {
@@ -93,6 +96,7 @@ export const Coupon = builder.prismaNode("Coupon", {
     status: t.field({
       type: CatalogueStatus,
       description: "active, or archived (deleted while subscriptions use it; refused on new subscriptions)",
+      select: { status: true },
       resolve: (c) => c.status as CatalogueStatusValue,
     }),
     archived: t.expose("archivedAt", {

@@ -50,6 +50,7 @@ export const CreditNoteLine = builder.prismaObject("CreditNoteLine", {
     discountScheme: t.field({
       type: DiscountScheme,
       description: "how `discount` reads: percent or amount (REST `%` or `$`)",
+      select: { discountScheme: true },
       resolve: (line) => line.discountScheme as DiscountSchemeValue,
     }),
     exempt: t.exposeBoolean("exempt", { description: "true: not taxed, adds to the note's exempt (SII IndExe)" }),
@@ -106,6 +107,7 @@ export const CreditNote = builder.prismaNode("CreditNote", {
       type: DocumentNumbering,
       nullable: true,
       description: NUMBERING_DESCRIPTION,
+      select: { numbering: true },
       resolve: (doc) => doc.numbering as DocumentNumberingValue | null,
     }),
     testMode: t.exposeBoolean("testMode", { description: "true when created with a test key" }),
@@ -138,6 +140,7 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     discountScheme: t.field({
       type: DiscountScheme,
       description: "how `discount` reads: percent or amount (REST `%` or `$`)",
+      select: { discountScheme: true },
       resolve: (note) => note.discountScheme as DiscountSchemeValue,
     }),
     discountAmount: t.expose("discountAmount", {
@@ -184,6 +187,7 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     status: t.field({
       type: DocumentStatus,
       description: "draft or finalized",
+      select: { status: true },
       resolve: (note) => note.status as DocumentStatusValue,
     }),
     imported: t.exposeBoolean("imported", { description: "true only for notes created by an import" }),

@@ -75,6 +75,7 @@ export const InvoiceLine = builder.prismaObject("InvoiceLine", {
     discountScheme: t.field({
       type: DiscountScheme,
       description: "how `discount` reads: percent or amount (REST `%` or `$`)",
+      select: { discountScheme: true },
       resolve: (line) => line.discountScheme as DiscountSchemeValue,
     }),
     exempt: t.exposeBoolean("exempt", {
@@ -121,6 +122,7 @@ export const Invoice = builder.prismaNode("Invoice", {
       type: DocumentNumbering,
       nullable: true,
       description: NUMBERING_DESCRIPTION,
+      select: { numbering: true },
       resolve: (doc) => doc.numbering as DocumentNumberingValue | null,
     }),
     testMode: t.exposeBoolean("testMode", {
@@ -139,6 +141,7 @@ export const Invoice = builder.prismaNode("Invoice", {
     collectionMethod: t.field({
       type: CollectionMethod,
       description: "how the invoice is collected",
+      select: { collectionMethod: true },
       resolve: (invoice) => invoice.collectionMethod as CollectionMethodValue,
     }),
     payments: t.relation("payments", {
@@ -186,6 +189,7 @@ export const Invoice = builder.prismaNode("Invoice", {
     discountScheme: t.field({
       type: DiscountScheme,
       description: "how `discount` reads: percent or amount (REST `%` or `$`)",
+      select: { discountScheme: true },
       resolve: (invoice) => invoice.discountScheme as DiscountSchemeValue,
     }),
     discountAmount: t.expose("discountAmount", {
@@ -227,6 +231,7 @@ export const Invoice = builder.prismaNode("Invoice", {
     status: t.field({
       type: DocumentStatus,
       description: "draft or finalized",
+      select: { status: true },
       resolve: (invoice) => invoice.status as DocumentStatusValue,
     }),
     metadata: t.expose("metadata", {

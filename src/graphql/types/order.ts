@@ -144,6 +144,7 @@ export const Order = builder.prismaNode("Order", {
       type: DocumentNumbering,
       nullable: true,
       description: NUMBERING_DESCRIPTION,
+      select: { numbering: true },
       resolve: (doc) => doc.numbering as DocumentNumberingValue | null,
     }),
     testMode: t.exposeBoolean("testMode", { description: "true when created with a test key" }),
@@ -165,6 +166,7 @@ export const Order = builder.prismaNode("Order", {
     shippingType: t.field({
       type: ShippingType,
       description: "what the goods movement is (SII IndTraslado); REST `shipping_type` is its code",
+      select: { shippingType: true },
       resolve: (order) => order.shippingType as ShippingTypeCode,
     }),
     lines: t.relation("lines", {
@@ -190,6 +192,7 @@ export const Order = builder.prismaNode("Order", {
     status: t.field({
       type: DocumentStatus,
       description: "draft or finalized",
+      select: { status: true },
       resolve: (order) => order.status as DocumentStatusValue,
     }),
     invoice: t.relation("invoice", {

@@ -145,6 +145,7 @@ export const Payment = builder.prismaNode("Payment", {
     status: t.field({
       type: PaymentStatus,
       description: "where the payment is",
+      select: { status: true },
       resolve: (payment) => payment.status as PaymentStatusValue,
     }),
     failureReason: t.exposeString("failureReason", {
@@ -180,6 +181,7 @@ export const Source = builder.prismaNode("Source", {
     status: t.field({
       type: SourceStatus,
       description: "whether the source can still pay",
+      select: { status: true },
       resolve: (source) => source.status as SourceStatusValue,
     }),
     metadata: t.expose("metadata", { type: "JSONObject", description: "your key-value data ({} when none)" }),
@@ -203,11 +205,13 @@ export const Source = builder.prismaNode("Source", {
     usage: t.field({
       type: SourceUsage,
       description: "how many payments it can pay",
+      select: { usage: true },
       resolve: (source) => source.usage as SourceUsageValue,
     }),
     flow: t.field({
       type: SourceFlow,
       description: "how a payment with it completes",
+      select: { flow: true },
       resolve: (source) => source.flow as SourceFlowValue,
     }),
     data: t.expose("data", {

@@ -211,17 +211,20 @@ export const Plan = builder.prismaNode("Plan", {
     usageScheme: t.field({
       type: PlanUsageScheme,
       description: "how the billed quantity is counted",
+      select: { usageScheme: true },
       resolve: (plan) => plan.usageScheme as UsageSchemeValue,
     }),
     usageAggregation: t.field({
       type: PlanUsageAggregation,
       description: "how metered usage adds up over a period (stored for licensed plans too, unused there)",
+      select: { usageAggregation: true },
       resolve: (plan) => plan.usageAggregation as UsageAggregationValue,
     }),
     tiersMode: t.field({
       type: PlanTiersMode,
       nullable: true,
       description: "how tiers price the quantity; null: flat amount per unit, no tiers",
+      select: { tiersMode: true },
       resolve: (plan) => plan.tiersMode as TiersModeValue | null,
     }),
     tiers: t.field({
@@ -234,6 +237,7 @@ export const Plan = builder.prismaNode("Plan", {
     status: t.field({
       type: CatalogueStatus,
       description: "archived plans bill the subscriptions that have them but take no new ones",
+      select: { status: true },
       resolve: (plan) => plan.status as CatalogueStatusValue,
     }),
     archived: t.expose("archivedAt", {
@@ -265,6 +269,7 @@ export const Product = builder.prismaNode("Product", {
     status: t.field({
       type: CatalogueStatus,
       description: "archived products take no new subscriptions",
+      select: { status: true },
       resolve: (product) => product.status as CatalogueStatusValue,
     }),
     testMode: t.exposeBoolean("testMode", { description: "true: created with a test key, seen only in test mode" }),

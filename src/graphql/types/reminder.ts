@@ -52,6 +52,7 @@ export const ReminderDelivery = builder.prismaObject("OutboxMessage", {
     status: t.field({
       type: ReminderDeliveryStatus,
       description: "where the e-mail is",
+      select: { status: true },
       resolve: (m) => m.status as OutboxStatus,
     }),
     attempts: t.exposeInt("attempts", { description: "delivery attempts made" }),

@@ -250,6 +250,7 @@ export const Subscription = builder.prismaNode("Subscription", {
     status: t.field({
       type: SubscriptionStatus,
       description: "active, paused or cancelled",
+      select: { status: true },
       resolve: (s) => s.status as SubscriptionStatusValue,
     }),
     paused: t.expose("paused", {

@@ -158,6 +158,7 @@ export const Swap = builder.prismaNode("Swap", {
       type: SwapReplyStatus,
       nullable: true,
       description: "the reply; null until answered",
+      select: { status: true },
       resolve: (swap) => swap.status as SwapReplyStatusValue | null,
     }),
     imported: t.exposeBoolean("imported", {

@@ -44,6 +44,7 @@ export const TestClock = builder.prismaNode("TestClock", {
     status: t.field({
       type: TestClockStatus,
       description: "outcome of the last advance",
+      select: { status: true },
       resolve: (clock) => clock.status as TestClockStatusValue,
     }),
     customers: t.relationCount("customers", { description: "number of customers attached" }),
