@@ -14,7 +14,7 @@ import { checkJsonValue, DEFAULT_TEXT_LIMIT, jsonDepthProblem, textProblem } fro
 import { domainErrorOfDatabaseFailure } from "../infra/database-errors.js";
 import { listFilters, parseFilters } from "./filters.js";
 import { bodyVariables } from "./input.js";
-import { jsonResponse } from "./json.js";
+import { jsonResponse, restResponse } from "./json.js";
 import { openApiDocument } from "./openapi.js";
 import { operationNamed, printNode, REST_PATH_NAMES, rootOf } from "./printer.js";
 import { RESOURCES, routesOf } from "./resources.js";
@@ -56,7 +56,7 @@ async function runRoute(decl: ResourceDecl, route: Route, r: RestRequest): Promi
     Object.assign(variables, { first: page.first, offset: page.offset }, where ? { where: filters } : filters);
   }
   const data = (await r.run(doc, variables as never)) as Data;
-  if (shape === "delete") return new Response(null, { status: 204 });
+  if (shape === "delete") return restResponse(null, { status: 204 });
   const value = "node" in data ? expectNode(data.node, decl.typename, decl.name, r.params.id) : Object.values(data)[0];
   const named = Object.keys(r.params).map((name) => ` with this ${name}`);
   const missing = `No ${decl.name}${named.join("")} (unknown, no longer valid, or of another organization or mode)`;
@@ -64,7 +64,7 @@ async function runRoute(decl: ResourceDecl, route: Route, r: RestRequest): Promi
   if (shape === "pdf") return jsonResponse({ file: (value as { pdf: string }).pdf });
   if (route.answers === "file") {
     const file = value as { name: string; contentType: string; content: string };
-    return new Response(Buffer.from(file.content, "base64"), {
+    return restResponse(Buffer.from(file.content, "base64"), {
       headers: { "content-type": file.contentType, "content-disposition": `inline; filename="${file.name}"` },
     });
   }
@@ -168,7 +168,7 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
     const url = new URL(request.url);
     // the OpenAPI document of these routes: public, no API key (docs/rest.md "OpenAPI")
     if (url.pathname === "/v1/openapi.json" && request.method === "GET")
-      return new Response((openApiJson ??= JSON.stringify(openApiDocument())), {
+      return restResponse((openApiJson ??= JSON.stringify(openApiDocument())), {
         headers: { "content-type": "application/json; charset=utf-8" },
       });
     const matches = routes.filter((route) => route.pattern.test(url.pathname));
