@@ -20,7 +20,7 @@ describe("stringify", () => {
     [],
     {},
     [1, "a", null, undefined, { b: undefined, c: [] }],
-    { a: 1, b: undefined, "key \"quoted\"": { nested: [true, { deep: "x" }] }, "2": "numeric key first" },
+    { a: 1, b: undefined, 'key "quoted"': { nested: [true, { deep: "x" }] }, "2": "numeric key first" },
     { list: [[], [[]]] },
   ];
   it("writes what JSON.stringify writes", () => {
