@@ -98,6 +98,20 @@ const routes = RESOURCES.flatMap((decl) =>
   }),
 );
 
+/** The first two segments of a path (`/v1/usages` of `/v1/usages/usg_1/`): every route's are literal. */
+const prefixOf = (path: string) => path.split("/", 3).join("/");
+
+/**
+ * The routes by the first two segments of their path, so a request's path is tested against its
+ * resource's few patterns rather than all of them.
+ */
+const routesByPrefix = new Map<string, typeof routes>();
+for (const route of routes) {
+  const prefix = prefixOf(route.path);
+  if (prefix.includes(":")) throw new Error(`${route.path}: a parameter in the first two segments`);
+  routesByPrefix.set(prefix, [...(routesByPrefix.get(prefix) ?? []), route]);
+}
+
 /** Method and path of every REST route, in declaration order (the fuzz test takes its list from here). */
 export function restRoutes(): { method: Method; path: string }[] {
   return routes.map(({ method, path }) => ({ method, path }));
@@ -171,8 +185,9 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
       return restResponse((openApiJson ??= JSON.stringify(openApiDocument())), {
         headers: { "content-type": "application/json; charset=utf-8" },
       });
-    const matches = routes.filter((route) => route.pattern.test(url.pathname));
-    if (matches.length === 0) return errorResponse("not_found", `No route for ${url.pathname}`);
+    const pathname = url.pathname;
+    const matches = (routesByPrefix.get(prefixOf(pathname)) ?? []).filter((route) => route.pattern.test(pathname));
+    if (matches.length === 0) return errorResponse("not_found", `No route for ${pathname}`);
     const route = matches.find((m) => m.method === request.method);
     if (!route) {
       return errorResponse(
