@@ -151,15 +151,17 @@ function mapValue(value: unknown, type: GraphQLInputType, at: BodyField, path: s
 /** A body object as the GraphQL input object: each key by the rule, printed-only keys left out, others refused. */
 function mapObject(value: unknown, object: BodyObject, path: string, errors: FieldErrors): unknown {
   if (!isObject(value)) return value; // GraphQL names it: "must be an object"
-  const exceptions = EXCEPTIONS_IN[object.input] ?? {};
-  const entries = Object.entries(value).flatMap(([key, v]) =>
-    Object.hasOwn(exceptions, key) ? Object.entries(exceptions[key](v, value)) : [[key, v] as const],
-  );
+  const exceptions = Object.hasOwn(EXCEPTIONS_IN, object.input) ? EXCEPTIONS_IN[object.input] : undefined;
   const input: Json = {};
-  for (const [key, v] of entries) {
+  const put = (key: string, v: unknown) => {
     const field = object.fields.get(key);
     if (field && v !== undefined) input[field.name] = mapValue(v, field.type, field, join(path, key), errors);
     else if (!field && !object.ignored.has(key)) addFieldError(errors, join(path, key), "unknown field");
+  };
+  for (const key of Object.keys(value)) {
+    if (exceptions && Object.hasOwn(exceptions, key))
+      for (const [k, v] of Object.entries(exceptions[key](value[key], value))) put(k, v);
+    else put(key, value[key]);
   }
   return input;
 }

@@ -159,6 +159,19 @@ export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
 const plainTimestamps = (type: string, root: boolean) =>
   type === "Invoice" || type === "Payment" || (type === "Customer" && !root);
 
+/** The form the DateTime scalar serializes an instant in (`Date.prototype.toISOString`, a 4-digit year). */
+const UTC_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/**
+ * An instant as REST prints it: `yyyy-mm-dd hh:mm:ss` (UTC) when `plain`, else ISO 8601 with an explicit
+ * offset (`2026-11-22T10:00:00.000+00:00`). The scalar's own form (`UTC_ISO`, what `toISOString` writes) is
+ * reshaped as text, without parsing it; any other form is read as a `Date` and printed from its `toISOString`.
+ */
+export function printInstant(value: string, plain: boolean): string {
+  const iso = UTC_ISO.test(value) ? value : new Date(value).toISOString();
+  return plain ? iso.slice(0, 19).replace("T", " ") : iso.replace("Z", "+00:00");
+}
+
 /**
  * A value of `type` by the rule; a `DateTime` as `yyyy-mm-dd hh:mm:ss` in UTC when `plain`, else ISO 8601 with an
  * explicit offset (`2026-11-22T10:00:00.000+00:00`).
@@ -169,9 +182,7 @@ function printValue(type: GraphQLOutputType, value: unknown, where: Where, plain
   if (isListType(type)) return (value as unknown[]).map((v) => printValue(type.ofType, v, where, plain));
   if (isScalarType(type)) {
     if (type.name === "Decimal") return num(value as string);
-    const iso = type.name === "DateTime" ? new Date(value as string).toISOString() : undefined;
-    if (iso) return plain ? iso.slice(0, 19).replace("T", " ") : iso.replace("Z", "+00:00");
-    return value;
+    return type.name === "DateTime" ? printInstant(value as string, plain) : value;
   }
   if (isEnumType(type)) return restEnumValue(type.name, value as string);
   const node = value as Node;
@@ -198,19 +209,48 @@ function withMerged(value: unknown, other: unknown): unknown {
   return { ...("id" in value ? { id: value.id } : {}), ...other, ...value };
 }
 
+/** What printing an object of one type reads of its type, worked out once per type (`printing`). */
+interface TypePrinting {
+  fields: ReturnType<GraphQLObjectType["getFields"]>;
+  exceptions: Record<string, Exception>;
+  merged: Set<string>;
+  /** each field's REST name (`restName`), as met */
+  names: Map<string, string>;
+}
+
+const printings = new Map<GraphQLObjectType, TypePrinting>();
+
+/** The `TypePrinting` of `type` (the schema's types do not change once built). */
+function printing(type: GraphQLObjectType): TypePrinting {
+  let p = printings.get(type);
+  if (!p) {
+    p = {
+      fields: type.getFields(),
+      exceptions: EXCEPTIONS[type.name] ?? {},
+      merged: mergedAway(type.name),
+      names: new Map(),
+    };
+    printings.set(type, p);
+  }
+  return p;
+}
+
 function printObject(type: GraphQLObjectType, node: Node, where: Where): Json {
-  const fields = type.getFields();
-  const exceptions = EXCEPTIONS[type.name] ?? {};
-  const merged = mergedAway(type.name);
+  const { fields, exceptions, merged, names } = printing(type);
   const plain = plainTimestamps(type.name, where.root);
   const rule = (key: string, value = node[key]) =>
     fields[key] ? printValue(fields[key].type, value, where, plain) : aliased(value);
   const printed: Json = {};
-  for (const [key, value] of Object.entries(node)) {
+  for (const key of Object.keys(node)) {
     if (key === "__typename" || merged.has(key)) continue;
-    const { print, merge } = exceptions[key] ?? {};
-    if (print) for (const [name, v] of print(value, node, rule, where)) printed[name] = v;
-    else printed[restName(type.name, key)] = rule(key, merge ? withMerged(value, node[merge]) : value);
+    const value = node[key];
+    const exception = Object.hasOwn(exceptions, key) ? exceptions[key] : undefined;
+    if (exception?.print) for (const [name, v] of exception.print(value, node, rule, where)) printed[name] = v;
+    else {
+      let name = names.get(key);
+      if (name === undefined) names.set(key, (name = restName(type.name, key)));
+      printed[name] = rule(key, exception?.merge ? withMerged(value, node[exception.merge]) : value);
+    }
   }
   return printed;
 }

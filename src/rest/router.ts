@@ -14,7 +14,7 @@ import { checkJsonValue, DEFAULT_TEXT_LIMIT, jsonDepthProblem, textProblem } fro
 import { domainErrorOfDatabaseFailure } from "../infra/database-errors.js";
 import { listFilters, parseFilters } from "./filters.js";
 import { bodyVariables } from "./input.js";
-import { jsonResponse } from "./json.js";
+import { jsonResponse, restResponse } from "./json.js";
 import { openApiDocument } from "./openapi.js";
 import { operationNamed, printNode, REST_PATH_NAMES, rootOf } from "./printer.js";
 import { RESOURCES, routesOf } from "./resources.js";
@@ -56,7 +56,7 @@ async function runRoute(decl: ResourceDecl, route: Route, r: RestRequest): Promi
     Object.assign(variables, { first: page.first, offset: page.offset }, where ? { where: filters } : filters);
   }
   const data = (await r.run(doc, variables as never)) as Data;
-  if (shape === "delete") return new Response(null, { status: 204 });
+  if (shape === "delete") return restResponse(null, { status: 204 });
   const value = "node" in data ? expectNode(data.node, decl.typename, decl.name, r.params.id) : Object.values(data)[0];
   const named = Object.keys(r.params).map((name) => ` with this ${name}`);
   const missing = `No ${decl.name}${named.join("")} (unknown, no longer valid, or of another organization or mode)`;
@@ -64,7 +64,7 @@ async function runRoute(decl: ResourceDecl, route: Route, r: RestRequest): Promi
   if (shape === "pdf") return jsonResponse({ file: (value as { pdf: string }).pdf });
   if (route.answers === "file") {
     const file = value as { name: string; contentType: string; content: string };
-    return new Response(Buffer.from(file.content, "base64"), {
+    return restResponse(Buffer.from(file.content, "base64"), {
       headers: { "content-type": file.contentType, "content-disposition": `inline; filename="${file.name}"` },
     });
   }
@@ -97,6 +97,20 @@ const routes = RESOURCES.flatMap((decl) =>
     };
   }),
 );
+
+/** The first two segments of a path (`/v1/usages` of `/v1/usages/usg_1/`): every route's are literal. */
+const prefixOf = (path: string) => path.split("/", 3).join("/");
+
+/**
+ * The routes by the first two segments of their path, so a request's path is tested against its
+ * resource's few patterns rather than all of them.
+ */
+const routesByPrefix = new Map<string, typeof routes>();
+for (const route of routes) {
+  const prefix = prefixOf(route.path);
+  if (prefix.includes(":")) throw new Error(`${route.path}: a parameter in the first two segments`);
+  routesByPrefix.set(prefix, [...(routesByPrefix.get(prefix) ?? []), route]);
+}
 
 /** Method and path of every REST route, in declaration order (the fuzz test takes its list from here). */
 export function restRoutes(): { method: Method; path: string }[] {
@@ -168,11 +182,12 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
     const url = new URL(request.url);
     // the OpenAPI document of these routes: public, no API key (docs/rest.md "OpenAPI")
     if (url.pathname === "/v1/openapi.json" && request.method === "GET")
-      return new Response((openApiJson ??= JSON.stringify(openApiDocument())), {
+      return restResponse((openApiJson ??= JSON.stringify(openApiDocument())), {
         headers: { "content-type": "application/json; charset=utf-8" },
       });
-    const matches = routes.filter((route) => route.pattern.test(url.pathname));
-    if (matches.length === 0) return errorResponse("not_found", `No route for ${url.pathname}`);
+    const pathname = url.pathname;
+    const matches = (routesByPrefix.get(prefixOf(pathname)) ?? []).filter((route) => route.pattern.test(pathname));
+    if (matches.length === 0) return errorResponse("not_found", `No route for ${pathname}`);
     const route = matches.find((m) => m.method === request.method);
     if (!route) {
       return errorResponse(
