@@ -165,6 +165,35 @@ export function chileanCustomer(overrides: Record<string, unknown> = {}) {
 }
 
 /**
+ * A Chilean customer subscribed from 2026-11-01 to one monthly metered plan (CLP 3 per unit, `sum`
+ * of the period's usage): the id of its one subscription line, for usage records.
+ */
+export async function meteredSubscriptionLine(s: TestServer): Promise<string> {
+  const product = await s.rest("POST", "/v1/products/", {
+    body: {
+      name: "API",
+      plans: [
+        {
+          name: "Llamadas",
+          amount: "3",
+          currency: "CLP",
+          frequency: "monthly",
+          usage_scheme: "metered",
+          usage_aggregation: "sum",
+        },
+      ],
+    },
+  });
+  if (product.status !== 201) throw new Error(`product: ${JSON.stringify(product.body)}`);
+  const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
+  const sub = await s.rest("POST", "/v1/subscriptions/", {
+    body: { customer, date_start: "2026-11-01", lines: [{ plan: product.body.plans[0].id }] },
+  });
+  if (sub.status !== 201) throw new Error(`subscription: ${JSON.stringify(sub.body)}`);
+  return sub.body.lines[0].id as string;
+}
+
+/**
  * `client` calling `record(model, operation)` for each model operation the app calls on it (or on
  * the transaction clients of its `$transaction(fn)`), however it is answered (infra/joined-reads.ts
  * answers some reads with raw SQL).

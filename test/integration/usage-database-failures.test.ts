@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/infra/logger.js";
 import { createApp } from "../../src/server.js";
 import { POSTGRES_URL, TEST_DB } from "../helpers/databases.js";
-import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { meteredSubscriptionLine, startTestServer, type TestServer } from "../helpers/server.js";
 
 const logger = createLogger("silent");
 const INTERNALS =
@@ -18,28 +18,7 @@ const INTERNALS =
 /** A server with one metered subscription line; its key cached by a first usage. */
 async function serverWithLine(): Promise<{ s: TestServer; line: string }> {
   const s = await startTestServer();
-  const product = await s.rest("POST", "/v1/products/", {
-    body: {
-      name: "API",
-      plans: [
-        {
-          name: "Llamadas",
-          amount: "3",
-          currency: "CLP",
-          frequency: "monthly",
-          usage_scheme: "metered",
-          usage_aggregation: "sum",
-        },
-      ],
-    },
-  });
-  expect(product.status, JSON.stringify(product.body)).toBe(201);
-  const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
-  const sub = await s.rest("POST", "/v1/subscriptions/", {
-    body: { customer, date_start: "2026-11-01", lines: [{ plan: product.body.plans[0].id }] },
-  });
-  expect(sub.status, JSON.stringify(sub.body)).toBe(201);
-  const line = sub.body.lines[0].id as string;
+  const line = await meteredSubscriptionLine(s);
   expect((await s.rest("POST", "/v1/usages/", { body: { subscription_line: line, quantity: 1 } })).status).toBe(201);
   return { s, line };
 }

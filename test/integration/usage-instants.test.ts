@@ -4,34 +4,14 @@
  * and the answer's creation time is the stored one.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { meteredSubscriptionLine, startTestServer, type TestServer } from "../helpers/server.js";
 
 let s: TestServer;
 let line: string;
 
 beforeAll(async () => {
   s = await startTestServer();
-  const product = await s.rest("POST", "/v1/products/", {
-    body: {
-      name: "API",
-      plans: [
-        {
-          name: "Llamadas",
-          amount: "3",
-          currency: "CLP",
-          frequency: "monthly",
-          usage_scheme: "metered",
-          usage_aggregation: "sum",
-        },
-      ],
-    },
-  });
-  const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
-  const sub = await s.rest("POST", "/v1/subscriptions/", {
-    body: { customer, date_start: "2026-11-01", lines: [{ plan: product.body.plans[0].id }] },
-  });
-  expect(sub.status, JSON.stringify(sub.body)).toBe(201);
-  line = sub.body.lines[0].id;
+  line = await meteredSubscriptionLine(s);
 });
 afterAll(async () => s?.close());
 
