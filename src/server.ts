@@ -465,11 +465,8 @@ export function createApp({
   }
 
   // an API key's bucket is its stored hash, which authenticate() then finds computed (hashed once per request);
-  // anything else presented (a malformed header, a portal cookie) by its own digest
-  const limits = createRateLimits(
-    settings,
-    (credential) => presentedKeyHash(credential) ?? createHash("sha256").update(credential).digest("base64url"),
-  );
+  // anything else presented (a malformed header, a portal cookie) gets rate-limit.ts's own digest
+  const limits = createRateLimits(settings, presentedKeyHash);
 
   /** The 429 of a refused request, in the surface's error shape, with Retry-After. */
   function rateLimited(surface: "graphql" | "rest", refusal: Refusal, why: string): Response {

@@ -54,16 +54,17 @@ async function spend(limiter: Limiter | null, key: string, points = 1): Promise<
 const credentialDigest = (credential: string) => createHash("sha256").update(credential).digest("base64url");
 
 /**
- * The limits of `settings` (module comment). `credentialKey` names the bucket of a presented credential
- * (the `Authorization` header, or a portal cookie) and must not be the credential itself: by default its
- * SHA-256; server.ts gives the API key's stored hash, computed once per request for this and the key's lookup.
+ * The limits of `settings` (module comment). `credentialKey` may name the bucket of a presented credential
+ * (the `Authorization` header, or a portal cookie), never as the credential itself: server.ts gives an API key's
+ * stored hash, computed once per request for this and the key's lookup. Where it gives null (anything else
+ * presented), or is not given, the bucket is the credential's SHA-256.
  */
 export function createRateLimits(
   settings: Pick<
     AppSettings,
     "rateLimitRequests" | "rateLimitWindowSeconds" | "rateLimitBurst" | "authFailureLimit" | "authFailureWindowSeconds"
   >,
-  credentialKey: (credential: string) => string = credentialDigest,
+  credentialKey: (credential: string) => string | null = () => null,
 ): RateLimits {
   let requests: Limiter | null = null;
   if (settings.rateLimitRequests > 0) {
@@ -94,7 +95,7 @@ export function createRateLimits(
       : null;
   return {
     consumeRequest(bearer, address) {
-      const key = bearer ? `k:${credentialKey(bearer)}` : `a:${address}`;
+      const key = bearer ? `k:${credentialKey(bearer) ?? credentialDigest(bearer)}` : `a:${address}`;
       return spend(requests, key);
     },
     async checkAuthFailures(address) {
