@@ -4,11 +4,10 @@
  * a database that cannot serve is 503 `service_unavailable` with Retry-After (infra/database-errors.ts), any
  * other failure of a statement a masked 500 `internal_error`. Single records and batches, REST and GraphQL.
  */
-import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/infra/logger.js";
 import { createApp } from "../../src/server.js";
-import { POSTGRES_URL, TEST_DB } from "../helpers/databases.js";
+import { adminQuery, TEST_DB } from "../helpers/databases.js";
 import { meteredSubscriptionLine, startTestServer, type TestServer } from "../helpers/server.js";
 
 const logger = createLogger("silent");
@@ -109,21 +108,12 @@ describe("a database that cannot serve the usage path", () => {
       const { s, line } = await serverWithLine();
       closers.push(() => s.close());
       const name = new URL((s.database.target as { url: string }).url).pathname.slice(1);
-      const admin = async (sql: string) => {
-        const client = new pg.Client({ connectionString: POSTGRES_URL });
-        await client.connect();
-        try {
-          await client.query(sql);
-        } finally {
-          await client.end();
-        }
-      };
-      await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+      await adminQuery(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
       try {
-        await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`);
+        await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`);
         await expectUsageErrors((r) => fetch(r), s.keys.acme, line, 503, "service_unavailable", s.url);
       } finally {
-        await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+        await adminQuery(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
       }
       const again = await s.rest("POST", "/v1/usages/", { body: { subscription_line: line, quantity: 2 } });
       expect(again.status).toBe(201);
