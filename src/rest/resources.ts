@@ -2,7 +2,8 @@
  * The REST adapter's declarations (docs/rest.md "How the REST adapter is declared"; the spec's
  * "Endpoints"): one entry per resource with its standard routes (each a typed GraphQL operation
  * named by convention, `operationName`, and derived by rule in standard.ts) and its special routes
- * (an operation of src/rest/operations run by rule, or a handler of special.ts, both by name).
+ * (an operation run by rule, derived in standard.ts unless src/rest/operations writes it, or a
+ * handler of special.ts, both by name).
  * Bodies (input.ts), filters (filters.ts) and answers (printer.ts) are derived from the operations.
  * The dispatcher (router.ts) and the OpenAPI document (openapi.ts) both read the routes from here
  * (`routesOf`). Plain data: nothing generated is imported, so the operations can be generated from it.
@@ -148,6 +149,7 @@ const DECLARED: Declared[] = [
           cancel_reason: "free text, default requested_by_customer",
           at_period_end: "`true` or `false` (default)",
         },
+        operation: "RestCancelSubscription",
         handle: "cancelSubscription",
       },
       {

@@ -1,13 +1,15 @@
 /**
- * The standard routes' operations by rule (docs/rest.md "How the REST adapter is declared"): for
- * each standard shape of each declaration, the operation resources.ts `operationName` names, unless
- * src/rest/operations writes one of that name by hand. Its root field is the shape's mutation
- * (`createCreditNote`, or the declaration's `roots`), `node(id)` (retrieve, pdf) or the list's
- * connection (`creditNotes`); its variables are the root field's arguments (a list's: paging by
- * `first` and `offset`, its filters) and, beside the fragment, each `?expand=` name's
- * (`$expandInvoice`); its selection is the resource's fragment (`CreditNoteFields`), a pdf's `pdf`,
- * a delete's `__typename` (it answers 204, nothing of the result is read). Pure: the declarations
- * and the schema in, GraphQL text out (scripts/rest-operations.ts writes it for graphql-codegen).
+ * The routes' operations by rule (docs/rest.md "How the REST adapter is declared"), each unless
+ * src/rest/operations writes one of its name by hand. A standard shape's operation is the one
+ * resources.ts `operationName` names: its root field is the shape's mutation (`createCreditNote`,
+ * or the declaration's `roots`), `node(id)` (retrieve, pdf) or the list's connection
+ * (`creditNotes`); its variables are the root field's arguments (a list's: paging by `first` and
+ * `offset`, its filters) and, beside the fragment, each `?expand=` name's (`$expandInvoice`); its
+ * selection is the resource's fragment (`CreditNoteFields`), a pdf's `pdf`, a delete's `__typename`
+ * (it answers 204, nothing of the result is read). A special route's operation (`RestCancelSubscription`)
+ * is the root field its name names after `Rest` (`cancelSubscription`), with all its arguments,
+ * selecting the resource's fragment. Pure: the declarations and the schema in, GraphQL text out
+ * (scripts/rest-operations.ts writes it for graphql-codegen).
  */
 import { parse, print, type GraphQLSchema } from "graphql";
 import { operationName, pascal, RESOURCES } from "./resources.js";
@@ -33,12 +35,14 @@ function selection(decl: ResourceDecl, shape: Shape): string {
   return shape === "delete" ? "__typename" : fields;
 }
 
-/** The operation of `shape` on `decl`, by the rule (one line; `standardOperations` prints it). */
-function operation(schema: GraphQLSchema, decl: ResourceDecl, shape: Shape): string {
-  const mutation = !["retrieve", "pdf", "list"].includes(shape);
-  const root = rootName(decl, shape);
+/**
+ * An operation's text (one line; `standardOperations` prints it): `root`'s arguments (a list's less
+ * the cursors) as its variables.
+ */
+function operationText(schema: GraphQLSchema, name: string, decl: ResourceDecl, root: string, shape?: Shape): string {
+  const mutation = shape ? !["retrieve", "pdf", "list"].includes(shape) : !schema.getQueryType()?.getFields()[root];
   const field = (mutation ? schema.getMutationType() : schema.getQueryType())?.getFields()[root];
-  if (!field) throw new Error(`${decl.name} ${shape}: no root field ${root} in the schema`);
+  if (!field) throw new Error(`${decl.name} ${shape ?? name}: no root field ${root} in the schema`);
   const args = field.args.filter((a) => shape !== "list" || !CURSORS.has(a.name));
   // the fragment's `?expand=` variables, where it is selected
   const expand = shape === "pdf" || shape === "delete" ? [] : (decl.expand ?? []);
@@ -48,14 +52,23 @@ function operation(schema: GraphQLSchema, decl: ResourceDecl, shape: Shape): str
   ];
   const call = args.length ? `(${args.map((a) => `${a.name}: $${a.name}`).join(", ")})` : "";
   const declared = variables.length ? `(${variables.join(", ")})` : "";
-  const kind = mutation ? "mutation" : "query";
-  return `${kind} ${operationName(decl, shape)}${declared} { ${root}${call} { ${selection(decl, shape)} } }`;
+  const body = shape ? selection(decl, shape) : `...${decl.typename}Fields`;
+  return `${mutation ? "mutation" : "query"} ${name}${declared} { ${root}${call} { ${body} } }`;
 }
 
-/** Every standard operation of `decls` that `written` (the names of the hand-written ones) lacks, as GraphQL text. */
+/** The root field a special route's operation names (`RestCancelSubscription` -> `cancelSubscription`). */
+const namedRoot = (operation: string) => `${operation[4].toLowerCase()}${operation.slice(5)}`;
+
+/** Every operation of `decls`' routes that `written` (the names of the hand-written ones) lacks, as GraphQL text. */
 export function standardOperations(schema: GraphQLSchema, written: Set<string>, decls = RESOURCES): string {
-  const operations = decls.flatMap((decl) =>
-    decl.shapes.filter((shape) => !written.has(operationName(decl, shape))).map((s) => operation(schema, decl, s)),
-  );
+  const operations = decls.flatMap((decl) => [
+    ...decl.shapes
+      .map((shape) => ({ shape, name: operationName(decl, shape) }))
+      .filter(({ name }) => !written.has(name))
+      .map(({ shape, name }) => operationText(schema, name, decl, rootName(decl, shape), shape)),
+    ...(decl.special ?? [])
+      .flatMap((route) => (route.operation && !written.has(route.operation) ? [route.operation] : []))
+      .map((name) => operationText(schema, name, decl, namedRoot(name))),
+  ]);
   return operations.length ? print(parse(operations.join("\n"))) : "";
 }

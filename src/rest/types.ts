@@ -56,6 +56,10 @@ export interface Route {
   summary: string;
   /** the standard shape it is, if it is one */
   shape?: Shape;
+  /**
+   * its operation: a special route's is derived by rule (standard.ts: the root field its name names
+   * after `Rest`, all its arguments, the resource's fragment) unless src/rest/operations writes it
+   */
   operation?: OperationName;
   /** the name of its handler in special.ts */
   handle?: "payPayment" | "recordUsage" | "cancelSubscription";
