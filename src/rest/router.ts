@@ -186,16 +186,18 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
         headers: { "content-type": "application/json; charset=utf-8" },
       });
     const pathname = url.pathname;
-    const matches = (routesByPrefix.get(prefixOf(pathname)) ?? []).filter((route) => route.pattern.test(pathname));
+    const matches = (routesByPrefix.get(prefixOf(pathname)) ?? []).flatMap((route) => {
+      const found = route.pattern.exec(pathname);
+      return found ? [{ route, values: found.slice(1) }] : [];
+    });
     if (matches.length === 0) return errorResponse("not_found", `No route for ${pathname}`);
-    const route = matches.find((m) => m.method === request.method);
-    if (!route) {
+    const { route, values } = matches.find((m) => m.route.method === request.method) ?? {};
+    if (!route || !values) {
       return errorResponse(
         "method_not_allowed",
-        `${request.method} is not allowed on ${url.pathname}; use ${matches.map((m) => m.method).join(", ")}`,
+        `${request.method} is not allowed on ${url.pathname}; use ${matches.map((m) => m.route.method).join(", ")}`,
       );
     }
-    const values = route.pattern.exec(url.pathname)!.slice(1);
     let params: Record<string, string> | undefined;
     try {
       params = Object.fromEntries(route.names.map((name, i) => [name, decodeURIComponent(values[i])]));
