@@ -56,59 +56,17 @@ function aggregationsOf(ctx: GraphQLContext, id: string): Promise<Aggregations> 
   return loader.load(id);
 }
 
-export const Customer = builder.prismaNode("Customer", {
-  id: { field: "id", description: "`cus_` id" },
-  findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
-  nullable: true,
-  description: "Someone the organization bills.",
-  fields: (t) => ({
-    testMode: t.exposeBoolean("testMode", {
-      description: "true for a customer of test mode (made with a test key); test and live data never mix",
-    }),
-    aggregations: t.field({
-      type: CustomerAggregations,
-      select: { id: true },
-      description:
-        "the customer's balance and sales (computed when asked, one query for every customer of the response)",
-      resolve: (c, _args, ctx) => aggregationsOf(ctx, c.id),
-    }),
-    sources: t.relation("sources", {
-      description: "payment sources attached to the customer (detachSource removes one), oldest first",
-      query: { orderBy: { createdAt: "asc" } },
-    }),
-    testClock: t.relation("testClock", {
-      nullable: true,
-      description: "test clock whose frozen time the customer lives on (test mode only)",
-    }),
-  }),
-});
-
-/**
- * The customer as an invoice, order or credit note was issued to it (`issuedCustomer` of each):
- * services/issued-parties.ts `documentCustomer` gives the Customer row with the snapshot's columns
- * once the document is finalized, the row itself on a draft. No `id`: a normalized client cache
- * keeps it inside its document, apart from the live `Customer` of the same id (docs/decisions.md
- * "Issued documents").
- */
-export const IssuedCustomer = builder.prismaObject("Customer", {
-  variant: "IssuedCustomer",
-  description:
-    "The customer as a document (invoice, order, credit note) was issued to it. On a finalized document every field " +
-    "is the customer's as it stood when the document was finalized, stored then and never changed afterwards, " +
-    "whatever happens to the customer (what the document's PDF and DTE print; `created` and `updated` are the " +
-    "customer record's times then; `activity`, `commune` and `city` are null on a document issued before customers " +
-    "had them, and its printed document reads those keys of `taxSettings`). On a draft: the customer now. It has no " +
-    "`id`: it belongs to its document (a normalized cache such as Relay's or Apollo's keeps it inside the document, " +
-    "never merged with the `Customer`); the customer as it is now, with its id, is the document's `customer` " +
-    '(docs/decisions.md "Issued documents").',
-});
-
 /**
  * The customer's own details, the columns an issued document's snapshot keeps
- * (domain/issued-parties.ts CustomerColumns): fields of `Customer` and of `IssuedCustomer` alike.
+ * (domain/issued-parties.ts CustomerColumns): the interface `Customer` (the customer now) and
+ * `IssuedCustomer` (as a document was issued to it) both implement, so one fragment reads either.
  */
-for (const type of [Customer, IssuedCustomer])
-  builder.prismaObjectFields(type, (t) => ({
+export const CustomerDetails = builder.prismaInterface("Customer", {
+  variant: "CustomerDetails",
+  description:
+    "A customer's own details: what the customer is now (`Customer`) and what a document was issued to " +
+    '(`IssuedCustomer`) alike (docs/decisions.md "Issued documents").',
+  fields: (t) => ({
     name: t.exposeString("name", {
       nullable: true,
       description: "legal or display name printed on documents (at most 200 characters); null when not given",
@@ -177,7 +135,57 @@ for (const type of [Customer, IssuedCustomer])
     }),
     created: t.expose("createdAt", { type: "DateTime", description: "when it was created" }),
     updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed" }),
-  }));
+  }),
+});
+
+export const Customer = builder.prismaNode("Customer", {
+  interfaces: [CustomerDetails],
+  id: { field: "id", description: "`cus_` id" },
+  findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
+  nullable: true,
+  description: "Someone the organization bills.",
+  fields: (t) => ({
+    testMode: t.exposeBoolean("testMode", {
+      description: "true for a customer of test mode (made with a test key); test and live data never mix",
+    }),
+    aggregations: t.field({
+      type: CustomerAggregations,
+      select: { id: true },
+      description:
+        "the customer's balance and sales (computed when asked, one query for every customer of the response)",
+      resolve: (c, _args, ctx) => aggregationsOf(ctx, c.id),
+    }),
+    sources: t.relation("sources", {
+      description: "payment sources attached to the customer (detachSource removes one), oldest first",
+      query: { orderBy: { createdAt: "asc" } },
+    }),
+    testClock: t.relation("testClock", {
+      nullable: true,
+      description: "test clock whose frozen time the customer lives on (test mode only)",
+    }),
+  }),
+});
+
+/**
+ * The customer as an invoice, order or credit note was issued to it (`issuedCustomer` of each):
+ * services/issued-parties.ts `documentCustomer` gives the Customer row with the snapshot's columns
+ * once the document is finalized, the row itself on a draft. No `id`: a normalized client cache
+ * keeps it inside its document, apart from the live `Customer` of the same id (docs/decisions.md
+ * "Issued documents").
+ */
+export const IssuedCustomer = builder.prismaObject("Customer", {
+  variant: "IssuedCustomer",
+  interfaces: [CustomerDetails],
+  description:
+    "The customer as a document (invoice, order, credit note) was issued to it. On a finalized document every field " +
+    "is the customer's as it stood when the document was finalized, stored then and never changed afterwards, " +
+    "whatever happens to the customer (what the document's PDF and DTE print; `created` and `updated` are the " +
+    "customer record's times then; `activity`, `commune` and `city` are null on a document issued before customers " +
+    "had them, and its printed document reads those keys of `taxSettings`). On a draft: the customer now. It has no " +
+    "`id`: it belongs to its document (a normalized cache such as Relay's or Apollo's keeps it inside the document, " +
+    "never merged with the `Customer`); the customer as it is now, with its id, is the document's `customer` " +
+    '(docs/decisions.md "Issued documents").',
+});
 
 const ContactInput = builder.inputType("ContactInput", {
   description: "A person to reach at the customer; every field optional. Errors name `contacts.<i>.<field>`.",
