@@ -544,12 +544,13 @@ interface RawClient {
 }
 
 /**
- * Runs a joined read's statement outside Prisma, straight on the driver: `sql` with its parameter
- * `values`, resolving to its rows (column `r`, the row as JSON or its text). createDatabase gives
- * one for PostgreSQL (the pg pool, the statement named as prepared); reads in a transaction always
- * go through the transaction's Prisma client.
+ * Runs a statement outside Prisma, straight on the driver: `sql` with its parameter `values` (pg's
+ * conversions), resolving to its rows as pg parses them (a joined read's: column `r`, the row as JSON
+ * or its text). createDatabase gives one for PostgreSQL: on the pg pool (the statement named as
+ * prepared when it has a name), and, for a transaction of direct-transaction.ts `directTransaction`,
+ * on that transaction's connection. Other transactions' reads go through their Prisma client.
  */
-export type DirectQuery = (sql: string, values: unknown[]) => Promise<{ r: unknown }[]>;
+export type DirectQuery = (sql: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
 
 /** Where a wrapped client's joined reads run: one object per wrapped client (the batcher groups by it). */
 interface Runner {
@@ -746,8 +747,9 @@ const DIRECT = Symbol("joinedReadsDirect");
 
 /**
  * The DirectQuery `client` was wrapped with (`withJoinedReads(client, direct)`: the PostgreSQL pool of
- * createDatabase), or undefined: a transaction's client, a PGlite client, a client not wrapped. A
- * statement given to it runs on the pool, outside any transaction.
+ * createDatabase, or a `directTransaction`'s connection), or undefined: another transaction's client,
+ * a PGlite client, a client not wrapped. A statement given to it runs on the pool, outside any
+ * transaction, or on the direct transaction's connection, inside it.
  */
 export function directQueryOf(client: object): DirectQuery | undefined {
   return (client as { [DIRECT]?: DirectQuery })[DIRECT];

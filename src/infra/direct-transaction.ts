@@ -1,0 +1,74 @@
+/**
+ * Interactive transactions whose hand-written statements skip Prisma's raw-query layer
+ * (docs/performance.md "After: the billing run's statements straight to pg"). On PostgreSQL,
+ * `directTransaction(prisma, fn)` opens a Prisma interactive transaction as `$transaction(fn)` does,
+ * and hands `fn` a transaction client whose `directQueryOf` (joined-reads.ts) is the transaction's
+ * own `pg` connection: the statements given to it (prepared-sql.ts `sqlRows`, `queryPrepared`, and
+ * the joined reads) go on that connection, inside the same database transaction as the Prisma
+ * model calls made on the client, and commit or roll back with it. On PGlite, or when the
+ * connection could not be found, `fn` gets Prisma's transaction client unchanged and every
+ * statement goes through Prisma as before.
+ *
+ * How the connection is found: @prisma/adapter-pg opens a transaction by taking a client from the
+ * pool (`PgTransaction.client`); `directTransactions` wraps the adapter's `startTransaction` and
+ * records that client in the slot of the `directTransaction` call whose asynchronous context started
+ * it (AsyncLocalStorage), so concurrent transactions (several claim loops) each get their own.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type pg from "pg";
+import { withJoinedReads, withoutJoinedReads, type DirectQuery } from "./joined-reads.js";
+
+/** Where a transaction started in a `directTransaction` call records its direct query. */
+interface Slot {
+  direct?: DirectQuery;
+}
+
+const starting = new AsyncLocalStorage<Slot>();
+
+/**
+ * A driver adapter factory (@prisma/adapter-pg's) whose transactions, when started inside
+ * `directTransaction`, record `directOn(connection)` for it. `directOn` turns the transaction's pg
+ * connection into a DirectQuery (createDatabase's: statement reporting, prepared statement names).
+ * Other adapters (no `client` on the transaction) are left alone.
+ */
+export function directTransactions<F extends { connect: () => Promise<object> }>(
+  factory: F,
+  directOn: (client: pg.PoolClient) => DirectQuery,
+): F {
+  const connect = factory.connect.bind(factory);
+  factory.connect = async () => {
+    const adapter = (await connect()) as Record<string, unknown>;
+    const start = adapter.startTransaction;
+    if (typeof start !== "function") return adapter;
+    adapter.startTransaction = async (...args: unknown[]) => {
+      const tx = (await start.apply(adapter, args)) as { client?: pg.PoolClient };
+      const slot = starting.getStore();
+      if (slot && !slot.direct && tx.client && typeof tx.client.query === "function") slot.direct = directOn(tx.client);
+      return tx;
+    };
+    return adapter;
+  };
+  return factory;
+}
+
+/** The part of a Prisma client `directTransaction` uses. */
+interface TransactionClient<Tx> {
+  $transaction<R>(fn: (tx: Tx) => Promise<R>, options?: { maxWait?: number; timeout?: number }): Promise<R>;
+}
+
+/**
+ * Runs `fn` in one interactive transaction of `prisma` (same `options` as `$transaction`: maxWait
+ * and timeout in ms), giving it a transaction client whose direct query runs on the transaction's
+ * pg connection (module comment); resolves to `fn`'s result after the commit, rejects (after the
+ * rollback) with what `fn` threw. The client is joined-reads wrapped as Prisma's own would be.
+ */
+export function directTransaction<Tx extends object, R>(
+  prisma: TransactionClient<Tx>,
+  fn: (tx: Tx) => Promise<R>,
+  options?: { maxWait?: number; timeout?: number },
+): Promise<R> {
+  const slot: Slot = {};
+  return starting.run(slot, () =>
+    prisma.$transaction((tx) => fn(slot.direct ? withJoinedReads(withoutJoinedReads(tx), slot.direct) : tx), options),
+  );
+}
