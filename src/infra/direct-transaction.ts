@@ -4,10 +4,11 @@
  * `directTransaction(prisma, fn)` opens a Prisma interactive transaction as `$transaction(fn)` does,
  * and hands `fn` a transaction client whose `directQueryOf` (joined-reads.ts) is the transaction's
  * own `pg` connection: the statements given to it (prepared-sql.ts `sqlRows`, `queryPrepared`, and
- * the joined reads) go on that connection, inside the same database transaction as the Prisma
- * model calls made on the client, and commit or roll back with it. On PGlite, or when the
- * connection could not be found, `fn` gets Prisma's transaction client unchanged and every
- * statement goes through Prisma as before.
+ * the joined reads, here also the reads without relations that joined-reads.ts translates:
+ * `plainReads`) go on that connection, inside the same database transaction as the Prisma calls
+ * left on the client (writes, counts, reads it does not translate), and commit or roll back with it.
+ * On PGlite, or when the connection could not be found, `fn` gets Prisma's transaction client
+ * unchanged and every statement goes through Prisma as before.
  *
  * How the connection is found: @prisma/adapter-pg opens a transaction by taking a client from the
  * pool (`PgTransaction.client`); `directTransactions` wraps the adapter's `startTransaction` and
@@ -69,6 +70,9 @@ export function directTransaction<Tx extends object, R>(
 ): Promise<R> {
   const slot: Slot = {};
   return starting.run(slot, () =>
-    prisma.$transaction((tx) => fn(slot.direct ? withJoinedReads(withoutJoinedReads(tx), slot.direct) : tx), options),
+    prisma.$transaction(
+      (tx) => fn(slot.direct ? withJoinedReads(withoutJoinedReads(tx), slot.direct, { plainReads: true }) : tx),
+      options,
+    ),
   );
 }
