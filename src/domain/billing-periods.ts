@@ -12,10 +12,12 @@ import { FREQUENCIES, type Frequency } from "./catalogue.js";
 
 const DAY_MS = 86_400_000;
 
+const YMD = /^(\d{4})-(\d{2})-(\d{2})$/;
+
 function parse(date: string): { y: number; m: number; d: number } {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new Error(`not a yyyy-mm-dd date: ${date}`);
-  const [y, m, d] = date.split("-").map(Number);
-  return { y, m, d };
+  const match = YMD.exec(date);
+  if (!match) throw new Error(`not a yyyy-mm-dd date: ${date}`);
+  return { y: Number(match[1]), m: Number(match[2]), d: Number(match[3]) };
 }
 
 function format(y: number, m: number, d: number): string {
