@@ -61,16 +61,34 @@ function pgValue(value: unknown): unknown {
   return value;
 }
 
+/** Texts `sqlRows` was asked to prepare, at most MAX_PREPARED_TEMPLATES (later ones go unnamed). */
+const preparedTemplates = new Set<string>();
+const MAX_PREPARED_TEMPLATES = 100;
+
+/** Registers `text` as a named prepared statement (driver-adapter.ts preparedStatementNames), within the bound. */
+function prepareTemplate(text: string): void {
+  if (preparedStatementNames.has(text) || preparedTemplates.size >= MAX_PREPARED_TEMPLATES) return;
+  preparedTemplates.add(text);
+  preparedStatementNames.set(text, `ps_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`);
+}
+
 /**
  * The rows of `statement` (a `Prisma.sql` template) on `client`: straight on the driver when the
- * client has a direct query (the app's PostgreSQL pool, or a `directTransaction`'s connection; sent
- * unnamed, as its text may vary with its lists), else through `$queryRaw`. The two parse some types
- * apart, so the SQL must select only columns both give alike: text, integer (`int4`), boolean,
- * `timestamptz` (a Date), JSON; a `numeric`, `int8` or `date` column cast to text. A Prisma.Decimal
- * value is sent as its plain digits (`toFixed()`), never as a float. For statements whose rows are
- * not needed (INSERT, UPDATE), the promise still resolves to the (empty) rows.
+ * client has a direct query (the app's PostgreSQL pool, or a `directTransaction`'s connection),
+ * else through `$queryRaw`. The two parse some types apart, so the SQL must select only columns both
+ * give alike: text, integer (`int4`), boolean, `timestamptz` (a Date), JSON; a `numeric`, `int8` or
+ * `date` column cast to text. A Prisma.Decimal value is sent as its plain digits (`toFixed()`),
+ * never as a float. For statements whose rows are not needed (INSERT, UPDATE), the promise still
+ * resolves to the (empty) rows. `prepared`: the text is fixed (lists passed as array parameters,
+ * not spread into it), so it is sent as a named prepared statement on PostgreSQL, parsed and
+ * planned once per connection (at most MAX_PREPARED_TEMPLATES texts per process are named).
  */
-export async function sqlRows<T>(client: object, statement: Prisma.Sql): Promise<T[]> {
+export async function sqlRows<T>(
+  client: object,
+  statement: Prisma.Sql,
+  options: { prepared?: boolean } = {},
+): Promise<T[]> {
+  if (options.prepared) prepareTemplate(statement.text);
   const direct = directQueryOf(client);
   if (direct) return (await direct(statement.text, statement.values.map(pgValue))) as unknown as T[];
   return (client as TemplateClient).$queryRaw<T[]>(statement);

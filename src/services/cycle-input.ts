@@ -303,13 +303,14 @@ async function readUsageRows(
     const found = await sqlRows<StoredUsage>(
       prisma,
       Prisma.sql`
-      SELECT u.* FROM unnest(ARRAY[${Prisma.join(pairs.map(([id]) => id))}]::text[],
-      ARRAY[${Prisma.join(pairs.map(([, from]) => from))}]::timestamptz[]) AS l("lineId", "from")
+      SELECT u.* FROM unnest(${pairs.map(([id]) => id)}::text[],
+      ${pairs.map(([, from]) => from.toISOString())}::timestamptz[]) AS l("lineId", "from")
       CROSS JOIN LATERAL (
         SELECT "id", "subscriptionLineId", trim_scale("quantity")::text AS "quantity", "dateTime", "createdAt",
         "invoiceId"
         FROM "Usage" WHERE "subscriptionLineId" = l."lineId" AND "dateTime" >= l."from" OFFSET 0
       ) u`,
+      { prepared: true },
     );
     usages.push(...found.map(toUsageRow));
   }
@@ -319,12 +320,13 @@ async function readUsageRows(
     const found = await sqlRows<StoredUsage>(
       prisma,
       Prisma.sql`
-      SELECT u.* FROM unnest(ARRAY[${Prisma.join(lineIds)}]::text[]) AS l("lineId")
+      SELECT u.* FROM unnest(${lineIds}::text[]) AS l("lineId")
       CROSS JOIN LATERAL (
         SELECT "id", "subscriptionLineId", "quantity"::text AS "quantity", "dateTime", "createdAt", "invoiceId"
         FROM "Usage" WHERE "subscriptionLineId" = l."lineId" AND "dateTime" < ${new Date(from)}
         ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1
       ) u`,
+      { prepared: true },
     );
     usages.push(...found.map(toUsageRow));
   }

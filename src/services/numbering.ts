@@ -145,6 +145,7 @@ export async function nextDocumentNumbers(
     ON CONFLICT ("organizationId", "testMode", "documentTypeId", "kind")
     DO UPDATE SET "lastNumber" = "DocumentCounter"."lastNumber" + ${count}::int
     RETURNING "lastNumber"`,
+    { prepared: true },
   );
   const last = Number(rows[0].lastNumber);
   return Array.from({ length: count }, (_, i) => last - count + 1 + i);

@@ -43,12 +43,13 @@ async function loadPreviousInvoices(tx: Tx, data: Map<string, CycleData>): Promi
   }>(
     tx,
     Prisma.sql`
-    SELECT i.* FROM unnest(ARRAY[${Prisma.join(subs.map((s) => s.id))}]::text[],
-    ARRAY[${Prisma.join(subs.map((s) => s.nextBillingCycle - 1))}]::int[]) AS w("id", "from")
+    SELECT i.* FROM unnest(${subs.map((s) => s.id)}::text[], ${subs.map((s) => s.nextBillingCycle - 1)}::int[])
+    AS w("id", "from")
     CROSS JOIN LATERAL (
       SELECT "id", "subscriptionId", "billingCycle", to_char("dueDate", 'YYYY-MM-DD') AS "dueDate", "status"
       FROM "Invoice" WHERE "subscriptionId" = w."id" AND "billingCycle" >= w."from" OFFSET 0
     ) i`,
+    { prepared: true },
   );
   for (const i of stored)
     previous.set(i.subscriptionId, i.billingCycle, {

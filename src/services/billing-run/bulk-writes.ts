@@ -48,6 +48,8 @@ async function insertRows(
     Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${Prisma.raw([...names, ...extra].join(", "))})
       SELECT ${Prisma.join([...names.map((n) => Prisma.raw(`r.${n}`)), ...Object.values(computed)])}
       FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json) r`,
+    // the same few texts every batch (the columns of each kind of row)
+    { prepared: true },
   );
 }
 
@@ -161,6 +163,7 @@ export class BatchWrites {
         UPDATE "Usage" u SET "invoiceId" = v."invoiceId"
         FROM json_to_recordset(${JSON.stringify(chunk)}::json) AS v("id" text, "invoiceId" text)
         WHERE u."id" = ANY(${chunk.map((m) => m.id)}::text[]) AND u."id" = v."id" AND u."invoiceId" IS NULL`,
+        { prepared: true },
       ),
     );
     await incrementCounters(tx, { table: "SubscriptionLine", column: "couponRedemptions" }, lineRedemptions, now);
@@ -198,6 +201,7 @@ export async function writeSubscriptions(tx: Tx, subscriptions: readonly Subscri
       )}::json) AS v("id" text, "nextBilling" date, "nextBillingCycle" int, "previousBilling" date,
       "couponRedemptions" int, "status" text, "cancelled" timestamptz, "cancelReason" text)
       WHERE s."id" = ANY(${chunk.map((sub) => sub.id)}::text[]) AND s."id" = v."id"`,
+      { prepared: true },
     ),
   );
 }

@@ -72,7 +72,9 @@ export async function claimDue(
   scope: DueScope,
   take: { limit: number; excluded: ReadonlySet<string>; only?: string },
 ): Promise<Claimed[]> {
-  const notIn = take.excluded.size ? Prisma.sql`AND s."id" NOT IN (${Prisma.join([...take.excluded])})` : Prisma.empty;
+  // the excluded ids as one array parameter, so the text stays the same (a prepared statement)
+  // the excluded ids as one array parameter, so that the text stays the same (a prepared statement)
+  const notIn = take.excluded.size ? Prisma.sql`AND s."id" <> ALL(${[...take.excluded]}::text[])` : Prisma.empty;
   const onlyId = take.only ? Prisma.sql`AND s."id" = ${take.only}` : Prisma.empty;
   return sqlRows<Claimed>(
     tx,
@@ -83,5 +85,6 @@ export async function claimDue(
     ORDER BY s."nextBilling", s."id"
     LIMIT ${take.limit}
     FOR UPDATE OF s SKIP LOCKED`,
+    { prepared: true },
   );
 }

@@ -48,7 +48,7 @@ interface CollectCandidate {
 
 /** The candidates after invoice id `after`: the given invoices, or a page of the sweep. */
 function candidatesAfter(options: CollectOptions, after: string): Promise<CollectCandidate[]> {
-  const only = options.invoiceIds ? Prisma.sql`AND i."id" IN (${Prisma.join(options.invoiceIds)})` : Prisma.empty;
+  const only = options.invoiceIds ? Prisma.sql`AND i."id" = ANY(${options.invoiceIds}::text[])` : Prisma.empty;
   // the sweep (no ids) reads its candidates a page at a time, by id, so its memory does not grow with them
   const limit = options.invoiceIds ? Prisma.empty : Prisma.sql`LIMIT ${COLLECT_PAGE}`;
   return sqlRows<CollectCandidate>(
@@ -64,6 +64,7 @@ function candidatesAfter(options: CollectOptions, after: string): Promise<Collec
     GROUP BY i."id"
     ORDER BY i."id"
     ${limit}`,
+    { prepared: true },
   );
 }
 
