@@ -42,14 +42,46 @@ export function directTransactions<F extends { connect: () => Promise<object> }>
     const start = adapter.startTransaction;
     if (typeof start !== "function") return adapter;
     adapter.startTransaction = async (...args: unknown[]) => {
-      const tx = (await start.apply(adapter, args)) as { client?: pg.PoolClient };
+      const tx = (await start.apply(adapter, args)) as AdapterTransaction;
       const slot = starting.getStore();
-      if (slot && !slot.direct && tx.client && typeof tx.client.query === "function") slot.direct = directOn(tx.client);
+      if (slot && !slot.direct && tx.client && typeof tx.client.query === "function")
+        slot.direct = whileOpen(tx, directOn(tx.client));
       return tx;
     };
     return adapter;
   };
   return factory;
+}
+
+/** What this module touches of @prisma/adapter-pg's transaction object. */
+interface AdapterTransaction {
+  client?: pg.PoolClient;
+  [method: string]: unknown;
+}
+
+/**
+ * `direct`, refusing to run once Prisma ends `tx`: from the COMMIT or ROLLBACK Prisma sends (also
+ * when the transaction times out, or `fn` throws) and from `commit()`/`rollback()`, which hand the
+ * connection back to the pool. A statement sent after that would otherwise run outside the
+ * transaction, or inside another one on the reused connection; it throws instead, and the batch
+ * fails as a Prisma call on a closed transaction does.
+ */
+function whileOpen(tx: AdapterTransaction, direct: DirectQuery): DirectQuery {
+  let open = true;
+  for (const method of ["queryRaw", "executeRaw", "commit", "rollback"]) {
+    const original = tx[method];
+    if (typeof original !== "function") continue;
+    tx[method] = function (this: unknown, ...args: unknown[]) {
+      const sql = (args[0] as { sql?: unknown } | undefined)?.sql;
+      if (method === "commit" || method === "rollback" || sql === "COMMIT" || sql === "ROLLBACK") open = false;
+      return original.apply(this, args);
+    };
+  }
+  return (sql, values) => {
+    if (!open)
+      return Promise.reject(new Error("the direct transaction is closed (committed, rolled back or timed out)"));
+    return direct(sql, values);
+  };
 }
 
 /** The part of a Prisma client `directTransaction` uses. */

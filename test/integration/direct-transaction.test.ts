@@ -88,6 +88,26 @@ describe("directTransaction", () => {
     expect(await nameOf()).toBe("Committed");
   });
 
+  it("refuses statements after the transaction timed out, so nothing runs outside it", async () => {
+    let late: unknown = null;
+    await expect(
+      directTransaction(
+        s.database.prisma,
+        async (tx) => {
+          // Prisma rolls the transaction back after 100 ms; the write below comes after that
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          await sqlRows(tx, Prisma.sql`UPDATE "Customer" SET "name" = 'Late' WHERE "id" = ${customerId}`).catch(
+            (e: unknown) => (late = e),
+          );
+        },
+        { timeout: 100 },
+      ),
+    ).rejects.toThrow();
+    expect(late).toBeInstanceOf(Error);
+    const after = await s.database.prisma.customer.findUniqueOrThrow({ where: { id: customerId } });
+    expect(after.name).not.toBe("Late");
+  });
+
   it("sends decimals as their exact digits and instants as UTC, as Prisma does", async () => {
     const amount = new Prisma.Decimal("12345678901234567890.000000001");
     const tiny = new Prisma.Decimal("0.0000001");
