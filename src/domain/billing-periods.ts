@@ -12,10 +12,12 @@ import { FREQUENCIES, type Frequency } from "./catalogue.js";
 
 const DAY_MS = 86_400_000;
 
+const YMD = /^(\d{4})-(\d{2})-(\d{2})$/;
+
 function parse(date: string): { y: number; m: number; d: number } {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new Error(`not a yyyy-mm-dd date: ${date}`);
-  const [y, m, d] = date.split("-").map(Number);
-  return { y, m, d };
+  const match = YMD.exec(date);
+  if (!match) throw new Error(`not a yyyy-mm-dd date: ${date}`);
+  return { y: Number(match[1]), m: Number(match[2]), d: Number(match[3]) };
 }
 
 function format(y: number, m: number, d: number): string {
@@ -65,9 +67,23 @@ export function cycleStart(anchor: string, frequency: Frequency, cycle: number):
   }
 }
 
-/** `[start, end)` of cycle `cycle`; `end` is the next cycle's start (the renewal date). */
+/** billingPeriod's answers by anchor, frequency and cycle (cleared when full: a bounded memo). */
+const periods = new Map<string, { start: string; end: string }>();
+const PERIODS_KEPT = 10_000;
+
+/**
+ * `[start, end)` of cycle `cycle`; `end` is the next cycle's start (the renewal date). A new object
+ * on every call; the dates are memoized (the billing run asks for one cycle's period several times).
+ */
 export function billingPeriod(anchor: string, frequency: Frequency, cycle: number): { start: string; end: string } {
-  return { start: cycleStart(anchor, frequency, cycle), end: cycleStart(anchor, frequency, cycle + 1) };
+  const key = `${anchor} ${frequency} ${cycle}`;
+  let period = periods.get(key);
+  if (period === undefined) {
+    period = { start: cycleStart(anchor, frequency, cycle), end: cycleStart(anchor, frequency, cycle + 1) };
+    if (periods.size >= PERIODS_KEPT) periods.clear();
+    periods.set(key, period);
+  }
+  return { start: period.start, end: period.end };
 }
 
 /**

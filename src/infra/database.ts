@@ -20,7 +20,8 @@ import {
   type StatementListener,
 } from "./driver-adapter.js";
 import { lockDataDir } from "./data-dir-lock.js";
-import { withJoinedReads } from "./joined-reads.js";
+import { withJoinedReads, type DirectQuery } from "./joined-reads.js";
+import { directTransactions } from "./direct-transaction.js";
 import {
   applyMigrations,
   migrationStatus,
@@ -112,22 +113,33 @@ export async function createDatabase(
     options.onStatement ? statementCountingAdapter(factory, options.onStatement) : factory;
   if (target.kind === "postgres") {
     const pool = nameAsTextPool({ connectionString: target.url, ...POOL_OPTIONS });
+    // joined reads outside transactions go straight to the pool as named prepared statements,
+    // without Prisma's raw query layer (joined-reads.ts DirectQuery; docs/performance.md); in a
+    // direct-transaction.ts directTransaction, to the transaction's connection
+    const directOn =
+      (queryable: pg.Pool | pg.PoolClient): DirectQuery =>
+      async (sql, values) => {
+        options.onStatement?.(sql, values);
+        const result = await queryable.query<Record<string, unknown>>({
+          name: preparedStatementNames.get(sql),
+          text: sql,
+          values,
+        });
+        return result.rows;
+      };
     const prisma = new PrismaClient({
       // a query without a name (undefined) is sent unnamed: the type says string, pg takes either
       adapter: counted(
         yieldingAdapter(
-          new PrismaPg(pool, { statementNameGenerator: preparedStatementName as (query: { sql: string }) => string }),
+          directTransactions(
+            new PrismaPg(pool, { statementNameGenerator: preparedStatementName as (query: { sql: string }) => string }),
+            directOn,
+          ),
         ),
       ),
       transactionOptions: TRANSACTION_OPTIONS,
     });
-    // joined reads outside transactions go straight to the pool as named prepared statements,
-    // without Prisma's raw query layer (joined-reads.ts DirectQuery; docs/performance.md)
-    const direct = async (sql: string, values: unknown[]) => {
-      options.onStatement?.(sql, values);
-      const result = await pool.query<{ r: unknown }>({ name: preparedStatementNames.get(sql), text: sql, values });
-      return result.rows;
-    };
+    const direct = directOn(pool);
     return {
       prisma: withJoinedReads(prisma, direct),
       target,

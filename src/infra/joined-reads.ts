@@ -13,13 +13,14 @@
  * and `findMany` of every model take this path when they can, and Prisma's own otherwise, with the
  * same results (the same objects, keys and value types):
  * - a selection without relations (except a `findMany` of rows by ids: `where: { id: { in } }`, with
- *   at most the tenant's equalities), or with what this translator does not handle (`_count`,
- *   `omit`, `distinct`, `cursor`, relation filters, string filters such as `contains`...), is
- *   Prisma's own read;
+ *   at most the tenant's equalities, and except on a client with `plainReads`), or with what this
+ *   translator does not handle (`_count`, `omit`, `distinct`, `cursor`, relation filters, string
+ *   filters such as `contains`...), is Prisma's own read;
  * - a `where` of equalities, `in`, comparisons and `AND`/`OR` over String, Int and Boolean columns
- *   is translated; any other `where` (dates, decimals, relations, a keyset cursor's condition) is
- *   answered in two statements: Prisma's read of the matching ids (with the same where, order, take
- *   and skip), then the joined read of those ids, in that order;
+ *   (and compound unique keys of such columns) is translated; any other `where` (dates, decimals,
+ *   relations, a keyset cursor's condition) is answered in two statements: Prisma's read of the
+ *   matching ids (with the same where, order, take and skip), then the joined read of those ids, in
+ *   that order;
  * - `findUnique({ where: { id } })` calls of the same shape made in the same tick are read together
  *   (`WHERE id IN (...)`), as Prisma batches them.
  * To-many relations without an `orderBy` come back in the order PostgreSQL reads them, as with
@@ -137,6 +138,20 @@ function valueAt(args: Args, path: ValuePath, extra: unknown): unknown {
 const COMPARISONS: Record<string, string> = { equals: "=", lt: "<", lte: "<=", gt: ">", gte: ">=" };
 
 /**
+ * True when `key` names a compound unique key as Prisma does (its fields' names joined by `_`) and
+ * `value` gives each of those fields a plain value (string, number or boolean), as findUnique takes it.
+ */
+function isCompoundKey(key: string, value: unknown): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const entries = Object.entries(value as Args);
+  return (
+    entries.length > 1 &&
+    entries.map(([k]) => k).join("_") === key &&
+    entries.every(([, v]) => typeof v === "string" || typeof v === "number" || typeof v === "boolean")
+  );
+}
+
+/**
  * A `where` of the supported shape as SQL over the columns of the innermost FROM (unqualified), or
  * Unsupported. `at` is the where's path in the read's arguments (each parameter's value path).
  */
@@ -153,6 +168,11 @@ function whereSql(model: ModelInfo, where: Args, params: Params, at: readonly (s
       continue;
     }
     const field = model.fields.get(key);
+    if (!field && isCompoundKey(key, value)) {
+      // a compound unique key (`organizationId_testMode: { organizationId, testMode }`): its equalities
+      parts.push(`(${whereSql(model, value as Args, params, [...at, key])})`);
+      continue;
+    }
     if (!field || field.kind === "object" || !WHERE_TYPES.has(field.type)) unsupported(`where on ${key}`);
     const column = q(key);
     if (value === null) parts.push(`${column} IS NULL`);
@@ -412,11 +432,11 @@ interface Plan {
 type RootKind = "many" | "one" | "ids" | "id";
 
 /** The one statement of a read of `model`: rows of one JSON column `r`, in order. */
-function plan(model: ModelInfo, args: Args, kind: RootKind): Plan {
+function plan(model: ModelInfo, args: Args, kind: RootKind, plain: boolean): Plan {
   if (kind !== "many" && kind !== "one")
     args = { ...args, where: undefined, orderBy: undefined, take: undefined, skip: undefined };
   const selection = selectionOf(model, args);
-  if (selection.relations.length === 0 && !(kind === "many" && isReadByIds(args))) unsupported("no relation");
+  if (!plain && selection.relations.length === 0 && !(kind === "many" && isReadByIds(args))) unsupported("no relation");
   aliasCounter = 0; // plan() runs synchronously: the same read gives the same SQL text
   const params = new Params();
   const alias = `t${++aliasCounter}`;
@@ -504,17 +524,18 @@ const plans = new Map<string, Plan | Unsupported>();
  * The plan of a read of this shape: cached (PLAN_CACHE_SIZE shapes, least recently used dropped),
  * its SQL registered as a named prepared statement for PostgreSQL (driver-adapter.ts
  * `preparedStatementNames`: the name is a hash of the text, so one text always has one name). Throws
- * Unsupported when the shape is not translatable.
+ * Unsupported when the shape is not translatable. `plain`: a selection without relations is translated
+ * too (Runner `plain`).
  */
-function cachedPlan(model: ModelInfo, args: Args, kind: RootKind, shape: string): Plan {
-  const key = `${model.name}\u0000${kind}\u0000${shape}`;
+function cachedPlan(model: ModelInfo, args: Args, kind: RootKind, shape: string, plain = false): Plan {
+  const key = `${model.name}\u0000${kind}${plain ? "+" : ""}\u0000${shape}`;
   let entry = plans.get(key);
   if (entry !== undefined) {
     plans.delete(key);
     plans.set(key, entry);
   } else {
     try {
-      entry = plan(model, args, kind);
+      entry = plan(model, args, kind, plain);
       preparedStatementNames.set(entry.sql, `jr_${createHash("sha1").update(entry.sql).digest("hex").slice(0, 20)}`);
     } catch (e) {
       if (!(e instanceof Unsupported)) throw e;
@@ -544,16 +565,22 @@ interface RawClient {
 }
 
 /**
- * Runs a joined read's statement outside Prisma, straight on the driver: `sql` with its parameter
- * `values`, resolving to its rows (column `r`, the row as JSON or its text). createDatabase gives
- * one for PostgreSQL (the pg pool, the statement named as prepared); reads in a transaction always
- * go through the transaction's Prisma client.
+ * Runs a statement outside Prisma, straight on the driver: `sql` with its parameter `values` (pg's
+ * conversions), resolving to its rows as pg parses them (a joined read's: column `r`, the row as JSON
+ * or its text). createDatabase gives one for PostgreSQL: on the pg pool (the statement named as
+ * prepared when it has a name), and, for a transaction of direct-transaction.ts `directTransaction`,
+ * on that transaction's connection. Other transactions' reads go through their Prisma client.
  */
-export type DirectQuery = (sql: string, values: unknown[]) => Promise<{ r: unknown }[]>;
+export type DirectQuery = (sql: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
 
 /** Where a wrapped client's joined reads run: one object per wrapped client (the batcher groups by it). */
 interface Runner {
   query: DirectQuery;
+  /**
+   * reads without relations are translated too (a direct transaction's client: one statement on the
+   * driver costs less than Prisma's own read); without it they are Prisma's own
+   */
+  plain?: boolean;
 }
 
 const prismaRunner = (client: RawClient): Runner => ({
@@ -617,9 +644,10 @@ async function joinedRead(
   // the selection must be translatable at all, else Prisma's own read
   let read: Plan;
   try {
-    read = cachedPlan(model, args, many ? "many" : "one", shape);
+    read = cachedPlan(model, args, many ? "many" : "one", shape, client.plain);
   } catch (e) {
     if (!(e instanceof Unsupported)) throw e;
+    // (a read without relations whose where is not translated: Prisma's own, one statement, below)
     if (!model.hasId) return undefined;
     // the where (or paging) is not translatable: ids by Prisma, then the joined read of those ids
     let byIds: Plan;
@@ -709,7 +737,7 @@ class Batcher {
   }
 
   private async single(client: Runner, model: ModelInfo, args: Args, shape: string, id: string) {
-    const p = cachedPlan(model, args, "id", shape);
+    const p = cachedPlan(model, args, "id", shape, client.plain);
     const byId = await runById(client, p, valuesOf(p, args, id));
     return byId.get(id) ?? null;
   }
@@ -719,7 +747,7 @@ class Batcher {
     this.pending.delete(key);
     try {
       const ids = [...group.ids.keys()];
-      const p = cachedPlan(group.model, group.args, ids.length === 1 ? "id" : "ids", group.shape);
+      const p = cachedPlan(group.model, group.args, ids.length === 1 ? "id" : "ids", group.shape, group.client.plain);
       const values = valuesOf(p, group.args, ids.length === 1 ? ids[0] : ids);
       const byId = new Map((await runJson(group.client, p, values)).map((row) => [row.__id as string, row]));
       for (const [id, waiting] of group.ids) {
@@ -746,8 +774,9 @@ const DIRECT = Symbol("joinedReadsDirect");
 
 /**
  * The DirectQuery `client` was wrapped with (`withJoinedReads(client, direct)`: the PostgreSQL pool of
- * createDatabase), or undefined: a transaction's client, a PGlite client, a client not wrapped. A
- * statement given to it runs on the pool, outside any transaction.
+ * createDatabase, or a `directTransaction`'s connection), or undefined: another transaction's client,
+ * a PGlite client, a client not wrapped. A statement given to it runs on the pool, outside any
+ * transaction, or on the direct transaction's connection, inside it.
  */
 export function directQueryOf(client: object): DirectQuery | undefined {
   return (client as { [DIRECT]?: DirectQuery })[DIRECT];
@@ -760,12 +789,21 @@ export function withoutJoinedReads<C extends object>(client: C): C {
 
 /**
  * `client` with joined reads (module comment): the same client for everything else, its
- * `$transaction(fn)` handing `fn` a wrapped transaction client.
+ * `$transaction(fn)` handing `fn` a wrapped transaction client. `plainReads` (with `direct`): reads
+ * without relations whose where translates go to `direct` as well (one statement either way; the
+ * driver's costs less CPU than Prisma's client runtime and query compiler): direct-transaction.ts
+ * gives it for the billing run's transactions.
  */
-export function withJoinedReads<C extends object>(client: C, direct?: DirectQuery): C {
+export function withJoinedReads<C extends object>(
+  client: C,
+  direct?: DirectQuery,
+  options: { plainReads?: boolean } = {},
+): C {
   if ((client as { [WRAPPED]?: boolean })[WRAPPED]) return client;
   const batch = new Batcher();
-  const runner: Runner = direct ? { query: direct } : prismaRunner(client as unknown as RawClient);
+  const runner: Runner = direct
+    ? { query: direct, plain: options.plainReads }
+    : prismaRunner(client as unknown as RawClient);
   const delegates = new Map<string, unknown>();
   return new Proxy(client, {
     get(target, prop, receiver) {

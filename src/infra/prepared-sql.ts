@@ -5,10 +5,13 @@
  * transaction, `queryPrepared` runs it on the pg pool as a named prepared statement (parsed and
  * planned once per connection, then only bound and executed), as the joined reads do
  * (joined-reads.ts `DirectQuery`); the statement is still reported to `onStatement` and a failure
- * is still classified by database-errors.ts. In a transaction, and on PGlite, it goes through the
- * client's `$queryRawUnsafe` as before (on the transaction's connection; PrismaPg names it too).
+ * is still classified by database-errors.ts. In a transaction of direct-transaction.ts
+ * `directTransaction` it runs the same way on that transaction's connection. In other transactions,
+ * and on PGlite, it goes through the client's `$queryRawUnsafe` as before (on the transaction's
+ * connection; PrismaPg names it too). `sqlRows` does the same for a `Prisma.sql` statement.
  */
 import { createHash } from "node:crypto";
+import { Prisma } from "./prisma/generated/client.js";
 import { preparedStatementNames } from "./driver-adapter.js";
 import { directQueryOf } from "./joined-reads.js";
 
@@ -43,4 +46,50 @@ export async function queryPrepared<T>(client: object, statement: PreparedSql, v
   const direct = directQueryOf(client);
   if (direct) return (await direct(statement.text, values)) as unknown as T[];
   return (client as RawClient).$queryRawUnsafe<T[]>(statement.text, ...values);
+}
+
+interface TemplateClient {
+  $queryRaw<T = unknown>(query: Prisma.Sql): Promise<T>;
+}
+
+/** A `Prisma.sql` value as pg should send it: decimals as their plain digits, bigints as text, Dates as ISO. */
+function pgValue(value: unknown): unknown {
+  if (value instanceof Prisma.Decimal) return value.toFixed();
+  if (typeof value === "bigint") return value.toString();
+  // an instant in UTC, as Prisma sends it (pg would write the process's local offset)
+  if (value instanceof Date) return value.toISOString();
+  return value;
+}
+
+/** Texts `sqlRows` was asked to prepare, at most MAX_PREPARED_TEMPLATES (later ones go unnamed). */
+const preparedTemplates = new Set<string>();
+const MAX_PREPARED_TEMPLATES = 100;
+
+/** Registers `text` as a named prepared statement (driver-adapter.ts preparedStatementNames), within the bound. */
+function prepareTemplate(text: string): void {
+  if (preparedStatementNames.has(text) || preparedTemplates.size >= MAX_PREPARED_TEMPLATES) return;
+  preparedTemplates.add(text);
+  preparedStatementNames.set(text, `ps_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`);
+}
+
+/**
+ * The rows of `statement` (a `Prisma.sql` template) on `client`: straight on the driver when the
+ * client has a direct query (the app's PostgreSQL pool, or a `directTransaction`'s connection),
+ * else through `$queryRaw`. The two parse some types apart, so the SQL must select only columns both
+ * give alike: text, integer (`int4`), boolean, `timestamptz` (a Date), JSON; a `numeric`, `int8` or
+ * `date` column cast to text. A Prisma.Decimal value is sent as its plain digits (`toFixed()`),
+ * never as a float. For statements whose rows are not needed (INSERT, UPDATE), the promise still
+ * resolves to the (empty) rows. `prepared`: the text is fixed (lists passed as array parameters,
+ * not spread into it), so it is sent as a named prepared statement on PostgreSQL, parsed and
+ * planned once per connection (at most MAX_PREPARED_TEMPLATES texts per process are named).
+ */
+export async function sqlRows<T>(
+  client: object,
+  statement: Prisma.Sql,
+  options: { prepared?: boolean } = {},
+): Promise<T[]> {
+  if (options.prepared) prepareTemplate(statement.text);
+  const direct = directQueryOf(client);
+  if (direct) return (await direct(statement.text, statement.values.map(pgValue))) as unknown as T[];
+  return (client as TemplateClient).$queryRaw<T[]>(statement);
 }

@@ -30,6 +30,7 @@ import type {
   SubscriptionLine,
 } from "../infra/prisma/generated/client.js";
 import { Prisma } from "../infra/prisma/generated/client.js";
+import { sqlRows } from "../infra/prepared-sql.js";
 import type { Frequency } from "../domain/catalogue.js";
 import { billingPeriod } from "../domain/billing-periods.js";
 import {
@@ -299,26 +300,34 @@ async function readUsageRows(
     // OFFSET 0 (not pulled up into a join) probes the index once per line: as a plain join, the
     // planner read the whole table into a hash join when its statistics were older than the rows
     const pairs = [...byStart].flatMap(([from, lineIds]) => lineIds.map((id) => [id, new Date(from)] as const));
-    const found = await prisma.$queryRaw<StoredUsage[]>(Prisma.sql`
-      SELECT u.* FROM unnest(ARRAY[${Prisma.join(pairs.map(([id]) => id))}]::text[],
-      ARRAY[${Prisma.join(pairs.map(([, from]) => from))}]::timestamptz[]) AS l("lineId", "from")
+    const found = await sqlRows<StoredUsage>(
+      prisma,
+      Prisma.sql`
+      SELECT u.* FROM unnest(${pairs.map(([id]) => id)}::text[],
+      ${pairs.map(([, from]) => from.toISOString())}::timestamptz[]) AS l("lineId", "from")
       CROSS JOIN LATERAL (
         SELECT "id", "subscriptionLineId", trim_scale("quantity")::text AS "quantity", "dateTime", "createdAt",
         "invoiceId"
         FROM "Usage" WHERE "subscriptionLineId" = l."lineId" AND "dateTime" >= l."from" OFFSET 0
-      ) u`);
+      ) u`,
+      { prepared: true },
+    );
     usages.push(...found.map(toUsageRow));
   }
   // last_ever: each line's latest record before the period, one index probe per line (LATERAL ... LIMIT 1
   // on Usage_subscriptionLineId_dateTime_createdAt_idx, read backwards), however many records a line has
   for (const [from, lineIds] of lastEverByStart) {
-    const found = await prisma.$queryRaw<StoredUsage[]>(Prisma.sql`
-      SELECT u.* FROM unnest(ARRAY[${Prisma.join(lineIds)}]::text[]) AS l("lineId")
+    const found = await sqlRows<StoredUsage>(
+      prisma,
+      Prisma.sql`
+      SELECT u.* FROM unnest(${lineIds}::text[]) AS l("lineId")
       CROSS JOIN LATERAL (
         SELECT "id", "subscriptionLineId", "quantity"::text AS "quantity", "dateTime", "createdAt", "invoiceId"
         FROM "Usage" WHERE "subscriptionLineId" = l."lineId" AND "dateTime" < ${new Date(from)}
         ORDER BY "dateTime" DESC, "createdAt" DESC LIMIT 1
-      ) u`);
+      ) u`,
+      { prepared: true },
+    );
     usages.push(...found.map(toUsageRow));
   }
   return usages;

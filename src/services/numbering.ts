@@ -11,6 +11,8 @@
  * an organization that issued internal numbers 1..35 of a CL33 in test mode numbers its first DTE
  * with its first CAF's folio (1 when SII's CAF starts at 1).
  */
+import { Prisma } from "../infra/prisma/generated/client.js";
+import { sqlRows } from "../infra/prepared-sql.js";
 import { numberingFor, type DocumentNumbering } from "../domain/document-numbering.js";
 import type { DocumentKind } from "../domain/document-status.js";
 import type { IssuedParties } from "./issued-parties.js";
@@ -135,12 +137,16 @@ export async function nextDocumentNumbers(
   kind: DocumentKind,
   count: number,
 ): Promise<number[]> {
-  const rows = await tx.$queryRaw<{ lastNumber: number }[]>`
+  const rows = await sqlRows<{ lastNumber: number }>(
+    tx,
+    Prisma.sql`
     INSERT INTO "DocumentCounter" ("organizationId", "testMode", "documentTypeId", "kind", "lastNumber")
     VALUES (${ctx.auth.organizationId}, ${ctx.auth.testMode}, ${documentTypeId}, ${kind}, ${count}::int)
     ON CONFLICT ("organizationId", "testMode", "documentTypeId", "kind")
     DO UPDATE SET "lastNumber" = "DocumentCounter"."lastNumber" + ${count}::int
-    RETURNING "lastNumber"`;
+    RETURNING "lastNumber"`,
+    { prepared: true },
+  );
   const last = Number(rows[0].lastNumber);
   return Array.from({ length: count }, (_, i) => last - count + 1 + i);
 }

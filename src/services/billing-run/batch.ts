@@ -6,6 +6,7 @@
  * they are inserted.
  */
 import { Prisma } from "../../infra/prisma/generated/client.js";
+import { sqlRows } from "../../infra/prepared-sql.js";
 import { tenant, type ServiceContext, type Tx } from "../context.js";
 import { loadCycleData, type CycleData } from "../cycle-input.js";
 import { dateColumn } from "../../domain/formats.js";
@@ -33,15 +34,23 @@ async function loadPreviousInvoices(tx: Tx, data: Map<string, CycleData>): Promi
   const previous = new PreviousInvoices();
   const subs = [...data.values()].map((d) => d.subscription);
   if (subs.length === 0) return previous;
-  const stored = await tx.$queryRaw<
-    { id: string; subscriptionId: string; billingCycle: number; dueDate: string | null; status: string }[]
-  >(Prisma.sql`
-    SELECT i.* FROM unnest(ARRAY[${Prisma.join(subs.map((s) => s.id))}]::text[],
-    ARRAY[${Prisma.join(subs.map((s) => s.nextBillingCycle - 1))}]::int[]) AS w("id", "from")
+  const stored = await sqlRows<{
+    id: string;
+    subscriptionId: string;
+    billingCycle: number;
+    dueDate: string | null;
+    status: string;
+  }>(
+    tx,
+    Prisma.sql`
+    SELECT i.* FROM unnest(${subs.map((s) => s.id)}::text[], ${subs.map((s) => s.nextBillingCycle - 1)}::int[])
+    AS w("id", "from")
     CROSS JOIN LATERAL (
       SELECT "id", "subscriptionId", "billingCycle", to_char("dueDate", 'YYYY-MM-DD') AS "dueDate", "status"
       FROM "Invoice" WHERE "subscriptionId" = w."id" AND "billingCycle" >= w."from" OFFSET 0
-    ) i`);
+    ) i`,
+    { prepared: true },
+  );
   for (const i of stored)
     previous.set(i.subscriptionId, i.billingCycle, {
       id: i.id,

@@ -7,6 +7,7 @@
 import type { Subscription } from "../../infra/prisma/generated/client.js";
 import { Prisma } from "../../infra/prisma/generated/client.js";
 import { isoDate } from "../../domain/formats.js";
+import { sqlRows } from "../../infra/prepared-sql.js";
 import type { Tx } from "../context.js";
 import type { FinalizedColumns } from "../document-lifecycle.js";
 
@@ -42,10 +43,13 @@ async function insertRows(
   const extra = Object.keys(computed).map((c) => `"${c}"`);
   // Dates serialize as ISO instants (Date.prototype.toJSON)
   const json = JSON.stringify(rows);
-  await tx.$executeRaw(
+  await sqlRows(
+    tx,
     Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${Prisma.raw([...names, ...extra].join(", "))})
       SELECT ${Prisma.join([...names.map((n) => Prisma.raw(`r.${n}`)), ...Object.values(computed)])}
       FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json) r`,
+    // the same few texts every batch (the columns of each kind of row)
+    { prepared: true },
   );
 }
 
@@ -59,10 +63,13 @@ async function incrementCounters(
   const table = Prisma.raw(`"${target.table}"`);
   const column = Prisma.raw(`"${target.column}"`);
   await inChunks(counts, (chunk) =>
-    tx.$executeRaw(Prisma.sql`
+    sqlRows(
+      tx,
+      Prisma.sql`
       UPDATE ${table} t SET ${column} = t.${column} + v."n", "updatedAt" = ${now}
       FROM (VALUES ${Prisma.join(chunk.map(([id, n]) => Prisma.sql`(${id}, ${n}::int)`))}) AS v("id", "n")
-      WHERE t."id" = v."id"`),
+      WHERE t."id" = v."id"`,
+    ),
   );
 }
 
@@ -150,10 +157,14 @@ export class BatchWrites {
     // ids again as an array, whose length the planner knows, so it probes the primary key rather
     // than reading the table into a hash join (it cannot count a JSON document's rows)
     await inChunks(marks, (chunk) =>
-      tx.$executeRaw(Prisma.sql`
+      sqlRows(
+        tx,
+        Prisma.sql`
         UPDATE "Usage" u SET "invoiceId" = v."invoiceId"
         FROM json_to_recordset(${JSON.stringify(chunk)}::json) AS v("id" text, "invoiceId" text)
-        WHERE u."id" = ANY(${chunk.map((m) => m.id)}::text[]) AND u."id" = v."id" AND u."invoiceId" IS NULL`),
+        WHERE u."id" = ANY(${chunk.map((m) => m.id)}::text[]) AND u."id" = v."id" AND u."invoiceId" IS NULL`,
+        { prepared: true },
+      ),
     );
     await incrementCounters(tx, { table: "SubscriptionLine", column: "couponRedemptions" }, lineRedemptions, now);
     await incrementCounters(tx, { table: "SubscriptionAddon", column: "addonRedemptions" }, addonRedemptions, now);
@@ -169,7 +180,9 @@ export class BatchWrites {
 export async function writeSubscriptions(tx: Tx, subscriptions: readonly Subscription[]): Promise<void> {
   const now = new Date();
   await inChunks(subscriptions, (chunk) =>
-    tx.$executeRaw(Prisma.sql`
+    sqlRows(
+      tx,
+      Prisma.sql`
       UPDATE "Subscription" s SET "nextBilling" = v."nextBilling", "nextBillingCycle" = v."nextBillingCycle",
       "previousBilling" = v."previousBilling",
         "couponRedemptions" = v."couponRedemptions", "status" = v."status", "cancelled" = v."cancelled",
@@ -187,6 +200,8 @@ export async function writeSubscriptions(tx: Tx, subscriptions: readonly Subscri
         })),
       )}::json) AS v("id" text, "nextBilling" date, "nextBillingCycle" int, "previousBilling" date,
       "couponRedemptions" int, "status" text, "cancelled" timestamptz, "cancelReason" text)
-      WHERE s."id" = ANY(${chunk.map((sub) => sub.id)}::text[]) AND s."id" = v."id"`),
+      WHERE s."id" = ANY(${chunk.map((sub) => sub.id)}::text[]) AND s."id" = v."id"`,
+      { prepared: true },
+    ),
   );
 }

@@ -9,6 +9,7 @@ import type { PrismaClient } from "../../infra/prisma/generated/client.js";
 import { Prisma } from "../../infra/prisma/generated/client.js";
 import type { Tx } from "../context.js";
 import { isoDate } from "../../domain/formats.js";
+import { sqlRows } from "../../infra/prepared-sql.js";
 
 /** The largest offset from UTC of any time zone (Pacific/Kiritimati, UTC+14). */
 const LATEST_UTC_OFFSET_MS = 14 * 3_600_000;
@@ -51,9 +52,12 @@ function dueFilter({ until, startedAt, testClockId }: DueScope): Prisma.Sql {
 
 /** How many subscriptions are due now (the run's progress total). */
 export async function countDue(prisma: PrismaClient, scope: DueScope): Promise<number> {
-  const [{ count }] = await prisma.$queryRaw<{ count: number }[]>(Prisma.sql`
+  const [{ count }] = await sqlRows<{ count: number }>(
+    prisma,
+    Prisma.sql`
     SELECT COUNT(*)::int AS "count" FROM "Subscription" s JOIN "Organization" o ON o."id" = s."organizationId"
-    WHERE ${dueFilter(scope)}`);
+    WHERE ${dueFilter(scope)}`,
+  );
   return Number(count);
 }
 
@@ -68,13 +72,19 @@ export async function claimDue(
   scope: DueScope,
   take: { limit: number; excluded: ReadonlySet<string>; only?: string },
 ): Promise<Claimed[]> {
-  const notIn = take.excluded.size ? Prisma.sql`AND s."id" NOT IN (${Prisma.join([...take.excluded])})` : Prisma.empty;
+  // the excluded ids as one array parameter, so the text stays the same (a prepared statement)
+  // the excluded ids as one array parameter, so that the text stays the same (a prepared statement)
+  const notIn = take.excluded.size ? Prisma.sql`AND s."id" <> ALL(${[...take.excluded]}::text[])` : Prisma.empty;
   const onlyId = take.only ? Prisma.sql`AND s."id" = ${take.only}` : Prisma.empty;
-  return tx.$queryRaw<Claimed[]>(Prisma.sql`
+  return sqlRows<Claimed>(
+    tx,
+    Prisma.sql`
     SELECT s."id", s."organizationId", s."testMode", o."timeZone", s."userEmail"
     FROM "Subscription" s JOIN "Organization" o ON o."id" = s."organizationId"
     WHERE ${dueFilter(scope)} ${notIn} ${onlyId}
     ORDER BY s."nextBilling", s."id"
     LIMIT ${take.limit}
-    FOR UPDATE OF s SKIP LOCKED`);
+    FOR UPDATE OF s SKIP LOCKED`,
+    { prepared: true },
+  );
 }

@@ -11,6 +11,7 @@ import type { PrismaClient } from "../../infra/prisma/generated/client.js";
 import { Prisma } from "../../infra/prisma/generated/client.js";
 import type { AppSettings } from "../../infra/config.js";
 import { toDecimal } from "../../domain/money.js";
+import { sqlRows } from "../../infra/prepared-sql.js";
 import { withinTransaction, type ServiceContext } from "../context.js";
 import { usableSourceOf } from "../cycle-decision.js";
 import { invoiceBalances } from "../invoice-balances.js";
@@ -47,10 +48,12 @@ interface CollectCandidate {
 
 /** The candidates after invoice id `after`: the given invoices, or a page of the sweep. */
 function candidatesAfter(options: CollectOptions, after: string): Promise<CollectCandidate[]> {
-  const only = options.invoiceIds ? Prisma.sql`AND i."id" IN (${Prisma.join(options.invoiceIds)})` : Prisma.empty;
+  const only = options.invoiceIds ? Prisma.sql`AND i."id" = ANY(${options.invoiceIds}::text[])` : Prisma.empty;
   // the sweep (no ids) reads its candidates a page at a time, by id, so its memory does not grow with them
   const limit = options.invoiceIds ? Prisma.empty : Prisma.sql`LIMIT ${COLLECT_PAGE}`;
-  return options.prisma.$queryRaw<CollectCandidate[]>(Prisma.sql`
+  return sqlRows<CollectCandidate>(
+    options.prisma,
+    Prisma.sql`
     SELECT i."id", i."organizationId", i."testMode", i."customerId", i."userEmail", i."subscriptionId", i."billingCycle"
     FROM "Source" src
     JOIN "Invoice" i ON i."customerId" = src."customerId" AND i."organizationId" = src."organizationId"
@@ -60,7 +63,9 @@ function candidatesAfter(options: CollectOptions, after: string): Promise<Collec
       AND NOT EXISTS (SELECT 1 FROM "Payment" p WHERE p."invoiceId" = i."id") ${only} AND i."id" > ${after}
     GROUP BY i."id"
     ORDER BY i."id"
-    ${limit}`);
+    ${limit}`,
+    { prepared: true },
+  );
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * The run loop (docs/billing-run.md): claim loops take batches of due subscriptions (claim.ts),
- * bill each batch in one transaction (batch.ts), retry a failed batch one subscription per
+ * bill each batch in one transaction (batch.ts; infra/direct-transaction.ts, so that its hand-written
+ * statements go straight to the transaction's pg connection on PostgreSQL), retry a failed batch one subscription per
  * transaction so a bad one fails alone, and collect each batch's invoices after it commits
  * (collect.ts); at the end, a sweep collects what an earlier run left. Also the same run on an
  * interval inside the server.
@@ -9,6 +10,7 @@ import type { PrismaClient } from "../../infra/prisma/generated/client.js";
 import type { AppSettings } from "../../infra/config.js";
 import { DEFAULT_SETTINGS } from "../../infra/config.js";
 import { startIntervalWorker, type IntervalWorker } from "../../infra/interval-worker.js";
+import { directTransaction } from "../../infra/direct-transaction.js";
 import { ValidationError } from "../../domain/errors.js";
 import { todayIn } from "../../domain/formats.js";
 import { billBatch, type BatchTerms } from "./batch.js";
@@ -183,13 +185,17 @@ async function claimLoop(run: Run): Promise<void> {
 async function billNextBatch(run: Run): Promise<{ batch: Claimed[]; invoices: string[] }> {
   let batch: Claimed[] = [];
   try {
-    const outcomes = await run.options.prisma.$transaction(async (tx) => {
-      batch = await claimDue(tx, run.scope, {
-        limit: run.options.batchSize ?? DEFAULT_BATCH_SIZE,
-        excluded: run.excluded,
-      });
-      return billBatch(tx, batch, run.terms);
-    }, RUN_TRANSACTION);
+    const outcomes = await directTransaction(
+      run.options.prisma,
+      async (tx) => {
+        batch = await claimDue(tx, run.scope, {
+          limit: run.options.batchSize ?? DEFAULT_BATCH_SIZE,
+          excluded: run.excluded,
+        });
+        return billBatch(tx, batch, run.terms);
+      },
+      RUN_TRANSACTION,
+    );
     outcomes.forEach((o, i) => record(run, batch[i], o));
     return { batch, invoices: outcomes.flatMap((o) => o.invoices) };
   } catch {
@@ -203,11 +209,15 @@ async function billOneByOne(run: Run, batch: Claimed[]): Promise<string[]> {
   const invoices: string[] = [];
   for (const claimed of batch) {
     try {
-      const outcome = await run.options.prisma.$transaction(async (tx) => {
-        const [again] = await claimDue(tx, run.scope, { limit: 1, excluded: run.excluded, only: claimed.id });
-        if (!again) return null;
-        return (await billBatch(tx, [again], run.terms))[0];
-      }, RUN_TRANSACTION);
+      const outcome = await directTransaction(
+        run.options.prisma,
+        async (tx) => {
+          const [again] = await claimDue(tx, run.scope, { limit: 1, excluded: run.excluded, only: claimed.id });
+          if (!again) return null;
+          return (await billBatch(tx, [again], run.terms))[0];
+        },
+        RUN_TRANSACTION,
+      );
       if (outcome) {
         record(run, claimed, outcome);
         invoices.push(...outcome.invoices);
