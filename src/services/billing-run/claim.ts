@@ -72,7 +72,6 @@ export async function claimDue(
   scope: DueScope,
   take: { limit: number; excluded: ReadonlySet<string>; only?: string },
 ): Promise<Claimed[]> {
-  // the excluded ids as one array parameter, so the text stays the same (a prepared statement)
   // the excluded ids as one array parameter, so that the text stays the same (a prepared statement)
   const notIn = take.excluded.size ? Prisma.sql`AND s."id" <> ALL(${[...take.excluded]}::text[])` : Prisma.empty;
   const onlyId = take.only ? Prisma.sql`AND s."id" = ${take.only}` : Prisma.empty;
