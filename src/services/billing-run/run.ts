@@ -3,9 +3,8 @@
  * bill each batch in one transaction (batch.ts; infra/direct-transaction.ts, so that its
  * hand-written statements go straight to the transaction's pg connection on PostgreSQL), retry a
  * failed batch one subscription per transaction so a bad one fails alone, and collect each
- * batch's invoices after it commits
- * (collect.ts); at the end, a sweep collects what an earlier run left. Also the same run on an
- * interval inside the server.
+ * batch's invoices after it commits (collect.ts); at the end, a sweep collects what an earlier run
+ * left. Also the same run on an interval inside the server.
  */
 import type { PrismaClient } from "../../infra/prisma/generated/client.js";
 import type { AppSettings } from "../../infra/config.js";
