@@ -6,6 +6,7 @@
  * Months keep the anchor's day and clamp it to shorter months: an anchor of Jan 31 bills on
  * Feb 28 (29 in leap years), Mar 31, Apr 30, ... (Stripe's rule), never drifting to the 28th.
  */
+import { BoundedMemo } from "./bounded-memo.js";
 import { ValidationError } from "./errors.js";
 import { roundMoney, toDecimal, type CurrencyUnit, type Decimal, type DecimalInput } from "./money.js";
 import { FREQUENCIES, type Frequency } from "./catalogue.js";
@@ -67,22 +68,18 @@ export function cycleStart(anchor: string, frequency: Frequency, cycle: number):
   }
 }
 
-/** billingPeriod's answers by anchor, frequency and cycle (cleared when full: a bounded memo). */
-const periods = new Map<string, { start: string; end: string }>();
-const PERIODS_KEPT = 10_000;
+/** billingPeriod's dates by anchor, frequency and cycle. */
+const periods = new BoundedMemo<string, { start: string; end: string }>(10_000);
 
 /**
  * `[start, end)` of cycle `cycle`; `end` is the next cycle's start (the renewal date). A new object
  * on every call; the dates are memoized (the billing run asks for one cycle's period several times).
  */
 export function billingPeriod(anchor: string, frequency: Frequency, cycle: number): { start: string; end: string } {
-  const key = `${anchor} ${frequency} ${cycle}`;
-  let period = periods.get(key);
-  if (period === undefined) {
-    period = { start: cycleStart(anchor, frequency, cycle), end: cycleStart(anchor, frequency, cycle + 1) };
-    if (periods.size >= PERIODS_KEPT) periods.clear();
-    periods.set(key, period);
-  }
+  const period = periods.get(`${anchor} ${frequency} ${cycle}`, () => ({
+    start: cycleStart(anchor, frequency, cycle),
+    end: cycleStart(anchor, frequency, cycle + 1),
+  }));
   return { start: period.start, end: period.end };
 }
 

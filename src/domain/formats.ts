@@ -1,4 +1,5 @@
 /** Format checks shared by the use cases (zod's well-tested validators). */
+import { BoundedMemo } from "./bounded-memo.js";
 import { z } from "zod";
 
 const email = z.email();
@@ -14,9 +15,8 @@ export function isHttpUrl(value: string): boolean {
   return url.safeParse(value).success;
 }
 
-/** isoDate's answers by UTC midnight in epoch ms (cleared when full: a bounded memo). */
-const isoDates = new Map<number, string>();
-const ISO_DATES_KEPT = 10_000;
+/** isoDate's answers by UTC midnight in epoch ms. */
+const isoDates = new BoundedMemo<number, string>(10_000);
 const DAY_MS = 86_400_000;
 
 /**
@@ -27,13 +27,7 @@ const DAY_MS = 86_400_000;
 export function isoDate(date: Date): string {
   const time = date.getTime();
   if (time % DAY_MS !== 0) return date.toISOString().slice(0, 10);
-  let iso = isoDates.get(time);
-  if (iso === undefined) {
-    iso = date.toISOString().slice(0, 10);
-    if (isoDates.size >= ISO_DATES_KEPT) isoDates.clear();
-    isoDates.set(time, iso);
-  }
-  return iso;
+  return isoDates.get(time, () => date.toISOString().slice(0, 10));
 }
 
 /** `yyyy-mm-dd` that is a real calendar date. */
@@ -70,9 +64,8 @@ export function todayIn(timeZone: string, now: Date = new Date()): string {
   return dayFormat(timeZone).format(now);
 }
 
-/** zonedMidnight's instants by `timeZone` and date (cleared when full: a bounded memo). */
-const midnights = new Map<string, number>();
-const MIDNIGHTS_KEPT = 10_000;
+/** zonedMidnight's instants (epoch ms) by `timeZone` and date. */
+const midnights = new BoundedMemo<string, number>(10_000);
 
 /**
  * The instant local midnight starts `date` (`yyyy-mm-dd`) in `timeZone`: 2026-11-01 in
@@ -81,9 +74,11 @@ const MIDNIGHTS_KEPT = 10_000;
  * same few dates for every subscription).
  */
 export function zonedMidnight(date: string, timeZone: string): Date {
-  const key = `${timeZone} ${date}`;
-  const known = midnights.get(key);
-  if (known !== undefined) return new Date(known);
+  return new Date(midnights.get(`${timeZone} ${date}`, () => localMidnight(date, timeZone)));
+}
+
+/** zonedMidnight's instant in epoch ms, computed. */
+function localMidnight(date: string, timeZone: string): number {
   const offsetAt = (instant: number) => {
     const name =
       offsetFormat(timeZone)
@@ -93,11 +88,8 @@ export function zonedMidnight(date: string, timeZone: string): Date {
     return m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) * 60_000 : 0;
   };
   const utcMidnight = Date.parse(`${date}T00:00:00Z`);
-  let instant = utcMidnight - offsetAt(utcMidnight);
-  instant = utcMidnight - offsetAt(instant); // the offset may change between the two (DST)
-  if (midnights.size >= MIDNIGHTS_KEPT) midnights.clear();
-  midnights.set(key, instant);
-  return new Date(instant);
+  const instant = utcMidnight - offsetAt(utcMidnight);
+  return utcMidnight - offsetAt(instant); // the offset may change between the two (DST)
 }
 
 /** `yyyy-mm-dd` -> Date at UTC midnight (how @db.Date columns are written). */
