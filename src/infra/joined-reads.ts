@@ -26,10 +26,9 @@
  * To-many relations without an `orderBy` come back in the order PostgreSQL reads them, as with
  * Prisma's own reads (no order is promised: ask for one).
  */
-import { createHash } from "node:crypto";
 import { Prisma } from "./prisma/generated/client.js";
 import { getDatamodel } from "./prisma/generated/pothos-types.js";
-import { preparedStatementNames } from "./driver-adapter.js";
+import { namePreparedStatement, preparedStatementNames } from "./driver-adapter.js";
 
 interface FieldInfo {
   name: string;
@@ -536,7 +535,7 @@ function cachedPlan(model: ModelInfo, args: Args, kind: RootKind, shape: string,
   } else {
     try {
       entry = plan(model, args, kind, plain);
-      preparedStatementNames.set(entry.sql, `jr_${createHash("sha1").update(entry.sql).digest("hex").slice(0, 20)}`);
+      namePreparedStatement(entry.sql, "jr");
     } catch (e) {
       if (!(e instanceof Unsupported)) throw e;
       entry = e;

@@ -10,9 +10,8 @@
  * and on PGlite, it goes through the client's `$queryRawUnsafe` as before (on the transaction's
  * connection; PrismaPg names it too). `sqlRows` does the same for a `Prisma.sql` statement.
  */
-import { createHash } from "node:crypto";
 import { Prisma } from "./prisma/generated/client.js";
-import { preparedStatementNames } from "./driver-adapter.js";
+import { namePreparedStatement, preparedStatementNames } from "./driver-adapter.js";
 import { directQueryOf } from "./joined-reads.js";
 
 /** A fixed SQL text with positional parameters and its prepared statement name. */
@@ -28,9 +27,7 @@ export interface PreparedSql {
  * module load: the names are kept for the life of the process.
  */
 export function preparedSql(text: string): PreparedSql {
-  const name = `ps_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
-  preparedStatementNames.set(text, name);
-  return { text, name };
+  return { text, name: namePreparedStatement(text, "ps") };
 }
 
 interface RawClient {
@@ -69,7 +66,7 @@ const MAX_PREPARED_TEMPLATES = 100;
 function prepareTemplate(text: string): void {
   if (preparedStatementNames.has(text) || preparedTemplates.size >= MAX_PREPARED_TEMPLATES) return;
   preparedTemplates.add(text);
-  preparedStatementNames.set(text, `ps_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`);
+  namePreparedStatement(text, "ps");
 }
 
 /**
