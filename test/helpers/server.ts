@@ -169,6 +169,11 @@ export function chileanCustomer(overrides: Record<string, unknown> = {}) {
  * of the period's usage): the id of its one subscription line, for usage records.
  */
 export async function meteredSubscriptionLine(s: TestServer): Promise<string> {
+  return (await meteredSubscriptionLines(s, 1))[0];
+}
+
+/** As meteredSubscriptionLine, with `count` lines of that plan on the one subscription: their ids, in order. */
+export async function meteredSubscriptionLines(s: TestServer, count: number): Promise<string[]> {
   const product = await s.rest("POST", "/v1/products/", {
     body: {
       name: "API",
@@ -187,10 +192,14 @@ export async function meteredSubscriptionLine(s: TestServer): Promise<string> {
   if (product.status !== 201) throw new Error(`product: ${JSON.stringify(product.body)}`);
   const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
   const sub = await s.rest("POST", "/v1/subscriptions/", {
-    body: { customer, date_start: "2026-11-01", lines: [{ plan: product.body.plans[0].id }] },
+    body: {
+      customer,
+      date_start: "2026-11-01",
+      lines: Array.from({ length: count }, () => ({ plan: product.body.plans[0].id })),
+    },
   });
   if (sub.status !== 201) throw new Error(`subscription: ${JSON.stringify(sub.body)}`);
-  return sub.body.lines[0].id as string;
+  return (sub.body.lines as { id: string }[]).map((line) => line.id);
 }
 
 /**

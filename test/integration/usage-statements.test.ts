@@ -5,7 +5,7 @@
  * answer's read of the distinct lines; the same for one record and for 1,000, with no transaction.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { meteredSubscriptionLines, startTestServer, type TestServer } from "../helpers/server.js";
 
 let s: TestServer;
 let line: string;
@@ -13,32 +13,7 @@ let other: string;
 
 beforeAll(async () => {
   s = await startTestServer();
-  const product = await s.rest("POST", "/v1/products/", {
-    body: {
-      name: "API",
-      plans: [
-        {
-          name: "Llamadas",
-          amount: "3",
-          currency: "CLP",
-          frequency: "monthly",
-          usage_scheme: "metered",
-          usage_aggregation: "sum",
-        },
-      ],
-    },
-  });
-  expect(product.status, JSON.stringify(product.body)).toBe(201);
-  const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
-  const sub = await s.rest("POST", "/v1/subscriptions/", {
-    body: {
-      customer,
-      date_start: "2026-11-01",
-      lines: [{ plan: product.body.plans[0].id }, { plan: product.body.plans[0].id }],
-    },
-  });
-  expect(sub.status, JSON.stringify(sub.body)).toBe(201);
-  [line, other] = [sub.body.lines[0].id, sub.body.lines[1].id];
+  [line, other] = await meteredSubscriptionLines(s, 2);
   // a first request caches the API key, so the counts below hold no key statement
   expect((await s.rest("POST", "/v1/usages/", { body: { subscription_line: line, quantity: 1 } })).status).toBe(201);
 });
