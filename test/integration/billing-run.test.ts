@@ -393,6 +393,83 @@ describe("billing run", () => {
   });
 
   it(
+    "holds the numbering counter only while it inserts the invoices: their lines and usage marks are written first, " +
+      "their foreign keys checked at commit",
+    async () => {
+      // a test clock scopes the run (its advance) to this customer's subscription
+      const clock = (await s.rest("POST", "/v1/test_clocks/", { body: { frozen_time: "2026-03-01T12:00:00Z" } })).body;
+      const buyer = await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ test_clock: clock.id }) });
+      const card = await s.rest("POST", "/v1/sources/", {
+        body: { gateway: "test", customer: buyer.body.id, data: { token: "tok_visa" } },
+      });
+      expect(card.status, JSON.stringify(card.body)).toBe(201);
+      const sub = await subscribe({ customer: buyer.body.id, lines: [{ plan: plans.pro }, { plan: plans.api }] });
+      const metered = sub.lines[1].id;
+      const usage = await s.rest("POST", "/v1/usages/", { body: { subscription_line: metered, quantity: 7 } });
+      expect(usage.status, JSON.stringify(usage.body)).toBe(201);
+
+      s.statements.length = 0;
+      const advanced = await s.rest("POST", `/v1/test_clocks/${clock.id}/advance/`, {
+        body: { frozen_time: "2026-04-01T12:00:00Z" },
+      });
+      expect(advanced.status, JSON.stringify(advanced.body)).toBe(200);
+      const table = (sql: string) =>
+        /^\s*(BEGIN|COMMIT|ROLLBACK|SET CONSTRAINTS)\b/.exec(sql)?.[1] ??
+        /(?:FROM|INTO|UPDATE)\s+(?:"public"\.)?"(\w+)"/.exec(sql)?.[1] ??
+        sql.slice(0, 40);
+      // the statements of each transaction that took a number, from BEGIN to COMMIT
+      const transactions: string[][] = [];
+      let open: string[] | null = null;
+      for (const t of s.statements.map(table)) {
+        if (t === "BEGIN") open = [];
+        else if (t === "COMMIT" || t === "ROLLBACK") {
+          if (open?.includes("DocumentCounter")) transactions.push([...open, t]);
+          open = null;
+        } else open?.push(t);
+      }
+      expect(transactions).toHaveLength(1);
+      const [batch] = transactions;
+      const counter = batch.indexOf("DocumentCounter");
+      // before the counter: the constraints deferred, the lines inserted, the usage marked billed
+      expect(batch.slice(0, counter)).toEqual(expect.arrayContaining(["SET CONSTRAINTS", "InvoiceLine", "Usage"]));
+      // from the counter to commit, nothing but the invoices: cycle 1's, stored as a draft before (cycle 2's
+      // no-card rule reads its balance), finalized by one update, and cycle 2's inserted finalized
+      // and the deferred foreign keys checked, before COMMIT
+      expect(batch.slice(counter)).toEqual(["DocumentCounter", "Invoice", "Invoice", "SET CONSTRAINTS", "COMMIT"]);
+
+      const invoices = await invoicesOf(sub.id);
+      expect(invoices.map((i) => [i.billingCycle, i.status, i.total.toString()])).toEqual([
+        [1, "finalized", "11900"],
+        [2, "finalized", "12733"],
+      ]);
+      const [record] = await s.database.prisma.usage.findMany({ where: { subscriptionLineId: metered } });
+      expect(record.invoiceId).toBe(invoices[1].id);
+      expect(
+        await s.database.prisma.invoiceLine.count({ where: { invoiceId: { in: invoices.map((i) => i.id) } } }),
+      ).toBe(3);
+
+      // everywhere else the foreign key is checked at once; deferred, when the run checks it (IMMEDIATE again),
+      // which fails the transaction whole
+      const missing = (tx: Pick<typeof s.database.prisma, "$executeRaw">) =>
+        tx.$executeRaw`UPDATE "Usage" SET "invoiceId" = 'inv_missing' WHERE "id" = ${record.id}`;
+      await expect(missing(s.database.prisma)).rejects.toThrow();
+      const steps: string[] = [];
+      await expect(
+        s.database.prisma.$transaction(async (tx) => {
+          await tx.$executeRaw`SET CONSTRAINTS "Usage_invoiceId_fkey" DEFERRED`;
+          steps.push(`deferred: ${await missing(tx)} row`);
+          await tx.$executeRaw`SET CONSTRAINTS "Usage_invoiceId_fkey" IMMEDIATE`;
+          steps.push("checked");
+        }),
+      ).rejects.toThrow();
+      expect(steps).toEqual(["deferred: 1 row"]);
+      expect((await s.database.prisma.usage.findUniqueOrThrow({ where: { id: record.id } })).invoiceId).toBe(
+        invoices[1].id,
+      );
+    },
+  );
+
+  it(
     "bills every organization and mode, numbering each apart; live mode without SII set-up fails alone; paused " +
       "subscriptions wait",
     async () => {

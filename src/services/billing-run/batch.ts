@@ -108,10 +108,15 @@ export async function billBatch(tx: Tx, batch: Claimed[], terms: BatchTerms): Pr
  * row is held until commit, and concurrent runners of one organization queue on it only for these
  * few statements, not for the whole batch.
  *
- * When the internal series numbers every group (numbering.ts numberingPlan), the invoices still
- * buffered are inserted finalized (document-lifecycle.ts finalizeNewInternalInvoices: one counter
- * update per group) and the drafts a flush stored before (the no-card rule, pending changes and
- * items read the database) are finalized with one update. When a group is an SII type, its DTEs are
+ * When the internal series numbers every group (numbering.ts numberingPlan), the buffered lines,
+ * usage marks and redemptions are written first (BatchWrites.flushAllButInvoices, their foreign
+ * keys to Invoice deferred until the invoices are in), then each group is numbered
+ * (document-lifecycle.ts finalizeNewInternalInvoices: one counter update per group), the drafts a
+ * flush stored before (the no-card rule, pending changes and items read the database) are
+ * finalized with one update, and the invoices still buffered are inserted finalized, last. A
+ * counter row is held from its update to commit; with the invoices' insert the only large write
+ * left in that window, two runners of one organization wait for each other less
+ * (docs/performance.md "The numbering counter's hold"). When a group is an SII type, its DTEs are
  * built from the stored drafts: every buffered row is written as a draft and each group finalized
  * by finalizeNewInvoiceDrafts (one CAF folio range, DTEs signed in worker threads).
  */
@@ -139,6 +144,9 @@ async function finalizeInvoices(tx: Tx, outcomes: Outcome[], writes: BatchWrites
       );
     return;
   }
+  // everything but the invoices goes out before the first counter is taken, so that the counter rows
+  // are held (until commit) only while the invoices are inserted
+  await writes.flushAllButInvoices();
   const buffered = writes.bufferedInvoiceIds();
   const finalized = new Map<string, FinalizedColumns>();
   for (const g of ordered) {

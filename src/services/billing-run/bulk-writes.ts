@@ -11,6 +11,13 @@ import { sqlRows } from "../../infra/prepared-sql.js";
 import type { Tx } from "../context.js";
 import type { FinalizedColumns } from "../document-lifecycle.js";
 
+/**
+ * The foreign keys to Invoice of the rows a batch writes besides its invoices, DEFERRABLE INITIALLY
+ * IMMEDIATE (migration 2026113001000001_deferrable_invoice_references): checked at once everywhere
+ * else; BatchWrites.flushAllButInvoices defers them, and the flush after it checks them.
+ */
+const INVOICE_REFERENCES = ['"InvoiceLine_invoiceId_fkey"', '"Usage_invoiceId_fkey"'];
+
 /** Rows per bulk statement. */
 const ROWS_PER_STATEMENT = 1000;
 
@@ -121,24 +128,46 @@ export class BatchWrites {
     counter.set(id, (counter.get(id) ?? 0) + 1);
   }
 
+  /** whether flushAllButInvoices deferred INVOICE_REFERENCES, to be checked by the next flush */
+  private deferred = false;
+
+  /**
+   * Writes everything buffered: the invoices, then the rows that reference them and the
+   * redemptions. After flushAllButInvoices, it then checks the deferred foreign keys at once (`SET
+   * CONSTRAINTS ... IMMEDIATE`) rather than leaving them to COMMIT: a violation fails this
+   * statement, which every driver reports, where pglite-prisma-adapter 0.7 loses an error of COMMIT
+   * (its commit resolves, the transaction rolled back).
+   */
   async flush(): Promise<void> {
-    const { tx } = this;
-    const { issuers, customers } = this;
+    const now = new Date();
+    await this.writeInvoices(now);
+    await this.writeOthers(now);
+    if (this.deferred) {
+      await sqlRows(this.tx, Prisma.sql`SET CONSTRAINTS ${Prisma.raw(INVOICE_REFERENCES.join(", "))} IMMEDIATE`);
+      this.deferred = false;
+    }
+  }
+
+  /**
+   * Writes everything buffered but the invoices: their lines, the usage marks and the redemption
+   * increments, with the foreign keys from lines and usage records to invoices deferred (`SET
+   * CONSTRAINTS`, INVOICE_REFERENCES) until the next flush checks them. The invoices stay
+   * buffered, to be numbered (finalize) and then inserted (flush) last: the batch holds the
+   * organization's numbering counter from numbering to commit (batch.ts finalizeInvoices), and
+   * those other rows are then no longer written while it holds it.
+   */
+  async flushAllButInvoices(): Promise<void> {
+    await sqlRows(this.tx, Prisma.sql`SET CONSTRAINTS ${Prisma.raw(INVOICE_REFERENCES.join(", "))} DEFERRED`);
+    this.deferred = true;
+    await this.writeOthers(new Date());
+  }
+
+  /** Inserts the buffered invoices (finalized ones with their snapshots, each sent once). */
+  private async writeInvoices(now: Date): Promise<void> {
+    const { issuers, customers, invoices } = this;
     this.issuers = new Map();
     this.customers = new Map();
-    const [invoices, lines, marks, lineRedemptions, addonRedemptions] = [
-      this.invoices,
-      this.lines,
-      this.usageMarks,
-      [...this.lineRedemptions],
-      [...this.addonRedemptions],
-    ];
     this.invoices = [];
-    this.lines = [];
-    this.usageMarks = [];
-    this.lineRedemptions = new Map();
-    this.addonRedemptions = new Map();
-    const now = new Date();
     // the parties as issued (finalize), each sent once: the issuer by organization and mode, the customer by id
     const snapshots: Record<string, Prisma.Sql> = issuers.size
       ? {
@@ -148,8 +177,23 @@ export class BatchWrites {
         }
       : {};
     await inChunks(invoices, (rows) =>
-      insertRows(tx, "Invoice", rows, { updatedAt: Prisma.sql`${now}::timestamptz`, ...snapshots }),
+      insertRows(this.tx, "Invoice", rows, { updatedAt: Prisma.sql`${now}::timestamptz`, ...snapshots }),
     );
+  }
+
+  /** Writes the buffered lines, usage marks and redemption increments. */
+  private async writeOthers(now: Date): Promise<void> {
+    const { tx } = this;
+    const [lines, marks, lineRedemptions, addonRedemptions] = [
+      this.lines,
+      this.usageMarks,
+      [...this.lineRedemptions],
+      [...this.addonRedemptions],
+    ];
+    this.lines = [];
+    this.usageMarks = [];
+    this.lineRedemptions = new Map();
+    this.addonRedemptions = new Map();
     await inChunks(lines, (rows) =>
       insertRows(tx, "InvoiceLine", rows, { updatedAt: Prisma.sql`${now}::timestamptz` }),
     );
