@@ -12,6 +12,18 @@ import type { AppSettings } from "../../src/infra/config.js";
 import { contractProblem } from "./contract.js";
 import { cloneTemplate } from "./databases.js";
 
+/**
+ * The table a statement of `TestServer.statements` reads or writes first: transaction control as
+ * itself (`BEGIN`, `COMMIT`, `ROLLBACK`, `SET CONSTRAINTS`), a joined read (infra/joined-reads.ts)
+ * as its root table (alias t1) with ` (joined)`, else the first table after FROM, INTO or UPDATE;
+ * anything else by its first 40 characters.
+ */
+export const statementTable = (sql: string): string =>
+  /^\s*(BEGIN|COMMIT|ROLLBACK|SET CONSTRAINTS)\b/.exec(sql)?.[1] ??
+  (/^SELECT row_to_json\(s\) AS r FROM/.test(sql) ? `${/FROM "(\w+)" t1 /.exec(sql)?.[1]} (joined)` : null) ??
+  /(?:FROM|INTO|UPDATE)\s+(?:"public"\.)?"(\w+)"/.exec(sql)?.[1] ??
+  sql.slice(0, 40);
+
 /** METRICS_TOKEN of test servers (unless a test's settings give another): /metrics and /readyz's detail need it. */
 export const TEST_METRICS_TOKEN = "test-metrics-token-0123456789";
 

@@ -5,7 +5,7 @@
  * several organizations and both modes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { chileanCustomer, startTestServer, statementTable, type TestServer } from "../helpers/server.js";
 import { runBilling, NO_CARD_REASON } from "../../src/services/billing-run.js";
 import { customerSnapshot } from "../../src/domain/issued-parties.js";
 
@@ -413,14 +413,10 @@ describe("billing run", () => {
         body: { frozen_time: "2026-04-01T12:00:00Z" },
       });
       expect(advanced.status, JSON.stringify(advanced.body)).toBe(200);
-      const table = (sql: string) =>
-        /^\s*(BEGIN|COMMIT|ROLLBACK|SET CONSTRAINTS)\b/.exec(sql)?.[1] ??
-        /(?:FROM|INTO|UPDATE)\s+(?:"public"\.)?"(\w+)"/.exec(sql)?.[1] ??
-        sql.slice(0, 40);
       // the statements of each transaction that took a number, from BEGIN to COMMIT
       const transactions: string[][] = [];
       let open: string[] | null = null;
-      for (const t of s.statements.map(table)) {
+      for (const t of s.statements.map(statementTable)) {
         if (t === "BEGIN") open = [];
         else if (t === "COMMIT" || t === "ROLLBACK") {
           if (open?.includes("DocumentCounter")) transactions.push([...open, t]);

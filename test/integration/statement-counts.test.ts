@@ -5,7 +5,7 @@
  * keys never cached.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { chileanCustomer, startTestServer, statementTable, type TestServer } from "../helpers/server.js";
 import { authenticate, createApiKey, revokeApiKey } from "../../src/services/api-keys.js";
 import { ApiKeyCache } from "../../src/services/api-key-cache.js";
 
@@ -17,17 +17,6 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.close());
 
-/** The table each statement reads or writes first (`BEGIN`/`COMMIT` as themselves). */
-const tables = (statements: string[]) =>
-  statements.map(
-    (sql) =>
-      /^\s*(BEGIN|COMMIT|ROLLBACK)\b/.exec(sql)?.[1] ??
-      // a joined read (infra/joined-reads.ts): its root table, alias t1, and its relations with it
-      (/^SELECT row_to_json\(s\) AS r FROM/.test(sql) ? `${/FROM "(\w+)" t1 /.exec(sql)?.[1]} (joined)` : null) ??
-      /(?:FROM|INTO|UPDATE)\s+(?:"public"\.)?"(\w+)"/.exec(sql)?.[1] ??
-      sql.slice(0, 40),
-  );
-
 /**
  * The tables of the statements `run` sends. `withoutKey`: leaves out the API key's (a SELECT when
  * its cached entry has ended, the `lastUsedAt` UPDATE once a minute), which depend on timing; the
@@ -36,7 +25,7 @@ const tables = (statements: string[]) =>
 async function statementsOf(run: () => Promise<unknown>, withoutKey = false): Promise<string[]> {
   s.statements.length = 0;
   await run();
-  return tables([...s.statements]).filter((t) => !withoutKey || t !== "ApiKey");
+  return s.statements.map(statementTable).filter((t) => !withoutKey || t !== "ApiKey");
 }
 
 /**
