@@ -16,7 +16,7 @@ import type { FinalizedColumns } from "../document-lifecycle.js";
  * IMMEDIATE (migration 2026113001000001_deferrable_invoice_references): checked at once everywhere
  * else; BatchWrites.flushAllButInvoices defers them, and the flush after it checks them.
  */
-const INVOICE_REFERENCES = ['"InvoiceLine_invoiceId_fkey"', '"Usage_invoiceId_fkey"'];
+const INVOICE_REFERENCES = Prisma.raw('"InvoiceLine_invoiceId_fkey", "Usage_invoiceId_fkey"');
 
 /** Rows per bulk statement. */
 const ROWS_PER_STATEMENT = 1000;
@@ -143,7 +143,7 @@ export class BatchWrites {
     await this.writeInvoices(now);
     await this.writeOthers(now);
     if (this.deferred) {
-      await sqlRows(this.tx, Prisma.sql`SET CONSTRAINTS ${Prisma.raw(INVOICE_REFERENCES.join(", "))} IMMEDIATE`);
+      await sqlRows(this.tx, Prisma.sql`SET CONSTRAINTS ${INVOICE_REFERENCES} IMMEDIATE`);
       this.deferred = false;
     }
   }
@@ -157,7 +157,7 @@ export class BatchWrites {
    * those other rows are then no longer written while it holds it.
    */
   async flushAllButInvoices(): Promise<void> {
-    await sqlRows(this.tx, Prisma.sql`SET CONSTRAINTS ${Prisma.raw(INVOICE_REFERENCES.join(", "))} DEFERRED`);
+    await sqlRows(this.tx, Prisma.sql`SET CONSTRAINTS ${INVOICE_REFERENCES} DEFERRED`);
     this.deferred = true;
     await this.writeOthers(new Date());
   }
