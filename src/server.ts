@@ -41,6 +41,14 @@ import type { Auth } from "./services/context.js";
 import { parseCookies, PORTAL_COOKIE, PORTAL_CSRF_HEADER, redactPortalPath } from "./domain/portal.js";
 import { assertIdempotencyKey } from "./domain/idempotency.js";
 import type { PrismaClient } from "./infra/prisma/generated/client.js";
+import { deleteExpiredEvents, installEventPrinter } from "./services/events.js";
+import { startEventStream, type EventStream } from "./services/event-stream.js";
+import { startWebhookWorker, type WebhookWorker } from "./services/webhook-delivery.js";
+import { startIntervalWorker, type IntervalWorker } from "./infra/interval-worker.js";
+import { restEventPrinter } from "./rest/event-objects.js";
+
+/** How often the event retention worker deletes expired events (ms). */
+export const EVENT_RETENTION_INTERVAL_MS = 10 * 60_000;
 
 /** A request path as request logs print it: session keys, checkout tokens and portal links redacted. */
 function loggedPath(pathname: string): string {
@@ -137,6 +145,13 @@ export interface AppOptions {
   siiIntervalMs?: number;
   /** the built customer portal (docs/customer-portal.md); default dist/portal */
   portalDir?: string;
+  /**
+   * webhook delivery in this process (docs/webhooks.md; default true): the worker that sends webhook messages, woken
+   * on commit
+   */
+  webhookWorker?: boolean;
+  /** how often expired events are deleted (ms; default EVENT_RETENTION_INTERVAL_MS; 0: never in this process) */
+  eventRetentionIntervalMs?: number;
 }
 
 export interface App {
@@ -162,9 +177,33 @@ export function createApp({
   billingRunIntervalMs = 0,
   siiIntervalMs = 0,
   portalDir,
+  webhookWorker: webhooksEnabled = true,
+  eventRetentionIntervalMs = EVENT_RETENTION_INTERVAL_MS,
 }: AppOptions): App {
   const { prisma } = database;
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
+  // events print their object as the REST API does (rest/event-objects.ts, services/events.ts)
+  installEventPrinter(restEventPrinter);
+  // committed events and new webhook messages as they happen (LISTEN/NOTIFY): the webhook worker and the GraphQL
+  // event stream wake on them (docs/webhooks.md "Waking on commit")
+  const eventStream: Promise<EventStream | null> = startEventStream(database).catch((err) => {
+    logger.error({ err }, "cannot listen to committed events; webhooks are sent by polling");
+    return null;
+  });
+  const webhooks: WebhookWorker | null = webhooksEnabled
+    ? startWebhookWorker({ prisma, settings, logger }, eventStream)
+    : null;
+  const retention: IntervalWorker | null =
+    eventRetentionIntervalMs > 0
+      ? startIntervalWorker(
+          (signal) =>
+            deleteExpiredEvents(prisma, new Date(), settings.eventRetentionDays, signal).then(
+              (deleted) => deleted && logger.info({ deleted }, "expired events deleted"),
+              (err) => logger.error({ err }, "deleting expired events failed"),
+            ),
+          eventRetentionIntervalMs,
+        )
+      : null;
   // API keys by hash, kept API_KEY_CACHE_TTL_SECONDS (services/api-key-cache.ts, docs/operations.md)
   const apiKeys = new ApiKeyCache(settings.apiKeyCacheTtlSeconds * 1000);
   const registry = new Registry();
@@ -540,6 +579,9 @@ export function createApp({
     await worker?.stop();
     await billingWorker?.stop();
     await siiWorker?.stop();
+    await webhooks?.stop();
+    await retention?.stop();
+    await (await eventStream)?.close();
     mailer?.close();
     apiKeys.close();
   }

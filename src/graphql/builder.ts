@@ -55,6 +55,10 @@ export const NODE_TYPES: Record<string, string> = {
   // receiving (docs/sii-receiving.md)
   swa: "Swap",
   pur: "Purchase",
+  // events and webhooks (docs/webhooks.md)
+  evt: "Event",
+  we: "WebhookEndpoint",
+  del: "WebhookDelivery",
 };
 
 const UNKNOWN_NODE = "Unknown";

@@ -31,16 +31,20 @@ export interface DateTimeFilterValue {
   equals?: Date | null;
   gte?: Date | null;
   lte?: Date | null;
+  gt?: Date | null;
+  lt?: Date | null;
 }
 
 export const DateTimeFilter = builder.inputType("DateTimeFilter", {
   description:
-    "Time filter on an instant; bounds are inclusive and every given operator must match. REST's date-only values " +
-    "(`yyyy-mm-dd`) cover that whole UTC day.",
+    "Time filter on an instant; every given operator must match (gte and lte include the bound, gt and lt do not). " +
+    "REST's date-only values (`yyyy-mm-dd`) cover that whole UTC day: `__gt` is after it, `__lt` before it.",
   fields: (t) => ({
     equals: t.field({ type: "DateTime", description: "exactly this instant (to the millisecond)" }),
     gte: t.field({ type: "DateTime", description: "at or after (REST `__gte`)" }),
     lte: t.field({ type: "DateTime", description: "at or before (REST `__lte`)" }),
+    gt: t.field({ type: "DateTime", description: "strictly after (REST `__gt`)" }),
+    lt: t.field({ type: "DateTime", description: "strictly before (REST `__lt`)" }),
   }),
 });
 
@@ -108,5 +112,7 @@ export function dateTimeConditions(field: string, filter: DateTimeFilterValue | 
   if (filter.equals) where.equals = filter.equals;
   if (filter.gte) where.gte = filter.gte;
   if (filter.lte) where.lte = filter.lte;
+  if (filter.gt) where.gt = filter.gt;
+  if (filter.lt) where.lt = filter.lt;
   return Object.keys(where).length ? [{ [field]: where }] : [];
 }

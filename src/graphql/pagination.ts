@@ -72,7 +72,7 @@ export interface ConnectionArgs {
 }
 
 type Direction = "asc" | "desc";
-type ScalarKind = "String" | "Int" | "DateTime";
+type ScalarKind = "String" | "Int" | "BigInt" | "DateTime";
 type KeyValue = string | number;
 
 interface SortField {
@@ -132,7 +132,7 @@ function sortFields(model: ListDelegate, orderBy: unknown): SortField[] {
   if (!entries.some(([field]) => field === "id")) entries.push(["id", "asc"]);
   return entries.map(([field, direction]) => {
     const kind = types.get(field);
-    if (kind !== "String" && kind !== "Int" && kind !== "DateTime")
+    if (kind !== "String" && kind !== "Int" && kind !== "BigInt" && kind !== "DateTime")
       throw new Error(`pagination: cannot sort by ${field} (${kind})`);
     return { field, direction, kind };
   });
@@ -141,7 +141,12 @@ function sortFields(model: ListDelegate, orderBy: unknown): SortField[] {
 function keyOf(row: Record<string, unknown>, sort: SortField[]): KeyValue[] {
   return sort.map(({ field, kind }) => {
     const value = row[field];
-    return kind === "DateTime" ? (value as Date).toISOString() : (value as KeyValue);
+    // a BigInt (events' sequence) as its digits: JSON has no bigint
+    return kind === "DateTime"
+      ? (value as Date).toISOString()
+      : kind === "BigInt"
+        ? String(value as bigint)
+        : (value as KeyValue);
   });
 }
 
@@ -196,16 +201,18 @@ function decodeCursor(arg: "after" | "before", cursor: string, connection: strin
     const ok =
       kind === "Int"
         ? Number.isSafeInteger(value)
-        : kind === "DateTime"
-          ? typeof value === "string" && ISO_INSTANT.test(value) && !Number.isNaN(Date.parse(value))
-          : typeof value === "string" && value.length <= 200;
+        : kind === "BigInt"
+          ? typeof value === "string" && /^-?\d{1,19}$/.test(value)
+          : kind === "DateTime"
+            ? typeof value === "string" && ISO_INSTANT.test(value) && !Number.isNaN(Date.parse(value))
+            : typeof value === "string" && value.length <= 200;
     if (!ok) throw invalid();
   });
   return key;
 }
 
 function sqlValue(kind: ScalarKind, value: KeyValue) {
-  return kind === "DateTime" ? new Date(value as string) : value;
+  return kind === "DateTime" ? new Date(value as string) : kind === "BigInt" ? BigInt(value) : value;
 }
 
 /**

@@ -28,6 +28,9 @@ import "./types/swap.js";
 import "./types/sii-exchange.js";
 // the customer portal (docs/customer-portal.md)
 import "./types/portal.js";
+// events and webhooks (docs/webhooks.md)
+import "./types/event.js";
+import "./types/webhook-endpoint.js";
 
 /**
  * The built schema without a subscription root: Pothos takes a type named `Subscription` as the

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { parseEncryptionKey } from "./secrets.js";
 import { GATEWAY_NAMES } from "./gateways/index.js";
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from "../domain/webhooks.js";
 
 export interface Config {
   /** TCP port of the HTTP server (0 = random free port). */
@@ -92,6 +93,23 @@ export interface AppSettings {
    * process (the CLI, another replica) stops within this time.
    */
   apiKeyCacheTtlSeconds: number;
+  /** webhook delivery (docs/webhooks.md "Delivery") */
+  webhooks: WebhookSettings;
+  /** EVENT_RETENTION_DAYS: events older than this many days are deleted (default 30) */
+  eventRetentionDays: number;
+}
+
+/** How webhook messages are delivered (docs/webhooks.md). */
+export interface WebhookSettings {
+  /** WEBHOOK_TIMEOUT_SECONDS in ms (default 15 s): an attempt without a 2xx by then failed */
+  timeoutMs: number;
+  /** WEBHOOK_RETRY_SCHEDULE in ms: the wait before each retry (default 5s,5m,30m,2h,5h,10h,10h) */
+  retrySchedule: number[];
+  /**
+   * WEBHOOK_ALLOW_PRIVATE_NETWORKS (default false): live endpoints may point to loopback, private and
+   * link-local addresses (self-hosted deployments delivering to internal services)
+   */
+  allowPrivateNetworks: boolean;
 }
 
 /**
@@ -138,6 +156,12 @@ export const DEFAULT_SETTINGS: AppSettings = {
   corsOrigins: [],
   graphqlTimeBudgetMs: 10_000,
   apiKeyCacheTtlSeconds: 30,
+  webhooks: {
+    timeoutMs: 15_000,
+    retrySchedule: parseRetrySchedule(DEFAULT_RETRY_SCHEDULE),
+    allowPrivateNetworks: false,
+  },
+  eventRetentionDays: 30,
 };
 
 const SII_HOST_VARIABLES: Record<keyof SiiHosts, string> = {
@@ -265,6 +289,26 @@ const ENV_SCHEMA = z.object({
   METRICS_TOKEN: z.preprocess(unset, z.string().optional()),
   GRAPHQL_TIME_BUDGET_MS: integer(1, 600_000, "must be a whole number of milliseconds between 1 and 600000"),
   API_KEY_CACHE_TTL_SECONDS: integer(0, 3_600, "must be a whole number of seconds between 0 and 3600 (0: no cache)"),
+  WEBHOOK_TIMEOUT_SECONDS: integer(1, 120, "must be a whole number of seconds between 1 and 120"),
+  WEBHOOK_RETRY_SCHEDULE: z.preprocess(
+    unset,
+    z
+      .string()
+      .transform((v, ctx) => {
+        try {
+          return parseRetrySchedule(v);
+        } catch (e) {
+          ctx.addIssue({ code: "custom", message: (e as Error).message });
+          return z.NEVER;
+        }
+      })
+      .optional(),
+  ),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: z.preprocess(
+    unset,
+    z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional(),
+  ),
+  EVENT_RETENTION_DAYS: integer(1, 3_650, "must be a whole number of days between 1 and 3650"),
   ...(Object.fromEntries(
     Object.values(SII_HOST_VARIABLES).map((v) => [v, url(["http:", "https:"], "must be an absolute http(s) URL")]),
   ) as Record<string, ReturnType<typeof url>>),
@@ -331,6 +375,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       metricsToken: e.METRICS_TOKEN,
       graphqlTimeBudgetMs: e.GRAPHQL_TIME_BUDGET_MS ?? DEFAULT_SETTINGS.graphqlTimeBudgetMs,
       apiKeyCacheTtlSeconds: e.API_KEY_CACHE_TTL_SECONDS ?? DEFAULT_SETTINGS.apiKeyCacheTtlSeconds,
+      webhooks: {
+        timeoutMs: (e.WEBHOOK_TIMEOUT_SECONDS ?? DEFAULT_SETTINGS.webhooks.timeoutMs / 1000) * 1000,
+        retrySchedule: e.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_SETTINGS.webhooks.retrySchedule,
+        allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "true" || e.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "1",
+      },
+      eventRetentionDays: e.EVENT_RETENTION_DAYS ?? DEFAULT_SETTINGS.eventRetentionDays,
     },
   };
 }

@@ -70,6 +70,18 @@ export interface Database {
   session<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
   /** the connection pool's counts (PostgreSQL only; PGlite is one in-process connection) */
   pool?: DatabasePool;
+  /**
+   * Listens to notifications on `channels` (`LISTEN`; a `pg_notify` delivers on its transaction's
+   * commit, on PostgreSQL to every process, on PGlite inside this one): `onNotification` gets each
+   * one's channel and payload. On PostgreSQL the listening connection is a client of its own, made again (with
+   * backoff) when it breaks; notifications sent meanwhile are lost, so `onGap` is called once it
+   * listens again, for the listener to catch up by reading the database. `close` stops listening.
+   */
+  listen(
+    channels: readonly string[],
+    onNotification: (channel: string, payload: string) => void,
+    onGap?: () => void,
+  ): Promise<Listener>;
   /** releases the pool or closes the PGlite instance (and its data directory lock) */
   close(): Promise<void>;
 }
@@ -88,6 +100,76 @@ function pgSession(client: pg.PoolClient): SqlSession {
     concurrent: true,
     exec: async (script) => void (await client.query(script)),
     query: async <T>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[],
+  };
+}
+
+/** A channel being listened to (Database.listen). */
+export interface Listener {
+  close(): Promise<void>;
+}
+
+/** Waits before listening again after PostgreSQL's listening connection broke (ms, doubling up to 30 s). */
+const RELISTEN_MIN_MS = 250;
+const RELISTEN_MAX_MS = 30_000;
+
+/**
+ * `LISTEN` each of `channels` on a connection of its own, made again whenever it breaks (Database.listen).
+ */
+async function listenOnPostgres(
+  config: pg.ClientConfig,
+  channels: readonly string[],
+  onNotification: (channel: string, payload: string) => void,
+  onGap?: () => void,
+): Promise<Listener> {
+  const { default: pgModule } = await import("pg");
+  let client: pg.Client | null = null;
+  let closed = false;
+  let delay = RELISTEN_MIN_MS;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (first: boolean): Promise<void> => {
+    const c = new pgModule.Client({ ...config, keepAlive: true });
+    c.on("notification", (n) => {
+      if (channels.includes(n.channel)) onNotification(n.channel, n.payload ?? "");
+    });
+    const broken = () => {
+      if (client !== c) return;
+      client = null;
+      c.end().catch(() => undefined);
+      if (!closed) schedule();
+    };
+    c.on("error", broken);
+    c.on("end", broken);
+    try {
+      await c.connect();
+      for (const channel of channels) await c.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+    } catch (e) {
+      c.end().catch(() => undefined);
+      if (first) throw e;
+      schedule();
+      return;
+    }
+    if (closed) {
+      await c.end().catch(() => undefined);
+      return;
+    }
+    client = c;
+    delay = RELISTEN_MIN_MS;
+    if (!first) onGap?.();
+  };
+  const schedule = () => {
+    retry = setTimeout(() => void connect(false), delay);
+    retry.unref();
+    delay = Math.min(delay * 2, RELISTEN_MAX_MS);
+  };
+  await connect(true);
+  return {
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      const c = client;
+      client = null;
+      await c?.end().catch(() => undefined);
+    },
   };
 }
 
@@ -143,6 +225,13 @@ export async function createDatabase(
     return {
       prisma: withJoinedReads(prisma, direct),
       target,
+      listen: (channels, onNotification, onGap) =>
+        listenOnPostgres(
+          { connectionString: target.url, connectionTimeoutMillis: 5_000 },
+          channels,
+          onNotification,
+          onGap,
+        ),
       pool: { total: () => pool.totalCount, idle: () => pool.idleCount, waiting: () => pool.waitingCount },
       async session(fn) {
         const client = await pool.connect();
@@ -174,6 +263,12 @@ export async function createDatabase(
     prisma: withJoinedReads(prisma),
     target,
     session: (fn) => fn(pgliteSession(pglite)),
+    async listen(channels, onNotification) {
+      const unlisten = await Promise.all(
+        channels.map((channel) => pglite.listen(channel, (payload) => onNotification(channel, payload))),
+      );
+      return { close: async () => void (await Promise.all(unlisten.map((u) => u()))) };
+    },
     async close() {
       try {
         await prisma.$disconnect();

@@ -29,6 +29,9 @@ export const ID_PREFIXES = {
   swa: "Swap",
   pur: "Purchase",
   evt: "Event",
+  // webhooks (docs/webhooks.md): an endpoint, one attempt of a message
+  we: "WebhookEndpoint",
+  del: "WebhookAttempt",
   // Chile's SII (docs/sii-setup.md)
   caf: "Caf",
   cer: "Certificate",
@@ -64,7 +67,7 @@ export function idPrefix(id: string): IdPrefix | undefined {
 }
 
 /** Longest random part accepted in an id (ours have 24 characters; a little room for imported ones). */
-const ID_SHAPE = /^([a-z]{3})_[0-9A-Za-z]{1,64}$/;
+const ID_SHAPE = /^([a-z]{2,3})_[0-9A-Za-z]{1,64}$/;
 
 /**
  * Whether `id` has the shape of a resource id: a known prefix (of `prefixes` when given), `_`, and

@@ -12,12 +12,17 @@ import { shippingTypeRule } from "../domain/shipping-types.js";
 import { SWAP_REPLY_STATUSES } from "../domain/swap-replies.js";
 import { schema } from "../graphql/schema.js";
 import { SHIPPING_TYPE_NAMES } from "../graphql/types/order.js";
+import { eventTypeName } from "../graphql/types/event.js";
+import { EVENT_TYPE_NAMES } from "../domain/events.js";
 
 /** enum name -> { REST string: GraphQL value name } for values whose names differ. */
 export const REST_ENUM_RENAMES: Record<string, Record<string, string>> = {
   DiscountScheme: { "%": "percent", $: "amount" },
   // SII IndTraslado codes are digits, not GraphQL names (src/graphql/types/order.ts)
   ShippingType: { ...SHIPPING_TYPE_NAMES },
+  // event types have a dot, not a GraphQL name (src/graphql/types/event.ts); `*` is every type
+  EventType: Object.fromEntries(EVENT_TYPE_NAMES.map((type) => [type, eventTypeName(type)])),
+  EnabledEvent: { "*": "all", ...Object.fromEntries(EVENT_TYPE_NAMES.map((type) => [type, eventTypeName(type)])) },
 };
 
 /**

@@ -1,8 +1,8 @@
 /**
  * REST list query parameters -> GraphQL filter values (docs/rest.md "Lists"): `field=v` and
  * `field__exact=v` (equals), `field__in=a,b`, `field__contains=v`, `field__icontains=v`, and on
- * dates `field__gte`, `field__lte`. Unknown parameters and operators are a 400 naming them. Which
- * filters a list takes is read from its operation (`listFilters`).
+ * dates `field__gte`, `field__lte`, `field__gt`, `field__lt`. Unknown parameters and operators are
+ * a 400 naming them. Which filters a list takes is read from its operation (`listFilters`).
  */
 import { getNamedType, isEnumType, isInputObjectType, typeFromAST, type GraphQLInputType } from "graphql";
 import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
@@ -59,7 +59,7 @@ export function listFilters(doc: Operation, typename: string): { spec: FilterSpe
 }
 
 const STRING_OPS: Record<string, string> = { exact: "equals", in: "in", contains: "contains", icontains: "icontains" };
-const DATE_OPS = new Set(["exact", "gte", "lte"]);
+const DATE_OPS = new Set(["exact", "gte", "lte", "gt", "lt"]);
 
 /** `a, b,c` -> `["a", "b", "c"]` (the values of an `__in`, an `?expand=`). */
 export const commaList = (value: string) =>
@@ -106,12 +106,17 @@ function addFilter(filters: Filters, target: FilterSpec[string], op: string, val
     if (!Object.hasOwn(STRING_OPS, op)) return `unknown operator ${op}; use exact, in, contains or icontains`;
     current[STRING_OPS[op]] = op === "in" ? commaList(value) : value;
   } else {
-    if (!DATE_OPS.has(op)) return `unknown operator ${op}; use exact, gte or lte`;
+    if (!DATE_OPS.has(op)) return `unknown operator ${op}; use exact, gte, lte, gt or lt`;
     // a date is the whole day (UTC), a timestamp the instant
     const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
     const start = new Date(dateOnly ? `${value}T00:00:00.000Z` : value);
     if (Number.isNaN(start.getTime())) return "must be a date yyyy-mm-dd or an ISO 8601 timestamp";
-    if (op !== "lte") current.gte = start;
-    if (op !== "gte") current.lte = dateOnly ? new Date(start.getTime() + 86_400_000 - 1) : start;
+    const end = dateOnly ? new Date(start.getTime() + 86_400_000 - 1) : start;
+    if (op === "gt") current.gt = end;
+    else if (op === "lt") current.lt = start;
+    else {
+      if (op !== "lte") current.gte = start;
+      if (op !== "gte") current.lte = end;
+    }
   }
 }

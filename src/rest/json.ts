@@ -1,12 +1,17 @@
 /**
  * JSON output with exact decimals: spec money fields are JSON numbers, and GraphQL hands them over
- * as exact strings. `JsonNumber` marks such a string; `stringify` writes it unquoted, so no amount
- * passes through a JS float.
+ * as exact strings. `JsonNumber` marks such a string (or any JSON text to embed as it is, `rawJson`);
+ * `stringify` writes it unquoted, so no amount passes through a JS float.
  */
 import { Response as FetchResponse } from "@whatwg-node/fetch";
 
 export class JsonNumber {
   constructor(readonly text: string) {}
+}
+
+/** JSON text written into an answer as it is (an event's stored data): the writer never parses it. */
+export function rawJson(text: string): JsonNumber {
+  return new JsonNumber(text);
 }
 
 /** Decimal string -> JsonNumber (null stays null). */

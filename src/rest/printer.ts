@@ -26,7 +26,7 @@ import {
 import * as ops from "../graphql/generated/operations.js";
 import { schema as graphqlSchema } from "../graphql/schema.js";
 import { restEnumValue } from "./enums.js";
-import { num } from "./json.js";
+import { num, rawJson } from "./json.js";
 import type { Operation, OperationName, PrintContext } from "./types.js";
 
 type Json = Record<string, unknown>;
@@ -153,6 +153,24 @@ export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
   Usage: { transactionId: { print: (v) => (v === null || v === undefined ? [] : [["transaction_id", v]]) } },
   // the time the change was requested, as GraphQL gives it
   SubscriptionPendingChanges: { requested: { print: (v) => [["requested", v]] } },
+  // the event's data is stored JSON text with exact decimals: written into the answer as it is
+  Event: {
+    data: {
+      schema: {
+        type: "object",
+        properties: { object: { type: "object" }, previous_attributes: { type: "object" } },
+        required: ["object"],
+      },
+      print: (v) => [["data", rawJson(v as string)]],
+    },
+  },
+  // the signing secret only in the answers that reveal it (create, rotate)
+  WebhookEndpoint: {
+    secret: {
+      schema: { type: "string" },
+      print: (v) => (v === null || v === undefined ? [] : [["secret", v]]),
+    },
+  },
 };
 
 /** Timestamps `yyyy-mm-dd hh:mm:ss` in these types (the spec's invoice, payment and embedded customer). */

@@ -305,6 +305,43 @@ const DECLARED: Declared[] = [
         [...query].map(([p, v]) => [p, p === "status" || p.startsWith("status__") ? v.toUpperCase() : v]),
       ),
   },
+  {
+    name: "event",
+    tag: "Webhooks",
+    path: "/v1/events",
+    description: "Events of the organization in the key's mode, newest first; kept 30 days by default.",
+    shapes: ["retrieve", "list"],
+    special: [
+      {
+        method: "POST",
+        path: "/:id/redeliver",
+        summary: "Send an event again to its webhook endpoints (or to `endpoint`)",
+        operation: "RestRedeliverEvent",
+      },
+    ],
+  },
+  {
+    name: "webhook endpoint",
+    tag: "Webhooks",
+    path: "/v1/webhook_endpoints",
+    description: "URLs that receive events as signed Standard Webhooks messages; `secret` only on create and rotate.",
+    shapes: ["create", "retrieve", "update", "delete", "list"],
+    special: [
+      {
+        method: "POST",
+        path: "/:id/rotate_secret",
+        summary: "Give an endpoint a new signing secret (the previous one signs too for 24 hours)",
+        operation: "RestRotateWebhookEndpointSecret",
+      },
+    ],
+  },
+  {
+    name: "webhook delivery",
+    tag: "Webhooks",
+    path: "/v1/webhook_endpoints/:endpoint/deliveries",
+    description: "Every attempt to deliver an event to an endpoint, newest first.",
+    shapes: ["list"],
+  },
 ];
 
 export const RESOURCES: ResourceDecl[] = DECLARED.map(declare);

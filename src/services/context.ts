@@ -72,7 +72,9 @@ export type TenantTable =
   | "Product"
   | "Plan"
   | "Addon"
-  | "Coupon";
+  | "Coupon"
+  | "WebhookEndpoint"
+  | "Customer";
 
 /**
  * Locks row `id` of `table` if it belongs to the caller's organization and mode

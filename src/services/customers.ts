@@ -15,7 +15,8 @@ import { isEmailAddress, isHttpUrl } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import { normalizeRut } from "../domain/rut.js";
 import { findCommune } from "../domain/chile-communes.js";
-import { checkPortalCustomer, tenant, type ServiceContext } from "./context.js";
+import { atomically, checkPortalCustomer, lockTenantRow, tenant, type ServiceContext } from "./context.js";
+import { printedObjects, recordEvents } from "./events.js";
 import { findCurrency, resolveState } from "./reference.js";
 import { resolveTestClock } from "./test-clocks.js";
 
@@ -209,7 +210,11 @@ function snake(field: string): string {
 /** Creates a customer; ValidationError (400) names each bad field and nothing is written. */
 export async function createCustomer(ctx: ServiceContext, input: CustomerInput) {
   const data = await resolveCustomerColumns(ctx, input, null);
-  return ctx.prisma.customer.create({ data: { ...data, id: newId("cus"), ...tenant(ctx) } });
+  return atomically(ctx, async (tx) => {
+    const created = await tx.prisma.customer.create({ data: { ...data, id: newId("cus"), ...tenant(ctx) } });
+    await recordEvents(tx, "customer.created", "customer", [created.id]);
+    return created;
+  });
 }
 
 /** The customer fields a customer-portal credential may change (docs/customer-portal.md). */
@@ -229,7 +234,14 @@ export async function updateCustomer(ctx: ServiceContext, id: string, input: Cus
         errors.add(field, "cannot be changed in the customer portal");
     errors.throwIfAny("Invalid customer");
   }
-  const current = await getCustomer(ctx, id);
-  const data = await resolveCustomerColumns(ctx, input, { ...current, metadata: current.metadata as Metadata });
-  return ctx.prisma.customer.update({ where: { id: current.id }, data });
+  return atomically(ctx, async (tx) => {
+    // locked: concurrent updates queue, and the event's previous_attributes are this update's
+    if (!(await lockTenantRow(tx.prisma, tx, "Customer", id))) throw new NotFoundError("customer", id);
+    const current = await getCustomer(tx, id);
+    const before = await printedObjects(tx, "customer", [id]);
+    const data = await resolveCustomerColumns(tx, input, { ...current, metadata: current.metadata as Metadata });
+    const updated = await tx.prisma.customer.update({ where: { id: current.id }, data });
+    await recordEvents(tx, "customer.updated", "customer", [id], { before });
+    return updated;
+  });
 }

@@ -1,0 +1,103 @@
+/**
+ * Events (docs/webhooks.md): the types a change writes, what an `*.updated` event's
+ * `previous_attributes` hold, and which endpoints an event goes to. Pure rules; services/events.ts
+ * writes the rows.
+ */
+
+/**
+ * Every event type, with what it reports (docs/webhooks.md "Event types"). `data.object` is the
+ * resource as the REST API prints it (its retrieve answer) at the moment of the change.
+ */
+export const EVENT_TYPES = {
+  "customer.created": "a customer was created",
+  "customer.updated": "a customer's fields changed (previous_attributes: their old values)",
+  "invoice.created": "an invoice was created (a draft; the billing run's and test clocks' invoices too)",
+  "invoice.updated": "a draft invoice was changed (previous_attributes: the old values)",
+  "invoice.deleted": "a draft invoice was deleted (data.object: the invoice as it was)",
+  "invoice.finalized": "an invoice was finalized: numbered and issued, it never changes again",
+  "invoice.paid": "nothing is left due on a finalized invoice (payments and credit notes cover its total)",
+  "invoice.payment_failed": "a charge of a payment of the invoice was declined",
+  "order.created": "an order (dispatch guide) was created",
+  "order.updated": "a draft order was changed (previous_attributes: the old values)",
+  "order.deleted": "a draft order was deleted (data.object: the order as it was)",
+  "order.finalized": "an order was finalized",
+  "credit_note.created": "a credit note (or debit note) was created",
+  "credit_note.deleted": "a draft credit note was deleted (data.object: the credit note as it was)",
+  "credit_note.finalized": "a credit note (or debit note) was finalized",
+  "payment.created": "a payment was created",
+  "payment.succeeded": "a payment's charge succeeded",
+  "payment.failed": "a payment's charge was declined; the payment awaits another payment method",
+  "payment.canceled": "a payment was canceled",
+  "subscription.created": "a subscription was created",
+  "subscription.updated":
+    "a subscription changed: its plans, quantities or fields, a renewal (a new period), a scheduled change " +
+    "(previous_attributes: the old values)",
+  "subscription.paused": "a subscription was paused",
+  "subscription.resumed": "a paused subscription was resumed",
+  "subscription.canceled": "a subscription was canceled (now, or at the end of its period when that came)",
+  "tax_document.accepted": "SII accepted a DTE (data.object: the invoice, order or credit note)",
+  "tax_document.rejected": "SII rejected a DTE (data.object: the invoice, order or credit note)",
+  "swap.received": "a supplier's DTEs were received (data.object: the swap)",
+  "reminder.sent": "a reminder e-mail was delivered to the mail server",
+  "reminder.failed": "a reminder e-mail could not be delivered and will not be retried",
+  "webhook_endpoint.disabled":
+    "a webhook endpoint was disabled: it answered 410 Gone, or every delivery failed for 5 days",
+} as const;
+
+export type EventType = keyof typeof EVENT_TYPES;
+
+/** The event types, in the order above. */
+export const EVENT_TYPE_NAMES = Object.keys(EVENT_TYPES) as EventType[];
+
+/** How long events are kept, as the API's descriptions say it. */
+export const EVENT_RETENTION_NOTE =
+  "Events are kept EVENT_RETENTION_DAYS days (30 by default), then deleted with their webhook deliveries.";
+
+/** An endpoint's `enabled_events` entry that matches every type. */
+export const ALL_EVENTS = "*";
+
+/** True when `name` is an event type. */
+export function isEventType(name: string): name is EventType {
+  return Object.hasOwn(EVENT_TYPES, name);
+}
+
+/** True when an endpoint with `enabledEvents` (types, or `*`) receives events of `type`. */
+export function receivesEvent(enabledEvents: readonly string[], type: string): boolean {
+  return enabledEvents.includes(ALL_EVENTS) || enabledEvents.includes(type);
+}
+
+/** The kinds of resource an event's `data.object` can be, named as REST names them. */
+export type EventObjectKind =
+  | "customer"
+  | "invoice"
+  | "order"
+  | "credit_note"
+  | "payment"
+  | "subscription"
+  | "swap"
+  | "reminder"
+  | "webhook_endpoint";
+
+/** A JSON value as the REST API prints it (decimals kept as exact text by the printer). */
+export type PrintedValue = unknown;
+
+/**
+ * `previous_attributes` of an `*.updated` event: each top-level field of `before` whose printed
+ * value differs in `after`, with its value in `before` (a nested object or list whole, as Stripe
+ * does). `isEqual` compares two printed values (JSON text comparison by the caller: exact decimals).
+ * Empty when nothing changed.
+ *
+ * Worked example: before `{"id": "cus_1", "name": "A", "email": "a@x.cl"}`, after
+ * `{"id": "cus_1", "name": "B", "email": "a@x.cl"}` -> `{"name": "A"}`.
+ */
+export function previousAttributes(
+  before: Record<string, PrintedValue>,
+  after: Record<string, PrintedValue>,
+  isEqual: (a: PrintedValue, b: PrintedValue) => boolean,
+): Record<string, PrintedValue> {
+  const previous: Record<string, PrintedValue> = {};
+  for (const key of Object.keys(before)) {
+    if (!Object.hasOwn(after, key) || !isEqual(before[key], after[key])) previous[key] = before[key];
+  }
+  return previous;
+}

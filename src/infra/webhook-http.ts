@@ -1,0 +1,188 @@
+/**
+ * Webhook messages over HTTP (docs/webhooks.md "Delivery"): Standard Webhooks v1 signatures (an
+ * HMAC-SHA256 by node:crypto), and one POST per attempt with node:http(s) on keep-alive agents,
+ * never following a redirect, within a time limit, reading at most the first bytes of the answer.
+ *
+ * Server-side request forgery: a `strict` send (live mode, unless WEBHOOK_ALLOW_PRIVATE_NETWORKS)
+ * goes through request-filtering-agent, which checks every address the host resolves to when the
+ * connection is made and connects to that checked address: loopback, private, link-local (the
+ * cloud metadata address 169.254.169.254 included), unique-local, IPv4-mapped and every other
+ * non-unicast range are refused. `publicAddressProblem` runs the same check when an endpoint is
+ * created, so a URL that cannot work is refused at once with a 400.
+ */
+import { createHmac, randomBytes } from "node:crypto";
+import dns from "node:dns/promises";
+import http from "node:http";
+import https from "node:https";
+import net from "node:net";
+import ipaddr from "ipaddr.js";
+import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent";
+import { RECORDED_BODY_BYTES, SECRET_BYTES, SECRET_PREFIX, signedContent } from "../domain/webhooks.js";
+
+/** A new signing secret: its bytes (stored sealed) and its text as shown once (`whsec_` + base64). */
+export function newWebhookSecret(): { bytes: Buffer; text: string } {
+  const bytes = randomBytes(SECRET_BYTES);
+  return { bytes, text: secretText(bytes) };
+}
+
+/** The text of a secret's bytes: `whsec_` + base64. */
+export function secretText(bytes: Buffer): string {
+  return `${SECRET_PREFIX}${bytes.toString("base64")}`;
+}
+
+/**
+ * The `webhook-signature` header of a message: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with
+ * each secret (the current one first), space-separated.
+ */
+export function webhookSignature(
+  secrets: readonly Buffer[],
+  messageId: string,
+  timestamp: number,
+  body: string,
+): string {
+  const content = signedContent(messageId, timestamp, body);
+  return secrets.map((key) => `v1,${createHmac("sha256", key).update(content).digest("base64")}`).join(" ");
+}
+
+/**
+ * Why `address` (an IP literal) may not receive live webhooks, or null when it may: only
+ * ordinary unicast addresses are public (ipaddr.js's `range()`), everything else is refused.
+ */
+export function addressProblem(address: string): string | null {
+  if (!net.isIP(address)) return null;
+  const range = ipaddr.process(address).range();
+  return range === "unicast" ? null : `resolves to ${address}, a ${range} address`;
+}
+
+/**
+ * Why the host of `url` may not receive live webhooks (it is, or resolves to, a non-public
+ * address; or it does not resolve), or null when every address it resolves to is public.
+ */
+export async function publicAddressProblem(url: string): Promise<string | null> {
+  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
+  if (net.isIP(host)) return addressProblem(host);
+  let addresses: { address: string }[];
+  try {
+    addresses = await dns.lookup(host, { all: true });
+  } catch (e) {
+    return `its host ${host} does not resolve (${(e as NodeJS.ErrnoException).code ?? "error"})`;
+  }
+  for (const { address } of addresses) {
+    const problem = addressProblem(address);
+    if (problem) return `its host ${host} ${problem}`;
+  }
+  return null;
+}
+
+/** What one attempt got. */
+export interface AttemptResult {
+  /** the answer's status, or null when none came */
+  statusCode: number | null;
+  durationMs: number;
+  /** why it failed (none for a 2xx) */
+  error: string | null;
+  /** the first RECORDED_BODY_BYTES of the answer, as text */
+  body: string | null;
+  /** the answer's Retry-After header */
+  retryAfter: string | null;
+}
+
+export interface WebhookHttpOptions {
+  /** WEBHOOK_TIMEOUT_SECONDS in ms: the whole attempt, connection to answer */
+  timeoutMs: number;
+  /** keep-alive connections per host and agent (the per-endpoint concurrency bound) */
+  socketsPerHost: number;
+}
+
+/** Bytes of an answer read before the rest is discarded with its connection. */
+const MAX_READ_BYTES = 64 * 1024;
+
+/** Sends webhook messages; `close` ends its keep-alive connections. */
+export class WebhookHttp {
+  private readonly agents: Record<"strict" | "open", { http: http.Agent; https: https.Agent }>;
+
+  constructor(private readonly options: WebhookHttpOptions) {
+    const agentOptions = {
+      keepAlive: true,
+      maxSockets: options.socketsPerHost,
+      maxFreeSockets: options.socketsPerHost,
+    };
+    this.agents = {
+      strict: {
+        http: new RequestFilteringHttpAgent({ ...agentOptions, allowPrivateIPAddress: false }),
+        https: new RequestFilteringHttpsAgent({ ...agentOptions, allowPrivateIPAddress: false }),
+      },
+      open: { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) },
+    };
+  }
+
+  /**
+   * POSTs `body` to `url` with `headers`; `strict` refuses non-public addresses (see the module's
+   * comment). Resolves with what happened, never rejects: a refused address, a timeout or a reset
+   * is an AttemptResult with its `error` and no status.
+   */
+  send(url: string, headers: Record<string, string>, body: string, strict: boolean): Promise<AttemptResult> {
+    const started = performance.now();
+    const target = new URL(url);
+    const secure = target.protocol === "https:";
+    const agent = this.agents[strict ? "strict" : "open"][secure ? "https" : "http"];
+    const payload = Buffer.from(body);
+    return new Promise<AttemptResult>((resolve) => {
+      let settled = false;
+      const finish = (result: Omit<AttemptResult, "durationMs">) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({ ...result, durationMs: Math.round(performance.now() - started) });
+      };
+      const request = (secure ? https : http).request(target, {
+        method: "POST",
+        agent,
+        headers: { ...headers, "content-type": "application/json", "content-length": String(payload.length) },
+      });
+      const timer = setTimeout(() => {
+        request.destroy(new Error(`no answer within ${this.options.timeoutMs / 1000} s`));
+      }, this.options.timeoutMs);
+      request.on("error", (e) => finish({ statusCode: null, error: describeError(e), body: null, retryAfter: null }));
+      request.on("response", (response) => {
+        const chunks: Buffer[] = [];
+        let read = 0;
+        response.on("data", (chunk: Buffer) => {
+          if (read < RECORDED_BODY_BYTES) chunks.push(chunk);
+          read += chunk.length;
+          // an answer this long is not read to its end: its connection is dropped instead
+          if (read > MAX_READ_BYTES) response.destroy();
+        });
+        const done = () => {
+          const status = response.statusCode ?? 0;
+          const text = Buffer.concat(chunks).subarray(0, RECORDED_BODY_BYTES).toString("utf8");
+          const ok = status >= 200 && status < 300;
+          finish({
+            statusCode: status,
+            error: ok ? null : status >= 300 && status < 400 ? `redirect (${status}) not followed` : `HTTP ${status}`,
+            body: text,
+            retryAfter: (response.headers["retry-after"] as string | undefined) ?? null,
+          });
+        };
+        response.on("end", done);
+        response.on("close", done);
+        response.on("error", done);
+      });
+      request.end(payload);
+    });
+  }
+
+  /** Ends every keep-alive connection. */
+  close(): void {
+    for (const pair of Object.values(this.agents)) {
+      pair.http.destroy();
+      pair.https.destroy();
+    }
+  }
+}
+
+/** A connection error as one line. */
+function describeError(e: Error & { code?: string }): string {
+  const message = e.message.replace(/\s+/g, " ").slice(0, 300);
+  return e.code && !message.includes(e.code) ? `${e.code}: ${message}` : message;
+}
