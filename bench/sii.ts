@@ -41,6 +41,11 @@ import { updateTaxProfile } from "../src/services/tax-profile.js";
 import { uploadCertificate } from "../src/services/certificates.js";
 import { uploadCaf } from "../src/services/cafs.js";
 import { generateCaf, generatePkcs12, withTempDir } from "../src/infra/taxagency/sii/test-material.js";
+import { installEventPrinter } from "../src/services/events.js";
+import { restEventPrinter } from "../src/rest/event-objects.js";
+
+// the use cases it runs write events, printed as the server prints them (docs/webhooks.md)
+installEventPrinter(restEventPrinter);
 import type { PrismaClient } from "../src/infra/prisma/generated/client.js";
 import { seedSubscriptions } from "./billing-seed.js";
 

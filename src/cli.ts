@@ -20,7 +20,7 @@ import fs from "node:fs";
 import { Command } from "commander";
 import { apiKeyCommands } from "./cli/api-keys.js";
 import { databaseCommands } from "./cli/database.js";
-import { openDatabase, settings } from "./cli/open.js";
+import { installEventPrinting, openDatabase, settings } from "./cli/open.js";
 
 const { version } = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
   version: string;
@@ -163,6 +163,8 @@ sii
       import("./services/sii-sending.js"),
       import("./infra/logger.js"),
       settings(),
+      // SII's verdicts write events (docs/webhooks.md)
+      installEventPrinting(),
     ]);
     const database = await openDatabase();
     try {

@@ -10,7 +10,7 @@
 import { getHeapStatistics } from "node:v8";
 import { parentPort } from "node:worker_threads";
 import { runBilling } from "../services/billing-run.js";
-import { openDatabase, settings } from "./open.js";
+import { installEventPrinting, openDatabase, settings } from "./open.js";
 import type { ThreadRunOptions, ThreadMessage } from "./billing-run.js";
 
 const port = parentPort!;
@@ -31,7 +31,7 @@ async function serialized(e: unknown): Promise<ThreadMessage> {
 }
 
 try {
-  const [{ settings: runSettings }, database] = await Promise.all([settings(), openDatabase()]);
+  const [{ settings: runSettings }, database] = await Promise.all([settings(), openDatabase(), installEventPrinting()]);
   port.once("message", (options: ThreadRunOptions) => {
     const peak = {
       heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),

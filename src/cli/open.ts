@@ -28,3 +28,16 @@ export async function settings() {
   const config = loadConfig();
   return { config, settings: withEmbeddedKey(config.settings, databaseTarget()) };
 }
+
+/**
+ * Lets the use cases a command runs write their events (services/events.ts): installs the REST
+ * adapter's printing of event objects, as the server does. For the commands that change billing
+ * state (the billing run, SII sending); it loads the GraphQL schema, so others leave it out.
+ */
+export async function installEventPrinting(): Promise<void> {
+  const [{ installEventPrinter }, { restEventPrinter }] = await Promise.all([
+    import("../services/events.js"),
+    import("../rest/event-objects.js"),
+  ]);
+  installEventPrinter(restEventPrinter);
+}

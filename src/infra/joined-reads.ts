@@ -430,8 +430,20 @@ interface Plan {
  */
 type RootKind = "many" | "one" | "ids" | "id";
 
+/**
+ * The tenant equalities of a read's where (`organizationId` a string and `testMode` a boolean, both
+ * at its top), which a read by ids keeps: `nodes(ids:)` of a tenant's rows reads them by ids and
+ * tenant in one statement (the Batcher), never another tenant's row.
+ */
+function tenantOf(where: unknown): { organizationId: string; testMode: boolean } | null {
+  if (!where || typeof where !== "object") return null;
+  const { organizationId, testMode } = where as Args;
+  return typeof organizationId === "string" && typeof testMode === "boolean" ? { organizationId, testMode } : null;
+}
+
 /** The one statement of a read of `model`: rows of one JSON column `r`, in order. */
 function plan(model: ModelInfo, args: Args, kind: RootKind, plain: boolean): Plan {
+  const tenant = kind === "id" || kind === "ids" ? tenantOf(args.where) : null;
   if (kind !== "many" && kind !== "one")
     args = { ...args, where: undefined, orderBy: undefined, take: undefined, skip: undefined };
   const selection = selectionOf(model, args);
@@ -440,11 +452,15 @@ function plan(model: ModelInfo, args: Args, kind: RootKind, plain: boolean): Pla
   const params = new Params();
   const alias = `t${++aliasCounter}`;
   const { columns, convert } = selectList(alias, selection, params, []);
+  const byTenant = tenant
+    ? ` AND "organizationId" = ${params.add(null, ["where", "organizationId"])} AND "testMode" = ` +
+      params.add(null, ["where", "testMode"])
+    : "";
   const where =
     kind === "ids"
-      ? `"id" = ANY(${params.add(null, EXTRA)}::text[])`
+      ? `"id" = ANY(${params.add(null, EXTRA)}::text[])${byTenant}`
       : kind === "id"
-        ? `"id" = ${params.add(null, EXTRA)}`
+        ? `"id" = ${params.add(null, EXTRA)}${byTenant}`
         : whereSql(model, (args.where ?? {}) as Args, params, ["where"]);
   const limit = kind === "many" ? limitOf(args) : kind === "one" ? " LIMIT 1" : "";
   const order = orderOf(model, alias, args.orderBy);
@@ -694,7 +710,10 @@ function limitOf(args: Args): string {
   );
 }
 
-const isIdOnly = (where: Args) => Object.keys(where).length === 1 && typeof where.id === "string";
+/** A where of an id alone, or of an id and the tenant's equalities (a tenant's `node(id:)`): read in batches. */
+const isIdOnly = (where: Args) =>
+  typeof where.id === "string" &&
+  (Object.keys(where).length === 1 || (Object.keys(where).length === 3 && tenantOf(where) !== null));
 
 /** findUnique-by-id reads of the same model and selection in one tick, read by one statement. */
 class Batcher {
@@ -718,7 +737,10 @@ class Batcher {
     shape: string,
     id: string,
   ): Promise<Record<string, unknown> | null> {
-    const key = `${model.name}\u0000${JSON.stringify({ select: args.select, include: args.include })}`;
+    const tenant = tenantOf(args.where);
+    const key =
+      `${model.name}\u0000${JSON.stringify({ select: args.select, include: args.include })}` +
+      (tenant ? `\u0000${tenant.organizationId}\u0000${tenant.testMode}` : "");
     let group = this.pending.get(key);
     // another client (a transaction) in the same tick: read on its own
     if (group && group.client !== client) return this.single(client, model, args, shape, id);

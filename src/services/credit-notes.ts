@@ -40,6 +40,7 @@ import {
   type VoidedCreditNote,
 } from "../domain/credit-note-voids.js";
 import { tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
+import { recordEvents } from "./events.js";
 import { findDocumentType, organizationToday } from "./reference.js";
 import { dateColumn, storedDate } from "../domain/formats.js";
 import { deleteDraftDocument, finalizeDraftDocument, lineRows, lockDocument } from "./document-lifecycle.js";
@@ -201,7 +202,7 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
     });
   }
 
-  return tx.creditNote.create({
+  const note = await tx.creditNote.create({
     data: {
       id: newId("cre"),
       ...tenant(ctx),
@@ -220,6 +221,8 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
       lines: { create: lineRows(lines, t, { withLineTax: true }) },
     },
   });
+  await recordEvents(txCtx, "credit_note.created", "credit_note", [note.id]);
+  return note;
 }
 
 /**

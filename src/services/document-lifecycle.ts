@@ -17,6 +17,24 @@ import type { IssuedCustomer, IssuedIssuer } from "../domain/issued-parties.js";
 import { enqueueIssuedDocument, enqueueIssuedDocuments } from "./sii-sending.js";
 import { snapshotColumns, snapshotParties, snapshotPartiesOfCustomers } from "./issued-parties.js";
 import { lockTenantRow, withinTransaction, type ServiceContext, type TenantTable, type Tx } from "./context.js";
+import { printedObjects, recordEvents } from "./events.js";
+import { settlingInvoice } from "./invoice-balances.js";
+import type { EventType } from "../domain/events.js";
+
+/** The events of a kind's lifecycle (docs/webhooks.md "Event types"); credit notes are never updated. */
+export const DOCUMENT_EVENTS: Record<
+  DocumentKind,
+  { created: EventType; updated?: EventType; deleted: EventType; finalized: EventType }
+> = {
+  invoice: {
+    created: "invoice.created",
+    updated: "invoice.updated",
+    deleted: "invoice.deleted",
+    finalized: "invoice.finalized",
+  },
+  order: { created: "order.created", updated: "order.updated", deleted: "order.deleted", finalized: "order.finalized" },
+  credit_note: { created: "credit_note.created", deleted: "credit_note.deleted", finalized: "credit_note.finalized" },
+};
 
 /**
  * Prisma create rows for `lines` with their computed totals. `withLineTax`: also the per-line
@@ -90,6 +108,8 @@ export async function updateDraftDocument<T, C extends { lines: unknown[] }>(
     const status = await lockDocument(tx, kind, id, ctx);
     if (status === null) throw new NotFoundError(RESOURCE[kind], id);
     transition(RESOURCE[kind], status, "update");
+    const txCtx = withinTransaction(ctx, tx);
+    const before = await printedObjects(txCtx, kind, [id]);
     const current = (await model
       .document(tx)
       .findUniqueOrThrow({ where: { id }, include: { lines: { orderBy: { position: "asc" } } } })) as C;
@@ -106,10 +126,13 @@ export async function updateDraftDocument<T, C extends { lines: unknown[] }>(
         }
       }
     }
-    return model.document(tx).update({
+    const updated = (await model.document(tx).update({
       where: { id },
       data: { ...columns, ...(linesChanged ? { lines: { create: lines } } : {}) },
-    }) as Promise<T>;
+    })) as T;
+    const event = DOCUMENT_EVENTS[kind].updated;
+    if (event) await recordEvents(txCtx, event, kind, [id], { before });
+    return updated;
   });
 }
 
@@ -119,7 +142,11 @@ export async function deleteDraftDocument(ctx: ServiceContext, kind: DocumentKin
     const status = await lockDocument(tx, kind, id, ctx);
     if (status === null) throw new NotFoundError(RESOURCE[kind], id);
     transition(RESOURCE[kind], status, "delete");
+    // the event reports the document as it was
+    const txCtx = withinTransaction(ctx, tx);
+    const objects = await printedObjects(txCtx, kind, [id]);
     await MODELS[kind].document(tx).delete({ where: { id } });
+    await recordEvents(txCtx, DOCUMENT_EVENTS[kind].deleted, kind, [id], { objects });
   });
 }
 
@@ -167,6 +194,12 @@ export async function finalizeLockedDocument<T>(
       "lines",
       `a${kind === "order" || kind === "invoice" ? "n" : ""} ${RESOURCE[kind]} needs at least one line to be finalized`,
     );
+  // a credit note may leave nothing due on its invoice: invoice.paid (services/invoice-balances.ts)
+  const creditedInvoice =
+    kind === "credit_note"
+      ? (await tx.creditNote.findUniqueOrThrow({ where: { id }, select: { invoiceId: true } })).invoiceId
+      : null;
+  const settling = creditedInvoice ? await settlingInvoice(withinTransaction(ctx, tx), creditedInvoice) : null;
   // the customer and issuer as issued, stored with the document (services/issued-parties.ts)
   const parties = await snapshotParties(withinTransaction(ctx, tx), kind, id);
   const { number, numbering, issued } = await numberDocument(
@@ -198,6 +231,8 @@ export async function finalizeLockedDocument<T>(
       id,
       issued,
     );
+  await recordEvents(withinTransaction(ctx, tx), DOCUMENT_EVENTS[kind].finalized, kind, [id]);
+  await settling?.recordPaid();
   return finalized as T;
 }
 

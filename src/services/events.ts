@@ -117,27 +117,38 @@ export async function recordEvents(
   ids: readonly string[],
   options: RecordOptions = {},
 ): Promise<string[]> {
+  return writeEvents(ctx, [type], kind, ids, options);
+}
+
+/** recordEvents of one type or more (each type's event of every resource, printed once), in one statement. */
+async function writeEvents(
+  ctx: ServiceContext,
+  types: readonly EventType[],
+  kind: EventObjectKind,
+  ids: readonly string[],
+  options: RecordOptions,
+): Promise<string[]> {
   if (ids.length === 0) return [];
   const { json } = installedPrinter();
   const objects = options.objects ?? (await printedObjects(ctx, kind, ids));
-  const rows: { id: string; objectId: string; data: string }[] = [];
+  const rows: { id: string; type: EventType; objectId: string; data: string }[] = [];
   objects.forEach((object, i) => {
     const before = options.before?.[i];
-    if (!before) {
-      rows.push({ id: newId("evt"), objectId: ids[i], data: json({ object }) });
-      return;
-    }
-    const changed = previousAttributes(before, object, (a, b) => json(a) === json(b));
-    for (const ignored of IGNORED_CHANGES) delete changed[ignored];
-    if (Object.keys(changed).length === 0) return;
-    rows.push({ id: newId("evt"), objectId: ids[i], data: json({ object, previous_attributes: changed }) });
+    let data: string;
+    if (before) {
+      const changed = previousAttributes(before, object, (a, b) => json(a) === json(b));
+      for (const ignored of IGNORED_CHANGES) delete changed[ignored];
+      if (Object.keys(changed).length === 0) return;
+      data = json({ object, previous_attributes: changed });
+    } else data = json({ object });
+    for (const type of types) rows.push({ id: newId("evt"), type, objectId: ids[i], data });
   });
   if (rows.length === 0) return [];
   await queryPrepared(ctx.prisma, INSERT_EVENTS, [
     ctx.auth.organizationId,
     ctx.auth.testMode,
     rows.map((r) => r.id),
-    rows.map(() => type),
+    rows.map((r) => r.type),
     rows.map((r) => r.objectId),
     rows.map((r) => r.data),
   ]);
@@ -176,4 +187,56 @@ export async function deleteExpiredEvents(
     if (rows.length < RETENTION_BATCH) break;
   }
   return deleted;
+}
+
+/** A resource of some organization and mode, for the events of work that spans several (the billing run). */
+export interface TenantObject {
+  /** a context of the resource's organization and mode */
+  ctx: ServiceContext;
+  id: string;
+}
+
+/** `items` grouped by organization and mode, in first-seen order, each group with its context bound to `db`. */
+function byTenant(db: ServiceContext["prisma"], items: readonly TenantObject[]) {
+  const groups = new Map<string, { ctx: ServiceContext; ids: string[] }>();
+  for (const { ctx, id } of items) {
+    const key = `${ctx.auth.organizationId}\u0000${ctx.auth.testMode}`;
+    const group = groups.get(key) ?? { ctx: { ...ctx, prisma: db, inTransaction: true }, ids: [] };
+    group.ids.push(id);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
+}
+
+/** printedObjects of resources of several organizations and modes, read through `db` (a transaction), by id. */
+export async function printedTenantObjects(
+  db: ServiceContext["prisma"],
+  kind: EventObjectKind,
+  items: readonly TenantObject[],
+): Promise<Map<string, PrintedObject>> {
+  const printed = new Map<string, PrintedObject>();
+  for (const group of byTenant(db, items)) {
+    const objects = await printedObjects(group.ctx, kind, group.ids);
+    group.ids.forEach((id, i) => printed.set(id, objects[i]));
+  }
+  return printed;
+}
+
+/**
+ * recordEvents for resources of several organizations and modes, in the transaction `db`: each
+ * group's events under its organization and mode. `before` as recordEvents' (by id); `types` more
+ * than one type writes each type's event of every resource, printed once (the billing run's
+ * invoices are created and finalized in one transaction: both events carry the finalized invoice).
+ */
+export async function recordTenantEvents(
+  db: ServiceContext["prisma"],
+  types: readonly EventType[],
+  kind: EventObjectKind,
+  items: readonly TenantObject[],
+  before?: Map<string, PrintedObject>,
+): Promise<void> {
+  for (const group of byTenant(db, items))
+    await writeEvents(group.ctx, types, kind, group.ids, {
+      before: before ? group.ids.map((id) => before.get(id)!) : undefined,
+    });
 }

@@ -13,7 +13,8 @@
  */
 import { Prisma } from "../infra/prisma/generated/client.js";
 import { invoiceAmountDue } from "../domain/payments.js";
-import type { ServiceContext } from "./context.js";
+import { lockTenantRow, type ServiceContext } from "./context.js";
+import { recordEvents } from "./events.js";
 
 export interface InvoiceBalance {
   /** decimal strings in the invoice currency */
@@ -73,4 +74,26 @@ export async function invoiceBalances(ctx: ServiceContext, invoiceIds: readonly 
       due: invoiceAmountDue(r).toFixed(),
     };
   });
+}
+
+/**
+ * For a change that may leave nothing due on invoice `invoiceId` (a payment's success, a credit
+ * note's finalize), inside the change's transaction `ctx`, before the change: locks the invoice
+ * (concurrent settlements of one invoice queue, so exactly one sees it paid) and reads its balance.
+ * `recordPaid`, called after the change, writes `invoice.paid` when something was due before and
+ * nothing is due now (docs/webhooks.md "Event types").
+ */
+export async function settlingInvoice(
+  ctx: ServiceContext,
+  invoiceId: string,
+): Promise<{ recordPaid(): Promise<void> }> {
+  await lockTenantRow(ctx.prisma, ctx, "Invoice", invoiceId);
+  const [before] = await invoiceBalances(ctx, [invoiceId]);
+  return {
+    async recordPaid() {
+      const [after] = await invoiceBalances(ctx, [invoiceId]);
+      if (new Prisma.Decimal(before.due).greaterThan(0) && new Prisma.Decimal(after.due).isZero())
+        await recordEvents(ctx, "invoice.paid", "invoice", [invoiceId]);
+    },
+  };
 }

@@ -14,6 +14,7 @@ import { isoDate, todayIn, dateColumn, storedDate } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import type { DecimalInput } from "../domain/money.js";
 import { atomically, tenant, type ServiceContext } from "./context.js";
+import { recordEvents } from "./events.js";
 import { findCurrency, findDocumentType, findDocumentCustomer, organizationToday } from "./reference.js";
 import {
   deleteDraftDocument,
@@ -189,6 +190,7 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceInput) {
     const created = lines.length
       ? await tx.prisma.invoiceLine.createManyAndReturn({ data: lines.map((line) => ({ ...line, invoiceId: id })) })
       : [];
+    await recordEvents(tx, "invoice.created", "invoice", [id]);
     return { ...invoice, lines: created, customer, documentType, currency, payments: [] };
   });
 }

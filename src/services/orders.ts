@@ -18,7 +18,8 @@ import { isoDate, dateColumn } from "../domain/formats.js";
 import { checkOrdersInvoiceable, invoiceLinesFromOrders } from "../domain/order-invoicing.js";
 import { normalizeRut } from "../domain/rut.js";
 import { DEFAULT_SHIPPING_TYPE, isShippingType, shippingTypeRule } from "../domain/shipping-types.js";
-import { tenant, withinTransaction, type ServiceContext } from "./context.js";
+import { atomically, tenant, withinTransaction, type ServiceContext } from "./context.js";
+import { recordEvents } from "./events.js";
 import { findCurrency, findDocumentType, resolveState, findDocumentCustomer, organizationToday } from "./reference.js";
 import {
   deleteDraftDocument,
@@ -148,15 +149,19 @@ async function prepare(ctx: ServiceContext, input: OrderInput, current: Current 
 /** Creates a draft order. ValidationError (400) names every bad field; nothing is written then. */
 export async function createOrder(ctx: ServiceContext, input: OrderInput): Promise<Order> {
   const { columns, lines } = await prepare(ctx, input, null);
-  return ctx.prisma.order.create({
-    data: {
-      id: newId("ord"),
-      ...tenant(ctx),
-      userEmail: ctx.auth.userEmail,
-      status: "draft",
-      ...(columns as typeof columns & { customerId: string; documentTypeId: string; currencyId: string; date: Date }),
-      lines: { create: lines },
-    },
+  return atomically(ctx, async (tx) => {
+    const order = await tx.prisma.order.create({
+      data: {
+        id: newId("ord"),
+        ...tenant(ctx),
+        userEmail: ctx.auth.userEmail,
+        status: "draft",
+        ...(columns as typeof columns & { customerId: string; documentTypeId: string; currencyId: string; date: Date }),
+        lines: { create: lines },
+      },
+    });
+    await recordEvents(tx, "order.created", "order", [order.id]);
+    return order;
   });
 }
 

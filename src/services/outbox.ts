@@ -21,7 +21,8 @@ import type { Logger } from "../infra/logger.js";
 import type { MailAttachment, Mailer } from "../infra/mail.js";
 import { NotFoundError } from "../domain/errors.js";
 import { CLAIM_LEASE_MS, afterFailure, attachmentFileName, type RelatedKind } from "../domain/reminders.js";
-import type { ServiceContext } from "./context.js";
+import { withinTransaction, type ServiceContext, type Tx } from "./context.js";
+import { recordEvents } from "./events.js";
 import { invoicePdf } from "./invoices.js";
 import { orderPdf } from "./orders.js";
 import { creditNotePdf } from "./credit-notes.js";
@@ -136,12 +137,24 @@ export async function renderAttachment(
 
 type Outcome = "sent" | "retrying" | "failed" | "skipped";
 
+/** reminder.sent or reminder.failed of `reminder` (its organization and mode), in the outcome's transaction `tx`. */
+async function recordReminderEvent(
+  deps: OutboxDeps,
+  tx: Tx,
+  reminder: { id: string; organizationId: string; testMode: boolean; userEmail: string },
+  type: "reminder.sent" | "reminder.failed",
+  now: Date,
+): Promise<void> {
+  const ctx = withinTransaction(ownerContext(deps, reminder, now), tx);
+  await recordEvents(ctx, type, "reminder", [reminder.id]);
+}
+
 /** Sends one claimed message and records the outcome (guarded by the claim's attempt count). */
 async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise<Outcome> {
   const { prisma, logger } = deps;
   const message = await prisma.outboxMessage.findUnique({
     where: { id: claimed.id },
-    include: { reminder: { select: { id: true, testMode: true, userEmail: true } } },
+    include: { reminder: { select: { id: true, organizationId: true, testMode: true, userEmail: true } } },
   });
   if (!message) return "skipped";
   const log = { outboxMessage: message.id, reminder: message.reminderId, attempt: claimed.attempts };
@@ -197,6 +210,7 @@ async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise
           exchange_sent_at: now.toISOString(),
         });
       }
+      if (count && message.reminder) await recordReminderEvent(deps, tx, message.reminder, "reminder.sent", now);
     });
     logger.info(
       { ...log, messageId: result.messageId, recipients: result.accepted.length, rejected: result.rejected },
@@ -223,6 +237,8 @@ async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise
           exchange_error: `delivery failed for good: ${error.slice(0, 500)}`,
         });
       }
+      if (count && next.status === "failed" && message.reminder)
+        await recordReminderEvent(deps, tx, message.reminder, "reminder.failed", now);
     });
     if (next.status === "failed")
       logger.error({ ...log, err: error }, "mail delivery failed for good; the message stays in the outbox as failed");

@@ -32,9 +32,10 @@ import {
   type ServiceContext,
   type Tx,
 } from "./context.js";
+import { recordEvents } from "./events.js";
 import { readSettings } from "./organization-settings.js";
 import { findCurrency, findDocumentCustomer, organizationToday } from "./reference.js";
-import { invoiceBalances } from "./invoice-balances.js";
+import { invoiceBalances, settlingInvoice } from "./invoice-balances.js";
 
 export interface SourceInput {
   customer?: string | null;
@@ -181,20 +182,24 @@ export async function createPayment(ctx: ServiceContext, input: PaymentInput): P
     }
   }
   errors.throwIfAny("Invalid payment");
-  return ctx.prisma.payment.create({
-    data: {
-      id: newId("pay"),
-      ...tenant(ctx),
-      customerId: customer?.id ?? null,
-      invoiceId: invoice?.id ?? null,
-      amount: toDecimal(input.amount!).toString(),
-      currencyId: currency!.id,
-      date: dateColumn(date),
-      description: input.description || null,
-      status: "requires_payment_method",
-      metadata,
-      userEmail: ctx.auth.userEmail,
-    },
+  return atomically(ctx, async (tx) => {
+    const payment = await tx.prisma.payment.create({
+      data: {
+        id: newId("pay"),
+        ...tenant(ctx),
+        customerId: customer?.id ?? null,
+        invoiceId: invoice?.id ?? null,
+        amount: toDecimal(input.amount!).toString(),
+        currencyId: currency!.id,
+        date: dateColumn(date),
+        description: input.description || null,
+        status: "requires_payment_method",
+        metadata,
+        userEmail: ctx.auth.userEmail,
+      },
+    });
+    await recordEvents(tx, "payment.created", "payment", [payment.id]);
+    return payment;
   });
 }
 
@@ -236,7 +241,9 @@ export async function cancelPayment(ctx: ServiceContext, id: string): Promise<Pa
       chargeInFlight: !!pending && payment.source?.flow !== "redirect",
     });
     if (pending) await tx.paymentCharge.update({ where: { id: pending.id }, data: { status: "canceled" } });
-    return tx.payment.update({ where: { id }, data: { status: next } });
+    const canceled = await tx.payment.update({ where: { id }, data: { status: next } });
+    await recordEvents(withinTransaction(ctx, tx), "payment.canceled", "payment", [id]);
+    return canceled;
   });
 }
 
@@ -357,6 +364,9 @@ async function settleCharge(
     // answered, or canceled, since the charge started (a second checkout answer, a DELETE)
     if (!payment.charges.some((c) => c.id === chargeId))
       throw new InvalidStateError(`Payment ${paymentId} was answered or canceled meanwhile`);
+    const txCtx = withinTransaction(ctx, tx);
+    // the invoice's balance before the answer: invoice.paid when this payment leaves nothing due
+    const settling = payment.invoiceId ? await settlingInvoice(txCtx, payment.invoiceId) : null;
     const event = result.status === "succeeded" ? "succeed" : "decline";
     const next = paymentTransition(payment.status, event);
     await tx.paymentCharge.update({
@@ -395,13 +405,21 @@ async function settleCharge(
       });
       await tx.source.update({ where: { id: payment.source.id }, data: { customerId: null, status: "failed" } });
     }
-    return tx.payment.update({
+    const settled = await tx.payment.update({
       where: { id: paymentId },
       data:
         result.status === "succeeded"
           ? { status: next, paymentDate: ctx.now(), failureReason: null }
           : { status: next, failureReason: `${result.failureCode}: ${result.failureMessage}` },
     });
+    if (result.status === "succeeded") {
+      await recordEvents(txCtx, "payment.succeeded", "payment", [paymentId]);
+      if (settling) await settling.recordPaid();
+    } else {
+      await recordEvents(txCtx, "payment.failed", "payment", [paymentId]);
+      if (payment.invoiceId) await recordEvents(txCtx, "invoice.payment_failed", "invoice", [payment.invoiceId]);
+    }
+    return settled;
   });
 }
 

@@ -41,7 +41,9 @@ import { buildEnvioBoleta, buildEnvioDte, isBoletaType, SII_RUT } from "../infra
 import { SiiBoletaTransport } from "../infra/taxagency/sii/boleta-transport.js";
 import { SiiTransport, parse, text, type UploadStatus } from "../infra/taxagency/sii/transport.js";
 import type { SigningCredentials } from "../infra/taxagency/sii/signature.js";
-import type { TenantKey, Tx } from "./context.js";
+import type { ServiceContext, TenantKey, Tx } from "./context.js";
+import { recordTenantEvents } from "./events.js";
+import type { EventType } from "../domain/events.js";
 import { loadSigningCredentials } from "./certificates.js";
 import { readSettings } from "./organization-settings.js";
 import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
@@ -345,6 +347,7 @@ async function recordDecision(
         last_error: null,
       });
     }
+    await recordVerdictEvents(deps, tx, decided, now);
     if (exchanges.length) {
       const { organizationId, testMode } = decided[0].row;
       // the outbox worker sends it (SMTP_URL set); else it is kept, as reminders are
@@ -354,6 +357,39 @@ async function recordDecision(
       await writeExchanges(tx, { organizationId, testMode }, exchanges, now, mergeTaxAgency, delivery);
     }
   });
+}
+
+/** SII's final verdicts and the event each writes (docs/webhooks.md); `review` and the others write none. */
+const VERDICT_EVENTS: [EventType, readonly TaxAgencyStatus[]][] = [
+  ["tax_document.accepted", ["accepted", "accepted_with_objections"]],
+  ["tax_document.rejected", ["rejected"]],
+];
+
+/**
+ * The events of SII's verdicts on DTEs, in the transaction that records them: tax_document.accepted
+ * or tax_document.rejected, `data.object` the invoice, order or credit note (with its tax_agency).
+ */
+async function recordVerdictEvents(
+  deps: SiiSendingDeps,
+  tx: Tx,
+  verdicts: readonly { row: Row; status: TaxAgencyStatus }[],
+  now: Date,
+): Promise<void> {
+  const ownerOf = (row: Row): ServiceContext => ({
+    prisma: tx as unknown as PrismaClient,
+    auth: { organizationId: row.organizationId, testMode: row.testMode, userEmail: "", apiKeyId: "" },
+    now: () => now,
+    settings: deps.settings,
+    baseUrl: "",
+    inTransaction: true,
+  });
+  for (const [type, statuses] of VERDICT_EVENTS)
+    for (const kind of ["invoice", "order", "credit_note"] as const) {
+      const items = verdicts
+        .filter((v) => statuses.includes(v.status) && v.row.documentKind === kind)
+        .map((v) => ({ ctx: ownerOf(v.row), id: v.row.documentId }));
+      if (items.length) await recordTenantEvents(tx as unknown as PrismaClient, [type], kind, items);
+    }
 }
 
 /**
@@ -525,6 +561,13 @@ async function uploadEnvelope(
           });
         }
       }
+      if (sent.outcome !== "received")
+        await recordVerdictEvents(
+          deps,
+          tx,
+          rows.map((row) => ({ row, status: "rejected" as const })),
+          now,
+        );
     });
     if (sent.outcome === "received") report.uploaded += rows.length;
     else report.decided += rows.length;

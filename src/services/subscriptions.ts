@@ -47,6 +47,8 @@ import {
   type SubscriptionStatus,
 } from "../domain/subscriptions.js";
 import { atomically, checkPortalCustomer, lockTenantRow, tenant, type ServiceContext } from "./context.js";
+import { printedObjects, recordEvents } from "./events.js";
+import type { EventType } from "../domain/events.js";
 import { readSettings } from "./organization-settings.js";
 import { Fields } from "./catalogue.js";
 import { findDocumentType, findDocumentCustomer, organizationToday } from "./reference.js";
@@ -524,7 +526,7 @@ async function lockSubscription(ctx: ServiceContext, id: string): Promise<Curren
 export async function createSubscription(ctx: ServiceContext, input: SubscriptionInput): Promise<Subscription> {
   return atomically(ctx, async (tx) => {
     const { columns, lines, addons } = await prepare(tx, input, null);
-    return tx.prisma.subscription.create({
+    const created = await tx.prisma.subscription.create({
       data: {
         id: newId("sub"),
         ...tenant(ctx),
@@ -536,6 +538,8 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
         addons: { create: addons ?? [] },
       },
     });
+    await recordEvents(tx, "subscription.created", "subscription", [created.id]);
+    return created;
   });
 }
 
@@ -552,44 +556,66 @@ export async function updateSubscription(
   return atomically(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
     subscriptionTransition(current.status, "update");
-    const { columns, lines, addons, plans, proration } = await prepare(tx, input, current);
-    let pendingChanges: PendingChanges | null | undefined; // undefined: unchanged
-    if (proration) {
-      if (proration.atPeriodEnd) {
-        // scheduled for the renewal; the same lines as now cancel a scheduled change
-        pendingChanges = lines
-          ? {
-              cycle: current.nextBillingCycle,
-              requested: ctx.now().toISOString(),
-              lines: lines.map((l) => ({ id: l.id, plan: l.planId, quantity: l.quantity, coupon: l.couponId })),
-            }
-          : null;
-      } else if (lines) {
-        await changeLinesMidCycle(tx, current, lines, plans, proration);
-        pendingChanges = null; // a change now replaces one scheduled for the renewal
-      }
-      // (addons cannot change after a billed cycle: prepare answered 409)
-      const data = {
-        ...columns,
-        ...(pendingChanges === undefined
-          ? {}
-          : {
-              pendingChanges: pendingChanges === null ? DB_NULL : (pendingChanges as unknown as Prisma.InputJsonValue),
-            }),
-      };
-      return tx.prisma.subscription.update({ where: { id }, data });
-    }
-    if (lines) await tx.prisma.subscriptionLine.deleteMany({ where: { subscriptionId: id } });
-    if (addons) await tx.prisma.subscriptionAddon.deleteMany({ where: { subscriptionId: id } });
-    return tx.prisma.subscription.update({
-      where: { id },
-      data: {
-        ...columns,
-        ...(lines ? { lines: { create: lines } } : {}),
-        ...(addons ? { addons: { create: addons } } : {}),
-      },
-    });
+    return withEvent(tx, id, "subscription.updated", () => applyUpdate(tx, current, input));
   });
+}
+
+/** updateSubscription's change of locked subscription `current`, in its transaction `tx`. */
+async function applyUpdate(tx: ServiceContext, current: Current, input: SubscriptionInput): Promise<Subscription> {
+  const id = current.id;
+  const { columns, lines, addons, plans, proration } = await prepare(tx, input, current);
+  let pendingChanges: PendingChanges | null | undefined; // undefined: unchanged
+  if (proration) {
+    if (proration.atPeriodEnd) {
+      // scheduled for the renewal; the same lines as now cancel a scheduled change
+      pendingChanges = lines
+        ? {
+            cycle: current.nextBillingCycle,
+            requested: tx.now().toISOString(),
+            lines: lines.map((l) => ({ id: l.id, plan: l.planId, quantity: l.quantity, coupon: l.couponId })),
+          }
+        : null;
+    } else if (lines) {
+      await changeLinesMidCycle(tx, current, lines, plans, proration);
+      pendingChanges = null; // a change now replaces one scheduled for the renewal
+    }
+    // (addons cannot change after a billed cycle: prepare answered 409)
+    const data = {
+      ...columns,
+      ...(pendingChanges === undefined
+        ? {}
+        : {
+            pendingChanges: pendingChanges === null ? DB_NULL : (pendingChanges as unknown as Prisma.InputJsonValue),
+          }),
+    };
+    return tx.prisma.subscription.update({ where: { id }, data });
+  }
+  if (lines) await tx.prisma.subscriptionLine.deleteMany({ where: { subscriptionId: id } });
+  if (addons) await tx.prisma.subscriptionAddon.deleteMany({ where: { subscriptionId: id } });
+  return tx.prisma.subscription.update({
+    where: { id },
+    data: {
+      ...columns,
+      ...(lines ? { lines: { create: lines } } : {}),
+      ...(addons ? { addons: { create: addons } } : {}),
+    },
+  });
+}
+
+/**
+ * Runs `change` of locked subscription `id` in `tx` and writes event `type` of it after: for
+ * `subscription.updated` with the old values of what changed (no event when nothing did).
+ */
+async function withEvent(
+  tx: ServiceContext,
+  id: string,
+  type: EventType,
+  change: () => Promise<Subscription>,
+): Promise<Subscription> {
+  const before = type === "subscription.updated" ? await printedObjects(tx, "subscription", [id]) : undefined;
+  const changed = await change();
+  await recordEvents(tx, type, "subscription", [id], { before });
+  return changed;
 }
 
 /**
@@ -688,13 +714,18 @@ export async function cancelSubscription(
     }
     if (options.atPeriodEnd) {
       subscriptionTransition(current.status, "cancel_at_period_end", current.cancelAtPeriodEnd);
-      return tx.prisma.subscription.update({ where: { id }, data: { cancelAtPeriodEnd: true, cancelReason: reason } });
+      // canceled when the period ends (the billing run writes subscription.canceled then)
+      return withEvent(tx, id, "subscription.updated", () =>
+        tx.prisma.subscription.update({ where: { id }, data: { cancelAtPeriodEnd: true, cancelReason: reason } }),
+      );
     }
     const status: SubscriptionStatus = subscriptionTransition(current.status, "cancel");
-    return tx.prisma.subscription.update({
-      where: { id },
-      data: { status, cancelled: ctx.now(), cancelReason: reason },
-    });
+    return withEvent(tx, id, "subscription.canceled", () =>
+      tx.prisma.subscription.update({
+        where: { id },
+        data: { status, cancelled: ctx.now(), cancelReason: reason },
+      }),
+    );
   });
 }
 
@@ -708,7 +739,9 @@ export async function pauseSubscription(
   return atomically(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
     const status = subscriptionTransition(current.status, "pause");
-    return tx.prisma.subscription.update({ where: { id }, data: { status, paused: ctx.now(), pausedReason } });
+    return withEvent(tx, id, "subscription.paused", () =>
+      tx.prisma.subscription.update({ where: { id }, data: { status, paused: ctx.now(), pausedReason } }),
+    );
   });
 }
 
@@ -717,6 +750,8 @@ export async function resumeSubscription(ctx: ServiceContext, id: string): Promi
   return atomically(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
     const status = subscriptionTransition(current.status, "resume");
-    return tx.prisma.subscription.update({ where: { id }, data: { status, paused: null, pausedReason: null } });
+    return withEvent(tx, id, "subscription.resumed", () =>
+      tx.prisma.subscription.update({ where: { id }, data: { status, paused: null, pausedReason: null } }),
+    );
   });
 }

@@ -30,7 +30,8 @@ import {
   type SigningCredentials,
 } from "../infra/taxagency/sii/index.js";
 import { renderSwapPdfOffThread } from "../infra/pdf-pool.js";
-import { lockTenantRow, tenant, type ServiceContext, type Tx } from "./context.js";
+import { lockTenantRow, tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
+import { recordEvents } from "./events.js";
 import { storeFile } from "./files.js";
 import { readSettings } from "./organization-settings.js";
 
@@ -229,7 +230,12 @@ export async function receivePurchaseDocuments(
         contentType: "application/xml",
         content: reception.file,
       });
-      return tx.swap.update({ where: { id: swapId }, data: { localFile: localName, reception: receptionName } });
+      const received = await tx.swap.update({
+        where: { id: swapId },
+        data: { localFile: localName, reception: receptionName },
+      });
+      await recordEvents(withinTransaction(ctx, tx), "swap.received", "swap", [swapId]);
+      return received;
     });
   } catch (e) {
     if (isUniqueViolation(e)) throw duplicate();

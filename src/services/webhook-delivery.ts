@@ -38,8 +38,12 @@ export const PER_ENDPOINT_CONCURRENCY = 16;
 export const MAX_IN_FLIGHT = 256;
 /** Beyond the attempt's time limit, how long a claim lasts before another process may take the message (ms). */
 const LEASE_MARGIN_MS = 30_000;
-/** The longest the worker sleeps without looking for due messages (ms). */
-const IDLE_POLL_MS = 5_000;
+/**
+ * The longest the worker sleeps without looking for due messages (ms). It wakes on every commit that
+ * wrote messages, and at the next one's due time (a retry, a crashed process's claim running out);
+ * this poll is the safety net for a notification that was never sent.
+ */
+const IDLE_POLL_MS = 60_000;
 /** The shortest sleep when a due message could not be claimed (another process holds it for a moment; ms). */
 const MIN_SLEEP_MS = 50;
 /** After a failed round (a database error), the wait before the next (ms). */

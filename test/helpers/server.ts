@@ -66,6 +66,11 @@ export async function startTestServer(
     billingRunIntervalMs?: number;
     /** where the app logs (default: TEST_LOG_LEVEL, silent) */
     logger?: Logger;
+    /**
+     * run the webhook delivery worker (default false: its statements would mix with the ones tests count; the
+     * webhook tests turn it on)
+     */
+    webhookWorker?: boolean;
   } = {},
 ): Promise<TestServer> {
   const { target, drop } = await cloneTemplate(inject("template"));
@@ -109,6 +114,8 @@ export async function startTestServer(
     settings,
     outboxIntervalMs: options.outboxIntervalMs,
     billingRunIntervalMs: options.billingRunIntervalMs,
+    webhookWorker: options.webhookWorker ?? false,
+    eventRetentionIntervalMs: 0,
   });
   const server: Server = createHttpServer(app);
   // Keep-alive: the client must always be the side that drops an idle connection. With Node's 5 s

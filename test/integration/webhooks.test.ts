@@ -11,7 +11,7 @@ import { startWebhookReceiver, until, type WebhookReceiver } from "../helpers/we
 let s: TestServer;
 let receiver: WebhookReceiver;
 beforeAll(async () => {
-  s = await startTestServer({ settings: { certificateEncryptionKey: randomBytes(32) } });
+  s = await startTestServer({ settings: { certificateEncryptionKey: randomBytes(32) }, webhookWorker: true });
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {

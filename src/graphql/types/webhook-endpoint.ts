@@ -7,6 +7,7 @@
 import { builder } from "../builder.js";
 import type { DescribedValues } from "../enums.js";
 import { offsetArg, prismaConnection } from "../pagination.js";
+import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
 import { tenant } from "../../services/context.js";
 import {
   createWebhookEndpoint,
@@ -175,6 +176,14 @@ const WebhookEndpointInput = builder.inputType("WebhookEndpointInput", {
   }),
 });
 
+const WebhookDeliveryWhere = builder.inputType("WebhookDeliveryWhere", {
+  description: "Filters of the delivery attempts; every given filter must match.",
+  fields: (t) => ({
+    event: t.field({ type: StringFilter, description: "the event's id (REST `event`, `event__in`)" }),
+    created: t.field({ type: DateTimeFilter, description: "when the attempt ended (REST `created__gte`, ...)" }),
+  }),
+});
+
 const WebhookEndpointDeletePayload = builder.objectRef<{ id: string }>("WebhookEndpointDeletePayload").implement({
   description: "Result of deleting a webhook endpoint.",
   fields: (t) => ({
@@ -202,17 +211,30 @@ builder.queryFields((t) => ({
   webhookDeliveries: t.connection(
     {
       type: WebhookDelivery,
-      description: "The delivery attempts of one endpoint, newest first. Errors: not_found (unknown endpoint).",
-      args: { endpoint: t.arg.id({ required: true, description: "`we_` id" }), offset: offsetArg(t) },
+      description:
+        "Delivery attempts of the caller's organization and mode (of one endpoint when `endpoint` is given), " +
+        "newest first. Errors: not_found (an unknown endpoint).",
+      args: {
+        endpoint: t.arg.id({ description: "`we_` id: only this endpoint's attempts" }),
+        where: t.arg({ type: WebhookDeliveryWhere, description: "filters; none: every attempt" }),
+        offset: offsetArg(t),
+      },
       resolve: async (_root, args, ctx, info) => {
-        const endpoint = String(args.endpoint);
-        const found = await ctx.prisma.webhookEndpoint.findFirst({
-          where: { id: endpoint, ...tenant(ctx) },
-          select: { id: true },
-        });
-        if (!found) throw new NotFoundError("webhook endpoint", endpoint);
+        const endpoint = args.endpoint == null ? null : String(args.endpoint);
+        if (endpoint) {
+          const found = await ctx.prisma.webhookEndpoint.findFirst({
+            where: { id: endpoint, ...tenant(ctx) },
+            select: { id: true },
+          });
+          if (!found) throw new NotFoundError("webhook endpoint", endpoint);
+        }
+        const w = args.where ?? {};
         return prismaConnection(ctx, info, ctx.prisma.webhookAttempt, args, {
-          where: { endpointId: endpoint, ...tenant(ctx) },
+          where: {
+            ...tenant(ctx),
+            ...(endpoint ? { endpointId: endpoint } : {}),
+            AND: [...stringConditions("eventId", w.event), ...dateTimeConditions("createdAt", w.created)],
+          },
           orderBy: [{ createdAt: "desc" }, { id: "desc" }],
         });
       },

@@ -15,6 +15,8 @@ import { numberingPlan } from "../numbering.js";
 import { billSubscription, PreviousInvoices, type Outcome } from "./bill-subscription.js";
 import { BatchWrites, writeSubscriptions } from "./bulk-writes.js";
 import type { Claimed } from "./claim.js";
+import type { PrismaClient } from "../../infra/prisma/generated/client.js";
+import { printedTenantObjects, recordTenantEvents, type PrintedObject } from "../events.js";
 
 /** Who a claimed subscription is billed as, and up to which day. */
 export interface BatchTerms {
@@ -77,6 +79,9 @@ export async function billBatch(tx: Tx, batch: Claimed[], terms: BatchTerms): Pr
   );
   // the no-card rule reads cycle n-1's invoice: stored ones, and the ones this batch creates
   const previous = await loadPreviousInvoices(tx, data);
+  // the subscriptions as they are, for the previous_attributes of their subscription.updated events
+  const subscriptions = batch.map((c) => ({ ctx: terms.contextOf(c), id: c.id }));
+  const before = await printedTenantObjects(tx as unknown as PrismaClient, "subscription", subscriptions);
   const writes = new BatchWrites(tx);
   const outcomes: Outcome[] = [];
   for (const claimed of batch) {
@@ -97,8 +102,35 @@ export async function billBatch(tx: Tx, batch: Claimed[], terms: BatchTerms): Pr
     .filter((_, i) => outcomes[i].cycles > 0 || outcomes[i].cancelled)
     .map((c) => data.get(c.id)!.subscription);
   await writeSubscriptions(tx, changed);
+  await recordSubscriptionEvents(tx, subscriptions, outcomes, before);
   await finalizeInvoices(tx, outcomes, writes);
+  // the new invoices' events: created and finalized in this transaction, each printed once, finalized
+  const invoices = outcomes.flatMap((o) => o.invoices.map((id) => ({ ctx: o.ctx, id })));
+  await recordTenantEvents(
+    tx as unknown as PrismaClient,
+    ["invoice.created", "invoice.finalized"],
+    "invoice",
+    invoices,
+  );
   return outcomes;
+}
+
+/**
+ * The events of the batch's subscriptions (docs/webhooks.md): subscription.canceled for those the
+ * run ended (the no-card rule, a cancellation at period end), subscription.updated with
+ * previous_attributes for those it renewed (a new period).
+ */
+async function recordSubscriptionEvents(
+  tx: Tx,
+  subscriptions: { ctx: ServiceContext; id: string }[],
+  outcomes: Outcome[],
+  before: Map<string, PrintedObject>,
+): Promise<void> {
+  const db = tx as unknown as PrismaClient;
+  const canceled = subscriptions.filter((_, i) => outcomes[i].cancelled);
+  const renewed = subscriptions.filter((_, i) => !outcomes[i].cancelled && outcomes[i].cycles > 0);
+  await recordTenantEvents(db, ["subscription.canceled"], "subscription", canceled);
+  await recordTenantEvents(db, ["subscription.updated"], "subscription", renewed, before);
 }
 
 /**
