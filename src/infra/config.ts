@@ -97,6 +97,11 @@ export interface AppSettings {
   webhooks: WebhookSettings;
   /** EVENT_RETENTION_DAYS: events older than this many days are deleted (default 30) */
   eventRetentionDays: number;
+  /**
+   * PUBLIC_URL (without a trailing slash): the base of the links that background work prints (an event's file
+   * URLs when no request made it); unset: such links start at the path (`/v1/files/...`)
+   */
+  publicUrl?: string;
 }
 
 /** How webhook messages are delivered (docs/webhooks.md). */
@@ -381,6 +386,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "true" || e.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "1",
       },
       eventRetentionDays: e.EVENT_RETENTION_DAYS ?? DEFAULT_SETTINGS.eventRetentionDays,
+      publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
     },
   };
 }

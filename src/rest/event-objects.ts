@@ -83,6 +83,8 @@ function documentOf(typename: string): DocumentNode {
 function printingContext(ctx: ServiceContext): GraphQLContext {
   return {
     ...ctx,
+    // links absolute when a request (or PUBLIC_URL) gives the base; background work has no request
+    baseUrl: ctx.baseUrl || ctx.settings.publicUrl || "",
     auth: { ...ctx.auth, portal: undefined },
     requestId: "event",
     logger: undefined as never,
