@@ -252,7 +252,7 @@ describe("bulk finalize", () => {
 });
 
 describe("SII sending off (test mode)", () => {
-  it("the bulk finalize issues each DTE with status not_sent and queues none; back on, the next is queued", async () => {
+  it("the bulk finalize issues each DTE not_sent and queues none; back on, the next is queued", async () => {
     const lines = [{ name: "Soporte", amount: 1000 }];
     const off = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { sii_sending: "off" } });
     expect([off.status, off.body.sii_sending]).toEqual([200, "off"]);

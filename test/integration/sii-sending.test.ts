@@ -521,7 +521,7 @@ describe("sending boletas through SII's boleta API", () => {
 });
 
 describe("SII sending off (test mode: tax profile sii_sending)", () => {
-  it("a DTE finalized while it is off is signed and stored, not_sent, and never reaches SII; on again, the next is sent", async () => {
+  it("a DTE finalized while it is off is not_sent and never reaches SII; on again, the next is sent", async () => {
     const off = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { sii_sending: "off" } });
     expect([off.status, off.body.sii_sending]).toEqual([200, "off"]);
     let kept: { id: string; folio: number };
