@@ -18,6 +18,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { adminQuery, POSTGRES_URL, TEST_DB, withDatabase } from "../helpers/databases.js";
 import { cli, ROOT, serviceEnv, startService, type ServiceProcess } from "../helpers/processes.js";
 import { createDatabase } from "../../src/infra/database.js";
+import { callControlSocket } from "../../src/infra/control-socket.js";
 
 const running: ServiceProcess[] = [];
 const dirs: string[] = [];
@@ -136,6 +137,21 @@ describe.skipIf(TEST_DB !== "pglite")("the command line beside a running server"
     ]);
     const unknown = cli(["api-key", "revoke", "key_doesnotexist"], env);
     expect([unknown.status, unknown.stderr]).toEqual([1, "error: No API key with id key_doesnotexist\n"]);
+    // a command line of another version is refused by the server
+    const errors: string[] = [];
+    const code = await callControlSocket(
+      path.join(dir, "control.sock"),
+      { argv: ["api-key", "list"], version: "0.0.0-other" },
+      (m) => void ("err" in m && errors.push(m.err)),
+    );
+    const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string };
+    expect([code, errors]).toEqual([
+      1,
+      [
+        `error: the running server is version ${version} and this command line is version 0.0.0-other; run the ` +
+          "server's build of the command line, or stop the server and run this one\n",
+      ],
+    ]);
     const help = cli(["api-key", "--help"], env);
     expect([help.status, help.stdout.split("\n")[0]]).toEqual([0, "Usage: billing api-key [options] [command]"]);
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
