@@ -22,9 +22,17 @@ export function heldDataDir(env: NodeJS.ProcessEnv = process.env): HeldDataDir |
   return { dir: target.dir, owner, socket: controlSocketPath(dataDir) };
 }
 
-/** Help and version are answered in this process, whoever holds the database. */
+/**
+ * Help and version are answered in this process, whoever holds the database: no arguments, `-h`,
+ * `--help`, `-V` or `--version` anywhere, or the `help` command among the words before the first
+ * option (`help api-key`, `api-key help create`; not `--organization help`).
+ */
 function asksForHelp(argv: string[]): boolean {
-  return argv.length === 0 || argv.some((a) => ["-h", "--help", "-V", "--version", "help"].includes(a));
+  const firstOption = argv.findIndex((a) => a.startsWith("-"));
+  const words = firstOption < 0 ? argv : argv.slice(0, firstOption);
+  return (
+    argv.length === 0 || words.includes("help") || argv.some((a) => ["-h", "--help", "-V", "--version"].includes(a))
+  );
 }
 
 /**
