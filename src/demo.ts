@@ -1,15 +1,29 @@
 /**
- * `npm run demo` (`node dist/demo.js`): a real scenario against the service. With BILLING_URL and BILLING_API_KEY set
- * it talks to that running server; otherwise it starts one in-process on a fresh embedded database.
- * Creates a Chilean customer (valid RUT), an invoice with several lines and a discount, finalizes
- * it; dispatches goods with an order (guía de despacho) and bills it with a second invoice
- * (GraphQL invoiceOrders); credits part of the first invoice with a credit note and pays what is
- * left with a test card. Then recurring billing: a product with a licensed and a metered plan, a
- * subscription started a month ago, usage records, and the billing run (services/billing-run.ts,
- * in-process only) that finalizes its cycle invoices and charges the saved card. Last, Chile's
- * SII (docs/sii-setup.md): the tax profile, a generated test certificate (PKCS#12) and CAF (never
- * a real taxpayer's), and a signed invoice (DTE) whose PDF carries the timbre. Writes every PDF and
- * the DTE to out/ and prints the totals.
+ * `npm run demo` (`node dist/demo.js`): a real scenario against the service. Creates a Chilean
+ * customer (valid RUT), an invoice with several lines and a discount, finalizes it; dispatches
+ * goods with an order (guía de despacho) and bills it with a second invoice (GraphQL
+ * invoiceOrders); credits part of the first invoice with a credit note and pays what is left with a
+ * test card. Then recurring billing: a product with a licensed and a metered plan, a subscription
+ * started a month ago, usage records, and the billing run (services/billing-run.ts, in-process
+ * only) that finalizes its cycle invoices and charges the saved card. Last, Chile's SII
+ * (docs/sii-setup.md): a generated test certificate (PKCS#12) and CAF (never a real taxpayer's),
+ * and a signed invoice (DTE) whose PDF carries the timbre. Writes every PDF and the DTE to out/ and
+ * prints the totals.
+ *
+ * Where it runs (README "Demo"):
+ * - without BILLING_URL: an in-process server on a fresh embedded database in a temporary
+ *   directory, removed at the end;
+ * - with BILLING_URL and no BILLING_API_KEY: that running server, in an organization of the demo's
+ *   own ("Demo SpA <date time>") with a test key, created as `api-key create` creates them
+ *   (cli/run.ts): through the running server's control socket when it holds the embedded database
+ *   configured here, or in PostgreSQL (DATABASE_URL); then the key must be accepted by BILLING_URL;
+ * - with BILLING_URL and BILLING_API_KEY: the key's organization, only with a test key whose
+ *   organization has no data in test mode (no customer, document, catalogue entry, payment,
+ *   subscription, tax profile RUT, certificate or CAF); otherwise it stops before changing
+ *   anything, saying why and what to do.
+ * In every case the demo's test-mode tax profile gets `sii_sending: "off"` (docs/sii-sending.md
+ * "Turning sending off") before its generated certificate and CAF go in: its DTEs are signed and
+ * stored but never queued for SII, so no server ever tries to upload them to SII's hosts.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -22,29 +36,31 @@ import { runBilling } from "./services/billing-run.js";
 import type { Database } from "./infra/database.js";
 import { randomBytes } from "node:crypto";
 import { generateCaf, generatePkcs12 } from "./infra/taxagency/sii/test-material.js";
+import { databaseTarget, describeDatabase } from "./infra/database-target.js";
+import { heldDataDir, runCommand } from "./cli/run.js";
 
-async function inProcessServer() {
+/** The demo cannot run where it was pointed: the message says why and what to do; nothing was changed. */
+class DemoStop extends Error {}
+
+/** The service the demo talks to. */
+interface DemoService {
+  url: string;
+  key: string;
+  /** the in-process server's database (the billing run runs on it); null for a running server */
+  database: Database | null;
+  close(): Promise<void>;
+}
+
+async function inProcessServer(): Promise<DemoService> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-demo-"));
   const target = { kind: "pglite" as const, dir: path.join(dir, "pglite") };
   console.log("starting an in-process server on a fresh embedded database ...");
   const database = await createDatabase(target);
   await migrate(database);
-  const { key, organization } = await createApiKey(database.prisma, {
+  const { key } = await createApiKey(database.prisma, {
     organizationName: "Demo SpA",
     email: "demo@example.cl",
     mode: "test",
-  });
-  // the demo runs in test mode: its tax profile is test mode's (settings are per mode)
-  await database.prisma.organizationSettings.updateMany({
-    where: { organizationId: organization, testMode: true },
-    data: {
-      taxId: "76042235-5",
-      taxBusinessName: "Demo SpA",
-      taxAddress: "Av. Apoquindo 3000",
-      taxCommune: "Las Condes",
-      taxCity: "Santiago",
-      taxActivity: "Desarrollo de software",
-    },
   });
   // the key that seals the demo's certificate and CAF (a real server takes CERTIFICATE_ENCRYPTION_KEY or a key file)
   const server = createHttpServer(
@@ -54,7 +70,7 @@ async function inProcessServer() {
   return {
     url,
     key,
-    database: database as Database | null,
+    database,
     close: async () => {
       await new Promise((r) => server.close(r));
       await database.close();
@@ -63,15 +79,143 @@ async function inProcessServer() {
   };
 }
 
-const external = process.env.BILLING_URL && process.env.BILLING_API_KEY;
-const service = external
-  ? {
-      url: process.env.BILLING_URL!.replace(/\/$/, ""),
-      key: process.env.BILLING_API_KEY!,
-      close: async () => {},
-      database: null,
-    }
-  : await inProcessServer();
+/** "2026-11-28 17:30:05" in this machine's time zone: the demo organization's name tells one run from another. */
+function stamp(now = new Date()): string {
+  const p = (n: number) => String(n).padStart(2, "0");
+  return (
+    `${now.getFullYear()}-${p(now.getMonth() + 1)}-${p(now.getDate())} ` +
+    `${p(now.getHours())}:${p(now.getMinutes())}:${p(now.getSeconds())}`
+  );
+}
+
+/** The package version (a running server refuses a command line of another version). */
+function packageVersion(): string {
+  return (JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string })
+    .version;
+}
+
+/** POSTs a GraphQL query with `key`; resolves to the HTTP status and the parsed answer. */
+async function graphqlAs<T>(url: string, key: string, query: string) {
+  const res = await fetch(`${url}/graphql`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ query }),
+  });
+  return { status: res.status, body: (await res.json()) as { data?: T; errors?: { message: string }[] } };
+}
+
+/**
+ * A new organization of the demo's own on the running server at `url`, with a test key: created by
+ * `api-key create` run where the command line runs it (through the server's control socket when it
+ * holds the embedded database configured here; in PostgreSQL with DATABASE_URL). Stops, changing
+ * nothing, when the configured embedded database is held by no running server (the organization
+ * would go into a database BILLING_URL's server does not use).
+ */
+async function ownOrganization(url: string): Promise<DemoService> {
+  const target = databaseTarget();
+  if (target.kind === "pglite" && !heldDataDir())
+    throw new DemoStop(
+      `no running server holds ${describeDatabase(target)}, where the demo would create its organization. Run ` +
+        "the demo in the directory (or with the BILLING_DATA_DIR or DATABASE_URL) of the server at " +
+        `${url}, or give it a test key of an organization without data: BILLING_API_KEY=sk_test_...`,
+    );
+  const name = `Demo SpA ${stamp()}`;
+  let printed = "";
+  const code = await runCommand(
+    ["api-key", "create", "--organization", name, "--email", "demo@example.cl", "--mode", "test"],
+    packageVersion(),
+    { out: { write: (text) => (printed += text) }, notes: process.stderr },
+  );
+  if (code !== 0) throw new DemoStop("the demo could not create its organization (the lines above say why)");
+  const created = JSON.parse(printed.trim().split("\n").at(-1)!) as { organization: string; id: string; key: string };
+  const check = await graphqlAs(url, created.key, "{ taxProfile { organization } }");
+  if (check.status === 401)
+    throw new DemoStop(
+      `the server at ${url} does not accept the key the demo created in ${describeDatabase(target)} (401): it ` +
+        "does not use that database. Run the demo with the server's BILLING_DATA_DIR or DATABASE_URL. (Revoke " +
+        `the key it created: npm run --silent cli -- api-key revoke ${created.id})`,
+    );
+  console.log(`demo organization ${created.organization} "${name}", test key ${created.key.slice(0, 12)}...`);
+  return { url, key: created.key, database: null, close: async () => {} };
+}
+
+/** What a test key's organization holds in test mode: a count per kind (zero: none). */
+const ORGANIZATION_DATA = [
+  ["customers", "customers"],
+  ["invoices", "invoices"],
+  ["orders", "orders"],
+  ["creditNotes", "credit notes"],
+  ["payments", "payments"],
+  ["products", "products"],
+  ["plans", "plans"],
+  ["addons", "addons"],
+  ["coupons", "coupons"],
+  ["subscriptions", "subscriptions"],
+  ["purchases", "received documents"],
+  ["cafs", "CAFs"],
+] as const;
+
+/**
+ * The organization of the test key `key` on the server at `url`, when it has no data in test mode;
+ * else stops before changing anything, naming what it has and what to do instead.
+ */
+async function givenKey(url: string, key: string): Promise<DemoService> {
+  if (!key.startsWith("sk_test_"))
+    throw new DemoStop(
+      "BILLING_API_KEY is not a test key (sk_test_...): the demo runs in test mode only. Give it a test key of " +
+        "an organization without data, or no key: it then creates an organization of its own.",
+    );
+  const query =
+    "{ taxProfile { organization taxId activity address } certificates { id } " +
+    ORGANIZATION_DATA.map(([field]) => `${field}(first: 1) { count(limit: 1000) { count precision } }`).join(" ") +
+    " }";
+  type Counts = Record<string, { count: { count: number; precision: string } }> & {
+    taxProfile: { organization: string; taxId: string | null; activity: string | null; address: string | null };
+    certificates: { id: string }[];
+  };
+  const answer = await graphqlAs<Counts>(url, key, query);
+  if (answer.status === 401)
+    throw new DemoStop(`the server at ${url} does not accept BILLING_API_KEY (401): check the key and the URL.`);
+  const data = answer.body.data;
+  if (!data) throw new Error(`reading the organization: ${answer.status} ${JSON.stringify(answer.body.errors)}`);
+  const found = ORGANIZATION_DATA.filter(([field]) => data[field].count.count > 0).map(
+    ([field, label]) => `${label}: ${data[field].count.precision === "exact" ? "" : "over "}${data[field].count.count}`,
+  );
+  const profile = data.taxProfile;
+  if (profile.taxId || profile.activity || profile.address)
+    found.push(`a tax profile${profile.taxId ? ` (RUT ${profile.taxId})` : ""}`);
+  if (data.certificates.length) found.push(`certificates: ${data.certificates.length}`);
+  if (found.length)
+    throw new DemoStop(
+      `the organization of BILLING_API_KEY (${profile.organization}) already has data in test mode: ` +
+        `${found.join(", ")}. The demo changes the organization it runs in (its test tax profile, a test ` +
+        "certificate and CAF, which number its invoices with SII folios), so it runs only in one of its own or " +
+        "in one without data; it changed nothing. Run it without BILLING_API_KEY (it creates an organization " +
+        "of its own), or give it a test key of a new organization: npm run --silent cli -- api-key create " +
+        '--organization "Demo SpA" --email you@example.com --mode test',
+    );
+  console.log(
+    `organization ${profile.organization} has no data in test mode: the demo runs in it (its test-mode tax ` +
+      "profile becomes Demo SpA's, with SII sending off)",
+  );
+  return { url, key, database: null, close: async () => {} };
+}
+
+/** The service to run against (module comment: where the demo runs). */
+async function demoService(): Promise<DemoService> {
+  const url = process.env.BILLING_URL?.replace(/\/+$/, "");
+  if (!url) return inProcessServer();
+  return process.env.BILLING_API_KEY ? givenKey(url, process.env.BILLING_API_KEY) : ownOrganization(url);
+}
+
+let service: DemoService;
+try {
+  service = await demoService();
+} catch (e) {
+  if (!(e instanceof DemoStop)) throw e;
+  process.stderr.write(`demo: ${e.message}\n`);
+  process.exit(1);
+}
 
 async function call(method: string, pathname: string, body?: unknown) {
   const res = await fetch(`${service.url}${pathname}`, {
@@ -135,6 +279,22 @@ function printDocument(what: string, documentName: string, doc: PrintedDocument,
 }
 
 try {
+  // the issuer (test mode's tax profile), with SII sending off before any certificate or CAF goes in: the demo's
+  // DTEs are signed and stored, never queued for SII (docs/sii-sending.md "Turning sending off")
+  const profile = await call("PATCH", "/v1/billers/built_in/tax_profile/", {
+    tax_id: "76042235-5",
+    business_name: "Demo SpA",
+    activity: "Desarrollo de software",
+    activity_codes: ["620200"],
+    address: "Av. Apoquindo 3000",
+    commune: "Las Condes",
+    city: "Santiago",
+    resolution_number: 0,
+    resolution_date: "2026-01-15",
+    sii_sending: "off",
+  });
+  if (profile.sii_sending !== "off") throw new Error("the server did not turn SII sending off; the demo stops here");
+  console.log(`tax profile of test mode: ${profile.business_name} RUT ${profile.tax_id}, SII sending off`);
   const customer = await call("POST", "/v1/customers/", {
     name: "Comercial Los Andes Ltda.",
     tax_id: "77.879.240-0",
@@ -296,24 +456,18 @@ try {
       );
     }
   } else {
-    console.log("external server: bill it with `npm run --silent cli -- billing run` where the server's database is");
+    console.log(
+      "running server: the demo does not run the billing run (it bills every organization's due subscriptions); " +
+        "the server's own billing run (BILLING_RUN_INTERVAL_SECONDS) or `npm run --silent cli -- billing run` " +
+        "bills this subscription's cycle",
+    );
   }
 
   const customerAfter = await call("GET", `/v1/customers/${customer.id}/`);
   console.log(`customer aggregations: ${JSON.stringify(customerAfter.aggregations)}`);
 
-  // Chile's SII: tax profile, certificate and CAF, then a signed invoice with its timbre
-  await call("PATCH", "/v1/billers/built_in/tax_profile/", {
-    tax_id: "76042235-5",
-    business_name: "Demo SpA",
-    activity: "Desarrollo de software",
-    activity_codes: ["620200"],
-    address: "Av. Apoquindo 3000",
-    commune: "Las Condes",
-    city: "Santiago",
-    resolution_number: 0,
-    resolution_date: "2026-01-15",
-  });
+  // Chile's SII: a test certificate and CAF (the tax profile is set above, with sending off), then a signed
+  // invoice with its timbre
   const pkcs12 = generatePkcs12({ rut: "12345678-5", commonName: "Firmante Demo" });
   const certificate = await call("POST", "/v1/billers/built_in/certificates/", {
     file: pkcs12.file.toString("base64"),
@@ -343,6 +497,7 @@ try {
   console.log(`  folio ${signed.number}, DTE ${signed.local_file} written to ${xmlPath}`);
   await savePdf(`/v1/invoices/${signed.id}/pdf/`, `dte-33-${signed.number}.pdf`);
   console.log("  the PDF prints the timbre (PDF417 of the TED) and a CEDIBLE copy");
+  console.log("  SII sending is off in the demo's test mode: this DTE is stored, never uploaded to SII");
 } finally {
   await service.close();
 }

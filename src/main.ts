@@ -7,18 +7,28 @@
  *    service is ready every request, /healthz included, gets 503 `starting` with Retry-After;
  * 3. the database is opened (the embedded one locked for this process, infra/data-dir-lock.ts)
  *    and pending migrations applied in process (infra/migrate.ts);
- * 4. the app answers: /graphql, /v1, /healthz, /readyz, /metrics, and its interval workers run.
+ * 4. the app answers: /graphql, /v1, /healthz, /readyz, /metrics, and its interval workers run;
+ *    on the embedded database the control socket `<BILLING_DATA_DIR>/control.sock` takes the
+ *    command line's commands (cli/serve.ts; docs/operations.md "The command line beside a running
+ *    server"), a stale socket file of a killed server replaced;
+ * 5. with no organization in the database yet, one log line gives the command that creates the
+ *    first API key (firstStartHints).
  *
- * Stop: SIGTERM or SIGINT stops accepting connections, finishes requests in flight (10 s at most,
- * then their connections are closed), stops the workers between items, closes the database and
- * exits 0. A second signal exits at once with code 1. Logs are JSON lines (pino) from the first.
+ * Stop: SIGTERM or SIGINT stops accepting connections (HTTP and the control socket, whose file is
+ * removed), finishes requests and commands in flight (10 s at most, then their connections are
+ * closed; a billing run through the socket ends after its batch in progress), stops the workers
+ * between items, closes the database and exits 0. A second signal exits at once with code 1. Logs
+ * are JSON lines (pino) from the first.
  */
+import fs from "node:fs";
 import type http from "node:http";
-import { ConfigError, loadConfig, type Config } from "./infra/config.js";
+import { ConfigError, loadConfig, type AppSettings, type Config } from "./infra/config.js";
 import { createLogger } from "./infra/logger.js";
 import { databaseTarget, errorMessage, type DatabaseTarget } from "./infra/driver-adapter.js";
 import type { Database } from "./infra/database.js";
 import { DataDirInUseError } from "./infra/data-dir-lock.js";
+import { dataDirOf } from "./infra/database-target.js";
+import { controlSocketPath, listenControlSocket, type ControlServer } from "./infra/control-socket.js";
 import { MigrationError } from "./infra/migrate.js";
 import { withEmbeddedKey } from "./infra/secrets.js";
 import type { App } from "./server.js";
@@ -55,6 +65,7 @@ serverModule.catch(() => undefined); // awaited below; a load error is reported 
 const target = databaseTarget();
 let app: App | null = null;
 let database: Database | null = null;
+let control: ControlServer | null = null;
 let server: http.Server;
 let url: string;
 
@@ -121,20 +132,80 @@ const startup = (async () => {
     });
   }
   const { createApp } = await serverModule;
+  // the embedded database keeps its certificate encryption key next to its data (docs/sii-setup.md)
+  const settings = withEmbeddedKey(config.settings, target);
   app = createApp({
     database: database!,
     logger,
     publicUrl: config.publicUrl,
-    // the embedded database keeps its certificate encryption key next to its data (docs/sii-setup.md)
-    settings: withEmbeddedKey(config.settings, target),
+    settings,
     billingRunIntervalMs: config.billingRunIntervalSeconds * 1000,
     siiIntervalMs: config.siiSendIntervalMs,
   });
+  const dataDir = dataDirOf(target);
+  if (dataDir) control = await listenForCommands(dataDir, database!, settings);
   logger.info(
-    { url, graphql: `${url}/graphql`, rest: `${url}/v1`, startupMs: Math.round(performance.now()) },
+    {
+      url,
+      graphql: `${url}/graphql`,
+      rest: `${url}/v1`,
+      ...(control ? { controlSocket: control.file } : {}),
+      startupMs: Math.round(performance.now()),
+    },
     "billing service listening",
   );
+  await firstStartHints(database!);
 })();
+
+/**
+ * The control socket in `dataDir` (infra/control-socket.ts) running the command line's commands in
+ * this process (cli/serve.ts); null, with a warning, when it cannot listen (the service still serves
+ * HTTP; the command line then cannot work beside it).
+ */
+async function listenForCommands(dataDir: string, db: Database, settings: AppSettings): Promise<ControlServer | null> {
+  const file = controlSocketPath(dataDir);
+  try {
+    const { commandHandler } = await import("./cli/serve.js");
+    const { version } = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+      version: string;
+    };
+    return await listenControlSocket(file, commandHandler({ database: db, config, settings, logger, version }));
+  } catch (e) {
+    logger.warn(
+      { controlSocket: file, reason: errorMessage(e) },
+      "cannot listen on the control socket: the command line cannot run its commands beside this server",
+    );
+    return null;
+  }
+}
+
+/**
+ * What a new user does next, logged once at start while the database has no organization: the
+ * command that creates the first organization and its API key (docs/operations.md "First start"),
+ * to type in the directory the server was started from. On the embedded database with
+ * BILLING_DATA_DIR set, the command carries it (absolute); on PostgreSQL the command line needs the
+ * server's DATABASE_URL, which is not logged (it may hold a password): the line says so.
+ */
+async function firstStartHints(db: Database): Promise<void> {
+  const organizations = await db.prisma.organization.count({ take: 1 }).catch(() => null);
+  if (organizations !== 0) return;
+  const dataDir = dataDirOf(target);
+  const prefix = dataDir && process.env.BILLING_DATA_DIR ? `BILLING_DATA_DIR=${shellWord(dataDir)} ` : "";
+  const command =
+    `${prefix}npm run --silent cli -- api-key create --organization "Your Company SpA" --email you@example.com ` +
+    "--mode test";
+  const postgres = target.kind === "postgres" ? " (with this server's DATABASE_URL set)" : "";
+  // the dashboard's first-admin invitation link, once there is a dashboard, is logged here beside the command
+  logger.info(
+    { command },
+    `no organization yet: create the first organization and its API key with: ${command}${postgres}`,
+  );
+}
+
+/** `word` as one shell word: as it is when it has only safe characters, else in single quotes. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
 
 let stopping = false;
 async function shutdown(signal: NodeJS.Signals): Promise<void> {
@@ -150,9 +221,15 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
   const started = performance.now();
   await startup.catch(() => undefined);
   logger.info({ signal }, "shutting down: no new connections, finishing requests in flight");
-  const drained = await drainHttpServer(server, DRAIN_MS);
+  // commands run for the command line are part of the drain (a billing run ends after its batch in progress)
+  const [drained, commandsDone] = await Promise.all([
+    drainHttpServer(server, DRAIN_MS),
+    control ? control.close(DRAIN_MS) : Promise.resolve(true),
+  ]);
   if (!drained)
     logger.warn({ ms: DRAIN_MS }, "requests still in flight after the grace period; their connections were closed");
+  if (!commandsDone)
+    logger.warn({ ms: DRAIN_MS }, "commands still running after the grace period; their connections were closed");
   await app?.close();
   await database?.close();
   logger.info({ ms: Math.round(performance.now() - started) }, "stopped");

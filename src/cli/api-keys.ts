@@ -3,35 +3,30 @@
  *   api-key create --organization <name or org_ id> --email <e-mail> [--mode test|live] [--expires <date>]
  *       prints {"organization":"org_...","organization_name":"...","organization_created":true,"id":"key_...",
  *       "key":"sk_test_...","expires_at":null} as its last line, and on stderr whether it created the
- *       organization or joined an existing one
+ *       organization or joined an existing one, and which database it wrote to
  *   api-key list [--organization <name or org_ id>] [--json]
  *       prefix, organization, mode, e-mail, created, last used, expires, revoked (never the key)
- *   api-key revoke <key id>
+ *   api-key revoke <key id>      (on stderr: which database)
  * Errors (bad input, unknown id) are thrown as DomainError for the caller to print and exit 1;
  * nothing is written then. The services are imported when a command runs, so building the
  * command tree stays cheap.
  */
 import { Command } from "commander";
 import type { Database } from "../infra/database.js";
+import type { CommandContext } from "./context.js";
 
-/** Where the commands print; process.stdout by default. */
-export interface CommandOutput {
-  write(text: string): unknown;
-}
+export type { CommandOutput } from "./context.js";
 
 /**
- * The `api-key` command. `openDatabase` opens an already migrated database; each subcommand opens
- * it once and closes it (`database.close()`) when done, also on errors. `out` receives what the
- * commands print (tests pass a buffer), `notes` the lines meant for a person (stderr by default),
- * so `out` stays machine-readable.
+ * The `api-key` command in context `ctx` (cli/context.ts): each subcommand opens the database once
+ * (`ctx.openDatabase`) and closes it when done, also on errors. `ctx.out` receives what the
+ * commands print (tests pass a buffer), `ctx.notes` the lines meant for a person (stderr), so `out`
+ * stays machine-readable; `ctx.database` names the database in those notes.
  */
-export function apiKeyCommands(
-  openDatabase: () => Promise<Database>,
-  out: CommandOutput = process.stdout,
-  notes: CommandOutput = process.stderr,
-): Command {
+export function apiKeyCommands(ctx: Pick<CommandContext, "openDatabase" | "out" | "notes" | "database">): Command {
+  const { out, notes } = ctx;
   const withDatabase = async <T>(run: (database: Database) => Promise<T>): Promise<T> => {
-    const database = await openDatabase();
+    const database = await ctx.openDatabase();
     try {
       return await run(database);
     } finally {
@@ -81,6 +76,7 @@ export function apiKeyCommands(
                   : ""
               }\n`,
       );
+      notes.write(`wrote the key to ${ctx.database}\n`);
       out.write(`${JSON.stringify(created)}\n`);
     });
 
@@ -108,6 +104,7 @@ export function apiKeyCommands(
     .action(async (id: string) => {
       const { revokeApiKey } = await import("../services/api-keys.js");
       const revoked = await withDatabase((database) => revokeApiKey(database.prisma, id));
+      if (!revoked.already_revoked) notes.write(`revoked in ${ctx.database}\n`);
       out.write(
         revoked.already_revoked
           ? `${revoked.id} (${revoked.prefix}…) was already revoked at ${revoked.revoked_at}\n`

@@ -9,8 +9,7 @@
  * (its migrations aside). The modules are imported when the command runs.
  */
 import { Command } from "commander";
-import type { Database } from "../infra/database.js";
-import type { CommandOutput } from "./api-keys.js";
+import type { CommandContext } from "./context.js";
 
 /** A mistake in the command line; `code` is a string so the command line prints the message alone. */
 class DatabaseUsageError extends Error {
@@ -48,10 +47,12 @@ export function postgresUrl(url: string): string {
 }
 
 /**
- * The `db` command. `openDatabase` opens the configured (source) database, migrated; it is closed
- * when the command ends, also on errors. `out` receives what the command prints (tests pass a buffer).
+ * The `db` command in context `ctx` (cli/context.ts): `ctx.openDatabase` opens the configured
+ * (source) database, migrated; it is closed when the command ends, also on errors. `ctx.out`
+ * receives what the command prints (tests pass a buffer), `ctx.notes` which databases it copies.
  */
-export function databaseCommands(openDatabase: () => Promise<Database>, out: CommandOutput = process.stdout): Command {
+export function databaseCommands(ctx: Pick<CommandContext, "openDatabase" | "out" | "notes" | "database">): Command {
+  const { out } = ctx;
   const command = new Command("db").description("database maintenance");
   command
     .command("copy")
@@ -65,11 +66,16 @@ export function databaseCommands(openDatabase: () => Promise<Database>, out: Com
     )
     .action(async (options: { to: string }) => {
       const url = postgresUrl(options.to);
-      const [{ createDatabase, migrate }, { copyDatabase }] = await Promise.all([
+      const [{ createDatabase, migrate }, { copyDatabase }, { describeDatabase }] = await Promise.all([
         import("../infra/database.js"),
         import("../infra/database-copy.js"),
+        import("../infra/database-target.js"),
       ]);
-      const source = await openDatabase();
+      ctx.notes.write(
+        `copying ${ctx.database} into ${describeDatabase({ kind: "postgres", url })} ` +
+          `(the source is read as one snapshot; on the embedded database its other users wait meanwhile)\n`,
+      );
+      const source = await ctx.openDatabase();
       try {
         const target = await createDatabase({ kind: "postgres", url });
         try {

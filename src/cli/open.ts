@@ -1,14 +1,18 @@
 /**
  * What the command line's commands open: the configured database (migrated) and the settings as
- * the server would use them. Shared by cli.ts and the billing run's thread (cli/billing-run-thread.ts).
- * The modules are imported when called.
+ * the server would use them. Shared by cli/local.ts and the billing run's thread
+ * (cli/billing-run-thread.ts). The modules are imported when called.
  */
 import type { Database } from "../infra/database.js";
 
-/** Opens the configured database and applies pending migrations (silently: the CLI's stdout is for results). */
-export async function openDatabase(): Promise<Database> {
+/**
+ * Opens the configured database and applies pending migrations (silently: the CLI's stdout is for
+ * results), unless `options.migrate` is false.
+ */
+export async function openDatabase(options: { migrate?: boolean } = {}): Promise<Database> {
   const { createDatabase, databaseTarget, migrate } = await import("../infra/database.js");
   const database = await createDatabase(databaseTarget());
+  if (options.migrate === false) return database;
   try {
     await migrate(database);
   } catch (e) {
@@ -23,7 +27,7 @@ export async function settings() {
   const [{ loadConfig }, { withEmbeddedKey }, { databaseTarget }] = await Promise.all([
     import("../infra/config.js"),
     import("../infra/secrets.js"),
-    import("../infra/driver-adapter.js"),
+    import("../infra/database-target.js"),
   ]);
   const config = loadConfig();
   return { config, settings: withEmbeddedKey(config.settings, databaseTarget()) };

@@ -4,8 +4,30 @@
  * retried. Pure functions; the queue (services/sii-sending.ts) applies them.
  */
 
-/** `tax_agency.status` of a document issued as a DTE. */
-export type TaxAgencyStatus = "pending" | "sent" | "accepted" | "accepted_with_objections" | "rejected" | "review";
+/**
+ * `tax_agency.status` of a document issued as a DTE. `not_sent`: issued while its mode's SII sending
+ * was off (SiiSending): signed and stored, never queued for SII.
+ */
+export type TaxAgencyStatus =
+  "pending" | "sent" | "accepted" | "accepted_with_objections" | "rejected" | "review" | "not_sent";
+
+/**
+ * Whether a mode's DTEs go to SII (the tax profile's `sii_sending`, docs/sii-sending.md "Turning
+ * sending off"): `automatic`, each DTE is queued at finalize and uploaded by the SII worker; `off`,
+ * each DTE is signed and stored with `tax_agency.status` `not_sent` and never queued. Only test mode
+ * may be `off` (SII_SENDING_OFF_IN_LIVE_MODE).
+ */
+export const SII_SENDING_MODES = ["automatic", "off"] as const;
+export type SiiSending = (typeof SII_SENDING_MODES)[number];
+
+/** Why live mode's sending cannot be turned off. */
+export const SII_SENDING_OFF_IN_LIVE_MODE =
+  "can be off in test mode only: a live DTE is a tax document and must reach SII";
+
+/** The `tax_agency.status` a DTE is issued with under its mode's `siiSending`: `pending` (queued) or `not_sent`. */
+export function issuedTaxAgencyStatus(siiSending: string): "pending" | "not_sent" {
+  return siiSending === "off" ? "not_sent" : "pending";
+}
 
 /** First retry after one minute, doubling, at most six hours apart; sending never gives up. */
 export const SII_RETRY_BASE_MS = 60_000;

@@ -12,6 +12,7 @@ import { FieldErrorCollector } from "./errors.js";
 import { normalizeRut } from "./rut.js";
 import { SII_MAX_LENGTH } from "./dte-rules.js";
 import { PRINT_LOCALES, isPrintLocale } from "./printed-labels.js";
+import { SII_SENDING_MODES, SII_SENDING_OFF_IN_LIVE_MODE, type SiiSending } from "./sii-sending.js";
 
 export interface TaxProfileInput {
   taxId?: string | null;
@@ -26,6 +27,8 @@ export interface TaxProfileInput {
   resolutionDate?: string | null;
   /** language of printed documents: "es" or "en"; null: by the document type's country (domain/printed-labels.ts) */
   locale?: string | null;
+  /** whether the mode's DTEs go to SII: "automatic" or "off" (test mode only); null: "automatic" */
+  siiSending?: string | null;
 }
 
 /** The Organization columns a profile change writes (absent = unchanged, null = cleared). */
@@ -40,6 +43,7 @@ export interface TaxProfileColumns {
   taxResolutionNumber?: number | null;
   taxResolutionDate?: string | null;
   locale?: string | null;
+  siiSending?: SiiSending;
 }
 
 /** At most 4 activity codes (SII `Acteco` 1..4), each 1 to 6 digits. */
@@ -54,11 +58,17 @@ const TEXTS = [
 ] as const;
 
 /**
- * Validates a profile change into columns; field errors (REST names: tax_id, business_name,
- * activity, activity_codes.N, address, commune, city, resolution_number, resolution_date, locale) go to
- * `errors`. Texts are trimmed, "" or null clears; the RUT is normalized (normalizeRut).
+ * Validates a profile change of mode `testMode` into columns; field errors (REST names: tax_id,
+ * business_name, activity, activity_codes.N, address, commune, city, resolution_number,
+ * resolution_date, locale, sii_sending) go to `errors`. Texts are trimmed, "" or null clears; the RUT
+ * is normalized (normalizeRut); `siiSending` null means "automatic", and "off" is refused in live mode
+ * (a live DTE must reach SII).
  */
-export function normalizeTaxProfile(input: TaxProfileInput, errors: FieldErrorCollector): TaxProfileColumns {
+export function normalizeTaxProfile(
+  input: TaxProfileInput,
+  errors: FieldErrorCollector,
+  testMode = true,
+): TaxProfileColumns {
   const columns: TaxProfileColumns = {};
   if (input.taxId !== undefined) {
     if (input.taxId === null || input.taxId.trim() === "") columns.taxId = null;
@@ -101,6 +111,13 @@ export function normalizeTaxProfile(input: TaxProfileInput, errors: FieldErrorCo
     if (locale !== null && !isPrintLocale(locale))
       errors.add("locale", `must be one of ${PRINT_LOCALES.join(", ")} (or null: by the document's country)`);
     columns.locale = locale;
+  }
+  if (input.siiSending !== undefined) {
+    const sending = input.siiSending ?? "automatic";
+    if (!(SII_SENDING_MODES as readonly string[]).includes(sending))
+      errors.add("sii_sending", `must be one of ${SII_SENDING_MODES.join(", ")}`);
+    else if (sending === "off" && !testMode) errors.add("sii_sending", SII_SENDING_OFF_IN_LIVE_MODE);
+    else columns.siiSending = sending as SiiSending;
   }
   return columns;
 }

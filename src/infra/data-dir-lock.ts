@@ -21,7 +21,8 @@ export class DataDirInUseError extends Error {
     super(
       `the embedded database ${dir} is in use by process ${owner.pid} (${owner.command || "unknown command"}, ` +
         `since ${owner.since}); ` +
-        "stop that process first (the CLI works beside a running server only on PostgreSQL: set DATABASE_URL)",
+        "stop that process first (a running server takes the command line's commands through its control socket; " +
+        "another command line must finish first)",
     );
     this.name = "DataDirInUseError";
   }
@@ -80,6 +81,21 @@ function readOwner(file: string): LockOwner | null {
   }
 }
 
+/**
+ * The live process holding the lock of the embedded database in `dir` (`<dir>.lock`), or null when
+ * there is none or its process is gone (a stale lock, which the next `lockDataDir` takes over).
+ * Changes nothing. The command line asks this before it opens the database: a live server takes
+ * its commands through its control socket instead (cli/run.ts).
+ */
+export function liveOwner(dir: string): LockOwner | null {
+  const owner = readOwner(lockFileOf(dir));
+  return owner && isAlive(owner) ? owner : null;
+}
+
+function lockFileOf(dir: string): string {
+  return `${dir.replace(/[\\/]+$/, "")}.lock`;
+}
+
 /** tokens of the locks this process holds (a pid's own stale lock is told apart from a live one) */
 const heldHere = new Set<string>();
 
@@ -90,7 +106,7 @@ const heldHere = new Set<string>();
  * resort, when this process exits normally.
  */
 export function lockDataDir(dir: string): DataDirLock {
-  const file = `${dir.replace(/[\\/]+$/, "")}.lock`;
+  const file = lockFileOf(dir);
   const owner: LockOwner = {
     pid: process.pid,
     startTicks: startTicksOf(process.pid),

@@ -209,7 +209,8 @@ function checkMigrations(side: "source" | "target", status: MigrationStatus): vo
 
 /**
  * Copies every row of every table of `source`'s `public` schema (except `_prisma_migrations`) into
- * `target`, in one transaction on the target; the source is only read (one snapshot).
+ * `target`, in one transaction on the target; the source is only read (one snapshot,
+ * `Database.readSnapshot`, so it may be a running server's embedded database).
  *
  * Preconditions, each refused with a DatabaseCopyError naming what to do:
  * - both databases are fully migrated to the same migrations (the message says which side to migrate);
@@ -240,27 +241,21 @@ export async function copyDatabase(
   }
   const seeded = await seededByMigrations();
 
-  return source.session((src) =>
-    target.session(async (dst) => {
-      await src.exec(
-        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL TimeZone = 'UTC'; SET LOCAL bytea_output = ` +
-          `'hex'; SET LOCAL IntervalStyle = 'postgres'`,
-      );
+  // the source is read as one snapshot (Database.readSnapshot: on PGlite its one connection is held meanwhile)
+  return source.readSnapshot(async (src) => {
+    await src.exec(`SET LOCAL TimeZone = 'UTC'; SET LOCAL bytea_output = 'hex'; SET LOCAL IntervalStyle = 'postgres'`);
+    return target.session(async (dst) => {
+      await dst.exec(`BEGIN; SET LOCAL TimeZone = 'UTC'; SET LOCAL bytea_output = 'hex'`);
       try {
-        await dst.exec(`BEGIN; SET LOCAL TimeZone = 'UTC'; SET LOCAL bytea_output = 'hex'`);
-        try {
-          const report = await copyIn(src, dst, seeded, options.onTable);
-          await dst.exec("COMMIT");
-          return { ...report, ms: performance.now() - started };
-        } catch (e) {
-          await dst.exec("ROLLBACK").catch(() => undefined);
-          throw e;
-        }
-      } finally {
-        await src.exec("ROLLBACK").catch(() => undefined);
+        const report = await copyIn(src, dst, seeded, options.onTable);
+        await dst.exec("COMMIT");
+        return { ...report, ms: performance.now() - started };
+      } catch (e) {
+        await dst.exec("ROLLBACK").catch(() => undefined);
+        throw e;
       }
-    }),
-  );
+    });
+  });
 }
 
 async function copyIn(

@@ -68,6 +68,14 @@ export interface Database {
    * PGlite the session is the app's single connection.
    */
   session<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` on a session inside one read-only REPEATABLE READ transaction, so everything it reads
+   * is one snapshot, and rolls it back at the end (the copy to PostgreSQL, infra/database-copy.ts).
+   * On PostgreSQL a client of the pool; on PGlite its one connection, held for `fn`'s whole run
+   * (PGlite's own transaction: the app's other queries wait meanwhile), so it is safe beside a
+   * running server's requests (the command line's `db copy` through the server, cli/serve.ts).
+   */
+  readSnapshot<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
   /** the connection pool's counts (PostgreSQL only; PGlite is one in-process connection) */
   pool?: DatabasePool;
   /**
@@ -222,6 +230,14 @@ export async function createDatabase(
       transactionOptions: TRANSACTION_OPTIONS,
     });
     const direct = directOn(pool);
+    const session = async <T>(fn: (session: SqlSession) => Promise<T>): Promise<T> => {
+      const client = await pool.connect();
+      try {
+        return await fn(pgSession(client));
+      } finally {
+        client.release();
+      }
+    };
     return {
       prisma: withJoinedReads(prisma, direct),
       target,
@@ -233,14 +249,16 @@ export async function createDatabase(
           onGap,
         ),
       pool: { total: () => pool.totalCount, idle: () => pool.idleCount, waiting: () => pool.waitingCount },
-      async session(fn) {
-        const client = await pool.connect();
-        try {
-          return await fn(pgSession(client));
-        } finally {
-          client.release();
-        }
-      },
+      session,
+      readSnapshot: (fn) =>
+        session(async (s) => {
+          await s.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+          try {
+            return await fn(s);
+          } finally {
+            await s.exec("ROLLBACK").catch(() => undefined);
+          }
+        }),
       async close() {
         await prisma.$disconnect();
         await pool.end().catch(() => undefined);
@@ -269,6 +287,18 @@ export async function createDatabase(
       );
       return { close: async () => void (await Promise.all(unlisten.map((u) => u()))) };
     },
+    readSnapshot: (fn) =>
+      pglite.transaction(async (tx) => {
+        // the first statement of PGlite's transaction (after its BEGIN), as SET TRANSACTION must be
+        await tx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+        const result = await fn({
+          concurrent: false,
+          exec: async (script) => void (await tx.exec(script)),
+          query: async <T>(sql: string, params?: unknown[]) => (await tx.query<T>(sql, params)).rows,
+        });
+        await tx.rollback();
+        return result;
+      }),
     async close() {
       try {
         await prisma.$disconnect();

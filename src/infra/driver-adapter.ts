@@ -7,15 +7,11 @@
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
-import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import pg from "pg";
 
-export type DatabaseTarget =
-  | { kind: "postgres"; url: string }
-  /** `dir` undefined = in-memory */
-  | { kind: "pglite"; dir?: string };
+export { databaseTarget, type DatabaseTarget } from "./database-target.js";
 
 /**
  * The message of an error from opening or using a database: its own, or, for Node's AggregateError
@@ -25,12 +21,6 @@ export type DatabaseTarget =
 export function errorMessage(e: unknown): string {
   const err = e as Error & { code?: string; errors?: Error[] };
   return err.message || err.errors?.map((x) => x.message).join("; ") || err.code || String(e);
-}
-
-/** The database selected by `DATABASE_URL` / `BILLING_DATA_DIR`. */
-export function databaseTarget(env: NodeJS.ProcessEnv = process.env): DatabaseTarget {
-  if (env.DATABASE_URL) return { kind: "postgres", url: env.DATABASE_URL };
-  return { kind: "pglite", dir: path.join(path.resolve(env.BILLING_DATA_DIR || "data"), "pglite") };
 }
 
 const PG_NAME_OID = 19;

@@ -33,6 +33,7 @@ function emptySettings(key: TenantKey): OrganizationSettings {
     taxResolutionNumber: null,
     taxResolutionDate: null,
     locale: null,
+    siiSending: "automatic",
     createdAt: new Date(0),
     updatedAt: new Date(0),
   };

@@ -130,7 +130,8 @@ export async function enqueueSiiSubmission(
  * Called by finalize (services/documents.ts) after it stored a document issued by a tax agency
  * (services/tax-documents.ts): an SII DTE is queued for sending. The file name is the end of
  * `localFile` (`…/v1/files/<name>`), the type and folio come from `taxAgency.document_id`
- * (`F<folio>T<type>`, dte.ts documentId). Other agencies: nothing.
+ * (`F<folio>T<type>`, dte.ts documentId). Other agencies, and a DTE issued with status `not_sent`
+ * (its mode's SII sending is off): nothing.
  */
 export async function enqueueIssuedDocument(
   tx: Tx,
@@ -139,7 +140,7 @@ export async function enqueueIssuedDocument(
   id: string,
   issued: { localFile: string; taxAgency: Record<string, unknown> },
 ): Promise<void> {
-  if (issued.taxAgency.agency !== "sii") return;
+  if (!queuedForSii(issued.taxAgency)) return;
   const parsed = /^F(\d+)T(\d+)$/.exec(String(issued.taxAgency.document_id ?? ""));
   const name = fileNameOfUrl(issued.localFile);
   if (!parsed || !name) throw new Error(`cannot queue ${id} for SII: unexpected document_id or local_file`);
@@ -157,6 +158,11 @@ export async function enqueueIssuedDocument(
   );
 }
 
+/** True for a document issued by SII's agency to be sent (not `not_sent`: its mode's sending is off). */
+function queuedForSii(taxAgency: Record<string, unknown>): boolean {
+  return taxAgency.agency === "sii" && taxAgency.status !== "not_sent";
+}
+
 /**
  * enqueueIssuedDocument for many documents of one organization and mode finalized together (the
  * billing run's bulk finalize): one `SiiSubmission` row each, written with one statement.
@@ -168,7 +174,7 @@ export async function enqueueIssuedDocuments(
   documents: readonly { id: string; issued: { localFile: string; taxAgency: Record<string, unknown> } }[],
 ): Promise<void> {
   const rows = documents
-    .filter((d) => d.issued.taxAgency.agency === "sii")
+    .filter((d) => queuedForSii(d.issued.taxAgency))
     .map(({ id, issued }) => {
       const parsed = /^F(\d+)T(\d+)$/.exec(String(issued.taxAgency.document_id ?? ""));
       const name = fileNameOfUrl(issued.localFile);

@@ -15,6 +15,7 @@ import { isShippingType } from "../domain/shipping-types.js";
 import type { DiscountScheme } from "../domain/totals.js";
 import { BOLETA_TYPES, type DteType } from "../domain/dte-rules.js";
 import { EXPORT_DTE_TYPES, exportSettingsOf, resolveExport } from "../domain/sii-exports.js";
+import { issuedTaxAgencyStatus } from "../domain/sii-sending.js";
 import { taxAgencyFor, type TaxAgency } from "../infra/taxagency/index.js";
 import { FINAL_CONSUMER_RUT, type DteInput, type DteLine, type DteReceiver } from "../infra/taxagency/sii/index.js";
 import { loadSigningCredentials } from "./certificates.js";
@@ -305,7 +306,7 @@ export async function issueTaxDocument(
     localFile: name,
     taxAgency: {
       agency: agency.name,
-      status: "pending",
+      status: issuedTaxAgencyStatus(org.siiSending),
       track_id: null,
       document_id: file.documentId,
       folio: taken.folio,
@@ -395,7 +396,7 @@ export async function issueTaxInvoices(
       localFile: names[i],
       taxAgency: {
         agency: agency.name,
-        status: "pending",
+        status: issuedTaxAgencyStatus(org.siiSending),
         track_id: null,
         document_id: files[i].documentId,
         folio,

@@ -26,6 +26,8 @@ export interface TaxProfile extends IssuerProfile {
   testMode: boolean;
   /** language of the mode's printed documents ("es", "en"), null: by each document type's country */
   locale: string | null;
+  /** whether this mode's DTEs go to SII: "automatic" or "off" (domain/sii-sending.ts SiiSending) */
+  siiSending: string;
   /** REST names of the fields SII requires that are still empty */
   missing: string[];
   updated: Date;
@@ -44,6 +46,7 @@ type StoredProfile = {
   taxResolutionNumber: number | null;
   taxResolutionDate: Date | null;
   locale: string | null;
+  siiSending: string;
   updatedAt: Date;
 };
 
@@ -61,6 +64,7 @@ function view(row: StoredProfile): TaxProfile {
     resolutionNumber: row.taxResolutionNumber,
     resolutionDate: storedDate(row.taxResolutionDate),
     locale: row.locale,
+    siiSending: row.siiSending,
     missing: missingForIssuing(row),
     updated: row.updatedAt,
   };
@@ -81,11 +85,12 @@ export async function getTaxProfile(ctx: ServiceContext): Promise<TaxProfile> {
 /**
  * Changes the given profile fields of the caller's mode (absent: kept; null or "": cleared); the
  * other mode's profile is not touched. ValidationError (400) names every bad field
- * (domain/tax-profile.ts normalizeTaxProfile); then nothing changes.
+ * (domain/tax-profile.ts normalizeTaxProfile; `sii_sending` "off" with a live key); then nothing
+ * changes. Turning SII sending off applies to DTEs finalized from then on (docs/sii-sending.md).
  */
 export async function updateTaxProfile(ctx: ServiceContext, input: TaxProfileInput): Promise<TaxProfile> {
   const errors = new FieldErrorCollector();
-  const { taxResolutionDate, ...columns } = normalizeTaxProfile(input, errors);
+  const { taxResolutionDate, ...columns } = normalizeTaxProfile(input, errors, ctx.auth.testMode);
   errors.throwIfAny("Invalid tax profile");
   const data = {
     ...columns,

@@ -7,10 +7,17 @@ import {
   documentStatusFromCounts,
   documentStatusFromRecord,
   envelopeOutcome,
+  issuedTaxAgencyStatus,
   siiNextAttemptAt,
   siiRetryDelayMs,
   uploadOutcome,
 } from "../../src/domain/sii-sending.js";
+
+describe("issuedTaxAgencyStatus", () => {
+  it("queues a DTE (pending) unless its mode's sending is off (not_sent)", () => {
+    expect([issuedTaxAgencyStatus("automatic"), issuedTaxAgencyStatus("off")]).toEqual(["pending", "not_sent"]);
+  });
+});
 
 describe("siiRetryDelayMs", () => {
   it("starts at one minute, doubles, and stops growing at six hours", () => {

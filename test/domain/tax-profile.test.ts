@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { FieldErrorCollector, ValidationError } from "../../src/domain/errors.js";
 import { activityCodesOf, missingForIssuing, normalizeTaxProfile } from "../../src/domain/tax-profile.js";
 
-function normalize(input: Parameters<typeof normalizeTaxProfile>[0]) {
+function normalize(input: Parameters<typeof normalizeTaxProfile>[0], testMode = true) {
   const errors = new FieldErrorCollector();
-  const columns = normalizeTaxProfile(input, errors);
+  const columns = normalizeTaxProfile(input, errors, testMode);
   let fields: Record<string, string[]> = {};
   try {
     errors.throwIfAny();
@@ -31,6 +31,16 @@ describe("normalizeTaxProfile", () => {
       taxResolutionNumber: 0,
       taxResolutionDate: "2026-01-15",
     });
+  });
+
+  it("sii_sending: automatic or off in test mode; off in live mode and other values are field errors", () => {
+    expect(normalize({ siiSending: "off" })).toEqual({ columns: { siiSending: "off" }, fields: {} });
+    expect(normalize({ siiSending: null }, false)).toEqual({ columns: { siiSending: "automatic" }, fields: {} });
+    expect(normalize({ siiSending: "automatic" }, false)).toEqual({ columns: { siiSending: "automatic" }, fields: {} });
+    expect(normalize({ siiSending: "off" }, false).fields).toEqual({
+      sii_sending: ["can be off in test mode only: a live DTE is a tax document and must reach SII"],
+    });
+    expect(normalize({ siiSending: "manual" }).fields).toEqual({ sii_sending: ["must be one of automatic, off"] });
   });
 
   it("names every bad field", () => {

@@ -343,10 +343,17 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     const target = await newPostgres();
     const url = target.target.kind === "postgres" ? target.target.url : "";
     let printed = "";
+    let noted = "";
     const out = { write: (text: string) => (printed += text) };
+    const notes = { write: (text: string) => (noted += text) };
     // the command closes what openDatabase returns: hand it the source without its close
     const run = (args: string[]) =>
-      databaseCommands(async () => ({ ...source, close: async () => undefined }), out)
+      databaseCommands({
+        openDatabase: async () => ({ ...source, close: async () => undefined }),
+        out,
+        notes,
+        database: "the source database",
+      })
         .exitOverride()
         .parseAsync(args, { from: "user" });
     await run(["copy", "--to", url]);
@@ -358,6 +365,13 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
       Object.fromEntries(Object.entries(before).map(([t, d]) => [t, d.rows])),
     );
     expect(await snapshot(target)).toEqual(before);
+    const parsed = new URL(url);
+    expect(noted).toBe(
+      `copying the source database into PostgreSQL database ${parsed.pathname.slice(1)} on ${parsed.hostname}:` +
+        `${parsed.port || "5432"}${parsed.username ? ` as ${parsed.username}` : ""} (the source is read as one ` +
+        "snapshot; on the embedded database its other users wait meanwhile)\n",
+    );
+    expect(noted).not.toContain(parsed.password || "no password in the test URL");
 
     await expect(run(["copy", "--to", "mysql://localhost/billing"])).rejects.toThrow(
       "--to must be a PostgreSQL URL (postgresql://...), got the scheme mysql",

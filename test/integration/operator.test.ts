@@ -29,11 +29,12 @@ async function cli(
     opened++;
     return { ...database, close: async () => void closed++ };
   };
-  await apiKeyCommands(
-    open,
-    { write: (t: string) => chunks.push(t) },
-    { write: (t: string) => notes.push(t) },
-  ).parseAsync(args, { from: "user" });
+  await apiKeyCommands({
+    openDatabase: open,
+    out: { write: (t: string) => chunks.push(t) },
+    notes: { write: (t: string) => notes.push(t) },
+    database: "the test database",
+  }).parseAsync(args, { from: "user" });
   return { out: chunks.join(""), notes: notes.join(""), opened, closed };
 }
 
@@ -105,7 +106,9 @@ describe("api-key commands", () => {
     ]);
     expect(created.organization).toMatch(/^org_/);
     expect([created.organization_name, created.organization_created]).toEqual(["Ops SpA", true]);
-    expect(run.notes).toBe(`created the organization ${created.organization} "Ops SpA"\n`);
+    expect(run.notes).toBe(
+      `created the organization ${created.organization} "Ops SpA"\nwrote the key to the test database\n`,
+    );
     expect(run.out).toBe(`${lastLine(run.out)}\n`);
     expect(created.id).toMatch(/^key_/);
     expect(created.key).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
@@ -170,7 +173,7 @@ describe("api-key commands", () => {
     ]);
     expect(byName.notes).toBe(
       `joined the existing organization ${ops} "Ops SpA" (it has that name; pass --organization ${ops} to name it ` +
-        `by id)\n`,
+        `by id)\nwrote the key to the test database\n`,
     );
 
     const byId = await cli(s.database, ["create", "--organization", s.orgs.other, "--email", "ops2@other.cl"]);
@@ -180,7 +183,9 @@ describe("api-key commands", () => {
       "Other Ltda",
       false,
     ]);
-    expect(byId.notes).toBe(`joined the existing organization ${s.orgs.other} "Other Ltda"\n`);
+    expect(byId.notes).toBe(
+      `joined the existing organization ${s.orgs.other} "Other Ltda"\nwrote the key to the test database\n`,
+    );
     expect((await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: other.id } })).organizationId).toBe(
       s.orgs.other,
     );
@@ -367,6 +372,7 @@ describe("api-key commands", () => {
 
       const first = await cli(s.database, ["revoke", created.id]);
       expect(first.closed).toBe(1);
+      expect(first.notes).toBe("revoked in the test database\n");
       const row = await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } });
       expect(row.revokedAt).not.toBeNull();
       expect(first.out).toBe(
@@ -382,6 +388,7 @@ describe("api-key commands", () => {
       expect([gql.status, gql.body.errors[0].extensions.code]).toEqual([401, "authentication_required"]);
 
       const again = await cli(s.database, ["revoke", created.id]);
+      expect(again.notes).toBe("");
       expect(again.out).toBe(
         `${created.id} (${created.key.slice(0, 12)}…) was already revoked at ${row.revokedAt!.toISOString()}\n`,
       );

@@ -251,6 +251,40 @@ describe("bulk finalize", () => {
   );
 });
 
+describe("SII sending off (test mode)", () => {
+  it("the bulk finalize issues each DTE not_sent and queues none; back on, the next is queued", async () => {
+    const lines = [{ name: "Soporte", amount: 1000 }];
+    const off = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { sii_sending: "off" } });
+    expect([off.status, off.body.sii_sending]).toEqual([200, "off"]);
+    const ids = [await draft("CL33", lines), await draft("CL33", lines)];
+    const ctx = runContext(prisma, settings, () => new Date(), { ...tenantKey(), userEmail: "ops@acme.cl" });
+    try {
+      await prisma.$transaction((tx) =>
+        finalizeNewInvoiceDrafts(tx, { ...ctx, prisma: tx as unknown as PrismaClient }, "CL33", ids),
+      );
+    } finally {
+      const on = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { sii_sending: "automatic" } });
+      expect(on.status).toBe(200);
+    }
+    const rows = await prisma.invoice.findMany({ where: { id: { in: ids } }, orderBy: { number: "asc" } });
+    const first = rows[0].number!;
+    expect(rows.map((r) => [r.status, r.number, (r.taxAgency as Record<string, unknown>).status])).toEqual([
+      ["finalized", first, "not_sent"],
+      ["finalized", first + 1, "not_sent"],
+    ]);
+    for (const row of rows) await checkedXml(row.localFile!); // signed and stored all the same
+    expect(await prisma.siiSubmission.count({ where: { documentId: { in: ids } } })).toBe(0);
+
+    const after = await draft("CL33", lines);
+    await prisma.$transaction((tx) =>
+      finalizeNewInvoiceDrafts(tx, { ...ctx, prisma: tx as unknown as PrismaClient }, "CL33", [after]),
+    );
+    const queued = await prisma.invoice.findUniqueOrThrow({ where: { id: after } });
+    expect([queued.number, (queued.taxAgency as Record<string, unknown>).status]).toEqual([first + 2, "pending"]);
+    expect(await prisma.siiSubmission.count({ where: { documentId: after, status: "pending" } })).toBe(1);
+  });
+});
+
 describe("takeFolios", () => {
   it(
     "takes a range across CAFs in one statement; fewer folios left than asked is a 409 that " + "takes nothing",

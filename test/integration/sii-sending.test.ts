@@ -519,3 +519,38 @@ describe("sending boletas through SII's boleta API", () => {
     expect(sii.uploads.at(-1)!.api).toBe("boleta");
   });
 });
+
+describe("SII sending off (test mode: tax profile sii_sending)", () => {
+  it("a DTE finalized while it is off is not_sent and never reaches SII; on again, the next is sent", async () => {
+    const off = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { sii_sending: "off" } });
+    expect([off.status, off.body.sii_sending]).toEqual([200, "off"]);
+    let kept: { id: string; folio: number };
+    try {
+      kept = await finalizedDte();
+    } finally {
+      expect(
+        (await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { sii_sending: "automatic" } })).status,
+      ).toBe(200);
+    }
+    expect(await taxAgency(kept.id)).toMatchObject({
+      agency: "sii",
+      status: "not_sent",
+      document_id: `F${kept.folio}T33`,
+      folio: kept.folio,
+    });
+    expect(
+      await s.database.prisma.siiSubmission.count({ where: { documentKind: "invoice", documentId: kept.id } }),
+    ).toBe(0);
+    const sent = await finalizedDte();
+    const uploadsBefore = sii.uploads.length;
+    const report = await sendDueSubmissions(deps, new Date(Date.now() + 1000));
+    expect(report.uploaded).toBeGreaterThanOrEqual(1);
+    const uploaded = sii.uploads.slice(uploadsBefore).map((u) => u.file.toString("latin1"));
+    expect(uploaded.some((xml) => xml.includes(`<Documento ID="F${sent.folio}T33">`))).toBe(true);
+    expect(sii.uploads.some((u) => u.file.toString("latin1").includes(`<Documento ID="F${kept.folio}T33">`))).toBe(
+      false,
+    );
+    expect(await taxAgency(kept.id)).toMatchObject({ status: "not_sent" });
+    expect(await taxAgency(sent.id)).toMatchObject({ status: "sent" });
+  });
+});

@@ -103,6 +103,37 @@ describe("tax profile", () => {
     });
   });
 
+  it("sii_sending: automatic by default, off in test mode only, another value a field error", async () => {
+    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/")).body.sii_sending).toBe("automatic");
+    const bad = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { sii_sending: "never" } });
+    expect([bad.status, bad.body.error.code, bad.body.error.fields]).toEqual([
+      400,
+      "validation_error",
+      { sii_sending: ["must be one of automatic, off"] },
+    ]);
+    const live = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", {
+      key: s.keys.acmeLive,
+      body: { sii_sending: "off" },
+    });
+    expect([live.status, live.body.error.fields]).toEqual([
+      400,
+      { sii_sending: ["can be off in test mode only: a live DTE is a tax document and must reach SII"] },
+    ]);
+    expect((await s.rest("GET", "/v1/billers/built_in/tax_profile/", { key: s.keys.acmeLive })).body.sii_sending).toBe(
+      "automatic",
+    );
+    const off = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { sii_sending: "off" } });
+    expect([off.status, off.body.sii_sending]).toEqual([200, "off"]);
+    expect((await s.graphql(`{ taxProfile { siiSending } }`)).body.data.taxProfile).toEqual({ siiSending: "off" });
+    const row = await s.database.prisma.organizationSettings.findUniqueOrThrow({
+      where: { organizationId_testMode: { organizationId: s.orgs.acme, testMode: true } },
+    });
+    expect(row.siiSending).toBe("off");
+    // null is the default again
+    const reset = await s.rest("PATCH", "/v1/billers/built_in/tax_profile/", { body: { sii_sending: null } });
+    expect([reset.status, reset.body.sii_sending]).toEqual([200, "automatic"]);
+  });
+
   it("GraphQL updateTaxProfile gives the same field errors", async () => {
     const g = await s.graphql(`mutation { updateTaxProfile(input: { taxId: "1-1" }) { taxId } }`);
     expect(g.body.errors[0].extensions).toMatchObject({

@@ -15,6 +15,24 @@ import { listCertificates, uploadCertificate } from "../../services/certificates
 import { storedCafLastUsableDate, uploadCaf } from "../../services/cafs.js";
 import { isoDate } from "../../domain/formats.js";
 
+const SiiSending = builder.enumType("SiiSending", {
+  description:
+    'Whether a mode\'s DTEs go to SII (docs/sii-sending.md "Turning sending off"). REST writes the same strings.',
+  values: {
+    automatic: {
+      value: "automatic",
+      description:
+        "each DTE is queued at finalize and uploaded by the SII worker (test mode: SII's certification host)",
+    },
+    off: {
+      value: "off",
+      description:
+        "test mode only: each DTE is signed and stored with tax_agency.status `not_sent` and never uploaded; for " +
+        "demos and trials with test material",
+    },
+  } as const,
+});
+
 const TaxProfile = builder.objectRef<TaxProfileValue>("TaxProfile").implement({
   description:
     "The organization's tax profile in the caller's mode: the issuer (Emisor) of that mode's DTEs. Test and live " +
@@ -51,6 +69,13 @@ const TaxProfile = builder.objectRef<TaxProfileValue>("TaxProfile").implement({
         "language of the mode's printed documents (PDFs): `es` or `en`; null: Spanish for a Chilean document type, " +
         'English for others (docs/sii-dte.md "The printed representation")',
     }),
+    siiSending: t.field({
+      type: SiiSending,
+      resolve: (p) => (p.siiSending === "off" ? "off" : "automatic"),
+      description:
+        "whether this mode's DTEs go to SII: `automatic` (default) or `off` (test mode only). Turning it off applies " +
+        "to DTEs finalized from then on; those already queued are still sent",
+    }),
     missing: t.exposeStringList("missing", {
       description: "fields SII requires that are still empty (tax_id, business_name, activity, activity_codes)",
     }),
@@ -77,6 +102,12 @@ const TaxProfileInput = builder.inputType("TaxProfileInput", {
     locale: t.field({
       type: Language,
       description: "language of printed documents; null: by the document type's country",
+    }),
+    siiSending: t.field({
+      type: SiiSending,
+      description:
+        "whether this mode's DTEs go to SII; `off` is a validation_error on sii_sending with a live key; null: " +
+        "`automatic`",
     }),
   }),
 });
@@ -205,7 +236,7 @@ builder.mutationFields((t) => ({
     description:
       "Changes the given fields of the caller's mode's tax profile (the other mode's is not touched). Errors: " +
       "validation_error (tax_id, business_name, activity, activity_codes, address, commune, city, resolution_number, " +
-      "resolution_date, locale).",
+      "resolution_date, locale, sii_sending: `off` with a live key).",
     args: { input: t.arg({ type: TaxProfileInput, required: true, description: "the fields to change" }) },
     resolve: (_root, args, ctx) => updateTaxProfile(ctx, args.input),
   }),
