@@ -256,6 +256,8 @@ export function startWebhookWorker(
       .finally(() => {
         flushing = null;
         startFlush();
+        // the outcomes moved their messages' due times (a retry soon): look again
+        wake();
       });
   }
 
