@@ -59,7 +59,9 @@ describe("the REST reference", () => {
     const html = await page.text();
     expect(html).toContain('<redoc spec-url="/v1/openapi.json"');
     expect(html).not.toMatch(/<script>[^<]/);
-    const bundle = await fetch(`${s.url}/docs/redoc.standalone.js`);
+    const src = /<script src="(\/docs\/redoc\.standalone-[0-9a-f]{16}\.js)">/.exec(html)?.[1];
+    expect(src).toBeDefined();
+    const bundle = await fetch(`${s.url}${src}`);
     expect(bundle.status).toBe(200);
     expect(bundle.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
     expect((await bundle.arrayBuffer()).byteLength).toBeGreaterThan(500_000);
