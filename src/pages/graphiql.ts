@@ -74,7 +74,8 @@ let files: Promise<GraphiQLFiles> | undefined;
 
 /** GraphiQL's files, read from `@graphql-yoga/render-graphiql` at the first call and kept. */
 function graphiqlFiles(): Promise<GraphiQLFiles> {
-  files ??= import("@graphql-yoga/render-graphiql/graphiql").then((g) => {
+  if (files) return files;
+  files = import("@graphql-yoga/render-graphiql/graphiql").then((g) => {
     const byName = new Map<string, StaticFile>();
     const add = (name: string, ext: string, file: StaticFile) => {
       const served = `${name}-${file.hash}.${ext}`;
@@ -97,6 +98,7 @@ function graphiqlFiles(): Promise<GraphiQLFiles> {
       },
     };
   });
+  // a failure is not kept: the next request tries again
   files.catch(() => (files = undefined));
   return files;
 }
@@ -138,8 +140,10 @@ export function createGraphiQL(options: GraphiQLOptions) {
   let page: Promise<StaticFile> | undefined;
   return {
     async page(request: Request): Promise<Response> {
-      page ??= graphiqlFiles().then((f) => staticFile(graphiqlPage(f, options), "text/html; charset=utf-8"));
-      page.catch(() => (page = undefined));
+      if (!page) {
+        page = graphiqlFiles().then((f) => staticFile(graphiqlPage(f, options), "text/html; charset=utf-8"));
+        page.catch(() => (page = undefined));
+      }
       // the same URL answers GraphQL to other Accept headers
       return serveFile(request, await page, {
         cacheControl: REVALIDATE,
