@@ -36,14 +36,19 @@ export interface RequestHandler {
 /**
  * Node http server around `app.handle` (fetch API Request/Response). While the server is closing
  * (`drainHttpServer`), answers carry `Connection: close`, so keep-alive clients reconnect elsewhere.
+ *
+ * HEAD is answered here for every path, as RFC 9110 says: the app gets the request as a GET, and
+ * the client the GET's status and headers without its body. Every answer says its Content-Length
+ * (the body is whole here), a HEAD's the length its GET's body has.
  */
 export function createHttpServer(app: RequestHandler): http.Server {
   const server = http.createServer(async (req, res) => {
     try {
       const host = req.headers.host ?? "localhost";
       const url = `http://${host}${req.url ?? "/"}`;
-      const method = req.method ?? "GET";
-      const body = method === "GET" || method === "HEAD" ? undefined : await readBody(req);
+      const head = req.method === "HEAD";
+      const method = head ? "GET" : (req.method ?? "GET");
+      const body = method === "GET" ? undefined : await readBody(req);
       const request: Request = new FetchRequest(url, {
         method,
         headers: req.headers as Record<string, string>,
@@ -52,10 +57,13 @@ export function createHttpServer(app: RequestHandler): http.Server {
       peers.set(request, (req.socket.remoteAddress ?? "unknown").replace(/^::ffff:/, ""));
       const response = await app.handle(request);
       // every answer over HTTP carries the security headers (infra/http-security.ts)
-      const head = securedHead(response.headers);
-      if (!server.listening) head.connection = "close";
-      res.writeHead(response.status, head);
-      res.end(Buffer.from(await response.arrayBuffer()));
+      const content = Buffer.from(await response.arrayBuffer());
+      const fields = securedHead(response.headers);
+      if (!server.listening) fields.connection = "close";
+      // a 304 or 204 has no body, and no length of one (a 304's would be the 200's)
+      if (response.status !== 304 && response.status !== 204) fields["content-length"] = String(content.length);
+      res.writeHead(response.status, fields);
+      res.end(head ? undefined : content);
     } catch (e) {
       if (e instanceof BodyTooLargeError) {
         res.writeHead(413, securedHead(new Headers({ "content-type": "application/json", connection: "close" })));

@@ -17,6 +17,7 @@ import { domainErrorOfDatabaseFailure, RETRY_AFTER_SECONDS } from "./infra/datab
 import { boundFieldErrors, boundMessage } from "./domain/input-limits.js";
 import { handleCheckout } from "./pages/checkout.js";
 import { handleDocs, isDocsPath } from "./pages/docs.js";
+import { createGraphiQL, GRAPHIQL_FILES, isGraphiQLRequest } from "./pages/graphiql.js";
 import type { Database } from "./infra/database.js";
 import type { Logger } from "./infra/logger.js";
 import { redactSessionKeys } from "./domain/customer-sessions.js";
@@ -33,7 +34,7 @@ import { DomainError } from "./domain/errors.js";
 import { registerBusinessMetrics } from "./services/metrics.js";
 import { documentLimitPlugins, enforceDeadlines, timeBudgetPlugin } from "./graphql/limits.js";
 import { createRateLimits, type Refusal } from "./infra/rate-limit.js";
-import { cors, graphiqlCsp, inlineScriptHashes } from "./infra/http-security.js";
+import { cors } from "./infra/http-security.js";
 import { socketAddress } from "./http-server.js";
 import { createPortalPages } from "./pages/portal.js";
 import { authenticatePortal } from "./services/portal.js";
@@ -73,11 +74,11 @@ export const APQ_TTL_MS = 60 * 60 * 1000;
 export const READY_TIMEOUT_MS = 2_000;
 
 /**
- * GraphiQL at GET /graphql (Accept: text/html). The page comes whole from
- * `@graphql-yoga/render-graphiql` (GraphiQL's JS, CSS and editor workers inlined, from
- * node_modules), so it loads with no request to a CDN and works offline. The headers editor starts
- * as `{"Authorization": "Bearer "}` for the API key, and GraphiQL keeps what is typed there in the
- * browser's localStorage (`shouldPersistHeaders`), so the key is remembered in that browser.
+ * GraphiQL at GET /graphql (Accept: text/html; pages/graphiql.ts): the page and its files come from
+ * the service (`@graphql-yoga/render-graphiql`'s build, from node_modules), so it loads with no
+ * request to a CDN and works offline. The headers editor starts as `{"Authorization": "Bearer "}`
+ * for the API key, and GraphiQL keeps what is typed there in the browser's localStorage
+ * (`shouldPersistHeaders`), so the key is remembered in that browser.
  */
 export const GRAPHIQL_OPTIONS: GraphiQLOptions = {
   title: "Billing API",
@@ -85,20 +86,6 @@ export const GRAPHIQL_OPTIONS: GraphiQLOptions = {
   shouldPersistHeaders: true,
   defaultEditorToolsVisibility: "headers",
 };
-
-/**
- * `renderGraphiQL` of `@graphql-yoga/render-graphiql`, imported at the first page view: the module
- * is about 9 MB (close to a second and 50 MB to load), which API calls and most tests never need.
- */
-async function renderOfflineGraphiQL(options: GraphiQLOptions): Promise<string> {
-  const { renderGraphiQL } = await import("@graphql-yoga/render-graphiql");
-  const html = renderGraphiQL(options);
-  graphiqlPolicy ??= graphiqlCsp(inlineScriptHashes(html));
-  return html;
-}
-
-/** The CSP of the GraphiQL page (infra/http-security.ts), known once the page was rendered. */
-let graphiqlPolicy: string | undefined;
 
 /** The client's address: the socket's peer, or with TRUST_PROXY the last X-Forwarded-For entry. */
 export function clientAddress(request: Request, trustProxy: boolean): string {
@@ -257,9 +244,8 @@ export function createApp({
     // surface's error shape); Yoga's own bound (25 MB) would pipe every body through one more web stream
     maxRequestBodySize: false,
     graphqlEndpoint: "/graphql",
-    graphiql: GRAPHIQL_OPTIONS,
-    // the offline page, instead of Yoga's default one that loads GraphiQL from a CDN
-    renderGraphiQL: renderOfflineGraphiQL,
+    // GraphiQL is answered before Yoga (handle() below, pages/graphiql.ts), with files of the service's own
+    graphiql: false,
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: (error) => maskError(error, logger) },
@@ -286,6 +272,7 @@ export function createApp({
   });
 
   const rest = createRestHandler({ yoga, publicUrl });
+  const graphiql = createGraphiQL(GRAPHIQL_OPTIONS);
   // the customer portal's pages (pages/portal.ts); its data comes from /graphql
   const portalPages = createPortalPages({ prisma, portalDir, publicUrl });
 
@@ -435,7 +422,8 @@ export function createApp({
     const requestId = request.headers.get("x-request-id") ?? randomUUID();
     let response: Response;
     try {
-      if (surface === "graphql") {
+      if (surface === "graphql" && isGraphiQLRequest(request, url.pathname)) response = await graphiql.page(request);
+      else if (surface === "graphql") {
         // the request as it came (its id goes in the server context); cookies an operation sets (the portal's
         // sign-out clears its own): GraphQLContext.responseCookies
         const responseCookies: string[] = [];
@@ -452,7 +440,9 @@ export function createApp({
         });
       } else if (url.pathname === "/portal" || url.pathname.startsWith("/portal/")) {
         response = (await portalPages(request))!;
-      } else if (isDocsPath(url.pathname)) response = handleDocs(request);
+      } else if (url.pathname.startsWith(GRAPHIQL_FILES))
+        response = await graphiql.file(request, url.pathname.slice(GRAPHIQL_FILES.length));
+      else if (isDocsPath(url.pathname)) response = await handleDocs(request);
       else if (url.pathname === "/healthz") response = Response.json({ status: "ok" });
       else if (url.pathname === "/readyz") {
         const r = await ready();
@@ -521,8 +511,8 @@ export function createApp({
   /**
    * What every request passes first (docs/limits.md): on /graphql and /v1, CORS (preflights
    * answered here), the failed-authentication limit of the client address and the rate limit of
-   * the API key; a 401 to a request that carried a key counts as a failed authentication. The
-   * GraphiQL page gets its CSP. Security headers are added by http-server.ts for every answer.
+   * the API key; a 401 to a request that carried a key counts as a failed authentication. Security
+   * headers are added by http-server.ts for every answer.
    */
   async function guarded(request: Request): Promise<Response> {
     const url = new URL(request.url);
@@ -537,12 +527,7 @@ export function createApp({
       return handle(request);
     }
     const policy = cors(request, settings.corsOrigins);
-    const finish = (response: Response) =>
-      withHeaders(response, (headers) => {
-        policy.decorate(headers);
-        if (surface === "graphql" && graphiqlPolicy && headers.get("content-type")?.startsWith("text/html"))
-          headers.set("content-security-policy", graphiqlPolicy);
-      });
+    const finish = (response: Response) => withHeaders(response, (headers) => policy.decorate(headers));
     if (policy.preflight) return finish(policy.preflight);
     const address = clientAddress(request, settings.trustProxy);
     const authorization = request.headers.get("authorization");

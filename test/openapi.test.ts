@@ -41,6 +41,42 @@ describe("schema/openapi.json", () => {
   });
 });
 
+/** Every string of `value` (descriptions, summaries, examples...) with its path in the document. */
+function texts(value: unknown, at = ""): [string, string][] {
+  if (typeof value === "string") return [[at, value]];
+  if (Array.isArray(value)) return value.flatMap((v, i) => texts(v, `${at}/${i}`));
+  if (value && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => texts(v, `${at}/${k}`));
+  return [];
+}
+
+/** A path of this repository's files: a folder of it, or a Markdown or TypeScript file's name. */
+const REPOSITORY_PATH = /\b(docs|src|test|scripts|schema|prisma|bench|portal)\/|\b[\w-]+\.(md|ts|mjs)\b/;
+
+describe("the reference's texts", () => {
+  it("are written for API users: no text names a file or folder of this repository", () => {
+    const found = texts(openApiDocument()).filter(([, text]) => REPOSITORY_PATH.test(text));
+    expect(found).toEqual([]);
+    // the check itself finds what it looks for
+    expect(texts({ a: { b: ["see docs/rest.md"] }, c: "rules in invoice-totals.md", d: "src/x" })).toHaveLength(3);
+    for (const text of ["see docs/rest.md", "rules in invoice-totals.md", "(src/rest/openapi.ts)", "printer.ts"])
+      expect(REPOSITORY_PATH.test(text), text).toBe(true);
+    for (const text of ["`/v1/invoices/{id}/`", "application/json", "an ISO 8601 date", "v1"])
+      expect(REPOSITORY_PATH.test(text), text).toBe(false);
+  });
+
+  it("introduce the API under its name and version, and describe every group of operations", () => {
+    const doc = openApiDocument() as {
+      info: { title: string; version: string; description: string };
+      tags: { name: string; description: string }[];
+    };
+    // Redoc heads the page with "<title> (<version>)"
+    expect(doc.info).toMatchObject({ title: "Billing API", version: "v1" });
+    expect(doc.info.description).toContain("Authorization: Bearer <key>");
+    expect(doc.tags.map((t) => t.name)).toContain("Invoices");
+    for (const tag of doc.tags) expect(tag.description.length, tag.name).toBeGreaterThan(tag.name.length + 20);
+  });
+});
+
 describe("the contract check", () => {
   const invoice = { id: "inv_1", total: 1190, status: "draft", lines: [], created: "2026-11-22 10:00:00" };
 

@@ -10,10 +10,9 @@
  *   `form-action` is left open (Chromium applies it to the redirect too);
  * - the customer portal (pages/portal.ts): scripts, styles and requests from the service only,
  *   nothing inline (PORTAL_CSP);
- * - GraphiQL (server.ts): the page is one HTML file with GraphiQL's code inlined, so its inline
- *   script(s) are allowed by their SHA-256 hashes (computed from the page when it is rendered),
- *   Monaco's editor workers from `blob:`, its styles inline and its fonts and icons from `data:`;
- *   requests go to the service itself only (`connect-src 'self'`);
+ * - GraphiQL (pages/graphiql.ts): its scripts and Monaco's editor workers are files of the
+ *   service (no inline script), its styles inline and its fonts and icons from `data:`; requests
+ *   go to the service itself only (`connect-src 'self'`);
  * - the REST reference at /docs (pages/docs.ts): Redoc's bundle from the service itself (no
  *   inline script), its injected styles inline, its search worker from `blob:`, the document
  *   from `connect-src 'self'`.
@@ -22,8 +21,6 @@
  * Approve button cannot be clickjacked), `base-uri 'none'` and `object-src 'none'`.
  * No module dependencies, so http-server.ts can use it for the answers it writes itself.
  */
-import { createHash } from "node:crypto";
-
 const COMMON = "frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
 
 /** CSP of API answers. */
@@ -54,32 +51,23 @@ export const DOCS_CSP = [
   "form-action 'none'",
 ].join("; ");
 
-/** CSP of a GraphiQL page whose inline scripts have these SHA-256 hashes (base64). */
-export function graphiqlCsp(scriptHashes: string[]): string {
-  const scripts = scriptHashes.map((h) => `'sha256-${h}'`).join(" ");
-  return [
-    "default-src 'none'",
-    `script-src 'self' ${scripts} blob:`,
-    "worker-src 'self' blob: data:",
-    "style-src 'self' 'unsafe-inline'",
-    "font-src 'self' data:",
-    "img-src 'self' data: blob:",
-    "connect-src 'self'",
-    "manifest-src 'self'",
-    COMMON,
-    "form-action 'none'",
-  ].join("; ");
-}
-
-/** SHA-256 (base64) of the text of each inline `<script>` of `html`, for a hash-source CSP. */
-export function inlineScriptHashes(html: string): string[] {
-  const hashes: string[] = [];
-  for (const m of html.matchAll(/<script(?:\s[^>]*)?>([\s\S]*?)<\/script>/gi)) {
-    if (/\ssrc\s*=/i.test(m[0].slice(0, m[0].indexOf(">")))) continue;
-    hashes.push(createHash("sha256").update(m[1], "utf8").digest("base64"));
-  }
-  return hashes;
-}
+/**
+ * CSP of the GraphiQL page (pages/graphiql.ts): GraphiQL's script, its start script and Monaco's
+ * editor workers are files of the service (no inline script, no `blob:` worker); its styles are
+ * partly set inline by Monaco and React, its fonts and icons are `data:` URLs in its stylesheet;
+ * requests (queries, and later subscriptions over server-sent events) go to the service itself.
+ */
+export const GRAPHIQL_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "worker-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "font-src 'self' data:",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  COMMON,
+  "form-action 'none'",
+].join("; ");
 
 /** The headers every answer carries, whatever its kind (the CSP is added by `securedHead`). */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {

@@ -7,6 +7,10 @@
  * as that id, nullable unless non-null); only the spec's exceptions are written out, in
  * printer.ts `EXCEPTIONS`, the table the printer runs. Served at `GET /v1/openapi.json`, committed as
  * schema/openapi.json.
+ *
+ * Every text in it (the introduction, tags, operations, schemas, and the GraphQL descriptions it
+ * reuses) is read on /docs by API users: it says what it means in words and names no file of this
+ * repository (test/openapi.test.ts checks).
  */
 import {
   getNamedType,
@@ -35,7 +39,7 @@ import {
   selectedFields,
   type Fragments,
 } from "./printer.js";
-import { operationName, RESOURCES, routesOf } from "./resources.js";
+import { operationName, RESOURCES, routesOf, TAG_DESCRIPTIONS } from "./resources.js";
 import { STATUS_BY_CODE } from "./respond.js";
 import type { Operation, ResourceDecl, Route } from "./types.js";
 
@@ -166,7 +170,7 @@ function inputValueSchema(type: GraphQLNullableType & GraphQLInputType, field: B
 
 const ERROR_SCHEMA: Json = {
   type: "object",
-  description: 'Every error: `{"error": {"code", "message", "fields"}}` (docs/rest.md "Responses")',
+  description: 'Every error: `{"error": {"code", "message", "fields"}}`, with an HTTP status of 4xx or 5xx',
   required: ["error"],
   properties: {
     error: {
@@ -312,6 +316,28 @@ function pathOperation(decl: ResourceDecl, route: Route, name: string): Json {
   };
 }
 
+/**
+ * The reference's introduction (`info.description`, Markdown), for a reader of /docs: what the API
+ * is and what every operation has in common. Facts only the REST surface shows; each is tested
+ * where it is implemented (authentication, pages, idempotency, errors, limits).
+ */
+const API_DESCRIPTION = [
+  "The billing service's REST API, under `/v1`: customers, invoices, orders, credit notes, payments, " +
+    "subscriptions and usage, the catalogue, and issuing Chilean tax documents (DTEs) with SII. It has the same " +
+    "data, rules and errors as the GraphQL API at `/graphql`.",
+  "**Authentication.** Every operation takes an API key as `Authorization: Bearer <key>`. A key belongs to one " +
+    "organization and one mode: `sk_test_...` keys see and change test data only, `sk_live_...` keys live data " +
+    "only.",
+  "**Requests and answers.** Bodies are JSON; paths work with and without their trailing slash. Money amounts " +
+    "are decimal numbers in the document's currency. Lists come a page at a time: each list operation gives its " +
+    "paging parameters and the shape of its page.",
+  "**Retries.** A POST with an `Idempotency-Key` header runs once per key: the same key sent again gets the " +
+    "first answer again, with `Idempotent-Replayed: true`, and changes nothing.",
+  '**Errors.** Every error has the shape `{"error": {"code", "message", "fields"}}`: `code` is stable and meant ' +
+    "for programs, `message` for people, and `fields` gives the reasons per field of the body or query. Too many " +
+    "requests get 429 `rate_limited` with `Retry-After`.",
+].join("\n\n");
+
 /** Builds the OpenAPI 3.1 document from the declarations (deterministic: the committed file compares equal). */
 export function openApiDocument(): Json {
   shared = new Map();
@@ -335,16 +361,14 @@ export function openApiDocument(): Json {
   for (const name of Object.keys(schemas)) if (!used.includes(`"#/components/schemas/${name}"`)) delete schemas[name];
   return {
     openapi: "3.1.0",
-    info: {
-      title: "Billing service REST API",
-      version: "1",
-      description:
-        "The REST surface of the billing service under `/v1` (docs/rest.md, docs/rest-api.md): the same schema, " +
-        "rules and errors as GraphQL at `/graphql`. Generated from src/rest/resources.ts.",
-    },
+    info: { title: "Billing API", version: "v1", description: API_DESCRIPTION },
     servers: [{ url: "/", description: "this service" }],
     security: [{ bearer: [] }],
-    tags: [...new Set(RESOURCES.map((d) => d.tag))].map((tag) => ({ name: tag, description: `${tag} (docs/rest.md)` })),
+    tags: [...new Set(RESOURCES.map((d) => d.tag))].map((tag) => {
+      const description = TAG_DESCRIPTIONS[tag];
+      if (!description) throw new Error(`tag ${tag} has no description in resources.ts TAG_DESCRIPTIONS`);
+      return { name: tag, description };
+    }),
     paths,
     components: {
       securitySchemes: {

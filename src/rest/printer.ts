@@ -83,7 +83,7 @@ const ISSUED_CUSTOMER: Record<string, Exception> = {
     description:
       "The customer: on a finalized document as it was issued (its fields as stored at finalize: name, tax id, " +
       "address, state, country, e-mail, phone, website, tax settings, metadata, contacts, timestamps; aggregations " +
-      'and sources are the customer\'s now), on a draft the customer now (docs/decisions.md "Issued documents").',
+      "and sources are the customer's now), on a draft the customer now: an issued document never changes.",
   },
 };
 /** An addon rate is `{cycle, percent}` or `{cycle, amount}` (spec "Addon"). */

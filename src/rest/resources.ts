@@ -75,13 +75,13 @@ const DECLARED: Declared[] = [
   {
     name: "invoice",
     path: "/v1/invoices",
-    description: "Invoices: drafts update and delete; finalize numbers and issues them (docs/rest.md).",
+    description: "Invoices: a draft can be updated and deleted; finalize numbers, issues and locks it.",
     shapes: ["create", "retrieve", "update", "delete", "finalize", "pdf"],
   },
   {
     name: "order",
     path: "/v1/orders",
-    description: "Orders (docs/orders-and-credit-notes.md): the invoice conventions, ISO 8601 timestamps.",
+    description: "Orders: documents with the invoice's rules (drafts, finalize, totals), with ISO 8601 timestamps.",
     shapes: ["create", "retrieve", "update", "delete", "finalize", "pdf"],
   },
   {
@@ -94,7 +94,7 @@ const DECLARED: Declared[] = [
   {
     name: "payment",
     path: "/v1/payments",
-    description: "Payments of documents (docs/payments.md); DELETE cancels, the payment stays readable.",
+    description: "Payments of documents; DELETE cancels a payment, which stays readable.",
     shapes: ["create", "retrieve", "delete"],
     special: [
       {
@@ -116,13 +116,13 @@ const DECLARED: Declared[] = [
     name: "source",
     tag: "Payments",
     path: "/v1/sources",
-    description: "Payment sources of a customer (ours; docs/payments.md).",
+    description: "Payment sources of a customer: a card of the `test` gateway or the `redirect` gateway's checkout.",
     shapes: ["create", "retrieve"],
   },
   {
     name: "usage",
     path: "/v1/usages",
-    description: "Usage records of metered subscription lines; a body with `usages` is a batch (docs/rest.md).",
+    description: "Usage records of metered subscription lines; a body with `usages` records a batch at once.",
     shapes: ["list", "delete"],
     special: [
       {
@@ -138,7 +138,7 @@ const DECLARED: Declared[] = [
   {
     name: "subscription",
     path: "/v1/subscriptions",
-    description: "Subscriptions (docs/subscriptions.md); DELETE cancels and answers the subscription.",
+    description: "Subscriptions of customers to plans; DELETE cancels one and answers the subscription.",
     shapes: ["create", "retrieve", "update", "list"],
     special: [
       {
@@ -176,7 +176,7 @@ const DECLARED: Declared[] = [
   {
     name: "customer session",
     path: "/v1/customer_base/sessions",
-    description: "Customer portal sessions (docs/customer-sessions.md); read back by their key.",
+    description: "Customer portal sessions: a link that lets one customer into the portal for a time; read by key.",
     shapes: ["create"],
     special: [
       {
@@ -190,7 +190,7 @@ const DECLARED: Declared[] = [
   {
     name: "reminder",
     path: "/v1/reminders/messages",
-    description: "Reminder e-mails of documents (docs/reminders.md); the list is a bare array.",
+    description: "Reminder e-mails about a document; the list is a bare array.",
     shapes: ["create", "list"],
     bareList: true,
     roots: { create: "sendReminder" },
@@ -201,13 +201,13 @@ const DECLARED: Declared[] = [
     path: `/v1/${name}s`,
     description:
       `${name[0].toUpperCase()}${name.slice(1)}s of the catalogue; ` +
-      "DELETE archives one in use (docs/catalogue.md).",
+      "DELETE removes one nothing uses and archives one in use (it stays readable).",
     shapes: ["create", "retrieve", "update", "delete", "list"],
   })),
   {
     name: "test clock",
     path: "/v1/test_clocks",
-    description: "Test clocks (ours, test mode only; docs/test-clocks.md).",
+    description: "Test clocks (test mode only): simulated time that runs a year of renewals in seconds.",
     shapes: ["create", "retrieve", "delete", "list"],
     special: [
       {
@@ -222,7 +222,7 @@ const DECLARED: Declared[] = [
     name: "tax profile",
     tag: "SII set-up",
     path: "/v1/billers/built_in/tax_profile",
-    description: "The organization's tax profile (docs/sii-setup.md).",
+    description: "The organization's tax profile for issuing Chilean tax documents (DTEs), per mode.",
     shapes: [],
     special: [
       { method: "GET", path: "", summary: "Retrieve the tax profile", operation: "RestTaxProfile" },
@@ -233,7 +233,7 @@ const DECLARED: Declared[] = [
     name: "certificate",
     tag: "SII set-up",
     path: "/v1/billers/built_in/certificates",
-    description: "Signing certificates (PKCS#12 in Base64; docs/sii-setup.md).",
+    description: "Certificates that sign the organization's DTEs (PKCS#12 in Base64), per mode.",
     shapes: ["create"],
     roots: { create: "uploadCertificate" },
     special: [
@@ -249,7 +249,7 @@ const DECLARED: Declared[] = [
     name: "CAF",
     tag: "SII set-up",
     path: "/v1/billers/built_in/cafs",
-    description: "SII's folio ranges (CAF XML in Base64; docs/sii-setup.md).",
+    description: "SII's folio ranges (CAF XML in Base64) that number the organization's DTEs, per mode.",
     shapes: ["create", "list", "retrieve"],
     roots: { create: "uploadCaf" },
   },
@@ -274,7 +274,7 @@ const DECLARED: Declared[] = [
     name: "receiver answer",
     tag: "Swaps",
     path: "/v1/billers/built_in/receiver_answers",
-    description: "A receiver's RecepcionDTE, ResultadoDTE or EnvioRecibos (docs/sii-exchange.md).",
+    description: "A receiver's answer to one of our DTEs: its RecepcionDTE, ResultadoDTE or EnvioRecibos XML.",
     shapes: [],
     special: [
       {
@@ -291,14 +291,14 @@ const DECLARED: Declared[] = [
     tag: "Swaps",
     path: "/v1/billers/built_in/purchases",
     typename: "Swap",
-    description: "Imports suppliers' DTEs (an EnvioDTE) as a swap (docs/sii-receiving.md).",
+    description: "Imports a supplier's DTEs (an EnvioDTE) as a swap, with one purchase per DTE.",
     shapes: ["create"],
     roots: { create: "receivePurchaseDocuments" },
   },
   {
     name: "swap",
     path: "/v1/billers/built_in/swaps",
-    description: "Received DTE exchanges (docs/sii-receiving.md); `status` filters take SII codes in any case.",
+    description: "Received DTE exchanges (a supplier's EnvioDTE); `status` filters take SII codes in any case.",
     shapes: ["list", "retrieve", "update", "pdf"],
     query: (query) =>
       new URLSearchParams(
@@ -309,7 +309,9 @@ const DECLARED: Declared[] = [
     name: "event",
     tag: "Webhooks",
     path: "/v1/events",
-    description: "Events of the organization in the key's mode, newest first; kept 30 days by default.",
+    description:
+      "What happened to the organization's resources in the key's mode, newest first: the resource as this API " +
+      "prints it at that moment, and for updates the old values of what changed. Kept 30 days by default.",
     shapes: ["retrieve", "list"],
     special: [
       {
@@ -324,7 +326,9 @@ const DECLARED: Declared[] = [
     name: "webhook endpoint",
     tag: "Webhooks",
     path: "/v1/webhook_endpoints",
-    description: "URLs that receive events as signed Standard Webhooks messages; `secret` only on create and rotate.",
+    description:
+      "URLs that receive events as signed Standard Webhooks messages. The signing secret is shown only in the answer " +
+      "of create and of rotate_secret; keep it where the receiver verifies messages.",
     shapes: ["create", "retrieve", "update", "delete", "list"],
     special: [
       {
@@ -339,9 +343,49 @@ const DECLARED: Declared[] = [
     name: "webhook delivery",
     tag: "Webhooks",
     path: "/v1/webhook_endpoints/:endpoint/deliveries",
-    description: "Every attempt to deliver an event to an endpoint, newest first.",
+    description:
+      "Every attempt to deliver an event to an endpoint, newest first: when, the answer's status, how long it took, " +
+      "why it failed and the start of the answer's body.",
     shapes: ["list"],
   },
 ];
 
 export const RESOURCES: ResourceDecl[] = DECLARED.map(declare);
+
+/**
+ * What each group of the reference is about (its OpenAPI tag's description), written for a reader
+ * of /docs: every tag of RESOURCES has one (openapi.ts throws without it).
+ */
+export const TAG_DESCRIPTIONS: Record<string, string> = {
+  Customers: "The people and companies the organization bills: every document, payment and subscription names one.",
+  Invoices:
+    "Sales invoices. A draft can be changed or deleted; finalizing numbers it, issues it and locks it. The service " +
+    "computes every total (line nets, discounts, taxes) in the invoice's currency.",
+  Orders: "Orders: documents with the invoice's rules (drafts, finalize, totals, PDF).",
+  "Credit notes": "Credit notes of a finalized invoice, which cancel or correct it in full or in part.",
+  Payments:
+    "Payments of invoices and other documents, and the customers' payment sources that pay them: cards, or a hosted " +
+    "checkout the customer is sent to.",
+  Usages: "Usage records of metered subscription lines: what the next invoice of the subscription charges for.",
+  Subscriptions:
+    "Customers' subscriptions to plans: an invoice every billing cycle, prorations when lines change in a cycle, " +
+    "and the preview of the next invoice.",
+  "Reference lists": "Document types, currencies and states of countries: read-only lists, the same for everyone.",
+  "Customer sessions": "Links that let one customer into the customer portal for a limited time.",
+  Reminders: "Reminder e-mails to customers about an invoice, credit note, payment or order.",
+  Catalogue: "Products, plans, addons and coupons, which subscriptions and invoice lines are made of.",
+  "Test clocks":
+    "Simulated time for test mode: customers attached to a clock have their subscriptions renewed as the clock is " +
+    "advanced.",
+  "SII set-up":
+    "What issuing Chilean tax documents (DTEs) with SII needs: the organization's tax profile, its signing " +
+    "certificates and folio ranges (CAFs), and the files the service keeps.",
+  Swaps:
+    "Tax documents received from suppliers (an EnvioDTE makes a swap and one purchase per DTE), the answers to them, " +
+    "and receivers' answers to the documents the organization sent.",
+  Webhooks:
+    "What happened, as events (an invoice finalized, a payment failed, SII's verdict on a DTE...), and the URLs " +
+    "that receive them: each event is POSTed to every enabled endpoint that asks for its type, signed as the " +
+    "Standard Webhooks specification says (headers webhook-id, webhook-timestamp, webhook-signature), and retried " +
+    "until it is answered with a 2xx.",
+};

@@ -16,6 +16,9 @@ import { listFilters, parseFilters } from "./filters.js";
 import { bodyVariables } from "./input.js";
 import { jsonResponse, restResponse } from "./json.js";
 import { openApiDocument } from "./openapi.js";
+import { REVALIDATE, serveFile, staticFile, type StaticFile } from "../infra/static-files.js";
+
+const OPENAPI_TYPE = "application/json; charset=utf-8";
 import { operationNamed, printNode, REST_PATH_NAMES, rootOf } from "./printer.js";
 import { RESOURCES, routesOf } from "./resources.js";
 import {
@@ -168,7 +171,8 @@ function graphQLErrorResponse(errors: NonNullable<GraphQLResponse["errors"]>): R
   return errorResponse(code, messages.join("; "), fields);
 }
 
-let openApiJson: string | undefined;
+/** The OpenAPI document as served: made once, compressed once, revalidated by its ETag (infra/static-files.ts). */
+let openApiFile: StaticFile | undefined;
 
 export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicUrl?: string }) {
   const printed = new Map<unknown, string>();
@@ -182,8 +186,8 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
     const url = new URL(request.url);
     // the OpenAPI document of these routes: public, no API key (docs/rest.md "OpenAPI")
     if (url.pathname === "/v1/openapi.json" && request.method === "GET")
-      return restResponse((openApiJson ??= JSON.stringify(openApiDocument())), {
-        headers: { "content-type": "application/json; charset=utf-8" },
+      return serveFile(request, (openApiFile ??= staticFile(JSON.stringify(openApiDocument()), OPENAPI_TYPE)), {
+        cacheControl: REVALIDATE,
       });
     const pathname = url.pathname;
     const matches = (routesByPrefix.get(prefixOf(pathname)) ?? []).flatMap((route) => {

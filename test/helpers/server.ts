@@ -4,6 +4,7 @@
  */
 import { inject } from "vitest";
 import type { Server } from "node:http";
+import type { Socket } from "node:net";
 import { createDatabase, type Database } from "../../src/infra/database.js";
 import { createLogger, type Logger } from "../../src/infra/logger.js";
 import { createApiKey } from "../../src/services/api-keys.js";
@@ -51,6 +52,11 @@ export interface TestServer {
   ): Promise<{ status: number; body: any; text: string }>;
   /** GraphQL call with a key */
   graphql(query: string, variables?: Record<string, unknown>, key?: string): Promise<{ status: number; body: any }>;
+  /**
+   * Bytes the server has written to its connections since it started (status lines, headers and
+   * bodies as sent, compressed when they were): what its clients received over the network.
+   */
+  bytesSent(): number;
   close(): Promise<void>;
 }
 
@@ -71,6 +77,8 @@ export async function startTestServer(
      * webhook tests turn it on)
      */
     webhookWorker?: boolean;
+    /** the built customer portal to serve (createApp's default: dist/portal) */
+    portalDir?: string;
   } = {},
 ): Promise<TestServer> {
   const { target, drop } = await cloneTemplate(inject("template"));
@@ -116,6 +124,7 @@ export async function startTestServer(
     billingRunIntervalMs: options.billingRunIntervalMs,
     webhookWorker: options.webhookWorker ?? false,
     eventRetentionIntervalMs: 0,
+    portalDir: options.portalDir,
   });
   const server: Server = createHttpServer(app);
   // Keep-alive: the client must always be the side that drops an idle connection. With Node's 5 s
@@ -125,6 +134,15 @@ export async function startTestServer(
   // (ECONNRESET). With 120 s the server never closes a socket fetch may still reuse.
   server.keepAliveTimeout = 120_000;
   server.headersTimeout = 121_000;
+  let closedBytes = 0;
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => {
+      sockets.delete(socket);
+      closedBytes += socket.bytesWritten;
+    });
+  });
   const url = await listen(server, 0, "127.0.0.1");
 
   const rest: TestServer["rest"] = async (method, path, options = {}) => {
@@ -161,6 +179,7 @@ export async function startTestServer(
     orgs: { acme: acme.organization, other: other.organization },
     rest,
     graphql,
+    bytesSent: () => [...sockets].reduce((sum, socket) => sum + socket.bytesWritten, closedBytes),
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await app.close();

@@ -3,7 +3,8 @@
  * src/rest/openapi.ts; `/docs` is Redoc rendering it, in headless Chromium (Debian's
  * /usr/bin/chromium driven by playwright-core, as test/integration/graphiql.test.ts) with every
  * request to another host aborted (none is attempted) and no Content-Security-Policy violation;
- * the invoice endpoints are listed.
+ * the invoice endpoints are listed, under the page's title "Billing API reference" and the heading
+ * "Billing API (v1)", and no text on the page names a file of this repository.
  *
  * Runs in the pglite project only (vitest.config.ts): it checks the page, not the database.
  */
@@ -59,7 +60,9 @@ describe("the REST reference", () => {
     const html = await page.text();
     expect(html).toContain('<redoc spec-url="/v1/openapi.json"');
     expect(html).not.toMatch(/<script>[^<]/);
-    const bundle = await fetch(`${s.url}/docs/redoc.standalone.js`);
+    const src = /<script src="(\/docs\/redoc\.standalone-[0-9a-f]{16}\.js)">/.exec(html)?.[1];
+    expect(src).toBeDefined();
+    const bundle = await fetch(`${s.url}${src}`);
     expect(bundle.status).toBe(200);
     expect(bundle.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
     expect((await bundle.arrayBuffer()).byteLength).toBeGreaterThan(500_000);
@@ -100,6 +103,13 @@ describe("the REST reference", () => {
       const text = await page.locator("body").innerText();
       for (const summary of ["Create an invoice", "Retrieve an invoice", "Update an invoice", "PDF of an invoice"])
         expect(text).toContain(summary);
+      // the tab's title and the page's heading (Redoc's: the document's title and version)
+      expect(await page.title()).toBe("Billing API reference");
+      expect(await page.locator(".api-info h1").innerText()).toBe("Billing API (v1)");
+      // public docs: the introduction and the groups read in words, with no file of this repository
+      expect(text).toContain("Every operation takes an API key as Authorization: Bearer <key>.");
+      expect(text).toContain("Sales invoices. A draft can be changed or deleted");
+      expect(text).not.toMatch(/\b(docs|src)\/|\.md\b/);
       await context.close();
       expect(outside).toEqual([]);
       expect(violations).toEqual([]);

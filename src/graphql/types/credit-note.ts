@@ -154,7 +154,7 @@ export const CreditNote = builder.prismaNode("CreditNote", {
       nullable: true,
       description:
         "on a debit note voiding a credit note (SII 56 → 61, 111 → 112, CodRef 1): the credit note it voids; " +
-        "null otherwise (docs/orders-and-credit-notes.md)",
+        "null otherwise",
     }),
     voidedBy: t.prismaField({
       type: "CreditNote",

@@ -28,7 +28,7 @@ export const eventTypeName = (type: string) => type.replace(/\./g, "_");
 
 export const EventType = builder.enumType("EventType", {
   description:
-    'What happened (docs/webhooks.md "Event types"). REST and webhooks write the type with a dot ' +
+    "What happened to which kind of resource. REST and webhooks write the type with a dot " +
     "(`invoice.finalized`); GraphQL names cannot hold one, so here it is an underscore (`invoice_finalized`).",
   values: Object.fromEntries(
     EVENT_TYPE_NAMES.map((type) => [eventTypeName(type), { value: type, description: EVENT_TYPES[type] }]),

@@ -83,9 +83,7 @@ export const InvoiceLine = builder.prismaObject("InvoiceLine", {
     }),
     total: t.expose("total", {
       type: "Decimal",
-      description:
-        "line net after its discount, in the invoice currency: round(quantity x amount) - discount " +
-        "(docs/invoice-totals.md)",
+      description: "line net after its discount, in the invoice currency: round(quantity x amount) - discount",
     }),
   }),
 });
@@ -225,8 +223,7 @@ export const Invoice = builder.prismaNode("Invoice", {
       description:
         "tax-agency settings of this invoice (key-value object; {} when none). `export`: the customs data of an " +
         "export invoice (CL110) and its notes: sale_modality, sale_clause, transport, loading_port, unloading_port, " +
-        "destination_country, payment_form, exchange_rate (pesos per unit, OtraMoneda), foreign_id " +
-        '(docs/sii-dte.md "Export documents")',
+        "destination_country, payment_form, exchange_rate (pesos per unit, OtraMoneda), foreign_id",
     }),
     status: t.field({
       type: DocumentStatus,

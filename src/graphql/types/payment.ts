@@ -199,8 +199,8 @@ export const Source = builder.prismaNode("Source", {
     gateway: t.exposeString("gateway", {
       description:
         "name of the payment gateway that made it: `test` (test cards) or `redirect` (hosted checkout) in this " +
-        "build. A String, not an enum: the set grows with the gateways a deployment enables (PAYMENT_GATEWAYS; " +
-        "docs/payments.md).",
+        "build. A String, not an enum: the set grows with the gateways a deployment enables (its PAYMENT_GATEWAYS " +
+        "setting).",
     }),
     usage: t.field({
       type: SourceUsage,

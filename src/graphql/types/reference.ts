@@ -38,7 +38,7 @@ export const Currency = builder.prismaObject("Currency", {
     default: t.exposeBoolean("isDefault", { description: "primary currency of its country" }),
     isChargeable: t.exposeBoolean("isChargeable", { description: "a payment gateway can charge it" }),
     available: t.exposeBoolean("available", {
-      description: "the currency is offered (true for every seeded row; docs/reference-data.md)",
+      description: "the currency is offered (true for every currency the service ships)",
     }),
     name: t.exposeString("name", { description: "name in Spanish" }),
     nameEn: t.exposeString("nameEn", { description: "name in English" }),

@@ -67,7 +67,7 @@ const TaxProfile = builder.objectRef<TaxProfileValue>("TaxProfile").implement({
       resolve: (p) => (p.locale && isPrintLocale(p.locale) ? p.locale : null),
       description:
         "language of the mode's printed documents (PDFs): `es` or `en`; null: Spanish for a Chilean document type, " +
-        'English for others (docs/sii-dte.md "The printed representation")',
+        "English for others",
     }),
     siiSending: t.field({
       type: SiiSending,

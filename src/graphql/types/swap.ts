@@ -91,7 +91,7 @@ export const Purchase = builder.prismaNode("Purchase", {
       nullable: true,
       description:
         "true: the issuer's XMLDSig signature over the Documento verified on import with the certificate in its " +
-        'KeyInfo; null: imported before verification existed (docs/sii-receiving.md "Verification")',
+        "KeyInfo; false: it does not verify; null: imported before verification existed",
     }),
     tedValid: t.exposeBoolean("tedValid", {
       nullable: true,

@@ -66,8 +66,7 @@ const UpcomingInvoiceLine = builder.objectRef<LineValue>("UpcomingInvoiceLine").
     }),
     pendingItem: t.string({
       nullable: true,
-      description:
-        "`pii_` id of the pending invoice item it bills (a proration or a carried credit; docs/proration.md)",
+      description: "`pii_` id of the pending invoice item it bills (a proration or a carried credit)",
       resolve: (l) => (l.source.kind === "pending_item" ? l.source.id : null),
     }),
   }),

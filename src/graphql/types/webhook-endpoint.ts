@@ -30,7 +30,7 @@ type EnabledEventValue = string;
 
 export const EnabledEvent = builder.enumType("EnabledEvent", {
   description:
-    'An entry of an endpoint\'s enabledEvents: an event type (docs/webhooks.md "Event types"), or `all`. REST ' +
+    "An entry of an endpoint's enabledEvents: an event type, or `all`. REST " +
     "writes the types with a dot (`invoice.finalized`) and `all` as `*`.",
   values: {
     all: { value: ALL_EVENTS, description: "every event type, present and future (REST `*`)" },
@@ -114,7 +114,8 @@ export const WebhookEndpoint = builder.prismaNode("WebhookEndpoint", {
   nullable: true,
   description:
     "A URL that receives the events of the organization in one mode as signed Standard Webhooks messages " +
-    "(docs/webhooks.md). A test-mode endpoint receives only test-mode events.",
+    "(verify them with the `standardwebhooks` or `svix` libraries). A test-mode endpoint receives only test-mode " +
+    "events.",
   fields: (t) => ({
     url: t.exposeString("url", {
       description: `where messages are POSTed (http(s), at most ${WEBHOOK_URL_MAX_LENGTH} characters)`,
