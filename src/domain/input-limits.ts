@@ -7,6 +7,7 @@
  */
 import { Decimal } from "decimal.js";
 import { URL_MAX_LENGTH } from "./customer-sessions.js";
+import { WEBHOOK_URL_MAX_LENGTH } from "./webhooks.js";
 import { addFieldError, type FieldErrorCollector, type FieldErrors } from "./errors.js";
 
 // ------------------------------------------------------------------------------------------------
@@ -71,6 +72,8 @@ export const TEXT_LIMITS: Readonly<Record<string, number>> = {
   "SourceInput.returnUrl": URL_MAX_LENGTH,
   "OrganizationBrandingInput.privacyPolicyUrl": URL_MAX_LENGTH,
   "OrganizationBrandingInput.termsOfServiceUrl": URL_MAX_LENGTH,
+  // a webhook endpoint's URL (domain/webhooks.ts WEBHOOK_URL_MAX_LENGTH, 2,048)
+  "WebhookEndpointInput.url": WEBHOOK_URL_MAX_LENGTH,
   // files travel as base64 (or XML) text; the request body limit (5 MB) bounds them too
   "CafInput.file": 100_000,
   "CertificateInput.file": 100_000,
