@@ -10,6 +10,11 @@
  * Buffer read here, where Node's own `Request` (undici) copies the headers and wraps the body in a web
  * stream with an abort signal: about 20 µs against 1 µs a request (docs/performance.md "After: REST
  * operations in process, and the HTTP layer without extra fetch objects").
+ *
+ * Answers are written whole, but streams (Server-Sent Events of GraphQL subscriptions), which are
+ * written chunk by chunk as they come (`writeStream`): no timeout applies to how
+ * long one lasts, the client's reading pace holds the stream back (a client that takes nothing for
+ * STREAM_STALL_MS is disconnected), and a client that goes away cancels it.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -33,11 +38,18 @@ export interface RequestHandler {
   handle(request: Request): Promise<Response>;
 }
 
+/** Options of createHttpServer. */
+export interface HttpServerOptions {
+  /** how long a stream's client may take nothing before it is disconnected (ms; default STREAM_STALL_MS) */
+  streamStallMs?: number;
+}
+
 /**
  * Node http server around `app.handle` (fetch API Request/Response). While the server is closing
  * (`drainHttpServer`), answers carry `Connection: close`, so keep-alive clients reconnect elsewhere.
  */
-export function createHttpServer(app: RequestHandler): http.Server {
+export function createHttpServer(app: RequestHandler, options: HttpServerOptions = {}): http.Server {
+  const stallMs = options.streamStallMs ?? STREAM_STALL_MS;
   const server = http.createServer(async (req, res) => {
     try {
       const host = req.headers.host ?? "localhost";
@@ -54,8 +66,12 @@ export function createHttpServer(app: RequestHandler): http.Server {
       // every answer over HTTP carries the security headers (infra/http-security.ts)
       const head = securedHead(response.headers);
       if (!server.listening) head.connection = "close";
+      const stream = response.body && isStream(response.headers) ? response.body : null;
+      // a reverse proxy (nginx) must pass a stream on as it comes, not buffer it
+      if (stream) head["x-accel-buffering"] = "no";
       res.writeHead(response.status, head);
-      res.end(Buffer.from(await response.arrayBuffer()));
+      if (stream) await writeStream(stream, res, stallMs);
+      else res.end(Buffer.from(await response.arrayBuffer()));
     } catch (e) {
       if (e instanceof BodyTooLargeError) {
         res.writeHead(413, securedHead(new Headers({ "content-type": "application/json", connection: "close" })));
@@ -99,6 +115,60 @@ export async function drainHttpServer(server: http.Server, graceMs: number): Pro
     clearInterval(sweep);
     clearTimeout(timer);
   }
+}
+
+/**
+ * A client of a stream that takes no bytes for this long while the server has some to send is
+ * disconnected (ms): a stalled reader must not hold its connection, and what waits for it, forever.
+ */
+export const STREAM_STALL_MS = 30_000;
+
+/** True for an answer written as it comes: Server-Sent Events. */
+function isStream(headers: Headers): boolean {
+  return headers.get("content-type")?.startsWith("text/event-stream") ?? false;
+}
+
+/**
+ * Writes `body` to `res` chunk by chunk as the stream yields them, reading the next one only once
+ * the client has taken the last (Node's `drain`), so a slow client holds the stream back instead
+ * of filling memory; one that takes nothing for `stallMs` is disconnected. When the client goes
+ * away the stream is cancelled (for a GraphQL subscription: its source stops).
+ */
+async function writeStream(body: ReadableStream<Uint8Array>, res: http.ServerResponse, stallMs: number): Promise<void> {
+  const reader = body.getReader();
+  // the connection closed (the client went away, or it was destroyed here): the stream stops; a no-op once it ended
+  res.once("close", () => void reader.cancel().catch(() => undefined));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || res.destroyed) break;
+      if (!res.write(value) && !(await drained(res, stallMs))) {
+        res.destroy();
+        return;
+      }
+    }
+    res.end();
+  } catch {
+    // the stream failed: the client sees its answer cut short
+    res.destroy();
+  }
+}
+
+/** Resolves true once `res` drained, false when it closed first or `ms` passed. */
+function drained(res: http.ServerResponse, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const settle = (ok: boolean) => {
+      clearTimeout(timer);
+      res.off("drain", onDrain);
+      res.off("close", onClose);
+      resolve(ok);
+    };
+    const onDrain = () => settle(true);
+    const onClose = () => settle(false);
+    const timer = setTimeout(() => settle(false), ms);
+    res.once("drain", onDrain);
+    res.once("close", onClose);
+  });
 }
 
 /** Largest request body accepted; a larger one is answered 413 `payload_too_large`. */

@@ -9,7 +9,8 @@
  *    and pending migrations applied in process (infra/migrate.ts);
  * 4. the app answers: /graphql, /v1, /healthz, /readyz, /metrics, and its interval workers run.
  *
- * Stop: SIGTERM or SIGINT stops accepting connections, finishes requests in flight (10 s at most,
+ * Stop: SIGTERM or SIGINT stops accepting connections, ends the live event streams (GraphQL
+ * subscriptions: each gets a `service_unavailable` error), finishes requests in flight (10 s at most,
  * then their connections are closed), stops the workers between items, closes the database and
  * exits 0. A second signal exits at once with code 1. Logs are JSON lines (pino) from the first.
  */
@@ -150,6 +151,8 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
   const started = performance.now();
   await startup.catch(() => undefined);
   logger.info({ signal }, "shutting down: no new connections, finishing requests in flight");
+  // open live event streams end now (their clients subscribe again elsewhere or later), not at the grace period
+  app?.endStreams();
   const drained = await drainHttpServer(server, DRAIN_MS);
   if (!drained)
     logger.warn({ ms: DRAIN_MS }, "requests still in flight after the grace period; their connections were closed");

@@ -66,6 +66,8 @@ export async function startTestServer(
     billingRunIntervalMs?: number;
     /** where the app logs (default: TEST_LOG_LEVEL, silent) */
     logger?: Logger;
+    /** events a live stream may have waiting before it is cut off (createApp's default when absent) */
+    eventStreamBacklog?: number;
   } = {},
 ): Promise<TestServer> {
   const { target, drop } = await cloneTemplate(inject("template"));
@@ -109,6 +111,7 @@ export async function startTestServer(
     settings,
     outboxIntervalMs: options.outboxIntervalMs,
     billingRunIntervalMs: options.billingRunIntervalMs,
+    eventStreamBacklog: options.eventStreamBacklog,
   });
   const server: Server = createHttpServer(app);
   // Keep-alive: the client must always be the side that drops an idle connection. With Node's 5 s
@@ -155,6 +158,8 @@ export async function startTestServer(
     rest,
     graphql,
     async close() {
+      // open live event streams end first, or they would hold server.close()
+      app.endStreams();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await app.close();
       await database.close();
