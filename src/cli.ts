@@ -10,8 +10,13 @@
  *       bills every due subscription (docs/billing-run.md); progress bar on stderr, summary on stdout
  *   sii send    uploads the queued DTEs to SII and polls sent envelopes once (docs/sii-sending.md);
  *               prints the round's report as JSON
- * Works with the server stopped on the embedded database (beside a running server it stops at once
- * with a message naming the directory and the server's process), any time on PostgreSQL.
+ *   events listen --api-key sk_test_... [--url http://localhost:3000] [--events a.b,c.d] [--forward-to <url>]
+ *       prints each event of the key's organization and mode as it commits, one JSON line each, and forwards it
+ *       signed to a local URL (docs/webhooks.md "Local development: events listen"; src/cli/events.ts). It talks
+ *       to the running server over HTTP, never to the database.
+ * The commands that open the database work with the server stopped on the embedded database (beside
+ * a running server they stop at once with a message naming the directory and the server's process),
+ * any time on PostgreSQL.
  *
  * Only commander and Node's own modules load up front; each command imports what it needs, so
  * `--help` and `--version` answer at once.
@@ -20,6 +25,7 @@ import fs from "node:fs";
 import { Command } from "commander";
 import { apiKeyCommands } from "./cli/api-keys.js";
 import { databaseCommands } from "./cli/database.js";
+import { eventsCommands } from "./cli/events.js";
 import { openDatabase, settings } from "./cli/open.js";
 
 const { version } = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
@@ -84,6 +90,7 @@ migrateCommand
 
 program.addCommand(apiKeyCommands(openDatabase));
 program.addCommand(databaseCommands(openDatabase));
+program.addCommand(eventsCommands());
 
 const billing = program.command("billing").description("recurring billing");
 billing
