@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chileanCustomer, startTestServer, TEST_METRICS_TOKEN, type TestServer } from "../helpers/server.js";
 import { subscribe, type SseMessage, type SseStream } from "../helpers/sse.js";
 import { openLink, sessionKey } from "../helpers/portal.js";
+import { TEST_DB } from "../helpers/databases.js";
 import { EventFeeds } from "../../src/graphql/event-feed.js";
 import type { CommittedEvent, EventStream } from "../../src/services/event-stream.js";
 
@@ -145,6 +146,48 @@ describe("the events subscription", () => {
     });
     await empty.ended;
     expect(await metric(s, /^billing_event_streams_open (\d+)$/m)).toBe(0);
+  });
+});
+
+describe.skipIf(TEST_DB !== "postgres")("when PostgreSQL's listening connection breaks", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(async () => s?.close());
+
+  it("a stream catches up from the database once the process listens again, streaming each event once", async () => {
+    const stream = await subscribe(s.url, EVENTS, {}, bearer(s.keys.acme));
+    try {
+      const first = await createCustomer(s, s.keys.acme, "Antes SpA");
+      await stream.waitFor(1);
+      s.statements.length = 0;
+      // the process's one LISTEN connection is cut (a restart of PostgreSQL, a network failure); it is made again
+      // after 0.25 s, and what committed meanwhile was not notified
+      const killed = await s.database.session((session) =>
+        session.query<{ killed: boolean }>(
+          `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity
+           WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()`,
+        ),
+      );
+      expect(killed).toEqual([{ killed: true }]);
+      const during = await createCustomer(s, s.keys.acme, "Durante SpA");
+      // the catch-up read ran (events above the stream's mark)
+      await expect
+        .poll(() => s.statements.some((sql) => /FROM "public"\."Event" WHERE .*"sequence" > /.test(sql)), {
+          timeout: 20_000,
+        })
+        .toBe(true);
+      const after = await createCustomer(s, s.keys.acme, "Después SpA");
+      const objects = events(await stream.waitFor(3)).map((e) => JSON.parse(e.data).object.id);
+      expect(objects).toEqual([first, during, after]);
+      // and nothing twice
+      await createCustomer(s, s.keys.acme, "Marca SpA");
+      await stream.waitFor(4);
+      expect(stream.messages).toHaveLength(4);
+    } finally {
+      stream.close();
+    }
   });
 });
 
