@@ -4,14 +4,18 @@
  * local receiver signed with the secret it printed (verified with the `standardwebhooks` package),
  * says when its connection broke and comes back by itself, stops with 0 on SIGINT, and exits 1 with
  * the server's message for a refused key. It talks to the server over HTTP only (here through a
- * TCP proxy the test can cut). On one database: the CLI never touches it.
+ * TCP proxy the test can cut). Beside the real server process, SIGTERM ends the stream at once
+ * (not after the drain's grace period) and the CLI reconnects once the server is back. On one
+ * database: the CLI never touches it.
  */
+import fs from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.js";
-import { ROOT, serviceEnv, startProcess, type ServiceProcess } from "../helpers/processes.js";
+import { createKey, ROOT, serviceEnv, startProcess, startService, type ServiceProcess } from "../helpers/processes.js";
 import { TEST_DB } from "../helpers/databases.js";
 
 /** A TCP proxy to `port` whose open connections the test can cut. */
@@ -154,4 +158,52 @@ describe.skipIf(TEST_DB === "postgres")("events listen", () => {
       /^error: --events must list event types separated by commas \(unknown: invoice\.lost; known: customer\.created, /,
     );
   });
+
+  it(
+    "beside the real server (dist/main.js): SIGTERM ends its stream at once with service_unavailable, and it " +
+      "reconnects when the server is back on its port",
+    { timeout: 180_000 },
+    async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-listen-"));
+      const port = await new Promise<number>((resolve) => {
+        const probe = net.createServer().listen(0, "127.0.0.1", () => {
+          const { port } = probe.address() as net.AddressInfo;
+          probe.close(() => resolve(port));
+        });
+      });
+      const env = serviceEnv({ BILLING_DATA_DIR: path.join(dir, "data"), PORT: String(port) });
+      const key = createKey(env);
+      let service = await startService(env);
+      const args = ["events", "listen", "--url", service.url, "--api-key", key];
+      const listen = startProcess(process.execPath, [path.join(ROOT, "dist", "cli.js"), ...args], env);
+      try {
+        await line(listen, /^Ready! Listening for events \(\^C to quit\)$/);
+        const before = listen.lines.length;
+        const stopping = performance.now();
+        service.child.kill("SIGTERM");
+        await line(listen, /^Lost the connection to .*: The server is shutting down and ended this stream/, before);
+        expect(await service.exited).toBe(0);
+        // the stream did not hold the 10 s drain
+        expect(performance.now() - stopping).toBeLessThan(8_000);
+        service = await startService(env);
+        await line(listen, /^Reconnected to http:\/\/127\.0\.0\.1:\d+\.$/, before, 60_000);
+        const created = await fetch(`${service.url}/v1/customers/`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+          body: JSON.stringify(chileanCustomer()),
+        });
+        expect(created.status).toBe(201);
+        const customer = (await created.json()) as { id: string };
+        const [printed] = await line(listen, /^\{"id":"evt_.*$/, before);
+        expect(JSON.parse(printed)).toMatchObject({ type: "customer.created", data: { object: { id: customer.id } } });
+        listen.child.kill("SIGINT");
+        expect(await listen.exited).toBe(0);
+      } finally {
+        listen.child.kill("SIGKILL");
+        service.child.kill("SIGTERM");
+        await service.exited;
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
