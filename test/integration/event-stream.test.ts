@@ -191,11 +191,24 @@ describe.skipIf(TEST_DB !== "postgres")("when PostgreSQL's listening connection 
   });
 });
 
-describe("shutting down", () => {
+describe("shutting down, and the rate limit", () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startTestServer();
+    // 2 requests an hour for each key, no burst
+    s = await startTestServer({ settings: { rateLimitRequests: 2, rateLimitWindowSeconds: 3600, rateLimitBurst: 0 } });
   });
+
+  it("counts opening a stream as one request of the key: over the limit it is a 429 before it opens", async () => {
+    const first = await subscribe(s.url, EVENTS, {}, bearer(s.keys.other));
+    const second = await subscribe(s.url, EVENTS, {}, bearer(s.keys.other));
+    const third = await subscribe(s.url, EVENTS, {}, bearer(s.keys.other));
+    expect([first.status, second.status, third.status]).toEqual([200, 200, 429]);
+    expect(third.headers.get("retry-after")).toMatch(/^\d+$/);
+    first.close();
+    second.close();
+    await expect.poll(() => metric(s, /^billing_event_streams_open (\d+)$/m)).toBe(0);
+  });
+
   afterAll(async () => s?.close());
 
   it("ends every open stream with service_unavailable when the server shuts down", async () => {
