@@ -10,9 +10,10 @@ import { OPENAPI_PATH, printedOpenApi } from "./print-openapi.js";
 export const SCHEMA_PATH = new URL("../schema/schema.graphql", import.meta.url);
 
 /**
- * The printed SDL, with an explicit `schema { query mutation }` block first. graphql-js leaves the
- * block out when the roots have the common names (Query, Mutation), and an SDL reader then takes
- * the billing type `Subscription` as the subscription root; the schema has none (docs/graphql.md).
+ * The printed SDL, with an explicit `schema { query mutation subscription }` block first. graphql-js
+ * leaves the block out when the roots have the common names, and an SDL reader without it takes the
+ * billing type `Subscription` for the subscription root, which is `SubscriptionRoot`
+ * (docs/graphql.md "Ids and the schema's roots").
  */
 export function printedSchema(): string {
   const sorted = lexicographicSortSchema(schema);

@@ -11,6 +11,10 @@
  *       bills every due subscription (docs/billing-run.md); progress bar on stderr, summary on stdout
  *   sii send    uploads the queued DTEs to SII and polls sent envelopes once (docs/sii-sending.md);
  *               prints the round's report as JSON
+ *   events listen --api-key sk_test_... [--url http://localhost:3000] [--events a.b,c.d] [--forward-to <url>]
+ *       prints each event of the key's organization and mode as it commits, one JSON line each, and forwards it
+ *       signed to a local URL (docs/webhooks.md "Local development: events listen"; src/cli/events.ts). It talks
+ *       to the running server over HTTP, never to the database, so it always runs in this process.
  * The commands are in src/cli/program.ts. Where they run (src/cli/run.ts): on PostgreSQL, and on an
  * embedded database no live process holds, in this process (src/cli/local.ts); on an embedded
  * database a running server holds (its lock, infra/data-dir-lock.ts, names a live owner), inside

@@ -10,6 +10,11 @@
  * Buffer read here, where Node's own `Request` (undici) copies the headers and wraps the body in a web
  * stream with an abort signal: about 20 µs against 1 µs a request (docs/performance.md "After: REST
  * operations in process, and the HTTP layer without extra fetch objects").
+ *
+ * Answers are written whole, but streams (Server-Sent Events of GraphQL subscriptions), which are
+ * written chunk by chunk as they come (`writeStream`): no timeout applies to how
+ * long one lasts, the client's reading pace holds the stream back (a client that takes nothing for
+ * STREAM_STALL_MS is disconnected), and a client that goes away cancels it.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -33,15 +38,23 @@ export interface RequestHandler {
   handle(request: Request): Promise<Response>;
 }
 
+/** Options of createHttpServer. */
+export interface HttpServerOptions {
+  /** how long a stream's client may take nothing before it is disconnected (ms; default STREAM_STALL_MS) */
+  streamStallMs?: number;
+}
+
 /**
  * Node http server around `app.handle` (fetch API Request/Response). While the server is closing
  * (`drainHttpServer`), answers carry `Connection: close`, so keep-alive clients reconnect elsewhere.
  *
  * HEAD is answered here for every path, as RFC 9110 says: the app gets the request as a GET, and
  * the client the GET's status and headers without its body. Every answer says its Content-Length
- * (the body is whole here), a HEAD's the length its GET's body has.
+ * (the body is whole here), a HEAD's the length its GET's body has; but a stream (`text/event-stream`,
+ * the GraphQL event stream), written as it comes, chunk by chunk, whose length is not known.
  */
-export function createHttpServer(app: RequestHandler): http.Server {
+export function createHttpServer(app: RequestHandler, options: HttpServerOptions = {}): http.Server {
+  const stallMs = options.streamStallMs ?? STREAM_STALL_MS;
   const server = http.createServer(async (req, res) => {
     try {
       const host = req.headers.host ?? "localhost";
@@ -57,9 +70,20 @@ export function createHttpServer(app: RequestHandler): http.Server {
       peers.set(request, (req.socket.remoteAddress ?? "unknown").replace(/^::ffff:/, ""));
       const response = await app.handle(request);
       // every answer over HTTP carries the security headers (infra/http-security.ts)
-      const content = Buffer.from(await response.arrayBuffer());
       const fields = securedHead(response.headers);
       if (!server.listening) fields.connection = "close";
+      const stream = response.body && isStream(response.headers) ? response.body : null;
+      if (stream) {
+        // a reverse proxy (nginx) must pass a stream on as it comes, not buffer it; its length is unknown
+        fields["x-accel-buffering"] = "no";
+        res.writeHead(response.status, fields);
+        if (head) {
+          await response.body?.cancel().catch(() => undefined);
+          res.end();
+        } else await writeStream(stream, res, stallMs);
+        return;
+      }
+      const content = Buffer.from(await response.arrayBuffer());
       // a 304 or 204 has no body, and no length of one (a 304's would be the 200's)
       if (response.status !== 304 && response.status !== 204) fields["content-length"] = String(content.length);
       res.writeHead(response.status, fields);
@@ -107,6 +131,60 @@ export async function drainHttpServer(server: http.Server, graceMs: number): Pro
     clearInterval(sweep);
     clearTimeout(timer);
   }
+}
+
+/**
+ * A client of a stream that takes no bytes for this long while the server has some to send is
+ * disconnected (ms): a stalled reader must not hold its connection, and what waits for it, forever.
+ */
+export const STREAM_STALL_MS = 30_000;
+
+/** True for an answer written as it comes: Server-Sent Events. */
+function isStream(headers: Headers): boolean {
+  return headers.get("content-type")?.startsWith("text/event-stream") ?? false;
+}
+
+/**
+ * Writes `body` to `res` chunk by chunk as the stream yields them, reading the next one only once
+ * the client has taken the last (Node's `drain`), so a slow client holds the stream back instead
+ * of filling memory; one that takes nothing for `stallMs` is disconnected. When the client goes
+ * away the stream is cancelled (for a GraphQL subscription: its source stops).
+ */
+async function writeStream(body: ReadableStream<Uint8Array>, res: http.ServerResponse, stallMs: number): Promise<void> {
+  const reader = body.getReader();
+  // the connection closed (the client went away, or it was destroyed here): the stream stops; a no-op once it ended
+  res.once("close", () => void reader.cancel().catch(() => undefined));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || res.destroyed) break;
+      if (!res.write(value) && !(await drained(res, stallMs))) {
+        res.destroy();
+        return;
+      }
+    }
+    res.end();
+  } catch {
+    // the stream failed: the client sees its answer cut short
+    res.destroy();
+  }
+}
+
+/** Resolves true once `res` drained, false when it closed first or `ms` passed. */
+function drained(res: http.ServerResponse, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const settle = (ok: boolean) => {
+      clearTimeout(timer);
+      res.off("drain", onDrain);
+      res.off("close", onClose);
+      resolve(ok);
+    };
+    const onDrain = () => settle(true);
+    const onClose = () => settle(false);
+    const timer = setTimeout(() => settle(false), ms);
+    res.once("drain", onDrain);
+    res.once("close", onClose);
+  });
 }
 
 /** Largest request body accepted; a larger one is answered 413 `payload_too_large`. */

@@ -15,7 +15,8 @@
  *    first API key (firstStartHints).
  *
  * Stop: SIGTERM or SIGINT stops accepting connections (HTTP and the control socket, whose file is
- * removed), finishes requests and commands in flight (10 s at most, then their connections are
+ * removed), ends the live event streams (GraphQL subscriptions: each gets a `service_unavailable`
+ * error), finishes requests and commands in flight (10 s at most, then their connections are
  * closed; a billing run through the socket ends after its batch in progress), stops the workers
  * between items, closes the database and exits 0. A second signal exits at once with code 1. Logs
  * are JSON lines (pino) from the first.
@@ -221,6 +222,8 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
   const started = performance.now();
   await startup.catch(() => undefined);
   logger.info({ signal }, "shutting down: no new connections, finishing requests in flight");
+  // open live event streams end now (their clients subscribe again elsewhere or later), not at the grace period
+  app?.endStreams();
   // commands run for the command line are part of the drain (a billing run ends after its batch in progress)
   const [drained, commandsDone] = await Promise.all([
     drainHttpServer(server, DRAIN_MS),

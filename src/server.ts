@@ -5,9 +5,9 @@
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { createYoga, type GraphiQLOptions } from "graphql-yoga";
 import { createInMemoryAPQStore, useAPQ } from "@graphql-yoga/plugin-apq";
-import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { schema } from "./graphql/schema.js";
-import { knownOperationTypesPlugin } from "./graphql/operation-types.js";
+import { subscriptionsOverSsePlugin } from "./graphql/operation-types.js";
 import type { GraphQLContext } from "./graphql/context.js";
 import { maskError } from "./graphql/errors.js";
 import { authenticate, presentedKeyHash } from "./services/api-keys.js";
@@ -47,6 +47,7 @@ import { startEventStream, type EventStream } from "./services/event-stream.js";
 import { startWebhookWorker, type WebhookWorker } from "./services/webhook-delivery.js";
 import { startIntervalWorker, type IntervalWorker } from "./infra/interval-worker.js";
 import { restEventPrinter } from "./rest/event-objects.js";
+import { EventFeeds, MAX_STREAM_BACKLOG } from "./graphql/event-feed.js";
 
 /** How often the event retention worker deletes expired events (ms). */
 export const EVENT_RETENTION_INTERVAL_MS = 10 * 60_000;
@@ -139,6 +140,11 @@ export interface AppOptions {
   webhookWorker?: boolean;
   /** how often expired events are deleted (ms; default EVENT_RETENTION_INTERVAL_MS; 0: never in this process) */
   eventRetentionIntervalMs?: number;
+  /**
+   * events a live stream (the GraphQL `events` subscription) may have waiting unread before it is cut off (default
+   * MAX_STREAM_BACKLOG; tests lower it)
+   */
+  eventStreamBacklog?: number;
 }
 
 export interface App {
@@ -148,8 +154,13 @@ export interface App {
   /** SMTP mailer (null without SMTP_URL) */
   mailer: Mailer | null;
   /**
-   * stops background work (the outbox worker, the billing run, the SII worker) and closes the mailer; the database
-   * stays open
+   * ends every open live event stream (each gets a `service_unavailable` error, then its answer completes) and
+   * refuses new ones: called when the server starts draining, so streams do not hold the drain (main.ts)
+   */
+  endStreams(): void;
+  /**
+   * stops background work (the outbox worker, the billing run, the SII worker, the live event streams) and closes
+   * the mailer; the database stays open
    */
   close(): Promise<void>;
 }
@@ -166,6 +177,7 @@ export function createApp({
   portalDir,
   webhookWorker: webhooksEnabled = true,
   eventRetentionIntervalMs = EVENT_RETENTION_INTERVAL_MS,
+  eventStreamBacklog = MAX_STREAM_BACKLOG,
 }: AppOptions): App {
   const { prisma } = database;
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
@@ -214,6 +226,26 @@ export function createApp({
   // SII (docs/sii-sending.md): queued DTEs are uploaded and their status polled by an interval in this process
   const siiWorker: SiiWorker | null =
     siiIntervalMs > 0 ? startSiiWorker({ prisma, logger, settings }, siiIntervalMs) : null;
+  // the live event streams (GraphQL `events` subscriptions; graphql/event-feed.ts), each fed by the one LISTEN
+  const streamsEnded = new Counter({
+    name: "billing_event_streams_ended_total",
+    help: "Live event streams the server ended: behind (the client read too slowly), shutdown",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
+  const eventFeeds = new EventFeeds({
+    stream: eventStream,
+    maxBacklog: eventStreamBacklog,
+    onEnd: (reason) => streamsEnded.inc({ reason }),
+  });
+  new Gauge({
+    name: "billing_event_streams_open",
+    help: "Live event streams (GraphQL events subscriptions) open now",
+    registers: [registry],
+    collect() {
+      this.set(eventFeeds.size);
+    },
+  });
   const requests = new Counter({
     name: "billing_http_requests_total",
     help: "HTTP requests by surface and status",
@@ -236,7 +268,7 @@ export function createApp({
     plugins: [
       useAPQ({ store: createInMemoryAPQStore({ max: APQ_MAX_DOCUMENTS, ttl: APQ_TTL_MS }) }),
       ...documentLimitPlugins(),
-      knownOperationTypesPlugin(),
+      subscriptionsOverSsePlugin(),
       timeBudgetPlugin(settings.graphqlTimeBudgetMs),
     ],
     cors: false, // CORS is answered for /graphql and /v1 alike in `guarded` (infra/http-security.ts)
@@ -267,6 +299,7 @@ export function createApp({
         logger: logger.child({ requestId }),
         mailer,
         responseCookies: Array.isArray(responseCookies) ? (responseCookies as string[]) : undefined,
+        eventFeeds,
       } as GraphQLContext;
     },
   });
@@ -561,6 +594,7 @@ export function createApp({
   }
 
   async function close(): Promise<void> {
+    eventFeeds.close();
     await worker?.stop();
     await billingWorker?.stop();
     await siiWorker?.stop();
@@ -571,7 +605,7 @@ export function createApp({
     apiKeys.close();
   }
 
-  return { handle: guarded, yoga, registry, mailer, close };
+  return { handle: guarded, yoga, registry, mailer, endStreams: () => eventFeeds.close(), close };
 }
 
 /**

@@ -7,6 +7,7 @@
 import { Command, CommanderError } from "commander";
 import { apiKeyCommands } from "./api-keys.js";
 import { databaseCommands } from "./database.js";
+import { eventsCommands } from "./events.js";
 import type { CommandContext } from "./context.js";
 
 /** A mistake in the command line: its message alone is printed. */
@@ -80,6 +81,8 @@ export function buildProgram(ctx: CommandContext, version: string): Command {
 
   program.addCommand(apiKeyCommands(ctx));
   program.addCommand(databaseCommands(ctx));
+  // an HTTP client of the running server (cli/run.ts keeps it in the command line's own process)
+  program.addCommand(eventsCommands(ctx.out, ctx.notes));
 
   const billing = program.command("billing").description("recurring billing");
   billing

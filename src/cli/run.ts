@@ -45,7 +45,8 @@ export async function runCommand(
   version: string,
   io: { out: CommandOutput; notes: CommandOutput } = { out: process.stdout, notes: process.stderr },
 ): Promise<number> {
-  const held = asksForHelp(argv) ? null : heldDataDir();
+  // `events listen` talks to the server over HTTP, never to the database: it runs here whoever holds it
+  const held = asksForHelp(argv) || argv[0] === "events" ? null : heldDataDir();
   if (held) {
     const { runThroughServer } = await import("./remote.js");
     return runThroughServer(held, argv, version, io);

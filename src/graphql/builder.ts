@@ -98,6 +98,8 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   scopeAuth: {
     authScopes: (ctx) => ({ apiKey: !ctx.auth.portal, portal: Boolean(ctx.auth.portal) }),
+    // a subscription field's scopes are checked when it subscribes (a refused stream never opens), not per event
+    authorizeOnSubscribe: true,
     // a refused field is a 403 permission_denied in the usual error shape (graphql/errors.ts)
     unauthorizedError: (_parent, ctx, info) =>
       new PermissionError(
@@ -240,6 +242,19 @@ builder.mutationType({
   description:
     "Writes. Each mutation is one database transaction; a failed one changes nothing. Every field needs an API " +
     "key, but those marked for the customer portal.",
+  authScopes: { apiKey: true },
+});
+/**
+ * The root of GraphQL subscriptions, named `SubscriptionRoot`: the name `Subscription` is the billing
+ * subscription's (a Node), and Pothos would otherwise take that type as the root (docs/graphql.md
+ * "Ids and the schema's roots").
+ */
+builder.subscriptionType({
+  name: "SubscriptionRoot",
+  description:
+    "Live streams, over Server-Sent Events (GraphQL over SSE, distinct connections mode: a POST or GET to /graphql " +
+    "with `Accept: text/event-stream`). Every field needs an API key (a customer-portal credential is refused) and " +
+    'counts as one request for the rate limit (docs/webhooks.md "The live event stream (GraphQL)").',
   authScopes: { apiKey: true },
 });
 

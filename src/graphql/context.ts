@@ -2,6 +2,7 @@
 import type { Logger } from "../infra/logger.js";
 import type { ServiceContext } from "../services/context.js";
 import type { Mailer } from "../infra/mail.js";
+import type { EventFeeds } from "./event-feed.js";
 
 export interface GraphQLContext extends ServiceContext {
   requestId: string;
@@ -13,4 +14,9 @@ export interface GraphQLContext extends ServiceContext {
    * sign-out clears its cookies here. Absent where no HTTP answer is made (REST runs operations that set none).
    */
   responseCookies?: string[];
+  /**
+   * The open live event streams of the app (the `events` subscription, graphql/event-feed.ts); absent where no
+   * stream can be served (operations run in process by the REST adapter or the event printer).
+   */
+  eventFeeds?: EventFeeds;
 }

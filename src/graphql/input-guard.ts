@@ -132,7 +132,8 @@ export function checkArguments(
 
 /**
  * Wraps the resolver of every field that takes arguments (in place) so `checkArguments` runs
- * first. Returns `schema` for chaining.
+ * first, and the `subscribe` of a subscription root field too (it runs before any resolver: a
+ * stream is refused before it opens). Returns `schema` for chaining.
  */
 export function guardInputs(schema: GraphQLSchema): GraphQLSchema {
   for (const type of Object.values(schema.getTypeMap())) {
@@ -145,6 +146,12 @@ export function guardInputs(schema: GraphQLSchema): GraphQLSchema {
         checkArguments(parent, field as GraphQLField<unknown, unknown>, args);
         return resolve(source, args, context, info);
       };
+      const subscribe = field.subscribe;
+      if (subscribe)
+        field.subscribe = (source, args, context, info) => {
+          checkArguments(parent, field as GraphQLField<unknown, unknown>, args);
+          return subscribe(source, args, context, info);
+        };
     }
   }
   return schema;

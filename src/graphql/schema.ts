@@ -1,5 +1,4 @@
 /** Builds the GraphQL schema from every type module (one file per resource under ./types). */
-import { GraphQLSchema } from "graphql";
 import { builder } from "./builder.js";
 import { guardInputs } from "./input-guard.js";
 import { syncNodeIds } from "./sync-fields.js";
@@ -33,16 +32,8 @@ import "./types/event.js";
 import "./types/webhook-endpoint.js";
 
 /**
- * The built schema without a subscription root: Pothos takes a type named `Subscription` as the
- * root, and ours is the billing subscription (a Node), not a root of GraphQL subscriptions. The
- * schema has no subscription operations (docs/graphql.md "Ids and the schema's roots").
- */
-function withoutSubscriptionRoot(built: GraphQLSchema): GraphQLSchema {
-  return new GraphQLSchema({ ...built.toConfig(), subscription: undefined });
-}
-
-/**
  * Every field with arguments checks them first (input-guard.ts: text, ids, JSON values); Node ids resolve without
- * a promise (sync-fields.ts).
+ * a promise (sync-fields.ts). The roots are Query, Mutation and SubscriptionRoot (builder.ts): the billing type
+ * `Subscription` is a Node, not the subscription root (docs/graphql.md "Ids and the schema's roots").
  */
-export const schema = guardInputs(syncNodeIds(withoutSubscriptionRoot(builder.toSchema({ sortSchema: true }))));
+export const schema = guardInputs(syncNodeIds(builder.toSchema({ sortSchema: true })));

@@ -79,6 +79,8 @@ export async function startTestServer(
     webhookWorker?: boolean;
     /** the built customer portal to serve (createApp's default: dist/portal) */
     portalDir?: string;
+    /** events a live stream may have waiting before it is cut off (createApp's default when absent) */
+    eventStreamBacklog?: number;
   } = {},
 ): Promise<TestServer> {
   const { target, drop } = await cloneTemplate(inject("template"));
@@ -125,6 +127,7 @@ export async function startTestServer(
     webhookWorker: options.webhookWorker ?? false,
     eventRetentionIntervalMs: 0,
     portalDir: options.portalDir,
+    eventStreamBacklog: options.eventStreamBacklog,
   });
   const server: Server = createHttpServer(app);
   // Keep-alive: the client must always be the side that drops an idle connection. With Node's 5 s
@@ -181,6 +184,8 @@ export async function startTestServer(
     graphql,
     bytesSent: () => [...sockets].reduce((sum, socket) => sum + socket.bytesWritten, closedBytes),
     async close() {
+      // open live event streams end first, or they would hold server.close()
+      app.endStreams();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await app.close();
       await database.close();

@@ -2,7 +2,8 @@
  * GraphiQL at /graphql, in headless Chromium (Debian's /usr/bin/chromium driven by playwright-core):
  * the page loads with every request to a host other than this machine aborted (and none is
  * attempted), the API key goes into the prefilled headers editor, a query runs and its result is
- * read from the result pane, and the key is still there after a reload (localStorage); the page's
+ * read from the result pane, a subscription streams an event as it commits (GraphiQL's default fetcher
+ * speaks Server-Sent Events), and the key is still there after a reload (localStorage); the page's
  * Content-Security-Policy refuses nothing it needs.
  *
  * What the first load costs (src/pages/graphiql.ts, docs/graphql.md "GraphiQL"): the bytes that
@@ -17,7 +18,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
-import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { chileanCustomer, startTestServer, TEST_METRICS_TOKEN, type TestServer } from "../helpers/server.js";
 import { launchChromium, MISSING_CHROMIUM } from "../helpers/chromium.js";
 
 // GraphiQL's script is 5 MB to parse; on a busy 2-core machine the page can take a while to start
@@ -123,8 +124,8 @@ const FIRST_LOAD_BYTES = 3_000_000;
 
 describe("GraphiQL in a browser", () => {
   it(
-    "loads with no request leaving the machine, runs a query with the key from the headers editor, and " +
-      "remembers the key",
+    "loads with no request leaving the machine, runs a query and a subscription with the key from the headers " +
+      "editor, and remembers the key",
     { timeout: 240_000 },
     async () => {
       if (!browser) expect.fail(MISSING_CHROMIUM);
@@ -244,6 +245,27 @@ describe("GraphiQL in a browser", () => {
         expect(doc.status).toBe(200);
         expect(doc.headers["cache-control"]).toBe("no-cache");
         expect(doc.headers.etag).toMatch(/^"[0-9a-f]{16}(-br|-gzip)?"$/);
+
+        // a subscription, with GraphiQL's default fetcher (Server-Sent Events): events show as they commit
+        const subscription = "subscription { events { type testMode } }";
+        await operation.click();
+        await page.keyboard.press("ControlOrMeta+A");
+        await paste(operation, subscription);
+        await expect.poll(() => shown(operation), { timeout: SLOW }).toBe(subscription);
+        await page.locator("button.graphiql-execute-button").click();
+        const openStreams = async () => {
+          const res = await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
+          return Number(/^billing_event_streams_open (\d+)$/m.exec(await res.text())?.[1]);
+        };
+        await expect.poll(openStreams, { timeout: SLOW }).toBe(1);
+        expect((await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).status).toBe(201);
+        await expect.poll(() => shown(response), { timeout: SLOW }).toContain("customer_created");
+        expect(JSON.parse(await shown(response))).toEqual({
+          data: { events: { type: "customer_created", testMode: true } },
+        });
+        // the execute button stops it
+        await page.locator("button.graphiql-execute-button").click();
+        await expect.poll(openStreams, { timeout: SLOW }).toBe(0);
 
         // GraphiQL keeps the headers in localStorage (shouldPersistHeaders); after a reload the key is there
         const stored = () =>

@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
-import { buildSchema } from "graphql";
+import { buildSchema, type GraphQLObjectType } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { MAX_BODY_BYTES } from "../../src/server.js";
@@ -148,16 +148,18 @@ describe("GraphQL protocol", () => {
   });
 
   it(
-    "have no subscription root: not in the committed SDL, not in introspection, and `subscription { id }` is a " +
-      "validation error",
+    "name the subscription root SubscriptionRoot: in the committed SDL and introspection, the billing type " +
+      "Subscription a Node; a subscription that does not accept Server-Sent Events is a 406 before it starts",
     async () => {
       // an SDL reader (codegen, relay-compiler, Apollo) takes a type named Subscription as the root unless a schema
       // block says otherwise
       const sdl = buildSchema(fs.readFileSync(SCHEMA_PATH, "utf8"));
       expect(sdl.getQueryType()?.name).toBe("Query");
       expect(sdl.getMutationType()?.name).toBe("Mutation");
-      expect(sdl.getSubscriptionType()).toBeUndefined();
-      expect(sdl.getType("Subscription")).toBeDefined(); // the billing type is still there, as a Node
+      expect(sdl.getSubscriptionType()?.name).toBe("SubscriptionRoot");
+      expect(Object.keys(sdl.getSubscriptionType()!.getFields())).toEqual(["events"]);
+      // the billing type is still there, as a Node
+      expect((sdl.getType("Subscription") as GraphQLObjectType).getInterfaces().map((i) => i.name)).toEqual(["Node"]);
       const introspection = await post({
         query: "{ __schema { queryType { name } mutationType { name } subscriptionType { name } } }",
       });
@@ -165,22 +167,32 @@ describe("GraphQL protocol", () => {
         status: 200,
         body: {
           data: {
-            __schema: { queryType: { name: "Query" }, mutationType: { name: "Mutation" }, subscriptionType: null },
+            __schema: {
+              queryType: { name: "Query" },
+              mutationType: { name: "Mutation" },
+              subscriptionType: { name: "SubscriptionRoot" },
+            },
           },
         },
       });
-      const message = "The schema does not support subscription operations.";
-      const strict = await post({ query: "subscription { id }" }, { accept: "application/graphql-response+json" });
-      expect(strict.status).toBe(400);
-      expect(strict.body).toEqual({
-        errors: [{ message, locations: [{ line: 1, column: 1 }], extensions: { code: "validation_error" } }],
-      });
-      // an application/json client gets Yoga's status for validation errors, as for a parse error
-      const legacy = await post({ query: "subscription Watch { id }" });
-      expect(legacy.status).toBe(200);
-      expect(legacy.body.data).toBeUndefined();
-      expect(legacy.body.errors).toEqual([
-        { message, locations: [{ line: 1, column: 1 }], extensions: { code: "validation_error" } },
+      const message =
+        "A subscription streams its results as Server-Sent Events: send it with `Accept: text/event-stream`.";
+      for (const accept of ["application/json", "application/graphql-response+json"]) {
+        const refused = await post({ query: "subscription { events { id } }" }, { accept });
+        expect(refused, accept).toEqual({
+          status: 406,
+          body: { errors: [{ message, extensions: { code: "not_acceptable" } }] },
+        });
+      }
+      // a subscription's document is validated as any other
+      const invalid = await post({ query: "subscription Watch { id }" });
+      expect(invalid.status).toBe(200);
+      expect(invalid.body.errors).toEqual([
+        {
+          message: 'Cannot query field "id" on type "SubscriptionRoot".',
+          locations: [{ line: 1, column: 22 }],
+          extensions: { code: "validation_error" },
+        },
       ]);
     },
   );

@@ -1,5 +1,7 @@
 /**
- * Events (docs/webhooks.md "Events"): the node type, the `events` connection, `redeliverEvent`.
+ * Events (docs/webhooks.md "Events"): the node type, the `events` connection, `redeliverEvent`, and
+ * the `events` subscription (the live stream: ../event-feed.ts, docs/webhooks.md "The live event
+ * stream (GraphQL)").
  * Events are written by the use cases in the transaction of each change (services/events.ts);
  * their `data` is JSON text with the REST API's names and formats, as webhooks deliver it.
  */
@@ -15,6 +17,9 @@ import {
 import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { redeliverEvent } from "../../services/webhook-delivery.js";
+import { requestDatabase } from "../../services/request-transaction.js";
+import { ServiceUnavailableError, ValidationError } from "../../domain/errors.js";
+import type { StreamedEvent } from "../event-feed.js";
 import {
   EVENT_RETENTION_NOTE,
   EVENT_TYPE_NAMES,
@@ -118,5 +123,36 @@ builder.mutationFields((t) => ({
       await redeliverEvent(ctx, String(args.id), args.endpoint == null ? null : String(args.endpoint));
       return ctx.prisma.event.findUniqueOrThrow({ ...query, where: { id: String(args.id) } });
     },
+  }),
+}));
+
+builder.subscriptionFields((t) => ({
+  events: t.prismaField({
+    type: "Event",
+    description:
+      "The events of the caller's organization and mode as they commit, in commit order, one per message, from the " +
+      "moment the stream opens (none from before: read those with the `events` query). At most once: an event " +
+      "committed while the server's notification connection was down may be missed, and a client that falls more " +
+      "than 1,000 events behind is cut off with `service_unavailable`; so is every stream when the server shuts " +
+      "down. Subscribe again then (webhooks are the at-least-once delivery). Over Server-Sent Events: `Accept: " +
+      "text/event-stream`. Errors: permission_denied for a customer-portal credential, validation_error on types " +
+      "(an empty list), or for a request with an Idempotency-Key.",
+    args: {
+      types: t.arg({
+        type: [EventType],
+        description: "only events of these types (at least one); absent: every type",
+      }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      if (args.types && args.types.length === 0)
+        throw ValidationError.field("types", "must list at least one event type, or be left out for every type");
+      // a keyed request runs in one transaction that ends with its answer (server.ts idempotent())
+      if (requestDatabase())
+        throw ValidationError.field("idempotency_key", "a subscription cannot run with an Idempotency-Key");
+      if (!ctx.eventFeeds) throw new ServiceUnavailableError("No live event stream is served here.");
+      return ctx.eventFeeds.open({ prisma: ctx.prisma, tenant: tenant(ctx), types: args.types ?? null });
+    },
+    resolve: (query, event: StreamedEvent, _args, ctx) =>
+      ctx.prisma.event.findUniqueOrThrow({ ...query, where: { id: event.id, ...tenant(ctx) } }),
   }),
 }));
