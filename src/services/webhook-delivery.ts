@@ -36,8 +36,12 @@ import { disableEndpoint, signingSecrets } from "./webhook-endpoints.js";
 export const PER_ENDPOINT_CONCURRENCY = 16;
 /** Messages in flight at a time, per process. */
 export const MAX_IN_FLIGHT = 256;
-/** Beyond the attempt's time limit, how long a claim lasts before another process may take the message (ms). */
-const LEASE_MARGIN_MS = 30_000;
+/**
+ * How long a claim lasts before another process may take the message (ms from the claim): twice the
+ * attempt's time limit and 5 s, so the attempt (cut at its limit) and the write of its outcome end well
+ * before; a process that died mid-send has its messages sent again this long after it claimed them.
+ */
+export const leaseMs = (timeoutMs: number) => 2 * timeoutMs + 5_000;
 /**
  * The longest the worker sleeps without looking for due messages (ms). It wakes on every commit that
  * wrote messages, and at the next one's due time (a retry, a crashed process's claim running out);
@@ -191,7 +195,7 @@ export function startWebhookWorker(
     const free = MAX_IN_FLIGHT - inFlightTotal;
     if (free <= 0) return [];
     const busy = [...inFlight.entries()];
-    const lease = new Date(now.getTime() + settings.webhooks.timeoutMs + LEASE_MARGIN_MS);
+    const lease = new Date(now.getTime() + leaseMs(settings.webhooks.timeoutMs));
     const rows = await queryPrepared<Claim>(prisma, CLAIM, [
       now,
       PER_ENDPOINT_CONCURRENCY,

@@ -24,6 +24,8 @@ export interface ReceivedMessage {
   verifiedWith: string[];
   /** when it arrived (ms since epoch) */
   at: number;
+  /** whether its answer was written (a delayed answer is not, until its delay ends) */
+  answered: boolean;
 }
 
 export interface Answer {
@@ -100,6 +102,7 @@ export async function startWebhookReceiver(secrets: string[] = []): Promise<Webh
         headers: req.headers,
         verifiedWith: [],
         at: Date.now(),
+        answered: false,
       };
       message.verifiedWith = receiver.secrets.filter((s) => verifies(s, message));
       const answer = receiver.respond(message);
@@ -110,7 +113,7 @@ export async function startWebhookReceiver(secrets: string[] = []): Promise<Webh
       }
       setTimeout(() => {
         res.writeHead(answer.status, answer.headers);
-        res.end(answer.body ?? "");
+        res.end(answer.body ?? "", () => (message.answered = true));
       }, answer.delayMs ?? 0);
     });
   });
