@@ -6,6 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deleteExpiredEvents } from "../../src/services/events.js";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 
 let s: TestServer;
@@ -402,5 +403,42 @@ describe("webhook endpoints' input", () => {
     expect((await s.rest("DELETE", `/v1/webhook_endpoints/${id}/`, { key: s.keys.acmeLive })).status).toBe(404);
     expect((await s.rest("DELETE", `/v1/webhook_endpoints/${id}/`)).status).toBe(204);
     expect((await s.rest("GET", `/v1/webhook_endpoints/${id}/`)).status).toBe(404);
+  });
+});
+
+describe("retention", () => {
+  it("deletes events older than EVENT_RETENTION_DAYS in batches, with their messages and attempts", async () => {
+    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Viejo SpA" }) })).body;
+    const [old] = await eventsOf(customer.id);
+    const endpoint = await s.rest("POST", "/v1/webhook_endpoints/", {
+      body: { url: "http://127.0.0.1:9/hooks", enabled_events: ["*"] },
+    });
+    // a message and an attempt of the old event, as the delivery worker would have left them
+    await s.database.prisma.webhookMessage.create({ data: { eventId: old.id, endpointId: endpoint.body.id } });
+    await s.database.prisma.webhookAttempt.create({
+      data: {
+        id: "del_retention000000000000001",
+        eventId: old.id,
+        endpointId: endpoint.body.id,
+        organizationId: s.orgs.acme,
+        testMode: true,
+        attempt: 1,
+        durationMs: 3,
+      },
+    });
+    await s.database.prisma.event.update({
+      where: { id: old.id },
+      data: { createdAt: new Date(Date.now() - 31 * 86_400_000) },
+    });
+    const total = await s.database.prisma.event.count();
+    const deleted = await deleteExpiredEvents(s.database.prisma, new Date(), 30);
+    expect(deleted).toBe(1);
+    expect(await s.database.prisma.event.count()).toBe(total - 1);
+    expect((await s.rest("GET", `/v1/events/${old.id}/`)).status).toBe(404);
+    expect(await s.database.prisma.webhookMessage.count({ where: { eventId: old.id } })).toBe(0);
+    expect(await s.database.prisma.webhookAttempt.count({ where: { eventId: old.id } })).toBe(0);
+    // nothing younger than the retention goes
+    expect(await deleteExpiredEvents(s.database.prisma, new Date(), 30)).toBe(0);
+    await s.rest("DELETE", `/v1/webhook_endpoints/${endpoint.body.id}/`);
   });
 });
