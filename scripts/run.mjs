@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 /**
- * `npm start`, `npm run cli`, `npm run demo`: runs dist/<entry>.js (main, cli or demo) in this same
- * process, so signals sent to npm reach the service directly (npm forwards them to this process;
- * no shell, tsx or second node in between). When dist/ is missing or older than the sources (a
- * fresh clone, a pull), it runs the build (scripts/build.mjs, `npm run build`) first; its progress goes to stderr as
- * JSON lines. In an installation without sources or without the dev dependencies (a production install over
- * a built dist/), dist/ is used as it is.
+ * `npm start`, `npm run cli`, `npm run demo`, `npm run quickstart`: runs dist/<entry>.js (main, cli,
+ * demo or quickstart) in this same process, so signals sent to npm reach the service directly (npm
+ * forwards them to this process; no shell, tsx or second node in between). When dist/ is missing or
+ * older than the sources (a fresh clone, a pull), it runs the build (scripts/build.mjs, `npm run
+ * build`) first; its progress goes to stderr as JSON lines. In an installation without sources or
+ * without the dev dependencies (a production install over a built dist/), dist/ is used as it is.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -13,8 +13,8 @@ import { pathToFileURL } from "node:url";
 import { buildState, root, runBuild } from "./build-state.mjs";
 
 const entry = process.argv[2];
-if (!["main", "cli", "demo"].includes(entry)) {
-  process.stderr.write("usage: node scripts/run.mjs main|cli|demo [arguments]\n");
+if (!["main", "cli", "demo", "quickstart"].includes(entry)) {
+  process.stderr.write("usage: node scripts/run.mjs main|cli|demo|quickstart [arguments]\n");
   process.exit(2);
 }
 function log(level, msg, fields = {}) {

@@ -36,11 +36,10 @@ import { runBilling } from "./services/billing-run.js";
 import type { Database } from "./infra/database.js";
 import { randomBytes } from "node:crypto";
 import { generateCaf, generatePkcs12 } from "./infra/taxagency/sii/test-material.js";
-import { databaseTarget, describeDatabase } from "./infra/database-target.js";
-import { heldDataDir, runCommand } from "./cli/run.js";
+import { createTestOrganization, graphqlAs, stamp, TryStop } from "./cli/test-organization.js";
 
 /** The demo cannot run where it was pointed: the message says why and what to do; nothing was changed. */
-class DemoStop extends Error {}
+class DemoStop extends TryStop {}
 
 /** The service the demo talks to. */
 interface DemoService {
@@ -80,30 +79,6 @@ async function inProcessServer(): Promise<DemoService> {
 }
 
 /** "2026-11-28 17:30:05" in this machine's time zone: the demo organization's name tells one run from another. */
-function stamp(now = new Date()): string {
-  const p = (n: number) => String(n).padStart(2, "0");
-  return (
-    `${now.getFullYear()}-${p(now.getMonth() + 1)}-${p(now.getDate())} ` +
-    `${p(now.getHours())}:${p(now.getMinutes())}:${p(now.getSeconds())}`
-  );
-}
-
-/** The package version (a running server refuses a command line of another version). */
-function packageVersion(): string {
-  return (JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string })
-    .version;
-}
-
-/** POSTs a GraphQL query with `key`; resolves to the HTTP status and the parsed answer. */
-async function graphqlAs<T>(url: string, key: string, query: string) {
-  const res = await fetch(`${url}/graphql`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ query }),
-  });
-  return { status: res.status, body: (await res.json()) as { data?: T; errors?: { message: string }[] } };
-}
-
 /**
  * A new organization of the demo's own on the running server at `url`, with a test key: created by
  * `api-key create` run where the command line runs it (through the server's control socket when it
@@ -112,29 +87,8 @@ async function graphqlAs<T>(url: string, key: string, query: string) {
  * would go into a database BILLING_URL's server does not use).
  */
 async function ownOrganization(url: string): Promise<DemoService> {
-  const target = databaseTarget();
-  if (target.kind === "pglite" && !heldDataDir())
-    throw new DemoStop(
-      `no running server holds ${describeDatabase(target)}, where the demo would create its organization. Run ` +
-        "the demo in the directory (or with the BILLING_DATA_DIR or DATABASE_URL) of the server at " +
-        `${url}, or give it a test key of an organization without data: BILLING_API_KEY=sk_test_...`,
-    );
   const name = `Demo SpA ${stamp()}`;
-  let printed = "";
-  const code = await runCommand(
-    ["api-key", "create", "--organization", name, "--email", "demo@example.cl", "--mode", "test"],
-    packageVersion(),
-    { out: { write: (text) => (printed += text) }, notes: process.stderr },
-  );
-  if (code !== 0) throw new DemoStop("the demo could not create its organization (the lines above say why)");
-  const created = JSON.parse(printed.trim().split("\n").at(-1)!) as { organization: string; id: string; key: string };
-  const check = await graphqlAs(url, created.key, "{ taxProfile { organization } }");
-  if (check.status === 401)
-    throw new DemoStop(
-      `the server at ${url} does not accept the key the demo created in ${describeDatabase(target)} (401): it ` +
-        "does not use that database. Run the demo with the server's BILLING_DATA_DIR or DATABASE_URL. (Revoke " +
-        `the key it created: npm run --silent cli -- api-key revoke ${created.id})`,
-    );
+  const created = await createTestOrganization(url, name, "demo@example.cl", "the demo");
   console.log(`demo organization ${created.organization} "${name}", test key ${created.key.slice(0, 12)}...`);
   return { url, key: created.key, database: null, close: async () => {} };
 }
@@ -212,7 +166,7 @@ let service: DemoService;
 try {
   service = await demoService();
 } catch (e) {
-  if (!(e instanceof DemoStop)) throw e;
+  if (!(e instanceof TryStop)) throw e;
   process.stderr.write(`demo: ${e.message}\n`);
   process.exit(1);
 }
