@@ -137,8 +137,8 @@ try {
       `  organization  ${made.organization}`,
       `  API key       ${made.key}  (shown once; only its hash is stored)`,
       `  customer      ${made.customer.id}  ${made.customer.name}, RUT ${made.customer.tax_id}`,
-      `  invoice       ${invoice.id}  number ${invoice.number}, total ${invoice.total} ${invoice.currency?.id ?? "CLP"}, ` +
-        `${invoice.status}, amount due ${invoice.amount_due}`,
+      `  invoice       ${invoice.id}  number ${invoice.number}, total ${invoice.total} CLP, ${invoice.status}, ` +
+        `amount due ${invoice.amount_due}`,
       `  payment       ${made.payment.id}  ${made.payment.amount} with the test card tok_visa: ${made.payment.status}`,
       `  portal        ${made.portal}`,
       "",
