@@ -3,12 +3,14 @@
  * HMAC-SHA256 by node:crypto), and one POST per attempt with node:http(s) on keep-alive agents,
  * never following a redirect, within a time limit, reading at most the first bytes of the answer.
  *
- * Server-side request forgery: a `strict` send (live mode, unless WEBHOOK_ALLOW_PRIVATE_NETWORKS)
- * goes through request-filtering-agent, which checks every address the host resolves to when the
- * connection is made and connects to that checked address: loopback, private, link-local (the
- * cloud metadata address 169.254.169.254 included), unique-local, IPv4-mapped and every other
- * non-unicast range are refused. `publicAddressProblem` runs the same check when an endpoint is
- * created, so a URL that cannot work is refused at once with a 400.
+ * Server-side request forgery: every send goes through request-filtering-agent, which checks every
+ * address the host resolves to when the connection is made and connects to that checked address. A
+ * `strict` send (live mode, unless WEBHOOK_ALLOW_PRIVATE_NETWORKS) refuses loopback, private,
+ * link-local, unique-local, IPv4-mapped and every other non-unicast range; any other send (test mode,
+ * or private networks allowed) refuses the link-local ranges only (LINK_LOCAL: where clouds serve
+ * instance metadata and credentials, 169.254.169.254; nothing legitimate receives webhooks there)
+ * and the unspecified address. `addressProblem` / `publicAddressProblem` run the same checks when an
+ * endpoint is created, so a URL that cannot work is refused at once with a 400.
  */
 import { createHmac, randomBytes } from "node:crypto";
 import dns from "node:dns/promises";
@@ -44,23 +46,30 @@ export function webhookSignature(
   return secrets.map((key) => `v1,${createHmac("sha256", key).update(content).digest("base64")}`).join(" ");
 }
 
+/** The link-local ranges (IPv4 and IPv6), refused in every mode. */
+export const LINK_LOCAL = ["169.254.0.0/16", "fe80::/10"];
+
 /**
- * Why `address` (an IP literal) may not receive live webhooks, or null when it may: only
- * ordinary unicast addresses are public (ipaddr.js's `range()`), everything else is refused.
+ * Why `address` (an IP literal) may not receive webhooks, or null when it may: with `publicOnly`
+ * only ordinary unicast addresses are allowed (ipaddr.js's `range()`), everything else is refused;
+ * without it only the link-local and unspecified addresses are refused.
  */
-export function addressProblem(address: string): string | null {
+export function addressProblem(address: string, publicOnly = true): string | null {
   if (!net.isIP(address)) return null;
   const range = ipaddr.process(address).range();
-  return range === "unicast" ? null : `resolves to ${address}, a ${range} address`;
+  const refused = publicOnly ? range !== "unicast" : range === "linkLocal" || range === "unspecified";
+  return refused ? `resolves to ${address}, a ${range} address` : null;
 }
 
 /**
- * Why the host of `url` may not receive live webhooks (it is, or resolves to, a non-public
- * address; or it does not resolve), or null when every address it resolves to is public.
+ * Why the host of `url` may not receive webhooks (it is, or resolves to, an address
+ * `addressProblem` refuses; or, with `publicOnly`, it does not resolve), or null.
  */
-export async function publicAddressProblem(url: string): Promise<string | null> {
+export async function publicAddressProblem(url: string, publicOnly = true): Promise<string | null> {
   const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
-  if (net.isIP(host)) return addressProblem(host);
+  if (net.isIP(host)) return addressProblem(host, publicOnly);
+  // a test-mode host that does not resolve yet (a local name) is not refused: its attempts will say so
+  if (!publicOnly) return null;
   let addresses: { address: string }[];
   try {
     addresses = await dns.lookup(host, { all: true });
@@ -68,7 +77,7 @@ export async function publicAddressProblem(url: string): Promise<string | null> 
     return `its host ${host} does not resolve (${(e as NodeJS.ErrnoException).code ?? "error"})`;
   }
   for (const { address } of addresses) {
-    const problem = addressProblem(address);
+    const problem = addressProblem(address, publicOnly);
     if (problem) return `its host ${host} ${problem}`;
   }
   return null;
@@ -107,12 +116,17 @@ export class WebhookHttp {
       maxSockets: options.socketsPerHost,
       maxFreeSockets: options.socketsPerHost,
     };
+    // private networks allowed: every address but the link-local ranges and the unspecified address
+    const open = { allowPrivateIPAddress: true, allowMetaIPAddress: false, denyIPAddressList: LINK_LOCAL };
     this.agents = {
       strict: {
         http: new RequestFilteringHttpAgent({ ...agentOptions, allowPrivateIPAddress: false }),
         https: new RequestFilteringHttpsAgent({ ...agentOptions, allowPrivateIPAddress: false }),
       },
-      open: { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) },
+      open: {
+        http: new RequestFilteringHttpAgent({ ...open, ...agentOptions }),
+        https: new RequestFilteringHttpsAgent({ ...open, ...agentOptions }),
+      },
     };
   }
 

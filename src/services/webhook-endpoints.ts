@@ -51,15 +51,16 @@ async function checkUrl(ctx: ServiceContext, url: string, errors: FieldErrorColl
   const live = !ctx.auth.testMode;
   const problem = webhookUrlProblem(url, live);
   if (problem) return void errors.add("url", problem);
-  if (live && !ctx.settings.webhooks.allowPrivateNetworks) {
-    const where = await publicAddressProblem(url);
-    if (where)
-      errors.add(
-        "url",
-        `must point to a public address in live mode: ${where} ` +
-          "(WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows internal ones)",
-      );
-  }
+  const publicOnly = live && !ctx.settings.webhooks.allowPrivateNetworks;
+  const where = await publicAddressProblem(url, publicOnly);
+  if (where)
+    errors.add(
+      "url",
+      publicOnly
+        ? `must point to a public address in live mode: ${where} (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows ` +
+            "internal ones)"
+        : `must not point to a link-local address (where clouds serve instance metadata): ${where}`,
+    );
 }
 
 /** Checks `input`'s fields that are given (all required ones on create) and returns the columns they set. */

@@ -355,12 +355,18 @@ describe("webhook endpoints' input", () => {
       expect(res.status, url).toBe(400);
       expect(res.body.error.fields.url[0], url).toMatch(reason);
     }
-    // test mode may deliver to loopback (local development)
-    const local = await s.rest("POST", "/v1/webhook_endpoints/", {
-      body: { url: "http://127.0.0.1:4000/hooks", enabled_events: ["*"] },
-    });
-    expect(local.status, local.text).toBe(201);
-    await s.rest("DELETE", `/v1/webhook_endpoints/${local.body.id}/`);
+    // test mode may deliver to loopback and private networks (local development), never to link-local
+    // addresses (where clouds serve instance metadata)
+    for (const url of ["http://127.0.0.1:4000/hooks", "http://10.1.2.3/hooks", "http://localhost:4000/hooks"]) {
+      const local = await s.rest("POST", "/v1/webhook_endpoints/", { body: { url, enabled_events: ["*"] } });
+      expect(local.status, local.text).toBe(201);
+      await s.rest("DELETE", `/v1/webhook_endpoints/${local.body.id}/`);
+    }
+    for (const url of ["http://169.254.169.254/latest/meta-data", "http://[fe80::1]/hooks"]) {
+      const metadata = await s.rest("POST", "/v1/webhook_endpoints/", { body: { url, enabled_events: ["*"] } });
+      expect(metadata.status, url).toBe(400);
+      expect(metadata.body.error.fields.url[0], url).toMatch(/must not point to a link-local address/);
+    }
   });
 
   it("WEBHOOK_ALLOW_PRIVATE_NETWORKS lets live endpoints point to internal addresses", async () => {
