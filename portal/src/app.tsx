@@ -155,8 +155,8 @@ function money(locale: Locale, value: string, currency: Currency): string {
   return formatMoney(value, currency.id, currency.decimals, locale);
 }
 
+/** Paid or open: the API gives the portal issued documents only, never a draft (docs/customer-portal.md). */
 function invoiceStatus(t: Texts, doc: InvoiceDoc): string {
-  if (doc.status === "draft") return t.draft;
   // nothing due: the amount is made of zeros only (compared as text, never as a float)
   return /^[0.]*$/.test(doc.amountDue) ? t.paid : t.open;
 }
@@ -241,7 +241,7 @@ function Documents({
                       </td>
                     )}
                     <td data-label={t.status} class="status">
-                      {invoices ? invoiceStatus(t, invoice) : doc.status === "draft" ? t.draft : t.finalized}
+                      {invoices ? invoiceStatus(t, invoice) : t.finalized}
                     </td>
                     <td data-label={t.total} class="num">
                       {money(locale, doc.total, doc.currency)}

@@ -71,6 +71,27 @@ export function isPortalSecret(value: string | undefined): value is string {
 }
 
 /**
+ * The one document status a customer sees in the portal: issued documents only. A draft is the business's work in
+ * progress (it may still change or be deleted, and has no number), so to a portal credential every draft invoice,
+ * credit note and order reads exactly like an unknown id (docs/customer-portal.md "Only issued documents").
+ */
+export const PORTAL_DOCUMENT_STATUS = "finalized";
+
+/** True when a customer may see a document of `status` in the portal (PORTAL_DOCUMENT_STATUS). */
+export function portalShowsDocument(status: string): boolean {
+  return status === PORTAL_DOCUMENT_STATUS;
+}
+
+/**
+ * The absolute portal link of a session key: `<baseUrl>/portal/<key>` (`baseUrl` without a trailing slash:
+ * PUBLIC_URL, else the request's origin). Opening it exchanges the key for the portal credential
+ * (docs/customer-portal.md "Handing out a link"); it is as secret as the key.
+ */
+export function portalLink(baseUrl: string, key: string): string {
+  return `${baseUrl}/portal/${encodeURIComponent(key)}`;
+}
+
+/**
  * `path` with whatever follows `/portal/` replaced by `[redacted]` (request logs; the session key
  * is in the portal link), except the portal's static files under `/portal/assets/`.
  */

@@ -5,6 +5,7 @@
  */
 import type { EnumRef } from "@pothos/core";
 import { builder } from "./builder.js";
+import { dateColumn } from "../domain/formats.js";
 
 type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer Types> ? Types : never;
 
@@ -45,6 +46,36 @@ export const DateTimeFilter = builder.inputType("DateTimeFilter", {
     lte: t.field({ type: "DateTime", description: "at or before (REST `__lte`)" }),
     gt: t.field({ type: "DateTime", description: "strictly after (REST `__gt`)" }),
     lt: t.field({ type: "DateTime", description: "strictly before (REST `__lt`)" }),
+  }),
+});
+
+export interface DateFilterValue {
+  equals?: string | null;
+  gte?: string | null;
+  lte?: string | null;
+}
+
+export const DateFilter = builder.inputType("DateFilter", {
+  description:
+    "Filter on a calendar date (yyyy-mm-dd, no time or zone); bounds are inclusive and every given operator must " +
+    "match.",
+  fields: (t) => ({
+    equals: t.field({ type: "Date", description: "exactly this date (REST `field=` and `field__exact=`)" }),
+    gte: t.field({ type: "Date", description: "on or after (REST `__gte`)" }),
+    lte: t.field({ type: "Date", description: "on or before (REST `__lte`)" }),
+  }),
+});
+
+export interface IntFilterValue {
+  equals?: number | null;
+  in?: number[] | null;
+}
+
+export const IntFilter = builder.inputType("IntFilter", {
+  description: "Filter on a whole number; every given operator must match (an empty filter matches everything).",
+  fields: (t) => ({
+    equals: t.int({ description: "exactly this number (REST `field=` and `field__exact=`)" }),
+    in: t.intList({ description: "one of (REST `field__in=1,2,3`)" }),
   }),
 });
 
@@ -114,5 +145,24 @@ export function dateTimeConditions(field: string, filter: DateTimeFilterValue | 
   if (filter.lte) where.lte = filter.lte;
   if (filter.gt) where.gt = filter.gt;
   if (filter.lt) where.lt = filter.lt;
+  return Object.keys(where).length ? [{ [field]: where }] : [];
+}
+
+/** `{ field: <prisma filter> }` list for a DateFilter on the `@db.Date` column `field` (each date at UTC midnight). */
+export function dateConditions(field: string, filter: DateFilterValue | null | undefined) {
+  if (!filter) return [];
+  const where: Record<string, Date> = {};
+  if (filter.equals != null) where.equals = dateColumn(filter.equals);
+  if (filter.gte != null) where.gte = dateColumn(filter.gte);
+  if (filter.lte != null) where.lte = dateColumn(filter.lte);
+  return Object.keys(where).length ? [{ [field]: where }] : [];
+}
+
+/** `{ field: <prisma filter> }` list for an IntFilter on `field`. */
+export function intConditions(field: string, filter: IntFilterValue | null | undefined) {
+  if (!filter) return [];
+  const where: Record<string, unknown> = {};
+  if (filter.equals != null) where.equals = filter.equals;
+  if (filter.in != null) where.in = filter.in;
   return Object.keys(where).length ? [{ [field]: where }] : [];
 }

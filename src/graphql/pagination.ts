@@ -3,10 +3,13 @@
  *
  * A cursor is opaque to clients: base64url of `{"v":1,"c":"Query.invoices","k":[...]}`, the
  * connection it belongs to (`<parent type>.<field>`) and the row's sort key (the values of the
- * connection's orderBy fields, an `id` tie-breaker appended when the order lacks one). A page after
- * (before) a cursor is the rows strictly after (before) that key in the connection's order, a WHERE
- * on the sort fields, so pages are stable under inserts and deletes (the cursor's row need not
- * exist any more). `offset` gives page-number access (what the REST adapter uses).
+ * connection's orderBy fields, an `id` tie-breaker appended when the order lacks one; null for a
+ * nullable field without a value, such as a draft's `number`). A page after (before) a cursor is
+ * the rows strictly after (before) that key in the connection's order, a WHERE on the sort fields,
+ * so pages are stable under inserts and deletes (the cursor's row need not exist any more). A
+ * nullable sort field orders null above every value, as PostgreSQL does by default: last going up,
+ * first going down (`nulls` is written out in the ORDER BY all the same). `offset` gives
+ * page-number access (what the REST adapter uses).
  *
  * One findMany per page, selecting what the query asks of `edges.node` plus the sort fields; it
  * takes one row more than the page to know whether the paging direction has more, and one row on
@@ -73,12 +76,14 @@ export interface ConnectionArgs {
 
 type Direction = "asc" | "desc";
 type ScalarKind = "String" | "Int" | "BigInt" | "DateTime";
-type KeyValue = string | number;
+type KeyValue = string | number | null;
 
 interface SortField {
   field: string;
   direction: Direction;
   kind: ScalarKind;
+  /** the column may be null (null sorts above every value) */
+  nullable: boolean;
 }
 
 interface CursorPayload {
@@ -105,19 +110,23 @@ interface ListDelegate {
 
 const models = getDatamodel().datamodel.models as Record<
   string,
-  { fields: readonly { name: string; type: string; kind: string }[] }
+  { fields: readonly { name: string; type: string; kind: string; isRequired?: boolean }[] }
 >;
 
-/** Scalar field name -> Prisma type, per model name: read from the datamodel once per model, not per page. */
-const fieldsByModel = new Map<string, Map<string, string>>();
+/** Scalar field name -> Prisma type and nullability, per model name: read from the datamodel once per model. */
+const fieldsByModel = new Map<string, Map<string, { type: string; nullable: boolean }>>();
 
-function modelFields(model: ListDelegate): Map<string, string> {
+function modelFields(model: ListDelegate): Map<string, { type: string; nullable: boolean }> {
   const name = model.$name ?? "";
   let fields = fieldsByModel.get(name);
   if (!fields) {
     const entry = models[name] ?? Object.entries(models).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1];
     if (!entry) throw new Error(`pagination: unknown Prisma model "${name}"`);
-    fields = new Map(entry.fields.filter((f) => f.kind === "scalar").map((f) => [f.name, f.type]));
+    fields = new Map(
+      entry.fields
+        .filter((f) => f.kind === "scalar")
+        .map((f) => [f.name, { type: f.type, nullable: f.isRequired === false }]),
+    );
     fieldsByModel.set(name, fields);
   }
   return fields;
@@ -131,16 +140,30 @@ function sortFields(model: ListDelegate, orderBy: unknown): SortField[] {
   );
   if (!entries.some(([field]) => field === "id")) entries.push(["id", "asc"]);
   return entries.map(([field, direction]) => {
-    const kind = types.get(field);
+    const column = types.get(field);
+    const kind = column?.type;
     if (kind !== "String" && kind !== "Int" && kind !== "BigInt" && kind !== "DateTime")
       throw new Error(`pagination: cannot sort by ${field} (${kind})`);
-    return { field, direction, kind };
+    if (direction !== "asc" && direction !== "desc") throw new Error(`pagination: sort ${field} asc or desc`);
+    return { field, direction, kind, nullable: column!.nullable };
+  });
+}
+
+/**
+ * The ORDER BY of `sort` (reversed for a backward page), nulls placed where the keyset puts them:
+ * above every value (last ascending, first descending).
+ */
+function orderOf(sort: SortField[], reverse: boolean) {
+  return sort.map(({ field, direction, nullable }) => {
+    const sorted = reverse ? (direction === "asc" ? "desc" : "asc") : direction;
+    return { [field]: nullable ? { sort: sorted, nulls: sorted === "asc" ? "last" : "first" } : sorted };
   });
 }
 
 function keyOf(row: Record<string, unknown>, sort: SortField[]): KeyValue[] {
   return sort.map(({ field, kind }) => {
     const value = row[field];
+    if (value === null || value === undefined) return null;
     // a BigInt (events' sequence) as its digits: JSON has no bigint
     return kind === "DateTime"
       ? (value as Date).toISOString()
@@ -196,23 +219,40 @@ function decodeCursor(arg: "after" | "before", cursor: string, connection: strin
   if (payload.c !== connection) throw ValidationError.field(arg, `is a cursor of ${payload.c}, not of ${connection}`);
   const key = payload.k;
   if (key.length !== sort.length) throw invalid();
-  sort.forEach(({ kind }, i) => {
+  sort.forEach(({ kind, nullable }, i) => {
     const value = key[i];
     const ok =
-      kind === "Int"
-        ? Number.isSafeInteger(value)
-        : kind === "BigInt"
-          ? typeof value === "string" && /^-?\d{1,19}$/.test(value)
-          : kind === "DateTime"
-            ? typeof value === "string" && ISO_INSTANT.test(value) && !Number.isNaN(Date.parse(value))
-            : typeof value === "string" && value.length <= 200;
+      value === null
+        ? nullable
+        : kind === "Int"
+          ? Number.isSafeInteger(value)
+          : kind === "BigInt"
+            ? typeof value === "string" && /^-?\d{1,19}$/.test(value)
+            : kind === "DateTime"
+              ? typeof value === "string" && ISO_INSTANT.test(value) && !Number.isNaN(Date.parse(value))
+              : typeof value === "string" && value.length <= 200;
     if (!ok) throw invalid();
   });
   return key;
 }
 
 function sqlValue(kind: ScalarKind, value: KeyValue) {
-  return kind === "DateTime" ? new Date(value as string) : kind === "BigInt" ? BigInt(value) : value;
+  return kind === "DateTime" ? new Date(value as string) : kind === "BigInt" ? BigInt(value as string) : value;
+}
+
+/** Prisma where: `field` equals `value` (null: IS NULL). */
+function equalTo(s: SortField, value: KeyValue) {
+  return { [s.field]: value === null ? null : sqlValue(s.kind, value) };
+}
+
+/**
+ * Prisma where: `field` strictly above (`up`) or below `value`, null counting as above every
+ * value; undefined when nothing is (above null).
+ */
+function beyond(s: SortField, value: KeyValue, up: boolean) {
+  if (value === null) return up ? undefined : { [s.field]: { not: null } };
+  const compared = { [s.field]: { [up ? "gt" : "lt"]: sqlValue(s.kind, value) } };
+  return up && s.nullable ? { OR: [compared, { [s.field]: null }] } : compared;
 }
 
 /**
@@ -228,17 +268,25 @@ function sqlValue(kind: ScalarKind, value: KeyValue) {
  */
 function keyset(sort: SortField[], key: KeyValue[], side: "after" | "before", inclusive: boolean) {
   const branches: object[] = [];
-  const equal = (n: number) => sort.slice(0, n).map((s, i) => ({ [s.field]: sqlValue(s.kind, key[i]!) }));
+  const equal = (n: number) => sort.slice(0, n).map((s, i) => equalTo(s, key[i]!));
   sort.forEach((s, i) => {
-    const ascending = (s.direction === "asc") === (side === "after");
-    branches.push({ AND: [...equal(i), { [s.field]: { [ascending ? "gt" : "lt"]: sqlValue(s.kind, key[i]!) } }] });
+    const past = beyond(s, key[i]!, (s.direction === "asc") === (side === "after"));
+    if (past) branches.push({ AND: [...equal(i), past] });
   });
   if (inclusive) branches.push({ AND: equal(sort.length) });
   const lead = sort[0]!;
-  const bound = {
-    [lead.field]: { [(lead.direction === "asc") === (side === "after") ? "gte" : "lte"]: sqlValue(lead.kind, key[0]!) },
-  };
-  return { AND: [bound, { OR: branches }] };
+  // the lead bound: the index range the scan starts at (a nullable lead has no simple range)
+  const bound =
+    lead.nullable || key[0] === null
+      ? []
+      : [
+          {
+            [lead.field]: {
+              [(lead.direction === "asc") === (side === "after") ? "gte" : "lte"]: sqlValue(lead.kind, key[0]!),
+            },
+          },
+        ];
+  return { AND: [...bound, { OR: branches }] };
 }
 
 function sameKey(a: KeyValue[], b: KeyValue[]) {
@@ -329,9 +377,7 @@ export async function prismaConnection(
     ...(after ? [keyset(sort, after, "after", !backward)] : []),
     ...(before ? [keyset(sort, before, "before", backward)] : []),
   ];
-  const orderBy = sort.map(({ field, direction }) => ({
-    [field]: backward ? (direction === "asc" ? "desc" : "asc") : direction,
-  }));
+  const orderBy = orderOf(sort, backward);
 
   // the columns the selection reads, not every column of every row (narrow-selection.ts)
   const selection = narrowSelection(
@@ -376,13 +422,7 @@ export async function prismaConnection(
       hasPreviousPage: backward ? more : otherSide,
     },
     totalCount: () => (counted ??= model.count({ where: query.where })),
-    count: (limit) =>
-      cappedCount(
-        model,
-        query.where,
-        sort.map(({ field, direction }) => ({ [field]: direction })),
-        limit,
-      ),
+    count: (limit) => cappedCount(model, query.where, orderOf(sort, false), limit),
   };
 }
 
@@ -402,3 +442,26 @@ export function tenantConnection(
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
   });
 }
+
+/**
+ * The list of invoices, orders or credit notes: rows of the caller's organization and mode matching
+ * every one of `conditions`, newest first (`createdAt`), documents created at the same instant (the
+ * cycles one billing run or test clock advance bills) by `number`, highest first, a draft (no
+ * number yet) before them, then by `id` (docs/graphql.md "Order of lists"). Served by the lists'
+ * indexes `(..., createdAt, number, id)`.
+ */
+export function documentConnection(
+  ctx: GraphQLContext,
+  info: GraphQLResolveInfo,
+  model: ListDelegate,
+  args: ConnectionArgs,
+  conditions: object[],
+) {
+  return prismaConnection(ctx, info, model, args, {
+    where: { ...tenant(ctx), AND: conditions },
+    orderBy: DOCUMENT_ORDER,
+  });
+}
+
+/** The order of every list of documents (documentConnection; relations oldest first reverse it). */
+export const DOCUMENT_ORDER = [{ createdAt: "desc" }, { number: "desc" }, { id: "desc" }] as const;

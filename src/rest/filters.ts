@@ -1,17 +1,19 @@
 /**
  * REST list query parameters -> GraphQL filter values (docs/rest.md "Lists"): `field=v` and
- * `field__exact=v` (equals), `field__in=a,b`, `field__contains=v`, `field__icontains=v`, and on
- * dates `field__gte`, `field__lte`, `field__gt`, `field__lt`. Unknown parameters and operators are
- * a 400 naming them. Which filters a list takes is read from its operation (`listFilters`).
+ * `field__exact=v` (equals), `field__in=a,b`, `field__contains=v`, `field__icontains=v`, on
+ * timestamps `field__gte`, `field__lte`, `field__gt`, `field__lt`, on dates `field__gte`,
+ * `field__lte`, on numbers `field__in`. Unknown parameters and operators are a 400 naming them.
+ * Which filters a list takes is read from its operation (`listFilters`).
  */
 import { getNamedType, isEnumType, isInputObjectType, typeFromAST, type GraphQLInputType } from "graphql";
 import { addFieldError, ValidationError, type FieldErrors } from "../domain/errors.js";
+import { isIsoDate } from "../domain/formats.js";
 import { schema } from "../graphql/schema.js";
 import { graphqlEnumValue, restEnumValues } from "./enums.js";
 import { restName, rootOf } from "./printer.js";
 import type { Operation } from "./types.js";
 
-export type FilterKind = "string" | "datetime" | "boolean" | "enum";
+export type FilterKind = "string" | "datetime" | "date" | "int" | "boolean" | "enum";
 
 /**
  * REST field name -> GraphQL filter key and kind; an "enum" filter names its GraphQL enum, takes
@@ -21,11 +23,21 @@ export type FilterSpec = Record<string, { key: string; kind: FilterKind; enum?: 
 
 export const PAGINATION_PARAMS = new Set(["page", "page_size"]);
 
-/** The kind of a filter by its GraphQL type: `StringFilter`, `DateTimeFilter`, `Boolean`, or an enum's filter. */
+/** Filter input types by name, and their kind (any other is a `StringFilter` or an enum's filter). */
+const KINDS: Record<string, FilterKind> = {
+  Boolean: "boolean",
+  DateTimeFilter: "datetime",
+  DateFilter: "date",
+  IntFilter: "int",
+};
+
+/**
+ * The kind of a filter by its GraphQL type: `StringFilter`, `DateTimeFilter`, `DateFilter`, `IntFilter`, `Boolean`,
+ * or an enum's filter.
+ */
 function kindOf(type: GraphQLInputType): { kind: FilterKind; enum?: string } {
   const named = getNamedType(type);
-  if (named.name === "Boolean" || named.name === "DateTimeFilter")
-    return { kind: named.name === "Boolean" ? "boolean" : "datetime" };
+  if (Object.hasOwn(KINDS, named.name)) return { kind: KINDS[named.name]! };
   const equals = isInputObjectType(named) ? getNamedType(named.getFields().equals?.type) : undefined;
   return isEnumType(equals) ? { kind: "enum", enum: equals.name } : { kind: "string" };
 }
@@ -52,14 +64,20 @@ export function listFilters(doc: Operation, typename: string): { spec: FilterSpe
     : variables.filter((v) => v.name !== "first" && v.name !== "offset");
   const kinds = fields.map((f) => ({ name: restName(typename, f.name), key: f.name, ...kindOf(f.type) }));
   // by name (the schema's order), the date filters last
-  kinds.sort((a, b) => Number(a.kind === "datetime") - Number(b.kind === "datetime"));
+  const dated = (kind: FilterKind) => Number(kind === "datetime" || kind === "date");
+  kinds.sort((a, b) => dated(a.kind) - dated(b.kind));
   const spec = Object.fromEntries(kinds.map(({ name, ...filter }) => [name, filter]));
   specs.set(doc, (found = { spec, where: where !== undefined }));
   return found;
 }
 
 const STRING_OPS: Record<string, string> = { exact: "equals", in: "in", contains: "contains", icontains: "icontains" };
-const DATE_OPS = new Set(["exact", "gte", "lte", "gt", "lt"]);
+const DATE_OPS = new Set(["exact", "gte", "lte"]);
+/** A timestamp's operators: a date's and the strict comparisons. */
+const DATETIME_OPS = new Set([...DATE_OPS, "gt", "lt"]);
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+/** GraphQL's Int: a signed 32-bit whole number. */
+const MAX_INT = 2 ** 31 - 1;
 
 /** `a, b,c` -> `["a", "b", "c"]` (the values of an `__in`, an `?expand=`). */
 export const commaList = (value: string) =>
@@ -105,10 +123,23 @@ function addFilter(filters: Filters, target: FilterSpec[string], op: string, val
   } else if (target.kind === "string") {
     if (!Object.hasOwn(STRING_OPS, op)) return `unknown operator ${op}; use exact, in, contains or icontains`;
     current[STRING_OPS[op]] = op === "in" ? commaList(value) : value;
+  } else if (target.kind === "int") {
+    if (op !== "exact" && op !== "in") return `unknown operator ${op}; use exact or in`;
+    const values = op === "in" ? commaList(value) : [value.trim()];
+    const numbers = values.map((v) => (/^-?\d{1,10}$/.test(v) ? Number(v) : NaN));
+    if (numbers.some((n) => !Number.isSafeInteger(n) || Math.abs(n) > MAX_INT))
+      return op === "in" ? "must be whole numbers separated by commas" : "must be a whole number";
+    if (op === "in") current.in = numbers;
+    else current.equals = numbers[0];
+  } else if (target.kind === "date") {
+    if (!DATE_OPS.has(op)) return `unknown operator ${op}; use exact, gte or lte`;
+    // a calendar date: the GraphQL Date input takes it as is
+    if (!isIsoDate(value)) return "must be a date yyyy-mm-dd";
+    current[op === "exact" ? "equals" : op] = value;
   } else {
-    if (!DATE_OPS.has(op)) return `unknown operator ${op}; use exact, gte, lte, gt or lt`;
+    if (!DATETIME_OPS.has(op)) return `unknown operator ${op}; use exact, gte, lte, gt or lt`;
     // a date is the whole day (UTC), a timestamp the instant
-    const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
+    const dateOnly = DATE_ONLY.test(value);
     const start = new Date(dateOnly ? `${value}T00:00:00.000Z` : value);
     if (Number.isNaN(start.getTime())) return "must be a date yyyy-mm-dd or an ISO 8601 timestamp";
     const end = dateOnly ? new Date(start.getTime() + 86_400_000 - 1) : start;

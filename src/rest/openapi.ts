@@ -222,6 +222,8 @@ const FILTER_OPERATORS: Record<FilterKind, (name: string) => string> = {
   string: (n) =>
     `equals; also \`${n}__exact\`, \`${n}__in\` (comma-separated), \`${n}__contains\`, \`${n}__icontains\``,
   datetime: (n) => `a date (the whole day) or an ISO timestamp; also \`${n}__gte\`, \`${n}__lte\``,
+  date: (n) => `a date yyyy-mm-dd; also \`${n}__gte\`, \`${n}__lte\` (inclusive)`,
+  int: (n) => `a whole number; also \`${n}__in\` (comma-separated)`,
   boolean: () => "`true` or `false`",
   enum: (n) => `one value; also \`${n}__in\` (comma-separated)`,
 };

@@ -76,19 +76,19 @@ const DECLARED: Declared[] = [
     name: "invoice",
     path: "/v1/invoices",
     description: "Invoices: a draft can be updated and deleted; finalize numbers, issues and locks it.",
-    shapes: ["create", "retrieve", "update", "delete", "finalize", "pdf"],
+    shapes: ["create", "retrieve", "update", "delete", "finalize", "pdf", "list"],
   },
   {
     name: "order",
     path: "/v1/orders",
     description: "Orders: documents with the invoice's rules (drafts, finalize, totals), with ISO 8601 timestamps.",
-    shapes: ["create", "retrieve", "update", "delete", "finalize", "pdf"],
+    shapes: ["create", "retrieve", "update", "delete", "finalize", "pdf", "list"],
   },
   {
     name: "credit note",
     path: "/v1/creditnotes",
     description: "Credit notes of an invoice; `?expand=invoice` prints the invoice object instead of its id.",
-    shapes: ["create", "retrieve", "delete", "finalize", "pdf"],
+    shapes: ["create", "retrieve", "delete", "finalize", "pdf", "list"],
     expand: ["invoice"],
   },
   {

@@ -53,7 +53,9 @@ async function runRoute(decl: ResourceDecl, route: Route, r: RestRequest): Promi
   let page: ReturnType<typeof pageArgs> | undefined;
   if (shape === "list") {
     page = pageArgs(r.url);
-    const query = decl.query ? decl.query(r.url.searchParams) : r.url.searchParams;
+    const given = decl.query ? decl.query(r.url.searchParams) : r.url.searchParams;
+    // `?expand=` is no filter (expansions read it above)
+    const query = decl.expand ? new URLSearchParams([...given].filter(([p]) => p !== "expand")) : given;
     const { spec, where } = listFilters(doc, decl.typename);
     const filters = parseFilters(query, spec);
     Object.assign(variables, { first: page.first, offset: page.offset }, where ? { where: filters } : filters);

@@ -2,6 +2,7 @@
 import type { PrismaClient } from "../infra/prisma/generated/client.js";
 import type { AppSettings } from "../infra/config.js";
 import { NotFoundError, PermissionError } from "../domain/errors.js";
+import { PORTAL_DOCUMENT_STATUS, portalShowsDocument } from "../domain/portal.js";
 
 export interface Auth {
   organizationId: string;
@@ -129,6 +130,35 @@ export function checkPortalCustomer(
   id: string,
 ): void {
   if (ctx.auth.portal && customerId !== ctx.auth.portal.customerId) throw new NotFoundError(resource, id);
+}
+
+/**
+ * The Prisma conditions (AND-ed into a `where`) limiting invoices, orders or credit notes to those the caller may see:
+ * none for an API key; for a customer-portal credential, issued documents only (`status` finalized, domain/portal.ts
+ * PORTAL_DOCUMENT_STATUS), so a draft is absent from its lists and null where it reads one.
+ */
+export function visibleDocuments(ctx: Pick<ServiceContext, "auth">): { status: string }[] {
+  return ctx.auth.portal ? [{ status: PORTAL_DOCUMENT_STATUS }] : [];
+}
+
+/** True when the caller may see a document of `status`: every API key, and a portal credential an issued one. */
+export function documentVisible(ctx: Pick<ServiceContext, "auth">, status: string): boolean {
+  return !ctx.auth.portal || portalShowsDocument(status);
+}
+
+/**
+ * `checkPortalCustomer` for an invoice, order or credit note: to a portal credential, another customer's document
+ * and a draft of its own customer both throw NotFoundError for `resource` `id`, exactly like an unknown id
+ * (docs/customer-portal.md "Only issued documents"). Does nothing for API keys.
+ */
+export function checkPortalDocument(
+  ctx: ServiceContext,
+  doc: { customerId: string | null | undefined; status: string },
+  resource: string,
+  id: string,
+): void {
+  checkPortalCustomer(ctx, doc.customerId, resource, id);
+  if (!documentVisible(ctx, doc.status)) throw new NotFoundError(resource, id);
 }
 
 /** Message of the refusal a portal credential gets for an invoice when its session hides invoices. */

@@ -13,6 +13,7 @@
  */
 import { Prisma } from "../infra/prisma/generated/client.js";
 import { invoiceAmountDue } from "../domain/payments.js";
+import { toDecimal, type DecimalInput } from "../domain/money.js";
 import { lockTenantRow, type ServiceContext } from "./context.js";
 import { recordEvents } from "./events.js";
 
@@ -36,6 +37,18 @@ interface Row {
 }
 
 const ZERO: InvoiceBalance = { total: "0", credited: "0", debited: "0", paid: "0", inFlight: "0", due: "0" };
+
+/**
+ * The balance of a draft invoice of `total`, with no query: payments and credit or debit notes are
+ * made against finalized invoices only (services/payments.ts, services/credit-notes.ts), so a draft
+ * has none, nothing paid and its whole total due (the same rule, invoiceAmountDue).
+ */
+export function draftBalance(total: DecimalInput): InvoiceBalance {
+  const zero = "0";
+  const plain = toDecimal(total).toFixed();
+  const due = invoiceAmountDue({ total, credited: zero, debited: zero, paid: zero }).toFixed();
+  return { total: plain, credited: zero, debited: zero, paid: zero, inFlight: zero, due };
+}
 
 /** Balances of `invoiceIds` (of the caller's organization and mode), in input order; unknown ids give zeros. */
 export async function invoiceBalances(ctx: ServiceContext, invoiceIds: readonly string[]): Promise<InvoiceBalance[]> {

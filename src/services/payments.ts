@@ -24,7 +24,7 @@ import { Decimal, toDecimal, type DecimalInput } from "../domain/money.js";
 import { checkPaymentLimits, forgetsDeclinedSource, paymentTransition } from "../domain/payments.js";
 import {
   atomically,
-  checkPortalCustomer,
+  checkPortalDocument,
   checkPortalInvoices,
   lockTenantRow,
   tenant,
@@ -596,8 +596,8 @@ export interface PayInvoiceInput {
  * does (at most once). A reusable source whose first charge this is and is declined is detached
  * from its customer and `failed` in the transaction that records the decline (a new card that
  * never worked is not kept). Errors: validation_error (invoice or source missing; source unknown,
- * of another customer or not chargeable), not_found (invoice unknown, or another customer's for a
- * portal credential), permission_denied (a portal credential whose session hides invoices),
+ * of another customer or not chargeable), not_found (invoice unknown; for a portal credential also another
+ * customer's, or a draft), permission_denied (a portal credential whose session hides invoices),
  * invalid_state (a draft invoice, nothing due, or a payment of it under way).
  */
 export async function payInvoice(
@@ -613,7 +613,13 @@ export async function payInvoice(
   const payment = await atomically(ctx, async (tx) => {
     const invoice = await lockTenantRow(tx.prisma, tx, "Invoice", invoiceId, ["id", "customerId", "status", "number"]);
     if (!invoice) throw new NotFoundError("invoice", invoiceId);
-    checkPortalCustomer(tx, invoice.customerId as string, "invoice", invoiceId);
+    // another customer's invoice, and a draft, are unknown to a portal credential (docs/customer-portal.md)
+    checkPortalDocument(
+      tx,
+      { customerId: invoice.customerId as string, status: invoice.status as string },
+      "invoice",
+      invoiceId,
+    );
     // a session that hides invoices does not let its customer pay them either (docs/customer-portal.md)
     checkPortalInvoices(tx);
     const source = await tx.prisma.source.findFirst({

@@ -46,9 +46,7 @@ describe("text", () => {
     expect(textLimit("InvoiceInput.note")).toBe(5_000);
     expect(textLimit("constructor")).toBe(DEFAULT_TEXT_LIMIT);
     // Prettier pads the table's cells; compare with the padding collapsed.
-    const doc = fs
-      .readFileSync(new URL("../../docs/input-limits.md", import.meta.url), "utf8")
-      .replace(/ {2,}/g, " ");
+    const doc = fs.readFileSync(new URL("../../docs/input-limits.md", import.meta.url), "utf8").replace(/ {2,}/g, " ");
     expect(doc).toContain(`| (any other text field) | ${DEFAULT_TEXT_LIMIT.toLocaleString("en")} |`);
     for (const [key, limit] of Object.entries(TEXT_LIMITS))
       expect(doc).toContain(`| \`${key}\` | ${limit.toLocaleString("en")} |`);

@@ -8,6 +8,7 @@ import {
   isPortalSecret,
   parseCookies,
   portalColors,
+  portalLink,
   portalLocale,
   redactPortalPath,
 } from "../../src/domain/portal.js";
@@ -46,6 +47,15 @@ describe("credential", () => {
     expect(isPortalSecret("A1".repeat(15))).toBe(false);
     expect(isPortalSecret(`${"a".repeat(31)}'`)).toBe(false);
     expect(isPortalSecret(undefined)).toBe(false);
+  });
+});
+
+describe("the portal link", () => {
+  it("is the base, /portal/ and the key, and is what the logs redact", () => {
+    const key = `cs_${"Ab1".repeat(10)}xy`;
+    expect(portalLink("https://billing.acme.cl", key)).toBe(`https://billing.acme.cl/portal/${key}`);
+    expect(portalLink("http://127.0.0.1:3000", key)).toBe(`http://127.0.0.1:3000/portal/${key}`);
+    expect(redactPortalPath(new URL(portalLink("http://h", key)).pathname)).toBe("/portal/[redacted]");
   });
 });
 

@@ -81,6 +81,8 @@ export async function startTestServer(
     portalDir?: string;
     /** events a live stream may have waiting before it is cut off (createApp's default when absent) */
     eventStreamBacklog?: number;
+    /** PUBLIC_URL: the absolute base of links in answers (default: each request's origin) */
+    publicUrl?: string;
   } = {},
 ): Promise<TestServer> {
   const { target, drop } = await cloneTemplate(inject("template"));
@@ -122,6 +124,7 @@ export async function startTestServer(
     database: { ...database, prisma: counted },
     logger: options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? "silent"),
     settings,
+    publicUrl: options.publicUrl,
     outboxIntervalMs: options.outboxIntervalMs,
     billingRunIntervalMs: options.billingRunIntervalMs,
     webhookWorker: options.webhookWorker ?? false,

@@ -649,3 +649,89 @@ describe("reference codes (SII CodRef) over GraphQL", () => {
     },
   );
 });
+
+describe("GET /v1/creditnotes/ (the list)", () => {
+  let listed: string;
+  let invoice: any;
+  /** A (finalized, Oct 1, created in January), B (finalized, Oct 15), C (draft, Nov 1); B and C tie on created */
+  let a: any, b: any, c: any;
+  const ids = (page: { results: { id: string }[] }) => page.results.map((r) => r.id);
+  const list = async (query: string, key?: string) => {
+    const res = await s.rest("GET", `/v1/creditnotes/?${query}`, { key });
+    expect(res.status, res.text).toBe(200);
+    return res.body;
+  };
+
+  beforeAll(async () => {
+    listed = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Notas SpA" }) })).body.id;
+    invoice = await finalizedInvoice({ customer: listed, date: "2026-09-01" });
+    const made = [];
+    for (const date of ["2026-10-01", "2026-10-15", "2026-11-01"])
+      made.push(await createCreditNote({ invoice: invoice.id, date, lines: [{ name: "Ajuste", amount: 100 }] }));
+    for (const note of made.slice(0, 2))
+      expect((await s.rest("GET", `/v1/creditnotes/${note.id}/finalize/`)).status).toBe(200);
+    await s.database.prisma.creditNote.update({
+      where: { id: made[0].id },
+      data: { createdAt: new Date("2026-01-10T09:00:00.000Z") },
+    });
+    const tie = new Date("2026-11-20T10:00:00.000Z");
+    await s.database.prisma.creditNote.updateMany({
+      where: { id: { in: [made[1].id, made[2].id] } },
+      data: { createdAt: tie },
+    });
+    [a, b, c] = await Promise.all(made.map(async (n) => (await s.rest("GET", `/v1/creditnotes/${n.id}/`)).body));
+  });
+
+  it("pages newest first (a tie of created: the draft, then by number), each note as retrieve prints it", async () => {
+    expect(await list(`customer=${listed}&page_size=2`)).toEqual({
+      count: 3,
+      next: `${s.url}/v1/creditnotes/?customer=${listed}&page_size=2&page=2`,
+      previous: null,
+      results: [c, b],
+    });
+    expect((await list(`customer=${listed}&page_size=2&page=2`)).results).toEqual([a]);
+    // ?expand=invoice prints each note's invoice object, as on retrieve
+    const expanded = await list(`customer=${listed}&expand=invoice`);
+    expect(expanded.results.map((n: any) => n.invoice.id)).toEqual([invoice.id, invoice.id, invoice.id]);
+    expect(expanded.results[0]).toEqual((await s.rest("GET", `/v1/creditnotes/${c.id}/?expand=invoice`)).body);
+    expect((await s.rest("GET", `/v1/creditnotes/?expand=customer`)).status).toBe(400);
+  });
+
+  it("filters by customer (the invoice's), invoice, status, number, date, created and document", async () => {
+    const cases: [string, string[]][] = [
+      [`customer=${listed}`, [c.id, b.id, a.id]],
+      [`customer=${customerId}&invoice=${invoice.id}`, []],
+      [`invoice=${invoice.id}`, [c.id, b.id, a.id]],
+      [`customer=${listed}&status=finalized`, [b.id, a.id]],
+      [`customer=${listed}&status=draft`, [c.id]],
+      [`customer=${listed}&number=${a.number}`, [a.id]],
+      [`customer=${listed}&number__in=${a.number},${b.number}`, [b.id, a.id]],
+      [`customer=${listed}&date=2026-10-15`, [b.id]],
+      [`customer=${listed}&date__gte=2026-10-15`, [c.id, b.id]],
+      [`customer=${listed}&date__lte=2026-10-15`, [b.id, a.id]],
+      [`customer=${listed}&created__lte=2026-01-31`, [a.id]],
+      [`customer=${listed}&document=cl61`, [c.id, b.id, a.id]],
+      [`customer=${listed}&document=CL56`, []],
+    ];
+    for (const [query, expected] of cases) expect(ids(await list(query)), query).toEqual(expected);
+  });
+
+  it("refuses an unknown filter or operator and a bad value with a 400 naming the parameter", async () => {
+    for (const [query, field] of [
+      ["colour=red", "colour"],
+      ["number=x", "number"],
+      ["date=20261001", "date"],
+      ["date__in=2026-10-01", "date__in"],
+      ["status=void", "status"],
+    ]) {
+      const res = await s.rest("GET", `/v1/creditnotes/?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(Object.keys(res.body.error.fields), query).toEqual([field]);
+    }
+  });
+
+  it("lists only the caller's organization and mode", async () => {
+    expect((await list(`customer=${listed}`, s.keys.other)).count).toBe(0);
+    expect((await list(`invoice=${invoice.id}`, s.keys.acmeLive)).count).toBe(0);
+  });
+});

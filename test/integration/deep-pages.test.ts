@@ -97,7 +97,7 @@ const PAGE = `query($first: Int, $after: String, $offset: Int, $where: InvoiceWh
 }`;
 
 describe("list indexes", () => {
-  it("serve each list filter in the list's order (equalities, then createdAt and id)", async () => {
+  it("serve each list filter in the list's order (equalities, then createdAt, a document's number, id)", async () => {
     const indexes = await database.prisma.$queryRawUnsafe<{ indexname: string; indexdef: string }[]>(
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'`,
     );
@@ -105,17 +105,29 @@ describe("list indexes", () => {
       indexes.map((i) => [i.indexname, i.indexdef.replace(/.*\((.*)\)$/, "$1").replaceAll('"', "")]),
     );
     const expected: Record<string, string> = {
-      Invoice_organizationId_testMode_createdAt_id_idx: "organizationId, testMode, createdAt, id",
-      Invoice_organizationId_testMode_status_createdAt_id_idx: "organizationId, testMode, status, createdAt, id",
-      Invoice_customerId_createdAt_id_idx: "customerId, createdAt, id",
-      Invoice_organizationId_testMode_documentTypeId_createdAt_id_idx:
-        "organizationId, testMode, documentTypeId, createdAt, id",
-      CreditNote_organizationId_testMode_status_createdAt_id_idx: "organizationId, testMode, status, createdAt, id",
-      CreditNote_org_testMode_documentTypeId_createdAt_id_idx:
-        "organizationId, testMode, documentTypeId, createdAt, id",
-      Order_organizationId_testMode_shippingType_createdAt_id_idx:
-        "organizationId, testMode, shippingType, createdAt, id",
-      Order_customerId_createdAt_id_idx: "customerId, createdAt, id",
+      // documents: newest first, then number, then id (migration 2026120100000001_document_list_order)
+      Invoice_organizationId_testMode_createdAt_number_id_idx: "organizationId, testMode, createdAt, number, id",
+      Invoice_organizationId_testMode_status_createdAt_number_id_idx:
+        "organizationId, testMode, status, createdAt, number, id",
+      Invoice_customerId_createdAt_number_id_idx: "customerId, createdAt, number, id",
+      Invoice_org_testMode_documentTypeId_createdAt_number_id_idx:
+        "organizationId, testMode, documentTypeId, createdAt, number, id",
+      Invoice_organizationId_testMode_number_createdAt_id_idx: "organizationId, testMode, number, createdAt, id",
+      Invoice_organizationId_testMode_date_idx: "organizationId, testMode, date",
+      CreditNote_organizationId_testMode_createdAt_number_id_idx: "organizationId, testMode, createdAt, number, id",
+      CreditNote_org_testMode_status_createdAt_number_id_idx: "organizationId, testMode, status, createdAt, number, id",
+      CreditNote_org_testMode_documentTypeId_createdAt_number_id_idx:
+        "organizationId, testMode, documentTypeId, createdAt, number, id",
+      CreditNote_organizationId_testMode_number_createdAt_id_idx: "organizationId, testMode, number, createdAt, id",
+      CreditNote_organizationId_testMode_date_idx: "organizationId, testMode, date",
+      Order_organizationId_testMode_createdAt_number_id_idx: "organizationId, testMode, createdAt, number, id",
+      Order_organizationId_testMode_status_createdAt_number_id_idx:
+        "organizationId, testMode, status, createdAt, number, id",
+      Order_org_testMode_shippingType_createdAt_number_id_idx:
+        "organizationId, testMode, shippingType, createdAt, number, id",
+      Order_customerId_createdAt_number_id_idx: "customerId, createdAt, number, id",
+      Order_organizationId_testMode_number_createdAt_id_idx: "organizationId, testMode, number, createdAt, id",
+      Order_organizationId_testMode_date_idx: "organizationId, testMode, date",
       Payment_organizationId_testMode_status_createdAt_id_idx: "organizationId, testMode, status, createdAt, id",
       Payment_customerId_createdAt_id_idx: "customerId, createdAt, id",
       Customer_organizationId_testMode_countryId_createdAt_id_idx: "organizationId, testMode, countryId, createdAt, id",
@@ -126,6 +138,10 @@ describe("list indexes", () => {
     // the narrower indexes they replace are gone
     for (const name of [
       "Invoice_organizationId_testMode_createdAt_idx",
+      "Invoice_organizationId_testMode_createdAt_id_idx",
+      "Invoice_customerId_createdAt_id_idx",
+      "CreditNote_org_testMode_documentTypeId_createdAt_id_idx",
+      "Order_organizationId_testMode_shippingType_createdAt_id_idx",
       "Invoice_customerId_status_idx",
       "Payment_organizationId_testMode_status_idx",
       "Usage_organizationId_testMode_dateTime_idx",
@@ -176,7 +192,7 @@ describe("a page after a cursor", () => {
       expect(byCursor.data.invoices.edges).toHaveLength(100);
       expect(byCursor.statements).toHaveLength(1);
       const plan = await explain(byCursor.statements[0]!);
-      expect(plan).toMatch(/Index Scan Backward using "Invoice_organizationId_testMode_createdAt_id_idx"/);
+      expect(plan).toMatch(/Index Scan Backward using "Invoice_organizationId_testMode_createdAt_number_id_idx"/);
       expect(plan).toMatch(/Index Cond: .*"createdAt" <= /);
       expect(plan).not.toMatch(/Sort|Seq Scan|Bitmap/);
       // with a filter: its own index
@@ -184,7 +200,9 @@ describe("a page after a cursor", () => {
       const first = await recorded(PAGE, { first: 10, where: draft });
       const next = await recorded(PAGE, { first: 10, after: first.data.invoices.pageInfo.endCursor, where: draft });
       const filtered = await explain(next.statements[0]!);
-      expect(filtered).toMatch(/Index Scan Backward using "Invoice_organizationId_testMode_status_createdAt_id_idx"/);
+      expect(filtered).toMatch(
+        /Index Scan Backward using "Invoice_organizationId_testMode_status_createdAt_number_id_idx"/,
+      );
       expect(filtered).not.toMatch(/Sort|Seq Scan/);
     },
   );
@@ -224,9 +242,8 @@ describe("count(limit:)", () => {
     const capped = statements.filter((s) => /COUNT\(/i.test(s.sql));
     expect(capped).toHaveLength(1);
     const plan = await explain(capped[0]!);
-    expect(plan).toMatch(
-      /Aggregate[\s\S]*Limit[\s\S]*Index Only Scan Backward using "Invoice_organizationId_testMode_createdAt_id_idx"/,
-    );
+    const index = "Invoice_organizationId_testMode_createdAt_number_id_idx";
+    expect(plan).toMatch(new RegExp(`Aggregate[\\s\\S]*Limit[\\s\\S]*Index Only Scan Backward using "${index}"`));
     expect(plan).not.toMatch(/Seq Scan|Sort/);
   });
 

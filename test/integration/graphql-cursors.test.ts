@@ -193,17 +193,22 @@ describe("keyset cursors", () => {
 
       const forge = (payload: unknown) => Buffer.from(JSON.stringify(payload)).toString("base64url");
       const valid = JSON.parse(Buffer.from((await invoices({ first: 1 })).pageInfo.endCursor, "base64url").toString());
-      expect(valid).toMatchObject({ v: 1, c: "Query.invoices", k: [expect.any(String), all[0]] });
+      // created, number (null: these are drafts), id
+      expect(valid).toMatchObject({ v: 1, c: "Query.invoices", k: [expect.any(String), null, all[0]] });
       for (const garbage of [
         "garbage",
         "!!",
         "OffsetConnection:3",
         Buffer.from("OffsetConnection:3").toString("base64"),
         "x".repeat(2000),
-        forge({ ...valid, k: [12, all[0]] }), // a number where the date goes
-        forge({ ...valid, k: ["yesterday", all[0]] }),
-        forge({ ...valid, k: [valid.k[0]] }), // too short
-        forge({ ...valid, k: [valid.k[0], { id: all[0] }] }),
+        forge({ ...valid, k: [12, null, all[0]] }), // a number where the date goes
+        forge({ ...valid, k: ["yesterday", null, all[0]] }),
+        forge({ ...valid, k: [null, null, all[0]] }), // created is never null
+        forge({ ...valid, k: [valid.k[0], "7", all[0]] }), // a string where the number goes
+        forge({ ...valid, k: [valid.k[0], 1.5, all[0]] }),
+        forge({ ...valid, k: [valid.k[0], null, null] }), // nor is the id
+        forge({ ...valid, k: [valid.k[0], all[0]] }), // too short: a cursor from before the number tie-breaker
+        forge({ ...valid, k: [valid.k[0], null, { id: all[0] }] }),
         forge({ ...valid, v: 2 }),
         forge([1, 2]),
         forge(null),
@@ -428,3 +433,97 @@ async function deleteInvoice(id: string) {
   const res = await s.graphql(`mutation($id: ID!) { deleteInvoice(id: $id) { __typename } }`, { id });
   expect(res.body.errors).toBeUndefined();
 }
+
+// last: the examples above count this file's invoices
+describe("ties of created (documents: by number, drafts first, then id)", () => {
+  let tied: string;
+  /** The tied customer's invoices: one newer, six created at the same instant, one older. */
+  let expected: string[];
+  const page = async (args: Record<string, unknown>) => {
+    const res = await s.graphql(INVOICES, { ...args, where: { customer: { equals: tied } } });
+    expect(res.body.errors).toBeUndefined();
+    return res.body.data.invoices;
+  };
+
+  beforeAll(async () => {
+    const c = await s.graphql(`mutation($input: CustomerInput!) { createCustomer(input: $input) { id } }`, {
+      input: { name: "Empate Cliente", country: "CL" },
+    });
+    tied = c.body.data.createCustomer.id;
+    const made: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await s.graphql(`mutation($input: InvoiceInput!) { createInvoice(input: $input) { id } }`, {
+        input: { customer: tied, lines: [{ name: `tie ${i}`, amount: "1000" }] },
+      });
+      made.push(res.body.data.createInvoice.id);
+    }
+    // numbers in another order than creation: 1..4 go to made[4], made[1], made[6], made[2]
+    // made[3] and made[5] stay drafts
+    for (const i of [4, 1, 6, 2]) {
+      const res = await s.graphql(`mutation($id: ID!) { finalizeInvoice(id: $id) { number } }`, { id: made[i] });
+      expect(res.body.errors).toBeUndefined();
+    }
+    const instant = new Date("2026-03-01T12:00:00.000Z");
+    const ids = made.slice(1, 7);
+    await s.database.prisma.invoice.updateMany({ where: { id: { in: ids } }, data: { createdAt: instant } });
+    await s.database.prisma.invoice.update({ where: { id: made[0] }, data: { createdAt: new Date(+instant + 1) } });
+    await s.database.prisma.invoice.update({ where: { id: made[7] }, data: { createdAt: new Date(+instant - 1) } });
+    // the six tied ones: the drafts first (by id, highest first, as the database compares text), then by number
+    const drafts = await s.database.prisma.invoice.findMany({
+      where: { id: { in: [made[3]!, made[5]!] } },
+      orderBy: { id: "desc" },
+      select: { id: true },
+    });
+    expected = [made[0]!, ...drafts.map((d) => d.id), made[2]!, made[6]!, made[1]!, made[4]!, made[7]!];
+  });
+
+  it("lists the tied invoices by number, highest first, drafts (no number) before them", async () => {
+    const whole = await page({ first: 100 });
+    expect(ids(whole)).toEqual(expected);
+    const numbers = await s.graphql(
+      `query($w: InvoiceWhere) { invoices(first: 100, where: $w) { edges { node { number } } } }`,
+      { w: { customer: { equals: tied } } },
+    );
+    expect(numbers.body.data.invoices.edges.map((e: any) => e.node.number)).toEqual([
+      null,
+      null,
+      null,
+      4,
+      3,
+      2,
+      1,
+      null,
+    ]);
+  });
+
+  for (const size of [1, 2, 3]) {
+    it(`pages through the ties forward and backward ${size} at a time, each item once, in the same order`, async () => {
+      const forward: string[] = [];
+      let after: string | null = null;
+      for (;;) {
+        const p: any = await page({ first: size, after });
+        forward.push(...ids(p));
+        if (!p.pageInfo.hasNextPage) break;
+        after = p.pageInfo.endCursor;
+      }
+      expect(forward).toEqual(expected);
+      const backward: string[] = [];
+      let before: string | null = null;
+      for (;;) {
+        const p: any = await page({ last: size, before });
+        backward.unshift(...ids(p));
+        if (!p.pageInfo.hasPreviousPage) break;
+        before = p.pageInfo.startCursor;
+      }
+      expect(backward).toEqual(expected);
+    });
+  }
+
+  it("pages on from any edge's cursor across the tie, both ways", async () => {
+    const edges = (await page({ first: 100 })).edges as { cursor: string; node: { id: string } }[];
+    for (const [i, edge] of edges.entries()) {
+      expect(ids(await page({ first: 100, after: edge.cursor })), `after ${i}`).toEqual(expected.slice(i + 1));
+      expect(ids(await page({ last: 100, before: edge.cursor })), `before ${i}`).toEqual(expected.slice(0, i));
+    }
+  });
+});

@@ -239,3 +239,172 @@ describe("invoices over REST", () => {
     expect((await s.rest("GET", `/v1/invoices/%E0%A4%A/`)).status).toBe(404);
   });
 });
+
+describe("GET /v1/invoices/ (the list)", () => {
+  let listed: string;
+  /** A (finalized, dated Oct 1, created in January), B (finalized, Oct 15), C (draft, Nov 1); B and C tie on created */
+  let a: any, b: any, c: any;
+  const list = async (query: string, key?: string) => {
+    const res = await s.rest("GET", `/v1/invoices/?${query}`, { key });
+    expect(res.status, res.text).toBe(200);
+    return res.body;
+  };
+  const ids = (page: { results: { id: string }[] }) => page.results.map((r) => r.id);
+
+  beforeAll(async () => {
+    listed = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Lista SpA" }) })).body.id;
+    const made = [];
+    for (const date of ["2026-10-01", "2026-10-15", "2026-11-01"])
+      made.push(await createInvoice({ customer: listed, date }));
+    for (const inv of made.slice(0, 2))
+      expect((await s.rest("GET", `/v1/invoices/${inv.id}/finalize/`)).status).toBe(200);
+    // another customer's invoice on B's date, in the same organization
+    await createInvoice({ date: "2026-10-15" });
+    await s.database.prisma.invoice.update({
+      where: { id: made[0].id },
+      data: { createdAt: new Date("2026-01-10T09:00:00.000Z") },
+    });
+    const tie = new Date("2026-11-20T10:00:00.000Z");
+    await s.database.prisma.invoice.updateMany({
+      where: { id: { in: [made[1].id, made[2].id] } },
+      data: { createdAt: tie },
+    });
+    [a, b, c] = await Promise.all(made.map(async (inv) => (await s.rest("GET", `/v1/invoices/${inv.id}/`)).body));
+  });
+
+  it("pages newest first (a tie of created: the draft, then by number) as retrieve prints them", async () => {
+    const first = await list(`customer=${listed}&page_size=2`);
+    expect(first).toEqual({
+      count: 3,
+      next: `${s.url}/v1/invoices/?customer=${listed}&page_size=2&page=2`,
+      previous: null,
+      results: [c, b],
+    });
+    expect(b.number).toEqual(a.number + 1);
+    const second = await list(`customer=${listed}&page_size=2&page=2`);
+    expect(second).toEqual({
+      count: 3,
+      next: null,
+      previous: `${s.url}/v1/invoices/?customer=${listed}&page_size=2&page=1`,
+      results: [a],
+    });
+    // every printed field of the list is the retrieve's, amounts included
+    expect(first.results[1]).toMatchObject({ status: "finalized", total: 2916, amount_due: 2916, amount_paid: 0 });
+    const everything = await list("page_size=100");
+    expect(everything.count).toBe(
+      await s.database.prisma.invoice.count({ where: { organizationId: s.orgs.acme, testMode: true } }),
+    );
+  });
+
+  it("filters by customer, status, number, date, created and document, each with its operators", async () => {
+    const cases: [string, string[]][] = [
+      ["status=finalized", [b.id, a.id]],
+      ["status=draft", [c.id]],
+      ["status__in=draft,finalized", [c.id, b.id, a.id]],
+      [`number=${a.number}`, [a.id]],
+      [`number__exact=${b.number}`, [b.id]],
+      [`number__in=${a.number}, ${b.number}`, [b.id, a.id]],
+      ["date=2026-10-15", [b.id]],
+      ["date__exact=2026-10-01", [a.id]],
+      ["date__gte=2026-10-15", [c.id, b.id]],
+      ["date__lte=2026-10-15", [b.id, a.id]],
+      ["date__gte=2026-10-02&date__lte=2026-10-31", [b.id]],
+      ["created=2026-01-10", [a.id]],
+      ["created__lte=2026-01-31", [a.id]],
+      ["created__gte=2026-11-20T10:00:00Z", [c.id, b.id]],
+      ["created__gte=2026-11-20T10:00:00.001Z", []],
+      ["document=cl33", [c.id, b.id, a.id]],
+      ["document=CL34", []],
+    ];
+    for (const [query, expected] of cases)
+      expect(ids(await list(`customer=${listed}&${query}`)), query).toEqual(expected);
+    // customer alone, and several customers
+    expect(ids(await list(`customer__in=${listed},cus_000000000000000000000000`))).toEqual([c.id, b.id, a.id]);
+    expect((await list(`date=2026-10-15`)).results.map((r: any) => r.customer.id)).toContain(customerId);
+  });
+
+  it("refuses an unknown filter, an unknown operator and a bad value with a 400 naming the parameter", async () => {
+    const cases: [string, Record<string, string[]>][] = [
+      [
+        "colour=red",
+        { colour: ["unknown filter; filterable fields: customer, document, number, status, created, date"] },
+      ],
+      ["total__gte=1", { total__gte: [expect.stringContaining("unknown filter") as unknown as string] }],
+      ["number=seven", { number: ["must be a whole number"] }],
+      ["number=1.5", { number: ["must be a whole number"] }],
+      ["number=99999999999", { number: ["must be a whole number"] }],
+      ["number__in=1,x", { number__in: ["must be whole numbers separated by commas"] }],
+      ["number__gte=1", { number__gte: ["unknown operator gte; use exact or in"] }],
+      ["date=2026-02-30", { date: ["must be a date yyyy-mm-dd"] }],
+      ["date=2026-11-20T10:00:00Z", { date: ["must be a date yyyy-mm-dd"] }],
+      ["date__in=2026-10-01", { date__in: ["unknown operator in; use exact, gte or lte"] }],
+      ["status=void", { status: ["must be one of draft, finalized"] }],
+      ["created__gte=yesterday", { created__gte: ["must be a date yyyy-mm-dd or an ISO 8601 timestamp"] }],
+    ];
+    for (const [query, fields] of cases) {
+      const res = await s.rest("GET", `/v1/invoices/?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.body.error.code, query).toBe("validation_error");
+      expect(res.body.error.fields, query).toEqual(fields);
+    }
+    expect((await s.rest("GET", "/v1/invoices/?page=0")).status).toBe(400);
+    expect((await s.rest("GET", "/v1/invoices/?page_size=101")).status).toBe(400);
+  });
+
+  it("lists only the caller's organization and mode", async () => {
+    expect((await list(`customer=${listed}`, s.keys.other)).count).toBe(0);
+    expect((await list(`customer=${listed}`, s.keys.acmeLive)).count).toBe(0);
+    expect((await s.rest("GET", "/v1/invoices/", { key: null })).status).toBe(401);
+  });
+});
+
+describe("amount_paid, amount_due and tax_agency (beyond the spec's invoice)", () => {
+  it("print what payments paid and what is left after credit notes, as JSON numbers, in reads and lists", async () => {
+    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Saldos SpA" }) })).body
+      .id;
+    const draft = await createInvoice({ customer });
+    // a draft: nothing paid, its total due (no statement for it: drafts have no payments or notes)
+    expect(draft).toMatchObject({ total: 2916, amount_paid: 0, amount_due: 2916, tax_agency: {} });
+    const inv = (await s.rest("GET", `/v1/invoices/${draft.id}/finalize/`)).body;
+    expect(inv).toMatchObject({ status: "finalized", amount_paid: 0, amount_due: 2916, tax_agency: {} });
+    // domain/payments.ts's worked example: a payment of 1000 and a credit note of 1190 leave 726 due
+    const card = await s.rest("POST", "/v1/sources/", {
+      body: { gateway: "test", customer, data: { token: "tok_visa" } },
+    });
+    const pay = await s.rest("POST", "/v1/payments/", {
+      body: { amount: 1000, currency: "CLP", customer, invoice: inv.id, description: "Abono" },
+    });
+    const paid = await s.rest("POST", `/v1/payments/${pay.body.id}/authorize/`, { body: { source: card.body.id } });
+    expect(paid.body.status).toBe("succeeded");
+    // a payment that did not succeed counts for nothing
+    await s.rest("POST", "/v1/payments/", {
+      body: { amount: 500, currency: "CLP", customer, invoice: inv.id, description: "Pendiente" },
+    });
+    const note = await s.rest("POST", "/v1/creditnotes/", {
+      body: { invoice: inv.id, lines: [{ name: "Devolución", amount: 1000 }] },
+    });
+    expect(note.body.total).toBe(1190);
+    // a draft credit note does not count yet
+    expect((await s.rest("GET", `/v1/invoices/${inv.id}/`)).body).toMatchObject({
+      amount_paid: 1000,
+      amount_due: 1916,
+    });
+    expect((await s.rest("GET", `/v1/creditnotes/${note.body.id}/finalize/`)).status).toBe(200);
+    const read = await s.rest("GET", `/v1/invoices/${inv.id}/`);
+    expect(read.body).toMatchObject({ total: 2916, amount_paid: 1000, amount_due: 726 });
+    expect(read.text).toContain('"amount_paid":1000,"amount_due":726');
+    const listed = await s.rest("GET", `/v1/invoices/?customer=${customer}`);
+    expect(listed.body.results).toEqual([read.body]);
+    // GraphQL's fields are the same numbers
+    const gql = await s.graphql(`query($id: ID!) { node(id: $id) { ... on Invoice { amountPaid amountDue } } }`, {
+      id: inv.id,
+    });
+    expect(gql.body.data.node).toEqual({ amountPaid: "1000", amountDue: "726" });
+    // printed-only: sent back in a body they are accepted and ignored
+    const echoed = await s.rest("POST", "/v1/invoices/", {
+      body: { customer, lines: workedExampleLines, amount_paid: 5, amount_due: 5, tax_agency: { status: "x" } },
+    });
+    expect(echoed.status).toBe(201);
+    expect(echoed.body).toMatchObject({ amount_paid: 0, amount_due: 2916, tax_agency: {} });
+  });
+});

@@ -483,3 +483,86 @@ describe("orders over GraphQL", () => {
     });
   });
 });
+
+describe("GET /v1/orders/ (the list)", () => {
+  let listed: string;
+  /** A (finalized, Oct 1, created in January), B (finalized, Oct 15), C (draft, Nov 1); B and C tie on created */
+  let a: any, b: any, c: any;
+  const ids = (page: { results: { id: string }[] }) => page.results.map((r) => r.id);
+  const list = async (query: string, key?: string) => {
+    const res = await s.rest("GET", `/v1/orders/?${query}`, { key });
+    expect(res.status, res.text).toBe(200);
+    return res.body;
+  };
+
+  beforeAll(async () => {
+    listed = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Pedidos SpA" }) })).body.id;
+    const made = [];
+    for (const date of ["2026-10-01", "2026-10-15", "2026-11-01"]) made.push(await createOrder({ date }, listed));
+    for (const order of made.slice(0, 2))
+      expect((await s.rest("GET", `/v1/orders/${order.id}/finalize/`)).status).toBe(200);
+    await s.database.prisma.order.update({
+      where: { id: made[0].id },
+      data: { createdAt: new Date("2026-01-10T09:00:00.000Z") },
+    });
+    const tie = new Date("2026-11-20T10:00:00.000Z");
+    await s.database.prisma.order.updateMany({
+      where: { id: { in: [made[1].id, made[2].id] } },
+      data: { createdAt: tie },
+    });
+    [a, b, c] = await Promise.all(made.map(async (o) => (await s.rest("GET", `/v1/orders/${o.id}/`)).body));
+  });
+
+  it("pages newest first (a tie of created: the draft, then by number), each order as retrieve prints it", async () => {
+    expect(await list(`customer=${listed}&page_size=2`)).toEqual({
+      count: 3,
+      next: `${s.url}/v1/orders/?customer=${listed}&page_size=2&page=2`,
+      previous: null,
+      results: [c, b],
+    });
+    expect((await list(`customer=${listed}&page_size=2&page=2`)).results).toEqual([a]);
+  });
+
+  it("filters by status, number, date, created, shipping type and invoiced", async () => {
+    const billed = await s.graphql(`mutation($ids: [ID!]!) { invoiceOrders(orderIds: $ids) { id } }`, { ids: [a.id] });
+    expect(billed.body.errors).toBeUndefined();
+    const invoice = billed.body.data.invoiceOrders.id;
+    const cases: [string, string[]][] = [
+      ["status=finalized", [b.id, a.id]],
+      ["status=draft", [c.id]],
+      [`number=${a.number}`, [a.id]],
+      [`number__in=${a.number},${b.number}`, [b.id, a.id]],
+      ["date=2026-10-15", [b.id]],
+      ["date__gte=2026-10-02&date__lte=2026-11-01", [c.id, b.id]],
+      ["created__lte=2026-01-31", [a.id]],
+      ["created__gte=2026-11-20", [c.id, b.id]],
+      ["shipping_type=1", [c.id, b.id, a.id]],
+      ["shipping_type__in=2,3", []],
+      ["invoiced=true", [a.id]],
+      ["invoiced=false", [c.id, b.id]],
+      [`invoice=${invoice}`, [a.id]],
+    ];
+    for (const [query, expected] of cases)
+      expect(ids(await list(`customer=${listed}&${query}`)), query).toEqual(expected);
+  });
+
+  it("refuses an unknown filter or operator and a bad value with a 400 naming the parameter", async () => {
+    for (const [query, field] of [
+      ["colour=red", "colour"],
+      ["number=x", "number"],
+      ["number__contains=1", "number__contains"],
+      ["date=2026-13-01", "date"],
+      ["date__contains=2026", "date__contains"],
+      ["status=paid", "status"],
+    ]) {
+      const res = await s.rest("GET", `/v1/orders/?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(Object.keys(res.body.error.fields), query).toEqual([field]);
+    }
+  });
+
+  it("lists only the caller's organization and mode", async () => {
+    expect((await list(`customer=${listed}`, s.keys.other)).count).toBe(0);
+    expect((await list(`customer=${listed}`, s.keys.acmeLive)).count).toBe(0);
+  });
+});

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import {
+  finalizedInvoice,
   openLink,
   portalFixture,
   portalGraphql,
@@ -398,11 +399,12 @@ describe("a session that hides invoices (displayInvoices false)", () => {
   let hidden: PortalCookies;
   let noteId: string;
   beforeAll(async () => {
-    // a draft credit note of the customer, whose `invoice` leads to an invoice
+    // a finalized credit note of the customer (the portal shows no drafts), whose `invoice` leads to an invoice
     const note = await s.graphql(`mutation($input: CreditNoteInput!) { createCreditNote(input: $input) { id } }`, {
       input: { invoice: f.invoiceIds[2], lines: [{ name: "Devolución", amount: "100" }] },
     });
     noteId = note.body.data.createCreditNote.id;
+    expect((await s.rest("GET", `/v1/creditnotes/${noteId}/finalize/`)).status).toBe(200);
     const branding = `mutation($on: Boolean!) { updateOrganizationBranding(input: { displayInvoices: $on }) {
       displayInvoices } }`;
     await s.graphql(branding, { on: false });
@@ -475,6 +477,141 @@ describe("a session that hides invoices (displayInvoices false)", () => {
       customer: { invoices: { totalCount: 3 } },
       note: { invoice: { id: f.invoiceIds[2] } },
     });
+  });
+});
+
+describe("only issued documents (drafts are never shown to the customer)", () => {
+  let drafts: { invoice: string; note: string; order: string; billing: string };
+  let issued: { invoice: string; note: string; order: string };
+  const ids = (conn: { edges: { node: { id: string } }[] }) => conn.edges.map((e) => e.node.id);
+  beforeAll(async () => {
+    const rest = async (method: string, path: string, body?: unknown) => {
+      const res = await s.rest(method, path, { body });
+      expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+      return res.body;
+    };
+    const invoice = await finalizedInvoice(s, f.customerId);
+    const draftInvoice = (
+      await rest("POST", "/v1/invoices/", { customer: f.customerId, lines: [{ name: "Borrador", amount: 700 }] })
+    ).id;
+    const note = (await rest("POST", "/v1/creditnotes/", { invoice, lines: [{ name: "Ajuste", amount: 100 }] })).id;
+    await rest("GET", `/v1/creditnotes/${note}/finalize/`);
+    const draftNote = (await rest("POST", "/v1/creditnotes/", { invoice, lines: [{ name: "Nota", amount: 50 }] })).id;
+    const orderLines = [{ name: "Cajas", quantity: 2, amount: 1000 }];
+    const order = (await rest("POST", "/v1/orders/", { customer: f.customerId, lines: orderLines })).id;
+    await rest("GET", `/v1/orders/${order}/finalize/`);
+    const draftOrder = (await rest("POST", "/v1/orders/", { customer: f.customerId, lines: orderLines })).id;
+    // the finalized order is billed by a draft invoice
+    const billed = await s.graphql(`mutation($ids: [ID!]!) { invoiceOrders(orderIds: $ids) { id status } }`, {
+      ids: [order],
+    });
+    expect(billed.body.data.invoiceOrders.status).toBe("draft");
+    drafts = { invoice: draftInvoice, note: draftNote, order: draftOrder, billing: billed.body.data.invoiceOrders.id };
+    issued = { invoice, note, order };
+  });
+
+  it("lists finalized invoices, credit notes and orders, never a draft; an API key sees both", async () => {
+    const query = `{ portal { customer {
+      invoices(first: 100) { totalCount edges { node { id status } } }
+      creditNotes(first: 100) { totalCount edges { node { id status } } }
+      orders(first: 100) { totalCount edges { node { id status } } } } } }`;
+    const res = await portalGraphql(s, cookies, query);
+    expect(res.body.errors).toBeUndefined();
+    const { invoices, creditNotes, orders } = res.body.data.portal.customer;
+    expect(ids(invoices)).toContain(issued.invoice);
+    expect(ids(invoices)).not.toContain(drafts.invoice);
+    expect(ids(invoices)).not.toContain(drafts.billing);
+    expect(ids(creditNotes)).toContain(issued.note);
+    expect(ids(creditNotes)).not.toContain(drafts.note);
+    expect(ids(orders)).toContain(issued.order);
+    expect(ids(orders)).not.toContain(drafts.order);
+    for (const list of [invoices, creditNotes, orders]) {
+      expect(list.edges.every((e: { node: { status: string } }) => e.node.status === "finalized")).toBe(true);
+      expect(list.totalCount).toBe(list.edges.length);
+    }
+    // the same lists through an API key hold the drafts too, and count them
+    const byKey = await s.graphql(
+      `query($id: ID!) { node(id: $id) { ... on Customer {
+        invoices(first: 100) { totalCount edges { node { id } } }
+        creditNotes(first: 100) { totalCount edges { node { id } } }
+        orders(first: 100) { totalCount edges { node { id } } } } } }`,
+      { id: f.customerId },
+    );
+    const all = byKey.body.data.node;
+    expect(ids(all.invoices)).toEqual(expect.arrayContaining([issued.invoice, drafts.invoice, drafts.billing]));
+    expect(all.invoices.totalCount).toBe(invoices.totalCount + 2);
+    expect(ids(all.creditNotes)).toEqual(expect.arrayContaining([issued.note, drafts.note]));
+    expect(all.creditNotes.totalCount).toBe(creditNotes.totalCount + 1);
+    expect(ids(all.orders)).toEqual(expect.arrayContaining([issued.order, drafts.order]));
+    expect(all.orders.totalCount).toBe(orders.totalCount + 1);
+  });
+
+  it("reads a draft by id, with its PDF and DTE, exactly like an unknown id: null", async () => {
+    // one query per kind of document: three PDFs in one query cost more than a query may (docs/limits.md)
+    for (const [field, prefix, draftId, issuedId] of [
+      ["invoice", "inv", drafts.invoice, issued.invoice],
+      ["creditNote", "cre", drafts.note, issued.note],
+      ["order", "ord", drafts.order, issued.order],
+    ]) {
+      const read = `query($id: ID!) { portal { ${field}(id: $id) { id status pdf dte { name } } } }`;
+      const unknown = await portalGraphql(s, cookies, read, { id: `${prefix}_000000000000000000000000` });
+      const draft = await portalGraphql(s, cookies, read, { id: draftId });
+      expect(draft.body, field).toEqual(unknown.body);
+      expect(draft.body, field).toEqual({ data: { portal: { [field]: null } } });
+      const finalized = await portalGraphql(s, cookies, read, { id: issuedId });
+      expect(finalized.body.errors, field).toBeUndefined();
+      expect(finalized.body.data.portal[field]).toMatchObject({ id: issuedId, status: "finalized" });
+      const pdf = Buffer.from(finalized.body.data.portal[field].pdf, "base64");
+      expect(pdf.subarray(0, 5).toString(), field).toBe("%PDF-");
+    }
+    // node(id) is no portal field: a draft and an unknown id get the same refusal
+    const node = (id: string) => portalGraphql(s, cookies, `query($id: ID!) { node(id: $id) { id } }`, { id });
+    const [nodeDraft, nodeUnknown] = [await node(drafts.invoice), await node("inv_000000000000000000000000")];
+    expect(codeOf(nodeDraft.body)).toBe("permission_denied");
+    expect(nodeDraft.body).toEqual(nodeUnknown.body);
+  });
+
+  it("hides a draft behind an issued document: an invoice's credit notes, an order's invoice", async () => {
+    const res = await portalGraphql(
+      s,
+      cookies,
+      `query($i: ID!, $o: ID!) { portal { invoice(id: $i) { creditNotes { id status } }
+        order(id: $o) { invoice { id } } } }`,
+      { i: issued.invoice, o: issued.order },
+    );
+    expect(res.body).toEqual({
+      data: {
+        portal: { invoice: { creditNotes: [{ id: issued.note, status: "finalized" }] }, order: { invoice: null } },
+      },
+    });
+    const byKey = await s.graphql(
+      `query($i: ID!, $o: ID!) { invoice: node(id: $i) { ... on Invoice { creditNotes { id } } }
+        order: node(id: $o) { ... on Order { invoice { id } } } }`,
+      { i: issued.invoice, o: issued.order },
+    );
+    expect(byKey.body.data).toEqual({
+      invoice: { creditNotes: [{ id: issued.note }, { id: drafts.note }] },
+      order: { invoice: { id: drafts.billing } },
+    });
+  });
+
+  it("refuses to pay a draft exactly like an unknown invoice (not_found), and pays nothing", async () => {
+    const pay = `mutation($i: ID!, $s: ID!) { payInvoice(invoice: $i, source: $s) { payment { id } } }`;
+    const visa = await portalGraphql(
+      s,
+      cookies,
+      `mutation { createSource(input: { gateway: "test", data: { token: "tok_visa" } }) { id } }`,
+    );
+    const source = visa.body.data.createSource.id;
+    const unknownId = "inv_000000000000000000000000";
+    const unknown = await portalGraphql(s, cookies, pay, { i: unknownId, s: source });
+    const draft = await portalGraphql(s, cookies, pay, { i: drafts.invoice, s: source });
+    expect(codeOf(draft.body)).toBe("not_found");
+    expect(JSON.stringify(draft.body).replaceAll(drafts.invoice, unknownId)).toBe(JSON.stringify(unknown.body));
+    expect(await s.database.prisma.payment.count({ where: { invoiceId: drafts.invoice } })).toBe(0);
+    // an API key is told what it is: a draft cannot be paid yet
+    const byKey = await s.graphql(pay, { i: drafts.invoice, s: source });
+    expect(codeOf(byKey.body)).toBe("invalid_state");
   });
 });
 

@@ -52,6 +52,7 @@ describe("POST /v1/customer_base/sessions/", () => {
         "key",
         "return_url",
         "settings",
+        "url",
       ]);
       expect(res.body).toMatchObject({
         customer,
@@ -77,6 +78,8 @@ describe("POST /v1/customer_base/sessions/", () => {
       ]);
       expect(res.body.id).toMatch(/^ses_[0-9A-Za-z]{24}$/);
       expect(res.body.key).toMatch(/^cs_[0-9A-Za-z]{32}$/); // 32 x log2(62) ~ 190 bits
+      // the portal link of the key, on the request's origin (no PUBLIC_URL here)
+      expect(res.body.url).toBe(`${s.url}/portal/${res.body.key}`);
       expect(res.body.created).toMatch(ISO);
       expect(res.body.expires).toMatch(ISO);
       expect(Date.parse(res.body.expires) - Date.parse(res.body.created)).toBe(3600 * 1000);
@@ -198,6 +201,7 @@ describe("GET /v1/customer_base/sessions/{key}/", () => {
     const res = await s.rest("GET", `/v1/customer_base/sessions/${created.key}/`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual(created);
+    expect(res.body.url).toBe(`${s.url}/portal/${created.key}`);
     expect((await s.rest("GET", `/v1/customer_base/sessions/${created.key}`)).body).toEqual(created);
   });
 
@@ -266,6 +270,44 @@ describe("GET /v1/customer_base/sessions/{key}/", () => {
   });
 });
 
+describe("url: the portal link", () => {
+  it("opens the customer portal as the session's customer", async () => {
+    const created = await createSession();
+    const page = await fetch(created.url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<div id="app"></div>');
+    const credential = page.headers.getSetCookie().find((c) => c.startsWith("portal_credential="));
+    expect(credential).toMatch(/^portal_credential=\w{32};/);
+    const row = await s.database.prisma.portalCredential.findFirstOrThrow({
+      where: { sessionId: created.id },
+      select: { customerId: true },
+    });
+    expect(row.customerId).toBe(customer);
+  });
+
+  it("is on PUBLIC_URL when it is set, in the create answer and the read by key", async () => {
+    const behind = await startTestServer({ publicUrl: "https://billing.acme.example" });
+    try {
+      const cus = (await behind.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
+      const created = await behind.rest("POST", "/v1/customer_base/sessions/", {
+        body: { customer: cus, return_url: "https://acme.cl" },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.url).toBe(`https://billing.acme.example/portal/${created.body.key}`);
+      const read = await behind.rest("GET", `/v1/customer_base/sessions/${created.body.key}/`);
+      expect(read.body.url).toBe(`https://billing.acme.example/portal/${created.body.key}`);
+      const gql = await behind.graphql(
+        `mutation($input: CustomerSessionInput!) { createCustomerSession(input: $input) { key url } }`,
+        { input: { customer: cus, returnUrl: "https://acme.cl" } },
+      );
+      const { key, url } = gql.body.data.createCustomerSession;
+      expect(url).toBe(`https://billing.acme.example/portal/${key}`);
+    } finally {
+      await behind.close();
+    }
+  });
+});
+
 describe("session lifetime (SESSION_TTL_SECONDS)", () => {
   it("uses the configured TTL and stops answering when it has passed", async () => {
     const short = await startTestServer({ settings: { sessionTtlSeconds: 1 } });
@@ -289,7 +331,7 @@ describe("session lifetime (SESSION_TTL_SECONDS)", () => {
 
 describe("GraphQL", () => {
   const FIELDS =
-    "id key returnUrl testMode created expires customer { id name } settings { businessName displayInvoices " +
+    "id key url returnUrl testMode created expires customer { id name } settings { businessName displayInvoices " +
     "returnUrl }";
 
   it("createCustomerSession returns the key; customerSession(key) echoes it; node(id) has no key", async () => {
@@ -307,6 +349,7 @@ describe("GraphQL", () => {
       customer: { id: customer, name: "Cliente SpA" },
     });
     expect(session.key).toMatch(/^cs_[0-9A-Za-z]{32}$/);
+    expect(session.url).toBe(`${s.url}/portal/${session.key}`);
 
     const read = await s.graphql(`query($key: String!) { customerSession(key: $key) { ${FIELDS} } }`, {
       key: session.key,
@@ -314,13 +357,14 @@ describe("GraphQL", () => {
     expect(read.body.data.customerSession).toEqual(session);
 
     const node = await s.graphql(
-      `query($id: ID!) { node(id: $id) { __typename ... on CustomerSession { id key returnUrl } } }`,
+      `query($id: ID!) { node(id: $id) { __typename ... on CustomerSession { id key url returnUrl } } }`,
       { id: session.id },
     );
     expect(node.body.data.node).toEqual({
       __typename: "CustomerSession",
       id: session.id,
       key: null,
+      url: null,
       returnUrl: "https://acme.cl/gql",
     });
     const foreign = await s.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: session.id }, s.keys.other);

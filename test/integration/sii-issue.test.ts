@@ -131,6 +131,10 @@ describe("finalize issues a DTE", () => {
       document_id: "F1T33",
       folio: 1,
     });
+    // README: finalizing queues it for SII, and the REST invoice says so (tax_agency, beyond the spec's fields)
+    expect(invoice.tax_agency).toEqual(stored.taxAgency);
+    expect(invoice.tax_agency).toMatchObject({ agency: "sii", status: "pending" });
+    expect((await s.rest("GET", `/v1/invoices/${draft.id}/`)).body.tax_agency).toEqual(stored.taxAgency);
     const xml = await checkedXml(invoice.local_file);
     expect(xml).toContain("<TipoDTE>33</TipoDTE><Folio>1</Folio>");
     expect(xml).toContain(`<RUTEmisor>${RUT}</RUTEmisor><RznSoc>Acme SpA</RznSoc>`);

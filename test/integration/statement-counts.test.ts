@@ -110,6 +110,116 @@ describe("statements per request", () => {
     },
   );
 
+  it(
+    "GET /v1/invoices/: a page of finalized invoices with amount_paid and amount_due in three statements, whatever " +
+      "its size",
+    async () => {
+      const listed = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Lista" }) })).body.id;
+      const card = (
+        await s.rest("POST", "/v1/sources/", {
+          body: { gateway: "test", customer: listed, data: { token: "tok_visa" } },
+        })
+      ).body.id;
+      const addFinalized = async (n: number) => {
+        for (let i = 0; i < n; i++) {
+          const id = (await s.rest("POST", "/v1/invoices/", { body: { customer: listed, lines: THREE_LINES } })).body
+            .id;
+          expect((await s.rest("GET", `/v1/invoices/${id}/finalize/`)).status).toBe(200);
+          // half of them partly paid
+          if (i % 2 === 0) {
+            const pay = await s.rest("POST", "/v1/payments/", {
+              body: { amount: 100, currency: "CLP", customer: listed, invoice: id, description: "Abono" },
+            });
+            const paid = await s.rest("POST", `/v1/payments/${pay.body.id}/authorize/`, { body: { source: card } });
+            expect(paid.body.status).toBe("succeeded");
+          }
+        }
+      };
+      const page = (size: number) => async () => {
+        const res = await s.rest("GET", `/v1/invoices/?customer=${listed}&page_size=${size}`);
+        expect(res.status).toBe(200);
+        return res.body;
+      };
+      await addFinalized(2);
+      const small = await statementsOf(page(2), true);
+      await addFinalized(8);
+      let body: any;
+      const large = await statementsOf(async () => (body = await page(50)()), true);
+      expect(body.results).toHaveLength(10);
+      // 714 = 600 + 19 % IVA; every other invoice has 100 paid
+      expect(body.results.map((r: any) => [r.amount_paid, r.amount_due]).sort()).toEqual([
+        ...Array(5).fill([0, 714]),
+        ...Array(5).fill([100, 614]),
+      ]);
+      // the page (joined), its COUNT and the balances of all its invoices (services/invoice-balances.ts): no N+1
+      expect(sorted(large)).toEqual(sorted(small));
+      expect(sorted(large)).toEqual(sorted(["Invoice (joined)", "Invoice", "Invoice"]));
+    },
+  );
+
+  it("GET /v1/creditnotes/: one page in the same statements at any size (voided_by read with the notes)", async () => {
+    const customerOf = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Notas" }) })).body.id;
+    const invoice = (
+      await s.rest("POST", "/v1/invoices/", {
+        body: { customer: customerOf, lines: [{ name: "Servicio", amount: 100000 }] },
+      })
+    ).body.id;
+    expect((await s.rest("GET", `/v1/invoices/${invoice}/finalize/`)).status).toBe(200);
+    const addNotes = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const note = await s.rest("POST", "/v1/creditnotes/", {
+          body: { invoice, lines: [{ name: `Ajuste ${i}`, amount: 100 }] },
+        });
+        expect(note.status).toBe(201);
+        if (i % 2 === 0) expect((await s.rest("GET", `/v1/creditnotes/${note.body.id}/finalize/`)).status).toBe(200);
+      }
+    };
+    const page = (size: number) => async () => {
+      const res = await s.rest("GET", `/v1/creditnotes/?invoice=${invoice}&page_size=${size}`);
+      expect(res.status).toBe(200);
+      return res.body;
+    };
+    await addNotes(2);
+    const small = await statementsOf(page(2), true);
+    await addNotes(8);
+    let body: any;
+    const large = await statementsOf(async () => (body = await page(50)()), true);
+    expect(body.results).toHaveLength(10);
+    expect(body.results.every((n: any) => n.voided_by === null && n.invoice === invoice)).toBe(true);
+    // the page (joined, with each note's voided_by) and its COUNT
+    expect(sorted(large)).toEqual(sorted(small));
+    expect(sorted(large)).toEqual(sorted(["CreditNote (joined)", "CreditNote"]));
+  });
+
+  it("GET /v1/orders/: one page in the same statements at any size (customer aggregations for the page)", async () => {
+    const buyer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Pedidos" }) })).body.id;
+    const addOrders = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const order = await s.rest("POST", "/v1/orders/", { body: { customer: buyer, lines: THREE_LINES } });
+        expect(order.status).toBe(201);
+        if (i % 2 === 0) expect((await s.rest("GET", `/v1/orders/${order.body.id}/finalize/`)).status).toBe(200);
+      }
+    };
+    const page = (size: number) => async () => {
+      const res = await s.rest("GET", `/v1/orders/?customer=${buyer}&page_size=${size}`);
+      expect(res.status).toBe(200);
+      return res.body;
+    };
+    await addOrders(2);
+    const small = await statementsOf(page(2), true);
+    await addOrders(8);
+    let body: any;
+    const large = await statementsOf(async () => (body = await page(50)()), true);
+    expect(body.results).toHaveLength(10);
+    expect(body.results.map((o: any) => [o.customer.id, typeof o.customer.aggregations?.balance])).toEqual(
+      Array(10).fill([buyer, "number"]),
+    );
+    expect(sorted(large)).toEqual(sorted(small));
+    // the page (joined) and its COUNT; the aggregations of the page's customers (services/aggregations.ts:
+    // the organization's time zone, then one query of every customer's sums), once for the whole page
+    expect(sorted(large)).toEqual(sorted(["Order (joined)", "Order", "Organization", "Currency"]));
+  });
+
   it("POST /v1/invoices/ with 3 lines: 7 statements, the answer built from what was written", async () => {
     let res: any;
     const got = await statementsOf(

@@ -157,6 +157,28 @@ describe("test clocks", () => {
       [3, "finalized", "2026-03-15", "10000", "11900"],
       [4, "finalized", "2026-04-15", "10000", "11900"],
     ]);
+    // billed in one request, so created at one instant: the lists break that tie by number, highest (newest) first
+    expect(new Set(invoices.map((i) => i.createdAt.toISOString())).size).toBe(1);
+    const numbers = invoices.map((i) => i.number!);
+    expect(numbers).toEqual([...numbers].sort((a, b) => a - b)); // numbered cycle after cycle
+    const newestFirst = invoices.map((i) => [i.id, i.number]).reverse();
+    const listed = await s.graphql(
+      `query($c: String!) { invoices(first: 10, where: { customer: { equals: $c } }) {
+        edges { node { id number } } } }`,
+      { c: customer.body.id },
+    );
+    expect(listed.body.data.invoices.edges.map((e: any) => [e.node.id, e.node.number])).toEqual(newestFirst);
+    const ofCustomer = await s.graphql(
+      `query($c: ID!) { node(id: $c) { ... on Customer { invoices(first: 10) { edges { node { id number } } } } } }`,
+      { c: customer.body.id },
+    );
+    expect(ofCustomer.body.data.node.invoices.edges.map((e: any) => [e.node.id, e.node.number])).toEqual(newestFirst);
+    const rest = await s.rest("GET", `/v1/invoices/?customer=${customer.body.id}`);
+    expect(rest.body.results.map((i: any) => [i.id, i.number])).toEqual(newestFirst);
+    // page by page too: two pages of two, and the second page from REST's page number
+    const second = await s.rest("GET", `/v1/invoices/?customer=${customer.body.id}&page=2&page_size=2`);
+    expect(second.body.results.map((i: any) => i.id)).toEqual(newestFirst.slice(2).map(([id]) => id));
+
     const payments = await s.database.prisma.payment.findMany({
       where: { invoiceId: { in: invoices.map((i) => i.id) } },
     });

@@ -5,8 +5,19 @@
  * services/credit-notes.ts and domain/credit-notes.ts.
  */
 import { builder, INVOICE_RELATION } from "../builder.js";
-import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, stringConditions } from "../filters.js";
-import { offsetArg, tenantConnection } from "../pagination.js";
+import type { CreditNote as CreditNoteRow } from "../../infra/prisma/generated/client.js";
+import {
+  DateFilter,
+  DateTimeFilter,
+  IntFilter,
+  StringFilter,
+  dateConditions,
+  dateTimeConditions,
+  enumConditions,
+  intConditions,
+  stringConditions,
+} from "../filters.js";
+import { documentConnection, offsetArg } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createCreditNote, creditNotePdf, deleteCreditNote, finalizeCreditNote } from "../../services/credit-notes.js";
 import {
@@ -117,7 +128,7 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     }),
     lines: t.relation("lines", {
       description: "the note's lines, in the order they were given",
-      query: { orderBy: { position: "asc" } },
+      query: { orderBy: [{ position: "asc" }, { id: "asc" }] },
     }),
     amount: t.expose("amount", {
       type: "Decimal",
@@ -155,19 +166,6 @@ export const CreditNote = builder.prismaNode("CreditNote", {
       description:
         "on a debit note voiding a credit note (SII 56 → 61, 111 → 112, CodRef 1): the credit note it voids; " +
         "null otherwise",
-    }),
-    voidedBy: t.prismaField({
-      type: "CreditNote",
-      nullable: true,
-      description:
-        "on a credit note: the finalized debit note that voids it (the credit note itself stays as issued); " +
-        "null while none is finalized",
-      resolve: (query, note, _args, ctx) =>
-        ctx.prisma.creditNote.findFirst({
-          ...query,
-          where: { voidsCreditNoteId: note.id, status: "finalized", ...tenant(ctx) },
-          orderBy: { createdAt: "asc" },
-        }),
     }),
     localFile: t.string({
       nullable: true,
@@ -246,12 +244,40 @@ const CreditNoteInput = builder.inputType("CreditNoteInput", {
   }),
 });
 
+builder.prismaObjectField("CreditNote", "voidedBy", (t) =>
+  t.field({
+    type: CreditNote,
+    nullable: true,
+    description:
+      "on a credit note: the finalized debit note that voids it (the credit note itself stays as issued); " +
+      "null while none is finalized",
+    // read with the note itself (its voidedBy relation's first finalized row), not one query per note
+    select: (_args, _ctx, nestedSelection) => ({
+      voidedBy: nestedSelection({
+        where: { status: "finalized" },
+        orderBy: [{ createdAt: "asc" as const }, { number: "asc" as const }, { id: "asc" as const }],
+        take: 1,
+      }),
+    }),
+    resolve: (note) => (note.voidedBy as CreditNoteRow[])[0] ?? null,
+  }),
+);
+
 const CreditNoteWhere = builder.inputType("CreditNoteWhere", {
   description: "Filters of the credit notes list; every given filter must match.",
   fields: (t) => ({
+    customer: t.field({
+      type: StringFilter,
+      description: "customer id (`cus_`): the customer of the invoice the note corrects",
+    }),
     invoice: t.field({ type: StringFilter, description: "id (`inv_`) of the invoice the note corrects" }),
     status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
     document: t.field({ type: StringFilter, description: "document type id, e.g. CL61 (case-insensitive)" }),
+    number: t.field({
+      type: IntFilter,
+      description: "number (folio); a draft has none and matches no number filter",
+    }),
+    date: t.field({ type: DateFilter, description: "the note's date, yyyy-mm-dd" }),
     created: t.field({ type: DateTimeFilter, description: "creation time" }),
   }),
 });
@@ -260,22 +286,28 @@ builder.queryFields((t) => ({
   creditNotes: t.connection(
     {
       type: CreditNote,
-      description: "Credit notes of the caller's organization and mode, newest first.",
+      description:
+        "Credit notes of the caller's organization and mode, newest first; notes created at the same instant by " +
+        'number, highest first, drafts (no number yet) before them, then by id (docs/graphql.md "Order of lists").',
       args: {
         where: t.arg({ type: CreditNoteWhere, description: "filters; none: every credit note" }),
         offset: offsetArg(t),
       },
       resolve: (_root, args, ctx, info) => {
         const w = args.where ?? {};
-        return tenantConnection(ctx, info, ctx.prisma.creditNote, args, [
+        return documentConnection(ctx, info, ctx.prisma.creditNote, args, [
+          // a note's customer is its invoice's (indexes Invoice(customerId, ...) and CreditNote(invoiceId, status))
+          ...stringConditions("customerId", w.customer).map((customer) => ({ invoice: customer })),
           ...stringConditions("invoiceId", w.invoice),
           ...enumConditions("status", w.status),
           ...stringConditions("documentTypeId", w.document, { uppercase: true }),
+          ...intConditions("number", w.number),
+          ...dateConditions("date", w.date),
           ...dateTimeConditions("createdAt", w.created),
         ]);
       },
     },
-    { description: "A page of credit notes, newest first (Relay connection)." },
+    { description: "A page of credit notes, newest first, ties by number (Relay connection)." },
     { description: "A credit note in a page, with its cursor." },
   ),
 }));

@@ -13,6 +13,7 @@ import {
   createCustomerSession,
   revokeCustomerSession,
 } from "../../services/customer-sessions.js";
+import { portalLink } from "../../domain/portal.js";
 import { getBranding, updateBranding, type OrganizationBranding as Branding } from "../../services/branding.js";
 import "./customer.js";
 
@@ -66,6 +67,18 @@ export const CustomerSession = builder.prismaNode("CustomerSession", {
         "the secret key (`cs_` + 32 base62): only in the result of createCustomerSession and of " +
         "customerSession(key); null elsewhere (only its hash is stored)",
       resolve: (s, _args, ctx) => knownKeys.get(ctx)?.get(s.id) ?? null,
+    }),
+    url: t.string({
+      nullable: true,
+      select: { id: true },
+      description:
+        "the absolute link that opens the customer portal for this session: PUBLIC_URL (else the request's origin), " +
+        "then the portal's path and the session key, where the business redirects its customer (as Stripe's portal session `url`); " +
+        "like `key`, only in the result of createCustomerSession and of customerSession(key), null elsewhere",
+      resolve: (s, _args, ctx) => {
+        const key = knownKeys.get(ctx)?.get(s.id);
+        return key ? portalLink(ctx.baseUrl, key) : null;
+      },
     }),
     customer: t.relation("customer", { description: "the customer the portal shows" }),
     testMode: t.exposeBoolean("testMode", { description: "true for a session of test mode (made with a test key)" }),

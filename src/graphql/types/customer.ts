@@ -157,7 +157,7 @@ export const Customer = builder.prismaNode("Customer", {
     }),
     sources: t.relation("sources", {
       description: "payment sources attached to the customer (detachSource removes one), oldest first",
-      query: { orderBy: { createdAt: "asc" } },
+      query: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
     }),
     testClock: t.relation("testClock", {
       nullable: true,

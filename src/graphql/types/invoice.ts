@@ -3,12 +3,22 @@
  * create/update/delete/finalize mutations. Rules live in services/invoices.ts and domain/.
  */
 import { builder } from "../builder.js";
-import { DateTimeFilter, StringFilter, dateTimeConditions, enumConditions, stringConditions } from "../filters.js";
-import { offsetArg, tenantConnection } from "../pagination.js";
-import { tenant } from "../../services/context.js";
+import {
+  DateFilter,
+  DateTimeFilter,
+  IntFilter,
+  StringFilter,
+  dateConditions,
+  dateTimeConditions,
+  enumConditions,
+  intConditions,
+  stringConditions,
+} from "../filters.js";
+import { documentConnection, offsetArg } from "../pagination.js";
+import { tenant, visibleDocuments } from "../../services/context.js";
 import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoice } from "../../services/invoices.js";
 import DataLoader from "dataloader";
-import { invoiceBalances, type InvoiceBalance } from "../../services/invoice-balances.js";
+import { draftBalance, invoiceBalances, type InvoiceBalance } from "../../services/invoice-balances.js";
 import type { GraphQLContext } from "../context.js";
 import {
   DeletePayload,
@@ -44,12 +54,19 @@ export const CollectionMethod = builder.enumType("CollectionMethod", {
   } as const satisfies DescribedValues<CollectionMethodValue>,
 });
 
-/** One balance query per request for every invoice it shows (no N+1). */
+/**
+ * One balance query per request for every finalized invoice it shows (no N+1: a page of invoices
+ * costs one statement more, whatever its size); a draft's balance needs none (draftBalance).
+ */
 const balanceLoaders = new WeakMap<GraphQLContext, DataLoader<string, InvoiceBalance>>();
-function balanceOf(ctx: GraphQLContext, id: string): Promise<InvoiceBalance> {
+async function balanceOf(
+  ctx: GraphQLContext,
+  invoice: { id: string; status: string; total: { toString(): string } },
+): Promise<InvoiceBalance> {
+  if (invoice.status === "draft") return draftBalance(invoice.total.toString());
   let loader = balanceLoaders.get(ctx);
   if (!loader) balanceLoaders.set(ctx, (loader = new DataLoader((ids) => invoiceBalances(ctx, ids))));
-  return loader.load(id);
+  return loader.load(invoice.id);
 }
 
 export const InvoiceLine = builder.prismaObject("InvoiceLine", {
@@ -134,7 +151,7 @@ export const Invoice = builder.prismaNode("Invoice", {
     }),
     lines: t.relation("lines", {
       description: "the invoice's lines, in the order they were given",
-      query: { orderBy: { position: "asc" } },
+      query: { orderBy: [{ position: "asc" }, { id: "asc" }] },
     }),
     collectionMethod: t.field({
       type: CollectionMethod,
@@ -143,29 +160,38 @@ export const Invoice = builder.prismaNode("Invoice", {
       resolve: (invoice) => invoice.collectionMethod as CollectionMethodValue,
     }),
     payments: t.relation("payments", {
-      description: "succeeded payments of this invoice",
-      query: { where: { status: "succeeded" }, orderBy: { createdAt: "asc" } },
+      description: "succeeded payments of this invoice, oldest first",
+      query: { where: { status: "succeeded" }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
     }),
     creditNotes: t.relation("creditNotes", {
-      description: "credit notes discounting this invoice (drafts and finalized), oldest first",
-      query: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
+      description:
+        "credit and debit notes of this invoice, oldest first: drafts and finalized for an API key, finalized only " +
+        "for a customer-portal credential (docs/customer-portal.md)",
+      query: (_args, ctx) => ({
+        where: { AND: visibleDocuments(ctx) },
+        // oldest first; notes created together by number, drafts (no number) after them, then id
+        orderBy: [{ createdAt: "asc" }, { number: { sort: "asc", nulls: "last" } }, { id: "asc" }],
+      }),
     }),
     orders: t.relation("orders", {
-      description: "orders this invoice bills (invoiceOrders), by number",
-      query: { orderBy: [{ number: "asc" }, { id: "asc" }] },
+      description: "orders this invoice bills (invoiceOrders; finalized orders only), by number",
+      query: (_args, ctx) => ({ where: { AND: visibleDocuments(ctx) }, orderBy: [{ number: "asc" }, { id: "asc" }] }),
     }),
     amountPaid: t.field({
       type: "Decimal",
-      description: "succeeded payments of this invoice, in its currency",
-      select: { id: true },
-      resolve: async (invoice, _args, ctx) => (await balanceOf(ctx, invoice.id)).paid,
+      description:
+        "what payments have paid: the sum of this invoice's succeeded payments, in its currency (payments are " +
+        "never refunded; credit notes lower amountDue, not amountPaid)",
+      select: { id: true, status: true, total: true },
+      resolve: async (invoice, _args, ctx) => (await balanceOf(ctx, invoice)).paid,
     }),
     amountDue: t.field({
       type: "Decimal",
       description:
-        "total + finalized debit notes - finalized credit notes - amountPaid, never below 0 (docs/payments.md)",
-      select: { id: true },
-      resolve: async (invoice, _args, ctx) => (await balanceOf(ctx, invoice.id)).due,
+        "what is left to pay: total + finalized debit notes - finalized credit notes - amountPaid, never below 0, " +
+        "in the invoice's currency (the same amount the portal and the reminders show)",
+      select: { id: true, status: true, total: true },
+      resolve: async (invoice, _args, ctx) => (await balanceOf(ctx, invoice)).due,
     }),
     amount: t.expose("amount", {
       type: "Decimal",
@@ -224,6 +250,13 @@ export const Invoice = builder.prismaNode("Invoice", {
         "tax-agency settings of this invoice (key-value object; {} when none). `export`: the customs data of an " +
         "export invoice (CL110) and its notes: sale_modality, sale_clause, transport, loading_port, unloading_port, " +
         "destination_country, payment_form, exchange_rate (pesos per unit, OtraMoneda), foreign_id",
+    }),
+    taxAgency: t.expose("taxAgency", {
+      type: "JSONObject",
+      description:
+        "tax agency properties ({} when none): for an invoice issued as a DTE, `agency` sii, `status` (pending " +
+        "once finalized, queued for SII; then sent, accepted, rejected...), `document_id`, `folio`, `caf`, " +
+        "`track_id` (SII's upload number), and the receiver's answers (`receiver_status`)",
     }),
     status: t.field({
       type: DocumentStatus,
@@ -327,6 +360,11 @@ const InvoiceWhere = builder.inputType("InvoiceWhere", {
     customer: t.field({ type: StringFilter, description: "customer id (`cus_`)" }),
     status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
     document: t.field({ type: StringFilter, description: "document type id, e.g. CL33 (case-insensitive)" }),
+    number: t.field({
+      type: IntFilter,
+      description: "number (folio); a draft has none and matches no number filter",
+    }),
+    date: t.field({ type: DateFilter, description: "issue date (`date`), yyyy-mm-dd" }),
     created: t.field({ type: DateTimeFilter, description: "creation time" }),
   }),
 });
@@ -335,19 +373,24 @@ builder.queryFields((t) => ({
   invoices: t.connection(
     {
       type: Invoice,
-      description: "Invoices of the caller's organization and mode, newest first.",
+      description:
+        "Invoices of the caller's organization and mode, newest first; invoices created at the same instant (the " +
+        "cycles one billing run bills) by number, highest first, drafts (no number yet) before them, then by id " +
+        '(docs/graphql.md "Order of lists").',
       args: { where: t.arg({ type: InvoiceWhere, description: "filters; none: every invoice" }), offset: offsetArg(t) },
       resolve: (_root, args, ctx, info) => {
         const w = args.where ?? {};
-        return tenantConnection(ctx, info, ctx.prisma.invoice, args, [
+        return documentConnection(ctx, info, ctx.prisma.invoice, args, [
           ...stringConditions("customerId", w.customer),
           ...enumConditions("status", w.status),
           ...stringConditions("documentTypeId", w.document, { uppercase: true }),
+          ...intConditions("number", w.number),
+          ...dateConditions("date", w.date),
           ...dateTimeConditions("createdAt", w.created),
         ]);
       },
     },
-    { description: "A page of invoices, newest first (Relay connection)." },
+    { description: "A page of invoices, newest first, ties by number (Relay connection)." },
     { description: "An invoice in a page, with its cursor." },
   ),
 }));

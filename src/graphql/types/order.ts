@@ -5,15 +5,19 @@
  */
 import { builder, INVOICE_RELATION } from "../builder.js";
 import {
+  DateFilter,
   DateTimeFilter,
+  IntFilter,
   StringFilter,
+  dateConditions,
   dateTimeConditions,
   enumConditions,
   enumFilter,
+  intConditions,
   stringConditions,
 } from "../filters.js";
-import { offsetArg, tenantConnection } from "../pagination.js";
-import { tenant } from "../../services/context.js";
+import { documentConnection, offsetArg } from "../pagination.js";
+import { documentVisible, tenant } from "../../services/context.js";
 import {
   createOrder,
   deleteOrder,
@@ -41,7 +45,8 @@ import {
 } from "./document.js";
 import { IssuedCustomer } from "./customer.js";
 import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
-import "./invoice.js";
+import { Invoice } from "./invoice.js";
+import type { Invoice as InvoiceRow } from "../../infra/prisma/generated/client.js";
 import { fileUrl } from "../../services/files.js";
 
 /**
@@ -171,7 +176,7 @@ export const Order = builder.prismaNode("Order", {
     }),
     lines: t.relation("lines", {
       description: "the order's lines, in the order they were given",
-      query: { orderBy: { position: "asc" } },
+      query: { orderBy: [{ position: "asc" }, { id: "asc" }] },
     }),
     amount: t.expose("amount", { type: "Decimal", description: "taxable net (SII MntNeto)" }),
     exempt: t.expose("exempt", { type: "Decimal", description: "exempt net (SII MntExe)" }),
@@ -195,10 +200,20 @@ export const Order = builder.prismaNode("Order", {
       select: { status: true },
       resolve: (order) => order.status as DocumentStatusValue,
     }),
-    invoice: t.relation("invoice", {
+    invoice: t.field({
       ...INVOICE_RELATION,
+      type: Invoice,
       nullable: true,
-      description: "the invoice that bills this order (invoiceOrders); null until invoiced",
+      description:
+        "the invoice that bills this order (invoiceOrders); null until invoiced, and for a customer-portal " +
+        "credential while that invoice is a draft (docs/customer-portal.md)",
+      // the relation as the selection asks for it, plus its status for the portal's rule
+      select: (_args, _ctx, nestedSelection) => ({ invoice: nestedSelection({ select: { status: true } }) }),
+      resolve: (order, _args, ctx) => {
+        // the selection the Invoice type's fields asked for, read as the model's row (as t.relation does)
+        const invoice = order.invoice as (InvoiceRow & { status: string }) | null;
+        return invoice && documentVisible(ctx, invoice.status) ? invoice : null;
+      },
     }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
     finalized: t.expose("finalizedAt", {
@@ -261,6 +276,11 @@ const OrderWhere = builder.inputType("OrderWhere", {
     shippingType: t.field({ type: ShippingTypeFilter, description: "what the goods movement is (SII IndTraslado)" }),
     invoice: t.field({ type: StringFilter, description: "id (`inv_`) of the invoice that bills the order" }),
     invoiced: t.boolean({ description: "true: billed by an invoice; false: not yet" }),
+    number: t.field({
+      type: IntFilter,
+      description: "number (folio); a draft has none and matches no number filter",
+    }),
+    date: t.field({ type: DateFilter, description: "the order's date, yyyy-mm-dd" }),
     created: t.field({ type: DateTimeFilter, description: "creation time" }),
   }),
 });
@@ -269,21 +289,25 @@ builder.queryFields((t) => ({
   orders: t.connection(
     {
       type: Order,
-      description: "Orders of the caller's organization and mode, newest first.",
+      description:
+        "Orders of the caller's organization and mode, newest first; orders created at the same instant by number, " +
+        'highest first, drafts (no number yet) before them, then by id (docs/graphql.md "Order of lists").',
       args: { where: t.arg({ type: OrderWhere, description: "filters; none: every order" }), offset: offsetArg(t) },
       resolve: (_root, args, ctx, info) => {
         const w = args.where ?? {};
-        return tenantConnection(ctx, info, ctx.prisma.order, args, [
+        return documentConnection(ctx, info, ctx.prisma.order, args, [
           ...stringConditions("customerId", w.customer),
           ...enumConditions("status", w.status),
           ...enumConditions("shippingType", w.shippingType),
           ...stringConditions("invoiceId", w.invoice),
           ...(w.invoiced === true ? [{ invoiceId: { not: null } }] : w.invoiced === false ? [{ invoiceId: null }] : []),
+          ...intConditions("number", w.number),
+          ...dateConditions("date", w.date),
           ...dateTimeConditions("createdAt", w.created),
         ]);
       },
     },
-    { description: "A page of orders, newest first (Relay connection)." },
+    { description: "A page of orders, newest first, ties by number (Relay connection)." },
     { description: "An order in a page, with its cursor." },
   ),
 }));

@@ -408,8 +408,9 @@ builder.mutationFields((t) => ({
       "whose first charge this is and is declined is detached from its customer and failed (a new card that never " +
       "worked is not kept). Send an Idempotency-Key header to make a retry safe (docs/graphql.md). " +
       "Errors: validation_error (invoice or source missing; source unknown, another customer's or not chargeable), " +
-      "not_found (invoice), permission_denied (a portal credential whose session hides invoices), invalid_state " +
-      "(draft, nothing due, a payment under way).",
+      "not_found (invoice unknown; for a portal credential also another customer's or a draft, which it never " +
+      "sees), permission_denied (a portal credential whose session hides invoices), invalid_state (an API key " +
+      "paying a draft, nothing due, a payment under way).",
     args: {
       invoice: t.arg.id({ required: true, description: "`inv_` id of the invoice" }),
       source: t.arg.id({ required: true, description: "`sou_` id of a chargeable source of the invoice's customer" }),

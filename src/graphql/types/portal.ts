@@ -6,8 +6,8 @@
  */
 import { builder } from "../builder.js";
 import { Language } from "../enums.js";
-import { offsetArg, tenantConnection } from "../pagination.js";
-import { invoicesVisible, tenant } from "../../services/context.js";
+import { documentConnection, offsetArg, tenantConnection } from "../pagination.js";
+import { invoicesVisible, tenant, visibleDocuments } from "../../services/context.js";
 import { readSettings } from "../../services/organization-settings.js";
 import { fileNameOfUrl } from "../../services/files.js";
 import { findGateway } from "../../infra/gateways/index.js";
@@ -44,12 +44,14 @@ builder.prismaObjectFields("Customer", (t) => ({
     {
       type: Invoice,
       description:
-        "The customer's invoices (drafts included), newest first. Empty for a customer-portal credential whose " +
-        "session hides invoices (`displayInvoices` false).",
+        "The customer's invoices, newest first, ties by number as in `invoices`: drafts included for an API " +
+        "key; a customer-portal credential sees finalized ones only, and none when its session hides invoices " +
+        "(`displayInvoices` false).",
       args: { offset: offsetArg(t) },
       resolve: (customer, args, ctx, info) =>
-        tenantConnection(ctx, info, ctx.prisma.invoice, args, [
+        documentConnection(ctx, info, ctx.prisma.invoice, args, [
           { customerId: customer.id },
+          ...visibleDocuments(ctx),
           ...noInvoicesUnlessVisible(ctx),
         ]),
     },
@@ -59,10 +61,16 @@ builder.prismaObjectFields("Customer", (t) => ({
   creditNotes: t.connection(
     {
       type: CreditNote,
-      description: "Credit and debit notes of the customer's invoices (drafts included), newest first.",
+      description:
+        "Credit and debit notes of the customer's invoices, newest first, ties by number as in `creditNotes`: " +
+        "drafts included for an API key; a " +
+        "customer-portal credential sees finalized ones only.",
       args: { offset: offsetArg(t) },
       resolve: (customer, args, ctx, info) =>
-        tenantConnection(ctx, info, ctx.prisma.creditNote, args, [{ invoice: { customerId: customer.id } }]),
+        documentConnection(ctx, info, ctx.prisma.creditNote, args, [
+          { invoice: { customerId: customer.id } },
+          ...visibleDocuments(ctx),
+        ]),
     },
     { description: "A page of a customer's credit notes, newest first." },
     { description: "A credit note of the customer, with its cursor." },
@@ -70,10 +78,13 @@ builder.prismaObjectFields("Customer", (t) => ({
   orders: t.connection(
     {
       type: Order,
-      description: "The customer's orders (drafts included), newest first.",
+      description:
+        "The customer's orders, newest first, ties by number as in `orders`: drafts included for an API key; a " +
+        "customer-portal credential sees " +
+        "finalized ones only.",
       args: { offset: offsetArg(t) },
       resolve: (customer, args, ctx, info) =>
-        tenantConnection(ctx, info, ctx.prisma.order, args, [{ customerId: customer.id }]),
+        documentConnection(ctx, info, ctx.prisma.order, args, [{ customerId: customer.id }, ...visibleDocuments(ctx)]),
     },
     { description: "A page of a customer's orders, newest first." },
     { description: "An order of the customer, with its cursor." },
@@ -198,8 +209,9 @@ const PortalSession = builder.objectRef<PortalValue>("PortalSession").implement(
       type: "Invoice",
       nullable: true,
       description:
-        "one of the customer's invoices; null for any other id (unknown, or another customer's), and for every id " +
-        "when the session hides invoices (`settings.displayInvoices` false)",
+        "one of the customer's finalized invoices; null for any other id (unknown, another customer's, or a draft, " +
+        "which the portal never shows), and for every id when the session hides invoices " +
+        "(`settings.displayInvoices` false)",
       args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
       resolve: (query, portal, args, ctx) =>
         ctx.prisma.invoice.findFirst({
@@ -208,30 +220,38 @@ const PortalSession = builder.objectRef<PortalValue>("PortalSession").implement(
             id: String(args.id),
             customerId: portal.customerId,
             ...tenant(ctx),
-            AND: noInvoicesUnlessVisible(ctx),
+            AND: [...visibleDocuments(ctx), ...noInvoicesUnlessVisible(ctx)],
           },
         }),
     }),
     creditNote: t.prismaField({
       type: "CreditNote",
       nullable: true,
-      description: "one of the customer's credit notes; null for any other id (unknown, or another customer's)",
+      description:
+        "one of the customer's finalized credit notes; null for any other id (unknown, another customer's, or a " +
+        "draft)",
       args: { id: t.arg.id({ required: true, description: "`cre_` id" }) },
       resolve: (query, portal, args, ctx) =>
         ctx.prisma.creditNote.findFirst({
           ...query,
-          where: { id: String(args.id), invoice: { customerId: portal.customerId }, ...tenant(ctx) },
+          where: {
+            id: String(args.id),
+            invoice: { customerId: portal.customerId },
+            ...tenant(ctx),
+            AND: visibleDocuments(ctx),
+          },
         }),
     }),
     order: t.prismaField({
       type: "Order",
       nullable: true,
-      description: "one of the customer's orders; null for any other id (unknown, or another customer's)",
+      description:
+        "one of the customer's finalized orders; null for any other id (unknown, another customer's, or a draft)",
       args: { id: t.arg.id({ required: true, description: "`ord_` id" }) },
       resolve: (query, portal, args, ctx) =>
         ctx.prisma.order.findFirst({
           ...query,
-          where: { id: String(args.id), customerId: portal.customerId, ...tenant(ctx) },
+          where: { id: String(args.id), customerId: portal.customerId, ...tenant(ctx), AND: visibleDocuments(ctx) },
         }),
     }),
   }),

@@ -110,7 +110,7 @@ export const Reminder = builder.prismaNode("Reminder", {
       description:
         "the delivery of its e-mail (recorded with the reminder, in the same transaction); null only if no e-mail " +
         "was recorded for it",
-      select: { outbox: { orderBy: { createdAt: "asc" }, take: 1 } },
+      select: { outbox: { orderBy: [{ createdAt: "asc" }, { id: "asc" }], take: 1 } },
       resolve: (reminder) => reminder.outbox[0] ?? null,
     }),
   }),

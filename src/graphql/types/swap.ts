@@ -120,8 +120,8 @@ export const Swap = builder.prismaNode("Swap", {
     "result (ResultadoDTE) and receipt (EnvioRecibos, ERM only), made when the swap is answered.",
   fields: (t) => ({
     purchases: t.relation("purchases", {
-      query: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }] },
-      description: "the envelope's documents",
+      query: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }, { issuerTaxId: "asc" }, { id: "asc" }] },
+      description: "the envelope's documents, by SII document type and folio",
     }),
     localFile: t.string({
       nullable: true,
