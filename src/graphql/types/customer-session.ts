@@ -73,7 +73,8 @@ export const CustomerSession = builder.prismaNode("CustomerSession", {
       select: { id: true },
       description:
         "the absolute link that opens the customer portal for this session: PUBLIC_URL (else the request's origin), " +
-        "then the portal's path and the session key, where the business redirects its customer (as Stripe's portal session `url`); " +
+        "then the portal's path and the session key, where the business redirects its customer (as Stripe's " +
+        "portal session `url`); " +
         "like `key`, only in the result of createCustomerSession and of customerSession(key), null elsewhere",
       resolve: (s, _args, ctx) => {
         const key = knownKeys.get(ctx)?.get(s.id);
