@@ -23,7 +23,7 @@ const LAYERS: { name: string; files: RegExp }[] = [
   { name: "services", files: /^services\// },
   { name: "graphql", files: /^graphql\// },
   { name: "rest", files: /^(rest|pages)\// },
-  { name: "entry points", files: /^(cli\/.*|cli\.ts|demo\.ts|http-server\.ts|server\.ts|main\.ts)$/ },
+  { name: "entry points", files: /^(cli\/.*|cli\.ts|demo\.ts|quickstart\.ts|http-server\.ts|server\.ts|main\.ts)$/ },
 ];
 
 type Graph = Map<string, string[]>;
