@@ -10,7 +10,7 @@
  * and a signed invoice (DTE) whose PDF carries the timbre. Writes every PDF and the DTE to out/ and
  * prints the totals.
  *
- * Where it runs (README "Demo"):
+ * Where it runs (docs/tour.md "The demo"):
  * - without BILLING_URL: an in-process server on a fresh embedded database in a temporary
  *   directory, removed at the end;
  * - with BILLING_URL and no BILLING_API_KEY: that running server, in an organization of the demo's

@@ -223,7 +223,7 @@ const url = (protocols: string[], what: string) =>
 const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
   z.preprocess(unset, z.enum(values, { error: `must be one of ${values.join(", ")}` }).optional());
 
-/** Every variable of the README's configuration table, with its rule. */
+/** Every variable of the README's configuration (its table, and SII's hosts below it), with its rule. */
 const ENV_SCHEMA = z.object({
   PORT: integer(0, 65535, "must be an integer between 0 and 65535"),
   HOST: z.preprocess(
@@ -318,6 +318,9 @@ const ENV_SCHEMA = z.object({
     Object.values(SII_HOST_VARIABLES).map((v) => [v, url(["http:", "https:"], "must be an absolute http(s) URL")]),
   ) as Record<string, ReturnType<typeof url>>),
 });
+
+/** The names of every variable the service reads at start (README "Configuration" names each). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(ENV_SCHEMA.shape);
 
 /**
  * Reads and validates the configuration from `env`. Throws ConfigError for the first bad variable

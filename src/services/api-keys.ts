@@ -1,5 +1,5 @@
 /**
- * Organizations and API keys (docs/rest.md "Tenancy, ids, money"; README "API keys"). Keys look like
+ * Organizations and API keys (docs/rest.md "Tenancy, ids, money"; docs/tour.md "API keys"). Keys look like
  * `sk_test_<32 base62>` / `sk_live_<32 base62>`; only their SHA-256 hash is stored.
  */
 import { createHash } from "node:crypto";

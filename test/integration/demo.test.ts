@@ -1,5 +1,5 @@
 /**
- * `npm run demo` against a running server (src/demo.ts, README "Demo"), with real processes: the
+ * `npm run demo` against a running server (src/demo.ts, docs/tour.md "The demo"), with real processes: the
  * built server on an embedded database with its SII worker every second, pointed at the fake SII
  * (test/helpers/fake-sii.ts), and the built demo. An organization set up before (tax profile,
  * certificate, CAF, a DTE numbered with an SII folio and uploaded to the fake SII: the worker and

@@ -1,6 +1,6 @@
 /**
  * Numbering before enrollment (docs/sii-setup.md "Numbering before enrollment"), following the
- * README in order: invoices first, in test mode before any SII set-up (the internal series, printed
+ * README and docs/tour.md in order: invoices first, in test mode before any SII set-up (the internal series, printed
  * as a non-tax document: no "ELECTRÓNICA", no SII header box, no timbre), then the SII set-up with a
  * CAF from folio 1, as SII hands out a first CAF: accepted whatever internal numbers exist, and the
  * next finalize takes folio 1 with a signed DTE. The two series never collide, the internal
@@ -43,7 +43,7 @@ async function pdfText(path: string): Promise<string> {
   return text.replace(/\s+/g, " ");
 }
 
-describe("the README's order: invoices first, SII set-up later", () => {
+describe("the tour's order: invoices first, SII set-up later", () => {
   const internal: any[] = [];
 
   it(
