@@ -3,8 +3,10 @@
  * xmllint and xmlsec1), and the integration suite twice, on `pglite` and on `postgres`
  * (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/test). Each integration test
  * file gets its own database cloned from a migrated template. The GraphiQL browser test
- * (test/integration/graphiql.test.ts) and the REST reference page test
- * (test/integration/reference-page.test.ts), both in headless Chromium, run on `pglite` only.
+ * (test/integration/graphiql.test.ts), the REST reference page test
+ * (test/integration/reference-page.test.ts) and the customer portal's browser test
+ * (test/integration/portal-browser.test.ts), all in headless Chromium, run on `pglite` only: they
+ * check pages; what the portal reads and writes is checked on both databases by portal.test.ts.
  */
 import { createRequire } from "node:module";
 import { configDefaults, defineConfig } from "vitest/config";
@@ -18,10 +20,15 @@ const integration = (name: "pglite" | "postgres") => ({
   test: {
     name,
     include: ["test/integration/**/*.test.ts"],
-    // the GraphiQL browser test checks the page, not the database: once, on PGlite
+    // the browser tests check pages, not the database: once, on PGlite
     exclude:
       name === "postgres"
-        ? [...configDefaults.exclude, "test/integration/graphiql.test.ts", "test/integration/reference-page.test.ts"]
+        ? [
+            ...configDefaults.exclude,
+            "test/integration/graphiql.test.ts",
+            "test/integration/reference-page.test.ts",
+            "test/integration/portal-browser.test.ts",
+          ]
         : configDefaults.exclude,
     globalSetup: ["test/helpers/global-setup.ts"],
     env: { TEST_DB: name },
@@ -34,7 +41,7 @@ const integration = (name: "pglite" | "postgres") => ({
 export default defineConfig({
   resolve: { alias: [{ find: /^graphql$/, replacement: graphqlEntry }] },
   test: {
-    maxWorkers: 2,
+    maxWorkers: 3,
     minWorkers: 1,
     // a worker keeps its modules from one test file to the next: the app (GraphQL schema, Prisma
     // client, Yoga) is imported once per worker instead of once per file; each integration file

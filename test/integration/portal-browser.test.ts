@@ -1,5 +1,5 @@
 /**
- * The customer portal in headless Chromium (docs/customer-portal.md), on both databases: a session
+ * The customer portal in headless Chromium (docs/customer-portal.md), on PGlite (vitest.config.ts): a session
  * link opened as the customer would, three invoices listed, a PDF downloaded and read, an invoice
  * paid with a saved card (and its payment row in the database), another declined with a declining
  * test card, a subscription cancelled at period end, the language switched, the return link
