@@ -7,13 +7,17 @@
  * address the host resolves to when the connection is made and connects to that checked address. A
  * `strict` send (live mode, unless WEBHOOK_ALLOW_PRIVATE_NETWORKS) refuses loopback, private,
  * link-local, unique-local, IPv4-mapped and every other non-unicast range; any other send (test mode,
- * or private networks allowed) refuses the link-local ranges only (LINK_LOCAL: where clouds serve
- * instance metadata and credentials, 169.254.169.254; nothing legitimate receives webhooks there)
- * and the unspecified address. `addressProblem` / `publicAddressProblem` run the same checks when an
- * endpoint is created, so a URL that cannot work is refused at once with a 400.
+ * or private networks allowed) refuses the link-local ranges only (where clouds serve instance
+ * metadata and credentials, 169.254.169.254; nothing legitimate receives webhooks there) and the
+ * unspecified address: request-filtering-agent's own checks, plus `guardedLookup` for the addresses
+ * a host name resolves to and a check of an IP literal before the request (the agent's
+ * `denyIPAddressList` cannot hold an IPv4 and an IPv6 range together: matching an address against
+ * the other family's range throws inside it). `addressProblem` / `publicAddressProblem` run the same
+ * checks when an endpoint is created, so a URL that cannot work is refused at once with a 400.
  */
 import { createHmac, randomBytes } from "node:crypto";
 import dns from "node:dns/promises";
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
@@ -46,9 +50,6 @@ export function webhookSignature(
   return secrets.map((key) => `v1,${createHmac("sha256", key).update(content).digest("base64")}`).join(" ");
 }
 
-/** The link-local ranges (IPv4 and IPv6), refused in every mode. */
-export const LINK_LOCAL = ["169.254.0.0/16", "fe80::/10"];
-
 /**
  * Why `address` (an IP literal) may not receive webhooks, or null when it may: with `publicOnly`
  * only ordinary unicast addresses are allowed (ipaddr.js's `range()`), everything else is refused;
@@ -59,6 +60,32 @@ export function addressProblem(address: string, publicOnly = true): string | nul
   const range = ipaddr.process(address).range();
   const refused = publicOnly ? range !== "unicast" : range === "linkLocal" || range === "unspecified";
   return refused ? `resolves to ${address}, a ${range} address` : null;
+}
+
+/** node:dns's `lookup` as net.connect calls it (`all` set by Happy Eyeballs, or a single address). */
+export type Lookup = (
+  hostname: string,
+  options: { all?: boolean; family?: number | string },
+  callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
+) => void;
+
+/**
+ * A `lookup` for net.connect that resolves with `resolve` (node:dns's by default) and fails with an
+ * `EADDRNOTALLOWED` error when any address is one `addressProblem(address, false)` refuses
+ * (link-local, unspecified), so no connection is made to it.
+ */
+export function guardedLookup(resolve: Lookup = dnsLookup as unknown as Lookup): Lookup {
+  return (hostname, options, callback) =>
+    resolve(hostname, options, (error, address, family) => {
+      if (error) return callback(error, address, family);
+      const found = Array.isArray(address) ? address : [{ address, family: family ?? 0 }];
+      for (const candidate of found) {
+        const problem = addressProblem(candidate.address, false);
+        if (problem)
+          return callback(Object.assign(new Error(`${hostname} ${problem}`), { code: "EADDRNOTALLOWED" }), address);
+      }
+      callback(null, address, family);
+    });
 }
 
 /**
@@ -117,7 +144,7 @@ export class WebhookHttp {
       maxFreeSockets: options.socketsPerHost,
     };
     // private networks allowed: every address but the link-local ranges and the unspecified address
-    const open = { allowPrivateIPAddress: true, allowMetaIPAddress: false, denyIPAddressList: LINK_LOCAL };
+    const open = { allowPrivateIPAddress: true, allowMetaIPAddress: false, lookup: guardedLookup() };
     this.agents = {
       strict: {
         http: new RequestFilteringHttpAgent({ ...agentOptions, allowPrivateIPAddress: false }),
@@ -141,6 +168,17 @@ export class WebhookHttp {
     const secure = target.protocol === "https:";
     const agent = this.agents[strict ? "strict" : "open"][secure ? "https" : "http"];
     const payload = Buffer.from(body);
+    // an IP literal is never looked up: the open agents' guard checks it here
+    const literal = target.hostname.replace(/^\[(.*)\]$/, "$1");
+    const refused = strict ? null : addressProblem(literal, false);
+    if (refused)
+      return Promise.resolve({
+        statusCode: null,
+        durationMs: 0,
+        error: `address refused: it ${refused}`,
+        body: null,
+        retryAfter: null,
+      });
     return new Promise<AttemptResult>((resolve) => {
       let settled = false;
       const finish = (result: Omit<AttemptResult, "durationMs">) => {
