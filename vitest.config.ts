@@ -41,7 +41,7 @@ const integration = (name: "pglite" | "postgres") => ({
 export default defineConfig({
   resolve: { alias: [{ find: /^graphql$/, replacement: graphqlEntry }] },
   test: {
-    maxWorkers: 3,
+    maxWorkers: 2,
     minWorkers: 1,
     // a worker keeps its modules from one test file to the next: the app (GraphQL schema, Prisma
     // client, Yoga) is imported once per worker instead of once per file; each integration file
