@@ -62,7 +62,8 @@ async function newCustomer(key?: string): Promise<string> {
 async function attempts(count: number) {
   const res = await until(
     () => s.rest("GET", `/v1/webhook_endpoints/${endpoint.id}/deliveries/?page_size=100`),
-    (r) => r.status === 200 && r.body.count >= count,
+    // the count is read after the page (docs/graphql.md "Counting"): wait for the attempts to be listed
+    (r) => r.status === 200 && r.body.results.length >= count,
   );
   return [...res.body.results].reverse();
 }

@@ -56,8 +56,8 @@ describe("webhook endpoints and delivery", () => {
     expect(second.payload.data.previous_attributes).toEqual({ name: "Cliente SpA" });
     expect(second.payload.data.object.name).toBe("Nuevo Nombre SpA");
 
-    // recorded once the receiver has answered; a page's count and its results are two statements, so an
-    // attempt recorded between them can be counted and not listed yet: wait for both
+    // recorded once the receiver has answered; the count is read after the page (docs/graphql.md "Counting"),
+    // so an attempt recorded between them can be counted and not listed yet: wait for both
     const deliveries = await until(
       () => s.rest("GET", `/v1/webhook_endpoints/${created.body.id}/deliveries/`),
       (r) => r.status !== 200 || (r.body.count === 2 && r.body.results.length === 2),
