@@ -10,8 +10,8 @@ import { schema } from "./graphql/schema.js";
 import { subscriptionsOverSsePlugin } from "./graphql/operation-types.js";
 import type { GraphQLContext } from "./graphql/context.js";
 import { maskError } from "./graphql/errors.js";
-import { authenticate, presentedKeyHash } from "./services/api-keys.js";
-import { ApiKeyCache } from "./services/api-key-cache.js";
+import { authenticate, liveApiKeyPrefixes, mayAuthenticate, presentedKeyHash } from "./services/api-keys.js";
+import { ApiKeyCache, LiveApiKeyIndex } from "./services/api-key-cache.js";
 import { createRestHandler, errorResponse } from "./rest/router.js";
 import { domainErrorOfDatabaseFailure, RETRY_AFTER_SECONDS } from "./infra/database-errors.js";
 import { boundFieldErrors, boundMessage } from "./domain/input-limits.js";
@@ -205,6 +205,9 @@ export function createApp({
       : null;
   // API keys by hash, kept API_KEY_CACHE_TTL_SECONDS (services/api-key-cache.ts, docs/operations.md)
   const apiKeys = new ApiKeyCache(settings.apiKeyCacheTtlSeconds * 1000);
+  // the live keys' hash prefixes, read only for a client address past the failed-authentication limit presenting a
+  // key the cache does not hold (services/api-key-cache.ts, docs/limits.md "Failed authentications")
+  const liveKeys = new LiveApiKeyIndex(() => liveApiKeyPrefixes(prisma));
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   // business and health series (services/metrics.ts): database-backed ones are read at each scrape
@@ -544,7 +547,10 @@ export function createApp({
   /**
    * What every request passes first (docs/limits.md): on /graphql and /v1, CORS (preflights
    * answered here), the failed-authentication limit of the client address and the rate limit of
-   * the API key; a 401 to a request that carried a key counts as a failed authentication. Security
+   * the API key; a 401 to a request that carried a key counts as a failed authentication. Past the
+   * limit, a request whose `Authorization` cannot authenticate (`mayAuthenticate`: no statement of
+   * its own) is refused with 429 before it runs, and one that ran and answered 401 gets the 429
+   * instead; a valid key, and a request without `Authorization`, are served as usual. Security
    * headers are added by http-server.ts for every answer.
    */
   async function guarded(request: Request): Promise<Response> {
@@ -564,7 +570,10 @@ export function createApp({
     if (policy.preflight) return finish(policy.preflight);
     const address = clientAddress(request, settings.trustProxy);
     const authorization = request.headers.get("authorization");
-    const blocked = await limits.checkAuthFailures(address);
+    // past the failed-authentication limit, only keys that may authenticate run (docs/limits.md, its section
+    // "Failed authentications")
+    const limited = authorization ? await limits.checkAuthFailures(address) : null;
+    const blocked = limited && !(await mayAuthenticate(authorization, new Date(), apiKeys, liveKeys)) ? limited : null;
     // a portal credential is limited like an API key: per credential
     const cookie = authorization ? undefined : portalCookie(request);
     const refusal =
@@ -589,7 +598,16 @@ export function createApp({
       );
     }
     const response = await handle(request);
-    if (response.status === 401 && authorization) await limits.recordAuthFailure(address);
+    if (response.status === 401 && authorization) {
+      await limits.recordAuthFailure(address);
+      if (limited) {
+        // the index said the key may exist, the database says it cannot authenticate: refused without a read next time
+        const hash = presentedKeyHash(authorization);
+        if (hash) liveKeys.drop(hash);
+        await response.body?.cancel();
+        return finish(rateLimited(surface, limited, "failed authentications from this address"));
+      }
+    }
     return finish(response);
   }
 
@@ -603,6 +621,7 @@ export function createApp({
     await (await eventStream)?.close();
     mailer?.close();
     apiKeys.close();
+    liveKeys.close();
   }
 
   return { handle: guarded, yoga, registry, mailer, endStreams: () => eventFeeds.close(), close };

@@ -9,8 +9,12 @@
  *   so a key is limited before the database is asked whether it exists; requests without a key
  *   share their client address's bucket.
  * - per client address: `authFailureLimit` failed authentications (401 to a request that carried
- *   an `Authorization` header) per `authFailureWindowSeconds`; once they are spent, every request
- *   from that address is refused until the window ends.
+ *   an `Authorization` header) per `authFailureWindowSeconds`; once they are spent, the address is
+ *   limited until the window ends: server.ts then refuses its requests whose key cannot
+ *   authenticate, and serves valid keys as usual (docs/limits.md "Failed authentications").
+ *
+ * The counts live behind `RateLimits`, so the store can change (another process's counts, a table)
+ * without the callers changing.
  *
  * Several processes each keep their own counts (the limits are per process).
  */
@@ -31,9 +35,12 @@ type Limiter = Pick<RateLimiterMemory, "consume">;
 export interface RateLimits {
   /** Spends one request of the caller's bucket; a Refusal when it is empty. */
   consumeRequest(bearer: string | null, address: string): Promise<Refusal | null>;
-  /** A Refusal while `address` has no failed authentications left. */
+  /**
+   * A Refusal (Retry-After: until the window of `address` ends) while `address` has no failed authentications left
+   * (it is limited), else null. Only reads the count.
+   */
   checkAuthFailures(address: string): Promise<Refusal | null>;
-  /** Records one failed authentication of `address`. */
+  /** Records one failed authentication of `address` (a 401 to a request that carried `Authorization`). */
   recordAuthFailure(address: string): Promise<void>;
 }
 

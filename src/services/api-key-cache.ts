@@ -12,7 +12,8 @@
  * - Only keys that exist and are not revoked are cached: an unknown key is read from the database
  *   each time (and counts as a failed authentication for the auth-failure limit, docs/limits.md),
  *   so presenting random keys cannot fill memory. At most `maxEntries` (10,000) keys are kept; the
- *   least recently used goes first.
+ *   least recently used goes first. Past the auth-failure limit, a client address's unknown keys are
+ *   refused without that read: `LiveApiKeyIndex` below.
  */
 
 /** What the cache keeps of a key. */
@@ -97,7 +98,120 @@ export class ApiKeyCache {
   }
 }
 
-/** Drops the key with id `id` from every cache of this process (a revocation or a change of its expiry here). */
+/**
+ * Drops the key with id `id` from every cache of this process (a revocation or a change of its expiry here), and
+ * makes every index of live keys (`LiveApiKeyIndex`) read again before it next refuses a key.
+ */
 export function forgetApiKey(id: string): void {
   for (const cache of caches) cache.forget(id);
+  for (const index of indexes) index.invalidate();
+}
+
+/** Hex characters of a key's stored hash that `LiveApiKeyIndex` keeps (64 bits). */
+export const LIVE_KEY_PREFIX_LENGTH = 16;
+/** How long an index of live keys is trusted to refuse a key without reading the database (ms). */
+export const LIVE_KEY_INDEX_REFRESH_MS = 30_000;
+
+/** After a read of the index failed, how long keys are let through to their own read before it is tried again (ms). */
+export const LIVE_KEY_INDEX_RETRY_MS = 1_000;
+
+/** Every index of live keys of this process, so a key created or revoked here reaches all of them at once. */
+const indexes = new Set<LiveApiKeyIndex>();
+
+/**
+ * The hash prefixes (`LIVE_KEY_PREFIX_LENGTH` hex characters) of every API key neither revoked nor expired when it
+ * was read, read all at once (`load`) and kept at most `refreshMs` (docs/limits.md "Failed authentications"). It
+ * answers, without a statement, whether a key that the API key cache does not hold may exist: a client address past
+ * the failed-authentication limit has its other keys refused unless they may. Only an address past the limit
+ * presenting a key the cache does not hold asks it, so it is read (one statement, every live key: a few dozen bytes
+ * per key in memory) at most once per `refreshMs` per process, and only then; concurrent askers share one read.
+ * A key created in this process (`learnApiKey`) is added at once; a revocation here (`forgetApiKey`) makes it read
+ * again. A prefix found but whose key turns out unknown, revoked or expired is dropped (`drop`). When the read fails
+ * (the database cannot answer), every key may exist for LIVE_KEY_INDEX_RETRY_MS: the request runs, and its own key
+ * read answers as it would without the limit (a 503 when the database cannot serve).
+ */
+export class LiveApiKeyIndex {
+  private prefixes: Set<string> | null = null;
+  private readAt = 0;
+  private reading: Promise<Set<string> | null> | null = null;
+  private failedAt = -Infinity;
+  /** counts `invalidate` calls, so a read that started before one does not count as fresh */
+  private generation = 0;
+
+  /** `load`: the hash prefixes of the live keys now; `clock`: the time in ms (tests). */
+  constructor(
+    private readonly load: () => Promise<Iterable<string>>,
+    readonly refreshMs: number = LIVE_KEY_INDEX_REFRESH_MS,
+    private readonly clock: () => number = Date.now,
+  ) {
+    indexes.add(this);
+  }
+
+  /**
+   * False when no live key has the prefix of `hash` (a stored hash, services/api-keys.ts hashKey) per a read at
+   * most `refreshMs` old, reading again first when the last read is older; true when one has.
+   */
+  async mayExist(hash: string): Promise<boolean> {
+    let prefixes: Set<string> | null = this.prefixes;
+    if (!prefixes || this.clock() - this.readAt >= this.refreshMs) {
+      // the database could not answer a moment ago: every key may exist (its own read decides, as without the index)
+      if (this.clock() - this.failedAt < LIVE_KEY_INDEX_RETRY_MS) return true;
+      prefixes = await this.read();
+      if (!prefixes) return true;
+    }
+    return prefixes.has(hash.slice(0, LIVE_KEY_PREFIX_LENGTH));
+  }
+
+  /** Adds the key of stored hash `hash` (a key created in this process). */
+  add(hash: string): void {
+    this.prefixes?.add(hash.slice(0, LIVE_KEY_PREFIX_LENGTH));
+  }
+
+  /** Drops the prefix of `hash`, whose key was found unknown, revoked or expired. */
+  drop(hash: string): void {
+    this.prefixes?.delete(hash.slice(0, LIVE_KEY_PREFIX_LENGTH));
+  }
+
+  /** Makes the next `mayExist` read again (a key was revoked in this process). */
+  invalidate(): void {
+    this.generation++;
+    this.readAt = -Infinity;
+  }
+
+  /** Forgets the prefixes and stops receiving new and revoked keys (the app closes). */
+  close(): void {
+    this.prefixes = null;
+    indexes.delete(this);
+  }
+
+  /** The prefixes read now, or null when the read failed (then `mayExist` answers true for a moment). */
+  private async read(): Promise<Set<string> | null> {
+    if (!this.reading) {
+      const startedAt = this.clock();
+      const generation = this.generation;
+      this.reading = this.load()
+        .then(
+          (prefixes) => {
+            const read = new Set(prefixes);
+            if (indexes.has(this)) {
+              this.prefixes = read;
+              // a key revoked while this read ran may be in it: then the next asker reads again
+              this.readAt = generation === this.generation ? startedAt : -Infinity;
+            }
+            return read;
+          },
+          () => {
+            this.failedAt = this.clock();
+            return null;
+          },
+        )
+        .finally(() => (this.reading = null));
+    }
+    return this.reading;
+  }
+}
+
+/** Adds a key created in this process (its stored hash) to every index of live keys of this process. */
+export function learnApiKey(hash: string): void {
+  for (const index of indexes) index.add(hash);
 }

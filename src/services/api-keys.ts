@@ -15,7 +15,14 @@ import {
   lastUseIsStale,
 } from "../domain/api-keys.js";
 import type { Auth } from "./context.js";
-import { forgetApiKey, type ApiKeyCache, type CachedApiKey } from "./api-key-cache.js";
+import {
+  forgetApiKey,
+  learnApiKey,
+  LIVE_KEY_PREFIX_LENGTH,
+  type ApiKeyCache,
+  type CachedApiKey,
+  type LiveApiKeyIndex,
+} from "./api-key-cache.js";
 import { newOrganizationSettings } from "./organization-settings.js";
 
 export type KeyMode = "test" | "live";
@@ -93,7 +100,7 @@ export async function createApiKey(
   const testMode = input.mode === "test";
   const key = `sk_${input.mode}_${randomSecret(32)}`;
   const id = newId("key");
-  return prisma.$transaction(async (tx) => {
+  const result = await prisma.$transaction(async (tx) => {
     let organizationId: string;
     let name = wanted;
     let created = false;
@@ -142,6 +149,9 @@ export async function createApiKey(
       expires_at: expiresAt?.toISOString() ?? null,
     };
   });
+  // after the commit: this process's indexes of live keys know it at once (services/api-key-cache.ts)
+  learnApiKey(hashKey(key));
+  return result;
 }
 
 /** One key as `api-key list` shows it: never the key nor its hash. Times are ISO 8601 or null. */
@@ -293,4 +303,39 @@ export async function authenticate(
     userEmail: apiKey.userEmail,
     apiKeyId: apiKey.id,
   };
+}
+
+/**
+ * The hash prefixes (`LIVE_KEY_PREFIX_LENGTH` hex characters of `hashKey`) of every API key not revoked and not
+ * expired at `now`, with one SELECT of the ApiKey table: what a LiveApiKeyIndex (services/api-key-cache.ts) keeps.
+ */
+export async function liveApiKeyPrefixes(prisma: PrismaClient, now: Date = new Date()): Promise<string[]> {
+  // raw, so it is not a model operation: the per-request query lists tests keep stay as they were
+  const rows = await prisma.$queryRaw<{ prefix: string }[]>`
+    SELECT left("hash", ${LIVE_KEY_PREFIX_LENGTH}::int) AS "prefix" FROM "ApiKey"
+    WHERE "revokedAt" IS NULL AND ("expiresAt" IS NULL OR "expiresAt" > ${now})`;
+  return rows.map((r) => r.prefix);
+}
+
+/**
+ * Whether `authorization` may authenticate, decided without a statement of its own (docs/limits.md "Failed
+ * authentications"): what a client address past the failed-authentication limit is asked before its request runs.
+ * - no well-formed API key (`Bearer sk_...`): false;
+ * - a key in `cache`: true unless it expired at `now`;
+ * - else whether `index` holds its hash prefix (a key live when the index was last read; reading it again, one
+ *   statement for every key, at most once per its refresh period).
+ * True means the request runs and `authenticate` decides as usual (reading the key when the cache does not hold
+ * it); false means the key cannot authenticate, or was unknown to this process when `index` was last read.
+ */
+export async function mayAuthenticate(
+  authorization: string | null | undefined,
+  now: Date,
+  cache: ApiKeyCache,
+  index: LiveApiKeyIndex,
+): Promise<boolean> {
+  const hash = presentedKeyHash(authorization);
+  if (!hash) return false;
+  const cached = cache.get(hash);
+  if (cached) return !isKeyExpired(cached.expiresAt, now);
+  return index.mayExist(hash);
 }

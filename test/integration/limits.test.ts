@@ -7,7 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
-import { chileanCustomer, startTestServer, TEST_METRICS_TOKEN, type TestServer } from "../helpers/server.js";
+import {
+  chileanCustomer,
+  startTestServer,
+  statementTable,
+  TEST_METRICS_TOKEN,
+  type TestServer,
+} from "../helpers/server.js";
+import { createApiKey, revokeApiKey } from "../../src/services/api-keys.js";
 import { cloneTemplate } from "../helpers/databases.js";
 import { createDatabase } from "../../src/infra/database.js";
 import { createLogger } from "../../src/infra/logger.js";
@@ -204,8 +211,9 @@ describe("time budget of a query", () => {
 describe("rate limits", () => {
   let s: TestServer;
   let proxied: TestServer;
+  let brief: TestServer;
   beforeAll(async () => {
-    [s, proxied] = await Promise.all([
+    [s, proxied, brief] = await Promise.all([
       startTestServer({
         settings: {
           rateLimitRequests: 3,
@@ -216,9 +224,10 @@ describe("rate limits", () => {
         },
       }),
       startTestServer({ settings: { authFailureLimit: 2, authFailureWindowSeconds: 3600, trustProxy: true } }),
+      startTestServer({ settings: { authFailureLimit: 2, authFailureWindowSeconds: 1 } }),
     ]);
   });
-  afterAll(async () => Promise.all([s?.close(), proxied?.close()]));
+  afterAll(async () => Promise.all([s?.close(), proxied?.close(), brief?.close()]));
 
   it(
     "give a key its rate and burst, then 429 rate_limited with Retry-After on /v1 and /graphql; other " + "keys go on",
@@ -251,8 +260,8 @@ describe("rate limits", () => {
   );
 
   it(
-    "refuse every request of an address after its failed authentications, ignoring X-Forwarded-For unless " +
-      "TRUST_PROXY",
+    "refuse an address's bad keys with 429 after its failed authentications, without reading the database for " +
+      "each, and serve its valid keys on /v1 and /graphql, cached or not",
     async () => {
       const wrong = (url: string, forwardedFor?: string) =>
         fetch(`${url}/v1/customers/`, {
@@ -261,30 +270,114 @@ describe("rate limits", () => {
             ...(forwardedFor ? { "x-forwarded-for": forwardedFor } : {}),
           },
         });
-      // no key at all is not a failed authentication
-      for (let i = 0; i < 5; i++) expect((await fetch(`${s.url}/v1/customers/`)).status).toBe(401);
+      const v1 = (key: string) => fetch(`${s.url}/v1/customers/`, { headers: { authorization: `Bearer ${key}` } });
+      const keyReads = () => s.statements.filter((sql) => statementTable(sql) === "ApiKey").length;
+      expect((await v1(s.keys.other)).status).toBe(200); // now in the key cache
+      // no key at all is not a failed authentication (4 here, 1 below: the address's request bucket holds 5)
+      for (let i = 0; i < 4; i++) expect((await fetch(`${s.url}/v1/customers/`)).status).toBe(401);
       for (let i = 0; i < 3; i++) expect((await wrong(s.url, `10.0.0.${i}`)).status).toBe(401);
-      const blocked = await fetch(`${s.url}/v1/customers/`, {
-        headers: { authorization: `Bearer ${s.keys.other}`, "x-forwarded-for": "10.0.0.99" },
-      });
-      expect(blocked.status).toBe(429);
-      expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(3000);
-      expect((await blocked.json()).error).toEqual({
+
+      // past the limit: a bad key is refused before it runs; the live keys' index is read once, then nothing
+      s.statements.length = 0;
+      const refused = await wrong(s.url, "10.0.0.99");
+      expect(refused.status).toBe(429);
+      const retryAfter = Number(refused.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThan(3000);
+      expect((await refused.json()).error).toEqual({
         code: "rate_limited",
         message: expect.stringMatching(/^Too many failed authentications from this address/),
       });
-      const gql = await graphql(s.url, "{ customers { totalCount } }", { authorization: `Bearer ${s.keys.other}` });
-      expect([gql.status, codes(gql.body)]).toEqual([429, ["rate_limited"]]);
+      for (const authorization of ["Bearer sk_test_otherwrongotherwrong", "Bearer not-a-key", "Basic YTpi"]) {
+        const res = await fetch(`${s.url}/v1/customers/`, { headers: { authorization } });
+        expect([res.status, Number(res.headers.get("retry-after")) > 3000]).toEqual([429, true]);
+        await res.arrayBuffer();
+      }
+      const badGql = await graphql(s.url, "{ customers { totalCount } }", { authorization: "Bearer sk_test_nope" });
+      expect([badGql.status, codes(badGql.body)]).toEqual([429, ["rate_limited"]]);
+      expect(Number(badGql.headers.get("retry-after"))).toBeGreaterThan(3000);
+      expect(keyReads()).toBe(1);
+
+      // a valid key is served: one the cache holds, and one this process has not read yet (the index has it)
+      expect((await v1(s.keys.other)).status).toBe(200);
+      const cachedGql = await graphql(s.url, "{ customers { totalCount } }", {
+        authorization: `Bearer ${s.keys.other}`,
+      });
+      expect([cachedGql.status, cachedGql.body.errors]).toEqual([200, undefined]);
+      expect((await v1(s.keys.acmeLive)).status).toBe(200);
+      const liveGql = await graphql(s.url, "{ customers { totalCount } }", {
+        authorization: `Bearer ${s.keys.acmeLive}`,
+      });
+      expect([liveGql.status, liveGql.body.errors]).toEqual([200, undefined]);
+      // a request without a key is answered as usual
+      expect((await fetch(`${s.url}/v1/customers/`)).status).toBe(401);
+      // valid keys neither reset nor fed the count: bad keys are still refused until the same window ends
+      const still = await wrong(s.url);
+      expect(still.status).toBe(429);
+      expect(Number(still.headers.get("retry-after"))).toBeLessThanOrEqual(retryAfter);
+      expect(Number(still.headers.get("retry-after"))).toBeGreaterThan(retryAfter - 60);
+
+      // a key revoked in this process: refused at once (the index is read again); one expired or revoked
+      // elsewhere while the index holds it: read once, refused, then refused without a read
+      const revoked = await createApiKey(s.database.prisma, {
+        organizationId: s.orgs.other,
+        email: "r@other.cl",
+        mode: "test",
+      });
+      const expired = await createApiKey(s.database.prisma, {
+        organizationId: s.orgs.other,
+        email: "e@other.cl",
+        mode: "test",
+      });
+      await revokeApiKey(s.database.prisma, revoked.id);
+      expect((await v1(revoked.key)).status).toBe(429);
+      await s.database.prisma.apiKey.update({
+        where: { id: expired.id },
+        data: { expiresAt: new Date(Date.now() - 1000) },
+      });
+      s.statements.length = 0;
+      expect((await v1(expired.key)).status).toBe(429);
+      expect(keyReads()).toBe(1);
+      s.statements.length = 0;
+      expect((await v1(expired.key)).status).toBe(429);
+      const revokedGql = await graphql(s.url, "{ customers { totalCount } }", {
+        authorization: `Bearer ${revoked.key}`,
+      });
+      expect([revokedGql.status, codes(revokedGql.body)]).toEqual([429, ["rate_limited"]]);
+      expect(keyReads()).toBe(0);
 
       // behind a trusted proxy the address is X-Forwarded-For's last entry
       for (let i = 0; i < 2; i++) expect((await wrong(proxied.url, "203.0.113.7, 198.51.100.1")).status).toBe(401);
       expect((await wrong(proxied.url, "203.0.113.7, 198.51.100.1")).status).toBe(429);
+      const sameAddress = await fetch(`${proxied.url}/v1/customers/`, {
+        headers: { authorization: `Bearer ${proxied.keys.acme}`, "x-forwarded-for": "10.1.1.1, 198.51.100.1" },
+      });
+      expect(sameAddress.status).toBe(200);
+      expect((await wrong(proxied.url, "198.51.100.1, 198.51.100.2")).status).toBe(401);
       const elsewhere = await fetch(`${proxied.url}/v1/customers/`, {
         headers: { authorization: `Bearer ${proxied.keys.acme}`, "x-forwarded-for": "198.51.100.1, 198.51.100.2" },
       });
       expect(elsewhere.status).toBe(200);
     },
   );
+
+  it("lift the failed-authentication limit when its window ends", async () => {
+    const wrong = () =>
+      fetch(`${brief.url}/v1/customers/`, { headers: { authorization: "Bearer sk_test_wrongwrongwrongwrongwrong" } });
+    // the window starts at the first failure: failures until one is refused (a slow machine may see a window end)
+    let refused: Response | undefined;
+    for (let i = 0; i < 10 && !refused; i++) {
+      const res = await wrong();
+      await res.arrayBuffer();
+      if (res.status === 429) refused = res;
+      else expect(res.status).toBe(401);
+    }
+    expect(refused).toBeDefined();
+    const retryAfter = Number(refused!.headers.get("retry-after"));
+    expect(retryAfter).toBe(1);
+    expect((await brief.rest("GET", "/v1/customers/")).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 + 100));
+    expect((await wrong()).status).toBe(401);
+  });
 });
 
 describe("hardening", () => {
