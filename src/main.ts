@@ -16,15 +16,18 @@
  *
  * Stop: SIGTERM or SIGINT stops accepting connections (HTTP and the control socket, whose file is
  * removed), ends the live event streams (GraphQL subscriptions: each gets a `service_unavailable`
- * error), finishes requests and commands in flight (10 s at most, then their connections are
- * closed; a billing run through the socket ends after its batch in progress), stops the workers
- * between items, closes the database and exits 0. A second signal exits at once with code 1. Logs
- * are JSON lines (pino) from the first.
+ * error), asks the interval workers to stop between items, finishes requests and commands in flight
+ * (within SHUTDOWN_GRACE_SECONDS less `closeReserveMs`, then their connections are closed; a billing
+ * run through the socket ends after its batch in progress), closes the database and exits 0. Once
+ * SHUTDOWN_GRACE_SECONDS have passed it exits 0 whatever is still pending, logging what that is
+ * (claims of an unfinished round are left to their lease). A second signal exits at once with code
+ * 1. Logs are JSON lines (pino) from the first; before exiting, the lines not yet written are given
+ * LOG_FLUSH_MS to reach stdout, then dropped (a full pipe nobody reads must not hold the exit).
  */
 import fs from "node:fs";
 import type http from "node:http";
 import { ConfigError, loadConfig, type AppSettings, type Config } from "./infra/config.js";
-import { createLogger } from "./infra/logger.js";
+import { createLogger, flushLogs } from "./infra/logger.js";
 import { databaseTarget, errorMessage, type DatabaseTarget } from "./infra/driver-adapter.js";
 import type { Database } from "./infra/database.js";
 import { DataDirInUseError } from "./infra/data-dir-lock.js";
@@ -35,10 +38,21 @@ import { withEmbeddedKey } from "./infra/secrets.js";
 import type { App } from "./server.js";
 import { createHttpServer, drainHttpServer, listen } from "./http-server.js";
 
-/** How long requests in flight may take to finish after SIGTERM. */
-const DRAIN_MS = 10_000;
-/** After a signal, the process exits by this time whatever hangs. */
-const SHUTDOWN_DEADLINE_MS = 25_000;
+/**
+ * Before exiting, the log lines not yet written get this long to reach stdout (ms); the rest is dropped
+ * (infra/logger.ts flushLogs).
+ */
+const LOG_FLUSH_MS = 500;
+/** The same after a second signal, which exits at once (ms). */
+const LOG_FLUSH_AT_ONCE_MS = 100;
+
+/**
+ * Of the grace period of `graceMs`, what is kept for closing after the requests in flight (the
+ * workers' rounds, the event stream, the database): 1 s, or a quarter of a grace period under 4 s (ms).
+ */
+function closeReserveMs(graceMs: number): number {
+  return Math.min(1_000, graceMs / 4);
+}
 
 let config: Config;
 try {
@@ -53,8 +67,18 @@ const logger = createLogger(config.logLevel, config.logFormat);
 for (const event of ["uncaughtException", "unhandledRejection"] as const) {
   process.on(event, (error) => {
     logger.fatal({ err: error }, event);
-    process.exit(1);
+    void exit(1);
   });
+}
+
+/**
+ * Exits with `code` once the log lines still waiting are written to stdout, or after `flushMs`
+ * without them (stdout may be a pipe its reader no longer reads: pino's own flush at exit would wait
+ * for it forever).
+ */
+async function exit(code: number, flushMs: number = LOG_FLUSH_MS): Promise<never> {
+  await flushLogs(logger, flushMs);
+  process.exit(code);
 }
 
 // the app's modules (GraphQL schema, Yoga, services: over a second) load while the port is bound
@@ -209,34 +233,61 @@ function shellWord(word: string): string {
 }
 
 let stopping = false;
+/**
+ * The shutdown on SIGTERM or SIGINT (docs/operations.md "Start and stop"), bounded by
+ * SHUTDOWN_GRACE_SECONDS: a timer exits 0 at the end of the grace period whatever is still pending,
+ * naming it in a warning.
+ */
 async function shutdown(signal: NodeJS.Signals): Promise<void> {
   if (stopping) {
     logger.warn({ signal }, "second signal: exiting now");
-    process.exit(1);
+    await exit(1, LOG_FLUSH_AT_ONCE_MS);
   }
   stopping = true;
-  setTimeout(() => {
-    logger.error({ ms: SHUTDOWN_DEADLINE_MS }, "shutdown did not finish in time; exiting");
-    process.exit(1);
-  }, SHUTDOWN_DEADLINE_MS).unref();
   const started = performance.now();
+  const graceMs = config.shutdownGraceSeconds * 1000;
+  // what the shutdown still waits for, named in the warning if the grace period ends first
+  const pending = new Set<string>(["start"]);
+  // kept referenced: it is the bound, whatever the shutdown waits for (and whatever keeps the event loop busy)
+  setTimeout(() => {
+    logger.warn(
+      { ms: graceMs, pending: [...pending] },
+      "shutdown grace period over: exiting with work still pending (claims of unfinished rounds are left to their " +
+        "lease)",
+    );
+    void exit(0);
+  }, graceMs);
   await startup.catch(() => undefined);
-  logger.info({ signal }, "shutting down: no new connections, finishing requests in flight");
+  pending.delete("start");
+  logger.info({ signal, graceMs }, "shutting down: no new connections, finishing requests in flight");
   // open live event streams end now (their clients subscribe again elsewhere or later), not at the grace period
   app?.endStreams();
-  // commands run for the command line are part of the drain (a billing run ends after its batch in progress)
+  const drainMs = Math.max(0, graceMs - closeReserveMs(graceMs) - (performance.now() - started));
+  const track = <T>(name: string, work: Promise<T>): Promise<T> => {
+    pending.add(name);
+    return work.finally(() => pending.delete(name));
+  };
+  // the workers finish the item they are on while the requests finish; commands run for the command
+  // line are part of the drain (a billing run ends after its batch in progress)
   const [drained, commandsDone] = await Promise.all([
-    drainHttpServer(server, DRAIN_MS),
-    control ? control.close(DRAIN_MS) : Promise.resolve(true),
+    track("requests in flight", drainHttpServer(server, drainMs)),
+    control ? track("commands in flight", control.close(drainMs)) : Promise.resolve(true),
+    app ? track("worker rounds", app.stopWorkers()) : Promise.resolve(),
   ]);
   if (!drained)
-    logger.warn({ ms: DRAIN_MS }, "requests still in flight after the grace period; their connections were closed");
+    logger.warn(
+      { ms: Math.round(drainMs) },
+      "requests still in flight after the grace period; their connections were closed",
+    );
   if (!commandsDone)
-    logger.warn({ ms: DRAIN_MS }, "commands still running after the grace period; their connections were closed");
-  await app?.close();
-  await database?.close();
+    logger.warn(
+      { ms: Math.round(drainMs) },
+      "commands still running after the grace period; their connections were closed",
+    );
+  await track("closing the app", app?.close() ?? Promise.resolve());
+  await track("closing the database", database?.close() ?? Promise.resolve());
   logger.info({ ms: Math.round(performance.now() - started) }, "stopped");
-  process.exit(0);
+  await exit(0);
 }
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void shutdown(signal));
 

@@ -159,8 +159,15 @@ export interface App {
    */
   endStreams(): void;
   /**
-   * stops background work (the outbox worker, the billing run, the SII worker, the live event streams) and closes
-   * the mailer; the database stays open
+   * stops the background workers (the outbox, the billing run, the SII worker, webhook delivery, event retention): no
+   * new round starts, a running round is asked to stop between items (its AbortSignal) and awaited; requests are
+   * still answered (main.ts calls it when the server starts draining). Resolves once every round has ended; calling
+   * it again waits for the same.
+   */
+  stopWorkers(): Promise<void>;
+  /**
+   * stops background work (stopWorkers, the live event streams, the event listener) and closes the mailer; the
+   * database stays open
    */
   close(): Promise<void>;
 }
@@ -611,20 +618,28 @@ export function createApp({
     return finish(response);
   }
 
+  let workersStopped: Promise<void> | null = null;
+  function stopWorkers(): Promise<void> {
+    workersStopped ??= Promise.all([
+      worker?.stop(),
+      billingWorker?.stop(),
+      siiWorker?.stop(),
+      webhooks?.stop(),
+      retention?.stop(),
+    ]).then(() => undefined);
+    return workersStopped;
+  }
+
   async function close(): Promise<void> {
     eventFeeds.close();
-    await worker?.stop();
-    await billingWorker?.stop();
-    await siiWorker?.stop();
-    await webhooks?.stop();
-    await retention?.stop();
+    await stopWorkers();
     await (await eventStream)?.close();
     mailer?.close();
     apiKeys.close();
     liveKeys.close();
   }
 
-  return { handle: guarded, yoga, registry, mailer, endStreams: () => eventFeeds.close(), close };
+  return { handle: guarded, yoga, registry, mailer, endStreams: () => eventFeeds.close(), stopWorkers, close };
 }
 
 /**

@@ -25,6 +25,7 @@ describe("loadConfig", () => {
       logFormat: "json",
       billingRunIntervalSeconds: 0,
       siiSendIntervalMs: 60_000,
+      shutdownGraceSeconds: 10,
       publicUrl: undefined,
     });
     expect(config.settings).toMatchObject({
@@ -47,6 +48,7 @@ describe("loadConfig", () => {
       SESSION_TTL_SECONDS: "600",
       BILLING_RUN_INTERVAL_SECONDS: "300",
       SII_SEND_INTERVAL_SECONDS: "0",
+      SHUTDOWN_GRACE_SECONDS: "3",
       PAYMENT_GATEWAYS: "test",
       DATABASE_URL: "postgresql://u@db:5432/billing",
       SII_CERTIFICATION_URL: "http://127.0.0.1:9000/",
@@ -59,6 +61,7 @@ describe("loadConfig", () => {
       logFormat: "pretty",
       billingRunIntervalSeconds: 300,
       siiSendIntervalMs: 0,
+      shutdownGraceSeconds: 3,
     });
     expect(config.settings).toMatchObject({
       smtpUrl: "smtp://u:p@mail:587",
@@ -128,6 +131,9 @@ describe("loadConfig", () => {
     expect(error({ MAIL_FROM: "not an address" }).variable).toBe("MAIL_FROM");
     expect(error({ SESSION_TTL_SECONDS: "0" }).variable).toBe("SESSION_TTL_SECONDS");
     expect(error({ BILLING_RUN_INTERVAL_SECONDS: "-5" }).variable).toBe("BILLING_RUN_INTERVAL_SECONDS");
+    expect(error({ SHUTDOWN_GRACE_SECONDS: "0" }).message).toBe(
+      'SHUTDOWN_GRACE_SECONDS: must be a whole number of seconds between 1 and 3600 (got "0")',
+    );
     expect(error({ PAYMENT_GATEWAYS: "test,stripe" }).message).toBe(
       'PAYMENT_GATEWAYS: must be a comma-separated list of test, redirect (got "test,stripe")',
     );

@@ -31,6 +31,11 @@ export interface Config {
    * the CLI or cron)
    */
   billingRunIntervalSeconds: number;
+  /**
+   * SHUTDOWN_GRACE_SECONDS (default 10): after SIGTERM or SIGINT, how long requests in flight, the command line's
+   * commands and worker rounds may take to finish before the process exits 0 anyway (main.ts)
+   */
+  shutdownGraceSeconds: number;
 }
 
 /** Run-time settings of the use cases; every field has a default so tests and scripts can omit them. */
@@ -252,6 +257,7 @@ const ENV_SCHEMA = z.object({
   SESSION_TTL_SECONDS: integer(1, 31_536_000, "must be a whole number of seconds between 1 and 31536000"),
   BILLING_RUN_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
   SII_SEND_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
+  SHUTDOWN_GRACE_SECONDS: integer(1, 3_600, "must be a whole number of seconds between 1 and 3600"),
   PAYMENT_GATEWAYS: z.preprocess(
     unset,
     z
@@ -366,6 +372,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
     billingRunIntervalSeconds: e.BILLING_RUN_INTERVAL_SECONDS ?? 0,
     siiSendIntervalMs: (e.SII_SEND_INTERVAL_SECONDS ?? 60) * 1000,
+    shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS ?? 10,
     settings: {
       smtpUrl: e.SMTP_URL,
       mailFrom: e.MAIL_FROM ?? DEFAULT_SETTINGS.mailFrom,
