@@ -147,8 +147,14 @@ export async function createSource(ctx: ServiceContext, input: SourceInput): Pro
  * currency's unit, date not before today (organization time zone), description at most 256
  * characters, currency known and chargeable. With an invoice: it is finalized, the currency and
  * customer are the invoice's, and the amount is at most what is due. 400 naming each bad field.
+ * `options.id`: the payment's id instead of a random one (the billing run's payment of an invoice,
+ * `collectionPaymentId`, so that it can be found again after a crash).
  */
-export async function createPayment(ctx: ServiceContext, input: PaymentInput): Promise<Payment> {
+export async function createPayment(
+  ctx: ServiceContext,
+  input: PaymentInput,
+  options: { id?: string } = {},
+): Promise<Payment> {
   const errors = new FieldErrorCollector();
   const [today, invoice] = await Promise.all([
     organizationToday(ctx),
@@ -185,7 +191,7 @@ export async function createPayment(ctx: ServiceContext, input: PaymentInput): P
   return atomically(ctx, async (tx) => {
     const payment = await tx.prisma.payment.create({
       data: {
-        id: newId("pay"),
+        id: options.id ?? newId("pay"),
         ...tenant(ctx),
         customerId: customer?.id ?? null,
         invoiceId: invoice?.id ?? null,
@@ -290,7 +296,7 @@ async function usableSource(
 }
 
 /** What a started charge needs after its transaction commits. */
-interface StartedCharge {
+export interface StartedCharge {
   chargeId: string;
   gateway: PaymentGateway;
   source: Source;
@@ -453,21 +459,98 @@ export async function authorizePayment(
   sourceId: string | null | undefined,
   options: ChargeOptions = {},
 ): Promise<Payment> {
-  const started = await ctx.prisma.$transaction(async (tx) => {
-    const payment = await lockPayment(tx, ctx, id);
-    const txCtx = withinTransaction(ctx, tx);
-    const errors = new FieldErrorCollector();
-    const source = await usableSource(txCtx, sourceId, payment, errors);
-    errors.throwIfAny("Cannot authorize the payment");
-    if (source!.usage !== "reusable") {
-      const next = paymentTransition(payment.status, "attach_source");
-      await tx.payment.update({ where: { id }, data: { status: next, sourceId: source!.id } });
-      return null;
-    }
-    return { payment, started: await startCharge(tx, txCtx, payment, source!) };
+  const pending = await ctx.prisma.$transaction((tx) => authorizeLocked(withinTransaction(ctx, tx), id, sourceId));
+  if (!pending) return ctx.prisma.payment.findUniqueOrThrow({ where: { id } });
+  return finishCharge(ctx, pending, options);
+}
+
+/** A reusable charge started in a transaction, its gateway call to be made once that transaction commits. */
+export interface PendingCharge {
+  payment: Payment;
+  started: StartedCharge;
+}
+
+/**
+ * Authorize's first half, inside the caller's transaction (`txCtx` from withinTransaction): locks
+ * the payment, checks the source, and either attaches a single-use source (null) or moves the
+ * payment to `processing` with attempt N+1 pending (the charge to finish with finishCharge after
+ * the transaction commits). Errors as authorizePayment's.
+ */
+export async function authorizeLocked(
+  txCtx: ServiceContext,
+  id: string,
+  sourceId: string | null | undefined,
+): Promise<PendingCharge | null> {
+  const tx = txCtx.prisma as unknown as Tx;
+  const payment = await lockPayment(tx, txCtx, id);
+  const errors = new FieldErrorCollector();
+  const source = await usableSource(txCtx, sourceId, payment, errors);
+  errors.throwIfAny("Cannot authorize the payment");
+  if (source!.usage !== "reusable") {
+    const next = paymentTransition(payment.status, "attach_source");
+    await tx.payment.update({ where: { id }, data: { status: next, sourceId: source!.id } });
+    return null;
+  }
+  return { payment, started: await startCharge(tx, txCtx, payment, source!) };
+}
+
+/**
+ * Authorize's second half, outside any transaction: asks the gateway to charge the pending
+ * attempt (its id the idempotency key) and records the answer. Returns the payment as settled.
+ */
+export function finishCharge(
+  ctx: ServiceContext,
+  pending: PendingCharge,
+  options: ChargeOptions = {},
+): Promise<Payment> {
+  return chargeNow(ctx, pending.payment, pending.started, options);
+}
+
+/**
+ * Finishes a reusable charge attempt that was started and never answered because its process
+ * stopped (docs/billing-run.md "A process that dies while collecting"): when attempt `chargeId` is
+ * still `pending` and was last touched at or before `staleBefore` (wall clock), it is claimed by
+ * moving its `updatedAt` to now in one update conditional on the value read (a concurrent
+ * caller's update then matches no row, and the next claim waits for the new value to go stale),
+ * the gateway is asked again with the same attempt id (idempotent: a charge it made before is
+ * answered, not made again) and the answer recorded. Null when the attempt is not stale, not
+ * pending, claimed by another caller, answered meanwhile, or not a reusable charge of the caller's
+ * organization and mode.
+ */
+export async function resumeStaleCharge(
+  ctx: ServiceContext,
+  chargeId: string,
+  staleBefore: Date,
+): Promise<Payment | null> {
+  const seen = await ctx.prisma.paymentCharge.findFirst({
+    where: {
+      id: chargeId,
+      status: "pending",
+      updatedAt: { lte: staleBefore },
+      payment: { ...tenant(ctx), status: "processing" },
+    },
+    select: { updatedAt: true },
   });
-  if (!started) return ctx.prisma.payment.findUniqueOrThrow({ where: { id } });
-  return chargeNow(ctx, started.payment, started.started, options);
+  if (!seen) return null;
+  // compare-and-set on the time read: of concurrent callers, the first to update wins, the others match no row
+  const claimed = await ctx.prisma.paymentCharge.updateMany({
+    where: { id: chargeId, status: "pending", updatedAt: seen.updatedAt },
+    data: { updatedAt: new Date(Math.max(Date.now(), seen.updatedAt.getTime() + 1)) },
+  });
+  if (claimed.count !== 1) return null;
+  const charge = await ctx.prisma.paymentCharge.findUniqueOrThrow({
+    where: { id: chargeId },
+    include: { payment: true, source: true },
+  });
+  const gateway = findGateway(charge.gateway, ctx.settings.paymentGateways);
+  if (!charge.source || charge.source.usage !== "reusable" || !gateway?.charge) return null;
+  try {
+    return await chargeNow(ctx, charge.payment, { chargeId, gateway, source: charge.source });
+  } catch (e) {
+    // the first process came back and recorded the answer first: nothing more to do
+    if (e instanceof InvalidStateError) return null;
+    throw e;
+  }
 }
 
 /**

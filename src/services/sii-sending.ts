@@ -7,8 +7,12 @@
  * - `sendDueSubmissions` (the worker: `startSiiWorker`, an interval in the server; or
  *   `npm run cli -- sii send`) claims due rows with one `UPDATE … WHERE id IN (SELECT … FOR
  *   UPDATE SKIP LOCKED)` that counts the attempt and moves `nextAttemptAt` a lease ahead, so two
- *   workers never send one DTE twice. Network calls happen outside any transaction; each outcome
- *   is one transaction (submission rows + documents' `taxAgency`).
+ *   workers never hold one DTE at the same time. Network calls happen outside any transaction; each
+ *   outcome is one transaction (submission rows + documents' `taxAgency`).
+ * - Fencing: a claim's token is the row's (status, attempts) as the claim left them. Every outcome
+ *   write is `UPDATE … WHERE id AND status AND attempts = <the claim's>`, and the document's
+ *   `taxAgency` is written only when that update matched: a worker whose lease ran out (another
+ *   claimed the row since, counting one more attempt) writes nothing, and logs and drops its outcome.
  * - Upload round: per organization and mode, the due DTEs go in one EnvioDTE (Caratula from the
  *   tax profile, signed with the organization's certificate) to the mode's host (test mode:
  *   certification, live: production), and the due boletas (39, 41) in one EnvioBOLETA to SII's
@@ -254,7 +258,33 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** Records a failed attempt: backoff on the rows, `last_error` and the next attempt on the documents. */
+/**
+ * The `where` of a claimed row's outcome write (the fence): the row still has the status and
+ * attempt count its claim left, so no other worker claimed it since (a new claim counts one more
+ * attempt; an outcome moves the status or resets the count).
+ */
+function stillClaimed(row: Row, status: "pending" | "sent"): Prisma.SiiSubmissionWhereInput {
+  return { id: row.id, status, attempts: row.attempts };
+}
+
+/** Logs the outcome of rows whose claim was lost (their lease ran out and another worker claimed them): dropped. */
+function logLostClaims(deps: SiiSendingDeps, lost: Row[], outcome: string, trackId?: string): void {
+  if (!lost.length) return;
+  deps.logger.warn(
+    {
+      documents: lost.map((r) => r.documentId),
+      attempts: lost.map((r) => r.attempts),
+      outcome,
+      ...(trackId ? { trackId } : {}),
+    },
+    "SII outcome dropped: the claim's lease ran out and another worker claimed the rows",
+  );
+}
+
+/**
+ * Records a failed attempt: backoff on the rows, `last_error` and the next attempt on the
+ * documents; only for rows still claimed by this attempt (the others are logged and left).
+ */
 async function recordFailure(
   deps: SiiSendingDeps,
   rows: Row[],
@@ -262,13 +292,18 @@ async function recordFailure(
   error: string,
   now: Date,
 ): Promise<void> {
+  const lost: Row[] = [];
   await deps.prisma.$transaction(async (tx) => {
     for (const row of rows) {
       const next = siiNextAttemptAt(row.attempts, now);
-      await tx.siiSubmission.updateMany({
-        where: { id: row.id, status },
+      const written = await tx.siiSubmission.updateMany({
+        where: stillClaimed(row, status),
         data: { lastError: error, nextAttemptAt: next },
       });
+      if (written.count === 0) {
+        lost.push(row);
+        continue;
+      }
       await mergeTaxAgency(tx, row.documentKind, row.documentId, {
         updated_at: now.toISOString(),
         status: status === "pending" ? "pending" : "sent",
@@ -278,6 +313,7 @@ async function recordFailure(
       });
     }
   });
+  logLostClaims(deps, lost, `failure: ${error}`);
 }
 
 /** A row's verdict: its status, SII's message for it alone, and SII's record code (QueryEstDte) when it was asked. */
@@ -325,7 +361,9 @@ async function resolveReview(
 }
 
 /**
- * Records SII's decision for rows (status, and a message of its own when SII gave one per document) in one transaction.
+ * Records SII's decision for rows (status, and a message of its own when SII gave one per document) in one transaction,
+ * for the rows still claimed by this poll (the others are logged and left to the worker that claimed them since).
+ * Returns how many were recorded.
  */
 async function recordDecision(
   deps: SiiSendingDeps,
@@ -334,13 +372,21 @@ async function recordDecision(
   glosa: string | undefined,
   now: Date,
   exchanges: PreparedExchange[] = [],
-): Promise<void> {
+): Promise<number> {
+  const lost: Row[] = [];
   await deps.prisma.$transaction(async (tx) => {
-    for (const { row, status, message: documentMessage, recordStatus } of decided) {
-      await tx.siiSubmission.updateMany({
-        where: { id: row.id },
+    const kept: Decided[] = [];
+    for (const d of decided) {
+      const { row, status, message: documentMessage, recordStatus } = d;
+      const written = await tx.siiSubmission.updateMany({
+        where: stillClaimed(row, "sent"),
         data: { status: "done", siiStatus, lastError: null },
       });
+      if (written.count === 0) {
+        lost.push(row);
+        continue;
+      }
+      kept.push(d);
       await mergeTaxAgency(tx, row.documentKind, row.documentId, {
         updated_at: now.toISOString(),
         status,
@@ -353,16 +399,19 @@ async function recordDecision(
         last_error: null,
       });
     }
-    await recordVerdictEvents(deps, tx, decided, now);
-    if (exchanges.length) {
-      const { organizationId, testMode } = decided[0].row;
+    await recordVerdictEvents(deps, tx, kept, now);
+    const keptExchanges = exchanges.filter((x) => kept.some((d) => d.row.documentId === x.documentId));
+    if (keptExchanges.length) {
+      const { organizationId, testMode } = kept[0].row;
       // the outbox worker sends it (SMTP_URL set); else it is kept, as reminders are
       const delivery = deps.settings.smtpUrl
         ? { status: "pending" as const, attempts: 0, nextAttemptAt: now }
         : { status: "kept" as const, attempts: 0, nextAttemptAt: now };
-      await writeExchanges(tx, { organizationId, testMode }, exchanges, now, mergeTaxAgency, delivery);
+      await writeExchanges(tx, { organizationId, testMode }, keptExchanges, now, mergeTaxAgency, delivery);
     }
   });
+  logLostClaims(deps, lost, `decision: ${siiStatus}`);
+  return decided.length - lost.length;
 }
 
 /** SII's final verdicts and the event each writes (docs/webhooks.md); `review` and the others write none. */
@@ -467,11 +516,12 @@ async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report:
 async function uploadEnvelope(
   deps: SiiSendingDeps,
   kind: EnvelopeKind,
-  rows: Row[],
+  claimed: Row[],
   now: Date,
   report: SendReport,
 ): Promise<void> {
   const { prisma } = deps;
+  let rows = claimed;
   const { organizationId, testMode } = rows[0];
   let envelope: { file: Buffer; name: string } | undefined;
   try {
@@ -516,30 +566,33 @@ async function uploadEnvelope(
     });
     if (sent.outcome === "retry") throw new Error(`SII did not take the upload (STATUS ${sent.code})`);
     const env = envelope;
+    const lost: Row[] = [];
+    const kept: Row[] = [];
     await prisma.$transaction(async (tx) => {
-      await storeFile(tx, {
-        name: env.name,
-        organizationId,
-        testMode,
-        contentType: "application/xml",
-        content: env.file,
-      });
       for (const row of rows) {
+        // the fence: written only while this claim still holds the row
+        const written = await tx.siiSubmission.updateMany({
+          where: stillClaimed(row, "pending"),
+          data:
+            sent.outcome === "received"
+              ? {
+                  status: "sent",
+                  trackId: sent.trackId,
+                  envelopeFile: env.name,
+                  sentAt: now,
+                  attempts: 0,
+                  nextAttemptAt: new Date(now.getTime() + SII_POLL_DELAY_MS),
+                  lastError: null,
+                  siiStatus: null,
+                }
+              : { status: "done", envelopeFile: env.name, siiStatus: `upload:${sent.code}`, lastError: null },
+        });
+        if (written.count === 0) {
+          lost.push(row);
+          continue;
+        }
+        kept.push(row);
         if (sent.outcome === "received") {
-          const next = new Date(now.getTime() + SII_POLL_DELAY_MS);
-          await tx.siiSubmission.update({
-            where: { id: row.id },
-            data: {
-              status: "sent",
-              trackId: sent.trackId,
-              envelopeFile: env.name,
-              sentAt: now,
-              attempts: 0,
-              nextAttemptAt: next,
-              lastError: null,
-              siiStatus: null,
-            },
-          });
           await mergeTaxAgency(tx, row.documentKind, row.documentId, {
             updated_at: now.toISOString(),
             status: "sent",
@@ -551,10 +604,6 @@ async function uploadEnvelope(
             last_error: null,
           });
         } else {
-          await tx.siiSubmission.update({
-            where: { id: row.id },
-            data: { status: "done", envelopeFile: env.name, siiStatus: `upload:${sent.code}`, lastError: null },
-          });
           await mergeTaxAgency(tx, row.documentKind, row.documentId, {
             updated_at: now.toISOString(),
             status: "rejected",
@@ -567,14 +616,25 @@ async function uploadEnvelope(
           });
         }
       }
+      if (!kept.length) return;
+      await storeFile(tx, {
+        name: env.name,
+        organizationId,
+        testMode,
+        contentType: "application/xml",
+        content: env.file,
+      });
       if (sent.outcome !== "received")
         await recordVerdictEvents(
           deps,
           tx,
-          rows.map((row) => ({ row, status: "rejected" as const })),
+          kept.map((row) => ({ row, status: "rejected" as const })),
           now,
         );
     });
+    logLostClaims(deps, lost, `upload: ${sent.outcome} ${sent.code}`, sent.trackId);
+    if (!kept.length) return;
+    rows = kept;
     if (sent.outcome === "received") report.uploaded += rows.length;
     else report.decided += rows.length;
     report.envelopes += 1;
@@ -640,12 +700,17 @@ async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: S
     if (outcome === "retry")
       throw new Error(`SII status query answered ${verdict.estado}${verdict.glosa ? ` (${verdict.glosa})` : ""}`);
     if (outcome === "in_progress") {
+      const lost: Row[] = [];
       await deps.prisma.$transaction(async (tx) => {
         for (const row of rows) {
-          await tx.siiSubmission.updateMany({
-            where: { id: row.id, status: "sent" },
+          const written = await tx.siiSubmission.updateMany({
+            where: stillClaimed(row, "sent"),
             data: { siiStatus: verdict.estado, lastError: null, nextAttemptAt: siiNextAttemptAt(row.attempts, now) },
           });
+          if (written.count === 0) {
+            lost.push(row);
+            continue;
+          }
           await mergeTaxAgency(tx, row.documentKind, row.documentId, {
             updated_at: now.toISOString(),
             sii_status: verdict.estado,
@@ -653,6 +718,7 @@ async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: S
           });
         }
       });
+      logLostClaims(deps, lost, `in progress: ${verdict.estado}`, trackId!);
       return;
     }
     const decided: Decided[] = rows.map((row) =>
@@ -661,7 +727,7 @@ async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: S
     for (const d of decided) {
       if (d.status === "review") Object.assign(d, await resolveReview(deps, d.row, testMode, signer, taxId));
     }
-    await recordDecision(
+    report.decided += await recordDecision(
       deps,
       decided,
       verdict.estado,
@@ -669,7 +735,6 @@ async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: S
       now,
       await exchangesFor(deps, decided, signer, now),
     );
-    report.decided += rows.length;
     deps.logger.info(
       { organizationId, testMode, trackId, estado: verdict.estado, documents: rows.length },
       "SII decided",

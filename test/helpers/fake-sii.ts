@@ -5,7 +5,8 @@
  * - hands out seeds and, for a seed it issued whose signed getToken verifies with xmlsec1 against
  *   `trustedCertificatePem` (when given), a token;
  * - takes uploads only with a valid `Cookie: TOKEN=`, optionally validates the envelope with
- *   xmllint (`schema`: STATUS 7 when invalid), keeps them (`uploads`) and answers a TRACKID;
+ *   xmllint (`schema`: STATUS 7 when invalid), keeps them (`uploads`) and answers a TRACKID (after
+ *   `beforeUploadAnswer`, which a test can hold to make an upload slow);
  * - answers QueryEstDte with `documentStatusFor(query)` (default: DOK for a DTE found in an upload
  *   of that company, FAU otherwise), and keeps each query (`documentQueries`);
  * - answers QueryEstUp with `statusFor(upload)` (default: EPR, every document accepted), and the
@@ -156,6 +157,11 @@ export class FakeSii {
   /** boleta API envío status for an upload */
   boletaStatusFor: (upload: FakeUpload) => FakeBoletaStatus = () => ({ estado: "EPR", detalle_rep_rech: [] });
   failWith500 = false;
+  /**
+   * awaited after an upload is kept and before it is answered (a slow upload: the test holds the
+   * answer until it releases it); default: answered at once
+   */
+  beforeUploadAnswer: (upload: FakeUpload) => Promise<void> = async () => {};
 
   constructor(private readonly options: FakeSiiOptions = {}) {
     this.server = this.newServer();
@@ -278,6 +284,7 @@ export class FakeSii {
         file,
         token,
       });
+      await this.beforeUploadAnswer(this.uploads[this.uploads.length - 1]);
       return answer("0", trackId);
     }
     if (path === "/DTEWS/QueryEstUp.jws") {
@@ -421,6 +428,7 @@ export class FakeSii {
         file,
         token,
       });
+      await this.beforeUploadAnswer(this.uploads[this.uploads.length - 1]);
       return json(200, {
         rut_emisor: `${field("rutCompany")}-${field("dvCompany")}`,
         rut_envia: `${field("rutSender")}-${field("dvSender")}`,
