@@ -77,7 +77,7 @@ export const SCALAR_INPUTS: Record<string, { accepts: readonly JsonType[]; reaso
   Decimal: { accepts: ["number", "string"], reason: "must be a decimal number" },
   Date: { accepts: ["string"], reason: "must be a date yyyy-mm-dd" },
   DateTime: { accepts: ["string"], reason: "must be an ISO 8601 timestamp with an offset" },
-  // `metadata`, a source's `data`: any JSON object
+  // `metadata`, a source's `data`: an object (what its values may be is the field's own rule)
   JSONObject: { accepts: ["object"], reason: "must be a JSON object" },
 };
 for (const type of Object.values(schema.getTypeMap()))
