@@ -6,9 +6,11 @@
  * (`customer`, `currency`, `frequency`) also takes that object for its `id`; an enum takes the REST
  * strings (enums.ts); a JSON number for a `Decimal` becomes its exact decimal string. A key the
  * resource only prints (`id`, `status`, totals, `created`) is accepted and ignored, so a retrieved
- * resource can be sent back; any other key is a 400 "unknown field". Values are checked once, by
- * GraphQL (scalars, the input guard, the services), which name their fields by the same REST path.
- * Only the spec's other forms of a value are written out, in `EXCEPTIONS_IN`.
+ * resource can be sent back; any other key is a 400 "unknown field". Every value is of the JSON type
+ * its position takes (`SCALAR_INPUTS`, an object for an input object), else a 400 naming it: nothing
+ * of the wrong type is dropped, turned into null or coerced. What a value of the right type says is
+ * checked by GraphQL (scalars, the input guard, the services), which name their fields by the same
+ * REST path. Only the spec's other forms of a value are written out, in `EXCEPTIONS_IN`.
  */
 import { Decimal } from "decimal.js";
 import {
@@ -20,6 +22,7 @@ import {
   isListType,
   isNonNullType,
   isObjectType,
+  isScalarType,
   typeFromAST,
   type GraphQLInputType,
   type GraphQLObjectType,
@@ -53,17 +56,49 @@ export interface BodyObject {
   ignored: Set<string>;
 }
 
+/** The JSON type of a body value (JSON.parse's output): `null` has none. */
+type JsonType = "string" | "number" | "boolean" | "object" | "array";
+const jsonTypeOf = (value: unknown): JsonType =>
+  Array.isArray(value) ? "array" : (typeof value as Exclude<JsonType, "array">);
+
+/**
+ * The JSON types a body value of each GraphQL scalar takes (docs/rest.md "Requests"), and the reason a value of
+ * another type gets: GraphQL's for the same value (graphql/errors.ts), so a field reads alike whichever refuses
+ * it. Stricter than GraphQL in one place: an ID is a string (GraphQL's also takes an integer). Every scalar of
+ * the schema has an entry (checked below, when this module loads).
+ */
+export const SCALAR_INPUTS: Record<string, { accepts: readonly JsonType[]; reason: string }> = {
+  String: { accepts: ["string"], reason: "must be a string" },
+  ID: { accepts: ["string"], reason: "must be a string" },
+  Int: { accepts: ["number"], reason: "must be an integer" },
+  Float: { accepts: ["number"], reason: "must be a number" },
+  Boolean: { accepts: ["boolean"], reason: "must be true or false" },
+  // money and quantities: a JSON number or a decimal string (docs/rest.md "Requests")
+  Decimal: { accepts: ["number", "string"], reason: "must be a decimal number" },
+  Date: { accepts: ["string"], reason: "must be a date yyyy-mm-dd" },
+  DateTime: { accepts: ["string"], reason: "must be an ISO 8601 timestamp with an offset" },
+  // `metadata`, a source's `data`: an object (what its values may be is the field's own rule)
+  JSONObject: { accepts: ["object"], reason: "must be a JSON object" },
+};
+for (const type of Object.values(schema.getTypeMap()))
+  if (isScalarType(type) && !Object.hasOwn(SCALAR_INPUTS, type.name))
+    throw new Error(`rest/input.ts SCALAR_INPUTS: no JSON types for scalar ${type.name}`);
+
 /**
  * The spec's other forms of a value, by GraphQL input type and REST key: each rewrites the key's
- * value (given the whole body) into REST entries that then follow the rule.
+ * value (given the whole body) into REST entries that then follow the rule. An object without the
+ * key its form reads stays as it is (and is refused as the field's type), never read as absent.
  */
 const EXCEPTIONS_IN: Record<string, Record<string, (value: unknown, body: Json) => Json>> = {
   // a printed `document` carries the invoice's currency (docs/rest.md "Requests")
   InvoiceInput: {
-    document: (v, body) => (isObject(v) ? { document: v.id, currency: body.currency ?? v.currency } : { document: v }),
+    document: (v, body) =>
+      isObject(v) && Object.hasOwn(v, "id")
+        ? { document: v.id, currency: body.currency ?? v.currency }
+        : { document: v },
   },
   // a customer's printed `state` is `{id, code, name}`: its code is what is set (the id is null for a free-text state)
-  CustomerInput: { state: (v) => ({ state: isObject(v) ? v.code : v }) },
+  CustomerInput: { state: (v) => ({ state: isObject(v) && Object.hasOwn(v, "code") ? v.code : v }) },
   // the SII activity codes as one comma-separated string
   TaxProfileInput: { activity_codes: (v) => ({ activity_codes: typeof v === "string" ? commaList(v) : v }) },
 };
@@ -130,6 +165,16 @@ export function bodyOf(doc: Operation): { object: BodyObject; wrapped: boolean }
 
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
+/**
+ * Adds `reason` for the value at `path`, as GraphQL reports a variable's (graphql/errors.ts): an item of a list
+ * on the list (`recipient.1` -> `{"recipient": ["item 1: must be a string"]}`).
+ */
+function addValueError(errors: FieldErrors, path: string, reason: string): void {
+  const item = /^(?:(.*)\.)?(\d+)$/.exec(path);
+  if (item?.[1]) addFieldError(errors, item[1], `item ${item[2]}: ${reason}`);
+  else addFieldError(errors, path || "body", reason);
+}
+
 /** A body value of input type `type` at `path` as GraphQL's, by the rule. */
 function mapValue(value: unknown, type: GraphQLInputType, at: BodyField, path: string, errors: FieldErrors): unknown {
   if (value === null) return null;
@@ -145,12 +190,18 @@ function mapValue(value: unknown, type: GraphQLInputType, at: BodyField, path: s
     if ("problem" in translated) addFieldError(errors, path, translated.problem);
     return "value" in translated ? translated.value : given;
   }
+  if (given === null) return null;
+  const scalar = isScalarType(inner) ? SCALAR_INPUTS[inner.name] : undefined;
+  if (scalar && !scalar.accepts.includes(jsonTypeOf(given))) addValueError(errors, path, scalar.reason);
   return inner.name === "Decimal" && typeof given === "number" ? new Decimal(given).toFixed() : given;
 }
 
 /** A body object as the GraphQL input object: each key by the rule, printed-only keys left out, others refused. */
 function mapObject(value: unknown, object: BodyObject, path: string, errors: FieldErrors): unknown {
-  if (!isObject(value)) return value; // GraphQL names it: "must be an object"
+  if (!isObject(value)) {
+    addValueError(errors, path, "must be an object");
+    return value;
+  }
   const exceptions = Object.hasOwn(EXCEPTIONS_IN, object.input) ? EXCEPTIONS_IN[object.input] : undefined;
   const input: Json = {};
   const put = (key: string, v: unknown) => {
@@ -168,8 +219,8 @@ function mapObject(value: unknown, object: BodyObject, path: string, errors: Fie
 
 /**
  * The GraphQL variables of a REST body for operation `doc` (`{input}`, or the variables themselves);
- * a body that is no JSON object, an unknown key or a value none of an enum's strings is a 400 naming
- * every such field, before anything runs.
+ * a body that is no JSON object, an unknown key, a value of the wrong JSON type or none of an enum's
+ * strings is a 400 naming every such field, before anything runs.
  */
 export function bodyVariables(doc: Operation, body: unknown): Json {
   if (!isObject(body)) throw ValidationError.field("body", "must be a JSON object");

@@ -173,6 +173,9 @@ function graphQLErrorResponse(errors: NonNullable<GraphQLResponse["errors"]>): R
   return errorResponse(code, messages.join("; "), fields);
 }
 
+/** The reason of a query parameter given more than once (`?name=a&name=b`). */
+const REPEATED_PARAMETER = "given more than once; a parameter takes one value (a filter's several: name__in=a,b)";
+
 /** The OpenAPI document as served: made once, compressed once, revalidated by its ETag (infra/static-files.ts). */
 let openApiFile: StaticFile | undefined;
 
@@ -211,11 +214,18 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
     // nor does a path segment with NUL, an unpaired surrogate or over 200 characters (ids: input-guard.ts)
     if (!params || Object.values(params).some((value) => textProblem(value, 200) !== null))
       return errorResponse("not_found", `No resource at ${url.pathname}`);
-    // query strings and bodies: the text and structure rules of domain/input-limits.ts, before anything else
+    // query strings and bodies: the text and structure rules of domain/input-limits.ts, before anything else; a
+    // parameter is one value, given once (`?expand=` excepted: its names add up), never the first or last of several
     const inputErrors: FieldErrors = {};
+    const seen = new Set<string>();
     for (const [name, value] of url.searchParams) {
-      const problem = textProblem(name, 200) ?? textProblem(value, DEFAULT_TEXT_LIMIT);
-      if (problem) addFieldError(inputErrors, name, problem);
+      const problem =
+        textProblem(name, 200) ??
+        textProblem(value, DEFAULT_TEXT_LIMIT) ??
+        (seen.has(name) && name !== "expand" ? REPEATED_PARAMETER : null);
+      const known = Object.hasOwn(inputErrors, name) && inputErrors[name].includes(problem ?? "");
+      if (problem && !known) addFieldError(inputErrors, name, problem);
+      seen.add(name);
     }
     if (Object.keys(inputErrors).length) return errorResponse("validation_error", "Invalid query string", inputErrors);
 

@@ -1,7 +1,8 @@
 /**
  * Property-based fuzz of every write route and GraphQL mutation (docs/input-limits.md): bodies
  * mutated from valid ones (wrong types, huge numbers, NUL, unpaired surrogates, deep nesting, huge
- * strings, keys like __proto__/constructor), path ids and query strings of GET routes. For each
+ * strings, keys like __proto__/constructor), path ids and query strings of GET routes; and, on every write
+ * route, each scalar of a valid body replaced by an object or a list (a 4xx, never a 2xx). For each
  * answer: no 5xx, no `internal_error`, nothing written on a 4xx (a fingerprint of every table:
  * row count and latest updatedAt), and no internals (SQL, stack traces, file paths, Prisma names)
  * in an error body. The routes come from the router and the mutations from the schema, so a new
@@ -21,6 +22,7 @@ import {
 } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restRoutes } from "../../src/rest/router.js";
+import { snake } from "../../src/rest/printer.js";
 import { schema } from "../../src/graphql/schema.js";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 
@@ -235,6 +237,44 @@ function mutate(seed: unknown, ops: Op[]): unknown {
   return root.body;
 }
 
+/**
+ * The REST names of the schema's JSON-object input fields (`metadata`, a source's `data`): what is under them is
+ * free JSON, an object in place of a scalar included.
+ */
+const JSON_FIELDS = new Set(
+  Object.values(schema.getTypeMap()).flatMap((type) =>
+    isInputObjectType(type)
+      ? Object.values(type.getFields())
+          .filter((field) => getNamedType(field.type).name === "JSONObject")
+          .map((field) => snake(field.name))
+      : [],
+  ),
+);
+
+/**
+ * `seed` twice per scalar value in it (a string, number or boolean outside a JSON-object field): that value
+ * replaced by an object of an operator (`{"$gt": value}`, no `id` or `code` a printed form would read) and by
+ * a list holding it, with the path it was at.
+ */
+function typeMismatches(seed: unknown): { path: string; body: unknown }[] {
+  const leaves: string[][] = [];
+  const walk = (value: unknown, path: string[]) => {
+    if (value !== null && typeof value === "object") {
+      for (const [key, item] of Object.entries(value)) if (!JSON_FIELDS.has(key)) walk(item, [...path, key]);
+    } else if (value !== null && path.length) leaves.push(path);
+  };
+  walk(seed, []);
+  return leaves.flatMap((path) =>
+    [(value: unknown) => ({ $gt: value }), (value: unknown) => [value]].map((replace) => {
+      const body = structuredClone(seed) as Record<string, unknown>;
+      const parent = path.slice(0, -1).reduce((v, key) => v[key] as Record<string, unknown>, body);
+      const key = path.at(-1)!;
+      parent[key] = replace(parent[key]);
+      return { path: path.join("."), body };
+    }),
+  );
+}
+
 const mutations = (seed: unknown, n: number, salt: number) =>
   fc
     .sample(fc.array(op, { minLength: 1, maxLength: 3 }), { seed: SEED + salt, numRuns: n })
@@ -441,6 +481,30 @@ describe("fuzz", () => {
           await check(`${route.method} ${route.path} (raw)`, () => rest(route.method, fill(route.path), raw));
         }
       }
+      expect(findings).toEqual([]);
+    },
+  );
+
+  it(
+    "every POST and PATCH route of the router: a scalar's value replaced by an object or a list is a 4xx, never " +
+      "coerced or dropped",
+    async () => {
+      const seeds = restSeeds();
+      const routes = restRoutes().filter((r) => r.method === "POST" || r.method === "PATCH");
+      const accepted: string[] = [];
+      let cases = 0;
+      for (const route of routes) {
+        const endpoint = `${route.method} ${route.path}`;
+        for (const { path, body } of typeMismatches(seeds[endpoint] ?? {})) {
+          cases++;
+          const status = await check(`${endpoint} (${path})`, () =>
+            rest(route.method, fill(route.path), JSON.stringify(body)),
+          );
+          if (status < 400 || status >= 500) accepted.push(`${endpoint} ${path}: ${status}`);
+        }
+      }
+      expect(cases).toBeGreaterThan(50);
+      expect(accepted).toEqual([]);
       expect(findings).toEqual([]);
     },
   );

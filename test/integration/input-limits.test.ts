@@ -255,3 +255,123 @@ describe("text lengths and bounded messages", () => {
     expect(JSON.stringify(literal.body).length).toBeLessThan(3_000);
   });
 });
+
+describe('JSON types (docs/rest.md "Requests")', () => {
+  const allCounts = async () => [
+    ...(await counts()),
+    await s.database.prisma.payment.count(),
+    await s.database.prisma.invoice.count({ where: { note: { not: null } } }),
+  ];
+  let finalized: string;
+  beforeAll(async () => {
+    finalized = (
+      await s.rest("POST", "/v1/invoices/", {
+        body: { customer, document: "CL33", currency: "CLP", lines: [{ name: "B", quantity: 1, amount: 5000 }] },
+      })
+    ).body.id;
+    expect((await s.rest("GET", `/v1/invoices/${finalized}/finalize/`)).status).toBe(200);
+  });
+
+  it("an object or array for a scalar of a customer is a 400 naming it, never null: nothing written", async () => {
+    const before = await allCounts();
+    // the observed case: an operator object for `state` (a printed state is `{id, code, name}`: no `code`, no state)
+    for (const [body, fields] of [
+      [chileanCustomer({ state: { $gt: "" } }), { state: ["must be a string"] }],
+      [chileanCustomer({ state: { code: { $ne: null } } }), { state: ["must be a string"] }],
+      [chileanCustomer({ name: ["Cliente", "SpA"] }), { name: ["must be a string"] }],
+      [chileanCustomer({ email: 5, phone: true }), { email: ["must be a string"], phone: ["must be a string"] }],
+      [chileanCustomer({ metadata: ["a"] }), { metadata: ["must be a JSON object"] }],
+      [chileanCustomer({ contacts: [{ name: {}, email: "a@b.cl" }] }), { "contacts.0.name": ["must be a string"] }],
+      [chileanCustomer({ contacts: ["Ana"] }), { contacts: ["item 0: must be an object"] }],
+    ] as const) {
+      const res = await s.rest("POST", "/v1/customers/", { body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error).toMatchObject({ code: "validation_error", fields });
+    }
+    const patched = await s.rest("PATCH", `/v1/customers/${customer}/`, {
+      body: { name: { $set: "x" }, state: [], address: 12 },
+    });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.fields).toEqual({
+      name: ["must be a string"],
+      state: ["must be a string"],
+      address: ["must be a string"],
+    });
+    expect(await allCounts()).toEqual(before);
+    const after = (await s.rest("GET", `/v1/customers/${customer}/`)).body;
+    expect([after.name, after.state.code, after.address]).toEqual(["Cliente SpA", "RM", "Av. Siempre Viva 123"]);
+    // the printed forms stay accepted: a state object with its code; metadata is an object
+    const printed = await s.rest("PATCH", `/v1/customers/${customer}/`, {
+      body: { state: { id: "CL-RM", code: "RM", name: "Metropolitana" }, metadata: { crm: "1" } },
+    });
+    expect(printed.status, printed.text).toBe(200);
+  });
+
+  it("an invoice's references, lines and money of the wrong type: 400s naming the path, nothing written", async () => {
+    const before = await allCounts();
+    const line = { name: "A", quantity: 1, amount: 1000 };
+    for (const [body, fields] of [
+      [{ customer: { $ne: null }, document: "CL33", lines: [line] }, { customer: ["must be a string"] }],
+      [{ customer: 12345, document: "CL33", lines: [line] }, { customer: ["must be a string"] }],
+      [{ customer, document: { $gt: "" }, lines: [line] }, { document: ["must be a string"] }],
+      [{ customer, document: "CL33", lines: [{ ...line, quantity: { $gt: 0 } }] }, { "lines.0.quantity": [] }],
+      [{ customer, document: "CL33", lines: [{ ...line, amount: [1000] }] }, { "lines.0.amount": [] }],
+      [{ customer, document: "CL33", lines: [{ ...line, exempt: "true" }] }, { "lines.0.exempt": [] }],
+      [{ customer, document: "CL33", lines: [line], note: { a: 1 } }, { note: ["must be a string"] }],
+      [{ customer, document: "CL33", lines: [line], date: 20261124 }, { date: ["must be a date yyyy-mm-dd"] }],
+      [{ customer, document: "CL33", lines: [line], discount_scheme: { $in: ["%"] } }, { discount_scheme: [] }],
+    ] as const) {
+      const res = await s.rest("POST", "/v1/invoices/", { body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      const [path] = Object.keys(fields);
+      expect(Object.keys(res.body.error.fields), JSON.stringify(body)).toEqual([path]);
+      const reasons = (fields as Record<string, readonly string[]>)[path];
+      if (reasons.length) expect(res.body.error.fields[path]).toEqual(reasons);
+    }
+    expect((await s.rest("PATCH", `/v1/invoices/${invoice}/`, { body: { note: ["x"] } })).status).toBe(400);
+    expect(await allCounts()).toEqual(before);
+    // money as a JSON number or a decimal string, as documented
+    const created = await s.rest("POST", "/v1/invoices/", {
+      body: { customer, document: "CL33", lines: [{ name: "A", quantity: "2", amount: 1000.5, exempt: false }] },
+    });
+    expect(created.status).toBe(201);
+    await s.rest("DELETE", `/v1/invoices/${created.body.id}/`);
+  });
+
+  it("a payment's amount or invoice of the wrong type is a 400 and no payment", async () => {
+    const before = await allCounts();
+    for (const [body, path, reason] of [
+      [{ invoice: finalized, amount: { $gt: 0 } }, "amount", "must be a decimal number"],
+      [{ invoice: finalized, amount: true }, "amount", "must be a decimal number"],
+      [{ invoice: [finalized], amount: 100 }, "invoice", "must be a string"],
+      [{ invoice: finalized, amount: 100, description: { text: "x" } }, "description", "must be a string"],
+    ] as const) {
+      const res = await s.rest("POST", "/v1/payments/", { body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error.fields).toEqual({ [path]: [reason] });
+    }
+    expect(await allCounts()).toEqual(before);
+    const paid = await s.rest("POST", "/v1/payments/", { body: { invoice: finalized, amount: "100" } });
+    expect(paid.status).toBe(201);
+  });
+
+  it("an item of a list of strings of the wrong type is reported on the list", async () => {
+    const res = await s.rest("POST", "/v1/reminders/messages/", {
+      body: { subject: "Factura", recipient: ["a@b.cl", { $ne: "" }], message: "Hola", invoice: finalized },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.fields).toEqual({ recipient: ["item 1: must be a string"] });
+  });
+
+  it("a query parameter given twice is a 400 naming it, not its first or last value", async () => {
+    for (const query of ["name=a&name=b", "name__in=a&name__in=b", "page=1&page=2", "page_size=5&page_size=5"]) {
+      const res = await s.rest("GET", `/v1/customers/?${query}`);
+      expect(res.status, query).toBe(400);
+      const [name] = query.split("=");
+      expect(res.body.error.fields, query).toEqual({ [name]: [expect.stringMatching(/given more than once/)] });
+    }
+    expect((await s.rest("GET", "/v1/orders/?invoiced=true&invoiced=false")).status).toBe(400);
+    expect((await s.rest("GET", "/v1/customers/?name__in=a,b")).status).toBe(200);
+    expect((await s.rest("GET", "/v1/creditnotes/?expand=invoice&expand=invoice")).status).toBe(200);
+  });
+});
