@@ -86,15 +86,24 @@ export function serviceEnv(databaseUrl: string): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Starts `node <args>` (cwd: the repository) on a free port and waits for /healthz. */
-export async function startChild(args: string[], env: NodeJS.ProcessEnv): Promise<Child> {
+/**
+ * Starts `node <args>` (cwd: the repository) on a free port and waits for /healthz. Its stdout (the logs) is
+ * dropped unless `output.stdout` is "inherit"; its stderr goes to the bench's, or, with `output.stderr`, to that
+ * function as text from the start.
+ */
+export async function startChild(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  output: { stdout?: "ignore" | "inherit"; stderr?: (text: string) => void } = {},
+): Promise<Child> {
   const port = nextPort++;
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, args, {
     cwd: root,
     env: { ...env, PORT: String(port), HOST: "127.0.0.1" },
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", output.stdout ?? "ignore", output.stderr ? "pipe" : "inherit"],
   });
+  if (output.stderr) child.stderr!.setEncoding("utf8").on("data", output.stderr);
   await waitHealthy(url, child);
   return {
     url,

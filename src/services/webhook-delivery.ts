@@ -112,6 +112,13 @@ const EVENTS_OF = preparedSql(`
  * Records outcomes: $1..$6 the attempts' rows (id, event, endpoint, attempt, status code, duration),
  * $7..$9 (error, body, time), $10 the messages' new statuses, $11 their next attempt times (or null),
  * $12 the endpoint's organization, $13 its mode. One message per row of the arrays.
+ *
+ * Each message is found by its primary key. The guard on `status` is written `(...) IS TRUE` (the same,
+ * `status` is never null) so that it is not an index condition: written plainly, the planner may find the
+ * rows through the ("endpointId", "status", "nextAttemptAt") index instead (it does with the statistics of
+ * an empty or mostly delivered table), which reads every pending message of the endpoint for each outcome.
+ * With a backlog that made a batch cost seconds, longer batches the next time, until a batch outran its
+ * transaction's time limit (docs/performance.md "Webhook delivery").
  */
 const WRITE_OUTCOMES = preparedSql(`
   WITH v AS (
@@ -130,7 +137,7 @@ const WRITE_OUTCOMES = preparedSql(`
     "deliveredAt" = CASE WHEN v."status" = 'delivered' THEN v."at" ELSE m."deliveredAt" END
   FROM v
   WHERE m."eventId" = v."eventId" AND m."endpointId" = v."endpointId" AND m."attempts" = v."attempt"
-    AND m."status" = 'pending'`);
+    AND (m."status" = 'pending') IS TRUE`);
 
 /**
  * The endpoints' failure streaks: $1 ids, $2 whether any attempt in this batch succeeded, $3 the
