@@ -21,6 +21,15 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.close());
 
+/** A finalized invoice of one line of 1,000 for `customerId` (a new customer when not given); its id. */
+async function finalizedInvoice(customerId?: string): Promise<string> {
+  const customer = customerId ?? (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
+  const invoice = (await s.rest("POST", "/v1/invoices/", { body: { customer, lines: [{ name: "x", amount: 1000 }] } }))
+    .body.id as string;
+  await s.rest("GET", `/v1/invoices/${invoice}/finalize/`);
+  return invoice;
+}
+
 /** The events of `objectId`, oldest first, as REST lists them. */
 async function eventsOf(objectId: string, key?: string): Promise<{ type: string; data: any; id: string }[]> {
   const all: any[] = [];
@@ -109,21 +118,14 @@ describe("events of each change", () => {
     expect(typesOf(await eventsOf(other.body.id))).toEqual(["credit_note.created", "credit_note.deleted"]);
 
     // a payment canceled
-    const second = (
-      await s.rest("POST", "/v1/invoices/", { body: { customer: customer.id, lines: [{ name: "x", amount: 1000 }] } })
-    ).body.id;
-    await s.rest("GET", `/v1/invoices/${second}/finalize/`);
+    const second = await finalizedInvoice(customer.id);
     const toCancel = await s.rest("POST", "/v1/payments/", { body: { invoice: second, amount: 100 } });
     expect((await s.rest("DELETE", `/v1/payments/${toCancel.body.id}/`)).status).toBe(204);
     expect(typesOf(await eventsOf(toCancel.body.id))).toEqual(["payment.created", "payment.canceled"]);
   });
 
   it("a credit note that leaves nothing due writes invoice.paid", async () => {
-    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body;
-    const invoice = (
-      await s.rest("POST", "/v1/invoices/", { body: { customer: customer.id, lines: [{ name: "x", amount: 1000 }] } })
-    ).body.id;
-    await s.rest("GET", `/v1/invoices/${invoice}/finalize/`);
+    const invoice = await finalizedInvoice();
     const note = await s.rest("POST", "/v1/creditnotes/", { body: { invoice, lines: [{ name: "x", amount: 1000 }] } });
     await s.rest("GET", `/v1/creditnotes/${note.body.id}/finalize/`);
     expect(typesOf(await eventsOf(invoice))).toEqual(["invoice.created", "invoice.finalized", "invoice.paid"]);
@@ -210,11 +212,7 @@ describe("changes that do not happen write no event", () => {
   });
 
   it("a transaction that fails after writing its first event rolls that event back with the change", async () => {
-    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body;
-    const invoice = (
-      await s.rest("POST", "/v1/invoices/", { body: { customer: customer.id, lines: [{ name: "x", amount: 1000 }] } })
-    ).body.id;
-    await s.rest("GET", `/v1/invoices/${invoice}/finalize/`);
+    const invoice = await finalizedInvoice();
     const note = await s.rest("POST", "/v1/creditnotes/", { body: { invoice, lines: [{ name: "x", amount: 1000 }] } });
     // the database refuses the invoice.paid event the finalize writes after credit_note.finalized
     await s.database.prisma.$executeRawUnsafe(`
