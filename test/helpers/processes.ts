@@ -100,6 +100,25 @@ export function startProcess(
   return { child, lines, logs, waitForLog, exited };
 }
 
+/** What a command run to its end printed, and its exit code. */
+export interface CommandRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `command args` in `cwd` with `env` to its end, without blocking the test's event loop. */
+export function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CommandRun> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd, env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.once("exit", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 /** `node dist/main.js` with `env`; resolves once it listens, with its base URL. */
 export async function startService(env: NodeJS.ProcessEnv): Promise<ServiceProcess & { url: string }> {
   const service = startProcess(process.execPath, [path.join(ROOT, "dist", "main.js")], env);

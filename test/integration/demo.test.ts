@@ -8,13 +8,20 @@
  * nothing of it reaches SII (its test mode's sii_sending is off: no submission queued, no upload).
  * Embedded database only (the pglite project).
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_DB } from "../helpers/databases.js";
-import { cli, ROOT, serviceEnv, startService, type ServiceProcess } from "../helpers/processes.js";
+import {
+  cli,
+  ROOT,
+  runToEnd,
+  serviceEnv,
+  startService,
+  type CommandRun,
+  type ServiceProcess,
+} from "../helpers/processes.js";
 import { startFakeSii, type FakeSii } from "../helpers/fake-sii.js";
 import { generateCaf, generatePkcs12 } from "../helpers/sii-fixtures.js";
 import { createDatabase } from "../../src/infra/database.js";
@@ -43,22 +50,9 @@ afterAll(async () => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-interface DemoRun {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** `node dist/demo.js` in `cwd` (its out/ goes there) with `env`, to completion. */
-function runDemo(env: NodeJS.ProcessEnv, cwd: string): Promise<DemoRun> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, "dist", "demo.js")], { cwd, env });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.once("exit", (status) => resolve({ status, stdout, stderr }));
-  });
+function runDemo(env: NodeJS.ProcessEnv, cwd: string): Promise<CommandRun> {
+  return runToEnd(process.execPath, [path.join(ROOT, "dist", "demo.js")], env, cwd);
 }
 
 async function api(url: string, key: string, method: string, pathname: string, body?: unknown) {

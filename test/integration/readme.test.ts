@@ -7,13 +7,12 @@
  * text). The docs say `localhost:3000`; the server here listens on a free port, which replaces it.
  * Embedded database only (the pglite project): the README's default.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_DB } from "../helpers/databases.js";
-import { ROOT, serviceEnv, startProcess, type ServiceProcess } from "../helpers/processes.js";
+import { ROOT, runToEnd, serviceEnv, startProcess, type ServiceProcess } from "../helpers/processes.js";
 import { generateCaf, generatePkcs12 } from "../helpers/sii-fixtures.js";
 import { CONFIG_VARIABLES } from "../../src/infra/config.js";
 
@@ -61,14 +60,7 @@ function missingAnswers(output: string, answers: string[]): string[] {
 
 /** Runs `script` with bash in `cwd`; resolves with its exit code and output. */
 function bash(script: string, cwd: string, env: NodeJS.ProcessEnv) {
-  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn("bash", ["-c", script], { cwd, env });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.once("exit", (status) => resolve({ status, stdout, stderr }));
-  });
+  return runToEnd("bash", ["-c", script], env, cwd);
 }
 
 describe.skipIf(TEST_DB !== "pglite")("the README and docs/tour.md, run as written", () => {
