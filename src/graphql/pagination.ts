@@ -428,7 +428,8 @@ export async function prismaConnection(
 
 /**
  * The list of a tenant resource: rows of the caller's organization and mode matching every one of
- * `conditions` (Prisma where fragments, AND-ed), newest first (`createdAt`, then `id`).
+ * `conditions` (Prisma where fragments, AND-ed), in `orderBy` (default newest first: `createdAt`,
+ * then `id`).
  */
 export function tenantConnection(
   ctx: GraphQLContext,
@@ -436,11 +437,9 @@ export function tenantConnection(
   model: ListDelegate,
   args: ConnectionArgs,
   conditions: object[],
+  orderBy: readonly object[] = [{ createdAt: "desc" }, { id: "desc" }],
 ) {
-  return prismaConnection(ctx, info, model, args, {
-    where: { ...tenant(ctx), AND: conditions },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-  });
+  return prismaConnection(ctx, info, model, args, { where: { ...tenant(ctx), AND: conditions }, orderBy });
 }
 
 /**
@@ -457,10 +456,7 @@ export function documentConnection(
   args: ConnectionArgs,
   conditions: object[],
 ) {
-  return prismaConnection(ctx, info, model, args, {
-    where: { ...tenant(ctx), AND: conditions },
-    orderBy: DOCUMENT_ORDER,
-  });
+  return tenantConnection(ctx, info, model, args, conditions, DOCUMENT_ORDER);
 }
 
 /** The order of every list of documents (documentConnection; relations oldest first reverse it). */
