@@ -10,8 +10,14 @@ import { schema } from "./graphql/schema.js";
 import { subscriptionsOverSsePlugin } from "./graphql/operation-types.js";
 import type { GraphQLContext } from "./graphql/context.js";
 import { maskError } from "./graphql/errors.js";
-import { authenticate, liveApiKeyPrefixes, mayAuthenticate, presentedKeyHash } from "./services/api-keys.js";
-import { ApiKeyCache, LiveApiKeyIndex } from "./services/api-key-cache.js";
+import {
+  authenticate,
+  holdsValidKey,
+  liveApiKeyPrefixes,
+  mayAuthenticate,
+  presentedKeyHash,
+} from "./services/api-keys.js";
+import { ApiKeyCache, followApiKeyChanges, LiveApiKeyIndex } from "./services/api-key-cache.js";
 import { createRestHandler, errorResponse } from "./rest/router.js";
 import { domainErrorOfDatabaseFailure, RETRY_AFTER_SECONDS } from "./infra/database-errors.js";
 import { boundFieldErrors, boundMessage } from "./domain/input-limits.js";
@@ -170,6 +176,11 @@ export interface App {
    * database stays open
    */
   close(): Promise<void>;
+  /**
+   * resolves once the process listens to notifications (true), or could not (false): until then the API key cache
+   * caches nothing (services/api-key-cache.ts followApiKeyChanges); tests wait for it
+   */
+  listening: Promise<boolean>;
 }
 
 export function createApp({
@@ -215,6 +226,9 @@ export function createApp({
   // the live keys' hash prefixes, read only for a client address past the failed-authentication limit presenting a
   // key the cache does not hold (services/api-key-cache.ts, docs/limits.md "Failed authentications")
   const liveKeys = new LiveApiKeyIndex(() => liveApiKeyPrefixes(prisma));
+  // keys revoked or created by any process reach both through the listener; nothing is cached while it is not
+  // listening (docs/operations.md "API key cache")
+  const listening = followApiKeyChanges(eventStream, apiKeys, liveKeys);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   // business and health series (services/metrics.ts): database-backed ones are read at each scrape
@@ -537,8 +551,14 @@ export function createApp({
   }
 
   // an API key's bucket is its stored hash, which authenticate() then finds computed (hashed once per request);
-  // anything else presented (a malformed header, a portal cookie) gets rate-limit.ts's own digest
-  const limits = createRateLimits(settings, presentedKeyHash);
+  // anything else presented (a malformed header, a portal cookie) gets rate-limit.ts's own digest. Counted in
+  // PostgreSQL's RateLimit table, shared by every process, unless RATE_LIMIT_STORE=memory; in memory on the
+  // embedded database (database.query is PostgreSQL's only)
+  const limits = createRateLimits(
+    settings,
+    presentedKeyHash,
+    settings.rateLimitStore === "database" ? database.query : undefined,
+  );
 
   /** The 429 of a refused request, in the surface's error shape, with Retry-After. */
   function rateLimited(surface: "graphql" | "rest", refusal: Refusal, why: string): Response {
@@ -578,8 +598,11 @@ export function createApp({
     const address = clientAddress(request, settings.trustProxy);
     const authorization = request.headers.get("authorization");
     // past the failed-authentication limit, only keys that may authenticate run (docs/limits.md, its section
-    // "Failed authentications")
-    const limited = authorization ? await limits.checkAuthFailures(address) : null;
+    // "Failed authentications"); a cached valid key always does, so its address's count is not read
+    const limited =
+      authorization && !holdsValidKey(authorization, new Date(), apiKeys)
+        ? await limits.checkAuthFailures(address)
+        : null;
     const blocked = limited && !(await mayAuthenticate(authorization, new Date(), apiKeys, liveKeys)) ? limited : null;
     // a portal credential is limited like an API key: per credential
     const cookie = authorization ? undefined : portalCookie(request);
@@ -639,7 +662,16 @@ export function createApp({
     liveKeys.close();
   }
 
-  return { handle: guarded, yoga, registry, mailer, endStreams: () => eventFeeds.close(), stopWorkers, close };
+  return {
+    handle: guarded,
+    yoga,
+    registry,
+    mailer,
+    endStreams: () => eventFeeds.close(),
+    stopWorkers,
+    close,
+    listening,
+  };
 }
 
 /**

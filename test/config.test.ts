@@ -79,6 +79,7 @@ describe("loadConfig", () => {
       rateLimitBurst: 200,
       authFailureLimit: 20,
       authFailureWindowSeconds: 300,
+      rateLimitStore: "database",
       trustProxy: false,
       corsOrigins: [],
       metricsToken: undefined,
@@ -91,6 +92,7 @@ describe("loadConfig", () => {
       RATE_LIMIT_BURST: "5",
       AUTH_FAILURE_LIMIT: "3",
       AUTH_FAILURE_WINDOW_SECONDS: "900",
+      RATE_LIMIT_STORE: "memory",
       TRUST_PROXY: "true",
       CORS_ORIGINS: "https://app.example.com, http://localhost:5173",
       METRICS_TOKEN: "0123456789abcdef0123",
@@ -103,6 +105,7 @@ describe("loadConfig", () => {
       rateLimitBurst: 5,
       authFailureLimit: 3,
       authFailureWindowSeconds: 900,
+      rateLimitStore: "memory",
       trustProxy: true,
       corsOrigins: ["https://app.example.com", "http://localhost:5173"],
       metricsToken: "0123456789abcdef0123",
@@ -113,6 +116,9 @@ describe("loadConfig", () => {
     expect(error({ CORS_ORIGINS: "https://app.example.com/path" }).variable).toBe("CORS_ORIGINS");
     expect(error({ TRUST_PROXY: "yes" }).message).toBe('TRUST_PROXY: must be true or false (got "yes")');
     expect(error({ RATE_LIMIT_WINDOW_SECONDS: "0" }).variable).toBe("RATE_LIMIT_WINDOW_SECONDS");
+    expect(error({ RATE_LIMIT_STORE: "redis" }).message).toBe(
+      'RATE_LIMIT_STORE: must be one of database, memory (got "redis")',
+    );
     const token = error({ METRICS_TOKEN: "short secret" });
     expect(token.variable).toBe("METRICS_TOKEN");
     expect(token.message).not.toContain("short secret");

@@ -75,6 +75,13 @@ export interface AppSettings {
   authFailureLimit: number;
   authFailureWindowSeconds: number;
   /**
+   * RATE_LIMIT_STORE: where both limits count (infra/rate-limit.ts; docs/limits.md "Where the counts live").
+   * `database` (default): on PostgreSQL in its RateLimit table, shared by every process (one statement per counted
+   * request), on the embedded database in memory (it has one process); `memory`: in each process's memory, each
+   * process counting on its own.
+   */
+  rateLimitStore: RateLimitStore;
+  /**
    * TRUST_PROXY (default false): the client address is the last entry of `X-Forwarded-For` (what
    * the proxy in front saw) instead of the socket's peer. Set it only behind a proxy that appends it.
    */
@@ -108,6 +115,10 @@ export interface AppSettings {
    */
   publicUrl?: string;
 }
+
+/** RATE_LIMIT_STORE's values (AppSettings.rateLimitStore). */
+export const RATE_LIMIT_STORES = ["database", "memory"] as const;
+export type RateLimitStore = (typeof RATE_LIMIT_STORES)[number];
 
 /** How webhook messages are delivered (docs/webhooks.md). */
 export interface WebhookSettings {
@@ -162,6 +173,7 @@ export const DEFAULT_SETTINGS: AppSettings = {
   rateLimitBurst: 200,
   authFailureLimit: 20,
   authFailureWindowSeconds: 300,
+  rateLimitStore: "database",
   trustProxy: false,
   corsOrigins: [],
   graphqlTimeBudgetMs: 10_000,
@@ -280,6 +292,7 @@ const ENV_SCHEMA = z.object({
   RATE_LIMIT_BURST: integer(0, 1_000_000, "must be a whole number of requests"),
   AUTH_FAILURE_LIMIT: integer(0, 1_000_000, "must be a whole number of attempts (0: no limit)"),
   AUTH_FAILURE_WINDOW_SECONDS: integer(1, 86_400, "must be a whole number of seconds between 1 and 86400"),
+  RATE_LIMIT_STORE: oneOf(RATE_LIMIT_STORES),
   TRUST_PROXY: z.preprocess(unset, z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional()),
   CORS_ORIGINS: z.preprocess(
     unset,
@@ -385,6 +398,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rateLimitBurst: e.RATE_LIMIT_BURST ?? DEFAULT_SETTINGS.rateLimitBurst,
       authFailureLimit: e.AUTH_FAILURE_LIMIT ?? DEFAULT_SETTINGS.authFailureLimit,
       authFailureWindowSeconds: e.AUTH_FAILURE_WINDOW_SECONDS ?? DEFAULT_SETTINGS.authFailureWindowSeconds,
+      rateLimitStore: e.RATE_LIMIT_STORE ?? DEFAULT_SETTINGS.rateLimitStore,
       trustProxy: e.TRUST_PROXY === "true" || e.TRUST_PROXY === "1",
       corsOrigins: e.CORS_ORIGINS ?? DEFAULT_SETTINGS.corsOrigins,
       metricsToken: e.METRICS_TOKEN,

@@ -79,16 +79,27 @@ export interface Database {
   /** the connection pool's counts (PostgreSQL only; PGlite is one in-process connection) */
   pool?: DatabasePool;
   /**
+   * PostgreSQL only: sends one statement through the pool, outside any transaction, as pg's `{ name, text, values }`
+   * (`name`: a named prepared statement), reported to `onStatement` like Prisma's. For stores that write their own
+   * SQL: the rate limits' shared counts (infra/rate-limit.ts `StoreQuery`).
+   */
+  query?: (statement: {
+    name?: string;
+    text: string;
+    values?: unknown[];
+  }) => Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+  /**
    * Listens to notifications on `channels` (`LISTEN`; a `pg_notify` delivers on its transaction's
    * commit, on PostgreSQL to every process, on PGlite inside this one): `onNotification` gets each
    * one's channel and payload. On PostgreSQL the listening connection is a client of its own, made again (with
-   * backoff) when it breaks; notifications sent meanwhile are lost, so `onGap` is called once it
-   * listens again, for the listener to catch up by reading the database. `close` stops listening.
+   * backoff) when it breaks; notifications sent meanwhile are lost: `onLost` is called when it breaks, and `onGap`
+   * once it listens again, for the listener to catch up by reading the database. `close` stops listening.
    */
   listen(
     channels: readonly string[],
     onNotification: (channel: string, payload: string) => void,
     onGap?: () => void,
+    onLost?: () => void,
   ): Promise<Listener>;
   /** releases the pool or closes the PGlite instance (and its data directory lock) */
   close(): Promise<void>;
@@ -128,6 +139,7 @@ async function listenOnPostgres(
   channels: readonly string[],
   onNotification: (channel: string, payload: string) => void,
   onGap?: () => void,
+  onLost?: () => void,
 ): Promise<Listener> {
   const { default: pgModule } = await import("pg");
   let client: pg.Client | null = null;
@@ -143,7 +155,9 @@ async function listenOnPostgres(
       if (client !== c) return;
       client = null;
       c.end().catch(() => undefined);
-      if (!closed) schedule();
+      if (closed) return;
+      onLost?.();
+      schedule();
     };
     c.on("error", broken);
     c.on("end", broken);
@@ -241,14 +255,20 @@ export async function createDatabase(
     return {
       prisma: withJoinedReads(prisma, direct),
       target,
-      listen: (channels, onNotification, onGap) =>
+      listen: (channels, onNotification, onGap, onLost) =>
         listenOnPostgres(
           { connectionString: target.url, connectionTimeoutMillis: 5_000 },
           channels,
           onNotification,
           onGap,
+          onLost,
         ),
       pool: { total: () => pool.totalCount, idle: () => pool.idleCount, waiting: () => pool.waitingCount },
+      query: async (statement) => {
+        options.onStatement?.(statement.text, statement.values);
+        const { rows, rowCount } = await pool.query<Record<string, unknown>>(statement);
+        return { rows, rowCount };
+      },
       session,
       readSnapshot: (fn) =>
         session(async (s) => {

@@ -132,6 +132,8 @@ export async function startTestServer(
     portalDir: options.portalDir,
     eventStreamBacklog: options.eventStreamBacklog,
   });
+  // keys are cached once the app listens to other processes' revocations (services/api-key-cache.ts)
+  await app.listening;
   const server: Server = createHttpServer(app);
   // Keep-alive: the client must always be the side that drops an idle connection. With Node's 5 s
   // default the server announces `Keep-Alive: timeout=5` and fetch (undici) keeps idle sockets 4 s;
