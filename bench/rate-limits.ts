@@ -10,13 +10,21 @@
  * Each loads GET /v1/invoices/{id}/ with autocannon at 1 and at 32 connections, interleaved (off, memory, database,
  * off, ...), BENCH_RUNS runs (default 3) of BENCH_SECONDS (default 5) each, and the medians are printed: req/s, p50,
  * p99, each store's req/s over `off`'s, and the service's CPU per request (from /proc). Then one more load on
- * `database` with a key past its limit (every request refused): the refusals' req/s and how many statements they
- * sent (none once the process has seen the bucket empty: `inMemoryBlockOnConsumed`).
+ * `database` with a key past its limit (every request refused), through a proxy counting the SQL statements it sends:
+ * the refusals' req/s and their statements (none once the process has seen the bucket empty:
+ * `inMemoryBlockOnConsumed`).
  */
 import os from "node:os";
 import autocannon from "autocannon";
-import pg from "pg";
-import { openDatabase, processCpuMs, requireFreshBuild, serviceEnv, startChild, type Child } from "./harness.js";
+import {
+  countingProxy,
+  openDatabase,
+  processCpuMs,
+  requireFreshBuild,
+  serviceEnv,
+  startChild,
+  type Child,
+} from "./harness.js";
 import { createDatabase, migrateTarget } from "../src/infra/database.js";
 import { createApiKey } from "../src/services/api-keys.js";
 
@@ -139,38 +147,30 @@ async function main() {
         );
       }
     }
-    // refusals: a key with a bucket of 1 per hour, past it
+    // refusals: a key with a bucket of 1 per hour, past it, on a service whose statements a proxy counts
+    const proxy = await countingProxy(url);
     const refusing = await startChild(["dist/main.js"], {
-      ...serviceEnv(url),
+      ...serviceEnv(proxy.url),
       RATE_LIMIT_REQUESTS: "1",
       RATE_LIMIT_WINDOW_SECONDS: "3600",
       RATE_LIMIT_BURST: "0",
       RATE_LIMIT_STORE: "database",
     });
     children.push(refusing);
-    const counts = async () => {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        const { rows } = await client.query<{ n: string }>(
-          `SELECT coalesce(sum(n_tup_upd + n_tup_ins), 0) AS n FROM pg_stat_user_tables WHERE relname = 'RateLimit'`,
-        );
-        return Number(rows[0].n);
-      } finally {
-        await client.end();
-      }
-    };
-    const refusedSide: Side = { name: "database", child: refusing, key: keys[3] };
-    await load(refusedSide, path, 1, 1);
-    const writesBefore = await counts();
-    const refused = await load(refusedSide, path, 32);
-    // the statistics collector reports with a delay
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const writes = (await counts()) - writesBefore;
-    console.log(
-      `refusals (429) on database, 32 connections: ${refused.rps.toFixed(0)} req/s, p50 ${refused.p50} ms, ` +
-        `RateLimit rows written during the load: ${writes}`,
-    );
+    try {
+      const refusedSide: Side = { name: "database", child: refusing, key: keys[3] };
+      await load(refusedSide, path, 1, 1);
+      const before = proxy.statements();
+      const refused = await load(refusedSide, path, 32);
+      const total = Math.round(refused.rps * SECONDS);
+      console.log(
+        `refusals (429) on database, 32 connections: ${refused.rps.toFixed(0)} req/s, p50 ${refused.p50} ms, ` +
+          `${refused.non2xx} of about ${total} refused, SQL statements sent meanwhile: ${proxy.statements() - before}`,
+      );
+    } finally {
+      await refusing.stop();
+      await proxy.close();
+    }
     const ended = os.loadavg();
     console.log(
       `load average: ${started.map((x) => x.toFixed(2)).join(", ")} -> ${ended.map((x) => x.toFixed(2)).join(", ")}`,

@@ -601,7 +601,7 @@ export function createApp({
     // "Failed authentications"); a cached valid key always does, so its address's count is not read
     const limited =
       authorization && !holdsValidKey(authorization, new Date(), apiKeys)
-        ? await limits.checkAuthFailures(address)
+        ? await limits.checkAuthFailures(address, authorization)
         : null;
     const blocked = limited && !(await mayAuthenticate(authorization, new Date(), apiKeys, liveKeys)) ? limited : null;
     // a portal credential is limited like an API key: per credential

@@ -101,8 +101,8 @@ export interface AppSettings {
   /**
    * API_KEY_CACHE_TTL_SECONDS: how long a request's API key, once read, is served from this
    * process's memory (services/api-key-cache.ts; default 30, 0: read on every request). A key
-   * revoked in this process stops at once, an expired one at its expiry; a key revoked by another
-   * process (the CLI, another replica) stops within this time.
+   * revoked in any process stops at once (its notification), an expired one at its expiry; only a
+   * change made in the database by hand waits for this time.
    */
   apiKeyCacheTtlSeconds: number;
   /** webhook delivery (docs/webhooks.md "Delivery") */

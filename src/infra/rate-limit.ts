@@ -60,14 +60,26 @@ export type StoreQuery = (statement: {
 
 type Limiter = Pick<RateLimiterMemory, "consume">;
 
+/**
+ * True when `limiter` (a store's) refuses `key` from this process's memory now (`inMemoryBlockOnConsumed`;
+ * RateLimiterStoreAbstract's `getInMemoryBlockMsBeforeExpire`, which the library's typings leave out).
+ */
+const blockedInMemory = (limiter: RateLimiterMemory | RateLimiterPostgres, key: string) =>
+  limiter instanceof RateLimiterPostgres &&
+  (limiter as unknown as { getInMemoryBlockMsBeforeExpire(rlKey: string): number }).getInMemoryBlockMsBeforeExpire(
+    limiter.getKey(key),
+  ) > 0;
+
 export interface RateLimits {
   /** Spends one request of the caller's bucket; a Refusal when it is empty. */
   consumeRequest(bearer: string | null, address: string): Promise<Refusal | null>;
   /**
    * A Refusal (Retry-After: until the window of `address` ends) while `address` has no failed authentications left
-   * (it is limited), else null. Only reads the count.
+   * (it is limited), else null. Only reads the count. `bearer`: the request's credential, as `consumeRequest` gets
+   * it; when this process already knows its bucket is empty, null without reading the count (the request is
+   * refused by its bucket, which costs no statement).
    */
-  checkAuthFailures(address: string): Promise<Refusal | null>;
+  checkAuthFailures(address: string, bearer?: string | null): Promise<Refusal | null>;
   /** Records one failed authentication of `address` (a 401 to a request that carried `Authorization`). */
   recordAuthFailure(address: string): Promise<void>;
 }
@@ -134,20 +146,23 @@ export function createRateLimits(
   clock: () => number = Date.now,
 ): RateLimits {
   let requests: Limiter | null = null;
+  /** true when this process knows the bucket `key` is empty (both its steady and its burst part) */
+  let knownEmpty: (key: string) => boolean = () => false;
   if (settings.rateLimitRequests > 0) {
     const steady = limiter(
       { keyPrefix: "key", points: settings.rateLimitRequests, duration: settings.rateLimitWindowSeconds },
       store,
       true,
     );
-    requests =
+    const burst =
       settings.rateLimitBurst > 0
-        ? new BurstyRateLimiter(
-            steady,
-            limiter({ keyPrefix: "burst", points: settings.rateLimitBurst, duration: BURST_WINDOW_SECONDS }, store),
-          )
-        : steady;
+        ? limiter({ keyPrefix: "burst", points: settings.rateLimitBurst, duration: BURST_WINDOW_SECONDS }, store)
+        : null;
+    requests = burst ? new BurstyRateLimiter(steady, burst) : steady;
+    knownEmpty = (key) => blockedInMemory(steady, key) && (!burst || blockedInMemory(burst, key));
   }
+  const bucket = (bearer: string | null, address: string) =>
+    bearer ? `k:${credentialKey(bearer) ?? credentialDigest(bearer)}` : `a:${bounded(address)}`;
   const failures =
     settings.authFailureLimit > 0
       ? limiter(
@@ -159,13 +174,13 @@ export function createRateLimits(
   const limited = new LimitedAddresses(clock);
   return {
     consumeRequest(bearer, address) {
-      const key = bearer ? `k:${credentialKey(bearer) ?? credentialDigest(bearer)}` : `a:${bounded(address)}`;
-      return spend(requests, key);
+      return spend(requests, bucket(bearer, address));
     },
-    async checkAuthFailures(address) {
+    async checkAuthFailures(address, bearer) {
       if (!failures) return null;
       const known = limited.refusal(address);
       if (known) return known;
+      if (bearer !== undefined && knownEmpty(bucket(bearer, address))) return null;
       const state = await failures.get(bounded(address));
       if (!state || state.remainingPoints > 0) return null;
       limited.add(address, state.msBeforeNext);

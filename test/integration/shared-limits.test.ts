@@ -95,6 +95,20 @@ describe.runIf(TEST_DB === "postgres")("two instances on one PostgreSQL", () => 
     expect((await get(b.url, a.keys.other)).status).toBe(200);
   });
 
+  it("refuse a key past its bucket from memory once they have seen it empty: no statement", async () => {
+    const created = await createApiKey(a.database.prisma, {
+      organizationName: "Acme SpA",
+      email: "busy@acme.cl",
+      mode: "test",
+    });
+    for (let i = 0; i < 15; i++) expect((await get(b.url, created.key)).status).toBe(200);
+    // A never served the key (it does not hold it): its first refusal reads the counts, the next ones nothing
+    expect((await get(a.url, created.key)).status).toBe(429);
+    a.statements.length = 0;
+    for (let i = 0; i < 5; i++) expect((await get(a.url, created.key)).status).toBe(429);
+    expect(a.statements).toEqual([]);
+  });
+
   it("count one address's failed authentications together; past the limit its valid keys still pass", async () => {
     const address = "198.51.100.9";
     const bad = (i: number) => `sk_test_${String(i).padStart(32, "0")}`;
