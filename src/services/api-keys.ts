@@ -260,7 +260,7 @@ export async function revokeApiKey(prisma: PrismaClient, id: string, now: Date =
     return { id: key.id, prefix: key.prefix, revoked_at: key.revokedAt.toISOString(), already_revoked: count === 0 };
   });
   // after the commit (a request reading the key before it would cache it again): this process's
-  // caches drop it now, other processes' within their TTL (services/api-key-cache.ts)
+  // caches drop it now, before its own notification arrives; other processes' when theirs does
   forgetApiKey(revoked.id);
   return revoked;
 }
