@@ -144,7 +144,7 @@ describe("loadConfig", () => {
     expect(key.message).not.toContain("c2hvcnQ"); // a secret is never echoed
   });
 
-  it("SERVICE_ROLE (docs/scaling.md): all by default; api and worker only on PostgreSQL, refused with the reason", () => {
+  it("SERVICE_ROLE (docs/scaling.md): all by default; api and worker on PostgreSQL only, else refused", () => {
     expect(loadConfig({}).role).toBe("all");
     const postgres = { DATABASE_URL: "postgresql://u@db:5432/billing" };
     expect(loadConfig({ ...postgres, SERVICE_ROLE: "api" }).role).toBe("api");
