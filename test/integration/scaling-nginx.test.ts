@@ -12,11 +12,12 @@
  */
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { cloneTemplate, TEST_DB } from "../helpers/databases.js";
-import { createKey, serviceEnv, startService, type ServiceProcess } from "../helpers/processes.js";
+import { serviceEnv, startService, type ServiceProcess } from "../helpers/processes.js";
 import { freePort, startNginx, type Proxy } from "../helpers/proxies.js";
 import { chileanCustomer } from "../helpers/server.js";
 import { subscribe } from "../helpers/sse.js";
 import { createDatabase, type Database } from "../../src/infra/database.js";
+import { createApiKey } from "../../src/services/api-keys.js";
 import {
   acknowledged,
   Client,
@@ -65,7 +66,13 @@ describe.runIf(TEST_DB === "postgres")("nginx, two api processes and a worker on
         RATE_LIMIT_REQUESTS: "0",
         SHUTDOWN_GRACE_SECONDS: "5",
       });
-      const key = createKey(env);
+      const database: Database = await createDatabase(target);
+      cleanups.push(() => database.close());
+      const { key, organization } = await createApiKey(database.prisma, {
+        organizationName: "Escala SpA",
+        email: "ops@escala.cl",
+        mode: "test",
+      });
 
       const ports = [await freePort(), await freePort()];
       const apiEnv = (port: number) => ({ ...env, SERVICE_ROLE: "api", PORT: String(port) });
@@ -76,10 +83,7 @@ describe.runIf(TEST_DB === "postgres")("nginx, two api processes and a worker on
       ]);
       const nginx: Proxy = await startNginx(ports);
       cleanups.push(() => nginx.stop());
-
       const url = `http://127.0.0.1:${nginx.port}`;
-      const database: Database = await createDatabase(target);
-      cleanups.push(() => database.close());
 
       // the worker answers the probes only
       expect((await fetch(`${worker.url}/healthz`)).status).toBe(200);
@@ -175,9 +179,7 @@ describe.runIf(TEST_DB === "postgres")("nginx, two api processes and a worker on
       for (const api of [api1, api2, restarted]) expect(billedBy(api)).toEqual([]);
 
       await expectAcknowledgedKept(database.prisma, ack);
-      const organizationId = (await database.prisma.customer.findUniqueOrThrow({ where: { id: seen.id } }))
-        .organizationId;
-      expect(await expectGaplessNumbers(database.prisma, organizationId)).toBe(ack.invoices.size + 12);
+      expect(await expectGaplessNumbers(database.prisma, organization)).toBe(ack.invoices.size + 12);
 
       // a rolling stop: each process drains and exits 0
       for (const p of [restarted, api2, worker]) p.child.kill("SIGTERM");
