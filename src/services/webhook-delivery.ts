@@ -104,6 +104,17 @@ const NEXT_DUE = preparedSql(`
   JOIN "WebhookEndpoint" w ON w."id" = m."endpointId" AND w."status" = 'enabled'
   WHERE m."status" = 'pending' ORDER BY m."nextAttemptAt" LIMIT 1`);
 
+/**
+ * The first statement of an outcome batch: $1 the batch's endpoints, locked `FOR KEY SHARE` in id order; returns
+ * those that still exist. An endpoint deleted meanwhile (`DELETE /v1/webhook_endpoints/{id}/`, which cascades to its
+ * messages and attempts) is then skipped. Without it, the batch's `UPDATE` locked a message the delete's cascade
+ * was about to remove, and only at the statement's end did the attempts' foreign key checks lock the endpoint the
+ * delete held: PostgreSQL broke the cycle by aborting one of them (40P01, docs/webhooks.md "Delivery"). With the
+ * endpoints locked first, a batch and a delete wait for each other in one order only.
+ */
+const LOCK_ENDPOINTS = preparedSql(`
+  SELECT "id" FROM "WebhookEndpoint" WHERE "id" = ANY($1::text[]) ORDER BY "id" FOR KEY SHARE`);
+
 /** The claimed messages' events: what their bodies are made of. */
 const EVENTS_OF = preparedSql(`
   SELECT "id", "type", "data", "createdAt", "testMode" FROM "Event" WHERE "id" = ANY($1::text[])`);
@@ -274,7 +285,7 @@ export function startWebhookWorker(
 
   async function writeOutcomes(batch: Outcome[]): Promise<void> {
     const schedule = settings.webhooks.retrySchedule;
-    const rows = batch.map(({ claim, endpoint, result, at }) => {
+    const all = batch.map(({ claim, endpoint, result, at }) => {
       const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
       const retryIn = ok
         ? null
@@ -294,6 +305,13 @@ export function startWebhookWorker(
       };
     });
     await prisma.$transaction(async (tx) => {
+      const existing = await queryPrepared<{ id: string }>(tx, LOCK_ENDPOINTS, [
+        [...new Set(all.map((r) => r.endpoint.id))],
+      ]);
+      const kept = new Set(existing.map((e) => e.id));
+      // a deleted endpoint's messages and attempts went with it: nothing to record for them
+      const rows = all.filter((r) => kept.has(r.endpoint.id));
+      if (rows.length === 0) return;
       await queryPrepared(tx, WRITE_OUTCOMES, [
         rows.map(() => newId("del")),
         rows.map((r) => r.claim.eventId),
