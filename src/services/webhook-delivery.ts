@@ -81,11 +81,11 @@ interface Outcome {
 const CLAIM = preparedSql(`
   WITH busy AS (SELECT * FROM unnest($3::text[], $4::int[]) AS b("endpointId", "inFlight")),
   due AS (
-    SELECT m."eventId", m."endpointId"
+    SELECT m."eventId", m."organizationId", m."endpointId"
     FROM "WebhookEndpoint" w
     LEFT JOIN busy ON busy."endpointId" = w."id"
     CROSS JOIN LATERAL (
-      SELECT "eventId", "endpointId" FROM "WebhookMessage"
+      SELECT "eventId", "organizationId", "endpointId" FROM "WebhookMessage"
       WHERE "endpointId" = w."id" AND "status" = 'pending' AND "nextAttemptAt" <= $1::timestamptz
       ORDER BY "nextAttemptAt"
       LIMIT GREATEST($2::int - COALESCE(busy."inFlight", 0), 0)
@@ -95,7 +95,8 @@ const CLAIM = preparedSql(`
     LIMIT $5::int
   )
   UPDATE "WebhookMessage" u SET "attempts" = u."attempts" + 1, "nextAttemptAt" = $6::timestamptz
-  FROM due WHERE u."eventId" = due."eventId" AND u."endpointId" = due."endpointId"
+  FROM due WHERE u."eventId" = due."eventId" AND u."organizationId" = due."organizationId"
+    AND u."endpointId" = due."endpointId"
   RETURNING u."eventId", u."endpointId", u."attempts"`);
 
 /** When the next pending message of an enabled endpoint is due (null: none is). */
@@ -147,7 +148,8 @@ const WRITE_OUTCOMES = preparedSql(`
     "nextAttemptAt" = COALESCE(v."nextAttemptAt", m."nextAttemptAt"),
     "deliveredAt" = CASE WHEN v."status" = 'delivered' THEN v."at" ELSE m."deliveredAt" END
   FROM v
-  WHERE m."eventId" = v."eventId" AND m."endpointId" = v."endpointId" AND m."attempts" = v."attempt"
+  WHERE m."eventId" = v."eventId" AND m."organizationId" = v."organizationId" AND m."endpointId" = v."endpointId"
+    AND m."attempts" = v."attempt"
     AND (m."status" = 'pending') IS TRUE`);
 
 /**
@@ -451,17 +453,20 @@ export async function redeliverEvent(
       if (endpointIds.length === 0)
         throw new InvalidStateError(`no enabled webhook endpoint receives ${event.type} events`);
     }
-    await queryPrepared(tx.prisma, REDELIVER, [eventId, endpointIds]);
+    await queryPrepared(tx.prisma, REDELIVER, [eventId, endpointIds, ctx.auth.organizationId]);
     return { eventId, endpointIds };
   });
 }
 
-/** A message of $1 to each endpoint $2, due now, its attempts counted from zero again; and the worker woken. */
+/**
+ * A message of event $1 (of organization $3) to each endpoint $2, due now, its attempts counted from zero again; and
+ * the worker woken.
+ */
 const REDELIVER = preparedSql(`
   WITH m AS (
-    INSERT INTO "WebhookMessage" ("eventId", "endpointId", "status", "attempts", "nextAttemptAt")
-    SELECT $1::text, e, 'pending', 0, CURRENT_TIMESTAMP FROM unnest($2::text[]) AS e
-    ON CONFLICT ("eventId", "endpointId") DO UPDATE SET "status" = 'pending', "attempts" = 0,
+    INSERT INTO "WebhookMessage" ("eventId", "organizationId", "endpointId", "status", "attempts", "nextAttemptAt")
+    SELECT $1::text, $3::text, e, 'pending', 0, CURRENT_TIMESTAMP FROM unnest($2::text[]) AS e
+    ON CONFLICT ("eventId", "organizationId", "endpointId") DO UPDATE SET "status" = 'pending', "attempts" = 0,
       "nextAttemptAt" = CURRENT_TIMESTAMP, "deliveredAt" = NULL
     RETURNING 1
   )
