@@ -1,8 +1,9 @@
 /**
  * The processes bench/billing.ts starts, so that what it measures is one process's own memory:
  *
- * - `seed --url U --count N`: seeds N subscriptions (bench/billing-seed.ts, set-based SQL) and
- *   prints one JSON line `{ organizationId, seconds, maxRssMb }`.
+ * - `seed --url U --count N [--date-start D]`: seeds N subscriptions starting on D (default
+ *   2026-01-01; bench/billing-seed.ts, set-based SQL) and prints one JSON line
+ *   `{ organizationId, seconds, maxRssMb }`.
  * - `run --url U --until D --workers W --batch-size B`: starts the billing run's thread as the
  *   command line's `billing run` does (src/cli/billing-run.ts: its own bounded heap, the database
  *   from DATABASE_URL, here U), prints `ready` once its database is open, waits for a line on
@@ -22,11 +23,19 @@ const options = new Command()
   .requiredOption("--url <url>", "PostgreSQL database")
   .option("--count <n>", "subscriptions to seed", "10000")
   .option("--until <date>", "billing run cutoff", "2026-02-01")
+  .option("--date-start <date>", "the seeded subscriptions' start", "2026-01-01")
   .option("--workers <n>", "parallel claim loops", "1")
   .option("--batch-size <n>", "subscriptions per transaction")
   .parse();
 const mode = options.args[0];
-const opts = options.opts<{ url: string; count: string; until: string; workers: string; batchSize?: string }>();
+const opts = options.opts<{
+  url: string;
+  count: string;
+  until: string;
+  dateStart: string;
+  workers: string;
+  batchSize?: string;
+}>();
 const maxRssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
 
 if (mode === "seed") {
@@ -40,7 +49,7 @@ if (mode === "seed") {
     const t = performance.now();
     const seeded = await seedSubscriptions(database.prisma, {
       count: Number(opts.count),
-      dateStart: "2026-01-01",
+      dateStart: opts.dateStart,
       readBack: false,
     });
     console.log(

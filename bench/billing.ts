@@ -15,6 +15,14 @@
  * subscription was billed exactly once per due cycle, every usage record once, and the invoice
  * numbers are gapless. The databases are dropped at the end. `--profile dir` runs the runners
  * under `node --cpu-prof` (summarise with bench/profile-summary.ts).
+ *
+ * `--service`: the runners are service processes instead (`node dist/main.js` with
+ * `SERVICE_ROLE=worker` and `BILLING_RUN_INTERVAL_SECONDS=1`; needs `npm run build`), billing what
+ * is due now as a deployment's worker processes do (docs/scaling.md). The subscriptions are seeded
+ * to start 45 days ago (cycles 1 and 2 due, 3 not) and held back (`nextBilling` far ahead) while
+ * the workers start; once all answer /healthz, one UPDATE makes them due, and the time runs from
+ * that commit until every subscription has reached cycle 3 (polled every 100 ms). The runners'
+ * figures are then each worker process's CPU time and peak RSS, from /proc.
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -22,6 +30,7 @@ import { createInterface } from "node:readline";
 import { Command } from "commander";
 import pg from "pg";
 import { migrateTarget } from "../src/infra/database.js";
+import { processCpuMs, requireFreshBuild, serviceEnv, startChild, type Child } from "./harness.js";
 
 const options = new Command()
   .option("--count <n>", "subscriptions to seed", "10000")
@@ -29,8 +38,9 @@ const options = new Command()
   .option("--workers <n>", "parallel claim loops per runner process", "1")
   .option("--batch-size <n>", "subscriptions per transaction (default: the run's DEFAULT_BATCH_SIZE)")
   .option("--profile <dir>", "write a CPU profile of each runner process to dir")
+  .option("--service", "runners are service processes with SERVICE_ROLE=worker (see above)")
   .parse()
-  .opts<{ count: string; runners: string; workers: string; batchSize?: string; profile?: string }>();
+  .opts<{ count: string; runners: string; workers: string; batchSize?: string; profile?: string; service?: boolean }>();
 const count = Number(options.count);
 const runners = Number(options.runners);
 const server = process.env.BENCH_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -217,7 +227,14 @@ async function measure(processes: number) {
   await withClient(server, (c) => c.query(`CREATE DATABASE "${name}"`));
   try {
     await migrateTarget({ kind: "postgres", url: url.toString() });
-    const seeder = child(["seed", "--url", url.toString(), "--count", String(count)]);
+    const seeder = child([
+      "seed",
+      "--url",
+      url.toString(),
+      "--count",
+      String(count),
+      ...(options.service ? ["--date-start", SERVICE_DATE_START] : []),
+    ]);
     const seed = JSON.parse(await seeder.next()) as { seconds: number; maxRssMb: number };
     await seeder.exited;
     // the seeded tables only: a VACUUM ANALYZE of the empty Invoice and InvoiceLine tables records
@@ -225,7 +242,14 @@ async function measure(processes: number) {
     // checks on Invoice scan it whole until autovacuum analyzes it again (docs/performance.md
     // "After: the database's share"); migrated and never analyzed, as in a new database, or
     // analyzed with rows, as in a used one, they probe the primary key
+    if (options.service)
+      await withClient(url.toString(), (c) => c.query(`UPDATE "Subscription" SET "nextBilling" = DATE '2999-01-01'`));
     await withClient(url.toString(), (c) => c.query(`VACUUM ANALYZE ${SEEDED_TABLES.map((t) => `"${t}"`).join(", ")}`));
+    if (options.service) {
+      const measured = await runServiceWorkers(url.toString(), name, processes);
+      const { invoices } = await withClient(url.toString(), check);
+      return { processes, seed, ...measured, invoices };
+    }
 
     const flags = options.profile ? ["--cpu-prof", `--cpu-prof-dir=${options.profile}`] : [];
     const args = [
@@ -265,13 +289,67 @@ async function measure(processes: number) {
   }
 }
 
+/** `--service`: the subscriptions' start, 45 days before today (cycles 1 and 2 due now, cycle 3 not). */
+const SERVICE_DATE_START = new Date(Date.now() - 45 * 86_400_000).toISOString().slice(0, 10);
+
+/**
+ * `--service`: starts `processes` service processes with SERVICE_ROLE=worker on `url`, makes the held subscriptions
+ * due, and times their interval billing runs until every subscription has reached cycle 3.
+ */
+async function runServiceWorkers(url: string, name: string, processes: number) {
+  requireFreshBuild();
+  const env = { ...serviceEnv(url), SERVICE_ROLE: "worker", BILLING_RUN_INTERVAL_SECONDS: "1" };
+  const flags = options.profile ? ["--cpu-prof", `--cpu-prof-dir=${options.profile}`] : [];
+  const workers: Child[] = [];
+  try {
+    for (let i = 0; i < processes; i++) workers.push(await startChild([...flags, "dist/main.js"], env));
+    const cpuBefore = workers.map((w) => processCpuMs(w.child.pid!));
+    const backends = sampleBackends(name);
+    return await withClient(url, async (c) => {
+      await c.query(`UPDATE "Subscription" SET "nextBilling" = "dateStart"`);
+      const start = Date.now();
+      for (;;) {
+        const { rows } = await c.query<{ behind: string }>(
+          `SELECT COUNT(*) FILTER (WHERE "nextBillingCycle" <> 3) AS behind FROM "Subscription"`,
+        );
+        if (Number(rows[0].behind) === 0) break;
+        if (Date.now() - start > 600_000) throw new Error(`${rows[0].behind} subscriptions not billed after 10 min`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const end = Date.now();
+      const { cpuMs: postgresCpuMs, waits } = await backends.stop();
+      const runs: RunResult[] = workers.map((w, i) => {
+        const status = readFileSync(`/proc/${w.child.pid}/status`, "utf8");
+        const hwmMb = Math.round(Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) / 1024);
+        return {
+          summary: { billed: 0, invoices: 0, cycles: 0, failed: 0, skipped: 0, errors: [] },
+          start,
+          end,
+          startUs: 0,
+          cpuMs: processCpuMs(w.child.pid!) - cpuBefore[i],
+          maxRssMb: hwmMb,
+          heapLimitMb: 0,
+          heapUsedMb: 0,
+          heapTotalMb: 0,
+          externalMb: 0,
+        };
+      });
+      const seconds = (end - start) / 1000;
+      return { seconds, billed: count, rate: count / seconds, runs, postgresCpuMs, waits };
+    });
+  } finally {
+    for (const w of workers) await w.stop();
+  }
+}
+
 const load = async () =>
   (await import("node:os"))
     .loadavg()
     .map((l) => l.toFixed(2))
     .join(", ");
 console.log(
-  `billing bench: ${count} subscriptions, ${options.workers} claim loop(s) per runner, batch ` +
+  `billing bench: ${count} subscriptions, ` +
+    `${options.service ? "service worker processes" : `${options.workers} claim loop(s) per runner`}, batch ` +
     `size ${options.batchSize ?? "default"}; load average ${await load()}`,
 );
 const settings = runners > 1 ? [1, runners] : [1];
@@ -285,10 +363,11 @@ for (const processes of settings) {
       `billed ${r.billed} subscriptions (${r.invoices} invoices) in ${r.seconds.toFixed(2)} s = ${r.rate.toFixed(0)} ` +
       `subscriptions/s; ` +
       `runner peak RSS ${r.runs
-        .map(
-          (x) =>
-            `${x.maxRssMb} MB (V8 heap used ${x.heapUsedMb} MB of ${x.heapTotalMb} ` +
-            `MB, limit ${x.heapLimitMb} MB, external ${x.externalMb} MB; ${x.summary.billed} billed)`,
+        .map((x) =>
+          options.service
+            ? `${x.maxRssMb} MB (worker process)`
+            : `${x.maxRssMb} MB (V8 heap used ${x.heapUsedMb} MB of ${x.heapTotalMb} ` +
+              `MB, limit ${x.heapLimitMb} MB, external ${x.externalMb} MB; ${x.summary.billed} billed)`,
         )
         .join(", ")}; ` +
       `runner CPU ${(r.runs.reduce((t, x) => t + x.cpuMs, 0) / r.billed).toFixed(2)} ms per subscription` +

@@ -230,7 +230,9 @@ export async function seedMeteredLine(
     } as never,
   });
   const line = newId("lin");
-  await prisma.subscriptionLine.create({ data: { id: line, subscriptionId, planId, quantity: "1" } as never });
+  await prisma.subscriptionLine.create({
+    data: { id: line, subscriptionId, organizationId: tenant.organizationId, planId, quantity: "1" } as never,
+  });
   return line;
 }
 
@@ -274,3 +276,23 @@ export async function profiledLoad<R>(
     .map((f) => path.join(dir, f));
   return { files, ...measured };
 }
+
+/** CPU time (ms, /proc) of each PostgreSQL backend connected to `db`'s database, by process id. */
+export async function backendsCpuMs(db: pg.Client): Promise<Map<number, number>> {
+  const rows = await db.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'`,
+  );
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows.rows) {
+    try {
+      cpu.set(pid, processCpuMs(pid));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return cpu;
+}
+
+/** The CPU the backends used between two readings (a backend that appeared counts from its start). */
+export const cpuDelta = (before: Map<number, number>, after: Map<number, number>) =>
+  [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);

@@ -49,7 +49,9 @@ import path from "node:path";
 import autocannon from "autocannon";
 import pg from "pg";
 import {
+  backendsCpuMs,
   countingProxy,
+  cpuDelta,
   loadAverage,
   openDatabase,
   processCpuMs,
@@ -327,26 +329,6 @@ function memoryOf(pid: number): { rss: number; hwm: number } {
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
   return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
 }
-
-/** CPU time (ms, /proc) of each PostgreSQL backend connected to `db`'s database, by process id. */
-async function backendsCpuMs(db: pg.Client): Promise<Map<number, number>> {
-  const rows = await db.query<{ pid: number }>(
-    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'`,
-  );
-  const cpu = new Map<number, number>();
-  for (const { pid } of rows.rows) {
-    try {
-      cpu.set(pid, processCpuMs(pid));
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return cpu;
-}
-
-/** The CPU the backends used between two readings (a backend that appeared counts from its start). */
-const cpuDelta = (before: Map<number, number>, after: Map<number, number>) =>
-  [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
 
 /** Waits until `done()` holds, polling every `everyMs`; throws when nothing progresses for `stallMs`. */
 async function waitFor(
@@ -784,9 +766,9 @@ async function insertMessages(
       [organization.id, ids, objects, data, objectId],
     );
     await db.query(
-      `INSERT INTO "WebhookMessage" ("eventId", "endpointId")
-       SELECT e, w FROM unnest($1::text[]) AS e CROSS JOIN unnest($2::text[]) AS w`,
-      [ids, endpoints.map((e) => e.id)],
+      `INSERT INTO "WebhookMessage" ("eventId", "organizationId", "endpointId")
+       SELECT e, $3::text, w FROM unnest($1::text[]) AS e CROSS JOIN unnest($2::text[]) AS w`,
+      [ids, endpoints.map((e) => e.id), organization.id],
     );
     await db.query(`SELECT pg_notify('${WEBHOOKS_CHANNEL}', '')`);
     await db.query("COMMIT");

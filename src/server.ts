@@ -29,7 +29,7 @@ import type { Logger } from "./infra/logger.js";
 import { redactSessionKeys } from "./domain/customer-sessions.js";
 import { redactCheckoutTokens } from "./domain/payments.js";
 import { migrationNames } from "./infra/migrate.js";
-import { DEFAULT_SETTINGS, type AppSettings } from "./infra/config.js";
+import { DEFAULT_SETTINGS, type AppSettings, type ServiceRole } from "./infra/config.js";
 import { createSmtpMailer, type Mailer } from "./infra/mail.js";
 import { startOutboxWorker, type OutboxWorker } from "./services/outbox.js";
 import { startBillingRunWorker, type BillingRunWorker } from "./services/billing-run.js";
@@ -117,9 +117,17 @@ function bearerMatches(authorization: string | null, token: string | undefined):
   return timingSafeEqual(digest(m[1]), digest(token));
 }
 
+/** What a `worker` process answers over HTTP (docs/scaling.md "Roles"); anything else is a 404. */
+export const WORKER_PATHS: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
+
 export interface AppOptions {
   database: Database;
   logger: Logger;
+  /**
+   * SERVICE_ROLE (docs/scaling.md "Roles"; default `all`): `api` starts no background worker, whatever the intervals
+   * below say; `worker` answers only WORKER_PATHS over HTTP (anything else: 404 `not_found` naming the role)
+   */
+  role?: ServiceRole;
   /** absolute base URL for links; derived from each request when unset */
   publicUrl?: string;
   /** run-time settings of the use cases (infra/config.ts); defaults for what is not given */
@@ -186,6 +194,7 @@ export interface App {
 export function createApp({
   database,
   logger,
+  role = "all",
   publicUrl,
   settings: given,
   mailer: givenMailer,
@@ -199,6 +208,11 @@ export function createApp({
 }: AppOptions): App {
   const { prisma } = database;
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
+  // an `api` process leaves every background worker to the `worker` processes
+  if (role === "api") {
+    [outboxIntervalMs, billingRunIntervalMs, siiIntervalMs, eventRetentionIntervalMs] = [0, 0, 0, 0];
+    webhooksEnabled = false;
+  }
   // events print their object as the REST API does (rest/event-objects.ts, services/events.ts)
   installEventPrinter(restEventPrinter);
   // committed events and new webhook messages as they happen (LISTEN/NOTIFY): the webhook worker and the GraphQL
@@ -582,6 +596,12 @@ export function createApp({
    */
   async function guarded(request: Request): Promise<Response> {
     const url = new URL(request.url);
+    if (role === "worker" && !WORKER_PATHS.has(url.pathname))
+      return errorResponse(
+        "not_found",
+        `No route for ${request.method} ${url.pathname}: this process runs the background workers ` +
+          `(SERVICE_ROLE=worker) and answers only ${[...WORKER_PATHS].join(", ")}`,
+      );
     const surface = url.pathname.startsWith("/graphql") ? "graphql" : url.pathname.startsWith("/v1") ? "rest" : null;
     if (!surface) {
       // the portal's pages are limited per client address (a session key is tried there)

@@ -36,7 +36,17 @@ export interface Config {
    * commands and worker rounds may take to finish before the process exits 0 anyway (main.ts)
    */
   shutdownGraceSeconds: number;
+  /**
+   * SERVICE_ROLE (default `all`): what this process runs (docs/scaling.md "Roles"): `all` HTTP and every background
+   * worker; `api` HTTP only; `worker` every background worker, with HTTP only for /healthz, /readyz and /metrics.
+   * `api` and `worker` need PostgreSQL (DATABASE_URL).
+   */
+  role: ServiceRole;
 }
+
+/** What one process runs (SERVICE_ROLE; docs/scaling.md "Roles"). */
+export const SERVICE_ROLES = ["all", "api", "worker"] as const;
+export type ServiceRole = (typeof SERVICE_ROLES)[number];
 
 /** Run-time settings of the use cases; every field has a default so tests and scripts can omit them. */
 export interface AppSettings {
@@ -255,6 +265,17 @@ const ENV_SCHEMA = z.object({
     "must be a PostgreSQL URL (postgresql://user:password@host:5432/database)",
   ),
   BILLING_DATA_DIR: z.preprocess(unset, z.string().optional()),
+  // read by infra/database-target.ts (databaseTarget); checked here (docs/scaling.md "Through PgBouncer")
+  DATABASE_POOL_SIZE: integer(1, 1_000, "must be a whole number of connections between 1 and 1000"),
+  DATABASE_PREPARED_STATEMENTS: z.preprocess(
+    unset,
+    z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional(),
+  ),
+  DATABASE_LISTEN_URL: url(
+    ["postgres:", "postgresql:"],
+    "must be a PostgreSQL URL (postgresql://user:password@host:5432/database)",
+  ),
+  SERVICE_ROLE: oneOf(SERVICE_ROLES),
   PUBLIC_URL: url(["http:", "https:"], "must be an absolute http(s) URL"),
   LOG_LEVEL: oneOf(LOG_LEVELS),
   LOG_FORMAT: oneOf(LOG_FORMATS),
@@ -373,6 +394,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       undefined,
     );
   }
+  const role = e.SERVICE_ROLE ?? "all";
+  // one process owns an embedded database's directory (infra/data-dir-lock.ts): it must run HTTP and the workers both
+  if (role !== "all" && !e.DATABASE_URL) {
+    throw new ConfigError(
+      "SERVICE_ROLE",
+      `${role} needs PostgreSQL (DATABASE_URL): on the embedded database one process owns the data directory, so it ` +
+        "runs HTTP and every worker (SERVICE_ROLE=all, the default)",
+      env.SERVICE_ROLE,
+    );
+  }
   const sii = { ...DEFAULT_SII_HOSTS };
   for (const [key, variable] of Object.entries(SII_HOST_VARIABLES) as [keyof SiiHosts, string][]) {
     sii[key] = (e[variable] || DEFAULT_SII_HOSTS[key]).replace(/\/+$/, "");
@@ -386,6 +417,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     billingRunIntervalSeconds: e.BILLING_RUN_INTERVAL_SECONDS ?? 0,
     siiSendIntervalMs: (e.SII_SEND_INTERVAL_SECONDS ?? 60) * 1000,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS ?? 10,
+    role,
     settings: {
       smtpUrl: e.SMTP_URL,
       mailFrom: e.MAIL_FROM ?? DEFAULT_SETTINGS.mailFrom,

@@ -14,7 +14,7 @@
  *
  * Where the counts live (docs/limits.md "Where the counts live"; docs/scaling.md "Shared state"):
  * - `store` given (PostgreSQL, RATE_LIMIT_STORE=database, the default): in the `RateLimit` table
- *   (prisma/migrations/2026120110000001_rate_limits, UNLOGGED), through RateLimiterPostgres, so every
+ *   (prisma/migrations/2026120301000001_rate_limits, UNLOGGED), through RateLimiterPostgres, so every
  *   process on the database spends the same buckets; one statement per counted request (an
  *   `INSERT ... ON CONFLICT DO UPDATE ... RETURNING`). A bucket this process has seen empty is
  *   refused from memory until its window ends (`inMemoryBlockOnConsumed`), so refusals cost no
@@ -33,7 +33,7 @@ import type { AppSettings } from "./config.js";
 /** Refill period of the burst bucket (seconds). */
 export const BURST_WINDOW_SECONDS = 60;
 
-/** The table of the shared counts (prisma/migrations/2026120110000001_rate_limits). */
+/** The table of the shared counts (prisma/migrations/2026120301000001_rate_limits). */
 export const RATE_LIMIT_TABLE = "RateLimit";
 
 /** Bucket names longer than this are stored as their SHA-256 (the table's `key` is varchar(255)). */
