@@ -215,8 +215,8 @@ export function createApp({
   }
   // events print their object as the REST API does (rest/event-objects.ts, services/events.ts)
   installEventPrinter(restEventPrinter);
-  // committed events and new webhook messages as they happen (LISTEN/NOTIFY): the webhook worker and the GraphQL
-  // event stream wake on them (docs/webhooks.md "Waking on commit")
+  // committed events, new webhook messages and API key changes as they happen (LISTEN/NOTIFY): the webhook worker and
+  // the GraphQL event stream wake on them (docs/webhooks.md "Waking on commit"), the key caches follow them
   const eventStream: Promise<EventStream | null> = startEventStream(database).catch((err) => {
     logger.error({ err }, "cannot listen to committed events; webhooks are sent by polling");
     return null;
