@@ -116,6 +116,7 @@ async function serve(): Promise<void> {
       Array.from({ length: 5 }, (_, position) => ({
         id: newId("lin"),
         invoiceId,
+        organizationId: organization,
         position,
         name: `Línea ${position + 1}`,
         quantity: "1",

@@ -101,8 +101,9 @@ export async function seedSubscriptions(prisma: PrismaClient, options: SeedOptio
         SELECT "subscriptionId", ${organization}, ${testMode}, 'CL33',
         "customerId", ${dateStart}::date, ${dateStart}::date, 45, 'seed@example.cl', now() FROM g
       ), l AS (
-        INSERT INTO "SubscriptionLine" ("id", "subscriptionId", "planId", "quantity", "updatedAt")
-        SELECT "lineId", "subscriptionId", "planId", CASE WHEN i % 4 = 3 THEN 1 ELSE i % 25 + 1 END, now() FROM g
+        INSERT INTO "SubscriptionLine" ("id", "subscriptionId", "organizationId", "planId", "quantity", "updatedAt")
+        SELECT "lineId", "subscriptionId", ${organization}, "planId",
+          CASE WHEN i % 4 = 3 THEN 1 ELSE i % 25 + 1 END, now() FROM g
       )
       INSERT INTO "Usage" ("id", "organizationId", "testMode", "subscriptionLineId", "quantity", "dateTime")
       SELECT 'usa_' || substr(md5(random()::text || g.i::text || '-' || u::text), 1,

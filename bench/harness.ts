@@ -230,7 +230,9 @@ export async function seedMeteredLine(
     } as never,
   });
   const line = newId("lin");
-  await prisma.subscriptionLine.create({ data: { id: line, subscriptionId, planId, quantity: "1" } as never });
+  await prisma.subscriptionLine.create({
+    data: { id: line, subscriptionId, organizationId: tenant.organizationId, planId, quantity: "1" } as never,
+  });
   return line;
 }
 

@@ -94,6 +94,7 @@ export async function seed(
       [0, 1, 2].map((position) => ({
         id: newId("lin"),
         invoiceId: inv.id,
+        organizationId: inv.organizationId,
         position,
         name: `Servicio ${position + 1}`,
         description: position === 0 ? "Mensualidad del servicio" : null,
@@ -154,7 +155,13 @@ export async function seed(
     });
     const subscriptionLineId = newId("lin");
     await prisma.subscriptionLine.create({
-      data: { id: subscriptionLineId, subscriptionId, planId, quantity: "1" } as never,
+      data: {
+        id: subscriptionLineId,
+        subscriptionId,
+        organizationId: tenant.organizationId,
+        planId,
+        quantity: "1",
+      } as never,
     });
     await prisma.$executeRawUnsafe("ANALYZE");
     return { key, invoiceId: invoices[Math.floor(INVOICES / 2)].id, subscriptionLineId };

@@ -1,13 +1,14 @@
 /**
  * nginx for the benchmarks (bench/scale.ts): Debian's nginx run as a child of the bench, in a
- * temporary prefix of its own (configuration, pid, logs), with one listening port per named group
- * of upstream servers.
+ * temporary prefix of its own (configuration, pid, logs), with the repository's deploy/nginx.conf
+ * once per named group of upstream servers, each on a port of its own.
  */
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { nginxSite } from "../test/helpers/proxies.js";
 import { processCpuMs } from "./harness.js";
 
 const NGINX = "/usr/sbin/nginx";
@@ -29,30 +30,17 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * The configuration: `worker_processes auto`, and per group an upstream of its servers (round robin, keep-alive
- * connections) and a server on its port proxying everything to it over HTTP/1.1 with the client's address in
- * X-Forwarded-For, as deploy/nginx.conf does.
+ * The configuration: deploy/nginx.conf (test/helpers/proxies.ts `nginxSite`: its upstream servers and `listen`
+ * replaced) once per group, its upstream renamed after the group and its `map` kept in the first only.
  */
 function configuration(dir: string, groups: Map<string, { port: number; servers: string[] }>): string {
-  const blocks = [...groups].map(
-    ([name, { port, servers }]) => `
-  upstream ${name} {
-${servers.map((s) => `    server ${new URL(s).host} max_fails=1 fail_timeout=2s;`).join("\n")}
-    keepalive 64;
-  }
-  server {
-    listen 127.0.0.1:${port} reuseport;
-    location / {
-      proxy_pass http://${name};
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-      proxy_next_upstream error timeout http_502 http_503;
-    }
-  }`,
-  );
+  const sites = [...groups].map(([name, { port, servers }], i) => {
+    const site = nginxSite(
+      servers.map((s) => Number(new URL(s).port)),
+      port,
+    ).replaceAll("billing_api", `billing_api_${name}`);
+    return i === 0 ? site : site.replace(/^map [\s\S]*?^}\n/m, "");
+  });
   return `worker_processes auto;
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
@@ -64,7 +52,7 @@ http {
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
-${blocks.join("\n")}
+${sites.join("\n")}
 }
 `;
 }

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:scale` (docs/performance.md "Many processes behind nginx"): the hot paths of
  * `npm run bench:http` through nginx, with one `api` process behind it and with two, and the bare
- * baseline (bench/baseline.mjs) behind the same nginx, measured in one run. Needs a current build
+ * baseline (bench/baseline.mjs) behind the same nginx (deploy/nginx.conf), measured in one run. Needs a current build
  * (`npm run build`) and nginx (Debian's package: `apt-get install nginx`).
  *
  * 1. Creates a fresh database `bench_scale_<pid>` on postgresql://postgres@127.0.0.1:5432 and seeds

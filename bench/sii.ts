@@ -152,6 +152,7 @@ async function insertDrafts(
     lines.push({
       id: newId("lin"),
       invoiceId: id,
+      organizationId,
       position: 0,
       name: "Plan Pro",
       quantity: "2",
@@ -161,6 +162,7 @@ async function insertDrafts(
     lines.push({
       id: newId("lin"),
       invoiceId: id,
+      organizationId,
       position: 1,
       name: "Soporte",
       description: "Mesa de ayuda",

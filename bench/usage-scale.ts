@@ -95,7 +95,13 @@ async function seed(url: string): Promise<Seed> {
     });
     const line = newId("lin");
     await prisma.subscriptionLine.create({
-      data: { id: line, subscriptionId: subscription, planId: plan, quantity: "1" } as never,
+      data: {
+        id: line,
+        subscriptionId: subscription,
+        organizationId: tenant.organizationId,
+        planId: plan,
+        quantity: "1",
+      } as never,
     });
     return { key, organization, subscription, line, plan };
   } finally {

@@ -766,9 +766,9 @@ async function insertMessages(
       [organization.id, ids, objects, data, objectId],
     );
     await db.query(
-      `INSERT INTO "WebhookMessage" ("eventId", "endpointId")
-       SELECT e, w FROM unnest($1::text[]) AS e CROSS JOIN unnest($2::text[]) AS w`,
-      [ids, endpoints.map((e) => e.id)],
+      `INSERT INTO "WebhookMessage" ("eventId", "organizationId", "endpointId")
+       SELECT e, $3::text, w FROM unnest($1::text[]) AS e CROSS JOIN unnest($2::text[]) AS w`,
+      [ids, endpoints.map((e) => e.id), organization.id],
     );
     await db.query(`SELECT pg_notify('${WEBHOOKS_CHANNEL}', '')`);
     await db.query("COMMIT");

@@ -7,7 +7,8 @@
  *    service is ready every request, /healthz included, gets 503 `starting` with Retry-After;
  * 3. the database is opened (the embedded one locked for this process, infra/data-dir-lock.ts)
  *    and pending migrations applied in process (infra/migrate.ts);
- * 4. the app answers: /graphql, /v1, /healthz, /readyz, /metrics, and its interval workers run;
+ * 4. the app answers: /graphql, /v1, /healthz, /readyz, /metrics, and its interval workers run, as
+ *    SERVICE_ROLE says (docs/scaling.md "Roles": `api` runs no worker, `worker` answers only the probes);
  *    on the embedded database the control socket `<BILLING_DATA_DIR>/control.sock` takes the
  *    command line's commands (cli/serve.ts; docs/operations.md "The command line beside a running
  *    server"), a stale socket file of a killed server replaced;
@@ -133,6 +134,14 @@ const startup = (async () => {
           : `cannot be listened on: ${errorMessage(e)}`;
     fail(`port ${config.port} on ${config.host} ${why}`, { port: config.port, host: config.host, code });
   }
+  // a pooler in transaction mode (what DATABASE_PREPARED_STATEMENTS=false is for) takes a LISTEN and delivers nothing
+  if (target.kind === "postgres" && target.preparedStatements === false && !target.listenUrl)
+    logger.warn(
+      { variable: "DATABASE_LISTEN_URL" },
+      "DATABASE_PREPARED_STATEMENTS=false without DATABASE_LISTEN_URL: through a pooler in transaction mode " +
+        "LISTEN gets no notification (live event streams stay silent, webhooks wait for their poll); set " +
+        "DATABASE_LISTEN_URL to PostgreSQL itself (docs/scaling.md)",
+    );
   const { createDatabase, migrate } = await databaseModule;
   logger.info({ database: describe(target) }, "opening database");
   try {
@@ -162,6 +171,7 @@ const startup = (async () => {
   app = createApp({
     database: database!,
     logger,
+    role: config.role,
     publicUrl: config.publicUrl,
     settings,
     billingRunIntervalMs: config.billingRunIntervalSeconds * 1000,
@@ -172,8 +182,8 @@ const startup = (async () => {
   logger.info(
     {
       url,
-      graphql: `${url}/graphql`,
-      rest: `${url}/v1`,
+      role: config.role,
+      ...(config.role === "worker" ? {} : { graphql: `${url}/graphql`, rest: `${url}/v1` }),
       ...(control ? { controlSocket: control.file } : {}),
       startupMs: Math.round(performance.now()),
     },

@@ -10,8 +10,14 @@ import { schema } from "./graphql/schema.js";
 import { subscriptionsOverSsePlugin } from "./graphql/operation-types.js";
 import type { GraphQLContext } from "./graphql/context.js";
 import { maskError } from "./graphql/errors.js";
-import { authenticate, liveApiKeyPrefixes, mayAuthenticate, presentedKeyHash } from "./services/api-keys.js";
-import { ApiKeyCache, LiveApiKeyIndex } from "./services/api-key-cache.js";
+import {
+  authenticate,
+  holdsValidKey,
+  liveApiKeyPrefixes,
+  mayAuthenticate,
+  presentedKeyHash,
+} from "./services/api-keys.js";
+import { ApiKeyCache, followApiKeyChanges, LiveApiKeyIndex } from "./services/api-key-cache.js";
 import { createRestHandler, errorResponse } from "./rest/router.js";
 import { domainErrorOfDatabaseFailure, RETRY_AFTER_SECONDS } from "./infra/database-errors.js";
 import { boundFieldErrors, boundMessage } from "./domain/input-limits.js";
@@ -23,7 +29,7 @@ import type { Logger } from "./infra/logger.js";
 import { redactSessionKeys } from "./domain/customer-sessions.js";
 import { redactCheckoutTokens } from "./domain/payments.js";
 import { migrationNames } from "./infra/migrate.js";
-import { DEFAULT_SETTINGS, type AppSettings } from "./infra/config.js";
+import { DEFAULT_SETTINGS, type AppSettings, type ServiceRole } from "./infra/config.js";
 import { createSmtpMailer, type Mailer } from "./infra/mail.js";
 import { startOutboxWorker, type OutboxWorker } from "./services/outbox.js";
 import { startBillingRunWorker, type BillingRunWorker } from "./services/billing-run.js";
@@ -111,9 +117,17 @@ function bearerMatches(authorization: string | null, token: string | undefined):
   return timingSafeEqual(digest(m[1]), digest(token));
 }
 
+/** What a `worker` process answers over HTTP (docs/scaling.md "Roles"); anything else is a 404. */
+export const WORKER_PATHS: ReadonlySet<string> = new Set(["/healthz", "/readyz", "/metrics"]);
+
 export interface AppOptions {
   database: Database;
   logger: Logger;
+  /**
+   * SERVICE_ROLE (docs/scaling.md "Roles"; default `all`): `api` starts no background worker, whatever the intervals
+   * below say; `worker` answers only WORKER_PATHS over HTTP (anything else: 404 `not_found` naming the role)
+   */
+  role?: ServiceRole;
   /** absolute base URL for links; derived from each request when unset */
   publicUrl?: string;
   /** run-time settings of the use cases (infra/config.ts); defaults for what is not given */
@@ -170,11 +184,17 @@ export interface App {
    * database stays open
    */
   close(): Promise<void>;
+  /**
+   * resolves once the process listens to notifications (true), or could not (false): until then the API key cache
+   * caches nothing (services/api-key-cache.ts followApiKeyChanges); tests wait for it
+   */
+  listening: Promise<boolean>;
 }
 
 export function createApp({
   database,
   logger,
+  role = "all",
   publicUrl,
   settings: given,
   mailer: givenMailer,
@@ -188,10 +208,15 @@ export function createApp({
 }: AppOptions): App {
   const { prisma } = database;
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
+  // an `api` process leaves every background worker to the `worker` processes
+  if (role === "api") {
+    [outboxIntervalMs, billingRunIntervalMs, siiIntervalMs, eventRetentionIntervalMs] = [0, 0, 0, 0];
+    webhooksEnabled = false;
+  }
   // events print their object as the REST API does (rest/event-objects.ts, services/events.ts)
   installEventPrinter(restEventPrinter);
-  // committed events and new webhook messages as they happen (LISTEN/NOTIFY): the webhook worker and the GraphQL
-  // event stream wake on them (docs/webhooks.md "Waking on commit")
+  // committed events, new webhook messages and API key changes as they happen (LISTEN/NOTIFY): the webhook worker and
+  // the GraphQL event stream wake on them (docs/webhooks.md "Waking on commit"), the key caches follow them
   const eventStream: Promise<EventStream | null> = startEventStream(database).catch((err) => {
     logger.error({ err }, "cannot listen to committed events; webhooks are sent by polling");
     return null;
@@ -215,6 +240,9 @@ export function createApp({
   // the live keys' hash prefixes, read only for a client address past the failed-authentication limit presenting a
   // key the cache does not hold (services/api-key-cache.ts, docs/limits.md "Failed authentications")
   const liveKeys = new LiveApiKeyIndex(() => liveApiKeyPrefixes(prisma));
+  // keys revoked or created by any process reach both through the listener; nothing is cached while it is not
+  // listening (docs/operations.md "API key cache")
+  const listening = followApiKeyChanges(eventStream, apiKeys, liveKeys);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   // business and health series (services/metrics.ts): database-backed ones are read at each scrape
@@ -537,8 +565,14 @@ export function createApp({
   }
 
   // an API key's bucket is its stored hash, which authenticate() then finds computed (hashed once per request);
-  // anything else presented (a malformed header, a portal cookie) gets rate-limit.ts's own digest
-  const limits = createRateLimits(settings, presentedKeyHash);
+  // anything else presented (a malformed header, a portal cookie) gets rate-limit.ts's own digest. Counted in
+  // PostgreSQL's RateLimit table, shared by every process, unless RATE_LIMIT_STORE=memory; in memory on the
+  // embedded database (database.query is PostgreSQL's only)
+  const limits = createRateLimits(
+    settings,
+    presentedKeyHash,
+    settings.rateLimitStore === "database" ? database.query : undefined,
+  );
 
   /** The 429 of a refused request, in the surface's error shape, with Retry-After. */
   function rateLimited(surface: "graphql" | "rest", refusal: Refusal, why: string): Response {
@@ -562,6 +596,12 @@ export function createApp({
    */
   async function guarded(request: Request): Promise<Response> {
     const url = new URL(request.url);
+    if (role === "worker" && !WORKER_PATHS.has(url.pathname))
+      return errorResponse(
+        "not_found",
+        `No route for ${request.method} ${url.pathname}: this process runs the background workers ` +
+          `(SERVICE_ROLE=worker) and answers only ${[...WORKER_PATHS].join(", ")}`,
+      );
     const surface = url.pathname.startsWith("/graphql") ? "graphql" : url.pathname.startsWith("/v1") ? "rest" : null;
     if (!surface) {
       // the portal's pages are limited per client address (a session key is tried there)
@@ -578,8 +618,11 @@ export function createApp({
     const address = clientAddress(request, settings.trustProxy);
     const authorization = request.headers.get("authorization");
     // past the failed-authentication limit, only keys that may authenticate run (docs/limits.md, its section
-    // "Failed authentications")
-    const limited = authorization ? await limits.checkAuthFailures(address) : null;
+    // "Failed authentications"); a cached valid key always does, so its address's count is not read
+    const limited =
+      authorization && !holdsValidKey(authorization, new Date(), apiKeys)
+        ? await limits.checkAuthFailures(address, authorization)
+        : null;
     const blocked = limited && !(await mayAuthenticate(authorization, new Date(), apiKeys, liveKeys)) ? limited : null;
     // a portal credential is limited like an API key: per credential
     const cookie = authorization ? undefined : portalCookie(request);
@@ -639,7 +682,16 @@ export function createApp({
     liveKeys.close();
   }
 
-  return { handle: guarded, yoga, registry, mailer, endStreams: () => eventFeeds.close(), stopWorkers, close };
+  return {
+    handle: guarded,
+    yoga,
+    registry,
+    mailer,
+    endStreams: () => eventFeeds.close(),
+    stopWorkers,
+    close,
+    listening,
+  };
 }
 
 /**

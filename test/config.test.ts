@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/infra/config.js";
+import { databaseTarget } from "../src/infra/database-target.js";
 
 function error(env: Record<string, string>): ConfigError {
   try {
@@ -79,6 +80,7 @@ describe("loadConfig", () => {
       rateLimitBurst: 200,
       authFailureLimit: 20,
       authFailureWindowSeconds: 300,
+      rateLimitStore: "database",
       trustProxy: false,
       corsOrigins: [],
       metricsToken: undefined,
@@ -91,6 +93,7 @@ describe("loadConfig", () => {
       RATE_LIMIT_BURST: "5",
       AUTH_FAILURE_LIMIT: "3",
       AUTH_FAILURE_WINDOW_SECONDS: "900",
+      RATE_LIMIT_STORE: "memory",
       TRUST_PROXY: "true",
       CORS_ORIGINS: "https://app.example.com, http://localhost:5173",
       METRICS_TOKEN: "0123456789abcdef0123",
@@ -103,6 +106,7 @@ describe("loadConfig", () => {
       rateLimitBurst: 5,
       authFailureLimit: 3,
       authFailureWindowSeconds: 900,
+      rateLimitStore: "memory",
       trustProxy: true,
       corsOrigins: ["https://app.example.com", "http://localhost:5173"],
       metricsToken: "0123456789abcdef0123",
@@ -113,6 +117,9 @@ describe("loadConfig", () => {
     expect(error({ CORS_ORIGINS: "https://app.example.com/path" }).variable).toBe("CORS_ORIGINS");
     expect(error({ TRUST_PROXY: "yes" }).message).toBe('TRUST_PROXY: must be true or false (got "yes")');
     expect(error({ RATE_LIMIT_WINDOW_SECONDS: "0" }).variable).toBe("RATE_LIMIT_WINDOW_SECONDS");
+    expect(error({ RATE_LIMIT_STORE: "redis" }).message).toBe(
+      'RATE_LIMIT_STORE: must be one of database, memory (got "redis")',
+    );
     const token = error({ METRICS_TOKEN: "short secret" });
     expect(token.variable).toBe("METRICS_TOKEN");
     expect(token.message).not.toContain("short secret");
@@ -141,5 +148,47 @@ describe("loadConfig", () => {
     const key = error({ CERTIFICATE_ENCRYPTION_KEY: "c2hvcnQ=" });
     expect(key.message).toBe("CERTIFICATE_ENCRYPTION_KEY: must be 32 bytes in base64 (openssl rand -base64 32)");
     expect(key.message).not.toContain("c2hvcnQ"); // a secret is never echoed
+  });
+
+  it("SERVICE_ROLE (docs/scaling.md): all by default; api and worker on PostgreSQL only, else refused", () => {
+    expect(loadConfig({}).role).toBe("all");
+    const postgres = { DATABASE_URL: "postgresql://u@db:5432/billing" };
+    expect(loadConfig({ ...postgres, SERVICE_ROLE: "api" }).role).toBe("api");
+    expect(loadConfig({ ...postgres, SERVICE_ROLE: "worker" }).role).toBe("worker");
+    expect(loadConfig({ SERVICE_ROLE: "all" }).role).toBe("all");
+    expect(error({ ...postgres, SERVICE_ROLE: "web" }).message).toBe(
+      'SERVICE_ROLE: must be one of all, api, worker (got "web")',
+    );
+    for (const role of ["api", "worker"]) {
+      const refused = error({ SERVICE_ROLE: role, BILLING_DATA_DIR: "/srv/billing" });
+      expect(refused.variable).toBe("SERVICE_ROLE");
+      expect(refused.message).toBe(
+        `SERVICE_ROLE: ${role} needs PostgreSQL (DATABASE_URL): on the embedded database one process owns the data ` +
+          `directory, so it runs HTTP and every worker (SERVICE_ROLE=all, the default) (got "${role}")`,
+      );
+    }
+  });
+
+  it("the PostgreSQL connection variables: checked by loadConfig, read by databaseTarget", () => {
+    const env = {
+      DATABASE_URL: "postgresql://billing@pgbouncer:6432/billing",
+      DATABASE_LISTEN_URL: "postgresql://billing@db:5432/billing",
+      DATABASE_POOL_SIZE: "4",
+      DATABASE_PREPARED_STATEMENTS: "false",
+    };
+    expect(() => loadConfig(env)).not.toThrow();
+    expect(databaseTarget(env)).toEqual({
+      kind: "postgres",
+      url: "postgresql://billing@pgbouncer:6432/billing",
+      listenUrl: "postgresql://billing@db:5432/billing",
+      poolSize: 4,
+      preparedStatements: false,
+    });
+    expect(databaseTarget({ DATABASE_URL: env.DATABASE_URL })).toEqual({ kind: "postgres", url: env.DATABASE_URL });
+    expect(error({ ...env, DATABASE_POOL_SIZE: "0" }).message).toBe(
+      'DATABASE_POOL_SIZE: must be a whole number of connections between 1 and 1000 (got "0")',
+    );
+    expect(error({ ...env, DATABASE_PREPARED_STATEMENTS: "off" }).variable).toBe("DATABASE_PREPARED_STATEMENTS");
+    expect(error({ ...env, DATABASE_LISTEN_URL: "db:5432" }).variable).toBe("DATABASE_LISTEN_URL");
   });
 });

@@ -36,7 +36,17 @@ export interface Config {
    * commands and worker rounds may take to finish before the process exits 0 anyway (main.ts)
    */
   shutdownGraceSeconds: number;
+  /**
+   * SERVICE_ROLE (default `all`): what this process runs (docs/scaling.md "Roles"): `all` HTTP and every background
+   * worker; `api` HTTP only; `worker` every background worker, with HTTP only for /healthz, /readyz and /metrics.
+   * `api` and `worker` need PostgreSQL (DATABASE_URL).
+   */
+  role: ServiceRole;
 }
+
+/** What one process runs (SERVICE_ROLE; docs/scaling.md "Roles"). */
+export const SERVICE_ROLES = ["all", "api", "worker"] as const;
+export type ServiceRole = (typeof SERVICE_ROLES)[number];
 
 /** Run-time settings of the use cases; every field has a default so tests and scripts can omit them. */
 export interface AppSettings {
@@ -75,6 +85,13 @@ export interface AppSettings {
   authFailureLimit: number;
   authFailureWindowSeconds: number;
   /**
+   * RATE_LIMIT_STORE: where both limits count (infra/rate-limit.ts; docs/limits.md "Where the counts live").
+   * `database` (default): on PostgreSQL in its RateLimit table, shared by every process (one statement per counted
+   * request), on the embedded database in memory (it has one process); `memory`: in each process's memory, each
+   * process counting on its own.
+   */
+  rateLimitStore: RateLimitStore;
+  /**
    * TRUST_PROXY (default false): the client address is the last entry of `X-Forwarded-For` (what
    * the proxy in front saw) instead of the socket's peer. Set it only behind a proxy that appends it.
    */
@@ -94,8 +111,8 @@ export interface AppSettings {
   /**
    * API_KEY_CACHE_TTL_SECONDS: how long a request's API key, once read, is served from this
    * process's memory (services/api-key-cache.ts; default 30, 0: read on every request). A key
-   * revoked in this process stops at once, an expired one at its expiry; a key revoked by another
-   * process (the CLI, another replica) stops within this time.
+   * revoked in any process stops at once (its notification), an expired one at its expiry; only a
+   * change made in the database by hand waits for this time.
    */
   apiKeyCacheTtlSeconds: number;
   /** webhook delivery (docs/webhooks.md "Delivery") */
@@ -108,6 +125,10 @@ export interface AppSettings {
    */
   publicUrl?: string;
 }
+
+/** RATE_LIMIT_STORE's values (AppSettings.rateLimitStore). */
+export const RATE_LIMIT_STORES = ["database", "memory"] as const;
+export type RateLimitStore = (typeof RATE_LIMIT_STORES)[number];
 
 /** How webhook messages are delivered (docs/webhooks.md). */
 export interface WebhookSettings {
@@ -162,6 +183,7 @@ export const DEFAULT_SETTINGS: AppSettings = {
   rateLimitBurst: 200,
   authFailureLimit: 20,
   authFailureWindowSeconds: 300,
+  rateLimitStore: "database",
   trustProxy: false,
   corsOrigins: [],
   graphqlTimeBudgetMs: 10_000,
@@ -243,6 +265,17 @@ const ENV_SCHEMA = z.object({
     "must be a PostgreSQL URL (postgresql://user:password@host:5432/database)",
   ),
   BILLING_DATA_DIR: z.preprocess(unset, z.string().optional()),
+  // read by infra/database-target.ts (databaseTarget); checked here (docs/scaling.md "Through PgBouncer")
+  DATABASE_POOL_SIZE: integer(1, 1_000, "must be a whole number of connections between 1 and 1000"),
+  DATABASE_PREPARED_STATEMENTS: z.preprocess(
+    unset,
+    z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional(),
+  ),
+  DATABASE_LISTEN_URL: url(
+    ["postgres:", "postgresql:"],
+    "must be a PostgreSQL URL (postgresql://user:password@host:5432/database)",
+  ),
+  SERVICE_ROLE: oneOf(SERVICE_ROLES),
   PUBLIC_URL: url(["http:", "https:"], "must be an absolute http(s) URL"),
   LOG_LEVEL: oneOf(LOG_LEVELS),
   LOG_FORMAT: oneOf(LOG_FORMATS),
@@ -280,6 +313,7 @@ const ENV_SCHEMA = z.object({
   RATE_LIMIT_BURST: integer(0, 1_000_000, "must be a whole number of requests"),
   AUTH_FAILURE_LIMIT: integer(0, 1_000_000, "must be a whole number of attempts (0: no limit)"),
   AUTH_FAILURE_WINDOW_SECONDS: integer(1, 86_400, "must be a whole number of seconds between 1 and 86400"),
+  RATE_LIMIT_STORE: oneOf(RATE_LIMIT_STORES),
   TRUST_PROXY: z.preprocess(unset, z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional()),
   CORS_ORIGINS: z.preprocess(
     unset,
@@ -360,6 +394,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       undefined,
     );
   }
+  const role = e.SERVICE_ROLE ?? "all";
+  // one process owns an embedded database's directory (infra/data-dir-lock.ts): it must run HTTP and the workers both
+  if (role !== "all" && !e.DATABASE_URL) {
+    throw new ConfigError(
+      "SERVICE_ROLE",
+      `${role} needs PostgreSQL (DATABASE_URL): on the embedded database one process owns the data directory, so it ` +
+        "runs HTTP and every worker (SERVICE_ROLE=all, the default)",
+      env.SERVICE_ROLE,
+    );
+  }
   const sii = { ...DEFAULT_SII_HOSTS };
   for (const [key, variable] of Object.entries(SII_HOST_VARIABLES) as [keyof SiiHosts, string][]) {
     sii[key] = (e[variable] || DEFAULT_SII_HOSTS[key]).replace(/\/+$/, "");
@@ -373,6 +417,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     billingRunIntervalSeconds: e.BILLING_RUN_INTERVAL_SECONDS ?? 0,
     siiSendIntervalMs: (e.SII_SEND_INTERVAL_SECONDS ?? 60) * 1000,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS ?? 10,
+    role,
     settings: {
       smtpUrl: e.SMTP_URL,
       mailFrom: e.MAIL_FROM ?? DEFAULT_SETTINGS.mailFrom,
@@ -385,6 +430,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rateLimitBurst: e.RATE_LIMIT_BURST ?? DEFAULT_SETTINGS.rateLimitBurst,
       authFailureLimit: e.AUTH_FAILURE_LIMIT ?? DEFAULT_SETTINGS.authFailureLimit,
       authFailureWindowSeconds: e.AUTH_FAILURE_WINDOW_SECONDS ?? DEFAULT_SETTINGS.authFailureWindowSeconds,
+      rateLimitStore: e.RATE_LIMIT_STORE ?? DEFAULT_SETTINGS.rateLimitStore,
       trustProxy: e.TRUST_PROXY === "true" || e.TRUST_PROXY === "1",
       corsOrigins: e.CORS_ORIGINS ?? DEFAULT_SETTINGS.corsOrigins,
       metricsToken: e.METRICS_TOKEN,

@@ -7,13 +7,43 @@
 import path from "node:path";
 
 export type DatabaseTarget =
-  | { kind: "postgres"; url: string }
+  | PostgresTarget
   /** `dir` undefined = in-memory */
   | { kind: "pglite"; dir?: string };
 
-/** The database selected by `DATABASE_URL` / `BILLING_DATA_DIR`. */
+/** A PostgreSQL database and how this process connects to it (docs/scaling.md). */
+export interface PostgresTarget {
+  kind: "postgres";
+  /** DATABASE_URL: every query and transaction (PostgreSQL itself, or a pooler such as PgBouncer) */
+  url: string;
+  /**
+   * DATABASE_LISTEN_URL: the one connection that LISTENs for notifications (committed events, webhook messages);
+   * default `url`. A pooler in transaction mode cannot keep a LISTEN: this then names PostgreSQL itself.
+   */
+  listenUrl?: string;
+  /** DATABASE_POOL_SIZE: connections of this process's pool (default 10), the listening one not counted */
+  poolSize?: number;
+  /**
+   * DATABASE_PREPARED_STATEMENTS (default true): send the frequent statements as named prepared statements
+   * (infra/prepared-sql.ts, joined-reads.ts); false sends every statement unnamed, as a pooler in transaction mode
+   * without prepared statement support (PgBouncer before 1.21) needs
+   */
+  preparedStatements?: boolean;
+}
+
+/**
+ * The database selected by `DATABASE_URL` / `BILLING_DATA_DIR`, with DATABASE_LISTEN_URL, DATABASE_POOL_SIZE and
+ * DATABASE_PREPARED_STATEMENTS for PostgreSQL (their form is checked by infra/config.ts loadConfig).
+ */
 export function databaseTarget(env: NodeJS.ProcessEnv = process.env): DatabaseTarget {
-  if (env.DATABASE_URL) return { kind: "postgres", url: env.DATABASE_URL };
+  if (env.DATABASE_URL) {
+    const target: PostgresTarget = { kind: "postgres", url: env.DATABASE_URL };
+    if (env.DATABASE_LISTEN_URL) target.listenUrl = env.DATABASE_LISTEN_URL;
+    if (env.DATABASE_POOL_SIZE) target.poolSize = Number(env.DATABASE_POOL_SIZE);
+    if (env.DATABASE_PREPARED_STATEMENTS === "false" || env.DATABASE_PREPARED_STATEMENTS === "0")
+      target.preparedStatements = false;
+    return target;
+  }
   return { kind: "pglite", dir: path.join(path.resolve(env.BILLING_DATA_DIR || "data"), "pglite") };
 }
 

@@ -35,15 +35,19 @@ export { databaseTarget, type DatabaseTarget } from "./driver-adapter.js";
 /** Interactive transactions may queue behind row locks (numbering) or PGlite's single connection. */
 const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
 
+/** Connections of a process's pool when DATABASE_POOL_SIZE is unset (docs/scaling.md "Pool sizes"). */
+export const DEFAULT_POOL_SIZE = 10;
+
 /**
- * PostgreSQL pool options. A connection attempt (or a wait for a free client of a full pool) fails
- * after CONNECT_TIMEOUT_MS instead of hanging on an unreachable server; TCP keep-alive finds dead
- * sockets; pg-pool discards a client whose connection errored, so the pool recovers by itself
- * when the server is back. No query_timeout: billing runs and reports may legitimately run long
- * (the readiness probe bounds its own query, server.ts).
+ * PostgreSQL pool options (`max`: DATABASE_POOL_SIZE, default DEFAULT_POOL_SIZE). A connection
+ * attempt (or a wait for a free client of a full pool) fails after CONNECT_TIMEOUT_MS instead of
+ * hanging on an unreachable server; TCP keep-alive finds dead sockets; pg-pool discards a client
+ * whose connection errored, so the pool recovers by itself when the server is back. No
+ * query_timeout: billing runs and reports may legitimately run long (the readiness probe bounds its
+ * own query, server.ts).
  */
 const POOL_OPTIONS = {
-  max: 10,
+  max: DEFAULT_POOL_SIZE,
   connectionTimeoutMillis: 5_000,
   idleTimeoutMillis: 10_000,
   keepAlive: true,
@@ -79,16 +83,28 @@ export interface Database {
   /** the connection pool's counts (PostgreSQL only; PGlite is one in-process connection) */
   pool?: DatabasePool;
   /**
+   * PostgreSQL only: sends one statement through the pool, outside any transaction, as pg's `{ name, text, values }`
+   * (`name`: a named prepared statement), reported to `onStatement` like Prisma's. For stores that write their own
+   * SQL: the rate limits' shared counts (infra/rate-limit.ts `StoreQuery`).
+   */
+  query?: (statement: {
+    name?: string;
+    text: string;
+    values?: unknown[];
+  }) => Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+  /**
    * Listens to notifications on `channels` (`LISTEN`; a `pg_notify` delivers on its transaction's
    * commit, on PostgreSQL to every process, on PGlite inside this one): `onNotification` gets each
-   * one's channel and payload. On PostgreSQL the listening connection is a client of its own, made again (with
-   * backoff) when it breaks; notifications sent meanwhile are lost, so `onGap` is called once it
-   * listens again, for the listener to catch up by reading the database. `close` stops listening.
+   * one's channel and payload. On PostgreSQL the listening connection is a client of its own, to
+   * DATABASE_LISTEN_URL when set (a pooler in transaction mode cannot keep a LISTEN), made again (with
+   * backoff) when it breaks; notifications sent meanwhile are lost: `onLost` is called when it breaks, and `onGap`
+   * once it listens again, for the listener to catch up by reading the database. `close` stops listening.
    */
   listen(
     channels: readonly string[],
     onNotification: (channel: string, payload: string) => void,
     onGap?: () => void,
+    onLost?: () => void,
   ): Promise<Listener>;
   /** releases the pool or closes the PGlite instance (and its data directory lock) */
   close(): Promise<void>;
@@ -128,6 +144,7 @@ async function listenOnPostgres(
   channels: readonly string[],
   onNotification: (channel: string, payload: string) => void,
   onGap?: () => void,
+  onLost?: () => void,
 ): Promise<Listener> {
   const { default: pgModule } = await import("pg");
   let client: pg.Client | null = null;
@@ -143,7 +160,9 @@ async function listenOnPostgres(
       if (client !== c) return;
       client = null;
       c.end().catch(() => undefined);
-      if (!closed) schedule();
+      if (closed) return;
+      onLost?.();
+      schedule();
     };
     c.on("error", broken);
     c.on("end", broken);
@@ -202,7 +221,10 @@ export async function createDatabase(
   const counted = <F extends { connect: () => Promise<object> }>(factory: F): F =>
     options.onStatement ? statementCountingAdapter(factory, options.onStatement) : factory;
   if (target.kind === "postgres") {
-    const pool = nameAsTextPool({ connectionString: target.url, ...POOL_OPTIONS });
+    const pool = nameAsTextPool(
+      { connectionString: target.url, ...POOL_OPTIONS, max: target.poolSize ?? POOL_OPTIONS.max },
+      { namedStatements: target.preparedStatements ?? true },
+    );
     // joined reads outside transactions go straight to the pool as named prepared statements,
     // without Prisma's raw query layer (joined-reads.ts DirectQuery; docs/performance.md); in a
     // direct-transaction.ts directTransaction, to the transaction's connection
@@ -241,14 +263,20 @@ export async function createDatabase(
     return {
       prisma: withJoinedReads(prisma, direct),
       target,
-      listen: (channels, onNotification, onGap) =>
+      listen: (channels, onNotification, onGap, onLost) =>
         listenOnPostgres(
-          { connectionString: target.url, connectionTimeoutMillis: 5_000 },
+          { connectionString: target.listenUrl ?? target.url, connectionTimeoutMillis: 5_000 },
           channels,
           onNotification,
           onGap,
+          onLost,
         ),
       pool: { total: () => pool.totalCount, idle: () => pool.idleCount, waiting: () => pool.waitingCount },
+      query: async (statement) => {
+        options.onStatement?.(statement.text, statement.values);
+        const { rows, rowCount } = await pool.query<Record<string, unknown>>(statement);
+        return { rows, rowCount };
+      },
       session,
       readSnapshot: (fn) =>
         session(async (s) => {

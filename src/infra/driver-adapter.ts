@@ -30,15 +30,16 @@ const PG_TEXT_OID = 25;
  * A `pg.Pool` whose results report pg_catalog's `name` columns as `text`. Works around
  * prisma/orm#27403 ("Column type 'name' could not be deserialized"), which broke `prisma migrate`
  * over @prisma/adapter-pg 6.19 on a real PostgreSQL, and keeps a `$queryRaw` that selects a
- * catalog column readable. Applies to pool queries and pooled clients.
+ * catalog column readable. Applies to pool queries and pooled clients. With `namedStatements` false
+ * (DATABASE_PREPARED_STATEMENTS=false) every query is sent unnamed, whatever name it was given.
  */
-export function nameAsTextPool(config: pg.PoolConfig): pg.Pool {
+export function nameAsTextPool(config: pg.PoolConfig, { namedStatements = true } = {}): pg.Pool {
   const pool = new pg.Pool(config);
   patchQuery(pool);
   pool.on("connect", (client) => {
     patchQuery(client);
     serializeQueries(client);
-    boundPreparedStatements(client);
+    boundPreparedStatements(client, namedStatements ? MAX_PREPARED_PER_CONNECTION : 0);
   });
   // An idle client whose connection the server ends (restart, failover, or a test's DROP DATABASE
   // ... WITH (FORCE) racing pool.end(), which does not wait for sockets to close) is re-emitted
@@ -118,8 +119,12 @@ interface PgConnectionState {
   submittedNamedStatements?: Record<string, string>;
 }
 
-/** Drops the name of a query that would prepare a statement past MAX_PREPARED_PER_CONNECTION on `client`. */
-function boundPreparedStatements(client: pg.PoolClient): void {
+/**
+ * Drops the name of a query that would prepare a statement past `max` on `client` (MAX_PREPARED_PER_CONNECTION; 0 with
+ * DATABASE_PREPARED_STATEMENTS=false: every statement is sent unnamed, as a pooler in transaction mode needs, where
+ * the next statement may run on another server connection that never prepared the name).
+ */
+function boundPreparedStatements(client: pg.PoolClient, max: number): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   const connection = (client as unknown as { connection: PgConnectionState }).connection;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
@@ -129,7 +134,7 @@ function boundPreparedStatements(client: pg.PoolClient): void {
       name &&
       connection.parsedStatements[name] === undefined &&
       connection.submittedNamedStatements?.[name] === undefined &&
-      Object.keys(connection.parsedStatements).length >= MAX_PREPARED_PER_CONNECTION
+      Object.keys(connection.parsedStatements).length >= max
     )
       args[0] = { ...config, name: undefined };
     return query(...args);

@@ -45,20 +45,26 @@ interface ModelInfo {
   fields: Map<string, FieldInfo>;
   scalars: FieldInfo[];
   hasId: boolean;
+  /** the fields of each `@@unique` of the model, in their order */
+  uniqueKeys: string[][];
 }
 
 const MODELS = new Map<string, ModelInfo>(
-  Object.entries(getDatamodel().datamodel.models as unknown as Record<string, { fields: FieldInfo[] }>).map(
-    ([name, m]) => [
+  Object.entries(
+    getDatamodel().datamodel.models as unknown as Record<
+      string,
+      { fields: FieldInfo[]; uniqueIndexes: { fields: string[] }[] }
+    >,
+  ).map(([name, m]) => [
+    name,
+    {
       name,
-      {
-        name,
-        fields: new Map(m.fields.map((f) => [f.name, f])),
-        scalars: m.fields.filter((f) => f.kind !== "object"),
-        hasId: m.fields.some((f) => f.name === "id" && f.isId),
-      },
-    ],
-  ),
+      fields: new Map(m.fields.map((f) => [f.name, f])),
+      scalars: m.fields.filter((f) => f.kind !== "object"),
+      hasId: m.fields.some((f) => f.name === "id" && f.isId),
+      uniqueKeys: m.uniqueIndexes.map((u) => u.fields),
+    },
+  ]),
 );
 
 /** The Prisma delegate name of a model (`Invoice` -> `invoice`) and back. */
@@ -403,17 +409,36 @@ function selectList(
   return { columns, convert };
 }
 
+/**
+ * The columns a relation joins on, as [foreign key column, the column of `referenced` it references]
+ * pairs. The datamodel gives a relation's own columns only, so the referenced ones follow the schema's
+ * two shapes: one column references `id`; a compound one, a child row's (parent id, organizationId)
+ * (migration 2026120201000001_organization_of_children), references `id` and the columns of the same
+ * names, which must be a `@@unique` of `referenced` in that order (else the read is Prisma's).
+ */
+function referencePairs(fromFields: readonly string[], referenced: ModelInfo): [string, string][] {
+  const [first, ...same] = fromFields;
+  const key = ["id", ...same].join(",");
+  if (same.length > 0 && !referenced.uniqueKeys.some((k) => k.join(",") === key))
+    unsupported(`relation by ${fromFields.join(", ")} to ${referenced.name}`);
+  return [[first, "id"], ...same.map((f): [string, string] => [f, f])];
+}
+
 /** The join of relation `field` of the model at `alias` to `related`, the innermost FROM (its columns unqualified). */
 function joinCondition(alias: string, field: FieldInfo, related: ModelInfo): string {
   if (field.relationFromFields?.length) {
-    if (field.relationFromFields.length !== 1) unsupported(`compound relation ${field.name}`);
-    return `"id" = ${alias}.${q(field.relationFromFields[0])}`;
+    return referencePairs(field.relationFromFields, related)
+      .map(([from, to]) => `${q(to)} = ${alias}.${q(from)}`)
+      .join(" AND ");
   }
   const back = [...related.fields.values()].find(
     (f) => f.relationName === field.relationName && f !== field && f.relationFromFields?.length,
   );
-  if (!back || back.relationFromFields!.length !== 1) return unsupported(`relation ${field.name}`);
-  return `${q(back.relationFromFields![0])} = ${alias}."id"`;
+  const owner = back && MODELS.get(back.type);
+  if (!back || !owner) return unsupported(`relation ${field.name}`);
+  return referencePairs(back.relationFromFields!, owner)
+    .map(([from, to]) => `${q(from)} = ${alias}.${q(to)}`)
+    .join(" AND ");
 }
 
 /** A read's statement, the paths of its parameters' values, and the converter of its rows. */

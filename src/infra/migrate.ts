@@ -10,8 +10,9 @@
  * both on the safe side:
  * - each migration runs in one transaction with its bookkeeping row: a migration that fails leaves
  *   nothing behind (no half-applied schema, no "failed migration" row to resolve by hand);
- * - on PostgreSQL, concurrent starts serialize on Prisma's advisory lock (key 72707369), so two
- *   instances never apply the same migration twice.
+ * - on PostgreSQL, concurrent starts serialize on Prisma's advisory lock (key 72707369), held by
+ *   each migration's transaction, so two instances never apply the same migration twice, and no
+ *   lock outlives a transaction (safe through PgBouncer in transaction mode).
  */
 import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
@@ -159,6 +160,12 @@ export interface MigrationReport {
  * `_prisma_migrations` row. Throws MigrationError, naming the migration and the database's message,
  * when one fails (that migration is rolled back; the ones before it stay applied) or when a failed
  * migration left by Prisma's CLI must be resolved first (`prisma migrate resolve`).
+ *
+ * On PostgreSQL each migration's transaction first takes Prisma's advisory lock as a transaction
+ * lock (`pg_advisory_xact_lock`, released by its commit or rollback), then reads what is applied
+ * again: a concurrent start waits there and finds the migration done. Nothing of the session
+ * outlives a transaction, so this works through a pooler in transaction mode too (PgBouncer;
+ * docs/scaling.md "Through PgBouncer"), where a session lock could stay held on a server connection.
  */
 export async function applyMigrations(session: SqlSession, local?: Migration[]): Promise<MigrationReport> {
   const started = performance.now();
@@ -168,40 +175,41 @@ export async function applyMigrations(session: SqlSession, local?: Migration[]):
   if (status.pending.length === 0 && status.failed.length === 0) {
     return { applied: [], modified: status.modified, ms: performance.now() - started };
   }
-  if (session.concurrent) await session.query(`SELECT pg_advisory_lock(${ADVISORY_LOCK_KEY})`);
-  try {
-    await session.exec(BOOKKEEPING_TABLE);
-    status = compare(migrations, await appliedRows(session)); // another instance may have migrated meanwhile
-    if (status.failed.length) {
-      throw new MigrationError(
-        `migration ${status.failed[0]} failed earlier and was left unfinished; fix the database, then mark it with ` +
-          `\`npx prisma migrate resolve --applied|--rolled-back ${status.failed[0]}\``,
-        status.failed[0],
-      );
-    }
-    const applied: string[] = [];
-    for (const migration of migrations.filter((m) => status.pending.includes(m.name))) {
-      await session.exec("BEGIN");
-      try {
-        await session.exec(migration.sql);
-        await session.query(
-          `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, ` +
-            `applied_steps_count) VALUES ($1, $2, $3, now(), clock_timestamp(), 1)`,
-          [randomUUID(), migration.checksum, migration.name],
-        );
-        await session.exec("COMMIT");
-      } catch (e) {
-        await session.exec("ROLLBACK").catch(() => undefined);
+  const applied: string[] = [];
+  for (;;) {
+    await session.exec("BEGIN");
+    let migration: Migration | undefined;
+    try {
+      if (session.concurrent) await session.query(`SELECT pg_advisory_xact_lock(${ADVISORY_LOCK_KEY})`);
+      await session.exec(BOOKKEEPING_TABLE);
+      status = compare(migrations, await appliedRows(session)); // another instance may have migrated meanwhile
+      if (status.failed.length) {
         throw new MigrationError(
-          `migration ${migration.name} failed and was rolled back: ${(e as Error).message}`,
-          migration.name,
+          `migration ${status.failed[0]} failed earlier and was left unfinished; fix the database, then mark it ` +
+            `with \`npx prisma migrate resolve --applied|--rolled-back ${status.failed[0]}\``,
+          status.failed[0],
         );
       }
-      applied.push(migration.name);
+      migration = migrations.find((m) => status.pending.includes(m.name));
+      if (!migration) {
+        await session.exec("COMMIT");
+        return { applied, modified: status.modified, ms: performance.now() - started };
+      }
+      await session.exec(migration.sql);
+      await session.query(
+        `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, ` +
+          `applied_steps_count) VALUES ($1, $2, $3, now(), clock_timestamp(), 1)`,
+        [randomUUID(), migration.checksum, migration.name],
+      );
+      await session.exec("COMMIT");
+    } catch (e) {
+      await session.exec("ROLLBACK").catch(() => undefined);
+      if (e instanceof MigrationError || !migration) throw e;
+      throw new MigrationError(
+        `migration ${migration.name} failed and was rolled back: ${(e as Error).message}`,
+        migration.name,
+      );
     }
-    return { applied, modified: status.modified, ms: performance.now() - started };
-  } finally {
-    if (session.concurrent)
-      await session.query(`SELECT pg_advisory_unlock(${ADVISORY_LOCK_KEY})`).catch(() => undefined);
+    applied.push(migration.name);
   }
 }

@@ -4,10 +4,15 @@
  * key's organization, mode, user, expiry and when its last use was written.
  *
  * - An entry lives `ttlMs` (API_KEY_CACHE_TTL_SECONDS, default 30 s) from the read that filled it;
- *   after that the key is read again. A key revoked, or its expiry changed, by another process
- *   (the `api-key revoke` CLI, another replica) is therefore refused within `ttlMs`.
+ *   after that the key is read again.
  * - Revoking a key in this process (services/api-keys.ts revokeApiKey) drops it from every cache
- *   of the process at once (`forgetApiKey`).
+ *   of the process at once (`forgetApiKey`). The revocation's transaction also notifies
+ *   API_KEYS_CHANNEL, so every other process on the database drops it when it commits
+ *   (`followApiKeyChanges`, through the process's one listener, services/event-stream.ts): within
+ *   a second, not the TTL. While that listener is not listening (before it starts, or its
+ *   connection broke) nothing is cached, and when it listens again every entry is dropped, since
+ *   notifications may have been missed. A change made in the database by hand (an UPDATE of
+ *   `revokedAt` or `expiresAt` without the notification) is still seen within `ttlMs`.
  * - Expiry never waits for the TTL: the cached `expiresAt` is checked on every request.
  * - Only keys that exist and are not revoked are cached: an unknown key is read from the database
  *   each time (and counts as a failed authentication for the auth-failure limit, docs/limits.md),
@@ -33,6 +38,31 @@ export const DEFAULT_API_KEY_CACHE_TTL_MS = 30_000;
 /** Default bound of the cache: keys kept at most (least recently used dropped first). */
 export const DEFAULT_API_KEY_CACHE_MAX_ENTRIES = 10_000;
 
+/**
+ * The notification channel of API key changes, notified in the change's own transaction (services/api-keys.ts) and
+ * delivered on commit to every process's listener (services/event-stream.ts): `revoked <key id>` (revokeApiKey) or
+ * `created <hash prefix>` (createApiKey; the first LIVE_KEY_PREFIX_LENGTH hex characters of its stored hash).
+ */
+export const API_KEYS_CHANNEL = "billing_api_keys";
+
+/** A change of API keys as its notification on API_KEYS_CHANNEL says it. */
+export type ApiKeyChange = { kind: "revoked"; id: string } | { kind: "created"; hashPrefix: string };
+
+/** The payload on API_KEYS_CHANNEL of `change`. */
+export function apiKeyNotification(change: ApiKeyChange): string {
+  return change.kind === "revoked" ? `revoked ${change.id}` : `created ${change.hashPrefix}`;
+}
+
+/** The change a payload on API_KEYS_CHANNEL says, or null when it is not one (`apiKeyNotification`'s form). */
+export function parseApiKeyNotification(payload: string): ApiKeyChange | null {
+  const [kind, value, extra] = payload.split(" ");
+  if (!value || extra !== undefined) return null;
+  if (kind === "revoked") return { kind, id: value };
+  if (kind === "created" && new RegExp(`^[0-9a-f]{${LIVE_KEY_PREFIX_LENGTH}}$`).test(value))
+    return { kind, hashPrefix: value };
+  return null;
+}
+
 /** Every cache of this process, so a revocation here reaches all of them at once. */
 const caches = new Set<ApiKeyCache>();
 
@@ -45,6 +75,8 @@ export class ApiKeyCache {
    * unrevoked: `set` with the generation taken before the read refuses to cache it then.
    */
   generation = 0;
+  /** true while changes made by other processes may go unseen (`suspend`): nothing is cached then */
+  private suspended = false;
 
   /**
    * `ttlMs`: how long an entry is served after the read that filled it (0: nothing is cached);
@@ -79,7 +111,7 @@ export class ApiKeyCache {
    * forgotten since, nothing is cached (the read may predate that revocation).
    */
   set(hash: string, key: CachedApiKey, readAt: number = this.generation): void {
-    if (this.ttlMs <= 0 || this.maxEntries <= 0 || readAt !== this.generation) return;
+    if (this.suspended || this.ttlMs <= 0 || this.maxEntries <= 0 || readAt !== this.generation) return;
     this.entries.delete(hash);
     this.entries.set(hash, { key, until: this.clock() + this.ttlMs });
     while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
@@ -89,6 +121,27 @@ export class ApiKeyCache {
   forget(id: string): void {
     this.generation++;
     for (const [hash, entry] of this.entries) if (entry.key.id === id) this.entries.delete(hash);
+  }
+
+  /**
+   * Empties the cache and caches nothing until `resume`: the notifications of other processes' revocations are not
+   * arriving (the listener is not listening), so no entry could be trusted to be current.
+   */
+  suspend(): void {
+    this.suspended = true;
+    this.clear();
+  }
+
+  /** Empties the cache (any entry may have missed a revocation) and caches again: the listener listens. */
+  resume(): void {
+    this.suspended = false;
+    this.clear();
+  }
+
+  /** Drops every entry; a read in flight is not cached (its key may be one a missed notification revoked). */
+  private clear(): void {
+    this.generation++;
+    this.entries.clear();
   }
 
   /** Empties the cache and stops it receiving revocations (the app closes). */
@@ -162,7 +215,7 @@ export class LiveApiKeyIndex {
     return prefixes.has(hash.slice(0, LIVE_KEY_PREFIX_LENGTH));
   }
 
-  /** Adds the key of stored hash `hash` (a key created in this process). */
+  /** Adds the key of stored hash `hash`, or of that hash's prefix (a key created in this process, or another's). */
   add(hash: string): void {
     this.prefixes?.add(hash.slice(0, LIVE_KEY_PREFIX_LENGTH));
   }
@@ -214,4 +267,53 @@ export class LiveApiKeyIndex {
 /** Adds a key created in this process (its stored hash) to every index of live keys of this process. */
 export function learnApiKey(hash: string): void {
   for (const index of indexes) index.add(hash);
+}
+
+/** What `followApiKeyChanges` needs of the process's listener (services/event-stream.ts EventStream has it). */
+export interface ApiKeyChangeSource {
+  /** calls `fn` with each API key change committed from now on (in any process); returns the unsubscribe */
+  onApiKeyChange(fn: (change: ApiKeyChange) => void): () => void;
+  /** calls `fn` when the listening connection broke: notifications are missed until `onGap`; returns the unsubscribe */
+  onLost(fn: () => void): () => void;
+  /** calls `fn` once it listens again after a break (notifications may have been missed); returns the unsubscribe */
+  onGap(fn: () => void): () => void;
+}
+
+/**
+ * Keeps `cache` and `index` current with the API key changes of every process (module comment): `source` is the
+ * process's listener, once it listens, or null when it could not start. Until it listens the cache is suspended
+ * (caches nothing); then a revoked key is dropped from `cache` and makes `index` read again, a created key enters
+ * `index`, a broken connection suspends the cache and listening again resumes it empty. When `source` resolves to
+ * null (no listener), the cache resumes and other processes' revocations are seen within its TTL only. Resolves
+ * once it follows (true), or without a listener (false).
+ */
+export function followApiKeyChanges(
+  source: Promise<ApiKeyChangeSource | null>,
+  cache: ApiKeyCache,
+  index: LiveApiKeyIndex,
+): Promise<boolean> {
+  cache.suspend();
+  return source.then(
+    (listener) => {
+      if (listener) {
+        listener.onApiKeyChange((change) => {
+          if (change.kind === "revoked") {
+            cache.forget(change.id);
+            index.invalidate();
+          } else index.add(change.hashPrefix);
+        });
+        listener.onLost(() => cache.suspend());
+        listener.onGap(() => {
+          cache.resume();
+          index.invalidate();
+        });
+      }
+      cache.resume();
+      return listener !== null;
+    },
+    () => {
+      cache.resume();
+      return false;
+    },
+  );
 }

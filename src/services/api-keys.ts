@@ -16,10 +16,13 @@ import {
 } from "../domain/api-keys.js";
 import type { Auth } from "./context.js";
 import {
+  API_KEYS_CHANNEL,
+  apiKeyNotification,
   forgetApiKey,
   learnApiKey,
   LIVE_KEY_PREFIX_LENGTH,
   type ApiKeyCache,
+  type ApiKeyChange,
   type CachedApiKey,
   type LiveApiKeyIndex,
 } from "./api-key-cache.js";
@@ -140,6 +143,8 @@ export async function createApiKey(
         expiresAt,
       },
     });
+    // on commit, every process's index of live keys knows it (services/api-key-cache.ts followApiKeyChanges)
+    await notifyApiKeyChange(tx, { kind: "created", hashPrefix: hashKey(key).slice(0, LIVE_KEY_PREFIX_LENGTH) });
     return {
       organization: organizationId,
       organization_name: name,
@@ -152,6 +157,14 @@ export async function createApiKey(
   // after the commit: this process's indexes of live keys know it at once (services/api-key-cache.ts)
   learnApiKey(hashKey(key));
   return result;
+}
+
+/**
+ * Queues `change` on API_KEYS_CHANNEL in transaction `tx`: PostgreSQL (and PGlite) deliver it when `tx` commits, to
+ * every process's listener (services/event-stream.ts), and never when it rolls back.
+ */
+async function notifyApiKeyChange(tx: Pick<PrismaClient, "$executeRaw">, change: ApiKeyChange): Promise<void> {
+  await tx.$executeRaw`SELECT pg_notify(${API_KEYS_CHANNEL}, ${apiKeyNotification(change)})`;
 }
 
 /** One key as `api-key list` shows it: never the key nor its hash. Times are ISO 8601 or null. */
@@ -227,9 +240,10 @@ export interface RevokedApiKey {
 /**
  * Revokes the key with id `id` (`key_...`): sets `revokedAt` to `now` with one conditional
  * UPDATE, so the key answers 401 from the next request on in this process (its cached entry is
- * dropped at once) and within API_KEY_CACHE_TTL_SECONDS in other processes. Revoking a revoked key changes
- * nothing and reports `already_revoked` with the first revocation's time. Throws NotFoundError
- * for an unknown id and ValidationError for a blank one.
+ * dropped at once) and, through the notification its transaction sends (API_KEYS_CHANNEL), as soon
+ * as other processes hear it (milliseconds; docs/operations.md "API key cache"). Revoking a revoked
+ * key changes nothing and reports `already_revoked` with the first revocation's time. Throws
+ * NotFoundError for an unknown id and ValidationError for a blank one.
  */
 export async function revokeApiKey(prisma: PrismaClient, id: string, now: Date = new Date()): Promise<RevokedApiKey> {
   const wanted = id.trim();
@@ -241,10 +255,12 @@ export async function revokeApiKey(prisma: PrismaClient, id: string, now: Date =
       select: { id: true, prefix: true, revokedAt: true },
     });
     if (!key || !key.revokedAt) throw new NotFoundError("API key", wanted);
+    // on commit, every process drops it from its caches (services/api-key-cache.ts followApiKeyChanges)
+    if (count > 0) await notifyApiKeyChange(tx, { kind: "revoked", id: key.id });
     return { id: key.id, prefix: key.prefix, revoked_at: key.revokedAt.toISOString(), already_revoked: count === 0 };
   });
   // after the commit (a request reading the key before it would cache it again): this process's
-  // caches drop it now, other processes' within their TTL (services/api-key-cache.ts)
+  // caches drop it now, before its own notification arrives; other processes' when theirs does
   forgetApiKey(revoked.id);
   return revoked;
 }
@@ -338,4 +354,15 @@ export async function mayAuthenticate(
   const cached = cache.get(hash);
   if (cached) return !isKeyExpired(cached.expiresAt, now);
   return index.mayExist(hash);
+}
+
+/**
+ * True when `authorization` presents an API key that `cache` holds and that has not expired at `now`: a key that
+ * authenticates without a statement, which the failed-authentication limit never refuses, so server.ts does not
+ * read its address's count (on PostgreSQL a statement: infra/rate-limit.ts).
+ */
+export function holdsValidKey(authorization: string | null | undefined, now: Date, cache: ApiKeyCache): boolean {
+  const hash = presentedKeyHash(authorization);
+  const cached = hash ? cache.get(hash) : undefined;
+  return cached !== undefined && !isKeyExpired(cached.expiresAt, now);
 }

@@ -464,6 +464,7 @@ function linesOfCycle(data: CycleData, n: number, final: boolean): LineRow[] {
       ...(before ?? { createdAt: subscription.createdAt, updatedAt: subscription.updatedAt, couponRedemptions: 0 }),
       id: l.id,
       subscriptionId: subscription.id,
+      organizationId: subscription.organizationId,
       position,
       planId: l.plan,
       plan: data.scheduledPlans.find((p) => p.id === l.plan)!,

@@ -94,8 +94,8 @@ const INSERT_EVENTS = preparedSql(`
     ORDER BY v.n
     RETURNING "id", "type"
   ), m AS (
-    INSERT INTO "WebhookMessage" ("eventId", "endpointId")
-    SELECT e."id", w."id" FROM e JOIN "WebhookEndpoint" w
+    INSERT INTO "WebhookMessage" ("eventId", "organizationId", "endpointId")
+    SELECT e."id", $1::text, w."id" FROM e JOIN "WebhookEndpoint" w
       ON w."organizationId" = $1::text AND w."testMode" = $2::boolean AND w."status" = 'enabled'
       AND (w."enabledEvents" @> ARRAY[e."type"] OR w."enabledEvents" @> ARRAY['*'])
     RETURNING 1

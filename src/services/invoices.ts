@@ -188,7 +188,9 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceInput) {
       },
     });
     const created = lines.length
-      ? await tx.prisma.invoiceLine.createManyAndReturn({ data: lines.map((line) => ({ ...line, invoiceId: id })) })
+      ? await tx.prisma.invoiceLine.createManyAndReturn({
+          data: lines.map((line) => ({ ...line, invoiceId: id, organizationId: invoice.organizationId })),
+        })
       : [];
     await recordEvents(tx, "invoice.created", "invoice", [id]);
     return { ...invoice, lines: created, customer, documentType, currency, payments: [] };

@@ -329,6 +329,7 @@ async function startCharge(tx: Tx, ctx: ServiceContext, payment: Payment, source
       // idempotent per id, answers the first call's result instead of charging twice
       id: derivedId("chg", `${payment.id}/${attempt}`),
       paymentId: payment.id,
+      organizationId: payment.organizationId,
       attempt,
       sourceId: source.id,
       gateway: source.gateway,

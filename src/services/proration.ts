@@ -203,7 +203,10 @@ export async function applyPendingChanges(
         where: { id: line.id },
         data: { ...data, ...(before.couponId !== line.coupon ? { couponRedemptions: 0 } : {}) },
       });
-    else await ctx.prisma.subscriptionLine.create({ data: { id: line.id, subscriptionId, ...data } });
+    else
+      await ctx.prisma.subscriptionLine.create({
+        data: { id: line.id, subscriptionId, organizationId: ctx.auth.organizationId, ...data },
+      });
   }
   await ctx.prisma.subscription.update({ where: { id: subscriptionId }, data: { pendingChanges: Prisma.DbNull } });
   return true;

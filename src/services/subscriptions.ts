@@ -672,7 +672,9 @@ async function changeLinesMidCycle(
   for (const line of lines) {
     const before = current.lines.find((l) => l.id === line.id);
     if (!before) {
-      await tx.prisma.subscriptionLine.create({ data: { ...line, subscriptionId: current.id } });
+      await tx.prisma.subscriptionLine.create({
+        data: { ...line, subscriptionId: current.id, organizationId: current.organizationId },
+      });
       continue;
     }
     const sameCoupon = before.couponId === line.couponId;

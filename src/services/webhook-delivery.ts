@@ -81,11 +81,11 @@ interface Outcome {
 const CLAIM = preparedSql(`
   WITH busy AS (SELECT * FROM unnest($3::text[], $4::int[]) AS b("endpointId", "inFlight")),
   due AS (
-    SELECT m."eventId", m."endpointId"
+    SELECT m."eventId", m."organizationId", m."endpointId"
     FROM "WebhookEndpoint" w
     LEFT JOIN busy ON busy."endpointId" = w."id"
     CROSS JOIN LATERAL (
-      SELECT "eventId", "endpointId" FROM "WebhookMessage"
+      SELECT "eventId", "organizationId", "endpointId" FROM "WebhookMessage"
       WHERE "endpointId" = w."id" AND "status" = 'pending' AND "nextAttemptAt" <= $1::timestamptz
       ORDER BY "nextAttemptAt"
       LIMIT GREATEST($2::int - COALESCE(busy."inFlight", 0), 0)
@@ -95,7 +95,8 @@ const CLAIM = preparedSql(`
     LIMIT $5::int
   )
   UPDATE "WebhookMessage" u SET "attempts" = u."attempts" + 1, "nextAttemptAt" = $6::timestamptz
-  FROM due WHERE u."eventId" = due."eventId" AND u."endpointId" = due."endpointId"
+  FROM due WHERE u."eventId" = due."eventId" AND u."organizationId" = due."organizationId"
+    AND u."endpointId" = due."endpointId"
   RETURNING u."eventId", u."endpointId", u."attempts"`);
 
 /** When the next pending message of an enabled endpoint is due (null: none is). */
@@ -103,6 +104,17 @@ const NEXT_DUE = preparedSql(`
   SELECT m."nextAttemptAt" AS "at" FROM "WebhookMessage" m
   JOIN "WebhookEndpoint" w ON w."id" = m."endpointId" AND w."status" = 'enabled'
   WHERE m."status" = 'pending' ORDER BY m."nextAttemptAt" LIMIT 1`);
+
+/**
+ * The first statement of an outcome batch: $1 the batch's endpoints, locked `FOR KEY SHARE` in id order; returns
+ * those that still exist. An endpoint deleted meanwhile (`DELETE /v1/webhook_endpoints/{id}/`, which cascades to its
+ * messages and attempts) is then skipped. Without it, the batch's `UPDATE` locked a message the delete's cascade
+ * was about to remove, and only at the statement's end did the attempts' foreign key checks lock the endpoint the
+ * delete held: PostgreSQL broke the cycle by aborting one of them (40P01, docs/webhooks.md "Delivery"). With the
+ * endpoints locked first, a batch and a delete wait for each other in one order only.
+ */
+const LOCK_ENDPOINTS = preparedSql(`
+  SELECT "id" FROM "WebhookEndpoint" WHERE "id" = ANY($1::text[]) ORDER BY "id" FOR KEY SHARE`);
 
 /** The claimed messages' events: what their bodies are made of. */
 const EVENTS_OF = preparedSql(`
@@ -136,7 +148,8 @@ const WRITE_OUTCOMES = preparedSql(`
     "nextAttemptAt" = COALESCE(v."nextAttemptAt", m."nextAttemptAt"),
     "deliveredAt" = CASE WHEN v."status" = 'delivered' THEN v."at" ELSE m."deliveredAt" END
   FROM v
-  WHERE m."eventId" = v."eventId" AND m."endpointId" = v."endpointId" AND m."attempts" = v."attempt"
+  WHERE m."eventId" = v."eventId" AND m."organizationId" = v."organizationId" AND m."endpointId" = v."endpointId"
+    AND m."attempts" = v."attempt"
     AND (m."status" = 'pending') IS TRUE`);
 
 /**
@@ -274,7 +287,7 @@ export function startWebhookWorker(
 
   async function writeOutcomes(batch: Outcome[]): Promise<void> {
     const schedule = settings.webhooks.retrySchedule;
-    const rows = batch.map(({ claim, endpoint, result, at }) => {
+    const all = batch.map(({ claim, endpoint, result, at }) => {
       const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
       const retryIn = ok
         ? null
@@ -294,6 +307,13 @@ export function startWebhookWorker(
       };
     });
     await prisma.$transaction(async (tx) => {
+      const existing = await queryPrepared<{ id: string }>(tx, LOCK_ENDPOINTS, [
+        [...new Set(all.map((r) => r.endpoint.id))],
+      ]);
+      const kept = new Set(existing.map((e) => e.id));
+      // a deleted endpoint's messages and attempts went with it: nothing to record for them
+      const rows = all.filter((r) => kept.has(r.endpoint.id));
+      if (rows.length === 0) return;
       await queryPrepared(tx, WRITE_OUTCOMES, [
         rows.map(() => newId("del")),
         rows.map((r) => r.claim.eventId),
@@ -433,17 +453,20 @@ export async function redeliverEvent(
       if (endpointIds.length === 0)
         throw new InvalidStateError(`no enabled webhook endpoint receives ${event.type} events`);
     }
-    await queryPrepared(tx.prisma, REDELIVER, [eventId, endpointIds]);
+    await queryPrepared(tx.prisma, REDELIVER, [eventId, endpointIds, ctx.auth.organizationId]);
     return { eventId, endpointIds };
   });
 }
 
-/** A message of $1 to each endpoint $2, due now, its attempts counted from zero again; and the worker woken. */
+/**
+ * A message of event $1 (of organization $3) to each endpoint $2, due now, its attempts counted from zero again; and
+ * the worker woken.
+ */
 const REDELIVER = preparedSql(`
   WITH m AS (
-    INSERT INTO "WebhookMessage" ("eventId", "endpointId", "status", "attempts", "nextAttemptAt")
-    SELECT $1::text, e, 'pending', 0, CURRENT_TIMESTAMP FROM unnest($2::text[]) AS e
-    ON CONFLICT ("eventId", "endpointId") DO UPDATE SET "status" = 'pending', "attempts" = 0,
+    INSERT INTO "WebhookMessage" ("eventId", "organizationId", "endpointId", "status", "attempts", "nextAttemptAt")
+    SELECT $1::text, $3::text, e, 'pending', 0, CURRENT_TIMESTAMP FROM unnest($2::text[]) AS e
+    ON CONFLICT ("eventId", "organizationId", "endpointId") DO UPDATE SET "status" = 'pending', "attempts" = 0,
       "nextAttemptAt" = CURRENT_TIMESTAMP, "deliveredAt" = NULL
     RETURNING 1
   )

@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import type { DatabaseTarget } from "../../src/infra/driver-adapter.js";
+import { createDatabase, type Database } from "../../src/infra/database.js";
 
 export const TEST_DB = (process.env.TEST_DB ?? "pglite") as "pglite" | "postgres";
 export const POSTGRES_URL = process.env.TEST_DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/test";
@@ -63,4 +64,18 @@ export async function emptyTarget(label: string): Promise<{ target: DatabaseTarg
     target: { kind: "pglite", dir: path.join(dir, "pglite") },
     drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * Opens `target` in this process, runs `use` with it and closes it: between the runs of child
+ * processes on one database (the embedded one is one process's at a time, and opening it takes
+ * over the lock a killed child left: src/infra/data-dir-lock.ts).
+ */
+export async function inDatabase<T>(target: DatabaseTarget, use: (database: Database) => Promise<T>): Promise<T> {
+  const database = await createDatabase(target);
+  try {
+    return await use(database);
+  } finally {
+    await database.close();
+  }
 }

@@ -8,6 +8,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { root } from "../../scripts/build-state.mjs";
+import { dataDirOf, type DatabaseTarget } from "../../src/infra/database-target.js";
 
 export const ROOT = root;
 
@@ -41,6 +42,14 @@ export function serviceEnv(extra: Record<string, string | undefined>): NodeJS.Pr
     else env[k] = v;
   }
   return env;
+}
+
+/** The variable that gives a child service `target`: DATABASE_URL, or the BILLING_DATA_DIR of an embedded database. */
+export function databaseVariables(target: DatabaseTarget): Record<string, string> {
+  if (target.kind === "postgres") return { DATABASE_URL: target.url };
+  const dir = dataDirOf(target);
+  if (!dir) throw new Error("an in-memory database cannot be shared with a child process");
+  return { BILLING_DATA_DIR: dir };
 }
 
 /** Starts `command args` in `cwd` (default the project root) and collects its output lines. */

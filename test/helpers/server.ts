@@ -12,6 +12,7 @@ import { createApp, createHttpServer, listen } from "../../src/server.js";
 import type { AppSettings } from "../../src/infra/config.js";
 import { contractProblem } from "./contract.js";
 import { cloneTemplate } from "./databases.js";
+import type { DatabaseTarget } from "../../src/infra/driver-adapter.js";
 
 /**
  * The table a statement of `TestServer.statements` reads or writes first: transaction control as
@@ -83,9 +84,16 @@ export async function startTestServer(
     eventStreamBacklog?: number;
     /** PUBLIC_URL: the absolute base of links in answers (default: each request's origin) */
     publicUrl?: string;
+    /**
+     * serve this migrated database instead of a fresh clone; `close` leaves it in place (tests that hand it to child
+     * processes afterwards: test/integration/sigkill-*.test.ts)
+     */
+    target?: DatabaseTarget;
   } = {},
 ): Promise<TestServer> {
-  const { target, drop } = await cloneTemplate(inject("template"));
+  const { target, drop } = options.target
+    ? { target: options.target, drop: async () => {} }
+    : await cloneTemplate(inject("template"));
   const statements: string[] = [];
   const database = await createDatabase(target, { onStatement: (sql) => statements.push(sql) });
   const acme = await createApiKey(database.prisma, {
@@ -132,6 +140,8 @@ export async function startTestServer(
     portalDir: options.portalDir,
     eventStreamBacklog: options.eventStreamBacklog,
   });
+  // keys are cached once the app listens to other processes' revocations (services/api-key-cache.ts)
+  await app.listening;
   const server: Server = createHttpServer(app);
   // Keep-alive: the client must always be the side that drops an idle connection. With Node's 5 s
   // default the server announces `Keep-Alive: timeout=5` and fetch (undici) keeps idle sockets 4 s;

@@ -1,7 +1,9 @@
 /**
  * A real SMTP server for tests (smtp-server, docs/reminders.md): listens on a random local port,
  * accepts any sender without TLS or auth, and keeps each message parsed by mailparser. `rejecting`
- * makes it refuse every recipient with a temporary 451, as a server in trouble would.
+ * makes it refuse every recipient with a temporary 451, as a server in trouble would; `beforeAnswer`
+ * holds the reply to a message's DATA (the message is kept already, as a server that took it and has
+ * not said so yet).
  */
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
@@ -19,12 +21,17 @@ export interface TestSmtpServer {
   received: ReceivedMail[];
   /** refuse every recipient (451) while true */
   rejecting: boolean;
+  /**
+   * awaited after a message is kept (`received`) and before its DATA is answered 250: a test holds the
+   * answer until it releases it; default: answered at once
+   */
+  beforeAnswer: (mail: ReceivedMail) => Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startSmtpServer(): Promise<TestSmtpServer> {
   const received: ReceivedMail[] = [];
-  const state = { rejecting: false };
+  const state = { rejecting: false, beforeAnswer: async (_mail: ReceivedMail) => {} };
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ["STARTTLS"],
@@ -38,9 +45,11 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
       simpleParser(stream)
         .then((parsed) => {
           const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : "";
-          received.push({ envelope: { from, to: session.envelope.rcptTo.map((r) => r.address) }, parsed });
-          callback();
+          const mail = { envelope: { from, to: session.envelope.rcptTo.map((r) => r.address) }, parsed };
+          received.push(mail);
+          return state.beforeAnswer(mail);
         })
+        .then(() => callback())
         .catch((e: Error) => callback(e));
     },
   });
@@ -55,6 +64,12 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
     },
     set rejecting(value: boolean) {
       state.rejecting = value;
+    },
+    get beforeAnswer() {
+      return state.beforeAnswer;
+    },
+    set beforeAnswer(value: (mail: ReceivedMail) => Promise<void>) {
+      state.beforeAnswer = value;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

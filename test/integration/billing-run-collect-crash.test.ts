@@ -10,12 +10,11 @@
  *   never called (the run killed between the transaction that creates the payment and starts its
  *   charge, and the gateway call).
  *
- * A real SIGKILL is not used: the second point lies between one commit and the next statement of
- * the same function, with nothing outside the process to time a kill on (the SIGKILL test of
- * billing-run-crash.test.ts kills between batches, which last long enough to aim at), and the
- * first point no longer exists in this version. Two sweeps then run concurrently, twice; each
- * payment must be charged exactly once (gateway calls and attempt rows counted) and each invoice
- * paid, with one payment. Both databases.
+ * Here no process is killed: the first state no longer arises in this version, and two sweeps are
+ * run at once over both (sigkill-billing-run.test.ts kills the command line with SIGKILL while a
+ * gateway reached over HTTP holds a charge's answer, the second state). Two sweeps run
+ * concurrently, twice; each payment must be charged exactly once (gateway calls and attempt rows
+ * counted) and each invoice paid, with one payment. Both databases.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";

@@ -65,11 +65,10 @@ async function subscribe(planId: string, extra: { addonId?: string; couponId?: s
       couponId: extra.couponId ?? null,
     },
   });
-  await p.subscriptionLine.create({ data: { id: newId("lin"), subscriptionId: subscription.id, planId } });
+  const parent = { subscriptionId: subscription.id, organizationId: subscription.organizationId };
+  await p.subscriptionLine.create({ data: { id: newId("lin"), ...parent, planId } });
   if (extra.addonId)
-    await p.subscriptionAddon.create({
-      data: { id: newId("lin"), subscriptionId: subscription.id, addonId: extra.addonId },
-    });
+    await p.subscriptionAddon.create({ data: { id: newId("lin"), ...parent, addonId: extra.addonId } });
   return subscription.id;
 }
 
@@ -278,7 +277,12 @@ describe("product list", () => {
       },
     });
     await prisma.subscriptionLine.create({
-      data: { id: newId("lin"), subscriptionId: sub.id, planId: made[3].plans[0].id },
+      data: {
+        id: newId("lin"),
+        subscriptionId: sub.id,
+        organizationId: sub.organizationId,
+        planId: made[3].plans[0].id,
+      },
     });
     expect((await s.rest("DELETE", `/v1/products/${made[3].id}/`, { key })).status).toBe(204);
 

@@ -235,6 +235,8 @@ function drivenStream() {
     subscribe: (fn) => (subscribers.add(fn), () => subscribers.delete(fn)),
     onGap: (fn) => (gaps.add(fn), () => gaps.delete(fn)),
     onWebhookMessages: () => () => undefined,
+    onLost: () => () => undefined,
+    onApiKeyChange: () => () => undefined,
     close: async () => undefined,
   };
   return {

@@ -418,7 +418,9 @@ describe("retention", () => {
       body: { url: "http://127.0.0.1:9/hooks", enabled_events: ["*"] },
     });
     // a message and an attempt of the old event, as the delivery worker would have left them
-    await s.database.prisma.webhookMessage.create({ data: { eventId: old.id, endpointId: endpoint.body.id } });
+    await s.database.prisma.webhookMessage.create({
+      data: { eventId: old.id, organizationId: s.orgs.acme, endpointId: endpoint.body.id },
+    });
     await s.database.prisma.webhookAttempt.create({
       data: {
         id: "del_retention000000000000001",

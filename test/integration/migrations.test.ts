@@ -3,7 +3,8 @@
  * of prisma/migrations applied once with Prisma's checksum, nothing to do the second time, a
  * failing migration rolled back whole (no table, no bookkeeping row) with its name in the error,
  * and on PostgreSQL two concurrent starts applying each migration exactly once. The backfill of
- * 20261124010000_issued_snapshots writes what finalize writes.
+ * 20261124010000_issued_snapshots writes what finalize writes; that of
+ * 2026120201000001_organization_of_children gives child rows their parent's organization.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -277,7 +278,8 @@ describe("20261124010000_issued_snapshots", () => {
 describe("2026112602000000_document_numbering", () => {
   it(
     "marks every numbered document's series without renumbering (a DTE is a folio, the rest internal), drafts stay " +
-      "null; the series then never collide",
+      "null; the series then never collide. Later, 2026120201000001_organization_of_children gives the lines and " +
+      "charges written before it their parent's organization",
     async () => {
       const db = await emptyDatabase();
       const local = await localMigrations();
@@ -342,9 +344,34 @@ describe("2026112602000000_document_numbering", () => {
           taxAgency: dte(7),
         },
       });
+      // lines and a charge as written before 2026120201000001_organization_of_children (without organizationId),
+      // of two organizations
+      await p.$executeRawUnsafe(
+        `INSERT INTO "Organization" ("id", "name", "updatedAt") VALUES ('org_o', 'Otra SpA', now())`,
+      );
+      await p.customer.create({ select, data: { id: "cus_o", organizationId: "org_o", testMode: true } });
+      await p.invoice.create({
+        select,
+        data: { ...doc, id: "inv_o", organizationId: "org_o", customerId: "cus_o", documentTypeId: "CL33" },
+      });
+      await p.$executeRawUnsafe(
+        `INSERT INTO "Payment" ("id", "organizationId", "testMode", "amount", "currencyId", "date", "userEmail",
+           "updatedAt") VALUES ('pay_o', 'org_o', true, 100, 'CLP', '2026-11-01', 'ops@x.cl', now())`,
+      );
+      const line = `"position", "name", "quantity", "amount", "updatedAt"`;
+      for (const insert of [
+        `INSERT INTO "InvoiceLine" ("id", "invoiceId", ${line}) VALUES ('lin_m', 'inv_1', 0, 'A', 1, 100, now()),
+           ('lin_o', 'inv_o', 0, 'B', 1, 100, now())`,
+        `INSERT INTO "OrderLine" ("id", "orderId", ${line}) VALUES ('lin_m', 'ord_1', 0, 'A', 1, 100, now())`,
+        `INSERT INTO "CreditNoteLine" ("id", "creditNoteId", ${line}) VALUES ('lin_m', 'cre_7', 0, 'A', 1, 100, now())`,
+        `INSERT INTO "PaymentCharge" ("id", "paymentId", "attempt", "gateway", "amount", "currencyId", "status",
+           "updatedAt") VALUES ('chg_o', 'pay_o', 1, 'test', 100, 'CLP', 'succeeded', now())`,
+      ])
+        await p.$executeRawUnsafe(insert);
 
       await db.session((s) => applyMigrations(s, local.slice(0, at + 1)));
       const invoices = await p.invoice.findMany({
+        where: { organizationId: "org_m" },
         orderBy: { id: "asc" },
         select: { id: true, number: true, numbering: true },
       });
@@ -389,6 +416,15 @@ describe("2026112602000000_document_numbering", () => {
         }),
       ).rejects.toMatchObject({ code: "P2002" });
       await db.session((s) => applyMigrations(s, local));
+
+      const owners = { select: { id: true, organizationId: true }, orderBy: { id: "asc" } } as const;
+      expect(await p.invoiceLine.findMany(owners)).toEqual([
+        { id: "lin_m", organizationId: "org_m" },
+        { id: "lin_o", organizationId: "org_o" },
+      ]);
+      expect(await p.orderLine.findMany(owners)).toEqual([{ id: "lin_m", organizationId: "org_m" }]);
+      expect(await p.creditNoteLine.findMany(owners)).toEqual([{ id: "lin_m", organizationId: "org_m" }]);
+      expect(await p.paymentCharge.findMany(owners)).toEqual([{ id: "chg_o", organizationId: "org_o" }]);
     },
   );
 });

@@ -573,6 +573,7 @@ describe("/metrics business series", () => {
         {
           id: "ch_metrics_1",
           paymentId: "pay_metrics_1",
+          organizationId: s.orgs.acme,
           attempt: 1,
           gateway: "test",
           amount: 1000,
@@ -582,6 +583,7 @@ describe("/metrics business series", () => {
         {
           id: "ch_metrics_2",
           paymentId: "pay_metrics_1",
+          organizationId: s.orgs.acme,
           attempt: 2,
           gateway: "test",
           amount: 1000,
@@ -591,6 +593,7 @@ describe("/metrics business series", () => {
         {
           id: "ch_metrics_3",
           paymentId: "pay_metrics_1",
+          organizationId: s.orgs.acme,
           attempt: 3,
           gateway: "test",
           amount: 1000,

@@ -362,6 +362,7 @@ describe("payments: a charge the gateway did not answer", () => {
         data: {
           id: "chg_inflight000000000000000",
           paymentId: p.id,
+          organizationId: s.orgs.acme,
           attempt: 1,
           sourceId: source.id,
           gateway: "test",
@@ -388,7 +389,14 @@ describe("payments: a charge the gateway did not answer", () => {
 
   it("the database refuses a second active charge of one payment", async () => {
     const p = await payment();
-    const row = { paymentId: p.id, gateway: "test", amount: "2916", currencyId: "CLP", status: "pending" };
+    const row = {
+      paymentId: p.id,
+      organizationId: s.orgs.acme,
+      gateway: "test",
+      amount: "2916",
+      currencyId: "CLP",
+      status: "pending",
+    };
     await s.database.prisma.paymentCharge.create({ data: { ...row, id: "chg_first0000000000000000000", attempt: 1 } });
     await expect(
       s.database.prisma.paymentCharge.create({

@@ -76,9 +76,11 @@ describe.skipIf(TEST_DB !== "pglite")("the README and docs/tour.md, run as writt
       fs.symlinkSync(path.join(ROOT, name), path.join(folder, name));
     const certificate = generatePkcs12({ rut: "12.345.678-5", password: "clave de prueba" });
     fs.writeFileSync(path.join(folder, "firma.p12"), certificate.file);
-    // a CAF authorized today (SII: a CAF of type 33 expires six months after its authorization)
-    const today = new Date().toISOString().slice(0, 10);
-    const caf = generateCaf({ rut: "78123456-7", type: 33, from: 1, to: 50, authorizedOn: today });
+    // a CAF authorized yesterday (UTC): it must not be dated after the invoice, which is dated in Chile's time
+    // zone, still the previous day for the first 3-4 hours of a UTC day (SII: a CAF of type 33 expires six months
+    // after its authorization)
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const caf = generateCaf({ rut: "78123456-7", type: 33, from: 1, to: 50, authorizedOn: yesterday });
     fs.writeFileSync(path.join(folder, "caf.xml"), caf.file);
     env = serviceEnv({ PORT: "0", HOST: "127.0.0.1", CERTIFICATE_PASSWORD: certificate.password });
     delete env.BILLING_URL;

@@ -9,6 +9,7 @@ import { chileanCustomer, startTestServer, statementTable, type TestServer } fro
 import { authenticate, createApiKey, revokeApiKey } from "../../src/services/api-keys.js";
 import { ApiKeyCache } from "../../src/services/api-key-cache.js";
 import { Plan } from "@pothos/selection-mapper";
+import { TEST_DB } from "../helpers/databases.js";
 
 let s: TestServer;
 let customer: string;
@@ -19,14 +20,14 @@ beforeAll(async () => {
 afterAll(async () => s?.close());
 
 /**
- * The tables of the statements `run` sends. `withoutKey`: leaves out the API key's (a SELECT when
- * its cached entry has ended, the `lastUsedAt` UPDATE once a minute), which depend on timing; the
- * key cache's own tests below count those.
+ * The tables of the statements `run` sends, without the rate limit's (on PostgreSQL one per request: its test is
+ * below). `withoutKey`: leaves out the API key's too (a SELECT when its cached entry has ended, the `lastUsedAt`
+ * UPDATE once a minute), which depend on timing; the key cache's own tests below count those.
  */
 async function statementsOf(run: () => Promise<unknown>, withoutKey = false): Promise<string[]> {
   s.statements.length = 0;
   await run();
-  return s.statements.map(statementTable).filter((t) => !withoutKey || t !== "ApiKey");
+  return s.statements.map(statementTable).filter((t) => t !== "RateLimit" && (!withoutKey || t !== "ApiKey"));
 }
 
 /**
@@ -302,6 +303,25 @@ describe("statements per request", () => {
     const again = await s.rest("GET", `/v1/invoices/${res.body.id}/`);
     expect(res.body).toEqual(again.body);
   });
+});
+
+describe("the rate limit's statement", () => {
+  it(
+    "a request with a cached key spends its bucket with one statement on PostgreSQL (the RateLimit table, shared " +
+      "by every process), none on the embedded database (in memory)",
+    async () => {
+      await s.rest("GET", "/v1/customers/");
+      s.statements.length = 0;
+      expect((await s.rest("GET", "/v1/customers/")).status).toBe(200);
+      const limits = s.statements.filter((sql) => statementTable(sql) === "RateLimit");
+      if (TEST_DB === "postgres") {
+        expect(limits).toHaveLength(1);
+        expect(limits[0]).toMatch(
+          /^\s*INSERT INTO "RateLimit" VALUES \(\$1, \$2, \$3\)\s+ON CONFLICT\(key\) DO UPDATE/,
+        );
+      } else expect(limits).toEqual([]);
+    },
+  );
 });
 
 describe("API key cache", () => {

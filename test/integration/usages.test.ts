@@ -47,8 +47,9 @@ beforeAll(async () => {
   });
   meteredLine = newId("lin");
   licensedLine = newId("lin");
-  await p.subscriptionLine.create({ data: { id: meteredLine, subscriptionId, planId: product.body.plans[0].id } });
-  await p.subscriptionLine.create({ data: { id: licensedLine, subscriptionId, planId: product.body.plans[1].id } });
+  const parent = { subscriptionId, organizationId: s.orgs.acme };
+  await p.subscriptionLine.create({ data: { id: meteredLine, ...parent, planId: product.body.plans[0].id } });
+  await p.subscriptionLine.create({ data: { id: licensedLine, ...parent, planId: product.body.plans[1].id } });
 });
 afterAll(async () => s?.close());
 

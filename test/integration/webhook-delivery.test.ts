@@ -7,7 +7,9 @@
  * addresses at delivery time.
  */
 import { randomBytes } from "node:crypto";
+import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { TEST_DB } from "../helpers/databases.js";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { startSmtpServer, type TestSmtpServer } from "../helpers/smtp.js";
 import { startWebhookReceiver, until, verifies, type WebhookReceiver } from "../helpers/webhook-receiver.js";
@@ -290,5 +292,72 @@ describe("live mode", () => {
     expect(attempt.error).toMatch(/127\.0\.0\.1.*not allowed/);
     expect(receiver.received).toHaveLength(0);
     await s.rest("DELETE", `/v1/webhook_endpoints/${id}/`, { key: live });
+  });
+});
+
+describe.skipIf(TEST_DB !== "postgres")("an endpoint deleted while outcomes are written", () => {
+  it("skips the deleted endpoint's outcome and records the rest of the batch: no deadlock, nothing lost", async () => {
+    // three endpoints on one receiver: the first (`endpoint`) is answered first, the other two 600 ms later
+    const more: { id: string; secret: string }[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await s.rest("POST", "/v1/webhook_endpoints/", {
+        body: { url: `${receiver.url}?n=${i}`, enabled_events: ["customer.created"] },
+      });
+      expect(res.status, res.text).toBe(201);
+      more.push(res.body);
+    }
+    const [deleted, kept] = more;
+    receiver.secrets = [endpoint.secret, deleted.secret, kept.secret];
+    const delays = new Map([
+      [endpoint.secret, 300],
+      [deleted.secret, 900],
+      [kept.secret, 900],
+    ]);
+    receiver.respond = (m) => ({ status: 204, delayMs: delays.get(m.verifiedWith[0]) });
+    const a = new pg.Client({ connectionString: (s.database.target as { url: string }).url });
+    const b = new pg.Client({ connectionString: (s.database.target as { url: string }).url });
+    await Promise.all([a.connect(), b.connect()]);
+    try {
+      await newCustomer();
+      const messages = await receiver.waitFor(3);
+      // the first endpoint's outcome batch waits for its message, which `a` holds; the other two outcomes
+      // arrive meanwhile and make the next batch together
+      await a.query("BEGIN");
+      await a.query(`SELECT 1 FROM "WebhookMessage" WHERE "endpointId" = $1 FOR UPDATE`, [endpoint.id]);
+      await until(
+        async () => messages.every((m) => m.answered),
+        (answered) => answered,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      // a delete of the second endpoint in progress (cascading to its messages), not committed yet
+      await b.query("BEGIN");
+      await b.query(`DELETE FROM "WebhookEndpoint" WHERE "id" = $1`, [deleted.id]);
+      await a.query("COMMIT");
+      // the next batch (the deleted endpoint's outcome and the kept one's) waits for the delete
+      await until(
+        async () =>
+          (
+            await a.query(
+              `SELECT COUNT(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+            )
+          ).rows[0].n,
+        (n) => n > 0,
+      );
+      await b.query("COMMIT");
+      const delivered = await until(
+        () => s.database.prisma.webhookMessage.findMany({ where: { endpointId: { in: [endpoint.id, kept.id] } } }),
+        (rows) => rows.length === 2 && rows.every((r) => r.status === "delivered"),
+      );
+      expect(delivered.map((r) => r.attempts)).toEqual([1, 1]);
+      expect(await s.database.prisma.webhookAttempt.count({ where: { endpointId: kept.id } })).toBe(1);
+      // the kept endpoint got its message once: its outcome was not lost with the deleted one's
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(receiver.received.filter((m) => m.verifiedWith[0] === kept.secret)).toHaveLength(1);
+    } finally {
+      await a.query("ROLLBACK").catch(() => undefined);
+      await b.query("ROLLBACK").catch(() => undefined);
+      await Promise.all([a.end(), b.end()]);
+    }
   });
 });

@@ -227,6 +227,7 @@ async function bufferInvoice(job: SubscriptionJob, outcome: Outcome, billed: Bil
     return {
       ...row,
       invoiceId,
+      organizationId: sub.organizationId,
       planId: l.source.kind === "line" ? (planOf.get(l.source.id) ?? null) : null,
       periodStart: l.periodStart,
       periodEnd: l.periodEnd,

@@ -13,10 +13,11 @@ import type { FinalizedColumns } from "../document-lifecycle.js";
 
 /**
  * The foreign keys to Invoice of the rows a batch writes besides its invoices, DEFERRABLE INITIALLY
- * IMMEDIATE (migration 2026113001000001_deferrable_invoice_references): checked at once everywhere
- * else; BatchWrites.flushAllButInvoices defers them, and the flush after it checks them.
+ * IMMEDIATE (migrations 2026113001000001_deferrable_invoice_references and
+ * 2026120201000001_organization_of_children): checked at once everywhere else;
+ * BatchWrites.flushAllButInvoices defers them, and the flush after it checks them.
  */
-const INVOICE_REFERENCES = Prisma.raw('"InvoiceLine_invoiceId_fkey", "Usage_invoiceId_fkey"');
+const INVOICE_REFERENCES = Prisma.raw('"InvoiceLine_invoiceId_organizationId_fkey", "Usage_invoiceId_fkey"');
 
 /** Rows per bulk statement. */
 const ROWS_PER_STATEMENT = 1000;
