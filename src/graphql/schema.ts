@@ -1,6 +1,7 @@
 /** Builds the GraphQL schema from every type module (one file per resource under ./types). */
 import { builder } from "./builder.js";
 import { guardInputs } from "./input-guard.js";
+import { planNodesOncePerField } from "./node-plans.js";
 import { syncNodeIds } from "./sync-fields.js";
 import "./enums.js";
 import "./types/reference.js";
@@ -34,6 +35,8 @@ import "./types/webhook-endpoint.js";
 /**
  * Every field with arguments checks them first (input-guard.ts: text, ids, JSON values); Node ids resolve without
  * a promise (sync-fields.ts). The roots are Query, Mutation and SubscriptionRoot (builder.ts): the billing type
- * `Subscription` is a Node, not the subscription root (docs/graphql.md "Ids and the schema's roots").
+ * `Subscription` is a Node, not the subscription root (docs/graphql.md "Ids and the schema's roots"). The ids of a
+ * `nodes(ids:)` share one query plan per type (node-plans.ts).
  */
+planNodesOncePerField();
 export const schema = guardInputs(syncNodeIds(builder.toSchema({ sortSchema: true })));

@@ -15,6 +15,7 @@
  * nothing). A customer with neither gets a summary over all currencies and `currency` null.
  */
 import { Prisma } from "../infra/prisma/generated/client.js";
+import { sqlRows } from "../infra/prepared-sql.js";
 import { calendarMonth } from "../domain/periods.js";
 import type { ServiceContext } from "./context.js";
 
@@ -37,7 +38,12 @@ interface Row {
   paid: string;
 }
 
-/** Aggregations of `customerIds` (of the caller's organization and mode), in input order. */
+/**
+ * Aggregations of `customerIds` (of the caller's organization and mode), in input order. One statement
+ * of fixed text (the ids one array parameter), sent as a prepared statement on PostgreSQL: planned
+ * once per connection, not on every call (each event batch of subscriptions asks for 100 customers'
+ * aggregations: docs/performance.md "After events: the cost of printing events").
+ */
 export async function customerAggregations(
   ctx: ServiceContext,
   customerIds: readonly string[],
@@ -47,13 +53,15 @@ export async function customerAggregations(
     select: { timeZone: true },
   });
   const period = calendarMonth(org.timeZone, ctx.now());
-  const rows = await ctx.prisma.$queryRaw<Row[]>(Prisma.sql`
+  const rows = await sqlRows<Row>(
+    ctx.prisma,
+    Prisma.sql`
     WITH customers AS (
       SELECT c."id",
              COALESCE(c."currencyId", (SELECT cur."id" FROM "Currency" cur WHERE cur."countryId" = c."countryId"
              AND cur."isDefault" LIMIT 1)) AS currency
       FROM "Customer" c
-      WHERE c."id" IN (${Prisma.join(customerIds)})
+      WHERE c."id" = ANY(${[...customerIds]}::text[])
         AND c."organizationId" = ${ctx.auth.organizationId} AND c."testMode" = ${ctx.auth.testMode}
     )
     SELECT c."id", c.currency,
@@ -81,7 +89,9 @@ export async function customerAggregations(
       SELECT SUM(p."amount") AS paid
       FROM "Payment" p
       WHERE p."customerId" = c."id" AND p."status" = 'succeeded' AND (c.currency IS NULL OR p."currencyId" = c.currency)
-    ) pay ON true`);
+    ) pay ON true`,
+    { prepared: true },
+  );
   const byId = new Map(rows.map((r) => [r.id, r]));
   return customerIds.map((id) => {
     const r = byId.get(id);

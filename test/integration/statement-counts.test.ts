@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chileanCustomer, startTestServer, statementTable, type TestServer } from "../helpers/server.js";
 import { authenticate, createApiKey, revokeApiKey } from "../../src/services/api-keys.js";
 import { ApiKeyCache } from "../../src/services/api-key-cache.js";
+import { Plan } from "@pothos/selection-mapper";
 import { TEST_DB } from "../helpers/databases.js";
 
 let s: TestServer;
@@ -219,6 +220,61 @@ describe("statements per request", () => {
     // the page (joined) and its COUNT; the aggregations of the page's customers (services/aggregations.ts:
     // the organization's time zone, then one query of every customer's sums), once for the whole page
     expect(sorted(large)).toEqual(sorted(["Order (joined)", "Order", "Organization", "Currency"]));
+  });
+
+  it("nodes(ids:): one joined statement and one query plan per type at any count, each node as node(id:)", async () => {
+    const NODE =
+      `id ... on Invoice { total lines { name total } customer { name country { name } } } ` +
+      `... on Customer { name country { name } }`;
+    const NODES = `query($ids: [ID!]!) { nodes(ids: $ids) { ${NODE} } }`;
+    const buyers: string[] = [];
+    const invoices: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const buyer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: `Nodos ${i}` }) })).body.id;
+      buyers.push(buyer);
+      for (let j = 0; j < 2; j++)
+        invoices.push(
+          (await s.rest("POST", "/v1/invoices/", { body: { customer: buyer, lines: THREE_LINES } })).body.id,
+        );
+    }
+    // the plans Plan.fromInfo answers, by field execution and type (node-plans.ts shares them per nodes field)
+    const planned: { info: unknown; typeName?: string; plan: unknown }[] = [];
+    const mapper = Plan as unknown as { fromInfo: (adapter: object, options: any) => unknown };
+    const fromInfo = mapper.fromInfo;
+    mapper.fromInfo = (adapter, options) => {
+      const plan = fromInfo.call(Plan, adapter, options);
+      planned.push({ info: options.info, typeName: options.typeName, plan });
+      return plan;
+    };
+    const read = (ids: string[]) => async () => {
+      const res = await s.graphql(NODES, { ids });
+      expect(res.body.errors).toBeUndefined();
+      return res.body.data.nodes;
+    };
+    let small: string[];
+    let large: string[];
+    let nodes: any[] = [];
+    try {
+      small = await statementsOf(read([invoices[0], buyers[0]]), true);
+      planned.length = 0;
+      large = await statementsOf(async () => (nodes = await read([...invoices, ...buyers])()), true);
+    } finally {
+      mapper.fromInfo = fromInfo;
+    }
+    expect(sorted(large)).toEqual(sorted(small));
+    expect(sorted(large)).toEqual(sorted(["Invoice (joined)", "Customer (joined)"]));
+    // 6 invoices and 3 customers loaded with one plan each
+    const plansOf = (typeName: string) => new Set(planned.filter((p) => p.typeName === typeName).map((p) => p.plan));
+    expect(planned.filter((p) => p.typeName === "Invoice")).toHaveLength(6);
+    expect(plansOf("Invoice").size).toBe(1);
+    expect(plansOf("Customer").size).toBe(1);
+    // each node as node(id:) reads it alone
+    for (const [i, id] of [...invoices, ...buyers].entries()) {
+      const one = await s.graphql(`query($id: ID!) { node(id: $id) { ${NODE} } }`, { id });
+      expect(nodes[i]).toEqual(one.body.data.node);
+    }
+    expect(nodes[0].lines).toHaveLength(3);
+    expect(nodes[6].country.name).toBe("Chile");
   });
 
   it("POST /v1/invoices/ with 3 lines: 7 statements, the answer built from what was written", async () => {
