@@ -47,6 +47,18 @@ export async function cloneTemplate(template: string): Promise<{ target: Databas
 }
 
 /**
+ * A new data directory for a child service on the embedded database (its BILLING_DATA_DIR, in a
+ * temporary folder named `prefix`...) holding a copy of this run's migrated template (`inject("template")`,
+ * global-setup.ts): the child applies no migration at its first start, 3-5 s less per test than an
+ * empty directory. The caller removes it.
+ */
+export function templateDataDir(template: string, prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  fs.cpSync(template, path.join(dir, "pglite"), { recursive: true });
+  return dir;
+}
+
+/**
  * A new empty database of this run's kind (no migration applied), for migration tests; `drop`
  * removes it. `label` names it (`billing_<label>_...` or a `billing-<label>-` temporary folder).
  */

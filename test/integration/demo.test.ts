@@ -11,8 +11,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TEST_DB } from "../helpers/databases.js";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { TEST_DB, templateDataDir } from "../helpers/databases.js";
 import {
   cli,
   ROOT,
@@ -109,7 +109,8 @@ describe.skipIf(TEST_DB !== "pglite")("the demo against a running server", () =>
 
   beforeAll(async () => {
     sii = await startFakeSii();
-    dir = tempDir("billing-demo-test-");
+    dir = templateDataDir(inject("template"), "billing-demo-test-"); // migrated
+    dirs.push(dir);
     const hosts = sii.hosts;
     env = serviceEnv({
       BILLING_DATA_DIR: dir,
@@ -121,8 +122,6 @@ describe.skipIf(TEST_DB !== "pglite")("the demo against a running server", () =>
       SII_BOLETA_PRODUCTION_URL: hosts.boletaProductionUrl,
       SII_BOLETA_PRODUCTION_UPLOAD_URL: hosts.boletaProductionUploadUrl,
     });
-    const migrated = cli(["migrate"], env);
-    expect(migrated.status, migrated.stderr).toBe(0);
   }, 180_000);
 
   it(

@@ -10,13 +10,12 @@
  */
 import fs from "node:fs";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.js";
 import { createKey, ROOT, serviceEnv, startProcess, startService, type ServiceProcess } from "../helpers/processes.js";
-import { TEST_DB } from "../helpers/databases.js";
+import { TEST_DB, templateDataDir } from "../helpers/databases.js";
 
 /** A TCP proxy to `port` whose open connections the test can cut. */
 async function startProxy(port: number) {
@@ -164,14 +163,14 @@ describe.skipIf(TEST_DB === "postgres")("events listen", () => {
       "reconnects when the server is back on its port",
     { timeout: 180_000 },
     async () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-listen-"));
+      const dir = templateDataDir(inject("template"), "billing-listen-");
       const port = await new Promise<number>((resolve) => {
         const probe = net.createServer().listen(0, "127.0.0.1", () => {
           const { port } = probe.address() as net.AddressInfo;
           probe.close(() => resolve(port));
         });
       });
-      const env = serviceEnv({ BILLING_DATA_DIR: path.join(dir, "data"), PORT: String(port) });
+      const env = serviceEnv({ BILLING_DATA_DIR: dir, PORT: String(port) });
       const key = createKey(env);
       let service = await startService(env);
       const args = ["events", "listen", "--url", service.url, "--api-key", key];

@@ -10,11 +10,9 @@
  * had committed; ran: they had not).
  */
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
-import { cloneTemplate, TEST_DB } from "../helpers/databases.js";
+import { cloneTemplate, TEST_DB, templateDataDir } from "../helpers/databases.js";
 import { createKey, serviceEnv, startService, type ServiceProcess } from "../helpers/processes.js";
 
 const WRITERS = 8;
@@ -33,14 +31,14 @@ afterAll(async () => {
   for (const cleanup of cleanups) await cleanup();
 });
 
-/** The service's environment on a database of its own (migrated by the CLI or cloned from the template). */
+/** The service's environment on a database of its own, cloned from the migrated template. */
 async function serviceDatabase(): Promise<NodeJS.ProcessEnv> {
   if (TEST_DB === "postgres") {
     const { target, drop } = await cloneTemplate(inject("template"));
     cleanups.push(drop);
     return serviceEnv({ DATABASE_URL: (target as { url: string }).url });
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "billing-idempotency-crash-"));
+  const dir = templateDataDir(inject("template"), "billing-idempotency-crash-");
   cleanups.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
   return serviceEnv({ BILLING_DATA_DIR: dir });
 }

@@ -12,8 +12,8 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { POSTGRES_URL, TEST_DB, withDatabase } from "../helpers/databases.js";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { POSTGRES_URL, TEST_DB, templateDataDir, withDatabase } from "../helpers/databases.js";
 import {
   cli,
   createKey,
@@ -66,9 +66,11 @@ describe.skipIf(TEST_DB !== "pglite")("the service on the embedded database", ()
   let key: string;
 
   beforeAll(() => {
-    dir = dataDir();
+    // a copy of the migrated template (the command line migrating a new directory: control-socket.test.ts)
+    dir = templateDataDir(inject("template"), "billing-runtime-");
+    dirs.push(dir);
     env = serviceEnv({ BILLING_DATA_DIR: dir });
-    key = createKey(env); // the CLI migrates the new database and creates the key
+    key = createKey(env);
   });
 
   it("CLI: --version prints the package version; migrate status lists every migration as applied", () => {

@@ -10,8 +10,8 @@
  * On both databases (the pglite and postgres projects).
  */
 import net from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { emptyTarget, TEST_DB } from "../helpers/databases.js";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { cloneTemplate, TEST_DB } from "../helpers/databases.js";
 import { createKey, portOpen, serviceEnv, startService, type ServiceProcess } from "../helpers/processes.js";
 
 /** The grace period the service is started with (s): short, to keep the test fast. */
@@ -23,7 +23,7 @@ let key: string;
 let drop: () => Promise<void>;
 
 beforeAll(async () => {
-  const database = await emptyTarget("shutdown");
+  const database = await cloneTemplate(inject("template")); // migrated
   drop = database.drop;
   env = serviceEnv(
     database.target.kind === "postgres"
@@ -33,7 +33,7 @@ beforeAll(async () => {
           SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS),
         },
   );
-  key = createKey(env); // the CLI migrates the new database and creates the key
+  key = createKey(env);
 }, 120_000);
 
 afterEach(async () => {
