@@ -20,6 +20,8 @@ import { configDefaults, defineConfig } from "vitest/config";
 // An explicit TMPDIR is kept.
 if (!process.env.TMPDIR && fs.existsSync("/dev/shm")) {
   const runDir = fs.mkdtempSync(path.join("/dev/shm", "billing-tests-"));
+  // like /tmp: PgBouncer, which the scaling tests start as `nobody` when run as root, writes in a folder of its own here
+  fs.chmodSync(runDir, 0o1777);
   process.env.TMPDIR = runDir;
   process.once("exit", () => fs.rmSync(runDir, { recursive: true, force: true }));
 }
