@@ -35,6 +35,7 @@ import { DataDirInUseError } from "./infra/data-dir-lock.js";
 import { dataDirOf } from "./infra/database-target.js";
 import { controlSocketPath, listenControlSocket, type ControlServer } from "./infra/control-socket.js";
 import { MigrationError } from "./infra/migrate.js";
+import { limitHeapGrowth } from "./infra/heap.js";
 import { withEmbeddedKey } from "./infra/secrets.js";
 import type { App } from "./server.js";
 import { createHttpServer, drainHttpServer, listen } from "./http-server.js";
@@ -65,6 +66,8 @@ try {
   process.exit(1);
 }
 const logger = createLogger(config.logLevel, config.logFormat);
+// before the app's modules allocate: the heap's headroom under sustained work (infra/heap.ts)
+const heapGrowingPercent = limitHeapGrowth(config.heapGrowingPercent);
 for (const event of ["uncaughtException", "unhandledRejection"] as const) {
   process.on(event, (error) => {
     logger.fatal({ err: error }, event);
@@ -186,6 +189,7 @@ const startup = (async () => {
       ...(config.role === "worker" ? {} : { graphql: `${url}/graphql`, rest: `${url}/v1` }),
       ...(control ? { controlSocket: control.file } : {}),
       startupMs: Math.round(performance.now()),
+      heapGrowingPercent,
     },
     "billing service listening",
   );

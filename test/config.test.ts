@@ -27,6 +27,7 @@ describe("loadConfig", () => {
       billingRunIntervalSeconds: 0,
       siiSendIntervalMs: 60_000,
       shutdownGraceSeconds: 10,
+      heapGrowingPercent: 0,
       publicUrl: undefined,
     });
     expect(config.settings).toMatchObject({
@@ -50,6 +51,7 @@ describe("loadConfig", () => {
       BILLING_RUN_INTERVAL_SECONDS: "300",
       SII_SEND_INTERVAL_SECONDS: "0",
       SHUTDOWN_GRACE_SECONDS: "3",
+      HEAP_GROWING_PERCENT: "30",
       PAYMENT_GATEWAYS: "test",
       DATABASE_URL: "postgresql://u@db:5432/billing",
       SII_CERTIFICATION_URL: "http://127.0.0.1:9000/",
@@ -63,6 +65,7 @@ describe("loadConfig", () => {
       billingRunIntervalSeconds: 300,
       siiSendIntervalMs: 0,
       shutdownGraceSeconds: 3,
+      heapGrowingPercent: 30,
     });
     expect(config.settings).toMatchObject({
       smtpUrl: "smtp://u:p@mail:587",

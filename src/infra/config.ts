@@ -37,6 +37,11 @@ export interface Config {
    */
   shutdownGraceSeconds: number;
   /**
+   * HEAP_GROWING_PERCENT (default 0: V8's own factor): how far the JavaScript heap may grow past its live size
+   * before a full garbage collection, in percent (infra/heap.ts; docs/operations.md "Memory").
+   */
+  heapGrowingPercent: number;
+  /**
    * SERVICE_ROLE (default `all`): what this process runs (docs/scaling.md "Roles"): `all` HTTP and every background
    * worker; `api` HTTP only; `worker` every background worker, with HTTP only for /healthz, /readyz and /metrics.
    * `api` and `worker` need PostgreSQL (DATABASE_URL).
@@ -291,6 +296,7 @@ const ENV_SCHEMA = z.object({
   BILLING_RUN_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
   SII_SEND_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
   SHUTDOWN_GRACE_SECONDS: integer(1, 3_600, "must be a whole number of seconds between 1 and 3600"),
+  HEAP_GROWING_PERCENT: integer(0, 1_000, "must be a whole number of percent between 0 and 1000 (0: V8's own)"),
   PAYMENT_GATEWAYS: z.preprocess(
     unset,
     z
@@ -417,6 +423,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     billingRunIntervalSeconds: e.BILLING_RUN_INTERVAL_SECONDS ?? 0,
     siiSendIntervalMs: (e.SII_SEND_INTERVAL_SECONDS ?? 60) * 1000,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS ?? 10,
+    heapGrowingPercent: e.HEAP_GROWING_PERCENT ?? 0,
     role,
     settings: {
       smtpUrl: e.SMTP_URL,
