@@ -52,7 +52,9 @@ export interface Child {
   stop: () => Promise<void>;
 }
 
-let nextPort = 33000 + Math.floor(Math.random() * 1000);
+// below Linux's ephemeral range (32768-60999), where the bench's own outgoing connections (to PostgreSQL, to the
+// service) take their local ports: a service told to listen on one of those failed with EADDRINUSE
+let nextPort = 20000 + Math.floor(Math.random() * 10000);
 
 async function waitHealthy(url: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 60_000;
