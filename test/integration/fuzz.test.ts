@@ -383,11 +383,13 @@ async function rest(method: string, path: string, raw?: string) {
 
 beforeAll(async () => {
   s = await startTestServer();
+  // RateLimit left out: every request spends from its buckets, refused ones too (docs/limits.md), and the burst
+  // bucket's first row appears when the requests first outrun the per-second rate, whichever request that is
   tables = (
     await s.database.prisma.$queryRawUnsafe<{ name: string; updated: boolean }[]>(
       `SELECT table_name AS name, bool_or(column_name = 'updatedAt') AS updated FROM information_schema.columns ` +
-        `WHERE table_schema = current_schema() AND table_name <> '_prisma_migrations' GROUP BY table_name ORDER BY ` +
-        `table_name`,
+        `WHERE table_schema = current_schema() AND table_name NOT IN ('_prisma_migrations', 'RateLimit') ` +
+        `GROUP BY table_name ORDER BY table_name`,
     )
   ).map((t) => ({ name: t.name, updated: Boolean(t.updated) }));
   const post = async (path: string, body: unknown) => {
