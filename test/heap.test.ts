@@ -56,6 +56,8 @@ describe("limitHeapGrowth", () => {
   it("leaves V8's factor at 0, and a --heap-growing-percent given to node wins over the variable", () => {
     expect(limitHeapGrowth(0, [])).toBeNull();
     expect(limitHeapGrowth(30, [`${HEAP_GROWING_FLAG}=50`, "--enable-source-maps"])).toBe(50);
-    expect(limitHeapGrowth(30, [HEAP_GROWING_FLAG])).toBeNull();
+    expect(limitHeapGrowth(30, ["--heap_growing_percent=40"])).toBe(40);
+    expect(limitHeapGrowth(30, [HEAP_GROWING_FLAG, "60"])).toBe(60);
+    expect(limitHeapGrowth(30, [`${HEAP_GROWING_FLAG}=0`])).toBeNull();
   });
 });

@@ -24,9 +24,11 @@ export const HEAP_GROWING_FLAG = "--heap-growing-percent";
  * Returns the percent in force, or null when V8 picks the factor.
  */
 export function limitHeapGrowth(percent: number, nodeFlags: string[] = nodeCommandLineFlags()): number | null {
-  const given = nodeFlags.find((flag) => flag.startsWith(HEAP_GROWING_FLAG));
-  if (given) {
-    const value = Number(given.split("=")[1]);
+  // node takes V8's flags with `-` or `_`, and their value after `=` or as the next argument
+  const at = nodeFlags.findIndex((flag) => flag.replaceAll("_", "-").split("=")[0] === HEAP_GROWING_FLAG);
+  if (at >= 0) {
+    const [, inline] = nodeFlags[at].split("=");
+    const value = Number(inline ?? nodeFlags[at + 1]);
     return Number.isInteger(value) && value > 0 ? value : null;
   }
   if (percent <= 0) return null;
