@@ -38,8 +38,7 @@ export async function cloneTemplate(template: string): Promise<{ target: Databas
       drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
     };
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `billing-test-${suffix}-`));
-  fs.cpSync(template, path.join(dir, "pglite"), { recursive: true });
+  const dir = templateDataDir(template, `billing-test-${suffix}-`);
   return {
     target: { kind: "pglite", dir: path.join(dir, "pglite") },
     drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
