@@ -22,6 +22,7 @@ import type { Logger } from "../infra/logger.js";
 import type { AppSettings } from "../infra/config.js";
 import { newId } from "../infra/ids.js";
 import { preparedSql, queryPrepared } from "../infra/prepared-sql.js";
+import { directTransaction } from "../infra/direct-transaction.js";
 import { requireKey } from "../infra/secrets.js";
 import { WebhookHttp, webhookSignature, type AttemptResult } from "../infra/webhook-http.js";
 import { disablesEndpoint, messageBody, nextRetryIn, retryAfterMs, type DisableReason } from "../domain/webhooks.js";
@@ -48,8 +49,28 @@ export const leaseMs = (timeoutMs: number) => 2 * timeoutMs + 5_000;
  * this poll is the safety net for a notification that was never sent.
  */
 const IDLE_POLL_MS = 60_000;
+/**
+ * How old the worker's knowledge of the next due time may grow while every round claims something
+ * (ms): the longest a message nothing announces (another process's retry, a crashed process's claim
+ * running out) waits past its due time on a busy worker.
+ */
+const NEXT_DUE_REFRESH_MS = 5_000;
 /** The shortest sleep when a due message could not be claimed (another process holds it for a moment; ms). */
 const MIN_SLEEP_MS = 50;
+/**
+ * The shortest time between two claims started by notifications of new messages (ms): under a
+ * stream of writes (one per invoice), one claim takes several transactions' messages instead of one
+ * each. An idle worker claims at once on the first notification (docs/webhooks.md "Delivery").
+ */
+export const NOTIFIED_CLAIM_INTERVAL_MS = 50;
+/**
+ * How long the first finished attempt waits for others before their outcomes are written (ms), and
+ * how many make a batch be written at once.
+ */
+const FLUSH_DELAY_MS = 10;
+const FLUSH_AT = 256;
+/** Endpoints whose opened secrets a worker keeps (more clears the cache). */
+const MAX_OPENED = 1_000;
 /** After a failed round (a database error), the wait before the next (ms). */
 const ERROR_PAUSE_MS = 1_000;
 
@@ -59,7 +80,15 @@ export interface WebhookDeliveryDeps {
   logger: Logger;
 }
 
-/** A claimed message: its event and endpoint, and the attempt it is on. */
+/** What a message is sent to: the fields of its endpoint the worker uses. */
+interface Endpoint {
+  id: string;
+  organizationId: string;
+  testMode: boolean;
+  url: string;
+}
+
+/** A claimed message: its event, its endpoint, and the attempt it is on. */
 interface Claim {
   eventId: string;
   endpointId: string;
@@ -69,14 +98,35 @@ interface Claim {
 /** A finished attempt, waiting to be written. */
 interface Outcome {
   claim: Claim;
-  endpoint: WebhookEndpoint;
+  endpoint: Endpoint;
   result: AttemptResult;
   at: Date;
 }
 
+/** A row of CLAIM: a claimed message. */
+interface ClaimRow {
+  eventId: string;
+  endpointId: string;
+  attempts: number;
+  /** the event's type, data and time: on the event's first row only (null on the others) */
+  type: string | null;
+  data: string | null;
+  createdAt: Date | string | null;
+  /** the endpoint's fields: on the endpoint's first row only (null on the others) */
+  organizationId: string | null;
+  testMode: boolean | null;
+  url: string | null;
+  secret: Uint8Array | null;
+  previousSecret: Uint8Array | null;
+  previousSecretExpiresAt: Date | string | null;
+}
+
 /**
  * Claims due messages: $1 now, $2 the per-endpoint bound, $3/$4 this process's endpoints in flight
- * and their counts, $5 the most to claim, $6 the lease's end.
+ * and their counts, $5 the most to claim, $6 the lease's end. Each claimed message comes back with
+ * its event's type, data and time on the event's first row, and its endpoint's URL, mode and sealed
+ * secrets on the endpoint's first row (the other rows repeat neither: twenty endpoints of one event
+ * carry its data once).
  */
 const CLAIM = preparedSql(`
   WITH busy AS (SELECT * FROM unnest($3::text[], $4::int[]) AS b("endpointId", "inFlight")),
@@ -93,11 +143,32 @@ const CLAIM = preparedSql(`
     ) m
     WHERE w."status" = 'enabled'
     LIMIT $5::int
+  ),
+  claimed AS (
+    UPDATE "WebhookMessage" u SET "attempts" = u."attempts" + 1, "nextAttemptAt" = $6::timestamptz
+    FROM due WHERE u."eventId" = due."eventId" AND u."organizationId" = due."organizationId"
+      AND u."endpointId" = due."endpointId"
+    RETURNING u."eventId", u."organizationId", u."endpointId", u."attempts"
+  ),
+  rows AS (
+    SELECT c."eventId", c."endpointId", c."attempts",
+      row_number() OVER (PARTITION BY c."eventId" ORDER BY c."endpointId") AS "ofEvent",
+      row_number() OVER (PARTITION BY c."endpointId" ORDER BY c."eventId") AS "ofEndpoint"
+    FROM claimed c
   )
-  UPDATE "WebhookMessage" u SET "attempts" = u."attempts" + 1, "nextAttemptAt" = $6::timestamptz
-  FROM due WHERE u."eventId" = due."eventId" AND u."organizationId" = due."organizationId"
-    AND u."endpointId" = due."endpointId"
-  RETURNING u."eventId", u."endpointId", u."attempts"`);
+  SELECT r."eventId", r."endpointId", r."attempts",
+    CASE WHEN r."ofEvent" = 1 THEN e."type" END AS "type",
+    CASE WHEN r."ofEvent" = 1 THEN e."data" END AS "data",
+    CASE WHEN r."ofEvent" = 1 THEN e."createdAt" END AS "createdAt",
+    CASE WHEN r."ofEndpoint" = 1 THEN w."organizationId" END AS "organizationId",
+    CASE WHEN r."ofEndpoint" = 1 THEN w."testMode" END AS "testMode",
+    CASE WHEN r."ofEndpoint" = 1 THEN w."url" END AS "url",
+    CASE WHEN r."ofEndpoint" = 1 THEN w."secret" END AS "secret",
+    CASE WHEN r."ofEndpoint" = 1 THEN w."previousSecret" END AS "previousSecret",
+    CASE WHEN r."ofEndpoint" = 1 THEN w."previousSecretExpiresAt" END AS "previousSecretExpiresAt"
+  FROM rows r
+  LEFT JOIN "Event" e ON e."id" = r."eventId"
+  LEFT JOIN "WebhookEndpoint" w ON w."id" = r."endpointId"`);
 
 /** When the next pending message of an enabled endpoint is due (null: none is). */
 const NEXT_DUE = preparedSql(`
@@ -115,10 +186,6 @@ const NEXT_DUE = preparedSql(`
  */
 const LOCK_ENDPOINTS = preparedSql(`
   SELECT "id" FROM "WebhookEndpoint" WHERE "id" = ANY($1::text[]) ORDER BY "id" FOR KEY SHARE`);
-
-/** The claimed messages' events: what their bodies are made of. */
-const EVENTS_OF = preparedSql(`
-  SELECT "id", "type", "data", "createdAt", "testMode" FROM "Event" WHERE "id" = ANY($1::text[])`);
 
 /**
  * Records outcomes: $1..$6 the attempts' rows (id, event, endpoint, attempt, status code, duration),
@@ -155,13 +222,14 @@ const WRITE_OUTCOMES = preparedSql(`
 /**
  * The endpoints' failure streaks: $1 ids, $2 whether any attempt in this batch succeeded, $3 the
  * first failure after the batch's last success (null when its last attempt succeeded). Returns the
- * streak's start of each endpoint still enabled.
+ * streak's start of each endpoint it wrote. An endpoint whose attempts in the batch ended with a
+ * success and that was not failing is left alone: the usual case, and no row written for it.
  */
 const WRITE_STREAKS = preparedSql(`
   UPDATE "WebhookEndpoint" w SET "failingSince" =
     CASE WHEN v."succeeded" THEN v."firstFailure" ELSE COALESCE(w."failingSince", v."firstFailure") END
   FROM unnest($1::text[], $2::boolean[], $3::timestamptz[]) AS v("id", "succeeded", "firstFailure")
-  WHERE w."id" = v."id"
+  WHERE w."id" = v."id" AND NOT (v."succeeded" AND v."firstFailure" IS NULL AND w."failingSince" IS NULL)
   RETURNING w."id", w."status", w."failingSince"`);
 
 export interface WebhookWorker {
@@ -169,6 +237,14 @@ export interface WebhookWorker {
   wake(): void;
   /** stops claiming, waits for the attempts in flight (at most their time limit) and writes their outcomes */
   stop(): Promise<void>;
+}
+
+/** An endpoint's signing secrets, opened: kept while its sealed bytes stay the same. */
+interface OpenedSecrets {
+  sealed: Buffer;
+  sealedPrevious: Buffer | null;
+  secret: Buffer;
+  previous: Buffer | null;
 }
 
 /**
@@ -186,18 +262,47 @@ export function startWebhookWorker(
   const sends = new Set<Promise<void>>();
   let outcomes: Outcome[] = [];
   let flushing: Promise<void> | null = null;
+  let flushTimer: NodeJS.Timeout | undefined;
+  let notifiedTimer: NodeJS.Timeout | undefined;
+  let lastNotifiedWake = 0;
   let stopped = false;
   let wakeUp: (() => void) | null = null;
   let woken = true;
   let timer: NodeJS.Timeout | undefined;
+  /** a due message was left unclaimed for want of a slot: the end of a send is worth a look */
+  let waitingForSlot = false;
+  /** sends ended so far: one that ends while a claim runs frees a slot that claim did not see */
+  let sendsEnded = 0;
+  /** endpoints' secrets, opened (at most MAX_OPENED; cleared when full) */
+  const opened = new Map<string, OpenedSecrets>();
 
   const wake = () => {
     woken = true;
     wakeUp?.();
   };
+  /**
+   * A notification that messages were written: wakes the worker at once, or, within
+   * NOTIFIED_CLAIM_INTERVAL_MS of the last such wake, at the interval's end. So under a stream of
+   * writes one claim takes the messages of several transactions; an idle worker answers the first
+   * notification at once.
+   */
+  const notified = () => {
+    if (notifiedTimer) return;
+    const wait = lastNotifiedWake + NOTIFIED_CLAIM_INTERVAL_MS - Date.now();
+    if (wait <= 0) {
+      lastNotifiedWake = Date.now();
+      wake();
+      return;
+    }
+    notifiedTimer = setTimeout(() => {
+      notifiedTimer = undefined;
+      lastNotifiedWake = Date.now();
+      wake();
+    }, wait);
+  };
   const unsubscribe: (() => void)[] = [];
   void stream?.then((s) => {
-    if (s && !stopped) unsubscribe.push(s.onWebhookMessages(wake), s.onGap(wake));
+    if (s && !stopped) unsubscribe.push(s.onWebhookMessages(notified), s.onGap(wake));
   });
 
   /** Sleeps until woken, a send finishes, or `ms` passed. */
@@ -211,81 +316,153 @@ export function startWebhookWorker(
       clearTimeout(timer);
     });
 
-  async function claim(now: Date): Promise<Claim[]> {
+  /**
+   * The secrets that sign for an endpoint now (docs/webhooks.md "Rotating the secret"): its secret,
+   * and its previous one until `previousSecretExpiresAt`. CLAIM's sealed bytes are opened once while
+   * they stay the same.
+   */
+  function secretsOf(row: ClaimRow, now: Date): Buffer[] {
+    const sealed = Buffer.from(row.secret!);
+    const sealedPrevious = row.previousSecret ? Buffer.from(row.previousSecret) : null;
+    let entry = opened.get(row.endpointId!);
+    const same =
+      entry !== undefined &&
+      entry.sealed.equals(sealed) &&
+      (entry.sealedPrevious === null || sealedPrevious === null
+        ? entry.sealedPrevious === sealedPrevious
+        : entry.sealedPrevious.equals(sealedPrevious));
+    if (!entry || !same) {
+      const key = requireKey(settings.certificateEncryptionKey);
+      const forever = new Date(8.64e15);
+      const [secret, previous] = signingSecrets(
+        { secret: sealed, previousSecret: sealedPrevious, previousSecretExpiresAt: forever },
+        key,
+        now,
+      );
+      entry = { sealed, sealedPrevious, secret: secret!, previous: previous ?? null };
+      if (opened.size >= MAX_OPENED) opened.clear();
+      opened.set(row.endpointId!, entry);
+    }
+    const expires = row.previousSecretExpiresAt ? new Date(row.previousSecretExpiresAt) : null;
+    return entry.previous && expires && expires > now ? [entry.secret, entry.previous] : [entry.secret];
+  }
+
+  /**
+   * Claims what is due and sends it (each on its own; outcomes queued for `flush`). Returns how many
+   * it sent, and whether a bound held the claim back (an endpoint, or the process, got as many as its
+   * free slots allowed: more may be due).
+   */
+  async function claimAndSend(now: Date): Promise<{ claimed: number; limited: boolean }> {
     const free = MAX_IN_FLIGHT - inFlightTotal;
-    if (free <= 0) return [];
     const busy = [...inFlight.entries()];
     const lease = new Date(now.getTime() + leaseMs(settings.webhooks.timeoutMs));
-    const rows = await queryPrepared<Claim>(prisma, CLAIM, [
+    const rows = await queryPrepared<ClaimRow>(prisma, CLAIM, [
       now,
       PER_ENDPOINT_CONCURRENCY,
       busy.map(([id]) => id),
       busy.map(([, n]) => n),
-      free,
+      Math.max(free, 0),
       lease,
     ]);
-    return rows.map((r) => ({ ...r, attempts: Number(r.attempts) }));
-  }
-
-  /** Sends the claimed messages (each on its own; outcomes queued for `flush`). */
-  async function dispatch(claims: Claim[], now: Date): Promise<void> {
-    const [events, endpoints] = await Promise.all([
-      queryPrepared<{ id: string; type: string; data: string; createdAt: Date; testMode: boolean }>(prisma, EVENTS_OF, [
-        [...new Set(claims.map((c) => c.eventId))],
-      ]),
-      prisma.webhookEndpoint.findMany({ where: { id: { in: [...new Set(claims.map((c) => c.endpointId))] } } }),
-    ]);
-    const eventById = new Map(events.map((e) => [e.id, e]));
-    const endpointById = new Map(endpoints.map((e) => [e.id, e]));
-    const key = requireKey(settings.certificateEncryptionKey);
-    const secrets = new Map(endpoints.map((e) => [e.id, signingSecrets(e, key, now)]));
-    for (const claim of claims) {
-      const event = eventById.get(claim.eventId);
-      const endpoint = endpointById.get(claim.endpointId);
-      if (!event || !endpoint) continue; // deleted since the claim (retention, endpoint deleted): nothing to send
-      inFlight.set(endpoint.id, (inFlight.get(endpoint.id) ?? 0) + 1);
-      inFlightTotal++;
-      const body = messageBody(event.type, new Date(event.createdAt), event.data);
-      const timestamp = Math.floor(Date.now() / 1000);
-      const headers = {
-        "user-agent": "billing-service-webhooks/1",
-        "webhook-id": event.id,
-        "webhook-timestamp": String(timestamp),
-        "webhook-signature": webhookSignature(secrets.get(endpoint.id)!, event.id, timestamp, body),
-      };
-      const strict = !endpoint.testMode && !settings.webhooks.allowPrivateNetworks;
-      const send: Promise<void> = http.send(endpoint.url, headers, body, strict).then((result) => {
-        outcomes.push({ claim, endpoint, result, at: new Date() });
-        const left = (inFlight.get(endpoint.id) ?? 1) - 1;
-        if (left > 0) inFlight.set(endpoint.id, left);
-        else inFlight.delete(endpoint.id);
-        inFlightTotal--;
-        sends.delete(send);
-        startFlush();
-        wake();
-      });
-      sends.add(send);
+    // an event's data and an endpoint's fields come on one of their rows, in no particular order
+    const bodies = new Map<string, string>();
+    const endpoints = new Map<string, { endpoint: Endpoint; signingKeys: Buffer[] }>();
+    for (const row of rows) {
+      if (row.type !== null) bodies.set(row.eventId, messageBody(row.type, new Date(row.createdAt!), row.data!));
+      if (row.url !== null) {
+        const endpoint = {
+          id: row.endpointId,
+          organizationId: row.organizationId!,
+          testMode: row.testMode!,
+          url: row.url,
+        };
+        endpoints.set(row.endpointId, { endpoint, signingKeys: secretsOf(row, now) });
+      }
     }
+    let claimed = 0;
+    const perEndpoint = new Map<string, number>();
+    for (const row of rows) {
+      perEndpoint.set(row.endpointId, (perEndpoint.get(row.endpointId) ?? 0) + 1);
+      const body = bodies.get(row.eventId);
+      const to = endpoints.get(row.endpointId);
+      if (body === undefined || !to) continue; // not found (cannot happen: the claim holds the message); its lease runs out
+      send(
+        { eventId: row.eventId, endpointId: row.endpointId, attempts: Number(row.attempts) },
+        to.endpoint,
+        body,
+        to.signingKeys,
+      );
+      claimed++;
+    }
+    const limited =
+      rows.length >= free ||
+      busy.some(([id, n]) => (perEndpoint.get(id) ?? 0) >= PER_ENDPOINT_CONCURRENCY - n) ||
+      [...perEndpoint.values()].some((n) => n >= PER_ENDPOINT_CONCURRENCY);
+    return { claimed, limited };
   }
 
+  /** Sends one claimed message; its outcome is queued for `flush`. */
+  function send(claim: Claim, endpoint: Endpoint, body: string, signingKeys: Buffer[]): void {
+    inFlight.set(endpoint.id, (inFlight.get(endpoint.id) ?? 0) + 1);
+    inFlightTotal++;
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = {
+      "user-agent": "billing-service-webhooks/1",
+      "webhook-id": claim.eventId,
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": webhookSignature(signingKeys, claim.eventId, timestamp, body),
+    };
+    const strict = !endpoint.testMode && !settings.webhooks.allowPrivateNetworks;
+    const sent: Promise<void> = http.send(endpoint.url, headers, body, strict).then((result) => {
+      outcomes.push({ claim, endpoint, result, at: new Date() });
+      const left = (inFlight.get(endpoint.id) ?? 1) - 1;
+      if (left > 0) inFlight.set(endpoint.id, left);
+      else inFlight.delete(endpoint.id);
+      inFlightTotal--;
+      sends.delete(sent);
+      sendsEnded++;
+      startFlush();
+      // a slot is free: worth a claim only when a due message waits for one
+      if (waitingForSlot) wake();
+    });
+    sends.add(sent);
+  }
+
+  /**
+   * Writes the outcomes waiting, FLUSH_DELAY_MS after the first of them (at once when FLUSH_AT are
+   * waiting, or when stopping), one batch at a time: the attempts that end meanwhile share the next.
+   */
   function startFlush(): void {
+    if (flushing || flushTimer || outcomes.length === 0) return;
+    if (stopped || outcomes.length >= FLUSH_AT) flushNow();
+    else flushTimer = setTimeout(flushNow, FLUSH_DELAY_MS);
+  }
+
+  function flushNow(): void {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
     if (flushing || outcomes.length === 0) return;
     const batch = outcomes;
     outcomes = [];
     flushing = writeOutcomes(batch)
+      .then((retrying) => {
+        // a retry moved its message's due time (5 s on, or sooner with Retry-After): look again
+        if (retrying) wake();
+      })
       .catch((err) => {
-        // not written: the claims run out and the messages are sent again (at least once)
+        // not written: the claims run out and the messages are sent again (at least once); a round
+        // now finds when
         logger.error({ err, messages: batch.length }, "webhook outcomes not recorded; they will be retried");
+        wake();
       })
       .finally(() => {
         flushing = null;
         startFlush();
-        // the outcomes moved their messages' due times (a retry soon): look again
-        wake();
       });
   }
 
-  async function writeOutcomes(batch: Outcome[]): Promise<void> {
+  /** Writes a batch of outcomes in one transaction; true when one of them schedules a retry. */
+  async function writeOutcomes(batch: Outcome[]): Promise<boolean> {
     const schedule = settings.webhooks.retrySchedule;
     const all = batch.map(({ claim, endpoint, result, at }) => {
       const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
@@ -306,7 +483,7 @@ export function startWebhookWorker(
         next: retryIn === null ? null : new Date(at.getTime() + retryIn),
       };
     });
-    await prisma.$transaction(async (tx) => {
+    await directTransaction(prisma, async (tx) => {
       const existing = await queryPrepared<{ id: string }>(tx, LOCK_ENDPOINTS, [
         [...new Set(all.map((r) => r.endpoint.id))],
       ]);
@@ -361,6 +538,7 @@ export function startWebhookWorker(
         logger.warn({ endpoint: endpoint.id, url: endpoint.url, reason }, "webhook endpoint disabled");
       }
     });
+    return all.some((r) => r.status === "pending");
   }
 
   /** The use-case context of an endpoint's organization and mode, inside `tx` (disabling writes its event). */
@@ -380,22 +558,45 @@ export function startWebhookWorker(
     };
   }
 
+  /**
+   * Runs rounds until stopped: claim and send what is due, then sleep until woken (a notification,
+   * a slot freed while a due message waits for one, a retry written) or the next message is due.
+   * When the next one is due comes from NEXT_DUE, asked when a round claimed nothing and at least
+   * every NEXT_DUE_REFRESH_MS: a busy worker's rounds (each claiming what a notification announced)
+   * then cost one statement, and the messages whose due time nothing announces (another process's
+   * retries, a crashed process's claims running out) are still found.
+   */
   async function loop(): Promise<void> {
+    let nextDueAt: Date | null = null;
+    let nextDueCheckedAt = 0;
     while (!stopped) {
       try {
         woken = false;
-        const now = new Date();
-        const claims = await claim(now);
-        if (claims.length) await dispatch(claims, now);
+        const endedBefore = sendsEnded;
+        const { claimed, limited } = await claimAndSend(new Date());
         if (stopped) break;
-        if (claims.length && inFlightTotal < MAX_IN_FLIGHT) continue; // more may be due
-        // nothing more to claim now: sleep until woken (a notification, a send that ended) or the next
-        // message is due; one due already waits for a slot of its endpoint (a send's end wakes us) or
-        // for another process's claim to end
-        const [next] = await queryPrepared<{ at: Date | null }>(prisma, NEXT_DUE, []);
-        const dueIn = next?.at ? new Date(next.at).getTime() - Date.now() : IDLE_POLL_MS;
-        const wait = dueIn > 0 ? dueIn : inFlightTotal > 0 ? IDLE_POLL_MS : MIN_SLEEP_MS;
-        await sleep(Math.min(wait, IDLE_POLL_MS));
+        if (limited) {
+          // a due message may wait for a slot: the end of a send is worth a claim, and one that
+          // ended while this claim ran freed a slot it did not see
+          waitingForSlot = true;
+          if (sendsEnded !== endedBefore) continue;
+          await sleep(IDLE_POLL_MS);
+          continue;
+        }
+        waitingForSlot = false;
+        const refresh = claimed === 0 || Date.now() - nextDueCheckedAt >= NEXT_DUE_REFRESH_MS;
+        if (refresh) {
+          nextDueCheckedAt = Date.now();
+          const [next] = await queryPrepared<{ at: Date | null }>(prisma, NEXT_DUE, []);
+          nextDueAt = next?.at ? new Date(next.at) : null;
+        }
+        const dueIn = nextDueAt ? nextDueAt.getTime() - Date.now() : IDLE_POLL_MS;
+        let wait: number;
+        if (dueIn > 0) wait = dueIn;
+        else if (!refresh)
+          wait = nextDueCheckedAt + NEXT_DUE_REFRESH_MS - Date.now(); // most likely claimed just now
+        else wait = MIN_SLEEP_MS; // due, and held by another process's claim for a moment
+        await sleep(Math.max(Math.min(wait, IDLE_POLL_MS), 0));
       } catch (err) {
         if (stopped) break;
         logger.error({ err }, "webhook delivery round failed");
@@ -413,8 +614,9 @@ export function startWebhookWorker(
       wake();
       await running;
       await Promise.all([...sends]);
+      clearTimeout(notifiedTimer);
       while (flushing || outcomes.length) {
-        startFlush();
+        flushNow();
         await flushing;
       }
       http.close();
