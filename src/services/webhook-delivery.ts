@@ -385,7 +385,8 @@ export function startWebhookWorker(
       perEndpoint.set(row.endpointId, (perEndpoint.get(row.endpointId) ?? 0) + 1);
       const body = bodies.get(row.eventId);
       const to = endpoints.get(row.endpointId);
-      if (body === undefined || !to) continue; // not found (cannot happen: the claim holds the message); its lease runs out
+      // not found (cannot happen: the claim holds the message and its event): its lease runs out
+      if (body === undefined || !to) continue;
       send(
         { eventId: row.eventId, endpointId: row.endpointId, attempts: Number(row.attempts) },
         to.endpoint,
