@@ -77,6 +77,14 @@ const DECLARED: Declared[] = [
     path: "/v1/invoices",
     description: "Invoices: a draft can be updated and deleted; finalize numbers, issues and locks it.",
     shapes: ["create", "retrieve", "update", "delete", "finalize", "pdf", "list"],
+    special: [
+      {
+        method: "POST",
+        path: "/:id/mark_uncollectible",
+        summary: "Mark a finalized invoice with an amount due uncollectible (a later payment still counts)",
+        operation: "RestMarkInvoiceUncollectible",
+      },
+    ],
   },
   {
     name: "order",
