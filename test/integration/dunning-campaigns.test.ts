@@ -332,6 +332,42 @@ describe("bad input: 400 naming the field, nothing written", () => {
   });
 });
 
+describe("concurrent requests", () => {
+  it("of five creates with one code, or five that would each be the default, exactly one is created", async () => {
+    for (const body of [
+      () => campaign({ code: "race" }),
+      () => campaign({ applied_to_organization: true, code: `race-default-${Math.random().toString(36).slice(2)}` }),
+    ]) {
+      // the default of the earlier tests stops being one, so each round starts without a default
+      await s.database.prisma.dunningCampaign.updateMany({ data: { appliedToOrganization: false } });
+      const answers = await Promise.all(
+        Array.from({ length: 5 }, () => s.rest("POST", "/v1/dunning_campaigns/", { body: body() })),
+      );
+      expect(answers.map((a) => a.status).sort()).toEqual([201, 400, 400, 400, 400]);
+      for (const refused of answers.filter((a) => a.status === 400))
+        expect(Object.keys(refused.body.error.fields)).toEqual([
+          body().code === "race" ? "code" : "applied_to_organization",
+        ]);
+    }
+    expect(await s.database.prisma.dunningCampaign.count({ where: { code: "race" } })).toBe(1);
+  });
+
+  it("a delete and a customer naming the campaign at once: one of them wins, never both, never a 500", async () => {
+    for (let round = 0; round < 3; round++) {
+      const c = await create();
+      const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body.id;
+      const [named, deleted] = await Promise.all([
+        s.rest("PATCH", `/v1/customers/${customer}/`, { body: { dunning_campaign: c.id } }),
+        s.rest("DELETE", `/v1/dunning_campaigns/${c.id}/`),
+      ]);
+      const outcome = `${named.status} ${deleted.status}`;
+      expect(["200 409", "400 204"], outcome).toContain(outcome);
+      const row = await s.database.prisma.customer.findUniqueOrThrow({ where: { id: customer } });
+      expect(row.dunningCampaignId).toBe(named.status === 200 ? c.id : null);
+    }
+  });
+});
+
 describe("tenancy", () => {
   it("another organization's or mode's campaign is not found, for reading, updating and deleting", async () => {
     const c = await create();
