@@ -17,6 +17,8 @@ export const EVENT_TYPES = {
   "invoice.finalized": "an invoice was finalized: numbered and issued, it never changes again",
   "invoice.paid": "nothing is left due on a finalized invoice (payments and credit notes cover its total)",
   "invoice.payment_failed": "a charge of a payment of the invoice was declined",
+  "invoice.marked_uncollectible":
+    "a finalized invoice with something due was marked uncollectible (a later payment still counts)",
   "order.created": "an order (dispatch guide) was created",
   "order.updated": "a draft order was changed (previous_attributes: the old values)",
   "order.deleted": "a draft order was deleted (data.object: the order as it was)",

@@ -116,6 +116,55 @@ export function invoiceAmountDue(balance: {
   return Decimal.max(owed.minus(toDecimal(balance.credited)).minus(toDecimal(balance.paid)), 0);
 }
 
+/** An invoice's payment state (docs/dunning.md "Invoice payment state"; REST `payment_status`). */
+export const INVOICE_PAYMENT_STATUSES = ["unpaid", "partially_paid", "paid", "uncollectible"] as const;
+export type InvoicePaymentStatus = (typeof INVOICE_PAYMENT_STATUSES)[number];
+
+/**
+ * The payment state of an invoice, in this order:
+ *
+ * 1. a draft is `unpaid` (nothing can be paid on a draft, whatever its total);
+ * 2. nothing due (`due` 0: payments and credit notes cover it, or its total is 0) is `paid`, even after it was
+ *    marked uncollectible: a later payment still counts;
+ * 3. marked uncollectible with something due is `uncollectible`;
+ * 4. something paid (`paid` > 0) and something due is `partially_paid`;
+ * 5. else `unpaid` (a credit note that lowers what is due is no payment).
+ *
+ * Worked examples (CLP): total 2916 finalized, nothing paid -> unpaid; 1000 paid (1916 due) -> partially_paid;
+ * then marked uncollectible -> uncollectible; then 1916 paid (0 due) -> paid. A credit note of 2916 and no
+ * payment -> paid (nothing is due); a credit note of 1000 and no payment -> unpaid.
+ */
+export function invoicePaymentStatus(invoice: {
+  status: string;
+  due: DecimalInput;
+  paid: DecimalInput;
+  markedUncollectible: boolean;
+}): InvoicePaymentStatus {
+  if (invoice.status === "draft") return "unpaid";
+  if (!toDecimal(invoice.due).greaterThan(0)) return "paid";
+  if (invoice.markedUncollectible) return "uncollectible";
+  return toDecimal(invoice.paid).greaterThan(0) ? "partially_paid" : "unpaid";
+}
+
+/**
+ * Marking an invoice uncollectible (REST `POST /v1/invoices/{id}/mark_uncollectible/`): allowed for a finalized
+ * invoice with something due that is not marked yet; InvalidStateError (409) otherwise, saying why.
+ */
+export function assertMarkableUncollectible(invoice: {
+  id: string;
+  status: string;
+  due: DecimalInput;
+  markedUncollectible: boolean;
+}): void {
+  if (invoice.status !== "finalized")
+    throw new InvalidStateError(
+      `Invoice ${invoice.id} is ${invoice.status}: only a finalized invoice can be marked uncollectible`,
+    );
+  if (!toDecimal(invoice.due).greaterThan(0))
+    throw new InvalidStateError(`Invoice ${invoice.id} has nothing due: it cannot be marked uncollectible`);
+  if (invoice.markedUncollectible) throw new InvalidStateError(`Invoice ${invoice.id} is marked uncollectible already`);
+}
+
 /**
  * `text` with every hosted checkout token replaced by `chk_[redacted]` (request logs print paths; the token is a
  * secret).

@@ -59,6 +59,8 @@ export const NODE_TYPES: Record<string, string> = {
   evt: "Event",
   we: "WebhookEndpoint",
   del: "WebhookDelivery",
+  // dunning (docs/dunning.md)
+  dun: "DunningCampaign",
 };
 
 const UNKNOWN_NODE = "Unknown";

@@ -31,6 +31,8 @@ import "./types/portal.js";
 // events and webhooks (docs/webhooks.md)
 import "./types/event.js";
 import "./types/webhook-endpoint.js";
+// dunning (docs/dunning.md)
+import "./types/dunning-campaign.js";
 
 /**
  * Every field with arguments checks them first (input-guard.ts: text, ids, JSON values); Node ids resolve without

@@ -40,6 +40,8 @@ export const ID_PREFIXES = {
   clk: "TestClock",
   // the customer portal (docs/customer-portal.md)
   pcr: "PortalCredential",
+  // dunning (docs/dunning.md)
+  dun: "DunningCampaign",
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;

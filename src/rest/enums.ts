@@ -14,6 +14,7 @@ import { schema } from "../graphql/schema.js";
 import { SHIPPING_TYPE_NAMES } from "../graphql/types/order.js";
 import { eventTypeName } from "../graphql/types/event.js";
 import { EVENT_TYPE_NAMES } from "../domain/events.js";
+import { FINAL_ACTIONS } from "../domain/dunning.js";
 
 /** enum name -> { REST string: GraphQL value name } for values whose names differ. */
 export const REST_ENUM_RENAMES: Record<string, Record<string, string>> = {
@@ -49,6 +50,7 @@ const ENUM_BODIES: Record<
   },
   ShippingType: { message: shippingTypeRule, integers: true },
   Language: { emptyIsNull: true },
+  DunningFinalAction: { order: FINAL_ACTIONS },
 };
 
 /** The GraphQL value name of a REST string of enum `enumName` (unchanged when not renamed). */

@@ -77,6 +77,14 @@ const DECLARED: Declared[] = [
     path: "/v1/invoices",
     description: "Invoices: a draft can be updated and deleted; finalize numbers, issues and locks it.",
     shapes: ["create", "retrieve", "update", "delete", "finalize", "pdf", "list"],
+    special: [
+      {
+        method: "POST",
+        path: "/:id/mark_uncollectible",
+        summary: "Mark a finalized invoice with an amount due uncollectible (a later payment still counts)",
+        operation: "RestMarkInvoiceUncollectible",
+      },
+    ],
   },
   {
     name: "order",
@@ -204,6 +212,15 @@ const DECLARED: Declared[] = [
       "DELETE removes one nothing uses and archives one in use (it stays readable).",
     shapes: ["create", "retrieve", "update", "delete", "list"],
   })),
+  {
+    name: "dunning campaign",
+    tag: "Dunning",
+    path: "/v1/dunning_campaigns",
+    description:
+      "How overdue invoices are recovered: when a campaign acts (a threshold per currency), how often and how many " +
+      "times it retries the card and e-mails the customer, and what it does after the last attempt.",
+    shapes: ["create", "retrieve", "update", "delete", "list"],
+  },
   {
     name: "test clock",
     path: "/v1/test_clocks",
@@ -374,6 +391,10 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   "Customer sessions": "Links that let one customer into the customer portal for a limited time.",
   Reminders: "Reminder e-mails to customers about an invoice, credit note, payment or order.",
   Catalogue: "Products, plans, addons and coupons, which subscriptions and invoice lines are made of.",
+  Dunning:
+    "Dunning campaigns: how the service recovers what customers owe after the due date. A customer uses the " +
+    "campaign it names (`dunning_campaign`), else the organization's default campaign (`applied_to_organization`); " +
+    "`exclude_from_dunning` keeps a customer out of every campaign.",
   "Test clocks":
     "Simulated time for test mode: customers attached to a clock have their subscriptions renewed as the clock is " +
     "advanced.",

@@ -75,6 +75,7 @@ export type TenantTable =
   | "Addon"
   | "Coupon"
   | "WebhookEndpoint"
+  | "DunningCampaign"
   | "Customer";
 
 /**

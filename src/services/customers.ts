@@ -6,7 +6,8 @@
  * activity (giro, SII's GiroRecep) at most 40 characters; a Chilean customer's commune one of
  * Chile's comunas (domain/chile-communes.ts, any case or accents, stored by its official name) and
  * its city at most 20 characters (SII's CiudadRecep), other customers' at most 100;
- * metadata merges (an empty value removes a key).
+ * metadata merges (an empty value removes a key); dunning_campaign a campaign of the caller's
+ * organization and mode, or null for the default one (docs/dunning.md).
  */
 import type { Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
@@ -19,6 +20,7 @@ import { atomically, checkPortalCustomer, lockTenantRow, tenant, type ServiceCon
 import { printedObjects, recordEvents } from "./events.js";
 import { findCurrency, resolveState } from "./reference.js";
 import { resolveTestClock } from "./test-clocks.js";
+import { resolveDunningCampaign } from "./dunning-campaigns.js";
 
 export interface ContactInput {
   name?: string | null;
@@ -50,6 +52,10 @@ export interface CustomerInput {
    * test mode only, at creation only: id of the test clock whose time the customer lives on (services/test-clocks.ts)
    */
   testClock?: string | null;
+  /** `dun_` id of a dunning campaign of the caller's organization and mode; null or "": the default campaign */
+  dunningCampaign?: string | null;
+  /** true: no dunning campaign acts on the customer */
+  excludeFromDunning?: boolean | null;
 }
 
 /** Loads a customer of the caller's organization and mode; NotFoundError (404) otherwise. */
@@ -199,6 +205,9 @@ async function resolveCustomerColumns(
     if (current) errors.add("test_clock", "is set when the customer is created and cannot change");
     else data.testClockId = await resolveTestClock(ctx, input.testClock, errors);
   }
+  if (input.dunningCampaign !== undefined)
+    data.dunningCampaignId = await resolveDunningCampaign(ctx, input.dunningCampaign, errors);
+  if (input.excludeFromDunning !== undefined) data.excludeFromDunning = input.excludeFromDunning ?? false;
   errors.throwIfAny("Invalid customer");
   return data;
 }
@@ -211,6 +220,12 @@ function snake(field: string): string {
 export async function createCustomer(ctx: ServiceContext, input: CustomerInput) {
   const data = await resolveCustomerColumns(ctx, input, null);
   return atomically(ctx, async (tx) => {
+    // the campaign checked above, locked until the customer is written (services/dunning-campaigns.ts)
+    if (data.dunningCampaignId) {
+      const errors = new FieldErrorCollector();
+      await resolveDunningCampaign(tx, data.dunningCampaignId, errors);
+      errors.throwIfAny("Invalid customer");
+    }
     const created = await tx.prisma.customer.create({ data: { ...data, id: newId("cus"), ...tenant(ctx) } });
     await recordEvents(tx, "customer.created", "customer", [created.id]);
     return created;

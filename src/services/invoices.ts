@@ -13,7 +13,9 @@ import { checkNoteLength } from "../domain/input-limits.js";
 import { isoDate, todayIn, dateColumn, storedDate } from "../domain/formats.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
 import type { DecimalInput } from "../domain/money.js";
-import { atomically, tenant, type ServiceContext } from "./context.js";
+import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
+import { invoiceBalances } from "./invoice-balances.js";
+import { assertMarkableUncollectible } from "../domain/payments.js";
 import { recordEvents } from "./events.js";
 import { findCurrency, findDocumentType, findDocumentCustomer, organizationToday } from "./reference.js";
 import {
@@ -218,6 +220,31 @@ export async function deleteInvoice(ctx: ServiceContext, id: string): Promise<vo
  */
 export async function finalizeInvoice(ctx: ServiceContext, id: string): Promise<Invoice> {
   return finalizeDraftDocument<Invoice>(ctx, "invoice", id);
+}
+
+/**
+ * Marks a finalized invoice with something due uncollectible (docs/dunning.md "Invoice payment state"): its
+ * `payment_status` becomes `uncollectible` and an `invoice.marked_uncollectible` event is written, in one
+ * transaction with the invoice locked (a concurrent payment's settlement queues behind it). The document itself
+ * does not change (its `updated` stays): a later payment still counts, and once nothing is due its
+ * `payment_status` is `paid`. 404 unknown, 409 a draft, nothing due, or marked already
+ * (domain/payments.ts assertMarkableUncollectible).
+ */
+export async function markInvoiceUncollectible(ctx: ServiceContext, id: string): Promise<{ id: string }> {
+  return atomically(ctx, async (tx) => {
+    const row = await lockTenantRow(tx.prisma, tx, "Invoice", id, ["status", "markedUncollectibleAt"]);
+    if (!row) throw new NotFoundError("invoice", id);
+    const [balance] = await invoiceBalances(tx, [id]);
+    assertMarkableUncollectible({
+      id,
+      status: String(row.status),
+      due: balance.due,
+      markedUncollectible: row.markedUncollectibleAt !== null,
+    });
+    await tx.prisma.$executeRaw`UPDATE "Invoice" SET "markedUncollectibleAt" = ${tx.now()} WHERE "id" = ${id}`;
+    await recordEvents(tx, "invoice.marked_uncollectible", "invoice", [id]);
+    return { id };
+  });
 }
 
 /**

@@ -5,8 +5,10 @@ import {
   PAYMENT_MOVES,
   PAYMENT_STATUSES,
   checkPaymentLimits,
+  assertMarkableUncollectible,
   forgetsDeclinedSource,
   invoiceAmountDue,
+  invoicePaymentStatus,
   paymentTransition,
   redactCheckoutTokens,
   type PaymentEvent,
@@ -133,5 +135,55 @@ describe("forgetsDeclinedSource", () => {
     expect(forgetsDeclinedSource({ ...card, customerId: null }, true)).toBe(false);
     expect(forgetsDeclinedSource({ ...card, usage: "single_use" }, true)).toBe(false);
     expect(forgetsDeclinedSource(card, false)).toBe(false);
+  });
+});
+
+describe("invoicePaymentStatus (docs/dunning.md's worked example, CLP, total 2916)", () => {
+  const finalized = { status: "finalized", markedUncollectible: false };
+  const due = (paid: number, credited = 0) => invoiceAmountDue({ total: 2916, credited, debited: 0, paid }).toFixed();
+  it("draft, finalized, a payment of 1000, marked uncollectible, then the rest paid", () => {
+    expect(invoicePaymentStatus({ status: "draft", due: "2916", paid: "0", markedUncollectible: false })).toBe(
+      "unpaid",
+    );
+    expect(invoicePaymentStatus({ ...finalized, due: due(0), paid: "0" })).toBe("unpaid");
+    expect(invoicePaymentStatus({ ...finalized, due: due(1000), paid: "1000" })).toBe("partially_paid");
+    const marked = { ...finalized, markedUncollectible: true };
+    expect(invoicePaymentStatus({ ...marked, due: due(1000), paid: "1000" })).toBe("uncollectible");
+    expect(invoicePaymentStatus({ ...marked, due: due(0), paid: "0" })).toBe("uncollectible");
+    // a later payment still counts
+    expect(due(2916)).toBe("0");
+    expect(invoicePaymentStatus({ ...marked, due: due(2916), paid: "2916" })).toBe("paid");
+  });
+  it("credit notes lower what is due but are no payment; nothing due is paid, a zero total too", () => {
+    expect(invoicePaymentStatus({ ...finalized, due: due(0, 2916), paid: "0" })).toBe("paid");
+    expect(invoicePaymentStatus({ ...finalized, due: due(0, 1000), paid: "0" })).toBe("unpaid");
+    expect(invoicePaymentStatus({ ...finalized, due: due(500, 1000), paid: "500" })).toBe("partially_paid");
+    expect(invoicePaymentStatus({ ...finalized, due: "0", paid: "0" })).toBe("paid");
+    // a draft is unpaid whatever its total
+    expect(invoicePaymentStatus({ status: "draft", due: "0", paid: "0", markedUncollectible: false })).toBe("unpaid");
+  });
+  it("exact decimals: a cent due is not paid", () => {
+    expect(invoicePaymentStatus({ ...finalized, due: "0.01", paid: "99.99" })).toBe("partially_paid");
+  });
+});
+
+describe("assertMarkableUncollectible", () => {
+  const invoice = { id: "inv_1", status: "finalized", due: "1916", markedUncollectible: false };
+  it("a finalized invoice with something due, not marked yet: allowed", () => {
+    expect(() => assertMarkableUncollectible(invoice)).not.toThrow();
+  });
+  it("a draft, nothing due, or marked already: 409 saying why", () => {
+    const refused = (changes: Partial<typeof invoice>) => {
+      try {
+        assertMarkableUncollectible({ ...invoice, ...changes });
+      } catch (e) {
+        expect(e).toBeInstanceOf(InvalidStateError);
+        return (e as Error).message;
+      }
+      throw new Error("expected a refusal");
+    };
+    expect(refused({ status: "draft" })).toContain("only a finalized invoice");
+    expect(refused({ due: "0" })).toContain("nothing due");
+    expect(refused({ markedUncollectible: true })).toContain("already");
   });
 });

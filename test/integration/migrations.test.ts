@@ -27,6 +27,23 @@ afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
 
+/**
+ * Writes a customer row as the service wrote it before a migration, with raw SQL: Prisma's create would also write
+ * the columns later migrations add with a default (`excludeFromDunning`), which do not exist yet. JSON columns
+ * (`contacts`, `taxSettings`, `metadata`) are given as values and stored as jsonb.
+ */
+async function insertCustomer(p: Database["prisma"], row: Record<string, unknown>): Promise<void> {
+  const names = Object.keys(row);
+  const json = new Set(["contacts", "taxSettings", "metadata"]);
+  const values = names.map((n) => (json.has(n) ? JSON.stringify(row[n]) : row[n]));
+  const placeholders = names.map((n, i) => `$${i + 1}${json.has(n) ? "::jsonb" : ""}`);
+  await p.$executeRawUnsafe(
+    `INSERT INTO "Customer" (${names.map((n) => `"${n}"`).join(", ")}, "updatedAt") ` +
+      `VALUES (${placeholders.join(", ")}, now())`,
+    ...values,
+  );
+}
+
 /** An empty database of this run's kind (test/helpers/databases.ts emptyTarget), closed and removed after the file. */
 async function emptyDatabase(): Promise<Database> {
   const { target, drop } = await emptyTarget("migrations");
@@ -140,25 +157,22 @@ describe("20261124010000_issued_snapshots", () => {
       await p.$executeRawUnsafe(
         `INSERT INTO "Organization" ("id", "name", "updatedAt") VALUES ('org_n', 'No Profile Ltda', now())`,
       );
-      await p.customer.create({
-        select,
-        data: {
-          id: "cus_m",
-          organizationId: "org_m",
-          testMode: true,
-          name: "Cliente SpA",
-          address: "Av. 2",
-          countryId: "CL",
-          stateId: "CL-RM",
-          stateCode: "RM",
-          email: "a@b.cl",
-          taxId: "76042235-5",
-          contacts: [{ name: "Ana", email: null, phone: null, role: "pagos" }],
-          taxSettings: { activity: "Retail", commune: "Ñuñoa" },
-          metadata: { k: "v" },
-        },
+      await insertCustomer(p, {
+        id: "cus_m",
+        organizationId: "org_m",
+        testMode: true,
+        name: "Cliente SpA",
+        address: "Av. 2",
+        countryId: "CL",
+        stateId: "CL-RM",
+        stateCode: "RM",
+        email: "a@b.cl",
+        taxId: "76042235-5",
+        contacts: [{ name: "Ana", email: null, phone: null, role: "pagos" }],
+        taxSettings: { activity: "Retail", commune: "Ñuñoa" },
+        metadata: { k: "v" },
       });
-      await p.customer.create({ select, data: { id: "cus_n", organizationId: "org_n", testMode: false, name: null } });
+      await insertCustomer(p, { id: "cus_n", organizationId: "org_n", testMode: false, name: null });
       const doc = { testMode: true, currencyId: "CLP", date: new Date("2026-11-01T00:00:00Z"), userEmail: "ops@x.cl" };
       await p.invoice.create({
         select,
@@ -292,9 +306,12 @@ describe("2026112602000000_document_numbering", () => {
       await p.$executeRawUnsafe(
         `INSERT INTO "Organization" ("id", "name", "updatedAt") VALUES ('org_m', 'Acme SpA', now())`,
       );
-      await p.customer.create({
-        select,
-        data: { id: "cus_m", organizationId: "org_m", testMode: true, name: "Cliente SpA", countryId: "CL" },
+      await insertCustomer(p, {
+        id: "cus_m",
+        organizationId: "org_m",
+        testMode: true,
+        name: "Cliente SpA",
+        countryId: "CL",
       });
       const doc = {
         organizationId: "org_m",
@@ -349,7 +366,7 @@ describe("2026112602000000_document_numbering", () => {
       await p.$executeRawUnsafe(
         `INSERT INTO "Organization" ("id", "name", "updatedAt") VALUES ('org_o', 'Otra SpA', now())`,
       );
-      await p.customer.create({ select, data: { id: "cus_o", organizationId: "org_o", testMode: true } });
+      await insertCustomer(p, { id: "cus_o", organizationId: "org_o", testMode: true });
       await p.invoice.create({
         select,
         data: { ...doc, id: "inv_o", organizationId: "org_o", customerId: "cus_o", documentTypeId: "CL33" },

@@ -10,6 +10,7 @@ import type { GraphQLContext } from "../context.js";
 import "./reference.js";
 import "./payment.js";
 import "./test-clock.js";
+import "./dunning-campaign.js";
 
 interface ContactShape {
   name: string | null;
@@ -163,6 +164,18 @@ export const Customer = builder.prismaNode("Customer", {
       nullable: true,
       description: "test clock whose frozen time the customer lives on (test mode only)",
     }),
+    // the organization's collection policy: API keys only (a portal credential gets permission_denied)
+    dunningCampaign: t.relation("dunningCampaign", {
+      nullable: true,
+      authScopes: { apiKey: true },
+      description:
+        "the dunning campaign that recovers the customer's overdue invoices; null: the organization's default " +
+        "campaign (the one appliedToOrganization), if any (API keys only)",
+    }),
+    excludeFromDunning: t.exposeBoolean("excludeFromDunning", {
+      authScopes: { apiKey: true },
+      description: "true: no dunning campaign acts on the customer, the default included (API keys only)",
+    }),
   }),
 });
 
@@ -235,6 +248,14 @@ const CustomerInput = builder.inputType("CustomerInput", {
     testClock: t.string({
       description: "`clk_` id of a test clock to attach the customer to: test mode only, at creation only",
     }),
+    dunningCampaign: t.string({
+      description:
+        "`dun_` id of a dunning campaign of this organization and mode (else a validation_error on " +
+        "dunning_campaign); null or empty: the organization's default campaign",
+    }),
+    excludeFromDunning: t.boolean({
+      description: "true: no dunning campaign acts on the customer, the default included (default false)",
+    }),
   }),
 });
 
@@ -288,7 +309,7 @@ builder.mutationFields((t) => ({
       "email or contacts.<i>.email not an e-mail; website not http(s); country not a known two-letter code; state " +
       "not one of the country's; currency unknown; tax_id not a valid RUT for a Chilean customer; activity over 40 " +
       "characters; commune not one of Chile's comunas for a Chilean customer; city over its length; test_clock " +
-      "unknown or used in live mode).",
+      "unknown or used in live mode; dunning_campaign not a campaign of this organization and mode).",
     args: {
       input: t.arg({ type: CustomerInput, required: true, description: "the customer's fields; every one optional" }),
     },

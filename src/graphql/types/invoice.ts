@@ -37,7 +37,8 @@ import { documentCustomer, documentIssuer } from "../../services/issued-parties.
 import "./payment.js";
 import { fileUrl } from "../../services/files.js";
 import { DiscountScheme, type DiscountSchemeValue, type DescribedValues } from "../enums.js";
-import { COLLECTION_METHODS } from "../../services/invoices.js";
+import { COLLECTION_METHODS, markInvoiceUncollectible } from "../../services/invoices.js";
+import { invoicePaymentStatus, type InvoicePaymentStatus } from "../../domain/payments.js";
 
 type CollectionMethodValue = (typeof COLLECTION_METHODS)[number];
 
@@ -52,6 +53,20 @@ export const CollectionMethod = builder.enumType("CollectionMethod", {
       description: "the customer pays later, by the due date, through payments (docs/payments.md); the default",
     },
   } as const satisfies DescribedValues<CollectionMethodValue>,
+});
+
+/** An invoice's payment state (domain/payments.ts INVOICE_PAYMENT_STATUSES; `satisfies` keeps both lists equal). */
+export const InvoicePaymentStatusEnum = builder.enumType("InvoicePaymentStatus", {
+  description: "How much of an invoice is paid. REST `payment_status` uses the same strings.",
+  values: {
+    unpaid: { value: "unpaid", description: "nothing paid and something due (a draft too)" },
+    partially_paid: { value: "partially_paid", description: "something paid, something still due" },
+    paid: { value: "paid", description: "nothing due: payments and credit notes cover the total" },
+    uncollectible: {
+      value: "uncollectible",
+      description: "marked uncollectible with something still due; a later payment still counts",
+    },
+  } as const satisfies DescribedValues<InvoicePaymentStatus>,
 });
 
 /**
@@ -192,6 +207,27 @@ export const Invoice = builder.prismaNode("Invoice", {
         "in the invoice's currency (the same amount the portal and the reminders show)",
       select: { id: true, status: true, total: true },
       resolve: async (invoice, _args, ctx) => (await balanceOf(ctx, invoice)).due,
+    }),
+    paymentStatus: t.field({
+      type: InvoicePaymentStatusEnum,
+      description:
+        "unpaid, partially_paid, paid or uncollectible: paid once nothing is due (even after it was marked " +
+        "uncollectible: a later payment still counts); a draft is unpaid",
+      select: { id: true, status: true, total: true, markedUncollectibleAt: true },
+      resolve: async (invoice, _args, ctx) => {
+        const balance = await balanceOf(ctx, invoice);
+        return invoicePaymentStatus({
+          status: invoice.status,
+          due: balance.due,
+          paid: balance.paid,
+          markedUncollectible: invoice.markedUncollectibleAt !== null,
+        });
+      },
+    }),
+    markedUncollectibleAt: t.expose("markedUncollectibleAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "when it was marked uncollectible (markInvoiceUncollectible); null when it was not",
     }),
     amount: t.expose("amount", {
       type: "Decimal",
@@ -438,6 +474,19 @@ builder.mutationFields((t) => ({
     resolve: async (_root, args, ctx) => {
       await deleteInvoice(ctx, String(args.id));
       return { id: String(args.id), deleted: true };
+    },
+  }),
+  markInvoiceUncollectible: t.prismaField({
+    type: "Invoice",
+    description:
+      "Marks a finalized invoice with something due uncollectible: its paymentStatus becomes uncollectible and an " +
+      "invoice.marked_uncollectible event is written; the document itself does not change, and a later payment " +
+      "still counts (paymentStatus paid once nothing is due). Errors: not_found, invalid_state (a draft, nothing " +
+      "due, or marked already).",
+    args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
+    resolve: async (query, _root, args, ctx) => {
+      const marked = await markInvoiceUncollectible(ctx, String(args.id));
+      return ctx.prisma.invoice.findUniqueOrThrow({ ...query, where: { id: marked.id } });
     },
   }),
   finalizeInvoice: t.prismaField({
