@@ -27,7 +27,7 @@ describe("loadConfig", () => {
       billingRunIntervalSeconds: 0,
       siiSendIntervalMs: 60_000,
       shutdownGraceSeconds: 10,
-      heapGrowingPercent: 0,
+      heapGrowingPercent: 50,
       publicUrl: undefined,
     });
     expect(config.settings).toMatchObject({
