@@ -592,10 +592,12 @@ export function startWebhookWorker(
           nextDueAt = next?.at ? new Date(next.at) : null;
         }
         const dueIn = nextDueAt ? nextDueAt.getTime() - Date.now() : IDLE_POLL_MS;
+        // an answer not asked this round is at most NEXT_DUE_REFRESH_MS old when acted on
+        const fresh = refresh ? IDLE_POLL_MS : nextDueCheckedAt + NEXT_DUE_REFRESH_MS - Date.now();
         let wait: number;
-        if (dueIn > 0) wait = dueIn;
+        if (dueIn > 0) wait = Math.min(dueIn, fresh);
         else if (!refresh)
-          wait = nextDueCheckedAt + NEXT_DUE_REFRESH_MS - Date.now(); // most likely claimed just now
+          wait = fresh; // most likely the message claimed just now
         else wait = MIN_SLEEP_MS; // due, and held by another process's claim for a moment
         await sleep(Math.max(Math.min(wait, IDLE_POLL_MS), 0));
       } catch (err) {

@@ -150,6 +150,44 @@ describe("retries", () => {
   });
 });
 
+describe("waking", () => {
+  it("sends a message no notification announced (another process's retry) within 5 s of its due time", async () => {
+    await newCustomer();
+    await receiver.waitFor(1);
+    // a retry another process wrote: a pending message due in a second, and no NOTIFY
+    const row = await s.database.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } });
+    const id = `evt_silent${Date.now()}`;
+    const dueAt = Date.now() + 1_000;
+    await s.database.prisma.event.create({
+      data: {
+        id,
+        organizationId: row.organizationId,
+        testMode: row.testMode,
+        type: "customer.created",
+        objectId: "cus_silent",
+        data: JSON.stringify({ object: { id: "cus_silent", object: "customer" } }),
+      },
+    });
+    await s.database.prisma.webhookMessage.create({
+      data: {
+        eventId: id,
+        organizationId: row.organizationId,
+        endpointId: endpoint.id,
+        nextAttemptAt: new Date(dueAt),
+      },
+    });
+    // notified messages: each makes a round that claims something
+    await newCustomer();
+    await receiver.waitFor(2);
+    const messages = await receiver.waitFor(3, 15_000);
+    const silent = messages.find((m) => m.id === id);
+    expect(silent).toBeDefined();
+    // the worker asks when the next message is due at least every 5 s (NEXT_DUE_REFRESH_MS)
+    expect(silent!.at - dueAt).toBeGreaterThanOrEqual(-20);
+    expect(silent!.at - dueAt).toBeLessThan(5_000 + 1_500);
+  });
+});
+
 describe("disabling", () => {
   it("410 Gone disables the endpoint at once: its event, an e-mail to its creator, nothing more sent", async () => {
     receiver.respond = () => ({ status: 410 });
