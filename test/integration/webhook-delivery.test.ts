@@ -184,7 +184,8 @@ describe("waking", () => {
     expect(silent).toBeDefined();
     // the worker asks when the next message is due at least every 5 s (NEXT_DUE_REFRESH_MS)
     expect(silent!.at - dueAt).toBeGreaterThanOrEqual(-20);
-    expect(silent!.at - dueAt).toBeLessThan(5_000 + 1_500);
+    // (and a margin for a loaded machine: without that refresh a quiet worker sleeps up to a minute)
+    expect(silent!.at - dueAt).toBeLessThan(5_000 + 3_000);
   });
 });
 
