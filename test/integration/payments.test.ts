@@ -287,6 +287,10 @@ describe("payments: test cards", () => {
     ["tok_chargeDeclinedInsufficientFunds", "insufficient_funds"],
     ["tok_chargeDeclinedProcessingError", "processing_error"],
     ["tok_chargeDeclinedExpiredCard", "expired_card"],
+    ["tok_chargeDeclinedIncorrectNumber", "incorrect_number"],
+    ["tok_chargeDeclinedLostCard", "lost_card"],
+    ["tok_chargeDeclinedStolenCard", "stolen_card"],
+    ["tok_chargeDeclinedCardNotSupported", "card_not_supported"],
   ];
   for (const [token, code] of declines) {
     it(`${token}: declined with ${code}, back to requires_payment_method; another card then succeeds`, async () => {

@@ -11,6 +11,14 @@
  * | tok_chargeDeclinedInsufficientFunds | Visa 9995 | declined, insufficient_funds |
  * | tok_chargeDeclinedProcessingError | Visa 0119 | declined, processing_error |
  * | tok_chargeDeclinedExpiredCard | Visa 0069 | declined, expired_card |
+ * | tok_chargeDeclinedIncorrectNumber | Visa 4241 | declined, incorrect_number |
+ * | tok_chargeDeclinedLostCard | Visa 9987 | declined, lost_card |
+ * | tok_chargeDeclinedStolenCard | Visa 9979 | declined, stolen_card |
+ * | tok_chargeDeclinedCardNotSupported | Visa 0051 | declined, card_not_supported |
+ *
+ * The last four digits are those of Stripe's test card for the same decline where Stripe has one
+ * (4242424242424241 incorrect number, 4000000000009987 lost, 4000000000009979 stolen); Stripe has
+ * no test card for card_not_supported, so 0051 is this gateway's own.
  */
 import type { FieldErrorCollector } from "../../domain/errors.js";
 import type { ChargeRequest, ChargeResult, PaymentGateway, PreparedSource } from "./types.js";
@@ -43,6 +51,26 @@ export const TEST_CARDS: Record<string, TestCard> = {
     brand: "visa",
     last4: "0069",
     decline: { code: "expired_card", message: "The card has expired." },
+  },
+  tok_chargeDeclinedIncorrectNumber: {
+    brand: "visa",
+    last4: "4241",
+    decline: { code: "incorrect_number", message: "The card number is incorrect." },
+  },
+  tok_chargeDeclinedLostCard: {
+    brand: "visa",
+    last4: "9987",
+    decline: { code: "lost_card", message: "The card was reported lost." },
+  },
+  tok_chargeDeclinedStolenCard: {
+    brand: "visa",
+    last4: "9979",
+    decline: { code: "stolen_card", message: "The card was reported stolen." },
+  },
+  tok_chargeDeclinedCardNotSupported: {
+    brand: "visa",
+    last4: "0051",
+    decline: { code: "card_not_supported", message: "The card does not support this type of purchase." },
   },
 };
 
