@@ -176,6 +176,7 @@ const startup = (async () => {
     publicUrl: config.publicUrl,
     settings,
     billingRunIntervalMs: config.billingRunIntervalSeconds * 1000,
+    dunningIntervalMs: config.dunningIntervalSeconds * 1000,
     siiIntervalMs: config.siiSendIntervalMs,
   });
   const dataDir = dataDirOf(target);

@@ -33,6 +33,7 @@ import { DEFAULT_SETTINGS, type AppSettings, type ServiceRole } from "./infra/co
 import { createSmtpMailer, type Mailer } from "./infra/mail.js";
 import { startOutboxWorker, type OutboxWorker } from "./services/outbox.js";
 import { startBillingRunWorker, type BillingRunWorker } from "./services/billing-run.js";
+import { sweepOverdueInvoices } from "./services/overdue-invoices.js";
 import { startSiiWorker, type SiiWorker } from "./services/sii-sending.js";
 import { runIdempotent } from "./services/idempotency.js";
 import { requestDatabase, withRequestDatabase } from "./services/request-transaction.js";
@@ -141,6 +142,11 @@ export interface AppOptions {
   /** how often the billing run runs inside the server (ms; default 0: never; BILLING_RUN_INTERVAL_SECONDS) */
   billingRunIntervalMs?: number;
   /**
+   * how often the dunning worker runs inside the server (ms; default 0: never, as in tests; main.ts passes
+   * DUNNING_INTERVAL_SECONDS, default 3600): the overdue sweep (docs/dunning.md "The worker")
+   */
+  dunningIntervalMs?: number;
+  /**
    * SII sending (docs/sii-sending.md): how often the worker uploads queued DTEs and polls SII (ms; default 0: no
    * worker, as in tests; main.ts passes SII_SEND_INTERVAL_SECONDS)
    */
@@ -200,6 +206,7 @@ export function createApp({
   mailer: givenMailer,
   outboxIntervalMs = 30_000,
   billingRunIntervalMs = 0,
+  dunningIntervalMs = 0,
   siiIntervalMs = 0,
   portalDir,
   webhookWorker: webhooksEnabled = true,
@@ -210,7 +217,9 @@ export function createApp({
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
   // an `api` process leaves every background worker to the `worker` processes
   if (role === "api") {
-    [outboxIntervalMs, billingRunIntervalMs, siiIntervalMs, eventRetentionIntervalMs] = [0, 0, 0, 0];
+    [outboxIntervalMs, billingRunIntervalMs, dunningIntervalMs, siiIntervalMs, eventRetentionIntervalMs] = [
+      0, 0, 0, 0, 0,
+    ];
     webhooksEnabled = false;
   }
   // events print their object as the REST API does (rest/event-objects.ts, services/events.ts)
@@ -260,6 +269,18 @@ export function createApp({
           else if (summary && (summary.cycles || summary.cancelled || summary.collected || summary.failed))
             logger.info({ ...summary }, "billing run");
         })
+      : null;
+  // dunning (docs/dunning.md "The worker"): the overdue sweep; safe next to other processes' (SKIP LOCKED claims)
+  const dunningWorker: IntervalWorker | null =
+    dunningIntervalMs > 0
+      ? startIntervalWorker(
+          (signal) =>
+            sweepOverdueInvoices({ prisma, settings, now: () => new Date(), signal }).then(
+              (summary) => summary.swept && logger.info({ ...summary }, "overdue invoices swept"),
+              (err) => logger.error({ err }, "the overdue sweep failed"),
+            ),
+          dunningIntervalMs,
+        )
       : null;
   // SII (docs/sii-sending.md): queued DTEs are uploaded and their status polled by an interval in this process
   const siiWorker: SiiWorker | null =
@@ -666,6 +687,7 @@ export function createApp({
     workersStopped ??= Promise.all([
       worker?.stop(),
       billingWorker?.stop(),
+      dunningWorker?.stop(),
       siiWorker?.stop(),
       webhooks?.stop(),
       retention?.stop(),

@@ -25,6 +25,7 @@ describe("loadConfig", () => {
       logLevel: "info",
       logFormat: "json",
       billingRunIntervalSeconds: 0,
+      dunningIntervalSeconds: 3600,
       siiSendIntervalMs: 60_000,
       shutdownGraceSeconds: 10,
       heapGrowingPercent: 50,
@@ -49,6 +50,7 @@ describe("loadConfig", () => {
       MAIL_FROM: "Facturación <billing@acme.cl>",
       SESSION_TTL_SECONDS: "600",
       BILLING_RUN_INTERVAL_SECONDS: "300",
+      DUNNING_INTERVAL_SECONDS: "0",
       SII_SEND_INTERVAL_SECONDS: "0",
       SHUTDOWN_GRACE_SECONDS: "3",
       HEAP_GROWING_PERCENT: "30",
@@ -63,6 +65,7 @@ describe("loadConfig", () => {
       logLevel: "warn",
       logFormat: "pretty",
       billingRunIntervalSeconds: 300,
+      dunningIntervalSeconds: 0,
       siiSendIntervalMs: 0,
       shutdownGraceSeconds: 3,
       heapGrowingPercent: 30,
@@ -141,6 +144,7 @@ describe("loadConfig", () => {
     expect(error({ MAIL_FROM: "not an address" }).variable).toBe("MAIL_FROM");
     expect(error({ SESSION_TTL_SECONDS: "0" }).variable).toBe("SESSION_TTL_SECONDS");
     expect(error({ BILLING_RUN_INTERVAL_SECONDS: "-5" }).variable).toBe("BILLING_RUN_INTERVAL_SECONDS");
+    expect(error({ DUNNING_INTERVAL_SECONDS: "1.5" }).variable).toBe("DUNNING_INTERVAL_SECONDS");
     expect(error({ SHUTDOWN_GRACE_SECONDS: "0" }).message).toBe(
       'SHUTDOWN_GRACE_SECONDS: must be a whole number of seconds between 1 and 3600 (got "0")',
     );

@@ -18,6 +18,9 @@ export class UsageError extends Error {
   }
 }
 
+/** The format of the dunning run's progress display. */
+const DUNNING_PROGRESS = "dunning [{bar}] {value}/{total} invoices past their due date | {eta_formatted} left";
+
 /** The format of the billing run's progress display. */
 const BILLING_PROGRESS = "billing [{bar}] {value}/{total} subscriptions | {eta_formatted} left";
 
@@ -127,6 +130,48 @@ export function buildProgram(ctx: CommandContext, version: string): Command {
           );
       },
     );
+
+  const dunning = program.command("dunning").description("recovering overdue invoices (docs/dunning.md)");
+  dunning
+    .command("run")
+    .description(
+      "run the dunning worker's round once: sweep the invoices past their due date and write invoice.payment_overdue",
+    )
+    .option(
+      "--until <date>",
+      "take this day (yyyy-mm-dd) as today: invoices due before it are swept; default: today in each organization's " +
+        "time zone (a test clock's customers at its time)",
+    )
+    .option("--json", "print the summary as JSON (default: plain text)")
+    .option("--no-progress", "no progress bar")
+    .action(async (options: { until?: string; json?: boolean; progress: boolean }) => {
+      const [{ sweepOverdueInvoices }, { settings }] = await Promise.all([
+        import("../services/overdue-invoices.js"),
+        ctx.settings(),
+        // the sweep writes events (docs/webhooks.md)
+        import("./open.js").then((open) => open.installEventPrinting()),
+      ]);
+      ctx.notes.write(`dunning run on ${ctx.database}\n`);
+      const display = options.progress ? await ctx.progress(DUNNING_PROGRESS) : null;
+      const database = await ctx.openDatabase();
+      try {
+        const summary = await sweepOverdueInvoices({
+          prisma: database.prisma,
+          settings,
+          now: () => new Date(),
+          until: options.until,
+          signal: ctx.signal,
+          onProgress: display ? (done, total) => display.update(done, total) : undefined,
+        });
+        display?.end();
+        ctx.out.write(
+          options.json ? `${JSON.stringify(summary)}\n` : `swept: ${summary.swept}\noverdue: ${summary.overdue}\n`,
+        );
+      } finally {
+        display?.end();
+        await database.close();
+      }
+    });
 
   const sii = program.command("sii").description("Chile's SII");
   sii

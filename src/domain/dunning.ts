@@ -87,3 +87,18 @@ export function checkThresholds(errors: FieldErrorCollector, thresholds: readonl
       errors.add(`thresholds.${i}.amount`, `must be in the unit of ${currency.id}`);
   });
 }
+
+/**
+ * Whether a finalized invoice whose due date has passed is **overdue** (docs/dunning.md "Overdue invoices"):
+ * something is still due (`amountDue`, in the invoice's currency, from services/invoice-balances.ts) and it was
+ * not marked uncollectible (`markedUncollectible`; the organization wrote it off). The date rule (the due date
+ * is before today, in the organization's time zone or the customer's test clock) is the caller's: the sweep
+ * asks only about invoices past their due date.
+ *
+ * Worked example (CLP, total 2916, due 2026-12-10; the sweep of 2026-12-11): nothing paid, `amountDue` 2916:
+ * overdue. 1000 paid, `amountDue` 1916: overdue. 2916 paid (or credited), `amountDue` 0: not overdue. Marked
+ * uncollectible with 1916 due: not overdue.
+ */
+export function isPaymentOverdue(amountDue: Decimal, markedUncollectible: boolean): boolean {
+  return amountDue.greaterThan(0) && !markedUncollectible;
+}

@@ -19,6 +19,9 @@ export const EVENT_TYPES = {
   "invoice.payment_failed": "a charge of a payment of the invoice was declined",
   "invoice.marked_uncollectible":
     "a finalized invoice with something due was marked uncollectible (a later payment still counts)",
+  "invoice.payment_overdue":
+    "a finalized invoice's due date passed with something due (written once, by the dunning worker's sweep the " +
+    "day after the due date)",
   "order.created": "an order (dispatch guide) was created",
   "order.updated": "a draft order was changed (previous_attributes: the old values)",
   "order.deleted": "a draft order was deleted (data.object: the order as it was)",

@@ -32,6 +32,11 @@ export interface Config {
    */
   billingRunIntervalSeconds: number;
   /**
+   * DUNNING_INTERVAL_SECONDS (default 3600; 0: off): how often the server's dunning worker runs (docs/dunning.md
+   * "The worker"): the overdue sweep that writes `invoice.payment_overdue`
+   */
+  dunningIntervalSeconds: number;
+  /**
    * SHUTDOWN_GRACE_SECONDS (default 10): after SIGTERM or SIGINT, how long requests in flight, the command line's
    * commands and worker rounds may take to finish before the process exits 0 anyway (main.ts)
    */
@@ -211,6 +216,9 @@ const SII_HOST_VARIABLES: Record<keyof SiiHosts, string> = {
 };
 
 /** pino levels LOG_LEVEL accepts. */
+/** DUNNING_INTERVAL_SECONDS when unset: the dunning worker runs hourly (docs/dunning.md "The worker"). */
+export const DEFAULT_DUNNING_INTERVAL_SECONDS = 3_600;
+
 /**
  * HEAP_GROWING_PERCENT's default: a full collection once the heap is 1.5 times its live size. Measured
  * (docs/operations.md "Memory"): a webhook backlog's peak RSS 1.08 times the idle RSS, against 1.25-1.32
@@ -301,6 +309,7 @@ const ENV_SCHEMA = z.object({
   ),
   SESSION_TTL_SECONDS: integer(1, 31_536_000, "must be a whole number of seconds between 1 and 31536000"),
   BILLING_RUN_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
+  DUNNING_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
   SII_SEND_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
   SHUTDOWN_GRACE_SECONDS: integer(1, 3_600, "must be a whole number of seconds between 1 and 3600"),
   HEAP_GROWING_PERCENT: integer(0, 1_000, "must be a whole number of percent between 0 and 1000 (0: V8's own)"),
@@ -428,6 +437,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logFormat: e.LOG_FORMAT ?? "json",
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
     billingRunIntervalSeconds: e.BILLING_RUN_INTERVAL_SECONDS ?? 0,
+    dunningIntervalSeconds: e.DUNNING_INTERVAL_SECONDS ?? DEFAULT_DUNNING_INTERVAL_SECONDS,
     siiSendIntervalMs: (e.SII_SEND_INTERVAL_SECONDS ?? 60) * 1000,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS ?? 10,
     heapGrowingPercent: e.HEAP_GROWING_PERCENT ?? DEFAULT_HEAP_GROWING_PERCENT,

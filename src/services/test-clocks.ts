@@ -10,6 +10,7 @@
  *   clock's subscriptions as if that time had come, every due cycle in order, in the same request.
  * - Deleting a clock with customers attached is refused (409); delete or keep them first.
  */
+import { sweepOverdueInvoices } from "./overdue-invoices.js";
 import type { TestClock } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError, PermissionError } from "../domain/errors.js";
@@ -102,8 +103,9 @@ export async function moveTestClock(
  * Advances the caller's clock `id` to `input.frozenTime` (later than now, else 400) and runs the
  * billing run for the subscriptions of its customers with the clock's time as "now" and its day
  * (organization time zone) as the cutoff: every cycle that came due is billed, in order, and
- * collected with the customers' reusable sources. Status `ready` afterwards, or
- * `internal_failure` when a subscription could not be billed (the run's errors are logged).
+ * collected with the customers' reusable sources; then sweeps its customers' invoices now past their due date
+ * (services/overdue-invoices.ts: `invoice.payment_overdue`). Status `ready` afterwards, or `internal_failure` when a
+ * subscription could not be billed (the run's errors are logged) or the sweep failed.
  * Errors: 403 live key, 404, 400.
  */
 export async function advanceTestClock(ctx: ServiceContext, id: string, input: TestClockInput): Promise<TestClock> {
@@ -119,9 +121,20 @@ export async function advanceTestClock(ctx: ServiceContext, id: string, input: T
     until: todayIn(timeZone, clock.frozenTime),
     testClockId: clock.id,
   });
+  // then the dunning worker's round for its customers at the clock's time: invoices now past their due date are
+  // swept (invoice.payment_overdue; docs/dunning.md "Overdue invoices")
+  const swept = await sweepOverdueInvoices({
+    prisma: ctx.prisma,
+    settings: ctx.settings,
+    now: () => clock.frozenTime,
+    testClockId: clock.id,
+  }).then(
+    () => true,
+    () => false,
+  );
   return ctx.prisma.testClock.update({
     where: { id },
-    data: { status: summary.failed > 0 ? "internal_failure" : "ready" },
+    data: { status: summary.failed > 0 || !swept ? "internal_failure" : "ready" },
   });
 }
 

@@ -11,6 +11,7 @@ import {
   MAX_ATTEMPTS,
   MAX_BCC_EMAILS,
   type ResolvedThreshold,
+  isPaymentOverdue,
 } from "../../src/domain/dunning.js";
 import { Decimal } from "../../src/domain/money.js";
 
@@ -90,5 +91,16 @@ describe("codes, e-mails, final actions", () => {
 
   it("the final actions the issue names, in its order", () => {
     expect(FINAL_ACTIONS).toEqual(["none", "pause_subscriptions", "cancel_subscriptions", "mark_uncollectible"]);
+  });
+});
+
+describe('isPaymentOverdue (docs/dunning.md "Overdue invoices", the worked example)', () => {
+  it("is overdue while something is due and the invoice was not written off", () => {
+    expect(isPaymentOverdue(new Decimal(2916), false)).toBe(true);
+    expect(isPaymentOverdue(new Decimal(1916), false)).toBe(true);
+    expect(isPaymentOverdue(new Decimal("0.01"), false)).toBe(true);
+    expect(isPaymentOverdue(new Decimal(0), false)).toBe(false);
+    expect(isPaymentOverdue(new Decimal(1916), true)).toBe(false);
+    expect(isPaymentOverdue(new Decimal(0), true)).toBe(false);
   });
 });
