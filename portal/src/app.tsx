@@ -417,7 +417,7 @@ function Subscriptions({
                   <p class="notice">{t.endsOn(formatDate(s.nextBilling, locale))}</p>
                 ) : (
                   canCancel &&
-                  s.status === "active" && (
+                  (s.status === "active" || s.status === "past_due") && (
                     <button type="button" class="secondary" onClick={() => cancel(s.id)}>
                       {t.cancelAtPeriodEnd}
                     </button>

@@ -36,6 +36,7 @@ import { couponApplies, couponDiscounts, type CouponTerms } from "./coupons.js";
 import { Decimal, roundMoney, toDecimal, type CurrencyUnit, type DecimalInput } from "./money.js";
 import { addonRateShares, priceQuantity, type AddonRate, type PricedPlan } from "./pricing.js";
 import { computeDocumentTotals, type DiscountScheme, type DocumentTotals, type TotalsInput } from "./totals.js";
+import { isBilledStatus } from "./subscriptions.js";
 import { aggregateUsage, type UsageAggregation, type UsageRecord } from "./usage.js";
 
 export interface CycleCoupon extends CouponTerms {
@@ -407,9 +408,10 @@ export type CycleDecision =
 
 /**
  * What happens at the start of the subscription's next cycle (`sub.cycle` on `sub.date`), in this
- * order: not active -> nothing; `cancel_at_period_end` -> ends with its stored reason; cycle past
- * `billing_cycles` or `date` on or after `end_date` -> ends with `ended`; `noCard` (noCardEnds
- * over the cycle before) -> ends with `no_card`; else the cycle is billed.
+ * order: neither active nor past due (isBilledStatus) -> nothing; `cancel_at_period_end` -> ends
+ * with its stored reason; cycle past `billing_cycles` or `date` on or after `end_date` -> ends
+ * with `ended`; `noCard` (noCardEnds over the cycle before) -> ends with `no_card`; else the cycle
+ * is billed.
  *
  * Worked examples (docs/billing-run.md): `billing_cycles` 2 from 2026-07-01 bills Jul 1 and Aug 1
  * and ends on Sep 1 (cycle 3); `end_date` 2026-08-15 from 2026-07-01 bills Jul 1 and Aug 1 (Aug 1
@@ -417,7 +419,7 @@ export type CycleDecision =
  * set during cycle 1 ends on the start of cycle 2.
  */
 export function cycleDecision(sub: CycleSubscription, noCard = false): CycleDecision {
-  if (sub.status !== "active") return { action: "none", status: sub.status };
+  if (!isBilledStatus(sub.status)) return { action: "none", status: sub.status };
   const ends = (
     end: CycleEnd,
     cancelReason: string | null,
@@ -524,4 +526,13 @@ export function meteredPeriod(
   cycle: number,
 ): { start: string; end: string } | null {
   return cycle > 1 ? billingPeriod(anchor, frequency, cycle - 1) : null;
+}
+
+/**
+ * The id of the billing run's payment of invoice `invoiceId`: `pay_` and the invoice id's random
+ * part (`inv_X` → `pay_X`). Known in advance, so that a sweep finds the payment a process created
+ * and never charged, and a second one for the invoice cannot be created (the primary key).
+ */
+export function collectionPaymentId(invoiceId: string): string {
+  return `pay_${invoiceId.slice(invoiceId.indexOf("_") + 1)}`;
 }

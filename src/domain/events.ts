@@ -37,6 +37,9 @@ export const EVENT_TYPES = {
   "subscription.updated":
     "a subscription changed: its plans, quantities or fields, a renewal (a new period), a scheduled change " +
     "(previous_attributes: the old values)",
+  "subscription.past_due":
+    "a subscription's latest cycle invoice became overdue or its renewal charge was declined: status past_due " +
+    "(active again, with subscription.updated, once that invoice is paid or marked uncollectible)",
   "subscription.paused": "a subscription was paused",
   "subscription.resumed": "a paused subscription was resumed",
   "subscription.canceled": "a subscription was canceled (now, or at the end of its period when that came)",

@@ -48,9 +48,38 @@ export function checkSubscriptionPlans(
 // ---------------------------------------------------------------------------------------------
 // Status machine and dates (docs/subscriptions.md)
 
-/** `active` (billed every cycle), `paused` (not billed until resumed), `cancelled` (final). */
-export const SUBSCRIPTION_STATUSES = ["active", "paused", "cancelled"] as const;
+/**
+ * `active` (billed every cycle), `past_due` (billed every cycle, its latest cycle invoice overdue or its renewal
+ * charge declined: docs/dunning.md "Past-due subscriptions"), `paused` (not billed until resumed), `cancelled`
+ * (final).
+ */
+export const SUBSCRIPTION_STATUSES = ["active", "past_due", "paused", "cancelled"] as const;
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+/** The statuses the billing run renews: `active` and `past_due` (a past-due subscription keeps its cycles). */
+export const BILLED_STATUSES: readonly string[] = ["active", "past_due"];
+
+/** Whether the billing run renews a subscription in `status` (BILLED_STATUSES). */
+export function isBilledStatus(status: string): boolean {
+  return BILLED_STATUSES.includes(status);
+}
+
+/**
+ * The status a subscription in `status` moves to when its latest cycle invoice's payment state changes
+ * (docs/dunning.md "Past-due subscriptions"), or null when it stays: `owing` is true when that invoice became
+ * overdue (the overdue sweep) or its renewal charge was declined, false when it was paid (nothing left due) or
+ * marked uncollectible. Only `active` becomes `past_due` and only `past_due` becomes `active`: a paused or
+ * cancelled subscription keeps its status.
+ *
+ * Worked example: a monthly subscription renews on 2026-03-01, its card declines: `active` -> `past_due`. The
+ * customer pays the invoice in the portal on 2026-03-04: `past_due` -> `active`. Its 2026-04-01 invoice is paid
+ * by card: it stays `active`.
+ */
+export function pastDueMove(status: string, owing: boolean): SubscriptionStatus | null {
+  if (owing && status === "active") return "past_due";
+  if (!owing && status === "past_due") return "active";
+  return null;
+}
 
 /** What can be done to a subscription. `cancel_at_period_end` schedules the end; the billing run ends it. */
 export type SubscriptionAction = "update" | "cancel" | "cancel_at_period_end" | "pause" | "resume";
@@ -61,6 +90,7 @@ export type SubscriptionAction = "update" | "cancel" | "cancel_at_period_end" | 
  */
 export const SUBSCRIPTION_MOVES: Record<SubscriptionStatus, Partial<Record<SubscriptionAction, SubscriptionStatus>>> = {
   active: { update: "active", cancel: "cancelled", cancel_at_period_end: "active", pause: "paused" },
+  past_due: { update: "past_due", cancel: "cancelled", cancel_at_period_end: "past_due", pause: "paused" },
   paused: { update: "paused", cancel: "cancelled", cancel_at_period_end: "paused", resume: "active" },
   cancelled: {},
 };

@@ -11,6 +11,7 @@
  *
  * Payments of an invoice are in its currency (services/payments.ts), so the sums are exact.
  */
+import { movePastDue } from "./past-due.js";
 import { Prisma } from "../infra/prisma/generated/client.js";
 import { invoiceAmountDue } from "../domain/payments.js";
 import { toDecimal, type DecimalInput } from "../domain/money.js";
@@ -94,7 +95,8 @@ export async function invoiceBalances(ctx: ServiceContext, invoiceIds: readonly 
  * note's finalize), inside the change's transaction `ctx`, before the change: locks the invoice
  * (concurrent settlements of one invoice queue, so exactly one sees it paid) and reads its balance.
  * `recordPaid`, called after the change, writes `invoice.paid` when something was due before and
- * nothing is due now (docs/webhooks.md "Event types").
+ * nothing is due now (docs/webhooks.md "Event types"), and then moves a past-due subscription whose latest cycle
+ * invoice it is back to `active` (services/past-due.ts).
  */
 export async function settlingInvoice(
   ctx: ServiceContext,
@@ -105,8 +107,11 @@ export async function settlingInvoice(
   return {
     async recordPaid() {
       const [after] = await invoiceBalances(ctx, [invoiceId]);
-      if (new Prisma.Decimal(before.due).greaterThan(0) && new Prisma.Decimal(after.due).isZero())
+      if (new Prisma.Decimal(before.due).greaterThan(0) && new Prisma.Decimal(after.due).isZero()) {
         await recordEvents(ctx, "invoice.paid", "invoice", [invoiceId]);
+        // a past-due subscription whose latest cycle invoice this is is active again (docs/dunning.md)
+        await movePastDue(ctx, [invoiceId], false);
+      }
     },
   };
 }

@@ -4,6 +4,7 @@
  * changed); finalize numbers the invoice (gapless per organization, mode and document type).
  * Totals are recomputed from the lines on every write (domain/totals.ts), never taken from input.
  */
+import { movePastDue } from "./past-due.js";
 import type { Currency, DocumentType, Invoice, Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { chosenDocumentType } from "../domain/document-types.js";
@@ -243,6 +244,8 @@ export async function markInvoiceUncollectible(ctx: ServiceContext, id: string):
     });
     await tx.prisma.$executeRaw`UPDATE "Invoice" SET "markedUncollectibleAt" = ${tx.now()} WHERE "id" = ${id}`;
     await recordEvents(tx, "invoice.marked_uncollectible", "invoice", [id]);
+    // nothing more to collect on it: a past-due subscription whose latest cycle invoice this is is active again
+    await movePastDue(tx, [id], false);
     return { id };
   });
 }

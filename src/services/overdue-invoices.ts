@@ -22,6 +22,7 @@ import { isIsoDate } from "../domain/formats.js";
 import { withinTransaction } from "./context.js";
 import { recordEvents } from "./events.js";
 import { invoiceBalances } from "./invoice-balances.js";
+import { movePastDue } from "./past-due.js";
 import { runContext } from "./billing-run/run-context.js";
 
 /** Invoices claimed and swept per transaction. */
@@ -148,6 +149,10 @@ async function sweepPage(
       "paymentOverdueAt" = CASE WHEN "id" = ANY(${overdueIds}::text[]) THEN ${now}::timestamptz END
     WHERE "id" = ANY(${page.map((c) => c.id)}::text[])`);
   // after the update, so that the events' invoices are printed as they now are
-  for (const [ctx, ids] of events) await recordEvents(ctx, "invoice.payment_overdue", "invoice", ids);
+  for (const [ctx, ids] of events) {
+    await recordEvents(ctx, "invoice.payment_overdue", "invoice", ids);
+    // a subscription whose latest cycle invoice is now overdue is past due (services/past-due.ts)
+    await movePastDue(ctx, ids, true);
+  }
   return { swept: page.length, overdue: overdueIds.length };
 }

@@ -12,6 +12,8 @@
  * allows one pending or succeeded attempt per payment. The gateway is then called with the attempt
  * id as idempotency key, outside the transaction, and a second transaction records its answer.
  */
+import { collectionPaymentId } from "../domain/billing-cycle.js";
+import { movePastDue } from "./past-due.js";
 import { createHash } from "node:crypto";
 import type { Currency, Payment, Prisma, Source } from "../infra/prisma/generated/client.js";
 import { derivedId, newId, randomSecret } from "../infra/ids.js";
@@ -425,6 +427,10 @@ async function settleCharge(
     } else {
       await recordEvents(txCtx, "payment.failed", "payment", [paymentId]);
       if (payment.invoiceId) await recordEvents(txCtx, "invoice.payment_failed", "invoice", [payment.invoiceId]);
+      // the billing run's charge of a renewal (its payment's known id): the subscription is past due when this is
+      // its latest cycle invoice (docs/dunning.md "Past-due subscriptions")
+      if (payment.invoiceId && payment.id === collectionPaymentId(payment.invoiceId))
+        await movePastDue(txCtx, [payment.invoiceId], true);
     }
     return settled;
   });

@@ -104,8 +104,9 @@ export async function moveTestClock(
  * billing run for the subscriptions of its customers with the clock's time as "now" and its day
  * (organization time zone) as the cutoff: every cycle that came due is billed, in order, and
  * collected with the customers' reusable sources; then sweeps its customers' invoices now past their due date
- * (services/overdue-invoices.ts: `invoice.payment_overdue`). Status `ready` afterwards, or `internal_failure` when a
- * subscription could not be billed (the run's errors are logged) or the sweep failed.
+ * (services/overdue-invoices.ts: `invoice.payment_overdue`). Status `ready` afterwards (declined charges included),
+ * or `internal_failure` when a subscription could not be billed or a charge failed otherwise (the run's errors are
+ * logged), or the sweep failed.
  * Errors: 403 live key, 404, 400.
  */
 export async function advanceTestClock(ctx: ServiceContext, id: string, input: TestClockInput): Promise<TestClock> {
@@ -134,7 +135,8 @@ export async function advanceTestClock(ctx: ServiceContext, id: string, input: T
   );
   return ctx.prisma.testClock.update({
     where: { id },
-    data: { status: summary.failed > 0 || !swept ? "internal_failure" : "ready" },
+    // a declined card is the customer's outcome (the subscription goes past due), not a failure of the clock
+    data: { status: summary.failed - summary.declined > 0 || !swept ? "internal_failure" : "ready" },
   });
 }
 

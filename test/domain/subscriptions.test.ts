@@ -42,7 +42,9 @@ describe("subscription lines", () => {
 import { InvalidStateError, ValidationError } from "../../src/domain/errors.js";
 import {
   SUBSCRIPTION_MOVES,
+  isBilledStatus,
   normalizeReason,
+  pastDueMove,
   subscriptionEndDate,
   subscriptionTransition,
 } from "../../src/domain/subscriptions.js";
@@ -53,6 +55,10 @@ describe("subscription status machine", () => {
     ["active", "cancel", "cancelled"],
     ["active", "cancel_at_period_end", "active"],
     ["active", "pause", "paused"],
+    ["past_due", "update", "past_due"],
+    ["past_due", "cancel", "cancelled"],
+    ["past_due", "cancel_at_period_end", "past_due"],
+    ["past_due", "pause", "paused"],
     ["paused", "update", "paused"],
     ["paused", "cancel", "cancelled"],
     ["paused", "cancel_at_period_end", "paused"],
@@ -64,6 +70,7 @@ describe("subscription status machine", () => {
 
   const refused: [string, Parameters<typeof subscriptionTransition>[1]][] = [
     ["active", "resume"],
+    ["past_due", "resume"],
     ["paused", "pause"],
     ["cancelled", "update"],
     ["cancelled", "cancel"],
@@ -102,5 +109,23 @@ describe("subscription dates and reasons", () => {
     expect(normalizeReason("  no_card ", "cancel_reason", "x")).toBe("no_card");
     expect(normalizeReason("", "reason", null)).toBeNull();
     expect(() => normalizeReason("x".repeat(256), "cancel_reason", null)).toThrow(ValidationError);
+  });
+});
+
+describe("past due (docs/dunning.md \"Past-due subscriptions\", the worked example)", () => {
+  it("active becomes past_due when its latest cycle invoice is owed, and active again when it is settled", () => {
+    expect(pastDueMove("active", true)).toBe("past_due");
+    expect(pastDueMove("past_due", false)).toBe("active");
+  });
+  it("nothing else moves: past_due stays while owed, active stays when paid, paused and cancelled keep theirs", () => {
+    expect(pastDueMove("past_due", true)).toBeNull();
+    expect(pastDueMove("active", false)).toBeNull();
+    for (const status of ["paused", "cancelled"]) {
+      expect(pastDueMove(status, true)).toBeNull();
+      expect(pastDueMove(status, false)).toBeNull();
+    }
+  });
+  it("the billing run renews active and past-due subscriptions only", () => {
+    expect(["active", "past_due", "paused", "cancelled"].filter(isBilledStatus)).toEqual(["active", "past_due"]);
   });
 });

@@ -124,7 +124,7 @@ describe("collection after a process died between creating a payment and chargin
     // and a later run charges nothing
     const later = await runBilling({ prisma: s.database.prisma, until: "2026-06-10" });
     expect([later.collected, later.failed]).toEqual([0, 0]);
-    expect(await sweep(0)).toEqual({ collected: 0, failures: [] });
+    expect(await sweep(0)).toEqual({ collected: 0, declined: 0, failures: [] });
     expect(charged).toHaveLength(3);
 
     for (const invoice of [created, started, fresh]) {

@@ -54,6 +54,7 @@ describe("the billing run's thread", () => {
       cancelled: 0,
       collected: 0,
       failed: 0,
+      declined: 0,
       skipped: 0,
       errors: [],
     });

@@ -170,6 +170,7 @@ describe.skipIf(TEST_DB !== "pglite")("the command line beside a running server"
       cancelled: 0,
       collected: 0,
       failed: 0,
+      declined: 0,
       skipped: 0,
       errors: [],
     });

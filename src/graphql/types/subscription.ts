@@ -44,9 +44,15 @@ import "./coupon.js";
 export const SubscriptionStatus = builder.enumType("SubscriptionStatus", {
   description:
     'Where a subscription is in its life (docs/subscriptions.md "Status"): active -> paused -> active, and either -> ' +
-    "cancelled (final).",
+    "cancelled (final); active -> past_due -> active as its latest cycle invoice's payment goes (docs/dunning.md).",
   values: {
     active: { value: "active", description: "billed at every cycle's start (also while set to cancel at period end)" },
+    past_due: {
+      value: "past_due",
+      description:
+        "billed at every cycle's start, with its latest cycle invoice overdue or its renewal charge declined; " +
+        "active again once that invoice is paid or marked uncollectible (docs/dunning.md)",
+    },
     paused: { value: "paused", description: "not billed until resumed (pauseSubscription / resumeSubscription)" },
     cancelled: {
       value: "cancelled",

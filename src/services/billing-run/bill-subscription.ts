@@ -18,6 +18,7 @@ import {
   type CycleSubscription,
 } from "../../domain/billing-cycle.js";
 import type { UsageAggregation } from "../../domain/usage.js";
+import { isBilledStatus } from "../../domain/subscriptions.js";
 import { isoDate, zonedMidnight } from "../../domain/formats.js";
 import { linesAtCycle, parsePendingChanges } from "../../domain/proration.js";
 import { withinTransaction, type ServiceContext, type Tx } from "../context.js";
@@ -99,7 +100,7 @@ export async function billSubscription(job: SubscriptionJob): Promise<Outcome> {
   const ctx = withinTransaction(job.base, job.tx);
   const outcome: Outcome = { invoices: [], drafts: [], ctx, cycles: 0, cancelled: false, unfinished: false };
   const sub = job.data.subscription;
-  while (sub.status === "active" && isoDate(sub.nextBilling) <= job.cutoff) {
+  while (isBilledStatus(sub.status) && isoDate(sub.nextBilling) <= job.cutoff) {
     if (outcome.cycles >= MAX_CYCLES_PER_RUN) {
       outcome.unfinished = true;
       break;

@@ -39,7 +39,7 @@ export interface DueScope {
  */
 function dueFilter({ until, startedAt, testClockId }: DueScope): Prisma.Sql {
   // without `until`, also bounded by the latest date anywhere at `startedAt` (UTC+14), which the
-  // index on (status, nextBilling, id) can use where the organization's zone cannot
+  // partial index on (nextBilling, id) of the billed statuses can use where the organization's zone cannot
   const cutoff = until
     ? Prisma.sql`${until}::date`
     : Prisma.sql`(${startedAt.toISOString()}::timestamptz AT TIME ZONE o."timeZone")::date
@@ -47,7 +47,7 @@ function dueFilter({ until, startedAt, testClockId }: DueScope): Prisma.Sql {
   const clock = testClockId
     ? Prisma.sql`s."customerId" IN (SELECT c."id" FROM "Customer" c WHERE c."testClockId" = ${testClockId})`
     : Prisma.sql`s."customerId" NOT IN (SELECT c."id" FROM "Customer" c WHERE c."testClockId" IS NOT NULL)`;
-  return Prisma.sql`s."status" = 'active' AND s."nextBilling" <= ${cutoff} AND ${clock}`;
+  return Prisma.sql`s."status" IN ('active', 'past_due') AND s."nextBilling" <= ${cutoff} AND ${clock}`;
 }
 
 /** How many subscriptions are due now (the run's progress total). */
@@ -63,7 +63,8 @@ export async function countDue(prisma: PrismaClient, scope: DueScope): Promise<n
 
 /**
  * Locks and returns up to `limit` due subscriptions no other runner holds (SKIP LOCKED), oldest
- * `next_billing` first (the index on (status, nextBilling, id) gives that order, so the claim reads
+ * `next_billing` first (the partial index on (nextBilling, id) of the statuses `active` and `past_due`, migration
+ * 2026120701000002_subscription_past_due, gives that order, so the claim reads
  * about `limit` rows however many are due), leaving out `excluded` (failed or stopped early in this run); `only`: that
  * subscription alone (the one-by-one retry of a failed batch).
  */

@@ -22,6 +22,9 @@ import { usableSourceOf } from "../cycle-decision.js";
 import { invoiceBalances } from "../invoice-balances.js";
 import { authorizeLocked, createPayment, finishCharge, resumeStaleCharge } from "../payments.js";
 import { runContext } from "./run-context.js";
+import { collectionPaymentId } from "../../domain/billing-cycle.js";
+
+export { collectionPaymentId };
 
 /** Invoices the collection sweep reads per query. */
 const COLLECT_PAGE = 500;
@@ -31,15 +34,6 @@ const COLLECT_PAGE = 500;
  * takes it as left by a process that died, and asks the gateway again with the same attempt id.
  */
 export const STALE_CHARGE_MS = 5 * 60_000;
-
-/**
- * The id of the billing run's payment of invoice `invoiceId`: `pay_` and the invoice id's random
- * part (`inv_X` → `pay_X`). Known in advance, so that a sweep finds the payment a process created
- * and never charged, and a second one for the invoice cannot be created (the primary key).
- */
-export function collectionPaymentId(invoiceId: string): string {
-  return `pay_${invoiceId.slice(invoiceId.indexOf("_") + 1)}`;
-}
 
 export interface CollectOptions {
   prisma: PrismaClient;
@@ -54,6 +48,8 @@ export interface CollectOptions {
 /** How a collection went: invoices paid, and `[invoice id, error]` of each failure. */
 export interface CollectResult {
   collected: number;
+  /** of the failures, charges the card declined (the payment awaits another payment method) */
+  declined: number;
   failures: [string, unknown][];
 }
 
@@ -115,7 +111,7 @@ function candidatesAfter(options: CollectOptions, after: string, staleBefore: Da
  * or the API can pay it with another source). Returns how many succeeded and the failures.
  */
 export async function collectInvoices(options: CollectOptions): Promise<CollectResult> {
-  const result: CollectResult = { collected: 0, failures: [] };
+  const result: CollectResult = { collected: 0, declined: 0, failures: [] };
   if (options.invoiceIds && options.invoiceIds.length === 0) return result;
   const staleBefore = new Date(Date.now() - (options.staleChargeMs ?? STALE_CHARGE_MS));
   let candidates = await candidatesAfter(options, "", staleBefore);
@@ -132,11 +128,14 @@ export async function collectInvoices(options: CollectOptions): Promise<CollectR
 /** Counts a charge's answer: collected when it succeeded, else a failure of invoice `invoiceId`. */
 function countCharge(result: CollectResult, invoiceId: string, paid: Payment): void {
   if (paid.status === "succeeded") result.collected++;
-  else
+  else {
+    // declined: the payment is back awaiting a payment method, with the decline as its reason
+    if (paid.status === "requires_payment_method") result.declined++;
     result.failures.push([
       invoiceId,
       new Error(`charge of payment ${paid.id} ${paid.status}: ${paid.failureReason ?? ""}`),
     ]);
+  }
 }
 
 /**

@@ -63,6 +63,8 @@ export interface BillingRunSummary {
   collected: number;
   /** failures: a subscription that could not be billed, or a declined or failed charge */
   failed: number;
+  /** of `failed`, charges the card declined (the customer's outcome, not a fault of the run) */
+  declined: number;
   /** due subscriptions left unbilled: failed, or past the catch-up limit */
   skipped: number;
   /** `id: message` of each failure (at most 100) */
@@ -113,6 +115,7 @@ export async function runBilling(options: BillingRunOptions): Promise<BillingRun
     cancelled: 0,
     collected: 0,
     failed: 0,
+    declined: 0,
     skipped: 0,
     errors: [],
   };
@@ -143,6 +146,7 @@ function fail(run: Run, id: string, e: unknown): void {
 
 function addCollected(run: Run, r: CollectResult): void {
   run.summary.collected += r.collected;
+  run.summary.declined += r.declined;
   for (const [id, e] of r.failures) fail(run, id, e);
 }
 
