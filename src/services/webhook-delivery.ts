@@ -23,7 +23,7 @@ import type { AppSettings } from "../infra/config.js";
 import { newId } from "../infra/ids.js";
 import { preparedSql, queryPrepared } from "../infra/prepared-sql.js";
 import { directTransaction } from "../infra/direct-transaction.js";
-import { requireKey } from "../infra/secrets.js";
+import { openSecret, requireKey } from "../infra/secrets.js";
 import { WebhookHttp, webhookSignature, type AttemptResult } from "../infra/webhook-http.js";
 import { disablesEndpoint, messageBody, nextRetryIn, retryAfterMs, type DisableReason } from "../domain/webhooks.js";
 import { InvalidStateError, NotFoundError, ValidationError } from "../domain/errors.js";
@@ -69,7 +69,7 @@ export const NOTIFIED_CLAIM_INTERVAL_MS = 50;
  */
 const FLUSH_DELAY_MS = 10;
 const FLUSH_AT = 256;
-/** Endpoints whose opened secrets a worker keeps (more clears the cache). */
+/** Opened secrets a worker keeps (more clears the cache). */
 const MAX_OPENED = 1_000;
 /** After a failed round (a database error), the wait before the next (ms). */
 const ERROR_PAUSE_MS = 1_000;
@@ -239,14 +239,6 @@ export interface WebhookWorker {
   stop(): Promise<void>;
 }
 
-/** An endpoint's signing secrets, opened: kept while its sealed bytes stay the same. */
-interface OpenedSecrets {
-  sealed: Buffer;
-  sealedPrevious: Buffer | null;
-  secret: Buffer;
-  previous: Buffer | null;
-}
-
 /**
  * Starts the delivery worker of this process: it runs until `stop`, woken by `stream` (new
  * messages committed, or notifications missed) and by its own timers.
@@ -273,8 +265,8 @@ export function startWebhookWorker(
   let waitingForSlot = false;
   /** sends ended so far: one that ends while a claim runs frees a slot that claim did not see */
   let sendsEnded = 0;
-  /** endpoints' secrets, opened (at most MAX_OPENED; cleared when full) */
-  const opened = new Map<string, OpenedSecrets>();
+  /** secrets opened, by their sealed bytes (base64; at most MAX_OPENED, cleared when full): a rotation seals anew */
+  const opened = new Map<string, Buffer>();
 
   const wake = () => {
     woken = true;
@@ -316,35 +308,25 @@ export function startWebhookWorker(
       clearTimeout(timer);
     });
 
-  /**
-   * The secrets that sign for an endpoint now (docs/webhooks.md "Rotating the secret"): its secret,
-   * and its previous one until `previousSecretExpiresAt`. CLAIM's sealed bytes are opened once while
-   * they stay the same.
-   */
-  function secretsOf(row: ClaimRow, now: Date): Buffer[] {
-    const sealed = Buffer.from(row.secret!);
-    const sealedPrevious = row.previousSecret ? Buffer.from(row.previousSecret) : null;
-    let entry = opened.get(row.endpointId!);
-    const same =
-      entry !== undefined &&
-      entry.sealed.equals(sealed) &&
-      (entry.sealedPrevious === null || sealedPrevious === null
-        ? entry.sealedPrevious === sealedPrevious
-        : entry.sealedPrevious.equals(sealedPrevious));
-    if (!entry || !same) {
-      const key = requireKey(settings.certificateEncryptionKey);
-      const forever = new Date(8.64e15);
-      const [secret, previous] = signingSecrets(
-        { secret: sealed, previousSecret: sealedPrevious, previousSecretExpiresAt: forever },
-        key,
-        now,
-      );
-      entry = { sealed, sealedPrevious, secret: secret!, previous: previous ?? null };
+  /** Sealed secret bytes opened with the encryption key, once while they stay the same. */
+  function openSealed(sealed: Uint8Array): Buffer {
+    const id = Buffer.from(sealed).toString("base64");
+    let secret = opened.get(id);
+    if (!secret) {
+      secret = openSecret(requireKey(settings.certificateEncryptionKey), sealed);
       if (opened.size >= MAX_OPENED) opened.clear();
-      opened.set(row.endpointId!, entry);
+      opened.set(id, secret);
     }
-    const expires = row.previousSecretExpiresAt ? new Date(row.previousSecretExpiresAt) : null;
-    return entry.previous && expires && expires > now ? [entry.secret, entry.previous] : [entry.secret];
+    return secret;
+  }
+
+  /** The secrets that sign for a claimed endpoint now (webhook-endpoints.ts `signingSecrets`, CLAIM's sealed bytes). */
+  function secretsOf(row: ClaimRow, now: Date): Buffer[] {
+    return signingSecrets(
+      { secret: row.secret!, previousSecret: row.previousSecret, previousSecretExpiresAt: row.previousSecretExpiresAt },
+      openSealed,
+      now,
+    );
   }
 
   /**

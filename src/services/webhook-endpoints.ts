@@ -15,7 +15,7 @@
 import { randomUUID } from "node:crypto";
 import type { Prisma, WebhookEndpoint } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
-import { openSecret, requireKey, sealSecret } from "../infra/secrets.js";
+import { requireKey, sealSecret } from "../infra/secrets.js";
 import { newWebhookSecret, publicAddressProblem } from "../infra/webhook-http.js";
 import { FieldErrorCollector, NotFoundError, ValidationError } from "../domain/errors.js";
 import { mergeMetadata, type Metadata } from "../domain/metadata.js";
@@ -189,15 +189,24 @@ export async function rotateWebhookEndpointSecret(ctx: ServiceContext, id: strin
   });
 }
 
-/** The secrets that sign a message to `endpoint` at `now`: the current one, then the previous one while it overlaps. */
+/**
+ * The secrets that sign a message to `endpoint` at `now` (docs/webhooks.md "Rotating the secret"): the current one,
+ * then the previous one while it overlaps (`previousSecretExpiresAt` later than `now`). `open` turns sealed bytes
+ * into the secret (infra/secrets.ts `openSecret` with the encryption key; the delivery worker passes one that keeps
+ * what it opened).
+ */
 export function signingSecrets(
-  endpoint: Pick<WebhookEndpoint, "secret" | "previousSecret" | "previousSecretExpiresAt">,
-  key: Buffer,
+  endpoint: {
+    secret: Uint8Array;
+    previousSecret: Uint8Array | null;
+    previousSecretExpiresAt: Date | string | null;
+  },
+  open: (sealed: Uint8Array) => Buffer,
   now: Date,
 ): Buffer[] {
-  const secrets = [openSecret(key, endpoint.secret)];
-  if (endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now)
-    secrets.push(openSecret(key, endpoint.previousSecret));
+  const secrets = [open(endpoint.secret)];
+  const expires = endpoint.previousSecretExpiresAt ? new Date(endpoint.previousSecretExpiresAt) : null;
+  if (endpoint.previousSecret && expires && expires > now) secrets.push(open(endpoint.previousSecret));
   return secrets;
 }
 
