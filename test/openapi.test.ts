@@ -81,18 +81,43 @@ describe("the contract check", () => {
   const invoice = { id: "inv_1", total: 1190, status: "draft", lines: [], created: "2026-11-22 10:00:00" };
 
   it("accepts a declared answer", () => {
-    expect(contractProblem("GET", "/v1/invoices/inv_1/", { status: 200, contentType: json, body: invoice })).toBe(null);
     expect(contractProblem("DELETE", "/v1/invoices/inv_1", { status: 204, contentType: null, body: null })).toBe(null);
     const error = { error: { code: "not_found", message: "No invoice with id inv_2" } };
     expect(contractProblem("GET", "/v1/invoices/inv_2/", { status: 404, contentType: json, body: error })).toBe(null);
     expect(contractProblem("GET", "/v1/nothing/", { status: 404, contentType: json, body: error })).toBe(null);
   });
 
+  it("checks the keys both ways: a required key the answer lacks, and a key the document does not declare", () => {
+    const clp = {
+      id: "CLP",
+      conversion: null,
+      country: "CL",
+      default: true,
+      is_chargeable: true,
+      available: true,
+      name: "Peso chileno",
+      name_en: "Chilean peso",
+      rounded: true,
+    };
+    const page = (currency: Record<string, unknown>) => ({ count: 1, next: null, previous: null, results: [currency] });
+    const answer = (currency: Record<string, unknown>) =>
+      contractProblem("GET", "/v1/generals/currencies/", { status: 200, contentType: json, body: page(currency) });
+    expect(answer(clp)).toBe(null);
+    const { name_en: _nameEn, ...lacking } = clp;
+    expect(answer(lacking)).toMatch(/results\/0 must have required property 'name_en'/);
+    expect(answer({ ...clp, symbol: "$" })).toMatch(/results\/0 must NOT have additional properties/);
+    // a nullable key is required all the same: printed as null
+    const { conversion: _conversion, ...withoutNull } = clp;
+    expect(answer(withoutNull)).toMatch(/must have required property 'conversion'/);
+  });
+
   it("refuses a body of the wrong shape, an undeclared status or content type, and a non-error 404", () => {
-    const stringTotal = { ...invoice, total: "1190" };
-    expect(
-      contractProblem("GET", "/v1/invoices/inv_1/", { status: 200, contentType: json, body: stringTotal }),
-    ).toMatch(/GET \/v1\/invoices\/inv_1\/ answered 200: the body does not match .*\/total must be number/);
+    const clp = { id: "CLP", conversion: null, country: "CL", default: true, is_chargeable: true, available: true };
+    const currency = { ...clp, name: "Peso chileno", name_en: "Chilean peso", rounded: "yes" };
+    const page = { count: 1, next: null, previous: null, results: [currency] };
+    expect(contractProblem("GET", "/v1/generals/currencies/", { status: 200, contentType: json, body: page })).toMatch(
+      /GET \/v1\/generals\/currencies\/ answered 200: the body does not match .*\/rounded must be boolean/,
+    );
     expect(contractProblem("POST", "/v1/invoices/", { status: 200, contentType: json, body: invoice })).toMatch(
       /declares no status 200/,
     );
@@ -104,7 +129,7 @@ describe("the contract check", () => {
     );
     const list = { count: 1, next: null, previous: null, results: [{ id: 3 }] };
     expect(contractProblem("GET", "/v1/customers/", { status: 200, contentType: json, body: list })).toMatch(
-      /results\/0\/id must be string/,
+      /results\/0 must have required property/,
     );
   });
 });

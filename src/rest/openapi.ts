@@ -107,11 +107,17 @@ function valueSchema(
   return objectSchema(getNamedType(type).name, selection, fragments);
 }
 
-/** The object schema of a GraphQL object type's selection, by rule plus `EXCEPTIONS`. */
+/**
+ * The object schema of a GraphQL object type's selection, by rule plus `EXCEPTIONS`: every printed key `required` (the
+ * printer writes each, null when the value is) but the exceptions marked `optional`, and no other key
+ * (`additionalProperties: false`), so that generated clients type what is always there as such (docs/rest.md
+ * "OpenAPI, the reference page and the contract test").
+ */
 function objectSchema(typename: string, selection: SelectionSetNode | undefined, fragments: Fragments): Json {
   const type = graphqlSchema.getType(typename);
   if (!isObjectType(type)) return { type: "object" };
   const properties: Json = {};
+  const optional = new Set<string>();
   for (const field of printedFields(typename, selection, fragments)) {
     const def = type.getFields()[field.name];
     if (!def) continue;
@@ -119,10 +125,16 @@ function objectSchema(typename: string, selection: SelectionSetNode | undefined,
     const description = EXCEPTIONS[typename]?.[field.name]?.description ?? def.description;
     properties[restName(typename, field.key)] = description ? { ...schema, description } : schema;
   }
-  // the printed exceptions' schemas (printer.ts `EXCEPTIONS`, the table the printer runs)
-  for (const [name, exception] of Object.entries(EXCEPTIONS[typename] ?? {}))
+  // the printed exceptions' schemas (printer.ts `EXCEPTIONS`, the table the printer runs); one the selection does
+  // not print is declared but not required
+  for (const [name, exception] of Object.entries(EXCEPTIONS[typename] ?? {})) {
+    if (exception.schema && !(name in properties)) optional.add(name);
     if (exception.schema) properties[name] = exception.schema;
-  return { type: "object", properties };
+    if (exception.optional) optional.add(name).add(restName(typename, name));
+  }
+  // every key the printer always writes is required (null when the value is), and no other key is printed
+  const required = Object.keys(properties).filter((key) => !optional.has(key));
+  return { type: "object", properties, required, additionalProperties: false };
 }
 
 /**
@@ -274,7 +286,19 @@ function answerSchema(decl: ResourceDecl, route: Route, name: string): Json {
       },
     };
   if (shape === "pdf") return ref("Pdf");
-  if (typeof answers === "object") return { allOf: [ref(name), { type: "object", properties: answers }] };
+  if (typeof answers === "object") {
+    // the resource's schema with these properties too (it admits no other key, so not an allOf of the two)
+    const base = resourceSchema(decl);
+    return {
+      ...base,
+      properties: { ...(base.properties as Json), ...answers },
+      required: [...((base.required as string[]) ?? []), ...Object.keys(answers)],
+    };
+  }
+  if (route.alsoAnswers) {
+    const other = rootOf(operationNamed(route.alsoAnswers));
+    return { oneOf: [ref(name), typeSchema(other.field.type, other.node.selectionSet, other.fragments)] };
+  }
   if (shape || !operation) return ref(name);
   // a special route's operation: the resource (or a list of it) by reference, another type by its selection
   const { field, node, fragments } = rootOf(operationNamed(operation));

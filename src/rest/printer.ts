@@ -57,6 +57,11 @@ interface Exception {
   merge?: string;
   /** The OpenAPI description of the field, where its GraphQL description does not say what REST prints. */
   description?: string;
+  /**
+   * The answer may leave the key out (`print` returns nothing for some values): the OpenAPI schema declares it but
+   * does not list it in `required`, where every other printed key is (openapi.ts `objectSchema`).
+   */
+  optional?: true;
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -70,7 +75,7 @@ const DOCUMENT: Record<string, Exception> = {
     schema: ID_OR_OBJECT,
     print: (_v, node, rule) => [["document", { ...(rule("document") as Json), currency: rule("currency") }]],
   },
-  currency: { schema: CURRENCY_OBJECT, print: () => [] },
+  currency: { schema: CURRENCY_OBJECT, print: () => [], optional: true },
 };
 /**
  * A document's embedded `customer`: the customer's id (and what the fragment selects of it now, an
@@ -88,6 +93,7 @@ const ISSUED_CUSTOMER: Record<string, Exception> = {
 };
 /** An addon rate is `{cycle, percent}` or `{cycle, amount}` (spec "Addon"). */
 const RATE = (field: "percent" | "amount"): Exception => ({
+  optional: true,
   print: (v, node, rule) => ((field === "percent" ? v !== null : node.percent === null) ? [[field, rule(field)]] : []),
 });
 
@@ -136,7 +142,7 @@ export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
       },
     },
     // the embedded customer's `state` is its code
-    stateCode: { print: (v, node) => ("state" in node ? [] : [["state", v]]) },
+    stateCode: { print: (v, node) => ("state" in node ? [] : [["state", v]]), optional: true },
   },
   Invoice: { ...DOCUMENT, ...ISSUED_CUSTOMER },
   Order: { ...DOCUMENT, ...ISSUED_CUSTOMER },
@@ -150,7 +156,9 @@ export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
   Plan: { currency: { schema: CURRENCY_OBJECT }, frequency: { schema: ID_OR_OBJECT } },
   Product: { plans: { schema: { type: ["array", "null"] } } },
   Payment: { currency: { schema: CURRENCY_OBJECT }, source: { schema: ID_OR_OBJECT } },
-  Usage: { transactionId: { print: (v) => (v === null || v === undefined ? [] : [["transaction_id", v]]) } },
+  Usage: {
+    transactionId: { print: (v) => (v === null || v === undefined ? [] : [["transaction_id", v]]), optional: true },
+  },
   // the time the change was requested, as GraphQL gives it
   SubscriptionPendingChanges: { requested: { print: (v) => [["requested", v]] } },
   // the event's data is stored JSON text with exact decimals: written into the answer as it is
@@ -169,6 +177,7 @@ export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
     secret: {
       schema: { type: "string" },
       print: (v) => (v === null || v === undefined ? [] : [["secret", v]]),
+      optional: true,
     },
   },
 };

@@ -138,6 +138,7 @@ const DECLARED: Declared[] = [
         path: "",
         summary: "Record a usage, or a batch of up to 1,000 (`usages`)",
         operation: "RestCreateUsage",
+        alsoAnswers: "RestRecordUsages",
         handle: "recordUsage",
         status: [201, 200],
       },

@@ -70,6 +70,11 @@ export interface Route {
    * bytes, or the resource with these properties (a route with an operation: read from it)
    */
   answers?: "resource" | "array" | "file" | Record<string, unknown>;
+  /**
+   * another answer the handler gives in some cases, for the reference: the value of this operation's root field (a
+   * batch's answer beside the single resource); the reference declares either
+   */
+  alsoAnswers?: OperationName;
   /** query parameters beyond filters and paging, for the reference: name -> description */
   query?: Record<string, string>;
 }
