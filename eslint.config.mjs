@@ -11,7 +11,11 @@ import graphql from "@graphql-eslint/eslint-plugin";
 import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
 
-const code = ["{src,test,bench,scripts,portal}/**/*.{ts,tsx,mts,cts,mjs,cjs,js}"];
+const code = [
+  "{src,test,bench,scripts,portal}/**/*.{ts,tsx,mts,cts,mjs,cjs,js}",
+  "clients/typescript/src/index.ts",
+  "clients/typescript/examples/**/*.ts",
+];
 
 export default [
   {

@@ -2,7 +2,8 @@
 /**
  * `npm run build`: the generated code (Prisma client and Pothos types from prisma/schema.prisma,
  * the REST adapter's standard operations by rule (scripts/rest-operations.ts), typed GraphQL operations
- * from them and src/rest/operations/*.graphql), then the TypeScript compiler
+ * from them and src/rest/operations/*.graphql), the TypeScript client's types from schema/openapi.json
+ * (scripts/print-client.ts), then the TypeScript compiler
  * (type check and emit) from src/ to plain JavaScript in dist/, then the customer portal (portal/,
  * Preact) bundled by Vite into dist/portal. Needs the dev dependencies.
  * dist/build-info.json, written last, marks a complete build (scripts/run.mjs compares its time
@@ -42,6 +43,8 @@ function step(label, args) {
 step("prisma generate", [bin("prisma", "prisma"), "generate", "--no-hints"]);
 step("rest operations", [bin("tsx", "tsx"), "scripts/rest-operations.ts"]);
 step("graphql-codegen", [bin("@graphql-codegen/cli", "graphql-codegen"), "--config", "codegen.ts"]);
+// the TypeScript client's types from the committed OpenAPI document (clients/typescript, docs/clients.md)
+step("client types", [bin("tsx", "tsx"), "scripts/print-client.ts"]);
 fs.rmSync(path.join(root, "dist"), { recursive: true, force: true });
 step("tsc", [bin("typescript", "tsc"), "-p", "tsconfig.build.json"]);
 // the customer portal (docs/customer-portal.md): portal/ type-checked, then bundled by Vite into dist/portal

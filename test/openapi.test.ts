@@ -6,6 +6,7 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { OPENAPI_PATH, printedOpenApi } from "../scripts/print-openapi.js";
+import { CLIENT_SCHEMA_PATH, printedClientSchema } from "../scripts/print-client.js";
 import { restRoutes } from "../src/rest/router.js";
 import { openApiDocument } from "../src/rest/openapi.js";
 import { contractProblem } from "./helpers/contract.js";
@@ -15,6 +16,10 @@ const json = "application/json; charset=utf-8";
 describe("schema/openapi.json", () => {
   it("is the OpenAPI document of the code (run `npm run schema:print` after changing src/rest)", () => {
     expect(fs.readFileSync(OPENAPI_PATH, "utf8")).toBe(printedOpenApi());
+  });
+
+  it("is what the TypeScript client's types were generated from (run `npm run build` after schema:print)", async () => {
+    expect(fs.readFileSync(CLIENT_SCHEMA_PATH, "utf8")).toBe(await printedClientSchema());
   });
 
   it("has every route of the router, with its parameters, and nothing else", () => {
