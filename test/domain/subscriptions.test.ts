@@ -112,7 +112,7 @@ describe("subscription dates and reasons", () => {
   });
 });
 
-describe("past due (docs/dunning.md \"Past-due subscriptions\", the worked example)", () => {
+describe('past due (docs/dunning.md "Past-due subscriptions", the worked example)', () => {
   it("active becomes past_due when its latest cycle invoice is owed, and active again when it is settled", () => {
     expect(pastDueMove("active", true)).toBe("past_due");
     expect(pastDueMove("past_due", false)).toBe("active");

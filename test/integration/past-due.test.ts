@@ -89,7 +89,7 @@ async function payWithNewCard(customer: string, invoice: string, amount: number)
 }
 
 describe("past-due subscriptions", () => {
-  it("a declined renewal makes it past_due; still billed; paying the latest cycle invoice makes it active", async () => {
+  it("a declined renewal makes it past_due; still billed; paying the latest cycle invoice: active", async () => {
     const { clock, customer, subscription } = await subscribed(
       "2026-03-01T12:00:00Z",
       "tok_chargeDeclinedInsufficientFunds",

@@ -1,0 +1,318 @@
+/**
+ * Dunning attempts (docs/dunning.md "Attempts"), driven by test clocks: a declined renewal's customer enters the
+ * organization's default campaign the day after the due date, the campaign retries the card every 3 days, 3 times,
+ * then cancels the subscription (`unpaid`); paying between attempts ends the run; a hard decline is charged once;
+ * excluded customers and organizations without campaigns are not dunned; two rounds at once make each attempt once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { DEFAULT_SETTINGS } from "../../src/infra/config.js";
+import { runDunningAttempts } from "../../src/services/dunning-attempts.js";
+import { sweepOverdueInvoices } from "../../src/services/overdue-invoices.js";
+
+let s: TestServer;
+let plan: string;
+beforeAll(async () => {
+  s = await startTestServer();
+  const product = await s.rest("POST", "/v1/products/", {
+    body: { name: "Nube", plans: [{ name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" }] },
+  });
+  expect(product.status, product.text).toBe(201);
+  plan = product.body.plans[0].id;
+});
+afterAll(async () => s?.close());
+
+/** A clock at `time`, a customer on it with a card of `token` and a subscription to the plan. */
+async function subscribed(time: string, token: string, customerFields: Record<string, unknown> = {}) {
+  const clock = (await s.rest("POST", "/v1/test_clocks/", { body: { frozen_time: time } })).body.id as string;
+  const created = await s.rest("POST", "/v1/customers/", {
+    body: chileanCustomer({ test_clock: clock, ...customerFields }),
+  });
+  expect(created.status, created.text).toBe(201);
+  const customer = created.body.id as string;
+  const card = await s.rest("POST", "/v1/sources/", { body: { gateway: "test", customer, data: { token } } });
+  expect(card.status, card.text).toBe(201);
+  const sub = await s.rest("POST", "/v1/subscriptions/", { body: { customer, lines: [{ plan }] } });
+  expect(sub.status, sub.text).toBe(201);
+  return { clock, customer, card: card.body.id as string, subscription: sub.body.id as string };
+}
+
+async function advance(clock: string, time: string) {
+  const res = await s.rest("POST", `/v1/test_clocks/${clock}/advance/`, { body: { frozen_time: time } });
+  expect(res.body.status, res.text).toBe("ready");
+}
+
+/** Advances `clock` a day at a time (12:00 UTC) from `from` to `to` (yyyy-mm-dd, both included). */
+async function dayByDay(clock: string, from: string, to: string) {
+  for (let d = new Date(`${from}T12:00:00Z`); d <= new Date(`${to}T12:00:00Z`); d = new Date(d.getTime() + 86_400_000))
+    await advance(clock, d.toISOString());
+}
+
+/** The customer's dunning attempts through REST, oldest first. */
+async function attemptsOf(customer: string): Promise<any[]> {
+  const res = await s.rest("GET", `/v1/dunning_attempts/?customer=${customer}&page_size=50`);
+  expect(res.status, res.text).toBe(200);
+  return [...res.body.results].reverse();
+}
+
+/** The dunning events of `customer`, oldest first: [type, attempt number, outcome, final action]. */
+async function dunningEvents(customer: string): Promise<[string, number, string, string | null][]> {
+  const res = await s.rest("GET", "/v1/events/?page_size=100&type__in=dunning.attempt,dunning.finished");
+  expect(res.status, res.text).toBe(200);
+  return res.body.results
+    .filter((e: any) => e.data.object.customer === customer)
+    .reverse()
+    .map((e: any) => [e.type, e.data.object.number, e.data.object.outcome, e.data.object.final_action]);
+}
+
+/** The dunning's payments of `customer` (their description says so), oldest first. */
+const dunningPayments = (customer: string) =>
+  s.database.prisma.payment.findMany({
+    where: { customerId: customer, description: { startsWith: "Dunning attempt" } },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
+
+const invoiceOf = async (subscription: string) =>
+  (await s.database.prisma.invoice.findFirstOrThrow({ where: { subscriptionId: subscription } })).id;
+
+const subscriptionOf = async (subscription: string) => (await s.rest("GET", `/v1/subscriptions/${subscription}/`)).body;
+
+describe("dunning attempts", () => {
+  it("an organization without campaigns: nothing changes (no run, no attempt)", async () => {
+    const { clock, customer, subscription } = await subscribed(
+      "2026-01-01T12:00:00Z",
+      "tok_chargeDeclinedInsufficientFunds",
+    );
+    await advance(clock, "2026-01-01T13:00:00Z");
+    await dayByDay(clock, "2026-01-02", "2026-01-10");
+    expect(await s.database.prisma.dunningRun.count({ where: { customerId: customer } })).toBe(0);
+    expect(await attemptsOf(customer)).toEqual([]);
+    expect(await dunningPayments(customer)).toEqual([]);
+    expect((await subscriptionOf(subscription)).status).toBe("past_due");
+  });
+
+  it("a declined renewal: attempts on entry, +3 d, +6 d, then the subscription is cancelled (unpaid)", async () => {
+    const campaign = await s.rest("POST", "/v1/dunning_campaigns/", {
+      body: {
+        name: "Estándar",
+        code: "standard",
+        thresholds: [{ currency: "CLP", amount: 0 }],
+        days_between_attempts: 3,
+        max_attempts: 3,
+        final_action: "cancel_subscriptions",
+        applied_to_organization: true,
+      },
+    });
+    expect(campaign.status, campaign.text).toBe(201);
+    const { clock, customer, subscription } = await subscribed(
+      "2026-03-01T12:00:00Z",
+      "tok_chargeDeclinedInsufficientFunds",
+    );
+    // the renewal: billed, the billing run's charge declined
+    await advance(clock, "2026-03-01T13:00:00Z");
+    const invoice = await invoiceOf(subscription);
+    // due 2026-03-01: not overdue on its due date
+    await advance(clock, "2026-03-01T20:00:00Z");
+    expect(await attemptsOf(customer)).toEqual([]);
+    await dayByDay(clock, "2026-03-02", "2026-03-12");
+    const attempts = await attemptsOf(customer);
+    expect(attempts.map((a) => [a.number, a.created.slice(0, 10), a.outcome, a.amount_due, a.final_action])).toEqual([
+      [1, "2026-03-02", "unpaid", 11900, null],
+      [2, "2026-03-05", "unpaid", 11900, null],
+      [3, "2026-03-08", "unpaid", 11900, "cancel_subscriptions"],
+    ]);
+    const payments = await dunningPayments(customer);
+    expect(payments).toHaveLength(3);
+    expect(payments.map((p) => [p.invoiceId, p.amount.toFixed(), p.status])).toEqual([
+      [invoice, "11900", "requires_payment_method"],
+      [invoice, "11900", "requires_payment_method"],
+      [invoice, "11900", "requires_payment_method"],
+    ]);
+    attempts.forEach((a, k) => {
+      expect(a.customer).toBe(customer);
+      expect(a.campaign).toBe(campaign.body.id);
+      expect(a.currency).toBe("CLP");
+      expect(a.invoices).toEqual([
+        {
+          invoice,
+          amount_due: 11900,
+          payment: payments[k].id,
+          charge: "declined",
+          failure_code: "insufficient_funds",
+          decline_kind: "soft",
+        },
+      ]);
+    });
+    expect(await dunningEvents(customer)).toEqual([
+      ["dunning.attempt", 1, "unpaid", null],
+      ["dunning.attempt", 2, "unpaid", null],
+      ["dunning.attempt", 3, "unpaid", "cancel_subscriptions"],
+      ["dunning.finished", 3, "unpaid", "cancel_subscriptions"],
+    ]);
+    const cancelled = await subscriptionOf(subscription);
+    expect([cancelled.status, cancelled.cancel_reason]).toEqual(["cancelled", "unpaid"]);
+    // retrieve, and nothing more after the run finished
+    const one = await s.rest("GET", `/v1/dunning_attempts/${attempts[2].id}/`);
+    expect(one.body).toEqual(attempts[2]);
+    await dayByDay(clock, "2026-03-13", "2026-03-16");
+    expect(await attemptsOf(customer)).toHaveLength(3);
+    expect(await dunningPayments(customer)).toHaveLength(3);
+    const run = await s.database.prisma.dunningRun.findFirstOrThrow({ where: { customerId: customer } });
+    expect([run.status, run.attempts, run.finalAction]).toEqual(["finished", 3, "cancel_subscriptions"]);
+    // GraphQL reads the same
+    const gql = await s.graphql(
+      `query($c: StringFilter) { dunningAttempts(where: {customer: $c}) { totalCount edges { node {
+        number outcome finalAction invoices { charge declineKind failureCode amountDue } } } } }`,
+      { c: { equals: customer } },
+    );
+    expect(gql.body.errors, JSON.stringify(gql.body)).toBeUndefined();
+    expect(gql.body.data.dunningAttempts.totalCount).toBe(3);
+    expect(gql.body.data.dunningAttempts.edges[0].node).toEqual({
+      number: 3,
+      outcome: "unpaid",
+      finalAction: "cancel_subscriptions",
+      invoices: [{ charge: "declined", declineKind: "soft", failureCode: "insufficient_funds", amountDue: "11900" }],
+    });
+  });
+
+  it("paying the invoice between attempts ends the run paid, with no further attempts", async () => {
+    const { clock, customer, subscription } = await subscribed(
+      "2026-04-01T12:00:00Z",
+      "tok_chargeDeclinedInsufficientFunds",
+    );
+    await advance(clock, "2026-04-01T13:00:00Z");
+    const invoice = await invoiceOf(subscription);
+    await advance(clock, "2026-04-02T12:00:00Z");
+    expect((await attemptsOf(customer)).map((a) => a.number)).toEqual([1]);
+    // the customer pays with a new card through the payments API
+    const card = await s.rest("POST", "/v1/sources/", {
+      body: { gateway: "test", customer, data: { token: "tok_visa" } },
+    });
+    const payment = await s.rest("POST", "/v1/payments/", { body: { invoice, amount: 11900 } });
+    const paid = await s.rest("POST", `/v1/payments/${payment.body.id}/authorize/`, { body: { source: card.body.id } });
+    expect(paid.body.status, paid.text).toBe("succeeded");
+    await dayByDay(clock, "2026-04-03", "2026-04-12");
+    const attempts = await attemptsOf(customer);
+    // the closing record of the run: nothing charged, nothing due
+    expect(attempts.map((a) => [a.number, a.created.slice(0, 10), a.outcome, a.amount_due])).toEqual([
+      [1, "2026-04-02", "unpaid", 11900],
+      [2, "2026-04-03", "paid", 0],
+    ]);
+    expect(attempts[1].invoices).toEqual([
+      { invoice, amount_due: 0, payment: null, charge: "not_attempted", failure_code: null, decline_kind: null },
+    ]);
+    expect(await dunningEvents(customer)).toEqual([
+      ["dunning.attempt", 1, "unpaid", null],
+      ["dunning.finished", 2, "paid", null],
+    ]);
+    expect(await dunningPayments(customer)).toHaveLength(1);
+    const run = await s.database.prisma.dunningRun.findFirstOrThrow({ where: { customerId: customer } });
+    expect(run.status).toBe("paid");
+    expect((await subscriptionOf(subscription)).status).toBe("active");
+  });
+
+  it("a hard decline is charged once; later attempts do not charge that card", async () => {
+    const { clock, customer, card, subscription } = await subscribed(
+      "2026-05-01T12:00:00Z",
+      "tok_chargeDeclinedExpiredCard",
+    );
+    await advance(clock, "2026-05-01T13:00:00Z");
+    const invoice = await invoiceOf(subscription);
+    await dayByDay(clock, "2026-05-02", "2026-05-09");
+    const attempts = await attemptsOf(customer);
+    const payments = await dunningPayments(customer);
+    expect(payments).toHaveLength(1);
+    expect(attempts.map((a) => [a.number, a.created.slice(0, 10), a.invoices])).toEqual([
+      [
+        1,
+        "2026-05-02",
+        [
+          {
+            invoice,
+            amount_due: 11900,
+            payment: payments[0].id,
+            charge: "declined",
+            failure_code: "expired_card",
+            decline_kind: "hard",
+          },
+        ],
+      ],
+      [
+        2,
+        "2026-05-05",
+        [
+          {
+            invoice,
+            amount_due: 11900,
+            payment: null,
+            charge: "not_attempted",
+            failure_code: null,
+            decline_kind: null,
+          },
+        ],
+      ],
+      [
+        3,
+        "2026-05-08",
+        [
+          {
+            invoice,
+            amount_due: 11900,
+            payment: null,
+            charge: "not_attempted",
+            failure_code: null,
+            decline_kind: null,
+          },
+        ],
+      ],
+    ]);
+    const run = await s.database.prisma.dunningRun.findFirstOrThrow({ where: { customerId: customer } });
+    expect(run.hardDeclinedSourceIds).toEqual([card]);
+  });
+
+  it("an excluded customer gets no run", async () => {
+    const { clock, customer, subscription } = await subscribed(
+      "2026-06-01T12:00:00Z",
+      "tok_chargeDeclinedInsufficientFunds",
+      { exclude_from_dunning: true },
+    );
+    await advance(clock, "2026-06-01T13:00:00Z");
+    await dayByDay(clock, "2026-06-02", "2026-06-08");
+    expect(await s.database.prisma.dunningRun.count({ where: { customerId: customer } })).toBe(0);
+    expect(await attemptsOf(customer)).toEqual([]);
+    expect((await subscriptionOf(subscription)).status).toBe("past_due");
+  });
+
+  it("two rounds at once make each attempt once", async () => {
+    const { clock, customer } = await subscribed("2026-07-01T12:00:00Z", "tok_chargeDeclinedInsufficientFunds");
+    await advance(clock, "2026-07-01T13:00:00Z");
+    const round = () =>
+      runDunningAttempts({
+        prisma: s.database.prisma,
+        settings: DEFAULT_SETTINGS,
+        now: () => new Date(),
+        testClockId: clock,
+      });
+    for (const [time, expected] of [
+      ["2026-07-02T12:00:00Z", 1],
+      ["2026-07-05T12:00:00Z", 2],
+    ] as const) {
+      // the clock moved without its advance's own round
+      const frozen = new Date(time);
+      await s.database.prisma.testClock.update({ where: { id: clock }, data: { frozenTime: frozen } });
+      await sweepOverdueInvoices({
+        prisma: s.database.prisma,
+        settings: DEFAULT_SETTINGS,
+        now: () => frozen,
+        testClockId: clock,
+      });
+      const [a, b] = await Promise.all([round(), round()]);
+      expect(a.entered + b.entered).toBe(expected === 1 ? 1 : 0);
+      expect(a.attempts + b.attempts).toBe(1);
+      expect(a.declined + b.declined).toBe(1);
+      expect(await s.database.prisma.dunningAttempt.count({ where: { customerId: customer } })).toBe(expected);
+      expect(await dunningPayments(customer)).toHaveLength(expected);
+    }
+    expect(await s.database.prisma.dunningRun.count({ where: { customerId: customer } })).toBe(1);
+  });
+});
