@@ -10,7 +10,7 @@
  * - **Attempts.** A due run (its `nextAttemptAt` reached at the customer's time: its test clock's, else the wall
  *   clock) is claimed with a lease and a fencing token (`UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED)`).
  *   The attempt covers all the customer's overdue invoices in the currency: with `retry_card` and a usable reusable
- *   source (services/cycle-decision.ts `usableSourceOf`) that has not declined hard in this run, each invoice is
+ *   source (services/cycle-decision.ts `usableSourceOf`, less those that declined hard in this run), each invoice is
  *   charged for what is due, **outside any transaction**, with a payment of a known id
  *   (`derivedId("pay", run/number/invoice)`): a retry after a crash finds it and takes its recorded answer, or asks
  *   the gateway again about its pending charge with the same charge id (payments.ts `resumeStaleCharge`), as the
@@ -331,7 +331,8 @@ async function attempt(options: DunningAttemptsOptions, run: ClaimedRun, summary
     return;
   }
   const hard = new Set(run.hardDeclinedSourceIds);
-  const sourceId = run.retryCard ? await usableSourceOf(ctx, run.customerId) : null;
+  // the usable card, not one that declined hard in this run (another card of the customer's may be taken)
+  let sourceId = run.retryCard ? await usableSourceOf(ctx, run.customerId, [...hard]) : null;
   const rows: AttemptInvoice[] = [];
   for (const invoice of invoices) {
     const paymentId = attemptPaymentId(run.id, number, invoice.id);
@@ -343,7 +344,10 @@ async function attempt(options: DunningAttemptsOptions, run: ClaimedRun, summary
     const row = await attemptRow(options.prisma, invoice.id, before, payment);
     if (row.charge === "succeeded") summary.charged++;
     if (row.charge === "declined") summary.declined++;
-    if (row.decline_kind === "hard" && payment?.sourceId) hard.add(payment.sourceId);
+    if (row.decline_kind === "hard" && payment?.sourceId) {
+      hard.add(payment.sourceId);
+      if (sourceId === payment.sourceId) sourceId = await usableSourceOf(ctx, run.customerId, [...hard]);
+    }
     rows.push(row);
   }
   await options.prisma.$transaction(async (tx) => {
