@@ -7,7 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { DEFAULT_SETTINGS } from "../../src/infra/config.js";
-import { runDunningAttempts } from "../../src/services/dunning-attempts.js";
+import { attemptPaymentId, runDunningAttempts } from "../../src/services/dunning-attempts.js";
+import { runContext } from "../../src/services/billing-run/run-context.js";
+import { withinTransaction } from "../../src/services/context.js";
+import { authorizeLocked, createPayment } from "../../src/services/payments.js";
+import { derivedId } from "../../src/infra/ids.js";
 import { sweepOverdueInvoices } from "../../src/services/overdue-invoices.js";
 
 let s: TestServer;
@@ -314,5 +318,128 @@ describe("dunning attempts", () => {
       expect(await dunningPayments(customer)).toHaveLength(expected);
     }
     expect(await s.database.prisma.dunningRun.count({ where: { customerId: customer } })).toBe(1);
+  });
+
+  it("a customer's own campaign: below its threshold no run; mark_uncollectible after the last attempt", async () => {
+    const create = async (code: string, fields: Record<string, unknown>) => {
+      const res = await s.rest("POST", "/v1/dunning_campaigns/", {
+        body: { name: code, code, days_between_attempts: 1, max_attempts: 1, ...fields },
+      });
+      expect(res.status, res.text).toBe(201);
+      return res.body.id as string;
+    };
+    const high = await create("high", { thresholds: [{ currency: "CLP", amount: 50000 }] });
+    const write = await create("write-off", {
+      thresholds: [{ currency: "CLP", amount: 11900 }],
+      retry_card: false,
+      final_action: "mark_uncollectible",
+    });
+    const below = await subscribed("2026-08-01T12:00:00Z", "tok_chargeDeclinedInsufficientFunds", {
+      dunning_campaign: high,
+    });
+    const reached = await subscribed("2026-08-01T12:00:00Z", "tok_chargeDeclinedInsufficientFunds", {
+      dunning_campaign: write,
+    });
+    for (const c of [below, reached]) {
+      await advance(c.clock, "2026-08-01T13:00:00Z");
+      await dayByDay(c.clock, "2026-08-02", "2026-08-04");
+    }
+    // 11,900 overdue does not reach 50,000
+    expect(await attemptsOf(below.customer)).toEqual([]);
+    const invoice = await invoiceOf(reached.subscription);
+    const attempts = await attemptsOf(reached.customer);
+    expect(attempts.map((a) => [a.number, a.campaign, a.created.slice(0, 10), a.outcome, a.final_action])).toEqual([
+      [1, write, "2026-08-02", "unpaid", "mark_uncollectible"],
+    ]);
+    // retry_card false: no charge
+    expect(attempts[0].invoices).toEqual([
+      { invoice, amount_due: 11900, payment: null, charge: "not_attempted", failure_code: null, decline_kind: null },
+    ]);
+    expect(await dunningPayments(reached.customer)).toEqual([]);
+    const marked = (await s.rest("GET", `/v1/invoices/${invoice}/`)).body;
+    expect([marked.payment_status, marked.amount_due]).toEqual(["uncollectible", 11900]);
+    // the write-off makes the past-due subscription active again (docs/dunning.md "Past-due subscriptions")
+    expect((await subscriptionOf(reached.subscription)).status).toBe("active");
+    expect(await dunningEvents(reached.customer)).toEqual([
+      ["dunning.attempt", 1, "unpaid", "mark_uncollectible"],
+      ["dunning.finished", 1, "unpaid", "mark_uncollectible"],
+    ]);
+  });
+
+  it("a process died mid-charge: the next resumes its charge (same ids), writes the attempt once", async () => {
+    const { clock, customer, subscription } = await subscribed(
+      "2026-09-01T12:00:00Z",
+      "tok_chargeDeclinedInsufficientFunds",
+    );
+    await advance(clock, "2026-09-01T13:00:00Z");
+    const invoice = await invoiceOf(subscription);
+    const frozen = new Date("2026-09-02T12:00:00Z");
+    await s.database.prisma.testClock.update({ where: { id: clock }, data: { frozenTime: frozen } });
+    await sweepOverdueInvoices({
+      prisma: s.database.prisma,
+      settings: DEFAULT_SETTINGS,
+      now: () => frozen,
+      testClockId: clock,
+    });
+    // the dead process: it claimed the run (its lease has lapsed), created attempt 1's payment and started its charge
+    const inv = await s.database.prisma.invoice.findUniqueOrThrow({ where: { id: invoice } });
+    const campaign = await s.database.prisma.dunningCampaign.findFirstOrThrow({
+      where: { organizationId: inv.organizationId, testMode: true, appliedToOrganization: true },
+    });
+    const run = await s.database.prisma.dunningRun.create({
+      data: {
+        id: "dnr_deadprocess0000000000001",
+        organizationId: inv.organizationId,
+        testMode: true,
+        customerId: customer,
+        campaignId: campaign.id,
+        currencyId: "CLP",
+        nextAttemptAt: frozen,
+        leaseUntil: new Date(Date.now() - 1000),
+        claimToken: "dead",
+      },
+    });
+    const paymentId = attemptPaymentId(run.id, 1, invoice);
+    const ctx = runContext(s.database.prisma, DEFAULT_SETTINGS, () => frozen, inv);
+    const source = await s.database.prisma.source.findFirstOrThrow({ where: { customerId: customer } });
+    await s.database.prisma.$transaction(async (tx) => {
+      const txCtx = withinTransaction(ctx, tx as never);
+      await createPayment(txCtx, { amount: 11900, invoice, description: "Dunning attempt 1" }, { id: paymentId });
+      await authorizeLocked(txCtx, paymentId, source.id);
+    });
+    const summary = await runDunningAttempts({
+      prisma: s.database.prisma,
+      settings: DEFAULT_SETTINGS,
+      now: () => new Date(),
+      testClockId: clock,
+    });
+    expect(summary).toMatchObject({ entered: 0, attempts: 1, declined: 1, failed: 0 });
+    const charges = await s.database.prisma.paymentCharge.findMany({ where: { paymentId } });
+    expect(charges.map((c) => [c.id, c.status, c.failureCode])).toEqual([
+      [derivedId("chg", `${paymentId}/1`), "declined", "insufficient_funds"],
+    ]);
+    expect(
+      await s.database.prisma.payment.count({ where: { invoiceId: invoice, id: { not: `pay_${invoice.slice(4)}` } } }),
+    ).toBe(1);
+    const attempts = await attemptsOf(customer);
+    expect(attempts.map((a) => [a.number, a.invoices[0].payment, a.invoices[0].charge])).toEqual([
+      [1, paymentId, "declined"],
+    ]);
+    const after = await s.database.prisma.dunningRun.findUniqueOrThrow({ where: { id: run.id } });
+    expect([after.attempts, after.claimToken, after.leaseUntil, after.nextAttemptAt.toISOString()]).toEqual([
+      1,
+      null,
+      null,
+      "2026-09-05T12:00:00.000Z",
+    ]);
+    // once more: nothing is due, nothing is written again
+    const again = await runDunningAttempts({
+      prisma: s.database.prisma,
+      settings: DEFAULT_SETTINGS,
+      now: () => new Date(),
+      testClockId: clock,
+    });
+    expect(again).toMatchObject({ entered: 0, attempts: 0, paid: 0 });
+    expect(await s.database.prisma.dunningAttempt.count({ where: { runId: run.id } })).toBe(1);
   });
 });
