@@ -6,7 +6,12 @@
 -- cannot declare. Workers claim due runs by (status, nextAttemptAt) with a lease (leaseUntil) and a
 -- fencing token (claimToken) that the attempt's transaction checks before it writes.
 -- Each attempt is written once per run and number (unique key), with its events.
+-- The worker reads a customer's overdue invoices (finalized, marked overdue by the sweep, not marked
+-- uncollectible) by customer and currency: a partial index of those.
 -- No semicolons in comments: the PostgreSQL driver adapter splits scripts on them.
+
+CREATE INDEX "Invoice_dunning_overdue_idx" ON "Invoice"("customerId", "currencyId")
+  WHERE "status" = 'finalized' AND "paymentOverdueAt" IS NOT NULL AND "markedUncollectibleAt" IS NULL;
 
 CREATE TABLE "DunningRun" (
     "id" TEXT NOT NULL,
