@@ -381,9 +381,12 @@ async function charge(
   number: number,
   run: ClaimedRun,
 ): Promise<Payment | null> {
-  const pending = await ctx.prisma.$transaction(async (tx) => {
+  const started = await ctx.prisma.$transaction(async (tx) => {
     const txCtx = withinTransaction(ctx, tx);
     await tx.$queryRaw`SELECT "id" FROM "Invoice" WHERE "id" = ${invoiceId} FOR UPDATE`;
+    // made meanwhile by a process whose claim lapsed (it committed while this one waited for the lock)
+    const existing = await tx.payment.findUnique({ where: { id: paymentId } });
+    if (existing) return { existing, pending: null };
     const [balance] = await invoiceBalances(txCtx, [invoiceId]);
     const room = toDecimal(balance.due).minus(balance.inFlight);
     if (!room.greaterThan(0)) return null;
@@ -392,9 +395,11 @@ async function charge(
       { amount: room.toFixed(), invoice: invoiceId, description: `Dunning attempt ${number} (run ${run.id})` },
       { id: paymentId },
     );
-    return authorizeLocked(txCtx, paymentId, sourceId);
+    return { existing: null, pending: await authorizeLocked(txCtx, paymentId, sourceId) };
   });
-  return pending ? finishCharge(ctx, pending) : null;
+  if (!started) return null;
+  if (started.existing) return settledPayment(ctx, started.existing, sourceId);
+  return started.pending ? finishCharge(ctx, started.pending) : null;
 }
 
 /**

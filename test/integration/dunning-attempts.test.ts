@@ -442,4 +442,45 @@ describe("dunning attempts", () => {
     expect(again).toMatchObject({ entered: 0, attempts: 0, paid: 0 });
     expect(await s.database.prisma.dunningAttempt.count({ where: { runId: run.id } })).toBe(1);
   });
+
+  it("claims whose lease lapses at once: takeovers write each attempt once and charge each payment once", async () => {
+    const { clock, customer, subscription } = await subscribed(
+      "2026-10-01T12:00:00Z",
+      "tok_chargeDeclinedInsufficientFunds",
+    );
+    await advance(clock, "2026-10-01T13:00:00Z");
+    const invoice = await invoiceOf(subscription);
+    const frozen = new Date("2026-10-02T12:00:00Z");
+    await s.database.prisma.testClock.update({ where: { id: clock }, data: { frozenTime: frozen } });
+    await sweepOverdueInvoices({
+      prisma: s.database.prisma,
+      settings: DEFAULT_SETTINGS,
+      now: () => frozen,
+      testClockId: clock,
+    });
+    // every claim has lapsed when made: each round may take over the other's run mid-attempt (fenced by the token)
+    const lapsing = () =>
+      runDunningAttempts({
+        prisma: s.database.prisma,
+        settings: DEFAULT_SETTINGS,
+        now: () => new Date(),
+        testClockId: clock,
+        leaseMs: -60_000,
+      });
+    await Promise.all([lapsing(), lapsing(), lapsing()]);
+    // a round with a normal lease finishes whatever the takeovers left
+    await runDunningAttempts({
+      prisma: s.database.prisma,
+      settings: DEFAULT_SETTINGS,
+      now: () => new Date(),
+      testClockId: clock,
+    });
+    const attempts = await attemptsOf(customer);
+    expect(attempts.map((a) => [a.number, a.invoices[0].charge])).toEqual([[1, "declined"]]);
+    const payments = await dunningPayments(customer);
+    expect(payments.map((p) => p.id)).toEqual([attempts[0].invoices[0].payment]);
+    expect(await s.database.prisma.paymentCharge.count({ where: { paymentId: payments[0].id } })).toBe(1);
+    expect(payments[0].invoiceId).toBe(invoice);
+    expect(await dunningEvents(customer)).toEqual([["dunning.attempt", 1, "unpaid", null]]);
+  });
 });
