@@ -483,4 +483,40 @@ describe("dunning attempts", () => {
     expect(payments[0].invoiceId).toBe(invoice);
     expect(await dunningEvents(customer)).toEqual([["dunning.attempt", 1, "unpaid", null]]);
   });
+
+  it("pause_subscriptions pauses the subscription of what is still unpaid after the last attempt", async () => {
+    const res = await s.rest("POST", "/v1/dunning_campaigns/", {
+      body: {
+        name: "Pausa",
+        code: "pause",
+        thresholds: [{ currency: "CLP", amount: 0 }],
+        days_between_attempts: 2,
+        max_attempts: 2,
+        final_action: "pause_subscriptions",
+      },
+    });
+    expect(res.status, res.text).toBe(201);
+    const { clock, customer, subscription } = await subscribed(
+      "2026-11-01T12:00:00Z",
+      "tok_chargeDeclinedProcessingError",
+      { dunning_campaign: res.body.id },
+    );
+    await advance(clock, "2026-11-01T13:00:00Z");
+    await dayByDay(clock, "2026-11-02", "2026-11-06");
+    const attempts = await attemptsOf(customer);
+    expect(attempts.map((a) => [a.number, a.created.slice(0, 10), a.invoices[0].failure_code, a.final_action])).toEqual(
+      [
+        [1, "2026-11-02", "processing_error", null],
+        [2, "2026-11-04", "processing_error", "pause_subscriptions"],
+      ],
+    );
+    const paused = await subscriptionOf(subscription);
+    expect([paused.status, paused.paused_reason]).toEqual(["paused", "unpaid"]);
+    expect(await dunningPayments(customer)).toHaveLength(2);
+    expect((await dunningEvents(customer)).map((e) => e[0])).toEqual([
+      "dunning.attempt",
+      "dunning.attempt",
+      "dunning.finished",
+    ]);
+  });
 });
