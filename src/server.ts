@@ -34,6 +34,7 @@ import { createSmtpMailer, type Mailer } from "./infra/mail.js";
 import { startOutboxWorker, type OutboxWorker } from "./services/outbox.js";
 import { startBillingRunWorker, type BillingRunWorker } from "./services/billing-run.js";
 import { sweepOverdueInvoices } from "./services/overdue-invoices.js";
+import { runDunningAttempts } from "./services/dunning-attempts.js";
 import { startSiiWorker, type SiiWorker } from "./services/sii-sending.js";
 import { runIdempotent } from "./services/idempotency.js";
 import { requestDatabase, withRequestDatabase } from "./services/request-transaction.js";
@@ -270,15 +271,32 @@ export function createApp({
             logger.info({ ...summary }, "billing run");
         })
       : null;
-  // dunning (docs/dunning.md "The worker"): the overdue sweep; safe next to other processes' (SKIP LOCKED claims)
+  // dunning (docs/dunning.md "The worker"): the overdue sweep, then the campaigns' attempts; safe next to other
+  // processes' (SKIP LOCKED claims, the runs' leases)
   const dunningWorker: IntervalWorker | null =
     dunningIntervalMs > 0
       ? startIntervalWorker(
           (signal) =>
-            sweepOverdueInvoices({ prisma, settings, now: () => new Date(), signal }).then(
-              (summary) => summary.swept && logger.info({ ...summary }, "overdue invoices swept"),
-              (err) => logger.error({ err }, "the overdue sweep failed"),
-            ),
+            sweepOverdueInvoices({ prisma, settings, now: () => new Date(), signal })
+              .then(
+                (summary) => summary.swept && logger.info({ ...summary }, "overdue invoices swept"),
+                (err) => logger.error({ err }, "the overdue sweep failed"),
+              )
+              .then(() =>
+                runDunningAttempts({
+                  prisma,
+                  settings,
+                  now: () => new Date(),
+                  signal,
+                  onError: (run, err) => logger.error({ err, run }, "a dunning attempt failed"),
+                }),
+              )
+              .then(
+                (summary) =>
+                  (summary.entered || summary.attempts || summary.paid || summary.failed) &&
+                  logger.info({ ...summary }, "dunning attempts"),
+                (err) => logger.error({ err }, "the dunning attempts failed"),
+              ),
           dunningIntervalMs,
         )
       : null;

@@ -135,18 +135,20 @@ export function buildProgram(ctx: CommandContext, version: string): Command {
   dunning
     .command("run")
     .description(
-      "run the dunning worker's round once: sweep the invoices past their due date and write invoice.payment_overdue",
+      "run the dunning worker's round once: sweep the invoices past their due date (invoice.payment_overdue), then " +
+        "make the campaigns' due attempts",
     )
     .option(
       "--until <date>",
-      "take this day (yyyy-mm-dd) as today: invoices due before it are swept; default: today in each organization's " +
-        "time zone (a test clock's customers at its time)",
+      "take this day (yyyy-mm-dd) as today: invoices due before it are swept, attempts due by its start (00:00 UTC) " +
+        "are made; default: today in each organization's time zone (a test clock's customers at its time)",
     )
     .option("--json", "print the summary as JSON (default: plain text)")
     .option("--no-progress", "no progress bar")
     .action(async (options: { until?: string; json?: boolean; progress: boolean }) => {
-      const [{ sweepOverdueInvoices }, { settings }] = await Promise.all([
+      const [{ sweepOverdueInvoices }, { runDunningAttempts }, { settings }] = await Promise.all([
         import("../services/overdue-invoices.js"),
+        import("../services/dunning-attempts.js"),
         ctx.settings(),
         // the sweep writes events (docs/webhooks.md)
         import("./open.js").then((open) => open.installEventPrinting()),
@@ -164,8 +166,21 @@ export function buildProgram(ctx: CommandContext, version: string): Command {
           onProgress: display ? (done, total) => display.update(done, total) : undefined,
         });
         display?.end();
+        const attempts = await runDunningAttempts({
+          prisma: database.prisma,
+          settings,
+          now: () => new Date(),
+          until: options.until,
+          signal: ctx.signal,
+          onError: (run, err) => ctx.notes.write(`dunning run ${run}: ${err instanceof Error ? err.message : err}\n`),
+        });
+        const all = { ...summary, ...attempts };
         ctx.out.write(
-          options.json ? `${JSON.stringify(summary)}\n` : `swept: ${summary.swept}\noverdue: ${summary.overdue}\n`,
+          options.json
+            ? `${JSON.stringify(all)}\n`
+            : Object.entries(all)
+                .map(([name, n]) => `${name}: ${n}\n`)
+                .join(""),
         );
       } finally {
         display?.end();

@@ -17,7 +17,7 @@
  */
 import { isEmailAddress } from "./formats.js";
 import type { FieldErrorCollector } from "./errors.js";
-import { roundMoney, type CurrencyUnit, type Decimal } from "./money.js";
+import { roundMoney, toDecimal, type CurrencyUnit, type Decimal } from "./money.js";
 
 /** What happens after a customer's last attempt when invoices are still unpaid (issue 33, docs/dunning.md). */
 export const FINAL_ACTIONS = ["none", "pause_subscriptions", "cancel_subscriptions", "mark_uncollectible"] as const;
@@ -101,4 +101,111 @@ export function checkThresholds(errors: FieldErrorCollector, thresholds: readonl
  */
 export function isPaymentOverdue(amountDue: Decimal, markedUncollectible: boolean): boolean {
   return amountDue.greaterThan(0) && !markedUncollectible;
+}
+
+/** A dunning run's status (docs/dunning.md "Attempts"): attempting, ended with nothing due, ended after the last. */
+export type DunningRunStatus = "active" | "paid" | "finished";
+/** What was still due after an attempt on its invoices: nothing (`paid`) or something (`unpaid`). */
+export type AttemptOutcome = "paid" | "unpaid";
+/** What an attempt did with the card for one invoice. */
+export type AttemptCharge = "succeeded" | "declined" | "not_attempted";
+
+/**
+ * One invoice of an attempt, as stored in `DunningAttempt.invoices` and printed (REST `invoices`): the invoice,
+ * what was due on it when the attempt began, the attempt's payment of it and how its charge went.
+ */
+export interface AttemptInvoice {
+  invoice: string;
+  /** decimal text in the currency's unit, before the attempt's charge */
+  amount_due: string;
+  payment: string | null;
+  charge: AttemptCharge;
+  failure_code: string | null;
+  decline_kind: "hard" | "soft" | null;
+}
+
+/**
+ * Whether a customer's overdue amount in a currency (`overdue`: the sum of `amount_due` of their overdue
+ * invoices in it) makes their campaign act (docs/dunning.md "Attempts"): something is overdue and it reaches
+ * the campaign's threshold in that currency; `threshold` null (the campaign has none in that currency): never.
+ *
+ * Worked example (CLP): overdue 11900, threshold 0: yes. 11900 and 50000: no. 50000 and 50000: yes. 0 and 0:
+ * no (nothing is overdue). 11900 and no CLP threshold (null): no.
+ */
+export function thresholdReached(overdue: Decimal, threshold: Decimal | null): boolean {
+  return threshold !== null && overdue.greaterThan(0) && overdue.greaterThanOrEqualTo(threshold);
+}
+
+/** Milliseconds in a day: attempts are `days_between_attempts` whole days of 24 hours apart. */
+const DAY_MS = 86_400_000;
+
+/**
+ * When a run's next attempt is due: `daysBetween` days of 24 hours after the attempt made at `attemptAt` (the
+ * customer's time then: its test clock's, else the wall clock).
+ *
+ * Worked example: an attempt at 2026-03-02T12:00:00Z, 3 days between attempts: the next is due at
+ * 2026-03-05T12:00:00Z, then (made then) 2026-03-08T12:00:00Z.
+ */
+export function nextAttemptAt(attemptAt: Date, daysBetween: number): Date {
+  return new Date(attemptAt.getTime() + daysBetween * DAY_MS);
+}
+
+/**
+ * An attempt's outcome from what is still due on its invoices after it (`amountDue`, their sum): `paid` when
+ * nothing is, else `unpaid`.
+ *
+ * Worked example (CLP): 0 left: `paid`. 11900 left: `unpaid`.
+ */
+export function attemptOutcome(amountDue: Decimal): AttemptOutcome {
+  return amountDue.greaterThan(0) ? "unpaid" : "paid";
+}
+
+/**
+ * How a run stands after attempt `number` of a campaign of `maxAttempts` with `outcome`: `paid` (it ends, nothing
+ * left due), `finished` (the last attempt was made with something due: the final action applies), or `active`
+ * (another attempt follows).
+ *
+ * Worked example (max 3): attempt 1 unpaid: `active`; attempt 2 paid: `paid`; attempt 3 unpaid: `finished`;
+ * attempt 3 paid: `paid`.
+ */
+export function runAfterAttempt(number: number, maxAttempts: number, outcome: AttemptOutcome): DunningRunStatus {
+  if (outcome === "paid") return "paid";
+  return number >= maxAttempts ? "finished" : "active";
+}
+
+/** An invoice of the last attempt as the final action sees it after the attempt. */
+export interface FinalActionInvoice {
+  id: string;
+  /** decimal text: what is still due on it */
+  due: string;
+  markedUncollectible: boolean;
+  /** its subscription (null: not a subscription's invoice) and that subscription's status now */
+  subscriptionId: string | null;
+  subscriptionStatus: string | null;
+}
+
+/**
+ * What a campaign's `final_action` applies to after the last attempt, of that attempt's invoices still unpaid
+ * (something due): `pause_subscriptions` their subscriptions that can be paused (`active`, `past_due`),
+ * `cancel_subscriptions` those not cancelled yet (`active`, `past_due`, `paused`), `mark_uncollectible` the
+ * invoices not marked yet; `none` nothing. Each id once, in the order of the invoices.
+ *
+ * Worked example: invoices A (due 11900, subscription S active) and B (due 0, subscription T active):
+ * `cancel_subscriptions` applies to [S]; `mark_uncollectible` to invoices [A]; `pause_subscriptions` to [S]; with
+ * S already paused, `pause_subscriptions` applies to [] and `cancel_subscriptions` to [S].
+ */
+export function finalActionTargets(
+  action: FinalAction,
+  invoices: readonly FinalActionInvoice[],
+): { subscriptions: string[]; invoices: string[] } {
+  const unpaid = invoices.filter((i) => toDecimal(i.due).greaterThan(0));
+  if (action === "mark_uncollectible")
+    return { subscriptions: [], invoices: unpaid.filter((i) => !i.markedUncollectible).map((i) => i.id) };
+  if (action === "none") return { subscriptions: [], invoices: [] };
+  const allowed = action === "pause_subscriptions" ? ["active", "past_due"] : ["active", "past_due", "paused"];
+  const subscriptions: string[] = [];
+  for (const i of unpaid)
+    if (i.subscriptionId && allowed.includes(i.subscriptionStatus ?? "") && !subscriptions.includes(i.subscriptionId))
+      subscriptions.push(i.subscriptionId);
+  return { subscriptions, invoices: [] };
 }

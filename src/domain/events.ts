@@ -43,6 +43,12 @@ export const EVENT_TYPES = {
   "subscription.paused": "a subscription was paused",
   "subscription.resumed": "a paused subscription was resumed",
   "subscription.canceled": "a subscription was canceled (now, or at the end of its period when that came)",
+  "dunning.attempt":
+    "a dunning campaign made an attempt on a customer's overdue invoices (data.object: the dunning attempt, each " +
+    "invoice's charge and what is still due)",
+  "dunning.finished":
+    "a customer's dunning run ended (data.object: its last attempt): everything paid (outcome paid), or the last " +
+    "attempt was made and the campaign's final action applied (final_action)",
   "tax_document.accepted": "SII accepted a DTE (data.object: the invoice, order or credit note)",
   "tax_document.rejected": "SII rejected a DTE (data.object: the invoice, order or credit note)",
   "swap.received": "a supplier's DTEs were received (data.object: the swap)",
@@ -84,7 +90,8 @@ export type EventObjectKind =
   | "subscription"
   | "swap"
   | "reminder"
-  | "webhook_endpoint";
+  | "webhook_endpoint"
+  | "dunning_attempt";
 
 /** A JSON value as the REST API prints it (decimals kept as exact text by the printer). */
 export type PrintedValue = unknown;

@@ -61,6 +61,7 @@ export const NODE_TYPES: Record<string, string> = {
   del: "WebhookDelivery",
   // dunning (docs/dunning.md)
   dun: "DunningCampaign",
+  dat: "DunningAttempt",
 };
 
 const UNKNOWN_NODE = "Unknown";

@@ -33,6 +33,7 @@ import "./types/event.js";
 import "./types/webhook-endpoint.js";
 // dunning (docs/dunning.md)
 import "./types/dunning-campaign.js";
+import "./types/dunning-attempt.js";
 
 /**
  * Every field with arguments checks them first (input-guard.ts: text, ids, JSON values); Node ids resolve without

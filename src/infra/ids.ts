@@ -42,6 +42,8 @@ export const ID_PREFIXES = {
   pcr: "PortalCredential",
   // dunning (docs/dunning.md)
   dun: "DunningCampaign",
+  dnr: "DunningRun",
+  dat: "DunningAttempt",
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;

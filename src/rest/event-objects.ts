@@ -28,6 +28,7 @@ export const EVENT_OBJECT_TYPES: Record<EventObjectKind, string> = {
   swap: "Swap",
   reminder: "Reminder",
   webhook_endpoint: "WebhookEndpoint",
+  dunning_attempt: "DunningAttempt",
 };
 
 /** Every fragment of the REST operations, by name. */

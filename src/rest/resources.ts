@@ -223,6 +223,15 @@ const DECLARED: Declared[] = [
     shapes: ["create", "retrieve", "update", "delete", "list"],
   },
   {
+    name: "dunning attempt",
+    tag: "Dunning",
+    path: "/v1/dunning_attempts",
+    description:
+      "What the dunning campaigns did (read-only): each attempt on a customer's overdue invoices in a currency, the " +
+      "card charge of each invoice, what was still due after, and the final action after the last.",
+    shapes: ["retrieve", "list"],
+  },
+  {
     name: "test clock",
     path: "/v1/test_clocks",
     description: "Test clocks (test mode only): simulated time that runs a year of renewals in seconds.",

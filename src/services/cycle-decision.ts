@@ -14,12 +14,17 @@ import { invoiceBalances } from "./invoice-balances.js";
  * The customer's source the run charges: of the `chargeable` `reusable` sources of the customer
  * (in the context's organization and mode) whose gateway is enabled and allowed in that mode, the
  * customer's default source (services/sources.ts setDefaultSource) when it is one of them, else the
- * newest; null when there is none.
+ * newest; null when there is none. `exclude`: sources not to take (the dunning attempts' cards that declined hard).
  */
-export async function usableSourceOf(ctx: ServiceContext, customerId: string): Promise<string | null> {
+export async function usableSourceOf(
+  ctx: ServiceContext,
+  customerId: string,
+  exclude: readonly string[] = [],
+): Promise<string | null> {
   const sources = await ctx.prisma.source.findMany({
     where: {
       customerId,
+      ...(exclude.length ? { id: { notIn: [...exclude] } } : {}),
       organizationId: ctx.auth.organizationId,
       testMode: ctx.auth.testMode,
       usage: "reusable",

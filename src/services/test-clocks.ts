@@ -11,6 +11,7 @@
  * - Deleting a clock with customers attached is refused (409); delete or keep them first.
  */
 import { sweepOverdueInvoices } from "./overdue-invoices.js";
+import { runDunningAttempts } from "./dunning-attempts.js";
 import type { TestClock } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError, PermissionError } from "../domain/errors.js";
@@ -104,9 +105,10 @@ export async function moveTestClock(
  * billing run for the subscriptions of its customers with the clock's time as "now" and its day
  * (organization time zone) as the cutoff: every cycle that came due is billed, in order, and
  * collected with the customers' reusable sources; then sweeps its customers' invoices now past their due date
- * (services/overdue-invoices.ts: `invoice.payment_overdue`). Status `ready` afterwards (declined charges included),
- * or `internal_failure` when a subscription could not be billed or a charge failed otherwise (the run's errors are
- * logged), or the sweep failed.
+ * (services/overdue-invoices.ts: `invoice.payment_overdue`), then makes the dunning campaigns' attempts due at the
+ * clock's time (services/dunning-attempts.ts). Status `ready` afterwards (declined charges included), or
+ * `internal_failure` when a subscription could not be billed or a charge failed otherwise (the run's errors are
+ * logged), or the sweep or an attempt failed.
  * Errors: 403 live key, 404, 400.
  */
 export async function advanceTestClock(ctx: ServiceContext, id: string, input: TestClockInput): Promise<TestClock> {
@@ -133,10 +135,22 @@ export async function advanceTestClock(ctx: ServiceContext, id: string, input: T
     () => true,
     () => false,
   );
+  // and the campaigns' attempts at the clock's time (docs/dunning.md "Attempts"): runs start, due attempts are made
+  const attempted = await runDunningAttempts({
+    prisma: ctx.prisma,
+    settings: ctx.settings,
+    now: () => new Date(),
+    testClockId: clock.id,
+  }).then(
+    (attempts) => attempts.failed === 0,
+    () => false,
+  );
   return ctx.prisma.testClock.update({
     where: { id },
     // a declined card is the customer's outcome (the subscription goes past due), not a failure of the clock
-    data: { status: summary.failed - summary.declined > 0 || !swept ? "internal_failure" : "ready" },
+    data: {
+      status: summary.failed - summary.declined > 0 || !swept || !attempted ? "internal_failure" : "ready",
+    },
   });
 }
 

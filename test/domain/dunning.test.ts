@@ -12,6 +12,12 @@ import {
   MAX_BCC_EMAILS,
   type ResolvedThreshold,
   isPaymentOverdue,
+  thresholdReached,
+  nextAttemptAt,
+  attemptOutcome,
+  runAfterAttempt,
+  finalActionTargets,
+  type FinalActionInvoice,
 } from "../../src/domain/dunning.js";
 import { Decimal } from "../../src/domain/money.js";
 
@@ -102,5 +108,56 @@ describe('isPaymentOverdue (docs/dunning.md "Overdue invoices", the worked examp
     expect(isPaymentOverdue(new Decimal(0), false)).toBe(false);
     expect(isPaymentOverdue(new Decimal(1916), true)).toBe(false);
     expect(isPaymentOverdue(new Decimal(0), true)).toBe(false);
+  });
+});
+
+describe('dunning attempts (docs/dunning.md "Attempts")', () => {
+  it("thresholdReached: something overdue reaching the currency's threshold", () => {
+    expect(thresholdReached(new Decimal(11900), new Decimal(0))).toBe(true);
+    expect(thresholdReached(new Decimal(11900), new Decimal(50000))).toBe(false);
+    expect(thresholdReached(new Decimal(50000), new Decimal(50000))).toBe(true);
+    expect(thresholdReached(new Decimal(0), new Decimal(0))).toBe(false);
+    expect(thresholdReached(new Decimal(11900), null)).toBe(false);
+  });
+
+  it("nextAttemptAt: days of 24 hours after the attempt", () => {
+    const first = new Date("2026-03-02T12:00:00Z");
+    const second = nextAttemptAt(first, 3);
+    expect(second.toISOString()).toBe("2026-03-05T12:00:00.000Z");
+    expect(nextAttemptAt(second, 3).toISOString()).toBe("2026-03-08T12:00:00.000Z");
+  });
+
+  it("attemptOutcome and runAfterAttempt", () => {
+    expect(attemptOutcome(new Decimal(0))).toBe("paid");
+    expect(attemptOutcome(new Decimal(11900))).toBe("unpaid");
+    expect(runAfterAttempt(1, 3, "unpaid")).toBe("active");
+    expect(runAfterAttempt(2, 3, "paid")).toBe("paid");
+    expect(runAfterAttempt(3, 3, "unpaid")).toBe("finished");
+    expect(runAfterAttempt(3, 3, "paid")).toBe("paid");
+  });
+
+  it("finalActionTargets: what is still unpaid, each once", () => {
+    const a: FinalActionInvoice = {
+      id: "inv_A",
+      due: "11900",
+      markedUncollectible: false,
+      subscriptionId: "sub_S",
+      subscriptionStatus: "active",
+    };
+    const b: FinalActionInvoice = { ...a, id: "inv_B", due: "0", subscriptionId: "sub_T" };
+    const a2: FinalActionInvoice = { ...a, id: "inv_A2" };
+    expect(finalActionTargets("cancel_subscriptions", [a, b, a2])).toEqual({ subscriptions: ["sub_S"], invoices: [] });
+    expect(finalActionTargets("pause_subscriptions", [a, b])).toEqual({ subscriptions: ["sub_S"], invoices: [] });
+    expect(finalActionTargets("mark_uncollectible", [a, b, a2])).toEqual({
+      subscriptions: [],
+      invoices: ["inv_A", "inv_A2"],
+    });
+    expect(finalActionTargets("none", [a, b])).toEqual({ subscriptions: [], invoices: [] });
+    const paused = { ...a, subscriptionStatus: "paused" };
+    expect(finalActionTargets("pause_subscriptions", [paused]).subscriptions).toEqual([]);
+    expect(finalActionTargets("cancel_subscriptions", [paused]).subscriptions).toEqual(["sub_S"]);
+    const cancelled = { ...a, subscriptionStatus: "cancelled" };
+    expect(finalActionTargets("cancel_subscriptions", [cancelled]).subscriptions).toEqual([]);
+    expect(finalActionTargets("mark_uncollectible", [{ ...a, markedUncollectible: true }]).invoices).toEqual([]);
   });
 });

@@ -165,7 +165,9 @@ describe("the overdue sweep", () => {
       ROOT,
     );
     expect(await run.exited, run.lines.join("\n")).toBe(0);
-    expect(run.lines.map((l) => l.trim()).filter((l) => l.startsWith("{"))).toEqual(['{"swept":1,"overdue":1}']);
+    expect(run.lines.map((l) => l.trim()).filter((l) => l.startsWith("{"))).toEqual([
+      '{"swept":1,"overdue":1,"entered":0,"attempts":0,"paid":0,"finished":0,"charged":0,"declined":0,"failed":0}',
+    ]);
     s = await startTestServer({ target: target.target });
     const events = await overdueEvents();
     expect(events).toHaveLength(before + 1);

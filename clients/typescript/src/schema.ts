@@ -968,6 +968,46 @@ export interface paths {
         patch: operations["updateDunningCampaign"];
         trace?: never;
     };
+    "/v1/dunning_attempts/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a dunning attempt
+         * @description What the dunning campaigns did (read-only): each attempt on a customer's overdue invoices in a currency, the card charge of each invoice, what was still due after, and the final action after the last.
+         */
+        get: operations["retrieveDunningAttempt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dunning_attempts/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a dunning attempt
+         * @description What the dunning campaigns did (read-only): each attempt on a customer's overdue invoices in a currency, the card charge of each invoice, what was still due after, and the final action after the last.
+         */
+        get: operations["listDunningAttempt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/test_clocks/": {
         parameters: {
             query?: never;
@@ -2433,7 +2473,7 @@ export interface components {
             max_attempts: number;
             /** @description true: an attempt charges the customer's usable card for each overdue invoice */
             retry_card: boolean;
-            /** @description true: an attempt e-mails the customer what is still overdue, with a link to pay it */
+            /** @description true: an attempt is to e-mail the customer what is still overdue, with a link to pay it (stored; the e-mail is not sent yet) */
             send_email: boolean;
             /** @description addresses that receive a blind copy of every e-mail of the campaign; empty when none */
             bcc_emails: string[];
@@ -2448,6 +2488,48 @@ export interface components {
             created: string;
             /** @description when it last changed */
             updated: string;
+        };
+        /** @description What the dunning campaigns did (read-only): each attempt on a customer's overdue invoices in a currency, the card charge of each invoice, what was still due after, and the final action after the last. */
+        DunningAttempt: {
+            /** @description `dat_` id */
+            id: string;
+            /** @description the dunned customer */
+            customer: string;
+            /** @description the campaign that made the attempt */
+            campaign: string;
+            /** @description the currency of the invoices and amounts */
+            currency: string;
+            /** @description 1 for the run's first attempt, up to the campaign's maxAttempts (one more for the closing record of a run paid between attempts) */
+            number: number;
+            /** @description the customer's overdue invoices in the currency, oldest due date first */
+            invoices: {
+                /** @description `inv_` id of the invoice */
+                invoice: string;
+                /** @description what was due on the invoice when the attempt began, in the attempt's currency's unit */
+                amount_due: number;
+                /** @description `pay_` id of the attempt's payment of the invoice; null when nothing was charged */
+                payment: string | null;
+                /**
+                 * @description how the charge went
+                 * @enum {string}
+                 */
+                charge: "declined" | "not_attempted" | "succeeded";
+                /** @description the decline code of a declined charge (e.g. insufficient_funds); null otherwise */
+                failure_code: string | null;
+                /** @description hard or soft for a declined charge; null otherwise */
+                decline_kind: ("hard" | "soft") | null;
+            }[];
+            /** @description what is still due on those invoices after the attempt, in the currency's unit (invoices marked uncollectible count 0) */
+            amount_due: number;
+            /**
+             * @description paid when amountDue is 0 (the run ended), else unpaid
+             * @enum {string}
+             */
+            outcome: "paid" | "unpaid";
+            /** @description the campaign's final action, applied after this attempt because it was the last with something due; null on every other attempt */
+            final_action: ("cancel_subscriptions" | "mark_uncollectible" | "none" | "pause_subscriptions") | null;
+            /** @description when the attempt was made (for a customer on a test clock, the clock's time) */
+            created: string;
         };
         /** @description Test clocks (test mode only): simulated time that runs a year of renewals in seconds. */
         TestClock: {
@@ -2679,7 +2761,7 @@ export interface components {
              * @description what happened
              * @enum {string}
              */
-            type: "credit_note.created" | "credit_note.deleted" | "credit_note.finalized" | "customer.created" | "customer.updated" | "invoice.created" | "invoice.deleted" | "invoice.finalized" | "invoice.marked_uncollectible" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_overdue" | "invoice.updated" | "order.created" | "order.deleted" | "order.finalized" | "order.updated" | "payment.canceled" | "payment.created" | "payment.failed" | "payment.succeeded" | "reminder.failed" | "reminder.sent" | "subscription.canceled" | "subscription.created" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.updated" | "swap.received" | "tax_document.accepted" | "tax_document.rejected" | "webhook_endpoint.disabled";
+            type: "credit_note.created" | "credit_note.deleted" | "credit_note.finalized" | "customer.created" | "customer.updated" | "dunning.attempt" | "dunning.finished" | "invoice.created" | "invoice.deleted" | "invoice.finalized" | "invoice.marked_uncollectible" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_overdue" | "invoice.updated" | "order.created" | "order.deleted" | "order.finalized" | "order.updated" | "payment.canceled" | "payment.created" | "payment.failed" | "payment.succeeded" | "reminder.failed" | "reminder.sent" | "subscription.canceled" | "subscription.created" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.updated" | "swap.received" | "tax_document.accepted" | "tax_document.rejected" | "webhook_endpoint.disabled";
             /** @description when the change committed (ISO 8601) */
             created: string;
             /** @description true for an event of test-mode data */
@@ -2696,7 +2778,7 @@ export interface components {
             /** @description where messages are POSTed (http(s), at most 2048 characters) */
             url: string;
             /** @description the event types it receives, or [all] */
-            enabled_events: ("*" | "credit_note.created" | "credit_note.deleted" | "credit_note.finalized" | "customer.created" | "customer.updated" | "invoice.created" | "invoice.deleted" | "invoice.finalized" | "invoice.marked_uncollectible" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_overdue" | "invoice.updated" | "order.created" | "order.deleted" | "order.finalized" | "order.updated" | "payment.canceled" | "payment.created" | "payment.failed" | "payment.succeeded" | "reminder.failed" | "reminder.sent" | "subscription.canceled" | "subscription.created" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.updated" | "swap.received" | "tax_document.accepted" | "tax_document.rejected" | "webhook_endpoint.disabled")[];
+            enabled_events: ("*" | "credit_note.created" | "credit_note.deleted" | "credit_note.finalized" | "customer.created" | "customer.updated" | "dunning.attempt" | "dunning.finished" | "invoice.created" | "invoice.deleted" | "invoice.finalized" | "invoice.marked_uncollectible" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_overdue" | "invoice.updated" | "order.created" | "order.deleted" | "order.finalized" | "order.updated" | "payment.canceled" | "payment.created" | "payment.failed" | "payment.succeeded" | "reminder.failed" | "reminder.sent" | "subscription.canceled" | "subscription.created" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.updated" | "swap.received" | "tax_document.accepted" | "tax_document.rejected" | "webhook_endpoint.disabled")[];
             /**
              * @description enabled or disabled
              * @enum {string}
@@ -9454,6 +9536,159 @@ export interface operations {
             };
         };
     };
+    retrieveDunningAttempt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the resource id (`<prefix>_<24 base62>`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Retrieve a dunning attempt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DunningAttempt"];
+                };
+            };
+            /** @description validation_error (or query_too_complex) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description authentication_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description another client error (403, 405, 409, 413, 422, 429) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable, request_timeout (with Retry-After) or internal_error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listDunningAttempt: {
+        parameters: {
+            query?: {
+                /**
+                 * @description page number, from 1
+                 * @example 1
+                 */
+                page?: number;
+                /**
+                 * @description items per page (default 20)
+                 * @example 20
+                 */
+                page_size?: number;
+                /** @description equals; also `customer__exact`, `customer__in` (comma-separated), `customer__contains`, `customer__icontains` */
+                customer?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description List a dunning attempt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        count: number;
+                        /** Format: uri */
+                        next: string | null;
+                        /** Format: uri */
+                        previous: string | null;
+                        results: components["schemas"]["DunningAttempt"][];
+                    };
+                };
+            };
+            /** @description validation_error (or query_too_complex) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description authentication_required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description another client error (403, 405, 409, 413, 422, 429) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable, request_timeout (with Retry-After) or internal_error */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listTestClock: {
         parameters: {
             query?: {
@@ -11066,7 +11301,7 @@ export interface operations {
                  */
                 page_size?: number;
                 /** @description one value; also `type__in` (comma-separated) */
-                type?: "credit_note.created" | "credit_note.deleted" | "credit_note.finalized" | "customer.created" | "customer.updated" | "invoice.created" | "invoice.deleted" | "invoice.finalized" | "invoice.marked_uncollectible" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_overdue" | "invoice.updated" | "order.created" | "order.deleted" | "order.finalized" | "order.updated" | "payment.canceled" | "payment.created" | "payment.failed" | "payment.succeeded" | "reminder.failed" | "reminder.sent" | "subscription.canceled" | "subscription.created" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.updated" | "swap.received" | "tax_document.accepted" | "tax_document.rejected" | "webhook_endpoint.disabled";
+                type?: "credit_note.created" | "credit_note.deleted" | "credit_note.finalized" | "customer.created" | "customer.updated" | "dunning.attempt" | "dunning.finished" | "invoice.created" | "invoice.deleted" | "invoice.finalized" | "invoice.marked_uncollectible" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_overdue" | "invoice.updated" | "order.created" | "order.deleted" | "order.finalized" | "order.updated" | "payment.canceled" | "payment.created" | "payment.failed" | "payment.succeeded" | "reminder.failed" | "reminder.sent" | "subscription.canceled" | "subscription.created" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.updated" | "swap.received" | "tax_document.accepted" | "tax_document.rejected" | "webhook_endpoint.disabled";
                 /** @description a date (the whole day) or an ISO timestamp; also `created__gte`, `created__lte` */
                 created?: string;
             };
@@ -11323,7 +11558,7 @@ export interface operations {
             content: {
                 "application/json": {
                     description?: string | null;
-                    enabled_events?: ("*" | "credit_note.created" | "credit_note.deleted" | "credit_note.finalized" | "customer.created" | "customer.updated" | "invoice.created" | "invoice.deleted" | "invoice.finalized" | "invoice.marked_uncollectible" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_overdue" | "invoice.updated" | "order.created" | "order.deleted" | "order.finalized" | "order.updated" | "payment.canceled" | "payment.created" | "payment.failed" | "payment.succeeded" | "reminder.failed" | "reminder.sent" | "subscription.canceled" | "subscription.created" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.updated" | "swap.received" | "tax_document.accepted" | "tax_document.rejected" | "webhook_endpoint.disabled")[] | null;
+                    enabled_events?: ("*" | "credit_note.created" | "credit_note.deleted" | "credit_note.finalized" | "customer.created" | "customer.updated" | "dunning.attempt" | "dunning.finished" | "invoice.created" | "invoice.deleted" | "invoice.finalized" | "invoice.marked_uncollectible" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_overdue" | "invoice.updated" | "order.created" | "order.deleted" | "order.finalized" | "order.updated" | "payment.canceled" | "payment.created" | "payment.failed" | "payment.succeeded" | "reminder.failed" | "reminder.sent" | "subscription.canceled" | "subscription.created" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.updated" | "swap.received" | "tax_document.accepted" | "tax_document.rejected" | "webhook_endpoint.disabled")[] | null;
                     metadata?: Record<string, unknown> | null;
                     status?: ("disabled" | "enabled") | null;
                     url?: string | null;
@@ -11545,7 +11780,7 @@ export interface operations {
             content: {
                 "application/json": {
                     description?: string | null;
-                    enabled_events?: ("*" | "credit_note.created" | "credit_note.deleted" | "credit_note.finalized" | "customer.created" | "customer.updated" | "invoice.created" | "invoice.deleted" | "invoice.finalized" | "invoice.marked_uncollectible" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_overdue" | "invoice.updated" | "order.created" | "order.deleted" | "order.finalized" | "order.updated" | "payment.canceled" | "payment.created" | "payment.failed" | "payment.succeeded" | "reminder.failed" | "reminder.sent" | "subscription.canceled" | "subscription.created" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.updated" | "swap.received" | "tax_document.accepted" | "tax_document.rejected" | "webhook_endpoint.disabled")[] | null;
+                    enabled_events?: ("*" | "credit_note.created" | "credit_note.deleted" | "credit_note.finalized" | "customer.created" | "customer.updated" | "dunning.attempt" | "dunning.finished" | "invoice.created" | "invoice.deleted" | "invoice.finalized" | "invoice.marked_uncollectible" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_overdue" | "invoice.updated" | "order.created" | "order.deleted" | "order.finalized" | "order.updated" | "payment.canceled" | "payment.created" | "payment.failed" | "payment.succeeded" | "reminder.failed" | "reminder.sent" | "subscription.canceled" | "subscription.created" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.updated" | "swap.received" | "tax_document.accepted" | "tax_document.rejected" | "webhook_endpoint.disabled")[] | null;
                     metadata?: Record<string, unknown> | null;
                     status?: ("disabled" | "enabled") | null;
                     url?: string | null;

@@ -86,7 +86,9 @@ export const DunningCampaign = builder.prismaNode("DunningCampaign", {
       description: "true: an attempt charges the customer's usable card for each overdue invoice",
     }),
     sendEmail: t.exposeBoolean("sendEmail", {
-      description: "true: an attempt e-mails the customer what is still overdue, with a link to pay it",
+      description:
+        "true: an attempt is to e-mail the customer what is still overdue, with a link to pay it (stored; the e-mail " +
+        "is not sent yet)",
     }),
     bccEmails: t.exposeStringList("bccEmails", {
       description: "addresses that receive a blind copy of every e-mail of the campaign; empty when none",
@@ -142,7 +144,9 @@ const DunningCampaignInput = builder.inputType("DunningCampaignInput", {
       description: `attempts before the final action, a whole number ${MAX_ATTEMPTS.min}-${MAX_ATTEMPTS.max}`,
     }),
     retryCard: t.boolean({ description: "charge the customer's usable card at each attempt (default true)" }),
-    sendEmail: t.boolean({ description: "e-mail the customer at each attempt (default true)" }),
+    sendEmail: t.boolean({
+      description: "e-mail the customer at each attempt (default true; stored, the e-mail is not sent yet)",
+    }),
     bccEmails: t.stringList({ description: `at most ${MAX_BCC_EMAILS} e-mail addresses; replaces the list` }),
     finalAction: t.field({ type: DunningFinalAction, description: "default none on create" }),
     appliedToOrganization: t.boolean({
