@@ -291,7 +291,7 @@ describe("subscriptions", () => {
       const badFilter = await s.rest("GET", "/v1/subscriptions/?status=on_hold");
       expect([badFilter.status, badFilter.body.error.fields.status]).toEqual([
         400,
-        ["must be one of active, cancelled, paused"],
+        ["must be one of active, cancelled, past_due, paused"],
       ]);
 
       // prorationBehavior: REST string checked with the same message as before; GraphQL the enum
