@@ -93,6 +93,32 @@ export type EventObjectKind =
   | "webhook_endpoint"
   | "dunning_attempt";
 
+/** What each family of event types carries as `data.object`, by the part of the type before its dot. */
+const OBJECT_KINDS_OF: Record<string, readonly EventObjectKind[]> = {
+  customer: ["customer"],
+  invoice: ["invoice"],
+  order: ["order"],
+  credit_note: ["credit_note"],
+  payment: ["payment"],
+  subscription: ["subscription"],
+  swap: ["swap"],
+  reminder: ["reminder"],
+  webhook_endpoint: ["webhook_endpoint"],
+  dunning: ["dunning_attempt"],
+  // SII's verdict on a DTE: the document it was about
+  tax_document: ["invoice", "order", "credit_note"],
+};
+
+/**
+ * The kinds of resource an event of `type` carries as `data.object` (docs/webhooks.md "Event types"): one, or for
+ * `tax_document.*` the three documents a DTE can be. Example: `invoice.paid` -> `["invoice"]`.
+ */
+export function eventObjectKinds(type: EventType): readonly EventObjectKind[] {
+  const kinds = OBJECT_KINDS_OF[type.slice(0, type.indexOf("."))];
+  if (!kinds) throw new Error(`event type ${type} has no object kind in OBJECT_KINDS_OF`);
+  return kinds;
+}
+
 /** A JSON value as the REST API prints it (decimals kept as exact text by the printer). */
 export type PrintedValue = unknown;
 

@@ -42,6 +42,13 @@ import {
 import { operationName, RESOURCES, routesOf, TAG_DESCRIPTIONS } from "./resources.js";
 import { STATUS_BY_CODE } from "./respond.js";
 import type { Operation, ResourceDecl, Route } from "./types.js";
+import {
+  EVENT_TYPE_NAMES,
+  EVENT_TYPES,
+  eventObjectKinds,
+  type EventObjectKind,
+  type EventType,
+} from "../domain/events.js";
 
 type Json = Record<string, unknown>;
 
@@ -364,6 +371,77 @@ const API_DESCRIPTION = [
     "requests get 429 `rate_limited` with `Retry-After`.",
 ].join("\n\n");
 
+/** The component schema of each kind of event object (a resource's, as its retrieve prints it). */
+const EVENT_OBJECT_SCHEMAS: Record<EventObjectKind, string> = {
+  customer: "Customer",
+  invoice: "Invoice",
+  order: "Order",
+  credit_note: "CreditNote",
+  payment: "Payment",
+  subscription: "Subscription",
+  swap: "Swap",
+  reminder: "Reminder",
+  webhook_endpoint: "WebhookEndpoint",
+  dunning_attempt: "DunningAttempt",
+};
+
+/**
+ * The webhook messages (OpenAPI 3.1 `webhooks`, docs/webhooks.md "Delivery"): one POST per event type, its body
+ * `{type, timestamp, data}` with `data.object` the resource of the type and, on `*.updated`,
+ * `data.previous_attributes`; signed with the Standard Webhooks headers. Generated clients type each event's
+ * payload from it (clients/typescript).
+ */
+function webhookMessages(): Json {
+  const webhooks: Json = {};
+  for (const type of EVENT_TYPE_NAMES) {
+    const kinds = eventObjectKinds(type as EventType);
+    const object =
+      kinds.length === 1
+        ? ref(EVENT_OBJECT_SCHEMAS[kinds[0]])
+        : { oneOf: kinds.map((k) => ref(EVENT_OBJECT_SCHEMAS[k])) };
+    const updated = type.endsWith(".updated");
+    webhooks[type] = {
+      post: {
+        operationId: `webhook_${type.replace(/\./g, "_")}`,
+        summary: type,
+        description: `${EVENT_TYPES[type as EventType]}. Signed with the \`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` headers (Standard Webhooks v1).`,
+        security: [],
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["type", "timestamp", "data"],
+                additionalProperties: false,
+                properties: {
+                  type: { type: "string", const: type },
+                  timestamp: { type: "string", format: "date-time", description: "when the event happened (ISO 8601)" },
+                  data: {
+                    type: "object",
+                    required: updated ? ["object", "previous_attributes"] : ["object"],
+                    additionalProperties: false,
+                    properties: {
+                      object,
+                      previous_attributes: {
+                        type: "object",
+                        description:
+                          "the changed fields' old values (on `*.updated`, and on other changes of a resource)",
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+        responses: { "200": { description: "any 2xx answer within the time limit delivers the message" } },
+      },
+    };
+  }
+  return webhooks;
+}
+
 /** Builds the OpenAPI 3.1 document from the declarations (deterministic: the committed file compares equal). */
 export function openApiDocument(): Json {
   shared = new Map();
@@ -382,8 +460,9 @@ export function openApiDocument(): Json {
   }
   for (const [name, schema] of shared) schemas[name] ??= schema;
   shared = undefined;
+  const webhooks = webhookMessages();
   // a resource printed only as bytes (files) has no schema of its own
-  const used = JSON.stringify([paths, schemas]);
+  const used = JSON.stringify([paths, schemas, webhooks]);
   for (const name of Object.keys(schemas)) if (!used.includes(`"#/components/schemas/${name}"`)) delete schemas[name];
   return {
     openapi: "3.1.0",
@@ -396,6 +475,7 @@ export function openApiDocument(): Json {
       return { name: tag, description };
     }),
     paths,
+    webhooks,
     components: {
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer", description: "an API key, `sk_test_...` or `sk_live_...`" },

@@ -5,9 +5,10 @@
  * exception, and pages as an async iterator.
  */
 import createClient, { type Client, type Middleware } from "openapi-fetch";
-import type { components, paths } from "./schema.js";
+import { Webhook } from "standardwebhooks";
+import type { components, paths, webhooks } from "./schema.js";
 
-export type { components, paths } from "./schema.js";
+export type { components, paths, webhooks } from "./schema.js";
 
 /** A typed client: `client.GET("/v1/invoices/{id}/", { params: { path: { id } } })` and so on (openapi-fetch). */
 export type BillingClient = Client<paths>;
@@ -115,4 +116,40 @@ export async function* listAll<P extends ListPath>(
     yield* data.results;
     if (!data.next) return;
   }
+}
+
+/**
+ * A webhook message's body (docs/webhooks.md): `{type, timestamp, data}` for each event type, `data.object` typed as
+ * the type's resource. Narrow it by `type`: `if (event.type === "invoice.paid") event.data.object.amount_due`.
+ */
+export type WebhookEvent = {
+  [T in keyof webhooks]: NonNullable<webhooks[T]["post"]["requestBody"]>["content"]["application/json"];
+}[keyof webhooks];
+
+/** The message of one event type: `WebhookEventOf<"invoice.finalized">`. */
+export type WebhookEventOf<T extends WebhookEvent["type"]> = Extract<WebhookEvent, { type: T }>;
+
+/**
+ * Verifies a webhook message as the service signs it (Standard Webhooks v1, with the `standardwebhooks` package):
+ * `body` is the request's raw body text (not re-serialized JSON), `headers` its headers (`webhook-id`,
+ * `webhook-timestamp`, `webhook-signature`), `secret` the endpoint's `whsec_...` secret. Returns the message,
+ * typed; throws when the signature does not verify or the timestamp is more than 5 minutes off. Deduplicate by the
+ * `webhook-id` header: a retried message keeps it.
+ */
+export function verifyWebhook(
+  body: string,
+  headers: Headers | Record<string, string | string[] | undefined>,
+  secret: string,
+): WebhookEvent {
+  const get = (name: string): string => {
+    if (headers instanceof Headers) return headers.get(name) ?? "";
+    const value = headers[name] ?? headers[name.toLowerCase()];
+    return Array.isArray(value) ? value.join(" ") : (value ?? "");
+  };
+  const signed = {
+    "webhook-id": get("webhook-id"),
+    "webhook-timestamp": get("webhook-timestamp"),
+    "webhook-signature": get("webhook-signature"),
+  };
+  return new Webhook(secret).verify(body, signed) as WebhookEvent;
 }

@@ -1445,7 +1445,708 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "customer.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.created
+         * @description a customer was created. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_customer_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "customer.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.updated
+         * @description a customer's fields changed (previous_attributes: their old values). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_customer_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.created
+         * @description an invoice was created (a draft; the billing run's and test clocks' invoices too). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_invoice_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.updated
+         * @description a draft invoice was changed (previous_attributes: the old values). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_invoice_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.deleted
+         * @description a draft invoice was deleted (data.object: the invoice as it was). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_invoice_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.finalized": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.finalized
+         * @description an invoice was finalized: numbered and issued, it never changes again. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_invoice_finalized"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.paid
+         * @description nothing is left due on a finalized invoice (payments and credit notes cover its total). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_invoice_paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.payment_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.payment_failed
+         * @description a charge of a payment of the invoice was declined. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_invoice_payment_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.marked_uncollectible": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.marked_uncollectible
+         * @description a finalized invoice with something due was marked uncollectible (a later payment still counts). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_invoice_marked_uncollectible"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.payment_overdue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * invoice.payment_overdue
+         * @description a finalized invoice's due date passed with something due (written once, by the dunning worker's sweep the day after the due date). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_invoice_payment_overdue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.created
+         * @description an order (dispatch guide) was created. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_order_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.updated
+         * @description a draft order was changed (previous_attributes: the old values). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_order_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.deleted
+         * @description a draft order was deleted (data.object: the order as it was). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_order_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.finalized": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.finalized
+         * @description an order was finalized. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_order_finalized"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_note.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_note.created
+         * @description a credit note (or debit note) was created. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_credit_note_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_note.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_note.deleted
+         * @description a draft credit note was deleted (data.object: the credit note as it was). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_credit_note_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit_note.finalized": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * credit_note.finalized
+         * @description a credit note (or debit note) was finalized. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_credit_note_finalized"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.created
+         * @description a payment was created. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_payment_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.succeeded
+         * @description a payment's charge succeeded. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_payment_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.failed
+         * @description a payment's charge was declined; the payment awaits another payment method. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_payment_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.canceled
+         * @description a payment was canceled. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_payment_canceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.created
+         * @description a subscription was created. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_subscription_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.updated
+         * @description a subscription changed: its plans, quantities or fields, a renewal (a new period), a scheduled change (previous_attributes: the old values). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_subscription_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.past_due": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.past_due
+         * @description a subscription's latest cycle invoice became overdue or its renewal charge was declined: status past_due (active again, with subscription.updated, once that invoice is paid or marked uncollectible). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_subscription_past_due"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.paused
+         * @description a subscription was paused. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_subscription_paused"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.resumed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.resumed
+         * @description a paused subscription was resumed. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_subscription_resumed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.canceled
+         * @description a subscription was canceled (now, or at the end of its period when that came). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_subscription_canceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dunning.attempt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dunning.attempt
+         * @description a dunning campaign made an attempt on a customer's overdue invoices (data.object: the dunning attempt, each invoice's charge and what is still due). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_dunning_attempt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dunning.finished": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dunning.finished
+         * @description a customer's dunning run ended (data.object: its last attempt): everything paid (outcome paid), or the last attempt was made and the campaign's final action applied (final_action). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_dunning_finished"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "tax_document.accepted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * tax_document.accepted
+         * @description SII accepted a DTE (data.object: the invoice, order or credit note). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_tax_document_accepted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "tax_document.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * tax_document.rejected
+         * @description SII rejected a DTE (data.object: the invoice, order or credit note). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_tax_document_rejected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "swap.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * swap.received
+         * @description a supplier's DTEs were received (data.object: the swap). Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_swap_received"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reminder.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reminder.sent
+         * @description a reminder e-mail was delivered to the mail server. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_reminder_sent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "reminder.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reminder.failed
+         * @description a reminder e-mail could not be delivered and will not be retried. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_reminder_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook_endpoint.disabled
+         * @description a webhook endpoint was disabled: it answered 410 Gone, or every delivery failed for 5 days. Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).
+         */
+        post: operations["webhook_webhook_endpoint_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -12037,6 +12738,1231 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    webhook_customer_created: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "customer.created";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Customer"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_customer_updated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "customer.updated";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Customer"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_invoice_created: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "invoice.created";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_invoice_updated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "invoice.updated";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_invoice_deleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "invoice.deleted";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_invoice_finalized: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "invoice.finalized";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_invoice_paid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "invoice.paid";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_invoice_payment_failed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "invoice.payment_failed";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_invoice_marked_uncollectible: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "invoice.marked_uncollectible";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_invoice_payment_overdue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "invoice.payment_overdue";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Invoice"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_order_created: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "order.created";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Order"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_order_updated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "order.updated";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Order"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_order_deleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "order.deleted";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Order"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_order_finalized: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "order.finalized";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Order"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_credit_note_created: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "credit_note.created";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["CreditNote"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_credit_note_deleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "credit_note.deleted";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["CreditNote"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_credit_note_finalized: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "credit_note.finalized";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["CreditNote"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_created: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "payment.created";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_succeeded: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "payment.succeeded";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_failed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "payment.failed";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_canceled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "payment.canceled";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Payment"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_subscription_created: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "subscription.created";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_subscription_updated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "subscription.updated";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_subscription_past_due: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "subscription.past_due";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_subscription_paused: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "subscription.paused";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_subscription_resumed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "subscription.resumed";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_subscription_canceled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "subscription.canceled";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Subscription"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_dunning_attempt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "dunning.attempt";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["DunningAttempt"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_dunning_finished: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "dunning.finished";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["DunningAttempt"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_tax_document_accepted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "tax_document.accepted";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Invoice"] | components["schemas"]["Order"] | components["schemas"]["CreditNote"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_tax_document_rejected: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "tax_document.rejected";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Invoice"] | components["schemas"]["Order"] | components["schemas"]["CreditNote"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_swap_received: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "swap.received";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Swap"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_reminder_sent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "reminder.sent";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Reminder"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_reminder_failed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "reminder.failed";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["Reminder"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_endpoint_disabled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "webhook_endpoint.disabled";
+                    /**
+                     * Format: date-time
+                     * @description when the event happened (ISO 8601)
+                     */
+                    timestamp: string;
+                    data: {
+                        object: components["schemas"]["WebhookEndpoint"];
+                        /** @description the changed fields' old values (on `*.updated`, and on other changes of a resource) */
+                        previous_attributes?: Record<string, unknown>;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx answer within the time limit delivers the message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
