@@ -385,6 +385,10 @@ const EVENT_OBJECT_SCHEMAS: Record<EventObjectKind, string> = {
   dunning_attempt: "DunningAttempt",
 };
 
+/** How every webhook message is signed, as its description says. */
+const SIGNED =
+  "Signed with the `webhook-id`, `webhook-timestamp` and `webhook-signature` headers (Standard Webhooks v1).";
+
 /**
  * The webhook messages (OpenAPI 3.1 `webhooks`, docs/webhooks.md "Delivery"): one POST per event type, its body
  * `{type, timestamp, data}` with `data.object` the resource of the type and, on `*.updated`,
@@ -404,7 +408,7 @@ function webhookMessages(): Json {
       post: {
         operationId: `webhook_${type.replace(/\./g, "_")}`,
         summary: type,
-        description: `${EVENT_TYPES[type as EventType]}. Signed with the \`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` headers (Standard Webhooks v1).`,
+        description: `${EVENT_TYPES[type as EventType]}. ${SIGNED}`,
         security: [],
         requestBody: {
           required: true,
