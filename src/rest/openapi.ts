@@ -41,6 +41,7 @@ import {
 } from "./printer.js";
 import { operationName, RESOURCES, routesOf, TAG_DESCRIPTIONS } from "./resources.js";
 import { STATUS_BY_CODE } from "./respond.js";
+import { EVENT_OBJECT_TYPES } from "./event-objects.js";
 import type { Operation, ResourceDecl, Route } from "./types.js";
 import {
   EVENT_TYPE_NAMES,
@@ -371,19 +372,12 @@ const API_DESCRIPTION = [
     "requests get 429 `rate_limited` with `Retry-After`.",
 ].join("\n\n");
 
-/** The component schema of each kind of event object (a resource's, as its retrieve prints it). */
-const EVENT_OBJECT_SCHEMAS: Record<EventObjectKind, string> = {
-  customer: "Customer",
-  invoice: "Invoice",
-  order: "Order",
-  credit_note: "CreditNote",
-  payment: "Payment",
-  subscription: "Subscription",
-  swap: "Swap",
-  reminder: "Reminder",
-  webhook_endpoint: "WebhookEndpoint",
-  dunning_attempt: "DunningAttempt",
-};
+/**
+ * The schema of an event object of `kind`: the component of its GraphQL type (event-objects.ts `EVENT_OBJECT_TYPES`,
+ * the types the event printer prints), which is the resource's component of the same name (a missing one fails
+ * redocly lint and the tests' schema compile).
+ */
+const eventObjectSchema = (kind: EventObjectKind): Json => ref(EVENT_OBJECT_TYPES[kind]);
 
 /** How every webhook message is signed, as its description says. */
 const SIGNED =
@@ -399,10 +393,7 @@ function webhookMessages(): Json {
   const webhooks: Json = {};
   for (const type of EVENT_TYPE_NAMES) {
     const kinds = eventObjectKinds(type as EventType);
-    const object =
-      kinds.length === 1
-        ? ref(EVENT_OBJECT_SCHEMAS[kinds[0]])
-        : { oneOf: kinds.map((k) => ref(EVENT_OBJECT_SCHEMAS[k])) };
+    const object = kinds.length === 1 ? eventObjectSchema(kinds[0]) : { oneOf: kinds.map(eventObjectSchema) };
     const updated = type.endsWith(".updated");
     webhooks[type] = {
       post: {
