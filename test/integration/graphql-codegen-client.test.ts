@@ -13,6 +13,7 @@ import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { ROOT } from "../helpers/processes.js";
+import { nonNullAssertions } from "../helpers/typescript.js";
 
 let s: TestServer;
 /** the program and its generated `gql/`, under node_modules/.cache so that packages resolve from the repository */
@@ -51,21 +52,6 @@ afterAll(async () => {
   await s?.close();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
-
-/** The non-null assertions (`x!`) of a TypeScript file, as `line:column`. */
-function nonNullAssertions(file: string): string[] {
-  const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.ES2022, true);
-  const found: string[] = [];
-  const visit = (node: ts.Node) => {
-    if (ts.isNonNullExpression(node)) {
-      const { line, character } = source.getLineAndCharacterOfPosition(node.getStart());
-      found.push(`${line + 1}:${character + 1}`);
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  return found;
-}
 
 describe("typed documents of graphql-codegen's client preset", () => {
   it("compile under strict with no non-null assertion", async () => {

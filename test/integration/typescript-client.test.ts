@@ -10,12 +10,11 @@ import type { AddressInfo } from "node:net";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { promisify } from "node:util";
-import fs from "node:fs";
 import path from "node:path";
-import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 import { ROOT } from "../helpers/processes.js";
+import { nonNullAssertions } from "../helpers/typescript.js";
 import { openApiDocument } from "../../src/rest/openapi.js";
 import { receive } from "../../clients/typescript/examples/webhook-receiver.js";
 
@@ -28,21 +27,6 @@ beforeAll(async () => {
   s = await startTestServer({ settings: { certificateEncryptionKey: randomBytes(32) }, webhookWorker: true });
 });
 afterAll(async () => s?.close());
-
-/** The non-null assertions (`x!`) of a TypeScript file, as `line:column`. */
-function nonNullAssertions(file: string): string[] {
-  const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.ES2022, true);
-  const found: string[] = [];
-  const visit = (node: ts.Node) => {
-    if (ts.isNonNullExpression(node)) {
-      const { line, character } = source.getLineAndCharacterOfPosition(node.getStart());
-      found.push(`${line + 1}:${character + 1}`);
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  return found;
-}
 
 describe("the TypeScript client", () => {
   it("compiles its quickstart under strict, without a non-null assertion", () => {
