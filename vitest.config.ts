@@ -48,6 +48,10 @@ const integration = (name: "pglite" | "postgres") => ({
     globalSetup: ["test/helpers/global-setup.ts"],
     env: { TEST_DB: name },
     pool: "forks" as const,
+    // expect.poll's default of 1 s is shorter than a page's first render (Chromium, the portal's first GraphQL
+    // request) on a loaded 2-core machine: waits end as soon as their condition holds, so a longer limit costs
+    // nothing when it does
+    expect: { poll: { timeout: 10_000 } },
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },
