@@ -288,6 +288,7 @@ export function createApp({
                   settings,
                   now: () => new Date(),
                   signal,
+                  sendsMail: mailer !== null,
                   onError: (run, err) => logger.error({ err, run }, "a dunning attempt failed"),
                 }),
               )

@@ -274,6 +274,26 @@ function Documents({
   );
 }
 
+/**
+ * The invoices a dunning e-mail's link names (`#/pay/<id>,<id>`), those among the customer's latest 50 that still
+ * have something due, each with its pay button; a link to the whole portal below.
+ */
+function ToPay({ t, locale, ids, invoices }: { t: Texts; locale: Locale; ids: string[]; invoices: InvoiceDoc[] }) {
+  // in the link's order (the e-mail's: oldest due date first)
+  const due = ids
+    .map((id) => invoices.find((i) => i.id === id))
+    .filter((i): i is InvoiceDoc => !!i && invoiceStatus(t, i) === t.open);
+  return (
+    <>
+      <p>{due.length ? t.toPayIntro : t.allPaid}</p>
+      {due.length > 0 && <Documents t={t} locale={locale} kind="invoice" title={t.toPay} docs={due} />}
+      <p>
+        <a href="#/">{t.allDocuments}</a>
+      </p>
+    </>
+  );
+}
+
 function cardLabel(t: Texts, source: Source): string {
   const brand = source.data.brand ?? source.gateway;
   return t.card(brand.charAt(0).toUpperCase() + brand.slice(1), source.data.last4 ?? "????");
@@ -762,6 +782,8 @@ export function App() {
   const name = portal.settings.businessName ?? "";
   const customer = portal.customer;
   const invoiceId = /^#\/invoice\/([A-Za-z0-9_]+)$/.exec(route)?.[1];
+  // a dunning e-mail's pay link: the overdue invoices it names (docs/dunning.md "The e-mail")
+  const toPay = /^#\/pay\/([A-Za-z0-9_,]+)$/.exec(route)?.[1]?.split(",");
   // ends the credential (the service deletes it and clears the cookies); a credential already gone is signed out too
   const signOut = async () => {
     setSignOutError(false);
@@ -817,6 +839,8 @@ export function App() {
             gateways={portal.gateways}
             refresh={refresh}
           />
+        ) : toPay ? (
+          <ToPay t={t} locale={locale} ids={toPay} invoices={customer.invoices.edges.map((e) => e.node)} />
         ) : (
           <>
             {portal.settings.displayInvoices && (

@@ -172,6 +172,8 @@ export function buildProgram(ctx: CommandContext, version: string): Command {
           now: () => new Date(),
           until: options.until,
           signal: ctx.signal,
+          // e-mails wait in the outbox for the server's worker when SMTP_URL is set, else they are kept
+          sendsMail: !!settings.smtpUrl,
           onError: (run, err) => ctx.notes.write(`dunning run ${run}: ${err instanceof Error ? err.message : err}\n`),
         });
         const all = { ...summary, ...attempts };

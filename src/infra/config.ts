@@ -130,6 +130,11 @@ export interface AppSettings {
   /** EVENT_RETENTION_DAYS: events older than this many days are deleted (default 30) */
   eventRetentionDays: number;
   /**
+   * DUNNING_LINK_DAYS (default 7): how many days the portal link of a dunning e-mail works, from when the message is
+   * sent (docs/dunning.md "The e-mail")
+   */
+  dunningLinkDays: number;
+  /**
    * PUBLIC_URL (without a trailing slash): the base of the links that background work prints (an event's file
    * URLs when no request made it); unset: such links start at the path (`/v1/files/...`)
    */
@@ -204,6 +209,7 @@ export const DEFAULT_SETTINGS: AppSettings = {
     allowPrivateNetworks: false,
   },
   eventRetentionDays: 30,
+  dunningLinkDays: 7,
 };
 
 const SII_HOST_VARIABLES: Record<keyof SiiHosts, string> = {
@@ -376,6 +382,7 @@ const ENV_SCHEMA = z.object({
     z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).optional(),
   ),
   EVENT_RETENTION_DAYS: integer(1, 3_650, "must be a whole number of days between 1 and 3650"),
+  DUNNING_LINK_DAYS: integer(1, 90, "must be a whole number of days between 1 and 90"),
   ...(Object.fromEntries(
     Object.values(SII_HOST_VARIABLES).map((v) => [v, url(["http:", "https:"], "must be an absolute http(s) URL")]),
   ) as Record<string, ReturnType<typeof url>>),
@@ -466,6 +473,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "true" || e.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "1",
       },
       eventRetentionDays: e.EVENT_RETENTION_DAYS ?? DEFAULT_SETTINGS.eventRetentionDays,
+      dunningLinkDays: e.DUNNING_LINK_DAYS ?? DEFAULT_SETTINGS.dunningLinkDays,
       publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
     },
   };

@@ -15,9 +15,13 @@ export interface MailAttachment {
 export interface MailMessage {
   from: string;
   to: string[];
+  /** blind copies */
+  bcc?: string[];
   replyTo?: string;
   subject: string;
   text: string;
+  /** an HTML alternative of `text` */
+  html?: string;
   attachments?: MailAttachment[];
 }
 
@@ -56,9 +60,11 @@ export function createSmtpMailer(smtpUrl: string): Mailer {
       const info = await transport.sendMail({
         from: message.from,
         to: message.to,
+        bcc: message.bcc,
         replyTo: message.replyTo,
         subject: message.subject,
         text: message.text,
+        html: message.html,
         attachments: message.attachments?.map((a) => ({
           filename: a.filename,
           content: a.content,

@@ -22,7 +22,9 @@
  * - **Paid between attempts.** A run whose invoices are all paid (by any means) before its next attempt is closed at
  *   the next round by a closing row (the next number, nothing charged, outcome `paid`) and `dunning.finished` only.
  *
- * E-mails are not sent yet (the campaign's `send_email` is stored only).
+ * - **E-mail.** In the attempt's transaction, with the campaign's `send_email`, what is still due is queued as one
+ *   e-mail to the customer (services/dunning-mail.ts): the attempt row records `email` (queued, off, no_address,
+ *   not_needed), and the outbox sends it with the invoices' PDFs and a portal pay link.
  */
 import { randomUUID } from "node:crypto";
 import { Prisma, type Payment, type PrismaClient } from "../infra/prisma/generated/client.js";
@@ -51,6 +53,8 @@ import { markInvoiceUncollectible } from "./invoices.js";
 import { authorizeLocked, createPayment, finishCharge, resumeStaleCharge } from "./payments.js";
 import { cancelSubscription, pauseSubscription } from "./subscriptions.js";
 import { runContext } from "./billing-run/run-context.js";
+import { queueDunningEmail } from "./dunning-mail.js";
+import type { AttemptEmail } from "../domain/dunning-mail.js";
 
 /** Runs claimed per query. */
 export const DUNNING_RUN_PAGE = 50;
@@ -80,6 +84,11 @@ export interface DunningAttemptsOptions {
   signal?: AbortSignal;
   /** DUNNING_LEASE_MS unless given */
   leaseMs?: number;
+  /**
+   * true: a mailer is configured, the attempts' e-mails wait in the outbox as `pending` for its worker; false
+   * (default): they are written `kept` and never sent, as reminders are without SMTP_URL
+   */
+  sendsMail?: boolean;
   /** told of each run whose attempt failed (the server logs it) */
   onError?: (runId: string, error: unknown) => void;
 }
@@ -100,6 +109,8 @@ export interface DunningAttemptsSummary {
   declined: number;
   /** runs whose attempt could not be completed (an error; retried once their claim lapses) */
   failed: number;
+  /** e-mails queued (one per attempt that left something due, when the campaign sends e-mails) */
+  emails: number;
 }
 
 /** The claim of a run was taken over (its lease lapsed and another process claimed it): nothing is written. */
@@ -148,6 +159,7 @@ export async function runDunningAttempts(options: DunningAttemptsOptions): Promi
     charged: 0,
     declined: 0,
     failed: 0,
+    emails: 0,
   };
   summary.entered = await enterRuns(options);
   for (;;) {
@@ -236,6 +248,8 @@ interface ClaimedRun {
   hardDeclinedSourceIds: string[];
   claimToken: string;
   retryCard: boolean;
+  sendEmail: boolean;
+  bccEmails: string[];
   maxAttempts: number;
   daysBetweenAttempts: number;
   finalAction: string;
@@ -276,7 +290,8 @@ async function claimRuns(options: DunningAttemptsOptions): Promise<ClaimedRun[]>
     Prisma.sql`
     SELECT r."id", r."organizationId", r."testMode", r."customerId", r."campaignId", r."currencyId", r."attempts",
       COALESCE(r."hardDeclinedSourceIds", ARRAY[]::text[]) AS "hardDeclinedSourceIds", r."claimToken",
-      camp."retryCard", camp."maxAttempts", camp."daysBetweenAttempts", camp."finalAction",
+      camp."retryCard", camp."sendEmail", camp."bccEmails", camp."maxAttempts", camp."daysBetweenAttempts",
+      camp."finalAction",
       ${customerTime(options, now)} AS "at",
       (SELECT i."userEmail" FROM "Invoice" i WHERE i."customerId" = r."customerId"
         ORDER BY i."createdAt" DESC LIMIT 1) AS "userEmail"
@@ -357,7 +372,18 @@ async function attempt(options: DunningAttemptsOptions, run: ClaimedRun, summary
     const outcome = attemptOutcome(after.amountDue);
     const status = runAfterAttempt(number, run.maxAttempts, outcome);
     const finalAction = status === "finished" ? (run.finalAction as FinalAction) : null;
-    const attemptId = await writeAttempt(txCtx, run, number, at, rows, after.amountDue, outcome, finalAction);
+    const email = await queueDunningEmail(txCtx, {
+      customerId: run.customerId,
+      currencyId: run.currencyId,
+      sendEmail: run.sendEmail,
+      bcc: run.bccEmails,
+      rows,
+      stillDue: after.invoices,
+      nextAttemptAt: status === "active" ? nextAttemptAt(at, run.daysBetweenAttempts) : null,
+      finalAction,
+      sendsMail: options.sendsMail ?? false,
+    });
+    const attemptId = await writeAttempt(txCtx, run, number, at, rows, after.amountDue, outcome, finalAction, email);
     await recordEvents(txCtx, "dunning.attempt", "dunning_attempt", [attemptId]);
     if (finalAction) await applyFinalAction(txCtx, finalAction, after.invoices);
     await moveRun(txCtx, run, number, at, status, [...hard], finalAction);
@@ -365,6 +391,7 @@ async function attempt(options: DunningAttemptsOptions, run: ClaimedRun, summary
     summary.attempts++;
     if (status === "paid") summary.paid++;
     if (status === "finished") summary.finished++;
+    if (email === "queued") summary.emails++;
   });
 }
 
@@ -506,6 +533,7 @@ async function writeAttempt(
   amountDue: Decimal,
   outcome: string,
   finalAction: FinalAction | null,
+  email: AttemptEmail,
 ): Promise<string> {
   const created = await txCtx.prisma.dunningAttempt.create({
     data: {
@@ -521,6 +549,7 @@ async function writeAttempt(
       amountDue: amountDue.toFixed(),
       outcome,
       finalAction,
+      email,
       createdAt: at,
     },
     select: { id: true },
@@ -591,7 +620,7 @@ async function closePaid(
       failure_code: null,
       decline_kind: null,
     }));
-    const attemptId = await writeAttempt(txCtx, run, number, at, rows, new Decimal(0), "paid", null);
+    const attemptId = await writeAttempt(txCtx, run, number, at, rows, new Decimal(0), "paid", null, "not_needed");
     await moveRun(txCtx, run, number, at, "paid", run.hardDeclinedSourceIds, null);
     await recordEvents(txCtx, "dunning.finished", "dunning_attempt", [attemptId]);
     summary.paid++;

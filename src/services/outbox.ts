@@ -11,7 +11,8 @@
  *   retry it once the lease is over. The send happens outside any transaction.
  * - Success: `sent` (sentAt). Failure: `lastError`, `nextAttemptAt = now + backoff(attempts)`,
  *   and `failed` after MAX_DELIVERY_ATTEMPTS (domain/reminders.ts). Rows are never deleted.
- * - The attachment (a document's PDF) is rendered at delivery time from `attachmentKind/Id`.
+ * - The attachment (a document's PDF) is rendered at delivery time from `attachmentKind/Id`; a dunning e-mail's
+ *   invoices from `invoiceIds`, and its portal pay link is made then too (services/dunning-mail.ts).
  *
  * Without SMTP (no Mailer) messages are written as `kept` and only logged; nothing sends them.
  */
@@ -29,6 +30,8 @@ import { creditNotePdf } from "./credit-notes.js";
 import { startIntervalWorker, type IntervalWorker } from "../infra/interval-worker.js";
 import { mergeTaxAgency, type SubmissionKind } from "./tax-agency-state.js";
 import { EXCHANGE_MESSAGE_KIND } from "./sii-exchange.js";
+import { DUNNING_MESSAGE_KIND, dunningPayLink } from "./dunning-mail.js";
+import { PORTAL_LINK_PLACEHOLDER, escapeHtml } from "../domain/dunning-mail.js";
 
 export interface OutboxDeps {
   prisma: PrismaClient;
@@ -163,10 +166,19 @@ async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise
   try {
     if (!deps.mailer) throw new Error("no SMTP server configured (SMTP_URL)"); // not reached: callers return early
     const attachments: MailAttachment[] = [];
+    const owner = () =>
+      ownerContext(
+        deps,
+        message.reminder ?? {
+          organizationId: message.organizationId,
+          testMode: message.testMode ?? false,
+          userEmail: "",
+        },
+        now,
+      );
     if (message.attachmentKind && message.attachmentId) {
-      const owner = message.reminder ?? { testMode: message.testMode ?? false, userEmail: "" };
       const attachment = await renderAttachment(
-        ownerContext(deps, { organizationId: message.organizationId, ...owner }, now),
+        owner(),
         message.attachmentKind as AttachmentKind,
         message.attachmentId,
       );
@@ -176,6 +188,11 @@ async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise
           { ...log, attachment: `${message.attachmentKind} ${message.attachmentId}` },
           "attachment's document no longer exists; sending without it",
         );
+    }
+    // a dunning e-mail's invoices (services/dunning-mail.ts): their PDFs as they are now
+    for (const invoiceId of message.invoiceIds) {
+      const attachment = await renderAttachment(owner(), "invoice", invoiceId);
+      if (attachment) attachments.push(attachment);
     }
     if (message.files.length) {
       // stored files attached as they are (the exchange's EnvioDTE, services/sii-exchange.ts)
@@ -189,12 +206,21 @@ async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise
         attachments.push({ filename: name, content: Buffer.from(file.content), contentType: file.contentType });
       }
     }
+    let { body: text, html } = message;
+    if (message.kind === DUNNING_MESSAGE_KIND && message.customerId) {
+      // the pay link is made now, so its key is never stored and it works DUNNING_LINK_DAYS from this send
+      const link = await dunningPayLink(owner(), message.customerId, message.invoiceIds);
+      text = text.replaceAll(PORTAL_LINK_PLACEHOLDER, link);
+      html = html?.replaceAll(PORTAL_LINK_PLACEHOLDER, escapeHtml(link)) ?? null;
+    }
     const result = await deps.mailer.send({
       from: deps.settings.mailFrom,
       to: message.recipients,
+      bcc: message.bcc.length ? message.bcc : undefined,
       replyTo: message.reminder?.userEmail || undefined,
       subject: message.subject,
-      text: message.body,
+      text,
+      html: html ?? undefined,
       attachments,
     });
     const note = result.rejected.length

@@ -108,10 +108,16 @@ export async function moveTestClock(
  * (services/overdue-invoices.ts: `invoice.payment_overdue`), then makes the dunning campaigns' attempts due at the
  * clock's time (services/dunning-attempts.ts). Status `ready` afterwards (declined charges included), or
  * `internal_failure` when a subscription could not be billed or a charge failed otherwise (the run's errors are
- * logged), or the sweep or an attempt failed.
+ * logged), or the sweep or an attempt failed. The attempts' e-mails wait in the outbox when `sendsMail` (a mailer is
+ * configured), else they are kept.
  * Errors: 403 live key, 404, 400.
  */
-export async function advanceTestClock(ctx: ServiceContext, id: string, input: TestClockInput): Promise<TestClock> {
+export async function advanceTestClock(
+  ctx: ServiceContext,
+  id: string,
+  input: TestClockInput,
+  { sendsMail = false }: { sendsMail?: boolean } = {},
+): Promise<TestClock> {
   const { clock } = await ctx.prisma.$transaction((tx) => moveTestClock(tx, ctx, id, input));
   const { timeZone } = await ctx.prisma.organization.findUniqueOrThrow({
     where: { id: ctx.auth.organizationId },
@@ -141,6 +147,7 @@ export async function advanceTestClock(ctx: ServiceContext, id: string, input: T
     settings: ctx.settings,
     now: () => new Date(),
     testClockId: clock.id,
+    sendsMail,
   }).then(
     (attempts) => attempts.failed === 0,
     () => false,

@@ -3229,6 +3229,11 @@ export interface components {
             outcome: "paid" | "unpaid";
             /** @description the campaign's final action, applied after this attempt because it was the last with something due; null on every other attempt */
             final_action: ("cancel_subscriptions" | "mark_uncollectible" | "none" | "pause_subscriptions") | null;
+            /**
+             * @description the attempt's e-mail of what was still due: queued, or why none was sent (the outbox sends queued ones)
+             * @enum {string}
+             */
+            email: "no_address" | "not_needed" | "off" | "queued";
             /** @description when the attempt was made (for a customer on a test clock, the clock's time) */
             created: string;
         };

@@ -8,6 +8,7 @@ import { StringFilter, stringConditions } from "../filters.js";
 import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import type { AttemptCharge, AttemptInvoice, AttemptOutcome, FinalAction } from "../../domain/dunning.js";
+import type { AttemptEmail } from "../../domain/dunning-mail.js";
 import { DunningFinalAction } from "./dunning-campaign.js";
 import "./reference.js";
 
@@ -31,6 +32,20 @@ export const DunningAttemptCharge = builder.enumType("DunningAttemptCharge", {
         "earlier in the run, or nothing was due",
     },
   } as const satisfies DescribedValues<AttemptCharge>,
+});
+
+export const DunningAttemptEmail = builder.enumType("DunningAttemptEmail", {
+  description:
+    'What became of an attempt\'s e-mail (docs/dunning.md "The e-mail"). REST `email` uses the same strings.',
+  values: {
+    queued: {
+      value: "queued",
+      description: "one message to the customer (and the campaign's bcc) went to the outbox, with the pay link",
+    },
+    off: { value: "off", description: "the campaign sends no e-mails (sendEmail false)" },
+    no_address: { value: "no_address", description: "the customer has no e-mail address: nothing was sent" },
+    not_needed: { value: "not_needed", description: "nothing was still due after the attempt" },
+  } as const satisfies DescribedValues<AttemptEmail>,
 });
 
 export const DeclineKind = builder.enumType("DeclineKind", {
@@ -115,6 +130,13 @@ export const DunningAttempt = builder.prismaNode("DunningAttempt", {
         "on every other attempt",
       select: { finalAction: true },
       resolve: (a) => a.finalAction as FinalAction | null,
+    }),
+    email: t.field({
+      type: DunningAttemptEmail,
+      description:
+        "the attempt's e-mail of what was still due: queued, or why none was sent (the outbox sends queued ones)",
+      select: { email: true },
+      resolve: (a) => a.email as AttemptEmail,
     }),
     created: t.expose("createdAt", {
       type: "DateTime",

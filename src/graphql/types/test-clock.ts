@@ -123,7 +123,7 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: TestClockInput, required: true, description: "the new time (name is ignored)" }),
     },
     resolve: async (query, _root, args, ctx) => {
-      await advanceTestClock(ctx, String(args.id), args.input);
+      await advanceTestClock(ctx, String(args.id), args.input, { sendsMail: ctx.mailer !== null });
       return ctx.prisma.testClock.findUniqueOrThrow({ ...query, where: { id: String(args.id) } });
     },
   }),
