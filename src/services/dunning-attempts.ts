@@ -168,6 +168,9 @@ export async function runDunningAttempts(options: DunningAttemptsOptions): Promi
     for (const run of claimed) {
       if (options.signal?.aborted) break;
       try {
+        // the page's lease began when it was claimed: each run's lease starts again with its attempt, so a slow page
+        // does not hand its last runs to another process while this one is about to attempt them
+        await renewClaim(options, run);
         await attempt(options, run, summary);
       } catch (e) {
         if (!(e instanceof LostClaim)) {
@@ -302,6 +305,15 @@ async function claimRuns(options: DunningAttemptsOptions): Promise<ClaimedRun[]>
     WHERE r."id" = ANY(${ids.map((r) => r.id)}::text[]) AND r."claimToken" = ${token}
     ORDER BY r."nextAttemptAt", r."id"`,
   );
+}
+
+/** Renews the lease of a claimed run from now; LostClaim when another process has taken it over meanwhile. */
+async function renewClaim(options: DunningAttemptsOptions, run: ClaimedRun): Promise<void> {
+  const leaseUntil = new Date(options.now().getTime() + (options.leaseMs ?? DUNNING_LEASE_MS));
+  const renewed = await options.prisma.$executeRaw(Prisma.sql`
+    UPDATE "DunningRun" SET "leaseUntil" = ${leaseUntil}::timestamptz
+    WHERE "id" = ${run.id} AND "claimToken" = ${run.claimToken} AND "status" = 'active'`);
+  if (renewed === 0) throw new LostClaim(`dunning run ${run.id}: the claim was taken over`);
 }
 
 /** An overdue invoice of a run's customer and currency, with what is due on it now. */

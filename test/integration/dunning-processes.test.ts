@@ -186,6 +186,10 @@ describe.skipIf(TEST_DB !== "postgres")("dunning attempts in several processes",
         }
         expect(await prisma.paymentCharge.count()).toBe(n);
         expect(await prisma.event.count({ where: { type: "dunning.attempt" } })).toBe(n);
+        // one e-mail per attempt, written with it (kept: the processes have no SMTP server)
+        const messages = await prisma.outboxMessage.findMany({ where: { kind: "dunning" } });
+        expect(messages.map((m) => m.customerId).sort()).toEqual([...invoices.keys()].sort());
+        expect(new Set(messages.map((m) => m.status))).toEqual(new Set(["kept"]));
       });
     },
   );
