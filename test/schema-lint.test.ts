@@ -8,6 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ESLint, type Linter } from "eslint";
 import { describe, expect, it } from "vitest";
+import { buildSchema, isInterfaceType, isNonNullType, isObjectType } from "graphql";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DESCRIPTION_RULE = "@graphql-eslint/require-description";
@@ -52,5 +53,24 @@ describe("schema lint", () => {
     ]) {
       expect(on).toContain(rule);
     }
+  });
+
+  it("says when each nullable field of an object type is null (its description names null)", () => {
+    const schema = buildSchema(fs.readFileSync(path.join(root, "schema/schema.graphql"), "utf8"));
+    const silent: string[] = [];
+    let nullable = 0;
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (type.name.startsWith("__") || !(isObjectType(type) || isInterfaceType(type))) continue;
+      if (type === schema.getQueryType() || type === schema.getMutationType() || type === schema.getSubscriptionType())
+        continue;
+      for (const field of Object.values(type.getFields())) {
+        if (isNonNullType(field.type)) continue;
+        nullable++;
+        if (!/\bnull\b/i.test(field.description ?? "")) silent.push(`${type.name}.${field.name}`);
+      }
+    }
+    // the schema has nullable fields to check (a parse that found none would pass for nothing)
+    expect(nullable).toBeGreaterThan(150);
+    expect(silent, "nullable fields whose description does not say when they are null").toEqual([]);
   });
 });

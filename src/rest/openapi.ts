@@ -33,6 +33,7 @@ import { bodyOf, type BodyField, type BodyObject } from "./input.js";
 import {
   EXCEPTIONS,
   operationNamed,
+  plainTimestamps,
   printedFields,
   restName,
   rootOf,
@@ -67,11 +68,40 @@ const SCALARS: Record<string, Json> = {
   Int: { type: "integer" },
   Float: { type: "number" },
   Boolean: { type: "boolean" },
-  Decimal: { type: "number", description: "exact decimal, printed as a JSON number" },
-  Date: { type: "string", format: "date", description: "yyyy-mm-dd" },
+  Decimal: { type: "number", description: "exact decimal, printed as a JSON number", example: 11900 },
+  Date: { type: "string", format: "date", description: "yyyy-mm-dd", example: "2026-12-07" },
+  // an object's timestamps take one of TIMESTAMPS' forms (objectSchema)
   DateTime: { type: "string", description: "`yyyy-mm-dd hh:mm:ss` (UTC) or ISO 8601 with offset, per resource" },
   JSONObject: { type: "object" },
 };
+
+/**
+ * The two forms the printer writes an instant in (printer.ts `printInstant`): `yyyy-mm-dd hh:mm:ss` in UTC in the
+ * spec's invoice, payment and embedded customer (`plainTimestamps`), ISO 8601 with an offset everywhere else.
+ */
+const TIMESTAMPS = {
+  plain: {
+    type: "string",
+    pattern: "^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$",
+    description: "`yyyy-mm-dd hh:mm:ss` in UTC",
+    example: "2026-12-07 15:04:05",
+  },
+  iso: {
+    type: "string",
+    format: "date-time",
+    description: "ISO 8601 with offset",
+    example: "2026-12-07T15:04:05.000+00:00",
+  },
+} as const satisfies Record<string, Json>;
+
+/** `schema` with the DateTime scalar's (also inside anyOf and array items) replaced by timestamp form `form`. */
+function timestampsAs(schema: Json, form: Json): Json {
+  if (schema === SCALARS.DateTime) return form;
+  if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: schema.anyOf.map((s: Json) => timestampsAs(s, form)) };
+  if (schema.items && typeof schema.items === "object")
+    return { ...schema, items: timestampsAs(schema.items as Json, form) };
+  return schema;
+}
 
 /** ... and as a body takes it (docs/rest.md "Requests"), where that differs. */
 const INPUT_SCALARS: Record<string, Json> = {
@@ -121,15 +151,21 @@ function valueSchema(
  * (`additionalProperties: false`), so that generated clients type what is always there as such (docs/rest.md
  * "OpenAPI, the reference page and the contract test").
  */
-function objectSchema(typename: string, selection: SelectionSetNode | undefined, fragments: Fragments): Json {
+function objectSchema(
+  typename: string,
+  selection: SelectionSetNode | undefined,
+  fragments: Fragments,
+  root = false,
+): Json {
   const type = graphqlSchema.getType(typename);
   if (!isObjectType(type)) return { type: "object" };
   const properties: Json = {};
   const optional = new Set<string>();
+  const timestamps = plainTimestamps(typename, root) ? TIMESTAMPS.plain : TIMESTAMPS.iso;
   for (const field of printedFields(typename, selection, fragments)) {
     const def = type.getFields()[field.name];
     if (!def) continue;
-    const schema = typeSchema(def.type, field.selection, fragments);
+    const schema = timestampsAs(typeSchema(def.type, field.selection, fragments), timestamps);
     const description = EXCEPTIONS[typename]?.[field.name]?.description ?? def.description;
     properties[restName(typename, field.key)] = description ? { ...schema, description } : schema;
   }
@@ -155,7 +191,7 @@ function resourceSchema(decl: ResourceDecl): Json {
   if (!name) return { type: "object", description: decl.description };
   const { node, fragments } = rootOf(operationNamed(name));
   const selection = fragments.get(`${decl.typename}Fields`)?.selectionSet ?? node.selectionSet;
-  return { ...objectSchema(decl.typename, selection, fragments), description: decl.description };
+  return { ...objectSchema(decl.typename, selection, fragments, true), description: decl.description };
 }
 
 /**

@@ -183,7 +183,7 @@ export const EXCEPTIONS: Record<string, Record<string, Exception>> = {
 };
 
 /** Timestamps `yyyy-mm-dd hh:mm:ss` in these types (the spec's invoice, payment and embedded customer). */
-const plainTimestamps = (type: string, root: boolean) =>
+export const plainTimestamps = (type: string, root: boolean) =>
   type === "Invoice" || type === "Payment" || (type === "Customer" && !root);
 
 /** The form the DateTime scalar serializes an instant in (`Date.prototype.toISOString`, a 4-digit year). */

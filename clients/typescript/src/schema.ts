@@ -2188,7 +2188,7 @@ export interface components {
             address: string | null;
             country: string | Record<string, unknown> | null;
             state: string | Record<string, unknown> | null;
-            /** @description state code (at most six characters), e.g. RM */
+            /** @description state code (at most six characters), e.g. RM; null when not given */
             state_code?: string | null;
             /** @description ISO 4217 code of the customer's currency (e.g. CLP), a code of `currencies`; null: its country's default applies */
             currency: string | null;
@@ -2198,7 +2198,7 @@ export interface components {
             phone: string | null;
             /** @description http(s) URL; null when not given */
             website: string | null;
-            /** @description tax id; for Chile a RUT normalized as 76042235-5 */
+            /** @description tax id; for Chile a RUT normalized as 76042235-5; null when not given */
             tax_id: string | null;
             /** @description the customer's giro (line of business, at most 40 characters): SII's GiroRecep on its DTEs and `Giro` on printed documents; null when not given */
             activity: string | null;
@@ -2221,7 +2221,7 @@ export interface components {
             tax_settings: Record<string, unknown>;
             /** @description the organization's own string keys and values; {} when none */
             metadata: Record<string, unknown>;
-            /** @description test clock whose frozen time the customer lives on (test mode only) */
+            /** @description test clock whose frozen time the customer lives on (test mode only); null: the wall clock */
             test_clock: string | null;
             /** @description the dunning campaign that recovers the customer's overdue invoices; null: the organization's default campaign (the one appliedToOrganization), if any (API keys only) */
             dunning_campaign: string | null;
@@ -2229,18 +2229,35 @@ export interface components {
             exclude_from_dunning: boolean;
             /** @description the customer's balance and sales (computed when asked, one query for every customer of the response) */
             aggregations: {
-                /** @description sales - finalized credit notes - succeeded payments */
+                /**
+                 * @description sales - finalized credit notes - succeeded payments
+                 * @example 11900
+                 */
                 balance: number;
-                /** @description total of finalized invoices */
+                /**
+                 * @description total of finalized invoices
+                 * @example 11900
+                 */
                 sales: number;
-                /** @description sales dated in the current calendar month (organization time zone) */
+                /**
+                 * @description sales dated in the current calendar month (organization time zone)
+                 * @example 11900
+                 */
                 sales_current_period: number;
             };
             /** @description payment sources attached to the customer (detachSource removes one), oldest first */
             sources: components["schemas"]["Source"][];
-            /** @description when it was created */
+            /**
+             * Format: date-time
+             * @description when it was created
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
-            /** @description when it last changed */
+            /**
+             * Format: date-time
+             * @description when it last changed
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             updated: string;
         };
         /** @description Invoices: a draft can be updated and deleted; finalize numbers, issues and locks it. */
@@ -2255,7 +2272,7 @@ export interface components {
                 name: string | null;
                 /** @description postal address printed on documents (at most 500 characters); null when not given */
                 address: string | null;
-                /** @description state code (at most six characters), e.g. RM */
+                /** @description state code (at most six characters), e.g. RM; null when not given */
                 state_code?: string | null;
                 country: string | Record<string, unknown> | null;
                 /** @description phone number as entered (at most 40 characters); null when not given */
@@ -2268,9 +2285,15 @@ export interface components {
                 tax_settings: Record<string, unknown>;
                 /** @description the organization's own string keys and values; {} when none */
                 metadata: Record<string, unknown>;
-                /** @description when it was created */
+                /**
+                 * @description when it was created
+                 * @example 2026-12-07 15:04:05
+                 */
                 created: string;
-                /** @description when it last changed */
+                /**
+                 * @description when it last changed
+                 * @example 2026-12-07 15:04:05
+                 */
                 updated: string;
                 state?: string | Record<string, unknown> | null;
             };
@@ -2285,6 +2308,7 @@ export interface components {
             /**
              * Format: date
              * @description issue date, yyyy-mm-dd (SII FchEmis)
+             * @example 2026-12-07
              */
             date: string;
             /** @description payment due date, yyyy-mm-dd, not before date (SII FchVenc); null when none */
@@ -2297,11 +2321,20 @@ export interface components {
                 name: string;
                 /** @description longer text printed under the name (SII DscItem); null when none */
                 description: string | null;
-                /** @description units sold, a decimal string (SII QtyItem) */
+                /**
+                 * @description units sold, a decimal string (SII QtyItem)
+                 * @example 11900
+                 */
                 quantity: number;
-                /** @description unit price, net of tax, in the invoice currency (SII PrcItem) */
+                /**
+                 * @description unit price, net of tax, in the invoice currency (SII PrcItem)
+                 * @example 11900
+                 */
                 amount: number;
-                /** @description the line's discount: percent 0-100 of quantity x amount when discountScheme is percent, else currency units of the invoice; 0 when none */
+                /**
+                 * @description the line's discount: percent 0-100 of quantity x amount when discountScheme is percent, else currency units of the invoice; 0 when none
+                 * @example 11900
+                 */
                 discount: number;
                 /**
                  * @description how `discount` reads: percent or amount (REST `%` or `$`)
@@ -2310,7 +2343,10 @@ export interface components {
                 discount_scheme: "$" | "%";
                 /** @description true: not taxed, adds to the invoice's exempt (SII IndExe); false: taxable */
                 exempt: boolean;
-                /** @description line net after its discount, in the invoice currency: round(quantity x amount) - discount */
+                /**
+                 * @description line net after its discount, in the invoice currency: round(quantity x amount) - discount
+                 * @example 11900
+                 */
                 total: number;
             }[];
             /**
@@ -2320,28 +2356,55 @@ export interface components {
             collection_method: "deferred";
             /** @description succeeded payments of this invoice, oldest first */
             payments: components["schemas"]["Payment"][];
-            /** @description taxable net after the document discount (SII MntNeto) */
+            /**
+             * @description taxable net after the document discount (SII MntNeto)
+             * @example 11900
+             */
             amount: number;
-            /** @description exempt net (SII MntExe) */
+            /**
+             * @description exempt net (SII MntExe)
+             * @example 11900
+             */
             exempt: number;
-            /** @description tax amount (SII IVA) */
+            /**
+             * @description tax amount (SII IVA)
+             * @example 11900
+             */
             tax: number;
-            /** @description tax rate, percent 0-100 (19 for Chile's IVA; SII TasaIVA) */
+            /**
+             * @description tax rate, percent 0-100 (19 for Chile's IVA; SII TasaIVA)
+             * @example 11900
+             */
             tax_percent: number;
-            /** @description amount + exempt, in the invoice currency */
+            /**
+             * @description amount + exempt, in the invoice currency
+             * @example 11900
+             */
             subtotal: number;
-            /** @description document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none (SII DscRcgGlobal) */
+            /**
+             * @description document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none (SII DscRcgGlobal)
+             * @example 11900
+             */
             discount: number;
             /**
              * @description how `discount` reads: percent or amount (REST `%` or `$`)
              * @enum {string}
              */
             discount_scheme: "$" | "%";
-            /** @description subtotal + tax, in the invoice currency (SII MntTotal) */
+            /**
+             * @description subtotal + tax, in the invoice currency (SII MntTotal)
+             * @example 11900
+             */
             total: number;
-            /** @description what payments have paid: the sum of this invoice's succeeded payments, in its currency (payments are never refunded; credit notes lower amountDue, not amountPaid) */
+            /**
+             * @description what payments have paid: the sum of this invoice's succeeded payments, in its currency (payments are never refunded; credit notes lower amountDue, not amountPaid)
+             * @example 11900
+             */
             amount_paid: number;
-            /** @description what is left to pay: total + finalized debit notes - finalized credit notes - amountPaid, never below 0, in the invoice's currency (the same amount the portal and the reminders show) */
+            /**
+             * @description what is left to pay: total + finalized debit notes - finalized credit notes - amountPaid, never below 0, in the invoice's currency (the same amount the portal and the reminders show)
+             * @example 11900
+             */
             amount_due: number;
             /**
              * @description unpaid, partially_paid, paid or uncollectible: paid once nothing is due (even after it was marked uncollectible: a later payment still counts); a draft is unpaid
@@ -2354,7 +2417,7 @@ export interface components {
             period_start: string | null;
             /** @description last day of the billed service period, yyyy-mm-dd (SII FchPerHasta); null when none */
             period_end: string | null;
-            /** @description URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize */
+            /** @description URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; null while none is stored */
             local_file: string | null;
             /** @description printed note for the customer, at most 5000 characters; null when none */
             note: string | null;
@@ -2371,9 +2434,15 @@ export interface components {
             metadata: Record<string, unknown>;
             /** @description e-mail of the user whose key created it */
             user: string;
-            /** @description when it was created (ISO 8601) */
+            /**
+             * @description when it was created (ISO 8601)
+             * @example 2026-12-07 15:04:05
+             */
             created: string;
-            /** @description when it last changed (ISO 8601) */
+            /**
+             * @description when it last changed (ISO 8601)
+             * @example 2026-12-07 15:04:05
+             */
             updated: string;
         };
         /** @description Orders: documents with the invoice's rules (drafts, finalize, totals), with ISO 8601 timestamps. */
@@ -2388,7 +2457,7 @@ export interface components {
                 name: string | null;
                 /** @description postal address printed on documents (at most 500 characters); null when not given */
                 address: string | null;
-                /** @description state code (at most six characters), e.g. RM */
+                /** @description state code (at most six characters), e.g. RM; null when not given */
                 state_code?: string | null;
                 country: string | Record<string, unknown> | null;
                 /** @description phone number as entered (at most 40 characters); null when not given */
@@ -2401,17 +2470,32 @@ export interface components {
                 tax_settings: Record<string, unknown>;
                 /** @description the organization's own string keys and values; {} when none */
                 metadata: Record<string, unknown>;
-                /** @description when it was created */
+                /**
+                 * @description when it was created
+                 * @example 2026-12-07 15:04:05
+                 */
                 created: string;
-                /** @description when it last changed */
+                /**
+                 * @description when it last changed
+                 * @example 2026-12-07 15:04:05
+                 */
                 updated: string;
                 /** @description the customer's balance and sales (computed when asked, one query for every customer of the response) */
                 aggregations: {
-                    /** @description sales - finalized credit notes - succeeded payments */
+                    /**
+                     * @description sales - finalized credit notes - succeeded payments
+                     * @example 11900
+                     */
                     balance: number;
-                    /** @description total of finalized invoices */
+                    /**
+                     * @description total of finalized invoices
+                     * @example 11900
+                     */
                     sales: number;
-                    /** @description sales dated in the current calendar month (organization time zone) */
+                    /**
+                     * @description sales dated in the current calendar month (organization time zone)
+                     * @example 11900
+                     */
                     sales_current_period: number;
                 };
                 state?: string | Record<string, unknown> | null;
@@ -2427,6 +2511,7 @@ export interface components {
             /**
              * Format: date
              * @description issue date, yyyy-mm-dd (SII FchEmis)
+             * @example 2026-12-07
              */
             date: string;
             /** @description delivery address (SII DirDest); null when none */
@@ -2452,34 +2537,69 @@ export interface components {
                 name: string;
                 /** @description longer text printed under the name (SII DscItem); null when none */
                 description: string | null;
-                /** @description units moved, a decimal string (SII QtyItem) */
+                /**
+                 * @description units moved, a decimal string (SII QtyItem)
+                 * @example 11900
+                 */
                 quantity: number;
-                /** @description unit price, net of tax, in the order currency (SII PrcItem); may be 0 on transfers that are not sales */
+                /**
+                 * @description unit price, net of tax, in the order currency (SII PrcItem); may be 0 on transfers that are not sales
+                 * @example 11900
+                 */
                 amount: number;
                 /** @description true: not taxed, adds to the order's exempt (SII IndExe) */
                 exempt: boolean;
                 /** @description this line's tax in currency units, null when exempt (the order's tax is computed on the sum) */
                 tax: number | null;
-                /** @description tax rate, percent 0-100; 0 when exempt */
+                /**
+                 * @description tax rate, percent 0-100; 0 when exempt
+                 * @example 11900
+                 */
                 tax_percent: number;
-                /** @description line net: round(quantity x amount), in the order currency */
+                /**
+                 * @description line net: round(quantity x amount), in the order currency
+                 * @example 11900
+                 */
                 total: number;
-                /** @description when the line was created (ISO 8601) */
+                /**
+                 * Format: date-time
+                 * @description when the line was created (ISO 8601)
+                 * @example 2026-12-07T15:04:05.000+00:00
+                 */
                 created: string;
-                /** @description when the line last changed (ISO 8601) */
+                /**
+                 * Format: date-time
+                 * @description when the line last changed (ISO 8601)
+                 * @example 2026-12-07T15:04:05.000+00:00
+                 */
                 updated: string;
             }[];
-            /** @description taxable net (SII MntNeto) */
+            /**
+             * @description taxable net (SII MntNeto)
+             * @example 11900
+             */
             amount: number;
-            /** @description exempt net (SII MntExe) */
+            /**
+             * @description exempt net (SII MntExe)
+             * @example 11900
+             */
             exempt: number;
-            /** @description tax amount (SII IVA) */
+            /**
+             * @description tax amount (SII IVA)
+             * @example 11900
+             */
             tax: number;
-            /** @description tax rate, percent 0-100 (SII TasaIVA) */
+            /**
+             * @description tax rate, percent 0-100 (SII TasaIVA)
+             * @example 11900
+             */
             tax_percent: number;
-            /** @description subtotal + tax, in the order currency (SII MntTotal) */
+            /**
+             * @description subtotal + tax, in the order currency (SII MntTotal)
+             * @example 11900
+             */
             total: number;
-            /** @description URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize */
+            /** @description URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; null while none is stored */
             local_file: string | null;
             /** @description tax agency properties (track id, status) once sent */
             tax_agency: Record<string, unknown>;
@@ -2488,9 +2608,17 @@ export interface components {
              * @enum {string}
              */
             status: "draft" | "finalized";
-            /** @description when it was created (ISO 8601) */
+            /**
+             * Format: date-time
+             * @description when it was created (ISO 8601)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
-            /** @description when it last changed (ISO 8601) */
+            /**
+             * Format: date-time
+             * @description when it last changed (ISO 8601)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             updated: string;
         };
         /** @description Credit notes of an invoice; `?expand=invoice` prints the invoice object instead of its id. */
@@ -2506,6 +2634,7 @@ export interface components {
             /**
              * Format: date
              * @description closing (issue) date, yyyy-mm-dd, not before the invoice's date
+             * @example 2026-12-07
              */
             date: string;
             /** @description the note's lines, in the order they were given */
@@ -2516,11 +2645,20 @@ export interface components {
                 name: string;
                 /** @description longer text printed under the name (SII DscItem); null when none */
                 description: string | null;
-                /** @description units, a decimal string (SII QtyItem) */
+                /**
+                 * @description units, a decimal string (SII QtyItem)
+                 * @example 11900
+                 */
                 quantity: number;
-                /** @description unit price, net of tax, in the invoice currency (SII PrcItem) */
+                /**
+                 * @description unit price, net of tax, in the invoice currency (SII PrcItem)
+                 * @example 11900
+                 */
                 amount: number;
-                /** @description the line's discount: percent 0-100 when discountScheme is percent, else currency units of the invoice; 0 when none */
+                /**
+                 * @description the line's discount: percent 0-100 when discountScheme is percent, else currency units of the invoice; 0 when none
+                 * @example 11900
+                 */
                 discount: number;
                 /**
                  * @description how `discount` reads: percent or amount (REST `%` or `$`)
@@ -2531,39 +2669,74 @@ export interface components {
                 exempt: boolean;
                 /** @description this line's tax in currency units, null when exempt (the note's tax is computed on the sum) */
                 tax: number | null;
-                /** @description tax rate, percent 0-100; 0 when exempt */
+                /**
+                 * @description tax rate, percent 0-100; 0 when exempt
+                 * @example 11900
+                 */
                 tax_percent: number;
-                /** @description line net after its discount, in the invoice currency */
+                /**
+                 * @description line net after its discount, in the invoice currency
+                 * @example 11900
+                 */
                 total: number;
-                /** @description when the line was created (ISO 8601) */
+                /**
+                 * Format: date-time
+                 * @description when the line was created (ISO 8601)
+                 * @example 2026-12-07T15:04:05.000+00:00
+                 */
                 created: string;
-                /** @description when the line last changed (ISO 8601) */
+                /**
+                 * Format: date-time
+                 * @description when the line last changed (ISO 8601)
+                 * @example 2026-12-07T15:04:05.000+00:00
+                 */
                 updated: string;
             }[];
-            /** @description taxable net after the document discount, in the invoice currency */
+            /**
+             * @description taxable net after the document discount, in the invoice currency
+             * @example 11900
+             */
             amount: number;
-            /** @description exempt net, in the invoice currency */
+            /**
+             * @description exempt net, in the invoice currency
+             * @example 11900
+             */
             exempt: number;
-            /** @description tax amount in currency units (SII IVA) */
+            /**
+             * @description tax amount in currency units (SII IVA)
+             * @example 11900
+             */
             tax: number;
-            /** @description tax rate, percent 0-100 (the invoice's) */
+            /**
+             * @description tax rate, percent 0-100 (the invoice's)
+             * @example 11900
+             */
             tax_percent: number;
-            /** @description amount + exempt */
+            /**
+             * @description amount + exempt
+             * @example 11900
+             */
             subtotal: number;
-            /** @description subtotal + tax: what the note credits (or debits) on the invoice */
+            /**
+             * @description subtotal + tax: what the note credits (or debits) on the invoice
+             * @example 11900
+             */
             total: number;
-            /** @description document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none */
+            /**
+             * @description document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none
+             * @example 11900
+             */
             discount: number;
             /**
              * @description how `discount` reads: percent or amount (REST `%` or `$`)
              * @enum {string}
              */
             discount_scheme: "$" | "%";
-            /** @description URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize */
+            /** @description URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; null while none is stored */
             local_file: string | null;
-            /** @description internal information about the adjustment (not printed) */
+            /** @description internal information about the adjustment (not printed); null when none */
             internal_note: string | null;
-            /** @description note or reason for the customer (printed) */
+            /** @description note or reason for the customer (printed); null when none */
             note: string | null;
             /** @description on a debit note voiding a credit note (SII 56 → 61, 111 → 112, CodRef 1): the credit note it voids; null otherwise */
             credit_note: string | null;
@@ -2580,9 +2753,17 @@ export interface components {
             imported: boolean;
             /** @description e-mail of the user whose key created it */
             user: string;
-            /** @description when it was created (ISO 8601) */
+            /**
+             * Format: date-time
+             * @description when it was created (ISO 8601)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
-            /** @description when it last changed (ISO 8601) */
+            /**
+             * Format: date-time
+             * @description when it last changed (ISO 8601)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             updated: string;
             currency?: components["schemas"]["Currency"] | string | null;
         };
@@ -2593,15 +2774,19 @@ export interface components {
             /**
              * Format: date
              * @description the payment's date, yyyy-mm-dd
+             * @example 2026-12-07
              */
             date: string;
-            /** @description positive, in currency units of the payment currency (whole pesos for CLP) */
+            /**
+             * @description positive, in currency units of the payment currency (whole pesos for CLP)
+             * @example 11900
+             */
             amount: number;
             currency: components["schemas"]["Currency"] | string | null;
             /** @description at most 256 characters; null when none */
             description: string | null;
             source: string | Record<string, unknown> | null;
-            /** @description address of the pay operation, once a source is attached (spec Payment.return_url) */
+            /** @description address of the pay operation, once a source is attached (spec Payment.return_url); null before */
             return_url: string | null;
             /** @description when it succeeded (ISO 8601); null until then */
             payment_date: string | null;
@@ -2618,9 +2803,15 @@ export interface components {
             failure_reason: string | null;
             /** @description your key-value data ({} when none) */
             metadata: Record<string, unknown>;
-            /** @description when it was created (ISO 8601) */
+            /**
+             * @description when it was created (ISO 8601)
+             * @example 2026-12-07 15:04:05
+             */
             created: string;
-            /** @description when it last changed (ISO 8601) */
+            /**
+             * @description when it last changed (ISO 8601)
+             * @example 2026-12-07 15:04:05
+             */
             updated: string;
         };
         /** @description Payment sources of a customer: a card of the `test` gateway or the `redirect` gateway's checkout. */
@@ -2656,9 +2847,17 @@ export interface components {
             flow: "none" | "redirect";
             /** @description gateway data: card brand and last4; redirect_url for a redirect flow */
             data: Record<string, unknown>;
-            /** @description when it was created (ISO 8601) */
+            /**
+             * Format: date-time
+             * @description when it was created (ISO 8601)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
-            /** @description when it last changed (ISO 8601) */
+            /**
+             * Format: date-time
+             * @description when it last changed (ISO 8601)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             updated: string;
         };
         /** @description Usage records of metered subscription lines; a body with `usages` records a batch at once. */
@@ -2667,13 +2866,24 @@ export interface components {
             id: string;
             /** @description the metered subscription line it was used on (before this release a `lin_` id String: select `subscriptionLine { id }`) */
             subscription_line: string;
-            /** @description units used, not negative (the plan's unit; decimals allowed) */
+            /**
+             * @description units used, not negative (the plan's unit; decimals allowed)
+             * @example 11900
+             */
             quantity: number;
-            /** @description when it was used, ISO 8601 */
+            /**
+             * Format: date-time
+             * @description when it was used, ISO 8601
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             date_time: string;
             /** @description the invoice that billed it; null until billed (before this release an `inv_` id String: select `invoice { id }`) */
             invoice: string | null;
-            /** @description when it was recorded, ISO 8601 */
+            /**
+             * Format: date-time
+             * @description when it was recorded, ISO 8601
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
             /** @description the sender's idempotency key it was recorded with (Lago's `transaction_id`), unique per organization and mode; null when sent without one */
             transaction_id?: string | null;
@@ -2692,7 +2902,7 @@ export interface components {
                 name: string | null;
                 /** @description postal address printed on documents (at most 500 characters); null when not given */
                 address: string | null;
-                /** @description state code (at most six characters), e.g. RM */
+                /** @description state code (at most six characters), e.g. RM; null when not given */
                 state_code?: string | null;
                 country: string | Record<string, unknown> | null;
                 /** @description phone number as entered (at most 40 characters); null when not given */
@@ -2705,17 +2915,32 @@ export interface components {
                 tax_settings: Record<string, unknown>;
                 /** @description the organization's own string keys and values; {} when none */
                 metadata: Record<string, unknown>;
-                /** @description when it was created */
+                /**
+                 * @description when it was created
+                 * @example 2026-12-07 15:04:05
+                 */
                 created: string;
-                /** @description when it last changed */
+                /**
+                 * @description when it last changed
+                 * @example 2026-12-07 15:04:05
+                 */
                 updated: string;
                 /** @description the customer's balance and sales (computed when asked, one query for every customer of the response) */
                 aggregations: {
-                    /** @description sales - finalized credit notes - succeeded payments */
+                    /**
+                     * @description sales - finalized credit notes - succeeded payments
+                     * @example 11900
+                     */
                     balance: number;
-                    /** @description total of finalized invoices */
+                    /**
+                     * @description total of finalized invoices
+                     * @example 11900
+                     */
                     sales: number;
-                    /** @description sales dated in the current calendar month (organization time zone) */
+                    /**
+                     * @description sales dated in the current calendar month (organization time zone)
+                     * @example 11900
+                     */
                     sales_current_period: number;
                 };
                 state?: string | Record<string, unknown> | null;
@@ -2725,6 +2950,7 @@ export interface components {
             /**
              * Format: date
              * @description start of cycle 1
+             * @example 2026-12-07
              */
             date_start: string;
             /** @description start of cycle billingCycles + 1 when billingCycles is set; null: until cancelled */
@@ -2734,6 +2960,7 @@ export interface components {
             /**
              * Format: date
              * @description when the next cycle is billed (cycles are billed in advance, at their start)
+             * @example 2026-12-07
              */
             next_billing: string;
             /** @description number of the next cycle to bill, from 1 */
@@ -2746,15 +2973,26 @@ export interface components {
                 id: string;
                 /** @description the plan (price) it bills */
                 plan: components["schemas"]["Plan"];
-                /** @description units billed every cycle (metered plans: 1, usage decides) */
+                /**
+                 * @description units billed every cycle (metered plans: 1, usage decides)
+                 * @example 11900
+                 */
                 quantity: number;
                 /** @description a coupon discounting this line only; null when none */
                 coupon: components["schemas"]["Coupon"] | null;
                 /** @description invoices the line coupon has discounted */
                 coupon_redemptions: number;
-                /** @description creation time, ISO 8601 */
+                /**
+                 * Format: date-time
+                 * @description creation time, ISO 8601
+                 * @example 2026-12-07T15:04:05.000+00:00
+                 */
                 created: string;
-                /** @description last change, ISO 8601 */
+                /**
+                 * Format: date-time
+                 * @description last change, ISO 8601
+                 * @example 2026-12-07T15:04:05.000+00:00
+                 */
                 updated: string;
             }[];
             /** @description the addons billed, in order */
@@ -2808,7 +3046,11 @@ export interface components {
             pending_changes: {
                 /** @description the first cycle billed with the new lines */
                 cycle: number;
-                /** @description when the update that scheduled it was made, ISO 8601 (was an ISO 8601 String before this release) */
+                /**
+                 * Format: date-time
+                 * @description when the update that scheduled it was made, ISO 8601 (was an ISO 8601 String before this release)
+                 * @example 2026-12-07T15:04:05.000+00:00
+                 */
                 requested: string;
                 /** @description the new lines, in order */
                 lines: {
@@ -2816,7 +3058,10 @@ export interface components {
                     id: string;
                     /** @description `pla_` id of the plan it will bill */
                     plan: string;
-                    /** @description units it will bill every cycle */
+                    /**
+                     * @description units it will bill every cycle
+                     * @example 11900
+                     */
                     quantity: number;
                     /** @description `cou_` id of its line coupon; null when none */
                     coupon: string | null;
@@ -2828,28 +3073,48 @@ export interface components {
                 id: string;
                 /** @description e.g. "Unused time on 2 x Pro (Nov 21 - Dec 1)" */
                 name: string;
-                /** @description units billed */
+                /**
+                 * @description units billed
+                 * @example 11900
+                 */
                 quantity: number;
-                /** @description signed unit amount in the subscription's currency: negative is a credit */
+                /**
+                 * @description signed unit amount in the subscription's currency: negative is a credit
+                 * @example 11900
+                 */
                 amount: number;
                 /** @description true: billed as an exempt amount (not taxed) */
                 exempt: boolean;
                 /**
                  * Format: date
                  * @description first day the amount covers, yyyy-mm-dd
+                 * @example 2026-12-07
                  */
                 period_start: string;
                 /**
                  * Format: date
                  * @description day after the last day it covers (exclusive), yyyy-mm-dd
+                 * @example 2026-12-07
                  */
                 period_end: string;
-                /** @description creation time, ISO 8601 */
+                /**
+                 * Format: date-time
+                 * @description creation time, ISO 8601
+                 * @example 2026-12-07T15:04:05.000+00:00
+                 */
                 created: string;
             }[];
-            /** @description creation time, ISO 8601 */
+            /**
+             * Format: date-time
+             * @description creation time, ISO 8601
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
-            /** @description last change, ISO 8601 */
+            /**
+             * Format: date-time
+             * @description last change, ISO 8601
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             updated: string;
         };
         /** @description Document types (global, read-only). */
@@ -2858,7 +3123,10 @@ export interface components {
             id: string;
             /** @description default currency of documents of this type */
             currency: components["schemas"]["Currency"];
-            /** @description tax percent applied (19 for CL33, 0 for exempt types) */
+            /**
+             * @description tax percent applied (19 for CL33, 0 for exempt types)
+             * @example 11900
+             */
             tax: number;
             /** @description tax agency code (SII TipoDTE) */
             code: number;
@@ -2931,19 +3199,27 @@ export interface components {
             url: string | null;
             /** @description where the portal sends the customer back */
             return_url: string;
-            /** @description when it was created */
+            /**
+             * Format: date-time
+             * @description when it was created
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
-            /** @description the key stops working at this instant (created + SESSION_TTL_SECONDS) */
+            /**
+             * Format: date-time
+             * @description the key stops working at this instant (created + SESSION_TTL_SECONDS)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             expires: string;
             /** @description the customer the portal shows */
             customer: string;
             /** @description the branding the portal uses, copied when the session was created (later branding changes do not apply) */
             settings: {
-                /** @description the organization's business name (its name when none is set) */
+                /** @description the organization's business name (its name when none is set); null only in a settings snapshot stored without it */
                 business_name: string | null;
-                /** @description #rrggbb */
+                /** @description #rrggbb; null: the portal's default */
                 color_background: string | null;
-                /** @description #rrggbb */
+                /** @description #rrggbb; null: the portal's default */
                 color_asset: string | null;
                 /** @description whether the portal lists the customer's invoices */
                 display_invoices: boolean;
@@ -2965,7 +3241,11 @@ export interface components {
             recipient: string[];
             /** @description the e-mail's text */
             message: string;
-            /** @description when it was recorded (ISO 8601) */
+            /**
+             * Format: date-time
+             * @description when it was recorded (ISO 8601)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
             /** @description the invoice it is about; null when it is about another document */
             invoice: string | null;
@@ -2986,7 +3266,7 @@ export interface components {
                 status: "failed" | "kept" | "pending" | "sent";
                 /** @description delivery attempts made */
                 attempts: number;
-                /** @description the last failure's reason (on sent messages: recipients the server refused) */
+                /** @description the last failure's reason (on sent messages: recipients the server refused); null when nothing failed */
                 last_error: string | null;
                 /** @description when the next attempt is due; null unless pending */
                 next_attempt: string | null;
@@ -3014,9 +3294,17 @@ export interface components {
             archived: string | null;
             /** @description the organization's key-value pairs (strings) */
             metadata: Record<string, unknown>;
-            /** @description creation time, ISO 8601 */
+            /**
+             * Format: date-time
+             * @description creation time, ISO 8601
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
-            /** @description last change, ISO 8601 */
+            /**
+             * Format: date-time
+             * @description last change, ISO 8601
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             updated: string;
         };
         /** @description Plans of the catalogue; DELETE removes one nothing uses and archives one in use (it stays readable). */
@@ -3031,7 +3319,10 @@ export interface components {
             name: string;
             /** @description free text; null when not set */
             description: string | null;
-            /** @description unit price in the plan's currency, at most 6 decimals (0 when tiers price the units) */
+            /**
+             * @description unit price in the plan's currency, at most 6 decimals (0 when tiers price the units)
+             * @example 11900
+             */
             amount: number;
             currency: components["schemas"]["Currency"] | string | null;
             frequency: string | Record<string, unknown> | null;
@@ -3051,9 +3342,15 @@ export interface components {
             tiers: {
                 /** @description last unit of the tier, inclusive (a quantity, decimals allowed); null for the last, open tier */
                 up_to: number | null;
-                /** @description price per unit in the tier, in the plan's currency, not negative */
+                /**
+                 * @description price per unit in the tier, in the plan's currency, not negative
+                 * @example 11900
+                 */
                 unit_amount: number;
-                /** @description price added once the tier is reached, in the plan's currency (0: none) */
+                /**
+                 * @description price added once the tier is reached, in the plan's currency (0: none)
+                 * @example 11900
+                 */
                 flat_amount: number;
             }[];
             /** @description invoice lines of this plan are not taxed (exempt amount) */
@@ -3067,9 +3364,17 @@ export interface components {
             archived: string | null;
             /** @description the organization's key-value pairs (strings) */
             metadata: Record<string, unknown>;
-            /** @description creation time, ISO 8601 */
+            /**
+             * Format: date-time
+             * @description creation time, ISO 8601
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
-            /** @description last change, ISO 8601 */
+            /**
+             * Format: date-time
+             * @description last change, ISO 8601
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             updated: string;
         };
         /** @description Addons of the catalogue; DELETE removes one nothing uses and archives one in use (it stays readable). */
@@ -3089,7 +3394,10 @@ export interface components {
             name: string;
             /** @description longer text for the invoice line; null when not set */
             description: string | null;
-            /** @description price per unit in `currency` units (not negative), billed per the applyScheme */
+            /**
+             * @description price per unit in `currency` units (not negative), billed per the applyScheme
+             * @example 11900
+             */
             amount: number;
             /** @description currency of `amount` and of amount rates */
             currency: components["schemas"]["Currency"];
@@ -3103,9 +3411,17 @@ export interface components {
             status: "active" | "archived";
             /** @description when it was archived; null while active */
             archived: string | null;
-            /** @description when it was created */
+            /**
+             * Format: date-time
+             * @description when it was created
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
-            /** @description when it last changed */
+            /**
+             * Format: date-time
+             * @description when it last changed
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             updated: string;
         };
         /** @description Coupons of the catalogue; DELETE removes one nothing uses and archives one in use (it stays readable). */
@@ -3126,7 +3442,10 @@ export interface components {
             duration_times: number | null;
             /** @description name shown on the discounted invoice */
             name: string;
-            /** @description the discount: a percent (more than 0, at most 100) for discountScheme percent, else money in `currency` units */
+            /**
+             * @description the discount: a percent (more than 0, at most 100) for discountScheme percent, else money in `currency` units
+             * @example 11900
+             */
             amount: number;
             /** @description last moment it can be redeemed; null: no limit */
             valid_until: string | null;
@@ -3146,9 +3465,17 @@ export interface components {
             status: "active" | "archived";
             /** @description when it was archived; null while active */
             archived: string | null;
-            /** @description when it was created */
+            /**
+             * Format: date-time
+             * @description when it was created
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
-            /** @description when it last changed */
+            /**
+             * Format: date-time
+             * @description when it last changed
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             updated: string;
         };
         /** @description How overdue invoices are recovered: when a campaign acts (a threshold per currency), how often and how many times it retries the card and e-mails the customer, and what it does after the last attempt. */
@@ -3165,7 +3492,10 @@ export interface components {
             thresholds: {
                 /** @description the currency of the overdue amount and of `amount` */
                 currency: string;
-                /** @description the overdue amount that starts the campaign, in the currency's unit (0: any overdue amount) */
+                /**
+                 * @description the overdue amount that starts the campaign, in the currency's unit (0: any overdue amount)
+                 * @example 11900
+                 */
                 amount: number;
             }[];
             /** @description days from one attempt to the next, 1-60 */
@@ -3185,9 +3515,17 @@ export interface components {
             final_action: "cancel_subscriptions" | "mark_uncollectible" | "none" | "pause_subscriptions";
             /** @description true: the organization's default campaign in this mode, used by every customer that names none (at most one) */
             applied_to_organization: boolean;
-            /** @description when it was created */
+            /**
+             * Format: date-time
+             * @description when it was created
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
-            /** @description when it last changed */
+            /**
+             * Format: date-time
+             * @description when it last changed
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             updated: string;
         };
         /** @description What the dunning campaigns did (read-only): each attempt on a customer's overdue invoices in a currency, the card charge of each invoice, what was still due after, and the final action after the last. */
@@ -3206,7 +3544,10 @@ export interface components {
             invoices: {
                 /** @description `inv_` id of the invoice */
                 invoice: string;
-                /** @description what was due on the invoice when the attempt began, in the attempt's currency's unit */
+                /**
+                 * @description what was due on the invoice when the attempt began, in the attempt's currency's unit
+                 * @example 11900
+                 */
                 amount_due: number;
                 /** @description `pay_` id of the attempt's payment of the invoice; null when nothing was charged */
                 payment: string | null;
@@ -3220,7 +3561,10 @@ export interface components {
                 /** @description hard or soft for a declined charge; null otherwise */
                 decline_kind: ("hard" | "soft") | null;
             }[];
-            /** @description what is still due on those invoices after the attempt, in the currency's unit (invoices marked uncollectible count 0) */
+            /**
+             * @description what is still due on those invoices after the attempt, in the currency's unit (invoices marked uncollectible count 0)
+             * @example 11900
+             */
             amount_due: number;
             /**
              * @description paid when amountDue is 0 (the run ended), else unpaid
@@ -3234,7 +3578,11 @@ export interface components {
              * @enum {string}
              */
             email: "no_address" | "not_needed" | "off" | "queued";
-            /** @description when the attempt was made (for a customer on a test clock, the clock's time) */
+            /**
+             * Format: date-time
+             * @description when the attempt was made (for a customer on a test clock, the clock's time)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
         };
         /** @description Test clocks (test mode only): simulated time that runs a year of renewals in seconds. */
@@ -3243,7 +3591,11 @@ export interface components {
             id: string;
             /** @description a label, at most 200 characters; null when not set */
             name: string | null;
-            /** @description the clock's current time, ISO 8601: 'now' for its customers' subscriptions */
+            /**
+             * Format: date-time
+             * @description the clock's current time, ISO 8601: 'now' for its customers' subscriptions
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             frozen_time: string;
             /**
              * @description outcome of the last advance
@@ -3252,9 +3604,17 @@ export interface components {
             status: "internal_failure" | "ready";
             /** @description number of customers attached */
             customers: number;
-            /** @description creation time (real time), ISO 8601 */
+            /**
+             * Format: date-time
+             * @description creation time (real time), ISO 8601
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
-            /** @description last change (real time), ISO 8601 */
+            /**
+             * Format: date-time
+             * @description last change (real time), ISO 8601
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             updated: string;
         };
         /** @description The organization's tax profile for issuing Chilean tax documents (DTEs), per mode. */
@@ -3263,23 +3623,23 @@ export interface components {
             organization: string;
             /** @description the mode this profile belongs to: the caller's */
             test_mode: boolean;
-            /** @description RUT in normal form (76042235-5): RUTEmisor */
+            /** @description RUT in normal form (76042235-5): RUTEmisor; null until set */
             tax_id: string | null;
-            /** @description RznSoc (at most 100 characters) */
+            /** @description RznSoc (at most 100 characters); null until set */
             business_name: string | null;
-            /** @description GiroEmis (at most 80 characters) */
+            /** @description GiroEmis (at most 80 characters); null until set */
             activity: string | null;
             /** @description SII economic activity codes, Acteco (1 to 4, up to 6 digits each) */
             activity_codes: string[];
-            /** @description DirOrigen (70) */
+            /** @description DirOrigen (70); null until set */
             address: string | null;
-            /** @description CmnaOrigen (20) */
+            /** @description CmnaOrigen (20); null until set */
             commune: string | null;
-            /** @description CiudadOrigen (20) */
+            /** @description CiudadOrigen (20); null until set */
             city: string | null;
-            /** @description SII resolution number authorizing electronic documents (0 in certification) */
+            /** @description SII resolution number authorizing electronic documents (0 in certification); null until set */
             resolution_number: number | null;
-            /** @description date of that resolution */
+            /** @description date of that resolution; null until set */
             resolution_date: string | null;
             /** @description language of the mode's printed documents (PDFs): `es` or `en`; null: Spanish for a Chilean document type, English for others */
             locale: ("en" | "es") | null;
@@ -3290,22 +3650,30 @@ export interface components {
             sii_sending: "automatic" | "off";
             /** @description fields SII requires that are still empty (tax_id, business_name, activity, activity_codes) */
             missing: string[];
-            /** @description when this mode's profile last changed */
+            /**
+             * Format: date-time
+             * @description when this mode's profile last changed
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             updated: string;
         };
         /** @description Certificates that sign the organization's DTEs (PKCS#12 in Base64), per mode. */
         Certificate: {
             /** @description `cer_` id */
             id: string;
-            /** @description RUT of the certificate's holder (normal form) */
+            /** @description RUT of the certificate's holder (normal form); null when its subject names none */
             subject_rut: string | null;
             /** @description before this instant it does not sign yet; null when the file gives none */
             valid_from: string | null;
-            /** @description after this instant it no longer signs */
+            /** @description after this instant it no longer signs; null when the certificate could not say */
             valid_to: string | null;
             /** @description the mode whose documents it signs: the mode of the key that uploaded it */
             test_mode: boolean;
-            /** @description when it was uploaded */
+            /**
+             * Format: date-time
+             * @description when it was uploaded
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
         };
         /** @description SII's folio ranges (CAF XML in Base64) that number the organization's DTEs, per mode. */
@@ -3325,13 +3693,18 @@ export interface components {
             /**
              * Format: date
              * @description SII's authorization date (FA)
+             * @example 2026-12-07
              */
             authorized: string;
             /** @description last day its folios may be used (6 months from FA for 33, 56, 61); null when it does not expire */
             expires: string | null;
             /** @description true for a certification CAF (IDK 100): it numbers test mode's documents; false: live mode's */
             test_mode: boolean;
-            /** @description when it was uploaded */
+            /**
+             * Format: date-time
+             * @description when it was uploaded
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
         };
         /** @description A receiver's answer to one of our DTEs: its RecepcionDTE, ResultadoDTE or EnvioRecibos XML. */
@@ -3390,17 +3763,17 @@ export interface components {
             proposed_status: ("ACD" | "ERM" | "RCD" | "RFP" | "RFT") | null;
             /** @description Why proposedStatus is what it is: the documents whose signature or timbre did not verify, or that all did. */
             proposed_reason: string;
-            /** @description URL of the received EnvioDTE (authenticated) */
+            /** @description URL of the received EnvioDTE (authenticated); null when none is stored */
             local_file: string | null;
-            /** @description URL of our signed EnvioRecibos; only for ERM */
+            /** @description URL of our signed EnvioRecibos; only for ERM, null otherwise */
             receipt: string | null;
-            /** @description URL of our signed RecepcionDTE */
+            /** @description URL of our signed RecepcionDTE; null when none is stored */
             reception: string | null;
             /** @description URL of our signed ResultadoDTE; null until answered */
             result: string | null;
-            /** @description the supplier's exchange e-mail address */
+            /** @description the supplier's exchange e-mail address; null until answered, or when the answer gave none */
             reply_to: string | null;
-            /** @description e-mail of the user whose key answered */
+            /** @description e-mail of the user whose key answered; null until answered */
             reply_by: string | null;
             /** @description when it was answered, ISO 8601; null until answered */
             reply_date: string | null;
@@ -3408,7 +3781,11 @@ export interface components {
             status: ("ACD" | "ERM" | "RCD" | "RFP" | "RFT") | null;
             /** @description true: the envelope was uploaded through the API (receivePurchaseDocuments) */
             imported: boolean;
-            /** @description when it was received (start of SII's 8-day claim window) */
+            /**
+             * Format: date-time
+             * @description when it was received (start of SII's 8-day claim window)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
         };
         /** @description Received DTE exchanges (a supplier's EnvioDTE); `status` filters take SII codes in any case. */
@@ -3438,17 +3815,17 @@ export interface components {
             proposed_status: ("ACD" | "ERM" | "RCD" | "RFP" | "RFT") | null;
             /** @description Why proposedStatus is what it is: the documents whose signature or timbre did not verify, or that all did. */
             proposed_reason: string;
-            /** @description URL of the received EnvioDTE (authenticated) */
+            /** @description URL of the received EnvioDTE (authenticated); null when none is stored */
             local_file: string | null;
-            /** @description URL of our signed EnvioRecibos; only for ERM */
+            /** @description URL of our signed EnvioRecibos; only for ERM, null otherwise */
             receipt: string | null;
-            /** @description URL of our signed RecepcionDTE */
+            /** @description URL of our signed RecepcionDTE; null when none is stored */
             reception: string | null;
             /** @description URL of our signed ResultadoDTE; null until answered */
             result: string | null;
-            /** @description the supplier's exchange e-mail address */
+            /** @description the supplier's exchange e-mail address; null until answered, or when the answer gave none */
             reply_to: string | null;
-            /** @description e-mail of the user whose key answered */
+            /** @description e-mail of the user whose key answered; null until answered */
             reply_by: string | null;
             /** @description when it was answered, ISO 8601; null until answered */
             reply_date: string | null;
@@ -3456,7 +3833,11 @@ export interface components {
             status: ("ACD" | "ERM" | "RCD" | "RFP" | "RFT") | null;
             /** @description true: the envelope was uploaded through the API (receivePurchaseDocuments) */
             imported: boolean;
-            /** @description when it was received (start of SII's 8-day claim window) */
+            /**
+             * Format: date-time
+             * @description when it was received (start of SII's 8-day claim window)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
         };
         /** @description What happened to the organization's resources in the key's mode, newest first: the resource as this API prints it at that moment, and for updates the old values of what changed. Kept 30 days by default. */
@@ -3468,7 +3849,11 @@ export interface components {
              * @enum {string}
              */
             type: "credit_note.created" | "credit_note.deleted" | "credit_note.finalized" | "customer.created" | "customer.updated" | "dunning.attempt" | "dunning.finished" | "invoice.created" | "invoice.deleted" | "invoice.finalized" | "invoice.marked_uncollectible" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_overdue" | "invoice.updated" | "order.created" | "order.deleted" | "order.finalized" | "order.updated" | "payment.canceled" | "payment.created" | "payment.failed" | "payment.succeeded" | "reminder.failed" | "reminder.sent" | "subscription.canceled" | "subscription.created" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.updated" | "swap.received" | "tax_document.accepted" | "tax_document.rejected" | "webhook_endpoint.disabled";
-            /** @description when the change committed (ISO 8601) */
+            /**
+             * Format: date-time
+             * @description when the change committed (ISO 8601)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
             /** @description true for an event of test-mode data */
             test_mode: boolean;
@@ -3497,9 +3882,17 @@ export interface components {
             /** @description string keys and values of the caller's own (at most 50 keys) */
             metadata: Record<string, unknown>;
             secret?: string;
-            /** @description creation time (ISO 8601) */
+            /**
+             * Format: date-time
+             * @description creation time (ISO 8601)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
-            /** @description last change (ISO 8601) */
+            /**
+             * Format: date-time
+             * @description last change (ISO 8601)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             updated: string;
         };
         /** @description Every attempt to deliver an event to an endpoint, newest first: when, the answer's status, how long it took, why it failed and the start of the answer's body. */
@@ -3522,7 +3915,11 @@ export interface components {
             error: string | null;
             /** @description the first 1024 bytes of the answer's body; null when no answer came */
             response_body: string | null;
-            /** @description when the attempt ended (ISO 8601) */
+            /**
+             * Format: date-time
+             * @description when the attempt ended (ISO 8601)
+             * @example 2026-12-07T15:04:05.000+00:00
+             */
             created: string;
         };
     };
@@ -6269,15 +6666,19 @@ export interface operations {
                         /**
                          * Format: date
                          * @description the payment's date, yyyy-mm-dd
+                         * @example 2026-12-07
                          */
                         date: string;
-                        /** @description positive, in currency units of the payment currency (whole pesos for CLP) */
+                        /**
+                         * @description positive, in currency units of the payment currency (whole pesos for CLP)
+                         * @example 11900
+                         */
                         amount: number;
                         currency: components["schemas"]["Currency"] | string | null;
                         /** @description at most 256 characters; null when none */
                         description: string | null;
                         source: string | Record<string, unknown> | null;
-                        /** @description address of the pay operation, once a source is attached (spec Payment.return_url) */
+                        /** @description address of the pay operation, once a source is attached (spec Payment.return_url); null before */
                         return_url: string | null;
                         /** @description when it succeeded (ISO 8601); null until then */
                         payment_date: string | null;
@@ -6294,9 +6695,15 @@ export interface operations {
                         failure_reason: string | null;
                         /** @description your key-value data ({} when none) */
                         metadata: Record<string, unknown>;
-                        /** @description when it was created (ISO 8601) */
+                        /**
+                         * @description when it was created (ISO 8601)
+                         * @example 2026-12-07 15:04:05
+                         */
                         created: string;
-                        /** @description when it last changed (ISO 8601) */
+                        /**
+                         * @description when it last changed (ISO 8601)
+                         * @example 2026-12-07 15:04:05
+                         */
                         updated: string;
                         /** Format: uri */
                         redirect_url: string | null;
@@ -7338,16 +7745,19 @@ export interface operations {
                         /**
                          * Format: date
                          * @description issue date: the subscription's next_billing (the cycle's start)
+                         * @example 2026-12-07
                          */
                         date: string;
                         /**
                          * Format: date
                          * @description first day of the billed period, yyyy-mm-dd
+                         * @example 2026-12-07
                          */
                         period_start: string;
                         /**
                          * Format: date
                          * @description exclusive; the renewal date, yyyy-mm-dd
+                         * @example 2026-12-07
                          */
                         period_end: string;
                         /** @description ISO 4217 code of every amount, e.g. CLP */
@@ -7360,11 +7770,20 @@ export interface operations {
                             name: string;
                             /** @description period, usage or tiers the line bills */
                             description: string;
-                            /** @description units billed (metered: the aggregated usage of the previous period) */
+                            /**
+                             * @description units billed (metered: the aggregated usage of the previous period)
+                             * @example 11900
+                             */
                             quantity: number;
-                            /** @description unit price in the invoice's currency (negative: a credit) */
+                            /**
+                             * @description unit price in the invoice's currency (negative: a credit)
+                             * @example 11900
+                             */
                             amount: number;
-                            /** @description line coupon discount: a percent (0-100) or an amount in the invoice's currency, per discountScheme */
+                            /**
+                             * @description line coupon discount: a percent (0-100) or an amount in the invoice's currency, per discountScheme
+                             * @example 11900
+                             */
                             discount: number;
                             /**
                              * @description how discount reads
@@ -7373,41 +7792,67 @@ export interface operations {
                             discount_scheme: "$" | "%";
                             /** @description true: an exempt (untaxed) line */
                             exempt: boolean;
-                            /** @description line net after its discount, in the invoice's currency */
+                            /**
+                             * @description line net after its discount, in the invoice's currency
+                             * @example 11900
+                             */
                             total: number;
                             /**
                              * Format: date
                              * @description first day the line bills, yyyy-mm-dd
+                             * @example 2026-12-07
                              */
                             period_start: string;
                             /**
                              * Format: date
                              * @description day after the last day it bills (exclusive), yyyy-mm-dd
+                             * @example 2026-12-07
                              */
                             period_end: string;
-                            /** @description `lin_` id of the subscription line it bills */
+                            /** @description `lin_` id of the subscription line it bills; null for a pending item's line */
                             subscription_line: string | null;
-                            /** @description `pii_` id of the pending invoice item it bills (a proration or a carried credit) */
+                            /** @description `pii_` id of the pending invoice item it bills (a proration or a carried credit); null for a subscription line's */
                             pending_item: string | null;
                         }[];
-                        /** @description document discount (the subscription's coupon): a percent (0-100) or an amount, per discountScheme */
+                        /**
+                         * @description document discount (the subscription's coupon): a percent (0-100) or an amount, per discountScheme
+                         * @example 11900
+                         */
                         discount: number;
                         /**
                          * @description how discount reads
                          * @enum {string}
                          */
                         discount_scheme: "$" | "%";
-                        /** @description taxable net after the document discount, in currency */
+                        /**
+                         * @description taxable net after the document discount, in currency
+                         * @example 11900
+                         */
                         amount: number;
-                        /** @description exempt (untaxed) net, in currency */
+                        /**
+                         * @description exempt (untaxed) net, in currency
+                         * @example 11900
+                         */
                         exempt: number;
-                        /** @description amount + exempt, in currency */
+                        /**
+                         * @description amount + exempt, in currency
+                         * @example 11900
+                         */
                         subtotal: number;
-                        /** @description tax rate applied to amount, percent 0-100 (e.g. 19 for Chile's IVA) */
+                        /**
+                         * @description tax rate applied to amount, percent 0-100 (e.g. 19 for Chile's IVA)
+                         * @example 11900
+                         */
                         tax_percent: number;
-                        /** @description tax on amount, in currency, rounded to the currency's decimals */
+                        /**
+                         * @description tax on amount, in currency, rounded to the currency's decimals
+                         * @example 11900
+                         */
                         tax: number;
-                        /** @description subtotal + tax, in currency */
+                        /**
+                         * @description subtotal + tax, in currency
+                         * @example 11900
+                         */
                         total: number;
                     };
                 };

@@ -170,14 +170,18 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     localFile: t.string({
       nullable: true,
       select: { localFile: true },
-      description: "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize",
+      description:
+        "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; null while none is stored",
       resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
     }),
     internalNote: t.exposeString("internalNote", {
       nullable: true,
-      description: "internal information about the adjustment (not printed)",
+      description: "internal information about the adjustment (not printed); null when none",
     }),
-    note: t.exposeString("note", { nullable: true, description: "note or reason for the customer (printed)" }),
+    note: t.exposeString("note", {
+      nullable: true,
+      description: "note or reason for the customer (printed); null when none",
+    }),
     taxAgency: t.expose("taxAgency", {
       type: "JSONObject",
       description: "tax agency properties (track id, status) once sent",

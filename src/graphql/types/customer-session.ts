@@ -33,10 +33,14 @@ export const CustomerSessionSettings = builder.objectRef<SessionSettings>("Custo
   fields: (t) => ({
     businessName: t.exposeString("businessName", {
       nullable: true,
-      description: "the organization's business name (its name when none is set)",
+      description:
+        "the organization's business name (its name when none is set); null only in a settings snapshot stored without it",
     }),
-    colorBackground: t.exposeString("colorBackground", { nullable: true, description: "#rrggbb" }),
-    colorAsset: t.exposeString("colorAsset", { nullable: true, description: "#rrggbb" }),
+    colorBackground: t.exposeString("colorBackground", {
+      nullable: true,
+      description: "#rrggbb; null: the portal's default",
+    }),
+    colorAsset: t.exposeString("colorAsset", { nullable: true, description: "#rrggbb; null: the portal's default" }),
     displayInvoices: t.exposeBoolean("displayInvoices", {
       description: "whether the portal lists the customer's invoices",
     }),

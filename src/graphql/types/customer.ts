@@ -36,7 +36,11 @@ const CustomerAggregations = builder.objectRef<Aggregations>("CustomerAggregatio
   description:
     "Financial summary in `currency` (the customer's currency, else its country's default): docs/decisions.md.",
   fields: (t) => ({
-    currency: t.exposeString("currency", { nullable: true, description: "ISO 4217 code of the amounts" }),
+    currency: t.exposeString("currency", {
+      nullable: true,
+      description:
+        "ISO 4217 code of the amounts; null when the customer has neither a currency nor a country with a default one",
+    }),
     balance: t.expose("balance", {
       type: "Decimal",
       description: "sales - finalized credit notes - succeeded payments",
@@ -78,12 +82,15 @@ export const CustomerDetails = builder.prismaInterface("Customer", {
     }),
     country: t.relation("country", {
       nullable: true,
-      description: "Country object (REST prints the id where the spec asks for a string)",
+      description: "Country object (REST prints the id where the spec asks for a string); null when not given",
     }),
-    state: t.relation("state", { nullable: true, description: "State object when the country has seeded states" }),
+    state: t.relation("state", {
+      nullable: true,
+      description: "State object when the country has seeded states; null otherwise, or when not given",
+    }),
     stateCode: t.exposeString("stateCode", {
       nullable: true,
-      description: "state code (at most six characters), e.g. RM",
+      description: "state code (at most six characters), e.g. RM; null when not given",
     }),
     currency: t.exposeString("currencyId", {
       nullable: true,
@@ -100,7 +107,10 @@ export const CustomerDetails = builder.prismaInterface("Customer", {
       description: "phone number as entered (at most 40 characters); null when not given",
     }),
     website: t.exposeString("website", { nullable: true, description: "http(s) URL; null when not given" }),
-    taxId: t.exposeString("taxId", { nullable: true, description: "tax id; for Chile a RUT normalized as 76042235-5" }),
+    taxId: t.exposeString("taxId", {
+      nullable: true,
+      description: "tax id; for Chile a RUT normalized as 76042235-5; null when not given",
+    }),
     activity: t.exposeString("activity", {
       nullable: true,
       description:
@@ -162,7 +172,7 @@ export const Customer = builder.prismaNode("Customer", {
     }),
     testClock: t.relation("testClock", {
       nullable: true,
-      description: "test clock whose frozen time the customer lives on (test mode only)",
+      description: "test clock whose frozen time the customer lives on (test mode only); null: the wall clock",
     }),
     // the organization's collection policy: API keys only (a portal credential gets permission_denied)
     dunningCampaign: t.relation("dunningCampaign", {

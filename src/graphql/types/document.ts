@@ -99,21 +99,39 @@ export const DocumentIssuer = builder.objectRef<IssuedIssuer>("DocumentIssuer").
       description:
         "printed name: the tax profile's business name, else the branding business name, else the organization's name",
     }),
-    taxId: t.exposeString("taxId", { nullable: true, description: "RUT (SII RUTEmisor)" }),
-    businessName: t.exposeString("businessName", { nullable: true, description: "legal name (SII RznSoc)" }),
-    activity: t.exposeString("activity", { nullable: true, description: "activity text (SII GiroEmis)" }),
+    taxId: t.exposeString("taxId", {
+      nullable: true,
+      description: "RUT (SII RUTEmisor); null when the tax profile had none",
+    }),
+    businessName: t.exposeString("businessName", {
+      nullable: true,
+      description: "legal name (SII RznSoc); null when the tax profile had none",
+    }),
+    activity: t.exposeString("activity", {
+      nullable: true,
+      description: "activity text (SII GiroEmis); null when the tax profile had none",
+    }),
     activityCodes: t.exposeStringList("activityCodes", { description: "SII activity codes (Acteco)" }),
-    address: t.exposeString("address", { nullable: true, description: "SII DirOrigen" }),
-    commune: t.exposeString("commune", { nullable: true, description: "SII CmnaOrigen" }),
-    city: t.exposeString("city", { nullable: true, description: "SII CiudadOrigen" }),
+    address: t.exposeString("address", {
+      nullable: true,
+      description: "SII DirOrigen; null when the tax profile had none",
+    }),
+    commune: t.exposeString("commune", {
+      nullable: true,
+      description: "SII CmnaOrigen; null when the tax profile had none",
+    }),
+    city: t.exposeString("city", {
+      nullable: true,
+      description: "SII CiudadOrigen; null when the tax profile had none",
+    }),
     resolutionNumber: t.exposeInt("resolutionNumber", {
       nullable: true,
-      description: "SII resolution number (NroResol)",
+      description: "SII resolution number (NroResol); null when the tax profile had none",
     }),
     resolutionDate: t.expose("resolutionDate", {
       type: "Date",
       nullable: true,
-      description: "SII resolution date (FchResol)",
+      description: "SII resolution date (FchResol); null when the tax profile had none",
     }),
   }),
 });

@@ -187,7 +187,8 @@ export const Order = builder.prismaNode("Order", {
     localFile: t.string({
       nullable: true,
       select: { localFile: true },
-      description: "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize",
+      description:
+        "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; null while none is stored",
       resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
     }),
     taxAgency: t.expose("taxAgency", {

@@ -121,10 +121,10 @@ export const Payment = builder.prismaNode("Payment", {
       nullable: true,
       description: "at most 256 characters; null when none",
     }),
-    source: t.relation("source", { nullable: true, description: "the source attached by authorize" }),
+    source: t.relation("source", { nullable: true, description: "the source attached by authorize; null before" }),
     returnUrl: t.string({
       nullable: true,
-      description: "address of the pay operation, once a source is attached (spec Payment.return_url)",
+      description: "address of the pay operation, once a source is attached (spec Payment.return_url); null before",
       select: { sourceId: true },
       resolve: (payment, _args, ctx) => (payment.sourceId ? payOperationUrl(ctx.baseUrl, payment.id) : null),
     }),

@@ -58,7 +58,8 @@ export const ReminderDelivery = builder.prismaObject("OutboxMessage", {
     attempts: t.exposeInt("attempts", { description: "delivery attempts made" }),
     lastError: t.exposeString("lastError", {
       nullable: true,
-      description: "the last failure's reason (on sent messages: recipients the server refused)",
+      description:
+        "the last failure's reason (on sent messages: recipients the server refused); null when nothing failed",
     }),
     nextAttempt: t.field({
       type: "DateTime",

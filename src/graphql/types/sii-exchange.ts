@@ -48,7 +48,8 @@ const ReceiverAnswerDocument = builder.objectRef<RecordedAnswer>("ReceiverAnswer
     }),
     issuedDocument: t.node({
       description:
-        "the document itself: an Invoice, Order or CreditNote (select its fields with `... on Invoice { ... }`)",
+        "the document itself: an Invoice, Order or CreditNote (select its fields with `... on Invoice { ... }`); " +
+        "null when it can no longer be read",
       id: (d) => d.documentId,
     }),
     documentType: t.int({ description: "SII document type (TipoDTE)", resolve: (d) => d.type }),

@@ -42,23 +42,32 @@ const TaxProfile = builder.objectRef<TaxProfileValue>("TaxProfile").implement({
   fields: (t) => ({
     organization: t.exposeID("organization", { description: "`org_` id" }),
     testMode: t.exposeBoolean("testMode", { description: "the mode this profile belongs to: the caller's" }),
-    taxId: t.exposeString("taxId", { nullable: true, description: "RUT in normal form (76042235-5): RUTEmisor" }),
-    businessName: t.exposeString("businessName", { nullable: true, description: "RznSoc (at most 100 characters)" }),
-    activity: t.exposeString("activity", { nullable: true, description: "GiroEmis (at most 80 characters)" }),
+    taxId: t.exposeString("taxId", {
+      nullable: true,
+      description: "RUT in normal form (76042235-5): RUTEmisor; null until set",
+    }),
+    businessName: t.exposeString("businessName", {
+      nullable: true,
+      description: "RznSoc (at most 100 characters); null until set",
+    }),
+    activity: t.exposeString("activity", {
+      nullable: true,
+      description: "GiroEmis (at most 80 characters); null until set",
+    }),
     activityCodes: t.exposeStringList("activityCodes", {
       description: "SII economic activity codes, Acteco (1 to 4, up to 6 digits each)",
     }),
-    address: t.exposeString("address", { nullable: true, description: "DirOrigen (70)" }),
-    commune: t.exposeString("commune", { nullable: true, description: "CmnaOrigen (20)" }),
-    city: t.exposeString("city", { nullable: true, description: "CiudadOrigen (20)" }),
+    address: t.exposeString("address", { nullable: true, description: "DirOrigen (70); null until set" }),
+    commune: t.exposeString("commune", { nullable: true, description: "CmnaOrigen (20); null until set" }),
+    city: t.exposeString("city", { nullable: true, description: "CiudadOrigen (20); null until set" }),
     resolutionNumber: t.exposeInt("resolutionNumber", {
       nullable: true,
-      description: "SII resolution number authorizing electronic documents (0 in certification)",
+      description: "SII resolution number authorizing electronic documents (0 in certification); null until set",
     }),
     resolutionDate: t.field({
       type: "Date",
       nullable: true,
-      description: "date of that resolution",
+      description: "date of that resolution; null until set",
       resolve: (p) => p.resolutionDate,
     }),
     locale: t.field({
@@ -120,7 +129,7 @@ const Certificate = builder.prismaObject("Certificate", {
     id: t.exposeID("id", { description: "`cer_` id" }),
     subjectRut: t.exposeString("subjectRut", {
       nullable: true,
-      description: "RUT of the certificate's holder (normal form)",
+      description: "RUT of the certificate's holder (normal form); null when its subject names none",
     }),
     validFrom: t.expose("validFrom", {
       type: "DateTime",
@@ -130,7 +139,7 @@ const Certificate = builder.prismaObject("Certificate", {
     validTo: t.expose("validTo", {
       type: "DateTime",
       nullable: true,
-      description: "after this instant it no longer signs",
+      description: "after this instant it no longer signs; null when the certificate could not say",
     }),
     testMode: t.exposeBoolean("testMode", {
       description: "the mode whose documents it signs: the mode of the key that uploaded it",

@@ -80,7 +80,10 @@ export const Purchase = builder.prismaNode("Purchase", {
     issuerTaxId: t.exposeString("issuerTaxId", {
       description: "the supplier's RUT (RUTEmisor), normal form 97975000-5",
     }),
-    issuerName: t.exposeString("issuerName", { nullable: true, description: "the supplier's name (RznSoc)" }),
+    issuerName: t.exposeString("issuerName", {
+      nullable: true,
+      description: "the supplier's name (RznSoc); null when the DTE gives none",
+    }),
     date: t.expose("date", { type: "Date", description: "issue date (FchEmis)" }),
     amount: t.expose("amount", { type: "Decimal", description: "taxable net (MntNeto), whole pesos" }),
     exempt: t.expose("exempt", { type: "Decimal", description: "exempt amount (MntExe), whole pesos" }),
@@ -126,13 +129,13 @@ export const Swap = builder.prismaNode("Swap", {
     localFile: t.string({
       nullable: true,
       select: { localFile: true },
-      description: "URL of the received EnvioDTE (authenticated)",
+      description: "URL of the received EnvioDTE (authenticated); null when none is stored",
       resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.localFile),
     }),
     reception: t.string({
       nullable: true,
       select: { reception: true },
-      description: "URL of our signed RecepcionDTE",
+      description: "URL of our signed RecepcionDTE; null when none is stored",
       resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.reception),
     }),
     result: t.string({
@@ -144,11 +147,17 @@ export const Swap = builder.prismaNode("Swap", {
     receipt: t.string({
       nullable: true,
       select: { receipt: true },
-      description: "URL of our signed EnvioRecibos; only for ERM",
+      description: "URL of our signed EnvioRecibos; only for ERM, null otherwise",
       resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.receipt),
     }),
-    replyTo: t.exposeString("replyTo", { nullable: true, description: "the supplier's exchange e-mail address" }),
-    replyBy: t.exposeString("replyBy", { nullable: true, description: "e-mail of the user whose key answered" }),
+    replyTo: t.exposeString("replyTo", {
+      nullable: true,
+      description: "the supplier's exchange e-mail address; null until answered, or when the answer gave none",
+    }),
+    replyBy: t.exposeString("replyBy", {
+      nullable: true,
+      description: "e-mail of the user whose key answered; null until answered",
+    }),
     replyDate: t.expose("replyDate", {
       type: "DateTime",
       nullable: true,

@@ -61,12 +61,13 @@ const UpcomingInvoiceLine = builder.objectRef<LineValue>("UpcomingInvoiceLine").
     }),
     subscriptionLine: t.string({
       nullable: true,
-      description: "`lin_` id of the subscription line it bills",
+      description: "`lin_` id of the subscription line it bills; null for a pending item's line",
       resolve: (l) => (l.source.kind === "line" ? l.source.id : null),
     }),
     pendingItem: t.string({
       nullable: true,
-      description: "`pii_` id of the pending invoice item it bills (a proration or a carried credit)",
+      description:
+        "`pii_` id of the pending invoice item it bills (a proration or a carried credit); null for a subscription line's",
       resolve: (l) => (l.source.kind === "pending_item" ? l.source.id : null),
     }),
   }),
