@@ -241,6 +241,8 @@ interface ClaimedRun {
  * Claims up to DUNNING_RUN_PAGE active runs whose claim is free and whose next attempt is due at the customer's
  * time, or whose invoices have nothing left due (to close them): sets their lease and a fresh token in one
  * statement (rows locked by another claimer are skipped). Returns them with their campaign and customer's time.
+ * The active runs are read in the order of the partial index `DunningRun_active_next_attempt_idx` (migration
+ * 2026120701000005_dunning_claim_order), so a claim stops after the first due ones instead of sorting them all.
  */
 async function claimRuns(options: DunningAttemptsOptions): Promise<ClaimedRun[]> {
   const now = options.now();
