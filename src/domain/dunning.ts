@@ -128,6 +128,8 @@ export interface AttemptInvoice {
  * Whether a customer's overdue amount in a currency (`overdue`: the sum of `amount_due` of their overdue
  * invoices in it) makes their campaign act (docs/dunning.md "Attempts"): something is overdue and it reaches
  * the campaign's threshold in that currency; `threshold` null (the campaign has none in that currency): never.
+ * services/dunning-attempts.ts `enterRuns` checks the same rule in its SQL (a customer whose campaign has no
+ * threshold in the currency is not joined at all): a change here is a change there.
  *
  * Worked example (CLP): overdue 11900, threshold 0: yes. 11900 and 50000: no. 50000 and 50000: yes. 0 and 0:
  * no (nothing is overdue). 11900 and no CLP threshold (null): no.

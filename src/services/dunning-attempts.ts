@@ -36,7 +36,6 @@ import {
   finalActionTargets,
   nextAttemptAt,
   runAfterAttempt,
-  thresholdReached,
   type AttemptInvoice,
   type DunningRunStatus,
   type FinalAction,
@@ -184,30 +183,38 @@ export async function runDunningAttempts(options: DunningAttemptsOptions): Promi
   return summary;
 }
 
-interface EntryRow {
-  customerId: string;
-  organizationId: string;
-  testMode: boolean;
-  currencyId: string;
-  campaignId: string;
-  threshold: string;
-  overdue: string;
-  at: Date;
-}
-
 /**
  * Starts a run for every customer and currency whose overdue amount reaches the threshold of the customer's
  * campaign and that has no active run, with at least one overdue invoice that no finished run's last attempt
  * covered. Returns how many started.
+ *
+ * One statement, `INSERT ... SELECT`: the customers to start are found and their runs written in the database,
+ * so nothing per customer comes back to this process (its memory does not grow with them, and 100,000 customers
+ * are one round trip; docs/performance.md "Dunning attempts"). The threshold is checked in the SQL as
+ * domain/dunning.ts `thresholdReached` checks it (something overdue, and at least the threshold); the run ids are
+ * `dnr_` and 24 hex digits of PostgreSQL's `gen_random_uuid()` (cryptographic randomness, as newId's are).
  */
 async function enterRuns(options: DunningAttemptsOptions): Promise<number> {
   const now = options.now();
   const clock = options.testClockId ? Prisma.sql`AND c."testClockId" = ${options.testClockId}` : Prisma.empty;
-  const rows = await sqlRows<EntryRow>(
-    options.prisma,
-    Prisma.sql`
+  return options.prisma.$executeRaw(Prisma.sql`
+    INSERT INTO "DunningRun" ("id", "organizationId", "testMode", "customerId", "campaignId", "currencyId",
+      "status", "attempts", "nextAttemptAt", "hardDeclinedSourceIds", "createdAt", "updatedAt")
+    SELECT 'dnr_' || substr(md5(gen_random_uuid()::text), 1, 24), e."organizationId", e."testMode", e."customerId",
+      e."campaignId", e."currencyId", 'active', 0, e."at", ARRAY[]::text[], ${now}::timestamptz, ${now}::timestamptz
+    FROM (${entrySelect(options, now, clock)}) e
+    WHERE e."overdue" > 0 AND e."overdue" >= e."threshold"
+    ON CONFLICT ("customerId", "currencyId") WHERE "status" = 'active' DO NOTHING`);
+}
+
+/**
+ * The customers and currencies that may enter (enterRuns), with their campaign, its threshold, their overdue
+ * amount and their time.
+ */
+function entrySelect(options: DunningAttemptsOptions, now: Date, clock: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
     SELECT c."id" AS "customerId", c."organizationId", c."testMode", i."currencyId", camp."id" AS "campaignId",
-      th."amount"::text AS "threshold", SUM(${DUE})::text AS "overdue", ${customerTime(options, now)} AS "at"
+      th."amount" AS "threshold", SUM(${DUE}) AS "overdue", ${customerTime(options, now)} AS "at"
     FROM "Customer" c
     LEFT JOIN "TestClock" t ON t."id" = c."testClockId"
     JOIN "DunningCampaign" camp ON camp."id" = COALESCE(c."dunningCampaignId",
@@ -223,20 +230,7 @@ async function enterRuns(options: DunningAttemptsOptions): Promise<number> {
     GROUP BY c."id", c."organizationId", c."testMode", i."currencyId", camp."id", th."amount", t."frozenTime"
     HAVING bool_or(NOT EXISTS (SELECT 1 FROM "DunningAttempt" a JOIN "DunningRun" f ON f."id" = a."runId"
       WHERE a."customerId" = c."id" AND f."status" = 'finished' AND a."finalAction" IS NOT NULL
-        AND a."invoices" @> jsonb_build_array(jsonb_build_object('invoice', i."id"))))`,
-  );
-  let entered = 0;
-  for (const row of rows) {
-    if (!thresholdReached(toDecimal(row.overdue), toDecimal(row.threshold))) continue;
-    entered += await options.prisma.$executeRaw(Prisma.sql`
-      INSERT INTO "DunningRun" ("id", "organizationId", "testMode", "customerId", "campaignId", "currencyId",
-        "status", "attempts", "nextAttemptAt", "hardDeclinedSourceIds", "createdAt", "updatedAt")
-      VALUES (${newId("dnr")}, ${row.organizationId}, ${row.testMode}, ${row.customerId}, ${row.campaignId},
-        ${row.currencyId}, 'active', 0, ${row.at}::timestamptz, ARRAY[]::text[], ${now}::timestamptz,
-        ${now}::timestamptz)
-      ON CONFLICT ("customerId", "currencyId") WHERE "status" = 'active' DO NOTHING`);
-  }
-  return entered;
+        AND a."invoices" @> jsonb_build_array(jsonb_build_object('invoice', i."id"))))`;
 }
 
 /** A claimed run with what its attempt needs. */
@@ -264,6 +258,8 @@ interface ClaimedRun {
  * Claims up to DUNNING_RUN_PAGE active runs whose claim is free and whose next attempt is due at the customer's
  * time, or whose invoices have nothing left due (to close them): sets their lease and a fresh token in one
  * statement (rows locked by another claimer are skipped). Returns them with their campaign and customer's time.
+ * The active runs are read in the order of the partial index `DunningRun_active_next_attempt_idx` (migration
+ * 2026120701000005_dunning_claim_order), so a claim stops after the first due ones instead of sorting them all.
  */
 async function claimRuns(options: DunningAttemptsOptions): Promise<ClaimedRun[]> {
   const now = options.now();
