@@ -259,7 +259,7 @@ interface ClaimedRun {
  * time, or whose invoices have nothing left due (to close them): sets their lease and a fresh token in one
  * statement (rows locked by another claimer are skipped). Returns them with their campaign and customer's time.
  * The active runs are read in the order of the partial index `DunningRun_active_next_attempt_idx` (migration
- * 2026120701000005_dunning_claim_order), so a claim stops after the first due ones instead of sorting them all.
+ * 2026120701000006_dunning_claim_order), so a claim stops after the first due ones instead of sorting them all.
  */
 async function claimRuns(options: DunningAttemptsOptions): Promise<ClaimedRun[]> {
   const now = options.now();
