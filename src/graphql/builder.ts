@@ -98,6 +98,22 @@ export function callerScopes(auth: Auth): {
   return { apiKey: role.read, writer: role.write, admin: role.admin, member: Boolean(auth.member), portal: false };
 }
 
+/** The root fields only a member's session may call. */
+const MEMBER_ONLY_FIELDS = new Set(["Mutation.signOutMember"]);
+/** The root fields only a customer-portal credential may call. */
+const PORTAL_ONLY_FIELDS = new Set(["Query.portal", "Mutation.signOutPortal"]);
+
+/**
+ * Why an API key or a member may not call root field `field` (`Type.name`): it is another kind of caller's, else
+ * (a member) its role does not allow it.
+ */
+function refusalOfOrganizationCaller(auth: Auth, field: string): string {
+  if (MEMBER_ONLY_FIELDS.has(field)) return `${field} needs a dashboard member's session`;
+  const role = auth.member?.role;
+  if (!role || PORTAL_ONLY_FIELDS.has(field)) return `${field} needs a customer-portal credential`;
+  return `${field} is not allowed to the ${role} role (${ROLE_ALLOWS[role]})`;
+}
+
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
   PrismaTypes: PrismaTypes;
@@ -133,10 +149,7 @@ export const builder = new SchemaBuilder<{
           ? PORTAL_INVOICES_HIDDEN
           : ctx.auth.portal
             ? `${info.parentType.name}.${info.fieldName} is not available to the customer portal`
-            : ctx.auth.member
-              ? `${info.parentType.name}.${info.fieldName} is not allowed to the ${ctx.auth.member.role} role ` +
-                `(${ROLE_ALLOWS[ctx.auth.member.role]})`
-              : `${info.parentType.name}.${info.fieldName} needs a customer-portal credential or a member's session`,
+            : refusalOfOrganizationCaller(ctx.auth, `${info.parentType.name}.${info.fieldName}`),
       ),
   },
   prisma: {
