@@ -35,7 +35,7 @@ const MemberRef = builder.objectRef<MemberView>("Member").implement({
     "A person of the organization who signs in to the dashboard. Not per mode: a member works on test and live data " +
     "alike (the X-Dashboard-Mode header).",
   fields: (t) => ({
-    id: t.exposeString("id", { description: "the member's id (`mem_...`)" }),
+    id: t.exposeID("id", { description: "the member's id (`mem_...`)" }),
     email: t.exposeString("email", {
       description: "lowercase e-mail: the sign-in name, written as `user` on the documents the member creates",
     }),
@@ -119,10 +119,10 @@ builder.mutationFields((t) => ({
       "Changes a member's role (API keys and admin members); the member's sessions act with it from their next " +
       "request. Errors: not_found, invalid_state (the organization's last admin).",
     args: {
-      id: t.arg.string({ required: true, description: "the member's id (`mem_...`)" }),
+      id: t.arg.id({ required: true, description: "the member's id (`mem_...`)" }),
       role: t.arg({ type: MemberRoleEnum, required: true, description: "the new role" }),
     },
-    resolve: (_root, args, ctx) => updateMemberRole(ctx, args.id, args.role),
+    resolve: (_root, args, ctx) => updateMemberRole(ctx, String(args.id), args.role),
   }),
   removeMember: t.field({
     ...ADMIN_FIELD,
@@ -131,8 +131,8 @@ builder.mutationFields((t) => ({
       "Removes a member (API keys and admin members): its sessions answer 401 from the next request on and its " +
       "links stop working; documents keep its e-mail as `user`. Answers the member as it was. Errors: not_found, " +
       "invalid_state (the organization's last admin).",
-    args: { id: t.arg.string({ required: true, description: "the member's id (`mem_...`)" }) },
-    resolve: (_root, args, ctx) => removeMember(ctx, args.id),
+    args: { id: t.arg.id({ required: true, description: "the member's id (`mem_...`)" }) },
+    resolve: (_root, args, ctx) => removeMember(ctx, String(args.id)),
   }),
   signOutMember: t.field({
     authScopes: { member: true },
