@@ -11,6 +11,9 @@ import { memberCommands } from "../../src/cli/members.js";
 import { DEFAULT_SETTINGS, type AppSettings, type Config } from "../../src/infra/config.js";
 import { inviteMember } from "../../src/services/members.js";
 import type { Database } from "../../src/infra/database.js";
+import { createSmtpMailer } from "../../src/infra/mail.js";
+import { createLogger } from "../../src/infra/logger.js";
+import { startSmtpServer } from "../helpers/smtp.js";
 
 let s: TestServer;
 let customerId: string;
@@ -211,6 +214,39 @@ describe("an invitation from the CLI", () => {
     await expect(
       cli(s.database, ["invite", "--organization", "Acme SpA", "--email", "x@acme.cl", "--role", "owner"]),
     ).rejects.toThrow(/role: must be one of admin, finance, viewer/);
+  });
+});
+
+describe("an invitation made in a request (GraphQL's inviteMember)", () => {
+  it("e-mails the link right after commit when the request has a mailer", async () => {
+    const smtp = await startSmtpServer();
+    const mailer = createSmtpMailer(smtp.url);
+    try {
+      const invited = await inviteMember(
+        {
+          prisma: s.database.prisma,
+          settings: { ...DEFAULT_SETTINGS, smtpUrl: smtp.url, mailFrom: "billing@acme.example" },
+          baseUrl: s.url,
+          now: new Date(),
+          mailer,
+          logger: createLogger("silent"),
+        },
+        s.orgs.acme,
+        { email: "mailed@acme.cl", name: "Mailed", role: "viewer" },
+      );
+      expect(invited.emailQueued).toBe(true);
+      expect(smtp.received).toHaveLength(1);
+      expect(smtp.received[0].envelope.to).toEqual(["mailed@acme.cl"]);
+      expect(smtp.received[0].parsed.subject).toBe("You are invited to Acme SpA's billing dashboard");
+      expect(smtp.received[0].parsed.text).toContain(invited.link);
+      const message = await s.database.prisma.outboxMessage.findFirstOrThrow({
+        where: { kind: "member_invite", recipients: { has: "mailed@acme.cl" } },
+      });
+      expect(message.status).toBe("sent");
+    } finally {
+      mailer.close();
+      await smtp.close();
+    }
   });
 });
 
