@@ -322,8 +322,9 @@ export async function signIn(
   const errors = new FieldErrorCollector();
   if (typeof input.email !== "string" || !input.email.trim()) errors.add("email", "is required");
   if (typeof input.password !== "string" || !input.password) errors.add("password", "is required");
-  if (input.organizationId !== undefined && input.organizationId !== null && typeof input.organizationId !== "string")
-    errors.add("organization", "must be an organization id");
+  const organizationId = input.organizationId ?? undefined;
+  if (organizationId !== undefined && !(typeof organizationId === "string" && isOrganizationId(organizationId)))
+    errors.add("organization", "must be an organization id (org_...)");
   errors.throwIfAny("Cannot sign in");
   const email = normalizeEmail(input.email as string).slice(0, 320);
   const password = (input.password as string).slice(0, 1000);
@@ -337,7 +338,7 @@ export async function signIn(
     where: {
       email,
       passwordHash: { not: null },
-      ...(input.organizationId ? { organizationId: input.organizationId as string } : {}),
+      ...(organizationId ? { organizationId: organizationId as string } : {}),
     },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     select: MEMBER_SELECT,

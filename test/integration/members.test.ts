@@ -265,6 +265,14 @@ describe("signing in", () => {
     const missing = await post("/dashboard/api/sign-in", { email: "ana@acme.cl" }, "10.1.0.1");
     expect(missing.status).toBe(400);
     expect(Object.keys(missing.body.error.fields)).toEqual(["password"]);
+    // `organization` picks the membership: another organization's has no such member
+    const sign = (organization: string) =>
+      post("/dashboard/api/sign-in", { email: "ana@acme.cl", password: PASSWORD, organization }, "10.1.0.1");
+    expect((await sign(s.orgs.acme)).status).toBe(200);
+    expect((await sign(s.orgs.other)).status).toBe(401);
+    const malformed = await sign("Acme SpA");
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.fields).toEqual({ organization: ["must be an organization id (org_...)"] });
   });
 
   it("answers a wrong password and an unknown e-mail in similar time (a decoy hash is verified)", async () => {
