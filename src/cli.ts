@@ -4,6 +4,8 @@
  *       prints {"organization":"org_...","id":"key_...","key":"sk_test_...","expires_at":null} as its last line,
  *       and on stderr the organization and the database it wrote to
  *   api-key list [--organization <name or id>] [--json]     api-key revoke <key id>   (src/cli/api-keys.ts)
+ *   member invite --organization <name or id> --email ana@acme.cl --role admin|finance|viewer [--name <name>]
+ *       prints the one-time dashboard invitation link (docs/dashboard.md; src/cli/members.ts)
  *   migrate [deploy]   applies pending migrations;  migrate status   lists applied and pending ones
  *   db copy --to <postgresql url>   copies the configured (embedded) database into an empty
  *       PostgreSQL database, migrated first (docs/moving-to-postgresql.md; src/cli/database.ts)

@@ -41,11 +41,22 @@ import { requestDatabase, withRequestDatabase } from "./services/request-transac
 import { DomainError } from "./domain/errors.js";
 import { registerBusinessMetrics } from "./services/metrics.js";
 import { documentLimitPlugins, enforceDeadlines, timeBudgetPlugin } from "./graphql/limits.js";
-import { createRateLimits, type Refusal } from "./infra/rate-limit.js";
+import { createRateLimits, createSignInLimits, type Refusal } from "./infra/rate-limit.js";
 import { cors } from "./infra/http-security.js";
 import { socketAddress } from "./http-server.js";
 import { createPortalPages } from "./pages/portal.js";
 import { authenticatePortal } from "./services/portal.js";
+import { authenticateMember } from "./services/members.js";
+import { createDashboardRoutes } from "./pages/dashboard.js";
+import {
+  DASHBOARD_COOKIE,
+  DASHBOARD_CSRF_HEADER,
+  DASHBOARD_MODE_HEADER,
+  redactInvitePath,
+  SIGN_IN_FAILURES_PER_ADDRESS,
+  SIGN_IN_FAILURES_PER_EMAIL,
+  SIGN_IN_WINDOW_SECONDS,
+} from "./domain/members.js";
 import type { Auth } from "./services/context.js";
 import { parseCookies, PORTAL_COOKIE, PORTAL_CSRF_HEADER, redactPortalPath } from "./domain/portal.js";
 import { assertIdempotencyKey } from "./domain/idempotency.js";
@@ -60,14 +71,29 @@ import { EventFeeds, MAX_STREAM_BACKLOG } from "./graphql/event-feed.js";
 /** How often the event retention worker deletes expired events (ms). */
 export const EVENT_RETENTION_INTERVAL_MS = 10 * 60_000;
 
-/** A request path as request logs print it: session keys, checkout tokens and portal links redacted. */
+/**
+ * A request path as request logs print it: session keys, checkout tokens, portal links and dashboard invitation
+ * links redacted.
+ */
 function loggedPath(pathname: string): string {
-  return redactPortalPath(redactCheckoutTokens(redactSessionKeys(pathname)));
+  return redactInvitePath(redactPortalPath(redactCheckoutTokens(redactSessionKeys(pathname))));
 }
 
 /** The customer-portal credential a request carries (its HttpOnly cookie), if any. */
 function portalCookie(request: Request): string | undefined {
   return parseCookies(request.headers.get("cookie"))[PORTAL_COOKIE];
+}
+
+/**
+ * The dashboard session a request carries (its HttpOnly cookie), if any, and when it is the request's credential: a
+ * browser holding both a portal and a dashboard cookie sends both to /graphql, so the dashboard's is used when the
+ * request carries its CSRF header (the dashboard page sends it) or no portal cookie.
+ */
+function dashboardCookie(request: Request): string | undefined {
+  const cookies = parseCookies(request.headers.get("cookie"));
+  const cookie = cookies[DASHBOARD_COOKIE];
+  if (cookie === undefined) return undefined;
+  return request.headers.has(DASHBOARD_CSRF_HEADER) || cookies[PORTAL_COOKIE] === undefined ? cookie : undefined;
 }
 
 /**
@@ -386,13 +412,34 @@ export function createApp({
   const graphiql = createGraphiQL(GRAPHIQL_OPTIONS);
   // the customer portal's pages (pages/portal.ts); its data comes from /graphql
   const portalPages = createPortalPages({ prisma, portalDir, publicUrl });
+  // the dashboard's sign-in routes (pages/dashboard.ts); failed sign-ins counted where the request limits are
+  const dashboardRoutes = createDashboardRoutes({
+    prisma,
+    publicUrl,
+    clientAddress: (request) => clientAddress(request, settings.trustProxy),
+    signInLimits: createSignInLimits(
+      {
+        perEmail: SIGN_IN_FAILURES_PER_EMAIL,
+        perAddress: SIGN_IN_FAILURES_PER_ADDRESS,
+        windowSeconds: SIGN_IN_WINDOW_SECONDS,
+      },
+      settings.rateLimitStore === "database" ? database.query : undefined,
+    ),
+  });
 
   /**
-   * Who a request is: its API key (Authorization), else its customer-portal credential (cookie,
-   * with the X-Portal-CSRF header; services/portal.ts), else a 401.
+   * Who a request is: its API key (Authorization), else its dashboard session (cookie, with the X-Dashboard-CSRF
+   * and X-Dashboard-Mode headers; services/members.ts), else its customer-portal credential (cookie, with the
+   * X-Portal-CSRF header; services/portal.ts), else a 401.
    */
   async function requestAuth(db: PrismaClient, request: Request): Promise<Auth> {
     const authorization = request.headers.get("authorization");
+    const session = authorization ? undefined : dashboardCookie(request);
+    if (session !== undefined) {
+      const headers = request.headers;
+      const mode = headers.get(DASHBOARD_MODE_HEADER);
+      return authenticateMember(db, session, headers.get(DASHBOARD_CSRF_HEADER), mode, new Date());
+    }
     const cookie = portalCookie(request);
     if (!authorization && cookie !== undefined)
       return (await authenticatePortal(db, cookie, request.headers.get(PORTAL_CSRF_HEADER), new Date())).auth;
@@ -551,6 +598,8 @@ export function createApp({
         });
       } else if (url.pathname === "/portal" || url.pathname.startsWith("/portal/")) {
         response = (await portalPages(request))!;
+      } else if (url.pathname === "/dashboard" || url.pathname.startsWith("/dashboard/")) {
+        response = (await dashboardRoutes(request))!;
       } else if (url.pathname.startsWith(GRAPHIQL_FILES))
         response = await graphiql.file(request, url.pathname.slice(GRAPHIQL_FILES.length));
       else if (isDocsPath(url.pathname)) response = await handleDocs(request);
@@ -645,7 +694,9 @@ export function createApp({
     const surface = url.pathname.startsWith("/graphql") ? "graphql" : url.pathname.startsWith("/v1") ? "rest" : null;
     if (!surface) {
       // the portal's pages are limited per client address (a session key is tried there)
-      if (url.pathname === "/portal" || url.pathname.startsWith("/portal/")) {
+      // the dashboard's sign-in routes likewise (besides the failed sign-in limits of pages/dashboard.ts)
+      const pages = ["/portal", "/dashboard"];
+      if (pages.some((p) => url.pathname === p || url.pathname.startsWith(`${p}/`))) {
         const address = clientAddress(request, settings.trustProxy);
         const refusal = await limits.consumeRequest(null, address);
         if (refusal) return rateLimited("rest", refusal, "requests from this address");
@@ -664,10 +715,11 @@ export function createApp({
         ? await limits.checkAuthFailures(address, authorization)
         : null;
     const blocked = limited && !(await mayAuthenticate(authorization, new Date(), apiKeys, liveKeys)) ? limited : null;
-    // a portal credential is limited like an API key: per credential
-    const cookie = authorization ? undefined : portalCookie(request);
-    const refusal =
-      blocked ?? (await limits.consumeRequest(authorization ?? (cookie ? `portal:${cookie}` : null), address));
+    // a dashboard session and a portal credential are limited like an API key: per credential
+    const session = authorization ? undefined : dashboardCookie(request);
+    const cookie = authorization || session ? undefined : portalCookie(request);
+    const credential = authorization ?? (session ? `member:${session}` : cookie ? `portal:${cookie}` : null);
+    const refusal = blocked ?? (await limits.consumeRequest(credential, address));
     if (refusal) {
       requests.inc({ surface, status: "429" });
       logger.warn(

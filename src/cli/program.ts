@@ -6,6 +6,7 @@
  */
 import { Command, CommanderError } from "commander";
 import { apiKeyCommands } from "./api-keys.js";
+import { memberCommands } from "./members.js";
 import { databaseCommands } from "./database.js";
 import { eventsCommands } from "./events.js";
 import type { CommandContext } from "./context.js";
@@ -83,6 +84,7 @@ export function buildProgram(ctx: CommandContext, version: string): Command {
     });
 
   program.addCommand(apiKeyCommands(ctx));
+  program.addCommand(memberCommands(ctx));
   program.addCommand(databaseCommands(ctx));
   // an HTTP client of the running server (cli/run.ts keeps it in the command line's own process)
   program.addCommand(eventsCommands(ctx.out, ctx.notes));

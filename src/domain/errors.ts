@@ -92,10 +92,16 @@ export class TaxAgencyRejectedError extends DomainError {
   readonly status = 422;
 }
 
-/** 429: too many requests. */
+/** 429: too many requests; `retryAfterSeconds`, when known, is the `Retry-After` value. */
 export class RateLimitedError extends DomainError {
   readonly code = "rate_limited" as const;
   readonly status = 429;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
 }
 
 /**

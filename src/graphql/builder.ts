@@ -21,7 +21,8 @@ import {
 } from "./pagination.js";
 import { DateScalar, DateTimeResolver, DecimalScalar, JSONObjectResolver } from "./scalars.js";
 import { getNamedType } from "graphql";
-import { invoicesVisible, PORTAL_INVOICES_HIDDEN } from "../services/context.js";
+import { invoicesVisible, PORTAL_INVOICES_HIDDEN, type Auth } from "../services/context.js";
+import { rolePermissions, type MemberRole } from "../domain/members.js";
 
 /**
  * The `values` of a Pothos enum over the domain's closed set `T`: every value of `T`, each with
@@ -77,15 +78,53 @@ export const MAX_NODE_IDS = 100;
  */
 const ANSWERED_FROM_WRITE = new Set(["Mutation.createInvoice"]);
 
+/** What each role may do, as a refusal names it (domain/members.ts rolePermissions). */
+const ROLE_ALLOWS: Record<MemberRole, string> = {
+  admin: "everything",
+  finance: "queries and every mutation but those of members, API keys and settings",
+  viewer: "queries only",
+};
+
+/** The scopes a caller holds (AuthScopes above): a member's come from its role (domain/members.ts rolePermissions). */
+export function callerScopes(auth: Auth): {
+  apiKey: boolean;
+  writer: boolean;
+  admin: boolean;
+  member: boolean;
+  portal: boolean;
+} {
+  if (auth.portal) return { apiKey: false, writer: false, admin: false, member: false, portal: true };
+  const role = auth.member ? rolePermissions(auth.member.role) : { read: true, write: true, admin: true };
+  return { apiKey: role.read, writer: role.write, admin: role.admin, member: Boolean(auth.member), portal: false };
+}
+
+/** The root fields only a member's session may call. */
+const MEMBER_ONLY_FIELDS = new Set(["Mutation.signOutMember"]);
+/** The root fields only a customer-portal credential may call. */
+const PORTAL_ONLY_FIELDS = new Set(["Query.portal", "Mutation.signOutPortal"]);
+
+/**
+ * Why an API key or a member may not call root field `field` (`Type.name`): it is another kind of caller's, else
+ * (a member) its role does not allow it.
+ */
+function refusalOfOrganizationCaller(auth: Auth, field: string): string {
+  if (MEMBER_ONLY_FIELDS.has(field)) return `${field} needs a dashboard member's session`;
+  const role = auth.member?.role;
+  if (!role || PORTAL_ONLY_FIELDS.has(field)) return `${field} needs a customer-portal credential`;
+  return `${field} is not allowed to the ${role} role (${ROLE_ALLOWS[role]})`;
+}
+
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
   PrismaTypes: PrismaTypes;
   /**
-   * Who may call a root field (docs/customer-portal.md "Security"): `apiKey`, a request with an
-   * API key; `portal`, a request with a customer-portal credential. Every Query and Mutation field
-   * needs `apiKey` unless it is marked for the portal (PORTAL_FIELD).
+   * Who may call a root field (docs/customer-portal.md "Security", docs/dashboard.md "Roles"): `apiKey`, a request
+   * of the organization itself, with an API key or a dashboard member's session (any role); `writer`, an API key or
+   * an admin or finance member; `admin`, an API key or an admin member; `member`, a member's session; `portal`, a
+   * request with a customer-portal credential. Every Query field needs `apiKey`, every Mutation field `writer`, the
+   * members', API keys' and settings' mutations `admin` (ADMIN_FIELD), unless marked for the portal (PORTAL_FIELD).
    */
-  AuthScopes: { apiKey: boolean; portal: boolean };
+  AuthScopes: { apiKey: boolean; writer: boolean; admin: boolean; member: boolean; portal: boolean };
   DefaultFieldNullability: false;
   DefaultEdgesNullability: false;
   DefaultNodeNullability: false;
@@ -100,7 +139,7 @@ export const builder = new SchemaBuilder<{
   plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
-    authScopes: (ctx) => ({ apiKey: !ctx.auth.portal, portal: Boolean(ctx.auth.portal) }),
+    authScopes: (ctx) => callerScopes(ctx.auth),
     // a subscription field's scopes are checked when it subscribes (a refused stream never opens), not per event
     authorizeOnSubscribe: true,
     // a refused field is a 403 permission_denied in the usual error shape (graphql/errors.ts)
@@ -110,7 +149,7 @@ export const builder = new SchemaBuilder<{
           ? PORTAL_INVOICES_HIDDEN
           : ctx.auth.portal
             ? `${info.parentType.name}.${info.fieldName} is not available to the customer portal`
-            : `${info.parentType.name}.${info.fieldName} needs a customer-portal credential`,
+            : refusalOfOrganizationCaller(ctx.auth, `${info.parentType.name}.${info.fieldName}`),
       ),
   },
   prisma: {
@@ -236,16 +275,17 @@ builder.addScalarType("JSONObject", JSONObjectResolver);
 
 builder.queryType({
   description:
-    "Reads. Every field needs an API key, but those marked for the customer portal, which a portal credential may " +
-    "call too; results are scoped to the caller's organization and mode (and, for a portal credential, its " +
-    "customer).",
+    "Reads. Every field needs an API key or a dashboard member's session (any role), but those marked for the " +
+    "customer portal, which a portal credential may call too; results are scoped to the caller's organization and " +
+    "mode (and, for a portal credential, its customer).",
   authScopes: { apiKey: true },
 });
 builder.mutationType({
   description:
     "Writes. Each mutation is one database transaction; a failed one changes nothing. Every field needs an API " +
-    "key, but those marked for the customer portal.",
-  authScopes: { apiKey: true },
+    "key or an admin or finance member's session (the members', API keys' and settings' ones an admin's), but " +
+    "those marked for the customer portal.",
+  authScopes: { writer: true },
 });
 /**
  * The root of GraphQL subscriptions, named `SubscriptionRoot`: the name `Subscription` is the billing
@@ -256,7 +296,8 @@ builder.subscriptionType({
   name: "SubscriptionRoot",
   description:
     "Live streams, over Server-Sent Events (GraphQL over SSE, distinct connections mode: a POST or GET to /graphql " +
-    "with `Accept: text/event-stream`). Every field needs an API key (a customer-portal credential is refused) and " +
+    "with `Accept: text/event-stream`). Every field needs an API key or a member's session (a customer-portal " +
+    "credential is refused) and " +
     'counts as one request for the rate limit (docs/webhooks.md "The live event stream (GraphQL)").',
   authScopes: { apiKey: true },
 });
@@ -266,7 +307,14 @@ builder.subscriptionType({
  * with an API key or with a portal credential. Its resolver (or service) must check that every id
  * a portal credential names is its customer's (services/context.ts `checkPortalCustomer`).
  */
-export const PORTAL_FIELD = { authScopes: { apiKey: true, portal: true }, skipTypeScopes: true } as const;
+export const PORTAL_FIELD = { authScopes: { writer: true, portal: true }, skipTypeScopes: true } as const;
+
+/**
+ * The options that mark a mutation for admins (docs/dashboard.md "Roles"): members, API keys and settings (webhook
+ * endpoints, certificates, CAFs, organization settings and branding). An API key or an admin member may call it; a
+ * finance or viewer member gets permission_denied.
+ */
+export const ADMIN_FIELD = { authScopes: { admin: true } } as const;
 
 /**
  * The options of a field leading from another object to an invoice (CreditNote.invoice, Order.invoice,

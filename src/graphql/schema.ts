@@ -34,6 +34,8 @@ import "./types/webhook-endpoint.js";
 // dunning (docs/dunning.md)
 import "./types/dunning-campaign.js";
 import "./types/dunning-attempt.js";
+// the dashboard's members (docs/dashboard.md)
+import "./types/member.js";
 
 /**
  * Every field with arguments checks them first (input-guard.ts: text, ids, JSON values); Node ids resolve without

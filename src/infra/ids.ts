@@ -44,6 +44,10 @@ export const ID_PREFIXES = {
   dun: "DunningCampaign",
   dnr: "DunningRun",
   dat: "DunningAttempt",
+  // dashboard members (docs/dashboard.md)
+  mem: "Member",
+  miv: "MemberInvite",
+  mse: "MemberSession",
 } as const;
 
 export type IdPrefix = keyof typeof ID_PREFIXES;

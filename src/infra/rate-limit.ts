@@ -199,6 +199,63 @@ export function createRateLimits(
   };
 }
 
+/** The failed sign-ins of the dashboard (docs/dashboard.md "Rate limits"), per e-mail and per client address. */
+export interface SignInLimits {
+  /** A Refusal (Retry-After: until the first spent window ends) while `email` or `address` has no failure left. */
+  check(email: string, address: string): Promise<Refusal | null>;
+  /** Counts one failed sign-in of `email` and one of `address`. */
+  recordFailure(email: string, address: string): Promise<void>;
+  /** Forgets the failures of `email` (it signed in); the address's stay. */
+  reset(email: string): Promise<void>;
+}
+
+/**
+ * Sign-in failure counts: `perEmail` failures of one e-mail and `perAddress` of one client address per
+ * `windowSeconds` (fixed windows), in `store`'s RateLimit table when given (shared by every process), else in this
+ * process's memory. E-mails are kept as their SHA-256, as presented credentials are.
+ */
+export function createSignInLimits(
+  limits: { perEmail: number; perAddress: number; windowSeconds: number },
+  store?: StoreQuery,
+): SignInLimits {
+  const byEmail = limiter(
+    { keyPrefix: "signin_email", points: limits.perEmail, duration: limits.windowSeconds },
+    store,
+  );
+  const byAddress = limiter(
+    { keyPrefix: "signin_address", points: limits.perAddress, duration: limits.windowSeconds },
+    store,
+  );
+  const emailKey = (email: string) => credentialDigest(email);
+  const spent = async (l: RateLimiterMemory | RateLimiterPostgres, key: string, points: number) => {
+    const state = await l.get(key);
+    return state && state.consumedPoints >= points ? state.msBeforeNext : null;
+  };
+  const consumeQuietly = async (l: RateLimiterMemory | RateLimiterPostgres, key: string) => {
+    try {
+      await l.consume(key);
+    } catch (e) {
+      if (!(e instanceof RateLimiterRes)) throw e;
+    }
+  };
+  return {
+    async check(email, address) {
+      const waits = [
+        await spent(byEmail, emailKey(email), limits.perEmail),
+        await spent(byAddress, bounded(address), limits.perAddress),
+      ].filter((ms): ms is number => ms !== null);
+      return waits.length ? { retryAfterSeconds: seconds(Math.max(...waits)) } : null;
+    },
+    async recordFailure(email, address) {
+      await consumeQuietly(byEmail, emailKey(email));
+      await consumeQuietly(byAddress, bounded(address));
+    },
+    async reset(email) {
+      await byEmail.delete(emailKey(email));
+    },
+  };
+}
+
 /**
  * Client addresses this process knows to be past the failed-authentication limit, each until its window ends (ms
  * on `clock`), so `checkAuthFailures` answers them without a statement. Bounded: past MAX_LIMITED_ADDRESSES the

@@ -3,6 +3,7 @@ import type { PrismaClient } from "../infra/prisma/generated/client.js";
 import type { AppSettings } from "../infra/config.js";
 import { NotFoundError, PermissionError } from "../domain/errors.js";
 import { PORTAL_DOCUMENT_STATUS, portalShowsDocument } from "../domain/portal.js";
+import type { MemberRole } from "../domain/members.js";
 
 export interface Auth {
   organizationId: string;
@@ -17,6 +18,22 @@ export interface Auth {
    * portal (scope `portal`), and the services check that every id it names is this customer's.
    */
   portal?: PortalAuth;
+  /**
+   * Set when the request carries a dashboard member's session instead of an API key (docs/dashboard.md): the
+   * member acts with its role's permissions (the GraphQL scopes `writer` and `admin`), in `organizationId` and the
+   * mode its X-Dashboard-Mode header names; `userEmail` is the member's e-mail.
+   */
+  member?: MemberAuth;
+}
+
+/** Who a dashboard session acts for. */
+export interface MemberAuth {
+  /** `mem_` id of the member */
+  memberId: string;
+  /** the member's role now (read with the session on every request) */
+  role: MemberRole;
+  /** `mse_` id of the session (sign-out ends it) */
+  sessionId: string;
 }
 
 /** Who a customer-portal credential acts for. */

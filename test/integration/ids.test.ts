@@ -23,6 +23,7 @@ const VALUE_ID_TYPES: Record<string, string> = {
   Certificate: "cer",
   CreditNoteLine: "lin",
   InvoiceLine: "lin",
+  Member: "mem",
   OrderLine: "lin",
   PendingInvoiceItem: "pii",
   SubscriptionLine: "lin",

@@ -4,7 +4,7 @@
  * and `updateOrganizationBranding`. Rules live in services/customer-sessions.ts, services/branding.ts
  * and domain/customer-sessions.ts.
  */
-import { builder } from "../builder.js";
+import { builder, ADMIN_FIELD } from "../builder.js";
 import type { GraphQLContext } from "../context.js";
 import { storedSessionSettings, URL_MAX_LENGTH, type SessionSettings } from "../../domain/customer-sessions.js";
 import {
@@ -211,6 +211,7 @@ builder.mutationFields((t) => ({
     },
   }),
   updateOrganizationBranding: t.field({
+    ...ADMIN_FIELD,
     type: OrganizationBranding,
     description:
       "Changes the given branding fields of the caller's mode (the other mode's is not touched); later sessions of " +

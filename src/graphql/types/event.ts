@@ -5,7 +5,7 @@
  * Events are written by the use cases in the transaction of each change (services/events.ts);
  * their `data` is JSON text with the REST API's names and formats, as webhooks deliver it.
  */
-import { builder } from "../builder.js";
+import { builder, ADMIN_FIELD } from "../builder.js";
 import {
   DateTimeFilter,
   dateTimeConditions,
@@ -109,6 +109,7 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   redeliverEvent: t.prismaField({
+    ...ADMIN_FIELD,
     type: "Event",
     description:
       "Sends an event again at once, with the same `webhook-id` and a new schedule of attempts: to `endpoint`, or " +

@@ -4,7 +4,7 @@
  * (`Caf` node, `cafs`, `uploadCaf`). Rules: services/tax-profile.ts, services/certificates.ts,
  * services/cafs.ts and domain/tax-profile.ts.
  */
-import { builder } from "../builder.js";
+import { builder, ADMIN_FIELD } from "../builder.js";
 import { Language } from "../enums.js";
 import { isPrintLocale } from "../../domain/printed-labels.js";
 import { StringFilter, stringConditions } from "../filters.js";
@@ -241,6 +241,7 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   updateTaxProfile: t.field({
+    ...ADMIN_FIELD,
     type: TaxProfile,
     description:
       "Changes the given fields of the caller's mode's tax profile (the other mode's is not touched). Errors: " +
@@ -250,6 +251,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => updateTaxProfile(ctx, args.input),
   }),
   uploadCertificate: t.prismaField({
+    ...ADMIN_FIELD,
     type: Certificate,
     description:
       "Stores a signing certificate (PKCS#12 + password) for the caller's mode, encrypted at rest. Errors: " +
@@ -259,6 +261,7 @@ builder.mutationFields((t) => ({
     resolve: (_query, _root, args, ctx) => uploadCertificate(ctx, args.input) as never,
   }),
   uploadCaf: t.prismaField({
+    ...ADMIN_FIELD,
     type: "Caf",
     description:
       "Stores a CAF file after checking it (RUT of the caller's mode's tax profile, document type, range, SII " +

@@ -4,7 +4,7 @@
  * Rules: domain/webhooks.ts; writes: services/webhook-endpoints.ts; sending:
  * services/webhook-delivery.ts.
  */
-import { builder } from "../builder.js";
+import { builder, ADMIN_FIELD } from "../builder.js";
 import type { DescribedValues } from "../enums.js";
 import { offsetArg, prismaConnection } from "../pagination.js";
 import { DateTimeFilter, StringFilter, dateTimeConditions, stringConditions } from "../filters.js";
@@ -247,6 +247,7 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   createWebhookEndpoint: t.prismaField({
+    ...ADMIN_FIELD,
     type: "WebhookEndpoint",
     description:
       "Creates an enabled endpoint with a new signing secret, shown in this answer only (`secret`). Errors: " +
@@ -261,6 +262,7 @@ builder.mutationFields((t) => ({
     },
   }),
   updateWebhookEndpoint: t.prismaField({
+    ...ADMIN_FIELD,
     type: "WebhookEndpoint",
     description:
       "Changes an endpoint's url, enabledEvents, description, metadata or status (enabled re-enables it). " +
@@ -275,6 +277,7 @@ builder.mutationFields((t) => ({
     },
   }),
   deleteWebhookEndpoint: t.field({
+    ...ADMIN_FIELD,
     type: WebhookEndpointDeletePayload,
     description: "Deletes an endpoint, its undelivered messages and its recorded attempts. Errors: not_found.",
     args: { id: t.arg.id({ required: true, description: "`we_` id" }) },
@@ -284,6 +287,7 @@ builder.mutationFields((t) => ({
     },
   }),
   rotateWebhookEndpointSecret: t.prismaField({
+    ...ADMIN_FIELD,
     type: "WebhookEndpoint",
     description:
       "Gives an endpoint a new signing secret, shown in this answer only (`secret`); for 24 hours messages carry " +
