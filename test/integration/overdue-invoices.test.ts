@@ -166,7 +166,8 @@ describe("the overdue sweep", () => {
     );
     expect(await run.exited, run.lines.join("\n")).toBe(0);
     expect(run.lines.map((l) => l.trim()).filter((l) => l.startsWith("{"))).toEqual([
-      '{"swept":1,"overdue":1,"entered":0,"attempts":0,"paid":0,"finished":0,"charged":0,"declined":0,"failed":0,"emails":0}',
+      '{"swept":1,"overdue":1,"entered":0,"attempts":0,"paid":0,"finished":0,"charged":0,"declined":0,"failed":0,' +
+        '"emails":0}',
     ]);
     s = await startTestServer({ target: target.target });
     const events = await overdueEvents();

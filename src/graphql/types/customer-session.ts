@@ -34,7 +34,8 @@ export const CustomerSessionSettings = builder.objectRef<SessionSettings>("Custo
     businessName: t.exposeString("businessName", {
       nullable: true,
       description:
-        "the organization's business name (its name when none is set); null only in a settings snapshot stored without it",
+        "the organization's business name (its name when none is set); " +
+        "null only in a settings snapshot stored without it",
     }),
     colorBackground: t.exposeString("colorBackground", {
       nullable: true,

@@ -274,7 +274,8 @@ export const Invoice = builder.prismaNode("Invoice", {
       nullable: true,
       select: { localFile: true },
       description:
-        "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; null while none is stored",
+        "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; " +
+        "null while none is stored",
       resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
     }),
     note: t.exposeString("note", {

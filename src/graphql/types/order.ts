@@ -188,7 +188,8 @@ export const Order = builder.prismaNode("Order", {
       nullable: true,
       select: { localFile: true },
       description:
-        "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; null while none is stored",
+        "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; " +
+        "null while none is stored",
       resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
     }),
     taxAgency: t.expose("taxAgency", {

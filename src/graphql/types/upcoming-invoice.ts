@@ -67,7 +67,8 @@ const UpcomingInvoiceLine = builder.objectRef<LineValue>("UpcomingInvoiceLine").
     pendingItem: t.string({
       nullable: true,
       description:
-        "`pii_` id of the pending invoice item it bills (a proration or a carried credit); null for a subscription line's",
+        "`pii_` id of the pending invoice item it bills (a proration or a carried credit); " +
+        "null for a subscription line's",
       resolve: (l) => (l.source.kind === "pending_item" ? l.source.id : null),
     }),
   }),
