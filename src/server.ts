@@ -33,8 +33,7 @@ import { DEFAULT_SETTINGS, type AppSettings, type ServiceRole } from "./infra/co
 import { createSmtpMailer, type Mailer } from "./infra/mail.js";
 import { startOutboxWorker, type OutboxWorker } from "./services/outbox.js";
 import { startBillingRunWorker, type BillingRunWorker } from "./services/billing-run.js";
-import { sweepOverdueInvoices } from "./services/overdue-invoices.js";
-import { runDunningAttempts } from "./services/dunning-attempts.js";
+import { runDunningRound } from "./services/dunning-round.js";
 import { startSiiWorker, type SiiWorker } from "./services/sii-sending.js";
 import { runIdempotent } from "./services/idempotency.js";
 import { requestDatabase, withRequestDatabase } from "./services/request-transaction.js";
@@ -303,27 +302,18 @@ export function createApp({
     dunningIntervalMs > 0
       ? startIntervalWorker(
           (signal) =>
-            sweepOverdueInvoices({ prisma, settings, now: () => new Date(), signal })
-              .then(
-                (summary) => summary.swept && logger.info({ ...summary }, "overdue invoices swept"),
-                (err) => logger.error({ err }, "the overdue sweep failed"),
-              )
-              .then(() =>
-                runDunningAttempts({
-                  prisma,
-                  settings,
-                  now: () => new Date(),
-                  signal,
-                  sendsMail: mailer !== null,
-                  onError: (run, err) => logger.error({ err, run }, "a dunning attempt failed"),
-                }),
-              )
-              .then(
-                (summary) =>
-                  (summary.entered || summary.attempts || summary.paid || summary.failed) &&
-                  logger.info({ ...summary }, "dunning attempts"),
-                (err) => logger.error({ err }, "the dunning attempts failed"),
-              ),
+            runDunningRound({
+              prisma,
+              settings,
+              now: () => new Date(),
+              signal,
+              sendsMail: mailer !== null,
+              onError: (run, err) => logger.error({ err, run }, "a dunning attempt failed"),
+            }).then(({ summary, failures }) => {
+              for (const { step, error } of failures) logger.error({ err: error }, `the dunning ${step} failed`);
+              if (summary.swept || summary.entered || summary.attempts || summary.paid || summary.failed)
+                logger.info({ ...summary }, "dunning round");
+            }),
           dunningIntervalMs,
         )
       : null;

@@ -148,9 +148,8 @@ export function buildProgram(ctx: CommandContext, version: string): Command {
     .option("--json", "print the summary as JSON (default: plain text)")
     .option("--no-progress", "no progress bar")
     .action(async (options: { until?: string; json?: boolean; progress: boolean }) => {
-      const [{ sweepOverdueInvoices }, { runDunningAttempts }, { settings }] = await Promise.all([
-        import("../services/overdue-invoices.js"),
-        import("../services/dunning-attempts.js"),
+      const [{ runDunningRound }, { settings }] = await Promise.all([
+        import("../services/dunning-round.js"),
         ctx.settings(),
         // the sweep writes events (docs/webhooks.md)
         import("./open.js").then((open) => open.installEventPrinting()),
@@ -159,26 +158,20 @@ export function buildProgram(ctx: CommandContext, version: string): Command {
       const display = options.progress ? await ctx.progress(DUNNING_PROGRESS) : null;
       const database = await ctx.openDatabase();
       try {
-        const summary = await sweepOverdueInvoices({
+        const { summary: all, failures } = await runDunningRound({
           prisma: database.prisma,
           settings,
           now: () => new Date(),
           until: options.until,
           signal: ctx.signal,
-          onProgress: display ? (done, total) => display.update(done, total) : undefined,
-        });
-        display?.end();
-        const attempts = await runDunningAttempts({
-          prisma: database.prisma,
-          settings,
-          now: () => new Date(),
-          until: options.until,
-          signal: ctx.signal,
+          onSweepProgress: display ? (done, total) => display.update(done, total) : undefined,
           // e-mails wait in the outbox for the server's worker when SMTP_URL is set, else they are kept
           sendsMail: !!settings.smtpUrl,
           onError: (run, err) => ctx.notes.write(`dunning run ${run}: ${err instanceof Error ? err.message : err}\n`),
         });
-        const all = { ...summary, ...attempts };
+        display?.end();
+        // a step that failed (a bad --until, the database) fails the command, as it did before the round was shared
+        if (failures.length) throw failures[0].error;
         ctx.out.write(
           options.json
             ? `${JSON.stringify(all)}\n`

@@ -10,8 +10,7 @@
  *   clock's subscriptions as if that time had come, every due cycle in order, in the same request.
  * - Deleting a clock with customers attached is refused (409); delete or keep them first.
  */
-import { sweepOverdueInvoices } from "./overdue-invoices.js";
-import { runDunningAttempts } from "./dunning-attempts.js";
+import { runDunningRound } from "./dunning-round.js";
 import type { TestClock } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError, PermissionError } from "../domain/errors.js";
@@ -130,33 +129,22 @@ export async function advanceTestClock(
     until: todayIn(timeZone, clock.frozenTime),
     testClockId: clock.id,
   });
-  // then the dunning worker's round for its customers at the clock's time: invoices now past their due date are
-  // swept (invoice.payment_overdue; docs/dunning.md "Overdue invoices")
-  const swept = await sweepOverdueInvoices({
-    prisma: ctx.prisma,
-    settings: ctx.settings,
-    now: () => clock.frozenTime,
-    testClockId: clock.id,
-  }).then(
-    () => true,
-    () => false,
-  );
-  // and the campaigns' attempts at the clock's time (docs/dunning.md "Attempts"): runs start, due attempts are made
-  const attempted = await runDunningAttempts({
+  // then the dunning worker's round for its customers at the clock's time (services/dunning-round.ts): invoices now
+  // past their due date are swept (invoice.payment_overdue), then runs start and due attempts are made
+  const dunning = await runDunningRound({
     prisma: ctx.prisma,
     settings: ctx.settings,
     now: () => new Date(),
+    sweepNow: () => clock.frozenTime,
     testClockId: clock.id,
     sendsMail,
-  }).then(
-    (attempts) => attempts.failed === 0,
-    () => false,
-  );
+  });
+  const dunned = dunning.failures.length === 0 && dunning.summary.failed === 0;
   return ctx.prisma.testClock.update({
     where: { id },
     // a declined card is the customer's outcome (the subscription goes past due), not a failure of the clock
     data: {
-      status: summary.failed - summary.declined > 0 || !swept || !attempted ? "internal_failure" : "ready",
+      status: summary.failed - summary.declined > 0 || !dunned ? "internal_failure" : "ready",
     },
   });
 }
