@@ -31,7 +31,7 @@ export type AttemptEmail = (typeof ATTEMPT_EMAILS)[number];
 
 /** An overdue invoice as the e-mail lists it. */
 export interface DunningMailInvoice {
-  /** the document's name and number, e.g. "Factura electrónica 12" */
+  /** the document's name and number, as its PDF heads it, e.g. "Factura electrónica N° 12" */
   label: string;
   /** yyyy-mm-dd */
   dueDate: string;

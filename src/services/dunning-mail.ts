@@ -13,6 +13,7 @@ import type { Prisma } from "../infra/prisma/generated/client.js";
 import { dunningMail, payLink, type AttemptEmail, type DunningMailCard } from "../domain/dunning-mail.js";
 import type { AttemptInvoice, FinalAction } from "../domain/dunning.js";
 import { isoDate } from "../domain/formats.js";
+import { printedHeading, printedLabels } from "../domain/printed-labels.js";
 import { portalColors, portalLink, portalLocale } from "../domain/portal.js";
 import { sum, toDecimal, type Decimal } from "../domain/money.js";
 import { tenant, type ServiceContext } from "./context.js";
@@ -117,7 +118,7 @@ export async function queueDunningEmail(txCtx: ServiceContext, request: DunningM
         numbering: true,
         dueDate: true,
         date: true,
-        documentType: { select: { name: true } },
+        documentType: { select: { name: true, hasLocalFormat: true } },
       },
     }),
     txCtx.prisma.currency.findUniqueOrThrow({ where: { id: request.currencyId } }),
@@ -125,6 +126,7 @@ export async function queueDunningEmail(txCtx: ServiceContext, request: DunningM
     branding(txCtx),
   ]);
   const locale = portalLocale(customer.countryId);
+  const labels = printedLabels(locale);
   const byId = new Map(documents.map((d) => [d.id, d]));
   const mail = dunningMail({
     locale,
@@ -133,11 +135,18 @@ export async function queueDunningEmail(txCtx: ServiceContext, request: DunningM
     currency: { id: currency.id, rounded: currency.rounded, decimals: currency.decimals },
     invoices: invoices.map((i) => {
       const doc = byId.get(i.id)!;
-      const label =
-        doc.numbering === "internal"
-          ? `${locale === "es" ? "Documento no tributario N° interno" : "Non-tax document, internal no."} ${doc.number}`
-          : `${doc.documentType.name} ${doc.number}`;
-      return { label, dueDate: isoDate(doc.dueDate ?? doc.date), amountDue: i.due.toFixed() };
+      // named as its PDF heads it (domain/printed-labels.ts printedHeading): "Factura electrónica N° 12", or a
+      // regulated type numbered before SII set-up "Documento no tributario N° interno 3"
+      const { title, numberLine } = printedHeading(
+        {
+          documentName: doc.documentType.name,
+          number: doc.number,
+          numbering: doc.numbering,
+          hasLocalFormat: doc.documentType.hasLocalFormat,
+        },
+        labels,
+      );
+      return { label: `${title} ${numberLine}`, dueDate: isoDate(doc.dueDate ?? doc.date), amountDue: i.due.toFixed() };
     }),
     totalDue: sum(invoices.map((i) => i.due)).toFixed(),
     declinedCards: cards,
