@@ -1,0 +1,230 @@
+/**
+ * Revenue analytics (docs/analytics.md): the monthly figures of the caller's organization and mode in one
+ * currency. Two statements, whatever the number of months:
+ *
+ * 1. **MRR** (`mrrByMonth`): for each month end, each customer's monthly recurring revenue: the licensed plan lines
+ *    of the subscription cycle invoices whose period covers that day, net of tax, normalized to a month
+ *    (domain/revenue-analytics.ts MRR_FREQUENCY_FACTORS), of subscriptions neither cancelled nor paused by then,
+ *    rounded to the currency's unit per customer; then, comparing each customer's month end with the previous one
+ *    (domain/revenue-analytics.ts `mrrMovement`, in SQL: `MOVEMENTS`), the month's new, expansion, contraction and
+ *    churned MRR, and the active subscriptions and customers.
+ * 2. **Money** (`moneyFlows`): the finalized invoices, credit and debit notes and succeeded payments grouped by their
+ *    month and their invoice's due month, which domain/revenue-analytics.ts `monthlyFigures` turns into invoiced,
+ *    notes, IVA, collected, outstanding and overdue.
+ */
+import { Prisma } from "../infra/prisma/generated/client.js";
+import { sqlRows } from "../infra/prepared-sql.js";
+import { ValidationError } from "../domain/errors.js";
+import {
+  analyticsMonths,
+  monthIndex,
+  monthlyFigures,
+  MRR_FREQUENCY_FACTORS,
+  type AnalyticsMonth,
+  type MoneyFlow,
+  type MonthlyMoney,
+} from "../domain/revenue-analytics.js";
+import type { ServiceContext } from "./context.js";
+
+/** One month of revenueAnalytics: amounts are decimal strings in the analysis' currency. */
+export interface RevenueMonth extends MonthlyMoney {
+  /** first day of the month, yyyy-mm-dd */
+  month: string;
+  /** last day of the month, yyyy-mm-dd: the day MRR and the balances are taken at */
+  monthEnd: string;
+  mrr: string;
+  newMrr: string;
+  expansionMrr: string;
+  contractionMrr: string;
+  churnedMrr: string;
+  activeSubscriptions: number;
+  activeCustomers: number;
+}
+
+/** What revenueAnalytics answers. */
+export interface RevenueAnalytics {
+  /** ISO 4217 code of every amount */
+  currency: string;
+  months: RevenueMonth[];
+}
+
+export interface RevenueAnalyticsInput {
+  /** ISO 4217 code, e.g. CLP */
+  currency: string;
+  /** a day of the first month, yyyy-mm-dd */
+  from: string;
+  /** a day of the last month, yyyy-mm-dd */
+  to: string;
+}
+
+/**
+ * The figures of every calendar month from `from`'s to `to`'s (docs/analytics.md). Errors (400): `currency` not a
+ * known currency; `from`, `to` as domain/revenue-analytics.ts `analyticsMonths` says.
+ */
+export async function revenueAnalytics(ctx: ServiceContext, input: RevenueAnalyticsInput): Promise<RevenueAnalytics> {
+  const { previous, months } = analyticsMonths(input.from, input.to);
+  const currency = await ctx.prisma.currency.findUnique({
+    where: { id: input.currency },
+    select: { id: true, rounded: true, decimals: true },
+  });
+  if (!currency) throw ValidationError.field("currency", `unknown currency ${input.currency}`);
+  const scale = currency.rounded ? 0 : currency.decimals;
+  const [mrr, flows] = await Promise.all([
+    mrrByMonth(ctx, currency.id, scale, previous, months),
+    moneyFlows(ctx, currency.id, months),
+  ]);
+  const money = monthlyFigures(flows, months.length, currency);
+  return {
+    currency: currency.id,
+    months: months.map((m, k) => ({
+      month: m.start,
+      monthEnd: m.last,
+      ...money[k],
+      ...(mrr.get(k + 1) ?? EMPTY_MRR),
+    })),
+  };
+}
+
+type MrrFigures = Pick<
+  RevenueMonth,
+  "mrr" | "newMrr" | "expansionMrr" | "contractionMrr" | "churnedMrr" | "activeSubscriptions" | "activeCustomers"
+>;
+
+const EMPTY_MRR: MrrFigures = {
+  mrr: "0",
+  newMrr: "0",
+  expansionMrr: "0",
+  contractionMrr: "0",
+  churnedMrr: "0",
+  activeSubscriptions: 0,
+  activeCustomers: 0,
+};
+
+/** A plan line's monthly amount: `net` times its plan's frequency factor (MRR_FREQUENCY_FACTORS). */
+const MONTHLY = Prisma.raw(
+  `CASE "frequency" ${Object.entries(MRR_FREQUENCY_FACTORS)
+    .map(([frequency, f]) => `WHEN '${frequency}' THEN net * ${f.numerator} / ${f.denominator}`)
+    .join(" ")} END`,
+);
+
+/** domain/revenue-analytics.ts `mrrMovement` over the rows (cur, prev) of every customer. */
+const MOVEMENTS = Prisma.sql`
+  (SUM(cur) FILTER (WHERE prev = 0 AND cur > 0))::text AS "newMrr",
+  (SUM(cur - prev) FILTER (WHERE prev > 0 AND cur > prev))::text AS "expansionMrr",
+  (SUM(prev - cur) FILTER (WHERE cur > 0 AND cur < prev))::text AS "contractionMrr",
+  (SUM(prev) FILTER (WHERE prev > 0 AND cur = 0))::text AS "churnedMrr"`;
+
+/**
+ * MRR and its movements per month index (1 = the first month; 0, the month before, is read for the first month's
+ * movements). One statement.
+ */
+async function mrrByMonth(
+  ctx: ServiceContext,
+  currencyId: string,
+  scale: number,
+  previous: AnalyticsMonth,
+  months: AnalyticsMonth[],
+): Promise<Map<number, MrrFigures>> {
+  const ends = [previous, ...months].map((m) => m.last);
+  const rows = await sqlRows<{
+    k: number;
+    mrr: string;
+    newMrr: string | null;
+    expansionMrr: string | null;
+    contractionMrr: string | null;
+    churnedMrr: string | null;
+    activeSubscriptions: number;
+    activeCustomers: number;
+  }>(
+    ctx.prisma,
+    Prisma.sql`
+    WITH ends AS (
+      SELECT (ord - 1)::int AS k, e::date AS last FROM unnest(${ends}::text[]) WITH ORDINALITY AS x(e, ord)
+    ),
+    org AS (SELECT "timeZone" AS tz FROM "Organization" WHERE "id" = ${ctx.auth.organizationId}),
+    plan_lines AS (
+      SELECT e.k, i."customerId", i."subscriptionId", p."frequency",
+        CASE WHEN dt."pricesIncludeTax" AND NOT l."exempt" THEN l."total" * 100 / (100 + i."taxPercent")
+          ELSE l."total" END AS net
+      FROM ends e
+      JOIN "Invoice" i ON i."organizationId" = ${ctx.auth.organizationId} AND i."testMode" = ${ctx.auth.testMode}
+        AND i."currencyId" = ${currencyId} AND i."status" = 'finalized' AND i."billingCycle" IS NOT NULL
+        AND i."periodStart" <= e.last AND i."periodEnd" > e.last
+      JOIN "Subscription" s ON s."id" = i."subscriptionId"
+      JOIN "DocumentType" dt ON dt."id" = i."documentTypeId"
+      JOIN "InvoiceLine" l ON l."invoiceId" = i."id" AND l."planId" IS NOT NULL AND l."periodStart" = i."periodStart"
+      JOIN "Plan" p ON p."id" = l."planId" AND p."usageScheme" = 'licensed'
+      CROSS JOIN org
+      WHERE (s."cancelled" IS NULL OR (s."cancelled" AT TIME ZONE org.tz)::date > e.last)
+        AND NOT (s."status" = 'paused' AND COALESCE((s."paused" AT TIME ZONE org.tz)::date <= e.last, true))
+    ),
+    customers AS (
+      SELECT k, "customerId", ROUND(SUM(${MONTHLY}), ${scale}) AS mrr, COUNT(DISTINCT "subscriptionId") AS subscriptions
+      FROM plan_lines GROUP BY k, "customerId"
+    ),
+    pairs AS (
+      SELECT COALESCE(c.k, p.k + 1) AS k, COALESCE(c.mrr, 0) AS cur, COALESCE(p.mrr, 0) AS prev,
+        c."customerId" IS NOT NULL AS active, COALESCE(c.subscriptions, 0) AS subscriptions
+      FROM customers c FULL JOIN customers p ON p."customerId" = c."customerId" AND p.k = c.k - 1
+    )
+    SELECT k, SUM(cur)::text AS "mrr", ${MOVEMENTS},
+      SUM(subscriptions)::int AS "activeSubscriptions", (COUNT(*) FILTER (WHERE active))::int AS "activeCustomers"
+    FROM pairs WHERE k BETWEEN 1 AND ${months.length} GROUP BY k`,
+  );
+  return new Map(
+    rows.map((r) => [
+      r.k,
+      {
+        mrr: r.mrr,
+        newMrr: r.newMrr ?? "0",
+        expansionMrr: r.expansionMrr ?? "0",
+        contractionMrr: r.contractionMrr ?? "0",
+        churnedMrr: r.churnedMrr ?? "0",
+        activeSubscriptions: r.activeSubscriptions,
+        activeCustomers: r.activeCustomers,
+      },
+    ]),
+  );
+}
+
+/**
+ * The money flows up to the last month's end, grouped by month index (0: the month before the first and earlier)
+ * and their invoice's due month index (beyond the last month: months + 1). One statement.
+ */
+async function moneyFlows(ctx: ServiceContext, currencyId: string, months: AnalyticsMonth[]): Promise<MoneyFlow[]> {
+  const before = monthIndex(months[0].start) - 1;
+  // GREATEST and LEAST skip nulls: a null date (an invoice without a due date) is kept null by the CASE
+  const bucket = (column: string) =>
+    Prisma.raw(
+      `CASE WHEN ${column} IS NOT NULL THEN GREATEST(0, LEAST(${months.length + 1}, ` +
+        `(EXTRACT(YEAR FROM ${column}) * 12 + EXTRACT(MONTH FROM ${column}) - 1)::int - ${before})) END`,
+    );
+  const last = months[months.length - 1].last;
+  const tenant = (alias: string) => {
+    const table = Prisma.raw(alias);
+    const { organizationId, testMode } = ctx.auth;
+    return Prisma.sql`${table}."organizationId" = ${organizationId} AND ${table}."testMode" = ${testMode}`;
+  };
+  const rows = await sqlRows<MoneyFlow>(
+    ctx.prisma,
+    Prisma.sql`
+    SELECT kind, month, "dueMonth", "forInvoice", SUM(total)::text AS total, SUM(tax)::text AS tax FROM (
+      SELECT 'invoice' AS kind, ${bucket('i."date"')} AS month, ${bucket('i."dueDate"')} AS "dueMonth",
+        true AS "forInvoice", i."total" AS total, i."tax" AS tax
+      FROM "Invoice" i
+      WHERE ${tenant("i")} AND i."currencyId" = ${currencyId} AND i."status" = 'finalized' AND i."date" <= ${last}::date
+      UNION ALL
+      SELECT CASE WHEN dt."isCreditNote" THEN 'credit_note' ELSE 'debit_note' END, ${bucket('n."date"')},
+        ${bucket('i."dueDate"')}, true, n."total", n."tax"
+      FROM "CreditNote" n JOIN "DocumentType" dt ON dt."id" = n."documentTypeId"
+      JOIN "Invoice" i ON i."id" = n."invoiceId"
+      WHERE ${tenant("n")} AND n."currencyId" = ${currencyId} AND n."status" = 'finalized' AND n."date" <= ${last}::date
+      UNION ALL
+      SELECT 'payment', ${bucket('p."date"')}, ${bucket('i."dueDate"')}, p."invoiceId" IS NOT NULL, p."amount", 0
+      FROM "Payment" p LEFT JOIN "Invoice" i ON i."id" = p."invoiceId"
+      WHERE ${tenant("p")} AND p."currencyId" = ${currencyId} AND p."status" = 'succeeded' AND p."date" <= ${last}::date
+    ) f
+    GROUP BY kind, month, "dueMonth", "forInvoice"`,
+  );
+  return rows;
+}
