@@ -125,7 +125,6 @@ async function mrrByMonth(
   previous: AnalyticsMonth,
   months: AnalyticsMonth[],
 ): Promise<Map<number, MrrFigures>> {
-  const ends = [previous, ...months].map((m) => m.last);
   const rows = await sqlRows<{
     k: number;
     mrr: string;
@@ -135,9 +134,33 @@ async function mrrByMonth(
     churnedMrr: string | null;
     activeSubscriptions: number;
     activeCustomers: number;
-  }>(
-    ctx.prisma,
-    Prisma.sql`
+  }>(ctx.prisma, mrrStatement(ctx, currencyId, scale, previous, months));
+  return new Map(
+    rows.map((r) => [
+      r.k,
+      {
+        mrr: r.mrr,
+        newMrr: r.newMrr ?? "0",
+        expansionMrr: r.expansionMrr ?? "0",
+        contractionMrr: r.contractionMrr ?? "0",
+        churnedMrr: r.churnedMrr ?? "0",
+        activeSubscriptions: r.activeSubscriptions,
+        activeCustomers: r.activeCustomers,
+      },
+    ]),
+  );
+}
+
+/** mrrByMonth's statement (exported for bench/analytics.ts's EXPLAIN). */
+export function mrrStatement(
+  ctx: ServiceContext,
+  currencyId: string,
+  scale: number,
+  previous: AnalyticsMonth,
+  months: AnalyticsMonth[],
+): Prisma.Sql {
+  const ends = [previous, ...months].map((m) => m.last);
+  return Prisma.sql`
     WITH ends AS (
       SELECT (ord - 1)::int AS k, e::date AS last FROM unnest(${ends}::text[]) WITH ORDINALITY AS x(e, ord)
     ),
@@ -169,29 +192,19 @@ async function mrrByMonth(
     )
     SELECT k, SUM(cur)::text AS "mrr", ${MOVEMENTS},
       SUM(subscriptions)::int AS "activeSubscriptions", (COUNT(*) FILTER (WHERE active))::int AS "activeCustomers"
-    FROM pairs WHERE k BETWEEN 1 AND ${months.length} GROUP BY k`,
-  );
-  return new Map(
-    rows.map((r) => [
-      r.k,
-      {
-        mrr: r.mrr,
-        newMrr: r.newMrr ?? "0",
-        expansionMrr: r.expansionMrr ?? "0",
-        contractionMrr: r.contractionMrr ?? "0",
-        churnedMrr: r.churnedMrr ?? "0",
-        activeSubscriptions: r.activeSubscriptions,
-        activeCustomers: r.activeCustomers,
-      },
-    ]),
-  );
+    FROM pairs WHERE k BETWEEN 1 AND ${months.length} GROUP BY k`;
 }
 
 /**
  * The money flows up to the last month's end, grouped by month index (0: the month before the first and earlier)
  * and their invoice's due month index (beyond the last month: months + 1). One statement.
  */
-async function moneyFlows(ctx: ServiceContext, currencyId: string, months: AnalyticsMonth[]): Promise<MoneyFlow[]> {
+function moneyFlows(ctx: ServiceContext, currencyId: string, months: AnalyticsMonth[]): Promise<MoneyFlow[]> {
+  return sqlRows<MoneyFlow>(ctx.prisma, moneyStatement(ctx, currencyId, months));
+}
+
+/** moneyFlows' statement (exported for bench/analytics.ts's EXPLAIN). */
+export function moneyStatement(ctx: ServiceContext, currencyId: string, months: AnalyticsMonth[]): Prisma.Sql {
   const before = monthIndex(months[0].start) - 1;
   // GREATEST and LEAST skip nulls: a null date (an invoice without a due date) is kept null by the CASE
   const bucket = (column: string) =>
@@ -205,9 +218,7 @@ async function moneyFlows(ctx: ServiceContext, currencyId: string, months: Analy
     const { organizationId, testMode } = ctx.auth;
     return Prisma.sql`${table}."organizationId" = ${organizationId} AND ${table}."testMode" = ${testMode}`;
   };
-  const rows = await sqlRows<MoneyFlow>(
-    ctx.prisma,
-    Prisma.sql`
+  return Prisma.sql`
     SELECT kind, month, "dueMonth", "forInvoice", SUM(total)::text AS total, SUM(tax)::text AS tax FROM (
       SELECT 'invoice' AS kind, ${bucket('i."date"')} AS month, ${bucket('i."dueDate"')} AS "dueMonth",
         true AS "forInvoice", i."total" AS total, i."tax" AS tax
@@ -224,7 +235,5 @@ async function moneyFlows(ctx: ServiceContext, currencyId: string, months: Analy
       FROM "Payment" p LEFT JOIN "Invoice" i ON i."id" = p."invoiceId"
       WHERE ${tenant("p")} AND p."currencyId" = ${currencyId} AND p."status" = 'succeeded' AND p."date" <= ${last}::date
     ) f
-    GROUP BY kind, month, "dueMonth", "forInvoice"`,
-  );
-  return rows;
+    GROUP BY kind, month, "dueMonth", "forInvoice"`;
 }

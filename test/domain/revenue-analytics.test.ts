@@ -29,7 +29,7 @@ describe("analyticsMonths", () => {
       try {
         analyticsMonths(from, to);
       } catch (e) {
-        return Object.keys((e as ValidationError).fields);
+        return Object.keys((e as ValidationError).fields ?? {});
       }
       return [];
     };
