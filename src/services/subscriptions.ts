@@ -692,9 +692,9 @@ async function changeLinesMidCycle(
 }
 
 /**
- * Cancels now (status `cancelled`, `cancelled` = now) or, `atPeriodEnd`, at the end of the current
- * period (`cancel_at_period_end` true; status and `cancelled` unchanged until the billing run ends
- * it). `cancel_reason` defaults to `requested_by_customer`. Already cancelled (or already set to
+ * Cancels now (status `cancelled`, `cancelled` = now: a test clock's customer's clock time) or, `atPeriodEnd`,
+ * at the end of the current period (`cancel_at_period_end` true; status and `cancelled` unchanged until the
+ * billing run ends it). `cancel_reason` defaults to `requested_by_customer`. Already cancelled (or already set to
  * cancel at period end, for `atPeriodEnd`): 409. A customer-portal credential may cancel only its
  * own customer's subscriptions (404 for others), only at period end and only when the branding's
  * `portalCancelSubscriptions` is on (403 otherwise; docs/customer-portal.md).
@@ -722,16 +722,18 @@ export async function cancelSubscription(
       );
     }
     const status: SubscriptionStatus = subscriptionTransition(current.status, "cancel");
+    // a test clock's customer is cancelled at its clock's time (docs/test-clocks.md)
+    const cancelled = (await customerContext(tx, current.customerId)).now();
     return withEvent(tx, id, "subscription.canceled", () =>
-      tx.prisma.subscription.update({
-        where: { id },
-        data: { status, cancelled: ctx.now(), cancelReason: reason },
-      }),
+      tx.prisma.subscription.update({ where: { id }, data: { status, cancelled, cancelReason: reason } }),
     );
   });
 }
 
-/** Pauses an active subscription (`paused` = now, `paused_reason`); the billing run skips it. 409 unless active. */
+/**
+ * Pauses an active subscription (`paused` = now, a test clock's customer's clock time; `paused_reason`); the billing
+ * run skips it. 409 unless active.
+ */
 export async function pauseSubscription(
   ctx: ServiceContext,
   id: string,
@@ -741,8 +743,9 @@ export async function pauseSubscription(
   return atomically(ctx, async (tx) => {
     const current = await lockSubscription(tx, id);
     const status = subscriptionTransition(current.status, "pause");
+    const paused = (await customerContext(tx, current.customerId)).now();
     return withEvent(tx, id, "subscription.paused", () =>
-      tx.prisma.subscription.update({ where: { id }, data: { status, paused: ctx.now(), pausedReason } }),
+      tx.prisma.subscription.update({ where: { id }, data: { status, paused, pausedReason } }),
     );
   });
 }

@@ -209,6 +209,35 @@ describe("test clocks", () => {
     expect([del.status, del.body.error.code]).toEqual([409, "invalid_state"]);
   });
 
+  it("cancels and pauses a clock's customer's subscriptions at the clock's time", async () => {
+    const clock = (
+      await s.rest("POST", "/v1/test_clocks/", { body: { name: "Bajas", frozen_time: "2026-03-20T15:30:00Z" } })
+    ).body;
+    const customer = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ test_clock: clock.id }) })).body;
+    const subscribe = async () =>
+      (await s.rest("POST", "/v1/subscriptions/", { body: { customer: customer.id, lines: [{ plan: plans.pro }] } }))
+        .body.id;
+    const [cancelled, paused] = [await subscribe(), await subscribe()];
+    const cancel = await s.rest("DELETE", `/v1/subscriptions/${cancelled}/`);
+    expect([cancel.status, cancel.body.status, cancel.body.cancelled]).toEqual([
+      200,
+      "cancelled",
+      "2026-03-20T15:30:00.000+00:00",
+    ]);
+    const pause = await s.graphql(`mutation($id: ID!) { pauseSubscription(id: $id) { status paused } }`, {
+      id: paused,
+    });
+    expect(pause.body.data.pauseSubscription).toEqual({ status: "paused", paused: "2026-03-20T15:30:00.000Z" });
+    // a customer without a clock is cancelled now
+    const plain = (await s.rest("POST", "/v1/customers/", { body: chileanCustomer() })).body;
+    const sub = (
+      await s.rest("POST", "/v1/subscriptions/", { body: { customer: plain.id, lines: [{ plan: plans.pro }] } })
+    ).body.id;
+    const before = Date.now();
+    const now = await s.rest("DELETE", `/v1/subscriptions/${sub}/`);
+    expect(Date.parse(now.body.cancelled)).toBeGreaterThanOrEqual(before - 1000);
+  });
+
   it("advances through GraphQL too, and deletes a clock without customers", async () => {
     const created = await s.graphql(
       `mutation { createTestClock(input: { frozenTime: "2026-06-01T00:00:00Z" }) { id frozenTime customers } }`,
