@@ -96,3 +96,12 @@ export function bearerKey(header: string | null | undefined): string | null {
 export function isOrganizationId(text: string): boolean {
   return /^org_[0-9A-Za-z]{24}$/.test(text);
 }
+
+/**
+ * Whether a caller may create or revoke an API key of `mode` (docs/dashboard.md "API keys"): an admin member of the
+ * dashboard may manage keys of both modes; an API key only keys of its own mode, so a test key never makes or
+ * ends a live one. Example: a live key may create a live key; a test key asking for a live key is refused.
+ */
+export function mayManageKeyOfMode(caller: { member: boolean; testMode: boolean }, mode: "test" | "live"): boolean {
+  return caller.member || (mode === "test") === caller.testMode;
+}

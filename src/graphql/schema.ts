@@ -37,6 +37,7 @@ import "./types/dunning-attempt.js";
 // the dashboard's members (docs/dashboard.md)
 import "./types/member.js";
 import "./types/revenue-analytics.js";
+import "./types/api-key.js";
 
 /**
  * Every field with arguments checks them first (input-guard.ts: text, ids, JSON values); Node ids resolve without

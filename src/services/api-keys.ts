@@ -5,7 +5,13 @@
 import { createHash } from "node:crypto";
 import type { PrismaClient } from "../infra/prisma/generated/client.js";
 import { newId, randomSecret } from "../infra/ids.js";
-import { AuthenticationError, FieldErrorCollector, NotFoundError, ValidationError } from "../domain/errors.js";
+import {
+  AuthenticationError,
+  FieldErrorCollector,
+  NotFoundError,
+  PermissionError,
+  ValidationError,
+} from "../domain/errors.js";
 import { isEmailAddress } from "../domain/formats.js";
 import {
   bearerKey,
@@ -13,8 +19,9 @@ import {
   isOrganizationId,
   LAST_USED_RESOLUTION_MS,
   lastUseIsStale,
+  mayManageKeyOfMode,
 } from "../domain/api-keys.js";
-import type { Auth } from "./context.js";
+import type { Auth, ServiceContext } from "./context.js";
 import {
   API_KEYS_CHANNEL,
   apiKeyNotification,
@@ -365,4 +372,61 @@ export function holdsValidKey(authorization: string | null | undefined, now: Dat
   const hash = presentedKeyHash(authorization);
   const cached = hash ? cache.get(hash) : undefined;
   return cached !== undefined && !isKeyExpired(cached.expiresAt, now);
+}
+
+/** The caller's right to manage keys of `mode`: PermissionError (403) unless domain/api-keys.ts allows it. */
+function checkKeyMode(ctx: Pick<ServiceContext, "auth">, mode: KeyMode): void {
+  if (!mayManageKeyOfMode({ member: Boolean(ctx.auth.member), testMode: ctx.auth.testMode }, mode)) {
+    const own = ctx.auth.testMode ? "test" : "live";
+    throw new PermissionError(`A ${own} API key creates and revokes ${own} keys only; ask an admin member`);
+  }
+}
+
+/** The caller's organization's API keys of both modes, oldest first (listApiKeys' listing). */
+export function organizationApiKeys(ctx: Pick<ServiceContext, "prisma" | "auth">): Promise<ApiKeyListing[]> {
+  return listApiKeys(ctx.prisma, { organization: ctx.auth.organizationId });
+}
+
+/**
+ * Creates an API key of `mode` in the caller's organization, acting for the caller's e-mail (the member's, or the
+ * calling key's user), expiring at `expiresAt` (null: never). Returns the key once with its listing. Errors: 403
+ * when an API key asks for a key of the other mode (checkKeyMode); 400 as createApiKey's (`expires` not in the
+ * future).
+ */
+export async function createOrganizationApiKey(
+  ctx: Pick<ServiceContext, "prisma" | "auth" | "now">,
+  input: { mode: KeyMode; expiresAt?: Date | null },
+): Promise<{ key: string; apiKey: ApiKeyListing }> {
+  checkKeyMode(ctx, input.mode);
+  const created = await createApiKey(
+    ctx.prisma,
+    {
+      organizationId: ctx.auth.organizationId,
+      email: ctx.auth.userEmail,
+      mode: input.mode,
+      expiresAt: input.expiresAt,
+    },
+    ctx.now(),
+  );
+  const listing = (await organizationApiKeys(ctx)).find((k) => k.id === created.id)!;
+  return { key: created.key, apiKey: listing };
+}
+
+/**
+ * Revokes API key `id` of the caller's organization (revokeApiKey: at once in every process; revoking a revoked key
+ * changes nothing) and returns its listing. Errors: 404 for a key of another organization or none; 403 when an API
+ * key revokes a key of the other mode.
+ */
+export async function revokeOrganizationApiKey(
+  ctx: Pick<ServiceContext, "prisma" | "auth" | "now">,
+  id: string,
+): Promise<ApiKeyListing> {
+  const key = await ctx.prisma.apiKey.findFirst({
+    where: { id, organizationId: ctx.auth.organizationId },
+    select: { testMode: true },
+  });
+  if (!key) throw new NotFoundError("API key", id);
+  checkKeyMode(ctx, key.testMode ? "test" : "live");
+  await revokeApiKey(ctx.prisma, id, ctx.now());
+  return (await organizationApiKeys(ctx)).find((k) => k.id === id)!;
 }

@@ -4,6 +4,7 @@ import {
   isKeyExpired,
   isOrganizationId,
   lastUseIsStale,
+  mayManageKeyOfMode,
   parseKeyExpiry,
 } from "../../src/domain/api-keys.js";
 import { ValidationError } from "../../src/domain/errors.js";
@@ -120,5 +121,16 @@ describe("isOrganizationId", () => {
       "org_0123456789abcdefghij-BCD",
     ])
       expect(isOrganizationId(text), text).toBe(false);
+  });
+});
+
+describe("mayManageKeyOfMode", () => {
+  it("lets admin members manage both modes and an API key only its own", () => {
+    expect(mayManageKeyOfMode({ member: true, testMode: true }, "live")).toBe(true);
+    expect(mayManageKeyOfMode({ member: true, testMode: false }, "test")).toBe(true);
+    expect(mayManageKeyOfMode({ member: false, testMode: false }, "live")).toBe(true);
+    expect(mayManageKeyOfMode({ member: false, testMode: true }, "test")).toBe(true);
+    expect(mayManageKeyOfMode({ member: false, testMode: true }, "live")).toBe(false);
+    expect(mayManageKeyOfMode({ member: false, testMode: false }, "test")).toBe(false);
   });
 });

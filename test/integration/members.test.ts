@@ -10,6 +10,7 @@ import { chileanCustomer, startTestServer, type TestServer } from "../helpers/se
 import { memberCommands } from "../../src/cli/members.js";
 import { DEFAULT_SETTINGS, type AppSettings, type Config } from "../../src/infra/config.js";
 import { inviteMember } from "../../src/services/members.js";
+import { hashKey } from "../../src/services/api-keys.js";
 import type { Database } from "../../src/infra/database.js";
 import { createSmtpMailer } from "../../src/infra/mail.js";
 import { createLogger } from "../../src/infra/logger.js";
@@ -472,5 +473,63 @@ describe("ending a session", () => {
       data: { lastSeenAt, expiresAt: new Date(lastSeenAt.getTime() + 12 * hour) },
     });
     expect((await memberGraphql(session, "{ me { email } }")).status).toBe(401);
+  });
+});
+
+describe("API keys through GraphQL (the dashboard's Developers page)", () => {
+  const LIST = `{ apiKeys { id prefix mode email revokedAt } }`;
+  const CREATE = `mutation($mode: ApiKeyMode!) { createApiKey(mode: $mode) { key apiKey { id prefix mode email } } }`;
+  const REVOKE = `mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }`;
+  const keyCount = () => s.database.prisma.apiKey.count();
+
+  it("lists, creates (the key shown once) and revokes the organization's keys; a key stops at once", async () => {
+    const listed = await s.graphql(LIST);
+    const own = listed.body.data.apiKeys.find((k: { prefix: string }) => s.keys.acme.startsWith(k.prefix));
+    expect(own).toMatchObject({ mode: "test", revokedAt: null });
+    // the other organization's keys are not there
+    const others = await s.database.prisma.apiKey.findMany({ where: { organizationId: s.orgs.other } });
+    expect(listed.body.data.apiKeys.map((k: { id: string }) => k.id)).not.toContain(others[0].id);
+
+    const created = await s.graphql(CREATE, { mode: "test" });
+    const { key, apiKey } = created.body.data.createApiKey;
+    expect(key).toMatch(/^sk_test_/);
+    expect(apiKey).toMatchObject({ prefix: key.slice(0, 12), mode: "test" });
+    const row = await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: apiKey.id } });
+    // only the hash is stored
+    expect([row.organizationId, row.testMode, row.hash]).toEqual([s.orgs.acme, true, hashKey(key)]);
+    expect((await s.rest("GET", "/v1/customers/", { key })).status).toBe(200);
+
+    const revoked = await s.graphql(REVOKE, { id: apiKey.id });
+    expect(revoked.body.data.revokeApiKey.revokedAt).toEqual(expect.any(String));
+    expect((await s.rest("GET", "/v1/customers/", { key })).status).toBe(401);
+    // again: nothing changes
+    const again = await s.graphql(REVOKE, { id: apiKey.id });
+    expect(again.body.data.revokeApiKey.revokedAt).toBe(revoked.body.data.revokeApiKey.revokedAt);
+  });
+
+  it("refuses the other mode to an API key, other organizations' keys, and members who are not admins", async () => {
+    const before = await keyCount();
+    expect(codeOf((await s.graphql(CREATE, { mode: "live" })).body)).toBe("permission_denied");
+    const liveKey = await s.database.prisma.apiKey.findFirstOrThrow({
+      where: { organizationId: s.orgs.acme, testMode: false },
+    });
+    expect(codeOf((await s.graphql(REVOKE, { id: liveKey.id })).body)).toBe("permission_denied");
+    const otherKey = await s.database.prisma.apiKey.findFirstOrThrow({ where: { organizationId: s.orgs.other } });
+    expect(codeOf((await s.graphql(REVOKE, { id: otherKey.id })).body)).toBe("not_found");
+    expect((await s.database.prisma.apiKey.findUniqueOrThrow({ where: { id: otherKey.id } })).revokedAt).toBeNull();
+    for (const role of ["finance", "viewer"] as const) {
+      const session = await signedInMember(`keys-${role}@acme.cl`, role);
+      expect(codeOf((await memberGraphql(session, LIST)).body)).toBe("permission_denied");
+      const create = await memberGraphql(session, CREATE, { variables: { mode: "test" } });
+      expect(codeOf(create.body)).toBe("permission_denied");
+    }
+    expect(await keyCount()).toBe(before);
+
+    // an admin member makes keys of both modes, acting for the member's e-mail
+    const admin = await signedInMember("keys-admin@acme.cl", "admin");
+    const live = await memberGraphql(admin, CREATE, { variables: { mode: "live" } });
+    expect(live.body.data.createApiKey.apiKey).toMatchObject({ mode: "live", email: "keys-admin@acme.cl" });
+    expect(live.body.data.createApiKey.key).toMatch(/^sk_live_/);
+    expect(await keyCount()).toBe(before + 1);
   });
 });
