@@ -143,12 +143,15 @@ describe("an invitation from the CLI", () => {
     expect(invite.expiresAt.getTime() - invite.createdAt.getTime()).toBe(7 * 24 * 3600 * 1000);
   });
 
-  it("serves a placeholder page at the link", async () => {
+  it("serves the dashboard's page at the link (its set-password form: dashboard-browser.test.ts)", async () => {
     const res = await fetch(`${s.url}/dashboard/invite/${tokenOf(link)}`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
     expect(res.headers.get("cache-control")).toBe("no-store");
-    expect(await res.text()).toContain("/dashboard/api/invites/");
+    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(await res.text()).toMatch(
+      /<script type="module" crossorigin src="\/dashboard\/assets\/[\w-]+\.js"><\/script>/,
+    );
   });
 
   it("refuses a password under 12 characters with the field, without spending the link", async () => {
