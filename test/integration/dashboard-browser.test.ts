@@ -191,7 +191,7 @@ describe("the dashboard in a browser", () => {
       for (const q of ["austral", "77.123.456", "pagos@austral"]) {
         await page.getByLabel("Buscar por nombre, RUT o correo").fill(q);
         await page.getByRole("button", { name: "Buscar" }).click();
-        await expect.poll(() => page.locator("table.customers tbody tr").count(), q).toBe(1);
+        await expect.poll(() => page.locator("table.customers tbody tr").count(), { message: q }).toBe(1);
         expect(await row(page, f.austral).textContent()).toBe("Ferretería Austral Ltda77123456-9pagos@austral.cl");
       }
       await shots(page, "customers");
