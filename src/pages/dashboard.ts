@@ -159,10 +159,7 @@ export function createDashboardRoutes(options: DashboardRoutesOptions): (request
     if (invite)
       return post(async () => {
         const body = await jsonBody(request);
-        return signedInResponse(
-          await acceptInvite(prisma, decodeURIComponent(invite[1]), body.password, now()),
-          secure,
-        );
+        return signedInResponse(await acceptInvite(prisma, decodedSegment(invite[1]), body.password, now()), secure);
       });
     if (path === "/dashboard/api/sign-out")
       return post(async () => {
@@ -198,6 +195,15 @@ export function createDashboardRoutes(options: DashboardRoutesOptions): (request
       return domainErrorResponse(e);
     }
   };
+}
+
+/** A path segment percent-decoded; as it came when it is not valid percent-encoding (then no token matches it). */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 function methodNotAllowed(method: string, allow: string): Response {

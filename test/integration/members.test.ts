@@ -154,6 +154,18 @@ describe("an invitation from the CLI", () => {
     );
   });
 
+  it("answers the page's other paths without a 500: unknown files, other methods, a malformed link", async () => {
+    const missing = await fetch(`${s.url}/dashboard/assets/index-nope.js`);
+    expect([missing.status, (await missing.json()).error.code]).toEqual([404, "not_found"]);
+    const traversal = await fetch(`${s.url}/dashboard/assets/..%2F..%2Fpackage.json`);
+    expect(traversal.status).toBe(404);
+    const posted = await fetch(`${s.url}/dashboard`, { method: "POST" });
+    expect([posted.status, posted.headers.get("allow")]).toEqual([405, "GET, HEAD"]);
+    // a token that is not even valid percent-encoding is an unknown link
+    const malformed = await accept("%ZZ", PASSWORD);
+    expect([malformed.status, malformed.body.error.code]).toEqual([401, "authentication_required"]);
+  });
+
   it("refuses a password under 12 characters with the field, without spending the link", async () => {
     const res = await accept(tokenOf(link), "short pass");
     expect(res.status).toBe(400);
