@@ -120,7 +120,7 @@ export function App() {
   const me = data?.me;
   const page = { t, locale, canWrite: !!me && me.role !== "viewer" };
   let body;
-  if (inviting && invite) body = <AcceptInvite token={decodeURIComponent(invite)} onSignedIn={signedIn} />;
+  if (inviting && invite) body = <AcceptInvite token={invite} onSignedIn={signedIn} />;
   else if (me)
     body = (
       <>

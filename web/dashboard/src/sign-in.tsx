@@ -79,7 +79,8 @@ export function AcceptInvite({ token, onSignedIn }: { token: string; onSignedIn:
         onSubmit={(e) => {
           e.preventDefault();
           if (password !== again) return setError(t.passwordsDiffer);
-          void submit(() => post(`/dashboard/api/invites/${encodeURIComponent(token)}`, { password }));
+          // the token as the address has it (base62: nothing to decode); sent back as it came
+          void submit(() => post(`/dashboard/api/invites/${token}`, { password }));
         }}
       >
         <label for="invite-password">{t.password}</label>
