@@ -77,7 +77,16 @@ beforeAll(async () => {
     })
   ).id;
   expect((await s.rest("GET", `/v1/invoices/${f.overdue}/finalize/`)).status).toBe(200);
-  await finalizedInvoice(s, f.robles);
+  // paid with a declining test card: a failed payment (requires_payment_method, with its reason)
+  const declined = await finalizedInvoice(s, f.robles);
+  const card = await s.graphql(`mutation($input: SourceInput!) { createSource(input: $input) { id } }`, {
+    input: { gateway: "test", customer: f.robles, data: { token: "tok_chargeDeclined" } },
+  });
+  const paid = await s.graphql(
+    `mutation($invoice: ID!, $source: ID!) { payInvoice(invoice: $invoice, source: $source) { payment { status } } }`,
+    { invoice: declined, source: card.body.data.createSource.id },
+  );
+  expect(paid.body.data?.payInvoice.payment.status, JSON.stringify(paid.body)).toBe("requires_payment_method");
   f.draft = await draft(f.austral);
   f.otherDraft = await draft(f.robles);
   f.live = (await created("/v1/customers/", chileanCustomer({ name: "Cliente Real SpA" }), s.keys.acmeLive)).id;
@@ -182,7 +191,10 @@ describe("the dashboard in a browser", () => {
       const overdue = page.locator(`#overdue-title ~ ul li[data-id="${f.overdue}"]`);
       await expect.poll(() => overdue.textContent()).toMatch(/Viña Los Robles SpA · Vencimiento 31-10-2026 · /);
       expect(await overdue.textContent()).toMatch(/Por pagar CLP 35\.700$/);
-      expect(await page.locator("#failed-title ~ p").textContent()).toBe("Nada por ahora.");
+      expect(await page.locator("#failed-title ~ ul li").allTextContents()).toEqual([
+        `Viña Los Robles SpA · ${today()} · CLP 2.916 · card_declined: The card was declined.`,
+      ]);
+      expect(await page.locator("#rejected-title ~ p").textContent()).toBe("Nada por ahora.");
       await shots(page, "overview");
 
       // customers: found by name, RUT and e-mail

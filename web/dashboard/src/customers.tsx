@@ -283,7 +283,7 @@ export function Customer({ id }: { id: string }) {
           <ul>
             {nodes(data.payments).map((p) => (
               <li key={p.id} data-id={p.id}>
-                <DateText value={p.date} /> · <PaymentAmount payment={p} /> ·{t.paymentState[p.status] ?? p.status}
+                <DateText value={p.date} /> · <PaymentAmount payment={p} /> · {t.paymentState[p.status] ?? p.status}
                 {p.failureReason && ` · ${p.failureReason}`}
               </li>
             ))}

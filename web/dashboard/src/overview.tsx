@@ -140,7 +140,7 @@ export function Overview() {
             <li key={p.id} data-id={p.id}>
               {p.customer ? <a href={`#/customers/${p.customer.id}`}>{p.customer.name ?? p.customer.id}</a> : p.id}
               {" · "}
-              <DateText value={p.date} /> · <PaymentAmount payment={p} /> ·{p.failureReason}
+              <DateText value={p.date} /> · <PaymentAmount payment={p} /> · {p.failureReason}
             </li>
           ))}
         />
