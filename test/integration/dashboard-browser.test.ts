@@ -1,12 +1,12 @@
 /**
  * The dashboard in headless Chromium (docs/dashboard.md), on both databases: an admin invited through the service
  * sets a password on the invitation page and is signed in; the overview lists the overdue invoice and the failed
- * payment (a declining test card); a customer is
- * found by name, RUT and e-mail; an invoice's page shows its lines, totals to the peso and its PDF in the page; a
- * draft is finalized (and its row in the database); the test/live toggle switches the data; sign-out; a viewer signs
- * in, sees no finalize button, and the mutation with the viewer's cookie is permission_denied. The page's CSP header
- * is checked and the browser reports no violation. Pages are photographed at desktop and phone widths into
- * test-artifacts/dashboard/ (gitignored); with UPDATE_DOC_IMAGES=1 on PGlite, also into docs/images/dashboard/.
+ * payment (a declining test card); a customer is found by name, RUT and e-mail; an invoice's page shows its lines,
+ * totals to the peso and its PDF in the page; a draft is finalized (and its row in the database); the test/live
+ * toggle switches the data; sign-out; a viewer signs in, sees no finalize button, and the mutation with the viewer's
+ * cookie is permission_denied. The page's CSP header is checked and the browser reports no violation. Pages are
+ * photographed at desktop and phone widths into test-artifacts/dashboard/ (gitignored); with UPDATE_DOC_IMAGES=1 on
+ * PGlite, also into docs/images/dashboard/.
  */
 import fs from "node:fs";
 import path from "node:path";
