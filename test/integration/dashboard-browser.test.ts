@@ -218,6 +218,11 @@ describe("the dashboard in a browser", () => {
         .poll(() => page.locator("output.link-url").textContent())
         .toMatch(new RegExp(`^${s.url}/portal/\\w+$`));
       await shots(page, "customer");
+      // its invoices in the list, filtered by the customer
+      await page.getByRole("link", { name: "Todas sus facturas, con filtros" }).click();
+      await expect.poll(() => page.locator("table.invoices tbody tr").count()).toBe(1);
+      expect(await row(page, f.draft).count()).toBe(1);
+      expect(await page.getByLabel("Cliente (id cus_)").inputValue()).toBe(f.austral);
 
       // the overdue invoice's page: lines, totals to the peso, SII status, the PDF shown in the page
       await page.goto(`${s.url}/dashboard/#/invoices/${f.overdue}`);

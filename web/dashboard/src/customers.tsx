@@ -3,6 +3,7 @@
  * customer's page with its documents, subscriptions, payments and payment methods, and (for members who may write)
  * an action creating a customer-portal link (`createCustomerSession`).
  */
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
@@ -142,8 +143,20 @@ const CUSTOMER = gql`
   }
 `;
 
-/** A list of documents: name (linked for invoices), date, status, total. */
-function Docs({ id, title, docs, link }: { id: string; title: string; docs: Doc[]; link?: string }) {
+/** A list of documents: name (linked for invoices), date, status, total; `more` below it. */
+function Docs({
+  id,
+  title,
+  docs,
+  link,
+  more,
+}: {
+  id: string;
+  title: string;
+  docs: Doc[];
+  link?: string;
+  more?: ComponentChildren;
+}) {
   const { t } = usePage();
   return (
     <Section id={id} title={title}>
@@ -179,6 +192,7 @@ function Docs({ id, title, docs, link }: { id: string; title: string; docs: Doc[
           </table>
         </div>
       )}
+      {more}
     </Section>
   );
 }
@@ -259,7 +273,17 @@ export function Customer({ id }: { id: string }) {
         <dd>{c.email ?? "—"}</dd>
       </dl>
       {canWrite && <PortalLink customer={c.id} />}
-      <Docs id="invoices" title={t.invoices} docs={nodes(c.invoices)} link="#/invoices/" />
+      <Docs
+        id="invoices"
+        title={t.invoices}
+        docs={nodes(c.invoices)}
+        link="#/invoices/"
+        more={
+          <p>
+            <a href={`#/invoices?customer=${c.id}`}>{t.customerInvoices}</a>
+          </p>
+        }
+      />
       <Docs id="credit-notes" title={t.creditNotes} docs={nodes(c.creditNotes)} />
       <Docs id="orders" title={t.orders} docs={nodes(c.orders)} />
       <Section id="subscriptions" title={t.subscriptions}>
