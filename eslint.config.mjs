@@ -12,7 +12,7 @@ import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
 
 const code = [
-  "{src,test,bench,scripts,portal}/**/*.{ts,tsx,mts,cts,mjs,cjs,js}",
+  "{src,test,bench,scripts,web}/**/*.{ts,tsx,mts,cts,mjs,cjs,js}",
   "clients/typescript/src/index.ts",
   "clients/typescript/examples/**/*.ts",
 ];
@@ -26,7 +26,6 @@ export default [
       "**/generated/",
       "**/__generated__/",
       "test/fixtures/",
-      "portal/dist/",
     ],
   },
   {

@@ -6,7 +6,8 @@
  * (test/integration/graphiql.test.ts), the REST reference page test
  * (test/integration/reference-page.test.ts) and the customer portal's browser test
  * (test/integration/portal-browser.test.ts), all in headless Chromium, run on `pglite` only: they
- * check pages; what the portal reads and writes is checked on both databases by portal.test.ts.
+ * check pages; what the portal reads and writes is checked on both databases by portal.test.ts. The dashboard's
+ * browser test (test/integration/dashboard-browser.test.ts) runs on both: it checks what the pages write too.
  */
 import fs from "node:fs";
 import { createRequire } from "node:module";

@@ -19,7 +19,7 @@ const GENERATED = [
 ];
 const INPUTS = [
   "src",
-  "portal",
+  "web",
   "prisma/schema.prisma",
   "schema/schema.graphql",
   "codegen.ts",

@@ -4,8 +4,9 @@
  * the REST adapter's standard operations by rule (scripts/rest-operations.ts), typed GraphQL operations
  * from them and src/rest/operations/*.graphql), the TypeScript client's types from schema/openapi.json
  * (scripts/print-client.ts), then the TypeScript compiler
- * (type check and emit) from src/ to plain JavaScript in dist/, then the customer portal (portal/,
- * Preact) bundled by Vite into dist/portal. Needs the dev dependencies.
+ * (type check and emit) from src/ to plain JavaScript in dist/, then the two frontends (web/: the customer portal
+ * and the dashboard, Preact) type-checked and bundled by Vite into dist/portal and dist/dashboard. Needs the dev
+ * dependencies.
  * dist/build-info.json, written last, marks a complete build (scripts/run.mjs compares its time
  * with the sources').
  */
@@ -47,8 +48,10 @@ step("graphql-codegen", [bin("@graphql-codegen/cli", "graphql-codegen"), "--conf
 step("client types", [bin("tsx", "tsx"), "scripts/print-client.ts"]);
 fs.rmSync(path.join(root, "dist"), { recursive: true, force: true });
 step("tsc", [bin("typescript", "tsc"), "-p", "tsconfig.build.json"]);
-// the customer portal (docs/customer-portal.md): portal/ type-checked, then bundled by Vite into dist/portal
-step("tsc portal", [bin("typescript", "tsc"), "-p", "portal"]);
-step("vite portal", [bin("vite", "vite"), "build", "--config", "portal/vite.config.mjs"]);
+// the frontends (web/): the customer portal (docs/customer-portal.md) and the dashboard (docs/dashboard.md), with
+// what they share (web/shared), type-checked, then each bundled by Vite into dist/portal and dist/dashboard
+step("tsc web", [bin("typescript", "tsc"), "-p", "web"]);
+step("vite portal", [bin("vite", "vite"), "build", "--config", "web/portal/vite.config.mjs"]);
+step("vite dashboard", [bin("vite", "vite"), "build", "--config", "web/dashboard/vite.config.mjs"]);
 const { version } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
 fs.writeFileSync(stamp, `${JSON.stringify({ version, builtAt: new Date().toISOString(), node: process.version })}\n`);

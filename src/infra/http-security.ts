@@ -9,7 +9,8 @@
  *   its forms post to the page itself, which then redirects to the merchant's `return_url`, so
  *   `form-action` is left open (Chromium applies it to the redirect too);
  * - the customer portal (pages/portal.ts): scripts, styles and requests from the service only,
- *   nothing inline (PORTAL_CSP);
+ *   nothing inline (PORTAL_CSP); the dashboard (pages/dashboard.ts) likewise, and its PDFs shown
+ *   in a frame from `blob:` (DASHBOARD_CSP);
  * - GraphiQL (pages/graphiql.ts): its scripts and Monaco's editor workers are files of the
  *   service (no inline script), its styles inline and its fonts and icons from `data:`; requests
  *   go to the service itself only (`connect-src 'self'`);
@@ -34,6 +35,14 @@ export const API_CSP = `default-src 'none'; ${COMMON}; form-action 'none'`;
 export const PORTAL_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   `${COMMON}; form-action 'self'`;
+
+/**
+ * CSP of the dashboard's pages (pages/dashboard.ts): as the portal's, plus `frame-src blob:` for the document PDF it
+ * shows in the page (an object URL of the bytes it read from /graphql); nothing from another host.
+ */
+export const DASHBOARD_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  `frame-src blob:; ${COMMON}; form-action 'self'`;
 
 /** CSP of the hosted checkout page. */
 export const CHECKOUT_CSP = `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; ${COMMON}`;

@@ -1,6 +1,6 @@
 /**
- * The dashboard's sign-in routes (docs/dashboard.md "Members and sign-in"), JSON in and out; the dashboard's data
- * comes from /graphql with the session cookie:
+ * The dashboard's page and sign-in routes (docs/dashboard.md); the sign-in routes are JSON in and out; the dashboard's
+ * data comes from /graphql with the session cookie:
  *
  * - `POST /dashboard/api/sign-in` `{"email", "password", "organization"?}`: 200 `{"member": {...}}` with the session
  *   cookies (`dashboard_session`, HttpOnly, and `dashboard_csrf`, read by the page), 401 for a wrong e-mail or
@@ -9,12 +9,18 @@
  *   characters: else 400 on `password`) and signs in like sign-in; 401 for a used, expired or unknown link;
  * - `POST /dashboard/api/sign-out` (the cookie and its X-Dashboard-CSRF header): ends the session now, clears the
  *   cookies;
- * - `GET /dashboard/invite/<token>`: where the invitation link points; until the dashboard's pages exist, a short
- *   page saying how to accept it.
+ * - `GET /dashboard`, `/dashboard/` and `/dashboard/invite/<token>` (where the invitation link points): the dashboard's
+ *   page, built by Vite from web/dashboard into dist/dashboard (`npm run build`), which shows the sign-in page, the
+ *   set-password page of an invitation, or the dashboard itself, and talks only to /graphql and the routes above;
+ *   `/dashboard/assets/...` are its files. Its CSP (DASHBOARD_CSP) allows no inline script and no other host.
  *
  * Errors are in the REST shape `{"error": {"code", "message", "fields"?}}`.
  */
+import fs from "node:fs/promises";
+import { extname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { PrismaClient } from "../infra/prisma/generated/client.js";
+import { DASHBOARD_CSP } from "../infra/http-security.js";
 import type { SignInLimits } from "../infra/rate-limit.js";
 import { DomainError, RateLimitedError, ValidationError } from "../domain/errors.js";
 import {
@@ -36,17 +42,54 @@ export interface DashboardRoutesOptions {
   publicUrl?: string;
   /** the client's address (server.ts clientAddress: the socket's peer, or X-Forwarded-For behind TRUST_PROXY) */
   clientAddress: (request: Request) => string;
+  /** the built dashboard (index.html and assets/); default DEFAULT_DASHBOARD_DIR */
+  dashboardDir?: string;
   now?: () => Date;
 }
 
-/** The page the invitation link opens until the dashboard's pages are built. */
-const INVITE_PLACEHOLDER = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
-<title>Dashboard invitation</title></head>
-<body><main><h1>Dashboard invitation</h1>
-<p>The dashboard's pages are not built yet. To accept this invitation, send your password (at least 12 characters)
-as JSON to <code>POST /dashboard/api/invites/&lt;the token at the end of this link&gt;</code>:
-<code>{"password": "..."}</code>.</p></main></body></html>`;
+/** Where `npm run build` writes the dashboard (dist/dashboard of the project, for src/ and dist/ alike). */
+export const DEFAULT_DASHBOARD_DIR = join(fileURLToPath(new URL("../../", import.meta.url)), "dist", "dashboard");
+
+const CONTENT_TYPES: Record<string, string> = {
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".woff2": "font/woff2",
+};
+
+/** The built page (index.html, read once) and its files under assets/, from `dir`. */
+function builtFiles(dir: string) {
+  let index: string | null = null;
+  return {
+    async page(): Promise<Response> {
+      try {
+        index ??= await fs.readFile(join(dir, "index.html"), "utf8");
+      } catch {
+        return errorResponse("service_unavailable", "The dashboard is not built: run npm run build");
+      }
+      return new Response(index, {
+        headers: {
+          "content-type": "text/html; charset=utf-8",
+          "cache-control": "no-store",
+          "content-security-policy": DASHBOARD_CSP,
+        },
+      });
+    },
+    async asset(name: string): Promise<Response> {
+      const type = CONTENT_TYPES[extname(name)];
+      if (!type || !/^[\w.-]+$/.test(name)) return errorResponse("not_found", `No dashboard file ${name}`);
+      try {
+        const content = await fs.readFile(join(dir, "assets", name));
+        return new Response(content, {
+          headers: { "content-type": type, "cache-control": "public, max-age=31536000, immutable" },
+        });
+      } catch {
+        return errorResponse("not_found", `No dashboard file ${name}`);
+      }
+    },
+  };
+}
 
 /** The answer of a session started: the member, and both cookies. */
 function signedInResponse(signedIn: SignedIn, secure: boolean): Response {
@@ -96,6 +139,7 @@ function domainErrorResponse(e: unknown): Response {
 export function createDashboardRoutes(options: DashboardRoutesOptions): (request: Request) => Promise<Response | null> {
   const now = options.now ?? (() => new Date());
   const { prisma } = options;
+  const files = builtFiles(options.dashboardDir ?? DEFAULT_DASHBOARD_DIR);
 
   async function route(request: Request, url: URL): Promise<Response> {
     const secure = (options.publicUrl ?? url.origin).startsWith("https:");
@@ -115,10 +159,7 @@ export function createDashboardRoutes(options: DashboardRoutesOptions): (request
     if (invite)
       return post(async () => {
         const body = await jsonBody(request);
-        return signedInResponse(
-          await acceptInvite(prisma, decodeURIComponent(invite[1]), body.password, now()),
-          secure,
-        );
+        return signedInResponse(await acceptInvite(prisma, decodedSegment(invite[1]), body.password, now()), secure);
       });
     if (path === "/dashboard/api/sign-out")
       return post(async () => {
@@ -136,16 +177,12 @@ export function createDashboardRoutes(options: DashboardRoutesOptions): (request
         for (const c of clearedSessionCookies(secure)) response.headers.append("set-cookie", c);
         return response;
       });
-    if (/^\/dashboard\/invite\/[^/]+$/.test(path)) {
-      if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed(request.method, "GET, HEAD");
-      return new Response(INVITE_PLACEHOLDER, {
-        headers: {
-          "content-type": "text/html; charset=utf-8",
-          "cache-control": "no-store",
-          "referrer-policy": "no-referrer",
-        },
-      });
-    }
+    const get = (run: () => Promise<Response>) =>
+      request.method === "GET" || request.method === "HEAD" ? run() : methodNotAllowed(request.method, "GET, HEAD");
+    // the page: the dashboard, and the invitation link's set-password page (the same app reads the address)
+    if (path === "/dashboard" || /^\/dashboard\/invite\/[^/]+$/.test(path)) return get(() => files.page());
+    const asset = /^\/dashboard\/assets\/([^/]+)$/.exec(url.pathname);
+    if (asset) return get(() => files.asset(asset[1]));
     return errorResponse("not_found", `No route for ${request.method} ${url.pathname}`);
   }
 
@@ -158,6 +195,15 @@ export function createDashboardRoutes(options: DashboardRoutesOptions): (request
       return domainErrorResponse(e);
     }
   };
+}
+
+/** A path segment percent-decoded; as it came when it is not valid percent-encoding (then no token matches it). */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 function methodNotAllowed(method: string, allow: string): Response {

@@ -1,7 +1,7 @@
 /**
  * The customer portal's pages (docs/customer-portal.md): `GET /portal/<session key>` exchanges the
  * key for a portal credential (HttpOnly cookie plus CSRF cookie) and serves the portal, a Preact
- * page built by Vite from portal/ into dist/portal (`npm run build`), which then talks only to
+ * page built by Vite from web/portal/ into dist/portal (`npm run build`), which then talks only to
  * /graphql; `GET /portal/` serves the same page for a browser that already holds the cookie;
  * `/portal/assets/...` are the page's files. A key that opens nothing (unknown, expired, revoked)
  * gets the "this link has expired" page, with a link to the session's return URL when the key

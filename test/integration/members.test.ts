@@ -144,12 +144,27 @@ describe("an invitation from the CLI", () => {
     expect(invite.expiresAt.getTime() - invite.createdAt.getTime()).toBe(7 * 24 * 3600 * 1000);
   });
 
-  it("serves a placeholder page at the link", async () => {
+  it("serves the dashboard's page at the link (its set-password form: dashboard-browser.test.ts)", async () => {
     const res = await fetch(`${s.url}/dashboard/invite/${tokenOf(link)}`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
     expect(res.headers.get("cache-control")).toBe("no-store");
-    expect(await res.text()).toContain("/dashboard/api/invites/");
+    expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(await res.text()).toMatch(
+      /<script type="module" crossorigin src="\/dashboard\/assets\/[\w-]+\.js"><\/script>/,
+    );
+  });
+
+  it("answers the page's other paths without a 500: unknown files, other methods, a malformed link", async () => {
+    const missing = await fetch(`${s.url}/dashboard/assets/index-nope.js`);
+    expect([missing.status, (await missing.json()).error.code]).toEqual([404, "not_found"]);
+    const traversal = await fetch(`${s.url}/dashboard/assets/..%2F..%2Fpackage.json`);
+    expect(traversal.status).toBe(404);
+    const posted = await fetch(`${s.url}/dashboard`, { method: "POST" });
+    expect([posted.status, posted.headers.get("allow")]).toEqual([405, "GET, HEAD"]);
+    // a token that is not even valid percent-encoding is an unknown link
+    const malformed = await accept("%ZZ", PASSWORD);
+    expect([malformed.status, malformed.body.error.code]).toEqual([401, "authentication_required"]);
   });
 
   it("refuses a password under 12 characters with the field, without spending the link", async () => {

@@ -1,7 +1,7 @@
 /**
- * Builds the customer portal (docs/customer-portal.md) from portal/ into dist/portal, served by the
- * service under /portal/ (src/pages/portal.ts): one script and one stylesheet file, nothing inline
- * (the page's CSP has no 'unsafe-inline'), no CDN.
+ * Builds the dashboard (docs/dashboard.md) from web/dashboard/ into dist/dashboard, served by the service under
+ * /dashboard/ (src/pages/dashboard.ts): one script and one stylesheet file, nothing inline (the page's CSP has no
+ * 'unsafe-inline'), no CDN. Shares web/shared with the customer portal.
  */
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vite";
@@ -10,11 +10,11 @@ const here = fileURLToPath(new URL(".", import.meta.url));
 
 export default defineConfig({
   root: here,
-  base: "/portal/",
+  base: "/dashboard/",
   logLevel: "warn",
   esbuild: { jsx: "automatic", jsxImportSource: "preact" },
   build: {
-    outDir: fileURLToPath(new URL("../dist/portal", import.meta.url)),
+    outDir: fileURLToPath(new URL("../../dist/dashboard", import.meta.url)),
     emptyOutDir: true,
     modulePreload: { polyfill: false },
     assetsInlineLimit: 0,

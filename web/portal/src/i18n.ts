@@ -1,5 +1,7 @@
 /** The portal's texts in Spanish and English (the customer's country picks, the switch overrides). */
-export type Locale = "es" | "en";
+import type { Locale } from "../../shared/format.js";
+
+export { formatDate, formatMoney, type Locale } from "../../shared/format.js";
 
 const es = {
   language: "Idioma",
@@ -157,24 +159,3 @@ const en: Texts = {
 };
 
 export const TEXTS: Record<Locale, Texts> = { es, en };
-
-/**
- * An amount (a decimal string from the API, never converted to a float) in `currency` with its
- * `decimals`: grouped thousands and the locale's decimal mark, e.g. "CLP 11.900" or "USD 1,234.50".
- */
-export function formatMoney(value: string, currency: string, decimals: number, locale: Locale): string {
-  const negative = value.startsWith("-");
-  const [whole, fraction = ""] = value.replace(/^[-+]/, "").split(".");
-  const group = locale === "es" ? "." : ",";
-  const mark = locale === "es" ? "," : ".";
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, group);
-  const digits = decimals > 0 ? mark + (fraction + "0".repeat(decimals)).slice(0, decimals) : "";
-  return `${negative ? "-" : ""}${currency} ${grouped}${digits}`;
-}
-
-/** A yyyy-mm-dd date as dd-mm-yyyy (Spanish) or yyyy-mm-dd (English); "—" for none. */
-export function formatDate(value: string | null | undefined, locale: Locale): string {
-  if (!value) return "—";
-  const [y, m, d] = value.slice(0, 10).split("-");
-  return locale === "es" ? `${d}-${m}-${y}` : `${y}-${m}-${d}`;
-}

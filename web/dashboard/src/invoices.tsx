@@ -1,0 +1,389 @@
+/**
+ * Invoices: the list with its filters (status, date range, customer; kept in the address, so a customer's page can
+ * link to its invoices), and an invoice's page with its lines, totals, payments, SII status, the PDF shown in the
+ * page, and the actions its state allows to members who may write (a draft: finalize).
+ */
+import { useEffect, useState } from "preact/hooks";
+import { gql } from "@urql/core";
+import { useQuery } from "@urql/preact";
+import { client, errorMessage } from "./api.js";
+import { DateText, docLabel, Message, Money, nodes, Section, usePage, type Currency, type Edges } from "./ui.js";
+
+interface InvoiceRow {
+  id: string;
+  number: number | null;
+  numbering: string | null;
+  document: { name: string };
+  date: string;
+  dueDate: string | null;
+  status: string;
+  paymentStatus: string;
+  total: string;
+  amountDue: string;
+  currency: Currency;
+  customer: { id: string; name: string | null };
+}
+
+const ROW =
+  "id number numbering document { name } date dueDate status paymentStatus total amountDue currency { id decimals } " +
+  "customer { id name }";
+const LIST = gql`
+  query DashboardInvoices($where: InvoiceWhere, $after: String) {
+    invoices(first: 50, after: $after, where: $where) {
+      edges { node { ${ROW} } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+`;
+
+/** The list's filters from the route's query (`status`, `from`, `to`, `customer`) as an InvoiceWhere. */
+function where(query: URLSearchParams): Record<string, unknown> {
+  const w: Record<string, unknown> = {};
+  const status = query.get("status");
+  if (status === "draft" || status === "finalized") w.status = { equals: status };
+  const from = query.get("from");
+  const to = query.get("to");
+  if (from || to) w.date = { ...(from ? { gte: from } : {}), ...(to ? { lte: to } : {}) };
+  const customer = query.get("customer");
+  if (customer) w.customer = { equals: customer };
+  return w;
+}
+
+/** The filters' form, filled from the address; submitting it puts them in the address (the list follows). */
+function Filters({ query }: { query: URLSearchParams }) {
+  const { t } = usePage();
+  const [values, setValues] = useState(() =>
+    Object.fromEntries(["status", "from", "to", "customer"].map((name) => [name, query.get(name) ?? ""])),
+  );
+  const field = (name: string) => ({
+    name,
+    value: values[name],
+    onInput: (e: Event) => setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value }),
+  });
+  return (
+    <form
+      class="filters"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const params = new URLSearchParams();
+        for (const [name, value] of Object.entries(values)) if (value.trim()) params.set(name, value.trim());
+        const search = params.toString();
+        location.hash = `#/invoices${search ? `?${search}` : ""}`;
+      }}
+    >
+      <label>
+        {t.status}
+        <select {...field("status")}>
+          <option value="">{t.all}</option>
+          <option value="draft">{t.docStatus.draft}</option>
+          <option value="finalized">{t.docStatus.finalized}</option>
+        </select>
+      </label>
+      <label>
+        {t.from}
+        <input type="date" {...field("from")} />
+      </label>
+      <label>
+        {t.to}
+        <input type="date" {...field("to")} />
+      </label>
+      <label>
+        {t.customerId}
+        <input {...field("customer")} />
+      </label>
+      <button type="submit">{t.filter}</button>
+    </form>
+  );
+}
+
+export function Invoices({ query }: { query: URLSearchParams }) {
+  const { t } = usePage();
+  // the route keys this component by its filters: another filter starts from the first page
+  const [after, setAfter] = useState<string | null>(null);
+  const [shown, setShown] = useState<InvoiceRow[]>([]);
+  const filter = where(query);
+  const [{ data, error, fetching }] = useQuery<{
+    invoices: Edges<InvoiceRow> & { pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+  }>({ query: LIST, variables: { where: filter, after } });
+  const rows = [...shown, ...nodes(data?.invoices)];
+  return (
+    <>
+      <h1>{t.invoices}</h1>
+      <Filters query={query} />
+      {error && <Message ok={false} text={errorMessage(error)} />}
+      {!data && fetching ? (
+        <p>{t.loading}</p>
+      ) : rows.length === 0 ? (
+        <p>{t.noInvoices}</p>
+      ) : (
+        <div class="table">
+          <table class="invoices">
+            <thead>
+              <tr>
+                <th scope="col">{t.document}</th>
+                <th scope="col">{t.customer}</th>
+                <th scope="col">{t.date}</th>
+                <th scope="col">{t.status}</th>
+                <th scope="col">{t.paymentStatus}</th>
+                <th scope="col" class="num">
+                  {t.total}
+                </th>
+                <th scope="col" class="num">
+                  {t.amountDue}
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((i) => (
+                <tr key={i.id} data-id={i.id}>
+                  <th scope="row">
+                    <a href={`#/invoices/${i.id}`}>{docLabel(t, i)}</a>
+                  </th>
+                  <td data-label={t.customer}>{i.customer.name ?? i.customer.id}</td>
+                  <td data-label={t.date} class="date">
+                    <DateText value={i.date} />
+                  </td>
+                  <td data-label={t.status} class="status">
+                    {t.docStatus[i.status] ?? i.status}
+                  </td>
+                  <td data-label={t.paymentStatus}>
+                    {i.status === "draft" ? "—" : (t.payStatus[i.paymentStatus] ?? i.paymentStatus)}
+                  </td>
+                  <td data-label={t.total} class="num">
+                    <Money value={i.total} currency={i.currency} />
+                  </td>
+                  <td data-label={t.amountDue} class="num">
+                    <Money value={i.amountDue} currency={i.currency} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {data?.invoices.pageInfo.hasNextPage && (
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => {
+            setShown(rows);
+            setAfter(data.invoices.pageInfo.endCursor);
+          }}
+        >
+          {t.more}
+        </button>
+      )}
+    </>
+  );
+}
+
+interface InvoicePage extends InvoiceRow {
+  subtotal: string;
+  tax: string;
+  exempt: string;
+  amountPaid: string;
+  taxAgency: { agency?: string; status?: string; sii_message?: string };
+  customer: { id: string; name: string | null; taxId: string | null };
+  lines: { id: string; name: string; quantity: string; amount: string; discount: string; total: string }[];
+  payments: { id: string; date: string; amount: string; status: string; failureReason: string | null }[];
+}
+
+const INVOICE = gql`
+  query DashboardInvoice($id: ID!) {
+    node(id: $id) {
+      ... on Invoice {
+        ${ROW} subtotal tax exempt amountPaid taxAgency
+        customer { id name taxId }
+        lines { id name quantity amount discount total }
+        payments { id date amount status failureReason }
+      }
+    }
+  }
+`;
+const PDF = gql`
+  query DashboardInvoicePdf($id: ID!) { node(id: $id) { ... on Invoice { id pdf } } }
+`;
+
+/** The invoice's PDF shown in the page (an object URL of its bytes, read through GraphQL). */
+function Pdf({ id, label }: { id: string; label: string }) {
+  const { t } = usePage();
+  const [{ data }] = useQuery<{ node: { pdf: string } | null }>({ query: PDF, variables: { id } });
+  const [url, setUrl] = useState<string | null>(null);
+  useEffect(() => {
+    if (!data?.node?.pdf) return;
+    const bytes = Uint8Array.from(atob(data.node.pdf), (c) => c.charCodeAt(0));
+    const made = URL.createObjectURL(new Blob([bytes], { type: "application/pdf" }));
+    setUrl(made);
+    return () => URL.revokeObjectURL(made);
+  }, [data]);
+  return (
+    <Section id="pdf" title={t.pdf}>
+      {url ? <iframe class="pdf" title={t.pdfTitle(label)} src={url} /> : <p>{t.loading}</p>}
+    </Section>
+  );
+}
+
+/** Finalize a draft: numbers it, issues it (a DTE when the organization is set up with SII). */
+function Finalize({ id, done }: { id: string; done: () => void }) {
+  const { t } = usePage();
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  async function finalize() {
+    setBusy(true);
+    const result = await client
+      .mutation("mutation($id: ID!) { finalizeInvoice(id: $id) { id status number } }", { id })
+      .toPromise();
+    setBusy(false);
+    setMessage(result.error ? { ok: false, text: errorMessage(result.error) } : { ok: true, text: t.finalized });
+    if (!result.error) done();
+  }
+  return (
+    <div class="actions-bar">
+      <button type="button" disabled={busy} onClick={() => void finalize()}>
+        {busy ? t.finalizing : t.finalize}
+      </button>
+      {message && <Message {...message} />}
+    </div>
+  );
+}
+
+export function Invoice({ id }: { id: string }) {
+  const { t, canWrite } = usePage();
+  const [{ data, error, fetching }, reload] = useQuery<{ node: InvoicePage | null }>({
+    query: INVOICE,
+    variables: { id },
+  });
+  const [finalizedNow, setFinalizedNow] = useState(false);
+  if (!data) return fetching ? <p>{t.loading}</p> : <Message ok={false} text={error ? errorMessage(error) : t.error} />;
+  const i = data.node;
+  if (!i || !("lines" in i)) return <Message ok={false} text={t.notFound} />;
+  const label = docLabel(t, i);
+  const sii = i.taxAgency.agency === "sii" ? (t.siiStatus[i.taxAgency.status ?? ""] ?? i.taxAgency.status) : t.notSii;
+  return (
+    <>
+      <p>
+        <a href="#/invoices">← {t.invoices}</a>
+      </p>
+      <h1>{label}</h1>
+      {finalizedNow && <Message ok text={t.finalized} />}
+      {canWrite && i.status === "draft" && (
+        <Finalize
+          id={i.id}
+          done={() => {
+            setFinalizedNow(true);
+            reload({ requestPolicy: "network-only" });
+          }}
+        />
+      )}
+      <dl class="summary">
+        <dt>{t.customer}</dt>
+        <dd>
+          <a href={`#/customers/${i.customer.id}`}>{i.customer.name ?? i.customer.id}</a>
+          {i.customer.taxId && ` (${i.customer.taxId})`}
+        </dd>
+        <dt>{t.date}</dt>
+        <dd>
+          <DateText value={i.date} />
+        </dd>
+        <dt>{t.dueDate}</dt>
+        <dd>
+          <DateText value={i.dueDate} />
+        </dd>
+        <dt>{t.status}</dt>
+        <dd class="status">{t.docStatus[i.status] ?? i.status}</dd>
+        <dt>{t.paymentStatus}</dt>
+        <dd class="payment-status">{i.status === "draft" ? "—" : (t.payStatus[i.paymentStatus] ?? i.paymentStatus)}</dd>
+        <dt>{t.sii}</dt>
+        <dd class="sii">
+          {sii}
+          {i.taxAgency.sii_message && ` (${i.taxAgency.sii_message})`}
+        </dd>
+      </dl>
+      <Section id="lines" title={t.lines}>
+        <div class="table">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">{t.name}</th>
+                <th scope="col" class="num">
+                  {t.quantity}
+                </th>
+                <th scope="col" class="num">
+                  {t.unitPrice}
+                </th>
+                <th scope="col" class="num">
+                  {t.discount}
+                </th>
+                <th scope="col" class="num">
+                  {t.total}
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {i.lines.map((l) => (
+                <tr key={l.id}>
+                  <th scope="row">{l.name}</th>
+                  <td data-label={t.quantity} class="num">
+                    {l.quantity}
+                  </td>
+                  <td data-label={t.unitPrice} class="num">
+                    <Money value={l.amount} currency={i.currency} />
+                  </td>
+                  <td data-label={t.discount} class="num">
+                    {l.discount} %
+                  </td>
+                  <td data-label={t.total} class="num">
+                    <Money value={l.total} currency={i.currency} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        <dl class="totals">
+          <dt>{t.subtotal}</dt>
+          <dd class="num">
+            <Money value={i.subtotal} currency={i.currency} />
+          </dd>
+          <dt>{t.exempt}</dt>
+          <dd class="num">
+            <Money value={i.exempt} currency={i.currency} />
+          </dd>
+          <dt>{t.tax}</dt>
+          <dd class="num">
+            <Money value={i.tax} currency={i.currency} />
+          </dd>
+          <dt>{t.total}</dt>
+          <dd class="num total">
+            <Money value={i.total} currency={i.currency} />
+          </dd>
+          <dt>{t.amountPaid}</dt>
+          <dd class="num">
+            <Money value={i.amountPaid} currency={i.currency} />
+          </dd>
+          <dt>{t.amountDue}</dt>
+          <dd class="num due">
+            <Money value={i.amountDue} currency={i.currency} />
+          </dd>
+        </dl>
+      </Section>
+      <Section id="invoice-payments" title={t.payments}>
+        {i.payments.length === 0 ? (
+          <p>{t.none}</p>
+        ) : (
+          <ul>
+            {i.payments.map((p) => (
+              <li key={p.id} data-id={p.id}>
+                <DateText value={p.date} /> · <Money value={p.amount} currency={i.currency} /> ·{" "}
+                {t.paymentState[p.status] ?? p.status}
+                {p.failureReason && ` · ${p.failureReason}`}
+              </li>
+            ))}
+          </ul>
+        )}
+      </Section>
+      {/* a new PDF once the draft is finalized (numbered) */}
+      <Pdf key={`${i.status}-${i.number ?? ""}`} id={i.id} label={label} />
+    </>
+  );
+}

@@ -1,0 +1,89 @@
+/** Small pieces every page of the dashboard uses: the page context, the hash route, amounts, names of documents. */
+import { createContext } from "preact";
+import { useContext, useEffect, useState } from "preact/hooks";
+import type { ComponentChildren } from "preact";
+import { formatDate, formatMoney, type Locale } from "../../shared/format.js";
+import type { Texts } from "./i18n.js";
+
+/** What every page reads: the texts and language, and whether the member may write (not a viewer). */
+export interface Page {
+  t: Texts;
+  locale: Locale;
+  canWrite: boolean;
+}
+
+export const PageContext = createContext<Page>(null as unknown as Page);
+
+export const usePage = () => useContext(PageContext);
+
+/** The hash route (`#/invoices/inv_...`), as path and query. */
+export function useRoute(): { path: string; query: URLSearchParams } {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const update = () => setHash(location.hash);
+    addEventListener("hashchange", update);
+    return () => removeEventListener("hashchange", update);
+  }, []);
+  const [path, query = ""] = hash.replace(/^#/, "").split("?");
+  return { path: path || "/", query: new URLSearchParams(query) };
+}
+
+export interface Currency {
+  id: string;
+  decimals: number;
+}
+
+/** An amount in its currency, formatted for the page's language. */
+export function Money({ value, currency }: { value: string; currency: Currency }) {
+  const { locale } = usePage();
+  return <>{formatMoney(value, currency.id, currency.decimals, locale)}</>;
+}
+
+/** A payment's amount: in its invoice's currency (which knows its decimals), else as the API gives it. */
+export function PaymentAmount({
+  payment: p,
+}: {
+  payment: { amount: string; currency: string; invoice: { currency: Currency } | null };
+}) {
+  return p.invoice ? <Money value={p.amount} currency={p.invoice.currency} /> : <>{`${p.currency} ${p.amount}`}</>;
+}
+
+export function DateText({ value }: { value: string | null | undefined }) {
+  const { locale } = usePage();
+  return <>{formatDate(value, locale)}</>;
+}
+
+/** A document as its PDF heads it: a draft by its id, the internal series as a non-tax document. */
+export function docLabel(
+  t: Texts,
+  doc: { id: string; number: number | null; numbering: string | null; document: { name: string } },
+): string {
+  if (doc.number === null) return t.draft(doc.id);
+  if (doc.numbering === "internal") return t.nonTaxDocument(doc.number);
+  return `${doc.document.name} ${doc.number}`;
+}
+
+/** A titled part of a page. */
+export function Section({ id, title, children }: { id: string; title: string; children: ComponentChildren }) {
+  return (
+    <section aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+/** A message: an error (alert) or a confirmation (status). */
+export function Message({ ok, text }: { ok: boolean; text: string }) {
+  return (
+    <p role={ok ? "status" : "alert"} class={ok ? "success" : "error"}>
+      {text}
+    </p>
+  );
+}
+
+export interface Edges<T> {
+  edges: { node: T }[];
+}
+
+export const nodes = <T,>(connection: Edges<T> | undefined | null): T[] => connection?.edges.map((e) => e.node) ?? [];
