@@ -199,7 +199,13 @@ async function paymentFacts(ctx: ServiceContext, items: readonly NewPayment[]) {
   const invoiceIds = [...new Set(items.map((i) => i.input.invoice).filter((id): id is string => !!id))];
   const [today, invoices] = await Promise.all([
     organizationToday(ctx),
-    invoiceIds.length ? ctx.prisma.invoice.findMany({ where: { id: { in: invoiceIds }, ...tenant(ctx) } }) : [],
+    invoiceIds.length
+      ? ctx.prisma.invoice.findMany({
+          where: { id: { in: invoiceIds }, ...tenant(ctx) },
+          // what the checks read (not the snapshots and totals of a whole invoice row)
+          select: { id: true, status: true, customerId: true, currencyId: true },
+        })
+      : [],
   ]);
   const byId = new Map(invoices.map((i) => [i.id, i]));
   const customerIds = [
