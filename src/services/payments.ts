@@ -479,7 +479,7 @@ async function startCharges(
     FROM unnest(${entries.map((e) => e.payment.id)}::text[], ${next}::text[],
       ${entries.map((e) => e.source.id)}::text[])
       AS v("id", "status", "sourceId")
-    WHERE p."id" = v."id"`,
+    WHERE p."id" = ANY(${entries.map((e) => e.payment.id)}::text[]) AND p."id" = v."id"`,
   );
   return entries.map(({ source }, k) => ({
     chargeId: charges[k].id,
@@ -588,7 +588,7 @@ async function settlePayments(
       "updatedAt" = ${new Date()}::timestamptz
     FROM unnest(${answers.map((a) => a.paymentId)}::text[], ${next}::text[], ${reasons}::text[],
       ${answers.map(succeeded)}::boolean[]) AS v("id", "status", "reason", "succeeded")
-    WHERE p."id" = v."id"`,
+    WHERE p."id" = ANY(${answers.map((a) => a.paymentId)}::text[]) AND p."id" = v."id"`,
   );
 }
 
@@ -609,7 +609,7 @@ async function recordAnswers(tx: Tx, answers: readonly ChargeAnswer[]): Promise<
       ${answers.map((a) => a.result.reference)}::text[], ${answers.map((a) => declined(a, "failureCode"))}::text[],
       ${answers.map((a) => declined(a, "failureMessage"))}::text[])
       AS v("id", "status", "reference", "failureCode", "failureMessage")
-    WHERE c."id" = v."id"`,
+    WHERE c."id" = ANY(${answers.map((a) => a.chargeId)}::text[]) AND c."id" = v."id"`,
   );
 }
 
