@@ -156,9 +156,9 @@ function customerTime(options: DunningAttemptsOptions, now: Date): Prisma.Sql {
 
 /**
  * Runs the dunning attempts once (see the module's comment): starts the runs of customers whose overdue amount
- * reached their campaign's threshold, then makes every due attempt, a run at a time, until none is left or
- * `signal` aborts. Errors: 400 on `until` when it is not a date yyyy-mm-dd. A run whose attempt fails (a gateway
- * error) is counted in `failed` and left to a later round.
+ * reached their campaign's threshold, then makes every due attempt, a claimed page at a time (attemptPage), until
+ * none is left or `signal` aborts. Errors: 400 on `until` when it is not a date yyyy-mm-dd. A run whose attempt
+ * fails (a gateway error) is counted in `failed` and left to a later round.
  */
 export async function runDunningAttempts(options: DunningAttemptsOptions): Promise<DunningAttemptsSummary> {
   if (options.until !== undefined && !isIsoDate(options.until))
