@@ -15,16 +15,29 @@ import { invoiceBalances } from "./invoice-balances.js";
  * (in the context's organization and mode) whose gateway is enabled and allowed in that mode, the
  * customer's default source (services/sources.ts setDefaultSource) when it is one of them, else the
  * newest; null when there is none. `exclude`: sources not to take (the dunning attempts' cards that declined hard).
+ * The rule is usableSourcesOf's, for one customer.
  */
 export async function usableSourceOf(
   ctx: ServiceContext,
   customerId: string,
   exclude: readonly string[] = [],
 ): Promise<string | null> {
+  const [sourceId] = await usableSourcesOf(ctx, [{ customerId, exclude }]);
+  return sourceId;
+}
+
+/**
+ * usableSourceOf for several customers of the context's organization and mode in one query (the dunning attempts'
+ * page): the usable source of each `{customerId, exclude}`, in input order (null: none).
+ */
+export async function usableSourcesOf(
+  ctx: ServiceContext,
+  customers: readonly { customerId: string; exclude: readonly string[] }[],
+): Promise<(string | null)[]> {
+  if (customers.length === 0) return [];
   const sources = await ctx.prisma.source.findMany({
     where: {
-      customerId,
-      ...(exclude.length ? { id: { notIn: [...exclude] } } : {}),
+      customerId: { in: [...new Set(customers.map((c) => c.customerId))] },
       organizationId: ctx.auth.organizationId,
       testMode: ctx.auth.testMode,
       usage: "reusable",
@@ -32,16 +45,19 @@ export async function usableSourceOf(
       gateway: { in: ctx.settings.paymentGateways },
     },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    select: { id: true, gateway: true, customer: { select: { defaultSourceId: true } } },
+    select: { id: true, gateway: true, customerId: true, customer: { select: { defaultSourceId: true } } },
   });
-  const defaultId = sources[0]?.customer?.defaultSourceId;
-  // the default first, the others newest first
-  sources.sort((a, b) => Number(b.id === defaultId) - Number(a.id === defaultId));
-  const usable = sources.find((s) => {
-    const gateway = findGateway(s.gateway, ctx.settings.paymentGateways);
-    return gateway && gateway.charge && (!gateway.testOnly || ctx.auth.testMode);
+  return customers.map(({ customerId, exclude }) => {
+    const own = sources.filter((s) => s.customerId === customerId && !exclude.includes(s.id));
+    const defaultId = own[0]?.customer?.defaultSourceId;
+    // the default first, the others newest first
+    own.sort((a, b) => Number(b.id === defaultId) - Number(a.id === defaultId));
+    const usable = own.find((s) => {
+      const gateway = findGateway(s.gateway, ctx.settings.paymentGateways);
+      return gateway && gateway.charge && (!gateway.testOnly || ctx.auth.testMode);
+    });
+    return usable?.id ?? null;
   });
-  return usable?.id ?? null;
 }
 
 /**

@@ -10,7 +10,7 @@
  * - **Attempts.** A due run (its `nextAttemptAt` reached at the customer's time: its test clock's, else the wall
  *   clock) is claimed with a lease and a fencing token (`UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED)`).
  *   The attempt covers all the customer's overdue invoices in the currency: with `retry_card` and a usable reusable
- *   source (services/cycle-decision.ts `usableSourceOf`, less those that declined hard in this run), each invoice is
+ *   source (services/cycle-decision.ts `usableSourcesOf`, less those that declined hard in this run), each invoice is
  *   charged for what is due, **outside any transaction**, with a payment of a known id
  *   (`derivedId("pay", run/number/invoice)`): a retry after a crash finds it and takes its recorded answer, or asks
  *   the gateway again about its pending charge with the same charge id (payments.ts `resumeStaleCharge`), as the
@@ -19,6 +19,13 @@
  *   left due, `finished` after the campaign's last attempt (its final action applied in that transaction:
  *   subscriptions paused or cancelled through their use cases, invoices marked uncollectible), with
  *   `dunning.finished`; else the next attempt is due `days_between_attempts` days later.
+ * - **A page at a time.** The runs of a claim (DUNNING_RUN_PAGE) are attempted together, set-based
+ *   (docs/performance.md "Dunning attempts"): the page is read with a few queries, the payments and pending charges
+ *   of its invoices created in one transaction, the gateway asked outside any transaction several at a time, the
+ *   answers recorded in one transaction, and the attempts, e-mails, events and run moves written in one, each run
+ *   fenced by its claim token; a customer's second invoice is charged in a second wave (after a hard decline,
+ *   with another card). The rules are the single-payment ones' batch forms (payments.ts createPayments,
+ *   authorizeManyLocked, finishCharges; dunning-mail.ts queueDunningEmails; cycle-decision.ts usableSourcesOf).
  * - **Paid between attempts.** A run whose invoices are all paid (by any means) before its next attempt is closed at
  *   the next round by a closing row (the next number, nothing charged, outcome `paid`) and `dunning.finished` only.
  *
@@ -37,6 +44,7 @@ import {
   nextAttemptAt,
   runAfterAttempt,
   type AttemptInvoice,
+  type AttemptOutcome,
   type DunningRunStatus,
   type FinalAction,
 } from "../domain/dunning.js";
@@ -45,14 +53,22 @@ import { ValidationError } from "../domain/errors.js";
 import { isIsoDate } from "../domain/formats.js";
 import { Decimal, sum, toDecimal } from "../domain/money.js";
 import { withinTransaction, type ServiceContext } from "./context.js";
-import { usableSourceOf } from "./cycle-decision.js";
+import { usableSourcesOf } from "./cycle-decision.js";
 import { recordEvents } from "./events.js";
-import { invoiceBalances } from "./invoice-balances.js";
+import { invoiceBalances, lockInvoices } from "./invoice-balances.js";
 import { markInvoiceUncollectible } from "./invoices.js";
-import { authorizeLocked, createPayment, finishCharge, resumeStaleCharge } from "./payments.js";
+import {
+  authorizeLocked,
+  authorizeManyLocked,
+  createPayments,
+  finishCharge,
+  finishCharges,
+  resumeStaleCharge,
+  type PendingCharge,
+} from "./payments.js";
 import { cancelSubscription, pauseSubscription } from "./subscriptions.js";
 import { runContext } from "./billing-run/run-context.js";
-import { queueDunningEmail } from "./dunning-mail.js";
+import { queueDunningEmails } from "./dunning-mail.js";
 import type { AttemptEmail } from "../domain/dunning-mail.js";
 
 /** Runs claimed per query. */
@@ -79,7 +95,7 @@ export interface DunningAttemptsOptions {
   until?: string;
   /** only this test clock's customers (advancing the clock) */
   testClockId?: string;
-  /** checked before each run: a stopping process finishes the attempt it is in and starts no other */
+  /** checked before each page of runs: a stopping process finishes the page it is in and claims no other */
   signal?: AbortSignal;
   /** DUNNING_LEASE_MS unless given */
   leaseMs?: number;
@@ -112,9 +128,6 @@ export interface DunningAttemptsSummary {
   emails: number;
 }
 
-/** The claim of a run was taken over (its lease lapsed and another process claimed it): nothing is written. */
-class LostClaim extends Error {}
-
 /** The SQL of an invoice's amount due (services/invoice-balances.ts, domain/payments.ts invoiceAmountDue). */
 const DUE = Prisma.sql`GREATEST(0,
   i."total" + COALESCE(cn.debited, 0) - COALESCE(cn.credited, 0) - COALESCE(p.paid, 0))`;
@@ -143,9 +156,9 @@ function customerTime(options: DunningAttemptsOptions, now: Date): Prisma.Sql {
 
 /**
  * Runs the dunning attempts once (see the module's comment): starts the runs of customers whose overdue amount
- * reached their campaign's threshold, then makes every due attempt, a run at a time, until none is left or
- * `signal` aborts. Errors: 400 on `until` when it is not a date yyyy-mm-dd. A run whose attempt fails (a gateway
- * error) is counted in `failed` and left to a later round.
+ * reached their campaign's threshold, then makes every due attempt, a claimed page at a time (attemptPage), until
+ * none is left or `signal` aborts. Errors: 400 on `until` when it is not a date yyyy-mm-dd. A run whose attempt
+ * fails (a gateway error) is counted in `failed` and left to a later round.
  */
 export async function runDunningAttempts(options: DunningAttemptsOptions): Promise<DunningAttemptsSummary> {
   if (options.until !== undefined && !isIsoDate(options.until))
@@ -164,20 +177,7 @@ export async function runDunningAttempts(options: DunningAttemptsOptions): Promi
   for (;;) {
     if (options.signal?.aborted) break;
     const claimed = await claimRuns(options);
-    for (const run of claimed) {
-      if (options.signal?.aborted) break;
-      try {
-        // the page's lease began when it was claimed: each run's lease starts again with its attempt, so a slow page
-        // does not hand its last runs to another process while this one is about to attempt them
-        await renewClaim(options, run);
-        await attempt(options, run, summary);
-      } catch (e) {
-        if (!(e instanceof LostClaim)) {
-          summary.failed++;
-          options.onError?.(run.id, e);
-        }
-      }
-    }
+    if (claimed.length) await attemptPageOrEach(options, claimed, summary);
     if (claimed.length < DUNNING_RUN_PAGE) break;
   }
   return summary;
@@ -303,13 +303,9 @@ async function claimRuns(options: DunningAttemptsOptions): Promise<ClaimedRun[]>
   );
 }
 
-/** Renews the lease of a claimed run from now; LostClaim when another process has taken it over meanwhile. */
-async function renewClaim(options: DunningAttemptsOptions, run: ClaimedRun): Promise<void> {
-  const leaseUntil = new Date(options.now().getTime() + (options.leaseMs ?? DUNNING_LEASE_MS));
-  const renewed = await options.prisma.$executeRaw(Prisma.sql`
-    UPDATE "DunningRun" SET "leaseUntil" = ${leaseUntil}::timestamptz
-    WHERE "id" = ${run.id} AND "claimToken" = ${run.claimToken} AND "status" = 'active'`);
-  if (renewed === 0) throw new LostClaim(`dunning run ${run.id}: the claim was taken over`);
+/** The payment of `invoiceId` in attempt `number` of run `runId`: a known id, found again after a crash. */
+export function attemptPaymentId(runId: string, number: number, invoiceId: string): string {
+  return derivedId("pay", `${runId}/${number}/${invoiceId}`);
 }
 
 /** An overdue invoice of a run's customer and currency, with what is due on it now. */
@@ -318,123 +314,319 @@ interface RunInvoice {
   due: string;
 }
 
-/** The payment of `invoiceId` in attempt `number` of run `runId`: a known id, found again after a crash. */
-export function attemptPaymentId(runId: string, number: number, invoiceId: string): string {
-  return derivedId("pay", `${runId}/${number}/${invoiceId}`);
+/** A claimed run as its page's attempt works on it. */
+interface PageRun {
+  run: ClaimedRun;
+  /** the run's context: its organization and mode, the customer's time, the user of their latest invoice */
+  ctx: ServiceContext;
+  /** the attempt's number */
+  number: number;
+  /** the attempt's invoices, oldest due date first (none: the run is closed paid) */
+  invoices: RunInvoice[];
+  /** this attempt's payments made before a crash, by invoice */
+  own: Map<string, Payment>;
+  /** the cards that declined hard in this run */
+  hard: Set<string>;
+  /** the card the next invoice is charged with (null: none) */
+  sourceId: string | null;
+  /** the attempt's entries, one per invoice charged so far */
+  rows: AttemptInvoice[];
+  /** set when the attempt failed (a gateway error): nothing more is done or written for the run */
+  failed?: unknown;
+}
+
+/** What a page did, merged into the round's summary once the page is done. */
+type PageSummary = DunningAttemptsSummary & { failures: [string, unknown][] };
+
+/**
+ * Makes the attempts of a claimed page (attemptPage). When the page fails as a whole (an error in one of its
+ * transactions, which rolls back the writes of all its runs), each run is attempted again alone, so an error fails
+ * only its own run, as when runs were attempted one at a time; a lone run's error is counted in `failed`.
+ */
+async function attemptPageOrEach(
+  options: DunningAttemptsOptions,
+  runs: ClaimedRun[],
+  summary: DunningAttemptsSummary,
+): Promise<void> {
+  const page: PageSummary = { ...emptySummary(), failures: [] };
+  try {
+    await attemptPage(options, runs, page);
+  } catch (e) {
+    if (runs.length > 1) {
+      for (const run of runs) await attemptPageOrEach(options, [run], summary);
+      return;
+    }
+    page.failures.push([runs[0].id, e]);
+  }
+  for (const key of Object.keys(summary) as (keyof DunningAttemptsSummary)[]) summary[key] += page[key];
+  summary.failed += page.failures.length;
+  for (const [runId, error] of page.failures) options.onError?.(runId, error);
+}
+
+/** A summary of nothing done. */
+function emptySummary(): DunningAttemptsSummary {
+  return { entered: 0, attempts: 0, paid: 0, finished: 0, charged: 0, declined: 0, failed: 0, emails: 0 };
 }
 
 /**
- * Attempt `run.attempts + 1` of a claimed run (see the module's comment), or its closing row when nothing is
- * left due. Throws LostClaim when the claim was taken over before the attempt was written.
+ * The attempts of a claimed page, set-based (docs/performance.md "Dunning attempts"): the claims renewed with one
+ * statement (a run whose claim was taken over, its lease lapsed, is left out: it writes nothing), the page read
+ * with three queries
+ * (readPage), its invoices charged a wave at a time (chargeWave: the payments and charges of a wave created in one
+ * transaction, the gateway calls made outside any transaction several at a time, the answers recorded in one),
+ * then the attempt rows, e-mails, events and run updates of the page written in one transaction (writePage), each
+ * run fenced by its claim token.
  */
-async function attempt(options: DunningAttemptsOptions, run: ClaimedRun, summary: DunningAttemptsSummary) {
+async function attemptPage(options: DunningAttemptsOptions, claimed: ClaimedRun[], summary: PageSummary) {
+  const runs = await renewClaims(options, claimed);
+  if (runs.length === 0) return;
+  const page = await readPage(options, runs);
+  const attempting = page.filter((p) => p.invoices.length > 0);
+  for (let wave = 0; attempting.some((p) => !p.failed && wave < p.invoices.length); wave++) {
+    const charging = attempting.filter((p) => !p.failed && wave < p.invoices.length);
+    for (const group of byContext(charging)) await chargeWave(options, group, wave, summary);
+    await nextSources(attempting.filter((p) => !p.failed && wave + 1 < p.invoices.length));
+  }
+  for (const p of attempting) if (p.failed) summary.failures.push([p.run.id, p.failed]);
+  const closing = page.filter((p) => p.invoices.length === 0);
+  await writePage(
+    options,
+    attempting.filter((p) => !p.failed),
+    closing,
+    summary,
+  );
+}
+
+/**
+ * Renews the lease of the claimed runs from now, with one statement; returns those whose claim this process still
+ * holds (the others were taken over since the claim: nothing is done for them).
+ */
+async function renewClaims(options: DunningAttemptsOptions, runs: ClaimedRun[]): Promise<ClaimedRun[]> {
+  const leaseUntil = new Date(options.now().getTime() + (options.leaseMs ?? DUNNING_LEASE_MS));
+  const renewed = await sqlRows<{ id: string }>(
+    options.prisma,
+    Prisma.sql`
+    UPDATE "DunningRun" r SET "leaseUntil" = ${leaseUntil}::timestamptz
+    FROM unnest(${runs.map((r) => r.id)}::text[], ${runs.map((r) => r.claimToken)}::text[]) AS v("id", "token")
+    WHERE r."id" = ANY(${runs.map((r) => r.id)}::text[]) AND r."id" = v."id" AND r."claimToken" = v."token"
+      AND r."status" = 'active'
+    RETURNING r."id"`,
+  );
+  const held = new Set(renewed.map((r) => r.id));
+  return runs.filter((r) => held.has(r.id));
+}
+
+/**
+ * The page's runs with what their attempts need: every overdue invoice of each run's customer in its currency with
+ * what is due (one query; those with nothing due are dropped unless this attempt has a payment of them, made
+ * before a crash), this attempt's payments found again (one query), and each customer's usable card, less those
+ * that declined hard in the run (one query per organization and mode; cycle-decision.ts usableSourcesOf).
+ */
+async function readPage(options: DunningAttemptsOptions, runs: ClaimedRun[]): Promise<PageRun[]> {
+  // driven by the page's runs, one probe of the overdue invoices' index per run (the LATERAL with OFFSET 0 is not
+  // pulled up into a join, which the planner served by reading every overdue invoice while the runs the entry just
+  // wrote had no statistics yet: 5 s a page at 10,000 runs)
+  const overdue = await sqlRows<RunInvoice & { runId: string }>(
+    options.prisma,
+    Prisma.sql`
+    SELECT v."runId", o."id", o."due"
+    FROM unnest(${runs.map((r) => r.id)}::text[], ${runs.map((r) => r.customerId)}::text[],
+      ${runs.map((r) => r.currencyId)}::text[]) WITH ORDINALITY AS v("runId", "customerId", "currencyId", n)
+    CROSS JOIN LATERAL (
+      SELECT i."id", (${DUE})::text AS "due", i."dueDate" FROM "Invoice" i ${BALANCE_JOINS}
+      WHERE i."customerId" = v."customerId" AND i."currencyId" = v."currencyId" AND ${OVERDUE} OFFSET 0
+    ) o
+    ORDER BY v.n, o."dueDate", o."id"`,
+  );
+  const paymentIds = overdue.map((i) => attemptPaymentId(i.runId, attemptNumber(runs, i.runId), i.id));
+  const payments = paymentIds.length
+    ? await options.prisma.payment.findMany({ where: { id: { in: paymentIds } } })
+    : [];
+  const page = runs.map((run): PageRun => {
+    const number = run.attempts + 1;
+    const mine = overdue.filter((i) => i.runId === run.id);
+    const own = new Map<string, Payment>();
+    for (const i of mine) {
+      const payment = payments.find((p) => p.id === attemptPaymentId(run.id, number, i.id));
+      if (payment) own.set(i.id, payment);
+    }
+    return {
+      run,
+      ctx: contextOf(options, run),
+      number,
+      invoices: mine
+        .filter((i) => toDecimal(i.due).greaterThan(0) || own.has(i.id))
+        .map(({ id, due }) => ({ id, due })),
+      own,
+      hard: new Set(run.hardDeclinedSourceIds),
+      sourceId: null,
+      rows: [],
+    };
+  });
+  await nextSources(
+    page.filter((p) => p.invoices.length > 0),
+    true,
+  );
+  return page;
+}
+
+/** The attempt number of run `runId` of the page. */
+function attemptNumber(runs: readonly ClaimedRun[], runId: string): number {
+  return runs.find((r) => r.id === runId)!.attempts + 1;
+}
+
+/** The context a run's attempt acts with (the billing run's runContext): the customer's time, the invoice's user. */
+function contextOf(options: DunningAttemptsOptions, run: ClaimedRun): ServiceContext {
   const at = new Date(run.at);
-  const ctx = runContext(options.prisma, options.settings, () => at, {
+  return runContext(options.prisma, options.settings, () => at, {
     organizationId: run.organizationId,
     testMode: run.testMode,
     userEmail: run.userEmail ?? "dunning",
   });
-  const number = run.attempts + 1;
-  // every overdue invoice of the customer in the currency, oldest due date first (paid ones are dropped below)
-  const overdue = await sqlRows<RunInvoice>(
-    options.prisma,
-    Prisma.sql`
-    SELECT i."id", (${DUE})::text AS "due" FROM "Invoice" i ${BALANCE_JOINS}
-    WHERE i."customerId" = ${run.customerId} AND i."currencyId" = ${run.currencyId} AND ${OVERDUE}
-    ORDER BY i."dueDate", i."id"`,
-  );
-  // this attempt's payments made before a crash (their invoices may be paid now: they stay in the attempt)
-  const paymentIds = new Map(overdue.map((i) => [attemptPaymentId(run.id, number, i.id), i.id]));
-  const own = new Map<string, Payment>();
-  for (const p of await options.prisma.payment.findMany({ where: { id: { in: [...paymentIds.keys()] } } }))
-    own.set(p.invoiceId!, p);
-  const invoices = overdue.filter((i) => toDecimal(i.due).greaterThan(0) || own.has(i.id));
-  if (invoices.length === 0) {
-    await closePaid(options, ctx, run, number, at, summary);
-    return;
+}
+
+/** The page's runs grouped by their context (organization, mode, time, user), each group with its context. */
+function byContext(runs: readonly PageRun[]): { ctx: ServiceContext; runs: PageRun[] }[] {
+  const groups = new Map<string, { ctx: ServiceContext; runs: PageRun[] }>();
+  for (const p of runs) {
+    const { organizationId, testMode, userEmail } = p.ctx.auth;
+    const key = [organizationId, testMode, userEmail, p.ctx.now().toISOString()].join("\u0000");
+    const group = groups.get(key) ?? { ctx: p.ctx, runs: [] };
+    group.runs.push(p);
+    groups.set(key, group);
   }
-  const hard = new Set(run.hardDeclinedSourceIds);
-  // the usable card, not one that declined hard in this run (another card of the customer's may be taken)
-  let sourceId = run.retryCard ? await usableSourceOf(ctx, run.customerId, [...hard]) : null;
-  const rows: AttemptInvoice[] = [];
-  for (const invoice of invoices) {
-    const paymentId = attemptPaymentId(run.id, number, invoice.id);
-    let payment = own.get(invoice.id) ?? null;
-    let before = toDecimal(invoice.due);
-    if (payment?.status === "succeeded") before = before.plus(payment.amount);
-    if (payment) payment = await settledPayment(ctx, payment, sourceId && !hard.has(sourceId) ? sourceId : null);
-    else if (sourceId && !hard.has(sourceId)) payment = await charge(ctx, invoice.id, paymentId, sourceId, number, run);
-    const row = await attemptRow(options.prisma, invoice.id, before, payment);
-    if (row.charge === "succeeded") summary.charged++;
-    if (row.charge === "declined") summary.declined++;
-    if (row.decline_kind === "hard" && payment?.sourceId) {
-      hard.add(payment.sourceId);
-      if (sourceId === payment.sourceId) sourceId = await usableSourceOf(ctx, run.customerId, [...hard]);
-    }
-    rows.push(row);
-  }
-  await options.prisma.$transaction(async (tx) => {
-    const txCtx = withinTransaction(ctx, tx as never);
-    await checkClaim(tx as never, run, number);
-    const after = await afterAttempt(txCtx, rows);
-    const outcome = attemptOutcome(after.amountDue);
-    const status = runAfterAttempt(number, run.maxAttempts, outcome);
-    const finalAction = status === "finished" ? (run.finalAction as FinalAction) : null;
-    const email = await queueDunningEmail(txCtx, {
-      customerId: run.customerId,
-      currencyId: run.currencyId,
-      sendEmail: run.sendEmail,
-      bcc: run.bccEmails,
-      rows,
-      stillDue: after.invoices,
-      nextAttemptAt: status === "active" ? nextAttemptAt(at, run.daysBetweenAttempts) : null,
-      finalAction,
-      sendsMail: options.sendsMail ?? false,
-    });
-    const attemptId = await writeAttempt(txCtx, run, number, at, rows, after.amountDue, outcome, finalAction, email);
-    await recordEvents(txCtx, "dunning.attempt", "dunning_attempt", [attemptId]);
-    if (finalAction) await applyFinalAction(txCtx, finalAction, after.invoices);
-    await moveRun(txCtx, run, number, at, status, [...hard], finalAction);
-    if (status !== "active") await recordEvents(txCtx, "dunning.finished", "dunning_attempt", [attemptId]);
-    summary.attempts++;
-    if (status === "paid") summary.paid++;
-    if (status === "finished") summary.finished++;
-    if (email === "queued") summary.emails++;
-  });
+  return [...groups.values()];
 }
 
 /**
- * Charges `invoiceId` for what is due with the customer's source `sourceId`: creates payment `paymentId` and starts
- * its charge in one transaction (the invoice locked; nothing when nothing is left due beside charges in flight),
- * then charges it outside that transaction. The payment as settled, or null when nothing was charged.
+ * Sets the card each run's next invoice is charged with: the customer's usable card (cycle-decision.ts
+ * usableSourcesOf), not one that declined hard in this run (another card of the customer's may be taken): at the
+ * start of the attempt (`first`), and after a wave for the runs whose card declined hard in it. One query per
+ * organization and mode.
  */
-async function charge(
-  ctx: ServiceContext,
-  invoiceId: string,
-  paymentId: string,
-  sourceId: string,
-  number: number,
-  run: ClaimedRun,
-): Promise<Payment | null> {
-  const started = await ctx.prisma.$transaction(async (tx) => {
-    const txCtx = withinTransaction(ctx, tx);
-    await tx.$queryRaw`SELECT "id" FROM "Invoice" WHERE "id" = ${invoiceId} FOR UPDATE`;
-    // made meanwhile by a process whose claim lapsed (it committed while this one waited for the lock)
-    const existing = await tx.payment.findUnique({ where: { id: paymentId } });
-    if (existing) return { existing, pending: null };
-    const [balance] = await invoiceBalances(txCtx, [invoiceId]);
-    const room = toDecimal(balance.due).minus(balance.inFlight);
-    if (!room.greaterThan(0)) return null;
-    await createPayment(
-      txCtx,
-      { amount: room.toFixed(), invoice: invoiceId, description: `Dunning attempt ${number} (run ${run.id})` },
-      { id: paymentId },
+async function nextSources(runs: readonly PageRun[], first = false): Promise<void> {
+  const changing = runs.filter((p) => p.run.retryCard && (first || (p.sourceId && p.hard.has(p.sourceId))));
+  for (const group of byContext(changing)) {
+    const found = await usableSourcesOf(
+      group.ctx,
+      group.runs.map((p) => ({ customerId: p.run.customerId, exclude: [...p.hard] })),
     );
-    return { existing: null, pending: await authorizeLocked(txCtx, paymentId, sourceId) };
+    group.runs.forEach((p, k) => (p.sourceId = found[k]));
+  }
+}
+
+/** An invoice of a wave: its run, what was due before the attempt, and the attempt's payment of it. */
+interface Slot {
+  p: PageRun;
+  invoice: RunInvoice;
+  before: Decimal;
+  payment: Payment | null;
+  /** the payment was made before this process charged (a crash, or a process whose claim lapsed): to settle */
+  found: boolean;
+}
+
+/** The card a run may charge now: its current card unless that declined hard in this run. */
+const cardOf = (p: PageRun) => (p.sourceId && !p.hard.has(p.sourceId) ? p.sourceId : null);
+
+/**
+ * Charges invoice `wave` of each run of `group` (one context) for what is due: the payments of known ids
+ * (attemptPaymentId) and their charges are created in one transaction (startPayments), the gateway asked outside
+ * it, several at a time, and the answers recorded in one transaction (payments.ts finishCharges); a payment made
+ * before (a crash, or a process whose claim lapsed) is settled as it stands (settledPayment). A run whose charge
+ * fails (a gateway error) is marked failed. Then each invoice's entry of the attempt (addRows).
+ */
+async function chargeWave(
+  options: DunningAttemptsOptions,
+  group: { ctx: ServiceContext; runs: PageRun[] },
+  wave: number,
+  summary: PageSummary,
+): Promise<void> {
+  const { ctx } = group;
+  const slots = group.runs.map((p): Slot => {
+    const invoice = p.invoices[wave];
+    const payment = p.own.get(invoice.id) ?? null;
+    let before = toDecimal(invoice.due);
+    if (payment?.status === "succeeded") before = before.plus(payment.amount);
+    return { p, invoice, before, payment, found: payment !== null };
   });
-  if (!started) return null;
-  if (started.existing) return settledPayment(ctx, started.existing, sourceId);
-  return started.pending ? finishCharge(ctx, started.pending) : null;
+  const fresh = slots.filter((s) => !s.payment && cardOf(s.p));
+  const started = await startPayments(ctx, fresh);
+  const charging: Slot[] = [];
+  const pending: PendingCharge[] = [];
+  fresh.forEach((s, k) => {
+    const r = started[k];
+    if (r && "started" in r) {
+      charging.push(s);
+      pending.push(r);
+    } else if (r) [s.payment, s.found] = [r, true];
+  });
+  const finished = await finishCharges(ctx, pending);
+  charging.forEach((s, k) => {
+    const r = finished[k];
+    if (r instanceof Error) s.p.failed = r;
+    else s.payment = r;
+  });
+  for (const s of slots) {
+    if (!s.found || !s.payment || s.p.failed) continue;
+    try {
+      s.payment = await settledPayment(ctx, s.payment, cardOf(s.p));
+    } catch (e) {
+      s.p.failed = e;
+    }
+  }
+  await addRows(
+    options.prisma,
+    slots.filter((s) => !s.p.failed),
+    summary,
+  );
+}
+
+/**
+ * In one transaction: locks the invoices of `slots` (in id order), and for each creates the attempt's payment for
+ * what is due beside charges in flight and starts its charge with the run's card (payments.ts createPayments,
+ * authorizeManyLocked: a few statements for the whole wave). Per slot, in order: the pending charge; the payment
+ * when one of its id exists already (made meanwhile by a process whose claim lapsed, which committed while this
+ * one waited for the lock); or null when nothing is left to charge.
+ */
+async function startPayments(ctx: ServiceContext, slots: readonly Slot[]): Promise<(PendingCharge | Payment | null)[]> {
+  if (slots.length === 0) return [];
+  const ids = slots.map((s) => attemptPaymentId(s.p.run.id, s.p.number, s.invoice.id));
+  return ctx.prisma.$transaction(async (tx) => {
+    const txCtx = withinTransaction(ctx, tx);
+    await lockInvoices(
+      txCtx,
+      slots.map((s) => s.invoice.id),
+    );
+    const existing = await tx.payment.findMany({ where: { id: { in: ids } } });
+    const balances = await invoiceBalances(
+      txCtx,
+      slots.map((s) => s.invoice.id),
+    );
+    const room = balances.map((b) => toDecimal(b.due).minus(b.inFlight));
+    const creating = slots
+      .map((s, k) => ({ s, k, id: ids[k] }))
+      .filter(({ k, id }) => !existing.some((p) => p.id === id) && room[k].greaterThan(0));
+    await createPayments(
+      txCtx,
+      creating.map(({ s, k, id }) => ({
+        input: {
+          amount: room[k].toFixed(),
+          invoice: s.invoice.id,
+          description: `Dunning attempt ${s.p.number} (run ${s.p.run.id})`,
+        },
+        id,
+      })),
+    );
+    const pending = await authorizeManyLocked(
+      txCtx,
+      creating.map(({ s, id }) => ({ id, sourceId: cardOf(s.p) })),
+    );
+    return slots.map((_, k) => {
+      const made = creating.findIndex((c) => c.k === k);
+      if (made >= 0) return pending[made];
+      return existing.find((p) => p.id === ids[k]) ?? null;
+    });
+  });
 }
 
 /**
@@ -462,50 +654,209 @@ async function settledPayment(ctx: ServiceContext, payment: Payment, sourceId: s
   return payment;
 }
 
-/** An attempt's entry of `invoiceId` from its payment (null: not charged). */
-async function attemptRow(
-  prisma: PrismaClient,
-  invoiceId: string,
-  before: Decimal,
-  payment: Payment | null,
-): Promise<AttemptInvoice> {
-  const row: AttemptInvoice = {
-    invoice: invoiceId,
-    amount_due: before.toFixed(),
-    payment: payment?.id ?? null,
-    charge: "not_attempted",
-    failure_code: null,
-    decline_kind: null,
-  };
-  if (payment?.status === "succeeded") row.charge = "succeeded";
-  else if (payment) {
-    const last = await prisma.paymentCharge.findFirst({
-      where: { paymentId: payment.id },
-      orderBy: { attempt: "desc" },
-    });
-    if (last?.status === "declined") {
+/**
+ * Each slot's entry of the attempt from its payment (null: not charged), the last charge of the payments not
+ * succeeded read with one query; counts the charges that succeeded and declined, and adds a card that declined
+ * hard to its run's.
+ */
+async function addRows(prisma: PrismaClient, slots: readonly Slot[], summary: PageSummary): Promise<void> {
+  const unsettled = slots.filter((s) => s.payment && s.payment.status !== "succeeded").map((s) => s.payment!.id);
+  const charges = unsettled.length
+    ? await prisma.paymentCharge.findMany({
+        where: { paymentId: { in: unsettled } },
+        orderBy: [{ paymentId: "asc" }, { attempt: "desc" }],
+        select: { paymentId: true, status: true, failureCode: true },
+      })
+    : [];
+  for (const { p, invoice, before, payment } of slots) {
+    const row: AttemptInvoice = {
+      invoice: invoice.id,
+      amount_due: before.toFixed(),
+      payment: payment?.id ?? null,
+      charge: "not_attempted",
+      failure_code: null,
+      decline_kind: null,
+    };
+    const last = payment ? charges.find((c) => c.paymentId === payment.id) : undefined;
+    if (payment?.status === "succeeded") row.charge = "succeeded";
+    else if (last?.status === "declined") {
       row.charge = "declined";
       row.failure_code = last.failureCode ?? null;
       row.decline_kind = declineKind(last.failureCode);
     }
+    if (row.charge === "succeeded") summary.charged++;
+    if (row.charge === "declined") summary.declined++;
+    if (row.decline_kind === "hard" && payment?.sourceId) p.hard.add(payment.sourceId);
+    p.rows.push(row);
   }
-  return row;
 }
 
-/** Locks the run and checks the claim is still this process's and the attempt not written: LostClaim otherwise. */
-async function checkClaim(tx: PrismaClient, run: ClaimedRun, number: number): Promise<void> {
-  const [row] = await sqlRows<{ claimToken: string | null; status: string; attempts: number }>(
+/**
+ * Writes the page's attempts in one transaction: the runs locked (one statement) and those whose claim this process
+ * no longer holds left out (another process took them over, and writes their attempts), then, per
+ * context, the attempts of the runs charged (writeAttempts) and the closing rows of the runs paid between attempts
+ * (closePaid). Counts what was written once it commits.
+ */
+async function writePage(
+  options: DunningAttemptsOptions,
+  attempting: readonly PageRun[],
+  closing: readonly PageRun[],
+  summary: PageSummary,
+): Promise<void> {
+  if (attempting.length + closing.length === 0) return;
+  const written = await options.prisma.$transaction(async (tx) => {
+    const held = await lockClaims(tx as never, [...attempting, ...closing]);
+    const counts = emptySummary();
+    for (const group of byContext(attempting.filter((p) => held.has(p.run.id))))
+      await writeAttempts(options, withinTransaction(group.ctx, tx as never), group.runs, counts);
+    for (const group of byContext(closing.filter((p) => held.has(p.run.id))))
+      await closePaid(withinTransaction(group.ctx, tx as never), group.runs, counts);
+    return counts;
+  });
+  for (const key of ["attempts", "paid", "finished", "emails"] as const) summary[key] += written[key];
+}
+
+/**
+ * Locks the runs (in id order, one statement) and returns the ids of those whose claim is still this process's
+ * and whose attempt is not written yet.
+ */
+async function lockClaims(tx: PrismaClient, runs: readonly PageRun[]): Promise<Set<string>> {
+  const rows = await sqlRows<{ id: string; claimToken: string | null; status: string; attempts: number }>(
     tx,
-    Prisma.sql`SELECT "claimToken", "status", "attempts" FROM "DunningRun" WHERE "id" = ${run.id} FOR UPDATE`,
+    Prisma.sql`SELECT "id", "claimToken", "status", "attempts" FROM "DunningRun"
+    WHERE "id" = ANY(${runs.map((p) => p.run.id)}::text[]) ORDER BY "id" FOR UPDATE`,
   );
-  if (!row || row.claimToken !== run.claimToken || row.status !== "active" || row.attempts !== number - 1)
-    throw new LostClaim(`dunning run ${run.id}: the claim was taken over`);
+  return new Set(
+    runs
+      .filter((p) => {
+        const row = rows.find((r) => r.id === p.run.id);
+        return row && row.claimToken === p.run.claimToken && row.status === "active" && row.attempts === p.number - 1;
+      })
+      .map((p) => p.run.id),
+  );
 }
 
-/** What is due after an attempt on its invoices (those marked uncollectible meanwhile count 0), with their state. */
-async function afterAttempt(txCtx: ServiceContext, rows: readonly AttemptInvoice[]) {
-  const ids = rows.map((r) => r.invoice);
+/** What an attempt writes: its row, the run's next state, its e-mail's request. */
+interface AttemptPlan {
+  p: PageRun;
+  id: string;
+  after: Awaited<ReturnType<typeof afterAttempts>>[number];
+  outcome: AttemptOutcome;
+  status: DunningRunStatus;
+  finalAction: FinalAction | null;
+  next: Date | null;
+}
+
+/**
+ * Writes the attempts of `runs` (one context, in its transaction `txCtx`): what is still due after them (two
+ * queries), their e-mails (services/dunning-mail.ts queueDunningEmails), the attempt rows (one statement) and
+ * their `dunning.attempt` events (one), the final actions of the runs that finished (through their use cases), the
+ * runs moved (one statement: the next attempt, or the end) and the `dunning.finished` events of those that ended.
+ */
+async function writeAttempts(
+  options: DunningAttemptsOptions,
+  txCtx: ServiceContext,
+  runs: readonly PageRun[],
+  counts: DunningAttemptsSummary,
+): Promise<void> {
+  const at = txCtx.now();
+  const after = await afterAttempts(txCtx, runs);
+  const plans = runs.map((p, k): AttemptPlan => {
+    const outcome = attemptOutcome(after[k].amountDue);
+    const status = runAfterAttempt(p.number, p.run.maxAttempts, outcome);
+    const finalAction = status === "finished" ? (p.run.finalAction as FinalAction) : null;
+    const next = status === "active" ? nextAttemptAt(at, p.run.daysBetweenAttempts) : null;
+    return { p, id: newId("dat"), after: after[k], outcome, status, finalAction, next };
+  });
+  const emails = await queueDunningEmails(
+    txCtx,
+    plans.map(({ p, after, next, finalAction }) => ({
+      customerId: p.run.customerId,
+      currencyId: p.run.currencyId,
+      sendEmail: p.run.sendEmail,
+      bcc: p.run.bccEmails,
+      rows: p.rows,
+      stillDue: after.invoices,
+      nextAttemptAt: next,
+      finalAction,
+      sendsMail: options.sendsMail ?? false,
+    })),
+  );
+  await txCtx.prisma.dunningAttempt.createMany({
+    data: plans.map((plan, k) =>
+      attemptData(plan.p, plan.id, at, {
+        rows: plan.p.rows,
+        amountDue: plan.after.amountDue,
+        outcome: plan.outcome,
+        finalAction: plan.finalAction,
+        email: emails[k],
+      }),
+    ),
+  });
+  await recordEvents(
+    txCtx,
+    "dunning.attempt",
+    "dunning_attempt",
+    plans.map((plan) => plan.id),
+  );
+  for (const plan of plans) if (plan.finalAction) await applyFinalAction(txCtx, plan.finalAction, plan.after.invoices);
+  await moveRuns(
+    txCtx,
+    at,
+    plans.map(({ p, status, next, finalAction }) => ({ p, status, next, hard: [...p.hard], finalAction })),
+  );
+  const ended = plans.filter((plan) => plan.status !== "active");
+  await recordEvents(
+    txCtx,
+    "dunning.finished",
+    "dunning_attempt",
+    ended.map((plan) => plan.id),
+  );
+  counts.attempts += plans.length;
+  counts.paid += plans.filter((plan) => plan.status === "paid").length;
+  counts.finished += plans.filter((plan) => plan.status === "finished").length;
+  counts.emails += emails.filter((e) => e === "queued").length;
+}
+
+/** The columns of an attempt row of run `p` (unique per run and number). */
+function attemptData(
+  p: PageRun,
+  id: string,
+  at: Date,
+  written: {
+    rows: readonly AttemptInvoice[];
+    amountDue: Decimal;
+    outcome: string;
+    finalAction: FinalAction | null;
+    email: AttemptEmail;
+  },
+): Prisma.DunningAttemptCreateManyInput {
+  return {
+    id,
+    organizationId: p.run.organizationId,
+    testMode: p.run.testMode,
+    runId: p.run.id,
+    customerId: p.run.customerId,
+    campaignId: p.run.campaignId,
+    currencyId: p.run.currencyId,
+    number: p.number,
+    invoices: written.rows as unknown as Prisma.InputJsonValue,
+    amountDue: written.amountDue.toFixed(),
+    outcome: written.outcome,
+    finalAction: written.finalAction,
+    email: written.email,
+    createdAt: at,
+  };
+}
+
+/**
+ * What is due after each run's attempt on its invoices (those marked uncollectible meanwhile count 0), with their
+ * state: the balances of all the runs' invoices with one query, their state with another. In the order of `runs`.
+ */
+async function afterAttempts(txCtx: ServiceContext, runs: readonly PageRun[]) {
+  const ids = runs.flatMap((p) => p.rows.map((r) => r.invoice));
   const balances = await invoiceBalances(txCtx, ids);
+  const due = new Map(ids.map((id, k) => [id, balances[k].due]));
   const state = await sqlRows<{
     id: string;
     marked: boolean;
@@ -520,56 +871,24 @@ async function afterAttempt(txCtx: ServiceContext, rows: readonly AttemptInvoice
     WHERE i."id" = ANY(${ids}::text[])`,
   );
   const byId = new Map(state.map((s) => [s.id, s]));
-  const invoices = ids.map((id, k) => ({
-    id,
-    due: balances[k].due,
-    markedUncollectible: byId.get(id)?.marked ?? false,
-    subscriptionId: byId.get(id)?.subscriptionId ?? null,
-    subscriptionStatus: byId.get(id)?.subscriptionStatus ?? null,
-  }));
-  const amountDue = sum(invoices.filter((i) => !i.markedUncollectible).map((i) => toDecimal(i.due)));
-  return { invoices, amountDue };
-}
-
-/** Writes the attempt row (unique per run and number); returns its id. */
-async function writeAttempt(
-  txCtx: ServiceContext,
-  run: ClaimedRun,
-  number: number,
-  at: Date,
-  rows: readonly AttemptInvoice[],
-  amountDue: Decimal,
-  outcome: string,
-  finalAction: FinalAction | null,
-  email: AttemptEmail,
-): Promise<string> {
-  const created = await txCtx.prisma.dunningAttempt.create({
-    data: {
-      id: newId("dat"),
-      organizationId: run.organizationId,
-      testMode: run.testMode,
-      runId: run.id,
-      customerId: run.customerId,
-      campaignId: run.campaignId,
-      currencyId: run.currencyId,
-      number,
-      invoices: rows as unknown as Prisma.InputJsonValue,
-      amountDue: amountDue.toFixed(),
-      outcome,
-      finalAction,
-      email,
-      createdAt: at,
-    },
-    select: { id: true },
+  return runs.map((p) => {
+    const invoices = p.rows.map(({ invoice: id }) => ({
+      id,
+      due: due.get(id)!,
+      markedUncollectible: byId.get(id)?.marked ?? false,
+      subscriptionId: byId.get(id)?.subscriptionId ?? null,
+      subscriptionStatus: byId.get(id)?.subscriptionStatus ?? null,
+    }));
+    const amountDue = sum(invoices.filter((i) => !i.markedUncollectible).map((i) => toDecimal(i.due)));
+    return { invoices, amountDue };
   });
-  return created.id;
 }
 
 /** Applies the final action to what the last attempt left unpaid, in the attempt's transaction. */
 async function applyFinalAction(
   txCtx: ServiceContext,
   action: FinalAction,
-  invoices: Awaited<ReturnType<typeof afterAttempt>>["invoices"],
+  invoices: Awaited<ReturnType<typeof afterAttempts>>[number]["invoices"],
 ): Promise<void> {
   const targets = finalActionTargets(action, invoices);
   for (const id of targets.subscriptions) {
@@ -579,58 +898,81 @@ async function applyFinalAction(
   for (const id of targets.invoices) await markInvoiceUncollectible(txCtx, id);
 }
 
-/** Records attempt `number` on the run: its next attempt, or its end; the claim released. */
-async function moveRun(
+/**
+ * Records each run's attempt (one statement): its next attempt (`next`), or its end at `at`; the claim released.
+ */
+async function moveRuns(
   txCtx: ServiceContext,
-  run: ClaimedRun,
-  number: number,
   at: Date,
-  status: DunningRunStatus,
-  hardDeclined: string[],
-  finalAction: FinalAction | null,
+  moves: readonly {
+    p: PageRun;
+    status: DunningRunStatus;
+    next: Date | null;
+    hard: string[];
+    finalAction: FinalAction | null;
+  }[],
 ): Promise<void> {
-  const next = status === "active" ? nextAttemptAt(at, run.daysBetweenAttempts) : at;
-  await txCtx.prisma.$executeRaw(Prisma.sql`
-    UPDATE "DunningRun" SET "attempts" = ${number}, "status" = ${status}, "nextAttemptAt" = ${next}::timestamptz,
-      "leaseUntil" = NULL, "claimToken" = NULL, "hardDeclinedSourceIds" = ${hardDeclined}::text[],
-      "finalAction" = ${finalAction}, "endedAt" = ${status === "active" ? null : at}::timestamptz,
-      "updatedAt" = ${new Date()}::timestamptz
-    WHERE "id" = ${run.id}`);
+  if (moves.length === 0) return;
+  const values = moves.map((m) => ({
+    id: m.p.run.id,
+    attempts: m.p.number,
+    status: m.status,
+    next: m.status === "active" ? m.next : at,
+    hard: m.hard,
+    finalAction: m.finalAction,
+    endedAt: m.status === "active" ? null : at,
+  }));
+  await sqlRows(
+    txCtx.prisma,
+    Prisma.sql`
+    UPDATE "DunningRun" r SET "attempts" = v."attempts", "status" = v."status", "nextAttemptAt" = v."next",
+      "leaseUntil" = NULL, "claimToken" = NULL,
+      "hardDeclinedSourceIds" = ARRAY(SELECT jsonb_array_elements_text(v."hard")),
+      "finalAction" = v."finalAction", "endedAt" = v."endedAt", "updatedAt" = ${new Date()}::timestamptz
+    FROM json_to_recordset(${JSON.stringify(values)}::json) AS v("id" text, "attempts" int, "status" text,
+      "next" timestamptz, "hard" jsonb, "finalAction" text, "endedAt" timestamptz)
+    WHERE r."id" = ANY(${values.map((v) => v.id)}::text[]) AND r."id" = v."id"`,
+  );
 }
 
 /**
- * Closes a run whose invoices were all paid (or credited, or marked uncollectible) since its last attempt: a
- * closing row numbered `number` with the last attempt's invoices, nothing charged, outcome `paid`; the run `paid`;
- * `dunning.finished` (no `dunning.attempt`: no attempt was made).
+ * Closes runs whose invoices were all paid (or credited, or marked uncollectible) since their last attempt: for
+ * each, a closing row numbered as its next attempt with the last attempt's invoices, nothing charged, outcome
+ * `paid`; the run `paid`; `dunning.finished` (no `dunning.attempt`: no attempt was made). A few statements for
+ * all of `runs` (one context, in its transaction `txCtx`).
  */
-async function closePaid(
-  options: DunningAttemptsOptions,
-  ctx: ServiceContext,
-  run: ClaimedRun,
-  number: number,
-  at: Date,
-  summary: DunningAttemptsSummary,
-): Promise<void> {
-  await options.prisma.$transaction(async (tx) => {
-    const txCtx = withinTransaction(ctx, tx as never);
-    await checkClaim(tx as never, run, number);
-    const last = await tx.dunningAttempt.findUnique({
-      where: { runId_number: { runId: run.id, number: number - 1 } },
-      select: { invoices: true },
-    });
-    const previous = ((last?.invoices ?? []) as unknown as AttemptInvoice[]).map((i) => i.invoice);
-    const balances = await invoiceBalances(txCtx, previous);
-    const rows: AttemptInvoice[] = previous.map((invoice, k) => ({
-      invoice,
-      amount_due: balances[k].due,
-      payment: null,
-      charge: "not_attempted",
-      failure_code: null,
-      decline_kind: null,
-    }));
-    const attemptId = await writeAttempt(txCtx, run, number, at, rows, new Decimal(0), "paid", null, "not_needed");
-    await moveRun(txCtx, run, number, at, "paid", run.hardDeclinedSourceIds, null);
-    await recordEvents(txCtx, "dunning.finished", "dunning_attempt", [attemptId]);
-    summary.paid++;
+async function closePaid(txCtx: ServiceContext, runs: readonly PageRun[], counts: DunningAttemptsSummary) {
+  const at = txCtx.now();
+  const last = await sqlRows<{ runId: string; invoices: AttemptInvoice[] }>(
+    txCtx.prisma,
+    Prisma.sql`
+    SELECT a."runId", a."invoices" FROM "DunningAttempt" a
+    JOIN unnest(${runs.map((p) => p.run.id)}::text[], ${runs.map((p) => p.number - 1)}::int[]) AS v("runId", "number")
+      ON a."runId" = v."runId" AND a."number" = v."number"`,
+  );
+  const previous = runs.map((p) => (last.find((l) => l.runId === p.run.id)?.invoices ?? []).map((i) => i.invoice));
+  const balances = await invoiceBalances(txCtx, previous.flat());
+  let k = 0;
+  const ids = runs.map(() => newId("dat"));
+  await txCtx.prisma.dunningAttempt.createMany({
+    data: runs.map((p, n) => {
+      const rows = previous[n].map((invoice): AttemptInvoice => ({
+        invoice,
+        amount_due: balances[k++].due,
+        payment: null,
+        charge: "not_attempted",
+        failure_code: null,
+        decline_kind: null,
+      }));
+      const written = { rows, amountDue: new Decimal(0), outcome: "paid", finalAction: null, email: "not_needed" };
+      return attemptData(p, ids[n], at, written as Parameters<typeof attemptData>[3]);
+    }),
   });
+  await moveRuns(
+    txCtx,
+    at,
+    runs.map((p) => ({ p, status: "paid", next: null, hard: p.run.hardDeclinedSourceIds, finalAction: null })),
+  );
+  await recordEvents(txCtx, "dunning.finished", "dunning_attempt", ids);
+  counts.paid += runs.length;
 }

@@ -51,12 +51,16 @@ function dueInvoices(request: DunningMailRequest): { id: string; due: Decimal }[
     .map((i) => ({ id: i.id, due: toDecimal(i.due) }));
 }
 
-/** The cards the attempt charged that declined, once each, with their brand and last four digits. */
-async function declinedCards(txCtx: ServiceContext, rows: readonly AttemptInvoice[]): Promise<DunningMailCard[]> {
-  const declined = rows.filter((r) => r.charge === "declined" && r.payment);
-  if (declined.length === 0) return [];
+/** The cards each attempt charged that declined, once each, with their brand and last four digits; two reads. */
+async function declinedCards(
+  txCtx: ServiceContext,
+  attempts: readonly (readonly AttemptInvoice[])[],
+): Promise<DunningMailCard[][]> {
+  const declinedOf = (rows: readonly AttemptInvoice[]) => rows.filter((r) => r.charge === "declined" && r.payment);
+  const paymentIds = attempts.flatMap((rows) => declinedOf(rows).map((r) => r.payment!));
+  if (paymentIds.length === 0) return attempts.map(() => []);
   const payments = await txCtx.prisma.payment.findMany({
-    where: { id: { in: declined.map((r) => r.payment!) } },
+    where: { id: { in: paymentIds } },
     select: { id: true, sourceId: true },
   });
   const sourceOf = new Map(payments.map((p) => [p.id, p.sourceId]));
@@ -65,19 +69,21 @@ async function declinedCards(txCtx: ServiceContext, rows: readonly AttemptInvoic
     where: { id: { in: sourceIds } },
     select: { id: true, data: true },
   });
-  const cards = new Map<string, DunningMailCard>();
-  for (const row of declined) {
-    const sourceId = sourceOf.get(row.payment!);
-    if (!sourceId || cards.has(sourceId)) continue;
-    const data = (sources.find((s) => s.id === sourceId)?.data ?? {}) as { brand?: unknown; last4?: unknown };
-    cards.set(sourceId, {
-      brand: typeof data.brand === "string" ? data.brand : null,
-      last4: typeof data.last4 === "string" ? data.last4 : null,
-      failureCode: row.failure_code,
-      kind: row.decline_kind === "hard" ? "hard" : "soft",
-    });
-  }
-  return [...cards.values()];
+  return attempts.map((rows) => {
+    const cards = new Map<string, DunningMailCard>();
+    for (const row of declinedOf(rows)) {
+      const sourceId = sourceOf.get(row.payment!);
+      if (!sourceId || cards.has(sourceId)) continue;
+      const data = (sources.find((s) => s.id === sourceId)?.data ?? {}) as { brand?: unknown; last4?: unknown };
+      cards.set(sourceId, {
+        brand: typeof data.brand === "string" ? data.brand : null,
+        last4: typeof data.last4 === "string" ? data.last4 : null,
+        failureCode: row.failure_code,
+        kind: row.decline_kind === "hard" ? "hard" : "soft",
+      });
+    }
+    return [...cards.values()];
+  });
 }
 
 /** The business name and readable colours of the caller's organization and mode (the portal's branding). */
@@ -98,20 +104,41 @@ async function branding(txCtx: ServiceContext) {
  * of it: `not_needed` when nothing is left due, `off` when the campaign does not send e-mails, `no_address` when the
  * customer has no e-mail address (the campaign's blind copies alone do not make a message: the link is the
  * customer's), else `queued`: one OutboxMessage to the customer with the campaign's bcc, listing the invoices with
- * their PDFs attached at delivery.
+ * their PDFs attached at delivery. The rules are queueDunningEmails', for one attempt.
  */
 export async function queueDunningEmail(txCtx: ServiceContext, request: DunningMailRequest): Promise<AttemptEmail> {
-  const invoices = dueInvoices(request);
-  if (invoices.length === 0) return "not_needed";
-  if (!request.sendEmail) return "off";
-  const customer = await txCtx.prisma.customer.findUniqueOrThrow({
-    where: { id: request.customerId },
-    select: { email: true, name: true, countryId: true },
+  const [email] = await queueDunningEmails(txCtx, [request]);
+  return email;
+}
+
+/**
+ * queueDunningEmail for several attempts of `txCtx`'s organization and mode (the dunning attempts' page) with a few
+ * statements whatever their number: the customers, invoices, currencies, declined cards and branding read once,
+ * the messages written with one statement. What became of each e-mail, in input order.
+ */
+export async function queueDunningEmails(
+  txCtx: ServiceContext,
+  requests: readonly DunningMailRequest[],
+): Promise<AttemptEmail[]> {
+  const due = requests.map(dueInvoices);
+  const wanted = requests.filter((r, k) => due[k].length > 0 && r.sendEmail);
+  const customers = wanted.length
+    ? await txCtx.prisma.customer.findMany({
+        where: { id: { in: wanted.map((r) => r.customerId) } },
+        select: { id: true, email: true, name: true, countryId: true },
+      })
+    : [];
+  const customerOf = new Map(customers.map((c) => [c.id, c]));
+  const emails: AttemptEmail[] = requests.map((r, k) => {
+    if (due[k].length === 0) return "not_needed";
+    if (!r.sendEmail) return "off";
+    return customerOf.get(r.customerId)?.email ? "queued" : "no_address";
   });
-  if (!customer.email) return "no_address";
-  const [documents, currency, cards, brand] = await Promise.all([
+  const queued = requests.filter((_, k) => emails[k] === "queued");
+  if (queued.length === 0) return emails;
+  const [documents, currencies, cards, brand] = await Promise.all([
     txCtx.prisma.invoice.findMany({
-      where: { id: { in: invoices.map((i) => i.id) } },
+      where: { id: { in: queued.flatMap((r) => dueInvoices(r).map((i) => i.id)) } },
       select: {
         id: true,
         number: true,
@@ -121,20 +148,50 @@ export async function queueDunningEmail(txCtx: ServiceContext, request: DunningM
         documentType: { select: { name: true, hasLocalFormat: true } },
       },
     }),
-    txCtx.prisma.currency.findUniqueOrThrow({ where: { id: request.currencyId } }),
-    declinedCards(txCtx, request.rows),
+    txCtx.prisma.currency.findMany({ where: { id: { in: [...new Set(queued.map((r) => r.currencyId))] } } }),
+    declinedCards(
+      txCtx,
+      queued.map((r) => r.rows),
+    ),
     branding(txCtx),
   ]);
-  const locale = portalLocale(customer.countryId);
+  const facts = { documents: new Map(documents.map((d) => [d.id, d])), brand };
+  await txCtx.prisma.outboxMessage.createMany({
+    data: queued.map((request, n) =>
+      dunningMessage(txCtx, request, {
+        ...facts,
+        customer: customerOf.get(request.customerId)!,
+        currency: currencies.find((c) => c.id === request.currencyId)!,
+        cards: cards[n],
+      }),
+    ),
+  });
+  return emails;
+}
+
+/** The OutboxMessage of one queued dunning e-mail, its words from domain/dunning-mail.ts. */
+function dunningMessage(
+  txCtx: ServiceContext,
+  request: DunningMailRequest,
+  facts: {
+    customer: { email: string | null; name: string | null; countryId: string | null };
+    currency: { id: string; rounded: boolean; decimals: number };
+    documents: Map<string, MailDocument>;
+    cards: DunningMailCard[];
+    brand: Awaited<ReturnType<typeof branding>>;
+  },
+): Prisma.OutboxMessageCreateManyInput {
+  const invoices = dueInvoices(request);
+  const locale = portalLocale(facts.customer.countryId);
   const labels = printedLabels(locale);
-  const byId = new Map(documents.map((d) => [d.id, d]));
+  const { currency, brand } = facts;
   const mail = dunningMail({
     locale,
     businessName: brand.businessName,
-    customerName: customer.name,
+    customerName: facts.customer.name,
     currency: { id: currency.id, rounded: currency.rounded, decimals: currency.decimals },
     invoices: invoices.map((i) => {
-      const doc = byId.get(i.id)!;
+      const doc = facts.documents.get(i.id)!;
       // named as its PDF heads it (domain/printed-labels.ts printedHeading): "Factura electrónica N° 12", or a
       // regulated type numbered before SII set-up "Documento no tributario N° interno 3"
       const { title, numberLine } = printedHeading(
@@ -149,31 +206,37 @@ export async function queueDunningEmail(txCtx: ServiceContext, request: DunningM
       return { label: `${title} ${numberLine}`, dueDate: isoDate(doc.dueDate ?? doc.date), amountDue: i.due.toFixed() };
     }),
     totalDue: sum(invoices.map((i) => i.due)).toFixed(),
-    declinedCards: cards,
+    declinedCards: facts.cards,
     nextAttemptOn: request.nextAttemptAt ? isoDate(request.nextAttemptAt) : null,
     finalAction: request.finalAction,
     linkDays: txCtx.settings.dunningLinkDays,
     colors: brand.colors,
   });
-  await txCtx.prisma.outboxMessage.create({
-    data: {
-      id: randomUUID(),
-      organizationId: txCtx.auth.organizationId,
-      testMode: txCtx.auth.testMode,
-      kind: DUNNING_MESSAGE_KIND,
-      recipients: [customer.email],
-      bcc: [...request.bcc],
-      subject: mail.subject,
-      body: mail.text,
-      html: mail.html,
-      customerId: request.customerId,
-      invoiceIds: invoices.map((i) => i.id),
-      status: request.sendsMail ? "pending" : "kept",
-      // the outbox runs on the wall clock, whatever the customer's test clock says
-      nextAttemptAt: new Date(),
-    } satisfies Prisma.OutboxMessageUncheckedCreateInput,
-  });
-  return "queued";
+  return {
+    id: randomUUID(),
+    organizationId: txCtx.auth.organizationId,
+    testMode: txCtx.auth.testMode,
+    kind: DUNNING_MESSAGE_KIND,
+    recipients: [facts.customer.email!],
+    bcc: [...request.bcc],
+    subject: mail.subject,
+    body: mail.text,
+    html: mail.html,
+    customerId: request.customerId,
+    invoiceIds: invoices.map((i) => i.id),
+    status: request.sendsMail ? "pending" : "kept",
+    // the outbox runs on the wall clock, whatever the customer's test clock says
+    nextAttemptAt: new Date(),
+  };
+}
+
+/** What the e-mail names of an invoice (printed-labels.ts printedHeading) and its due date. */
+interface MailDocument {
+  number: number | null;
+  numbering: string | null;
+  dueDate: Date | null;
+  date: Date;
+  documentType: { name: string; hasLocalFormat: boolean };
 }
 
 /**

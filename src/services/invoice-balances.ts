@@ -96,22 +96,54 @@ export async function invoiceBalances(ctx: ServiceContext, invoiceIds: readonly 
  * (concurrent settlements of one invoice queue, so exactly one sees it paid) and reads its balance.
  * `recordPaid`, called after the change, writes `invoice.paid` when something was due before and
  * nothing is due now (docs/webhooks.md "Event types"), and then moves a past-due subscription whose latest cycle
- * invoice it is back to `active` (services/past-due.ts).
+ * invoice it is back to `active` (services/past-due.ts). The rule is settlingInvoices', for one invoice.
  */
 export async function settlingInvoice(
   ctx: ServiceContext,
   invoiceId: string,
 ): Promise<{ recordPaid(): Promise<void> }> {
-  await lockTenantRow(ctx.prisma, ctx, "Invoice", invoiceId);
-  const [before] = await invoiceBalances(ctx, [invoiceId]);
+  const settling = await settlingInvoices(ctx, [invoiceId]);
+  return { recordPaid: () => settling.recordPaid([invoiceId]) };
+}
+
+/**
+ * Locks the invoices `invoiceIds` of the caller's organization and mode (`FOR UPDATE`, in id order, one statement)
+ * for the rest of the caller's transaction; returns their ids, distinct and sorted.
+ */
+export async function lockInvoices(ctx: ServiceContext, invoiceIds: readonly string[]): Promise<string[]> {
+  const ids = [...new Set(invoiceIds)].sort();
+  if (ids.length === 1) await lockTenantRow(ctx.prisma, ctx, "Invoice", ids[0]);
+  else if (ids.length > 1)
+    await ctx.prisma.$queryRaw(Prisma.sql`SELECT "id" FROM "Invoice" WHERE "id" = ANY(${ids}::text[])
+      AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode}
+      ORDER BY "id" FOR UPDATE`);
+  return ids;
+}
+
+/**
+ * settlingInvoice for several invoices of the caller's organization and mode (a page of payments settled together):
+ * locks them in id order with one statement and reads their balances with one. `recordPaid(ids)`, after the
+ * change, with the invoices (of those) that the change may have paid: `invoice.paid` for each that had something
+ * due before and nothing now, with one statement, and their past-due subscriptions back to `active`.
+ */
+export async function settlingInvoices(
+  ctx: ServiceContext,
+  invoiceIds: readonly string[],
+): Promise<{ recordPaid(ids: readonly string[]): Promise<void> }> {
+  const ids = await lockInvoices(ctx, invoiceIds);
+  const before = new Map((await invoiceBalances(ctx, ids)).map((b, k) => [ids[k], b]));
   return {
-    async recordPaid() {
-      const [after] = await invoiceBalances(ctx, [invoiceId]);
-      if (new Prisma.Decimal(before.due).greaterThan(0) && new Prisma.Decimal(after.due).isZero()) {
-        await recordEvents(ctx, "invoice.paid", "invoice", [invoiceId]);
-        // a past-due subscription whose latest cycle invoice this is is active again (docs/dunning.md)
-        await movePastDue(ctx, [invoiceId], false);
-      }
+    async recordPaid(paidIds) {
+      const candidates = [...new Set(paidIds)].filter((id) =>
+        new Prisma.Decimal(before.get(id)?.due ?? 0).greaterThan(0),
+      );
+      if (candidates.length === 0) return;
+      const after = await invoiceBalances(ctx, candidates);
+      const paid = candidates.filter((_, k) => new Prisma.Decimal(after[k].due).isZero());
+      if (paid.length === 0) return;
+      await recordEvents(ctx, "invoice.paid", "invoice", paid);
+      // a past-due subscription whose latest cycle invoice this is is active again (docs/dunning.md)
+      await movePastDue(ctx, paid, false);
     },
   };
 }

@@ -15,7 +15,14 @@
 import { collectionPaymentId } from "../domain/billing-cycle.js";
 import { movePastDue } from "./past-due.js";
 import { createHash } from "node:crypto";
-import type { Currency, Payment, Prisma, Source } from "../infra/prisma/generated/client.js";
+import {
+  Prisma,
+  type Currency,
+  type Payment,
+  type PaymentCharge,
+  type Source,
+} from "../infra/prisma/generated/client.js";
+import { sqlRows } from "../infra/prepared-sql.js";
 import { derivedId, newId, randomSecret } from "../infra/ids.js";
 import { findGateway, type ChargeResult, type PaymentGateway } from "../infra/gateways/index.js";
 import { checkoutPath } from "../infra/gateways/redirect.js";
@@ -37,7 +44,7 @@ import {
 import { recordEvents } from "./events.js";
 import { readSettings } from "./organization-settings.js";
 import { findCurrency, findDocumentCustomer, organizationToday } from "./reference.js";
-import { invoiceBalances, settlingInvoice } from "./invoice-balances.js";
+import { invoiceBalances, lockInvoices, settlingInvoices } from "./invoice-balances.js";
 
 export interface SourceInput {
   customer?: string | null;
@@ -150,24 +157,88 @@ export async function createSource(ctx: ServiceContext, input: SourceInput): Pro
  * characters, currency known and chargeable. With an invoice: it is finalized, the currency and
  * customer are the invoice's, and the amount is at most what is due. 400 naming each bad field.
  * `options.id`: the payment's id instead of a random one (the billing run's payment of an invoice,
- * `collectionPaymentId`, so that it can be found again after a crash).
+ * `collectionPaymentId`, so that it can be found again after a crash). The rules are createPayments', for one.
  */
 export async function createPayment(
   ctx: ServiceContext,
   input: PaymentInput,
   options: { id?: string } = {},
 ): Promise<Payment> {
-  const errors = new FieldErrorCollector();
-  const [today, invoice] = await Promise.all([
+  const [payment] = await createPayments(ctx, [{ input, id: options.id }]);
+  return payment;
+}
+
+/** A payment to create (createPayments): its input and, optionally, its known id. */
+export interface NewPayment {
+  input: PaymentInput;
+  id?: string;
+}
+
+/**
+ * createPayment of several payments of the caller's organization and mode, with a few statements whatever their
+ * number (the dunning attempts' page): each is checked as createPayment checks one (the first with errors throws
+ * them, and nothing is written), then all are inserted with one statement and their `payment.created` events
+ * written with one. Returns the payments in input order.
+ */
+export async function createPayments(ctx: ServiceContext, items: readonly NewPayment[]): Promise<Payment[]> {
+  if (items.length === 0) return [];
+  const facts = await paymentFacts(ctx, items);
+  const rows: Prisma.PaymentCreateManyInput[] = [];
+  for (const item of items) rows.push(await checkedPayment(ctx, item, facts));
+  return atomically(ctx, async (tx) => {
+    const created = await tx.prisma.payment.createManyAndReturn({ data: rows });
+    const byId = new Map(created.map((p) => [p.id, p]));
+    const ids = rows.map((r) => r.id!);
+    await recordEvents(tx, "payment.created", "payment", ids);
+    return ids.map((id) => byId.get(id)!);
+  });
+}
+
+/** What createPayments checks its payments against: today, their invoices, customers and invoices' balances. */
+async function paymentFacts(ctx: ServiceContext, items: readonly NewPayment[]) {
+  const invoiceIds = [...new Set(items.map((i) => i.input.invoice).filter((id): id is string => !!id))];
+  const [today, invoices] = await Promise.all([
     organizationToday(ctx),
-    input.invoice ? ctx.prisma.invoice.findFirst({ where: { id: input.invoice, ...tenant(ctx) } }) : null,
+    invoiceIds.length
+      ? ctx.prisma.invoice.findMany({
+          where: { id: { in: invoiceIds }, ...tenant(ctx) },
+          // what the checks read (not the snapshots and totals of a whole invoice row)
+          select: { id: true, status: true, customerId: true, currencyId: true },
+        })
+      : [],
   ]);
+  const byId = new Map(invoices.map((i) => [i.id, i]));
+  const customerIds = [
+    ...new Set(items.map((i) => i.input.customer ?? byId.get(i.input.invoice ?? "")?.customerId).filter((c) => !!c)),
+  ] as string[];
+  const customers = customerIds.length
+    ? await ctx.prisma.customer.findMany({
+        where: { id: { in: customerIds }, ...tenant(ctx) },
+        select: { id: true, currencyId: true },
+      })
+    : [];
+  const finalized = invoices.filter((i) => i.status === "finalized").map((i) => i.id);
+  const balances = await invoiceBalances(ctx, finalized);
+  return {
+    today,
+    invoices: byId,
+    customers: new Map(customers.map((c) => [c.id, c])),
+    due: new Map(finalized.map((id, k) => [id, balances[k].due])),
+  };
+}
+
+/** Checks one payment of createPayments (the spec's limits; 400 naming each bad field) and returns its row. */
+async function checkedPayment(ctx: ServiceContext, item: NewPayment, facts: Awaited<ReturnType<typeof paymentFacts>>) {
+  const { input } = item;
+  const errors = new FieldErrorCollector();
+  const invoice = input.invoice ? (facts.invoices.get(input.invoice) ?? null) : null;
   if (input.invoice && !invoice) errors.add("invoice", `unknown invoice ${input.invoice}`);
   else if (invoice && invoice.status !== "finalized")
     errors.add("invoice", `${invoice.id} is a ${invoice.status}; only finalized invoices are paid`);
 
   const customerId = input.customer ?? invoice?.customerId ?? null;
-  const customer = customerId ? await findDocumentCustomer(ctx, customerId, errors) : null;
+  const customer = customerId ? (facts.customers.get(customerId) ?? null) : null;
+  if (customerId && !customer) errors.add("customer", `unknown customer ${customerId}`);
   if (invoice && customer && invoice.customerId !== customer.id)
     errors.add("customer", `invoice ${invoice.id} belongs to customer ${invoice.customerId}`);
 
@@ -177,38 +248,31 @@ export async function createPayment(
   if (invoice && currency && currency.id !== invoice.currencyId)
     errors.add("currency", `must be the invoice's currency ${invoice.currencyId}`);
 
-  const date = input.date ?? today;
-  checkPaymentLimits({ amount: input.amount, date, description: input.description }, currency, today, errors);
+  const date = input.date ?? facts.today;
+  checkPaymentLimits({ amount: input.amount, date, description: input.description }, currency, facts.today, errors);
   let metadata: Metadata = {};
   errors.collect(() => {
     metadata = mergeMetadata({}, input.metadata);
   });
   if (invoice && invoice.status === "finalized" && errors.empty) {
-    const [balance] = await invoiceBalances(ctx, [invoice.id]);
-    if (toDecimal(input.amount!).greaterThan(balance.due)) {
-      errors.add("amount", `exceeds what is due on invoice ${invoice.id}: ${balance.due} ${invoice.currencyId}`);
-    }
+    const due = facts.due.get(invoice.id)!;
+    if (toDecimal(input.amount!).greaterThan(due))
+      errors.add("amount", `exceeds what is due on invoice ${invoice.id}: ${due} ${invoice.currencyId}`);
   }
   errors.throwIfAny("Invalid payment");
-  return atomically(ctx, async (tx) => {
-    const payment = await tx.prisma.payment.create({
-      data: {
-        id: options.id ?? newId("pay"),
-        ...tenant(ctx),
-        customerId: customer?.id ?? null,
-        invoiceId: invoice?.id ?? null,
-        amount: toDecimal(input.amount!).toString(),
-        currencyId: currency!.id,
-        date: dateColumn(date),
-        description: input.description || null,
-        status: "requires_payment_method",
-        metadata,
-        userEmail: ctx.auth.userEmail,
-      },
-    });
-    await recordEvents(tx, "payment.created", "payment", [payment.id]);
-    return payment;
-  });
+  return {
+    id: item.id ?? newId("pay"),
+    ...tenant(ctx),
+    customerId: customer?.id ?? null,
+    invoiceId: invoice?.id ?? null,
+    amount: toDecimal(input.amount!).toString(),
+    currencyId: currency!.id,
+    date: dateColumn(date),
+    description: input.description || null,
+    status: "requires_payment_method",
+    metadata: metadata as Prisma.InputJsonValue,
+    userEmail: ctx.auth.userEmail,
+  };
 }
 
 /** Merges `metadata` into a payment's (an empty value removes a key); any status. 404 unknown. */
@@ -228,12 +292,36 @@ export async function updatePaymentMetadata(
 
 /** Locks the payment row (`FOR UPDATE`) for the rest of the transaction and loads it; 404 for another tenant's. */
 async function lockPayment(tx: Tx, ctx: ServiceContext, id: string) {
-  if (!(await lockTenantRow(tx, ctx, "Payment", id))) throw new NotFoundError("payment", id);
+  return (await lockPayments(tx, ctx, [id])).get(id)!;
+}
+
+/** A payment locked by lockPayments: with its source and its pending charges. */
+type LockedPayment = Payment & { source: Source | null; charges: PaymentCharge[] };
+
+/**
+ * Locks the payment rows `ids` (`FOR UPDATE`, in id order, one statement) for the rest of the transaction and loads
+ * them with their sources and pending charges, by id; 404 for the first that is another tenant's or unknown.
+ */
+async function lockPayments(tx: Tx, ctx: ServiceContext, ids: readonly string[]): Promise<Map<string, LockedPayment>> {
+  const sorted = [...new Set(ids)].sort();
+  const locked = new Set<string>();
+  if (sorted.length === 1) {
+    if (await lockTenantRow(tx, ctx, "Payment", sorted[0])) locked.add(sorted[0]);
+  } else {
+    const rows = await sqlRows<{ id: string }>(
+      tx,
+      Prisma.sql`SELECT "id" FROM "Payment" WHERE "id" = ANY(${sorted}::text[])
+      AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} ORDER BY "id" FOR UPDATE`,
+    );
+    for (const r of rows) locked.add(r.id);
+  }
+  const missing = sorted.find((id) => !locked.has(id));
+  if (missing) throw new NotFoundError("payment", missing);
   // loaded one after the other: Prisma runs the relations of one include in parallel, and a
   // transaction's single connection would queue them anyway (pg warns about that)
-  const payment = await tx.payment.findUniqueOrThrow({ where: { id }, include: { source: true } });
-  const charges = await tx.paymentCharge.findMany({ where: { paymentId: id, status: "pending" } });
-  return { ...payment, charges };
+  const payments = await tx.payment.findMany({ where: { id: { in: sorted } }, include: { source: true } });
+  const charges = await tx.paymentCharge.findMany({ where: { paymentId: { in: sorted }, status: "pending" } });
+  return new Map(payments.map((p) => [p.id, { ...p, charges: charges.filter((c) => c.paymentId === p.id) }]));
 }
 
 /**
@@ -256,45 +344,59 @@ export async function cancelPayment(ctx: ServiceContext, id: string): Promise<Pa
 }
 
 /**
- * Checks that `sourceId` may pay `payment` (call inside the payment's transaction, with a
- * transaction context); field errors on `source`. A single-use source pays one payment only.
+ * Checks that each `sourceId` may pay its `payment` (call inside the payments' transaction, with a
+ * transaction context): the sources, locked in id order with one statement, and each item's field errors on
+ * `source`, in input order. A single-use source pays one payment only (a second item with it gets the error too).
  */
-async function usableSource(
+async function usableSources(
   ctx: ServiceContext,
-  sourceId: string | null | undefined,
-  payment: Payment,
-  errors: FieldErrorCollector,
-) {
-  if (!sourceId) {
-    errors.add("source", "is required");
-    return null;
-  }
+  items: readonly { sourceId: string | null | undefined; payment: Payment }[],
+): Promise<{ source: Source | null; errors: FieldErrorCollector }[]> {
+  const ids = [...new Set(items.map((i) => i.sourceId).filter((id): id is string => !!id))].sort();
   // locked, so two payments cannot take one single-use source at the same time
-  await lockTenantRow(ctx.prisma, ctx, "Source", sourceId);
-  const source = await ctx.prisma.source.findFirst({ where: { id: sourceId, ...tenant(ctx) } });
-  if (!source) {
-    errors.add("source", `unknown source ${sourceId}`);
-    return null;
-  }
-  if (source.usage === "single_use") {
-    const other = await ctx.prisma.payment.findFirst({
-      where: { sourceId: source.id, id: { not: payment.id }, status: { not: "canceled" } },
-      select: { id: true },
-    });
-    if (other) errors.add("source", `single-use source ${source.id} belongs to payment ${other.id}`);
-  }
-  if (source.customerId && payment.customerId && source.customerId !== payment.customerId) {
-    errors.add("source", `source ${source.id} belongs to another customer than the payment's (${payment.customerId})`);
-  }
-  if (source.status !== "chargeable") errors.add("source", `source ${source.id} is ${source.status}, not chargeable`);
-  if (source.amount !== null && !source.amount.equals(payment.amount)) {
-    errors.add(
-      "source",
-      `source ${source.id} is for ${source.amount.toFixed()}, the payment is ${payment.amount.toFixed()}`,
+  if (ids.length === 1) await lockTenantRow(ctx.prisma, ctx, "Source", ids[0]);
+  else if (ids.length > 1)
+    await sqlRows(
+      ctx.prisma,
+      Prisma.sql`SELECT "id" FROM "Source" WHERE "id" = ANY(${ids}::text[])
+      AND "organizationId" = ${ctx.auth.organizationId} AND "testMode" = ${ctx.auth.testMode} ORDER BY "id" FOR UPDATE`,
     );
-  }
-  gatewayFor(ctx, source.gateway, errors, "source");
-  return source;
+  const sources = ids.length ? await ctx.prisma.source.findMany({ where: { id: { in: ids }, ...tenant(ctx) } }) : [];
+  const singleUse = sources.filter((s) => s.usage === "single_use").map((s) => s.id);
+  const others = singleUse.length
+    ? await ctx.prisma.payment.findMany({
+        where: { sourceId: { in: singleUse }, status: { not: "canceled" } },
+        select: { id: true, sourceId: true },
+      })
+    : [];
+  const taken = new Map<string, string>();
+  return items.map(({ sourceId, payment }) => {
+    const errors = new FieldErrorCollector();
+    const source = sources.find((s) => s.id === sourceId) ?? null;
+    if (!sourceId) errors.add("source", "is required");
+    else if (!source) errors.add("source", `unknown source ${sourceId}`);
+    if (!source) return { source: null, errors };
+    if (source.usage === "single_use") {
+      const other = others.find((o) => o.sourceId === source.id && o.id !== payment.id)?.id ?? taken.get(source.id);
+      if (other) errors.add("source", `single-use source ${source.id} belongs to payment ${other}`);
+      taken.set(source.id, payment.id);
+    }
+    if (source.customerId && payment.customerId && source.customerId !== payment.customerId) {
+      errors.add(
+        "source",
+        `source ${source.id} belongs to another customer than the payment's (${payment.customerId})`,
+      );
+    }
+    if (source.status !== "chargeable") errors.add("source", `source ${source.id} is ${source.status}, not chargeable`);
+    if (source.amount !== null && !source.amount.equals(payment.amount)) {
+      errors.add(
+        "source",
+        `source ${source.id} is for ${source.amount.toFixed()}, the payment is ${payment.amount.toFixed()}`,
+      );
+    }
+    gatewayFor(ctx, source.gateway, errors, "source");
+    return { source, errors };
+  });
 }
 
 /** What a started charge needs after its transaction commits. */
@@ -307,25 +409,54 @@ export interface StartedCharge {
 /**
  * Inside a locked transaction: moves the payment to `processing` and records attempt N+1 as
  * pending. When the payment bills an invoice, the amount must still fit in what is due minus
- * other charges in flight (the invoice row is locked meanwhile).
+ * other charges in flight (the invoice row is locked meanwhile). The rules are startCharges', for one.
  */
 async function startCharge(tx: Tx, ctx: ServiceContext, payment: Payment, source: Source): Promise<StartedCharge> {
-  const next = paymentTransition(payment.status, "start_charge");
-  if (payment.invoiceId) {
-    await lockTenantRow(tx, ctx, "Invoice", payment.invoiceId);
-    const [balance] = await invoiceBalances(withinTransaction(ctx, tx), [payment.invoiceId]);
-    const room = new Decimal(balance.due).minus(balance.inFlight);
-    if (payment.amount.greaterThan(room)) {
-      throw ValidationError.field(
-        "amount",
-        `exceeds what is due on invoice ${payment.invoiceId}: ${Decimal.max(room, 0).toFixed()} ${payment.currencyId}`,
-      );
+  const [started] = await startCharges(tx, ctx, [{ payment, source }]);
+  return started;
+}
+
+/**
+ * startCharge of several payments (locked by the caller, each once) in a few statements: their invoices locked in id
+ * order and their balances read once, each amount checked against what is due minus the charges in flight (those
+ * this call starts count as they would one after the other), then the attempts inserted with one statement and
+ * the payments moved to `processing` with one. 400 (`amount`) for the first that does not fit; nothing written.
+ */
+async function startCharges(
+  tx: Tx,
+  ctx: ServiceContext,
+  entries: readonly { payment: Payment; source: Source }[],
+): Promise<StartedCharge[]> {
+  if (entries.length === 0) return [];
+  const next = entries.map((e) => paymentTransition(e.payment.status, "start_charge"));
+  const invoiceIds = entries.map((e) => e.payment.invoiceId).filter((id): id is string => !!id);
+  if (invoiceIds.length) {
+    const txCtx = withinTransaction(ctx, tx);
+    await lockInvoices(txCtx, invoiceIds);
+    const balances = await invoiceBalances(txCtx, invoiceIds);
+    const room = new Map(invoiceIds.map((id, k) => [id, new Decimal(balances[k].due).minus(balances[k].inFlight)]));
+    for (const { payment } of entries) {
+      if (!payment.invoiceId) continue;
+      const left = room.get(payment.invoiceId)!;
+      if (payment.amount.greaterThan(left)) {
+        throw ValidationError.field(
+          "amount",
+          `exceeds what is due on invoice ${payment.invoiceId}: ` +
+            `${Decimal.max(left, 0).toFixed()} ${payment.currencyId}`,
+        );
+      }
+      room.set(payment.invoiceId, left.minus(payment.amount));
     }
   }
-  const last = await tx.paymentCharge.aggregate({ where: { paymentId: payment.id }, _max: { attempt: true } });
-  const attempt = (last._max.attempt ?? 0) + 1;
-  const charge = await tx.paymentCharge.create({
-    data: {
+  const last = await tx.paymentCharge.groupBy({
+    by: ["paymentId"],
+    where: { paymentId: { in: entries.map((e) => e.payment.id) } },
+    _max: { attempt: true },
+  });
+  const lastOf = new Map(last.map((l) => [l.paymentId, l._max.attempt ?? 0]));
+  const charges = entries.map(({ payment, source }) => {
+    const attempt = (lastOf.get(payment.id) ?? 0) + 1;
+    return {
       // derived from (payment, attempt): when a keyed request rolls back after the gateway call
       // (a crash, a 5xx), its retry writes attempt N again with the same id and the gateway,
       // idempotent per id, answers the first call's result instead of charging twice
@@ -338,13 +469,23 @@ async function startCharge(tx: Tx, ctx: ServiceContext, payment: Payment, source
       amount: payment.amount,
       currencyId: payment.currencyId,
       status: "pending",
-    },
+    };
   });
-  await tx.payment.update({
-    where: { id: payment.id },
-    data: { status: next, sourceId: source.id, failureReason: null },
-  });
-  return { chargeId: charge.id, gateway: findGateway(source.gateway, ctx.settings.paymentGateways)!, source };
+  await tx.paymentCharge.createMany({ data: charges });
+  await sqlRows(
+    tx,
+    Prisma.sql`UPDATE "Payment" p SET "status" = v."status", "sourceId" = v."sourceId", "failureReason" = NULL,
+      "updatedAt" = ${new Date()}::timestamptz
+    FROM unnest(${entries.map((e) => e.payment.id)}::text[], ${next}::text[],
+      ${entries.map((e) => e.source.id)}::text[])
+      AS v("id", "status", "sourceId")
+    WHERE p."id" = ANY(${entries.map((e) => e.payment.id)}::text[]) AND p."id" = v."id"`,
+  );
+  return entries.map(({ source }, k) => ({
+    chargeId: charges[k].id,
+    gateway: findGateway(source.gateway, ctx.settings.paymentGateways)!,
+    source,
+  }));
 }
 
 /** How a charge started by payInvoice is recorded. */
@@ -359,7 +500,8 @@ interface ChargeOptions {
 
 /**
  * Records a gateway's answer to a pending charge: succeeded, or back to requires_payment_method with the reason (and,
- * with `forgetNewCardOnDecline`, a new card whose first charge declined removed from its customer).
+ * with `forgetNewCardOnDecline`, a new card whose first charge declined removed from its customer). The rules are
+ * settleCharges', for one; 409 when the charge was answered or canceled meanwhile.
  */
 async function settleCharge(
   ctx: ServiceContext,
@@ -368,72 +510,173 @@ async function settleCharge(
   result: ChargeResult,
   options: ChargeOptions = {},
 ): Promise<Payment> {
+  const [settled] = await settleCharges(ctx, [{ paymentId, chargeId, result }], options);
+  if (settled instanceof Error) throw settled;
+  return settled;
+}
+
+/** A gateway's answer to a pending charge of a payment, to record (settleCharges). */
+export interface ChargeAnswer {
+  paymentId: string;
+  chargeId: string;
+  result: ChargeResult;
+}
+
+/**
+ * Records the gateway's answers to pending charges of payments of the caller's organization and mode (each payment
+ * once) in one transaction and a few statements whatever their number: the payments and their invoices locked, the
+ * charges and payments updated with one statement each, and one statement per kind of event (`payment.succeeded`,
+ * `invoice.paid`, `payment.failed`, `invoice.payment_failed`), with the past-due moves of services/past-due.ts.
+ * Returns each payment as settled, in input order, or an InvalidStateError (409) for one whose charge was answered
+ * or canceled meanwhile (a second checkout answer, a DELETE): nothing is written for it.
+ */
+export async function settleCharges(
+  ctx: ServiceContext,
+  answers: readonly ChargeAnswer[],
+  options: ChargeOptions = {},
+): Promise<(Payment | InvalidStateError)[]> {
+  if (answers.length === 0) return [];
   return ctx.prisma.$transaction(async (tx) => {
-    const payment = await lockPayment(tx, ctx, paymentId);
-    // answered, or canceled, since the charge started (a second checkout answer, a DELETE)
-    if (!payment.charges.some((c) => c.id === chargeId))
-      throw new InvalidStateError(`Payment ${paymentId} was answered or canceled meanwhile`);
     const txCtx = withinTransaction(ctx, tx);
-    // the invoice's balance before the answer: invoice.paid when this payment leaves nothing due
-    const settling = payment.invoiceId ? await settlingInvoice(txCtx, payment.invoiceId) : null;
-    const event = result.status === "succeeded" ? "succeed" : "decline";
-    const next = paymentTransition(payment.status, event);
-    await tx.paymentCharge.update({
-      where: { id: chargeId },
-      data: {
-        status: result.status,
-        reference: result.reference,
-        ...(result.status === "declined"
-          ? { failureCode: result.failureCode, failureMessage: result.failureMessage }
-          : {}),
-      },
-    });
-    if (payment.source?.usage === "single_use") {
-      await tx.source.update({
-        where: { id: payment.source.id },
-        data: { status: result.status === "succeeded" ? "consumed" : "failed" },
-      });
-    } else if (
-      payment.source &&
-      result.status === "declined" &&
-      options.forgetNewCardOnDecline &&
-      forgetsDeclinedSource(
-        {
-          ...payment.source,
-          earlierCharges: await tx.paymentCharge.count({
-            where: { sourceId: payment.source.id, id: { not: chargeId } },
-          }),
-        },
-        options.forgetNewCardOnDecline,
-      )
-    ) {
-      // a new card whose first charge declined is not kept (as a card whose set-up failed is not attached)
-      await tx.customer.updateMany({
-        where: { id: payment.source.customerId!, defaultSourceId: payment.source.id },
-        data: { defaultSourceId: null },
-      });
-      await tx.source.update({ where: { id: payment.source.id }, data: { customerId: null, status: "failed" } });
-    }
-    const settled = await tx.payment.update({
-      where: { id: paymentId },
-      data:
-        result.status === "succeeded"
-          ? { status: next, paymentDate: ctx.now(), failureReason: null }
-          : { status: next, failureReason: `${result.failureCode}: ${result.failureMessage}` },
-    });
-    if (result.status === "succeeded") {
-      await recordEvents(txCtx, "payment.succeeded", "payment", [paymentId]);
-      if (settling) await settling.recordPaid();
-    } else {
-      await recordEvents(txCtx, "payment.failed", "payment", [paymentId]);
-      if (payment.invoiceId) await recordEvents(txCtx, "invoice.payment_failed", "invoice", [payment.invoiceId]);
-      // the billing run's charge of a renewal (its payment's known id): the subscription is past due when this is
-      // its latest cycle invoice (docs/dunning.md "Past-due subscriptions")
-      if (payment.invoiceId && payment.id === collectionPaymentId(payment.invoiceId))
-        await movePastDue(txCtx, [payment.invoiceId], true);
-    }
-    return settled;
+    const payments = await lockPayments(
+      tx,
+      ctx,
+      answers.map((a) => a.paymentId),
+    );
+    // answered, or canceled, since the charge started (a second checkout answer, a DELETE)
+    const valid = answers.filter((a) => payments.get(a.paymentId)!.charges.some((c) => c.id === a.chargeId));
+    // the invoices' balances before the answers: invoice.paid for those these payments leave with nothing due
+    const invoiceOf = (a: ChargeAnswer) => payments.get(a.paymentId)!.invoiceId;
+    if (valid.length === 0) return answers.map((a) => answeredMeanwhile(a));
+    const settling = await settlingInvoices(
+      txCtx,
+      valid.map(invoiceOf).filter((id): id is string => !!id),
+    );
+    await recordAnswers(tx, valid);
+    for (const a of valid) await settleSource(tx, payments.get(a.paymentId)!, a, options);
+    await settlePayments(tx, ctx.now(), valid, payments);
+    await recordSettlementEvents(txCtx, valid, invoiceOf, settling);
+    const settled = await tx.payment.findMany({ where: { id: { in: valid.map((a) => a.paymentId) } } });
+    return answers.map((a) => settled.find((p) => valid.includes(a) && p.id === a.paymentId) ?? answeredMeanwhile(a));
   });
+}
+
+/** The 409 of an answer whose charge was answered or canceled since it started. */
+const answeredMeanwhile = (a: ChargeAnswer) =>
+  new InvalidStateError(`Payment ${a.paymentId} was answered or canceled meanwhile`);
+
+/**
+ * Moves the answered payments (one statement): succeeded (paid at `now`), or back to requires_payment_method with the
+ * decline as their failure reason (domain/payments.ts paymentTransition).
+ */
+async function settlePayments(
+  tx: Tx,
+  now: Date,
+  answers: readonly ChargeAnswer[],
+  payments: Map<string, LockedPayment>,
+): Promise<void> {
+  const next = answers.map((a) =>
+    paymentTransition(payments.get(a.paymentId)!.status, succeeded(a) ? "succeed" : "decline"),
+  );
+  const reasons = answers.map((a) =>
+    a.result.status === "declined" ? `${a.result.failureCode}: ${a.result.failureMessage}` : null,
+  );
+  await sqlRows(
+    tx,
+    Prisma.sql`UPDATE "Payment" p SET "status" = v."status", "failureReason" = v."reason",
+      "paymentDate" = CASE WHEN v."succeeded" THEN ${now}::timestamptz ELSE p."paymentDate" END,
+      "updatedAt" = ${new Date()}::timestamptz
+    FROM unnest(${answers.map((a) => a.paymentId)}::text[], ${next}::text[], ${reasons}::text[],
+      ${answers.map(succeeded)}::boolean[]) AS v("id", "status", "reason", "succeeded")
+    WHERE p."id" = ANY(${answers.map((a) => a.paymentId)}::text[]) AND p."id" = v."id"`,
+  );
+}
+
+/** Whether a gateway answered that the charge succeeded. */
+const succeeded = (a: ChargeAnswer) => a.result.status === "succeeded";
+
+/** Writes the gateway's answers on their charge rows, one statement. */
+async function recordAnswers(tx: Tx, answers: readonly ChargeAnswer[]): Promise<void> {
+  if (answers.length === 0) return;
+  const declined = (a: ChargeAnswer, key: "failureCode" | "failureMessage") =>
+    a.result.status === "declined" ? a.result[key] : null;
+  await sqlRows(
+    tx,
+    Prisma.sql`UPDATE "PaymentCharge" c SET "status" = v."status", "reference" = v."reference",
+      "failureCode" = COALESCE(v."failureCode", c."failureCode"),
+      "failureMessage" = COALESCE(v."failureMessage", c."failureMessage"), "updatedAt" = ${new Date()}::timestamptz
+    FROM unnest(${answers.map((a) => a.chargeId)}::text[], ${answers.map((a) => a.result.status)}::text[],
+      ${answers.map((a) => a.result.reference)}::text[], ${answers.map((a) => declined(a, "failureCode"))}::text[],
+      ${answers.map((a) => declined(a, "failureMessage"))}::text[])
+      AS v("id", "status", "reference", "failureCode", "failureMessage")
+    WHERE c."id" = ANY(${answers.map((a) => a.chargeId)}::text[]) AND c."id" = v."id"`,
+  );
+}
+
+/**
+ * What an answer does to the payment's source: a single-use source is consumed (succeeded) or failed; with
+ * `forgetNewCardOnDecline`, a reusable source whose first charge this is and which declined is removed from its
+ * customer (domain/payments.ts forgetsDeclinedSource).
+ */
+async function settleSource(tx: Tx, payment: LockedPayment, answer: ChargeAnswer, options: ChargeOptions) {
+  const source = payment.source;
+  if (source?.usage === "single_use") {
+    await tx.source.update({
+      where: { id: source.id },
+      data: { status: succeeded(answer) ? "consumed" : "failed" },
+    });
+  } else if (
+    source &&
+    !succeeded(answer) &&
+    options.forgetNewCardOnDecline &&
+    forgetsDeclinedSource(
+      {
+        ...source,
+        earlierCharges: await tx.paymentCharge.count({ where: { sourceId: source.id, id: { not: answer.chargeId } } }),
+      },
+      options.forgetNewCardOnDecline,
+    )
+  ) {
+    // a new card whose first charge declined is not kept (as a card whose set-up failed is not attached)
+    await tx.customer.updateMany({
+      where: { id: source.customerId!, defaultSourceId: source.id },
+      data: { defaultSourceId: null },
+    });
+    await tx.source.update({ where: { id: source.id }, data: { customerId: null, status: "failed" } });
+  }
+}
+
+/**
+ * The events of settled answers: `payment.succeeded` and, for invoices left with nothing due, `invoice.paid`;
+ * `payment.failed` and `invoice.payment_failed`; the billing run's declined renewal charges (their payment's known
+ * id) make their subscriptions past due when the invoice is its latest cycle's (docs/dunning.md "Past-due
+ * subscriptions").
+ */
+async function recordSettlementEvents(
+  txCtx: ServiceContext,
+  answers: readonly ChargeAnswer[],
+  invoiceOf: (a: ChargeAnswer) => string | null,
+  settling: { recordPaid(ids: readonly string[]): Promise<void> },
+): Promise<void> {
+  const paid = answers.filter(succeeded);
+  const declined = answers.filter((a) => !succeeded(a));
+  const invoices = (list: readonly ChargeAnswer[]) => list.map(invoiceOf).filter((id): id is string => !!id);
+  await recordEvents(
+    txCtx,
+    "payment.succeeded",
+    "payment",
+    paid.map((a) => a.paymentId),
+  );
+  await settling.recordPaid(invoices(paid));
+  await recordEvents(
+    txCtx,
+    "payment.failed",
+    "payment",
+    declined.map((a) => a.paymentId),
+  );
+  await recordEvents(txCtx, "invoice.payment_failed", "invoice", invoices(declined));
+  const renewals = declined.filter((a) => invoiceOf(a) && a.paymentId === collectionPaymentId(invoiceOf(a)!));
+  await movePastDue(txCtx, invoices(renewals), true);
 }
 
 /** Charges a started reusable charge at its gateway and records the answer. */
@@ -443,14 +686,9 @@ async function chargeNow(
   started: StartedCharge,
   options: ChargeOptions = {},
 ): Promise<Payment> {
-  const result = await started.gateway.charge!({
-    chargeId: started.chargeId,
-    amount: payment.amount.toFixed(),
-    currency: payment.currencyId,
-    description: payment.description,
-    source: { id: started.source.id, data: started.source.data as Record<string, unknown> },
-  });
-  return settleCharge(ctx, payment.id, started.chargeId, result, options);
+  const [charged] = await finishCharges(ctx, [{ payment, started }], options);
+  if (charged instanceof Error) throw charged;
+  return charged;
 }
 
 /**
@@ -481,24 +719,53 @@ export interface PendingCharge {
  * Authorize's first half, inside the caller's transaction (`txCtx` from withinTransaction): locks
  * the payment, checks the source, and either attaches a single-use source (null) or moves the
  * payment to `processing` with attempt N+1 pending (the charge to finish with finishCharge after
- * the transaction commits). Errors as authorizePayment's.
+ * the transaction commits). Errors as authorizePayment's. The rules are authorizeManyLocked's, for one.
  */
 export async function authorizeLocked(
   txCtx: ServiceContext,
   id: string,
   sourceId: string | null | undefined,
 ): Promise<PendingCharge | null> {
+  const [pending] = await authorizeManyLocked(txCtx, [{ id, sourceId }]);
+  return pending;
+}
+
+/**
+ * authorizeLocked of several payments (each once) in a few statements whatever their number (the dunning attempts'
+ * page): the payments and sources locked in id order, each checked as authorizeLocked checks one (the first with
+ * errors throws them), single-use sources attached (null), and the reusable ones' charges started together
+ * (startCharges). Returns the pending charges in input order.
+ */
+export async function authorizeManyLocked(
+  txCtx: ServiceContext,
+  items: readonly { id: string; sourceId: string | null | undefined }[],
+): Promise<(PendingCharge | null)[]> {
+  if (items.length === 0) return [];
   const tx = txCtx.prisma as unknown as Tx;
-  const payment = await lockPayment(tx, txCtx, id);
-  const errors = new FieldErrorCollector();
-  const source = await usableSource(txCtx, sourceId, payment, errors);
-  errors.throwIfAny("Cannot authorize the payment");
-  if (source!.usage !== "reusable") {
-    const next = paymentTransition(payment.status, "attach_source");
-    await tx.payment.update({ where: { id }, data: { status: next, sourceId: source!.id } });
-    return null;
+  const payments = await lockPayments(
+    tx,
+    txCtx,
+    items.map((i) => i.id),
+  );
+  const checked = await usableSources(
+    txCtx,
+    items.map((i) => ({ sourceId: i.sourceId, payment: payments.get(i.id)! })),
+  );
+  for (const { errors } of checked) errors.throwIfAny("Cannot authorize the payment");
+  const reusable: { payment: Payment; source: Source; k: number }[] = [];
+  for (const [k, { id }] of items.entries()) {
+    const payment = payments.get(id)!;
+    const source = checked[k].source!;
+    if (source.usage === "reusable") reusable.push({ payment, source, k });
+    else {
+      const next = paymentTransition(payment.status, "attach_source");
+      await tx.payment.update({ where: { id }, data: { status: next, sourceId: source.id } });
+    }
   }
-  return { payment, started: await startCharge(tx, txCtx, payment, source!) };
+  const started = await startCharges(tx, txCtx, reusable);
+  const pending: (PendingCharge | null)[] = items.map(() => null);
+  reusable.forEach(({ payment, k }, n) => (pending[k] = { payment, started: started[n] }));
+  return pending;
 }
 
 /**
@@ -511,6 +778,61 @@ export function finishCharge(
   options: ChargeOptions = {},
 ): Promise<Payment> {
   return chargeNow(ctx, pending.payment, pending.started, options);
+}
+
+/** Gateway calls finishCharges makes at once. */
+export const GATEWAY_CALLS_AT_ONCE = 8;
+
+/**
+ * finishCharge of several pending charges of the caller's organization and mode, outside any transaction: the
+ * gateway is asked to charge each (its attempt id the idempotency key), GATEWAY_CALLS_AT_ONCE at a time, and the
+ * answers are recorded together (settleCharges, one transaction). Returns, in input order, each payment as settled,
+ * or the error of its gateway call (its charge stays pending, to be asked again with the same id) or of its
+ * settlement (InvalidStateError: answered or canceled meanwhile).
+ */
+export async function finishCharges(
+  ctx: ServiceContext,
+  pending: readonly PendingCharge[],
+  options: ChargeOptions = {},
+): Promise<(Payment | Error)[]> {
+  const results = await inLanes(pending, GATEWAY_CALLS_AT_ONCE, ({ payment, started }) =>
+    started.gateway.charge!({
+      chargeId: started.chargeId,
+      amount: payment.amount.toFixed(),
+      currency: payment.currencyId,
+      description: payment.description,
+      source: { id: started.source.id, data: started.source.data as Record<string, unknown> },
+    }),
+  );
+  const answered = pending.filter((_, k) => !(results[k] instanceof Error));
+  const settled = await settleCharges(
+    ctx,
+    answered.map((p) => ({
+      paymentId: p.payment.id,
+      chargeId: p.started.chargeId,
+      result: results[pending.indexOf(p)] as ChargeResult,
+    })),
+    options,
+  );
+  return results.map((r, k) => (r instanceof Error ? r : settled[answered.indexOf(pending[k])]));
+}
+
+/** `fn` of each item, at most `lanes` at a time; each result in input order, or the error it threw. */
+async function inLanes<T, R>(items: readonly T[], lanes: number, fn: (item: T) => Promise<R>): Promise<(R | Error)[]> {
+  const results: (R | Error)[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const k = next++;
+      try {
+        results[k] = await fn(items[k]);
+      } catch (e) {
+        results[k] = e instanceof Error ? e : new Error(String(e));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(lanes, items.length) }, lane));
+  return results;
 }
 
 /**

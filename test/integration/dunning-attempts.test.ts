@@ -519,4 +519,38 @@ describe("dunning attempts", () => {
       "dunning.finished",
     ]);
   });
+  it("a page of attempts is set-based: six runs send as many statements as two", async () => {
+    const prisma = s.database.prisma;
+    /** `k` customers on a new clock, half with a declining card, an overdue invoice each: its round's statements */
+    const round = async (k: number) => {
+      const clock = (await s.rest("POST", "/v1/test_clocks/", { body: { frozen_time: "2026-12-01T12:00:00Z" } })).body
+        .id as string;
+      for (let n = 0; n < k; n++) {
+        const created = await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ test_clock: clock }) });
+        const customer = created.body.id as string;
+        const token = n % 2 ? "tok_visa" : "tok_chargeDeclinedInsufficientFunds";
+        const card = await s.rest("POST", "/v1/sources/", { body: { gateway: "test", customer, data: { token } } });
+        expect(card.status, card.text).toBe(201);
+        const invoice = await s.rest("POST", "/v1/invoices/", {
+          body: { customer, date: "2026-12-01", due_date: "2026-12-05", lines: [{ name: "Soporte", amount: 1000 }] },
+        });
+        expect(invoice.status, invoice.text).toBe(201);
+        expect((await s.rest("GET", `/v1/invoices/${invoice.body.id}/finalize/`)).status).toBe(200);
+      }
+      const frozen = new Date("2026-12-10T12:00:00Z");
+      await prisma.testClock.update({ where: { id: clock }, data: { frozenTime: frozen } });
+      await sweepOverdueInvoices({ prisma, settings: DEFAULT_SETTINGS, now: () => frozen, testClockId: clock });
+      s.statements.length = 0;
+      const summary = await runDunningAttempts({
+        prisma,
+        settings: DEFAULT_SETTINGS,
+        now: () => new Date(),
+        testClockId: clock,
+      });
+      expect(summary).toMatchObject({ entered: k, attempts: k, charged: k / 2, declined: k / 2, failed: 0 });
+      return s.statements.length;
+    };
+    const two = await round(2);
+    expect(await round(6)).toBe(two);
+  });
 });

@@ -4,8 +4,8 @@
  * attempt once (one attempt row, one payment of its known id and one charge per invoice; the processes charge
  * through the fake gateway of test/helpers/fake-gateway.ts, which holds its answers until both hold claims, so
  * that each claims a part of the runs and they charge at the same time); a process killed with
- * SIGKILL while a charge of an attempt is at the gateway leaves its runs to the next round once their lease lapsed,
- * which asks the gateway again about the held charge with the same charge id and charges nobody twice.
+ * SIGKILL while the charges of a page of attempts are at the gateway leaves its runs to the next round once their
+ * lease lapsed, which asks the gateway again about the held charges with the same charge ids and charges nobody twice.
  *
  * PostgreSQL only, the deployment where several processes share the work (docs/scaling.md), as
  * sigkill-billing-run.test.ts and webhooks-processes.test.ts: the data is prepared through a test server on a
@@ -195,45 +195,48 @@ describe.skipIf(TEST_DB !== "postgres")("dunning attempts in several processes",
   );
 
   it(
-    "a process killed with SIGKILL while an attempt's charge is at the gateway: the next round charges nobody twice",
+    "a process killed with SIGKILL while a page's charges are at the gateway: the next round charges nobody twice",
     {
       timeout: 120_000,
     },
     async () => {
-      const n = 6;
+      // a page of runs made and written (DUNNING_RUN_PAGE), then a page of `held` runs whose charges the gateway holds
+      const held = 3;
+      const n = DUNNING_RUN_PAGE + held;
       const { target, invoices } = await prepared(n, "tok_visa");
       const gateway = await startFakeGateway();
       cleanups.push(() => gateway.stop());
 
-      // 1. the third charge reaches the gateway, which makes it and holds the answer: the process is killed there
+      // 1. the charges of the second page reach the gateway, which makes them and holds the answers: the process is
+      // killed there (a page's charges go to the gateway together, after its payments and charges are written)
       let arrived!: () => void;
       const atGateway = new Promise<void>((resolve) => (arrived = resolve));
       let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
+      const holding = new Promise<void>((resolve) => (release = resolve));
       gateway.beforeAnswer = async () => {
-        if (gateway.requests.length < 3) return;
-        arrived();
-        await held;
+        if (gateway.requests.length <= DUNNING_RUN_PAGE) return;
+        if (gateway.requests.length === n) arrived();
+        await holding;
       };
       const first = dunningRun(target, gateway);
       await Promise.race([atGateway, first.exited]);
-      expect(gateway.requests, first.lines.join("\n")).toHaveLength(3);
+      expect(gateway.requests, first.lines.join("\n")).toHaveLength(n);
       first.child.kill("SIGKILL");
       expect(await first.exited).toBe("SIGKILL");
       release();
       gateway.beforeAnswer = async () => {};
-      const heldChargeId = gateway.requests[2];
+      const heldChargeIds = gateway.requests.slice(DUNNING_RUN_PAGE);
 
       await inDatabase(target, async ({ prisma }) => {
-        // the killed round's state: two attempts made (their runs paid), the third's charge pending, every run claimed
-        expect(await prisma.dunningAttempt.count()).toBe(2);
-        const charge = await prisma.paymentCharge.findUniqueOrThrow({
-          where: { id: heldChargeId },
-          include: { payment: true },
-        });
-        expect([charge.status, charge.payment.status]).toEqual(["pending", "processing"]);
+        // the killed round's state: the first page's attempts made (their runs paid), the second's charges pending,
+        // its runs claimed
+        expect(await prisma.dunningAttempt.count()).toBe(DUNNING_RUN_PAGE);
+        for (const id of heldChargeIds) {
+          const charge = await prisma.paymentCharge.findUniqueOrThrow({ where: { id }, include: { payment: true } });
+          expect([charge.status, charge.payment.status]).toEqual(["pending", "processing"]);
+        }
         const runs = await prisma.dunningRun.findMany({ where: { status: "active" } });
-        expect(runs).toHaveLength(n - 2);
+        expect(runs).toHaveLength(held);
         for (const run of runs) expect(run.leaseUntil!.getTime()).toBeGreaterThan(Date.now());
         // DUNNING_LEASE_MS (10 minutes) pass: the killed process's claims lapse
         await prisma.$executeRaw`
@@ -243,11 +246,13 @@ describe.skipIf(TEST_DB !== "postgres")("dunning attempts in several processes",
       // 2. the next round makes the attempts left, asking the gateway about the held charge with its id
       const second = dunningRun(target, gateway);
       expect(await second.exited, second.lines.join("\n")).toBe(0);
-      expect(summaryOf(second)).toMatchObject({ entered: 0, attempts: n - 2, paid: n - 2, charged: n - 2, failed: 0 });
+      expect(summaryOf(second)).toMatchObject({ entered: 0, attempts: held, paid: held, charged: held, failed: 0 });
 
-      // the gateway: one charge per invoice, the held one asked twice
+      // the gateway: one charge per invoice, the held ones asked twice (with their charge ids), the others once
       expect(gateway.charges.size).toBe(n);
-      expect([...gateway.charges.values()].map((c) => c.requests)).toEqual([1, 1, 2, 1, 1, 1]);
+      expect(new Set(heldChargeIds).size).toBe(held);
+      for (const [id, charge] of gateway.charges)
+        expect([id, charge.requests]).toEqual([id, heldChargeIds.includes(id) ? 2 : 1]);
       await inDatabase(target, async ({ prisma }) => {
         const runs = await prisma.dunningRun.findMany({ include: { attemptRows: true } });
         expect(runs).toHaveLength(n);
