@@ -35,7 +35,7 @@ function Route() {
   if (invoice) return <Invoice key={invoice} id={invoice} />;
   if (path === "/customers") return <Customers />;
   if (path === "/invoices") return <Invoices key={query.toString()} query={query} />;
-  return <Overview />;
+  return <Overview to={query.get("to")} />;
 }
 
 /** The bar on every page: navigation, the member, the test/live toggle, the language and sign-out. */
