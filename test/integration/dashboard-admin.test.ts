@@ -35,6 +35,7 @@ beforeAll(async () => {
   if (DOC_IMAGES) fs.mkdirSync(DOC_IMAGES, { recursive: true });
   [s, browser] = await Promise.all([startTestServer(), launchChromium()]);
   await buildWorkedExample(s);
+  await member("ana@acme.cl", "Ana Rojas", "admin");
 }, SLOW);
 afterAll(async () => {
   await browser?.close();
@@ -98,13 +99,33 @@ async function shots(page: Page, name: string) {
   await page.setViewportSize(DESKTOP);
 }
 
+/** A GraphQL request with a browser context's member cookie and CSRF header, as the page sends it. */
+async function asMember(ctx: BrowserContext, query: string) {
+  const cookies = await ctx.cookies(s.url);
+  const value = (name: string) => cookies.find((c) => c.name === name)?.value ?? "";
+  const res = await fetch(`${s.url}/graphql`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      cookie: `dashboard_session=${value("dashboard_session")}; dashboard_csrf=${value("dashboard_csrf")}`,
+      "x-dashboard-csrf": value("dashboard_csrf"),
+    },
+    body: JSON.stringify({ query }),
+  });
+  return res.json();
+}
+
+/** A REST request with `key`: its status. */
+async function statusWith(key: string): Promise<number> {
+  return (await fetch(`${s.url}/v1/customers/`, { headers: { authorization: `Bearer ${key}` } })).status;
+}
+
 const clp = (n: number) => `CLP ${String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ".")}`;
 
 describe("the dashboard's admin pages in a browser", () => {
   it(
     "the overview draws docs/analytics.md's worked example, and its table has the figures to the peso",
     async () => {
-      await member("ana@acme.cl", "Ana Rojas", "admin");
       const { ctx, page, violations } = await signIn("ana@acme.cl");
       await page.goto(`${s.url}/dashboard/#/?to=2026-04`);
       const row = (month: string) => page.locator(`table.revenue tr[data-month="${month}"] td`);
@@ -165,4 +186,123 @@ describe("the dashboard's admin pages in a browser", () => {
     },
     SLOW,
   );
+
+  it(
+    "an admin creates an API key in the Developers page, which works, then revokes it, which answers 401",
+    async () => {
+      const { ctx, page, violations } = await signIn("ana@acme.cl");
+      await ctx.grantPermissions(["clipboard-read", "clipboard-write"], { origin: s.url });
+      await page.getByRole("link", { name: "Desarrolladores" }).click();
+      await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Desarrolladores");
+      // the test server's keys: acme's test and live ones
+      await expect.poll(() => page.locator("table.api-keys tbody tr").count()).toBe(2);
+      await page.getByLabel("Modo").selectOption("test");
+      await page.getByRole("button", { name: "Crear clave" }).click();
+      const output = page.locator("output.api-key");
+      await expect.poll(() => output.textContent()).toMatch(/^sk_test_\w+$/);
+      const key = (await output.textContent())!;
+      expect(await page.locator(".created-key .warning").textContent()).toBe(
+        "Guarda esta clave ahora: no se volverá a mostrar. Quien la tenga actúa en tu nombre.",
+      );
+      await page.getByRole("button", { name: "Copiar" }).click();
+      await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+      expect(await page.getByRole("button", { name: "Copiada" }).count()).toBe(1);
+      await expect.poll(() => page.locator("table.api-keys tbody tr").count()).toBe(3);
+      expect(await statusWith(key)).toBe(200);
+      const listed = await s.graphql("{ apiKeys { id prefix mode email revokedAt } }");
+      const made = listed.body.data.apiKeys.find((k: { prefix: string }) => key.startsWith(k.prefix));
+      expect(made).toMatchObject({ mode: "test", email: "ana@acme.cl", revokedAt: null });
+      const keyRow = page.locator(`table.api-keys tr[data-id="${made.id}"]`);
+      expect(await keyRow.locator("th").textContent()).toBe(`${made.prefix}…`);
+      expect(await keyRow.locator("td").first().textContent()).toBe("Prueba");
+      await shots(page, "developers");
+
+      // revoke: asked first, cancelled, asked again and confirmed
+      await keyRow.getByRole("button", { name: "Revocar" }).click();
+      await keyRow.getByRole("button", { name: "Cancelar" }).click();
+      expect(await statusWith(key)).toBe(200);
+      await keyRow.getByRole("button", { name: "Revocar" }).click();
+      expect(await keyRow.getByRole("group").getAttribute("aria-label")).toBe(
+        `¿Revocar ${made.prefix}…? Dejará de funcionar de inmediato.`,
+      );
+      await keyRow.getByRole("button", { name: "Sí, revocar" }).click();
+      await expect.poll(() => keyRow.locator("td.revoked").textContent()).toBe(today());
+      expect(await keyRow.getByRole("button", { name: "Revocar" }).count()).toBe(0);
+      expect(await statusWith(key)).toBe(401);
+      expect(violations).toEqual([]);
+      await ctx.close();
+    },
+    SLOW,
+  );
+
+  it(
+    "an admin invites a member in the page, who sets a password with the link and signs in; roles are kept apart",
+    async () => {
+      const { ctx, page, violations } = await signIn("ana@acme.cl");
+      await page.getByRole("link", { name: "Miembros" }).click();
+      await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Miembros");
+      await page.getByLabel("Correo").fill("luis@acme.cl");
+      await page.getByLabel("Nombre").fill("Luis Pérez");
+      await page.getByLabel("Rol", { exact: true }).selectOption("finance");
+      await page.getByRole("button", { name: "Invitar" }).click();
+      const output = page.locator("output.invite-url");
+      await expect.poll(() => output.textContent()).toMatch(new RegExp(`^${s.url}/dashboard/invite/\\w+$`));
+      const link = (await output.textContent())!;
+      const luis = await s.database.prisma.member.findFirstOrThrow({ where: { email: "luis@acme.cl" } });
+      const luisRow = page.locator(`table.members tr[data-id="${luis.id}"]`);
+      await expect.poll(() => luisRow.locator("td.pending").textContent()).toBe("Pendiente");
+      await shots(page, "members");
+
+      // the link in a fresh browser: a password, signed in as finance; no Developers nor Members
+      const fresh = await context();
+      const other = await fresh.ctx.newPage();
+      await other.goto(link);
+      await other.getByLabel("Contraseña", { exact: true }).fill(PASSWORD);
+      await other.getByLabel("Repite la contraseña").fill(PASSWORD);
+      await other.getByRole("button", { name: "Guardar contraseña y entrar" }).click();
+      await expect.poll(() => other.locator(".member").textContent()).toBe("Luis Pérez · Finanzas");
+      expect(await other.getByRole("link", { name: "Desarrolladores" }).count()).toBe(0);
+      expect(await other.getByRole("link", { name: "Miembros" }).count()).toBe(0);
+      await other.goto(`${s.url}/dashboard/#/developers`);
+      await expect
+        .poll(() => other.getByRole("alert").textContent())
+        .toBe("Solo quienes administran la organización ven esta página.");
+      for (const mutation of [
+        `createApiKey(mode: test) { key }`,
+        `inviteMember(email: "eva@acme.cl", role: admin) { inviteUrl }`,
+        `updateMemberRole(id: "${luis.id}", role: admin) { id }`,
+      ]) {
+        const refused = await asMember(fresh.ctx, `mutation { ${mutation} }`);
+        expect(refused.errors?.[0]?.extensions?.code, mutation).toBe("permission_denied");
+      }
+      expect((await asMember(fresh.ctx, "{ apiKeys { id } }")).errors[0].extensions.code).toBe("permission_denied");
+
+      // the admin makes Luis a viewer, then removes him: his session stops working
+      await page.reload();
+      await expect.poll(() => luisRow.locator("td.pending").textContent()).toBe("Aceptada");
+      await page.getByLabel("Rol de luis@acme.cl").selectOption("viewer");
+      await expect
+        .poll(async () => (await s.database.prisma.member.findUniqueOrThrow({ where: { id: luis.id } })).role)
+        .toBe("viewer");
+      const asViewer = await asMember(fresh.ctx, `mutation { revokeApiKey(id: "key_x") { id } }`);
+      expect(asViewer.errors[0].extensions.code).toBe("permission_denied");
+      expect(asViewer.errors[0].message).toBe("Mutation.revokeApiKey is not allowed to the viewer role (queries only)");
+      await luisRow.getByRole("button", { name: "Quitar" }).click();
+      await luisRow.getByRole("button", { name: "Sí, quitar" }).click();
+      await expect.poll(() => luisRow.count()).toBe(0);
+      const gone = await asMember(fresh.ctx, "{ me { id } }");
+      expect(gone.errors[0].extensions.code).toBe("authentication_required");
+      expect(violations).toEqual([]);
+      expect(fresh.violations).toEqual([]);
+      await fresh.ctx.close();
+      await ctx.close();
+    },
+    SLOW,
+  );
 });
+
+/** Today as the Spanish pages print it (dd-mm-yyyy), in the organization's time zone (America/Santiago). */
+function today(): string {
+  const [y, m, d] = new Intl.DateTimeFormat("en-CA", { timeZone: "America/Santiago" }).format(new Date()).split("-");
+  return `${d}-${m}-${y}`;
+}
