@@ -3,14 +3,17 @@
  * databases: docs/analytics.md's worked example built on a test clock and read on the overview (the table to the
  * peso, four charts drawn on their canvases); an admin creates an API key in the page and uses it, revokes it and sees
  * it answer 401; invites a member in the page, who opens the link in a fresh browser, sets a password and signs in; a
- * finance member and a viewer see neither page and GraphQL refuses them the mutations. Screenshots as
+ * finance member and a viewer see neither page and GraphQL refuses them the mutations; a webhook delivery listed on
+ * the Developers page is sent again with its button. Screenshots as
  * dashboard-browser.test.ts takes them (UPDATE_DOC_IMAGES=1 on PGlite writes docs/images/dashboard/).
  */
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { startTestServer, type TestServer } from "../helpers/server.js";
+import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.js";
 import { launchChromium, MISSING_CHROMIUM } from "../helpers/chromium.js";
 import { buildWorkedExample, WORKED_EXAMPLE } from "../helpers/revenue-example.js";
 import { DEFAULT_SETTINGS } from "../../src/infra/config.js";
@@ -29,17 +32,23 @@ const SLOW = 240_000;
 
 let s: TestServer;
 let browser: Browser | undefined;
+let receiver: WebhookReceiver;
 
 beforeAll(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   if (DOC_IMAGES) fs.mkdirSync(DOC_IMAGES, { recursive: true });
-  [s, browser] = await Promise.all([startTestServer(), launchChromium()]);
+  [s, browser, receiver] = await Promise.all([
+    startTestServer({ settings: { certificateEncryptionKey: randomBytes(32) }, webhookWorker: true }),
+    launchChromium(),
+    startWebhookReceiver(),
+  ]);
   await buildWorkedExample(s);
   await member("ana@acme.cl", "Ana Rojas", "admin");
 }, SLOW);
 afterAll(async () => {
   await browser?.close();
   await s?.close();
+  await receiver?.close();
 });
 
 /** A member of acme invited through the service who has set PASSWORD. */
@@ -295,6 +304,49 @@ describe("the dashboard's admin pages in a browser", () => {
       expect(violations).toEqual([]);
       expect(fresh.violations).toEqual([]);
       await fresh.ctx.close();
+      await ctx.close();
+    },
+    SLOW,
+  );
+
+  it(
+    "the Developers page lists webhook endpoints, deliveries and events, and sends a delivery's event again",
+    async () => {
+      const endpoint = await s.rest("POST", "/v1/webhook_endpoints/", {
+        body: { url: receiver.url, enabled_events: ["customer.created"], description: "CRM" },
+      });
+      expect(endpoint.status, endpoint.text).toBe(201);
+      const customer = await s.rest("POST", "/v1/customers/", { body: chileanCustomer({ name: "Hooks SpA" }) });
+      expect(customer.status).toBe(201);
+      const [first] = await receiver.waitFor(1);
+      const { ctx, page, violations } = await signIn("ana@acme.cl");
+      await page.goto(`${s.url}/dashboard/#/developers`);
+      await expect
+        .poll(() => page.locator(`#webhook-endpoints-title ~ ul li[data-id="${endpoint.body.id}"]`).textContent())
+        .toBe(`${receiver.url} · enabled`);
+      const delivery = page.locator("table.deliveries tbody tr").first();
+      expect(await delivery.locator("td").allTextContents()).toEqual([
+        today(),
+        "customer_created",
+        receiver.url,
+        "1",
+        "Entregado (HTTP 204)",
+        "Reenviar",
+      ]);
+      // the customer's event: the newest customer_created (the worked example's customers came before)
+      const newest = await s.graphql(
+        "{ events(first: 1, where: { type: { equals: customer_created } }) { edges { node { id } } } }",
+      );
+      const event = newest.body.data.events.edges[0].node as { id: string };
+      expect(await page.locator(`#events-title ~ ul li[data-id="${event.id}"]`).textContent()).toBe(
+        `${today()} · customer_created · ${event.id}`,
+      );
+      await delivery.getByRole("button", { name: "Reenviar" }).click();
+      await expect.poll(() => page.getByRole("status").first().textContent()).toBe(`${event.id} reenviado.`);
+      const [, again] = await receiver.waitFor(2);
+      expect(again.id).toBe(first.id); // the same webhook-id, sent again
+      await shots(page, "developers-webhooks");
+      expect(violations).toEqual([]);
       await ctx.close();
     },
     SLOW,

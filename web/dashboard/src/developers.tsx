@@ -1,11 +1,13 @@
 /**
  * The Developers page (admins): the organization's API keys of both modes (`apiKeys`), a new key (`createApiKey`,
- * shown once with a copy button) and revoking one (`revokeApiKey`, after a confirmation in the page).
+ * shown once with a copy button) and revoking one (`revokeApiKey`, after a confirmation in the page); then the
+ * webhook endpoints, their deliveries and the event log (webhooks.tsx).
  */
 import { useState } from "preact/hooks";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
 import { client, errorMessage } from "./api.js";
+import { Webhooks } from "./webhooks.js";
 import { AdminOnly, Confirm, DateText, Message, Section, usePage } from "./ui.js";
 
 interface ApiKey {
@@ -175,6 +177,7 @@ export function Developers() {
     <AdminOnly>
       <h1>{t.developers}</h1>
       <Keys />
+      <Webhooks />
     </AdminOnly>
   );
 }
