@@ -38,7 +38,7 @@ const REVENUE = gql`
   }
 `;
 
-/** The first day of the month `back` months before `to` (yyyy-mm), and `to`'s last day. */
+/** The twelve months up to `to` (yyyy-mm): the first day of the eleventh month before it, and `to`'s last day. */
 function range(to: string): { from: string; to: string } {
   const [y, m] = to.split("-").map(Number);
   const first = new Date(Date.UTC(y, m - 12, 1));
@@ -46,6 +46,7 @@ function range(to: string): { from: string; to: string } {
   return { from: first.toISOString().slice(0, 10), to: last.toISOString().slice(0, 10) };
 }
 
+/** This month (yyyy-mm) as the browser's clock reads it in UTC. */
 const thisMonth = () => new Date().toISOString().slice(0, 7);
 
 /** The series of a chart: which figures, in which colours, as bars or lines. */
