@@ -3,10 +3,10 @@
  * sets a password on the invitation page and is signed in; the overview lists the overdue invoice and the failed
  * payment (a declining test card); a customer is found by name, RUT and e-mail; an invoice's page shows its lines,
  * totals to the peso and its PDF in the page; a draft is finalized (and its row in the database); the test/live
- * toggle switches the data; sign-out; a viewer signs in, sees no finalize button, and the mutation with the viewer's
- * cookie is permission_denied. The page's CSP header is checked and the browser reports no violation. Pages are
- * photographed at desktop and phone widths into test-artifacts/dashboard/ (gitignored); with UPDATE_DOC_IMAGES=1 on
- * PGlite, also into docs/images/dashboard/.
+ * toggle switches the data; sign-out; a viewer signs in, sees no finalize button nor the admins' pages, and the
+ * mutation with the viewer's cookie is permission_denied. The page's CSP header is checked and the browser reports no
+ * violation. Pages are photographed at desktop and phone widths into test-artifacts/dashboard/ (gitignored); with
+ * UPDATE_DOC_IMAGES=1 on PGlite, also into docs/images/dashboard/.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -317,6 +317,13 @@ describe("the dashboard in a browser", () => {
       await page.getByLabel("Contraseña").fill(PASSWORD);
       await page.getByRole("button", { name: "Entrar" }).click();
       await expect.poll(() => page.locator(".member").textContent()).toBe("Vera Soto · Solo lectura");
+      // the admins' pages are not in a viewer's navigation, and refused when opened
+      expect(await page.getByRole("link", { name: "Desarrolladores" }).count()).toBe(0);
+      expect(await page.getByRole("link", { name: "Miembros" }).count()).toBe(0);
+      await page.goto(`${s.url}/dashboard/#/members`);
+      await expect
+        .poll(() => page.getByRole("alert").textContent())
+        .toBe("Solo quienes administran la organización ven esta página.");
       await page.goto(`${s.url}/dashboard/#/invoices/${f.otherDraft}`);
       await expect.poll(() => page.locator("dd.status").textContent()).toBe("Borrador");
       expect(await page.getByRole("button", { name: "Emitir (finalizar)" }).count()).toBe(0);

@@ -1,7 +1,8 @@
 /**
  * The dashboard (docs/dashboard.md): the member's session decides between the sign-in page and the shell; the
  * invitation link (/dashboard/invite/<token>) shows the set-password page. Inside the shell, routes are in the
- * hash: `#/` the overview, `#/customers`, `#/customers/<id>`, `#/invoices?status=...`, `#/invoices/<id>`.
+ * hash: `#/` the overview, `#/customers`, `#/customers/<id>`, `#/invoices?status=...`, `#/invoices/<id>`,
+ * and for admins `#/developers` (API keys) and `#/members`.
  */
 import { useLayoutEffect, useState } from "preact/hooks";
 import { gql } from "@urql/core";
@@ -9,8 +10,10 @@ import { useQuery } from "@urql/preact";
 import { browserLocale, savedLocale, type Locale } from "../../shared/format.js";
 import { currentMode, errorMessage, isExpired, post, saveMode, type Mode } from "./api.js";
 import { Customer, Customers } from "./customers.js";
+import { Developers } from "./developers.js";
 import { TEXTS, type Texts } from "./i18n.js";
 import { Invoice, Invoices } from "./invoices.js";
+import { Members } from "./members.js";
 import { Overview } from "./overview.js";
 import { AcceptInvite, SignIn } from "./sign-in.js";
 import { Message, PageContext, useRoute } from "./ui.js";
@@ -34,8 +37,10 @@ function Route() {
   if (customer) return <Customer key={customer} id={customer} />;
   if (invoice) return <Invoice key={invoice} id={invoice} />;
   if (path === "/customers") return <Customers />;
+  if (path === "/developers") return <Developers />;
+  if (path === "/members") return <Members />;
   if (path === "/invoices") return <Invoices key={query.toString()} query={query} />;
-  return <Overview />;
+  return <Overview to={query.get("to")} />;
 }
 
 /** The bar on every page: navigation, the member, the test/live toggle, the language and sign-out. */
@@ -74,6 +79,16 @@ function Shell({
           <a href="#/invoices" aria-current={current("/invoices")}>
             {t.invoices}
           </a>
+          {me.role === "admin" && (
+            <>
+              <a href="#/developers" aria-current={current("/developers")}>
+                {t.developers}
+              </a>
+              <a href="#/members" aria-current={current("/members")}>
+                {t.members}
+              </a>
+            </>
+          )}
         </nav>
         <span class="bar-actions">
           <span class="member">
@@ -118,7 +133,7 @@ export function App() {
     refetch({ requestPolicy: "network-only" });
   };
   const me = data?.me;
-  const page = { t, locale, canWrite: !!me && me.role !== "viewer" };
+  const page = { t, locale, role: me?.role ?? null, canWrite: !!me && me.role !== "viewer" };
   let body;
   if (inviting && invite) body = <AcceptInvite token={invite} onSignedIn={signedIn} />;
   else if (me)

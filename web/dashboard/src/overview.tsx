@@ -1,15 +1,16 @@
 /**
- * The overview: what needs attention, each from an existing query. Overdue invoices are the ones the overdue sweep
- * announced (`invoice_payment_overdue` events, kept 30 days) that still have something due now (read again by id);
- * failed payments are payments waiting for a payment method with a failure reason; SII rejections are the
- * `tax_document_rejected` events; disabled webhook endpoints and CAFs with fewer than 10 % of their folios left are
- * read whole (at most 16 endpoints; CAFs a page of 100).
+ * The overview: what needs attention, each from an existing query, then the revenue charts (revenue.tsx).
+ * Overdue invoices are the ones the overdue sweep announced (`invoice_payment_overdue` events, kept 30 days) that
+ * still have something due now (read again by id); failed payments are payments waiting for a payment method with a
+ * failure reason; SII rejections are the `tax_document_rejected` events; disabled webhook endpoints and CAFs with
+ * fewer than 10 % of their folios left are read whole (at most 16 endpoints; CAFs a page of 100).
  */
 import type { ComponentChildren } from "preact";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
 import { isZero } from "../../shared/format.js";
 import { errorMessage } from "./api.js";
+import { Revenue } from "./revenue.js";
 import {
   DateText,
   docLabel,
@@ -121,7 +122,8 @@ function Overdue({ events }: { events: EventNode[] }) {
   );
 }
 
-export function Overview() {
+/** The overview: what needs attention, then the revenue charts (twelve months up to `to`, yyyy-mm, or this month). */
+export function Overview({ to }: { to: string | null }) {
   const { t } = usePage();
   const [{ data, error, fetching }] = useQuery<OverviewData>({ query: OVERVIEW });
   if (!data) return fetching ? <p>{t.loading}</p> : <Message ok={false} text={error ? errorMessage(error) : t.error} />;
@@ -179,6 +181,7 @@ export function Overview() {
           ))}
         />
       </Section>
+      <Revenue to={to} />
     </>
   );
 }

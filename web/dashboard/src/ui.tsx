@@ -5,10 +5,11 @@ import type { ComponentChildren } from "preact";
 import { formatDate, formatMoney, type Locale } from "../../shared/format.js";
 import type { Texts } from "./i18n.js";
 
-/** What every page reads: the texts and language, and whether the member may write (not a viewer). */
+/** What every page reads: the texts and language, the member's role, and whether it may write (not a viewer). */
 export interface Page {
   t: Texts;
   locale: Locale;
+  role: "admin" | "finance" | "viewer" | null;
   canWrite: boolean;
 }
 
@@ -87,3 +88,35 @@ export interface Edges<T> {
 }
 
 export const nodes = <T,>(connection: Edges<T> | undefined | null): T[] => connection?.edges.map((e) => e.node) ?? [];
+
+/** A page only admins may see: others read why (GraphQL refuses them its queries and mutations anyway). */
+export function AdminOnly({ children }: { children: ComponentChildren }) {
+  const { t, role } = usePage();
+  return role === "admin" ? <>{children}</> : <Message ok={false} text={t.adminsOnly} />;
+}
+
+/** A question asked in the page before an action that cannot be undone: yes or no. */
+export function Confirm({
+  question,
+  yes,
+  onYes,
+  onNo,
+}: {
+  question: string;
+  yes: string;
+  onYes: () => void;
+  onNo: () => void;
+}) {
+  const { t } = usePage();
+  return (
+    <span class="confirm" role="group" aria-label={question}>
+      <span>{question}</span>{" "}
+      <button type="button" class="danger" onClick={onYes}>
+        {yes}
+      </button>{" "}
+      <button type="button" class="secondary" onClick={onNo}>
+        {t.cancel}
+      </button>
+    </span>
+  );
+}
