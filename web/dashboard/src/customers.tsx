@@ -15,7 +15,9 @@ import {
   Money,
   nodes,
   PaymentAmount,
+  Pending,
   Section,
+  Table,
   usePage,
   type Currency,
   type Edges,
@@ -70,31 +72,21 @@ export function Customers() {
       {error && <Message ok={false} text={errorMessage(error)} />}
       {!data && fetching ? (
         <p>{t.loading}</p>
-      ) : rows.length === 0 ? (
-        <p>{t.noCustomers}</p>
       ) : (
-        <div class="table">
-          <table class="customers">
-            <thead>
-              <tr>
-                <th scope="col">{t.name}</th>
-                <th scope="col">{t.taxId}</th>
-                <th scope="col">{t.email}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((c) => (
-                <tr key={c.id} data-id={c.id}>
-                  <th scope="row">
-                    <a href={`#/customers/${c.id}`}>{c.name ?? c.id}</a>
-                  </th>
-                  <td data-label={t.taxId}>{c.taxId ?? "—"}</td>
-                  <td data-label={t.email}>{c.email ?? "—"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          name="customers"
+          columns={[{ label: t.name }, { label: t.taxId }, { label: t.email }]}
+          empty={t.noCustomers}
+          rows={rows.map((c) => (
+            <tr key={c.id} data-id={c.id}>
+              <th scope="row">
+                <a href={`#/customers/${c.id}`}>{c.name ?? c.id}</a>
+              </th>
+              <td data-label={t.taxId}>{c.taxId ?? "—"}</td>
+              <td data-label={t.email}>{c.email ?? "—"}</td>
+            </tr>
+          ))}
+        />
       )}
     </>
   );
@@ -160,38 +152,21 @@ function Docs({
   const { t } = usePage();
   return (
     <Section id={id} title={title}>
-      {docs.length === 0 ? (
-        <p>{t.none}</p>
-      ) : (
-        <div class="table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t.document}</th>
-                <th scope="col">{t.date}</th>
-                <th scope="col">{t.status}</th>
-                <th scope="col" class="num">
-                  {t.total}
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {docs.map((d) => (
-                <tr key={d.id} data-id={d.id}>
-                  <th scope="row">{link ? <a href={`${link}${d.id}`}>{docLabel(t, d)}</a> : docLabel(t, d)}</th>
-                  <td data-label={t.date} class="date">
-                    <DateText value={d.date} />
-                  </td>
-                  <td data-label={t.status}>{t.docStatus[d.status] ?? d.status}</td>
-                  <td data-label={t.total} class="num">
-                    <Money value={d.total} currency={d.currency} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <Table
+        columns={[{ label: t.document }, { label: t.date }, { label: t.status }, { label: t.total, num: true }]}
+        rows={docs.map((d) => (
+          <tr key={d.id} data-id={d.id}>
+            <th scope="row">{link ? <a href={`${link}${d.id}`}>{docLabel(t, d)}</a> : docLabel(t, d)}</th>
+            <td data-label={t.date} class="date">
+              <DateText value={d.date} />
+            </td>
+            <td data-label={t.status}>{t.docStatus[d.status] ?? d.status}</td>
+            <td data-label={t.total} class="num">
+              <Money value={d.total} currency={d.currency} />
+            </td>
+          </tr>
+        ))}
+      />
       {more}
     </Section>
   );
@@ -257,7 +232,7 @@ export function Customer({ id }: { id: string }) {
       invoice: { id: string; currency: Currency } | null;
     }>;
   }>({ query: CUSTOMER, variables: { id, customer: id } });
-  if (!data) return fetching ? <p>{t.loading}</p> : <Message ok={false} text={error ? errorMessage(error) : t.error} />;
+  if (!data) return <Pending fetching={fetching} error={error} />;
   const c = data.node;
   if (!c || !("invoices" in c)) return <Message ok={false} text={t.notFound} />;
   return (

@@ -8,7 +8,7 @@ import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
 import { client, errorMessage } from "./api.js";
 import { Webhooks } from "./webhooks.js";
-import { AdminOnly, Confirm, DateText, Message, Section, usePage } from "./ui.js";
+import { AdminOnly, Confirm, DateText, Message, Pending, Section, Table, usePage } from "./ui.js";
 
 interface ApiKey {
   id: string;
@@ -103,68 +103,57 @@ function Keys() {
       <Section id="keys" title={t.apiKeys}>
         {failure && <Message ok={false} text={failure} />}
         {!data ? (
-          fetching ? (
-            <p>{t.loading}</p>
-          ) : (
-            <Message ok={false} text={error ? errorMessage(error) : t.error} />
-          )
+          <Pending fetching={fetching} error={error} />
         ) : (
-          <div class="table">
-            <table class="api-keys">
-              <thead>
-                <tr>
-                  <th scope="col">{t.prefix}</th>
-                  <th scope="col">{t.keyMode}</th>
-                  <th scope="col">{t.email}</th>
-                  <th scope="col">{t.created}</th>
-                  <th scope="col">{t.lastUsed}</th>
-                  <th scope="col">{t.expires}</th>
-                  <th scope="col">{t.revoked}</th>
-                  <th scope="col">
-                    <span class="visually-hidden">{t.actions}</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.apiKeys.map((k) => (
-                  <tr key={k.id} data-id={k.id}>
-                    <th scope="row" class="prefix">
-                      <code>{k.prefix}…</code>
-                    </th>
-                    <td data-label={t.keyMode}>{k.mode === "test" ? t.testMode : t.liveMode}</td>
-                    <td data-label={t.email}>{k.email}</td>
-                    <td data-label={t.created} class="date">
-                      <DateText value={k.createdAt} />
-                    </td>
-                    <td data-label={t.lastUsed} class="date">
-                      <DateText value={k.lastUsedAt} />
-                    </td>
-                    <td data-label={t.expires} class="date">
-                      <DateText value={k.expiresAt} />
-                    </td>
-                    <td data-label={t.revoked} class="date revoked">
-                      <DateText value={k.revokedAt} />
-                    </td>
-                    <td class="row-actions">
-                      {!k.revokedAt &&
-                        (asking === k.id ? (
-                          <Confirm
-                            question={t.revokeQuestion(k.prefix)}
-                            yes={t.revokeYes}
-                            onYes={() => void revoke(k.id)}
-                            onNo={() => setAsking(null)}
-                          />
-                        ) : (
-                          <button type="button" class="secondary" onClick={() => setAsking(k.id)}>
-                            {t.revoke}
-                          </button>
-                        ))}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            name="api-keys"
+            columns={[
+              { label: t.prefix },
+              { label: t.keyMode },
+              { label: t.email },
+              { label: t.created },
+              { label: t.lastUsed },
+              { label: t.expires },
+              { label: t.revoked },
+              { label: t.actions, hidden: true },
+            ]}
+            rows={data.apiKeys.map((k) => (
+              <tr key={k.id} data-id={k.id}>
+                <th scope="row" class="prefix">
+                  <code>{k.prefix}…</code>
+                </th>
+                <td data-label={t.keyMode}>{k.mode === "test" ? t.testMode : t.liveMode}</td>
+                <td data-label={t.email}>{k.email}</td>
+                <td data-label={t.created} class="date">
+                  <DateText value={k.createdAt} />
+                </td>
+                <td data-label={t.lastUsed} class="date">
+                  <DateText value={k.lastUsedAt} />
+                </td>
+                <td data-label={t.expires} class="date">
+                  <DateText value={k.expiresAt} />
+                </td>
+                <td data-label={t.revoked} class="date revoked">
+                  <DateText value={k.revokedAt} />
+                </td>
+                <td class="row-actions">
+                  {!k.revokedAt &&
+                    (asking === k.id ? (
+                      <Confirm
+                        question={t.revokeQuestion(k.prefix)}
+                        yes={t.revokeYes}
+                        onYes={() => void revoke(k.id)}
+                        onNo={() => setAsking(null)}
+                      />
+                    ) : (
+                      <button type="button" class="secondary" onClick={() => setAsking(k.id)}>
+                        {t.revoke}
+                      </button>
+                    ))}
+                </td>
+              </tr>
+            ))}
+          />
         )}
       </Section>
     </>

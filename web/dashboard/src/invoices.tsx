@@ -7,7 +7,19 @@ import { useEffect, useState } from "preact/hooks";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
 import { client, errorMessage } from "./api.js";
-import { DateText, docLabel, Message, Money, nodes, Section, usePage, type Currency, type Edges } from "./ui.js";
+import {
+  DateText,
+  docLabel,
+  Message,
+  Money,
+  nodes,
+  Pending,
+  Section,
+  Table,
+  usePage,
+  type Currency,
+  type Edges,
+} from "./ui.js";
 
 interface InvoiceRow {
   id: string;
@@ -113,53 +125,43 @@ export function Invoices({ query }: { query: URLSearchParams }) {
       {error && <Message ok={false} text={errorMessage(error)} />}
       {!data && fetching ? (
         <p>{t.loading}</p>
-      ) : rows.length === 0 ? (
-        <p>{t.noInvoices}</p>
       ) : (
-        <div class="table">
-          <table class="invoices">
-            <thead>
-              <tr>
-                <th scope="col">{t.document}</th>
-                <th scope="col">{t.customer}</th>
-                <th scope="col">{t.date}</th>
-                <th scope="col">{t.status}</th>
-                <th scope="col">{t.paymentStatus}</th>
-                <th scope="col" class="num">
-                  {t.total}
-                </th>
-                <th scope="col" class="num">
-                  {t.amountDue}
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((i) => (
-                <tr key={i.id} data-id={i.id}>
-                  <th scope="row">
-                    <a href={`#/invoices/${i.id}`}>{docLabel(t, i)}</a>
-                  </th>
-                  <td data-label={t.customer}>{i.customer.name ?? i.customer.id}</td>
-                  <td data-label={t.date} class="date">
-                    <DateText value={i.date} />
-                  </td>
-                  <td data-label={t.status} class="status">
-                    {t.docStatus[i.status] ?? i.status}
-                  </td>
-                  <td data-label={t.paymentStatus}>
-                    {i.status === "draft" ? "—" : (t.payStatus[i.paymentStatus] ?? i.paymentStatus)}
-                  </td>
-                  <td data-label={t.total} class="num">
-                    <Money value={i.total} currency={i.currency} />
-                  </td>
-                  <td data-label={t.amountDue} class="num">
-                    <Money value={i.amountDue} currency={i.currency} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          name="invoices"
+          empty={t.noInvoices}
+          columns={[
+            { label: t.document },
+            { label: t.customer },
+            { label: t.date },
+            { label: t.status },
+            { label: t.paymentStatus },
+            { label: t.total, num: true },
+            { label: t.amountDue, num: true },
+          ]}
+          rows={rows.map((i) => (
+            <tr key={i.id} data-id={i.id}>
+              <th scope="row">
+                <a href={`#/invoices/${i.id}`}>{docLabel(t, i)}</a>
+              </th>
+              <td data-label={t.customer}>{i.customer.name ?? i.customer.id}</td>
+              <td data-label={t.date} class="date">
+                <DateText value={i.date} />
+              </td>
+              <td data-label={t.status} class="status">
+                {t.docStatus[i.status] ?? i.status}
+              </td>
+              <td data-label={t.paymentStatus}>
+                {i.status === "draft" ? "—" : (t.payStatus[i.paymentStatus] ?? i.paymentStatus)}
+              </td>
+              <td data-label={t.total} class="num">
+                <Money value={i.total} currency={i.currency} />
+              </td>
+              <td data-label={t.amountDue} class="num">
+                <Money value={i.amountDue} currency={i.currency} />
+              </td>
+            </tr>
+          ))}
+        />
       )}
       {data?.invoices.pageInfo.hasNextPage && (
         <button
@@ -254,7 +256,7 @@ export function Invoice({ id }: { id: string }) {
     variables: { id },
   });
   const [finalizedNow, setFinalizedNow] = useState(false);
-  if (!data) return fetching ? <p>{t.loading}</p> : <Message ok={false} text={error ? errorMessage(error) : t.error} />;
+  if (!data) return <Pending fetching={fetching} error={error} />;
   const i = data.node;
   if (!i || !("lines" in i)) return <Message ok={false} text={t.notFound} />;
   const label = docLabel(t, i);
@@ -300,46 +302,32 @@ export function Invoice({ id }: { id: string }) {
         </dd>
       </dl>
       <Section id="lines" title={t.lines}>
-        <div class="table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t.name}</th>
-                <th scope="col" class="num">
-                  {t.quantity}
-                </th>
-                <th scope="col" class="num">
-                  {t.unitPrice}
-                </th>
-                <th scope="col" class="num">
-                  {t.discount}
-                </th>
-                <th scope="col" class="num">
-                  {t.total}
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {i.lines.map((l) => (
-                <tr key={l.id}>
-                  <th scope="row">{l.name}</th>
-                  <td data-label={t.quantity} class="num">
-                    {l.quantity}
-                  </td>
-                  <td data-label={t.unitPrice} class="num">
-                    <Money value={l.amount} currency={i.currency} />
-                  </td>
-                  <td data-label={t.discount} class="num">
-                    {l.discount} %
-                  </td>
-                  <td data-label={t.total} class="num">
-                    <Money value={l.total} currency={i.currency} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          columns={[
+            { label: t.name },
+            { label: t.quantity, num: true },
+            { label: t.unitPrice, num: true },
+            { label: t.discount, num: true },
+            { label: t.total, num: true },
+          ]}
+          rows={i.lines.map((l) => (
+            <tr key={l.id}>
+              <th scope="row">{l.name}</th>
+              <td data-label={t.quantity} class="num">
+                {l.quantity}
+              </td>
+              <td data-label={t.unitPrice} class="num">
+                <Money value={l.amount} currency={i.currency} />
+              </td>
+              <td data-label={t.discount} class="num">
+                {l.discount} %
+              </td>
+              <td data-label={t.total} class="num">
+                <Money value={l.total} currency={i.currency} />
+              </td>
+            </tr>
+          ))}
+        />
         <dl class="totals">
           <dt>{t.subtotal}</dt>
           <dd class="num">

@@ -7,7 +7,7 @@ import { useState } from "preact/hooks";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
 import { client, errorMessage } from "./api.js";
-import { AdminOnly, Confirm, DateText, Message, Section, usePage } from "./ui.js";
+import { AdminOnly, Confirm, DateText, Message, Pending, Section, Table, usePage } from "./ui.js";
 
 type Role = "admin" | "finance" | "viewer";
 const ROLES: Role[] = ["admin", "finance", "viewer"];
@@ -151,33 +151,22 @@ function MemberList() {
       <Section id="members" title={t.members}>
         {failure && <Message ok={false} text={failure} />}
         {!data ? (
-          fetching ? (
-            <p>{t.loading}</p>
-          ) : (
-            <Message ok={false} text={error ? errorMessage(error) : t.error} />
-          )
+          <Pending fetching={fetching} error={error} />
         ) : (
-          <div class="table">
-            <table class="members">
-              <thead>
-                <tr>
-                  <th scope="col">{t.email}</th>
-                  <th scope="col">{t.name}</th>
-                  <th scope="col">{t.memberRole}</th>
-                  <th scope="col">{t.lastSignIn}</th>
-                  <th scope="col">{t.invitation}</th>
-                  <th scope="col">
-                    <span class="visually-hidden">{t.actions}</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.members.map((m) => (
-                  <MemberRow key={m.id} m={m} onChanged={reload} onFailed={setFailure} />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            name="members"
+            columns={[
+              { label: t.email },
+              { label: t.name },
+              { label: t.memberRole },
+              { label: t.lastSignIn },
+              { label: t.invitation },
+              { label: t.actions, hidden: true },
+            ]}
+            rows={data.members.map((m) => (
+              <MemberRow key={m.id} m={m} onChanged={reload} onFailed={setFailure} />
+            ))}
+          />
         )}
       </Section>
     </>

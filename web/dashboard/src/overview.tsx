@@ -9,15 +9,14 @@ import type { ComponentChildren } from "preact";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
 import { isZero } from "../../shared/format.js";
-import { errorMessage } from "./api.js";
 import { Revenue } from "./revenue.js";
 import {
   DateText,
   docLabel,
-  Message,
   Money,
   nodes,
   PaymentAmount,
+  Pending,
   Section,
   usePage,
   type Currency,
@@ -126,7 +125,7 @@ function Overdue({ events }: { events: EventNode[] }) {
 export function Overview({ to }: { to: string | null }) {
   const { t } = usePage();
   const [{ data, error, fetching }] = useQuery<OverviewData>({ query: OVERVIEW });
-  if (!data) return fetching ? <p>{t.loading}</p> : <Message ok={false} text={error ? errorMessage(error) : t.error} />;
+  if (!data) return <Pending fetching={fetching} error={error} />;
   const failed = nodes(data.payments).filter((p) => p.failureReason);
   const disabled = nodes(data.webhookEndpoints).filter((e) => e.status === "disabled");
   // fewer than 10 % of the range left, compared in integers (available * 10 < size)

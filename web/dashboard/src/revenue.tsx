@@ -8,9 +8,8 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
 import { formatMoney } from "../../shared/format.js";
-import { errorMessage } from "./api.js";
 import type { Chart as ChartComponent, ChartSeries } from "./charts.js";
-import { Message, nodes, Section, usePage, type Currency, type Edges } from "./ui.js";
+import { nodes, Pending, Section, Table, usePage, type Currency, type Edges } from "./ui.js";
 
 /** The amounts of a month the page shows, in the order of its table. */
 const FIGURES = [
@@ -116,11 +115,7 @@ export function Revenue({ to: chosen }: { to: string | null }) {
         <span>{t.revenueRange(monthName(range(to).from), monthName(`${to}-01`))}</span>
       </p>
       {!months ? (
-        fetching ? (
-          <p>{t.loading}</p>
-        ) : (
-          <Message ok={false} text={error ? errorMessage(error) : t.error} />
-        )
+        <Pending fetching={fetching} error={error} />
       ) : (
         <>
           <div class="charts">
@@ -135,35 +130,23 @@ export function Revenue({ to: chosen }: { to: string | null }) {
                 />
               ))}
           </div>
-          <div class="table">
-            <table class="revenue">
-              <caption>{t.revenueTable(currency)}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">{t.month}</th>
-                  {FIGURES.map((f) => (
-                    <th key={f} scope="col" class="num">
-                      {t.figure[f]}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {months.map((m) => (
-                  <tr key={m.month} data-month={m.month}>
-                    <th scope="row" data-label={t.month}>
-                      {monthName(m.month)}
-                    </th>
-                    {FIGURES.map((f) => (
-                      <td key={f} class="num" data-label={t.figure[f]}>
-                        {money(m[f])}
-                      </td>
-                    ))}
-                  </tr>
+          <Table
+            name="revenue"
+            caption={t.revenueTable(currency)}
+            columns={[{ label: t.month }, ...FIGURES.map((f) => ({ label: t.figure[f], num: true }))]}
+            rows={months.map((m) => (
+              <tr key={m.month} data-month={m.month}>
+                <th scope="row" data-label={t.month}>
+                  {monthName(m.month)}
+                </th>
+                {FIGURES.map((f) => (
+                  <td key={f} class="num" data-label={t.figure[f]}>
+                    {money(m[f])}
+                  </td>
                 ))}
-              </tbody>
-            </table>
-          </div>
+              </tr>
+            ))}
+          />
         </>
       )}
     </Section>

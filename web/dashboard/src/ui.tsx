@@ -2,7 +2,9 @@
 import { createContext } from "preact";
 import { useContext, useEffect, useState } from "preact/hooks";
 import type { ComponentChildren } from "preact";
+import type { CombinedError } from "@urql/core";
 import { formatDate, formatMoney, type Locale } from "../../shared/format.js";
+import { errorMessage } from "./api.js";
 import type { Texts } from "./i18n.js";
 
 /** What every page reads: the texts and language, the member's role, and whether it may write (not a viewer). */
@@ -80,6 +82,58 @@ export function Message({ ok, text }: { ok: boolean; text: string }) {
     <p role={ok ? "status" : "alert"} class={ok ? "success" : "error"}>
       {text}
     </p>
+  );
+}
+
+/** A query's result before it has data: "loading" while it runs, else its error. */
+export function Pending({ fetching, error }: { fetching: boolean; error?: CombinedError }) {
+  const { t } = usePage();
+  return fetching ? <p>{t.loading}</p> : <Message ok={false} text={error ? errorMessage(error) : t.error} />;
+}
+
+/** A table column's header: its text; `num` right-aligns amounts; `hidden` is read by screen readers only. */
+export interface Column {
+  label: string;
+  num?: boolean;
+  hidden?: boolean;
+}
+
+/**
+ * A list as a table: the header row from `columns`, then `rows` (each a `<tr>` whose first cell is a row header and
+ * whose other cells carry `data-label`, which the stylesheet shows beside each value when a phone turns rows into
+ * cards); `empty` (default: "none") instead of the table when there is no row. `name` is the table's class.
+ */
+export function Table({
+  name,
+  caption,
+  columns,
+  empty,
+  rows,
+}: {
+  name?: string;
+  caption?: string;
+  columns: Column[];
+  empty?: string;
+  rows: ComponentChildren[];
+}) {
+  const { t } = usePage();
+  if (rows.length === 0) return <p>{empty ?? t.none}</p>;
+  return (
+    <div class="table">
+      <table class={name}>
+        {caption && <caption>{caption}</caption>}
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th key={c.label} scope="col" class={c.num ? "num" : undefined}>
+                {c.hidden ? <span class="visually-hidden">{c.label}</span> : c.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{rows}</tbody>
+      </table>
+    </div>
   );
 }
 

@@ -7,7 +7,7 @@ import { useState } from "preact/hooks";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
 import { client, errorMessage } from "./api.js";
-import { DateText, Message, nodes, Section, usePage, type Edges } from "./ui.js";
+import { DateText, Message, nodes, Pending, Section, Table, usePage, type Edges } from "./ui.js";
 
 interface WebhooksData {
   webhookEndpoints: Edges<{ id: string; url: string; status: string; disabledReason: string | null }>;
@@ -43,7 +43,7 @@ export function Webhooks() {
     setAnswer(result.error ? { ok: false, text: errorMessage(result.error) } : { ok: true, text: t.resent(event) });
     refetch({ requestPolicy: "network-only" });
   }
-  if (!data) return fetching ? <p>{t.loading}</p> : <Message ok={false} text={error ? errorMessage(error) : t.error} />;
+  if (!data) return <Pending fetching={fetching} error={error} />;
   return (
     <>
       <Section id="webhook-endpoints" title={t.webhookEndpoints}>
@@ -62,52 +62,39 @@ export function Webhooks() {
       </Section>
       <Section id="deliveries" title={t.deliveries}>
         {answer && <Message ok={answer.ok} text={answer.text} />}
-        {nodes(data.webhookDeliveries).length === 0 ? (
-          <p>{t.none}</p>
-        ) : (
-          <div class="table">
-            <table class="deliveries">
-              <thead>
-                <tr>
-                  <th scope="col">{t.date}</th>
-                  <th scope="col">{t.eventType}</th>
-                  <th scope="col">{t.endpoint}</th>
-                  <th scope="col" class="num">
-                    {t.attempt}
-                  </th>
-                  <th scope="col">{t.answer}</th>
-                  <th scope="col">
-                    <span class="visually-hidden">{t.actions}</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {nodes(data.webhookDeliveries).map((d) => (
-                  <tr key={d.id} data-id={d.id}>
-                    <td data-label={t.date} class="date">
-                      <DateText value={d.created} />
-                    </td>
-                    <td data-label={t.eventType}>{d.event.type}</td>
-                    <td data-label={t.endpoint}>{d.endpoint.url}</td>
-                    <td data-label={t.attempt} class="num">
-                      {d.attempt}
-                    </td>
-                    <td data-label={t.answer} class="answer">
-                      {d.succeeded ? t.delivered : t.failedDelivery}
-                      {d.statusCode !== null ? ` (HTTP ${d.statusCode})` : ""}
-                      {d.error ? ` · ${d.error}` : ""}
-                    </td>
-                    <td class="row-actions">
-                      <button type="button" class="secondary" onClick={() => void redeliver(d.event.id, d.endpoint.id)}>
-                        {t.resend}
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <Table
+          name="deliveries"
+          columns={[
+            { label: t.date },
+            { label: t.eventType },
+            { label: t.endpoint },
+            { label: t.attempt, num: true },
+            { label: t.answer },
+            { label: t.actions, hidden: true },
+          ]}
+          rows={nodes(data.webhookDeliveries).map((d) => (
+            <tr key={d.id} data-id={d.id}>
+              <td data-label={t.date} class="date">
+                <DateText value={d.created} />
+              </td>
+              <td data-label={t.eventType}>{d.event.type}</td>
+              <td data-label={t.endpoint}>{d.endpoint.url}</td>
+              <td data-label={t.attempt} class="num">
+                {d.attempt}
+              </td>
+              <td data-label={t.answer} class="answer">
+                {d.succeeded ? t.delivered : t.failedDelivery}
+                {d.statusCode !== null ? ` (HTTP ${d.statusCode})` : ""}
+                {d.error ? ` · ${d.error}` : ""}
+              </td>
+              <td class="row-actions">
+                <button type="button" class="secondary" onClick={() => void redeliver(d.event.id, d.endpoint.id)}>
+                  {t.resend}
+                </button>
+              </td>
+            </tr>
+          ))}
+        />
       </Section>
       <Section id="events" title={t.eventLog}>
         {nodes(data.events).length === 0 ? (
