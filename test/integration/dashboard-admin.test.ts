@@ -8,35 +8,23 @@
  * dashboard-browser.test.ts takes them (UPDATE_DOC_IMAGES=1 on PGlite writes docs/images/dashboard/).
  */
 import { randomBytes } from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-receiver.js";
-import { launchChromium, MISSING_CHROMIUM } from "../helpers/chromium.js";
+import { launchChromium } from "../helpers/chromium.js";
+import { dashboardBrowser, PASSWORD, prepareScreenshots } from "../helpers/dashboard-browser.js";
 import { buildWorkedExample, WORKED_EXAMPLE } from "../helpers/revenue-example.js";
-import { DEFAULT_SETTINGS } from "../../src/infra/config.js";
-import { inviteMember } from "../../src/services/members.js";
 
-const db = process.env.TEST_DB ?? "pglite";
-const ARTIFACTS = path.join(process.cwd(), "test-artifacts", "dashboard");
-const DOC_IMAGES =
-  db === "pglite" && process.env.UPDATE_DOC_IMAGES === "1"
-    ? path.join(process.cwd(), "docs", "images", "dashboard")
-    : null;
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
-const PASSWORD = "correct horse battery staple";
 const SLOW = 240_000;
 
 let s: TestServer;
 let browser: Browser | undefined;
+const { member, context, shots } = dashboardBrowser(() => ({ s, browser }));
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  if (DOC_IMAGES) fs.mkdirSync(DOC_IMAGES, { recursive: true });
+  prepareScreenshots();
   [s, browser, receiver] = await Promise.all([
     startTestServer({ settings: { certificateEncryptionKey: randomBytes(32) }, webhookWorker: true }),
     launchChromium(),
@@ -51,36 +39,6 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-/** A member of acme invited through the service who has set PASSWORD. */
-async function member(email: string, name: string, role: "admin" | "finance" | "viewer") {
-  const invited = await inviteMember(
-    { prisma: s.database.prisma, settings: DEFAULT_SETTINGS, baseUrl: s.url, now: new Date() },
-    s.orgs.acme,
-    { email, name, role },
-  );
-  const accepted = await fetch(`${s.url}/dashboard/api/invites/${invited.link.split("/").at(-1)}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ password: PASSWORD }),
-  });
-  expect(accepted.status).toBe(200);
-}
-
-/** A browser context that reaches no web site but the test server; CSP violations reported. */
-async function context(): Promise<{ ctx: BrowserContext; violations: string[] }> {
-  if (!browser) expect.fail(MISSING_CHROMIUM);
-  const ctx = await browser.newContext({ viewport: DESKTOP, locale: "es-CL" });
-  await ctx.route(
-    (url) => /^(https?|wss?):/.test(url.protocol) && !url.href.startsWith(s.url),
-    (route) => route.abort(),
-  );
-  const violations: string[] = [];
-  ctx.on("console", (m) => {
-    if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
-  });
-  return { ctx, violations };
-}
-
 /** Signs `email` in on the sign-in page of a new context. */
 async function signIn(email: string): Promise<{ ctx: BrowserContext; page: Page; violations: string[] }> {
   const { ctx, violations } = await context();
@@ -91,21 +49,6 @@ async function signIn(email: string): Promise<{ ctx: BrowserContext; page: Page;
   await page.getByRole("button", { name: "Entrar" }).click();
   await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Requiere atención");
   return { ctx, page, violations };
-}
-
-/** The page photographed at desktop and phone widths (the viewport is left at desktop). */
-async function shots(page: Page, name: string) {
-  for (const [width, size] of [
-    ["desktop", DESKTOP],
-    ["phone", PHONE],
-  ] as const) {
-    await page.setViewportSize(size);
-    await page.waitForTimeout(200); // the charts follow the window's size
-    const file = `${name}-${width}.png`;
-    await page.screenshot({ path: path.join(ARTIFACTS, `${db}-${file}`), fullPage: true });
-    if (DOC_IMAGES) fs.copyFileSync(path.join(ARTIFACTS, `${db}-${file}`), path.join(DOC_IMAGES, file));
-  }
-  await page.setViewportSize(DESKTOP);
 }
 
 /** A GraphQL request with a browser context's member cookie and CSRF header, as the page sends it. */

@@ -8,33 +8,23 @@
  * violation. Pages are photographed at desktop and phone widths into test-artifacts/dashboard/ (gitignored); with
  * UPDATE_DOC_IMAGES=1 on PGlite, also into docs/images/dashboard/.
  */
-import fs from "node:fs";
-import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { PDFParse } from "pdf-parse";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
-import { launchChromium, MISSING_CHROMIUM } from "../helpers/chromium.js";
+import { launchChromium } from "../helpers/chromium.js";
+import { dashboardBrowser, PASSWORD, prepareScreenshots } from "../helpers/dashboard-browser.js";
 import { finalizedInvoice } from "../helpers/portal.js";
 import { DEFAULT_SETTINGS } from "../../src/infra/config.js";
-import { inviteMember } from "../../src/services/members.js";
 import { sweepOverdueInvoices } from "../../src/services/overdue-invoices.js";
 import { DASHBOARD_CSP } from "../../src/infra/http-security.js";
 
-const db = process.env.TEST_DB ?? "pglite";
-const ARTIFACTS = path.join(process.cwd(), "test-artifacts", "dashboard");
-const DOC_IMAGES =
-  db === "pglite" && process.env.UPDATE_DOC_IMAGES === "1"
-    ? path.join(process.cwd(), "docs", "images", "dashboard")
-    : null;
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
-const PASSWORD = "correct horse battery staple";
 const SLOW = 180_000;
 
 let s: TestServer;
 let browser: Browser | undefined;
+const { invite, context, shots } = dashboardBrowser(() => ({ s, browser }));
 /** the fixture's ids: customers and invoices of acme's test mode, a customer of its live mode */
 const f = { robles: "", austral: "", overdue: "", draft: "", otherDraft: "", live: "" };
 
@@ -58,8 +48,7 @@ async function draft(customer: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  if (DOC_IMAGES) fs.mkdirSync(DOC_IMAGES, { recursive: true });
+  prepareScreenshots();
   [s, browser] = await Promise.all([startTestServer(), launchChromium()]);
   f.robles = (await created("/v1/customers/", chileanCustomer({ name: "Viña Los Robles SpA" }))).id;
   f.austral = (
@@ -102,45 +91,6 @@ afterAll(async () => {
   await browser?.close();
   await s?.close();
 });
-
-/** An invitation to acme made through the service: its one-time link. */
-async function invite(email: string, name: string, role: "admin" | "viewer"): Promise<string> {
-  const invited = await inviteMember(
-    { prisma: s.database.prisma, settings: DEFAULT_SETTINGS, baseUrl: s.url, now: new Date() },
-    s.orgs.acme,
-    { email, name, role },
-  );
-  return invited.link;
-}
-
-/** A browser context that reaches no web site but the test server (Chromium's own PDF viewer loads); CSP reports. */
-async function context(): Promise<{ ctx: BrowserContext; violations: string[] }> {
-  if (!browser) expect.fail(MISSING_CHROMIUM);
-  const ctx = await browser.newContext({ viewport: DESKTOP, locale: "es-CL" });
-  await ctx.route(
-    (url) => /^(https?|wss?):/.test(url.protocol) && !url.href.startsWith(s.url),
-    (route) => route.abort(),
-  );
-  const violations: string[] = [];
-  ctx.on("console", (m) => {
-    if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
-  });
-  return { ctx, violations };
-}
-
-/** The page photographed at desktop and phone widths (the viewport is left at desktop). */
-async function shots(page: Page, name: string) {
-  for (const [width, size] of [
-    ["desktop", DESKTOP],
-    ["phone", PHONE],
-  ] as const) {
-    await page.setViewportSize(size);
-    const file = `${name}-${width}.png`;
-    await page.screenshot({ path: path.join(ARTIFACTS, `${db}-${file}`), fullPage: true });
-    if (DOC_IMAGES) fs.copyFileSync(path.join(ARTIFACTS, `${db}-${file}`), path.join(DOC_IMAGES, file));
-  }
-  await page.setViewportSize(DESKTOP);
-}
 
 const row = (page: Page, id: string) => page.locator(`tr[data-id="${id}"]`);
 
