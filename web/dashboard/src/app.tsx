@@ -2,6 +2,7 @@
  * The dashboard (docs/dashboard.md): the member's session decides between the sign-in page and the shell; the
  * invitation link (/dashboard/invite/<token>) shows the set-password page. Inside the shell, routes are in the
  * hash: `#/` the overview, `#/customers`, `#/customers/<id>`, `#/invoices?status=...`, `#/invoices/<id>`,
+ * `#/subscriptions?status=...`, `#/subscriptions/<id>`,
  * and for admins `#/developers` (API keys) and `#/members`.
  */
 import { useLayoutEffect, useState } from "preact/hooks";
@@ -16,6 +17,7 @@ import { Invoice, Invoices } from "./invoices.js";
 import { Members } from "./members.js";
 import { Overview } from "./overview.js";
 import { AcceptInvite, SignIn } from "./sign-in.js";
+import { Subscription, Subscriptions } from "./subscriptions.js";
 import { Message, PageContext, useRoute } from "./ui.js";
 
 interface Me {
@@ -35,11 +37,14 @@ function Route() {
   const customer = /^\/customers\/([\w-]+)$/.exec(path)?.[1];
   const invoice = /^\/invoices\/([\w-]+)$/.exec(path)?.[1];
   if (customer) return <Customer key={customer} id={customer} />;
+  const subscription = /^\/subscriptions\/([\w-]+)$/.exec(path)?.[1];
   if (invoice) return <Invoice key={invoice} id={invoice} />;
+  if (subscription) return <Subscription key={subscription} id={subscription} />;
   if (path === "/customers") return <Customers />;
   if (path === "/developers") return <Developers />;
   if (path === "/members") return <Members />;
   if (path === "/invoices") return <Invoices key={query.toString()} query={query} />;
+  if (path === "/subscriptions") return <Subscriptions key={query.toString()} query={query} />;
   return <Overview to={query.get("to")} />;
 }
 
@@ -78,6 +83,9 @@ function Shell({
           </a>
           <a href="#/invoices" aria-current={current("/invoices")}>
             {t.invoices}
+          </a>
+          <a href="#/subscriptions" aria-current={current("/subscriptions")}>
+            {t.subscriptions}
           </a>
           {me.role === "admin" && (
             <>

@@ -268,8 +268,8 @@ export function Customer({ id }: { id: string }) {
           <ul>
             {nodes(c.subscriptions).map((s) => (
               <li key={s.id} data-id={s.id}>
-                {s.lines.map((l) => l.plan.name).join(", ")} · {t.subscriptionStatus[s.status] ?? s.status} ·{" "}
-                {t.nextBilling} <DateText value={s.nextBilling} />
+                <a href={`#/subscriptions/${s.id}`}>{s.lines.map((l) => l.plan.name).join(", ")}</a> ·{" "}
+                {t.subscriptionStatus[s.status] ?? s.status} · {t.nextBilling} <DateText value={s.nextBilling} />
               </li>
             ))}
           </ul>

@@ -1,0 +1,139 @@
+/**
+ * The dashboard's pages of subscriptions (docs/dashboard.md) in headless Chromium, on both databases: a subscription
+ * created through the API is listed, its page shows the upcoming invoice's total to the peso, it is paused, resumed
+ * and set to cancel at the end of its period in the page (each asked first; the database row follows); a viewer sees
+ * none of those buttons. Pages are photographed at desktop and phone widths (test-artifacts/dashboard/).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
+import { launchChromium } from "../helpers/chromium.js";
+import { dashboardBrowser, PASSWORD, prepareScreenshots } from "../helpers/dashboard-browser.js";
+
+const SLOW = 180_000;
+
+let s: TestServer;
+let browser: Browser | undefined;
+const { member, context, shots } = dashboardBrowser(() => ({ s, browser }));
+/** the fixture's ids in acme's test mode */
+const f = { customer: "", subscription: "" };
+
+async function created(path: string, body: unknown) {
+  const res = await s.rest("POST", path, { body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+beforeAll(async () => {
+  prepareScreenshots();
+  [s, browser] = await Promise.all([startTestServer(), launchChromium()]);
+  f.customer = (await created("/v1/customers/", chileanCustomer({ name: "Viña Los Robles SpA" }))).id;
+  const product = await created("/v1/products/", {
+    name: "Nube",
+    plans: [{ name: "Pro", amount: 10000, currency: "CLP", frequency: "monthly" }],
+  });
+  f.subscription = (
+    await created("/v1/subscriptions/", { customer: f.customer, lines: [{ plan: product.plans[0].id, quantity: 2 }] })
+  ).id;
+  await member("ana@acme.cl", "Ana Rojas", "finance");
+  await member("vera@acme.cl", "Vera Soto", "viewer");
+});
+afterAll(async () => {
+  await browser?.close();
+  await s?.close();
+});
+
+/** A page of a member signed in with PASSWORD, and the CSP violations its browser reports. */
+async function signedIn(email: string, memberText: string): Promise<{ page: Page; violations: string[] }> {
+  const { ctx, violations } = await context();
+  const page = await ctx.newPage();
+  await page.goto(`${s.url}/dashboard`);
+  await page.getByLabel("Correo").fill(email);
+  await page.getByLabel("Contraseña").fill(PASSWORD);
+  await page.getByRole("button", { name: "Entrar" }).click();
+  await expect.poll(() => page.locator(".member").textContent()).toBe(memberText);
+  return { page, violations };
+}
+
+const row = (page: Page, id: string) => page.locator(`tr[data-id="${id}"]`);
+const subscriptionRow = () => s.database.prisma.subscription.findUniqueOrThrow({ where: { id: f.subscription } });
+
+describe("the dashboard's subscriptions", () => {
+  it(
+    "lists a subscription, previews its next invoice, pauses, resumes and cancels it at period end",
+    async () => {
+      const { page, violations } = await signedIn("ana@acme.cl", "Ana Rojas · Finanzas");
+      await page.getByRole("link", { name: "Suscripciones", exact: true }).click();
+      await expect
+        .poll(() => row(page, f.subscription).textContent())
+        .toMatch(/^Viña Los Robles SpAPro × 2Activa\d\d-\d\d-\d{4}$/);
+      // the status filter: none paused
+      await page.getByLabel("Estado").selectOption("paused");
+      await expect.poll(() => page.locator("main p").last().textContent()).toBe("No hay suscripciones que coincidan.");
+      await page.getByLabel("Estado").selectOption("active");
+      await expect.poll(() => row(page, f.subscription).count()).toBe(1);
+      await shots(page, "subscriptions");
+
+      // its page: the upcoming invoice, 2 × CLP 10.000 + 19 % IVA, to the peso (as the API previews it)
+      await row(page, f.subscription).getByRole("link").click();
+      await expect.poll(() => page.locator("dd.status").textContent()).toBe("Activa");
+      const preview = await s.graphql(`{ upcomingInvoice(subscription: "${f.subscription}") { total } }`);
+      expect(preview.body.data.upcomingInvoice.total).toBe("23800");
+      await expect
+        .poll(() => page.locator("#upcoming-title ~ dl.totals").textContent())
+        .toBe("NetoCLP 20.000ExentoCLP 0IVACLP 3.800TotalCLP 23.800");
+      expect(await page.locator("#upcoming-title ~ div tbody tr").allTextContents()).toEqual([
+        "Nube - Pro2CLP 10.000CLP 20.000",
+      ]);
+      await shots(page, "subscription");
+
+      // pause (asked first; "Cancelar" answers no), then resume
+      await page.getByRole("button", { name: "Pausar" }).click();
+      await page.getByRole("group").getByRole("button", { name: "Cancelar", exact: true }).click();
+      expect((await subscriptionRow()).status).toBe("active");
+      await page.getByRole("button", { name: "Pausar" }).click();
+      await page.getByRole("group").getByRole("button", { name: "Pausar" }).click();
+      await expect.poll(() => page.locator("dd.status").textContent()).toBe("Pausada");
+      expect((await subscriptionRow()).status).toBe("paused");
+      expect(await page.getByRole("button", { name: "Pausar" }).count()).toBe(0);
+      expect(await page.locator("#upcoming-title ~ p").textContent()).toBe(
+        "No se facturará otro ciclo (pausada, cancelada o terminando).",
+      );
+      await page.getByRole("button", { name: "Reanudar" }).click();
+      await page.getByRole("group").getByRole("button", { name: "Reanudar" }).click();
+      await expect.poll(() => page.locator("dd.status").textContent()).toBe("Activa");
+      expect((await subscriptionRow()).status).toBe("active");
+
+      // cancel at the end of the period: still active, marked, and that button is gone
+      await page.getByRole("button", { name: "Cancelar al fin del periodo" }).click();
+      await page.getByRole("group").getByRole("button", { name: "Cancelar al fin del periodo" }).click();
+      await expect.poll(() => page.locator("dd.status").textContent()).toBe("Activa · se cancela al fin del periodo");
+      const sub = await subscriptionRow();
+      expect([sub.status, sub.cancelAtPeriodEnd, sub.cancelled]).toEqual(["active", true, null]);
+      expect(await page.getByRole("button", { name: "Cancelar al fin del periodo" }).count()).toBe(0);
+      expect(await page.getByRole("button", { name: "Cancelar ahora" }).count()).toBe(1);
+      await shots(page, "subscription-cancelling");
+
+      // the customer's page links the subscription
+      await page.getByRole("link", { name: "Viña Los Robles SpA" }).click();
+      await expect
+        .poll(() => page.locator(`li[data-id="${f.subscription}"] a`).getAttribute("href"))
+        .toBe(`#/subscriptions/${f.subscription}`);
+      expect(violations).toEqual([]);
+    },
+    SLOW,
+  );
+
+  it(
+    "shows a viewer the subscription without its actions",
+    async () => {
+      const { page, violations } = await signedIn("vera@acme.cl", "Vera Soto · Solo lectura");
+      await page.goto(`${s.url}/dashboard/#/subscriptions/${f.subscription}`);
+      await expect.poll(() => page.locator("#upcoming-title").count()).toBe(1);
+      expect(await page.locator(".actions-bar").count()).toBe(0);
+      expect(await page.getByRole("button", { name: /Pausar|Reanudar|Cancelar/ }).count()).toBe(0);
+      expect(violations).toEqual([]);
+    },
+    SLOW,
+  );
+});
