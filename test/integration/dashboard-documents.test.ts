@@ -2,13 +2,15 @@
  * The dashboard's pages of subscriptions (docs/dashboard.md) in headless Chromium, on both databases: a subscription
  * created through the API is listed, its page shows the upcoming invoice's total to the peso, it is paused, resumed
  * and set to cancel at the end of its period in the page (each asked first; the database row follows); a viewer sees
- * none of those buttons. Pages are photographed at desktop and phone widths (test-artifacts/dashboard/).
+ * none of those buttons. A payment with a declining test card is listed on the payments page with its decline reason.
+ * Pages are photographed at desktop and phone widths (test-artifacts/dashboard/).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { launchChromium } from "../helpers/chromium.js";
 import { dashboardBrowser, PASSWORD, prepareScreenshots } from "../helpers/dashboard-browser.js";
+import { finalizedInvoice } from "../helpers/portal.js";
 
 const SLOW = 180_000;
 
@@ -16,7 +18,7 @@ let s: TestServer;
 let browser: Browser | undefined;
 const { member, context, shots } = dashboardBrowser(() => ({ s, browser }));
 /** the fixture's ids in acme's test mode */
-const f = { customer: "", subscription: "" };
+const f = { customer: "", subscription: "", declined: "" };
 
 async function created(path: string, body: unknown) {
   const res = await s.rest("POST", path, { body });
@@ -35,6 +37,16 @@ beforeAll(async () => {
   f.subscription = (
     await created("/v1/subscriptions/", { customer: f.customer, lines: [{ plan: product.plans[0].id, quantity: 2 }] })
   ).id;
+  // paid with a declining test card: a failed payment (requires_payment_method, with its reason)
+  f.declined = await finalizedInvoice(s, f.customer);
+  const card = await s.graphql(`mutation($input: SourceInput!) { createSource(input: $input) { id } }`, {
+    input: { gateway: "test", customer: f.customer, data: { token: "tok_chargeDeclined" } },
+  });
+  const paid = await s.graphql(
+    `mutation($invoice: ID!, $source: ID!) { payInvoice(invoice: $invoice, source: $source) { payment { status } } }`,
+    { invoice: f.declined, source: card.body.data.createSource.id },
+  );
+  expect(paid.body.data?.payInvoice.payment.status, JSON.stringify(paid.body)).toBe("requires_payment_method");
   await member("ana@acme.cl", "Ana Rojas", "finance");
   await member("vera@acme.cl", "Vera Soto", "viewer");
 });
@@ -132,6 +144,31 @@ describe("the dashboard's subscriptions", () => {
       await expect.poll(() => page.locator("#upcoming-title").count()).toBe(1);
       expect(await page.locator(".actions-bar").count()).toBe(0);
       expect(await page.getByRole("button", { name: /Pausar|Reanudar|Cancelar/ }).count()).toBe(0);
+      expect(violations).toEqual([]);
+    },
+    SLOW,
+  );
+});
+
+describe("the dashboard's payments", () => {
+  it(
+    "lists a declined card payment with its decline reason and its invoice",
+    async () => {
+      const { page, violations } = await signedIn("ana@acme.cl", "Ana Rojas · Finanzas");
+      await page.getByRole("link", { name: "Pagos", exact: true }).click();
+      await page.getByLabel("Estado").selectOption("requires_payment_method");
+      const declined = page.locator("table.payments tbody tr");
+      await expect.poll(() => declined.count()).toBe(1);
+      expect(await declined.locator("td.reason").textContent()).toBe("card_declined: The card was declined.");
+      expect(await declined.locator("td.status").textContent()).toBe("Requiere medio de pago");
+      expect(await declined.locator("td.num").textContent()).toBe("CLP 2.916");
+      expect(await declined.getByRole("link", { name: "Viña Los Robles SpA" }).count()).toBe(1);
+      await shots(page, "payments");
+      await page.getByLabel("Estado").selectOption("succeeded");
+      await expect.poll(() => page.locator("main p").last().textContent()).toBe("No hay pagos que coincidan.");
+      await page.getByLabel("Estado").selectOption("requires_payment_method");
+      await declined.locator("td").nth(1).getByRole("link").click();
+      await expect.poll(() => new URL(page.url()).hash).toBe(`#/invoices/${f.declined}`);
       expect(violations).toEqual([]);
     },
     SLOW,

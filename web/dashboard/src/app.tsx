@@ -2,7 +2,7 @@
  * The dashboard (docs/dashboard.md): the member's session decides between the sign-in page and the shell; the
  * invitation link (/dashboard/invite/<token>) shows the set-password page. Inside the shell, routes are in the
  * hash: `#/` the overview, `#/customers`, `#/customers/<id>`, `#/invoices?status=...`, `#/invoices/<id>`,
- * `#/subscriptions?status=...`, `#/subscriptions/<id>`,
+ * `#/subscriptions?status=...`, `#/subscriptions/<id>`, `#/payments?status=...`,
  * and for admins `#/developers` (API keys) and `#/members`.
  */
 import { useLayoutEffect, useState } from "preact/hooks";
@@ -16,6 +16,7 @@ import { TEXTS, type Texts } from "./i18n.js";
 import { Invoice, Invoices } from "./invoices.js";
 import { Members } from "./members.js";
 import { Overview } from "./overview.js";
+import { Payments } from "./payments.js";
 import { AcceptInvite, SignIn } from "./sign-in.js";
 import { Subscription, Subscriptions } from "./subscriptions.js";
 import { Message, PageContext, useRoute } from "./ui.js";
@@ -45,6 +46,7 @@ function Route() {
   if (path === "/members") return <Members />;
   if (path === "/invoices") return <Invoices key={query.toString()} query={query} />;
   if (path === "/subscriptions") return <Subscriptions key={query.toString()} query={query} />;
+  if (path === "/payments") return <Payments key={query.toString()} query={query} />;
   return <Overview to={query.get("to")} />;
 }
 
@@ -86,6 +88,9 @@ function Shell({
           </a>
           <a href="#/subscriptions" aria-current={current("/subscriptions")}>
             {t.subscriptions}
+          </a>
+          <a href="#/payments" aria-current={current("/payments")}>
+            {t.payments}
           </a>
           {me.role === "admin" && (
             <>
