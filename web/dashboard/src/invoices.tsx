@@ -3,7 +3,7 @@
  * link to its invoices), and an invoice's page with its lines, totals, payments, SII status, the PDF shown in the
  * page, and the actions its state allows to members who may write (a draft: finalize).
  */
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
 import { client, errorMessage } from "./api.js";
@@ -13,6 +13,7 @@ import {
   Message,
   Money,
   nodes,
+  Pdf,
   Pending,
   Section,
   Table,
@@ -202,29 +203,6 @@ const INVOICE = gql`
     }
   }
 `;
-const PDF = gql`
-  query DashboardInvoicePdf($id: ID!) { node(id: $id) { ... on Invoice { id pdf } } }
-`;
-
-/** The invoice's PDF shown in the page (an object URL of its bytes, read through GraphQL). */
-function Pdf({ id, label }: { id: string; label: string }) {
-  const { t } = usePage();
-  const [{ data }] = useQuery<{ node: { pdf: string } | null }>({ query: PDF, variables: { id } });
-  const [url, setUrl] = useState<string | null>(null);
-  useEffect(() => {
-    if (!data?.node?.pdf) return;
-    const bytes = Uint8Array.from(atob(data.node.pdf), (c) => c.charCodeAt(0));
-    const made = URL.createObjectURL(new Blob([bytes], { type: "application/pdf" }));
-    setUrl(made);
-    return () => URL.revokeObjectURL(made);
-  }, [data]);
-  return (
-    <Section id="pdf" title={t.pdf}>
-      {url ? <iframe class="pdf" title={t.pdfTitle(label)} src={url} /> : <p>{t.loading}</p>}
-    </Section>
-  );
-}
-
 /** Finalize a draft: numbers it, issues it (a DTE when the organization is set up with SII). */
 function Finalize({ id, done }: { id: string; done: () => void }) {
   const { t } = usePage();
@@ -371,7 +349,7 @@ export function Invoice({ id }: { id: string }) {
         )}
       </Section>
       {/* a new PDF once the draft is finalized (numbered) */}
-      <Pdf key={`${i.status}-${i.number ?? ""}`} id={i.id} label={label} />
+      <Pdf type="Invoice" key={`${i.status}-${i.number ?? ""}`} id={i.id} label={label} />
     </>
   );
 }

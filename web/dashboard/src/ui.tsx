@@ -1,6 +1,8 @@
-/** Small pieces every page of the dashboard uses: the page context, the hash route, amounts, names of documents. */
+/** Small pieces every page of the dashboard uses: the page context, the hash route, amounts, documents' names, PDFs. */
 import { createContext } from "preact";
 import { useContext, useEffect, useState } from "preact/hooks";
+import { gql } from "@urql/core";
+import { useQuery } from "@urql/preact";
 import type { ComponentChildren } from "preact";
 import type { CombinedError } from "@urql/core";
 import { formatDate, formatMoney, type Locale } from "../../shared/format.js";
@@ -172,5 +174,40 @@ export function Confirm({
         {t.cancel}
       </button>
     </span>
+  );
+}
+
+/** The PDF's query of each kind of document: one each, as a query may read at most three PDFs' cost (1,000 each). */
+const PDFS = {
+  Invoice: gql`
+    query DashboardInvoicePdf($id: ID!) { node(id: $id) { ... on Invoice { id pdf } } }
+  `,
+  CreditNote: gql`
+    query DashboardCreditNotePdf($id: ID!) { node(id: $id) { ... on CreditNote { id pdf } } }
+  `,
+  Order: gql`
+    query DashboardOrderPdf($id: ID!) { node(id: $id) { ... on Order { id pdf } } }
+  `,
+};
+
+/** A document's PDF (`type`: an invoice, credit note or order) shown in the page: an object URL of its bytes. */
+export function Pdf({ type, id, label }: { type: keyof typeof PDFS; id: string; label: string }) {
+  const { t } = usePage();
+  const [{ data, error, fetching }] = useQuery<{ node: { pdf: string } | null }>({
+    query: PDFS[type],
+    variables: { id },
+  });
+  const [url, setUrl] = useState<string | null>(null);
+  useEffect(() => {
+    if (!data?.node?.pdf) return;
+    const bytes = Uint8Array.from(atob(data.node.pdf), (c) => c.charCodeAt(0));
+    const made = URL.createObjectURL(new Blob([bytes], { type: "application/pdf" }));
+    setUrl(made);
+    return () => URL.revokeObjectURL(made);
+  }, [data]);
+  return (
+    <Section id="pdf" title={t.pdf}>
+      {url ? <iframe class="pdf" title={t.pdfTitle(label)} src={url} /> : <Pending fetching={fetching} error={error} />}
+    </Section>
   );
 }
