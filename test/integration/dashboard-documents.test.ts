@@ -3,7 +3,8 @@
  * created through the API is listed, its page shows the upcoming invoice's total to the peso, it is paused, resumed
  * and set to cancel at the end of its period in the page (each asked first; the database row follows); a viewer sees
  * none of those buttons. A payment with a declining test card is listed on the payments page with its decline reason.
- * Pages are photographed at desktop and phone widths (test-artifacts/dashboard/).
+ * An order and a credit note are listed with their totals, filtered by status and date, and open on their pages with
+ * lines, totals and the PDF. Pages are photographed at desktop and phone widths (test-artifacts/dashboard/).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
@@ -18,7 +19,7 @@ let s: TestServer;
 let browser: Browser | undefined;
 const { member, context, shots } = dashboardBrowser(() => ({ s, browser }));
 /** the fixture's ids in acme's test mode */
-const f = { customer: "", subscription: "", declined: "" };
+const f = { customer: "", subscription: "", declined: "", order: "", creditNote: "" };
 
 async function created(path: string, body: unknown) {
   const res = await s.rest("POST", path, { body });
@@ -47,6 +48,21 @@ beforeAll(async () => {
     { invoice: f.declined, source: card.body.data.createSource.id },
   );
   expect(paid.body.data?.payInvoice.payment.status, JSON.stringify(paid.body)).toBe("requires_payment_method");
+  // an order (a draft) and a finalized credit note of the declined invoice: CLP 2.000 + 380 IVA, CLP 1.000 + 190 IVA
+  f.order = (
+    await created("/v1/orders/", {
+      customer: f.customer,
+      shipping_type: "1",
+      lines: [{ name: "Cajas", quantity: 2, amount: 1000 }],
+    })
+  ).id;
+  f.creditNote = (
+    await created("/v1/creditnotes/", {
+      invoice: f.declined,
+      lines: [{ name: "Devolución", quantity: 1, amount: 1000 }],
+    })
+  ).id;
+  expect((await s.rest("GET", `/v1/creditnotes/${f.creditNote}/finalize/`)).status).toBe(200);
   await member("ana@acme.cl", "Ana Rojas", "finance");
   await member("vera@acme.cl", "Vera Soto", "viewer");
 });
@@ -174,3 +190,46 @@ describe("the dashboard's payments", () => {
     SLOW,
   );
 });
+
+describe("the dashboard's orders and credit notes", () => {
+  it(
+    "lists an order and a credit note with their totals, and opens their pages",
+    async () => {
+      const { page, violations } = await signedIn("ana@acme.cl", "Ana Rojas · Finanzas");
+      await page.getByRole("link", { name: "Guías y pedidos", exact: true }).click();
+      await expect
+        .poll(() => row(page, f.order).textContent())
+        .toBe(`Borrador ${f.order}Viña Los Robles SpA${today()}BorradorCLP 2.380`);
+      await page.getByLabel("Estado").selectOption("finalized");
+      await page.getByRole("button", { name: "Filtrar" }).click();
+      await expect.poll(() => page.locator("main p").last().textContent()).toBe("Nada aquí todavía.");
+      await page.goto(`${s.url}/dashboard/#/orders?status=draft&from=2020-01-01`);
+      await expect.poll(() => row(page, f.order).count()).toBe(1);
+      await shots(page, "orders");
+      await row(page, f.order).getByRole("link").click();
+      await expect
+        .poll(() => page.locator("dl.totals").textContent())
+        .toBe("NetoCLP 2.000ExentoCLP 0IVACLP 380TotalCLP 2.380");
+      expect(await page.locator("#lines-title ~ div tbody tr").allTextContents()).toEqual(["Cajas2CLP 1.000CLP 2.000"]);
+      await expect.poll(() => page.locator("iframe.pdf").getAttribute("src")).toMatch(/^blob:/);
+
+      await page.getByRole("link", { name: "Notas de crédito", exact: true }).click();
+      await expect.poll(() => row(page, f.creditNote).locator("td.num").textContent()).toBe("CLP 1.190");
+      expect(await row(page, f.creditNote).locator("td.status").textContent()).toBe("Emitida");
+      await shots(page, "creditnotes");
+      await row(page, f.creditNote).getByRole("link").click();
+      await expect
+        .poll(() => page.locator("dl.totals").textContent())
+        .toBe("NetoCLP 1.000ExentoCLP 0IVACLP 190TotalCLP 1.190");
+      await expect.poll(() => page.locator("iframe.pdf").getAttribute("src")).toMatch(/^blob:/);
+      await shots(page, "creditnote");
+      expect(violations).toEqual([]);
+    },
+    SLOW,
+  );
+});
+
+function today(): string {
+  const [y, m, d] = new Intl.DateTimeFormat("en-CA", { timeZone: "America/Santiago" }).format(new Date()).split("-");
+  return `${d}-${m}-${y}`;
+}

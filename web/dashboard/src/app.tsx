@@ -2,7 +2,8 @@
  * The dashboard (docs/dashboard.md): the member's session decides between the sign-in page and the shell; the
  * invitation link (/dashboard/invite/<token>) shows the set-password page. Inside the shell, routes are in the
  * hash: `#/` the overview, `#/customers`, `#/customers/<id>`, `#/invoices?status=...`, `#/invoices/<id>`,
- * `#/subscriptions?status=...`, `#/subscriptions/<id>`, `#/payments?status=...`,
+ * `#/subscriptions?status=...`, `#/subscriptions/<id>`, `#/payments?status=...`, `#/orders`, `#/orders/<id>`,
+ * `#/creditnotes`, `#/creditnotes/<id>`,
  * and for admins `#/developers` (API keys) and `#/members`.
  */
 import { useLayoutEffect, useState } from "preact/hooks";
@@ -12,6 +13,7 @@ import { browserLocale, savedLocale, type Locale } from "../../shared/format.js"
 import { currentMode, errorMessage, isExpired, post, saveMode, type Mode } from "./api.js";
 import { Customer, Customers } from "./customers.js";
 import { Developers } from "./developers.js";
+import { Document, Documents, type Kind } from "./documents.js";
 import { TEXTS, type Texts } from "./i18n.js";
 import { Invoice, Invoices } from "./invoices.js";
 import { Members } from "./members.js";
@@ -41,6 +43,10 @@ function Route() {
   const subscription = /^\/subscriptions\/([\w-]+)$/.exec(path)?.[1];
   if (invoice) return <Invoice key={invoice} id={invoice} />;
   if (subscription) return <Subscription key={subscription} id={subscription} />;
+  const doc = /^\/(orders|creditnotes)\/([\w-]+)$/.exec(path);
+  if (doc) return <Document key={doc[2]} kind={doc[1] as Kind} id={doc[2]} />;
+  if (path === "/orders" || path === "/creditnotes")
+    return <Documents key={path + query.toString()} kind={path.slice(1) as Kind} query={query} />;
   if (path === "/customers") return <Customers />;
   if (path === "/developers") return <Developers />;
   if (path === "/members") return <Members />;
@@ -91,6 +97,12 @@ function Shell({
           </a>
           <a href="#/payments" aria-current={current("/payments")}>
             {t.payments}
+          </a>
+          <a href="#/orders" aria-current={current("/orders")}>
+            {t.orders}
+          </a>
+          <a href="#/creditnotes" aria-current={current("/creditnotes")}>
+            {t.creditNotes}
           </a>
           {me.role === "admin" && (
             <>

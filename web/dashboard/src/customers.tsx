@@ -259,8 +259,8 @@ export function Customer({ id }: { id: string }) {
           </p>
         }
       />
-      <Docs id="credit-notes" title={t.creditNotes} docs={nodes(c.creditNotes)} />
-      <Docs id="orders" title={t.orders} docs={nodes(c.orders)} />
+      <Docs id="credit-notes" title={t.creditNotes} docs={nodes(c.creditNotes)} link="#/creditnotes/" />
+      <Docs id="orders" title={t.orders} docs={nodes(c.orders)} link="#/orders/" />
       <Section id="subscriptions" title={t.subscriptions}>
         {nodes(c.subscriptions).length === 0 ? (
           <p>{t.none}</p>
