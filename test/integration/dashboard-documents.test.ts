@@ -1,10 +1,11 @@
 /**
- * The dashboard's pages of subscriptions (docs/dashboard.md) in headless Chromium, on both databases: a subscription
- * created through the API is listed, its page shows the upcoming invoice's total to the peso, it is paused, resumed
- * and set to cancel at the end of its period in the page (each asked first; the database row follows); a viewer sees
- * none of those buttons. A payment with a declining test card is listed on the payments page with its decline reason.
- * An order and a credit note are listed with their totals, filtered by status and date, and open on their pages with
- * lines, totals and the PDF. Pages are photographed at desktop and phone widths (test-artifacts/dashboard/).
+ * The dashboard's subscriptions, payments, orders and credit notes (docs/dashboard.md) in headless Chromium, on both
+ * databases: a subscription created through the API is listed, its page shows the upcoming invoice's total to the peso,
+ * it is paused, resumed and set to cancel at the end of its period in the page (each asked first; the database row
+ * follows); a viewer sees none of those buttons. A payment with a declining test card is listed on the payments page
+ * with its decline reason. An order and a credit note are listed with their totals, filtered by status and date, and
+ * open on their pages with lines, totals and the PDF. Pages are photographed at desktop and phone widths
+ * (test-artifacts/dashboard/).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
