@@ -3,6 +3,7 @@
  * period, the upcoming invoice (`upcomingInvoice`: its lines and total) and the actions its status allows to members
  * who may write: pause, resume, cancel now or at the end of the period (each asked with `Confirm`).
  */
+import { Fragment } from "preact";
 import { useState } from "preact/hooks";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
@@ -199,14 +200,11 @@ function Actions({ s, done }: { s: SubscriptionPage; done: () => void }) {
         />
       ) : (
         allowed.map((a) => (
-          <button
-            key={a}
-            type="button"
-            class={a.startsWith("cancel") ? "secondary" : undefined}
-            onClick={() => setAsking(a)}
-          >
-            {t.subscriptionAction[a]}
-          </button>
+          <Fragment key={a}>
+            <button type="button" class={a.startsWith("cancel") ? "secondary" : undefined} onClick={() => setAsking(a)}>
+              {t.subscriptionAction[a]}
+            </button>{" "}
+          </Fragment>
         ))
       )}
       {message && <Message {...message} />}
