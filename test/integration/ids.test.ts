@@ -20,6 +20,7 @@ const idType = (t: GraphQLObjectType) => (t.getFields().id ? getNamedType(t.getF
 
 /** Types with an `id: ID` that are not Nodes: embedded rows of their own tables, with their id prefix. */
 const VALUE_ID_TYPES: Record<string, string> = {
+  ApiKey: "key",
   Certificate: "cer",
   CreditNoteLine: "lin",
   InvoiceLine: "lin",
