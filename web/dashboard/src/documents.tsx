@@ -10,6 +10,7 @@ import type { Texts } from "./i18n.js";
 import {
   DateText,
   docLabel,
+  LinesTable,
   Message,
   Money,
   nodes,
@@ -17,6 +18,7 @@ import {
   Pending,
   Section,
   Table,
+  Totals,
   usePage,
   type Currency,
   type Edges,
@@ -233,46 +235,8 @@ export function Document({ kind, id }: { kind: Kind; id: string }) {
         <dd>{d.invoice ? <a href={`#/invoices/${d.invoice.id}`}>{docLabel(t, d.invoice)}</a> : "—"}</dd>
       </dl>
       <Section id="lines" title={t.lines}>
-        <Table
-          columns={[
-            { label: t.name },
-            { label: t.quantity, num: true },
-            { label: t.unitPrice, num: true },
-            { label: t.total, num: true },
-          ]}
-          rows={d.lines.map((l) => (
-            <tr key={l.id}>
-              <th scope="row">{l.name}</th>
-              <td data-label={t.quantity} class="num">
-                {l.quantity}
-              </td>
-              <td data-label={t.unitPrice} class="num">
-                <Money value={l.amount} currency={d.currency} />
-              </td>
-              <td data-label={t.total} class="num">
-                <Money value={l.total} currency={d.currency} />
-              </td>
-            </tr>
-          ))}
-        />
-        <dl class="totals">
-          <dt>{t.subtotal}</dt>
-          <dd class="num">
-            <Money value={d.subtotal} currency={d.currency} />
-          </dd>
-          <dt>{t.exempt}</dt>
-          <dd class="num">
-            <Money value={d.exempt} currency={d.currency} />
-          </dd>
-          <dt>{t.tax}</dt>
-          <dd class="num">
-            <Money value={d.tax} currency={d.currency} />
-          </dd>
-          <dt>{t.total}</dt>
-          <dd class="num total">
-            <Money value={d.total} currency={d.currency} />
-          </dd>
-        </dl>
+        <LinesTable lines={d.lines} currency={d.currency} />
+        <Totals doc={d} currency={d.currency} />
       </Section>
       <Pdf type={KINDS[kind].type} id={d.id} label={label} />
     </>

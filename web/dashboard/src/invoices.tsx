@@ -10,6 +10,7 @@ import { client, errorMessage } from "./api.js";
 import {
   DateText,
   docLabel,
+  LinesTable,
   Message,
   Money,
   nodes,
@@ -17,6 +18,7 @@ import {
   Pending,
   Section,
   Table,
+  Totals,
   usePage,
   type Currency,
   type Edges,
@@ -280,49 +282,8 @@ export function Invoice({ id }: { id: string }) {
         </dd>
       </dl>
       <Section id="lines" title={t.lines}>
-        <Table
-          columns={[
-            { label: t.name },
-            { label: t.quantity, num: true },
-            { label: t.unitPrice, num: true },
-            { label: t.discount, num: true },
-            { label: t.total, num: true },
-          ]}
-          rows={i.lines.map((l) => (
-            <tr key={l.id}>
-              <th scope="row">{l.name}</th>
-              <td data-label={t.quantity} class="num">
-                {l.quantity}
-              </td>
-              <td data-label={t.unitPrice} class="num">
-                <Money value={l.amount} currency={i.currency} />
-              </td>
-              <td data-label={t.discount} class="num">
-                {l.discount} %
-              </td>
-              <td data-label={t.total} class="num">
-                <Money value={l.total} currency={i.currency} />
-              </td>
-            </tr>
-          ))}
-        />
-        <dl class="totals">
-          <dt>{t.subtotal}</dt>
-          <dd class="num">
-            <Money value={i.subtotal} currency={i.currency} />
-          </dd>
-          <dt>{t.exempt}</dt>
-          <dd class="num">
-            <Money value={i.exempt} currency={i.currency} />
-          </dd>
-          <dt>{t.tax}</dt>
-          <dd class="num">
-            <Money value={i.tax} currency={i.currency} />
-          </dd>
-          <dt>{t.total}</dt>
-          <dd class="num total">
-            <Money value={i.total} currency={i.currency} />
-          </dd>
+        <LinesTable lines={i.lines} currency={i.currency} discounts />
+        <Totals doc={i} currency={i.currency}>
           <dt>{t.amountPaid}</dt>
           <dd class="num">
             <Money value={i.amountPaid} currency={i.currency} />
@@ -331,7 +292,7 @@ export function Invoice({ id }: { id: string }) {
           <dd class="num due">
             <Money value={i.amountDue} currency={i.currency} />
           </dd>
-        </dl>
+        </Totals>
       </Section>
       <Section id="invoice-payments" title={t.payments}>
         {i.payments.length === 0 ? (

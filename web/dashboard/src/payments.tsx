@@ -6,7 +6,18 @@ import { useState } from "preact/hooks";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
 import { errorMessage } from "./api.js";
-import { DateText, docLabel, Message, nodes, PaymentAmount, Table, usePage, type Currency, type Edges } from "./ui.js";
+import {
+  DateText,
+  docLabel,
+  Message,
+  nodes,
+  PaymentAmount,
+  StatusFilter,
+  Table,
+  usePage,
+  type Currency,
+  type Edges,
+} from "./ui.js";
 
 interface PaymentRow {
   id: string;
@@ -40,33 +51,6 @@ const LIST = gql`
 `;
 const STATUSES = ["succeeded", "processing", "requires_payment_method", "canceled"];
 
-/** The status filter: choosing one puts it in the address (the list follows). */
-function StatusFilter({ status }: { status: string }) {
-  const { t } = usePage();
-  return (
-    <form class="filters" onSubmit={(e) => e.preventDefault()}>
-      <label>
-        {t.status}
-        <select
-          name="status"
-          value={status}
-          onChange={(e) => {
-            const value = e.currentTarget.value;
-            location.hash = `#/payments${value ? `?status=${value}` : ""}`;
-          }}
-        >
-          <option value="">{t.all}</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {t.paymentState[s]}
-            </option>
-          ))}
-        </select>
-      </label>
-    </form>
-  );
-}
-
 export function Payments({ query }: { query: URLSearchParams }) {
   const { t } = usePage();
   const status = STATUSES.includes(query.get("status") ?? "") ? query.get("status")! : "";
@@ -79,7 +63,7 @@ export function Payments({ query }: { query: URLSearchParams }) {
   return (
     <>
       <h1>{t.payments}</h1>
-      <StatusFilter status={status} />
+      <StatusFilter route="payments" status={status} statuses={STATUSES} names={t.paymentState} />
       {error && <Message ok={false} text={errorMessage(error)} />}
       {!data && fetching ? (
         <p>{t.loading}</p>

@@ -11,12 +11,14 @@ import { client, errorMessage } from "./api.js";
 import {
   Confirm,
   DateText,
+  LinesTable,
   Message,
-  Money,
   nodes,
   Pending,
   Section,
+  StatusFilter,
   Table,
+  Totals,
   usePage,
   type Currency,
   type Edges,
@@ -44,33 +46,6 @@ const LIST = gql`
 `;
 const STATUSES = ["active", "past_due", "paused", "cancelled"];
 
-/** The status filter: choosing one puts it in the address (the list follows). */
-function StatusFilter({ status }: { status: string }) {
-  const { t } = usePage();
-  return (
-    <form class="filters" onSubmit={(e) => e.preventDefault()}>
-      <label>
-        {t.status}
-        <select
-          name="status"
-          value={status}
-          onChange={(e) => {
-            const value = e.currentTarget.value;
-            location.hash = `#/subscriptions${value ? `?status=${value}` : ""}`;
-          }}
-        >
-          <option value="">{t.all}</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {t.subscriptionStatus[s]}
-            </option>
-          ))}
-        </select>
-      </label>
-    </form>
-  );
-}
-
 /** The plans of a subscription's lines, with their quantities when more than one. */
 const plans = (s: SubscriptionRow) =>
   s.lines.map((l) => (Number(l.quantity) === 1 ? l.plan.name : `${l.plan.name} × ${l.quantity}`)).join(", ");
@@ -87,7 +62,7 @@ export function Subscriptions({ query }: { query: URLSearchParams }) {
   return (
     <>
       <h1>{t.subscriptions}</h1>
-      <StatusFilter status={status} />
+      <StatusFilter route="subscriptions" status={status} statuses={STATUSES} names={t.subscriptionStatus} />
       {error && <Message ok={false} text={errorMessage(error)} />}
       {!data && fetching ? (
         <p>{t.loading}</p>
@@ -222,46 +197,8 @@ function UpcomingInvoice({ u, decimals }: { u: Upcoming; decimals: number }) {
         {t.date} <DateText value={u.date} /> · {t.period} <DateText value={u.periodStart} /> –{" "}
         <DateText value={u.periodEnd} />
       </p>
-      <Table
-        columns={[
-          { label: t.name },
-          { label: t.quantity, num: true },
-          { label: t.unitPrice, num: true },
-          { label: t.total, num: true },
-        ]}
-        rows={u.lines.map((l, i) => (
-          <tr key={i}>
-            <th scope="row">{l.name}</th>
-            <td data-label={t.quantity} class="num">
-              {l.quantity}
-            </td>
-            <td data-label={t.unitPrice} class="num">
-              <Money value={l.amount} currency={currency} />
-            </td>
-            <td data-label={t.total} class="num">
-              <Money value={l.total} currency={currency} />
-            </td>
-          </tr>
-        ))}
-      />
-      <dl class="totals">
-        <dt>{t.subtotal}</dt>
-        <dd class="num">
-          <Money value={u.subtotal} currency={currency} />
-        </dd>
-        <dt>{t.exempt}</dt>
-        <dd class="num">
-          <Money value={u.exempt} currency={currency} />
-        </dd>
-        <dt>{t.tax}</dt>
-        <dd class="num">
-          <Money value={u.tax} currency={currency} />
-        </dd>
-        <dt>{t.total}</dt>
-        <dd class="num total">
-          <Money value={u.total} currency={currency} />
-        </dd>
-      </dl>
+      <LinesTable lines={u.lines} currency={currency} />
+      <Totals doc={u} currency={currency} />
     </Section>
   );
 }

@@ -139,6 +139,134 @@ export function Table({
   );
 }
 
+/**
+ * A list's status filter: choosing a status puts it in the address (`#/<route>?status=...`), which the list
+ * follows; "all" removes it. `names` gives each status's words in the page's language.
+ */
+export function StatusFilter({
+  route,
+  status,
+  statuses,
+  names,
+}: {
+  route: string;
+  status: string;
+  statuses: readonly string[];
+  names: Record<string, string>;
+}) {
+  const { t } = usePage();
+  return (
+    <form class="filters" onSubmit={(e) => e.preventDefault()}>
+      <label>
+        {t.status}
+        <select
+          name="status"
+          value={status}
+          onChange={(e) => {
+            const value = e.currentTarget.value;
+            location.hash = `#/${route}${value ? `?status=${value}` : ""}`;
+          }}
+        >
+          <option value="">{t.all}</option>
+          {statuses.map((s) => (
+            <option key={s} value={s}>
+              {names[s] ?? s}
+            </option>
+          ))}
+        </select>
+      </label>
+    </form>
+  );
+}
+
+/** A document's line as the pages read it (`discount`: a percent, on invoices). */
+export interface DocumentLine {
+  /** absent on an upcoming invoice's lines (not stored): the row is keyed by its position */
+  id?: string;
+  name: string;
+  quantity: string;
+  amount: string;
+  discount?: string;
+  total: string;
+}
+
+/** A document's lines: name, quantity, unit price, the discount column when `discounts`, and the line total. */
+export function LinesTable({
+  lines,
+  currency,
+  discounts = false,
+}: {
+  lines: DocumentLine[];
+  currency: Currency;
+  discounts?: boolean;
+}) {
+  const { t } = usePage();
+  return (
+    <Table
+      columns={[
+        { label: t.name },
+        { label: t.quantity, num: true },
+        { label: t.unitPrice, num: true },
+        ...(discounts ? [{ label: t.discount, num: true }] : []),
+        { label: t.total, num: true },
+      ]}
+      rows={lines.map((l, n) => (
+        <tr key={l.id ?? n}>
+          <th scope="row">{l.name}</th>
+          <td data-label={t.quantity} class="num">
+            {l.quantity}
+          </td>
+          <td data-label={t.unitPrice} class="num">
+            <Money value={l.amount} currency={currency} />
+          </td>
+          {discounts && (
+            <td data-label={t.discount} class="num">
+              {l.discount} %
+            </td>
+          )}
+          <td data-label={t.total} class="num">
+            <Money value={l.total} currency={currency} />
+          </td>
+        </tr>
+      ))}
+    />
+  );
+}
+
+/** A document's totals in `currency` (subtotal, exempt, tax, total), then `children`'s further terms. */
+export function Totals({
+  doc,
+  currency,
+  children,
+}: {
+  doc: { subtotal: string; exempt: string; tax: string; total: string };
+  currency: Currency;
+  children?: ComponentChildren;
+}) {
+  const { t } = usePage();
+  return (
+    <dl class="totals">
+      <dt>{t.subtotal}</dt>
+      <dd class="num">
+        <Money value={doc.subtotal} currency={currency} />
+      </dd>
+      <dt>{t.exempt}</dt>
+      <dd class="num">
+        <Money value={doc.exempt} currency={currency} />
+      </dd>
+      <dt>{t.tax}</dt>
+      <dd class="num">
+        <Money value={doc.tax} currency={currency} />
+      </dd>
+      <dt>{t.total}</dt>
+      <dd class="num total">
+        <Money value={doc.total} currency={currency} />
+      </dd>
+      {children}
+    </dl>
+  );
+}
+
 export interface Edges<T> {
   edges: { node: T }[];
 }
