@@ -88,7 +88,15 @@ export interface CreatedApiKey {
  */
 export async function createApiKey(
   prisma: PrismaClient,
-  input: { organizationName?: string; organizationId?: string; email: string; mode: string; expiresAt?: Date | null },
+  input: {
+    organizationName?: string;
+    organizationId?: string;
+    email: string;
+    mode: string;
+    expiresAt?: Date | null;
+    /** what the caller's input calls the expiry, named by its error (default `expires`, the CLI's flag) */
+    expiresField?: string;
+  },
   now: Date = new Date(),
 ): Promise<CreatedApiKey> {
   const errors = new FieldErrorCollector();
@@ -105,7 +113,8 @@ export async function createApiKey(
   if (!isEmailAddress(input.email)) errors.add("email", "must be an e-mail address");
   if (input.mode !== "test" && input.mode !== "live") errors.add("mode", "must be test or live");
   const expiresAt = input.expiresAt ?? null;
-  if (expiresAt && !(expiresAt.getTime() > now.getTime())) errors.add("expires", "must be in the future");
+  if (expiresAt && !(expiresAt.getTime() > now.getTime()))
+    errors.add(input.expiresField ?? "expires", "must be in the future");
   errors.throwIfAny("Cannot create API key");
   const testMode = input.mode === "test";
   const key = `sk_${input.mode}_${randomSecret(32)}`;
@@ -390,8 +399,7 @@ export function organizationApiKeys(ctx: Pick<ServiceContext, "prisma" | "auth">
 /**
  * Creates an API key of `mode` in the caller's organization, acting for the caller's e-mail (the member's, or the
  * calling key's user), expiring at `expiresAt` (null: never). Returns the key once with its listing. Errors: 403
- * when an API key asks for a key of the other mode (checkKeyMode); 400 as createApiKey's (`expires` not in the
- * future).
+ * when an API key asks for a key of the other mode (checkKeyMode); 400 on `expiresAt` when it is not in the future.
  */
 export async function createOrganizationApiKey(
   ctx: Pick<ServiceContext, "prisma" | "auth" | "now">,
@@ -405,6 +413,7 @@ export async function createOrganizationApiKey(
       email: ctx.auth.userEmail,
       mode: input.mode,
       expiresAt: input.expiresAt,
+      expiresField: "expiresAt",
     },
     ctx.now(),
   );

@@ -525,6 +525,11 @@ describe("API keys through GraphQL (the dashboard's Developers page)", () => {
   it("refuses the other mode to an API key, other organizations' keys, and members who are not admins", async () => {
     const before = await keyCount();
     expect(codeOf((await s.graphql(CREATE, { mode: "live" })).body)).toBe("permission_denied");
+    const past = await s.graphql(`mutation { createApiKey(mode: test, expiresAt: "2020-01-01T00:00:00Z") { key } }`);
+    expect([codeOf(past.body), Object.keys(past.body.errors[0].extensions.fields)]).toEqual([
+      "validation_error",
+      ["expiresAt"],
+    ]);
     const liveKey = await s.database.prisma.apiKey.findFirstOrThrow({
       where: { organizationId: s.orgs.acme, testMode: false },
     });

@@ -79,7 +79,7 @@ builder.mutationFields((t) => ({
     description:
       "Creates an API key of the organization acting for the caller's e-mail, and answers it once. An admin member " +
       "creates keys of either mode; an API key only of its own mode. Errors: permission_denied (a finance or viewer " +
-      "member; a key asking for the other mode), validation_error on expires (not in the future).",
+      "member; a key asking for the other mode), validation_error on expiresAt (not in the future).",
     args: {
       mode: t.arg({ type: ApiKeyMode, required: true, description: "test or live" }),
       expiresAt: t.arg({ type: "DateTime", description: "when the key stops working; absent or null: never" }),
