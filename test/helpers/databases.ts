@@ -60,6 +60,8 @@ export function templateDataDir(template: string, prefix: string): string {
 /**
  * A new empty database of this run's kind (no migration applied), for migration tests; `drop`
  * removes it. `label` names it (`billing_<label>_...` or a `billing-<label>-` temporary folder).
+ * On PGlite a copy of the run's empty cluster (`inject("emptyTemplate")`, global-setup.ts): PGlite's
+ * initdb runs once per run instead of once per empty database.
  */
 export async function emptyTarget(label: string): Promise<{ target: DatabaseTarget; drop: () => Promise<void> }> {
   if (TEST_DB === "postgres") {
@@ -70,7 +72,9 @@ export async function emptyTarget(label: string): Promise<{ target: DatabaseTarg
       drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
     };
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `billing-${label}-`));
+  // imported here: global-setup.ts imports this module outside any test, where vitest's API must not load
+  const { inject } = await import("vitest");
+  const dir = templateDataDir(inject("emptyTemplate"), `billing-${label}-`);
   return {
     target: { kind: "pglite", dir: path.join(dir, "pglite") },
     drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
