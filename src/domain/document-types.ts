@@ -39,3 +39,24 @@ export function chosenDocumentType(
   if (current) return current;
   return defaultDocumentType(kind, countryId);
 }
+
+/** What decides which documents may use a document type (the document_types table's flags). */
+export interface DocumentTypeFlags {
+  id: string;
+  name: string;
+  /** an order type (dispatch guide, CL52) */
+  isOrder: boolean;
+  /** a credit or debit note type (CL56, CL61, CL111, CL112) */
+  isNote: boolean;
+}
+
+/**
+ * Which document types a document of `kind` may use: an invoice (and a subscription, whose cycles
+ * bill invoices) a sales or purchase invoice type, not an order or a note; an order an order type.
+ * Returns the field error for `document` when `type` does not fit, e.g. "CL52 (Guía de despacho
+ * electrónica) is not an invoice type", else null.
+ */
+export function documentTypeMismatch(kind: DefaultedKind, type: DocumentTypeFlags): string | null {
+  const fits = kind === "order" ? type.isOrder : !type.isOrder && !type.isNote;
+  return fits ? null : `${type.id} (${type.name}) is not an ${kind} type`;
+}

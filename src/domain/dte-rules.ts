@@ -35,6 +35,11 @@ export function isDteType(code: number): code is DteType {
   return Object.hasOwn(DTE_TYPES, code);
 }
 
+/** The SII name of DTE type `code` (DTE_TYPES), e.g. 33 → "Factura electrónica"; "DTE tipo 46" for another code. */
+export function dteTypeName(code: number): string {
+  return isDteType(code) ? DTE_TYPES[code] : `DTE tipo ${code}`;
+}
+
 /** Boletas (chile-dte.md section 1): prices include IVA, `BOLETADefType` layout, sent in an EnvioBOLETA. */
 export const BOLETA_TYPES: readonly number[] = [39, 41];
 

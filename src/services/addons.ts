@@ -11,8 +11,8 @@
  */
 import type { Addon, Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
-import { InvalidStateError, NotFoundError } from "../domain/errors.js";
-import { APPLY_SCHEMES } from "../domain/catalogue.js";
+import { NotFoundError } from "../domain/errors.js";
+import { APPLY_SCHEMES, checkPricingUnfrozen } from "../domain/catalogue.js";
 import { validateAddonRates, type AddonRate, type AddonRateInput } from "../domain/pricing.js";
 import type { DecimalInput } from "../domain/money.js";
 import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
@@ -104,11 +104,9 @@ export async function updateAddon(ctx: ServiceContext, id: string, input: AddonI
       if (field === "rates") return rateValues(data.rates) !== rateValues(current.rates);
       return data[field] !== current[field];
     });
-    if (changed.length > 0 && (await tx.prisma.subscriptionAddon.count({ where: { addonId: current.id } })) > 0) {
-      throw new InvalidStateError(
-        `Addon ${current.id} is used by subscriptions; its pricing cannot change. Create a new addon instead.`,
-      );
-    }
+    // counted only when the pricing changes
+    const uses = changed.length ? await tx.prisma.subscriptionAddon.count({ where: { addonId: current.id } }) : 0;
+    checkPricingUnfrozen("Addon", current.id, changed, uses);
     return tx.prisma.addon.update({ where: { id: current.id }, data });
   });
 }

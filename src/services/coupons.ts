@@ -12,9 +12,9 @@
  */
 import type { Coupon } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
-import { InvalidStateError, NotFoundError } from "../domain/errors.js";
+import { NotFoundError } from "../domain/errors.js";
 import type { CouponTerms } from "../domain/coupons.js";
-import { APPLY_ON, DISCOUNT_SCHEMES, DURATION_SCHEMES } from "../domain/catalogue.js";
+import { APPLY_ON, checkPricingUnfrozen, DISCOUNT_SCHEMES, DURATION_SCHEMES } from "../domain/catalogue.js";
 import { roundMoney, type DecimalInput } from "../domain/money.js";
 import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
 import { deleteOrArchive, Fields, type DeleteResult } from "./catalogue.js";
@@ -120,11 +120,7 @@ export async function updateCoupon(ctx: ServiceContext, id: string, input: Coupo
       if (field === "currency") return data.currencyId !== current.currencyId;
       return data[field] !== current[field];
     });
-    if (changed.length > 0 && (await couponUses(tx, current.id)) > 0) {
-      throw new InvalidStateError(
-        `Coupon ${current.id} is used by subscriptions; its discount cannot change. Create a new coupon instead.`,
-      );
-    }
+    checkPricingUnfrozen("Coupon", current.id, changed, changed.length ? await couponUses(tx, current.id) : 0);
     return tx.prisma.coupon.update({ where: { id: current.id }, data });
   });
 }

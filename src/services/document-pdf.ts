@@ -10,7 +10,7 @@
  */
 import type { Prisma } from "../infra/prisma/generated/client.js";
 import type { PdfLine, PdfTaxStamp } from "../infra/pdf.js";
-import { renderDocumentPdfOffThread } from "../infra/pdf-pool.js";
+import { renderDocumentPdfOffThread } from "../infra/threads/pool.js";
 import {
   cedibleLabel,
   compactTed,

@@ -7,7 +7,7 @@
 import { movePastDue } from "./past-due.js";
 import type { Currency, DocumentType, Invoice, Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
-import { chosenDocumentType } from "../domain/document-types.js";
+import { chosenDocumentType, documentTypeMismatch } from "../domain/document-types.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
 import { EXPORT_DTE_TYPES, exportSettingsOf, siiCurrencyName } from "../domain/sii-exports.js";
 import { checkNoteLength } from "../domain/input-limits.js";
@@ -58,11 +58,6 @@ export interface InvoiceInput {
 
 export const COLLECTION_METHODS = ["deferred"] as const;
 
-/** Document types an invoice may use: sales (and purchase invoices), not orders or notes. */
-function isInvoiceType(t: { isOrder: boolean; isNote: boolean }) {
-  return !t.isOrder && !t.isNote;
-}
-
 type Current = Invoice & { lines: Parameters<typeof storedLineInputs>[0] };
 
 /** Validates `input` (merged over `current` on update) and computes every column. */
@@ -99,8 +94,8 @@ async function prepare(
     if (customer) errors.add("document", "is required (no default document type for the customer's country)");
   } else {
     documentType = await findDocumentType(ctx, documentId, errors);
-    if (documentType && !isInvoiceType(documentType))
-      errors.add("document", `${documentType.id} (${documentType.name}) is not an invoice type`);
+    const mismatch = documentType && documentTypeMismatch("invoice", documentType);
+    if (mismatch) errors.add("document", mismatch);
   }
 
   const currencyId = input.currency ?? (input.document ? undefined : current?.currencyId) ?? documentType?.currencyId;

@@ -12,7 +12,7 @@
  */
 import type { Order } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
-import { chosenDocumentType } from "../domain/document-types.js";
+import { chosenDocumentType, documentTypeMismatch } from "../domain/document-types.js";
 import { FieldErrorCollector, NotFoundError } from "../domain/errors.js";
 import { isoDate, dateColumn } from "../domain/formats.js";
 import { checkOrdersInvoiceable, invoiceLinesFromOrders } from "../domain/order-invoicing.js";
@@ -81,8 +81,8 @@ async function prepare(ctx: ServiceContext, input: OrderInput, current: Current 
     if (customer) errors.add("document", "is required (no default order type for the customer's country)");
   } else {
     documentType = await findDocumentType(ctx, documentId, errors);
-    if (documentType && !documentType.isOrder)
-      errors.add("document", `${documentType.id} (${documentType.name}) is not an order type`);
+    const mismatch = documentType && documentTypeMismatch("order", documentType);
+    if (mismatch) errors.add("document", mismatch);
   }
   // an order is in its document type's currency (CLP for Chile's 52)
   const currency = documentType ? await findCurrency(ctx, documentType.currencyId, errors, "document") : null;

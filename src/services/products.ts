@@ -16,7 +16,13 @@
 import type { Plan, Prisma, Product } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { InvalidStateError, NotFoundError } from "../domain/errors.js";
-import { FREQUENCIES, USAGE_AGGREGATIONS, USAGE_SCHEMES, type Frequency } from "../domain/catalogue.js";
+import {
+  checkPricingUnfrozen,
+  FREQUENCIES,
+  USAGE_AGGREGATIONS,
+  USAGE_SCHEMES,
+  type Frequency,
+} from "../domain/catalogue.js";
 import { TIERS_MODES, validateTiers, type Tier, type TierInput } from "../domain/pricing.js";
 import type { DecimalInput } from "../domain/money.js";
 import { atomically, lockTenantRow, tenant, type ServiceContext } from "./context.js";
@@ -277,12 +283,9 @@ export async function updatePlan(ctx: ServiceContext, id: string, input: PlanInp
     const changed = PLAN_PRICING_FIELDS.filter(
       (field) => input[field] !== undefined && !samePricing(field, data, current),
     );
-    if (changed.length > 0 && (await tx.prisma.subscriptionLine.count({ where: { planId: current.id } })) > 0) {
-      throw new InvalidStateError(
-        `Plan ${current.id} is used by subscriptions; its pricing (${changed.map(snake).join(", ")}) cannot change. ` +
-          `Create a new plan instead.`,
-      );
-    }
+    // counted only when the pricing changes
+    const uses = changed.length ? await tx.prisma.subscriptionLine.count({ where: { planId: current.id } }) : 0;
+    checkPricingUnfrozen("Plan", current.id, changed, uses);
     return tx.prisma.plan.update({ where: { id: current.id }, data });
   });
 }
@@ -302,10 +305,6 @@ function samePricing(field: (typeof PLAN_PRICING_FIELDS)[number], data: PlanColu
     default:
       return data[field] === current[field];
   }
-}
-
-function snake(field: string): string {
-  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
 /** Deletes a plan nothing uses; archives one a subscription or invoice line uses. 404 for another tenant's plan. */

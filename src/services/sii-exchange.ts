@@ -21,6 +21,7 @@ import { decodeIso88591 } from "../infra/taxagency/sii/encoding.js";
 import { FINAL_CONSUMER_RUT } from "../infra/taxagency/sii/dte.js";
 import { InvalidStateError, ValidationError } from "../domain/errors.js";
 import { normalizeRut } from "../domain/rut.js";
+import { dteTypeName } from "../domain/dte-rules.js";
 import { nextReceiverStatus, receiverStatusOf, type ReceiverStatus } from "../domain/receiver-status.js";
 import {
   readReceiverAnswer,
@@ -77,17 +78,6 @@ async function customerTaxSettings(prisma: PrismaClient, kind: SubmissionKind, i
     .taxSettings;
 }
 
-const TYPE_NAMES: Record<number, string> = {
-  33: "Factura electrónica",
-  34: "Factura no afecta o exenta electrónica",
-  52: "Guía de despacho electrónica",
-  56: "Nota de débito electrónica",
-  61: "Nota de crédito electrónica",
-  110: "Factura de exportación electrónica",
-  111: "Nota de débito de exportación electrónica",
-  112: "Nota de crédito de exportación electrónica",
-};
-
 /**
  * Builds the exchange of each accepted DTE of one organization and mode (reads only; signs with
  * `signer`). Never throws for one document's trouble: it becomes `{send: false, reason}`.
@@ -143,7 +133,7 @@ export async function prepareExchanges(
         credentials: signer,
         timestamp: now,
       });
-      const typeName = TYPE_NAMES[dte.dteType] ?? `DTE tipo ${dte.dteType}`;
+      const typeName = dteTypeName(dte.dteType);
       const issuer = settings.taxBusinessName ?? settings.taxId;
       out.push({
         ...base,

@@ -16,7 +16,7 @@ import { Prisma, type Addon, type Coupon, type Plan, type Subscription } from ".
 import { newId } from "../infra/ids.js";
 import { customerContext } from "./customer-clock.js";
 import { couponTerms } from "./coupons.js";
-import { chosenDocumentType } from "../domain/document-types.js";
+import { chosenDocumentType, documentTypeMismatch } from "../domain/document-types.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError, PermissionError } from "../domain/errors.js";
 import { checkNoteLength } from "../domain/input-limits.js";
 import { isIsoDate, isoDate, dateColumn, storedDate } from "../domain/formats.js";
@@ -239,8 +239,8 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
     if (customer) errors.add("document", "is required (no default invoice type for the customer's country)");
   } else if (!current || documentId !== current.documentTypeId) {
     const documentType = await findDocumentType(ctx, documentId, errors);
-    if (documentType && (documentType.isOrder || documentType.isNote))
-      errors.add("document", `${documentType.id} (${documentType.name}) is not an invoice type`);
+    const mismatch = documentType && documentTypeMismatch("invoice", documentType);
+    if (mismatch) errors.add("document", mismatch);
   }
 
   // lines: plans of the caller, active, one currency and frequency

@@ -29,7 +29,7 @@ import {
   type ResponseHeader,
   type SigningCredentials,
 } from "../infra/taxagency/sii/index.js";
-import { renderSwapPdfOffThread } from "../infra/pdf-pool.js";
+import { renderSwapPdfOffThread } from "../infra/threads/pool.js";
 import { lockTenantRow, tenant, withinTransaction, type ServiceContext, type Tx } from "./context.js";
 import { recordEvents } from "./events.js";
 import { storeFile } from "./files.js";

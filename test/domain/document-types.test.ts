@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chosenDocumentType, defaultDocumentType } from "../../src/domain/document-types.js";
+import { chosenDocumentType, defaultDocumentType, documentTypeMismatch } from "../../src/domain/document-types.js";
 
 describe("default document type per country", () => {
   it("is CL33 for a Chilean customer's invoice and CL52 for its order, none elsewhere", () => {
@@ -22,5 +22,23 @@ describe("default document type per country", () => {
     expect(chosenDocumentType("order", "", null, "CL")).toBe("CL52");
     expect(chosenDocumentType("order", "", null, "AR")).toBeNull();
     expect(chosenDocumentType("invoice", undefined, undefined, undefined)).toBeNull();
+  });
+});
+
+describe("which document types a document may use", () => {
+  const factura = { id: "CL33", name: "Factura electrónica", isOrder: false, isNote: false };
+  const guia = { id: "CL52", name: "Guía de despacho electrónica", isOrder: true, isNote: false };
+  const credito = { id: "CL61", name: "Nota de crédito electrónica", isOrder: false, isNote: true };
+
+  it("an invoice (or a subscription) takes an invoice type, not an order or a note type", () => {
+    expect(documentTypeMismatch("invoice", factura)).toBeNull();
+    expect(documentTypeMismatch("invoice", guia)).toBe("CL52 (Guía de despacho electrónica) is not an invoice type");
+    expect(documentTypeMismatch("invoice", credito)).toBe("CL61 (Nota de crédito electrónica) is not an invoice type");
+  });
+
+  it("an order takes an order type only", () => {
+    expect(documentTypeMismatch("order", guia)).toBeNull();
+    expect(documentTypeMismatch("order", factura)).toBe("CL33 (Factura electrónica) is not an order type");
+    expect(documentTypeMismatch("order", credito)).toBe("CL61 (Nota de crédito electrónica) is not an order type");
   });
 });

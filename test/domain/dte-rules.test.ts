@@ -2,6 +2,7 @@
 import { describe, it, expect } from "vitest";
 import {
   cafLastUsableDate,
+  dteTypeName,
   siiAmount,
   siiDate,
   siiDecimal,
@@ -81,5 +82,14 @@ describe("cafLastUsableDate", () => {
   it("no expiry for the other types", () => {
     expect(cafLastUsableDate(34, "2026-01-15")).toBeNull();
     expect(cafLastUsableDate(52, "2026-01-15")).toBeNull();
+  });
+});
+
+describe("DTE type names", () => {
+  it("names each type this service issues as SII does, and another code by its number", () => {
+    expect(dteTypeName(33)).toBe("Factura electrónica");
+    expect(dteTypeName(52)).toBe("Guía de despacho electrónica");
+    expect(dteTypeName(112)).toBe("Nota de crédito de exportación electrónica");
+    expect(dteTypeName(46)).toBe("DTE tipo 46");
   });
 });

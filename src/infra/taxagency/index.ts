@@ -71,7 +71,7 @@ const BY_NAME: Record<string, TaxAgency> = { sii };
 /**
  * A batch of documents of one issuer for `issueLocalFiles`: each document names the authorization
  * that covers it (SII: the id of its CAF, whose file is in `authorizations`). Plain data, so it can
- * be sent to a worker thread (infra/taxagency/issue-pool.ts).
+ * be sent to a worker thread (infra/taxagency/issue-pool.ts, on the worker pool infra/threads/pool.ts).
  */
 export interface IssueJob {
   /** the agency's `name` */
