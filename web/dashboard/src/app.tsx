@@ -2,8 +2,8 @@
  * The dashboard (docs/dashboard.md): the member's session decides between the sign-in page and the shell; the
  * invitation link (/dashboard/invite/<token>) shows the set-password page. Inside the shell, routes are in the
  * hash: `#/` the overview, `#/customers`, `#/customers/<id>`, `#/invoices?status=...`, `#/invoices/<id>`,
- * `#/subscriptions?status=...`, `#/subscriptions/<id>`, `#/payments?status=...`, `#/orders`, `#/orders/<id>`,
- * `#/creditnotes`, `#/creditnotes/<id>`,
+ * `#/subscriptions?status=...`, `#/subscriptions/<id>`, `#/payments?status=...`, `#/payments/<id>`, `#/orders`,
+ * `#/orders/<id>`, `#/creditnotes`, `#/creditnotes/<id>`,
  * and for admins `#/developers` (API keys) and `#/members`.
  */
 import { useLayoutEffect, useState } from "preact/hooks";
@@ -21,7 +21,10 @@ import { Overview } from "./overview.js";
 import { Payments } from "./payments.js";
 import { AcceptInvite, SignIn } from "./sign-in.js";
 import { Subscription, Subscriptions } from "./subscriptions.js";
-import { Message, PageContext, useRoute } from "./ui.js";
+import { lazy, Message, PageContext, useRoute } from "./ui.js";
+
+// pages loaded when first opened (their own scripts)
+const Payment = lazy(() => import("./payment.js").then((m) => m.Payment));
 
 interface Me {
   id: string;
@@ -43,6 +46,8 @@ function Route() {
   const subscription = /^\/subscriptions\/([\w-]+)$/.exec(path)?.[1];
   if (invoice) return <Invoice key={invoice} id={invoice} />;
   if (subscription) return <Subscription key={subscription} id={subscription} />;
+  const payment = /^\/payments\/([\w-]+)$/.exec(path)?.[1];
+  if (payment) return <Payment key={payment} id={payment} />;
   const doc = /^\/(orders|creditnotes)\/([\w-]+)$/.exec(path);
   if (doc) return <Document key={doc[2]} kind={doc[1] as Kind} id={doc[2]} />;
   if (path === "/orders" || path === "/creditnotes")
