@@ -4,7 +4,7 @@
  * hash: `#/` the overview, `#/customers`, `#/customers/<id>`, `#/invoices?status=...`, `#/invoices/<id>`,
  * `#/subscriptions?status=...`, `#/subscriptions/<id>`, `#/payments?status=...`, `#/payments/<id>`, `#/orders`,
  * `#/orders/<id>`, `#/creditnotes`, `#/creditnotes/<id>`,
- * and for admins `#/developers` (API keys) and `#/members`.
+ * and for admins `#/developers` (API keys), `#/members` and `#/settings`.
  */
 import { useLayoutEffect, useState } from "preact/hooks";
 import { gql } from "@urql/core";
@@ -25,6 +25,7 @@ import { lazy, Message, PageContext, useRoute } from "./ui.js";
 
 // pages loaded when first opened (their own scripts)
 const Payment = lazy(() => import("./payment.js").then((m) => m.Payment));
+const Settings = lazy(() => import("./settings.js").then((m) => m.Settings));
 
 interface Me {
   id: string;
@@ -55,6 +56,7 @@ function Route() {
   if (path === "/customers") return <Customers />;
   if (path === "/developers") return <Developers />;
   if (path === "/members") return <Members />;
+  if (path === "/settings") return <Settings />;
   if (path === "/invoices") return <Invoices key={query.toString()} query={query} />;
   if (path === "/subscriptions") return <Subscriptions key={query.toString()} query={query} />;
   if (path === "/payments") return <Payments key={query.toString()} query={query} />;
@@ -116,6 +118,9 @@ function Shell({
               </a>
               <a href="#/members" aria-current={current("/members")}>
                 {t.members}
+              </a>
+              <a href="#/settings" aria-current={current("/settings")}>
+                {t.settings}
               </a>
             </>
           )}

@@ -63,6 +63,10 @@ export function DateTimeText({ value }: { value: string | null | undefined }) {
   return <>{value ? format.format(new Date(value)) : "—"}</>;
 }
 
+/** A CAF running out: fewer than 10 % of its range's folios left (the overview lists them; settings flag them). */
+export const cafRunningOut = (c: { rangeFrom: number; rangeTo: number; available: number }) =>
+  c.available * 10 < c.rangeTo - c.rangeFrom + 1;
+
 /** A payment source as pages name it: the card's brand and last four digits when its gateway gave them, else its id. */
 export function sourceLabel(gateway: string, source: { id: string; data: Record<string, unknown> } | null): string {
   const data = source?.data ?? {};
