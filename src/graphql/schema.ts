@@ -7,6 +7,7 @@ import "./enums.js";
 import "./types/reference.js";
 import "./types/customer.js";
 import "./types/payment.js";
+import "./types/payment-charge.js";
 import "./types/invoice.js";
 import "./types/order.js";
 import "./types/credit-note.js";

@@ -85,5 +85,41 @@ export function dashboardBrowser(current: () => { s: TestServer; browser: Browse
     await page.setViewportSize(DESKTOP);
   }
 
-  return { invite, member, context, shots };
+  /** A page of a member signed in with PASSWORD (once `.member` reads memberText), its context and CSP reports. */
+  async function signedIn(
+    email: string,
+    memberText: string,
+  ): Promise<{ page: Page; ctx: BrowserContext; violations: string[] }> {
+    const { ctx, violations } = await context();
+    const page = await ctx.newPage();
+    await page.goto(`${current().s.url}/dashboard`);
+    await page.getByLabel("Correo").fill(email);
+    await page.getByLabel("Contraseña").fill(PASSWORD);
+    await page.getByRole("button", { name: "Entrar" }).click();
+    await expect.poll(() => page.locator(".member").textContent()).toBe(memberText);
+    return { page, ctx, violations };
+  }
+
+  /** A GraphQL request with a browser context's member cookie and CSRF header, as the page sends it: its body. */
+  async function graphqlAs(
+    ctx: BrowserContext,
+    query: string,
+    variables: Record<string, unknown> = {},
+  ): Promise<{ data?: Record<string, unknown> | null; errors?: { message: string; extensions: { code: string } }[] }> {
+    const { s } = current();
+    const cookies = await ctx.cookies(s.url);
+    const value = (name: string) => cookies.find((c) => c.name === name)?.value ?? "";
+    const res = await fetch(`${s.url}/graphql`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        cookie: `dashboard_session=${value("dashboard_session")}; dashboard_csrf=${value("dashboard_csrf")}`,
+        "x-dashboard-csrf": value("dashboard_csrf"),
+      },
+      body: JSON.stringify({ query, variables }),
+    });
+    return (await res.json()) as Awaited<ReturnType<typeof graphqlAs>>;
+  }
+
+  return { invite, member, context, shots, signedIn, graphqlAs };
 }

@@ -26,6 +26,7 @@ const VALUE_ID_TYPES: Record<string, string> = {
   InvoiceLine: "lin",
   Member: "mem",
   OrderLine: "lin",
+  PaymentCharge: "chg",
   PendingInvoiceItem: "pii",
   SubscriptionLine: "lin",
 };

@@ -12451,6 +12451,8 @@ export interface operations {
                  * @example 20
                  */
                 page_size?: number;
+                /** @description equals; also `object__exact`, `object__in` (comma-separated), `object__contains`, `object__icontains` */
+                object?: string;
                 /** @description one value; also `type__in` (comma-separated) */
                 type?: "credit_note.created" | "credit_note.deleted" | "credit_note.finalized" | "customer.created" | "customer.updated" | "dunning.attempt" | "dunning.finished" | "invoice.created" | "invoice.deleted" | "invoice.finalized" | "invoice.marked_uncollectible" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_overdue" | "invoice.updated" | "order.created" | "order.deleted" | "order.finalized" | "order.updated" | "payment.canceled" | "payment.created" | "payment.failed" | "payment.succeeded" | "reminder.failed" | "reminder.sent" | "subscription.canceled" | "subscription.created" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.updated" | "swap.received" | "tax_document.accepted" | "tax_document.rejected" | "webhook_endpoint.disabled";
                 /** @description a date (the whole day) or an ISO timestamp; also `created__gte`, `created__lte` */

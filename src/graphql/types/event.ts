@@ -11,8 +11,11 @@ import {
   dateTimeConditions,
   enumConditions,
   enumFilter,
+  StringFilter,
+  stringConditions,
   type DateTimeFilterValue,
   type EnumFilterValue,
+  type StringFilterValue,
 } from "../filters.js";
 import { offsetArg, prismaConnection } from "../pagination.js";
 import { tenant } from "../../services/context.js";
@@ -77,14 +80,31 @@ const EventWhere = builder.inputType("EventWhere", {
       type: DateTimeFilter,
       description: "when it happened (REST `created__gte`, `created__lt`, ...)",
     }),
+    object: t.field({
+      type: StringFilter,
+      description:
+        "the id of the event's `data.object` (an `inv_`, `pay_`, `cn_` ... id): `equals` gives one resource's " +
+        "events, e.g. an invoice's history (REST `object`, `object__in`); an unknown id matches none",
+    }),
   }),
 });
 
 /** The Prisma conditions of an EventWhere (none: every event). */
 export function eventConditions(
-  where: { type?: EnumFilterValue<EventTypeName> | null; created?: DateTimeFilterValue | null } | null | undefined,
+  where:
+    | {
+        type?: EnumFilterValue<EventTypeName> | null;
+        created?: DateTimeFilterValue | null;
+        object?: StringFilterValue | null;
+      }
+    | null
+    | undefined,
 ) {
-  return [...enumConditions("type", where?.type), ...dateTimeConditions("createdAt", where?.created)];
+  return [
+    ...enumConditions("type", where?.type),
+    ...dateTimeConditions("createdAt", where?.created),
+    ...stringConditions("objectId", where?.object),
+  ];
 }
 
 builder.queryFields((t) => ({

@@ -2,9 +2,9 @@
  * The dashboard (docs/dashboard.md): the member's session decides between the sign-in page and the shell; the
  * invitation link (/dashboard/invite/<token>) shows the set-password page. Inside the shell, routes are in the
  * hash: `#/` the overview, `#/customers`, `#/customers/<id>`, `#/invoices?status=...`, `#/invoices/<id>`,
- * `#/subscriptions?status=...`, `#/subscriptions/<id>`, `#/payments?status=...`, `#/orders`, `#/orders/<id>`,
- * `#/creditnotes`, `#/creditnotes/<id>`,
- * and for admins `#/developers` (API keys) and `#/members`.
+ * `#/subscriptions?status=...`, `#/subscriptions/<id>`, `#/payments?status=...`, `#/payments/<id>`, `#/orders`,
+ * `#/orders/<id>`, `#/creditnotes`, `#/creditnotes/<id>`,
+ * and for admins `#/developers` (API keys), `#/members` and `#/settings`.
  */
 import { useLayoutEffect, useState } from "preact/hooks";
 import { gql } from "@urql/core";
@@ -21,7 +21,11 @@ import { Overview } from "./overview.js";
 import { Payments } from "./payments.js";
 import { AcceptInvite, SignIn } from "./sign-in.js";
 import { Subscription, Subscriptions } from "./subscriptions.js";
-import { Message, PageContext, useRoute } from "./ui.js";
+import { lazy, Message, PageContext, useRoute } from "./ui.js";
+
+// pages loaded when first opened (their own scripts)
+const Payment = lazy(() => import("./payment.js").then((m) => m.Payment));
+const Settings = lazy(() => import("./settings.js").then((m) => m.Settings));
 
 interface Me {
   id: string;
@@ -43,6 +47,8 @@ function Route() {
   const subscription = /^\/subscriptions\/([\w-]+)$/.exec(path)?.[1];
   if (invoice) return <Invoice key={invoice} id={invoice} />;
   if (subscription) return <Subscription key={subscription} id={subscription} />;
+  const payment = /^\/payments\/([\w-]+)$/.exec(path)?.[1];
+  if (payment) return <Payment key={payment} id={payment} />;
   const doc = /^\/(orders|creditnotes)\/([\w-]+)$/.exec(path);
   if (doc) return <Document key={doc[2]} kind={doc[1] as Kind} id={doc[2]} />;
   if (path === "/orders" || path === "/creditnotes")
@@ -50,6 +56,7 @@ function Route() {
   if (path === "/customers") return <Customers />;
   if (path === "/developers") return <Developers />;
   if (path === "/members") return <Members />;
+  if (path === "/settings") return <Settings />;
   if (path === "/invoices") return <Invoices key={query.toString()} query={query} />;
   if (path === "/subscriptions") return <Subscriptions key={query.toString()} query={query} />;
   if (path === "/payments") return <Payments key={query.toString()} query={query} />;
@@ -111,6 +118,9 @@ function Shell({
               </a>
               <a href="#/members" aria-current={current("/members")}>
                 {t.members}
+              </a>
+              <a href="#/settings" aria-current={current("/settings")}>
+                {t.settings}
               </a>
             </>
           )}

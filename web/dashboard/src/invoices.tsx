@@ -1,7 +1,8 @@
 /**
  * Invoices: the list with its filters (status, date range, customer; kept in the address, so a customer's page can
  * link to its invoices), and an invoice's page with its lines, totals, payments, SII status, the PDF shown in the
- * page, and the actions its state allows to members who may write (a draft: finalize).
+ * page, and the actions its state allows to members who may write (a draft: finalize; a finalized invoice's actions
+ * and the history are in invoice-actions.tsx, loaded on demand).
  */
 import { useState } from "preact/hooks";
 import { gql } from "@urql/core";
@@ -10,6 +11,7 @@ import { client, errorMessage } from "./api.js";
 import {
   DateText,
   docLabel,
+  lazy,
   LinesTable,
   Message,
   Money,
@@ -191,6 +193,15 @@ interface InvoicePage extends InvoiceRow {
   customer: { id: string; name: string | null; taxId: string | null };
   lines: { id: string; name: string; quantity: string; amount: string; discount: string; total: string }[];
   payments: { id: string; date: string; amount: string; status: string; failureReason: string | null }[];
+  creditNotes: {
+    id: string;
+    number: number | null;
+    numbering: string | null;
+    document: { name: string };
+    date: string;
+    status: string;
+    total: string;
+  }[];
 }
 
 const INVOICE = gql`
@@ -201,6 +212,7 @@ const INVOICE = gql`
         customer { id name taxId }
         lines { id name quantity amount discount total }
         payments { id date amount status failureReason }
+        creditNotes { id number numbering document { name } date status total }
       }
     }
   }
@@ -229,6 +241,10 @@ function Finalize({ id, done }: { id: string; done: () => void }) {
   );
 }
 
+// the actions and history: their own script, loaded with the first invoice's page
+const InvoiceActions = lazy(() => import("./invoice-actions.js").then((m) => m.InvoiceActions));
+const InvoiceHistory = lazy(() => import("./invoice-actions.js").then((m) => m.InvoiceHistory));
+
 export function Invoice({ id }: { id: string }) {
   const { t, canWrite } = usePage();
   const [{ data, error, fetching }, reload] = useQuery<{ node: InvoicePage | null }>({
@@ -236,6 +252,8 @@ export function Invoice({ id }: { id: string }) {
     variables: { id },
   });
   const [finalizedNow, setFinalizedNow] = useState(false);
+  // changed by each action: the history is read again
+  const [version, setVersion] = useState(0);
   if (!data) return <Pending fetching={fetching} error={error} />;
   const i = data.node;
   if (!i || !("lines" in i)) return <Message ok={false} text={t.notFound} />;
@@ -253,6 +271,16 @@ export function Invoice({ id }: { id: string }) {
           id={i.id}
           done={() => {
             setFinalizedNow(true);
+            setVersion(version + 1);
+            reload({ requestPolicy: "network-only" });
+          }}
+        />
+      )}
+      {canWrite && i.status === "finalized" && (
+        <InvoiceActions
+          id={i.id}
+          done={() => {
+            setVersion((v) => v + 1);
             reload({ requestPolicy: "network-only" });
           }}
         />
@@ -309,6 +337,21 @@ export function Invoice({ id }: { id: string }) {
           </ul>
         )}
       </Section>
+      <Section id="invoice-notes" title={t.creditNotes}>
+        {i.creditNotes.length === 0 ? (
+          <p>{t.none}</p>
+        ) : (
+          <ul>
+            {i.creditNotes.map((n) => (
+              <li key={n.id} data-id={n.id}>
+                <a href={`#/creditnotes/${n.id}`}>{docLabel(t, n)}</a> · <DateText value={n.date} /> ·{" "}
+                <Money value={n.total} currency={i.currency} /> · {t.docStatus[n.status] ?? n.status}
+              </li>
+            ))}
+          </ul>
+        )}
+      </Section>
+      <InvoiceHistory key={version} id={i.id} />
       {/* a new PDF once the draft is finalized (numbered) */}
       <Pdf type="Invoice" key={`${i.status}-${i.number ?? ""}`} id={i.id} label={label} />
     </>

@@ -11,6 +11,7 @@ import { useQuery } from "@urql/preact";
 import { isZero } from "../../shared/format.js";
 import { Revenue } from "./revenue.js";
 import {
+  cafRunningOut,
   DateText,
   docLabel,
   Money,
@@ -129,7 +130,7 @@ export function Overview({ to }: { to: string | null }) {
   const failed = nodes(data.payments).filter((p) => p.failureReason);
   const disabled = nodes(data.webhookEndpoints).filter((e) => e.status === "disabled");
   // fewer than 10 % of the range left, compared in integers (available * 10 < size)
-  const cafs = nodes(data.cafs).filter((c) => c.available * 10 < c.rangeTo - c.rangeFrom + 1);
+  const cafs = nodes(data.cafs).filter(cafRunningOut);
   return (
     <>
       <h1>{t.needsAttention}</h1>

@@ -1,6 +1,7 @@
 /**
  * Payments: the list filtered by status (kept in the address), 50 a page: date, customer, the invoice it pays (a
- * link to its page), amount, status, and why it failed (`failureReason`: the gateway's decline code and message).
+ * link to its page), amount, status, and why it failed (`failureReason`: the gateway's decline code and message); the
+ * date links the payment's page (payment.tsx) with each charge attempt.
  */
 import { useState } from "preact/hooks";
 import { gql } from "@urql/core";
@@ -82,7 +83,9 @@ export function Payments({ query }: { query: URLSearchParams }) {
           rows={rows.map((p) => (
             <tr key={p.id} data-id={p.id}>
               <th scope="row" class="date">
-                <DateText value={p.date} />
+                <a href={`#/payments/${p.id}`} aria-label={t.paymentTitle(p.id)}>
+                  <DateText value={p.date} />
+                </a>
               </th>
               <td data-label={t.customer}>
                 {p.customer ? <a href={`#/customers/${p.customer.id}`}>{p.customer.name ?? p.customer.id}</a> : "—"}

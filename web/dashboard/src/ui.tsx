@@ -3,7 +3,7 @@ import { createContext } from "preact";
 import { useContext, useEffect, useState } from "preact/hooks";
 import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
-import type { ComponentChildren } from "preact";
+import type { ComponentChildren, FunctionComponent } from "preact";
 import type { CombinedError } from "@urql/core";
 import { formatDate, formatMoney, type Locale } from "../../shared/format.js";
 import { errorMessage } from "./api.js";
@@ -53,6 +53,27 @@ export function PaymentAmount({
   return p.invoice ? <Money value={p.amount} currency={p.invoice.currency} /> : <>{`${p.currency} ${p.amount}`}</>;
 }
 
+/** An instant (ISO 8601) as a short date and time in the reader's language and time zone; "—" when none. */
+export function DateTimeText({ value }: { value: string | null | undefined }) {
+  const { locale } = usePage();
+  const format = new Intl.DateTimeFormat(locale === "es" ? "es-CL" : "en-GB", {
+    dateStyle: "short",
+    timeStyle: "short",
+  });
+  return <>{value ? format.format(new Date(value)) : "—"}</>;
+}
+
+/** A CAF running out: fewer than 10 % of its range's folios left (the overview lists them; settings flag them). */
+export const cafRunningOut = (c: { rangeFrom: number; rangeTo: number; available: number }) =>
+  c.available * 10 < c.rangeTo - c.rangeFrom + 1;
+
+/** A payment source as pages name it: the card's brand and last four digits when its gateway gave them, else its id. */
+export function sourceLabel(gateway: string, source: { id: string; data: Record<string, unknown> } | null): string {
+  const data = source?.data ?? {};
+  const brand = typeof data.brand === "string" ? data.brand : gateway;
+  return typeof data.last4 === "string" ? `${brand} •••• ${data.last4}` : `${brand} (${source?.id ?? "—"})`;
+}
+
 export function DateText({ value }: { value: string | null | undefined }) {
   const { locale } = usePage();
   return <>{formatDate(value, locale)}</>;
@@ -66,6 +87,28 @@ export function docLabel(
   if (doc.number === null) return t.draft(doc.id);
   if (doc.numbering === "internal") return t.nonTaxDocument(doc.number);
   return `${doc.document.name} ${doc.number}`;
+}
+
+/**
+ * A component of a module loaded on demand (a dynamic `import()`: its own script, fetched the first time the
+ * component is drawn, so the first page stays small): "loading" until it arrives, the error if it cannot.
+ */
+export function lazy<P extends object>(load: () => Promise<FunctionComponent<P>>): FunctionComponent<P> {
+  let loaded: FunctionComponent<P> | null = null;
+  return function Lazy(props: P) {
+    const { t } = usePage();
+    const [Loaded, setLoaded] = useState<FunctionComponent<P> | null>(() => loaded);
+    const [failed, setFailed] = useState(false);
+    useEffect(() => {
+      if (!Loaded)
+        load().then(
+          (c) => setLoaded(() => (loaded = c)),
+          () => setFailed(true),
+        );
+    }, []);
+    if (Loaded) return <Loaded {...props} />;
+    return failed ? <Message ok={false} text={t.error} /> : <p>{t.loading}</p>;
+  };
 }
 
 /** A titled part of a page. */
