@@ -56,7 +56,7 @@ export interface RevenueDrainBatch {
 type Db = Parameters<typeof sqlRows>[0];
 
 /** The tenant's advisory lock, held until the transaction ends; with `tryLock`, false when another holds it. */
-async function lockTenant(db: Db, tenant: RevenueTenant, tryLock: boolean): Promise<boolean> {
+export async function lockRevenueTenant(db: Db, tenant: RevenueTenant, tryLock: boolean): Promise<boolean> {
   const key = `revenue-aggregates:${tenant.organizationId}:${tenant.testMode}`;
   if (!tryLock) {
     await sqlRows(db, Prisma.sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))::text AS locked`);
@@ -73,7 +73,7 @@ async function lockTenant(db: Db, tenant: RevenueTenant, tryLock: boolean): Prom
  * One drain step inside transaction `db`, which must already hold the tenant's lock: takes up to `limit` dirty
  * customers (deleting their marks) and brings their rows and the sums up to date. Returns how many it took.
  */
-async function drainCustomers(db: Db, tenant: RevenueTenant, limit: number): Promise<number> {
+export async function drainRevenueCustomers(db: Db, tenant: RevenueTenant, limit: number): Promise<number> {
   const { organizationId: org, testMode: mode } = tenant;
   const taken = await sqlRows<{ customerId: string }>(
     db,
@@ -89,8 +89,11 @@ async function drainCustomers(db: Db, tenant: RevenueTenant, limit: number): Pro
   return ids.length;
 }
 
-/** The four statements that replace customers `ids`' rows and move the sums by the difference. */
-function customerStatements(tenant: RevenueTenant, ids: string[]): Prisma.Sql[] {
+/**
+ * The four statements that replace customers `ids`' rows and move the sums by the difference (exported for
+ * bench/analytics.ts's EXPLAIN).
+ */
+export function customerStatements(tenant: RevenueTenant, ids: string[]): Prisma.Sql[] {
   const { organizationId: org, testMode: mode } = tenant;
   const mine = Prisma.sql`"organizationId" = ${org} AND "testMode" = ${mode} AND "customerId" = ANY(${ids}::text[])`;
   const addMonths = (from: string, sign: "" | "-") =>
@@ -98,7 +101,8 @@ function customerStatements(tenant: RevenueTenant, ids: string[]): Prisma.Sql[] 
       INSERT INTO "RevenueMonth" ("organizationId", "testMode", "currencyId", "month", "mrr", "newMrr", "expansionMrr",
         "contractionMrr", "churnedMrr", "activeSubscriptions", "activeCustomers")
       SELECT "organizationId", "testMode", "currencyId", "month", ${sign}SUM("mrr"), ${sign}SUM("newMrr"),
-        ${sign}SUM("expansionMrr"), ${sign}SUM("contractionMrr"), ${sign}SUM("churnedMrr"), ${sign}SUM("subscriptions")::int,
+        ${sign}SUM("expansionMrr"), ${sign}SUM("contractionMrr"), ${sign}SUM("churnedMrr"),
+        ${sign}SUM("subscriptions")::int,
         ${sign}(COUNT(*) FILTER (WHERE "active"))::int
       FROM ${from} GROUP BY "organizationId", "testMode", "currencyId", "month"
       ON CONFLICT ("organizationId", "testMode", "currencyId", "month") DO UPDATE SET
@@ -155,7 +159,8 @@ function customerMonths(tenant: RevenueTenant, ids: string[]): Prisma.Sql {
       FROM "Invoice" i
       CROSS JOIN LATERAL (
         SELECT k, ${Prisma.raw(monthEndOf("k"))} AS last
-        FROM generate_series(${Prisma.raw(monthIndexOf('i."periodStart"'))}, ${Prisma.raw(monthIndexOf('i."periodEnd"'))}) AS g(k)
+        FROM generate_series(${Prisma.raw(monthIndexOf('i."periodStart"'))},
+          ${Prisma.raw(monthIndexOf('i."periodEnd"'))}) AS g(k)
       ) e
       ${PLAN_LINE_JOINS}
       CROSS JOIN org
@@ -169,7 +174,8 @@ function customerMonths(tenant: RevenueTenant, ids: string[]): Prisma.Sql {
       GROUP BY pl.k, pl."customerId", pl."currencyId", c."rounded", c."decimals"
     ),
     pairs AS (
-      SELECT COALESCE(c."customerId", p."customerId") AS "customerId", COALESCE(c."currencyId", p."currencyId") AS "currencyId",
+      SELECT COALESCE(c."customerId", p."customerId") AS "customerId",
+        COALESCE(c."currencyId", p."currencyId") AS "currencyId",
         COALESCE(c.k, p.k + 1) AS k, COALESCE(c.mrr, 0) AS cur, COALESCE(p.mrr, 0) AS prev,
         c."customerId" IS NOT NULL AS active, COALESCE(c.subscriptions, 0) AS subscriptions
       FROM customers c FULL JOIN customers p
@@ -195,7 +201,8 @@ function customerFlows(tenant: RevenueTenant, ids: string[]): Prisma.Sql {
         AND i."status" = 'finalized'
       UNION ALL
       SELECT i."customerId", n."currencyId", ${NOTE_KIND}, ${month('n."date"')}, ${due}, true, n."total", n."tax"
-      FROM "Invoice" i JOIN "CreditNote" n ON n."invoiceId" = i."id" JOIN "DocumentType" dt ON dt."id" = n."documentTypeId"
+      FROM "Invoice" i JOIN "CreditNote" n ON n."invoiceId" = i."id"
+      JOIN "DocumentType" dt ON dt."id" = n."documentTypeId"
       WHERE i."customerId" = ANY(${ids}::text[]) AND n."organizationId" = ${org} AND n."testMode" = ${mode}
         AND n."status" = 'finalized'
       UNION ALL
@@ -206,7 +213,8 @@ function customerFlows(tenant: RevenueTenant, ids: string[]): Prisma.Sql {
       UNION ALL
       SELECT COALESCE(p."customerId", ''), p."currencyId", 'payment', ${month('p."date"')}, -1, false, p."amount", 0
       FROM "Payment" p
-      WHERE p."invoiceId" IS NULL AND (p."customerId" = ANY(${ids}::text[]) OR (p."customerId" IS NULL AND '' = ANY(${ids}::text[])))
+      WHERE p."invoiceId" IS NULL
+        AND (p."customerId" = ANY(${ids}::text[]) OR (p."customerId" IS NULL AND '' = ANY(${ids}::text[])))
         AND p."organizationId" = ${org} AND p."testMode" = ${mode} AND p."status" = 'succeeded'
     )`;
 }
@@ -221,8 +229,8 @@ export function drainRevenueBatch(
   options: { tryLock?: boolean; limit?: number } = {},
 ): Promise<RevenueDrainBatch> {
   return prisma.$transaction(async (tx) => {
-    if (!(await lockTenant(tx, tenant, options.tryLock ?? false))) return { locked: false, customers: 0 };
-    return { locked: true, customers: await drainCustomers(tx, tenant, options.limit ?? REVENUE_DRAIN_BATCH) };
+    if (!(await lockRevenueTenant(tx, tenant, options.tryLock ?? false))) return { locked: false, customers: 0 };
+    return { locked: true, customers: await drainRevenueCustomers(tx, tenant, options.limit ?? REVENUE_DRAIN_BATCH) };
   });
 }
 
@@ -273,35 +281,56 @@ export async function readRevenueAggregates(
   months: AnalyticsMonth[],
 ): Promise<RevenueAggregateRows> {
   const tenant = { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode };
-  if (!ctx.inTransaction)
-    while ((await drainRevenueBatch(ctx.prisma as unknown as PrismaClient, tenant)).customers === REVENUE_DRAIN_BATCH);
   const first = monthIndex(months[0].start);
   const last = first + months.length - 1;
   const before = first - 1;
   const n = months.length;
-  return atomically(ctx, async (tx) => {
-    await lockTenant(tx.prisma, tenant, false);
-    while ((await drainCustomers(tx.prisma, tenant, REVENUE_DRAIN_BATCH)) === REVENUE_DRAIN_BATCH);
-    const mine = Prisma.sql`"organizationId" = ${tenant.organizationId} AND "testMode" = ${tenant.testMode}
-      AND "currencyId" = ${currencyId}`;
-    const mrr = await sqlRows<MrrRow>(
-      tx.prisma,
-      Prisma.sql`
-        SELECT ("month" - ${before})::int AS k, "mrr"::text AS "mrr", "newMrr"::text AS "newMrr",
-          "expansionMrr"::text AS "expansionMrr", "contractionMrr"::text AS "contractionMrr",
-          "churnedMrr"::text AS "churnedMrr", "activeSubscriptions", "activeCustomers"
-        FROM "RevenueMonth" WHERE ${mine} AND "month" BETWEEN ${first} AND ${last}`,
+  for (;;) {
+    const rows = await atomically(ctx, (tx) =>
+      drainAndRead(tx, !ctx.inTransaction, tenant, currencyId, first, last, before, n),
     );
-    const bucket = (column: string) => Prisma.raw(`GREATEST(0, LEAST(${n + 1}, ${column} - ${before}))::int`);
-    const flows = await sqlRows<MoneyFlow>(
-      tx.prisma,
-      Prisma.sql`
-        SELECT "kind", ${bucket('"month"')} AS "month",
-          CASE WHEN "dueMonth" >= 0 THEN ${bucket('"dueMonth"')} END AS "dueMonth", "forInvoice",
-          SUM("total")::text AS "total", SUM("tax")::text AS "tax"
-        FROM "RevenueFlow" WHERE ${mine} AND "month" <= ${last}
-        GROUP BY 1, 2, 3, 4`,
-    );
-    return { mrr, flows };
-  });
+    if (rows) return rows;
+  }
+}
+
+/**
+ * readRevenueAggregates' transaction: the tenant's lock, a batch of its dirty customers, then the sums; null when the
+ * batch was full (more may be left: the caller commits it and asks again, so no transaction grows with the backlog),
+ * unless it runs in a caller's transaction (`ownTransaction` false), where everything left is drained in it.
+ */
+async function drainAndRead(
+  tx: ServiceContext,
+  ownTransaction: boolean,
+  tenant: RevenueTenant,
+  currencyId: string,
+  first: number,
+  last: number,
+  before: number,
+  n: number,
+): Promise<RevenueAggregateRows | null> {
+  await lockRevenueTenant(tx.prisma, tenant, false);
+  let drained = await drainRevenueCustomers(tx.prisma, tenant, REVENUE_DRAIN_BATCH);
+  if (drained === REVENUE_DRAIN_BATCH && ownTransaction) return null;
+  while (drained === REVENUE_DRAIN_BATCH) drained = await drainRevenueCustomers(tx.prisma, tenant, REVENUE_DRAIN_BATCH);
+  const mine = Prisma.sql`"organizationId" = ${tenant.organizationId} AND "testMode" = ${tenant.testMode}
+    AND "currencyId" = ${currencyId}`;
+  const mrr = await sqlRows<MrrRow>(
+    tx.prisma,
+    Prisma.sql`
+      SELECT ("month" - ${before})::int AS k, "mrr"::text AS "mrr", "newMrr"::text AS "newMrr",
+        "expansionMrr"::text AS "expansionMrr", "contractionMrr"::text AS "contractionMrr",
+        "churnedMrr"::text AS "churnedMrr", "activeSubscriptions", "activeCustomers"
+      FROM "RevenueMonth" WHERE ${mine} AND "month" BETWEEN ${first} AND ${last}`,
+  );
+  const bucket = (column: string) => Prisma.raw(`GREATEST(0, LEAST(${n + 1}, ${column} - ${before}))::int`);
+  const flows = await sqlRows<MoneyFlow>(
+    tx.prisma,
+    Prisma.sql`
+      SELECT "kind", ${bucket('"month"')} AS "month",
+        CASE WHEN "dueMonth" >= 0 THEN ${bucket('"dueMonth"')} END AS "dueMonth", "forInvoice",
+        SUM("total")::text AS "total", SUM("tax")::text AS "tax"
+      FROM "RevenueFlow" WHERE ${mine} AND "month" <= ${last}
+      GROUP BY 1, 2, 3, 4`,
+  );
+  return { mrr, flows };
 }

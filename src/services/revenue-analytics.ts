@@ -1,16 +1,20 @@
 /**
  * Revenue analytics (docs/analytics.md): the monthly figures of the caller's organization and mode in one
- * currency. Two statements, whatever the number of months:
+ * currency. `revenueAnalytics` reads them from the maintained aggregates (services/revenue-aggregates.ts, a handful
+ * of rows per month); `liveRevenueAnalytics` computes them from the documents with two statements, whatever the
+ * number of months, the reference the aggregates are checked against:
  *
  * 1. **MRR** (`mrrByMonth`): for each month end, each customer's monthly recurring revenue: the licensed plan lines
  *    of the subscription cycle invoices whose period covers that day, net of tax, normalized to a month
  *    (domain/revenue-analytics.ts MRR_FREQUENCY_FACTORS), of subscriptions neither cancelled nor paused by then,
  *    rounded to the currency's unit per customer; then, comparing each customer's month end with the previous one
- *    (domain/revenue-analytics.ts `mrrMovement`, in SQL: `MOVEMENTS`), the month's new, expansion, contraction and
- *    churned MRR, and the active subscriptions and customers.
+ *    (domain/revenue-analytics.ts `mrrMovement`, in SQL: services/revenue-sql.ts `MOVEMENT`), the month's new,
+ *    expansion, contraction and churned MRR, and the active subscriptions and customers.
  * 2. **Money** (`moneyFlows`): the finalized invoices, credit and debit notes and succeeded payments grouped by their
  *    month and their invoice's due month, which domain/revenue-analytics.ts `monthlyFigures` turns into invoiced,
  *    notes, IVA, collected, outstanding and overdue.
+ *
+ * The SQL rules both share are services/revenue-sql.ts.
  */
 import { Prisma } from "../infra/prisma/generated/client.js";
 import { sqlRows } from "../infra/prepared-sql.js";

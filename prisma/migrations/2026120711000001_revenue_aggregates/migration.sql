@@ -110,8 +110,18 @@ BEGIN
   RETURN NULL;
 END $$;
 
-CREATE TRIGGER "Invoice_revenue_insert" AFTER INSERT ON "Invoice" FOR EACH ROW WHEN (NEW."status" = 'finalized')
-  EXECUTE FUNCTION revenue_invoice_changed();
+-- inserts are marked once per statement (a set-based insert of many rows pays one INSERT ... SELECT)
+CREATE FUNCTION revenue_invoices_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO "RevenueDirtyCustomer" ("organizationId", "testMode", "customerId", "transactionId")
+  SELECT DISTINCT "organizationId", "testMode", "customerId", pg_current_xact_id()::text::bigint
+  FROM new_rows WHERE "status" = 'finalized'
+  ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER "Invoice_revenue_insert" AFTER INSERT ON "Invoice" REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION revenue_invoices_inserted();
 CREATE TRIGGER "Invoice_revenue_update" AFTER UPDATE ON "Invoice" FOR EACH ROW
   WHEN ((OLD."status" = 'finalized' OR NEW."status" = 'finalized' OR OLD."dueDate" IS DISTINCT FROM NEW."dueDate"
       OR OLD."customerId" IS DISTINCT FROM NEW."customerId")
@@ -137,7 +147,18 @@ BEGIN
   RETURN NULL;
 END $$;
 
-CREATE TRIGGER "InvoiceLine_revenue_insert_delete" AFTER INSERT OR DELETE ON "InvoiceLine" FOR EACH ROW
+CREATE FUNCTION revenue_lines_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO "RevenueDirtyCustomer" ("organizationId", "testMode", "customerId", "transactionId")
+  SELECT DISTINCT i."organizationId", i."testMode", i."customerId", pg_current_xact_id()::text::bigint
+  FROM new_rows l JOIN "Invoice" i ON i."id" = l."invoiceId" WHERE i."status" = 'finalized'
+  ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER "InvoiceLine_revenue_insert" AFTER INSERT ON "InvoiceLine" REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION revenue_lines_inserted();
+CREATE TRIGGER "InvoiceLine_revenue_delete" AFTER DELETE ON "InvoiceLine" FOR EACH ROW
   EXECUTE FUNCTION revenue_line_changed();
 CREATE TRIGGER "InvoiceLine_revenue_update" AFTER UPDATE ON "InvoiceLine" FOR EACH ROW
   WHEN ((OLD."total", OLD."planId", OLD."periodStart", OLD."exempt", OLD."invoiceId")
@@ -156,8 +177,17 @@ BEGIN
   RETURN NULL;
 END $$;
 
-CREATE TRIGGER "CreditNote_revenue_insert" AFTER INSERT ON "CreditNote" FOR EACH ROW WHEN (NEW."status" = 'finalized')
-  EXECUTE FUNCTION revenue_note_changed();
+CREATE FUNCTION revenue_notes_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO "RevenueDirtyCustomer" ("organizationId", "testMode", "customerId", "transactionId")
+  SELECT DISTINCT n."organizationId", n."testMode", i."customerId", pg_current_xact_id()::text::bigint
+  FROM new_rows n JOIN "Invoice" i ON i."id" = n."invoiceId" WHERE n."status" = 'finalized'
+  ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER "CreditNote_revenue_insert" AFTER INSERT ON "CreditNote" REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION revenue_notes_inserted();
 CREATE TRIGGER "CreditNote_revenue_update" AFTER UPDATE ON "CreditNote" FOR EACH ROW
   WHEN ((OLD."status" = 'finalized' OR NEW."status" = 'finalized')
     AND (OLD."status", OLD."date", OLD."total", OLD."tax", OLD."currencyId", OLD."invoiceId", OLD."testMode",
@@ -182,8 +212,18 @@ BEGIN
   RETURN NULL;
 END $$;
 
-CREATE TRIGGER "Payment_revenue_insert" AFTER INSERT ON "Payment" FOR EACH ROW WHEN (NEW."status" = 'succeeded')
-  EXECUTE FUNCTION revenue_payment_changed();
+CREATE FUNCTION revenue_payments_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO "RevenueDirtyCustomer" ("organizationId", "testMode", "customerId", "transactionId")
+  SELECT DISTINCT p."organizationId", p."testMode", COALESCE(i."customerId", p."customerId", ''),
+    pg_current_xact_id()::text::bigint
+  FROM new_rows p LEFT JOIN "Invoice" i ON i."id" = p."invoiceId" WHERE p."status" = 'succeeded'
+  ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER "Payment_revenue_insert" AFTER INSERT ON "Payment" REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION revenue_payments_inserted();
 CREATE TRIGGER "Payment_revenue_update" AFTER UPDATE ON "Payment" FOR EACH ROW
   WHEN ((OLD."status" = 'succeeded' OR NEW."status" = 'succeeded')
     AND (OLD."status", OLD."date", OLD."amount", OLD."currencyId", OLD."invoiceId", OLD."customerId", OLD."testMode")
