@@ -12,10 +12,15 @@
  * - every cycle invoice finalized (CL33, one plan line of its period, 19 % IVA), dated its cycle's start, due 10 days
  *   later, and paid by one succeeded payment dated its due date, except one in eight (outstanding, overdue);
  * - one one-off invoice per subscription (100,000 + IVA), paid, and one credit note per hundred.
- * About 1,000,000 invoices and 900,000 payments at the default size. Then it runs the service's `revenueAnalytics`
- * for January 2025 to December 2026 (3 warm-up runs, then BENCH_ANALYTICS_RUNS, default 20) and prints p50, p99
- * and the mean in ms, the row counts, and one JSON line. `--explain` prints EXPLAIN (ANALYZE, BUFFERS) of the two
- * statements. The database is dropped at the end.
+ * About 1,000,000 invoices and 900,000 payments at the default size (the triggers of revenue analytics' aggregates
+ * mark every customer as it goes). Then: the live statements (`liveRevenueAnalytics`, BENCH_ANALYTICS_LIVE_RUNS
+ * timed runs, default 2), what every request computed before the aggregates; the backfill (the background round
+ * drains every customer); `revenueAnalytics` for January 2025 to December 2026 (3 warm-up runs, then
+ * BENCH_ANALYTICS_RUNS, default 20) with p50, p99 and the mean in ms, and whether it equals the live answer; one
+ * read after 10, 100 and 1,000 customers got a payment each (the read drains them), and the comparison with the live
+ * answer again; the triggers' cost: one more seed chunk with them and one without (`session_replication_role`
+ * replica), as a ratio. One JSON line at the end. `--explain` prints EXPLAIN (ANALYZE, BUFFERS) of the two live
+ * statements and of one drain batch's statements (rolled back). The database is dropped at the end.
  */
 import { Command } from "commander";
 import pg from "pg";
