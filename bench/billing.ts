@@ -39,8 +39,17 @@ const options = new Command()
   .option("--batch-size <n>", "subscriptions per transaction (default: the run's DEFAULT_BATCH_SIZE)")
   .option("--profile <dir>", "write a CPU profile of each runner process to dir")
   .option("--service", "runners are service processes with SERVICE_ROLE=worker (see above)")
+  .option("--without-analytics-triggers", "disable revenue analytics' marking triggers (their cost, by comparison)")
   .parse()
-  .opts<{ count: string; runners: string; workers: string; batchSize?: string; profile?: string; service?: boolean }>();
+  .opts<{
+    count: string;
+    runners: string;
+    workers: string;
+    batchSize?: string;
+    profile?: string;
+    service?: boolean;
+    withoutAnalyticsTriggers?: boolean;
+  }>();
 const count = Number(options.count);
 const runners = Number(options.runners);
 const server = process.env.BENCH_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -227,6 +236,15 @@ async function measure(processes: number) {
   await withClient(server, (c) => c.query(`CREATE DATABASE "${name}"`));
   try {
     await migrateTarget({ kind: "postgres", url: url.toString() });
+    // revenue analytics' triggers (migration 2026120711000001_revenue_aggregates) off: the billing run without them
+    if (options.withoutAnalyticsTriggers)
+      await withClient(url.toString(), (c) =>
+        c.query(
+          ["Invoice", "InvoiceLine", "CreditNote", "Payment", "Subscription"]
+            .map((table) => `ALTER TABLE "${table}" DISABLE TRIGGER USER`)
+            .join(";"),
+        ),
+      );
     const seeder = child([
       "seed",
       "--url",

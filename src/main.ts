@@ -177,6 +177,7 @@ const startup = (async () => {
     settings,
     billingRunIntervalMs: config.billingRunIntervalSeconds * 1000,
     dunningIntervalMs: config.dunningIntervalSeconds * 1000,
+    analyticsDrainIntervalMs: config.analyticsDrainIntervalSeconds * 1000,
     siiIntervalMs: config.siiSendIntervalMs,
   });
   const dataDir = dataDirOf(target);

@@ -64,6 +64,7 @@ import { deleteExpiredEvents, installEventPrinter } from "./services/events.js";
 import { startEventStream, type EventStream } from "./services/event-stream.js";
 import { startWebhookWorker, type WebhookWorker } from "./services/webhook-delivery.js";
 import { startIntervalWorker, type IntervalWorker } from "./infra/interval-worker.js";
+import { drainRevenueRound } from "./services/revenue-aggregates.js";
 import { restEventPrinter } from "./rest/event-objects.js";
 import { EventFeeds, MAX_STREAM_BACKLOG } from "./graphql/event-feed.js";
 
@@ -173,6 +174,12 @@ export interface AppOptions {
    */
   dunningIntervalMs?: number;
   /**
+   * how often the revenue analytics drain runs inside the server (ms; default 0: never, as in tests; main.ts passes
+   * ANALYTICS_DRAIN_INTERVAL_SECONDS, default 10): dirty customers into the maintained aggregates
+   * (services/revenue-aggregates.ts drainRevenueRound)
+   */
+  analyticsDrainIntervalMs?: number;
+  /**
    * SII sending (docs/sii-sending.md): how often the worker uploads queued DTEs and polls SII (ms; default 0: no
    * worker, as in tests; main.ts passes SII_SEND_INTERVAL_SECONDS)
    */
@@ -233,6 +240,7 @@ export function createApp({
   outboxIntervalMs = 30_000,
   billingRunIntervalMs = 0,
   dunningIntervalMs = 0,
+  analyticsDrainIntervalMs = 0,
   siiIntervalMs = 0,
   portalDir,
   webhookWorker: webhooksEnabled = true,
@@ -243,9 +251,14 @@ export function createApp({
   const settings: AppSettings = { ...DEFAULT_SETTINGS, ...given };
   // an `api` process leaves every background worker to the `worker` processes
   if (role === "api") {
-    [outboxIntervalMs, billingRunIntervalMs, dunningIntervalMs, siiIntervalMs, eventRetentionIntervalMs] = [
-      0, 0, 0, 0, 0,
-    ];
+    [
+      outboxIntervalMs,
+      billingRunIntervalMs,
+      dunningIntervalMs,
+      siiIntervalMs,
+      eventRetentionIntervalMs,
+      analyticsDrainIntervalMs,
+    ] = [0, 0, 0, 0, 0, 0];
     webhooksEnabled = false;
   }
   // events print their object as the REST API does (rest/event-objects.ts, services/events.ts)
@@ -315,6 +328,19 @@ export function createApp({
                 logger.info({ ...summary }, "dunning round");
             }),
           dunningIntervalMs,
+        )
+      : null;
+  // revenue analytics (docs/analytics.md "How it is computed"): dirty customers drained into the maintained
+  // aggregates, so readers rarely find work; safe next to other processes' (a try-lock per organization and mode)
+  const analyticsDrain: IntervalWorker | null =
+    analyticsDrainIntervalMs > 0
+      ? startIntervalWorker(
+          (signal) =>
+            drainRevenueRound(prisma, signal).then(
+              (summary) => summary.customers && logger.debug({ ...summary }, "revenue analytics drained"),
+              (err) => logger.error({ err }, "draining revenue analytics failed"),
+            ),
+          analyticsDrainIntervalMs,
         )
       : null;
   // SII (docs/sii-sending.md): queued DTEs are uploaded and their status polled by an interval in this process
@@ -749,6 +775,7 @@ export function createApp({
       worker?.stop(),
       billingWorker?.stop(),
       dunningWorker?.stop(),
+      analyticsDrain?.stop(),
       siiWorker?.stop(),
       webhooks?.stop(),
       retention?.stop(),

@@ -37,6 +37,11 @@ export interface Config {
    */
   dunningIntervalSeconds: number;
   /**
+   * ANALYTICS_DRAIN_INTERVAL_SECONDS (default 10; 0: off): how often the server drains revenue analytics' dirty
+   * customers into the maintained aggregates (docs/analytics.md "How it is computed"); readers drain what is left
+   */
+  analyticsDrainIntervalSeconds: number;
+  /**
    * SHUTDOWN_GRACE_SECONDS (default 10): after SIGTERM or SIGINT, how long requests in flight, the command line's
    * commands and worker rounds may take to finish before the process exits 0 anyway (main.ts)
    */
@@ -222,6 +227,9 @@ const SII_HOST_VARIABLES: Record<keyof SiiHosts, string> = {
 };
 
 /** pino levels LOG_LEVEL accepts. */
+/** ANALYTICS_DRAIN_INTERVAL_SECONDS when unset (docs/analytics.md "How it is computed"). */
+export const DEFAULT_ANALYTICS_DRAIN_INTERVAL_SECONDS = 10;
+
 /** DUNNING_INTERVAL_SECONDS when unset: the dunning worker runs hourly (docs/dunning.md "The worker"). */
 export const DEFAULT_DUNNING_INTERVAL_SECONDS = 3_600;
 
@@ -316,6 +324,7 @@ const ENV_SCHEMA = z.object({
   SESSION_TTL_SECONDS: integer(1, 31_536_000, "must be a whole number of seconds between 1 and 31536000"),
   BILLING_RUN_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
   DUNNING_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
+  ANALYTICS_DRAIN_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
   SII_SEND_INTERVAL_SECONDS: integer(0, 31_536_000, "must be a whole number of seconds (0: off)"),
   SHUTDOWN_GRACE_SECONDS: integer(1, 3_600, "must be a whole number of seconds between 1 and 3600"),
   HEAP_GROWING_PERCENT: integer(0, 1_000, "must be a whole number of percent between 0 and 1000 (0: V8's own)"),
@@ -445,6 +454,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
     billingRunIntervalSeconds: e.BILLING_RUN_INTERVAL_SECONDS ?? 0,
     dunningIntervalSeconds: e.DUNNING_INTERVAL_SECONDS ?? DEFAULT_DUNNING_INTERVAL_SECONDS,
+    analyticsDrainIntervalSeconds: e.ANALYTICS_DRAIN_INTERVAL_SECONDS ?? DEFAULT_ANALYTICS_DRAIN_INTERVAL_SECONDS,
     siiSendIntervalMs: (e.SII_SEND_INTERVAL_SECONDS ?? 60) * 1000,
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS ?? 10,
     heapGrowingPercent: e.HEAP_GROWING_PERCENT ?? DEFAULT_HEAP_GROWING_PERCENT,

@@ -1,16 +1,20 @@
 /**
  * Revenue analytics (docs/analytics.md): the monthly figures of the caller's organization and mode in one
- * currency. Two statements, whatever the number of months:
+ * currency. `revenueAnalytics` reads them from the maintained aggregates (services/revenue-aggregates.ts, a handful
+ * of rows per month); `liveRevenueAnalytics` computes them from the documents with two statements, whatever the
+ * number of months, the reference the aggregates are checked against:
  *
  * 1. **MRR** (`mrrByMonth`): for each month end, each customer's monthly recurring revenue: the licensed plan lines
  *    of the subscription cycle invoices whose period covers that day, net of tax, normalized to a month
  *    (domain/revenue-analytics.ts MRR_FREQUENCY_FACTORS), of subscriptions neither cancelled nor paused by then,
  *    rounded to the currency's unit per customer; then, comparing each customer's month end with the previous one
- *    (domain/revenue-analytics.ts `mrrMovement`, in SQL: `MOVEMENTS`), the month's new, expansion, contraction and
- *    churned MRR, and the active subscriptions and customers.
+ *    (domain/revenue-analytics.ts `mrrMovement`, in SQL: services/revenue-sql.ts `MOVEMENT`), the month's new,
+ *    expansion, contraction and churned MRR, and the active subscriptions and customers.
  * 2. **Money** (`moneyFlows`): the finalized invoices, credit and debit notes and succeeded payments grouped by their
  *    month and their invoice's due month, which domain/revenue-analytics.ts `monthlyFigures` turns into invoiced,
  *    notes, IVA, collected, outstanding and overdue.
+ *
+ * The SQL rules both share are services/revenue-sql.ts.
  */
 import { Prisma } from "../infra/prisma/generated/client.js";
 import { sqlRows } from "../infra/prepared-sql.js";
@@ -19,12 +23,22 @@ import {
   analyticsMonths,
   monthIndex,
   monthlyFigures,
-  MRR_FREQUENCY_FACTORS,
   type AnalyticsMonth,
   type MoneyFlow,
   type MonthlyMoney,
 } from "../domain/revenue-analytics.js";
 import type { ServiceContext } from "./context.js";
+import { readRevenueAggregates } from "./revenue-aggregates.js";
+import {
+  countsAt,
+  CYCLE_INVOICE,
+  monthIndexOf,
+  MONTHLY,
+  MOVEMENT,
+  NOTE_KIND,
+  PLAN_LINE_JOINS,
+  PLAN_LINE_NET,
+} from "./revenue-sql.js";
 
 /** One month of revenueAnalytics: amounts are decimal strings in the analysis' currency. */
 export interface RevenueMonth extends MonthlyMoney {
@@ -58,10 +72,40 @@ export interface RevenueAnalyticsInput {
 }
 
 /**
- * The figures of every calendar month from `from`'s to `to`'s (docs/analytics.md). Errors (400): `currency` not a
- * known currency; `from`, `to` as domain/revenue-analytics.ts `analyticsMonths` says.
+ * The figures of every calendar month from `from`'s to `to`'s (docs/analytics.md), read from the maintained
+ * aggregates (services/revenue-aggregates.ts): the organization and mode's dirty customers are drained first, so
+ * the answer is the live statements' for the data committed when it was asked. Errors (400): `currency` not a known
+ * currency; `from`, `to` as domain/revenue-analytics.ts `analyticsMonths` says.
  */
-export async function revenueAnalytics(ctx: ServiceContext, input: RevenueAnalyticsInput): Promise<RevenueAnalytics> {
+export function revenueAnalytics(ctx: ServiceContext, input: RevenueAnalyticsInput): Promise<RevenueAnalytics> {
+  return analytics(ctx, input, readMaintained);
+}
+
+/**
+ * The same figures computed from the documents by the two live statements (`mrrStatement`, `moneyStatement`): the
+ * definition the maintained aggregates are checked against (test/integration/revenue-aggregates.test.ts), and what
+ * they would be rebuilt from. Seconds at a million invoices (docs/performance.md "Revenue analytics").
+ */
+export function liveRevenueAnalytics(ctx: ServiceContext, input: RevenueAnalyticsInput): Promise<RevenueAnalytics> {
+  return analytics(ctx, input, (c, currency, scale, previous, months) =>
+    Promise.all([mrrByMonth(c, currency, scale, previous, months), moneyFlows(c, currency, months)]),
+  );
+}
+
+/** Reads the MRR figures per month index (1 = the first month) and the money flows of the months asked for. */
+type FigureReader = (
+  ctx: ServiceContext,
+  currencyId: string,
+  scale: number,
+  previous: AnalyticsMonth,
+  months: AnalyticsMonth[],
+) => Promise<[Map<number, MrrFigures>, MoneyFlow[]]>;
+
+async function analytics(
+  ctx: ServiceContext,
+  input: RevenueAnalyticsInput,
+  read: FigureReader,
+): Promise<RevenueAnalytics> {
   const { previous, months } = analyticsMonths(input.from, input.to);
   const currency = await ctx.prisma.currency.findUnique({
     where: { id: input.currency },
@@ -69,10 +113,7 @@ export async function revenueAnalytics(ctx: ServiceContext, input: RevenueAnalyt
   });
   if (!currency) throw ValidationError.field("currency", `unknown currency ${input.currency}`);
   const scale = currency.rounded ? 0 : currency.decimals;
-  const [mrr, flows] = await Promise.all([
-    mrrByMonth(ctx, currency.id, scale, previous, months),
-    moneyFlows(ctx, currency.id, months),
-  ]);
+  const [mrr, flows] = await read(ctx, currency.id, scale, previous, months);
   const money = monthlyFigures(flows, months.length, currency);
   return {
     currency: currency.id,
@@ -85,7 +126,14 @@ export async function revenueAnalytics(ctx: ServiceContext, input: RevenueAnalyt
   };
 }
 
-type MrrFigures = Pick<
+/** The aggregates' figures, after draining the caller's organization and mode (services/revenue-aggregates.ts). */
+const readMaintained: FigureReader = async (ctx, currencyId, _scale, _previous, months) => {
+  const rows = await readRevenueAggregates(ctx, currencyId, months);
+  return [new Map(rows.mrr.map((r) => [r.k, mrrFigures(r)])), rows.flows];
+};
+
+/** The MRR figures of one month. */
+export type MrrFigures = Pick<
   RevenueMonth,
   "mrr" | "newMrr" | "expansionMrr" | "contractionMrr" | "churnedMrr" | "activeSubscriptions" | "activeCustomers"
 >;
@@ -100,19 +148,17 @@ const EMPTY_MRR: MrrFigures = {
   activeCustomers: 0,
 };
 
-/** A plan line's monthly amount: `net` times its plan's frequency factor (MRR_FREQUENCY_FACTORS). */
-const MONTHLY = Prisma.raw(
-  `CASE "frequency" ${Object.entries(MRR_FREQUENCY_FACTORS)
-    .map(([frequency, f]) => `WHEN '${frequency}' THEN net * ${f.numerator} / ${f.denominator}`)
-    .join(" ")} END`,
-);
-
-/** domain/revenue-analytics.ts `mrrMovement` over the rows (cur, prev) of every customer. */
-const MOVEMENTS = Prisma.sql`
-  (SUM(cur) FILTER (WHERE prev = 0 AND cur > 0))::text AS "newMrr",
-  (SUM(cur - prev) FILTER (WHERE prev > 0 AND cur > prev))::text AS "expansionMrr",
-  (SUM(prev - cur) FILTER (WHERE cur > 0 AND cur < prev))::text AS "contractionMrr",
-  (SUM(prev) FILTER (WHERE prev > 0 AND cur = 0))::text AS "churnedMrr"`;
+/** A month's MRR sums as the statements return them: month index k (1 = the first month asked for). */
+export interface MrrRow {
+  k: number;
+  mrr: string;
+  newMrr: string | null;
+  expansionMrr: string | null;
+  contractionMrr: string | null;
+  churnedMrr: string | null;
+  activeSubscriptions: number;
+  activeCustomers: number;
+}
 
 /**
  * MRR and its movements per month index (1 = the first month; 0, the month before, is read for the first month's
@@ -125,30 +171,21 @@ async function mrrByMonth(
   previous: AnalyticsMonth,
   months: AnalyticsMonth[],
 ): Promise<Map<number, MrrFigures>> {
-  const rows = await sqlRows<{
-    k: number;
-    mrr: string;
-    newMrr: string | null;
-    expansionMrr: string | null;
-    contractionMrr: string | null;
-    churnedMrr: string | null;
-    activeSubscriptions: number;
-    activeCustomers: number;
-  }>(ctx.prisma, mrrStatement(ctx, currencyId, scale, previous, months));
-  return new Map(
-    rows.map((r) => [
-      r.k,
-      {
-        mrr: r.mrr,
-        newMrr: r.newMrr ?? "0",
-        expansionMrr: r.expansionMrr ?? "0",
-        contractionMrr: r.contractionMrr ?? "0",
-        churnedMrr: r.churnedMrr ?? "0",
-        activeSubscriptions: r.activeSubscriptions,
-        activeCustomers: r.activeCustomers,
-      },
-    ]),
-  );
+  const rows = await sqlRows<MrrRow>(ctx.prisma, mrrStatement(ctx, currencyId, scale, previous, months));
+  return new Map(rows.map((r) => [r.k, mrrFigures(r)]));
+}
+
+/** One row of MRR sums (null sums: no customer moved that way) as the month's figures. */
+function mrrFigures(r: MrrRow): MrrFigures {
+  return {
+    mrr: r.mrr,
+    newMrr: r.newMrr ?? "0",
+    expansionMrr: r.expansionMrr ?? "0",
+    contractionMrr: r.contractionMrr ?? "0",
+    churnedMrr: r.churnedMrr ?? "0",
+    activeSubscriptions: r.activeSubscriptions,
+    activeCustomers: r.activeCustomers,
+  };
 }
 
 /** mrrByMonth's statement (exported for bench/analytics.ts's EXPLAIN). */
@@ -166,20 +203,14 @@ export function mrrStatement(
     ),
     org AS (SELECT "timeZone" AS tz FROM "Organization" WHERE "id" = ${ctx.auth.organizationId}),
     plan_lines AS (
-      SELECT e.k, i."customerId", i."subscriptionId", p."frequency",
-        CASE WHEN dt."pricesIncludeTax" AND NOT l."exempt" THEN l."total" * 100 / (100 + i."taxPercent")
-          ELSE l."total" END AS net
+      SELECT e.k, i."customerId", i."subscriptionId", p."frequency", ${PLAN_LINE_NET} AS net
       FROM ends e
       JOIN "Invoice" i ON i."organizationId" = ${ctx.auth.organizationId} AND i."testMode" = ${ctx.auth.testMode}
-        AND i."currencyId" = ${currencyId} AND i."status" = 'finalized' AND i."billingCycle" IS NOT NULL
+        AND i."currencyId" = ${currencyId} AND ${CYCLE_INVOICE}
         AND i."periodStart" <= e.last AND i."periodEnd" > e.last
-      JOIN "Subscription" s ON s."id" = i."subscriptionId"
-      JOIN "DocumentType" dt ON dt."id" = i."documentTypeId"
-      JOIN "InvoiceLine" l ON l."invoiceId" = i."id" AND l."planId" IS NOT NULL AND l."periodStart" = i."periodStart"
-      JOIN "Plan" p ON p."id" = l."planId" AND p."usageScheme" = 'licensed'
+      ${PLAN_LINE_JOINS}
       CROSS JOIN org
-      WHERE (s."cancelled" IS NULL OR (s."cancelled" AT TIME ZONE org.tz)::date > e.last)
-        AND NOT (s."status" = 'paused' AND COALESCE((s."paused" AT TIME ZONE org.tz)::date <= e.last, true))
+      WHERE ${countsAt("e.last")}
     ),
     customers AS (
       SELECT k, "customerId", ROUND(SUM(${MONTHLY}), ${scale}) AS mrr, COUNT(DISTINCT "subscriptionId") AS subscriptions
@@ -190,7 +221,9 @@ export function mrrStatement(
         c."customerId" IS NOT NULL AS active, COALESCE(c.subscriptions, 0) AS subscriptions
       FROM customers c FULL JOIN customers p ON p."customerId" = c."customerId" AND p.k = c.k - 1
     )
-    SELECT k, SUM(cur)::text AS "mrr", ${MOVEMENTS},
+    SELECT k, SUM(cur)::text AS "mrr", SUM(${MOVEMENT.newMrr})::text AS "newMrr",
+      SUM(${MOVEMENT.expansionMrr})::text AS "expansionMrr", SUM(${MOVEMENT.contractionMrr})::text AS "contractionMrr",
+      SUM(${MOVEMENT.churnedMrr})::text AS "churnedMrr",
       SUM(subscriptions)::int AS "activeSubscriptions", (COUNT(*) FILTER (WHERE active))::int AS "activeCustomers"
     FROM pairs WHERE k BETWEEN 1 AND ${months.length} GROUP BY k`;
 }
@@ -210,7 +243,7 @@ export function moneyStatement(ctx: ServiceContext, currencyId: string, months: 
   const bucket = (column: string) =>
     Prisma.raw(
       `CASE WHEN ${column} IS NOT NULL THEN GREATEST(0, LEAST(${months.length + 1}, ` +
-        `(EXTRACT(YEAR FROM ${column}) * 12 + EXTRACT(MONTH FROM ${column}) - 1)::int - ${before})) END`,
+        `${monthIndexOf(column)} - ${before})) END`,
     );
   const last = months[months.length - 1].last;
   const tenant = (alias: string) => {
@@ -225,7 +258,7 @@ export function moneyStatement(ctx: ServiceContext, currencyId: string, months: 
       FROM "Invoice" i
       WHERE ${tenant("i")} AND i."currencyId" = ${currencyId} AND i."status" = 'finalized' AND i."date" <= ${last}::date
       UNION ALL
-      SELECT CASE WHEN dt."isCreditNote" THEN 'credit_note' ELSE 'debit_note' END, ${bucket('n."date"')},
+      SELECT ${NOTE_KIND}, ${bucket('n."date"')},
         ${bucket('i."dueDate"')}, true, n."total", n."tax"
       FROM "CreditNote" n JOIN "DocumentType" dt ON dt."id" = n."documentTypeId"
       JOIN "Invoice" i ON i."id" = n."invoiceId"

@@ -71,6 +71,8 @@ export async function startTestServer(
     settings?: Partial<AppSettings>;
     outboxIntervalMs?: number;
     billingRunIntervalMs?: number;
+    /** the revenue analytics drain's interval inside the server (default off) */
+    analyticsDrainIntervalMs?: number;
     /** where the app logs (default: TEST_LOG_LEVEL, silent) */
     logger?: Logger;
     /**
@@ -135,6 +137,7 @@ export async function startTestServer(
     publicUrl: options.publicUrl,
     outboxIntervalMs: options.outboxIntervalMs,
     billingRunIntervalMs: options.billingRunIntervalMs,
+    analyticsDrainIntervalMs: options.analyticsDrainIntervalMs,
     webhookWorker: options.webhookWorker ?? false,
     eventRetentionIntervalMs: 0,
     portalDir: options.portalDir,
