@@ -24,7 +24,6 @@ import { Prisma, type PrismaClient } from "../infra/prisma/generated/client.js";
 import { sqlRows } from "../infra/prepared-sql.js";
 import { monthIndex, type AnalyticsMonth, type MoneyFlow } from "../domain/revenue-analytics.js";
 import { atomically, type ServiceContext } from "./context.js";
-import type { MrrRow } from "./revenue-analytics.js";
 import {
   countsAt,
   CYCLE_INVOICE,
@@ -35,6 +34,7 @@ import {
   NOTE_KIND,
   PLAN_LINE_JOINS,
   PLAN_LINE_NET,
+  type MrrRow,
 } from "./revenue-sql.js";
 
 /** Dirty customers recomputed per drain transaction. */

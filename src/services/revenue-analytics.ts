@@ -38,6 +38,7 @@ import {
   NOTE_KIND,
   PLAN_LINE_JOINS,
   PLAN_LINE_NET,
+  type MrrRow,
 } from "./revenue-sql.js";
 
 /** One month of revenueAnalytics: amounts are decimal strings in the analysis' currency. */
@@ -147,18 +148,6 @@ const EMPTY_MRR: MrrFigures = {
   activeSubscriptions: 0,
   activeCustomers: 0,
 };
-
-/** A month's MRR sums as the statements return them: month index k (1 = the first month asked for). */
-export interface MrrRow {
-  k: number;
-  mrr: string;
-  newMrr: string | null;
-  expansionMrr: string | null;
-  contractionMrr: string | null;
-  churnedMrr: string | null;
-  activeSubscriptions: number;
-  activeCustomers: number;
-}
 
 /**
  * MRR and its movements per month index (1 = the first month; 0, the month before, is read for the first month's

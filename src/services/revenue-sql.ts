@@ -64,3 +64,15 @@ export const MOVEMENT = {
 
 /** A finalized note's kind (domain/revenue-analytics.ts MoneyFlow `kind`), `dt` its document type. */
 export const NOTE_KIND = Prisma.sql`CASE WHEN dt."isCreditNote" THEN 'credit_note' ELSE 'debit_note' END`;
+
+/** A month's MRR sums as the statements return them: month index k (1 = the first month asked for). */
+export interface MrrRow {
+  k: number;
+  mrr: string;
+  newMrr: string | null;
+  expansionMrr: string | null;
+  contractionMrr: string | null;
+  churnedMrr: string | null;
+  activeSubscriptions: number;
+  activeCustomers: number;
+}
