@@ -38,6 +38,8 @@ import { Prisma, type Payment, type PrismaClient } from "../infra/prisma/generat
 import type { AppSettings } from "../infra/config.js";
 import { derivedId, newId } from "../infra/ids.js";
 import { sqlRows } from "../infra/prepared-sql.js";
+import { directTransaction } from "../infra/direct-transaction.js";
+import { insertRows } from "../infra/insert-rows.js";
 import {
   attemptOutcome,
   finalActionTargets,
@@ -591,7 +593,7 @@ async function chargeWave(
 async function startPayments(ctx: ServiceContext, slots: readonly Slot[]): Promise<(PendingCharge | Payment | null)[]> {
   if (slots.length === 0) return [];
   const ids = slots.map((s) => attemptPaymentId(s.p.run.id, s.p.number, s.invoice.id));
-  return ctx.prisma.$transaction(async (tx) => {
+  return directTransaction(ctx.prisma, async (tx) => {
     const txCtx = withinTransaction(ctx, tx);
     await lockInvoices(
       txCtx,
@@ -662,11 +664,12 @@ async function settledPayment(ctx: ServiceContext, payment: Payment, sourceId: s
 async function addRows(prisma: PrismaClient, slots: readonly Slot[], summary: PageSummary): Promise<void> {
   const unsettled = slots.filter((s) => s.payment && s.payment.status !== "succeeded").map((s) => s.payment!.id);
   const charges = unsettled.length
-    ? await prisma.paymentCharge.findMany({
-        where: { paymentId: { in: unsettled } },
-        orderBy: [{ paymentId: "asc" }, { attempt: "desc" }],
-        select: { paymentId: true, status: true, failureCode: true },
-      })
+    ? await sqlRows<{ paymentId: string; status: string; failureCode: string | null }>(
+        prisma,
+        Prisma.sql`SELECT "paymentId", "status", "failureCode" FROM "PaymentCharge"
+        WHERE "paymentId" = ANY(${unsettled}::text[]) ORDER BY "paymentId", "attempt" DESC`,
+        { prepared: true },
+      )
     : [];
   for (const { p, invoice, before, payment } of slots) {
     const row: AttemptInvoice = {
@@ -704,7 +707,7 @@ async function writePage(
   summary: PageSummary,
 ): Promise<void> {
   if (attempting.length + closing.length === 0) return;
-  const written = await options.prisma.$transaction(async (tx) => {
+  const written = await directTransaction(options.prisma, async (tx) => {
     const held = await lockClaims(tx as never, [...attempting, ...closing]);
     const counts = emptySummary();
     for (const group of byContext(attempting.filter((p) => held.has(p.run.id))))
@@ -782,8 +785,10 @@ async function writeAttempts(
       sendsMail: options.sendsMail ?? false,
     })),
   );
-  await txCtx.prisma.dunningAttempt.createMany({
-    data: plans.map((plan, k) =>
+  await insertRows(
+    txCtx.prisma,
+    "DunningAttempt",
+    plans.map((plan, k) =>
       attemptData(plan.p, plan.id, at, {
         rows: plan.p.rows,
         amountDue: plan.after.amountDue,
@@ -792,7 +797,7 @@ async function writeAttempts(
         email: emails[k],
       }),
     ),
-  });
+  );
   await recordEvents(
     txCtx,
     "dunning.attempt",
@@ -818,7 +823,7 @@ async function writeAttempts(
   counts.emails += emails.filter((e) => e === "queued").length;
 }
 
-/** The columns of an attempt row of run `p` (unique per run and number). */
+/** The columns of an attempt row of run `p` (unique per run and number), as infra/insert-rows.ts inserts them. */
 function attemptData(
   p: PageRun,
   id: string,
@@ -954,8 +959,10 @@ async function closePaid(txCtx: ServiceContext, runs: readonly PageRun[], counts
   const balances = await invoiceBalances(txCtx, previous.flat());
   let k = 0;
   const ids = runs.map(() => newId("dat"));
-  await txCtx.prisma.dunningAttempt.createMany({
-    data: runs.map((p, n) => {
+  await insertRows(
+    txCtx.prisma,
+    "DunningAttempt",
+    runs.map((p, n) => {
       const rows = previous[n].map((invoice): AttemptInvoice => ({
         invoice,
         amount_due: balances[k++].due,
@@ -967,7 +974,7 @@ async function closePaid(txCtx: ServiceContext, runs: readonly PageRun[], counts
       const written = { rows, amountDue: new Decimal(0), outcome: "paid", finalAction: null, email: "not_needed" };
       return attemptData(p, ids[n], at, written as Parameters<typeof attemptData>[3]);
     }),
-  });
+  );
   await moveRuns(
     txCtx,
     at,
