@@ -26,6 +26,9 @@
  *   fenced by its claim token; a customer's second invoice is charged in a second wave (after a hard decline,
  *   with another card). The rules are the single-payment ones' batch forms (payments.ts createPayments,
  *   authorizeManyLocked, finishCharges; dunning-mail.ts queueDunningEmails; cycle-decision.ts usableSourcesOf).
+ *   The page's transactions are direct-transaction.ts `directTransaction`s (their hand-written statements and
+ *   inserts, infra/insert-rows.ts, go straight to pg on PostgreSQL), and on PostgreSQL a process works on
+ *   DUNNING_PAGES_IN_FLIGHT pages at once (claim loops, each fenced by its own claims like another process).
  * - **Paid between attempts.** A run whose invoices are all paid (by any means) before its next attempt is closed at
  *   the next round by a closing row (the next number, nothing charged, outcome `paid`) and `dunning.finished` only.
  *
@@ -38,6 +41,9 @@ import { Prisma, type Payment, type PrismaClient } from "../infra/prisma/generat
 import type { AppSettings } from "../infra/config.js";
 import { derivedId, newId } from "../infra/ids.js";
 import { sqlRows } from "../infra/prepared-sql.js";
+import { directQueryOf } from "../infra/joined-reads.js";
+import { directTransaction } from "../infra/direct-transaction.js";
+import { insertRows } from "../infra/insert-rows.js";
 import {
   attemptOutcome,
   finalActionTargets,
@@ -54,7 +60,7 @@ import { isIsoDate } from "../domain/formats.js";
 import { Decimal, sum, toDecimal } from "../domain/money.js";
 import { withinTransaction, type ServiceContext } from "./context.js";
 import { usableSourcesOf } from "./cycle-decision.js";
-import { recordEvents } from "./events.js";
+import { printedObjects, recordEvents } from "./events.js";
 import { invoiceBalances, lockInvoices } from "./invoice-balances.js";
 import { markInvoiceUncollectible } from "./invoices.js";
 import {
@@ -80,6 +86,13 @@ export const DUNNING_RUN_PAGE = 50;
  */
 export const DUNNING_LEASE_MS = 10 * 60_000;
 
+/**
+ * Pages of runs attempted at once in a process on PostgreSQL (claim loops, each with its own page): one page's
+ * gateway calls and CPU work overlap the other's waits for the database (docs/performance.md "Dunning attempts").
+ * On PGlite (one connection) one page at a time.
+ */
+export const DUNNING_PAGES_IN_FLIGHT = 2;
+
 /** The cancel (and pause) reason the final actions give. */
 export const DUNNING_REASON = "unpaid";
 
@@ -104,6 +117,11 @@ export interface DunningAttemptsOptions {
    * (default): they are written `kept` and never sent, as reminders are without SMTP_URL
    */
   sendsMail?: boolean;
+  /**
+   * pages attempted at once (claim loops); default DUNNING_PAGES_IN_FLIGHT when `prisma` is the PostgreSQL pool's
+   * client (prepared-sql.ts: it has a direct query), else 1 (PGlite's one connection)
+   */
+  pagesInFlight?: number;
   /** told of each run whose attempt failed (the server logs it) */
   onError?: (runId: string, error: unknown) => void;
 }
@@ -174,13 +192,23 @@ export async function runDunningAttempts(options: DunningAttemptsOptions): Promi
     emails: 0,
   };
   summary.entered = await enterRuns(options);
+  const lanes = options.pagesInFlight ?? (directQueryOf(options.prisma) ? DUNNING_PAGES_IN_FLIGHT : 1);
+  await Promise.all(Array.from({ length: lanes }, () => attemptPages(options, summary)));
+  return summary;
+}
+
+/**
+ * One claim loop of runDunningAttempts: claims a page of due runs and makes its attempts, until a claim finds fewer
+ * than a page or `signal` aborts. Several run at once in a process (DUNNING_PAGES_IN_FLIGHT); each claim takes runs
+ * no other holds (`SKIP LOCKED`, claim tokens), as between processes.
+ */
+async function attemptPages(options: DunningAttemptsOptions, summary: DunningAttemptsSummary): Promise<void> {
   for (;;) {
     if (options.signal?.aborted) break;
     const claimed = await claimRuns(options);
     if (claimed.length) await attemptPageOrEach(options, claimed, summary);
     if (claimed.length < DUNNING_RUN_PAGE) break;
   }
-  return summary;
 }
 
 /**
@@ -591,7 +619,7 @@ async function chargeWave(
 async function startPayments(ctx: ServiceContext, slots: readonly Slot[]): Promise<(PendingCharge | Payment | null)[]> {
   if (slots.length === 0) return [];
   const ids = slots.map((s) => attemptPaymentId(s.p.run.id, s.p.number, s.invoice.id));
-  return ctx.prisma.$transaction(async (tx) => {
+  return directTransaction(ctx.prisma, async (tx) => {
     const txCtx = withinTransaction(ctx, tx);
     await lockInvoices(
       txCtx,
@@ -662,11 +690,12 @@ async function settledPayment(ctx: ServiceContext, payment: Payment, sourceId: s
 async function addRows(prisma: PrismaClient, slots: readonly Slot[], summary: PageSummary): Promise<void> {
   const unsettled = slots.filter((s) => s.payment && s.payment.status !== "succeeded").map((s) => s.payment!.id);
   const charges = unsettled.length
-    ? await prisma.paymentCharge.findMany({
-        where: { paymentId: { in: unsettled } },
-        orderBy: [{ paymentId: "asc" }, { attempt: "desc" }],
-        select: { paymentId: true, status: true, failureCode: true },
-      })
+    ? await sqlRows<{ paymentId: string; status: string; failureCode: string | null }>(
+        prisma,
+        Prisma.sql`SELECT "paymentId", "status", "failureCode" FROM "PaymentCharge"
+        WHERE "paymentId" = ANY(${unsettled}::text[]) ORDER BY "paymentId", "attempt" DESC`,
+        { prepared: true },
+      )
     : [];
   for (const { p, invoice, before, payment } of slots) {
     const row: AttemptInvoice = {
@@ -704,7 +733,7 @@ async function writePage(
   summary: PageSummary,
 ): Promise<void> {
   if (attempting.length + closing.length === 0) return;
-  const written = await options.prisma.$transaction(async (tx) => {
+  const written = await directTransaction(options.prisma, async (tx) => {
     const held = await lockClaims(tx as never, [...attempting, ...closing]);
     const counts = emptySummary();
     for (const group of byContext(attempting.filter((p) => held.has(p.run.id))))
@@ -782,8 +811,10 @@ async function writeAttempts(
       sendsMail: options.sendsMail ?? false,
     })),
   );
-  await txCtx.prisma.dunningAttempt.createMany({
-    data: plans.map((plan, k) =>
+  await insertRows(
+    txCtx.prisma,
+    "DunningAttempt",
+    plans.map((plan, k) =>
       attemptData(plan.p, plan.id, at, {
         rows: plan.p.rows,
         amountDue: plan.after.amountDue,
@@ -792,12 +823,19 @@ async function writeAttempts(
         email: emails[k],
       }),
     ),
-  });
+  );
+  // printed once for both events (an attempt row is not changed after its insert)
+  const printed = await printedObjects(
+    txCtx,
+    "dunning_attempt",
+    plans.map((plan) => plan.id),
+  );
   await recordEvents(
     txCtx,
     "dunning.attempt",
     "dunning_attempt",
     plans.map((plan) => plan.id),
+    { objects: printed },
   );
   for (const plan of plans) if (plan.finalAction) await applyFinalAction(txCtx, plan.finalAction, plan.after.invoices);
   await moveRuns(
@@ -805,12 +843,13 @@ async function writeAttempts(
     at,
     plans.map(({ p, status, next, finalAction }) => ({ p, status, next, hard: [...p.hard], finalAction })),
   );
-  const ended = plans.filter((plan) => plan.status !== "active");
+  const ended = plans.flatMap((plan, k) => (plan.status === "active" ? [] : [{ plan, object: printed[k] }]));
   await recordEvents(
     txCtx,
     "dunning.finished",
     "dunning_attempt",
-    ended.map((plan) => plan.id),
+    ended.map((e) => e.plan.id),
+    { objects: ended.map((e) => e.object) },
   );
   counts.attempts += plans.length;
   counts.paid += plans.filter((plan) => plan.status === "paid").length;
@@ -818,7 +857,7 @@ async function writeAttempts(
   counts.emails += emails.filter((e) => e === "queued").length;
 }
 
-/** The columns of an attempt row of run `p` (unique per run and number). */
+/** The columns of an attempt row of run `p` (unique per run and number), as infra/insert-rows.ts inserts them. */
 function attemptData(
   p: PageRun,
   id: string,
@@ -954,8 +993,10 @@ async function closePaid(txCtx: ServiceContext, runs: readonly PageRun[], counts
   const balances = await invoiceBalances(txCtx, previous.flat());
   let k = 0;
   const ids = runs.map(() => newId("dat"));
-  await txCtx.prisma.dunningAttempt.createMany({
-    data: runs.map((p, n) => {
+  await insertRows(
+    txCtx.prisma,
+    "DunningAttempt",
+    runs.map((p, n) => {
       const rows = previous[n].map((invoice): AttemptInvoice => ({
         invoice,
         amount_due: balances[k++].due,
@@ -967,7 +1008,7 @@ async function closePaid(txCtx: ServiceContext, runs: readonly PageRun[], counts
       const written = { rows, amountDue: new Decimal(0), outcome: "paid", finalAction: null, email: "not_needed" };
       return attemptData(p, ids[n], at, written as Parameters<typeof attemptData>[3]);
     }),
-  });
+  );
   await moveRuns(
     txCtx,
     at,

@@ -18,6 +18,7 @@ import { portalColors, portalLink, portalLocale } from "../domain/portal.js";
 import { sum, toDecimal, type Decimal } from "../domain/money.js";
 import { tenant, type ServiceContext } from "./context.js";
 import { createCustomerSession } from "./customer-sessions.js";
+import { insertRows } from "../infra/insert-rows.js";
 import { readSettings } from "./organization-settings.js";
 
 /** The outbox `kind` of a dunning e-mail. */
@@ -156,8 +157,11 @@ export async function queueDunningEmails(
     branding(txCtx),
   ]);
   const facts = { documents: new Map(documents.map((d) => [d.id, d])), brand };
-  await txCtx.prisma.outboxMessage.createMany({
-    data: queued.map((request, n) =>
+  // one statement of one JSON parameter (infra/insert-rows.ts): the messages' bodies are most of the page's bytes
+  await insertRows(
+    txCtx.prisma,
+    "OutboxMessage",
+    queued.map((request, n) =>
       dunningMessage(txCtx, request, {
         ...facts,
         customer: customerOf.get(request.customerId)!,
@@ -165,11 +169,14 @@ export async function queueDunningEmails(
         cards: cards[n],
       }),
     ),
-  });
+  );
   return emails;
 }
 
-/** The OutboxMessage of one queued dunning e-mail, its words from domain/dunning-mail.ts. */
+/**
+ * The OutboxMessage row of one queued dunning e-mail (as infra/insert-rows.ts inserts it), its words from
+ * domain/dunning-mail.ts.
+ */
 function dunningMessage(
   txCtx: ServiceContext,
   request: DunningMailRequest,
@@ -212,6 +219,7 @@ function dunningMessage(
     linkDays: txCtx.settings.dunningLinkDays,
     colors: brand.colors,
   });
+  const now = new Date();
   return {
     id: randomUUID(),
     organizationId: txCtx.auth.organizationId,
@@ -226,7 +234,8 @@ function dunningMessage(
     invoiceIds: invoices.map((i) => i.id),
     status: request.sendsMail ? "pending" : "kept",
     // the outbox runs on the wall clock, whatever the customer's test clock says
-    nextAttemptAt: new Date(),
+    nextAttemptAt: now,
+    createdAt: now,
   };
 }
 

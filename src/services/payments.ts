@@ -23,6 +23,8 @@ import {
   type Source,
 } from "../infra/prisma/generated/client.js";
 import { sqlRows } from "../infra/prepared-sql.js";
+import { insertRows } from "../infra/insert-rows.js";
+import { directTransaction } from "../infra/direct-transaction.js";
 import { derivedId, newId, randomSecret } from "../infra/ids.js";
 import { findGateway, type ChargeResult, type PaymentGateway } from "../infra/gateways/index.js";
 import { checkoutPath } from "../infra/gateways/redirect.js";
@@ -183,14 +185,23 @@ export interface NewPayment {
 export async function createPayments(ctx: ServiceContext, items: readonly NewPayment[]): Promise<Payment[]> {
   if (items.length === 0) return [];
   const facts = await paymentFacts(ctx, items);
-  const rows: Prisma.PaymentCreateManyInput[] = [];
-  for (const item of items) rows.push(await checkedPayment(ctx, item, facts));
+  const payments: Payment[] = [];
+  for (const item of items) payments.push(await checkedPayment(ctx, item, facts));
   return atomically(ctx, async (tx) => {
-    const created = await tx.prisma.payment.createManyAndReturn({ data: rows });
-    const byId = new Map(created.map((p) => [p.id, p]));
-    const ids = rows.map((r) => r.id!);
-    await recordEvents(tx, "payment.created", "payment", ids);
-    return ids.map((id) => byId.get(id)!);
+    // one statement of one JSON parameter (infra/insert-rows.ts); the rows are the payments returned, every
+    // column given (the timestamps too, as Prisma's @default(now()) and @updatedAt would give them)
+    await insertRows(
+      tx.prisma,
+      "Payment",
+      payments.map((p) => ({ ...p, amount: p.amount.toFixed() })),
+    );
+    await recordEvents(
+      tx,
+      "payment.created",
+      "payment",
+      payments.map((p) => p.id),
+    );
+    return payments;
   });
 }
 
@@ -227,8 +238,15 @@ async function paymentFacts(ctx: ServiceContext, items: readonly NewPayment[]) {
   };
 }
 
-/** Checks one payment of createPayments (the spec's limits; 400 naming each bad field) and returns its row. */
-async function checkedPayment(ctx: ServiceContext, item: NewPayment, facts: Awaited<ReturnType<typeof paymentFacts>>) {
+/**
+ * Checks one payment of createPayments (the spec's limits; 400 naming each bad field) and returns it as its row will
+ * be: every column, created and updated now.
+ */
+async function checkedPayment(
+  ctx: ServiceContext,
+  item: NewPayment,
+  facts: Awaited<ReturnType<typeof paymentFacts>>,
+): Promise<Payment> {
   const { input } = item;
   const errors = new FieldErrorCollector();
   const invoice = input.invoice ? (facts.invoices.get(input.invoice) ?? null) : null;
@@ -260,18 +278,25 @@ async function checkedPayment(ctx: ServiceContext, item: NewPayment, facts: Awai
       errors.add("amount", `exceeds what is due on invoice ${invoice.id}: ${due} ${invoice.currencyId}`);
   }
   errors.throwIfAny("Invalid payment");
+  const now = new Date();
   return {
     id: item.id ?? newId("pay"),
     ...tenant(ctx),
     customerId: customer?.id ?? null,
     invoiceId: invoice?.id ?? null,
-    amount: toDecimal(input.amount!).toString(),
+    sourceId: null,
+    // the column's scale (numeric(20, 6)) holds what the currency's unit allows (checkPaymentLimits)
+    amount: new Prisma.Decimal(toDecimal(input.amount!).toString()),
     currencyId: currency!.id,
     date: dateColumn(date),
     description: input.description || null,
+    paymentDate: null,
     status: "requires_payment_method",
-    metadata: metadata as Prisma.InputJsonValue,
+    failureReason: null,
+    metadata: metadata as Prisma.JsonValue,
     userEmail: ctx.auth.userEmail,
+    createdAt: now,
+    updatedAt: now,
   };
 }
 
@@ -448,12 +473,13 @@ async function startCharges(
       room.set(payment.invoiceId, left.minus(payment.amount));
     }
   }
-  const last = await tx.paymentCharge.groupBy({
-    by: ["paymentId"],
-    where: { paymentId: { in: entries.map((e) => e.payment.id) } },
-    _max: { attempt: true },
-  });
-  const lastOf = new Map(last.map((l) => [l.paymentId, l._max.attempt ?? 0]));
+  const last = await sqlRows<{ paymentId: string; attempt: number }>(
+    tx,
+    Prisma.sql`SELECT "paymentId", MAX("attempt") AS "attempt" FROM "PaymentCharge"
+    WHERE "paymentId" = ANY(${entries.map((e) => e.payment.id)}::text[]) GROUP BY "paymentId"`,
+  );
+  const lastOf = new Map(last.map((l) => [l.paymentId, l.attempt]));
+  const now = new Date();
   const charges = entries.map(({ payment, source }) => {
     const attempt = (lastOf.get(payment.id) ?? 0) + 1;
     return {
@@ -466,12 +492,14 @@ async function startCharges(
       attempt,
       sourceId: source.id,
       gateway: source.gateway,
-      amount: payment.amount,
+      amount: payment.amount.toFixed(),
       currencyId: payment.currencyId,
       status: "pending",
+      createdAt: now,
+      updatedAt: now,
     };
   });
-  await tx.paymentCharge.createMany({ data: charges });
+  await insertRows(tx, "PaymentCharge", charges);
   await sqlRows(
     tx,
     Prisma.sql`UPDATE "Payment" p SET "status" = v."status", "sourceId" = v."sourceId", "failureReason" = NULL,
@@ -536,7 +564,7 @@ export async function settleCharges(
   options: ChargeOptions = {},
 ): Promise<(Payment | InvalidStateError)[]> {
   if (answers.length === 0) return [];
-  return ctx.prisma.$transaction(async (tx) => {
+  return directTransaction(ctx.prisma, async (tx) => {
     const txCtx = withinTransaction(ctx, tx);
     const payments = await lockPayments(
       tx,

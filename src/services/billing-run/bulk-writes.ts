@@ -8,6 +8,7 @@ import type { Subscription } from "../../infra/prisma/generated/client.js";
 import { Prisma } from "../../infra/prisma/generated/client.js";
 import { isoDate } from "../../domain/formats.js";
 import { sqlRows } from "../../infra/prepared-sql.js";
+import { insertRows } from "../../infra/insert-rows.js";
 import type { Tx } from "../context.js";
 import type { FinalizedColumns } from "../document-lifecycle.js";
 
@@ -32,34 +33,6 @@ async function inChunks<T>(rows: readonly T[], write: (chunk: T[]) => Promise<un
  * decimals as strings, JSON columns as objects).
  */
 export type InsertRow = { id: string } & Record<string, unknown>;
-
-/**
- * Inserts `rows` (all with the same keys: column names; the other columns take their defaults)
- * into `table` with one statement and one parameter: the rows as JSON, typed by the table's row
- * type (json_populate_recordset). Much cheaper than createMany for wide rows. `computed`: columns
- * whose value SQL gives from the row (`r`), the same for every row or looked up, sent once rather
- * than in each row (the Prisma client serializes and parses each parameter again).
- */
-async function insertRows(
-  tx: Tx,
-  table: "Invoice" | "InvoiceLine",
-  rows: readonly Record<string, unknown>[],
-  computed: Record<string, Prisma.Sql> = {},
-): Promise<void> {
-  if (rows.length === 0) return;
-  const names = Object.keys(rows[0]).map((c) => `"${c}"`);
-  const extra = Object.keys(computed).map((c) => `"${c}"`);
-  // Dates serialize as ISO instants (Date.prototype.toJSON)
-  const json = JSON.stringify(rows);
-  await sqlRows(
-    tx,
-    Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${Prisma.raw([...names, ...extra].join(", "))})
-      SELECT ${Prisma.join([...names.map((n) => Prisma.raw(`r.${n}`)), ...Object.values(computed)])}
-      FROM json_populate_recordset(NULL::${Prisma.raw(`"${table}"`)}, ${json}::json) r`,
-    // the same few texts every batch (the columns of each kind of row)
-    { prepared: true },
-  );
-}
 
 /** Adds `n` to a counter column of each `[id, n]` (coupon redemptions of lines, addon redemptions). */
 async function incrementCounters(
