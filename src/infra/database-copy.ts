@@ -16,6 +16,9 @@
  *   `json_populate_recordset` on the target. numeric (money), bytea (hex), timestamptz (ISO 8601
  *   with offset), jsonb, arrays, enums and booleans arrive exactly as they were;
  * - the sequences of the schema (Swap's `code`) are set to the source's values;
+ * - the target's own triggers (revenue analytics' marks of changed customers) are off while the rows go in
+ *   (`ALTER TABLE ... DISABLE TRIGGER USER`, undone before the commit, so the change never shows outside the
+ *   transaction; foreign keys stay checked): the marks and sums copied are the source's, not new ones;
  * - on the target everything is ONE transaction: a failure anywhere leaves the target as it was.
  *
  * Tables seeded by the migrations (reference data: countries, currencies, states, document types)
@@ -303,6 +306,8 @@ async function copyIn(
   for (const name of [...order].reverse()) {
     if (seeded.has(name)) await dst.exec(`DELETE FROM ${quote(name)}`);
   }
+  // the target's triggers would mark every copied customer again (module comment); on again before the commit
+  for (const name of order) await dst.exec(`ALTER TABLE ${quote(name)} DISABLE TRIGGER USER`);
 
   const tables: CopiedTable[] = [];
   for (const name of order) {
@@ -332,6 +337,8 @@ async function copyIn(
     tables.push({ table: name, rows, seeded: seeded.has(name) });
     onTable?.(name, rows);
   }
+
+  for (const name of order) await dst.exec(`ALTER TABLE ${quote(name)} ENABLE TRIGGER USER`);
 
   // sequences (serial columns) continue where the source's are
   const sequences = await src.query<{ name: string; last_value: string | null; start_value: string }>(

@@ -43,9 +43,10 @@ async function fingerprint(): Promise<string> {
       `'${t.name}', json_build_array((SELECT count(*) FROM "${t.name}` +
       `")${t.updated && t.name !== "ApiKey" ? `, (SELECT max("updatedAt") FROM "${t.name}")` : ""})`,
   );
-  const rows = await s.database.prisma.$queryRawUnsafe<{ f: unknown }[]>(
-    `SELECT json_build_object(${parts.join(", ")})::text AS f`,
-  );
+  // at most 100 arguments to a function: one object per 40 tables, merged
+  const objects: string[] = [];
+  for (let i = 0; i < parts.length; i += 40) objects.push(`jsonb_build_object(${parts.slice(i, i + 40).join(", ")})`);
+  const rows = await s.database.prisma.$queryRawUnsafe<{ f: unknown }[]>(`SELECT (${objects.join(" || ")})::text AS f`);
   return String(rows[0].f);
 }
 
