@@ -81,7 +81,14 @@ async function prepare(url: string): Promise<{ token: string; counts: Record<str
 /** Starts `node dist/main.js` on `url` and waits until /readyz answers 200. */
 async function startService(url: string) {
   const service = spawn(process.execPath, [`${root}/dist/main.js`], {
-    env: { ...process.env, DATABASE_URL: url, PORT: String(PORT), HOST: "127.0.0.1", PUBLIC_URL: BASE, LOG_LEVEL: "warn" },
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      PORT: String(PORT),
+      HOST: "127.0.0.1",
+      PUBLIC_URL: BASE,
+      LOG_LEVEL: "warn",
+    },
     stdio: ["ignore", "ignore", "inherit"],
   });
   for (;;) {
