@@ -23,7 +23,6 @@
  * statements and of one drain batch's statements (rolled back). The database is dropped at the end.
  */
 import { Command } from "commander";
-import pg from "pg";
 import { Prisma } from "../src/infra/prisma/generated/client.js";
 import { createDatabase, migrateTarget } from "../src/infra/database.js";
 import {
@@ -36,7 +35,7 @@ import {
 import { customerStatements, drainRevenueRound, REVENUE_DRAIN_BATCH } from "../src/services/revenue-aggregates.js";
 import { Decimal } from "../src/domain/money.js";
 import { analyticsMonths } from "../src/domain/revenue-analytics.js";
-import { CHUNK, seedChunk, seedRevenueOrganization } from "./revenue-seed.js";
+import { CHUNK, seedChunk, seedRevenueOrganization, withBenchDatabase } from "./revenue-seed.js";
 
 const options = new Command()
   .option("--explain", "print the plans of the two statements")
@@ -45,20 +44,6 @@ const options = new Command()
 const subscriptions = Number(process.env.BENCH_ANALYTICS_SUBSCRIPTIONS ?? 100_000);
 const runs = Number(process.env.BENCH_ANALYTICS_RUNS ?? 20);
 const liveRuns = Number(process.env.BENCH_ANALYTICS_LIVE_RUNS ?? 2);
-const server = new URL(
-  process.env.BENCH_POSTGRES_URL ?? process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test",
-);
-
-async function admin(statement: string) {
-  const client = new pg.Client({ connectionString: server.toString() });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 
 /** p50, p99 and mean of `times` (ms), one decimal. */
@@ -92,13 +77,9 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 }
 
 async function main() {
-  const name = `bench_analytics_${process.pid}`;
-  const url = new URL(server.toString());
-  url.pathname = `/${name}`;
-  await admin(`CREATE DATABASE ${name}`);
-  try {
-    await migrateTarget({ kind: "postgres", url: url.toString() });
-    const database = await createDatabase({ kind: "postgres", url: url.toString() });
+  await withBenchDatabase(`bench_analytics_${process.pid}`, async (url) => {
+    await migrateTarget({ kind: "postgres", url });
+    const database = await createDatabase({ kind: "postgres", url });
     try {
       const prisma = database.prisma;
       const { organization, ctx, plans, counts, seedSeconds } = await seedRevenueOrganization(prisma, subscriptions);
@@ -221,9 +202,7 @@ async function main() {
     } finally {
       await database.close();
     }
-  } finally {
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  }
+  });
 }
 
 await main();

@@ -16,37 +16,23 @@
  * database is dropped at the end. Figures go to stdout only; they never enter a test.
  */
 import { spawn } from "node:child_process";
-import pg from "pg";
 import { buildState, root } from "../scripts/build-state.mjs";
 import { DEFAULT_SETTINGS } from "../src/infra/config.js";
 import { createDatabase, migrateTarget } from "../src/infra/database.js";
 import { inviteMember } from "../src/services/members.js";
 import { drainRevenueRound } from "../src/services/revenue-aggregates.js";
 import { launchChromium, MISSING_CHROMIUM } from "../test/helpers/chromium.js";
-import { seedRevenueOrganization } from "./revenue-seed.js";
+import { seedRevenueOrganization, withBenchDatabase } from "./revenue-seed.js";
 
 const subscriptions = Number(process.env.BENCH_ANALYTICS_SUBSCRIPTIONS ?? 100_000);
 const RUNS = Number(process.env.RUNS ?? 10);
 const PORT = Number(process.env.BENCH_PORT ?? 3988);
 const BASE = `http://127.0.0.1:${PORT}`;
 const PASSWORD = "una contraseña larga de bench";
-const server = new URL(
-  process.env.BENCH_POSTGRES_URL ?? process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test",
-);
 
 if (buildState() !== "fresh") {
   console.error("dist/ is missing or stale: run `npm run build` first");
   process.exit(1);
-}
-
-async function admin(statement: string) {
-  const client = new pg.Client({ connectionString: server.toString() });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
@@ -123,13 +109,9 @@ const RENDERED = () =>
   !/Cargando…|Loading…/.test(document.querySelector("main")?.textContent ?? "Cargando…");
 
 async function main() {
-  const name = `bench_dashboard_${process.pid}`;
-  const url = new URL(server.toString());
-  url.pathname = `/${name}`;
-  await admin(`CREATE DATABASE ${name}`);
-  try {
-    const { token, counts } = await prepare(url.toString());
-    const service = await startService(url.toString());
+  await withBenchDatabase(`bench_dashboard_${process.pid}`, async (url) => {
+    const { token, counts } = await prepare(url);
+    const service = await startService(url);
     const browser = await launchChromium();
     try {
       if (!browser) throw new Error(MISSING_CHROMIUM);
@@ -166,9 +148,7 @@ async function main() {
       service.kill("SIGTERM");
       await new Promise((r) => service.once("exit", r));
     }
-  } finally {
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  }
+  });
 }
 
 await main();

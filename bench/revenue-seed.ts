@@ -10,11 +10,39 @@
  * About 1,000,000 invoices and 900,000 payments for 100,000 subscriptions. The triggers of revenue analytics'
  * aggregates mark every customer as it goes (what a drain then computes).
  */
+import pg from "pg";
 import { Prisma, type PrismaClient } from "../src/infra/prisma/generated/client.js";
 import { DEFAULT_SETTINGS } from "../src/infra/config.js";
 import { createApiKey } from "../src/services/api-keys.js";
 import { createProduct } from "../src/services/products.js";
 import { runContext } from "../src/services/billing-run/run-context.js";
+
+/** The PostgreSQL server the benchmarks make their databases on: BENCH_POSTGRES_URL, else TEST_DATABASE_URL. */
+const SERVER = new URL(
+  process.env.BENCH_POSTGRES_URL ?? process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test",
+);
+
+async function onServer(statement: string) {
+  const client = new pg.Client({ connectionString: SERVER.toString() });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Runs `fn` with the URL of a new database `name` on SERVER, dropped afterwards whatever happens. */
+export async function withBenchDatabase<T>(name: string, fn: (url: string) => Promise<T>): Promise<T> {
+  const url = new URL(SERVER.toString());
+  url.pathname = `/${name}`;
+  await onServer(`CREATE DATABASE ${name}`);
+  try {
+    return await fn(url.toString());
+  } finally {
+    await onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+}
 
 /** Subscriptions per seeding statement. */
 export const CHUNK = 10_000;
