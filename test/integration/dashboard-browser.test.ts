@@ -24,7 +24,7 @@ const SLOW = 180_000;
 
 let s: TestServer;
 let browser: Browser | undefined;
-const { invite, context, shots } = dashboardBrowser(() => ({ s, browser }));
+const { invite, member, signedIn, context, shots } = dashboardBrowser(() => ({ s, browser }));
 /** the fixture's ids: customers and invoices of acme's test mode, a customer of its live mode */
 const f = { robles: "", austral: "", overdue: "", draft: "", otherDraft: "", live: "" };
 
@@ -244,6 +244,31 @@ describe("the dashboard in a browser", () => {
       await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Entrar al panel");
       await shots(page, "sign-in");
       expect(violations).toEqual([]);
+      await ctx.close();
+    },
+    SLOW,
+  );
+
+  it(
+    "follows an address changed while the page starts, before its router listens",
+    async () => {
+      await member("rita@acme.cl", "Rita Paz", "finance");
+      const { page, ctx } = await signedIn("rita@acme.cl", "Rita Paz · Finanzas");
+      // from the reload on, every hashchange listener is added 300 ms late and the first one's addition changes the
+      // address: its event fires while nobody listens, as when a link is followed while the page is still starting
+      await ctx.addInitScript((target: string) => {
+        const add = window.addEventListener.bind(window);
+        let moved = false;
+        window.addEventListener = ((type: string, listener: EventListener, options?: boolean) => {
+          if (type !== "hashchange") return add(type, listener, options);
+          if (!moved) location.hash = target;
+          moved = true;
+          setTimeout(() => add(type, listener, options), 300);
+        }) as typeof window.addEventListener;
+      }, `#/customers/${f.robles}`);
+      await page.reload();
+      await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Viña Los Robles SpA");
+      expect(page.url()).toBe(`${s.url}/dashboard/#/customers/${f.robles}`);
       await ctx.close();
     },
     SLOW,

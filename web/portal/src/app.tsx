@@ -114,6 +114,9 @@ function useRoute(): string {
   useEffect(() => {
     const update = () => setHash(location.hash);
     addEventListener("hashchange", update);
+    // a change between the first render and this effect fired no event we heard (a link followed, or an address
+    // typed, while the page was still starting): read the hash once more now that we listen
+    update();
     return () => removeEventListener("hashchange", update);
   }, []);
   return hash;
