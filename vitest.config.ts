@@ -1,18 +1,25 @@
 /**
- * Three projects: `unit` (pure domain rules, and the SII DTE library in test/sii checked with
- * xmllint and xmlsec1), and the integration suite twice, on `pglite` and on `postgres`
- * (TEST_DATABASE_URL, default postgresql://postgres@127.0.0.1:5432/test). Each integration test
- * file gets its own database cloned from a migrated template. The GraphiQL browser test
- * (test/integration/graphiql.test.ts), the REST reference page test
- * (test/integration/reference-page.test.ts) and the customer portal's browser test
- * (test/integration/portal-browser.test.ts), all in headless Chromium, run on `pglite` only: they
- * check pages; what the portal reads and writes is checked on both databases by portal.test.ts. The dashboard's
- * browser test (test/integration/dashboard-browser.test.ts) runs on both: it checks what the pages write too.
+ * Three projects: `unit` (pure domain rules, and the SII DTE library in test/sii checked with xmllint and xmlsec1),
+ * and the integration suite on `pglite` and on `postgres` (TEST_DATABASE_URL, default
+ * postgresql://postgres@127.0.0.1:5432/test). Each integration test file gets its own database cloned from a migrated
+ * template.
+ *
+ * Which file runs on which database (docs/development.md "Which database a test file runs on"). PGlite is PostgreSQL
+ * compiled to WebAssembly: the same parser, planner and executor, so a statement means the same on both. What differs
+ * is around the statements: the driver adapter (pglite-prisma-adapter or @prisma/adapter-pg) and the hand-written SQL
+ * path beside Prisma (infra/joined-reads.ts, prepared-sql.ts, direct-transaction.ts), one connection inside this
+ * process against a pool and other processes (claims, locks, LISTEN/NOTIFY), how failures arrive, and the embedded
+ * database's own life (its data directory and lock, crashes, the control socket). The files that check those run on
+ * both (`EVERY_DATABASE`); pages in headless Chromium and the embedded database's own processes run on PGlite, the
+ * database `npm start` opens for a new user (`PGLITE_ONLY`); every other file checks the API's behaviour, the same SQL
+ * on either, and runs once, on PostgreSQL, the production database. `TEST_EVERY_DATABASE=1` (`npm run
+ * test:every-database`) runs every file on both, as the suite did until it outgrew CI's 12 minutes on two cores.
  */
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { configDefaults, defineConfig } from "vitest/config";
+import { EVERY_DATABASE, PGLITE_ONLY } from "./test/database-projects.js";
 
 // Temporary folders in RAM where the machine has one (/dev/shm): each integration test file on PGlite
 // copies the migrated template (42 MB in 1,300 files; 0.7-0.9 s on this machine's disk, 0.1 s in
@@ -31,20 +38,20 @@ if (!process.env.TMPDIR && fs.existsSync("/dev/shm")) {
 // under test must too, or GraphQLError/GraphQLScalarType `instanceof` checks fail across copies.
 const graphqlEntry = createRequire(import.meta.url).resolve("graphql");
 
+const files = (names: string[]) => names.map((name) => `test/integration/${name}.test.ts`);
+const everyFileOnBoth = process.env.TEST_EVERY_DATABASE === "1";
+
 const integration = (name: "pglite" | "postgres") => ({
   extends: true as const,
   test: {
     name,
-    include: ["test/integration/**/*.test.ts"],
-    // the browser tests check pages, not the database: once, on PGlite
+    include:
+      name === "pglite" && !everyFileOnBoth
+        ? files([...EVERY_DATABASE, ...PGLITE_ONLY])
+        : ["test/integration/**/*.test.ts"],
     exclude:
-      name === "postgres"
-        ? [
-            ...configDefaults.exclude,
-            "test/integration/graphiql.test.ts",
-            "test/integration/reference-page.test.ts",
-            "test/integration/portal-browser.test.ts",
-          ]
+      name === "postgres" && !everyFileOnBoth
+        ? [...configDefaults.exclude, ...files(PGLITE_ONLY)]
         : configDefaults.exclude,
     globalSetup: ["test/helpers/global-setup.ts"],
     env: { TEST_DB: name },

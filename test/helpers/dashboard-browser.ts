@@ -1,8 +1,8 @@
 /**
  * What the dashboard's Chromium tests share (dashboard-browser.test.ts, dashboard-admin.test.ts): the window sizes,
  * the members' password, invitations made through the service, browser contexts that reach only the test server
- * and report CSP violations, and screenshots at desktop and phone widths (test-artifacts/dashboard/, and
- * docs/images/dashboard/ with UPDATE_DOC_IMAGES=1 on PGlite).
+ * and report CSP violations, and screenshots at desktop and phone widths (with TEST_SCREENSHOTS=1 into
+ * test-artifacts/dashboard/; with UPDATE_DOC_IMAGES=1 on PGlite also into docs/images/dashboard/).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -19,6 +19,8 @@ const DOC_IMAGES =
   db === "pglite" && process.env.UPDATE_DOC_IMAGES === "1"
     ? path.join(process.cwd(), "docs", "images", "dashboard")
     : null;
+/** Whether `shots` photographs (TEST_SCREENSHOTS=1, or UPDATE_DOC_IMAGES=1 on PGlite). */
+export const SCREENSHOTS = process.env.TEST_SCREENSHOTS === "1" || DOC_IMAGES !== null;
 export const DESKTOP = { width: 1280, height: 900 };
 export const PHONE = { width: 390, height: 844 };
 /** Every test member's password. */
@@ -70,8 +72,12 @@ export function dashboardBrowser(current: () => { s: TestServer; browser: Browse
     return { ctx, violations };
   }
 
-  /** The page photographed at desktop and phone widths (the viewport is left at desktop). */
+  /**
+   * The page photographed at desktop and phone widths (the viewport is left at desktop), when TEST_SCREENSHOTS=1 or
+   * UPDATE_DOC_IMAGES=1 asks for pictures: a tenth of a browser file's time, and nothing checks them.
+   */
   async function shots(page: Page, name: string): Promise<void> {
+    if (!SCREENSHOTS) return;
     for (const [width, size] of [
       ["desktop", DESKTOP],
       ["phone", PHONE],

@@ -3,8 +3,8 @@
  * link opened as the customer would, three invoices listed, a PDF downloaded and read, an invoice
  * paid with a saved card (and its payment row in the database), another declined with a declining
  * test card, a subscription cancelled at period end, the language switched, the return link
- * followed; another customer's invoice typed into the address refused; an expired link. Each page
- * is photographed at desktop and phone widths into test-artifacts/portal/ (gitignored). No request
+ * followed; another customer's invoice typed into the address refused; an expired link. With TEST_SCREENSHOTS=1 each
+ * page is photographed at desktop and phone widths into test-artifacts/portal/ (gitignored). No request
  * leaves the machine (the return URL's site is answered by the test) and the page's CSP refuses
  * nothing.
  */
@@ -61,8 +61,12 @@ async function shot(page: Page, name: string, width: "desktop" | "phone") {
   await page.screenshot({ path: path.join(ARTIFACTS, `${db}-${name}-${width}.png`), fullPage: true });
 }
 
-/** The page as it stands, photographed at desktop width and at phone width (the viewport is left at desktop). */
+/**
+ * The page as it stands, photographed at desktop width and at phone width (the viewport is left at desktop), with
+ * TEST_SCREENSHOTS=1 (nothing checks the pictures; they are for looking at).
+ */
 async function shots(page: Page, name: string) {
+  if (process.env.TEST_SCREENSHOTS !== "1") return;
   await shot(page, name, "desktop");
   await page.setViewportSize(PHONE);
   await shot(page, name, "phone");
