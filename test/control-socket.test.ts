@@ -100,19 +100,25 @@ describe("control socket", () => {
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
     let aborted = false;
+    let started!: () => void;
+    const handlerStarted = new Promise<void>((r) => (started = r));
     const handler: ControlHandler = async (_request, channel, signal) => {
       channel.send({ out: "started\n" });
       signal.addEventListener("abort", () => {
         aborted = true;
         release();
       });
+      started();
       await released;
       channel.send({ out: "finished after the stop began\n" });
       return 0;
     };
     const server = await listenControlSocket(file, handler);
     const running = call(file, ["billing", "run"]);
-    while (server.running() === 0) await new Promise((r) => setTimeout(r, 10));
+    // the command is running (its handler listens to the signal): a connection counted by running() may still be
+    // sending its request, and a handler called after the stop began gets a signal already aborted
+    await handlerStarted;
+    expect(server.running()).toBe(1);
     const closed = server.close(5000);
     expect(fs.existsSync(file), "the file goes at once").toBe(false);
     await expect(call(file, ["x"])).rejects.toBeInstanceOf(ControlSocketUnavailableError);
