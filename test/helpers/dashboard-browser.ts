@@ -20,7 +20,7 @@ const DOC_IMAGES =
     ? path.join(process.cwd(), "docs", "images", "dashboard")
     : null;
 /** Whether `shots` photographs (TEST_SCREENSHOTS=1, or UPDATE_DOC_IMAGES=1 on PGlite). */
-export const SCREENSHOTS = process.env.TEST_SCREENSHOTS === "1" || DOC_IMAGES !== null;
+const SCREENSHOTS = process.env.TEST_SCREENSHOTS === "1" || DOC_IMAGES !== null;
 export const DESKTOP = { width: 1280, height: 900 };
 export const PHONE = { width: 390, height: 844 };
 /** Every test member's password. */

@@ -6,6 +6,7 @@ import { useQuery } from "@urql/preact";
 import type { ComponentChildren, FunctionComponent } from "preact";
 import type { CombinedError } from "@urql/core";
 import { formatDate, formatMoney, type Locale } from "../../shared/format.js";
+import { useHash } from "../../shared/route.js";
 import { errorMessage } from "./api.js";
 import type { Texts } from "./i18n.js";
 
@@ -23,16 +24,7 @@ export const usePage = () => useContext(PageContext);
 
 /** The hash route (`#/invoices/inv_...`), as path and query. */
 export function useRoute(): { path: string; query: URLSearchParams } {
-  const [hash, setHash] = useState(location.hash);
-  useEffect(() => {
-    const update = () => setHash(location.hash);
-    addEventListener("hashchange", update);
-    // a change between the first render and this effect fired no event we heard (a link followed, or an address
-    // typed, while the page was still starting): read the hash once more now that we listen
-    update();
-    return () => removeEventListener("hashchange", update);
-  }, []);
-  const [path, query = ""] = hash.replace(/^#/, "").split("?");
+  const [path, query = ""] = useHash().replace(/^#/, "").split("?");
   return { path: path || "/", query: new URLSearchParams(query) };
 }
 

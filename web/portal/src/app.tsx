@@ -7,6 +7,7 @@ import { gql } from "@urql/core";
 import { useQuery } from "@urql/preact";
 import { client, errorMessage, headers, isExpired } from "./api.js";
 import { TEXTS, formatDate, formatMoney, type Locale, type Texts } from "./i18n.js";
+import { useHash } from "../../shared/route.js";
 
 interface Currency {
   id: string;
@@ -107,20 +108,6 @@ const INVOICE = gql`
 `;
 
 type Kind = "invoice" | "creditNote" | "order";
-
-/** The hash route: the overview, or one invoice. */
-function useRoute(): string {
-  const [hash, setHash] = useState(location.hash);
-  useEffect(() => {
-    const update = () => setHash(location.hash);
-    addEventListener("hashchange", update);
-    // a change between the first render and this effect fired no event we heard (a link followed, or an address
-    // typed, while the page was still starting): read the hash once more now that we listen
-    update();
-    return () => removeEventListener("hashchange", update);
-  }, []);
-  return hash;
-}
 
 /** Saves `base64` as a file named `name`. */
 function save(base64: string, name: string, type: string): void {
@@ -758,7 +745,7 @@ export function App() {
   const [lastReturn, setLastReturn] = useState<string | null>(null);
   const [signedOut, setSignedOut] = useState(false);
   const [signOutError, setSignOutError] = useState(false);
-  const route = useRoute();
+  const route = useHash();
   const portal = data?.portal;
   const locale: Locale = override ?? portal?.locale ?? "es";
   const t = TEXTS[locale];
