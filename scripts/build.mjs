@@ -9,6 +9,9 @@
  * dependencies.
  * dist/build-info.json, written last, marks a complete build (scripts/run.mjs compares its time
  * with the sources').
+ *
+ * `--generate-only` stops after the generated code; `--skip-generate` starts after it (the generated code must be
+ * current). CI (.ci/run) runs the two halves with the type check of everything in between, beside the first.
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -41,11 +44,20 @@ function step(label, args) {
   process.stderr.write(`build: ${label} ${Math.round(performance.now() - started)} ms\n`);
 }
 
-step("prisma generate", [bin("prisma", "prisma"), "generate", "--no-hints"]);
-step("rest operations", [bin("tsx", "tsx"), "scripts/rest-operations.ts"]);
-step("graphql-codegen", [bin("@graphql-codegen/cli", "graphql-codegen"), "--config", "codegen.ts"]);
-// the TypeScript client's types from the committed OpenAPI document (clients/typescript, docs/clients.md)
-step("client types", [bin("tsx", "tsx"), "scripts/print-client.ts"]);
+const [option, ...extra] = process.argv.slice(2);
+if (extra.length > 0 || (option !== undefined && option !== "--generate-only" && option !== "--skip-generate")) {
+  process.stderr.write("usage: node scripts/build.mjs [--generate-only | --skip-generate]\n");
+  process.exit(2);
+}
+
+if (option !== "--skip-generate") {
+  step("prisma generate", [bin("prisma", "prisma"), "generate", "--no-hints"]);
+  step("rest operations", [bin("tsx", "tsx"), "scripts/rest-operations.ts"]);
+  step("graphql-codegen", [bin("@graphql-codegen/cli", "graphql-codegen"), "--config", "codegen.ts"]);
+  // the TypeScript client's types from the committed OpenAPI document (clients/typescript, docs/clients.md)
+  step("client types", [bin("tsx", "tsx"), "scripts/print-client.ts"]);
+  if (option === "--generate-only") process.exit(0);
+}
 fs.rmSync(path.join(root, "dist"), { recursive: true, force: true });
 step("tsc", [bin("typescript", "tsc"), "-p", "tsconfig.build.json"]);
 // the frontends (web/): the customer portal (docs/customer-portal.md) and the dashboard (docs/dashboard.md), with
