@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
- * `npm run build`: the generated code (Prisma client and Pothos types from prisma/schema.prisma,
- * the REST adapter's standard operations by rule (scripts/rest-operations.ts), typed GraphQL operations
- * from them and src/rest/operations/*.graphql), the TypeScript client's types from schema/openapi.json
+ * `npm run build`: the generated code (scripts/generate.mjs, forced: Prisma client and Pothos types from
+ * prisma/schema.prisma, the REST adapter's standard operations by rule (scripts/rest-operations.ts), typed GraphQL
+ * operations from them and src/rest/operations/*.graphql), the TypeScript client's types from schema/openapi.json
  * (scripts/print-client.ts), then the TypeScript compiler
  * (type check and emit) from src/ to plain JavaScript in dist/, then the two frontends (web/: the customer portal
  * and the dashboard, Preact) type-checked and bundled by Vite into dist/portal and dist/dashboard. Needs the dev
@@ -51,9 +51,9 @@ if (extra.length > 0 || (option !== undefined && option !== "--generate-only" &&
 }
 
 if (option !== "--skip-generate") {
-  step("prisma generate", [bin("prisma", "prisma"), "generate", "--no-hints"]);
-  step("rest operations", [bin("tsx", "tsx"), "scripts/rest-operations.ts"]);
-  step("graphql-codegen", [bin("@graphql-codegen/cli", "graphql-codegen"), "--config", "codegen.ts"]);
+  // the Prisma client, the REST adapter's standard operations and their typed documents (scripts/generate.mjs),
+  // regenerated whatever their inputs' hash says
+  step("generate", ["scripts/generate.mjs", "--force"]);
   // the TypeScript client's types from the committed OpenAPI document (clients/typescript, docs/clients.md)
   step("client types", [bin("tsx", "tsx"), "scripts/print-client.ts"]);
   if (option === "--generate-only") process.exit(0);
