@@ -10,8 +10,8 @@
  * path beside Prisma (infra/joined-reads.ts, prepared-sql.ts, direct-transaction.ts), one connection inside this
  * process against a pool and other processes (claims, locks, LISTEN/NOTIFY), how failures arrive, and the embedded
  * database's own life (its data directory and lock, crashes, the control socket). The files that check those run on
- * both (`EVERY_DATABASE`); pages in headless Chromium and the embedded database's own processes run on PGlite, the
- * database `npm start` opens for a new user (`PGLITE_ONLY`); every other file checks the API's behaviour, the same SQL
+ * both (`EVERY_DATABASE`, with the dashboard's main journey in Chromium); the other pages in headless Chromium and
+ * the embedded database's own processes run on PGlite, the database `npm start` opens for a new user (`PGLITE_ONLY`); every other file checks the API's behaviour, the same SQL
  * on either, and runs once, on PostgreSQL, the production database. `TEST_EVERY_DATABASE=1` (`npm run
  * test:every-database`) runs every file on both, as the suite did until it outgrew CI's 12 minutes on two cores.
  */
