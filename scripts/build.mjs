@@ -11,7 +11,9 @@
  * with the sources').
  *
  * `--generate-only` stops after the generated code; `--skip-generate` starts after it (the generated code must be
- * current). CI (.ci/run) runs the two halves with the type check of everything in between, beside the first.
+ * current), and with `--no-type-check` emits src/ without checking its types (tsc --noCheck: 22 s -> 7 s; with
+ * isolatedModules the JavaScript is the same). CI (.ci/run) runs the first half, then the second without its type
+ * check beside `tsc -p .`, which checks src/ with everything else.
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -44,22 +46,34 @@ function step(label, args) {
   process.stderr.write(`build: ${label} ${Math.round(performance.now() - started)} ms\n`);
 }
 
-const [option, ...extra] = process.argv.slice(2);
-if (extra.length > 0 || (option !== undefined && option !== "--generate-only" && option !== "--skip-generate")) {
-  process.stderr.write("usage: node scripts/build.mjs [--generate-only | --skip-generate]\n");
+const options = process.argv.slice(2);
+const known = ["--generate-only", "--skip-generate", "--no-type-check"];
+if (
+  options.some((o) => !known.includes(o)) ||
+  (options.includes("--generate-only") && options.length > 1) ||
+  (options.includes("--no-type-check") && !options.includes("--skip-generate"))
+) {
+  process.stderr.write("usage: node scripts/build.mjs [--generate-only | --skip-generate [--no-type-check]]\n");
   process.exit(2);
 }
 
-if (option !== "--skip-generate") {
+if (!options.includes("--skip-generate")) {
   // the Prisma client, the REST adapter's standard operations and their typed documents (scripts/generate.mjs),
   // regenerated whatever their inputs' hash says
   step("generate", ["scripts/generate.mjs", "--force"]);
   // the TypeScript client's types from the committed OpenAPI document (clients/typescript, docs/clients.md)
   step("client types", [bin("tsx", "tsx"), "scripts/print-client.ts"]);
-  if (option === "--generate-only") process.exit(0);
+  if (options.includes("--generate-only")) process.exit(0);
 }
 fs.rmSync(path.join(root, "dist"), { recursive: true, force: true });
-step("tsc", [bin("typescript", "tsc"), "-p", "tsconfig.build.json"]);
+// --no-type-check: emit only (isolatedModules: the same JavaScript), for a caller that type-checks src/ itself
+// (.ci/run's `tsc -p .`, beside this)
+step("tsc", [
+  bin("typescript", "tsc"),
+  "-p",
+  "tsconfig.build.json",
+  ...(options.includes("--no-type-check") ? ["--noCheck"] : []),
+]);
 // the frontends (web/): the customer portal (docs/customer-portal.md) and the dashboard (docs/dashboard.md), with
 // what they share (web/shared), type-checked, then each bundled by Vite into dist/portal and dist/dashboard
 step("tsc web", [bin("typescript", "tsc"), "-p", "web"]);
