@@ -88,7 +88,8 @@ export interface PreparedDocument {
   linesChanged: boolean;
 }
 
-type StoredLine = { id: string } & Record<string, unknown>;
+/** A draft's stored line as read for an update: its id and its columns, by position in the document. */
+type StoredDraftLine = { id: string } & Record<string, unknown>;
 
 /**
  * Updates a draft: locks it, checks the transition (404 unknown, 409 not a draft), lets `prepare`
@@ -116,7 +117,7 @@ export async function updateDraftDocument<T, C extends { lines: unknown[] }>(
     const { columns, lines, linesChanged } = await prepare(withinTransaction(ctx, tx), current);
     if (linesChanged) await model.lines(tx).deleteMany({ where: { [model.parentKey]: id } });
     else {
-      for (const [i, stored] of (current.lines as StoredLine[]).entries()) {
+      for (const [i, stored] of (current.lines as StoredDraftLine[]).entries()) {
         const { total, exempt, tax, taxPercent } = lines[i] as Record<string, unknown>;
         const computed = Object.fromEntries(
           Object.entries({ total, exempt, tax, taxPercent }).filter(([, v]) => v !== undefined),

@@ -37,7 +37,8 @@ export interface IssuedTaxDocument {
   taxAgency: Record<string, unknown>;
 }
 
-type StoredLine = {
+/** A stored line's columns a DTE line (Detalle) is built from: amounts as Prisma returns them (Decimal). */
+type DteSourceLine = {
   name: string;
   description: string | null;
   quantity: unknown;
@@ -61,7 +62,7 @@ interface StoredTaxDocument {
   discountScheme: string;
   note?: string | null;
   documentType: { code: number; tax: unknown; hasTaxes: boolean };
-  lines: StoredLine[];
+  lines: DteSourceLine[];
   /** the document's currency (export documents print their amounts in it) */
   currency: { id: string; decimals: number; rounded: boolean };
   /** invoices: fiscal_settings (an export's customs data under `export`; domain/sii-exports.ts) */
@@ -81,7 +82,7 @@ interface StoredTaxDocument {
   address?: string | null;
 }
 
-function dteLines(lines: StoredLine[]): DteLine[] {
+function dteLines(lines: DteSourceLine[]): DteLine[] {
   return lines.map((l) => ({
     name: l.name,
     description: l.description ?? undefined,
