@@ -15,36 +15,12 @@
  * isolatedModules the JavaScript is the same). CI (.ci/run) runs the first half, then the second without its type
  * check beside `tsc -p .`, which checks src/ with everything else.
  */
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { root, stamp } from "./build-state.mjs";
+import { bin, step as runStep } from "./steps.mjs";
 
-const require = createRequire(path.join(root, "package.json"));
-
-/** Absolute path of the `bin` script `name` of package `pkg`. */
-function bin(pkg, name) {
-  const manifest = require.resolve(`${pkg}/package.json`);
-  const { bin } = JSON.parse(fs.readFileSync(manifest, "utf8"));
-  return path.join(path.dirname(manifest), typeof bin === "string" ? bin : bin[name]);
-}
-
-function step(label, args) {
-  const started = performance.now();
-  // prisma's generators (prisma-pothos-types) are found on PATH, as under `npm run`
-  const PATH = [path.join(root, "node_modules", ".bin"), process.env.PATH].filter(Boolean).join(path.delimiter);
-  const r = spawnSync(process.execPath, args, {
-    cwd: root,
-    encoding: "utf8",
-    env: { ...process.env, PATH, PRISMA_HIDE_UPDATE_MESSAGE: "1" },
-  });
-  if (r.status !== 0) {
-    process.stderr.write(`${r.stdout ?? ""}${r.stderr ?? ""}build: ${label} failed (exit ${r.status ?? r.signal})\n`);
-    process.exit(1);
-  }
-  process.stderr.write(`build: ${label} ${Math.round(performance.now() - started)} ms\n`);
-}
+const step = (label, args) => runStep("build", label, args);
 
 const options = process.argv.slice(2);
 const known = ["--generate-only", "--skip-generate", "--no-type-check"];

@@ -14,38 +14,13 @@
  * last complete run, with its files still there, writes nothing. `--force` generates whatever the hash says;
  * `--verbose` prints each step's time, or that nothing was needed.
  */
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { root } from "./build-state.mjs";
 import { generatedCodeIsCurrent, inputsHash, STAMP } from "./generated-code.mjs";
+import { bin, step as runStep } from "./steps.mjs";
 
-const require = createRequire(path.join(root, "package.json"));
-
-/** Absolute path of the `bin` script `name` of package `pkg`. */
-function bin(pkg, name) {
-  const manifest = require.resolve(`${pkg}/package.json`);
-  const { bin } = JSON.parse(fs.readFileSync(manifest, "utf8"));
-  return path.join(path.dirname(manifest), typeof bin === "string" ? bin : bin[name]);
-}
-
-function step(label, args) {
-  const started = performance.now();
-  // prisma's generators (prisma-pothos-types) are found on PATH, as under `npm run`
-  const PATH = [path.join(root, "node_modules", ".bin"), process.env.PATH].filter(Boolean).join(path.delimiter);
-  const r = spawnSync(process.execPath, args, {
-    cwd: root,
-    encoding: "utf8",
-    env: { ...process.env, PATH, PRISMA_HIDE_UPDATE_MESSAGE: "1" },
-  });
-  if (r.status !== 0) {
-    const output = `${r.stdout ?? ""}${r.stderr ?? ""}`;
-    process.stderr.write(`${output}generate: ${label} failed (exit ${r.status ?? r.signal})\n`);
-    process.exit(1);
-  }
-  if (verbose) process.stderr.write(`generate: ${label} ${Math.round(performance.now() - started)} ms\n`);
-}
+const step = (label, args) => runStep("generate", label, args, verbose);
 
 const options = process.argv.slice(2);
 const unknown = options.filter((o) => o !== "--force" && o !== "--verbose");

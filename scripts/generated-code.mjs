@@ -20,6 +20,7 @@ export const INPUTS = [
   "scripts/rest-operations.ts",
   "scripts/generate.mjs",
   "scripts/generated-code.mjs",
+  "scripts/steps.mjs",
   "package-lock.json",
 ];
 /** Files every run writes: without them the stamp alone does not count. */
