@@ -23,7 +23,10 @@ const LAYERS: { name: string; files: RegExp }[] = [
   { name: "services", files: /^services\// },
   { name: "graphql", files: /^graphql\// },
   { name: "rest", files: /^(rest|pages)\// },
-  { name: "entry points", files: /^(cli\/.*|cli\.ts|demo\.ts|quickstart\.ts|http-server\.ts|server\.ts|main\.ts)$/ },
+  {
+    name: "entry points",
+    files: /^(app\/.*|cli\/.*|cli\.ts|demo\.ts|quickstart\.ts|http-server\.ts|server\.ts|main\.ts)$/,
+  },
 ];
 
 type Graph = Map<string, string[]>;
@@ -187,10 +190,82 @@ describe("architecture: the import graph of src/", () => {
   });
 });
 
-describe("architecture: the billing run by phase (src/services/billing-run/) and its cycle input", () => {
+/**
+ * The functions of src/ still over 80 lines or 5 parameters, as `file name` (issue 35: a newcomer reads a function
+ * whole). The list may only shrink: a function split below the limits must leave it (the test fails until it does),
+ * and a function not on it may not grow past them. A name appears once per function it names (two anonymous field
+ * builders of one file: twice).
+ */
+const OVERSIZED_TO_SPLIT = [
+  "cli/api-keys.ts apiKeyCommands", // 90 lines
+  "cli/events.ts listen", // 162 lines
+  "cli/program.ts buildProgram", // 188 lines
+  "domain/billing-cycle.ts cycleInvoice", // 204 lines
+  "domain/printed-export.ts printedExport", // 83 lines
+  "graphql/limits.ts (anonymous)", // 99 lines
+  "graphql/limits.ts costRule", // 101 lines
+  "graphql/pagination.ts tenantConnection", // 6 parameters
+  "graphql/types/credit-note.ts (anonymous)", // 123 lines
+  "graphql/types/invoice.ts (anonymous)", // 195 lines
+  "graphql/types/order.ts (anonymous)", // 107 lines
+  "graphql/types/payment.ts (anonymous)", // 141 lines
+  "graphql/types/portal.ts (anonymous)", // 95 lines
+  "graphql/types/reference.ts (anonymous)", // 117 lines
+  "graphql/types/subscription.ts (anonymous)", // 102 lines
+  "graphql/types/subscription.ts (anonymous)", // 88 lines
+  "graphql/types/swap.ts (anonymous)", // 87 lines
+  "infra/config.ts loadConfig", // 84 lines
+  "infra/database-copy.ts copyIn", // 93 lines
+  "infra/database.ts createDatabase", // 123 lines
+  "infra/joined-reads.ts joinedRead", // 6 parameters
+  "infra/pdf.ts drawCopy", // 151 lines
+  "infra/taxagency/sii/caf.ts parseCaf", // 115 lines
+  "infra/taxagency/sii/dte.ts buildDte", // 217 lines
+  "infra/taxagency/sii/receiver-answers.ts readReceiverAnswer", // 87 lines
+  "main.ts (anonymous)", // 86 lines
+  "rest/router.ts createRestHandler", // 103 lines
+  "rest/router.ts handle", // 94 lines
+  "services/api-keys.ts createApiKey", // 88 lines
+  "services/cafs.ts takeFolios", // 6 parameters
+  "services/cafs.ts uploadCaf", // 83 lines
+  "services/credit-notes.ts createCreditNoteIn", // 132 lines
+  "services/customers.ts resolveCustomerColumns", // 139 lines
+  "services/document-pdf.ts printDocument", // 106 lines
+  "services/idempotency.ts runIdempotent", // 6 parameters
+  "services/invoices.ts prepare", // 103 lines
+  "services/metrics.ts registerBusinessMetrics", // 164 lines
+  "services/numbering.ts numberDocument", // 6 parameters
+  "services/outbox.ts sendClaimed", // 123 lines
+  "services/revenue-aggregates.ts drainAndRead", // 8 parameters
+  "services/sii-exchange.ts recordReceiverAnswer", // 100 lines
+  "services/sii-exchange.ts writeExchanges", // 6 parameters
+  "services/sii-sending.ts askEnvelopeStatus", // 6 parameters
+  "services/sii-sending.ts recordDecision", // 6 parameters
+  "services/sii-sending.ts uploadEnvelope", // 138 lines
+  "services/subscriptions.ts prepare", // 311 lines
+  "services/swaps.ts (anonymous)", // 82 lines
+  "services/swaps.ts receivePurchaseDocuments", // 138 lines
+  "services/swaps.ts replyToSwap", // 91 lines
+  "services/tax-documents.ts dteInputOf", // 82 lines, 6 parameters
+  "services/tax-documents.ts issueTaxDocument", // 6 parameters
+  "services/tax-documents.ts issueTaxInvoices", // 6 parameters
+  "services/usages.ts recordUsageList", // 132 lines
+  "services/webhook-delivery.ts startWebhookWorker", // 365 lines
+];
+
+describe("architecture: function size in all of src/", () => {
   const limits = { maxLines: 80, maxParams: 5 };
 
-  it("has no function over 80 lines or 5 parameters", () => {
+  it("has no function over 80 lines or 5 parameters but those listed to split, and lists none that is not", () => {
+    const files = sourceFiles(SRC);
+    expect(files.length).toBeGreaterThan(200);
+    const found = files.flatMap((f) =>
+      oversizedFunctions(f, limits).map((o) => `${path.relative(SRC, f)} ${o.slice(0, o.lastIndexOf(":"))}`),
+    );
+    expect(found.sort()).toEqual([...OVERSIZED_TO_SPLIT].sort());
+  });
+
+  it("the billing run by phase (src/services/billing-run/) and its cycle input have none", () => {
     const files = ["billing-run.ts", "cycle-input.ts", "upcoming-invoice.ts"]
       .map((f) => path.join(SRC, "services", f))
       .concat(sourceFiles(path.join(SRC, "services/billing-run")));
