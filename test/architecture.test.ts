@@ -250,7 +250,6 @@ const OVERSIZED_TO_SPLIT = [
   "services/tax-documents.ts issueTaxDocument", // 6 parameters
   "services/tax-documents.ts issueTaxInvoices", // 6 parameters
   "services/usages.ts recordUsageList", // 132 lines
-  "services/webhook-delivery.ts startWebhookWorker", // 365 lines
 ];
 
 describe("architecture: function size in all of src/", () => {

@@ -247,84 +247,190 @@ export function startWebhookWorker(
   deps: WebhookDeliveryDeps,
   stream: Promise<EventStream | null> | null,
 ): WebhookWorker {
-  const { prisma, settings, logger } = deps;
-  const http = new WebhookHttp({ timeoutMs: settings.webhooks.timeoutMs, socketsPerHost: PER_ENDPOINT_CONCURRENCY });
-  const inFlight = new Map<string, number>();
-  let inFlightTotal = 0;
-  const sends = new Set<Promise<void>>();
-  let outcomes: Outcome[] = [];
-  let flushing: Promise<void> | null = null;
-  let flushTimer: NodeJS.Timeout | undefined;
-  let notifiedTimer: NodeJS.Timeout | undefined;
-  let lastNotifiedWake = 0;
-  let stopped = false;
-  let wakeUp: (() => void) | null = null;
-  let woken = true;
-  let timer: NodeJS.Timeout | undefined;
-  /** a due message was left unclaimed for want of a slot: the end of a send is worth a look */
-  let waitingForSlot = false;
-  /** sends ended so far: one that ends while a claim runs frees a slot that claim did not see */
-  let sendsEnded = 0;
-  /** secrets opened, by their sealed bytes (base64; at most MAX_OPENED, cleared when full): a rotation seals anew */
-  const opened = new Map<string, Buffer>();
+  const worker = new DeliveryWorker(deps);
+  void stream?.then((s) => worker.follow(s));
+  worker.start();
+  return { wake: () => worker.wake(), stop: () => worker.stop() };
+}
 
-  const wake = () => {
-    woken = true;
-    wakeUp?.();
-  };
+/** A finished attempt with what it decides: the message's new status and, for a retry, its next attempt time. */
+interface DecidedOutcome extends Outcome {
+  ok: boolean;
+  status: "delivered" | "failed" | "pending";
+  next: Date | null;
+}
+
+/**
+ * What each finished attempt decides (docs/webhooks.md "Attempts"): a 2xx is delivered; anything else is retried on
+ * `schedule` (honouring Retry-After) or, past its end or on 410, failed.
+ */
+function decideOutcomes(batch: Outcome[], schedule: number[]): DecidedOutcome[] {
+  return batch.map((outcome) => {
+    const { claim, result, at } = outcome;
+    const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const retryIn = ok
+      ? null
+      : nextRetryIn(schedule, {
+          attempt: claim.attempts,
+          statusCode: result.statusCode,
+          retryAfterMs: retryAfterMs(result.retryAfter, at),
+        });
+    return {
+      ...outcome,
+      ok,
+      status: ok ? "delivered" : retryIn === null ? "failed" : "pending",
+      next: retryIn === null ? null : new Date(at.getTime() + retryIn),
+    };
+  });
+}
+
+/** An endpoint's failure streak over a batch, in the order its attempts finished. */
+interface Streak {
+  succeeded: boolean;
+  firstFailure: Date | null;
+  gone: boolean;
+}
+
+/** Each endpoint's failure streak over `rows` (in the order the attempts finished): a success resets it. */
+function streaksOf(rows: DecidedOutcome[]): Map<string, Streak> {
+  const streaks = new Map<string, Streak>();
+  for (const r of rows) {
+    const s = streaks.get(r.endpoint.id) ?? { succeeded: false, firstFailure: null, gone: false };
+    if (r.ok) Object.assign(s, { succeeded: true, firstFailure: null, gone: false });
+    else {
+      s.firstFailure ??= r.at;
+      if (r.result.statusCode === 410) s.gone = true;
+    }
+    streaks.set(r.endpoint.id, s);
+  }
+  return streaks;
+}
+
+/** The rows of WRITE_OUTCOMES, one array per column. */
+function outcomeColumns(rows: DecidedOutcome[]): unknown[] {
+  return [
+    rows.map(() => newId("del")),
+    rows.map((r) => r.claim.eventId),
+    rows.map((r) => r.claim.endpointId),
+    rows.map((r) => r.claim.attempts),
+    rows.map((r) => r.result.statusCode),
+    rows.map((r) => r.result.durationMs),
+    rows.map((r) => r.result.error),
+    rows.map((r) => r.result.body),
+    rows.map((r) => r.at),
+    rows.map((r) => r.status),
+    rows.map((r) => r.next),
+    rows.map((r) => r.endpoint.organizationId),
+    rows.map((r) => r.endpoint.testMode),
+  ];
+}
+
+/**
+ * The delivery worker of one process (startWebhookWorker). Its state: the messages in flight (per endpoint and in
+ * all), the outcomes waiting to be written and the one batch being written, the opened secrets, and what wakes the
+ * loop (a notification, a slot freed while a due message waits for one, a retry written, a timer).
+ */
+class DeliveryWorker {
+  private readonly prisma: PrismaClient;
+  private readonly settings: AppSettings;
+  private readonly logger: Logger;
+  private readonly http: WebhookHttp;
+  private readonly inFlight = new Map<string, number>();
+  private inFlightTotal = 0;
+  private readonly sends = new Set<Promise<void>>();
+  private outcomes: Outcome[] = [];
+  private flushing: Promise<void> | null = null;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private notifiedTimer: NodeJS.Timeout | undefined;
+  private lastNotifiedWake = 0;
+  private stopped = false;
+  private wakeUp: (() => void) | null = null;
+  private woken = true;
+  private timer: NodeJS.Timeout | undefined;
+  /** a due message was left unclaimed for want of a slot: the end of a send is worth a look */
+  private waitingForSlot = false;
+  /** sends ended so far: one that ends while a claim runs frees a slot that claim did not see */
+  private sendsEnded = 0;
+  /** secrets opened, by their sealed bytes (base64; at most MAX_OPENED, cleared when full): a rotation seals anew */
+  private readonly opened = new Map<string, Buffer>();
+  private readonly unsubscribe: (() => void)[] = [];
+  private running: Promise<void> = Promise.resolve();
+
+  constructor({ prisma, settings, logger }: WebhookDeliveryDeps) {
+    this.prisma = prisma;
+    this.settings = settings;
+    this.logger = logger;
+    this.http = new WebhookHttp({ timeoutMs: settings.webhooks.timeoutMs, socketsPerHost: PER_ENDPOINT_CONCURRENCY });
+  }
+
+  /** Follows `stream`'s notifications of new messages, and its gaps (notifications possibly missed). */
+  follow(stream: EventStream | null): void {
+    if (stream && !this.stopped)
+      this.unsubscribe.push(
+        stream.onWebhookMessages(() => this.notified()),
+        stream.onGap(() => this.wake()),
+      );
+  }
+
+  start(): void {
+    this.running = this.loop();
+  }
+
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
   /**
    * A notification that messages were written: wakes the worker at once, or, within
    * NOTIFIED_CLAIM_INTERVAL_MS of the last such wake, at the interval's end. So under a stream of
    * writes one claim takes the messages of several transactions; an idle worker answers the first
    * notification at once.
    */
-  const notified = () => {
-    if (notifiedTimer) return;
-    const wait = lastNotifiedWake + NOTIFIED_CLAIM_INTERVAL_MS - Date.now();
+  private notified(): void {
+    if (this.notifiedTimer) return;
+    const wait = this.lastNotifiedWake + NOTIFIED_CLAIM_INTERVAL_MS - Date.now();
     if (wait <= 0) {
-      lastNotifiedWake = Date.now();
-      wake();
+      this.lastNotifiedWake = Date.now();
+      this.wake();
       return;
     }
-    notifiedTimer = setTimeout(() => {
-      notifiedTimer = undefined;
-      lastNotifiedWake = Date.now();
-      wake();
+    this.notifiedTimer = setTimeout(() => {
+      this.notifiedTimer = undefined;
+      this.lastNotifiedWake = Date.now();
+      this.wake();
     }, wait);
-  };
-  const unsubscribe: (() => void)[] = [];
-  void stream?.then((s) => {
-    if (s && !stopped) unsubscribe.push(s.onWebhookMessages(notified), s.onGap(wake));
-  });
+  }
 
   /** Sleeps until woken, a send finishes, or `ms` passed. */
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (woken || stopped) return resolve();
-      wakeUp = resolve;
-      timer = setTimeout(resolve, ms);
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.woken || this.stopped) return resolve();
+      this.wakeUp = resolve;
+      this.timer = setTimeout(resolve, ms);
     }).finally(() => {
-      wakeUp = null;
-      clearTimeout(timer);
+      this.wakeUp = null;
+      clearTimeout(this.timer);
     });
+  }
 
   /** Sealed secret bytes opened with the encryption key, once while they stay the same. */
-  function openSealed(sealed: Uint8Array): Buffer {
+  private openSealed(sealed: Uint8Array): Buffer {
     const id = Buffer.from(sealed).toString("base64");
-    let secret = opened.get(id);
+    let secret = this.opened.get(id);
     if (!secret) {
-      secret = openSecret(requireKey(settings.certificateEncryptionKey), sealed);
-      if (opened.size >= MAX_OPENED) opened.clear();
-      opened.set(id, secret);
+      secret = openSecret(requireKey(this.settings.certificateEncryptionKey), sealed);
+      if (this.opened.size >= MAX_OPENED) this.opened.clear();
+      this.opened.set(id, secret);
     }
     return secret;
   }
 
   /** The secrets that sign for a claimed endpoint now (webhook-endpoints.ts `signingSecrets`, CLAIM's sealed bytes). */
-  function secretsOf(row: ClaimRow, now: Date): Buffer[] {
+  private secretsOf(row: ClaimRow, now: Date): Buffer[] {
     return signingSecrets(
       { secret: row.secret!, previousSecret: row.previousSecret, previousSecretExpiresAt: row.previousSecretExpiresAt },
-      openSealed,
+      (sealed) => this.openSealed(sealed),
       now,
     );
   }
@@ -334,11 +440,11 @@ export function startWebhookWorker(
    * it sent, and whether a bound held the claim back (an endpoint, or the process, got as many as its
    * free slots allowed: more may be due).
    */
-  async function claimAndSend(now: Date): Promise<{ claimed: number; limited: boolean }> {
-    const free = MAX_IN_FLIGHT - inFlightTotal;
-    const busy = [...inFlight.entries()];
-    const lease = new Date(now.getTime() + leaseMs(settings.webhooks.timeoutMs));
-    const rows = await queryPrepared<ClaimRow>(prisma, CLAIM, [
+  private async claimAndSend(now: Date): Promise<{ claimed: number; limited: boolean }> {
+    const free = MAX_IN_FLIGHT - this.inFlightTotal;
+    const busy = [...this.inFlight.entries()];
+    const lease = new Date(now.getTime() + leaseMs(this.settings.webhooks.timeoutMs));
+    const rows = await queryPrepared<ClaimRow>(this.prisma, CLAIM, [
       now,
       PER_ENDPOINT_CONCURRENCY,
       busy.map(([id]) => id),
@@ -346,7 +452,31 @@ export function startWebhookWorker(
       Math.max(free, 0),
       lease,
     ]);
-    // an event's data and an endpoint's fields come on one of their rows, in no particular order
+    const { bodies, endpoints } = this.claimedData(rows, now);
+    let claimed = 0;
+    const perEndpoint = new Map<string, number>();
+    for (const row of rows) {
+      perEndpoint.set(row.endpointId, (perEndpoint.get(row.endpointId) ?? 0) + 1);
+      const body = bodies.get(row.eventId);
+      const to = endpoints.get(row.endpointId);
+      // not found (cannot happen: the claim holds the message and its event): its lease runs out
+      if (body === undefined || !to) continue;
+      const claim = { eventId: row.eventId, endpointId: row.endpointId, attempts: Number(row.attempts) };
+      this.send(claim, to.endpoint, body, to.signingKeys);
+      claimed++;
+    }
+    const limited =
+      rows.length >= free ||
+      busy.some(([id, n]) => (perEndpoint.get(id) ?? 0) >= PER_ENDPOINT_CONCURRENCY - n) ||
+      [...perEndpoint.values()].some((n) => n >= PER_ENDPOINT_CONCURRENCY);
+    return { claimed, limited };
+  }
+
+  /**
+   * The message bodies of the claimed events and the claimed endpoints with their signing secrets: an event's data
+   * and an endpoint's fields come on one of their rows, in no particular order.
+   */
+  private claimedData(rows: ClaimRow[], now: Date) {
     const bodies = new Map<string, string>();
     const endpoints = new Map<string, { endpoint: Endpoint; signingKeys: Buffer[] }>();
     for (const row of rows) {
@@ -358,36 +488,16 @@ export function startWebhookWorker(
           testMode: row.testMode!,
           url: row.url,
         };
-        endpoints.set(row.endpointId, { endpoint, signingKeys: secretsOf(row, now) });
+        endpoints.set(row.endpointId, { endpoint, signingKeys: this.secretsOf(row, now) });
       }
     }
-    let claimed = 0;
-    const perEndpoint = new Map<string, number>();
-    for (const row of rows) {
-      perEndpoint.set(row.endpointId, (perEndpoint.get(row.endpointId) ?? 0) + 1);
-      const body = bodies.get(row.eventId);
-      const to = endpoints.get(row.endpointId);
-      // not found (cannot happen: the claim holds the message and its event): its lease runs out
-      if (body === undefined || !to) continue;
-      send(
-        { eventId: row.eventId, endpointId: row.endpointId, attempts: Number(row.attempts) },
-        to.endpoint,
-        body,
-        to.signingKeys,
-      );
-      claimed++;
-    }
-    const limited =
-      rows.length >= free ||
-      busy.some(([id, n]) => (perEndpoint.get(id) ?? 0) >= PER_ENDPOINT_CONCURRENCY - n) ||
-      [...perEndpoint.values()].some((n) => n >= PER_ENDPOINT_CONCURRENCY);
-    return { claimed, limited };
+    return { bodies, endpoints };
   }
 
   /** Sends one claimed message; its outcome is queued for `flush`. */
-  function send(claim: Claim, endpoint: Endpoint, body: string, signingKeys: Buffer[]): void {
-    inFlight.set(endpoint.id, (inFlight.get(endpoint.id) ?? 0) + 1);
-    inFlightTotal++;
+  private send(claim: Claim, endpoint: Endpoint, body: string, signingKeys: Buffer[]): void {
+    this.inFlight.set(endpoint.id, (this.inFlight.get(endpoint.id) ?? 0) + 1);
+    this.inFlightTotal++;
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = {
       "user-agent": "billing-service-webhooks/1",
@@ -395,78 +505,59 @@ export function startWebhookWorker(
       "webhook-timestamp": String(timestamp),
       "webhook-signature": webhookSignature(signingKeys, claim.eventId, timestamp, body),
     };
-    const strict = !endpoint.testMode && !settings.webhooks.allowPrivateNetworks;
-    const sent: Promise<void> = http.send(endpoint.url, headers, body, strict).then((result) => {
-      outcomes.push({ claim, endpoint, result, at: new Date() });
-      const left = (inFlight.get(endpoint.id) ?? 1) - 1;
-      if (left > 0) inFlight.set(endpoint.id, left);
-      else inFlight.delete(endpoint.id);
-      inFlightTotal--;
-      sends.delete(sent);
-      sendsEnded++;
-      startFlush();
+    const strict = !endpoint.testMode && !this.settings.webhooks.allowPrivateNetworks;
+    const sent: Promise<void> = this.http.send(endpoint.url, headers, body, strict).then((result) => {
+      this.outcomes.push({ claim, endpoint, result, at: new Date() });
+      const left = (this.inFlight.get(endpoint.id) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(endpoint.id, left);
+      else this.inFlight.delete(endpoint.id);
+      this.inFlightTotal--;
+      this.sends.delete(sent);
+      this.sendsEnded++;
+      this.startFlush();
       // a slot is free: worth a claim only when a due message waits for one
-      if (waitingForSlot) wake();
+      if (this.waitingForSlot) this.wake();
     });
-    sends.add(sent);
+    this.sends.add(sent);
   }
 
   /**
    * Writes the outcomes waiting, FLUSH_DELAY_MS after the first of them (at once when FLUSH_AT are
    * waiting, or when stopping), one batch at a time: the attempts that end meanwhile share the next.
    */
-  function startFlush(): void {
-    if (flushing || flushTimer || outcomes.length === 0) return;
-    if (stopped || outcomes.length >= FLUSH_AT) flushNow();
-    else flushTimer = setTimeout(flushNow, FLUSH_DELAY_MS);
+  private startFlush(): void {
+    if (this.flushing || this.flushTimer || this.outcomes.length === 0) return;
+    if (this.stopped || this.outcomes.length >= FLUSH_AT) this.flushNow();
+    else this.flushTimer = setTimeout(() => this.flushNow(), FLUSH_DELAY_MS);
   }
 
-  function flushNow(): void {
-    clearTimeout(flushTimer);
-    flushTimer = undefined;
-    if (flushing || outcomes.length === 0) return;
-    const batch = outcomes;
-    outcomes = [];
-    flushing = writeOutcomes(batch)
+  private flushNow(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.flushing || this.outcomes.length === 0) return;
+    const batch = this.outcomes;
+    this.outcomes = [];
+    this.flushing = this.writeOutcomes(batch)
       .then((retrying) => {
         // a retry moved its message's due time (5 s on, or sooner with Retry-After): look again
-        if (retrying) wake();
+        if (retrying) this.wake();
       })
       .catch((err) => {
         // not written: the claims run out and the messages are sent again (at least once); a round
         // now finds when
-        logger.error({ err, messages: batch.length }, "webhook outcomes not recorded; they will be retried");
-        wake();
+        this.logger.error({ err, messages: batch.length }, "webhook outcomes not recorded; they will be retried");
+        this.wake();
       })
       .finally(() => {
-        flushing = null;
-        startFlush();
+        this.flushing = null;
+        this.startFlush();
       });
   }
 
   /** Writes a batch of outcomes in one transaction; true when one of them schedules a retry. */
-  async function writeOutcomes(batch: Outcome[]): Promise<boolean> {
-    const schedule = settings.webhooks.retrySchedule;
-    const all = batch.map(({ claim, endpoint, result, at }) => {
-      const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-      const retryIn = ok
-        ? null
-        : nextRetryIn(schedule, {
-            attempt: claim.attempts,
-            statusCode: result.statusCode,
-            retryAfterMs: retryAfterMs(result.retryAfter, at),
-          });
-      return {
-        claim,
-        endpoint,
-        result,
-        at,
-        ok,
-        status: ok ? "delivered" : retryIn === null ? "failed" : "pending",
-        next: retryIn === null ? null : new Date(at.getTime() + retryIn),
-      };
-    });
-    await directTransaction(prisma, async (tx) => {
+  private async writeOutcomes(batch: Outcome[]): Promise<boolean> {
+    const all = decideOutcomes(batch, this.settings.webhooks.retrySchedule);
+    await directTransaction(this.prisma, async (tx) => {
       const existing = await queryPrepared<{ id: string }>(tx, LOCK_ENDPOINTS, [
         [...new Set(all.map((r) => r.endpoint.id))],
       ]);
@@ -474,71 +565,33 @@ export function startWebhookWorker(
       // a deleted endpoint's messages and attempts went with it: nothing to record for them
       const rows = all.filter((r) => kept.has(r.endpoint.id));
       if (rows.length === 0) return;
-      await queryPrepared(tx, WRITE_OUTCOMES, [
-        rows.map(() => newId("del")),
-        rows.map((r) => r.claim.eventId),
-        rows.map((r) => r.claim.endpointId),
-        rows.map((r) => r.claim.attempts),
-        rows.map((r) => r.result.statusCode),
-        rows.map((r) => r.result.durationMs),
-        rows.map((r) => r.result.error),
-        rows.map((r) => r.result.body),
-        rows.map((r) => r.at),
-        rows.map((r) => r.status),
-        rows.map((r) => r.next),
-        rows.map((r) => r.endpoint.organizationId),
-        rows.map((r) => r.endpoint.testMode),
-      ]);
-      // each endpoint's failure streak, in the order the attempts finished
-      const streaks = new Map<string, { succeeded: boolean; firstFailure: Date | null; gone: boolean }>();
-      for (const r of rows) {
-        const s = streaks.get(r.endpoint.id) ?? { succeeded: false, firstFailure: null, gone: false };
-        if (r.ok) Object.assign(s, { succeeded: true, firstFailure: null, gone: false });
-        else {
-          s.firstFailure ??= r.at;
-          if (r.result.statusCode === 410) s.gone = true;
-        }
-        streaks.set(r.endpoint.id, s);
-      }
-      const ids = [...streaks.keys()];
-      const updated = await queryPrepared<{ id: string; status: string; failingSince: Date | null }>(
-        tx,
-        WRITE_STREAKS,
-        [ids, ids.map((id) => streaks.get(id)!.succeeded), ids.map((id) => streaks.get(id)!.firstFailure)],
-      );
-      const now = new Date();
-      for (const row of updated) {
-        if (row.status !== "enabled" || !row.failingSince) continue;
-        const streak = streaks.get(row.id)!;
-        const reason: DisableReason | null = disablesEndpoint(
-          streak.gone ? 410 : null,
-          new Date(row.failingSince),
-          now,
-        );
-        if (!reason) continue;
-        const endpoint = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id: row.id } });
-        await disableEndpoint(endpointContext(tx as unknown as PrismaClient, endpoint, now), endpoint, reason);
-        logger.warn({ endpoint: endpoint.id, url: endpoint.url, reason }, "webhook endpoint disabled");
-      }
+      await queryPrepared(tx, WRITE_OUTCOMES, outcomeColumns(rows));
+      await this.writeStreaks(tx as unknown as PrismaClient, streaksOf(rows));
     });
     return all.some((r) => r.status === "pending");
   }
 
-  /** The use-case context of an endpoint's organization and mode, inside `tx` (disabling writes its event). */
-  function endpointContext(tx: PrismaClient, endpoint: WebhookEndpoint, now: Date): ServiceContext {
-    return {
-      prisma: tx,
-      auth: {
-        organizationId: endpoint.organizationId,
-        testMode: endpoint.testMode,
-        userEmail: "",
-        apiKeyId: "",
-      },
-      now: () => now,
-      settings,
-      baseUrl: "",
-      inTransaction: true,
-    };
+  /**
+   * Writes each endpoint's failure streak (inside the outcomes' transaction `tx`) and disables the endpoints it
+   * decides to (410 Gone, or failing for 5 days: domain/webhooks.ts `disablesEndpoint`), with their event.
+   */
+  private async writeStreaks(tx: PrismaClient, streaks: Map<string, Streak>): Promise<void> {
+    const ids = [...streaks.keys()];
+    const updated = await queryPrepared<{ id: string; status: string; failingSince: Date | null }>(tx, WRITE_STREAKS, [
+      ids,
+      ids.map((id) => streaks.get(id)!.succeeded),
+      ids.map((id) => streaks.get(id)!.firstFailure),
+    ]);
+    const now = new Date();
+    for (const row of updated) {
+      if (row.status !== "enabled" || !row.failingSince) continue;
+      const streak = streaks.get(row.id)!;
+      const reason: DisableReason | null = disablesEndpoint(streak.gone ? 410 : null, new Date(row.failingSince), now);
+      if (!reason) continue;
+      const endpoint = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id: row.id } });
+      await disableEndpoint(endpointContext(tx, endpoint, now, this.settings), endpoint, reason);
+      this.logger.warn({ endpoint: endpoint.id, url: endpoint.url, reason }, "webhook endpoint disabled");
+    }
   }
 
   /**
@@ -549,63 +602,96 @@ export function startWebhookWorker(
    * then cost one statement, and the messages whose due time nothing announces (another process's
    * retries, a crashed process's claims running out) are still found.
    */
-  async function loop(): Promise<void> {
-    let nextDueAt: Date | null = null;
-    let nextDueCheckedAt = 0;
-    while (!stopped) {
+  private async loop(): Promise<void> {
+    const due: NextDue = { at: null, checkedAt: 0 };
+    while (!this.stopped) {
       try {
-        woken = false;
-        const endedBefore = sendsEnded;
-        const { claimed, limited } = await claimAndSend(new Date());
-        if (stopped) break;
+        this.woken = false;
+        const endedBefore = this.sendsEnded;
+        const { claimed, limited } = await this.claimAndSend(new Date());
+        if (this.stopped) break;
         if (limited) {
           // a due message may wait for a slot: the end of a send is worth a claim, and one that
           // ended while this claim ran freed a slot it did not see
-          waitingForSlot = true;
-          if (sendsEnded !== endedBefore) continue;
-          await sleep(IDLE_POLL_MS);
+          this.waitingForSlot = true;
+          if (this.sendsEnded !== endedBefore) continue;
+          await this.sleep(IDLE_POLL_MS);
           continue;
         }
-        waitingForSlot = false;
-        const refresh = claimed === 0 || Date.now() - nextDueCheckedAt >= NEXT_DUE_REFRESH_MS;
-        if (refresh) {
-          nextDueCheckedAt = Date.now();
-          const [next] = await queryPrepared<{ at: Date | null }>(prisma, NEXT_DUE, []);
-          nextDueAt = next?.at ? new Date(next.at) : null;
-        }
-        const dueIn = nextDueAt ? nextDueAt.getTime() - Date.now() : IDLE_POLL_MS;
-        // an answer not asked this round is at most NEXT_DUE_REFRESH_MS old when acted on
-        const fresh = refresh ? IDLE_POLL_MS : nextDueCheckedAt + NEXT_DUE_REFRESH_MS - Date.now();
-        let wait: number;
-        if (dueIn > 0) wait = Math.min(dueIn, fresh);
-        else if (!refresh)
-          wait = fresh; // most likely the message claimed just now
-        else wait = MIN_SLEEP_MS; // due, and held by another process's claim for a moment
-        await sleep(Math.max(Math.min(wait, IDLE_POLL_MS), 0));
+        this.waitingForSlot = false;
+        await this.sleep(await this.nextWait(due, claimed));
       } catch (err) {
-        if (stopped) break;
-        logger.error({ err }, "webhook delivery round failed");
-        await sleep(ERROR_PAUSE_MS);
+        if (this.stopped) break;
+        this.logger.error({ err }, "webhook delivery round failed");
+        await this.sleep(ERROR_PAUSE_MS);
       }
     }
   }
 
-  const running = loop();
+  /**
+   * How long to sleep after a round that claimed `claimed` messages and was not held back by a bound (ms): until the
+   * next message is due (NEXT_DUE, asked again when the round claimed nothing or the answer in `due` is
+   * NEXT_DUE_REFRESH_MS old), at most IDLE_POLL_MS.
+   */
+  private async nextWait(due: NextDue, claimed: number): Promise<number> {
+    const refresh = claimed === 0 || Date.now() - due.checkedAt >= NEXT_DUE_REFRESH_MS;
+    if (refresh) {
+      due.checkedAt = Date.now();
+      const [next] = await queryPrepared<{ at: Date | null }>(this.prisma, NEXT_DUE, []);
+      due.at = next?.at ? new Date(next.at) : null;
+    }
+    const dueIn = due.at ? due.at.getTime() - Date.now() : IDLE_POLL_MS;
+    // an answer not asked this round is at most NEXT_DUE_REFRESH_MS old when acted on
+    const fresh = refresh ? IDLE_POLL_MS : due.checkedAt + NEXT_DUE_REFRESH_MS - Date.now();
+    let wait: number;
+    if (dueIn > 0) wait = Math.min(dueIn, fresh);
+    else if (!refresh)
+      wait = fresh; // most likely the message claimed just now
+    else wait = MIN_SLEEP_MS; // due, and held by another process's claim for a moment
+    return Math.max(Math.min(wait, IDLE_POLL_MS), 0);
+  }
+
+  /** Stops claiming, waits for the attempts in flight (at most their time limit) and writes their outcomes. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const u of this.unsubscribe) u();
+    this.wake();
+    await this.running;
+    await Promise.all([...this.sends]);
+    clearTimeout(this.notifiedTimer);
+    while (this.flushing || this.outcomes.length) {
+      this.flushNow();
+      await this.flushing;
+    }
+    this.http.close();
+  }
+}
+
+/** When the next pending message is due, as NEXT_DUE last answered, and when it was asked (Date.now()). */
+interface NextDue {
+  at: Date | null;
+  checkedAt: number;
+}
+
+/** The use-case context of an endpoint's organization and mode, inside `tx` (disabling writes its event). */
+function endpointContext(
+  tx: PrismaClient,
+  endpoint: WebhookEndpoint,
+  now: Date,
+  settings: AppSettings,
+): ServiceContext {
   return {
-    wake,
-    async stop() {
-      stopped = true;
-      for (const u of unsubscribe) u();
-      wake();
-      await running;
-      await Promise.all([...sends]);
-      clearTimeout(notifiedTimer);
-      while (flushing || outcomes.length) {
-        flushNow();
-        await flushing;
-      }
-      http.close();
+    prisma: tx,
+    auth: {
+      organizationId: endpoint.organizationId,
+      testMode: endpoint.testMode,
+      userEmail: "",
+      apiKeyId: "",
     },
+    now: () => now,
+    settings,
+    baseUrl: "",
+    inTransaction: true,
   };
 }
 
