@@ -243,9 +243,6 @@ const OVERSIZED_TO_SPLIT = [
   "services/sii-sending.ts recordDecision", // 6 parameters
   "services/sii-sending.ts uploadEnvelope", // 138 lines
   "services/subscriptions.ts prepare", // 311 lines
-  "services/swaps.ts (anonymous)", // 82 lines
-  "services/swaps.ts receivePurchaseDocuments", // 138 lines
-  "services/swaps.ts replyToSwap", // 91 lines
   "services/tax-documents.ts dteInputOf", // 82 lines, 6 parameters
   "services/tax-documents.ts issueTaxDocument", // 6 parameters
   "services/tax-documents.ts issueTaxInvoices", // 6 parameters

@@ -14,7 +14,7 @@
  * Signing needs the organization's certificate: callers pass a CredentialsLoader (the API passes
  * the one reading the uploaded certificate).
  */
-import { Prisma, type Swap } from "../infra/prisma/generated/client.js";
+import { Prisma, type Purchase, type Swap } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { InvalidStateError, NotFoundError, ValidationError } from "../domain/errors.js";
 import { normalizeRut } from "../domain/rut.js";
@@ -26,6 +26,8 @@ import {
   readEnvioDte,
   verifyReceivedDte,
   type AnsweredDocument,
+  type DteVerification,
+  type ReceivedEnvelope,
   type ResponseHeader,
   type SigningCredentials,
 } from "../infra/taxagency/sii/index.js";
@@ -99,6 +101,23 @@ function header(rut: string, issuerRut: string, signedAt: Date, contactEmail?: s
   return { responderRut: rut, recipientRut: issuerRut, contactEmail, signedAt };
 }
 
+/** A received envelope, checked, with what its purchases are keyed by and how each DTE verified. */
+interface ReceivedDocuments {
+  envelope: ReceivedEnvelope;
+  /** each DTE's unique key: issuer (normalized RUT), SII document type, folio */
+  keys: { issuerTaxId: string; documentCode: number; folio: number }[];
+  /** each DTE's issuer signature and timbre (TED) checks, in the envelope's order */
+  verifications: DteVerification[];
+  /** the receiving organization (its name and tax profile, RUT normalized) */
+  org: Awaited<ReturnType<typeof organizationRut>>;
+  /** the file as received (SII's ISO-8859-1 bytes kept) */
+  fileBytes: Buffer;
+  /** the received file's name (RecepcionEnvio `NmbEnvio`), if given */
+  fileName?: string | null;
+  swapId: string;
+  now: Date;
+}
+
 /**
  * Imports an EnvioDTE. Errors (nothing stored): 400 `xml` (not exactly one of xml/file, malformed,
  * schema-invalid, a DTE or the envelope addressed to another RUT), 409 (the organization has no
@@ -112,7 +131,36 @@ export async function receivePurchaseDocuments(
   const bytes = xmlFileInput(input);
   const envelope = await readEnvioDte(bytes);
   const org = await organizationRut(ctx.prisma, ctx);
-  const wrong = envelope.documents.filter((d) => normalizeRut(d.receiverRut) !== org.rut);
+  checkAddressedTo(envelope, org.rut);
+  const keys = purchaseKeys(envelope);
+  const received: ReceivedDocuments = {
+    envelope,
+    keys,
+    // the issuer's signature and the timbre of each DTE (infra/taxagency/sii/received-verification.ts):
+    // recorded per purchase, never a reason to refuse the envelope (a forged document must be kept to be claimed)
+    verifications: envelope.documents.map((d) => verifyReceivedDte(d.xml)),
+    org,
+    fileBytes: typeof bytes === "string" ? Buffer.from(bytes, "utf8") : bytes,
+    fileName: input.fileName,
+    swapId: newId("swa"),
+    now: ctx.now(),
+  };
+  try {
+    return await ctx.prisma.$transaction((tx) => storeReceived(ctx, tx, received, loadCredentials));
+  } catch (e) {
+    if (isUniqueViolation(e))
+      throw new InvalidStateError(
+        `Already received: ${keys
+          .map((k) => `type ${k.documentCode} folio ${k.folio} ` + `from ${k.issuerTaxId}`)
+          .join(", ")} (a purchase is unique per issuer, type and folio)`,
+      );
+    throw e;
+  }
+}
+
+/** 400 `xml` unless every DTE is addressed to `rut`, and the envelope (Caratula RutReceptor) to `rut` or SII. */
+function checkAddressedTo(envelope: ReceivedEnvelope, rut: string): void {
+  const wrong = envelope.documents.filter((d) => normalizeRut(d.receiverRut) !== rut);
   if (wrong.length) {
     throw ValidationError.field(
       "xml",
@@ -120,18 +168,22 @@ export async function receivePurchaseDocuments(
         .map(
           (d) =>
             `DTE type ${d.type} folio ${d.folio} is addressed to RUT ${d.receiverRut}, not to this organization ` +
-            `(${org.rut})`,
+            `(${rut})`,
         )
         .join("; "),
     );
   }
-  if (envelope.receiverRut !== org.rut && envelope.receiverRut !== "60803000-K") {
+  if (envelope.receiverRut !== rut && envelope.receiverRut !== "60803000-K") {
     throw ValidationError.field(
       "xml",
       `the envelope (Caratula RutReceptor) is addressed to RUT ${envelope.receiverRut}, not to this organization ` +
-        `(${org.rut}) or SII`,
+        `(${rut}) or SII`,
     );
   }
+}
+
+/** Each DTE's purchase key (issuer, type, folio); 400 `xml` when the envelope holds one twice. */
+function purchaseKeys(envelope: ReceivedEnvelope): ReceivedDocuments["keys"] {
   const keys = envelope.documents.map((d) => ({
     issuerTaxId: normalizeRut(d.issuerRut) ?? d.issuerRut,
     documentCode: d.type,
@@ -147,100 +199,93 @@ export async function receivePurchaseDocuments(
       );
     seen.add(key);
   }
-  const duplicate = () =>
-    new InvalidStateError(
-      `Already received: ${keys
-        .map((k) => `type ${k.documentCode} folio ${k.folio} ` + `from ${k.issuerTaxId}`)
-        .join(", ")} (a purchase is unique per issuer, type and folio)`,
-    );
+  return keys;
+}
 
-  // the issuer's signature and the timbre of each DTE (infra/taxagency/sii/received-verification.ts):
-  // recorded per purchase, never a reason to refuse the envelope (a forged document must be kept to be claimed)
-  const verifications = envelope.documents.map((d) => verifyReceivedDte(d.xml));
-  const swapId = newId("swa");
-  const fileBytes = typeof bytes === "string" ? Buffer.from(bytes, "utf8") : bytes;
-  const now = ctx.now();
-  try {
-    return await ctx.prisma.$transaction(async (tx) => {
-      const existing = await tx.purchase.findMany({
-        where: { ...tenant(ctx), OR: keys },
-        select: { id: true, documentCode: true, folio: true, issuerTaxId: true },
-      });
-      if (existing.length) {
-        throw new InvalidStateError(
-          `Already received: ${existing
-            .map((p) => `type ${p.documentCode} folio ${p.folio} from ${p.issuerTaxId} ` + `(${p.id})`)
-            .join(", ")}; a purchase is unique per issuer, type and folio`,
-        );
-      }
-      const swap = await tx.swap.create({ data: { id: swapId, ...tenant(ctx), imported: true, createdAt: now } });
-      await tx.purchase.createMany({
-        data: envelope.documents.map((d, i) => ({
-          id: newId("pur"),
-          ...tenant(ctx),
-          swapId,
-          ...keys[i],
-          issuerName: d.issuerName,
-          date: new Date(`${d.issueDate}T00:00:00Z`),
-          amount: d.netAmount,
-          exempt: d.exemptAmount,
-          tax: d.tax,
-          total: d.total,
-          xml: d.xml,
-          signatureValid: verifications[i].signatureValid,
-          tedValid: verifications[i].tedValid,
-          verificationError: verifications[i].reason,
-        })),
-      });
-      const credentials = await loadCredentials(tx, ctx.auth.organizationId);
-      const localName = swapFileName(swapId, "envio");
-      const reception = buildRecepcionDte(
-        {
-          header: header(org.rut, envelope.issuerRut, now),
-          responseId: swap.code,
-          fileName: input.fileName || localName,
-          receivedAt: now,
-          envelopeCode: swap.code,
-          envelopeId: envelope.setId,
-          digest: envelope.digest,
-          envelopeIssuerRut: envelope.issuerRut,
-          envelopeReceiverRut: envelope.receiverRut,
-          status: 0,
-          statusText: "Envio recibido conforme",
-          // EstadoRecepDTE: 1 signature error, 99 other (the timbre), 0 received
-          documents: envelope.documents.map((d, i) => {
-            const v = verifications[i];
-            if (!v.signatureValid) return { ...d, status: 1 as const, statusText: `Error de firma: ${v.reason}` };
-            if (!v.tedValid) return { ...d, status: 99 as const, statusText: `Timbre (TED) no verifica: ${v.reason}` };
-            return { ...d, status: 0 as const, statusText: "DTE recibido" };
-          }),
-        },
-        credentials,
-      );
-      const receptionName = swapFileName(swapId, "recepcion");
-      await storeFile(tx, {
-        name: localName,
-        ...tenant(ctx),
-        contentType: "application/xml",
-        content: Buffer.from(fileBytes),
-      });
-      await storeFile(tx, {
-        name: receptionName,
-        ...tenant(ctx),
-        contentType: "application/xml",
-        content: reception.file,
-      });
-      const received = await tx.swap.update({
-        where: { id: swapId },
-        data: { localFile: localName, reception: receptionName },
-      });
-      await recordEvents(withinTransaction(ctx, tx), "swap.received", "swap", [swapId]);
-      return received;
-    });
-  } catch (e) {
-    if (isUniqueViolation(e)) throw duplicate();
-    throw e;
+/**
+ * Stores a received envelope in `tx`: 409 when one of its documents was received before; else the swap, its
+ * purchases, the file and the signed RecepcionDTE, and the `swap.received` event.
+ */
+async function storeReceived(
+  ctx: ServiceContext,
+  tx: Tx,
+  received: ReceivedDocuments,
+  loadCredentials: CredentialsLoader,
+): Promise<Swap> {
+  const { envelope, keys, verifications, swapId, now } = received;
+  const existing = await tx.purchase.findMany({
+    where: { ...tenant(ctx), OR: keys },
+    select: { id: true, documentCode: true, folio: true, issuerTaxId: true },
+  });
+  if (existing.length) {
+    throw new InvalidStateError(
+      `Already received: ${existing
+        .map((p) => `type ${p.documentCode} folio ${p.folio} from ${p.issuerTaxId} ` + `(${p.id})`)
+        .join(", ")}; a purchase is unique per issuer, type and folio`,
+    );
   }
+  const swap = await tx.swap.create({ data: { id: swapId, ...tenant(ctx), imported: true, createdAt: now } });
+  await tx.purchase.createMany({
+    data: envelope.documents.map((d, i) => ({
+      id: newId("pur"),
+      ...tenant(ctx),
+      swapId,
+      ...keys[i],
+      issuerName: d.issuerName,
+      date: new Date(`${d.issueDate}T00:00:00Z`),
+      amount: d.netAmount,
+      exempt: d.exemptAmount,
+      tax: d.tax,
+      total: d.total,
+      xml: d.xml,
+      signatureValid: verifications[i].signatureValid,
+      tedValid: verifications[i].tedValid,
+      verificationError: verifications[i].reason,
+    })),
+  });
+  const credentials = await loadCredentials(tx, ctx.auth.organizationId);
+  const localName = swapFileName(swapId, "envio");
+  const reception = receptionOf(received, swap.code, localName, credentials);
+  const receptionName = swapFileName(swapId, "recepcion");
+  const xml = { ...tenant(ctx), contentType: "application/xml" };
+  await storeFile(tx, { name: localName, ...xml, content: Buffer.from(received.fileBytes) });
+  await storeFile(tx, { name: receptionName, ...xml, content: reception.file });
+  const stored = await tx.swap.update({
+    where: { id: swapId },
+    data: { localFile: localName, reception: receptionName },
+  });
+  await recordEvents(withinTransaction(ctx, tx), "swap.received", "swap", [swapId]);
+  return stored;
+}
+
+/**
+ * The signed RecepcionDTE of a received envelope (SII's "Formato de respuesta de intercambio"): the envelope received
+ * as it came (status 0), and each DTE's EstadoRecepDTE: 1 signature error, 99 other (the timbre), 0 received.
+ */
+function receptionOf(received: ReceivedDocuments, swapCode: number, localName: string, credentials: SwapSigner) {
+  const { envelope, verifications, org, now } = received;
+  return buildRecepcionDte(
+    {
+      header: header(org.rut, envelope.issuerRut, now),
+      responseId: swapCode,
+      fileName: received.fileName || localName,
+      receivedAt: now,
+      envelopeCode: swapCode,
+      envelopeId: envelope.setId,
+      digest: envelope.digest,
+      envelopeIssuerRut: envelope.issuerRut,
+      envelopeReceiverRut: envelope.receiverRut,
+      status: 0,
+      statusText: "Envio recibido conforme",
+      documents: envelope.documents.map((d, i) => {
+        const v = verifications[i];
+        if (!v.signatureValid) return { ...d, status: 1 as const, statusText: `Error de firma: ${v.reason}` };
+        if (!v.tedValid) return { ...d, status: 99 as const, statusText: `Timbre (TED) no verifica: ${v.reason}` };
+        return { ...d, status: 0 as const, statusText: "DTE recibido" };
+      }),
+    },
+    credentials,
+  );
 }
 
 export interface SwapReplyInput {
@@ -283,58 +328,8 @@ export async function replyToSwap(
     });
     const org = await organizationRut(tx, ctx);
     const credentials = await loadCredentials(tx, ctx.auth.organizationId);
-    const issuers = [...new Set(swap.purchases.map((p) => p.issuerTaxId))];
-    const documents: AnsweredDocument[] = swap.purchases.map((p) => ({
-      type: p.documentCode,
-      folio: p.folio,
-      issueDate: p.date.toISOString().slice(0, 10),
-      issuerRut: p.issuerTaxId,
-      receiverRut: org.rut,
-      total: p.total.toFixed(0),
-    }));
-    const head = header(org.rut, issuers[0], now, null);
-    const result = buildResultadoDte(
-      {
-        header: head,
-        responseId: swap.code,
-        envelopeCode: swap.code,
-        documents: documents.map((d) => ({
-          ...d,
-          status: rule.resultStatus,
-          statusText: `${status}: ${rule.text}`,
-          reasonCode: rule.resultStatus === 2 ? -1 : null,
-        })),
-      },
-      credentials,
-    );
-    const files = [
-      {
-        name: swapFileName(id, "resultado"),
-        ...tenant(ctx),
-        contentType: "application/xml",
-        content: new Uint8Array(result.file),
-      },
-    ];
-    let receipt: string | null = null;
-    if (status === "ERM") {
-      const recibos = buildEnvioRecibos(
-        {
-          header: head,
-          place: [org.taxAddress, org.taxCommune].filter(Boolean).join(", ") || org.taxBusinessName || org.name,
-          signerRut: credentials.signerRut ?? org.rut,
-          documents,
-        },
-        credentials,
-      );
-      receipt = swapFileName(id, "recibos");
-      files.push({
-        name: receipt,
-        ...tenant(ctx),
-        contentType: "application/xml",
-        content: new Uint8Array(recibos.file),
-      });
-    }
-    for (const data of files) await tx.storedFile.create({ data });
+    const [result, receipt] = replyFiles({ swap, org, credentials, rule, status, now });
+    for (const file of [result, receipt]) if (file) await tx.storedFile.create({ data: { ...file, ...tenant(ctx) } });
     return tx.swap.update({
       where: { id },
       data: {
@@ -342,11 +337,77 @@ export async function replyToSwap(
         replyTo: input.replyTo ?? null,
         replyBy: ctx.auth.userEmail,
         replyDate: now,
-        result: files[0].name,
-        receipt,
+        result: result.name,
+        receipt: receipt?.name ?? null,
       },
     });
   });
+}
+
+/** What a swap's reply is signed from. */
+interface ReplyInput {
+  swap: Swap & { purchases: Purchase[] };
+  org: Awaited<ReturnType<typeof organizationRut>>;
+  credentials: SwapSigner;
+  /** the reply's rule (domain/swap-replies.ts checkSwapReply): ResultadoDTE's status and text */
+  rule: ReturnType<typeof checkSwapReply>;
+  /** ACD, ERM, RCD, RFP or RFT */
+  status: string;
+  now: Date;
+}
+
+/** A reply's stored file: its name (swapFileName) and XML bytes. */
+interface ReplyFile {
+  name: string;
+  contentType: string;
+  content: Uint8Array<ArrayBuffer>;
+}
+
+/**
+ * The signed files of a swap's reply (docs/sii-receiving.md): the ResultadoDTE, each purchase with the reply's status
+ * (a claim's documents with reason -1), and for ERM (merchandise received) also the EnvioRecibos (Ley 19.983).
+ */
+function replyFiles({ swap, org, credentials, rule, status, now }: ReplyInput): [ReplyFile, ReplyFile | null] {
+  const issuers = [...new Set(swap.purchases.map((p) => p.issuerTaxId))];
+  const documents: AnsweredDocument[] = swap.purchases.map((p) => ({
+    type: p.documentCode,
+    folio: p.folio,
+    issueDate: p.date.toISOString().slice(0, 10),
+    issuerRut: p.issuerTaxId,
+    receiverRut: org.rut,
+    total: p.total.toFixed(0),
+  }));
+  const head = header(org.rut, issuers[0], now, null);
+  const result = buildResultadoDte(
+    {
+      header: head,
+      responseId: swap.code,
+      envelopeCode: swap.code,
+      documents: documents.map((d) => ({
+        ...d,
+        status: rule.resultStatus,
+        statusText: `${status}: ${rule.text}`,
+        reasonCode: rule.resultStatus === 2 ? -1 : null,
+      })),
+    },
+    credentials,
+  );
+  const xml = (name: string, file: Buffer): ReplyFile => ({
+    name,
+    contentType: "application/xml",
+    content: new Uint8Array(file),
+  });
+  if (status !== "ERM") return [xml(swapFileName(swap.id, "resultado"), result.file), null];
+  const recibos = buildEnvioRecibos(
+    {
+      header: head,
+      place: [org.taxAddress, org.taxCommune].filter(Boolean).join(", ") || org.taxBusinessName || org.name,
+      signerRut: credentials.signerRut ?? org.rut,
+      documents,
+    },
+    credentials,
+  );
+  return [xml(swapFileName(swap.id, "resultado"), result.file), xml(swapFileName(swap.id, "recibos"), recibos.file)];
 }
 
 /** The swap's PDF: its envelope and each purchase with amounts (infra/swap-pdf.ts). 404 when unknown. */
