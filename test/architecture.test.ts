@@ -202,8 +202,6 @@ const OVERSIZED_TO_SPLIT = [
   "cli/program.ts buildProgram", // 188 lines
   "domain/billing-cycle.ts cycleInvoice", // 204 lines
   "domain/printed-export.ts printedExport", // 83 lines
-  "graphql/limits.ts (anonymous)", // 99 lines
-  "graphql/limits.ts costRule", // 101 lines
   "graphql/pagination.ts tenantConnection", // 6 parameters
   "graphql/types/credit-note.ts (anonymous)", // 123 lines
   "graphql/types/invoice.ts (anonymous)", // 195 lines

@@ -29,6 +29,7 @@ import {
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLField,
+  type GraphQLNamedType,
   type GraphQLSchema,
   type SelectionSetNode,
   type ValidationContext,
@@ -181,65 +182,7 @@ type Price = { cost: number; rows: number };
 export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost, maxRows: number = GRAPHQL_LIMITS.maxRows) {
   return (context: ValidationContext): ASTVisitor => {
     const schema = context.getSchema();
-    const fragmentCosts = new Map<string, Map<string, Price>>();
-
-    /** `pageSize`: under a connection, its page size (what its `edges` multiply by); else 1 */
-    const selectionCost = (set: SelectionSetNode, parentName: string, seen: Set<string>, pageSize = 1): Price => {
-      let total = 0;
-      let rows = 0;
-      const parent = schema.getType(parentName);
-      for (const selection of set.selections) {
-        if (selection.kind === Kind.FIELD) {
-          const name = selection.name.value;
-          if (name === "__typename" || name === "__schema" || name === "__type") continue;
-          const field: GraphQLField<unknown, unknown> | undefined =
-            parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[name] : undefined;
-          if (!field) continue; // unknown fields are another rule's error
-          const totalCount = name === "totalCount" && parentName.endsWith("Connection");
-          let cost =
-            FIELD_COSTS[`${parentName}.${name}`] ??
-            (totalCount ? TOTAL_COUNT_COST : selection.selectionSet ? OBJECT_COST : SCALAR_COST);
-          if (selection.selectionSet) {
-            const size = multiplier(selection, field.type, parentName, pageSize);
-            const typeName = getNamedType(field.type).name;
-            // a connection's own selection runs once; its edges run `size` times
-            const connection = isConnection(field.type);
-            const times = connection ? 1 : size;
-            const inner = selectionCost(selection.selectionSet, typeName, seen, connection ? size : 1);
-            cost += times * inner.cost;
-            rows += (itemsAreRows(field.type) ? size : 0) + times * inner.rows;
-          }
-          total += cost;
-        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-          const inner = selectionCost(
-            selection.selectionSet,
-            selection.typeCondition?.name.value ?? parentName,
-            seen,
-            pageSize,
-          );
-          total += inner.cost;
-          rows += inner.rows;
-        } else {
-          const fragment: FragmentDefinitionNode | null | undefined = context.getFragment(selection.name.value);
-          if (!fragment || seen.has(fragment.name.value)) continue; // cycles are another rule's error
-          const type = fragment.typeCondition.name.value;
-          const cacheKey = `${type}:${pageSize}`;
-          const cached = fragmentCosts.get(fragment.name.value)?.get(cacheKey);
-          if (cached !== undefined) {
-            total += cached.cost;
-            rows += cached.rows;
-            continue;
-          }
-          const price = selectionCost(fragment.selectionSet, type, new Set(seen).add(fragment.name.value), pageSize);
-          if (!fragmentCosts.has(fragment.name.value)) fragmentCosts.set(fragment.name.value, new Map());
-          fragmentCosts.get(fragment.name.value)!.set(cacheKey, price);
-          total += price.cost;
-          rows += price.rows;
-        }
-      }
-      return { cost: total, rows };
-    };
-
+    const pricer = new SelectionPricer(context);
     return {
       OperationDefinition(operation) {
         const root =
@@ -249,35 +192,109 @@ export function costRule(maxCost: number = GRAPHQL_LIMITS.maxCost, maxRows: numb
               ? schema.getMutationType()
               : schema.getSubscriptionType();
         if (!root) return;
-        const { cost, rows } = selectionCost(operation.selectionSet, root.name, new Set());
-        if (cost > maxCost) {
-          context.reportError(
-            new GraphQLError(
-              `The query costs ${cost}, more than the limit of ${maxCost} (a PDF costs ${FIELD_COSTS["Invoice.pdf"]}` +
-                `, an exact totalCount ${TOTAL_COUNT_COST}; a list multiplies what it selects by its page size). Ask ` +
-                `for fewer items, fewer PDFs or fewer fields.`,
-              {
-                nodes: [operation],
-                extensions: { code: "query_too_complex", cost, maxCost, rows, maxRows },
-              },
-            ),
-          );
-        } else if (rows > maxRows) {
-          context.reportError(
-            new GraphQLError(
-              `The query reads up to ${rows} rows, more than the limit of ${maxRows} (a list or page multiplies the ` +
-                `rows under it by its size: a page of 100 invoices with their lines is 600). Ask for fewer or ` +
-                `smaller pages.`,
-              {
-                nodes: [operation],
-                extensions: { code: "query_too_complex", cost, maxCost, rows, maxRows },
-              },
-            ),
-          );
-        }
+        const price = pricer.selection(operation.selectionSet, root.name, new Set());
+        const error = overLimit(price, maxCost, maxRows);
+        if (error)
+          context.reportError(new GraphQLError(error.message, { nodes: [operation], extensions: error.extensions }));
       },
     };
   };
+}
+
+/** The message and extensions of an operation's `query_too_complex` error (costRule), or null within the limits. */
+function overLimit({ cost, rows }: Price, maxCost: number, maxRows: number) {
+  const extensions = { code: "query_too_complex", cost, maxCost, rows, maxRows };
+  if (cost > maxCost) {
+    const message =
+      `The query costs ${cost}, more than the limit of ${maxCost} (a PDF costs ${FIELD_COSTS["Invoice.pdf"]}` +
+      `, an exact totalCount ${TOTAL_COUNT_COST}; a list multiplies what it selects by its page size). Ask ` +
+      `for fewer items, fewer PDFs or fewer fields.`;
+    return { message, extensions };
+  }
+  if (rows > maxRows) {
+    const message =
+      `The query reads up to ${rows} rows, more than the limit of ${maxRows} (a list or page multiplies the ` +
+      `rows under it by its size: a page of 100 invoices with their lines is 600). Ask for fewer or ` +
+      `smaller pages.`;
+    return { message, extensions };
+  }
+  return null;
+}
+
+/**
+ * Prices selections for costRule within one validation (`context`): fields, inline fragments and fragment spreads;
+ * a fragment's price is kept per type and page size, so a fragment spread many times is priced once.
+ */
+class SelectionPricer {
+  private readonly fragmentCosts = new Map<string, Map<string, Price>>();
+
+  constructor(private readonly context: ValidationContext) {}
+
+  /**
+   * The price of `set` on type `parentName`; `seen` the fragments spread on the way here (a cycle is another rule's
+   * error); `pageSize`: under a connection, its page size (what its `edges` multiply by), else 1.
+   */
+  selection(set: SelectionSetNode, parentName: string, seen: Set<string>, pageSize = 1): Price {
+    const total: Price = { cost: 0, rows: 0 };
+    const parent = this.context.getSchema().getType(parentName);
+    for (const selection of set.selections) {
+      let price: Price | null;
+      if (selection.kind === Kind.FIELD) price = this.field(selection, parent, parentName, { seen, pageSize });
+      else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        const type = selection.typeCondition?.name.value ?? parentName;
+        price = this.selection(selection.selectionSet, type, seen, pageSize);
+      } else price = this.fragment(selection.name.value, seen, pageSize);
+      if (price) {
+        total.cost += price.cost;
+        total.rows += price.rows;
+      }
+    }
+    return total;
+  }
+
+  /** The price of one field of `parent` (null: `__typename`, introspection or an unknown field, priced 0). */
+  private field(
+    selection: FieldNode,
+    parent: GraphQLNamedType | null | undefined,
+    parentName: string,
+    { seen, pageSize }: { seen: Set<string>; pageSize: number },
+  ): Price | null {
+    const name = selection.name.value;
+    if (name === "__typename" || name === "__schema" || name === "__type") return null;
+    const field: GraphQLField<unknown, unknown> | undefined =
+      parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[name] : undefined;
+    if (!field) return null; // unknown fields are another rule's error
+    const totalCount = name === "totalCount" && parentName.endsWith("Connection");
+    let cost =
+      FIELD_COSTS[`${parentName}.${name}`] ??
+      (totalCount ? TOTAL_COUNT_COST : selection.selectionSet ? OBJECT_COST : SCALAR_COST);
+    let rows = 0;
+    if (selection.selectionSet) {
+      const size = multiplier(selection, field.type, parentName, pageSize);
+      const typeName = getNamedType(field.type).name;
+      // a connection's own selection runs once; its edges run `size` times
+      const connection = isConnection(field.type);
+      const times = connection ? 1 : size;
+      const inner = this.selection(selection.selectionSet, typeName, seen, connection ? size : 1);
+      cost += times * inner.cost;
+      rows += (itemsAreRows(field.type) ? size : 0) + times * inner.rows;
+    }
+    return { cost, rows };
+  }
+
+  /** The price of a fragment spread (null: unknown, or already spread on the way here). */
+  private fragment(name: string, seen: Set<string>, pageSize: number): Price | null {
+    const fragment: FragmentDefinitionNode | null | undefined = this.context.getFragment(name);
+    if (!fragment || seen.has(fragment.name.value)) return null; // cycles are another rule's error
+    const type = fragment.typeCondition.name.value;
+    const cacheKey = `${type}:${pageSize}`;
+    const cached = this.fragmentCosts.get(fragment.name.value)?.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const price = this.selection(fragment.selectionSet, type, new Set(seen).add(fragment.name.value), pageSize);
+    if (!this.fragmentCosts.has(fragment.name.value)) this.fragmentCosts.set(fragment.name.value, new Map());
+    this.fragmentCosts.get(fragment.name.value)!.set(cacheKey, price);
+    return price;
+  }
 }
 
 /** armor's rejection callbacks: its error (a "Syntax Error: ..." without a code) becomes `query_too_complex`. */
