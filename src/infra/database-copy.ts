@@ -261,6 +261,14 @@ export async function copyDatabase(
   });
 }
 
+/** The tables of a copy's source, keyed by name, as tablesOf reads them. */
+type Tables = Awaited<ReturnType<typeof tablesOf>>;
+
+/**
+ * Copies every table of `src` into `dst` (both inside their transactions): the same tables and columns on both
+ * (else DatabaseCopyError), the target as its migrations left it, its seeded reference data replaced, the tables in
+ * foreign-key order with their user triggers off, then the sequences.
+ */
 async function copyIn(
   src: SqlSession,
   dst: SqlSession,
@@ -268,6 +276,31 @@ async function copyIn(
   onTable?: (table: string, rows: number) => void,
 ): Promise<Omit<CopyReport, "ms">> {
   const [sourceTables, targetTables] = [await tablesOf(src), await tablesOf(dst)];
+  checkSameTables(sourceTables, targetTables);
+  const edges = await foreignKeys(src);
+  const order = insertionOrder([...sourceTables.keys()], edges);
+  const selfReferencing = new Set(edges.filter((e) => e.child === e.parent).map((e) => e.child));
+  await checkTargetAsMigrated(dst, order, targetTables, seeded);
+  // replace the seeded reference data, children first
+  for (const name of [...order].reverse()) {
+    if (seeded.has(name)) await dst.exec(`DELETE FROM ${quote(name)}`);
+  }
+  // the target's triggers would mark every copied customer again (module comment); on again before the commit
+  for (const name of order) await dst.exec(`ALTER TABLE ${quote(name)} DISABLE TRIGGER USER`);
+  const tables: CopiedTable[] = [];
+  for (const name of order) {
+    const table = sourceTables.get(name)!;
+    const rows = await copyTable({ src, dst }, name, table, `copy_${tables.length}`, selfReferencing.has(name));
+    tables.push({ table: name, rows, seeded: seeded.has(name) });
+    onTable?.(name, rows);
+  }
+  for (const name of order) await dst.exec(`ALTER TABLE ${quote(name)} ENABLE TRIGGER USER`);
+  await copySequences(src, dst);
+  return { tables, rows: tables.reduce((sum, t) => sum + t.rows, 0) };
+}
+
+/** DatabaseCopyError unless the source and the target have the same tables with the same columns in the same order. */
+function checkSameTables(sourceTables: Tables, targetTables: Tables): void {
   for (const [name, table] of sourceTables) {
     const other = targetTables.get(name);
     if (!other) throw new DatabaseCopyError(`table ${name} of the source does not exist in the target`);
@@ -281,12 +314,18 @@ async function copyIn(
     if (!sourceTables.has(name))
       throw new DatabaseCopyError(`table ${name} of the target does not exist in the source`);
   }
-  const edges = await foreignKeys(src);
-  const order = insertionOrder([...sourceTables.keys()], edges);
-  const selfReferencing = new Set(edges.filter((e) => e.child === e.parent).map((e) => e.child));
+}
 
-  // the target must be as its migrations left it: no rows in the other tables (checked first,
-  // the clearer message), and the seeded tables exactly as the migrations seed them
+/**
+ * DatabaseCopyError unless the target is as its migrations left it: no rows in the other tables (checked first, the
+ * clearer message), and the seeded tables exactly as the migrations seed them.
+ */
+async function checkTargetAsMigrated(
+  dst: SqlSession,
+  order: string[],
+  targetTables: Tables,
+  seeded: Map<string, { rows: number; md5: string }>,
+): Promise<void> {
   for (const name of order.filter((t) => !seeded.has(t))) {
     const [{ rows }] = await dst.query<{ rows: number }>(`SELECT count(*)::int AS rows FROM ${quote(name)}`);
     if (rows > 0)
@@ -302,45 +341,44 @@ async function copyIn(
           `into a new, empty database`,
       );
   }
-  // replace the seeded reference data, children first
-  for (const name of [...order].reverse()) {
-    if (seeded.has(name)) await dst.exec(`DELETE FROM ${quote(name)}`);
-  }
-  // the target's triggers would mark every copied customer again (module comment); on again before the commit
-  for (const name of order) await dst.exec(`ALTER TABLE ${quote(name)} DISABLE TRIGGER USER`);
+}
 
-  const tables: CopiedTable[] = [];
-  for (const name of order) {
-    const table = sourceTables.get(name)!;
-    const sortKey = table.key.length ? table.key : table.columns;
-    const columns = table.columns.map(quote).join(", ");
-    const cursor = `copy_${tables.length}`;
-    await src.exec(
-      `DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT row_to_json(t)::text AS j FROM ${quote(name)} t ORDER ` +
-        `BY ${sortKey.map((c) => `t.${quote(c)}`).join(", ")}`,
+/**
+ * Copies table `name` through a cursor of the source (`cursor`, in key order) in batches of rows as JSON; a
+ * self-referencing table goes in one statement (its foreign keys checked at its end). Returns the rows copied.
+ */
+async function copyTable(
+  { src, dst }: { src: SqlSession; dst: SqlSession },
+  name: string,
+  table: Tables extends Map<string, infer T> ? T : never,
+  cursor: string,
+  selfReferencing: boolean,
+): Promise<number> {
+  const sortKey = table.key.length ? table.key : table.columns;
+  const columns = table.columns.map(quote).join(", ");
+  await src.exec(
+    `DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT row_to_json(t)::text AS j FROM ${quote(name)} t ORDER ` +
+      `BY ${sortKey.map((c) => `t.${quote(c)}`).join(", ")}`,
+  );
+  const fetch = selfReferencing ? "ALL" : String(table.bytes ? BATCH_ROWS_WITH_BYTES : BATCH_ROWS);
+  let rows = 0;
+  for (;;) {
+    const batch = await src.query<{ j: string }>(`FETCH ${fetch} FROM ${cursor}`);
+    if (!batch.length) break;
+    await dst.query(
+      `INSERT INTO ${quote(name)} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${quote(name)}` +
+        `, $1::json)`,
+      [`[${batch.map((r) => r.j).join(",")}]`],
     );
-    // a self-referencing table goes in one statement (foreign keys checked at its end)
-    const fetch = selfReferencing.has(name) ? "ALL" : String(table.bytes ? BATCH_ROWS_WITH_BYTES : BATCH_ROWS);
-    let rows = 0;
-    for (;;) {
-      const batch = await src.query<{ j: string }>(`FETCH ${fetch} FROM ${cursor}`);
-      if (!batch.length) break;
-      await dst.query(
-        `INSERT INTO ${quote(name)} (${columns}) SELECT ${columns} FROM json_populate_recordset(NULL::${quote(name)}` +
-          `, $1::json)`,
-        [`[${batch.map((r) => r.j).join(",")}]`],
-      );
-      rows += batch.length;
-      if (fetch === "ALL") break;
-    }
-    await src.exec(`CLOSE ${cursor}`);
-    tables.push({ table: name, rows, seeded: seeded.has(name) });
-    onTable?.(name, rows);
+    rows += batch.length;
+    if (fetch === "ALL") break;
   }
+  await src.exec(`CLOSE ${cursor}`);
+  return rows;
+}
 
-  for (const name of order) await dst.exec(`ALTER TABLE ${quote(name)} ENABLE TRIGGER USER`);
-
-  // sequences (serial columns) continue where the source's are
+/** The target's sequences (serial columns) continue where the source's are. */
+async function copySequences(src: SqlSession, dst: SqlSession): Promise<void> {
   const sequences = await src.query<{ name: string; last_value: string | null; start_value: string }>(
     `SELECT sequencename AS name, last_value::text AS last_value, start_value::text AS start_value FROM pg_sequences ` +
       `WHERE schemaname = 'public'`,
@@ -352,5 +390,4 @@ async function copyIn(
       s.last_value !== null,
     ]);
   }
-  return { tables, rows: tables.reduce((sum, t) => sum + t.rows, 0) };
 }
