@@ -24,7 +24,7 @@ import { ValidationError } from "../domain/errors.js";
 import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
 import { tenant } from "../services/context.js";
 import { narrowSelection } from "./narrow-selection.js";
-import { forSerialization } from "../infra/joined-reads.js";
+import { forSerialization } from "../infra/sql/index.js";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;

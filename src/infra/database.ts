@@ -12,16 +12,19 @@ import {
   nameAsTextPool,
   openPGlite,
   pgliteAdapter,
-  preparedStatementName,
-  preparedStatementNames,
   statementCountingAdapter,
   yieldingAdapter,
   type DatabaseTarget,
   type StatementListener,
 } from "./driver-adapter.js";
 import { lockDataDir } from "./data-dir-lock.js";
-import { withJoinedReads, type DirectQuery } from "./joined-reads.js";
-import { directTransactions } from "./direct-transaction.js";
+import {
+  directTransactions,
+  preparedStatementName,
+  preparedStatementNames,
+  withJoinedReads,
+  type DirectQuery,
+} from "./sql/index.js";
 import {
   applyMigrations,
   migrationStatus,

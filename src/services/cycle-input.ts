@@ -30,7 +30,7 @@ import type {
   SubscriptionLine,
 } from "../infra/prisma/generated/client.js";
 import { Prisma } from "../infra/prisma/generated/client.js";
-import { sqlRows } from "../infra/prepared-sql.js";
+import { sqlRows } from "../infra/sql/index.js";
 import type { Frequency } from "../domain/catalogue.js";
 import { billingPeriod } from "../domain/billing-periods.js";
 import {

@@ -40,10 +40,7 @@ import { randomUUID } from "node:crypto";
 import { Prisma, type Payment, type PrismaClient } from "../infra/prisma/generated/client.js";
 import type { AppSettings } from "../infra/config.js";
 import { derivedId, newId } from "../infra/ids.js";
-import { sqlRows } from "../infra/prepared-sql.js";
-import { directQueryOf } from "../infra/joined-reads.js";
-import { directTransaction } from "../infra/direct-transaction.js";
-import { insertRows } from "../infra/insert-rows.js";
+import { directQueryOf, directTransaction, insertRows, sqlRows } from "../infra/sql/index.js";
 import {
   attemptOutcome,
   finalActionTargets,

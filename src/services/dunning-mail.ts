@@ -18,7 +18,7 @@ import { portalColors, portalLink, portalLocale } from "../domain/portal.js";
 import { sum, toDecimal, type Decimal } from "../domain/money.js";
 import { tenant, type ServiceContext } from "./context.js";
 import { createCustomerSession } from "./customer-sessions.js";
-import { insertRows } from "../infra/insert-rows.js";
+import { insertRows } from "../infra/sql/index.js";
 import { readSettings } from "./organization-settings.js";
 
 /** The outbox `kind` of a dunning e-mail. */

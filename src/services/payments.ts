@@ -22,9 +22,7 @@ import {
   type PaymentCharge,
   type Source,
 } from "../infra/prisma/generated/client.js";
-import { sqlRows } from "../infra/prepared-sql.js";
-import { insertRows } from "../infra/insert-rows.js";
-import { directTransaction } from "../infra/direct-transaction.js";
+import { directTransaction, insertRows, sqlRows } from "../infra/sql/index.js";
 import { derivedId, newId, randomSecret } from "../infra/ids.js";
 import { findGateway, type ChargeResult, type PaymentGateway } from "../infra/gateways/index.js";
 import { checkoutPath } from "../infra/gateways/redirect.js";

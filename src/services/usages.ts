@@ -6,7 +6,7 @@
  */
 import { Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
-import { preparedSql, queryPrepared } from "../infra/prepared-sql.js";
+import { preparedSql, queryPrepared } from "../infra/sql/index.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError, ValidationError } from "../domain/errors.js";
 import { quote, textLimit, textProblem } from "../domain/input-limits.js";
 import { checkUsage } from "../domain/usage.js";

@@ -7,9 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../../src/infra/prisma/generated/client.js";
-import { directTransaction } from "../../src/infra/direct-transaction.js";
-import { directQueryOf, withoutJoinedReads } from "../../src/infra/joined-reads.js";
-import { sqlRows } from "../../src/infra/prepared-sql.js";
+import { directQueryOf, directTransaction, sqlRows, withoutJoinedReads } from "../../src/infra/sql/index.js";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { TEST_DB } from "../helpers/databases.js";
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Decimal } from "decimal.js";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
-import { forSerialization } from "../../src/infra/joined-reads.js";
+import { forSerialization } from "../../src/infra/sql/index.js";
 import { Prisma } from "../../src/infra/prisma/generated/client.js";
 
 let s: TestServer;

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { cloneTemplate } from "../helpers/databases.js";
 import { createDatabase, type Database } from "../../src/infra/database.js";
-import { withoutJoinedReads } from "../../src/infra/joined-reads.js";
+import { withoutJoinedReads } from "../../src/infra/sql/index.js";
 import { createApiKey } from "../../src/services/api-keys.js";
 import { Prisma } from "../../src/infra/prisma/generated/client.js";
 

@@ -10,7 +10,7 @@ import type { PrismaClient } from "../../infra/prisma/generated/client.js";
 import type { AppSettings } from "../../infra/config.js";
 import { DEFAULT_SETTINGS } from "../../infra/config.js";
 import { startIntervalWorker, type IntervalWorker } from "../../infra/interval-worker.js";
-import { directTransaction } from "../../infra/direct-transaction.js";
+import { directTransaction } from "../../infra/sql/index.js";
 import { ValidationError } from "../../domain/errors.js";
 import { todayIn } from "../../domain/formats.js";
 import { billBatch, type BatchTerms } from "./batch.js";

@@ -10,8 +10,8 @@
  * and on PGlite, it goes through the client's `$queryRawUnsafe` as before (on the transaction's
  * connection; PrismaPg names it too). `sqlRows` does the same for a `Prisma.sql` statement.
  */
-import { Prisma } from "./prisma/generated/client.js";
-import { namePreparedStatement, preparedStatementNames } from "./driver-adapter.js";
+import { Prisma } from "../prisma/generated/client.js";
+import { namePreparedStatement, preparedStatementNames } from "./statement-names.js";
 import { directQueryOf } from "./joined-reads.js";
 
 /** A fixed SQL text with positional parameters and its prepared statement name. */

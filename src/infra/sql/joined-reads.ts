@@ -26,9 +26,9 @@
  * To-many relations without an `orderBy` come back in the order PostgreSQL reads them, as with
  * Prisma's own reads (no order is promised: ask for one).
  */
-import { Prisma } from "./prisma/generated/client.js";
-import { getDatamodel } from "./prisma/generated/pothos-types.js";
-import { namePreparedStatement, preparedStatementNames } from "./driver-adapter.js";
+import { Prisma } from "../prisma/generated/client.js";
+import { getDatamodel } from "../prisma/generated/pothos-types.js";
+import { namePreparedStatement, preparedStatementNames } from "./statement-names.js";
 
 interface FieldInfo {
   name: string;
