@@ -67,6 +67,12 @@ export interface DatabasePool {
 }
 
 export interface Database {
+  /**
+   * the Prisma client; createDatabase's is on the SQL path (`withJoinedReads`, a SqlPathClient): its
+   * reads with relations are joined reads, one statement each, not Prisma's query engine (infra/sql/,
+   * docs/architecture.md "The fast SQL path"). Typed as Prisma's own: any client works (a test's
+   * unwrapped one), only more slowly
+   */
   prisma: PrismaClient;
   target: DatabaseTarget;
   /**

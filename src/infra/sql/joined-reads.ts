@@ -236,9 +236,20 @@ class Batcher {
   }
 }
 
-const WRAPPED = Symbol("joinedReads");
+const WRAPPED: unique symbol = Symbol("joinedReads");
 const RAW = Symbol("joinedReadsRaw");
 const DIRECT = Symbol("joinedReadsDirect");
+
+/**
+ * A Prisma client (or transaction client) on the SQL path, as `withJoinedReads` returns it: its
+ * `findUnique`, `findUniqueOrThrow`, `findFirst`, `findFirstOrThrow` and `findMany` with relations
+ * (and a `findMany` of rows by ids) are answered by ONE SQL statement planned here (read-plan.ts),
+ * not by Prisma's query engine; on PostgreSQL that statement goes straight to pg (`directQueryOf`).
+ * Everything else (writes, counts, aggregates, raw queries, the reads it does not translate) is
+ * Prisma's own, and every result has the shape and the types of Prisma's. `Database.prisma`
+ * (infra/database.ts) is one. The mark is real: the wrapper answers `true` for it.
+ */
+export type SqlPathClient<C extends object> = C & { readonly [WRAPPED]: true };
 
 /**
  * The DirectQuery `client` was wrapped with (`withJoinedReads(client, direct)`: the PostgreSQL pool of
@@ -250,7 +261,11 @@ export function directQueryOf(client: object): DirectQuery | undefined {
   return (client as { [DIRECT]?: DirectQuery })[DIRECT];
 }
 
-/** The client under `withJoinedReads` (Prisma's own reads only), for comparing both in tests. */
+/**
+ * The client under `withJoinedReads` (Prisma's own reads only), for comparing both in tests; `client`
+ * itself when it is not wrapped. Its static type is the argument's, so it can stand where the
+ * wrapped client does (a test's read run on both).
+ */
 export function withoutJoinedReads<C extends object>(client: C): C {
   return ((client as { [RAW]?: C })[RAW] ?? client) as C;
 }
@@ -266,8 +281,8 @@ export function withJoinedReads<C extends object>(
   client: C,
   direct?: DirectQuery,
   options: { plainReads?: boolean } = {},
-): C {
-  if ((client as { [WRAPPED]?: boolean })[WRAPPED]) return client;
+): SqlPathClient<C> {
+  if ((client as { [WRAPPED]?: boolean })[WRAPPED]) return client as SqlPathClient<C>;
   const batch = new Batcher();
   const runner: Runner = direct
     ? { query: direct, plain: options.plainReads }
@@ -309,5 +324,5 @@ export function withJoinedReads<C extends object>(
       }
       return wrapped;
     },
-  });
+  }) as SqlPathClient<C>;
 }
