@@ -389,7 +389,7 @@ export async function prismaConnection(
   };
   if (selection.select) for (const { field } of sort) selection.select[field] ??= true;
 
-  // its rows are only serialized: decimals that parse their digits only if read (joined-reads.ts)
+  // its rows are only serialized: decimals that parse their digits only if read (infra/sql/row-decoding.ts)
   let rows = await model.findMany(
     forSerialization({
       ...selection,

@@ -86,10 +86,13 @@ function serializeQueries(client: { query: QueryFunction }): void {
 /**
  * Named statements one connection prepares at most; beyond, a new text is sent unnamed (parsed and
  * planned each time, as before), so the server's memory for them stays bounded per connection. A
- * connection's statements go with it (the pool closes connections idle for 10 s).
+ * connection's statements go with it (the pool closes connections idle for 10 s). The names are the
+ * SQL path's (infra/sql/statement-names.ts); the bound is the pool's, here, in a module that loads no
+ * Prisma client.
  */
 export const MAX_PREPARED_PER_CONNECTION = 200;
 
+/** What boundPreparedStatements reads of pg's private connection state (test/integration/sql-fence.test.ts). */
 interface PgConnectionState {
   parsedStatements: Record<string, string>;
   submittedNamedStatements?: Record<string, string>;

@@ -157,7 +157,7 @@ export async function queueDunningEmails(
     branding(txCtx),
   ]);
   const facts = { documents: new Map(documents.map((d) => [d.id, d])), brand };
-  // one statement of one JSON parameter (infra/insert-rows.ts): the messages' bodies are most of the page's bytes
+  // one statement of one JSON parameter (infra/sql/insert-rows.ts): the messages' bodies are most of the page's bytes
   await insertRows(
     txCtx.prisma,
     "OutboxMessage",
@@ -174,7 +174,7 @@ export async function queueDunningEmails(
 }
 
 /**
- * The OutboxMessage row of one queued dunning e-mail (as infra/insert-rows.ts inserts it), its words from
+ * The OutboxMessage row of one queued dunning e-mail (as infra/sql/insert-rows.ts inserts it), its words from
  * domain/dunning-mail.ts.
  */
 function dunningMessage(

@@ -186,7 +186,7 @@ export async function createPayments(ctx: ServiceContext, items: readonly NewPay
   const payments: Payment[] = [];
   for (const item of items) payments.push(await checkedPayment(ctx, item, facts));
   return atomically(ctx, async (tx) => {
-    // one statement of one JSON parameter (infra/insert-rows.ts); the rows are the payments returned, every
+    // one statement of one JSON parameter (infra/sql/insert-rows.ts); the rows are the payments returned, every
     // column given (the timestamps too, as Prisma's @default(now()) and @updatedAt would give them)
     await insertRows(
       tx.prisma,

@@ -108,7 +108,7 @@ interface UsageSqlRow {
 }
 
 /*
- * The statements of usage ingestion, named prepared statements on PostgreSQL (infra/prepared-sql.ts:
+ * The statements of usage ingestion, named prepared statements on PostgreSQL (infra/sql/prepared-sql.ts:
  * straight to the pool outside a transaction, without Prisma's raw-query layer).
  */
 

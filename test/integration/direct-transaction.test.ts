@@ -1,5 +1,5 @@
 /**
- * Direct transactions (src/infra/direct-transaction.ts, docs/performance.md "After: the billing
+ * Direct transactions (src/infra/sql/direct-transaction.ts, docs/performance.md "After: the billing
  * run's statements straight to pg"): on PostgreSQL the hand-written statements and the translated
  * reads of a `directTransaction` run on the transaction's own pg connection, in the same database
  * transaction as the Prisma calls; on PGlite they go through Prisma. Either way: the same rows,

@@ -1,5 +1,5 @@
 /**
- * Joined reads (infra/joined-reads.ts): reads with relations answered by one SQL statement give
+ * Joined reads (infra/sql/joined-reads.ts): reads with relations answered by one SQL statement give
  * exactly what Prisma's own reads give (the same objects, decimals exact to the 6th decimal, dates,
  * JSON, nulls, order), on both databases; what it does not translate goes to Prisma.
  */

@@ -1,5 +1,5 @@
 /**
- * Reads marked `forSerialization` (infra/joined-reads.ts: a GraphQL connection's page) give decimals
+ * Reads marked `forSerialization` (infra/sql/row-decoding.ts: a GraphQL connection's page) give decimals
  * that keep PostgreSQL's text until their digits are read: still `Prisma.Decimal`s, with the same
  * values, printing (toFixed, toString, JSON) and arithmetic as the decimals of an unmarked read.
  */

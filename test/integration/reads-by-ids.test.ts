@@ -1,6 +1,6 @@
 /**
  * A read of rows by ids without relations (`findMany({ where: { id: { in } } })`, at most the tenant's
- * equalities beside; infra/joined-reads.ts `isReadByIds`) is translated like a joined read, so on
+ * equalities beside; infra/sql/read-plan.ts `isReadByIds`) is translated like a joined read, so on
  * PostgreSQL it goes straight to the pool: the same objects as Prisma's own read, in one statement.
  * Any other read without relations stays Prisma's.
  */

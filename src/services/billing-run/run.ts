@@ -1,6 +1,6 @@
 /**
  * The run loop (docs/billing-run.md): claim loops take batches of due subscriptions (claim.ts),
- * bill each batch in one transaction (batch.ts; infra/direct-transaction.ts, so that its
+ * bill each batch in one transaction (batch.ts; infra/sql/direct-transaction.ts, so that its
  * hand-written statements go straight to the transaction's pg connection on PostgreSQL), retry a
  * failed batch one subscription per transaction so a bad one fails alone, and collect each
  * batch's invoices after it commits (collect.ts); at the end, a sweep collects what an earlier run
