@@ -7,7 +7,7 @@
  * Which file runs on which database (docs/development.md "Which database a test file runs on"). PGlite is PostgreSQL
  * compiled to WebAssembly: the same parser, planner and executor, so a statement means the same on both. What differs
  * is around the statements: the driver adapter (pglite-prisma-adapter or @prisma/adapter-pg) and the hand-written SQL
- * path beside Prisma (infra/joined-reads.ts, prepared-sql.ts, direct-transaction.ts), one connection inside this
+ * path beside Prisma (infra/sql/joined-reads.ts, prepared-sql.ts, direct-transaction.ts), one connection inside this
  * process against a pool and other processes (claims, locks, LISTEN/NOTIFY), how failures arrive, and the embedded
  * database's own life (its data directory and lock, crashes, the control socket). The files that check those run on
  * both (`EVERY_DATABASE`, with the dashboard's main journey in Chromium); the other pages in headless Chromium and

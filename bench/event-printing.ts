@@ -20,7 +20,7 @@
 import { Command } from "commander";
 import pg from "pg";
 import { createDatabase, migrateTarget } from "../src/infra/database.js";
-import { directTransaction } from "../src/infra/direct-transaction.js";
+import { directTransaction } from "../src/infra/sql/index.js";
 import { installEventPrinting, settings as loadSettings } from "../src/cli/open.js";
 import { runBilling, runContext } from "../src/services/billing-run.js";
 import { installEventPrinter, printedObjects, type EventPrinter } from "../src/services/events.js";

@@ -1,10 +1,12 @@
 /**
  * The import graph of src/ (docs/architecture.md): every relative import, re-export and dynamic
  * import() of every hand-written module, read with the TypeScript parser (type-only imports count:
- * a circle through types is still a circle of modules). Two rules:
+ * a circle through types is still a circle of modules). Three rules:
  *
  * - no circle: no module reaches itself through its imports;
- * - imports point down the layers: a module imports modules of its own layer or of a lower one.
+ * - imports point down the layers: a module imports modules of its own layer or of a lower one;
+ * - fenced folders are entered by their entry point only: a module outside src/infra/sql/ (the SQL
+ *   path that bypasses Prisma) imports its index.ts, never another of its modules (`FENCED`).
  *
  * Generated code (src/**\/generated/) is outside the graph. Each rule is also run over a made-up
  * graph that breaks it, so the checks themselves are seen to fail.
@@ -30,6 +32,13 @@ const LAYERS: { name: string; files: RegExp }[] = [
 ];
 
 type Graph = Map<string, string[]>;
+
+/**
+ * Folders whose modules only their own modules import; every other module goes through `entry`
+ * (docs/architecture.md "The fast SQL path": the reads and writes that bypass Prisma are found by
+ * their imports of infra/sql/index.ts).
+ */
+const FENCED: { folder: string; entry: string }[] = [{ folder: "infra/sql/", entry: "infra/sql/index.ts" }];
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -138,6 +147,20 @@ function upwardImports(graph: Graph): string[] {
   return up;
 }
 
+/** `from -> to (enter by <entry>)` for each import from outside a fenced folder of one of its modules but its entry. */
+function fenceBreaches(graph: Graph, fences = FENCED): string[] {
+  const breaches: string[] = [];
+  for (const [from, targets] of graph) {
+    for (const to of targets) {
+      for (const { folder, entry } of fences) {
+        if (to.startsWith(folder) && to !== entry && !from.startsWith(folder))
+          breaches.push(`${from} -> ${to} (enter by ${entry})`);
+      }
+    }
+  }
+  return breaches;
+}
+
 /**
  * Each function of `file` (declarations, methods, arrows, expressions) over `maxLines` lines or `maxParams` parameters,
  * as `name:line lines=N params=N`.
@@ -187,6 +210,32 @@ describe("architecture: the import graph of src/", () => {
     ]);
     expect(circles(bad)).toEqual([["domain/a.ts", "services/b.ts", "services/c.ts"], ["graphql/d.ts"]]);
     expect(upwardImports(bad)).toEqual(["domain/a.ts -> services/b.ts (domain -> services)"]);
+  });
+
+  it("enters src/infra/sql/ by its index.ts only", () => {
+    const importers = [...graph].filter(
+      ([from, to]) => !from.startsWith("infra/sql/") && to.includes("infra/sql/index.ts"),
+    );
+    // the fence has something to hold: the services and the database use the path through its entry
+    expect(importers.map(([from]) => from)).toEqual(
+      expect.arrayContaining(["infra/database.ts", "services/usages.ts"]),
+    );
+    expect(graph.get("infra/sql/index.ts")).toContain("infra/sql/joined-reads.ts");
+    expect(fenceBreaches(graph)).toEqual([]);
+  });
+
+  it("the fence check finds a module of src/infra/sql/ imported from outside it", () => {
+    const bad: Graph = new Map([
+      ["services/a.ts", ["infra/sql/index.ts", "infra/sql/joined-reads.ts"]],
+      ["infra/database.ts", ["infra/sql/statement-names.ts"]],
+      ["infra/sql/index.ts", ["infra/sql/joined-reads.ts"]],
+      ["infra/sql/joined-reads.ts", ["infra/sql/read-plan.ts", "infra/ids.ts"]],
+      ["infra/sqlite.ts", ["infra/sql/index.ts"]],
+    ]);
+    expect(fenceBreaches(bad)).toEqual([
+      "services/a.ts -> infra/sql/joined-reads.ts (enter by infra/sql/index.ts)",
+      "infra/database.ts -> infra/sql/statement-names.ts (enter by infra/sql/index.ts)",
+    ]);
   });
 });
 

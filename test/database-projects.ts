@@ -11,6 +11,7 @@ export const EVERY_DATABASE = [
   "queries",
   "joined-reads",
   "direct-transaction",
+  "sql-fence",
   "lazy-decimals",
   "narrow-selection",
   "reads-by-ids",

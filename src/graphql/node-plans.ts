@@ -8,7 +8,7 @@
  * `@pothos/selection-mapper`): the same walk of the same selection, with the same answer, for every id.
  * For the 100 subscriptions or invoices an event batch prints (rest/event-objects.ts), the walks were
  * 18 % of the busy time of printing them (a subscription printed with 27 % less CPU without them).
- * The joined reads (infra/joined-reads.ts) already send the reads of those ids as one statement; only
+ * The joined reads (infra/sql/joined-reads.ts) already send the reads of those ids as one statement; only
  * the planning was repeated.
  */
 import { Plan } from "@pothos/selection-mapper";

@@ -24,7 +24,7 @@ import { ValidationError } from "../domain/errors.js";
 import { getDatamodel } from "../infra/prisma/generated/pothos-types.js";
 import { tenant } from "../services/context.js";
 import { narrowSelection } from "./narrow-selection.js";
-import { forSerialization } from "../infra/joined-reads.js";
+import { forSerialization } from "../infra/sql/index.js";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -389,7 +389,7 @@ export async function prismaConnection(
   };
   if (selection.select) for (const { field } of sort) selection.select[field] ??= true;
 
-  // its rows are only serialized: decimals that parse their digits only if read (joined-reads.ts)
+  // its rows are only serialized: decimals that parse their digits only if read (infra/sql/row-decoding.ts)
   let rows = await model.findMany(
     forSerialization({
       ...selection,

@@ -25,8 +25,8 @@ export interface PostgresTarget {
   poolSize?: number;
   /**
    * DATABASE_PREPARED_STATEMENTS (default true): send the frequent statements as named prepared statements
-   * (infra/prepared-sql.ts, joined-reads.ts); false sends every statement unnamed, as a pooler in transaction mode
-   * without prepared statement support (PgBouncer before 1.21) needs
+   * (infra/sql/: the joined reads, prepared-sql.ts); false sends every statement unnamed, as a pooler in
+   * transaction mode without prepared statement support (PgBouncer before 1.21) needs
    */
   preparedStatements?: boolean;
 }

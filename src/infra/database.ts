@@ -12,16 +12,19 @@ import {
   nameAsTextPool,
   openPGlite,
   pgliteAdapter,
-  preparedStatementName,
-  preparedStatementNames,
   statementCountingAdapter,
   yieldingAdapter,
   type DatabaseTarget,
   type StatementListener,
 } from "./driver-adapter.js";
 import { lockDataDir } from "./data-dir-lock.js";
-import { withJoinedReads, type DirectQuery } from "./joined-reads.js";
-import { directTransactions } from "./direct-transaction.js";
+import {
+  directQueryOn,
+  directTransactions,
+  preparedStatementName,
+  withJoinedReads,
+  type DirectQuery,
+} from "./sql/index.js";
 import {
   applyMigrations,
   migrationStatus,
@@ -64,6 +67,12 @@ export interface DatabasePool {
 }
 
 export interface Database {
+  /**
+   * the Prisma client; createDatabase's is on the SQL path (`withJoinedReads`, a SqlPathClient): its
+   * reads with relations are joined reads, one statement each, not Prisma's query engine (infra/sql/,
+   * docs/architecture.md "The fast SQL path"). Typed as Prisma's own: any client works (a test's
+   * unwrapped one), only more slowly
+   */
   prisma: PrismaClient;
   target: DatabaseTarget;
   /**
@@ -225,20 +234,10 @@ export async function createDatabase(
       { connectionString: target.url, ...POOL_OPTIONS, max: target.poolSize ?? POOL_OPTIONS.max },
       { namedStatements: target.preparedStatements ?? true },
     );
-    // joined reads outside transactions go straight to the pool as named prepared statements,
-    // without Prisma's raw query layer (joined-reads.ts DirectQuery; docs/performance.md); in a
-    // direct-transaction.ts directTransaction, to the transaction's connection
-    const directOn =
-      (queryable: pg.Pool | pg.PoolClient): DirectQuery =>
-      async (sql, values) => {
-        options.onStatement?.(sql, values);
-        const result = await queryable.query<Record<string, unknown>>({
-          name: preparedStatementNames.get(sql),
-          text: sql,
-          values,
-        });
-        return result.rows;
-      };
+    // the SQL path (infra/sql/, docs/architecture.md "The fast SQL path"): its statements outside
+    // transactions go straight to the pool as named prepared statements, without Prisma's raw query
+    // layer (docs/performance.md); in a directTransaction, to the transaction's connection
+    const directOn = (queryable: pg.Pool | pg.PoolClient): DirectQuery => directQueryOn(queryable, options.onStatement);
     const prisma = new PrismaClient({
       // a query without a name (undefined) is sent unnamed: the type says string, pg takes either
       adapter: counted(

@@ -5,7 +5,6 @@
  * - PostgreSQL through `pg` when `DATABASE_URL` is set.
  * Both go through Prisma 7 driver adapters (docs/decisions.md "Operations": Prisma 7).
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
@@ -85,35 +84,15 @@ function serializeQueries(client: { query: QueryFunction }): void {
 }
 
 /**
- * SQL texts to send as named prepared statements on PostgreSQL, with their names: a statement named
- * on a connection is parsed and planned there once, then only bound and executed (pg's
- * `{ name, text, values }`). Filled by `namePreparedStatement` (infra/joined-reads.ts and
- * infra/prepared-sql.ts); PrismaPg's `statementNameGenerator` (`preparedStatementName`) looks each
- * query's text up here. PGlite ignores it.
- */
-export const preparedStatementNames = new Map<string, string>();
-
-/**
- * Registers `sql` in preparedStatementNames and returns its name: `prefix`, `_` and 20 hex digits of
- * the text's SHA-1, so one text always has one name (`jr_...` joined reads, `ps_...` hand-written).
- */
-export function namePreparedStatement(sql: string, prefix: "jr" | "ps"): string {
-  const name = `${prefix}_${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`;
-  preparedStatementNames.set(sql, name);
-  return name;
-}
-
-/** The prepared statement name of a driver adapter query's SQL, if it has one (preparedStatementNames). */
-export const preparedStatementName = (query: { sql: string }): string | undefined =>
-  preparedStatementNames.get(query.sql);
-
-/**
  * Named statements one connection prepares at most; beyond, a new text is sent unnamed (parsed and
  * planned each time, as before), so the server's memory for them stays bounded per connection. A
- * connection's statements go with it (the pool closes connections idle for 10 s).
+ * connection's statements go with it (the pool closes connections idle for 10 s). The names are the
+ * SQL path's (infra/sql/statement-names.ts); the bound is the pool's, here, in a module that loads no
+ * Prisma client.
  */
 export const MAX_PREPARED_PER_CONNECTION = 200;
 
+/** What boundPreparedStatements reads of pg's private connection state (test/integration/sql-fence.test.ts). */
 interface PgConnectionState {
   parsedStatements: Record<string, string>;
   submittedNamedStatements?: Record<string, string>;

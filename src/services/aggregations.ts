@@ -15,7 +15,7 @@
  * nothing). A customer with neither gets a summary over all currencies and `currency` null.
  */
 import { Prisma } from "../infra/prisma/generated/client.js";
-import { sqlRows } from "../infra/prepared-sql.js";
+import { sqlRows } from "../infra/sql/index.js";
 import { calendarMonth } from "../domain/periods.js";
 import type { ServiceContext } from "./context.js";
 

@@ -30,7 +30,7 @@ import type {
   SubscriptionLine,
 } from "../infra/prisma/generated/client.js";
 import { Prisma } from "../infra/prisma/generated/client.js";
-import { sqlRows } from "../infra/prepared-sql.js";
+import { sqlRows } from "../infra/sql/index.js";
 import type { Frequency } from "../domain/catalogue.js";
 import { billingPeriod } from "../domain/billing-periods.js";
 import {
@@ -163,7 +163,7 @@ const toUsageRow = (u: StoredUsage): UsageRow => ({ ...u, quantity: u.quantity.t
 /**
  * Reads the subscriptions `ids` (with `where`) and what their cycles use. The subscriptions with
  * their document type, coupon, lines (with plan, product, currency and coupon) and add-ons are ONE
- * statement (a joined read, infra/joined-reads.ts: the relations are correlated subqueries built as
+ * statement (a joined read, infra/sql/joined-reads.ts: the relations are correlated subqueries built as
  * JSON in PostgreSQL); the pending items one more; the plans and coupons that only scheduled changes
  * name one each, when there are any. Flat Prisma reads joined here cost about ten statements, each
  * a query Prisma compiles and whose rows it maps (docs/performance.md "Billing run"). Null when

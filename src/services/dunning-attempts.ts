@@ -26,8 +26,8 @@
  *   fenced by its claim token; a customer's second invoice is charged in a second wave (after a hard decline,
  *   with another card). The rules are the single-payment ones' batch forms (payments.ts createPayments,
  *   authorizeManyLocked, finishCharges; dunning-mail.ts queueDunningEmails; cycle-decision.ts usableSourcesOf).
- *   The page's transactions are direct-transaction.ts `directTransaction`s (their hand-written statements and
- *   inserts, infra/insert-rows.ts, go straight to pg on PostgreSQL), and on PostgreSQL a process works on
+ *   The page's transactions are infra/sql/ `directTransaction`s (their hand-written statements and
+ *   inserts, infra/sql/insert-rows.ts, go straight to pg on PostgreSQL), and on PostgreSQL a process works on
  *   DUNNING_PAGES_IN_FLIGHT pages at once (claim loops, each fenced by its own claims like another process).
  * - **Paid between attempts.** A run whose invoices are all paid (by any means) before its next attempt is closed at
  *   the next round by a closing row (the next number, nothing charged, outcome `paid`) and `dunning.finished` only.
@@ -40,10 +40,7 @@ import { randomUUID } from "node:crypto";
 import { Prisma, type Payment, type PrismaClient } from "../infra/prisma/generated/client.js";
 import type { AppSettings } from "../infra/config.js";
 import { derivedId, newId } from "../infra/ids.js";
-import { sqlRows } from "../infra/prepared-sql.js";
-import { directQueryOf } from "../infra/joined-reads.js";
-import { directTransaction } from "../infra/direct-transaction.js";
-import { insertRows } from "../infra/insert-rows.js";
+import { directQueryOf, directTransaction, insertRows, sqlRows } from "../infra/sql/index.js";
 import {
   attemptOutcome,
   finalActionTargets,
@@ -119,7 +116,7 @@ export interface DunningAttemptsOptions {
   sendsMail?: boolean;
   /**
    * pages attempted at once (claim loops); default DUNNING_PAGES_IN_FLIGHT when `prisma` is the PostgreSQL pool's
-   * client (prepared-sql.ts: it has a direct query), else 1 (PGlite's one connection)
+   * client (infra/sql/: it has a direct query), else 1 (PGlite's one connection)
    */
   pagesInFlight?: number;
   /** told of each run whose attempt failed (the server logs it) */
@@ -857,7 +854,7 @@ async function writeAttempts(
   counts.emails += emails.filter((e) => e === "queued").length;
 }
 
-/** The columns of an attempt row of run `p` (unique per run and number), as infra/insert-rows.ts inserts them. */
+/** The columns of an attempt row of run `p` (unique per run and number), as infra/sql/insert-rows.ts inserts them. */
 function attemptData(
   p: PageRun,
   id: string,

@@ -18,7 +18,7 @@ import { portalColors, portalLink, portalLocale } from "../domain/portal.js";
 import { sum, toDecimal, type Decimal } from "../domain/money.js";
 import { tenant, type ServiceContext } from "./context.js";
 import { createCustomerSession } from "./customer-sessions.js";
-import { insertRows } from "../infra/insert-rows.js";
+import { insertRows } from "../infra/sql/index.js";
 import { readSettings } from "./organization-settings.js";
 
 /** The outbox `kind` of a dunning e-mail. */
@@ -157,7 +157,7 @@ export async function queueDunningEmails(
     branding(txCtx),
   ]);
   const facts = { documents: new Map(documents.map((d) => [d.id, d])), brand };
-  // one statement of one JSON parameter (infra/insert-rows.ts): the messages' bodies are most of the page's bytes
+  // one statement of one JSON parameter (infra/sql/insert-rows.ts): the messages' bodies are most of the page's bytes
   await insertRows(
     txCtx.prisma,
     "OutboxMessage",
@@ -174,7 +174,7 @@ export async function queueDunningEmails(
 }
 
 /**
- * The OutboxMessage row of one queued dunning e-mail (as infra/insert-rows.ts inserts it), its words from
+ * The OutboxMessage row of one queued dunning e-mail (as infra/sql/insert-rows.ts inserts it), its words from
  * domain/dunning-mail.ts.
  */
 function dunningMessage(

@@ -13,7 +13,7 @@
  * runs. Writing an event without one is a programming error, thrown as such.
  */
 import { newId } from "../infra/ids.js";
-import { preparedSql, queryPrepared } from "../infra/prepared-sql.js";
+import { preparedSql, queryPrepared } from "../infra/sql/index.js";
 import { previousAttributes, type EventObjectKind, type EventType, type PrintedValue } from "../domain/events.js";
 import type { ServiceContext } from "./context.js";
 

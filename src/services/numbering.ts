@@ -12,7 +12,7 @@
  * with its first CAF's folio (1 when SII's CAF starts at 1).
  */
 import { Prisma } from "../infra/prisma/generated/client.js";
-import { sqlRows } from "../infra/prepared-sql.js";
+import { sqlRows } from "../infra/sql/index.js";
 import { numberingFor, type DocumentNumbering } from "../domain/document-numbering.js";
 import type { DocumentKind } from "../domain/document-status.js";
 import type { IssuedParties } from "./issued-parties.js";

@@ -15,7 +15,7 @@
 import { Prisma, type PrismaClient } from "../infra/prisma/generated/client.js";
 import type { AppSettings } from "../infra/config.js";
 import { isPaymentOverdue } from "../domain/dunning.js";
-import { sqlRows } from "../infra/prepared-sql.js";
+import { sqlRows } from "../infra/sql/index.js";
 import { toDecimal } from "../domain/money.js";
 import { ValidationError } from "../domain/errors.js";
 import { isIsoDate } from "../domain/formats.js";

@@ -9,7 +9,7 @@
  */
 import { Prisma } from "../infra/prisma/generated/client.js";
 import { pastDueMove } from "../domain/subscriptions.js";
-import { sqlRows } from "../infra/prepared-sql.js";
+import { sqlRows } from "../infra/sql/index.js";
 import type { ServiceContext } from "./context.js";
 import { printedObjects, recordEvents } from "./events.js";
 

@@ -22,9 +22,7 @@ import {
   type PaymentCharge,
   type Source,
 } from "../infra/prisma/generated/client.js";
-import { sqlRows } from "../infra/prepared-sql.js";
-import { insertRows } from "../infra/insert-rows.js";
-import { directTransaction } from "../infra/direct-transaction.js";
+import { directTransaction, insertRows, sqlRows } from "../infra/sql/index.js";
 import { derivedId, newId, randomSecret } from "../infra/ids.js";
 import { findGateway, type ChargeResult, type PaymentGateway } from "../infra/gateways/index.js";
 import { checkoutPath } from "../infra/gateways/redirect.js";
@@ -188,7 +186,7 @@ export async function createPayments(ctx: ServiceContext, items: readonly NewPay
   const payments: Payment[] = [];
   for (const item of items) payments.push(await checkedPayment(ctx, item, facts));
   return atomically(ctx, async (tx) => {
-    // one statement of one JSON parameter (infra/insert-rows.ts); the rows are the payments returned, every
+    // one statement of one JSON parameter (infra/sql/insert-rows.ts); the rows are the payments returned, every
     // column given (the timestamps too, as Prisma's @default(now()) and @updatedAt would give them)
     await insertRows(
       tx.prisma,

@@ -99,7 +99,7 @@ export async function findDocumentCustomer(
     return null;
   }
   // with what a new document's answer shows of it (its country) and the organization's time zone
-  // (the default document date): one statement (infra/joined-reads.ts)
+  // (the default document date): one statement (infra/sql/joined-reads.ts)
   const customer = await ctx.prisma.customer.findFirst({
     where: { id, ...tenant(ctx) },
     include: { country: true, organization: { select: { timeZone: true } } },

@@ -21,7 +21,7 @@
  *   rarely find work.
  */
 import { Prisma, type PrismaClient } from "../infra/prisma/generated/client.js";
-import { sqlRows } from "../infra/prepared-sql.js";
+import { sqlRows } from "../infra/sql/index.js";
 import { monthIndex, type AnalyticsMonth, type MoneyFlow } from "../domain/revenue-analytics.js";
 import { atomically, type ServiceContext } from "./context.js";
 import {

@@ -17,7 +17,7 @@
  * The SQL rules both share are services/revenue-sql.ts.
  */
 import { Prisma } from "../infra/prisma/generated/client.js";
-import { sqlRows } from "../infra/prepared-sql.js";
+import { sqlRows } from "../infra/sql/index.js";
 import { ValidationError } from "../domain/errors.js";
 import {
   analyticsMonths,

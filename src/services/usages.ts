@@ -6,7 +6,7 @@
  */
 import { Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
-import { preparedSql, queryPrepared } from "../infra/prepared-sql.js";
+import { preparedSql, queryPrepared } from "../infra/sql/index.js";
 import { FieldErrorCollector, InvalidStateError, NotFoundError, ValidationError } from "../domain/errors.js";
 import { quote, textLimit, textProblem } from "../domain/input-limits.js";
 import { checkUsage } from "../domain/usage.js";
@@ -108,7 +108,7 @@ interface UsageSqlRow {
 }
 
 /*
- * The statements of usage ingestion, named prepared statements on PostgreSQL (infra/prepared-sql.ts:
+ * The statements of usage ingestion, named prepared statements on PostgreSQL (infra/sql/prepared-sql.ts:
  * straight to the pool outside a transaction, without Prisma's raw-query layer).
  */
 

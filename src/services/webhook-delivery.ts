@@ -21,8 +21,7 @@ import type { PrismaClient, WebhookEndpoint } from "../infra/prisma/generated/cl
 import type { Logger } from "../infra/logger.js";
 import type { AppSettings } from "../infra/config.js";
 import { newId } from "../infra/ids.js";
-import { preparedSql, queryPrepared } from "../infra/prepared-sql.js";
-import { directTransaction } from "../infra/direct-transaction.js";
+import { directTransaction, preparedSql, queryPrepared } from "../infra/sql/index.js";
 import { openSecret, requireKey } from "../infra/secrets.js";
 import { WebhookHttp, webhookSignature, type AttemptResult } from "../infra/webhook-http.js";
 import { disablesEndpoint, messageBody, nextRetryIn, retryAfterMs, type DisableReason } from "../domain/webhooks.js";

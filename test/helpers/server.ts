@@ -16,7 +16,7 @@ import type { DatabaseTarget } from "../../src/infra/driver-adapter.js";
 
 /**
  * The table a statement of `TestServer.statements` reads or writes first: transaction control as
- * itself (`BEGIN`, `COMMIT`, `ROLLBACK`, `SET CONSTRAINTS`), a joined read (infra/joined-reads.ts)
+ * itself (`BEGIN`, `COMMIT`, `ROLLBACK`, `SET CONSTRAINTS`), a joined read (infra/sql/joined-reads.ts)
  * as its root table (alias t1) with ` (joined)`, else the first table after FROM, INTO or UPDATE;
  * anything else by its first 40 characters.
  */
@@ -263,7 +263,7 @@ export async function meteredSubscriptionLines(s: TestServer, count: number): Pr
 
 /**
  * `client` calling `record(model, operation)` for each model operation the app calls on it (or on
- * the transaction clients of its `$transaction(fn)`), however it is answered (infra/joined-reads.ts
+ * the transaction clients of its `$transaction(fn)`), however it is answered (infra/sql/joined-reads.ts
  * answers some reads with raw SQL).
  */
 function recordingOperations<C extends object>(client: C, record: (model: string, operation: string) => void): C {

@@ -1,5 +1,5 @@
 /**
- * Direct transactions (src/infra/direct-transaction.ts, docs/performance.md "After: the billing
+ * Direct transactions (src/infra/sql/direct-transaction.ts, docs/performance.md "After: the billing
  * run's statements straight to pg"): on PostgreSQL the hand-written statements and the translated
  * reads of a `directTransaction` run on the transaction's own pg connection, in the same database
  * transaction as the Prisma calls; on PGlite they go through Prisma. Either way: the same rows,
@@ -7,9 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Prisma } from "../../src/infra/prisma/generated/client.js";
-import { directTransaction } from "../../src/infra/direct-transaction.js";
-import { directQueryOf, withoutJoinedReads } from "../../src/infra/joined-reads.js";
-import { sqlRows } from "../../src/infra/prepared-sql.js";
+import { directQueryOf, directTransaction, sqlRows, withoutJoinedReads } from "../../src/infra/sql/index.js";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
 import { TEST_DB } from "../helpers/databases.js";
 

@@ -1,13 +1,13 @@
 /**
- * Joined reads (infra/joined-reads.ts): reads with relations answered by one SQL statement give
+ * Joined reads (infra/sql/joined-reads.ts): reads with relations answered by one SQL statement give
  * exactly what Prisma's own reads give (the same objects, decimals exact to the 6th decimal, dates,
  * JSON, nulls, order), on both databases; what it does not translate goes to Prisma.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { cloneTemplate, TEST_DB } from "../helpers/databases.js";
 import { createDatabase, type Database } from "../../src/infra/database.js";
-import { withoutJoinedReads } from "../../src/infra/joined-reads.js";
-import { MAX_PREPARED_PER_CONNECTION, nameAsTextPool, preparedStatementName } from "../../src/infra/driver-adapter.js";
+import { preparedStatementName, withoutJoinedReads } from "../../src/infra/sql/index.js";
+import { MAX_PREPARED_PER_CONNECTION, nameAsTextPool } from "../../src/infra/driver-adapter.js";
 import { createApiKey } from "../../src/services/api-keys.js";
 import { Prisma } from "../../src/infra/prisma/generated/client.js";
 

@@ -1,12 +1,12 @@
 /**
- * Reads marked `forSerialization` (infra/joined-reads.ts: a GraphQL connection's page) give decimals
+ * Reads marked `forSerialization` (infra/sql/row-decoding.ts: a GraphQL connection's page) give decimals
  * that keep PostgreSQL's text until their digits are read: still `Prisma.Decimal`s, with the same
  * values, printing (toFixed, toString, JSON) and arithmetic as the decimals of an unmarked read.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Decimal } from "decimal.js";
 import { chileanCustomer, startTestServer, type TestServer } from "../helpers/server.js";
-import { forSerialization } from "../../src/infra/joined-reads.js";
+import { forSerialization } from "../../src/infra/sql/index.js";
 import { Prisma } from "../../src/infra/prisma/generated/client.js";
 
 let s: TestServer;

@@ -31,7 +31,7 @@ afterAll(async () => s?.close());
 const FIELDS = `id number date total status discountScheme customer { id name country { id name } }
   lines { id name quantity amount total discountScheme } payments { id amount status }`;
 
-/** The joined statement a request sends (infra/joined-reads.ts), and its answer. */
+/** The joined statement a request sends (infra/sql/joined-reads.ts), and its answer. */
 async function joined(query: string) {
   s.statements.length = 0;
   const res = await s.graphql(query);

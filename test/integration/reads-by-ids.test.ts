@@ -1,13 +1,13 @@
 /**
  * A read of rows by ids without relations (`findMany({ where: { id: { in } } })`, at most the tenant's
- * equalities beside; infra/joined-reads.ts `isReadByIds`) is translated like a joined read, so on
+ * equalities beside; infra/sql/read-plan.ts `isReadByIds`) is translated like a joined read, so on
  * PostgreSQL it goes straight to the pool: the same objects as Prisma's own read, in one statement.
  * Any other read without relations stays Prisma's.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { cloneTemplate } from "../helpers/databases.js";
 import { createDatabase, type Database } from "../../src/infra/database.js";
-import { withoutJoinedReads } from "../../src/infra/joined-reads.js";
+import { withoutJoinedReads } from "../../src/infra/sql/index.js";
 import { createApiKey } from "../../src/services/api-keys.js";
 import { Prisma } from "../../src/infra/prisma/generated/client.js";
 

@@ -58,7 +58,7 @@ describe("statements per request", () => {
         body = res.body;
       }, true);
       // customer, its country, document type, currency, lines and payments (with their source,
-      // customer and invoice) as nested JSON of one SELECT (infra/joined-reads.ts)
+      // customer and invoice) as nested JSON of one SELECT (infra/sql/joined-reads.ts)
       expect(got).toEqual(["Invoice (joined)"]);
       expect(body.lines.map((l: any) => [l.name, l.amount])).toEqual([
         ["a", 100],

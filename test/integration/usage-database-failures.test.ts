@@ -1,6 +1,6 @@
 /**
  * A database failure on the usage ingestion path (services/usages.ts: its statements go straight to the pg
- * pool on PostgreSQL, infra/prepared-sql.ts) answers in the surface's error shape, never with internals:
+ * pool on PostgreSQL, infra/sql/prepared-sql.ts) answers in the surface's error shape, never with internals:
  * a database that cannot serve is 503 `service_unavailable` with Retry-After (infra/database-errors.ts), any
  * other failure of a statement a masked 500 `internal_error`. Single records and batches, REST and GraphQL.
  */

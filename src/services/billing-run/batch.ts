@@ -6,7 +6,7 @@
  * they are inserted.
  */
 import { Prisma } from "../../infra/prisma/generated/client.js";
-import { sqlRows } from "../../infra/prepared-sql.js";
+import { sqlRows } from "../../infra/sql/index.js";
 import { tenant, type ServiceContext, type Tx } from "../context.js";
 import { loadCycleData, type CycleData } from "../cycle-input.js";
 import { dateColumn } from "../../domain/formats.js";

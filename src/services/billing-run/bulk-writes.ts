@@ -7,8 +7,7 @@
 import type { Subscription } from "../../infra/prisma/generated/client.js";
 import { Prisma } from "../../infra/prisma/generated/client.js";
 import { isoDate } from "../../domain/formats.js";
-import { sqlRows } from "../../infra/prepared-sql.js";
-import { insertRows } from "../../infra/insert-rows.js";
+import { insertRows, sqlRows } from "../../infra/sql/index.js";
 import type { Tx } from "../context.js";
 import type { FinalizedColumns } from "../document-lifecycle.js";
 

@@ -9,7 +9,7 @@ import type { PrismaClient } from "../../infra/prisma/generated/client.js";
 import { Prisma } from "../../infra/prisma/generated/client.js";
 import type { Tx } from "../context.js";
 import { isoDate } from "../../domain/formats.js";
-import { sqlRows } from "../../infra/prepared-sql.js";
+import { sqlRows } from "../../infra/sql/index.js";
 
 /** The largest offset from UTC of any time zone (Pacific/Kiritimati, UTC+14). */
 const LATEST_UTC_OFFSET_MS = 14 * 3_600_000;

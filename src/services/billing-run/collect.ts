@@ -16,7 +16,7 @@ import type { Payment, PrismaClient } from "../../infra/prisma/generated/client.
 import { Prisma } from "../../infra/prisma/generated/client.js";
 import type { AppSettings } from "../../infra/config.js";
 import { toDecimal } from "../../domain/money.js";
-import { sqlRows } from "../../infra/prepared-sql.js";
+import { sqlRows } from "../../infra/sql/index.js";
 import { withinTransaction, type ServiceContext } from "../context.js";
 import { usableSourceOf } from "../cycle-decision.js";
 import { invoiceBalances } from "../invoice-balances.js";

@@ -1,6 +1,6 @@
 /**
  * The run loop (docs/billing-run.md): claim loops take batches of due subscriptions (claim.ts),
- * bill each batch in one transaction (batch.ts; infra/direct-transaction.ts, so that its
+ * bill each batch in one transaction (batch.ts; infra/sql/direct-transaction.ts, so that its
  * hand-written statements go straight to the transaction's pg connection on PostgreSQL), retry a
  * failed batch one subscription per transaction so a bad one fails alone, and collect each
  * batch's invoices after it commits (collect.ts); at the end, a sweep collects what an earlier run
@@ -10,7 +10,7 @@ import type { PrismaClient } from "../../infra/prisma/generated/client.js";
 import type { AppSettings } from "../../infra/config.js";
 import { DEFAULT_SETTINGS } from "../../infra/config.js";
 import { startIntervalWorker, type IntervalWorker } from "../../infra/interval-worker.js";
-import { directTransaction } from "../../infra/direct-transaction.js";
+import { directTransaction } from "../../infra/sql/index.js";
 import { ValidationError } from "../../domain/errors.js";
 import { todayIn } from "../../domain/formats.js";
 import { billBatch, type BatchTerms } from "./batch.js";

@@ -17,7 +17,8 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type pg from "pg";
-import { withJoinedReads, withoutJoinedReads, type DirectQuery } from "./joined-reads.js";
+import { withJoinedReads, withoutJoinedReads } from "./joined-reads.js";
+import type { DirectQuery } from "./direct-query.js";
 
 /** Where a transaction started in a `directTransaction` call records its direct query. */
 interface Slot {

@@ -6,7 +6,7 @@
  * connection). Much cheaper for the process than the Prisma client's `createMany`, which serializes
  * and checks every value of every row.
  */
-import { Prisma } from "./prisma/generated/client.js";
+import { Prisma } from "../prisma/generated/client.js";
 import { sqlRows } from "./prepared-sql.js";
 
 /** The tables rows are inserted into this way (their names are written into the SQL as they are). */

@@ -10,15 +10,23 @@
  * and on PGlite, it goes through the client's `$queryRawUnsafe` as before (on the transaction's
  * connection; PrismaPg names it too). `sqlRows` does the same for a `Prisma.sql` statement.
  */
-import { Prisma } from "./prisma/generated/client.js";
-import { namePreparedStatement, preparedStatementNames } from "./driver-adapter.js";
+import { Prisma } from "../prisma/generated/client.js";
+import { namePreparedStatement, preparedStatementNames } from "./statement-names.js";
 import { directQueryOf } from "./joined-reads.js";
 
-/** A fixed SQL text with positional parameters and its prepared statement name. */
+/** The mark of a PreparedSql made by `preparedSql` (a type only: no such property exists). */
+declare const REGISTERED: unique symbol;
+
+/**
+ * A hand-written statement of the SQL path: a fixed SQL text with positional parameters and its
+ * prepared statement name, which `queryPrepared` sends straight to pg on PostgreSQL, outside
+ * Prisma. Made only by `preparedSql` (the mark), so its name is always registered.
+ */
 export interface PreparedSql {
   readonly text: string;
   /** `ps_` and 20 hex digits of the text's SHA-1: one text, one name */
   readonly name: string;
+  readonly [REGISTERED]: true;
 }
 
 /**
@@ -27,7 +35,7 @@ export interface PreparedSql {
  * module load: the names are kept for the life of the process.
  */
 export function preparedSql(text: string): PreparedSql {
-  return { text, name: namePreparedStatement(text, "ps") };
+  return { text, name: namePreparedStatement(text, "ps") } as PreparedSql;
 }
 
 interface RawClient {
