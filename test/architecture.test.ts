@@ -262,8 +262,8 @@ const OVERSIZED_TO_SPLIT = [
   "graphql/types/subscription.ts (anonymous)", // 88 lines
   "graphql/types/swap.ts (anonymous)", // 87 lines
   "infra/config.ts loadConfig", // 84 lines
-  "infra/database.ts createDatabase", // 123 lines
-  "infra/joined-reads.ts joinedRead", // 6 parameters
+  "infra/database.ts createDatabase", // 113 lines
+  "infra/sql/joined-reads.ts joinedRead", // 6 parameters
   "infra/pdf.ts drawCopy", // 151 lines
   "infra/taxagency/sii/caf.ts parseCaf", // 115 lines
   "infra/taxagency/sii/dte.ts buildDte", // 217 lines
