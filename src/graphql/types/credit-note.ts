@@ -6,17 +6,7 @@
  */
 import { builder, INVOICE_RELATION } from "../builder.js";
 import type { CreditNote as CreditNoteRow } from "../../infra/prisma/generated/client.js";
-import {
-  DateFilter,
-  DateTimeFilter,
-  IntFilter,
-  StringFilter,
-  dateConditions,
-  dateTimeConditions,
-  enumConditions,
-  intConditions,
-  stringConditions,
-} from "../filters.js";
+import { StringFilter, enumConditions, stringConditions } from "../filters.js";
 import { documentConnection, offsetArg } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createCreditNote, creditNotePdf, deleteCreditNote, finalizeCreditNote } from "../../services/credit-notes.js";
@@ -24,6 +14,8 @@ import {
   CUSTOMER_DESCRIPTION,
   DeletePayload,
   DocumentStatusFilter,
+  documentWhereConditions,
+  documentWhereFields,
   documentDiscountFields,
   documentHeaderFields,
   documentLifecycleFields,
@@ -157,12 +149,7 @@ const CreditNoteWhere = builder.inputType("CreditNoteWhere", {
     invoice: t.field({ type: StringFilter, description: "id (`inv_`) of the invoice the note corrects" }),
     status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
     document: t.field({ type: StringFilter, description: "document type id, e.g. CL61 (case-insensitive)" }),
-    number: t.field({
-      type: IntFilter,
-      description: "number (folio); a draft has none and matches no number filter",
-    }),
-    date: t.field({ type: DateFilter, description: "the note's date, yyyy-mm-dd" }),
-    created: t.field({ type: DateTimeFilter, description: "creation time" }),
+    ...documentWhereFields(t),
   }),
 });
 
@@ -185,9 +172,7 @@ builder.queryFields((t) => ({
           ...stringConditions("invoiceId", w.invoice),
           ...enumConditions("status", w.status),
           ...stringConditions("documentTypeId", w.document, { uppercase: true }),
-          ...intConditions("number", w.number),
-          ...dateConditions("date", w.date),
-          ...dateTimeConditions("createdAt", w.created),
+          ...documentWhereConditions(w),
         ]);
       },
     },

@@ -8,7 +8,18 @@ import type { PrismaModelTypes } from "@pothos/plugin-prisma";
 import { builder } from "../builder.js";
 import type { GraphQLContext } from "../context.js";
 import { DiscountScheme, type DescribedValues, type DiscountSchemeValue } from "../enums.js";
-import { enumFilter } from "../filters.js";
+import {
+  DateFilter,
+  DateTimeFilter,
+  IntFilter,
+  dateConditions,
+  dateTimeConditions,
+  enumFilter,
+  intConditions,
+  type DateFilterValue,
+  type DateTimeFilterValue,
+  type IntFilterValue,
+} from "../filters.js";
 import { IssuedCustomer } from "./customer.js";
 import type PrismaTypes from "../../infra/prisma/generated/pothos-types.js";
 import { fileUrl } from "../../services/files.js";
@@ -412,4 +423,34 @@ export function lineTaxAndTimeFields(t: LineFields<"OrderLine" | "CreditNoteLine
     created: f.expose("createdAt", { type: "DateTime", description: "when the line was created (ISO 8601)" }),
     updated: f.expose("updatedAt", { type: "DateTime", description: "when the line last changed (ISO 8601)" }),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The filters every document list has (InvoiceWhere, OrderWhere, CreditNoteWhere end with them).
+
+type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer Types> ? Types : never;
+
+/** `number`, `date` and `created`, the last filters of a document list's `where`. */
+export function documentWhereFields(t: PothosSchemaTypes.InputFieldBuilder<BuilderTypes, "InputObject">) {
+  return {
+    number: t.field({
+      type: IntFilter,
+      description: "number (folio); a draft has none and matches no number filter",
+    }),
+    date: t.field({ type: DateFilter, description: "the document's date (`date`), yyyy-mm-dd" }),
+    created: t.field({ type: DateTimeFilter, description: "creation time" }),
+  };
+}
+
+/** The conditions of documentWhereFields' filters, for documentConnection (pagination.ts). */
+export function documentWhereConditions(where: {
+  number?: IntFilterValue | null;
+  date?: DateFilterValue | null;
+  created?: DateTimeFilterValue | null;
+}) {
+  return [
+    ...intConditions("number", where.number),
+    ...dateConditions("date", where.date),
+    ...dateTimeConditions("createdAt", where.created),
+  ];
 }

@@ -3,17 +3,7 @@
  * create/update/delete/finalize mutations. Rules live in services/invoices.ts and domain/.
  */
 import { builder } from "../builder.js";
-import {
-  DateFilter,
-  DateTimeFilter,
-  IntFilter,
-  StringFilter,
-  dateConditions,
-  dateTimeConditions,
-  enumConditions,
-  intConditions,
-  stringConditions,
-} from "../filters.js";
+import { StringFilter, enumConditions, stringConditions } from "../filters.js";
 import { documentConnection, offsetArg } from "../pagination.js";
 import { tenant, visibleDocuments } from "../../services/context.js";
 import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoice } from "../../services/invoices.js";
@@ -23,6 +13,8 @@ import type { GraphQLContext } from "../context.js";
 import {
   DeletePayload,
   DocumentStatusFilter,
+  documentWhereConditions,
+  documentWhereFields,
   documentCustomerFields,
   documentDiscountFields,
   documentHeaderFields,
@@ -272,12 +264,7 @@ const InvoiceWhere = builder.inputType("InvoiceWhere", {
     customer: t.field({ type: StringFilter, description: "customer id (`cus_`)" }),
     status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
     document: t.field({ type: StringFilter, description: "document type id, e.g. CL33 (case-insensitive)" }),
-    number: t.field({
-      type: IntFilter,
-      description: "number (folio); a draft has none and matches no number filter",
-    }),
-    date: t.field({ type: DateFilter, description: "issue date (`date`), yyyy-mm-dd" }),
-    created: t.field({ type: DateTimeFilter, description: "creation time" }),
+    ...documentWhereFields(t),
   }),
 });
 
@@ -296,9 +283,7 @@ builder.queryFields((t) => ({
           ...stringConditions("customerId", w.customer),
           ...enumConditions("status", w.status),
           ...stringConditions("documentTypeId", w.document, { uppercase: true }),
-          ...intConditions("number", w.number),
-          ...dateConditions("date", w.date),
-          ...dateTimeConditions("createdAt", w.created),
+          ...documentWhereConditions(w),
         ]);
       },
     },

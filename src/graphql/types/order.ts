@@ -4,18 +4,7 @@
  * and domain/ (shipping-types.ts, order-invoicing.ts).
  */
 import { builder, INVOICE_RELATION } from "../builder.js";
-import {
-  DateFilter,
-  DateTimeFilter,
-  IntFilter,
-  StringFilter,
-  dateConditions,
-  dateTimeConditions,
-  enumConditions,
-  enumFilter,
-  intConditions,
-  stringConditions,
-} from "../filters.js";
+import { StringFilter, enumConditions, enumFilter, stringConditions } from "../filters.js";
 import { documentConnection, offsetArg } from "../pagination.js";
 import { documentVisible, tenant } from "../../services/context.js";
 import {
@@ -34,6 +23,8 @@ import {
 import {
   DeletePayload,
   DocumentStatusFilter,
+  documentWhereConditions,
+  documentWhereFields,
   documentCustomerFields,
   documentHeaderFields,
   documentLifecycleFields,
@@ -181,12 +172,7 @@ const OrderWhere = builder.inputType("OrderWhere", {
     shippingType: t.field({ type: ShippingTypeFilter, description: "what the goods movement is (SII IndTraslado)" }),
     invoice: t.field({ type: StringFilter, description: "id (`inv_`) of the invoice that bills the order" }),
     invoiced: t.boolean({ description: "true: billed by an invoice; false: not yet" }),
-    number: t.field({
-      type: IntFilter,
-      description: "number (folio); a draft has none and matches no number filter",
-    }),
-    date: t.field({ type: DateFilter, description: "the order's date, yyyy-mm-dd" }),
-    created: t.field({ type: DateTimeFilter, description: "creation time" }),
+    ...documentWhereFields(t),
   }),
 });
 
@@ -206,9 +192,7 @@ builder.queryFields((t) => ({
           ...enumConditions("shippingType", w.shippingType),
           ...stringConditions("invoiceId", w.invoice),
           ...(w.invoiced === true ? [{ invoiceId: { not: null } }] : w.invoiced === false ? [{ invoiceId: null }] : []),
-          ...intConditions("number", w.number),
-          ...dateConditions("date", w.date),
-          ...dateTimeConditions("createdAt", w.created),
+          ...documentWhereConditions(w),
         ]);
       },
     },
