@@ -168,11 +168,13 @@ type SharedFields<M extends DocumentModel | LineModel> = Parameters<
 >[0];
 
 /**
- * `t`, one of the models `M`'s own builder, typed as the builder of `M` together: it offers only
- * the columns and relations every one of them has, and at run time each field it makes reads its
- * own type's column or relation (`t.relation("lines")` is InvoiceLine on an invoice). TypeScript
- * does not see one model's builder as the union's, hence the cast; the helpers' parameter types
- * keep it to the models `M`.
+ * `t` (the builder of one of the models `M`) typed as the builder of all of `M` at once: its
+ * `expose*` take only the columns every one of them has, and a resolver's row only those. A
+ * `select` or a relation's name is checked less (TypeScript takes what any of them has); a
+ * relation a model lacks fails when the schema is built. At run time each field reads its own
+ * type's column or relation (`relation("lines")` is InvoiceLine on an invoice). TypeScript does
+ * not take one model's builder for the union's, hence the cast; the helpers' parameter types keep
+ * it to the models `M`.
  */
 function together<M extends DocumentModel | LineModel>(t: unknown): SharedFields<M> {
   return t as SharedFields<M>;
