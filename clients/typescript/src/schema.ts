@@ -2303,31 +2303,31 @@ export interface components {
             number: number | null;
             /** @description series of `number`: `sii_folio` (an SII folio, the document is a DTE) or `internal` (the organization's own series: for a regulated type a non-tax document); null on drafts */
             numbering: ("internal" | "sii_folio") | null;
-            /** @description true when created with a test key (test mode data is never sent to the tax agency) */
+            /** @description true when created with a test key (a test document's DTE goes to SII's certification environment, never to production) */
             test_mode: boolean;
             /**
              * Format: date
-             * @description issue date, yyyy-mm-dd (SII FchEmis)
+             * @description issue date, yyyy-mm-dd (SII FchEmis); a note's (its closing date) is not before its invoice's
              * @example 2026-12-07
              */
             date: string;
             /** @description payment due date, yyyy-mm-dd, not before date (SII FchVenc); null when none */
             due_date: string | null;
-            /** @description the invoice's lines, in the order they were given */
+            /** @description the document's lines, in the order they were given */
             lines: {
                 /** @description `lin_` id */
                 id: string;
-                /** @description what is sold, as printed (SII NmbItem), at most 200 characters */
+                /** @description what the line sells, moves, credits or debits, as printed (SII NmbItem), at most 200 characters */
                 name: string;
                 /** @description longer text printed under the name (SII DscItem); null when none */
                 description: string | null;
                 /**
-                 * @description units sold, a decimal string (SII QtyItem)
+                 * @description units sold, moved, credited or debited, a decimal string (SII QtyItem)
                  * @example 11900
                  */
                 quantity: number;
                 /**
-                 * @description unit price, net of tax, in the invoice currency (SII PrcItem)
+                 * @description unit price, net of tax, in the document's currency (SII PrcItem); on an order it may be 0 for a transfer that is not a sale
                  * @example 11900
                  */
                 amount: number;
@@ -2341,10 +2341,10 @@ export interface components {
                  * @enum {string}
                  */
                 discount_scheme: "$" | "%";
-                /** @description true: not taxed, adds to the invoice's exempt (SII IndExe); false: taxable */
+                /** @description true: not taxed, adds to the document's exempt (SII IndExe); false: taxable */
                 exempt: boolean;
                 /**
-                 * @description line net after its discount, in the invoice currency: round(quantity x amount) - discount
+                 * @description line net after its discount, in the document's currency: round(quantity x amount) less the line's discount (order lines take none)
                  * @example 11900
                  */
                 total: number;
@@ -2357,27 +2357,27 @@ export interface components {
             /** @description succeeded payments of this invoice, oldest first */
             payments: components["schemas"]["Payment"][];
             /**
-             * @description taxable net after the document discount (SII MntNeto)
+             * @description taxable net after the document discount, in the document's currency (SII MntNeto); orders take no discount
              * @example 11900
              */
             amount: number;
             /**
-             * @description exempt net (SII MntExe)
+             * @description exempt net, in the document's currency (SII MntExe)
              * @example 11900
              */
             exempt: number;
             /**
-             * @description tax amount (SII IVA)
+             * @description tax amount, in the document's currency (SII IVA)
              * @example 11900
              */
             tax: number;
             /**
-             * @description tax rate, percent 0-100 (19 for Chile's IVA; SII TasaIVA)
+             * @description tax rate, percent 0-100 (19 for Chile's IVA; SII TasaIVA); a note's is its invoice's
              * @example 11900
              */
             tax_percent: number;
             /**
-             * @description amount + exempt, in the invoice currency
+             * @description amount + exempt, in the document's currency
              * @example 11900
              */
             subtotal: number;
@@ -2392,7 +2392,7 @@ export interface components {
              */
             discount_scheme: "$" | "%";
             /**
-             * @description subtotal + tax, in the invoice currency (SII MntTotal)
+             * @description subtotal + tax, in the document's currency (SII MntTotal); a note's is what it credits (or debits) on its invoice
              * @example 11900
              */
             total: number;
@@ -2419,11 +2419,11 @@ export interface components {
             period_end: string | null;
             /** @description URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; null while none is stored */
             local_file: string | null;
-            /** @description printed note for the customer, at most 5000 characters; null when none */
+            /** @description printed note for the customer (a note's: its reason), at most 5000 characters; null when none */
             note: string | null;
             /** @description tax-agency settings of this invoice (key-value object; {} when none). `export`: the customs data of an export invoice (CL110) and its notes: sale_modality, sale_clause, transport, loading_port, unloading_port, destination_country, payment_form, exchange_rate (pesos per unit, OtraMoneda), foreign_id */
             fiscal_settings: Record<string, unknown>;
-            /** @description tax agency properties ({} when none): for an invoice issued as a DTE, `agency` sii, `status` (pending once finalized, queued for SII; then sent, accepted, rejected...), `document_id`, `folio`, `caf`, `track_id` (SII's upload number), and the receiver's answers (`receiver_status`) */
+            /** @description tax agency properties ({} when none): for a document issued as a DTE, `agency` sii, `status` (pending once finalized, queued for SII, or not_sent when the mode's SII sending is off; then sent, accepted, rejected...), `document_id`, `folio`, `caf`, `track_id` (SII's upload number), and the receiver's answers (`receiver_status`) */
             tax_agency: Record<string, unknown>;
             /**
              * @description draft or finalized
@@ -2506,11 +2506,11 @@ export interface components {
             numbering: ("internal" | "sii_folio") | null;
             document: string | Record<string, unknown> | null;
             currency?: components["schemas"]["Currency"] | string | null;
-            /** @description true when created with a test key */
+            /** @description true when created with a test key (a test document's DTE goes to SII's certification environment, never to production) */
             test_mode: boolean;
             /**
              * Format: date
-             * @description issue date, yyyy-mm-dd (SII FchEmis)
+             * @description issue date, yyyy-mm-dd (SII FchEmis); a note's (its closing date) is not before its invoice's
              * @example 2026-12-07
              */
             date: string;
@@ -2529,27 +2529,27 @@ export interface components {
              * @enum {string}
              */
             shipping_type: "3" | "9" | "8" | "4" | "5" | "6" | "7" | "1" | "2";
-            /** @description the order's lines, in the order they were given */
+            /** @description the document's lines, in the order they were given */
             lines: {
                 /** @description `lin_` id */
                 id: string;
-                /** @description the goods, as printed (SII NmbItem) */
+                /** @description what the line sells, moves, credits or debits, as printed (SII NmbItem), at most 200 characters */
                 name: string;
                 /** @description longer text printed under the name (SII DscItem); null when none */
                 description: string | null;
                 /**
-                 * @description units moved, a decimal string (SII QtyItem)
+                 * @description units sold, moved, credited or debited, a decimal string (SII QtyItem)
                  * @example 11900
                  */
                 quantity: number;
                 /**
-                 * @description unit price, net of tax, in the order currency (SII PrcItem); may be 0 on transfers that are not sales
+                 * @description unit price, net of tax, in the document's currency (SII PrcItem); on an order it may be 0 for a transfer that is not a sale
                  * @example 11900
                  */
                 amount: number;
-                /** @description true: not taxed, adds to the order's exempt (SII IndExe) */
+                /** @description true: not taxed, adds to the document's exempt (SII IndExe); false: taxable */
                 exempt: boolean;
-                /** @description this line's tax in currency units, null when exempt (the order's tax is computed on the sum) */
+                /** @description this line's tax in currency units, null when exempt (the document's tax is computed on the sum) */
                 tax: number | null;
                 /**
                  * @description tax rate, percent 0-100; 0 when exempt
@@ -2557,7 +2557,7 @@ export interface components {
                  */
                 tax_percent: number;
                 /**
-                 * @description line net: round(quantity x amount), in the order currency
+                 * @description line net after its discount, in the document's currency: round(quantity x amount) less the line's discount (order lines take none)
                  * @example 11900
                  */
                 total: number;
@@ -2575,33 +2575,33 @@ export interface components {
                 updated: string;
             }[];
             /**
-             * @description taxable net (SII MntNeto)
+             * @description taxable net after the document discount, in the document's currency (SII MntNeto); orders take no discount
              * @example 11900
              */
             amount: number;
             /**
-             * @description exempt net (SII MntExe)
+             * @description exempt net, in the document's currency (SII MntExe)
              * @example 11900
              */
             exempt: number;
             /**
-             * @description tax amount (SII IVA)
+             * @description tax amount, in the document's currency (SII IVA)
              * @example 11900
              */
             tax: number;
             /**
-             * @description tax rate, percent 0-100 (SII TasaIVA)
+             * @description tax rate, percent 0-100 (19 for Chile's IVA; SII TasaIVA); a note's is its invoice's
              * @example 11900
              */
             tax_percent: number;
             /**
-             * @description subtotal + tax, in the order currency (SII MntTotal)
+             * @description subtotal + tax, in the document's currency (SII MntTotal); a note's is what it credits (or debits) on its invoice
              * @example 11900
              */
             total: number;
             /** @description URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; null while none is stored */
             local_file: string | null;
-            /** @description tax agency properties (track id, status) once sent */
+            /** @description tax agency properties ({} when none): for a document issued as a DTE, `agency` sii, `status` (pending once finalized, queued for SII, or not_sent when the mode's SII sending is off; then sent, accepted, rejected...), `document_id`, `folio`, `caf`, `track_id` (SII's upload number), and the receiver's answers (`receiver_status`) */
             tax_agency: Record<string, unknown>;
             /**
              * @description draft or finalized
@@ -2633,30 +2633,30 @@ export interface components {
             document: string | Record<string, unknown> | null;
             /**
              * Format: date
-             * @description closing (issue) date, yyyy-mm-dd, not before the invoice's date
+             * @description issue date, yyyy-mm-dd (SII FchEmis); a note's (its closing date) is not before its invoice's
              * @example 2026-12-07
              */
             date: string;
-            /** @description the note's lines, in the order they were given */
+            /** @description the document's lines, in the order they were given */
             lines: {
                 /** @description `lin_` id */
                 id: string;
-                /** @description what is credited or debited, as printed (SII NmbItem) */
+                /** @description what the line sells, moves, credits or debits, as printed (SII NmbItem), at most 200 characters */
                 name: string;
                 /** @description longer text printed under the name (SII DscItem); null when none */
                 description: string | null;
                 /**
-                 * @description units, a decimal string (SII QtyItem)
+                 * @description units sold, moved, credited or debited, a decimal string (SII QtyItem)
                  * @example 11900
                  */
                 quantity: number;
                 /**
-                 * @description unit price, net of tax, in the invoice currency (SII PrcItem)
+                 * @description unit price, net of tax, in the document's currency (SII PrcItem); on an order it may be 0 for a transfer that is not a sale
                  * @example 11900
                  */
                 amount: number;
                 /**
-                 * @description the line's discount: percent 0-100 when discountScheme is percent, else currency units of the invoice; 0 when none
+                 * @description the line's discount: percent 0-100 of quantity x amount when discountScheme is percent, else currency units of the invoice; 0 when none
                  * @example 11900
                  */
                 discount: number;
@@ -2665,9 +2665,9 @@ export interface components {
                  * @enum {string}
                  */
                 discount_scheme: "$" | "%";
-                /** @description true: not taxed, adds to the note's exempt (SII IndExe) */
+                /** @description true: not taxed, adds to the document's exempt (SII IndExe); false: taxable */
                 exempt: boolean;
-                /** @description this line's tax in currency units, null when exempt (the note's tax is computed on the sum) */
+                /** @description this line's tax in currency units, null when exempt (the document's tax is computed on the sum) */
                 tax: number | null;
                 /**
                  * @description tax rate, percent 0-100; 0 when exempt
@@ -2675,7 +2675,7 @@ export interface components {
                  */
                 tax_percent: number;
                 /**
-                 * @description line net after its discount, in the invoice currency
+                 * @description line net after its discount, in the document's currency: round(quantity x amount) less the line's discount (order lines take none)
                  * @example 11900
                  */
                 total: number;
@@ -2693,37 +2693,37 @@ export interface components {
                 updated: string;
             }[];
             /**
-             * @description taxable net after the document discount, in the invoice currency
+             * @description taxable net after the document discount, in the document's currency (SII MntNeto); orders take no discount
              * @example 11900
              */
             amount: number;
             /**
-             * @description exempt net, in the invoice currency
+             * @description exempt net, in the document's currency (SII MntExe)
              * @example 11900
              */
             exempt: number;
             /**
-             * @description tax amount in currency units (SII IVA)
+             * @description tax amount, in the document's currency (SII IVA)
              * @example 11900
              */
             tax: number;
             /**
-             * @description tax rate, percent 0-100 (the invoice's)
+             * @description tax rate, percent 0-100 (19 for Chile's IVA; SII TasaIVA); a note's is its invoice's
              * @example 11900
              */
             tax_percent: number;
             /**
-             * @description amount + exempt
+             * @description amount + exempt, in the document's currency
              * @example 11900
              */
             subtotal: number;
             /**
-             * @description subtotal + tax: what the note credits (or debits) on the invoice
+             * @description subtotal + tax, in the document's currency (SII MntTotal); a note's is what it credits (or debits) on its invoice
              * @example 11900
              */
             total: number;
             /**
-             * @description document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none
+             * @description document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; 0 when none (SII DscRcgGlobal)
              * @example 11900
              */
             discount: number;
@@ -2736,13 +2736,13 @@ export interface components {
             local_file: string | null;
             /** @description internal information about the adjustment (not printed); null when none */
             internal_note: string | null;
-            /** @description note or reason for the customer (printed); null when none */
+            /** @description printed note for the customer (a note's: its reason), at most 5000 characters; null when none */
             note: string | null;
             /** @description on a debit note voiding a credit note (SII 56 → 61, 111 → 112, CodRef 1): the credit note it voids; null otherwise */
             credit_note: string | null;
             /** @description on a credit note: the finalized debit note that voids it (the credit note itself stays as issued); null while none is finalized */
             voided_by: string | null;
-            /** @description tax agency properties (track id, status) once sent */
+            /** @description tax agency properties ({} when none): for a document issued as a DTE, `agency` sii, `status` (pending once finalized, queued for SII, or not_sent when the mode's SII sending is off; then sent, accepted, rejected...), `document_id`, `folio`, `caf`, `track_id` (SII's upload number), and the receiver's answers (`receiver_status`) */
             tax_agency: Record<string, unknown>;
             /**
              * @description draft or finalized

@@ -6,75 +6,34 @@
  */
 import { builder, INVOICE_RELATION } from "../builder.js";
 import type { CreditNote as CreditNoteRow } from "../../infra/prisma/generated/client.js";
-import {
-  DateFilter,
-  DateTimeFilter,
-  IntFilter,
-  StringFilter,
-  dateConditions,
-  dateTimeConditions,
-  enumConditions,
-  intConditions,
-  stringConditions,
-} from "../filters.js";
+import { StringFilter, enumConditions, stringConditions } from "../filters.js";
 import { documentConnection, offsetArg } from "../pagination.js";
 import { tenant } from "../../services/context.js";
 import { createCreditNote, creditNotePdf, deleteCreditNote, finalizeCreditNote } from "../../services/credit-notes.js";
 import {
+  CUSTOMER_DESCRIPTION,
   DeletePayload,
-  DocumentIssuer,
-  DocumentStatus,
   DocumentStatusFilter,
-  type DocumentStatusValue,
-  DocumentNumbering,
-  issuedCustomerDescription,
-  liveCustomerDescription,
-  NUMBERING_DESCRIPTION,
-  type DocumentNumberingValue,
+  documentWhereConditions,
+  documentWhereFields,
+  documentDiscountFields,
+  documentHeaderFields,
+  documentLifecycleFields,
+  documentLineAndTotalFields,
+  documentNoteField,
+  ISSUED_CUSTOMER_DESCRIPTION,
+  lineDiscountFields,
+  lineFields,
+  lineTaxAndTimeFields,
 } from "./document.js";
 import { Customer, IssuedCustomer } from "./customer.js";
-import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
+import { documentCustomer } from "../../services/issued-parties.js";
 import { InvoiceLineInput } from "./invoice.js";
-import { fileUrl } from "../../services/files.js";
-import { DiscountScheme, type DiscountSchemeValue } from "../enums.js";
+import { DiscountScheme } from "../enums.js";
 
 export const CreditNoteLine = builder.prismaObject("CreditNoteLine", {
   description: "A line of a credit note. total = round(quantity x amount) - line discount, in the invoice currency.",
-  fields: (t) => ({
-    id: t.exposeID("id", { description: "`lin_` id" }),
-    name: t.exposeString("name", { description: "what is credited or debited, as printed (SII NmbItem)" }),
-    description: t.exposeString("description", {
-      nullable: true,
-      description: "longer text printed under the name (SII DscItem); null when none",
-    }),
-    quantity: t.expose("quantity", { type: "Decimal", description: "units, a decimal string (SII QtyItem)" }),
-    amount: t.expose("amount", {
-      type: "Decimal",
-      description: "unit price, net of tax, in the invoice currency (SII PrcItem)",
-    }),
-    discount: t.expose("discount", {
-      type: "Decimal",
-      description:
-        "the line's discount: percent 0-100 when discountScheme is percent, else currency units of the invoice; 0 " +
-        "when none",
-    }),
-    discountScheme: t.field({
-      type: DiscountScheme,
-      description: "how `discount` reads: percent or amount (REST `%` or `$`)",
-      select: { discountScheme: true },
-      resolve: (line) => line.discountScheme as DiscountSchemeValue,
-    }),
-    exempt: t.exposeBoolean("exempt", { description: "true: not taxed, adds to the note's exempt (SII IndExe)" }),
-    tax: t.expose("tax", {
-      type: "Decimal",
-      nullable: true,
-      description: "this line's tax in currency units, null when exempt (the note's tax is computed on the sum)",
-    }),
-    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "tax rate, percent 0-100; 0 when exempt" }),
-    total: t.expose("total", { type: "Decimal", description: "line net after its discount, in the invoice currency" }),
-    created: t.expose("createdAt", { type: "DateTime", description: "when the line was created (ISO 8601)" }),
-    updated: t.expose("updatedAt", { type: "DateTime", description: "when the line last changed (ISO 8601)" }),
-  }),
+  fields: (t) => ({ ...lineFields(t), ...lineDiscountFields(t), ...lineTaxAndTimeFields(t) }),
 });
 
 export const CreditNote = builder.prismaNode("CreditNote", {
@@ -87,77 +46,22 @@ export const CreditNote = builder.prismaNode("CreditNote", {
     "(docs/invoice-totals.md).",
   fields: (t) => ({
     invoice: t.relation("invoice", { ...INVOICE_RELATION, description: "the invoice this note corrects" }),
+    // a note's customer is its invoice's (document.ts documentCustomerFields reads a document's own)
     customer: t.field({
       type: Customer,
-      description: liveCustomerDescription("The customer of the invoice this note corrects"),
+      description: CUSTOMER_DESCRIPTION,
       select: (_args, _ctx, nestedSelection) => ({ invoice: { select: { customer: nestedSelection(true) } } }),
       resolve: (note) => note.invoice.customer,
     }),
     issuedCustomer: t.field({
       type: IssuedCustomer,
-      description: issuedCustomerDescription("The invoice's customer as this note was issued to it"),
+      description: ISSUED_CUSTOMER_DESCRIPTION,
       select: (_args, _ctx, nestedSelection) => ({ invoice: { select: { customer: nestedSelection(true) } } }),
       resolve: (note, _args, ctx) => documentCustomer(ctx, note, note.invoice.customer),
     }),
-    issuer: t.field({
-      type: DocumentIssuer,
-      description: "The issuer: as issued once finalized, the organization's tax profile now on a draft.",
-      resolve: (note, _args, ctx) => documentIssuer(ctx, note),
-    }),
-    document: t.relation("documentType", {
-      description: "document type: CL61 or CL112 (exports) credit, CL56 or CL111 debit",
-    }),
-    currency: t.relation("currency", { description: "the invoice's currency" }),
-    number: t.exposeInt("number", {
-      nullable: true,
-      description:
-        "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says " +
-        "which); null on drafts",
-    }),
-    numbering: t.field({
-      type: DocumentNumbering,
-      nullable: true,
-      description: NUMBERING_DESCRIPTION,
-      select: { numbering: true },
-      resolve: (doc) => doc.numbering as DocumentNumberingValue | null,
-    }),
-    testMode: t.exposeBoolean("testMode", { description: "true when created with a test key" }),
-    date: t.expose("date", {
-      type: "Date",
-      description: "closing (issue) date, yyyy-mm-dd, not before the invoice's date",
-    }),
-    lines: t.relation("lines", {
-      description: "the note's lines, in the order they were given",
-      query: { orderBy: [{ position: "asc" }, { id: "asc" }] },
-    }),
-    amount: t.expose("amount", {
-      type: "Decimal",
-      description: "taxable net after the document discount, in the invoice currency",
-    }),
-    exempt: t.expose("exempt", { type: "Decimal", description: "exempt net, in the invoice currency" }),
-    tax: t.expose("tax", { type: "Decimal", description: "tax amount in currency units (SII IVA)" }),
-    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "tax rate, percent 0-100 (the invoice's)" }),
-    subtotal: t.expose("subtotal", { type: "Decimal", description: "amount + exempt" }),
-    total: t.expose("total", {
-      type: "Decimal",
-      description: "subtotal + tax: what the note credits (or debits) on the invoice",
-    }),
-    discount: t.expose("discount", {
-      type: "Decimal",
-      description:
-        "document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; " +
-        "0 when none",
-    }),
-    discountScheme: t.field({
-      type: DiscountScheme,
-      description: "how `discount` reads: percent or amount (REST `%` or `$`)",
-      select: { discountScheme: true },
-      resolve: (note) => note.discountScheme as DiscountSchemeValue,
-    }),
-    discountAmount: t.expose("discountAmount", {
-      type: "Decimal",
-      description: "document discount in currency units of the invoice",
-    }),
+    ...documentHeaderFields(t),
+    ...documentLineAndTotalFields(t),
+    ...documentDiscountFields(t),
     referenceCode: t.exposeInt("referenceCode", {
       description: "SII CodRef of its reference to the invoice: 1 cancels, 2 corrects text, 3 corrects amounts",
     }),
@@ -167,46 +71,13 @@ export const CreditNote = builder.prismaNode("CreditNote", {
         "on a debit note voiding a credit note (SII 56 → 61, 111 → 112, CodRef 1): the credit note it voids; " +
         "null otherwise",
     }),
-    localFile: t.string({
-      nullable: true,
-      select: { localFile: true },
-      description:
-        "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; " +
-        "null while none is stored",
-      resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
-    }),
     internalNote: t.exposeString("internalNote", {
       nullable: true,
       description: "internal information about the adjustment (not printed); null when none",
     }),
-    note: t.exposeString("note", {
-      nullable: true,
-      description: "note or reason for the customer (printed); null when none",
-    }),
-    taxAgency: t.expose("taxAgency", {
-      type: "JSONObject",
-      description: "tax agency properties (track id, status) once sent",
-    }),
-    status: t.field({
-      type: DocumentStatus,
-      description: "draft or finalized",
-      select: { status: true },
-      resolve: (note) => note.status as DocumentStatusValue,
-    }),
+    note: documentNoteField(t),
     imported: t.exposeBoolean("imported", { description: "true only for notes created by an import" }),
-    user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
-    finalized: t.expose("finalizedAt", {
-      type: "DateTime",
-      nullable: true,
-      description: "when it was finalized (ISO 8601); null on drafts",
-    }),
-    created: t.expose("createdAt", { type: "DateTime", description: "when it was created (ISO 8601)" }),
-    updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed (ISO 8601)" }),
-    pdf: t.string({
-      description: "Base64 of the credit note PDF, naming the invoice it corrects (rendered on request).",
-      select: { id: true },
-      resolve: async (note, _args, ctx) => (await creditNotePdf(ctx, note.id)).toString("base64"),
-    }),
+    ...documentLifecycleFields(t, creditNotePdf),
   }),
 });
 
@@ -278,12 +149,7 @@ const CreditNoteWhere = builder.inputType("CreditNoteWhere", {
     invoice: t.field({ type: StringFilter, description: "id (`inv_`) of the invoice the note corrects" }),
     status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
     document: t.field({ type: StringFilter, description: "document type id, e.g. CL61 (case-insensitive)" }),
-    number: t.field({
-      type: IntFilter,
-      description: "number (folio); a draft has none and matches no number filter",
-    }),
-    date: t.field({ type: DateFilter, description: "the note's date, yyyy-mm-dd" }),
-    created: t.field({ type: DateTimeFilter, description: "creation time" }),
+    ...documentWhereFields(t),
   }),
 });
 
@@ -306,9 +172,7 @@ builder.queryFields((t) => ({
           ...stringConditions("invoiceId", w.invoice),
           ...enumConditions("status", w.status),
           ...stringConditions("documentTypeId", w.document, { uppercase: true }),
-          ...intConditions("number", w.number),
-          ...dateConditions("date", w.date),
-          ...dateTimeConditions("createdAt", w.created),
+          ...documentWhereConditions(w),
         ]);
       },
     },

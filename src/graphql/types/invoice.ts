@@ -3,17 +3,7 @@
  * create/update/delete/finalize mutations. Rules live in services/invoices.ts and domain/.
  */
 import { builder } from "../builder.js";
-import {
-  DateFilter,
-  DateTimeFilter,
-  IntFilter,
-  StringFilter,
-  dateConditions,
-  dateTimeConditions,
-  enumConditions,
-  intConditions,
-  stringConditions,
-} from "../filters.js";
+import { StringFilter, enumConditions, stringConditions } from "../filters.js";
 import { documentConnection, offsetArg } from "../pagination.js";
 import { tenant, visibleDocuments } from "../../services/context.js";
 import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoice } from "../../services/invoices.js";
@@ -22,21 +12,21 @@ import { draftBalance, invoiceBalances, type InvoiceBalance } from "../../servic
 import type { GraphQLContext } from "../context.js";
 import {
   DeletePayload,
-  DocumentIssuer,
-  DocumentStatus,
   DocumentStatusFilter,
-  type DocumentStatusValue,
-  DocumentNumbering,
-  issuedCustomerDescription,
-  liveCustomerDescription,
-  NUMBERING_DESCRIPTION,
-  type DocumentNumberingValue,
+  documentWhereConditions,
+  documentWhereFields,
+  documentCustomerFields,
+  documentDiscountFields,
+  documentHeaderFields,
+  documentLifecycleFields,
+  documentLineAndTotalFields,
+  documentNoteField,
+  lineDiscountFields,
+  lineFields,
+  type DocumentFields,
 } from "./document.js";
-import { IssuedCustomer } from "./customer.js";
-import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import "./payment.js";
-import { fileUrl } from "../../services/files.js";
-import { DiscountScheme, type DiscountSchemeValue, type DescribedValues } from "../enums.js";
+import { DiscountScheme, type DescribedValues } from "../enums.js";
 import { COLLECTION_METHODS, markInvoiceUncollectible } from "../../services/invoices.js";
 import { invoicePaymentStatus, type InvoicePaymentStatus } from "../../domain/payments.js";
 
@@ -86,88 +76,12 @@ async function balanceOf(
 
 export const InvoiceLine = builder.prismaObject("InvoiceLine", {
   description: "A line of an invoice. total = round(quantity x amount) - line discount, in the invoice currency.",
-  fields: (t) => ({
-    id: t.exposeID("id", { description: "`lin_` id" }),
-    name: t.exposeString("name", { description: "what is sold, as printed (SII NmbItem), at most 200 characters" }),
-    description: t.exposeString("description", {
-      nullable: true,
-      description: "longer text printed under the name (SII DscItem); null when none",
-    }),
-    quantity: t.expose("quantity", { type: "Decimal", description: "units sold, a decimal string (SII QtyItem)" }),
-    amount: t.expose("amount", {
-      type: "Decimal",
-      description: "unit price, net of tax, in the invoice currency (SII PrcItem)",
-    }),
-    discount: t.expose("discount", {
-      type: "Decimal",
-      description:
-        "the line's discount: percent 0-100 of quantity x amount when discountScheme is percent, else currency units " +
-        "of the invoice; 0 when none",
-    }),
-    discountScheme: t.field({
-      type: DiscountScheme,
-      description: "how `discount` reads: percent or amount (REST `%` or `$`)",
-      select: { discountScheme: true },
-      resolve: (line) => line.discountScheme as DiscountSchemeValue,
-    }),
-    exempt: t.exposeBoolean("exempt", {
-      description: "true: not taxed, adds to the invoice's exempt (SII IndExe); false: taxable",
-    }),
-    total: t.expose("total", {
-      type: "Decimal",
-      description: "line net after its discount, in the invoice currency: round(quantity x amount) - discount",
-    }),
-  }),
+  fields: (t) => ({ ...lineFields(t), ...lineDiscountFields(t) }),
 });
 
-export const Invoice = builder.prismaNode("Invoice", {
-  id: { field: "id", description: "`inv_` id" },
-  findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
-  nullable: true,
-  description: "A sales document. Totals are computed by the service (docs/invoice-totals.md).",
-  fields: (t) => ({
-    customer: t.relation("customer", { description: liveCustomerDescription("The customer the invoice is issued to") }),
-    issuedCustomer: t.field({
-      type: IssuedCustomer,
-      description: issuedCustomerDescription("The customer as the invoice was issued to it"),
-      select: (_args, _ctx, nestedSelection) => ({ customer: nestedSelection(true) }),
-      resolve: (doc, _args, ctx) => documentCustomer(ctx, doc, doc.customer),
-    }),
-    issuer: t.field({
-      type: DocumentIssuer,
-      description: "The issuer: as issued once finalized, the organization's tax profile now on a draft.",
-      resolve: (doc, _args, ctx) => documentIssuer(ctx, doc),
-    }),
-    document: t.relation("documentType", {
-      description: "document type, e.g. CL33 (factura electrónica) or CL34 (exenta); SII TipoDTE",
-    }),
-    currency: t.relation("currency", { description: "currency of every amount of the invoice" }),
-    number: t.exposeInt("number", {
-      nullable: true,
-      description:
-        "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says " +
-        "which); null on drafts",
-    }),
-    numbering: t.field({
-      type: DocumentNumbering,
-      nullable: true,
-      description: NUMBERING_DESCRIPTION,
-      select: { numbering: true },
-      resolve: (doc) => doc.numbering as DocumentNumberingValue | null,
-    }),
-    testMode: t.exposeBoolean("testMode", {
-      description: "true when created with a test key (test mode data is never sent to the tax agency)",
-    }),
-    date: t.expose("date", { type: "Date", description: "issue date, yyyy-mm-dd (SII FchEmis)" }),
-    dueDate: t.expose("dueDate", {
-      type: "Date",
-      nullable: true,
-      description: "payment due date, yyyy-mm-dd, not before date (SII FchVenc); null when none",
-    }),
-    lines: t.relation("lines", {
-      description: "the invoice's lines, in the order they were given",
-      query: { orderBy: [{ position: "asc" }, { id: "asc" }] },
-    }),
+/** What an invoice's customer has paid and still owes, and how it is collected. */
+function invoicePaymentFields(t: DocumentFields<"Invoice">) {
+  return {
     collectionMethod: t.field({
       type: CollectionMethod,
       description: "how the invoice is collected",
@@ -229,37 +143,25 @@ export const Invoice = builder.prismaNode("Invoice", {
       nullable: true,
       description: "when it was marked uncollectible (markInvoiceUncollectible); null when it was not",
     }),
-    amount: t.expose("amount", {
-      type: "Decimal",
-      description: "taxable net after the document discount (SII MntNeto)",
+  };
+}
+
+export const Invoice = builder.prismaNode("Invoice", {
+  id: { field: "id", description: "`inv_` id" },
+  findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
+  nullable: true,
+  description: "A sales document. Totals are computed by the service (docs/invoice-totals.md).",
+  fields: (t) => ({
+    ...documentCustomerFields(t),
+    ...documentHeaderFields(t),
+    dueDate: t.expose("dueDate", {
+      type: "Date",
+      nullable: true,
+      description: "payment due date, yyyy-mm-dd, not before date (SII FchVenc); null when none",
     }),
-    exempt: t.expose("exempt", { type: "Decimal", description: "exempt net (SII MntExe)" }),
-    tax: t.expose("tax", { type: "Decimal", description: "tax amount (SII IVA)" }),
-    taxPercent: t.expose("taxPercent", {
-      type: "Decimal",
-      description: "tax rate, percent 0-100 (19 for Chile's IVA; SII TasaIVA)",
-    }),
-    subtotal: t.expose("subtotal", { type: "Decimal", description: "amount + exempt, in the invoice currency" }),
-    discount: t.expose("discount", {
-      type: "Decimal",
-      description:
-        "document discount on the taxable lines: percent 0-100 when discountScheme is percent, else currency units; " +
-        "0 when none (SII DscRcgGlobal)",
-    }),
-    discountScheme: t.field({
-      type: DiscountScheme,
-      description: "how `discount` reads: percent or amount (REST `%` or `$`)",
-      select: { discountScheme: true },
-      resolve: (invoice) => invoice.discountScheme as DiscountSchemeValue,
-    }),
-    discountAmount: t.expose("discountAmount", {
-      type: "Decimal",
-      description: "document discount in currency units of the invoice",
-    }),
-    total: t.expose("total", {
-      type: "Decimal",
-      description: "subtotal + tax, in the invoice currency (SII MntTotal)",
-    }),
+    ...invoicePaymentFields(t),
+    ...documentLineAndTotalFields(t),
+    ...documentDiscountFields(t),
     periodStart: t.expose("periodStart", {
       type: "Date",
       nullable: true,
@@ -270,18 +172,7 @@ export const Invoice = builder.prismaNode("Invoice", {
       nullable: true,
       description: "last day of the billed service period, yyyy-mm-dd (SII FchPerHasta); null when none",
     }),
-    localFile: t.string({
-      nullable: true,
-      select: { localFile: true },
-      description:
-        "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; " +
-        "null while none is stored",
-      resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
-    }),
-    note: t.exposeString("note", {
-      nullable: true,
-      description: "printed note for the customer, at most 5000 characters; null when none",
-    }),
+    note: documentNoteField(t),
     fiscalSettings: t.expose("fiscalSettings", {
       type: "JSONObject",
       description:
@@ -289,36 +180,11 @@ export const Invoice = builder.prismaNode("Invoice", {
         "export invoice (CL110) and its notes: sale_modality, sale_clause, transport, loading_port, unloading_port, " +
         "destination_country, payment_form, exchange_rate (pesos per unit, OtraMoneda), foreign_id",
     }),
-    taxAgency: t.expose("taxAgency", {
-      type: "JSONObject",
-      description:
-        "tax agency properties ({} when none): for an invoice issued as a DTE, `agency` sii, `status` (pending " +
-        "once finalized, queued for SII; then sent, accepted, rejected...), `document_id`, `folio`, `caf`, " +
-        "`track_id` (SII's upload number), and the receiver's answers (`receiver_status`)",
-    }),
-    status: t.field({
-      type: DocumentStatus,
-      description: "draft or finalized",
-      select: { status: true },
-      resolve: (invoice) => invoice.status as DocumentStatusValue,
-    }),
     metadata: t.expose("metadata", {
       type: "JSONObject",
       description: "your key-value data (string values; {} when none)",
     }),
-    user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
-    finalized: t.expose("finalizedAt", {
-      type: "DateTime",
-      nullable: true,
-      description: "when it was finalized (ISO 8601); null on drafts",
-    }),
-    created: t.expose("createdAt", { type: "DateTime", description: "when it was created (ISO 8601)" }),
-    updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed (ISO 8601)" }),
-    pdf: t.string({
-      description: "Base64 of the invoice PDF (rendered on request).",
-      select: { id: true },
-      resolve: async (invoice, _args, ctx) => (await invoicePdf(ctx, invoice.id)).toString("base64"),
-    }),
+    ...documentLifecycleFields(t, invoicePdf),
   }),
 });
 
@@ -398,12 +264,7 @@ const InvoiceWhere = builder.inputType("InvoiceWhere", {
     customer: t.field({ type: StringFilter, description: "customer id (`cus_`)" }),
     status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
     document: t.field({ type: StringFilter, description: "document type id, e.g. CL33 (case-insensitive)" }),
-    number: t.field({
-      type: IntFilter,
-      description: "number (folio); a draft has none and matches no number filter",
-    }),
-    date: t.field({ type: DateFilter, description: "issue date (`date`), yyyy-mm-dd" }),
-    created: t.field({ type: DateTimeFilter, description: "creation time" }),
+    ...documentWhereFields(t),
   }),
 });
 
@@ -422,9 +283,7 @@ builder.queryFields((t) => ({
           ...stringConditions("customerId", w.customer),
           ...enumConditions("status", w.status),
           ...stringConditions("documentTypeId", w.document, { uppercase: true }),
-          ...intConditions("number", w.number),
-          ...dateConditions("date", w.date),
-          ...dateTimeConditions("createdAt", w.created),
+          ...documentWhereConditions(w),
         ]);
       },
     },

@@ -4,18 +4,7 @@
  * and domain/ (shipping-types.ts, order-invoicing.ts).
  */
 import { builder, INVOICE_RELATION } from "../builder.js";
-import {
-  DateFilter,
-  DateTimeFilter,
-  IntFilter,
-  StringFilter,
-  dateConditions,
-  dateTimeConditions,
-  enumConditions,
-  enumFilter,
-  intConditions,
-  stringConditions,
-} from "../filters.js";
+import { StringFilter, enumConditions, enumFilter, stringConditions } from "../filters.js";
 import { documentConnection, offsetArg } from "../pagination.js";
 import { documentVisible, tenant } from "../../services/context.js";
 import {
@@ -33,21 +22,18 @@ import {
 } from "../../domain/shipping-types.js";
 import {
   DeletePayload,
-  DocumentIssuer,
-  DocumentStatus,
   DocumentStatusFilter,
-  type DocumentStatusValue,
-  DocumentNumbering,
-  issuedCustomerDescription,
-  liveCustomerDescription,
-  NUMBERING_DESCRIPTION,
-  type DocumentNumberingValue,
+  documentWhereConditions,
+  documentWhereFields,
+  documentCustomerFields,
+  documentHeaderFields,
+  documentLifecycleFields,
+  documentLineAndTotalFields,
+  lineFields,
+  lineTaxAndTimeFields,
 } from "./document.js";
-import { IssuedCustomer } from "./customer.js";
-import { documentCustomer, documentIssuer } from "../../services/issued-parties.js";
 import { Invoice } from "./invoice.js";
 import type { Invoice as InvoiceRow } from "../../infra/prisma/generated/client.js";
-import { fileUrl } from "../../services/files.js";
 
 /**
  * GraphQL names of the SII IndTraslado codes (domain/shipping-types.ts): the codes are digits, which
@@ -88,33 +74,7 @@ export const ShippingTypeFilter = enumFilter(ShippingType, "ShippingType");
 
 export const OrderLine = builder.prismaObject("OrderLine", {
   description: "A line of an order. total = round(quantity x amount), in the order currency.",
-  fields: (t) => ({
-    id: t.exposeID("id", { description: "`lin_` id" }),
-    name: t.exposeString("name", { description: "the goods, as printed (SII NmbItem)" }),
-    description: t.exposeString("description", {
-      nullable: true,
-      description: "longer text printed under the name (SII DscItem); null when none",
-    }),
-    quantity: t.expose("quantity", { type: "Decimal", description: "units moved, a decimal string (SII QtyItem)" }),
-    amount: t.expose("amount", {
-      type: "Decimal",
-      description:
-        "unit price, net of tax, in the order currency (SII PrcItem); may be 0 on transfers that are not sales",
-    }),
-    exempt: t.exposeBoolean("exempt", { description: "true: not taxed, adds to the order's exempt (SII IndExe)" }),
-    tax: t.expose("tax", {
-      type: "Decimal",
-      nullable: true,
-      description: "this line's tax in currency units, null when exempt (the order's tax is computed on the sum)",
-    }),
-    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "tax rate, percent 0-100; 0 when exempt" }),
-    total: t.expose("total", {
-      type: "Decimal",
-      description: "line net: round(quantity x amount), in the order currency",
-    }),
-    created: t.expose("createdAt", { type: "DateTime", description: "when the line was created (ISO 8601)" }),
-    updated: t.expose("updatedAt", { type: "DateTime", description: "when the line last changed (ISO 8601)" }),
-  }),
+  fields: (t) => ({ ...lineFields(t), ...lineTaxAndTimeFields(t) }),
 });
 
 export const Order = builder.prismaNode("Order", {
@@ -125,35 +85,8 @@ export const Order = builder.prismaNode("Order", {
     "A sale or transfer of goods to deliver before invoicing (guía de despacho). Totals as for invoices " +
     "(docs/invoice-totals.md).",
   fields: (t) => ({
-    customer: t.relation("customer", { description: liveCustomerDescription("The customer the order is issued to") }),
-    issuedCustomer: t.field({
-      type: IssuedCustomer,
-      description: issuedCustomerDescription("The customer as the order was issued to it"),
-      select: (_args, _ctx, nestedSelection) => ({ customer: nestedSelection(true) }),
-      resolve: (doc, _args, ctx) => documentCustomer(ctx, doc, doc.customer),
-    }),
-    issuer: t.field({
-      type: DocumentIssuer,
-      description: "The issuer: as issued once finalized, the organization's tax profile now on a draft.",
-      resolve: (doc, _args, ctx) => documentIssuer(ctx, doc),
-    }),
-    document: t.relation("documentType", { description: "document type (an order type, CL52)" }),
-    currency: t.relation("currency", { description: "the document type's currency; every amount is in it" }),
-    number: t.exposeInt("number", {
-      nullable: true,
-      description:
-        "assigned at finalize: the next SII folio or the next number of the internal series (`numbering` says " +
-        "which); null on drafts",
-    }),
-    numbering: t.field({
-      type: DocumentNumbering,
-      nullable: true,
-      description: NUMBERING_DESCRIPTION,
-      select: { numbering: true },
-      resolve: (doc) => doc.numbering as DocumentNumberingValue | null,
-    }),
-    testMode: t.exposeBoolean("testMode", { description: "true when created with a test key" }),
-    date: t.expose("date", { type: "Date", description: "issue date, yyyy-mm-dd (SII FchEmis)" }),
+    ...documentCustomerFields(t),
+    ...documentHeaderFields(t),
     address: t.exposeString("address", {
       nullable: true,
       description: "delivery address (SII DirDest); null when none",
@@ -174,34 +107,7 @@ export const Order = builder.prismaNode("Order", {
       select: { shippingType: true },
       resolve: (order) => order.shippingType as ShippingTypeCode,
     }),
-    lines: t.relation("lines", {
-      description: "the order's lines, in the order they were given",
-      query: { orderBy: [{ position: "asc" }, { id: "asc" }] },
-    }),
-    amount: t.expose("amount", { type: "Decimal", description: "taxable net (SII MntNeto)" }),
-    exempt: t.expose("exempt", { type: "Decimal", description: "exempt net (SII MntExe)" }),
-    tax: t.expose("tax", { type: "Decimal", description: "tax amount (SII IVA)" }),
-    taxPercent: t.expose("taxPercent", { type: "Decimal", description: "tax rate, percent 0-100 (SII TasaIVA)" }),
-    subtotal: t.expose("subtotal", { type: "Decimal", description: "amount + exempt, in the order currency" }),
-    total: t.expose("total", { type: "Decimal", description: "subtotal + tax, in the order currency (SII MntTotal)" }),
-    localFile: t.string({
-      nullable: true,
-      select: { localFile: true },
-      description:
-        "URL of the tax-agency file (`<base>/v1/files/<name>`, authenticated), after finalize; " +
-        "null while none is stored",
-      resolve: (doc, _args, ctx) => fileUrl(ctx.baseUrl, doc.localFile),
-    }),
-    taxAgency: t.expose("taxAgency", {
-      type: "JSONObject",
-      description: "tax agency properties (track id, status) once sent",
-    }),
-    status: t.field({
-      type: DocumentStatus,
-      description: "draft or finalized",
-      select: { status: true },
-      resolve: (order) => order.status as DocumentStatusValue,
-    }),
+    ...documentLineAndTotalFields(t),
     invoice: t.field({
       ...INVOICE_RELATION,
       type: Invoice,
@@ -217,19 +123,7 @@ export const Order = builder.prismaNode("Order", {
         return invoice && documentVisible(ctx, invoice.status) ? invoice : null;
       },
     }),
-    user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
-    finalized: t.expose("finalizedAt", {
-      type: "DateTime",
-      nullable: true,
-      description: "when it was finalized (ISO 8601); null on drafts",
-    }),
-    created: t.expose("createdAt", { type: "DateTime", description: "when it was created (ISO 8601)" }),
-    updated: t.expose("updatedAt", { type: "DateTime", description: "when it last changed (ISO 8601)" }),
-    pdf: t.string({
-      description: "Base64 of the order PDF (rendered on request).",
-      select: { id: true },
-      resolve: async (order, _args, ctx) => (await orderPdf(ctx, order.id)).toString("base64"),
-    }),
+    ...documentLifecycleFields(t, orderPdf),
   }),
 });
 
@@ -278,12 +172,7 @@ const OrderWhere = builder.inputType("OrderWhere", {
     shippingType: t.field({ type: ShippingTypeFilter, description: "what the goods movement is (SII IndTraslado)" }),
     invoice: t.field({ type: StringFilter, description: "id (`inv_`) of the invoice that bills the order" }),
     invoiced: t.boolean({ description: "true: billed by an invoice; false: not yet" }),
-    number: t.field({
-      type: IntFilter,
-      description: "number (folio); a draft has none and matches no number filter",
-    }),
-    date: t.field({ type: DateFilter, description: "the order's date, yyyy-mm-dd" }),
-    created: t.field({ type: DateTimeFilter, description: "creation time" }),
+    ...documentWhereFields(t),
   }),
 });
 
@@ -303,9 +192,7 @@ builder.queryFields((t) => ({
           ...enumConditions("shippingType", w.shippingType),
           ...stringConditions("invoiceId", w.invoice),
           ...(w.invoiced === true ? [{ invoiceId: { not: null } }] : w.invoiced === false ? [{ invoiceId: null }] : []),
-          ...intConditions("number", w.number),
-          ...dateConditions("date", w.date),
-          ...dateTimeConditions("createdAt", w.created),
+          ...documentWhereConditions(w),
         ]);
       },
     },
