@@ -252,9 +252,6 @@ const OVERSIZED_TO_SPLIT = [
   "domain/billing-cycle.ts cycleInvoice", // 204 lines
   "domain/printed-export.ts printedExport", // 83 lines
   "graphql/pagination.ts tenantConnection", // 6 parameters
-  "graphql/types/credit-note.ts (anonymous)", // 123 lines
-  "graphql/types/invoice.ts (anonymous)", // 195 lines
-  "graphql/types/order.ts (anonymous)", // 107 lines
   "graphql/types/payment.ts (anonymous)", // 141 lines
   "graphql/types/portal.ts (anonymous)", // 95 lines
   "graphql/types/reference.ts (anonymous)", // 117 lines
