@@ -252,12 +252,6 @@ const OVERSIZED_TO_SPLIT = [
   "domain/billing-cycle.ts cycleInvoice", // 204 lines
   "domain/printed-export.ts printedExport", // 83 lines
   "graphql/pagination.ts tenantConnection", // 6 parameters
-  "graphql/types/payment.ts (anonymous)", // 141 lines
-  "graphql/types/portal.ts (anonymous)", // 95 lines
-  "graphql/types/reference.ts (anonymous)", // 117 lines
-  "graphql/types/subscription.ts (anonymous)", // 102 lines
-  "graphql/types/subscription.ts (anonymous)", // 88 lines
-  "graphql/types/swap.ts (anonymous)", // 87 lines
   "infra/config.ts loadConfig", // 84 lines
   "infra/database.ts createDatabase", // 113 lines
   "infra/sql/joined-reads.ts joinedRead", // 6 parameters

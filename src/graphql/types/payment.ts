@@ -381,6 +381,10 @@ builder.mutationFields((t) => ({
       return { redirectUrl, paymentId: payment.id };
     },
   }),
+}));
+
+// payment sources (cards) and paying an invoice with one
+builder.mutationFields((t) => ({
   createSource: t.prismaField({
     ...PORTAL_FIELD,
     type: "Source",

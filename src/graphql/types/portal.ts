@@ -205,57 +205,61 @@ const PortalSession = builder.objectRef<PortalValue>("PortalSession").implement(
         }),
     }),
     expires: t.expose("expiresAt", { type: "DateTime", description: "when the portal credential stops working" }),
-    invoice: t.prismaField({
-      type: "Invoice",
-      nullable: true,
-      description:
-        "one of the customer's finalized invoices; null for any other id (unknown, another customer's, or a draft, " +
-        "which the portal never shows), and for every id when the session hides invoices " +
-        "(`settings.displayInvoices` false)",
-      args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
-      resolve: (query, portal, args, ctx) =>
-        ctx.prisma.invoice.findFirst({
-          ...query,
-          where: {
-            id: String(args.id),
-            customerId: portal.customerId,
-            ...tenant(ctx),
-            AND: [...visibleDocuments(ctx), ...noInvoicesUnlessVisible(ctx)],
-          },
-        }),
-    }),
-    creditNote: t.prismaField({
-      type: "CreditNote",
-      nullable: true,
-      description:
-        "one of the customer's finalized credit notes; null for any other id (unknown, another customer's, or a " +
-        "draft)",
-      args: { id: t.arg.id({ required: true, description: "`cre_` id" }) },
-      resolve: (query, portal, args, ctx) =>
-        ctx.prisma.creditNote.findFirst({
-          ...query,
-          where: {
-            id: String(args.id),
-            invoice: { customerId: portal.customerId },
-            ...tenant(ctx),
-            AND: visibleDocuments(ctx),
-          },
-        }),
-    }),
-    order: t.prismaField({
-      type: "Order",
-      nullable: true,
-      description:
-        "one of the customer's finalized orders; null for any other id (unknown, another customer's, or a draft)",
-      args: { id: t.arg.id({ required: true, description: "`ord_` id" }) },
-      resolve: (query, portal, args, ctx) =>
-        ctx.prisma.order.findFirst({
-          ...query,
-          where: { id: String(args.id), customerId: portal.customerId, ...tenant(ctx), AND: visibleDocuments(ctx) },
-        }),
-    }),
   }),
 });
+
+// the documents a portal credential opens, each of its customer only
+builder.objectFields(PortalSession, (t) => ({
+  invoice: t.prismaField({
+    type: "Invoice",
+    nullable: true,
+    description:
+      "one of the customer's finalized invoices; null for any other id (unknown, another customer's, or a draft, " +
+      "which the portal never shows), and for every id when the session hides invoices " +
+      "(`settings.displayInvoices` false)",
+    args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
+    resolve: (query, portal, args, ctx) =>
+      ctx.prisma.invoice.findFirst({
+        ...query,
+        where: {
+          id: String(args.id),
+          customerId: portal.customerId,
+          ...tenant(ctx),
+          AND: [...visibleDocuments(ctx), ...noInvoicesUnlessVisible(ctx)],
+        },
+      }),
+  }),
+  creditNote: t.prismaField({
+    type: "CreditNote",
+    nullable: true,
+    description:
+      "one of the customer's finalized credit notes; null for any other id (unknown, another customer's, or a " +
+      "draft)",
+    args: { id: t.arg.id({ required: true, description: "`cre_` id" }) },
+    resolve: (query, portal, args, ctx) =>
+      ctx.prisma.creditNote.findFirst({
+        ...query,
+        where: {
+          id: String(args.id),
+          invoice: { customerId: portal.customerId },
+          ...tenant(ctx),
+          AND: visibleDocuments(ctx),
+        },
+      }),
+  }),
+  order: t.prismaField({
+    type: "Order",
+    nullable: true,
+    description:
+      "one of the customer's finalized orders; null for any other id (unknown, another customer's, or a draft)",
+    args: { id: t.arg.id({ required: true, description: "`ord_` id" }) },
+    resolve: (query, portal, args, ctx) =>
+      ctx.prisma.order.findFirst({
+        ...query,
+        where: { id: String(args.id), customerId: portal.customerId, ...tenant(ctx), AND: visibleDocuments(ctx) },
+      }),
+  }),
+}));
 
 builder.queryFields((t) => ({
   portal: t.field({

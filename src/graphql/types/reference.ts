@@ -158,6 +158,10 @@ builder.queryFields((t) => ({
     { description: "A page of states, by country and ISO 3166-2 id." },
     { description: "A state in a page of states, with its cursor." },
   ),
+}));
+
+// document types and countries
+builder.queryFields((t) => ({
   documentTypes: t.connection(
     {
       type: DocumentType,

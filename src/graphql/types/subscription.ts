@@ -253,54 +253,58 @@ export const Subscription = builder.prismaNode("Subscription", {
       type: "JSONObject",
       description: "tax settings copied to every cycle invoice",
     }),
-    status: t.field({
-      type: SubscriptionStatus,
-      description: "active, paused or cancelled",
-      select: { status: true },
-      resolve: (s) => s.status as SubscriptionStatusValue,
-    }),
-    paused: t.expose("paused", {
-      type: "DateTime",
-      nullable: true,
-      description: "when it was paused; null unless paused",
-    }),
-    pausedReason: t.exposeString("pausedReason", {
-      nullable: true,
-      description: "the pause's reason; null unless paused with one",
-    }),
-    cancelled: t.expose("cancelled", {
-      type: "DateTime",
-      nullable: true,
-      description: "when it was cancelled; null unless cancelled",
-    }),
-    cancelReason: t.exposeString("cancelReason", {
-      nullable: true,
-      description:
-        `why it was (or will be, with cancelAtPeriodEnd) cancelled, e.g. ${DEFAULT_CANCEL_REASON} or ` +
-        `no_card; null unless cancelled or set to cancel`,
-    }),
-    cancelAtPeriodEnd: t.exposeBoolean("cancelAtPeriodEnd", {
-      description: "the billing run cancels it at the end of the current period",
-    }),
-    pendingChanges: t.field({
-      type: PendingChanges,
-      nullable: true,
-      select: { id: true, pendingChanges: true },
-      description: "lines scheduled with atPeriodEnd for the next cycle; null when none",
-      resolve: (s) => {
-        const pending = parsePendingChanges(s.pendingChanges);
-        return pending && { ...pending, subscriptionId: s.id };
-      },
-    }),
-    pendingInvoiceItems: t.relation("pendingInvoiceItems", {
-      description: "items the next cycle invoice will bill (prorations, carried credits), oldest first",
-      query: { where: { invoiceId: null }, orderBy: [{ createdAt: "asc" }, { position: "asc" }, { id: "asc" }] },
-    }),
     user: t.exposeString("userEmail", { description: "e-mail of the user whose key created it" }),
     created: t.expose("createdAt", { type: "DateTime", description: "creation time, ISO 8601" }),
     updated: t.expose("updatedAt", { type: "DateTime", description: "last change, ISO 8601" }),
   }),
 });
+
+// its state (active, paused, cancelled) and what is pending for the next cycle
+builder.prismaObjectFields("Subscription", (t) => ({
+  status: t.field({
+    type: SubscriptionStatus,
+    description: "active, paused or cancelled",
+    select: { status: true },
+    resolve: (s) => s.status as SubscriptionStatusValue,
+  }),
+  paused: t.expose("paused", {
+    type: "DateTime",
+    nullable: true,
+    description: "when it was paused; null unless paused",
+  }),
+  pausedReason: t.exposeString("pausedReason", {
+    nullable: true,
+    description: "the pause's reason; null unless paused with one",
+  }),
+  cancelled: t.expose("cancelled", {
+    type: "DateTime",
+    nullable: true,
+    description: "when it was cancelled; null unless cancelled",
+  }),
+  cancelReason: t.exposeString("cancelReason", {
+    nullable: true,
+    description:
+      `why it was (or will be, with cancelAtPeriodEnd) cancelled, e.g. ${DEFAULT_CANCEL_REASON} or ` +
+      `no_card; null unless cancelled or set to cancel`,
+  }),
+  cancelAtPeriodEnd: t.exposeBoolean("cancelAtPeriodEnd", {
+    description: "the billing run cancels it at the end of the current period",
+  }),
+  pendingChanges: t.field({
+    type: PendingChanges,
+    nullable: true,
+    select: { id: true, pendingChanges: true },
+    description: "lines scheduled with atPeriodEnd for the next cycle; null when none",
+    resolve: (s) => {
+      const pending = parsePendingChanges(s.pendingChanges);
+      return pending && { ...pending, subscriptionId: s.id };
+    },
+  }),
+  pendingInvoiceItems: t.relation("pendingInvoiceItems", {
+    description: "items the next cycle invoice will bill (prorations, carried credits), oldest first",
+    query: { where: { invoiceId: null }, orderBy: [{ createdAt: "asc" }, { position: "asc" }, { id: "asc" }] },
+  }),
+}));
 
 const SubscriptionLineInput = builder.inputType("SubscriptionLineInput", {
   description: "A line of a subscription: a plan and its quantity.",
@@ -468,6 +472,10 @@ builder.mutationFields((t) => ({
       return ctx.prisma.subscription.findUniqueOrThrow({ ...query, where: { id: updated.id } });
     },
   }),
+}));
+
+// a subscription's life: cancel, pause, resume
+builder.mutationFields((t) => ({
   cancelSubscription: t.prismaField({
     ...PORTAL_FIELD,
     type: "Subscription",

@@ -126,30 +126,6 @@ export const Swap = builder.prismaNode("Swap", {
       query: { orderBy: [{ documentCode: "asc" }, { folio: "asc" }, { issuerTaxId: "asc" }, { id: "asc" }] },
       description: "the envelope's documents, by SII document type and folio",
     }),
-    localFile: t.string({
-      nullable: true,
-      select: { localFile: true },
-      description: "URL of the received EnvioDTE (authenticated); null when none is stored",
-      resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.localFile),
-    }),
-    reception: t.string({
-      nullable: true,
-      select: { reception: true },
-      description: "URL of our signed RecepcionDTE; null when none is stored",
-      resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.reception),
-    }),
-    result: t.string({
-      nullable: true,
-      select: { result: true },
-      description: "URL of our signed ResultadoDTE; null until answered",
-      resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.result),
-    }),
-    receipt: t.string({
-      nullable: true,
-      select: { receipt: true },
-      description: "URL of our signed EnvioRecibos; only for ERM, null otherwise",
-      resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.receipt),
-    }),
     replyTo: t.exposeString("replyTo", {
       nullable: true,
       description: "the supplier's exchange e-mail address; null until answered, or when the answer gave none",
@@ -209,6 +185,34 @@ export const Swap = builder.prismaNode("Swap", {
     }),
   }),
 });
+
+// its files: the envelope received and our answers
+builder.prismaObjectFields("Swap", (t) => ({
+  localFile: t.string({
+    nullable: true,
+    select: { localFile: true },
+    description: "URL of the received EnvioDTE (authenticated); null when none is stored",
+    resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.localFile),
+  }),
+  reception: t.string({
+    nullable: true,
+    select: { reception: true },
+    description: "URL of our signed RecepcionDTE; null when none is stored",
+    resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.reception),
+  }),
+  result: t.string({
+    nullable: true,
+    select: { result: true },
+    description: "URL of our signed ResultadoDTE; null until answered",
+    resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.result),
+  }),
+  receipt: t.string({
+    nullable: true,
+    select: { receipt: true },
+    description: "URL of our signed EnvioRecibos; only for ERM, null otherwise",
+    resolve: (s, _a, ctx) => fileUrl(ctx.baseUrl, s.receipt),
+  }),
+}));
 
 const SwapWhere = builder.inputType("SwapWhere", {
   description: "Filter of `swaps`; every given field must match.",
