@@ -219,7 +219,6 @@ const OVERSIZED_TO_SPLIT = [
   "infra/taxagency/sii/caf.ts parseCaf", // 115 lines
   "infra/taxagency/sii/dte.ts buildDte", // 217 lines
   "infra/taxagency/sii/receiver-answers.ts readReceiverAnswer", // 87 lines
-  "main.ts (anonymous)", // 86 lines
   "rest/router.ts createRestHandler", // 103 lines
   "rest/router.ts handle", // 94 lines
   "services/api-keys.ts createApiKey", // 88 lines
