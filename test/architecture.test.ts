@@ -211,7 +211,6 @@ const OVERSIZED_TO_SPLIT = [
   "graphql/types/subscription.ts (anonymous)", // 102 lines
   "graphql/types/subscription.ts (anonymous)", // 88 lines
   "graphql/types/swap.ts (anonymous)", // 87 lines
-  "infra/config.ts loadConfig", // 84 lines
   "infra/database-copy.ts copyIn", // 93 lines
   "infra/database.ts createDatabase", // 123 lines
   "infra/joined-reads.ts joinedRead", // 6 parameters
