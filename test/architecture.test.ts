@@ -220,7 +220,6 @@ const OVERSIZED_TO_SPLIT = [
   "infra/taxagency/sii/receiver-answers.ts readReceiverAnswer", // 87 lines
   "rest/router.ts createRestHandler", // 103 lines
   "rest/router.ts handle", // 94 lines
-  "services/api-keys.ts createApiKey", // 88 lines
   "services/cafs.ts takeFolios", // 6 parameters
   "services/cafs.ts uploadCaf", // 83 lines
   "services/credit-notes.ts createCreditNoteIn", // 132 lines
