@@ -221,7 +221,6 @@ const OVERSIZED_TO_SPLIT = [
   "rest/router.ts createRestHandler", // 103 lines
   "rest/router.ts handle", // 94 lines
   "services/cafs.ts takeFolios", // 6 parameters
-  "services/cafs.ts uploadCaf", // 83 lines
   "services/credit-notes.ts createCreditNoteIn", // 132 lines
   "services/customers.ts resolveCustomerColumns", // 139 lines
   "services/document-pdf.ts printDocument", // 106 lines
