@@ -218,8 +218,6 @@ const OVERSIZED_TO_SPLIT = [
   "infra/taxagency/sii/caf.ts parseCaf", // 115 lines
   "infra/taxagency/sii/dte.ts buildDte", // 217 lines
   "infra/taxagency/sii/receiver-answers.ts readReceiverAnswer", // 87 lines
-  "rest/router.ts createRestHandler", // 103 lines
-  "rest/router.ts handle", // 94 lines
   "services/cafs.ts takeFolios", // 6 parameters
   "services/credit-notes.ts createCreditNoteIn", // 132 lines
   "services/customers.ts resolveCustomerColumns", // 139 lines
