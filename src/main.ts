@@ -114,6 +114,18 @@ function describe(t: DatabaseTarget): string {
 }
 
 const startup = (async () => {
+  await bindPort();
+  warnOfListenThroughPooler();
+  await openDatabase();
+  await startApp();
+  await firstStartHints(database!);
+})();
+
+/**
+ * Binds the HTTP port (`server`, `url`), answering 503 `starting` with Retry-After until the app is made; exits 1
+ * with one log line when the port is in use, may not be used by this user or cannot be listened on.
+ */
+async function bindPort(): Promise<void> {
   server = createHttpServer({
     handle: async (request) =>
       app
@@ -135,6 +147,10 @@ const startup = (async () => {
           : `cannot be listened on: ${errorMessage(e)}`;
     fail(`port ${config.port} on ${config.host} ${why}`, { port: config.port, host: config.host, code });
   }
+}
+
+/** Warns when PostgreSQL's LISTEN would go through a pooler in transaction mode, which delivers no notification. */
+function warnOfListenThroughPooler(): void {
   // a pooler in transaction mode (what DATABASE_PREPARED_STATEMENTS=false is for) takes a LISTEN and delivers nothing
   if (target.kind === "postgres" && target.preparedStatements === false && !target.listenUrl)
     logger.warn(
@@ -143,6 +159,13 @@ const startup = (async () => {
         "LISTEN gets no notification (live event streams stay silent, webhooks wait for their poll); set " +
         "DATABASE_LISTEN_URL to PostgreSQL itself (docs/scaling.md)",
     );
+}
+
+/**
+ * Opens the database (`database`) and applies its pending migrations, logging what it applied; on a failure closes
+ * the port and the database and exits 1 with one log line (a data directory in use, a migration, any other).
+ */
+async function openDatabase(): Promise<void> {
   const { createDatabase, migrate } = await databaseModule;
   logger.info({ database: describe(target) }, "opening database");
   try {
@@ -166,6 +189,13 @@ const startup = (async () => {
       code: (e as { code?: string }).code,
     });
   }
+}
+
+/**
+ * Makes the app (`app`), which from then on answers the requests and runs the workers its role has; on the embedded
+ * database listens on the control socket (`control`); limits the heap's growth; logs `billing service listening`.
+ */
+async function startApp(): Promise<void> {
   const { createApp } = await serverModule;
   // the embedded database keeps its certificate encryption key next to its data (docs/sii-setup.md)
   const settings = withEmbeddedKey(config.settings, target);
@@ -197,8 +227,7 @@ const startup = (async () => {
     },
     "billing service listening",
   );
-  await firstStartHints(database!);
-})();
+}
 
 /**
  * The control socket in `dataDir` (infra/control-socket.ts) running the command line's commands in

@@ -17,23 +17,24 @@ import type { CommandContext } from "./context.js";
 
 export type { CommandOutput } from "./context.js";
 
+/** What the `api-key` commands use of their context (cli/context.ts). */
+type ApiKeyContext = Pick<CommandContext, "openDatabase" | "out" | "notes" | "database">;
+
+/** The options of `api-key create` as commander gives them. */
+interface CreateOptions {
+  organization: string;
+  email: string;
+  mode: string;
+  expires?: string;
+}
+
 /**
  * The `api-key` command in context `ctx` (cli/context.ts): each subcommand opens the database once
  * (`ctx.openDatabase`) and closes it when done, also on errors. `ctx.out` receives what the
  * commands print (tests pass a buffer), `ctx.notes` the lines meant for a person (stderr), so `out`
  * stays machine-readable; `ctx.database` names the database in those notes.
  */
-export function apiKeyCommands(ctx: Pick<CommandContext, "openDatabase" | "out" | "notes" | "database">): Command {
-  const { out, notes } = ctx;
-  const withDatabase = async <T>(run: (database: Database) => Promise<T>): Promise<T> => {
-    const database = await ctx.openDatabase();
-    try {
-      return await run(database);
-    } finally {
-      await database.close();
-    }
-  };
-
+export function apiKeyCommands(ctx: ApiKeyContext): Command {
   const command = new Command("api-key").description("manage API keys");
   command
     .command("create")
@@ -52,66 +53,88 @@ export function apiKeyCommands(ctx: Pick<CommandContext, "openDatabase" | "out" 
       "the key stops working at 00:00 UTC of this date (yyyy-mm-dd), or at an ISO 8601 timestamp with offset; " +
         "default: never",
     )
-    .action(async (options: { organization: string; email: string; mode: string; expires?: string }) => {
-      const { isOrganizationId, parseKeyExpiry } = await import("../domain/api-keys.js");
-      const { createApiKey } = await import("../services/api-keys.js");
-      const now = new Date();
-      // parsed before the database is opened: a bad date writes nothing
-      const expiresAt = options.expires === undefined ? null : parseKeyExpiry(options.expires, now);
-      const organization = options.organization.trim();
-      const target = isOrganizationId(organization)
-        ? { organizationId: organization }
-        : { organizationName: options.organization };
-      const created = await withDatabase((database) =>
-        createApiKey(database.prisma, { ...target, email: options.email, mode: options.mode, expiresAt }, now),
-      );
-      const named = `${created.organization} ${JSON.stringify(created.organization_name)}`;
-      notes.write(
-        created.organization_created
-          ? `created the organization ${named}\n`
-          : `joined the existing ` +
-              `organization ${named}${
-                "organizationName" in target
-                  ? ` (it has that name; pass ` + `--organization ${created.organization} to name it by id)`
-                  : ""
-              }\n`,
-      );
-      notes.write(`wrote the key to ${ctx.database}\n`);
-      out.write(`${JSON.stringify(created)}\n`);
-    });
+    .action((options: CreateOptions) => createKey(ctx, options));
 
   command
     .command("list")
     .description("list API keys (never the keys themselves)")
     .option("--organization <name or id>", "only this organization (its org_ id or its exact name)")
     .option("--json", "one JSON object per line instead of a table")
-    .action(async (options: { organization?: string; json?: boolean }) => {
-      const { listApiKeys } = await import("../services/api-keys.js");
-      const keys = await withDatabase((database) =>
-        listApiKeys(database.prisma, { organization: options.organization }),
-      );
-      if (options.json) {
-        for (const k of keys) out.write(`${JSON.stringify(k)}\n`);
-        return;
-      }
-      out.write(formatTable(keys));
-    });
+    .action((options: { organization?: string; json?: boolean }) => listKeys(ctx, options));
 
   command
     .command("revoke")
     .description("revoke an API key: it answers 401 from the next request on")
     .argument("<id>", "the key's id (key_..., see api-key list)")
-    .action(async (id: string) => {
-      const { revokeApiKey } = await import("../services/api-keys.js");
-      const revoked = await withDatabase((database) => revokeApiKey(database.prisma, id));
-      if (!revoked.already_revoked) notes.write(`revoked in ${ctx.database}\n`);
-      out.write(
-        revoked.already_revoked
-          ? `${revoked.id} (${revoked.prefix}…) was already revoked at ${revoked.revoked_at}\n`
-          : `${revoked.id} (${revoked.prefix}…) revoked at ${revoked.revoked_at}\n`,
-      );
-    });
+    .action((id: string) => revokeKey(ctx, id));
   return command;
+}
+
+/** Runs `run` on `ctx`'s database, opened for it and closed after it (also when it throws); its result. */
+async function withDatabase<T>(ctx: ApiKeyContext, run: (database: Database) => Promise<T>): Promise<T> {
+  const database = await ctx.openDatabase();
+  try {
+    return await run(database);
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * `api-key create`: the key as one JSON line on `ctx.out`; on `ctx.notes` whether the organization was created or
+ * joined, and the database. A bad --expires throws (DomainError) before the database is opened.
+ */
+async function createKey(ctx: ApiKeyContext, options: CreateOptions): Promise<void> {
+  const { isOrganizationId, parseKeyExpiry } = await import("../domain/api-keys.js");
+  const { createApiKey } = await import("../services/api-keys.js");
+  const now = new Date();
+  // parsed before the database is opened: a bad date writes nothing
+  const expiresAt = options.expires === undefined ? null : parseKeyExpiry(options.expires, now);
+  const organization = options.organization.trim();
+  const target = isOrganizationId(organization)
+    ? { organizationId: organization }
+    : { organizationName: options.organization };
+  const created = await withDatabase(ctx, (database) =>
+    createApiKey(database.prisma, { ...target, email: options.email, mode: options.mode, expiresAt }, now),
+  );
+  const named = `${created.organization} ${JSON.stringify(created.organization_name)}`;
+  ctx.notes.write(
+    created.organization_created
+      ? `created the organization ${named}\n`
+      : `joined the existing ` +
+          `organization ${named}${
+            "organizationName" in target
+              ? ` (it has that name; pass ` + `--organization ${created.organization} to name it by id)`
+              : ""
+          }\n`,
+  );
+  ctx.notes.write(`wrote the key to ${ctx.database}\n`);
+  ctx.out.write(`${JSON.stringify(created)}\n`);
+}
+
+/** `api-key list`: a table of the keys on `ctx.out`, or one JSON object a line with --json. */
+async function listKeys(ctx: ApiKeyContext, options: { organization?: string; json?: boolean }): Promise<void> {
+  const { listApiKeys } = await import("../services/api-keys.js");
+  const keys = await withDatabase(ctx, (database) =>
+    listApiKeys(database.prisma, { organization: options.organization }),
+  );
+  if (options.json) {
+    for (const k of keys) ctx.out.write(`${JSON.stringify(k)}\n`);
+    return;
+  }
+  ctx.out.write(formatTable(keys));
+}
+
+/** `api-key revoke <id>`: revokes key `id` (NotFoundError when there is none) and says when, or when it already was. */
+async function revokeKey(ctx: ApiKeyContext, id: string): Promise<void> {
+  const { revokeApiKey } = await import("../services/api-keys.js");
+  const revoked = await withDatabase(ctx, (database) => revokeApiKey(database.prisma, id));
+  if (!revoked.already_revoked) ctx.notes.write(`revoked in ${ctx.database}\n`);
+  ctx.out.write(
+    revoked.already_revoked
+      ? `${revoked.id} (${revoked.prefix}…) was already revoked at ${revoked.revoked_at}\n`
+      : `${revoked.id} (${revoked.prefix}…) revoked at ${revoked.revoked_at}\n`,
+  );
 }
 
 type Listing = Awaited<ReturnType<typeof import("../services/api-keys.js").listApiKeys>>[number];

@@ -163,50 +163,93 @@ export function eventsCommands(
     .option("--events <types>", "only these event types, separated by commas (invoice.finalized,payment.failed)")
     .option("--forward-to <url>", "POST each event to this URL as a Standard Webhooks message")
     .option("--secret <whsec_...>", "sign forwarded messages with this secret instead of a new one each run")
-    .action((options: ListenOptions) => listen(options, out, notes, signal));
+    .action((options: ListenOptions) => listen(options, { out, notes, signal }));
   return command;
 }
 
-async function listen(options: ListenOptions, out: CommandOutput, notes: CommandOutput, given?: AbortSignal) {
+/** The modules `events listen` loads when it runs (building the command tree stays cheap). */
+async function listenModules() {
   const [{ EVENT_TYPE_NAMES }, { messageBody, SECRET_PREFIX }, { newWebhookSecret, webhookSignature, WebhookHttp }] =
     await Promise.all([
       import("../domain/events.js"),
       import("../domain/webhooks.js"),
       import("../infra/webhook-http.js"),
     ]);
+  return { EVENT_TYPE_NAMES, messageBody, SECRET_PREFIX, newWebhookSecret, webhookSignature, WebhookHttp };
+}
+
+type ListenModules = Awaited<ReturnType<typeof listenModules>>;
+
+/** A webhook signing secret: its bytes (24 to 64) and its text (`whsec_` + base64). */
+interface SigningSecret {
+  bytes: Buffer;
+  text: string;
+}
+
+/** What `events listen` subscribes to and where it forwards, checked from its options. */
+interface ListenTarget {
+  apiKey: string;
+  /** --url */
+  base: URL;
+  /** the service's /graphql under `base` */
+  endpoint: string;
+  /** the subscription's `types` (GraphQL enum names), null for every type */
+  types: string[] | null;
+  /** --forward-to, or null: no forwarding */
+  forwardTo: string | null;
+  /** the secret forwards are signed with (--secret, else a new one); null without --forward-to */
+  secret: SigningSecret | null;
+}
+
+/**
+ * The target of `options`, checked in the order the options are named in the errors: the API key (--api-key, else
+ * BILLING_API_KEY), --url, --events, --forward-to, --secret. Throws ListenError.
+ */
+function listenTarget(options: ListenOptions, modules: ListenModules): ListenTarget {
   const apiKey = options.apiKey ?? process.env.BILLING_API_KEY;
   if (!apiKey) throw new ListenError("an API key is required: --api-key sk_test_... or the BILLING_API_KEY variable");
   const base = httpUrl(options.url, "--url");
   const endpoint = new URL("graphql", base.href.endsWith("/") ? base.href : `${base.href}/`).href;
-  const types = eventTypes(options.events, EVENT_TYPE_NAMES);
+  const types = eventTypes(options.events, modules.EVENT_TYPE_NAMES);
   const forwardTo = options.forwardTo === undefined ? null : httpUrl(options.forwardTo, "--forward-to").href;
-  let secret: { bytes: Buffer; text: string } | null = null;
-  if (forwardTo) {
-    if (options.secret !== undefined) {
-      const bytes = options.secret.startsWith(SECRET_PREFIX)
-        ? Buffer.from(options.secret.slice(SECRET_PREFIX.length), "base64")
-        : Buffer.alloc(0);
-      if (bytes.length < 24 || bytes.length > 64)
-        throw new ListenError("--secret must be whsec_ followed by 24 to 64 bytes in base64");
-      secret = { bytes, text: options.secret };
-    } else secret = newWebhookSecret();
-  }
-  const restType = (type: string) => EVENT_TYPE_NAMES.find((t) => t.replace(/\./g, "_") === type) ?? type;
+  const secret = forwardTo ? signingSecret(options.secret, modules) : null;
+  return { apiKey, base, endpoint, types, forwardTo, secret };
+}
 
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  if (given) given.addEventListener("abort", onSignal, { once: true });
-  else {
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
-  }
+/** --secret as a signing secret (ListenError unless `whsec_` and 24 to 64 bytes in base64), else a new secret. */
+function signingSecret(given: string | undefined, modules: ListenModules): SigningSecret {
+  if (given === undefined) return modules.newWebhookSecret();
+  const bytes = given.startsWith(modules.SECRET_PREFIX)
+    ? Buffer.from(given.slice(modules.SECRET_PREFIX.length), "base64")
+    : Buffer.alloc(0);
+  if (bytes.length < 24 || bytes.length > 64)
+    throw new ListenError("--secret must be whsec_ followed by 24 to 64 bytes in base64");
+  return { bytes, text: given };
+}
 
-  // forwards go one at a time, in the order the events came
-  const http = forwardTo ? new WebhookHttp({ timeoutMs: FORWARD_TIMEOUT_MS, socketsPerHost: 1 }) : null;
+/** Forwards events to --forward-to as signed webhooks, one at a time in the order they came. */
+interface Forwarder {
+  /** queues `event` (of REST type `type`) for forwarding; its answer is noted when it comes */
+  forward(event: StreamedEvent, type: string): void;
+  /** waits for the forwards queued, then closes the HTTP client */
+  close(): Promise<void>;
+}
+
+/**
+ * The forwarder to `forwardTo`: each event POSTed as a Standard Webhooks message signed with `secret`, and each
+ * answer noted on `notes` as `<-- [status] POST url type id (ms)` (status `failed` without an answer, with the
+ * reason; a forward gives up after FORWARD_TIMEOUT_MS).
+ */
+function eventForwarder(
+  to: { forwardTo: string; secret: SigningSecret },
+  notes: CommandOutput,
+  modules: ListenModules,
+): Forwarder {
+  const { forwardTo, secret } = to;
+  const http = new modules.WebhookHttp({ timeoutMs: FORWARD_TIMEOUT_MS, socketsPerHost: 1 });
   let forwarding: Promise<void> = Promise.resolve();
   const forward = (event: StreamedEvent, type: string) => {
-    if (!http || !forwardTo || !secret) return;
-    const body = messageBody(type, new Date(event.created), event.data);
+    const body = modules.messageBody(type, new Date(event.created), event.data);
     forwarding = forwarding.then(async () => {
       const timestamp = Math.floor(Date.now() / 1000);
       const result = await http.send(
@@ -215,7 +258,7 @@ async function listen(options: ListenOptions, out: CommandOutput, notes: Command
           "user-agent": "billing-cli-events-listen/1",
           "webhook-id": event.id,
           "webhook-timestamp": String(timestamp),
-          "webhook-signature": webhookSignature([secret.bytes], event.id, timestamp, body),
+          "webhook-signature": modules.webhookSignature([secret.bytes], event.id, timestamp, body),
         },
         body,
         false,
@@ -227,87 +270,162 @@ async function listen(options: ListenOptions, out: CommandOutput, notes: Command
       );
     });
   };
-
-  const print = (event: StreamedEvent) => {
-    const type = restType(event.type);
-    // the event as the REST API prints it (rest/printer.ts: instants with an explicit +00:00), data as it is stored
-    const created = event.created.replace(/Z$/, "+00:00");
-    out.write(
-      `{"id":${JSON.stringify(event.id)},"type":${JSON.stringify(type)},"created":${JSON.stringify(created)},` +
-        `"test_mode":${event.testMode},"data":${event.data}}\n`,
-    );
-    forward(event, type);
+  const close = async () => {
+    await forwarding;
+    http.close();
   };
+  return { forward, close };
+}
+
+/** `event` (of REST type `type`) as one JSON line on `out`, as the REST API prints an event. */
+function printEvent(out: CommandOutput, event: StreamedEvent, type: string): void {
+  // the event as the REST API prints it (rest/printer.ts: instants with an explicit +00:00), data as it is stored
+  const created = event.created.replace(/Z$/, "+00:00");
+  out.write(
+    `{"id":${JSON.stringify(event.id)},"type":${JSON.stringify(type)},"created":${JSON.stringify(created)},` +
+      `"test_mode":${event.testMode},"data":${event.data}}\n`,
+  );
+}
+
+/** One subscription of `events listen`: where, with what, and what to do as it streams. */
+interface Subscription {
+  endpoint: string;
+  apiKey: string;
+  types: string[] | null;
+  /** aborts the request and the stream (^C) */
+  signal: AbortSignal;
+  /** the stream opened (a 200 of Server-Sent Events) */
+  onOpen(): void;
+  /** an event came */
+  onEvent(event: StreamedEvent): void;
+}
+
+/**
+ * Opens the subscription: its answer when it is a stream, else why not: a retry (the server unreachable, a 429 or
+ * 5xx, waiting its Retry-After when it gives one, in ms) or a fatal stop (a refused key, any other answer).
+ */
+async function subscribe(sub: Subscription): Promise<Response | Stop> {
+  let res: Response;
+  try {
+    res = await fetch(sub.endpoint, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "text/event-stream",
+        authorization: `Bearer ${sub.apiKey}`,
+      },
+      body: JSON.stringify({ query: LISTEN_DOCUMENT, variables: { types: sub.types } }),
+      signal: sub.signal,
+    });
+  } catch (e) {
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    return { retry: cause?.code ?? cause?.message ?? (e as Error).message };
+  }
+  const type = res.headers.get("content-type") ?? "";
+  if (res.status === 401) return { fatal: `the server refused the API key (401): ${(await answerError(res)).message}` };
+  if (res.status === 429 || res.status >= 500) {
+    const wait = Number(res.headers.get("retry-after"));
+    await res.body?.cancel();
+    return { retry: `HTTP ${res.status}`, afterMs: Number.isFinite(wait) && wait > 0 ? wait * 1000 : undefined };
+  }
+  if (res.status !== 200 || !type.startsWith("text/event-stream"))
+    return {
+      fatal:
+        `${sub.endpoint} answered ${res.status} ${type || "without a content type"}: ` +
+        `${(await answerError(res)).message} (is --url the billing service?)`,
+    };
+  return res;
+}
+
+/** One subscription, until it stops; what to do next. */
+async function streamOnce(sub: Subscription): Promise<Stop> {
+  const res = await subscribe(sub);
+  if ("retry" in res || "fatal" in res) return res;
+  sub.onOpen();
+  try {
+    for await (const message of serverSentEvents(res.body as unknown as AsyncIterable<Uint8Array>)) {
+      if (message.event === "complete") return { retry: "the server ended the stream" };
+      if (message.event !== "next") continue;
+      const result = JSON.parse(message.data) as { data?: { events?: StreamedEvent }; errors?: unknown };
+      if (result.errors) {
+        const { message: why, code } = graphqlError(message.data);
+        // the server shutting down, or a stream that fell behind: subscribe again
+        if (code === "service_unavailable") return { retry: why };
+        return { fatal: `the server refused the subscription: ${why}${code ? ` (${code})` : ""}` };
+      }
+      if (result.data?.events) sub.onEvent(result.data.events);
+    }
+  } catch (e) {
+    if (sub.signal.aborted) return { retry: "stopped" };
+    return { retry: `the connection broke (${(e as Error).message})` };
+  }
+  return { retry: "the connection closed" };
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+  });
+}
+
+/**
+ * `events listen`: subscribes, prints (and forwards) each event, and subscribes again whenever the stream stops,
+ * waiting RECONNECT_MIN_MS, doubling up to RECONNECT_MAX_MS (or the server's Retry-After), until `io.signal` aborts
+ * (default: SIGINT or SIGTERM). Throws ListenError for a bad option or a fatal stop; waits for the forwards queued.
+ */
+async function listen(
+  options: ListenOptions,
+  io: { out: CommandOutput; notes: CommandOutput; signal?: AbortSignal },
+): Promise<void> {
+  const { out, notes, signal: given } = io;
+  const modules = await listenModules();
+  const target = listenTarget(options, modules);
+  const { base, forwardTo, secret } = target;
+  const restType = (type: string) => modules.EVENT_TYPE_NAMES.find((t) => t.replace(/\./g, "_") === type) ?? type;
+
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  if (given) given.addEventListener("abort", onSignal, { once: true });
+  else {
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+  }
+  // forwards go one at a time, in the order the events came
+  const forwarder = forwardTo && secret ? eventForwarder({ forwardTo, secret }, notes, modules) : null;
 
   let connected = false;
   /** whether the last subscription opened (the wait before the next one starts again from RECONNECT_MIN_MS) */
   let streamed = false;
-  const opened = () => {
-    streamed = true;
-    if (!connected)
-      notes.write(
-        secret
-          ? `Ready! Your webhook signing secret is ${secret.text} (^C to quit)\n`
-          : `Ready! Listening for events (^C to quit)\n`,
-      );
-    else notes.write(`Reconnected to ${base.origin}.\n`);
-    connected = true;
-  };
-
-  /** One subscription, until it stops; what to do next. */
-  const streamOnce = async (): Promise<Stop> => {
-    let res: Response;
-    try {
-      res = await fetch(endpoint, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "text/event-stream", authorization: `Bearer ${apiKey}` },
-        body: JSON.stringify({ query: LISTEN_DOCUMENT, variables: { types } }),
-        signal: stop.signal,
-      });
-    } catch (e) {
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      return { retry: cause?.code ?? cause?.message ?? (e as Error).message };
-    }
-    const type = res.headers.get("content-type") ?? "";
-    if (res.status === 401)
-      return { fatal: `the server refused the API key (401): ${(await answerError(res)).message}` };
-    if (res.status === 429 || res.status >= 500) {
-      const wait = Number(res.headers.get("retry-after"));
-      await res.body?.cancel();
-      return { retry: `HTTP ${res.status}`, afterMs: Number.isFinite(wait) && wait > 0 ? wait * 1000 : undefined };
-    }
-    if (res.status !== 200 || !type.startsWith("text/event-stream"))
-      return {
-        fatal:
-          `${endpoint} answered ${res.status} ${type || "without a content type"}: ` +
-          `${(await answerError(res)).message} (is --url the billing service?)`,
-      };
-    opened();
-    try {
-      for await (const message of serverSentEvents(res.body as unknown as AsyncIterable<Uint8Array>)) {
-        if (message.event === "complete") return { retry: "the server ended the stream" };
-        if (message.event !== "next") continue;
-        const result = JSON.parse(message.data) as { data?: { events?: StreamedEvent }; errors?: unknown };
-        if (result.errors) {
-          const { message: why, code } = graphqlError(message.data);
-          // the server shutting down, or a stream that fell behind: subscribe again
-          if (code === "service_unavailable") return { retry: why };
-          return { fatal: `the server refused the subscription: ${why}${code ? ` (${code})` : ""}` };
-        }
-        if (result.data?.events) print(result.data.events);
-      }
-    } catch (e) {
-      if (stop.signal.aborted) return { retry: "stopped" };
-      return { retry: `the connection broke (${(e as Error).message})` };
-    }
-    return { retry: "the connection closed" };
+  const subscription: Subscription = {
+    endpoint: target.endpoint,
+    apiKey: target.apiKey,
+    types: target.types,
+    signal: stop.signal,
+    onOpen: () => {
+      streamed = true;
+      if (!connected)
+        notes.write(
+          secret
+            ? `Ready! Your webhook signing secret is ${secret.text} (^C to quit)\n`
+            : `Ready! Listening for events (^C to quit)\n`,
+        );
+      else notes.write(`Reconnected to ${base.origin}.\n`);
+      connected = true;
+    },
+    onEvent: (event) => {
+      const type = restType(event.type);
+      printEvent(out, event, type);
+      forwarder?.forward(event, type);
+    },
   };
 
   let delay = RECONNECT_MIN_MS;
   try {
     while (!stop.signal.aborted) {
       streamed = false;
-      const outcome = await streamOnce();
+      const outcome = await streamOnce(subscription);
       if (stop.signal.aborted) break;
       if ("fatal" in outcome) throw new ListenError(outcome.fatal);
       if (streamed) delay = RECONNECT_MIN_MS;
@@ -316,16 +434,12 @@ async function listen(options: ListenOptions, out: CommandOutput, notes: Command
         `${connected ? "Lost the connection" : "Cannot connect"} to ${base.origin}: ${outcome.retry}; ` +
           `retrying in ${Math.round(wait / 1000)} s (events committed meanwhile are not replayed: GET /v1/events).\n`,
       );
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, wait);
-        stop.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
-      });
+      await pause(wait, stop.signal);
       delay = Math.min(delay * 2, RECONNECT_MAX_MS);
     }
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
-    await forwarding;
-    http?.close();
+    await forwarder?.close();
   }
 }

@@ -405,47 +405,10 @@ export const CONFIG_VARIABLES: readonly string[] = Object.keys(ENV_SCHEMA.shape)
  * (in the order of the README's table).
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = ENV_SCHEMA.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const variable = String(issue.path[0]);
-    throw new ConfigError(variable, issue.message, env[variable]);
-  }
-  const e = parsed.data as z.infer<typeof ENV_SCHEMA> & Record<string, string | undefined>;
-  let certificateEncryptionKey: Buffer | undefined;
-  if (e.CERTIFICATE_ENCRYPTION_KEY) {
-    try {
-      certificateEncryptionKey = parseEncryptionKey(e.CERTIFICATE_ENCRYPTION_KEY);
-    } catch {
-      throw new ConfigError(
-        "CERTIFICATE_ENCRYPTION_KEY",
-        "must be 32 bytes in base64 (openssl rand -base64 32)",
-        undefined,
-      );
-    }
-  }
-  // a secret is never echoed: the error names the rule only
-  if (e.METRICS_TOKEN !== undefined && !/^[\x21-\x7e]{16,}$/.test(e.METRICS_TOKEN)) {
-    throw new ConfigError(
-      "METRICS_TOKEN",
-      "must be at least 16 printable characters without spaces (openssl rand -hex 32)",
-      undefined,
-    );
-  }
-  const role = e.SERVICE_ROLE ?? "all";
-  // one process owns an embedded database's directory (infra/data-dir-lock.ts): it must run HTTP and the workers both
-  if (role !== "all" && !e.DATABASE_URL) {
-    throw new ConfigError(
-      "SERVICE_ROLE",
-      `${role} needs PostgreSQL (DATABASE_URL): on the embedded database one process owns the data directory, so it ` +
-        "runs HTTP and every worker (SERVICE_ROLE=all, the default)",
-      env.SERVICE_ROLE,
-    );
-  }
-  const sii = { ...DEFAULT_SII_HOSTS };
-  for (const [key, variable] of Object.entries(SII_HOST_VARIABLES) as [keyof SiiHosts, string][]) {
-    sii[key] = (e[variable] || DEFAULT_SII_HOSTS[key]).replace(/\/+$/, "");
-  }
+  const e = parsedEnv(env);
+  const certificateEncryptionKey = encryptionKeyOf(e);
+  checkMetricsToken(e);
+  const role = roleOf(e, env);
   return {
     port: e.PORT ?? 3000,
     host: e.HOST ?? "0.0.0.0",
@@ -459,32 +422,101 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceSeconds: e.SHUTDOWN_GRACE_SECONDS ?? 10,
     heapGrowingPercent: e.HEAP_GROWING_PERCENT ?? DEFAULT_HEAP_GROWING_PERCENT,
     role,
-    settings: {
-      smtpUrl: e.SMTP_URL,
-      mailFrom: e.MAIL_FROM ?? DEFAULT_SETTINGS.mailFrom,
-      sessionTtlSeconds: e.SESSION_TTL_SECONDS ?? DEFAULT_SETTINGS.sessionTtlSeconds,
-      paymentGateways: e.PAYMENT_GATEWAYS ?? DEFAULT_SETTINGS.paymentGateways,
-      sii,
-      certificateEncryptionKey,
-      rateLimitRequests: e.RATE_LIMIT_REQUESTS ?? DEFAULT_SETTINGS.rateLimitRequests,
-      rateLimitWindowSeconds: e.RATE_LIMIT_WINDOW_SECONDS ?? DEFAULT_SETTINGS.rateLimitWindowSeconds,
-      rateLimitBurst: e.RATE_LIMIT_BURST ?? DEFAULT_SETTINGS.rateLimitBurst,
-      authFailureLimit: e.AUTH_FAILURE_LIMIT ?? DEFAULT_SETTINGS.authFailureLimit,
-      authFailureWindowSeconds: e.AUTH_FAILURE_WINDOW_SECONDS ?? DEFAULT_SETTINGS.authFailureWindowSeconds,
-      rateLimitStore: e.RATE_LIMIT_STORE ?? DEFAULT_SETTINGS.rateLimitStore,
-      trustProxy: e.TRUST_PROXY === "true" || e.TRUST_PROXY === "1",
-      corsOrigins: e.CORS_ORIGINS ?? DEFAULT_SETTINGS.corsOrigins,
-      metricsToken: e.METRICS_TOKEN,
-      graphqlTimeBudgetMs: e.GRAPHQL_TIME_BUDGET_MS ?? DEFAULT_SETTINGS.graphqlTimeBudgetMs,
-      apiKeyCacheTtlSeconds: e.API_KEY_CACHE_TTL_SECONDS ?? DEFAULT_SETTINGS.apiKeyCacheTtlSeconds,
-      webhooks: {
-        timeoutMs: (e.WEBHOOK_TIMEOUT_SECONDS ?? DEFAULT_SETTINGS.webhooks.timeoutMs / 1000) * 1000,
-        retrySchedule: e.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_SETTINGS.webhooks.retrySchedule,
-        allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "true" || e.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "1",
-      },
-      eventRetentionDays: e.EVENT_RETENTION_DAYS ?? DEFAULT_SETTINGS.eventRetentionDays,
-      dunningLinkDays: e.DUNNING_LINK_DAYS ?? DEFAULT_SETTINGS.dunningLinkDays,
-      publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
+    settings: appSettingsOf(e, certificateEncryptionKey),
+  };
+}
+
+/** The variables as ENV_SCHEMA parses them, with the SII host variables by name. */
+type ParsedEnv = z.infer<typeof ENV_SCHEMA> & Record<string, string | undefined>;
+
+/** `env` parsed by ENV_SCHEMA; ConfigError naming the first bad variable, its reason and its value. */
+function parsedEnv(env: NodeJS.ProcessEnv): ParsedEnv {
+  const parsed = ENV_SCHEMA.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const variable = String(issue.path[0]);
+    throw new ConfigError(variable, issue.message, env[variable]);
+  }
+  return parsed.data as ParsedEnv;
+}
+
+/** CERTIFICATE_ENCRYPTION_KEY's 32 bytes, or undefined when unset; ConfigError (the value never echoed) when bad. */
+function encryptionKeyOf(e: ParsedEnv): Buffer | undefined {
+  if (!e.CERTIFICATE_ENCRYPTION_KEY) return undefined;
+  try {
+    return parseEncryptionKey(e.CERTIFICATE_ENCRYPTION_KEY);
+  } catch {
+    throw new ConfigError(
+      "CERTIFICATE_ENCRYPTION_KEY",
+      "must be 32 bytes in base64 (openssl rand -base64 32)",
+      undefined,
+    );
+  }
+}
+
+/** ConfigError when METRICS_TOKEN is set but shorter than 16 printable characters or has spaces. */
+function checkMetricsToken(e: ParsedEnv): void {
+  // a secret is never echoed: the error names the rule only
+  if (e.METRICS_TOKEN !== undefined && !/^[\x21-\x7e]{16,}$/.test(e.METRICS_TOKEN)) {
+    throw new ConfigError(
+      "METRICS_TOKEN",
+      "must be at least 16 printable characters without spaces (openssl rand -hex 32)",
+      undefined,
+    );
+  }
+}
+
+/** SERVICE_ROLE (default `all`); ConfigError for `api` or `worker` on the embedded database (no DATABASE_URL). */
+function roleOf(e: ParsedEnv, env: NodeJS.ProcessEnv): ServiceRole {
+  const role = e.SERVICE_ROLE ?? "all";
+  // one process owns an embedded database's directory (infra/data-dir-lock.ts): it must run HTTP and the workers both
+  if (role !== "all" && !e.DATABASE_URL) {
+    throw new ConfigError(
+      "SERVICE_ROLE",
+      `${role} needs PostgreSQL (DATABASE_URL): on the embedded database one process owns the data directory, so it ` +
+        "runs HTTP and every worker (SERVICE_ROLE=all, the default)",
+      env.SERVICE_ROLE,
+    );
+  }
+  return role;
+}
+
+/** SII's hosts: each variable set, else SII's own (DEFAULT_SII_HOSTS), without a trailing slash. */
+function siiHostsOf(e: ParsedEnv): SiiHosts {
+  const sii = { ...DEFAULT_SII_HOSTS };
+  for (const [key, variable] of Object.entries(SII_HOST_VARIABLES) as [keyof SiiHosts, string][]) {
+    sii[key] = (e[variable] || DEFAULT_SII_HOSTS[key]).replace(/\/+$/, "");
+  }
+  return sii;
+}
+
+/** The settings the app's parts read (AppSettings), each variable set or its default (DEFAULT_SETTINGS). */
+function appSettingsOf(e: ParsedEnv, certificateEncryptionKey: Buffer | undefined): AppSettings {
+  return {
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM ?? DEFAULT_SETTINGS.mailFrom,
+    sessionTtlSeconds: e.SESSION_TTL_SECONDS ?? DEFAULT_SETTINGS.sessionTtlSeconds,
+    paymentGateways: e.PAYMENT_GATEWAYS ?? DEFAULT_SETTINGS.paymentGateways,
+    sii: siiHostsOf(e),
+    certificateEncryptionKey,
+    rateLimitRequests: e.RATE_LIMIT_REQUESTS ?? DEFAULT_SETTINGS.rateLimitRequests,
+    rateLimitWindowSeconds: e.RATE_LIMIT_WINDOW_SECONDS ?? DEFAULT_SETTINGS.rateLimitWindowSeconds,
+    rateLimitBurst: e.RATE_LIMIT_BURST ?? DEFAULT_SETTINGS.rateLimitBurst,
+    authFailureLimit: e.AUTH_FAILURE_LIMIT ?? DEFAULT_SETTINGS.authFailureLimit,
+    authFailureWindowSeconds: e.AUTH_FAILURE_WINDOW_SECONDS ?? DEFAULT_SETTINGS.authFailureWindowSeconds,
+    rateLimitStore: e.RATE_LIMIT_STORE ?? DEFAULT_SETTINGS.rateLimitStore,
+    trustProxy: e.TRUST_PROXY === "true" || e.TRUST_PROXY === "1",
+    corsOrigins: e.CORS_ORIGINS ?? DEFAULT_SETTINGS.corsOrigins,
+    metricsToken: e.METRICS_TOKEN,
+    graphqlTimeBudgetMs: e.GRAPHQL_TIME_BUDGET_MS ?? DEFAULT_SETTINGS.graphqlTimeBudgetMs,
+    apiKeyCacheTtlSeconds: e.API_KEY_CACHE_TTL_SECONDS ?? DEFAULT_SETTINGS.apiKeyCacheTtlSeconds,
+    webhooks: {
+      timeoutMs: (e.WEBHOOK_TIMEOUT_SECONDS ?? DEFAULT_SETTINGS.webhooks.timeoutMs / 1000) * 1000,
+      retrySchedule: e.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_SETTINGS.webhooks.retrySchedule,
+      allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "true" || e.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "1",
     },
+    eventRetentionDays: e.EVENT_RETENTION_DAYS ?? DEFAULT_SETTINGS.eventRetentionDays,
+    dunningLinkDays: e.DUNNING_LINK_DAYS ?? DEFAULT_SETTINGS.dunningLinkDays,
+    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
   };
 }

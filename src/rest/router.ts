@@ -179,6 +179,96 @@ const REPEATED_PARAMETER = "given more than once; a parameter takes one value (a
 /** The OpenAPI document as served: made once, compressed once, revalidated by its ETag (infra/static-files.ts). */
 let openApiFile: StaticFile | undefined;
 
+/** A route of the declarations as the dispatcher matches it (`routes`). */
+type CompiledRoute = (typeof routes)[number];
+
+/**
+ * The route of `method` on `pathname`, with its parameters' values as the path gives them (still escaped); else
+ * the answer: 404 `not_found` when no route has that path, 405 `method_not_allowed` naming the methods it has.
+ */
+function matchRoute(method: string, pathname: string): { route: CompiledRoute; values: string[] } | Response {
+  const matches = (routesByPrefix.get(prefixOf(pathname)) ?? []).flatMap((route) => {
+    const found = route.pattern.exec(pathname);
+    return found ? [{ route, values: found.slice(1) }] : [];
+  });
+  if (matches.length === 0) return errorResponse("not_found", `No route for ${pathname}`);
+  const match = matches.find((m) => m.route.method === method);
+  if (!match) {
+    return errorResponse(
+      "method_not_allowed",
+      `${method} is not allowed on ${pathname}; use ${matches.map((m) => m.route.method).join(", ")}`,
+    );
+  }
+  return match;
+}
+
+/**
+ * The path's parameters by name, unescaped; undefined when one names nothing: a malformed escape, NUL, an unpaired
+ * surrogate or over 200 characters (ids: input-guard.ts).
+ */
+function pathParams(names: string[], values: string[]): Record<string, string> | undefined {
+  let params: Record<string, string> | undefined;
+  try {
+    params = Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(values[i])]));
+  } catch {} // a malformed escape names nothing
+  // nor does a path segment with NUL, an unpaired surrogate or over 200 characters (ids: input-guard.ts)
+  if (!params || Object.values(params).some((value) => textProblem(value, 200) !== null)) return undefined;
+  return params;
+}
+
+/**
+ * The problems of a query string by parameter (empty when none): the text rules of domain/input-limits.ts (names
+ * of 200 characters at most, values of DEFAULT_TEXT_LIMIT) and a parameter given more than once (`expand` excepted:
+ * its names add up), never the first or last of several.
+ */
+function queryProblems(searchParams: URLSearchParams): FieldErrors {
+  const inputErrors: FieldErrors = {};
+  const seen = new Set<string>();
+  for (const [name, value] of searchParams) {
+    const problem =
+      textProblem(name, 200) ??
+      textProblem(value, DEFAULT_TEXT_LIMIT) ??
+      (seen.has(name) && name !== "expand" ? REPEATED_PARAMETER : null);
+    const known = Object.hasOwn(inputErrors, name) && inputErrors[name].includes(problem ?? "");
+    if (problem && !known) addFieldError(inputErrors, name, problem);
+    seen.add(name);
+  }
+  return inputErrors;
+}
+
+/**
+ * The JSON body of a POST or PATCH (`{}` when empty), checked for depth and the structure rules of
+ * domain/input-limits.ts (their problems added to `inputErrors`; lengths are checked per field by the GraphQL input
+ * check). Throws RestError with the 400 `validation_error` answer for a body too deep, not JSON or breaking a rule.
+ */
+async function requestBody(request: Request, inputErrors: FieldErrors): Promise<unknown> {
+  const text = await request.text();
+  const depth = jsonDepthProblem(text);
+  if (depth)
+    throw new RestError(errorResponse("validation_error", `Invalid request body: ${depth}`, { body: [depth] }));
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : {};
+  } catch {
+    throw new RestError(
+      errorResponse("validation_error", "The body must be valid JSON", { body: ["must be valid JSON"] }),
+    );
+  }
+  checkJsonValue(body, "", inputErrors, () => null); // lengths: per field, by the GraphQL input check
+  if (Object.keys(inputErrors).length) {
+    const summary = Object.entries(inputErrors)
+      .map(([k, v]) => `${k}: ${v.join(", ")}`)
+      .join("; ");
+    throw new RestError(errorResponse("validation_error", `Invalid request body: ${summary}`, inputErrors));
+  }
+  return body;
+}
+
+/**
+ * The REST adapter over `yoga`: `handle(request, requestId)` answers a request under /v1 (the OpenAPI document, or a
+ * route run as its GraphQL operation in process), with the spec's error answers. `publicUrl`: the base of links in
+ * answers (default: the request's origin).
+ */
 export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicUrl?: string }) {
   const printed = new Map<unknown, string>();
   const source = (doc: TypedDocumentNode<unknown, unknown>) => {
@@ -194,57 +284,21 @@ export function createRestHandler({ yoga, publicUrl }: { yoga: YogaLike; publicU
       return serveFile(request, (openApiFile ??= staticFile(JSON.stringify(openApiDocument()), OPENAPI_TYPE)), {
         cacheControl: REVALIDATE,
       });
-    const pathname = url.pathname;
-    const matches = (routesByPrefix.get(prefixOf(pathname)) ?? []).flatMap((route) => {
-      const found = route.pattern.exec(pathname);
-      return found ? [{ route, values: found.slice(1) }] : [];
-    });
-    if (matches.length === 0) return errorResponse("not_found", `No route for ${pathname}`);
-    const { route, values } = matches.find((m) => m.route.method === request.method) ?? {};
-    if (!route || !values) {
-      return errorResponse(
-        "method_not_allowed",
-        `${request.method} is not allowed on ${url.pathname}; use ${matches.map((m) => m.route.method).join(", ")}`,
-      );
-    }
-    let params: Record<string, string> | undefined;
-    try {
-      params = Object.fromEntries(route.names.map((name, i) => [name, decodeURIComponent(values[i])]));
-    } catch {} // a malformed escape names nothing
-    // nor does a path segment with NUL, an unpaired surrogate or over 200 characters (ids: input-guard.ts)
-    if (!params || Object.values(params).some((value) => textProblem(value, 200) !== null))
-      return errorResponse("not_found", `No resource at ${url.pathname}`);
-    // query strings and bodies: the text and structure rules of domain/input-limits.ts, before anything else; a
-    // parameter is one value, given once (`?expand=` excepted: its names add up), never the first or last of several
-    const inputErrors: FieldErrors = {};
-    const seen = new Set<string>();
-    for (const [name, value] of url.searchParams) {
-      const problem =
-        textProblem(name, 200) ??
-        textProblem(value, DEFAULT_TEXT_LIMIT) ??
-        (seen.has(name) && name !== "expand" ? REPEATED_PARAMETER : null);
-      const known = Object.hasOwn(inputErrors, name) && inputErrors[name].includes(problem ?? "");
-      if (problem && !known) addFieldError(inputErrors, name, problem);
-      seen.add(name);
-    }
+    const matched = matchRoute(request.method, url.pathname);
+    if (!("route" in matched)) return matched;
+    const { route, values } = matched;
+    const params = pathParams(route.names, values);
+    if (!params) return errorResponse("not_found", `No resource at ${url.pathname}`);
+    // query strings and bodies: the text and structure rules of domain/input-limits.ts, before anything else
+    const inputErrors = queryProblems(url.searchParams);
     if (Object.keys(inputErrors).length) return errorResponse("validation_error", "Invalid query string", inputErrors);
-
     let body: unknown;
     if (route.method === "POST" || route.method === "PATCH") {
-      const text = await request.text();
-      const depth = jsonDepthProblem(text);
-      if (depth) return errorResponse("validation_error", `Invalid request body: ${depth}`, { body: [depth] });
       try {
-        body = text ? JSON.parse(text) : {};
-      } catch {
-        return errorResponse("validation_error", "The body must be valid JSON", { body: ["must be valid JSON"] });
-      }
-      checkJsonValue(body, "", inputErrors, () => null); // lengths: per field, by the GraphQL input check
-      if (Object.keys(inputErrors).length) {
-        const summary = Object.entries(inputErrors)
-          .map(([k, v]) => `${k}: ${v.join(", ")}`)
-          .join("; ");
-        return errorResponse("validation_error", `Invalid request body: ${summary}`, inputErrors);
+        body = await requestBody(request, inputErrors);
+      } catch (e) {
+        if (e instanceof RestError) return e.response;
+        throw e;
       }
     }
 

@@ -21,7 +21,7 @@ import {
   lastUseIsStale,
   mayManageKeyOfMode,
 } from "../domain/api-keys.js";
-import type { Auth, ServiceContext } from "./context.js";
+import type { Auth, ServiceContext, Tx } from "./context.js";
 import {
   API_KEYS_CHANNEL,
   apiKeyNotification,
@@ -88,66 +88,16 @@ export interface CreatedApiKey {
  */
 export async function createApiKey(
   prisma: PrismaClient,
-  input: {
-    organizationName?: string;
-    organizationId?: string;
-    email: string;
-    mode: string;
-    expiresAt?: Date | null;
-    /** what the caller's input calls the expiry, named by its error (default `expires`, the CLI's flag) */
-    expiresField?: string;
-  },
+  input: NewApiKeyInput,
   now: Date = new Date(),
 ): Promise<CreatedApiKey> {
-  const errors = new FieldErrorCollector();
-  const byId = input.organizationId?.trim();
-  const wanted = input.organizationName?.trim() ?? "";
-  if (byId !== undefined && input.organizationName !== undefined)
-    errors.add("organization", "name it by id or by name, not both");
-  else if (byId !== undefined && !isOrganizationId(byId))
-    errors.add(
-      "organization",
-      `must be an organization id (org_ and 24 letters or digits), got ${JSON.stringify(byId.slice(0, 40))}`,
-    );
-  else if (byId === undefined && !wanted) errors.add("organization", "is required");
-  if (!isEmailAddress(input.email)) errors.add("email", "must be an e-mail address");
-  if (input.mode !== "test" && input.mode !== "live") errors.add("mode", "must be test or live");
-  const expiresAt = input.expiresAt ?? null;
-  if (expiresAt && !(expiresAt.getTime() > now.getTime()))
-    errors.add(input.expiresField ?? "expires", "must be in the future");
-  errors.throwIfAny("Cannot create API key");
+  const { byId, wanted, expiresAt } = checkedKeyInput(input, now);
   const testMode = input.mode === "test";
   const key = `sk_${input.mode}_${randomSecret(32)}`;
   const id = newId("key");
   const result = await prisma.$transaction(async (tx) => {
-    let organizationId: string;
-    let name = wanted;
-    let created = false;
-    if (byId !== undefined) {
-      const found = await tx.organization.findUnique({ where: { id: byId }, select: { id: true, name: true } });
-      if (!found) throw new NotFoundError("organization", byId);
-      [organizationId, name] = [found.id, found.name];
-    } else {
-      const named = await tx.organization.findMany({
-        where: { name: wanted },
-        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-        select: { id: true },
-      });
-      if (named.length > 1) {
-        throw ValidationError.field(
-          "organization",
-          `${named.length} organizations are named ${JSON.stringify(wanted)} (${named.map((o) => o.id).join(", ")}): ` +
-            `name one by its org_ id`,
-        );
-      }
-      if (named.length === 1) organizationId = named[0].id;
-      else {
-        organizationId = newId("org");
-        created = true;
-        await tx.organization.create({ data: { id: organizationId, name: wanted } });
-        await tx.organizationSettings.createMany({ data: newOrganizationSettings(organizationId, wanted) });
-      }
-    }
+    const { organizationId, name, created } =
+      byId !== undefined ? await organizationById(tx, byId) : await organizationNamed(tx, wanted);
     await tx.apiKey.create({
       data: {
         id,
@@ -173,6 +123,83 @@ export async function createApiKey(
   // after the commit: this process's indexes of live keys know it at once (services/api-key-cache.ts)
   learnApiKey(hashKey(key));
   return result;
+}
+
+/** What createApiKey is asked for. */
+export interface NewApiKeyInput {
+  organizationName?: string;
+  organizationId?: string;
+  email: string;
+  mode: string;
+  expiresAt?: Date | null;
+  /** what the caller's input calls the expiry, named by its error (default `expires`, the CLI's flag) */
+  expiresField?: string;
+}
+
+/**
+ * createApiKey's input checked at `now`: the organization's id (trimmed) or wanted name (trimmed, `""` when named
+ * by id), and the expiry (null: never). ValidationError listing every problem (see createApiKey).
+ */
+function checkedKeyInput(
+  input: NewApiKeyInput,
+  now: Date,
+): { byId: string | undefined; wanted: string; expiresAt: Date | null } {
+  const errors = new FieldErrorCollector();
+  const byId = input.organizationId?.trim();
+  const wanted = input.organizationName?.trim() ?? "";
+  if (byId !== undefined && input.organizationName !== undefined)
+    errors.add("organization", "name it by id or by name, not both");
+  else if (byId !== undefined && !isOrganizationId(byId))
+    errors.add(
+      "organization",
+      `must be an organization id (org_ and 24 letters or digits), got ${JSON.stringify(byId.slice(0, 40))}`,
+    );
+  else if (byId === undefined && !wanted) errors.add("organization", "is required");
+  if (!isEmailAddress(input.email)) errors.add("email", "must be an e-mail address");
+  if (input.mode !== "test" && input.mode !== "live") errors.add("mode", "must be test or live");
+  const expiresAt = input.expiresAt ?? null;
+  if (expiresAt && !(expiresAt.getTime() > now.getTime()))
+    errors.add(input.expiresField ?? "expires", "must be in the future");
+  errors.throwIfAny("Cannot create API key");
+  return { byId, wanted, expiresAt };
+}
+
+/** The organization a key joins (or, `created`, was made for), with its name. */
+interface KeyOrganization {
+  organizationId: string;
+  name: string;
+  created: boolean;
+}
+
+/** The organization with id `id`, read in `tx`; NotFoundError when there is none. */
+async function organizationById(tx: Tx, id: string): Promise<KeyOrganization> {
+  const found = await tx.organization.findUnique({ where: { id }, select: { id: true, name: true } });
+  if (!found) throw new NotFoundError("organization", id);
+  return { organizationId: found.id, name: found.name, created: false };
+}
+
+/**
+ * The one organization named exactly `name`, or a new one with that name and both modes' settings (`created`),
+ * written in `tx`. ValidationError on `organization` when several have that name.
+ */
+async function organizationNamed(tx: Tx, name: string): Promise<KeyOrganization> {
+  const named = await tx.organization.findMany({
+    where: { name },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    select: { id: true },
+  });
+  if (named.length > 1) {
+    throw ValidationError.field(
+      "organization",
+      `${named.length} organizations are named ${JSON.stringify(name)} (${named.map((o) => o.id).join(", ")}): ` +
+        `name one by its org_ id`,
+    );
+  }
+  if (named.length === 1) return { organizationId: named[0].id, name, created: false };
+  const organizationId = newId("org");
+  await tx.organization.create({ data: { id: organizationId, name } });
+  await tx.organizationSettings.createMany({ data: newOrganizationSettings(organizationId, name) });
+  return { organizationId, name, created: true };
 }
 
 /**

@@ -50,6 +50,32 @@ export function storedCafLastUsableDate(caf: { documentTypeId: string; authorize
  */
 export async function uploadCaf(ctx: ServiceContext, input: CafInput) {
   const key = requireKey(ctx.settings.certificateEncryptionKey);
+  const { bytes, caf } = uploadedCaf(ctx, input);
+  return ctx.prisma.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT "id" FROM "Organization" WHERE "id" = ${ctx.auth.organizationId} FOR UPDATE`;
+    const documentTypeId = await checkCafIssuer(ctx, tx, caf);
+    await checkFoliosFree(ctx, tx, { caf, documentTypeId });
+    return tx.caf.create({
+      data: {
+        id: newId("caf"),
+        ...tenant(ctx),
+        documentTypeId,
+        rangeFrom: caf.from,
+        rangeTo: caf.to,
+        nextFolio: caf.from,
+        authorizedAt: dateColumn(caf.authorizedOn),
+        xml: SEALED + sealSecret(key, bytes).toString("base64"),
+      },
+    });
+  });
+}
+
+/**
+ * The uploaded file's bytes and the CAF parsed from them, checked against the caller without the database: a
+ * document type this service issues, the caller's mode, not expired at `ctx.now()`. ValidationError on `file`
+ * (a missing or non-base64 file, parseCaf's problems, or every problem of these checks).
+ */
+function uploadedCaf(ctx: ServiceContext, input: CafInput): { bytes: Buffer; caf: ParsedCaf } {
   if (!input.file) throw ValidationError.field("file", "is required (the CAF XML in base64)");
   const bytes = decodeBase64(input.file);
   if (!bytes) throw ValidationError.field("file", "must be base64");
@@ -79,57 +105,60 @@ export async function uploadCaf(ctx: ServiceContext, input: CafInput) {
   if (caf.lastUsableDate && caf.lastUsableDate < today)
     errors.add("file", `the CAF expired: its folios were usable up to ${caf.lastUsableDate}`);
   errors.throwIfAny("Invalid CAF");
+  return { bytes, caf };
+}
 
-  return ctx.prisma.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT "id" FROM "Organization" WHERE "id" = ${ctx.auth.organizationId} FOR UPDATE`;
-    const org = await readSettings(tx, tenant(ctx));
-    const mode = ctx.auth.testMode ? "test" : "live";
-    if (!org.taxId)
-      throw ValidationError.field("tax_id", `set the ${mode} mode tax profile (RUT) before uploading CAFs`);
-    if (org.taxId !== caf.rut)
-      throw ValidationError.field(
-        "file",
-        `the CAF is for RUT ${caf.rut}, the ${mode} mode tax profile's RUT is ${org.taxId}`,
-      );
-    const documentTypeId = `CL${caf.type}`;
-    const type = await tx.documentType.findUnique({ where: { id: documentTypeId } });
-    if (!type || !type.hasLocalFormat)
-      throw ValidationError.field("file", `document type ${documentTypeId} has no local format`);
-    const overlapping = await tx.caf.findFirst({
-      where: { ...tenant(ctx), documentTypeId, rangeFrom: { lte: caf.to }, rangeTo: { gte: caf.from } },
-      select: { id: true, rangeFrom: true, rangeTo: true },
-    });
-    if (overlapping)
-      throw ValidationError.field(
-        "file",
-        `folios ${caf.from}..${caf.to} overlap CAF ${overlapping.id} (folios ${overlapping.rangeFrom}` +
-          `..${overlapping.rangeTo})`,
-      );
-    // only folios count: numbers of the internal series (documents issued before SII set-up) are
-    // another series and never collide with folios (docs/sii-setup.md "Numbering before enrollment")
-    const numbered = { ...tenant(ctx), documentTypeId, numbering: "sii_folio", number: { gte: caf.from, lte: caf.to } };
-    const used =
-      (await tx.invoice.count({ where: numbered })) +
-      (await tx.order.count({ where: numbered })) +
-      (await tx.creditNote.count({ where: numbered }));
-    if (used > 0)
-      throw ValidationError.field(
-        "file",
-        `${used} ${documentTypeId} document(s) of this mode already carry SII folios in ${caf.from}..${caf.to}`,
-      );
-    return tx.caf.create({
-      data: {
-        id: newId("caf"),
-        ...tenant(ctx),
-        documentTypeId,
-        rangeFrom: caf.from,
-        rangeTo: caf.to,
-        nextFolio: caf.from,
-        authorizedAt: dateColumn(caf.authorizedOn),
-        xml: SEALED + sealSecret(key, bytes).toString("base64"),
-      },
-    });
+/**
+ * Checks in `tx` that `caf` is for the RUT of the caller's mode's tax profile (ValidationError on `tax_id` when it
+ * has none, on `file` when it differs) and for a document type with a local format; its document type id (`CL33`).
+ */
+async function checkCafIssuer(ctx: ServiceContext, tx: Tx, caf: ParsedCaf): Promise<string> {
+  const org = await readSettings(tx, tenant(ctx));
+  const mode = ctx.auth.testMode ? "test" : "live";
+  if (!org.taxId) throw ValidationError.field("tax_id", `set the ${mode} mode tax profile (RUT) before uploading CAFs`);
+  if (org.taxId !== caf.rut)
+    throw ValidationError.field(
+      "file",
+      `the CAF is for RUT ${caf.rut}, the ${mode} mode tax profile's RUT is ${org.taxId}`,
+    );
+  const documentTypeId = `CL${caf.type}`;
+  const type = await tx.documentType.findUnique({ where: { id: documentTypeId } });
+  if (!type || !type.hasLocalFormat)
+    throw ValidationError.field("file", `document type ${documentTypeId} has no local format`);
+  return documentTypeId;
+}
+
+/**
+ * Checks in `tx` that the folios of `caf` (of `documentTypeId`) are free in the caller's organization and mode: no
+ * stored CAF overlaps them and no document carries one as its SII folio. ValidationError on `file` otherwise.
+ */
+async function checkFoliosFree(
+  ctx: ServiceContext,
+  tx: Tx,
+  { caf, documentTypeId }: { caf: ParsedCaf; documentTypeId: string },
+): Promise<void> {
+  const overlapping = await tx.caf.findFirst({
+    where: { ...tenant(ctx), documentTypeId, rangeFrom: { lte: caf.to }, rangeTo: { gte: caf.from } },
+    select: { id: true, rangeFrom: true, rangeTo: true },
   });
+  if (overlapping)
+    throw ValidationError.field(
+      "file",
+      `folios ${caf.from}..${caf.to} overlap CAF ${overlapping.id} (folios ${overlapping.rangeFrom}` +
+        `..${overlapping.rangeTo})`,
+    );
+  // only folios count: numbers of the internal series (documents issued before SII set-up) are
+  // another series and never collide with folios (docs/sii-setup.md "Numbering before enrollment")
+  const numbered = { ...tenant(ctx), documentTypeId, numbering: "sii_folio", number: { gte: caf.from, lte: caf.to } };
+  const used =
+    (await tx.invoice.count({ where: numbered })) +
+    (await tx.order.count({ where: numbered })) +
+    (await tx.creditNote.count({ where: numbered }));
+  if (used > 0)
+    throw ValidationError.field(
+      "file",
+      `${used} ${documentTypeId} document(s) of this mode already carry SII folios in ${caf.from}..${caf.to}`,
+    );
 }
 
 export interface TakenFolio {

@@ -152,67 +152,39 @@ async function recordReminderEvent(
   await recordEvents(ctx, type, "reminder", [reminder.id]);
 }
 
-/** Sends one claimed message and records the outcome (guarded by the claim's attempt count). */
-async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise<Outcome> {
-  const { prisma, logger } = deps;
-  const message = await prisma.outboxMessage.findUnique({
-    where: { id: claimed.id },
+/** The message `id` with what sending it needs of its reminder (null when gone: another process's cleanup). */
+function loadMessage(prisma: PrismaClient, id: string) {
+  return prisma.outboxMessage.findUnique({
+    where: { id },
     include: { reminder: { select: { id: true, organizationId: true, testMode: true, userEmail: true } } },
   });
+}
+
+/** An outbox message as loadMessage reads it. */
+type LoadedMessage = NonNullable<Awaited<ReturnType<typeof loadMessage>>>;
+
+/** The guard of an outcome's update: the claim is ours while the message's status and attempts are unchanged. */
+type ClaimGuard = { id: string; status: "pending"; attempts: number };
+
+/** The fields of a message's log lines: the message, its reminder, the attempt. */
+type DeliveryLog = { outboxMessage: string; reminder: string | null; attempt: number };
+
+/**
+ * Sends one claimed message and records the outcome (guarded by the claim's attempt count): `sent`, or on any
+ * failure (rendering, the pay link, a missing file, SMTP, the outcome's own update) `retrying` or `failed` as
+ * afterFailure says; `skipped` when the message is gone. Throws only when reading the message or recording a
+ * failure fails (the lease then lets another attempt retry it).
+ */
+async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise<Outcome> {
+  const message = await loadMessage(deps.prisma, claimed.id);
   if (!message) return "skipped";
-  const log = { outboxMessage: message.id, reminder: message.reminderId, attempt: claimed.attempts };
+  const log: DeliveryLog = { outboxMessage: message.id, reminder: message.reminderId, attempt: claimed.attempts };
   // the claim is ours while status and attempts are unchanged
-  const mine = { id: message.id, status: "pending", attempts: claimed.attempts };
+  const mine: ClaimGuard = { id: message.id, status: "pending", attempts: claimed.attempts };
   try {
     if (!deps.mailer) throw new Error("no SMTP server configured (SMTP_URL)"); // not reached: callers return early
-    const attachments: MailAttachment[] = [];
-    const owner = () =>
-      ownerContext(
-        deps,
-        message.reminder ?? {
-          organizationId: message.organizationId,
-          testMode: message.testMode ?? false,
-          userEmail: "",
-        },
-        now,
-      );
-    if (message.attachmentKind && message.attachmentId) {
-      const attachment = await renderAttachment(
-        owner(),
-        message.attachmentKind as AttachmentKind,
-        message.attachmentId,
-      );
-      if (attachment) attachments.push(attachment);
-      else
-        logger.warn(
-          { ...log, attachment: `${message.attachmentKind} ${message.attachmentId}` },
-          "attachment's document no longer exists; sending without it",
-        );
-    }
-    // a dunning e-mail's invoices (services/dunning-mail.ts): their PDFs as they are now
-    for (const invoiceId of message.invoiceIds) {
-      const attachment = await renderAttachment(owner(), "invoice", invoiceId);
-      if (attachment) attachments.push(attachment);
-    }
-    if (message.files.length) {
-      // stored files attached as they are (the exchange's EnvioDTE, services/sii-exchange.ts)
-      const stored = await prisma.storedFile.findMany({
-        where: { name: { in: message.files }, organizationId: message.organizationId },
-        select: { name: true, content: true, contentType: true },
-      });
-      for (const name of message.files) {
-        const file = stored.find((f) => f.name === name);
-        if (!file) throw new Error(`the attached file ${name} is missing`);
-        attachments.push({ filename: name, content: Buffer.from(file.content), contentType: file.contentType });
-      }
-    }
-    let { body: text, html } = message;
-    if (message.kind === DUNNING_MESSAGE_KIND && message.customerId) {
-      // the pay link is made now, so its key is never stored and it works DUNNING_LINK_DAYS from this send
-      const link = await dunningPayLink(owner(), message.customerId, message.invoiceIds);
-      text = text.replaceAll(PORTAL_LINK_PLACEHOLDER, link);
-      html = html?.replaceAll(PORTAL_LINK_PLACEHOLDER, escapeHtml(link)) ?? null;
-    }
+    const attachments = await mailAttachments(deps, message, { now, log });
+    const { text, html } = await withPayLink(deps, message, now);
     const result = await deps.mailer.send({
       from: deps.settings.mailFrom,
       to: message.recipients,
@@ -226,55 +198,152 @@ async function sendClaimed(deps: OutboxDeps, claimed: Claim, now: Date): Promise
     const note = result.rejected.length
       ? `accepted by ${result.accepted.length}; rejected: ${result.rejected.join(", ")}`
       : null;
-    await prisma.$transaction(async (tx) => {
-      const { count } = await tx.outboxMessage.updateMany({
-        where: mine,
-        data: { status: "sent", sentAt: now, lastError: note },
-      });
-      if (count && message.kind === EXCHANGE_MESSAGE_KIND && message.attachmentKind && message.attachmentId) {
-        await mergeTaxAgency(tx, message.attachmentKind as SubmissionKind, message.attachmentId, {
-          exchange_sent_at: now.toISOString(),
-        });
-      }
-      if (count && message.reminder) await recordReminderEvent(deps, tx, message.reminder, "reminder.sent", now);
-    });
-    logger.info(
+    await recordSent(deps, { message, mine, now, note });
+    deps.logger.info(
       { ...log, messageId: result.messageId, recipients: result.accepted.length, rejected: result.rejected },
       "mail sent",
     );
     return "sent";
   } catch (e) {
-    const error = e instanceof Error ? e.message : String(e);
-    const next = afterFailure(claimed.attempts, now);
-    await prisma.$transaction(async (tx) => {
-      const { count } = await tx.outboxMessage.updateMany({
-        where: mine,
-        data: { status: next.status, nextAttemptAt: next.nextAttemptAt, lastError: error.slice(0, 2000) },
-      });
-      // an exchange e-mail that failed for good says so on its document
-      if (
-        count &&
-        next.status === "failed" &&
-        message.kind === EXCHANGE_MESSAGE_KIND &&
-        message.attachmentKind &&
-        message.attachmentId
-      ) {
-        await mergeTaxAgency(tx, message.attachmentKind as SubmissionKind, message.attachmentId, {
-          exchange_error: `delivery failed for good: ${error.slice(0, 500)}`,
-        });
-      }
-      if (count && next.status === "failed" && message.reminder)
-        await recordReminderEvent(deps, tx, message.reminder, "reminder.failed", now);
-    });
-    if (next.status === "failed")
-      logger.error({ ...log, err: error }, "mail delivery failed for good; the message stays in the outbox as failed");
-    else
-      logger.warn(
-        { ...log, err: error, nextAttemptAt: next.nextAttemptAt.toISOString() },
-        "mail delivery failed; will retry",
-      );
-    return next.status === "failed" ? "failed" : "retrying";
+    return recordFailure(deps, { message, mine, now, log, error: e });
   }
+}
+
+/** The use-case context of the message's organization and mode (its reminder's, with its user), at `now`. */
+function messageOwner(deps: OutboxDeps, message: LoadedMessage, now: Date): ServiceContext {
+  return ownerContext(
+    deps,
+    message.reminder ?? { organizationId: message.organizationId, testMode: message.testMode ?? false, userEmail: "" },
+    now,
+  );
+}
+
+/**
+ * The message's attachments, rendered or read now, in this order: its document's PDF (left out, with a warning,
+ * when the document no longer exists), a dunning e-mail's invoices' PDFs, its stored files (an Error when one is
+ * missing).
+ */
+async function mailAttachments(
+  deps: OutboxDeps,
+  message: LoadedMessage,
+  { now, log }: { now: Date; log: DeliveryLog },
+): Promise<MailAttachment[]> {
+  const attachments: MailAttachment[] = [];
+  if (message.attachmentKind && message.attachmentId) {
+    const attachment = await renderAttachment(
+      messageOwner(deps, message, now),
+      message.attachmentKind as AttachmentKind,
+      message.attachmentId,
+    );
+    if (attachment) attachments.push(attachment);
+    else
+      deps.logger.warn(
+        { ...log, attachment: `${message.attachmentKind} ${message.attachmentId}` },
+        "attachment's document no longer exists; sending without it",
+      );
+  }
+  // a dunning e-mail's invoices (services/dunning-mail.ts): their PDFs as they are now
+  for (const invoiceId of message.invoiceIds) {
+    const attachment = await renderAttachment(messageOwner(deps, message, now), "invoice", invoiceId);
+    if (attachment) attachments.push(attachment);
+  }
+  if (message.files.length) {
+    // stored files attached as they are (the exchange's EnvioDTE, services/sii-exchange.ts)
+    const stored = await deps.prisma.storedFile.findMany({
+      where: { name: { in: message.files }, organizationId: message.organizationId },
+      select: { name: true, content: true, contentType: true },
+    });
+    for (const name of message.files) {
+      const file = stored.find((f) => f.name === name);
+      if (!file) throw new Error(`the attached file ${name} is missing`);
+      attachments.push({ filename: name, content: Buffer.from(file.content), contentType: file.contentType });
+    }
+  }
+  return attachments;
+}
+
+/** The message's text and HTML, a dunning e-mail's with its portal pay link made now (valid DUNNING_LINK_DAYS). */
+async function withPayLink(
+  deps: OutboxDeps,
+  message: LoadedMessage,
+  now: Date,
+): Promise<{ text: string; html: string | null }> {
+  let { body: text, html } = message;
+  if (message.kind === DUNNING_MESSAGE_KIND && message.customerId) {
+    // the pay link is made now, so its key is never stored and it works DUNNING_LINK_DAYS from this send
+    const link = await dunningPayLink(messageOwner(deps, message, now), message.customerId, message.invoiceIds);
+    text = text.replaceAll(PORTAL_LINK_PLACEHOLDER, link);
+    html = html?.replaceAll(PORTAL_LINK_PLACEHOLDER, escapeHtml(link)) ?? null;
+  }
+  return { text, html };
+}
+
+/**
+ * Records a send in one transaction, if the claim is still ours: `sent` at `now` with `note` (the rejected
+ * recipients) as lastError; an exchange e-mail's sending on its document; reminder.sent.
+ */
+async function recordSent(
+  deps: OutboxDeps,
+  sent: { message: LoadedMessage; mine: ClaimGuard; now: Date; note: string | null },
+): Promise<void> {
+  const { message, mine, now, note } = sent;
+  await deps.prisma.$transaction(async (tx) => {
+    const { count } = await tx.outboxMessage.updateMany({
+      where: mine,
+      data: { status: "sent", sentAt: now, lastError: note },
+    });
+    if (count && message.kind === EXCHANGE_MESSAGE_KIND && message.attachmentKind && message.attachmentId) {
+      await mergeTaxAgency(tx, message.attachmentKind as SubmissionKind, message.attachmentId, {
+        exchange_sent_at: now.toISOString(),
+      });
+    }
+    if (count && message.reminder) await recordReminderEvent(deps, tx, message.reminder, "reminder.sent", now);
+  });
+}
+
+/**
+ * Records a failed attempt in one transaction, if the claim is still ours: lastError (2,000 characters at most) and
+ * the next attempt after the backoff, or `failed` after the last attempt, which an exchange e-mail's document and
+ * reminder.failed say too; logs it. The outcome: `retrying` or `failed`.
+ */
+async function recordFailure(
+  deps: OutboxDeps,
+  failure: { message: LoadedMessage; mine: ClaimGuard; now: Date; log: DeliveryLog; error: unknown },
+): Promise<Outcome> {
+  const { message, mine, now, log } = failure;
+  const error = failure.error instanceof Error ? failure.error.message : String(failure.error);
+  const next = afterFailure(mine.attempts, now);
+  await deps.prisma.$transaction(async (tx) => {
+    const { count } = await tx.outboxMessage.updateMany({
+      where: mine,
+      data: { status: next.status, nextAttemptAt: next.nextAttemptAt, lastError: error.slice(0, 2000) },
+    });
+    // an exchange e-mail that failed for good says so on its document
+    if (
+      count &&
+      next.status === "failed" &&
+      message.kind === EXCHANGE_MESSAGE_KIND &&
+      message.attachmentKind &&
+      message.attachmentId
+    ) {
+      await mergeTaxAgency(tx, message.attachmentKind as SubmissionKind, message.attachmentId, {
+        exchange_error: `delivery failed for good: ${error.slice(0, 500)}`,
+      });
+    }
+    if (count && next.status === "failed" && message.reminder)
+      await recordReminderEvent(deps, tx, message.reminder, "reminder.failed", now);
+  });
+  if (next.status === "failed")
+    deps.logger.error(
+      { ...log, err: error },
+      "mail delivery failed for good; the message stays in the outbox as failed",
+    );
+  else
+    deps.logger.warn(
+      { ...log, err: error, nextAttemptAt: next.nextAttemptAt.toISOString() },
+      "mail delivery failed; will retry",
+    );
+  return next.status === "failed" ? "failed" : "retrying";
 }
 
 function tally(report: DeliveryReport, outcome: Outcome): DeliveryReport {
