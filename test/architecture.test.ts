@@ -249,7 +249,6 @@ const OVERSIZED_TO_SPLIT = [
   "services/tax-documents.ts dteInputOf", // 82 lines, 6 parameters
   "services/tax-documents.ts issueTaxDocument", // 6 parameters
   "services/tax-documents.ts issueTaxInvoices", // 6 parameters
-  "services/usages.ts recordUsageList", // 132 lines
   "services/webhook-delivery.ts startWebhookWorker", // 365 lines
 ];
 
