@@ -231,7 +231,6 @@ const OVERSIZED_TO_SPLIT = [
   "services/credit-notes.ts createCreditNoteIn", // 132 lines
   "services/document-pdf.ts printDocument", // 106 lines
   "services/idempotency.ts runIdempotent", // 6 parameters
-  "services/invoices.ts prepare", // 103 lines
   "services/metrics.ts registerBusinessMetrics", // 164 lines
   "services/numbering.ts numberDocument", // 6 parameters
   "services/outbox.ts sendClaimed", // 123 lines
