@@ -228,7 +228,6 @@ const OVERSIZED_TO_SPLIT = [
   "services/api-keys.ts createApiKey", // 88 lines
   "services/cafs.ts takeFolios", // 6 parameters
   "services/cafs.ts uploadCaf", // 83 lines
-  "services/credit-notes.ts createCreditNoteIn", // 132 lines
   "services/document-pdf.ts printDocument", // 106 lines
   "services/idempotency.ts runIdempotent", // 6 parameters
   "services/metrics.ts registerBusinessMetrics", // 164 lines
