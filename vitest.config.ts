@@ -48,7 +48,7 @@ const integration = (name: "pglite" | "postgres") => ({
     include:
       name === "pglite" && !everyFileOnBoth
         ? files([...EVERY_DATABASE, ...PGLITE_ONLY])
-        : ["test/integration/**/*.test.ts"],
+        : ["test/integration/**/*.test.ts", "test/services/**/*.test.ts"],
     exclude:
       name === "postgres" && !everyFileOnBoth
         ? [...configDefaults.exclude, ...files(PGLITE_ONLY)]

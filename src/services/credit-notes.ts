@@ -21,7 +21,7 @@
  *   this is checked, so concurrent credit notes cannot together exceed it. Debit notes have no
  *   ceiling.
  */
-import type { CreditNote } from "../infra/prisma/generated/client.js";
+import type { CreditNote, DocumentType, Prisma } from "../infra/prisma/generated/client.js";
 import { newId } from "../infra/ids.js";
 import { FieldErrorCollector, NotFoundError, ValidationError } from "../domain/errors.js";
 import { checkNoteLength } from "../domain/input-limits.js";
@@ -95,52 +95,143 @@ export async function createCreditNote(ctx: ServiceContext, input: CreditNoteInp
 export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: CreditNoteInput): Promise<CreditNote> {
   const txCtx = withinTransaction(ctx, tx);
   const errors = new FieldErrorCollector();
+  const voiding = await resolveVoidedCreditNote(tx, ctx, input, errors);
+  const c: Creating = { tx, ctx, txCtx, input: voiding.input, errors };
+  const { voided } = voiding;
+  const invoice = await lockCreditedInvoice(c, c.input.invoice || voided?.invoiceId);
+  const noteType = invoice ? await resolveNoteType(c, invoice.documentType) : null;
+  const { date, lines, discount } = await checkDateAndLines(c, invoice);
+  const { totals, referenceCode } = priceCreditNote(c, { invoice, noteType, voided, lines, discount });
+  errors.throwIfAny("Invalid credit note");
+  if (!totals) throw new Error("credit note totals missing after validation");
+  if (noteEffect(noteType!) === "credit") await checkCreditFits(c, invoice!, totals);
+  const note = await tx.creditNote.create({
+    data: {
+      id: newId("cre"),
+      ...tenant(ctx),
+      userEmail: ctx.auth.userEmail,
+      status: "draft",
+      invoiceId: invoice!.id,
+      documentTypeId: noteType!.id,
+      currencyId: invoice!.currencyId,
+      date: dateColumn(date),
+      internalNote: c.input.internalNote || null,
+      note: c.input.note || null,
+      referenceCode,
+      voidsCreditNoteId: voided?.id ?? null,
+      imported: false,
+      ...totalColumns(totals, discount),
+      lines: { create: lineRows(lines, totals, { withLineTax: true }) },
+    },
+  });
+  await recordEvents(c.txCtx, "credit_note.created", "credit_note", [note.id]);
+  return note;
+}
+
+/**
+ * What every step of createCreditNoteIn reads: the caller's transaction `tx` (and the context
+ * within it, `txCtx`), the caller's context, the input (with what a voided credit note fills in)
+ * and the one error collector.
+ */
+interface Creating {
+  tx: Tx;
+  ctx: ServiceContext;
+  txCtx: ServiceContext;
+  input: CreditNoteInput;
+  /** every field problem: createCreditNoteIn throws them together (one 400) before writing */
+  errors: FieldErrorCollector;
+}
+
+/** The invoice credited, with its document type and currency. */
+type CreditedInvoice = Prisma.InvoiceGetPayload<{ include: { documentType: true; currency: true } }>;
+
+/**
+ * A debit note voiding credit note `input.creditNote`: that note, locked (lockVoidedCreditNote), and
+ * the input with its lines and discount when the debit note gives none, and the debit type that
+ * voids it when `document` is absent. ValidationError (400) at once on an unknown credit note
+ * (`credit_note`) or another `invoice` than its own.
+ */
+async function resolveVoidedCreditNote(
+  tx: Tx,
+  ctx: ServiceContext,
+  input: CreditNoteInput,
+  errors: FieldErrorCollector,
+): Promise<{
+  voided: Awaited<ReturnType<typeof lockVoidedCreditNote>>;
+  input: CreditNoteInput;
+}> {
   const voided = input.creditNote ? await lockVoidedCreditNote(tx, ctx, input.creditNote, errors) : null;
   if (input.creditNote && !voided) errors.throwIfAny("Invalid credit note");
   if (voided && input.invoice && input.invoice !== voided.invoiceId)
     throw ValidationError.field("invoice", `must be the voided credit note's invoice ${voided.invoiceId}, or left out`);
   if (voided && !input.lines?.length && !input.discount) input = { ...input, ...voided.copy };
   if (voided && !input.document && voided.debitType) input = { ...input, document: voided.debitType };
-  const invoiceId = input.invoice || voided?.invoiceId;
-  let invoice = null;
-  if (!invoiceId) errors.add("invoice", "is required");
-  else {
-    const status = await lockDocument(tx, "invoice", invoiceId, ctx);
-    if (status === null) errors.add("invoice", `unknown invoice ${invoiceId}`);
-    else if (status !== "finalized")
-      errors.add("invoice", `${invoiceId} is a ${status}; only finalized invoices can be credited`);
-    else
-      invoice = await tx.invoice.findUniqueOrThrow({
-        where: { id: invoiceId },
-        include: { documentType: true, currency: true },
-      });
-  }
+  return { voided, input };
+}
 
-  let noteType = null;
-  if (invoice) {
-    const invoiceType = invoice.documentType;
-    if (input.document) {
-      noteType = await findDocumentType(txCtx, input.document, errors);
-      if (noteType && !noteEffect(noteType))
-        errors.add("document", `${noteType.id} (${noteType.name}) is not a credit or debit note type`);
-      else if (
-        noteType &&
-        (noteType.countryId !== invoiceType.countryId || noteType.isForeign !== invoiceType.isForeign)
-      ) {
-        errors.add(
-          "document",
-          `${noteType.id} cannot ${noteEffect(noteType)} a ${invoiceType.id} invoice (${invoiceType.name})`,
-        );
-      }
-    } else {
-      noteType = await tx.documentType.findFirst({
-        where: { isCreditNote: true, countryId: invoiceType.countryId, isForeign: invoiceType.isForeign },
-        orderBy: { code: "asc" },
-      });
-      if (!noteType) errors.add("document", `is required (no credit note type for ${invoiceType.id} invoices)`);
+/**
+ * Invoice `invoiceId` of the caller's organization and mode, locked (FOR UPDATE) while the note's
+ * total is checked against it, and read with its document type and currency; null with an `invoice`
+ * error when absent, unknown or not finalized.
+ */
+async function lockCreditedInvoice(
+  { tx, ctx, errors }: Creating,
+  invoiceId: string | null | undefined,
+): Promise<CreditedInvoice | null> {
+  if (!invoiceId) {
+    errors.add("invoice", "is required");
+    return null;
+  }
+  const status = await lockDocument(tx, "invoice", invoiceId, ctx);
+  if (status === null) errors.add("invoice", `unknown invoice ${invoiceId}`);
+  else if (status !== "finalized")
+    errors.add("invoice", `${invoiceId} is a ${status}; only finalized invoices can be credited`);
+  else
+    return tx.invoice.findUniqueOrThrow({
+      where: { id: invoiceId },
+      include: { documentType: true, currency: true },
+    });
+  return null;
+}
+
+/**
+ * The note's document type: `document` when sent (a credit or debit note type of the invoice type's
+ * country and kind), else the first credit note type (by code) of them. Null with a `document` error
+ * when there is none; a sent type that does not fit is returned with a `document` error.
+ */
+async function resolveNoteType(
+  { tx, txCtx, input, errors }: Creating,
+  invoiceType: DocumentType,
+): Promise<DocumentType | null> {
+  if (input.document) {
+    const noteType = await findDocumentType(txCtx, input.document, errors);
+    if (noteType && !noteEffect(noteType))
+      errors.add("document", `${noteType.id} (${noteType.name}) is not a credit or debit note type`);
+    else if (
+      noteType &&
+      (noteType.countryId !== invoiceType.countryId || noteType.isForeign !== invoiceType.isForeign)
+    ) {
+      errors.add(
+        "document",
+        `${noteType.id} cannot ${noteEffect(noteType)} a ${invoiceType.id} invoice (${invoiceType.name})`,
+      );
     }
+    return noteType;
   }
+  const noteType = await tx.documentType.findFirst({
+    where: { isCreditNote: true, countryId: invoiceType.countryId, isForeign: invoiceType.isForeign },
+    orderBy: { code: "asc" },
+  });
+  if (!noteType) errors.add("document", `is required (no credit note type for ${invoiceType.id} invoices)`);
+  return noteType;
+}
 
+/**
+ * The date (yyyy-mm-dd; default today in the organization's time zone, 1 query), not before the
+ * invoice's; the notes' lengths; at least one line, normalized, and the discount. Field errors:
+ * `date`, `note`, `internal_note`, `lines`, `lines.<i>.*`, `discount`, `discount_scheme`.
+ */
+async function checkDateAndLines({ txCtx, input, errors }: Creating, invoice: CreditedInvoice | null) {
   const date = input.date ?? (await organizationToday(txCtx));
   const invoiceDate = invoice ? storedDate(invoice.date)! : null;
   if (invoiceDate && date < invoiceDate) errors.add("date", `must not be before the invoice's date ${invoiceDate}`);
@@ -153,12 +244,37 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
   if (!input.lines || input.lines.length === 0) errors.add("lines", "a credit note needs at least one line");
   const lines = normalizeLines(input.lines ?? [], errors);
   const discount = normalizeDiscount(input, null, errors);
+  return { date, lines, discount };
+}
 
+/**
+ * The note's totals in the invoice's currency under the tax rules the note follows
+ * (domain/credit-notes.ts creditNoteTaxRules; undefined when anything is wrong so far), and its
+ * `reference_code` (default 3, or 1 for a void), checked: a void against the voided credit note
+ * (domain/credit-note-voids.ts), else against the note's effect and total. Field errors: the totals'
+ * limits, `reference_code`, and the void's fields.
+ */
+function priceCreditNote(
+  { input, errors }: Creating,
+  {
+    invoice,
+    noteType,
+    voided,
+    lines,
+    discount,
+  }: {
+    invoice: CreditedInvoice | null;
+    noteType: DocumentType | null;
+    voided: Awaited<ReturnType<typeof lockVoidedCreditNote>>;
+    lines: ReturnType<typeof normalizeLines>;
+    discount: ReturnType<typeof normalizeDiscount>;
+  },
+): { totals: ReturnType<typeof documentTotals> | undefined; referenceCode: number } {
   let totals: ReturnType<typeof documentTotals> | undefined;
   if (invoice && noteType && errors.empty) {
     const rules = creditNoteTaxRules(noteType, invoice.documentType, invoice.taxPercent.toString());
     errors.collect(() => {
-      totals = documentTotals(rules, invoice!.currency, lines, discount);
+      totals = documentTotals(rules, invoice.currency, lines, discount);
     });
   }
   const t = totals as ReturnType<typeof documentTotals> | undefined;
@@ -182,47 +298,33 @@ export async function createCreditNoteIn(tx: Tx, ctx: ServiceContext, input: Cre
     });
     if (problem) errors.add("reference_code", problem);
   }
-  errors.throwIfAny("Invalid credit note");
-  if (!t) throw new Error("credit note totals missing after validation");
+  return { totals: t, referenceCode };
+}
 
-  if (noteEffect(noteType!) === "credit") {
-    const existing = await tx.creditNote.findMany({
-      where: { invoiceId: invoice!.id },
-      select: { total: true, status: true, documentType: { select: { isNote: true, isCreditNote: true } } },
-    });
-    assertCreditFits({
-      invoiceId: invoice!.id,
-      invoiceTotal: invoice!.total.toString(),
-      creditNoteTotals: existing.filter((n) => noteEffect(n.documentType) === "credit").map((n) => n.total.toString()),
-      debitNoteTotals: existing
-        .filter((n) => noteEffect(n.documentType) === "debit" && n.status === "finalized")
-        .map((n) => n.total.toString()),
-      creditNoteTotal: t.total,
-      currency: invoice!.currency,
-    });
-  }
-
-  const note = await tx.creditNote.create({
-    data: {
-      id: newId("cre"),
-      ...tenant(ctx),
-      userEmail: ctx.auth.userEmail,
-      status: "draft",
-      invoiceId: invoice!.id,
-      documentTypeId: noteType!.id,
-      currencyId: invoice!.currencyId,
-      date: dateColumn(date),
-      internalNote: input.internalNote || null,
-      note: input.note || null,
-      referenceCode,
-      voidsCreditNoteId: voided?.id ?? null,
-      imported: false,
-      ...totalColumns(t, discount),
-      lines: { create: lineRows(lines, t, { withLineTax: true }) },
-    },
+/**
+ * A credit note's total fits the invoice: the invoice's credit notes (drafts included) may not
+ * exceed its total plus its finalized debit notes (1 query; domain/credit-notes.ts
+ * assertCreditFits, a ValidationError on `total` naming the amount left).
+ */
+async function checkCreditFits(
+  { tx }: Creating,
+  invoice: CreditedInvoice,
+  totals: ReturnType<typeof documentTotals>,
+): Promise<void> {
+  const existing = await tx.creditNote.findMany({
+    where: { invoiceId: invoice.id },
+    select: { total: true, status: true, documentType: { select: { isNote: true, isCreditNote: true } } },
   });
-  await recordEvents(txCtx, "credit_note.created", "credit_note", [note.id]);
-  return note;
+  assertCreditFits({
+    invoiceId: invoice.id,
+    invoiceTotal: invoice.total.toString(),
+    creditNoteTotals: existing.filter((n) => noteEffect(n.documentType) === "credit").map((n) => n.total.toString()),
+    debitNoteTotals: existing
+      .filter((n) => noteEffect(n.documentType) === "debit" && n.status === "finalized")
+      .map((n) => n.total.toString()),
+    creditNoteTotal: totals.total,
+    currency: invoice.currency,
+  });
 }
 
 /**

@@ -72,32 +72,78 @@ export const CHILEAN_CITY_MAX_LENGTH = 20;
 
 type CustomerColumns = Omit<Prisma.CustomerUncheckedCreateInput, "id" | "organizationId" | "testMode">;
 
+/** The stored columns of a customer an update is checked over. */
+interface CurrentCustomer {
+  countryId: string | null;
+  stateId: string | null;
+  stateCode: string | null;
+  metadata: Metadata;
+  taxId: string | null;
+  commune: string | null;
+  city: string | null;
+}
+
+/**
+ * What every step of resolveCustomerColumns reads and writes: the context, the input, the stored
+ * customer (null on create), the one error collector, and `data`, the columns set so far (only those
+ * the input changes, in the order the steps set them).
+ */
+interface Resolving {
+  ctx: ServiceContext;
+  input: CustomerInput;
+  current: CurrentCustomer | null;
+  /** every field problem: resolveCustomerColumns throws them together (one 400) after the last step */
+  errors: FieldErrorCollector;
+  data: CustomerColumns;
+}
+
+/**
+ * The columns of a create or an update from `input` (over `current` on update), in named steps.
+ * Every problem is a field error: ValidationError "Invalid customer" (400) naming them all; nothing
+ * is written here.
+ */
 async function resolveCustomerColumns(
   ctx: ServiceContext,
   input: CustomerInput,
-  current: {
-    countryId: string | null;
-    stateId: string | null;
-    stateCode: string | null;
-    metadata: Metadata;
-    taxId: string | null;
-    commune: string | null;
-    city: string | null;
-  } | null,
+  current: CurrentCustomer | null,
 ): Promise<CustomerColumns> {
-  const errors = new FieldErrorCollector();
-  const data: CustomerColumns = {};
-  const text = (field: keyof CustomerInput & keyof CustomerColumns, max: number) => {
-    const value = input[field];
-    if (value === undefined) return;
-    if (value !== null && typeof value === "string" && value.length > max)
-      errors.add(snake(field), `must have at most ${max} characters`);
-    (data as Record<string, unknown>)[field] = value === "" ? null : value;
-  };
-  text("name", 200);
-  text("address", 500);
-  text("phone", 40);
+  const r: Resolving = { ctx, input, current, errors: new FieldErrorCollector(), data: {} };
+  checkContactColumns(r);
+  const countryId = await resolveCountryAndState(r);
+  if (input.currency !== undefined) {
+    r.data.currencyId = input.currency ? ((await findCurrency(ctx, input.currency, r.errors))?.id ?? null) : null;
+  }
+  checkTaxId(r, countryId);
+  textColumn(r, "activity", ACTIVITY_MAX_LENGTH);
+  checkCommuneAndCity(r, countryId === "CL");
+  checkContactsAndSettings(r);
+  await resolveTestClockAndDunning(r);
+  r.errors.throwIfAny("Invalid customer");
+  return r.data;
+}
 
+/** Sets text column `field` when sent ("" is null), at most `max` characters. Field error: its snake_case name. */
+function textColumn(
+  { input, errors, data }: Resolving,
+  field: keyof CustomerInput & keyof CustomerColumns,
+  max: number,
+) {
+  const value = input[field];
+  if (value === undefined) return;
+  if (value !== null && typeof value === "string" && value.length > max)
+    errors.add(snake(field), `must have at most ${max} characters`);
+  (data as Record<string, unknown>)[field] = value === "" ? null : value;
+}
+
+/**
+ * `name` (200 characters), `address` (500), `phone` (40), `email` (an e-mail address) and `website`
+ * (an http(s) URL), each when sent; "" is null. Field errors: those names.
+ */
+function checkContactColumns(r: Resolving): void {
+  const { input, errors, data } = r;
+  textColumn(r, "name", 200);
+  textColumn(r, "address", 500);
+  textColumn(r, "phone", 40);
   if (input.email !== undefined) {
     if (input.email && !isEmailAddress(input.email)) errors.add("email", "must be an e-mail address");
     data.email = input.email || null;
@@ -106,7 +152,14 @@ async function resolveCustomerColumns(
     if (input.website && !isHttpUrl(input.website)) errors.add("website", "must be an http(s) URL");
     data.website = input.website || null;
   }
+}
 
+/**
+ * The country (a known two-letter ISO 3166-1 code, stored upper case: 1 query; null or "" clears it)
+ * and the state, re-checked when it or the country changes (services/reference.ts resolveState).
+ * Returns the customer's country id after the change. Field errors: `country`, `state`.
+ */
+async function resolveCountryAndState({ ctx, input, current, errors, data }: Resolving): Promise<string | null> {
   let countryId = current?.countryId ?? null;
   if (input.country !== undefined) {
     if (input.country === null || input.country === "") countryId = null;
@@ -118,7 +171,6 @@ async function resolveCustomerColumns(
     }
     data.countryId = countryId;
   }
-
   // state: re-checked when it or the country changes
   const stateText =
     input.state !== undefined
@@ -131,27 +183,34 @@ async function resolveCustomerColumns(
     data.stateId = state.id;
     data.stateCode = state.code;
   }
+  return countryId;
+}
 
-  if (input.currency !== undefined) {
-    data.currencyId = input.currency ? ((await findCurrency(ctx, input.currency, errors))?.id ?? null) : null;
-  }
-
+/**
+ * `tax_id`, re-checked when it or the country changes: a Chilean customer's is a valid RUT, stored
+ * normalized (`76042235-5`); at most 40 characters; "" is null. Field error: `tax_id`.
+ */
+function checkTaxId({ input, current, errors, data }: Resolving, countryId: string | null): void {
   const taxId = input.taxId !== undefined ? input.taxId || null : (current?.taxId ?? null);
-  if (input.taxId !== undefined || input.country !== undefined) {
-    if (taxId && countryId === "CL") {
-      const rut = normalizeRut(taxId);
-      if (!rut)
-        errors.add("tax_id", "must be a valid Chilean RUT (for example 76042235-5); the check digit does not match");
-      data.taxId = rut ?? taxId;
-    } else {
-      data.taxId = taxId;
-    }
-    if (taxId && taxId.length > 40) errors.add("tax_id", "must have at most 40 characters");
+  if (input.taxId === undefined && input.country === undefined) return;
+  if (taxId && countryId === "CL") {
+    const rut = normalizeRut(taxId);
+    if (!rut)
+      errors.add("tax_id", "must be a valid Chilean RUT (for example 76042235-5); the check digit does not match");
+    data.taxId = rut ?? taxId;
+  } else {
+    data.taxId = taxId;
   }
+  if (taxId && taxId.length > 40) errors.add("tax_id", "must have at most 40 characters");
+}
 
-  text("activity", ACTIVITY_MAX_LENGTH);
-  // commune and city: re-checked when they or the country change (a Chilean customer's commune is one of Chile's)
-  const chilean = countryId === "CL";
+/**
+ * `commune` and `city`, re-checked when they or the country change ("" is null): a Chilean
+ * customer's commune is one of Chile's comunas (any case or accents, stored by its official name)
+ * and its city at most CHILEAN_CITY_MAX_LENGTH characters; other customers' at most 100 each.
+ * Field errors: `commune`, `city`.
+ */
+function checkCommuneAndCity({ input, current, errors, data }: Resolving, chilean: boolean): void {
   const commune =
     input.commune !== undefined
       ? input.commune || null
@@ -181,7 +240,14 @@ async function resolveCustomerColumns(
       errors.add("city", `must have at most ${max} characters${chilean ? " (SII's CiudadRecep)" : ""}`);
     data.city = city;
   }
+}
 
+/**
+ * `contacts` (replaced; each e-mail an e-mail address; absent fields stored as null),
+ * `tax_settings` (null is {}) and `metadata` (merged over the stored; an empty value removes a key).
+ * Field errors: `contacts.<i>.email`, `metadata`.
+ */
+function checkContactsAndSettings({ input, current, errors, data }: Resolving): void {
   if (input.contacts !== undefined) {
     const contacts = input.contacts ?? [];
     contacts.forEach((contact, i) => {
@@ -201,6 +267,14 @@ async function resolveCustomerColumns(
       data.metadata = mergeMetadata(current?.metadata ?? {}, input.metadata);
     });
   }
+}
+
+/**
+ * `test_clock` (at creation only: services/test-clocks.ts resolveTestClock), `dunning_campaign` (a
+ * campaign of the caller's organization and mode, or null for the default: 1 query) and
+ * `exclude_from_dunning` (null is false). Field errors: `test_clock`, `dunning_campaign`.
+ */
+async function resolveTestClockAndDunning({ ctx, input, current, errors, data }: Resolving): Promise<void> {
   if (input.testClock !== undefined) {
     if (current) errors.add("test_clock", "is set when the customer is created and cannot change");
     else data.testClockId = await resolveTestClock(ctx, input.testClock, errors);
@@ -208,8 +282,6 @@ async function resolveCustomerColumns(
   if (input.dunningCampaign !== undefined)
     data.dunningCampaignId = await resolveDunningCampaign(ctx, input.dunningCampaign, errors);
   if (input.excludeFromDunning !== undefined) data.excludeFromDunning = input.excludeFromDunning ?? false;
-  errors.throwIfAny("Invalid customer");
-  return data;
 }
 
 function snake(field: string): string {

@@ -60,19 +60,75 @@ export const COLLECTION_METHODS = ["deferred"] as const;
 
 type Current = Invoice & { lines: Parameters<typeof storedLineInputs>[0] };
 
-/** Validates `input` (merged over `current` on update) and computes every column. */
+/**
+ * What every step of `prepare` reads: the context, the input, the stored draft (null on create), the
+ * one error collector.
+ */
+interface Preparing {
+  ctx: ServiceContext;
+  input: InvoiceInput;
+  /** the locked draft on update; null on create */
+  current: Current | null;
+  /** every field problem: `prepare` throws them together (one 400) before computing the columns */
+  errors: FieldErrorCollector;
+}
+
+type DocumentCustomer = NonNullable<Awaited<ReturnType<typeof findDocumentCustomer>>>;
+
+/**
+ * Validates `input` (merged over `current` on update) and computes every column, in named steps:
+ * customer, document type and currency; dates; collection and export settings; lines and totals.
+ * Every problem is a field error: ValidationError "Invalid invoice" (400) naming them all; nothing
+ * is written here.
+ */
 async function prepare(
   ctx: ServiceContext,
   input: InvoiceInput,
   current: Current | null,
-): Promise<
-  PreparedDocument & {
-    customer: NonNullable<Awaited<ReturnType<typeof findDocumentCustomer>>>;
-    documentType: DocumentType;
-    currency: Currency;
-  }
-> {
-  const errors = new FieldErrorCollector();
+): Promise<PreparedDocument & { customer: DocumentCustomer; documentType: DocumentType; currency: Currency }> {
+  const p: Preparing = { ctx, input, current, errors: new FieldErrorCollector() };
+  const { customer, today } = await resolveInvoiceCustomer(p);
+  const { documentType, currency } = await resolveDocumentTypeAndCurrency(p, customer);
+  const dates = checkInvoiceDates(p, today);
+  const collectionMethod = checkInvoiceSettings(p, documentType, currency);
+  const { lines, discount, metadata, totals } = priceInvoiceLines(p, documentType, currency);
+  p.errors.throwIfAny("Invalid invoice");
+  const columns = {
+    customerId: customer!.id,
+    documentTypeId: documentType!.id,
+    currencyId: currency!.id,
+    date: dateColumn(dates.date),
+    dueDate: dates.dueDate ? dateColumn(dates.dueDate) : null,
+    periodStart: dates.periodStart ? dateColumn(dates.periodStart) : null,
+    periodEnd: dates.periodEnd ? dateColumn(dates.periodEnd) : null,
+    collectionMethod,
+    note: input.note !== undefined ? input.note : (current?.note ?? null),
+    fiscalSettings: (input.fiscalSettings ?? current?.fiscalSettings ?? {}) as Prisma.InputJsonValue,
+    metadata,
+    ...totalColumns(totals!, discount),
+  };
+  return {
+    columns,
+    lines: lineRows(lines, totals!),
+    linesChanged: input.lines !== undefined && input.lines !== null,
+    customer: customer!,
+    documentType: documentType!,
+    currency: currency!,
+  };
+}
+
+/**
+ * The customer (sent, else the stored one; 1 query, with its organization's time zone) and, on a
+ * create without `date`, today in that time zone (or the organization's: 1 more query when the
+ * customer is unknown). On update a new customer is refused while the invoice bills orders of the
+ * old one (1 count). Field errors: `customer`.
+ */
+async function resolveInvoiceCustomer({
+  ctx,
+  input,
+  current,
+  errors,
+}: Preparing): Promise<{ customer: DocumentCustomer | null; today: string | null }> {
   // one after the other: prepare also runs inside transactions (updates, invoiceOrders), whose one
   // connection takes one query at a time; the organization is only needed for today's date
   const customer = await findDocumentCustomer(ctx, input.customer ?? current?.customerId, errors);
@@ -87,7 +143,19 @@ async function prepare(
     if (billedOrders > 0)
       errors.add("customer", `cannot change: the invoice bills ${billedOrders} order(s) of ${current.customerId}`);
   }
+  return { customer, today };
+}
 
+/**
+ * The document type (sent, else the stored one, else the default invoice type of the customer's
+ * country; read, 1 query, and checked to be an invoice type) and the currency (sent, else the stored
+ * one unless the document type is sent, else the document type's; read, 1 query). Field errors:
+ * `document`, `currency`.
+ */
+async function resolveDocumentTypeAndCurrency(
+  { ctx, input, current, errors }: Preparing,
+  customer: DocumentCustomer | null,
+): Promise<{ documentType: DocumentType | null; currency: Currency | null }> {
   const documentId = chosenDocumentType("invoice", input.document, current?.documentTypeId, customer?.countryId);
   let documentType = null;
   if (!documentId) {
@@ -97,17 +165,40 @@ async function prepare(
     const mismatch = documentType && documentTypeMismatch("invoice", documentType);
     if (mismatch) errors.add("document", mismatch);
   }
-
   const currencyId = input.currency ?? (input.document ? undefined : current?.currencyId) ?? documentType?.currencyId;
   const currency = currencyId ? await findCurrency(ctx, currencyId, errors) : null;
+  return { documentType, currency };
+}
 
+/**
+ * The dates (yyyy-mm-dd), as sent or stored: `date` (default `today`), `due_date` (default the
+ * date; not before it), `period_start` and `period_end` (not before the start). Field errors:
+ * `due_date`, `period_end`.
+ */
+function checkInvoiceDates(
+  { input, current, errors }: Preparing,
+  today: string | null,
+): { date: string; dueDate: string | null; periodStart: string | null; periodEnd: string | null } {
   const date = input.date ?? (current ? isoDate(current.date) : today!);
   const dueDate = input.dueDate !== undefined ? input.dueDate : (storedDate(current?.dueDate) ?? date);
   if (dueDate && dueDate < date) errors.add("due_date", "must not be before date");
   const periodStart = input.periodStart !== undefined ? input.periodStart : storedDate(current?.periodStart);
   const periodEnd = input.periodEnd !== undefined ? input.periodEnd : storedDate(current?.periodEnd);
   if (periodStart && periodEnd && periodEnd < periodStart) errors.add("period_end", "must not be before period_start");
+  return { date, dueDate, periodStart, periodEnd };
+}
 
+/**
+ * The collection method (one of COLLECTION_METHODS; default `deferred`), the note's length, the
+ * export settings (`fiscal_settings.export`, domain/sii-exports.ts) and, on an export DTE type, a
+ * currency SII names. Returns the collection method. Field errors: `collection_method`, `note`, the
+ * export settings' fields, `currency`.
+ */
+function checkInvoiceSettings(
+  { input, current, errors }: Preparing,
+  documentType: DocumentType | null,
+  currency: Currency | null,
+): string {
   const collectionMethod = input.collectionMethod ?? current?.collectionMethod ?? "deferred";
   if (!COLLECTION_METHODS.includes(collectionMethod as (typeof COLLECTION_METHODS)[number])) {
     errors.add("collection_method", `must be one of ${COLLECTION_METHODS.join(", ")}`);
@@ -121,7 +212,20 @@ async function prepare(
       `SII has no currency name for ${currency.id} in this service's table ` +
         "(src/domain/sii-exports.ts SII_CURRENCY_NAMES)",
     );
+  return collectionMethod;
+}
 
+/**
+ * The lines (sent, else the stored ones), the discount, the merged metadata and, when nothing is
+ * wrong so far, the totals in the currency's units under the document type's tax rules
+ * (domain/document-lines.ts documentTotals; undefined otherwise). Field errors: `lines.<i>.*`,
+ * `discount`, `discount_scheme`, `metadata`, and the totals' limits.
+ */
+function priceInvoiceLines(
+  { input, current, errors }: Preparing,
+  documentType: DocumentType | null,
+  currency: Currency | null,
+) {
   const lines = normalizeLines(input.lines ?? (current ? storedLineInputs(current.lines) : []), errors);
   const discount = normalizeDiscount(
     input,
@@ -132,37 +236,13 @@ async function prepare(
   errors.collect(() => {
     metadata = mergeMetadata(metadata, input.metadata);
   });
-
-  let totals = null;
+  let totals: ReturnType<typeof documentTotals> | undefined;
   if (documentType && currency && errors.empty) {
     errors.collect(() => {
-      totals = documentTotals(taxRulesOf(documentType!), currency!, lines, discount);
+      totals = documentTotals(taxRulesOf(documentType), currency, lines, discount);
     });
   }
-  errors.throwIfAny("Invalid invoice");
-  const t = totals!;
-  const columns = {
-    customerId: customer!.id,
-    documentTypeId: documentType!.id,
-    currencyId: currency!.id,
-    date: dateColumn(date),
-    dueDate: dueDate ? dateColumn(dueDate) : null,
-    periodStart: periodStart ? dateColumn(periodStart) : null,
-    periodEnd: periodEnd ? dateColumn(periodEnd) : null,
-    collectionMethod,
-    note: input.note !== undefined ? input.note : (current?.note ?? null),
-    fiscalSettings: (input.fiscalSettings ?? current?.fiscalSettings ?? {}) as Prisma.InputJsonValue,
-    metadata,
-    ...totalColumns(t, discount),
-  };
-  return {
-    columns,
-    lines: lineRows(lines, t),
-    linesChanged: input.lines !== undefined && input.lines !== null,
-    customer: customer!,
-    documentType: documentType!,
-    currency: currency!,
-  };
+  return { lines, discount, metadata, totals };
 }
 
 /**

@@ -184,14 +184,85 @@ interface Prepared {
 }
 
 /**
- * Validates `input` (over `current` on update) and computes every column. Every problem is a field
- * error (one 400 naming them all); a line or addon change after the first billed cycle is a 409.
+ * What every step of `prepare` reads: the use case's context, the input, the locked subscription
+ * (null on create), the one collector of field errors, and what the input changes.
+ */
+interface Preparing {
+  ctx: ServiceContext;
+  input: SubscriptionInput;
+  /** the locked subscription on update; null on create */
+  current: Current | null;
+  /** every field problem: `prepare` throws them together (one 400) after the last step */
+  errors: FieldErrorCollector;
+  /** catalogue field checks (currencies, metadata) over `errors` */
+  fields: Fields;
+  /** a cycle has been billed (`next_billing_cycle` > 1): addons and `date_start` are fixed */
+  billed: boolean;
+  /** `lines` sent, and on update not the stored lines sent back */
+  linesChanged: boolean;
+  /** `addons` sent, and on update not the stored addons sent back */
+  addonsChanged: boolean;
+}
+
+/** The plans, addons and coupons the input names, read once (of the caller's organization and mode). */
+interface Catalogue {
+  /** the lines to check: `input.lines` when they change, else none */
+  lineInputs: SubscriptionLineInput[];
+  /** the addons to check: `input.addons` when they change, else none */
+  addonInputs: SubscriptionAddonInput[];
+  planById: Map<string, Plan>;
+  addons: Addon[];
+  couponById: Map<string, Coupon>;
+}
+
+/**
+ * Validates `input` (over `current` on update) and computes every column, in named steps. Every
+ * problem is a field error (ValidationError, one 400 naming them all, in the steps' order); a line
+ * or addon change after the first billed cycle is a 409 (InvalidStateError, from whatChanges).
  */
 async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: Current | null): Promise<Prepared> {
   const errors = new FieldErrorCollector();
-  const f = new Fields(ctx, errors);
-  const billed = current ? current.nextBillingCycle > 1 : false;
+  const p: Preparing = { ctx, input, current, errors, fields: new Fields(ctx, errors), ...whatChanges(input, current) };
+  const proration = checkProrationOptions(p);
+  const { customer, documentId } = await resolveCustomerAndDocumentType(p);
+  const catalogue = await loadCatalogue(p);
+  const { lines, currencyId, frequency } = checkLines(p, catalogue);
+  const { couponId, couponRedemptions } = resolveCoupons(p, catalogue.couponById, lines, currencyId);
+  checkKeptAddons(p, currencyId);
+  const addonRows = await checkAddons(p, catalogue, currencyId);
+  const { dateStart, endDate, billingCycles } = await resolveDates(p, customer, frequency);
+  const other = otherColumns(p);
+  errors.throwIfAny("Invalid subscription");
+  return {
+    columns: {
+      customerId: customer!.id,
+      documentTypeId: documentId!.toUpperCase(),
+      dateStart: dateColumn(dateStart),
+      endDate: endDate ? dateColumn(endDate) : null,
+      billingCycles,
+      // nothing billed yet: the first cycle is billed (in advance) on its start
+      nextBilling: current && p.billed ? current.nextBilling : dateColumn(dateStart),
+      couponId,
+      couponRedemptions,
+      ...other,
+    },
+    lines,
+    addons: addonRows,
+    plans: catalogue.planById,
+    proration,
+  };
+}
 
+/**
+ * Which parts `input` changes over `current` (null on create: none billed, lines and addons change
+ * when sent). Lines or addons sent back as stored are no change. Throws InvalidStateError (409)
+ * when a cycle has been billed and the addons or `date_start` change.
+ */
+function whatChanges(
+  input: SubscriptionInput,
+  current: Current | null,
+): { billed: boolean; linesChanged: boolean; addonsChanged: boolean } {
+  const billed = current ? current.nextBillingCycle > 1 : false;
   const linesChanged =
     input.lines !== undefined && input.lines !== null && !(current && sameLines(current, input.lines));
   const addonsChanged =
@@ -209,7 +280,15 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
         "Lines (plans and quantities) can change with proration (docs/proration.md).",
     );
   }
-  // proration options are checked on every update and used when lines change after a billed cycle
+  return { billed, linesChanged, addonsChanged };
+}
+
+/**
+ * The proration options (`proration_behavior`, `proration_date` yyyy-mm-dd, `at_period_end`), checked
+ * on every update; the options to use when lines are sent after a billed cycle, else null. Field
+ * errors: `proration_behavior`, `proration_date`.
+ */
+function checkProrationOptions({ input, current, errors, billed }: Preparing): Prepared["proration"] {
   let behavior: ProrationBehavior = "create_prorations";
   errors.collect(() => (behavior = prorationBehavior(input.prorationBehavior)));
   if (input.prorationDate != null && !isIsoDate(input.prorationDate))
@@ -220,12 +299,20 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
       "a change at period end is not prorated: send at_period_end or proration options, not both",
     );
   }
-  const proration: Prepared["proration"] =
-    current && billed && input.lines !== undefined && input.lines !== null
-      ? { behavior, requestedDate: input.prorationDate ?? null, atPeriodEnd: input.atPeriodEnd === true }
-      : null;
+  return current && billed && input.lines !== undefined && input.lines !== null
+    ? { behavior, requestedDate: input.prorationDate ?? null, atPeriodEnd: input.atPeriodEnd === true }
+    : null;
+}
 
-  // customer (fixed once created) and document type
+/**
+ * The customer (found on create, 1 query; fixed once created: on update the stored one, country
+ * unknown) and the invoice document type id (chosen per country on create; read and checked to be
+ * an invoice type when new, 1 query). Field errors: `customer`, `document`.
+ */
+async function resolveCustomerAndDocumentType({ ctx, input, current, errors }: Preparing): Promise<{
+  customer: { id: string; countryId: string | null } | null;
+  documentId: string | null | undefined;
+}> {
   let customer: { id: string; countryId: string | null } | null = null;
   if (current) {
     if (input.customer && input.customer !== current.customerId)
@@ -242,11 +329,15 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
     const mismatch = documentType && documentTypeMismatch("invoice", documentType);
     if (mismatch) errors.add("document", mismatch);
   }
+  return { customer, documentId };
+}
 
-  // lines: plans of the caller, active, one currency and frequency
-  let lines: Prepared["lines"] = null;
-  let currencyId: string | null = current?.lines[0]?.plan.currencyId ?? null;
-  let frequency: string | null = current?.lines[0]?.plan.frequency ?? null;
+/**
+ * Reads the plans of the changed lines, the addons of the changed addons and the coupons named
+ * (subscription and lines), each in one query when there is any, in that order; no errors here
+ * (unknown ids are reported by the checks that use them).
+ */
+async function loadCatalogue({ ctx, input, linesChanged, addonsChanged }: Preparing): Promise<Catalogue> {
   const lineInputs = linesChanged ? input.lines! : [];
   const addonInputs = addonsChanged ? input.addons! : [];
   const couponIds = [...new Set([input.coupon, ...lineInputs.map((l) => l.coupon)].filter((c): c is string => !!c))];
@@ -264,81 +355,154 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   const coupons = couponIds.length
     ? await ctx.prisma.coupon.findMany({ where: { id: { in: couponIds }, ...tenant(ctx) } })
     : ([] as Coupon[]);
-  const planById = new Map(plans.map((p) => [p.id, p]));
-  const couponById = new Map(coupons.map((c) => [c.id, c]));
+  return {
+    lineInputs,
+    addonInputs,
+    planById: new Map(plans.map((p) => [p.id, p])),
+    addons,
+    couponById: new Map(coupons.map((c) => [c.id, c])),
+  };
+}
 
-  if (linesChanged || !current) {
-    if (lineInputs.length > MAX_SUBSCRIPTION_LINES) errors.add("lines", `at most ${MAX_SUBSCRIPTION_LINES} lines`);
-    const linePlans = lineInputs.map((l, i) => {
-      if (!l.plan) {
-        errors.add(`lines.${i}.plan`, "is required");
-        return null;
-      }
-      const plan = planById.get(l.plan);
-      if (!plan) errors.add(`lines.${i}.plan`, `unknown plan ${l.plan}`);
-      return plan ?? null;
-    });
-    checkSubscriptionPlans(
-      linePlans.map((p) =>
-        p ? { id: p.id, currencyId: p.currencyId, frequency: p.frequency, status: p.status } : null,
-      ),
-      errors,
-    );
-    const first = linePlans.find((p): p is Plan => p !== null);
-    if (billed && current) {
-      // mid-subscription: the billed periods fix the currency and frequency; metered lines bill
-      // their usage in arrears, so they stay where they are (docs/proration.md)
-      const was = current.lines[0]?.plan;
-      linePlans.forEach((p, i) => {
-        if (p && was && p.currencyId !== was.currencyId)
-          errors.add(
-            `lines.${i}.plan`,
-            `plan ${p.id} bills ${p.currencyId}; the subscription bills ${was.currencyId} (cancel it and subscribe ` +
-              `again to change currency)`,
-          );
-        else if (p && was && p.frequency !== was.frequency)
-          errors.add(
-            `lines.${i}.plan`,
-            `plan ${p.id} is ${p.frequency}; the subscription is ${was.frequency} (cancel it and subscribe again to ` +
-              `change frequency)`,
-          );
-      });
-      current.lines.forEach((c, i) => {
-        if (c.plan.usageScheme === "metered" && lineInputs[i]?.plan !== c.planId) {
-          errors.add(
-            `lines.${i}.plan`,
-            `line ${c.id} is metered (plan ${c.planId}): once a cycle is billed it stays at its position with its ` +
-              `plan, so its usage is billed`,
-          );
-        }
-      });
-    }
-    currencyId = first?.currencyId ?? null;
-    frequency = first?.frequency ?? null;
-    lines = lineInputs.map((l, i) => {
-      const plan = linePlans[i];
-      let quantity = "1";
-      try {
-        const q = toDecimal(l.quantity ?? 1);
-        if (!q.isFinite()) throw new Error("not finite");
-        if (!q.gt(0)) errors.add(`lines.${i}.quantity`, "must be more than 0");
-        else if (q.decimalPlaces() > MAX_AMOUNT_DECIMALS)
-          errors.add(`lines.${i}.quantity`, `must have at most ${MAX_AMOUNT_DECIMALS} decimal places`);
-        else if (plan?.usageScheme === "metered" && !q.eq(1))
-          errors.add(
-            `lines.${i}.quantity`,
-            "must be 1 (or absent) on a metered plan: reported usage decides what is billed",
-          );
-        quantity = q.toString();
-      } catch {
-        errors.add(`lines.${i}.quantity`, "must be a decimal number");
-      }
-      // after a billed cycle a position keeps its line id (usage and history stay attached)
-      const id = billed && current?.lines[i] ? current.lines[i].id : newId("lin");
-      return { id, position: i, planId: plan?.id ?? "", quantity, couponId: l.coupon || null };
-    });
+/**
+ * The line rows when the lines change (always on create): at most MAX_SUBSCRIPTION_LINES, plans of
+ * the caller, active, of one currency and frequency (after a billed cycle: the subscription's, and
+ * metered lines stay), quantities; and the currency and frequency the subscription bills (the new
+ * lines', else the stored ones'). `lines` null: keep the stored lines. Field errors: `lines`,
+ * `lines.<i>.plan`, `lines.<i>.quantity`.
+ */
+function checkLines(
+  p: Preparing,
+  { lineInputs, planById }: Catalogue,
+): { lines: Prepared["lines"]; currencyId: string | null; frequency: string | null } {
+  const { current, linesChanged, errors } = p;
+  if (current && !linesChanged) {
+    return {
+      lines: null,
+      currencyId: current.lines[0]?.plan.currencyId ?? null,
+      frequency: current.lines[0]?.plan.frequency ?? null,
+    };
   }
+  if (lineInputs.length > MAX_SUBSCRIPTION_LINES) errors.add("lines", `at most ${MAX_SUBSCRIPTION_LINES} lines`);
+  const linePlans = linePlansOf(errors, lineInputs, planById);
+  const first = linePlans.find((plan): plan is Plan => plan !== null);
+  if (p.billed && current) checkBilledLinePlans(current, lineInputs, linePlans, errors);
+  return {
+    lines: lineRowsOf(p, lineInputs, linePlans),
+    currencyId: first?.currencyId ?? null,
+    frequency: first?.frequency ?? null,
+  };
+}
 
+/**
+ * The plan of each line input (null when missing or unknown), checked together: active, one
+ * currency and frequency (domain/subscriptions.ts checkSubscriptionPlans). Field errors:
+ * `lines.<i>.plan`.
+ */
+function linePlansOf(
+  errors: FieldErrorCollector,
+  lineInputs: SubscriptionLineInput[],
+  planById: Map<string, Plan>,
+): (Plan | null)[] {
+  const linePlans = lineInputs.map((l, i) => {
+    if (!l.plan) {
+      errors.add(`lines.${i}.plan`, "is required");
+      return null;
+    }
+    const plan = planById.get(l.plan);
+    if (!plan) errors.add(`lines.${i}.plan`, `unknown plan ${l.plan}`);
+    return plan ?? null;
+  });
+  checkSubscriptionPlans(
+    linePlans.map((p) => (p ? { id: p.id, currencyId: p.currencyId, frequency: p.frequency, status: p.status } : null)),
+    errors,
+  );
+  return linePlans;
+}
+
+/**
+ * Lines changed mid-subscription: the billed periods fix the currency and frequency; metered lines
+ * bill their usage in arrears, so they stay where they are (docs/proration.md). Field errors:
+ * `lines.<i>.plan`.
+ */
+function checkBilledLinePlans(
+  current: Current,
+  lineInputs: SubscriptionLineInput[],
+  linePlans: (Plan | null)[],
+  errors: FieldErrorCollector,
+): void {
+  const was = current.lines[0]?.plan;
+  linePlans.forEach((p, i) => {
+    if (p && was && p.currencyId !== was.currencyId)
+      errors.add(
+        `lines.${i}.plan`,
+        `plan ${p.id} bills ${p.currencyId}; the subscription bills ${was.currencyId} (cancel it and subscribe ` +
+          `again to change currency)`,
+      );
+    else if (p && was && p.frequency !== was.frequency)
+      errors.add(
+        `lines.${i}.plan`,
+        `plan ${p.id} is ${p.frequency}; the subscription is ${was.frequency} (cancel it and subscribe again to ` +
+          `change frequency)`,
+      );
+  });
+  current.lines.forEach((c, i) => {
+    if (c.plan.usageScheme === "metered" && lineInputs[i]?.plan !== c.planId) {
+      errors.add(
+        `lines.${i}.plan`,
+        `line ${c.id} is metered (plan ${c.planId}): once a cycle is billed it stays at its position with its ` +
+          `plan, so its usage is billed`,
+      );
+    }
+  });
+}
+
+/**
+ * The line rows, in input order: quantity a decimal more than 0 with at most MAX_AMOUNT_DECIMALS
+ * places (1 on a metered plan; default 1), stored as its decimal string; a new `lin_` id, except
+ * after a billed cycle, where a position keeps its line's id. Field errors: `lines.<i>.quantity`.
+ */
+function lineRowsOf(
+  { current, errors, billed }: Preparing,
+  lineInputs: SubscriptionLineInput[],
+  linePlans: (Plan | null)[],
+): NonNullable<Prepared["lines"]> {
+  return lineInputs.map((l, i) => {
+    const plan = linePlans[i];
+    let quantity = "1";
+    try {
+      const q = toDecimal(l.quantity ?? 1);
+      if (!q.isFinite()) throw new Error("not finite");
+      if (!q.gt(0)) errors.add(`lines.${i}.quantity`, "must be more than 0");
+      else if (q.decimalPlaces() > MAX_AMOUNT_DECIMALS)
+        errors.add(`lines.${i}.quantity`, `must have at most ${MAX_AMOUNT_DECIMALS} decimal places`);
+      else if (plan?.usageScheme === "metered" && !q.eq(1))
+        errors.add(
+          `lines.${i}.quantity`,
+          "must be 1 (or absent) on a metered plan: reported usage decides what is billed",
+        );
+      quantity = q.toString();
+    } catch {
+      errors.add(`lines.${i}.quantity`, "must be a decimal number");
+    }
+    // after a billed cycle a position keeps its line id (usage and history stay attached)
+    const id = billed && current?.lines[i] ? current.lines[i].id : newId("lin");
+    return { id, position: i, planId: plan?.id ?? "", quantity, couponId: l.coupon || null };
+  });
+}
+
+/**
+ * The subscription's coupon and its redemptions count: a new coupon restarts at 0 redemptions;
+ * each coupon attached (to a line or the subscription) is known, active, in the subscription's
+ * currency (`$` coupons) and not expired at `ctx.now()`. A kept `$` coupon of another currency than
+ * the new lines' is an error too. Field errors: `lines.<i>.coupon`, `coupon`.
+ */
+function resolveCoupons(
+  { ctx, input, current, errors, linesChanged }: Preparing,
+  couponById: Map<string, Coupon>,
+  lines: Prepared["lines"],
+  currencyId: string | null,
+): { couponId: string | null; couponRedemptions: number } {
   /** A coupon being attached: known, active, in the subscription's currency ($), not expired. */
   const checkCoupon = (id: string, field: string) => {
     const coupon = couponById.get(id);
@@ -372,61 +536,79 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
         `or replace the coupon)`,
     );
   }
-  // addons kept while the lines change currency
-  if (current && linesChanged && !addonsChanged && currencyId) {
-    current.addons.forEach((a, i) => {
-      if (a.addon.currencyId !== currencyId)
+  return { couponId, couponRedemptions };
+}
+
+/**
+ * Addons kept while the lines change currency: each must be in the new lines' currency. Field
+ * errors: `addons.<i>.addon`.
+ */
+function checkKeptAddons({ current, errors, linesChanged, addonsChanged }: Preparing, currencyId: string | null): void {
+  if (!(current && linesChanged && !addonsChanged && currencyId)) return;
+  current.addons.forEach((a, i) => {
+    if (a.addon.currencyId !== currencyId)
+      errors.add(
+        `addons.${i}.addon`,
+        `addon ${a.addonId} is in ${a.addon.currencyId}; the new lines bill ${currencyId} (replace the addons too)`,
+      );
+  });
+}
+
+/**
+ * The addon rows when the addons change (always on create; null: keep the stored addons): addons of
+ * the caller, active, in the subscription's currency; quantity an integer of at least 1 (default
+ * 1); `rates` (shares by cycle) only for a one-time addon, checked against its amount in the
+ * currency (read once, 1 query when there is a currency). Field errors: `addons.<i>.addon`,
+ * `addons.<i>.quantity`, `addons.<i>.rates`, `lines` (unknown currency).
+ */
+async function checkAddons(
+  { current, errors, fields, addonsChanged }: Preparing,
+  { addonInputs, addons }: Catalogue,
+  currencyId: string | null,
+): Promise<Prepared["addons"]> {
+  if (!(addonsChanged || !current)) return null;
+  const addonById = new Map(addons.map((a) => [a.id, a]));
+  const currency = currencyId ? await fields.currency("lines", currencyId, null) : null;
+  return addonInputs.map((a, i) => {
+    const addon = a.addon ? addonById.get(a.addon) : undefined;
+    if (!a.addon) errors.add(`addons.${i}.addon`, "is required");
+    else if (!addon) errors.add(`addons.${i}.addon`, `unknown addon ${a.addon}`);
+    else {
+      if (addon.status !== "active")
+        errors.add(`addons.${i}.addon`, `addon ${addon.id} is ${addon.status}; attach active addons`);
+      if (currencyId && addon.currencyId !== currencyId)
         errors.add(
           `addons.${i}.addon`,
-          `addon ${a.addonId} is in ${a.addon.currencyId}; the new lines bill ${currencyId} (replace the addons too)`,
+          `addon ${addon.id} is in ${addon.currencyId}; the subscription bills ${currencyId}`,
         );
-    });
-  }
+    }
+    const quantity = a.quantity ?? 1;
+    if (!Number.isInteger(quantity) || quantity < 1)
+      errors.add(`addons.${i}.quantity`, "must be an integer, at least 1");
+    let rates: unknown = addon?.rates ?? [];
+    if (addon && a.rates !== undefined && a.rates !== null) {
+      if (a.rates.length > 0 && addon.applyScheme !== "one_time")
+        errors.add(`addons.${i}.rates`, "split a one-time addon; a recurring addon bills its whole amount every cycle");
+      else if (currency)
+        errors.collect(
+          () => (rates = validateAddonRates(a.rates!, addon.amount.toString(), currency, `addons.${i}.rates`)),
+        );
+    }
+    return { id: newId("lin"), position: i, addonId: addon?.id ?? "", quantity, rates: rates as Prisma.InputJsonValue };
+  });
+}
 
-  // addons: of the caller, active, in the subscription's currency
-  let addonRows: Prepared["addons"] = null;
-  if (addonsChanged || !current) {
-    const addonById = new Map(addons.map((a) => [a.id, a]));
-    const currency = currencyId ? await f.currency("lines", currencyId, null) : null;
-    addonRows = addonInputs.map((a, i) => {
-      const addon = a.addon ? addonById.get(a.addon) : undefined;
-      if (!a.addon) errors.add(`addons.${i}.addon`, "is required");
-      else if (!addon) errors.add(`addons.${i}.addon`, `unknown addon ${a.addon}`);
-      else {
-        if (addon.status !== "active")
-          errors.add(`addons.${i}.addon`, `addon ${addon.id} is ${addon.status}; attach active addons`);
-        if (currencyId && addon.currencyId !== currencyId)
-          errors.add(
-            `addons.${i}.addon`,
-            `addon ${addon.id} is in ${addon.currencyId}; the subscription bills ${currencyId}`,
-          );
-      }
-      const quantity = a.quantity ?? 1;
-      if (!Number.isInteger(quantity) || quantity < 1)
-        errors.add(`addons.${i}.quantity`, "must be an integer, at least 1");
-      let rates: unknown = addon?.rates ?? [];
-      if (addon && a.rates !== undefined && a.rates !== null) {
-        if (a.rates.length > 0 && addon.applyScheme !== "one_time")
-          errors.add(
-            `addons.${i}.rates`,
-            "split a one-time addon; a recurring addon bills its whole amount every cycle",
-          );
-        else if (currency)
-          errors.collect(
-            () => (rates = validateAddonRates(a.rates!, addon.amount.toString(), currency, `addons.${i}.rates`)),
-          );
-      }
-      return {
-        id: newId("lin"),
-        position: i,
-        addonId: addon?.id ?? "",
-        quantity,
-        rates: rates as Prisma.InputJsonValue,
-      };
-    });
-  }
-
-  // dates
+/**
+ * `date_start` (yyyy-mm-dd; default on create: today in the organization's time zone, or on the
+ * customer's test clock: 1 query or 2), `billing_cycles` (a positive integer, at least the cycles
+ * billed; null: until cancelled) and `end_date` (the start of cycle billing_cycles + 1 when they
+ * are set, else as sent or stored, after `date_start`). Field errors: `billing_cycles`, `end_date`.
+ */
+async function resolveDates(
+  { ctx, input, current, errors }: Preparing,
+  customer: { id: string } | null,
+  frequency: string | null,
+): Promise<{ dateStart: string; endDate: string | null; billingCycles: number | null }> {
   // a customer on a test clock starts on the clock's day (services/test-clocks.ts)
   const today =
     !current && !input.dateStart
@@ -460,7 +642,20 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
           : storedDate(current?.endDate);
     if (endDate && endDate <= dateStart) errors.add("end_date", "must be after date_start");
   }
+  return { dateStart, endDate, billingCycles };
+}
 
+/**
+ * The remaining columns, as sent or stored: `expiration_days` (integer 0..MAX_EXPIRATION_DAYS,
+ * default 0), `references` (an array of at most MAX_REFERENCES), `note` (checkNoteLength; "" is
+ * null), `metadata` (merged), `tax_settings`. Field errors: those names.
+ */
+function otherColumns({
+  input,
+  current,
+  errors,
+  fields,
+}: Preparing): Pick<Prepared["columns"], "expirationDays" | "references" | "note" | "metadata" | "taxSettings"> {
   const expirationDays = input.expirationDays ?? current?.expirationDays ?? 0;
   if (!Number.isInteger(expirationDays) || expirationDays < 0 || expirationDays > MAX_EXPIRATION_DAYS) {
     errors.add("expiration_days", `must be an integer from 0 to ${MAX_EXPIRATION_DAYS}`);
@@ -471,31 +666,14 @@ async function prepare(ctx: ServiceContext, input: SubscriptionInput, current: C
   else if (references.length > MAX_REFERENCES) errors.add("references", `at most ${MAX_REFERENCES} references`);
   const note = input.note !== undefined ? input.note || null : (current?.note ?? null);
   checkNoteLength(errors, "note", note);
-  const metadata = f.metadata("metadata", input.metadata, current?.metadata);
+  const metadata = fields.metadata("metadata", input.metadata, current?.metadata);
   const taxSettings = input.taxSettings !== undefined ? (input.taxSettings ?? {}) : (current?.taxSettings ?? {});
-
-  errors.throwIfAny("Invalid subscription");
   return {
-    columns: {
-      customerId: customer!.id,
-      documentTypeId: documentId!.toUpperCase(),
-      dateStart: dateColumn(dateStart),
-      endDate: endDate ? dateColumn(endDate) : null,
-      billingCycles,
-      // nothing billed yet: the first cycle is billed (in advance) on its start
-      nextBilling: current && billed ? current.nextBilling : dateColumn(dateStart),
-      couponId,
-      couponRedemptions,
-      expirationDays,
-      references: references as Prisma.InputJsonValue,
-      note,
-      metadata,
-      taxSettings: taxSettings as Prisma.InputJsonValue,
-    },
-    lines,
-    addons: addonRows,
-    plans: planById,
-    proration,
+    expirationDays,
+    references: references as Prisma.InputJsonValue,
+    note,
+    metadata,
+    taxSettings: taxSettings as Prisma.InputJsonValue,
   };
 }
 

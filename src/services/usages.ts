@@ -11,7 +11,7 @@ import { FieldErrorCollector, InvalidStateError, NotFoundError, ValidationError 
 import { quote, textLimit, textProblem } from "../domain/input-limits.js";
 import { checkUsage } from "../domain/usage.js";
 import { toDecimal, type DecimalInput } from "../domain/money.js";
-import { lockTenantRow, tenant, type ServiceContext } from "./context.js";
+import { lockTenantRow, tenant, type ServiceContext, type TenantKey } from "./context.js";
 
 export interface UsageInput {
   /** `lin_` id of a subscription line of the caller */
@@ -149,23 +149,88 @@ const USAGES_OF_KEYS = preparedSql(`SELECT "id", "organizationId", "testMode", "
 
 const toUsageRow = (r: UsageSqlRow): UsageRow => ({ ...r, quantity: new Prisma.Decimal(r.quantity) });
 
+/** A checked usage record of the batch, in input order (transaction ids not yet deduplicated). */
+interface CheckedUsage {
+  dateTime: Date;
+  subscriptionLineId: string;
+  quantity: string;
+  transactionId: string | null;
+}
+
+/**
+ * A usage to insert, under the column names of INSERT_USAGES' json_to_recordset (`at`: epoch ms,
+ * `tx`: the transaction id or null).
+ */
+interface UsageToInsert {
+  id: string;
+  line: string;
+  quantity: string;
+  at: number;
+  tx: string | null;
+}
+
 async function recordUsageList(
   ctx: ServiceContext,
   inputs: readonly UsageInput[],
   prefix: (i: number) => string,
 ): Promise<RecordedUsages> {
   const tenantOf = tenant(ctx);
-  // the lines of the whole batch with plan, subscription and (test mode) the customer's test clock:
-  // one statement. Usage of a customer on a test clock happens on the clock's time (services/test-clocks.ts).
+  const lineById = await readBatchLines(ctx, tenantOf, inputs);
+  const rows = checkUsageRecords(ctx, inputs, lineById, prefix);
+  // per checked record: its new id (undefined for a duplicate in the batch); the duplicates' indexes; the instant of
+  // each row to insert as the Date the answer carries
+  const ids: (string | undefined)[] = [];
+  const duplicates: number[] = [];
+  const dates: Date[] = [];
+  const data = usagesToInsert(rows, ids, duplicates, dates);
+  const rowById = await insertUsages(ctx, tenantOf, data, dates);
+  const rowOfKey = await rowsOfTransactionIds(ctx, tenantOf, data, rowById);
+  const usages: UsageRow[] = rows.map((r, i) => {
+    const row = r.transactionId === null ? rowById.get(ids[i]!) : rowOfKey.get(r.transactionId);
+    if (!row)
+      throw new InvalidStateError(
+        `${prefix(i)}transaction_id: the usage recorded with transaction_id ${quote(r.transactionId!)} was deleted ` +
+          `while this request ran; send the record again`,
+      );
+    if (ids[i] !== undefined && ids[i] !== row.id) duplicates.push(i); // recorded before (or by a concurrent request)
+    return row;
+  });
+  return { ids: usages.map((u) => u.id), usages, duplicates: duplicates.sort((a, b) => a - b) };
+}
+
+/**
+ * The lines the batch names with plan, subscription and (test mode) the customer's test clock, by
+ * id: ONE statement (LINE_CHECK), none when no record names a line. Usage of a customer on a test
+ * clock happens on the clock's time (services/test-clocks.ts).
+ */
+async function readBatchLines(
+  ctx: ServiceContext,
+  tenantOf: TenantKey,
+  inputs: readonly UsageInput[],
+): Promise<Map<string, LineCheck>> {
   const lineIds = [...new Set(inputs.map((u) => u.subscriptionLine).filter((id): id is string => !!id))];
   const lines = lineIds.length
     ? await queryPrepared<LineCheck>(ctx.prisma, LINE_CHECK, [lineIds, tenantOf.organizationId, tenantOf.testMode])
     : [];
-  const lineById = new Map(lines.map((l) => [l.id, l]));
+  return new Map(lines.map((l) => [l.id, l]));
+}
 
+/**
+ * Checks every record (domain/usage.ts checkUsage: a known metered line, a quantity of at least 0,
+ * not in the future of its line's clock; transaction_id's length) and returns them in input order,
+ * `dateTime` defaulting to the line's clock's now. Field names carry `prefix(i)`. Throws
+ * ValidationError (400, "Invalid usage" for a single record, else "Invalid usages") naming every
+ * bad field, else InvalidStateError (409) naming the records of cancelled subscriptions.
+ */
+function checkUsageRecords(
+  ctx: ServiceContext,
+  inputs: readonly UsageInput[],
+  lineById: Map<string, LineCheck>,
+  prefix: (i: number) => string,
+): CheckedUsage[] {
   const errors = new FieldErrorCollector();
   const cancelled = new FieldErrorCollector();
-  const rows: { dateTime: Date; subscriptionLineId: string; quantity: string; transactionId: string | null }[] = [];
+  const rows: CheckedUsage[] = [];
   inputs.forEach((input, i) => {
     const line = input.subscriptionLine ? lineById.get(input.subscriptionLine) : undefined;
     const now = line?.frozenTime ?? ctx.now();
@@ -213,15 +278,23 @@ async function recordUsageList(
         : `Cancelled subscriptions take no more usage: ${Object.keys(fields).join(", ")}`;
     throw new InvalidStateError(message, fields);
   }
+  return rows;
+}
 
-  // one row per transaction id: a later record with the same id in the batch is a duplicate
+/**
+ * The rows to insert: one per transaction id (a later record of the batch with the same id is a
+ * duplicate) and one per record without. Fills, per checked record, `ids` (a new `usa_` id, or
+ * undefined for a duplicate), `duplicates` (the duplicates' indexes) and, per row to insert,
+ * `dates` (its instant as a Date).
+ */
+function usagesToInsert(
+  rows: CheckedUsage[],
+  ids: (string | undefined)[],
+  duplicates: number[],
+  dates: Date[],
+): UsageToInsert[] {
   const firstOfKey = new Map<string, number>();
-  const ids: (string | undefined)[] = [];
-  const duplicates: number[] = [];
-  // the rows to insert, under the column names of the INSERT's json_to_recordset (`at`: epoch ms),
-  // and the instant of each as the Date the answer carries
-  const data: { id: string; line: string; quantity: string; at: number; tx: string | null }[] = [];
-  const dates: Date[] = [];
+  const data: UsageToInsert[] = [];
   rows.forEach((r, i) => {
     if (r.transactionId !== null) {
       if (firstOfKey.has(r.transactionId)) {
@@ -236,7 +309,20 @@ async function recordUsageList(
     data.push({ id, line: r.subscriptionLineId, quantity: r.quantity, at: r.dateTime.getTime(), tx: r.transactionId });
     dates.push(r.dateTime);
   });
-  // ONE statement (INSERT_USAGES); no read after the write
+  return data;
+}
+
+/**
+ * Inserts `data` in ONE statement (INSERT_USAGES; no read after the write) and returns the rows
+ * written, by id: what was sent (`dates[i]` the instant of `data[i]`) with the stored quantity and
+ * creation time. A row whose transaction id was recorded before is skipped, so absent.
+ */
+async function insertUsages(
+  ctx: ServiceContext,
+  tenantOf: TenantKey,
+  data: UsageToInsert[],
+  dates: Date[],
+): Promise<Map<string, UsageRow>> {
   const inserted = await queryPrepared<{ id: string; quantity: string; createdAt: number }>(ctx.prisma, INSERT_USAGES, [
     tenantOf.organizationId,
     tenantOf.testMode,
@@ -259,6 +345,20 @@ async function recordUsageList(
       createdAt: new Date(Number(u.createdAt)),
     });
   }
+  return rowById;
+}
+
+/**
+ * The stored usage of each transaction id of the batch: the rows just inserted, and those recorded
+ * before (or by a concurrent request) for the rows the insert skipped, read in ONE statement
+ * (USAGES_OF_KEYS; none when nothing was skipped).
+ */
+async function rowsOfTransactionIds(
+  ctx: ServiceContext,
+  tenantOf: TenantKey,
+  data: UsageToInsert[],
+  rowById: Map<string, UsageRow>,
+): Promise<Map<string, UsageRow>> {
   const skippedKeys = data.filter((d) => !rowById.has(d.id)).map((d) => d.tx!);
   const existing = skippedKeys.length
     ? await queryPrepared<UsageSqlRow>(ctx.prisma, USAGES_OF_KEYS, [
@@ -269,17 +369,7 @@ async function recordUsageList(
     : [];
   const rowOfKey = new Map<string, UsageRow>(existing.map((u) => [u.transactionId!, toUsageRow(u)]));
   for (const row of rowById.values()) if (row.transactionId) rowOfKey.set(row.transactionId, row);
-  const usages: UsageRow[] = rows.map((r, i) => {
-    const row = r.transactionId === null ? rowById.get(ids[i]!) : rowOfKey.get(r.transactionId);
-    if (!row)
-      throw new InvalidStateError(
-        `${prefix(i)}transaction_id: the usage recorded with transaction_id ${quote(r.transactionId!)} was deleted ` +
-          `while this request ran; send the record again`,
-      );
-    if (ids[i] !== undefined && ids[i] !== row.id) duplicates.push(i); // recorded before (or by a concurrent request)
-    return row;
-  });
-  return { ids: usages.map((u) => u.id), usages, duplicates: duplicates.sort((a, b) => a - b) };
+  return rowOfKey;
 }
 
 /** Why `transactionId` is not a usable idempotency key, or null (absent, or 1 to 255 characters). */
