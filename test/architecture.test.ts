@@ -200,7 +200,6 @@ const OVERSIZED_TO_SPLIT = [
   "cli/api-keys.ts apiKeyCommands", // 90 lines
   "cli/events.ts listen", // 162 lines
   "cli/program.ts buildProgram", // 188 lines
-  "domain/printed-export.ts printedExport", // 83 lines
   "graphql/limits.ts (anonymous)", // 99 lines
   "graphql/limits.ts costRule", // 101 lines
   "graphql/pagination.ts tenantConnection", // 6 parameters
