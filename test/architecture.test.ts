@@ -216,7 +216,6 @@ const OVERSIZED_TO_SPLIT = [
   "infra/database-copy.ts copyIn", // 93 lines
   "infra/database.ts createDatabase", // 123 lines
   "infra/joined-reads.ts joinedRead", // 6 parameters
-  "infra/pdf.ts drawCopy", // 151 lines
   "main.ts (anonymous)", // 86 lines
   "rest/router.ts createRestHandler", // 103 lines
   "rest/router.ts handle", // 94 lines
