@@ -224,7 +224,6 @@ const OVERSIZED_TO_SPLIT = [
   "services/cafs.ts uploadCaf", // 83 lines
   "services/credit-notes.ts createCreditNoteIn", // 132 lines
   "services/customers.ts resolveCustomerColumns", // 139 lines
-  "services/document-pdf.ts printDocument", // 106 lines
   "services/idempotency.ts runIdempotent", // 6 parameters
   "services/invoices.ts prepare", // 103 lines
   "services/metrics.ts registerBusinessMetrics", // 164 lines
