@@ -230,7 +230,6 @@ const OVERSIZED_TO_SPLIT = [
   "services/numbering.ts numberDocument", // 6 parameters
   "services/outbox.ts sendClaimed", // 123 lines
   "services/revenue-aggregates.ts drainAndRead", // 8 parameters
-  "services/sii-exchange.ts recordReceiverAnswer", // 100 lines
   "services/sii-exchange.ts writeExchanges", // 6 parameters
   "services/sii-sending.ts askEnvelopeStatus", // 6 parameters
   "services/sii-sending.ts recordDecision", // 6 parameters
