@@ -233,7 +233,6 @@ const OVERSIZED_TO_SPLIT = [
   "services/sii-exchange.ts writeExchanges", // 6 parameters
   "services/sii-sending.ts askEnvelopeStatus", // 6 parameters
   "services/sii-sending.ts recordDecision", // 6 parameters
-  "services/sii-sending.ts uploadEnvelope", // 138 lines
   "services/subscriptions.ts prepare", // 311 lines
   "services/swaps.ts (anonymous)", // 82 lines
   "services/swaps.ts receivePurchaseDocuments", // 138 lines
