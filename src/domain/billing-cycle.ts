@@ -147,13 +147,45 @@ export interface CycleInvoice {
 
 const plain = (d: Decimal) => d.toFixed();
 
-/** The invoice of `input.cycle`. Throws ValidationError (400) only for inconsistent input (negative quantities). */
-export function cycleInvoice(input: CycleInput): CycleInvoice {
-  const period = billingPeriod(input.anchor, input.frequency, input.cycle);
-  const previous = meteredPeriod(input.anchor, input.frequency, input.cycle);
+/** The document discount of an invoice: none ("0" %), or the subscription coupon's (% or $). */
+type DocumentDiscount = { discount: string; discountScheme: DiscountScheme };
+
+const NO_DISCOUNT: DocumentDiscount = { discount: "0", discountScheme: "%" };
+
+/** An invoice line before coupons (no discount), billing `source` over `period`. */
+function undiscountedLine(
+  line: Pick<CycleInvoiceLine, "name" | "description" | "quantity" | "amount" | "exempt" | "source">,
+  period: { start: string; end: string },
+): CycleInvoiceLine {
+  const { name, description, quantity, amount, exempt, source } = line;
+  return {
+    name,
+    description,
+    quantity,
+    amount,
+    discount: "0",
+    discountScheme: "%",
+    exempt,
+    periodStart: period.start,
+    periodEnd: period.end,
+    source,
+  };
+}
+
+/**
+ * The lines of the subscription's plan lines, with the coupon of each that still applies
+ * (docs/recurring-billing.md): licensed lines bill `period` in advance (quantity x unit price, or
+ * one line priced by the plan's tiers), metered lines the usage of `previous` (the period before;
+ * none in cycle 1), aggregated by the plan's `usage_aggregation`. A final invoice has no licensed
+ * lines. Amounts in `input.currency`.
+ */
+function planLines(
+  input: CycleInput,
+  period: { start: string; end: string },
+  previous: { start: string; end: string } | null,
+): { lines: CycleInvoiceLine[]; lineCoupons: (CycleCoupon | null)[] } {
   const lines: CycleInvoiceLine[] = [];
   const lineCoupons: (CycleCoupon | null)[] = [];
-
   for (const line of input.lines) {
     const metered = line.plan.usageScheme === "metered";
     const billed = metered ? previous : input.final ? null : period;
@@ -167,172 +199,265 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
     const tiered = !!line.plan.tiersMode;
     const total = priceQuantity(line.plan, quantity, input.currency);
     const range = `${billed.start} to ${billed.end}`;
-    lines.push({
-      name: line.name,
-      description: tiered
-        ? `${plain(quantity)} units, ${line.plan.tiersMode} tiers, ${range}`
-        : metered
-          ? `usage ${range}`
-          : range,
-      quantity: tiered ? "1" : plain(quantity),
-      amount: tiered ? plain(total) : plain(toDecimal(line.plan.amount)),
-      discount: "0",
-      discountScheme: "%",
-      exempt: line.plan.exempt,
-      periodStart: billed.start,
-      periodEnd: billed.end,
-      source: { kind: "line", id: line.id },
-    });
+    const description = tiered
+      ? `${plain(quantity)} units, ${line.plan.tiersMode} tiers, ${range}`
+      : metered
+        ? `usage ${range}`
+        : range;
+    const quantityText = tiered ? "1" : plain(quantity);
+    const amount = tiered ? plain(total) : plain(toDecimal(line.plan.amount));
+    const source = { kind: "line" as const, id: line.id };
+    lines.push(
+      undiscountedLine(
+        { name: line.name, description, quantity: quantityText, amount, exempt: line.plan.exempt, source },
+        billed,
+      ),
+    );
     lineCoupons.push(line.coupon && couponApplies(line.coupon, line.coupon.redemptions) ? line.coupon : null);
   }
+  return { lines, lineCoupons };
+}
 
+/**
+ * An addon's unit amount in cycle `input.cycle`, or null when it bills nothing then: a `one_time`
+ * addon its share of that cycle (its rates; `label` numbers the share when there are several), a
+ * `recurring` one its amount while fewer than `durationTimes` cycles have billed it (null: always).
+ */
+function addonUnit(input: CycleInput, addon: CycleAddon): { unit: Decimal; label: string } | null {
+  if (addon.applyScheme === "one_time") {
+    const shares = addonRateShares(addon.amount, addon.rates, input.currency);
+    const share = shares.find((s) => s.cycle === input.cycle);
+    if (!share) return null;
+    return {
+      unit: share.amount,
+      label: shares.length > 1 ? ` (share ${shares.indexOf(share) + 1} of ${shares.length})` : "",
+    };
+  }
+  if (addon.durationTimes === null || addon.redemptions < addon.durationTimes)
+    return { unit: toDecimal(addon.amount), label: "" };
+  return null;
+}
+
+/** The lines of the addons billed in this cycle (none on a final invoice): unit x quantity over `period`. */
+function addonLines(
+  input: CycleInput,
+  period: { start: string; end: string },
+): { lines: CycleInvoiceLine[]; billedAddons: string[] } {
+  const lines: CycleInvoiceLine[] = [];
   const billedAddons: string[] = [];
   for (const addon of input.final ? [] : input.addons) {
-    let unit: Decimal | null = null;
-    let label = "";
-    if (addon.applyScheme === "one_time") {
-      const shares = addonRateShares(addon.amount, addon.rates, input.currency);
-      const share = shares.find((s) => s.cycle === input.cycle);
-      if (share) {
-        unit = share.amount;
-        label = shares.length > 1 ? ` (share ${shares.indexOf(share) + 1} of ${shares.length})` : "";
-      }
-    } else if (addon.durationTimes === null || addon.redemptions < addon.durationTimes) {
-      unit = toDecimal(addon.amount);
-    }
-    if (!unit) continue;
+    const billed = addonUnit(input, addon);
+    if (!billed) continue;
     billedAddons.push(addon.id);
-    lines.push({
-      name: `${addon.name}${label}`,
-      description:
-        `${addon.applyScheme === "one_time" ? "one-time" : "recurring"} addon, ${period.start} ` + `to ${period.end}`,
-      quantity: String(addon.quantity),
-      amount: plain(unit),
-      discount: "0",
-      discountScheme: "%",
-      exempt: false,
-      periodStart: period.start,
-      periodEnd: period.end,
-      source: { kind: "addon", id: addon.id },
-    });
-    lineCoupons.push(null);
+    const kind = addon.applyScheme === "one_time" ? "one-time" : "recurring";
+    lines.push(
+      undiscountedLine(
+        {
+          name: `${addon.name}${billed.label}`,
+          description: `${kind} addon, ${period.start} ` + `to ${period.end}`,
+          quantity: String(addon.quantity),
+          amount: plain(billed.unit),
+          exempt: false,
+          source: { kind: "addon", id: addon.id },
+        },
+        period,
+      ),
+    );
   }
+  return { lines, billedAddons };
+}
 
-  const redeemed = new Set<string>();
-  const redeemedLineCoupons: string[] = [];
-  let subscriptionCouponRedeemed = false;
-  const subscriptionCoupon =
-    input.coupon && couponApplies(input.coupon, input.coupon.redemptions) ? input.coupon : null;
-  let discount = { discount: "0", discountScheme: "%" as DiscountScheme };
+/** Which coupons discounted an invoice (CycleInvoice's fields of the same names). */
+interface Redemptions {
+  /** coupon ids */
+  redeemed: Set<string>;
+  /** subscription line ids */
+  redeemedLineCoupons: string[];
+  subscriptionCouponRedeemed: boolean;
+}
+
+/**
+ * Discounts each line by its own coupon, or else by the subscription's coupon when it applies
+ * `on: line` (domain/coupons.ts `couponDiscounts` on the line's gross, rounded in
+ * `input.currency`); sets the lines' `discount` and `discountScheme` and returns what was redeemed.
+ */
+function applyLineCoupons(
+  input: CycleInput,
+  lines: CycleInvoiceLine[],
+  lineCoupons: (CycleCoupon | null)[],
+  subscriptionCoupon: CycleCoupon | null,
+): Redemptions {
+  const redemptions: Redemptions = { redeemed: new Set(), redeemedLineCoupons: [], subscriptionCouponRedeemed: false };
   lines.forEach((line, i) => {
     const coupon = lineCoupons[i] ?? (subscriptionCoupon?.applyOn === "line" ? subscriptionCoupon : null);
     if (!coupon) return;
-    if (lineCoupons[i]) redeemedLineCoupons.push(line.source.id);
-    else subscriptionCouponRedeemed = true;
+    if (lineCoupons[i]) redemptions.redeemedLineCoupons.push(line.source.id);
+    else redemptions.subscriptionCouponRedeemed = true;
     const gross = roundMoney(toDecimal(line.quantity).times(line.amount), input.currency);
     const [lineDiscount] = couponDiscounts({ ...coupon, applyOn: "line" }, [{ gross }]).lines;
     line.discount = lineDiscount.discount;
     line.discountScheme = lineDiscount.discountScheme;
-    redeemed.add(coupon.id);
+    redemptions.redeemed.add(coupon.id);
   });
+  return redemptions;
+}
 
-  const totalsOf = (documentDiscount: typeof discount, of: CycleInvoiceLine[] = lines) =>
-    computeDocumentTotals({
-      lines: of.map((l) => ({
-        quantity: l.quantity,
-        amount: l.amount,
-        discount: l.discount,
-        discountScheme: l.discountScheme,
-        exempt: l.exempt,
-      })),
-      discount: documentDiscount.discount,
-      discountScheme: documentDiscount.discountScheme,
-      ...input.taxRules,
-      currency: input.currency,
-      allowCredits: true,
-    });
+/**
+ * The totals (totals.ts) of `lines` with `documentDiscount`, by the input's tax rules and currency;
+ * credits allowed.
+ */
+function cycleTotals(input: CycleInput, lines: CycleInvoiceLine[], documentDiscount: DocumentDiscount): DocumentTotals {
+  return computeDocumentTotals({
+    lines: lines.map((l) => ({
+      quantity: l.quantity,
+      amount: l.amount,
+      discount: l.discount,
+      discountScheme: l.discountScheme,
+      exempt: l.exempt,
+    })),
+    discount: documentDiscount.discount,
+    discountScheme: documentDiscount.discountScheme,
+    ...input.taxRules,
+    currency: input.currency,
+    allowCredits: true,
+  });
+}
 
-  // pending items: charges, then credits capped at what is left of their tax class
-  const billedPendingItems: string[] = [];
-  const carriedCredits: CycleInvoice["carriedCredits"] = [];
+/** What the pending items add to an invoice (CycleInvoice's fields of the same names). */
+interface PendingItemsBilled {
+  /** the pending items' lines, after the invoice's other lines */
+  lines: CycleInvoiceLine[];
+  billedPendingItems: string[];
+  carriedCredits: CycleInvoice["carriedCredits"];
+}
+
+/** A pending item's line: a charge or credit of `quantity` x `amount` (signed), noting a credit cut to what fits. */
+function pendingItemLine(item: CyclePendingItem, quantity: Decimal, amount: Decimal, total: Decimal): CycleInvoiceLine {
+  return undiscountedLine(
+    {
+      name: item.name,
+      description:
+        `${total.isNegative() ? "credit" : "charge"}, ${item.periodStart} ` +
+        `to ${item.periodEnd}${
+          amount.eq(item.amount) ? "" : ` (${total.toFixed()}; the rest is carried to the ` + `next invoice)`
+        }`,
+      quantity: plain(quantity),
+      amount: plain(amount),
+      exempt: item.exempt,
+      source: { kind: "pending_item", id: item.id },
+    },
+    { start: item.periodStart, end: item.periodEnd },
+  );
+}
+
+/**
+ * The lines of the pending items (docs/recurring-billing.md): charges first, then credits, each
+ * credit capped at what is left of its tax class (taxable or exempt, every line exempt on a type
+ * without taxes) after `lines` (already discounted by line coupons) and the items before it; the
+ * part that does not fit is a carried credit (a negative amount) and a credit that does not fit
+ * at all gets no line.
+ */
+function pendingItemLines(input: CycleInput, lines: CycleInvoiceLine[]): PendingItemsBilled {
+  const billed: PendingItemsBilled = { lines: [], billedPendingItems: [], carriedCredits: [] };
   const items = input.pendingItems ?? [];
-  if (items.length > 0) {
-    const base = totalsOf({ discount: "0", discountScheme: "%" });
-    const exemptOf = (flag: boolean) => !input.taxRules.hasTaxes || flag;
-    const room = new Map<boolean, Decimal>([
-      [false, new Decimal(0)],
-      [true, new Decimal(0)],
-    ]);
-    base.lines.forEach((l) => room.set(l.exempt, room.get(l.exempt)!.plus(l.total)));
-    const totalOf = (item: CyclePendingItem) => roundMoney(toDecimal(item.quantity).times(item.amount), input.currency);
-    const ordered = [...items.filter((i) => !totalOf(i).isNegative()), ...items.filter((i) => totalOf(i).isNegative())];
-    for (const item of ordered) {
-      const exempt = exemptOf(item.exempt);
-      const total = totalOf(item);
-      let quantity = toDecimal(item.quantity);
-      let amount = toDecimal(item.amount);
-      billedPendingItems.push(item.id);
-      if (total.isNegative() && total.abs().gt(room.get(exempt)!)) {
-        const fits = room.get(exempt)!;
-        carriedCredits.push({
-          name: item.name,
-          amount: total.plus(fits),
-          exempt: item.exempt,
-          periodStart: item.periodStart,
-          periodEnd: item.periodEnd,
-        });
-        if (fits.isZero()) continue;
-        quantity = new Decimal(1);
-        amount = fits.negated();
-      }
-      room.set(exempt, room.get(exempt)!.plus(roundMoney(quantity.times(amount), input.currency)));
-      lines.push({
+  if (items.length === 0) return billed;
+  const base = cycleTotals(input, lines, NO_DISCOUNT);
+  const exemptOf = (flag: boolean) => !input.taxRules.hasTaxes || flag;
+  const room = new Map<boolean, Decimal>([
+    [false, new Decimal(0)],
+    [true, new Decimal(0)],
+  ]);
+  base.lines.forEach((l) => room.set(l.exempt, room.get(l.exempt)!.plus(l.total)));
+  const totalOf = (item: CyclePendingItem) => roundMoney(toDecimal(item.quantity).times(item.amount), input.currency);
+  const ordered = [...items.filter((i) => !totalOf(i).isNegative()), ...items.filter((i) => totalOf(i).isNegative())];
+  for (const item of ordered) {
+    const exempt = exemptOf(item.exempt);
+    const total = totalOf(item);
+    let quantity = toDecimal(item.quantity);
+    let amount = toDecimal(item.amount);
+    billed.billedPendingItems.push(item.id);
+    if (total.isNegative() && total.abs().gt(room.get(exempt)!)) {
+      const fits = room.get(exempt)!;
+      billed.carriedCredits.push({
         name: item.name,
-        description:
-          `${total.isNegative() ? "credit" : "charge"}, ${item.periodStart} ` +
-          `to ${item.periodEnd}${
-            amount.eq(item.amount) ? "" : ` (${total.toFixed()}; the rest is carried to the ` + `next invoice)`
-          }`,
-        quantity: plain(quantity),
-        amount: plain(amount),
-        discount: "0",
-        discountScheme: "%",
+        amount: total.plus(fits),
         exempt: item.exempt,
         periodStart: item.periodStart,
         periodEnd: item.periodEnd,
-        source: { kind: "pending_item", id: item.id },
       });
+      if (fits.isZero()) continue;
+      quantity = new Decimal(1);
+      amount = fits.negated();
     }
+    room.set(exempt, room.get(exempt)!.plus(roundMoney(quantity.times(amount), input.currency)));
+    billed.lines.push(pendingItemLine(item, quantity, amount, total));
   }
-  if (subscriptionCoupon?.applyOn === "invoice" && lines.length > 0) {
-    discount = couponDiscounts(subscriptionCoupon, []).document!;
-    if (discount.discountScheme === "$") {
-      // a $ coupon takes at most the taxable amount it discounts (gross of tax on boletas)
-      const before = totalsOf({ discount: "0", discountScheme: "%" });
-      const base = input.taxRules.pricesIncludeTax ? before.amount.plus(before.tax) : before.amount;
-      discount = { discount: Decimal.min(toDecimal(discount.discount), base).toFixed(), discountScheme: "$" };
-    }
-    redeemed.add(subscriptionCoupon.id);
-    subscriptionCouponRedeemed = true;
+  return billed;
+}
+
+/**
+ * The subscription coupon's document discount when it applies `on: invoice` (and the invoice has
+ * lines), else none. A $ coupon takes at most the taxable amount it discounts (gross of tax on
+ * boletas); a % one discounts the taxable net after credits (totals.ts).
+ */
+function invoiceCouponDiscount(
+  input: CycleInput,
+  lines: CycleInvoiceLine[],
+  subscriptionCoupon: CycleCoupon | null,
+): DocumentDiscount | null {
+  if (subscriptionCoupon?.applyOn !== "invoice" || lines.length === 0) return null;
+  const discount = couponDiscounts(subscriptionCoupon, []).document!;
+  if (discount.discountScheme !== "$") return discount;
+  const before = cycleTotals(input, lines, NO_DISCOUNT);
+  const base = input.taxRules.pricesIncludeTax ? before.amount.plus(before.tax) : before.amount;
+  return { discount: Decimal.min(toDecimal(discount.discount), base).toFixed(), discountScheme: "$" };
+}
+
+/** A final invoice that bills nothing: no lines, zero totals, nothing redeemed or billed (the run issues none). */
+function emptyInvoice(input: CycleInput, period: { start: string; end: string }): CycleInvoice {
+  return {
+    periodStart: period.start,
+    periodEnd: period.end,
+    lines: [],
+    discount: "0",
+    discountScheme: "%",
+    totals: cycleTotals(input, [], NO_DISCOUNT),
+    redeemedCoupons: [],
+    billedAddons: [],
+    redeemedLineCoupons: [],
+    subscriptionCouponRedeemed: false,
+    billedPendingItems: [],
+    carriedCredits: [],
+  };
+}
+
+/**
+ * The invoice of `input.cycle`, in the steps of docs/recurring-billing.md: plan lines, addons, line
+ * coupons, pending items, the invoice coupon, totals. Throws ValidationError (400) only for
+ * inconsistent input (negative quantities).
+ */
+export function cycleInvoice(input: CycleInput): CycleInvoice {
+  const period = billingPeriod(input.anchor, input.frequency, input.cycle);
+  const previous = meteredPeriod(input.anchor, input.frequency, input.cycle);
+  const plan = planLines(input, period, previous);
+  const addons = addonLines(input, period);
+  const lines = [...plan.lines, ...addons.lines];
+  const lineCoupons = [...plan.lineCoupons, ...addons.lines.map(() => null)];
+  const subscriptionCoupon =
+    input.coupon && couponApplies(input.coupon, input.coupon.redemptions) ? input.coupon : null;
+  const redemptions = applyLineCoupons(input, lines, lineCoupons, subscriptionCoupon);
+  const pending = pendingItemLines(input, lines);
+  lines.push(...pending.lines);
+  const invoiceDiscount = invoiceCouponDiscount(input, lines, subscriptionCoupon);
+  if (invoiceDiscount) {
+    redemptions.redeemed.add(subscriptionCoupon!.id);
+    redemptions.subscriptionCouponRedeemed = true;
   }
-  if (input.final && !lines.some((l) => !toDecimal(l.quantity).times(l.amount).isZero())) {
-    // a final invoice is issued only when it bills something (usage, a flat tier fee, a pending item)
-    return {
-      periodStart: period.start,
-      periodEnd: period.end,
-      lines: [],
-      discount: "0",
-      discountScheme: "%",
-      totals: totalsOf({ discount: "0", discountScheme: "%" }, []),
-      redeemedCoupons: [],
-      billedAddons: [],
-      redeemedLineCoupons: [],
-      subscriptionCouponRedeemed: false,
-      billedPendingItems: [],
-      carriedCredits: [],
-    };
-  }
-  const totals = totalsOf(discount);
+  // a final invoice is issued only when it bills something (usage, a flat tier fee, a pending item)
+  if (input.final && !lines.some((l) => !toDecimal(l.quantity).times(l.amount).isZero()))
+    return emptyInvoice(input, period);
+  const discount = invoiceDiscount ?? NO_DISCOUNT;
+  const totals = cycleTotals(input, lines, discount);
   // a final invoice covers the period whose usage it bills
   const covered = input.final ? (previous ?? period) : period;
   // the invoice's lines say what the totals made of them: every line is exempt on a document
@@ -344,12 +469,12 @@ export function cycleInvoice(input: CycleInput): CycleInvoice {
     lines,
     ...discount,
     totals,
-    redeemedCoupons: [...redeemed],
-    billedAddons,
-    redeemedLineCoupons,
-    subscriptionCouponRedeemed,
-    billedPendingItems,
-    carriedCredits,
+    redeemedCoupons: [...redemptions.redeemed],
+    billedAddons: addons.billedAddons,
+    redeemedLineCoupons: redemptions.redeemedLineCoupons,
+    subscriptionCouponRedeemed: redemptions.subscriptionCouponRedeemed,
+    billedPendingItems: pending.billedPendingItems,
+    carriedCredits: pending.carriedCredits,
   };
 }
 

@@ -44,6 +44,101 @@ export function printedNumber(value: string): string {
   return frac ? `${grouped},${frac}` : grouped;
 }
 
+/** A printed row: label and value; rows without a value (undefined or "") are left out. */
+type PrintedRow = [string, string | undefined];
+
+/** How an export's codes and amounts print in the document's language and currency. */
+interface ExportFormat {
+  /** "name (code)", or the code alone when the name is unknown */
+  named: (name: string | null | undefined, code: number) => string;
+  /** an Aduana country code by its region name in the language (Intl, from its ISO code) */
+  country: (code: number) => string;
+  /** " name (code)" of an Aduana unit code after a weight, "" without a unit */
+  unit: (code: number | undefined) => string;
+  /** an amount in the document's currency ("USD 1.226,10") */
+  money: (value: string) => string;
+}
+
+function exportFormat(locale: PrintLocale, currency: CurrencyUnit): ExportFormat {
+  const regions = new Intl.DisplayNames([locale], { type: "region" });
+  const named = (name: string | null | undefined, code: number) => (name ? `${name} (${code})` : String(code));
+  return {
+    named,
+    country: (code) => {
+      const iso = aduanaKey(ADUANA_COUNTRY_CODES, code);
+      return named(iso ? regions.of(iso) : null, code);
+    },
+    unit: (code) => (code === undefined ? "" : ` ${named(aduanaKey(ADUANA_UNITS, code), code)}`),
+    money: (value) => formatMoney(value, currency),
+  };
+}
+
+/** `f(value)`, or undefined when the value is. */
+function ifGiven<T>(value: T | undefined, f: (v: T) => string): string | undefined {
+  return value === undefined ? undefined : f(value);
+}
+
+/** The sale and route rows, in the order of the DTE's Aduana: modality, clause and its total, transport way, ports. */
+function saleRows(exp: PrintableExport, l: PrintedLabels, f: ExportFormat): PrintedRow[] {
+  return [
+    [l.saleModality, ifGiven(exp.saleModality, (code) => f.named(l.saleModalities[code], code))],
+    [l.saleClause, ifGiven(exp.saleClause, (code) => f.named(aduanaKey(ADUANA_SALE_CLAUSES, code), code))],
+    [l.saleClauseTotal, ifGiven(exp.saleClauseTotal, f.money)],
+    [l.transportWay, ifGiven(exp.transportWay, (code) => f.named(l.transportWays[code], code))],
+    [l.loadingPort, ifGiven(exp.loadingPort, (code) => f.named(aduanaKey(ADUANA_PORTS, code), code))],
+    [l.unloadingPort, ifGiven(exp.unloadingPort, (code) => f.named(aduanaKey(ADUANA_PORTS, code), code))],
+  ];
+}
+
+/** One `TipoBultos` as printed: "quantity × type (code)", then its marks, container and seal (with its issuer). */
+function packageRow(
+  p: NonNullable<PrintableExport["packages"]>[number],
+  l: PrintedLabels,
+  f: ExportFormat,
+): PrintedRow {
+  return [
+    l.packages,
+    [
+      (p.quantity === undefined ? "" : `${printedNumber(p.quantity)} × `) +
+        f.named(aduanaKey(ADUANA_PACKAGE_TYPES, p.type), p.type),
+      p.marks && `${l.marks} ${p.marks}`,
+      p.containerId && `${l.container} ${p.containerId}`,
+      p.seal && `${l.seal} ${p.seal}${p.sealIssuer ? ` (${p.sealIssuer})` : ""}`,
+    ]
+      .filter(Boolean)
+      .join(", "),
+  ];
+}
+
+/** The cargo rows: tare and weights with their units, item and package counts, then each package. */
+function cargoRows(exp: PrintableExport, l: PrintedLabels, f: ExportFormat): PrintedRow[] {
+  return [
+    [l.tare, ifGiven(exp.tare, (v) => `${printedNumber(v)}${f.unit(exp.tareUnit)}`)],
+    [l.grossWeight, ifGiven(exp.grossWeight, (v) => `${printedNumber(v)}${f.unit(exp.grossWeightUnit)}`)],
+    [l.netWeight, ifGiven(exp.netWeight, (v) => `${printedNumber(v)}${f.unit(exp.netWeightUnit)}`)],
+    [l.totalItems, ifGiven(exp.totalItems, printedNumber)],
+    [l.totalPackages, ifGiven(exp.totalPackages, printedNumber)],
+    ...(exp.packages ?? []).map((p) => packageRow(p, l, f)),
+  ];
+}
+
+/**
+ * The value rows: freight and insurance (document currency), receiver and destination countries,
+ * the export payment form, the currency's name, the exchange rate and the total in pesos (CLP).
+ */
+function valueRows(exp: PrintableExport, l: PrintedLabels, f: ExportFormat): PrintedRow[] {
+  return [
+    [l.freight, ifGiven(exp.freight, f.money)],
+    [l.insurance, ifGiven(exp.insurance, f.money)],
+    [l.receiverCountry, ifGiven(exp.receiverCountry, f.country)],
+    [l.destinationCountry, ifGiven(exp.destinationCountry, f.country)],
+    [l.exportPaymentForm, ifGiven(exp.paymentForm, (code) => f.named(aduanaKey(ADUANA_PAYMENT_FORMS, code), code))],
+    [l.currencyName, exp.currencyName],
+    [l.exchangeRate, ifGiven(exp.exchangeRate, printedNumber)],
+    [l.pesoTotal, ifGiven(exp.pesoTotal, (v) => formatMoney(v, CLP))],
+  ];
+}
+
 /**
  * The printed rows of `exp`: `customs` (the export block, in the order of the DTE's Aduana) and
  * `receiver` (after the receiver's rows: foreign tax id, nationality). `currency` is the
@@ -56,80 +151,12 @@ export function printedExport(
   locale: PrintLocale,
   currency: CurrencyUnit,
 ): { customs: [string, string][]; receiver: [string, string][] } {
-  const regions = new Intl.DisplayNames([locale], { type: "region" });
-  const named = (name: string | null | undefined, code: number) => (name ? `${name} (${code})` : String(code));
-  const country = (code: number) => {
-    const iso = aduanaKey(ADUANA_COUNTRY_CODES, code);
-    return named(iso ? regions.of(iso) : null, code);
-  };
-  const unit = (code: number | undefined) =>
-    code === undefined ? "" : ` ${named(aduanaKey(ADUANA_UNITS, code), code)}`;
-  const money = (value: string) => formatMoney(value, currency);
-  const rows: [string, string | undefined][] = [
-    [
-      l.saleModality,
-      exp.saleModality === undefined ? undefined : named(l.saleModalities[exp.saleModality], exp.saleModality),
-    ],
-    [
-      l.saleClause,
-      exp.saleClause === undefined ? undefined : named(aduanaKey(ADUANA_SALE_CLAUSES, exp.saleClause), exp.saleClause),
-    ],
-    [l.saleClauseTotal, exp.saleClauseTotal === undefined ? undefined : money(exp.saleClauseTotal)],
-    [
-      l.transportWay,
-      exp.transportWay === undefined ? undefined : named(l.transportWays[exp.transportWay], exp.transportWay),
-    ],
-    [
-      l.loadingPort,
-      exp.loadingPort === undefined ? undefined : named(aduanaKey(ADUANA_PORTS, exp.loadingPort), exp.loadingPort),
-    ],
-    [
-      l.unloadingPort,
-      exp.unloadingPort === undefined
-        ? undefined
-        : named(aduanaKey(ADUANA_PORTS, exp.unloadingPort), exp.unloadingPort),
-    ],
-    [l.tare, exp.tare === undefined ? undefined : `${printedNumber(exp.tare)}${unit(exp.tareUnit)}`],
-    [
-      l.grossWeight,
-      exp.grossWeight === undefined ? undefined : `${printedNumber(exp.grossWeight)}${unit(exp.grossWeightUnit)}`,
-    ],
-    [
-      l.netWeight,
-      exp.netWeight === undefined ? undefined : `${printedNumber(exp.netWeight)}${unit(exp.netWeightUnit)}`,
-    ],
-    [l.totalItems, exp.totalItems === undefined ? undefined : printedNumber(exp.totalItems)],
-    [l.totalPackages, exp.totalPackages === undefined ? undefined : printedNumber(exp.totalPackages)],
-    ...(exp.packages ?? []).map((p): [string, string] => [
-      l.packages,
-      [
-        (p.quantity === undefined ? "" : `${printedNumber(p.quantity)} × `) +
-          named(aduanaKey(ADUANA_PACKAGE_TYPES, p.type), p.type),
-        p.marks && `${l.marks} ${p.marks}`,
-        p.containerId && `${l.container} ${p.containerId}`,
-        p.seal && `${l.seal} ${p.seal}${p.sealIssuer ? ` (${p.sealIssuer})` : ""}`,
-      ]
-        .filter(Boolean)
-        .join(", "),
-    ]),
-    [l.freight, exp.freight === undefined ? undefined : money(exp.freight)],
-    [l.insurance, exp.insurance === undefined ? undefined : money(exp.insurance)],
-    [l.receiverCountry, exp.receiverCountry === undefined ? undefined : country(exp.receiverCountry)],
-    [l.destinationCountry, exp.destinationCountry === undefined ? undefined : country(exp.destinationCountry)],
-    [
-      l.exportPaymentForm,
-      exp.paymentForm === undefined
-        ? undefined
-        : named(aduanaKey(ADUANA_PAYMENT_FORMS, exp.paymentForm), exp.paymentForm),
-    ],
-    [l.currencyName, exp.currencyName],
-    [l.exchangeRate, exp.exchangeRate === undefined ? undefined : printedNumber(exp.exchangeRate)],
-    [l.pesoTotal, exp.pesoTotal === undefined ? undefined : formatMoney(exp.pesoTotal, CLP)],
-  ];
-  const receiver: [string, string | undefined][] = [
+  const f = exportFormat(locale, currency);
+  const rows = [...saleRows(exp, l, f), ...cargoRows(exp, l, f), ...valueRows(exp, l, f)];
+  const receiver: PrintedRow[] = [
     [l.foreignId, exp.foreignId],
-    [l.nationality, exp.nationality === undefined ? undefined : country(exp.nationality)],
+    [l.nationality, ifGiven(exp.nationality, f.country)],
   ];
-  const present = (r: [string, string | undefined]): r is [string, string] => r[1] !== undefined && r[1] !== "";
+  const present = (r: PrintedRow): r is [string, string] => r[1] !== undefined && r[1] !== "";
   return { customs: rows.filter(present), receiver: receiver.filter(present) };
 }

@@ -119,24 +119,45 @@ function labelledRows(doc: PDFKit.PDFDocument, rows: [string, string][], x: numb
   return doc.y;
 }
 
-/** One copy of the document on the current page (and following ones when the lines need them). */
-function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: string | null): void {
+/**
+ * The page's horizontal frame, in PDF points (1/72 inch) on A4: the 50 pt margins, and the right
+ * column (the header box, the dates, the totals) at 60 % of the width, 40 % wide.
+ */
+interface PageFrame {
+  left: number;
+  right: number;
+  width: number;
+  /** the right column's x and width */
+  boxX: number;
+  boxW: number;
+}
+
+function pageFrame(doc: PDFKit.PDFDocument): PageFrame {
   const left = 50;
   const right = doc.page.width - 50;
   const width = right - left;
+  return { left, right, width, boxX: left + width * 0.6, boxW: width * 0.4 };
+}
 
-  // issuer (left) and the header box (right): RUT, document name, number; the SII office under it
+/** The issuer at the top left: its name (bold, 14 pt) and lines (9 pt); returns the y under them. */
+function drawIssuer(doc: PDFKit.PDFDocument, issuer: PdfParty, frame: PageFrame): number {
   doc
     .font("Helvetica-Bold")
     .fontSize(14)
     .fillColor("black")
-    .text(data.issuer.name, left, 50, { width: width * 0.55 });
+    .text(issuer.name, frame.left, 50, { width: frame.width * 0.55 });
   doc.font("Helvetica").fontSize(9);
-  for (const line of data.issuer.lines ?? []) doc.text(line, { width: width * 0.55 });
-  const issuerBottom = doc.y;
+  for (const line of issuer.lines ?? []) doc.text(line, { width: frame.width * 0.55 });
+  return doc.y;
+}
 
-  const boxX = left + width * 0.6;
-  const boxW = width * 0.4;
+/**
+ * The header box at the top right (docs/sii-dte.md "The printed representation"): tax id line,
+ * document name in capitals and number, in red inside a red frame (black without it when
+ * `taxHeader` is false), and the SII office under it; returns the y under them.
+ */
+function drawHeaderBox(doc: PDFKit.PDFDocument, data: PdfDocumentData, frame: PageFrame): number {
+  const { boxX, boxW } = frame;
   const boxLines = [data.taxIdLine, data.documentName.toUpperCase(), data.numberLine].filter((l): l is string => !!l);
   const taxHeader = data.taxHeader !== false;
   doc
@@ -161,9 +182,12 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
     y = doc.y;
   }
   doc.fillColor("black");
+  return y;
+}
 
-  // receiver (left) and dates (right), framed
-  const top = Math.max(issuerBottom, y) + 14;
+/** The receiver's rows (left) and the dates (right) from `top`, framed; returns the y under the frame. */
+function drawParties(doc: PDFKit.PDFDocument, data: PdfDocumentData, frame: PageFrame, top: number): number {
+  const { left, width, boxX, boxW } = frame;
   const customerBottom = labelledRows(doc, data.customer, left + 6, top + 6, width * 0.6 - 12);
   const datesBottom = labelledRows(doc, data.dates, boxX + 6, top + 6, boxW - 12);
   const frameBottom = Math.max(customerBottom, datesBottom) + 6;
@@ -172,8 +196,15 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
     .lineWidth(0.8)
     .strokeColor("#555555")
     .stroke();
-  y = frameBottom + 10;
+  return frameBottom;
+}
 
+/**
+ * The transport rows (a guía de despacho's) under their title, then an export's customs rows in
+ * two columns under theirs, each when it has rows; returns the y under them.
+ */
+function drawTransportAndCustoms(doc: PDFKit.PDFDocument, data: PdfDocumentData, frame: PageFrame, y: number): number {
+  const { left, width } = frame;
   if (data.transport?.rows.length) {
     doc.font("Helvetica-Bold").fontSize(10).text(data.transport.title, left, y);
     y = labelledRows(doc, data.transport.rows, left, doc.y + 2, width) + 10;
@@ -186,10 +217,22 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
     const belowRight = labelledRows(doc, data.customs.rows.slice(half), left + width / 2, top, width / 2);
     y = Math.max(below, belowRight) + 10;
   }
+  return y;
+}
 
-  // lines table
-  const [cCode, cDescription, cQuantity, cUnit, cDiscount, cValue] = data.columns;
-  const cols = [
+/** A column of the lines table: its title, x and width (points) and alignment. */
+interface LineColumn {
+  title: string;
+  x: number;
+  w: number;
+  align: "left" | "right";
+}
+
+/** The lines table's columns in print order, as fractions of the width: 14, 32, 10, 16, 11 and 17 %. */
+function lineColumns(columns: PdfLineColumns, frame: PageFrame): LineColumn[] {
+  const { left, width } = frame;
+  const [cCode, cDescription, cQuantity, cUnit, cDiscount, cValue] = columns;
+  return [
     { title: cCode, x: left, w: width * 0.14, align: "left" as const },
     { title: cDescription, x: left + width * 0.14, w: width * 0.32, align: "left" as const },
     { title: cQuantity, x: left + width * 0.46, w: width * 0.1, align: "right" as const },
@@ -197,6 +240,33 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
     { title: cDiscount, x: left + width * 0.72, w: width * 0.11, align: "right" as const },
     { title: cValue, x: left + width * 0.83, w: width * 0.17, align: "right" as const },
   ];
+}
+
+/** One line of the table at `y`, its description (grey) under the name; returns the y of the next line. */
+function drawLineRow(doc: PDFKit.PDFDocument, line: PdfLine, cols: LineColumn[], y: number): number {
+  const values = [line.code, line.name, line.quantity, line.unitPrice, line.discount, line.total];
+  let rowBottom = y;
+  cols.forEach((c, i) => {
+    doc.text(values[i], c.x + 2, y, { width: c.w - 4, align: c.align });
+    rowBottom = Math.max(rowBottom, doc.y);
+  });
+  if (line.description) {
+    doc
+      .fillColor("#555555")
+      .text(line.description, cols[1].x + 2, rowBottom, { width: cols[1].w - 4 })
+      .fillColor("black");
+    rowBottom = doc.y;
+  }
+  return rowBottom + 6;
+}
+
+/**
+ * The lines table from `y`: the titles on a grey band, then each line (a new page when less than
+ * 150 pt are left), closed by a rule; returns the y under it.
+ */
+function drawLines(doc: PDFKit.PDFDocument, data: PdfDocumentData, frame: PageFrame, y: number): number {
+  const { left, right, width } = frame;
+  const cols = lineColumns(data.columns, frame);
   doc
     .rect(left, y - 4, width, 18)
     .fill("#eeeeee")
@@ -210,65 +280,82 @@ function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: strin
       doc.addPage();
       y = 50;
     }
-    const values = [line.code, line.name, line.quantity, line.unitPrice, line.discount, line.total];
-    let rowBottom = y;
-    cols.forEach((c, i) => {
-      doc.text(values[i], c.x + 2, y, { width: c.w - 4, align: c.align });
-      rowBottom = Math.max(rowBottom, doc.y);
-    });
-    if (line.description) {
-      doc
-        .fillColor("#555555")
-        .text(line.description, cols[1].x + 2, rowBottom, { width: cols[1].w - 4 })
-        .fillColor("black");
-      rowBottom = doc.y;
-    }
-    y = rowBottom + 6;
+    y = drawLineRow(doc, line, cols, y);
   }
   doc.moveTo(left, y).lineTo(right, y).lineWidth(0.5).strokeColor("#999999").stroke();
-  y += 10;
+  return y + 10;
+}
 
-  // references (left) beside the totals (right)
-  const totalsTop = y;
-  if (data.references?.rows.length) {
-    const refs = data.references;
-    const refW = width * 0.58;
-    const widths = [0.34, 0.14, 0.2, 0.32].map((f) => f * refW);
-    doc.font("Helvetica-Bold").fontSize(9).text(refs.title, left, y);
-    y = doc.y + 2;
-    const row = (texts: string[], bold: boolean) => {
-      doc.font(bold ? "Helvetica-Bold" : "Helvetica").fontSize(8);
-      let x = left;
-      let bottom = y;
-      texts.forEach((t, i) => {
-        doc.text(t, x, y, { width: widths[i] - 4 });
-        bottom = Math.max(bottom, doc.y);
-        x += widths[i];
-      });
-      y = bottom + 2;
-    };
-    row(refs.columns, true);
-    for (const r of refs.rows) row(r, false);
-  }
-  const refsBottom = y;
-  y = totalsTop;
-  data.totals.forEach(([label, value], i) => {
-    const last = i === data.totals.length - 1;
+/**
+ * The references table at the left from `y` (58 % of the width; columns of 34, 14, 20 and 32 %
+ * of it; 8 pt), when it has rows; returns the y under it.
+ */
+function drawReferences(doc: PDFKit.PDFDocument, refs: PdfTable | undefined, frame: PageFrame, y: number): number {
+  if (!refs?.rows.length) return y;
+  const { left, width } = frame;
+  const refW = width * 0.58;
+  const widths = [0.34, 0.14, 0.2, 0.32].map((f) => f * refW);
+  doc.font("Helvetica-Bold").fontSize(9).text(refs.title, left, y);
+  y = doc.y + 2;
+  const row = (texts: string[], bold: boolean) => {
+    doc.font(bold ? "Helvetica-Bold" : "Helvetica").fontSize(8);
+    let x = left;
+    let bottom = y;
+    texts.forEach((t, i) => {
+      doc.text(t, x, y, { width: widths[i] - 4 });
+      bottom = Math.max(bottom, doc.y);
+      x += widths[i];
+    });
+    y = bottom + 2;
+  };
+  row(refs.columns, true);
+  for (const r of refs.rows) row(r, false);
+  return y;
+}
+
+/**
+ * The totals in the right column from `y`, label left and amount right, the last bold (11 pt);
+ * returns the y under them.
+ */
+function drawTotals(doc: PDFKit.PDFDocument, totals: [string, string][], frame: PageFrame, y: number): number {
+  const { boxX, boxW } = frame;
+  totals.forEach(([label, value], i) => {
+    const last = i === totals.length - 1;
     doc.font(last ? "Helvetica-Bold" : "Helvetica").fontSize(last ? 11 : 9);
     doc.text(label, boxX, y, { width: boxW * 0.5 });
     doc.text(value, boxX + boxW * 0.5, y, { width: boxW * 0.5, align: "right" });
     y = doc.y + 4;
   });
-  y = Math.max(y, refsBottom);
+  return y;
+}
 
-  if (data.notes?.length) {
-    y += 10;
-    doc.font("Helvetica").fontSize(9);
-    for (const note of data.notes) {
-      doc.text(note, left, y, { width });
-      y = doc.y + 4;
-    }
+/** The notes (9 pt, the full width) from 10 pt under `y`, when there are any; returns the y under them. */
+function drawNotes(doc: PDFKit.PDFDocument, notes: string[] | undefined, frame: PageFrame, y: number): number {
+  if (!notes?.length) return y;
+  y += 10;
+  doc.font("Helvetica").fontSize(9);
+  for (const note of notes) {
+    doc.text(note, frame.left, y, { width: frame.width });
+    y = doc.y + 4;
   }
+  return y;
+}
+
+/**
+ * One copy of the document on the current page (and following ones when the lines need them),
+ * top to bottom: issuer and header box, receiver and dates, transport and customs, lines,
+ * references beside the totals, notes, the timbre (with `cedible`'s label and receipt box).
+ */
+function drawCopy(doc: PDFKit.PDFDocument, data: PdfDocumentData, cedible: string | null): void {
+  const frame = pageFrame(doc);
+  const issuerBottom = drawIssuer(doc, data.issuer, frame);
+  const headerBottom = drawHeaderBox(doc, data, frame);
+  let y = drawParties(doc, data, frame, Math.max(issuerBottom, headerBottom) + 14) + 10;
+  y = drawTransportAndCustoms(doc, data, frame, y);
+  y = drawLines(doc, data, frame, y);
+  const refsBottom = drawReferences(doc, data.references, frame, y);
+  y = Math.max(drawTotals(doc, data.totals, frame, y), refsBottom);
+  y = drawNotes(doc, data.notes, frame, y);
   if (data.taxStamp) drawTaxStamp(doc, data.taxStamp, y + 10, cedible);
 }
 

@@ -9,7 +9,7 @@
  * its timbre. Each kind adds its own dates, references and transport.
  */
 import type { Prisma } from "../infra/prisma/generated/client.js";
-import type { PdfLine, PdfTaxStamp } from "../infra/pdf.js";
+import type { PdfLine, PdfTable, PdfTaxStamp } from "../infra/pdf.js";
 import { renderDocumentPdfOffThread } from "../infra/threads/pool.js";
 import {
   cedibleLabel,
@@ -297,25 +297,17 @@ async function localeOf(ctx: ServiceContext, doc: PrintableDocument): Promise<Pr
   return documentLocale(doc.documentType.countryId, settings.locale);
 }
 
-/**
- * Renders `doc` with pdfkit in its language: issuer, header box (RUT, document name, number, and
- * for a DTE the SII office), receiver, dates, transport, lines, references, totals, notes. A
- * document with a stored DTE also gets its timbre (and the CEDIBLE copy where its type has one).
- */
-export async function printDocument(ctx: ServiceContext, doc: PrintableDocument, extra: PrintExtras): Promise<Buffer> {
-  const { currency } = doc;
-  const xml = await storedTaxFile(ctx, doc);
-  const [{ issuer, customer }, issuedBy, locale, exported] = await Promise.all([
-    printedParties(ctx, doc, xml),
-    documentIssuer(ctx, doc),
-    localeOf(ctx, doc),
-    exportOf(ctx, doc, xml, extra.exportSettings),
-  ]);
-  const l = printedLabels(locale);
-  const exportRows = exported ? printedExport(exported, l, locale, currency) : null;
-  const day = (iso: string) => printedDate(iso, locale);
-  const money = (v: Decimal) => formatMoney(v.toString(), currency);
+/** Rows with a value: a label -> value row without one (null or "") is left out. */
+function withValues(rows: [string, string | null][]): [string, string][] {
+  return rows.filter((r): r is [string, string] => !!r[1]);
+}
 
+/**
+ * The totals column: subtotal and the global discount (with its % when a percentage) when there
+ * is one, the net (unless it is zero beside an exempt amount), the exempt amount, the tax at its
+ * rate, and the total (printed bold, last). `money` formats an amount in the document's currency.
+ */
+function printedTotals(doc: PrintableDocument, l: PrintedLabels, money: (v: Decimal) => string): [string, string][] {
   const totals: [string, string][] = [];
   if (!doc.discountAmount.isZero()) {
     totals.push([l.subtotal, money(doc.subtotal.plus(doc.discountAmount))]);
@@ -328,30 +320,53 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
   if (!doc.exempt.isZero()) totals.push([l.exempt, money(doc.exempt)]);
   if (!doc.taxPercent.isZero() || !doc.tax.isZero()) totals.push([l.tax(doc.taxPercent.toString()), money(doc.tax)]);
   totals.push([l.total, money(doc.total)]);
+  return totals;
+}
 
+/**
+ * The rows beside the receiver (dd-mm-yyyy in `locale`'s labels): issue date, due date, period,
+ * sale condition (crédito when due after the issue date, else contado) and the currency's code and
+ * name; rows without a value are left out.
+ */
+function dateRows(
+  doc: PrintableDocument,
+  extra: PrintExtras,
+  l: PrintedLabels,
+  locale: PrintLocale,
+): [string, string][] {
+  const day = (iso: string) => printedDate(iso, locale);
+  const { currency } = doc;
   const issueDate = isoDate(doc.date);
-  const dates: [string, string | null][] = [
+  return withValues([
     [l.issueDate, day(issueDate)],
     [l.dueDate, extra.dueDate ? day(extra.dueDate) : null],
     [l.period, extra.period ? `${day(extra.period.start)} - ${day(extra.period.end)}` : null],
     [l.saleCondition, extra.saleCondition ? (extra.dueDate && extra.dueDate > issueDate ? l.credit : l.cash) : null],
     [l.currency, `${currency.id} (${locale === "es" ? currency.name : currency.nameEn})`],
-  ];
-  const t = extra.transport;
-  const transportRows: [string, string | null][] = t
-    ? [
-        [l.shippingType, t.shippingType && printedShippingType(t.shippingType, l)],
-        [l.destination, t.destination],
-        [
-          l.carrier,
-          [t.carrierName, t.carrierId && `${l.taxId} ${printedRut(t.carrierId)}`].filter(Boolean).join(", ") || null,
-        ],
-        [l.licencePlate, t.licencePlate],
-      ]
-    : [];
-  const taxStamp = await taxStampOf(xml, doc, { number: issuedBy.resolutionNumber, date: issuedBy.resolutionDate });
-  const office = taxStamp ? (issuedBy.siiOffice ?? siiOfficeOf(issuer.commune)) : null;
-  const lines: PdfLine[] = doc.lines.map((line) => ({
+  ]);
+}
+
+/** A guía's transport rows: shipping type (described), destination, carrier (name, RUT), licence plate. */
+function transportRows(t: PrintExtras["transport"], l: PrintedLabels): [string, string][] {
+  if (!t) return [];
+  return withValues([
+    [l.shippingType, t.shippingType && printedShippingType(t.shippingType, l)],
+    [l.destination, t.destination],
+    [
+      l.carrier,
+      [t.carrierName, t.carrierId && `${l.taxId} ${printedRut(t.carrierId)}`].filter(Boolean).join(", ") || null,
+    ],
+    [l.licencePlate, t.licencePlate],
+  ]);
+}
+
+/**
+ * The lines as printed: code, name (marked exempt), quantity, unit price with as many decimals as
+ * it has (at least the currency's), the discount (a % or an amount, "" when none) and the total.
+ */
+function printedLines(doc: PrintableDocument, l: PrintedLabels): PdfLine[] {
+  const { currency } = doc;
+  return doc.lines.map((line) => ({
     code: line.code ?? "",
     name: line.exempt ? `${line.name} (${l.exemptLine})` : line.name,
     description: line.description,
@@ -368,6 +383,53 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
         : formatAmount(line.discount.toString(), currency),
     total: formatAmount(line.total.toString(), currency),
   }));
+}
+
+/**
+ * The references table (Referencias) when there are references: the referenced document (a
+ * non-tax document of the internal series as such), folio, date (dd-mm-yyyy) and the CodRef's
+ * meaning before the reason.
+ */
+function referenceTable(
+  references: PrintedReference[] | undefined,
+  l: PrintedLabels,
+  locale: PrintLocale,
+): PdfTable | undefined {
+  if (!references?.length) return undefined;
+  return {
+    title: l.references,
+    columns: [l.referenceType, l.referenceFolio, l.referenceDate, l.referenceReason],
+    rows: references.map((r) => [
+      r.internal ? l.nonTaxDocument : r.document,
+      r.folio,
+      r.date ? printedDate(r.date, locale) : "",
+      [r.code ? l.referenceCodes[r.code] : null, r.reason].filter(Boolean).join(": "),
+    ]),
+  };
+}
+
+/**
+ * Renders `doc` with pdfkit in its language: issuer, header box (RUT, document name, number, and
+ * for a DTE the SII office), receiver, dates, transport, lines, references, totals, notes. A
+ * document with a stored DTE also gets its timbre (and the CEDIBLE copy where its type has one).
+ */
+export async function printDocument(ctx: ServiceContext, doc: PrintableDocument, extra: PrintExtras): Promise<Buffer> {
+  const { currency } = doc;
+  const xml = await storedTaxFile(ctx, doc);
+  const [{ issuer, customer }, issuedBy, locale, exported] = await Promise.all([
+    printedParties(ctx, doc, xml),
+    documentIssuer(ctx, doc),
+    localeOf(ctx, doc),
+    exportOf(ctx, doc, xml, extra.exportSettings),
+  ]);
+  const l = printedLabels(locale);
+  const exportRows = exported ? printedExport(exported, l, locale, currency) : null;
+  const totals = printedTotals(doc, l, (v) => formatMoney(v.toString(), currency));
+  const dates = dateRows(doc, extra, l, locale);
+  const transport = transportRows(extra.transport, l);
+  const taxStamp = await taxStampOf(xml, doc, { number: issuedBy.resolutionNumber, date: issuedBy.resolutionDate });
+  const office = taxStamp ? (issuedBy.siiOffice ?? siiOfficeOf(issuer.commune)) : null;
+  const lines = printedLines(doc, l);
   const heading = printedHeading(
     {
       documentName: doc.documentType.name,
@@ -386,23 +448,12 @@ export async function printDocument(ctx: ServiceContext, doc: PrintableDocument,
     status: doc.status,
     issuer: issuerBlock(issuer),
     customer: [...receiverRows(customer, l), ...(exportRows?.receiver ?? [])],
-    dates: dates.filter((r): r is [string, string] => !!r[1]),
-    transport: { title: l.transport, rows: transportRows.filter((r): r is [string, string] => !!r[1]) },
+    dates,
+    transport: { title: l.transport, rows: transport },
     customs: exportRows ? { title: l.exportData, rows: exportRows.customs } : undefined,
     columns: [l.code, l.description, l.quantity, l.unitPrice, l.discount, l.value],
     lines,
-    references: extra.references?.length
-      ? {
-          title: l.references,
-          columns: [l.referenceType, l.referenceFolio, l.referenceDate, l.referenceReason],
-          rows: extra.references.map((r) => [
-            r.internal ? l.nonTaxDocument : r.document,
-            r.folio,
-            r.date ? day(r.date) : "",
-            [r.code ? l.referenceCodes[r.code] : null, r.reason].filter(Boolean).join(": "),
-          ]),
-        }
-      : undefined,
+    references: referenceTable(extra.references, l, locale),
     totals,
     notes: [heading.note, ...(extra.notes ?? [])].filter((n): n is string => !!n),
     taxStamp,

@@ -26,6 +26,7 @@ import { nextReceiverStatus, receiverStatusOf, type ReceiverStatus } from "../do
 import {
   readReceiverAnswer,
   type AnsweredDte,
+  type ReceiverAnswer,
   type ReceiverAnswerKind,
 } from "../infra/taxagency/sii/receiver-answers.js";
 import { tenant, type ServiceContext, type Tx } from "./context.js";
@@ -239,6 +240,152 @@ function issuedFields(content: Buffer): { total: string | null; issueDate: strin
 }
 
 /**
+ * The organization's RUT in the caller's mode (its tax profile's `taxId`, normalized); a 409 when
+ * it has none, since an answer can only be checked against it.
+ */
+async function answeringOrganizationRut(ctx: ServiceContext): Promise<string> {
+  const settings = await readSettings(ctx.prisma, tenant(ctx));
+  const rut = settings.taxId ? normalizeRut(settings.taxId) : null;
+  if (!rut)
+    throw new InvalidStateError(
+      `The organization has no valid tax ID (RUT) in ${ctx.auth.testMode ? "test" : "live"} mode: set that mode's ` +
+        `tax profile before recording receivers' answers`,
+    );
+  return rut;
+}
+
+/** The submission an answered DTE was sent in: which document it is and its signed DTE file. */
+type AnsweredSubmission = { documentKind: string; documentId: string; dteFile: string };
+
+/** An answered DTE found among ours, or why it was not (a problem of the 400). */
+type AnswerMatch = { found: { dte: AnsweredDte; submission: AnsweredSubmission } } | { problem: string };
+
+function answeredName(d: AnsweredDte): string {
+  return `DTE type ${d.type} folio ${d.folio}`;
+}
+
+/**
+ * What the answer says that differs from the DTE as issued (`issuedFields` of its stored file;
+ * each field only when the file has it): the document's `RUTRecep`, the answer's `RutResponde`
+ * (both must be the receiver issued to), `FchEmis` and `MntTotal`.
+ */
+function issuedMismatches(d: AnsweredDte, responderRut: string, issued: ReturnType<typeof issuedFields>): string[] {
+  return [
+    issued.receiverRut && normalizeRut(d.receiverRut) !== normalizeRut(issued.receiverRut)
+      ? `RUTRecep ${d.receiverRut} (issued to ${issued.receiverRut})`
+      : null,
+    issued.receiverRut && normalizeRut(responderRut) !== normalizeRut(issued.receiverRut)
+      ? `RutResponde ${responderRut} (issued to ${issued.receiverRut})`
+      : null,
+    issued.issueDate && d.issueDate !== issued.issueDate ? `FchEmis ${d.issueDate} (issued ${issued.issueDate})` : null,
+    issued.total && d.total !== issued.total ? `MntTotal ${d.total} (issued ${issued.total})` : null,
+  ].filter((m): m is string => !!m);
+}
+
+/**
+ * Finds the answered DTE `d` among the organization's (RUT `rut`) submissions in the caller's
+ * mode, the latest of its type and folio, and checks it against the DTE as issued.
+ */
+async function matchAnsweredDte(
+  ctx: ServiceContext,
+  d: AnsweredDte,
+  answer: ReceiverAnswer,
+  rut: string,
+): Promise<AnswerMatch> {
+  if (normalizeRut(d.issuerRut) !== rut)
+    return {
+      problem: `${answeredName(d)} was issued by RUT ${d.issuerRut} (RUTEmisor), not by this organization (${rut})`,
+    };
+  const submission = await ctx.prisma.siiSubmission.findFirst({
+    where: { ...tenant(ctx), dteType: d.type, folio: d.folio },
+    orderBy: { createdAt: "desc" },
+    select: { documentKind: true, documentId: true, dteFile: true },
+  });
+  if (!submission)
+    return {
+      problem:
+        `${answeredName(d)}: no such DTE issued by this organization in ` +
+        `${ctx.auth.testMode ? "test" : "live"} mode`,
+    };
+  const file = await ctx.prisma.storedFile.findUnique({
+    where: { name: submission.dteFile },
+    select: { content: true },
+  });
+  const issued = file ? issuedFields(Buffer.from(file.content)) : { total: null, issueDate: null, receiverRut: null };
+  const mismatches = issuedMismatches(d, answer.responderRut, issued);
+  if (mismatches.length)
+    return {
+      problem:
+        `${answeredName(d)} does not match the document issued (${submission.documentId}): ` + mismatches.join(", "),
+    };
+  return { found: { dte: d, submission } };
+}
+
+/**
+ * The answer's documents with their submissions, after checking the answer is addressed to `rut`
+ * (`RutRecibe`) and names at least one document; a 400 listing every document that is not ours or
+ * does not match.
+ */
+async function answeredDocuments(
+  ctx: ServiceContext,
+  answer: ReceiverAnswer,
+  rut: string,
+): Promise<{ dte: AnsweredDte; submission: AnsweredSubmission }[]> {
+  if (normalizeRut(answer.recipientRut) !== rut) {
+    throw ValidationError.field(
+      "xml",
+      `the answer is addressed to RUT ${answer.recipientRut} (RutRecibe), not to this organization (${rut})`,
+    );
+  }
+  if (!answer.documents.length) throw ValidationError.field("xml", "the answer names no document");
+  const problems: string[] = [];
+  const found: { dte: AnsweredDte; submission: AnsweredSubmission }[] = [];
+  for (const d of answer.documents) {
+    const match = await matchAnsweredDte(ctx, d, answer, rut);
+    if ("problem" in match) problems.push(match.problem);
+    else found.push(match.found);
+  }
+  if (problems.length) throw ValidationError.field("xml", problems.join("; "));
+  return found;
+}
+
+/**
+ * Records the answer on one document's `taxAgency`, in `tx`: the answer's file is appended to
+ * `receiver_files`; `receiver_status` (with code, message and `now`) changes only when
+ * domain/receiver-status.ts `nextReceiverStatus` takes the answer's status.
+ */
+async function recordAnswerOn(
+  tx: Tx,
+  answered: { dte: AnsweredDte; submission: AnsweredSubmission },
+  answer: { kind: ReceiverAnswerKind; fileName: string; now: Date },
+): Promise<RecordedAnswer> {
+  const { dte, submission } = answered;
+  const kind = submission.documentKind as SubmissionKind;
+  const current = (await readTaxAgency(tx, kind, submission.documentId)) ?? {};
+  const incoming = receiverStatusOf(answer.kind, dte.code);
+  const status = nextReceiverStatus(current.receiver_status, incoming);
+  const files = Array.isArray(current.receiver_files) ? (current.receiver_files as unknown[]) : [];
+  await mergeTaxAgency(tx, kind, submission.documentId, {
+    ...(status === incoming
+      ? {
+          receiver_status: status,
+          receiver_code: dte.code,
+          receiver_message: dte.text,
+          receiver_status_at: answer.now.toISOString(),
+        }
+      : {}),
+    receiver_files: [...files, `/v1/files/${answer.fileName}`],
+  });
+  return {
+    documentKind: kind,
+    documentId: submission.documentId,
+    type: dte.type,
+    folio: dte.folio,
+    receiverStatus: status,
+  };
+}
+
+/**
  * Records a receiver's answer (RecepcionDTE, ResultadoDTE or EnvioRecibos) to DTEs the caller's
  * organization issued, in the caller's mode: the file is validated against SII's schema and its
  * signatures verified (infra/taxagency/sii/receiver-answers.ts), every document it names must be
@@ -258,97 +405,16 @@ export async function recordReceiverAnswer(
 ): Promise<RecordedReceiverAnswer> {
   const bytes = xmlFileInput(input, "the answer");
   const answer = await readReceiverAnswer(bytes);
-  const settings = await readSettings(ctx.prisma, tenant(ctx));
-  const rut = settings.taxId ? normalizeRut(settings.taxId) : null;
-  if (!rut)
-    throw new InvalidStateError(
-      `The organization has no valid tax ID (RUT) in ${ctx.auth.testMode ? "test" : "live"} mode: set that mode's ` +
-        `tax profile before recording receivers' answers`,
-    );
-  if (normalizeRut(answer.recipientRut) !== rut) {
-    throw ValidationError.field(
-      "xml",
-      `the answer is addressed to RUT ${answer.recipientRut} (RutRecibe), not to this organization (${rut})`,
-    );
-  }
-  if (!answer.documents.length) throw ValidationError.field("xml", "the answer names no document");
-  const name = (d: AnsweredDte) => `DTE type ${d.type} folio ${d.folio}`;
-  const problems: string[] = [];
-  const found: { dte: AnsweredDte; submission: { documentKind: string; documentId: string; dteFile: string } }[] = [];
-  for (const d of answer.documents) {
-    if (normalizeRut(d.issuerRut) !== rut) {
-      problems.push(`${name(d)} was issued by RUT ${d.issuerRut} (RUTEmisor), not by this organization (${rut})`);
-      continue;
-    }
-    const submission = await ctx.prisma.siiSubmission.findFirst({
-      where: { ...tenant(ctx), dteType: d.type, folio: d.folio },
-      orderBy: { createdAt: "desc" },
-      select: { documentKind: true, documentId: true, dteFile: true },
-    });
-    if (!submission) {
-      problems.push(
-        `${name(d)}: no such DTE issued by this organization in ${ctx.auth.testMode ? "test" : "live"} mode`,
-      );
-      continue;
-    }
-    const file = await ctx.prisma.storedFile.findUnique({
-      where: { name: submission.dteFile },
-      select: { content: true },
-    });
-    const issued = file ? issuedFields(Buffer.from(file.content)) : { total: null, issueDate: null, receiverRut: null };
-    const mismatches = [
-      issued.receiverRut && normalizeRut(d.receiverRut) !== normalizeRut(issued.receiverRut)
-        ? `RUTRecep ${d.receiverRut} (issued to ${issued.receiverRut})`
-        : null,
-      issued.receiverRut && normalizeRut(answer.responderRut) !== normalizeRut(issued.receiverRut)
-        ? `RutResponde ${answer.responderRut} (issued to ${issued.receiverRut})`
-        : null,
-      issued.issueDate && d.issueDate !== issued.issueDate
-        ? `FchEmis ${d.issueDate} (issued ${issued.issueDate})`
-        : null,
-      issued.total && d.total !== issued.total ? `MntTotal ${d.total} (issued ${issued.total})` : null,
-    ].filter(Boolean);
-    if (mismatches.length) {
-      problems.push(
-        `${name(d)} does not match the document issued (${submission.documentId}): ${mismatches.join(", ")}`,
-      );
-      continue;
-    }
-    found.push({ dte: d, submission });
-  }
-  if (problems.length) throw ValidationError.field("xml", problems.join("; "));
-
+  const rut = await answeringOrganizationRut(ctx);
+  const found = await answeredDocuments(ctx, answer, rut);
   const now = ctx.now();
   const fileName = `sii-respuesta-${randomUUID()}.xml`;
   const content = typeof bytes === "string" ? Buffer.from(bytes, "utf8") : bytes;
   return ctx.prisma.$transaction(async (tx) => {
     await storeFile(tx, { name: fileName, ...tenant(ctx), contentType: "application/xml", content });
     const documents: RecordedAnswer[] = [];
-    for (const { dte, submission } of found) {
-      const kind = submission.documentKind as SubmissionKind;
-      const current = (await readTaxAgency(tx, kind, submission.documentId)) ?? {};
-      const incoming = receiverStatusOf(answer.kind, dte.code);
-      const status = nextReceiverStatus(current.receiver_status, incoming);
-      const files = Array.isArray(current.receiver_files) ? (current.receiver_files as unknown[]) : [];
-      await mergeTaxAgency(tx, kind, submission.documentId, {
-        ...(status === incoming
-          ? {
-              receiver_status: status,
-              receiver_code: dte.code,
-              receiver_message: dte.text,
-              receiver_status_at: now.toISOString(),
-            }
-          : {}),
-        receiver_files: [...files, `/v1/files/${fileName}`],
-      });
-      documents.push({
-        documentKind: kind,
-        documentId: submission.documentId,
-        type: dte.type,
-        folio: dte.folio,
-        receiverStatus: status,
-      });
-    }
+    for (const answered of found)
+      documents.push(await recordAnswerOn(tx, answered, { kind: answer.kind, fileName, now }));
     return { kind: answer.kind, file: fileName, documents };
   });
 }

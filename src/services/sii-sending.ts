@@ -512,6 +512,145 @@ async function uploadGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report:
   if (boletas.length) await uploadEnvelope(deps, "boleta", boletas, now, report);
 }
 
+/** A built envelope: its signed file (ISO-8859-1 bytes), name, and who sends it for which company. */
+interface BuiltEnvelope {
+  file: Buffer;
+  /** `sii-envio-<uuid>.xml`, or `sii-envio-boleta-<uuid>.xml` */
+  name: string;
+  signer: SenderCredentials;
+  /** the issuer's RUT (`RutEmisor`, the upload's rutCompany) */
+  taxId: string;
+}
+
+/**
+ * Builds and signs the envelope of `kind` holding `rows`' signed DTE files (one organization and
+ * mode): the Caratula from that mode's tax profile (RUT, SII's resolution number, 0 in
+ * certification, and date) and the signing certificate's holder (RutEnvia). Throws an Error (the
+ * rows are retried) when the profile, the certificate's RUT or a file is missing.
+ */
+async function buildEnvelope(deps: SiiSendingDeps, kind: EnvelopeKind, rows: Row[], now: Date): Promise<BuiltEnvelope> {
+  const { organizationId, testMode } = rows[0];
+  // the envelope's mode's profile and certificate (settings are per mode)
+  const org = await readSettings(deps.prisma, { organizationId, testMode });
+  const taxId = org.taxId;
+  if (!taxId || !org.taxResolutionDate || (!testMode && org.taxResolutionNumber === null)) {
+    throw new Error(
+      `the ${testMode ? "test" : "live"} mode tax profile needs the RUT and SII's resolution number and date to ` +
+        `send DTEs`,
+    );
+  }
+  const signer = await credentials(deps, { organizationId, testMode }, now);
+  if (!signer.subjectRut) throw new Error("the signing certificate has no holder RUT (RutEnvia)");
+  const files = await deps.prisma.storedFile.findMany({
+    where: { name: { in: rows.map((r) => r.dteFile) }, organizationId },
+    select: { name: true, content: true },
+  });
+  const byName = new Map(files.map((f) => [f.name, Buffer.from(f.content)]));
+  const missing = rows.filter((r) => !byName.has(r.dteFile));
+  if (missing.length) throw new Error(`the signed DTE file ${missing[0].dteFile} is missing`);
+  const build = kind === "boleta" ? buildEnvioBoleta : buildEnvioDte;
+  const built = build({
+    dtes: rows.map((r) => byName.get(r.dteFile)!),
+    caratula: {
+      rutEmisor: taxId,
+      rutEnvia: signer.subjectRut,
+      rutReceptor: SII_RUT,
+      fchResol: org.taxResolutionDate.toISOString().slice(0, 10),
+      // SII's certification environment takes resolution number 0 (chile-dte.md 5.1)
+      nroResol: testMode ? 0 : org.taxResolutionNumber!,
+    },
+    credentials: signer,
+    timestamp: now,
+  });
+  const name = `sii-envio-${kind === "boleta" ? "boleta-" : ""}${randomUUID()}.xml`;
+  return { file: built.file, name, signer, taxId };
+}
+
+/**
+ * Writes an upload's outcome on one row, in `tx`, while this claim still holds it (the fence;
+ * false when it no longer does): received, the row is `sent` with its track id and first poll in
+ * SII_POLL_DELAY_MS and the document `sent`; refused for good, both are done/`rejected` with
+ * `upload:<code>`.
+ */
+async function writeUploadedRow(
+  tx: Tx,
+  row: Row,
+  sent: UploadResult,
+  envelopeName: string,
+  now: Date,
+): Promise<boolean> {
+  const written = await tx.siiSubmission.updateMany({
+    where: stillClaimed(row, "pending"),
+    data:
+      sent.outcome === "received"
+        ? {
+            status: "sent",
+            trackId: sent.trackId,
+            envelopeFile: envelopeName,
+            sentAt: now,
+            attempts: 0,
+            nextAttemptAt: new Date(now.getTime() + SII_POLL_DELAY_MS),
+            lastError: null,
+            siiStatus: null,
+          }
+        : { status: "done", envelopeFile: envelopeName, siiStatus: `upload:${sent.code}`, lastError: null },
+  });
+  if (written.count === 0) return false;
+  const decided =
+    sent.outcome === "received"
+      ? { status: "sent", track_id: sent.trackId, sent_at: now.toISOString() }
+      : { status: "rejected", sii_status: `upload:${sent.code}` };
+  await mergeTaxAgency(tx, row.documentKind, row.documentId, {
+    updated_at: now.toISOString(),
+    ...decided,
+    envelope_file: `/v1/files/${envelopeName}`,
+    ...(sent.outcome === "received" ? {} : { decided_at: now.toISOString() }),
+    attempts: null,
+    next_attempt_at: null,
+    last_error: null,
+  });
+  return true;
+}
+
+/**
+ * Records an upload in ONE transaction: each row still claimed (writeUploadedRow), then, when
+ * any is, the envelope's file and, for a refused upload, the documents' rejected events. Returns
+ * the rows written (`kept`) and those another worker claimed meanwhile (`lost`).
+ */
+async function recordUpload(
+  deps: SiiSendingDeps,
+  rows: Row[],
+  upload: { sent: UploadResult; envelope: { file: Buffer; name: string } },
+  now: Date,
+): Promise<{ kept: Row[]; lost: Row[] }> {
+  const { sent, envelope } = upload;
+  const { organizationId, testMode } = rows[0];
+  const lost: Row[] = [];
+  const kept: Row[] = [];
+  await deps.prisma.$transaction(async (tx) => {
+    for (const row of rows) {
+      if (await writeUploadedRow(tx, row, sent, envelope.name, now)) kept.push(row);
+      else lost.push(row);
+    }
+    if (!kept.length) return;
+    await storeFile(tx, {
+      name: envelope.name,
+      organizationId,
+      testMode,
+      contentType: "application/xml",
+      content: envelope.file,
+    });
+    if (sent.outcome !== "received")
+      await recordVerdictEvents(
+        deps,
+        tx,
+        kept.map((row) => ({ row, status: "rejected" as const })),
+        now,
+      );
+  });
+  return { kept, lost };
+}
+
 /** Builds, signs, uploads and records one envelope of `kind` holding `rows` (one organization and mode). */
 async function uploadEnvelope(
   deps: SiiSendingDeps,
@@ -520,118 +659,18 @@ async function uploadEnvelope(
   now: Date,
   report: SendReport,
 ): Promise<void> {
-  const { prisma } = deps;
   let rows = claimed;
   const { organizationId, testMode } = rows[0];
-  let envelope: { file: Buffer; name: string } | undefined;
   try {
-    // the envelope's mode's profile and certificate (settings are per mode)
-    const org = await readSettings(prisma, { organizationId, testMode });
-    const taxId = org.taxId;
-    if (!taxId || !org.taxResolutionDate || (!testMode && org.taxResolutionNumber === null)) {
-      throw new Error(
-        `the ${testMode ? "test" : "live"} mode tax profile needs the RUT and SII's resolution number and date to ` +
-          `send DTEs`,
-      );
-    }
-    const signer = await credentials(deps, { organizationId, testMode }, now);
-    if (!signer.subjectRut) throw new Error("the signing certificate has no holder RUT (RutEnvia)");
-    const files = await prisma.storedFile.findMany({
-      where: { name: { in: rows.map((r) => r.dteFile) }, organizationId },
-      select: { name: true, content: true },
-    });
-    const byName = new Map(files.map((f) => [f.name, Buffer.from(f.content)]));
-    const missing = rows.filter((r) => !byName.has(r.dteFile));
-    if (missing.length) throw new Error(`the signed DTE file ${missing[0].dteFile} is missing`);
-    const build = kind === "boleta" ? buildEnvioBoleta : buildEnvioDte;
-    const built = build({
-      dtes: rows.map((r) => byName.get(r.dteFile)!),
-      caratula: {
-        rutEmisor: taxId,
-        rutEnvia: signer.subjectRut,
-        rutReceptor: SII_RUT,
-        fchResol: org.taxResolutionDate.toISOString().slice(0, 10),
-        // SII's certification environment takes resolution number 0 (chile-dte.md 5.1)
-        nroResol: testMode ? 0 : org.taxResolutionNumber!,
-      },
-      credentials: signer,
-      timestamp: now,
-    });
-    envelope = { file: built.file, name: `sii-envio-${kind === "boleta" ? "boleta-" : ""}${randomUUID()}.xml` };
-    const sent = await uploadEnvelopeFile(deps, kind, testMode, signer, {
-      rutSender: signer.subjectRut,
-      rutCompany: taxId,
-      file: built.file,
+    const envelope = await buildEnvelope(deps, kind, rows, now);
+    const sent = await uploadEnvelopeFile(deps, kind, testMode, envelope.signer, {
+      rutSender: envelope.signer.subjectRut,
+      rutCompany: envelope.taxId,
+      file: envelope.file,
       fileName: envelope.name,
     });
     if (sent.outcome === "retry") throw new Error(`SII did not take the upload (STATUS ${sent.code})`);
-    const env = envelope;
-    const lost: Row[] = [];
-    const kept: Row[] = [];
-    await prisma.$transaction(async (tx) => {
-      for (const row of rows) {
-        // the fence: written only while this claim still holds the row
-        const written = await tx.siiSubmission.updateMany({
-          where: stillClaimed(row, "pending"),
-          data:
-            sent.outcome === "received"
-              ? {
-                  status: "sent",
-                  trackId: sent.trackId,
-                  envelopeFile: env.name,
-                  sentAt: now,
-                  attempts: 0,
-                  nextAttemptAt: new Date(now.getTime() + SII_POLL_DELAY_MS),
-                  lastError: null,
-                  siiStatus: null,
-                }
-              : { status: "done", envelopeFile: env.name, siiStatus: `upload:${sent.code}`, lastError: null },
-        });
-        if (written.count === 0) {
-          lost.push(row);
-          continue;
-        }
-        kept.push(row);
-        if (sent.outcome === "received") {
-          await mergeTaxAgency(tx, row.documentKind, row.documentId, {
-            updated_at: now.toISOString(),
-            status: "sent",
-            track_id: sent.trackId,
-            sent_at: now.toISOString(),
-            envelope_file: `/v1/files/${env.name}`,
-            attempts: null,
-            next_attempt_at: null,
-            last_error: null,
-          });
-        } else {
-          await mergeTaxAgency(tx, row.documentKind, row.documentId, {
-            updated_at: now.toISOString(),
-            status: "rejected",
-            sii_status: `upload:${sent.code}`,
-            envelope_file: `/v1/files/${env.name}`,
-            decided_at: now.toISOString(),
-            attempts: null,
-            next_attempt_at: null,
-            last_error: null,
-          });
-        }
-      }
-      if (!kept.length) return;
-      await storeFile(tx, {
-        name: env.name,
-        organizationId,
-        testMode,
-        contentType: "application/xml",
-        content: env.file,
-      });
-      if (sent.outcome !== "received")
-        await recordVerdictEvents(
-          deps,
-          tx,
-          kept.map((row) => ({ row, status: "rejected" as const })),
-          now,
-        );
-    });
+    const { kept, lost } = await recordUpload(deps, rows, { sent, envelope }, now);
     logLostClaims(deps, lost, `upload: ${sent.outcome} ${sent.code}`, sent.trackId);
     if (!kept.length) return;
     rows = kept;

@@ -65,25 +65,40 @@ export function flattenXml(xml: string): string {
   return xml.replace(/>\s+</g, "><").trim();
 }
 
-/**
- * Parses a CAF file (a Buffer is decoded as ISO-8859-1, as SII issues them; a string is taken as
- * is). Throws ValidationError with field `caf` listing every problem. With `siiPublicKey`, also
- * verifies SII's `FRMA` signature over `DA`.
- */
-export function parseCaf(file: string | Buffer, options: { siiPublicKey?: KeyLike } = {}): Caf {
-  const xml = typeof file === "string" ? file : file.toString("latin1");
-  const problems: string[] = [];
-  const fail = (): never => {
-    throw new ValidationError(`invalid CAF: ${problems.join("; ")}`, { caf: problems });
-  };
+/** Throws the ValidationError of an invalid CAF, field `caf` listing every problem found. */
+function invalidCaf(problems: string[]): never {
+  throw new ValidationError(`invalid CAF: ${problems.join("; ")}`, { caf: problems });
+}
 
+function firstElement(parent: XmlElement, name: string): XmlElement | null {
+  return parent.getElementsByTagName(name).item(0);
+}
+
+/** The trimmed text of `parent`'s first `name` element; a missing or empty one adds "`name` is missing". */
+function requiredText(parent: XmlElement | null, name: string, problems: string[]): string | undefined {
+  const el = parent ? firstElement(parent, name) : null;
+  const value = el?.textContent?.trim();
+  if (!value) problems.push(`${name} is missing`);
+  return value || undefined;
+}
+
+/** A whole number of the CAF (TD, RNG/D, RNG/H, IDK); 0 when missing (already a problem). */
+function cafInteger(name: string, value: string | undefined, problems: string[]): number {
+  if (value === undefined) return 0;
+  if (!/^\d+$/.test(value)) problems.push(`${name} ${value} is not a positive integer`);
+  return Number(value);
+}
+
+/**
+ * The `CAF` element, flattened (`cafXml`, the form the TED copies), and the file's root element;
+ * throws at once when there is no CAF element or the file is not well-formed XML.
+ */
+function cafDocument(xml: string, problems: string[]): { cafXml: string; root: XmlElement } {
   const cafMatch = /<CAF\b[^>]*>[\s\S]*?<\/CAF>/.exec(xml);
   if (!cafMatch) {
     problems.push("no CAF element");
-    fail();
+    invalidCaf(problems);
   }
-  const cafXml = flattenXml(cafMatch![0]);
-
   const errors: string[] = [];
   const doc = new DOMParser({
     errorHandler: {
@@ -94,94 +109,123 @@ export function parseCaf(file: string | Buffer, options: { siiPublicKey?: KeyLik
   }).parseFromString(xml.replace(/^<\?xml[^>]*\?>/, ""), "text/xml");
   if (errors.length > 0 || !doc.documentElement) {
     problems.push(`not well-formed XML (${errors[0] ?? "empty"})`);
-    fail();
+    invalidCaf(problems);
   }
-  const root = doc.documentElement as unknown as XmlElement;
-  const first = (parent: XmlElement, name: string): XmlElement | null => parent.getElementsByTagName(name).item(0);
-  const text = (parent: XmlElement | null, name: string): string | undefined => {
-    const el = parent ? first(parent, name) : null;
-    const value = el?.textContent?.trim();
-    if (!value) problems.push(`${name} is missing`);
-    return value || undefined;
-  };
+  return { cafXml: flattenXml(cafMatch[0]), root: doc.documentElement as unknown as XmlElement };
+}
 
-  const caf = first(root, "CAF");
-  const da = caf ? first(caf, "DA") : null;
-  if (!caf || !da) {
-    problems.push("CAF/DA is missing");
-    fail();
-  }
-  const reText = text(da, "RE");
+/** The values of `DA` before its key: RE (a RUT in normal form), RS, TD, RNG D..H, FA (yyyy-mm-dd), IDK. */
+type CafAuthorization = Pick<Caf, "businessName" | "type" | "from" | "to" | "authorizedOn" | "idk"> & {
+  rut: string | null;
+};
+
+/** Reads `DA`'s values, adding a problem for each one missing or malformed. */
+function readAuthorization(da: XmlElement, problems: string[]): CafAuthorization {
+  const reText = requiredText(da, "RE", problems);
   const rut = reText ? normalizeRut(reText) : null;
   if (reText && rut !== reText) problems.push(`RE ${reText} is not a RUT in normal form`);
-  const businessName = text(da, "RS") ?? "";
-  const integer = (name: string, value: string | undefined): number => {
-    if (value === undefined) return 0;
-    if (!/^\d+$/.test(value)) problems.push(`${name} ${value} is not a positive integer`);
-    return Number(value);
-  };
-  const type = integer("TD", text(da, "TD"));
-  const rng = first(da!, "RNG");
-  const from = integer("RNG/D", text(rng, "D"));
-  const to = integer("RNG/H", text(rng, "H"));
+  const businessName = requiredText(da, "RS", problems) ?? "";
+  const type = cafInteger("TD", requiredText(da, "TD", problems), problems);
+  const rng = firstElement(da, "RNG");
+  const from = cafInteger("RNG/D", requiredText(rng, "D", problems), problems);
+  const to = cafInteger("RNG/H", requiredText(rng, "H", problems), problems);
   if (from < 1 || to < from) problems.push(`RNG ${from}..${to} is not a folio range`);
-  let authorizedOn = text(da, "FA") ?? "";
+  let authorizedOn = requiredText(da, "FA", problems) ?? "";
   try {
     if (authorizedOn) authorizedOn = siiDate(authorizedOn, "FA");
   } catch {
     problems.push(`FA ${authorizedOn} is not a date`);
   }
-  const idk = integer("IDK", text(da, "IDK"));
-  const rsapk = first(da!, "RSAPK");
+  const idk = cafInteger("IDK", requiredText(da, "IDK", problems), problems);
+  return { rut, businessName, type, from, to, authorizedOn, idk };
+}
+
+/**
+ * The key parts of a CAF as text: `DA/RSAPK` modulus and exponent (base64, RSA only), SII's
+ * `FRMA` (base64, SHA1withRSA) and the issuer's `RSASK` (PEM); a problem for each one missing or
+ * malformed.
+ */
+function readKeyTexts(
+  root: XmlElement,
+  caf: XmlElement,
+  da: XmlElement,
+  problems: string[],
+): { m?: string; e?: string; frmaValue?: string; rsask?: string } {
+  const rsapk = firstElement(da, "RSAPK");
   if (!rsapk) problems.push("RSAPK is missing (DSA CAFs are not supported)");
-  const m = text(rsapk, "M")?.replace(/\s+/g, "");
-  const e = text(rsapk, "E")?.replace(/\s+/g, "");
+  const m = requiredText(rsapk, "M", problems)?.replace(/\s+/g, "");
+  const e = requiredText(rsapk, "E", problems)?.replace(/\s+/g, "");
   if ((m && !base64.test(m)) || (e && !base64.test(e))) problems.push("RSAPK M/E are not base64");
-  const frma = first(caf!, "FRMA");
+  const frma = firstElement(caf, "FRMA");
   const frmaValue = frma?.textContent?.replace(/\s+/g, "");
   if (!frma || !frmaValue) problems.push("FRMA is missing");
   else if (frma.getAttribute("algoritmo") !== "SHA1withRSA")
     problems.push(`FRMA algoritmo ${frma.getAttribute("algoritmo")} is not SHA1withRSA`);
-  const rsask = text(root, "RSASK");
-  if (problems.length > 0) fail();
+  const rsask = requiredText(root, "RSASK", problems);
+  return { m, e, frmaValue, rsask };
+}
 
+/**
+ * The CAF's keys: the public key of RSAPK (modulus `m`, exponent `e`, base64) and the private key
+ * of RSASK (PEM). Throws at once when either is not a key; adds a problem when they do not match.
+ */
+function cafKeys(
+  texts: { m: string; e: string; rsask: string },
+  problems: string[],
+): { publicKey: KeyObject; privateKey: KeyObject } {
   let publicKey: KeyObject;
   let privateKey: KeyObject;
   try {
-    publicKey = createPublicKey({ key: { kty: "RSA", n: b64url(m!), e: b64url(e!) }, format: "jwk" });
+    publicKey = createPublicKey({ key: { kty: "RSA", n: b64url(texts.m), e: b64url(texts.e) }, format: "jwk" });
   } catch {
     problems.push("RSAPK is not an RSA public key");
-    return fail();
+    return invalidCaf(problems);
   }
   try {
-    privateKey = createPrivateKey(rsask!);
+    privateKey = createPrivateKey(texts.rsask);
   } catch {
     problems.push("RSASK is not a PEM private key");
-    return fail();
+    return invalidCaf(problems);
   }
   const privateModulus = privateKey.export({ format: "jwk" }).n;
-  const publicModulus = stripLeadingZeros(Buffer.from(m!, "base64")).toString("base64url");
+  const publicModulus = stripLeadingZeros(Buffer.from(texts.m, "base64")).toString("base64url");
   if (privateModulus !== publicModulus) problems.push("RSASK does not match RSAPK");
+  return { publicKey, privateKey };
+}
 
+/**
+ * Parses a CAF file (a Buffer is decoded as ISO-8859-1, as SII issues them; a string is taken as
+ * is). Throws ValidationError with field `caf` listing every problem. With `siiPublicKey`, also
+ * verifies SII's `FRMA` signature (SHA1withRSA) over `DA` as the file has it, flattened.
+ */
+export function parseCaf(file: string | Buffer, options: { siiPublicKey?: KeyLike } = {}): Caf {
+  const xml = typeof file === "string" ? file : file.toString("latin1");
+  const problems: string[] = [];
+  const { cafXml, root } = cafDocument(xml, problems);
+  const caf = firstElement(root, "CAF");
+  const da = caf ? firstElement(caf, "DA") : null;
+  if (!caf || !da) {
+    problems.push("CAF/DA is missing");
+    return invalidCaf(problems);
+  }
+  const authorization = readAuthorization(da, problems);
+  const { m, e, frmaValue, rsask } = readKeyTexts(root, caf, da, problems);
+  if (problems.length > 0) invalidCaf(problems);
+  const { publicKey, privateKey } = cafKeys({ m: m!, e: e!, rsask: rsask! }, problems);
   if (options.siiPublicKey) {
     const daXml = /<DA>[\s\S]*?<\/DA>/.exec(cafXml)?.[0] ?? "";
     const ok = verify("sha1", Buffer.from(daXml, "latin1"), options.siiPublicKey, Buffer.from(frmaValue!, "base64"));
     if (!ok) problems.push("FRMA does not verify with SII's key");
   }
-  if (problems.length > 0) fail();
-
+  if (problems.length > 0) invalidCaf(problems);
+  const { type, authorizedOn, idk } = authorization;
   return {
-    rut: rut!,
-    businessName,
-    type,
-    from,
-    to,
-    authorizedOn,
-    idk,
+    ...authorization,
+    rut: authorization.rut!,
     testMode: idk === 100,
     lastUsableDate: cafLastUsableDate(type, authorizedOn),
-    publicKey: publicKey!,
-    privateKey: privateKey!,
+    publicKey,
+    privateKey,
     cafXml,
   };
 }

@@ -370,22 +370,41 @@ function appendAduana(header: XMLBuilder, exp: DteExport, total: string): void {
   for (const [name, value] of after) if (value !== undefined) aduana.ele(name).txt(value);
 }
 
-/** Builds the unsigned DTE (with its TED, stamped with `caf`). Throws ValidationError on bad input. */
-export function buildDte(input: DteInput, caf: Caf): BuiltDte {
-  checkInput(input);
-  const type = input.type;
-  const issueDate = siiDate(input.issueDate, "issueDate");
-  const emitterRut = siiRut(input.emitter.rut, "emitter.rut");
-  const receiverRut = siiRut(input.receiver.rut, "receiver.rut");
-  assertCafCovers(caf, { rut: emitterRut, type, folio: input.folio, issueDate });
-  const timestamp = siiTimestamp(input.timestamp);
+/**
+ * What the section builders of one DTE share: the checked input, the document's kind, the
+ * normalized RUTs and issue date (`siiRut`, `siiDate`) and the totals every amount comes from.
+ */
+interface DteParts {
+  input: DteInput;
+  /** 39/41: BOLETADefType's differences (docs/sii-dte.md) */
+  boleta: boolean;
+  /** 110/111/112: the export data; undefined on every other type */
+  exp: DteExport | undefined;
+  /** `computeDocumentTotals` of the lines, in CLP or the export's currency */
+  totals: DocumentTotals;
+  emitterRut: string;
+  receiverRut: string;
+  /** yyyy-mm-dd */
+  issueDate: string;
+}
 
-  const boleta = BOLETA_TYPES.includes(type);
-  const exp = EXPORT_DTE_TYPES.includes(type) ? input.export : undefined;
-  // exports are exempt (IndExe, MntExe) and in their own currency, amounts up to 4 decimals
+/**
+ * An amount as the DTE writes it: a whole peso amount (`siiAmount`, MntImpType) or, on an export,
+ * a decimal of up to 4 places in the document's currency (DTE_v10.xsd `Exportaciones`).
+ */
+function dteAmount(parts: DteParts, value: DecimalInput, field: string): string {
+  return parts.exp ? siiDecimal(value, 4) : siiAmount(value, field);
+}
+
+/**
+ * The document's totals (totals.ts, CLP or the export's currency): exports are exempt (IndExe,
+ * MntExe), 34/41 and exempt documents have no taxes, boleta 39 prices include IVA, and credit
+ * lines (negative prices) are allowed.
+ */
+function dteTotals(input: DteInput, exp: DteExport | undefined): DocumentTotals {
+  const type = input.type;
   const hasTaxes = type !== 34 && type !== 41 && input.exemptDocument !== true && !exp;
-  const amount = (value: DecimalInput, field: string) => (exp ? siiDecimal(value, 4) : siiAmount(value, field));
-  const totals = computeDocumentTotals({
+  return computeDocumentTotals({
     lines: input.lines.map((l) => ({
       quantity: l.quantity,
       amount: l.unitPrice,
@@ -401,26 +420,38 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
     currency: exp?.currency ?? CLP,
     allowCredits: true,
   });
+}
 
-  const id = documentId(type, input.folio);
-  const root = create({ version: "1.0", encoding: "ISO-8859-1" }).ele(SII_NAMESPACE, "DTE", { version: "1.0" });
-  const doc = root.ele(exp ? "Exportaciones" : "Documento", { ID: id });
-  const header = doc.ele("Encabezado");
-
+/**
+ * `Encabezado/IdDoc` (DTE_v10.xsd `IdDoc`): type, folio, issue date, then the optional
+ * `IndServicio` (boletas, default 3), `TipoDespacho` and `IndTraslado` (52), `FmaPago` (not on
+ * boletas), `FmaPagExp` (exports) and `FchVenc`, in the schema's order.
+ */
+function appendIdDoc(header: XMLBuilder, parts: DteParts): void {
+  const { input, boleta, exp } = parts;
   const idDoc = header.ele("IdDoc");
-  idDoc.ele("TipoDTE").txt(String(type));
+  idDoc.ele("TipoDTE").txt(String(input.type));
   idDoc.ele("Folio").txt(String(input.folio));
-  idDoc.ele("FchEmis").txt(issueDate);
+  idDoc.ele("FchEmis").txt(parts.issueDate);
   if (boleta) idDoc.ele("IndServicio").txt(String(input.serviceIndicator ?? 3));
   if (input.dispatchType !== undefined) idDoc.ele("TipoDespacho").txt(String(input.dispatchType));
   if (input.shippingType !== undefined) idDoc.ele("IndTraslado").txt(input.shippingType);
   if (input.paymentMethod !== undefined && !boleta) idDoc.ele("FmaPago").txt(String(input.paymentMethod));
   if (exp?.paymentForm !== undefined) idDoc.ele("FmaPagExp").txt(String(exp.paymentForm));
   if (input.dueDate !== undefined) idDoc.ele("FchVenc").txt(siiDate(input.dueDate, "dueDate"));
+}
 
-  const e = input.emitter;
+/**
+ * `Encabezado/Emisor`: RUT, business name and activity (`RznSocEmisor`/`GiroEmisor` on boletas,
+ * `RznSoc`/`GiroEmis` otherwise), then on non-boletas up to 2 phones, e-mail, the `Acteco` codes
+ * and branch; the SII branch code (up to 9 digits) and the origin address. Texts are cut to
+ * `SII_MAX_LENGTH`.
+ */
+function appendEmisor(header: XMLBuilder, parts: DteParts): void {
+  const { boleta } = parts;
+  const e = parts.input.emitter;
   const emisor = header.ele("Emisor");
-  emisor.ele("RUTEmisor").txt(emitterRut);
+  emisor.ele("RUTEmisor").txt(parts.emitterRut);
   emisor
     .ele(boleta ? "RznSocEmisor" : "RznSoc")
     .txt(requiredSiiText(e.businessName, MAX.RznSoc, "emitter.businessName"));
@@ -439,11 +470,19 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
   optional(emisor, "DirOrigen", siiText(e.address, MAX.DirOrigen));
   optional(emisor, "CmnaOrigen", siiText(e.commune, MAX.CmnaOrigen));
   optional(emisor, "CiudadOrigen", siiText(e.city, MAX.CiudadOrigen));
+}
 
-  const r = input.receiver;
+/**
+ * `Encabezado/Receptor`: RUT, internal code, name, an export's `Extranjero` (foreign id and
+ * nationality), activity and e-mail (not on boletas), contact and address. Returns the name as
+ * written (`RznSocRecep`, cut to 100), which the TED repeats.
+ */
+function appendReceptor(header: XMLBuilder, parts: DteParts): string {
+  const { boleta, exp } = parts;
+  const r = parts.input.receiver;
   const receiverName = requiredSiiText(r.name, MAX.RznSocRecep, "receiver.name");
   const receptor = header.ele("Receptor");
-  receptor.ele("RUTRecep").txt(receiverRut);
+  receptor.ele("RUTRecep").txt(parts.receiverRut);
   optional(receptor, "CdgIntRecep", siiText(r.internalCode, MAX.CdgIntRecep));
   receptor.ele("RznSocRecep").txt(receiverName);
   if (exp && (exp.foreignId || exp.nationality !== undefined)) {
@@ -457,48 +496,71 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
   optional(receptor, "DirRecep", siiText(r.address, MAX.DirRecep));
   optional(receptor, "CmnaRecep", siiText(r.commune, MAX.CmnaRecep));
   optional(receptor, "CiudadRecep", siiText(r.city, MAX.CiudadRecep));
+  return receiverName;
+}
 
-  const t = input.transport;
-  if (t && (t.plate || t.carrierRut || t.address || t.commune || t.city)) {
-    const transporte = header.ele("Transporte");
-    optional(transporte, "Patente", siiText(t.plate, MAX.Patente));
-    if (t.carrierRut) transporte.ele("RUTTrans").txt(siiRut(t.carrierRut, "transport.carrierRut"));
-    optional(transporte, "DirDest", siiText(t.address, MAX.DirDest));
-    optional(transporte, "CmnaDest", siiText(t.commune, MAX.CmnaDest));
-    optional(transporte, "CiudadDest", siiText(t.city, MAX.CiudadDest));
-  }
+/**
+ * `Encabezado/Transporte` of a 52 (plate, carrier RUT, destination address), left out when the
+ * transport has none of them.
+ */
+function appendTransporte(header: XMLBuilder, t: DteTransport | undefined): void {
+  if (!t || !(t.plate || t.carrierRut || t.address || t.commune || t.city)) return;
+  const transporte = header.ele("Transporte");
+  optional(transporte, "Patente", siiText(t.plate, MAX.Patente));
+  if (t.carrierRut) transporte.ele("RUTTrans").txt(siiRut(t.carrierRut, "transport.carrierRut"));
+  optional(transporte, "DirDest", siiText(t.address, MAX.DirDest));
+  optional(transporte, "CmnaDest", siiText(t.commune, MAX.CmnaDest));
+  optional(transporte, "CiudadDest", siiText(t.city, MAX.CiudadDest));
+}
 
-  if (exp) appendAduana(header, exp, amount(totals.total, "totals.total"));
+/**
+ * An export's `Encabezado/Totales` (currency name, `MntExe`, `MntTotal` in the document's
+ * currency) and, with an exchange rate, `Encabezado/OtraMoneda` in whole pesos (PESO CL).
+ */
+function appendExportTotales(header: XMLBuilder, parts: DteParts, exp: DteExport): void {
+  const { totals } = parts;
+  const totales = header.ele("Totales");
+  totales.ele("TpoMoneda").txt(exp.currencyName);
+  totales.ele("MntExe").txt(dteAmount(parts, totals.exempt, "totals.exempt"));
+  totales.ele("MntTotal").txt(dteAmount(parts, totals.total, "totals.total"));
+  if (exp.exchangeRate === undefined) return;
+  const pesos = pesoAmounts(totals.exempt, totals.total, exp.exchangeRate);
+  const otra = header.ele("OtraMoneda");
+  otra.ele("TpoMoneda").txt("PESO CL");
+  otra.ele("TpoCambio").txt(siiDecimal(exp.exchangeRate, 4));
+  otra.ele("MntExeOtrMnda").txt(pesos.exempt.toFixed(0));
+  otra.ele("MntTotOtrMnda").txt(pesos.total.toFixed(0));
+}
 
-  // Totales: taxable part when some line is taxable, exempt part when some line is exempt
+/**
+ * `Encabezado/Totales` in whole pesos: the taxable part (`MntNeto`, `TasaIVA` except on boletas,
+ * `IVA`) when some line is taxable, `MntExe` when some line is exempt, and `MntTotal`. Exports:
+ * `appendExportTotales`.
+ */
+function appendTotales(header: XMLBuilder, parts: DteParts): void {
+  const { totals, boleta, exp } = parts;
+  if (exp) return appendExportTotales(header, parts, exp);
   const anyTaxable = totals.lines.some((l) => !l.exempt);
   const anyExempt = totals.lines.some((l) => l.exempt);
   const totales = header.ele("Totales");
-  if (exp) {
-    totales.ele("TpoMoneda").txt(exp.currencyName);
-    totales.ele("MntExe").txt(amount(totals.exempt, "totals.exempt"));
-    totales.ele("MntTotal").txt(amount(totals.total, "totals.total"));
-    if (exp.exchangeRate !== undefined) {
-      const pesos = pesoAmounts(totals.exempt, totals.total, exp.exchangeRate);
-      const otra = header.ele("OtraMoneda");
-      otra.ele("TpoMoneda").txt("PESO CL");
-      otra.ele("TpoCambio").txt(siiDecimal(exp.exchangeRate, 4));
-      otra.ele("MntExeOtrMnda").txt(pesos.exempt.toFixed(0));
-      otra.ele("MntTotOtrMnda").txt(pesos.total.toFixed(0));
-    }
-  }
-  if (exp) {
-    // written above
-  } else if (anyTaxable) totales.ele("MntNeto").txt(siiAmount(totals.amount, "totals.amount"));
-  if (anyExempt && !exp) totales.ele("MntExe").txt(siiAmount(totals.exempt, "totals.exempt"));
-  if (anyTaxable && !exp) {
+  if (anyTaxable) totales.ele("MntNeto").txt(siiAmount(totals.amount, "totals.amount"));
+  if (anyExempt) totales.ele("MntExe").txt(siiAmount(totals.exempt, "totals.exempt"));
+  if (anyTaxable) {
     if (!boleta) totales.ele("TasaIVA").txt(siiDecimal(totals.taxPercent, 2));
     totales.ele("IVA").txt(siiAmount(totals.tax, "totals.tax"));
   }
-  if (!exp) totales.ele("MntTotal").txt(siiAmount(totals.total, "totals.total"));
+  totales.ele("MntTotal").txt(siiAmount(totals.total, "totals.total"));
+}
 
+/**
+ * One `Detalle` per line that is not a credit, numbered from 1 (`NroLinDet`): item code, `IndExe`,
+ * name and description, quantity and unit, unit price (each left out when 0), the line discount
+ * (`DescuentoPct` for a % discount, `DescuentoMonto` in whole pesos) and `MontoItem`.
+ */
+function appendDetalle(doc: XMLBuilder, parts: DteParts): void {
+  const { totals, exp } = parts;
   let lineNumber = 0;
-  input.lines.forEach((line, i) => {
+  parts.input.lines.forEach((line, i) => {
     if (isCredit(line)) return;
     const lt = totals.lines[i];
     const det = doc.ele("Detalle");
@@ -520,44 +582,68 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
       if (!exp || lt.discountAmount.isInteger())
         det.ele("DescuentoMonto").txt(siiAmount(lt.discountAmount, `lines.${i}.discount`));
     }
-    det.ele("MontoItem").txt(amount(lt.total, `lines.${i}.total`));
+    det.ele("MontoItem").txt(dteAmount(parts, lt.total, `lines.${i}.total`));
   });
+}
 
-  // DscRcgGlobal: each credit line as an amount, then the document discount (as an amount when
-  // credits come first, since totals.ts takes the % of the taxable net after credits)
-  let discountNumber = 0;
-  const globalDiscount = (glosa: string | undefined, scheme: DiscountScheme, value: string, exempt: boolean) => {
-    const dr = doc.ele("DscRcgGlobal");
-    dr.ele("NroLinDR").txt(String(++discountNumber));
-    dr.ele("TpoMov").txt("D");
-    optional(dr, "GlosaDR", siiText(glosa, MAX.GlosaDR));
-    dr.ele("TpoValor").txt(scheme);
-    dr.ele("ValorDR").txt(value);
-    if (exempt) dr.ele("IndExeDR").txt("1");
-  };
+/** One `DscRcgGlobal` discount (TpoMov D), as `appendGlobalDiscounts` writes it. */
+interface GlobalDiscount {
+  /** `GlosaDR` (cut to 45) */
+  glosa: string | undefined;
+  /** `TpoValor`: % or $ */
+  scheme: DiscountScheme;
+  /** `ValorDR`, already written as text */
+  value: string;
+  /** `IndExeDR` 1: the discount is on exempt lines */
+  exempt: boolean;
+}
+
+/**
+ * `DscRcgGlobal`, numbered from 1 (`NroLinDR`): each credit line as an amount, then the document
+ * discount (as an amount when credits come first, since totals.ts takes the % of the taxable net
+ * after credits). Amounts are whole pesos, or up to 2 decimals on an export.
+ */
+function appendGlobalDiscounts(doc: XMLBuilder, parts: DteParts): void {
+  const { input, totals, exp } = parts;
+  const discounts: GlobalDiscount[] = [];
   input.lines.forEach((line, i) => {
-    if (isCredit(line))
-      globalDiscount(
-        line.name,
-        "$",
-        exp
-          ? siiDecimal(totals.lines[i].total.negated(), 2)
-          : siiAmount(totals.lines[i].total.negated(), `lines.${i}.total`),
-        totals.lines[i].exempt,
-      );
+    if (!isCredit(line)) return;
+    const credit = totals.lines[i].total.negated();
+    const value = exp ? siiDecimal(credit, 2) : siiAmount(credit, `lines.${i}.total`);
+    discounts.push({ glosa: line.name, scheme: "$", value, exempt: totals.lines[i].exempt });
   });
   if (input.discount && !totals.discountAmount.isZero()) {
-    if (discountNumber > 0)
-      globalDiscount(
-        input.discount.description,
-        "$",
-        exp ? siiDecimal(totals.discountAmount, 2) : siiAmount(totals.discountAmount, "discount"),
-        false,
-      );
-    else globalDiscount(input.discount.description, input.discount.scheme, siiDecimal(input.discount.value, 2), false);
+    const glosa = input.discount.description;
+    if (discounts.length > 0) {
+      const value = exp ? siiDecimal(totals.discountAmount, 2) : siiAmount(totals.discountAmount, "discount");
+      discounts.push({ glosa, scheme: "$", value, exempt: false });
+    } else {
+      discounts.push({
+        glosa,
+        scheme: input.discount.scheme,
+        value: siiDecimal(input.discount.value, 2),
+        exempt: false,
+      });
+    }
   }
+  discounts.forEach((discount, i) => {
+    const dr = doc.ele("DscRcgGlobal");
+    dr.ele("NroLinDR").txt(String(i + 1));
+    dr.ele("TpoMov").txt("D");
+    optional(dr, "GlosaDR", siiText(discount.glosa, MAX.GlosaDR));
+    dr.ele("TpoValor").txt(discount.scheme);
+    dr.ele("ValorDR").txt(discount.value);
+    if (discount.exempt) dr.ele("IndExeDR").txt("1");
+  });
+}
 
-  (input.references ?? []).forEach((ref, i) => {
+/**
+ * `Referencia[0..40]`, numbered from 1 (`NroLinRef`): the referenced document's type and folio,
+ * `IndGlobal`, `RUTOtr` and `FchRef` (not on boletas), `CodRef` and `RazonRef`.
+ */
+function appendReferences(doc: XMLBuilder, parts: DteParts): void {
+  const { boleta } = parts;
+  (parts.input.references ?? []).forEach((ref, i) => {
     const el = doc.ele("Referencia");
     el.ele("NroLinRef").txt(String(i + 1));
     el.ele("TpoDocRef").txt(requiredSiiText(String(ref.type), MAX.TpoDocRef, `references.${i}.type`));
@@ -568,20 +654,48 @@ export function buildDte(input: DteInput, caf: Caf): BuiltDte {
     if (ref.code !== undefined) el.ele("CodRef").txt(String(ref.code));
     optional(el, "RazonRef", siiText(ref.reason, MAX.RazonRef));
   });
+}
 
+/** Builds the unsigned DTE (with its TED, stamped with `caf`). Throws ValidationError on bad input. */
+export function buildDte(input: DteInput, caf: Caf): BuiltDte {
+  checkInput(input);
+  const type = input.type;
+  const issueDate = siiDate(input.issueDate, "issueDate");
+  const emitterRut = siiRut(input.emitter.rut, "emitter.rut");
+  const receiverRut = siiRut(input.receiver.rut, "receiver.rut");
+  assertCafCovers(caf, { rut: emitterRut, type, folio: input.folio, issueDate });
+  const timestamp = siiTimestamp(input.timestamp);
+  const exp = EXPORT_DTE_TYPES.includes(type) ? input.export : undefined;
+  const totals = dteTotals(input, exp);
+  const parts: DteParts = {
+    input,
+    boleta: BOLETA_TYPES.includes(type),
+    exp,
+    totals,
+    emitterRut,
+    receiverRut,
+    issueDate,
+  };
+
+  const id = documentId(type, input.folio);
+  const root = create({ version: "1.0", encoding: "ISO-8859-1" }).ele(SII_NAMESPACE, "DTE", { version: "1.0" });
+  const doc = root.ele(exp ? "Exportaciones" : "Documento", { ID: id });
+  const header = doc.ele("Encabezado");
+  appendIdDoc(header, parts);
+  appendEmisor(header, parts);
+  const receiverName = appendReceptor(header, parts);
+  appendTransporte(header, input.transport);
+  if (exp) appendAduana(header, exp, dteAmount(parts, totals.total, "totals.total"));
+  appendTotales(header, parts);
+  appendDetalle(doc, parts);
+  appendGlobalDiscounts(doc, parts);
+  appendReferences(doc, parts);
+
+  const total = dteAmount(parts, totals.total, "totals.total");
+  const firstItemName = input.lines.find((line) => !isCredit(line))!.name;
   appendTed(
     doc,
-    {
-      emitterRut,
-      type,
-      folio: input.folio,
-      issueDate,
-      receiverRut,
-      receiverName,
-      total: amount(totals.total, "totals.total"),
-      firstItemName: input.lines.find((line) => !isCredit(line))!.name,
-      timestamp,
-    },
+    { emitterRut, type, folio: input.folio, issueDate, receiverRut, receiverName, total, firstItemName, timestamp },
     caf,
   );
   doc.ele("TmstFirma").txt(timestamp);

@@ -80,14 +80,10 @@ function documentOf(
 }
 
 /**
- * Reads a receiver's answer file (text, or bytes decoded as their XML declaration says): its
- * kind, Caratula and documents. Errors, all 400 on field `xml`: not well-formed; not a
- * RespuestaDTE or EnvioRecibos; not valid against SII's schema; a RespuestaDTE with neither
- * RecepcionEnvio nor ResultadoDTE; a signature (the Resultado's, the SetRecibos', any Recibo's)
- * that does not verify.
+ * The answer file's root element, from its first 300 characters after the XML declaration: a
+ * `RespuestaDTE` or an `EnvioRecibos` (any namespace prefix); a 400 on field `xml` otherwise.
  */
-export async function readReceiverAnswer(file: Buffer | string): Promise<ReceiverAnswer> {
-  const xml = decodeXmlFile(file);
+function answerRoot(xml: string): "RespuestaDTE" | "EnvioRecibos" {
   const root = /<(?:[A-Za-z]+:)?(RespuestaDTE|EnvioRecibos)[\s>]/.exec(
     xml
       .replace(/<\?xml[^>]*\?>/, "")
@@ -99,6 +95,11 @@ export async function readReceiverAnswer(file: Buffer | string): Promise<Receive
       "xml",
       "must be a RespuestaDTE (RecepcionDTE, ResultadoDTE) or an EnvioRecibos of SII's exchange",
     );
+  return root as "RespuestaDTE" | "EnvioRecibos";
+}
+
+/** Validates the file against its SII schema, RespuestaEnvioDTE_v10.xsd or EnvioRecibos_v10.xsd (400 when invalid). */
+async function validateAnswer(file: Buffer | string, root: "RespuestaDTE" | "EnvioRecibos"): Promise<void> {
   if (root === "RespuestaDTE")
     await validateSiiXml(
       file,
@@ -113,44 +114,57 @@ export async function readReceiverAnswer(file: Buffer | string): Promise<Receive
       ["Recibos_v10.xsd", "SiiTypes_v10.xsd", "xmldsignature_v10.xsd"],
       "EnvioRecibos",
     );
-  const doc = new DOMParser().parseFromString(xml, "text/xml");
-  const top = doc.documentElement!;
-  if (top.namespaceURI !== SII_NAMESPACE) throw ValidationError.field("xml", `must be in namespace ${SII_NAMESPACE}`);
+}
 
-  if (root === "RespuestaDTE") {
-    const resultado = child(top, "Resultado")!;
-    const id = resultado.getAttribute("ID") ?? "";
-    requireSignature(xml, child(top, "Signature"), id, `the RespuestaDTE (Resultado ${id})`);
-    const caratula = child(resultado, "Caratula");
-    const recepcion = child(resultado, "RecepcionEnvio");
-    const results = elements(resultado, "ResultadoDTE");
-    const base = {
-      responderRut: text(caratula, "RutResponde").toUpperCase(),
-      recipientRut: text(caratula, "RutRecibe").toUpperCase(),
+/** The Caratula's `RutResponde` and `RutRecibe`, upper case ("" when missing). */
+function caratulaRuts(caratula: Element | null): Pick<ReceiverAnswer, "responderRut" | "recipientRut"> {
+  return {
+    responderRut: text(caratula, "RutResponde").toUpperCase(),
+    recipientRut: text(caratula, "RutRecibe").toUpperCase(),
+  };
+}
+
+/**
+ * A `RespuestaDTE` (RespuestaEnvioDTE_v10.xsd), its signature over `Resultado` verified: a
+ * reception (`RecepcionEnvio/RecepcionDTE`: EstadoRecepDTE, RecepDTEGlosa) or a result
+ * (`ResultadoDTE`: EstadoDTE, EstadoDTEGlosa and CodRchDsc); a 400 when it has neither.
+ */
+function readRespuestaDte(xml: string, top: Element): ReceiverAnswer {
+  const resultado = child(top, "Resultado")!;
+  const id = resultado.getAttribute("ID") ?? "";
+  requireSignature(xml, child(top, "Signature"), id, `the RespuestaDTE (Resultado ${id})`);
+  const caratula = child(resultado, "Caratula");
+  const recepcion = child(resultado, "RecepcionEnvio");
+  const results = elements(resultado, "ResultadoDTE");
+  const base = caratulaRuts(caratula);
+  if (recepcion) {
+    return {
+      kind: "reception",
+      ...base,
+      documents: elements(recepcion, "RecepcionDTE").map((d) =>
+        documentOf(d, "TipoDTE", Number(text(d, "EstadoRecepDTE")), text(d, "RecepDTEGlosa") || null),
+      ),
     };
-    if (recepcion) {
-      return {
-        kind: "reception",
-        ...base,
-        documents: elements(recepcion, "RecepcionDTE").map((d) =>
-          documentOf(d, "TipoDTE", Number(text(d, "EstadoRecepDTE")), text(d, "RecepDTEGlosa") || null),
-        ),
-      };
-    }
-    if (results.length) {
-      return {
-        kind: "result",
-        ...base,
-        documents: results.map((d) => {
-          const reason = text(d, "CodRchDsc");
-          const note = [text(d, "EstadoDTEGlosa"), reason ? `CodRchDsc ${reason}` : ""].filter(Boolean).join("; ");
-          return documentOf(d, "TipoDTE", Number(text(d, "EstadoDTE")), note || null);
-        }),
-      };
-    }
-    throw ValidationError.field("xml", "the RespuestaDTE has neither RecepcionEnvio nor ResultadoDTE");
   }
+  if (results.length) {
+    return {
+      kind: "result",
+      ...base,
+      documents: results.map((d) => {
+        const reason = text(d, "CodRchDsc");
+        const note = [text(d, "EstadoDTEGlosa"), reason ? `CodRchDsc ${reason}` : ""].filter(Boolean).join("; ");
+        return documentOf(d, "TipoDTE", Number(text(d, "EstadoDTE")), note || null);
+      }),
+    };
+  }
+  throw ValidationError.field("xml", "the RespuestaDTE has neither RecepcionEnvio nor ResultadoDTE");
+}
 
+/**
+ * An `EnvioRecibos` (EnvioRecibos_v10.xsd), the signatures of `SetRecibos` and of each `Recibo`
+ * verified: a receipt per `DocumentoRecibo`, its text the Recinto and RutFirma.
+ */
+function readEnvioRecibos(xml: string, top: Element): ReceiverAnswer {
   const set = child(top, "SetRecibos")!;
   const setId = set.getAttribute("ID") ?? "";
   requireSignature(xml, child(top, "Signature"), setId, `the EnvioRecibos (SetRecibos ${setId})`);
@@ -166,10 +180,22 @@ export async function readReceiverAnswer(file: Buffer | string): Promise<Receive
       `Recinto: ${text(documento, "Recinto")}; RutFirma: ${text(documento, "RutFirma")}`,
     );
   });
-  return {
-    kind: "receipt",
-    responderRut: text(caratula, "RutResponde").toUpperCase(),
-    recipientRut: text(caratula, "RutRecibe").toUpperCase(),
-    documents,
-  };
+  return { kind: "receipt", ...caratulaRuts(caratula), documents };
+}
+
+/**
+ * Reads a receiver's answer file (text, or bytes decoded as their XML declaration says): its
+ * kind, Caratula and documents. Errors, all 400 on field `xml`: not well-formed; not a
+ * RespuestaDTE or EnvioRecibos; not valid against SII's schema; a RespuestaDTE with neither
+ * RecepcionEnvio nor ResultadoDTE; a signature (the Resultado's, the SetRecibos', any Recibo's)
+ * that does not verify.
+ */
+export async function readReceiverAnswer(file: Buffer | string): Promise<ReceiverAnswer> {
+  const xml = decodeXmlFile(file);
+  const root = answerRoot(xml);
+  await validateAnswer(file, root);
+  const doc = new DOMParser().parseFromString(xml, "text/xml");
+  const top = doc.documentElement!;
+  if (top.namespaceURI !== SII_NAMESPACE) throw ValidationError.field("xml", `must be in namespace ${SII_NAMESPACE}`);
+  return root === "RespuestaDTE" ? readRespuestaDte(xml, top) : readEnvioRecibos(xml, top);
 }
