@@ -10,7 +10,7 @@ import { holdsValidKey, mayAuthenticate, presentedKeyHash } from "../services/ap
 import type { ApiKeyCache, LiveApiKeyIndex } from "../services/api-key-cache.js";
 import { errorResponse } from "../rest/router.js";
 import { clientAddress, dashboardCookie, portalCookie } from "./credentials.js";
-import type { AppMetrics } from "./metrics.js";
+import { surfaceOf, type AppMetrics } from "./metrics.js";
 import { loggedPath, withHeaders } from "./routes.js";
 
 /** What a `worker` process answers over HTTP (docs/scaling.md "Roles"); anything else is a 404. */
@@ -64,8 +64,8 @@ export function createGuard(deps: GuardDeps): (request: Request) => Promise<Resp
         `No route for ${request.method} ${url.pathname}: this process runs the background workers ` +
           `(SERVICE_ROLE=worker) and answers only ${[...WORKER_PATHS].join(", ")}`,
       );
-    const surface = url.pathname.startsWith("/graphql") ? "graphql" : url.pathname.startsWith("/v1") ? "rest" : null;
-    if (surface) return api(request, url, surface);
+    const surface = surfaceOf(url.pathname);
+    if (surface !== "other") return api(request, url, surface);
     // the portal's pages are limited per client address (a session key is tried there); the dashboard's sign-in
     // routes likewise (besides the failed sign-in limits of pages/dashboard.ts)
     const pages = ["/portal", "/dashboard"];

@@ -13,6 +13,7 @@ import type { AppSettings } from "../../src/infra/config.js";
 import { contractProblem } from "./contract.js";
 import { cloneTemplate } from "./databases.js";
 import type { DatabaseTarget } from "../../src/infra/driver-adapter.js";
+import { ACME_TAX_PROFILE } from "./acme.js";
 
 /**
  * The table a statement of `TestServer.statements` reads or writes first: transaction control as
@@ -116,13 +117,7 @@ export async function startTestServer(
   // the same tax profile in both modes (settings are per mode: docs/decisions.md)
   await database.prisma.organizationSettings.updateMany({
     where: { organizationId: acme.organization },
-    data: {
-      taxId: "76042235-5",
-      taxBusinessName: "Acme SpA",
-      taxAddress: "Av. Providencia 1234",
-      taxCommune: "Providencia",
-      taxActivity: "Servicios informáticos",
-    },
+    data: ACME_TAX_PROFILE,
   });
   // every Prisma operation the app runs is recorded, so tests can catch N+1 queries
   const queries: string[] = [];

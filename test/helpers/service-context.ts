@@ -13,6 +13,7 @@ import { installEventPrinter } from "../../src/services/events.js";
 import { restEventPrinter } from "../../src/rest/event-objects.js";
 import { DomainError } from "../../src/domain/errors.js";
 import { cloneTemplate } from "./databases.js";
+import { ACME_TAX_PROFILE } from "./acme.js";
 
 export interface ServiceDatabase {
   database: Database;
@@ -51,13 +52,7 @@ export async function startServiceDatabase(): Promise<ServiceDatabase> {
   });
   await database.prisma.organizationSettings.updateMany({
     where: { organizationId: acme.organization },
-    data: {
-      taxId: "76042235-5",
-      taxBusinessName: "Acme SpA",
-      taxAddress: "Av. Providencia 1234",
-      taxCommune: "Providencia",
-      taxActivity: "Servicios informáticos",
-    },
+    data: ACME_TAX_PROFILE,
   });
   return {
     database,

@@ -21,6 +21,7 @@ import { createApp, createHttpServer, listen } from "../../src/server.js";
 import { databaseCommands } from "../../src/cli/database.js";
 import { adminQuery, POSTGRES_URL, TEST_DB, withDatabase } from "../helpers/databases.js";
 import { chileanCustomer } from "../helpers/server.js";
+import { ACME_TAX_PROFILE } from "../helpers/acme.js";
 
 const PUBLIC_URL = "http://billing.test";
 const BIG_MONEY = "12345678901234.123456"; // 20 significant digits: no double holds it
@@ -107,13 +108,7 @@ describe.skipIf(TEST_DB !== "postgres")("moving from the embedded database to Po
     key = created.key;
     await source.prisma.organizationSettings.update({
       where: { organizationId_testMode: { organizationId: created.organization, testMode: true } },
-      data: {
-        taxId: "76042235-5",
-        taxBusinessName: "Acme SpA",
-        taxAddress: "Av. Providencia 1234",
-        taxCommune: "Providencia",
-        taxActivity: "Servicios informáticos",
-      },
+      data: ACME_TAX_PROFILE,
     });
     const app = await serve(source, key);
     try {
