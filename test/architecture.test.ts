@@ -249,16 +249,11 @@ const OVERSIZED_TO_SPLIT = [
   "graphql/pagination.ts tenantConnection", // 6 parameters
   "infra/database.ts createDatabase", // 113 lines
   "infra/sql/joined-reads.ts joinedRead", // 6 parameters
-  "services/cafs.ts takeFolios", // 6 parameters
   "services/idempotency.ts runIdempotent", // 6 parameters
-  "services/numbering.ts numberDocument", // 6 parameters
   "services/revenue-aggregates.ts drainAndRead", // 8 parameters
   "services/sii-exchange.ts writeExchanges", // 6 parameters
   "services/sii-sending.ts askEnvelopeStatus", // 6 parameters
   "services/sii-sending.ts recordDecision", // 6 parameters
-  "services/tax-documents.ts dteInputOf", // 82 lines, 6 parameters
-  "services/tax-documents.ts issueTaxDocument", // 6 parameters
-  "services/tax-documents.ts issueTaxInvoices", // 6 parameters
 ];
 
 describe("architecture: function size in all of src/", () => {

@@ -8,6 +8,7 @@
 export const EVERY_DATABASE = [
   // the data layer: statements sent, the hand-written SQL path, decimals, transactions, migrations, failures
   "statement-counts",
+  "finalize-statements",
   "queries",
   "joined-reads",
   "direct-transaction",

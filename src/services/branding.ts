@@ -9,7 +9,7 @@ import { FieldErrorCollector } from "../domain/errors.js";
 import { BUSINESS_NAME_MAX_LENGTH, normalizeHexColor, type Branding } from "../domain/customer-sessions.js";
 import { tenant, type ServiceContext } from "./context.js";
 import { checkHttpUrl } from "./customer-sessions.js";
-import { readSettings, writeSettings, type OrganizationSettings } from "./organization-settings.js";
+import { organizationName, readSettings, writeSettings, type OrganizationSettings } from "./organization-settings.js";
 
 export interface BrandingInput {
   businessName?: string | null;
@@ -50,15 +50,12 @@ function brandingOf(name: string, row: OrganizationSettings): OrganizationBrandi
   };
 }
 
-async function organizationName(ctx: ServiceContext): Promise<string> {
-  return (
-    await ctx.prisma.organization.findUniqueOrThrow({ where: { id: ctx.auth.organizationId }, select: { name: true } })
-  ).name;
-}
-
 /** The caller's organization's branding in the caller's mode. */
 export async function getBranding(ctx: ServiceContext): Promise<OrganizationBranding> {
-  return brandingOf(await organizationName(ctx), await readSettings(ctx.prisma, tenant(ctx)));
+  return brandingOf(
+    await organizationName(ctx.prisma, ctx.auth.organizationId),
+    await readSettings(ctx.prisma, tenant(ctx)),
+  );
 }
 
 /**
@@ -111,5 +108,8 @@ export async function updateBranding(ctx: ServiceContext, input: BrandingInput):
     data[field] = value || null;
   }
   errors.throwIfAny("Invalid branding");
-  return brandingOf(await organizationName(ctx), await writeSettings(ctx.prisma, tenant(ctx), data));
+  return brandingOf(
+    await organizationName(ctx.prisma, ctx.auth.organizationId),
+    await writeSettings(ctx.prisma, tenant(ctx), data),
+  );
 }

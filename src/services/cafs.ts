@@ -215,10 +215,17 @@ export interface TakenFolios {
   cafFiles: Map<string, Buffer>;
 }
 
+/** The folios a batch asks for: `count` (>= 1) of type `documentTypeId`, usable on `latestIssueDate` (yyyy-mm-dd). */
+export interface FolioRequest {
+  documentTypeId: string;
+  latestIssueDate: string;
+  count: number;
+}
+
 /**
- * Takes the next `count` (>= 1) folios of document type `documentTypeId` for (organization, mode)
+ * Takes the next `wanted.count` (>= 1) folios of document type `wanted.documentTypeId` for (organization, mode)
  * inside the caller's transaction, with one statement: the CAFs with folios left and usable on
- * `latestIssueDate` (the latest issue date of the documents they number, so every document of the
+ * `wanted.latestIssueDate` (the latest issue date of the documents they number, so every document of the
  * batch is covered) are locked in range order (`FOR UPDATE`, the lock takeFolio takes, so bulk
  * and single finalizes queue on the same rows) and their `nextFolio` moved past the folios taken:
  * the rest of the lowest CAF first, then the next CAF's, and so on. Folios follow each other
@@ -230,11 +237,10 @@ export interface TakenFolios {
 export async function takeFolios(
   tx: Tx,
   tenantKey: { organizationId: string; testMode: boolean },
-  documentTypeId: string,
-  latestIssueDate: string,
-  count: number,
+  wanted: FolioRequest,
   key: Buffer | undefined,
 ): Promise<TakenFolios> {
+  const { documentTypeId, latestIssueDate, count } = wanted;
   if (!Number.isInteger(count) || count < 1)
     throw new Error(`takeFolios: count must be a positive integer, got ${count}`);
   const mode = tenantKey.testMode ? "test" : "live";

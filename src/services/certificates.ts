@@ -84,12 +84,61 @@ export async function listCertificates(ctx: ServiceContext) {
   });
 }
 
+/** A stored certificate as signing reads it: its validity, holder and sealed PEM pair. */
+export interface StoredCertificate {
+  validTo: Date | null;
+  subjectRut: string | null;
+  /** the PEM pair as JSON, sealed with the encryption key (infra/secrets.ts) */
+  encrypted: Uint8Array;
+}
+
+/**
+ * The certificates of organization `owner.organizationId` in mode `owner.testMode`, newest first (one
+ * statement): what signingCredentialsOf chooses from. A finalize reads them once (services/issuing.ts).
+ */
+export async function readCertificates(db: Pick<Tx, "certificate">, owner: TenantKey): Promise<StoredCertificate[]> {
+  return db.certificate.findMany({
+    where: { organizationId: owner.organizationId, testMode: owner.testMode },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    select: { validTo: true, subjectRut: true, encrypted: true },
+  });
+}
+
+/**
+ * The PEM pair that signs the DTEs of mode `owner.testMode`, opened from that mode's certificates
+ * `newestFirst` (readCertificates): the newest one still valid at `now`. 409 InvalidStateError
+ * when there is none or all expired, or when `key` is missing; an Error when the stored secret
+ * cannot be decrypted with `key` (wrong CERTIFICATE_ENCRYPTION_KEY). No database access.
+ */
+export function signingCredentialsOf(
+  newestFirst: readonly StoredCertificate[],
+  owner: TenantKey,
+  key: Buffer | undefined,
+  now: Date,
+): SigningCredentials {
+  const mode = owner.testMode ? "test" : "live";
+  if (!newestFirst.length)
+    throw new InvalidStateError(
+      `the organization has no signing certificate in ${mode} mode: upload one with a ${mode} key (docs/sii-setup.md)`,
+    );
+  const row = newestFirst.find((r) => !r.validTo || r.validTo.getTime() > now.getTime());
+  if (!row)
+    throw new InvalidStateError(
+      `the organization's ${mode} signing certificate expired on ${newestFirst[0].validTo?.toISOString()}: upload ` +
+        `a new one with a ${mode} key`,
+    );
+  const pair = JSON.parse(openSecret(requireKey(key), row.encrypted).toString("utf8")) as {
+    certificatePem: string;
+    privateKeyPem: string;
+  };
+  return { certificatePem: pair.certificatePem, privateKeyPem: pair.privateKeyPem, subjectRut: row.subjectRut ?? "" };
+}
+
 /**
  * The PEM pair that signs the DTEs of organization `owner.organizationId` in mode `owner.testMode`:
- * that mode's newest certificate still valid at `now` (the other mode's never signs).
- * 409 InvalidStateError when it has none or all expired, or when `key` is missing; an Error when
- * the stored secret cannot be decrypted with `key` (wrong CERTIFICATE_ENCRYPTION_KEY).
- * `key` is the configured encryption key (`ctx.settings.certificateEncryptionKey`).
+ * that mode's newest certificate still valid at `now` (the other mode's never signs); readCertificates
+ * then signingCredentialsOf, with their errors. `key` is the configured encryption key
+ * (`ctx.settings.certificateEncryptionKey`).
  */
 export async function loadSigningCredentials(
   db: Pick<Tx, "certificate">,
@@ -97,24 +146,5 @@ export async function loadSigningCredentials(
   key: Buffer | undefined,
   now: Date = new Date(),
 ): Promise<SigningCredentials> {
-  const mode = owner.testMode ? "test" : "live";
-  const rows = await db.certificate.findMany({
-    where: { organizationId: owner.organizationId, testMode: owner.testMode },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-  });
-  if (!rows.length)
-    throw new InvalidStateError(
-      `the organization has no signing certificate in ${mode} mode: upload one with a ${mode} key (docs/sii-setup.md)`,
-    );
-  const row = rows.find((r) => !r.validTo || r.validTo.getTime() > now.getTime());
-  if (!row)
-    throw new InvalidStateError(
-      `the organization's ${mode} signing certificate expired on ${rows[0].validTo?.toISOString()}: upload a new one ` +
-        `with a ${mode} key`,
-    );
-  const pair = JSON.parse(openSecret(requireKey(key), row.encrypted).toString("utf8")) as {
-    certificatePem: string;
-    privateKeyPem: string;
-  };
-  return { certificatePem: pair.certificatePem, privateKeyPem: pair.privateKeyPem, subjectRut: row.subjectRut ?? "" };
+  return signingCredentialsOf(await readCertificates(db, owner), owner, key, now);
 }

@@ -11,11 +11,19 @@ import { NotFoundError, ValidationError } from "../domain/errors.js";
 import { transition, type DocumentKind } from "../domain/document-status.js";
 import type { NormalizedLine } from "../domain/document-lines.js";
 import type { DocumentTotals } from "../domain/totals.js";
-import { nextDocumentNumbers, numberDocument, numberNewInvoices } from "./numbering.js";
+import {
+  nextDocumentNumbers,
+  numberDocument,
+  numberingPlan,
+  numberNewInvoices,
+  type NumberingPlan,
+} from "./numbering.js";
+import type { InvoiceBatch } from "./tax-documents.js";
+import { loadIssuing, type Issuing } from "./issuing.js";
 import type { DocumentNumbering } from "../domain/document-numbering.js";
 import type { IssuedCustomer, IssuedIssuer } from "../domain/issued-parties.js";
 import { enqueueIssuedDocument, enqueueIssuedDocuments } from "./sii-sending.js";
-import { snapshotColumns, snapshotParties, snapshotPartiesOfCustomers } from "./issued-parties.js";
+import { customerSnapshots, snapshotColumns, snapshotParties } from "./issued-parties.js";
 import { lockTenantRow, withinTransaction, type ServiceContext, type TenantTable, type Tx } from "./context.js";
 import { printedObjects, recordEvents } from "./events.js";
 import { settlingInvoice } from "./invoice-balances.js";
@@ -166,7 +174,9 @@ export async function finalizeDraftDocument<T>(ctx: ServiceContext, kind: Docume
 /**
  * Finalizes draft `id`, already locked by the caller's transaction `tx` (lockDocument, or created in
  * it): checks the transition (409 not a draft), requires at least one line (400 on `lines`; a tax
- * document needs one), stores the snapshot of its customer and issuer (services/issued-parties.ts:
+ * document needs one), reads what it needs of the organization once (services/issuing.ts: its
+ * settings and name; the numbering plan adds the type's agency and the mode's certificates) and
+ * hands it down, stores the snapshot of its customer and issuer (services/issued-parties.ts:
  * what every reader shows from then on), numbers it (services/numbering.ts: an SII folio with the
  * signed DTE, built from that snapshot, stored as `localFile` with `taxAgency` pending, for a mode
  * set up with SII and a type it issues; else the internal series; 409 in live mode for a type SII
@@ -201,16 +211,11 @@ export async function finalizeLockedDocument<T>(
       ? (await tx.creditNote.findUniqueOrThrow({ where: { id }, select: { invoiceId: true } })).invoiceId
       : null;
   const settling = creditedInvoice ? await settlingInvoice(withinTransaction(ctx, tx), creditedInvoice) : null;
+  const issuing = await loadIssuing(tx, ctx);
   // the customer and issuer as issued, stored with the document (services/issued-parties.ts)
-  const parties = await snapshotParties(withinTransaction(ctx, tx), kind, id);
-  const { number, numbering, issued } = await numberDocument(
-    tx,
-    withinTransaction(ctx, tx),
-    kind,
-    id,
-    document.documentTypeId,
-    parties,
-  );
+  const parties = await snapshotParties(withinTransaction(ctx, tx), kind, id, issuing.issuer);
+  const draft = { kind, id, documentTypeId: document.documentTypeId };
+  const { number, numbering, issued } = await numberDocument(issuing, draft, parties);
   const taxColumns = issued ? { localFile: issued.localFile, taxAgency: issued.taxAgency } : {};
   const finalized = await model.document(tx).update({
     where: { id },
@@ -218,20 +223,13 @@ export async function finalizeLockedDocument<T>(
       status: "finalized",
       number,
       numbering,
-      finalizedAt: ctx.now(),
+      finalizedAt: issuing.now,
       ...snapshotColumns(parties),
       ...taxColumns,
     },
   });
   // an SII DTE is queued for sending in the same transaction (services/sii-sending.ts)
-  if (issued)
-    await enqueueIssuedDocument(
-      tx,
-      { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode, now: ctx.now() },
-      kind,
-      id,
-      issued,
-    );
+  if (issued) await enqueueIssuedDocument(tx, { ...issuing.owner, now: issuing.now }, kind, id, issued);
   await recordEvents(withinTransaction(ctx, tx), DOCUMENT_EVENTS[kind].finalized, kind, [id]);
   await settling?.recordPaid();
   return finalized as T;
@@ -259,8 +257,7 @@ export async function lockDocument(
  * read every invoice of the type in the organization (stale statistics of a growing table).
  */
 async function newDrafts(
-  tx: Tx,
-  ctx: ServiceContext,
+  { tx, owner }: Issuing,
   documentTypeId: string,
   ids: readonly string[],
 ): Promise<{ id: string; customerId: string }[]> {
@@ -271,8 +268,8 @@ async function newDrafts(
   const strangers = drafts.filter(
     (d) =>
       d.status !== "draft" ||
-      d.organizationId !== ctx.auth.organizationId ||
-      d.testMode !== ctx.auth.testMode ||
+      d.organizationId !== owner.organizationId ||
+      d.testMode !== owner.testMode ||
       d.documentTypeId !== documentTypeId,
   );
   if (drafts.length !== ids.length || strangers.length)
@@ -317,38 +314,35 @@ async function writeFinalizedDrafts(
 }
 
 /**
- * Finalizes invoice drafts `ids` of document type `documentTypeId`, all created in the caller's
- * transaction `tx` with at least one line each (so nobody else sees them and none is empty), in
- * the order given, as finalizeLockedDocument would each, in bulk: numbered by numbering.ts
+ * Finalizes the invoice drafts of `batch` (`ids` of document type `documentTypeId`), all created in
+ * `issuing`'s transaction with at least one line each (so nobody else sees them and none is empty),
+ * in the order given, as finalizeLockedDocument would each, in bulk, in the series `plan`
+ * (numbering.ts numberingPlan of the type with the same `issuing`): numbered by numbering.ts
  * numberNewInvoices (one counter update for the internal series, or one CAF folio range with the
  * DTEs built and signed off the main thread; the same 409s), then one update of the invoices, which
- * also writes each one's snapshot of its customer and issuer (and its DTE file and `taxAgency`),
- * and for DTEs one insert of their SII submissions. Returns how many were finalized.
+ * also writes each one's snapshot of its customer and `issuing.issuer` (and its DTE file and
+ * `taxAgency`), and for DTEs one insert of their SII submissions. Returns how many were finalized.
+ * (finalizeNewInvoiceDrafts loads `issuing` and `plan` itself.)
  */
-export async function finalizeNewInvoiceDrafts(
-  tx: Tx,
-  ctx: ServiceContext,
-  documentTypeId: string,
-  ids: readonly string[],
+export async function finalizePlannedInvoiceDrafts(
+  issuing: Issuing,
+  plan: NumberingPlan,
+  batch: InvoiceBatch,
 ): Promise<number> {
+  const { tx, issuer, now } = issuing;
+  const { documentTypeId, ids } = batch;
   if (ids.length === 0) return 0;
   transition(RESOURCE.invoice, "draft", "finalize");
   // the snapshot of each invoice's customer and of the issuer, as finalizeLockedDocument stores it
-  const drafts = await newDrafts(tx, ctx, documentTypeId, ids);
+  const drafts = await newDrafts(issuing, documentTypeId, ids);
   const customerOf = new Map(drafts.map((d) => [d.id, d.customerId]));
-  const { issuer, customers } = await snapshotPartiesOfCustomers(
-    withinTransaction(ctx, tx),
+  const customers = await customerSnapshots(
+    tx,
     drafts.map((d) => d.customerId),
   );
   const customerSnapshotOf = (id: string) => customers.get(customerOf.get(id)!) ?? null;
-  const { numbering, numbers, issued } = await numberNewInvoices(
-    tx,
-    ctx,
-    documentTypeId,
-    ids,
-    new Map(ids.map((id) => [id, { customer: customerSnapshotOf(id)!, issuer }])),
-  );
-  const now = ctx.now();
+  const parties = new Map(ids.map((id) => [id, { customer: customerSnapshotOf(id)!, issuer }]));
+  const { numbering, numbers, issued } = await numberNewInvoices(issuing, plan, batch, parties);
   await writeFinalizedDrafts(
     tx,
     ids.map((id, i) => ({
@@ -364,11 +358,28 @@ export async function finalizeNewInvoiceDrafts(
   if (issued)
     await enqueueIssuedDocuments(
       tx,
-      { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode, now },
+      { ...issuing.owner, now },
       "invoice",
       ids.map((id, i) => ({ id, issued: issued[i] })),
     );
   return ids.length;
+}
+
+/**
+ * finalizePlannedInvoiceDrafts for invoice drafts `ids` of type `documentTypeId` created in `tx` by
+ * `ctx`'s organization and mode, which reads what it needs of the organization (services/issuing.ts)
+ * and decides the series (numbering.ts numberingPlan) first. Same errors; returns how many were finalized.
+ */
+export async function finalizeNewInvoiceDrafts(
+  tx: Tx,
+  ctx: ServiceContext,
+  documentTypeId: string,
+  ids: readonly string[],
+): Promise<number> {
+  if (ids.length === 0) return 0;
+  const issuing = await loadIssuing(tx, ctx);
+  const plan = await numberingPlan(issuing, documentTypeId);
+  return finalizePlannedInvoiceDrafts(issuing, plan, { documentTypeId, ids });
 }
 
 /** The columns an invoice finalized as it is inserted stores (finalizeNewInternalInvoices). */
@@ -383,9 +394,9 @@ export interface FinalizedColumns {
 }
 
 /**
- * Finalizes in bulk new invoices of type `documentTypeId` that the internal series numbers for the
- * context's organization and mode (numbering.ts numberingPlan), created in the caller's transaction
- * `tx` in the order given, each with at least one line: what finalizeNewInvoiceDrafts does, without
+ * Finalizes in bulk new invoices of type `documentTypeId` that the internal series numbers for
+ * `issuing`'s organization and mode (numbering.ts numberingPlan), created in its transaction in the
+ * order given, each with at least one line: what finalizeNewInvoiceDrafts does, without
  * storing them as drafts first. One counter update numbers them all in order; each stores the
  * snapshot of its customer and of the issuer. The invoices already stored as drafts (`stored`) are
  * finalized with one update; for the others, which the caller inserts afterwards in the same
@@ -394,22 +405,22 @@ export interface FinalizedColumns {
  * second time (docs/performance.md "After: the database's share").
  */
 export async function finalizeNewInternalInvoices(
-  tx: Tx,
-  ctx: ServiceContext,
+  issuing: Issuing,
   documentTypeId: string,
   invoices: readonly { id: string; customerId: string; stored: boolean }[],
 ): Promise<Map<string, FinalizedColumns>> {
   const columns = new Map<string, FinalizedColumns>();
   if (invoices.length === 0) return columns;
+  const { tx, owner, issuer, now } = issuing;
   transition(RESOURCE.invoice, "draft", "finalize");
   const stored = invoices.filter((i) => i.stored).map((i) => i.id);
-  if (stored.length) await newDrafts(tx, ctx, documentTypeId, stored);
-  const { issuer, customers } = await snapshotPartiesOfCustomers(
-    withinTransaction(ctx, tx),
+  if (stored.length) await newDrafts(issuing, documentTypeId, stored);
+  const customers = await customerSnapshots(
+    tx,
     invoices.map((i) => i.customerId),
   );
-  const numbers = await nextDocumentNumbers(tx, ctx, documentTypeId, "invoice", invoices.length);
-  const now = ctx.now();
+  const series = { documentTypeId, kind: "invoice" as const };
+  const numbers = await nextDocumentNumbers(tx, owner, series, invoices.length);
   const drafts: FinalizedDraft[] = [];
   invoices.forEach(({ id, customerId, stored }, i) => {
     const customerSnapshot = customers.get(customerId)!;

@@ -16,10 +16,10 @@ import {
   type IssuedCustomer,
   type IssuedIssuer,
 } from "../domain/issued-parties.js";
-import { getTaxProfile } from "./tax-profile.js";
-import { getBranding } from "./branding.js";
+import { taxProfileOf } from "./tax-profile.js";
+import { organizationName, readSettings, type OrganizationSettings } from "./organization-settings.js";
 import type { DocumentKind } from "../domain/document-status.js";
-import type { ServiceContext } from "./context.js";
+import { tenant, type ServiceContext, type Tx } from "./context.js";
 
 export interface IssuedParties {
   customer: IssuedCustomer;
@@ -27,12 +27,21 @@ export interface IssuedParties {
 }
 
 /**
- * The issuer now: the caller's organization's tax profile (services/tax-profile.ts getTaxProfile)
- * and its name and branding business name (services/branding.ts getBranding).
+ * The issuer of a mode as its settings describe it: their tax profile (services/tax-profile.ts), and
+ * the organization's `name` and branding business name for the printed name (domain/issued-parties.ts
+ * issuerSnapshot). No database access.
  */
+export function issuerOf(name: string, settings: OrganizationSettings): IssuedIssuer {
+  return issuerSnapshot({ name, businessName: settings.businessName }, taxProfileOf(settings));
+}
+
+/** The issuer now, in the caller's mode: its settings and name read (two statements), then issuerOf. */
 export async function currentIssuer(ctx: ServiceContext): Promise<IssuedIssuer> {
-  const [profile, branding] = await Promise.all([getTaxProfile(ctx), getBranding(ctx)]);
-  return issuerSnapshot(branding, profile);
+  const [name, settings] = await Promise.all([
+    organizationName(ctx.prisma, ctx.auth.organizationId),
+    readSettings(ctx.prisma, tenant(ctx)),
+  ]);
+  return issuerOf(name, settings);
 }
 
 /** The customer a document of `kind` is issued to (a credit note's: its invoice's). */
@@ -50,13 +59,18 @@ async function documentCustomerRow(ctx: ServiceContext, kind: DocumentKind, id: 
 }
 
 /**
- * The parties of document `kind`/`id` as they are now, for its snapshot: call with a context
- * inside the finalize transaction (withinTransaction), so the snapshot and the finalize commit
- * together. Also what the DTE is built from (services/tax-documents.ts).
+ * The parties of document `kind`/`id` as they are now, for its snapshot: its customer read now and
+ * `issuer` (the finalize's, services/issuing.ts). Call with a context inside the finalize transaction
+ * (withinTransaction), so the snapshot and the finalize commit together. Also what the DTE is built
+ * from (services/tax-documents.ts).
  */
-export async function snapshotParties(ctx: ServiceContext, kind: DocumentKind, id: string): Promise<IssuedParties> {
-  const [customer, issuer] = await Promise.all([documentCustomerRow(ctx, kind, id), currentIssuer(ctx)]);
-  return { customer: customerSnapshot(customer), issuer };
+export async function snapshotParties(
+  ctx: ServiceContext,
+  kind: DocumentKind,
+  id: string,
+  issuer: IssuedIssuer,
+): Promise<IssuedParties> {
+  return { customer: customerSnapshot(await documentCustomerRow(ctx, kind, id)), issuer };
 }
 
 /** The columns finalize writes with the snapshot. */
@@ -68,19 +82,16 @@ export function snapshotColumns(parties: IssuedParties) {
 }
 
 /**
- * Snapshots for many documents of the caller's organization and mode finalized together (the
- * billing run's bulk finalize): the issuer is read once, each customer once. `customerIds` in any
- * order; returns the snapshot by customer id.
+ * The customers' snapshots for many documents finalized together (the billing run's bulk finalize):
+ * each customer read once, with one statement. `customerIds` in any order; returns the snapshot by
+ * customer id.
  */
-export async function snapshotPartiesOfCustomers(
-  ctx: ServiceContext,
+export async function customerSnapshots(
+  db: Pick<Tx, "customer">,
   customerIds: readonly string[],
-): Promise<{ issuer: IssuedIssuer; customers: Map<string, IssuedCustomer> }> {
-  const [rows, issuer] = await Promise.all([
-    ctx.prisma.customer.findMany({ where: { id: { in: [...new Set(customerIds)] } } }),
-    currentIssuer(ctx),
-  ]);
-  return { issuer, customers: new Map(rows.map((c) => [c.id, customerSnapshot(c)])) };
+): Promise<Map<string, IssuedCustomer>> {
+  const rows = await db.customer.findMany({ where: { id: { in: [...new Set(customerIds)] } } });
+  return new Map(rows.map((c) => [c.id, customerSnapshot(c)]));
 }
 
 /**

@@ -20,36 +20,39 @@ import {
   issueTaxDocument,
   issueTaxInvoices,
   taxAgencySetup,
+  type DraftRef,
+  type InvoiceBatch,
   type IssuedTaxDocument,
   type TaxAgencyIssuing,
 } from "./tax-documents.js";
-import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
+import type { Issuing } from "./issuing.js";
+import type { TenantKey, Tx } from "./context.js";
 
-/** The series a document is numbered in, with the agency and settings that issue it for `sii_folio`. */
+/** The series a document is numbered in, with the agency and certificates that issue it for `sii_folio`. */
 export type NumberingPlan = { numbering: "internal" } | { numbering: "sii_folio"; enrolled: TaxAgencyIssuing };
 
 /**
- * The series of a document of type `documentTypeId` finalized now by `owner` (a note: with
- * `referencedNumbering`, the series of the document it references). 409 InvalidStateError in
- * live mode for a type SII issues when the mode is not set up with SII (the message names what to
- * set up: domain/document-numbering.ts numberingFor).
+ * The series of a document of type `documentTypeId` finalized now with `issuing` (a note: with
+ * `referencedNumbering`, the series of the document it references): reads the document type and,
+ * for a type an agency issues, the mode's certificates (once; they sign the DTE later). 409
+ * InvalidStateError in live mode for a type SII issues when the mode is not set up with SII (the
+ * message names what to set up: domain/document-numbering.ts numberingFor).
  */
 export async function numberingPlan(
-  tx: Tx,
-  owner: TenantKey,
+  issuing: Issuing,
   documentTypeId: string,
   referencedNumbering: string | null = null,
 ): Promise<NumberingPlan> {
-  const setup = await taxAgencySetup(tx, owner, documentTypeId);
+  const setup = await taxAgencySetup(issuing, documentTypeId);
   const numbering = numberingFor({
     documentTypeId,
-    testMode: owner.testMode,
+    testMode: issuing.owner.testMode,
     regulated: setup !== null,
     setup: setup?.setup ?? { taxId: false, certificate: false },
     referencedNumbering,
   });
   return numbering === "sii_folio"
-    ? { numbering, enrolled: { agency: setup!.agency, org: setup!.org } }
+    ? { numbering, enrolled: { agency: setup!.agency, certificates: setup!.certificates } }
     : { numbering };
 }
 
@@ -61,87 +64,91 @@ export interface Numbered {
 }
 
 /**
- * Numbers draft `id` of `kind` and type `documentTypeId` (locked by the caller's transaction `tx`)
- * at finalize: decides the series (numberingPlan; a credit or debit note follows the series of its
- * invoice) and takes its next number, for a folio with the signed DTE built from `parties` (the
- * snapshot the document stores). Throws what numberingPlan and issueTaxDocument throw (409 live mode
- * not set up, no folio left, no valid certificate; 400 a customer without RUT); the caller's
- * transaction then rolls back and nothing is used up.
+ * Numbers `draft` of type `documentTypeId` (locked by the finalize transaction `issuing.tx`): decides
+ * the series (numberingPlan; a credit or debit note follows the series of its invoice) and takes its
+ * next number, for a folio with the signed DTE built from `parties` (the snapshot the document
+ * stores). Throws what numberingPlan and issueTaxDocument throw (409 live mode not set up, no folio
+ * left, no valid certificate; 400 a customer without RUT); the caller's transaction then rolls back
+ * and nothing is used up.
  */
 export async function numberDocument(
-  tx: Tx,
-  ctx: ServiceContext,
-  kind: DocumentKind,
-  id: string,
-  documentTypeId: string,
+  issuing: Issuing,
+  draft: DraftRef & { documentTypeId: string },
   parties: IssuedParties,
 ): Promise<Numbered> {
+  const { tx, owner } = issuing;
   const referenced =
-    kind === "credit_note"
-      ? (await tx.creditNote.findUniqueOrThrow({ where: { id }, select: { invoice: { select: { numbering: true } } } }))
-          .invoice.numbering
+    draft.kind === "credit_note"
+      ? (
+          await tx.creditNote.findUniqueOrThrow({
+            where: { id: draft.id },
+            select: { invoice: { select: { numbering: true } } },
+          })
+        ).invoice.numbering
       : null;
-  const plan = await numberingPlan(tx, tenant(ctx), documentTypeId, referenced);
-  if (plan.numbering === "internal")
-    return { number: await nextDocumentNumber(tx, ctx, documentTypeId, kind), numbering: "internal", issued: null };
-  const issued = await issueTaxDocument(tx, ctx, plan.enrolled, kind, id, parties);
+  const plan = await numberingPlan(issuing, draft.documentTypeId, referenced);
+  if (plan.numbering === "internal") {
+    const [number] = await nextDocumentNumbers(
+      tx,
+      owner,
+      { documentTypeId: draft.documentTypeId, kind: draft.kind },
+      1,
+    );
+    return { number, numbering: "internal", issued: null };
+  }
+  const issued = await issueTaxDocument(issuing, plan.enrolled, draft, parties);
   return { number: issued.folio, numbering: "sii_folio", issued };
 }
 
 /**
- * The bulk form of numberDocument for invoice drafts `ids` of type `documentTypeId`, created in the
- * caller's transaction, in the order given: one counter update for the internal series, or one CAF
- * folio range and the DTEs signed off the main thread (tax-documents.ts issueTaxInvoices) for folios.
- * `partiesOf(id)`: the snapshot each invoice stores. Same errors as numberDocument, for the whole batch.
+ * The bulk form of numberDocument for the invoice drafts of `batch`, created in `issuing`'s
+ * transaction, in the order given, in the series `plan` (numberingPlan of the batch's type): one
+ * counter update for the internal series, or one CAF folio range and the DTEs signed off the main
+ * thread (tax-documents.ts issueTaxInvoices) for folios. `parties`: the snapshot each invoice stores,
+ * by id. Same errors as numberDocument, for the whole batch.
  */
 export async function numberNewInvoices(
-  tx: Tx,
-  ctx: ServiceContext,
-  documentTypeId: string,
-  ids: readonly string[],
+  issuing: Issuing,
+  plan: NumberingPlan,
+  batch: InvoiceBatch,
   parties: ReadonlyMap<string, IssuedParties>,
 ): Promise<{ numbering: DocumentNumbering; numbers: number[]; issued: IssuedTaxDocument[] | null }> {
-  const plan = await numberingPlan(tx, tenant(ctx), documentTypeId);
-  if (plan.numbering === "internal")
+  if (plan.numbering === "internal") {
+    const series = { documentTypeId: batch.documentTypeId, kind: "invoice" as const };
     return {
       numbering: "internal",
-      numbers: await nextDocumentNumbers(tx, ctx, documentTypeId, "invoice", ids.length),
+      numbers: await nextDocumentNumbers(issuing.tx, issuing.owner, series, batch.ids.length),
       issued: null,
     };
-  const issued = await issueTaxInvoices(tx, ctx, plan.enrolled, documentTypeId, ids, parties);
+  }
+  const issued = await issueTaxInvoices(issuing, plan.enrolled, batch, parties);
   return { numbering: "sii_folio", numbers: issued.map((d) => d.folio), issued };
 }
 
-/**
- * Next number of the internal series of (organization, mode, document type, kind): increments the
- * counter row inside the caller's transaction. The row stays locked until commit, so concurrent
- * finalizes queue and a rolled-back finalize gives its number back: numbers are gapless and unique.
- */
-export async function nextDocumentNumber(
-  tx: Tx,
-  ctx: ServiceContext,
-  documentTypeId: string,
-  kind: DocumentKind,
-): Promise<number> {
-  return (await nextDocumentNumbers(tx, ctx, documentTypeId, kind, 1))[0];
+/** An internal series of an organization and mode: its document type and the kind of document. */
+export interface InternalSeries {
+  documentTypeId: string;
+  kind: DocumentKind;
 }
 
 /**
- * The next `count` (>= 1) numbers of the internal series, in order, with one update of the counter
- * row (same lock and gapless guarantee as nextDocumentNumber).
+ * The next `count` (>= 1) numbers of `owner`'s internal series `series`, in order, with one update
+ * of the counter row inside the caller's transaction. The row stays locked until commit, so
+ * concurrent finalizes queue and a rolled-back finalize gives its numbers back: numbers are
+ * gapless and unique.
  */
 export async function nextDocumentNumbers(
   tx: Tx,
-  ctx: ServiceContext,
-  documentTypeId: string,
-  kind: DocumentKind,
+  owner: TenantKey,
+  series: InternalSeries,
   count: number,
 ): Promise<number[]> {
+  const { documentTypeId, kind } = series;
   const rows = await sqlRows<{ lastNumber: number }>(
     tx,
     Prisma.sql`
     INSERT INTO "DocumentCounter" ("organizationId", "testMode", "documentTypeId", "kind", "lastNumber")
-    VALUES (${ctx.auth.organizationId}, ${ctx.auth.testMode}, ${documentTypeId}, ${kind}, ${count}::int)
+    VALUES (${owner.organizationId}, ${owner.testMode}, ${documentTypeId}, ${kind}, ${count}::int)
     ON CONFLICT ("organizationId", "testMode", "documentTypeId", "kind")
     DO UPDATE SET "lastNumber" = "DocumentCounter"."lastNumber" + ${count}::int
     RETURNING "lastNumber"`,

@@ -54,6 +54,11 @@ export async function readSettings(
   return row ?? emptySettings(key);
 }
 
+/** The name of organization `id` (one statement; the branding's name, the issuer's name when it has no other). */
+export async function organizationName(db: Pick<Tx, "organization">, id: string): Promise<string> {
+  return (await db.organization.findUniqueOrThrow({ where: { id }, select: { name: true } })).name;
+}
+
 /** Changes `data` in the settings of `key`'s mode only (one upsert), and returns the row. */
 export async function writeSettings(
   db: Pick<Tx, "organizationSettings">,

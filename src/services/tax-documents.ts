@@ -18,14 +18,13 @@ import { EXPORT_DTE_TYPES, exportSettingsOf, resolveExport } from "../domain/sii
 import { issuedTaxAgencyStatus } from "../domain/sii-sending.js";
 import { taxAgencyFor, type TaxAgency } from "../infra/taxagency/index.js";
 import { FINAL_CONSUMER_RUT, type DteInput, type DteLine, type DteReceiver } from "../infra/taxagency/sii/index.js";
-import { loadSigningCredentials } from "./certificates.js";
+import { readCertificates, signingCredentialsOf, type StoredCertificate } from "./certificates.js";
 import { takeFolio, takeFolios } from "./cafs.js";
 import { issueLocalFilesOffThread } from "../infra/taxagency/issue-pool.js";
 import { storeFile } from "./files.js";
 import type { DocumentKind } from "../domain/document-status.js";
-import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
-import { readSettings, type OrganizationSettings } from "./organization-settings.js";
 import type { IssuedParties } from "./issued-parties.js";
+import type { Issuing } from "./issuing.js";
 
 /** SII's RUT for receivers without a Chilean RUT (foreign customers). */
 export const FOREIGN_RECEIVER_RUT = "55555555-5";
@@ -123,29 +122,24 @@ function receiver(customer: IssuedCustomer, boleta: boolean): DteReceiver {
   };
 }
 
-/** A mode set up to issue a type with its agency: the agency and that mode's settings (the issuer's tax profile). */
+/** A mode set up to issue a type with its agency: the agency and that mode's certificates, newest first. */
 export interface TaxAgencyIssuing {
   agency: TaxAgency;
-  org: OrganizationSettings;
+  certificates: StoredCertificate[];
 }
 
 /**
- * The agency that issues documents of type `documentTypeId` and what organization
- * `owner.organizationId` has set up for it in mode `owner.testMode` (`setup`: a RUT in that mode's
- * tax profile, a signing certificate of the mode), or null when the type has no agency (not
- * regulated). services/numbering.ts decides the series from it (domain/document-numbering.ts).
+ * The agency that issues documents of type `documentTypeId` and what `issuing`'s organization has
+ * set up for it in its mode (`setup`: a RUT in that mode's tax profile, a signing certificate of the
+ * mode; the certificates are read here, once, and sign the DTE later), or null when the type has no
+ * agency (not regulated). services/numbering.ts decides the series from it (domain/document-numbering.ts).
  */
-export async function taxAgencySetup(tx: Tx, owner: TenantKey, documentTypeId: string) {
+export async function taxAgencySetup(issuing: Issuing, documentTypeId: string) {
+  const { tx, owner, settings } = issuing;
   const agency = taxAgencyFor(await tx.documentType.findUniqueOrThrow({ where: { id: documentTypeId } }));
   if (!agency) return null;
-  const org = await readSettings(tx, owner);
-  // a findFirst rather than a count: a read the billing run's direct transactions send to the driver
-  const certificate =
-    (await tx.certificate.findFirst({
-      where: { organizationId: owner.organizationId, testMode: owner.testMode },
-      select: { id: true },
-    })) !== null;
-  return { agency, org, setup: { taxId: !!org.taxId, certificate } };
+  const certificates = await readCertificates(tx, owner);
+  return { agency, certificates, setup: { taxId: !!settings.taxId, certificate: certificates.length > 0 } };
 }
 
 /** 400 on `tax_profile` when the issuer lacks what SII requires. */
@@ -163,27 +157,29 @@ function checkIssuer(parties: IssuedParties): void {
     );
 }
 
+/** What numbers and stamps a DTE: its folio, the issuer's RUT, the signing time. */
+interface DteStamp {
+  folio: number;
+  /** the mode's tax profile RUT, used when the issuer snapshot has none */
+  issuerTaxId: string;
+  timestamp: Date;
+}
+
 /**
- * The DTE description of stored document `doc` (with `lines` by position and `documentType`; a
- * credit note also with `invoice.documentType`) numbered `folio`, issued by `parties.issuer` (RUT
- * `orgTaxId` when the snapshot has none) to `parties.customer`, stamped at `timestamp`.
+ * The DTE description of stored document `doc` of `kind` (with `lines` by position and `documentType`;
+ * a credit note also with `invoice.documentType`), issued by `parties.issuer` to `parties.customer`,
+ * numbered and stamped by `stamp`. 400 when the customer lacks what a DTE needs, a note's reference has
+ * no number, or an export's customs data is incomplete.
  */
-function dteInputOf(
-  kind: DocumentKind,
-  doc: StoredTaxDocument,
-  parties: IssuedParties,
-  orgTaxId: string,
-  folio: number,
-  timestamp: Date,
-): DteInput {
+function dteInputOf(kind: DocumentKind, doc: StoredTaxDocument, parties: IssuedParties, stamp: DteStamp): DteInput {
   const issuer = parties.issuer;
   const input: DteInput = {
     type: doc.documentType.code as DteType,
-    folio,
+    folio: stamp.folio,
     issueDate: isoDate(doc.date),
     dueDate: doc.dueDate ? isoDate(doc.dueDate) : undefined,
     emitter: {
-      rut: issuer.taxId ?? orgTaxId,
+      rut: issuer.taxId ?? stamp.issuerTaxId,
       businessName: issuer.businessName!,
       activity: issuer.activity!,
       activityCodes: issuer.activityCodes,
@@ -198,49 +194,14 @@ function dteInputOf(
         ? { value: String(doc.discount), scheme: doc.discountScheme as DiscountScheme }
         : undefined,
     taxPercent: String(doc.documentType.tax),
-    timestamp,
+    timestamp: stamp.timestamp,
   };
   if (kind === "credit_note") {
-    const invoice = doc.invoice!;
-    const referenceCode = doc.referenceCode ?? 3;
-    if (invoice.number === null) throw ValidationError.field("invoice", "the referenced invoice has no number");
-    input.exemptDocument = !invoice.documentType.hasTaxes;
-    const voided = doc.voidsCreditNote;
-    if (voided) {
-      // a debit note voiding a credit note references the credit note (domain/credit-note-voids.ts)
-      if (voided.number === null) throw ValidationError.field("credit_note", "the voided credit note has no number");
-      input.references = [
-        {
-          type: voided.documentType.code,
-          folio: voided.number,
-          date: isoDate(voided.date),
-          code: 1,
-          reason: doc.note ?? "Anula nota de crédito",
-        },
-      ];
-    } else
-      input.references = [
-        {
-          type: invoice.documentType.code,
-          folio: invoice.number,
-          date: isoDate(invoice.date),
-          code: ([1, 2, 3].includes(referenceCode) ? referenceCode : 3) as 1 | 2 | 3,
-          reason: doc.note ?? undefined,
-        },
-      ];
+    input.exemptDocument = !doc.invoice!.documentType.hasTaxes;
+    input.references = noteReferences(doc);
   }
   if (EXPORT_DTE_TYPES.includes(input.type)) {
-    // an export's settings are its invoice's (a 111/112 takes the 110's): domain/sii-exports.ts
-    const fiscalSettings = kind === "credit_note" ? doc.invoice!.fiscalSettings : doc.fiscalSettings;
-    const { settings, problems } = exportSettingsOf(fiscalSettings);
-    if (problems.length) throw ValidationError.field(problems[0].field, problems[0].message);
-    const resolved = resolveExport({
-      currencyId: doc.currency.id,
-      settings,
-      customerCountry: parties.customer.countryId ?? null,
-      customerTaxId: parties.customer.taxId ?? null,
-    });
-    input.export = { ...resolved, currency: doc.currency };
+    input.export = exportOf(kind, doc, parties);
     input.exemptDocument = true;
   }
   if (kind === "order") {
@@ -252,159 +213,228 @@ function dteInputOf(
 }
 
 /**
- * Issues the local file of draft `id` (locked by the caller's transaction), numbered with the next
- * folio of its type's CAF, for a mode set up with the type's agency (`enrolled`). Emitter and
- * receiver come from `parties`, the snapshot the document stores (services/issued-parties.ts), so
- * the stored DTE and the document's snapshot say the same. Throws 409
- * (no folio left, no valid certificate, no encryption key) or 400 (customer without RUT, a line
- * breaking SII's format) so the finalize transaction rolls back and nothing is used up.
+ * A credit or debit note's reference (Referencia): the invoice it corrects, with its `referenceCode`
+ * (1 voids, 2 corrects text, 3 corrects amounts; default 3), or, for a debit note voiding a credit
+ * note (domain/credit-note-voids.ts), that credit note with code 1. 400 when the referenced document
+ * has no number.
  */
-export async function issueTaxDocument(
-  tx: Tx,
-  ctx: ServiceContext,
-  enrolled: TaxAgencyIssuing,
-  kind: DocumentKind,
-  id: string,
-  parties: IssuedParties,
-): Promise<IssuedTaxDocument> {
-  const { agency, org } = enrolled;
-  const organizationId = ctx.auth.organizationId;
-
-  const include = { lines: { orderBy: { position: "asc" as const } }, documentType: true, currency: true };
-  const doc: StoredTaxDocument =
-    kind === "invoice"
-      ? await tx.invoice.findUniqueOrThrow({ where: { id }, include })
-      : kind === "order"
-        ? await tx.order.findUniqueOrThrow({ where: { id }, include })
-        : await tx.creditNote.findUniqueOrThrow({
-            where: { id },
-            include: {
-              lines: include.lines,
-              documentType: true,
-              currency: true,
-              invoice: { include: { documentType: true } },
-              voidsCreditNote: { include: { documentType: true } },
-            },
-          });
-  const issueDate = isoDate(doc.date);
-  checkIssuer(parties);
-  const credentials = await loadSigningCredentials(tx, tenant(ctx), ctx.settings.certificateEncryptionKey, ctx.now());
-  const taken = await takeFolio(tx, tenant(ctx), doc.documentTypeId, issueDate, ctx.settings.certificateEncryptionKey);
-  const input = dteInputOf(kind, doc, parties, org.taxId!, taken.folio, ctx.now());
-
-  const file = agency.issue(input, taken.cafFile, credentials);
-  const name = `${doc.id}_${doc.documentType.code}_${taken.folio}.${file.extension}`;
-  await storeFile(tx, {
-    name,
-    organizationId,
-    testMode: ctx.auth.testMode,
-    contentType: file.contentType,
-    content: file.content,
-  });
-  const now = ctx.now().toISOString();
-  return {
-    folio: taken.folio,
-    localFile: name,
-    taxAgency: {
-      agency: agency.name,
-      status: issuedTaxAgencyStatus(org.siiSending),
-      track_id: null,
-      document_id: file.documentId,
-      folio: taken.folio,
-      caf: taken.cafId,
-      issued_at: now,
-      updated_at: now,
+function noteReferences(doc: StoredTaxDocument): NonNullable<DteInput["references"]> {
+  const invoice = doc.invoice!;
+  if (invoice.number === null) throw ValidationError.field("invoice", "the referenced invoice has no number");
+  const voided = doc.voidsCreditNote;
+  if (voided) {
+    if (voided.number === null) throw ValidationError.field("credit_note", "the voided credit note has no number");
+    return [
+      {
+        type: voided.documentType.code,
+        folio: voided.number,
+        date: isoDate(voided.date),
+        code: 1,
+        reason: doc.note ?? "Anula nota de crédito",
+      },
+    ];
+  }
+  const referenceCode = doc.referenceCode ?? 3;
+  return [
+    {
+      type: invoice.documentType.code,
+      folio: invoice.number,
+      date: isoDate(invoice.date),
+      code: ([1, 2, 3].includes(referenceCode) ? referenceCode : 3) as 1 | 2 | 3,
+      reason: doc.note ?? undefined,
     },
+  ];
+}
+
+/**
+ * An export DTE's customs data (domain/sii-exports.ts): from the document's fiscal settings, or for a
+ * 111/112 from its invoice's (the 110's); 400 on the first problem of those settings.
+ */
+function exportOf(kind: DocumentKind, doc: StoredTaxDocument, parties: IssuedParties): DteInput["export"] {
+  const fiscalSettings = kind === "credit_note" ? doc.invoice!.fiscalSettings : doc.fiscalSettings;
+  const { settings, problems } = exportSettingsOf(fiscalSettings);
+  if (problems.length) throw ValidationError.field(problems[0].field, problems[0].message);
+  const resolved = resolveExport({
+    currencyId: doc.currency.id,
+    settings,
+    customerCountry: parties.customer.countryId ?? null,
+    customerTaxId: parties.customer.taxId ?? null,
+  });
+  return { ...resolved, currency: doc.currency };
+}
+
+/** A draft to issue: its kind and id. */
+export interface DraftRef {
+  kind: DocumentKind;
+  id: string;
+}
+
+/** The stored draft with what its DTE is built from (lines by position, type, currency, a note's references). */
+async function storedTaxDocument(tx: Issuing["tx"], { kind, id }: DraftRef): Promise<StoredTaxDocument> {
+  const include = { lines: { orderBy: { position: "asc" as const } }, documentType: true, currency: true };
+  if (kind === "invoice") return tx.invoice.findUniqueOrThrow({ where: { id }, include });
+  if (kind === "order") return tx.order.findUniqueOrThrow({ where: { id }, include });
+  return tx.creditNote.findUniqueOrThrow({
+    where: { id },
+    include: {
+      ...include,
+      invoice: { include: { documentType: true } },
+      voidsCreditNote: { include: { documentType: true } },
+    },
+  });
+}
+
+/** What tax_agency says of a DTE just issued (pending, or not sent when the mode's SII sending is off). */
+function issuedTaxAgency(
+  issuing: Issuing,
+  agency: TaxAgency,
+  folio: { folio: number; cafId: string },
+  documentId: string,
+) {
+  const now = issuing.now.toISOString();
+  return {
+    agency: agency.name,
+    status: issuedTaxAgencyStatus(issuing.settings.siiSending),
+    track_id: null,
+    document_id: documentId,
+    folio: folio.folio,
+    caf: folio.cafId,
+    issued_at: now,
+    updated_at: now,
   };
 }
 
 /**
- * The bulk form of issueTaxDocument for invoice drafts `ids` of document type `documentTypeId`,
- * all of the caller's organization and mode, locked or created by the caller's transaction, and
- * `enrolled` (a mode set up with that type's agency): one folio range is taken for the batch
- * (cafs.ts takeFolios: one CAF counter update, spanning into the next CAF when one runs out;
- * folios in the order of `ids`), each DTE is built and signed off the main thread
- * (infra/taxagency/issue-pool.ts) from the same description as issueTaxDocument's
- * (`parties.get(id)`, the snapshot stored with the invoice), and the files are stored with one
- * statement. The result is what issueTaxDocument returns for each, in the order of `ids`. Throws
- * what issueTaxDocument throws (409 no folio left for the whole batch, no valid certificate; 400
- * a customer without RUT, a line breaking SII's format): the caller's transaction rolls back and
- * gives every folio of the batch back.
+ * Issues the local file of `draft` (locked by the finalize transaction `issuing.tx`), numbered with
+ * the next folio of its type's CAF, for a mode set up with the type's agency (`enrolled`: the agency
+ * and the mode's certificates, read by numbering.ts numberingPlan). Emitter and receiver come from
+ * `parties`, the snapshot the document stores (services/issued-parties.ts), so the stored DTE and the
+ * document's snapshot say the same. Throws 409 (no folio left, no valid certificate, no encryption
+ * key) or 400 (an issuer missing what SII requires, a customer without RUT, a line breaking SII's
+ * format) so the finalize transaction rolls back and nothing is used up.
+ */
+export async function issueTaxDocument(
+  issuing: Issuing,
+  enrolled: TaxAgencyIssuing,
+  draft: DraftRef,
+  parties: IssuedParties,
+): Promise<IssuedTaxDocument> {
+  const { tx, owner, now, encryptionKey } = issuing;
+  const doc = await storedTaxDocument(tx, draft);
+  checkIssuer(parties);
+  const credentials = signingCredentialsOf(enrolled.certificates, owner, encryptionKey, now);
+  const taken = await takeFolio(tx, owner, doc.documentTypeId, isoDate(doc.date), encryptionKey);
+  const stamp = { folio: taken.folio, issuerTaxId: issuing.settings.taxId!, timestamp: now };
+  const file = enrolled.agency.issue(dteInputOf(draft.kind, doc, parties, stamp), taken.cafFile, credentials);
+  const name = `${doc.id}_${doc.documentType.code}_${taken.folio}.${file.extension}`;
+  await storeFile(tx, { name, ...owner, contentType: file.contentType, content: file.content });
+  return {
+    folio: taken.folio,
+    localFile: name,
+    taxAgency: issuedTaxAgency(issuing, enrolled.agency, taken, file.documentId),
+  };
+}
+
+/** Invoice drafts of one document type, issued together (issueTaxInvoices), in the order given. */
+export interface InvoiceBatch {
+  documentTypeId: string;
+  ids: readonly string[];
+}
+
+/**
+ * The bulk form of issueTaxDocument for the invoice drafts of `batch` (all of `issuing`'s organization
+ * and mode, locked or created by its transaction) and `enrolled` (a mode set up with that type's
+ * agency): one folio range is taken for the batch (cafs.ts takeFolios: one CAF counter update,
+ * spanning into the next CAF when one runs out; folios in the order of `batch.ids`), each DTE is
+ * built and signed off the main thread (infra/taxagency/issue-pool.ts) from the same description as
+ * issueTaxDocument's (`parties.get(id)`, the snapshot stored with the invoice), and the files are
+ * stored with one statement. The result is what issueTaxDocument returns for each, in the order of
+ * the ids. Throws what issueTaxDocument throws (409 no folio left for the whole batch, no valid
+ * certificate; 400 a customer without RUT, a line breaking SII's format): the caller's transaction
+ * rolls back and gives every folio of the batch back.
  */
 export async function issueTaxInvoices(
-  tx: Tx,
-  ctx: ServiceContext,
+  issuing: Issuing,
   enrolled: TaxAgencyIssuing,
-  documentTypeId: string,
-  ids: readonly string[],
+  batch: InvoiceBatch,
   parties: ReadonlyMap<string, IssuedParties>,
 ): Promise<IssuedTaxDocument[]> {
+  const { ids, documentTypeId } = batch;
   if (ids.length === 0) return [];
-  const { agency, org } = enrolled;
-  const rows = await tx.invoice.findMany({
-    where: { id: { in: [...ids] }, ...tenant(ctx), documentTypeId },
-    include: { lines: { orderBy: { position: "asc" } }, documentType: true, currency: true },
-  });
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const docs = ids.map((id) => {
-    const doc = byId.get(id);
-    if (!doc) throw new Error(`invoice ${id} of ${documentTypeId} not found in this organization and mode`);
-    return doc;
-  });
+  const { tx, owner, now, encryptionKey } = issuing;
+  const docs = await storedTaxInvoices(issuing, batch);
   const partiesOf = (id: string) => {
     const p = parties.get(id);
     if (!p) throw new Error(`no snapshot of the parties of invoice ${id}`);
     return p;
   };
   for (const id of ids) checkIssuer(partiesOf(id));
-  const key = ctx.settings.certificateEncryptionKey;
-  const { certificatePem, privateKeyPem } = await loadSigningCredentials(tx, tenant(ctx), key, ctx.now());
+  const { certificatePem, privateKeyPem } = signingCredentialsOf(enrolled.certificates, owner, encryptionKey, now);
   // the range's CAFs must be usable on the latest issue date of the batch (cafs.ts takeFolios)
-  const latest = docs.reduce((max, d) => (isoDate(d.date) > max ? isoDate(d.date) : max), isoDate(docs[0].date));
-  const taken = await takeFolios(tx, tenant(ctx), documentTypeId, latest, docs.length, key);
-  const inputs = docs.map((doc, i) =>
-    dteInputOf("invoice", doc, partiesOf(doc.id), org.taxId!, taken.folios[i].folio, ctx.now()),
+  const latestIssueDate = docs.reduce(
+    (max, d) => (isoDate(d.date) > max ? isoDate(d.date) : max),
+    isoDate(docs[0].date),
   );
+  const taken = await takeFolios(tx, owner, { documentTypeId, latestIssueDate, count: docs.length }, encryptionKey);
+  const issuerTaxId = issuing.settings.taxId!;
   const files = await issueLocalFilesOffThread({
-    agency: agency.name,
+    agency: enrolled.agency.name,
     credentials: { certificatePem, privateKeyPem },
     authorizations: Object.fromEntries(
       [...taken.cafFiles].map(([id, file]) => [id, new Uint8Array(file.buffer, file.byteOffset, file.byteLength)]),
     ),
-    documents: inputs.map((document, i) => ({ document, authorization: taken.folios[i].cafId })),
+    documents: docs.map((doc, i) => ({
+      document: dteInputOf("invoice", doc, partiesOf(doc.id), {
+        folio: taken.folios[i].folio,
+        issuerTaxId,
+        timestamp: now,
+      }),
+      authorization: taken.folios[i].cafId,
+    })),
   });
   const names = docs.map(
     (doc, i) => `${doc.id}_${doc.documentType.code}_${taken.folios[i].folio}.${files[i].extension}`,
   );
-  // one statement with one parameter (the files as JSON, bytes in base64): a createMany of this
-  // many bytes costs the Prisma client far more than the database
-  const json = JSON.stringify(
-    files.map((file, i) => ({
-      name: names[i],
-      contentType: file.contentType,
-      content: file.content.toString("base64"),
-    })),
+  await storeFiles(
+    issuing,
+    names.map((name, i) => ({ name, contentType: files[i].contentType, content: files[i].content })),
   );
-  await tx.$executeRaw(Prisma.sql`
-    INSERT INTO "StoredFile" ("name", "organizationId", "testMode", "contentType", "content")
-    SELECT v."name", ${ctx.auth.organizationId}, ${ctx.auth.testMode}, v."contentType", decode(v."content", 'base64')
-    FROM json_to_recordset(${json}::json) AS v("name" text, "contentType" text, "content" text)`);
-  const now = ctx.now().toISOString();
-  return docs.map((_, i) => {
-    const { folio, cafId } = taken.folios[i];
-    return {
-      folio,
-      localFile: names[i],
-      taxAgency: {
-        agency: agency.name,
-        status: issuedTaxAgencyStatus(org.siiSending),
-        track_id: null,
-        document_id: files[i].documentId,
-        folio,
-        caf: cafId,
-        issued_at: now,
-        updated_at: now,
-      },
-    };
+  return taken.folios.map((folio, i) => ({
+    folio: folio.folio,
+    localFile: names[i],
+    taxAgency: issuedTaxAgency(issuing, enrolled.agency, folio, files[i].documentId),
+  }));
+}
+
+/** The invoices of `batch` in its order, with what their DTEs are built from; an Error when one is missing. */
+async function storedTaxInvoices(issuing: Issuing, { documentTypeId, ids }: InvoiceBatch) {
+  const rows = await issuing.tx.invoice.findMany({
+    where: { id: { in: [...ids] }, ...issuing.owner, documentTypeId },
+    include: { lines: { orderBy: { position: "asc" } }, documentType: true, currency: true },
   });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => {
+    const doc = byId.get(id);
+    if (!doc) throw new Error(`invoice ${id} of ${documentTypeId} not found in this organization and mode`);
+    return doc;
+  });
+}
+
+/**
+ * Stores `files` for `issuing`'s organization and mode with one statement of one parameter (the files
+ * as JSON, bytes in base64): a createMany of this many bytes costs the Prisma client far more than the
+ * database.
+ */
+async function storeFiles(
+  issuing: Issuing,
+  files: readonly { name: string; contentType: string; content: Buffer }[],
+): Promise<void> {
+  const json = JSON.stringify(
+    files.map((file) => ({ name: file.name, contentType: file.contentType, content: file.content.toString("base64") })),
+  );
+  const { organizationId, testMode } = issuing.owner;
+  await issuing.tx.$executeRaw(Prisma.sql`
+    INSERT INTO "StoredFile" ("name", "organizationId", "testMode", "contentType", "content")
+    SELECT v."name", ${organizationId}, ${testMode}, v."contentType", decode(v."content", 'base64')
+    FROM json_to_recordset(${json}::json) AS v("name" text, "contentType" text, "content" text)`);
 }

@@ -50,7 +50,8 @@ type StoredProfile = {
   updatedAt: Date;
 };
 
-function view(row: StoredProfile): TaxProfile {
+/** The tax profile view of a mode's settings row (services/organization-settings.ts). */
+export function taxProfileOf(row: StoredProfile): TaxProfile {
   return {
     organization: row.organizationId,
     testMode: row.testMode,
@@ -74,7 +75,7 @@ function view(row: StoredProfile): TaxProfile {
  * The tax profile of organization `key.organizationId` in mode `key.testMode` (inside a transaction: pass it as `db`).
  */
 export async function readTaxProfile(db: Pick<Tx, "organizationSettings">, key: TenantKey): Promise<TaxProfile> {
-  return view(await readSettings(db, key));
+  return taxProfileOf(await readSettings(db, key));
 }
 
 /** The caller's organization's tax profile in the caller's mode. */
@@ -98,5 +99,5 @@ export async function updateTaxProfile(ctx: ServiceContext, input: TaxProfileInp
       ? { taxResolutionDate: taxResolutionDate === null ? null : dateColumn(taxResolutionDate) }
       : {}),
   };
-  return view(await writeSettings(ctx.prisma, tenant(ctx), data));
+  return taxProfileOf(await writeSettings(ctx.prisma, tenant(ctx), data));
 }

@@ -292,7 +292,12 @@ describe("takeFolios", () => {
       const a = await uploadCaf(61, 10, 12);
       const b = await uploadCaf(61, 20, 24);
       const taken = await prisma.$transaction((tx) =>
-        takeFolios(tx, tenantKey(), "CL61", authorizedOn, 5, certificateEncryptionKey),
+        takeFolios(
+          tx,
+          tenantKey(),
+          { documentTypeId: "CL61", latestIssueDate: authorizedOn, count: 5 },
+          certificateEncryptionKey,
+        ),
       );
       expect(taken.folios).toEqual([
         { folio: 10, cafId: a },
@@ -304,14 +309,26 @@ describe("takeFolios", () => {
       expect([...taken.cafFiles.keys()].sort()).toEqual([a, b].sort());
       expect(taken.cafFiles.get(a)!.toString("latin1")).toMatch(/<D>10<\/D>\s*<H>12<\/H>/);
       const error = await prisma
-        .$transaction((tx) => takeFolios(tx, tenantKey(), "CL61", authorizedOn, 4, certificateEncryptionKey))
+        .$transaction((tx) =>
+          takeFolios(
+            tx,
+            tenantKey(),
+            { documentTypeId: "CL61", latestIssueDate: authorizedOn, count: 4 },
+            certificateEncryptionKey,
+          ),
+        )
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidStateError);
       expect((error as Error).message).toContain("fewer than 4 authorized folio(s) are left for CL61");
       expect([await nextFolioOf(a), await nextFolioOf(b)]).toEqual([13, 22]);
       // the rest, then nothing
       const rest = await prisma.$transaction((tx) =>
-        takeFolios(tx, tenantKey(), "CL61", authorizedOn, 3, certificateEncryptionKey),
+        takeFolios(
+          tx,
+          tenantKey(),
+          { documentTypeId: "CL61", latestIssueDate: authorizedOn, count: 3 },
+          certificateEncryptionKey,
+        ),
       );
       expect(rest.folios.map((f) => f.folio)).toEqual([22, 23, 24]);
     },
@@ -323,7 +340,13 @@ describe("takeFolios", () => {
     const claims = await Promise.all([
       ...[7, 9, 11, 13].map((count) =>
         prisma.$transaction(
-          (tx) => takeFolios(tx, tenantKey(), "CL52", authorizedOn, count, certificateEncryptionKey),
+          (tx) =>
+            takeFolios(
+              tx,
+              tenantKey(),
+              { documentTypeId: "CL52", latestIssueDate: authorizedOn, count },
+              certificateEncryptionKey,
+            ),
           { maxWait: 30_000, timeout: 60_000 },
         ),
       ),

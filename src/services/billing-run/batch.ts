@@ -7,11 +7,16 @@
  */
 import { Prisma } from "../../infra/prisma/generated/client.js";
 import { sqlRows } from "../../infra/sql/index.js";
-import { tenant, type ServiceContext, type Tx } from "../context.js";
+import type { ServiceContext, Tx } from "../context.js";
 import { loadCycleData, type CycleData } from "../cycle-input.js";
 import { dateColumn } from "../../domain/formats.js";
-import { finalizeNewInternalInvoices, finalizeNewInvoiceDrafts, type FinalizedColumns } from "../document-lifecycle.js";
+import {
+  finalizeNewInternalInvoices,
+  finalizePlannedInvoiceDrafts,
+  type FinalizedColumns,
+} from "../document-lifecycle.js";
 import { numberingPlan } from "../numbering.js";
+import { loadIssuing } from "../issuing.js";
 import { billSubscription, PreviousInvoices, type Outcome } from "./bill-subscription.js";
 import { BatchWrites, writeSubscriptions } from "./bulk-writes.js";
 import type { Claimed } from "./claim.js";
@@ -163,17 +168,21 @@ async function finalizeInvoices(tx: Tx, outcomes: Outcome[], writes: BatchWrites
     }
   }
   const ordered = [...groups.keys()].sort().map((key) => groups.get(key)!);
-  const plans = [];
-  for (const g of ordered) plans.push(await numberingPlan(tx, tenant(g.ctx), g.documentTypeId));
-  if (plans.some((p) => p.numbering !== "internal")) {
+  // what each group's finalize needs from its organization, read once (services/issuing.ts)
+  const issuings = [];
+  for (const g of ordered) {
+    const issuing = await loadIssuing(tx, g.ctx);
+    issuings.push({ issuing, plan: await numberingPlan(issuing, g.documentTypeId) });
+  }
+  if (issuings.some(({ plan }) => plan.numbering !== "internal")) {
     await writes.flush();
-    for (const g of ordered)
-      await finalizeNewInvoiceDrafts(
-        tx,
-        g.ctx,
-        g.documentTypeId,
-        g.drafts.map((d) => d.id),
-      );
+    for (const [i, g] of ordered.entries()) {
+      const { issuing, plan } = issuings[i];
+      await finalizePlannedInvoiceDrafts(issuing, plan, {
+        documentTypeId: g.documentTypeId,
+        ids: g.drafts.map((d) => d.id),
+      });
+    }
     return;
   }
   // everything but the invoices goes out before the first counter is taken, so that the counter rows
@@ -181,9 +190,9 @@ async function finalizeInvoices(tx: Tx, outcomes: Outcome[], writes: BatchWrites
   await writes.flushAllButInvoices();
   const buffered = writes.bufferedInvoiceIds();
   const finalized = new Map<string, FinalizedColumns>();
-  for (const g of ordered) {
+  for (const [i, g] of ordered.entries()) {
     const invoices = g.drafts.map((d) => ({ id: d.id, customerId: d.customerId, stored: !buffered.has(d.id) }));
-    for (const [id, columns] of await finalizeNewInternalInvoices(tx, g.ctx, g.documentTypeId, invoices))
+    for (const [id, columns] of await finalizeNewInternalInvoices(issuings[i].issuing, g.documentTypeId, invoices))
       finalized.set(id, columns);
   }
   writes.finalize(finalized);
