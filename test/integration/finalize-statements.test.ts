@@ -64,7 +64,7 @@ const organizationReads = (statements: string[]) => {
 };
 
 describe("a finalize reads the organization once", () => {
-  it("internal series: an invoice, an order and a credit note read the settings, name and certificates once", async () => {
+  it("internal series: an invoice, an order and a credit note read settings, name and certificates once", async () => {
     const invoice = await finalizeCounted("/v1/invoices/", { customer, lines: LINES });
     expect(invoice.finalized).toMatchObject({ status: "finalized", total: 2380 });
     expect(organizationReads(invoice.statements).sort()).toEqual(ONCE_EACH);
