@@ -62,19 +62,15 @@ export function idempotentRunner({ prisma, logger, requestAuth }: IdempotentDeps
     const replay = (r: Request) => new Request(r.url, { method: r.method, headers: r.headers, body });
     let firstHeaders: Headers | null = null;
     try {
-      const answer = await runIdempotent(
-        prisma,
-        auth,
-        { key, operation: `POST ${url.pathname}`, body },
-        new Date(),
-        (db) =>
+      const answer = await runIdempotent(prisma, auth, { key, operation: `POST ${url.pathname}`, body }, new Date(), {
+        run: (db) =>
           withRequestDatabase(db, async () => {
             const response = await run(replay(request));
             firstHeaders = response.headers;
             return { status: response.status, body: await response.text() };
           }),
-        (answer) => answer.status >= 500 || (surface === "graphql" && hasInternalError(answer.body)),
-      );
+        failed: (answer) => answer.status >= 500 || (surface === "graphql" && hasInternalError(answer.body)),
+      });
       const headers =
         firstHeaders ??
         new Headers({ "content-type": "application/json; charset=utf-8", "idempotent-replayed": "true" });

@@ -426,10 +426,18 @@ export async function prismaConnection(
   };
 }
 
+/** Prisma where: rows of the caller's organization and mode matching every one of `conditions` (AND-ed). */
+function tenantWhere(ctx: GraphQLContext, conditions: object[]) {
+  return { ...tenant(ctx), AND: conditions };
+}
+
+/** The order of a tenant resource's list: newest first (`createdAt`), then by `id`. */
+const NEWEST_FIRST = [{ createdAt: "desc" }, { id: "desc" }] as const;
+
 /**
  * The list of a tenant resource: rows of the caller's organization and mode matching every one of
- * `conditions` (Prisma where fragments, AND-ed), in `orderBy` (default newest first: `createdAt`,
- * then `id`).
+ * `conditions` (Prisma where fragments, AND-ed), newest first (`createdAt`, then `id`). Errors:
+ * those of prismaConnection.
  */
 export function tenantConnection(
   ctx: GraphQLContext,
@@ -437,9 +445,8 @@ export function tenantConnection(
   model: ListDelegate,
   args: ConnectionArgs,
   conditions: object[],
-  orderBy: readonly object[] = [{ createdAt: "desc" }, { id: "desc" }],
 ) {
-  return prismaConnection(ctx, info, model, args, { where: { ...tenant(ctx), AND: conditions }, orderBy });
+  return prismaConnection(ctx, info, model, args, { where: tenantWhere(ctx, conditions), orderBy: NEWEST_FIRST });
 }
 
 /**
@@ -447,7 +454,7 @@ export function tenantConnection(
  * every one of `conditions`, newest first (`createdAt`), documents created at the same instant (the
  * cycles one billing run or test clock advance bills) by `number`, highest first, a draft (no
  * number yet) before them, then by `id` (docs/graphql.md "Order of lists"). Served by the lists'
- * indexes `(..., createdAt, number, id)`.
+ * indexes `(..., createdAt, number, id)`. Errors: those of prismaConnection.
  */
 export function documentConnection(
   ctx: GraphQLContext,
@@ -456,7 +463,7 @@ export function documentConnection(
   args: ConnectionArgs,
   conditions: object[],
 ) {
-  return tenantConnection(ctx, info, model, args, conditions, DOCUMENT_ORDER);
+  return prismaConnection(ctx, info, model, args, { where: tenantWhere(ctx, conditions), orderBy: DOCUMENT_ORDER });
 }
 
 /** The order of every list of documents (documentConnection; relations oldest first reverse it). */

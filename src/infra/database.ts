@@ -17,6 +17,7 @@ import {
   type DatabaseTarget,
   type StatementListener,
 } from "./driver-adapter.js";
+import type { PostgresTarget } from "./database-target.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import {
   directQueryOn,
@@ -209,6 +210,9 @@ async function listenOnPostgres(
   };
 }
 
+/** An embedded database: PGlite in the directory `dir`, or in memory without one. */
+type PgliteTarget = Exclude<DatabaseTarget, PostgresTarget>;
+
 /** Options of createDatabase. */
 export interface DatabaseOptions {
   /**
@@ -227,71 +231,89 @@ export async function createDatabase(
   target: DatabaseTarget = databaseTarget(),
   options: DatabaseOptions = {},
 ): Promise<Database> {
-  const counted = <F extends { connect: () => Promise<object> }>(factory: F): F =>
-    options.onStatement ? statementCountingAdapter(factory, options.onStatement) : factory;
-  if (target.kind === "postgres") {
-    const pool = nameAsTextPool(
-      { connectionString: target.url, ...POOL_OPTIONS, max: target.poolSize ?? POOL_OPTIONS.max },
-      { namedStatements: target.preparedStatements ?? true },
-    );
-    // the SQL path (infra/sql/, docs/architecture.md "The fast SQL path"): its statements outside
-    // transactions go straight to the pool as named prepared statements, without Prisma's raw query
-    // layer (docs/performance.md); in a directTransaction, to the transaction's connection
-    const directOn = (queryable: pg.Pool | pg.PoolClient): DirectQuery => directQueryOn(queryable, options.onStatement);
-    const prisma = new PrismaClient({
-      // a query without a name (undefined) is sent unnamed: the type says string, pg takes either
-      adapter: counted(
-        yieldingAdapter(
-          directTransactions(
-            new PrismaPg(pool, { statementNameGenerator: preparedStatementName as (query: { sql: string }) => string }),
-            directOn,
-          ),
+  return target.kind === "postgres" ? postgresDatabase(target, options) : pgliteDatabase(target, options);
+}
+
+/** `factory` reporting every statement to `options.onStatement` when it is set (statementCountingAdapter). */
+function counted<F extends { connect: () => Promise<object> }>(factory: F, options: DatabaseOptions): F {
+  return options.onStatement ? statementCountingAdapter(factory, options.onStatement) : factory;
+}
+
+/**
+ * The Database of a PostgreSQL `target`: a pool (POOL_OPTIONS, `max` the target's pool size), the
+ * Prisma client over it on the SQL path, sessions and snapshots on clients of the pool, LISTEN on a
+ * connection of its own (listenOnPostgres).
+ */
+function postgresDatabase(target: PostgresTarget, options: DatabaseOptions): Database {
+  const pool = nameAsTextPool(
+    { connectionString: target.url, ...POOL_OPTIONS, max: target.poolSize ?? POOL_OPTIONS.max },
+    { namedStatements: target.preparedStatements ?? true },
+  );
+  // the SQL path (infra/sql/, docs/architecture.md "The fast SQL path"): its statements outside
+  // transactions go straight to the pool as named prepared statements, without Prisma's raw query
+  // layer (docs/performance.md); in a directTransaction, to the transaction's connection
+  const directOn = (queryable: pg.Pool | pg.PoolClient): DirectQuery => directQueryOn(queryable, options.onStatement);
+  const prisma = new PrismaClient({
+    // a query without a name (undefined) is sent unnamed: the type says string, pg takes either
+    adapter: counted(
+      yieldingAdapter(
+        directTransactions(
+          new PrismaPg(pool, { statementNameGenerator: preparedStatementName as (query: { sql: string }) => string }),
+          directOn,
         ),
       ),
-      transactionOptions: TRANSACTION_OPTIONS,
-    });
-    const direct = directOn(pool);
-    const session = async <T>(fn: (session: SqlSession) => Promise<T>): Promise<T> => {
-      const client = await pool.connect();
-      try {
-        return await fn(pgSession(client));
-      } finally {
-        client.release();
-      }
-    };
-    return {
-      prisma: withJoinedReads(prisma, direct),
-      target,
-      listen: (channels, onNotification, onGap, onLost) =>
-        listenOnPostgres(
-          { connectionString: target.listenUrl ?? target.url, connectionTimeoutMillis: 5_000 },
-          channels,
-          onNotification,
-          onGap,
-          onLost,
-        ),
-      pool: { total: () => pool.totalCount, idle: () => pool.idleCount, waiting: () => pool.waitingCount },
-      query: async (statement) => {
-        options.onStatement?.(statement.text, statement.values);
-        const { rows, rowCount } = await pool.query<Record<string, unknown>>(statement);
-        return { rows, rowCount };
-      },
-      session,
-      readSnapshot: (fn) =>
-        session(async (s) => {
-          await s.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-          try {
-            return await fn(s);
-          } finally {
-            await s.exec("ROLLBACK").catch(() => undefined);
-          }
-        }),
-      async close() {
-        await prisma.$disconnect();
-        await pool.end().catch(() => undefined);
-      },
-    };
-  }
+      options,
+    ),
+    transactionOptions: TRANSACTION_OPTIONS,
+  });
+  const session = async <T>(fn: (session: SqlSession) => Promise<T>): Promise<T> => {
+    const client = await pool.connect();
+    try {
+      return await fn(pgSession(client));
+    } finally {
+      client.release();
+    }
+  };
+  return {
+    prisma: withJoinedReads(prisma, directOn(pool)),
+    target,
+    listen: (channels, onNotification, onGap, onLost) =>
+      listenOnPostgres(
+        { connectionString: target.listenUrl ?? target.url, connectionTimeoutMillis: 5_000 },
+        channels,
+        onNotification,
+        onGap,
+        onLost,
+      ),
+    pool: { total: () => pool.totalCount, idle: () => pool.idleCount, waiting: () => pool.waitingCount },
+    query: async (statement) => {
+      options.onStatement?.(statement.text, statement.values);
+      const { rows, rowCount } = await pool.query<Record<string, unknown>>(statement);
+      return { rows, rowCount };
+    },
+    session,
+    readSnapshot: (fn) =>
+      session(async (s) => {
+        await s.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+        try {
+          return await fn(s);
+        } finally {
+          await s.exec("ROLLBACK").catch(() => undefined);
+        }
+      }),
+    async close() {
+      await prisma.$disconnect();
+      await pool.end().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * The Database of an embedded `target`: its data directory locked for this process (when on disk),
+ * then the PGlite instance opened (the lock released again when that fails) and the Prisma client
+ * over its one connection. Throws DataDirInUseError (the lock) or PGlite's error on opening.
+ */
+async function pgliteDatabase(target: PgliteTarget, options: DatabaseOptions): Promise<Database> {
   const lock = target.dir ? lockDataDir(target.dir) : null;
   let pglite: PGlite;
   try {
@@ -301,7 +323,7 @@ export async function createDatabase(
     throw e;
   }
   const prisma = new PrismaClient({
-    adapter: counted(yieldingAdapter(pgliteAdapter(pglite))),
+    adapter: counted(yieldingAdapter(pgliteAdapter(pglite)), options),
     transactionOptions: TRANSACTION_OPTIONS,
   });
   return {
@@ -314,18 +336,7 @@ export async function createDatabase(
       );
       return { close: async () => void (await Promise.all(unlisten.map((u) => u()))) };
     },
-    readSnapshot: (fn) =>
-      pglite.transaction(async (tx) => {
-        // the first statement of PGlite's transaction (after its BEGIN), as SET TRANSACTION must be
-        await tx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
-        const result = await fn({
-          concurrent: false,
-          exec: async (script) => void (await tx.exec(script)),
-          query: async <T>(sql: string, params?: unknown[]) => (await tx.query<T>(sql, params)).rows,
-        });
-        await tx.rollback();
-        return result;
-      }),
+    readSnapshot: (fn) => pgliteSnapshot(pglite, fn),
     async close() {
       try {
         await prisma.$disconnect();
@@ -335,6 +346,21 @@ export async function createDatabase(
       }
     },
   };
+}
+
+/** Database.readSnapshot on PGlite: `fn` in PGlite's own read-only REPEATABLE READ transaction, rolled back. */
+function pgliteSnapshot<T>(pglite: PGlite, fn: (session: SqlSession) => Promise<T>): Promise<T> {
+  return pglite.transaction(async (tx) => {
+    // the first statement of PGlite's transaction (after its BEGIN), as SET TRANSACTION must be
+    await tx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    const result = await fn({
+      concurrent: false,
+      exec: async (script) => void (await tx.exec(script)),
+      query: async <T>(sql: string, params?: unknown[]) => (await tx.query<T>(sql, params)).rows,
+    });
+    await tx.rollback();
+    return result;
+  });
 }
 
 /** Applies pending migrations (infra/migrate.ts) on `database`; throws MigrationError when one fails. */

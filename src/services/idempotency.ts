@@ -49,33 +49,51 @@ class RolledBack extends Error {
 }
 
 /**
- * Runs `run` once per key of the caller (organization and mode), inside one transaction with
- * the key: `run` gets the transaction's client and must make every query of the request through
- * it (server.ts makes it the request's ambient database). Its answer is stored with its writes
- * and returned; afterwards the stored answer is returned with `replayed: true`. A failed answer
- * (`failed(answer)`, e.g. a 5xx) or an error thrown by `run` rolls back everything, the key
- * included. Throws ValidationError (400) for a bad key or a key reused with another request,
- * InvalidStateError (409) while another request with the key runs.
+ * The work of a keyed request: `run` answers it on the transaction's client `db`, through which it
+ * must make every query of the request; `failed` tells an answer that rolls everything back
+ * (default: a 5xx).
+ */
+export interface IdempotentWork {
+  run: (db: PrismaClient) => Promise<StoredAnswer>;
+  failed?: (answer: StoredAnswer) => boolean;
+}
+
+/**
+ * Takes the advisory lock of `key` in transaction `db` (`pg_try_advisory_xact_lock`, held until it
+ * ends). Throws InvalidStateError (409) when another request with the key holds it.
+ */
+async function lockKey(db: PrismaClient, auth: Auth, key: string): Promise<void> {
+  const [lock] = await db.$queryRaw<
+    { locked: boolean }[]
+  >`SELECT pg_try_advisory_xact_lock(hashtextextended(${idempotencyLockText(auth, key)}, 0)) AS locked`;
+  if (!lock.locked)
+    throw new InvalidStateError("A request with this Idempotency-Key is still running; retry when it has answered");
+}
+
+/**
+ * Runs `work.run` once per key of the caller (organization and mode), inside one transaction with
+ * the key: server.ts makes the transaction's client the request's ambient database. Its answer
+ * is stored with its writes (`now` the key's `createdAt`) and returned; afterwards the stored
+ * answer is returned with `replayed: true`. A failed answer (`work.failed(answer)`, e.g. a 5xx) or
+ * an error thrown by `work.run` rolls back everything, the key included. Throws ValidationError
+ * (400) for a bad key or a key reused with another request, InvalidStateError (409) while another
+ * request with the key runs.
  */
 export async function runIdempotent(
   prisma: PrismaClient,
   auth: Auth,
   request: IdempotentRequest,
   now: Date,
-  run: (db: PrismaClient) => Promise<StoredAnswer>,
-  failed: (answer: StoredAnswer) => boolean = (answer) => answer.status >= 500,
+  work: IdempotentWork,
 ): Promise<StoredAnswer & { replayed: boolean }> {
+  const { run, failed = (answer) => answer.status >= 500 } = work;
   assertIdempotencyKey(request.key);
   const requestHash = createHash("sha256").update(request.body).digest("hex");
   const id = { organizationId: auth.organizationId, testMode: auth.testMode, key: request.key };
   let answer: StoredAnswer | null = null;
   try {
     return await runInTransaction(prisma, IDEMPOTENT_TRANSACTION, async (db) => {
-      const [lock] = await db.$queryRaw<
-        { locked: boolean }[]
-      >`SELECT pg_try_advisory_xact_lock(hashtextextended(${idempotencyLockText(auth, request.key)}, 0)) AS locked`;
-      if (!lock.locked)
-        throw new InvalidStateError("A request with this Idempotency-Key is still running; retry when it has answered");
+      await lockKey(db, auth, request.key);
       const stored = await db.idempotencyKey.findUnique({ where: { organizationId_testMode_key: id } });
       if (stored && idempotencyDecision(stored, { operation: request.operation, requestHash }, now) === "replay") {
         return { status: stored.responseStatus!, body: stored.responseBody ?? "", replayed: true };

@@ -270,6 +270,17 @@ export interface RevenueAggregateRows {
 }
 
 /**
+ * What readRevenueAggregates reads: the sums of `tenant` in `currencyId` for the months from absolute month index
+ * `first` to `last` (domain/revenue-analytics.ts monthIndex), both included.
+ */
+interface AggregateQuery {
+  tenant: RevenueTenant;
+  currencyId: string;
+  first: number;
+  last: number;
+}
+
+/**
  * Reads the sums for the caller's organization and mode after draining its dirty customers: batches in their own
  * transactions first (outside a caller's transaction), then, under the lock, what is left and the two reads in
  * one transaction. The flows are grouped as services/revenue-analytics.ts `moneyStatement` groups them (month and
@@ -282,13 +293,9 @@ export async function readRevenueAggregates(
 ): Promise<RevenueAggregateRows> {
   const tenant = { organizationId: ctx.auth.organizationId, testMode: ctx.auth.testMode };
   const first = monthIndex(months[0].start);
-  const last = first + months.length - 1;
-  const before = first - 1;
-  const n = months.length;
+  const query: AggregateQuery = { tenant, currencyId, first, last: first + months.length - 1 };
   for (;;) {
-    const rows = await atomically(ctx, (tx) =>
-      drainAndRead(tx, !ctx.inTransaction, tenant, currencyId, first, last, before, n),
-    );
+    const rows = await atomically(ctx, (tx) => drainAndRead(tx, !ctx.inTransaction, query));
     if (rows) return rows;
   }
 }
@@ -301,21 +308,29 @@ export async function readRevenueAggregates(
 async function drainAndRead(
   tx: ServiceContext,
   ownTransaction: boolean,
-  tenant: RevenueTenant,
-  currencyId: string,
-  first: number,
-  last: number,
-  before: number,
-  n: number,
+  query: AggregateQuery,
 ): Promise<RevenueAggregateRows | null> {
+  const { tenant } = query;
   await lockRevenueTenant(tx.prisma, tenant, false);
   let drained = await drainRevenueCustomers(tx.prisma, tenant, REVENUE_DRAIN_BATCH);
   if (drained === REVENUE_DRAIN_BATCH && ownTransaction) return null;
   while (drained === REVENUE_DRAIN_BATCH) drained = await drainRevenueCustomers(tx.prisma, tenant, REVENUE_DRAIN_BATCH);
+  return readSums(tx.prisma, query);
+}
+
+/**
+ * The sums of `query` (two statements: the months' MRR rows, then the money flows), month indexes relative to the
+ * month before `first` (k 1 is `first`; a flow's month and due month clamped to 0..months + 1). Amounts as decimal
+ * text.
+ */
+async function readSums(db: Db, query: AggregateQuery): Promise<RevenueAggregateRows> {
+  const { tenant, currencyId, first, last } = query;
+  const before = first - 1;
+  const n = last - first + 1;
   const mine = Prisma.sql`"organizationId" = ${tenant.organizationId} AND "testMode" = ${tenant.testMode}
     AND "currencyId" = ${currencyId}`;
   const mrr = await sqlRows<MrrRow>(
-    tx.prisma,
+    db,
     Prisma.sql`
       SELECT ("month" - ${before})::int AS k, "mrr"::text AS "mrr", "newMrr"::text AS "newMrr",
         "expansionMrr"::text AS "expansionMrr", "contractionMrr"::text AS "contractionMrr",
@@ -324,7 +339,7 @@ async function drainAndRead(
   );
   const bucket = (column: string) => Prisma.raw(`GREATEST(0, LEAST(${n + 1}, ${column} - ${before}))::int`);
   const flows = await sqlRows<MoneyFlow>(
-    tx.prisma,
+    db,
     Prisma.sql`
       SELECT "kind", ${bucket('"month"')} AS "month",
         CASE WHEN "dueMonth" >= 0 THEN ${bucket('"dueMonth"')} END AS "dueMonth", "forInvoice",

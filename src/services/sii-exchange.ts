@@ -29,7 +29,7 @@ import {
   type ReceiverAnswer,
   type ReceiverAnswerKind,
 } from "../infra/taxagency/sii/receiver-answers.js";
-import { tenant, type ServiceContext, type Tx } from "./context.js";
+import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
 import { storeFile } from "./files.js";
 import { xmlFileInput } from "./swaps.js";
 import type { SigningCredentials } from "../infra/taxagency/sii/signature.js";
@@ -156,19 +156,34 @@ export async function prepareExchanges(
   return out;
 }
 
+/** Whose exchanges writeExchanges records, and when: the organization and mode, and the instant of SII's verdict. */
+export interface ExchangeOwner extends TenantKey {
+  now: Date;
+}
+
+/** The delivery state of a new exchange e-mail (`pending` for the outbox worker, or `kept` without SMTP). */
+export type ExchangeDelivery = { status: "pending" | "kept"; attempts: number; nextAttemptAt: Date };
+
+/** The worker's taxAgency merge (tax-agency-state.ts mergeTaxAgency; null removes a key). */
+export type TaxAgencyMerge = (
+  tx: Tx,
+  kind: SubmissionKind,
+  id: string,
+  values: Record<string, unknown>,
+) => Promise<void>;
+
 /**
  * Records prepared exchanges in `tx` (the transaction of SII's verdict): per sent one the stored
- * envelope, an OutboxMessage and `exchange_to`, `exchange_file`, `exchange_message`,
- * `exchange_queued_at` on the document's taxAgency; per unsent one `exchange_error`.
- * `merge` is the worker's taxAgency merge (null removes a key). Returns the new outbox messages' ids.
+ * envelope, an OutboxMessage in state `delivery` and `exchange_to`, `exchange_file`,
+ * `exchange_message`, `exchange_queued_at` (`owner.now`) on the document's taxAgency; per unsent
+ * one `exchange_error`. `merge` writes the taxAgency keys. Returns the new outbox messages' ids.
  */
 export async function writeExchanges(
   tx: Tx,
-  owner: { organizationId: string; testMode: boolean },
+  owner: ExchangeOwner,
   prepared: readonly PreparedExchange[],
-  now: Date,
-  merge: (tx: Tx, kind: SubmissionKind, id: string, values: Record<string, unknown>) => Promise<void>,
-  delivery: { status: "pending" | "kept"; attempts: number; nextAttemptAt: Date },
+  merge: TaxAgencyMerge,
+  delivery: ExchangeDelivery,
 ): Promise<string[]> {
   const ids: string[] = [];
   for (const p of prepared) {
@@ -176,33 +191,55 @@ export async function writeExchanges(
       await merge(tx, p.documentKind, p.documentId, { exchange_error: p.reason });
       continue;
     }
-    await storeFile(tx, { name: p.envelope.name, ...owner, contentType: "application/xml", content: p.envelope.file });
-    const id = randomUUID();
-    await tx.outboxMessage.create({
-      data: {
-        id,
-        organizationId: owner.organizationId,
-        testMode: owner.testMode,
-        kind: EXCHANGE_MESSAGE_KIND,
-        recipients: [p.to],
-        subject: p.subject,
-        body: p.body,
-        attachmentKind: p.documentKind,
-        attachmentId: p.documentId,
-        files: [p.envelope.name],
-        ...delivery,
-      },
-    });
+    const id = await queueExchange(tx, owner, p, delivery);
     ids.push(id);
     await merge(tx, p.documentKind, p.documentId, {
       exchange_to: p.to,
       exchange_file: `/v1/files/${p.envelope.name}`,
       exchange_message: id,
-      exchange_queued_at: now.toISOString(),
+      exchange_queued_at: owner.now.toISOString(),
       exchange_error: null,
     });
   }
   return ids;
+}
+
+/**
+ * One exchange to send, in `tx`: its envelope stored as a StoredFile of `owner`, then its e-mail as an
+ * OutboxMessage (kind `dte_exchange`, the document's PDF and the envelope attached) in state
+ * `delivery`. Returns the message's id.
+ */
+async function queueExchange(
+  tx: Tx,
+  owner: TenantKey,
+  p: Extract<PreparedExchange, { send: true }>,
+  delivery: ExchangeDelivery,
+): Promise<string> {
+  const { organizationId, testMode } = owner;
+  await storeFile(tx, {
+    name: p.envelope.name,
+    organizationId,
+    testMode,
+    contentType: "application/xml",
+    content: p.envelope.file,
+  });
+  const id = randomUUID();
+  await tx.outboxMessage.create({
+    data: {
+      id,
+      organizationId,
+      testMode,
+      kind: EXCHANGE_MESSAGE_KIND,
+      recipients: [p.to],
+      subject: p.subject,
+      body: p.body,
+      attachmentKind: p.documentKind,
+      attachmentId: p.documentId,
+      files: [p.envelope.name],
+      ...delivery,
+    },
+  });
+  return id;
 }
 
 // ---------------------------------------------------------------------------------------------

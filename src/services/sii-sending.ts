@@ -362,14 +362,15 @@ async function resolveReview(
 
 /**
  * Records SII's decision for rows (status, and a message of its own when SII gave one per document) in one transaction,
- * for the rows still claimed by this poll (the others are logged and left to the worker that claimed them since).
+ * for the rows still claimed by this poll (the others are logged and left to the worker that claimed them since):
+ * each row (writeDecidedRow), the verdicts' events, then the exchanges of the rows kept (recordExchanges). `verdict`
+ * is SII's code for the envelope (`sii_status`) and its message, the documents' when they have none of their own.
  * Returns how many were recorded.
  */
 async function recordDecision(
   deps: SiiSendingDeps,
   decided: Decided[],
-  siiStatus: string,
-  glosa: string | undefined,
+  verdict: Pick<EnvelopeVerdict, "estado" | "glosa">,
   now: Date,
   exchanges: PreparedExchange[] = [],
 ): Promise<number> {
@@ -377,41 +378,67 @@ async function recordDecision(
   await deps.prisma.$transaction(async (tx) => {
     const kept: Decided[] = [];
     for (const d of decided) {
-      const { row, status, message: documentMessage, recordStatus } = d;
-      const written = await tx.siiSubmission.updateMany({
-        where: stillClaimed(row, "sent"),
-        data: { status: "done", siiStatus, lastError: null },
-      });
-      if (written.count === 0) {
-        lost.push(row);
-        continue;
-      }
-      kept.push(d);
-      await mergeTaxAgency(tx, row.documentKind, row.documentId, {
-        updated_at: now.toISOString(),
-        status,
-        sii_status: siiStatus,
-        sii_message: documentMessage ?? glosa ?? null,
-        sii_document_status: recordStatus ?? null,
-        decided_at: now.toISOString(),
-        attempts: null,
-        next_attempt_at: null,
-        last_error: null,
-      });
+      if (await writeDecidedRow(tx, d, verdict, now)) kept.push(d);
+      else lost.push(d.row);
     }
     await recordVerdictEvents(deps, tx, kept, now);
-    const keptExchanges = exchanges.filter((x) => kept.some((d) => d.row.documentId === x.documentId));
-    if (keptExchanges.length) {
-      const { organizationId, testMode } = kept[0].row;
-      // the outbox worker sends it (SMTP_URL set); else it is kept, as reminders are
-      const delivery = deps.settings.smtpUrl
-        ? { status: "pending" as const, attempts: 0, nextAttemptAt: now }
-        : { status: "kept" as const, attempts: 0, nextAttemptAt: now };
-      await writeExchanges(tx, { organizationId, testMode }, keptExchanges, now, mergeTaxAgency, delivery);
-    }
+    await recordExchanges(deps, tx, kept, exchanges, now);
   });
-  logLostClaims(deps, lost, `decision: ${siiStatus}`);
+  logLostClaims(deps, lost, `decision: ${verdict.estado}`);
   return decided.length - lost.length;
+}
+
+/**
+ * Writes SII's decision on one row, in `tx`, while this poll's claim still holds it (the fence; false when it no
+ * longer does): the row done with SII's code, the document's taxAgency its status, `sii_status`, `sii_message` (its
+ * own, else the envelope's), `sii_document_status` and `decided_at`, the retry keys cleared.
+ */
+async function writeDecidedRow(
+  tx: Tx,
+  decided: Decided,
+  verdict: Pick<EnvelopeVerdict, "estado" | "glosa">,
+  now: Date,
+): Promise<boolean> {
+  const { row, status, message: documentMessage, recordStatus } = decided;
+  const written = await tx.siiSubmission.updateMany({
+    where: stillClaimed(row, "sent"),
+    data: { status: "done", siiStatus: verdict.estado, lastError: null },
+  });
+  if (written.count === 0) return false;
+  await mergeTaxAgency(tx, row.documentKind, row.documentId, {
+    updated_at: now.toISOString(),
+    status,
+    sii_status: verdict.estado,
+    sii_message: documentMessage ?? verdict.glosa ?? null,
+    sii_document_status: recordStatus ?? null,
+    decided_at: now.toISOString(),
+    attempts: null,
+    next_attempt_at: null,
+    last_error: null,
+  });
+  return true;
+}
+
+/**
+ * The exchanges (services/sii-exchange.ts writeExchanges) of the documents among `kept` (rows of one organization and
+ * mode), in the verdict's transaction `tx`: their e-mails `pending` for the outbox worker when SMTP_URL is set, else
+ * `kept`, as reminders are. Nothing when none of `exchanges` is of a kept row.
+ */
+async function recordExchanges(
+  deps: SiiSendingDeps,
+  tx: Tx,
+  kept: Decided[],
+  exchanges: PreparedExchange[],
+  now: Date,
+): Promise<void> {
+  const keptExchanges = exchanges.filter((x) => kept.some((d) => d.row.documentId === x.documentId));
+  if (!keptExchanges.length) return;
+  const { organizationId, testMode } = kept[0].row;
+  // the outbox worker sends it (SMTP_URL set); else it is kept, as reminders are
+  const delivery = deps.settings.smtpUrl
+    ? { status: "pending" as const, attempts: 0, nextAttemptAt: now }
+    : { status: "kept" as const, attempts: 0, nextAttemptAt: now };
+  await writeExchanges(tx, { organizationId, testMode, now }, keptExchanges, mergeTaxAgency, delivery);
 }
 
 /** SII's final verdicts and the event each writes (docs/webhooks.md); `review` and the others write none. */
@@ -701,15 +728,28 @@ interface EnvelopeVerdict {
   documentStatus: (row: Row) => { status: TaxAgencyStatus; message?: string };
 }
 
+/** An uploaded envelope to ask SII about: its mode (the host), API, issuer and track id. */
+interface TrackedEnvelope {
+  testMode: boolean;
+  /** an EnvioBOLETA asks the boleta API, an EnvioDTE QueryEstUp */
+  kind: EnvelopeKind;
+  /** the issuer's RUT (the query's rutCompany) */
+  rutCompany: string;
+  trackId: string;
+}
+
+/**
+ * SII's status of `envelope`, asked as `signer`'s holder (the envelope mode's host: certification
+ * or production): its code, message, and each document's status once processed. Throws the
+ * transport's error when SII cannot be asked or answers an error.
+ */
 async function askEnvelopeStatus(
   deps: SiiSendingDeps,
-  testMode: boolean,
   signer: SenderCredentials,
-  rutCompany: string,
-  trackId: string,
-  boleta: boolean,
+  envelope: TrackedEnvelope,
 ): Promise<EnvelopeVerdict> {
-  if (boleta) {
+  const { testMode, rutCompany, trackId } = envelope;
+  if (envelope.kind === "boleta") {
     const status = await boletaTransportFor(deps, testMode).status(signer, { rutCompany, trackId });
     return {
       estado: status.estado,
@@ -734,7 +774,12 @@ async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: S
     const taxId = (await readSettings(deps.prisma, { organizationId, testMode })).taxId;
     if (!taxId) throw new Error(`the ${testMode ? "test" : "live"} mode tax profile has no RUT`);
     const signer = await credentials(deps, { organizationId, testMode }, now);
-    const verdict = await askEnvelopeStatus(deps, testMode, signer, taxId, trackId!, isBoletaType(rows[0].dteType));
+    const verdict = await askEnvelopeStatus(deps, signer, {
+      testMode,
+      kind: isBoletaType(rows[0].dteType) ? "boleta" : "dte",
+      rutCompany: taxId,
+      trackId: trackId!,
+    });
     const outcome = envelopeOutcome(verdict.estado);
     if (outcome === "retry")
       throw new Error(`SII status query answered ${verdict.estado}${verdict.glosa ? ` (${verdict.glosa})` : ""}`);
@@ -766,14 +811,7 @@ async function pollGroup(deps: SiiSendingDeps, rows: Row[], now: Date, report: S
     for (const d of decided) {
       if (d.status === "review") Object.assign(d, await resolveReview(deps, d.row, testMode, signer, taxId));
     }
-    report.decided += await recordDecision(
-      deps,
-      decided,
-      verdict.estado,
-      verdict.glosa,
-      now,
-      await exchangesFor(deps, decided, signer, now),
-    );
+    report.decided += await recordDecision(deps, decided, verdict, now, await exchangesFor(deps, decided, signer, now));
     deps.logger.info(
       { organizationId, testMode, trackId, estado: verdict.estado, documents: rows.length },
       "SII decided",

@@ -97,17 +97,24 @@ const pagingKeys = (args: Args) => {
 };
 
 /**
- * One read through the joined path: its result, or `undefined` when it is not translatable (the
- * caller then runs Prisma's own read).
+ * The reads of one model of a wrapped client: where its statements run, the model, Prisma's own
+ * delegate (for the ids of a where this path does not translate) and the client's batcher.
  */
-async function joinedRead(
-  client: Runner,
-  delegate: Delegate,
-  model: ModelInfo,
-  operation: string,
-  args: Args,
-  batch: Batcher,
-): Promise<unknown> {
+interface ModelReads {
+  runner: Runner;
+  model: ModelInfo;
+  delegate: Delegate;
+  batch: Batcher;
+}
+
+/**
+ * One read (`operation`: findUnique, findUniqueOrThrow, findFirst, findFirstOrThrow or findMany)
+ * through the joined path: its result (the rows, a row or null), or `undefined` when it is not
+ * translatable (the caller then runs Prisma's own read). Throws Prisma's P2025 for an `OrThrow`
+ * read that finds nothing.
+ */
+async function joinedRead(reads: ModelReads, operation: string, args: Args): Promise<unknown> {
+  const { runner, model } = reads;
   const many = operation === "findMany";
   const orThrow = operation.endsWith("OrThrow");
   const where = (args.where ?? {}) as Args;
@@ -115,46 +122,58 @@ async function joinedRead(
   // the selection must be translatable at all, else Prisma's own read
   let read: Plan;
   try {
-    read = cachedPlan(model, args, many ? "many" : "one", shape, client.plain);
+    read = cachedPlan(model, args, many ? "many" : "one", shape, runner.plain);
   } catch (e) {
     if (!(e instanceof Unsupported)) throw e;
-    // (a read without relations whose where is not translated: Prisma's own, one statement, below)
-    if (!model.hasId) return undefined;
-    // the where (or paging) is not translatable: ids by Prisma, then the joined read of those ids
-    let byIds: Plan;
-    try {
-      byIds = cachedPlan(model, args, "ids", shape);
-    } catch (inner) {
-      if (inner instanceof Unsupported) return undefined;
-      throw inner;
-    }
-    // a findUnique's where may name a compound unique key, which only findUnique takes
-    const base = many ? "findMany" : operation.startsWith("findUnique") ? "findUnique" : "findFirst";
-    const found = (await delegate[base]({ ...pagingKeys(args), select: { id: true } })) as
-      { id: string }[] | { id: string } | null;
-    const ids = many ? (found as { id: string }[]).map((r) => r.id) : found ? [(found as { id: string }).id] : [];
-    if (ids.length === 0) {
-      if (orThrow) throw notFound(model.name);
-      return many ? [] : null;
-    }
-    const byId = await runById(client, byIds, valuesOf(byIds, args, ids), serializedReads.has(args));
-    // a row deleted between the two statements is left out, as if the first had not seen it
-    const ordered = ids.map((id) => byId.get(id)).filter((r): r is Record<string, unknown> => r !== undefined);
-    if (!many && ordered.length === 0 && orThrow) throw notFound(model.name);
-    return many ? ordered : (ordered[0] ?? null);
+    return readByPrismaIds(reads, operation, args, shape);
   }
   // findUnique by id alone: read with the other findUnique calls of this tick
   if (!many && (operation === "findUnique" || operation === "findUniqueOrThrow") && isIdOnly(where)) {
-    const row = await batch.load(client, model, args, shape, where.id as string);
+    const row = await reads.batch.load(runner, model, args, shape, where.id as string);
     if (!row && orThrow) throw notFound(model.name);
     return row;
   }
-  const rows = (await run(client, read, valuesOf(read, args), serializedReads.has(args))).map(
+  const rows = (await run(runner, read, valuesOf(read, args), serializedReads.has(args))).map(
     (row) => (delete row.__id, row),
   );
   if (many) return rows;
   if (rows.length === 0 && orThrow) throw notFound(model.name);
   return rows[0] ?? null;
+}
+
+/**
+ * joinedRead of a read whose where (or paging) is not translated: the ids by Prisma's own read (with
+ * the same where, order, take and skip), then the joined read of those ids, in that order; `undefined`
+ * when the model has no id or the selection is not translatable either (Prisma's own read, one
+ * statement). Throws P2025 for an `OrThrow` read that finds nothing.
+ */
+async function readByPrismaIds(reads: ModelReads, operation: string, args: Args, shape: string): Promise<unknown> {
+  const { runner, model, delegate } = reads;
+  const many = operation === "findMany";
+  const orThrow = operation.endsWith("OrThrow");
+  // (a read without relations whose where is not translated: Prisma's own, one statement)
+  if (!model.hasId) return undefined;
+  let byIds: Plan;
+  try {
+    byIds = cachedPlan(model, args, "ids", shape);
+  } catch (inner) {
+    if (inner instanceof Unsupported) return undefined;
+    throw inner;
+  }
+  // a findUnique's where may name a compound unique key, which only findUnique takes
+  const base = many ? "findMany" : operation.startsWith("findUnique") ? "findUnique" : "findFirst";
+  const found = (await delegate[base]({ ...pagingKeys(args), select: { id: true } })) as
+    { id: string }[] | { id: string } | null;
+  const ids = many ? (found as { id: string }[]).map((r) => r.id) : found ? [(found as { id: string }).id] : [];
+  if (ids.length === 0) {
+    if (orThrow) throw notFound(model.name);
+    return many ? [] : null;
+  }
+  const byId = await runById(runner, byIds, valuesOf(byIds, args, ids), serializedReads.has(args));
+  // a row deleted between the two statements is left out, as if the first had not seen it
+  const ordered = ids.map((id) => byId.get(id)).filter((r): r is Record<string, unknown> => r !== undefined);
+  if (!many && ordered.length === 0 && orThrow) throw notFound(model.name);
+  return many ? ordered : (ordered[0] ?? null);
 }
 
 /** A where of an id alone, or of an id and the tenant's equalities (a tenant's `node(id:)`): read in batches. */
@@ -308,14 +327,14 @@ export function withJoinedReads<C extends object>(
         return typeof value === "function" ? value.bind(target) : value;
       let wrapped = delegates.get(prop);
       if (!wrapped) {
-        const model = MODELS.get(modelName)!;
         const delegate = value as Delegate;
+        const reads: ModelReads = { runner, model: MODELS.get(modelName)!, delegate, batch };
         wrapped = new Proxy(delegate, {
           get(d, op, r) {
             const original = Reflect.get(d, op, r);
             if (typeof op !== "string" || !READS.has(op)) return original;
             return async (args: Args = {}) => {
-              const result = await joinedRead(runner, delegate, model, op, args, batch);
+              const result = await joinedRead(reads, op, args);
               return result === undefined ? original.call(d, args) : result;
             };
           },
