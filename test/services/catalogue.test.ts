@@ -111,7 +111,8 @@ describe("products and plans", () => {
     expect([error.code, error.status, error.message]).toEqual([
       "invalid_state",
       409,
-      `Plan ${pro.id} is used by subscriptions; its pricing (amount, frequency) cannot change. Create a new plan instead.`,
+      `Plan ${pro.id} is used by subscriptions; its pricing (amount, frequency) cannot change. ` +
+        "Create a new plan instead.",
     ]);
     expect(await s.database.prisma.plan.findUniqueOrThrow({ where: { id: pro.id } })).toEqual(pro);
     // the same pricing sent again is no change; the name can change

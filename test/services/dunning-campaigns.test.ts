@@ -50,7 +50,7 @@ async function counts() {
 }
 
 describe("createDunningCampaign", () => {
-  it("stores the campaign with its defaults and its thresholds in order, exact decimals, currency upper case", async () => {
+  it("stores the campaign with its defaults and its thresholds in order, exact decimals", async () => {
     const created = await createDunningCampaign(s.acme, {
       name: "Cobranza B2B",
       code: "b2b.default",
@@ -116,7 +116,7 @@ describe("createDunningCampaign", () => {
     expect(await counts()).toEqual(before);
   });
 
-  it("names bad thresholds, code, final action and bcc addresses in one 400, in the order they are checked", async () => {
+  it("names bad thresholds, code, final action and bcc addresses in one 400, in the order checked", async () => {
     const before = await counts();
     const error = await rejection(
       createDunningCampaign(
@@ -147,7 +147,7 @@ describe("createDunningCampaign", () => {
 });
 
 describe("codes and the default campaign, per organization and mode", () => {
-  it("refuses a code taken in the organization and mode (naming the campaign); live mode and others are apart", async () => {
+  it("refuses a code taken in the organization and mode, naming the campaign; other modes are apart", async () => {
     const first = await createDunningCampaign(s.acme, campaign({ code: "unique-code" }));
     const before = await counts();
     const dup = await rejection(createDunningCampaign(s.acme, campaign({ code: "unique-code" })));

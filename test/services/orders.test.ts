@@ -88,7 +88,7 @@ describe("createOrder", () => {
     expect(events.map((e) => e.type)).toEqual(["order.created"]);
   });
 
-  it("names every bad field in one 400, in prepare's order, the totals' checks after them, and writes nothing", async () => {
+  it("names every bad field in one 400 in prepare's order, the totals' checks after them; writes nothing", async () => {
     const before = [await s.database.prisma.order.count(), await s.database.prisma.orderLine.count()];
     const error = await rejection(
       createOrder(s.acme, {

@@ -143,7 +143,7 @@ describe("authorizePayment with a test card", () => {
     expect(more.fields).toEqual({ amount: [`exceeds what is due on invoice ${invoice.id}: 0 CLP`] });
   });
 
-  it("refuses at the charge a payment that no longer fits what is due (400 on amount); nothing is written", async () => {
+  it("refuses at the charge a payment that no longer fits what is due (400 on amount), writing nothing", async () => {
     const invoice = await finalizedInvoice();
     // both fit when created (11 900 due each time); the first one charged leaves 3 900
     const a = await createPayment(s.acme, { invoice: invoice.id, amount: 8000 });

@@ -179,7 +179,7 @@ describe("rotateWebhookEndpointSecret", () => {
 });
 
 describe("updateWebhookEndpoint", () => {
-  it("changes the given fields, merges metadata, disables on request without an event; a bad url changes nothing", async () => {
+  it("changes given fields, merges metadata, disables on request, no event; a bad url changes nothing", async () => {
     const created = await createWebhookEndpoint(acme, {
       url: "https://example.com/a",
       enabledEvents: ["invoice.paid"],
