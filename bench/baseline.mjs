@@ -6,10 +6,15 @@
  *
  * Each request: the API key looked up by the hex SHA-256 of the bearer token (the service's
  * api_keys table, revoked and expired keys refused), then one SQL statement that builds the whole
- * JSON with json_build_object/json_agg:
- * - GET /v1/invoices/{id}/: the invoice as the REST adapter prints it (src/rest/serializers.ts invoice());
- * - POST /graphql: the page of 50 invoices of bench/http.ts INVOICES_QUERY (whatever the query
- *   text: the baseline serves that one page), newest first, as `{"data": ...}`;
+ * JSON with json_build_object/json_agg, numbers printed as the service prints them (trim_scale: no
+ * trailing zeros):
+ * - GET /v1/invoices/{id}/: the invoice as the REST adapter prints it (src/rest/printer.ts with the
+ *   InvoiceFields fragment of src/rest/operations/fragments.graphql): its succeeded payments, and
+ *   `amount_paid`, `amount_due` and `payment_status` computed as src/services/invoice-balances.ts
+ *   and src/domain/payments.ts (invoiceAmountDue, invoicePaymentStatus) do, `marked_uncollectible_at`,
+ *   `tax_agency`;
+ * - POST /graphql: the page of 50 invoices of bench/http-paths.ts INVOICES_QUERY (whatever the query
+ *   text: the baseline serves that one page), newest first, succeeded payments, as `{"data": ...}`;
  * - POST /v1/usages/: a raw INSERT ... RETURNING of one usage record (no validation beyond the
  *   subscription line belonging to the key's organization), as the REST adapter prints it;
  * - GET /healthz.
@@ -34,27 +39,50 @@ SELECT json_build_object(
   'date', to_char(i.date, 'YYYY-MM-DD'),
   'due_date', to_char(i."dueDate", 'YYYY-MM-DD'),
   'lines', (SELECT coalesce(json_agg(json_build_object('id', l.id, 'name', l.name, 'description', l.description,
-  'quantity', l.quantity,
-      'amount', l.amount, 'discount', l.discount, 'discount_scheme', l."discountScheme", 'exempt', l.exempt,
-      'total', l.total) ORDER BY l.position, l.id), '[]')
+      'quantity', trim_scale(l.quantity), 'amount', trim_scale(l.amount), 'discount', trim_scale(l.discount),
+      'discount_scheme', l."discountScheme", 'exempt', l.exempt, 'total', trim_scale(l.total))
+      ORDER BY l.position, l.id), '[]')
     FROM "InvoiceLine" l WHERE l."invoiceId" = i.id),
   'collection_method', i."collectionMethod",
   'payments', (SELECT coalesce(json_agg(json_build_object('id', p.id, 'date', to_char(p.date, 'YYYY-MM-DD'),
-  'amount', p.amount, 'currency', p."currencyId",
+  'amount', trim_scale(p.amount), 'currency', p."currencyId",
       'description', p.description, 'source', NULL, 'payment_date', ${plain('p."paymentDate"')}, 'customer',
       p."customerId", 'invoice', p."invoiceId",
       'status', p.status, 'return_url', NULL, 'failure_reason', p."failureReason", 'metadata', p.metadata,
       'created', ${plain('p."createdAt"')}, 'updated', ${plain('p."updatedAt"')}) ORDER BY p."createdAt", p.id), '[]')
-    FROM "Payment" p WHERE p."invoiceId" = i.id),
-  'amount', i.amount, 'exempt', i.exempt, 'tax', i.tax, 'tax_percent', i."taxPercent", 'subtotal', i.subtotal,
-  'discount', i.discount,
-  'discount_scheme', i."discountScheme", 'total', i.total,
+    FROM "Payment" p WHERE p."invoiceId" = i.id AND p.status = 'succeeded'),
+  'amount', trim_scale(i.amount), 'exempt', trim_scale(i.exempt), 'tax', trim_scale(i.tax),
+  'tax_percent', trim_scale(i."taxPercent"), 'subtotal', trim_scale(i.subtotal),
+  'discount', trim_scale(i.discount),
+  'discount_scheme', i."discountScheme", 'total', trim_scale(i.total),
+  'amount_paid', trim_scale(b.paid), 'amount_due', trim_scale(b.due),
+  'payment_status', CASE WHEN i.status = 'draft' THEN 'unpaid' WHEN b.due <= 0 THEN 'paid'
+    WHEN i."markedUncollectibleAt" IS NOT NULL THEN 'uncollectible' WHEN b.paid > 0 THEN 'partially_paid'
+    ELSE 'unpaid' END,
+  'marked_uncollectible_at', ${plain('i."markedUncollectibleAt"')},
   'period_start', to_char(i."periodStart", 'YYYY-MM-DD'), 'period_end', to_char(i."periodEnd", 'YYYY-MM-DD'),
-  'local_file', i."localFile", 'note', i.note, 'fiscal_settings', i."fiscalSettings", 'status', i.status,
+  'local_file', i."localFile", 'note', i.note, 'fiscal_settings', i."fiscalSettings", 'tax_agency', i."taxAgency",
+  'status', i.status,
   'metadata', i.metadata,
   'user', i."userEmail", 'created', ${plain('i."createdAt"')}, 'updated', ${plain('i."updatedAt"')}
 )::text AS json
 FROM "Invoice" i JOIN "Customer" c ON c.id = i."customerId" JOIN "DocumentType" d ON d.id = i."documentTypeId"
+-- what is paid and due (src/services/invoice-balances.ts invoiceBalances; a draft has nothing paid, draftBalance)
+LEFT JOIN LATERAL (
+  SELECT SUM(n.total) FILTER (WHERE t."isCreditNote") AS credited, SUM(n.total) FILTER (WHERE NOT t."isCreditNote")
+  AS debited
+  FROM "CreditNote" n JOIN "DocumentType" t ON t.id = n."documentTypeId"
+  WHERE n."invoiceId" = i.id AND n.status = 'finalized' AND i.status <> 'draft'
+) cn ON true
+LEFT JOIN LATERAL (
+  SELECT SUM(pay.amount) AS paid FROM "Payment" pay
+  WHERE pay."invoiceId" = i.id AND pay.status = 'succeeded' AND i.status <> 'draft'
+) pd ON true
+-- domain/payments.ts invoiceAmountDue: max(0, total + debited - credited - paid)
+CROSS JOIN LATERAL (
+  SELECT coalesce(pd.paid, 0) AS paid,
+    greatest(i.total + coalesce(cn.debited, 0) - coalesce(cn.credited, 0) - coalesce(pd.paid, 0), 0) AS due
+) b
 WHERE i.id = $1 AND i."organizationId" = $2 AND i."testMode" = $3`;
 
 // the GraphQL page: numbers as the Decimal scalar prints them (strings), dates as the Date scalar
@@ -70,7 +98,7 @@ coalesce(json_agg(json_build_object('node', json_build_object(
     FROM "InvoiceLine" l WHERE l."invoiceId" = i.id),
   'payments', (SELECT coalesce(json_agg(json_build_object('id', p.id, 'amount', trim_scale(p.amount)::text,
   'status', p.status) ORDER BY p."createdAt", p.id), '[]')
-    FROM "Payment" p WHERE p."invoiceId" = i.id)
+    FROM "Payment" p WHERE p."invoiceId" = i.id AND p.status = 'succeeded')
 )) ORDER BY i."createdAt" DESC, i.id DESC), '[]'))))::text AS json
 FROM (SELECT * FROM "Invoice" WHERE "organizationId" = $1 AND "testMode" = $2 ORDER BY "createdAt" DESC, id DESC
 LIMIT 50) i
@@ -85,7 +113,7 @@ WITH line AS (
   SELECT $1, $5, $6, line.id, $3::numeric, coalesce($4::timestamptz, now()) FROM line
   RETURNING *
 )
-SELECT json_build_object('id', u.id, 'subscription_line', u."subscriptionLineId", 'quantity', u.quantity,
+SELECT json_build_object('id', u.id, 'subscription_line', u."subscriptionLineId", 'quantity', trim_scale(u.quantity),
 'date_time', ${iso('u."dateTime"')},
   'invoice', u."invoiceId", 'created', ${iso('u."createdAt"')})::text AS json FROM inserted u`;
 

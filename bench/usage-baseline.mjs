@@ -25,7 +25,7 @@ WITH input AS (
   RETURNING *
 )
 SELECT coalesce(json_agg(json_build_object('id', u.id, 'subscription_line', u."subscriptionLineId", 'quantity',
-u.quantity, 'date_time', ${iso('u."dateTime"')},
+trim_scale(u.quantity), 'date_time', ${iso('u."dateTime"')},
   'invoice', u."invoiceId", 'created', ${iso('u."createdAt"')}, 'transaction_id', u."transactionId")),
   '[]')::text AS json, count(*)::int AS n FROM inserted u`;
 
