@@ -1,15 +1,19 @@
 /**
  * The bare baseline of `npm run bench:usage` (bench/usage.ts, docs/performance.md "Usage
  * ingestion"): what Node's `node:http` + `pg` on the same PostgreSQL do for POST /v1/usages/
- * without the service's layers, answering the same JSON fields. Per request: the API key looked up
- * by the hex SHA-256 of the bearer token (as bench/baseline.mjs), then ONE statement: the records
- * (a single body is a batch of one) as arrays through `unnest`, joined to the subscription lines of
- * the key's organization, inserted with ON CONFLICT DO NOTHING on the transaction id's partial
- * unique index, and the answer built with json_agg. No validation beyond the line belonging to the
- * organization, no duplicate resolution (the benchmark sends none).
- * Configured by DATABASE_URL, PORT and HOST, as the service.
+ * without the service's layers, answering the same JSON fields. It shares bench/baseline-server.mjs
+ * with bench/baseline.mjs, so it uses every trick the service uses and no more: the API key cache
+ * with the service's lifetime (30 s; unknown and revoked keys never cached), named prepared
+ * statements, and the headers the service's answers carry (security headers, CSP, Vary,
+ * X-Request-Id). Per request: the API key (from the cache, else read by the hex SHA-256 of the
+ * bearer token), then ONE named prepared statement: the records (a single body is a batch of one)
+ * as arrays through `unnest`, joined to the subscription lines of the key's organization, inserted
+ * with ON CONFLICT DO NOTHING on the transaction id's partial unique index, and the answer built
+ * with json_agg. No validation beyond the line belonging to the organization, no duplicate
+ * resolution (the benchmark sends none).
+ * Configured by DATABASE_URL, PORT and HOST (and API_KEY_CACHE_TTL_SECONDS), as the service.
  */
-import { iso, newId, pool, readBody, send, serveBaseline } from "./baseline-server.mjs";
+import { iso, newId, prepared, readBody, send, serveBaseline } from "./baseline-server.mjs";
 
 const INSERT = `
 WITH input AS (
@@ -25,9 +29,11 @@ WITH input AS (
   RETURNING *
 )
 SELECT coalesce(json_agg(json_build_object('id', u.id, 'subscription_line', u."subscriptionLineId", 'quantity',
-u.quantity, 'date_time', ${iso('u."dateTime"')},
+trim_scale(u.quantity), 'date_time', ${iso('u."dateTime"')},
   'invoice', u."invoiceId", 'created', ${iso('u."createdAt"')}, 'transaction_id', u."transactionId")),
   '[]')::text AS json, count(*)::int AS n FROM inserted u`;
+
+const insert = prepared("baseline_usages", INSERT);
 
 serveBaseline(async (req, res, key, url) => {
   if (req.method === "POST" && /^\/v1\/usages\/?$/.test(url)) {
@@ -40,7 +46,7 @@ serveBaseline(async (req, res, key, url) => {
       records.map((r) => r.date_time ?? null),
       records.map((r) => r.transaction_id ?? null),
     ];
-    const row = (await pool.query(INSERT, [...cols, key.org, key.test])).rows[0];
+    const row = (await insert([...cols, key.org, key.test])).rows[0];
     if (row.n !== records.length)
       return send(res, 400, '{"error":{"code":"validation_error","message":"unknown subscription line or duplicate"}}');
     if (!Array.isArray(body.usages)) return send(res, 201, row.json.slice(1, -1));
