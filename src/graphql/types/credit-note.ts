@@ -7,15 +7,11 @@
 import { builder, INVOICE_RELATION } from "../builder.js";
 import type { CreditNote as CreditNoteRow } from "../../infra/prisma/generated/client.js";
 import { StringFilter, enumConditions, stringConditions } from "../filters.js";
-import { documentConnection, offsetArg } from "../pagination.js";
-import { tenant } from "../../services/context.js";
 import { createCreditNote, creditNotePdf, deleteCreditNote, finalizeCreditNote } from "../../services/credit-notes.js";
 import {
   CUSTOMER_DESCRIPTION,
-  DeletePayload,
-  DocumentStatusFilter,
-  documentWhereConditions,
-  documentWhereFields,
+  documentStatusWhereField,
+  discountSchemeInputField,
   documentDiscountFields,
   documentHeaderFields,
   documentLifecycleFields,
@@ -26,10 +22,12 @@ import {
   lineFields,
   lineTaxAndTimeFields,
 } from "./document.js";
+import { documentOperations } from "./document-operations.js";
 import { Customer, IssuedCustomer } from "./customer.js";
 import { documentCustomer } from "../../services/issued-parties.js";
 import { InvoiceLineInput } from "./invoice.js";
-import { DiscountScheme } from "../enums.js";
+
+const creditNotes = documentOperations({ model: "CreditNote", noun: "credit note", idDescription: "`cre_` id" });
 
 export const CreditNoteLine = builder.prismaObject("CreditNoteLine", {
   description: "A line of a credit note. total = round(quantity x amount) - line discount, in the invoice currency.",
@@ -37,9 +35,7 @@ export const CreditNoteLine = builder.prismaObject("CreditNoteLine", {
 });
 
 export const CreditNote = builder.prismaNode("CreditNote", {
-  id: { field: "id", description: "`cre_` id" },
-  findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
-  nullable: true,
+  ...creditNotes.node,
   description:
     "A note correcting a finalized invoice, in its currency and taxed as it: a credit note (CL61, CL112) discounts " +
     "it, a debit note (CL56, CL111) adds to it (document.isDebitNote). Totals as for invoices " +
@@ -81,44 +77,41 @@ export const CreditNote = builder.prismaNode("CreditNote", {
   }),
 });
 
-const CreditNoteInput = builder.inputType("CreditNoteInput", {
-  description: "A new credit (or debit) note.",
-  fields: (t) => ({
-    invoice: t.id({ description: "the finalized invoice to correct (required)" }),
-    document: t.string({
-      description: "note type id: credit (default CL61, CL112 for export invoices) or debit (CL56, CL111 for exports)",
-    }),
-    date: t.field({
-      type: "Date",
-      description: "closing date; default today in the organization's time zone; not before the invoice's date",
-    }),
-    lines: t.field({
-      type: [InvoiceLineInput],
-      description: "at least one (required); prices in the invoice currency",
-    }),
-    discount: t.field({
-      type: "Decimal",
-      description: "document discount on taxable lines, percent (0-100) or amount",
-    }),
-    discountScheme: t.field({ type: DiscountScheme, description: "how `discount` reads; default percent" }),
-    internalNote: t.string({ description: "not printed; at most 5000 characters" }),
-    note: t.string({ description: "printed; at most 5000 characters" }),
-    referenceCode: t.int({
-      description:
-        "SII CodRef of the note's reference to the invoice: 1 cancels it (credit notes of the whole invoice " +
-        "total only), 2 corrects text (total 0), 3 corrects amounts (default). With `creditNote`: 1 (voids " +
-        "it), the default and only code. GraphQL only: the REST body has no such field.",
-    }),
-    creditNote: t.id({
-      description:
-        "a finalized credit note this debit note voids (SII: a 56 referencing a 61, a 111 a 112, CodRef 1). " +
-        "`invoice` may be left out (the credit note's), `document` defaults to CL56 (CL111 for a CL112) and " +
-        "without `lines` the credit note's lines and discount are copied; the total must equal the credit " +
-        "note's. Errors (validation_error on credit_note, document, reference_code, total): unknown, a draft, " +
-        "rejected by SII, already voided, another type or total.",
-    }),
+const CreditNoteInput = creditNotes.input("A new credit (or debit) note.", (t) => ({
+  invoice: t.id({ description: "the finalized invoice to correct (required)" }),
+  document: t.string({
+    description: "note type id: credit (default CL61, CL112 for export invoices) or debit (CL56, CL111 for exports)",
   }),
-});
+  date: t.field({
+    type: "Date",
+    description: "closing date; default today in the organization's time zone; not before the invoice's date",
+  }),
+  lines: t.field({
+    type: [InvoiceLineInput],
+    description: "at least one (required); prices in the invoice currency",
+  }),
+  discount: t.field({
+    type: "Decimal",
+    description: "document discount on taxable lines, percent (0-100) or amount",
+  }),
+  discountScheme: discountSchemeInputField(t),
+  internalNote: t.string({ description: "not printed; at most 5000 characters" }),
+  note: t.string({ description: "printed; at most 5000 characters" }),
+  referenceCode: t.int({
+    description:
+      "SII CodRef of the note's reference to the invoice: 1 cancels it (credit notes of the whole invoice " +
+      "total only), 2 corrects text (total 0), 3 corrects amounts (default). With `creditNote`: 1 (voids " +
+      "it), the default and only code. GraphQL only: the REST body has no such field.",
+  }),
+  creditNote: t.id({
+    description:
+      "a finalized credit note this debit note voids (SII: a 56 referencing a 61, a 111 a 112, CodRef 1). " +
+      "`invoice` may be left out (the credit note's), `document` defaults to CL56 (CL111 for a CL112) and " +
+      "without `lines` the credit note's lines and discount are copied; the total must equal the credit " +
+      "note's. Errors (validation_error on credit_note, document, reference_code, total): unknown, a draft, " +
+      "rejected by SII, already voided, another type or total.",
+  }),
+}));
 
 builder.prismaObjectField("CreditNote", "voidedBy", (t) =>
   t.field({
@@ -139,82 +132,39 @@ builder.prismaObjectField("CreditNote", "voidedBy", (t) =>
   }),
 );
 
-const CreditNoteWhere = builder.inputType("CreditNoteWhere", {
-  description: "Filters of the credit notes list; every given filter must match.",
-  fields: (t) => ({
+creditNotes.list({
+  type: CreditNote,
+  where: (t) => ({
     customer: t.field({
       type: StringFilter,
       description: "customer id (`cus_`): the customer of the invoice the note corrects",
     }),
     invoice: t.field({ type: StringFilter, description: "id (`inv_`) of the invoice the note corrects" }),
-    status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
+    status: documentStatusWhereField(t),
     document: t.field({ type: StringFilter, description: "document type id, e.g. CL61 (case-insensitive)" }),
-    ...documentWhereFields(t),
   }),
+  conditions: (w) => [
+    // a note's customer is its invoice's (indexes Invoice(customerId, ...) and CreditNote(invoiceId, status))
+    ...stringConditions("customerId", w.customer).map((customer) => ({ invoice: customer })),
+    ...stringConditions("invoiceId", w.invoice),
+    ...enumConditions("status", w.status),
+    ...stringConditions("documentTypeId", w.document, { uppercase: true }),
+  ],
 });
 
-builder.queryFields((t) => ({
-  creditNotes: t.connection(
-    {
-      type: CreditNote,
-      description:
-        "Credit notes of the caller's organization and mode, newest first; notes created at the same instant by " +
-        'number, highest first, drafts (no number yet) before them, then by id (docs/graphql.md "Order of lists").',
-      args: {
-        where: t.arg({ type: CreditNoteWhere, description: "filters; none: every credit note" }),
-        offset: offsetArg(t),
-      },
-      resolve: (_root, args, ctx, info) => {
-        const w = args.where ?? {};
-        return documentConnection(ctx, info, ctx.prisma.creditNote, args, [
-          // a note's customer is its invoice's (indexes Invoice(customerId, ...) and CreditNote(invoiceId, status))
-          ...stringConditions("customerId", w.customer).map((customer) => ({ invoice: customer })),
-          ...stringConditions("invoiceId", w.invoice),
-          ...enumConditions("status", w.status),
-          ...stringConditions("documentTypeId", w.document, { uppercase: true }),
-          ...documentWhereConditions(w),
-        ]);
-      },
-    },
-    { description: "A page of credit notes, newest first, ties by number (Relay connection)." },
-    { description: "A credit note in a page, with its cursor." },
-  ),
-}));
-
 builder.mutationFields((t) => ({
-  createCreditNote: t.prismaField({
-    type: "CreditNote",
+  createCreditNote: creditNotes.create(t, {
     description:
       "Creates a draft credit note against a finalized invoice. Errors: validation_error (invoice not finalized or " +
-      "unknown, " +
-      "wrong document type, no lines, negative values, or more than the invoice has left to credit: `total` names " +
-      "the amount left).",
-    args: {
-      input: t.arg({ type: CreditNoteInput, required: true, description: "the note; invoice and lines are required" }),
-    },
-    resolve: async (query, _root, args, ctx) => {
-      const created = await createCreditNote(ctx, args.input);
-      return ctx.prisma.creditNote.findUniqueOrThrow({ ...query, where: { id: created.id } });
-    },
+      "unknown, wrong document type, no lines, negative values, or more than the invoice has left to credit: " +
+      "`total` names the amount left).",
+    input: CreditNoteInput,
+    inputDescription: "the note; invoice and lines are required",
+    create: createCreditNote,
   }),
-  deleteCreditNote: t.field({
-    type: DeletePayload,
+  deleteCreditNote: creditNotes.delete(t, {
     description: "Deletes a draft credit note. Errors: not_found, invalid_state (finalized).",
-    args: { id: t.arg.id({ required: true, description: "`cre_` id" }) },
-    resolve: async (_root, args, ctx) => {
-      await deleteCreditNote(ctx, String(args.id));
-      return { id: String(args.id), deleted: true };
-    },
+    remove: deleteCreditNote,
   }),
-  finalizeCreditNote: t.prismaField({
-    type: "CreditNote",
-    description:
-      "Numbers and locks a draft credit note, freezing its customer and issuer as issued (`issuedCustomer`, " +
-      "`issuer`). Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
-    args: { id: t.arg.id({ required: true, description: "`cre_` id" }) },
-    resolve: async (query, _root, args, ctx) => {
-      const finalized = await finalizeCreditNote(ctx, String(args.id));
-      return ctx.prisma.creditNote.findUniqueOrThrow({ ...query, where: { id: finalized.id } });
-    },
-  }),
+  finalizeCreditNote: creditNotes.finalize(t, finalizeCreditNote),
 }));

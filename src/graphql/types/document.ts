@@ -428,9 +428,25 @@ export function lineTaxAndTimeFields(t: LineFields<"OrderLine" | "CreditNoteLine
 }
 
 // ---------------------------------------------------------------------------------------------
-// The filters every document list has (InvoiceWhere, OrderWhere, CreditNoteWhere end with them).
+// The filters every document list has (InvoiceWhere, OrderWhere, CreditNoteWhere end with them),
+// and the input fields the kinds share.
 
 type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer Types> ? Types : never;
+
+/** `status`, the filter of a document list's `where` on draft or finalized (each kind places it among its own). */
+export function documentStatusWhereField(t: PothosSchemaTypes.InputFieldBuilder<BuilderTypes, "InputObject">) {
+  return t.field({ type: DocumentStatusFilter, description: "draft or finalized" });
+}
+
+/** `discountScheme` of the inputs of invoices, credit notes and their lines: how their `discount` reads. */
+export function discountSchemeInputField(t: PothosSchemaTypes.InputFieldBuilder<BuilderTypes, "InputObject">) {
+  return t.field({ type: DiscountScheme, description: "how `discount` reads; default percent" });
+}
+
+/** `date` of the inputs of invoices and orders: the issue date (a credit note's is its closing date). */
+export function issueDateInputField(t: PothosSchemaTypes.InputFieldBuilder<BuilderTypes, "InputObject">) {
+  return t.field({ type: "Date", description: "issue date yyyy-mm-dd; default today in the organization's time zone" });
+}
 
 /** `number`, `date` and `created`, the last filters of a document list's `where`. */
 export function documentWhereFields(t: PothosSchemaTypes.InputFieldBuilder<BuilderTypes, "InputObject">) {

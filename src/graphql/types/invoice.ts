@@ -4,17 +4,15 @@
  */
 import { builder } from "../builder.js";
 import { StringFilter, enumConditions, stringConditions } from "../filters.js";
-import { documentConnection, offsetArg } from "../pagination.js";
-import { tenant, visibleDocuments } from "../../services/context.js";
+import { visibleDocuments } from "../../services/context.js";
 import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoice } from "../../services/invoices.js";
 import DataLoader from "dataloader";
 import { draftBalance, invoiceBalances, type InvoiceBalance } from "../../services/invoice-balances.js";
 import type { GraphQLContext } from "../context.js";
 import {
-  DeletePayload,
-  DocumentStatusFilter,
-  documentWhereConditions,
-  documentWhereFields,
+  documentStatusWhereField,
+  issueDateInputField,
+  discountSchemeInputField,
   documentCustomerFields,
   documentDiscountFields,
   documentHeaderFields,
@@ -26,9 +24,12 @@ import {
   type DocumentFields,
 } from "./document.js";
 import "./payment.js";
-import { DiscountScheme, type DescribedValues } from "../enums.js";
+import { documentOperations } from "./document-operations.js";
+import type { DescribedValues } from "../enums.js";
 import { COLLECTION_METHODS, markInvoiceUncollectible } from "../../services/invoices.js";
 import { invoicePaymentStatus, type InvoicePaymentStatus } from "../../domain/payments.js";
+
+const invoices = documentOperations({ model: "Invoice", noun: "invoice", idDescription: "`inv_` id" });
 
 type CollectionMethodValue = (typeof COLLECTION_METHODS)[number];
 
@@ -147,9 +148,7 @@ function invoicePaymentFields(t: DocumentFields<"Invoice">) {
 }
 
 export const Invoice = builder.prismaNode("Invoice", {
-  id: { field: "id", description: "`inv_` id" },
-  findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
-  nullable: true,
+  ...invoices.node,
   description: "A sales document. Totals are computed by the service (docs/invoice-totals.md).",
   fields: (t) => ({
     ...documentCustomerFields(t),
@@ -204,14 +203,14 @@ export const InvoiceLineInput = builder.inputType("InvoiceLineInput", {
       type: "Decimal",
       description: "the line's discount: percent 0-100 or currency units, per discountScheme; default 0",
     }),
-    discountScheme: t.field({ type: DiscountScheme, description: "how `discount` reads; default percent" }),
+    discountScheme: discountSchemeInputField(t),
     exempt: t.boolean({ description: "true: not taxed (SII IndExe); default false" }),
   }),
 });
 
-const InvoiceInput = builder.inputType("InvoiceInput", {
-  description: "Invoice fields. On update only given fields change; `lines` replaces all lines; metadata merges.",
-  fields: (t) => ({
+const InvoiceInput = invoices.input(
+  "Invoice fields. On update only given fields change; `lines` replaces all lines; metadata merges.",
+  (t) => ({
     customer: t.id({
       description: "`cus_` id of the customer (required on create); cannot change while the invoice bills orders",
     }),
@@ -219,10 +218,7 @@ const InvoiceInput = builder.inputType("InvoiceInput", {
       description: "document type id, e.g. CL33 (default CL33 for Chilean customers); must be an invoice type",
     }),
     currency: t.string({ description: "ISO 4217 code, e.g. CLP (default: the document type's)" }),
-    date: t.field({
-      type: "Date",
-      description: "issue date yyyy-mm-dd; default today in the organization's time zone",
-    }),
+    date: issueDateInputField(t),
     dueDate: t.field({ type: "Date", description: "yyyy-mm-dd, not before date; default: date" }),
     collectionMethod: t.field({ type: CollectionMethod, description: "default deferred" }),
     lines: t.field({ type: [InvoiceLineInput], description: "the lines; on update they replace every line" }),
@@ -231,7 +227,7 @@ const InvoiceInput = builder.inputType("InvoiceInput", {
       description:
         "document discount on taxable lines, percent (0-100) or currency units per discountScheme; default 0",
     }),
-    discountScheme: t.field({ type: DiscountScheme, description: "how `discount` reads; default percent" }),
+    discountScheme: discountSchemeInputField(t),
     periodStart: t.field({ type: "Date", description: "first day of the billed period, yyyy-mm-dd" }),
     periodEnd: t.field({
       type: "Date",
@@ -256,41 +252,22 @@ const InvoiceInput = builder.inputType("InvoiceInput", {
       description: "your key-value data; merged into the stored metadata, an empty value removes a key",
     }),
   }),
-});
+);
 
-const InvoiceWhere = builder.inputType("InvoiceWhere", {
-  description: "Filters of the invoices list; every given filter must match.",
-  fields: (t) => ({
+invoices.list({
+  type: Invoice,
+  ties: "the cycles one billing run bills",
+  where: (t) => ({
     customer: t.field({ type: StringFilter, description: "customer id (`cus_`)" }),
-    status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
+    status: documentStatusWhereField(t),
     document: t.field({ type: StringFilter, description: "document type id, e.g. CL33 (case-insensitive)" }),
-    ...documentWhereFields(t),
   }),
+  conditions: (w) => [
+    ...stringConditions("customerId", w.customer),
+    ...enumConditions("status", w.status),
+    ...stringConditions("documentTypeId", w.document, { uppercase: true }),
+  ],
 });
-
-builder.queryFields((t) => ({
-  invoices: t.connection(
-    {
-      type: Invoice,
-      description:
-        "Invoices of the caller's organization and mode, newest first; invoices created at the same instant (the " +
-        "cycles one billing run bills) by number, highest first, drafts (no number yet) before them, then by id " +
-        '(docs/graphql.md "Order of lists").',
-      args: { where: t.arg({ type: InvoiceWhere, description: "filters; none: every invoice" }), offset: offsetArg(t) },
-      resolve: (_root, args, ctx, info) => {
-        const w = args.where ?? {};
-        return documentConnection(ctx, info, ctx.prisma.invoice, args, [
-          ...stringConditions("customerId", w.customer),
-          ...enumConditions("status", w.status),
-          ...stringConditions("documentTypeId", w.document, { uppercase: true }),
-          ...documentWhereConditions(w),
-        ]);
-      },
-    },
-    { description: "A page of invoices, newest first, ties by number (Relay connection)." },
-    { description: "An invoice in a page, with its cursor." },
-  ),
-}));
 
 builder.mutationFields((t) => ({
   createInvoice: t.prismaField({
@@ -311,54 +288,27 @@ builder.mutationFields((t) => ({
       return createInvoice(ctx, args.input);
     },
   }),
-  updateInvoice: t.prismaField({
-    type: "Invoice",
+  updateInvoice: invoices.update(t, {
     description:
       "Updates a draft invoice: given fields change, lines are replaced, totals recomputed. Errors: not_found (no " +
       "such invoice in the caller's organization and mode), " +
       "invalid_state (finalized), validation_error (as createInvoice; customer cannot change while the invoice bills " +
       "orders).",
-    args: {
-      id: t.arg.id({ required: true, description: "`inv_` id" }),
-      input: t.arg({ type: InvoiceInput, required: true, description: "the fields to change" }),
-    },
-    resolve: async (query, _root, args, ctx) => {
-      const updated = await updateInvoice(ctx, String(args.id), args.input);
-      return ctx.prisma.invoice.findUniqueOrThrow({ ...query, where: { id: updated.id } });
-    },
+    input: InvoiceInput,
+    update: updateInvoice,
   }),
-  deleteInvoice: t.field({
-    type: DeletePayload,
+  deleteInvoice: invoices.delete(t, {
     description:
       "Deletes a draft invoice (orders it billed become uninvoiced). Errors: not_found, invalid_state (finalized).",
-    args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
-    resolve: async (_root, args, ctx) => {
-      await deleteInvoice(ctx, String(args.id));
-      return { id: String(args.id), deleted: true };
-    },
+    remove: deleteInvoice,
   }),
-  markInvoiceUncollectible: t.prismaField({
-    type: "Invoice",
+  markInvoiceUncollectible: invoices.action(t, {
     description:
       "Marks a finalized invoice with something due uncollectible: its paymentStatus becomes uncollectible and an " +
       "invoice.marked_uncollectible event is written; the document itself does not change, and a later payment " +
       "still counts (paymentStatus paid once nothing is due). Errors: not_found, invalid_state (a draft, nothing " +
       "due, or marked already).",
-    args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
-    resolve: async (query, _root, args, ctx) => {
-      const marked = await markInvoiceUncollectible(ctx, String(args.id));
-      return ctx.prisma.invoice.findUniqueOrThrow({ ...query, where: { id: marked.id } });
-    },
+    run: markInvoiceUncollectible,
   }),
-  finalizeInvoice: t.prismaField({
-    type: "Invoice",
-    description:
-      "Numbers and locks a draft invoice, freezing its customer and issuer as issued (`issuedCustomer`, " +
-      "`issuer`). Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
-    args: { id: t.arg.id({ required: true, description: "`inv_` id" }) },
-    resolve: async (query, _root, args, ctx) => {
-      const finalized = await finalizeInvoice(ctx, String(args.id));
-      return ctx.prisma.invoice.findUniqueOrThrow({ ...query, where: { id: finalized.id } });
-    },
-  }),
+  finalizeInvoice: invoices.finalize(t, finalizeInvoice),
 }));

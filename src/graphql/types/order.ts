@@ -5,8 +5,7 @@
  */
 import { builder, INVOICE_RELATION } from "../builder.js";
 import { StringFilter, enumConditions, enumFilter, stringConditions } from "../filters.js";
-import { documentConnection, offsetArg } from "../pagination.js";
-import { documentVisible, tenant } from "../../services/context.js";
+import { documentVisible } from "../../services/context.js";
 import {
   createOrder,
   deleteOrder,
@@ -21,10 +20,8 @@ import {
   type ShippingType as ShippingTypeCode,
 } from "../../domain/shipping-types.js";
 import {
-  DeletePayload,
-  DocumentStatusFilter,
-  documentWhereConditions,
-  documentWhereFields,
+  documentStatusWhereField,
+  issueDateInputField,
   documentCustomerFields,
   documentHeaderFields,
   documentLifecycleFields,
@@ -32,8 +29,11 @@ import {
   lineFields,
   lineTaxAndTimeFields,
 } from "./document.js";
+import { documentOperations } from "./document-operations.js";
 import { Invoice } from "./invoice.js";
 import type { Invoice as InvoiceRow } from "../../infra/prisma/generated/client.js";
+
+const orders = documentOperations({ model: "Order", noun: "order", idDescription: "`ord_` id" });
 
 /**
  * GraphQL names of the SII IndTraslado codes (domain/shipping-types.ts): the codes are digits, which
@@ -78,9 +78,7 @@ export const OrderLine = builder.prismaObject("OrderLine", {
 });
 
 export const Order = builder.prismaNode("Order", {
-  id: { field: "id", description: "`ord_` id" },
-  findUnique: (id, ctx) => ({ id, ...tenant(ctx) }),
-  nullable: true,
+  ...orders.node,
   description:
     "A sale or transfer of goods to deliver before invoicing (guía de despacho). Totals as for invoices " +
     "(docs/invoice-totals.md).",
@@ -138,17 +136,14 @@ const OrderLineInput = builder.inputType("OrderLineInput", {
   }),
 });
 
-const OrderInput = builder.inputType("OrderInput", {
-  description: "Order fields. On update only given fields change; `lines` replaces all lines.",
-  fields: (t) => ({
+const OrderInput = orders.input(
+  "Order fields. On update only given fields change; `lines` replaces all lines.",
+  (t) => ({
     customer: t.id({ description: "`cus_` id of the customer (required on create)" }),
     document: t.string({
       description: "order document type id (default CL52 for Chilean customers); must be an order type",
     }),
-    date: t.field({
-      type: "Date",
-      description: "issue date yyyy-mm-dd; default today in the organization's time zone",
-    }),
+    date: issueDateInputField(t),
     address: t.string({ description: "delivery address, at most 70 characters" }),
     carrierId: t.string({ description: "carrier's tax id; a valid RUT on Chilean orders" }),
     carrierName: t.string({ description: "at most 100 characters" }),
@@ -162,96 +157,50 @@ const OrderInput = builder.inputType("OrderInput", {
     }),
     lines: t.field({ type: [OrderLineInput], description: "the lines; on update they replace every line" }),
   }),
-});
+);
 
-const OrderWhere = builder.inputType("OrderWhere", {
-  description: "Filters of the orders list; every given filter must match.",
-  fields: (t) => ({
+orders.list({
+  type: Order,
+  where: (t) => ({
     customer: t.field({ type: StringFilter, description: "customer id (`cus_`)" }),
-    status: t.field({ type: DocumentStatusFilter, description: "draft or finalized" }),
+    status: documentStatusWhereField(t),
     shippingType: t.field({ type: ShippingTypeFilter, description: "what the goods movement is (SII IndTraslado)" }),
     invoice: t.field({ type: StringFilter, description: "id (`inv_`) of the invoice that bills the order" }),
     invoiced: t.boolean({ description: "true: billed by an invoice; false: not yet" }),
-    ...documentWhereFields(t),
   }),
+  conditions: (w) => [
+    ...stringConditions("customerId", w.customer),
+    ...enumConditions("status", w.status),
+    ...enumConditions("shippingType", w.shippingType),
+    ...stringConditions("invoiceId", w.invoice),
+    ...(w.invoiced === true ? [{ invoiceId: { not: null } }] : w.invoiced === false ? [{ invoiceId: null }] : []),
+  ],
 });
 
-builder.queryFields((t) => ({
-  orders: t.connection(
-    {
-      type: Order,
-      description:
-        "Orders of the caller's organization and mode, newest first; orders created at the same instant by number, " +
-        'highest first, drafts (no number yet) before them, then by id (docs/graphql.md "Order of lists").',
-      args: { where: t.arg({ type: OrderWhere, description: "filters; none: every order" }), offset: offsetArg(t) },
-      resolve: (_root, args, ctx, info) => {
-        const w = args.where ?? {};
-        return documentConnection(ctx, info, ctx.prisma.order, args, [
-          ...stringConditions("customerId", w.customer),
-          ...enumConditions("status", w.status),
-          ...enumConditions("shippingType", w.shippingType),
-          ...stringConditions("invoiceId", w.invoice),
-          ...(w.invoiced === true ? [{ invoiceId: { not: null } }] : w.invoiced === false ? [{ invoiceId: null }] : []),
-          ...documentWhereConditions(w),
-        ]);
-      },
-    },
-    { description: "A page of orders, newest first, ties by number (Relay connection)." },
-    { description: "An order in a page, with its cursor." },
-  ),
-}));
-
 builder.mutationFields((t) => ({
-  createOrder: t.prismaField({
-    type: "Order",
+  createOrder: orders.create(t, {
     description:
       "Creates a draft order and computes its totals. Errors: validation_error with `fields` naming each problem " +
       "(customer missing or unknown, " +
       "document not an order type, carrier_id not a valid RUT on a Chilean order, address, carrier name or licence " +
       "plate too long, unknown state, " +
       "a line without name or amount, negative values); nothing is written then.",
-    args: {
-      input: t.arg({ type: OrderInput, required: true, description: "the order; customer and lines are required" }),
-    },
-    resolve: async (query, _root, args, ctx) => {
-      const created = await createOrder(ctx, args.input);
-      return ctx.prisma.order.findUniqueOrThrow({ ...query, where: { id: created.id } });
-    },
+    input: OrderInput,
+    inputDescription: "the order; customer and lines are required",
+    create: createOrder,
   }),
-  updateOrder: t.prismaField({
-    type: "Order",
+  updateOrder: orders.update(t, {
     description:
       "Updates a draft order: given fields change, lines are replaced, totals recomputed. Errors: not_found, " +
       "invalid_state (finalized), validation_error (as createOrder).",
-    args: {
-      id: t.arg.id({ required: true, description: "`ord_` id" }),
-      input: t.arg({ type: OrderInput, required: true, description: "the fields to change" }),
-    },
-    resolve: async (query, _root, args, ctx) => {
-      const updated = await updateOrder(ctx, String(args.id), args.input);
-      return ctx.prisma.order.findUniqueOrThrow({ ...query, where: { id: updated.id } });
-    },
+    input: OrderInput,
+    update: updateOrder,
   }),
-  deleteOrder: t.field({
-    type: DeletePayload,
+  deleteOrder: orders.delete(t, {
     description: "Deletes a draft order. Errors: not_found, invalid_state (finalized).",
-    args: { id: t.arg.id({ required: true, description: "`ord_` id" }) },
-    resolve: async (_root, args, ctx) => {
-      await deleteOrder(ctx, String(args.id));
-      return { id: String(args.id), deleted: true };
-    },
+    remove: deleteOrder,
   }),
-  finalizeOrder: t.prismaField({
-    type: "Order",
-    description:
-      "Numbers and locks a draft order, freezing its customer and issuer as issued (`issuedCustomer`, " +
-      "`issuer`). Errors: not_found, invalid_state (not a draft), validation_error (no lines).",
-    args: { id: t.arg.id({ required: true, description: "`ord_` id" }) },
-    resolve: async (query, _root, args, ctx) => {
-      const finalized = await finalizeOrder(ctx, String(args.id));
-      return ctx.prisma.order.findUniqueOrThrow({ ...query, where: { id: finalized.id } });
-    },
-  }),
+  finalizeOrder: orders.finalize(t, finalizeOrder),
   invoiceOrders: t.prismaField({
     type: "Invoice",
     description:
