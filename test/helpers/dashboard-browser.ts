@@ -60,7 +60,8 @@ export function dashboardBrowser(current: () => { s: TestServer; browser: Browse
   async function context(): Promise<{ ctx: BrowserContext; violations: string[] }> {
     const { s, browser } = current();
     if (!browser) expect.fail(MISSING_CHROMIUM);
-    const ctx = await browser.newContext({ viewport: DESKTOP, locale: "es-CL" });
+    // a reader in Chile: instants print in America/Santiago, as the tests' today() computes them, on any machine
+    const ctx = await browser.newContext({ viewport: DESKTOP, locale: "es-CL", timezoneId: "America/Santiago" });
     await ctx.route(
       (url) => /^(https?|wss?):/.test(url.protocol) && !url.href.startsWith(s.url),
       (route) => route.abort(),

@@ -15,11 +15,22 @@ export function formatMoney(value: string, currency: string, decimals: number, l
   return `${negative ? "-" : ""}${currency} ${grouped}${digits}`;
 }
 
-/** A yyyy-mm-dd date (or a date-time's date) as dd-mm-yyyy (Spanish) or yyyy-mm-dd (English); "—" for none. */
+/**
+ * A date as dd-mm-yyyy (Spanish) or yyyy-mm-dd (English); "—" for none. A calendar date (yyyy-mm-dd: a
+ * document's date, a due date) is printed as it is; an instant (ISO 8601 with a time: a key's revocation, an
+ * event's creation) by its date in the reader's time zone, as DateTimeText prints its time, so an instant of
+ * 00:30 UTC reads as the day before in Chile.
+ */
 export function formatDate(value: string | null | undefined, locale: Locale): string {
   if (!value) return "—";
-  const [y, m, d] = value.slice(0, 10).split("-");
+  const [y, m, d] = (value.length > 10 ? localDate(new Date(value)) : value.slice(0, 10)).split("-");
   return locale === "es" ? `${d}-${m}-${y}` : `${y}-${m}-${d}`;
+}
+
+/** The yyyy-mm-dd date of `instant` in the reader's time zone. */
+function localDate(instant: Date): string {
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${instant.getFullYear()}-${two(instant.getMonth() + 1)}-${two(instant.getDate())}`;
 }
 
 /** True when a decimal string is zero (compared as text, never as a float). */
