@@ -19,7 +19,7 @@ import {
 import { taxProfileOf } from "./tax-profile.js";
 import { organizationName, readSettings, type OrganizationSettings } from "./organization-settings.js";
 import type { DocumentKind } from "../domain/document-status.js";
-import { tenant, type ServiceContext, type Tx } from "./context.js";
+import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
 
 export interface IssuedParties {
   customer: IssuedCustomer;
@@ -31,17 +31,25 @@ export interface IssuedParties {
  * the organization's `name` and branding business name for the printed name (domain/issued-parties.ts
  * issuerSnapshot). No database access.
  */
-export function issuerOf(name: string, settings: OrganizationSettings): IssuedIssuer {
+function issuerOf(name: string, settings: OrganizationSettings): IssuedIssuer {
   return issuerSnapshot({ name, businessName: settings.businessName }, taxProfileOf(settings));
 }
 
-/** The issuer now, in the caller's mode: its settings and name read (two statements), then issuerOf. */
+/**
+ * The settings of `owner`'s mode and the issuer they describe (issuerOf): two statements on `db` (a transaction's
+ * client keeps them in it), the organization's name and the settings row.
+ */
+export async function readIssuer(
+  db: Pick<Tx, "organization" | "organizationSettings">,
+  owner: TenantKey,
+): Promise<{ settings: OrganizationSettings; issuer: IssuedIssuer }> {
+  const [name, settings] = await Promise.all([organizationName(db, owner.organizationId), readSettings(db, owner)]);
+  return { settings, issuer: issuerOf(name, settings) };
+}
+
+/** The issuer now, in the caller's mode (readIssuer). */
 export async function currentIssuer(ctx: ServiceContext): Promise<IssuedIssuer> {
-  const [name, settings] = await Promise.all([
-    organizationName(ctx.prisma, ctx.auth.organizationId),
-    readSettings(ctx.prisma, tenant(ctx)),
-  ]);
-  return issuerOf(name, settings);
+  return (await readIssuer(ctx.prisma, tenant(ctx))).issuer;
 }
 
 /** The customer a document of `kind` is issued to (a credit note's: its invoice's). */

@@ -8,8 +8,8 @@
  * takes the folio. None of them reads the organization again.
  */
 import type { IssuedIssuer } from "../domain/issued-parties.js";
-import { issuerOf } from "./issued-parties.js";
-import { organizationName, readSettings, type OrganizationSettings } from "./organization-settings.js";
+import { readIssuer } from "./issued-parties.js";
+import type { OrganizationSettings } from "./organization-settings.js";
 import { tenant, type ServiceContext, type TenantKey, type Tx } from "./context.js";
 
 /** A finalize's view of its organization and mode, read once at its start. */
@@ -30,18 +30,11 @@ export interface Issuing {
 
 /**
  * The Issuing of a finalize by `ctx`'s organization and mode in transaction `tx`: two statements (the
- * settings row and the organization's name), read inside `tx` so the snapshot commits with the finalize.
+ * organization's name and the settings row: issued-parties.ts readIssuer), read inside `tx` so the snapshot
+ * commits with the finalize.
  */
 export async function loadIssuing(tx: Tx, ctx: ServiceContext): Promise<Issuing> {
   const owner = tenant(ctx);
-  const settings = await readSettings(tx, owner);
-  const name = await organizationName(tx, owner.organizationId);
-  return {
-    tx,
-    owner,
-    now: ctx.now(),
-    encryptionKey: ctx.settings.certificateEncryptionKey,
-    settings,
-    issuer: issuerOf(name, settings),
-  };
+  const { settings, issuer } = await readIssuer(tx, owner);
+  return { tx, owner, now: ctx.now(), encryptionKey: ctx.settings.certificateEncryptionKey, settings, issuer };
 }

@@ -106,15 +106,15 @@ describe("a finalize reads the organization once", () => {
 
 /**
  * An invoice's finalize in the internal series, BEGIN to COMMIT, then the response's read: 16 statements (18 before).
- * The lock, the line count, the organization (settings, name), the customer for the snapshot, the document type and
+ * The lock, the line count, the organization (name, settings), the customer for the snapshot, the document type and
  * the certificates for the series, the counter, the update, the invoice printed for its event, its balance, the event.
  */
 const INTERNAL_INVOICE = [
   "BEGIN",
   "Invoice",
   "Invoice",
-  "OrganizationSettings",
   "Organization",
+  "OrganizationSettings",
   "Invoice (joined)",
   "DocumentType",
   "Certificate",
@@ -136,8 +136,8 @@ const SII_INVOICE = [
   "BEGIN",
   "Invoice",
   "Invoice",
-  "OrganizationSettings",
   "Organization",
+  "OrganizationSettings",
   "Invoice (joined)",
   "DocumentType",
   "Certificate",
