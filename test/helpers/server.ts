@@ -7,13 +7,12 @@ import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import { createDatabase, type Database } from "../../src/infra/database.js";
 import { createLogger, type Logger } from "../../src/infra/logger.js";
-import { createApiKey } from "../../src/services/api-keys.js";
 import { createApp, createHttpServer, listen } from "../../src/server.js";
 import type { AppSettings } from "../../src/infra/config.js";
 import { contractProblem } from "./contract.js";
 import { cloneTemplate } from "./databases.js";
 import type { DatabaseTarget } from "../../src/infra/driver-adapter.js";
-import { ACME_TAX_PROFILE } from "./acme.js";
+import { createTestOrganizations } from "./acme.js";
 
 /**
  * The table a statement of `TestServer.statements` reads or writes first: transaction control as
@@ -99,26 +98,7 @@ export async function startTestServer(
     : await cloneTemplate(inject("template"));
   const statements: string[] = [];
   const database = await createDatabase(target, { onStatement: (sql) => statements.push(sql) });
-  const acme = await createApiKey(database.prisma, {
-    organizationName: "Acme SpA",
-    email: "ops@acme.cl",
-    mode: "test",
-  });
-  const acmeLive = await createApiKey(database.prisma, {
-    organizationName: "Acme SpA",
-    email: "live@acme.cl",
-    mode: "live",
-  });
-  const other = await createApiKey(database.prisma, {
-    organizationName: "Other Ltda",
-    email: "ops@other.cl",
-    mode: "test",
-  });
-  // the same tax profile in both modes (settings are per mode: docs/decisions.md)
-  await database.prisma.organizationSettings.updateMany({
-    where: { organizationId: acme.organization },
-    data: ACME_TAX_PROFILE,
-  });
+  const { acme, acmeLive, other } = await createTestOrganizations(database.prisma);
   // every Prisma operation the app runs is recorded, so tests can catch N+1 queries
   const queries: string[] = [];
   const counted = recordingOperations(database.prisma, (model, operation) => {

@@ -1,19 +1,20 @@
 /**
  * The services' unit tests (test/services/) call src/services/ directly, without HTTP: a fresh
- * database cloned from the run's migrated template (test/helpers/databases.ts), two organizations
- * in test mode (`acme`, with the tax profile test/helpers/server.ts gives it, and `other`), and a
- * ServiceContext for each, as a request's would be; events are printed as the server prints them.
+ * database cloned from the run's migrated template (test/helpers/databases.ts), the test servers'
+ * organizations (test/helpers/acme.ts createTestOrganizations), and a ServiceContext for `acme` and
+ * `other` in test mode, as a request's would be; events are printed as the server prints them.
  */
 import { inject } from "vitest";
 import { DEFAULT_SETTINGS } from "../../src/infra/config.js";
 import { createDatabase, type Database } from "../../src/infra/database.js";
-import { createApiKey, type CreatedApiKey } from "../../src/services/api-keys.js";
+import type { CreatedApiKey } from "../../src/services/api-keys.js";
+import { createCustomer } from "../../src/services/customers.js";
 import type { ServiceContext } from "../../src/services/context.js";
 import { installEventPrinter } from "../../src/services/events.js";
 import { restEventPrinter } from "../../src/rest/event-objects.js";
 import { DomainError } from "../../src/domain/errors.js";
 import { cloneTemplate } from "./databases.js";
-import { ACME_TAX_PROFILE } from "./acme.js";
+import { createTestOrganizations } from "./acme.js";
 
 export interface ServiceDatabase {
   database: Database;
@@ -40,20 +41,7 @@ export async function startServiceDatabase(): Promise<ServiceDatabase> {
   installEventPrinter(restEventPrinter);
   const { target, drop } = await cloneTemplate(inject("template"));
   const database = await createDatabase(target);
-  const acme = await createApiKey(database.prisma, {
-    organizationName: "Acme SpA",
-    email: "ops@acme.cl",
-    mode: "test",
-  });
-  const other = await createApiKey(database.prisma, {
-    organizationName: "Other Ltda",
-    email: "ops@other.cl",
-    mode: "test",
-  });
-  await database.prisma.organizationSettings.updateMany({
-    where: { organizationId: acme.organization },
-    data: ACME_TAX_PROFILE,
-  });
+  const { acme, other } = await createTestOrganizations(database.prisma);
   return {
     database,
     acme: contextOf(database, acme, "ops@acme.cl"),
@@ -63,6 +51,14 @@ export async function startServiceDatabase(): Promise<ServiceDatabase> {
       await drop();
     },
   };
+}
+
+/**
+ * A Chilean business customer of Acme, "Cliente SpA" with RUT 76042235-5 (a CL33 is its default invoice), created
+ * through the customers service; its `cus_` id.
+ */
+export async function chileanCustomerOf(s: ServiceDatabase): Promise<string> {
+  return (await createCustomer(s.acme, { name: "Cliente SpA", country: "CL", taxId: "76042235-5" })).id;
 }
 
 /**

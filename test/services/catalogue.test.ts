@@ -8,16 +8,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAddon, updateAddon } from "../../src/services/addons.js";
 import { createCoupon, updateCoupon } from "../../src/services/coupons.js";
-import { createCustomer } from "../../src/services/customers.js";
 import { createPlan, createProduct, updatePlan } from "../../src/services/products.js";
 import { createSubscription } from "../../src/services/subscriptions.js";
-import { rejection, startServiceDatabase, type ServiceDatabase } from "../helpers/service-context.js";
+import {
+  chileanCustomerOf,
+  rejection,
+  startServiceDatabase,
+  type ServiceDatabase,
+} from "../helpers/service-context.js";
 
 let s: ServiceDatabase;
 let customerId: string;
 beforeAll(async () => {
   s = await startServiceDatabase();
-  customerId = (await createCustomer(s.acme, { name: "Cliente SpA", country: "CL", taxId: "76042235-5" })).id;
+  customerId = await chileanCustomerOf(s);
 });
 afterAll(async () => s?.close());
 

@@ -6,16 +6,20 @@
  * the unit, and the 400's fields in the order the steps find them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCustomer } from "../../src/services/customers.js";
 import { createInvoice, finalizeInvoice, updateInvoice } from "../../src/services/invoices.js";
 import { createCreditNote } from "../../src/services/credit-notes.js";
-import { rejection, startServiceDatabase, type ServiceDatabase } from "../helpers/service-context.js";
+import {
+  chileanCustomerOf,
+  rejection,
+  startServiceDatabase,
+  type ServiceDatabase,
+} from "../helpers/service-context.js";
 
 let s: ServiceDatabase;
 let customerId: string;
 beforeAll(async () => {
   s = await startServiceDatabase();
-  customerId = (await createCustomer(s.acme, { name: "Cliente SpA", country: "CL", taxId: "76042235-5" })).id;
+  customerId = await chileanCustomerOf(s);
 });
 afterAll(async () => s?.close());
 

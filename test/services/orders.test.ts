@@ -5,16 +5,20 @@
  * order counter, gapless), and the draft invoice that bills finalized orders once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCustomer } from "../../src/services/customers.js";
 import { createInvoice, finalizeInvoice } from "../../src/services/invoices.js";
 import { createOrder, finalizeOrder, invoiceOrders, updateOrder } from "../../src/services/orders.js";
-import { rejection, startServiceDatabase, type ServiceDatabase } from "../helpers/service-context.js";
+import {
+  chileanCustomerOf,
+  rejection,
+  startServiceDatabase,
+  type ServiceDatabase,
+} from "../helpers/service-context.js";
 
 let s: ServiceDatabase;
 let customerId: string;
 beforeAll(async () => {
   s = await startServiceDatabase();
-  customerId = (await createCustomer(s.acme, { name: "Cliente SpA", country: "CL", taxId: "76042235-5" })).id;
+  customerId = await chileanCustomerOf(s);
 });
 afterAll(async () => s?.close());
 

@@ -6,17 +6,21 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { invoicePaymentStatus } from "../../src/domain/payments.js";
-import { createCustomer } from "../../src/services/customers.js";
 import { invoiceBalances } from "../../src/services/invoice-balances.js";
 import { createInvoice, finalizeInvoice } from "../../src/services/invoices.js";
 import { authorizePayment, createPayment, createSource } from "../../src/services/payments.js";
-import { rejection, startServiceDatabase, type ServiceDatabase } from "../helpers/service-context.js";
+import {
+  chileanCustomerOf,
+  rejection,
+  startServiceDatabase,
+  type ServiceDatabase,
+} from "../helpers/service-context.js";
 
 let s: ServiceDatabase;
 let customerId: string;
 beforeAll(async () => {
   s = await startServiceDatabase();
-  customerId = (await createCustomer(s.acme, { name: "Cliente SpA", country: "CL", taxId: "76042235-5" })).id;
+  customerId = await chileanCustomerOf(s);
 });
 afterAll(async () => s?.close());
 

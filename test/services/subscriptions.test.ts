@@ -9,10 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Plan } from "../../src/infra/prisma/generated/client.js";
 import { createAddon } from "../../src/services/addons.js";
 import { createCoupon } from "../../src/services/coupons.js";
-import { createCustomer } from "../../src/services/customers.js";
 import { createProduct } from "../../src/services/products.js";
 import { createSubscription, updateSubscription } from "../../src/services/subscriptions.js";
-import { rejection, startServiceDatabase, type ServiceDatabase } from "../helpers/service-context.js";
+import {
+  chileanCustomerOf,
+  rejection,
+  startServiceDatabase,
+  type ServiceDatabase,
+} from "../helpers/service-context.js";
 
 let s: ServiceDatabase;
 let customerId: string;
@@ -26,7 +30,7 @@ let setup: string; // one-time 30 000 CLP addon
 
 beforeAll(async () => {
   s = await startServiceDatabase();
-  customerId = (await createCustomer(s.acme, { name: "Cliente SpA", country: "CL", taxId: "76042235-5" })).id;
+  customerId = await chileanCustomerOf(s);
   const product = await createProduct(s.acme, {
     name: "Nube",
     plans: [

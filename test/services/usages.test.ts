@@ -5,11 +5,15 @@
  * 409 naming records by index.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCustomer } from "../../src/services/customers.js";
 import { createProduct } from "../../src/services/products.js";
 import { cancelSubscription, createSubscription } from "../../src/services/subscriptions.js";
 import { createUsage, recordUsages } from "../../src/services/usages.js";
-import { rejection, startServiceDatabase, type ServiceDatabase } from "../helpers/service-context.js";
+import {
+  chileanCustomerOf,
+  rejection,
+  startServiceDatabase,
+  type ServiceDatabase,
+} from "../helpers/service-context.js";
 
 let s: ServiceDatabase;
 let customerId: string;
@@ -17,7 +21,7 @@ let planId: string;
 
 beforeAll(async () => {
   s = await startServiceDatabase();
-  customerId = (await createCustomer(s.acme, { name: "Cliente SpA", country: "CL", taxId: "76042235-5" })).id;
+  customerId = await chileanCustomerOf(s);
   const product = await createProduct(s.acme, {
     name: "API",
     plans: [{ name: "Llamadas", amount: 3, currency: "CLP", frequency: "monthly", usageScheme: "metered" }],
