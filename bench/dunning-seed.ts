@@ -11,7 +11,8 @@
  *   gateway (as services/payments.ts `createSource` writes it: `data` {token, brand, last4}), `tok_visa` for even
  *   customers (charges succeed) and `tok_chargeDeclinedInsufficientFunds` for odd ones (soft declines); one
  *   finalized invoice (CL33, one line of 10,000 CLP + 19 % IVA = 11,900, dated 2026-11-01, due 2026-11-10,
- *   numbered in the `internal` series, with the customer and issuer snapshots finalize stores) with nothing paid.
+ *   numbered in the `internal` series, with the customer and issuer snapshots finalize stores) with nothing paid;
+ *   and the month before's invoice, paid by card on its due date (HISTORY_INVOICE).
  *
  * The invoices are not marked overdue: the dunning worker's overdue sweep does that (the bench runs it first).
  */
@@ -33,11 +34,25 @@ export interface DunningSeeded {
   campaignId: string;
 }
 
+/** The history invoices' numbers are 1 to this at most; the overdue invoices' come after. */
+const HISTORY_NUMBERS = 10_000_000;
+
 /** Customers inserted per statement (each statement inserts their sources, invoices and lines too). */
 const CHUNK = 25_000;
 /** The card of even customers (succeeds) and of odd ones (declines soft, insufficient_funds). */
 export const SUCCEEDING_TOKEN = "tok_visa";
 export const DECLINING_TOKEN = "tok_chargeDeclinedInsufficientFunds";
+/**
+ * The customer's history: an invoice of the month before with the same amounts, paid by card on its due date (a
+ * succeeded payment and its charge), as a used database has. Without it the payments' tables start the round empty,
+ * and the round's reads by id are planned (and their plans cached in the pool's connections) for an empty table:
+ * sequential scans of a table that grows by a row per attempt until autovacuum's next analyze, a minute later.
+ */
+export const HISTORY_INVOICE = {
+  date: "2026-10-01",
+  dueDate: "2026-10-10",
+} as const;
+
 /** The seeded invoice: its net amount, IVA and total (CLP, decimal strings), date and due date. */
 export const SEEDED_INVOICE = {
   net: "10000",
@@ -110,7 +125,8 @@ async function seedChunk(prisma: PrismaClient, organization: string, name: strin
   await prisma.$executeRaw(Prisma.sql`
     WITH g AS MATERIALIZED (
       SELECT g.i, ${id("cus", "c")} AS "customerId", ${id("sou", "s")} AS "sourceId", ${id("inv", "i")} AS "invoiceId",
-        ${id("lin", "l")} AS "lineId", now() AS "at"
+        ${id("lin", "l")} AS "lineId", ${id("inv", "h")} AS "historyId", ${id("lin", "k")} AS "historyLineId",
+        ${id("pay", "p")} AS "paymentId", ${id("chg", "g")} AS "chargeId", now() AS "at"
       FROM generate_series(${from}::int, ${to}::int) AS g(i)
     ), c AS (
       INSERT INTO "Customer" ("id", "organizationId", "testMode", "name", "countryId", "taxId", "email", "createdAt",
@@ -128,13 +144,30 @@ async function seedChunk(prisma: PrismaClient, organization: string, name: strin
         "createdAt", "updatedAt")
       SELECT "lineId", "invoiceId", ${organization}, 0, 'Servicio', 1, ${net}::numeric, ${net}::numeric, "at", "at"
       FROM g
+      UNION ALL
+      SELECT "historyLineId", "historyId", ${organization}, 0, 'Servicio', 1, ${net}::numeric, ${net}::numeric, "at",
+        "at"
+      FROM g
+    ), p AS (
+      INSERT INTO "Payment" ("id", "organizationId", "testMode", "customerId", "invoiceId", "sourceId", "amount",
+        "currencyId", "date", "paymentDate", "status", "userEmail", "createdAt", "updatedAt")
+      SELECT "paymentId", ${organization}, true, "customerId", "historyId", "sourceId", ${total}::numeric, 'CLP',
+        ${HISTORY_INVOICE.dueDate}::date, ${HISTORY_INVOICE.dueDate}::timestamptz, 'succeeded', 'seed@example.cl',
+        "at", "at"
+      FROM g
+    ), pc AS (
+      INSERT INTO "PaymentCharge" ("id", "paymentId", "organizationId", "attempt", "sourceId", "gateway", "amount",
+        "currencyId", "reference", "status", "createdAt", "updatedAt")
+      SELECT "chargeId", "paymentId", ${organization}, 1, "sourceId", 'test', ${total}::numeric, 'CLP',
+        'ch_' || substr(md5("chargeId"), 1, 24), 'succeeded', "at", "at"
+      FROM g
     )
     INSERT INTO "Invoice" ("id", "organizationId", "testMode", "customerId", "documentTypeId", "currencyId", "number",
       "numbering", "date", "dueDate", "amount", "tax", "taxPercent", "subtotal", "total", "status", "userEmail",
-      "finalizedAt", "customerSnapshot", "issuerSnapshot", "createdAt", "updatedAt")
-    SELECT "invoiceId", ${organization}, true, "customerId", 'CL33', 'CLP', i + 1, 'internal', ${date}::date,
-      ${dueDate}::date, ${net}::numeric, ${tax}::numeric, 19, ${net}::numeric, ${total}::numeric, 'finalized',
-      'seed@example.cl', "at",
+      "finalizedAt", "overdueCheckedAt", "customerSnapshot", "issuerSnapshot", "createdAt", "updatedAt")
+    SELECT v."id", ${organization}, true, "customerId", 'CL33', 'CLP', v."number", 'internal', v."date", v."dueDate",
+      ${net}::numeric, ${tax}::numeric, 19, ${net}::numeric, ${total}::numeric, 'finalized', 'seed@example.cl', "at",
+      v."checked",
       jsonb_build_object('id', "customerId", 'name', 'Cliente ' || i, 'address', null, 'countryId', 'CL',
         'stateId', null, 'stateCode', null, 'currencyId', null, 'email', 'cliente' || i || '@example.cl',
         'phone', null, 'website', null, 'taxId', '76042235-5', 'activity', null, 'commune', null, 'city', null,
@@ -142,5 +175,11 @@ async function seedChunk(prisma: PrismaClient, organization: string, name: strin
         'createdAt', to_char("at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
         'updatedAt', to_char("at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
       ${issuerSnapshot(name)}::jsonb, "at", "at"
-    FROM g`);
+    FROM g CROSS JOIN LATERAL (VALUES
+      -- the month before's invoice (numbers 1, 2, ...), swept on its due date and paid by then
+      ("historyId", i + 1, ${HISTORY_INVOICE.date}::date, ${HISTORY_INVOICE.dueDate}::date,
+        ${HISTORY_INVOICE.dueDate}::timestamptz),
+      -- the overdue one, numbered after every customer's history invoice, not swept yet
+      ("invoiceId", ${HISTORY_NUMBERS} + i + 1, ${date}::date, ${dueDate}::date, NULL::timestamptz)
+    ) AS v("id", "number", "date", "dueDate", "checked")`);
 }

@@ -6,7 +6,8 @@
  *
  * For each size N (BENCH_DUNNING_SIZES, default `10000,100000`) it creates a fresh database on the server of
  * BENCH_POSTGRES_URL, else TEST_DATABASE_URL, else postgresql://postgres@127.0.0.1:5432/test, migrates it, seeds
- * N customers with one overdue invoice each in a separate process (bench/dunning-seed.ts: set-based SQL; half
+ * N customers with one overdue invoice each (and the month before's, paid by card: a used database's history) in a
+ * separate process (bench/dunning-seed.ts: set-based SQL; half
  * the cards succeed, half decline soft), then starts a runner process (bench/dunning-child.ts `run`) that runs the
  * dunning worker's round as `dunning run --until 2026-11-20` does: the overdue sweep, then `runDunningAttempts`
  * (every customer enters the organization's default campaign and gets attempt 1, charging the card), then a second
@@ -24,6 +25,7 @@ import { createInterface } from "node:readline";
 import { Command } from "commander";
 import pg from "pg";
 import { migrateTarget } from "../src/infra/database.js";
+import { HISTORY_INVOICE } from "./dunning-seed.js";
 
 const options = new Command()
   .option("--profile <dir>", "write a CPU profile of each runner process to dir")
@@ -37,7 +39,16 @@ const server = new URL(
 /** The round's today: the seeded invoices (due 2026-11-10) are overdue. */
 const UNTIL = "2026-11-20";
 /** The tables bench/dunning-seed.ts writes (analyzed after the seed, as a used database's are). */
-const SEEDED_TABLES = ["Organization", "Customer", "Source", "Invoice", "InvoiceLine", "DunningCampaign"];
+const SEEDED_TABLES = [
+  "Organization",
+  "Customer",
+  "Source",
+  "Invoice",
+  "InvoiceLine",
+  "Payment",
+  "PaymentCharge",
+  "DunningCampaign",
+];
 
 async function withClient<T>(connectionString: string, f: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString });
@@ -140,7 +151,8 @@ async function checkOnce(client: pg.Client, count: number): Promise<{ emails: nu
       COUNT(*) FILTER (WHERE c.n IS DISTINCT FROM 1) AS charges,
       COUNT(*) FILTER (WHERE r."paymentId" IS NULL) AS unrecorded
     FROM "Payment" p LEFT JOIN charges c ON c."paymentId" = p."id"
-    LEFT JOIN recorded r ON r."paymentId" = p."id" AND r."invoiceId" = p."invoiceId"`);
+    LEFT JOIN recorded r ON r."paymentId" = p."id" AND r."invoiceId" = p."invoiceId"
+    WHERE p."invoiceId" NOT IN (SELECT "id" FROM "Invoice" WHERE "date" = '${HISTORY_INVOICE.date}')`);
   const paidTwice = await q(`
     SELECT COUNT(*) AS n FROM (SELECT "invoiceId" FROM "Payment" WHERE "status" = 'succeeded'
       GROUP BY "invoiceId" HAVING COUNT(*) > 1) x`);

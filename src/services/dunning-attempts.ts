@@ -90,6 +90,16 @@ export const DUNNING_LEASE_MS = 10 * 60_000;
  */
 export const DUNNING_PAGES_IN_FLIGHT = 2;
 
+/**
+ * Runs entered in one round from which the round analyzes `DunningRun` before its claims (PostgreSQL's advice after a
+ * bulk load). The claims' plan depends on how many active runs the planner thinks there are: right after a large
+ * entry into a table autovacuum has not analyzed yet, it guesses a few dozen, reads every active run by a bitmap and
+ * sorts them, testing each run not yet due for "nothing left due" on every claim (a round grew with the square of its
+ * runs: 76 ms a claim at 10,000, docs/performance.md "Dunning attempts"). With the statistics, a claim walks the index
+ * in order and stops after its page.
+ */
+export const DUNNING_ANALYZE_ENTRY = 1_000;
+
 /** The cancel (and pause) reason the final actions give. */
 export const DUNNING_REASON = "unpaid";
 
@@ -119,6 +129,8 @@ export interface DunningAttemptsOptions {
    * client (infra/sql/: it has a direct query), else 1 (PGlite's one connection)
    */
   pagesInFlight?: number;
+  /** runs entered from which the round analyzes `DunningRun` before its claims; DUNNING_ANALYZE_ENTRY unless given */
+  analyzeAfterEntry?: number;
   /** told of each run whose attempt failed (the server logs it) */
   onError?: (runId: string, error: unknown) => void;
 }
@@ -189,6 +201,8 @@ export async function runDunningAttempts(options: DunningAttemptsOptions): Promi
     emails: 0,
   };
   summary.entered = await enterRuns(options);
+  if (summary.entered >= (options.analyzeAfterEntry ?? DUNNING_ANALYZE_ENTRY))
+    await options.prisma.$executeRawUnsafe(`ANALYZE "DunningRun"`);
   const lanes = options.pagesInFlight ?? (directQueryOf(options.prisma) ? DUNNING_PAGES_IN_FLIGHT : 1);
   await Promise.all(Array.from({ length: lanes }, () => attemptPages(options, summary)));
   return summary;

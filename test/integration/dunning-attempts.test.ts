@@ -522,7 +522,7 @@ describe("dunning attempts", () => {
   it("a page of attempts is set-based: six runs send as many statements as two", async () => {
     const prisma = s.database.prisma;
     /** `k` customers on a new clock, half with a declining card, an overdue invoice each: its round's statements */
-    const round = async (k: number) => {
+    const round = async (k: number, analyzeAfterEntry?: number) => {
       const clock = (await s.rest("POST", "/v1/test_clocks/", { body: { frozen_time: "2026-12-01T12:00:00Z" } })).body
         .id as string;
       for (let n = 0; n < k; n++) {
@@ -546,11 +546,16 @@ describe("dunning attempts", () => {
         settings: DEFAULT_SETTINGS,
         now: () => new Date(),
         testClockId: clock,
+        analyzeAfterEntry,
       });
       expect(summary).toMatchObject({ entered: k, attempts: k, charged: k / 2, declined: k / 2, failed: 0 });
+      const analyzes = s.statements.filter((sql) => /^ANALYZE\b/.test(sql)).length;
+      expect(analyzes).toBe(analyzeAfterEntry !== undefined && k >= analyzeAfterEntry ? 1 : 0);
       return s.statements.length;
     };
     const two = await round(2);
     expect(await round(6)).toBe(two);
+    // a bulk entry (DUNNING_ANALYZE_ENTRY runs, here 2) analyzes the runs before the claims: one statement more
+    expect(await round(2, 2)).toBe(two + 1);
   });
 });
