@@ -174,6 +174,41 @@ async function checkOnce(client: pg.Client, count: number): Promise<{ emails: nu
   return { emails: Number(emails.n) };
 }
 
+/** The tables the round writes (and autovacuum would analyze as they grow). */
+const ROUND_TABLES = ["Invoice", "DunningRun", "DunningAttempt", "Payment", "PaymentCharge", "Event", "OutboxMessage"];
+
+/**
+ * When the server runs without autovacuum (this machine's PostgreSQL has `autovacuum = off` in its conf.d, for the
+ * test suites), the statistics of the tables the round writes would stay those of the seed for the whole round, and
+ * the plans the pool's connections cached for them would never be made again: a production server analyzes a table
+ * once a tenth of it changed, checking every `autovacuum_naptime` (a minute). This stands in for it: every 60 s
+ * during the round it analyzes ROUND_TABLES. Returns `stop`, which resolves with how many times it did (0, and
+ * nothing done, when the server has autovacuum on).
+ */
+async function standInForAutovacuum(url: string): Promise<{ stop(): Promise<number> }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const on = (await client.query("SHOW autovacuum")).rows[0].autovacuum === "on";
+  let count = 0;
+  let running: Promise<unknown> = Promise.resolve();
+  const timer = on
+    ? undefined
+    : setInterval(() => {
+        running = running.then(async () => {
+          await client.query(`ANALYZE ${ROUND_TABLES.map((t) => `"${t}"`).join(", ")}`);
+          count++;
+        });
+      }, 60_000);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+      await client.end();
+      return count;
+    },
+  };
+}
+
 /** One size: a fresh database seeded in its own process, then the round in a runner process. */
 async function measure(count: number) {
   const name = `dunning_bench_${process.pid}_${count}`;
@@ -190,8 +225,10 @@ async function measure(count: number) {
     const runner = child(["run", "--url", url.toString(), "--until", UNTIL], flags);
     if ((await runner.next()) !== "ready") throw new Error("runner not ready");
     const result = runner.next();
+    const analyzer = await standInForAutovacuum(url.toString());
     runner.proc.stdin.end("go\n");
     const run = JSON.parse(await result) as RunResult;
+    const analyzes = await analyzer.stop();
     await runner.exited;
     const problems = summaryProblems(count, run);
     if (problems.length) throw new Error(`the round did not do what it should: ${problems.join("; ")}`);
@@ -201,6 +238,7 @@ async function measure(count: number) {
       seed,
       run,
       emails,
+      analyzes,
       rate: run.attempts.attempts / run.attemptSeconds,
       rateWithSweep: run.attempts.attempts / (run.attemptSeconds + run.sweepSeconds),
     };
@@ -231,7 +269,9 @@ for (const count of sizes) {
       `dunning e-mails queued ${r.emails}; second round ${x.again.attempts} attempts in ` +
       `${x.againSeconds.toFixed(2)} s; runner peak RSS ${x.maxRssMb} MB (V8 heap used ${x.heapUsedMb} MB of ` +
       `${x.heapTotalMb} MB, external ${x.externalMb} MB); runner CPU ${(x.cpuMs / count).toFixed(2)} ms per ` +
-      `customer; every attempt made once: checks passed; load average ${load()}` +
+      `customer; every attempt made once: checks passed; ` +
+      (r.analyzes ? `the round's tables analyzed ${r.analyzes} times (autovacuum is off on this server); ` : "") +
+      `load average ${load()}` +
       (options.profile ? `; profile from --since-us ${x.startUs}` : ""),
   );
 }
@@ -252,6 +292,7 @@ console.log(
       customers: r.count,
       attemptsPerSecond: Math.round(r.rate),
       attemptsPerSecondWithSweep: Math.round(r.rateWithSweep),
+      analyzes: r.analyzes,
       attemptSeconds: r.run.attemptSeconds,
       sweepSeconds: r.run.sweepSeconds,
       charged: r.run.attempts.charged,
