@@ -26,6 +26,7 @@ import { Command } from "commander";
 import pg from "pg";
 import { migrateTarget } from "../src/infra/database.js";
 import { HISTORY_INVOICE } from "./dunning-seed.js";
+import { standInForAutovacuum } from "./harness.js";
 
 const options = new Command()
   .option("--profile <dir>", "write a CPU profile of each runner process to dir")
@@ -174,41 +175,6 @@ async function checkOnce(client: pg.Client, count: number): Promise<{ emails: nu
   return { emails: Number(emails.n) };
 }
 
-/** The tables the round writes (and autovacuum would analyze as they grow). */
-const ROUND_TABLES = ["Invoice", "DunningRun", "DunningAttempt", "Payment", "PaymentCharge", "Event", "OutboxMessage"];
-
-/**
- * When the server runs without autovacuum (this machine's PostgreSQL has `autovacuum = off` in its conf.d, for the
- * test suites), the statistics of the tables the round writes would stay those of the seed for the whole round, and
- * the plans the pool's connections cached for them would never be made again: a production server analyzes a table
- * once a tenth of it changed, checking every `autovacuum_naptime` (a minute). This stands in for it: every 60 s
- * during the round it analyzes ROUND_TABLES. Returns `stop`, which resolves with how many times it did (0, and
- * nothing done, when the server has autovacuum on).
- */
-async function standInForAutovacuum(url: string): Promise<{ stop(): Promise<number> }> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  const on = (await client.query("SHOW autovacuum")).rows[0].autovacuum === "on";
-  let count = 0;
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = on
-    ? undefined
-    : setInterval(() => {
-        running = running.then(async () => {
-          await client.query(`ANALYZE ${ROUND_TABLES.map((t) => `"${t}"`).join(", ")}`);
-          count++;
-        });
-      }, 60_000);
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-      await client.end();
-      return count;
-    },
-  };
-}
-
 /** One size: a fresh database seeded in its own process, then the round in a runner process. */
 async function measure(count: number) {
   const name = `dunning_bench_${process.pid}_${count}`;
@@ -270,7 +236,9 @@ for (const count of sizes) {
       `${x.againSeconds.toFixed(2)} s; runner peak RSS ${x.maxRssMb} MB (V8 heap used ${x.heapUsedMb} MB of ` +
       `${x.heapTotalMb} MB, external ${x.externalMb} MB); runner CPU ${(x.cpuMs / count).toFixed(2)} ms per ` +
       `customer; every attempt made once: checks passed; ` +
-      (r.analyzes ? `the round's tables analyzed ${r.analyzes} times (autovacuum is off on this server); ` : "") +
+      (r.analyzes
+        ? `${r.analyzes} tables analyzed in the round (autovacuum's stand-in: it is off on this server); `
+        : "") +
       `load average ${load()}` +
       (options.profile ? `; profile from --since-us ${x.startUs}` : ""),
   );

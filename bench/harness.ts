@@ -25,7 +25,8 @@ export function requireFreshBuild(): void {
 
 /**
  * A fresh database `<prefix>_<pid>` on the local PostgreSQL (dropped by `drop`), or BENCH_DATABASE_URL as given (not
- * dropped).
+ * dropped). While it is open, standInForAutovacuum analyzes its tables as autovacuum would, when the server has
+ * autovacuum off.
  */
 export async function openDatabase(prefix: string): Promise<{ url: string; drop: () => Promise<void> }> {
   if (process.env.BENCH_DATABASE_URL) return { url: process.env.BENCH_DATABASE_URL, drop: async () => undefined };
@@ -35,13 +36,63 @@ export async function openDatabase(prefix: string): Promise<{ url: string; drop:
   await admin.query(`DROP DATABASE IF EXISTS ${name}`);
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
+  const url = `postgresql://postgres@127.0.0.1:5432/${name}`;
+  const autovacuum = await standInForAutovacuum(url);
   return {
-    url: `postgresql://postgres@127.0.0.1:5432/${name}`,
+    url,
     drop: async () => {
+      const analyzed = await autovacuum.stop();
+      if (analyzed)
+        console.log(`(autovacuum is off on this server: the bench analyzed ${analyzed} tables as it would)`);
       const c = new pg.Client({ connectionString: ADMIN_URL });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();
+    },
+  };
+}
+
+/** Seconds between the stand-in's looks at the tables (BENCH_AUTOVACUUM_SECONDS; 0 turns it off). */
+const AUTOVACUUM_SECONDS = Number(process.env.BENCH_AUTOVACUUM_SECONDS ?? 10);
+
+/**
+ * Stands in for autovacuum's analyzes on a server that has autovacuum off (this machine's PostgreSQL does, in its
+ * conf.d, for the test suites; docs/performance.md "Dunning attempts"). Without them a benchmark's new database
+ * keeps the statistics of its empty tables for the whole run, and the plans cached in the service's connections
+ * (its named prepared statements, the foreign keys' checks) stay those made for empty tables: sequential scans of
+ * tables that grow by thousands of rows. Every AUTOVACUUM_SECONDS it analyzes the tables that autovacuum's own rule
+ * picks (`autovacuum_analyze_threshold` 50 rows plus `autovacuum_analyze_scale_factor` 0.1 of the table changed
+ * since its last analyze). Production's autovacuum looks every minute; a production database has been analyzed all
+ * along, and a bench's is new, so the stand-in looks more often. On a server with autovacuum on it does nothing.
+ * `stop` resolves with how many tables it analyzed.
+ */
+export async function standInForAutovacuum(url: string): Promise<{ stop(): Promise<number> }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const on = (await client.query("SHOW autovacuum")).rows[0].autovacuum === "on";
+  let analyzed = 0;
+  let running: Promise<unknown> = Promise.resolve();
+  const look = async () => {
+    const { rows } = await client.query<{ name: string }>(`
+      SELECT quote_ident(s.relname) AS name FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+      WHERE s.n_mod_since_analyze > 50 + 0.1 * GREATEST(c.reltuples, 0)`);
+    if (rows.length === 0) return;
+    await client.query(`ANALYZE ${rows.map((r) => r.name).join(", ")}`);
+    analyzed += rows.length;
+  };
+  const timer =
+    on || AUTOVACUUM_SECONDS <= 0
+      ? undefined
+      : setInterval(() => {
+          running = running.then(look).catch(() => undefined); // a dropped database ends it
+        }, AUTOVACUUM_SECONDS * 1000);
+  timer?.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+      await client.end().catch(() => undefined);
+      return analyzed;
     },
   };
 }
