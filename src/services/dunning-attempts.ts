@@ -95,8 +95,8 @@ export const DUNNING_PAGES_IN_FLIGHT = 2;
  * bulk load). The claims' plan depends on how many active runs the planner thinks there are: right after a large
  * entry into a table autovacuum has not analyzed yet, it guesses a few dozen, reads every active run by a bitmap and
  * sorts them, testing each run not yet due for "nothing left due" on every claim (a round grew with the square of its
- * runs: 54.6 ms a claim at 10,000, docs/performance.md "Dunning attempts"). With the statistics, a claim walks the index
- * in order and stops after its page.
+ * runs: 54.6 ms a claim at 10,000, docs/performance.md "Dunning attempts"). With the statistics, a claim walks the
+ * index in order and stops after its page.
  */
 export const DUNNING_ANALYZE_ENTRY = 1_000;
 
