@@ -181,6 +181,7 @@ async function measure(count: number) {
   const url = new URL(server);
   url.pathname = `/${name}`;
   await withClient(server.toString(), (c) => c.query(`CREATE DATABASE "${name}"`));
+  let analyzer: Awaited<ReturnType<typeof standInForAutovacuum>> | undefined;
   try {
     await migrateTarget({ kind: "postgres", url: url.toString() });
     const seeder = child(["seed", "--url", url.toString(), "--count", String(count)]);
@@ -191,7 +192,7 @@ async function measure(count: number) {
     const runner = child(["run", "--url", url.toString(), "--until", UNTIL], flags);
     if ((await runner.next()) !== "ready") throw new Error("runner not ready");
     const result = runner.next();
-    const analyzer = await standInForAutovacuum(url.toString());
+    analyzer = await standInForAutovacuum(url.toString());
     runner.proc.stdin.end("go\n");
     const run = JSON.parse(await result) as RunResult;
     const analyzes = await analyzer.stop();
@@ -209,6 +210,7 @@ async function measure(count: number) {
       rateWithSweep: run.attempts.attempts / (run.attemptSeconds + run.sweepSeconds),
     };
   } finally {
+    await analyzer?.stop(); // before the drop, which would end its connection under it
     await withClient(server.toString(), (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
   }
 }

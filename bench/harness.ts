@@ -57,7 +57,7 @@ const AUTOVACUUM_SECONDS = Number(process.env.BENCH_AUTOVACUUM_SECONDS ?? 10);
 
 /**
  * Stands in for autovacuum's analyzes on a server that has autovacuum off (this machine's PostgreSQL does, in its
- * conf.d, for the test suites; docs/performance.md "Dunning attempts"). Without them a benchmark's new database
+ * conf.d, for the test suites; docs/performance.md "Autovacuum's stand-in"). Without them a benchmark's new database
  * keeps the statistics of its empty tables for the whole run, and the plans cached in the service's connections
  * (its named prepared statements, the foreign keys' checks) stay those made for empty tables: sequential scans of
  * tables that grow by thousands of rows. Every AUTOVACUUM_SECONDS it analyzes the tables that autovacuum's own rule
@@ -84,7 +84,10 @@ export async function standInForAutovacuum(url: string): Promise<{ stop(): Promi
     on || AUTOVACUUM_SECONDS <= 0
       ? undefined
       : setInterval(() => {
-          running = running.then(look).catch(() => undefined); // a dropped database ends it
+          // stop() ends it before a database is dropped; an error here is the stand-in's own, said and not fatal
+          running = running
+            .then(look)
+            .catch((e: unknown) => console.error(`autovacuum stand-in: ${e instanceof Error ? e.message : e}`));
         }, AUTOVACUUM_SECONDS * 1000);
   timer?.unref();
   return {
