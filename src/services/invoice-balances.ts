@@ -17,6 +17,7 @@ import { invoiceAmountDue } from "../domain/payments.js";
 import { toDecimal, type DecimalInput } from "../domain/money.js";
 import { lockTenantRow, type ServiceContext } from "./context.js";
 import { recordEvents } from "./events.js";
+import { preparedSql, queryPrepared } from "../infra/sql/index.js";
 
 export interface InvoiceBalance {
   /** decimal strings in the invoice currency */
@@ -51,29 +52,40 @@ export function draftBalance(total: DecimalInput): InvoiceBalance {
   return { total: plain, credited: zero, debited: zero, paid: zero, inFlight: zero, due };
 }
 
+/**
+ * The balances' statement: $1 the invoices' ids, $2 the organization, $3 the mode. Sent as a named prepared
+ * statement straight to the pool on PostgreSQL (infra/sql `queryPrepared`): a finalized invoice's REST read makes
+ * it on every request, and Prisma's raw-query layer cost more than the statement (docs/performance.md "The
+ * balances' read straight to the pool").
+ */
+const BALANCES = preparedSql(`
+  SELECT i."id", i."total"::text AS "total",
+         COALESCE(cn.credited, 0)::text AS "credited",
+         COALESCE(cn.debited, 0)::text AS "debited",
+         COALESCE(p.paid, 0)::text AS "paid",
+         COALESCE(p.in_flight, 0)::text AS "inFlight"
+  FROM "Invoice" i
+  LEFT JOIN LATERAL (
+    SELECT SUM(n."total") FILTER (WHERE t."isCreditNote") AS credited,
+           SUM(n."total") FILTER (WHERE NOT t."isCreditNote") AS debited
+    FROM "CreditNote" n JOIN "DocumentType" t ON t."id" = n."documentTypeId"
+    WHERE n."invoiceId" = i."id" AND n."status" = 'finalized'
+  ) cn ON true
+  LEFT JOIN LATERAL (
+    SELECT SUM(pay."amount") FILTER (WHERE pay."status" = 'succeeded') AS paid,
+           SUM(pay."amount") FILTER (WHERE pay."status" = 'processing') AS in_flight
+    FROM "Payment" pay WHERE pay."invoiceId" = i."id" AND pay."status" IN ('succeeded', 'processing')
+  ) p ON true
+  WHERE i."id" = ANY($1::text[]) AND i."organizationId" = $2::text AND i."testMode" = $3::boolean`);
+
 /** Balances of `invoiceIds` (of the caller's organization and mode), in input order; unknown ids give zeros. */
 export async function invoiceBalances(ctx: ServiceContext, invoiceIds: readonly string[]): Promise<InvoiceBalance[]> {
   if (invoiceIds.length === 0) return [];
-  const rows = await ctx.prisma.$queryRaw<Row[]>(Prisma.sql`
-    SELECT i."id", i."total"::text AS "total",
-           COALESCE(cn.credited, 0)::text AS "credited",
-           COALESCE(cn.debited, 0)::text AS "debited",
-           COALESCE(p.paid, 0)::text AS "paid",
-           COALESCE(p.in_flight, 0)::text AS "inFlight"
-    FROM "Invoice" i
-    LEFT JOIN LATERAL (
-      SELECT SUM(n."total") FILTER (WHERE t."isCreditNote") AS credited,
-             SUM(n."total") FILTER (WHERE NOT t."isCreditNote") AS debited
-      FROM "CreditNote" n JOIN "DocumentType" t ON t."id" = n."documentTypeId"
-      WHERE n."invoiceId" = i."id" AND n."status" = 'finalized'
-    ) cn ON true
-    LEFT JOIN LATERAL (
-      SELECT SUM(pay."amount") FILTER (WHERE pay."status" = 'succeeded') AS paid,
-             SUM(pay."amount") FILTER (WHERE pay."status" = 'processing') AS in_flight
-      FROM "Payment" pay WHERE pay."invoiceId" = i."id" AND pay."status" IN ('succeeded', 'processing')
-    ) p ON true
-    WHERE i."id" IN (${Prisma.join(invoiceIds)})
-      AND i."organizationId" = ${ctx.auth.organizationId} AND i."testMode" = ${ctx.auth.testMode}`);
+  const rows = await queryPrepared<Row>(ctx.prisma, BALANCES, [
+    [...new Set(invoiceIds)],
+    ctx.auth.organizationId,
+    ctx.auth.testMode,
+  ]);
   const byId = new Map(rows.map((r) => [r.id, r]));
   return invoiceIds.map((id) => {
     const r = byId.get(id);
