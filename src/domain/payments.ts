@@ -116,6 +116,28 @@ export function invoiceAmountDue(balance: {
   return Decimal.max(owed.minus(toDecimal(balance.credited)).minus(toDecimal(balance.paid)), 0);
 }
 
+/**
+ * An invoice's amounts from its documents (decimal strings in the invoice currency, plain digits): `paid` the sum of
+ * `payments` (its succeeded payments), `credited` and `debited` the sums of `creditNotes` and `debitNotes` (its
+ * finalized credit and debit notes), `due` invoiceAmountDue of them. Choosing which documents count is the caller's
+ * (services/invoice-balances.ts sums the same in SQL for a batch). Worked example: total 2916, payments [1000],
+ * credit notes [1190], no debit notes -> paid 1000, credited 1190, debited 0, due 726.
+ */
+export function invoiceAmounts(documents: {
+  total: DecimalInput;
+  payments: readonly DecimalInput[];
+  creditNotes: readonly DecimalInput[];
+  debitNotes: readonly DecimalInput[];
+}): { paid: string; credited: string; debited: string; due: string } {
+  const sum = (amounts: readonly DecimalInput[]) =>
+    amounts.reduce<Decimal>((total, amount) => total.plus(toDecimal(amount)), new Decimal(0));
+  const paid = sum(documents.payments);
+  const credited = sum(documents.creditNotes);
+  const debited = sum(documents.debitNotes);
+  const due = invoiceAmountDue({ total: documents.total, credited, debited, paid });
+  return { paid: paid.toFixed(), credited: credited.toFixed(), debited: debited.toFixed(), due: due.toFixed() };
+}
+
 /** An invoice's payment state (docs/dunning.md "Invoice payment state"; REST `payment_status`). */
 export const INVOICE_PAYMENT_STATUSES = ["unpaid", "partially_paid", "paid", "uncollectible"] as const;
 export type InvoicePaymentStatus = (typeof INVOICE_PAYMENT_STATUSES)[number];

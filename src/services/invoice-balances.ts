@@ -1,7 +1,8 @@
 /**
  * What is paid and due on invoices, for a batch of invoices in one SQL query (indexes
- * CreditNote(invoiceId, status) and Payment(invoiceId, status)); GraphQL batches it with a
- * DataLoader, so a list of invoices costs one query.
+ * CreditNote(invoiceId, status) and Payment(invoiceId, status)), for the services that settle, charge and
+ * dun invoices. GraphQL's amountPaid, amountDue and paymentStatus compute the same from the payments and notes
+ * read with the invoice (graphql/types/invoice.ts, domain/payments.ts invoiceAmounts).
  *
  *   paid     = succeeded payments of the invoice
  *   credited = finalized credit notes of the invoice (61, 112)
@@ -14,7 +15,6 @@
 import { movePastDue } from "./past-due.js";
 import { Prisma } from "../infra/prisma/generated/client.js";
 import { invoiceAmountDue } from "../domain/payments.js";
-import { toDecimal, type DecimalInput } from "../domain/money.js";
 import { lockTenantRow, type ServiceContext } from "./context.js";
 import { recordEvents } from "./events.js";
 import { preparedSql, queryPrepared } from "../infra/sql/index.js";
@@ -39,18 +39,6 @@ interface Row {
 }
 
 const ZERO: InvoiceBalance = { total: "0", credited: "0", debited: "0", paid: "0", inFlight: "0", due: "0" };
-
-/**
- * The balance of a draft invoice of `total`, with no query: payments and credit or debit notes are
- * made against finalized invoices only (services/payments.ts, services/credit-notes.ts), so a draft
- * has none, nothing paid and its whole total due (the same rule, invoiceAmountDue).
- */
-export function draftBalance(total: DecimalInput): InvoiceBalance {
-  const zero = "0";
-  const plain = toDecimal(total).toFixed();
-  const due = invoiceAmountDue({ total, credited: zero, debited: zero, paid: zero }).toFixed();
-  return { total: plain, credited: zero, debited: zero, paid: zero, inFlight: zero, due };
-}
 
 /**
  * The balances' statement: $1 the invoices' ids, $2 the organization, $3 the mode. Sent as a named prepared

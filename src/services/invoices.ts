@@ -271,7 +271,7 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceInput) {
         })
       : [];
     await recordEvents(tx, "invoice.created", "invoice", [id]);
-    return { ...invoice, lines: created, customer, documentType, currency, payments: [] };
+    return { ...invoice, lines: created, customer, documentType, currency, payments: [], creditNotes: [] };
   });
 }
 

@@ -6,8 +6,6 @@ import { builder } from "../builder.js";
 import { StringFilter, enumConditions, stringConditions } from "../filters.js";
 import { visibleDocuments } from "../../services/context.js";
 import { createInvoice, deleteInvoice, finalizeInvoice, invoicePdf, updateInvoice } from "../../services/invoices.js";
-import DataLoader from "dataloader";
-import { draftBalance, invoiceBalances, type InvoiceBalance } from "../../services/invoice-balances.js";
 import type { GraphQLContext } from "../context.js";
 import {
   documentStatusWhereField,
@@ -27,7 +25,8 @@ import "./payment.js";
 import { documentOperations } from "./document-operations.js";
 import type { DescribedValues } from "../enums.js";
 import { COLLECTION_METHODS, markInvoiceUncollectible } from "../../services/invoices.js";
-import { invoicePaymentStatus, type InvoicePaymentStatus } from "../../domain/payments.js";
+import { invoiceAmounts, invoicePaymentStatus, type InvoicePaymentStatus } from "../../domain/payments.js";
+import type { DecimalInput } from "../../domain/money.js";
 
 const invoices = documentOperations({ model: "Invoice", noun: "invoice", idDescription: "`inv_` id" });
 
@@ -60,19 +59,61 @@ export const InvoicePaymentStatusEnum = builder.enumType("InvoicePaymentStatus",
   } as const satisfies DescribedValues<InvoicePaymentStatus>,
 });
 
+/** The `payments` field's arguments: succeeded payments, oldest first. */
+const SUCCEEDED_PAYMENTS = {
+  where: { status: "succeeded" },
+  orderBy: [{ createdAt: "asc" as const }, { id: "asc" as const }],
+};
+
+/** The `creditNotes` field's arguments for a caller: the notes it may see, oldest first. */
+function visibleNotes(ctx: GraphQLContext) {
+  return {
+    where: { AND: visibleDocuments(ctx) },
+    // oldest first; notes created together by number, drafts (no number) after them, then id
+    orderBy: [
+      { createdAt: "asc" as const },
+      { number: { sort: "asc" as const, nulls: "last" as const } },
+      { id: "asc" as const },
+    ],
+  };
+}
+
 /**
- * One balance query per request for every finalized invoice it shows (no N+1: a page of invoices
- * costs one statement more, whatever its size); a draft's balance needs none (draftBalance).
+ * What amountPaid, amountDue and paymentStatus read of an invoice: its total, its succeeded payments and the notes
+ * the caller may see, with the same arguments as the `payments` and `creditNotes` fields, so that a query asking
+ * for both reads each relation once, and the invoice's read (one statement: infra/sql/joined-reads.ts) carries
+ * them. Finalized notes among them count (every caller sees those).
  */
-const balanceLoaders = new WeakMap<GraphQLContext, DataLoader<string, InvoiceBalance>>();
-async function balanceOf(
-  ctx: GraphQLContext,
-  invoice: { id: string; status: string; total: { toString(): string } },
-): Promise<InvoiceBalance> {
-  if (invoice.status === "draft") return draftBalance(invoice.total.toString());
-  let loader = balanceLoaders.get(ctx);
-  if (!loader) balanceLoaders.set(ctx, (loader = new DataLoader((ids) => invoiceBalances(ctx, ids))));
-  return loader.load(invoice.id);
+function balanceSelection(ctx: GraphQLContext) {
+  return {
+    id: true,
+    status: true,
+    total: true,
+    markedUncollectibleAt: true,
+    payments: { ...SUCCEEDED_PAYMENTS, select: { amount: true } },
+    creditNotes: {
+      ...visibleNotes(ctx),
+      select: { status: true, total: true, documentType: { select: { isCreditNote: true } } },
+    },
+  };
+}
+
+/** An invoice row read with balanceSelection. */
+interface BalanceRow {
+  total: DecimalInput;
+  payments: { amount: DecimalInput }[];
+  creditNotes: { status: string; total: DecimalInput; documentType: { isCreditNote: boolean } }[];
+}
+
+/** The invoice's paid and due amounts (domain/payments.ts invoiceAmounts) from what balanceSelection read. */
+function balanceOf(invoice: BalanceRow) {
+  const finalized = invoice.creditNotes.filter((note) => note.status === "finalized");
+  return invoiceAmounts({
+    total: invoice.total,
+    payments: invoice.payments.map((payment) => payment.amount),
+    creditNotes: finalized.filter((note) => note.documentType.isCreditNote).map((note) => note.total),
+    debitNotes: finalized.filter((note) => !note.documentType.isCreditNote).map((note) => note.total),
+  });
 }
 
 export const InvoiceLine = builder.prismaObject("InvoiceLine", {
@@ -91,17 +132,13 @@ function invoicePaymentFields(t: DocumentFields<"Invoice">) {
     }),
     payments: t.relation("payments", {
       description: "succeeded payments of this invoice, oldest first",
-      query: { where: { status: "succeeded" }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
+      query: SUCCEEDED_PAYMENTS,
     }),
     creditNotes: t.relation("creditNotes", {
       description:
         "credit and debit notes of this invoice, oldest first: drafts and finalized for an API key, finalized only " +
         "for a customer-portal credential (docs/customer-portal.md)",
-      query: (_args, ctx) => ({
-        where: { AND: visibleDocuments(ctx) },
-        // oldest first; notes created together by number, drafts (no number) after them, then id
-        orderBy: [{ createdAt: "asc" }, { number: { sort: "asc", nulls: "last" } }, { id: "asc" }],
-      }),
+      query: (_args, ctx) => visibleNotes(ctx),
     }),
     orders: t.relation("orders", {
       description: "orders this invoice bills (invoiceOrders; finalized orders only), by number",
@@ -112,25 +149,25 @@ function invoicePaymentFields(t: DocumentFields<"Invoice">) {
       description:
         "what payments have paid: the sum of this invoice's succeeded payments, in its currency (payments are " +
         "never refunded; credit notes lower amountDue, not amountPaid)",
-      select: { id: true, status: true, total: true },
-      resolve: async (invoice, _args, ctx) => (await balanceOf(ctx, invoice)).paid,
+      select: (_args, ctx) => balanceSelection(ctx),
+      resolve: (invoice) => balanceOf(invoice).paid,
     }),
     amountDue: t.field({
       type: "Decimal",
       description:
         "what is left to pay: total + finalized debit notes - finalized credit notes - amountPaid, never below 0, " +
         "in the invoice's currency (the same amount the portal and the reminders show)",
-      select: { id: true, status: true, total: true },
-      resolve: async (invoice, _args, ctx) => (await balanceOf(ctx, invoice)).due,
+      select: (_args, ctx) => balanceSelection(ctx),
+      resolve: (invoice) => balanceOf(invoice).due,
     }),
     paymentStatus: t.field({
       type: InvoicePaymentStatusEnum,
       description:
         "unpaid, partially_paid, paid or uncollectible: paid once nothing is due (even after it was marked " +
         "uncollectible: a later payment still counts); a draft is unpaid",
-      select: { id: true, status: true, total: true, markedUncollectibleAt: true },
-      resolve: async (invoice, _args, ctx) => {
-        const balance = await balanceOf(ctx, invoice);
+      select: (_args, ctx) => balanceSelection(ctx),
+      resolve: (invoice) => {
+        const balance = balanceOf(invoice);
         return invoicePaymentStatus({
           status: invoice.status,
           due: balance.due,
