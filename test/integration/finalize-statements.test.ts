@@ -128,8 +128,8 @@ const INTERNAL_INVOICE = [
 ];
 
 /**
- * An SII finalize: 19 statements (24, then 21, before). As the internal one, then the invoice with its lines for the DTE, the
- * CAF (candidates, lock, counter), the signed XML stored, the update, the submission queued.
+ * An SII finalize: 19 statements (24, then 21, before). As the internal one, then the invoice with its lines for the
+ * DTE, the CAF (candidates, lock, counter), the signed XML stored, the update, the submission queued.
  */
 const SII_INVOICE = [
   "BEGIN",
