@@ -42,9 +42,9 @@ const ZERO: InvoiceBalance = { total: "0", credited: "0", debited: "0", paid: "0
 
 /**
  * The balances' statement: $1 the invoices' ids, $2 the organization, $3 the mode. Sent as a named prepared
- * statement straight to the pool on PostgreSQL (infra/sql `queryPrepared`): a finalized invoice's REST read makes
- * it on every request, and Prisma's raw-query layer cost more than the statement (docs/performance.md "The
- * balances' read straight to the pool").
+ * statement (infra/sql `queryPrepared`: straight to the pool on PostgreSQL, or on a direct transaction's
+ * connection), not through Prisma's raw-query layer, which cost more than the statement itself (docs/performance.md
+ * "An invoice's balance in its own read").
  */
 const BALANCES = preparedSql(`
   SELECT i."id", i."total"::text AS "total",
