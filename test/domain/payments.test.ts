@@ -8,6 +8,7 @@ import {
   assertMarkableUncollectible,
   forgetsDeclinedSource,
   invoiceAmountDue,
+  invoiceAmounts,
   invoicePaymentStatus,
   paymentTransition,
   redactCheckoutTokens,
@@ -115,6 +116,34 @@ describe("invoice amount due", () => {
   });
   it("never goes below zero", () => {
     expect(invoiceAmountDue({ total: "7.50", credited: "0", debited: "0", paid: "8" }).toString()).toBe("0");
+  });
+});
+
+describe("invoiceAmounts", () => {
+  it("sums the documents and applies invoiceAmountDue: the worked example, then a debit note", () => {
+    const example = { total: "2916", payments: ["1000"], creditNotes: ["1190"], debitNotes: [] };
+    expect(invoiceAmounts(example)).toEqual({ paid: "1000", credited: "1190", debited: "0", due: "726" });
+    expect(invoiceAmounts({ ...example, payments: ["1000", "726"], debitNotes: ["595"] })).toEqual({
+      paid: "1726",
+      credited: "1190",
+      debited: "595",
+      due: "595",
+    });
+  });
+  it("exact decimals, plain digits, nothing due below zero; no documents: the whole total due", () => {
+    expect(invoiceAmounts({ total: "10.25", payments: ["0.1", "0.2"], creditNotes: [], debitNotes: [] })).toEqual({
+      paid: "0.3",
+      credited: "0",
+      debited: "0",
+      due: "9.95",
+    });
+    expect(invoiceAmounts({ total: "7.50", payments: ["8.000000"], creditNotes: [], debitNotes: [] }).due).toBe("0");
+    expect(invoiceAmounts({ total: "714.000000", payments: [], creditNotes: [], debitNotes: [] })).toEqual({
+      paid: "0",
+      credited: "0",
+      debited: "0",
+      due: "714",
+    });
   });
 });
 
