@@ -58,7 +58,7 @@ import { Decimal, sum, toDecimal } from "../domain/money.js";
 import { withinTransaction, type ServiceContext } from "./context.js";
 import { usableSourcesOf } from "./cycle-decision.js";
 import { printedObjects, recordEvents } from "./events.js";
-import { invoiceBalances, lockInvoices } from "./invoice-balances.js";
+import { NOTES_JOIN, invoiceBalances, lockInvoices } from "./invoice-balances.js";
 import { markInvoiceUncollectible } from "./invoices.js";
 import {
   authorizeLocked,
@@ -161,12 +161,7 @@ const DUE = Prisma.sql`GREATEST(0,
 
 /** The joins DUE reads (finalized credit and debit notes, succeeded payments of invoice `i`). */
 const BALANCE_JOINS = Prisma.sql`
-    LEFT JOIN LATERAL (
-      SELECT SUM(n."total") FILTER (WHERE dt."isCreditNote") AS credited,
-             SUM(n."total") FILTER (WHERE NOT dt."isCreditNote") AS debited
-      FROM "CreditNote" n JOIN "DocumentType" dt ON dt."id" = n."documentTypeId"
-      WHERE n."invoiceId" = i."id" AND n."status" = 'finalized'
-    ) cn ON true
+    ${Prisma.raw(NOTES_JOIN)}
     LEFT JOIN LATERAL (
       SELECT SUM(pay."amount") AS paid FROM "Payment" pay WHERE pay."invoiceId" = i."id" AND pay."status" = 'succeeded'
     ) p ON true`;

@@ -41,6 +41,18 @@ interface Row {
 const ZERO: InvoiceBalance = { total: "0", credited: "0", debited: "0", paid: "0", inFlight: "0", due: "0" };
 
 /**
+ * The SQL that sums invoice `i`'s finalized credit notes (`cn.credited`) and debit notes (`cn.debited`): the notes
+ * that count in its balance (module comment), for this module's statement and the dunning round's
+ * (services/dunning-attempts.ts).
+ */
+export const NOTES_JOIN = `LEFT JOIN LATERAL (
+    SELECT SUM(n."total") FILTER (WHERE dt."isCreditNote") AS credited,
+           SUM(n."total") FILTER (WHERE NOT dt."isCreditNote") AS debited
+    FROM "CreditNote" n JOIN "DocumentType" dt ON dt."id" = n."documentTypeId"
+    WHERE n."invoiceId" = i."id" AND n."status" = 'finalized'
+  ) cn ON true`;
+
+/**
  * The balances' statement: $1 the invoices' ids, $2 the organization, $3 the mode. Sent as a named prepared
  * statement (infra/sql `queryPrepared`: straight to the pool on PostgreSQL, or on a direct transaction's
  * connection), not through Prisma's raw-query layer, which cost more than the statement itself (docs/performance.md
@@ -53,12 +65,7 @@ const BALANCES = preparedSql(`
          COALESCE(p.paid, 0)::text AS "paid",
          COALESCE(p.in_flight, 0)::text AS "inFlight"
   FROM "Invoice" i
-  LEFT JOIN LATERAL (
-    SELECT SUM(n."total") FILTER (WHERE t."isCreditNote") AS credited,
-           SUM(n."total") FILTER (WHERE NOT t."isCreditNote") AS debited
-    FROM "CreditNote" n JOIN "DocumentType" t ON t."id" = n."documentTypeId"
-    WHERE n."invoiceId" = i."id" AND n."status" = 'finalized'
-  ) cn ON true
+  ${NOTES_JOIN}
   LEFT JOIN LATERAL (
     SELECT SUM(pay."amount") FILTER (WHERE pay."status" = 'succeeded') AS paid,
            SUM(pay."amount") FILTER (WHERE pay."status" = 'processing') AS in_flight
