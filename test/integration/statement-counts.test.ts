@@ -52,11 +52,14 @@ describe("statements per request", () => {
     async () => {
       const id = (await s.rest("POST", "/v1/invoices/", { body: { customer, lines: THREE_LINES } })).body.id;
       let body: any;
-      const got = await statementsOf(async () => {
-        const res = await s.rest("GET", `/v1/invoices/${id}/`);
-        expect(res.status).toBe(200);
-        body = res.body;
-      }, true);
+      // the invoice read over REST; the statements it sent, the API key's aside
+      const retrieve = () =>
+        statementsOf(async () => {
+          const res = await s.rest("GET", `/v1/invoices/${id}/`);
+          expect(res.status).toBe(200);
+          body = res.body;
+        }, true);
+      const got = await retrieve();
       // customer, its country, document type, currency, lines and payments (with their source,
       // customer and invoice) as nested JSON of one SELECT (infra/sql/joined-reads.ts)
       expect(got).toEqual(["Invoice (joined)"]);
@@ -86,11 +89,7 @@ describe("statements per request", () => {
         expect(note.status, note.text).toBe(201);
         if (finalize) expect((await s.rest("GET", `/v1/creditnotes/${note.body.id}/finalize/`)).status).toBe(200);
       }
-      const finalized = await statementsOf(async () => {
-        const res = await s.rest("GET", `/v1/invoices/${id}/`);
-        expect(res.status).toBe(200);
-        body = res.body;
-      }, true);
+      const finalized = await retrieve();
       expect(finalized).toEqual(["Invoice (joined)"]);
       // 714 = 600 + 19 % IVA; 100 paid; a note of 50 + 19 % = 59.5, rounded to 60 CLP
       expect([body.amount_paid, body.amount_due, body.payment_status]).toEqual([100, 554, "partially_paid"]);
